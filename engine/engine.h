@@ -1,0 +1,201 @@
+/*
+ * engine.h: the simulated serving engine: configuration, replicas, the run, and the primitives
+ * a scheduling policy uses.
+ *
+ * A run: eng_new (validates the configuration, sizes the KV cache, creates one replica per
+ * `replicas` with its own policy state) -> eng_run (pulls arrivals from the workload source,
+ * routes them, runs iterations until every request is finished or rejected) -> eng_free.
+ *
+ * Decode cohort: every policy modelled here runs all of a replica's decoding sequences together
+ * in a decode step (or pauses them all). The engine therefore keeps the decoding sequences as a
+ * cohort with aggregate sums (count, sum of contexts) and heaps keyed by the step at which each
+ * finishes or needs its next KV block, so a decode step costs O(1) plus the work for the
+ * sequences that change (finish, need a block, join, leave), not O(batch).
+ *
+ * Same-time event order: iteration ends (priority 0) run before arrivals (priority 10), which
+ * run before wake-ups (priority 20); equal (time, priority) run in scheduling order.
+ */
+#ifndef ENG_ENGINE_H
+#define ENG_ENGINE_H
+
+#include <stdint.h>
+
+#include "sim.h"
+#include "model.h"
+#include "predictor.h"
+#include "request.h"
+#include "sched.h"
+
+enum { ENG_PRIO_ITER_END = 0, ENG_PRIO_ARRIVAL = 10, ENG_PRIO_WAKE = 20 };
+
+/* MODEL: vLLM sizes the KV cache after a profiling forward pass whose peak activation memory is
+ * typically 1-2 GiB for 7B-13B models at its default 2048 batched tokens; we reserve a stated
+ * 1 GiB unless memory.activation_reserve_gb says otherwise. */
+#define ENG_DEFAULT_ACTIVATION_RESERVE (INT64_C(1) << 30)
+
+typedef struct eng_cpu_overhead {
+    double per_iteration_us; /* scheduling + input preparation + sampling, per iteration */
+    double per_seq_us;       /* the same, per sequence in the batch */
+    int async;               /* 1: CPU work of iteration n+1 overlaps GPU work of iteration n */
+} eng_cpu_overhead;
+
+typedef struct eng_config {
+    eng_model model;
+    eng_gpu gpu;
+    eng_dtype dtype;
+    double gpu_utilization;      /* fraction of GPU memory the engine may use */
+    int32_t block_size;          /* tokens per KV block */
+    int64_t activation_reserve;  /* bytes kept for activations */
+    int32_t max_model_len;       /* tokens; 0 = the model's context */
+    int32_t replicas;            /* >= 1 */
+    int32_t tensor_parallel;     /* GPUs per replica, >= 1 */
+    char router[32];             /* round_robin, least_outstanding, least_tokens, power_of_two */
+    eng_sched_cfg sched;
+    eng_cpu_overhead cpu;
+} eng_config;
+
+/* Sets the defaults every scenario starts from (bf16, 0.9 utilisation, 16-token blocks, ...). */
+void eng_config_defaults(eng_config *c);
+
+/* KV cache sizing of one replica (all GPUs of its tensor-parallel group). */
+typedef struct eng_kv_plan {
+    int64_t usable_bytes;        /* mem x utilisation x TP */
+    int64_t weight_bytes;
+    int64_t activation_bytes;
+    int64_t kv_bytes;            /* what is left for the cache */
+    int64_t bytes_per_token;     /* KV bytes per token */
+    int64_t blocks;              /* kv_bytes / (bytes_per_token x block_size) */
+    int64_t tokens;              /* blocks x block_size */
+} eng_kv_plan;
+
+/* Fills *p; returns -1 with a message when the weights and reserve do not fit. */
+int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err);
+
+/* ---- the workload source: the engine pulls arrivals one at a time ---- */
+typedef struct eng_arrival {
+    int64_t t;      /* ns, non-decreasing */
+    int32_t prompt; /* tokens, >= 1 */
+    int32_t output; /* tokens, >= 1 */
+} eng_arrival;
+
+enum { ENG_SRC_OK = 1, ENG_SRC_LATER = 0, ENG_SRC_END = -1, ENG_SRC_ERROR = -2 };
+
+typedef struct eng_source_ops {
+    /* Next arrival at or after now: ENG_SRC_OK with *out filled; ENG_SRC_LATER when none is due
+     * until a request finishes (closed loop); ENG_SRC_END when exhausted; ENG_SRC_ERROR with err
+     * set (a bad trace row). */
+    int (*next)(void *st, int64_t now, eng_arrival *out, sim_err *err);
+    /* A request left the system (finished or rejected) at now; optional. */
+    void (*on_done)(void *st, int64_t now);
+} eng_source_ops;
+
+/* ---- what the engine reports ---- */
+typedef struct eng_iter_rec {
+    int32_t replica;
+    int64_t iter;            /* per replica, from 0 */
+    int64_t start_ns;
+    int64_t cpu_ns;          /* CPU-side time charged to the iteration */
+    int64_t gpu_ns;          /* forward pass (and swap traffic) */
+    int64_t duration_ns;     /* start to the iteration's tokens */
+    int32_t num_seqs;
+    int32_t prefill_tokens;  /* chunk tokens, padding included */
+    int32_t decode_tokens;
+    int64_t kv_blocks_used;
+    int32_t preempted;       /* requests preempted while forming it */
+} eng_iter_rec;
+
+typedef struct eng_recorder_ops {
+    void (*on_request)(void *st, const eng_request *rq);    /* finished or rejected */
+    void (*on_iteration)(void *st, const eng_iter_rec *it); /* optional */
+    /* Time between two consecutive tokens of one request, count times; optional. */
+    void (*on_itl)(void *st, int64_t gap_ns, int64_t count);
+} eng_recorder_ops;
+
+typedef struct eng_engine eng_engine;
+
+/* Creates the engine on ctx. pred, src and rec are borrowed and must outlive it. Returns NULL
+ * with err set on a bad configuration (unknown scheduler or router, weights that do not fit). */
+eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pred,
+                    const eng_source_ops *src, void *src_st, const eng_recorder_ops *rec,
+                    void *rec_st, sim_err *err);
+/* Runs to completion. Returns 0, or -1 with err set when the source fails. */
+int eng_run(eng_engine *e, sim_err *err);
+void eng_free(eng_engine *e);
+
+typedef struct eng_totals {
+    int64_t arrived, finished, rejected;
+    int64_t rejected_by[ENG_REJECT_REASON_COUNT];
+    int64_t prompt_tokens, output_tokens; /* of finished requests */
+    int64_t iterations, preemptions;
+    int64_t first_arrival_ns, last_finish_ns;
+    int64_t max_waiting;                  /* most requests waiting at once, any replica */
+    int64_t waiting_at_end_of_arrivals;   /* queue length when the last arrival came */
+} eng_totals;
+const eng_totals *eng_get_totals(const eng_engine *e);
+const eng_kv_plan *eng_get_kv_plan(const eng_engine *e);
+/* Validates every structure (KV conservation, cohort sums, heaps, policy queues); 0 when sound.
+ * Called after every event in debug builds. */
+int eng_check(const eng_engine *e, char *buf, size_t len);
+
+/* ================= primitives for scheduling policies ================= */
+
+struct eng_chunk {
+    eng_request *rq;
+    int32_t tokens;  /* prefill tokens this iteration computes */
+    int32_t charged; /* tokens charged to the cost (>= tokens: static batching pads) */
+};
+
+struct eng_batch {
+    int decode;              /* 1: every sequence of the cohort decodes one token */
+    int32_t nchunks, cap;
+    struct eng_chunk *chunks;/* engine-owned, reused across iterations */
+    int32_t pad_seqs;        /* static batching: finished slots still computed */
+    int64_t pad_ctx;         /* their contexts, summed */
+};
+
+const eng_config *eng_replica_config(const eng_replica *r);
+int32_t eng_replica_id(const eng_replica *r);
+int32_t eng_replica_max_len(const eng_replica *r); /* max_model_len, or the model's context */
+
+/* KV blocks. */
+int64_t eng_kv_total(const eng_replica *r);
+int64_t eng_kv_free(const eng_replica *r);
+int32_t eng_kv_block_size(const eng_replica *r);
+int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens); /* ceil(tokens / block) */
+/* Reserves blocks for prompt + output up front (reserving policies). 0, or -1 if short. */
+int eng_kv_reserve(eng_replica *r, eng_request *rq, int64_t tokens);
+
+/* Admission and batches. */
+/* Adds a prefill chunk of `tokens` (charged as `charged`) for rq, allocating the KV blocks it
+ * needs unless rq reserved up front. Returns 0, or -1 when blocks are short (nothing changes).
+ * Marks rq admitted (RUNNING, timestamps) on its first chunk after waiting. */
+int eng_batch_add_prefill(eng_replica *r, eng_batch *b, eng_request *rq, int32_t tokens,
+                          int32_t charged);
+/* Blocks the chunk would allocate (0 for reserving requests). */
+int64_t eng_prefill_blocks_needed(const eng_replica *r, const eng_request *rq, int32_t tokens);
+/* Includes every cohort sequence as one decode step. The cohort's block needs must be met:
+ * eng_decode_blocks_needed() <= eng_kv_free(), else the engine asserts. */
+void eng_batch_decode_all(eng_replica *r, eng_batch *b);
+/* Blocks the next decode step must allocate (sequences crossing a block boundary). */
+int64_t eng_decode_blocks_needed(const eng_replica *r);
+
+/* The decode cohort. */
+int32_t eng_cohort_size(const eng_replica *r);
+int64_t eng_cohort_ctx(const eng_replica *r);  /* sum of contexts */
+int64_t eng_replica_steps(const eng_replica *r); /* decode steps run so far */
+int32_t eng_rq_generated(const eng_replica *r, const eng_request *rq);
+int32_t eng_rq_context(const eng_replica *r, const eng_request *rq); /* tokens in its KV */
+
+/* Preempts a running request (prefilling or decoding): recompute frees its blocks and it must
+ * prefill prompt + generated again; swap moves its blocks to the host (cost charged to the next
+ * iteration). The policy re-queues it. */
+void eng_preempt(eng_replica *r, eng_request *rq, int swap);
+/* Brings a swapped request back: allocates its blocks (0, or -1 when short) and returns it to
+ * the cohort; the copy is charged to the next iteration. */
+int eng_swap_in(eng_replica *r, eng_request *rq);
+/* Rejects a waiting request that can never run here, with a reason. */
+void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why);
+/* Asks for a next_batch call at time t if the replica is idle then. */
+void eng_replica_wake_at(eng_replica *r, int64_t t);
+
+#endif

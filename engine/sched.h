@@ -1,0 +1,87 @@
+/*
+ * sched.h: the scheduler (batching policy) interface, its parameters, and the registry.
+ *
+ * A policy decides which requests run in the next iteration; the engine owns time, events and
+ * memory accounting. A policy is one ops table (one file) plus one line in registry.c; the
+ * engine allocates its state (state_size bytes, zeroed) and calls init with the run's settings.
+ *
+ * Call order on one replica: init; then, as the simulation goes, on_arrival for each request
+ * routed to it, next_batch whenever the replica is idle (after arrivals, after each iteration,
+ * at a requested wake-up), on_finish for each request that completes, on_batch_end after each
+ * iteration; fini at the end.
+ */
+#ifndef ENG_SCHED_H
+#define ENG_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "request.h"
+
+#define ENG_SCHED_ABI 1
+
+typedef struct eng_replica eng_replica;
+typedef struct eng_batch eng_batch;
+
+/* One tunable parameter of a policy, shown by `llmsim list schedulers`. */
+typedef enum eng_param_type { ENG_PARAM_INT, ENG_PARAM_DOUBLE, ENG_PARAM_ENUM } eng_param_type;
+
+typedef struct eng_param {
+    const char *name;
+    eng_param_type type;
+    const char *def;      /* default, as text */
+    double min, max;      /* inclusive range for numbers */
+    const char *choices;  /* "a|b|c" for ENG_PARAM_ENUM */
+    const char *help;
+} eng_param;
+
+/* The scheduler settings of a run: the values given in the scenario, as text. */
+#define ENG_SCHED_MAX_PARAMS 32
+typedef struct eng_sched_cfg {
+    char name[32];
+    int n;
+    struct {
+        char key[48];
+        char val[64];
+    } kv[ENG_SCHED_MAX_PARAMS];
+} eng_sched_cfg;
+
+typedef struct eng_sched_ops {
+    const char *name;        /* registry key */
+    int abi;                 /* ENG_SCHED_ABI */
+    size_t state_size;       /* bytes of state the engine allocates (zeroed) */
+    const eng_param *params; /* terminated by {NULL} */
+    const char *summary;     /* one line for `llmsim list schedulers` */
+    int (*init)(void *st, const eng_sched_cfg *cfg, eng_replica *r);
+    void (*on_arrival)(void *st, eng_replica *r, eng_request *rq, int64_t now);
+    /* Fills out (empty on entry); returns the number of sequences it will run, 0 to stay idle. */
+    int (*next_batch)(void *st, eng_replica *r, eng_batch *out, int64_t now);
+    void (*on_finish)(void *st, eng_replica *r, eng_request *rq, int64_t now);
+    void (*on_batch_end)(void *st, eng_replica *r, const eng_batch *b, int64_t now); /* opt. */
+    void (*fini)(void *st);                                                    /* optional */
+    /* Debug walker: returns 0 when the policy's queues are consistent. Optional. */
+    int (*check)(const void *st, const eng_replica *r);
+} eng_sched_ops;
+
+/* Registry. */
+const eng_sched_ops *eng_sched_find(const char *name);
+const eng_sched_ops *const *eng_sched_all(size_t *n);
+/* Refuses a table with a missing required op, a wrong ABI or a duplicate name: returns 0 when
+ * the registry is sound, else -1 with a message in buf. */
+int eng_sched_registry_check(char *buf, size_t len);
+/* Looks a parameter up in ops' table; NULL when the policy does not declare it. */
+const eng_param *eng_sched_param(const eng_sched_ops *ops, const char *key);
+/* Does any registered policy declare key? */
+int eng_sched_param_known(const char *key);
+/* Checks a value's type and range; 0 when fine, else -1 with the reason in buf. */
+int eng_param_validate(const eng_param *p, const char *val, char *buf, size_t len);
+
+/* Reading settings in init: the scenario's value if given, else the declared default. */
+int64_t eng_cfg_int(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key);
+double eng_cfg_double(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key);
+const char *eng_cfg_str(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key);
+/* Sets or replaces key (returns -1 when the table is full). */
+int eng_cfg_set(eng_sched_cfg *cfg, const char *key, const char *val);
+const char *eng_cfg_get(const eng_sched_cfg *cfg, const char *key); /* NULL when unset */
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * scenario.h: scenario files (YAML): loading, validation, overrides, and the workload source.
+ *
+ * A scenario is read into a YAML tree, `--set KEY=VALUE` overrides are applied to the tree, and
+ * the tree is converted to a scn_scenario with every key, type and range checked. Errors name
+ * the file, the line and the key, and list the valid choices where there is a list. Model and
+ * GPU names are resolved through a resolver the caller supplies (the catalogs live in
+ * calibration/, which this folder may not use).
+ */
+#ifndef SCN_SCENARIO_H
+#define SCN_SCENARIO_H
+
+#include <stdint.h>
+
+#include "sim.h"
+#include "engine.h"
+
+/* How names in a scenario become models and GPUs. Each returns 0, or -1 with a message in why
+ * (for an unknown name: the valid choices). `base_dir` is the scenario's folder, for relative
+ * paths to config.json files. */
+typedef struct scn_resolver {
+    int (*model)(void *st, const char *name, const char *base_dir, eng_model *out, char *why,
+                 size_t len);
+    int (*gpu)(void *st, const char *name, eng_gpu *out, char *why, size_t len);
+    void *st;
+} scn_resolver;
+
+typedef enum scn_arrival_kind {
+    SCN_ARR_POISSON = 0,
+    SCN_ARR_GAMMA,
+    SCN_ARR_CONSTANT,
+    SCN_ARR_BURST,
+    SCN_ARR_CLOSED,
+    SCN_ARR_SCHEDULE,
+    SCN_ARR_COUNT
+} scn_arrival_kind;
+
+typedef enum scn_dist_kind {
+    SCN_DIST_FIXED = 0,
+    SCN_DIST_UNIFORM,
+    SCN_DIST_NORMAL,
+    SCN_DIST_LOGNORMAL,
+    SCN_DIST_ZIPF,
+    SCN_DIST_EMPIRICAL,
+    SCN_DIST_COUNT
+} scn_dist_kind;
+
+typedef struct scn_dist {
+    scn_dist_kind kind;
+    double value;            /* fixed */
+    double min, max;         /* uniform / zipf bounds, and clipping for every kind (0 = none) */
+    double mean, std;        /* normal; lognormal uses mean (tokens) and sigma */
+    double sigma;
+    double s;                /* zipf exponent */
+    char path[512];          /* empirical: trace file (resolved against the scenario folder) */
+    char format[16];
+    char column[64];
+} scn_dist;
+
+#define SCN_MAX_SCHEDULE 64
+typedef struct scn_arrival {
+    scn_arrival_kind kind;
+    double rate;             /* requests/s (poisson, gamma, constant) */
+    double cv;               /* gamma: coefficient of variation of the gaps */
+    int32_t concurrency;     /* closed */
+    double think_time_ms;    /* closed */
+    int32_t nsteps;          /* schedule: piecewise-constant rate */
+    double step_start_s[SCN_MAX_SCHEDULE];
+    double step_rate[SCN_MAX_SCHEDULE];
+} scn_arrival;
+
+typedef struct scn_trace {
+    int present;
+    char path[512];          /* resolved against the scenario folder */
+    char format[16];         /* azure, mooncake, vidur, csv */
+    char col_time[64], col_prompt[64], col_output[64]; /* csv column mapping */
+    double time_unit_s;      /* csv: seconds per unit of the time column */
+    double time_scale;       /* arrivals multiplied by this (2 = twice as slow); 1 by default */
+    double rate;             /* rescale to this mean rate; 0 = native */
+    double start_s, duration_s; /* window; duration 0 = to the end */
+    int64_t limit;           /* first N requests; 0 = all */
+    int skip_bad_rows;       /* on_bad_row: skip */
+} scn_trace;
+
+typedef struct scn_workload {
+    int64_t num_requests;    /* 0 with a trace = every row */
+    scn_arrival arrival;
+    scn_dist prompt, output;
+    scn_trace trace;
+} scn_workload;
+
+typedef struct scn_slo {
+    double ttft_ms, tpot_ms, e2e_ms; /* 0 = none */
+} scn_slo;
+
+typedef struct scn_scenario {
+    char path[512];
+    char *text;              /* the file's text, overrides applied, as stored with a run */
+    char name[64];
+    uint64_t seed;
+    char model_name[512];
+    char gpu_name[32];
+    char profile[64];        /* "" = built-in roofline */
+    eng_config engine;       /* model, GPU, memory, scheduler, cpu overhead, replicas */
+    scn_workload workload;
+    scn_slo slo;
+} scn_scenario;
+
+/* Loads and validates path, applying overrides ("key.path=value") in order. Returns 0, or -1
+ * with err naming the file, line and key. The caller frees *out with scn_free (also after a
+ * failure). */
+int scn_load(const char *path, const char *const *overrides, int noverrides,
+             const scn_resolver *res, scn_scenario *out, sim_err *err);
+/* The same from text in memory; `name` stands for the file in messages. */
+int scn_load_text(const char *name, const char *text, const char *const *overrides,
+                  int noverrides, const scn_resolver *res, scn_scenario *out, sim_err *err);
+void scn_free(scn_scenario *s);
+
+/* The workload source for the engine: arrivals and lengths drawn from the scenario's
+ * distributions on the run's random streams, or read from its trace as the run goes. */
+typedef struct scn_source scn_source;
+scn_source *scn_source_new(const scn_scenario *s, uint64_t seed, sim_err *err);
+const eng_source_ops *scn_source_ops(void);
+void scn_source_free(scn_source *src);
+/* Requests whose length was clipped (to the distribution's bounds or the model's context). */
+int64_t scn_source_clipped(const scn_source *src);
+/* Trace rows skipped as bad (on_bad_row: skip). */
+int64_t scn_source_skipped(const scn_source *src);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * evq.h: the event queue, a binary min-heap ordered by (time, priority, sequence number).
+ *
+ * Every operation is O(log n). The sequence number is assigned by the queue at push time and
+ * grows by one per push, so events pushed earlier at the same (time, priority) come out first:
+ * the order is total and does not depend on the heap's layout. Cancellation is lazy: the
+ * cancelled sequence number is remembered and the event is dropped when it reaches the top.
+ */
+#ifndef SIM_EVQ_H
+#define SIM_EVQ_H
+
+#include <stdbool.h>
+#include "sim.h"
+
+typedef struct sim_event {
+    int64_t t;      /* ns */
+    uint64_t key;   /* priority (high 16 bits, biased) and sequence number (low 48 bits) */
+    sim_handler fn;
+    void *obj;
+    int64_t arg;
+} sim_event;
+
+typedef struct sim_evq sim_evq;
+
+#define SIM_PRIO_MIN (-32768)
+#define SIM_PRIO_MAX 32767
+
+sim_evq *sim_evq_new(void);
+void sim_evq_free(sim_evq *q);
+/* Pushes an event; prio must lie in [SIM_PRIO_MIN, SIM_PRIO_MAX]. Returns its sequence number. */
+sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void *obj, int64_t arg);
+/* Pops the first live event into *ev; returns false when the queue holds no live event. */
+bool sim_evq_pop(sim_evq *q, sim_event *ev);
+/* Time of the first live event, or SIM_TIME_MAX when empty (drops tombstones it meets). */
+int64_t sim_evq_peek_time(sim_evq *q);
+void sim_evq_cancel(sim_evq *q, sim_event_id id);
+size_t sim_evq_size(const sim_evq *q); /* live events */
+/* Walks the heap and checks the heap property and the live count; returns 0 when sound. */
+int sim_evq_check(const sim_evq *q);
+
+static inline int sim_event_prio(const sim_event *ev)
+{
+    return (int)(ev->key >> 48) + SIM_PRIO_MIN;
+}
+static inline sim_event_id sim_event_seq(const sim_event *ev)
+{
+    return ev->key & ((UINT64_C(1) << 48) - 1);
+}
+
+#endif
