@@ -1,0 +1,400 @@
+/* test_kernels.c: the CPU backend and the C reference against computations done the long way
+ * (a full score matrix for attention, textbook formulas for the rest), the paged decode against
+ * contiguous KV with scrambled block tables, and the microbenchmark driver on small shapes. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels.h"
+
+static uint32_t rng_state = 12345u;
+
+static float frand(void) /* uniform in [-1, 1) */
+{
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
+}
+
+static float *rand_vec(size_t n)
+{
+    float *v = malloc(n * sizeof(float));
+    assert_non_null(v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = frand();
+    return v;
+}
+
+static void assert_close(const float *got, const float *want, size_t n, double tol,
+                         const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        double diff = fabs((double)got[i] - want[i]);
+        if (!(diff <= tol * (1.0 + fabs(want[i])))) {
+            fail_msg("%s: element %zu is %.7g, expected %.7g", what, i, got[i], want[i]);
+        }
+    }
+}
+
+/* Causal attention the long way: the whole [nh][chunk][total] score matrix, masked, softmaxed,
+ * multiplied by V. Query i is at position context + i; head h reads kv head h / (nh / nkv). */
+static void attn_long_way(const float *q, const float *k, const float *v, float *o, int chunk,
+                          int context, int nh, int nkv, int d, float scale)
+{
+    int total = context + chunk;
+    double *S = malloc(sizeof(double) * (size_t)nh * chunk * total);
+    assert_non_null(S);
+    for (int h = 0; h < nh; h++)
+        for (int i = 0; i < chunk; i++)
+            for (int j = 0; j < total; j++) {
+                double *sij = &S[((size_t)h * chunk + i) * total + j];
+                if (j > context + i) {
+                    *sij = -INFINITY;
+                    continue;
+                }
+                double dot = 0.0;
+                for (int c = 0; c < d; c++)
+                    dot += (double)q[((size_t)i * nh + h) * d + c] *
+                           k[((size_t)j * nkv + h / (nh / nkv)) * d + c];
+                *sij = dot * scale;
+            }
+    for (int h = 0; h < nh; h++)
+        for (int i = 0; i < chunk; i++) {
+            double *row = &S[((size_t)h * chunk + i) * total], mx = -INFINITY, sum = 0.0;
+            for (int j = 0; j < total; j++)
+                mx = row[j] > mx ? row[j] : mx;
+            for (int j = 0; j < total; j++)
+                sum += (row[j] = exp(row[j] - mx));
+            for (int c = 0; c < d; c++) {
+                double acc = 0.0;
+                for (int j = 0; j < total; j++)
+                    acc += row[j] / sum * v[((size_t)j * nkv + h / (nh / nkv)) * d + c];
+                o[((size_t)i * nh + h) * d + c] = (float)acc;
+            }
+        }
+    free(S);
+}
+
+static void check_prefill(int chunk, int context, int nh, int nkv, int d)
+{
+    int total = chunk + context;
+    float scale = 1.0f / sqrtf((float)d);
+    float *q = rand_vec((size_t)chunk * nh * d), *k = rand_vec((size_t)total * nkv * d);
+    float *v = rand_vec((size_t)total * nkv * d);
+    size_t no = (size_t)chunk * nh * d;
+    float *want = malloc(no * sizeof(float)), *got = malloc(no * sizeof(float));
+    attn_long_way(q, k, v, want, chunk, context, nh, nkv, d, scale);
+    kern_ref_attn_prefill(q, k, v, got, chunk, context, nh, nkv, d, scale);
+    assert_close(got, want, no, 1e-5, "ref prefill");
+    memset(got, 0, no * sizeof(float));
+    kern_cpu_attn_prefill(q, k, v, got, chunk, context, nh, nkv, d, scale);
+    assert_close(got, want, no, 1e-4, "cpu prefill");
+    free(got);
+    free(want);
+    free(v);
+    free(k);
+    free(q);
+}
+
+static void test_prefill(void **state)
+{
+    check_prefill(37, 0, 4, 2, 16);   /* GQA, no prior context */
+    check_prefill(70, 45, 6, 2, 32);  /* GQA, chunk after a context, tiles cross the diagonal */
+    check_prefill(1, 130, 14, 2, 64); /* one token after a long context, Qwen2.5-0.5B heads */
+    check_prefill(65, 64, 3, 3, 8);   /* plain multi-head, chunk one past a tile */
+    check_prefill(5, 3, 8, 1, 128);   /* multi-query */
+}
+
+/* Decode over a paged cache equals the last row of a prefill over contiguous K/V. */
+static void check_decode(int batch, int nh, int nkv, int d, int bs, const int *lens)
+{
+    float scale = 1.0f / sqrtf((float)d);
+    int max_blocks = 0, used = 0;
+    for (int b = 0; b < batch; b++) {
+        int nb = (lens[b] + bs - 1) / bs;
+        max_blocks = nb > max_blocks ? nb : max_blocks;
+        used += nb;
+    }
+    int num_blocks = used + 3; /* a few blocks no table points at */
+    size_t row = (size_t)nkv * d, blk = (size_t)bs * row, qn = (size_t)batch * nh * d;
+    float *kc = rand_vec(num_blocks * blk), *vc = rand_vec(num_blocks * blk);
+    float *q = rand_vec(qn), *want = malloc(qn * sizeof(float)), *got = malloc(qn * sizeof(float));
+    int32_t *tables = calloc((size_t)batch * max_blocks, sizeof(int32_t));
+    int32_t *perm = malloc(sizeof(int32_t) * num_blocks), *clens = malloc(sizeof(int32_t) * batch);
+    for (int i = 0; i < num_blocks; i++)
+        perm[i] = i;
+    for (int i = num_blocks - 1; i > 0; i--) { /* Fisher-Yates: scramble the block order */
+        rng_state = rng_state * 1664525u + 1013904223u;
+        int j = (int)((rng_state >> 8) % (uint32_t)(i + 1)), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    int next = 0;
+    for (int b = 0; b < batch; b++) {
+        int len = lens[b];
+        clens[b] = len;
+        float *k = malloc(sizeof(float) * len * row), *v = malloc(sizeof(float) * len * row);
+        for (int j = 0; j < (len + bs - 1) / bs; j++)
+            tables[(size_t)b * max_blocks + j] = perm[next++];
+        for (int p = 0; p < len; p++) { /* contiguous copy of what the table points at */
+            size_t src = ((size_t)tables[(size_t)b * max_blocks + p / bs] * bs + p % bs) * row;
+            memcpy(k + p * row, kc + src, row * sizeof(float));
+            memcpy(v + p * row, vc + src, row * sizeof(float));
+        }
+        attn_long_way(q + (size_t)b * nh * d, k, v, want + (size_t)b * nh * d, 1, len - 1, nh,
+                      nkv, d, scale);
+        free(v);
+        free(k);
+    }
+    kern_ref_attn_decode(q, kc, vc, tables, max_blocks, clens, got, batch, nh, nkv, d, bs, scale);
+    assert_close(got, want, qn, 1e-5, "ref decode");
+    memset(got, 0, qn * sizeof(float));
+    kern_cpu_attn_decode(q, kc, vc, tables, max_blocks, clens, got, batch, nh, nkv, d, bs, scale);
+    assert_close(got, want, qn, 1e-4, "cpu decode");
+    free(clens);
+    free(perm);
+    free(tables);
+    free(got);
+    free(want);
+    free(q);
+    free(vc);
+    free(kc);
+}
+
+static void test_decode(void **state)
+{
+    const int lens1[] = {1, 16, 17, 200, 64};
+    check_decode(5, 14, 2, 64, 16, lens1);
+    const int lens2[] = {33, 5, 130};
+    check_decode(3, 8, 8, 32, 8, lens2);
+    const int lens3[] = {300};
+    check_decode(1, 4, 1, 16, 16, lens3);
+}
+
+static void test_linear(void **state)
+{
+    const int shapes[][3] = {{1, 7, 5}, {13, 64, 33}, {32, 96, 130}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+        float *x = rand_vec((size_t)m * k), *w = rand_vec((size_t)n * k);
+        float *want = malloc(sizeof(float) * m * n), *got = malloc(sizeof(float) * m * n);
+        for (int i = 0; i < m; i++) /* the triple loop */
+            for (int j = 0; j < n; j++) {
+                double acc = 0.0;
+                for (int p = 0; p < k; p++)
+                    acc += (double)x[i * k + p] * w[j * k + p];
+                want[i * n + j] = (float)acc;
+            }
+        kern_ref_linear(x, w, got, m, k, n);
+        assert_close(got, want, (size_t)m * n, 1e-6, "ref linear");
+        kern_cpu_linear(x, w, got, m, k, n);
+        assert_close(got, want, (size_t)m * n, 1e-4, "cpu linear");
+        free(got);
+        free(want);
+        free(w);
+        free(x);
+    }
+}
+
+static void test_rmsnorm(void **state)
+{
+    int tokens = 5, hidden = 96;
+    float eps = 1e-6f, *x = rand_vec((size_t)tokens * hidden), *w = rand_vec(hidden);
+    float want[5 * 96], got[5 * 96];
+    for (int t = 0; t < tokens; t++) {
+        double ms = 0.0;
+        for (int i = 0; i < hidden; i++)
+            ms += (double)x[t * hidden + i] * x[t * hidden + i] / hidden;
+        for (int i = 0; i < hidden; i++)
+            want[t * hidden + i] = (float)(x[t * hidden + i] / sqrt(ms + eps) * w[i]);
+    }
+    kern_ref_rmsnorm(x, w, got, tokens, hidden, eps);
+    assert_close(got, want, (size_t)tokens * hidden, 1e-6, "ref rmsnorm");
+    kern_cpu_rmsnorm(x, w, got, tokens, hidden, eps);
+    assert_close(got, want, (size_t)tokens * hidden, 1e-5, "cpu rmsnorm");
+    free(w);
+    free(x);
+}
+
+static void test_silu_mul_and_add(void **state)
+{
+    int tokens = 3, inter = 50;
+    float *x = rand_vec((size_t)tokens * 2 * inter), want[150], got[150];
+    for (int t = 0; t < tokens; t++)
+        for (int i = 0; i < inter; i++) {
+            double g = 4.0 * x[t * 2 * inter + i], u = x[t * 2 * inter + inter + i];
+            x[t * 2 * inter + i] = (float)g; /* wider range so silu's tails are exercised */
+            want[t * inter + i] = (float)(g * (1.0 / (1.0 + exp(-g))) * u);
+        }
+    kern_ref_silu_mul(x, got, tokens, inter);
+    assert_close(got, want, 150, 1e-6, "ref silu_mul");
+    kern_cpu_silu_mul(x, got, tokens, inter);
+    assert_close(got, want, 150, 1e-5, "cpu silu_mul");
+    float *a = rand_vec(150), *b = rand_vec(150);
+    for (int i = 0; i < 150; i++)
+        want[i] = a[i] + b[i];
+    kern_ref_add(a, b, got, 150);
+    assert_close(got, want, 150, 0.0, "ref add");
+    kern_cpu_add(a, b, got, 150);
+    assert_close(got, want, 150, 0.0, "cpu add");
+    free(b);
+    free(a);
+    free(x);
+}
+
+static void test_rope(void **state)
+{
+    int tokens = 4, heads = 3, d = 16;
+    int32_t pos[4] = {0, 1, 7, 1000};
+    float theta = 10000.0f, *x = rand_vec((size_t)tokens * heads * d);
+    float want[4 * 3 * 16], got[4 * 3 * 16];
+    for (int t = 0; t < tokens; t++) /* pair (i, i + d/2) as a complex number times e^{i angle} */
+        for (int h = 0; h < heads; h++)
+            for (int i = 0; i < d / 2; i++) {
+                const float *v = x + (t * heads + h) * d;
+                double ang = pos[t] / pow(theta, (2.0 * i) / d);
+                double re = v[i], im = v[i + d / 2];
+                want[(t * heads + h) * d + i] = (float)(re * cos(ang) - im * sin(ang));
+                want[(t * heads + h) * d + i + d / 2] = (float)(re * sin(ang) + im * cos(ang));
+            }
+    memcpy(got, x, sizeof got);
+    kern_ref_rope(got, pos, tokens, heads, d, theta);
+    assert_close(got, want, sizeof got / sizeof got[0], 1e-5, "ref rope");
+    memcpy(got, x, sizeof got);
+    kern_cpu_rope(got, pos, tokens, heads, d, theta);
+    assert_close(got, want, sizeof got / sizeof got[0], 1e-4, "cpu rope");
+    free(x);
+}
+
+static void test_op_names(void **state)
+{
+    for (int op = 0; op < KERN_OP_COUNT; op++) {
+        const char *name = kern_op_name((kern_op)op);
+        assert_string_not_equal(name, "?");
+        assert_int_equal(kern_op_parse(name), op);
+    }
+    assert_string_equal(kern_op_name(KERN_OP_ATTN_DECODE), "attn_decode");
+    assert_string_equal(kern_op_name(KERN_OP_COUNT), "?");
+    assert_int_equal(kern_op_parse("softmax"), -1);
+    assert_int_equal(kern_op_parse(NULL), -1);
+}
+
+static const kern_dims small = {.hidden = 64, .heads = 4, .kv_heads = 2, .head_dim = 16,
+                                .intermediate = 96, .vocab = 200};
+
+static void test_shape_check(void **state)
+{
+    char err[256];
+    kern_shape s = {.op = KERN_OP_QKV_PROJ, .dims = small, .tokens = 4};
+    assert_int_equal(kern_shape_check(&s, err, sizeof err), 0);
+    s.tokens = 0;
+    assert_int_equal(kern_shape_check(&s, err, sizeof err), -1);
+    assert_non_null(strstr(err, "qkv_proj"));
+    s.tokens = 4;
+    s.dims.kv_heads = 3;
+    assert_int_equal(kern_shape_check(&s, err, sizeof err), -1);
+    assert_non_null(strstr(err, "kv_heads"));
+    s.dims = small;
+    s.op = KERN_OP_ATTN_DECODE;
+    s.batch = 0;
+    s.context = 10;
+    assert_int_equal(kern_shape_check(&s, NULL, 0), -1);
+    s.op = KERN_OP_LM_HEAD;
+    s.tokens = 1 << 20;
+    s.dims.vocab = 1 << 20;
+    assert_int_equal(kern_shape_check(&s, err, sizeof err), -1);
+    assert_non_null(strstr(err, "too large"));
+    s = (kern_shape){.op = KERN_OP_ATTN_PREFILL, .dims = small, .tokens = 8, .context = 8};
+    assert_true(kern_shape_flops(&s) == 4.0 * 64 * (8 * 8 + 8 * 9 / 2));
+    assert_true(kern_shape_bytes(&s, 2) > 0.0);
+}
+
+static void test_bench_stats(void **state)
+{
+    int64_t v[10] = {10, 1, 9, 2, 8, 3, 7, 4, 6, 5};
+    kern_bench_result r;
+    kern_bench_stats(v, 10, &r);
+    assert_int_equal(r.runs, 10);
+    assert_int_equal(r.min_ns, 1);
+    assert_int_equal(r.max_ns, 10);
+    assert_int_equal(r.median_ns, 5); /* (5 + 6) / 2 in integer ns */
+    assert_int_equal(r.p10_ns, 1);
+    assert_int_equal(r.p90_ns, 9);
+    assert_true(fabs(r.mean_ns - 5.5) < 1e-12);
+    assert_true(fabs(r.std_ns - sqrt(82.5 / 9.0)) < 1e-9);
+    int64_t one = 42;
+    kern_bench_stats(&one, 1, &r);
+    assert_int_equal(r.median_ns, 42);
+    assert_true(r.std_ns == 0.0);
+}
+
+static void test_bench_cpu(void **state)
+{
+    char err[256], desc[512];
+    kern_bench *b;
+    assert_int_equal(kern_bench_new(KERN_BACKEND_CPU, &b, err, sizeof err), 0);
+    assert_int_equal(kern_bench_describe(b, desc, sizeof desc, err, sizeof err), 0);
+    assert_non_null(strstr(desc, "cpu: "));
+    assert_non_null(strstr(desc, "blas: "));
+    kern_bench_cfg cfg;
+    kern_bench_cfg_default(&cfg);
+    cfg.max_runs = 5;
+    cfg.target_ns = 2000000;
+    for (int op = 0; op < KERN_OP_COUNT; op++) {
+        kern_shape s = {.op = (kern_op)op, .dims = small, .tokens = 8, .context = 20, .batch = 3};
+        kern_bench_result r;
+        if (kern_bench_run(b, &s, &cfg, &r, err, sizeof err) != 0)
+            fail_msg("%s: %s", kern_op_name((kern_op)op), err);
+        assert_true(r.runs >= cfg.min_runs && r.runs <= cfg.max_runs);
+        assert_true(r.min_ns > 0);
+        assert_true(r.min_ns <= r.p10_ns && r.p10_ns <= r.median_ns);
+        assert_true(r.median_ns <= r.p90_ns && r.p90_ns <= r.max_ns);
+        assert_true(r.flops > 0.0 && r.bytes > 0.0);
+    }
+    kern_shape bad = {.op = KERN_OP_ROPE, .dims = small, .tokens = -1};
+    kern_bench_result r;
+    assert_int_equal(kern_bench_run(b, &bad, NULL, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "rope"));
+    cfg.min_runs = 0;
+    bad.tokens = 1;
+    assert_int_equal(kern_bench_run(b, &bad, &cfg, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "min_runs"));
+    kern_bench_free(b);
+    kern_bench_free(NULL);
+}
+
+static void test_cuda_absent_is_an_error_not_a_crash(void **state)
+{
+    char err[256] = "", desc[64];
+    if (kern_cuda_available())
+        skip(); /* covered by test_kernels_gpu */
+    kern_bench *b = (kern_bench *)&err; /* must be overwritten with NULL */
+    assert_int_equal(kern_bench_new(KERN_BACKEND_CUDA, &b, err, sizeof err), -1);
+    assert_null(b);
+    assert_true(strlen(err) > 0);
+    assert_int_equal(kern_cuda_describe(desc, sizeof desc, err, sizeof err), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_prefill),
+        cmocka_unit_test(test_decode),
+        cmocka_unit_test(test_linear),
+        cmocka_unit_test(test_rmsnorm),
+        cmocka_unit_test(test_silu_mul_and_add),
+        cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_op_names),
+        cmocka_unit_test(test_shape_check),
+        cmocka_unit_test(test_bench_stats),
+        cmocka_unit_test(test_bench_cpu),
+        cmocka_unit_test(test_cuda_absent_is_an_error_not_a_crash),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
