@@ -25,6 +25,7 @@
 #include "predictor.h"
 #include "request.h"
 #include "sched.h"
+#include "metrics.h"
 
 enum { ENG_PRIO_ITER_END = 0, ENG_PRIO_ARRIVAL = 10, ENG_PRIO_WAKE = 20 };
 
@@ -132,6 +133,10 @@ typedef struct eng_totals {
     int64_t waiting_at_end_of_arrivals;   /* queue length when the last arrival came */
 } eng_totals;
 const eng_totals *eng_get_totals(const eng_engine *e);
+/* The summary metrics (see metrics.h) into out[ENG_MAX_METRICS]; returns how many. */
+int eng_summary(eng_engine *e, eng_metric *out);
+/* SLOs for goodput (0 = none); set before eng_run. */
+void eng_set_slo(eng_engine *e, double ttft_ms, double tpot_ms, double e2e_ms);
 const eng_kv_plan *eng_get_kv_plan(const eng_engine *e);
 /* Validates every structure (KV conservation, cohort sums, heaps, policy queues); 0 when sound.
  * Called after every event in debug builds. */

@@ -45,7 +45,14 @@ int sim_err_prefix(sim_err *e, const char *fmt, ...)
     vsnprintf(pre, sizeof pre, fmt, ap);
     va_end(ap);
     memcpy(old, e->msg, sizeof old);
-    snprintf(e->msg, sizeof e->msg, "%s: %s", pre, old);
+    size_t n = strlen(pre);
+    if (n > sizeof e->msg - 3)
+        n = sizeof e->msg - 3;
+    memcpy(e->msg, pre, n);
+    memcpy(e->msg + n, ": ", 2);
+    size_t rest = sizeof e->msg - n - 2;
+    strncpy(e->msg + n + 2, old, rest - 1);
+    e->msg[sizeof e->msg - 1] = '\0';
     return -1;
 }
 

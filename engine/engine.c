@@ -1,0 +1,734 @@
+/*
+ * engine.c: the simulated serving engine: arrivals, routing, iterations, KV accounting, and the
+ * primitives policies call.
+ *
+ * Ownership: the engine owns requests (slabs + free list; a request is recycled once recorded),
+ * replicas, policy state and the batch arrays. Policies own only their queues, built from the
+ * requests' sched_* fields. The workload source, the predictor and the recorder are borrowed.
+ *
+ * One iteration per replica is in flight at a time. Forming it (next_batch) happens when the
+ * replica is idle: after an arrival, after an iteration ends, or at a requested wake-up.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+#include "rng.h"
+
+static const char *const status_names[ENG_RQ_STATUS_COUNT] = {
+    "waiting", "prefill", "decode", "swapped", "finished", "rejected"};
+static const char *const reject_names[ENG_REJECT_REASON_COUNT] = {
+    "", "exceeds model context", "exceeds KV cache capacity", "exceeds batch token limit"};
+
+const char *eng_rq_status_name(eng_rq_status s)
+{
+    return (unsigned)s < ENG_RQ_STATUS_COUNT ? status_names[s] : "?";
+}
+
+const char *eng_reject_reason_name(eng_reject_reason r)
+{
+    return (unsigned)r < ENG_REJECT_REASON_COUNT ? reject_names[r] : "?";
+}
+
+void eng_config_defaults(eng_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->dtype = ENG_BF16;
+    c->gpu_utilization = 0.9;
+    c->block_size = 16;
+    c->activation_reserve = ENG_DEFAULT_ACTIVATION_RESERVE;
+    c->replicas = 1;
+    c->tensor_parallel = 1;
+    snprintf(c->router, sizeof c->router, "round_robin");
+    snprintf(c->sched.name, sizeof c->sched.name, "orca");
+}
+
+int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err)
+{
+    memset(p, 0, sizeof *p);
+    int tp = c->tensor_parallel > 0 ? c->tensor_parallel : 1;
+    p->usable_bytes = (int64_t)((double)c->gpu.mem_bytes * c->gpu_utilization) * tp;
+    p->weight_bytes = eng_model_params(&c->model) * eng_dtype_bytes(c->dtype);
+    p->activation_bytes = c->activation_reserve * tp;
+    p->kv_bytes = p->usable_bytes - p->weight_bytes - p->activation_bytes;
+    p->bytes_per_token = eng_model_kv_bytes_per_token(&c->model, c->dtype);
+    if (p->kv_bytes <= 0 || p->bytes_per_token <= 0)
+        return sim_errf(err,
+                        "%s (%s, %.1f GB of weights) does not fit on %d x %s at "
+                        "gpu_utilization %.2f with %.1f GB of activation reserve",
+                        c->model.name, eng_dtype_name(c->dtype), (double)p->weight_bytes / 1e9,
+                        tp, c->gpu.name, c->gpu_utilization, (double)p->activation_bytes / 1e9);
+    p->blocks = p->kv_bytes / (p->bytes_per_token * c->block_size);
+    p->tokens = p->blocks * c->block_size;
+    if (p->blocks < 1)
+        return sim_errf(err, "no room for a single KV block of %d tokens", c->block_size);
+    return 0;
+}
+
+/* ---------------- request pool ---------------- */
+
+static eng_request *rq_new(eng_engine *e)
+{
+    if (!e->free_rq) {
+        eng_slab *s = sim_xmalloc(sizeof *s);
+        s->next = e->slabs;
+        e->slabs = s;
+        for (int i = ENG_SLAB - 1; i >= 0; i--) {
+            s->rq[i].status = ENG_RQ_FINISHED;
+            s->rq[i].pool_next = e->free_rq;
+            e->free_rq = &s->rq[i];
+        }
+    }
+    eng_request *rq = e->free_rq;
+    e->free_rq = rq->pool_next;
+    memset(rq, 0, sizeof *rq);
+    rq->t_first_sched = rq->t_last_sched = rq->t_first_token = rq->t_finish = -1;
+    rq->c_fin_idx = rq->c_blk_idx = -1;
+    return rq;
+}
+
+static void rq_release(eng_engine *e, eng_request *rq)
+{
+    rq->pool_next = e->free_rq;
+    e->free_rq = rq;
+}
+
+/* ---------------- lifecycle ---------------- */
+
+static void kick(eng_replica *r);
+static void pull_arrival(eng_engine *e);
+
+static void request_done(eng_replica *r, eng_request *rq)
+{
+    eng_engine *e = r->e;
+    r->outstanding--;
+    r->outstanding_tokens -= rq->prompt + rq->output;
+    if (e->rec && e->rec->on_request)
+        e->rec->on_request(e->rec_st, rq);
+    rq_release(e, rq);
+    if (e->src->on_done)
+        e->src->on_done(e->src_st, sim_now(e->ctx));
+    if (e->src_state == ENG_SRC_LATER)
+        pull_arrival(e);
+}
+
+static void finish(eng_replica *r, eng_request *rq)
+{
+    eng_engine *e = r->e;
+    int64_t now = sim_now(e->ctx);
+    rq->status = ENG_RQ_FINISHED;
+    rq->t_finish = now;
+    r->kv_used -= rq->kv_blocks;
+    rq->kv_blocks = 0;
+    /* MODEL: vLLM async output processing: a sequence that finished in step n was already
+     * scheduled into step n+1, which computes it once more and discards the token. */
+    if (e->cfg.cpu.async) {
+        r->async_pad_seqs++;
+        r->async_pad_ctx += (int64_t)rq->prompt + rq->output - 1;
+    }
+    e->tot.finished++;
+    e->tot.prompt_tokens += rq->prompt;
+    e->tot.output_tokens += rq->output;
+    if (now > e->tot.last_finish_ns)
+        e->tot.last_finish_ns = now;
+    eng_metrics_request(&e->m, rq);
+    r->ops->on_finish(r->st, r, rq, now);
+    request_done(r, rq);
+}
+
+void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why)
+{
+    eng_engine *e = r->e;
+    SIM_CHECK(e->ctx, rq->status == ENG_RQ_WAITING && rq->kv_blocks == 0);
+    rq->status = ENG_RQ_REJECTED;
+    rq->reject = why;
+    rq->t_finish = sim_now(e->ctx);
+    r->waiting--;
+    e->waiting_total--;
+    e->tot.rejected++;
+    e->tot.rejected_by[why]++;
+    eng_metrics_request(&e->m, rq);
+    request_done(r, rq);
+}
+
+/* ---------------- routing ---------------- */
+
+static int32_t route(eng_engine *e, const eng_request *rq)
+{
+    if (e->nrep == 1)
+        return 0;
+    const char *how = e->cfg.router;
+    if (strcmp(how, "round_robin") == 0) {
+        int32_t i = e->rr_next;
+        e->rr_next = (e->rr_next + 1) % e->nrep;
+        return i;
+    }
+    if (strcmp(how, "power_of_two") == 0) {
+        /* MODEL: power of two choices (Mitzenmacher): two replicas at random, the less loaded */
+        gsl_rng *g = sim_rng(e->ctx, SIM_STREAM_ROUTER);
+        int32_t a = (int32_t)gsl_rng_uniform_int(g, (unsigned long)e->nrep);
+        int32_t b = (int32_t)gsl_rng_uniform_int(g, (unsigned long)e->nrep);
+        return e->reps[b].outstanding < e->reps[a].outstanding ? b : a;
+    }
+    int by_tokens = strcmp(how, "least_tokens") == 0;
+    int32_t best = 0;
+    for (int32_t i = 1; i < e->nrep; i++) {
+        int64_t x = by_tokens ? e->reps[i].outstanding_tokens : e->reps[i].outstanding;
+        int64_t y = by_tokens ? e->reps[best].outstanding_tokens : e->reps[best].outstanding;
+        if (x < y)
+            best = i;
+    }
+    (void)rq;
+    return best;
+}
+
+static int valid_router(const char *name)
+{
+    return !strcmp(name, "round_robin") || !strcmp(name, "least_outstanding") ||
+           !strcmp(name, "least_tokens") || !strcmp(name, "power_of_two");
+}
+
+/* ---------------- arrivals ---------------- */
+
+static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_engine *e = obj;
+    eng_request *rq = (eng_request *)(intptr_t)arg;
+    int64_t now = sim_now(ctx);
+    int32_t ri = route(e, rq);
+    eng_replica *r = &e->reps[ri];
+    rq->replica = ri;
+    rq->status = ENG_RQ_WAITING;
+    r->outstanding++;
+    r->outstanding_tokens += rq->prompt + rq->output;
+    r->waiting++;
+    e->waiting_total++;
+    if (e->waiting_total > e->tot.max_waiting)
+        e->tot.max_waiting = e->waiting_total;
+    int64_t total = (int64_t)rq->prompt + rq->output;
+    if (total > e->max_len)
+        eng_reject(r, rq, ENG_REJECT_CONTEXT);
+    else if (eng_kv_blocks_for(r, total) > r->kv_total)
+        eng_reject(r, rq, ENG_REJECT_KV);
+    else {
+        r->ops->on_arrival(r->st, r, rq, now);
+        kick(r);
+    }
+    pull_arrival(e);
+}
+
+static void pull_arrival(eng_engine *e)
+{
+    if (e->failed || e->src_state == ENG_SRC_END)
+        return;
+    eng_arrival a;
+    int st = e->src->next(e->src_st, sim_now(e->ctx), &a, &e->err);
+    e->src_state = st;
+    if (st == ENG_SRC_ERROR) {
+        e->failed = 1;
+        sim_stop(e->ctx);
+        return;
+    }
+    if (st == ENG_SRC_END) {
+        e->tot.waiting_at_end_of_arrivals = e->waiting_total;
+        return;
+    }
+    if (st != ENG_SRC_OK)
+        return;
+    SIM_CHECK(e->ctx, a.t >= sim_now(e->ctx) && a.prompt >= 1 && a.output >= 1);
+    eng_request *rq = rq_new(e);
+    rq->id = e->next_id++;
+    rq->prompt = a.prompt;
+    rq->output = a.output;
+    rq->prefill_target = a.prompt;
+    rq->padded_prompt = a.prompt;
+    rq->t_arrival = a.t;
+    if (e->tot.arrived++ == 0)
+        e->tot.first_arrival_ns = a.t;
+    sim_schedule(e->ctx, a.t, ENG_PRIO_ARRIVAL, on_arrival, e, (int64_t)(intptr_t)rq);
+}
+
+/* ---------------- iterations ---------------- */
+
+static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg);
+
+static void batch_reset(eng_batch *b)
+{
+    b->decode = 0;
+    b->nchunks = 0;
+    b->pad_seqs = 0;
+    b->pad_ctx = 0;
+}
+
+static void start_iteration(eng_replica *r, int64_t now)
+{
+    eng_engine *e = r->e;
+    eng_batch *b = &r->batch;
+    eng_shape s = {0};
+    for (int32_t i = 0; i < b->nchunks; i++) {
+        const struct eng_chunk *ch = &b->chunks[i];
+        eng_shape_add_prefill(&s, ch->charged, ch->rq->prefilled);
+        if (ch->rq->prefilled + ch->tokens == ch->rq->prefill_target)
+            s.emit_seqs++;
+    }
+    if (b->decode) {
+        eng_cohort_alloc_step(r);
+        eng_shape_add_decodes(&s, r->co.n, r->co.a_sum + (int64_t)r->co.n * r->co.step);
+        s.emit_seqs += r->co.n;
+    }
+    eng_shape_add_decodes(&s, b->pad_seqs + r->async_pad_seqs, b->pad_ctx + r->async_pad_ctx);
+    r->async_pad_seqs = 0;
+    r->async_pad_ctx = 0;
+
+    int64_t gpu = e->pred->ops->iteration_ns(e->pred->st, &s);
+    if (r->pending_xfer_bytes && e->pred->ops->transfer_ns)
+        gpu += e->pred->ops->transfer_ns(e->pred->st, r->pending_xfer_bytes);
+    r->pending_xfer_bytes = 0;
+    const eng_cpu_overhead *c = &e->cfg.cpu;
+    int64_t cpu = (int64_t)((c->per_iteration_us + c->per_seq_us * s.num_seqs) * 1e3 + 0.5);
+    int64_t gpu_start;
+    if (c->async) {
+        /* MODEL: async scheduling (vLLM v0.6 multi-step/async output, SGLang overlap): the CPU
+         * work of this iteration ran while the previous iteration's GPU work did, so the GPU
+         * starts when both are done. */
+        int64_t cpu_from = r->gpu_start > 0 && r->gpu_start < now ? r->gpu_start : now;
+        gpu_start = cpu_from + cpu > now ? cpu_from + cpu : now;
+    } else {
+        gpu_start = now + cpu;
+    }
+    r->gpu_start = gpu_start;
+    int64_t end = gpu_start + gpu;
+    r->busy = 1;
+
+    eng_iter_rec it = {.replica = r->id,
+                       .iter = r->iter,
+                       .start_ns = now,
+                       .cpu_ns = cpu,
+                       .gpu_ns = gpu,
+                       .duration_ns = end - now,
+                       .num_seqs = s.num_seqs,
+                       .prefill_tokens = (int32_t)s.prefill_tokens,
+                       .decode_tokens = s.decode_seqs,
+                       .kv_blocks_used = r->kv_used,
+                       .preempted = r->preempted_now};
+    r->preempted_now = 0;
+    eng_metrics_iteration_cpu(&e->m, cpu);
+    e->tot.iterations++;
+    if (e->rec && e->rec->on_iteration)
+        e->rec->on_iteration(e->rec_st, &it);
+    sim_schedule(e->ctx, end, ENG_PRIO_ITER_END, on_iteration_end, r, 0);
+}
+
+static void kick(eng_replica *r)
+{
+    if (r->busy || r->e->failed)
+        return;
+    int64_t now = sim_now(r->e->ctx);
+    batch_reset(&r->batch);
+    int n = r->ops->next_batch(r->st, r, &r->batch, now);
+    if (n <= 0 && r->batch.nchunks == 0 && !r->batch.decode) {
+        SIM_CHECK(r->e->ctx, r->batch.pad_seqs == 0);
+        return;
+    }
+    if (r->batch.decode && r->co.n == 0 && r->batch.nchunks == 0)
+        return; /* a decode step with nobody to decode */
+    start_iteration(r, now);
+}
+
+static void on_wake(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_replica *r = obj;
+    r->wake_at = -1;
+    r->wake_ev = 0;
+    kick(r);
+}
+
+void eng_replica_wake_at(eng_replica *r, int64_t t)
+{
+    int64_t now = sim_now(r->e->ctx);
+    if (t < now)
+        t = now;
+    if (r->wake_ev && r->wake_at <= t)
+        return;
+    if (r->wake_ev)
+        sim_cancel(r->e->ctx, r->wake_ev);
+    r->wake_at = t;
+    r->wake_ev = sim_schedule(r->e->ctx, t, ENG_PRIO_WAKE, on_wake, r, 0);
+}
+
+static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t now)
+{
+    eng_engine *e = r->e;
+    eng_request *rq = ch->rq;
+    rq->prefilled += ch->tokens;
+    SIM_ASSERT(e->ctx, rq->prefilled <= rq->prefill_target);
+    if (rq->prefilled < rq->prefill_target)
+        return;
+    /* the prefill's last position samples the next token */
+    rq->generated++;
+    if (rq->t_first_token < 0)
+        rq->t_first_token = now;
+    else
+        eng_metrics_itl(&e->m, now - rq->t_last_token, 1);
+    rq->t_last_token = now;
+    if (rq->generated >= rq->output)
+        finish(r, rq);
+    else
+        eng_cohort_join(r, rq, now);
+}
+
+static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_replica *r = obj;
+    int64_t now = sim_now(ctx);
+    eng_batch *b = &r->batch;
+    if (b->decode)
+        eng_cohort_end_step(r, now, finish);
+    for (int32_t i = 0; i < b->nchunks; i++)
+        complete_chunk(r, &b->chunks[i], now);
+    r->busy = 0;
+    r->iter++;
+    if (r->ops->on_batch_end)
+        r->ops->on_batch_end(r->st, r, b, now);
+    kick(r);
+}
+
+/* ---------------- primitives for policies ---------------- */
+
+const eng_config *eng_replica_config(const eng_replica *r)
+{
+    return &r->e->cfg;
+}
+
+int32_t eng_replica_id(const eng_replica *r)
+{
+    return r->id;
+}
+
+int32_t eng_replica_max_len(const eng_replica *r)
+{
+    return r->e->max_len;
+}
+
+int64_t eng_kv_total(const eng_replica *r)
+{
+    return r->kv_total;
+}
+
+int64_t eng_kv_free(const eng_replica *r)
+{
+    return r->kv_total - r->kv_used;
+}
+
+int32_t eng_kv_block_size(const eng_replica *r)
+{
+    return r->e->cfg.block_size;
+}
+
+int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens)
+{
+    int64_t bs = r->e->cfg.block_size;
+    return (tokens + bs - 1) / bs;
+}
+
+static void admit(eng_replica *r, eng_request *rq)
+{
+    int64_t now = sim_now(r->e->ctx);
+    if (rq->t_first_sched < 0)
+        rq->t_first_sched = now;
+    rq->t_last_sched = now;
+    rq->scheduled++;
+    rq->status = ENG_RQ_PREFILL;
+    r->waiting--;
+    r->e->waiting_total--;
+}
+
+int eng_kv_reserve(eng_replica *r, eng_request *rq, int64_t tokens)
+{
+    int64_t need = eng_kv_blocks_for(r, tokens) - rq->kv_blocks;
+    if (need > eng_kv_free(r))
+        return -1;
+    if (need > 0) {
+        r->kv_used += need;
+        rq->kv_blocks += (int32_t)need;
+    }
+    rq->kv_reserved = 1;
+    return 0;
+}
+
+int64_t eng_prefill_blocks_needed(const eng_replica *r, const eng_request *rq, int32_t tokens)
+{
+    if (rq->kv_reserved)
+        return 0;
+    int64_t need = eng_kv_blocks_for(r, (int64_t)rq->prefilled + tokens) - rq->kv_blocks;
+    return need > 0 ? need : 0;
+}
+
+int eng_batch_add_prefill(eng_replica *r, eng_batch *b, eng_request *rq, int32_t tokens,
+                          int32_t charged)
+{
+    SIM_CHECK(r->e->ctx, tokens >= 1 && rq->prefilled + tokens <= rq->prefill_target);
+    SIM_CHECK(r->e->ctx, rq->status == ENG_RQ_WAITING || rq->status == ENG_RQ_PREFILL);
+    int64_t need = eng_prefill_blocks_needed(r, rq, tokens);
+    if (need > eng_kv_free(r))
+        return -1;
+    r->kv_used += need;
+    rq->kv_blocks += (int32_t)need;
+    if (rq->status == ENG_RQ_WAITING)
+        admit(r, rq);
+    if (b->nchunks == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 64;
+        b->chunks = sim_xrealloc(b->chunks, (size_t)b->cap * sizeof *b->chunks);
+    }
+    b->chunks[b->nchunks++] = (struct eng_chunk){rq, tokens, charged > tokens ? charged : tokens};
+    return 0;
+}
+
+int64_t eng_decode_blocks_needed(const eng_replica *r)
+{
+    return eng_heap_count_key(&r->co.blk, r->co.step + 1);
+}
+
+void eng_batch_decode_all(eng_replica *r, eng_batch *b)
+{
+    SIM_CHECK(r->e->ctx, eng_decode_blocks_needed(r) <= eng_kv_free(r));
+    b->decode = 1;
+}
+
+int32_t eng_cohort_size(const eng_replica *r)
+{
+    return r->co.n;
+}
+
+int64_t eng_cohort_ctx(const eng_replica *r)
+{
+    return r->co.a_sum + (int64_t)r->co.n * r->co.step;
+}
+
+int64_t eng_replica_steps(const eng_replica *r)
+{
+    return r->co.step;
+}
+
+int32_t eng_rq_generated(const eng_replica *r, const eng_request *rq)
+{
+    if (rq->status == ENG_RQ_DECODE)
+        return rq->c_gen0 + (int32_t)(r->co.step - rq->c_step0);
+    return rq->generated;
+}
+
+int32_t eng_rq_context(const eng_replica *r, const eng_request *rq)
+{
+    if (rq->status == ENG_RQ_DECODE)
+        return rq->prompt + eng_rq_generated(r, rq) - 1;
+    return rq->prefilled;
+}
+
+void eng_preempt(eng_replica *r, eng_request *rq, int swap)
+{
+    eng_engine *e = r->e;
+    SIM_CHECK(e->ctx, rq->status == ENG_RQ_DECODE || rq->status == ENG_RQ_PREFILL);
+    if (rq->status == ENG_RQ_DECODE)
+        eng_cohort_leave(r, rq);
+    rq->preemptions++;
+    e->tot.preemptions++;
+    r->preempted_now++;
+    if (swap && rq->status == ENG_RQ_DECODE) {
+        /* MODEL: vLLM swap preemption copies the sequence's blocks to host memory */
+        rq->xfer_bytes = (int64_t)rq->kv_blocks * e->cfg.block_size * e->plan.bytes_per_token;
+        r->pending_xfer_bytes += rq->xfer_bytes;
+        r->kv_used -= rq->kv_blocks;
+        rq->status = ENG_RQ_SWAPPED;
+    } else {
+        /* MODEL: vLLM recompute preemption frees the blocks; the prompt and the tokens generated
+         * so far are prefilled again when the request is resumed */
+        r->kv_used -= rq->kv_blocks;
+        rq->kv_blocks = 0;
+        rq->kv_reserved = 0;
+        rq->prefill_target = rq->prompt + rq->generated;
+        rq->prefilled = 0;
+        rq->status = ENG_RQ_WAITING;
+    }
+    r->waiting++;
+    e->waiting_total++;
+}
+
+int eng_swap_in(eng_replica *r, eng_request *rq)
+{
+    SIM_CHECK(r->e->ctx, rq->status == ENG_RQ_SWAPPED);
+    if (rq->kv_blocks > eng_kv_free(r))
+        return -1;
+    r->kv_used += rq->kv_blocks;
+    r->pending_xfer_bytes += rq->xfer_bytes;
+    rq->xfer_bytes = 0;
+    int64_t now = sim_now(r->e->ctx);
+    rq->t_last_sched = now;
+    rq->scheduled++;
+    r->waiting--;
+    r->e->waiting_total--;
+    eng_cohort_join(r, rq, now);
+    return 0;
+}
+
+/* ---------------- run ---------------- */
+
+#ifdef SIM_DEBUG
+static void debug_check(void *arg)
+{
+    char buf[256];
+    if (eng_check(arg, buf, sizeof buf) != 0) {
+        fprintf(stderr, "engine check failed: %s\n", buf);
+        sim_assert_fail(((eng_engine *)arg)->ctx, __FILE__, __LINE__, "eng_check");
+    }
+}
+#endif
+
+eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pred,
+                    const eng_source_ops *src, void *src_st, const eng_recorder_ops *rec,
+                    void *rec_st, sim_err *err)
+{
+    char why[256];
+    if (eng_sched_registry_check(why, sizeof why) != 0) {
+        sim_errf(err, "scheduler registry: %s", why);
+        return NULL;
+    }
+    const eng_sched_ops *ops = eng_sched_find(cfg->sched.name);
+    if (!ops) {
+        sim_errf(err, "unknown scheduler '%s'", cfg->sched.name);
+        return NULL;
+    }
+    if (!valid_router(cfg->router)) {
+        sim_errf(err, "unknown router '%s'", cfg->router);
+        return NULL;
+    }
+    if (cfg->replicas < 1 || cfg->block_size < 1) {
+        sim_errf(err, "replicas and block_size must be >= 1");
+        return NULL;
+    }
+    eng_engine *e = sim_xcalloc(1, sizeof *e);
+    e->ctx = ctx;
+    e->cfg = *cfg;
+    e->pred = pred;
+    e->src = src;
+    e->src_st = src_st;
+    e->rec = rec;
+    e->rec_st = rec_st;
+    e->src_state = ENG_SRC_OK;
+    e->max_len = cfg->max_model_len > 0 ? cfg->max_model_len : cfg->model.max_context;
+    eng_metrics_init(&e->m);
+    if (eng_kv_plan_compute(cfg, &e->plan, err) != 0)
+        goto fail;
+    e->nrep = cfg->replicas;
+    e->reps = sim_xcalloc((size_t)e->nrep, sizeof *e->reps);
+    for (int32_t i = 0; i < e->nrep; i++) {
+        eng_replica *r = &e->reps[i];
+        r->e = e;
+        r->id = i;
+        r->ops = ops;
+        r->kv_total = e->plan.blocks;
+        r->wake_at = -1;
+        eng_cohort_init(&r->co);
+        r->st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
+        if (ops->init(r->st, &cfg->sched, r) != 0) {
+            sim_errf(err, "scheduler %s: bad settings", ops->name);
+            goto fail;
+        }
+    }
+#ifdef SIM_DEBUG
+    sim_set_check(ctx, debug_check, e);
+#endif
+    return e;
+fail:
+    eng_free(e);
+    return NULL;
+}
+
+int eng_run(eng_engine *e, sim_err *err)
+{
+    pull_arrival(e);
+    sim_run(e->ctx, SIM_TIME_MAX);
+    if (e->failed) {
+        if (err)
+            *err = e->err;
+        return -1;
+    }
+    return 0;
+}
+
+void eng_free(eng_engine *e)
+{
+    if (!e)
+        return;
+    for (int32_t i = 0; e->reps && i < e->nrep; i++) {
+        eng_replica *r = &e->reps[i];
+        if (r->st && r->ops && r->ops->fini)
+            r->ops->fini(r->st);
+        free(r->st);
+        free(r->batch.chunks);
+        eng_cohort_free(&r->co);
+    }
+    free(e->reps);
+    while (e->slabs) {
+        eng_slab *s = e->slabs;
+        e->slabs = s->next;
+        free(s);
+    }
+    eng_metrics_free(&e->m);
+    free(e);
+}
+
+const eng_totals *eng_get_totals(const eng_engine *e)
+{
+    return &e->tot;
+}
+
+const eng_kv_plan *eng_get_kv_plan(const eng_engine *e)
+{
+    return &e->plan;
+}
+
+int eng_summary(eng_engine *e, eng_metric *out)
+{
+    return eng_metrics_summary(&e->m, out);
+}
+
+void eng_set_slo(eng_engine *e, double ttft_ms, double tpot_ms, double e2e_ms)
+{
+    e->m.slo_ttft_ms = ttft_ms;
+    e->m.slo_tpot_ms = tpot_ms;
+    e->m.slo_e2e_ms = e2e_ms;
+}
+
+int eng_check(const eng_engine *e, char *buf, size_t len)
+{
+    int64_t *held = sim_xcalloc((size_t)e->nrep, sizeof *held);
+    int rc = 0;
+    for (const eng_slab *s = e->slabs; s; s = s->next)
+        for (int i = 0; i < ENG_SLAB; i++) {
+            const eng_request *rq = &s->rq[i];
+            if (rq->status == ENG_RQ_FINISHED || rq->status == ENG_RQ_REJECTED)
+                continue;
+            if (rq->status != ENG_RQ_SWAPPED)
+                held[rq->replica] += rq->kv_blocks;
+            if (rq->t_first_sched >= 0 && rq->t_first_sched < rq->t_arrival) {
+                snprintf(buf, len, "request %lld scheduled before it arrived", (long long)rq->id);
+                rc = -1;
+            }
+        }
+    for (int32_t i = 0; rc == 0 && i < e->nrep; i++) {
+        const eng_replica *r = &e->reps[i];
+        if (held[i] != r->kv_used || r->kv_used > r->kv_total || r->kv_used < 0) {
+            snprintf(buf, len, "replica %d: %lld KV blocks in use, requests hold %lld, total %lld",
+                     i, (long long)r->kv_used, (long long)held[i], (long long)r->kv_total);
+            rc = -1;
+        } else if (eng_cohort_check(r, buf, len) != 0) {
+            rc = -1;
+        } else if (r->ops->check && r->ops->check(r->st, r) != 0) {
+            snprintf(buf, len, "replica %d: scheduler %s queues inconsistent", i, r->ops->name);
+            rc = -1;
+        }
+    }
+    free(held);
+    return rc;
+}

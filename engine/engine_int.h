@@ -1,0 +1,104 @@
+/*
+ * engine_int.h: the engine's internal structures, shared by engine.c, cohort.c and metrics.c.
+ * Never included from another folder; policies see only engine.h.
+ */
+#ifndef ENG_ENGINE_INT_H
+#define ENG_ENGINE_INT_H
+
+#include "engine.h"
+#include "metrics.h"
+
+/* Indexed binary min-heap of requests keyed by one of their int64 fields (ties: request id). */
+typedef struct eng_rq_heap {
+    eng_request **a;
+    int32_t n, cap;
+    size_t key_off; /* offsetof(eng_request, c_fin_step) or c_blk_step */
+    size_t idx_off; /* offsetof(eng_request, c_fin_idx) or c_blk_idx */
+} eng_rq_heap;
+
+void eng_heap_init(eng_rq_heap *h, size_t key_off, size_t idx_off);
+void eng_heap_free(eng_rq_heap *h);
+void eng_heap_push(eng_rq_heap *h, eng_request *rq);
+void eng_heap_remove(eng_rq_heap *h, eng_request *rq);
+eng_request *eng_heap_top(const eng_rq_heap *h);
+/* Entries whose key equals k (all keys are >= k by the caller's invariant), counted in O(count). */
+int64_t eng_heap_count_key(const eng_rq_heap *h, int64_t k);
+int eng_heap_check(const eng_rq_heap *h);
+
+/* The decoding sequences of one replica, advanced together one token per decode step. */
+typedef struct eng_cohort {
+    int32_t n;             /* members */
+    int64_t step;          /* decode steps run */
+    int64_t a_sum;         /* sum of (context - step) over members: contexts sum to a_sum + n*step */
+    int64_t last_step_end; /* ns: when the last decode step's tokens came out */
+    eng_rq_heap fin;       /* by the step at which each member has generated its output */
+    eng_rq_heap blk;       /* paged members, by the step that needs their next block */
+    eng_request **fresh;   /* members that joined since the last decode step (own ITL gap) */
+    int32_t nfresh, capfresh;
+} eng_cohort;
+
+struct eng_replica {
+    eng_engine *e;
+    int32_t id;
+    const eng_sched_ops *ops;
+    void *st;                 /* policy state */
+    eng_cohort co;
+    int64_t kv_total, kv_used;/* blocks */
+    int busy;                 /* an iteration is in flight */
+    int64_t iter;
+    eng_batch batch;
+    int64_t pending_xfer_bytes; /* swap traffic charged to the next iteration */
+    int32_t preempted_now;    /* preemptions while forming the current batch */
+    int64_t wake_at;          /* requested wake-up, or -1 */
+    sim_event_id wake_ev;
+    int64_t gpu_free_at;      /* ns: end of the GPU work in flight (async CPU overlap) */
+    int64_t gpu_start;        /* ns: start of the GPU work of the last iteration */
+    int32_t async_pad_seqs;   /* async: sequences that finished last step still computed once */
+    int64_t async_pad_ctx;
+    int64_t outstanding;      /* requests routed here and not yet done */
+    int64_t outstanding_tokens;
+    int64_t waiting;          /* requests routed here and not running */
+};
+
+#define ENG_SLAB 4096
+typedef struct eng_slab {
+    struct eng_slab *next;
+    eng_request rq[ENG_SLAB];
+} eng_slab;
+
+struct eng_engine {
+    sim_ctx *ctx;
+    eng_config cfg;
+    eng_kv_plan plan;
+    int32_t max_len;
+    const eng_predictor *pred;
+    const eng_source_ops *src;
+    void *src_st;
+    const eng_recorder_ops *rec;
+    void *rec_st;
+    eng_replica *reps;
+    int32_t nrep;
+    int32_t rr_next;
+    eng_slab *slabs;
+    eng_request *free_rq;
+    int64_t next_id;
+    int src_state;            /* last ENG_SRC_* from the source */
+    int failed;
+    sim_err err;
+    eng_totals tot;
+    eng_metrics m;
+    int64_t waiting_total;
+};
+
+/* cohort.c */
+void eng_cohort_init(eng_cohort *c);
+void eng_cohort_free(eng_cohort *c);
+void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now);
+void eng_cohort_leave(eng_replica *r, eng_request *rq);
+/* Allocates the blocks the next step needs (asserts they are free). */
+void eng_cohort_alloc_step(eng_replica *r);
+/* Ends a decode step at now: counts tokens, ITL gaps; returns finished members through fn. */
+void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *));
+int eng_cohort_check(const eng_replica *r, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * metrics.c: summary metrics of a run, in a fixed order with the names vLLM's serving benchmark
+ * uses (completed, duration, request_throughput, ..., mean_ttft_ms, median_ttft_ms, p99_ttft_ms).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "metrics.h"
+
+void eng_metrics_init(eng_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    sim_samples_init(&m->ttft);
+    sim_samples_init(&m->tpot);
+    sim_samples_init(&m->itl);
+    sim_samples_init(&m->e2el);
+    sim_samples_init(&m->waiting);
+    sim_samples_init(&m->sched);
+    m->t_first_arrival = -1;
+}
+
+void eng_metrics_free(eng_metrics *m)
+{
+    sim_samples_free(&m->ttft);
+    sim_samples_free(&m->tpot);
+    sim_samples_free(&m->itl);
+    sim_samples_free(&m->e2el);
+    sim_samples_free(&m->waiting);
+    sim_samples_free(&m->sched);
+}
+
+static double ms(int64_t ns)
+{
+    return (double)ns / 1e6;
+}
+
+void eng_metrics_request(eng_metrics *m, const eng_request *rq)
+{
+    if (m->t_first_arrival < 0 || rq->t_arrival < m->t_first_arrival)
+        m->t_first_arrival = rq->t_arrival;
+    if (rq->status == ENG_RQ_REJECTED) {
+        m->rejected++;
+        return;
+    }
+    m->completed++;
+    m->prompt_tokens += rq->prompt;
+    m->output_tokens += rq->output;
+    if (rq->t_finish > m->t_last_finish)
+        m->t_last_finish = rq->t_finish;
+    double ttft = ms(rq->t_first_token - rq->t_arrival);
+    double e2el = ms(rq->t_finish - rq->t_arrival);
+    double tpot = rq->output > 1 ? ms(rq->t_finish - rq->t_first_token) / (rq->output - 1) : 0;
+    sim_samples_add(&m->ttft, ttft);
+    sim_samples_add(&m->e2el, e2el);
+    if (rq->output > 1)
+        sim_samples_add(&m->tpot, tpot);
+    sim_samples_add(&m->waiting, ms(rq->t_first_sched - rq->t_arrival));
+    int good = (m->slo_ttft_ms <= 0 || ttft <= m->slo_ttft_ms) &&
+               (m->slo_tpot_ms <= 0 || tpot <= m->slo_tpot_ms) &&
+               (m->slo_e2e_ms <= 0 || e2el <= m->slo_e2e_ms);
+    m->good += good;
+}
+
+void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count)
+{
+    sim_samples_add_n(&m->itl, ms(gap_ns), (size_t)count);
+}
+
+void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns)
+{
+    sim_samples_add(&m->sched, ms(cpu_ns));
+}
+
+static int put(eng_metric *out, int n, const char *name, double v)
+{
+    snprintf(out[n].name, sizeof out[n].name, "%s", name);
+    out[n].value = v;
+    return n + 1;
+}
+
+static int put_dist(eng_metric *out, int n, const char *what, sim_samples *s)
+{
+    static const struct {
+        const char *prefix;
+        double p;
+    } pct[] = {{"median", 50}, {"p90", 90}, {"p95", 95}, {"p99", 99}};
+    char name[40];
+    snprintf(name, sizeof name, "mean_%s", what);
+    n = put(out, n, name, sim_samples_mean(s));
+    for (size_t i = 0; i < sizeof pct / sizeof pct[0]; i++) {
+        snprintf(name, sizeof name, "%s_%s", pct[i].prefix, what);
+        n = put(out, n, name, sim_samples_percentile(s, pct[i].p));
+    }
+    return n;
+}
+
+int eng_metrics_summary(eng_metrics *m, eng_metric *out)
+{
+    double dur = m->completed ? (double)(m->t_last_finish - m->t_first_arrival) / 1e9 : 0;
+    double per_s = dur > 0 ? 1.0 / dur : 0;
+    int n = 0;
+    n = put(out, n, "completed", (double)m->completed);
+    n = put(out, n, "rejected", (double)m->rejected);
+    n = put(out, n, "total_input_tokens", (double)m->prompt_tokens);
+    n = put(out, n, "total_output_tokens", (double)m->output_tokens);
+    n = put(out, n, "duration", dur);
+    n = put(out, n, "request_throughput", (double)m->completed * per_s);
+    n = put(out, n, "output_throughput", (double)m->output_tokens * per_s);
+    n = put(out, n, "total_token_throughput",
+            (double)(m->prompt_tokens + m->output_tokens) * per_s);
+    n = put(out, n, "request_goodput", (double)m->good * per_s);
+    n = put_dist(out, n, "ttft_ms", &m->ttft);
+    n = put_dist(out, n, "tpot_ms", &m->tpot);
+    n = put_dist(out, n, "itl_ms", &m->itl);
+    n = put_dist(out, n, "e2el_ms", &m->e2el);
+    n = put_dist(out, n, "waiting_ms", &m->waiting);
+    n = put_dist(out, n, "sched_overhead_ms", &m->sched);
+    return n;
+}

@@ -1,0 +1,44 @@
+/*
+ * metrics.h: per-run summary metrics, named as vLLM's serving benchmark names them.
+ *
+ * The engine feeds finished requests, inter-token gaps and iteration CPU times in; the summary
+ * is a fixed, ordered list of (name, value) pairs, the same for the printed table, --json and the
+ * `metrics` table. Definitions: TTFT = first token - arrival; TPOT = (finish - first token) /
+ * (output - 1) over requests with output > 1; ITL = gaps between consecutive tokens of one
+ * request; E2EL = finish - arrival; waiting = first scheduled - arrival; sched_overhead = CPU
+ * time per iteration. Throughputs are per second of simulated time from the first arrival to
+ * the last finish.
+ */
+#ifndef ENG_METRICS_H
+#define ENG_METRICS_H
+
+#include <stdint.h>
+
+#include "sim.h"
+#include "stats.h"
+#include "request.h"
+
+typedef struct eng_metrics {
+    sim_samples ttft, tpot, itl, e2el, waiting, sched;
+    int64_t completed, rejected, prompt_tokens, output_tokens;
+    int64_t t_first_arrival, t_last_finish;
+    double slo_ttft_ms, slo_tpot_ms, slo_e2e_ms; /* 0 = none; goodput counts requests meeting all */
+    int64_t good;
+} eng_metrics;
+
+void eng_metrics_init(eng_metrics *m);
+void eng_metrics_free(eng_metrics *m);
+void eng_metrics_request(eng_metrics *m, const eng_request *rq);
+void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count);
+void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns);
+
+typedef struct eng_metric {
+    char name[40];
+    double value;
+} eng_metric;
+
+#define ENG_MAX_METRICS 96
+/* Computes the summary into out[] (at most ENG_MAX_METRICS); returns the count. */
+int eng_metrics_summary(eng_metrics *m, eng_metric *out);
+
+#endif

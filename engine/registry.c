@@ -1,0 +1,55 @@
+/*
+ * registry.c: the scheduling policies llmsim knows, by name. Adding a policy: one file
+ * (sched_<name>.c defining its ops table) and one line here.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sched.h"
+
+extern const eng_sched_ops eng_sched_orca;
+
+static const eng_sched_ops *const registry[] = {
+    &eng_sched_orca,
+};
+
+const eng_sched_ops *const *eng_sched_all(size_t *n)
+{
+    *n = sizeof registry / sizeof registry[0];
+    return registry;
+}
+
+const eng_sched_ops *eng_sched_find(const char *name)
+{
+    size_t n;
+    const eng_sched_ops *const *all = eng_sched_all(&n);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(all[i]->name, name) == 0)
+            return all[i];
+    return NULL;
+}
+
+int eng_sched_registry_check(char *buf, size_t len)
+{
+    size_t n;
+    const eng_sched_ops *const *all = eng_sched_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        const eng_sched_ops *o = all[i];
+        if (!o->name || !o->init || !o->on_arrival || !o->next_batch || !o->on_finish) {
+            snprintf(buf, len, "scheduler #%zu (%s) lacks a required op", i,
+                     o->name ? o->name : "?");
+            return -1;
+        }
+        if (o->abi != ENG_SCHED_ABI) {
+            snprintf(buf, len, "scheduler %s has ABI %d, engine has %d", o->name, o->abi,
+                     ENG_SCHED_ABI);
+            return -1;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(all[j]->name, o->name) == 0) {
+                snprintf(buf, len, "scheduler name %s registered twice", o->name);
+                return -1;
+            }
+    }
+    return 0;
+}

@@ -1,0 +1,75 @@
+/*
+ * rqlist.h: an intrusive FIFO of requests through their sched_prev/sched_next links, for
+ * policies' queues. A request is in at most one such list at a time.
+ */
+#ifndef ENG_RQLIST_H
+#define ENG_RQLIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "request.h"
+
+typedef struct eng_rq_list {
+    eng_request *head, *tail;
+    int64_t n;
+} eng_rq_list;
+
+static inline void eng_list_push_back(eng_rq_list *l, eng_request *rq)
+{
+    rq->sched_next = NULL;
+    rq->sched_prev = l->tail;
+    if (l->tail)
+        l->tail->sched_next = rq;
+    else
+        l->head = rq;
+    l->tail = rq;
+    l->n++;
+}
+
+static inline void eng_list_push_front(eng_rq_list *l, eng_request *rq)
+{
+    rq->sched_prev = NULL;
+    rq->sched_next = l->head;
+    if (l->head)
+        l->head->sched_prev = rq;
+    else
+        l->tail = rq;
+    l->head = rq;
+    l->n++;
+}
+
+static inline void eng_list_remove(eng_rq_list *l, eng_request *rq)
+{
+    if (rq->sched_prev)
+        rq->sched_prev->sched_next = rq->sched_next;
+    else
+        l->head = rq->sched_next;
+    if (rq->sched_next)
+        rq->sched_next->sched_prev = rq->sched_prev;
+    else
+        l->tail = rq->sched_prev;
+    rq->sched_prev = rq->sched_next = NULL;
+    l->n--;
+}
+
+static inline eng_request *eng_list_pop_front(eng_rq_list *l)
+{
+    eng_request *rq = l->head;
+    if (rq)
+        eng_list_remove(l, rq);
+    return rq;
+}
+
+/* Walks the list checking links and count; 0 when consistent. */
+static inline int eng_list_check(const eng_rq_list *l)
+{
+    int64_t n = 0;
+    const eng_request *prev = NULL;
+    for (const eng_request *rq = l->head; rq; prev = rq, rq = rq->sched_next, n++)
+        if (rq->sched_prev != prev)
+            return -1;
+    return (n == l->n && prev == l->tail) ? 0 : -1;
+}
+
+#endif

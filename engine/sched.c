@@ -1,0 +1,130 @@
+/*
+ * sched.c: scheduler settings: typed parameters declared by each policy, read with defaults.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+
+const eng_param *eng_sched_param(const eng_sched_ops *ops, const char *key)
+{
+    for (const eng_param *p = ops->params; p && p->name; p++)
+        if (strcmp(p->name, key) == 0)
+            return p;
+    return NULL;
+}
+
+int eng_sched_param_known(const char *key)
+{
+    size_t n;
+    const eng_sched_ops *const *all = eng_sched_all(&n);
+    for (size_t i = 0; i < n; i++)
+        if (eng_sched_param(all[i], key))
+            return 1;
+    return 0;
+}
+
+static int parse_number(const char *s, int integer, double *out)
+{
+    char *end;
+    errno = 0;
+    if (integer) {
+        long long v = strtoll(s, &end, 10);
+        *out = (double)v;
+    } else {
+        *out = strtod(s, &end);
+    }
+    return (errno == 0 && end != s && *end == '\0') ? 0 : -1;
+}
+
+static int enum_has(const char *choices, const char *val)
+{
+    size_t n = strlen(val);
+    for (const char *c = choices; c && *c;) {
+        const char *bar = strchr(c, '|');
+        size_t len = bar ? (size_t)(bar - c) : strlen(c);
+        if (len == n && strncmp(c, val, n) == 0)
+            return 1;
+        c = bar ? bar + 1 : c + len;
+    }
+    return 0;
+}
+
+int eng_param_validate(const eng_param *p, const char *val, char *buf, size_t len)
+{
+    double v;
+    switch (p->type) {
+    case ENG_PARAM_ENUM:
+        if (enum_has(p->choices, val))
+            return 0;
+        snprintf(buf, len, "expected one of %s, got '%s'", p->choices, val);
+        return -1;
+    case ENG_PARAM_INT:
+    case ENG_PARAM_DOUBLE:
+        if (parse_number(val, p->type == ENG_PARAM_INT, &v) < 0) {
+            snprintf(buf, len, "expected %s, got '%s'",
+                     p->type == ENG_PARAM_INT ? "an integer" : "a number", val);
+            return -1;
+        }
+        if (v < p->min || v > p->max) {
+            snprintf(buf, len, "expected a value in [%g, %g], got %s", p->min, p->max, val);
+            return -1;
+        }
+        return 0;
+    }
+    snprintf(buf, len, "unknown parameter type");
+    return -1;
+}
+
+const char *eng_cfg_get(const eng_sched_cfg *cfg, const char *key)
+{
+    for (int i = 0; i < cfg->n; i++)
+        if (strcmp(cfg->kv[i].key, key) == 0)
+            return cfg->kv[i].val;
+    return NULL;
+}
+
+int eng_cfg_set(eng_sched_cfg *cfg, const char *key, const char *val)
+{
+    for (int i = 0; i < cfg->n; i++)
+        if (strcmp(cfg->kv[i].key, key) == 0) {
+            snprintf(cfg->kv[i].val, sizeof cfg->kv[i].val, "%s", val);
+            return 0;
+        }
+    if (cfg->n == ENG_SCHED_MAX_PARAMS)
+        return -1;
+    snprintf(cfg->kv[cfg->n].key, sizeof cfg->kv[cfg->n].key, "%s", key);
+    snprintf(cfg->kv[cfg->n].val, sizeof cfg->kv[cfg->n].val, "%s", val);
+    cfg->n++;
+    return 0;
+}
+
+/* The value a policy sees: the scenario's if given, else the declared default. A key the policy
+ * does not declare is a programming error in the policy. */
+static const char *value_of(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key)
+{
+    const eng_param *p = eng_sched_param(ops, key);
+    if (!p) {
+        fprintf(stderr, "llmsim: policy '%s' reads undeclared parameter '%s'\n", ops->name, key);
+        abort();
+    }
+    const char *v = cfg ? eng_cfg_get(cfg, key) : NULL;
+    return v ? v : p->def;
+}
+
+int64_t eng_cfg_int(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key)
+{
+    return strtoll(value_of(cfg, ops, key), NULL, 10);
+}
+
+double eng_cfg_double(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key)
+{
+    return strtod(value_of(cfg, ops, key), NULL);
+}
+
+const char *eng_cfg_str(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key)
+{
+    return value_of(cfg, ops, key);
+}

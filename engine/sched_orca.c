@@ -1,0 +1,94 @@
+/*
+ * sched_orca.c: Orca-style iteration-level scheduling with selective batching.
+ *
+ * MODEL: Orca (Yu et al., OSDI'22), section 4: the scheduler picks requests at every iteration;
+ * new requests join a running batch at any iteration and finished ones leave at once. Selective
+ * batching runs the newcomers' prefill and the running requests' decode in one iteration.
+ * Each admitted request reserves KV for prompt + maximum output up front (Algorithm 1 reserves
+ * max_tokens slots), so nothing is ever preempted.
+ */
+#include "engine.h"
+#include "rqlist.h"
+
+typedef struct orca {
+    eng_rq_list waiting; /* arrival order */
+    int32_t running;     /* admitted and not finished */
+    int64_t max_num_seqs;
+    int64_t max_num_batched_tokens; /* 0 = no limit on newcomers' prompt tokens per iteration */
+} orca;
+
+static const eng_param orca_params[] = {
+    {"max_num_seqs", ENG_PARAM_INT, "256", 1, 1e6, NULL, "most requests running at once"},
+    {"max_num_batched_tokens", ENG_PARAM_INT, "0", 0, 1e9, NULL,
+     "most prompt tokens admitted per iteration (0: no limit)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+extern const eng_sched_ops eng_sched_orca;
+
+static int orca_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
+{
+    orca *o = st;
+    o->max_num_seqs = eng_cfg_int(cfg, &eng_sched_orca, "max_num_seqs");
+    o->max_num_batched_tokens = eng_cfg_int(cfg, &eng_sched_orca, "max_num_batched_tokens");
+    return 0;
+}
+
+static void orca_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    orca *o = st;
+    if (o->max_num_batched_tokens > 0 && rq->prompt > o->max_num_batched_tokens) {
+        eng_reject(r, rq, ENG_REJECT_BATCH);
+        return;
+    }
+    eng_list_push_back(&o->waiting, rq);
+}
+
+static int orca_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now)
+{
+    orca *o = st;
+    int64_t tokens = 0;
+    /* MODEL: Orca Algorithm 1 walks requests in arrival order and stops at the first one whose
+     * reservation does not fit (first come, first served; no skipping ahead). */
+    eng_request *rq;
+    while ((rq = o->waiting.head) && o->running < o->max_num_seqs) {
+        if (o->max_num_batched_tokens > 0 && tokens + rq->prompt > o->max_num_batched_tokens)
+            break;
+        if (eng_kv_reserve(r, rq, (int64_t)rq->prompt + rq->output) != 0)
+            break;
+        eng_list_pop_front(&o->waiting);
+        eng_batch_add_prefill(r, out, rq, rq->prefill_target, rq->prefill_target);
+        tokens += rq->prompt;
+        o->running++;
+    }
+    if (eng_cohort_size(r) > 0)
+        eng_batch_decode_all(r, out);
+    return out->nchunks + eng_cohort_size(r);
+}
+
+static void orca_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    orca *o = st;
+    o->running--;
+}
+
+static int orca_check(const void *st, const eng_replica *r)
+{
+    const orca *o = st;
+    if (eng_list_check(&o->waiting) != 0 || o->running < 0 || o->running > o->max_num_seqs)
+        return -1;
+    return 0;
+}
+
+const eng_sched_ops eng_sched_orca = {
+    .name = "orca",
+    .abi = ENG_SCHED_ABI,
+    .state_size = sizeof(orca),
+    .params = orca_params,
+    .summary = "iteration-level batching; prefill and decode share iterations; KV reserved "
+               "for prompt + output up front",
+    .init = orca_init,
+    .on_arrival = orca_on_arrival,
+    .next_batch = orca_next_batch,
+    .on_finish = orca_on_finish,
+    .check = orca_check,
+};
