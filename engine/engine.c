@@ -311,7 +311,8 @@ static void start_iteration(eng_replica *r, int64_t now)
                        .prefill_tokens = (int32_t)s.prefill_tokens,
                        .decode_tokens = s.decode_seqs,
                        .kv_blocks_used = r->kv_used,
-                       .preempted = r->preempted_now};
+                       .preempted = r->preempted_now,
+                       .shape = s};
     r->preempted_now = 0;
     eng_metrics_iteration_cpu(&e->m, cpu);
     e->tot.iterations++;

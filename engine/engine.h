@@ -103,6 +103,7 @@ typedef struct eng_iter_rec {
     int32_t decode_tokens;
     int64_t kv_blocks_used;
     int32_t preempted;       /* requests preempted while forming it */
+    eng_shape shape;         /* what the predictor was given */
 } eng_iter_rec;
 
 typedef struct eng_recorder_ops {

@@ -1,8 +1,10 @@
 /*
  * evq.c: binary min-heap of events keyed by (t, key), key = biased priority << 48 | sequence.
  *
- * Invariants: heap[i] <= heap[2i+1], heap[2i+2]; every sequence number in the cancelled set is
- * also in the heap (it leaves the set when its tombstone is popped); live = n - cancelled count.
+ * Invariants: heap[i] <= heap[2i+1], heap[2i+2]; the pending set holds exactly the sequence
+ * numbers of the heap's live events (inserted at push, removed at pop or cancel), so a heap
+ * entry whose number is not in it is a tombstone, and cancelling a number that is not in it
+ * (already run, already cancelled, never issued) changes nothing. live = nlive <= n.
  * The queue owns its arrays; events hold borrowed obj pointers.
  */
 #include <stdlib.h>
@@ -16,9 +18,9 @@ struct sim_evq {
     sim_event *heap;
     size_t n, cap;
     uint64_t next_seq;
-    /* cancelled sequence numbers: open addressing, linear probing, 0 = empty slot */
-    uint64_t *dead;
-    size_t ndead, deadcap; /* deadcap is a power of two, or 0 */
+    /* pending (live) sequence numbers: open addressing, linear probing, 0 = empty slot */
+    uint64_t *live;
+    size_t nlive, livecap; /* livecap is a power of two, or 0 */
 };
 
 static inline bool before(const sim_event *a, const sim_event *b)
@@ -40,7 +42,7 @@ void sim_evq_free(sim_evq *q)
     if (!q)
         return;
     free(q->heap);
-    free(q->dead);
+    free(q->live);
     free(q);
 }
 
@@ -74,6 +76,75 @@ static void sift_down(sim_event *h, size_t n, size_t i)
     h[i] = ev;
 }
 
+static inline size_t hash_slot(uint64_t seq, size_t cap)
+{
+    seq *= UINT64_C(0x9E3779B97F4A7C15);
+    return (size_t)(seq >> 17) & (cap - 1);
+}
+
+static bool live_find(const sim_evq *q, uint64_t seq, size_t *slot)
+{
+    if (q->livecap == 0)
+        return false;
+    for (size_t i = hash_slot(seq, q->livecap);; i = (i + 1) & (q->livecap - 1)) {
+        if (q->live[i] == 0)
+            return false;
+        if (q->live[i] == seq) {
+            *slot = i;
+            return true;
+        }
+    }
+}
+
+static void live_insert_raw(uint64_t *tab, size_t cap, uint64_t seq)
+{
+    size_t i = hash_slot(seq, cap);
+    while (tab[i] != 0)
+        i = (i + 1) & (cap - 1);
+    tab[i] = seq;
+}
+
+static void live_grow(sim_evq *q)
+{
+    size_t cap = q->livecap ? q->livecap * 2 : 64;
+    uint64_t *tab = sim_xcalloc(cap, sizeof *tab);
+    for (size_t i = 0; i < q->livecap; i++)
+        if (q->live[i])
+            live_insert_raw(tab, cap, q->live[i]);
+    free(q->live);
+    q->live = tab;
+    q->livecap = cap;
+}
+
+static void live_insert(sim_evq *q, uint64_t seq)
+{
+    if ((q->nlive + 1) * 2 > q->livecap)
+        live_grow(q);
+    live_insert_raw(q->live, q->livecap, seq);
+    q->nlive++;
+}
+
+/* Backward-shift deletion keeps probe sequences unbroken without tombstones. */
+static void live_remove(sim_evq *q, size_t i)
+{
+    size_t mask = q->livecap - 1;
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (q->live[j] == 0)
+            break;
+        size_t home = hash_slot(q->live[j], q->livecap);
+        /* move live[j] into the hole at i unless its home lies cyclically in (i, j] */
+        bool stays = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            q->live[i] = q->live[j];
+            i = j;
+        }
+    }
+    q->live[i] = 0;
+    q->nlive--;
+}
+
 sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void *obj, int64_t arg)
 {
     SIM_CHECK(NULL, prio >= SIM_PRIO_MIN && prio <= SIM_PRIO_MAX);
@@ -83,6 +154,7 @@ sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void 
         q->heap = sim_xrealloc(q->heap, q->cap * sizeof *q->heap);
     }
     uint64_t seq = q->next_seq++;
+    live_insert(q, seq);
     sim_event *ev = &q->heap[q->n];
     ev->t = t;
     ev->key = ((uint64_t)(prio - SIM_PRIO_MIN) << 48) | seq;
@@ -93,89 +165,13 @@ sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void 
     return seq;
 }
 
-static inline size_t hash_slot(uint64_t seq, size_t cap)
-{
-    seq *= UINT64_C(0x9E3779B97F4A7C15);
-    return (size_t)(seq >> 17) & (cap - 1);
-}
-
-static bool dead_find(const sim_evq *q, uint64_t seq, size_t *slot)
-{
-    if (q->deadcap == 0)
-        return false;
-    for (size_t i = hash_slot(seq, q->deadcap);; i = (i + 1) & (q->deadcap - 1)) {
-        if (q->dead[i] == 0)
-            return false;
-        if (q->dead[i] == seq) {
-            *slot = i;
-            return true;
-        }
-    }
-}
-
-static void dead_insert_raw(uint64_t *tab, size_t cap, uint64_t seq)
-{
-    size_t i = hash_slot(seq, cap);
-    while (tab[i] != 0)
-        i = (i + 1) & (cap - 1);
-    tab[i] = seq;
-}
-
-static void dead_grow(sim_evq *q)
-{
-    size_t cap = q->deadcap ? q->deadcap * 2 : 64;
-    uint64_t *tab = sim_xcalloc(cap, sizeof *tab);
-    for (size_t i = 0; i < q->deadcap; i++)
-        if (q->dead[i])
-            dead_insert_raw(tab, cap, q->dead[i]);
-    free(q->dead);
-    q->dead = tab;
-    q->deadcap = cap;
-}
-
-/* Backward-shift deletion keeps probe sequences unbroken without tombstones. */
-static void dead_remove(sim_evq *q, size_t i)
-{
-    size_t mask = q->deadcap - 1;
-    size_t j = i;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (q->dead[j] == 0)
-            break;
-        size_t home = hash_slot(q->dead[j], q->deadcap);
-        /* move dead[j] into the hole at i unless its home lies cyclically in (i, j] */
-        bool stays = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
-        if (!stays) {
-            q->dead[i] = q->dead[j];
-            i = j;
-        }
-    }
-    q->dead[i] = 0;
-    q->ndead--;
-}
-
-#ifdef SIM_DEBUG
-static bool in_heap(const sim_evq *q, uint64_t seq)
-{
-    for (size_t i = 0; i < q->n; i++)
-        if ((q->heap[i].key & SEQ_MASK) == seq)
-            return true;
-    return false;
-}
-#endif
-
+/* Only a pending event can be cancelled: an id that already ran, was already cancelled or was
+ * never issued is not in the pending set, so it leaves no tombstone behind. */
 void sim_evq_cancel(sim_evq *q, sim_event_id id)
 {
     size_t slot;
-    if (id == 0 || id >= q->next_seq || dead_find(q, id, &slot))
-        return;
-    /* An id that already ran must not become a tombstone that never pops. Callers cancel
-     * events they know are pending; the debug build verifies it. */
-    SIM_ASSERT(NULL, in_heap(q, id));
-    if ((q->ndead + 1) * 2 > q->deadcap)
-        dead_grow(q);
-    dead_insert_raw(q->dead, q->deadcap, id);
-    q->ndead++;
+    if (id != 0 && live_find(q, id, &slot))
+        live_remove(q, slot);
 }
 
 static void pop_top(sim_evq *q)
@@ -188,11 +184,10 @@ static void pop_top(sim_evq *q)
 /* Drops tombstones at the top; returns false when nothing live is left. */
 static bool skip_dead(sim_evq *q)
 {
+    size_t slot;
     while (q->n > 0) {
-        size_t slot;
-        if (q->ndead == 0 || !dead_find(q, q->heap[0].key & SEQ_MASK, &slot))
+        if (q->n == q->nlive || live_find(q, q->heap[0].key & SEQ_MASK, &slot))
             return true;
-        dead_remove(q, slot);
         pop_top(q);
     }
     return false;
@@ -202,6 +197,11 @@ bool sim_evq_pop(sim_evq *q, sim_event *ev)
 {
     if (!skip_dead(q))
         return false;
+    size_t slot = 0;
+    bool found = live_find(q, q->heap[0].key & SEQ_MASK, &slot);
+    SIM_ASSERT(NULL, found);
+    (void)found;
+    live_remove(q, slot);
     *ev = q->heap[0];
     pop_top(q);
     return true;
@@ -214,7 +214,7 @@ int64_t sim_evq_peek_time(sim_evq *q)
 
 size_t sim_evq_size(const sim_evq *q)
 {
-    return q->n - q->ndead;
+    return q->nlive;
 }
 
 int sim_evq_check(const sim_evq *q)
@@ -222,7 +222,7 @@ int sim_evq_check(const sim_evq *q)
     for (size_t i = 1; i < q->n; i++)
         if (before(&q->heap[i], &q->heap[(i - 1) / 2]))
             return -1;
-    if (q->ndead > q->n)
+    if (q->nlive > q->n)
         return -1;
     return 0;
 }

@@ -3,8 +3,9 @@
  *
  * Every operation is O(log n). The sequence number is assigned by the queue at push time and
  * grows by one per push, so events pushed earlier at the same (time, priority) come out first:
- * the order is total and does not depend on the heap's layout. Cancellation is lazy: the
- * cancelled sequence number is remembered and the event is dropped when it reaches the top.
+ * the order is total and does not depend on the heap's layout. Cancellation is lazy: the queue
+ * keeps the set of pending sequence numbers, cancelling removes one from it, and an event whose
+ * number is no longer pending is dropped when it reaches the top.
  */
 #ifndef SIM_EVQ_H
 #define SIM_EVQ_H
@@ -33,6 +34,7 @@ sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void 
 bool sim_evq_pop(sim_evq *q, sim_event *ev);
 /* Time of the first live event, or SIM_TIME_MAX when empty (drops tombstones it meets). */
 int64_t sim_evq_peek_time(sim_evq *q);
+/* Cancels a pending event; an id that already ran, was cancelled or was never issued: no-op. */
 void sim_evq_cancel(sim_evq *q, sim_event_id id);
 size_t sim_evq_size(const sim_evq *q); /* live events */
 /* Walks the heap and checks the heap property and the live count; returns 0 when sound. */

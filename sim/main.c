@@ -1,0 +1,47 @@
+/*
+ * main.c: the llmsim command: dispatch to subcommands.
+ */
+#include <gsl/gsl_errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"run", cmd_run, "run FILE: simulate a scenario, store the run, print its summary"},
+    {"scenario", cmd_scenario, "scenario check FILE: validate a scenario without running it"},
+    {"list", cmd_list, "list gpus|models|schedulers: print the catalogs"},
+};
+
+static int usage(FILE *f)
+{
+    fprintf(f, "llmsim %s: discrete-event simulator of LLM serving schedulers\n\n"
+               "usage: llmsim COMMAND [ARGS]\n\n",
+            LLMSIM_VERSION);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\nEvery command that touches results takes --db PATH (default llmsim.db).\n");
+    return f == stdout ? 0 : 2;
+}
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+    if (argc < 2)
+        return usage(stderr);
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
+        return usage(stdout);
+    if (!strcmp(argv[1], "--version")) {
+        printf("llmsim %s\n", LLMSIM_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "llmsim: unknown command '%s'\n", argv[1]);
+    return usage(stderr);
+}

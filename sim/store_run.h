@@ -1,0 +1,43 @@
+/*
+ * store_run.h: writing one run (its row, requests, iterations, metrics) in one transaction.
+ */
+#ifndef LLMSIM_STORE_RUN_H
+#define LLMSIM_STORE_RUN_H
+
+#include <stdint.h>
+
+#include "engine.h"
+#include "store.h"
+
+/* How much of a run is stored: summary (runs + metrics), iterations (+ one row per iteration),
+ * requests (+ one row per request: everything; the default). */
+typedef enum store_level { STORE_SUMMARY = 0, STORE_ITERATIONS, STORE_REQUESTS } store_level;
+
+/* Parses "summary", "iterations" or "requests"; -1 otherwise. */
+int store_level_parse(const char *s, store_level *out);
+const char *store_level_name(store_level l);
+
+typedef struct store_run_info {
+    const char *name, *scenario_text, *scheduler, *version, *profile, *model, *gpu, *dtype;
+    const char *hardware;
+    uint64_t seed;
+    int replicas, tensor_parallel;
+    store_level level;
+} store_run_info;
+
+typedef struct store_run store_run;
+
+/* Begins the transaction and inserts the run row. NULL with err on failure (nothing written). */
+store_run *store_run_begin(store *s, const store_run_info *info, sim_err *err);
+int64_t store_run_id(const store_run *w);
+/* Row writers for the engine's recorder; a failure is remembered and reported by finish. */
+void store_run_request(store_run *w, const eng_request *rq);
+void store_run_iteration(store_run *w, const eng_iter_rec *it);
+/* The recorder ops that call the two writers above (st = the store_run). */
+const eng_recorder_ops *store_run_recorder(void);
+/* Inserts the metrics and commits. Returns 0, or -1 with err after rolling back. Frees w. */
+int store_run_finish(store_run *w, const eng_metric *m, int n, sim_err *err);
+/* Rolls back and frees w. */
+void store_run_abort(store_run *w);
+
+#endif
