@@ -1,0 +1,421 @@
+/* test_calibration.c: the GPU and model catalogs, the config.json reader (good, OPT, malformed
+ * and missing-key files written to a temporary directory) and the roofline predictor: the
+ * Llama-3-8B on H100 sanity figures, fp8 refusal, monotonicity and tensor parallelism. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "catalog.h"
+#include "roofline.h"
+
+static char tmpdir[256];
+
+static int make_tmpdir(void **state)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/llmsim-cal-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes text to tmpdir/<sub>/config.json and returns its path (static buffer). */
+static const char *write_config(const char *sub, const char *text)
+{
+    static char path[400];
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, sub);
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        fail_msg("mkdir %s failed", dir);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static int near(double a, double b)
+{
+    return a > b * (1 - 1e-12) && a < b * (1 + 1e-12);
+}
+
+static void test_gpu_catalog(void **state)
+{
+    eng_gpu g;
+    assert_int_equal(cal_gpu_count(), 8);
+    assert_int_equal(cal_gpu_find("h100-sxm", &g), 0);
+    assert_string_equal(g.name, "h100-sxm");
+    assert_true(near(g.flops_bf16, 989.4e12));
+    assert_true(near(g.flops_fp8, 1978.9e12));
+    assert_true(near(g.mem_bw, 3.35e12));
+    assert_true(g.mem_bytes == INT64_C(80) << 30);
+    assert_true(near(g.link_bw, 450e9));
+    assert_int_equal(cal_gpu_find("a100-80gb", &g), 0);
+    assert_true(g.flops_fp8 == 0 && near(g.mem_bw, 2.039e12));
+    assert_int_equal(cal_gpu_find("a100-40gb", &g), 0);
+    assert_true(near(g.mem_bw, 1.555e12) && g.mem_bytes == INT64_C(40) << 30);
+    const char *want[] = {"h100-sxm",  "h100-pcie", "h200", "a100-80gb",
+                          "a100-40gb", "l40s",      "l4",   "rtx-4090"};
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(cal_gpu_find(want[i], &g), 0);
+        assert_true(g.mem_bytes > 0 && g.mem_bw > 0 && g.flops_bf16 > 0 && g.link_bw > 0 &&
+                    g.pcie_bw > 0);
+        assert_true(g.flops_fp8 == 0 || g.flops_fp8 >= g.flops_bf16);
+        assert_non_null(cal_gpu_source(want[i]));
+        assert_string_equal(cal_gpu_at(i)->name, want[i]);
+    }
+    assert_null(cal_gpu_at(8));
+    assert_null(cal_gpu_at(-1));
+    memset(&g, 0x5a, sizeof g);
+    assert_int_equal(cal_gpu_find("h100", &g), -1);
+    assert_int_equal(cal_gpu_find("", &g), -1);
+    assert_int_equal(cal_gpu_find(NULL, &g), -1);
+    assert_null(cal_gpu_source("v100"));
+    char buf[256];
+    assert_string_equal(cal_gpu_names(buf, sizeof buf),
+                        "h100-sxm, h100-pcie, h200, a100-80gb, a100-40gb, l40s, l4, rtx-4090");
+    char small[10];
+    cal_gpu_names(small, sizeof small);
+    assert_int_equal(strlen(small), 9);
+}
+
+static void test_model_catalog(void **state)
+{
+    eng_model m;
+    assert_int_equal(cal_model_count(), 10);
+    assert_int_equal(cal_model_find("llama-3-8b", &m), 0);
+    assert_int_equal(m.layers, 32);
+    assert_int_equal(m.hidden, 4096);
+    assert_int_equal(m.heads, 32);
+    assert_int_equal(m.kv_heads, 8);
+    assert_int_equal(m.head_dim, 128);
+    assert_int_equal(m.intermediate, 14336);
+    assert_int_equal(m.vocab, 128256);
+    assert_int_equal(m.max_context, 8192);
+    /* Llama-3-8B has 8.03 billion parameters */
+    int64_t p = eng_model_params(&m);
+    assert_true(p > 8000000000LL && p < 8060000000LL);
+    assert_int_equal(eng_model_kv_bytes_per_token(&m, ENG_BF16), 131072);
+    assert_int_equal(cal_model_find("qwen2.5-0.5b", &m), 0);
+    assert_true(m.tied_embeddings && m.qkv_bias && m.head_dim == 64 && m.kv_heads == 2);
+    /* Qwen2.5-0.5B: 0.49 billion parameters */
+    p = eng_model_params(&m);
+    assert_true(p > 480000000LL && p < 500000000LL);
+    assert_int_equal(cal_model_find("opt-13b", &m), 0);
+    assert_true(!m.gated_mlp && m.intermediate == 20480 && m.max_context == 2048);
+    assert_int_equal(cal_model_find("llama-2-70b", &m), 0);
+    p = eng_model_params(&m);
+    assert_true(p > 68900000000LL && p < 69100000000LL);
+    for (int i = 0; i < cal_model_count(); i++) {
+        const eng_model *e = cal_model_at(i);
+        assert_int_equal(e->heads % e->kv_heads, 0);
+        assert_int_equal(cal_model_find(e->name, &m), 0);
+    }
+    assert_null(cal_model_at(10));
+    assert_int_equal(cal_model_find("llama-3-8B", &m), -1);
+    assert_int_equal(cal_model_find("gpt-4", &m), -1);
+    char buf[512];
+    cal_model_names(buf, sizeof buf);
+    assert_non_null(strstr(buf, "llama-2-7b, llama-2-13b"));
+    assert_non_null(strstr(buf, "qwen2.5-7b, opt-13b"));
+}
+
+static void test_config_llama(void **state)
+{
+    const char *path = write_config(
+        "Meta-Llama-3-8B",
+        "{\n  \"architectures\": [\"LlamaForCausalLM\"],\n  \"attention_bias\": false,\n"
+        "  \"bos_token_id\": 128000,\n  \"eos_token_id\": [128001, 128009],\n"
+        "  \"hidden_act\": \"silu\",\n  \"hidden_size\": 4096,\n"
+        "  \"intermediate_size\": 14336,\n  \"max_position_embeddings\": 8192,\n"
+        "  \"model_type\": \"llama\",\n  \"num_attention_heads\": 32,\n"
+        "  \"num_hidden_layers\": 32,\n  \"num_key_value_heads\": 8,\n"
+        "  \"rms_norm_eps\": 1e-05,\n  \"rope_scaling\": {\"factor\": 8.0, \"type\": \"llama3\"},\n"
+        "  \"rope_theta\": 500000.0,\n  \"tie_word_embeddings\": false,\n"
+        "  \"torch_dtype\": \"bfloat16\",\n  \"note\": \"esc \\\" \\u00e9\",\n"
+        "  \"vocab_size\": 128256\n}\n");
+    eng_model m, want;
+    char why[512] = "";
+    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), 0);
+    assert_int_equal(cal_model_find("llama-3-8b", &want), 0);
+    assert_string_equal(m.name, "Meta-Llama-3-8B");
+    memcpy(m.name, want.name, sizeof m.name);
+    assert_memory_equal(&m, &want, sizeof m);
+}
+
+static void test_config_qwen_and_opt(void **state)
+{
+    const char *path = write_config(
+        "qwen", "{\"hidden_size\": 896, \"intermediate_size\": 4864, \"max_position_embeddings\": "
+                "32768, \"model_type\": \"qwen2\", \"num_attention_heads\": 14, "
+                "\"num_hidden_layers\": 24, \"num_key_value_heads\": 2, \"rope_scaling\": null, "
+                "\"tie_word_embeddings\": true, \"vocab_size\": 151936}");
+    eng_model m, want;
+    char why[512] = "";
+    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), 0);
+    assert_int_equal(cal_model_find("qwen2.5-0.5b", &want), 0);
+    memcpy(m.name, want.name, sizeof m.name);
+    assert_memory_equal(&m, &want, sizeof m);
+
+    path = write_config(
+        "opt-13b", "{\"_name_or_path\": \"facebook/opt-13b\", \"activation_function\": \"relu\", "
+                   "\"do_layer_norm_before\": true, \"ffn_dim\": 20480, \"hidden_size\": 5120, "
+                   "\"max_position_embeddings\": 2048, \"model_type\": \"opt\", "
+                   "\"num_attention_heads\": 40, \"num_hidden_layers\": 40, "
+                   "\"vocab_size\": 50272, \"word_embed_proj_dim\": 5120}");
+    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), 0);
+    assert_int_equal(cal_model_find("opt-13b", &want), 0);
+    memcpy(m.name, want.name, sizeof m.name);
+    assert_memory_equal(&m, &want, sizeof m);
+}
+
+static void test_config_errors(void **state)
+{
+    eng_model m;
+    char why[512];
+    const char *path =
+        write_config("bad", "{\n  \"hidden_size\": 4096\n  \"num_hidden_layers\": 32\n}");
+    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
+    assert_non_null(strstr(why, path));
+    assert_non_null(strstr(why, ":3:3: expected ',' or '}'"));
+
+    path = write_config("trunc", "{\"hidden_size\": 4096, \"vocab_size\": [1, 2");
+    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
+    assert_non_null(strstr(why, "expected ',' or ']'"));
+
+    path = write_config("missing", "{\"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+                                   "\"num_attention_heads\": 32, \"vocab_size\": 32000, "
+                                   "\"max_position_embeddings\": 4096}");
+    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
+    assert_non_null(strstr(why, path));
+    assert_non_null(strstr(why, "missing key \"intermediate_size\""));
+
+    path = write_config("opt-missing", "{\"model_type\": \"opt\", \"hidden_size\": 4096, "
+                                       "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                                       "\"intermediate_size\": 11008, \"vocab_size\": 32000, "
+                                       "\"max_position_embeddings\": 4096}");
+    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
+    assert_non_null(strstr(why, "missing key \"ffn_dim\""));
+
+    path = write_config("wrongtype", "{\"hidden_size\": \"4096\", \"num_hidden_layers\": 32, "
+                                     "\"num_attention_heads\": 32, \"intermediate_size\": 11008, "
+                                     "\"vocab_size\": 32000, \"max_position_embeddings\": 4096}");
+    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
+    assert_non_null(strstr(why, ":1: key \"hidden_size\" must be a positive integer"));
+
+    path = write_config("gqa", "{\"hidden_size\": 4096, \"num_hidden_layers\": 32,\n"
+                               "\"num_attention_heads\": 32, \"num_key_value_heads\": 5,\n"
+                               "\"intermediate_size\": 11008, \"vocab_size\": 32000, "
+                               "\"max_position_embeddings\": 4096}");
+    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
+    assert_non_null(strstr(why, ":2: num_key_value_heads 5 does not divide"));
+
+    path = write_config("notobject", "[1, 2, 3]");
+    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
+    assert_non_null(strstr(why, ":1:1: expected '{'"));
+
+    path = write_config("trailing", "{\"a\": 1} x");
+    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
+    assert_non_null(strstr(why, "text after the closing"));
+
+    char nowhere[400];
+    snprintf(nowhere, sizeof nowhere, "%s/none/config.json", tmpdir);
+    assert_int_equal(cal_model_from_config_json(nowhere, &m, why, sizeof why), -1);
+    assert_non_null(strstr(why, nowhere));
+    assert_non_null(strstr(why, "cannot open"));
+}
+
+/* The roofline predictor for (model, gpu, dtype, tp), which must build. */
+static eng_predictor make(const char *model, const char *gpu, eng_dtype dt, int tp)
+{
+    eng_model m;
+    eng_gpu g;
+    eng_predictor p;
+    sim_err err = {{0}};
+    assert_int_equal(cal_model_find(model, &m), 0);
+    assert_int_equal(cal_gpu_find(gpu, &g), 0);
+    if (cal_roofline_new(&m, &g, dt, tp, &p, &err) != 0)
+        fail_msg("cal_roofline_new: %s", err.msg);
+    return p;
+}
+
+static int64_t prefill_ns(const eng_predictor *p, int64_t q, int64_t c, int emit)
+{
+    eng_shape s = {0};
+    eng_shape_add_prefill(&s, q, c);
+    s.emit_seqs = emit;
+    return p->ops->iteration_ns(p->st, &s);
+}
+
+static int64_t decode_ns(const eng_predictor *p, int64_t n, int64_t ctx_each)
+{
+    eng_shape s = {0};
+    eng_shape_add_decodes(&s, n, n * ctx_each);
+    s.emit_seqs = (int32_t)n;
+    return p->ops->iteration_ns(p->st, &s);
+}
+
+static void test_roofline_sanity(void **state)
+{
+    eng_predictor p = make("llama-3-8b", "h100-sxm", ENG_BF16, 1);
+    assert_string_equal(p.label, "roofline h100-sxm bf16 (not measured)");
+    int64_t ttft = prefill_ns(&p, 2048, 0, 1);
+    print_message("llama-3-8b bf16 h100-sxm: TTFT(2048) %.2f ms", ttft / 1e6);
+    assert_true(ttft >= 30 * SIM_NS_PER_MS && ttft <= 100 * SIM_NS_PER_MS);
+    for (int64_t ctx = 2048; ctx <= 2548; ctx += 100) {
+        int64_t tpot = decode_ns(&p, 1, ctx);
+        if (ctx == 2048 || ctx == 2548)
+            print_message(", TPOT(ctx %lld) %.3f ms", (long long)ctx, tpot / 1e6);
+        assert_true(tpot >= 5 * SIM_NS_PER_MS && tpot <= 10 * SIM_NS_PER_MS);
+    }
+    print_message("\n");
+    /* a swap of 1 GiB over PCIe Gen5 (64 GB/s, 80%) takes about 21 ms */
+    int64_t sw = p.ops->transfer_ns(p.st, INT64_C(1) << 30);
+    assert_true(sw > 15 * SIM_NS_PER_MS && sw < 30 * SIM_NS_PER_MS);
+    assert_int_equal(p.ops->transfer_ns(p.st, 0), 0);
+    /* per-operator breakdown adds up to the whole */
+    eng_shape s = {0};
+    eng_shape_add_prefill(&s, 512, 100);
+    eng_shape_add_decodes(&s, 10, 10000);
+    s.emit_seqs = 11;
+    const char *ops[] = {"qkv_proj", "attn_prefill", "attn_decode", "o_proj",   "mlp_up_gate",
+                         "mlp_act",  "mlp_down",     "rmsnorm",     "rope",     "lm_head",
+                         "add",      "embed",        "sample",      "allreduce"};
+    double sum = 0;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        double t = cal_roofline_op_ns(&p, &s, ops[i]);
+        assert_true(t >= 0);
+        sum += t;
+    }
+    double whole = (double)p.ops->iteration_ns(p.st, &s);
+    assert_true(sum > whole - 1 && sum < whole + 1);
+    assert_true(cal_roofline_op_ns(&p, &s, "nope") < 0);
+    assert_true(cal_roofline_op_ns(&p, &s, "allreduce") == 0);
+    cal_predictor_free(&p);
+    assert_null(p.ops);
+    cal_predictor_free(&p);
+}
+
+static void test_roofline_fp8(void **state)
+{
+    eng_model m;
+    eng_gpu g;
+    eng_predictor p;
+    sim_err err = {{0}};
+    assert_int_equal(cal_model_find("llama-3-8b", &m), 0);
+    assert_int_equal(cal_gpu_find("a100-80gb", &g), 0);
+    assert_int_equal(cal_roofline_new(&m, &g, ENG_FP8, 1, &p, &err), -1);
+    assert_non_null(strstr(err.msg, "a100-80gb"));
+    assert_non_null(strstr(err.msg, "fp8"));
+    assert_int_equal(cal_roofline_new(&m, &g, ENG_FP16, 1, &p, &err), 0);
+    cal_predictor_free(&p);
+    assert_int_equal(cal_roofline_new(&m, &g, ENG_BF16, 3, &p, &err), -1);
+    assert_non_null(strstr(err.msg, "does not divide"));
+    assert_int_equal(cal_roofline_new(&m, &g, ENG_BF16, 0, &p, &err), -1);
+
+    eng_predictor bf = make("llama-3-8b", "h100-sxm", ENG_BF16, 1);
+    eng_predictor f8 = make("llama-3-8b", "h100-sxm", ENG_FP8, 1);
+    assert_string_equal(f8.label, "roofline h100-sxm fp8 (not measured)");
+    /* fp8: faster prefill (twice the peak) and faster decode (half the weight bytes) */
+    assert_true(prefill_ns(&f8, 4096, 0, 1) < 0.7 * prefill_ns(&bf, 4096, 0, 1));
+    assert_true(decode_ns(&f8, 1, 1000) < 0.7 * decode_ns(&bf, 1, 1000));
+    cal_predictor_free(&bf);
+    cal_predictor_free(&f8);
+}
+
+static void test_roofline_monotone(void **state)
+{
+    const char *models[] = {"llama-3-8b", "qwen2.5-0.5b", "opt-13b", "llama-2-70b"};
+    const char *gpus[] = {"h100-sxm", "l4", "a100-40gb", "rtx-4090"};
+    for (int k = 0; k < 4; k++) {
+        eng_predictor p = make(models[k], gpus[k], ENG_BF16, k == 3 ? 4 : 1);
+        int64_t prev = 0;
+        for (int64_t q = 1; q <= 16384; q += q < 64 ? 1 : q / 16) {
+            int64_t t = prefill_ns(&p, q, 0, 1);
+            assert_true(t >= prev);
+            prev = t;
+        }
+        prev = 0;
+        for (int64_t c = 0; c <= 32768; c += 257) {
+            int64_t t = prefill_ns(&p, 256, c, 1);
+            assert_true(t >= prev);
+            prev = t;
+        }
+        prev = 0;
+        for (int64_t n = 1; n <= 1024; n++) {
+            int64_t t = decode_ns(&p, n, 1000);
+            assert_true(t >= prev);
+            prev = t;
+        }
+        prev = 0;
+        for (int64_t c = 1; c <= 65536; c *= 2) {
+            int64_t t = decode_ns(&p, 16, c);
+            assert_true(t >= prev);
+            prev = t;
+        }
+        /* a mixed batch costs at least each of its parts */
+        eng_shape s = {0};
+        eng_shape_add_prefill(&s, 300, 0);
+        eng_shape_add_decodes(&s, 20, 20 * 500);
+        s.emit_seqs = 21;
+        int64_t mixed = p.ops->iteration_ns(p.st, &s);
+        assert_true(mixed >= prefill_ns(&p, 300, 0, 1) && mixed >= decode_ns(&p, 20, 500));
+        eng_shape empty = {0};
+        assert_true(p.ops->iteration_ns(p.st, &empty) >= 1);
+        cal_predictor_free(&p);
+    }
+}
+
+static void test_roofline_tp(void **state)
+{
+    eng_predictor p1 = make("llama-3-8b", "h100-sxm", ENG_BF16, 1);
+    eng_predictor p2 = make("llama-3-8b", "h100-sxm", ENG_BF16, 2);
+    assert_string_equal(p2.label, "roofline h100-sxm tp2 bf16 (not measured)");
+    int64_t t1 = prefill_ns(&p1, 8192, 0, 1), t2 = prefill_ns(&p2, 8192, 0, 1);
+    print_message("llama-3-8b prefill 8192 h100-sxm: tp1 %.1f ms, tp2 %.1f ms\n", t1 / 1e6,
+                  t2 / 1e6);
+    assert_true(t2 < t1);
+    assert_true(2 * t2 > t1);
+    /* over PCIe the all-reduces cost more of the gain */
+    eng_predictor l1 = make("llama-3-8b", "l40s", ENG_BF16, 1);
+    eng_predictor l2 = make("llama-3-8b", "l40s", ENG_BF16, 2);
+    double nv = (double)t1 / t2;
+    double pcie = (double)prefill_ns(&l1, 8192, 0, 1) / prefill_ns(&l2, 8192, 0, 1);
+    assert_true(pcie < nv);
+    /* 8 GPUs for a model with 8 KV heads; 16 replicate them */
+    eng_predictor p8 = make("llama-3-70b", "h100-sxm", ENG_BF16, 8);
+    eng_predictor p16 = make("llama-3-70b", "h100-sxm", ENG_BF16, 16);
+    assert_true(decode_ns(&p8, 64, 2000) > 0 && decode_ns(&p16, 64, 2000) > 0);
+    cal_predictor_free(&p1);
+    cal_predictor_free(&p2);
+    cal_predictor_free(&l1);
+    cal_predictor_free(&l2);
+    cal_predictor_free(&p8);
+    cal_predictor_free(&p16);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gpu_catalog),   cmocka_unit_test(test_model_catalog),
+        cmocka_unit_test(test_config_llama),  cmocka_unit_test(test_config_qwen_and_opt),
+        cmocka_unit_test(test_config_errors), cmocka_unit_test(test_roofline_sanity),
+        cmocka_unit_test(test_roofline_fp8),  cmocka_unit_test(test_roofline_monotone),
+        cmocka_unit_test(test_roofline_tp),
+    };
+    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}
