@@ -14,11 +14,11 @@ enum { BUF_A, BUF_B, BUF_C, BUF_Q, BUF_K, BUF_V, BUF_COUNT };
 
 struct kern_bench {
     kern_backend be;
-    kern_cuda *cuda;           /* CUDA backend only */
-    float *buf[BUF_COUNT];     /* CPU backend: host buffers */
-    size_t cap[BUF_COUNT];     /* elements */
-    int32_t *ints;             /* block tables, context lengths, positions */
-    size_t ints_cap;           /* elements */
+    kern_cuda *cuda;       /* CUDA backend only */
+    float *buf[BUF_COUNT]; /* CPU backend: host buffers */
+    size_t cap[BUF_COUNT]; /* elements */
+    int32_t *ints;         /* block tables, context lengths, positions */
+    size_t ints_cap;       /* elements */
 };
 
 void kern_bench_cfg_default(kern_bench_cfg *cfg)
@@ -163,8 +163,8 @@ static void cpu_run(const cpu_call *c)
     const kern_dims *d = &s->dims;
     switch (s->op) {
     case KERN_OP_ATTN_PREFILL:
-        kern_cpu_attn_prefill(c->q, c->k, c->v, c->c, s->tokens, s->context, d->heads,
-                              d->kv_heads, d->head_dim, c->scale);
+        kern_cpu_attn_prefill(c->q, c->k, c->v, c->c, s->tokens, s->context, d->heads, d->kv_heads,
+                              d->head_dim, c->scale);
         break;
     case KERN_OP_ATTN_DECODE:
         kern_cpu_attn_decode(c->q, c->k, c->v, c->tbl, c->max_blocks, c->lens, c->c, s->batch,
@@ -174,12 +174,18 @@ static void cpu_run(const cpu_call *c)
         kern_cpu_rope(c->q, c->pos, s->tokens, d->heads, d->head_dim, 1e6f);
         kern_cpu_rope(c->k, c->pos, s->tokens, d->kv_heads, d->head_dim, 1e6f);
         break;
-    case KERN_OP_MLP_ACT: kern_cpu_silu_mul(c->a, c->c, s->tokens, d->intermediate); break;
+    case KERN_OP_MLP_ACT:
+        kern_cpu_silu_mul(c->a, c->c, s->tokens, d->intermediate);
+        break;
     case KERN_OP_RMSNORM:
         kern_cpu_rmsnorm(c->a, c->b, c->c, s->tokens, d->hidden, 1e-6f);
         break;
-    case KERN_OP_ADD: kern_cpu_add(c->a, c->b, c->c, (size_t)s->tokens * d->hidden); break;
-    default: kern_cpu_linear(c->a, c->b, c->c, c->m, c->k_dim, c->n); break;
+    case KERN_OP_ADD:
+        kern_cpu_add(c->a, c->b, c->c, (size_t)s->tokens * d->hidden);
+        break;
+    default:
+        kern_cpu_linear(c->a, c->b, c->c, c->m, c->k_dim, c->n);
+        break;
     }
 }
 

@@ -246,9 +246,8 @@ void kern_cpu_attn_decode(const float *q, const float *k_cache, const float *v_c
     PARALLEL_FOR
     for (int it = 0; it < items; it++) {
         int b = it / nkv, kvh = it % nkv;
-        decode_item(q + (size_t)b * nh * d, k_cache, v_cache,
-                    block_tables + (size_t)b * max_blocks, context_lens[b],
-                    o + (size_t)b * nh * d, nh, nkv, d, block_size, kvh, scale);
+        decode_item(q + (size_t)b * nh * d, k_cache, v_cache, block_tables + (size_t)b * max_blocks,
+                    context_lens[b], o + (size_t)b * nh * d, nh, nkv, d, block_size, kvh, scale);
     }
 }
 

@@ -16,9 +16,7 @@ int kern_cuda_new(kern_cuda **out, char *err, size_t errlen)
     return NO_CUDA(err, errlen);
 }
 
-void kern_cuda_free(kern_cuda *c)
-{
-}
+void kern_cuda_free(kern_cuda *c) {}
 
 int kern_cuda_describe(char *buf, size_t len, char *err, size_t errlen)
 {
@@ -39,8 +37,8 @@ int kern_cuda_rmsnorm(kern_cuda *c, kern_dtype dt, const float *x, const float *
     return NO_CUDA(err, errlen);
 }
 
-int kern_cuda_silu_mul(kern_cuda *c, kern_dtype dt, const float *x, float *y, int tokens,
-                       int inter, char *err, size_t errlen)
+int kern_cuda_silu_mul(kern_cuda *c, kern_dtype dt, const float *x, float *y, int tokens, int inter,
+                       char *err, size_t errlen)
 {
     return NO_CUDA(err, errlen);
 }
@@ -51,24 +49,23 @@ int kern_cuda_add(kern_cuda *c, kern_dtype dt, const float *a, const float *b, f
     return NO_CUDA(err, errlen);
 }
 
-int kern_cuda_rope(kern_cuda *c, kern_dtype dt, float *x, const int32_t *pos, int tokens,
-                   int heads, int d, float theta, char *err, size_t errlen)
+int kern_cuda_rope(kern_cuda *c, kern_dtype dt, float *x, const int32_t *pos, int tokens, int heads,
+                   int d, float theta, char *err, size_t errlen)
 {
     return NO_CUDA(err, errlen);
 }
 
 int kern_cuda_attn_prefill(kern_cuda *c, kern_dtype dt, const float *q, const float *k,
-                           const float *v, float *o, int chunk, int context, int nh, int nkv,
-                           int d, float scale, char *err, size_t errlen)
+                           const float *v, float *o, int chunk, int context, int nh, int nkv, int d,
+                           float scale, char *err, size_t errlen)
 {
     return NO_CUDA(err, errlen);
 }
 
 int kern_cuda_attn_decode(kern_cuda *c, kern_dtype dt, const float *q, const float *k_cache,
                           const float *v_cache, int num_blocks, const int32_t *block_tables,
-                          int max_blocks, const int32_t *context_lens, float *o, int batch,
-                          int nh, int nkv, int d, int block_size, float scale, char *err,
-                          size_t errlen)
+                          int max_blocks, const int32_t *context_lens, float *o, int batch, int nh,
+                          int nkv, int d, int block_size, float scale, char *err, size_t errlen)
 {
     return NO_CUDA(err, errlen);
 }

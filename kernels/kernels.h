@@ -29,6 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- shapes and operators ------------------------------------------------------------------- */
 
 typedef enum kern_backend {
@@ -72,11 +76,11 @@ typedef struct kern_dims {
 typedef struct kern_shape {
     kern_op op;
     kern_dims dims;
-    int tokens;     /* rows for linear and elementwise ops; chunk length for attn_prefill */
-    int context;    /* attn_prefill: tokens before the chunk (>= 0); attn_decode: cached tokens
-                       per sequence including the new one (>= 1) */
-    int batch;      /* attn_decode: sequences */
-    int block_size; /* attn_decode: tokens per KV block; 0 means 16 */
+    int tokens;       /* rows for linear and elementwise ops; chunk length for attn_prefill */
+    int context;      /* attn_prefill: tokens before the chunk (>= 0); attn_decode: cached tokens
+                         per sequence including the new one (>= 1) */
+    int batch;        /* attn_decode: sequences */
+    int block_size;   /* attn_decode: tokens per KV block; 0 means 16 */
     kern_dtype dtype; /* CUDA: KERN_F16 (default for KERN_F32) or KERN_BF16; CPU: ignored */
 } kern_shape;
 
@@ -101,8 +105,7 @@ double kern_shape_bytes(const kern_shape *s, int elem_bytes);
 /* y[m][n] = x[m][k] * w[n][k]^T */
 void kern_ref_linear(const float *x, const float *w, float *y, int m, int k, int n);
 /* y = x / sqrt(mean(x^2) + eps) * w, row by row; x, y: [tokens][hidden], w: [hidden] */
-void kern_ref_rmsnorm(const float *x, const float *w, float *y, int tokens, int hidden,
-                      float eps);
+void kern_ref_rmsnorm(const float *x, const float *w, float *y, int tokens, int hidden, float eps);
 /* y[t][i] = silu(x[t][i]) * x[t][inter + i]; x: [tokens][2 inter], y: [tokens][inter] */
 void kern_ref_silu_mul(const float *x, float *y, int tokens, int inter);
 /* y[i] = a[i] + b[i] */
@@ -116,24 +119,21 @@ void kern_ref_attn_prefill(const float *q, const float *k, const float *v, float
                            int context, int nh, int nkv, int d, float scale);
 /* Decode over a paged KV cache: q, o: [batch][nh][d]; layout as described at the top. */
 void kern_ref_attn_decode(const float *q, const float *k_cache, const float *v_cache,
-                          const int32_t *block_tables, int max_blocks,
-                          const int32_t *context_lens, float *o, int batch, int nh, int nkv,
-                          int d, int block_size, float scale);
+                          const int32_t *block_tables, int max_blocks, const int32_t *context_lens,
+                          float *o, int batch, int nh, int nkv, int d, int block_size, float scale);
 
 /* ---- CPU backend (fp32, same contracts as kern_ref_*) ---------------------------------------- */
 
 void kern_cpu_linear(const float *x, const float *w, float *y, int m, int k, int n);
-void kern_cpu_rmsnorm(const float *x, const float *w, float *y, int tokens, int hidden,
-                      float eps);
+void kern_cpu_rmsnorm(const float *x, const float *w, float *y, int tokens, int hidden, float eps);
 void kern_cpu_silu_mul(const float *x, float *y, int tokens, int inter);
 void kern_cpu_add(const float *a, const float *b, float *y, size_t n);
 void kern_cpu_rope(float *x, const int32_t *pos, int tokens, int heads, int d, float theta);
 void kern_cpu_attn_prefill(const float *q, const float *k, const float *v, float *o, int chunk,
                            int context, int nh, int nkv, int d, float scale);
 void kern_cpu_attn_decode(const float *q, const float *k_cache, const float *v_cache,
-                          const int32_t *block_tables, int max_blocks,
-                          const int32_t *context_lens, float *o, int batch, int nh, int nkv,
-                          int d, int block_size, float scale);
+                          const int32_t *block_tables, int max_blocks, const int32_t *context_lens,
+                          float *o, int batch, int nh, int nkv, int d, int block_size, float scale);
 
 /* Writes "cpu: <model name from /proc/cpuinfo>, <n> cores, blas: <OpenBLAS config>" into buf
  * (always NUL-terminated when len > 0). Returns 0. */
@@ -165,22 +165,21 @@ int kern_cuda_linear(kern_cuda *c, kern_dtype dt, const float *x, const float *w
                      int k, int n, char *err, size_t errlen);
 int kern_cuda_rmsnorm(kern_cuda *c, kern_dtype dt, const float *x, const float *w, float *y,
                       int tokens, int hidden, float eps, char *err, size_t errlen);
-int kern_cuda_silu_mul(kern_cuda *c, kern_dtype dt, const float *x, float *y, int tokens,
-                       int inter, char *err, size_t errlen);
+int kern_cuda_silu_mul(kern_cuda *c, kern_dtype dt, const float *x, float *y, int tokens, int inter,
+                       char *err, size_t errlen);
 int kern_cuda_add(kern_cuda *c, kern_dtype dt, const float *a, const float *b, float *y, size_t n,
                   char *err, size_t errlen);
-int kern_cuda_rope(kern_cuda *c, kern_dtype dt, float *x, const int32_t *pos, int tokens,
-                   int heads, int d, float theta, char *err, size_t errlen);
+int kern_cuda_rope(kern_cuda *c, kern_dtype dt, float *x, const int32_t *pos, int tokens, int heads,
+                   int d, float theta, char *err, size_t errlen);
 int kern_cuda_attn_prefill(kern_cuda *c, kern_dtype dt, const float *q, const float *k,
-                           const float *v, float *o, int chunk, int context, int nh, int nkv,
-                           int d, float scale, char *err, size_t errlen);
+                           const float *v, float *o, int chunk, int context, int nh, int nkv, int d,
+                           float scale, char *err, size_t errlen);
 /* num_blocks: blocks in k_cache and v_cache (every entry of block_tables that is read must be
  * below it). */
 int kern_cuda_attn_decode(kern_cuda *c, kern_dtype dt, const float *q, const float *k_cache,
                           const float *v_cache, int num_blocks, const int32_t *block_tables,
-                          int max_blocks, const int32_t *context_lens, float *o, int batch,
-                          int nh, int nkv, int d, int block_size, float scale, char *err,
-                          size_t errlen);
+                          int max_blocks, const int32_t *context_lens, float *o, int batch, int nh,
+                          int nkv, int d, int block_size, float scale, char *err, size_t errlen);
 
 /* ---- microbenchmark driver -------------------------------------------------------------------
  * A run: `warmup` untimed calls, then timed calls until at least `min_runs` were made and either
@@ -233,5 +232,9 @@ int kern_bench_describe(const kern_bench *b, char *buf, size_t len, char *err, s
 /* Summarises n >= 1 samples (sorted in place) into res's timing fields (flops and bytes are
  * left alone). Exposed so the CUDA path and the tests share one definition of the statistics. */
 void kern_bench_stats(int64_t *samples, int n, kern_bench_result *res);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* KERNELS_H */

@@ -8,6 +8,10 @@
 
 #include "kernels.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* malloc/calloc that abort with a message on out of memory; never return NULL. */
 void *kern_xmalloc(size_t n);
 void *kern_xcalloc(size_t count, size_t size);
@@ -29,5 +33,9 @@ int kern_shape_block_size(const kern_shape *s);
  * Device buffers live in c and are reused. Returns 0, or -1 with err set. */
 int kern_cuda_bench_samples(kern_cuda *c, const kern_shape *s, const kern_bench_cfg *cfg,
                             int64_t *samples, int cap, int *n, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* KERNELS_INT_H */

@@ -19,8 +19,7 @@ void *kern_xcalloc(size_t count, size_t size)
 {
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p) {
-        fprintf(stderr, "llmsim kernels: out of memory allocating %zu x %zu bytes\n", count,
-                size);
+        fprintf(stderr, "llmsim kernels: out of memory allocating %zu x %zu bytes\n", count, size);
         abort();
     }
     return p;

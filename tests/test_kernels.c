@@ -147,8 +147,8 @@ static void check_decode(int batch, int nh, int nkv, int d, int bs, const int *l
             memcpy(k + p * row, kc + src, row * sizeof(float));
             memcpy(v + p * row, vc + src, row * sizeof(float));
         }
-        attn_long_way(q + (size_t)b * nh * d, k, v, want + (size_t)b * nh * d, 1, len - 1, nh,
-                      nkv, d, scale);
+        attn_long_way(q + (size_t)b * nh * d, k, v, want + (size_t)b * nh * d, 1, len - 1, nh, nkv,
+                      d, scale);
         free(v);
         free(k);
     }
@@ -285,8 +285,8 @@ static void test_op_names(void **state)
     assert_int_equal(kern_op_parse(NULL), -1);
 }
 
-static const kern_dims small = {.hidden = 64, .heads = 4, .kv_heads = 2, .head_dim = 16,
-                                .intermediate = 96, .vocab = 200};
+static const kern_dims small = {
+    .hidden = 64, .heads = 4, .kv_heads = 2, .head_dim = 16, .intermediate = 96, .vocab = 200};
 
 static void test_shape_check(void **state)
 {
@@ -373,7 +373,7 @@ static void test_cuda_absent_is_an_error_not_a_crash(void **state)
 {
     char err[256] = "", desc[64];
     if (kern_cuda_available())
-        skip(); /* covered by test_kernels_gpu */
+        skip();                         /* covered by test_kernels_gpu */
     kern_bench *b = (kern_bench *)&err; /* must be overwritten with NULL */
     assert_int_equal(kern_bench_new(KERN_BACKEND_CUDA, &b, err, sizeof err), -1);
     assert_null(b);

@@ -1,0 +1,254 @@
+/* test_kernels_gpu.c: the CUDA kernels (fp16 and bf16) against the C reference, and the CUDA
+ * side of the benchmark driver. Without a device (or in a build without CUDA) it prints
+ * "no GPU: skipped" and exits 77, which CTest reports as skipped. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kernels.h"
+
+static uint32_t rng_state = 777u;
+
+static float frand(void) /* uniform in [-1, 1) */
+{
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
+}
+
+static float *rand_vec(size_t n)
+{
+    float *v = malloc(n * sizeof(float));
+    assert_non_null(v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = frand();
+    return v;
+}
+
+/* fp16 keeps 11 significant bits, bf16 8: the tolerance follows the type. */
+static double tol_of(kern_dtype dt)
+{
+    return dt == KERN_BF16 ? 4e-2 : 8e-3;
+}
+
+static void assert_close(const float *got, const float *want, size_t n, double tol,
+                         const char *what, kern_dtype dt)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs((double)got[i] - want[i]) <= tol * (1.0 + fabs(want[i]))))
+            fail_msg("%s (%s): element %zu is %.6g, expected %.6g", what,
+                     dt == KERN_BF16 ? "bf16" : "fp16", i, got[i], want[i]);
+}
+
+static const kern_dtype dtypes[] = {KERN_F16, KERN_BF16};
+static char err[512];
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        if ((call) != 0)                                                                           \
+            fail_msg("%s: %s", #call, err);                                                        \
+    } while (0)
+
+static int setup(void **state)
+{
+    kern_cuda *c = NULL;
+    if (kern_cuda_new(&c, err, sizeof err) != 0) {
+        fprintf(stderr, "kern_cuda_new: %s\n", err);
+        return -1;
+    }
+    *state = c;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    kern_cuda_free(*state);
+    return 0;
+}
+
+static void test_linear(void **state)
+{
+    kern_cuda *c = *state;
+    int m = 19, k = 256, n = 72;
+    float *x = rand_vec((size_t)m * k), *w = rand_vec((size_t)n * k);
+    float *want = malloc(sizeof(float) * m * n), *got = malloc(sizeof(float) * m * n);
+    kern_ref_linear(x, w, want, m, k, n);
+    for (int i = 0; i < 2; i++) {
+        CK(kern_cuda_linear(c, dtypes[i], x, w, got, m, k, n, err, sizeof err));
+        assert_close(got, want, (size_t)m * n, 4 * tol_of(dtypes[i]), "linear", dtypes[i]);
+    }
+    free(got);
+    free(want);
+    free(w);
+    free(x);
+}
+
+static void test_elementwise(void **state)
+{
+    kern_cuda *c = *state;
+    int tokens = 7, hidden = 896, inter = 300;
+    size_t nh = (size_t)tokens * hidden, ni = (size_t)tokens * inter;
+    float *x = rand_vec(nh), *w = rand_vec(hidden), *b = rand_vec(nh), *g = rand_vec(2 * ni);
+    float *want = malloc(sizeof(float) * nh), *got = malloc(sizeof(float) * nh);
+    for (int i = 0; i < 2; i++) {
+        kern_dtype dt = dtypes[i];
+        kern_ref_rmsnorm(x, w, want, tokens, hidden, 1e-6f);
+        CK(kern_cuda_rmsnorm(c, dt, x, w, got, tokens, hidden, 1e-6f, err, sizeof err));
+        assert_close(got, want, nh, tol_of(dt), "rmsnorm", dt);
+        kern_ref_add(x, b, want, nh);
+        CK(kern_cuda_add(c, dt, x, b, got, nh, err, sizeof err));
+        assert_close(got, want, nh, tol_of(dt), "add", dt);
+        kern_ref_silu_mul(g, want, tokens, inter);
+        CK(kern_cuda_silu_mul(c, dt, g, got, tokens, inter, err, sizeof err));
+        assert_close(got, want, ni, tol_of(dt), "silu_mul", dt);
+    }
+    free(got);
+    free(want);
+    free(g);
+    free(b);
+    free(w);
+    free(x);
+}
+
+static void test_rope(void **state)
+{
+    kern_cuda *c = *state;
+    int tokens = 6, heads = 5, d = 64;
+    int32_t pos[6] = {0, 1, 2, 31, 500, 4095};
+    size_t n = (size_t)tokens * heads * d;
+    float *x = rand_vec(n), *want = malloc(sizeof(float) * n), *got = malloc(sizeof(float) * n);
+    for (int i = 0; i < 2; i++) {
+        memcpy(want, x, sizeof(float) * n);
+        kern_ref_rope(want, pos, tokens, heads, d, 1e6f);
+        memcpy(got, x, sizeof(float) * n);
+        CK(kern_cuda_rope(c, dtypes[i], got, pos, tokens, heads, d, 1e6f, err, sizeof err));
+        assert_close(got, want, n, tol_of(dtypes[i]), "rope", dtypes[i]);
+    }
+    free(got);
+    free(want);
+    free(x);
+}
+
+static void check_prefill(kern_cuda *c, int chunk, int context, int nh, int nkv, int d)
+{
+    int total = chunk + context;
+    float scale = 1.0f / sqrtf((float)d);
+    size_t nq = (size_t)chunk * nh * d, nk = (size_t)total * nkv * d;
+    float *q = rand_vec(nq), *k = rand_vec(nk), *v = rand_vec(nk);
+    float *want = malloc(sizeof(float) * nq), *got = malloc(sizeof(float) * nq);
+    kern_ref_attn_prefill(q, k, v, want, chunk, context, nh, nkv, d, scale);
+    for (int i = 0; i < 2; i++) {
+        CK(kern_cuda_attn_prefill(c, dtypes[i], q, k, v, got, chunk, context, nh, nkv, d, scale,
+                                  err, sizeof err));
+        assert_close(got, want, nq, tol_of(dtypes[i]), "attn_prefill", dtypes[i]);
+    }
+    free(got);
+    free(want);
+    free(v);
+    free(k);
+    free(q);
+}
+
+static void test_prefill(void **state)
+{
+    check_prefill(*state, 37, 0, 4, 2, 16);
+    check_prefill(*state, 70, 45, 14, 2, 64);
+    check_prefill(*state, 1, 300, 8, 8, 128);
+    check_prefill(*state, 33, 31, 4, 1, 256);
+    check_prefill(*state, 9, 2, 6, 3, 24); /* head_dim not a multiple of 32 */
+}
+
+static void check_decode(kern_cuda *c, int batch, int nh, int nkv, int d, int bs, int maxlen)
+{
+    float scale = 1.0f / sqrtf((float)d);
+    int max_blocks = (maxlen + bs - 1) / bs, num_blocks = batch * max_blocks + 5;
+    size_t blk = (size_t)bs * nkv * d, nq = (size_t)batch * nh * d;
+    float *kc = rand_vec(num_blocks * blk), *vc = rand_vec(num_blocks * blk), *q = rand_vec(nq);
+    float *want = malloc(sizeof(float) * nq), *got = malloc(sizeof(float) * nq);
+    int32_t *tables = malloc(sizeof(int32_t) * batch * max_blocks), *lens = malloc(4 * batch);
+    for (int b = 0; b < batch; b++) { /* lengths 1 .. maxlen, blocks scattered backwards */
+        lens[b] = 1 + (int)((uint32_t)(b * 7919) % (uint32_t)maxlen);
+        for (int j = 0; j < max_blocks; j++)
+            tables[b * max_blocks + j] = num_blocks - 1 - (j * batch + b);
+    }
+    kern_ref_attn_decode(q, kc, vc, tables, max_blocks, lens, want, batch, nh, nkv, d, bs, scale);
+    for (int i = 0; i < 2; i++) {
+        CK(kern_cuda_attn_decode(c, dtypes[i], q, kc, vc, num_blocks, tables, max_blocks, lens, got,
+                                 batch, nh, nkv, d, bs, scale, err, sizeof err));
+        assert_close(got, want, nq, tol_of(dtypes[i]), "attn_decode", dtypes[i]);
+    }
+    free(lens);
+    free(tables);
+    free(got);
+    free(want);
+    free(q);
+    free(vc);
+    free(kc);
+}
+
+static void test_decode(void **state)
+{
+    check_decode(*state, 9, 14, 2, 64, 16, 300);
+    check_decode(*state, 3, 32, 8, 128, 16, 1000);
+    check_decode(*state, 4, 16, 1, 32, 8, 65);
+}
+
+static void test_decode_rejects_bad_table(void **state)
+{
+    float q[64] = {0}, kc[16 * 64] = {0}, o[64];
+    int32_t table[1] = {3}, lens[1] = {4};
+    assert_int_equal(kern_cuda_attn_decode(*state, KERN_F16, q, kc, kc, 1, table, 1, lens, o, 1, 1,
+                                           1, 64, 16, 0.125f, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "block"));
+}
+
+static void test_bench_cuda(void **state)
+{
+    const kern_dims qwen = {.hidden = 896,
+                            .heads = 14,
+                            .kv_heads = 2,
+                            .head_dim = 64,
+                            .intermediate = 4864,
+                            .vocab = 151936};
+    char desc[512];
+    kern_bench *b;
+    CK(kern_bench_new(KERN_BACKEND_CUDA, &b, err, sizeof err));
+    CK(kern_bench_describe(b, desc, sizeof desc, err, sizeof err));
+    assert_non_null(strstr(desc, "cuda: "));
+    printf("%s\n", desc);
+    for (int op = 0; op < KERN_OP_COUNT; op++) {
+        kern_shape s = {.op = (kern_op)op,
+                        .dims = qwen,
+                        .tokens = 64,
+                        .context = 256,
+                        .batch = 8,
+                        .dtype = op % 2 ? KERN_BF16 : KERN_F16};
+        kern_bench_result r;
+        CK(kern_bench_run(b, &s, NULL, &r, err, sizeof err));
+        assert_true(r.min_ns > 0 && r.min_ns <= r.median_ns && r.median_ns <= r.max_ns);
+        printf("  %-12s median %8lld ns\n", kern_op_name((kern_op)op), (long long)r.median_ns);
+    }
+    kern_bench_free(b);
+}
+
+int main(void)
+{
+    if (!kern_cuda_available()) {
+        printf("no GPU: skipped\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_linear),     cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_rope),       cmocka_unit_test(test_prefill),
+        cmocka_unit_test(test_decode),     cmocka_unit_test(test_decode_rejects_bad_table),
+        cmocka_unit_test(test_bench_cuda),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
