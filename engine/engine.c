@@ -16,8 +16,8 @@
 #include "engine_int.h"
 #include "rng.h"
 
-static const char *const status_names[ENG_RQ_STATUS_COUNT] = {
-    "waiting", "prefill", "decode", "swapped", "finished", "rejected"};
+static const char *const status_names[ENG_RQ_STATUS_COUNT] = {"waiting", "prefill",  "decode",
+                                                              "swapped", "finished", "rejected"};
 static const char *const reject_names[ENG_REJECT_REASON_COUNT] = {
     "", "exceeds model context", "exceeds KV cache capacity", "exceeds batch token limit"};
 
@@ -57,8 +57,8 @@ int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err)
         return sim_errf(err,
                         "%s (%s, %.1f GB of weights) does not fit on %d x %s at "
                         "gpu_utilization %.2f with %.1f GB of activation reserve",
-                        c->model.name, eng_dtype_name(c->dtype), (double)p->weight_bytes / 1e9,
-                        tp, c->gpu.name, c->gpu_utilization, (double)p->activation_bytes / 1e9);
+                        c->model.name, eng_dtype_name(c->dtype), (double)p->weight_bytes / 1e9, tp,
+                        c->gpu.name, c->gpu_utilization, (double)p->activation_bytes / 1e9);
     p->blocks = p->kv_bytes / (p->bytes_per_token * c->block_size);
     p->tokens = p->blocks * c->block_size;
     if (p->blocks < 1)

@@ -44,13 +44,13 @@ typedef struct eng_config {
     eng_model model;
     eng_gpu gpu;
     eng_dtype dtype;
-    double gpu_utilization;      /* fraction of GPU memory the engine may use */
-    int32_t block_size;          /* tokens per KV block */
-    int64_t activation_reserve;  /* bytes kept for activations */
-    int32_t max_model_len;       /* tokens; 0 = the model's context */
-    int32_t replicas;            /* >= 1 */
-    int32_t tensor_parallel;     /* GPUs per replica, >= 1 */
-    char router[32];             /* round_robin, least_outstanding, least_tokens, power_of_two */
+    double gpu_utilization;     /* fraction of GPU memory the engine may use */
+    int32_t block_size;         /* tokens per KV block */
+    int64_t activation_reserve; /* bytes kept for activations */
+    int32_t max_model_len;      /* tokens; 0 = the model's context */
+    int32_t replicas;           /* >= 1 */
+    int32_t tensor_parallel;    /* GPUs per replica, >= 1 */
+    char router[32];            /* round_robin, least_outstanding, least_tokens, power_of_two */
     eng_sched_cfg sched;
     eng_cpu_overhead cpu;
 } eng_config;
@@ -60,13 +60,13 @@ void eng_config_defaults(eng_config *c);
 
 /* KV cache sizing of one replica (all GPUs of its tensor-parallel group). */
 typedef struct eng_kv_plan {
-    int64_t usable_bytes;        /* mem x utilisation x TP */
+    int64_t usable_bytes; /* mem x utilisation x TP */
     int64_t weight_bytes;
     int64_t activation_bytes;
-    int64_t kv_bytes;            /* what is left for the cache */
-    int64_t bytes_per_token;     /* KV bytes per token */
-    int64_t blocks;              /* kv_bytes / (bytes_per_token x block_size) */
-    int64_t tokens;              /* blocks x block_size */
+    int64_t kv_bytes;        /* what is left for the cache */
+    int64_t bytes_per_token; /* KV bytes per token */
+    int64_t blocks;          /* kv_bytes / (bytes_per_token x block_size) */
+    int64_t tokens;          /* blocks x block_size */
 } eng_kv_plan;
 
 /* Fills *p; returns -1 with a message when the weights and reserve do not fit. */
@@ -93,17 +93,17 @@ typedef struct eng_source_ops {
 /* ---- what the engine reports ---- */
 typedef struct eng_iter_rec {
     int32_t replica;
-    int64_t iter;            /* per replica, from 0 */
+    int64_t iter; /* per replica, from 0 */
     int64_t start_ns;
-    int64_t cpu_ns;          /* CPU-side time charged to the iteration */
-    int64_t gpu_ns;          /* forward pass (and swap traffic) */
-    int64_t duration_ns;     /* start to the iteration's tokens */
+    int64_t cpu_ns;      /* CPU-side time charged to the iteration */
+    int64_t gpu_ns;      /* forward pass (and swap traffic) */
+    int64_t duration_ns; /* start to the iteration's tokens */
     int32_t num_seqs;
-    int32_t prefill_tokens;  /* chunk tokens, padding included */
+    int32_t prefill_tokens; /* chunk tokens, padding included */
     int32_t decode_tokens;
     int64_t kv_blocks_used;
-    int32_t preempted;       /* requests preempted while forming it */
-    eng_shape shape;         /* what the predictor was given */
+    int32_t preempted; /* requests preempted while forming it */
+    eng_shape shape;   /* what the predictor was given */
 } eng_iter_rec;
 
 typedef struct eng_recorder_ops {
@@ -130,8 +130,8 @@ typedef struct eng_totals {
     int64_t prompt_tokens, output_tokens; /* of finished requests */
     int64_t iterations, preemptions;
     int64_t first_arrival_ns, last_finish_ns;
-    int64_t max_waiting;                  /* most requests waiting at once, any replica */
-    int64_t waiting_at_end_of_arrivals;   /* queue length when the last arrival came */
+    int64_t max_waiting;                /* most requests waiting at once, any replica */
+    int64_t waiting_at_end_of_arrivals; /* queue length when the last arrival came */
 } eng_totals;
 const eng_totals *eng_get_totals(const eng_engine *e);
 /* The summary metrics (see metrics.h) into out[ENG_MAX_METRICS]; returns how many. */
@@ -152,11 +152,11 @@ struct eng_chunk {
 };
 
 struct eng_batch {
-    int decode;              /* 1: every sequence of the cohort decodes one token */
+    int decode; /* 1: every sequence of the cohort decodes one token */
     int32_t nchunks, cap;
-    struct eng_chunk *chunks;/* engine-owned, reused across iterations */
-    int32_t pad_seqs;        /* static batching: finished slots still computed */
-    int64_t pad_ctx;         /* their contexts, summed */
+    struct eng_chunk *chunks; /* engine-owned, reused across iterations */
+    int32_t pad_seqs;         /* static batching: finished slots still computed */
+    int64_t pad_ctx;          /* their contexts, summed */
 };
 
 const eng_config *eng_replica_config(const eng_replica *r);
@@ -187,7 +187,7 @@ int64_t eng_decode_blocks_needed(const eng_replica *r);
 
 /* The decode cohort. */
 int32_t eng_cohort_size(const eng_replica *r);
-int64_t eng_cohort_ctx(const eng_replica *r);  /* sum of contexts */
+int64_t eng_cohort_ctx(const eng_replica *r);    /* sum of contexts */
 int64_t eng_replica_steps(const eng_replica *r); /* decode steps run so far */
 int32_t eng_rq_generated(const eng_replica *r, const eng_request *rq);
 int32_t eng_rq_context(const eng_replica *r, const eng_request *rq); /* tokens in its KV */

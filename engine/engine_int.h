@@ -27,9 +27,9 @@ int eng_heap_check(const eng_rq_heap *h);
 
 /* The decoding sequences of one replica, advanced together one token per decode step. */
 typedef struct eng_cohort {
-    int32_t n;             /* members */
-    int64_t step;          /* decode steps run */
-    int64_t a_sum;         /* sum of (context - step) over members: contexts sum to a_sum + n*step */
+    int32_t n;     /* members */
+    int64_t step;  /* decode steps run */
+    int64_t a_sum; /* sum of (context - step) over members: contexts sum to a_sum + n*step */
     int64_t last_step_end; /* ns: when the last decode step's tokens came out */
     eng_rq_heap fin;       /* by the step at which each member has generated its output */
     eng_rq_heap blk;       /* paged members, by the step that needs their next block */
@@ -41,23 +41,23 @@ struct eng_replica {
     eng_engine *e;
     int32_t id;
     const eng_sched_ops *ops;
-    void *st;                 /* policy state */
+    void *st; /* policy state */
     eng_cohort co;
-    int64_t kv_total, kv_used;/* blocks */
-    int busy;                 /* an iteration is in flight */
+    int64_t kv_total, kv_used; /* blocks */
+    int busy;                  /* an iteration is in flight */
     int64_t iter;
     eng_batch batch;
     int64_t pending_xfer_bytes; /* swap traffic charged to the next iteration */
-    int32_t preempted_now;    /* preemptions while forming the current batch */
-    int64_t wake_at;          /* requested wake-up, or -1 */
+    int32_t preempted_now;      /* preemptions while forming the current batch */
+    int64_t wake_at;            /* requested wake-up, or -1 */
     sim_event_id wake_ev;
-    int64_t gpu_free_at;      /* ns: end of the GPU work in flight (async CPU overlap) */
-    int64_t gpu_start;        /* ns: start of the GPU work of the last iteration */
-    int32_t async_pad_seqs;   /* async: sequences that finished last step still computed once */
+    int64_t gpu_free_at;    /* ns: end of the GPU work in flight (async CPU overlap) */
+    int64_t gpu_start;      /* ns: start of the GPU work of the last iteration */
+    int32_t async_pad_seqs; /* async: sequences that finished last step still computed once */
     int64_t async_pad_ctx;
-    int64_t outstanding;      /* requests routed here and not yet done */
+    int64_t outstanding; /* requests routed here and not yet done */
     int64_t outstanding_tokens;
-    int64_t waiting;          /* requests routed here and not running */
+    int64_t waiting; /* requests routed here and not running */
 };
 
 #define ENG_SLAB 4096
@@ -82,7 +82,7 @@ struct eng_engine {
     eng_slab *slabs;
     eng_request *free_rq;
     int64_t next_id;
-    int src_state;            /* last ENG_SRC_* from the source */
+    int src_state; /* last ENG_SRC_* from the source */
     int failed;
     sim_err err;
     eng_totals tot;

@@ -17,16 +17,16 @@
  * one token over a context of c.
  */
 typedef struct eng_shape {
-    int64_t tokens;          /* query tokens in the pass: prefill chunk tokens + decode seqs */
-    int32_t num_seqs;        /* sequences in the pass */
-    int32_t prefill_seqs;    /* sequences with a prefill chunk */
-    int64_t prefill_tokens;  /* sum of chunk lengths q */
-    double prefill_pairs;    /* sum of q*c + q*(q+1)/2: query-key pairs of causal attention */
-    double prefill_kv;       /* sum of c + q: keys read by prefill attention */
-    double prefill_q2;       /* sum of q*q (for equivalent-chunk profiles) */
-    int32_t decode_seqs;     /* sequences decoding one token */
-    int64_t decode_ctx;      /* sum of the decode sequences' contexts (keys read) */
-    int32_t emit_seqs;       /* sequences that sample a token (LM head and sampling) */
+    int64_t tokens;         /* query tokens in the pass: prefill chunk tokens + decode seqs */
+    int32_t num_seqs;       /* sequences in the pass */
+    int32_t prefill_seqs;   /* sequences with a prefill chunk */
+    int64_t prefill_tokens; /* sum of chunk lengths q */
+    double prefill_pairs;   /* sum of q*c + q*(q+1)/2: query-key pairs of causal attention */
+    double prefill_kv;      /* sum of c + q: keys read by prefill attention */
+    double prefill_q2;      /* sum of q*q (for equivalent-chunk profiles) */
+    int32_t decode_seqs;    /* sequences decoding one token */
+    int64_t decode_ctx;     /* sum of the decode sequences' contexts (keys read) */
+    int32_t emit_seqs;      /* sequences that sample a token (LM head and sampling) */
 } eng_shape;
 
 typedef struct eng_predictor_ops {

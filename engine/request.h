@@ -13,9 +13,9 @@
 
 typedef enum eng_rq_status {
     ENG_RQ_WAITING = 0,
-    ENG_RQ_PREFILL,   /* admitted; prefill (or recompute) in progress */
-    ENG_RQ_DECODE,    /* in the decode cohort: emits one token per decode step */
-    ENG_RQ_SWAPPED,   /* preempted, KV on the host */
+    ENG_RQ_PREFILL, /* admitted; prefill (or recompute) in progress */
+    ENG_RQ_DECODE,  /* in the decode cohort: emits one token per decode step */
+    ENG_RQ_SWAPPED, /* preempted, KV on the host */
     ENG_RQ_FINISHED,
     ENG_RQ_REJECTED,
     ENG_RQ_STATUS_COUNT
@@ -23,9 +23,9 @@ typedef enum eng_rq_status {
 
 typedef enum eng_reject_reason {
     ENG_REJECT_NONE = 0,
-    ENG_REJECT_CONTEXT,  /* prompt + output beyond the model's context (or max_model_len) */
-    ENG_REJECT_KV,       /* prompt + output can never fit in the KV cache */
-    ENG_REJECT_BATCH,    /* prompt larger than the scheduler's per-iteration token limit */
+    ENG_REJECT_CONTEXT, /* prompt + output beyond the model's context (or max_model_len) */
+    ENG_REJECT_KV,      /* prompt + output can never fit in the KV cache */
+    ENG_REJECT_BATCH,   /* prompt larger than the scheduler's per-iteration token limit */
     ENG_REJECT_REASON_COUNT
 } eng_reject_reason;
 
@@ -34,38 +34,38 @@ const char *eng_reject_reason_name(eng_reject_reason r);
 
 typedef struct eng_request eng_request;
 struct eng_request {
-    int64_t id;                /* arrival order, from 0 */
-    int32_t prompt;            /* prompt tokens */
-    int32_t output;            /* output tokens to generate (>= 1) */
-    int32_t replica;           /* replica serving it */
+    int64_t id;      /* arrival order, from 0 */
+    int32_t prompt;  /* prompt tokens */
+    int32_t output;  /* output tokens to generate (>= 1) */
+    int32_t replica; /* replica serving it */
     eng_rq_status status;
     eng_reject_reason reject;
 
-    int64_t t_arrival;         /* ns */
-    int64_t t_first_sched;     /* ns, first admission; -1 until then */
-    int64_t t_last_sched;      /* ns, latest admission (after a preemption, the resume) */
-    int64_t t_first_token;     /* ns; -1 until then */
-    int64_t t_last_token;      /* ns; time of the latest token */
-    int64_t t_finish;          /* ns; -1 until then */
+    int64_t t_arrival;     /* ns */
+    int64_t t_first_sched; /* ns, first admission; -1 until then */
+    int64_t t_last_sched;  /* ns, latest admission (after a preemption, the resume) */
+    int64_t t_first_token; /* ns; -1 until then */
+    int64_t t_last_token;  /* ns; time of the latest token */
+    int64_t t_finish;      /* ns; -1 until then */
     int32_t preemptions;
-    int32_t scheduled;         /* admissions, counting resumes after preemption */
+    int32_t scheduled; /* admissions, counting resumes after preemption */
 
     /* progress */
-    int32_t generated;         /* output tokens produced (valid when not in the cohort) */
-    int32_t prefill_target;    /* tokens the current prefill must compute: prompt, or prompt
-                                  + generated after a recompute preemption */
-    int32_t prefilled;         /* tokens of prefill_target computed so far */
-    int32_t kv_blocks;         /* KV blocks held */
-    int32_t kv_reserved;       /* 1: blocks reserved up front for prompt + output */
-    int32_t padded_prompt;     /* tokens charged for the prefill (static batching pads) */
+    int32_t generated;      /* output tokens produced (valid when not in the cohort) */
+    int32_t prefill_target; /* tokens the current prefill must compute: prompt, or prompt
+                               + generated after a recompute preemption */
+    int32_t prefilled;      /* tokens of prefill_target computed so far */
+    int32_t kv_blocks;      /* KV blocks held */
+    int32_t kv_reserved;    /* 1: blocks reserved up front for prompt + output */
+    int32_t padded_prompt;  /* tokens charged for the prefill (static batching pads) */
 
     /* decode cohort (engine) */
-    int64_t c_step0;           /* cohort step at which it joined */
-    int32_t c_gen0;            /* generated when it joined */
-    int32_t c_fin_idx;         /* index in the finish heap, -1 when absent */
-    int32_t c_blk_idx;         /* index in the block-need heap, -1 when absent */
-    int32_t c_new;             /* 1 until its first decode step (individual ITL sample) */
-    int64_t c_fin_step;        /* heap keys */
+    int64_t c_step0;    /* cohort step at which it joined */
+    int32_t c_gen0;     /* generated when it joined */
+    int32_t c_fin_idx;  /* index in the finish heap, -1 when absent */
+    int32_t c_blk_idx;  /* index in the block-need heap, -1 when absent */
+    int32_t c_new;      /* 1 until its first decode step (individual ITL sample) */
+    int64_t c_fin_step; /* heap keys */
     int64_t c_blk_step;
 
     /* scheduler-owned links and keys */
@@ -74,8 +74,8 @@ struct eng_request {
     int32_t sched_flag;
 
     /* engine bookkeeping */
-    eng_request *pool_next;    /* free list / in-flight list */
-    int64_t xfer_bytes;        /* swap: bytes on the host */
+    eng_request *pool_next; /* free list / in-flight list */
+    int64_t xfer_bytes;     /* swap: bytes on the host */
 };
 
 #endif

@@ -29,9 +29,9 @@ typedef enum eng_param_type { ENG_PARAM_INT, ENG_PARAM_DOUBLE, ENG_PARAM_ENUM } 
 typedef struct eng_param {
     const char *name;
     eng_param_type type;
-    const char *def;      /* default, as text */
-    double min, max;      /* inclusive range for numbers */
-    const char *choices;  /* "a|b|c" for ENG_PARAM_ENUM */
+    const char *def;     /* default, as text */
+    double min, max;     /* inclusive range for numbers */
+    const char *choices; /* "a|b|c" for ENG_PARAM_ENUM */
     const char *help;
 } eng_param;
 
@@ -58,7 +58,7 @@ typedef struct eng_sched_ops {
     int (*next_batch)(void *st, eng_replica *r, eng_batch *out, int64_t now);
     void (*on_finish)(void *st, eng_replica *r, eng_request *rq, int64_t now);
     void (*on_batch_end)(void *st, eng_replica *r, const eng_batch *b, int64_t now); /* opt. */
-    void (*fini)(void *st);                                                    /* optional */
+    void (*fini)(void *st);                                                          /* optional */
     /* Debug walker: returns 0 when the policy's queues are consistent. Optional. */
     int (*check)(const void *st, const eng_replica *r);
 } eng_sched_ops;

@@ -97,17 +97,16 @@ void cmd_print_summary(FILE *f, const eng_metric *m, int n)
     fprintf(f, "%-34s %12.0f\n", "Total input tokens:", find(m, n, "total_input_tokens"));
     fprintf(f, "%-34s %12.0f\n", "Total generated tokens:", find(m, n, "total_output_tokens"));
     fprintf(f, "%-34s %12.2f\n", "Request throughput (req/s):", find(m, n, "request_throughput"));
-    fprintf(f, "%-34s %12.2f\n", "Output token throughput (tok/s):",
-            find(m, n, "output_throughput"));
-    fprintf(f, "%-34s %12.2f\n", "Total token throughput (tok/s):",
-            find(m, n, "total_token_throughput"));
+    fprintf(f, "%-34s %12.2f\n",
+            "Output token throughput (tok/s):", find(m, n, "output_throughput"));
+    fprintf(f, "%-34s %12.2f\n",
+            "Total token throughput (tok/s):", find(m, n, "total_token_throughput"));
     fprintf(f, "%-34s %12.2f\n", "Request goodput (req/s):", find(m, n, "request_goodput"));
-    static const char *const what[][2] = {{"ttft_ms", "TTFT"},      {"tpot_ms", "TPOT"},
-                                          {"itl_ms", "ITL"},        {"e2el_ms", "E2E latency"},
-                                          {"waiting_ms", "Waiting"}, {"sched_overhead_ms",
-                                                                      "Sched overhead"}};
-    fprintf(f, "%-18s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95",
-            "p99");
+    static const char *const what[][2] = {
+        {"ttft_ms", "TTFT"},       {"tpot_ms", "TPOT"},
+        {"itl_ms", "ITL"},         {"e2el_ms", "E2E latency"},
+        {"waiting_ms", "Waiting"}, {"sched_overhead_ms", "Sched overhead"}};
+    fprintf(f, "%-18s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95", "p99");
     for (size_t i = 0; i < sizeof what / sizeof what[0]; i++) {
         char k[5][48];
         static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};

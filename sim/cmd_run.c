@@ -39,8 +39,7 @@ static int parse(int argc, char **argv, run_opts *o)
             char *end;
             o->seed = strtoull(v, &end, 10);
             if (*end || !*v) {
-                fprintf(stderr, "llmsim run: --seed expects a non-negative integer, got '%s'\n",
-                        v);
+                fprintf(stderr, "llmsim run: --seed expects a non-negative integer, got '%s'\n", v);
                 return 2;
             }
             o->seed_given = 1;
@@ -68,8 +67,8 @@ static int parse(int argc, char **argv, run_opts *o)
 }
 
 /* Runs the scenario; stores it unless w is NULL. Fills m/n. 0, or -1 with err. */
-static int simulate(const scn_scenario *scn, uint64_t seed, const eng_predictor *pred,
-                    store_run *w, eng_metric *m, int *n, sim_err *err)
+static int simulate(const scn_scenario *scn, uint64_t seed, const eng_predictor *pred, store_run *w,
+                    eng_metric *m, int *n, sim_err *err)
 {
     int rc = -1;
     sim_ctx *ctx = sim_new(seed);
@@ -77,8 +76,8 @@ static int simulate(const scn_scenario *scn, uint64_t seed, const eng_predictor 
     eng_engine *e = NULL;
     if (!src)
         goto out;
-    e = eng_new(ctx, &scn->engine, pred, scn_source_ops(), src, w ? store_run_recorder() : NULL,
-                w, err);
+    e = eng_new(ctx, &scn->engine, pred, scn_source_ops(), src, w ? store_run_recorder() : NULL, w,
+                err);
     if (!e)
         goto out;
     eng_set_slo(e, scn->slo.ttft_ms, scn->slo.tpot_ms, scn->slo.e2e_ms);
@@ -86,8 +85,9 @@ static int simulate(const scn_scenario *scn, uint64_t seed, const eng_predictor 
         goto out;
     *n = eng_summary(e, m);
     if (scn_source_clipped(src) > 0)
-        fprintf(stderr, "llmsim: %lld request lengths were clipped to their bounds or the "
-                        "model's context\n",
+        fprintf(stderr,
+                "llmsim: %lld request lengths were clipped to their bounds or the "
+                "model's context\n",
                 (long long)scn_source_clipped(src));
     if (scn_source_skipped(src) > 0)
         fprintf(stderr, "llmsim: %lld bad trace rows skipped\n",
@@ -166,8 +166,8 @@ int cmd_run(int argc, char **argv)
         cmd_print_summary(stdout, m, n);
     }
     if (run_id)
-        fprintf(stderr, "llmsim: run %lld stored in %s (simulated in %.3f s)\n",
-                (long long)run_id, o.db, wall);
+        fprintf(stderr, "llmsim: run %lld stored in %s (simulated in %.3f s)\n", (long long)run_id,
+                o.db, wall);
     else
         fprintf(stderr, "llmsim: simulated in %.3f s (not stored)\n", wall);
     rc = 0;

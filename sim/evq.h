@@ -14,8 +14,8 @@
 #include "sim.h"
 
 typedef struct sim_event {
-    int64_t t;      /* ns */
-    uint64_t key;   /* priority (high 16 bits, biased) and sequence number (low 48 bits) */
+    int64_t t;    /* ns */
+    uint64_t key; /* priority (high 16 bits, biased) and sequence number (low 48 bits) */
     sim_handler fn;
     void *obj;
     int64_t arg;

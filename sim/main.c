@@ -19,8 +19,9 @@ static const struct {
 
 static int usage(FILE *f)
 {
-    fprintf(f, "llmsim %s: discrete-event simulator of LLM serving schedulers\n\n"
-               "usage: llmsim COMMAND [ARGS]\n\n",
+    fprintf(f,
+            "llmsim %s: discrete-event simulator of LLM serving schedulers\n\n"
+            "usage: llmsim COMMAND [ARGS]\n\n",
             LLMSIM_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);

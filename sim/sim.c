@@ -14,7 +14,7 @@
 #include "sim.h"
 
 struct sim_ctx {
-    int64_t now;            /* ns */
+    int64_t now; /* ns */
     uint64_t seed;
     uint64_t events_run;
     int stop;
@@ -139,8 +139,7 @@ gsl_rng *sim_rng(sim_ctx *ctx, sim_stream s)
     return ctx->rng[s];
 }
 
-sim_event_id sim_schedule(sim_ctx *ctx, int64_t t, int prio, sim_handler fn, void *obj,
-                          int64_t arg)
+sim_event_id sim_schedule(sim_ctx *ctx, int64_t t, int prio, sim_handler fn, void *obj, int64_t arg)
 {
     SIM_CHECK(ctx, t >= ctx->now);
     SIM_CHECK(ctx, fn != NULL);
@@ -186,8 +185,8 @@ uint64_t sim_run(sim_ctx *ctx, int64_t until)
 _Noreturn void sim_assert_fail(const sim_ctx *ctx, const char *file, int line, const char *expr)
 {
     if (ctx)
-        fprintf(stderr, "%s:%d: assertion failed: %s (t=%lld ns, event %llu)\n", file, line,
-                expr, (long long)ctx->now, (unsigned long long)ctx->events_run);
+        fprintf(stderr, "%s:%d: assertion failed: %s (t=%lld ns, event %llu)\n", file, line, expr,
+                (long long)ctx->now, (unsigned long long)ctx->events_run);
     else
         fprintf(stderr, "%s:%d: assertion failed: %s\n", file, line, expr);
     abort();

@@ -47,9 +47,9 @@ char *sim_xstrdup(const char *s);
 sim_ctx *sim_new(uint64_t seed);
 void sim_free(sim_ctx *ctx);
 
-int64_t sim_now(const sim_ctx *ctx);      /* ns */
-uint64_t sim_seed(const sim_ctx *ctx);    /* the seed given to sim_new */
-uint64_t sim_events_run(const sim_ctx *ctx); /* handlers run so far (tombstones not counted) */
+int64_t sim_now(const sim_ctx *ctx);           /* ns */
+uint64_t sim_seed(const sim_ctx *ctx);         /* the seed given to sim_new */
+uint64_t sim_events_run(const sim_ctx *ctx);   /* handlers run so far (tombstones not counted) */
 size_t sim_events_pending(const sim_ctx *ctx); /* live events queued */
 
 /* Schedules fn(ctx, obj, arg) at absolute time t >= now (checked always). Returns its id. */
@@ -72,8 +72,7 @@ void sim_set_check(sim_ctx *ctx, void (*fn)(void *arg), void *arg);
 _Noreturn void sim_assert_fail(const sim_ctx *ctx, const char *file, int line, const char *expr);
 
 /* Always-on check of an API precondition. */
-#define SIM_CHECK(ctx, cond)                                                                      \
-    ((cond) ? (void)0 : sim_assert_fail((ctx), __FILE__, __LINE__, #cond))
+#define SIM_CHECK(ctx, cond) ((cond) ? (void)0 : sim_assert_fail((ctx), __FILE__, __LINE__, #cond))
 /* Debug-only invariant. */
 #ifdef SIM_DEBUG
 #define SIM_ASSERT(ctx, cond) SIM_CHECK(ctx, cond)

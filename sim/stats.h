@@ -33,7 +33,7 @@ void sim_samples_free(sim_samples *s);
 void sim_samples_add(sim_samples *s, double x);
 /* Adds x count times (one call per iteration for all sequences that saw the same gap). */
 void sim_samples_add_n(sim_samples *s, double x, size_t count);
-double sim_samples_mean(const sim_samples *s);           /* 0 when empty */
+double sim_samples_mean(const sim_samples *s); /* 0 when empty */
 /* p in [0, 100]; sorts in place on first use; 0 when empty. */
 double sim_samples_percentile(sim_samples *s, double p);
 

@@ -85,8 +85,8 @@ store_run *store_run_begin(store *s, const store_run_info *in, sim_err *err)
     }
     w->id = sqlite3_last_insert_rowid(s->db);
     w->rq = store_prepare(s, "INSERT INTO requests VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
-    w->it = store_prepare(
-        s, "INSERT INTO iterations VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+    w->it = store_prepare(s, "INSERT INTO iterations VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                          err);
     if (!w->rq || !w->it)
         goto fail;
     return w;

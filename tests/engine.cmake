@@ -1,0 +1,1 @@
+llmsim_test(test_engine SOURCES test_engine.c LIBS llmsim_engine)

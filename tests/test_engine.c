@@ -1,0 +1,286 @@
+/*
+ * test_engine.c: the engine's KV arithmetic, the orca policy's rules, rejection, and
+ * determinism, on hand-made workloads with a simple linear cost model.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+
+/* ---- a fixed list of arrivals ---- */
+typedef struct list_src {
+    const eng_arrival *a;
+    int n, next;
+} list_src;
+
+static int list_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
+{
+    list_src *s = st;
+    if (s->next == s->n)
+        return ENG_SRC_END;
+    *out = s->a[s->next++];
+    return ENG_SRC_OK;
+}
+
+static const eng_source_ops list_ops = {list_next, NULL};
+
+/* ---- cost: 1 ms per iteration + 1 us per token ---- */
+static int64_t linear_ns(const void *st, const eng_shape *s)
+{
+    return 1000000 + 1000 * s->tokens;
+}
+static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL};
+static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
+
+/* ---- a recorder that keeps everything ---- */
+#define MAXR 4096
+typedef struct rec {
+    eng_request rq[MAXR];
+    int nrq;
+    eng_iter_rec it[MAXR * 4];
+    int nit;
+} rec;
+
+static void rec_rq(void *st, const eng_request *rq)
+{
+    rec *r = st;
+    assert_true(r->nrq < MAXR);
+    r->rq[r->nrq++] = *rq;
+}
+static void rec_it(void *st, const eng_iter_rec *it)
+{
+    rec *r = st;
+    if (r->nit < MAXR * 4)
+        r->it[r->nit++] = *it;
+}
+static const eng_recorder_ops rec_ops = {rec_rq, rec_it, NULL};
+
+static const eng_request *find_rq(const rec *r, int64_t id)
+{
+    for (int i = 0; i < r->nrq; i++)
+        if (r->rq[i].id == id)
+            return &r->rq[i];
+    fail_msg("request %lld not recorded", (long long)id);
+    return NULL;
+}
+
+/* A small Llama-like model on a fake GPU: 2 layers, 8 KV heads of 128 -> 8 KiB per token. */
+static void small_config(eng_config *c, int64_t kv_tokens)
+{
+    eng_config_defaults(c);
+    eng_model *m = &c->model;
+    snprintf(m->name, sizeof m->name, "tiny");
+    m->layers = 2;
+    m->hidden = 1024;
+    m->heads = 8;
+    m->kv_heads = 8;
+    m->head_dim = 128;
+    m->intermediate = 2048;
+    m->vocab = 1000;
+    m->max_context = 4096;
+    m->gated_mlp = 1;
+    snprintf(c->gpu.name, sizeof c->gpu.name, "fake");
+    c->gpu_utilization = 1.0;
+    c->activation_reserve = 0;
+    /* memory = weights + exactly kv_tokens tokens of KV */
+    c->gpu.mem_bytes =
+        eng_model_params(m) * 2 + kv_tokens * eng_model_kv_bytes_per_token(m, ENG_BF16);
+}
+
+static rec *run(const eng_config *c, const eng_arrival *a, int n, eng_totals *tot)
+{
+    rec *r = calloc(1, sizeof *r);
+    list_src src = {a, n, 0};
+    sim_ctx *ctx = sim_new(1);
+    sim_err err;
+    eng_engine *e = eng_new(ctx, c, &linear, &list_ops, &src, &rec_ops, r, &err);
+    assert_non_null(e);
+    assert_int_equal(eng_run(e, &err), 0);
+    char buf[256];
+    assert_int_equal(eng_check(e, buf, sizeof buf), 0);
+    if (tot)
+        *tot = *eng_get_totals(e);
+    eng_free(e);
+    sim_free(ctx);
+    return r;
+}
+
+static void test_kv_plan_arithmetic(void **state)
+{
+    eng_config c;
+    eng_config_defaults(&c);
+    /* llama-3-8b's shape: 32 layers, 8 KV heads of 128 */
+    c.model = (eng_model){.name = "l3",
+                          .layers = 32,
+                          .hidden = 4096,
+                          .heads = 32,
+                          .kv_heads = 8,
+                          .head_dim = 128,
+                          .intermediate = 14336,
+                          .vocab = 128256,
+                          .max_context = 8192,
+                          .gated_mlp = 1};
+    c.gpu.mem_bytes = INT64_C(80) * 1000000000;
+    c.gpu_utilization = 0.9;
+    c.block_size = 16;
+    c.activation_reserve = INT64_C(1) << 30;
+    eng_kv_plan p;
+    sim_err err;
+    assert_int_equal(eng_kv_plan_compute(&c, &p, &err), 0);
+    /* 2 x 32 x 8 x 128 x 2 bytes */
+    assert_int_equal(p.bytes_per_token, 131072);
+    /* 8,030,261,248 parameters (embeddings + 32 layers + LM head + final norm) */
+    assert_int_equal(eng_model_params(&c.model), INT64_C(8030261248));
+    assert_int_equal(p.weight_bytes, INT64_C(16060522496));
+    assert_int_equal(p.usable_bytes, INT64_C(72000000000));
+    int64_t kv = INT64_C(72000000000) - INT64_C(16060522496) - (INT64_C(1) << 30);
+    assert_int_equal(p.kv_bytes, kv);
+    assert_int_equal(p.blocks, kv / (131072 * 16));
+    assert_int_equal(p.tokens, p.blocks * 16);
+    print_message("llama-3-8b on 80 GB at 0.9: %lld blocks = %lld tokens of KV\n",
+                  (long long)p.blocks, (long long)p.tokens);
+    /* weights that do not fit are an error, not a negative cache */
+    c.gpu.mem_bytes = INT64_C(16) * 1000000000;
+    assert_int_equal(eng_kv_plan_compute(&c, &p, &err), -1);
+    assert_non_null(strstr(err.msg, "does not fit"));
+}
+
+/* Requests join a running batch at the next iteration and leave as soon as they finish. */
+static void test_orca_joins_and_leaves(void **state)
+{
+    eng_config c;
+    small_config(&c, 100000);
+    eng_arrival a[] = {{0, 100, 10}, {500000, 50, 3}};
+    rec *r = run(&c, a, 2, NULL);
+    assert_int_equal(r->nrq, 2);
+    const eng_request *r0 = find_rq(r, 0), *r1 = find_rq(r, 1);
+    /* iteration 0: prefill of r0 (100 tokens) = 1.1 ms */
+    assert_int_equal(r0->t_first_sched, 0);
+    assert_int_equal(r0->t_first_token, 1100000);
+    /* r1 arrived during iteration 0, joins at iteration 1 (prefill 50 + decode 1) */
+    assert_int_equal(r1->t_first_sched, 1100000);
+    assert_int_equal(r1->t_first_token, 1100000 + 1051000);
+    /* r1 needs 2 more tokens: two decode steps of 2 sequences (1.002 ms each) */
+    assert_int_equal(r1->t_finish, 2151000 + 2 * 1002000);
+    /* r0 then decodes alone: 10 tokens = 1 from prefill + 9 decode steps */
+    assert_int_equal(r0->t_finish, 2151000 + 2 * 1002000 + 6 * 1001000);
+    assert_int_equal(r0->status, ENG_RQ_FINISHED);
+    assert_int_equal(r0->preemptions, 0);
+    free(r);
+}
+
+/* max_num_seqs caps the running set; the rest wait in arrival order. */
+static void test_orca_max_num_seqs(void **state)
+{
+    eng_config c;
+    small_config(&c, 100000);
+    eng_cfg_set(&c.sched, "max_num_seqs", "3");
+    eng_arrival a[10];
+    for (int i = 0; i < 10; i++)
+        a[i] = (eng_arrival){0, 20, 5 + i};
+    rec *r = run(&c, a, 10, NULL);
+    assert_int_equal(r->nrq, 10);
+    for (int i = 0; i < r->nit; i++)
+        assert_true(r->it[i].num_seqs <= 3);
+    /* first come, first served */
+    for (int i = 1; i < 10; i++)
+        assert_true(find_rq(r, i)->t_first_sched >= find_rq(r, i - 1)->t_first_sched);
+    assert_true(find_rq(r, 3)->t_first_sched > 0);
+    free(r);
+}
+
+/* Reservation of prompt + output limits concurrency: 10 requests of 60 + 40 tokens each need
+ * 7 blocks of 16; a cache of 21 blocks runs 3 at a time. */
+static void test_orca_reserves_up_front(void **state)
+{
+    eng_config c;
+    small_config(&c, 21 * 16);
+    eng_arrival a[10];
+    for (int i = 0; i < 10; i++)
+        a[i] = (eng_arrival){0, 60, 40};
+    rec *r = run(&c, a, 10, NULL);
+    int maxseqs = 0;
+    for (int i = 0; i < r->nit; i++) {
+        if (r->it[i].num_seqs > maxseqs)
+            maxseqs = r->it[i].num_seqs;
+        assert_true(r->it[i].kv_blocks_used <= 21);
+    }
+    assert_int_equal(maxseqs, 3);
+    for (int i = 0; i < r->nrq; i++)
+        assert_int_equal(r->rq[i].status, ENG_RQ_FINISHED);
+    free(r);
+}
+
+/* Requests that can never fit are rejected with a reason and do not stall the others. */
+static void test_reject_never_fits(void **state)
+{
+    eng_config c;
+    small_config(&c, 64 * 16);
+    eng_arrival a[] = {{0, 100, 10}, {0, 2000, 10}, {0, 4000, 200}, {0, 30, 5}};
+    eng_totals t;
+    rec *r = run(&c, a, 4, &t);
+    assert_int_equal(t.finished, 2);
+    assert_int_equal(t.rejected, 2);
+    assert_int_equal(find_rq(r, 1)->status, ENG_RQ_REJECTED);
+    assert_int_equal(find_rq(r, 1)->reject, ENG_REJECT_KV);
+    assert_int_equal(find_rq(r, 2)->reject, ENG_REJECT_CONTEXT);
+    assert_int_equal(find_rq(r, 3)->status, ENG_RQ_FINISHED);
+    free(r);
+}
+
+/* The same inputs give identical per-request records. */
+static void test_deterministic(void **state)
+{
+    eng_config c;
+    small_config(&c, 4096);
+    eng_arrival a[300];
+    uint64_t x = 7;
+    int64_t t = 0;
+    for (int i = 0; i < 300; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        t += (int64_t)(x >> 44);
+        a[i] = (eng_arrival){t, 1 + (int32_t)((x >> 20) % 500), 1 + (int32_t)((x >> 8) % 300)};
+    }
+    rec *r1 = run(&c, a, 300, NULL);
+    rec *r2 = run(&c, a, 300, NULL);
+    assert_int_equal(r1->nrq, r2->nrq);
+    assert_int_equal(r1->nit, r2->nit);
+    for (int i = 0; i < r1->nrq; i++) {
+        assert_int_equal(r1->rq[i].id, r2->rq[i].id);
+        assert_int_equal(r1->rq[i].t_first_token, r2->rq[i].t_first_token);
+        assert_int_equal(r1->rq[i].t_finish, r2->rq[i].t_finish);
+    }
+    free(r1);
+    free(r2);
+}
+
+static void test_registry_sound(void **state)
+{
+    char buf[256];
+    assert_int_equal(eng_sched_registry_check(buf, sizeof buf), 0);
+    assert_non_null(eng_sched_find("orca"));
+    assert_null(eng_sched_find("nope"));
+    const eng_param *p = eng_sched_param(eng_sched_find("orca"), "max_num_seqs");
+    assert_non_null(p);
+    assert_int_equal(eng_param_validate(p, "abc", buf, sizeof buf), -1);
+    assert_int_equal(eng_param_validate(p, "0", buf, sizeof buf), -1);
+    assert_int_equal(eng_param_validate(p, "64", buf, sizeof buf), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kv_plan_arithmetic), cmocka_unit_test(test_orca_joins_and_leaves),
+        cmocka_unit_test(test_orca_max_num_seqs),  cmocka_unit_test(test_orca_reserves_up_front),
+        cmocka_unit_test(test_reject_never_fits),  cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_registry_sound),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
