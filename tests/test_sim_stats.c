@@ -1,0 +1,161 @@
+/*
+ * test_sim_stats.c: Welford's running mean/variance against a two-pass computation, and
+ * percentiles against numpy.percentile's default (linear) interpolation on hand-checked arrays.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "rng.h"
+#include "stats.h"
+
+static void near(double got, double want, double rel)
+{
+    if (fabs(got - want) > rel * fmax(1.0, fabs(want))) {
+        print_message("got %.17g, want %.17g\n", got, want);
+        fail();
+    }
+}
+
+static double unif(uint64_t *st) /* [0, 1) */
+{
+    return (double)(sim_splitmix64((*st)++) >> 11) * 0x1.0p-53;
+}
+
+/* Two-pass in long double is the reference. A large offset (1e9, where a double's spacing is
+ * 1.2e-7) makes the naive sum-of-squares formula lose every digit of a variance near 5, so the
+ * 1e-7 relative bound also checks Welford's stability. */
+static void test_welford_vs_two_pass(void **state)
+{
+    static const double offsets[] = {0.0, -3.5, 1e9};
+    enum { N = 100000 };
+    static double x[N];
+    uint64_t st = 7;
+    for (size_t k = 0; k < sizeof offsets / sizeof offsets[0]; k++) {
+        sim_welford w = {0};
+        for (size_t i = 0; i < N; i++) {
+            x[i] = offsets[k] + 10.0 * unif(&st) * unif(&st);
+            sim_welford_add(&w, x[i]);
+        }
+        long double s = 0, ss = 0;
+        for (size_t i = 0; i < N; i++)
+            s += x[i];
+        long double m = s / N;
+        for (size_t i = 0; i < N; i++)
+            ss += (x[i] - m) * (x[i] - m);
+        assert_int_equal(w.n, N);
+        near(w.mean, (double)m, 1e-12);
+        near(sim_welford_var(&w), (double)(ss / (N - 1)), 1e-7);
+    }
+}
+
+static void test_welford_small(void **state)
+{
+    sim_welford w = {0};
+    assert_true(sim_welford_var(&w) == 0.0);
+    sim_welford_add(&w, 5.0);
+    assert_true(w.mean == 5.0);
+    assert_true(sim_welford_var(&w) == 0.0);
+    sim_welford_add(&w, 7.0);
+    sim_welford_add(&w, 9.0);
+    near(w.mean, 7.0, 1e-15);
+    near(sim_welford_var(&w), 4.0, 1e-15); /* ((-2)^2 + 0 + 2^2) / 2 */
+}
+
+static double pct_of(const double *v, size_t n, double p)
+{
+    sim_samples s;
+    sim_samples_init(&s);
+    for (size_t i = 0; i < n; i++)
+        sim_samples_add(&s, v[i]);
+    double r = sim_samples_percentile(&s, p);
+    sim_samples_free(&s);
+    return r;
+}
+
+/* Values from numpy.percentile(a, p) (method="linear"): rank = p/100 * (n - 1). */
+static void test_percentiles_like_numpy(void **state)
+{
+    static const double a[] = {1, 2, 3, 4}, a_shuf[] = {4, 1, 3, 2};
+    near(pct_of(a, 4, 50), 2.5, 1e-15);
+    near(pct_of(a, 4, 90), 3.7, 1e-15);
+    near(pct_of(a, 4, 25), 1.75, 1e-15);
+    near(pct_of(a, 4, 0), 1.0, 0);
+    near(pct_of(a, 4, 100), 4.0, 0);
+    near(pct_of(a_shuf, 4, 90), 3.7, 1e-15);
+
+    static const double b[] = {50, 15, 40, 20, 35};
+    near(pct_of(b, 5, 40), 29.0, 1e-14); /* rank 1.6: 20 + 0.6 * 15 */
+    near(pct_of(b, 5, 99), 49.6, 1e-14); /* rank 3.96: 40 + 0.96 * 10 */
+
+    static const double c[] = {10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+    near(pct_of(c, 10, 95), 9.55, 1e-14);
+    near(pct_of(c, 10, 99), 9.91, 1e-14);
+    near(pct_of(c, 10, 50), 5.5, 1e-15);
+
+    static const double one[] = {7};
+    near(pct_of(one, 1, 0), 7, 0);
+    near(pct_of(one, 1, 99), 7, 0);
+    near(pct_of(one, 0, 50), 0, 0); /* empty */
+}
+
+/* Adding after a percentile query re-sorts; the mean tracks every add. */
+static void test_samples_add_after_query(void **state)
+{
+    sim_samples s;
+    sim_samples_init(&s);
+    assert_true(sim_samples_mean(&s) == 0.0);
+    sim_samples_add(&s, 3);
+    sim_samples_add(&s, 1);
+    near(sim_samples_percentile(&s, 50), 2.0, 1e-15);
+    sim_samples_add(&s, 0);
+    sim_samples_add(&s, 10);
+    near(sim_samples_percentile(&s, 50), 2.0, 1e-15); /* {0, 1, 3, 10} */
+    near(sim_samples_percentile(&s, 100), 10.0, 0);
+    near(sim_samples_mean(&s), 3.5, 1e-15);
+    sim_samples_free(&s);
+    assert_int_equal(s.n, 0);
+}
+
+/* add_n(x, k) is k calls of add(x); count 0 adds nothing. */
+static void test_samples_add_n(void **state)
+{
+    sim_samples a, b;
+    sim_samples_init(&a);
+    sim_samples_init(&b);
+    static const struct {
+        double x;
+        size_t k;
+    } in[] = {{2.5, 3}, {-1, 0}, {7, 1}, {0.25, 200}, {100, 5}};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+        sim_samples_add_n(&a, in[i].x, in[i].k);
+        for (size_t j = 0; j < in[i].k; j++)
+            sim_samples_add(&b, in[i].x);
+    }
+    assert_int_equal(a.n, 209);
+    assert_int_equal(a.n, b.n);
+    near(sim_samples_mean(&a), sim_samples_mean(&b), 1e-14);
+    near(sim_samples_mean(&a), (7.5 + 7 + 50 + 500) / 209.0, 1e-14);
+    for (double p = 0; p <= 100; p += 0.5)
+        assert_true(sim_samples_percentile(&a, p) == sim_samples_percentile(&b, p));
+    near(sim_samples_percentile(&a, 99), 100.0, 0); /* rank 205.92, among the five 100s */
+    near(sim_samples_percentile(&a, 1), 0.25, 0);
+    sim_samples_free(&a);
+    sim_samples_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_welford_vs_two_pass),
+        cmocka_unit_test(test_welford_small),
+        cmocka_unit_test(test_percentiles_like_numpy),
+        cmocka_unit_test(test_samples_add_after_query),
+        cmocka_unit_test(test_samples_add_n),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
