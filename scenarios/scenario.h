@@ -47,12 +47,12 @@ typedef enum scn_dist_kind {
 
 typedef struct scn_dist {
     scn_dist_kind kind;
-    double value;            /* fixed */
-    double min, max;         /* uniform / zipf bounds, and clipping for every kind (0 = none) */
-    double mean, std;        /* normal; lognormal uses mean (tokens) and sigma */
+    double value;     /* fixed */
+    double min, max;  /* uniform / zipf bounds; normal: truncation; others: clipping (0 = none) */
+    double mean, std; /* normal; lognormal uses mean (tokens) and sigma */
     double sigma;
-    double s;                /* zipf exponent */
-    char path[512];          /* empirical: trace file (resolved against the scenario folder) */
+    double s;       /* zipf exponent */
+    char path[512]; /* empirical: trace file (resolved against the scenario folder) */
     char format[16];
     char column[64];
 } scn_dist;
@@ -60,32 +60,43 @@ typedef struct scn_dist {
 #define SCN_MAX_SCHEDULE 64
 typedef struct scn_arrival {
     scn_arrival_kind kind;
-    double rate;             /* requests/s (poisson, gamma, constant) */
-    double cv;               /* gamma: coefficient of variation of the gaps */
-    int32_t concurrency;     /* closed */
-    double think_time_ms;    /* closed */
-    int32_t nsteps;          /* schedule: piecewise-constant rate */
+    double rate;          /* requests/s (poisson, gamma, constant) */
+    double cv;            /* gamma: coefficient of variation of the gaps */
+    int32_t concurrency;  /* closed */
+    double think_time_ms; /* closed */
+    int32_t nsteps;       /* schedule: piecewise-constant rate */
     double step_start_s[SCN_MAX_SCHEDULE];
     double step_rate[SCN_MAX_SCHEDULE];
 } scn_arrival;
 
 typedef struct scn_trace {
     int present;
-    char path[512];          /* resolved against the scenario folder */
-    char format[16];         /* azure, mooncake, vidur, csv */
+    char path[512];                                    /* resolved against the scenario folder */
+    char format[16];                                   /* azure, mooncake, vidur, csv */
     char col_time[64], col_prompt[64], col_output[64]; /* csv column mapping */
-    double time_unit_s;      /* csv: seconds per unit of the time column */
-    double time_scale;       /* arrivals multiplied by this (2 = twice as slow); 1 by default */
-    double rate;             /* rescale to this mean rate; 0 = native */
+    double time_unit_s;         /* csv: seconds per unit of the time column */
+    double time_scale;          /* arrivals multiplied by this (2 = twice as slow); 1 by default */
+    double rate;                /* rescale to this mean rate; 0 = native */
     double start_s, duration_s; /* window; duration 0 = to the end */
-    int64_t limit;           /* first N requests; 0 = all */
-    int skip_bad_rows;       /* on_bad_row: skip */
+    int64_t limit;              /* first N requests; 0 = all */
+    int skip_bad_rows;          /* on_bad_row: skip */
+    int lengths_only;           /* 1: ignore the time column; arrivals come from the process */
 } scn_trace;
 
+/* Joint (prompt, output) pairs sampled with replacement from a trace's rows, which keeps their
+ * correlation; when present it takes the place of prompt_tokens and output_tokens. */
+typedef struct scn_lengths {
+    int present;
+    char path[512];                      /* resolved against the scenario folder */
+    char format[16];                     /* azure, mooncake, vidur, csv */
+    char col_prompt[64], col_output[64]; /* "" = the format's columns (csv: required) */
+} scn_lengths;
+
 typedef struct scn_workload {
-    int64_t num_requests;    /* 0 with a trace = every row */
+    int64_t num_requests; /* 0 with a trace = every row */
     scn_arrival arrival;
     scn_dist prompt, output;
+    scn_lengths lengths;
     scn_trace trace;
 } scn_workload;
 
@@ -95,13 +106,15 @@ typedef struct scn_slo {
 
 typedef struct scn_scenario {
     char path[512];
-    char *text;              /* the file's text, overrides applied, as stored with a run */
+    char *text; /* what produced the run: comment lines naming the file and each --set, then
+                   the YAML tree re-emitted with the overrides applied (comments dropped);
+                   loading it again gives the same scenario */
     char name[64];
     uint64_t seed;
     char model_name[512];
     char gpu_name[32];
-    char profile[64];        /* "" = built-in roofline */
-    eng_config engine;       /* model, GPU, memory, scheduler, cpu overhead, replicas */
+    char profile[64];  /* "" = built-in roofline */
+    eng_config engine; /* model, GPU, memory, scheduler, cpu overhead, replicas */
     scn_workload workload;
     scn_slo slo;
 } scn_scenario;
@@ -112,8 +125,8 @@ typedef struct scn_scenario {
 int scn_load(const char *path, const char *const *overrides, int noverrides,
              const scn_resolver *res, scn_scenario *out, sim_err *err);
 /* The same from text in memory; `name` stands for the file in messages. */
-int scn_load_text(const char *name, const char *text, const char *const *overrides,
-                  int noverrides, const scn_resolver *res, scn_scenario *out, sim_err *err);
+int scn_load_text(const char *name, const char *text, const char *const *overrides, int noverrides,
+                  const scn_resolver *res, scn_scenario *out, sim_err *err);
 void scn_free(scn_scenario *s);
 
 /* The workload source for the engine: arrivals and lengths drawn from the scenario's
@@ -126,5 +139,7 @@ void scn_source_free(scn_source *src);
 int64_t scn_source_clipped(const scn_source *src);
 /* Trace rows skipped as bad (on_bad_row: skip). */
 int64_t scn_source_skipped(const scn_source *src);
+/* Arrivals handed out so far. */
+int64_t scn_source_emitted(const scn_source *src);
 
 #endif

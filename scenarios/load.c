@@ -1,0 +1,1004 @@
+/*
+ * load.c: a scenario tree -> scn_scenario, with every key, type and range checked.
+ *
+ * Each map is checked against the keys it allows before its values are read, so a misspelt
+ * key is an error naming the valid ones. Messages read `file:line: key.path: what is wrong`;
+ * a value that came from an override names the override instead of a line. The scenario's
+ * text (scn_scenario.text) is the tree re-emitted after the overrides (comments dropped),
+ * preceded by comment lines naming the file and the overrides: loading that text again gives
+ * the same scenario. scn_scenario owns text; everything else in it is plain data.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scn_int.h"
+
+typedef struct lctx {
+    const char *file;       /* the scenario's name in messages */
+    const char *const *ovr; /* the overrides, for messages */
+    const scn_resolver *res;
+    sim_err *err;
+} lctx;
+
+/* ---- messages ---- */
+
+static int vfail(lctx *c, const scn_node *n, const char *path, const char *fmt, va_list ap)
+{
+    char loc[700], msg[700];
+    if (n && n->ovr)
+        snprintf(loc, sizeof loc, "%s: --set %s", c->file, c->ovr[n->ovr - 1]);
+    else if (n && n->line)
+        snprintf(loc, sizeof loc, "%s:%d", c->file, n->line);
+    else
+        snprintf(loc, sizeof loc, "%s", c->file);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return sim_errf(c->err, "%s: %s: %s", loc, path, msg);
+}
+
+static int fail(lctx *c, const scn_node *n, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(lctx *c, const scn_node *n, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(c, n, path, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* "pre.key" (or "key" at the top) into a static-sized buffer owned by the caller. */
+typedef struct kpath {
+    char s[160];
+} kpath;
+
+static kpath kp(const char *pre, const char *key)
+{
+    kpath k;
+    if (pre && *pre)
+        snprintf(k.s, sizeof k.s, "%s.%s", pre, key);
+    else
+        snprintf(k.s, sizeof k.s, "%s", key);
+    return k;
+}
+
+static void join_list(char *buf, size_t len, const char *const *items, size_t n)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", items[i]);
+}
+
+/* ---- reading values ---- */
+
+static const char *kind_name(scn_node_kind k)
+{
+    return k == SCN_NODE_MAP ? "a map" : k == SCN_NODE_SEQ ? "a list" : "a value";
+}
+
+/* Refuses any child of map not named in allowed (NULL-terminated). */
+static int check_keys(lctx *c, const scn_node *map, const char *pre, const char *const *allowed)
+{
+    for (const scn_node *ch = map->first; ch; ch = ch->next) {
+        size_t i = 0;
+        while (allowed[i] && strcmp(allowed[i], ch->key) != 0)
+            i++;
+        if (!allowed[i]) {
+            char list[600];
+            join_list(list, sizeof list, allowed, i);
+            return fail(c, ch, kp(pre, ch->key).s, "unknown key (valid: %s)", list);
+        }
+    }
+    return 0;
+}
+
+/* The scalar child `key` of map: NULL when absent; *bad set on a map or list. */
+static const scn_node *scalar(lctx *c, const scn_node *map, const char *pre, const char *key,
+                              int *bad)
+{
+    const scn_node *n = scn_tree_get(map, key);
+    *bad = 0;
+    if (n && n->kind != SCN_NODE_SCALAR) {
+        fail(c, n, kp(pre, key).s, "expected a value, got %s", kind_name(n->kind));
+        *bad = 1;
+        return NULL;
+    }
+    return n;
+}
+
+/* A child that must be a map when present. 0 with *out NULL when absent. */
+static int get_map(lctx *c, const scn_node *map, const char *pre, const char *key,
+                   const scn_node **out)
+{
+    const scn_node *n = scn_tree_get(map, key);
+    *out = NULL;
+    if (!n)
+        return 0;
+    if (n->kind != SCN_NODE_MAP)
+        return fail(c, n, kp(pre, key).s, "expected a map ({key: value, ...}), got %s",
+                    n->kind == SCN_NODE_SCALAR ? "a single value" : "a list");
+    *out = n;
+    return 0;
+}
+
+static int missing(lctx *c, const scn_node *map, const char *pre, const char *key, const char *why)
+{
+    return fail(c, map, kp(pre, key).s, "missing%s%s", why ? " " : "", why ? why : "");
+}
+
+static int parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Reads an integer in [lo, hi]; absent leaves *out alone and returns 0. */
+static int get_int(lctx *c, const scn_node *map, const char *pre, const char *key, int64_t lo,
+                   int64_t hi, int64_t *out)
+{
+    int bad;
+    const scn_node *n = scalar(c, map, pre, key, &bad);
+    int64_t v;
+    if (bad)
+        return -1;
+    if (!n)
+        return 0;
+    if (parse_i64(n->text, &v) || v < lo || v > hi) {
+        if (hi == INT64_MAX)
+            return fail(c, n, kp(pre, key).s, "expected an integer >= %lld, got '%s'",
+                        (long long)lo, n->text);
+        return fail(c, n, kp(pre, key).s, "expected an integer in [%lld, %lld], got '%s'",
+                    (long long)lo, (long long)hi, n->text);
+    }
+    *out = v;
+    return 0;
+}
+
+static int get_i32(lctx *c, const scn_node *map, const char *pre, const char *key, int64_t lo,
+                   int64_t hi, int32_t *out)
+{
+    int64_t v = *out;
+    if (get_int(c, map, pre, key, lo, hi, &v))
+        return -1;
+    *out = (int32_t)v;
+    return 0;
+}
+
+/* Number ranges: lo/hi with open or closed ends; hi = INFINITY for none. */
+typedef struct range {
+    double lo, hi;
+    int lo_open, hi_open;
+} range;
+
+static const range R_POS = {0, INFINITY, 1, 1};    /* > 0 */
+static const range R_NONNEG = {0, INFINITY, 0, 1}; /* >= 0 */
+static const range R_UNIT = {0, 1, 1, 0};          /* (0, 1] */
+
+static void describe(const range *r, char *buf, size_t len)
+{
+    if (isinf(r->hi))
+        snprintf(buf, len, "a number %s %g", r->lo_open ? ">" : ">=", r->lo);
+    else
+        snprintf(buf, len, "a number in %c%g, %g%c", r->lo_open ? '(' : '[', r->lo, r->hi,
+                 r->hi_open ? ')' : ']');
+}
+
+static int in_range(const range *r, double v)
+{
+    if (!isfinite(v))
+        return 0;
+    if (r->lo_open ? v <= r->lo : v < r->lo)
+        return 0;
+    if (isinf(r->hi))
+        return 1;
+    return r->hi_open ? v < r->hi : v <= r->hi;
+}
+
+static int get_num(lctx *c, const scn_node *map, const char *pre, const char *key, range r,
+                   double *out)
+{
+    int bad;
+    const scn_node *n = scalar(c, map, pre, key, &bad);
+    if (bad)
+        return -1;
+    if (!n)
+        return 0;
+    char *end;
+    double v = strtod(n->text, &end);
+    if (!*n->text || *end || !in_range(&r, v)) {
+        char want[80];
+        describe(&r, want, sizeof want);
+        return fail(c, n, kp(pre, key).s, "expected %s, got '%s'", want, n->text);
+    }
+    *out = v;
+    return 0;
+}
+
+static int get_str(lctx *c, const scn_node *map, const char *pre, const char *key, char *out,
+                   size_t len)
+{
+    int bad;
+    const scn_node *n = scalar(c, map, pre, key, &bad);
+    if (bad)
+        return -1;
+    if (!n)
+        return 0;
+    if (strlen(n->text) >= len)
+        return fail(c, n, kp(pre, key).s, "longer than %zu characters", len - 1);
+    snprintf(out, len, "%s", n->text);
+    return 0;
+}
+
+static int get_bool(lctx *c, const scn_node *map, const char *pre, const char *key, int *out)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1", NULL};
+    static const char *const no[] = {"false", "no", "off", "0", NULL};
+    int bad;
+    const scn_node *n = scalar(c, map, pre, key, &bad);
+    if (bad)
+        return -1;
+    if (!n)
+        return 0;
+    for (int i = 0; yes[i]; i++) {
+        if (strcmp(n->text, yes[i]) == 0)
+            return *out = 1, 0;
+        if (strcmp(n->text, no[i]) == 0)
+            return *out = 0, 0;
+    }
+    return fail(c, n, kp(pre, key).s, "expected true or false, got '%s'", n->text);
+}
+
+/* One of choices (NULL-terminated); *idx is its index. Absent leaves *idx alone. */
+static int get_choice(lctx *c, const scn_node *map, const char *pre, const char *key,
+                      const char *what, const char *const *choices, int *idx)
+{
+    int bad;
+    const scn_node *n = scalar(c, map, pre, key, &bad);
+    if (bad)
+        return -1;
+    if (!n)
+        return 0;
+    size_t i = 0;
+    for (; choices[i]; i++)
+        if (strcmp(choices[i], n->text) == 0)
+            return *idx = (int)i, 0;
+    char list[400];
+    join_list(list, sizeof list, choices, i);
+    return fail(c, n, kp(pre, key).s, "unknown %s '%s' (valid: %s)", what, n->text, list);
+}
+
+/* ---- paths ---- */
+
+int scn_resolve_path(const char *scenario_path, const char *path, char *out, size_t len)
+{
+    const char *slash = strrchr(scenario_path, '/');
+    int n;
+    if (path[0] == '/' || !slash)
+        n = snprintf(out, len, "%s", path);
+    else
+        n = snprintf(out, len, "%.*s/%s", (int)(slash - scenario_path), scenario_path, path);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+static void base_dir(const char *path, char *out, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(out, len, ".");
+    else if (slash == path)
+        snprintf(out, len, "/");
+    else
+        snprintf(out, len, "%.*s", (int)(slash - path), path);
+}
+
+/* A file path key, resolved against the scenario's folder. */
+static int get_path(lctx *c, const scn_node *map, const char *pre, const char *key, char *out,
+                    size_t len)
+{
+    char raw[512] = "";
+    if (get_str(c, map, pre, key, raw, sizeof raw))
+        return -1;
+    if (!*raw)
+        return missing(c, map, pre, key, "(a file path, relative to the scenario's folder)");
+    if (scn_resolve_path(c->file, raw, out, len))
+        return fail(c, scn_tree_get(map, key), kp(pre, key).s, "path too long");
+    return 0;
+}
+
+/* ---- sections ---- */
+
+static int load_memory(lctx *c, const scn_node *root, eng_config *e)
+{
+    static const char *const keys[] = {"gpu_utilization", "block_size", "activation_reserve_gb",
+                                       "max_model_len", NULL};
+    const scn_node *m;
+    if (get_map(c, root, "", "memory", &m))
+        return -1;
+    if (!m)
+        return 0;
+    double gb = (double)e->activation_reserve / (double)(INT64_C(1) << 30);
+    if (check_keys(c, m, "memory", keys) ||
+        get_num(c, m, "memory", "gpu_utilization", R_UNIT, &e->gpu_utilization) ||
+        get_num(c, m, "memory", "activation_reserve_gb", R_NONNEG, &gb) ||
+        get_i32(c, m, "memory", "max_model_len", 0, INT32_MAX, &e->max_model_len))
+        return -1;
+    e->activation_reserve = (int64_t)llround(gb * (double)(INT64_C(1) << 30));
+    const scn_node *bs = scn_tree_get(m, "block_size");
+    if (bs) {
+        int64_t v = 0;
+        if (bs->kind != SCN_NODE_SCALAR || parse_i64(bs->text, &v) || v < 1 || v > 256 ||
+            (v & (v - 1)))
+            return fail(c, bs, "memory.block_size", "expected a power of two in [1, 256], got '%s'",
+                        bs->kind == SCN_NODE_SCALAR ? bs->text : kind_name(bs->kind));
+        e->block_size = (int32_t)v;
+    }
+    int32_t ctx = e->model.max_context;
+    if (e->max_model_len > 0 && ctx > 0 && e->max_model_len > ctx)
+        return fail(c, scn_tree_get(m, "max_model_len"), "memory.max_model_len",
+                    "%d is beyond %s's context of %d tokens", e->max_model_len, e->model.name, ctx);
+    return 0;
+}
+
+static void sched_names(char *buf, size_t len)
+{
+    size_t n, off = 0;
+    const eng_sched_ops *const *all = eng_sched_all(&n);
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", all[i]->name);
+}
+
+static int load_sched_key(lctx *c, const scn_node *kv, const eng_sched_ops *ops, eng_sched_cfg *cfg)
+{
+    kpath path = kp("scheduler", kv->key);
+    if (kv->kind != SCN_NODE_SCALAR)
+        return fail(c, kv, path.s, "expected a value, got %s", kind_name(kv->kind));
+    const eng_param *p = eng_sched_param(ops, kv->key);
+    if (!p) {
+        if (!eng_sched_param_known(kv->key))
+            return fail(c, kv, path.s, "unknown scheduler key (no registered policy has it)");
+        if (kv->ovr)
+            fprintf(stderr, "%s: --set %s: note: scheduler key '%s' is not used by '%s'\n", c->file,
+                    c->ovr[kv->ovr - 1], kv->key, ops->name);
+        else
+            fprintf(stderr, "%s:%d: note: scheduler key '%s' is not used by '%s'\n", c->file,
+                    kv->line, kv->key, ops->name);
+        return 0;
+    }
+    char why[256] = "";
+    if (eng_param_validate(p, kv->text, why, sizeof why))
+        return fail(c, kv, path.s, "%s", why);
+    if (strlen(kv->key) >= sizeof cfg->kv[0].key || strlen(kv->text) >= sizeof cfg->kv[0].val ||
+        eng_cfg_set(cfg, kv->key, kv->text))
+        return fail(c, kv, path.s, "value too long or too many scheduler settings");
+    return 0;
+}
+
+static int load_scheduler(lctx *c, const scn_node *root, eng_config *e)
+{
+    const scn_node *m;
+    char names[400];
+    if (get_map(c, root, "", "scheduler", &m))
+        return -1;
+    if (m && get_str(c, m, "scheduler", "name", e->sched.name, sizeof e->sched.name))
+        return -1;
+    const eng_sched_ops *ops = eng_sched_find(e->sched.name);
+    if (!ops) {
+        sched_names(names, sizeof names);
+        const scn_node *n = m ? scn_tree_get(m, "name") : NULL;
+        if (!n)
+            return missing(c, m ? m : root, m ? "scheduler" : "", m ? "name" : "scheduler", names);
+        return fail(c, n, "scheduler.name", "unknown scheduler '%s' (valid: %s)", n->text, names);
+    }
+    if (!m)
+        return 0;
+    for (const scn_node *kv = m->first; kv; kv = kv->next)
+        if (strcmp(kv->key, "name") != 0 && load_sched_key(c, kv, ops, &e->sched))
+            return -1;
+    return 0;
+}
+
+static int load_cpu(lctx *c, const scn_node *root, eng_config *e)
+{
+    static const char *const keys[] = {"per_iteration_us", "per_seq_us", "async", NULL};
+    const scn_node *m;
+    if (get_map(c, root, "", "cpu_overhead", &m))
+        return -1;
+    if (!m)
+        return 0;
+    return check_keys(c, m, "cpu_overhead", keys) ||
+                   get_num(c, m, "cpu_overhead", "per_iteration_us", R_NONNEG,
+                           &e->cpu.per_iteration_us) ||
+                   get_num(c, m, "cpu_overhead", "per_seq_us", R_NONNEG, &e->cpu.per_seq_us) ||
+                   get_bool(c, m, "cpu_overhead", "async", &e->cpu.async)
+               ? -1
+               : 0;
+}
+
+static int load_slo(lctx *c, const scn_node *root, scn_slo *slo)
+{
+    static const char *const keys[] = {"ttft_ms", "tpot_ms", "e2e_ms", NULL};
+    const scn_node *m;
+    if (get_map(c, root, "", "slo", &m))
+        return -1;
+    if (!m)
+        return 0;
+    return check_keys(c, m, "slo", keys) ||
+                   get_num(c, m, "slo", "ttft_ms", R_NONNEG, &slo->ttft_ms) ||
+                   get_num(c, m, "slo", "tpot_ms", R_NONNEG, &slo->tpot_ms) ||
+                   get_num(c, m, "slo", "e2e_ms", R_NONNEG, &slo->e2e_ms)
+               ? -1
+               : 0;
+}
+
+static int resolve_model_gpu(lctx *c, const scn_node *root, scn_scenario *s)
+{
+    char why[1024], dir[512];
+    int bad;
+    const scn_node *mn = scalar(c, root, "", "model", &bad);
+    if (bad)
+        return -1;
+    if (!mn)
+        return missing(c, root, "", "model", "(a catalog name or a path to a config.json)");
+    if (get_str(c, root, "", "model", s->model_name, sizeof s->model_name))
+        return -1;
+    if (!c->res || !c->res->model)
+        return fail(c, mn, "model", "no model catalog was given to resolve '%s'", mn->text);
+    base_dir(c->file, dir, sizeof dir);
+    why[0] = '\0';
+    if (c->res->model(c->res->st, s->model_name, dir, &s->engine.model, why, sizeof why))
+        return fail(c, mn, "model", "%s", *why ? why : "unknown model");
+    const scn_node *gn = scalar(c, root, "", "gpu", &bad);
+    if (bad)
+        return -1;
+    if (!gn)
+        return missing(c, root, "", "gpu", NULL);
+    if (get_str(c, root, "", "gpu", s->gpu_name, sizeof s->gpu_name))
+        return -1;
+    if (!c->res || !c->res->gpu)
+        return fail(c, gn, "gpu", "no GPU catalog was given to resolve '%s'", gn->text);
+    why[0] = '\0';
+    if (c->res->gpu(c->res->st, s->gpu_name, &s->engine.gpu, why, sizeof why))
+        return fail(c, gn, "gpu", "%s", *why ? why : "unknown GPU");
+    return 0;
+}
+
+static int load_dtype(lctx *c, const scn_node *root, eng_config *e)
+{
+    static const char *const dtypes[] = {"bf16", "fp16", "fp8", NULL};
+    int idx = -1;
+    if (get_choice(c, root, "", "dtype", "dtype", dtypes, &idx))
+        return -1;
+    if (idx >= 0 && eng_dtype_parse(dtypes[idx], &e->dtype))
+        return fail(c, scn_tree_get(root, "dtype"), "dtype", "not supported by the engine");
+    return 0;
+}
+
+static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
+{
+    static const char *const routers[] = {"round_robin", "least_outstanding", "least_tokens",
+                                          "power_of_two", NULL};
+    int bad, idx = -1;
+    const scn_node *seed = scalar(c, root, "", "seed", &bad);
+    if (bad)
+        return -1;
+    if (seed) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(seed->text, &end, 10);
+        if (!*seed->text || *end || errno || seed->text[0] == '-')
+            return fail(c, seed, "seed", "expected an integer >= 0, got '%s'", seed->text);
+        s->seed = v;
+    }
+    if (get_str(c, root, "", "name", s->name, sizeof s->name) ||
+        get_str(c, root, "", "profile", s->profile, sizeof s->profile) ||
+        resolve_model_gpu(c, root, s) || load_dtype(c, root, &s->engine) ||
+        get_i32(c, root, "", "replicas", 1, 1 << 20, &s->engine.replicas) ||
+        get_i32(c, root, "", "tensor_parallel", 1, 1024, &s->engine.tensor_parallel) ||
+        get_choice(c, root, "", "router", "router", routers, &idx))
+        return -1;
+    if (idx >= 0)
+        snprintf(s->engine.router, sizeof s->engine.router, "%s", routers[idx]);
+    return load_memory(c, root, &s->engine) || load_scheduler(c, root, &s->engine) ||
+                   load_cpu(c, root, &s->engine) || load_slo(c, root, &s->slo)
+               ? -1
+               : 0;
+}
+
+/* ---- workload ---- */
+
+static const char *const arrival_names[] = {"poisson", "gamma",    "constant", "burst",
+                                            "closed",  "schedule", NULL};
+static const char *const dist_names[] = {"fixed", "uniform",   "normal", "lognormal",
+                                         "zipf",  "empirical", NULL};
+static const char *const formats[] = {"azure", "mooncake", "vidur", "csv", NULL};
+
+static int need_num(lctx *c, const scn_node *m, const char *pre, const char *key, range r,
+                    double *out, const char *why)
+{
+    if (!scn_tree_get(m, key))
+        return missing(c, m, pre, key, why);
+    return get_num(c, m, pre, key, r, out);
+}
+
+static int load_steps(lctx *c, const scn_node *m, const char *pre, scn_arrival *a)
+{
+    static const char *const keys[] = {"start_s", "rate", NULL};
+    const scn_node *steps = scn_tree_get(m, "steps");
+    kpath sp = kp(pre, "steps");
+    if (!steps)
+        return missing(c, m, pre, "steps", "(a list of {start_s, rate})");
+    if (steps->kind != SCN_NODE_SEQ || steps->n < 1 || steps->n > SCN_MAX_SCHEDULE)
+        return fail(c, steps, sp.s, "expected a list of 1 to %d {start_s, rate} maps",
+                    SCN_MAX_SCHEDULE);
+    int any = 0, i = 0;
+    for (const scn_node *st = steps->first; st; st = st->next, i++) {
+        char ip[200];
+        snprintf(ip, sizeof ip, "%s[%d]", sp.s, i);
+        if (st->kind != SCN_NODE_MAP)
+            return fail(c, st, ip, "expected a map {start_s: S, rate: R}");
+        double start = -1, rate = -1;
+        if (check_keys(c, st, ip, keys) ||
+            need_num(c, st, ip, "start_s", R_NONNEG, &start, "(seconds)") ||
+            need_num(c, st, ip, "rate", R_NONNEG, &rate, "(requests/s)"))
+            return -1;
+        if (i == 0 && start != 0)
+            return fail(c, st, ip, "the first step must start at start_s: 0");
+        if (i > 0 && start <= a->step_start_s[i - 1])
+            return fail(c, st, ip, "start_s must increase from one step to the next");
+        a->step_start_s[i] = start;
+        a->step_rate[i] = rate;
+        any |= rate > 0;
+    }
+    a->nsteps = i;
+    if (!any)
+        return fail(c, steps, sp.s, "every step has rate 0: no request would ever arrive");
+    return 0;
+}
+
+static int load_arrival(lctx *c, const scn_node *w, scn_arrival *a)
+{
+    static const char *const keys[SCN_ARR_COUNT][4] = {
+        {"process", "rate", NULL},
+        {"process", "rate", "cv", NULL},
+        {"process", "rate", NULL},
+        {"process", NULL},
+        {"process", "concurrency", "think_time_ms", NULL},
+        {"process", "steps", NULL}};
+    const char *pre = "workload.arrival";
+    const scn_node *m = scn_tree_get(w, "arrival");
+    int idx = -1;
+    if (!m)
+        return missing(c, w, "workload", "arrival",
+                       "(process: poisson, gamma, constant, burst, "
+                       "closed or schedule)");
+    if (m->kind == SCN_NODE_SCALAR) { /* shorthand: `arrival: burst` */
+        if (get_choice(c, w, "workload", "arrival", "arrival process", arrival_names, &idx))
+            return -1;
+        if (idx != SCN_ARR_BURST)
+            return fail(c, m, pre, "process '%s' needs parameters: write {process: %s, ...}",
+                        m->text, m->text);
+        a->kind = SCN_ARR_BURST;
+        return 0;
+    }
+    if (get_map(c, w, "workload", "arrival", &m))
+        return -1;
+    if (!scn_tree_get(m, "process"))
+        return missing(c, m, pre, "process", "(poisson, gamma, constant, burst, closed, schedule)");
+    if (get_choice(c, m, pre, "process", "arrival process", arrival_names, &idx))
+        return -1;
+    a->kind = (scn_arrival_kind)idx;
+    if (check_keys(c, m, pre, keys[idx]))
+        return -1;
+    switch (a->kind) {
+    case SCN_ARR_GAMMA:
+        if (need_num(c, m, pre, "cv", R_POS, &a->cv, "(coefficient of variation of the gaps)"))
+            return -1;
+        /* fall through */
+    case SCN_ARR_POISSON:
+    case SCN_ARR_CONSTANT:
+        return need_num(c, m, pre, "rate", R_POS, &a->rate, "(requests per second)");
+    case SCN_ARR_CLOSED:
+        if (!scn_tree_get(m, "concurrency"))
+            return missing(c, m, pre, "concurrency", "(number of clients)");
+        return get_i32(c, m, pre, "concurrency", 1, 1 << 24, &a->concurrency) ||
+                       get_num(c, m, pre, "think_time_ms", R_NONNEG, &a->think_time_ms)
+                   ? -1
+                   : 0;
+    case SCN_ARR_SCHEDULE:
+        return load_steps(c, m, pre, a);
+    default:
+        return 0;
+    }
+}
+
+/* Opens a trace file once to check that it exists and has the columns asked for. */
+static int probe_trace(lctx *c, const scn_node *at, const char *path, const scn_trace_spec *sp,
+                       int *has_time)
+{
+    sim_err e;
+    scn_trace_reader *r = scn_trace_open(sp, &e);
+    if (!r)
+        return fail(c, at, path, "%s", e.msg);
+    if (has_time)
+        *has_time = scn_trace_has_time(r);
+    scn_trace_close(r);
+    return 0;
+}
+
+static int load_dist_bounds(lctx *c, const scn_node *m, const char *pre, scn_dist *d, int req)
+{
+    int64_t lo = 0, hi = 0;
+    if (req && !scn_tree_get(m, "min"))
+        return missing(c, m, pre, "min", NULL);
+    if (req && !scn_tree_get(m, "max"))
+        return missing(c, m, pre, "max", NULL);
+    if (get_int(c, m, pre, "min", 1, INT32_MAX, &lo) ||
+        get_int(c, m, pre, "max", 1, INT32_MAX, &hi))
+        return -1;
+    if (lo && hi && lo > hi)
+        return fail(c, scn_tree_get(m, "min"), kp(pre, "min").s, "min %lld > max %lld",
+                    (long long)lo, (long long)hi);
+    d->min = (double)lo;
+    d->max = (double)hi;
+    return 0;
+}
+
+static int load_empirical(lctx *c, const scn_node *m, const char *pre, scn_dist *d, int is_out)
+{
+    int fi = -1;
+    if (get_path(c, m, pre, "path", d->path, sizeof d->path))
+        return -1;
+    if (!scn_tree_get(m, "format"))
+        return missing(c, m, pre, "format", "(azure, mooncake, vidur or csv)");
+    if (get_choice(c, m, pre, "format", "trace format", formats, &fi) ||
+        get_str(c, m, pre, "column", d->column, sizeof d->column))
+        return -1;
+    snprintf(d->format, sizeof d->format, "%s", formats[fi]);
+    if (!strcmp(d->format, "csv") && !*d->column)
+        return missing(c, m, pre, "column", "(format csv names the column to sample)");
+    scn_trace_spec sp = {.path = d->path, .format = d->format, .lengths_only = 1};
+    if (is_out) {
+        sp.col_output = *d->column ? d->column : NULL;
+        sp.want_output = 1;
+    } else {
+        sp.col_prompt = *d->column ? d->column : NULL;
+        sp.want_prompt = 1;
+    }
+    return probe_trace(c, scn_tree_get(m, "path"), kp(pre, "path").s, &sp, NULL);
+}
+
+static int load_dist(lctx *c, const scn_node *w, const char *key, scn_dist *d)
+{
+    static const char *const keys[SCN_DIST_COUNT][7] = {
+        {"dist", "value", "min", "max", NULL},
+        {"dist", "min", "max", NULL},
+        {"dist", "mean", "std", "min", "max", NULL},
+        {"dist", "mean", "sigma", "min", "max", NULL},
+        {"dist", "min", "max", "s", NULL},
+        {"dist", "path", "format", "column", "min", "max", NULL}};
+    kpath pre = kp("workload", key);
+    const scn_node *m = scn_tree_get(w, key);
+    int idx = -1, is_out = !strcmp(key, "output_tokens");
+    memset(d, 0, sizeof *d);
+    if (!m)
+        return missing(c, w, "workload", key,
+                       "({dist: fixed|uniform|normal|lognormal|zipf|"
+                       "empirical, ...} or a number of tokens)");
+    if (m->kind == SCN_NODE_SCALAR) { /* shorthand: `output_tokens: 500` */
+        int64_t v = 0;
+        if (get_int(c, w, "workload", key, 1, INT32_MAX, &v))
+            return -1;
+        d->kind = SCN_DIST_FIXED;
+        d->value = (double)v;
+        return 0;
+    }
+    if (get_map(c, w, "workload", key, &m))
+        return -1;
+    if (!scn_tree_get(m, "dist"))
+        return missing(c, m, pre.s, "dist", "(fixed, uniform, normal, lognormal, zipf, empirical)");
+    if (get_choice(c, m, pre.s, "dist", "distribution", dist_names, &idx))
+        return -1;
+    d->kind = (scn_dist_kind)idx;
+    if (check_keys(c, m, pre.s, keys[idx]) ||
+        load_dist_bounds(c, m, pre.s, d, d->kind == SCN_DIST_UNIFORM || d->kind == SCN_DIST_ZIPF))
+        return -1;
+    int64_t v = 0;
+    switch (d->kind) {
+    case SCN_DIST_FIXED:
+        if (!scn_tree_get(m, "value"))
+            return missing(c, m, pre.s, "value", "(tokens)");
+        if (get_int(c, m, pre.s, "value", 1, INT32_MAX, &v))
+            return -1;
+        d->value = (double)v;
+        return 0;
+    case SCN_DIST_NORMAL:
+        return need_num(c, m, pre.s, "mean", R_POS, &d->mean, "(tokens)") ||
+                       need_num(c, m, pre.s, "std", R_POS, &d->std, "(tokens)")
+                   ? -1
+                   : 0;
+    case SCN_DIST_LOGNORMAL:
+        return need_num(c, m, pre.s, "mean", R_POS, &d->mean, "(tokens)") ||
+                       need_num(c, m, pre.s, "sigma", R_POS, &d->sigma,
+                                "(standard deviation of the underlying normal)")
+                   ? -1
+                   : 0;
+    case SCN_DIST_ZIPF:
+        if (need_num(c, m, pre.s, "s", R_POS, &d->s, "(exponent)"))
+            return -1;
+        if (d->max - d->min >= (double)(1 << 24))
+            return fail(c, m, pre.s, "zipf range max - min must be below %d", 1 << 24);
+        return 0;
+    case SCN_DIST_EMPIRICAL:
+        return load_empirical(c, m, pre.s, d, is_out);
+    default:
+        return 0;
+    }
+}
+
+/* `columns: {time, prompt, output, time_unit_s}` of a trace or lengths section. */
+static int load_columns(lctx *c, const scn_node *m, const char *pre, char *time, char *prompt,
+                        char *output, double *unit)
+{
+    static const char *const tkeys[] = {"time", "prompt", "output", "time_unit_s", NULL};
+    static const char *const lkeys[] = {"prompt", "output", NULL};
+    const scn_node *cm;
+    kpath cp = kp(pre, "columns");
+    if (get_map(c, m, pre, "columns", &cm))
+        return -1;
+    if (!cm)
+        return 0;
+    if (check_keys(c, cm, cp.s, time ? tkeys : lkeys) ||
+        get_str(c, cm, cp.s, "prompt", prompt, 64) || get_str(c, cm, cp.s, "output", output, 64))
+        return -1;
+    if (time && (get_str(c, cm, cp.s, "time", time, 64) ||
+                 get_num(c, cm, cp.s, "time_unit_s", R_POS, unit)))
+        return -1;
+    return 0;
+}
+
+static int load_lengths(lctx *c, const scn_node *w, scn_lengths *l)
+{
+    static const char *const keys[] = {"path", "format", "columns", NULL};
+    const char *pre = "workload.lengths";
+    const scn_node *m;
+    int fi = -1;
+    if (get_map(c, w, "workload", "lengths", &m))
+        return -1;
+    if (!m)
+        return 0;
+    l->present = 1;
+    if (check_keys(c, m, pre, keys) || get_path(c, m, pre, "path", l->path, sizeof l->path))
+        return -1;
+    if (!scn_tree_get(m, "format"))
+        return missing(c, m, pre, "format", "(azure, mooncake, vidur or csv)");
+    if (get_choice(c, m, pre, "format", "trace format", formats, &fi) ||
+        load_columns(c, m, pre, NULL, l->col_prompt, l->col_output, NULL))
+        return -1;
+    snprintf(l->format, sizeof l->format, "%s", formats[fi]);
+    if (!strcmp(l->format, "csv") && (!*l->col_prompt || !*l->col_output))
+        return missing(c, m, pre, "columns", "(format csv needs columns: {prompt, output})");
+    scn_trace_spec sp = {.path = l->path,
+                         .format = l->format,
+                         .col_prompt = *l->col_prompt ? l->col_prompt : NULL,
+                         .col_output = *l->col_output ? l->col_output : NULL,
+                         .lengths_only = 1,
+                         .want_prompt = 1,
+                         .want_output = 1};
+    return probe_trace(c, scn_tree_get(m, "path"), kp(pre, "path").s, &sp, NULL);
+}
+
+static int load_trace(lctx *c, const scn_node *w, scn_trace *t, int *has_time)
+{
+    static const char *const keys[] = {"path",    "format",       "time_scale", "rate",
+                                       "start_s", "duration_s",   "limit",      "on_bad_row",
+                                       "columns", "lengths_only", NULL};
+    static const char *const bad_row[] = {"error", "skip", NULL};
+    const char *pre = "workload.trace";
+    const scn_node *m;
+    int fi = -1, br = 0;
+    if (get_map(c, w, "workload", "trace", &m))
+        return -1;
+    if (!m)
+        return 0;
+    t->present = 1;
+    t->time_scale = 1;
+    if (check_keys(c, m, pre, keys) || get_path(c, m, pre, "path", t->path, sizeof t->path))
+        return -1;
+    if (!scn_tree_get(m, "format"))
+        return missing(c, m, pre, "format", "(azure, mooncake, vidur or csv)");
+    if (get_choice(c, m, pre, "format", "trace format", formats, &fi) ||
+        get_num(c, m, pre, "time_scale", R_POS, &t->time_scale) ||
+        get_num(c, m, pre, "rate", R_POS, &t->rate) ||
+        get_num(c, m, pre, "start_s", R_NONNEG, &t->start_s) ||
+        get_num(c, m, pre, "duration_s", R_POS, &t->duration_s) ||
+        get_int(c, m, pre, "limit", 1, INT64_MAX, &t->limit) ||
+        get_choice(c, m, pre, "on_bad_row", "on_bad_row action", bad_row, &br) ||
+        get_bool(c, m, pre, "lengths_only", &t->lengths_only) ||
+        load_columns(c, m, pre, t->col_time, t->col_prompt, t->col_output, &t->time_unit_s))
+        return -1;
+    snprintf(t->format, sizeof t->format, "%s", formats[fi]);
+    t->skip_bad_rows = br == 1;
+    if (scn_tree_get(m, "rate") && scn_tree_get(m, "time_scale"))
+        return fail(c, scn_tree_get(m, "rate"), kp(pre, "rate").s,
+                    "give rate or time_scale, not both");
+    if (!strcmp(t->format, "csv") && (!*t->col_prompt || !*t->col_output))
+        return missing(c, m, pre, "columns",
+                       "(format csv needs columns: {time, prompt, output}; time is optional)");
+    scn_trace_spec sp = {.path = t->path,
+                         .format = t->format,
+                         .col_time = *t->col_time ? t->col_time : NULL,
+                         .col_prompt = *t->col_prompt ? t->col_prompt : NULL,
+                         .col_output = *t->col_output ? t->col_output : NULL,
+                         .time_unit_s = t->time_unit_s,
+                         .lengths_only = t->lengths_only,
+                         .want_prompt = 1,
+                         .want_output = 1};
+    if (probe_trace(c, scn_tree_get(m, "path"), kp(pre, "path").s, &sp, has_time))
+        return -1;
+    if (!*has_time &&
+        (t->rate > 0 || t->start_s > 0 || t->duration_s > 0 || scn_tree_get(m, "time_scale")))
+        return fail(c, m, pre,
+                    "rate, time_scale, start_s and duration_s need arrival times, and this "
+                    "trace is read for its lengths only");
+    return 0;
+}
+
+static int load_workload(lctx *c, const scn_node *root, scn_workload *w)
+{
+    static const char *const keys[] = {
+        "num_requests", "arrival", "prompt_tokens", "output_tokens", "lengths", "trace", NULL};
+    const scn_node *m;
+    int has_time = 0;
+    if (get_map(c, root, "", "workload", &m))
+        return -1;
+    if (!m)
+        return missing(c, root, "", "workload", "(num_requests, arrival, prompt_tokens, ...)");
+    if (check_keys(c, m, "workload", keys) || load_trace(c, m, &w->trace, &has_time) ||
+        load_lengths(c, m, &w->lengths))
+        return -1;
+    int timed = w->trace.present && has_time;
+    int lengths_given = w->trace.present || w->lengths.present;
+    if (w->trace.present && w->lengths.present)
+        return fail(c, scn_tree_get(m, "lengths"), "workload.lengths",
+                    "a trace already gives the lengths; use trace or lengths, not both");
+    if (!scn_tree_get(m, "num_requests") && !w->trace.present)
+        return missing(c, m, "workload", "num_requests", "(an integer >= 1)");
+    if (get_int(c, m, "workload", "num_requests", w->trace.present ? 0 : 1, INT64_MAX,
+                &w->num_requests))
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        const char *k = i ? "output_tokens" : "prompt_tokens";
+        const scn_node *n = scn_tree_get(m, k);
+        if (lengths_given && n)
+            return fail(c, n, kp("workload", k).s, "not used: the %s gives the lengths",
+                        w->trace.present ? "trace" : "lengths file");
+        if (!lengths_given && load_dist(c, m, k, i ? &w->output : &w->prompt))
+            return -1;
+    }
+    const scn_node *an = scn_tree_get(m, "arrival");
+    if (timed && an)
+        return fail(c, an, "workload.arrival",
+                    "not used: the trace gives the arrival times (set trace.lengths_only: "
+                    "true to use the trace's lengths with this arrival process)");
+    if (!timed && load_arrival(c, m, &w->arrival))
+        return -1;
+    return 0;
+}
+
+/* ---- entry points ---- */
+
+static int emit_text(lctx *c, const scn_node *root, int novr, scn_scenario *s)
+{
+    char *yaml = scn_tree_emit(root, c->err);
+    if (!yaml)
+        return -1;
+    size_t len = strlen(yaml) + strlen(c->file) + 64;
+    for (int i = 0; i < novr; i++)
+        len += strlen(c->ovr[i]) + 16;
+    s->text = sim_xmalloc(len);
+    size_t off = (size_t)snprintf(s->text, len, "# scenario: %s\n", c->file);
+    for (int i = 0; i < novr; i++)
+        off += (size_t)snprintf(s->text + off, len - off, "# --set %s\n", c->ovr[i]);
+    snprintf(s->text + off, len - off, "%s", yaml);
+    free(yaml);
+    return 0;
+}
+
+static void default_name(const char *file, char *out, size_t len)
+{
+    const char *b = strrchr(file, '/');
+    b = b ? b + 1 : file;
+    const char *dot = strrchr(b, '.');
+    int n = dot && dot != b ? (int)(dot - b) : (int)strlen(b);
+    snprintf(out, len, "%.*s", n, b);
+}
+
+int scn_load_text(const char *name, const char *text, const char *const *overrides, int noverrides,
+                  const scn_resolver *res, scn_scenario *out, sim_err *err)
+{
+    static const char *const keys[] = {"name",
+                                       "description",
+                                       "seed",
+                                       "model",
+                                       "gpu",
+                                       "dtype",
+                                       "profile",
+                                       "memory",
+                                       "scheduler",
+                                       "cpu_overhead",
+                                       "replicas",
+                                       "router",
+                                       "tensor_parallel",
+                                       "slo",
+                                       "workload",
+                                       NULL};
+    lctx c = {.file = name, .ovr = overrides, .res = res, .err = err};
+    scn_node *root = NULL;
+    memset(out, 0, sizeof *out);
+    snprintf(out->path, sizeof out->path, "%s", name);
+    out->seed = 1;
+    default_name(name, out->name, sizeof out->name);
+    eng_config_defaults(&out->engine);
+    if (scn_tree_parse(name, text, strlen(text), &root, err))
+        return -1;
+    int rc = -1;
+    for (int i = 0; i < noverrides; i++)
+        if (scn_tree_set(root, overrides[i], i + 1, err)) {
+            sim_err_prefix(err, "%s", name);
+            goto done;
+        }
+    if (check_keys(&c, root, "", keys) || load_top(&c, root, out) ||
+        load_workload(&c, root, &out->workload) || emit_text(&c, root, noverrides, out))
+        goto done;
+    rc = 0;
+done:
+    scn_tree_free(root);
+    return rc;
+}
+
+int scn_load(const char *path, const char *const *overrides, int noverrides,
+             const scn_resolver *res, scn_scenario *out, sim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sim_errf(err, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = sim_xmalloc(cap);
+    for (;;) {
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (n + 1 < cap)
+            break;
+        cap *= 2;
+        buf = sim_xrealloc(buf, cap);
+    }
+    int bad = ferror(f);
+    fclose(f);
+    buf[n] = '\0';
+    if (bad || memchr(buf, '\0', n)) {
+        free(buf);
+        return sim_errf(err, "%s: cannot read (I/O error or binary file)", path);
+    }
+    int rc = scn_load_text(path, buf, overrides, noverrides, res, out, err);
+    free(buf);
+    return rc;
+}
+
+void scn_free(scn_scenario *s)
+{
+    if (!s)
+        return;
+    free(s->text);
+    s->text = NULL;
+}

@@ -1,0 +1,372 @@
+/*
+ * source.c: the workload source the engine pulls arrivals from, one at a time.
+ *
+ * Arrivals come from the scenario's process or from a trace's time column; lengths from the
+ * length distributions, from joint (prompt, output) pairs, or from the trace's rows, read as
+ * the run goes. Each purpose draws from its own random stream (arrivals, prompt, output, trace
+ * pairs), all derived from the seed, so the workload never depends on the scheduler.
+ *
+ * Processes (times in seconds, converted to ns at the end):
+ *   poisson, gamma, constant: a renewal process whose first request comes at t = 0, then gaps
+ *     Exp(rate), Gamma(k = 1/cv^2, theta = cv^2/rate), or exactly 1/rate
+ *   burst: every request at t = 0
+ *   schedule: a Poisson process whose rate is piecewise constant (ramps, spikes), started at 0
+ *   closed: `concurrency` clients all send at t = 0; each sends its next request
+ *     think_time_ms after its previous one finished (or was rejected). With a fixed think time
+ *     the ready times come in order, so they wait in a FIFO ring.
+ * Synthetic lengths are clipped so that prompt <= context - 1 and prompt + output <= context
+ * (the model's context, or memory.max_model_len). Trace lengths are replayed as recorded (the
+ * engine rejects what can never fit, as a real server would); a zero length is raised to 1.
+ * A clip of either kind counts the request once in scn_source_clipped().
+ *
+ * The source owns its generators, samplers, pairs table and trace reader.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#include "rng.h"
+#include "scn_int.h"
+
+struct scn_source {
+    scn_workload w;
+    int32_t ctx;   /* context limit for synthetic lengths; 0 = none */
+    int64_t limit; /* requests to emit; 0 = until the trace ends */
+    gsl_rng *g_arr, *g_prompt, *g_output, *g_pairs;
+    scn_sampler *ps, *os;
+    scn_pairs *pairs;
+    scn_trace_reader *tr;
+    int timed; /* arrivals come from the trace */
+    int64_t emitted, clipped, skipped;
+    /* synthetic arrivals */
+    double t_s; /* time of the latest arrival, s */
+    int step;   /* schedule: the current step */
+    /* closed loop */
+    int64_t *ready; /* ring of client ready times, ns */
+    int32_t head, nready;
+    /* trace timing */
+    int have_first;
+    int64_t first_raw;      /* raw time of the trace's first row, ns */
+    int64_t base_raw;       /* raw time of the first replayed row, ns */
+    int64_t win_lo, win_hi; /* window, ns after the first row; hi < 0 = open */
+    double factor;          /* re-based ns -> replay ns */
+};
+
+/* ---- trace rows ---- */
+
+/* The next good row: 1, 0 at the end, -1 with err for a bad row (unless skipping), -2 I/O. */
+static int good_row(scn_source *s, scn_trace_reader *tr, scn_trace_row *row, int64_t *skipped,
+                    sim_err *err)
+{
+    for (;;) {
+        int rc = scn_trace_next(tr, row, err);
+        if (rc == -1 && s->w.trace.skip_bad_rows) {
+            (*skipped)++;
+            continue;
+        }
+        return rc;
+    }
+}
+
+/* The next row inside the window: 1, 0 past its end, <0 on error. Sets *rel to the row's time
+ * after the trace's first row (ns). */
+static int window_row(scn_source *s, scn_trace_reader *tr, scn_trace_row *row, int *have_first,
+                      int64_t *first_raw, int64_t *skipped, sim_err *err)
+{
+    for (;;) {
+        int rc = good_row(s, tr, row, skipped, err);
+        if (rc != 1 || !s->timed)
+            return rc;
+        if (!*have_first) {
+            *have_first = 1;
+            *first_raw = row->t_ns;
+        }
+        int64_t rel = row->t_ns - *first_raw;
+        if (rel < s->win_lo)
+            continue;
+        if (s->win_hi >= 0 && rel >= s->win_hi)
+            return 0;
+        return 1;
+    }
+}
+
+/* Rescaling to a target rate needs the window's native rate: one streaming pass first. */
+static int native_rate(scn_source *s, const scn_trace_spec *sp, double *rate, sim_err *err)
+{
+    scn_trace_reader *tr = scn_trace_open(sp, err);
+    if (!tr)
+        return -1;
+    scn_trace_row row;
+    int have_first = 0, rc = 1;
+    int64_t first = 0, skipped = 0, n = 0, t0 = 0, t1 = 0;
+    while ((s->limit == 0 || n < s->limit) &&
+           (rc = window_row(s, tr, &row, &have_first, &first, &skipped, err)) == 1) {
+        if (n++ == 0)
+            t0 = row.t_ns;
+        t1 = row.t_ns;
+    }
+    scn_trace_close(tr);
+    if (s->limit == 0 || n < s->limit)
+        if (rc < 0)
+            return -1;
+    if (n < 2 || t1 <= t0)
+        return sim_errf(err, "%s: cannot rescale to a rate: the replayed rows span no time",
+                        sp->path);
+    *rate = (double)(n - 1) / ((double)(t1 - t0) / 1e9);
+    return 0;
+}
+
+static int open_trace(scn_source *s, sim_err *err)
+{
+    const scn_trace *t = &s->w.trace;
+    scn_trace_spec sp = {.path = t->path,
+                         .format = t->format,
+                         .col_time = *t->col_time ? t->col_time : NULL,
+                         .col_prompt = *t->col_prompt ? t->col_prompt : NULL,
+                         .col_output = *t->col_output ? t->col_output : NULL,
+                         .time_unit_s = t->time_unit_s,
+                         .lengths_only = t->lengths_only,
+                         .want_prompt = 1,
+                         .want_output = 1};
+    s->tr = scn_trace_open(&sp, err);
+    if (!s->tr)
+        return -1;
+    s->timed = scn_trace_has_time(s->tr);
+    s->win_lo = (int64_t)llround(t->start_s * 1e9);
+    s->win_hi = t->duration_s > 0 ? s->win_lo + (int64_t)llround(t->duration_s * 1e9) : -1;
+    s->factor = t->time_scale > 0 ? t->time_scale : 1.0;
+    if (s->timed && t->rate > 0) {
+        double native;
+        if (native_rate(s, &sp, &native, err))
+            return -1;
+        s->factor = native / t->rate;
+    }
+    return 0;
+}
+
+/* ---- creation ---- */
+
+scn_source *scn_source_new(const scn_scenario *sc, uint64_t seed, sim_err *err)
+{
+    scn_source *s = sim_xcalloc(1, sizeof *s);
+    s->w = sc->workload;
+    const scn_workload *w = &s->w;
+    s->ctx = sc->engine.max_model_len > 0 ? sc->engine.max_model_len : sc->engine.model.max_context;
+    s->limit = w->num_requests;
+    if (w->trace.present && w->trace.limit > 0 && (s->limit == 0 || w->trace.limit < s->limit))
+        s->limit = w->trace.limit;
+    s->g_arr = sim_rng_new_stream(seed, SIM_STREAM_ARRIVALS);
+    s->g_prompt = sim_rng_new_stream(seed, SIM_STREAM_PROMPT);
+    s->g_output = sim_rng_new_stream(seed, SIM_STREAM_OUTPUT);
+    s->g_pairs = sim_rng_new_stream(seed, SIM_STREAM_TRACE);
+    s->t_s = -1;
+    if (w->trace.present) {
+        if (open_trace(s, err))
+            goto fail;
+    } else if (w->lengths.present) {
+        if (!(s->pairs = scn_pairs_new(&w->lengths, err)))
+            goto fail;
+    } else {
+        s->ps = scn_sampler_new(&w->prompt, "workload.prompt_tokens", 0, err);
+        s->os = s->ps ? scn_sampler_new(&w->output, "workload.output_tokens", 1, err) : NULL;
+        if (!s->os)
+            goto fail;
+    }
+    if (!s->timed && w->arrival.kind == SCN_ARR_CLOSED) {
+        s->ready = sim_xcalloc((size_t)w->arrival.concurrency, sizeof *s->ready);
+        s->nready = w->arrival.concurrency;
+    }
+    return s;
+fail:
+    scn_source_free(s);
+    return NULL;
+}
+
+void scn_source_free(scn_source *s)
+{
+    if (!s)
+        return;
+    gsl_rng_free(s->g_arr);
+    gsl_rng_free(s->g_prompt);
+    gsl_rng_free(s->g_output);
+    gsl_rng_free(s->g_pairs);
+    scn_sampler_free(s->ps);
+    scn_sampler_free(s->os);
+    scn_pairs_free(s->pairs);
+    scn_trace_close(s->tr);
+    free(s->ready);
+    free(s);
+}
+
+/* ---- arrival times ---- */
+
+/* Schedule: advances t_s by one arrival of the piecewise-constant Poisson process. 0, or -1
+ * when the rate stays 0 forever. */
+static int schedule_next(scn_source *s)
+{
+    const scn_arrival *a = &s->w.arrival;
+    double t = s->t_s < 0 ? 0 : s->t_s, e = gsl_ran_exponential(s->g_arr, 1.0);
+    for (;;) {
+        double end = s->step + 1 < a->nsteps ? a->step_start_s[s->step + 1] : INFINITY;
+        double r = a->step_rate[s->step];
+        if (r > 0 && t + e / r < end) {
+            s->t_s = t + e / r;
+            return 0;
+        }
+        if (isinf(end))
+            return -1;
+        e -= r * (end - t);
+        t = end;
+        s->step++;
+    }
+}
+
+/* The next synthetic arrival (ns): ENG_SRC_OK, ENG_SRC_LATER (closed loop, every client
+ * waiting) or ENG_SRC_END (a schedule whose rate stays 0). */
+static int next_time(scn_source *s, int64_t now, int64_t *t)
+{
+    const scn_arrival *a = &s->w.arrival;
+    switch (a->kind) {
+    case SCN_ARR_CLOSED:
+        if (s->nready == 0)
+            return ENG_SRC_LATER;
+        *t = s->ready[s->head];
+        s->head = (s->head + 1) % a->concurrency;
+        s->nready--;
+        return ENG_SRC_OK;
+    case SCN_ARR_BURST:
+        *t = 0;
+        return ENG_SRC_OK;
+    case SCN_ARR_SCHEDULE:
+        if (schedule_next(s))
+            return ENG_SRC_END;
+        break;
+    case SCN_ARR_CONSTANT:
+        s->t_s = (double)s->emitted / a->rate;
+        break;
+    case SCN_ARR_GAMMA:
+        if (s->t_s < 0) {
+            s->t_s = 0;
+        } else {
+            double k = 1.0 / (a->cv * a->cv);
+            s->t_s += gsl_ran_gamma(s->g_arr, k, 1.0 / (a->rate * k));
+        }
+        break;
+    default: /* poisson */
+        s->t_s = s->t_s < 0 ? 0 : s->t_s + gsl_ran_exponential(s->g_arr, 1.0 / a->rate);
+        break;
+    }
+    *t = (int64_t)llround(s->t_s * 1e9);
+    return ENG_SRC_OK;
+}
+
+/* ---- lengths ---- */
+
+static void clip_context(const scn_source *s, int64_t *p, int64_t *o, int *clipped)
+{
+    if (s->ctx < 2)
+        return;
+    if (*p > s->ctx - 1) {
+        *p = s->ctx - 1;
+        *clipped = 1;
+    }
+    if (*p + *o > s->ctx) {
+        *o = s->ctx - *p;
+        *clipped = 1;
+    }
+}
+
+static void raise_zero(int64_t *v, int *clipped)
+{
+    if (*v < 1) {
+        *v = 1;
+        *clipped = 1;
+    }
+    if (*v > INT32_MAX) {
+        *v = INT32_MAX;
+        *clipped = 1;
+    }
+}
+
+static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
+{
+    scn_source *s = st;
+    int64_t t = 0, p, o;
+    int clipped = 0;
+    if (s->limit > 0 && s->emitted >= s->limit)
+        return ENG_SRC_END;
+    if (!s->timed) {
+        int rc = next_time(s, now, &t);
+        if (rc != ENG_SRC_OK)
+            return rc;
+    }
+    if (s->tr) {
+        scn_trace_row row;
+        int rc = window_row(s, s->tr, &row, &s->have_first, &s->first_raw, &s->skipped, err);
+        if (rc < 0)
+            return ENG_SRC_ERROR;
+        if (rc == 0)
+            return ENG_SRC_END;
+        if (s->timed) {
+            if (s->emitted == 0)
+                s->base_raw = row.t_ns;
+            int64_t rel = row.t_ns - s->base_raw;
+            t = s->factor == 1.0 ? rel : (int64_t)llround((double)rel * s->factor);
+        }
+        p = row.prompt;
+        o = row.output;
+        raise_zero(&p, &clipped);
+        raise_zero(&o, &clipped);
+    } else {
+        if (s->pairs)
+            scn_pairs_draw(s->pairs, s->g_pairs, &p, &o);
+        else {
+            p = scn_sampler_draw(s->ps, s->g_prompt, &clipped);
+            o = scn_sampler_draw(s->os, s->g_output, &clipped);
+        }
+        raise_zero(&p, &clipped);
+        raise_zero(&o, &clipped);
+        clip_context(s, &p, &o, &clipped);
+    }
+    s->clipped += clipped;
+    s->emitted++;
+    out->t = t > now ? t : now;
+    out->prompt = (int32_t)p;
+    out->output = (int32_t)o;
+    return ENG_SRC_OK;
+}
+
+static void src_done(void *st, int64_t now)
+{
+    scn_source *s = st;
+    const scn_arrival *a = &s->w.arrival;
+    if (!s->ready || s->nready >= a->concurrency)
+        return;
+    int64_t think = (int64_t)llround(a->think_time_ms * 1e6);
+    s->ready[(s->head + s->nready) % a->concurrency] = now + think;
+    s->nready++;
+}
+
+static const eng_source_ops source_ops = {.next = src_next, .on_done = src_done};
+
+const eng_source_ops *scn_source_ops(void)
+{
+    return &source_ops;
+}
+
+int64_t scn_source_clipped(const scn_source *s)
+{
+    return s->clipped;
+}
+
+int64_t scn_source_skipped(const scn_source *s)
+{
+    return s->skipped;
+}
+
+int64_t scn_source_emitted(const scn_source *s)
+{
+    return s->emitted;
+}

@@ -1,0 +1,463 @@
+/*
+ * trace.c: streaming readers for request traces: azure, mooncake, vidur and mapped csv.
+ *
+ * A reader holds the open file and the one line being parsed (getline's buffer), never the
+ * whole trace, so a multi-million-row trace replays in constant memory. Formats:
+ *   azure    CSV: TIMESTAMP (YYYY-MM-DD HH:MM:SS.fffffff), ContextTokens, GeneratedTokens
+ *   mooncake JSON Lines: timestamp (ms), input_length, output_length (hash_ids ignored)
+ *   vidur    CSV: arrived_at (s, optional: without it the file gives lengths only),
+ *            num_prefill_tokens, num_decode_tokens
+ *   csv      CSV with the columns the scenario names; time in units of time_unit_s seconds
+ * Column names given in the scenario replace a format's defaults. CSV fields are split on
+ * commas; surrounding spaces and double quotes are stripped, CRLF line ends accepted.
+ * The reader owns its path copy, line buffer and header names.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scn_int.h"
+
+enum { F_AZURE = 0, F_MOONCAKE, F_VIDUR, F_CSV, F_COUNT };
+enum { C_TIME = 0, C_PROMPT, C_OUTPUT, C_COUNT };
+
+static const char *const format_names[F_COUNT] = {"azure", "mooncake", "vidur", "csv"};
+static const char *const default_cols[F_COUNT][C_COUNT] = {
+    {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
+    {"timestamp", "input_length", "output_length"},
+    {"arrived_at", "num_prefill_tokens", "num_decode_tokens"},
+    {NULL, NULL, NULL}};
+
+struct scn_trace_reader {
+    FILE *f;
+    char *path;
+    char *line; /* the line being parsed (getline's buffer) */
+    size_t cap;
+    int64_t lineno; /* 1-based line of the row last read */
+    int fmt;
+    scn_time_kind tkind;
+    double unit_s;       /* seconds per unit of a numeric time */
+    char *name[C_COUNT]; /* column or key names; NULL = not read */
+    int col[C_COUNT];    /* CSV field index of each; -1 = not read */
+    int ncols;           /* CSV header width */
+    int have_prev;
+    int64_t prev_t;
+};
+
+const char *scn_trace_formats(void)
+{
+    return "azure, mooncake, vidur, csv";
+}
+
+int scn_trace_format_known(const char *f)
+{
+    for (int i = 0; i < F_COUNT; i++)
+        if (strcmp(f, format_names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int scn_trace_has_time(const scn_trace_reader *r)
+{
+    return r->tkind != SCN_TIME_NONE;
+}
+
+int64_t scn_trace_line(const scn_trace_reader *r)
+{
+    return r->lineno;
+}
+
+void scn_trace_close(scn_trace_reader *r)
+{
+    if (!r)
+        return;
+    if (r->f)
+        fclose(r->f);
+    for (int i = 0; i < C_COUNT; i++)
+        free(r->name[i]);
+    free(r->line);
+    free(r->path);
+    free(r);
+}
+
+/* Reads the next non-blank line into r->line without its line end. 1, 0 at EOF, -2 on error. */
+static int read_line(scn_trace_reader *r, sim_err *err)
+{
+    for (;;) {
+        errno = 0;
+        ssize_t n = getline(&r->line, &r->cap, r->f);
+        if (n < 0) {
+            if (ferror(r->f))
+                return sim_errf(err, "%s: read error: %s", r->path, strerror(errno)), -2;
+            return 0;
+        }
+        r->lineno++;
+        while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
+            r->line[--n] = '\0';
+        if ((size_t)n != strlen(r->line))
+            return sim_errf(err, "%s:%lld: NUL byte in a text trace", r->path,
+                            (long long)r->lineno),
+                   -2;
+        size_t i = 0;
+        while (r->line[i] == ' ' || r->line[i] == '\t')
+            i++;
+        if (r->line[i])
+            return 1;
+    }
+}
+
+/* Splits a CSV line in place into at most max fields; returns the count. */
+static int split_csv(char *s, char **fields, int max)
+{
+    int n = 0;
+    for (;;) {
+        char *end = strchr(s, ',');
+        if (end)
+            *end = '\0';
+        while (*s == ' ' || *s == '\t')
+            s++;
+        size_t len = strlen(s);
+        while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+            s[--len] = '\0';
+        if (len >= 2 && s[0] == '"' && s[len - 1] == '"') {
+            s[len - 1] = '\0';
+            s++;
+        }
+        if (n < max)
+            fields[n] = s;
+        n++;
+        if (!end)
+            return n;
+        s = end + 1;
+    }
+}
+
+static int read_header(scn_trace_reader *r, const scn_trace_spec *sp, sim_err *err)
+{
+    int rc = read_line(r, err);
+    if (rc == 0)
+        return sim_errf(err, "%s: empty file (expected a header line)", r->path);
+    if (rc < 0)
+        return -1;
+    char *copy = sim_xstrdup(r->line);
+    int n = split_csv(copy, NULL, 0);
+    char **f = sim_xmalloc(sizeof *f * (size_t)n);
+    split_csv(copy, f, n);
+    r->ncols = n;
+    rc = 0;
+    for (int c = 0; c < C_COUNT && !rc; c++) {
+        r->col[c] = -1;
+        if (!r->name[c])
+            continue;
+        for (int i = 0; i < n; i++)
+            if (strcmp(f[i], r->name[c]) == 0)
+                r->col[c] = i;
+        if (r->col[c] >= 0)
+            continue;
+        if (c == C_TIME && r->fmt == F_VIDUR && !sp->col_time) {
+            r->tkind = SCN_TIME_NONE; /* the length-only vidur variant */
+            continue;
+        }
+        char list[512];
+        size_t off = 0;
+        list[0] = '\0';
+        for (int i = 0; i < n && off < sizeof list; i++)
+            off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", f[i]);
+        rc = sim_errf(err, "%s:%lld: no column '%s' in the header (columns: %s)", r->path,
+                      (long long)r->lineno, r->name[c], list);
+    }
+    free(f);
+    free(copy);
+    return rc;
+}
+
+scn_trace_reader *scn_trace_open(const scn_trace_spec *sp, sim_err *err)
+{
+    int fmt = 0;
+    while (fmt < F_COUNT && strcmp(sp->format, format_names[fmt]) != 0)
+        fmt++;
+    if (fmt == F_COUNT) {
+        sim_errf(err, "%s: unknown trace format '%s' (valid: %s)", sp->path, sp->format,
+                 scn_trace_formats());
+        return NULL;
+    }
+    scn_trace_reader *r = sim_xcalloc(1, sizeof *r);
+    r->path = sim_xstrdup(sp->path);
+    r->fmt = fmt;
+    const char *given[C_COUNT] = {sp->col_time, sp->col_prompt, sp->col_output};
+    int want[C_COUNT] = {!sp->lengths_only, sp->want_prompt, sp->want_output};
+    for (int c = 0; c < C_COUNT; c++) {
+        const char *nm = given[c] ? given[c] : default_cols[fmt][c];
+        if (want[c] && nm)
+            r->name[c] = sim_xstrdup(nm);
+        r->col[c] = -1;
+    }
+    if (r->name[C_TIME]) {
+        r->tkind = fmt == F_AZURE ? SCN_TIME_DATETIME : SCN_TIME_NUMBER;
+        r->unit_s = sp->time_unit_s > 0 ? sp->time_unit_s : fmt == F_MOONCAKE ? 1e-3 : 1.0;
+    }
+    for (int c = C_PROMPT; c < C_COUNT; c++)
+        if (want[c] && !r->name[c]) {
+            sim_errf(err, "%s: format %s needs the %s column named", sp->path, sp->format,
+                     c == C_PROMPT ? "prompt" : "output");
+            goto fail;
+        }
+    r->f = fopen(sp->path, "rb");
+    if (!r->f) {
+        sim_errf(err, "%s: cannot open: %s", sp->path, strerror(errno));
+        goto fail;
+    }
+    if (fmt != F_MOONCAKE && read_header(r, sp, err))
+        goto fail;
+    return r;
+fail:
+    scn_trace_close(r);
+    return NULL;
+}
+
+/* ---- field parsing ---- */
+
+static int bad(scn_trace_reader *r, sim_err *err, const char *fmt, const char *field,
+               const char *val)
+{
+    char what[256];
+    snprintf(what, sizeof what, fmt, field, val);
+    return sim_errf(err, "%s:%lld: bad row: %s", r->path, (long long)r->lineno, what);
+}
+
+static int parse_count(scn_trace_reader *r, const char *field, const char *s, int64_t *out,
+                       sim_err *err)
+{
+    char *end;
+    if (!*s)
+        return bad(r, err, "field '%s' is empty%s", field, "");
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end) { /* accept integral values written as floats ("12.0") */
+        double d = strtod(s, &end);
+        if (*end || !isfinite(d) || d != floor(d) || fabs(d) > 9e15)
+            return bad(r, err, "field '%s' is not a whole number: '%s'", field, s);
+        v = (long long)d;
+    } else if (errno) {
+        return bad(r, err, "field '%s' is out of range: '%s'", field, s);
+    }
+    if (v < 0)
+        return bad(r, err, "field '%s' is negative: '%s'", field, s);
+    *out = v;
+    return 0;
+}
+
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static int digits(const char **p, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++, (*p)++) {
+        if (**p < '0' || **p > '9')
+            return -1;
+        v = v * 10 + (**p - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* "YYYY-MM-DD HH:MM:SS[.fffffffff]" (or with a T) -> ns since 1970-01-01 (no time zone). */
+static int parse_datetime(const char *s, int64_t *out)
+{
+    int y, mo, d, h, mi, se;
+    const char *p = s;
+    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' ||
+        digits(&p, 2, &d) || (*p != ' ' && *p != 'T') || !*p++ || digits(&p, 2, &h) ||
+        *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' || digits(&p, 2, &se))
+        return -1;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+        return -1;
+    int64_t frac = 0, scale = SIM_NS_PER_S;
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9')
+            return -1;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if (scale > 1) {
+                scale /= 10;
+                frac += (*p - '0') * scale;
+            }
+    }
+    if (*p)
+        return -1;
+    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+    *out = secs * SIM_NS_PER_S + frac;
+    return 0;
+}
+
+static int parse_time(scn_trace_reader *r, const char *s, int64_t *out, sim_err *err)
+{
+    const char *field = r->name[C_TIME];
+    if (!*s)
+        return bad(r, err, "field '%s' is empty%s", field, "");
+    if (r->tkind == SCN_TIME_DATETIME) {
+        if (parse_datetime(s, out))
+            return bad(r, err, "field '%s' is not a YYYY-MM-DD HH:MM:SS.fff time: '%s'", field, s);
+        return 0;
+    }
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || !isfinite(v))
+        return bad(r, err, "field '%s' is not a number: '%s'", field, s);
+    if (v < 0)
+        return bad(r, err, "field '%s' is negative: '%s'", field, s);
+    double ns = v * r->unit_s * 1e9;
+    if (ns > 9.2e18)
+        return bad(r, err, "field '%s' is out of range: '%s'", field, s);
+    *out = (int64_t)llround(ns);
+    return 0;
+}
+
+/* ---- JSON Lines (mooncake) ---- */
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+/* Skips a JSON string starting at the quote; NULL when unterminated. */
+static const char *skip_string(const char *p)
+{
+    for (p++; *p; p++) {
+        if (*p == '\\' && p[1])
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return NULL;
+}
+
+/* Skips one JSON value; NULL when malformed. */
+static const char *skip_value(const char *p)
+{
+    if (*p == '"')
+        return skip_string(p);
+    if (*p == '[' || *p == '{') {
+        int depth = 0;
+        for (; *p; p++) {
+            if (*p == '"') {
+                p = skip_string(p);
+                if (!p)
+                    return NULL;
+                p--;
+            } else if (*p == '[' || *p == '{') {
+                depth++;
+            } else if ((*p == ']' || *p == '}') && --depth == 0) {
+                return p + 1;
+            }
+        }
+        return NULL;
+    }
+    const char *s = p;
+    while (*p && *p != ',' && *p != '}' && *p != ' ' && *p != '\t')
+        p++;
+    return p > s ? p : NULL;
+}
+
+/* Finds the top-level keys of r->name in the object on r->line; vals[c] points at each value
+ * (NUL-terminated in place for scalars) or stays NULL. Returns -1 when the line is not a JSON
+ * object. */
+static int scan_object(scn_trace_reader *r, char *vals[C_COUNT])
+{
+    char *p = (char *)skip_ws(r->line);
+    if (*p++ != '{')
+        return -1;
+    for (;;) {
+        p = (char *)skip_ws(p);
+        if (*p == '}')
+            return 0;
+        if (*p != '"')
+            return -1;
+        char *k = p + 1, *ke = (char *)skip_string(p);
+        if (!ke)
+            return -1;
+        p = (char *)skip_ws(ke);
+        if (*p++ != ':')
+            return -1;
+        p = (char *)skip_ws(p);
+        char *v = p, *ve = (char *)skip_value(p);
+        if (!ve)
+            return -1;
+        p = (char *)skip_ws(ve);
+        char sep = *p;
+        if (sep != ',' && sep != '}')
+            return -1;
+        size_t klen = (size_t)(ke - 1 - k);
+        for (int c = 0; c < C_COUNT; c++)
+            if (r->name[c] && strlen(r->name[c]) == klen && !strncmp(k, r->name[c], klen)) {
+                *ve = '\0';
+                vals[c] = v;
+            }
+        if (sep == '}')
+            return 0;
+        p++;
+    }
+}
+
+/* ---- rows ---- */
+
+static int fields_of(scn_trace_reader *r, char *vals[C_COUNT], sim_err *err)
+{
+    for (int c = 0; c < C_COUNT; c++)
+        vals[c] = NULL;
+    if (r->fmt == F_MOONCAKE) {
+        if (scan_object(r, vals))
+            return bad(r, err, "not a JSON object%s%s", "", "");
+    } else {
+        char **f = sim_xmalloc(sizeof *f * (size_t)(r->ncols > 0 ? r->ncols : 1));
+        int n = split_csv(r->line, f, r->ncols);
+        for (int c = 0; c < C_COUNT; c++)
+            if (r->col[c] >= 0 && r->col[c] < n)
+                vals[c] = f[r->col[c]];
+        free(f);
+    }
+    for (int c = 0; c < C_COUNT; c++) {
+        int read = c == C_TIME ? r->tkind != SCN_TIME_NONE : r->name[c] != NULL;
+        if (read && !vals[c])
+            return bad(r, err, "missing field '%s'%s", r->name[c], "");
+    }
+    return 0;
+}
+
+int scn_trace_next(scn_trace_reader *r, scn_trace_row *row, sim_err *err)
+{
+    char *vals[C_COUNT];
+    int rc = read_line(r, err);
+    if (rc <= 0)
+        return rc;
+    memset(row, 0, sizeof *row);
+    if (fields_of(r, vals, err))
+        return -1;
+    if (vals[C_PROMPT] && parse_count(r, r->name[C_PROMPT], vals[C_PROMPT], &row->prompt, err))
+        return -1;
+    if (vals[C_OUTPUT] && parse_count(r, r->name[C_OUTPUT], vals[C_OUTPUT], &row->output, err))
+        return -1;
+    if (r->tkind != SCN_TIME_NONE) {
+        if (parse_time(r, vals[C_TIME], &row->t_ns, err))
+            return -1;
+        if (r->have_prev && row->t_ns < r->prev_t)
+            return sim_errf(err,
+                            "%s:%lld: bad row: time goes backwards (%.6f s before the "
+                            "previous row)",
+                            r->path, (long long)r->lineno, (double)(r->prev_t - row->t_ns) / 1e9);
+        r->have_prev = 1;
+        r->prev_t = row->t_ns;
+    }
+    return 1;
+}

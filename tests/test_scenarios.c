@@ -1,0 +1,402 @@
+/*
+ * test_scenarios.c: scenario loading, validation and overrides; the synthetic workload source's
+ * determinism. Uses a resolver that knows two fake models and two fake GPUs (the catalogs live
+ * in calibration/, which scenarios/ may not use).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "scenario.h"
+
+/* test_scenarios_resolver.c: fake models llama-3-8b (8192 context) and tiny-1b (2048), fake
+ * GPUs h100-sxm and toy-gpu. */
+extern const scn_resolver test_resolver;
+
+static const char *const DEMO = "name: demo\n"
+                                "seed: 7\n"
+                                "model: llama-3-8b\n"
+                                "gpu: h100-sxm\n"
+                                "dtype: fp16\n"
+                                "profile: measured-h100\n"
+                                "memory: {gpu_utilization: 0.8, block_size: 32,\n"
+                                "         activation_reserve_gb: 2.0, max_model_len: 4096}\n"
+                                "scheduler: {name: orca, max_num_seqs: 64}\n"
+                                "cpu_overhead: {per_iteration_us: 50, per_seq_us: 2, async: "
+                                "true}\n"
+                                "replicas: 2\n"
+                                "router: least_tokens\n"
+                                "tensor_parallel: 2\n"
+                                "slo: {ttft_ms: 1000, tpot_ms: 50}\n"
+                                "workload:\n"
+                                "  num_requests: 1000\n"
+                                "  arrival: {process: poisson, rate: 4.0}\n"
+                                "  prompt_tokens: {dist: uniform, min: 1500, max: 2000}\n"
+                                "  output_tokens: {dist: fixed, value: 500}\n";
+
+static void good_scenario(void **state)
+{
+    scn_scenario s;
+    sim_err e;
+    int rc = scn_load_text("demo.yaml", DEMO, NULL, 0, &test_resolver, &s, &e);
+    assert_int_equal(rc, 0);
+    assert_string_equal(s.name, "demo");
+    assert_int_equal(s.seed, 7);
+    assert_string_equal(s.model_name, "llama-3-8b");
+    assert_string_equal(s.engine.model.name, "llama-3-8b");
+    assert_int_equal(s.engine.model.max_context, 8192);
+    assert_string_equal(s.engine.gpu.name, "h100-sxm");
+    assert_int_equal(s.engine.dtype, ENG_FP16);
+    assert_string_equal(s.profile, "measured-h100");
+    assert_true(s.engine.gpu_utilization == 0.8);
+    assert_int_equal(s.engine.block_size, 32);
+    assert_int_equal(s.engine.activation_reserve, INT64_C(2) << 30);
+    assert_int_equal(s.engine.max_model_len, 4096);
+    assert_string_equal(s.engine.sched.name, "orca");
+    assert_string_equal(eng_cfg_get(&s.engine.sched, "max_num_seqs"), "64");
+    assert_true(s.engine.cpu.per_iteration_us == 50 && s.engine.cpu.per_seq_us == 2);
+    assert_int_equal(s.engine.cpu.async, 1);
+    assert_int_equal(s.engine.replicas, 2);
+    assert_string_equal(s.engine.router, "least_tokens");
+    assert_int_equal(s.engine.tensor_parallel, 2);
+    assert_true(s.slo.ttft_ms == 1000 && s.slo.tpot_ms == 50 && s.slo.e2e_ms == 0);
+    assert_int_equal(s.workload.num_requests, 1000);
+    assert_int_equal(s.workload.arrival.kind, SCN_ARR_POISSON);
+    assert_true(s.workload.arrival.rate == 4.0);
+    assert_int_equal(s.workload.prompt.kind, SCN_DIST_UNIFORM);
+    assert_true(s.workload.prompt.min == 1500 && s.workload.prompt.max == 2000);
+    assert_int_equal(s.workload.output.kind, SCN_DIST_FIXED);
+    assert_true(s.workload.output.value == 500);
+    assert_false(s.workload.trace.present);
+    assert_non_null(s.text);
+    assert_non_null(strstr(s.text, "max_num_seqs"));
+    scn_free(&s);
+}
+
+static void defaults(void **state)
+{
+    scn_scenario s;
+    sim_err e;
+    const char *txt = "model: tiny-1b\ngpu: toy-gpu\n"
+                      "workload: {num_requests: 5, arrival: burst, prompt_tokens: 10,\n"
+                      "           output_tokens: 3}\n";
+    assert_int_equal(scn_load_text("dir/x.yaml", txt, NULL, 0, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.name, "x");
+    assert_int_equal(s.seed, 1);
+    assert_string_equal(s.profile, "");
+    assert_int_equal(s.engine.dtype, ENG_BF16);
+    assert_int_equal(s.engine.block_size, 16);
+    assert_int_equal(s.engine.replicas, 1);
+    assert_string_equal(s.engine.router, "round_robin");
+    assert_string_equal(s.engine.sched.name, "orca");
+    assert_int_equal(s.workload.arrival.kind, SCN_ARR_BURST);
+    assert_int_equal(s.workload.prompt.kind, SCN_DIST_FIXED);
+    assert_true(s.workload.prompt.value == 10);
+    scn_free(&s);
+}
+
+/* Loads DEMO with one line replaced (or with overrides) and checks that it fails with every
+ * expected fragment in the message. */
+static void expect_error(const char *from, const char *to, const char *const *ovr, int novr,
+                         const char *const *frags)
+{
+    char text[4096];
+    const char *src = DEMO;
+    if (from) {
+        const char *at = strstr(DEMO, from);
+        assert_non_null(at);
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - DEMO), DEMO, to, at + strlen(from));
+        src = text;
+    }
+    scn_scenario s;
+    sim_err e;
+    e.msg[0] = '\0';
+    int rc = scn_load_text("demo.yaml", src, ovr, novr, &test_resolver, &s, &e);
+    if (rc == 0)
+        fail_msg("expected an error for '%s'", to ? to : ovr[0]);
+    for (int i = 0; frags[i]; i++)
+        if (!strstr(e.msg, frags[i]))
+            fail_msg("message '%s' lacks '%s'", e.msg, frags[i]);
+    scn_free(&s);
+}
+
+#define FRAGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void bad_inputs(void **state)
+{
+    expect_error("seed: 7\n", "seed: 7\nfoo: 1\n", NULL, 0,
+                 FRAGS("demo.yaml:3: foo: unknown key", "workload", "scheduler"));
+    expect_error("max_num_seqs: 64", "max_num_seqs: abc", NULL, 0,
+                 FRAGS("demo.yaml:9: scheduler.max_num_seqs: expected an integer", "'abc'"));
+    expect_error("rate: 4.0", "rate: -4", NULL, 0,
+                 FRAGS("demo.yaml:17: workload.arrival.rate: expected a number > 0, got '-4'"));
+    expect_error("rate: 4.0", "rate: [1]", NULL, 0,
+                 FRAGS("demo.yaml:17: workload.arrival.rate: expected a value, got a list"));
+    expect_error("num_requests: 1000", "num_requests: 0", NULL, 0,
+                 FRAGS("demo.yaml:16: workload.num_requests: expected an integer >= 1, got '0'"));
+    expect_error("min: 1500, max: 2000", "min: 2500, max: 2000", NULL, 0,
+                 FRAGS("demo.yaml:18: workload.prompt_tokens.min: min 2500 > max 2000"));
+    expect_error("model: llama-3-8b", "model: gpt-9", NULL, 0,
+                 FRAGS("demo.yaml:3: model:", "unknown model 'gpt-9'", "llama-3-8b", "tiny-1b"));
+    expect_error("gpu: h100-sxm", "gpu: tpu", NULL, 0,
+                 FRAGS("demo.yaml:4: gpu:", "unknown GPU 'tpu'", "h100-sxm", "toy-gpu"));
+    expect_error("name: orca", "name: fifo", NULL, 0,
+                 FRAGS("demo.yaml:9: scheduler.name: unknown scheduler 'fifo' (valid: ", "orca"));
+    expect_error("dtype: fp16", "dtype: int4", NULL, 0,
+                 FRAGS("demo.yaml:5: dtype: unknown dtype 'int4' (valid: bf16, fp16, fp8)"));
+    expect_error("router: least_tokens", "router: random", NULL, 0,
+                 FRAGS("demo.yaml:12: router: unknown router 'random'", "power_of_two"));
+    expect_error("process: poisson", "process: weibull", NULL, 0,
+                 FRAGS("demo.yaml:17: workload.arrival.process: unknown arrival process "
+                       "'weibull'",
+                       "gamma", "closed"));
+    expect_error(
+        "dist: fixed", "dist: pareto", NULL, 0,
+        FRAGS("demo.yaml:19: workload.output_tokens.dist: unknown distribution", "lognormal"));
+    expect_error("gpu_utilization: 0.8", "gpu_utilization: 1.5", NULL, 0,
+                 FRAGS("demo.yaml:7: memory.gpu_utilization: expected a number in (0, 1]"));
+    expect_error("block_size: 32", "block_size: 24", NULL, 0,
+                 FRAGS("demo.yaml:7: memory.block_size: expected a power of two in [1, 256]"));
+    expect_error("block_size: 32", "block_size: 512", NULL, 0,
+                 FRAGS("memory.block_size: expected a power of two"));
+    expect_error("max_model_len: 4096", "max_model_len: 10000", NULL, 0,
+                 FRAGS("demo.yaml:8: memory.max_model_len: 10000 is beyond"));
+    expect_error("async: true", "async: maybe", NULL, 0,
+                 FRAGS("demo.yaml:10: cpu_overhead.async: expected true or false"));
+    expect_error("replicas: 2", "replicas: 0", NULL, 0,
+                 FRAGS("demo.yaml:11: replicas: expected an integer in [1, "));
+    expect_error("scheduler: {name: orca, max_num_seqs: 64}",
+                 "scheduler: {name: orca, max_num_seqs: 64, frobnicate: 3}", NULL, 0,
+                 FRAGS("demo.yaml:9: scheduler.frobnicate: unknown scheduler key"));
+    expect_error("  num_requests: 1000\n", "  num_requests: 1000\n  rte: 3\n", NULL, 0,
+                 FRAGS("demo.yaml:17: workload.rte: unknown key (valid: num_requests"));
+    expect_error("  arrival: {process: poisson, rate: 4.0}\n", "", NULL, 0,
+                 FRAGS("workload.arrival: missing"));
+    expect_error("{process: poisson, rate: 4.0}", "{process: gamma, rate: 4.0}", NULL, 0,
+                 FRAGS("workload.arrival.cv: missing"));
+    expect_error("{process: poisson, rate: 4.0}", "{process: poisson, rate: 4.0, cv: 2}", NULL, 0,
+                 FRAGS("demo.yaml:17: workload.arrival.cv: unknown key (valid: process, rate)"));
+    expect_error("seed: 7", "seed: [", NULL, 0, FRAGS("demo.yaml:"));
+    expect_error("seed: 7\n", "seed: 7\nseed: 8\n", NULL, 0,
+                 FRAGS("demo.yaml:3: duplicate key 'seed'"));
+    expect_error("memory: {gpu_utilization: 0.8, block_size: 32,\n"
+                 "         activation_reserve_gb: 2.0, max_model_len: 4096}",
+                 "memory: 5", NULL, 0, FRAGS("demo.yaml:7: memory: expected a map"));
+}
+
+static void bad_overrides(void **state)
+{
+    const char *o1[] = {"workload.num_requests"};
+    expect_error(NULL, NULL, o1, 1,
+                 FRAGS("override 'workload.num_requests': expected KEY.PATH=VALUE"));
+    const char *o2[] = {"seed.x=3"};
+    expect_error(NULL, NULL, o2, 1, FRAGS("override 'seed.x=3': 'seed' is a value, not a map"));
+    const char *o3[] = {"workload..rate=3"};
+    expect_error(NULL, NULL, o3, 1, FRAGS("override 'workload..rate=3': empty key"));
+    const char *o4[] = {"workload.arrival.rate=-1"};
+    expect_error(NULL, NULL, o4, 1,
+                 FRAGS("demo.yaml: --set workload.arrival.rate=-1: workload.arrival.rate: "
+                       "expected a number > 0"));
+    const char *o5[] = {"workload.arrival={process: poisson"};
+    expect_error(NULL, NULL, o5, 1, FRAGS("override 'workload.arrival={process: poisson'"));
+    const char *o6[] = {"workload.bogus=1"};
+    expect_error(NULL, NULL, o6, 1,
+                 FRAGS("demo.yaml: --set workload.bogus=1: workload.bogus: unknown key"));
+    const char *o7[] = {"=3"};
+    expect_error(NULL, NULL, o7, 1, FRAGS("override '=3'"));
+}
+
+static void overrides(void **state)
+{
+    scn_scenario s;
+    sim_err e;
+    const char *ovr[] = {"workload.arrival.rate=9.5",
+                         "scheduler.max_num_seqs=8",
+                         "slo.e2e_ms=20000",
+                         "cpu_overhead={per_iteration_us: 7}",
+                         "workload.output_tokens={dist: lognormal, mean: 300, sigma: 0.5}",
+                         "name=renamed"};
+    int rc = scn_load_text("demo.yaml", DEMO, ovr, 6, &test_resolver, &s, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_true(s.workload.arrival.rate == 9.5);
+    assert_string_equal(eng_cfg_get(&s.engine.sched, "max_num_seqs"), "8");
+    assert_true(s.slo.e2e_ms == 20000 && s.slo.ttft_ms == 1000);
+    assert_true(s.engine.cpu.per_iteration_us == 7 && s.engine.cpu.per_seq_us == 0);
+    assert_int_equal(s.workload.output.kind, SCN_DIST_LOGNORMAL);
+    assert_true(s.workload.output.mean == 300 && s.workload.output.sigma == 0.5);
+    assert_string_equal(s.name, "renamed");
+    /* the text records the overrides and reloads to the same scenario */
+    assert_non_null(strstr(s.text, "# --set workload.arrival.rate=9.5"));
+    scn_scenario t;
+    rc = scn_load_text("demo.yaml", s.text, NULL, 0, &test_resolver, &t, &e);
+    if (rc)
+        fail_msg("reloading the recorded text: %s\n%s", e.msg, s.text);
+    assert_true(t.workload.arrival.rate == 9.5);
+    assert_int_equal(t.workload.output.kind, SCN_DIST_LOGNORMAL);
+    assert_true(t.slo.e2e_ms == 20000);
+    assert_string_equal(t.name, "renamed");
+    assert_string_equal(eng_cfg_get(&t.engine.sched, "max_num_seqs"), "8");
+    scn_free(&t);
+    scn_free(&s);
+    /* creating a whole missing section, and indexing a list */
+    const char *sched =
+        "model: tiny-1b\ngpu: toy-gpu\nworkload:\n  num_requests: 10\n  prompt_tokens: 5\n"
+        "  output_tokens: 5\n  arrival:\n    process: schedule\n    steps:\n"
+        "      - {start_s: 0, rate: 2}\n      - {start_s: 60, rate: 10}\n";
+    const char *ovr2[] = {"workload.arrival.steps.1.rate=20", "memory.block_size=64"};
+    rc = scn_load_text("s.yaml", sched, ovr2, 2, &test_resolver, &s, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_int_equal(s.workload.arrival.nsteps, 2);
+    assert_true(s.workload.arrival.step_rate[1] == 20);
+    assert_int_equal(s.engine.block_size, 64);
+    scn_free(&s);
+    const char *ovr3[] = {"workload.arrival.steps.2.rate=20"};
+    rc = scn_load_text("s.yaml", sched, ovr3, 1, &test_resolver, &s, &e);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(e.msg, "is not an index"));
+    scn_free(&s);
+}
+
+/* A key that some registered policy declares but orca does not is accepted with a note. */
+static void scheduler_key_of_another_policy(void **state)
+{
+    size_t n;
+    const eng_sched_ops *const *all = eng_sched_all(&n);
+    const eng_sched_ops *orca = eng_sched_find("orca");
+    const char *key = NULL;
+    for (size_t i = 0; i < n && !key; i++)
+        for (const eng_param *p = all[i]->params; p && p->name && !key; p++)
+            if (!eng_sched_param(orca, p->name))
+                key = p->name;
+    if (!key)
+        skip(); /* only orca is registered: no such key yet */
+    char ov[128];
+    snprintf(ov, sizeof ov, "scheduler.%s=1", key);
+    const char *ovr[] = {ov};
+    scn_scenario s;
+    sim_err e;
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, ovr, 1, &test_resolver, &s, &e), 0);
+    assert_null(eng_cfg_get(&s.engine.sched, key));
+    scn_free(&s);
+}
+
+static void same_seed_same_workload(void **state)
+{
+    scn_scenario s;
+    sim_err e;
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, NULL, 0, &test_resolver, &s, &e), 0);
+    enum { N = 500 };
+    eng_arrival a[N], b[N];
+    for (int k = 0; k < 2; k++) {
+        scn_source *src = scn_source_new(&s, 42, &e);
+        assert_non_null(src);
+        for (int i = 0; i < N; i++) {
+            eng_arrival *x = k ? &b[i] : &a[i];
+            assert_int_equal(scn_source_ops()->next(src, i ? (x - 1)->t : 0, x, &e), ENG_SRC_OK);
+            assert_true(x->prompt >= 1500 && x->prompt <= 2000);
+            assert_int_equal(x->output, 500);
+            if (i)
+                assert_true(x->t >= (x - 1)->t);
+        }
+        scn_source_free(src);
+    }
+    assert_memory_equal(a, b, sizeof a);
+    assert_int_equal(a[0].t, 0);
+    /* another seed gives other draws */
+    scn_source *src = scn_source_new(&s, 43, &e);
+    eng_arrival c;
+    int differ = 0;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(scn_source_ops()->next(src, 0, &c, &e), ENG_SRC_OK);
+        differ |= c.prompt != a[i].prompt;
+    }
+    assert_true(differ);
+    scn_source_free(src);
+    scn_free(&s);
+}
+
+/* The arrival stream does not depend on the scheduler, its settings, or the lengths. */
+static void arrivals_independent_of_scheduler(void **state)
+{
+    const char *ovr_a[] = {"scheduler.max_num_seqs=3"};
+    const char *ovr_b[] = {"scheduler.max_num_seqs=200",
+                           "workload.prompt_tokens={dist: lognormal, mean: 900, sigma: 1}",
+                           "replicas=4"};
+    scn_scenario sa, sb;
+    sim_err e;
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, ovr_a, 1, &test_resolver, &sa, &e), 0);
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, ovr_b, 3, &test_resolver, &sb, &e), 0);
+    scn_source *a = scn_source_new(&sa, 5, &e), *b = scn_source_new(&sb, 5, &e);
+    assert_non_null(a);
+    assert_non_null(b);
+    eng_arrival x, y;
+    for (int i = 0; i < 1000; i++) {
+        assert_int_equal(scn_source_ops()->next(a, 0, &x, &e), ENG_SRC_OK);
+        assert_int_equal(scn_source_ops()->next(b, 0, &y, &e), ENG_SRC_OK);
+        assert_int_equal(x.t, y.t);
+    }
+    assert_int_equal(scn_source_ops()->next(a, 0, &x, &e), ENG_SRC_END);
+    assert_int_equal(scn_source_emitted(a), 1000);
+    scn_source_free(a);
+    scn_source_free(b);
+    scn_free(&sa);
+    scn_free(&sb);
+}
+
+static void context_clipping(void **state)
+{
+    /* tiny-1b has a 2048-token context */
+    const char *txt = "model: tiny-1b\ngpu: toy-gpu\nworkload:\n  num_requests: 200\n"
+                      "  arrival: {process: constant, rate: 10}\n"
+                      "  prompt_tokens: {dist: uniform, min: 1000, max: 3000}\n"
+                      "  output_tokens: {dist: fixed, value: 500, max: 400}\n";
+    scn_scenario s;
+    sim_err e;
+    assert_int_equal(scn_load_text("c.yaml", txt, NULL, 0, &test_resolver, &s, &e), 0);
+    scn_source *src = scn_source_new(&s, 1, &e);
+    eng_arrival a;
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+        assert_true(a.prompt >= 1 && a.prompt <= 2047);
+        assert_true(a.output >= 1 && a.output <= 400);
+        assert_true(a.prompt + a.output <= 2048);
+        assert_int_equal(a.t, (int64_t)i * 100000000);
+    }
+    assert_int_equal(scn_source_clipped(src), 200); /* every output hits max: 400 */
+    scn_source_free(src);
+    scn_free(&s);
+}
+
+static void file_loading(void **state)
+{
+    scn_scenario s;
+    sim_err e;
+    assert_int_equal(scn_load("/nonexistent/x.yaml", NULL, 0, &test_resolver, &s, &e), -1);
+    assert_non_null(strstr(e.msg, "/nonexistent/x.yaml: cannot open"));
+    scn_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(good_scenario),
+        cmocka_unit_test(defaults),
+        cmocka_unit_test(bad_inputs),
+        cmocka_unit_test(bad_overrides),
+        cmocka_unit_test(overrides),
+        cmocka_unit_test(scheduler_key_of_another_policy),
+        cmocka_unit_test(same_seed_same_workload),
+        cmocka_unit_test(arrivals_independent_of_scheduler),
+        cmocka_unit_test(context_clipping),
+        cmocka_unit_test(file_loading),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
