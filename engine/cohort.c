@@ -275,7 +275,9 @@ int eng_cohort_check(const eng_replica *r, char *buf, size_t len)
             return -1;
         }
         if (!rq->kv_reserved) {
-            int64_t ctx = context_of(rq, rq->c_gen0) + (c->step - rq->c_step0);
+            /* while a decode step is in flight its blocks are already allocated */
+            int64_t ctx = context_of(rq, rq->c_gen0) + (c->step - rq->c_step0) +
+                          (r->busy && r->batch.decode ? 1 : 0);
             int64_t need = (ctx + r->e->cfg.block_size - 1) / r->e->cfg.block_size;
             if (rq->kv_blocks != need) {
                 snprintf(buf, len, "replica %d: request %lld holds %d blocks, needs %lld", r->id,

@@ -7,10 +7,11 @@
 
 #include "sched.h"
 
-extern const eng_sched_ops eng_sched_orca;
+extern const eng_sched_ops eng_sched_static, eng_sched_orca, eng_sched_vllm, eng_sched_chunked,
+    eng_sched_tgi;
 
 static const eng_sched_ops *const registry[] = {
-    &eng_sched_orca,
+    &eng_sched_static, &eng_sched_orca, &eng_sched_vllm, &eng_sched_chunked, &eng_sched_tgi,
 };
 
 const eng_sched_ops *const *eng_sched_all(size_t *n)

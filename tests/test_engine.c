@@ -261,6 +261,48 @@ static void test_deterministic(void **state)
     free(r2);
 }
 
+
+/* Every policy drains a random overload on a small cache (preemption for the paged ones),
+ * with the engine's checks after every event in debug builds. */
+static void test_all_policies_drain(void **state)
+{
+    size_t np;
+    const eng_sched_ops *const *all = eng_sched_all(&np);
+    eng_arrival a[400];
+    uint64_t x = 11;
+    int64_t t = 0;
+    for (int i = 0; i < 400; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        t += (int64_t)(x >> 46);
+        a[i] = (eng_arrival){t, 1 + (int32_t)((x >> 20) % 700), 1 + (int32_t)((x >> 8) % 400)};
+    }
+    for (size_t p = 0; p < np; p++) {
+        for (int swap = 0; swap < 2; swap++) {
+            eng_config c;
+            small_config(&c, 2048);
+            snprintf(c.sched.name, sizeof c.sched.name, "%s", all[p]->name);
+            if (swap && !eng_sched_param(all[p], "preemption"))
+                continue;
+            if (swap)
+                eng_cfg_set(&c.sched, "preemption", "swap");
+            eng_totals tot;
+            rec *r = run(&c, a, 400, &tot);
+            assert_int_equal(tot.finished + tot.rejected, 400);
+            assert_int_equal(r->nrq, 400);
+            for (int i = 0; i < r->nrq; i++)
+                if (r->rq[i].status == ENG_RQ_FINISHED) {
+                    assert_true(r->rq[i].t_first_token >= r->rq[i].t_first_sched);
+                    assert_true(r->rq[i].t_finish >= r->rq[i].t_first_token);
+                }
+            print_message("%-8s%s finished %lld rejected %lld preemptions %lld iterations %lld\n",
+                          all[p]->name, swap ? "+swap" : "", (long long)tot.finished,
+                          (long long)tot.rejected, (long long)tot.preemptions,
+                          (long long)tot.iterations);
+            free(r);
+        }
+    }
+}
+
 static void test_registry_sound(void **state)
 {
     char buf[256];
@@ -280,7 +322,7 @@ int main(void)
         cmocka_unit_test(test_kv_plan_arithmetic), cmocka_unit_test(test_orca_joins_and_leaves),
         cmocka_unit_test(test_orca_max_num_seqs),  cmocka_unit_test(test_orca_reserves_up_front),
         cmocka_unit_test(test_reject_never_fits),  cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_registry_sound),
+        cmocka_unit_test(test_registry_sound), cmocka_unit_test(test_all_policies_drain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,167 @@
+/*
+ * sched_chunked.c: chunked prefill with a per-iteration token budget (Sarathi-Serve,
+ * DeepSpeed-FastGen's SplitFuse), on paged KV as in vllm.
+ *
+ * Queues: waiting (FCFS; recompute-preempted requests at the front), running (admission
+ * order: requests still prefilling and the decode cohort), swapped.
+ */
+#include "engine.h"
+#include "rqlist.h"
+
+typedef struct chunked {
+    eng_rq_list waiting, running, swapped;
+    int64_t token_budget, max_num_seqs, watermark_blocks;
+    int swap;
+} chunked;
+
+static const eng_param chunked_params[] = {
+    {"token_budget", ENG_PARAM_INT, "512", 1, 1e7, NULL,
+     "tokens per iteration: decodes first, prefill chunks fill the rest"},
+    {"max_num_seqs", ENG_PARAM_INT, "256", 1, 1e6, NULL, "most requests running at once"},
+    {"watermark", ENG_PARAM_DOUBLE, "0.01", 0, 0.5, NULL,
+     "fraction of KV blocks kept free when admitting"},
+    {"preemption", ENG_PARAM_ENUM, "recompute", 0, 0, "recompute|swap",
+     "what happens to a preempted request's KV"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+extern const eng_sched_ops eng_sched_chunked;
+
+static int chunked_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
+{
+    chunked *c = st;
+    const eng_sched_ops *ops = &eng_sched_chunked;
+    c->token_budget = eng_cfg_int(cfg, ops, "token_budget");
+    c->max_num_seqs = eng_cfg_int(cfg, ops, "max_num_seqs");
+    c->watermark_blocks = (int64_t)(eng_cfg_double(cfg, ops, "watermark") * eng_kv_total(r));
+    c->swap = eng_cfg_str(cfg, ops, "preemption")[0] == 's';
+    return 0;
+}
+
+static void chunked_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    chunked *c = st;
+    if (eng_kv_blocks_for(r, (int64_t)rq->prompt + rq->output) >
+        eng_kv_total(r) - c->watermark_blocks) {
+        eng_reject(r, rq, ENG_REJECT_KV);
+        return;
+    }
+    eng_list_push_back(&c->waiting, rq);
+}
+
+static void preempt(chunked *c, eng_replica *r, eng_request *rq)
+{
+    eng_list_remove(&c->running, rq);
+    int swap = c->swap && rq->status == ENG_RQ_DECODE;
+    eng_preempt(r, rq, swap);
+    if (swap)
+        eng_list_push_back(&c->swapped, rq);
+    else
+        eng_list_push_front(&c->waiting, rq);
+}
+
+/* Adds a chunk of up to `left` tokens of rq's prefill, as much as the free blocks above
+ * `reserve` hold; returns the tokens added (0 when none fit). */
+static int32_t add_chunk(eng_replica *r, eng_batch *out, eng_request *rq, int64_t left,
+                         int64_t reserve)
+{
+    int64_t n = rq->prefill_target - rq->prefilled;
+    if (n > left)
+        n = left;
+    int64_t room = (rq->kv_blocks + eng_kv_free(r) - reserve) * eng_kv_block_size(r) -
+                   rq->prefilled; /* tokens the blocks it may hold can take */
+    if (n > room)
+        n = room;
+    if (n <= 0)
+        return 0;
+    eng_batch_add_prefill(r, out, rq, (int32_t)n, (int32_t)n);
+    return (int32_t)n;
+}
+
+static int form_batch(chunked *c, eng_replica *r, eng_batch *out);
+
+static int chunked_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now)
+{
+    chunked *c = st;
+    int n;
+    /* Prefills that hold blocks but cannot get more, with nothing decoding, would wait for
+     * each other forever: free the newest, as a block-starved step in vLLM does. */
+    while ((n = form_batch(c, r, out)) == 0 && c->running.n > 0)
+        preempt(c, r, c->running.tail);
+    return n;
+}
+
+static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
+{
+    eng_request *rq;
+    /* MODEL: vLLM chunked prefill (_schedule_chunked_prefill): running requests first; when
+     * one cannot get its next block, the most recently admitted running request is preempted */
+    while (eng_decode_blocks_needed(r) > eng_kv_free(r) && c->running.tail)
+        preempt(c, r, c->running.tail);
+    while (c->swapped.n && (rq = c->swapped.head) && c->running.n < c->max_num_seqs &&
+           eng_kv_free(r) - rq->kv_blocks - 1 - eng_decode_blocks_needed(r) >=
+               c->watermark_blocks) {
+        eng_list_pop_front(&c->swapped);
+        eng_swap_in(r, rq);
+        eng_list_push_back(&c->running, rq);
+    }
+    /* MODEL: Sarathi-Serve stall-free batching: every decode runs, then prefill chunks fill the
+     * rest of the token budget */
+    int64_t left = c->token_budget - eng_cohort_size(r);
+    int64_t decode_need = eng_decode_blocks_needed(r);
+    /* partially prefilled requests continue before new ones start (they are in running);
+     * what they still need is promised to them */
+    int64_t promised = 0;
+    for (rq = c->running.head; rq; rq = rq->sched_next)
+        if (rq->status == ENG_RQ_PREFILL) {
+            if (left > 0)
+                left -= add_chunk(r, out, rq, left, decode_need);
+            promised += eng_prefill_blocks_needed(r, rq, rq->prefill_target - rq->prefilled);
+        }
+    /* MODEL: new requests are admitted FCFS while seats, budget and blocks allow; vLLM v0's
+     * can_allocate wants the whole prompt's blocks above the watermark at admission, even when
+     * the prompt is then computed in chunks */
+    while (left > 0 && c->swapped.n == 0 && (rq = c->waiting.head) &&
+           c->running.n < c->max_num_seqs) {
+        int64_t whole = eng_prefill_blocks_needed(r, rq, rq->prefill_target);
+        if (eng_kv_free(r) - whole - promised - decode_need < c->watermark_blocks)
+            break;
+        int32_t n = add_chunk(r, out, rq, left, decode_need + promised + c->watermark_blocks);
+        if (n == 0)
+            break;
+        promised += eng_prefill_blocks_needed(r, rq, rq->prefill_target);
+        eng_list_pop_front(&c->waiting);
+        eng_list_push_back(&c->running, rq);
+        left -= n;
+    }
+    if (eng_cohort_size(r) > 0)
+        eng_batch_decode_all(r, out);
+    return out->nchunks + eng_cohort_size(r);
+}
+
+static void chunked_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    chunked *c = st;
+    eng_list_remove(&c->running, rq);
+}
+
+static int chunked_check(const void *st, const eng_replica *r)
+{
+    const chunked *c = st;
+    if (eng_list_check(&c->waiting) || eng_list_check(&c->running) || eng_list_check(&c->swapped))
+        return -1;
+    return c->running.n <= c->max_num_seqs ? 0 : -1;
+}
+
+const eng_sched_ops eng_sched_chunked = {
+    .name = "chunked",
+    .abi = ENG_SCHED_ABI,
+    .state_size = sizeof(chunked),
+    .params = chunked_params,
+    .summary = "Sarathi-Serve / SplitFuse: token budget per iteration, decodes first, prefill "
+               "chunks fill the rest; paged KV with preemption",
+    .init = chunked_init,
+    .on_arrival = chunked_on_arrival,
+    .next_batch = chunked_next_batch,
+    .on_finish = chunked_on_finish,
+    .check = chunked_check,
+};
