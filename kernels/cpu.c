@@ -2,8 +2,10 @@
  * Linear layers are one OpenBLAS sgemm. Attention is blockwise with an online softmax (the
  * FlashAttention recurrence), so no score matrix larger than a tile is ever held: keys are
  * gathered 64 at a time by row pointer (contiguous for prefill, through the block table for
- * decode), transposed once per tile and shared by every query row of a GQA group. Work items
- * (kv head x query tile, or sequence x kv head) run under OpenMP when the compiler has it.
+ * decode), transposed once per tile and shared by every query row of a GQA group.
+ * Only sgemm is multi-threaded (OpenBLAS's own threads); the rest runs on the calling thread.
+ * MODEL: timings must be smooth in the shape to be fitted, and an OpenMP team on a small VM
+ * added wake-up stalls of several ms to small attention calls, so attention stays serial.
  * The caller owns every buffer; scratch is allocated per work item and freed before return. */
 #include <cblas.h>
 #include <math.h>
@@ -14,12 +16,6 @@
 
 #include "kernels_int.h"
 
-#ifdef _OPENMP
-#define PARALLEL_FOR _Pragma("omp parallel for schedule(dynamic)")
-#else
-#define PARALLEL_FOR
-#endif
-
 enum { KT = 64, QT = 32 }; /* keys per tile; prefill queries per work item */
 
 void kern_cpu_linear(const float *x, const float *w, float *y, int m, int k, int n)
@@ -29,7 +25,6 @@ void kern_cpu_linear(const float *x, const float *w, float *y, int m, int k, int
 
 void kern_cpu_rmsnorm(const float *x, const float *w, float *y, int tokens, int hidden, float eps)
 {
-    PARALLEL_FOR
     for (int t = 0; t < tokens; t++) {
         const float *xr = x + (size_t)t * hidden;
         float *yr = y + (size_t)t * hidden;
@@ -44,7 +39,6 @@ void kern_cpu_rmsnorm(const float *x, const float *w, float *y, int tokens, int 
 
 void kern_cpu_silu_mul(const float *x, float *y, int tokens, int inter)
 {
-    PARALLEL_FOR
     for (int t = 0; t < tokens; t++) {
         const float *g = x + (size_t)t * 2 * inter, *u = g + inter;
         float *yr = y + (size_t)t * inter;
@@ -62,7 +56,6 @@ void kern_cpu_add(const float *a, const float *b, float *y, size_t n)
 void kern_cpu_rope(float *x, const int32_t *pos, int tokens, int heads, int d, float theta)
 {
     int half = d / 2;
-    PARALLEL_FOR
     for (int t = 0; t < tokens; t++) {
         float *cs = kern_xmalloc(sizeof(float) * (size_t)d), *sn = cs + half;
         for (int i = 0; i < half; i++) { /* one angle per pair, shared by every head */
@@ -203,7 +196,6 @@ void kern_cpu_attn_prefill(const float *q, const float *k, const float *v, float
                            int context, int nh, int nkv, int d, float scale)
 {
     int tiles = (chunk + QT - 1) / QT, items = tiles * nkv;
-    PARALLEL_FOR
     for (int it = 0; it < items; it++) {
         int kvh = it % nkv, i0 = (it / nkv) * QT;
         int i1 = i0 + QT < chunk ? i0 + QT : chunk;
@@ -243,7 +235,6 @@ void kern_cpu_attn_decode(const float *q, const float *k_cache, const float *v_c
                           float *o, int batch, int nh, int nkv, int d, int block_size, float scale)
 {
     int items = batch * nkv;
-    PARALLEL_FOR
     for (int it = 0; it < items; it++) {
         int b = it / nkv, kvh = it % nkv;
         decode_item(q + (size_t)b * nh * d, k_cache, v_cache, block_tables + (size_t)b * max_blocks,
@@ -280,13 +271,7 @@ int kern_cpu_describe(char *buf, size_t len)
         return 0;
     cpu_model(model, sizeof model);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    snprintf(buf, len, "cpu: %s, %ld cores, blas: %s, blas threads %d, openmp %s", model, cores,
-             openblas_get_config(), openblas_get_num_threads(),
-#ifdef _OPENMP
-             "on"
-#else
-             "off"
-#endif
-    );
+    snprintf(buf, len, "cpu: %s, %ld cores, blas: %s, blas threads %d", model, cores,
+             openblas_get_config(), openblas_get_num_threads());
     return 0;
 }

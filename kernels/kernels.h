@@ -3,7 +3,7 @@
  * It offers, for one transformer layer of a Llama-style model:
  *   - kern_ref_*   a C reference of every operator, fp32, written to be read, not to be fast;
  *   - kern_cpu_*   a CPU backend fast enough to calibrate with (OpenBLAS sgemm for linear
- *                  layers, blockwise online-softmax attention, OpenMP when the compiler has it);
+ *                  layers, single-threaded blockwise online-softmax attention);
  *   - kern_cuda_*  CUDA kernels (fp16/bf16 inputs, fp32 accumulation, cuBLAS for linear layers),
  *                  reached through host-array wrappers so no CUDA type leaks out of kernels/;
  *   - kern_bench_* the microbenchmark driver the calibration layer uses to time an operator of a
@@ -135,8 +135,8 @@ void kern_cpu_attn_decode(const float *q, const float *k_cache, const float *v_c
                           const int32_t *block_tables, int max_blocks, const int32_t *context_lens,
                           float *o, int batch, int nh, int nkv, int d, int block_size, float scale);
 
-/* Writes "cpu: <model name from /proc/cpuinfo>, <n> cores, blas: <OpenBLAS config>" into buf
- * (always NUL-terminated when len > 0). Returns 0. */
+/* Writes "cpu: <model name from /proc/cpuinfo>, <n> cores, blas: <OpenBLAS config>, blas threads
+ * <n>" into buf (always NUL-terminated when len > 0). Returns 0. */
 int kern_cpu_describe(char *buf, size_t len);
 
 /* ---- CUDA backend ----------------------------------------------------------------------------
