@@ -442,10 +442,12 @@ static void test_schedule_now_from_handler(void **state)
     sim_free(ctx);
 }
 
+#ifdef SIM_DEBUG
 static void checker(void *arg)
 {
     (*(int *)arg)++;
 }
+#endif
 
 /* The debug build calls the check hook after every event. */
 static void test_check_hook(void **state)
