@@ -285,6 +285,10 @@ extern "C" int kern_cuda_attn_decode(kern_cuda *c, kern_dtype dt, const float *q
     size_t nq = (size_t)batch * nh * d, nc = (size_t)num_blocks * block_size * nkv * d;
     int rc = no_ctx(c, err, errlen);
     rc = rc ? rc : attn_dims_ok(nh, nkv, d, err, errlen);
+    if (!rc && (batch <= 0 || max_blocks <= 0 || block_size <= 0 || num_blocks <= 0))
+        rc = kern_seterr(err, errlen,
+                         "cuda decode: batch %d, max_blocks %d, block_size %d, num_blocks %d",
+                         batch, max_blocks, block_size, num_blocks);
     for (int b = 0; !rc && b < batch; b++) /* the kernel trusts the tables: check them here */
         if (context_lens[b] < 1 || context_lens[b] > max_blocks * block_size)
             rc = kern_seterr(err, errlen, "cuda decode: sequence %d has context %d", b,
