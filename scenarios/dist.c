@@ -66,19 +66,6 @@ static int read_all(const scn_trace_spec *sp, int32_t **prompt, int32_t **output
     return rc < 0 ? -1 : 0;
 }
 
-void scn_zipf_moments(int64_t min, int64_t max, double s, double *mean, double *var)
-{
-    double z = 0, m1 = 0, m2 = 0;
-    for (int64_t k = 1; k <= max - min + 1; k++) {
-        double w = pow((double)k, -s), x = (double)(min + k - 1);
-        z += w;
-        m1 += w * x;
-        m2 += w * x * x;
-    }
-    *mean = m1 / z;
-    *var = m2 / z - *mean * *mean;
-}
-
 static int build(scn_sampler *s, const char *what, int is_out, sim_err *err)
 {
     const scn_dist *d = &s->d;

@@ -105,10 +105,6 @@ scn_sampler *scn_sampler_new(const scn_dist *d, const char *what, int output_col
 int64_t scn_sampler_draw(scn_sampler *s, gsl_rng *rng, int *clipped);
 void scn_sampler_free(scn_sampler *s);
 
-/* Exact mean and variance of the integer distribution a zipf {min, max, s} draws from (for
- * tests and `scenario check`). */
-void scn_zipf_moments(int64_t min, int64_t max, double s, double *mean, double *var);
-
 /* Joint (prompt, output) pairs read from a trace, sampled with replacement. */
 typedef struct scn_pairs scn_pairs;
 scn_pairs *scn_pairs_new(const scn_lengths *l, sim_err *err);
