@@ -165,6 +165,7 @@ int cmd_run(int argc, char **argv)
                (unsigned long long)seed);
         cmd_print_summary(stdout, m, n);
     }
+    fflush(stdout);
     if (run_id)
         fprintf(stderr, "llmsim: run %lld stored in %s (simulated in %.3f s)\n", (long long)run_id,
                 o.db, wall);
