@@ -10,13 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "scenario.h"
 
-/* test_scenarios_resolver.c: fake models llama-3-8b (8192 context) and tiny-1b (2048), fake
- * GPUs h100-sxm and toy-gpu. */
+/* test_scenarios_resolver.c: fake models llama-3-8b (8192 context), tiny-1b (2048) and
+ * qwen2.5-7b (131072), fake GPUs h100-sxm and toy-gpu. */
 extern const scn_resolver test_resolver;
 
 static const char *const DEMO = "name: demo\n"
@@ -384,6 +385,42 @@ static void file_loading(void **state)
     scn_free(&s);
 }
 
+/* Every example shipped under scenarios/ loads, and its source produces requests. Those that
+ * read the shared traces are skipped when the data is absent. */
+static void shipped_examples(void **state)
+{
+    static const char *const files[] = {
+        "demo", "capacity", "gamma_bursty", "azure_conv", "mooncake_conv", "closed_loop", "spike"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[1024], *text;
+        snprintf(path, sizeof path, "%s/scenarios/%s.yaml", LLMSIM_SOURCE_DIR, files[i]);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        text = calloc(1, 1 << 16);
+        assert_true(fread(text, 1, (1 << 16) - 1, f) > 0);
+        fclose(f);
+        int shared = strstr(text, "shared/data/") != NULL;
+        free(text);
+        if (shared && access(LLMSIM_SHARED_DIR "/data/traces", R_OK) != 0) {
+            printf("  %s: skipped (no shared data)\n", files[i]);
+            continue;
+        }
+        scn_scenario s;
+        sim_err e;
+        if (scn_load(path, NULL, 0, &test_resolver, &s, &e))
+            fail_msg("%s", e.msg);
+        assert_string_equal(s.name, files[i]);
+        scn_source *src = scn_source_new(&s, s.seed, &e);
+        if (!src)
+            fail_msg("%s", e.msg);
+        eng_arrival a;
+        for (int k = 0; k < 10; k++)
+            assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+        scn_source_free(src);
+        scn_free(&s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +434,7 @@ int main(void)
         cmocka_unit_test(arrivals_independent_of_scheduler),
         cmocka_unit_test(context_clipping),
         cmocka_unit_test(file_loading),
+        cmocka_unit_test(shipped_examples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * test_scenarios_resolver.c: a model/GPU resolver for the scenario tests. It knows two fake
+ * test_scenarios_resolver.c: a model/GPU resolver for the scenario tests. It knows three fake
  * models and two fake GPUs with plausible numbers; the real catalogs live in calibration/.
  */
 #include <stdio.h>
@@ -10,6 +10,7 @@
 static const eng_model models[] = {
     {"llama-3-8b", 32, 4096, 32, 8, 128, 14336, 128256, 8192, 1, 0, 0},
     {"tiny-1b", 16, 2048, 16, 4, 128, 5632, 32000, 2048, 1, 0, 0},
+    {"qwen2.5-7b", 28, 3584, 28, 4, 128, 18944, 152064, 131072, 1, 0, 1},
 };
 
 static const eng_gpu gpus[] = {
@@ -25,7 +26,8 @@ static int model(void *st, const char *name, const char *base_dir, eng_model *ou
             *out = models[i];
             return 0;
         }
-    snprintf(why, len, "unknown model '%s' (valid: llama-3-8b, tiny-1b, or a config.json path)",
+    snprintf(why, len,
+             "unknown model '%s' (valid: llama-3-8b, tiny-1b, qwen2.5-7b, or a config.json path)",
              name);
     return -1;
 }
