@@ -138,7 +138,7 @@ static int open_trace(scn_source *s, sim_err *err)
     s->win_hi = t->duration_s > 0 ? s->win_lo + (int64_t)llround(t->duration_s * 1e9) : -1;
     s->factor = t->time_scale > 0 ? t->time_scale : 1.0;
     if (s->timed && t->rate > 0) {
-        double native;
+        double native = 0;
         if (native_rate(s, &sp, &native, err))
             return -1;
         s->factor = native / t->rate;

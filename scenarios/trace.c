@@ -41,6 +41,7 @@ struct scn_trace_reader {
     char *name[C_COUNT]; /* column or key names; NULL = not read */
     int col[C_COUNT];    /* CSV field index of each; -1 = not read */
     int ncols;           /* CSV header width */
+    char **fields;       /* ncols field pointers into line, reused for every row */
     int have_prev;
     int64_t prev_t;
 };
@@ -76,6 +77,7 @@ void scn_trace_close(scn_trace_reader *r)
         fclose(r->f);
     for (int i = 0; i < C_COUNT; i++)
         free(r->name[i]);
+    free(r->fields);
     free(r->line);
     free(r->path);
     free(r);
@@ -147,6 +149,7 @@ static int read_header(scn_trace_reader *r, const scn_trace_spec *sp, sim_err *e
     char **f = sim_xmalloc(sizeof *f * (size_t)n);
     split_csv(copy, f, n);
     r->ncols = n;
+    r->fields = sim_xmalloc(sizeof *r->fields * (size_t)n);
     rc = 0;
     for (int c = 0; c < C_COUNT && !rc; c++) {
         r->col[c] = -1;
@@ -422,12 +425,10 @@ static int fields_of(scn_trace_reader *r, char *vals[C_COUNT], sim_err *err)
         if (scan_object(r, vals))
             return bad(r, err, "not a JSON object%s%s", "", "");
     } else {
-        char **f = sim_xmalloc(sizeof *f * (size_t)(r->ncols > 0 ? r->ncols : 1));
-        int n = split_csv(r->line, f, r->ncols);
+        int n = split_csv(r->line, r->fields, r->ncols);
         for (int c = 0; c < C_COUNT; c++)
             if (r->col[c] >= 0 && r->col[c] < n)
-                vals[c] = f[r->col[c]];
-        free(f);
+                vals[c] = r->fields[r->col[c]];
     }
     for (int c = 0; c < C_COUNT; c++) {
         int read = c == C_TIME ? r->tkind != SCN_TIME_NONE : r->name[c] != NULL;

@@ -385,6 +385,41 @@ static void file_loading(void **state)
     scn_free(&s);
 }
 
+/* Mangled scenarios (bytes replaced, deleted or duplicated) load or fail cleanly, never
+ * crash; a failure always names the file. */
+static void mangled_inputs(void **state)
+{
+    static const char junk[] = ":{}[],-#&*!|>'\"%@` \n\t0x9.e";
+    size_t len = strlen(DEMO);
+    char *buf = malloc(2 * len + 1);
+    unsigned seed = 12345;
+    for (int iter = 0; iter < 3000; iter++) {
+        memcpy(buf, DEMO, len + 1);
+        size_t n = len;
+        for (int k = 0; k < 1 + iter % 4; k++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % n;
+            int op = (int)((seed >> 4) % 3);
+            if (op == 0) {
+                buf[at] = junk[(seed >> 16) % (sizeof junk - 1)];
+            } else if (op == 1) {
+                memmove(buf + at, buf + at + 1, n - at);
+                n--;
+            } else if (n < 2 * len) {
+                memmove(buf + at + 1, buf + at, n - at + 1);
+                n++;
+            }
+        }
+        scn_scenario s;
+        sim_err e;
+        e.msg[0] = '\0';
+        if (scn_load_text("m.yaml", buf, NULL, 0, &test_resolver, &s, &e))
+            assert_non_null(strstr(e.msg, "m.yaml"));
+        scn_free(&s);
+    }
+    free(buf);
+}
+
 /* Every example shipped under scenarios/ loads, and its source produces requests. Those that
  * read the shared traces are skipped when the data is absent. */
 static void shipped_examples(void **state)
@@ -435,6 +470,7 @@ int main(void)
         cmocka_unit_test(context_clipping),
         cmocka_unit_test(file_loading),
         cmocka_unit_test(shipped_examples),
+        cmocka_unit_test(mangled_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
