@@ -1,11 +1,18 @@
 /*
- * stats.c: Welford running moments and exact sample percentiles.
+ * stats.c: Welford running moments; weighted exact percentiles with a sketch fallback.
+ *
+ * Sketch: value x > 0 goes to bucket ceil(log(x) / log(gamma)), gamma = (1 + a) / (1 - a);
+ * a bucket's representative 2 gamma^i / (gamma + 1) is within a of every value in it
+ * (Masson et al., "DDSketch", VLDB 2019). Values below SKETCH_MIN count as zero.
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim.h"
 #include "stats.h"
+
+#define SKETCH_MIN 1e-9
 
 void sim_welford_add(sim_welford *w, double x)
 {
@@ -22,32 +29,82 @@ double sim_welford_var(const sim_welford *w)
 
 void sim_samples_init(sim_samples *s)
 {
-    s->v = NULL;
-    s->n = s->cap = 0;
+    memset(s, 0, sizeof *s);
     s->sorted = 1;
-    s->sum = 0;
+    s->max_pairs = SIM_SAMPLES_DEFAULT_CAP;
+}
+
+void sim_samples_set_cap(sim_samples *s, size_t max_pairs)
+{
+    s->max_pairs = max_pairs;
 }
 
 void sim_samples_free(sim_samples *s)
 {
-    free(s->v);
+    size_t cap = s->max_pairs;
+    free(s->p);
+    free(s->bins);
     sim_samples_init(s);
+    s->max_pairs = cap;
+}
+
+static double log_gamma(void)
+{
+    return log((1 + SIM_SKETCH_ALPHA) / (1 - SIM_SKETCH_ALPHA));
+}
+
+static void sketch_add(sim_samples *s, double x, double w)
+{
+    if (x <= SKETCH_MIN) {
+        s->zeros += w;
+        return;
+    }
+    int32_t i = (int32_t)ceil(log(x) / log_gamma());
+    if (s->nbins == 0) {
+        s->lo = i;
+        s->nbins = 1;
+        s->bins = sim_xcalloc(1, sizeof *s->bins);
+    } else if (i < s->lo || i >= s->lo + s->nbins) {
+        int32_t lo = i < s->lo ? i : s->lo;
+        int32_t hi = i >= s->lo + s->nbins ? i + 1 : s->lo + s->nbins;
+        double *b = sim_xcalloc((size_t)(hi - lo), sizeof *b);
+        memcpy(b + (s->lo - lo), s->bins, (size_t)s->nbins * sizeof *b);
+        free(s->bins);
+        s->bins = b;
+        s->lo = lo;
+        s->nbins = hi - lo;
+    }
+    s->bins[i - s->lo] += w;
+}
+
+static void to_sketch(sim_samples *s)
+{
+    s->sketch = 1;
+    for (size_t i = 0; i < s->n; i++)
+        sketch_add(s, s->p[i].v, s->p[i].w);
+    free(s->p);
+    s->p = NULL;
+    s->n = s->cap = 0;
 }
 
 void sim_samples_add_n(sim_samples *s, double x, size_t count)
 {
     if (count == 0)
         return;
-    if (s->n + count > s->cap) {
-        size_t cap = s->cap ? s->cap : 64;
-        while (cap < s->n + count)
-            cap *= 2;
-        s->v = sim_xrealloc(s->v, cap * sizeof *s->v);
-        s->cap = cap;
+    double w = (double)count;
+    s->count += w;
+    s->sum += x * w;
+    if (!s->sketch && s->n >= s->max_pairs)
+        to_sketch(s);
+    if (s->sketch) {
+        sketch_add(s, x, w);
+        return;
     }
-    for (size_t i = 0; i < count; i++)
-        s->v[s->n++] = x;
-    s->sum += x * (double)count;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->p = sim_xrealloc(s->p, s->cap * sizeof *s->p);
+    }
+    s->p[s->n++] = (sim_pair){x, w};
     s->sorted = 0;
 }
 
@@ -56,28 +113,68 @@ void sim_samples_add(sim_samples *s, double x)
     sim_samples_add_n(s, x, 1);
 }
 
-double sim_samples_mean(const sim_samples *s)
+double sim_samples_count(const sim_samples *s)
 {
-    return s->n ? s->sum / (double)s->n : 0.0;
+    return s->count;
 }
 
-static int cmp_double(const void *a, const void *b)
+double sim_samples_mean(const sim_samples *s)
 {
-    double x = *(const double *)a, y = *(const double *)b;
+    return s->count > 0 ? s->sum / s->count : 0.0;
+}
+
+int sim_samples_exact(const sim_samples *s)
+{
+    return !s->sketch;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    double x = ((const sim_pair *)a)->v, y = ((const sim_pair *)b)->v;
     return (x > y) - (x < y);
+}
+
+/* The k-th (0-based) value of the expanded, sorted sample; *i walks forward with *below the
+ * weight before pair *i, so successive calls with growing k are cheap. */
+static double kth(const sim_samples *s, double k, size_t *i, double *below)
+{
+    while (*i + 1 < s->n && *below + s->p[*i].w <= k) {
+        *below += s->p[*i].w;
+        (*i)++;
+    }
+    return s->p[*i].v;
+}
+
+static double sketch_kth(const sim_samples *s, double k)
+{
+    double below = s->zeros;
+    if (k < below)
+        return 0.0;
+    double g = exp(log_gamma());
+    for (int32_t b = 0; b < s->nbins; b++) {
+        below += s->bins[b];
+        if (k < below)
+            return 2.0 * pow(g, s->lo + b) / (g + 1.0);
+    }
+    return 2.0 * pow(g, s->lo + s->nbins - 1) / (g + 1.0);
 }
 
 double sim_samples_percentile(sim_samples *s, double p)
 {
-    if (s->n == 0)
+    if (s->count <= 0)
         return 0.0;
+    double rank = p / 100.0 * (s->count - 1);
+    double lo = floor(rank), frac = rank - lo;
+    double hi = lo + 1 < s->count ? lo + 1 : lo;
+    if (s->sketch)
+        return sketch_kth(s, lo) + (sketch_kth(s, hi) - sketch_kth(s, lo)) * frac;
     if (!s->sorted) {
-        qsort(s->v, s->n, sizeof *s->v, cmp_double);
+        qsort(s->p, s->n, sizeof *s->p, cmp_pair);
         s->sorted = 1;
     }
-    double rank = p / 100.0 * (double)(s->n - 1);
-    size_t lo = (size_t)floor(rank);
-    size_t hi = lo + 1 < s->n ? lo + 1 : lo;
-    double frac = rank - (double)lo;
-    return s->v[lo] + (s->v[hi] - s->v[lo]) * frac;
+    size_t i = 0;
+    double below = 0;
+    double a = kth(s, lo, &i, &below);
+    double b = kth(s, hi, &i, &below);
+    return a + (b - a) * frac;
 }

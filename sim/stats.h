@@ -2,9 +2,15 @@
  * stats.h: statistics helpers: running mean/variance, and a sample set with percentiles.
  *
  * sim_welford keeps count, mean and variance in O(1) memory (Welford's update).
- * sim_samples keeps every value (optionally with a weight) and answers percentiles exactly,
- * interpolating linearly between order statistics as numpy.percentile does by default, which is
- * what the serving benchmarks of the field report.
+ *
+ * sim_samples answers percentiles the way numpy.percentile does by default (linear
+ * interpolation between order statistics), which is what the serving benchmarks of the field
+ * report. It keeps (value, count) pairs, so adding one value many times (the same inter-token
+ * gap for every sequence of a decode step) costs one pair. It is exact while it holds at most
+ * `cap` pairs; past that it folds everything into a relative-error sketch (DDSketch-style
+ * logarithmic buckets) whose percentiles are within SIM_SKETCH_ALPHA (0.5%) of the true order
+ * statistic, in memory that depends on the range of the values, not their number. The mean is
+ * always exact.
  */
 #ifndef SIM_STATS_H
 #define SIM_STATS_H
@@ -21,20 +27,40 @@ typedef struct sim_welford {
 void sim_welford_add(sim_welford *w, double x);
 double sim_welford_var(const sim_welford *w); /* sample variance (n-1); 0 when n < 2 */
 
+#define SIM_SKETCH_ALPHA 0.005
+#define SIM_SAMPLES_DEFAULT_CAP ((size_t)1 << 20)
+
+typedef struct sim_pair {
+    double v;
+    double w; /* count, as a double so weights sum without overflow */
+} sim_pair;
+
 typedef struct sim_samples {
-    double *v;
-    size_t n, cap;
+    sim_pair *p;      /* exact mode: the pairs */
+    size_t n, cap;    /* pairs held, allocated */
+    size_t max_pairs; /* beyond this, switch to the sketch */
     int sorted;
-    double sum;
+    double count; /* total weight */
+    double sum;   /* sum of value x weight */
+    /* sketch mode (p == NULL, sketch != 0) */
+    int sketch;
+    double *bins; /* counts of bucket index lo .. lo + nbins - 1 */
+    int32_t lo, nbins;
+    double zeros; /* values <= the smallest tracked magnitude */
 } sim_samples;
 
 void sim_samples_init(sim_samples *s);
+/* Sets the most pairs kept exactly (default SIM_SAMPLES_DEFAULT_CAP); 0 = always sketch. */
+void sim_samples_set_cap(sim_samples *s, size_t max_pairs);
 void sim_samples_free(sim_samples *s);
 void sim_samples_add(sim_samples *s, double x);
-/* Adds x count times (one call per iteration for all sequences that saw the same gap). */
+/* Adds x count times in O(1). */
 void sim_samples_add_n(sim_samples *s, double x, size_t count);
+double sim_samples_count(const sim_samples *s);
 double sim_samples_mean(const sim_samples *s); /* 0 when empty */
-/* p in [0, 100]; sorts in place on first use; 0 when empty. */
+/* p in [0, 100]; 0 when empty. Exact in exact mode (sorts in place on first use). */
 double sim_samples_percentile(sim_samples *s, double p);
+/* 1 while percentiles are exact, 0 once the sketch took over. */
+int sim_samples_exact(const sim_samples *s);
 
 #endif

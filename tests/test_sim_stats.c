@@ -136,8 +136,9 @@ static void test_samples_add_n(void **state)
         for (size_t j = 0; j < in[i].k; j++)
             sim_samples_add(&b, in[i].x);
     }
-    assert_int_equal(a.n, 209);
-    assert_int_equal(a.n, b.n);
+    assert_true(sim_samples_count(&a) == 209);
+    assert_true(sim_samples_count(&a) == sim_samples_count(&b));
+    assert_int_equal(a.n, 4); /* one pair per add_n with a nonzero count */
     near(sim_samples_mean(&a), sim_samples_mean(&b), 1e-14);
     near(sim_samples_mean(&a), (7.5 + 7 + 50 + 500) / 209.0, 1e-14);
     for (double p = 0; p <= 100; p += 0.5)
@@ -148,9 +149,49 @@ static void test_samples_add_n(void **state)
     sim_samples_free(&b);
 }
 
+/* Weighted pairs give exactly what the expanded array gives; past the cap the sketch stays
+ * within its stated relative error. */
+static void test_samples_weighted_and_sketch(void **state)
+{
+    sim_samples a, b;
+    sim_samples_init(&a);
+    sim_samples_init(&b);
+    uint64_t x = 99;
+    for (int i = 0; i < 2000; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        double v = (double)(x >> 40) / 1000.0;
+        size_t n = 1 + (x >> 20) % 7;
+        sim_samples_add_n(&a, v, n);
+        for (size_t j = 0; j < n; j++)
+            sim_samples_add(&b, v);
+    }
+    const double ps[] = {0, 1, 10, 33.3, 50, 90, 95, 99, 99.9, 100};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        near(sim_samples_percentile(&a, ps[i]), sim_samples_percentile(&b, ps[i]), 1e-12);
+    near(sim_samples_mean(&a), sim_samples_mean(&b), 1e-9);
+    assert_true(sim_samples_exact(&a));
+
+    sim_samples sk;
+    sim_samples_init(&sk);
+    sim_samples_set_cap(&sk, 1000);
+    for (size_t i = 0; i < b.n; i++)
+        sim_samples_add(&sk, b.p[i].v);
+    assert_false(sim_samples_exact(&sk));
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+        double exact = sim_samples_percentile(&b, ps[i]);
+        double got = sim_samples_percentile(&sk, ps[i]);
+        assert_true(fabs(got - exact) <= 2 * SIM_SKETCH_ALPHA * exact + 1e-9);
+    }
+    near(sim_samples_mean(&sk), sim_samples_mean(&b), 1e-9);
+    sim_samples_free(&a);
+    sim_samples_free(&b);
+    sim_samples_free(&sk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_samples_weighted_and_sketch),
         cmocka_unit_test(test_welford_vs_two_pass),
         cmocka_unit_test(test_welford_small),
         cmocka_unit_test(test_percentiles_like_numpy),
