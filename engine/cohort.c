@@ -22,6 +22,7 @@ void eng_heap_init(eng_rq_heap *h, size_t key_off, size_t idx_off)
     h->n = h->cap = 0;
     h->key_off = key_off;
     h->idx_off = idx_off;
+    h->version = 0;
 }
 
 void eng_heap_free(eng_rq_heap *h)
@@ -81,6 +82,7 @@ void eng_heap_push(eng_rq_heap *h, eng_request *rq)
     }
     h->a[h->n] = rq;
     up(h, h->n++);
+    h->version++;
 }
 
 void eng_heap_remove(eng_rq_heap *h, eng_request *rq)
@@ -88,6 +90,7 @@ void eng_heap_remove(eng_rq_heap *h, eng_request *rq)
     int32_t i = IDX(h, rq);
     SIM_CHECK(NULL, i >= 0 && i < h->n && h->a[i] == rq);
     IDX(h, rq) = -1;
+    h->version++;
     eng_request *last = h->a[--h->n];
     if (i == h->n)
         return;
@@ -96,6 +99,12 @@ void eng_heap_remove(eng_rq_heap *h, eng_request *rq)
         up(h, i);
     else
         down(h, i);
+}
+
+void eng_heap_top_increased(eng_rq_heap *h)
+{
+    h->version++;
+    down(h, 0);
 }
 
 eng_request *eng_heap_top(const eng_rq_heap *h)
@@ -136,6 +145,9 @@ void eng_cohort_init(eng_cohort *c)
     eng_heap_init(&c->blk, offsetof(eng_request, c_blk_step), offsetof(eng_request, c_blk_idx));
     c->fresh = NULL;
     c->nfresh = c->capfresh = 0;
+    c->need_version = UINT64_MAX;
+    c->need_step = -1;
+    c->need = 0;
 }
 
 void eng_cohort_free(eng_cohort *c)
@@ -225,9 +237,10 @@ void eng_cohort_alloc_step(eng_replica *r)
         r->kv_used++;
         rq->kv_blocks++;
         rq->c_blk_step += bs;
-        eng_heap_remove(&c->blk, rq);
         if (rq->c_blk_step <= rq->c_fin_step)
-            eng_heap_push(&c->blk, rq);
+            eng_heap_top_increased(&c->blk);
+        else
+            eng_heap_remove(&c->blk, rq);
     }
 }
 

@@ -486,9 +486,15 @@ int eng_batch_add_prefill(eng_replica *r, eng_batch *b, eng_request *rq, int32_t
     return 0;
 }
 
-int64_t eng_decode_blocks_needed(const eng_replica *r)
+int64_t eng_decode_blocks_needed(eng_replica *r)
 {
-    return eng_heap_count_key(&r->co.blk, r->co.step + 1);
+    eng_cohort *c = &r->co;
+    if (c->need_version != c->blk.version || c->need_step != c->step) {
+        c->need = eng_heap_count_key(&c->blk, c->step + 1);
+        c->need_version = c->blk.version;
+        c->need_step = c->step;
+    }
+    return c->need;
 }
 
 void eng_batch_decode_all(eng_replica *r, eng_batch *b)

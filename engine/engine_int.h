@@ -12,8 +12,9 @@
 typedef struct eng_rq_heap {
     eng_request **a;
     int32_t n, cap;
-    size_t key_off; /* offsetof(eng_request, c_fin_step) or c_blk_step */
-    size_t idx_off; /* offsetof(eng_request, c_fin_idx) or c_blk_idx */
+    size_t key_off;   /* offsetof(eng_request, c_fin_step) or c_blk_step */
+    size_t idx_off;   /* offsetof(eng_request, c_fin_idx) or c_blk_idx */
+    uint64_t version; /* bumped by every change, for caches of derived counts */
 } eng_rq_heap;
 
 void eng_heap_init(eng_rq_heap *h, size_t key_off, size_t idx_off);
@@ -21,6 +22,8 @@ void eng_heap_free(eng_rq_heap *h);
 void eng_heap_push(eng_rq_heap *h, eng_request *rq);
 void eng_heap_remove(eng_rq_heap *h, eng_request *rq);
 eng_request *eng_heap_top(const eng_rq_heap *h);
+/* Restores the order after the top's key grew (cheaper than remove + push). */
+void eng_heap_top_increased(eng_rq_heap *h);
 /* Entries whose key equals k (all keys are >= k by the caller's invariant), counted in O(count). */
 int64_t eng_heap_count_key(const eng_rq_heap *h, int64_t k);
 int eng_heap_check(const eng_rq_heap *h);
@@ -35,6 +38,9 @@ typedef struct eng_cohort {
     eng_rq_heap blk;       /* paged members, by the step that needs their next block */
     eng_request **fresh;   /* members that joined since the last decode step (own ITL gap) */
     int32_t nfresh, capfresh;
+    /* eng_decode_blocks_needed's cache: valid while blk.version and step are unchanged */
+    uint64_t need_version;
+    int64_t need_step, need;
 } eng_cohort;
 
 struct eng_replica {

@@ -128,10 +128,55 @@ int sim_samples_exact(const sim_samples *s)
     return !s->sketch;
 }
 
+/* Order-preserving map of a double to an unsigned key: flip all bits of negatives, the sign
+ * bit of the rest. */
+static inline uint64_t sort_key(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
+}
+
 static int cmp_pair(const void *a, const void *b)
 {
     double x = ((const sim_pair *)a)->v, y = ((const sim_pair *)b)->v;
     return (x > y) - (x < y);
+}
+
+/* Sorts the pairs by value: qsort when few, else an LSD radix sort (four stable passes of 16
+ * bits, O(n)), several times faster than qsort on the million values of a large run. */
+static void sort_pairs(sim_pair *p, size_t n)
+{
+    if (n < 4096) {
+        qsort(p, n, sizeof *p, cmp_pair);
+        return;
+    }
+    sim_pair *tmp = sim_xmalloc(n * sizeof *tmp);
+    size_t *count = sim_xmalloc(65536 * sizeof *count);
+    sim_pair *src = p, *dst = tmp;
+    for (int pass = 0; pass < 4; pass++) {
+        int shift = 16 * pass;
+        memset(count, 0, 65536 * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[(sort_key(src[i].v) >> shift) & 0xFFFF]++;
+        if (count[(sort_key(src[0].v) >> shift) & 0xFFFF] == n)
+            continue; /* every key has this digit: the pass would change nothing */
+        size_t sum = 0;
+        for (size_t d = 0; d < 65536; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[(sort_key(src[i].v) >> shift) & 0xFFFF]++] = src[i];
+        sim_pair *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != p)
+        memcpy(p, src, n * sizeof *p);
+    free(count);
+    free(tmp);
 }
 
 /* The k-th (0-based) value of the expanded, sorted sample; *i walks forward with *below the
@@ -169,7 +214,7 @@ double sim_samples_percentile(sim_samples *s, double p)
     if (s->sketch)
         return sketch_kth(s, lo) + (sketch_kth(s, hi) - sketch_kth(s, lo)) * frac;
     if (!s->sorted) {
-        qsort(s->p, s->n, sizeof *s->p, cmp_pair);
+        sort_pairs(s->p, s->n);
         s->sorted = 1;
     }
     size_t i = 0;
