@@ -12,6 +12,7 @@
 
 #include "kernels.h"
 #include "predictor.h"
+#include "profile.h"
 
 /* The operators of a pass: the first KERN_OP_COUNT are kernels.h's, the rest are costed only
  * by the roofline (a measured profile has no kernel for them). */
@@ -41,6 +42,34 @@ double cal_layer_walk(const eng_shape *s, int layers, int tp,
 
 /* Name of a kern_op or cal_op ("qkv_proj", ..., "embed", "sample", "allreduce"). */
 const char *cal_op_name(int op);
+
+/* The roofline's time for one operator's work (roofline.c); rl must come from cal_roofline_new. */
+double cal_roofline_work_ns(const eng_predictor *rl, const cal_work *w);
+
+/* ---- fit.c: the two per-operator forms ---- */
+
+/* Fits the roofline form of f->op to the n points pts[idx[0..n-1]] by weighted least squares
+ * on relative error, searching the hinge over the points' x values for linear and elementwise
+ * operators. Sets f->ncoef, f->coef, f->knee. Returns 0, or -1 with err (too few points, GSL
+ * failure). */
+int cal_fit_roofline(cal_fit *f, const cal_point *pts, const int *idx, int n, sim_err *err);
+/* The roofline form at one shape (x, y); >= 0. */
+double cal_fit_roofline_at(const cal_fit *f, double x, double y);
+
+/* The interpolation grid of one operator, built from the points pts[idx[0..n-1]]. */
+typedef struct cal_grid2 {
+    int nx, ny;
+    double *xs, *ys; /* sorted axes */
+    double *v;       /* v[i * ny + j]: time at (xs[i], ys[j]) */
+} cal_grid2;
+/* Builds the grid (never NULL for n >= 1): cells without a point are filled by interpolating
+ * along their row, then their column, then from the roofline form f. Free with
+ * cal_fit_grid_free. */
+cal_grid2 *cal_fit_grid_new(const cal_fit *f, const cal_point *pts, const int *idx, int n);
+void cal_fit_grid_free(cal_grid2 *g);
+/* Piecewise-(bi)linear interpolation at (x, y); beyond the grid, the roofline form scaled to
+ * the value at the nearest grid edge. */
+double cal_fit_grid_at(const cal_grid2 *g, const cal_fit *f, double x, double y);
 
 /* Converts a predicted time in ns to the iteration_ns contract (>= 1, rounded). */
 int64_t cal_ns_round(double ns);

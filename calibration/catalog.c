@@ -122,6 +122,27 @@ const char *cal_gpu_source(const char *name)
     return NULL;
 }
 
+const char *cal_gpu_from_device(const char *desc)
+{
+    /* most specific first: "H100 PCIe" before "H100", "L40S" before "L4" */
+    static const struct {
+        const char *a, *b, *gpu;
+    } rules[] = {
+        {"H100", "PCIe", "h100-pcie"},
+        {"H100", NULL, "h100-sxm"},
+        {"H200", NULL, "h200"},
+        {"A100", "80GB", "a100-80gb"},
+        {"A100", NULL, "a100-40gb"},
+        {"L40S", NULL, "l40s"},
+        {"L4", NULL, "l4"},
+        {"4090", NULL, "rtx-4090"},
+    };
+    for (size_t i = 0; desc && i < sizeof rules / sizeof rules[0]; i++)
+        if (strstr(desc, rules[i].a) && (!rules[i].b || strstr(desc, rules[i].b)))
+            return rules[i].gpu;
+    return NULL;
+}
+
 int cal_model_count(void)
 {
     return NMODELS;

@@ -35,6 +35,10 @@ int cal_model_find(const char *name, eng_model *out);
 const char *cal_gpu_names(char *buf, size_t len);
 const char *cal_model_names(char *buf, size_t len);
 
+/* The catalog GPU a device description names ("cuda: NVIDIA H100 80GB HBM3, sm_90, ..." ->
+ * "h100-sxm"), or NULL when none matches. */
+const char *cal_gpu_from_device(const char *desc);
+
 /* A one-line description of the datasheet source of GPU `name`, or NULL when unknown. */
 const char *cal_gpu_source(const char *name);
 

@@ -261,3 +261,8 @@ double cal_roofline_op_ns(const eng_predictor *p, const eng_shape *s, const char
     r.only = which;
     return cal_layer_walk(s, r.m.layers, r.tp, op_ns, &r);
 }
+
+double cal_roofline_work_ns(const eng_predictor *rl, const cal_work *w)
+{
+    return op_ns(rl->st, w);
+}

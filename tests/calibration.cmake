@@ -1,3 +1,7 @@
 # calibration/: catalogs, the config.json reader and the roofline predictor.
 llmsim_test(test_calibration SOURCES test_calibration.c LIBS llmsim_calibration
             LABELS calibration unit)
+# fitting, fitted profiles, the CPU benchmark grid and the Vidur import (its shared-data parts
+# are skipped when ../shared/data/vidur is absent)
+llmsim_test(test_calibration_fit SOURCES test_calibration_fit.c LIBS llmsim_calibration
+            LABELS calibration unit TIMEOUT 300)

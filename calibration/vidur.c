@@ -1,0 +1,450 @@
+/*
+ * vidur.c: reading Vidur's profiling CSVs into profile points.
+ *
+ * The CSV reader handles what these files contain: a header row, comma-separated fields, no
+ * embedded commas (a field in double quotes is unquoted). Raw medians are collected, sorted by
+ * (operator, x, y) and repeated shapes averaged, so a duplicated row can never sit on both
+ * sides of the held-out split.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "cal_int.h"
+#include "vidur.h"
+
+static const struct {
+    const char *vidur, *catalog;
+} gpu_map[] = {{"a100", "a100-80gb"}, {"h100", "h100-sxm"}};
+
+static const struct {
+    const char *vidur, *catalog;
+} model_map[] = {
+    {"Meta-Llama-3-8B", "llama-3-8b"},
+    {"Meta-Llama-3-70B", "llama-3-70b"},
+    {"Llama-2-7b-hf", "llama-2-7b"},
+    {"Llama-2-70b-hf", "llama-2-70b"},
+};
+
+const char *cal_vidur_gpu(const char *vidur_gpu)
+{
+    for (size_t i = 0; vidur_gpu && i < sizeof gpu_map / sizeof gpu_map[0]; i++)
+        if (strcmp(gpu_map[i].vidur, vidur_gpu) == 0)
+            return gpu_map[i].catalog;
+    return NULL;
+}
+
+const char *cal_vidur_model(const char *vidur_model)
+{
+    if (!vidur_model)
+        return NULL;
+    const char *base = strrchr(vidur_model, '/');
+    base = base ? base + 1 : vidur_model;
+    for (size_t i = 0; i < sizeof model_map / sizeof model_map[0]; i++)
+        if (strcmp(model_map[i].vidur, base) == 0)
+            return model_map[i].catalog;
+    return NULL;
+}
+
+static int is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Looks for <base>/compute/<gpu>/<model>/mlp.csv, and when model names no organisation, for
+ * <base>/compute/<gpu>/<any org>/<model>/mlp.csv; writes the model directory into out. */
+static int find_under(const char *base, const char *gpu, const char *model, char *out, size_t len)
+{
+    char path[2400];
+    snprintf(path, sizeof path, "%s/compute/%s/%s/mlp.csv", base, gpu, model);
+    if (is_file(path)) {
+        snprintf(out, len, "%s/compute/%s/%s", base, gpu, model);
+        return 0;
+    }
+    if (strchr(model, '/'))
+        return -1;
+    char gdir[1024];
+    snprintf(gdir, sizeof gdir, "%s/compute/%s", base, gpu);
+    DIR *d = opendir(gdir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int rc = -1;
+    while (rc != 0 && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s/%s/mlp.csv", gdir, e->d_name, model);
+        if (is_file(path)) {
+            snprintf(out, len, "%s/%s/%s", gdir, e->d_name, model);
+            rc = 0;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+int cal_vidur_find(const char *dir, const char *gpu, const char *model, char *out, size_t len,
+                   sim_err *err)
+{
+    static const char *const prefixes[] = {"", "/data/profiling", "/profiling"};
+    char base[1024];
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        snprintf(base, sizeof base, "%s%s", dir, prefixes[i]);
+        if (find_under(base, gpu, model, out, len) == 0)
+            return 0;
+    }
+    return sim_errf(err,
+                    "%s: no compute/%s/%s/mlp.csv there (nor under data/profiling/); Vidur's "
+                    "layout is data/profiling/compute/<gpu>/<org>/<model>/mlp.csv",
+                    dir, gpu, model);
+}
+
+/* ---- CSV ---- */
+
+typedef struct csv {
+    FILE *f;
+    const char *path;
+    char *line;
+    size_t cap;
+    int lineno;
+    char **field;
+    int nfield, fcap;
+} csv;
+
+/* Reads the next row into c->field; 1 on a row, 0 at end of file. */
+static int csv_row(csv *c)
+{
+    ssize_t n = getline(&c->line, &c->cap, c->f);
+    if (n < 0)
+        return 0;
+    c->lineno++;
+    while (n > 0 && (c->line[n - 1] == '\n' || c->line[n - 1] == '\r'))
+        c->line[--n] = '\0';
+    c->nfield = 0;
+    char *p = c->line;
+    for (;;) {
+        if (c->nfield == c->fcap) {
+            c->fcap = c->fcap ? 2 * c->fcap : 64;
+            c->field = sim_xrealloc(c->field, (size_t)c->fcap * sizeof *c->field);
+        }
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        size_t l = strlen(p);
+        if (l >= 2 && p[0] == '"' && p[l - 1] == '"') {
+            p[l - 1] = '\0';
+            p++;
+        }
+        c->field[c->nfield++] = p;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    return 1;
+}
+
+/* Column index of name in the header row held in hdr (n names); -1 when absent. */
+static int column(char **hdr, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(hdr[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* Parses field i of the current row as a number; -1 with err when empty or malformed. */
+static int num(const csv *c, char **hdr, int i, double *out, sim_err *err)
+{
+    const char *s = i < c->nfield ? c->field[i] : "";
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || errno == ERANGE) {
+        if (strcmp(s, "True") == 0 || strcmp(s, "False") == 0) {
+            *out = s[0] == 'T';
+            return 0;
+        }
+        return sim_errf(err, "%s:%d: column %s: '%s' is not a number", c->path, c->lineno, hdr[i],
+                        s);
+    }
+    *out = v;
+    return 0;
+}
+
+/* ---- collected points ---- */
+
+typedef struct raw {
+    cal_point *v;
+    int n, cap;
+} raw;
+
+static void raw_add(raw *r, int op, double x, double y, double t_ns)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 1024;
+        r->v = sim_xrealloc(r->v, (size_t)r->cap * sizeof *r->v);
+    }
+    r->v[r->n++] = (cal_point){.op = op, .x = x, .y = y, .t_ns = t_ns};
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+    const cal_point *p = a, *q = b;
+    if (p->op != q->op)
+        return p->op - q->op;
+    if (p->x != q->x)
+        return (p->x > q->x) - (p->x < q->x);
+    return (p->y > q->y) - (p->y < q->y);
+}
+
+/* Adds the points of r to p, repeated shapes averaged. */
+static void raw_flush(raw *r, cal_profile *p)
+{
+    qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_point);
+    for (int i = 0; i < r->n;) {
+        int j = i;
+        double sum = 0;
+        while (j < r->n && cmp_point(&r->v[i], &r->v[j]) == 0)
+            sum += r->v[j++].t_ns;
+        cal_point pt = r->v[i];
+        pt.t_ns = sum / (j - i);
+        pt.runs = 0;
+        cal_profile_add_point(p, &pt);
+        i = j;
+    }
+}
+
+/* The shape columns a file must have and the model sizes they must equal. */
+typedef struct shape_col {
+    const char *name;
+    double want;
+    int col;
+} shape_col;
+
+static int open_csv(csv *c, const char *path, sim_err *err)
+{
+    memset(c, 0, sizeof *c);
+    c->path = path;
+    c->f = fopen(path, "r");
+    if (!c->f)
+        return sim_errf(err, "%s: cannot open: %s", path, strerror(errno));
+    if (!csv_row(c)) {
+        fclose(c->f);
+        return sim_errf(err, "%s: empty file (no header row)", path);
+    }
+    return 0;
+}
+
+static void close_csv(csv *c, char **hdr)
+{
+    if (c->f)
+        fclose(c->f);
+    free(c->line);
+    free(c->field);
+    if (hdr) {
+        for (int i = 0; hdr[i]; i++)
+            free(hdr[i]);
+        free(hdr);
+    }
+}
+
+/* Copies the header row (NULL-terminated). */
+static char **take_header(csv *c)
+{
+    char **h = sim_xcalloc((size_t)c->nfield + 1, sizeof *h);
+    for (int i = 0; i < c->nfield; i++)
+        h[i] = sim_xstrdup(c->field[i]);
+    return h;
+}
+
+/* Checks one row's shape columns against the model; 0 when it matches. */
+static int row_matches(const csv *c, char **hdr, shape_col *sc, int nsc, sim_err *err)
+{
+    for (int k = 0; k < nsc; k++) {
+        double v;
+        if (num(c, hdr, sc[k].col, &v, err))
+            return -1;
+        if (v != sc[k].want)
+            return sim_errf(err, "%s:%d: column %s is %g but the model has %g", c->path, c->lineno,
+                            sc[k].name, v, sc[k].want);
+    }
+    return 0;
+}
+
+static int find_cols(const csv *c, char **hdr, shape_col *sc, int nsc, sim_err *err)
+{
+    for (int k = 0; k < nsc; k++) {
+        sc[k].col = column(hdr, c->nfield, sc[k].name);
+        if (sc[k].col < 0)
+            return sim_errf(err, "%s:1: missing column %s", c->path, sc[k].name);
+    }
+    return 0;
+}
+
+static const struct {
+    const char *vidur;
+    int op;
+} mlp_ops[] = {
+    {"emb", CAL_OP_EMBED},
+    {"input_layernorm", KERN_OP_RMSNORM},
+    {"attn_pre_proj", KERN_OP_QKV_PROJ},
+    {"attn_rope", KERN_OP_ROPE},
+    {"attn_post_proj", KERN_OP_O_PROJ},
+    {"post_attention_layernorm", KERN_OP_RMSNORM},
+    {"mlp_up_proj", KERN_OP_MLP_UP_GATE},
+    {"mlp_act", KERN_OP_MLP_ACT},
+    {"mlp_down_proj", KERN_OP_MLP_DOWN},
+    {"add", KERN_OP_ADD},
+};
+#define N_MLP_OPS ((int)(sizeof mlp_ops / sizeof mlp_ops[0]))
+
+static int read_mlp(const char *path, const eng_model *m, int tp, raw *r, int *rows, sim_err *err)
+{
+    csv c;
+    if (open_csv(&c, path, err))
+        return -1;
+    char **hdr = take_header(&c);
+    int nh = c.nfield, rc = -1, tcol[N_MLP_OPS];
+    shape_col sc[] = {{"n_embd", m->hidden, 0},
+                      {"n_head", m->heads, 0},
+                      {"n_kv_head", m->kv_heads, 0},
+                      {"n_expanded_embd", m->intermediate, 0},
+                      {"vocab_size", m->vocab, 0}};
+    int ntok = column(hdr, nh, "num_tokens"), ntp = column(hdr, nh, "num_tensor_parallel_workers");
+    if (find_cols(&c, hdr, sc, 5, err))
+        goto done;
+    if (ntok < 0 || ntp < 0) {
+        sim_errf(err, "%s:1: missing column %s", path,
+                 ntok < 0 ? "num_tokens" : "num_tensor_parallel_workers");
+        goto done;
+    }
+    for (int k = 0; k < N_MLP_OPS; k++) {
+        char name[96];
+        snprintf(name, sizeof name, "time_stats.%s.median", mlp_ops[k].vidur);
+        tcol[k] = column(hdr, nh, name);
+    }
+    *rows = 0;
+    while (csv_row(&c)) {
+        double tokens, workers, t;
+        if (c.nfield < nh) {
+            sim_errf(err, "%s:%d: %d fields, the header has %d", path, c.lineno, c.nfield, nh);
+            goto done;
+        }
+        if (num(&c, hdr, ntp, &workers, err) || num(&c, hdr, ntok, &tokens, err))
+            goto done;
+        if ((int)workers != tp)
+            continue;
+        if (row_matches(&c, hdr, sc, 5, err))
+            goto done;
+        (*rows)++;
+        for (int k = 0; k < N_MLP_OPS; k++)
+            if (tcol[k] >= 0 && c.field[tcol[k]][0] && num(&c, hdr, tcol[k], &t, err) == 0 && t > 0)
+                raw_add(r, mlp_ops[k].op, tokens, 0, t * 1e6);
+    }
+    if (*rows == 0)
+        sim_errf(err, "%s: no rows with num_tensor_parallel_workers = %d", path, tp);
+    else
+        rc = 0;
+done:
+    close_csv(&c, hdr);
+    return rc;
+}
+
+static int read_attention(const char *path, const eng_model *m, int tp, raw *r, int *rows,
+                          sim_err *err)
+{
+    csv c;
+    if (open_csv(&c, path, err))
+        return -1;
+    char **hdr = take_header(&c);
+    int nh = c.nfield, rc = -1;
+    shape_col sc[] = {
+        {"n_embd", m->hidden, 0}, {"n_q_head", m->heads, 0}, {"n_kv_head", m->kv_heads, 0}};
+    const char *need[] = {"num_tensor_parallel_workers",
+                          "batch_size",
+                          "prefill_chunk_size",
+                          "kv_cache_size",
+                          "is_prefill",
+                          "time_stats.attn_prefill.median",
+                          "time_stats.attn_decode.median"};
+    int col[7];
+    if (find_cols(&c, hdr, sc, 3, err))
+        goto done;
+    for (int k = 0; k < 7; k++)
+        if ((col[k] = column(hdr, nh, need[k])) < 0) {
+            sim_errf(err, "%s:1: missing column %s", path, need[k]);
+            goto done;
+        }
+    *rows = 0;
+    while (csv_row(&c)) {
+        double v[5], t;
+        if (c.nfield < nh) {
+            sim_errf(err, "%s:%d: %d fields, the header has %d", path, c.lineno, c.nfield, nh);
+            goto done;
+        }
+        for (int k = 0; k < 5; k++)
+            if (num(&c, hdr, col[k], &v[k], err))
+                goto done;
+        if ((int)v[0] != tp)
+            continue;
+        if (row_matches(&c, hdr, sc, 3, err))
+            goto done;
+        int prefill = v[4] != 0;
+        int tc = prefill ? col[5] : col[6];
+        if (!c.field[tc][0])
+            continue;
+        if (num(&c, hdr, tc, &t, err))
+            goto done;
+        if (!(t > 0))
+            continue;
+        (*rows)++;
+        if (prefill) { /* one sequence per row: chunk after kv_cache_size cached tokens */
+            if (v[1] == 1)
+                raw_add(r, KERN_OP_ATTN_PREFILL, v[2], v[3], t * 1e6);
+        } else {
+            raw_add(r, KERN_OP_ATTN_DECODE, v[1], v[3], t * 1e6);
+        }
+    }
+    if (*rows == 0)
+        sim_errf(err, "%s: no rows with num_tensor_parallel_workers = %d", path, tp);
+    else
+        rc = 0;
+done:
+    close_csv(&c, hdr);
+    return rc;
+}
+
+int cal_vidur_read(const char *model_dir, const char *attention_csv, const eng_model *m, int tp,
+                   cal_profile *p, char *note, size_t notelen, sim_err *err)
+{
+    char mlp[1024], attn[1024];
+    snprintf(mlp, sizeof mlp, "%s/mlp.csv", model_dir);
+    if (attention_csv)
+        snprintf(attn, sizeof attn, "%s", attention_csv);
+    else
+        snprintf(attn, sizeof attn, "%s/attention.csv", model_dir);
+    raw r = {0};
+    int mrows = 0, arows = 0, have_attn = attention_csv || is_file(attn);
+    int rc = read_mlp(mlp, m, tp, &r, &mrows, err);
+    if (rc == 0 && have_attn)
+        rc = read_attention(attn, m, tp, &r, &arows, err);
+    if (rc == 0) {
+        p->dims = *m;
+        p->tp = tp;
+        int before = p->npts;
+        raw_flush(&r, p);
+        if (have_attn)
+            snprintf(note, notelen, "%s: %d rows at tp %d; %s: %d rows; %d distinct points", mlp,
+                     mrows, tp, attn, arows, p->npts - before);
+        else
+            snprintf(note, notelen,
+                     "%s: %d rows at tp %d; %d distinct points; no attention.csv beside it", mlp,
+                     mrows, tp, p->npts - before);
+    }
+    free(r.v);
+    return rc;
+}
