@@ -22,7 +22,6 @@ void eng_heap_init(eng_rq_heap *h, size_t key_off, size_t idx_off)
     h->n = h->cap = 0;
     h->key_off = key_off;
     h->idx_off = idx_off;
-    h->version = 0;
 }
 
 void eng_heap_free(eng_rq_heap *h)
@@ -82,7 +81,6 @@ void eng_heap_push(eng_rq_heap *h, eng_request *rq)
     }
     h->a[h->n] = rq;
     up(h, h->n++);
-    h->version++;
 }
 
 void eng_heap_remove(eng_rq_heap *h, eng_request *rq)
@@ -90,7 +88,6 @@ void eng_heap_remove(eng_rq_heap *h, eng_request *rq)
     int32_t i = IDX(h, rq);
     SIM_CHECK(NULL, i >= 0 && i < h->n && h->a[i] == rq);
     IDX(h, rq) = -1;
-    h->version++;
     eng_request *last = h->a[--h->n];
     if (i == h->n)
         return;
@@ -101,27 +98,9 @@ void eng_heap_remove(eng_rq_heap *h, eng_request *rq)
         down(h, i);
 }
 
-void eng_heap_top_increased(eng_rq_heap *h)
-{
-    h->version++;
-    down(h, 0);
-}
-
 eng_request *eng_heap_top(const eng_rq_heap *h)
 {
     return h->n ? h->a[0] : NULL;
-}
-
-static int64_t count_from(const eng_rq_heap *h, int32_t i, int64_t k)
-{
-    if (i >= h->n || KEY(h, h->a[i]) != k)
-        return 0;
-    return 1 + count_from(h, 2 * i + 1, k) + count_from(h, 2 * i + 2, k);
-}
-
-int64_t eng_heap_count_key(const eng_rq_heap *h, int64_t k)
-{
-    return count_from(h, 0, k);
 }
 
 int eng_heap_check(const eng_rq_heap *h)
@@ -135,27 +114,30 @@ int eng_heap_check(const eng_rq_heap *h)
     return 0;
 }
 
-void eng_cohort_init(eng_cohort *c)
+void eng_cohort_init(eng_cohort *c, int32_t block_size)
 {
     c->n = 0;
     c->step = 0;
     c->a_sum = 0;
     c->last_step_end = 0;
     eng_heap_init(&c->fin, offsetof(eng_request, c_fin_step), offsetof(eng_request, c_fin_idx));
-    eng_heap_init(&c->blk, offsetof(eng_request, c_blk_step), offsetof(eng_request, c_blk_idx));
     c->fresh = NULL;
     c->nfresh = c->capfresh = 0;
-    c->need_version = UINT64_MAX;
-    c->need_step = -1;
-    c->need = 0;
+    c->bs = block_size;
+    c->bucket = sim_xcalloc((size_t)block_size, sizeof *c->bucket);
+    c->bcount = sim_xcalloc((size_t)block_size, sizeof *c->bcount);
+    c->paged = 0;
 }
 
 void eng_cohort_free(eng_cohort *c)
 {
     eng_heap_free(&c->fin);
-    eng_heap_free(&c->blk);
     free(c->fresh);
+    free(c->bucket);
+    free(c->bcount);
     c->fresh = NULL;
+    c->bucket = NULL;
+    c->bcount = NULL;
 }
 
 /* Context before the next step of a member joining with g tokens generated. */
@@ -164,15 +146,57 @@ static inline int64_t context_of(const eng_request *rq, int32_t g)
     return (int64_t)rq->prompt + g - 1;
 }
 
-/* The step that writes the first token of the member's next block: the step s > step at which
- * its context before s is a multiple of the block size. */
-static int64_t next_block_step(const eng_replica *r, const eng_request *rq)
+/* a: the member's context is a + step. */
+static inline int64_t a_of(const eng_request *rq)
 {
-    int64_t bs = r->e->cfg.block_size;
-    int64_t a = context_of(rq, rq->c_gen0) - rq->c_step0; /* context = a + step */
-    int64_t ctx = a + r->co.step;
-    int64_t m = (ctx + bs - 1) / bs * bs; /* first multiple of bs >= ctx */
-    return r->co.step + (m - ctx) + 1;
+    return context_of(rq, rq->c_gen0) - rq->c_step0;
+}
+
+/* The residue of the steps at which the member needs a new block: s = 1 - a (mod bs). */
+static inline int32_t residue(const eng_cohort *c, const eng_request *rq)
+{
+    int64_t m = (1 - a_of(rq)) % c->bs;
+    return (int32_t)(m < 0 ? m + c->bs : m);
+}
+
+static void bucket_insert(eng_cohort *c, eng_request *rq)
+{
+    int32_t b = residue(c, rq);
+    rq->c_bprev = NULL;
+    rq->c_bnext = c->bucket[b];
+    if (c->bucket[b])
+        c->bucket[b]->c_bprev = rq;
+    c->bucket[b] = rq;
+    c->bcount[b]++;
+    c->paged++;
+}
+
+static void bucket_remove(eng_cohort *c, eng_request *rq)
+{
+    int32_t b = residue(c, rq);
+    if (rq->c_bprev)
+        rq->c_bprev->c_bnext = rq->c_bnext;
+    else
+        c->bucket[b] = rq->c_bnext;
+    if (rq->c_bnext)
+        rq->c_bnext->c_bprev = rq->c_bprev;
+    rq->c_bprev = rq->c_bnext = NULL;
+    c->bcount[b]--;
+    c->paged--;
+}
+
+/* Blocks a paged member holds: its context, plus the token of a decode step in flight. */
+static int32_t member_blocks(const eng_replica *r, const eng_request *rq)
+{
+    int64_t ctx = a_of(rq) + r->co.step + (r->busy && r->batch.decode ? 1 : 0);
+    return (int32_t)((ctx + r->co.bs - 1) / r->co.bs);
+}
+
+int32_t eng_cohort_blocks_of(const eng_replica *r, const eng_request *rq)
+{
+    if (rq->status == ENG_RQ_DECODE && !rq->kv_reserved)
+        return member_blocks(r, rq);
+    return rq->kv_blocks;
 }
 
 void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
@@ -183,14 +207,12 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
     rq->c_step0 = c->step;
     rq->c_gen0 = rq->generated;
     rq->c_fin_step = c->step + (rq->output - rq->generated);
-    c->a_sum += context_of(rq, rq->generated) - c->step;
+    c->a_sum += a_of(rq);
     c->n++;
     eng_heap_push(&c->fin, rq);
-    rq->c_blk_idx = -1;
     if (!rq->kv_reserved) {
-        rq->c_blk_step = next_block_step(r, rq);
-        if (rq->c_blk_step <= rq->c_fin_step)
-            eng_heap_push(&c->blk, rq);
+        SIM_ASSERT(r->e->ctx, rq->kv_blocks == member_blocks(r, rq));
+        bucket_insert(c, rq);
     }
     if (c->nfresh == c->capfresh) {
         c->capfresh = c->capfresh ? 2 * c->capfresh : 64;
@@ -220,28 +242,20 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
     if (!rq->c_new)
         rq->t_last_token = c->last_step_end;
     drop_fresh(c, rq);
-    c->a_sum -= context_of(rq, rq->c_gen0) - rq->c_step0;
+    if (!rq->kv_reserved) {
+        rq->kv_blocks = member_blocks(r, rq);
+        bucket_remove(c, rq);
+    }
+    c->a_sum -= a_of(rq);
     c->n--;
     eng_heap_remove(&c->fin, rq);
-    if (rq->c_blk_idx >= 0)
-        eng_heap_remove(&c->blk, rq);
 }
 
 void eng_cohort_alloc_step(eng_replica *r)
 {
-    eng_cohort *c = &r->co;
-    int64_t next = c->step + 1, bs = r->e->cfg.block_size;
-    eng_request *rq;
-    while ((rq = eng_heap_top(&c->blk)) && rq->c_blk_step == next) {
-        SIM_CHECK(r->e->ctx, r->kv_used < r->kv_total);
-        r->kv_used++;
-        rq->kv_blocks++;
-        rq->c_blk_step += bs;
-        if (rq->c_blk_step <= rq->c_fin_step)
-            eng_heap_top_increased(&c->blk);
-        else
-            eng_heap_remove(&c->blk, rq);
-    }
+    int32_t need = r->co.bcount[(r->co.step + 1) % r->co.bs];
+    SIM_CHECK(r->e->ctx, r->kv_used + need <= r->kv_total);
+    r->kv_used += need;
 }
 
 void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *))
@@ -269,7 +283,7 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
 int eng_cohort_check(const eng_replica *r, char *buf, size_t len)
 {
     const eng_cohort *c = &r->co;
-    if (eng_heap_check(&c->fin) || eng_heap_check(&c->blk)) {
+    if (eng_heap_check(&c->fin)) {
         snprintf(buf, len, "replica %d: cohort heap out of order", r->id);
         return -1;
     }
@@ -278,29 +292,34 @@ int eng_cohort_check(const eng_replica *r, char *buf, size_t len)
                  c->n, c->fin.n);
         return -1;
     }
-    int64_t a = 0;
+    int64_t a = 0, paged = 0;
     for (int32_t i = 0; i < c->fin.n; i++) {
         const eng_request *rq = c->fin.a[i];
-        a += context_of(rq, rq->c_gen0) - rq->c_step0;
+        a += a_of(rq);
+        paged += !rq->kv_reserved;
         if (rq->status != ENG_RQ_DECODE || rq->c_fin_step <= c->step) {
             snprintf(buf, len, "replica %d: request %lld in cohort in a bad state", r->id,
                      (long long)rq->id);
             return -1;
         }
-        if (!rq->kv_reserved) {
-            /* while a decode step is in flight its blocks are already allocated */
-            int64_t ctx = context_of(rq, rq->c_gen0) + (c->step - rq->c_step0) +
-                          (r->busy && r->batch.decode ? 1 : 0);
-            int64_t need = (ctx + r->e->cfg.block_size - 1) / r->e->cfg.block_size;
-            if (rq->kv_blocks != need) {
-                snprintf(buf, len, "replica %d: request %lld holds %d blocks, needs %lld", r->id,
-                         (long long)rq->id, rq->kv_blocks, (long long)need);
+    }
+    int64_t counted = 0;
+    for (int32_t b = 0; b < c->bs; b++) {
+        int32_t k = 0;
+        for (const eng_request *rq = c->bucket[b]; rq; rq = rq->c_bnext, k++)
+            if (residue(c, rq) != b) {
+                snprintf(buf, len, "replica %d: request %lld in the wrong block bucket", r->id,
+                         (long long)rq->id);
                 return -1;
             }
+        if (k != c->bcount[b]) {
+            snprintf(buf, len, "replica %d: block bucket %d miscounted", r->id, b);
+            return -1;
         }
+        counted += k;
     }
-    if (a != c->a_sum) {
-        snprintf(buf, len, "replica %d: cohort context sum drifted", r->id);
+    if (a != c->a_sum || paged != c->paged || counted != paged) {
+        snprintf(buf, len, "replica %d: cohort sums drifted", r->id);
         return -1;
     }
     return 0;

@@ -84,7 +84,7 @@ static eng_request *rq_new(eng_engine *e)
     e->free_rq = rq->pool_next;
     memset(rq, 0, sizeof *rq);
     rq->t_first_sched = rq->t_last_sched = rq->t_first_token = rq->t_finish = -1;
-    rq->c_fin_idx = rq->c_blk_idx = -1;
+    rq->c_fin_idx = -1;
     return rq;
 }
 
@@ -384,11 +384,11 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg)
     eng_replica *r = obj;
     int64_t now = sim_now(ctx);
     eng_batch *b = &r->batch;
+    r->busy = 0; /* first: derived block counts stop counting a step in flight */
     if (b->decode)
         eng_cohort_end_step(r, now, finish);
     for (int32_t i = 0; i < b->nchunks; i++)
         complete_chunk(r, &b->chunks[i], now);
-    r->busy = 0;
     r->iter++;
     if (r->ops->on_batch_end)
         r->ops->on_batch_end(r->st, r, b, now);
@@ -486,15 +486,10 @@ int eng_batch_add_prefill(eng_replica *r, eng_batch *b, eng_request *rq, int32_t
     return 0;
 }
 
-int64_t eng_decode_blocks_needed(eng_replica *r)
+int64_t eng_decode_blocks_needed(const eng_replica *r)
 {
-    eng_cohort *c = &r->co;
-    if (c->need_version != c->blk.version || c->need_step != c->step) {
-        c->need = eng_heap_count_key(&c->blk, c->step + 1);
-        c->need_version = c->blk.version;
-        c->need_step = c->step;
-    }
-    return c->need;
+    const eng_cohort *c = &r->co;
+    return c->bcount[(c->step + 1) % c->bs];
 }
 
 void eng_batch_decode_all(eng_replica *r, eng_batch *b)
@@ -635,7 +630,7 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pr
         r->ops = ops;
         r->kv_total = e->plan.blocks;
         r->wake_at = -1;
-        eng_cohort_init(&r->co);
+        eng_cohort_init(&r->co, cfg->block_size);
         r->st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
         if (ops->init(r->st, &cfg->sched, r) != 0) {
             sim_errf(err, "scheduler %s: bad settings", ops->name);
@@ -717,7 +712,7 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
             if (rq->status == ENG_RQ_FINISHED || rq->status == ENG_RQ_REJECTED)
                 continue;
             if (rq->status != ENG_RQ_SWAPPED)
-                held[rq->replica] += rq->kv_blocks;
+                held[rq->replica] += eng_cohort_blocks_of(&e->reps[rq->replica], rq);
             if (rq->t_first_sched >= 0 && rq->t_first_sched < rq->t_arrival) {
                 snprintf(buf, len, "request %lld scheduled before it arrived", (long long)rq->id);
                 rc = -1;

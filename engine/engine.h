@@ -183,7 +183,7 @@ int64_t eng_prefill_blocks_needed(const eng_replica *r, const eng_request *rq, i
  * eng_decode_blocks_needed() <= eng_kv_free(), else the engine asserts. */
 void eng_batch_decode_all(eng_replica *r, eng_batch *b);
 /* Blocks the next decode step must allocate (sequences crossing a block boundary). */
-int64_t eng_decode_blocks_needed(eng_replica *r);
+int64_t eng_decode_blocks_needed(const eng_replica *r);
 
 /* The decode cohort. */
 int32_t eng_cohort_size(const eng_replica *r);

@@ -12,9 +12,8 @@
 typedef struct eng_rq_heap {
     eng_request **a;
     int32_t n, cap;
-    size_t key_off;   /* offsetof(eng_request, c_fin_step) or c_blk_step */
-    size_t idx_off;   /* offsetof(eng_request, c_fin_idx) or c_blk_idx */
-    uint64_t version; /* bumped by every change, for caches of derived counts */
+    size_t key_off; /* offsetof(eng_request, c_fin_step) */
+    size_t idx_off; /* offsetof(eng_request, c_fin_idx) */
 } eng_rq_heap;
 
 void eng_heap_init(eng_rq_heap *h, size_t key_off, size_t idx_off);
@@ -22,10 +21,6 @@ void eng_heap_free(eng_rq_heap *h);
 void eng_heap_push(eng_rq_heap *h, eng_request *rq);
 void eng_heap_remove(eng_rq_heap *h, eng_request *rq);
 eng_request *eng_heap_top(const eng_rq_heap *h);
-/* Restores the order after the top's key grew (cheaper than remove + push). */
-void eng_heap_top_increased(eng_rq_heap *h);
-/* Entries whose key equals k (all keys are >= k by the caller's invariant), counted in O(count). */
-int64_t eng_heap_count_key(const eng_rq_heap *h, int64_t k);
 int eng_heap_check(const eng_rq_heap *h);
 
 /* The decoding sequences of one replica, advanced together one token per decode step. */
@@ -35,12 +30,15 @@ typedef struct eng_cohort {
     int64_t a_sum; /* sum of (context - step) over members: contexts sum to a_sum + n*step */
     int64_t last_step_end; /* ns: when the last decode step's tokens came out */
     eng_rq_heap fin;       /* by the step at which each member has generated its output */
-    eng_rq_heap blk;       /* paged members, by the step that needs their next block */
-    eng_request **fresh;   /* members that joined since the last decode step (own ITL gap) */
+    /* Paged members by block residue: a member whose context before step s is a + s - 1
+     * writes the first token of a new block at every step s = 1 - a (mod block size), so the
+     * members needing a block at step s are exactly bucket[s mod block size]. */
+    int32_t bs;           /* block size */
+    eng_request **bucket; /* bs list heads */
+    int32_t *bcount;      /* bs counts */
+    int64_t paged;        /* paged members */
+    eng_request **fresh;  /* members that joined since the last decode step (own ITL gap) */
     int32_t nfresh, capfresh;
-    /* eng_decode_blocks_needed's cache: valid while blk.version and step are unchanged */
-    uint64_t need_version;
-    int64_t need_step, need;
 } eng_cohort;
 
 struct eng_replica {
@@ -97,7 +95,9 @@ struct eng_engine {
 };
 
 /* cohort.c */
-void eng_cohort_init(eng_cohort *c);
+void eng_cohort_init(eng_cohort *c, int32_t block_size);
+/* KV blocks rq holds (derived for paged cohort members, whose blocks grow without a write). */
+int32_t eng_cohort_blocks_of(const eng_replica *r, const eng_request *rq);
 void eng_cohort_free(eng_cohort *c);
 void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now);
 void eng_cohort_leave(eng_replica *r, eng_request *rq);

@@ -60,13 +60,12 @@ struct eng_request {
     int32_t padded_prompt;  /* tokens charged for the prefill (static batching pads) */
 
     /* decode cohort (engine) */
-    int64_t c_step0;    /* cohort step at which it joined */
-    int32_t c_gen0;     /* generated when it joined */
-    int32_t c_fin_idx;  /* index in the finish heap, -1 when absent */
-    int32_t c_blk_idx;  /* index in the block-need heap, -1 when absent */
-    int32_t c_new;      /* 1 until its first decode step (individual ITL sample) */
-    int64_t c_fin_step; /* heap keys */
-    int64_t c_blk_step;
+    int64_t c_step0;                /* cohort step at which it joined */
+    int32_t c_gen0;                 /* generated when it joined */
+    int32_t c_fin_idx;              /* index in the finish heap, -1 when absent */
+    int32_t c_new;                  /* 1 until its first decode step (individual ITL sample) */
+    int64_t c_fin_step;             /* heap key */
+    eng_request *c_bprev, *c_bnext; /* block-residue bucket (paged members) */
 
     /* scheduler-owned links and keys */
     eng_request *sched_prev, *sched_next;
