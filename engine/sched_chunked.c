@@ -5,11 +5,15 @@
  * Queues: waiting (FCFS; recompute-preempted requests at the front), running (admission
  * order: requests still prefilling and the decode cohort), swapped.
  */
+#include <stdlib.h>
+
 #include "engine.h"
 #include "rqlist.h"
 
 typedef struct chunked {
     eng_rq_list waiting, running, swapped;
+    eng_request **pf; /* admitted requests still prefilling, in admission order (sched_flag) */
+    int32_t npf, cappf;
     int64_t token_budget, max_num_seqs, watermark_blocks;
     int swap;
 } chunked;
@@ -48,8 +52,44 @@ static void chunked_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_
     eng_list_push_back(&c->waiting, rq);
 }
 
+static void pf_remove(chunked *c, eng_request *rq)
+{
+    if (!rq->sched_flag)
+        return;
+    int32_t j = 0;
+    for (int32_t i = 0; i < c->npf; i++)
+        if (c->pf[i] != rq)
+            c->pf[j++] = c->pf[i];
+    c->npf = j;
+    rq->sched_flag = 0;
+}
+
+static void pf_push(chunked *c, eng_request *rq)
+{
+    if (c->npf == c->cappf) {
+        c->cappf = c->cappf ? 2 * c->cappf : 16;
+        c->pf = sim_xrealloc(c->pf, (size_t)c->cappf * sizeof *c->pf);
+    }
+    c->pf[c->npf++] = rq;
+    rq->sched_flag = 1;
+}
+
+/* Drops the requests whose prefill completed (they decode now). */
+static void pf_compact(chunked *c)
+{
+    int32_t j = 0;
+    for (int32_t i = 0; i < c->npf; i++) {
+        if (c->pf[i]->status == ENG_RQ_PREFILL)
+            c->pf[j++] = c->pf[i];
+        else
+            c->pf[i]->sched_flag = 0;
+    }
+    c->npf = j;
+}
+
 static void preempt(chunked *c, eng_replica *r, eng_request *rq)
 {
+    pf_remove(c, rq);
     eng_list_remove(&c->running, rq);
     int swap = c->swap && rq->status == ENG_RQ_DECODE;
     eng_preempt(r, rq, swap);
@@ -111,12 +151,13 @@ static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
     /* partially prefilled requests continue before new ones start (they are in running);
      * what they still need is promised to them */
     int64_t promised = 0;
-    for (rq = c->running.head; rq; rq = rq->sched_next)
-        if (rq->status == ENG_RQ_PREFILL) {
-            if (left > 0)
-                left -= add_chunk(r, out, rq, left, decode_need);
-            promised += eng_prefill_blocks_needed(r, rq, rq->prefill_target - rq->prefilled);
-        }
+    pf_compact(c);
+    for (int32_t i = 0; i < c->npf; i++) {
+        rq = c->pf[i];
+        if (left > 0)
+            left -= add_chunk(r, out, rq, left, decode_need);
+        promised += eng_prefill_blocks_needed(r, rq, rq->prefill_target - rq->prefilled);
+    }
     /* MODEL: new requests are admitted FCFS while seats, budget and blocks allow; vLLM v0's
      * can_allocate wants the whole prompt's blocks above the watermark at admission, even when
      * the prompt is then computed in chunks */
@@ -131,6 +172,7 @@ static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
         promised += eng_prefill_blocks_needed(r, rq, rq->prefill_target);
         eng_list_pop_front(&c->waiting);
         eng_list_push_back(&c->running, rq);
+        pf_push(c, rq);
         left -= n;
     }
     if (eng_cohort_size(r) > 0)
@@ -141,7 +183,14 @@ static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
 static void chunked_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
 {
     chunked *c = st;
+    pf_remove(c, rq);
     eng_list_remove(&c->running, rq);
+}
+
+static void chunked_fini(void *st)
+{
+    chunked *c = st;
+    free(c->pf);
 }
 
 static int chunked_check(const void *st, const eng_replica *r)
@@ -163,5 +212,6 @@ const eng_sched_ops eng_sched_chunked = {
     .on_arrival = chunked_on_arrival,
     .next_batch = chunked_next_batch,
     .on_finish = chunked_on_finish,
+    .fini = chunked_fini,
     .check = chunked_check,
 };
