@@ -36,8 +36,6 @@ const char store_schema_runs[] =
     " run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, value REAL,"
     " PRIMARY KEY (run_id, name)) WITHOUT ROWID;";
 
-const char store_schema_profiles[] __attribute__((weak)) = "";
-const char store_schema_sweeps[] __attribute__((weak)) = "";
 
 int store_fail(store *s, sim_err *err, const char *what)
 {
