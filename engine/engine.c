@@ -206,6 +206,9 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     e->waiting_total++;
     if (e->waiting_total > e->tot.max_waiting)
         e->tot.max_waiting = e->waiting_total;
+    if ((rq->id & (rq->id + 1)) == 0) /* arrival number id + 1 is a power of two */
+        e->tot.waiting_at_pow2[__builtin_ctzll((unsigned long long)(rq->id + 1))] =
+            e->waiting_total;
     int64_t total = (int64_t)rq->prompt + rq->output;
     if (total > e->max_len)
         eng_reject(r, rq, ENG_REJECT_CONTEXT);
@@ -683,6 +686,17 @@ void eng_free(eng_engine *e)
 const eng_totals *eng_get_totals(const eng_engine *e)
 {
     return &e->tot;
+}
+
+int eng_totals_saturated(const eng_totals *t)
+{
+    if (t->arrived < 64)
+        return 0;
+    int k = 63 - __builtin_clzll((unsigned long long)(t->arrived / 2));
+    int64_t half = t->waiting_at_pow2[k], end = t->waiting_at_end_of_arrivals;
+    /* MODEL: a stable queue has no trend; an overloaded one grows linearly with arrivals, so
+     * between arrival 2^k <= n/2 and arrival n it at least doubles */
+    return end > 16 && end > 2 * half;
 }
 
 const eng_kv_plan *eng_get_kv_plan(const eng_engine *e)

@@ -132,7 +132,12 @@ typedef struct eng_totals {
     int64_t first_arrival_ns, last_finish_ns;
     int64_t max_waiting;                /* most requests waiting at once, any replica */
     int64_t waiting_at_end_of_arrivals; /* queue length when the last arrival came */
+    int64_t waiting_at_pow2[63];        /* queue length when arrival number 2^k came */
 } eng_totals;
+/* Whether the queue was still growing when arrivals ended: the waiting count at the last
+ * arrival against the count at the largest power-of-two arrival at or below half of them. A
+ * run flagged so has latency percentiles that depend on its length. */
+int eng_totals_saturated(const eng_totals *t);
 const eng_totals *eng_get_totals(const eng_engine *e);
 /* The summary metrics (see metrics.h) into out[ENG_MAX_METRICS]; returns how many. */
 int eng_summary(eng_engine *e, eng_metric *out);

@@ -10,7 +10,6 @@
 #include "catalog.h"
 #include "cli.h"
 #include "cmd_common.h"
-#include "roofline.h"
 
 static int resolve_model(void *st, const char *name, const char *base_dir, eng_model *out,
                          char *why, size_t len)
@@ -44,20 +43,6 @@ const scn_resolver *cmd_resolver(void)
 {
     static const scn_resolver r = {resolve_model, resolve_gpu, NULL};
     return &r;
-}
-
-int cmd_predictor(const scn_scenario *scn, store *s, eng_predictor *out, sim_err *err)
-{
-    const eng_config *c = &scn->engine;
-    if (scn->profile[0] == '\0')
-        return cal_roofline_new(&c->model, &c->gpu, c->dtype, c->tensor_parallel, out, err);
-    return sim_errf(err, "%s: profile '%s' not found in the database (see llmsim profile list)",
-                    scn->path, scn->profile);
-}
-
-void cmd_predictor_free(eng_predictor *p)
-{
-    cal_predictor_free(p);
 }
 
 const char *cmd_hardware(char *buf, size_t len)

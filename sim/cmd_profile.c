@@ -241,7 +241,7 @@ static int import_vidur(int argc, char **argv)
     if (o.out)
         snprintf(name, sizeof name, "%s", o.out);
     else if (o.tp > 1)
-        snprintf(name, sizeof name, "vidur-%.12s-%.30s-tp%lld", o.gpu, m.name, o.tp);
+        snprintf(name, sizeof name, "vidur-%.12s-%.30s-tp%d", o.gpu, m.name, (int)o.tp);
     else
         snprintf(name, sizeof name, "vidur-%.12s-%.40s", o.gpu, m.name);
     p = cal_profile_new(name);

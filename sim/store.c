@@ -36,7 +36,6 @@ const char store_schema_runs[] =
     " run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, value REAL,"
     " PRIMARY KEY (run_id, name)) WITHOUT ROWID;";
 
-
 int store_fail(store *s, sim_err *err, const char *what)
 {
     return sim_errf(err, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));

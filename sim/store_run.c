@@ -1,5 +1,6 @@
 /*
- * store_run.c: the run writer: prepared statements reused for every row of one transaction.
+ * store_run.c: the run writer: prepared statements reused for every row of one transaction,
+ * streaming rows as the simulation produces them or buffering them for one short transaction.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -7,13 +8,24 @@
 #include "store_int.h"
 #include "store_run.h"
 
+typedef struct rq_row {
+    int64_t id, arrival, first_sched, last_sched, first_token, finish;
+    int32_t replica, prompt, output, preemptions, scheduled;
+    int8_t status, reject;
+} rq_row;
+
 struct store_run {
     store *s;
-    store_level level;
+    store_run_info info;
+    int buffered, begun;
     int64_t id;
     sqlite3_stmt *rq, *it;
     int failed;
     sim_err err;
+    rq_row *rqs;
+    size_t nrq, caprq;
+    eng_iter_rec *its;
+    size_t nit, capit;
 };
 
 static const char *const level_names[] = {"summary", "iterations", "requests"};
@@ -45,25 +57,26 @@ static void free_run(store_run *w)
 {
     sqlite3_finalize(w->rq);
     sqlite3_finalize(w->it);
+    free(w->rqs);
+    free(w->its);
     free(w);
 }
 
-store_run *store_run_begin(store *s, const store_run_info *in, sim_err *err)
+/* BEGIN, the run row, the row statements. */
+static int open_run(store_run *w, sim_err *err)
 {
-    store_run *w = sim_xcalloc(1, sizeof *w);
-    w->s = s;
-    w->level = in->level;
-    if (store_begin(s, err) != 0) {
-        free(w);
-        return NULL;
-    }
+    store *s = w->s;
+    const store_run_info *in = &w->info;
+    if (store_begin(s, err) != 0)
+        return -1;
+    w->begun = 1;
     sqlite3_stmt *st = store_prepare(
         s,
         "INSERT INTO runs (name, scenario, scheduler, seed, version, profile, model, gpu, dtype,"
         " replicas, tensor_parallel, hardware, store_level) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
         err);
     if (!st)
-        goto fail;
+        return -1;
     bind_text(st, 1, in->name);
     bind_text(st, 2, in->scenario_text);
     bind_text(st, 3, in->scheduler);
@@ -79,26 +92,26 @@ store_run *store_run_begin(store *s, const store_run_info *in, sim_err *err)
     bind_text(st, 13, store_level_name(in->level));
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        store_fail(s, err, "inserting the run");
-        goto fail;
-    }
+    if (rc != SQLITE_DONE)
+        return store_fail(s, err, "inserting the run");
     w->id = sqlite3_last_insert_rowid(s->db);
     w->rq = store_prepare(s, "INSERT INTO requests VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
     w->it = store_prepare(s, "INSERT INTO iterations VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                           err);
-    if (!w->rq || !w->it)
-        goto fail;
-    return w;
-fail:
-    store_rollback(s);
-    free_run(w);
-    return NULL;
+    return (w->rq && w->it) ? 0 : -1;
 }
 
-int64_t store_run_id(const store_run *w)
+store_run *store_run_begin(store *s, const store_run_info *info, int buffered, sim_err *err)
 {
-    return w->id;
+    store_run *w = sim_xcalloc(1, sizeof *w);
+    w->s = s;
+    w->info = *info;
+    w->buffered = buffered;
+    if (!buffered && open_run(w, err) != 0) {
+        store_run_abort(w);
+        return NULL;
+    }
+    return w;
 }
 
 static void bind_time(sqlite3_stmt *st, int i, int64_t t)
@@ -118,35 +131,51 @@ static void step(store_run *w, sqlite3_stmt *st, const char *what)
     sqlite3_reset(st);
 }
 
-void store_run_request(store_run *w, const eng_request *rq)
+static void write_request(store_run *w, const rq_row *r)
 {
-    if (w->level < STORE_REQUESTS || w->failed)
-        return;
     sqlite3_stmt *st = w->rq;
     sqlite3_bind_int64(st, 1, w->id);
-    sqlite3_bind_int64(st, 2, rq->id);
-    sqlite3_bind_int(st, 3, rq->replica);
-    sqlite3_bind_int64(st, 4, rq->t_arrival);
-    bind_time(st, 5, rq->t_first_sched);
-    bind_time(st, 6, rq->t_last_sched);
-    bind_time(st, 7, rq->t_first_token);
-    bind_time(st, 8, rq->t_finish);
-    sqlite3_bind_int(st, 9, rq->prompt);
-    sqlite3_bind_int(st, 10, rq->output);
-    sqlite3_bind_int(st, 11, rq->preemptions);
-    sqlite3_bind_int(st, 12, rq->scheduled);
-    sqlite3_bind_text(st, 13, eng_rq_status_name(rq->status), -1, SQLITE_STATIC);
-    if (rq->status == ENG_RQ_REJECTED)
-        sqlite3_bind_text(st, 14, eng_reject_reason_name(rq->reject), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, r->id);
+    sqlite3_bind_int(st, 3, r->replica);
+    sqlite3_bind_int64(st, 4, r->arrival);
+    bind_time(st, 5, r->first_sched);
+    bind_time(st, 6, r->last_sched);
+    bind_time(st, 7, r->first_token);
+    bind_time(st, 8, r->finish);
+    sqlite3_bind_int(st, 9, r->prompt);
+    sqlite3_bind_int(st, 10, r->output);
+    sqlite3_bind_int(st, 11, r->preemptions);
+    sqlite3_bind_int(st, 12, r->scheduled);
+    sqlite3_bind_text(st, 13, eng_rq_status_name((eng_rq_status)r->status), -1, SQLITE_STATIC);
+    if (r->status == ENG_RQ_REJECTED)
+        sqlite3_bind_text(st, 14, eng_reject_reason_name((eng_reject_reason)r->reject), -1,
+                          SQLITE_STATIC);
     else
         sqlite3_bind_null(st, 14);
     step(w, st, "inserting a request");
 }
 
-void store_run_iteration(store_run *w, const eng_iter_rec *it)
+void store_run_request(store_run *w, const eng_request *rq)
 {
-    if (w->level < STORE_ITERATIONS || w->failed)
+    if (w->info.level < STORE_REQUESTS || w->failed)
         return;
+    rq_row r = {
+        rq->id,        rq->t_arrival,      rq->t_first_sched, rq->t_last_sched, rq->t_first_token,
+        rq->t_finish,  rq->replica,        rq->prompt,        rq->output,       rq->preemptions,
+        rq->scheduled, (int8_t)rq->status, (int8_t)rq->reject};
+    if (!w->buffered) {
+        write_request(w, &r);
+        return;
+    }
+    if (w->nrq == w->caprq) {
+        w->caprq = w->caprq ? 2 * w->caprq : 1024;
+        w->rqs = sim_xrealloc(w->rqs, w->caprq * sizeof *w->rqs);
+    }
+    w->rqs[w->nrq++] = r;
+}
+
+static void write_iteration(store_run *w, const eng_iter_rec *it)
+{
     sqlite3_stmt *st = w->it;
     sqlite3_bind_int64(st, 1, w->id);
     sqlite3_bind_int(st, 2, it->replica);
@@ -169,6 +198,21 @@ void store_run_iteration(store_run *w, const eng_iter_rec *it)
     step(w, st, "inserting an iteration");
 }
 
+void store_run_iteration(store_run *w, const eng_iter_rec *it)
+{
+    if (w->info.level < STORE_ITERATIONS || w->failed)
+        return;
+    if (!w->buffered) {
+        write_iteration(w, it);
+        return;
+    }
+    if (w->nit == w->capit) {
+        w->capit = w->capit ? 2 * w->capit : 1024;
+        w->its = sim_xrealloc(w->its, w->capit * sizeof *w->its);
+    }
+    w->its[w->nit++] = *it;
+}
+
 static void rec_request(void *st, const eng_request *rq)
 {
     store_run_request(st, rq);
@@ -185,13 +229,21 @@ const eng_recorder_ops *store_run_recorder(void)
     return &ops;
 }
 
-int store_run_finish(store_run *w, const eng_metric *m, int n, sim_err *err)
+int store_run_finish(store_run *w, const eng_metric *m, int n, store_run_hook hook, void *arg,
+                     int64_t *run_id, sim_err *err)
 {
+    if (w->buffered) {
+        if (open_run(w, err) != 0)
+            goto fail;
+        for (size_t i = 0; i < w->nrq; i++)
+            write_request(w, &w->rqs[i]);
+        for (size_t i = 0; i < w->nit; i++)
+            write_iteration(w, &w->its[i]);
+    }
     if (w->failed) {
         if (err)
             *err = w->err;
-        store_run_abort(w);
-        return -1;
+        goto fail;
     }
     sqlite3_stmt *st = store_prepare(w->s, "INSERT INTO metrics VALUES (?,?,?)", err);
     if (!st)
@@ -208,8 +260,12 @@ int store_run_finish(store_run *w, const eng_metric *m, int n, sim_err *err)
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
+    if (hook && hook(arg, w->s, w->id, err) != 0)
+        goto fail;
     if (store_commit(w->s, err) != 0)
         goto fail;
+    if (run_id)
+        *run_id = w->id;
     free_run(w);
     return 0;
 fail:
@@ -219,6 +275,7 @@ fail:
 
 void store_run_abort(store_run *w)
 {
-    store_rollback(w->s);
+    if (w->begun)
+        store_rollback(w->s);
     free_run(w);
 }

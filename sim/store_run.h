@@ -27,16 +27,25 @@ typedef struct store_run_info {
 
 typedef struct store_run store_run;
 
-/* Begins the transaction and inserts the run row. NULL with err on failure (nothing written). */
-store_run *store_run_begin(store *s, const store_run_info *info, sim_err *err);
-int64_t store_run_id(const store_run *w);
+/* Starts writing a run. Streaming (buffered = 0): begins the transaction and inserts the run
+ * row now, rows go to SQLite as they come. Buffered: rows are kept in memory and everything is
+ * written in one short transaction by store_run_finish, so parallel writers (sweep workers)
+ * hold the database only briefly. info's strings must stay valid until finish. NULL with err
+ * on failure (nothing written). */
+store_run *store_run_begin(store *s, const store_run_info *info, int buffered, sim_err *err);
 /* Row writers for the engine's recorder; a failure is remembered and reported by finish. */
 void store_run_request(store_run *w, const eng_request *rq);
 void store_run_iteration(store_run *w, const eng_iter_rec *it);
 /* The recorder ops that call the two writers above (st = the store_run). */
 const eng_recorder_ops *store_run_recorder(void);
-/* Inserts the metrics and commits. Returns 0, or -1 with err after rolling back. Frees w. */
-int store_run_finish(store_run *w, const eng_metric *m, int n, sim_err *err);
+/* Called inside the run's transaction just before it commits (to add rows that must land with
+ * the run, such as a sweep point). Returns 0, or -1 with err to roll everything back. */
+typedef int (*store_run_hook)(void *arg, store *s, int64_t run_id, sim_err *err);
+
+/* Inserts the metrics, runs hook (may be NULL) and commits; *run_id (may be NULL) gets the
+ * run's id. Returns 0, or -1 with err after rolling back. Frees w. */
+int store_run_finish(store_run *w, const eng_metric *m, int n, store_run_hook hook, void *arg,
+                     int64_t *run_id, sim_err *err);
 /* Rolls back and frees w. */
 void store_run_abort(store_run *w);
 
