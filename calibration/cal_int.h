@@ -60,15 +60,19 @@ double cal_fit_roofline_at(const cal_fit *f, double x, double y);
 typedef struct cal_grid2 {
     int nx, ny;
     double *xs, *ys; /* sorted axes */
-    double *v;       /* v[i * ny + j]: time at (xs[i], ys[j]) */
+    double *v;       /* v[i * ny + j]: at (xs[i], ys[j]), time / f (ratio) or time */
+    int ratio;       /* 1: v holds measured / roofline-form ratios */
 } cal_grid2;
-/* Builds the grid (never NULL for n >= 1): cells without a point are filled by interpolating
- * along their row, then their column, then from the roofline form f. Free with
+/* Builds the grid (never NULL for n >= 1). When the roofline form f is positive at every point
+ * the grid holds measured / f ratios, so interpolation follows f's curvature between points and
+ * f itself (scaled to meet the grid's edge) beyond them; otherwise it holds times. Cells
+ * without a point are filled by interpolating along their row, then their column, then with
+ * f (ratio 1). Free with
  * cal_fit_grid_free. */
 cal_grid2 *cal_fit_grid_new(const cal_fit *f, const cal_point *pts, const int *idx, int n);
 void cal_fit_grid_free(cal_grid2 *g);
-/* Piecewise-(bi)linear interpolation at (x, y); beyond the grid, the roofline form scaled to
- * the value at the nearest grid edge. */
+/* Piecewise-(bi)linear interpolation at (x, y) (of the ratio to f, times f, when g->ratio);
+ * beyond the grid, the roofline form scaled to the value at the nearest grid edge. */
 double cal_fit_grid_at(const cal_grid2 *g, const cal_fit *f, double x, double y);
 
 /* Converts a predicted time in ns to the iteration_ns contract (>= 1, rounded). */

@@ -237,11 +237,16 @@ cal_grid2 *cal_fit_grid_new(const cal_fit *f, const cal_point *pts, const int *i
     int *cnt = sim_xcalloc(cells, sizeof *cnt);
     for (size_t c = 0; c < cells; c++)
         g->v[c] = 0;
+    g->ratio = 1;
+    for (int i = 0; i < n; i++)
+        if (!(cal_fit_roofline_at(f, pts[idx[i]].x, pts[idx[i]].y) > 0))
+            g->ratio = 0;
     for (int i = 0; i < n; i++) {
         const cal_point *p = &pts[idx[i]];
+        double t = g->ratio ? p->t_ns / cal_fit_roofline_at(f, p->x, p->y) : p->t_ns;
         size_t c =
             (size_t)axis_index(g->xs, g->nx, p->x) * g->ny + (size_t)axis_index(g->ys, g->ny, p->y);
-        g->v[c] += p->t_ns;
+        g->v[c] += t;
         cnt[c]++;
     }
     for (size_t c = 0; c < cells; c++)
@@ -254,7 +259,7 @@ cal_grid2 *cal_fit_grid_new(const cal_fit *f, const cal_point *pts, const int *i
     for (int i = 0; i < g->nx; i++)
         for (int j = 0; j < g->ny; j++)
             if (isnan(g->v[i * g->ny + j]))
-                g->v[i * g->ny + j] = cal_fit_roofline_at(f, g->xs[i], g->ys[j]);
+                g->v[i * g->ny + j] = g->ratio ? 1.0 : cal_fit_roofline_at(f, g->xs[i], g->ys[j]);
     return g;
 }
 
@@ -299,6 +304,10 @@ double cal_fit_grid_at(const cal_grid2 *g, const cal_fit *f, double x, double y)
     double v00 = g->v[i * g->ny + j], v01 = g->v[i * g->ny + j1];
     double v10 = g->v[i1 * g->ny + j], v11 = g->v[i1 * g->ny + j1];
     double v = (1 - u) * ((1 - w) * v00 + w * v01) + u * ((1 - w) * v10 + w * v11);
+    if (g->ratio) {
+        double fx = cal_fit_roofline_at(f, x, y);
+        return fx > 0 ? v * fx : v * cal_fit_roofline_at(f, xc, yc);
+    }
     if (xc == x && yc == y)
         return v;
     double fe = cal_fit_roofline_at(f, xc, yc), fx = cal_fit_roofline_at(f, x, y);

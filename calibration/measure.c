@@ -186,16 +186,18 @@ static double now_s(void)
 }
 
 /* A shape's expected cost, for the time-left estimate: FLOPs and bytes at rough CPU rates plus
- * the calls' fixed overhead. Only the ratios matter. */
+ * the calls' fixed overhead (attention FLOPs run about ten times slower than sgemm's). Only the
+ * ratios matter. */
 static double weight(const kern_shape *s)
 {
-    return kern_shape_flops(s) / 2e10 + kern_shape_bytes(s, 4) / 5e9 + 4e-4;
+    double attn = s->op == KERN_OP_ATTN_PREFILL || s->op == KERN_OP_ATTN_DECODE ? 10 : 1;
+    return attn * kern_shape_flops(s) / 2e10 + kern_shape_bytes(s, 4) / 5e9 + 4e-4;
 }
 
 static void clock_text(double s, char *buf, size_t len)
 {
-    long t = (long)(s + 0.5);
-    snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
+    int t = s < 0 ? 0 : s > 5999999 ? 5999999 : (int)(s + 0.5);
+    snprintf(buf, len, "%d:%02d", t / 60, t % 60);
 }
 
 static void shape_text(const kern_shape *s, char *buf, size_t len)
@@ -212,7 +214,7 @@ static void draw(progress *pg, const kern_shape *s, int done, int n)
 {
     if (!pg->f)
         return;
-    char what[96], el[16], left[16];
+    char what[96], el[32], left[32];
     double e = now_s() - pg->t0;
     shape_text(s, what, sizeof what);
     clock_text(e, el, sizeof el);
@@ -265,7 +267,7 @@ int cal_measure_grid(kern_bench *b, const eng_model *m, const kern_shape *shapes
         pg.done_w += weight(&shapes[i]);
     }
     if (progress_f) {
-        char el[16];
+        char el[32];
         clock_text(now_s() - pg.t0, el, sizeof el);
         fprintf(progress_f, "%scalibrate: %d shapes measured in %s\n", pg.tty ? "\n" : "", n, el);
     }

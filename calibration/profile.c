@@ -278,6 +278,7 @@ typedef struct fitted {
     eng_model m;
     int tp;
     cal_grid2 *grid[CAL_PROFILE_OPS]; /* interp-form operators */
+    cal_profile *owned;               /* freed with the predictor (cal_profile_predictor_take) */
     eng_predictor rl;                 /* roofline of the profile's GPU, for what is unmeasured */
     int has_rl;
     double pcie_bw; /* bytes/s for transfers without a roofline; 0 = none */
@@ -333,6 +334,7 @@ static void fitted_fini(void *st)
     for (int i = 0; i < CAL_PROFILE_OPS; i++)
         cal_fit_grid_free(s->grid[i]);
     cal_predictor_free(&s->rl);
+    cal_profile_free(s->owned);
     free(s);
 }
 
@@ -398,5 +400,16 @@ int cal_profile_predictor_new(const cal_profile *p, const eng_model *m, eng_dtyp
     out->st = s;
     snprintf(out->label, sizeof out->label, "profile %.40s (%.8s %.5s %.30s on %.20s)", p->name,
              p->kind, p->backend, p->model, p->gpu);
+    return 0;
+}
+
+int cal_profile_predictor_take(cal_profile *p, const eng_model *m, eng_dtype dt, int tp,
+                               const eng_gpu *g, eng_predictor *out, sim_err *err)
+{
+    if (cal_profile_predictor_new(p, m, dt, tp, g, out, err)) {
+        cal_profile_free(p);
+        return -1;
+    }
+    ((fitted *)out->st)->owned = p;
     return 0;
 }

@@ -121,6 +121,11 @@ void cal_profile_report(const cal_profile *p, FILE *f);
 int cal_profile_predictor_new(const cal_profile *p, const eng_model *m, eng_dtype dt, int tp,
                               const eng_gpu *g, eng_predictor *out, sim_err *err);
 
+/* The same, but the predictor takes ownership of p: cal_predictor_free frees it, and so does a
+ * failure here. */
+int cal_profile_predictor_take(cal_profile *p, const eng_model *m, eng_dtype dt, int tp,
+                               const eng_gpu *g, eng_predictor *out, sim_err *err);
+
 /* Writes the names of the operators of a pass that p does not measure, comma-separated, into
  * buf ("" when none). Returns buf. */
 const char *cal_profile_unmeasured(const cal_profile *p, char *buf, size_t len);

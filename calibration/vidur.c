@@ -60,15 +60,16 @@ static int is_file(const char *path)
 static int find_under(const char *base, const char *gpu, const char *model, char *out, size_t len)
 {
     char path[2400];
-    snprintf(path, sizeof path, "%s/compute/%s/%s/mlp.csv", base, gpu, model);
-    if (is_file(path)) {
-        snprintf(out, len, "%s/compute/%s/%s", base, gpu, model);
-        return 0;
-    }
+    if (snprintf(path, sizeof path, "%s/compute/%s/%s/mlp.csv", base, gpu, model) >=
+        (int)sizeof path)
+        return -1;
+    if (is_file(path))
+        return snprintf(out, len, "%s/compute/%s/%s", base, gpu, model) < (int)len ? 0 : -1;
     if (strchr(model, '/'))
         return -1;
     char gdir[1024];
-    snprintf(gdir, sizeof gdir, "%s/compute/%s", base, gpu);
+    if (snprintf(gdir, sizeof gdir, "%s/compute/%s", base, gpu) >= (int)sizeof gdir)
+        return -1;
     DIR *d = opendir(gdir);
     if (!d)
         return -1;
@@ -77,11 +78,11 @@ static int find_under(const char *base, const char *gpu, const char *model, char
     while (rc != 0 && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.')
             continue;
-        snprintf(path, sizeof path, "%s/%s/%s/mlp.csv", gdir, e->d_name, model);
-        if (is_file(path)) {
-            snprintf(out, len, "%s/%s/%s", gdir, e->d_name, model);
-            rc = 0;
-        }
+        if (snprintf(path, sizeof path, "%s/%s/%s/mlp.csv", gdir, e->d_name, model) >=
+            (int)sizeof path)
+            continue;
+        if (is_file(path))
+            rc = snprintf(out, len, "%s/%s/%s", gdir, e->d_name, model) < (int)len ? 0 : -1;
     }
     closedir(d);
     return rc;
@@ -93,7 +94,8 @@ int cal_vidur_find(const char *dir, const char *gpu, const char *model, char *ou
     static const char *const prefixes[] = {"", "/data/profiling", "/profiling"};
     char base[1024];
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
-        snprintf(base, sizeof base, "%s%s", dir, prefixes[i]);
+        if (snprintf(base, sizeof base, "%s%s", dir, prefixes[i]) >= (int)sizeof base)
+            continue;
         if (find_under(base, gpu, model, out, len) == 0)
             return 0;
     }
@@ -421,12 +423,11 @@ done:
 int cal_vidur_read(const char *model_dir, const char *attention_csv, const eng_model *m, int tp,
                    cal_profile *p, char *note, size_t notelen, sim_err *err)
 {
-    char mlp[1024], attn[1024];
-    snprintf(mlp, sizeof mlp, "%s/mlp.csv", model_dir);
-    if (attention_csv)
-        snprintf(attn, sizeof attn, "%s", attention_csv);
-    else
-        snprintf(attn, sizeof attn, "%s/attention.csv", model_dir);
+    char mlp[1100], attn[1100];
+    if (snprintf(mlp, sizeof mlp, "%s/mlp.csv", model_dir) >= (int)sizeof mlp ||
+        snprintf(attn, sizeof attn, attention_csv ? "%s" : "%s/attention.csv",
+                 attention_csv ? attention_csv : model_dir) >= (int)sizeof attn)
+        return sim_errf(err, "%s: path too long", model_dir);
     raw r = {0};
     int mrows = 0, arows = 0, have_attn = attention_csv || is_file(attn);
     int rc = read_mlp(mlp, m, tp, &r, &mrows, err);

@@ -5,3 +5,9 @@ llmsim_test(test_calibration SOURCES test_calibration.c LIBS llmsim_calibration
 # are skipped when ../shared/data/vidur is absent)
 llmsim_test(test_calibration_fit SOURCES test_calibration_fit.c LIBS llmsim_calibration
             LABELS calibration unit TIMEOUT 300)
+# calibrate, calibrate validate and profile list|show|import-vidur through the llmsim binary
+llmsim_test(test_calibration_cli SOURCES test_calibration_cli.c LIBS llmsim_core
+            LABELS calibration cli TIMEOUT 600)
+if(TARGET llmsim)
+  add_dependencies(test_calibration_cli llmsim)
+endif()

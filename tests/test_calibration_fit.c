@@ -213,7 +213,13 @@ static void test_predictor(void **state)
     assert_true((double)pr.ops->iteration_ns(pr.st, &s) > got);
     assert_true(pr.ops->transfer_ns(pr.st, 1 << 20) > 0);
     cal_predictor_free(&pr);
-    cal_profile_free(p);
+    /* a predictor that owns its profile frees it (the sanitiser checks), on failure too */
+    assert_int_equal(cal_profile_predictor_take(p, &other, ENG_BF16, 1, NULL, &pr, &err), -1);
+    p = synthetic();
+    assert_int_equal(cal_profile_fit(p, 3, &err), 0);
+    assert_int_equal(cal_profile_predictor_take(p, &m, ENG_BF16, 1, NULL, &pr, &err), 0);
+    assert_true(pr.ops->iteration_ns(pr.st, &s) > 0);
+    cal_predictor_free(&pr);
 }
 
 static const eng_model tiny_model = {"tiny", 2, 64, 4, 2, 16, 128, 256, 4096, 1, 0, 0};
