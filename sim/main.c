@@ -15,6 +15,7 @@ static const struct {
     {"run", cmd_run, "run FILE: simulate a scenario, store the run, print its summary"},
     {"scenario", cmd_scenario, "scenario check FILE: validate a scenario without running it"},
     {"list", cmd_list, "list gpus|models|schedulers: print the catalogs"},
+    {"sweep", cmd_sweep, "sweep FILE --vary KEY=V1,V2: runs over the cross product, resumable"},
 };
 
 static int usage(FILE *f)
