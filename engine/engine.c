@@ -216,7 +216,11 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
         eng_reject(r, rq, ENG_REJECT_KV);
     else {
         r->ops->on_arrival(r->st, r, rq, now);
-        kick(r);
+        /* Requests arriving at the same instant form one queue before the policy looks at it
+         * (a burst queued at t=0 is one batch for static batching, as in the generate_batch
+         * loop): the batch is formed by a wake-up, which runs after this instant's arrivals. */
+        if (!r->busy)
+            eng_replica_wake_at(r, now);
     }
     pull_arrival(e);
 }
