@@ -19,8 +19,8 @@
 #define MAX_CHOICES 16
 
 typedef struct slo {
-    char metric[48]; /* e.g. p99_ttft_ms */
-    char label[24];  /* e.g. ttft_p99 */
+    char metric[96]; /* e.g. p99_ttft_ms */
+    char label[96];  /* e.g. ttft_p99 */
     double limit_ms;
 } slo;
 
