@@ -292,11 +292,11 @@ int cmd_capacity(int argc, char **argv)
         goto fail;
     for (int c = 0; c < nchoice; c++) {
         const char *choice = o.ncmp ? o.cmp_val[c] : NULL;
+        if (search(&o, choice, db, &ans[c], &err) != 0)
+            goto fail;
         ans[c].tp = scn.engine.tensor_parallel;
         if (choice && strcmp(o.cmp_key, "tensor_parallel") == 0)
             ans[c].tp = atoi(choice);
-        if (search(&o, choice, db, &ans[c], &err) != 0)
-            goto fail;
         if (o.target > 0 && size_cluster(&o, choice, db, &ans[c], &err) != 0)
             goto fail;
     }
