@@ -13,9 +13,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
-static char dir[256];
+#include "e2e_util.h"
 
 static const char small[] = "name: small\n"
                             "seed: 3\n"
@@ -27,53 +26,6 @@ static const char small[] = "name: small\n"
                             "  arrival: {process: poisson, rate: 8.0}\n"
                             "  prompt_tokens: {dist: uniform, min: 100, max: 2000}\n"
                             "  output_tokens: {dist: uniform, min: 10, max: 300}\n";
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-/* Runs a shell command; returns its exit status and captures stdout and stderr. */
-static int sh(char *out, size_t outlen, char *err, size_t errlen, const char *fmt, ...)
-{
-    char cmd[2048], full[2800], path_out[300], path_err[300];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    snprintf(path_out, sizeof path_out, "%s/out.txt", dir);
-    snprintf(path_err, sizeof path_err, "%s/err.txt", dir);
-    snprintf(full, sizeof full, "%s >%s 2>%s", cmd, path_out, path_err);
-    int st = system(full);
-    const char *paths[2] = {path_out, path_err};
-    char *bufs[2] = {out, err};
-    size_t lens[2] = {outlen, errlen};
-    for (int i = 0; i < 2; i++) {
-        if (!bufs[i])
-            continue;
-        FILE *f = fopen(paths[i], "r");
-        size_t n = f ? fread(bufs[i], 1, lens[i] - 1, f) : 0;
-        bufs[i][n] = '\0';
-        if (f)
-            fclose(f);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int64_t query_int(const char *db, const char *sql)
-{
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
-    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
-}
 
 /* A digest of every row of a table for one run (FNV-1a over the text of each column). */
 static uint64_t digest(const char *db, const char *table, int run)
@@ -104,25 +56,27 @@ static uint64_t digest(const char *db, const char *table, int run)
 static void test_run_is_deterministic(void **state)
 {
     char scn[300], db[300], j1[8192], j2[8192], err[4096];
-    snprintf(scn, sizeof scn, "%s/small.yaml", dir);
-    snprintf(db, sizeof db, "%s/det.db", dir);
-    write_file(scn, small);
+    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
+    snprintf(db, sizeof db, "%s/det.db", e2e_dir);
+    e2e_write(scn, small);
     assert_int_equal(
-        sh(j1, sizeof j1, err, sizeof err, "%s run %s --db %s --json", LLMSIM_BINARY, scn, db), 0);
+        e2e_sh(j1, sizeof j1, err, sizeof err, "%s run %s --db %s --json", LLMSIM_BINARY, scn, db),
+        0);
     assert_int_equal(
-        sh(j2, sizeof j2, err, sizeof err, "%s run %s --db %s --json", LLMSIM_BINARY, scn, db), 0);
+        e2e_sh(j2, sizeof j2, err, sizeof err, "%s run %s --db %s --json", LLMSIM_BINARY, scn, db),
+        0);
     assert_string_equal(j1, j2);
     assert_non_null(strstr(j1, "\"p99_ttft_ms\""));
     assert_non_null(strstr(j1, "\"completed\": 200"));
-    assert_int_equal(query_int(db, "SELECT count(*) FROM runs"), 2);
-    assert_int_equal(query_int(db, "SELECT count(*) FROM requests WHERE run_id = 1"), 200);
-    assert_true(query_int(db, "SELECT count(*) FROM iterations WHERE run_id = 1") > 0);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM runs"), 2);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM requests WHERE run_id = 1"), 200);
+    assert_true(e2e_query_int(db, "SELECT count(*) FROM iterations WHERE run_id = 1") > 0);
     const char *tables[] = {"requests", "iterations", "metrics"};
     for (int i = 0; i < 3; i++)
         assert_true(digest(db, tables[i], 1) == digest(db, tables[i], 2));
     /* a different seed changes the workload */
-    assert_int_equal(sh(j2, sizeof j2, err, sizeof err, "%s run %s --db %s --json --seed 4",
-                        LLMSIM_BINARY, scn, db),
+    assert_int_equal(e2e_sh(j2, sizeof j2, err, sizeof err, "%s run %s --db %s --json --seed 4",
+                            LLMSIM_BINARY, scn, db),
                      0);
     assert_string_not_equal(j1, j2);
 }
@@ -130,19 +84,20 @@ static void test_run_is_deterministic(void **state)
 static void test_override_and_store_levels(void **state)
 {
     char scn[300], db[300], out[8192], err[4096];
-    snprintf(scn, sizeof scn, "%s/small.yaml", dir);
-    snprintf(db, sizeof db, "%s/ovr.db", dir);
-    write_file(scn, small);
-    assert_int_equal(sh(out, sizeof out, err, sizeof err,
-                        "%s run %s --db %s --set scheduler.max_num_seqs=4 --store summary",
-                        LLMSIM_BINARY, scn, db),
+    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
+    snprintf(db, sizeof db, "%s/ovr.db", e2e_dir);
+    e2e_write(scn, small);
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s run %s --db %s --set scheduler.max_num_seqs=4 --store summary",
+                            LLMSIM_BINARY, scn, db),
                      0);
     assert_non_null(strstr(out, "Successful requests"));
-    assert_int_equal(query_int(db, "SELECT count(*) FROM runs WHERE scenario LIKE "
-                                   "'%max_num_seqs: 4%'"),
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM runs WHERE scenario LIKE "
+                                       "'%max_num_seqs: 4%'"),
                      1);
-    assert_int_equal(query_int(db, "SELECT count(*) FROM requests"), 0);
-    assert_int_equal(query_int(db, "SELECT count(*) FROM metrics WHERE name = 'p99_ttft_ms'"), 1);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM requests"), 0);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM metrics WHERE name = 'p99_ttft_ms'"),
+                     1);
 }
 
 /* Bad input names the file, the line and the key, exits non-zero and stores nothing. */
@@ -161,11 +116,11 @@ static void test_bad_scenarios_store_nothing(void **state)
          "max_num_seqs"},
     };
     char scn[300], db[300], err[4096];
-    snprintf(db, sizeof db, "%s/bad.db", dir);
+    snprintf(db, sizeof db, "%s/bad.db", e2e_dir);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        snprintf(scn, sizeof scn, "%s/bad%zu.yaml", dir, i);
-        write_file(scn, cases[i].text);
-        int st = sh(NULL, 0, err, sizeof err, "%s run %s --db %s", LLMSIM_BINARY, scn, db);
+        snprintf(scn, sizeof scn, "%s/bad%zu.yaml", e2e_dir, i);
+        e2e_write(scn, cases[i].text);
+        int st = e2e_sh(NULL, 0, err, sizeof err, "%s run %s --db %s", LLMSIM_BINARY, scn, db);
         print_message("case %zu: exit %d: %s", i, st, err);
         assert_true(st != 0);
         assert_non_null(strstr(err, scn));
@@ -174,40 +129,40 @@ static void test_bad_scenarios_store_nothing(void **state)
     }
     /* with an existing database: the bad run adds no row */
     char good[300], out[8192];
-    snprintf(good, sizeof good, "%s/small.yaml", dir);
-    write_file(good, small);
-    assert_int_equal(sh(out, sizeof out, err, sizeof err, "%s run %s --db %s --store summary",
-                        LLMSIM_BINARY, good, db),
+    snprintf(good, sizeof good, "%s/small.yaml", e2e_dir);
+    e2e_write(good, small);
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --db %s --store summary",
+                            LLMSIM_BINARY, good, db),
                      0);
-    snprintf(scn, sizeof scn, "%s/bad0.yaml", dir);
-    assert_true(sh(NULL, 0, err, sizeof err, "%s run %s --db %s", LLMSIM_BINARY, scn, db) != 0);
-    assert_int_equal(query_int(db, "SELECT count(*) FROM runs"), 1);
+    snprintf(scn, sizeof scn, "%s/bad0.yaml", e2e_dir);
+    assert_true(e2e_sh(NULL, 0, err, sizeof err, "%s run %s --db %s", LLMSIM_BINARY, scn, db) != 0);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM runs"), 1);
     /* an unwritable database is an error naming it */
-    assert_true(sh(NULL, 0, err, sizeof err, "%s run %s --db /nonexistent/dir/x.db", LLMSIM_BINARY,
-                   good) != 0);
+    assert_true(e2e_sh(NULL, 0, err, sizeof err, "%s run %s --db /nonexistent/dir/x.db",
+                       LLMSIM_BINARY, good) != 0);
     assert_non_null(strstr(err, "/nonexistent/dir/x.db"));
 }
 
 static void test_list(void **state)
 {
     char out[16384], err[1024];
-    assert_int_equal(sh(out, sizeof out, err, sizeof err, "%s list gpus", LLMSIM_BINARY), 0);
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list gpus", LLMSIM_BINARY), 0);
     assert_non_null(strstr(out, "h100-sxm"));
     assert_non_null(strstr(out, "rtx-4090"));
-    assert_int_equal(sh(out, sizeof out, err, sizeof err, "%s list models", LLMSIM_BINARY), 0);
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list models", LLMSIM_BINARY), 0);
     assert_non_null(strstr(out, "opt-13b"));
     assert_non_null(strstr(out, "qwen2.5-0.5b"));
-    assert_int_equal(sh(out, sizeof out, err, sizeof err, "%s list schedulers", LLMSIM_BINARY), 0);
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list schedulers", LLMSIM_BINARY),
+                     0);
     const char *names[] = {"static", "orca", "vllm", "chunked", "tgi", "token_budget"};
     for (int i = 0; i < 6; i++)
         assert_non_null(strstr(out, names[i]));
-    assert_int_equal(sh(out, sizeof out, err, sizeof err, "%s list nothing", LLMSIM_BINARY), 2);
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list nothing", LLMSIM_BINARY), 2);
 }
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/llmsim-cli-XXXXXX");
-    if (!mkdtemp(dir))
+    if (e2e_mkdir() != 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_is_deterministic),
@@ -216,9 +171,7 @@ int main(void)
         cmocka_unit_test(test_list),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
+    if (e2e_rmdir() != 0)
         rc = rc ? rc : 1;
     return rc;
 }

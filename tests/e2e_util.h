@@ -1,0 +1,103 @@
+/*
+ * e2e_util.h: helpers for end-to-end tests that drive the llmsim binary: run a shell command
+ * capturing its output, query a results database.
+ */
+#ifndef LLMSIM_TESTS_E2E_UTIL_H
+#define LLMSIM_TESTS_E2E_UTIL_H
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+/* A scratch folder made by e2e_mkdir; files of a test go there. */
+static char e2e_dir[256];
+
+static inline int e2e_mkdir(void)
+{
+    snprintf(e2e_dir, sizeof e2e_dir, "/tmp/llmsim-test-XXXXXX");
+    return mkdtemp(e2e_dir) ? 0 : -1;
+}
+
+static inline int e2e_rmdir(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", e2e_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static inline void e2e_write(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(1);
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Runs a shell command; returns its exit status and captures stdout and stderr (either buffer
+ * may be NULL). */
+static inline int e2e_sh(char *out, size_t outlen, char *err, size_t errlen, const char *fmt, ...)
+{
+    char cmd[2048], full[2800], path_out[300], path_err[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    snprintf(path_out, sizeof path_out, "%s/out.txt", e2e_dir);
+    snprintf(path_err, sizeof path_err, "%s/err.txt", e2e_dir);
+    snprintf(full, sizeof full, "%s >%s 2>%s", cmd, path_out, path_err);
+    int st = system(full);
+    const char *paths[2] = {path_out, path_err};
+    char *bufs[2] = {out, err};
+    size_t lens[2] = {outlen, errlen};
+    for (int i = 0; i < 2; i++) {
+        if (!bufs[i])
+            continue;
+        FILE *f = fopen(paths[i], "r");
+        size_t n = f ? fread(bufs[i], 1, lens[i] - 1, f) : 0;
+        bufs[i][n] = '\0';
+        if (f)
+            fclose(f);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The first column of the first row of sql on db, or -1. */
+static inline int64_t e2e_query_int(const char *db, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    int64_t v = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return v;
+}
+
+static inline double e2e_query_double(const char *db, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    double v = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_double(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return v;
+}
+
+#endif

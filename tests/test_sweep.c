@@ -1,0 +1,152 @@
+/*
+ * test_sweep.c: `llmsim sweep` and `llmsim capacity` end to end: the cross product is stored
+ * once per (point, rep); a second start skips what is stored; a sweep killed mid-way and started
+ * again ends with every point stored exactly once and no half runs; points with the same seed
+ * see the same arrivals whatever the scheduler; the capacity answer meets its SLOs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+
+static const char scenario[] = "name: sw\n"
+                               "seed: 5\n"
+                               "model: llama-3-8b\n"
+                               "gpu: h100-sxm\n"
+                               "scheduler: {name: orca}\n"
+                               "slo: {ttft_ms: 1000, tpot_ms: 50}\n"
+                               "workload:\n"
+                               "  num_requests: 150\n"
+                               "  arrival: {process: poisson, rate: 4.0}\n"
+                               "  prompt_tokens: {dist: uniform, min: 200, max: 1500}\n"
+                               "  output_tokens: {dist: uniform, min: 20, max: 200}\n";
+
+static void paths(char *scn, char *db, const char *dbname)
+{
+    snprintf(scn, 300, "%s/sw.yaml", e2e_dir);
+    snprintf(db, 300, "%s/%s", e2e_dir, dbname);
+    e2e_write(scn, scenario);
+}
+
+static void test_sweep_stores_each_point_once(void **state)
+{
+    char scn[300], db[300], out[16384], err[8192];
+    paths(scn, db, "a.db");
+    const char *args = "--vary scheduler.name=orca,vllm --vary workload.arrival.rate=2,6 "
+                       "--reps 2 --jobs 2";
+    int st = e2e_sh(out, sizeof out, err, sizeof err, "%s sweep %s --db %s %s", LLMSIM_BINARY, scn,
+                    db, args);
+    print_message("%s%s", err, out);
+    assert_int_equal(st, 0);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweeps"), 1);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweep_points"), 8);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM runs"), 8);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweep_params"), 8);
+    assert_int_equal(e2e_query_int(db, "SELECT count(DISTINCT seed) FROM sweep_points"), 2);
+    assert_non_null(strstr(out, "paired differences"));
+    /* again: nothing to run, nothing added */
+    st = e2e_sh(out, sizeof out, err, sizeof err, "%s sweep %s --db %s %s", LLMSIM_BINARY, scn, db,
+                args);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(err, "8 stored, 0 to run"));
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM runs"), 8);
+    /* common random numbers: rep 0 of orca and of vllm at rate 2 saw the same requests */
+    assert_int_equal(
+        e2e_query_int(db,
+                      "SELECT count(*) FROM requests a JOIN requests b ON a.req_id = b.req_id"
+                      " WHERE a.run_id = (SELECT run_id FROM sweep_points WHERE point = 0 AND rep"
+                      " = 0) AND b.run_id = (SELECT run_id FROM sweep_points WHERE point = 2 AND"
+                      " rep = 0) AND a.arrival_ns = b.arrival_ns AND a.prompt_tokens ="
+                      " b.prompt_tokens AND a.output_tokens = b.output_tokens"),
+        150);
+    /* a range expands to its values */
+    st = e2e_sh(out, sizeof out, err, sizeof err,
+                "%s sweep %s --db %s --vary workload.arrival.rate=1:3:0.5 --jobs 1 --store summary",
+                LLMSIM_BINARY, scn, db);
+    assert_int_equal(st, 0);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweeps"), 2);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweep_params WHERE sweep_id = 2"), 5);
+    /* a bad value is refused before anything runs */
+    st = e2e_sh(out, sizeof out, err, sizeof err,
+                "%s sweep %s --db %s --vary scheduler.name=orca,fifo", LLMSIM_BINARY, scn, db);
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(err, "fifo"));
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweeps"), 2);
+}
+
+static void test_sweep_resumes_after_kill(void **state)
+{
+    char scn[300], db[300], out[16384], err[8192];
+    paths(scn, db, "k.db");
+    const char *args = "--vary workload.arrival.rate=1:12:1 --vary scheduler.name=orca,chunked "
+                       "--jobs 2";
+    /* kill the sweep (all its processes) part-way */
+    e2e_sh(NULL, 0, NULL, 0,
+           "setsid %s sweep %s --db %s %s & pid=$!; sleep 1.5; kill -9 -$pid 2>/dev/null; "
+           "kill -9 $pid 2>/dev/null; wait $pid",
+           LLMSIM_BINARY, scn, db, args);
+    int64_t before = e2e_query_int(db, "SELECT count(*) FROM sweep_points");
+    print_message("stored before the kill: %lld of 24\n", (long long)before);
+    assert_true(before < 24);
+    int st = e2e_sh(out, sizeof out, err, sizeof err, "%s sweep %s --db %s %s", LLMSIM_BINARY, scn,
+                    db, args);
+    assert_int_equal(st, 0);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweep_points"), 24);
+    /* no half runs: every run belongs to a point, and every point has its metrics */
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM runs"), 24);
+    assert_int_equal(e2e_query_int(db, "SELECT count(DISTINCT run_id) FROM metrics"), 24);
+}
+
+static void test_capacity_answer_meets_slos(void **state)
+{
+    char scn[300], db[300], out[16384], err[16384];
+    paths(scn, db, "c.db");
+    int st = e2e_sh(out, sizeof out, err, sizeof err,
+                    "%s capacity %s --slo ttft_p99=1000ms,tpot_p99=50ms --target-rate 12",
+                    LLMSIM_BINARY, scn);
+    print_message("%s", out);
+    assert_int_equal(st, 0);
+    double rate = 0;
+    int replicas = 0, gpus = 0;
+    const char *row = strstr(out, "\n-");
+    assert_non_null(row);
+    assert_int_equal(sscanf(row + 2, "%lf %d %d", &rate, &replicas, &gpus), 3);
+    assert_true(rate > 0);
+    assert_true(replicas >= (int)(12 / rate));
+    /* an independent run at the rate found meets both SLOs */
+    char json[8192];
+    st =
+        e2e_sh(json, sizeof json, err, sizeof err,
+               "%s run %s --no-db --json --set workload.arrival.rate=%g", LLMSIM_BINARY, scn, rate);
+    assert_int_equal(st, 0);
+    double ttft = atof(strstr(json, "\"p99_ttft_ms\": ") + 15);
+    double tpot = atof(strstr(json, "\"p99_tpot_ms\": ") + 15);
+    print_message("at %.3f req/s: p99 TTFT %.1f ms, p99 TPOT %.2f ms\n", rate, ttft, tpot);
+    assert_true(ttft <= 1000 && tpot <= 50);
+    /* bad SLO syntax is a usage error */
+    assert_int_equal(
+        e2e_sh(NULL, 0, err, sizeof err, "%s capacity %s --slo ttft=fast", LLMSIM_BINARY, scn), 2);
+}
+
+int main(void)
+{
+    if (e2e_mkdir() != 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sweep_stores_each_point_once),
+        cmocka_unit_test(test_sweep_resumes_after_kill),
+        cmocka_unit_test(test_capacity_answer_meets_slos),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    if (e2e_rmdir() != 0)
+        rc = rc ? rc : 1;
+    return rc;
+}
