@@ -272,6 +272,23 @@ static int profile_of_label(const char *label, char *out, size_t len)
     return 0;
 }
 
+/* The model to replay: --model, else the run's model by name, else (a config.json model, stored
+ * by its directory name) the sizes the profile recorded when it names the same model. */
+static int run_model(const val_opts *o, const store_replay_run *info, const cal_profile *p,
+                     eng_model *m, sim_err *err)
+{
+    if (o->model)
+        return resolve_model(o->model, m, err);
+    if (resolve_model(info->model, m, err) == 0)
+        return 0;
+    if (strcmp(p->model, info->model) == 0) {
+        *m = p->dims;
+        return 0;
+    }
+    return sim_err_prefix(err, "run %lld's model (pass --model NAME or a config.json path)",
+                          o->run);
+}
+
 static void print_replay_row(int i, const eng_shape *sh, double meas, double pred)
 {
     printf("%5d %6d %7lld %6d %10lld %10.3f %10.3f %+8.1f%%\n", i, sh->num_seqs,
@@ -309,8 +326,7 @@ static int validate(int argc, char **argv)
                  o.run, info.profile);
         goto fail;
     }
-    if (!(p = store_profile_load(s, pname, &err)) ||
-        resolve_model(o.model ? o.model : info.model, &m, &err))
+    if (!(p = store_profile_load(s, pname, &err)) || run_model(&o, &info, p, &m, &err))
         goto fail;
     if (cal_profile_predictor_new(p, &m, ENG_BF16, p->tp, NULL, &pred, &err))
         goto fail;
