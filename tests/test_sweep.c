@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -88,14 +90,28 @@ static void test_sweep_resumes_after_kill(void **state)
     paths(scn, db, "k.db");
     const char *args = "--vary workload.arrival.rate=1:12:1 --vary scheduler.name=orca,chunked "
                        "--jobs 2";
-    /* kill the sweep (all its processes) part-way */
-    e2e_sh(NULL, 0, NULL, 0,
-           "setsid %s sweep %s --db %s %s & pid=$!; sleep 1.5; kill -9 -$pid 2>/dev/null; "
-           "kill -9 $pid 2>/dev/null; wait $pid",
-           LLMSIM_BINARY, scn, db, args);
-    int64_t before = e2e_query_int(db, "SELECT count(*) FROM sweep_points");
-    print_message("stored before the kill: %lld of 24\n", (long long)before);
-    assert_true(before < 24);
+    /* start the sweep in its own process group; kill the whole group once a few points are
+     * stored, while others are in flight */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setsid();
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "exec %s sweep %s --db %s %s >/dev/null 2>&1", LLMSIM_BINARY, scn,
+                 db, args);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    int64_t before = 0;
+    for (int i = 0; i < 6000 && before < 3; i++) {
+        usleep(10000);
+        before = e2e_query_int(db, "SELECT count(*) FROM sweep_points");
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    before = e2e_query_int(db, "SELECT count(*) FROM sweep_points");
+    print_message("stored when killed: %lld of 24\n", (long long)before);
+    assert_true(before >= 3 && before < 24);
     int st = e2e_sh(out, sizeof out, err, sizeof err, "%s sweep %s --db %s %s", LLMSIM_BINARY, scn,
                     db, args);
     assert_int_equal(st, 0);
