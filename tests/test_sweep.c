@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,7 +105,7 @@ static void test_sweep_resumes_after_kill(void **state)
     }
     int64_t before = 0;
     for (int i = 0; i < 6000 && before < 3; i++) {
-        usleep(10000);
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
         before = e2e_query_int(db, "SELECT count(*) FROM sweep_points");
     }
     kill(-pid, SIGKILL);
