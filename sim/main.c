@@ -17,6 +17,8 @@ static const struct {
     {"list", cmd_list, "list gpus|models|schedulers: print the catalogs"},
     {"sweep", cmd_sweep, "sweep FILE --vary KEY=V1,V2: runs over the cross product, resumable"},
     {"capacity", cmd_capacity, "capacity FILE --slo ...: highest rate per replica, GPUs needed"},
+    {"plot", cmd_plot, "plot curve|cdf|timeline|gantt (--sweep ID | --run IDS): gnuplot charts"},
+    {"export", cmd_export, "export trace --run ID -o FILE.json: Chrome/Perfetto trace of a run"},
 };
 
 static int usage(FILE *f)

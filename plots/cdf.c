@@ -1,0 +1,112 @@
+/*
+ * cdf.c: latency CDFs of several runs, from the requests table.
+ *
+ * Per finished request: TTFT = first_token - arrival, E2E = finish - arrival, TPOT = (finish -
+ * first_token) / (output_tokens - 1) (requests with one output token have no TPOT). ITL needs
+ * the time of every token, which the store does not keep, so it is refused with a pointer to
+ * tpot. Data file: one block per run ("# series: run N (scheduler)" first, two blank lines
+ * between), rows "value_ms fraction" sorted by value, fraction = rank / count, so the last row
+ * of each block is 1.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plt_int.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const char *value_sql(const char *metric)
+{
+    if (strcmp(metric, "ttft") == 0)
+        return "SELECT (first_token_ns - arrival_ns) / 1e6 FROM requests WHERE run_id = ?"
+               " AND status = 'finished' AND first_token_ns IS NOT NULL";
+    if (strcmp(metric, "e2e") == 0)
+        return "SELECT (finish_ns - arrival_ns) / 1e6 FROM requests WHERE run_id = ?"
+               " AND status = 'finished' AND finish_ns IS NOT NULL";
+    return "SELECT (finish_ns - first_token_ns) / 1e6 / (output_tokens - 1) FROM requests"
+           " WHERE run_id = ? AND status = 'finished' AND output_tokens > 1"
+           " AND first_token_ns IS NOT NULL AND finish_ns IS NOT NULL";
+}
+
+/* The run's values, sorted, into *out (malloc'd); count or -1 with err. */
+static int64_t load(plt_db *d, int64_t run, const char *metric, double **out, sim_err *err)
+{
+    *out = NULL;
+    int64_t nrq = plt_db_count(d, "SELECT count(*) FROM requests WHERE run_id = ?", run, err);
+    if (nrq < 0)
+        return -1;
+    if (nrq == 0)
+        return sim_errf(err,
+                        "%s: run %lld has no request rows (stored with --store summary or "
+                        "iterations); run it again with --store requests",
+                        d->path, (long long)run);
+    sqlite3_stmt *st = plt_db_prepare(d, value_sql(metric), err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, run);
+    double *v = sim_xmalloc((size_t)nrq * sizeof *v);
+    int64_t n = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < nrq)
+        v[n++] = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        free(v);
+        return plt_db_fail(d, "reading requests", err);
+    }
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    *out = v;
+    return n;
+}
+
+int plt_cdf_write(plt_db *d, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err)
+{
+    const char *metric = o->metric ? o->metric : "ttft";
+    if (strcmp(metric, "itl") == 0)
+        return sim_errf(err, "cdf: per-token times are not stored, so there is no per-request "
+                             "ITL; use --metric tpot (mean gap per request), ttft or e2e");
+    char names[PLT_MAX_RUNS][96];
+    const char *titles[PLT_MAX_RUNS];
+    double lo = INFINITY, hi = 0;
+    fprintf(dat, "# llmsim cdf of %s (ms) over finished requests\n", metric);
+    for (int i = 0; i < o->nruns; i++) {
+        char sched[64];
+        if (plt_db_run(d, o->runs[i], sched, sizeof sched, NULL, err) != 0)
+            return -1;
+        double *v;
+        int64_t n = load(d, o->runs[i], metric, &v, err);
+        if (n < 0)
+            return -1;
+        if (n == 0) {
+            free(v);
+            return sim_errf(err, "%s: run %lld has no finished request with a %s", d->path,
+                            (long long)o->runs[i], metric);
+        }
+        snprintf(names[i], sizeof names[i], "run %lld (%s)", (long long)o->runs[i], sched);
+        titles[i] = names[i];
+        fprintf(dat, "%s# series: %s\n# %s_ms fraction\n", i ? "\n\n" : "", names[i], metric);
+        for (int64_t k = 0; k < n; k++)
+            fprintf(dat, "%.10g %.10g\n", v[k], (double)(k + 1) / (double)n);
+        lo = v[0] < lo ? v[0] : lo;
+        hi = v[n - 1] > hi ? v[n - 1] : hi;
+        free(v);
+    }
+    char title[128], xlabel[64];
+    snprintf(title, sizeof title, "%s CDF", plt_metric_label(metric));
+    snprintf(xlabel, sizeof xlabel, "%s (ms)", plt_metric_label(metric));
+    plt_gp_str(gp, "plot_title", title);
+    plt_gp_str(gp, "xlabel", xlabel);
+    fprintf(gp, "nseries = %d\nlogx = %d\n", o->nruns, lo > 0 && hi / lo > 100);
+    plt_gp_array(gp, "titles", titles, o->nruns);
+    res->series = o->nruns;
+    if (!res->width)
+        res->width = 1000;
+    if (!res->height)
+        res->height = 600;
+    return 0;
+}

@@ -1,0 +1,292 @@
+/*
+ * curve.c: latency against throughput or offered rate, from a sweep: one line per scheduler
+ * (or per value of the varied key named by --by), one point per sweep point.
+ *
+ * A point's value is the mean over its repetitions; with more than one repetition its 95%
+ * confidence interval (Student t, n - 1 degrees of freedom) is written for both axes and drawn
+ * as error bars. A point is marked saturated when any of its repetitions was flagged (queue
+ * still growing at the end of the run), because its percentiles then depend on the run length.
+ * Offered rate is the run's offered_rate metric when stored, else the sweep's value of
+ * workload.arrival.rate.
+ *
+ * Data file: one block per line (separated by two blank lines, "# series: NAME" first), rows
+ * "x y y_lo y_hi x_lo x_hi saturated reps point" sorted by x; then, when any point is
+ * saturated, one last block "x y series" of the saturated points.
+ */
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plt_int.h"
+
+#define RATE_KEY "workload.arrival.rate"
+
+typedef struct point {
+    int series;
+    int64_t point;
+    int n;          /* repetitions with a value */
+    double sy, syy; /* sums of y and y^2 */
+    double sx, sxx; /* sums of x and x^2 */
+    int saturated;
+    double x, xlo, xhi, y, ylo, yhi; /* filled by finish() */
+} point;
+
+typedef struct curve {
+    point *pts;
+    int npts, cap;
+    char **names; /* series names, in order of first appearance */
+    int nseries;
+    int skipped; /* repetitions with no value of the metric */
+} curve;
+
+static int series_index(curve *c, const char *name)
+{
+    for (int i = 0; i < c->nseries; i++)
+        if (strcmp(c->names[i], name) == 0)
+            return i;
+    c->names = sim_xrealloc(c->names, (size_t)(c->nseries + 1) * sizeof *c->names);
+    c->names[c->nseries] = sim_xstrdup(name);
+    return c->nseries++;
+}
+
+static point *point_for(curve *c, int series, int64_t pt)
+{
+    if (c->npts > 0 && c->pts[c->npts - 1].point == pt && c->pts[c->npts - 1].series == series)
+        return &c->pts[c->npts - 1];
+    if (c->npts == c->cap)
+        c->pts = sim_xrealloc(c->pts, (size_t)(c->cap = c->cap ? 2 * c->cap : 64) * sizeof *c->pts);
+    point *p = &c->pts[c->npts++];
+    memset(p, 0, sizeof *p);
+    p->series = series;
+    p->point = pt;
+    return p;
+}
+
+static void interval(double s, double ss, int n, double *mean, double *lo, double *hi)
+{
+    *mean = s / n;
+    if (n < 2) {
+        *lo = *hi = *mean;
+        return;
+    }
+    double var = (ss - s * s / n) / (n - 1);
+    double half = gsl_cdf_tdist_Pinv(0.975, n - 1) * sqrt(var > 0 ? var : 0) / sqrt(n);
+    *lo = *mean - half;
+    *hi = *mean + half;
+}
+
+static int by_series_x(const void *a, const void *b)
+{
+    const point *p = a, *q = b;
+    if (p->series != q->series)
+        return p->series < q->series ? -1 : 1;
+    if (p->x != q->x)
+        return p->x < q->x ? -1 : 1;
+    return p->point < q->point ? -1 : p->point > q->point;
+}
+
+/* Checks --by names a varied key of the sweep; lists them in err otherwise. */
+static int check_by(plt_db *d, const plt_opts *o, sim_err *err)
+{
+    sqlite3_stmt *st = plt_db_prepare(
+        d, "SELECT DISTINCT key FROM sweep_params WHERE sweep_id = ? ORDER BY key", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, o->sweep);
+    char keys[512] = "";
+    size_t n = 0;
+    int found = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *k = (const char *)sqlite3_column_text(st, 0);
+        found |= strcmp(k, o->by) == 0;
+        if (n < sizeof keys)
+            n += (size_t)snprintf(keys + n, sizeof keys - n, "%s%s", n ? ", " : "", k);
+    }
+    sqlite3_finalize(st);
+    if (!found)
+        return sim_errf(err, "%s: sweep %lld does not vary '%s'; its varied keys: %s", d->path,
+                        (long long)o->sweep, o->by, n ? keys : "(none)");
+    return 0;
+}
+
+static const char *x_metric(plt_x x)
+{
+    return x == PLT_X_THROUGHPUT ? "output_throughput"
+           : x == PLT_X_REQUESTS ? "request_throughput"
+                                 : "offered_rate";
+}
+
+static const char *x_label(plt_x x)
+{
+    return x == PLT_X_THROUGHPUT ? "output throughput (tokens/s)"
+           : x == PLT_X_REQUESTS ? "request throughput (requests/s)"
+                                 : "offered rate (requests/s)";
+}
+
+/* The metrics-table name of the y value: "p99_ttft_ms", "median_tpot_ms", "mean_e2el_ms". */
+static int y_metric(const plt_opts *o, char *buf, size_t len, sim_err *err)
+{
+    const char *pct = o->pct ? o->pct : "p99";
+    const char *pre = strcmp(pct, "p50") == 0 ? "median" : pct;
+    if (strcmp(pre, "median") && strcmp(pre, "p90") && strcmp(pre, "p95") && strcmp(pre, "p99") &&
+        strcmp(pre, "mean"))
+        return sim_errf(err, "unknown percentile '%s'; valid: p50, p90, p95, p99, mean", pct);
+    snprintf(buf, len, "%s_%s", pre, plt_metric_column(o->metric ? o->metric : "ttft"));
+    return 0;
+}
+
+static const char sql[] =
+    "SELECT p.point, p.run_id, p.saturated,"
+    " (SELECT value FROM metrics m WHERE m.run_id = p.run_id AND m.name = ?1),"
+    " COALESCE((SELECT value FROM metrics m WHERE m.run_id = p.run_id AND m.name = ?2),"
+    "          (SELECT CAST(value AS REAL) FROM sweep_params q WHERE q.sweep_id = p.sweep_id"
+    "           AND q.point = p.point AND q.key = ?3)),"
+    " CASE WHEN ?4 IS NULL THEN r.scheduler ELSE (SELECT value FROM sweep_params q"
+    "  WHERE q.sweep_id = p.sweep_id AND q.point = p.point AND q.key = ?4) END"
+    " FROM sweep_points p JOIN runs r ON r.id = p.run_id WHERE p.sweep_id = ?5"
+    " ORDER BY p.point, p.rep";
+
+/* Reads every repetition of the sweep into c. */
+static int load(plt_db *d, const plt_opts *o, const char *ymetric, curve *c, sim_err *err)
+{
+    sqlite3_stmt *st = plt_db_prepare(d, sql, err);
+    if (!st)
+        return -1;
+    sqlite3_bind_text(st, 1, ymetric, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, x_metric(o->x), -1, SQLITE_STATIC);
+    if (o->x == PLT_X_RATE)
+        sqlite3_bind_text(st, 3, RATE_KEY, -1, SQLITE_STATIC);
+    if (o->by)
+        sqlite3_bind_text(st, 4, o->by, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 5, o->sweep);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t run = sqlite3_column_int64(st, 1);
+        if (sqlite3_column_type(st, 4) == SQLITE_NULL) {
+            sqlite3_finalize(st);
+            if (o->x == PLT_X_RATE)
+                return sim_errf(err,
+                                "%s: run %lld has no offered_rate metric and sweep %lld does "
+                                "not vary %s; plot against --x throughput instead",
+                                d->path, (long long)run, (long long)o->sweep, RATE_KEY);
+            return sim_errf(err, "%s: run %lld has no %s metric", d->path, (long long)run,
+                            x_metric(o->x));
+        }
+        const char *name = (const char *)sqlite3_column_text(st, 5);
+        point *p = point_for(c, series_index(c, name ? name : "?"), sqlite3_column_int64(st, 0));
+        p->saturated |= sqlite3_column_int(st, 2) != 0;
+        if (sqlite3_column_type(st, 3) == SQLITE_NULL) {
+            c->skipped++;
+            continue;
+        }
+        double y = sqlite3_column_double(st, 3), x = sqlite3_column_double(st, 4);
+        p->n++;
+        p->sy += y;
+        p->syy += y * y;
+        p->sx += x;
+        p->sxx += x * x;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return plt_db_fail(d, "reading the sweep's points", err);
+    return 0;
+}
+
+static void finish(curve *c, int *max_reps, int *nsat, double *ymin, double *ymax)
+{
+    int k = 0;
+    for (int i = 0; i < c->npts; i++) {
+        point *p = &c->pts[i];
+        if (p->n == 0)
+            continue;
+        interval(p->sy, p->syy, p->n, &p->y, &p->ylo, &p->yhi);
+        interval(p->sx, p->sxx, p->n, &p->x, &p->xlo, &p->xhi);
+        *max_reps = p->n > *max_reps ? p->n : *max_reps;
+        *nsat += p->saturated;
+        *ymin = p->y < *ymin ? p->y : *ymin;
+        *ymax = p->y > *ymax ? p->y : *ymax;
+        c->pts[k++] = *p;
+    }
+    c->npts = k;
+    qsort(c->pts, (size_t)c->npts, sizeof *c->pts, by_series_x);
+}
+
+static void write_data(const curve *c, const char *ymetric, const plt_opts *o, int nsat, FILE *f)
+{
+    fprintf(f, "# llmsim curve: sweep %lld, y = %s (ms), x = %s; 95%% CI over repetitions\n",
+            (long long)o->sweep, ymetric, x_metric(o->x));
+    if (c->skipped)
+        fprintf(f, "# %d repetitions without a value of %s left out\n", c->skipped, ymetric);
+    for (int s = 0; s < c->nseries; s++) {
+        fprintf(f, "%s# series: %s\n# x y y_lo y_hi x_lo x_hi saturated reps point\n",
+                s ? "\n\n" : "", c->names[s]);
+        for (int i = 0; i < c->npts; i++) {
+            const point *p = &c->pts[i];
+            if (p->series == s)
+                fprintf(f, "%.10g %.10g %.10g %.10g %.10g %.10g %d %d %lld\n", p->x, p->y, p->ylo,
+                        p->yhi, p->xlo, p->xhi, p->saturated, p->n, (long long)p->point);
+        }
+    }
+    if (nsat == 0)
+        return;
+    fprintf(f, "\n\n# saturated points\n# x y series\n");
+    for (int i = 0; i < c->npts; i++)
+        if (c->pts[i].saturated)
+            fprintf(f, "%.10g %.10g %d\n", c->pts[i].x, c->pts[i].y, c->pts[i].series + 1);
+}
+
+static void free_curve(curve *c)
+{
+    for (int i = 0; i < c->nseries; i++)
+        free(c->names[i]);
+    free(c->names);
+    free(c->pts);
+}
+
+int plt_curve_write(plt_db *d, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+                    sim_err *err)
+{
+    char ymetric[64];
+    if (y_metric(o, ymetric, sizeof ymetric, err) != 0)
+        return -1;
+    int64_t found = plt_db_count(d, "SELECT count(*) FROM sweeps WHERE id = ?", o->sweep, err);
+    if (found < 0)
+        return -1;
+    if (found == 0)
+        return sim_errf(err, "%s: no sweep %lld in this database", d->path, (long long)o->sweep);
+    if (o->by && check_by(d, o, err) != 0)
+        return -1;
+    curve c = {0};
+    int rc = -1, max_reps = 0, nsat = 0;
+    double ymin = INFINITY, ymax = -INFINITY;
+    if (load(d, o, ymetric, &c, err) != 0)
+        goto out;
+    finish(&c, &max_reps, &nsat, &ymin, &ymax);
+    if (c.npts == 0) {
+        sim_errf(err, "%s: sweep %lld has no point with a value of %s", d->path,
+                 (long long)o->sweep, ymetric);
+        goto out;
+    }
+    write_data(&c, ymetric, o, nsat, dat);
+    char title[256], ylabel[128];
+    snprintf(title, sizeof title, "sweep %lld: %s", (long long)o->sweep, ymetric);
+    snprintf(ylabel, sizeof ylabel, "%s %s (ms)", o->pct ? o->pct : "p99",
+             plt_metric_label(o->metric ? o->metric : "ttft"));
+    plt_gp_str(gp, "plot_title", title);
+    plt_gp_str(gp, "xlabel", x_label(o->x));
+    plt_gp_str(gp, "ylabel", ylabel);
+    plt_gp_str(gp, "keytitle", o->by ? o->by : "scheduler");
+    fprintf(gp, "nseries = %d\nhas_ci = %d\nnsat = %d\nlogy = %d\n", c.nseries, max_reps > 1, nsat,
+            ymin > 0 && ymax / ymin > 50);
+    plt_gp_array(gp, "titles", (const char *const *)c.names, c.nseries);
+    res->series = c.nseries;
+    if (!res->width)
+        res->width = 1000;
+    if (!res->height)
+        res->height = 600;
+    rc = 0;
+out:
+    free_curve(&c);
+    return rc;
+}

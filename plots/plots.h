@@ -1,0 +1,78 @@
+/*
+ * plots.h: plots of stored runs and sweeps (gnuplot), and the Chrome trace export.
+ *
+ * plt_plot reads a results database (read-only), writes the numbers it plots to a data file and
+ * a self-contained gnuplot script next to the output image, then runs `gnuplot` (found on PATH,
+ * or the program named by the environment variable LLMSIM_GNUPLOT) on that script. When gnuplot
+ * is missing the data and script files are still written, so the image can be drawn later with
+ * `gnuplot FILE.gp`. Nothing here aborts on bad input: unknown runs or sweeps, runs stored
+ * without the rows a plot needs, and database errors come back as -1 with a message.
+ */
+#ifndef LLMSIM_PLOTS_H
+#define LLMSIM_PLOTS_H
+
+#include <stdint.h>
+
+#include "sim.h"
+
+#define PLT_PATH_MAX 1024
+#define PLT_MAX_RUNS 32       /* runs on one cdf or timeline chart */
+#define PLT_GANTT_MAX_REQ 200 /* gantt refuses larger runs: one bar per request stops reading */
+
+typedef enum plt_kind {
+    PLT_CURVE,    /* latency percentile against throughput or offered rate, from a sweep */
+    PLT_CDF,      /* latency CDFs of runs, from the requests table */
+    PLT_TIMELINE, /* batch occupancy and KV blocks in use per iteration, over time */
+    PLT_GANTT     /* each request's queued, prefill and decode spans and its iterations */
+} plt_kind;
+
+typedef enum plt_x {
+    PLT_X_THROUGHPUT, /* output_throughput, tokens/s */
+    PLT_X_REQUESTS,   /* request_throughput, requests/s */
+    PLT_X_RATE        /* offered rate, requests/s */
+} plt_x;
+
+typedef struct plt_opts {
+    plt_kind kind;
+    const char *db;             /* database path */
+    int64_t sweep;              /* curve: the sweep id */
+    int64_t runs[PLT_MAX_RUNS]; /* cdf, timeline, gantt: run ids */
+    int nruns;                  /* gantt takes exactly one */
+    const char *out;            /* image path (.png, .svg or .pdf); NULL: <kind>-run<ID>.png */
+    const char *metric;         /* ttft | tpot | itl | e2e (itl: curve only) */
+    const char *pct;            /* curve: p50 | p90 | p95 | p99 | mean */
+    plt_x x;                    /* curve: the horizontal axis */
+    const char *by;             /* curve: a varied key naming the lines; NULL: the scheduler */
+    int width, height;          /* image size in pixels (pdf: 1/100 inch); 0: the kind's own */
+} plt_opts;
+
+typedef struct plt_result {
+    char image[PLT_PATH_MAX];  /* the image path (written only when rendered) */
+    char data[PLT_PATH_MAX];   /* the data file: <image without extension>.dat */
+    char script[PLT_PATH_MAX]; /* the gnuplot script: <image without extension>.gp */
+    int rendered;              /* 1: gnuplot drew the image; 0: gnuplot is not installed */
+    int width, height;         /* the image size used */
+    int series;                /* lines (curve, cdf) or panels (timeline) drawn */
+} plt_result;
+
+/* Parses "curve", "cdf", "timeline" or "gantt". 0, or -1 for an unknown name. */
+int plt_kind_parse(const char *s, plt_kind *out);
+const char *plt_kind_name(plt_kind k);
+
+/* Writes the data and script files for o and runs gnuplot on them; fills res. Returns 0 (also
+ * when gnuplot is missing: res->rendered = 0), or -1 with err naming the database, run or file
+ * at fault; gnuplot's own failure is -1 too, with its exit status. */
+int plt_plot(const plt_opts *o, plt_result *res, sim_err *err);
+
+/* The default image name for o when o->out is NULL: "<kind>-run<ID>[-<ID>...].png" or
+ * "<kind>-sweep<ID>.png", into buf. Returns buf. */
+const char *plt_default_name(const plt_opts *o, char *buf, size_t len);
+
+/* Writes run `run` of database db to path ("-" for stdout) in the Chrome trace event format:
+ * one complete ("X") event per iteration on one track per replica, counter events for the
+ * batch size and KV blocks, and nestable async events per request (queued, prefill, decode).
+ * Timestamps are microseconds of simulated time. Returns the number of iteration events, or -1
+ * with err. */
+int64_t plt_trace_export(const char *db, int64_t run, const char *path, sim_err *err);
+
+#endif
