@@ -17,6 +17,10 @@ static const struct {
     {"list", cmd_list, "list gpus|models|schedulers: print the catalogs"},
     {"sweep", cmd_sweep, "sweep FILE --vary KEY=V1,V2: runs over the cross product, resumable"},
     {"capacity", cmd_capacity, "capacity FILE --slo ...: highest rate per replica, GPUs needed"},
+    {"calibrate", cmd_calibrate,
+     "calibrate --backend cpu|cuda --model M: measure, fit and store a profile; calibrate "
+     "validate --run ID"},
+    {"profile", cmd_profile, "profile list|show NAME|import-vidur DIR: stored cost profiles"},
     {"plot", cmd_plot, "plot curve|cdf|timeline|gantt (--sweep ID | --run IDS): gnuplot charts"},
     {"export", cmd_export, "export trace --run ID -o FILE.json: Chrome/Perfetto trace of a run"},
 };
