@@ -44,6 +44,7 @@ typedef struct cmd_result {
     int saturated;  /* queue still growing when arrivals ended (eng_totals_saturated) */
     int64_t run_id; /* 0 when not stored */
     int64_t clipped, skipped;
+    uint64_t events; /* simulation events run */
     double wall_s;
     char label[128]; /* the cost model that produced it */
 } cmd_result;

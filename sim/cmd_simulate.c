@@ -98,6 +98,7 @@ int cmd_simulate(const scn_scenario *scn, uint64_t seed, const cmd_cost *cost,
     out->saturated = eng_totals_saturated(&out->tot);
     snprintf(out->m[out->n].name, sizeof out->m[out->n].name, "saturated");
     out->m[out->n++].value = out->saturated;
+    out->events = sim_events_run(ctx);
     out->clipped = scn_source_clipped(src);
     out->skipped = scn_source_skipped(src);
     if (w) {

@@ -22,6 +22,7 @@ static const struct {
      "validate --run ID"},
     {"profile", cmd_profile, "profile list|show NAME|import-vidur DIR: stored cost profiles"},
     {"plot", cmd_plot, "plot curve|cdf|timeline|gantt (--sweep ID | --run IDS): gnuplot charts"},
+    {"bench", cmd_bench, "bench [--quick]: how fast the simulator is (a table of cases)"},
     {"export", cmd_export, "export trace --run ID -o FILE.json: Chrome/Perfetto trace of a run"},
 };
 

@@ -1,3 +1,2 @@
 llmsim_test(test_cli SOURCES test_cli.c LIBS PkgConfig::SQLITE3 LABELS e2e TIMEOUT 300)
 add_dependencies(test_cli llmsim)
-include(${CMAKE_CURRENT_SOURCE_DIR}/sweep.cmake)

@@ -73,8 +73,10 @@ static inline int64_t e2e_query_int(const char *db, const char *sql)
     sqlite3 *h;
     sqlite3_stmt *st;
     int64_t v = -1;
-    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(h);
         return -1;
+    }
     if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW)
             v = sqlite3_column_int64(st, 0);
@@ -89,8 +91,10 @@ static inline double e2e_query_double(const char *db, const char *sql)
     sqlite3 *h;
     sqlite3_stmt *st;
     double v = -1;
-    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(h);
         return -1;
+    }
     if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW)
             v = sqlite3_column_double(st, 0);
