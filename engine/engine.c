@@ -298,14 +298,16 @@ static void start_iteration(eng_replica *r, int64_t now)
     if (c->async) {
         /* MODEL: async scheduling (vLLM v0.6 multi-step/async output, SGLang overlap): the CPU
          * work of this iteration ran while the previous iteration's GPU work did, so the GPU
-         * starts when both are done. */
-        int64_t cpu_from = r->gpu_start > 0 && r->gpu_start < now ? r->gpu_start : now;
+         * starts when both are done. That needs a previous iteration running until now: after
+         * an idle stretch nothing was in flight to hide the CPU work behind. */
+        int64_t cpu_from = r->iter > 0 && r->gpu_free_at == now ? r->gpu_start : now;
         gpu_start = cpu_from + cpu > now ? cpu_from + cpu : now;
     } else {
         gpu_start = now + cpu;
     }
     r->gpu_start = gpu_start;
     int64_t end = gpu_start + gpu;
+    r->gpu_free_at = end;
     r->busy = 1;
 
     eng_iter_rec it = {.replica = r->id,
