@@ -91,7 +91,7 @@ int plt_cdf_write(plt_db *d, const plt_opts *o, FILE *dat, FILE *gp, plt_result 
         titles[i] = names[i];
         fprintf(dat, "%s# series: %s\n# %s_ms fraction\n", i ? "\n\n" : "", names[i], metric);
         for (int64_t k = 0; k < n; k++)
-            fprintf(dat, "%.10g %.10g\n", v[k], (double)(k + 1) / (double)n);
+            fprintf(dat, "%.15g %.10g\n", v[k], (double)(k + 1) / (double)n);
         lo = v[0] < lo ? v[0] : lo;
         hi = v[n - 1] > hi ? v[n - 1] : hi;
         free(v);

@@ -6,8 +6,9 @@
  * confidence interval (Student t, n - 1 degrees of freedom) is written for both axes and drawn
  * as error bars. A point is marked saturated when any of its repetitions was flagged (queue
  * still growing at the end of the run), because its percentiles then depend on the run length.
- * Offered rate is the run's offered_rate metric when stored, else the sweep's value of
- * workload.arrival.rate.
+ * Offered rate is the sweep's value of workload.arrival.rate when the sweep varies it (the
+ * nominal rate: the same x for every scheduler and repetition), else the run's offered_rate
+ * metric when one is stored.
  *
  * Data file: one block per line (separated by two blank lines, "# series: NAME" first), rows
  * "x y y_lo y_hi x_lo x_hi saturated reps point" sorted by x; then, when any point is
@@ -139,9 +140,9 @@ static int y_metric(const plt_opts *o, char *buf, size_t len, sim_err *err)
 static const char sql[] =
     "SELECT p.point, p.run_id, p.saturated,"
     " (SELECT value FROM metrics m WHERE m.run_id = p.run_id AND m.name = ?1),"
-    " COALESCE((SELECT value FROM metrics m WHERE m.run_id = p.run_id AND m.name = ?2),"
-    "          (SELECT CAST(value AS REAL) FROM sweep_params q WHERE q.sweep_id = p.sweep_id"
-    "           AND q.point = p.point AND q.key = ?3)),"
+    " COALESCE((SELECT CAST(value AS REAL) FROM sweep_params q WHERE q.sweep_id = p.sweep_id"
+    "           AND q.point = p.point AND q.key = ?3),"
+    "          (SELECT value FROM metrics m WHERE m.run_id = p.run_id AND m.name = ?2)),"
     " CASE WHEN ?4 IS NULL THEN r.scheduler ELSE (SELECT value FROM sweep_params q"
     "  WHERE q.sweep_id = p.sweep_id AND q.point = p.point AND q.key = ?4) END"
     " FROM sweep_points p JOIN runs r ON r.id = p.run_id WHERE p.sweep_id = ?5"

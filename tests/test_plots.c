@@ -1,0 +1,682 @@
+/*
+ * test_plots.c: `llmsim plot` and `llmsim export trace` end to end.
+ *
+ * The group setup builds one database with `llmsim run` (three schedulers on the demo scenario,
+ * plus eight short runs that the test itself files as a two-rate, two-scheduler, two-repetition
+ * sweep by inserting sweeps/sweep_points/sweep_params rows, so the curve does not depend on the
+ * sweep command). Each plot kind must produce an image of the expected size (read from the PNG
+ * header) and a data file holding exactly the numbers in the database; where gnuplot is not
+ * installed the image checks are skipped and the data files are still checked. The trace must
+ * be well-formed JSON (checked by a small parser here) with one "X" event per iteration.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+static char dir[256], db[300];
+static int have_gnuplot;
+static char out[65536], err[65536];
+
+/* Runs a shell command; returns its exit status with stdout and stderr in out and err. */
+static int sh(const char *fmt, ...)
+{
+    char cmd[2048], full[2800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    snprintf(full, sizeof full, "%s >%s/out.txt 2>%s/err.txt", cmd, dir, dir);
+    int st = system(full);
+    const char *names[2] = {"out.txt", "err.txt"};
+    char *bufs[2] = {out, err};
+    for (int i = 0; i < 2; i++) {
+        char path[320];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(bufs[i], 1, sizeof out - 1, f) : 0;
+        bufs[i][n] = '\0';
+        if (f)
+            fclose(f);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static double query_double(const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+    double v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_double(st, 0) : NAN;
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+static int64_t query_int(const char *fmt, ...)
+{
+    char sql[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sql, sizeof sql, fmt, ap);
+    va_end(ap);
+    return (int64_t)llround(query_double(sql));
+}
+
+static void exec_sql(const char *sql)
+{
+    sqlite3 *h;
+    char *msg = NULL;
+    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    int rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(h);
+}
+
+/* Runs the demo scenario with extra --set arguments; returns the new run's id. */
+static int64_t run_demo(const char *sets)
+{
+    int rc =
+        sh("%s run %s/scenarios/demo.yaml --db %s %s", LLMSIM_BINARY, LLMSIM_SOURCE_DIR, db, sets);
+    if (rc != 0)
+        fail_msg("llmsim run failed (%d): %s", rc, err);
+    return query_int("SELECT max(id) FROM runs");
+}
+
+static int on_path(const char *prog)
+{
+    const char *path = getenv("PATH");
+    char buf[1024];
+    for (const char *p = path ? path : ""; *p;) {
+        size_t n = strcspn(p, ":");
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, prog);
+        if (access(buf, X_OK) == 0)
+            return 1;
+        p += n + (p[n] == ':');
+    }
+    return 0;
+}
+
+/* The sweep: rates 2 and 8 x orca and vllm x 2 repetitions (seeds 1 and 2) = points 0..3. */
+static void make_sweep(void)
+{
+    static const char *const scheds[2] = {"orca", "vllm"};
+    static const int rates[2] = {2, 8};
+    exec_sql("INSERT INTO sweeps (id, key, file, scenario, varied, reps, base_seed) VALUES (1,"
+             " 'test', 'demo.yaml', 'demo', 'workload.arrival.rate;scheduler.name', 2, 1)");
+    for (int p = 0; p < 4; p++) {
+        int rate = rates[p / 2];
+        const char *s = scheds[p % 2];
+        char sql[1024];
+        for (int rep = 0; rep < 2; rep++) {
+            char sets[256];
+            snprintf(sets, sizeof sets,
+                     "--seed %d --set workload.num_requests=40 --set workload.arrival.rate=%d "
+                     "--set scheduler.name=%s --store summary",
+                     rep + 1, rate, s);
+            int64_t run = run_demo(sets);
+            /* the high-rate orca point is filed as saturated, to check the flag is carried */
+            snprintf(sql, sizeof sql,
+                     "INSERT INTO sweep_points VALUES (1, %d, %d, %d, %lld,"
+                     " 'workload.arrival.rate=%d,scheduler.name=%s', %d)",
+                     p, rep, rep + 1, (long long)run, rate, s, p == 2 && rep == 1);
+            exec_sql(sql);
+        }
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO sweep_params VALUES (1, %d, 'workload.arrival.rate', '%d');"
+                 "INSERT INTO sweep_params VALUES (1, %d, 'scheduler.name', '%s')",
+                 p, rate, p, s);
+        exec_sql(sql);
+    }
+}
+
+static int setup(void **state)
+{
+    snprintf(dir, sizeof dir, "/tmp/llmsim-test-plots-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(db, sizeof db, "%s/plots.db", dir);
+    have_gnuplot = on_path("gnuplot");
+    if (!have_gnuplot)
+        fprintf(stderr, "test_plots: gnuplot not on PATH: image checks skipped, data checked\n");
+    static const char *const scheds[3] = {"orca", "static", "vllm"};
+    for (int i = 0; i < 3; i++) { /* runs 1, 2, 3 */
+        char sets[128];
+        snprintf(sets, sizeof sets, "--set workload.num_requests=60 --set scheduler.name=%s",
+                 scheds[i]);
+        run_demo(sets);
+    }
+    make_sweep(); /* runs 4..11 */
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Checks path is a PNG of w x h pixels (the IHDR chunk right after the signature). */
+static void check_png(const char *path, int w, int h)
+{
+    if (!have_gnuplot)
+        return;
+    unsigned char b[24];
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(b, 1, sizeof b, f), sizeof b);
+    fclose(f);
+    assert_memory_equal(b, "\x89PNG\r\n\x1a\n", 8);
+    assert_memory_equal(b + 12, "IHDR", 4);
+    uint32_t pw = (uint32_t)b[16] << 24 | (uint32_t)b[17] << 16 | (uint32_t)b[18] << 8 | b[19];
+    uint32_t ph = (uint32_t)b[20] << 24 | (uint32_t)b[21] << 16 | (uint32_t)b[22] << 8 | b[23];
+    assert_int_equal(pw, w);
+    assert_int_equal(ph, h);
+}
+
+/* Runs a plot; expects the image drawn (status 0), or status 3 where gnuplot is missing. */
+static void plot(const char *args)
+{
+    int rc = sh("%s plot %s --db %s", LLMSIM_BINARY, args, db);
+    if (rc != (have_gnuplot ? 0 : 3))
+        fail_msg("llmsim plot %s: status %d: %s", args, rc, err);
+}
+
+/* A data file's blocks: rows of numbers; "# " lines are comments, two blank lines end a block.
+ */
+typedef struct table {
+    int nblocks;
+    int rows[64];       /* rows per block */
+    double *v[64];      /* rows x cols values per block */
+    int cols[64];       /* columns of the block's first row */
+    char names[64][96]; /* "# series: NAME" */
+} table;
+
+static void read_table(const char *path, table *t)
+{
+    memset(t, 0, sizeof *t);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[4096];
+    int blanks = 0, b = 0, started = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '\n') {
+            blanks++;
+            continue;
+        }
+        if (blanks >= 2 && started) {
+            b++;
+            started = 0;
+        }
+        blanks = 0;
+        assert_true(b < 64);
+        if (strncmp(line, "# series: ", 10) == 0) {
+            snprintf(t->names[b], sizeof t->names[b], "%s", line + 10);
+            t->names[b][strcspn(t->names[b], "\n")] = '\0';
+        }
+        if (line[0] == '#')
+            continue;
+        double vals[16];
+        int n = 0;
+        char *p = line, *end;
+        while (n < 16 && (vals[n] = strtod(p, &end), end != p)) {
+            n++;
+            p = end;
+        }
+        if (!started)
+            t->cols[b] = n;
+        assert_int_equal(n, t->cols[b]);
+        t->v[b] = realloc(t->v[b], (size_t)(t->rows[b] + 1) * (size_t)n * sizeof(double));
+        memcpy(t->v[b] + (size_t)t->rows[b] * (size_t)n, vals, (size_t)n * sizeof(double));
+        t->rows[b]++;
+        started = 1;
+    }
+    fclose(f);
+    t->nblocks = b + started;
+}
+
+static void free_table(table *t)
+{
+    for (int i = 0; i < 64; i++)
+        free(t->v[i]);
+}
+
+static double cell(const table *t, int b, int row, int col)
+{
+    return t->v[b][(size_t)row * (size_t)t->cols[b] + (size_t)col];
+}
+
+static void test_curve(void **state)
+{
+    char args[512], path[320];
+    snprintf(args, sizeof args, "curve --sweep 1 -o %s/curve.png --size 800x500", dir);
+    plot(args);
+    snprintf(path, sizeof path, "%s/curve.png", dir);
+    check_png(path, 800, 500);
+    snprintf(path, sizeof path, "%s/curve.dat", dir);
+    table t;
+    read_table(path, &t);
+    assert_int_equal(t.nblocks, 3); /* orca, vllm, then the saturated points */
+    assert_string_equal(t.names[0], "orca");
+    assert_string_equal(t.names[1], "vllm");
+    for (int s = 0; s < 2; s++) {
+        assert_int_equal(t.rows[s], 2);
+        for (int r = 0; r < 2; r++) {
+            int point = (int)cell(&t, s, r, 8);
+            char sql[512];
+            snprintf(sql, sizeof sql,
+                     "SELECT avg(value) FROM metrics JOIN sweep_points USING (run_id)"
+                     " WHERE sweep_id = 1 AND point = %d AND name = '%s'",
+                     point, "p99_ttft_ms");
+            double y = query_double(sql);
+            assert_true(fabs(cell(&t, s, r, 1) - y) <= 1e-8 * y);
+            snprintf(sql, sizeof sql,
+                     "SELECT avg(value) FROM metrics JOIN sweep_points USING (run_id)"
+                     " WHERE sweep_id = 1 AND point = %d AND name = 'output_throughput'",
+                     point);
+            double x = query_double(sql);
+            assert_true(fabs(cell(&t, s, r, 0) - x) <= 1e-8 * x);
+            assert_true(cell(&t, s, r, 2) <= cell(&t, s, r, 1)); /* CI around the mean */
+            assert_true(cell(&t, s, r, 3) >= cell(&t, s, r, 1));
+            assert_int_equal((int)cell(&t, s, r, 7), 2);                  /* reps */
+            assert_int_equal((int)cell(&t, s, r, 6), point == 2 ? 1 : 0); /* saturated */
+        }
+        assert_true(cell(&t, s, 0, 0) < cell(&t, s, 1, 0)); /* sorted by x */
+    }
+    assert_int_equal(t.rows[2], 1);
+    free_table(&t);
+
+    /* against offered rate, p50 TPOT, lines per rate */
+    snprintf(args, sizeof args,
+             "curve --sweep 1 -o %s/rate.svg --x rate --metric tpot --pct p50"
+             " --by workload.arrival.rate",
+             dir);
+    plot(args);
+    snprintf(path, sizeof path, "%s/rate.dat", dir);
+    read_table(path, &t);
+    assert_string_equal(t.names[0], "2");
+    assert_string_equal(t.names[1], "8");
+    for (int r = 0; r < t.rows[1]; r++)
+        assert_true(cell(&t, 1, r, 0) == 8.0);
+    free_table(&t);
+    if (have_gnuplot) {
+        snprintf(path, sizeof path, "%s/rate.svg", dir);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        size_t n = fread(out, 1, 4096, f);
+        out[n] = '\0';
+        fclose(f);
+        assert_non_null(strstr(out, "<svg"));
+    }
+    /* a key the sweep does not vary is a user error that lists the varied ones */
+    assert_int_equal(
+        sh("%s plot curve --sweep 1 --db %s --by foo -o %s/x.png", LLMSIM_BINARY, db, dir), 1);
+    assert_non_null(strstr(err, "scheduler.name, workload.arrival.rate"));
+    assert_int_equal(sh("%s plot curve --sweep 9 --db %s -o %s/x.png", LLMSIM_BINARY, db, dir), 1);
+    assert_non_null(strstr(err, "no sweep 9"));
+}
+
+static void test_cdf(void **state)
+{
+    char args[512], path[320];
+    snprintf(args, sizeof args, "cdf --run 1,2,3 -o %s/cdf.png", dir);
+    plot(args);
+    snprintf(path, sizeof path, "%s/cdf.png", dir);
+    check_png(path, 1000, 600);
+    snprintf(path, sizeof path, "%s/cdf.dat", dir);
+    table t;
+    read_table(path, &t);
+    assert_int_equal(t.nblocks, 3);
+    for (int b = 0; b < 3; b++) {
+        int run = b + 1;
+        assert_int_equal(t.rows[b], query_int("SELECT count(*) FROM requests WHERE run_id = %d"
+                                              " AND status = 'finished'",
+                                              run));
+        assert_true(cell(&t, b, t.rows[b] - 1, 1) == 1.0);
+        for (int r = 1; r < t.rows[b]; r++)
+            assert_true(cell(&t, b, r, 0) >= cell(&t, b, r - 1, 0));
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT max(first_token_ns - arrival_ns) / 1e6 FROM requests WHERE run_id = %d",
+                 run);
+        assert_true(fabs(cell(&t, b, t.rows[b] - 1, 0) - query_double(sql)) < 1e-6);
+    }
+    free_table(&t);
+    /* per-token gaps are not stored: itl is refused with a pointer to tpot */
+    assert_int_equal(
+        sh("%s plot cdf --run 1 --metric itl --db %s -o %s/x.png", LLMSIM_BINARY, db, dir), 1);
+    assert_non_null(strstr(err, "tpot"));
+    /* runs stored without requests say how to store them */
+    assert_int_equal(sh("%s plot cdf --run 4 --db %s -o %s/x.png", LLMSIM_BINARY, db, dir), 1);
+    assert_non_null(strstr(err, "--store requests"));
+}
+
+static void test_timeline(void **state)
+{
+    char args[512], path[320];
+    snprintf(args, sizeof args, "timeline --run 1,2 -o %s/timeline.png", dir);
+    plot(args);
+    snprintf(path, sizeof path, "%s/timeline.png", dir);
+    check_png(path, 1000, 200 + 300 * 2);
+    snprintf(path, sizeof path, "%s/timeline.dat", dir);
+    table t;
+    read_table(path, &t);
+    assert_int_equal(t.nblocks, 2);
+    for (int b = 0; b < 2; b++) {
+        int run = b + 1;
+        assert_int_equal(t.rows[b],
+                         query_int("SELECT count(*) FROM iterations WHERE run_id = %d", run));
+        assert_int_equal((int64_t)cell(&t, b, 0, 3),
+                         query_int("SELECT num_seqs FROM iterations WHERE run_id = %d AND "
+                                   "replica = 0 AND iter = 0",
+                                   run));
+        assert_int_equal((int64_t)cell(&t, b, t.rows[b] - 1, 4),
+                         query_int("SELECT kv_blocks_used FROM iterations WHERE run_id = %d "
+                                   "ORDER BY iter DESC LIMIT 1",
+                                   run));
+    }
+    free_table(&t);
+    /* the default name; an unknown run is a user error naming it */
+    assert_int_equal(sh("cd %s && %s plot timeline --run 3 --db %s", dir, LLMSIM_BINARY, db),
+                     have_gnuplot ? 0 : 3);
+    snprintf(path, sizeof path, "%s/timeline-run3.png", dir);
+    check_png(path, 1000, 500);
+    assert_int_equal(sh("%s plot timeline --run 99 --db %s -o %s/x.png", LLMSIM_BINARY, db, dir),
+                     1);
+    assert_non_null(strstr(err, "no run 99"));
+    snprintf(path, sizeof path, "%s/x.dat", dir);
+    assert_int_not_equal(access(path, F_OK), 0); /* a failed plot leaves no data file */
+}
+
+static void test_gantt(void **state)
+{
+    char args[512], path[320];
+    snprintf(args, sizeof args, "gantt --run 2 -o %s/gantt.png", dir);
+    plot(args);
+    int64_t nrq = query_int("SELECT count(*) FROM requests WHERE run_id = 2");
+    snprintf(path, sizeof path, "%s/gantt.png", dir);
+    check_png(path, 1000, (int)nrq * 12 + 160);
+    snprintf(path, sizeof path, "%s/gantt.dat", dir);
+    table t;
+    read_table(path, &t);
+    assert_int_equal(t.nblocks, 2);
+    assert_int_equal(t.rows[0], nrq);
+    assert_int_equal(t.rows[1], query_int("SELECT count(*) FROM iterations WHERE run_id = 2"));
+    for (int r = 0; r < t.rows[0]; r++) {
+        int req = (int)cell(&t, 0, r, 0);
+        assert_int_equal((int64_t)cell(&t, 0, r, 8),
+                         query_int("SELECT count(*) FROM iterations i JOIN requests q ON"
+                                   " q.run_id = i.run_id AND q.replica = i.replica WHERE"
+                                   " q.run_id = 2 AND q.req_id = %d AND i.start_ns >="
+                                   " q.first_scheduled_ns AND i.start_ns < q.finish_ns",
+                                   req));
+        assert_true(cell(&t, 0, r, 8) > 0);
+    }
+    free_table(&t);
+    /* more than 200 requests: refused with a suggestion */
+    int64_t big = run_demo("--set workload.num_requests=201 --set workload.output_tokens.value=4");
+    assert_int_equal(
+        sh("%s plot gantt --run %lld --db %s -o %s/x.png", LLMSIM_BINARY, (long long)big, db, dir),
+        1);
+    assert_non_null(strstr(err, "at most 200"));
+    assert_int_equal(sh("%s plot gantt --run 1,2 --db %s", LLMSIM_BINARY, db), 1);
+}
+
+/* With no gnuplot on PATH: status 3, the install line, and the data and script still written. */
+static void test_without_gnuplot(void **state)
+{
+    char path[320];
+    assert_int_equal(sh("PATH=%s/nothing-here %s plot cdf --run 1 --db %s -o %s/nognu.png", dir,
+                        LLMSIM_BINARY, db, dir),
+                     3);
+    assert_non_null(strstr(err, "apt-get install gnuplot-nox"));
+    assert_non_null(strstr(err, "nognu.dat"));
+    snprintf(path, sizeof path, "%s/nognu.dat", dir);
+    table t;
+    read_table(path, &t);
+    assert_int_equal(t.rows[0], 60);
+    free_table(&t);
+    snprintf(path, sizeof path, "%s/nognu.gp", dir);
+    assert_int_equal(access(path, R_OK), 0);
+    snprintf(path, sizeof path, "%s/nognu.png", dir);
+    assert_int_not_equal(access(path, F_OK), 0);
+    /* the script written beside it draws the image later */
+    if (have_gnuplot) {
+        assert_int_equal(sh("gnuplot %s/nognu.gp", dir), 0);
+        check_png(path, 1000, 600);
+    }
+}
+
+static void test_bad_usage(void **state)
+{
+    assert_int_equal(sh("%s plot pie --run 1 --db %s", LLMSIM_BINARY, db), 2);
+    assert_non_null(strstr(err, "unknown kind 'pie'"));
+    assert_int_equal(sh("%s plot curve --run 1 --db %s", LLMSIM_BINARY, db), 2);
+    assert_int_equal(sh("%s plot cdf --run x --db %s", LLMSIM_BINARY, db), 2);
+    assert_int_equal(
+        sh("%s plot cdf --run 1 --db %s/missing.db -o %s/x.png", LLMSIM_BINARY, dir, dir), 1);
+    assert_non_null(strstr(err, "missing.db"));
+    assert_int_equal(sh("%s plot cdf --run 1 --db %s -o %s/x.gif", LLMSIM_BINARY, db, dir), 1);
+    assert_non_null(strstr(err, ".gif"));
+}
+
+/* A minimal JSON parser: well-formedness only, counting "ph": "X" members. */
+typedef struct json {
+    const char *p;
+    long x_events;
+} json;
+
+static int j_value(json *j);
+
+static void j_ws(json *j)
+{
+    while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r')
+        j->p++;
+}
+
+/* A string; copies up to 7 characters of it into buf (may be NULL). */
+static int j_string(json *j, char *buf)
+{
+    if (*j->p != '"')
+        return -1;
+    int n = 0;
+    for (j->p++; *j->p != '"'; j->p++) {
+        if ((unsigned char)*j->p < 0x20 || !*j->p)
+            return -1;
+        if (*j->p == '\\') {
+            j->p++;
+            if (*j->p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!strchr("0123456789abcdefABCDEF", j->p[i]) || !j->p[i])
+                        return -1;
+                j->p += 4;
+            } else if (!*j->p || !strchr("\"\\/bfnrt", *j->p))
+                return -1;
+        }
+        if (buf && n < 7)
+            buf[n++] = *j->p;
+    }
+    if (buf)
+        buf[n] = '\0';
+    j->p++;
+    return 0;
+}
+
+static int j_number(json *j)
+{
+    const char *s = j->p;
+    if (*j->p == '-')
+        j->p++;
+    if (*j->p == '0')
+        j->p++;
+    else if (*j->p >= '1' && *j->p <= '9')
+        while (*j->p >= '0' && *j->p <= '9')
+            j->p++;
+    else
+        return -1;
+    if (*j->p == '.') {
+        j->p++;
+        if (!(*j->p >= '0' && *j->p <= '9'))
+            return -1;
+        while (*j->p >= '0' && *j->p <= '9')
+            j->p++;
+    }
+    if (*j->p == 'e' || *j->p == 'E') {
+        j->p++;
+        if (*j->p == '+' || *j->p == '-')
+            j->p++;
+        if (!(*j->p >= '0' && *j->p <= '9'))
+            return -1;
+        while (*j->p >= '0' && *j->p <= '9')
+            j->p++;
+    }
+    return j->p > s ? 0 : -1;
+}
+
+static int j_object(json *j)
+{
+    j->p++;
+    j_ws(j);
+    if (*j->p == '}') {
+        j->p++;
+        return 0;
+    }
+    for (;;) {
+        char key[8], val[8] = "";
+        j_ws(j);
+        if (j_string(j, key) != 0)
+            return -1;
+        j_ws(j);
+        if (*j->p++ != ':')
+            return -1;
+        j_ws(j);
+        if (*j->p == '"') {
+            if (j_string(j, val) != 0)
+                return -1;
+            if (strcmp(key, "ph") == 0 && strcmp(val, "X") == 0)
+                j->x_events++;
+        } else if (j_value(j) != 0)
+            return -1;
+        j_ws(j);
+        if (*j->p == '}') {
+            j->p++;
+            return 0;
+        }
+        if (*j->p++ != ',')
+            return -1;
+    }
+}
+
+static int j_array(json *j)
+{
+    j->p++;
+    j_ws(j);
+    if (*j->p == ']') {
+        j->p++;
+        return 0;
+    }
+    for (;;) {
+        if (j_value(j) != 0)
+            return -1;
+        j_ws(j);
+        if (*j->p == ']') {
+            j->p++;
+            return 0;
+        }
+        if (*j->p++ != ',')
+            return -1;
+    }
+}
+
+static int j_value(json *j)
+{
+    j_ws(j);
+    switch (*j->p) {
+    case '{':
+        return j_object(j);
+    case '[':
+        return j_array(j);
+    case '"':
+        return j_string(j, NULL);
+    case 't':
+        return strncmp(j->p, "true", 4) == 0 ? (j->p += 4, 0) : -1;
+    case 'f':
+        return strncmp(j->p, "false", 5) == 0 ? (j->p += 5, 0) : -1;
+    case 'n':
+        return strncmp(j->p, "null", 4) == 0 ? (j->p += 4, 0) : -1;
+    default:
+        return j_number(j);
+    }
+}
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void test_export_trace(void **state)
+{
+    for (int run = 1; run <= 3; run++) {
+        char path[320];
+        snprintf(path, sizeof path, "%s/trace%d.json", dir, run);
+        assert_int_equal(sh("%s export trace --run %d --db %s -o %s", LLMSIM_BINARY, run, db, path),
+                         0);
+        char *text = read_all(path);
+        json j = {text, 0};
+        assert_int_equal(j_value(&j), 0);
+        j_ws(&j);
+        assert_int_equal(*j.p, '\0');
+        assert_int_equal(j.x_events,
+                         query_int("SELECT count(*) FROM iterations WHERE run_id = %d", run));
+        assert_non_null(strstr(text, "\"traceEvents\""));
+        assert_non_null(strstr(text, "\"name\":\"decode\",\"cat\":\"request\",\"ph\":\"b\""));
+        free(text);
+    }
+    /* the parser itself rejects what it should */
+    const char *bad[] = {"{\"a\":1,}", "[1 2]", "{\"a\" 1}", "\"\\x\"", "[01]", "{"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json j = {bad[i], 0};
+        int rc = j_value(&j);
+        j_ws(&j);
+        assert_true(rc != 0 || *j.p != '\0');
+    }
+    assert_int_equal(sh("%s export trace --run 77 --db %s -o %s/t.json", LLMSIM_BINARY, db, dir),
+                     1);
+    assert_non_null(strstr(err, "no run 77"));
+    assert_int_equal(sh("%s export trace --run 4 --db %s -o %s/t.json", LLMSIM_BINARY, db, dir), 1);
+    assert_non_null(strstr(err, "no iteration rows"));
+    assert_int_equal(sh("%s export chrome --run 1 --db %s", LLMSIM_BINARY, db), 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_curve),           cmocka_unit_test(test_cdf),
+        cmocka_unit_test(test_timeline),        cmocka_unit_test(test_gantt),
+        cmocka_unit_test(test_without_gnuplot), cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test(test_export_trace),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
