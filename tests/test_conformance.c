@@ -19,7 +19,8 @@
  * time per replica. After the run:
  *  - every arrival is recorded exactly once, finished or rejected with a reason;
  *  - each finished request produced exactly its output tokens: its own count, the sum of tokens
- *    the iterations sampled (eng_shape.emit_seqs) against the sum of outputs, and, per request,
+ *    the iterations sampled (eng_shape.emit_seqs) against the sum of outputs, the inter-token
+ *    gaps reported through on_itl against the sum of (output - 1), and, per request,
  *    enough iteration ends of its replica between its first token and its finish to produce
  *    output - 1 further tokens;
  *  - KV in use never above capacity, and zero at the end (see check_kv_end);
@@ -161,6 +162,7 @@ typedef struct conf_rec {
     int64_t nit, capit;
     int64_t *busy_until; /* per replica: end of its latest iteration */
     int64_t emitted;     /* tokens sampled, summed over iterations */
+    int64_t itl_gaps;    /* inter-token gaps reported through on_itl */
     int64_t max_kv;      /* most blocks in use at any iteration */
     int64_t checks;      /* per-event checks run */
     int64_t last_now;
@@ -218,7 +220,16 @@ static void rec_iteration(void *st, const eng_iter_rec *it)
     c->it[c->nit++] = *it;
 }
 
-static const eng_recorder_ops rec_ops = {rec_request, rec_iteration, NULL};
+static void rec_itl(void *st, int64_t gap_ns, int64_t count)
+{
+    conf_rec *c = st;
+    if (gap_ns <= 0 || count <= 0)
+        violation(c, "inter-token gap of %lld ns reported %lld times", (long long)gap_ns,
+                  (long long)count);
+    c->itl_gaps += count;
+}
+
+static const eng_recorder_ops rec_ops = {rec_request, rec_iteration, rec_itl};
 
 /* After every event (Debug builds). sim_set_check holds one hook, so this one runs the engine's
  * walker first, failing as the engine's own hook does, then checks what the records allow. */
@@ -512,6 +523,12 @@ static void run_one(const variant *v, const workload *w)
     CHECK(c->emitted == t->output_tokens,
           "iterations sampled %lld tokens, finished requests asked for %lld", (long long)c->emitted,
           (long long)t->output_tokens);
+    int64_t gaps = 0;
+    for (int64_t id = 0; id < w->n; id++)
+        if (c->rq[id].status == ENG_RQ_FINISHED)
+            gaps += c->rq[id].output - 1;
+    CHECK(c->itl_gaps == gaps, "%lld inter-token gaps reported, finished requests have %lld",
+          (long long)c->itl_gaps, (long long)gaps);
     rep_iters *reps = split_iters(c);
     for (int64_t id = 0; id < w->n; id++)
         check_request(c, &cfg, reps, &c->rq[id], v, w);
