@@ -130,13 +130,14 @@ static int find_gnuplot(char *buf, size_t len)
     const char *path = getenv("PATH");
     if (!path)
         return -1;
-    char prog[256];
+    char prog[PLT_PATH_MAX];
     snprintf(prog, sizeof prog, "%s", buf);
     for (const char *p = path; *p;) {
         size_t n = strcspn(p, ":");
         struct stat sb;
-        snprintf(buf, len, "%.*s/%s", (int)n, n ? p : ".", prog);
-        if (stat(buf, &sb) == 0 && S_ISREG(sb.st_mode) && access(buf, X_OK) == 0)
+        int w = snprintf(buf, len, "%.*s/%s", (int)n, n ? p : ".", prog);
+        if (w > 0 && (size_t)w < len && stat(buf, &sb) == 0 && S_ISREG(sb.st_mode) &&
+            access(buf, X_OK) == 0)
             return 0;
         p += n + (p[n] == ':');
     }

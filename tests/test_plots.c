@@ -223,8 +223,10 @@ static void read_table(const char *path, table *t)
         blanks = 0;
         assert_true(b < 64);
         if (strncmp(line, "# series: ", 10) == 0) {
-            snprintf(t->names[b], sizeof t->names[b], "%s", line + 10);
-            t->names[b][strcspn(t->names[b], "\n")] = '\0';
+            size_t n = strcspn(line + 10, "\n");
+            assert_true(n < sizeof t->names[b]);
+            memcpy(t->names[b], line + 10, n);
+            t->names[b][n] = '\0';
         }
         if (line[0] == '#')
             continue;
