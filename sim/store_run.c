@@ -2,6 +2,7 @@
  * store_run.c: the run writer: prepared statements reused for every row of one transaction,
  * streaming rows as the simulation produces them or buffering them for one short transaction.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,8 @@ struct store_run {
     store_run_info info;
     int buffered, begun;
     int64_t id;
-    sqlite3_stmt *rq, *it;
+    sqlite3_stmt *rq, *it;   /* one row */
+    sqlite3_stmt *rqn, *itn; /* BATCH rows */
     int failed;
     sim_err err;
     rq_row *rqs;
@@ -57,9 +59,38 @@ static void free_run(store_run *w)
 {
     sqlite3_finalize(w->rq);
     sqlite3_finalize(w->it);
+    sqlite3_finalize(w->rqn);
+    sqlite3_finalize(w->itn);
     free(w->rqs);
     free(w->its);
     free(w);
+}
+
+/* Rows go BATCH to a statement: one multi-row INSERT costs much less per row than BATCH
+ * single-row ones (fewer statement steps and resets). */
+#define BATCH 64
+#define RQ_COLS 14
+#define IT_COLS 18
+
+static sqlite3_stmt *insert_stmt(store *s, const char *table, int cols, int rows, sim_err *err)
+{
+    size_t len = 32 + strlen(table) + (size_t)rows * (size_t)(2 * cols + 3);
+    char *sql = sim_xmalloc(len), *p = sql;
+    p += sprintf(p, "INSERT INTO %s VALUES ", table);
+    for (int r = 0; r < rows; r++) {
+        *p++ = r ? ',' : ' ';
+        *p++ = '(';
+        for (int c = 0; c < cols; c++) {
+            *p++ = c ? ',' : '?';
+            if (c)
+                *p++ = '?';
+        }
+        *p++ = ')';
+    }
+    *p = '\0';
+    sqlite3_stmt *st = store_prepare(s, sql, err);
+    free(sql);
+    return st;
 }
 
 /* BEGIN, the run row, the row statements. */
@@ -95,10 +126,11 @@ static int open_run(store_run *w, sim_err *err)
     if (rc != SQLITE_DONE)
         return store_fail(s, err, "inserting the run");
     w->id = sqlite3_last_insert_rowid(s->db);
-    w->rq = store_prepare(s, "INSERT INTO requests VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
-    w->it = store_prepare(s, "INSERT INTO iterations VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                          err);
-    return (w->rq && w->it) ? 0 : -1;
+    w->rq = insert_stmt(s, "requests", RQ_COLS, 1, err);
+    w->it = insert_stmt(s, "iterations", IT_COLS, 1, err);
+    w->rqn = insert_stmt(s, "requests", RQ_COLS, BATCH, err);
+    w->itn = insert_stmt(s, "iterations", IT_COLS, BATCH, err);
+    return (w->rq && w->it && w->rqn && w->itn) ? 0 : -1;
 }
 
 store_run *store_run_begin(store *s, const store_run_info *info, int buffered, sim_err *err)
@@ -131,86 +163,108 @@ static void step(store_run *w, sqlite3_stmt *st, const char *what)
     sqlite3_reset(st);
 }
 
-static void write_request(store_run *w, const rq_row *r)
+static void bind_request(store_run *w, sqlite3_stmt *st, int o, const rq_row *r)
 {
-    sqlite3_stmt *st = w->rq;
-    sqlite3_bind_int64(st, 1, w->id);
-    sqlite3_bind_int64(st, 2, r->id);
-    sqlite3_bind_int(st, 3, r->replica);
-    sqlite3_bind_int64(st, 4, r->arrival);
-    bind_time(st, 5, r->first_sched);
-    bind_time(st, 6, r->last_sched);
-    bind_time(st, 7, r->first_token);
-    bind_time(st, 8, r->finish);
-    sqlite3_bind_int(st, 9, r->prompt);
-    sqlite3_bind_int(st, 10, r->output);
-    sqlite3_bind_int(st, 11, r->preemptions);
-    sqlite3_bind_int(st, 12, r->scheduled);
-    sqlite3_bind_text(st, 13, eng_rq_status_name((eng_rq_status)r->status), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, o + 1, w->id);
+    sqlite3_bind_int64(st, o + 2, r->id);
+    sqlite3_bind_int(st, o + 3, r->replica);
+    sqlite3_bind_int64(st, o + 4, r->arrival);
+    bind_time(st, o + 5, r->first_sched);
+    bind_time(st, o + 6, r->last_sched);
+    bind_time(st, o + 7, r->first_token);
+    bind_time(st, o + 8, r->finish);
+    sqlite3_bind_int(st, o + 9, r->prompt);
+    sqlite3_bind_int(st, o + 10, r->output);
+    sqlite3_bind_int(st, o + 11, r->preemptions);
+    sqlite3_bind_int(st, o + 12, r->scheduled);
+    sqlite3_bind_text(st, o + 13, eng_rq_status_name((eng_rq_status)r->status), -1, SQLITE_STATIC);
     if (r->status == ENG_RQ_REJECTED)
-        sqlite3_bind_text(st, 14, eng_reject_reason_name((eng_reject_reason)r->reject), -1,
+        sqlite3_bind_text(st, o + 14, eng_reject_reason_name((eng_reject_reason)r->reject), -1,
                           SQLITE_STATIC);
     else
-        sqlite3_bind_null(st, 14);
-    step(w, st, "inserting a request");
+        sqlite3_bind_null(st, o + 14);
+}
+
+static void bind_iteration(store_run *w, sqlite3_stmt *st, int o, const eng_iter_rec *it)
+{
+    sqlite3_bind_int64(st, o + 1, w->id);
+    sqlite3_bind_int(st, o + 2, it->replica);
+    sqlite3_bind_int64(st, o + 3, it->iter);
+    sqlite3_bind_int64(st, o + 4, it->start_ns);
+    sqlite3_bind_int64(st, o + 5, it->duration_ns);
+    sqlite3_bind_int64(st, o + 6, it->cpu_ns);
+    sqlite3_bind_int64(st, o + 7, it->gpu_ns);
+    sqlite3_bind_int(st, o + 8, it->num_seqs);
+    sqlite3_bind_int(st, o + 9, it->prefill_tokens);
+    sqlite3_bind_int(st, o + 10, it->decode_tokens);
+    sqlite3_bind_int64(st, o + 11, it->kv_blocks_used);
+    sqlite3_bind_int(st, o + 12, it->preempted);
+    sqlite3_bind_int(st, o + 13, it->shape.prefill_seqs);
+    sqlite3_bind_double(st, o + 14, it->shape.prefill_pairs);
+    sqlite3_bind_double(st, o + 15, it->shape.prefill_kv);
+    sqlite3_bind_double(st, o + 16, it->shape.prefill_q2);
+    sqlite3_bind_int64(st, o + 17, it->shape.decode_ctx);
+    sqlite3_bind_int(st, o + 18, it->shape.emit_seqs);
+}
+
+/* Writes the held rows: full batches through the multi-row statements, the rest (only when
+ * `all`) one by one. */
+static void flush(store_run *w, int all)
+{
+    size_t i = 0;
+    for (; i + BATCH <= w->nrq; i += BATCH) {
+        for (int r = 0; r < BATCH; r++)
+            bind_request(w, w->rqn, r * RQ_COLS, &w->rqs[i + (size_t)r]);
+        step(w, w->rqn, "inserting requests");
+    }
+    for (; all && i < w->nrq; i++) {
+        bind_request(w, w->rq, 0, &w->rqs[i]);
+        step(w, w->rq, "inserting a request");
+    }
+    if (i > 0 && i < w->nrq)
+        memmove(w->rqs, w->rqs + i, (w->nrq - i) * sizeof *w->rqs);
+    w->nrq -= i;
+    for (i = 0; i + BATCH <= w->nit; i += BATCH) {
+        for (int r = 0; r < BATCH; r++)
+            bind_iteration(w, w->itn, r * IT_COLS, &w->its[i + (size_t)r]);
+        step(w, w->itn, "inserting iterations");
+    }
+    for (; all && i < w->nit; i++) {
+        bind_iteration(w, w->it, 0, &w->its[i]);
+        step(w, w->it, "inserting an iteration");
+    }
+    if (i > 0 && i < w->nit)
+        memmove(w->its, w->its + i, (w->nit - i) * sizeof *w->its);
+    w->nit -= i;
 }
 
 void store_run_request(store_run *w, const eng_request *rq)
 {
     if (w->info.level < STORE_REQUESTS || w->failed)
         return;
-    rq_row r = {
-        rq->id,        rq->t_arrival,      rq->t_first_sched, rq->t_last_sched, rq->t_first_token,
-        rq->t_finish,  rq->replica,        rq->prompt,        rq->output,       rq->preemptions,
-        rq->scheduled, (int8_t)rq->status, (int8_t)rq->reject};
-    if (!w->buffered) {
-        write_request(w, &r);
-        return;
-    }
     if (w->nrq == w->caprq) {
         w->caprq = w->caprq ? 2 * w->caprq : 1024;
         w->rqs = sim_xrealloc(w->rqs, w->caprq * sizeof *w->rqs);
     }
-    w->rqs[w->nrq++] = r;
-}
-
-static void write_iteration(store_run *w, const eng_iter_rec *it)
-{
-    sqlite3_stmt *st = w->it;
-    sqlite3_bind_int64(st, 1, w->id);
-    sqlite3_bind_int(st, 2, it->replica);
-    sqlite3_bind_int64(st, 3, it->iter);
-    sqlite3_bind_int64(st, 4, it->start_ns);
-    sqlite3_bind_int64(st, 5, it->duration_ns);
-    sqlite3_bind_int64(st, 6, it->cpu_ns);
-    sqlite3_bind_int64(st, 7, it->gpu_ns);
-    sqlite3_bind_int(st, 8, it->num_seqs);
-    sqlite3_bind_int(st, 9, it->prefill_tokens);
-    sqlite3_bind_int(st, 10, it->decode_tokens);
-    sqlite3_bind_int64(st, 11, it->kv_blocks_used);
-    sqlite3_bind_int(st, 12, it->preempted);
-    sqlite3_bind_int(st, 13, it->shape.prefill_seqs);
-    sqlite3_bind_double(st, 14, it->shape.prefill_pairs);
-    sqlite3_bind_double(st, 15, it->shape.prefill_kv);
-    sqlite3_bind_double(st, 16, it->shape.prefill_q2);
-    sqlite3_bind_int64(st, 17, it->shape.decode_ctx);
-    sqlite3_bind_int(st, 18, it->shape.emit_seqs);
-    step(w, st, "inserting an iteration");
+    w->rqs[w->nrq++] = (rq_row){
+        rq->id,        rq->t_arrival,      rq->t_first_sched, rq->t_last_sched, rq->t_first_token,
+        rq->t_finish,  rq->replica,        rq->prompt,        rq->output,       rq->preemptions,
+        rq->scheduled, (int8_t)rq->status, (int8_t)rq->reject};
+    if (!w->buffered && w->nrq == BATCH)
+        flush(w, 0);
 }
 
 void store_run_iteration(store_run *w, const eng_iter_rec *it)
 {
     if (w->info.level < STORE_ITERATIONS || w->failed)
         return;
-    if (!w->buffered) {
-        write_iteration(w, it);
-        return;
-    }
     if (w->nit == w->capit) {
         w->capit = w->capit ? 2 * w->capit : 1024;
         w->its = sim_xrealloc(w->its, w->capit * sizeof *w->its);
     }
     w->its[w->nit++] = *it;
+    if (!w->buffered && w->nit == BATCH)
+        flush(w, 0);
 }
 
 static void rec_request(void *st, const eng_request *rq)
@@ -232,14 +286,9 @@ const eng_recorder_ops *store_run_recorder(void)
 int store_run_finish(store_run *w, const eng_metric *m, int n, store_run_hook hook, void *arg,
                      int64_t *run_id, sim_err *err)
 {
-    if (w->buffered) {
-        if (open_run(w, err) != 0)
-            goto fail;
-        for (size_t i = 0; i < w->nrq; i++)
-            write_request(w, &w->rqs[i]);
-        for (size_t i = 0; i < w->nit; i++)
-            write_iteration(w, &w->its[i]);
-    }
+    if (w->buffered && open_run(w, err) != 0)
+        goto fail;
+    flush(w, 1);
     if (w->failed) {
         if (err)
             *err = w->err;
