@@ -137,9 +137,12 @@ static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
      * one cannot get its next block, the most recently admitted running request is preempted */
     while (eng_decode_blocks_needed(r) > eng_kv_free(r) && c->running.tail)
         preempt(c, r, c->running.tail);
-    while (c->swapped.n && (rq = c->swapped.head) && c->running.n < c->max_num_seqs &&
-           eng_kv_free(r) - rq->kv_blocks - 1 - eng_decode_blocks_needed(r) >=
-               c->watermark_blocks) {
+    /* swap-in as in vllm: above the watermark, or, with nothing running, once the blocks fit
+     * (else a request swapped out holding the cache less the watermark waits forever) */
+    while (
+        c->swapped.n && (rq = c->swapped.head) && c->running.n < c->max_num_seqs &&
+        (eng_kv_free(r) - rq->kv_blocks - 1 - eng_decode_blocks_needed(r) >= c->watermark_blocks ||
+         (c->running.n == 0 && rq->kv_blocks <= eng_kv_free(r)))) {
         eng_list_pop_front(&c->swapped);
         eng_swap_in(r, rq);
         eng_list_push_back(&c->running, rq);

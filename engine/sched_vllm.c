@@ -109,11 +109,16 @@ static int vllm_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now
         preempt(v, r, v->running.tail);
         preempted = 1;
     }
-    /* MODEL: vLLM v0 _schedule_swapped runs only when nothing was preempted this step */
+    /* MODEL: vLLM v0 _schedule_swapped runs only when nothing was preempted this step; its
+     * can_swap_in wants the blocks plus one per sequence above the watermark. With nothing
+     * running the watermark protects no one, and a request swapped out holding the whole cache
+     * less the watermark would wait forever (no prefill runs while one is swapped), so it then
+     * comes back once its blocks fit: it never needs more than the cache less the watermark. */
     eng_request *rq;
-    while (!preempted && (rq = v->swapped.head) && v->running.n < v->max_num_seqs &&
-           eng_kv_free(r) - rq->kv_blocks - 1 - eng_decode_blocks_needed(r) >=
-               v->watermark_blocks) {
+    while (
+        !preempted && (rq = v->swapped.head) && v->running.n < v->max_num_seqs &&
+        (eng_kv_free(r) - rq->kv_blocks - 1 - eng_decode_blocks_needed(r) >= v->watermark_blocks ||
+         (v->running.n == 0 && rq->kv_blocks <= eng_kv_free(r)))) {
         eng_list_pop_front(&v->swapped);
         eng_swap_in(r, rq);
         eng_list_push_back(&v->running, rq);
