@@ -54,25 +54,34 @@ typedef struct variant {
 
 typedef struct workload {
     const char *name;
-    int realistic;       /* llama-3-8b on h100-sxm (roofline); else the tiny model */
-    int64_t kv_tokens;   /* tiny model: KV cache in tokens */
-    int n;               /* requests */
-    int64_t gap_max_ns;  /* arrival gaps uniform in [0, gap_max_ns] */
-    int32_t p_lo, p_hi;  /* prompt tokens, uniform */
-    int32_t o_lo, o_hi;  /* output tokens, uniform */
-    int async;           /* CPU overhead, overlapped with the GPU */
-    int want_preemption; /* policies declaring `preemption` must preempt here */
-    int edge_cases;      /* replace some requests with lengths at the limits */
+    int realistic;            /* llama-3-8b on h100-sxm (roofline); else the tiny model */
+    int64_t kv_tokens;        /* tiny model: KV cache in tokens */
+    int n;                    /* requests */
+    int64_t gap_max_ns;       /* arrival gaps uniform in [0, gap_max_ns] */
+    int32_t p_lo, p_hi;       /* prompt tokens, uniform */
+    int32_t o_lo, o_hi;       /* output tokens, uniform */
+    int async;                /* CPU overhead, overlapped with the GPU */
+    int want_preemption;      /* policies declaring `preemption` must preempt here */
+    int edge_cases;           /* replace some requests with lengths at the limits */
+    const eng_arrival *fixed; /* non-NULL: exactly these n arrivals */
 } workload;
 
+/* Preemption at the cache's edge (128 blocks of 16, a watermark of 1 block for the paged
+ * policies): the newer request reaches 127 blocks, all it will ever need, before the older one
+ * needs its second block; the newer one is preempted holding the whole cache less the
+ * watermark, and must still run once the older one is done. */
+static const eng_arrival edge_preempt[] = {{0, 1, 100}, {0, 2010, 22}};
+
 static const workload workloads[] = {
-    {"light load", 0, 8192, 60, 40 * SIM_NS_PER_MS, 10, 300, 1, 60, 0, 0, 0},
-    {"overload", 0, 2048, 300, 2 * SIM_NS_PER_MS, 20, 400, 1, 300, 0, 1, 0},
-    {"long prompts", 0, 8192, 50, 20 * SIM_NS_PER_MS, 1500, 3500, 1, 100, 0, 0, 0},
-    {"cannot fit", 0, 3000, 150, 5 * SIM_NS_PER_MS, 1, 3500, 1, 1200, 0, 0, 1},
-    {"burst", 0, 4096, 400, 0, 10, 200, 1, 200, 0, 0, 0},
-    {"overload, async CPU", 0, 2048, 300, 2 * SIM_NS_PER_MS, 20, 400, 1, 300, 1, 1, 0},
-    {"llama-3-8b on 2 x h100-sxm", 1, 0, 200, 150 * SIM_NS_PER_MS, 100, 7000, 1, 1500, 0, 0, 0},
+    {"light load", 0, 8192, 60, 40 * SIM_NS_PER_MS, 10, 300, 1, 60, 0, 0, 0, NULL},
+    {"overload", 0, 2048, 300, 2 * SIM_NS_PER_MS, 20, 400, 1, 300, 0, 1, 0, NULL},
+    {"long prompts", 0, 8192, 50, 20 * SIM_NS_PER_MS, 1500, 3500, 1, 100, 0, 0, 0, NULL},
+    {"cannot fit", 0, 3000, 150, 5 * SIM_NS_PER_MS, 1, 3500, 1, 1200, 0, 0, 1, NULL},
+    {"burst", 0, 4096, 400, 0, 10, 200, 1, 200, 0, 0, 0, NULL},
+    {"overload, async CPU", 0, 2048, 300, 2 * SIM_NS_PER_MS, 20, 400, 1, 300, 1, 1, 0, NULL},
+    {"preempted at the cache's edge", 0, 2048, 2, 0, 1, 1, 1, 1, 0, 1, 0, edge_preempt},
+    {"llama-3-8b on 2 x h100-sxm", 1, 0, 200, 150 * SIM_NS_PER_MS, 100, 7000, 1, 1500, 0, 0, 0,
+     NULL},
 };
 
 static uint64_t lcg(uint64_t *x)
@@ -90,6 +99,10 @@ static int32_t uniform(uint64_t *x, int32_t lo, int32_t hi)
 static eng_arrival *make_arrivals(const workload *w, int32_t block)
 {
     eng_arrival *a = calloc((size_t)w->n, sizeof *a);
+    if (w->fixed) {
+        memcpy(a, w->fixed, (size_t)w->n * sizeof *a);
+        return a;
+    }
     uint64_t x = 12345;
     int64_t t = 0;
     for (int i = 0; i < w->n; i++) {
