@@ -445,6 +445,20 @@ int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens)
     return (tokens + bs - 1) / bs;
 }
 
+void eng_kv_hold(eng_replica *r, int64_t blocks)
+{
+    SIM_CHECK(r->e->ctx, blocks >= 0 && blocks <= eng_kv_free(r));
+    r->kv_used += blocks;
+    r->kv_held += blocks;
+}
+
+void eng_kv_release(eng_replica *r, int64_t blocks)
+{
+    SIM_CHECK(r->e->ctx, blocks >= 0 && blocks <= r->kv_held);
+    r->kv_used -= blocks;
+    r->kv_held -= blocks;
+}
+
 static void admit(eng_replica *r, eng_request *rq)
 {
     int64_t now = sim_now(r->e->ctx);
@@ -743,7 +757,7 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
         }
     for (int32_t i = 0; rc == 0 && i < e->nrep; i++) {
         const eng_replica *r = &e->reps[i];
-        if (held[i] != r->kv_used || r->kv_used > r->kv_total || r->kv_used < 0) {
+        if (held[i] + r->kv_held != r->kv_used || r->kv_used > r->kv_total || r->kv_used < 0) {
             snprintf(buf, len, "replica %d: %lld KV blocks in use, requests hold %lld, total %lld",
                      i, (long long)r->kv_used, (long long)held[i], (long long)r->kv_total);
             rc = -1;

@@ -176,6 +176,11 @@ int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens); /* ceil(tokens 
 /* Reserves blocks for prompt + output up front (reserving policies). 0, or -1 if short. */
 int eng_kv_reserve(eng_replica *r, eng_request *rq, int64_t tokens);
 
+/* Blocks a policy keeps in use on no request's account (static batching keeps a finished
+ * sequence's slot, and its memory, until the batch ends). Hold asserts they are free. */
+void eng_kv_hold(eng_replica *r, int64_t blocks);
+void eng_kv_release(eng_replica *r, int64_t blocks);
+
 /* Admission and batches. */
 /* Adds a prefill chunk of `tokens` (charged as `charged`) for rq, allocating the KV blocks it
  * needs unless rq reserved up front. Returns 0, or -1 when blocks are short (nothing changes).

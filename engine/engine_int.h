@@ -48,6 +48,7 @@ struct eng_replica {
     void *st; /* policy state */
     eng_cohort co;
     int64_t kv_total, kv_used; /* blocks */
+    int64_t kv_held;           /* blocks held by the policy on no request's account */
     int busy;                  /* an iteration is in flight */
     int64_t iter;
     eng_batch batch;

@@ -12,12 +12,13 @@
 typedef struct stat_batch {
     eng_rq_list waiting;
     int64_t batch_size, max_wait_ns;
-    int32_t live;       /* sequences of the running batch not yet finished */
-    int32_t slots;      /* sequences the batch started with */
-    int32_t max_prompt; /* padded prompt length of the running batch */
-    int32_t finished;   /* finished slots still computed */
-    int64_t fin_ctx0;   /* sum over finished slots of (padded context - step) */
-    int64_t live_pad;   /* sum over live sequences of (max_prompt - prompt): padded keys */
+    int32_t live;        /* sequences of the running batch not yet finished */
+    int32_t slots;       /* sequences the batch started with */
+    int32_t max_prompt;  /* padded prompt length of the running batch */
+    int32_t finished;    /* finished slots still computed */
+    int64_t fin_ctx0;    /* sum over finished slots of (padded context - step) */
+    int64_t live_pad;    /* sum over live sequences of (max_prompt - prompt): padded keys */
+    int64_t slot_blocks; /* KV blocks reserved per slot (padded prompt + output) */
 } stat_batch;
 
 static const eng_param static_params[] = {
@@ -79,6 +80,7 @@ static int start_batch(stat_batch *s, eng_replica *r, eng_batch *out, int64_t no
     s->finished = 0;
     s->fin_ctx0 = 0;
     s->live_pad = 0;
+    s->slot_blocks = eng_kv_blocks_for(r, (int64_t)maxp + maxo);
     for (int32_t i = 0; i < n; i++) {
         rq = eng_list_pop_front(&s->waiting);
         eng_kv_reserve(r, rq, (int64_t)maxp + maxo);
@@ -108,10 +110,13 @@ static void static_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t 
     s->live--;
     s->live_pad -= s->max_prompt - rq->prompt;
     if (s->live > 0) {
-        /* the slot keeps decoding padding: its context grows one per step from here */
+        /* the slot keeps decoding padding: its context grows one per step from here, and its
+         * memory stays reserved until the batch ends */
         s->finished++;
         s->fin_ctx0 += (int64_t)s->max_prompt + rq->output - 1 - eng_replica_steps(r);
+        eng_kv_hold(r, s->slot_blocks);
     } else {
+        eng_kv_release(r, (int64_t)s->finished * s->slot_blocks);
         s->slots = 0;
         s->finished = 0;
         s->fin_ctx0 = 0;
