@@ -113,19 +113,15 @@ static void request_done(eng_replica *r, eng_request *rq)
         pull_arrival(e);
 }
 
-static void finish(eng_replica *r, eng_request *rq)
+/* The client sees rq's last token at now: the request is done. */
+static void deliver_finish(eng_replica *r, eng_request *rq, int64_t now)
 {
     eng_engine *e = r->e;
-    int64_t now = sim_now(e->ctx);
-    rq->status = ENG_RQ_FINISHED;
     rq->t_finish = now;
-    r->kv_used -= rq->kv_blocks;
-    rq->kv_blocks = 0;
-    /* MODEL: vLLM async output processing: a sequence that finished in step n was already
-     * scheduled into step n+1, which computes it once more and discards the token. */
-    if (e->cfg.cpu.async) {
-        r->async_pad_seqs++;
-        r->async_pad_ctx += (int64_t)rq->prompt + rq->output - 1;
+    rq->t_last_token = now;
+    if (rq->first_unseen) {
+        rq->t_first_token = now;
+        rq->first_unseen = 0;
     }
     e->tot.finished++;
     e->tot.prompt_tokens += rq->prompt;
@@ -133,8 +129,52 @@ static void finish(eng_replica *r, eng_request *rq)
     if (now > e->tot.last_finish_ns)
         e->tot.last_finish_ns = now;
     eng_metrics_request(&e->m, rq);
-    r->ops->on_finish(r->st, r, rq, now);
     request_done(r, rq);
+}
+
+static void defer(eng_replica *r, eng_request *rq)
+{
+    if (r->nunseen == r->capunseen) {
+        r->capunseen = r->capunseen ? 2 * r->capunseen : 64;
+        r->unseen = sim_xrealloc(r->unseen, (size_t)r->capunseen * sizeof *r->unseen);
+    }
+    r->unseen[r->nunseen++] = rq;
+}
+
+/* Delivers the tokens deferred by async output processing: first tokens and finishes. */
+static void deliver_deferred(eng_replica *r, int64_t now)
+{
+    for (int32_t i = 0; i < r->nunseen; i++) {
+        eng_request *rq = r->unseen[i];
+        if (rq->status == ENG_RQ_FINISHED)
+            deliver_finish(r, rq, now);
+        else if (rq->first_unseen) {
+            rq->t_first_token = now;
+            rq->first_unseen = 0;
+        }
+    }
+    r->nunseen = 0;
+}
+
+static void finish(eng_replica *r, eng_request *rq)
+{
+    eng_engine *e = r->e;
+    int64_t now = sim_now(e->ctx);
+    rq->status = ENG_RQ_FINISHED;
+    r->kv_used -= rq->kv_blocks;
+    rq->kv_blocks = 0;
+    r->ops->on_finish(r->st, r, rq, now);
+    if (e->cfg.cpu.async) {
+        /* MODEL: vLLM async output processing (v0.6): the outputs of step n are processed
+         * while step n+1 runs, so a sequence that finished in step n was already scheduled into
+         * step n+1, which computes it once more, and its client sees the last token when step
+         * n+1 ends */
+        r->async_pad_seqs++;
+        r->async_pad_ctx += (int64_t)rq->prompt + rq->output - 1;
+        defer(r, rq);
+        return;
+    }
+    deliver_finish(r, rq, now);
 }
 
 void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why)
@@ -339,11 +379,18 @@ static void kick(eng_replica *r)
     int n = r->ops->next_batch(r->st, r, &r->batch, now);
     if (n <= 0 && r->batch.nchunks == 0 && !r->batch.decode) {
         SIM_CHECK(r->e->ctx, r->batch.pad_seqs == 0);
-        return;
+        goto idle;
     }
     if (r->batch.decode && r->co.n == 0 && r->batch.nchunks == 0)
-        return; /* a decode step with nobody to decode */
+        goto idle; /* a decode step with nobody to decode */
     start_iteration(r, now);
+    return;
+idle:
+    /* no next step: what async output processing held back is delivered now, and no step
+     * computes the finished sequences again */
+    r->async_pad_seqs = 0;
+    r->async_pad_ctx = 0;
+    deliver_deferred(r, now);
 }
 
 static void on_wake(sim_ctx *ctx, void *obj, int64_t arg)
@@ -377,9 +424,14 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
         return;
     /* the prefill's last position samples the next token */
     rq->generated++;
-    if (rq->t_first_token < 0)
-        rq->t_first_token = now;
-    else {
+    if (rq->t_first_token < 0 && !rq->first_unseen) {
+        if (e->cfg.cpu.async) {
+            rq->first_unseen = 1; /* delivered with the next iteration, as a finish is */
+            if (rq->generated < rq->output)
+                defer(r, rq);
+        } else
+            rq->t_first_token = now;
+    } else {
         eng_metrics_itl(&e->m, now - rq->t_last_token, 1);
         if (e->rec && e->rec->on_itl)
             e->rec->on_itl(e->rec_st, now - rq->t_last_token, 1);
@@ -397,6 +449,7 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg)
     int64_t now = sim_now(ctx);
     eng_batch *b = &r->batch;
     r->busy = 0; /* first: derived block counts stop counting a step in flight */
+    deliver_deferred(r, now);
     if (b->decode)
         eng_cohort_end_step(r, now, finish);
     for (int32_t i = 0; i < b->nchunks; i++)
@@ -694,6 +747,7 @@ void eng_free(eng_engine *e)
             r->ops->fini(r->st);
         free(r->st);
         free(r->batch.chunks);
+        free(r->unseen);
         eng_cohort_free(&r->co);
     }
     free(e->reps);

@@ -60,6 +60,10 @@ struct eng_replica {
     int64_t gpu_start;      /* ns: start of the GPU work of the last iteration */
     int32_t async_pad_seqs; /* async: sequences that finished last step still computed once */
     int64_t async_pad_ctx;
+    /* async: tokens produced by the last iteration and delivered by the end of the next one
+     * (first tokens, and requests whose last token it was) */
+    eng_request **unseen;
+    int32_t nunseen, capunseen;
     int64_t outstanding; /* requests routed here and not yet done */
     int64_t outstanding_tokens;
     int64_t waiting; /* requests routed here and not running */
