@@ -27,5 +27,17 @@ fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)"
-mkdir -p out
+mkdir -p out docs
+# the demo: one run, stored in out/demo.db, and its summary
 ./build/llmsim run scenarios/demo.yaml --db out/demo.db
+# the README's pictures: a latency-throughput sweep over four schedulers...
+rm -f out/curve.db*
+./build/llmsim sweep scenarios/demo.yaml --db out/curve.db --store summary \
+  --vary scheduler.name=static,orca,vllm,chunked --vary workload.arrival.rate=1:11:2 \
+  --set workload.num_requests=600
+./build/llmsim plot curve --sweep 1 --db out/curve.db --metric ttft --pct p99 -o docs/curve.png
+# ...and static against continuous batching, iteration by iteration
+rm -f out/timeline.db*
+./build/llmsim run scenarios/timeline.yaml --db out/timeline.db --set scheduler.name=static
+./build/llmsim run scenarios/timeline.yaml --db out/timeline.db --set scheduler.name=orca
+./build/llmsim plot timeline --run 1,2 --db out/timeline.db -o docs/timeline.png

@@ -261,7 +261,6 @@ static void test_deterministic(void **state)
     free(r2);
 }
 
-
 /* Every policy drains a random overload on a small cache (preemption for the paged ones),
  * with the engine's checks after every event in debug builds. */
 static void test_all_policies_drain(void **state)
@@ -303,6 +302,50 @@ static void test_all_policies_drain(void **state)
     }
 }
 
+/* Routers spread requests over replicas: round robin exactly, the load-aware ones evenly. */
+static void test_routers(void **state)
+{
+    static const char *const routers[] = {"round_robin", "least_outstanding", "least_tokens",
+                                          "power_of_two"};
+    eng_arrival a[400];
+    uint64_t x = 5;
+    int64_t t = 0;
+    for (int i = 0; i < 400; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        t += (int64_t)(x >> 47);
+        a[i] = (eng_arrival){t, 1 + (int32_t)((x >> 20) % 500), 1 + (int32_t)((x >> 8) % 200)};
+    }
+    for (size_t k = 0; k < sizeof routers / sizeof routers[0]; k++) {
+        eng_config c;
+        small_config(&c, 4096);
+        c.replicas = 4;
+        snprintf(c.router, sizeof c.router, "%s", routers[k]);
+        rec *r = run(&c, a, 400, NULL);
+        int count[4] = {0};
+        for (int i = 0; i < r->nrq; i++)
+            count[r->rq[i].replica]++;
+        print_message("%-18s %d %d %d %d\n", routers[k], count[0], count[1], count[2], count[3]);
+        for (int i = 0; i < 4; i++) {
+            if (k == 0)
+                assert_int_equal(count[i], 100);
+            else
+                assert_true(count[i] >= 60 && count[i] <= 140);
+        }
+        free(r);
+    }
+    /* an unknown router is refused by the engine */
+    eng_config c;
+    small_config(&c, 4096);
+    c.replicas = 2;
+    snprintf(c.router, sizeof c.router, "random");
+    sim_ctx *ctx = sim_new(1);
+    sim_err err;
+    list_src src = {a, 1, 0};
+    assert_null(eng_new(ctx, &c, &linear, &list_ops, &src, NULL, NULL, &err));
+    assert_non_null(strstr(err.msg, "random"));
+    sim_free(ctx);
+}
+
 static void test_registry_sound(void **state)
 {
     char buf[256];
@@ -322,7 +365,8 @@ int main(void)
         cmocka_unit_test(test_kv_plan_arithmetic), cmocka_unit_test(test_orca_joins_and_leaves),
         cmocka_unit_test(test_orca_max_num_seqs),  cmocka_unit_test(test_orca_reserves_up_front),
         cmocka_unit_test(test_reject_never_fits),  cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_registry_sound), cmocka_unit_test(test_all_policies_drain),
+        cmocka_unit_test(test_registry_sound),     cmocka_unit_test(test_routers),
+        cmocka_unit_test(test_all_policies_drain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
