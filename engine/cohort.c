@@ -263,17 +263,11 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     eng_cohort *c = &r->co;
     eng_engine *e = r->e;
     int64_t old = c->n - c->nfresh;
-    void (*on_itl)(void *, int64_t, int64_t) = e->rec ? e->rec->on_itl : NULL;
-    if (old > 0) {
-        eng_metrics_itl(&e->m, now - c->last_step_end, old);
-        if (on_itl)
-            on_itl(e->rec_st, now - c->last_step_end, old);
-    }
+    if (old > 0)
+        eng_emit_itl(e, now - c->last_step_end, old);
     for (int32_t i = 0; i < c->nfresh; i++) {
         eng_request *rq = c->fresh[i];
-        eng_metrics_itl(&e->m, now - rq->t_last_token, 1);
-        if (on_itl)
-            on_itl(e->rec_st, now - rq->t_last_token, 1);
+        eng_emit_itl(e, now - rq->t_last_token, 1);
         rq->c_new = 0;
     }
     c->nfresh = 0;

@@ -432,9 +432,7 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
         } else
             rq->t_first_token = now;
     } else {
-        eng_metrics_itl(&e->m, now - rq->t_last_token, 1);
-        if (e->rec && e->rec->on_itl)
-            e->rec->on_itl(e->rec_st, now - rq->t_last_token, 1);
+        eng_emit_itl(e, now - rq->t_last_token, 1);
     }
     rq->t_last_token = now;
     if (rq->generated >= rq->output)

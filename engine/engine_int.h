@@ -99,6 +99,14 @@ struct eng_engine {
     int64_t waiting_total;
 };
 
+/* Reports `count` inter-token gaps of gap_ns to the metrics and the recorder. */
+static inline void eng_emit_itl(eng_engine *e, int64_t gap_ns, int64_t count)
+{
+    eng_metrics_itl(&e->m, gap_ns, count);
+    if (e->rec && e->rec->on_itl)
+        e->rec->on_itl(e->rec_st, gap_ns, count);
+}
+
 /* cohort.c */
 void eng_cohort_init(eng_cohort *c, int32_t block_size);
 /* KV blocks rq holds (derived for paged cohort members, whose blocks grow without a write). */
