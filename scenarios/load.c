@@ -22,6 +22,7 @@ typedef struct lctx {
     const char *const *ovr; /* the overrides, for messages */
     const scn_resolver *res;
     sim_err *err;
+    scn_scenario *out; /* notes go to out->notes */
 } lctx;
 
 /* ---- messages ---- */
@@ -366,12 +367,16 @@ static int load_sched_key(lctx *c, const scn_node *kv, const eng_sched_ops *ops,
     if (!p) {
         if (!eng_sched_param_known(kv->key))
             return fail(c, kv, path.s, "unknown scheduler key (no registered policy has it)");
+        char *notes = c->out->notes;
+        size_t off = strlen(notes), len = sizeof c->out->notes;
         if (kv->ovr)
-            fprintf(stderr, "%s: --set %s: note: scheduler key '%s' is not used by '%s'\n", c->file,
-                    c->ovr[kv->ovr - 1], kv->key, ops->name);
+            snprintf(notes + off, len - off,
+                     "%s: --set %s: note: scheduler key '%s' is not used by '%s'\n", c->file,
+                     c->ovr[kv->ovr - 1], kv->key, ops->name);
         else
-            fprintf(stderr, "%s:%d: note: scheduler key '%s' is not used by '%s'\n", c->file,
-                    kv->line, kv->key, ops->name);
+            snprintf(notes + off, len - off,
+                     "%s:%d: note: scheduler key '%s' is not used by '%s'\n", c->file, kv->line,
+                     kv->key, ops->name);
         return 0;
     }
     char why[256] = "";
@@ -942,7 +947,7 @@ int scn_load_text(const char *name, const char *text, const char *const *overrid
                                        "slo",
                                        "workload",
                                        NULL};
-    lctx c = {.file = name, .ovr = overrides, .res = res, .err = err};
+    lctx c = {.file = name, .ovr = overrides, .res = res, .err = err, .out = out};
     scn_node *root = NULL;
     memset(out, 0, sizeof *out);
     snprintf(out->path, sizeof out->path, "%s", name);

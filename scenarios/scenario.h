@@ -117,6 +117,8 @@ typedef struct scn_scenario {
     eng_config engine; /* model, GPU, memory, scheduler, cpu overhead, replicas */
     scn_workload workload;
     scn_slo slo;
+    char notes[1024]; /* remarks for the user (keys only another policy uses), one per line;
+                         the caller decides whether to print them */
 } scn_scenario;
 
 /* Loads and validates path, applying overrides ("key.path=value") in order. Returns 0, or -1

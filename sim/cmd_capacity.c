@@ -288,6 +288,7 @@ int cmd_capacity(int argc, char **argv)
     int rc = 1, nchoice = o.ncmp ? o.ncmp : 1;
     if (scn_load(o.file, o.sets, o.nsets, cmd_resolver(), &scn, &err) != 0)
         goto fail;
+    fputs(scn.notes, stderr);
     if (scn.profile[0] && !(db = store_open(o.db, &err)))
         goto fail;
     for (int c = 0; c < nchoice; c++) {

@@ -96,6 +96,7 @@ int cmd_run(int argc, char **argv)
     int rc = 1;
     if (scn_load(o.file, o.sets, o.nsets, cmd_resolver(), &scn, &err) != 0)
         goto fail;
+    fputs(scn.notes, stderr);
     uint64_t seed = o.seed_given ? o.seed : scn.seed;
     if (!o.no_db && !(s = store_open(o.db, &err)))
         goto fail;

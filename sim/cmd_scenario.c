@@ -32,6 +32,7 @@ int cmd_scenario(int argc, char **argv)
         fprintf(stderr, "llmsim: %s\n", err.msg);
         rc = 1;
     } else {
+        fputs(scn.notes, stderr);
         printf("%s: ok (%s on %s %s, scheduler %s, KV cache %lld blocks = %lld tokens)\n", argv[2],
                scn.engine.model.name, scn.engine.gpu.name, eng_dtype_name(scn.engine.dtype),
                scn.engine.sched.name, (long long)plan.blocks, (long long)plan.tokens);

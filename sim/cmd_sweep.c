@@ -499,6 +499,7 @@ int cmd_sweep(int argc, char **argv)
     /* every point must load before anything runs */
     if (scn_load(sw.file, sw.sets, sw.nsets, cmd_resolver(), &base, &err) != 0)
         goto fail;
+    fputs(base.notes, stderr);
     for (int p = 0; p < sw.npoints; p++) {
         scn_scenario one;
         int bad = load_point(&sw, p, &one, &err);

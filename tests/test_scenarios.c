@@ -286,6 +286,8 @@ static void scheduler_key_of_another_policy(void **state)
     sim_err e;
     assert_int_equal(scn_load_text("demo.yaml", DEMO, ovr, 1, &test_resolver, &s, &e), 0);
     assert_null(eng_cfg_get(&s.engine.sched, key));
+    assert_non_null(strstr(s.notes, "note: scheduler key"));
+    assert_non_null(strstr(s.notes, key));
     scn_free(&s);
 }
 
