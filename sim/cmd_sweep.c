@@ -292,7 +292,7 @@ static _Noreturn void worker(const sweep *sw, int in, int out)
 }
 
 /* Runs the tasks over sw->jobs processes; returns the number that failed. */
-static int run_tasks(const sweep *sw, const int32_t *todo, int n)
+static int run_tasks(const sweep *sw, const int32_t *pending, int n)
 {
     int jobs = sw->jobs < n ? sw->jobs : n;
     int task_pipe[2], done_pipe[2];
@@ -314,7 +314,7 @@ static int run_tasks(const sweep *sw, const int32_t *todo, int n)
     close(done_pipe[1]);
     /* small records (<= PIPE_BUF) are written and read whole */
     for (int i = 0; i < n; i++)
-        if (write(task_pipe[1], &todo[i], sizeof todo[i]) != (ssize_t)sizeof todo[i])
+        if (write(task_pipe[1], &pending[i], sizeof pending[i]) != (ssize_t)sizeof pending[i])
             break;
     close(task_pipe[1]);
     double t0 = now_s();
@@ -494,7 +494,7 @@ int cmd_sweep(int argc, char **argv)
     sim_err err = {{0}};
     scn_scenario base;
     store *s = NULL;
-    int32_t *todo = NULL;
+    int32_t *pending = NULL;
     int rc = 1;
     /* every point must load before anything runs */
     if (scn_load(sw.file, sw.sets, sw.nsets, cmd_resolver(), &base, &err) != 0)
@@ -514,7 +514,7 @@ int cmd_sweep(int argc, char **argv)
     sweep_key(&sw, base.text, seed, key, sizeof key);
     if (store_sweep_open(s, key, sw.file, base.text, sw.spec, sw.reps, seed, &sw.id, &err) != 0)
         goto fail;
-    todo = sim_xmalloc((size_t)sw.npoints * (size_t)sw.reps * sizeof *todo);
+    pending = sim_xmalloc((size_t)sw.npoints * (size_t)sw.reps * sizeof *pending);
     int n = 0, stored = 0;
     for (int p = 0; p < sw.npoints; p++) {
         const char *keys[MAX_KEYS], *vals[MAX_KEYS];
@@ -531,13 +531,13 @@ int cmd_sweep(int argc, char **argv)
             if (has)
                 stored++;
             else
-                todo[n++] = p * sw.reps + r;
+                pending[n++] = p * sw.reps + r;
         }
     }
     fprintf(stderr, "llmsim sweep %lld: %d points x %d reps; %d stored, %d to run on %d jobs\n",
             (long long)sw.id, sw.npoints, sw.reps, stored, n, sw.jobs < n ? sw.jobs : n);
     double t0 = now_s();
-    int failed = n ? run_tasks(&sw, todo, n) : 0;
+    int failed = n ? run_tasks(&sw, pending, n) : 0;
     if (n)
         fprintf(stderr, "llmsim sweep %lld: %d runs in %.2f s\n", (long long)sw.id, n - failed,
                 now_s() - t0);
@@ -551,7 +551,7 @@ int cmd_sweep(int argc, char **argv)
 fail:
     fprintf(stderr, "llmsim: %s\n", err.msg);
 out:
-    free(todo);
+    free(pending);
     store_close(s);
     scn_free(&base);
     free_sweep(&sw);

@@ -1,4 +1,4 @@
-/* cuda_stub.c: the CUDA entry points of kernels.h for a build without nvcc. Every call fails
+/* cuda_absent.c: the CUDA entry points of kernels.h for a build without nvcc. Every call fails
  * with "built without CUDA" except kern_cuda_available (0) and kern_cuda_free (no-op), so the
  * rest of llmsim links and runs the same either way. */
 #include "kernels_int.h"
