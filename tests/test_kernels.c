@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kernels.h"
 
@@ -381,8 +383,39 @@ static void test_cuda_absent_is_an_error_not_a_crash(void **state)
     assert_int_equal(kern_cuda_describe(desc, sizeof desc, err, sizeof err), -1);
 }
 
-int main(void)
+/* When the CUDA library cannot be opened (moved, or its CUDA runtime missing), the backend says
+ * so: no device, and errors naming the reason. The library is opened once per process, so the
+ * check runs in a fresh one: this program again, with --probe-missing-cuda. */
+static int probe_missing_cuda(void)
 {
+    char err[512] = "";
+    kern_cuda *c = (kern_cuda *)err;
+    int ok = kern_cuda_available() == 0 && kern_cuda_new(&c, err, sizeof err) == -1 && c == NULL &&
+             (strstr(err, "not loadable") != NULL || strstr(err, "built without CUDA") != NULL);
+    if (!ok)
+        fprintf(stderr, "unexpected: %s\n", err);
+    kern_cuda_free(NULL);
+    return ok ? 0 : 1;
+}
+
+static void test_cuda_library_missing(void **state)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setenv("LLMSIM_CUDA_LIB", "/nonexistent/libllmsim_cuda.so", 1);
+        execl("/proc/self/exe", "test_kernels", "--probe-missing-cuda", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--probe-missing-cuda") == 0)
+        return probe_missing_cuda();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefill),
         cmocka_unit_test(test_decode),
@@ -395,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_bench_stats),
         cmocka_unit_test(test_bench_cpu),
         cmocka_unit_test(test_cuda_absent_is_an_error_not_a_crash),
+        cmocka_unit_test(test_cuda_library_missing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
