@@ -303,9 +303,48 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg);
 static void batch_reset(eng_batch *b)
 {
     b->decode = 0;
+    b->steps = 1;
     b->nchunks = 0;
     b->pad_seqs = 0;
     b->pad_ctx = 0;
+}
+
+static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_t cpu, int64_t gpu,
+                             int64_t end, const eng_shape *s)
+{
+    eng_engine *e = r->e;
+    eng_iter_rec it = {.replica = r->id,
+                       .iter = iter,
+                       .start_ns = start,
+                       .cpu_ns = cpu,
+                       .gpu_ns = gpu,
+                       .duration_ns = end - start,
+                       .num_seqs = s->num_seqs,
+                       .prefill_tokens = (int32_t)s->prefill_tokens,
+                       .decode_tokens = s->decode_seqs,
+                       .kv_blocks_used = r->kv_used,
+                       .preempted = iter == r->iter ? r->preempted_now : 0,
+                       .shape = *s};
+    eng_metrics_iteration_cpu(&e->m, cpu);
+    e->tot.iterations++;
+    if (e->rec && e->rec->on_iteration)
+        e->rec->on_iteration(e->rec_st, &it);
+}
+
+/* Decode steps the current batch may run as one event: what the policy allows, up to the
+ * cohort's next finish, and only where nothing else happens per step (no prefill chunks, no
+ * paged blocks to allocate, no async output delivery, no swap traffic). */
+static int64_t run_length(const eng_replica *r)
+{
+    const eng_batch *b = &r->batch;
+    if (b->steps <= 1 || !b->decode || b->nchunks > 0 || r->co.paged > 0 || r->e->cfg.cpu.async)
+        return 1;
+    const eng_request *top = eng_heap_top(&r->co.fin);
+    int64_t k = top ? top->c_fin_step - r->co.step : 1;
+    int64_t most = r->e->cfg.max_run_steps > 0 ? r->e->cfg.max_run_steps : b->steps;
+    if (most > b->steps)
+        most = b->steps;
+    return k < most ? k : most;
 }
 
 static void start_iteration(eng_replica *r, int64_t now)
@@ -350,23 +389,30 @@ static void start_iteration(eng_replica *r, int64_t now)
     r->gpu_free_at = end;
     r->busy = 1;
 
-    eng_iter_rec it = {.replica = r->id,
-                       .iter = r->iter,
-                       .start_ns = now,
-                       .cpu_ns = cpu,
-                       .gpu_ns = gpu,
-                       .duration_ns = end - now,
-                       .num_seqs = s.num_seqs,
-                       .prefill_tokens = (int32_t)s.prefill_tokens,
-                       .decode_tokens = s.decode_seqs,
-                       .kv_blocks_used = r->kv_used,
-                       .preempted = r->preempted_now,
-                       .shape = s};
+    record_iteration(r, r->iter, now, cpu, gpu, end, &s);
     r->preempted_now = 0;
-    eng_metrics_iteration_cpu(&e->m, cpu);
-    e->tot.iterations++;
-    if (e->rec && e->rec->on_iteration)
-        e->rec->on_iteration(e->rec_st, &it);
+    r->nsteps = 1;
+    int64_t k = run_length(r);
+    if (k > 1) {
+        /* MODEL: the same decode batch for k steps: each step's cost from its own shape (every
+         * context one token longer), no event in between */
+        if (k > r->capsteps) {
+            r->capsteps = (int32_t)k;
+            r->step_end = sim_xrealloc(r->step_end, (size_t)k * sizeof *r->step_end);
+        }
+        r->step_end[0] = end;
+        for (int64_t j = 1; j < k; j++) {
+            s.decode_ctx += s.decode_seqs;
+            int64_t start = end;
+            gpu = e->pred->ops->iteration_ns(e->pred->st, &s);
+            end = start + cpu + gpu;
+            r->step_end[j] = end;
+            record_iteration(r, r->iter + j, start, cpu, gpu, end, &s);
+        }
+        r->nsteps = (int32_t)k;
+        r->gpu_start = end - gpu;
+        r->gpu_free_at = end;
+    }
     sim_schedule(e->ctx, end, ENG_PRIO_ITER_END, on_iteration_end, r, 0);
 }
 
@@ -448,11 +494,15 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg)
     eng_batch *b = &r->batch;
     r->busy = 0; /* first: derived block counts stop counting a step in flight */
     deliver_deferred(r, now);
-    if (b->decode)
+    if (b->decode) {
+        for (int32_t j = 0; j + 1 < r->nsteps; j++)
+            eng_cohort_end_step(r, r->step_end[j], finish);
         eng_cohort_end_step(r, now, finish);
+    }
     for (int32_t i = 0; i < b->nchunks; i++)
         complete_chunk(r, &b->chunks[i], now);
-    r->iter++;
+    r->iter += r->nsteps;
+    r->nsteps = 1;
     if (r->ops->on_batch_end)
         r->ops->on_batch_end(r->st, r, b, now);
     kick(r);
@@ -746,6 +796,7 @@ void eng_free(eng_engine *e)
         free(r->st);
         free(r->batch.chunks);
         free(r->unseen);
+        free(r->step_end);
         eng_cohort_free(&r->co);
     }
     free(e->reps);

@@ -53,6 +53,8 @@ typedef struct eng_config {
     char router[32];            /* round_robin, least_outstanding, least_tokens, power_of_two */
     eng_sched_cfg sched;
     eng_cpu_overhead cpu;
+    int32_t max_run_steps; /* most decode steps run as one event (0: no limit; 1: one
+                              event per step, for checking that runs change nothing) */
 } eng_config;
 
 /* Sets the defaults every scenario starts from (bf16, 0.9 utilisation, 16-token blocks, ...). */
@@ -160,6 +162,9 @@ struct eng_batch {
     int decode; /* 1: every sequence of the cohort decodes one token */
     int32_t nchunks, cap;
     struct eng_chunk *chunks; /* engine-owned, reused across iterations */
+    int32_t steps;            /* decode-only batches: the policy would choose this same batch for
+                                 this many steps whatever arrives meanwhile (1 by default); the
+                                 engine runs them as one event, up to the cohort's next finish */
     int32_t pad_seqs;         /* static batching: finished slots still computed */
     int64_t pad_ctx;          /* their contexts, summed */
 };

@@ -56,9 +56,11 @@ struct eng_replica {
     int32_t preempted_now;      /* preemptions while forming the current batch */
     int64_t wake_at;            /* requested wake-up, or -1 */
     sim_event_id wake_ev;
-    int64_t gpu_free_at;    /* ns: end of the GPU work in flight (async CPU overlap) */
-    int64_t gpu_start;      /* ns: start of the GPU work of the last iteration */
-    int32_t async_pad_seqs; /* async: sequences that finished last step still computed once */
+    int64_t *step_end;        /* ns: end of each step of a multi-step decode run */
+    int32_t nsteps, capsteps; /* steps in flight (1 for an ordinary iteration) */
+    int64_t gpu_free_at;      /* ns: end of the GPU work in flight (async CPU overlap) */
+    int64_t gpu_start;        /* ns: start of the GPU work of the last iteration */
+    int32_t async_pad_seqs;   /* async: sequences that finished last step still computed once */
     int64_t async_pad_ctx;
     /* async: tokens produced by the last iteration and delivered by the end of the next one
      * (first tokens, and requests whose last token it was) */

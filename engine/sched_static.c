@@ -6,6 +6,8 @@
  * request joins it meanwhile. Finished sequences keep their slots: their decode work is still
  * computed (charged as padding) until the batch ends.
  */
+#include <stdint.h>
+
 #include "engine.h"
 #include "rqlist.h"
 
@@ -99,6 +101,7 @@ static int static_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t n
     /* MODEL: finished sequences keep their slots: the batch's decode still computes them,
      * over their padded contexts, until the longest output is done */
     eng_batch_decode_all(r, out);
+    out->steps = INT32_MAX; /* nothing joins a running batch: the same step until a finish */
     out->pad_seqs = s->finished;
     out->pad_ctx = s->fin_ctx0 + (int64_t)s->finished * eng_replica_steps(r) + s->live_pad;
     return s->slots;

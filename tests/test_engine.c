@@ -346,6 +346,58 @@ static void test_routers(void **state)
     sim_free(ctx);
 }
 
+/* Running a static batch's identical decode steps as one event changes nothing: every request
+ * and iteration record is the same as with one event per step. */
+static void test_decode_runs_change_nothing(void **state)
+{
+    eng_arrival a[200];
+    uint64_t x = 21;
+    int64_t t = 0;
+    for (int i = 0; i < 200; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        t += (int64_t)(x >> 45);
+        a[i] = (eng_arrival){t, 1 + (int32_t)((x >> 20) % 600), 1 + (int32_t)((x >> 8) % 300)};
+    }
+    eng_config c;
+    small_config(&c, 4096);
+    snprintf(c.sched.name, sizeof c.sched.name, "static");
+    eng_cfg_set(&c.sched, "batch_size", "6");
+    eng_cfg_set(&c.sched, "max_wait_ms", "3");
+    c.cpu.per_iteration_us = 50;
+    c.max_run_steps = 1;
+    rec *one = run(&c, a, 200, NULL);
+    c.max_run_steps = 0;
+    rec *runs = run(&c, a, 200, NULL);
+    assert_int_equal(one->nrq, runs->nrq);
+    assert_int_equal(one->nit, runs->nit);
+    for (int i = 0; i < one->nrq; i++) {
+        const eng_request *p = &one->rq[i], *q = &runs->rq[i];
+        assert_int_equal(p->id, q->id);
+        assert_int_equal(p->t_first_sched, q->t_first_sched);
+        assert_int_equal(p->t_first_token, q->t_first_token);
+        assert_int_equal(p->t_last_token, q->t_last_token);
+        assert_int_equal(p->t_finish, q->t_finish);
+        assert_int_equal(p->generated, q->generated);
+    }
+    for (int i = 0; i < one->nit; i++) {
+        const eng_iter_rec *p = &one->it[i], *q = &runs->it[i];
+        if (p->iter != q->iter || p->start_ns != q->start_ns || p->gpu_ns != q->gpu_ns ||
+            p->cpu_ns != q->cpu_ns || p->duration_ns != q->duration_ns ||
+            p->num_seqs != q->num_seqs || p->decode_tokens != q->decode_tokens ||
+            p->prefill_tokens != q->prefill_tokens || p->kv_blocks_used != q->kv_blocks_used ||
+            p->shape.decode_ctx != q->shape.decode_ctx || p->shape.tokens != q->shape.tokens)
+            fail_msg("iteration %d differs: iter %lld/%lld start %lld/%lld gpu %lld/%lld ctx "
+                     "%lld/%lld kv %lld/%lld",
+                     i, (long long)p->iter, (long long)q->iter, (long long)p->start_ns,
+                     (long long)q->start_ns, (long long)p->gpu_ns, (long long)q->gpu_ns,
+                     (long long)p->shape.decode_ctx, (long long)q->shape.decode_ctx,
+                     (long long)p->kv_blocks_used, (long long)q->kv_blocks_used);
+    }
+    print_message("static: %d iterations, identical with and without decode runs\n", one->nit);
+    free(one);
+    free(runs);
+}
+
 static void test_registry_sound(void **state)
 {
     char buf[256];
@@ -362,10 +414,15 @@ static void test_registry_sound(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kv_plan_arithmetic), cmocka_unit_test(test_orca_joins_and_leaves),
-        cmocka_unit_test(test_orca_max_num_seqs),  cmocka_unit_test(test_orca_reserves_up_front),
-        cmocka_unit_test(test_reject_never_fits),  cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_registry_sound),     cmocka_unit_test(test_routers),
+        cmocka_unit_test(test_kv_plan_arithmetic),
+        cmocka_unit_test(test_orca_joins_and_leaves),
+        cmocka_unit_test(test_orca_max_num_seqs),
+        cmocka_unit_test(test_orca_reserves_up_front),
+        cmocka_unit_test(test_reject_never_fits),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_registry_sound),
+        cmocka_unit_test(test_decode_runs_change_nothing),
+        cmocka_unit_test(test_routers),
         cmocka_unit_test(test_all_policies_drain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
