@@ -34,11 +34,22 @@ typedef struct cal_work {
     int per_layer;   /* 1: runs in every layer; 0: once per pass */
 } cal_work;
 
+/* What the last walk cost apart from decode attention, for the next call: consecutive decode
+ * steps differ only in their contexts, so the rest is reused when the rest of the shape is. */
+typedef struct cal_walk_cache {
+    int valid;
+    eng_shape key;
+    double rest; /* per layer, ns */
+    double once; /* ns */
+} cal_walk_cache;
+
 /* Calls fn(st, w) for every operator of a pass of shape s, skipping attention kinds with no
  * sequences and all-reduces when tp == 1; returns the sum of what fn returned, per-layer
- * operators multiplied by `layers`. fn returns ns. */
+ * operators multiplied by `layers`. fn returns ns and must depend only on its arguments.
+ * cache (may be NULL) is reused and updated; the result does not depend on it. */
 double cal_layer_walk(const eng_shape *s, int layers, int tp,
-                      double (*fn)(const void *st, const cal_work *w), const void *st);
+                      double (*fn)(const void *st, const cal_work *w), const void *st,
+                      cal_walk_cache *cache);
 
 /* Name of a kern_op or cal_op ("qkv_proj", ..., "embed", "sample", "allreduce"). */
 const char *cal_op_name(int op);

@@ -327,6 +327,6 @@ int cal_measure_pass(kern_bench *b, const eng_model *m, const eng_shape *s,
 {
     replay r = {.b = b, .m = m, .cfg = cfg, .err = err};
     /* one layer's operators, timed once: cal_layer_walk multiplies per-layer work by layers */
-    *ns = cal_layer_walk(s, m->layers, 1, replay_op, &r);
+    *ns = cal_layer_walk(s, m->layers, 1, replay_op, &r, NULL);
     return r.failed ? -1 : 0;
 }

@@ -281,7 +281,8 @@ typedef struct fitted {
     cal_profile *owned;               /* freed with the predictor (cal_profile_predictor_take) */
     eng_predictor rl;                 /* roofline of the profile's GPU, for what is unmeasured */
     int has_rl;
-    double pcie_bw; /* bytes/s for transfers without a roofline; 0 = none */
+    double pcie_bw;        /* bytes/s for transfers without a roofline; 0 = none */
+    cal_walk_cache *cache; /* owned; the walk's reuse between decode steps */
 } fitted;
 
 static double fit_at(const fitted *s, int op, double x, double y)
@@ -315,7 +316,7 @@ static double fitted_op_ns(const void *st, const cal_work *w)
 static int64_t fitted_iteration_ns(const void *st, const eng_shape *sh)
 {
     const fitted *s = st;
-    return cal_ns_round(cal_layer_walk(sh, s->m.layers, s->tp, fitted_op_ns, s));
+    return cal_ns_round(cal_layer_walk(sh, s->m.layers, s->tp, fitted_op_ns, s, s->cache));
 }
 
 static int64_t fitted_transfer_ns(const void *st, int64_t bytes)
@@ -335,6 +336,7 @@ static void fitted_fini(void *st)
         cal_fit_grid_free(s->grid[i]);
     cal_predictor_free(&s->rl);
     cal_profile_free(s->owned);
+    free(s->cache);
     free(s);
 }
 
@@ -370,6 +372,7 @@ int cal_profile_predictor_new(const cal_profile *p, const eng_model *m, eng_dtyp
     if (check_dims(p, m, tp, err))
         return -1;
     fitted *s = sim_xcalloc(1, sizeof *s);
+    s->cache = sim_xcalloc(1, sizeof *s->cache);
     s->p = p;
     s->m = *m;
     s->tp = tp;

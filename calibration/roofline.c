@@ -60,6 +60,7 @@ typedef struct roofline {
     double wb, kvb;                     /* weight and KV bytes per element */
     double gemm_peak, attn_peak;        /* FLOP/s */
     int only;                           /* cal_roofline_op_ns: the one op to count, or -1 */
+    cal_walk_cache *cache;              /* owned; the walk's reuse between decode steps */
 } roofline;
 
 /* max(compute, memory) + launch, with the given efficiencies. */
@@ -158,7 +159,7 @@ static double op_ns(const void *st, const cal_work *w)
 static int64_t rl_iteration_ns(const void *st, const eng_shape *s)
 {
     const roofline *r = st;
-    return cal_ns_round(cal_layer_walk(s, r->m.layers, r->tp, op_ns, r));
+    return cal_ns_round(cal_layer_walk(s, r->m.layers, r->tp, op_ns, r, r->cache));
 }
 
 static int64_t rl_transfer_ns(const void *st, int64_t bytes)
@@ -172,7 +173,9 @@ static int64_t rl_transfer_ns(const void *st, int64_t bytes)
 
 static void rl_fini(void *st)
 {
-    free(st);
+    roofline *r = st;
+    free(r->cache);
+    free(r);
 }
 
 static const eng_predictor_ops roofline_ops = {
@@ -210,6 +213,7 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, eng_dtype dt, int tp,
     if (check_inputs(m, g, dt, tp, err))
         return -1;
     roofline *r = sim_xcalloc(1, sizeof *r);
+    r->cache = sim_xcalloc(1, sizeof *r->cache);
     r->m = *m;
     r->g = *g;
     r->dt = dt;
@@ -259,7 +263,7 @@ double cal_roofline_op_ns(const eng_predictor *p, const eng_shape *s, const char
         return -1;
     roofline r = *(const roofline *)p->st;
     r.only = which;
-    return cal_layer_walk(s, r.m.layers, r.tp, op_ns, &r);
+    return cal_layer_walk(s, r.m.layers, r.tp, op_ns, &r, NULL);
 }
 
 double cal_roofline_work_ns(const eng_predictor *rl, const cal_work *w)
