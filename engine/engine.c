@@ -325,7 +325,6 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
                        .kv_blocks_used = r->kv_used,
                        .preempted = iter == r->iter ? r->preempted_now : 0,
                        .shape = *s};
-    eng_metrics_iteration_cpu(&e->m, cpu);
     e->tot.iterations++;
     if (e->rec && e->rec->on_iteration)
         e->rec->on_iteration(e->rec_st, &it);
@@ -393,6 +392,7 @@ static void start_iteration(eng_replica *r, int64_t now)
     r->preempted_now = 0;
     r->nsteps = 1;
     int64_t k = run_length(r);
+    eng_metrics_iteration_cpu(&e->m, cpu, k); /* the same CPU work for every step of a run */
     if (k > 1) {
         /* MODEL: the same decode batch for k steps: each step's cost from its own shape (every
          * context one token longer), no event in between */

@@ -66,9 +66,9 @@ void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count)
     sim_samples_add_n(&m->itl, ms(gap_ns), (size_t)count);
 }
 
-void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns)
+void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count)
 {
-    sim_samples_add(&m->sched, ms(cpu_ns));
+    sim_samples_add_n(&m->sched, ms(cpu_ns), (size_t)count);
 }
 
 static int put(eng_metric *out, int n, const char *name, double v)

@@ -30,7 +30,8 @@ void eng_metrics_init(eng_metrics *m);
 void eng_metrics_free(eng_metrics *m);
 void eng_metrics_request(eng_metrics *m, const eng_request *rq);
 void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count);
-void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns);
+/* count iterations, each with cpu_ns of CPU time */
+void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count);
 
 typedef struct eng_metric {
     char name[40];

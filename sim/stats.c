@@ -59,7 +59,15 @@ static void sketch_add(sim_samples *s, double x, double w)
         s->zeros += w;
         return;
     }
-    int32_t i = (int32_t)ceil(log(x) / log_gamma());
+    int32_t i;
+    if (x > s->last_lo && x <= s->last_hi) {
+        i = s->last;
+    } else {
+        i = (int32_t)ceil(log(x) / log_gamma());
+        s->last = i;
+        s->last_lo = exp((i - 1) * log_gamma());
+        s->last_hi = exp(i * log_gamma());
+    }
     if (s->nbins == 0) {
         s->lo = i;
         s->nbins = 1;

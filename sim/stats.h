@@ -47,6 +47,10 @@ typedef struct sim_samples {
     double *bins; /* counts of bucket index lo .. lo + nbins - 1 */
     int32_t lo, nbins;
     double zeros; /* values <= the smallest tracked magnitude */
+    /* the previous value's bucket and its bounds (lo, hi]: consecutive values mostly share a
+     * bucket, which then costs no logarithm */
+    int32_t last;
+    double last_lo, last_hi;
 } sim_samples;
 
 void sim_samples_init(sim_samples *s);
