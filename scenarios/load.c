@@ -839,15 +839,7 @@ static int load_trace(lctx *c, const scn_node *w, scn_trace *t, int *has_time)
     if (!strcmp(t->format, "csv") && (!*t->col_prompt || !*t->col_output))
         return missing(c, m, pre, "columns",
                        "(format csv needs columns: {time, prompt, output}; time is optional)");
-    scn_trace_spec sp = {.path = t->path,
-                         .format = t->format,
-                         .col_time = *t->col_time ? t->col_time : NULL,
-                         .col_prompt = *t->col_prompt ? t->col_prompt : NULL,
-                         .col_output = *t->col_output ? t->col_output : NULL,
-                         .time_unit_s = t->time_unit_s,
-                         .lengths_only = t->lengths_only,
-                         .want_prompt = 1,
-                         .want_output = 1};
+    scn_trace_spec sp = scn_trace_spec_of(t);
     if (probe_trace(c, scn_tree_get(m, "path"), kp(pre, "path").s, &sp, has_time))
         return -1;
     if (!*has_time &&

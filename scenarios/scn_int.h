@@ -75,6 +75,10 @@ typedef struct scn_trace_row {
 
 typedef struct scn_trace_reader scn_trace_reader;
 
+/* The spec that replays a scenario's workload.trace (both lengths required); borrows t's
+ * strings. */
+scn_trace_spec scn_trace_spec_of(const scn_trace *t);
+
 /* Opens a trace and reads its header (csv-like formats). Returns NULL with err naming the file
  * (missing file, unknown format, missing column). The caller frees with scn_trace_close. */
 scn_trace_reader *scn_trace_open(const scn_trace_spec *spec, sim_err *err);

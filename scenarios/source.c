@@ -121,15 +121,7 @@ static int native_rate(scn_source *s, const scn_trace_spec *sp, double *rate, si
 static int open_trace(scn_source *s, sim_err *err)
 {
     const scn_trace *t = &s->w.trace;
-    scn_trace_spec sp = {.path = t->path,
-                         .format = t->format,
-                         .col_time = *t->col_time ? t->col_time : NULL,
-                         .col_prompt = *t->col_prompt ? t->col_prompt : NULL,
-                         .col_output = *t->col_output ? t->col_output : NULL,
-                         .time_unit_s = t->time_unit_s,
-                         .lengths_only = t->lengths_only,
-                         .want_prompt = 1,
-                         .want_output = 1};
+    scn_trace_spec sp = scn_trace_spec_of(t);
     s->tr = scn_trace_open(&sp, err);
     if (!s->tr)
         return -1;

@@ -177,6 +177,19 @@ static int read_header(scn_trace_reader *r, const scn_trace_spec *sp, sim_err *e
     return rc;
 }
 
+scn_trace_spec scn_trace_spec_of(const scn_trace *t)
+{
+    return (scn_trace_spec){.path = t->path,
+                            .format = t->format,
+                            .col_time = *t->col_time ? t->col_time : NULL,
+                            .col_prompt = *t->col_prompt ? t->col_prompt : NULL,
+                            .col_output = *t->col_output ? t->col_output : NULL,
+                            .time_unit_s = t->time_unit_s,
+                            .lengths_only = t->lengths_only,
+                            .want_prompt = 1,
+                            .want_output = 1};
+}
+
 scn_trace_reader *scn_trace_open(const scn_trace_spec *sp, sim_err *err)
 {
     int fmt = 0;
