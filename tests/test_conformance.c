@@ -40,6 +40,7 @@
 
 #include "catalog.h"
 #include "engine.h"
+#include "engine_util.h"
 #include "roofline.h"
 
 /* ---------------- variants: a policy and the settings it runs with ---------------- */
@@ -133,33 +134,7 @@ static eng_arrival *make_arrivals(const workload *w, int32_t block)
 
 /* ---------------- source, cost, recorder ---------------- */
 
-typedef struct list_src {
-    const eng_arrival *a;
-    int n, next;
-} list_src;
-
-static int list_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
-{
-    list_src *s = st;
-    if (s->next == s->n)
-        return ENG_SRC_END;
-    *out = s->a[s->next++];
-    return ENG_SRC_OK;
-}
-
-static const eng_source_ops list_ops = {list_next, NULL};
-
-/* Tiny model: 1 ms per iteration + 1 us per token; swap traffic at 25 GB/s. */
-static int64_t linear_ns(const void *st, const eng_shape *s)
-{
-    return 1000000 + 1000 * s->tokens;
-}
-
-static int64_t linear_xfer_ns(const void *st, int64_t bytes)
-{
-    return bytes / 25;
-}
-
+/* Tiny model: the linear cost of engine_util.h, with swap traffic. */
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, linear_xfer_ns, NULL};
 
 typedef struct conf_rec {

@@ -13,29 +13,8 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "engine_util.h"
 
-/* ---- a fixed list of arrivals ---- */
-typedef struct list_src {
-    const eng_arrival *a;
-    int n, next;
-} list_src;
-
-static int list_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
-{
-    list_src *s = st;
-    if (s->next == s->n)
-        return ENG_SRC_END;
-    *out = s->a[s->next++];
-    return ENG_SRC_OK;
-}
-
-static const eng_source_ops list_ops = {list_next, NULL};
-
-/* ---- cost: 1 ms per iteration + 1 us per token ---- */
-static int64_t linear_ns(const void *st, const eng_shape *s)
-{
-    return 1000000 + 1000 * s->tokens;
-}
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
 
