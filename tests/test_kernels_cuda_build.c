@@ -24,11 +24,11 @@ static void test_each_source_compiles(void **state)
     for (char *save = NULL, *src = strtok_r(list, "|", &save); src;
          src = strtok_r(NULL, "|", &save), n++) {
         snprintf(cmd, sizeof cmd,
-                 "'%s' -std=c++17 -c -I'%s' -DKERN_HAVE_CUDA=1 "
+                 "'%s' -std=c++17 -c -I'%s' -I'%s/internal' -DKERN_HAVE_CUDA=1 "
                  "-gencode arch=compute_80,code=sm_80 -gencode arch=compute_89,code=sm_89 "
                  "-gencode arch=compute_90,code=sm_90 -Xcompiler=-Wall,-Wextra,-Wshadow "
                  "--Werror=all-warnings '%s' -o '%s/obj%d.o'",
-                 KERN_NVCC, KERN_SOURCE_DIR, src, dir, n);
+                 KERN_NVCC, KERN_SOURCE_DIR, KERN_SOURCE_DIR, src, dir, n);
         printf("%s\n", cmd);
         fflush(stdout);
         if (system(cmd) != 0) {
