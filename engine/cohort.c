@@ -254,8 +254,8 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
 void eng_cohort_alloc_step(eng_replica *r)
 {
     int32_t need = r->co.bcount[(r->co.step + 1) % r->co.bs];
-    SIM_CHECK(r->e->ctx, r->kv_used + need <= r->kv_total);
-    r->kv_used += need;
+    SIM_CHECK(r->e->ctx, need <= eng_kv_nfree(&r->kv));
+    eng_kv_alloc_derived(&r->kv, need);
 }
 
 void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *))

@@ -1,6 +1,6 @@
 /*
- * engine.c: the simulated serving engine: arrivals, routing, iterations, KV accounting, and the
- * primitives policies call.
+ * engine.c: the simulated serving engine: arrivals, routing, iterations, and the primitives
+ * policies call. KV block accounting is in kv.c.
  *
  * Ownership: the engine owns requests (slabs + free list; a request is recycled once recorded),
  * replicas, policy state and the batch arrays. Policies own only their queues, built from the
@@ -42,28 +42,6 @@ void eng_config_defaults(eng_config *c)
     c->tensor_parallel = 1;
     snprintf(c->router, sizeof c->router, "round_robin");
     snprintf(c->sched.name, sizeof c->sched.name, "orca");
-}
-
-int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err)
-{
-    memset(p, 0, sizeof *p);
-    int tp = c->tensor_parallel > 0 ? c->tensor_parallel : 1;
-    p->usable_bytes = (int64_t)((double)c->gpu.mem_bytes * c->gpu_utilization) * tp;
-    p->weight_bytes = eng_model_params(&c->model) * eng_dtype_bytes(c->dtype);
-    p->activation_bytes = c->activation_reserve * tp;
-    p->kv_bytes = p->usable_bytes - p->weight_bytes - p->activation_bytes;
-    p->bytes_per_token = eng_model_kv_bytes_per_token(&c->model, c->dtype);
-    if (p->kv_bytes <= 0 || p->bytes_per_token <= 0)
-        return sim_errf(err,
-                        "%s (%s, %.1f GB of weights) does not fit on %d x %s at "
-                        "gpu_utilization %.2f with %.1f GB of activation reserve",
-                        c->model.name, eng_dtype_name(c->dtype), (double)p->weight_bytes / 1e9, tp,
-                        c->gpu.name, c->gpu_utilization, (double)p->activation_bytes / 1e9);
-    p->blocks = p->kv_bytes / (p->bytes_per_token * c->block_size);
-    p->tokens = p->blocks * c->block_size;
-    if (p->blocks < 1)
-        return sim_errf(err, "no room for a single KV block of %d tokens", c->block_size);
-    return 0;
 }
 
 /* ---------------- request pool ---------------- */
@@ -161,8 +139,7 @@ static void finish(eng_replica *r, eng_request *rq)
     eng_engine *e = r->e;
     int64_t now = sim_now(e->ctx);
     rq->status = ENG_RQ_FINISHED;
-    r->kv_used -= rq->kv_blocks;
-    rq->kv_blocks = 0;
+    eng_kv_free_rq(&r->kv, rq);
     r->ops->on_finish(r->st, r, rq, now);
     if (e->cfg.cpu.async) {
         /* MODEL: vLLM async output processing (v0.6): the outputs of step n are processed
@@ -252,7 +229,7 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     int64_t total = (int64_t)rq->prompt + rq->output;
     if (total > e->max_len)
         eng_reject(r, rq, ENG_REJECT_CONTEXT);
-    else if (eng_kv_blocks_for(r, total) > r->kv_total)
+    else if (eng_kv_nblocks(&r->kv, total) > r->kv.total)
         eng_reject(r, rq, ENG_REJECT_KV);
     else {
         r->ops->on_arrival(r->st, r, rq, now);
@@ -322,7 +299,7 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
                        .num_seqs = s->num_seqs,
                        .prefill_tokens = (int32_t)s->prefill_tokens,
                        .decode_tokens = s->decode_seqs,
-                       .kv_blocks_used = r->kv_used,
+                       .kv_blocks_used = r->kv.used,
                        .preempted = iter == r->iter ? r->preempted_now : 0,
                        .shape = *s};
     e->tot.iterations++;
@@ -525,41 +502,6 @@ int32_t eng_replica_max_len(const eng_replica *r)
     return r->e->max_len;
 }
 
-int64_t eng_kv_total(const eng_replica *r)
-{
-    return r->kv_total;
-}
-
-int64_t eng_kv_free(const eng_replica *r)
-{
-    return r->kv_total - r->kv_used;
-}
-
-int32_t eng_kv_block_size(const eng_replica *r)
-{
-    return r->e->cfg.block_size;
-}
-
-int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens)
-{
-    int64_t bs = r->e->cfg.block_size;
-    return (tokens + bs - 1) / bs;
-}
-
-void eng_kv_hold(eng_replica *r, int64_t blocks)
-{
-    SIM_CHECK(r->e->ctx, blocks >= 0 && blocks <= eng_kv_free(r));
-    r->kv_used += blocks;
-    r->kv_held += blocks;
-}
-
-void eng_kv_release(eng_replica *r, int64_t blocks)
-{
-    SIM_CHECK(r->e->ctx, blocks >= 0 && blocks <= r->kv_held);
-    r->kv_used -= blocks;
-    r->kv_held -= blocks;
-}
-
 static void admit(eng_replica *r, eng_request *rq)
 {
     int64_t now = sim_now(r->e->ctx);
@@ -572,24 +514,11 @@ static void admit(eng_replica *r, eng_request *rq)
     r->e->waiting_total--;
 }
 
-int eng_kv_reserve(eng_replica *r, eng_request *rq, int64_t tokens)
-{
-    int64_t need = eng_kv_blocks_for(r, tokens) - rq->kv_blocks;
-    if (need > eng_kv_free(r))
-        return -1;
-    if (need > 0) {
-        r->kv_used += need;
-        rq->kv_blocks += (int32_t)need;
-    }
-    rq->kv_reserved = 1;
-    return 0;
-}
-
 int64_t eng_prefill_blocks_needed(const eng_replica *r, const eng_request *rq, int32_t tokens)
 {
     if (rq->kv_reserved)
         return 0;
-    int64_t need = eng_kv_blocks_for(r, (int64_t)rq->prefilled + tokens) - rq->kv_blocks;
+    int64_t need = eng_kv_nblocks(&r->kv, (int64_t)rq->prefilled + tokens) - rq->kv_blocks;
     return need > 0 ? need : 0;
 }
 
@@ -599,10 +528,9 @@ int eng_batch_add_prefill(eng_replica *r, eng_batch *b, eng_request *rq, int32_t
     SIM_CHECK(r->e->ctx, tokens >= 1 && rq->prefilled + tokens <= rq->prefill_target);
     SIM_CHECK(r->e->ctx, rq->status == ENG_RQ_WAITING || rq->status == ENG_RQ_PREFILL);
     int64_t need = eng_prefill_blocks_needed(r, rq, tokens);
-    if (need > eng_kv_free(r))
+    if (need > eng_kv_nfree(&r->kv))
         return -1;
-    r->kv_used += need;
-    rq->kv_blocks += (int32_t)need;
+    eng_kv_alloc_rq(&r->kv, rq, need);
     if (rq->status == ENG_RQ_WAITING)
         admit(r, rq);
     if (b->nchunks == b->cap) {
@@ -621,7 +549,7 @@ int64_t eng_decode_blocks_needed(const eng_replica *r)
 
 void eng_batch_decode_all(eng_replica *r, eng_batch *b)
 {
-    SIM_CHECK(r->e->ctx, eng_decode_blocks_needed(r) <= eng_kv_free(r));
+    SIM_CHECK(r->e->ctx, eng_decode_blocks_needed(r) <= eng_kv_nfree(&r->kv));
     b->decode = 1;
 }
 
@@ -667,13 +595,12 @@ void eng_preempt(eng_replica *r, eng_request *rq, int swap)
         /* MODEL: vLLM swap preemption copies the sequence's blocks to host memory */
         rq->xfer_bytes = (int64_t)rq->kv_blocks * e->cfg.block_size * e->plan.bytes_per_token;
         r->pending_xfer_bytes += rq->xfer_bytes;
-        r->kv_used -= rq->kv_blocks;
+        eng_kv_swap_out(&r->kv, rq);
         rq->status = ENG_RQ_SWAPPED;
     } else {
         /* MODEL: vLLM recompute preemption frees the blocks; the prompt and the tokens generated
          * so far are prefilled again when the request is resumed */
-        r->kv_used -= rq->kv_blocks;
-        rq->kv_blocks = 0;
+        eng_kv_free_rq(&r->kv, rq);
         rq->kv_reserved = 0;
         rq->prefill_target = rq->prompt + rq->generated;
         rq->prefilled = 0;
@@ -686,9 +613,9 @@ void eng_preempt(eng_replica *r, eng_request *rq, int swap)
 int eng_swap_in(eng_replica *r, eng_request *rq)
 {
     SIM_CHECK(r->e->ctx, rq->status == ENG_RQ_SWAPPED);
-    if (rq->kv_blocks > eng_kv_free(r))
+    if (rq->kv_blocks > eng_kv_nfree(&r->kv))
         return -1;
-    r->kv_used += rq->kv_blocks;
+    eng_kv_swap_in(&r->kv, rq);
     r->pending_xfer_bytes += rq->xfer_bytes;
     rq->xfer_bytes = 0;
     int64_t now = sim_now(r->e->ctx);
@@ -755,7 +682,7 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pr
         r->e = e;
         r->id = i;
         r->ops = ops;
-        r->kv_total = e->plan.blocks;
+        eng_kv_init(&r->kv, e->plan.blocks, cfg->block_size);
         r->wake_at = -1;
         eng_cohort_init(&r->co, cfg->block_size);
         r->st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
@@ -860,9 +787,7 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
         }
     for (int32_t i = 0; rc == 0 && i < e->nrep; i++) {
         const eng_replica *r = &e->reps[i];
-        if (held[i] + r->kv_held != r->kv_used || r->kv_used > r->kv_total || r->kv_used < 0) {
-            snprintf(buf, len, "replica %d: %lld KV blocks in use, requests hold %lld, total %lld",
-                     i, (long long)r->kv_used, (long long)held[i], (long long)r->kv_total);
+        if (eng_kv_check(&r->kv, i, held[i], buf, len) != 0) {
             rc = -1;
         } else if (eng_cohort_check(r, buf, len) != 0) {
             rc = -1;

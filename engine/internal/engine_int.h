@@ -1,6 +1,6 @@
 /*
- * engine_int.h: the engine's internal structures, shared by engine.c, cohort.c and metrics.c.
- * Never included from another folder; policies see only engine.h.
+ * engine_int.h: the engine's internal structures, shared by engine.c, cohort.c, kv.c and
+ * metrics.c. Never included from another folder; policies see only engine.h.
  */
 #ifndef ENG_ENGINE_INT_H
 #define ENG_ENGINE_INT_H
@@ -22,6 +22,67 @@ void eng_heap_push(eng_rq_heap *h, eng_request *rq);
 void eng_heap_remove(eng_rq_heap *h, eng_request *rq);
 eng_request *eng_heap_top(const eng_rq_heap *h);
 int eng_heap_check(const eng_rq_heap *h);
+
+/* The KV blocks of one replica (kv.c). Every block in use is on one account: a request's
+ * (rq->kv_blocks, or derived from its context for a paged decode cohort member, cohort.c), or
+ * the policy's (held). Swapped requests keep their count while their blocks are on the host. */
+typedef struct eng_kv {
+    int64_t total;      /* blocks */
+    int64_t used;       /* blocks in use, held ones included */
+    int64_t held;       /* blocks the policy holds on no request's account */
+    int32_t block_size; /* tokens per block */
+} eng_kv;
+
+void eng_kv_init(eng_kv *kv, int64_t total, int32_t block_size);
+/* Conservation: `on_requests` blocks counted on requests' accounts plus the held ones must be
+ * the blocks in use, within [0, total]. 0, or -1 with a message naming the replica in buf. */
+int eng_kv_check(const eng_kv *kv, int32_t replica, int64_t on_requests, char *buf, size_t len);
+
+static inline int64_t eng_kv_nfree(const eng_kv *kv)
+{
+    return kv->total - kv->used;
+}
+
+/* Blocks that hold `tokens` tokens: ceil(tokens / block size). */
+static inline int64_t eng_kv_nblocks(const eng_kv *kv, int64_t tokens)
+{
+    int64_t bs = kv->block_size;
+    return (tokens + bs - 1) / bs;
+}
+
+/* Puts n more blocks on rq's account; the caller has checked that they are free. */
+static inline void eng_kv_alloc_rq(eng_kv *kv, eng_request *rq, int64_t n)
+{
+    SIM_ASSERT(NULL, n >= 0 && n <= eng_kv_nfree(kv));
+    kv->used += n;
+    rq->kv_blocks += (int32_t)n;
+}
+
+/* Frees every block on rq's account. */
+static inline void eng_kv_free_rq(eng_kv *kv, eng_request *rq)
+{
+    kv->used -= rq->kv_blocks;
+    rq->kv_blocks = 0;
+}
+
+/* A decode step's new blocks for paged cohort members, whose accounts are derived from their
+ * contexts: only the count in use changes. The caller has checked that they are free. */
+static inline void eng_kv_alloc_derived(eng_kv *kv, int64_t n)
+{
+    kv->used += n;
+}
+
+/* Swap preemption moves rq's blocks to the host (rq keeps its count) and back. */
+static inline void eng_kv_swap_out(eng_kv *kv, const eng_request *rq)
+{
+    kv->used -= rq->kv_blocks;
+}
+
+static inline void eng_kv_swap_in(eng_kv *kv, const eng_request *rq)
+{
+    SIM_ASSERT(NULL, rq->kv_blocks <= eng_kv_nfree(kv));
+    kv->used += rq->kv_blocks;
+}
 
 /* The decoding sequences of one replica, advanced together one token per decode step. */
 typedef struct eng_cohort {
@@ -47,9 +108,8 @@ struct eng_replica {
     const eng_sched_ops *ops;
     void *st; /* policy state */
     eng_cohort co;
-    int64_t kv_total, kv_used; /* blocks */
-    int64_t kv_held;           /* blocks held by the policy on no request's account */
-    int busy;                  /* an iteration is in flight */
+    eng_kv kv; /* its KV blocks */
+    int busy;  /* an iteration is in flight */
     int64_t iter;
     eng_batch batch;
     int64_t pending_xfer_bytes; /* swap traffic charged to the next iteration */
@@ -66,9 +126,9 @@ struct eng_replica {
      * (first tokens, and requests whose last token it was) */
     eng_request **unseen;
     int32_t nunseen, capunseen;
-    int64_t outstanding; /* requests routed here and not yet done */
-    int64_t outstanding_tokens;
-    int64_t waiting; /* requests routed here and not running */
+    int64_t outstanding;        /* requests routed here and not yet done */
+    int64_t outstanding_tokens; /* their prompt + output tokens */
+    int64_t waiting;            /* requests routed here and not running */
 };
 
 #define ENG_SLAB 4096
