@@ -1,6 +1,6 @@
 /*
  * engine.c: the simulated serving engine: arrivals, routing, iterations, and the primitives
- * policies call. KV block accounting is in kv.c.
+ * policies call. KV block accounting is in kv.c, the routers in router.c.
  *
  * Ownership: the engine owns requests (slabs + free list; a request is recycled once recorded),
  * replicas, policy state and the batch arrays. Policies own only their queues, built from the
@@ -171,39 +171,14 @@ void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why)
 
 /* ---------------- routing ---------------- */
 
-static int32_t route(eng_engine *e, const eng_request *rq)
+/* The replica rq goes to: the configured router's choice (none to make with one replica). */
+static eng_replica *route(eng_engine *e, const eng_request *rq)
 {
     if (e->nrep == 1)
-        return 0;
-    const char *how = e->cfg.router;
-    if (strcmp(how, "round_robin") == 0) {
-        int32_t i = e->rr_next;
-        e->rr_next = (e->rr_next + 1) % e->nrep;
-        return i;
-    }
-    if (strcmp(how, "power_of_two") == 0) {
-        /* MODEL: power of two choices (Mitzenmacher): two replicas at random, the less loaded */
-        gsl_rng *g = sim_rng(e->ctx, SIM_STREAM_ROUTER);
-        int32_t a = (int32_t)gsl_rng_uniform_int(g, (unsigned long)e->nrep);
-        int32_t b = (int32_t)gsl_rng_uniform_int(g, (unsigned long)e->nrep);
-        return e->reps[b].outstanding < e->reps[a].outstanding ? b : a;
-    }
-    int by_tokens = strcmp(how, "least_tokens") == 0;
-    int32_t best = 0;
-    for (int32_t i = 1; i < e->nrep; i++) {
-        int64_t x = by_tokens ? e->reps[i].outstanding_tokens : e->reps[i].outstanding;
-        int64_t y = by_tokens ? e->reps[best].outstanding_tokens : e->reps[best].outstanding;
-        if (x < y)
-            best = i;
-    }
-    (void)rq;
-    return best;
-}
-
-static int valid_router(const char *name)
-{
-    return !strcmp(name, "round_robin") || !strcmp(name, "least_outstanding") ||
-           !strcmp(name, "least_tokens") || !strcmp(name, "power_of_two");
+        return &e->reps[0];
+    int32_t i = e->router->pick(e->router_st, e->rep_list, e->nrep, rq, e->router_rng);
+    SIM_CHECK(e->ctx, i >= 0 && i < e->nrep);
+    return &e->reps[i];
 }
 
 /* ---------------- arrivals ---------------- */
@@ -213,9 +188,8 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     eng_engine *e = obj;
     eng_request *rq = (eng_request *)(intptr_t)arg;
     int64_t now = sim_now(ctx);
-    int32_t ri = route(e, rq);
-    eng_replica *r = &e->reps[ri];
-    rq->replica = ri;
+    eng_replica *r = route(e, rq);
+    rq->replica = r->id;
     rq->status = ENG_RQ_WAITING;
     r->outstanding++;
     r->outstanding_tokens += rq->prompt + rq->output;
@@ -502,6 +476,21 @@ int32_t eng_replica_max_len(const eng_replica *r)
     return r->e->max_len;
 }
 
+int64_t eng_replica_outstanding(const eng_replica *r)
+{
+    return r->outstanding;
+}
+
+int64_t eng_replica_outstanding_tokens(const eng_replica *r)
+{
+    return r->outstanding_tokens;
+}
+
+int64_t eng_replica_waiting(const eng_replica *r)
+{
+    return r->waiting;
+}
+
 static void admit(eng_replica *r, eng_request *rq)
 {
     int64_t now = sim_now(r->e->ctx);
@@ -640,6 +629,21 @@ static void debug_check(void *arg)
 }
 #endif
 
+/* The router's state, and the replica array it picks from; -1 with err set when init refuses. */
+static int router_init(eng_engine *e, const eng_router_ops *ops, sim_err *err)
+{
+    e->router = ops;
+    e->rep_list = sim_xcalloc((size_t)e->nrep, sizeof *e->rep_list);
+    for (int32_t i = 0; i < e->nrep; i++)
+        e->rep_list[i] = &e->reps[i];
+    e->router_st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
+    if (ops->init && ops->init(e->router_st, e->nrep) != 0)
+        return sim_errf(err, "router %s: cannot route over %d replicas", ops->name, e->nrep);
+    if (e->nrep > 1)
+        e->router_rng = sim_rng(e->ctx, SIM_STREAM_ROUTER);
+    return 0;
+}
+
 eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pred,
                     const eng_source_ops *src, void *src_st, const eng_recorder_ops *rec,
                     void *rec_st, sim_err *err)
@@ -654,8 +658,14 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pr
         sim_errf(err, "unknown scheduler '%s'", cfg->sched.name);
         return NULL;
     }
-    if (!valid_router(cfg->router)) {
-        sim_errf(err, "unknown router '%s'", cfg->router);
+    if (eng_router_registry_check(why, sizeof why) != 0) {
+        sim_errf(err, "router registry: %s", why);
+        return NULL;
+    }
+    const eng_router_ops *router = eng_router_find(cfg->router);
+    if (!router) {
+        sim_errf(err, "unknown router '%s' (valid: %s)", cfg->router,
+                 eng_router_names(why, sizeof why));
         return NULL;
     }
     if (cfg->replicas < 1 || cfg->block_size < 1) {
@@ -691,6 +701,8 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pr
             goto fail;
         }
     }
+    if (router_init(e, router, err) != 0)
+        goto fail;
 #ifdef SIM_DEBUG
     sim_set_check(ctx, debug_check, e);
 #endif
@@ -727,6 +739,10 @@ void eng_free(eng_engine *e)
         eng_cohort_free(&r->co);
     }
     free(e->reps);
+    if (e->router_st && e->router->fini)
+        e->router->fini(e->router_st);
+    free(e->router_st);
+    free(e->rep_list);
     while (e->slabs) {
         eng_slab *s = e->slabs;
         e->slabs = s->next;
@@ -750,6 +766,11 @@ int eng_totals_saturated(const eng_totals *t)
     /* MODEL: a stable queue has no trend; an overloaded one grows linearly with arrivals, so
      * between arrival 2^k <= n/2 and arrival n it at least doubles */
     return end > 16 && end > 2 * half;
+}
+
+const eng_replica *eng_get_replica(const eng_engine *e, int32_t i)
+{
+    return i >= 0 && i < e->nrep ? &e->reps[i] : NULL;
 }
 
 const eng_kv_plan *eng_get_kv_plan(const eng_engine *e)

@@ -3,8 +3,9 @@
  * a scheduling policy uses.
  *
  * A run: eng_new (validates the configuration, sizes the KV cache, creates one replica per
- * `replicas` with its own policy state) -> eng_run (pulls arrivals from the workload source,
- * routes them, runs iterations until every request is finished or rejected) -> eng_free.
+ * `replicas` with its own policy state, and the router's state) -> eng_run (pulls arrivals from
+ * the workload source, routes each through the router's ops (router.h), runs iterations until
+ * every request is finished or rejected) -> eng_free.
  *
  * Decode cohort: every policy modelled here runs all of a replica's decoding sequences together
  * in a decode step (or pauses them all). The engine therefore keeps the decoding sequences as a
@@ -25,6 +26,7 @@
 #include "predictor.h"
 #include "request.h"
 #include "sched.h"
+#include "router.h"
 #include "metrics.h"
 
 enum { ENG_PRIO_ITER_END = 0, ENG_PRIO_ARRIVAL = 10, ENG_PRIO_WAKE = 20 };
@@ -50,7 +52,8 @@ typedef struct eng_config {
     int32_t max_model_len;      /* tokens; 0 = the model's context */
     int32_t replicas;           /* >= 1 */
     int32_t tensor_parallel;    /* GPUs per replica, >= 1 */
-    char router[32];            /* round_robin, least_outstanding, least_tokens, power_of_two */
+    /* a name in router.c's registry (round_robin, least_outstanding, ...) */
+    char router[ENG_ROUTER_NAME_MAX];
     eng_sched_cfg sched;
     eng_cpu_overhead cpu;
     int32_t max_run_steps; /* most decode steps run as one event (0: no limit; 1: one
@@ -118,7 +121,8 @@ typedef struct eng_recorder_ops {
 typedef struct eng_engine eng_engine;
 
 /* Creates the engine on ctx. pred, src and rec are borrowed and must outlive it. Returns NULL
- * with err set on a bad configuration (unknown scheduler or router, weights that do not fit). */
+ * with err set on a bad configuration (unknown scheduler or router, the message then lists the
+ * valid names; weights that do not fit). */
 eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pred,
                     const eng_source_ops *src, void *src_st, const eng_recorder_ops *rec,
                     void *rec_st, sim_err *err);
@@ -149,6 +153,8 @@ const eng_kv_plan *eng_get_kv_plan(const eng_engine *e);
 /* Validates every structure (KV conservation, cohort sums, heaps, policy queues); 0 when sound.
  * Called after every event in debug builds. */
 int eng_check(const eng_engine *e, char *buf, size_t len);
+/* Replica i (0 <= i < replicas), or NULL out of range; owned by the engine. */
+const eng_replica *eng_get_replica(const eng_engine *e, int32_t i);
 
 /* ================= primitives for scheduling policies ================= */
 
@@ -172,6 +178,11 @@ struct eng_batch {
 const eng_config *eng_replica_config(const eng_replica *r);
 int32_t eng_replica_id(const eng_replica *r);
 int32_t eng_replica_max_len(const eng_replica *r); /* max_model_len, or the model's context */
+
+/* Load, as routers see it. */
+int64_t eng_replica_outstanding(const eng_replica *r);        /* requests here, not yet done */
+int64_t eng_replica_outstanding_tokens(const eng_replica *r); /* their prompt + output tokens */
+int64_t eng_replica_waiting(const eng_replica *r);            /* requests here, not running */
 
 /* KV blocks. */
 int64_t eng_kv_total(const eng_replica *r);

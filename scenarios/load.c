@@ -488,11 +488,27 @@ static int load_dtype(lctx *c, const scn_node *root, eng_config *e)
     return 0;
 }
 
+/* router: a name the engine's router registry knows. */
+static int load_router(lctx *c, const scn_node *root, eng_config *e)
+{
+    int bad;
+    const scn_node *n = scalar(c, root, "", "router", &bad);
+    if (bad)
+        return -1;
+    if (!n)
+        return 0;
+    if (!eng_router_find(n->text)) {
+        char names[400];
+        return fail(c, n, "router", "unknown router '%s' (valid: %s)", n->text,
+                    eng_router_names(names, sizeof names));
+    }
+    snprintf(e->router, sizeof e->router, "%s", n->text);
+    return 0;
+}
+
 static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
 {
-    static const char *const routers[] = {"round_robin", "least_outstanding", "least_tokens",
-                                          "power_of_two", NULL};
-    int bad, idx = -1;
+    int bad;
     const scn_node *seed = scalar(c, root, "", "seed", &bad);
     if (bad)
         return -1;
@@ -509,10 +525,8 @@ static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
         resolve_model_gpu(c, root, s) || load_dtype(c, root, &s->engine) ||
         get_i32(c, root, "", "replicas", 1, 1 << 20, &s->engine.replicas) ||
         get_i32(c, root, "", "tensor_parallel", 1, 1024, &s->engine.tensor_parallel) ||
-        get_choice(c, root, "", "router", "router", routers, &idx))
+        load_router(c, root, &s->engine))
         return -1;
-    if (idx >= 0)
-        snprintf(s->engine.router, sizeof s->engine.router, "%s", routers[idx]);
     return load_memory(c, root, &s->engine) || load_scheduler(c, root, &s->engine) ||
                    load_cpu(c, root, &s->engine) || load_slo(c, root, &s->slo)
                ? -1

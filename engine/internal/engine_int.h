@@ -1,6 +1,6 @@
 /*
  * engine_int.h: the engine's internal structures, shared by engine.c, cohort.c, kv.c and
- * metrics.c. Never included from another folder; policies see only engine.h.
+ * metrics.c. Never included from another folder; policies and routers see only engine.h.
  */
 #ifndef ENG_ENGINE_INT_H
 #define ENG_ENGINE_INT_H
@@ -149,7 +149,10 @@ struct eng_engine {
     void *rec_st;
     eng_replica *reps;
     int32_t nrep;
-    int32_t rr_next;
+    const eng_replica **rep_list; /* &reps[i], the array the router picks from */
+    const eng_router_ops *router;
+    void *router_st;
+    gsl_rng *router_rng; /* the run's SIM_STREAM_ROUTER (NULL with one replica) */
     eng_slab *slabs;
     eng_request *free_rq;
     int64_t next_id;

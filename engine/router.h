@@ -1,0 +1,52 @@
+/*
+ * router.h: the router interface (which replica an arriving request goes to) and its registry.
+ *
+ * A router is one ops table in router.c plus one line in its registry table. The engine looks
+ * the configured router up once (eng_new), allocates its state (state_size bytes, zeroed), calls
+ * init with the number of replicas it routes over, then pick once per arrival, and fini at the
+ * end. A router sees replicas only through the public accessors of engine.h, and gets them as an
+ * array of pointers, so the same router can route over all replicas or over one pool of them;
+ * pick returns an index into that array, not a replica id.
+ *
+ * With a single replica there is nothing to choose: the engine does not call pick (and the
+ * router draws no random number).
+ */
+#ifndef ENG_ROUTER_H
+#define ENG_ROUTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rng.h"
+#include "request.h"
+
+typedef struct eng_replica eng_replica;
+
+/* Longest router name, with its terminating NUL (eng_config.router holds one). */
+#define ENG_ROUTER_NAME_MAX 32
+
+typedef struct eng_router_ops {
+    const char *name;    /* registry key, shorter than ENG_ROUTER_NAME_MAX */
+    const char *summary; /* one line for listings */
+    size_t state_size;   /* bytes of state the engine allocates (zeroed); 0 for none */
+    /* Prepares the state for routing over nrep replicas; 0, or -1 when it cannot. Optional. */
+    int (*init)(void *st, int32_t nrep);
+    /* The replica for rq, as an index in [0, n) into reps (n >= 2). rng is the run's router
+     * stream; a router that draws must do so here, in a fixed order, for runs to repeat. */
+    int32_t (*pick)(void *st, const eng_replica *const *reps, int32_t n, const eng_request *rq,
+                    gsl_rng *rng);
+    void (*fini)(void *st); /* optional */
+} eng_router_ops;
+
+/* The router registered as name, or NULL. */
+const eng_router_ops *eng_router_find(const char *name);
+/* Every registered router, in registry order; *n gets the count. The table is static. */
+const eng_router_ops *const *eng_router_all(size_t *n);
+/* The registered names as "a, b, c" into buf (truncated to len), for messages. Returns buf. */
+const char *eng_router_names(char *buf, size_t len);
+/* Refuses a table with a missing required op (name, summary, pick), a name too long for
+ * eng_config.router, or a duplicate name: returns 0 when the registry is sound, else -1 with a
+ * message in buf. */
+int eng_router_registry_check(char *buf, size_t len);
+
+#endif

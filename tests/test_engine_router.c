@@ -1,0 +1,299 @@
+/*
+ * test_engine_router.c: the routers and their registry: lookup by name, round robin's cycle, the
+ * load-aware routers' choice of the lightest replica, power of two's determinism for a seed, and
+ * the engine refusing an unknown router with the valid names.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "engine_util.h"
+#include "rng.h"
+
+static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL};
+static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
+
+static const char *const names[] = {"round_robin", "least_outstanding", "least_tokens",
+                                    "power_of_two"};
+#define NNAMES ((int)(sizeof names / sizeof names[0]))
+
+/* ---- a recorder of each request's replica ---- */
+#define MAXR 512
+typedef struct placed {
+    int32_t replica[MAXR]; /* by request id */
+    int n;
+} placed;
+
+static void rec_rq(void *st, const eng_request *rq)
+{
+    placed *p = st;
+    assert_true(rq->id >= 0 && rq->id < MAXR);
+    p->replica[rq->id] = rq->replica;
+    p->n++;
+}
+static const eng_recorder_ops rec_ops = {rec_rq, NULL, NULL};
+
+/* A small model on a fake GPU with room for kv_tokens tokens of KV (as test_engine.c). */
+static void small_config(eng_config *c, int64_t kv_tokens, int32_t replicas, const char *router)
+{
+    eng_config_defaults(c);
+    eng_model *m = &c->model;
+    snprintf(m->name, sizeof m->name, "tiny");
+    m->layers = 2;
+    m->hidden = 1024;
+    m->heads = 8;
+    m->kv_heads = 8;
+    m->head_dim = 128;
+    m->intermediate = 2048;
+    m->vocab = 1000;
+    m->max_context = 4096;
+    m->gated_mlp = 1;
+    snprintf(c->gpu.name, sizeof c->gpu.name, "fake");
+    c->gpu_utilization = 1.0;
+    c->activation_reserve = 0;
+    c->gpu.mem_bytes =
+        eng_model_params(m) * 2 + kv_tokens * eng_model_kv_bytes_per_token(m, ENG_BF16);
+    c->replicas = replicas;
+    snprintf(c->router, sizeof c->router, "%s", router);
+}
+
+/* Runs the arrivals through an engine seeded with seed; returns each request's replica. */
+static placed *run(const eng_config *c, const eng_arrival *a, int n, uint64_t seed)
+{
+    placed *p = calloc(1, sizeof *p);
+    list_src src = {a, n, 0};
+    sim_ctx *ctx = sim_new(seed);
+    sim_err err;
+    eng_engine *e = eng_new(ctx, c, &linear, &list_ops, &src, &rec_ops, p, &err);
+    if (!e)
+        fail_msg("eng_new: %s", err.msg);
+    assert_int_equal(eng_run(e, &err), 0);
+    assert_int_equal(p->n, n);
+    for (int32_t i = 0; i < c->replicas; i++) {
+        const eng_replica *r = eng_get_replica(e, i);
+        assert_non_null(r);
+        assert_int_equal(eng_replica_outstanding(r), 0);
+        assert_int_equal(eng_replica_outstanding_tokens(r), 0);
+        assert_int_equal(eng_replica_waiting(r), 0);
+    }
+    assert_null(eng_get_replica(e, c->replicas));
+    assert_null(eng_get_replica(e, -1));
+    eng_free(e);
+    sim_free(ctx);
+    return p;
+}
+
+/* Calls ops->pick count times over the replicas of a fresh engine (no load anywhere). */
+static void pick_fresh(const eng_router_ops *ops, int32_t nrep, gsl_rng *g, int count, int32_t *out)
+{
+    eng_config c;
+    small_config(&c, 4096, nrep, ops->name);
+    list_src src = {NULL, 0, 0};
+    sim_ctx *ctx = sim_new(1);
+    sim_err err;
+    eng_engine *e = eng_new(ctx, &c, &linear, &list_ops, &src, NULL, NULL, &err);
+    assert_non_null(e);
+    const eng_replica *reps[8];
+    assert_true(nrep <= 8);
+    for (int32_t i = 0; i < nrep; i++)
+        reps[i] = eng_get_replica(e, i);
+    void *st = calloc(1, ops->state_size ? ops->state_size : 1);
+    if (ops->init)
+        assert_int_equal(ops->init(st, nrep), 0);
+    for (int i = 0; i < count; i++) {
+        out[i] = ops->pick(st, reps, nrep, NULL, g);
+        assert_true(out[i] >= 0 && out[i] < nrep);
+    }
+    if (ops->fini)
+        ops->fini(st);
+    free(st);
+    eng_free(e);
+    sim_free(ctx);
+}
+
+static void test_registry(void **state)
+{
+    char buf[256];
+    assert_int_equal(eng_router_registry_check(buf, sizeof buf), 0);
+    size_t n;
+    const eng_router_ops *const *all = eng_router_all(&n);
+    assert_int_equal(n, NNAMES);
+    for (size_t i = 0; i < n; i++) {
+        assert_ptr_equal(eng_router_find(all[i]->name), all[i]);
+        assert_non_null(all[i]->summary);
+        assert_non_null(all[i]->pick);
+        assert_true(strlen(all[i]->name) < ENG_ROUTER_NAME_MAX);
+    }
+    for (int i = 0; i < NNAMES; i++) {
+        const eng_router_ops *o = eng_router_find(names[i]);
+        assert_non_null(o);
+        assert_string_equal(o->name, names[i]);
+    }
+    assert_null(eng_router_find("random"));
+    assert_null(eng_router_find(""));
+    assert_null(eng_router_find("Round_Robin"));
+    assert_ptr_equal(eng_router_names(buf, sizeof buf), buf);
+    assert_string_equal(buf, "round_robin, least_outstanding, least_tokens, power_of_two");
+    /* a short buffer is cut, never overrun */
+    char small[8];
+    eng_router_names(small, sizeof small);
+    assert_string_equal(small, "round_r");
+}
+
+static void test_round_robin_cycles(void **state)
+{
+    int32_t got[7];
+    pick_fresh(eng_router_find("round_robin"), 3, NULL, 7, got);
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(got[i], i % 3);
+    /* through the engine: arrival i goes to replica i mod 3 */
+    eng_arrival a[10];
+    for (int i = 0; i < 10; i++)
+        a[i] = (eng_arrival){(int64_t)i * 1000, 10 + i, 5};
+    eng_config c;
+    small_config(&c, 4096, 3, "round_robin");
+    placed *p = run(&c, a, 10, 1);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(p->replica[i], i % 3);
+    free(p);
+}
+
+/* Arrivals at one instant are routed before any replica runs, so the load a router sees is what
+ * it routed so far, less the requests rejected on arrival (request 2 exceeds the context). */
+static void test_least_loaded(void **state)
+{
+    static const eng_arrival a[] = {
+        {0, 100, 100}, /* 200 tokens */
+        {0, 10, 10},   /* 20 */
+        {0, 5000, 1},  /* rejected on arrival: its replica's load drops back */
+        {0, 50, 50},   /* 100 */
+        {0, 10, 10},   {0, 10, 10}, {0, 10, 10},
+    };
+    /* outstanding after each: [1,0,0] [1,1,0] [1,1,0] [1,1,1] [2,1,1] [2,2,1] [2,2,2] */
+    static const int32_t by_count[] = {0, 1, 2, 2, 0, 1, 2};
+    /* tokens after each: [200,0,0] [200,20,0] [200,20,0] [200,20,100] [200,40,100] ... */
+    static const int32_t by_tokens[] = {0, 1, 2, 2, 1, 1, 1};
+    int n = (int)(sizeof a / sizeof a[0]);
+    eng_config c;
+    small_config(&c, 65536, 3, "least_outstanding");
+    placed *p = run(&c, a, n, 1);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(p->replica[i], by_count[i]);
+    free(p);
+    small_config(&c, 65536, 3, "least_tokens");
+    p = run(&c, a, n, 1);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(p->replica[i], by_tokens[i]);
+    free(p);
+}
+
+static void test_power_of_two_deterministic(void **state)
+{
+    const eng_router_ops *ops = eng_router_find("power_of_two");
+    enum { N = 200 };
+    int32_t x[N], y[N];
+    gsl_rng *g1 = sim_rng_new_stream(7, SIM_STREAM_ROUTER);
+    gsl_rng *g2 = sim_rng_new_stream(7, SIM_STREAM_ROUTER);
+    gsl_rng *g3 = sim_rng_new_stream(7, SIM_STREAM_ROUTER);
+    pick_fresh(ops, 5, g1, N, x);
+    pick_fresh(ops, 5, g2, N, y);
+    int seen[5] = {0};
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(x[i], y[i]);
+        /* two draws per pick, in order; equal loads keep the first */
+        int32_t first = (int32_t)gsl_rng_uniform_int(g3, 5);
+        (void)gsl_rng_uniform_int(g3, 5);
+        assert_int_equal(x[i], first);
+        seen[x[i]]++;
+    }
+    for (int i = 0; i < 5; i++)
+        assert_true(seen[i] > 0);
+    gsl_rng_free(g1);
+    gsl_rng_free(g2);
+    gsl_rng_free(g3);
+
+    /* through the engine: the same seed places every request the same way, another does not */
+    eng_arrival a[300];
+    uint64_t s = 11;
+    int64_t t = 0;
+    for (int i = 0; i < 300; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        t += (int64_t)(s >> 47);
+        a[i] = (eng_arrival){t, 1 + (int32_t)((s >> 20) % 500), 1 + (int32_t)((s >> 8) % 200)};
+    }
+    eng_config c;
+    small_config(&c, 4096, 4, "power_of_two");
+    placed *p = run(&c, a, 300, 3), *q = run(&c, a, 300, 3), *o = run(&c, a, 300, 4);
+    int differ = 0;
+    for (int i = 0; i < 300; i++) {
+        assert_int_equal(p->replica[i], q->replica[i]);
+        differ += p->replica[i] != o->replica[i];
+    }
+    assert_true(differ > 0);
+    free(p);
+    free(q);
+    free(o);
+}
+
+/* With one replica there is nothing to choose: no router draws from the router stream. */
+static void test_single_replica_draws_nothing(void **state)
+{
+    eng_arrival a[20];
+    for (int i = 0; i < 20; i++)
+        a[i] = (eng_arrival){(int64_t)i * 500000, 20, 4};
+    eng_config c;
+    small_config(&c, 4096, 1, "power_of_two");
+    list_src src = {a, 20, 0};
+    sim_ctx *ctx = sim_new(5);
+    sim_err err;
+    placed *p = calloc(1, sizeof *p);
+    eng_engine *e = eng_new(ctx, &c, &linear, &list_ops, &src, &rec_ops, p, &err);
+    assert_non_null(e);
+    assert_int_equal(eng_run(e, &err), 0);
+    gsl_rng *fresh = sim_rng_new_stream(5, SIM_STREAM_ROUTER);
+    assert_int_equal(gsl_rng_get(sim_rng(ctx, SIM_STREAM_ROUTER)), gsl_rng_get(fresh));
+    gsl_rng_free(fresh);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(p->replica[i], 0);
+    free(p);
+    eng_free(e);
+    sim_free(ctx);
+}
+
+static void test_unknown_router_refused(void **state)
+{
+    eng_config c;
+    small_config(&c, 4096, 2, "random");
+    eng_arrival a = {0, 10, 10};
+    list_src src = {&a, 1, 0};
+    sim_ctx *ctx = sim_new(1);
+    sim_err err;
+    err.msg[0] = '\0';
+    assert_null(eng_new(ctx, &c, &linear, &list_ops, &src, NULL, NULL, &err));
+    assert_non_null(strstr(err.msg, "unknown router 'random'"));
+    char list[256];
+    assert_non_null(strstr(err.msg, eng_router_names(list, sizeof list)));
+    for (int i = 0; i < NNAMES; i++)
+        assert_non_null(strstr(err.msg, names[i]));
+    sim_free(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_round_robin_cycles),
+        cmocka_unit_test(test_least_loaded),
+        cmocka_unit_test(test_power_of_two_deterministic),
+        cmocka_unit_test(test_single_replica_draws_nothing),
+        cmocka_unit_test(test_unknown_router_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
