@@ -94,6 +94,22 @@ static int put_dist(eng_metric *out, int n, const char *what, sim_samples *s)
     return n;
 }
 
+/* Kept in eng_metrics_summary's order (put_dist's percentiles for each distribution);
+ * tests/test_store.c checks the two agree. */
+#define DIST(w) "mean_" w, "median_" w, "p90_" w, "p95_" w, "p99_" w
+static const char *const metric_names[] = {
+    "completed",       "rejected",           "total_input_tokens",     "total_output_tokens",
+    "duration",        "request_throughput", "output_throughput",      "total_token_throughput",
+    "request_goodput", DIST("ttft_ms"),      DIST("tpot_ms"),          DIST("itl_ms"),
+    DIST("e2el_ms"),   DIST("waiting_ms"),   DIST("sched_overhead_ms")};
+#undef DIST
+
+const char *const *eng_metric_names(int *n)
+{
+    *n = (int)(sizeof metric_names / sizeof metric_names[0]);
+    return metric_names;
+}
+
 int eng_metrics_summary(eng_metrics *m, eng_metric *out)
 {
     double dur = m->completed ? (double)(m->t_last_finish - m->t_first_arrival) / 1e9 : 0;

@@ -41,5 +41,8 @@ typedef struct eng_metric {
 #define ENG_MAX_METRICS 96
 /* Computes the summary into out[] (at most ENG_MAX_METRICS); returns the count. */
 int eng_metrics_summary(eng_metrics *m, eng_metric *out);
+/* The names eng_metrics_summary produces, in its order, without computing anything (for the
+ * store's views); *n gets the count. The array is static: do not free it. */
+const char *const *eng_metric_names(int *n);
 
 #endif
