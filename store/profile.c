@@ -1,5 +1,5 @@
 /*
- * store_profile.c: the profile tables and their writer and readers.
+ * profile.c: the profile tables and their writer and readers.
  *
  * profiles: one row per profile (name unique; kind measured|imported; backend, model, GPU,
  * device, versions, source, the model's sizes, the tensor-parallel degree, the held-out seed and

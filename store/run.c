@@ -1,5 +1,5 @@
 /*
- * store_run.c: the run writer: prepared statements reused for every row of one transaction,
+ * run.c: the run writer: prepared statements reused for every row of one transaction,
  * streaming rows as the simulation produces them or buffering them for one short transaction.
  */
 #include <stdio.h>
@@ -45,14 +45,6 @@ int store_level_parse(const char *s, store_level *out)
 const char *store_level_name(store_level l)
 {
     return (unsigned)l < 3 ? level_names[l] : "?";
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
-{
-    if (v)
-        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, i);
 }
 
 static void free_run(store_run *w)
@@ -104,23 +96,28 @@ static int open_run(store_run *w, sim_err *err)
     sqlite3_stmt *st = store_prepare(
         s,
         "INSERT INTO runs (name, scenario, scheduler, seed, version, profile, model, gpu, dtype,"
-        " replicas, tensor_parallel, hardware, store_level) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " replicas, tensor_parallel, hardware, store_level, offered_rate, num_requests)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         err);
     if (!st)
         return -1;
-    bind_text(st, 1, in->name);
-    bind_text(st, 2, in->scenario_text);
-    bind_text(st, 3, in->scheduler);
+    store_bind_text(st, 1, in->name);
+    store_bind_text(st, 2, in->scenario_text);
+    store_bind_text(st, 3, in->scheduler);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)in->seed);
-    bind_text(st, 5, in->version);
-    bind_text(st, 6, in->profile);
-    bind_text(st, 7, in->model);
-    bind_text(st, 8, in->gpu);
-    bind_text(st, 9, in->dtype);
+    store_bind_text(st, 5, in->version);
+    store_bind_text(st, 6, in->profile);
+    store_bind_text(st, 7, in->model);
+    store_bind_text(st, 8, in->gpu);
+    store_bind_text(st, 9, in->dtype);
     sqlite3_bind_int(st, 10, in->replicas);
     sqlite3_bind_int(st, 11, in->tensor_parallel);
-    bind_text(st, 12, in->hardware);
-    bind_text(st, 13, store_level_name(in->level));
+    store_bind_text(st, 12, in->hardware);
+    store_bind_text(st, 13, store_level_name(in->level));
+    if (in->offered_rate > 0)
+        sqlite3_bind_double(st, 14, in->offered_rate);
+    if (in->num_requests > 0)
+        sqlite3_bind_int64(st, 15, in->num_requests);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)

@@ -1,23 +1,64 @@
 /*
- * store.c: opening the results database, its schema and version, and the run writer.
+ * store.c: opening a results database: its identity, its schema and version, upgrades from
+ * older llmsim schemas, and the views.
  *
- * Schema version 1. A run is written inside one transaction with prepared statements: the run
- * row first (to get its id), rows as the simulation produces them, the metrics last; any
- * failure rolls everything back, so the database never holds half a run.
+ * Identity: an llmsim database has PRAGMA application_id = STORE_APPLICATION_ID (0x4C4C4D53,
+ * "LLMS") and a schema_version table. Before writing anything, store_open looks at the file:
+ * an empty database is new; llmsim's application_id, or application_id 0 with a schema_version
+ * table (schema version 1 set no application_id), is llmsim's; anything else (another
+ * application_id, or tables without schema_version) is another program's and is refused
+ * untouched. Creating and upgrading run in one BEGIN IMMEDIATE transaction, so two processes
+ * opening a new database at once create it once.
+ *
+ * Schema version 2 (this file's runs tables, sweep.c, profile.c, capacity.c). Upgrade from 1:
+ * ALTER TABLE runs ADD COLUMN offered_rate REAL, ADD COLUMN num_requests INTEGER, the capacity
+ * tables, the views, application_id, and schema_version set to 2, all in one transaction.
+ *
+ * Views (re-created on a writable open when their text differs from this llmsim's, so a newer
+ * llmsim can change them; user queries should name columns, not rely on their order):
+ *
+ *   run_summary: one row per run: id, name, model, gpu, dtype, scheduler, replicas,
+ *   tensor_parallel, offered_rate, num_requests, seed, profile, created, then one column per
+ *   metric, named as eng_metric_names() lists them (completed, ..., p99_ttft_ms, ...) followed
+ *   by saturated (appended by the program): the metrics table pivoted, NULL where a run has no
+ *   such metric.
+ *     CREATE VIEW run_summary AS SELECT r.id AS id, r.name AS name, r.model AS model, ...,
+ *     r.created AS created,
+ *     (SELECT m.value FROM metrics m WHERE m.run_id = r.id AND m.name = 'completed')
+ *       AS "completed", ... AS "saturated" FROM runs r
+ *
+ *   sweep_curve: one row per sweep point and repetition: sweep_id, point, rep, seed, run_id,
+ *   saturated, params (the point's "key=value,..." text), scheduler, offered_rate (the run's,
+ *   else the point's workload.arrival.rate when the sweep varies it) and output_throughput,
+ *   request_throughput, median_/p99_ of ttft_ms, tpot_ms, itl_ms, e2el_ms.
+ *     CREATE VIEW sweep_curve AS SELECT p.sweep_id AS sweep_id, p.point AS point, p.rep AS rep,
+ *     p.seed AS seed, p.run_id AS run_id, p.saturated AS saturated, p.params AS params,
+ *     r.scheduler AS scheduler, coalesce(r.offered_rate, (SELECT CAST(q.value AS REAL) FROM
+ *     sweep_params q WHERE q.sweep_id = p.sweep_id AND q.point = p.point AND q.key =
+ *     'workload.arrival.rate')) AS offered_rate, (SELECT m.value FROM metrics m WHERE
+ *     m.run_id = p.run_id AND m.name = 'output_throughput') AS "output_throughput", ...
+ *     FROM sweep_points p JOIN runs r ON r.id = p.run_id
+ *
+ * Example: SELECT scheduler, offered_rate, avg(p99_ttft_ms) FROM sweep_curve WHERE sweep_id = 1
+ * GROUP BY point ORDER BY scheduler, offered_rate;
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics.h"
 #include "store_int.h"
-#include "store_run.h"
 
+/* runs: offered_rate (requests/s, NULL when the workload has no nominal rate) and
+ * num_requests came with version 2, after created (where ALTER TABLE puts them on upgrade). */
 const char store_schema_runs[] =
     "CREATE TABLE IF NOT EXISTS runs ("
     " id INTEGER PRIMARY KEY, name TEXT, scenario TEXT NOT NULL, scheduler TEXT NOT NULL,"
     " seed INTEGER NOT NULL, version TEXT NOT NULL, profile TEXT NOT NULL, model TEXT, gpu TEXT,"
     " dtype TEXT, replicas INTEGER, tensor_parallel INTEGER, hardware TEXT, store_level TEXT,"
-    " created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')));"
+    " created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),"
+    " offered_rate REAL, num_requests INTEGER);"
     "CREATE TABLE IF NOT EXISTS requests ("
     " run_id INTEGER NOT NULL REFERENCES runs(id), req_id INTEGER NOT NULL, replica INTEGER,"
     " arrival_ns INTEGER NOT NULL, first_scheduled_ns INTEGER, last_scheduled_ns INTEGER,"
@@ -36,6 +77,10 @@ const char store_schema_runs[] =
     " run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, value REAL,"
     " PRIMARY KEY (run_id, name)) WITHOUT ROWID;";
 
+/* Version 1 -> 2, on top of the CREATE TABLE IF NOT EXISTS of every table. */
+static const char upgrade_1_to_2[] = "ALTER TABLE runs ADD COLUMN offered_rate REAL;"
+                                     "ALTER TABLE runs ADD COLUMN num_requests INTEGER;";
+
 int store_fail(store *s, sim_err *err, const char *what)
 {
     return sim_errf(err, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
@@ -51,6 +96,27 @@ sqlite3_stmt *store_prepare(store *s, const char *sql, sim_err *err)
     return st;
 }
 
+int store_step_once(store *s, sqlite3_stmt *st, const char *what, sim_err *err)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return (rc == SQLITE_DONE || rc == SQLITE_ROW) ? 0 : store_fail(s, err, what);
+}
+
+void store_bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+void store_col_text(sqlite3_stmt *st, int i, char *out, size_t cap)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    snprintf(out, cap, "%s", t ? (const char *)t : "");
+}
+
 int store_exec(store *s, const char *sql, sim_err *err)
 {
     char *msg = NULL;
@@ -62,38 +128,210 @@ int store_exec(store *s, const char *sql, sim_err *err)
     return 0;
 }
 
-static int schema_version(store *s, int *v, sim_err *err)
+const char *store_path(const store *s)
 {
-    sqlite3_stmt *st = store_prepare(s, "SELECT version FROM schema_version", err);
-    if (!st)
-        return -1;
-    *v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    return s->path;
+}
+
+int store_schema_version(const store *s)
+{
+    return s->version;
+}
+
+/* The one integer sql yields (NULL reads as 0); 0, or -1 with err prefixed by what. */
+static int one_int(store *s, const char *sql, const char *what, int64_t *v, sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return store_fail(s, err, what);
+    int rc = sqlite3_step(st);
+    *v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store_fail(s, err, what);
+}
+
+typedef enum db_kind { DB_EMPTY, DB_LLMSIM, DB_FOREIGN } db_kind;
+
+/* What the file holds, from reads only; *app gets its application_id. 0, or -1 with err when
+ * it cannot be read (not a database, locked). */
+static int identify(store *s, db_kind *kind, int64_t *app, sim_err *err)
+{
+    const char *what = "reading it as an SQLite database";
+    int64_t objects, version_col;
+    if (one_int(s, "PRAGMA application_id", what, app, err) ||
+        one_int(s, "SELECT count(*) FROM sqlite_master", what, &objects, err) ||
+        one_int(s,
+                "SELECT count(*) FROM pragma_table_info('schema_version') WHERE name = 'version'",
+                what, &version_col, err))
+        return -1;
+    if (*app == STORE_APPLICATION_ID || (*app == 0 && version_col > 0))
+        *kind = DB_LLMSIM;
+    else if (*app == 0 && objects == 0)
+        *kind = DB_EMPTY;
+    else
+        *kind = DB_FOREIGN;
     return 0;
 }
 
-static int create_schema(store *s, sim_err *err)
+static int refuse_foreign(store *s, int64_t app, sim_err *err)
 {
-    int v = 0;
-    if (store_exec(s, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
-                   err) ||
-        schema_version(s, &v, err))
-        return -1;
-    if (v > STORE_SCHEMA_VERSION)
-        return sim_errf(err, "%s: schema version %d is newer than this llmsim's (%d)", s->path, v,
-                        STORE_SCHEMA_VERSION);
-    if (store_begin(s, err))
+    if (app != 0)
+        return sim_errf(err,
+                        "%s: not an llmsim database: another program created it (SQLite "
+                        "application_id 0x%08X, llmsim's is 0x%08X); refusing to use it",
+                        s->path, (unsigned)(uint32_t)app, (unsigned)STORE_APPLICATION_ID);
+    return sim_errf(err,
+                    "%s: not an llmsim database: it holds tables but no llmsim schema_version "
+                    "table (another program created it); refusing to use it",
+                    s->path);
+}
+
+/* A growing SQL text. */
+typedef struct sqlbuf {
+    char *p;
+    size_t n, cap;
+} sqlbuf;
+
+static void add(sqlbuf *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int w = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        SIM_ASSERT(NULL, w >= 0);
+        if (b->p && b->n + (size_t)w < b->cap) {
+            b->n += (size_t)w;
+            return;
+        }
+        b->cap = 2 * (b->cap + (size_t)w + 256);
+        b->p = sim_xrealloc(b->p, b->cap);
+        b->p[b->n] = '\0';
+    }
+}
+
+/* `(SELECT m.value FROM metrics m WHERE m.run_id = RUN AND m.name = 'NAME') AS "NAME"` */
+static void add_metric(sqlbuf *b, const char *run, const char *name)
+{
+    add(b, ", (SELECT m.value FROM metrics m WHERE m.run_id = %s AND m.name = '%s') AS \"%s\"", run,
+        name, name);
+}
+
+static char *run_summary_sql(void)
+{
+    static const char *const cols[] = {
+        "id",        "name",     "model",           "gpu",          "dtype",
+        "scheduler", "replicas", "tensor_parallel", "offered_rate", "num_requests",
+        "seed",      "profile",  "created"};
+    sqlbuf b = {0};
+    add(&b, "CREATE VIEW run_summary AS SELECT");
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        add(&b, "%s r.%s AS %s", i ? "," : "", cols[i], cols[i]);
+    int n;
+    const char *const *names = eng_metric_names(&n);
+    for (int i = 0; i < n; i++)
+        add_metric(&b, "r.id", names[i]);
+    add_metric(&b, "r.id", "saturated");
+    add(&b, " FROM runs r");
+    return b.p;
+}
+
+static char *sweep_curve_sql(void)
+{
+    static const char *const metrics[] = {
+        "output_throughput", "request_throughput", "median_ttft_ms", "p99_ttft_ms",
+        "median_tpot_ms",    "p99_tpot_ms",        "median_itl_ms",  "p99_itl_ms",
+        "median_e2el_ms",    "p99_e2el_ms"};
+    sqlbuf b = {0};
+    add(&b, "CREATE VIEW sweep_curve AS SELECT p.sweep_id AS sweep_id, p.point AS point,"
+            " p.rep AS rep, p.seed AS seed, p.run_id AS run_id, p.saturated AS saturated,"
+            " p.params AS params, r.scheduler AS scheduler, coalesce(r.offered_rate,"
+            " (SELECT CAST(q.value AS REAL) FROM sweep_params q WHERE q.sweep_id = p.sweep_id"
+            " AND q.point = p.point AND q.key = 'workload.arrival.rate')) AS offered_rate");
+    for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++)
+        add_metric(&b, "p.run_id", metrics[i]);
+    add(&b, " FROM sweep_points p JOIN runs r ON r.id = p.run_id");
+    return b.p;
+}
+
+/* Creates view `name` from sql unless the database already holds exactly that text. Frees
+ * sql. */
+static int put_view(store *s, const char *name, char *sql, sim_err *err)
+{
+    sqlite3_stmt *st = store_prepare(s, "SELECT type, sql FROM sqlite_master WHERE name = ?", err);
+    int rc = -1;
+    if (!st)
+        goto out;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    char type[16] = "";
+    int same = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        store_col_text(st, 0, type, sizeof type);
+        const unsigned char *old = sqlite3_column_text(st, 1);
+        same = old && strcmp((const char *)old, sql) == 0;
+    }
+    sqlite3_finalize(st);
+    if (type[0] && strcmp(type, "view") != 0) {
+        sim_errf(err, "%s: cannot create the view %s: the database has a %s of that name", s->path,
+                 name, type);
+        goto out;
+    }
+    if (!same) {
+        char drop[96];
+        snprintf(drop, sizeof drop, "DROP VIEW IF EXISTS %s", name);
+        if (store_exec(s, drop, err) || store_exec(s, sql, err))
+            goto out;
+    }
+    rc = 0;
+out:
+    free(sql);
+    return rc;
+}
+
+/* Inside the open transaction: the tables of version v brought to the current version. */
+static int build_schema(store *s, int64_t v, int64_t app, sim_err *err)
+{
+    if (v == 1 && store_exec(s, upgrade_1_to_2, err))
         return -1;
     if (store_exec(s, store_schema_runs, err) || store_exec(s, store_schema_profiles, err) ||
-        store_exec(s, store_schema_sweeps, err))
-        goto fail;
-    if (v == 0) {
-        char sql[96];
-        snprintf(sql, sizeof sql, "INSERT INTO schema_version VALUES (%d)", STORE_SCHEMA_VERSION);
+        store_exec(s, store_schema_sweeps, err) || store_exec(s, store_schema_capacity, err) ||
+        put_view(s, "run_summary", run_summary_sql(), err) ||
+        put_view(s, "sweep_curve", sweep_curve_sql(), err))
+        return -1;
+    char sql[96];
+    if (app != STORE_APPLICATION_ID) {
+        snprintf(sql, sizeof sql, "PRAGMA application_id = %d", STORE_APPLICATION_ID);
         if (store_exec(s, sql, err))
-            goto fail;
+            return -1;
     }
-    return store_commit(s, err);
+    if (v == STORE_SCHEMA_VERSION)
+        return 0;
+    if (v == 0)
+        snprintf(sql, sizeof sql, "INSERT INTO schema_version VALUES (%d)", STORE_SCHEMA_VERSION);
+    else
+        snprintf(sql, sizeof sql, "UPDATE schema_version SET version = %d", STORE_SCHEMA_VERSION);
+    return store_exec(s, sql, err);
+}
+
+static int create_schema(store *s, int64_t app, sim_err *err)
+{
+    int64_t v = 0;
+    if (store_begin(s, err))
+        return -1;
+    if (store_exec(s, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+                   err) ||
+        one_int(s, "SELECT max(version) FROM schema_version", "reading the schema version", &v,
+                err))
+        goto fail;
+    if (v > STORE_SCHEMA_VERSION) {
+        sim_errf(err, "%s: schema version %lld is newer than this llmsim's (%d)", s->path,
+                 (long long)v, STORE_SCHEMA_VERSION);
+        goto fail;
+    }
+    if (build_schema(s, v, app, err) || store_commit(s, err))
+        goto fail;
+    s->version = STORE_SCHEMA_VERSION;
+    return 0;
 fail:
     store_rollback(s);
     return -1;
@@ -125,14 +363,23 @@ store *store_open(const char *path, sim_err *err)
         open_with(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, err);
     if (!s)
         return NULL;
+    db_kind kind;
+    int64_t app;
+    if (identify(s, &kind, &app, err) != 0)
+        goto fail;
+    if (kind == DB_FOREIGN) {
+        refuse_foreign(s, app, err);
+        goto fail;
+    }
     /* WAL lets readers (plots) run beside a writer (a sweep); synchronous=NORMAL is durable at
      * transaction boundaries in WAL mode, which is what one-transaction-per-run needs. */
     if (store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", err) != 0 ||
-        create_schema(s, err) != 0) {
-        store_close(s);
-        return NULL;
-    }
+        create_schema(s, app, err) != 0)
+        goto fail;
     return s;
+fail:
+    store_close(s);
+    return NULL;
 }
 
 store *store_open_readonly(const char *path, sim_err *err)
@@ -140,13 +387,24 @@ store *store_open_readonly(const char *path, sim_err *err)
     store *s = open_with(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, err);
     if (!s)
         return NULL;
-    int v = 0;
-    if (schema_version(s, &v, err) != 0) {
-        sim_errf(err, "%s: not an llmsim database", path);
-        store_close(s);
-        return NULL;
+    db_kind kind;
+    int64_t app, v;
+    if (identify(s, &kind, &app, err) != 0)
+        goto fail;
+    if (kind == DB_FOREIGN) {
+        refuse_foreign(s, app, err);
+        goto fail;
     }
+    if (kind == DB_EMPTY || one_int(s, "SELECT max(version) FROM schema_version",
+                                    "reading the schema version", &v, err) != 0) {
+        sim_errf(err, "%s: not an llmsim database (no schema_version table)", path);
+        goto fail;
+    }
+    s->version = (int)v;
     return s;
+fail:
+    store_close(s);
+    return NULL;
 }
 
 void store_close(store *s)

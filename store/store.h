@@ -1,9 +1,14 @@
 /*
- * store.h: the SQLite results store (runs, requests, iterations, metrics, profiles, sweeps).
+ * store.h: the SQLite results store (runs, requests, iterations, metrics, profiles, sweeps,
+ * capacity searches).
  *
- * Only the store's files (sim/store*.c) include sqlite3.h. Opening a database creates or
- * upgrades its schema; schema_version records which version the tables follow. Writers use
- * prepared statements inside one transaction per run, so a failed run leaves nothing behind.
+ * Only the .c files of store/ include sqlite3.h; every other folder reads and writes a database
+ * through the store's headers. A database identifies itself: its SQLite application_id is
+ * STORE_APPLICATION_ID and its schema_version table says which version its tables follow.
+ * Opening a database for writing creates the schema, or upgrades an older llmsim schema, in one
+ * transaction; a database another program created is refused before anything is written.
+ * Writers use prepared statements inside one transaction per run, so a failed run leaves
+ * nothing behind.
  */
 #ifndef LLMSIM_STORE_H
 #define LLMSIM_STORE_H
@@ -12,16 +17,31 @@
 
 #include "sim.h"
 
-#define STORE_SCHEMA_VERSION 1
+/* 2: runs.offered_rate and runs.num_requests, the capacity tables, the run_summary and
+ * sweep_curve views. 1: the first schema (no application_id). */
+#define STORE_SCHEMA_VERSION 2
+/* PRAGMA application_id of an llmsim database: "LLMS" in ASCII. */
+#define STORE_APPLICATION_ID 0x4C4C4D53
 
 typedef struct store store;
 
-/* Opens (creating when missing) the database at path. Returns NULL with err naming the file
- * when it cannot be opened, is not a database, or has a newer schema. Free with store_close. */
+/* Opens (creating when missing) the database at path, creates or upgrades its schema and
+ * (re)creates its views. Returns NULL with err naming the file when it cannot be opened, is not
+ * an SQLite database, was created by another program (its application_id is not llmsim's and
+ * it holds no llmsim schema_version table: nothing is written to it), or has a newer schema.
+ * Free with store_close. */
 store *store_open(const char *path, sim_err *err);
-/* Opens an existing database without creating or changing anything. */
+/* Opens an existing database without creating or changing anything. NULL with err naming the
+ * file when it cannot be opened or is not an llmsim database (another program's, or no
+ * schema_version table). A version-1 database opens as it is: reads then see offered_rate and
+ * num_requests as not stored. */
 store *store_open_readonly(const char *path, sim_err *err);
 void store_close(store *s);
+
+/* The path the store was opened with (for messages). */
+const char *store_path(const store *s);
+/* The schema version the open database follows (STORE_SCHEMA_VERSION after store_open). */
+int store_schema_version(const store *s);
 
 /* Transactions: 0, or -1 with err. */
 int store_begin(store *s, sim_err *err);

@@ -23,6 +23,8 @@ typedef struct store_run_info {
     uint64_t seed;
     int replicas, tensor_parallel;
     store_level level;
+    double offered_rate;  /* nominal requests/s of the workload; 0 = none (stored as NULL) */
+    int64_t num_requests; /* requests the workload offers; 0 = not known (stored as NULL) */
 } store_run_info;
 
 typedef struct store_run store_run;

@@ -1,5 +1,5 @@
 /*
- * store_sweep.c: sweeps and their points.
+ * sweep.c: sweeps and their points.
  *
  * A sweep is identified by `key`, a digest of the scenario text, the varied keys and values,
  * the repetitions and the base seed, so running the same sweep again finds it and skips the

@@ -1,6 +1,6 @@
 /*
  * store_int.h: what the store's own files share: the sqlite3 handle and helpers.
- * Included only by sim/store*.c.
+ * Included only by the .c files of store/: the one place in llmsim that includes sqlite3.h.
  */
 #ifndef LLMSIM_STORE_INT_H
 #define LLMSIM_STORE_INT_H
@@ -11,6 +11,7 @@
 
 struct store {
     sqlite3 *db;
+    int version; /* the schema version the database follows */
     char path[512];
 };
 
@@ -18,10 +19,18 @@ struct store {
 sqlite3_stmt *store_prepare(store *s, const char *sql, sim_err *err);
 /* Sets err from the connection's last error, prefixed with what failed; returns -1. */
 int store_fail(store *s, sim_err *err, const char *what);
+/* Steps st once and finalizes it; 0 when it ran (SQLITE_DONE or a row), else -1 with err
+ * naming what failed. */
+int store_step_once(store *s, sqlite3_stmt *st, const char *what, sim_err *err);
+/* Binds text, or NULL when v is NULL. */
+void store_bind_text(sqlite3_stmt *st, int i, const char *v);
+/* Copies column i's text into out (cap bytes, truncated; "" for NULL). */
+void store_col_text(sqlite3_stmt *st, int i, char *out, size_t cap);
 
 /* Each store file contributes CREATE TABLE IF NOT EXISTS statements to the schema. */
 extern const char store_schema_runs[];     /* store.c: runs, requests, iterations, metrics */
-extern const char store_schema_profiles[]; /* store_profile.c */
-extern const char store_schema_sweeps[];   /* store_sweep.c */
+extern const char store_schema_profiles[]; /* profile.c */
+extern const char store_schema_sweeps[];   /* sweep.c */
+extern const char store_schema_capacity[]; /* capacity.c (version 2) */
 
 #endif

@@ -1,0 +1,525 @@
+/*
+ * query.c: the read side of the store: runs, their iterations and requests (cursors over one
+ * prepared statement each), latencies, sweeps and curves, and generic read-only SQL.
+ *
+ * Columns that came with schema version 2 (runs.offered_rate, runs.num_requests) are read as
+ * NULL from a version-1 database opened read-only, so old databases stay readable. Every
+ * statement is finalized before its function returns, except a cursor's, which close ends.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+#include "store_query.h"
+
+/* ---------------- runs ---------------- */
+
+/* runs columns in store_run_meta order; the version-2 ones as NULL before version 2. */
+static const char *run_cols(const store *s)
+{
+    return s->version >= 2 ? "id, name, scheduler, version, profile, model, gpu, dtype, hardware,"
+                             " store_level, created, seed, replicas, tensor_parallel, offered_rate,"
+                             " num_requests"
+                           : "id, name, scheduler, version, profile, model, gpu, dtype, hardware,"
+                             " store_level, created, seed, replicas, tensor_parallel, NULL, NULL";
+}
+
+static void read_run(sqlite3_stmt *st, store_run_meta *m)
+{
+    memset(m, 0, sizeof *m);
+    m->id = sqlite3_column_int64(st, 0);
+    store_col_text(st, 1, m->name, sizeof m->name);
+    store_col_text(st, 2, m->scheduler, sizeof m->scheduler);
+    store_col_text(st, 3, m->version, sizeof m->version);
+    store_col_text(st, 4, m->profile, sizeof m->profile);
+    store_col_text(st, 5, m->model, sizeof m->model);
+    store_col_text(st, 6, m->gpu, sizeof m->gpu);
+    store_col_text(st, 7, m->dtype, sizeof m->dtype);
+    store_col_text(st, 8, m->hardware, sizeof m->hardware);
+    store_col_text(st, 9, m->level, sizeof m->level);
+    store_col_text(st, 10, m->created, sizeof m->created);
+    m->seed = (uint64_t)sqlite3_column_int64(st, 11);
+    m->replicas = sqlite3_column_int(st, 12);
+    m->tensor_parallel = sqlite3_column_int(st, 13);
+    m->offered_rate = sqlite3_column_double(st, 14);
+    m->num_requests = sqlite3_column_int64(st, 15);
+}
+
+int store_run_get(store *s, int64_t id, store_run_meta *out, sim_err *err)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT %s FROM runs WHERE id = ?", run_cols(s));
+    sqlite3_stmt *st = store_prepare(s, sql, err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        read_run(st, out);
+    else if (rc == SQLITE_DONE)
+        sim_errf(err, "%s: no run %lld in this database", s->path, (long long)id);
+    else
+        store_fail(s, err, "reading the runs table");
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int store_run_list(store *s, int (*fn)(void *arg, const store_run_meta *m), void *arg, sim_err *err)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT %s FROM runs ORDER BY id", run_cols(s));
+    sqlite3_stmt *st = store_prepare(s, sql, err);
+    if (!st)
+        return -1;
+    store_run_meta m;
+    int rc = SQLITE_DONE, stop = 0;
+    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        read_run(st, &m);
+        stop = fn(arg, &m);
+    }
+    sqlite3_finalize(st);
+    if (stop)
+        return stop;
+    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading the runs table");
+}
+
+/* The one integer of a query with the run id as its parameter; -1 with err. */
+static int64_t count_for_run(store *s, const char *sql, int64_t run, const char *what, sim_err *err)
+{
+    sqlite3_stmt *st = store_prepare(s, sql, err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, run);
+    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    if (v < 0)
+        store_fail(s, err, what);
+    sqlite3_finalize(st);
+    return v;
+}
+
+int64_t store_run_count_requests(store *s, int64_t run, sim_err *err)
+{
+    return count_for_run(s, "SELECT count(*) FROM requests WHERE run_id = ?", run,
+                         "counting requests", err);
+}
+
+int64_t store_run_count_iterations(store *s, int64_t run, sim_err *err)
+{
+    return count_for_run(s, "SELECT count(*) FROM iterations WHERE run_id = ?", run,
+                         "counting iterations", err);
+}
+
+int store_run_metrics(store *s, int64_t run, eng_metric *out, int max, sim_err *err)
+{
+    sqlite3_stmt *st =
+        store_prepare(s, "SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, run);
+    int n = 0, rc = SQLITE_DONE;
+    while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        store_col_text(st, 0, out[n].name, sizeof out[n].name);
+        out[n].value =
+            sqlite3_column_type(st, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 1);
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (n == max)
+        return n;
+    return rc == SQLITE_DONE ? n : store_fail(s, err, "reading metrics");
+}
+
+/* ---------------- cursors ---------------- */
+
+struct store_iter_cursor {
+    store *s;
+    sqlite3_stmt *st;
+};
+
+struct store_rq_cursor {
+    store *s;
+    int64_t run;
+    sqlite3_stmt *st;
+};
+
+static sqlite3_stmt *run_stmt(store *s, const char *sql, int64_t run, sim_err *err)
+{
+    sqlite3_stmt *st = store_prepare(s, sql, err);
+    if (st)
+        sqlite3_bind_int64(st, 1, run);
+    return st;
+}
+
+store_iter_cursor *store_iterations_open(store *s, int64_t run, sim_err *err)
+{
+    sqlite3_stmt *st = run_stmt(
+        s,
+        "SELECT replica, iter, start_ns, duration_ns, cpu_ns, gpu_ns, num_seqs, prefill_tokens,"
+        " decode_tokens, kv_blocks_used, preempted, prefill_seqs, prefill_pairs, prefill_kv,"
+        " prefill_q2, decode_ctx, emit_seqs FROM iterations WHERE run_id = ?"
+        " ORDER BY replica, iter",
+        run, err);
+    if (!st)
+        return NULL;
+    store_iter_cursor *c = sim_xcalloc(1, sizeof *c);
+    c->s = s;
+    c->st = st;
+    return c;
+}
+
+/* The shape is what the row keeps: its sums, and the counts the iteration row has. */
+int store_iterations_next(store_iter_cursor *c, eng_iter_rec *out, sim_err *err)
+{
+    sqlite3_stmt *st = c->st;
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW)
+        return rc == SQLITE_DONE ? 0 : store_fail(c->s, err, "reading iterations");
+    memset(out, 0, sizeof *out);
+    out->replica = sqlite3_column_int(st, 0);
+    out->iter = sqlite3_column_int64(st, 1);
+    out->start_ns = sqlite3_column_int64(st, 2);
+    out->duration_ns = sqlite3_column_int64(st, 3);
+    out->cpu_ns = sqlite3_column_int64(st, 4);
+    out->gpu_ns = sqlite3_column_int64(st, 5);
+    out->num_seqs = sqlite3_column_int(st, 6);
+    out->prefill_tokens = sqlite3_column_int(st, 7);
+    out->decode_tokens = sqlite3_column_int(st, 8);
+    out->kv_blocks_used = sqlite3_column_int64(st, 9);
+    out->preempted = sqlite3_column_int(st, 10);
+    eng_shape *sh = &out->shape;
+    sh->num_seqs = out->num_seqs;
+    sh->prefill_tokens = out->prefill_tokens;
+    sh->decode_seqs = out->decode_tokens;
+    sh->tokens = sh->prefill_tokens + sh->decode_seqs;
+    sh->prefill_seqs = sqlite3_column_int(st, 11);
+    sh->prefill_pairs = sqlite3_column_double(st, 12);
+    sh->prefill_kv = sqlite3_column_double(st, 13);
+    sh->prefill_q2 = sqlite3_column_double(st, 14);
+    sh->decode_ctx = sqlite3_column_int64(st, 15);
+    sh->emit_seqs = sqlite3_column_int(st, 16);
+    return 1;
+}
+
+void store_iterations_close(store_iter_cursor *c)
+{
+    if (!c)
+        return;
+    sqlite3_finalize(c->st);
+    free(c);
+}
+
+store_rq_cursor *store_requests_open(store *s, int64_t run, sim_err *err)
+{
+    sqlite3_stmt *st =
+        run_stmt(s,
+                 "SELECT req_id, replica, arrival_ns, first_scheduled_ns, last_scheduled_ns,"
+                 " first_token_ns, finish_ns, prompt_tokens, output_tokens, preemptions, scheduled,"
+                 " status, reject_reason FROM requests WHERE run_id = ? ORDER BY req_id",
+                 run, err);
+    if (!st)
+        return NULL;
+    store_rq_cursor *c = sim_xcalloc(1, sizeof *c);
+    c->s = s;
+    c->run = run;
+    c->st = st;
+    return c;
+}
+
+static int64_t col_time(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i);
+}
+
+/* The enum value whose name is the text of column i (NULL: `none`); -1 when unknown. */
+static int col_enum(sqlite3_stmt *st, int i, int count, const char *(*name)(int), int none)
+{
+    const char *t = (const char *)sqlite3_column_text(st, i);
+    if (!t)
+        return none;
+    for (int k = 0; k < count; k++)
+        if (strcmp(t, name(k)) == 0)
+            return k;
+    return -1;
+}
+
+static const char *status_name(int k)
+{
+    return eng_rq_status_name((eng_rq_status)k);
+}
+
+static const char *reason_name(int k)
+{
+    return eng_reject_reason_name((eng_reject_reason)k);
+}
+
+int store_requests_next(store_rq_cursor *c, eng_request *out, sim_err *err)
+{
+    sqlite3_stmt *st = c->st;
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW)
+        return rc == SQLITE_DONE ? 0 : store_fail(c->s, err, "reading requests");
+    memset(out, 0, sizeof *out);
+    out->id = sqlite3_column_int64(st, 0);
+    out->replica = sqlite3_column_int(st, 1);
+    out->t_arrival = sqlite3_column_int64(st, 2);
+    out->t_first_sched = col_time(st, 3);
+    out->t_last_sched = col_time(st, 4);
+    out->t_first_token = col_time(st, 5);
+    out->t_finish = col_time(st, 6);
+    out->prompt = sqlite3_column_int(st, 7);
+    out->output = sqlite3_column_int(st, 8);
+    out->preemptions = sqlite3_column_int(st, 9);
+    out->scheduled = sqlite3_column_int(st, 10);
+    int status = col_enum(st, 11, ENG_RQ_STATUS_COUNT, status_name, -1);
+    int reason = col_enum(st, 12, ENG_REJECT_REASON_COUNT, reason_name, ENG_REJECT_NONE);
+    if (status < 0 || reason < 0)
+        return sim_errf(err, "%s: run %lld, request %lld: unknown %s '%s'", c->s->path,
+                        (long long)c->run, (long long)out->id,
+                        status < 0 ? "status" : "reject reason",
+                        (const char *)sqlite3_column_text(st, status < 0 ? 11 : 12));
+    out->status = (eng_rq_status)status;
+    out->reject = (eng_reject_reason)reason;
+    return 1;
+}
+
+void store_requests_close(store_rq_cursor *c)
+{
+    if (!c)
+        return;
+    sqlite3_finalize(c->st);
+    free(c);
+}
+
+/* ---------------- latencies ---------------- */
+
+static const char *latency_sql(store_latency m)
+{
+    switch (m) {
+    case STORE_LAT_TTFT:
+        return "SELECT (first_token_ns - arrival_ns) / 1e6 FROM requests WHERE run_id = ?"
+               " AND status = 'finished' AND first_token_ns IS NOT NULL ORDER BY req_id";
+    case STORE_LAT_E2E:
+        return "SELECT (finish_ns - arrival_ns) / 1e6 FROM requests WHERE run_id = ?"
+               " AND status = 'finished' AND finish_ns IS NOT NULL ORDER BY req_id";
+    case STORE_LAT_TPOT:
+        break;
+    }
+    return "SELECT (finish_ns - first_token_ns) / 1e6 / (output_tokens - 1) FROM requests"
+           " WHERE run_id = ? AND status = 'finished' AND output_tokens > 1"
+           " AND first_token_ns IS NOT NULL AND finish_ns IS NOT NULL ORDER BY req_id";
+}
+
+int64_t store_request_latencies(store *s, int64_t run, store_latency m, double **values,
+                                sim_err *err)
+{
+    *values = NULL;
+    sqlite3_stmt *st = run_stmt(s, latency_sql(m), run, err);
+    if (!st)
+        return -1;
+    double *v = NULL;
+    int64_t n = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap)
+            v = sim_xrealloc(v, (size_t)(cap = cap ? 2 * cap : 1024) * sizeof *v);
+        v[n++] = sqlite3_column_double(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return store_fail(s, err, "reading requests");
+    }
+    *values = v;
+    return n;
+}
+
+/* ---------------- sweeps ---------------- */
+
+int store_sweep_get(store *s, int64_t id, store_sweep_meta *out, sim_err *err)
+{
+    sqlite3_stmt *st = store_prepare(
+        s, "SELECT id, key, file, varied, reps, base_seed, created FROM sweeps WHERE id = ?", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        memset(out, 0, sizeof *out);
+        out->id = sqlite3_column_int64(st, 0);
+        store_col_text(st, 1, out->key, sizeof out->key);
+        store_col_text(st, 2, out->file, sizeof out->file);
+        store_col_text(st, 3, out->varied, sizeof out->varied);
+        out->reps = sqlite3_column_int(st, 4);
+        out->base_seed = (uint64_t)sqlite3_column_int64(st, 5);
+        store_col_text(st, 6, out->created, sizeof out->created);
+    } else if (rc == SQLITE_DONE)
+        sim_errf(err, "%s: no sweep %lld in this database", s->path, (long long)id);
+    else
+        store_fail(s, err, "reading the sweeps table");
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int store_sweep_keys(store *s, int64_t id, int (*fn)(void *arg, const char *key), void *arg,
+                     sim_err *err)
+{
+    sqlite3_stmt *st = run_stmt(
+        s, "SELECT DISTINCT key FROM sweep_params WHERE sweep_id = ? ORDER BY key", id, err);
+    if (!st)
+        return -1;
+    int rc = SQLITE_DONE, stop = 0;
+    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        stop = fn(arg, (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    if (stop)
+        return stop;
+    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading the sweep's parameters");
+}
+
+/* ?1 y metric, ?2 x metric, ?3 x parameter, ?4 series key, ?5 sweep; %s: the run's
+ * offered_rate as the last x fallback (NULL before schema version 2). */
+static const char curve_sql[] =
+    "SELECT p.point, p.rep, p.run_id, p.saturated,"
+    " (SELECT value FROM metrics m WHERE m.run_id = p.run_id AND m.name = ?1),"
+    " COALESCE((SELECT CAST(value AS REAL) FROM sweep_params q WHERE q.sweep_id = p.sweep_id"
+    "           AND q.point = p.point AND q.key = ?3),"
+    "          (SELECT value FROM metrics m WHERE m.run_id = p.run_id AND m.name = ?2), %s),"
+    " CASE WHEN ?4 IS NULL THEN r.scheduler ELSE (SELECT value FROM sweep_params q"
+    "  WHERE q.sweep_id = p.sweep_id AND q.point = p.point AND q.key = ?4) END"
+    " FROM sweep_points p JOIN runs r ON r.id = p.run_id WHERE p.sweep_id = ?5"
+    " ORDER BY p.point, p.rep";
+
+static void read_curve_row(sqlite3_stmt *st, store_curve_row *r)
+{
+    r->point = sqlite3_column_int64(st, 0);
+    r->rep = sqlite3_column_int64(st, 1);
+    r->run_id = sqlite3_column_int64(st, 2);
+    r->saturated = sqlite3_column_int(st, 3) != 0;
+    r->has_y = sqlite3_column_type(st, 4) != SQLITE_NULL;
+    r->y = sqlite3_column_double(st, 4);
+    r->has_x = sqlite3_column_type(st, 5) != SQLITE_NULL;
+    r->x = sqlite3_column_double(st, 5);
+    r->series = (const char *)sqlite3_column_text(st, 6);
+}
+
+int store_sweep_curve(store *s, const store_curve_query *q,
+                      int (*fn)(void *arg, const store_curve_row *r), void *arg, sim_err *err)
+{
+    char sql[sizeof curve_sql + 64];
+    snprintf(sql, sizeof sql, curve_sql,
+             s->version >= 2 ? "CASE WHEN ?2 = 'offered_rate' THEN r.offered_rate END" : "NULL");
+    sqlite3_stmt *st = store_prepare(s, sql, err);
+    if (!st)
+        return -1;
+    store_bind_text(st, 1, q->y_metric);
+    store_bind_text(st, 2, q->x_metric);
+    store_bind_text(st, 3, q->x_param);
+    store_bind_text(st, 4, q->by);
+    sqlite3_bind_int64(st, 5, q->sweep);
+    store_curve_row r;
+    int rc = SQLITE_DONE, stop = 0;
+    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        read_curve_row(st, &r);
+        stop = fn(arg, &r);
+    }
+    sqlite3_finalize(st);
+    if (stop)
+        return stop;
+    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading the sweep's points");
+}
+
+/* ---------------- generic reads ---------------- */
+
+/* Prepares the next statement of *sql (advancing it) into *st (NULL when only blanks or
+ * comments were left); refuses one that writes. 0, or -1 with err. */
+static int prepare_read(store *s, const char **sql, sqlite3_stmt **st, sim_err *err)
+{
+    if (sqlite3_prepare_v2(s->db, *sql, -1, st, sql) != SQLITE_OK)
+        return store_fail(s, err, "preparing a query");
+    if (*st && !sqlite3_stmt_readonly(*st)) {
+        sim_errf(err, "%s: a query must only read; this one writes (use store_exec): %.80s",
+                 s->path, sqlite3_sql(*st));
+        sqlite3_finalize(*st);
+        *st = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Steps one prepared statement, calling fn per row; finalizes it. */
+static int rows(store *s, sqlite3_stmt *st, store_row_fn fn, void *arg, sim_err *err)
+{
+    int n = sqlite3_column_count(st), rc = SQLITE_DONE, stop = 0;
+    const char **names = sim_xcalloc((size_t)n + 1, sizeof *names);
+    const char **vals = sim_xcalloc((size_t)n + 1, sizeof *vals);
+    for (int i = 0; i < n; i++)
+        names[i] = sqlite3_column_name(st, i);
+    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < n; i++)
+            vals[i] = (const char *)sqlite3_column_text(st, i);
+        stop = fn ? fn(arg, n, names, vals) : 0;
+    }
+    if (!stop && rc != SQLITE_DONE)
+        stop = store_fail(s, err, "running a query");
+    sqlite3_finalize(st);
+    free(names);
+    free(vals);
+    return stop;
+}
+
+int store_query(store *s, const char *sql, store_row_fn fn, void *arg, sim_err *err)
+{
+    while (sql && *sql) {
+        sqlite3_stmt *st;
+        if (prepare_read(s, &sql, &st, err) != 0)
+            return -1;
+        if (!st)
+            continue;
+        int rc = rows(s, st, fn, arg, err);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Steps the single read-only statement sql to its first row, left in *st. */
+static int first_row(store *s, const char *sql, sqlite3_stmt **st, sim_err *err)
+{
+    const char *tail = sql;
+    if (prepare_read(s, &tail, st, err) != 0)
+        return -1;
+    if (!*st)
+        return sim_errf(err, "%s: an empty query", s->path);
+    int rc = sqlite3_step(*st);
+    if (rc == SQLITE_ROW)
+        return 0;
+    if (rc == SQLITE_DONE)
+        sim_errf(err, "%s: the query returned no row: %.80s", s->path, sql);
+    else
+        store_fail(s, err, "running a query");
+    sqlite3_finalize(*st);
+    *st = NULL;
+    return -1;
+}
+
+int store_query_int(store *s, const char *sql, int64_t *out, sim_err *err)
+{
+    sqlite3_stmt *st;
+    if (first_row(s, sql, &st, err) != 0)
+        return -1;
+    *out = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int store_query_double(store *s, const char *sql, double *out, sim_err *err)
+{
+    sqlite3_stmt *st;
+    if (first_row(s, sql, &st, err) != 0)
+        return -1;
+    *out = sqlite3_column_type(st, 0) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return 0;
+}
