@@ -1,5 +1,5 @@
 /*
- * cdf.c: latency CDFs of several runs, from the requests table.
+ * cdf.c: latency CDFs of several runs, from the requests table (store_request_latencies).
  *
  * Per finished request: TTFT = first_token - arrival, E2E = finish - arrival, TPOT = (finish -
  * first_token) / (output_tokens - 1) (requests with one output token have no TPOT). ITL needs
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "plt_int.h"
+#include "store_query.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -20,51 +21,36 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static const char *value_sql(const char *metric)
+static store_latency latency(const char *metric)
 {
-    if (strcmp(metric, "ttft") == 0)
-        return "SELECT (first_token_ns - arrival_ns) / 1e6 FROM requests WHERE run_id = ?"
-               " AND status = 'finished' AND first_token_ns IS NOT NULL";
-    if (strcmp(metric, "e2e") == 0)
-        return "SELECT (finish_ns - arrival_ns) / 1e6 FROM requests WHERE run_id = ?"
-               " AND status = 'finished' AND finish_ns IS NOT NULL";
-    return "SELECT (finish_ns - first_token_ns) / 1e6 / (output_tokens - 1) FROM requests"
-           " WHERE run_id = ? AND status = 'finished' AND output_tokens > 1"
-           " AND first_token_ns IS NOT NULL AND finish_ns IS NOT NULL";
+    return strcmp(metric, "ttft") == 0  ? STORE_LAT_TTFT
+           : strcmp(metric, "e2e") == 0 ? STORE_LAT_E2E
+                                        : STORE_LAT_TPOT;
 }
 
 /* The run's values, sorted, into *out (malloc'd); count or -1 with err. */
-static int64_t load(plt_db *d, int64_t run, const char *metric, double **out, sim_err *err)
+static int64_t load(store *s, int64_t run, const char *metric, double **out, sim_err *err)
 {
     *out = NULL;
-    int64_t nrq = plt_db_count(d, "SELECT count(*) FROM requests WHERE run_id = ?", run, err);
+    int64_t nrq = store_run_count_requests(s, run, err);
     if (nrq < 0)
         return -1;
     if (nrq == 0)
         return sim_errf(err,
                         "%s: run %lld has no request rows (stored with --store summary or "
                         "iterations); run it again with --store requests",
-                        d->path, (long long)run);
-    sqlite3_stmt *st = plt_db_prepare(d, value_sql(metric), err);
-    if (!st)
+                        store_path(s), (long long)run);
+    double *v;
+    int64_t n = store_request_latencies(s, run, latency(metric), &v, err);
+    if (n < 0)
         return -1;
-    sqlite3_bind_int64(st, 1, run);
-    double *v = sim_xmalloc((size_t)nrq * sizeof *v);
-    int64_t n = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < nrq)
-        v[n++] = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        free(v);
-        return plt_db_fail(d, "reading requests", err);
-    }
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    if (n > 0)
+        qsort(v, (size_t)n, sizeof *v, cmp_double);
     *out = v;
     return n;
 }
 
-int plt_cdf_write(plt_db *d, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err)
+int plt_cdf_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err)
 {
     const char *metric = o->metric ? o->metric : "ttft";
     if (strcmp(metric, "itl") == 0)
@@ -76,15 +62,15 @@ int plt_cdf_write(plt_db *d, const plt_opts *o, FILE *dat, FILE *gp, plt_result 
     fprintf(dat, "# llmsim cdf of %s (ms) over finished requests\n", metric);
     for (int i = 0; i < o->nruns; i++) {
         char sched[64];
-        if (plt_db_run(d, o->runs[i], sched, sizeof sched, NULL, err) != 0)
+        if (plt_run_sched(s, o->runs[i], sched, sizeof sched, NULL, err) != 0)
             return -1;
         double *v;
-        int64_t n = load(d, o->runs[i], metric, &v, err);
+        int64_t n = load(s, o->runs[i], metric, &v, err);
         if (n < 0)
             return -1;
         if (n == 0) {
             free(v);
-            return sim_errf(err, "%s: run %lld has no finished request with a %s", d->path,
+            return sim_errf(err, "%s: run %lld has no finished request with a %s", store_path(s),
                             (long long)o->runs[i], metric);
         }
         snprintf(names[i], sizeof names[i], "run %lld (%s)", (long long)o->runs[i], sched);

@@ -8,7 +8,7 @@
  * still growing at the end of the run), because its percentiles then depend on the run length.
  * Offered rate is the sweep's value of workload.arrival.rate when the sweep varies it (the
  * nominal rate: the same x for every scheduler and repetition), else the run's offered_rate
- * metric when one is stored.
+ * metric when one is stored, else the offered rate stored with the run (runs.offered_rate).
  *
  * Data file: one block per line (separated by two blank lines, "# series: NAME" first), rows
  * "x y y_lo y_hi x_lo x_hi saturated reps point" sorted by x; then, when any point is
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "plt_int.h"
+#include "store_query.h"
 
 #define RATE_KEY "workload.arrival.rate"
 
@@ -87,27 +88,33 @@ static int by_series_x(const void *a, const void *b)
     return p->point < q->point ? -1 : p->point > q->point;
 }
 
-/* Checks --by names a varied key of the sweep; lists them in err otherwise. */
-static int check_by(plt_db *d, const plt_opts *o, sim_err *err)
+/* The varied keys, comma-separated, and whether --by is one of them. */
+typedef struct keys {
+    const char *by;
+    char list[512];
+    size_t n;
+    int found;
+} keys;
+
+static int add_key(void *arg, const char *k)
 {
-    sqlite3_stmt *st = plt_db_prepare(
-        d, "SELECT DISTINCT key FROM sweep_params WHERE sweep_id = ? ORDER BY key", err);
-    if (!st)
+    keys *ks = arg;
+    ks->found |= strcmp(k, ks->by) == 0;
+    if (ks->n < sizeof ks->list)
+        ks->n += (size_t)snprintf(ks->list + ks->n, sizeof ks->list - ks->n, "%s%s",
+                                  ks->n ? ", " : "", k);
+    return 0;
+}
+
+/* Checks --by names a varied key of the sweep; lists them in err otherwise. */
+static int check_by(store *s, const plt_opts *o, sim_err *err)
+{
+    keys ks = {.by = o->by};
+    if (store_sweep_keys(s, o->sweep, add_key, &ks, err) != 0)
         return -1;
-    sqlite3_bind_int64(st, 1, o->sweep);
-    char keys[512] = "";
-    size_t n = 0;
-    int found = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *k = (const char *)sqlite3_column_text(st, 0);
-        found |= strcmp(k, o->by) == 0;
-        if (n < sizeof keys)
-            n += (size_t)snprintf(keys + n, sizeof keys - n, "%s%s", n ? ", " : "", k);
-    }
-    sqlite3_finalize(st);
-    if (!found)
-        return sim_errf(err, "%s: sweep %lld does not vary '%s'; its varied keys: %s", d->path,
-                        (long long)o->sweep, o->by, n ? keys : "(none)");
+    if (!ks.found)
+        return sim_errf(err, "%s: sweep %lld does not vary '%s'; its varied keys: %s",
+                        store_path(s), (long long)o->sweep, o->by, ks.n ? ks.list : "(none)");
     return 0;
 }
 
@@ -137,61 +144,52 @@ static int y_metric(const plt_opts *o, char *buf, size_t len, sim_err *err)
     return 0;
 }
 
-static const char sql[] =
-    "SELECT p.point, p.run_id, p.saturated,"
-    " (SELECT value FROM metrics m WHERE m.run_id = p.run_id AND m.name = ?1),"
-    " COALESCE((SELECT CAST(value AS REAL) FROM sweep_params q WHERE q.sweep_id = p.sweep_id"
-    "           AND q.point = p.point AND q.key = ?3),"
-    "          (SELECT value FROM metrics m WHERE m.run_id = p.run_id AND m.name = ?2)),"
-    " CASE WHEN ?4 IS NULL THEN r.scheduler ELSE (SELECT value FROM sweep_params q"
-    "  WHERE q.sweep_id = p.sweep_id AND q.point = p.point AND q.key = ?4) END"
-    " FROM sweep_points p JOIN runs r ON r.id = p.run_id WHERE p.sweep_id = ?5"
-    " ORDER BY p.point, p.rep";
+/* What load() needs while the store walks the sweep's rows. */
+typedef struct loader {
+    store *s;
+    const plt_opts *o;
+    curve *c;
+    sim_err *err;
+} loader;
+
+static int add_row(void *arg, const store_curve_row *r)
+{
+    loader *l = arg;
+    const plt_opts *o = l->o;
+    curve *c = l->c;
+    if (!r->has_x) {
+        if (o->x == PLT_X_RATE)
+            return sim_errf(l->err,
+                            "%s: run %lld has no offered_rate metric and sweep %lld does "
+                            "not vary %s; plot against --x throughput instead",
+                            store_path(l->s), (long long)r->run_id, (long long)o->sweep, RATE_KEY);
+        return sim_errf(l->err, "%s: run %lld has no %s metric", store_path(l->s),
+                        (long long)r->run_id, x_metric(o->x));
+    }
+    point *p = point_for(c, series_index(c, r->series ? r->series : "?"), r->point);
+    p->saturated |= r->saturated;
+    if (!r->has_y) {
+        c->skipped++;
+        return 0;
+    }
+    p->n++;
+    p->sy += r->y;
+    p->syy += r->y * r->y;
+    p->sx += r->x;
+    p->sxx += r->x * r->x;
+    return 0;
+}
 
 /* Reads every repetition of the sweep into c. */
-static int load(plt_db *d, const plt_opts *o, const char *ymetric, curve *c, sim_err *err)
+static int load(store *s, const plt_opts *o, const char *ymetric, curve *c, sim_err *err)
 {
-    sqlite3_stmt *st = plt_db_prepare(d, sql, err);
-    if (!st)
-        return -1;
-    sqlite3_bind_text(st, 1, ymetric, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, x_metric(o->x), -1, SQLITE_STATIC);
-    if (o->x == PLT_X_RATE)
-        sqlite3_bind_text(st, 3, RATE_KEY, -1, SQLITE_STATIC);
-    if (o->by)
-        sqlite3_bind_text(st, 4, o->by, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 5, o->sweep);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t run = sqlite3_column_int64(st, 1);
-        if (sqlite3_column_type(st, 4) == SQLITE_NULL) {
-            sqlite3_finalize(st);
-            if (o->x == PLT_X_RATE)
-                return sim_errf(err,
-                                "%s: run %lld has no offered_rate metric and sweep %lld does "
-                                "not vary %s; plot against --x throughput instead",
-                                d->path, (long long)run, (long long)o->sweep, RATE_KEY);
-            return sim_errf(err, "%s: run %lld has no %s metric", d->path, (long long)run,
-                            x_metric(o->x));
-        }
-        const char *name = (const char *)sqlite3_column_text(st, 5);
-        point *p = point_for(c, series_index(c, name ? name : "?"), sqlite3_column_int64(st, 0));
-        p->saturated |= sqlite3_column_int(st, 2) != 0;
-        if (sqlite3_column_type(st, 3) == SQLITE_NULL) {
-            c->skipped++;
-            continue;
-        }
-        double y = sqlite3_column_double(st, 3), x = sqlite3_column_double(st, 4);
-        p->n++;
-        p->sy += y;
-        p->syy += y * y;
-        p->sx += x;
-        p->sxx += x * x;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return plt_db_fail(d, "reading the sweep's points", err);
-    return 0;
+    store_curve_query q = {.sweep = o->sweep,
+                           .y_metric = ymetric,
+                           .x_metric = x_metric(o->x),
+                           .x_param = o->x == PLT_X_RATE ? RATE_KEY : NULL,
+                           .by = o->by};
+    loader l = {s, o, c, err};
+    return store_sweep_curve(s, &q, add_row, &l, err) == 0 ? 0 : -1;
 }
 
 static void finish(curve *c, int *max_reps, int *nsat, double *ymin, double *ymax)
@@ -245,27 +243,24 @@ static void free_curve(curve *c)
     free(c->pts);
 }
 
-int plt_curve_write(plt_db *d, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
-                    sim_err *err)
+int plt_curve_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err)
 {
     char ymetric[64];
     if (y_metric(o, ymetric, sizeof ymetric, err) != 0)
         return -1;
-    int64_t found = plt_db_count(d, "SELECT count(*) FROM sweeps WHERE id = ?", o->sweep, err);
-    if (found < 0)
+    store_sweep_meta sw;
+    if (store_sweep_get(s, o->sweep, &sw, err) != 0)
         return -1;
-    if (found == 0)
-        return sim_errf(err, "%s: no sweep %lld in this database", d->path, (long long)o->sweep);
-    if (o->by && check_by(d, o, err) != 0)
+    if (o->by && check_by(s, o, err) != 0)
         return -1;
     curve c = {0};
     int rc = -1, max_reps = 0, nsat = 0;
     double ymin = INFINITY, ymax = -INFINITY;
-    if (load(d, o, ymetric, &c, err) != 0)
+    if (load(s, o, ymetric, &c, err) != 0)
         goto out;
     finish(&c, &max_reps, &nsat, &ymin, &ymax);
     if (c.npts == 0) {
-        sim_errf(err, "%s: sweep %lld has no point with a value of %s", d->path,
+        sim_errf(err, "%s: sweep %lld has no point with a value of %s", store_path(s),
                  (long long)o->sweep, ymetric);
         goto out;
     }

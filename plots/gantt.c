@@ -12,97 +12,124 @@
  * scheduled or did not finish); block 1 has one row per iteration "start_s end_s replica iter
  * num_seqs".
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "plt_int.h"
+#include "store_query.h"
 
-static void put_time(FILE *f, sqlite3_stmt *st, int col)
+/* A time in seconds, or NaN for a time never reached (-1). */
+static void put_time(FILE *f, int64_t ns)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+    if (ns < 0)
         fputs(" NaN", f);
     else
-        fprintf(f, " %.9f", (double)sqlite3_column_int64(st, col) / 1e9);
+        fprintf(f, " %.9f", (double)ns / 1e9);
 }
 
-static int write_requests(plt_db *d, int64_t run, FILE *dat, sim_err *err)
+/* The run's iterations, in (replica, iter) order. */
+typedef struct iters {
+    eng_iter_rec *v;
+    int64_t n, cap;
+} iters;
+
+static int read_iterations(store *s, int64_t run, iters *its, sim_err *err)
 {
-    sqlite3_stmt *st = plt_db_prepare(
-        d,
-        "SELECT q.req_id, q.replica, q.arrival_ns, q.first_scheduled_ns, q.first_token_ns,"
-        " q.finish_ns, min(i.iter), max(i.iter), count(i.iter) FROM requests q"
-        " LEFT JOIN iterations i ON i.run_id = q.run_id AND i.replica = q.replica"
-        " AND i.start_ns >= q.first_scheduled_ns AND i.start_ns < q.finish_ns"
-        " WHERE q.run_id = ? GROUP BY q.req_id ORDER BY q.req_id",
-        err);
-    if (!st)
+    store_iter_cursor *c = store_iterations_open(s, run, err);
+    if (!c)
         return -1;
-    sqlite3_bind_int64(st, 1, run);
+    int rc;
+    eng_iter_rec it;
+    while ((rc = store_iterations_next(c, &it, err)) == 1) {
+        if (its->n == its->cap)
+            its->v = sim_xrealloc(its->v, (size_t)(its->cap = its->cap ? 2 * its->cap : 1024) *
+                                              sizeof *its->v);
+        its->v[its->n++] = it;
+    }
+    store_iterations_close(c);
+    return rc < 0 ? -1 : 0;
+}
+
+/* One request's row: its iterations are those on its replica that start at or after its first
+ * scheduling and before its finish. */
+static void write_request(FILE *dat, const eng_request *q, const iters *its)
+{
+    int64_t first = -1, last = -1, n = 0;
+    for (int64_t i = 0; q->t_first_sched >= 0 && q->t_finish >= 0 && i < its->n; i++) {
+        const eng_iter_rec *it = &its->v[i];
+        if (it->replica != q->replica || it->start_ns < q->t_first_sched ||
+            it->start_ns >= q->t_finish)
+            continue;
+        first = n == 0 || it->iter < first ? it->iter : first;
+        last = n == 0 || it->iter > last ? it->iter : last;
+        n++;
+    }
+    fprintf(dat, "%lld %lld", (long long)q->id, (long long)q->replica);
+    put_time(dat, q->t_arrival);
+    put_time(dat, q->t_first_sched);
+    put_time(dat, q->t_first_token);
+    put_time(dat, q->t_finish);
+    fprintf(dat, " %lld %lld %lld\n", (long long)first, (long long)last, (long long)n);
+}
+
+static int write_requests(store *s, int64_t run, const iters *its, FILE *dat, sim_err *err)
+{
+    store_rq_cursor *c = store_requests_open(s, run, err);
+    if (!c)
+        return -1;
     fputs("# requests\n# req replica arrival_s scheduled_s first_token_s finish_s first_iter "
           "last_iter n_iters\n",
           dat);
+    eng_request q;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t n = sqlite3_column_int64(st, 8);
-        fprintf(dat, "%lld %lld", (long long)sqlite3_column_int64(st, 0),
-                (long long)sqlite3_column_int64(st, 1));
-        for (int c = 2; c <= 5; c++)
-            put_time(dat, st, c);
-        fprintf(dat, " %lld %lld %lld\n", n ? (long long)sqlite3_column_int64(st, 6) : -1LL,
-                n ? (long long)sqlite3_column_int64(st, 7) : -1LL, (long long)n);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : plt_db_fail(d, "reading requests", err);
+    while ((rc = store_requests_next(c, &q, err)) == 1)
+        write_request(dat, &q, its);
+    store_requests_close(c);
+    return rc < 0 ? -1 : 0;
 }
 
-static int write_iterations(plt_db *d, int64_t run, FILE *dat, double *tmax, sim_err *err)
+static void write_iterations(const iters *its, FILE *dat, double *tmax)
 {
-    sqlite3_stmt *st = plt_db_prepare(d,
-                                      "SELECT start_ns, start_ns + duration_ns, replica, iter,"
-                                      " num_seqs FROM iterations WHERE run_id = ?"
-                                      " ORDER BY replica, iter",
-                                      err);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, run);
     fputs("\n\n# iterations\n# start_s end_s replica iter num_seqs\n", dat);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        double end = (double)sqlite3_column_int64(st, 1) / 1e9;
-        fprintf(dat, "%.9f %.9f %lld %lld %lld\n", (double)sqlite3_column_int64(st, 0) / 1e9, end,
-                (long long)sqlite3_column_int64(st, 2), (long long)sqlite3_column_int64(st, 3),
-                (long long)sqlite3_column_int64(st, 4));
+    for (int64_t i = 0; i < its->n; i++) {
+        const eng_iter_rec *it = &its->v[i];
+        double end = (double)(it->start_ns + it->duration_ns) / 1e9;
+        fprintf(dat, "%.9f %.9f %lld %lld %lld\n", (double)it->start_ns / 1e9, end,
+                (long long)it->replica, (long long)it->iter, (long long)it->num_seqs);
         *tmax = end > *tmax ? end : *tmax;
     }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : plt_db_fail(d, "reading iterations", err);
 }
 
-int plt_gantt_write(plt_db *d, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
-                    sim_err *err)
+int plt_gantt_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err)
 {
     int64_t run = o->runs[0];
     char sched[64];
-    if (plt_db_run(d, run, sched, sizeof sched, NULL, err) != 0)
+    if (plt_run_sched(s, run, sched, sizeof sched, NULL, err) != 0)
         return -1;
-    int64_t nrq = plt_db_count(d, "SELECT count(*) FROM requests WHERE run_id = ?", run, err);
+    int64_t nrq = store_run_count_requests(s, run, err);
     if (nrq < 0)
         return -1;
     if (nrq == 0)
         return sim_errf(err,
                         "%s: run %lld has no request rows (stored with --store summary or "
                         "iterations); run it again with --store requests",
-                        d->path, (long long)run);
+                        store_path(s), (long long)run);
     if (nrq > PLT_GANTT_MAX_REQ)
         return sim_errf(err,
                         "%s: run %lld has %lld requests; gantt draws at most %d (one bar per "
                         "request). Try a smaller run, e.g. --set workload.num_requests=%d, or "
                         "the timeline plot",
-                        d->path, (long long)run, (long long)nrq, PLT_GANTT_MAX_REQ,
+                        store_path(s), (long long)run, (long long)nrq, PLT_GANTT_MAX_REQ,
                         PLT_GANTT_MAX_REQ / 4);
     double tmax = 0;
+    iters its = {0};
     fprintf(dat, "# llmsim gantt of run %lld (%s)\n", (long long)run, sched);
-    if (write_requests(d, run, dat, err) != 0 || write_iterations(d, run, dat, &tmax, err) != 0)
+    if (read_iterations(s, run, &its, err) != 0 || write_requests(s, run, &its, dat, err) != 0) {
+        free(its.v);
         return -1;
+    }
+    write_iterations(&its, dat, &tmax);
+    free(its.v);
     char title[160];
     snprintf(title, sizeof title,
              "run %lld (%s): requests queued, in prefill, in decode; iteration starts below",

@@ -1,6 +1,6 @@
 /*
- * plot.c: plt_plot: checks the options, names the files, opens the database and drives one
- * kind's writer, then gnuplot.
+ * plot.c: plt_plot: checks the options, names the files, opens the database (read-only, through
+ * the store) and drives one kind's writer, then gnuplot.
  *
  * Files: the image FILE.EXT, its data FILE.dat and its script FILE.gp (FILE = the image path
  * without its extension), all in the image's directory. A failed plot removes the data and
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "plt_int.h"
+#include "store_query.h"
 
 static const char *const kind_names[] = {"curve", "cdf", "timeline", "gantt"};
 
@@ -70,18 +71,49 @@ static int check_opts(const plt_opts *o, sim_err *err)
     return 0;
 }
 
-static int write_kind(plt_db *d, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+const char *plt_metric_column(const char *metric)
+{
+    static const char *const m[][2] = {
+        {"ttft", "ttft_ms"}, {"tpot", "tpot_ms"}, {"itl", "itl_ms"}, {"e2e", "e2el_ms"}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strcmp(metric, m[i][0]) == 0)
+            return m[i][1];
+    return NULL;
+}
+
+const char *plt_metric_label(const char *metric)
+{
+    static const char *const m[][2] = {
+        {"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}};
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+        if (strcmp(metric, m[i][0]) == 0)
+            return m[i][1];
+    return metric;
+}
+
+int plt_run_sched(store *s, int64_t run, char *sched, size_t len, int *replicas, sim_err *err)
+{
+    store_run_meta m;
+    if (store_run_get(s, run, &m, err) != 0)
+        return -1;
+    snprintf(sched, len, "%s", m.scheduler);
+    if (replicas)
+        *replicas = m.replicas > 0 ? m.replicas : 1;
+    return 0;
+}
+
+static int write_kind(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
                       sim_err *err)
 {
     switch (o->kind) {
     case PLT_CURVE:
-        return plt_curve_write(d, o, dat, gp, res, err);
+        return plt_curve_write(s, o, dat, gp, res, err);
     case PLT_CDF:
-        return plt_cdf_write(d, o, dat, gp, res, err);
+        return plt_cdf_write(s, o, dat, gp, res, err);
     case PLT_TIMELINE:
-        return plt_timeline_write(d, o, dat, gp, res, err);
+        return plt_timeline_write(s, o, dat, gp, res, err);
     case PLT_GANTT:
-        return plt_gantt_write(d, o, dat, gp, res, err);
+        return plt_gantt_write(s, o, dat, gp, res, err);
     }
     return sim_errf(err, "unknown plot kind %d", (int)o->kind);
 }
@@ -99,8 +131,8 @@ int plt_plot(const plt_opts *o, plt_result *res, sim_err *err)
         return -1;
     res->width = o->width;
     res->height = o->height;
-    plt_db d;
-    if (plt_db_open(&d, o->db, err) != 0)
+    store *s = store_open_readonly(o->db, err);
+    if (!s)
         return -1;
     int rc = -1;
     FILE *dat = fopen(res->data, "w"), *gp = fopen(res->script, "w");
@@ -113,7 +145,7 @@ int plt_plot(const plt_opts *o, plt_result *res, sim_err *err)
             "# the numbers plotted are in the data file below\n",
             plt_kind_name(o->kind), o->db, res->script);
     plt_gp_str(gp, "datafile", res->data);
-    if (write_kind(&d, o, dat, gp, res, err) != 0 ||
+    if (write_kind(s, o, dat, gp, res, err) != 0 ||
         plt_gp_finish(gp, plt_kind_name(o->kind), res, err) != 0)
         goto out;
     if (ferror(dat) || ferror(gp)) {
@@ -126,7 +158,7 @@ out:
         rc = sim_errf(err, "%s: write error: %s", res->data, strerror(errno));
     if (gp && fclose(gp) != 0 && rc == 0)
         rc = sim_errf(err, "%s: write error: %s", res->script, strerror(errno));
-    plt_db_close(&d);
+    store_close(s);
     if (rc != 0) {
         remove(res->data);
         remove(res->script);

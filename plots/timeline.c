@@ -10,45 +10,40 @@
 #include <string.h>
 
 #include "plt_int.h"
+#include "store_query.h"
 
 /* Writes run's iterations as one block; returns the rows written or -1 with err. */
-static int64_t write_run(plt_db *d, int64_t run, FILE *dat, double *tmax, sim_err *err)
+static int64_t write_run(store *s, int64_t run, FILE *dat, double *tmax, sim_err *err)
 {
-    sqlite3_stmt *st = plt_db_prepare(
-        d,
-        "SELECT start_ns, start_ns + duration_ns, replica, num_seqs, kv_blocks_used,"
-        " prefill_tokens, decode_tokens FROM iterations WHERE run_id = ? ORDER BY replica, iter",
-        err);
-    if (!st)
+    store_iter_cursor *c = store_iterations_open(s, run, err);
+    if (!c)
         return -1;
-    sqlite3_bind_int64(st, 1, run);
+    eng_iter_rec it;
     int64_t n = 0, prev_replica = -1;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t replica = sqlite3_column_int64(st, 2);
-        double end = (double)sqlite3_column_int64(st, 1) / 1e9;
-        if (n > 0 && replica != prev_replica)
+    while ((rc = store_iterations_next(c, &it, err)) == 1) {
+        double end = (double)(it.start_ns + it.duration_ns) / 1e9;
+        if (n > 0 && it.replica != prev_replica)
             fputc('\n', dat);
-        prev_replica = replica;
-        fprintf(dat, "%.9f %.9f %lld %lld %lld %lld %lld\n",
-                (double)sqlite3_column_int64(st, 0) / 1e9, end, (long long)replica,
-                (long long)sqlite3_column_int64(st, 3), (long long)sqlite3_column_int64(st, 4),
-                (long long)sqlite3_column_int64(st, 5), (long long)sqlite3_column_int64(st, 6));
+        prev_replica = it.replica;
+        fprintf(dat, "%.9f %.9f %lld %lld %lld %lld %lld\n", (double)it.start_ns / 1e9, end,
+                (long long)it.replica, (long long)it.num_seqs, (long long)it.kv_blocks_used,
+                (long long)it.prefill_tokens, (long long)it.decode_tokens);
         *tmax = end > *tmax ? end : *tmax;
         n++;
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return plt_db_fail(d, "reading iterations", err);
+    store_iterations_close(c);
+    if (rc < 0)
+        return -1;
     if (n == 0)
         return sim_errf(err,
                         "%s: run %lld has no iteration rows (stored with --store summary); run "
                         "it again with --store iterations or requests",
-                        d->path, (long long)run);
+                        store_path(s), (long long)run);
     return n;
 }
 
-int plt_timeline_write(plt_db *d, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+int plt_timeline_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
                        sim_err *err)
 {
     char names[PLT_MAX_RUNS][96];
@@ -59,7 +54,7 @@ int plt_timeline_write(plt_db *d, const plt_opts *o, FILE *dat, FILE *gp, plt_re
     for (int i = 0; i < o->nruns; i++) {
         char sched[64];
         int replicas;
-        if (plt_db_run(d, o->runs[i], sched, sizeof sched, &replicas, err) != 0)
+        if (plt_run_sched(s, o->runs[i], sched, sizeof sched, &replicas, err) != 0)
             return -1;
         maxrep = replicas > maxrep ? replicas : maxrep;
         snprintf(names[i], sizeof names[i], "run %lld (%s)", (long long)o->runs[i], sched);
@@ -68,7 +63,7 @@ int plt_timeline_write(plt_db *d, const plt_opts *o, FILE *dat, FILE *gp, plt_re
                 "%s# series: %s\n"
                 "# start_s end_s replica num_seqs kv_blocks prefill_tokens decode_tokens\n",
                 i ? "\n\n" : "", names[i]);
-        if (write_run(d, o->runs[i], dat, &tmax, err) < 0)
+        if (write_run(s, o->runs[i], dat, &tmax, err) < 0)
             return -1;
     }
     plt_gp_str(gp, "plot_title", "batch occupancy per iteration and KV blocks in use");

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "plt_int.h"
+#include "store_query.h"
 
 static void json_str(FILE *f, const char *s)
 {
@@ -41,36 +42,18 @@ static void us(FILE *f, int64_t ns)
     fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
 }
 
-static const char *col_text(sqlite3_stmt *st, int c)
-{
-    const unsigned char *t = sqlite3_column_text(st, c);
-    return t ? (const char *)t : "";
-}
-
 /* The "otherData" header and one process per replica. */
-static int write_header(plt_db *d, int64_t run, FILE *f, int *replicas, sim_err *err)
+static void write_header(const store_run_meta *m, FILE *f, int *replicas)
 {
-    sqlite3_stmt *st = plt_db_prepare(d,
-                                      "SELECT scheduler, model, gpu, profile, version, seed,"
-                                      " coalesce(replicas, 1) FROM runs WHERE id = ?",
-                                      err);
-    if (!st)
-        return -1;
-    sqlite3_bind_int64(st, 1, run);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        sqlite3_finalize(st);
-        return sim_errf(err, "%s: no run %lld in this database", d->path, (long long)run);
-    }
-    static const char *const keys[] = {"scheduler", "model", "gpu", "profile", "version"};
-    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"run\":%lld", (long long)run);
+    const char *const keys[] = {"scheduler", "model", "gpu", "profile", "version"};
+    const char *const vals[] = {m->scheduler, m->model, m->gpu, m->profile, m->version};
+    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"run\":%lld", (long long)m->id);
     for (int i = 0; i < 5; i++) {
         fprintf(f, ",\"%s\":", keys[i]);
-        json_str(f, col_text(st, i));
+        json_str(f, vals[i]);
     }
-    fprintf(f, ",\"seed\":%lld,\"clock\":\"simulated\"},\n\"traceEvents\":[\n",
-            (long long)sqlite3_column_int64(st, 5));
-    *replicas = sqlite3_column_int(st, 6) > 0 ? sqlite3_column_int(st, 6) : 1;
-    sqlite3_finalize(st);
+    fprintf(f, ",\"seed\":%lld,\"clock\":\"simulated\"},\n\"traceEvents\":[\n", (long long)m->seed);
+    *replicas = m->replicas > 0 ? m->replicas : 1;
     for (int r = 0; r < *replicas; r++)
         fprintf(f,
                 "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
@@ -80,52 +63,49 @@ static int write_header(plt_db *d, int64_t run, FILE *f, int *replicas, sim_err 
                 "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
                 "\"args\":{\"name\":\"iterations\"}},\n",
                 r, r, r, r, r);
-    return 0;
 }
 
-static int64_t write_iterations(plt_db *d, int64_t run, FILE *f, int64_t *tend, sim_err *err)
+static void write_iteration(FILE *f, const eng_iter_rec *it)
 {
-    sqlite3_stmt *st = plt_db_prepare(
-        d,
-        "SELECT replica, iter, start_ns, duration_ns, cpu_ns, gpu_ns, num_seqs, prefill_tokens,"
-        " decode_tokens, kv_blocks_used, preempted FROM iterations WHERE run_id = ?"
-        " ORDER BY replica, iter",
-        err);
-    if (!st)
+    const char *name = it->prefill_tokens == 0  ? "decode"
+                       : it->decode_tokens == 0 ? "prefill"
+                                                : "mixed";
+    fprintf(f,
+            "{\"name\":\"%s\",\"cat\":\"iteration\",\"ph\":\"X\",\"pid\":%lld,\"tid\":0,"
+            "\"ts\":",
+            name, (long long)it->replica);
+    us(f, it->start_ns);
+    fputs(",\"dur\":", f);
+    us(f, it->duration_ns);
+    fprintf(f,
+            ",\"args\":{\"iter\":%lld,\"num_seqs\":%lld,\"prefill_tokens\":%lld,"
+            "\"decode_tokens\":%lld,\"kv_blocks_used\":%lld,\"preempted\":%lld,"
+            "\"cpu_ns\":%lld,\"gpu_ns\":%lld}},\n",
+            (long long)it->iter, (long long)it->num_seqs, (long long)it->prefill_tokens,
+            (long long)it->decode_tokens, (long long)it->kv_blocks_used, (long long)it->preempted,
+            (long long)it->cpu_ns, (long long)it->gpu_ns);
+    fprintf(f, "{\"name\":\"batch\",\"ph\":\"C\",\"pid\":%lld,\"ts\":", (long long)it->replica);
+    us(f, it->start_ns);
+    fprintf(f, ",\"args\":{\"num_seqs\":%lld,\"kv_blocks_used\":%lld}},\n", (long long)it->num_seqs,
+            (long long)it->kv_blocks_used);
+}
+
+static int64_t write_iterations(store *s, int64_t run, FILE *f, int64_t *tend, sim_err *err)
+{
+    store_iter_cursor *c = store_iterations_open(s, run, err);
+    if (!c)
         return -1;
-    sqlite3_bind_int64(st, 1, run);
+    eng_iter_rec it;
     int64_t n = 0;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t v[11];
-        for (int c = 0; c < 11; c++)
-            v[c] = sqlite3_column_int64(st, c);
-        const char *name = v[7] == 0 ? "decode" : v[8] == 0 ? "prefill" : "mixed";
-        fprintf(f,
-                "{\"name\":\"%s\",\"cat\":\"iteration\",\"ph\":\"X\",\"pid\":%lld,\"tid\":0,"
-                "\"ts\":",
-                name, (long long)v[0]);
-        us(f, v[2]);
-        fputs(",\"dur\":", f);
-        us(f, v[3]);
-        fprintf(f,
-                ",\"args\":{\"iter\":%lld,\"num_seqs\":%lld,\"prefill_tokens\":%lld,"
-                "\"decode_tokens\":%lld,\"kv_blocks_used\":%lld,\"preempted\":%lld,"
-                "\"cpu_ns\":%lld,\"gpu_ns\":%lld}},\n",
-                (long long)v[1], (long long)v[6], (long long)v[7], (long long)v[8], (long long)v[9],
-                (long long)v[10], (long long)v[4], (long long)v[5]);
-        fprintf(f, "{\"name\":\"batch\",\"ph\":\"C\",\"pid\":%lld,\"ts\":", (long long)v[0]);
-        us(f, v[2]);
-        fprintf(f, ",\"args\":{\"num_seqs\":%lld,\"kv_blocks_used\":%lld}},\n", (long long)v[6],
-                (long long)v[9]);
-        if (v[2] + v[3] > *tend)
-            *tend = v[2] + v[3];
+    while ((rc = store_iterations_next(c, &it, err)) == 1) {
+        write_iteration(f, &it);
+        if (it.start_ns + it.duration_ns > *tend)
+            *tend = it.start_ns + it.duration_ns;
         n++;
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return plt_db_fail(d, "reading iterations", err);
-    return n;
+    store_iterations_close(c);
+    return rc < 0 ? -1 : n;
 }
 
 static void span(FILE *f, const char *ph, const char *name, int64_t id, int64_t pid, int64_t t)
@@ -139,22 +119,21 @@ static void span(FILE *f, const char *ph, const char *name, int64_t id, int64_t 
 }
 
 /* One request: the enclosing span and its non-empty phases, in nesting order. */
-static void write_request(FILE *f, sqlite3_stmt *st, int64_t tend)
+static void write_request(FILE *f, const eng_request *q, int64_t tend)
 {
-    int64_t id = sqlite3_column_int64(st, 0), pid = sqlite3_column_int64(st, 1);
-    int64_t t[4]; /* arrival, first scheduled, first token, finish (-1: never) */
-    for (int c = 0; c < 4; c++)
-        t[c] = sqlite3_column_type(st, 2 + c) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 2 + c);
+    int64_t id = q->id, pid = q->replica;
+    /* arrival, first scheduled, first token, finish (-1: never) */
+    int64_t t[4] = {q->t_arrival, q->t_first_sched, q->t_first_token, q->t_finish};
     char name[48];
     snprintf(name, sizeof name, "request %lld", (long long)id);
-    if (strcmp(col_text(st, 9), "rejected") == 0) {
+    if (q->status == ENG_RQ_REJECTED) {
         fprintf(f,
                 "{\"name\":\"%s rejected\",\"cat\":\"request\",\"ph\":\"i\",\"s\":\"p\","
                 "\"pid\":%lld,\"tid\":0,\"ts\":",
                 name, (long long)pid);
         us(f, t[0]);
         fputs(",\"args\":{\"reason\":", f);
-        json_str(f, col_text(st, 10));
+        json_str(f, eng_reject_reason_name(q->reject));
         fputs("}},\n", f);
         return;
     }
@@ -167,9 +146,8 @@ static void write_request(FILE *f, sqlite3_stmt *st, int64_t tend)
     fprintf(f,
             ",\"args\":{\"prompt_tokens\":%lld,\"output_tokens\":%lld,\"preemptions\":%lld,"
             "\"status\":",
-            (long long)sqlite3_column_int64(st, 6), (long long)sqlite3_column_int64(st, 7),
-            (long long)sqlite3_column_int64(st, 8));
-    json_str(f, col_text(st, 9));
+            (long long)q->prompt, (long long)q->output, (long long)q->preemptions);
+    json_str(f, eng_rq_status_name(q->status));
     fputs("}},\n", f);
     static const char *const phase[3] = {"queued", "prefill", "decode"};
     for (int p = 0; p < 3; p++) {
@@ -184,43 +162,36 @@ static void write_request(FILE *f, sqlite3_stmt *st, int64_t tend)
     span(f, "e", name, id, pid, end);
 }
 
-static int64_t write_requests(plt_db *d, int64_t run, FILE *f, int64_t tend, sim_err *err)
+static int64_t write_requests(store *s, int64_t run, FILE *f, int64_t tend, sim_err *err)
 {
-    sqlite3_stmt *st = plt_db_prepare(
-        d,
-        "SELECT req_id, coalesce(replica, 0), arrival_ns, first_scheduled_ns, first_token_ns,"
-        " finish_ns, prompt_tokens, output_tokens, preemptions, status, reject_reason"
-        " FROM requests WHERE run_id = ? ORDER BY req_id",
-        err);
-    if (!st)
+    store_rq_cursor *c = store_requests_open(s, run, err);
+    if (!c)
         return -1;
-    sqlite3_bind_int64(st, 1, run);
+    eng_request q;
     int64_t n = 0;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        write_request(f, st, tend);
+    while ((rc = store_requests_next(c, &q, err)) == 1) {
+        write_request(f, &q, tend);
         n++;
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return plt_db_fail(d, "reading requests", err);
-    return n;
+    store_requests_close(c);
+    return rc < 0 ? -1 : n;
 }
 
-static int64_t write_trace(plt_db *d, int64_t run, FILE *f, sim_err *err)
+static int64_t write_trace(store *s, const store_run_meta *m, FILE *f, sim_err *err)
 {
     int replicas;
-    if (write_header(d, run, f, &replicas, err) != 0)
-        return -1;
-    int64_t tend = 0, nit = write_iterations(d, run, f, &tend, err);
+    int64_t run = m->id;
+    write_header(m, f, &replicas);
+    int64_t tend = 0, nit = write_iterations(s, run, f, &tend, err);
     if (nit < 0)
         return -1;
     if (nit == 0)
         return sim_errf(err,
                         "%s: run %lld has no iteration rows (stored with --store summary); run "
                         "it again with --store iterations or requests",
-                        d->path, (long long)run);
-    int64_t nrq = write_requests(d, run, f, tend, err);
+                        store_path(s), (long long)run);
+    int64_t nrq = write_requests(s, run, f, tend, err);
     if (nrq < 0)
         return -1;
     /* a last metadata event, so every event above can end with a comma */
@@ -232,22 +203,23 @@ static int64_t write_trace(plt_db *d, int64_t run, FILE *f, sim_err *err)
 
 int64_t plt_trace_export(const char *db, int64_t run, const char *path, sim_err *err)
 {
-    plt_db d;
-    if (plt_db_open(&d, db, err) != 0)
+    store *s = store_open_readonly(db, err);
+    if (!s)
         return -1;
-    if (plt_db_run(&d, run, NULL, 0, NULL, err) != 0) {
-        plt_db_close(&d);
+    store_run_meta m;
+    if (store_run_get(s, run, &m, err) != 0) {
+        store_close(s);
         return -1;
     }
     int to_stdout = strcmp(path, "-") == 0;
     FILE *f = to_stdout ? stdout : fopen(path, "w");
     if (!f) {
         sim_errf(err, "%s: cannot write: %s", path, strerror(errno));
-        plt_db_close(&d);
+        store_close(s);
         return -1;
     }
-    int64_t n = write_trace(&d, run, f, err);
-    plt_db_close(&d);
+    int64_t n = write_trace(s, &m, f, err);
+    store_close(s);
     if (ferror(f) && n >= 0)
         n = sim_errf(err, "%s: write error", path);
     if (to_stdout)
