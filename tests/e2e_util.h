@@ -1,16 +1,19 @@
 /*
  * e2e_util.h: helpers for end-to-end tests that drive the llmsim binary: run a shell command
- * capturing its output, query a results database.
+ * capturing its output, query a results database (through the store's read API: tests link
+ * llmsim_store).
  */
 #ifndef LLMSIM_TESTS_E2E_UTIL_H
 #define LLMSIM_TESTS_E2E_UTIL_H
 
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+
+#include "store.h"
+#include "store_query.h"
 
 /* A scratch folder made by e2e_mkdir; files of a test go there. */
 static char e2e_dir[256];
@@ -67,40 +70,28 @@ static inline int e2e_sh(char *out, size_t outlen, char *err, size_t errlen, con
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The first column of the first row of sql on db, or -1. */
+/* The first column of the first row of sql on db (opened read-only through the store), or -1
+ * when the database cannot be opened or the query fails. */
 static inline int64_t e2e_query_int(const char *db, const char *sql)
 {
-    sqlite3 *h;
-    sqlite3_stmt *st;
+    sim_err err = {{0}};
     int64_t v = -1;
-    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sqlite3_close(h);
-        return -1;
-    }
-    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            v = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(h);
+    store *s = store_open_readonly(db, &err);
+    if (s && store_query_int(s, sql, &v, &err) != 0)
+        v = -1;
+    store_close(s);
     return v;
 }
 
+/* As e2e_query_int, for a double (a NULL value reads as NaN). */
 static inline double e2e_query_double(const char *db, const char *sql)
 {
-    sqlite3 *h;
-    sqlite3_stmt *st;
+    sim_err err = {{0}};
     double v = -1;
-    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sqlite3_close(h);
-        return -1;
-    }
-    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            v = sqlite3_column_double(st, 0);
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(h);
+    store *s = store_open_readonly(db, &err);
+    if (s && store_query_double(s, sql, &v, &err) != 0)
+        v = -1;
+    store_close(s);
     return v;
 }
 

@@ -27,30 +27,39 @@ static const char small[] = "name: small\n"
                             "  prompt_tokens: {dist: uniform, min: 100, max: 2000}\n"
                             "  output_tokens: {dist: uniform, min: 10, max: 300}\n";
 
+/* FNV-1a state over the text of each column of each row, and the rows seen. */
+typedef struct digest_st {
+    uint64_t x;
+    int rows;
+} digest_st;
+
+static int digest_row(void *arg, int ncols, const char *const *names, const char *const *vals)
+{
+    digest_st *d = arg;
+    d->rows++;
+    for (int c = 1; c < ncols; c++) { /* skip run_id */
+        for (const char *t = vals[c]; t && *t; t++)
+            d->x = (d->x ^ (unsigned char)*t) * 1099511628211ULL;
+        d->x = (d->x ^ '|') * 1099511628211ULL;
+    }
+    return 0;
+}
+
 /* A digest of every row of a table for one run (FNV-1a over the text of each column). */
 static uint64_t digest(const char *db, const char *table, int run)
 {
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT * FROM %s WHERE run_id = %d ORDER BY 2, 3", table, run);
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
-    uint64_t x = 1469598103934665603ULL;
-    int rows = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        rows++;
-        for (int c = 1; c < sqlite3_column_count(st); c++) { /* skip run_id */
-            const unsigned char *t = sqlite3_column_text(st, c);
-            for (; t && *t; t++)
-                x = (x ^ *t) * 1099511628211ULL;
-            x = (x ^ '|') * 1099511628211ULL;
-        }
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    assert_true(rows > 0);
-    return x;
+    sim_err err = {{0}};
+    store *s = store_open_readonly(db, &err);
+    if (!s)
+        fail_msg("%s", err.msg);
+    digest_st d = {1469598103934665603ULL, 0};
+    if (store_query(s, sql, digest_row, &d, &err) != 0)
+        fail_msg("%s", err.msg);
+    store_close(s);
+    assert_true(d.rows > 0);
+    return d.x;
 }
 
 static void test_run_is_deterministic(void **state)
@@ -69,6 +78,10 @@ static void test_run_is_deterministic(void **state)
     assert_non_null(strstr(j1, "\"p99_ttft_ms\""));
     assert_non_null(strstr(j1, "\"completed\": 200"));
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM runs"), 2);
+    /* the database says it is llmsim's, and which schema it follows */
+    assert_int_equal(e2e_query_int(db, "PRAGMA application_id"), STORE_APPLICATION_ID);
+    assert_int_equal(e2e_query_int(db, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(e2e_query_int(db, "SELECT completed FROM run_summary WHERE id = 2"), 200);
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM requests WHERE run_id = 1"), 200);
     assert_true(e2e_query_int(db, "SELECT count(*) FROM iterations WHERE run_id = 1") > 0);
     const char *tables[] = {"requests", "iterations", "metrics"};

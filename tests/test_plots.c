@@ -21,7 +21,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
+
+#include "store.h"
+#include "store_query.h"
 
 static char dir[256], db[300];
 static int have_gnuplot;
@@ -53,13 +55,12 @@ static int sh(const char *fmt, ...)
 
 static double query_double(const char *sql)
 {
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
-    double v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_double(st, 0) : NAN;
-    sqlite3_finalize(st);
-    sqlite3_close(h);
+    sim_err e = {{0}};
+    double v = NAN;
+    store *s = store_open_readonly(db, &e);
+    if (!s || store_query_double(s, sql, &v, &e) != 0)
+        fail_msg("%s: %s", sql, e.msg);
+    store_close(s);
     return v;
 }
 
@@ -75,13 +76,11 @@ static int64_t query_int(const char *fmt, ...)
 
 static void exec_sql(const char *sql)
 {
-    sqlite3 *h;
-    char *msg = NULL;
-    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-    int rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg);
-    sqlite3_close(h);
+    sim_err e = {{0}};
+    store *s = store_open(db, &e);
+    if (!s || store_exec(s, sql, &e) != 0)
+        fail_msg("%s: %s", sql, e.msg);
+    store_close(s);
 }
 
 /* Runs the demo scenario with extra --set arguments; returns the new run's id. */

@@ -54,6 +54,13 @@ static void test_sweep_stores_each_point_once(void **state)
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM runs"), 8);
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweep_params"), 8);
     assert_int_equal(e2e_query_int(db, "SELECT count(DISTINCT seed) FROM sweep_points"), 2);
+    /* the sweep_curve view: one row per point and repetition, the varied rate as offered_rate */
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweep_curve WHERE sweep_id = 1 AND"
+                                       " p99_ttft_ms > 0 AND output_throughput > 0"),
+                     8);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweep_curve WHERE offered_rate IN"
+                                       " (2, 6)"),
+                     8);
     assert_non_null(strstr(out, "paired differences"));
     /* again: nothing to run, nothing added */
     st = e2e_sh(out, sizeof out, err, sizeof err, "%s sweep %s --db %s %s", LLMSIM_BINARY, scn, db,
