@@ -1,10 +1,20 @@
 /*
- * cli.h: the llmsim subcommands. Each takes the arguments after its name (argv[0] is the
- * subcommand) and returns the process exit status: 0 on success, 1 on a user error (message on
- * stderr), 2 on bad usage.
+ * cli.h: the llmsim program: its commands, the option parser they share, and its printing
+ * helpers (JSON, progress).
+ *
+ * Each command takes the arguments after its name (argv[0] is the command or subcommand name)
+ * and returns the process exit status: 0 on success, 1 on a user error (message on stderr), 2 on
+ * bad usage. Every command and subcommand answers --help (exit 0) with each option, what it does
+ * and its default.
  */
 #ifndef LLMSIM_CLI_H
 #define LLMSIM_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "store_run.h"
+#include "study.h"
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
@@ -17,9 +27,126 @@ int cmd_capacity(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
-/* Shared option parsing: returns the value of --name (or --name=value) at argv[*i], advancing
- * *i, or NULL when argv[*i] is not that option. Exits with usage status 2 when the value is
- * missing. */
-const char *cli_opt(int argc, char **argv, int *i, const char *name);
+/* ---- options ---- */
+
+/* The options several commands share; a command says which it takes (CLI_DB | CLI_SET ...). */
+enum {
+    CLI_DB = 1 << 0,    /* --db PATH */
+    CLI_SET = 1 << 1,   /* --set KEY=VALUE, repeatable */
+    CLI_SEED = 1 << 2,  /* --seed N */
+    CLI_STORE = 1 << 3, /* --store requests|iterations|summary */
+    CLI_JSON = 1 << 4,  /* --json */
+    CLI_QUIET = 1 << 5  /* --quiet */
+};
+
+typedef struct cli_common {
+    const char *db; /* default "llmsim.db" */
+    const char *sets[STUDY_MAX_SETS];
+    int nsets;
+    uint64_t seed;
+    int seed_given;
+    store_level level; /* the command's default unless --store is given */
+    int json, quiet;
+} cli_common;
+
+typedef enum cli_kind {
+    CLI_FLAG,   /* int *: set to 1 */
+    CLI_STRING, /* const char **: the argument */
+    CLI_INT,    /* int *: an integer in [min, max] */
+    CLI_INT64,  /* int64_t *: an integer in [min, max] */
+    CLI_DOUBLE, /* double *: a number in [min, max] */
+    CLI_CALL    /* fn(arg, value): 0, or -1 after printing what is wrong */
+} cli_kind;
+
+typedef struct cli_option {
+    const char *name; /* "--reps" */
+    const char *meta; /* the value's name in help ("R"); NULL for a flag */
+    cli_kind kind;
+    void *out;
+    const char *help;
+    const char *def; /* the default as shown in --help; NULL: none shown */
+    double min, max; /* numbers: the accepted range */
+    int (*fn)(void *arg, const char *value);
+    void *arg;
+} cli_option;
+
+/* What a command is, for its help and usage lines. */
+typedef struct cli_command {
+    const char *name;    /* "run", "profile show" */
+    const char *args;    /* positional arguments, as in the usage line ("FILE") */
+    const char *summary; /* one sentence */
+    const char *details; /* more lines after the options (may be NULL) */
+    int min_pos, max_pos;
+    unsigned common;       /* which shared options it takes */
+    const char *def_level; /* the default of --store, when it takes it */
+} cli_command;
+
+#define CLI_END                                                                                    \
+    {                                                                                              \
+        NULL, NULL, 0, NULL, NULL, NULL, 0, 0, NULL, NULL                                          \
+    }
+
+/* Parses argv[1..argc-1] against cmd's shared options (into c, which gets its defaults first)
+ * and opts (terminated by CLI_END; may be NULL); positional arguments go to pos[] (*npos of
+ * them, at most cmd->max_pos). Returns CLI_GO to go on, or the exit status to return now: 0
+ * after printing help for --help/-h, 2 after naming an unknown option, a missing or bad value,
+ * or a wrong number of arguments (and printing the usage line). */
+#define CLI_GO (-1)
+int cli_parse(const cli_command *cmd, const cli_option *opts, cli_common *c, int argc, char **argv,
+              const char **pos, int *npos);
+/* Prints cmd's help: usage, summary, every option with what it does and its default. */
+void cli_help(const cli_command *cmd, const cli_option *opts, FILE *f);
+
+/* Dispatches to a subcommand by name: argv[1] names it ("list" in `profile list`). Returns the
+ * subcommand's status; 0 after the group's help for --help or no argument when help_ok, 2 for an
+ * unknown name (which the message names). */
+typedef struct cli_sub {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} cli_sub;
+int cli_dispatch(const char *group, const cli_sub *subs, int n, int argc, char **argv);
+
+/* Prints err as "llmsim[ what]: message" on stderr; returns 1 (a user error). */
+int cli_fail(const char *what, const sim_err *err);
+/* fprintf to stderr unless quiet. */
+void cli_note(const cli_common *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- JSON ---- */
+
+/* A JSON writer: cli_json_open writes '{' or '[', keys and values separate themselves with
+ * commas; numbers are written with %.17g (NaN and infinities as null). */
+typedef struct cli_json {
+    FILE *f;
+    int depth;
+    int count[32]; /* items written at each depth */
+} cli_json;
+
+void cli_json_begin(cli_json *j, FILE *f);
+void cli_json_open(cli_json *j, const char *key, char bracket); /* key NULL inside an array */
+void cli_json_close(cli_json *j, char bracket);                 /* ends with '\n' at depth 0 */
+void cli_json_str(cli_json *j, const char *key, const char *v);
+void cli_json_num(cli_json *j, const char *key, double v);
+void cli_json_int(cli_json *j, const char *key, int64_t v);
+void cli_json_bool(cli_json *j, const char *key, int v);
+
+/* ---- progress ---- */
+
+/* A progress report on stderr: a bar redrawn in place when stderr is a terminal, otherwise a
+ * line at every 10% of the work; nothing when quiet. */
+typedef struct cli_progress {
+    const char *what; /* "points", "shapes" */
+    int total, quiet, tty;
+    int last_decile;
+    double t0, last;
+} cli_progress;
+
+void cli_progress_start(cli_progress *p, const char *what, int total, int quiet);
+void cli_progress_update(cli_progress *p, int done);
+
+/* ---- the summary of a run ---- */
+
+void cli_print_summary(FILE *f, const study_result *r);
+void cli_print_metrics_json(cli_json *j, const char *key, const study_result *r);
 
 #endif

@@ -1,382 +1,198 @@
 /*
  * cmd_calibrate.c: `llmsim calibrate`: measure one layer's operators over a grid on a benchmark
  * backend, fit them, report the held-out error and store the profile; and `llmsim calibrate
- * validate`: replay the batch shapes of a stored run on the backend and compare the measured
- * pass times with the profile's predictions.
+ * validate`: replay the batch shapes of a stored run on the backend against a profile
+ * (study/calibrate.c).
  */
-#include <gsl/gsl_version.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "catalog.h"
 #include "cli.h"
-#include "cmd_common.h"
-#include "measure.h"
-#include "profile.h"
-#include "roofline.h"
-#include "stats.h"
-#include "store_profile.h"
+#include "study_calibrate.h"
 
-static int usage(void)
-{
-    fprintf(stderr, "usage: llmsim calibrate --backend cpu|cuda --model NAME [--grid quick|full]\n"
-                    "                        [--out NAME] [--db PATH] [--seed N] [--gpu NAME] "
-                    "[--replace]\n"
-                    "       llmsim calibrate validate --run ID --backend cpu|cuda [--max-iters N]\n"
-                    "                        [--profile NAME] [--model NAME] [--db PATH]\n");
-    return 2;
-}
+static const cli_command calibrate_cmd = {
+    .name = "calibrate",
+    .args = "--backend cpu|cuda --model M",
+    .summary =
+        "Times each operator of one layer (and the LM head) over a grid of shapes on this "
+        "machine's "
+        "kernels, fits each operator (roofline-shaped least squares or interpolation, chosen by "
+        "held-out error), prints the fit report and stores the profile.",
+    .details =
+        "Use it with `profile: NAME` in a scenario. `llmsim calibrate validate --help` checks a "
+        "profile against a stored run's batches. Time CPU profiles on an idle machine.",
+    .common = CLI_DB | CLI_QUIET};
 
-static int parse_backend(const char *v, kern_backend *be)
+static const cli_command validate_cmd = {
+    .name = "calibrate validate",
+    .args = "--run ID --backend cpu|cuda",
+    .summary =
+        "Re-executes the batch shapes of a stored run's iterations on the benchmark backend and "
+        "reports how far the profile's predicted iteration times are from the measured ones.",
+    .common = CLI_DB | CLI_QUIET};
+
+static int take_backend(void *arg, const char *v)
 {
-    if (v && strcmp(v, "cpu") == 0)
+    kern_backend *be = arg;
+    if (strcmp(v, "cpu") == 0)
         *be = KERN_BACKEND_CPU;
-    else if (v && strcmp(v, "cuda") == 0)
+    else if (strcmp(v, "cuda") == 0)
         *be = KERN_BACKEND_CUDA;
-    else
+    else {
+        fprintf(stderr, "llmsim calibrate: --backend is cpu or cuda\n");
         return -1;
-    return 0;
-}
-
-static int parse_count(const char *v, long long lo, long long *out)
-{
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    if (!*v || *end || x < lo)
-        return -1;
-    *out = x;
-    return 0;
-}
-
-static int resolve_model(const char *name, eng_model *m, sim_err *err)
-{
-    char why[sizeof err->msg];
-    if (cmd_resolver()->model(NULL, name, NULL, m, why, sizeof why) != 0)
-        return sim_errf(err, "%s", why);
-    return 0;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* ---- calibrate ---- */
-
-typedef struct cal_opts {
-    const char *model, *out, *db, *gpu, *backend_name;
-    kern_backend be;
-    cal_grid_kind grid;
-    long long seed;
-    int replace;
-} cal_opts;
-
-static int parse_calibrate(int argc, char **argv, cal_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->db = "llmsim.db";
-    o->seed = 1;
-    o->be = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        long long x;
-        if ((v = cli_opt(argc, argv, &i, "--backend"))) {
-            if (parse_backend(v, &o->be))
-                return fprintf(stderr, "llmsim calibrate: --backend is cpu or cuda\n"), 2;
-            o->backend_name = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--model")))
-            o->model = v;
-        else if ((v = cli_opt(argc, argv, &i, "--grid"))) {
-            if (cal_grid_parse(v, &o->grid))
-                return fprintf(stderr, "llmsim calibrate: --grid is quick or full\n"), 2;
-        } else if ((v = cli_opt(argc, argv, &i, "--out")))
-            o->out = v;
-        else if ((v = cli_opt(argc, argv, &i, "--db")))
-            o->db = v;
-        else if ((v = cli_opt(argc, argv, &i, "--gpu")))
-            o->gpu = v;
-        else if ((v = cli_opt(argc, argv, &i, "--seed"))) {
-            if (parse_count(v, 0, &x))
-                return fprintf(stderr, "llmsim calibrate: --seed expects an integer >= 0\n"), 2;
-            o->seed = x;
-        } else if (strcmp(argv[i], "--replace") == 0)
-            o->replace = 1;
-        else
-            return usage();
     }
-    if ((int)o->be < 0 || !o->model)
-        return usage();
     return 0;
 }
 
-/* Fills the profile's metadata for a measurement by driver b. */
-static int describe(const cal_opts *o, const eng_model *m, kern_bench *b, int argc, char **argv,
-                    cal_profile *p, sim_err *err)
+static int take_grid(void *arg, const char *v)
 {
-    char msg[256];
-    if (kern_bench_describe(b, p->device, sizeof p->device, msg, sizeof msg) != 0)
-        return sim_errf(err, "describing the %s backend: %s", o->backend_name, msg);
-    snprintf(p->kind, sizeof p->kind, "measured");
-    snprintf(p->backend, sizeof p->backend, "%s", o->backend_name);
-    snprintf(p->model, sizeof p->model, "%s", m->name);
-    snprintf(p->dtype, sizeof p->dtype, "%s", o->be == KERN_BACKEND_CUDA ? "bf16" : "fp32");
-    snprintf(p->versions, sizeof p->versions, "llmsim %s, GSL %s", LLMSIM_VERSION, GSL_VERSION);
-    const char *gpu = o->gpu;
-    eng_gpu g;
-    if (gpu && cal_gpu_find(gpu, &g) != 0) {
-        char names[512];
-        return sim_errf(err, "unknown GPU '%s'; valid: %s", gpu,
-                        cal_gpu_names(names, sizeof names));
-    }
-    if (!gpu)
-        gpu = o->be == KERN_BACKEND_CUDA ? cal_gpu_from_device(p->device) : "cpu";
-    snprintf(p->gpu, sizeof p->gpu, "%s", gpu ? gpu : "cuda");
-    size_t used = 0;
-    p->source[0] = '\0';
-    for (int i = 0; i < argc && used + 1 < sizeof p->source; i++) {
-        int w = snprintf(p->source + used, sizeof p->source - used, "%s%s", i ? " " : "llmsim ",
-                         argv[i]);
+    if (cal_grid_parse(v, arg) == 0)
+        return 0;
+    fprintf(stderr, "llmsim calibrate: --grid is quick or full\n");
+    return -1;
+}
+
+/* "llmsim calibrate --backend cpu ...": the command as typed, for the profile's source. */
+static void command_line(const char *prefix, int argc, char **argv, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "%s", prefix);
+    for (int i = 0; i < argc && used + 1 < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s", used ? " " : "", argv[i]);
         if (w < 0)
             break;
         used += (size_t)w;
     }
-    p->dims = *m;
-    p->tp = 1;
-    return 0;
 }
 
 static int calibrate(int argc, char **argv)
 {
-    cal_opts o;
-    int st = parse_calibrate(argc, argv, &o);
-    if (st)
+    study_calibration cal;
+    memset(&cal, 0, sizeof cal);
+    cal.be = (kern_backend)-1;
+    int64_t seed = 1;
+    const char *backend = NULL;
+    const cli_option opts[] = {
+        {"--backend", "cpu|cuda", CLI_CALL, NULL, "the kernels to time", NULL, 0, 0, take_backend,
+         &cal.be},
+        {"--model", "M", CLI_STRING, &cal.model, "a catalog model or a config.json path", NULL, 0,
+         0, NULL, NULL},
+        {"--grid", "quick|full", CLI_CALL, NULL, "how many shapes", "quick", 0, 0, take_grid,
+         &cal.grid},
+        {"--out", "NAME", CLI_STRING, &cal.out, "the profile's name", "<backend>-<model>-<grid>", 0,
+         0, NULL, NULL},
+        {"--gpu", "G", CLI_STRING, &cal.gpu, "the catalog GPU the profile stands for",
+         "from the device (cuda) or cpu", 0, 0, NULL, NULL},
+        {"--seed", "N", CLI_INT64, &seed, "the held-out selection", "1", 0, 9e18, NULL, NULL},
+        {"--replace", NULL, CLI_FLAG, &cal.replace, "replace a stored profile of the same name",
+         NULL, 0, 0, NULL, NULL},
+        CLI_END};
+    cli_common c;
+    int npos, st = cli_parse(&calibrate_cmd, opts, &c, argc, argv, NULL, &npos);
+    if (st != CLI_GO)
         return st;
+    if ((int)cal.be < 0 || !cal.model) {
+        fprintf(stderr, "llmsim calibrate: give --backend cpu|cuda and --model M\n");
+        return 2;
+    }
+    backend = cal.be == KERN_BACKEND_CUDA ? "cuda" : "cpu";
+    char cmdline[512];
+    command_line("llmsim", argc, argv, cmdline, sizeof cmdline);
+    cal.backend_name = backend;
+    cal.seed = (uint64_t)seed;
+    cal.command = cmdline;
+    cal.progress = c.quiet ? NULL : stderr;
     sim_err err = {{0}};
-    eng_model m;
-    kern_bench *b = NULL;
-    kern_shape *shapes = NULL;
-    store *s = NULL;
-    char name[64], msg[256];
     cal_profile *p = NULL;
-    int rc = 1;
-    double t0 = now_s();
-    if (resolve_model(o.model, &m, &err))
-        goto fail;
-    snprintf(name, sizeof name, "%s", o.out ? o.out : "");
-    if (!o.out)
-        snprintf(name, sizeof name, "%s-%.40s-%s", o.backend_name, m.name,
-                 o.grid == CAL_GRID_FULL ? "full" : "quick");
-    if (!(s = store_open(o.db, &err)))
-        goto fail;
-    int exists = store_profile_exists(s, name, &err);
-    if (exists < 0)
-        goto fail;
-    if (exists && !o.replace) { /* refuse before spending minutes measuring */
-        sim_errf(&err,
-                 "%s: a profile named '%s' already exists (choose another --out, or pass "
-                 "--replace)",
-                 o.db, name);
-        goto fail;
+    double t0 = sim_wall_seconds();
+    store *s = store_open(c.db, &err);
+    if (!s || study_calibrate(&cal, s, &p, &err) != 0) {
+        store_close(s);
+        return cli_fail("calibrate", &err);
     }
-    if (kern_bench_new(o.be, &b, msg, sizeof msg) != 0) {
-        sim_errf(&err, "backend %s: %s", o.backend_name, msg);
-        goto fail;
-    }
-    p = cal_profile_new(name);
-    if (describe(&o, &m, b, argc, argv, p, &err))
-        goto fail;
-    int n = cal_grid_shapes(&m, o.grid, o.be, &shapes);
-    fprintf(stderr, "calibrate: %s, %d shapes of %s (%s grid) on %s\n", name, n, m.name,
-            o.grid == CAL_GRID_FULL ? "full" : "quick", p->device);
-    /* five timed calls at least: a shared CPU's medians need more than the driver's three */
-    kern_bench_cfg cfg;
-    kern_bench_cfg_default(&cfg);
-    cfg.min_runs = 5;
-    if (cal_measure_grid(b, &m, shapes, n, &cfg, p, stderr, &err) ||
-        cal_profile_fit(p, (uint64_t)o.seed, &err))
-        goto fail;
     cal_profile_report(p, stdout);
-    if (store_profile_save(s, p, o.replace, &err))
-        goto fail;
-    printf("profile %s saved to %s: %d points, %s, wall time %.1f s\n", name, o.db, p->npts,
-           p->device, now_s() - t0);
-    rc = 0;
-    goto out;
-fail:
-    fprintf(stderr, "llmsim calibrate: %s\n", err.msg);
-out:
+    printf("profile %s saved to %s: %d points, %s, wall time %.1f s\n", p->name, c.db, p->npts,
+           p->device, sim_wall_seconds() - t0);
     cal_profile_free(p);
-    free(shapes);
-    kern_bench_free(b);
     store_close(s);
-    return rc;
-}
-
-/* ---- calibrate validate ---- */
-
-typedef struct val_opts {
-    const char *db, *profile, *model, *backend_name;
-    kern_backend be;
-    long long run, max_iters;
-} val_opts;
-
-static int parse_validate(int argc, char **argv, val_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->db = "llmsim.db";
-    o->max_iters = 50;
-    o->run = -1;
-    o->be = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if ((v = cli_opt(argc, argv, &i, "--run"))) {
-            if (parse_count(v, 1, &o->run))
-                return fprintf(stderr, "llmsim calibrate validate: --run expects a run id\n"), 2;
-        } else if ((v = cli_opt(argc, argv, &i, "--max-iters"))) {
-            if (parse_count(v, 1, &o->max_iters) || o->max_iters > 100000)
-                return fprintf(stderr, "llmsim calibrate validate: --max-iters is 1..100000\n"), 2;
-        } else if ((v = cli_opt(argc, argv, &i, "--backend"))) {
-            if (parse_backend(v, &o->be))
-                return fprintf(stderr, "llmsim calibrate validate: --backend is cpu or cuda\n"), 2;
-            o->backend_name = v;
-        } else if ((v = cli_opt(argc, argv, &i, "--profile")))
-            o->profile = v;
-        else if ((v = cli_opt(argc, argv, &i, "--model")))
-            o->model = v;
-        else if ((v = cli_opt(argc, argv, &i, "--db")))
-            o->db = v;
-        else
-            return usage();
-    }
-    if (o->run < 1 || (int)o->be < 0)
-        return usage();
     return 0;
 }
 
-/* The profile a run used, from its label "profile NAME (...)"; 0, or -1 when it used none. */
-static int profile_of_label(const char *label, char *out, size_t len)
-{
-    if (strncmp(label, "profile ", 8) != 0)
-        return -1;
-    const char *b = label + 8, *e = strchr(b, ' ');
-    size_t n = e ? (size_t)(e - b) : strlen(b);
-    if (n == 0 || n >= len)
-        return -1;
-    memcpy(out, b, n);
-    out[n] = '\0';
-    return 0;
-}
+typedef struct replay_print {
+    const cli_common *c;
+    const study_replay_spec *r;
+    double t0;
+} replay_print;
 
-/* The model to replay: --model, else the run's model by name, else (a config.json model, stored
- * by its directory name) the sizes the profile recorded when it names the same model. */
-static int run_model(const val_opts *o, const store_replay_run *info, const cal_profile *p,
-                     eng_model *m, sim_err *err)
+static void replay_row(void *arg, const study_replay_out *o, int i, const eng_shape *sh,
+                       double meas, double pred)
 {
-    if (o->model)
-        return resolve_model(o->model, m, err);
-    if (resolve_model(info->model, m, err) == 0)
-        return 0;
-    if (strcmp(p->model, info->model) == 0) {
-        *m = p->dims;
-        return 0;
+    replay_print *rp = arg;
+    if (i == 0) {
+        printf("replaying %d of run %lld's %lld iterations on %s against profile %s (model %s)\n",
+               o->n, (long long)rp->r->run, (long long)o->iterations, rp->r->backend_name,
+               o->profile, o->model);
+        printf("%5s %6s %7s %6s %10s %10s %10s %9s\n", "#", "seqs", "prefill", "decode", "dec.ctx",
+               "meas.ms", "pred.ms", "error");
     }
-    return sim_err_prefix(err, "run %lld's model (pass --model NAME or a config.json path)",
-                          o->run);
-}
-
-static void print_replay_row(int i, const eng_shape *sh, double meas, double pred)
-{
-    printf("%5d %6d %7lld %6d %10lld %10.3f %10.3f %+8.1f%%\n", i, sh->num_seqs,
-           (long long)sh->prefill_tokens, sh->decode_seqs, (long long)sh->decode_ctx, meas / 1e6,
-           pred / 1e6, (pred - meas) / meas * 100);
+    if (i < 10 || i == o->n - 1)
+        printf("%5d %6d %7lld %6d %10lld %10.3f %10.3f %+8.1f%%\n", i, sh->num_seqs,
+               (long long)sh->prefill_tokens, sh->decode_seqs, (long long)sh->decode_ctx,
+               meas / 1e6, pred / 1e6, (pred - meas) / meas * 100);
+    if (!rp->c->quiet)
+        fprintf(stderr, "\rvalidate: %d/%d iterations replayed (%.0f s)", i + 1, o->n,
+                sim_wall_seconds() - rp->t0);
 }
 
 static int validate(int argc, char **argv)
 {
-    val_opts o;
-    int st = parse_validate(argc, argv, &o);
-    if (st)
+    study_replay_spec r;
+    memset(&r, 0, sizeof r);
+    r.be = (kern_backend)-1;
+    r.max_iters = 50;
+    const cli_option opts[] = {{"--run", "ID", CLI_INT64, &r.run,
+                                "the stored run whose batches are replayed", NULL, 1, 9e18, NULL,
+                                NULL},
+                               {"--backend", "cpu|cuda", CLI_CALL, NULL, "the kernels to time",
+                                NULL, 0, 0, take_backend, &r.be},
+                               {"--max-iters", "N", CLI_INT, &r.max_iters,
+                                "iterations replayed, evenly spaced", "50", 1, 100000, NULL, NULL},
+                               {"--profile", "NAME", CLI_STRING, &r.profile, "the profile to check",
+                                "the one the run used", 0, 0, NULL, NULL},
+                               {"--model", "M", CLI_STRING, &r.model, "the model to replay",
+                                "the run's", 0, 0, NULL, NULL},
+                               CLI_END};
+    cli_common c;
+    int npos, st = cli_parse(&validate_cmd, opts, &c, argc, argv, NULL, &npos);
+    if (st != CLI_GO)
         return st;
+    if (r.run < 1 || (int)r.be < 0) {
+        fprintf(stderr, "llmsim calibrate validate: give --run ID and --backend cpu|cuda\n");
+        return 2;
+    }
+    r.backend_name = r.be == KERN_BACKEND_CUDA ? "cuda" : "cpu";
+    replay_print rp = {&c, &r, sim_wall_seconds()};
+    r.row = replay_row;
+    r.row_arg = &rp;
     sim_err err = {{0}};
-    store *s = NULL;
-    cal_profile *p = NULL;
-    kern_bench *b = NULL;
-    eng_predictor pred = {0};
-    eng_shape *shapes = sim_xcalloc((size_t)o.max_iters, sizeof *shapes);
-    store_replay_run info;
-    eng_model m;
-    char pname[128], msg[256];
-    int n = 0, rc = 1;
-    sim_samples ape;
-    sim_samples_init(&ape);
-    if (!(s = store_open_readonly(o.db, &err)) ||
-        store_profile_replay_shapes(s, o.run, (int)o.max_iters, &info, shapes, NULL, &n, &err))
-        goto fail;
-    if (o.profile)
-        snprintf(pname, sizeof pname, "%s", o.profile);
-    else if (profile_of_label(info.profile, pname, sizeof pname) != 0) {
-        sim_errf(&err,
-                 "run %lld used '%s', not a stored profile; pass --profile NAME to replay its "
-                 "batches against one",
-                 o.run, info.profile);
-        goto fail;
-    }
-    if (!(p = store_profile_load(s, pname, &err)) || run_model(&o, &info, p, &m, &err))
-        goto fail;
-    if (cal_profile_predictor_new(p, &m, ENG_BF16, p->tp, NULL, &pred, &err))
-        goto fail;
-    if (kern_bench_new(o.be, &b, msg, sizeof msg) != 0) {
-        sim_errf(&err, "backend %s: %s", o.backend_name, msg);
-        goto fail;
-    }
-    kern_bench_cfg cfg;
-    kern_bench_cfg_default(&cfg);
-    cfg.max_runs = 10;
-    printf("replaying %d of run %lld's %lld iterations on %s against profile %s (model %s)\n", n,
-           o.run, (long long)info.iterations, o.backend_name, pname, m.name);
-    printf("%5s %6s %7s %6s %10s %10s %10s %9s\n", "#", "seqs", "prefill", "decode", "dec.ctx",
-           "meas.ms", "pred.ms", "error");
-    double t0 = now_s();
-    for (int i = 0; i < n; i++) {
-        double meas;
-        if (cal_measure_pass(b, &m, &shapes[i], &cfg, &meas, &err))
-            goto fail;
-        double pr = (double)pred.ops->iteration_ns(pred.st, &shapes[i]);
-        sim_samples_add(&ape, fabs(pr - meas) / meas * 100);
-        if (i < 10 || i == n - 1)
-            print_replay_row(i, &shapes[i], meas, pr);
-        fprintf(stderr, "\rvalidate: %d/%d iterations replayed (%.0f s)", i + 1, n, now_s() - t0);
-    }
-    fprintf(stderr, "\n");
+    study_replay_out o;
+    store *s = store_open_readonly(c.db, &err);
+    int rc = s ? study_replay(&r, s, &o, &err) : -1;
+    store_close(s);
+    if (!c.quiet && rc == 0)
+        fprintf(stderr, "\n");
+    if (rc != 0)
+        return cli_fail("calibrate validate", &err);
     printf("iteration time error over %d iterations: median %.2f%%, p95 %.2f%% "
            "(absolute percentage error of predicted vs measured)\n",
-           n, sim_samples_percentile(&ape, 50), sim_samples_percentile(&ape, 95));
-    rc = 0;
-    goto out;
-fail:
-    fprintf(stderr, "llmsim calibrate validate: %s\n", err.msg);
-out:
-    sim_samples_free(&ape);
-    cal_predictor_free(&pred);
-    kern_bench_free(b);
-    cal_profile_free(p);
-    store_close(s);
-    free(shapes);
-    return rc;
+           o.n, o.med_ape, o.p95_ape);
+    return 0;
 }
 
 int cmd_calibrate(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "validate") == 0)
         return validate(argc - 1, argv + 1);
-    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-        usage();
-        return 0;
-    }
     return calibrate(argc, argv);
 }

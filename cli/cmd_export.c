@@ -1,6 +1,6 @@
 /*
- * cmd_export.c: `llmsim export trace --run ID [--db PATH] [-o FILE.json]`: a stored run in the
- * Chrome trace event format (plots/trace.c), for chrome://tracing or https://ui.perfetto.dev.
+ * cmd_export.c: `llmsim export trace --run ID [-o FILE.json]`: a stored run in the Chrome trace
+ * event format (plots/trace.c), for chrome://tracing or https://ui.perfetto.dev.
  * Exit status: 0, 1 on a user error (unknown run, a run stored without iterations, an
  * unwritable file), 2 on bad usage.
  */
@@ -11,53 +11,56 @@
 #include "cli.h"
 #include "plots.h"
 
-static int usage(void)
+static const cli_command trace_cmd = {
+    .name = "export trace",
+    .args = "--run ID",
+    .summary = "Writes a stored run in the Chrome trace event format (microseconds of simulated "
+               "time), for "
+               "chrome://tracing or https://ui.perfetto.dev: a track per replica with an event per "
+               "iteration, counters of sequences and KV blocks, and a span per request.",
+    .common = CLI_DB | CLI_QUIET};
+
+static int trace(int argc, char **argv)
 {
-    fprintf(stderr, "usage: llmsim export trace --run ID [--db PATH] [-o FILE.json|-]\n");
-    return 2;
+    const char *out = NULL;
+    int64_t run = 0;
+    const cli_option opts[] = {
+        {"--run", "ID", CLI_INT64, &run, "the run to export", NULL, 1, 9e18, NULL, NULL},
+        {"-o", "FILE", CLI_STRING, &out, "the JSON file (- for stdout)", "trace-run<ID>.json", 0, 0,
+         NULL, NULL},
+        {"--output", "FILE", CLI_STRING, &out, "the same as -o", NULL, 0, 0, NULL, NULL},
+        CLI_END};
+    cli_common c;
+    int npos, st = cli_parse(&trace_cmd, opts, &c, argc, argv, NULL, &npos);
+    if (st != CLI_GO)
+        return st;
+    if (run <= 0) {
+        fprintf(stderr, "llmsim export trace: give the run with --run ID\n");
+        return 2;
+    }
+    char name[64];
+    if (!out) {
+        snprintf(name, sizeof name, "trace-run%lld.json", (long long)run);
+        out = name;
+    }
+    sim_err err = {{0}};
+    int64_t n = plt_trace_export(c.db, run, out, &err);
+    if (n < 0)
+        return cli_fail("export", &err);
+    if (strcmp(out, "-") != 0)
+        cli_note(&c,
+                 "llmsim: wrote %s (%lld iterations); open it in https://ui.perfetto.dev or "
+                 "chrome://tracing\n",
+                 out, (long long)n);
+    return 0;
 }
 
 int cmd_export(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "trace") != 0) {
-        if (argc >= 2)
-            fprintf(stderr, "llmsim export: unknown format '%s'; valid: trace\n", argv[1]);
-        return usage();
+    static const cli_sub subs[] = {{"trace", trace, "a run as a Chrome/Perfetto trace (JSON)"}};
+    if (argc >= 2 && argv[1][0] != '-' && strcmp(argv[1], "trace") != 0) {
+        fprintf(stderr, "llmsim export: unknown format '%s'; valid: trace\n", argv[1]);
+        return 2;
     }
-    const char *db = "llmsim.db", *out = NULL, *v;
-    long long run = 0;
-    for (int i = 2; i < argc; i++) {
-        if ((v = cli_opt(argc, argv, &i, "--db")))
-            db = v;
-        else if ((v = cli_opt(argc, argv, &i, "-o")) || (v = cli_opt(argc, argv, &i, "--output")))
-            out = v;
-        else if ((v = cli_opt(argc, argv, &i, "--run"))) {
-            char *end;
-            run = strtoll(v, &end, 10);
-            if (end == v || *end || run <= 0) {
-                fprintf(stderr, "llmsim export: --run expects a run id; got '%s'\n", v);
-                return 2;
-            }
-        } else
-            return usage();
-    }
-    if (run <= 0)
-        return usage();
-    char name[64];
-    if (!out) {
-        snprintf(name, sizeof name, "trace-run%lld.json", run);
-        out = name;
-    }
-    sim_err err = {{0}};
-    int64_t n = plt_trace_export(db, run, out, &err);
-    if (n < 0) {
-        fprintf(stderr, "llmsim export: %s\n", err.msg);
-        return 1;
-    }
-    if (strcmp(out, "-") != 0)
-        fprintf(stderr,
-                "llmsim: wrote %s (%lld iterations); open it in https://ui.perfetto.dev or "
-                "chrome://tracing\n",
-                out, (long long)n);
-    return 0;
+    return cli_dispatch("export", subs, 1, argc, argv);
 }

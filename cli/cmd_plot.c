@@ -1,7 +1,6 @@
 /*
- * cmd_plot.c: `llmsim plot KIND --db PATH (--sweep ID | --run ID[,ID...]) [-o FILE]
- * [--metric M] [--pct P] [--x X] [--by KEY] [--size WxH]`: draws a stored sweep or runs with
- * gnuplot (plots/).
+ * cmd_plot.c: `llmsim plot curve|cdf|timeline|gantt`: draws a stored sweep or runs with gnuplot
+ * (plots/).
  *
  * Exit status: 0 when the image was drawn; 1 on a user error (unknown run or sweep, a run stored
  * without the rows the plot needs, a database or gnuplot failure); 2 on bad usage; 3 when
@@ -17,16 +16,38 @@
 
 #define PLOT_NO_GNUPLOT 3
 
-static int usage(void)
-{
-    fprintf(stderr, "usage: llmsim plot curve --sweep ID [--db PATH] [-o FILE.png|.svg|.pdf]\n"
-                    "                   [--metric ttft|tpot|itl|e2e] [--pct p50|p90|p95|p99|mean]\n"
-                    "                   [--x throughput|requests|rate] [--by KEY] [--size WxH]\n"
-                    "       llmsim plot cdf|timeline --run ID[,ID...] [--db PATH] [-o FILE]\n"
-                    "                   [--metric ttft|tpot|e2e] [--size WxH]\n"
-                    "       llmsim plot gantt --run ID [--db PATH] [-o FILE] [--size WxH]\n");
-    return 2;
-}
+static const cli_command plot_cmds[] = {
+    {.name = "plot curve",
+     .args = "--sweep ID",
+     .summary =
+         "Draws a latency percentile against throughput (or offered rate) for a stored sweep: one "
+         "line per scheduler or per value of --by, 95% intervals when the sweep has repetitions, "
+         "saturated points circled.",
+     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
+                "script).",
+     .common = CLI_DB},
+    {.name = "plot cdf",
+     .args = "--run ID[,ID...]",
+     .summary = "Draws the latency CDFs of up to 32 stored runs.",
+     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
+                "script).",
+     .common = CLI_DB},
+    {.name = "plot timeline",
+     .args = "--run ID[,ID...]",
+     .summary =
+         "Draws, per iteration, the sequences in the batch and the KV blocks in use: one panel per "
+         "run on a shared time axis.",
+     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
+                "script).",
+     .common = CLI_DB},
+    {.name = "plot gantt",
+     .args = "--run ID",
+     .summary =
+         "Draws each request's queued, prefill and decode spans with a tick per iteration (runs of "
+         "at most 200 requests).",
+     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
+                "script).",
+     .common = CLI_DB}};
 
 static int parse_id(const char *s, int64_t *out)
 {
@@ -38,8 +59,17 @@ static int parse_id(const char *s, int64_t *out)
     return 0;
 }
 
-static int parse_runs(const char *s, plt_opts *o)
+static int take_sweep(void *arg, const char *v)
 {
+    if (parse_id(v, &((plt_opts *)arg)->sweep) == 0)
+        return 0;
+    fprintf(stderr, "llmsim plot: --sweep expects a sweep id; got '%s'\n", v);
+    return -1;
+}
+
+static int take_runs(void *arg, const char *s)
+{
+    plt_opts *o = arg;
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", s);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -55,76 +85,33 @@ static int parse_runs(const char *s, plt_opts *o)
     return 0;
 }
 
-static int parse_x(const char *v, plt_x *x)
+static int take_x(void *arg, const char *v)
 {
     static const char *const names[] = {"throughput", "requests", "rate"};
     for (int i = 0; i < 3; i++)
         if (strcmp(v, names[i]) == 0) {
-            *x = (plt_x)i;
+            *(plt_x *)arg = (plt_x)i;
             return 0;
         }
     fprintf(stderr, "llmsim plot: --x expects throughput, requests or rate; got '%s'\n", v);
     return -1;
 }
 
-static int parse_opt(int argc, char **argv, int *i, plt_opts *o)
+static int take_size(void *arg, const char *v)
 {
-    const char *v;
-    if ((v = cli_opt(argc, argv, i, "--db")))
-        o->db = v;
-    else if ((v = cli_opt(argc, argv, i, "--sweep"))) {
-        if (parse_id(v, &o->sweep) != 0) {
-            fprintf(stderr, "llmsim plot: --sweep expects a sweep id; got '%s'\n", v);
-            return -1;
-        }
-    } else if ((v = cli_opt(argc, argv, i, "--run")))
-        return parse_runs(v, o);
-    else if ((v = cli_opt(argc, argv, i, "-o")) || (v = cli_opt(argc, argv, i, "--output")))
-        o->out = v;
-    else if ((v = cli_opt(argc, argv, i, "--metric")))
-        o->metric = v;
-    else if ((v = cli_opt(argc, argv, i, "--pct")))
-        o->pct = v;
-    else if ((v = cli_opt(argc, argv, i, "--x")))
-        return parse_x(v, &o->x);
-    else if ((v = cli_opt(argc, argv, i, "--by")))
-        o->by = v;
-    else if ((v = cli_opt(argc, argv, i, "--size"))) {
-        if (sscanf(v, "%dx%d", &o->width, &o->height) != 2 || o->width <= 0 || o->height <= 0) {
-            fprintf(stderr, "llmsim plot: --size expects WIDTHxHEIGHT, e.g. 1200x700\n");
-            return -1;
-        }
-    } else
-        return -1;
-    return 0;
+    plt_opts *o = arg;
+    if (sscanf(v, "%dx%d", &o->width, &o->height) == 2 && o->width > 0 && o->height > 0)
+        return 0;
+    fprintf(stderr, "llmsim plot: --size expects WIDTHxHEIGHT, e.g. 1200x700\n");
+    return -1;
 }
 
-int cmd_plot(int argc, char **argv)
+static int draw(plt_opts *o)
 {
-    plt_opts o;
-    memset(&o, 0, sizeof o);
-    o.db = "llmsim.db";
-    if (argc < 2 || plt_kind_parse(argv[1], &o.kind) != 0) {
-        if (argc >= 2)
-            fprintf(stderr, "llmsim plot: unknown kind '%s'; valid: curve, cdf, timeline, gantt\n",
-                    argv[1]);
-        return usage();
-    }
-    for (int i = 2; i < argc; i++)
-        if (parse_opt(argc, argv, &i, &o) != 0)
-            return usage();
-    if ((o.kind == PLT_CURVE) != (o.sweep > 0) || (o.kind == PLT_CURVE) == (o.nruns > 0)) {
-        fprintf(stderr, "llmsim plot: %s\n",
-                o.kind == PLT_CURVE ? "curve plots one sweep: give --sweep ID (and no --run)"
-                                    : "this kind plots runs: give --run ID[,ID...] (no --sweep)");
-        return usage();
-    }
     plt_result res;
     sim_err err = {{0}};
-    if (plt_plot(&o, &res, &err) != 0) {
-        fprintf(stderr, "llmsim plot: %s\n", err.msg);
-        return 1;
-    }
+    if (plt_plot(o, &res, &err) != 0)
+        return cli_fail("plot", &err);
     if (!res.rendered) {
         fprintf(stderr,
                 "llmsim plot: gnuplot is not installed (not found on PATH), so no image was "
@@ -138,4 +125,78 @@ int cmd_plot(int argc, char **argv)
     printf("llmsim: wrote %s (%dx%d; data %s, script %s)\n", res.image, res.width, res.height,
            res.data, res.script);
     return 0;
+}
+
+static int plot(plt_kind kind, int argc, char **argv)
+{
+    plt_opts o;
+    memset(&o, 0, sizeof o);
+    o.kind = kind;
+    int curve = kind == PLT_CURVE;
+    cli_option opts[] = {
+        {"--sweep", "ID", CLI_CALL, NULL, "the sweep to draw", NULL, 0, 0, take_sweep, &o},
+        {"--run", "IDS", CLI_CALL, NULL, "the runs to draw, e.g. 3 or 1,2,5", NULL, 0, 0, take_runs,
+         &o},
+        {"-o", "FILE", CLI_STRING, &o.out, "the image (.png, .svg or .pdf)",
+         "<kind>-run<ID>.png or <kind>-sweep<ID>.png", 0, 0, NULL, NULL},
+        {"--output", "FILE", CLI_STRING, &o.out, "the same as -o", NULL, 0, 0, NULL, NULL},
+        {"--metric", "M", CLI_STRING, &o.metric,
+         curve ? "ttft, tpot, itl or e2e" : "ttft, tpot or e2e (cdf)", "ttft", 0, 0, NULL, NULL},
+        {"--pct", "P", CLI_STRING, &o.pct, "p50, p90, p95, p99 or mean (curve)", "p99", 0, 0, NULL,
+         NULL},
+        {"--x", "X", CLI_CALL, NULL, "throughput (output tokens/s), requests or rate (curve)",
+         "throughput", 0, 0, take_x, &o.x},
+        {"--by", "KEY", CLI_STRING, &o.by, "a varied key naming the lines (curve)",
+         "scheduler.name", 0, 0, NULL, NULL},
+        {"--size", "WxH", CLI_CALL, NULL, "the image size in pixels", "the kind's own", 0, 0,
+         take_size, &o},
+        CLI_END};
+    cli_common c;
+    int npos, st = cli_parse(&plot_cmds[kind], opts, &c, argc, argv, NULL, &npos);
+    if (st != CLI_GO)
+        return st;
+    o.db = c.db;
+    if (curve != (o.sweep > 0) || curve == (o.nruns > 0)) {
+        fprintf(stderr, "llmsim plot: %s\n",
+                curve ? "curve plots one sweep: give --sweep ID (and no --run)"
+                      : "this kind plots runs: give --run ID[,ID...] (no --sweep)");
+        return 2;
+    }
+    return draw(&o);
+}
+
+static int plot_curve(int argc, char **argv)
+{
+    return plot(PLT_CURVE, argc, argv);
+}
+
+static int plot_cdf(int argc, char **argv)
+{
+    return plot(PLT_CDF, argc, argv);
+}
+
+static int plot_timeline(int argc, char **argv)
+{
+    return plot(PLT_TIMELINE, argc, argv);
+}
+
+static int plot_gantt(int argc, char **argv)
+{
+    return plot(PLT_GANTT, argc, argv);
+}
+
+int cmd_plot(int argc, char **argv)
+{
+    static const cli_sub subs[] = {
+        {"curve", plot_curve, "latency against throughput or offered rate, from a sweep"},
+        {"cdf", plot_cdf, "latency CDFs of runs"},
+        {"timeline", plot_timeline, "batch occupancy and KV blocks per iteration of runs"},
+        {"gantt", plot_gantt, "each request's spans and the iterations of one run"},
+    };
+    if (argc >= 2 && argv[1][0] != '-' && plt_kind_parse(argv[1], &(plt_kind){0}) != 0) {
+        fprintf(stderr, "llmsim plot: unknown kind '%s'; valid: curve, cdf, timeline, gantt\n",
+                argv[1]);
+        return 2;
+    }
+    return cli_dispatch("plot", subs, 4, argc, argv);
 }

@@ -30,8 +30,8 @@ static int usage(FILE *f)
 {
     fprintf(f,
             "llmsim %s: discrete-event simulator of LLM serving schedulers\n\n"
-            "usage: llmsim COMMAND [ARGS]\n\n",
-            LLMSIM_VERSION);
+            "usage: llmsim COMMAND [ARGS]   (llmsim COMMAND --help: its options and defaults)\n\n",
+            study_version());
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nEvery command that touches results takes --db PATH (default llmsim.db).\n");
@@ -46,7 +46,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
         return usage(stdout);
     if (!strcmp(argv[1], "--version")) {
-        printf("llmsim %s\n", LLMSIM_VERSION);
+        printf("llmsim %s\n", study_version());
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

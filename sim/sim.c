@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "evq.h"
 #include "rng.h"
@@ -22,6 +23,7 @@ struct sim_ctx {
     gsl_rng *rng[SIM_STREAM_COUNT];
     void (*check)(void *);
     void *check_arg;
+    uint64_t check_every; /* the walkers run after every check_every-th event */
 };
 
 int sim_errf(sim_err *e, const char *fmt, ...)
@@ -97,6 +99,7 @@ sim_ctx *sim_new(uint64_t seed)
     sim_ctx *ctx = sim_xcalloc(1, sizeof *ctx);
     ctx->seed = seed;
     ctx->q = sim_evq_new();
+    ctx->check_every = 1;
     return ctx;
 }
 
@@ -162,6 +165,18 @@ void sim_set_check(sim_ctx *ctx, void (*fn)(void *arg), void *arg)
     ctx->check_arg = arg;
 }
 
+void sim_set_check_every(sim_ctx *ctx, uint64_t n)
+{
+    ctx->check_every = n > 0 ? n : 1;
+}
+
+double sim_wall_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 uint64_t sim_run(sim_ctx *ctx, int64_t until)
 {
     uint64_t n = 0;
@@ -175,7 +190,7 @@ uint64_t sim_run(sim_ctx *ctx, int64_t until)
         ev.fn(ctx, ev.obj, ev.arg);
 #ifdef SIM_DEBUG
         SIM_ASSERT(ctx, sim_evq_check(ctx->q) == 0 || !"event queue out of order");
-        if (ctx->check)
+        if (ctx->check && ctx->events_run % ctx->check_every == 0)
             ctx->check(ctx->check_arg);
 #endif
     }

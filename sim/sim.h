@@ -66,6 +66,12 @@ void sim_stop(sim_ctx *ctx);
 
 /* In debug builds (SIM_DEBUG), fn(arg) runs after every event: the *_check() walkers. */
 void sim_set_check(sim_ctx *ctx, void (*fn)(void *arg), void *arg);
+/* Runs the walkers after every n-th event only (n >= 1; 1 by default): for long measurements in
+ * debug builds, where a walk per event would dominate. */
+void sim_set_check_every(sim_ctx *ctx, uint64_t n);
+
+/* Seconds on a monotonic wall clock, for timing the program itself (never simulated time). */
+double sim_wall_seconds(void);
 
 /* Assert failure: prints file:line, the expression, simulated time and event number (ctx may be
  * NULL), then aborts. */

@@ -5,6 +5,7 @@
  * a bucket's representative 2 gamma^i / (gamma + 1) is within a of every value in it
  * (Masson et al., "DDSketch", VLDB 2019). Values below SKETCH_MIN count as zero.
  */
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,17 @@ void sim_welford_add(sim_welford *w, double x)
 double sim_welford_var(const sim_welford *w)
 {
     return w->n < 2 ? 0.0 : w->m2 / (double)(w->n - 1);
+}
+
+sim_interval sim_t_interval(double sum, double sum_sq, int64_t n, double level)
+{
+    sim_interval r = {n > 0 ? sum / (double)n : NAN, NAN};
+    if (n < 2)
+        return r;
+    double var = (sum_sq - sum * sum / (double)n) / (double)(n - 1);
+    double t = gsl_cdf_tdist_Pinv(0.5 + level / 2, (double)(n - 1));
+    r.half = t * sqrt(var > 0 ? var : 0) / sqrt((double)n);
+    return r;
 }
 
 void sim_samples_init(sim_samples *s)

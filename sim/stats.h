@@ -27,6 +27,14 @@ typedef struct sim_welford {
 void sim_welford_add(sim_welford *w, double x);
 double sim_welford_var(const sim_welford *w); /* sample variance (n-1); 0 when n < 2 */
 
+/* The mean of n values given by their sum and sum of squares, and the half-width of its
+ * two-sided confidence interval at `level` (0.95 for 95%) from Student's t with n - 1 degrees of
+ * freedom. half is NAN when n < 2; mean is NAN when n == 0. */
+typedef struct sim_interval {
+    double mean, half;
+} sim_interval;
+sim_interval sim_t_interval(double sum, double sum_sq, int64_t n, double level);
+
 #define SIM_SKETCH_ALPHA 0.005
 #define SIM_SAMPLES_DEFAULT_CAP ((size_t)1 << 20)
 

@@ -3,6 +3,6 @@
 # ../shared/data in place when present (lognormal lengths otherwise).
 llmsim_test(test_experiments
   SOURCES test_experiments.c
-  LIBS llmsim_scenarios llmsim_calibration llmsim_engine
+  LIBS llmsim_study
   LABELS experiments
   TIMEOUT 300)

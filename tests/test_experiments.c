@@ -3,9 +3,8 @@
  * scenarios/exp*.yaml, run with the roofline predictor; each test prints the figures it asserts
  * on.
  *
- * Scenarios are loaded with scn_load and a resolver over the calibration catalogs (as the llmsim
- * program does), variants are --set overrides, and the run goes through the engine API with the
- * scenario's workload source, except where a test says it builds the arrivals itself.
+ * Scenarios are loaded and run through study/ as the llmsim program runs them (variants are
+ * --set overrides), except where a test says it builds the arrivals itself.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -19,38 +18,13 @@
 
 #include <cmocka.h>
 
-#include "catalog.h"
-#include "engine.h"
-#include "roofline.h"
-#include "scenario.h"
+#include "engine_util.h"
+#include "study.h"
 
 #define SCN_DIR LLMSIM_SOURCE_DIR "/scenarios/"
 #define SHAREGPT                                                                                   \
     LLMSIM_SHARED_DIR                                                                              \
     "/data/traces/etalon-processed/sharegpt_8k_filtered_stats_llama2_tokenizer.csv"
-
-/* ---------------- resolver over the catalogs ---------------- */
-
-static int resolve_model(void *st, const char *name, const char *base_dir, eng_model *out,
-                         char *why, size_t len)
-{
-    if (cal_model_find(name, out) == 0)
-        return 0;
-    char names[1024];
-    snprintf(why, len, "unknown model '%s'; valid: %s", name, cal_model_names(names, sizeof names));
-    return -1;
-}
-
-static int resolve_gpu(void *st, const char *name, eng_gpu *out, char *why, size_t len)
-{
-    if (cal_gpu_find(name, out) == 0)
-        return 0;
-    char names[512];
-    snprintf(why, len, "unknown GPU '%s'; valid: %s", name, cal_gpu_names(names, sizeof names));
-    return -1;
-}
-
-static const scn_resolver resolver = {resolve_model, resolve_gpu, NULL};
 
 /* ---------------- one run ---------------- */
 
@@ -74,29 +48,12 @@ static void rec_iteration(void *st, const eng_iter_rec *it)
 
 static const eng_recorder_ops rec_ops = {NULL, rec_iteration, NULL};
 
-typedef struct list_src {
-    const eng_arrival *a;
-    int n, next;
-} list_src;
-
-static int list_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
+static double metric(const study_result *r, const char *name)
 {
-    list_src *s = st;
-    if (s->next == s->n)
-        return ENG_SRC_END;
-    *out = s->a[s->next++];
-    return ENG_SRC_OK;
-}
-
-static const eng_source_ops list_ops = {list_next, NULL};
-
-static double metric(const eng_metric *m, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(m[i].name, name) == 0)
-            return m[i].value;
-    fail_msg("no metric %s", name);
-    return NAN;
+    double v = study_metric(r, name);
+    if (isnan(v))
+        fail_msg("no metric %s", name);
+    return v;
 }
 
 /* The engine's walker (eng_check) visits every request slot, thousands per event; the
@@ -105,24 +62,6 @@ static double metric(const eng_metric *m, int n, const char *name)
  * here it runs after every CHECK_EVERY-th event, which keeps the Debug build within its time
  * budget and still stops a run that breaks an invariant. */
 #define CHECK_EVERY 64
-
-typedef struct sparse_check {
-    eng_engine *e;
-    sim_ctx *ctx;
-    uint64_t n;
-} sparse_check;
-
-static void check_sometimes(void *arg)
-{
-    sparse_check *c = arg;
-    char buf[256];
-    if (c->n++ % CHECK_EVERY != 0)
-        return;
-    if (eng_check(c->e, buf, sizeof buf) != 0) {
-        fprintf(stderr, "engine check failed: %s\n", buf);
-        sim_assert_fail(c->ctx, __FILE__, __LINE__, "eng_check");
-    }
-}
 
 /* What a run may change beyond the scenario's overrides. */
 typedef struct run_opts {
@@ -144,7 +83,7 @@ static void run_scenario(const char *file, const char *const *ovr, int novr, con
     snprintf(path, sizeof path, "%s%s", SCN_DIR, file);
     scn_scenario s;
     sim_err err;
-    if (scn_load(path, ovr, novr, &resolver, &s, &err) != 0)
+    if (study_load(path, ovr, novr, &s, &err) != 0)
         fail_msg("%s", err.msg);
     if (o && o->sharegpt && have_sharegpt()) {
         scn_lengths *l = &s.workload.lengths;
@@ -154,47 +93,30 @@ static void run_scenario(const char *file, const char *const *ovr, int novr, con
         snprintf(l->col_prompt, sizeof l->col_prompt, "num_prefill_tokens");
         snprintf(l->col_output, sizeof l->col_output, "num_decode_tokens");
     }
-    const eng_config *c = &s.engine;
-    eng_predictor pred;
-    assert_int_equal(
-        cal_roofline_new(&c->model, &c->gpu, c->dtype, c->tensor_parallel, &pred, &err), 0);
-    scn_source *src = NULL;
-    list_src lsrc = {o ? o->arrivals : NULL, o ? o->narrivals : 0, 0};
-    if (!o || !o->arrivals) {
-        src = scn_source_new(&s, s.seed, &err);
-        if (!src)
-            fail_msg("%s", err.msg);
-    }
     memset(out, 0, sizeof *out);
-    sim_ctx *ctx = sim_new(s.seed);
-    eng_engine *e = src ? eng_new(ctx, c, &pred, scn_source_ops(), src, &rec_ops, out, &err)
-                        : eng_new(ctx, c, &pred, &list_ops, &lsrc, &rec_ops, out, &err);
-    if (!e)
+    list_src lsrc = {o ? o->arrivals : NULL, o ? o->narrivals : 0, 0};
+    study_hooks hooks = {.rec = &rec_ops, .rec_st = out, .check_every = CHECK_EVERY};
+    if (o && o->arrivals) {
+        hooks.src = &list_ops;
+        hooks.src_st = &lsrc;
+    }
+    study_result *r = test_malloc(sizeof *r);
+    if (study_run(&s, s.seed, NULL, NULL, &hooks, r, &err) != 0)
         fail_msg("%s: %s", file, err.msg);
-    sparse_check chk = {e, ctx, 0};
-    sim_set_check(ctx, check_sometimes, &chk);
-    if (eng_run(e, &err) != 0)
-        fail_msg("%s: %s", file, err.msg);
-    eng_metric m[ENG_MAX_METRICS];
-    int n = eng_summary(e, m);
-    const eng_totals *t = eng_get_totals(e);
-    out->out_tps = metric(m, n, "output_throughput");
-    out->drain_s = (double)(t->last_finish_ns - t->first_arrival_ns) / 1e9;
-    out->median_e2el_ms = metric(m, n, "median_e2el_ms");
-    out->mean_e2el_ms = metric(m, n, "mean_e2el_ms");
-    out->p99_e2el_ms = metric(m, n, "p99_e2el_ms");
-    out->median_ttft_ms = metric(m, n, "median_ttft_ms");
-    out->median_tpot_ms = metric(m, n, "median_tpot_ms");
-    out->median_itl_ms = metric(m, n, "median_itl_ms");
-    out->p99_itl_ms = metric(m, n, "p99_itl_ms");
-    out->completed = t->finished;
-    out->rejected = t->rejected;
-    out->preemptions = t->preemptions;
-    out->kv_blocks = eng_get_kv_plan(e)->blocks;
-    eng_free(e);
-    sim_free(ctx);
-    scn_source_free(src);
-    cal_predictor_free(&pred);
+    out->out_tps = metric(r, "output_throughput");
+    out->drain_s = (double)(r->tot.last_finish_ns - r->tot.first_arrival_ns) / 1e9;
+    out->median_e2el_ms = metric(r, "median_e2el_ms");
+    out->mean_e2el_ms = metric(r, "mean_e2el_ms");
+    out->p99_e2el_ms = metric(r, "p99_e2el_ms");
+    out->median_ttft_ms = metric(r, "median_ttft_ms");
+    out->median_tpot_ms = metric(r, "median_tpot_ms");
+    out->median_itl_ms = metric(r, "median_itl_ms");
+    out->p99_itl_ms = metric(r, "p99_itl_ms");
+    out->completed = r->tot.finished;
+    out->rejected = r->tot.rejected;
+    out->preemptions = r->tot.preemptions;
+    out->kv_blocks = r->kv.blocks;
+    test_free(r);
     scn_free(&s);
 }
 
@@ -228,7 +150,7 @@ static void test_exp2_orca_drains_faster(void **state)
     /* the scenario's prompt length, with the seed's pattern: 100 tokens if i % 8 == 0, else 10 */
     scn_scenario s;
     sim_err err;
-    if (scn_load(SCN_DIR "exp2_orca_vs_static_queue.yaml", NULL, 0, &resolver, &s, &err) != 0)
+    if (study_load(SCN_DIR "exp2_orca_vs_static_queue.yaml", NULL, 0, &s, &err) != 0)
         fail_msg("%s", err.msg);
     int32_t prompt = (int32_t)s.workload.prompt.value;
     int n = (int)s.workload.num_requests;

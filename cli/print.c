@@ -1,0 +1,174 @@
+/*
+ * print.c: what the commands print: the summary table of a run, a small JSON writer, and the
+ * progress report.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* ---- JSON ---- */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch == '\n')
+            fputs("\\n", f);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+/* The comma and key before an item at the current depth. */
+static void item(cli_json *j, const char *key)
+{
+    if (j->count[j->depth]++)
+        fputs(", ", j->f);
+    if (key) {
+        json_string(j->f, key);
+        fputs(": ", j->f);
+    }
+}
+
+void cli_json_begin(cli_json *j, FILE *f)
+{
+    memset(j, 0, sizeof *j);
+    j->f = f;
+}
+
+void cli_json_open(cli_json *j, const char *key, char bracket)
+{
+    item(j, key);
+    fputc(bracket, j->f);
+    if (j->depth + 1 < (int)(sizeof j->count / sizeof j->count[0]))
+        j->depth++;
+    j->count[j->depth] = 0;
+}
+
+void cli_json_close(cli_json *j, char bracket)
+{
+    fputc(bracket, j->f);
+    if (j->depth > 0)
+        j->depth--;
+    if (j->depth == 0)
+        fputc('\n', j->f);
+}
+
+void cli_json_str(cli_json *j, const char *key, const char *v)
+{
+    item(j, key);
+    json_string(j->f, v);
+}
+
+void cli_json_num(cli_json *j, const char *key, double v)
+{
+    item(j, key);
+    if (isfinite(v))
+        fprintf(j->f, "%.17g", v);
+    else
+        fputs("null", j->f);
+}
+
+void cli_json_int(cli_json *j, const char *key, int64_t v)
+{
+    item(j, key);
+    fprintf(j->f, "%lld", (long long)v);
+}
+
+void cli_json_bool(cli_json *j, const char *key, int v)
+{
+    item(j, key);
+    fputs(v ? "true" : "false", j->f);
+}
+
+/* ---- progress ---- */
+
+void cli_progress_start(cli_progress *p, const char *what, int total, int quiet)
+{
+    memset(p, 0, sizeof *p);
+    p->what = what;
+    p->total = total;
+    p->quiet = quiet;
+    p->tty = isatty(STDERR_FILENO);
+    p->last_decile = -1;
+    p->t0 = p->last = sim_wall_seconds();
+}
+
+void cli_progress_update(cli_progress *p, int done)
+{
+    if (p->quiet || p->total <= 0)
+        return;
+    double t = sim_wall_seconds(), el = t - p->t0;
+    double eta = done ? el / done * (p->total - done) : 0;
+    int final = done >= p->total;
+    if (!p->tty) {
+        int decile = (int)((int64_t)done * 10 / p->total);
+        if (decile > p->last_decile) {
+            p->last_decile = decile;
+            fprintf(stderr, "%d/%d %s done (%d%%), %.0fs elapsed, ~%.0fs left\n", done, p->total,
+                    p->what, decile * 10, el, eta);
+        }
+        return;
+    }
+    if (!final && t - p->last < 0.2)
+        return;
+    p->last = t;
+    int width = 30, fill = done * width / p->total;
+    fprintf(stderr, "\r[%.*s%*s] %d/%d %s done, %d left, %.0fs elapsed, ~%.0fs left ", fill,
+            "==============================", width - fill, "", done, p->total, p->what,
+            p->total - done, el, eta);
+    if (final)
+        fputc('\n', stderr);
+}
+
+/* ---- the summary of a run ---- */
+
+void cli_print_summary(FILE *f, const study_result *r)
+{
+    fprintf(f, "%-34s %12.0f\n", "Successful requests:", study_metric(r, "completed"));
+    fprintf(f, "%-34s %12.0f\n", "Rejected requests:", study_metric(r, "rejected"));
+    fprintf(f, "%-34s %12.2f\n", "Duration (s, simulated):", study_metric(r, "duration"));
+    fprintf(f, "%-34s %12.0f\n", "Total input tokens:", study_metric(r, "total_input_tokens"));
+    fprintf(f, "%-34s %12.0f\n", "Total generated tokens:", study_metric(r, "total_output_tokens"));
+    fprintf(f, "%-34s %12.2f\n",
+            "Request throughput (req/s):", study_metric(r, "request_throughput"));
+    fprintf(f, "%-34s %12.2f\n",
+            "Output token throughput (tok/s):", study_metric(r, "output_throughput"));
+    fprintf(f, "%-34s %12.2f\n",
+            "Total token throughput (tok/s):", study_metric(r, "total_token_throughput"));
+    fprintf(f, "%-34s %12.2f\n", "Request goodput (req/s):", study_metric(r, "request_goodput"));
+    static const char *const what[][2] = {
+        {"ttft_ms", "TTFT"},       {"tpot_ms", "TPOT"},
+        {"itl_ms", "ITL"},         {"e2el_ms", "E2E latency"},
+        {"waiting_ms", "Waiting"}, {"sched_overhead_ms", "Sched overhead"}};
+    static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};
+    fprintf(f, "%-18s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95", "p99");
+    for (size_t i = 0; i < sizeof what / sizeof what[0]; i++) {
+        fprintf(f, "%-18s", what[i][1]);
+        for (int j = 0; j < 5; j++) {
+            char k[48];
+            snprintf(k, sizeof k, "%s_%s", pre[j], what[i][0]);
+            fprintf(f, " %10.2f", study_metric(r, k));
+        }
+        fputc('\n', f);
+    }
+}
+
+void cli_print_metrics_json(cli_json *j, const char *key, const study_result *r)
+{
+    if (key)
+        cli_json_open(j, key, '{');
+    for (int i = 0; i < r->n; i++)
+        cli_json_num(j, r->m[i].name, r->m[i].value);
+    if (key)
+        cli_json_close(j, '}');
+}

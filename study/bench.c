@@ -1,0 +1,251 @@
+/*
+ * bench.c: the bench cases (see study_bench.h).
+ */
+#define _DEFAULT_SOURCE /* wait4: the peak memory of one case's process */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "store_run.h"
+#include "study.h"
+#include "study_bench.h"
+
+#define SHAREGPT "traces/etalon-processed/sharegpt_8k_filtered_stats_llama2_tokenizer.csv"
+
+/* MODEL: lognormals fitted to sharegpt_8k_filtered_stats_llama2_tokenizer.csv (30,731 rows):
+ * prompt mean 2340 tokens, sigma of log 1.626; output mean 439, sigma 1.001; the table's own
+ * maxima (8141 and 1024) as clips. Used only when the table is absent. */
+static const char lognormal_lengths[] =
+    "  prompt_tokens: {dist: lognormal, mean: 2340, sigma: 1.626, max: 8141}\n"
+    "  output_tokens: {dist: lognormal, mean: 439, sigma: 1.001, max: 1024}\n";
+
+static const study_bench_case cases[] = {
+    {"static", "static", 1000000, 1, STUDY_BENCH_SUMMARY},
+    {"orca", "orca", 1000000, 1, STUDY_BENCH_SUMMARY},
+    {"vllm", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY},
+    {"chunked", "chunked", 1000000, 1, STUDY_BENCH_SUMMARY},
+    {"vllm-small", "vllm", 100000, 1, STUDY_BENCH_SUMMARY},
+    {"vllm-large", "vllm", 10000000, 1, STUDY_BENCH_SUMMARY},
+    {"cluster16", "vllm", 1000000, 16, STUDY_BENCH_SUMMARY},
+    {"vllm-stored", "vllm", 1000000, 1, STUDY_BENCH_STORED},
+    {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS},
+};
+
+const study_bench_case *study_bench_cases(int *n)
+{
+    *n = (int)(sizeof cases / sizeof cases[0]);
+    return cases;
+}
+
+int study_bench_have_table(const char *data)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", data, SHAREGPT);
+    return access(path, R_OK) == 0;
+}
+
+static int scenario_text(char *buf, size_t len, const char *data, const char *policy, int64_t n,
+                         int replicas, const char *arrival)
+{
+    char lengths[1200];
+    if (study_bench_have_table(data))
+        snprintf(lengths, sizeof lengths, "  lengths: {path: %s/%s, format: vidur}\n", data,
+                 SHAREGPT);
+    else
+        snprintf(lengths, sizeof lengths, "%s", lognormal_lengths);
+    int w = snprintf(buf, len,
+                     "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\n"
+                     "scheduler: {name: %s%s}\nreplicas: %d\nrouter: least_outstanding\n"
+                     "workload:\n  num_requests: %lld\n  arrival: %s\n%s",
+                     policy, strcmp(policy, "static") ? "" : ", batch_size: 64", replicas,
+                     (long long)n, arrival, lengths);
+    return w > 0 && (size_t)w < len ? 0 : -1;
+}
+
+static int simulate_text(const char *text, store *s, study_result *res, sim_err *err)
+{
+    scn_scenario scn;
+    int rc = scn_load_text("bench.yaml", text, NULL, 0, study_resolver(), &scn, err);
+    if (rc == 0) {
+        study_sink sink = {.s = s, .level = STORE_REQUESTS};
+        rc = study_run(&scn, scn.seed, NULL, s ? &sink : NULL, NULL, res, err);
+    }
+    scn_free(&scn);
+    return rc;
+}
+
+/* Runs fn(arg, buf) in a child process that writes len bytes of result into buf; the parent
+ * gets them back and the child's peak memory in *peak_mb. 0, or -1 when the child failed. */
+static int in_child(void (*fn)(void *arg, void *buf), void *arg, void *buf, size_t len,
+                    double *peak_mb)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        fn(arg, buf);
+        ssize_t w = write(fd[1], buf, len);
+        _exit(w == (ssize_t)len ? 0 : 1);
+    }
+    close(fd[1]);
+    ssize_t got = read(fd[0], buf, len);
+    close(fd[0]);
+    struct rusage ru;
+    wait4(pid, NULL, 0, &ru);
+    if (peak_mb)
+        *peak_mb = (double)ru.ru_maxrss / 1024.0;
+    return got == (ssize_t)len ? 0 : -1;
+}
+
+static void nothing(void *arg, void *buf) {}
+
+double study_bench_baseline_mb(void)
+{
+    char byte = 0;
+    double mb = 0;
+    in_child(nothing, NULL, &byte, 1, &mb);
+    return mb;
+}
+
+typedef struct cap_arg {
+    const char *data, *policy;
+    int64_t n;
+} cap_arg;
+
+static void measure_capacity(void *arg, void *buf)
+{
+    cap_arg *a = arg;
+    double *cap = buf;
+    char text[4096];
+    sim_err err = {{0}};
+    study_result *res = sim_xcalloc(1, sizeof *res);
+    *cap = -1;
+    if (scenario_text(text, sizeof text, a->data, a->policy, a->n, 1, "burst") == 0 &&
+        simulate_text(text, NULL, res, &err) == 0)
+        *cap = study_metric(res, "request_throughput");
+    else
+        fprintf(stderr, "llmsim bench: %s\n", err.msg);
+    free(res);
+}
+
+double study_bench_capacity(const char *data, const char *policy, int quick, sim_err *err)
+{
+    cap_arg a = {data, policy, quick ? 2000 : 20000};
+    double cap = -1;
+    if (in_child(measure_capacity, &a, &cap, sizeof cap, NULL) != 0 || cap <= 0) {
+        sim_errf(err, "measuring the capacity of %s failed", policy);
+        return -1;
+    }
+    return cap;
+}
+
+/* Writes n request rows through the streaming run writer into a fresh database. */
+static int store_rows(const char *db, int64_t n, double *rows_per_s, sim_err *err)
+{
+    unlink(db);
+    store *s = store_open(db, err);
+    if (!s)
+        return -1;
+    store_run_info info = {.name = "rows",
+                           .scenario_text = "",
+                           .scheduler = "-",
+                           .version = study_version(),
+                           .profile = "-",
+                           .level = STORE_REQUESTS};
+    double t0 = sim_wall_seconds();
+    store_run *w = store_run_begin(s, &info, 0, err);
+    if (!w) {
+        store_close(s);
+        return -1;
+    }
+    eng_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.status = ENG_RQ_FINISHED;
+    for (int64_t i = 0; i < n; i++) {
+        rq.id = i;
+        rq.t_arrival = i * 1000;
+        rq.t_first_sched = rq.t_last_sched = rq.t_arrival + 10;
+        rq.t_first_token = rq.t_arrival + 5000;
+        rq.t_finish = rq.t_arrival + 90000;
+        rq.prompt = 100 + (int32_t)(i % 900);
+        rq.output = 10 + (int32_t)(i % 300);
+        rq.scheduled = 1;
+        store_run_request(w, &rq);
+    }
+    int rc = store_run_finish(w, NULL, 0, NULL, NULL, NULL, err);
+    *rows_per_s = (double)n / (sim_wall_seconds() - t0);
+    store_close(s);
+    unlink(db);
+    return rc;
+}
+
+typedef struct case_arg {
+    const study_bench_case *c;
+    int64_t n;
+    double cap;
+    const char *data, *tmpdb;
+} case_arg;
+
+static void run_case(void *arg, void *buf)
+{
+    case_arg *a = arg;
+    study_bench_out *o = buf;
+    sim_err err = {{0}};
+    if (a->c->store == STUDY_BENCH_ROWS) {
+        o->ok = store_rows(a->tmpdb, a->n, &o->rows_per_s, &err) == 0;
+        o->requests = (double)a->n;
+        snprintf(o->err, sizeof o->err, "%s", err.msg);
+        return;
+    }
+    char text[4096], arrival[128];
+    o->rate = 0.9 * a->cap * a->c->replicas;
+    snprintf(arrival, sizeof arrival, "{process: poisson, rate: %.6g}", o->rate);
+    store *s = NULL;
+    if (a->c->store == STUDY_BENCH_STORED) {
+        unlink(a->tmpdb);
+        if (!(s = store_open(a->tmpdb, &err))) {
+            snprintf(o->err, sizeof o->err, "%s", err.msg);
+            return;
+        }
+    }
+    study_result *res = sim_xcalloc(1, sizeof *res);
+    double t0 = sim_wall_seconds();
+    if (scenario_text(text, sizeof text, a->data, a->c->policy, a->n, a->c->replicas, arrival) ==
+            0 &&
+        simulate_text(text, s, res, &err) == 0) {
+        o->wall = sim_wall_seconds() - t0;
+        o->requests = study_metric(res, "completed") + study_metric(res, "rejected");
+        o->iterations = (double)res->tot.iterations;
+        o->events = (double)res->events;
+        o->ok = 1;
+    }
+    snprintf(o->err, sizeof o->err, "%s", err.msg);
+    free(res);
+    store_close(s);
+    if (a->c->store == STUDY_BENCH_STORED)
+        unlink(a->tmpdb);
+}
+
+void study_bench_run(const study_bench_case *c, int quick, double cap, const char *data,
+                     const char *tmpdb, study_bench_out *out)
+{
+    case_arg a = {c, quick ? c->requests / 10 : c->requests, cap, data, tmpdb};
+    memset(out, 0, sizeof *out);
+    double mb = 0;
+    if (in_child(run_case, &a, out, sizeof *out, &mb) != 0) {
+        memset(out, 0, sizeof *out);
+        snprintf(out->err, sizeof out->err, "crashed");
+    }
+    out->peak_mb = mb;
+}

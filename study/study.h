@@ -1,0 +1,104 @@
+/*
+ * study.h: running one scenario, the workflow every other study (sweeps, capacity searches,
+ * benchmarks, tests) is built from: resolve the scenario's names against the catalogs, build
+ * the cost model it asks for, draw its workload, run the engine, and write the run to the store.
+ *
+ * Ownership: a study_cost owns its predictor and the profile it reads; study_simulate borrows
+ * the scenario, the cost model and the store, and creates and frees everything else it needs.
+ */
+#ifndef STUDY_H
+#define STUDY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine.h"
+#include "profile.h"
+#include "scenario.h"
+#include "store.h"
+#include "store_run.h"
+
+/* The most --set overrides one command line may carry. */
+#define STUDY_MAX_SETS 64
+
+/* The program's version ("0.1.0") and the folder of the shared data it was built beside. */
+const char *study_version(void);
+const char *study_shared_data(void);
+
+/* The resolver behind every scenario the program loads: model names from calibration's catalog
+ * or a path to a config.json (relative to the scenario's folder), GPU names from the catalog. */
+const scn_resolver *study_resolver(void);
+/* scn_load with that resolver. */
+int study_load(const char *path, const char *const *sets, int nsets, scn_scenario *out,
+               sim_err *err);
+/* Resolves a model name (catalog or config.json path) outside a scenario. 0, or -1 with err. */
+int study_model(const char *name, eng_model *out, sim_err *err);
+
+/* The cost model of a run: a predictor and, for a measured or imported profile, the profile it
+ * reads (owned here, so it outlives the predictor). */
+typedef struct study_cost {
+    eng_predictor pred;
+    cal_profile *profile;
+} study_cost;
+
+/* Builds the cost model a scenario asks for: the built-in roofline, or the profile named by
+ * `profile:` from the database s (s may be NULL only when none is named). 0, or -1 with err.
+ * Free with study_cost_free (also after a failure). */
+int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err);
+void study_cost_free(study_cost *c);
+
+/* Where a run goes. */
+typedef struct study_sink {
+    store *s; /* NULL: not stored */
+    store_level level;
+    int buffered;        /* rows kept in memory, written in one short transaction */
+    store_run_hook hook; /* runs inside the run's transaction before commit (may be NULL) */
+    void *hook_arg;
+} study_sink;
+
+/* What a caller may add to a run; every field is optional (a zeroed struct adds nothing). */
+typedef struct study_hooks {
+    const eng_source_ops *src; /* arrivals from here instead of the scenario's workload */
+    void *src_st;
+    const eng_recorder_ops *rec; /* sees every record as well as the store does */
+    void *rec_st;
+    uint64_t check_every; /* debug builds: the engine's walkers after every n-th event (0 = 1) */
+} study_hooks;
+
+typedef struct study_result {
+    eng_metric m[ENG_MAX_METRICS];
+    int n;
+    eng_totals tot;
+    eng_kv_plan kv; /* the KV cache of one replica */
+    int saturated;  /* queue still growing when arrivals ended (eng_totals_saturated) */
+    int64_t run_id; /* 0 when not stored */
+    int64_t clipped, skipped;
+    uint64_t events; /* simulation events run */
+    double wall_s;
+    char label[128]; /* the cost model that produced it */
+} study_result;
+
+/* Simulates scn with seed on cost (borrowed) and stores the run in sink (may be NULL). Fills
+ * *out; returns 0, or -1 with err (nothing stored). hooks may be NULL. */
+int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
+                   const study_sink *sink, const study_hooks *hooks, study_result *out,
+                   sim_err *err);
+
+/* The whole pipeline for one scenario: builds its cost model (a profile is read from db, which
+ * may be NULL when the scenario names none), simulates it with seed and frees the cost model.
+ * sink and hooks may be NULL. 0, or -1 with err (nothing stored). */
+int study_run(const scn_scenario *scn, uint64_t seed, store *db, const study_sink *sink,
+              const study_hooks *hooks, study_result *out, sim_err *err);
+
+/* The value of metric name in r, or NAN. */
+double study_metric(const study_result *r, const char *name);
+
+/* The nominal offered rate of a scenario's workload in requests/s: the arrival process's rate,
+ * a trace's rescaled rate, or 0 when it has none (a burst, a closed loop, a trace at its own
+ * pace). */
+double study_offered_rate(const scn_scenario *scn);
+
+/* One line describing the host (CPU model, cores) for the runs table; returns buf. */
+const char *study_hardware(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * study_bench.h: how fast the simulator is: named cases, each run in its own process so its
+ * peak resident memory is its own.
+ *
+ * Workload: Llama-3-8B on one H100 SXM, lengths sampled jointly from the ShareGPT length table
+ * when it is found (DATA/traces/etalon-processed/...), else lognormals fitted to that table,
+ * Poisson arrivals at 90% of the policy's capacity; capacity is the request throughput of a
+ * burst of 20,000 such requests (2,000 when quick) through the same policy, measured in a child
+ * process. Runs store summaries only, so the figures measure the simulator; vllm-stored stores
+ * every request and iteration, and sqlite-rows writes request rows alone through the run writer.
+ * Static batching runs with batch_size 64 (its throughput grows with the batch). Quick runs a
+ * tenth of each case.
+ */
+#ifndef STUDY_BENCH_H
+#define STUDY_BENCH_H
+
+#include <stdint.h>
+
+#include "sim.h"
+
+typedef enum study_bench_store {
+    STUDY_BENCH_SUMMARY = 0, /* summary only */
+    STUDY_BENCH_STORED,      /* every request and iteration stored */
+    STUDY_BENCH_ROWS         /* request rows straight into SQLite, no simulation */
+} study_bench_store;
+
+typedef struct study_bench_case {
+    const char *name, *policy;
+    int64_t requests; /* full size; quick divides by 10 */
+    int replicas;
+    study_bench_store store;
+} study_bench_case;
+
+/* The cases, in the order they are run; *n gets their count. */
+const study_bench_case *study_bench_cases(int *n);
+
+typedef struct study_bench_out {
+    double wall, requests, iterations, events, rows_per_s, rate;
+    double peak_mb; /* peak resident memory of the case's process */
+    int ok;
+    char err[1024];
+} study_bench_out;
+
+/* Whether the ShareGPT length table is found under data. */
+int study_bench_have_table(const char *data);
+/* Peak resident memory of a process that runs nothing (the binary's mapped libraries). */
+double study_bench_baseline_mb(void);
+/* The burst capacity (requests/s) of policy, measured in a child process; -1 with err. */
+double study_bench_capacity(const char *data, const char *policy, int quick, sim_err *err);
+/* Runs case c in a child process at arrival rate 0.9 x cap x replicas (cap unused for the
+ * sqlite-rows case), using tmpdb for the cases that store. Fills *out (out->ok = 0 with out->err
+ * on failure). */
+void study_bench_run(const study_bench_case *c, int quick, double cap, const char *data,
+                     const char *tmpdb, study_bench_out *out);
+
+#endif

@@ -1,0 +1,108 @@
+/*
+ * study_sweep.h: sweeps: the cross product of varied scenario keys, each point run `reps` times
+ * with seeds S, S+1, ... (the same seeds at every point: common random numbers, so comparisons
+ * between points are paired), in worker processes, each point an ordinary run written with its
+ * sweep_points row in one transaction. A sweep is identified by a digest of everything that
+ * determines its points, so running it again skips the points already stored.
+ *
+ * Point p's value index of key k: key 0 varies slowest (p is a mixed-radix number over the
+ * keys' value counts). Task t is point t / reps, repetition t % reps.
+ */
+#ifndef STUDY_SWEEP_H
+#define STUDY_SWEEP_H
+
+#include <stdint.h>
+
+#include "study.h"
+
+#define STUDY_MAX_KEYS 8
+#define STUDY_MAX_VALUES 1024
+
+typedef struct study_vary {
+    char key[128];
+    int n;
+    char *val[STUDY_MAX_VALUES];
+} study_vary;
+
+typedef struct study_sweep {
+    const char *file;
+    const char *const *sets; /* --set overrides, applied before the varied keys */
+    int nsets;
+    study_vary v[STUDY_MAX_KEYS];
+    int nv;
+    int reps;
+    uint64_t seed; /* base seed when seed_given; else each point's scenario seed */
+    int seed_given;
+    store_level level;
+    int npoints;     /* filled by study_sweep_prepare */
+    int64_t id;      /* the sweep's id in the database */
+    char spec[4096]; /* the varied keys and values, as stored */
+} study_sweep;
+
+/* Parses "KEY=V1,V2,..." or "KEY=START:STOP:STEP" (START, START+STEP, ... <= STOP) into v.
+ * 0, or -1 with err. Values are freed by study_sweep_free. */
+int study_vary_parse(const char *arg, study_vary *v, sim_err *err);
+/* Adds a parsed --vary to sw (at most STUDY_MAX_KEYS). 0, or -1 with err. */
+int study_sweep_add_vary(study_sweep *sw, const char *arg, sim_err *err);
+void study_sweep_free(study_sweep *sw);
+
+/* Value index of key k at point p. */
+int study_sweep_digit(const study_sweep *sw, int p, int k);
+/* "k1=v1,k2=v2" of point p into buf. */
+void study_sweep_params(const study_sweep *sw, int p, char *buf, size_t len);
+/* Loads the scenario of point p. 0, or -1 with err. */
+int study_sweep_load_point(const study_sweep *sw, int p, scn_scenario *scn, sim_err *err);
+
+/* Sizes the grid and checks that every point's scenario loads, before anything is stored or
+ * run; base (filled; the caller frees it with scn_free, also after a failure) is the scenario
+ * without the varied keys. 0, or -1 with err. */
+int study_sweep_check(study_sweep *sw, scn_scenario *base, sim_err *err);
+/* Finds or creates the sweep in s (sw->id), records the points' parameters, and lists the tasks
+ * not stored yet into *pending (caller frees) and their count into *npending; *stored gets the
+ * count already stored. 0, or -1 with err. */
+int study_sweep_prepare(study_sweep *sw, store *s, const scn_scenario *base, int32_t **pending,
+                        int *npending, int *stored, sim_err *err);
+
+/* Simulates and stores task t (point t / reps, repetition t % reps) into s. 0, or -1 with err. */
+int study_sweep_run_task(const study_sweep *sw, store *s, int32_t t, sim_err *err);
+
+/* Runs the pending tasks in `jobs` worker processes, each opening db itself. done (may be NULL)
+ * is called in this process for every finished task. Returns the number that failed. */
+int study_sweep_run(const study_sweep *sw, const char *db, int jobs, const int32_t *pending, int n,
+                    void (*done)(void *arg, int32_t task, int ok, const char *msg, int finished,
+                                 int total),
+                    void *arg);
+
+/* The mean and 95% interval of one metric at one point over its stored repetitions, and the
+ * paired difference against a base point (same seeds). */
+typedef struct study_cell {
+    sim_interval v;
+    int n;         /* repetitions with a value */
+    int saturated; /* repetitions flagged saturated */
+    double *rep;   /* per repetition, NAN when missing */
+} study_cell;
+
+typedef struct study_sweep_table {
+    int nmetrics, npoints, reps;
+    const char *const *metrics;
+    study_cell *c; /* c[m * npoints + p] */
+} study_sweep_table;
+
+/* Reads the stored values of the metrics at every point of sw. 0, or -1 with err. Free with
+ * study_sweep_table_free. */
+int study_sweep_table_load(const study_sweep *sw, store *s, const char *const *metrics,
+                           int nmetrics, study_sweep_table *t, sim_err *err);
+void study_sweep_table_free(study_sweep_table *t);
+static inline study_cell *study_sweep_cell(const study_sweep_table *t, int m, int p)
+{
+    return &t->c[m * t->npoints + p];
+}
+/* The varied key whose first value is the base of paired differences (scheduler.name), or -1
+ * when the sweep does not vary it over two values or more. */
+int study_sweep_paired_key(const study_sweep *sw);
+/* Point p's base for paired differences along key k: the point with k's first value. */
+int study_sweep_base_point(const study_sweep *sw, int p, int k);
+/* The paired difference (point p minus base) of metric m over the repetitions both have. */
+sim_interval study_sweep_paired(const study_sweep_table *t, int m, int p, int base);
+
+#endif

@@ -1,0 +1,2 @@
+/* Must not compile: the engine using a folder that comes after it (scenarios/). */
+#include "scenario.h"

@@ -1,0 +1,162 @@
+/*
+ * test_golden.c: fixed-seed summaries compared exactly with files under tests/golden/.
+ *
+ * Each case is a shipped scenario with a few overrides (every scheduler, preemption by recompute
+ * and by swap under a small KV cache, every router over three replicas, tensor parallelism,
+ * async CPU overhead, a closed loop), run through study/ as `llmsim run` runs it. Its file holds
+ * every summary metric as `name %.17g`, then the iteration and preemption counts. A change that
+ * moves any figure fails here; when the change is intended, regenerate the files with
+ *     LLMSIM_GOLDEN_UPDATE=1 build-debug/tests/test_golden
+ * and commit them with the change that explains why they moved.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "study.h"
+
+#define GOLDEN_DIR LLMSIM_SOURCE_DIR "/tests/golden/"
+#define DEMO LLMSIM_SOURCE_DIR "/scenarios/demo.yaml"
+
+typedef struct golden_case {
+    const char *name, *scenario;
+    const char *sets[6];
+} golden_case;
+
+static const golden_case cases[] = {
+    {"static", DEMO, {"scheduler.name=static"}},
+    {"orca", DEMO, {"scheduler.name=orca"}},
+    {"vllm", DEMO, {"scheduler.name=vllm"}},
+    {"chunked", DEMO, {"scheduler.name=chunked"}},
+    {"tgi", DEMO, {"scheduler.name=tgi"}},
+    {"vllm_recompute_tight",
+     DEMO,
+     {"scheduler.name=vllm", "scheduler.preemption=recompute", "memory.gpu_utilization=0.22",
+      "workload.arrival.rate=6"}},
+    {"vllm_swap_tight",
+     DEMO,
+     {"scheduler.name=vllm", "scheduler.preemption=swap", "memory.gpu_utilization=0.22",
+      "workload.arrival.rate=6"}},
+    {"chunked_tight",
+     DEMO,
+     {"scheduler.name=chunked", "memory.gpu_utilization=0.22", "workload.arrival.rate=6"}},
+    {"router_round_robin", DEMO, {"replicas=3", "router=round_robin", "workload.arrival.rate=10"}},
+    {"router_least_outstanding",
+     DEMO,
+     {"replicas=3", "router=least_outstanding", "workload.arrival.rate=10"}},
+    {"router_least_tokens",
+     DEMO,
+     {"replicas=3", "router=least_tokens", "workload.arrival.rate=10"}},
+    {"router_power_of_two",
+     DEMO,
+     {"replicas=3", "router=power_of_two", "workload.arrival.rate=10"}},
+    {"tp2_a100", DEMO, {"tensor_parallel=2", "gpu=a100-80gb"}},
+    {"async_cpu", LLMSIM_SOURCE_DIR "/scenarios/exp7_async_cpu.yaml", {NULL}},
+    {"closed_loop", LLMSIM_SOURCE_DIR "/scenarios/closed_loop.yaml", {NULL}},
+};
+
+/* The summary of a case as its golden file holds it; returns a malloc'd string. */
+static char *summary_of(const golden_case *gc)
+{
+    int nsets = 0;
+    while (nsets < 6 && gc->sets[nsets])
+        nsets++;
+    scn_scenario s;
+    sim_err err;
+    if (study_load(gc->scenario, gc->sets, nsets, &s, &err) != 0)
+        fail_msg("%s: %s", gc->name, err.msg);
+    study_result *r = test_malloc(sizeof *r);
+    /* the engine's walkers are the conformance suite's business; here they would only slow the
+     * debug build down */
+    study_hooks hooks = {.check_every = 4096};
+    if (study_run(&s, s.seed, NULL, NULL, &hooks, r, &err) != 0)
+        fail_msg("%s: %s", gc->name, err.msg);
+    size_t cap = 8192, n = 0;
+    char *text = malloc(cap);
+    for (int i = 0; i < r->n; i++)
+        n += (size_t)snprintf(text + n, cap - n, "%s %.17g\n", r->m[i].name, r->m[i].value);
+    n += (size_t)snprintf(text + n, cap - n, "iterations %lld\npreemptions %lld\n",
+                          (long long)r->tot.iterations, (long long)r->tot.preemptions);
+    assert_true(n < cap);
+    test_free(r);
+    scn_free(&s);
+    return text;
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *buf = malloc(1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The first line where a and b differ, for the failure message. */
+static void first_difference(const char *a, const char *b, char *out, size_t len)
+{
+    for (int line = 1;; line++) {
+        size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+        if (la != lb || strncmp(a, b, la) != 0) {
+            snprintf(out, len, "line %d: got '%.*s', golden '%.*s'", line, (int)la, a, (int)lb, b);
+            return;
+        }
+        if (!a[la] || !b[lb]) {
+            snprintf(out, len, "line %d: one ends early", line);
+            return;
+        }
+        a += la + 1;
+        b += lb + 1;
+    }
+}
+
+static void test_golden_summaries(void **state)
+{
+    int update = getenv("LLMSIM_GOLDEN_UPDATE") != NULL, bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s%s.txt", GOLDEN_DIR, cases[i].name);
+        char *got = summary_of(&cases[i]);
+        if (update) {
+            FILE *f = fopen(path, "w");
+            assert_non_null(f);
+            fputs(got, f);
+            fclose(f);
+            print_message("golden: wrote %s\n", path);
+        } else {
+            char *want = read_file(path);
+            if (!want) {
+                print_message("golden: %s is missing\n", path);
+                bad++;
+            } else if (strcmp(got, want) != 0) {
+                char diff[512];
+                first_difference(got, want, diff, sizeof diff);
+                print_message("golden: %s differs, %s\n", cases[i].name, diff);
+                bad++;
+            } else {
+                print_message("golden: %s identical\n", cases[i].name);
+            }
+            free(want);
+        }
+        free(got);
+    }
+    if (bad)
+        fail_msg("%d golden summaries differ; if the change is intended, regenerate them with "
+                 "LLMSIM_GOLDEN_UPDATE=1 build-debug/tests/test_golden",
+                 bad);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_golden_summaries)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
