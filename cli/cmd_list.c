@@ -7,9 +7,10 @@
 #include "catalog.h"
 #include "cli.h"
 #include "engine.h"
+#include "router.h"
 
 static const cli_command list_cmd = {.name = "list",
-                                     .args = "gpus|models|schedulers",
+                                     .args = "gpus|models|schedulers|routers",
                                      .summary = "Prints a catalog: the GPUs and models llmsim "
                                                 "knows by name, or the scheduling policies with "
                                                 "their parameters, ranges and defaults.",
@@ -137,12 +138,36 @@ static void schedulers(const cli_common *c)
     }
 }
 
+static void routers(const cli_common *c)
+{
+    size_t n;
+    const eng_router_ops *const *all = eng_router_all(&n);
+    cli_json j;
+    if (c->json) {
+        cli_json_begin(&j, stdout);
+        cli_json_open(&j, NULL, '[');
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!c->json) {
+            printf("%-18s %s\n", all[i]->name, all[i]->summary);
+            continue;
+        }
+        cli_json_open(&j, NULL, '{');
+        cli_json_str(&j, "name", all[i]->name);
+        cli_json_str(&j, "summary", all[i]->summary);
+        cli_json_close(&j, '}');
+    }
+    if (c->json)
+        cli_json_close(&j, ']');
+}
+
 int cmd_list(int argc, char **argv)
 {
     static const struct {
         const char *name;
         void (*fn)(const cli_common *c);
-    } what[] = {{"gpus", gpus}, {"models", models}, {"schedulers", schedulers}};
+    } what[] = {
+        {"gpus", gpus}, {"models", models}, {"schedulers", schedulers}, {"routers", routers}};
     cli_common c;
     const char *name;
     int npos, st = cli_parse(&list_cmd, NULL, &c, argc, argv, &name, &npos);
@@ -153,6 +178,7 @@ int cmd_list(int argc, char **argv)
             what[i].fn(&c);
             return 0;
         }
-    fprintf(stderr, "llmsim list: unknown catalog '%s'; valid: gpus, models, schedulers\n", name);
+    fprintf(stderr, "llmsim list: unknown catalog '%s'; valid: gpus, models, schedulers, routers\n",
+            name);
     return 2;
 }

@@ -25,7 +25,7 @@
 #include "model.h"
 #include "predictor.h"
 #include "request.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "router.h"
 #include "metrics.h"
 

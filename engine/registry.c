@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sched.h"
+#include "scheduler.h"
 
 extern const eng_sched_ops eng_sched_static, eng_sched_orca, eng_sched_vllm, eng_sched_chunked,
     eng_sched_tgi;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "scheduler.h"
 
 const eng_param *eng_sched_param(const eng_sched_ops *ops, const char *key)
 {

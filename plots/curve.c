@@ -14,12 +14,12 @@
  * "x y y_lo y_hi x_lo x_hi saturated reps point" sorted by x; then, when any point is
  * saturated, one last block "x y series" of the saturated points.
  */
-#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plt_int.h"
+#include "stats.h"
 #include "store_query.h"
 
 #define RATE_KEY "workload.arrival.rate"
@@ -65,17 +65,14 @@ static point *point_for(curve *c, int series, int64_t pt)
     return p;
 }
 
+/* The mean and 95% interval of n values by their sums; lo = hi = mean for one value. */
 static void interval(double s, double ss, int n, double *mean, double *lo, double *hi)
 {
-    *mean = s / n;
-    if (n < 2) {
-        *lo = *hi = *mean;
-        return;
-    }
-    double var = (ss - s * s / n) / (n - 1);
-    double half = gsl_cdf_tdist_Pinv(0.975, n - 1) * sqrt(var > 0 ? var : 0) / sqrt(n);
-    *lo = *mean - half;
-    *hi = *mean + half;
+    sim_interval v = sim_t_interval(s, ss, n, 0.95);
+    double half = isnan(v.half) ? 0 : v.half;
+    *mean = v.mean;
+    *lo = v.mean - half;
+    *hi = v.mean + half;
 }
 
 static int by_series_x(const void *a, const void *b)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_capacity.h"
 #include "study_capacity.h"
 
 /* "ttft_p99=1000ms" -> metric p99_ttft_ms, limit 1000. 0, or -1. */
@@ -109,10 +110,17 @@ int study_capacity_begin(study_capacity *c, const scn_scenario *scn, const char 
                          sim_err *err)
 {
     c->search_id = 0;
-    (void)scn;
-    (void)slo_text;
-    (void)err;
-    return 0;
+    c->probes = 0;
+    if (!c->db)
+        return 0;
+    store_capacity_info info = {.file = c->file,
+                                .scenario = scn->text,
+                                .slo = slo_text,
+                                .target_rate = c->target,
+                                .compare_key = c->ncmp ? c->cmp_key : NULL,
+                                .precision = c->precision,
+                                .base_seed = c->seed_given ? c->seed : scn->seed};
+    return store_capacity_open(c->db, &info, &c->search_id, err);
 }
 
 static void judge(const study_capacity *c, const study_result *res, study_trial *t)
@@ -127,9 +135,37 @@ static void judge(const study_capacity *c, const study_result *res, study_trial 
     }
 }
 
-/* Runs the choice at `rate` requests/s over `replicas` replicas. 0, or -1 with err. */
-static int try_rate(const study_capacity *c, const char *choice, double rate, int replicas,
-                    study_trial *t, sim_err *err)
+/* A probe being stored: its row is written inside its run's transaction. */
+typedef struct probe_arg {
+    study_capacity *c;
+    const char *choice;
+    const char *phase;
+    double rate;
+    int replicas;
+    const study_result *res; /* filled by study_simulate before its commit hook runs */
+} probe_arg;
+
+static int add_probe(void *arg, store *s, int64_t run_id, sim_err *err)
+{
+    probe_arg *a = arg;
+    study_trial t;
+    judge(a->c, a->res, &t);
+    store_capacity_probe p = {.seq = a->c->probes,
+                              .choice = a->choice,
+                              .phase = strcmp(a->phase, "search") ? STORE_CAPACITY_CLUSTER
+                                                                  : STORE_CAPACITY_SEARCH,
+                              .rate = a->rate,
+                              .replicas = a->replicas,
+                              .ok = t.ok,
+                              .saturated = t.saturated,
+                              .run_id = run_id};
+    return store_capacity_add_probe(s, a->c->search_id, &p, err);
+}
+
+/* Runs the choice at `rate` requests/s over `replicas` replicas, stored with the search when
+ * there is a database. 0, or -1 with err. */
+static int try_rate(study_capacity *c, const char *choice, const char *phase, double rate,
+                    int replicas, study_trial *t, sim_err *err)
 {
     const char *sets[STUDY_MAX_SETS];
     char b_choice[256], b_rate[64], b_rep[64], b_n[64];
@@ -153,20 +189,25 @@ static int try_rate(const study_capacity *c, const char *choice, double rate, in
         sets[n++] = b_n;
     }
     study_result *res = sim_xcalloc(1, sizeof *res);
+    probe_arg pa = {c, choice, phase, rate, replicas, res};
+    study_sink sink = {.s = c->db, .level = c->level, .hook = add_probe, .hook_arg = &pa};
     int rc = study_load(c->file, sets, n, &scn, err);
     if (rc == 0)
-        rc = study_run(&scn, c->seed_given ? c->seed : scn.seed, c->db, NULL, NULL, res, err);
-    if (rc == 0)
+        rc = study_run(&scn, c->seed_given ? c->seed : scn.seed, c->db,
+                       c->search_id ? &sink : NULL, NULL, res, err);
+    if (rc == 0) {
         judge(c, res, t);
+        c->probes++;
+    }
     scn_free(&scn);
     free(res);
     return rc;
 }
 
-static int probe(const study_capacity *c, const char *choice, const char *phase, double rate,
+static int probe(study_capacity *c, const char *choice, const char *phase, double rate,
                  int replicas, study_trial *t, sim_err *err)
 {
-    if (try_rate(c, choice, rate, replicas, t, err) != 0)
+    if (try_rate(c, choice, phase, rate, replicas, t, err) != 0)
         return -1;
     if (c->probe)
         c->probe(c->probe_arg, choice, phase, rate, replicas, t);
@@ -174,7 +215,7 @@ static int probe(const study_capacity *c, const char *choice, const char *phase,
 }
 
 /* The highest rate per replica within the SLOs: doubling, then bisection. */
-static int search(const study_capacity *c, const char *choice, study_answer *a, sim_err *err)
+static int search(study_capacity *c, const char *choice, study_answer *a, sim_err *err)
 {
     double lo = 0, hi = 0.25;
     study_trial t, best = {0};
@@ -205,7 +246,7 @@ static int search(const study_capacity *c, const char *choice, study_answer *a, 
 }
 
 /* The replicas the target rate needs, checked by simulating the cluster. */
-static int size_cluster(const study_capacity *c, const char *choice, study_answer *a, sim_err *err)
+static int size_cluster(study_capacity *c, const char *choice, study_answer *a, sim_err *err)
 {
     if (a->rate <= 0)
         return 0;
@@ -237,5 +278,10 @@ int study_capacity_find(study_capacity *c, int i, study_answer *a, sim_err *err)
     scn_free(&scn);
     if (rc != 0 || search(c, choice, a, err) != 0)
         return -1;
-    return c->target > 0 ? size_cluster(c, choice, a, err) : 0;
+    if (c->target > 0 && size_cluster(c, choice, a, err) != 0)
+        return -1;
+    if (!c->search_id)
+        return 0;
+    store_capacity_result res = {choice, a->rate, a->replicas, a->replicas * a->tp};
+    return store_capacity_add_result(c->db, c->search_id, &res, err);
 }

@@ -116,7 +116,9 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
                            .seed = seed,
                            .replicas = scn->engine.replicas,
                            .tensor_parallel = scn->engine.tensor_parallel,
-                           .level = sink->level};
+                           .level = sink->level,
+                           .offered_rate = study_offered_rate(scn),
+                           .num_requests = scn->workload.num_requests};
     *w = store_run_begin(sink->s, &info, sink->buffered, err);
     return *w ? 0 : -1;
 }

@@ -61,6 +61,7 @@ typedef struct study_capacity {
     store *db;         /* profiles come from here, and probes are stored here (may be NULL) */
     store_level level; /* how much of each probe is stored */
     int64_t search_id; /* set by study_capacity_begin when db is given */
+    int64_t probes;    /* probes run so far (their order in the search) */
     /* told of each probe as it finishes (may be NULL); phase is "search" (one replica) or
      * "cluster" (the target rate over `replicas`) */
     void (*probe)(void *arg, const char *choice, const char *phase, double rate, int replicas,

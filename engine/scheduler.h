@@ -1,5 +1,5 @@
 /*
- * sched.h: the scheduler (batching policy) interface, its parameters, and the registry.
+ * scheduler.h: the scheduler (batching policy) interface, its parameters, and the registry.
  *
  * A policy decides which requests run in the next iteration; the engine owns time, events and
  * memory accounting. A policy is one ops table (one file) plus one line in registry.c; the
