@@ -1,12 +1,12 @@
 # Scenario files and workloads: loading, validation, overrides, generators, trace replay.
 llmsim_test(test_scenarios
-  SOURCES test_scenarios.c test_scenarios_resolver.c
+  SOURCES test_scenarios.c support/scenarios_resolver.c
   LIBS llmsim_scenarios)
 llmsim_test(test_scenarios_workload
-  SOURCES test_scenarios_workload.c test_scenarios_resolver.c
+  SOURCES test_scenarios_workload.c support/scenarios_resolver.c
   LIBS llmsim_scenarios)
 # replays the real traces under ../shared/data/traces in place; skipped (77) when absent
 llmsim_test(test_scenarios_traces
-  SOURCES test_scenarios_traces.c test_scenarios_resolver.c
+  SOURCES test_scenarios_traces.c support/scenarios_resolver.c
   LIBS llmsim_scenarios
   TIMEOUT 300)

@@ -248,30 +248,6 @@ static void conf_check(void *arg)
 
 /* ---------------- configurations ---------------- */
 
-/* A small Llama-like model (2 layers, 8 KV heads of 128: 8 KiB per token) on a fake GPU whose
- * memory holds the weights and exactly kv_tokens tokens of KV. */
-static void tiny_config(eng_config *c, int64_t kv_tokens)
-{
-    eng_config_defaults(c);
-    eng_model *m = &c->model;
-    snprintf(m->name, sizeof m->name, "tiny");
-    m->layers = 2;
-    m->hidden = 1024;
-    m->heads = 8;
-    m->kv_heads = 8;
-    m->head_dim = 128;
-    m->intermediate = 2048;
-    m->vocab = 1000;
-    m->max_context = 4096;
-    m->gated_mlp = 1;
-    snprintf(c->gpu.name, sizeof c->gpu.name, "fake");
-    c->gpu.pcie_bw = 25e9;
-    c->gpu_utilization = 1.0;
-    c->activation_reserve = 0;
-    c->gpu.mem_bytes =
-        eng_model_params(m) * 2 + kv_tokens * eng_model_kv_bytes_per_token(m, ENG_BF16);
-}
-
 static void realistic_config(eng_config *c)
 {
     eng_config_defaults(c);

@@ -50,29 +50,6 @@ static const eng_request *find_rq(const rec *r, int64_t id)
     return NULL;
 }
 
-/* A small Llama-like model on a fake GPU: 2 layers, 8 KV heads of 128 -> 8 KiB per token. */
-static void small_config(eng_config *c, int64_t kv_tokens)
-{
-    eng_config_defaults(c);
-    eng_model *m = &c->model;
-    snprintf(m->name, sizeof m->name, "tiny");
-    m->layers = 2;
-    m->hidden = 1024;
-    m->heads = 8;
-    m->kv_heads = 8;
-    m->head_dim = 128;
-    m->intermediate = 2048;
-    m->vocab = 1000;
-    m->max_context = 4096;
-    m->gated_mlp = 1;
-    snprintf(c->gpu.name, sizeof c->gpu.name, "fake");
-    c->gpu_utilization = 1.0;
-    c->activation_reserve = 0;
-    /* memory = weights + exactly kv_tokens tokens of KV */
-    c->gpu.mem_bytes =
-        eng_model_params(m) * 2 + kv_tokens * eng_model_kv_bytes_per_token(m, ENG_BF16);
-}
-
 static rec *run(const eng_config *c, const eng_arrival *a, int n, eng_totals *tot)
 {
     rec *r = calloc(1, sizeof *r);
@@ -135,7 +112,7 @@ static void test_kv_plan_arithmetic(void **state)
 static void test_orca_joins_and_leaves(void **state)
 {
     eng_config c;
-    small_config(&c, 100000);
+    tiny_config(&c, 100000);
     eng_arrival a[] = {{0, 100, 10}, {500000, 50, 3}};
     rec *r = run(&c, a, 2, NULL);
     assert_int_equal(r->nrq, 2);
@@ -159,7 +136,7 @@ static void test_orca_joins_and_leaves(void **state)
 static void test_orca_max_num_seqs(void **state)
 {
     eng_config c;
-    small_config(&c, 100000);
+    tiny_config(&c, 100000);
     eng_cfg_set(&c.sched, "max_num_seqs", "3");
     eng_arrival a[10];
     for (int i = 0; i < 10; i++)
@@ -180,7 +157,7 @@ static void test_orca_max_num_seqs(void **state)
 static void test_orca_reserves_up_front(void **state)
 {
     eng_config c;
-    small_config(&c, 21 * 16);
+    tiny_config(&c, 21 * 16);
     eng_arrival a[10];
     for (int i = 0; i < 10; i++)
         a[i] = (eng_arrival){0, 60, 40};
@@ -201,7 +178,7 @@ static void test_orca_reserves_up_front(void **state)
 static void test_reject_never_fits(void **state)
 {
     eng_config c;
-    small_config(&c, 64 * 16);
+    tiny_config(&c, 64 * 16);
     eng_arrival a[] = {{0, 100, 10}, {0, 2000, 10}, {0, 4000, 200}, {0, 30, 5}};
     eng_totals t;
     rec *r = run(&c, a, 4, &t);
@@ -218,7 +195,7 @@ static void test_reject_never_fits(void **state)
 static void test_deterministic(void **state)
 {
     eng_config c;
-    small_config(&c, 4096);
+    tiny_config(&c, 4096);
     eng_arrival a[300];
     uint64_t x = 7;
     int64_t t = 0;
@@ -257,7 +234,7 @@ static void test_all_policies_drain(void **state)
     for (size_t p = 0; p < np; p++) {
         for (int swap = 0; swap < 2; swap++) {
             eng_config c;
-            small_config(&c, 2048);
+            tiny_config(&c, 2048);
             snprintf(c.sched.name, sizeof c.sched.name, "%s", all[p]->name);
             if (swap && !eng_sched_param(all[p], "preemption"))
                 continue;
@@ -296,7 +273,7 @@ static void test_routers(void **state)
     }
     for (size_t k = 0; k < sizeof routers / sizeof routers[0]; k++) {
         eng_config c;
-        small_config(&c, 4096);
+        tiny_config(&c, 4096);
         c.replicas = 4;
         snprintf(c.router, sizeof c.router, "%s", routers[k]);
         rec *r = run(&c, a, 400, NULL);
@@ -314,7 +291,7 @@ static void test_routers(void **state)
     }
     /* an unknown router is refused by the engine */
     eng_config c;
-    small_config(&c, 4096);
+    tiny_config(&c, 4096);
     c.replicas = 2;
     snprintf(c.router, sizeof c.router, "random");
     sim_ctx *ctx = sim_new(1);
@@ -338,7 +315,7 @@ static void test_decode_runs_change_nothing(void **state)
         a[i] = (eng_arrival){t, 1 + (int32_t)((x >> 20) % 600), 1 + (int32_t)((x >> 8) % 300)};
     }
     eng_config c;
-    small_config(&c, 4096);
+    tiny_config(&c, 4096);
     snprintf(c.sched.name, sizeof c.sched.name, "static");
     eng_cfg_set(&c.sched, "batch_size", "6");
     eng_cfg_set(&c.sched, "max_wait_ms", "3");

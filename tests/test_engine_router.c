@@ -40,26 +40,10 @@ static void rec_rq(void *st, const eng_request *rq)
 }
 static const eng_recorder_ops rec_ops = {rec_rq, NULL, NULL};
 
-/* A small model on a fake GPU with room for kv_tokens tokens of KV (as test_engine.c). */
+/* The tiny model with room for kv_tokens tokens of KV, over replicas behind router. */
 static void small_config(eng_config *c, int64_t kv_tokens, int32_t replicas, const char *router)
 {
-    eng_config_defaults(c);
-    eng_model *m = &c->model;
-    snprintf(m->name, sizeof m->name, "tiny");
-    m->layers = 2;
-    m->hidden = 1024;
-    m->heads = 8;
-    m->kv_heads = 8;
-    m->head_dim = 128;
-    m->intermediate = 2048;
-    m->vocab = 1000;
-    m->max_context = 4096;
-    m->gated_mlp = 1;
-    snprintf(c->gpu.name, sizeof c->gpu.name, "fake");
-    c->gpu_utilization = 1.0;
-    c->activation_reserve = 0;
-    c->gpu.mem_bytes =
-        eng_model_params(m) * 2 + kv_tokens * eng_model_kv_bytes_per_token(m, ENG_BF16);
+    tiny_config(c, kv_tokens);
     c->replicas = replicas;
     snprintf(c->router, sizeof c->router, "%s", router);
 }

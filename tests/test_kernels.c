@@ -15,23 +15,7 @@
 #include <unistd.h>
 
 #include "kernels.h"
-
-static uint32_t rng_state = 12345u;
-
-static float frand(void) /* uniform in [-1, 1) */
-{
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
-}
-
-static float *rand_vec(size_t n)
-{
-    float *v = malloc(n * sizeof(float));
-    assert_non_null(v);
-    for (size_t i = 0; i < n; i++)
-        v[i] = frand();
-    return v;
-}
+#include "kernels_util.h"
 
 static void assert_close(const float *got, const float *want, size_t n, double tol,
                          const char *what)

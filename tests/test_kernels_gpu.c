@@ -13,23 +13,7 @@
 #include <cmocka.h>
 
 #include "kernels.h"
-
-static uint32_t rng_state = 777u;
-
-static float frand(void) /* uniform in [-1, 1) */
-{
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return (float)(rng_state >> 8) / 8388608.0f - 1.0f;
-}
-
-static float *rand_vec(size_t n)
-{
-    float *v = malloc(n * sizeof(float));
-    assert_non_null(v);
-    for (size_t i = 0; i < n; i++)
-        v[i] = frand();
-    return v;
-}
+#include "kernels_util.h"
 
 /* fp16 keeps 11 significant bits, bf16 8: the tolerance follows the type. */
 static double tol_of(kern_dtype dt)

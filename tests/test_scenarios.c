@@ -16,7 +16,7 @@
 
 #include "scenario.h"
 
-/* test_scenarios_resolver.c: fake models llama-3-8b (8192 context), tiny-1b (2048) and
+/* support/scenarios_resolver.c: fake models llama-3-8b (8192 context), tiny-1b (2048) and
  * qwen2.5-7b (131072), fake GPUs h100-sxm and toy-gpu. */
 extern const scn_resolver test_resolver;
 

@@ -19,7 +19,7 @@
 
 #include "scenario.h"
 
-extern const scn_resolver test_resolver; /* test_scenarios_resolver.c */
+extern const scn_resolver test_resolver; /* support/scenarios_resolver.c */
 
 #define TRACES LLMSIM_SHARED_DIR "/data/traces/"
 #define AZ_CONV TRACES "azure-llm-2023/AzureLLMInferenceTrace_conv.csv"

@@ -20,7 +20,7 @@
 #include "scenario.h"
 #include "stats.h"
 
-extern const scn_resolver test_resolver; /* test_scenarios_resolver.c */
+extern const scn_resolver test_resolver; /* support/scenarios_resolver.c */
 
 /* A scenario on the 8192-token fake model with the given workload lines. */
 static scn_source *make(const char *workload, uint64_t seed, scn_scenario *s)

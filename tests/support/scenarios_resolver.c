@@ -1,5 +1,5 @@
 /*
- * test_scenarios_resolver.c: a model/GPU resolver for the scenario tests. It knows three fake
+ * scenarios_resolver.c: a model/GPU resolver for the scenario tests. It knows three fake
  * models and two fake GPUs with plausible numbers; the real catalogs live in calibration/.
  */
 #include <stdio.h>

@@ -1,0 +1,63 @@
+/*
+ * engine_util.h: what engine-level tests share: a workload source over a fixed list of
+ * arrivals, a linear cost model (1 ms per iteration + 1 us per token; swap at 25 GB/s), and a
+ * tiny model on a fake GPU sized to hold an exact number of KV tokens.
+ */
+#ifndef LLMSIM_TESTS_ENGINE_UTIL_H
+#define LLMSIM_TESTS_ENGINE_UTIL_H
+
+#include <stdio.h>
+
+#include "engine.h"
+
+typedef struct list_src {
+    const eng_arrival *a;
+    int n, next;
+} list_src;
+
+static inline int list_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
+{
+    list_src *s = st;
+    if (s->next == s->n)
+        return ENG_SRC_END;
+    *out = s->a[s->next++];
+    return ENG_SRC_OK;
+}
+
+static const eng_source_ops list_ops = {list_next, NULL};
+
+static inline int64_t linear_ns(const void *st, const eng_shape *s)
+{
+    return 1000000 + 1000 * s->tokens;
+}
+
+static inline int64_t linear_xfer_ns(const void *st, int64_t bytes)
+{
+    return bytes / 25;
+}
+
+/* A small Llama-like model (2 layers, 8 KV heads of 128: 8 KiB per token) on a fake GPU
+ * (PCIe 25 GB/s) whose memory holds the weights and exactly kv_tokens tokens of KV. */
+static inline void tiny_config(eng_config *c, int64_t kv_tokens)
+{
+    eng_config_defaults(c);
+    eng_model *m = &c->model;
+    snprintf(m->name, sizeof m->name, "tiny");
+    m->layers = 2;
+    m->hidden = 1024;
+    m->heads = 8;
+    m->kv_heads = 8;
+    m->head_dim = 128;
+    m->intermediate = 2048;
+    m->vocab = 1000;
+    m->max_context = 4096;
+    m->gated_mlp = 1;
+    snprintf(c->gpu.name, sizeof c->gpu.name, "fake");
+    c->gpu.pcie_bw = 25e9;
+    c->gpu_utilization = 1.0;
+    c->activation_reserve = 0;
+    c->gpu.mem_bytes =
+        eng_model_params(m) * 2 + kv_tokens * eng_model_kv_bytes_per_token(m, ENG_BF16);
+}
+
+#endif
