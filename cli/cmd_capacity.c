@@ -147,44 +147,51 @@ static void print_json(const study_capacity *cap, const scn_scenario *scn, const
     cli_json_close(&j, '}');
 }
 
-int cmd_capacity(int argc, char **argv)
+/* The search's options into cap (and ca's SLO text, c); CLI_GO, or the exit status. */
+static int parse(int argc, char **argv, study_capacity *cap, cap_args *ca, cli_common *c)
 {
-    study_capacity cap;
-    memset(&cap, 0, sizeof cap);
-    cap.precision = 0.03;
-    cap_args ca = {&cap, ""};
+    cap->precision = 0.03;
     const cli_option opts[] = {
         {"--slo", "LIST", CLI_CALL, NULL,
          "service-level objectives, e.g. ttft_p99=1000ms,tpot_p99=50ms (repeatable)", NULL, 0, 0,
-         add_slo, &ca},
-        {"--target-rate", "R", CLI_DOUBLE, &cap.target,
+         add_slo, ca},
+        {"--target-rate", "R", CLI_DOUBLE, &cap->target,
          "requests/s the cluster must sustain; 0: the per-replica rate only", "0", 0, 1e9, NULL,
          NULL},
         {"--compare", "KEY=V1,V2", CLI_CALL, NULL,
          "search each value of a scenario key (scheduler is short for scheduler.name)", NULL, 0, 0,
-         add_compare, &cap},
-        {"--precision", "F", CLI_DOUBLE, &cap.precision,
+         add_compare, cap},
+        {"--precision", "F", CLI_DOUBLE, &cap->precision,
          "relative width at which the bisection stops", "0.03", 1e-6, 0.999999, NULL, NULL},
         CLI_END};
-    cli_common c;
     const char *file;
-    int npos, st = cli_parse(&capacity_cmd, opts, &c, argc, argv, &file, &npos);
-    if (st == CLI_GO && cap.nslo == 0) {
+    int npos, st = cli_parse(&capacity_cmd, opts, c, argc, argv, &file, &npos);
+    if (st == CLI_GO && cap->nslo == 0) {
         fprintf(stderr, "llmsim capacity: give the SLOs with --slo, e.g. ttft_p99=1000ms\n");
         st = 2;
     }
+    cap->file = file;
+    cap->sets = c->sets;
+    cap->nsets = c->nsets;
+    cap->seed = c->seed;
+    cap->seed_given = c->seed_given;
+    cap->level = c->level;
+    cap->probe = on_probe;
+    cap->probe_arg = c;
+    return st;
+}
+
+int cmd_capacity(int argc, char **argv)
+{
+    study_capacity cap;
+    memset(&cap, 0, sizeof cap);
+    cap_args ca = {&cap, ""};
+    cli_common c;
+    int st = parse(argc, argv, &cap, &ca, &c);
     if (st != CLI_GO) {
         study_capacity_free(&cap);
         return st;
     }
-    cap.file = file;
-    cap.sets = c.sets;
-    cap.nsets = c.nsets;
-    cap.seed = c.seed;
-    cap.seed_given = c.seed_given;
-    cap.level = c.level;
-    cap.probe = on_probe;
-    cap.probe_arg = &c;
     sim_err err = {{0}};
     scn_scenario scn;
     int nchoice = cap.ncmp ? cap.ncmp : 1, rc = 1;

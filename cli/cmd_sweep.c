@@ -167,39 +167,65 @@ static int summarize(const cli_common *c, const study_sweep *sw, store *s, int f
     return rc;
 }
 
+/* The sweep's options into sw (and jobs, c); CLI_GO, or the exit status. */
+static int parse(int argc, char **argv, study_sweep *sw, int *jobs, cli_common *c)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    *jobs = ncpu > 0 ? (int)ncpu : 1;
+    sw->reps = 1;
+    const cli_option opts[] = {
+        {"--vary", "KEY=VALUES", CLI_CALL, NULL,
+         "a key and its values: V1,V2,... or START:STOP:STEP; repeatable (at most 8 keys)", NULL, 0,
+         0, add_vary, sw},
+        {"--reps", "R", CLI_INT, &sw->reps, "repetitions of each point (seeds S, S+1, ...)", "1", 1,
+         1000, NULL, NULL},
+        {"--jobs", "N", CLI_INT, jobs, "worker processes", "the number of cores", 1, 4096, NULL,
+         NULL},
+        CLI_END};
+    const char *file;
+    int npos, st = cli_parse(&sweep_cmd, opts, c, argc, argv, &file, &npos);
+    if (st == CLI_GO && sw->nv == 0) {
+        fprintf(stderr, "llmsim sweep: give at least one --vary KEY=VALUES\n");
+        st = 2;
+    }
+    sw->file = file;
+    sw->sets = c->sets;
+    sw->nsets = c->nsets;
+    sw->seed = c->seed;
+    sw->seed_given = c->seed_given;
+    sw->level = c->level;
+    return st;
+}
+
+/* Runs the pending tasks with a progress report; returns how many failed. */
+static int run_pending(const cli_common *c, const study_sweep *sw, int jobs, const int32_t *pending,
+                       int n)
+{
+    if (n == 0)
+        return 0;
+    progress_arg pa = {sw, c, {0}};
+    cli_progress_start(&pa.bar, "runs", n, c->quiet);
+    cli_progress_update(&pa.bar, 0);
+    double t0 = sim_wall_seconds();
+    int failed = study_sweep_run(sw, c->db, jobs, pending, n, task_done, &pa);
+    cli_note(c, "llmsim sweep %lld: %d runs in %.2f s\n", (long long)sw->id, n - failed,
+             sim_wall_seconds() - t0);
+    if (failed)
+        fprintf(stderr, "llmsim sweep: %d runs failed; run the same command again to retry them\n",
+                failed);
+    return failed;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
     study_sweep sw;
     memset(&sw, 0, sizeof sw);
-    sw.reps = 1;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int jobs = ncpu > 0 ? (int)ncpu : 1;
-    const cli_option opts[] = {
-        {"--vary", "KEY=VALUES", CLI_CALL, NULL,
-         "a key and its values: V1,V2,... or START:STOP:STEP; repeatable (at most 8 keys)", NULL, 0,
-         0, add_vary, &sw},
-        {"--reps", "R", CLI_INT, &sw.reps, "repetitions of each point (seeds S, S+1, ...)", "1", 1,
-         1000, NULL, NULL},
-        {"--jobs", "N", CLI_INT, &jobs, "worker processes", "the number of cores", 1, 4096, NULL,
-         NULL},
-        CLI_END};
     cli_common c;
-    const char *file;
-    int npos, st = cli_parse(&sweep_cmd, opts, &c, argc, argv, &file, &npos);
-    if (st == CLI_GO && sw.nv == 0) {
-        fprintf(stderr, "llmsim sweep: give at least one --vary KEY=VALUES\n");
-        st = 2;
-    }
+    int jobs, st = parse(argc, argv, &sw, &jobs, &c);
     if (st != CLI_GO) {
         study_sweep_free(&sw);
         return st;
     }
-    sw.file = file;
-    sw.sets = c.sets;
-    sw.nsets = c.nsets;
-    sw.seed = c.seed;
-    sw.seed_given = c.seed_given;
-    sw.level = c.level;
     sim_err err = {{0}};
     scn_scenario base;
     store *s = NULL;
@@ -213,20 +239,10 @@ int cmd_sweep(int argc, char **argv)
         goto fail;
     cli_note(&c, "llmsim sweep %lld: %d points x %d reps; %d stored, %d to run on %d jobs\n",
              (long long)sw.id, sw.npoints, sw.reps, stored, n, jobs < n ? jobs : n);
-    progress_arg pa = {&sw, &c, {0}};
-    cli_progress_start(&pa.bar, "runs", n, c.quiet);
-    double t0 = sim_wall_seconds();
-    cli_progress_update(&pa.bar, 0);
-    int failed = n ? study_sweep_run(&sw, c.db, jobs, pending, n, task_done, &pa) : 0;
-    if (n)
-        cli_note(&c, "llmsim sweep %lld: %d runs in %.2f s\n", (long long)sw.id, n - failed,
-                 sim_wall_seconds() - t0);
+    int failed = run_pending(&c, &sw, jobs, pending, n);
     if (summarize(&c, &sw, s, failed, &err) != 0)
         goto fail;
     rc = failed ? 1 : 0;
-    if (failed)
-        fprintf(stderr, "llmsim sweep: %d runs failed; run the same command again to retry them\n",
-                failed);
     goto out;
 fail:
     cli_fail(NULL, &err);

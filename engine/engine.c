@@ -644,34 +644,49 @@ static int router_init(eng_engine *e, const eng_router_ops *ops, sim_err *err)
     return 0;
 }
 
+/* The scheduling policy and the router the configuration names, from their registries. */
+static int find_policies(const eng_config *cfg, const eng_sched_ops **ops,
+                         const eng_router_ops **router, sim_err *err)
+{
+    char why[256];
+    if (eng_sched_registry_check(why, sizeof why) != 0)
+        return sim_errf(err, "scheduler registry: %s", why);
+    if (!(*ops = eng_sched_find(cfg->sched.name)))
+        return sim_errf(err, "unknown scheduler '%s'", cfg->sched.name);
+    if (eng_router_registry_check(why, sizeof why) != 0)
+        return sim_errf(err, "router registry: %s", why);
+    if (!(*router = eng_router_find(cfg->router)))
+        return sim_errf(err, "unknown router '%s' (valid: %s)", cfg->router,
+                        eng_router_names(why, sizeof why));
+    if (cfg->replicas < 1 || cfg->block_size < 1)
+        return sim_errf(err, "replicas and block_size must be >= 1");
+    return 0;
+}
+
+/* Replica i with its KV cache, its decode cohort and its policy's state. */
+static int replica_init(eng_engine *e, int32_t i, const eng_sched_ops *ops, sim_err *err)
+{
+    eng_replica *r = &e->reps[i];
+    r->e = e;
+    r->id = i;
+    r->ops = ops;
+    eng_kv_init(&r->kv, e->plan.blocks, e->cfg.block_size);
+    r->wake_at = -1;
+    eng_cohort_init(&r->co, e->cfg.block_size);
+    r->st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
+    if (ops->init(r->st, &e->cfg.sched, r) != 0)
+        return sim_errf(err, "scheduler %s: bad settings", ops->name);
+    return 0;
+}
+
 eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pred,
                     const eng_source_ops *src, void *src_st, const eng_recorder_ops *rec,
                     void *rec_st, sim_err *err)
 {
-    char why[256];
-    if (eng_sched_registry_check(why, sizeof why) != 0) {
-        sim_errf(err, "scheduler registry: %s", why);
+    const eng_sched_ops *ops;
+    const eng_router_ops *router;
+    if (find_policies(cfg, &ops, &router, err) != 0)
         return NULL;
-    }
-    const eng_sched_ops *ops = eng_sched_find(cfg->sched.name);
-    if (!ops) {
-        sim_errf(err, "unknown scheduler '%s'", cfg->sched.name);
-        return NULL;
-    }
-    if (eng_router_registry_check(why, sizeof why) != 0) {
-        sim_errf(err, "router registry: %s", why);
-        return NULL;
-    }
-    const eng_router_ops *router = eng_router_find(cfg->router);
-    if (!router) {
-        sim_errf(err, "unknown router '%s' (valid: %s)", cfg->router,
-                 eng_router_names(why, sizeof why));
-        return NULL;
-    }
-    if (cfg->replicas < 1 || cfg->block_size < 1) {
-        sim_errf(err, "replicas and block_size must be >= 1");
-        return NULL;
-    }
     eng_engine *e = sim_xcalloc(1, sizeof *e);
     e->ctx = ctx;
     e->cfg = *cfg;
@@ -687,20 +702,9 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pr
         goto fail;
     e->nrep = cfg->replicas;
     e->reps = sim_xcalloc((size_t)e->nrep, sizeof *e->reps);
-    for (int32_t i = 0; i < e->nrep; i++) {
-        eng_replica *r = &e->reps[i];
-        r->e = e;
-        r->id = i;
-        r->ops = ops;
-        eng_kv_init(&r->kv, e->plan.blocks, cfg->block_size);
-        r->wake_at = -1;
-        eng_cohort_init(&r->co, cfg->block_size);
-        r->st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
-        if (ops->init(r->st, &cfg->sched, r) != 0) {
-            sim_errf(err, "scheduler %s: bad settings", ops->name);
+    for (int32_t i = 0; i < e->nrep; i++)
+        if (replica_init(e, i, ops, err) != 0)
             goto fail;
-        }
-    }
     if (router_init(e, router, err) != 0)
         goto fail;
 #ifdef SIM_DEBUG
