@@ -34,12 +34,15 @@ const char *eng_reject_reason_name(eng_reject_reason r)
 void eng_config_defaults(eng_config *c)
 {
     memset(c, 0, sizeof *c);
-    c->dtype = ENG_BF16;
+    c->dtype = ENG_DTYPE_AUTO;
+    c->kv_dtype = ENG_DTYPE_AUTO;
     c->gpu_utilization = 0.9;
     c->block_size = 16;
     c->activation_reserve = ENG_DEFAULT_ACTIVATION_RESERVE;
     c->replicas = 1;
     c->tensor_parallel = 1;
+    c->expert_parallel = 1;
+    c->data_parallel_attention = 1;
     snprintf(c->router, sizeof c->router, "round_robin");
     snprintf(c->sched.name, sizeof c->sched.name, "orca");
 }
@@ -582,7 +585,7 @@ void eng_preempt(eng_replica *r, eng_request *rq, int swap)
     r->preempted_now++;
     if (swap && rq->status == ENG_RQ_DECODE) {
         /* MODEL: vLLM swap preemption copies the sequence's blocks to host memory */
-        rq->xfer_bytes = (int64_t)rq->kv_blocks * e->cfg.block_size * e->plan.bytes_per_token;
+        rq->xfer_bytes = (int64_t)rq->kv_blocks * e->cfg.block_size * e->plan.model_bytes_per_token;
         r->pending_xfer_bytes += rq->xfer_bytes;
         eng_kv_swap_out(&r->kv, rq);
         rq->status = ENG_RQ_SWAPPED;

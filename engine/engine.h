@@ -45,13 +45,17 @@ typedef struct eng_cpu_overhead {
 typedef struct eng_config {
     eng_model model;
     eng_gpu gpu;
-    eng_dtype dtype;
+    eng_dtype dtype;            /* weights as served; ENG_DTYPE_AUTO = the checkpoint's */
+    eng_dtype kv_dtype;         /* KV cache; ENG_DTYPE_AUTO = the checkpoint's (model.kv_dtype) */
     double gpu_utilization;     /* fraction of GPU memory the engine may use */
     int32_t block_size;         /* tokens per KV block */
     int64_t activation_reserve; /* bytes kept for activations */
     int32_t max_model_len;      /* tokens; 0 = the model's context */
     int32_t replicas;           /* >= 1 */
-    int32_t tensor_parallel;    /* GPUs per replica, >= 1 */
+    int32_t tensor_parallel;    /* GPUs splitting each attention and dense layer, >= 1 */
+    int32_t expert_parallel;    /* GPUs the routed experts are spread over: 1 or TP x DP */
+    int32_t data_parallel_attention; /* attention ranks per replica (MoE models), >= 1;
+                                        GPUs per replica = tensor_parallel x this */
     /* a name in router.c's registry (round_robin, least_outstanding, ...) */
     char router[ENG_ROUTER_NAME_MAX];
     eng_sched_cfg sched;
@@ -63,18 +67,34 @@ typedef struct eng_config {
 /* Sets the defaults every scenario starts from (bf16, 0.9 utilisation, 16-token blocks, ...). */
 void eng_config_defaults(eng_config *c);
 
-/* KV cache sizing of one replica (all GPUs of its tensor-parallel group). */
+/* The layout and dtypes of a configuration, ENG_DTYPE_AUTO resolved against its model. */
+void eng_config_layout(const eng_config *c, eng_layout *out);
+eng_dtype eng_config_dtype(const eng_config *c);
+eng_dtype eng_config_kv_dtype(const eng_config *c);
+
+/* KV cache sizing of one replica. Per-GPU figures are those of one GPU of the layout (every
+ * GPU holds the same share); the block pool is the replica's, summed over its attention ranks.
+ * Windowed layers are budgeted as if they held every token (what vLLM does without its hybrid
+ * KV cache manager); the linear-attention state per sequence is reported, not reserved. */
 typedef struct eng_kv_plan {
-    int64_t usable_bytes; /* mem x utilisation x TP */
-    int64_t weight_bytes;
-    int64_t activation_bytes;
-    int64_t kv_bytes;        /* what is left for the cache */
-    int64_t bytes_per_token; /* KV bytes per token */
-    int64_t blocks;          /* kv_bytes / (bytes_per_token x block_size) */
-    int64_t tokens;          /* blocks x block_size */
+    int32_t gpus;                   /* per replica: tensor_parallel x data_parallel_attention */
+    int32_t ranks;                  /* attention ranks (data_parallel_attention) */
+    int64_t usable_bytes;           /* per GPU: memory x utilisation */
+    int64_t weight_bytes;           /* per GPU */
+    int64_t activation_bytes;       /* per GPU */
+    int64_t kv_bytes;               /* per GPU: what is left for the cache */
+    int64_t bytes_per_token;        /* per GPU: full-attention KV (+ index keys) of one token */
+    int64_t window_bytes_per_token; /* per GPU: windowed layers' KV of one token */
+    int32_t window;                 /* tokens the windowed layers keep (0 = none) */
+    int64_t state_bytes;            /* per GPU: linear-attention state of one sequence */
+    int32_t kv_heads;               /* KV heads each GPU caches (replicated when TP > them) */
+    int64_t model_bytes_per_token;  /* one token's KV on one unsharded copy: what a swap moves */
+    int64_t blocks;                 /* per replica: ranks x per-GPU cache / (token bytes x block) */
+    int64_t tokens;                 /* per replica: blocks x block_size */
 } eng_kv_plan;
 
-/* Fills *p; returns -1 with a message when the weights and reserve do not fit. */
+/* Fills *p; returns -1 with a message when the layout does not divide the model or the weights
+ * and reserve do not fit (the message gives the sizes). */
 int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err);
 
 /* ---- the workload source: the engine pulls arrivals one at a time ---- */

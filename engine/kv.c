@@ -11,22 +11,59 @@
 
 #include "engine_int.h"
 
+void eng_config_layout(const eng_config *c, eng_layout *out)
+{
+    out->tp = c->tensor_parallel > 0 ? c->tensor_parallel : 1;
+    out->ep = c->expert_parallel > 0 ? c->expert_parallel : 1;
+    out->dp = c->data_parallel_attention > 0 ? c->data_parallel_attention : 1;
+}
+
+eng_dtype eng_config_dtype(const eng_config *c)
+{
+    return c->dtype == ENG_DTYPE_AUTO ? c->model.weight_dtype : c->dtype;
+}
+
+eng_dtype eng_config_kv_dtype(const eng_config *c)
+{
+    return c->kv_dtype == ENG_DTYPE_AUTO ? c->model.kv_dtype : c->kv_dtype;
+}
+
 int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err)
 {
+    eng_layout l;
+    eng_gpu_share g;
+    char why[512];
     memset(p, 0, sizeof *p);
-    int tp = c->tensor_parallel > 0 ? c->tensor_parallel : 1;
-    p->usable_bytes = (int64_t)((double)c->gpu.mem_bytes * c->gpu_utilization) * tp;
-    p->weight_bytes = eng_model_params(&c->model) * eng_dtype_bytes(c->dtype);
-    p->activation_bytes = c->activation_reserve * tp;
+    eng_config_layout(c, &l);
+    if (eng_layout_check(&c->model, &l, why, sizeof why) != 0)
+        return sim_errf(err, "%s", why);
+    eng_dtype dt = eng_config_dtype(c), kv = eng_config_kv_dtype(c);
+    eng_model_gpu_share(&c->model, dt, kv, &l, &g);
+    p->gpus = l.tp * l.dp;
+    p->ranks = l.dp;
+    p->usable_bytes = (int64_t)((double)c->gpu.mem_bytes * c->gpu_utilization);
+    p->weight_bytes = g.weight_bytes;
+    p->activation_bytes = c->activation_reserve;
     p->kv_bytes = p->usable_bytes - p->weight_bytes - p->activation_bytes;
-    p->bytes_per_token = eng_model_kv_bytes_per_token(&c->model, c->dtype);
-    if (p->kv_bytes <= 0 || p->bytes_per_token <= 0)
+    p->bytes_per_token = g.kv_per_token;
+    p->window_bytes_per_token = g.window_per_token;
+    p->window = c->model.window_layers > 0 ? c->model.window : 0;
+    p->state_bytes = g.state_per_seq;
+    p->kv_heads = g.kv_heads;
+    p->model_bytes_per_token = eng_model_kv_bytes_per_token(&c->model, kv) +
+                               eng_model_window_bytes_per_token(&c->model, kv);
+    int64_t per_token = p->bytes_per_token + p->window_bytes_per_token;
+    if (p->kv_bytes <= 0 || per_token <= 0)
         return sim_errf(err,
-                        "%s (%s, %.1f GB of weights) does not fit on %d x %s at "
-                        "gpu_utilization %.2f with %.1f GB of activation reserve",
-                        c->model.name, eng_dtype_name(c->dtype), (double)p->weight_bytes / 1e9, tp,
-                        c->gpu.name, c->gpu_utilization, (double)p->activation_bytes / 1e9);
-    p->blocks = p->kv_bytes / (p->bytes_per_token * c->block_size);
+                        "%s does not fit: %.1f GB of weights per GPU (%s, %d GPU%s of %s, "
+                        "tensor_parallel %d, expert_parallel %d, data_parallel_attention %d) "
+                        "and %.1f GB of activation reserve against %.1f GB usable per GPU "
+                        "(gpu_utilization %.2f)",
+                        c->model.name, (double)p->weight_bytes / 1e9, eng_dtype_name(dt), p->gpus,
+                        p->gpus > 1 ? "s" : "", c->gpu.name, l.tp, l.ep, l.dp,
+                        (double)p->activation_bytes / 1e9, (double)p->usable_bytes / 1e9,
+                        c->gpu_utilization);
+    p->blocks = p->kv_bytes / (per_token * c->block_size) * p->ranks;
     p->tokens = p->blocks * c->block_size;
     if (p->blocks < 1)
         return sim_errf(err, "no room for a single KV block of %d tokens", c->block_size);

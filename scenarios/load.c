@@ -477,15 +477,87 @@ static int resolve_model_gpu(lctx *c, const scn_node *root, scn_scenario *s)
     return 0;
 }
 
-static int load_dtype(lctx *c, const scn_node *root, eng_config *e)
+/* Appends "file: note: ..." (one line) to the scenario's notes. */
+static void add_note(lctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(lctx *c, const char *fmt, ...)
 {
-    static const char *const dtypes[] = {"bf16", "fp16", "fp8", NULL};
-    int idx = -1;
-    if (get_choice(c, root, "", "dtype", "dtype", dtypes, &idx))
+    char *notes = c->out->notes;
+    size_t off = strlen(notes), len = sizeof c->out->notes;
+    if (off + 1 >= len)
+        return;
+    int w = snprintf(notes + off, len - off, "%s: note: ", c->file);
+    if (w < 0 || (size_t)w >= len - off)
+        return;
+    off += (size_t)w;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(notes + off, len - off, fmt, ap);
+    va_end(ap);
+    off = strlen(notes);
+    if (off + 1 < len) {
+        notes[off] = '\n';
+        notes[off + 1] = '\0';
+    }
+}
+
+/* dtype (weights: default the checkpoint's) and kv_dtype (auto: the checkpoint's KV dtype,
+ * else its activation dtype), checked against the GPU; notes from the model's reader and from
+ * the precision rules. */
+static int load_precision(lctx *c, const scn_node *root, eng_config *e)
+{
+    static const char *const dtypes[] = {"bf16",  "fp16", "fp8", "nvfp4",
+                                         "mxfp4", "int4", "fp4", NULL};
+    static const char *const kv_dtypes[] = {"auto", "bf16", "fp16", "fp8", NULL};
+    int idx = -1, kidx = -1;
+    if (get_choice(c, root, "", "dtype", "dtype", dtypes, &idx) ||
+        get_choice(c, root, "", "kv_dtype", "kv_dtype", kv_dtypes, &kidx))
         return -1;
-    if (idx >= 0 && eng_dtype_parse(dtypes[idx], &e->dtype))
-        return fail(c, scn_tree_get(root, "dtype"), "dtype", "not supported by the engine");
+    const scn_node *dn = scn_tree_get(root, "dtype"), *kn = scn_tree_get(root, "kv_dtype");
+    e->dtype = e->model.weight_dtype;
+    if (idx >= 0 && eng_dtype_parse(dtypes[idx], &e->dtype) == 1)
+        add_note(c, "dtype fp4 is read as nvfp4 (NVIDIA's 4-bit format; say mxfp4 for OCP MX)");
+    e->kv_dtype = e->model.kv_dtype;
+    if (kidx > 0 && eng_dtype_parse(kv_dtypes[kidx], &e->kv_dtype) != 0)
+        return fail(c, kn, "kv_dtype", "not supported by the engine");
+    for (const char *l = e->model.notes; *l;) {
+        const char *nl = strchr(l, '\n');
+        int n = nl ? (int)(nl - l) : (int)strlen(l);
+        add_note(c, "%.*s", n, l);
+        l += n + (nl != NULL);
+    }
+    char note[400], why[400];
+    eng_compute comp;
+    if (eng_precision(&e->gpu, e->dtype, e->kv_dtype, &comp, note, sizeof note, why, sizeof why))
+        return fail(c,
+                    dn   ? dn
+                    : kn ? kn
+                         : scn_tree_get(root, "gpu"),
+                    dn || !kn ? "dtype" : "kv_dtype", "%s%s", why,
+                    dn ? "" : " (the checkpoint's dtype)");
+    if (*note)
+        add_note(c, "%s", note);
     return 0;
+}
+
+/* tensor_parallel, expert_parallel, data_parallel_attention: they must divide the model. */
+static int load_layout(lctx *c, const scn_node *root, eng_config *e)
+{
+    if (get_i32(c, root, "", "tensor_parallel", 1, 1024, &e->tensor_parallel) ||
+        get_i32(c, root, "", "expert_parallel", 1, 1024, &e->expert_parallel) ||
+        get_i32(c, root, "", "data_parallel_attention", 1, 1024, &e->data_parallel_attention))
+        return -1;
+    eng_layout l;
+    char why[512];
+    eng_config_layout(e, &l);
+    if (eng_layout_check(&e->model, &l, why, sizeof why) == 0)
+        return 0;
+    const char *keys[] = {"expert_parallel", "data_parallel_attention", "tensor_parallel"};
+    const scn_node *at = NULL;
+    const char *key = "tensor_parallel";
+    for (int i = 0; i < 3 && !at; i++)
+        if (strstr(why, keys[i]) && (at = scn_tree_get(root, keys[i])))
+            key = keys[i];
+    return fail(c, at ? at : scn_tree_get(root, "model"), key, "%s", why);
 }
 
 /* router: a name the engine's router registry knows. */
@@ -522,10 +594,9 @@ static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
     }
     if (get_str(c, root, "", "name", s->name, sizeof s->name) ||
         get_str(c, root, "", "profile", s->profile, sizeof s->profile) ||
-        resolve_model_gpu(c, root, s) || load_dtype(c, root, &s->engine) ||
+        resolve_model_gpu(c, root, s) || load_precision(c, root, &s->engine) ||
         get_i32(c, root, "", "replicas", 1, 1 << 20, &s->engine.replicas) ||
-        get_i32(c, root, "", "tensor_parallel", 1, 1024, &s->engine.tensor_parallel) ||
-        load_router(c, root, &s->engine))
+        load_layout(c, root, &s->engine) || load_router(c, root, &s->engine))
         return -1;
     return load_memory(c, root, &s->engine) || load_scheduler(c, root, &s->engine) ||
                    load_cpu(c, root, &s->engine) || load_slo(c, root, &s->slo)
@@ -943,6 +1014,7 @@ int scn_load_text(const char *name, const char *text, const char *const *overrid
                                        "model",
                                        "gpu",
                                        "dtype",
+                                       "kv_dtype",
                                        "profile",
                                        "memory",
                                        "scheduler",
@@ -950,6 +1022,8 @@ int scn_load_text(const char *name, const char *text, const char *const *overrid
                                        "replicas",
                                        "router",
                                        "tensor_parallel",
+                                       "expert_parallel",
+                                       "data_parallel_attention",
                                        "slo",
                                        "workload",
                                        NULL};

@@ -10,24 +10,51 @@
 #include "store_profile.h"
 #include "study.h"
 
+/* How the scenario serves its model, as the cost models take it. */
+static cal_serving serving_of(const eng_config *c)
+{
+    cal_serving sv = {eng_config_dtype(c), eng_config_kv_dtype(c), {0}, c->max_model_len};
+    eng_config_layout(c, &sv.layout);
+    return sv;
+}
+
 int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
     const eng_config *c = &scn->engine;
+    cal_serving sv = serving_of(c);
+    char why[512];
+    if (cal_roofline_priced(&c->model, &sv, why, sizeof why) != 0)
+        return sim_errf(err, "%s: %s", scn->path, why);
     if (scn->profile[0] == '\0')
-        return cal_roofline_new(&c->model, &c->gpu, c->dtype, c->tensor_parallel, &out->pred, err);
+        return cal_roofline_new(&c->model, &c->gpu, &sv, &out->pred, err);
     if (!s)
         return sim_errf(err, "%s: profile '%s' needs a database (drop --no-db)", scn->path,
                         scn->profile);
     out->profile = store_profile_load(s, scn->profile, err);
     if (!out->profile)
         return sim_err_prefix(err, "%s: profile", scn->path);
-    if (cal_profile_predictor_new(out->profile, &c->model, c->dtype, c->tensor_parallel, &c->gpu,
+    if (cal_profile_predictor_new(out->profile, &c->model, sv.dtype, c->tensor_parallel, &c->gpu,
                                   &out->pred, err) != 0) {
         study_cost_free(out);
         return sim_err_prefix(err, "%s: profile '%s'", scn->path, scn->profile);
     }
     return 0;
+}
+
+int study_cost_check(const scn_scenario *scn, sim_err *err)
+{
+    if (scn->profile[0] != '\0') {
+        char why[512];
+        cal_serving sv = serving_of(&scn->engine);
+        if (cal_roofline_priced(&scn->engine.model, &sv, why, sizeof why) != 0)
+            return sim_errf(err, "%s: %s", scn->path, why);
+        return 0;
+    }
+    study_cost c;
+    int rc = study_cost_new(scn, NULL, &c, err);
+    study_cost_free(&c);
+    return rc;
 }
 
 void study_cost_free(study_cost *c)

@@ -45,6 +45,10 @@ typedef struct study_cost {
  * `profile:` from the database s (s may be NULL only when none is named). 0, or -1 with err.
  * Free with study_cost_free (also after a failure). */
 int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err);
+/* The checks study_cost_new makes, without a database: the roofline is built and freed; a
+ * named profile is not loaded, but the model must be one the profiles price. 0, or -1 with
+ * err (a model or layout the cost model does not price yet, a dtype the GPU cannot run). */
+int study_cost_check(const scn_scenario *scn, sim_err *err);
 void study_cost_free(study_cost *c);
 
 /* Where a run goes. */

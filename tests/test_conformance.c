@@ -453,7 +453,8 @@ static void run_one(const variant *v, const workload *w)
     sim_err err;
     if (w->realistic) {
         realistic_config(&cfg);
-        assert_int_equal(cal_roofline_new(&cfg.model, &cfg.gpu, cfg.dtype, 1, &pred, &err), 0);
+        cal_serving sv = cal_serving_tp(cfg.dtype, 1);
+        assert_int_equal(cal_roofline_new(&cfg.model, &cfg.gpu, &sv, &pred, &err), 0);
     } else {
         tiny_config(&cfg, w->kv_tokens);
     }

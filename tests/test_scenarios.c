@@ -149,8 +149,9 @@ static void bad_inputs(void **state)
                  FRAGS("demo.yaml:4: gpu:", "unknown GPU 'tpu'", "h100-sxm", "toy-gpu"));
     expect_error("name: orca", "name: fifo", NULL, 0,
                  FRAGS("demo.yaml:9: scheduler.name: unknown scheduler 'fifo' (valid: ", "orca"));
-    expect_error("dtype: fp16", "dtype: int4", NULL, 0,
-                 FRAGS("demo.yaml:5: dtype: unknown dtype 'int4' (valid: bf16, fp16, fp8)"));
+    expect_error("dtype: fp16", "dtype: int8", NULL, 0,
+                 FRAGS("demo.yaml:5: dtype: unknown dtype 'int8' (valid: bf16, fp16, fp8, nvfp4, "
+                       "mxfp4, int4, fp4)"));
     expect_error("router: least_tokens", "router: random", NULL, 0,
                  FRAGS("demo.yaml:12: router: unknown router 'random'", "power_of_two"));
     expect_error("process: poisson", "process: weibull", NULL, 0,
