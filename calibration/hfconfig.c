@@ -1113,7 +1113,12 @@ static int read_document(rd *r, const char *name)
     } else if (read_family(r, f)) {
         return -1;
     }
-    return read_dtype(r) || read_quant(r) ? -1 : 0;
+    if (read_dtype(r) || read_quant(r))
+        return -1;
+    for (int i = 0; i < ENG_PART_COUNT; i++) /* name only the parts this model has */
+        if (eng_model_part_params(m, 1u << i) == 0)
+            m->quant_parts &= ~(1u << i);
+    return 0;
 }
 
 static int read_text(const char *file, const char *dir, const char *name, const char *text,

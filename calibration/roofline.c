@@ -221,11 +221,6 @@ int cal_roofline_priced(const eng_model *m, const cal_serving *s, char *why, siz
     char what[200];
     eng_layout l = layout_of(s);
     int32_t max_len = s->max_len > 0 ? s->max_len : m->max_context;
-    if (m->moe_layers > 0) {
-        snprintf(what, sizeof what, "MoE layers (%d of %d layers, %d experts, top-%d)",
-                 m->moe_layers, m->layers, m->experts, m->experts_per_tok);
-        return unpriced(why, len, m, what);
-    }
     if (m->attn == ENG_ATTN_MLA)
         return unpriced(why, len, m, "multi-head latent attention (MLA)");
     if (m->index_topk > 0)
@@ -245,6 +240,11 @@ int cal_roofline_priced(const eng_model *m, const cal_serving *s, char *why, siz
     }
     if (m->attn_output_gate)
         return unpriced(why, len, m, "gated attention output (attn_output_gate)");
+    if (m->moe_layers > 0) {
+        snprintf(what, sizeof what, "MoE layers (%d of %d layers, %d experts, top-%d)",
+                 m->moe_layers, m->layers, m->experts, m->experts_per_tok);
+        return unpriced(why, len, m, what);
+    }
     if (l.ep > 1 || l.dp > 1)
         return unpriced(why, len, m, "expert- or data-parallel layouts");
     return 0;

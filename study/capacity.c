@@ -193,8 +193,8 @@ static int try_rate(study_capacity *c, const char *choice, const char *phase, do
     study_sink sink = {.s = c->db, .level = c->level, .hook = add_probe, .hook_arg = &pa};
     int rc = study_load(c->file, sets, n, &scn, err);
     if (rc == 0)
-        rc = study_run(&scn, c->seed_given ? c->seed : scn.seed, c->db,
-                       c->search_id ? &sink : NULL, NULL, res, err);
+        rc = study_run(&scn, c->seed_given ? c->seed : scn.seed, c->db, c->search_id ? &sink : NULL,
+                       NULL, res, err);
     if (rc == 0) {
         judge(c, res, t);
         c->probes++;
@@ -274,7 +274,7 @@ int study_capacity_find(study_capacity *c, int i, study_answer *a, sim_err *err)
     int n = probe_sets(c, choice, sets, b_choice, sizeof b_choice);
     int rc = study_load(c->file, sets, n, &scn, err);
     if (rc == 0)
-        a->tp = scn.engine.tensor_parallel;
+        a->tp = scn.engine.tensor_parallel * scn.engine.data_parallel_attention;
     scn_free(&scn);
     if (rc != 0 || search(c, choice, a, err) != 0)
         return -1;

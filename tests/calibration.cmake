@@ -11,3 +11,10 @@ llmsim_test(test_calibration_cli SOURCES test_calibration_cli.c LIBS llmsim_core
 if(TARGET llmsim)
   add_dependencies(test_calibration_cli llmsim)
 endif()
+# the model description and its sizing: dtypes, parameters, KV, layouts, the config.json reader's
+# families and refusals, the roofline's refusals
+llmsim_test(test_models SOURCES test_models.c LIBS llmsim_calibration LABELS calibration unit)
+# every config.json of ../shared/data/models against published parameter counts (skipped when
+# the shared data is absent)
+llmsim_test(test_models_data SOURCES test_models_data.c LIBS llmsim_calibration
+            LABELS calibration validation)

@@ -192,6 +192,52 @@ static void bad_inputs(void **state)
                  "memory: 5", NULL, 0, FRAGS("demo.yaml:7: memory: expected a map"));
 }
 
+/* dtype (default: the checkpoint's), kv_dtype and the layout keys, checked against the model
+ * and the GPU, with notes where the run differs from what the dtype suggests. */
+static void precision_and_layout(void **state)
+{
+    scn_scenario s;
+    sim_err e;
+    const char *int4[] = {"dtype=int4", "kv_dtype=fp8"};
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, int4, 2, &test_resolver, &s, &e), 0);
+    assert_int_equal(s.engine.dtype, ENG_INT4);
+    assert_int_equal(s.engine.kv_dtype, ENG_FP8);
+    assert_non_null(strstr(s.notes, "demo.yaml: note: dtype int4: weight-only"));
+    scn_free(&s);
+    const char *fp4[] = {"dtype=fp4"};
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, fp4, 1, &test_resolver, &s, &e), 0);
+    assert_int_equal(s.engine.dtype, ENG_NVFP4);
+    assert_non_null(strstr(s.notes, "dtype fp4 is read as nvfp4"));
+    assert_non_null(strstr(s.notes, "no NVFP4 tensor cores")); /* the fake h100 has no FP4 */
+    scn_free(&s);
+    /* no dtype: the checkpoint's; kv_dtype auto: the checkpoint's KV dtype */
+    char text[4096];
+    const char *at = strstr(DEMO, "dtype: fp16\n");
+    snprintf(text, sizeof text, "%.*skv_dtype: auto\n%s", (int)(at - DEMO), DEMO,
+             at + strlen("dtype: fp16\n"));
+    assert_int_equal(scn_load_text("demo.yaml", text, NULL, 0, &test_resolver, &s, &e), 0);
+    assert_int_equal(s.engine.dtype, s.engine.model.weight_dtype);
+    assert_int_equal(s.engine.kv_dtype, s.engine.model.kv_dtype);
+    assert_int_equal(s.engine.expert_parallel, 1);
+    assert_int_equal(s.engine.data_parallel_attention, 1);
+    scn_free(&s);
+    expect_error("gpu: h100-sxm", "gpu: toy-gpu", (const char *const[]){"dtype=fp8"}, 1,
+                 FRAGS("demo.yaml: --set dtype=fp8: dtype: dtype fp8: gpu toy-gpu has no fp8 "
+                       "tensor cores"));
+    expect_error("dtype: fp16", "kv_dtype: int4", NULL, 0,
+                 FRAGS("demo.yaml:5: kv_dtype: unknown kv_dtype 'int4' (valid: auto, bf16, "
+                       "fp16, fp8)"));
+    expect_error("tensor_parallel: 2", "tensor_parallel: 3", NULL, 0,
+                 FRAGS("demo.yaml:13: tensor_parallel: tensor_parallel 3 does not divide model "
+                       "llama-3-8b's 32 query heads"));
+    expect_error("tensor_parallel: 2", "tensor_parallel: 2\nexpert_parallel: 2", NULL, 0,
+                 FRAGS("demo.yaml:14: expert_parallel: expert_parallel 2: model llama-3-8b has "
+                       "no routed experts"));
+    expect_error("tensor_parallel: 2", "tensor_parallel: 2\ndata_parallel_attention: 4", NULL, 0,
+                 FRAGS("demo.yaml:14: data_parallel_attention: data_parallel_attention 4 needs "
+                       "an MoE model"));
+}
+
 static void bad_overrides(void **state)
 {
     const char *o1[] = {"workload.num_requests"};
@@ -466,6 +512,7 @@ int main(void)
         cmocka_unit_test(defaults),
         cmocka_unit_test(bad_inputs),
         cmocka_unit_test(bad_overrides),
+        cmocka_unit_test(precision_and_layout),
         cmocka_unit_test(overrides),
         cmocka_unit_test(scheduler_key_of_another_policy),
         cmocka_unit_test(same_seed_same_workload),
