@@ -547,6 +547,50 @@ static void test_reader_refusals(void **state)
     eng_model m = read_text(text);
     assert_int_equal(m.weight_dtype, ENG_FP8);
     assert_int_equal(m.quant_parts, ENG_PART_ATTN);
+    /* OPT's project_in/out, MiniMax-M1's lightning attention */
+    refused("{\"model_type\": \"opt\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+            "\"num_attention_heads\": 4, \"ffn_dim\": 128, \"vocab_size\": 100, "
+            "\"max_position_embeddings\": 512, \"word_embed_proj_dim\": 32}",
+            "word_embed_proj_dim", "not modelled");
+    refused("{\"model_type\": \"minimax_m2\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+            "\"num_attention_heads\": 4, \"head_dim\": 16, \"intermediate_size\": 32, "
+            "\"num_local_experts\": 4, \"num_experts_per_tok\": 2, \"vocab_size\": 100, "
+            "\"max_position_embeddings\": 512, \"attn_type_list\": [0, 1]}",
+            "attn_type_list", "lightning");
+    /* awq and compressed-tensors */
+    snprintf(text, sizeof text,
+             "%s\"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4, "
+             "\"group_size\": 128, \"zero_point\": true}}",
+             llama);
+    m = read_text(text);
+    assert_int_equal(m.weight_dtype, ENG_INT4);
+    assert_true(m.quant_bytes == 0.5 + 2.5 / 128);
+    snprintf(text, sizeof text,
+             "%s\"quantization_config\": {\"quant_method\": \"gptq\", \"bits\": 8}}", llama);
+    refused(text, "only 4-bit weights", NULL);
+    snprintf(text, sizeof text,
+             "%s\"quantization_config\": {\"quant_method\": \"compressed-tensors\", "
+             "\"config_groups\": {\"g\": {\"targets\": [\"Linear\"], \"weights\": "
+             "{\"num_bits\": 8, \"type\": \"float\"}, \"input_activations\": {\"num_bits\": "
+             "8, \"type\": \"float\"}}}, \"kv_cache_scheme\": {\"num_bits\": 8, \"type\": "
+             "\"float\"}}}",
+             llama);
+    m = read_text(text);
+    assert_int_equal(m.weight_dtype, ENG_FP8);
+    assert_int_equal(m.kv_dtype, ENG_FP8);
+    snprintf(text, sizeof text,
+             "%s\"quantization_config\": {\"quant_method\": \"modelopt\", \"quant_algo\": "
+             "\"NVFP4\", \"kv_cache_quant_algo\": \"FP8\", \"exclude_modules\": "
+             "[\"lm_head\"]}}",
+             llama);
+    m = read_text(text);
+    assert_true(m.weight_dtype == ENG_NVFP4 && m.kv_dtype == ENG_FP8);
+    /* Phi-3-mini-4k: every layer windowed to 2,047 tokens */
+    m = read_text("{\"model_type\": \"phi3\", \"num_hidden_layers\": 32, \"hidden_size\": "
+                  "3072, \"num_attention_heads\": 32, \"intermediate_size\": 8192, "
+                  "\"vocab_size\": 32064, \"max_position_embeddings\": 4096, "
+                  "\"sliding_window\": 2047, \"torch_dtype\": \"bfloat16\"}");
+    assert_true(m.window_layers == 32 && m.window == 2047 && !m.tied_embeddings);
     /* a missing torch_dtype is assumed bf16 and said */
     m = read_text("{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
                   "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
