@@ -31,6 +31,12 @@ const char *eng_reject_reason_name(eng_reject_reason r)
     return (unsigned)r < ENG_REJECT_REASON_COUNT ? reject_names[r] : "?";
 }
 
+const char *eng_span_end_name(eng_span_end e)
+{
+    static const char *const names[ENG_SPAN_END_COUNT] = {"finished", "preempted", "swapped"};
+    return (unsigned)e < ENG_SPAN_END_COUNT ? names[e] : "?";
+}
+
 void eng_config_defaults(eng_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -62,6 +68,7 @@ static eng_request *rq_new(eng_engine *e)
     e->free_rq = rq->pool_next;
     memset(rq, 0, sizeof *rq);
     rq->t_first_sched = rq->t_last_sched = rq->t_first_token = rq->t_finish = -1;
+    rq->t_span_decode = -1;
     rq->c_fin_idx = -1;
     return rq;
 }
@@ -91,10 +98,27 @@ static void request_done(eng_replica *r, eng_request *rq)
         pull_arrival(e);
 }
 
+/* Tells the recorder that rq's current scheduled span ended at `end`, and how. */
+static void end_span(eng_replica *r, const eng_request *rq, int64_t end, eng_span_end how)
+{
+    eng_engine *e = r->e;
+    if (!e->rec || !e->rec->on_span)
+        return;
+    eng_span_rec s = {.req = rq->id,
+                      .replica = r->id,
+                      .span = rq->scheduled - 1,
+                      .start_ns = rq->t_last_sched,
+                      .decode_ns = rq->t_span_decode,
+                      .end_ns = end,
+                      .end = how};
+    e->rec->on_span(e->rec_st, &s);
+}
+
 /* The client sees rq's last token at now: the request is done. */
 static void deliver_finish(eng_replica *r, eng_request *rq, int64_t now)
 {
     eng_engine *e = r->e;
+    end_span(r, rq, now, ENG_SPAN_FINISHED);
     rq->t_finish = now;
     rq->t_last_token = now;
     if (rq->first_unseen) {
@@ -421,6 +445,7 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
         return;
     /* the prefill's last position samples the next token */
     rq->generated++;
+    rq->t_span_decode = now;
     if (rq->t_first_token < 0 && !rq->first_unseen) {
         if (e->cfg.cpu.async) {
             rq->first_unseen = 1; /* delivered with the next iteration, as a finish is */
@@ -497,6 +522,7 @@ static void admit(eng_replica *r, eng_request *rq)
     if (rq->t_first_sched < 0)
         rq->t_first_sched = now;
     rq->t_last_sched = now;
+    rq->t_span_decode = -1;
     rq->scheduled++;
     rq->status = ENG_RQ_PREFILL;
     r->waiting--;
@@ -575,12 +601,14 @@ void eng_preempt(eng_replica *r, eng_request *rq, int swap)
 {
     eng_engine *e = r->e;
     SIM_CHECK(e->ctx, rq->status == ENG_RQ_DECODE || rq->status == ENG_RQ_PREFILL);
+    int swapping = swap && rq->status == ENG_RQ_DECODE;
+    end_span(r, rq, sim_now(e->ctx), swapping ? ENG_SPAN_SWAPPED : ENG_SPAN_PREEMPTED);
     if (rq->status == ENG_RQ_DECODE)
         eng_cohort_leave(r, rq);
     rq->preemptions++;
     e->tot.preemptions++;
     r->preempted_now++;
-    if (swap && rq->status == ENG_RQ_DECODE) {
+    if (swapping) {
         /* MODEL: vLLM swap preemption copies the sequence's blocks to host memory */
         rq->xfer_bytes = (int64_t)rq->kv_blocks * e->cfg.block_size * e->plan.bytes_per_token;
         r->pending_xfer_bytes += rq->xfer_bytes;
@@ -609,6 +637,7 @@ int eng_swap_in(eng_replica *r, eng_request *rq)
     rq->xfer_bytes = 0;
     int64_t now = sim_now(r->e->ctx);
     rq->t_last_sched = now;
+    rq->t_span_decode = now; /* its KV is back: it decodes from the next step */
     rq->scheduled++;
     r->waiting--;
     r->e->waiting_total--;

@@ -94,7 +94,16 @@ static void tee_itl(void *st, int64_t gap_ns, int64_t count)
         t->b->on_itl(t->bst, gap_ns, count);
 }
 
-static const eng_recorder_ops tee_ops = {tee_request, tee_iteration, tee_itl};
+static void tee_span(void *st, const eng_span_rec *sp)
+{
+    tee *t = st;
+    if (t->a->on_span)
+        t->a->on_span(t->ast, sp);
+    if (t->b->on_span)
+        t->b->on_span(t->bst, sp);
+}
+
+static const eng_recorder_ops tee_ops = {tee_request, tee_iteration, tee_itl, tee_span};
 
 /* Starts the run's row in the store (NULL writer when not stored). */
 static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
@@ -104,6 +113,9 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
     if (!sink || !sink->s)
         return 0;
     char hw[256];
+    eng_kv_plan plan;
+    if (eng_kv_plan_compute(&scn->engine, &plan, err) != 0)
+        return -1;
     store_run_info info = {.name = scn->name,
                            .scenario_text = scn->text,
                            .scheduler = scn->engine.sched.name,
@@ -118,7 +130,8 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
                            .tensor_parallel = scn->engine.tensor_parallel,
                            .level = sink->level,
                            .offered_rate = study_offered_rate(scn),
-                           .num_requests = scn->workload.num_requests};
+                           .num_requests = scn->workload.num_requests,
+                           .kv_blocks = plan.blocks};
     *w = store_run_begin(sink->s, &info, sink->buffered, err);
     return *w ? 0 : -1;
 }
