@@ -112,6 +112,8 @@ static int draw(plt_opts *o)
     sim_err err = {{0}};
     if (plt_plot(o, &res, &err) != 0)
         return cli_fail("plot", &err);
+    if (res.note[0])
+        fprintf(stderr, "llmsim plot: note: %s\n", res.note);
     if (!res.rendered) {
         fprintf(stderr,
                 "llmsim plot: gnuplot is not installed (not found on PATH), so no image was "

@@ -53,6 +53,7 @@ typedef struct plt_result {
     int rendered;              /* 1: gnuplot drew the image; 0: gnuplot is not installed */
     int width, height;         /* the image size used */
     int series;                /* lines (curve, cdf) or panels (timeline) drawn */
+    char note[512];            /* what the reader should know the image does not show ("" none) */
 } plt_result;
 
 /* Parses "curve", "cdf", "timeline" or "gantt". 0, or -1 for an unknown name. */
@@ -70,9 +71,13 @@ const char *plt_default_name(const plt_opts *o, char *buf, size_t len);
 
 /* Writes run `run` of database db to path ("-" for stdout) in the Chrome trace event format:
  * one complete ("X") event per iteration on one track per replica, counter events for the
- * batch size and KV blocks, and nestable async events per request (queued, prefill, decode).
- * Timestamps are microseconds of simulated time. Returns the number of iteration events, or -1
- * with err. */
-int64_t plt_trace_export(const char *db, int64_t run, const char *path, sim_err *err);
+ * batch size and KV blocks, and nestable async events per request (queued, then per scheduled
+ * span prefill or recompute and decode, and the waits after preemptions, which are marked).
+ * Only what overlaps [from_ns, to_ns] of simulated time is written (INT64_MIN, INT64_MAX: the
+ * whole run). Timestamps are microseconds of simulated time. Returns the number of iteration
+ * events, or -1 with err (nothing left at path): no such run, no iteration rows, or none in the
+ * window. */
+int64_t plt_trace_export(const char *db, int64_t run, int64_t from_ns, int64_t to_ns,
+                         const char *path, sim_err *err);
 
 #endif

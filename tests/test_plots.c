@@ -27,6 +27,9 @@
 
 static char dir[256], db[300];
 static int have_gnuplot;
+static int64_t preempt_run; /* vLLM in a small KV cache: requests preempted and resumed */
+
+static char *read_all(const char *path);
 static char out[65536], err[65536];
 
 /* Runs a shell command; returns its exit status with stdout and stderr in out and err. */
@@ -157,6 +160,11 @@ static int setup(void **state)
         run_demo(sets);
     }
     make_sweep(); /* runs 4..11 */
+    preempt_run = run_demo("--set scheduler.name=vllm --set memory.gpu_utilization=0.22"
+                           " --set workload.arrival.rate=6 --set workload.num_requests=80");
+    if (query_int("SELECT count(*) FROM requests WHERE run_id = %lld AND preemptions > 0",
+                  (long long)preempt_run) < 3)
+        return -1;
     return 0;
 }
 
@@ -389,6 +397,29 @@ static void test_timeline(void **state)
                                    run));
     }
     free_table(&t);
+    /* the KV capacity and the preemptions of a run that had some */
+    snprintf(args, sizeof args, "timeline --run %lld -o %s/timeline-pre.png",
+             (long long)preempt_run, dir);
+    plot(args);
+    snprintf(path, sizeof path, "%s/timeline-pre.dat", dir);
+    read_table(path, &t);
+    assert_int_equal(t.cols[0], 8);
+    int64_t pre = 0;
+    for (int r = 0; r < t.rows[0]; r++)
+        pre += (int64_t)cell(&t, 0, r, 7);
+    assert_int_equal(pre, query_int("SELECT sum(preempted) FROM iterations WHERE run_id = %lld",
+                                    (long long)preempt_run));
+    assert_true(pre > 0);
+    free_table(&t);
+    snprintf(path, sizeof path, "%s/timeline-pre.gp", dir);
+    char *gp = read_all(path), want[64];
+    snprintf(
+        want, sizeof want, "kvcap[1] = %lld\n",
+        (long long)query_int("SELECT kv_blocks FROM runs WHERE id = %lld", (long long)preempt_run));
+    assert_non_null(strstr(gp, want));
+    assert_true(query_int("SELECT kv_blocks FROM runs WHERE id = %lld", (long long)preempt_run) >
+                0);
+    free(gp);
     /* the default name; an unknown run is a user error naming it */
     assert_int_equal(sh("cd %s && %s plot timeline --run 3 --db %s", dir, LLMSIM_BINARY, db),
                      have_gnuplot ? 0 : 3);
@@ -412,9 +443,11 @@ static void test_gantt(void **state)
     snprintf(path, sizeof path, "%s/gantt.dat", dir);
     table t;
     read_table(path, &t);
-    assert_int_equal(t.nblocks, 2);
+    assert_int_equal(t.nblocks, 4); /* requests, iterations, spans, waits after preemption */
     assert_int_equal(t.rows[0], nrq);
     assert_int_equal(t.rows[1], query_int("SELECT count(*) FROM iterations WHERE run_id = 2"));
+    assert_int_equal(t.rows[2], nrq); /* static batching never preempts: one span each */
+    assert_true(isnan(cell(&t, 3, 0, 1)));
     for (int r = 0; r < t.rows[0]; r++) {
         int req = (int)cell(&t, 0, r, 0);
         assert_int_equal((int64_t)cell(&t, 0, r, 8),
@@ -433,6 +466,83 @@ static void test_gantt(void **state)
         1);
     assert_non_null(strstr(err, "at most 200"));
     assert_int_equal(sh("%s plot gantt --run 1,2 --db %s", LLMSIM_BINARY, db), 1);
+}
+
+/* A run with preemptions: each request's spans as stored, the waits between them, and its
+ * iterations counted only inside its spans. */
+static void test_gantt_preemptions(void **state)
+{
+    char args[512], path[320];
+    long long run = (long long)preempt_run;
+    snprintf(args, sizeof args, "gantt --run %lld -o %s/gantt-pre.png", run, dir);
+    plot(args);
+    snprintf(path, sizeof path, "%s/gantt-pre.dat", dir);
+    table t;
+    read_table(path, &t);
+    assert_int_equal(t.nblocks, 4);
+    assert_int_equal(t.rows[2],
+                     query_int("SELECT count(*) FROM request_spans_all WHERE run_id = %lld", run));
+    assert_int_equal(t.rows[3], query_int("SELECT count(*) FROM request_spans WHERE run_id = %lld"
+                                          " AND end_reason <> 'finished'",
+                                          run));
+    assert_int_equal(t.rows[3], query_int("SELECT sum(preemptions) FROM requests WHERE"
+                                          " run_id = %lld",
+                                          run));
+    for (int r = 0; r < t.rows[2]; r++) {
+        int req = (int)cell(&t, 2, r, 0), span = (int)cell(&t, 2, r, 1);
+        assert_int_equal(llround(cell(&t, 2, r, 2) * 1e9),
+                         query_int("SELECT start_ns FROM request_spans_all WHERE run_id = %lld"
+                                   " AND req_id = %d AND span = %d",
+                                   run, req, span));
+        assert_int_equal(llround(cell(&t, 2, r, 4) * 1e9),
+                         query_int("SELECT end_ns FROM request_spans_all WHERE run_id = %lld"
+                                   " AND req_id = %d AND span = %d",
+                                   run, req, span));
+    }
+    for (int r = 0; r < t.rows[3]; r++) { /* a wait runs from one span's end to the next start */
+        int req = (int)cell(&t, 3, r, 0);
+        assert_true(cell(&t, 3, r, 2) > cell(&t, 3, r, 1));
+        assert_int_equal(query_int("SELECT count(*) FROM request_spans WHERE run_id = %lld AND"
+                                   " req_id = %d AND end_ns = %lld",
+                                   run, req, llround(cell(&t, 3, r, 1) * 1e9)),
+                         1);
+        assert_int_equal(query_int("SELECT count(*) FROM request_spans WHERE run_id = %lld AND"
+                                   " req_id = %d AND start_ns = %lld",
+                                   run, req, llround(cell(&t, 3, r, 2) * 1e9)),
+                         1);
+    }
+    for (int r = 0; r < t.rows[0]; r++) {
+        int req = (int)cell(&t, 0, r, 0);
+        assert_int_equal((int64_t)cell(&t, 0, r, 8),
+                         query_int("SELECT count(*) FROM iterations i JOIN request_spans_all q"
+                                   " ON q.run_id = i.run_id AND q.replica = i.replica WHERE"
+                                   " q.run_id = %lld AND q.req_id = %d AND i.start_ns >="
+                                   " q.start_ns AND i.start_ns < q.end_ns",
+                                   run, req));
+    }
+    free_table(&t);
+    /* a database from before schema 3 has no spans: drawn unbroken, and the note says so */
+    char old[320];
+    snprintf(old, sizeof old, "%s/v2.db", dir);
+    assert_int_equal(sh("cp %s %s", db, old), 0);
+    sim_err e = {{0}};
+    store *s = store_open(old, &e);
+    assert_non_null(s);
+    assert_int_equal(store_exec(s,
+                                "DROP VIEW request_spans_all; DROP TABLE request_spans;"
+                                " ALTER TABLE runs DROP COLUMN kv_blocks;"
+                                " UPDATE schema_version SET version = 2",
+                                &e),
+                     0);
+    store_close(s);
+    assert_int_equal(
+        sh("%s plot gantt --run %lld --db %s -o %s/gantt-v2.png", LLMSIM_BINARY, run, old, dir),
+        have_gnuplot ? 0 : 3);
+    assert_non_null(strstr(err, "preemptions are not shown"));
+    snprintf(path, sizeof path, "%s/gantt-v2.dat", dir);
+    read_table(path, &t);
+    assert_int_equal(t.rows[2], t.rows[0]);
+    free_table(&t);
 }
 
 /* With no gnuplot on PATH: status 3, the install line, and the data and script still written. */
@@ -671,13 +781,82 @@ static void test_export_trace(void **state)
     assert_int_equal(sh("%s export chrome --run 1 --db %s", LLMSIM_BINARY, db), 2);
 }
 
+static int64_t count_of(const char *text, const char *what)
+{
+    int64_t n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
+/* Preemptions in the trace: a mark at each, a wait until the resume, and a recompute after a
+ * recompute preemption; a window keeps only what overlaps it. */
+static void test_export_trace_preemptions_and_window(void **state)
+{
+    char path[320];
+    long long run = (long long)preempt_run;
+    snprintf(path, sizeof path, "%s/trace-pre.json", dir);
+    assert_int_equal(sh("%s export trace --run %lld --db %s -o %s", LLMSIM_BINARY, run, db, path),
+                     0);
+    char *text = read_all(path);
+    json j = {text, 0};
+    assert_int_equal(j_value(&j), 0);
+    int64_t pre = query_int("SELECT sum(preemptions) FROM requests WHERE run_id = %lld", run);
+    assert_int_equal(count_of(text, "{\"name\":\"preempted\",\"cat\":\"request\",\"ph\":\"n\""),
+                     pre);
+    assert_int_equal(count_of(text, "{\"name\":\"preempted\",\"cat\":\"request\",\"ph\":\"b\""),
+                     pre);
+    assert_int_equal(count_of(text, "{\"name\":\"recompute\",\"cat\":\"request\",\"ph\":\"b\""),
+                     pre);
+    long whole = (long)strlen(text);
+    free(text);
+    /* a window of one second in the middle of the run */
+    double from = floor(query_int("SELECT max(start_ns) FROM iterations WHERE run_id = %lld", run) /
+                        2e9),
+           to = from + 1;
+    snprintf(path, sizeof path, "%s/trace-win.json", dir);
+    assert_int_equal(sh("%s export trace --run %lld --db %s -o %s --from %g --to %g", LLMSIM_BINARY,
+                        run, db, path, from, to),
+                     0);
+    text = read_all(path);
+    j = (json){text, 0};
+    assert_int_equal(j_value(&j), 0);
+    assert_true((long)strlen(text) < whole / 4);
+    int64_t lo = llround(from * 1e9), hi = llround(to * 1e9);
+    assert_int_equal(j.x_events, query_int("SELECT count(*) FROM iterations WHERE run_id = %lld AND"
+                                           " start_ns <= %lld AND start_ns + duration_ns >= %lld",
+                                           run, (long long)hi, (long long)lo));
+    /* every request event lies in the window */
+    for (const char *p = text; (p = strstr(p, "\"cat\":\"request\"")); p++) {
+        const char *ts = strstr(p, "\"ts\":");
+        assert_non_null(ts);
+        double t = strtod(ts + 5, NULL) * 1e3;
+        assert_true(t >= (double)lo - 1 && t <= (double)hi + 1);
+    }
+    assert_non_null(strstr(text, "\"window_from_us\""));
+    free(text);
+    /* a window with nothing in it, and one that ends before it starts */
+    assert_int_equal(sh("%s export trace --run %lld --db %s -o %s/t.json --from 1e6 --to 2e6",
+                        LLMSIM_BINARY, run, db, dir),
+                     1);
+    assert_non_null(strstr(err, "no iteration between"));
+    assert_int_equal(sh("%s export trace --run %lld --db %s -o %s/t.json --from 5 --to 2",
+                        LLMSIM_BINARY, run, db, dir),
+                     2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_curve),           cmocka_unit_test(test_cdf),
-        cmocka_unit_test(test_timeline),        cmocka_unit_test(test_gantt),
-        cmocka_unit_test(test_without_gnuplot), cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test(test_curve),
+        cmocka_unit_test(test_cdf),
+        cmocka_unit_test(test_timeline),
+        cmocka_unit_test(test_gantt),
+        cmocka_unit_test(test_without_gnuplot),
+        cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_export_trace),
+        cmocka_unit_test(test_gantt_preemptions),
+        cmocka_unit_test(test_export_trace_preemptions_and_window),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
