@@ -52,11 +52,13 @@ static int64_t write_run(store *s, int64_t run, FILE *dat, double *tmax, int64_t
 int plt_timeline_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
                        sim_err *err)
 {
-    char names[PLT_MAX_RUNS][96];
+    char names[PLT_MAX_RUNS][PLT_LABEL_MAX];
     const char *titles[PLT_MAX_RUNS];
     double tmax = 0;
     int maxrep = 1, unknown = 0;
     int64_t kvcap[PLT_MAX_RUNS], npre[PLT_MAX_RUNS];
+    if (plt_run_labels(s, o->runs, o->nruns, names, err) != 0)
+        return -1;
     fprintf(dat, "# llmsim timeline: one row per iteration\n");
     for (int i = 0; i < o->nruns; i++) {
         store_run_meta m;
@@ -67,7 +69,6 @@ int plt_timeline_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_res
         kvcap[i] = m.kv_blocks;
         unknown += m.kv_blocks <= 0;
         npre[i] = 0;
-        snprintf(names[i], sizeof names[i], "run %lld (%s)", (long long)o->runs[i], m.scheduler);
         titles[i] = names[i];
         fprintf(dat,
                 "%s# series: %s\n"

@@ -502,6 +502,28 @@ int store_sweep_keys(store *s, int64_t id, int (*fn)(void *arg, const char *key)
     return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading the sweep's parameters");
 }
 
+int store_sweep_params(store *s, int64_t id,
+                       int (*fn)(void *arg, int64_t point, const char *key, const char *value),
+                       void *arg, sim_err *err)
+{
+    sqlite3_stmt *st = run_stmt(s,
+                                "SELECT point, key, value FROM sweep_params WHERE sweep_id = ?"
+                                " ORDER BY point, key",
+                                id, err);
+    if (!st)
+        return -1;
+    int rc = SQLITE_DONE, stop = 0;
+    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 2);
+        stop = fn(arg, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+                  v ? v : "");
+    }
+    sqlite3_finalize(st);
+    if (stop)
+        return stop;
+    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading the sweep's parameters");
+}
+
 /* ?1 y metric, ?2 x metric, ?3 x parameter, ?4 series key, ?5 sweep; %s: the run's
  * offered_rate as the last x fallback (NULL before schema version 2). */
 static const char curve_sql[] =

@@ -122,6 +122,11 @@ int store_sweep_get(store *s, int64_t id, store_sweep_meta *out, sim_err *err);
 int store_sweep_keys(store *s, int64_t id, int (*fn)(void *arg, const char *key), void *arg,
                      sim_err *err);
 
+/* Calls fn for each (point, key, value) the sweep records, in (point, key) order. */
+int store_sweep_params(store *s, int64_t id,
+                       int (*fn)(void *arg, int64_t point, const char *key, const char *value),
+                       void *arg, sim_err *err);
+
 /* What a latency curve reads of each stored (point, rep) of a sweep. */
 typedef struct store_curve_query {
     int64_t sweep;

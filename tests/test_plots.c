@@ -307,19 +307,45 @@ static void test_curve(void **state)
     assert_int_equal(t.rows[2], 1);
     free_table(&t);
 
-    /* against offered rate, p50 TPOT, lines per rate */
+    /* saturation is counted per repetition: point 2 was saturated in 1 of its 2, so it is drawn
+     * and reported as such */
+    assert_true(cell(&t, 2, 0, 3) == 1 && cell(&t, 2, 0, 4) == 2);
+    assert_non_null(strstr(err, "saturated in only some repetitions"));
+    assert_non_null(strstr(err, "orca at x="));
+    assert_non_null(strstr(err, "1 of 2"));
+    snprintf(path, sizeof path, "%s/curve.gp", dir);
+    char *gp = read_all(path);
+    /* titles and axes in words, with the setting; plain tick labels */
+    assert_non_null(strstr(gp, "plot_title = 'p99 TTFT (ms) vs output throughput (tok/s) — "
+                               "llama-3-8b, h100-sxm, demo workload'"));
+    assert_non_null(strstr(gp, "ylabel = 'p99 TTFT (ms)'"));
+    assert_non_null(strstr(gp, "keytitle = 'scheduler'"));
+    assert_non_null(strstr(gp, "nsat_some = 1"));
+    assert_non_null(strstr(gp, "set format y '%.10g'"));
+    free(gp);
+    /* against offered rate, p50 TPOT, lines per scheduler named with --by */
     snprintf(args, sizeof args,
              "curve --sweep 1 -o %s/rate.svg --x rate --metric tpot --pct p50"
-             " --by workload.arrival.rate",
+             " --by scheduler.name",
              dir);
     plot(args);
     snprintf(path, sizeof path, "%s/rate.dat", dir);
     read_table(path, &t);
-    assert_string_equal(t.names[0], "2");
-    assert_string_equal(t.names[1], "8");
-    for (int r = 0; r < t.rows[1]; r++)
-        assert_true(cell(&t, 1, r, 0) == 8.0);
+    assert_string_equal(t.names[0], "orca");
+    assert_string_equal(t.names[1], "vllm");
+    assert_true(cell(&t, 1, 0, 0) == 2.0 && cell(&t, 1, 1, 0) == 8.0);
     free_table(&t);
+    snprintf(path, sizeof path, "%s/rate.gp", dir);
+    gp = read_all(path);
+    assert_non_null(strstr(gp, "'median TPOT (ms) vs offered rate (req/s)"));
+    free(gp);
+    /* lines by rate would join orca and vllm points: refused, naming --by */
+    assert_int_equal(sh("%s plot curve --sweep 1 --db %s --x rate --by workload.arrival.rate"
+                        " -o %s/x.png",
+                        LLMSIM_BINARY, db, dir),
+                     1);
+    assert_non_null(strstr(err, "also varies scheduler.name"));
+    assert_non_null(strstr(err, "--by workload.arrival.rate,scheduler.name"));
     if (have_gnuplot) {
         snprintf(path, sizeof path, "%s/rate.svg", dir);
         FILE *f = fopen(path, "r");
@@ -335,6 +361,51 @@ static void test_curve(void **state)
     assert_non_null(strstr(err, "scheduler.name, workload.arrival.rate"));
     assert_int_equal(sh("%s plot curve --sweep 9 --db %s -o %s/x.png", LLMSIM_BINARY, db, dir), 1);
     assert_non_null(strstr(err, "no sweep 9"));
+}
+
+/* A sweep of one scheduler over two token budgets: one line per budget, not one zig-zag line
+ * named "chunked". */
+static void test_curve_other_keys(void **state)
+{
+    char args[512], path[320], sql[1024];
+    exec_sql(
+        "INSERT INTO sweeps (id, key, file, scenario, varied, reps, base_seed) VALUES (2,"
+        " 'test2', 'demo.yaml', 'demo', 'workload.arrival.rate;scheduler.token_budget', 1, 1)");
+    static const int rates[2] = {2, 8}, budgets[2] = {256, 1024};
+    for (int p = 0; p < 4; p++) {
+        char sets[256];
+        snprintf(sets, sizeof sets,
+                 "--set workload.num_requests=40 --set workload.arrival.rate=%d --set "
+                 "scheduler.name=chunked --set scheduler.token_budget=%d --store summary",
+                 rates[p / 2], budgets[p % 2]);
+        int64_t run = run_demo(sets);
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO sweep_points VALUES (2, %d, 0, 1, %lld, '', 0);"
+                 "INSERT INTO sweep_params VALUES (2, %d, 'workload.arrival.rate', '%d');"
+                 "INSERT INTO sweep_params VALUES (2, %d, 'scheduler.token_budget', '%d')",
+                 p, (long long)run, p, rates[p / 2], p, budgets[p % 2]);
+        exec_sql(sql);
+    }
+    snprintf(args, sizeof args, "curve --sweep 2 -o %s/budget.png", dir);
+    plot(args);
+    snprintf(path, sizeof path, "%s/budget.png", dir);
+    check_png(path, 1000, 600);
+    snprintf(path, sizeof path, "%s/budget.dat", dir);
+    table t;
+    read_table(path, &t);
+    assert_int_equal(t.nblocks, 2);
+    assert_string_equal(t.names[0], "token_budget=256");
+    assert_string_equal(t.names[1], "token_budget=1024");
+    for (int b = 0; b < 2; b++) {
+        assert_int_equal(t.rows[b], 2);
+        for (int r = 0; r < 2; r++)
+            assert_int_equal((int)cell(&t, b, r, 8) % 2, b); /* points of one budget only */
+    }
+    free_table(&t);
+    snprintf(path, sizeof path, "%s/budget.gp", dir);
+    char *gp = read_all(path);
+    assert_non_null(strstr(gp, "keytitle = 'token_budget'"));
+    free(gp);
 }
 
 static void test_cdf(void **state)
@@ -362,6 +433,20 @@ static void test_cdf(void **state)
                  run);
         assert_true(fabs(cell(&t, b, t.rows[b] - 1, 0) - query_double(sql)) < 1e-6);
     }
+    /* the legends name what differs between the runs: here the scheduler */
+    assert_string_equal(t.names[0], "run 1: orca");
+    assert_string_equal(t.names[2], "run 3: vllm");
+    free_table(&t);
+    /* and more than the scheduler when more differs */
+    snprintf(args, sizeof args, "cdf --run 1,%lld -o %s/cdf2.png", (long long)preempt_run, dir);
+    plot(args);
+    snprintf(path, sizeof path, "%s/cdf2.dat", dir);
+    read_table(path, &t);
+    assert_non_null(strstr(t.names[0], "run 1: orca"));
+    assert_non_null(strstr(t.names[1], "vllm"));
+    assert_non_null(strstr(t.names[1], "6 req/s"));
+    assert_non_null(strstr(t.names[1], "80 requests"));
+    assert_non_null(strstr(t.names[1], "gpu_utilization=0.22"));
     free_table(&t);
     /* per-token gaps are not stored: itl is refused with a pointer to tpot */
     assert_int_equal(
@@ -849,6 +934,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_curve),
+        cmocka_unit_test(test_curve_other_keys),
         cmocka_unit_test(test_cdf),
         cmocka_unit_test(test_timeline),
         cmocka_unit_test(test_gantt),
