@@ -41,6 +41,7 @@ enum {
 
 typedef struct cli_common {
     const char *db; /* default "llmsim.db" */
+    int db_given;   /* 1 when --db was given */
     const char *sets[STUDY_MAX_SETS];
     int nsets;
     uint64_t seed;

@@ -22,6 +22,7 @@ static const cli_command run_cmd = {
 
 static void report_notes(const cli_common *c, const study_result *r)
 {
+    cli_note(c, "%s", r->note);
     if (r->clipped > 0)
         cli_note(c,
                  "llmsim: %lld request lengths were clipped to their bounds or the model's "

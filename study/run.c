@@ -10,6 +10,25 @@
 #include "store_profile.h"
 #include "study.h"
 
+/* A profile measured on another GPU than the scenario's prices it only when the scenario says
+ * it borrows it, naming the GPU the profile was measured on. 0, or -1 with err. */
+static int check_borrow(const scn_scenario *scn, const cal_profile *p, sim_err *err)
+{
+    const char *gpu = scn->engine.gpu.name, *from = scn->profile_borrow;
+    if (from[0] && strcmp(from, p->gpu) != 0)
+        return sim_errf(err,
+                        "%s: profile '%s' was measured on %s, not %s (profile: {name: %s, "
+                        "borrow_from: %s} names the GPU it comes from)",
+                        scn->path, p->name, p->gpu, from, p->name, p->gpu);
+    if (strcmp(p->gpu, gpu) != 0 && !from[0])
+        return sim_errf(err,
+                        "%s: profile '%s' was measured on %s, but the scenario runs on %s; "
+                        "refusing to price %s with it silently. To use it anyway, say so: "
+                        "profile: {name: %s, borrow_from: %s}",
+                        scn->path, p->name, p->gpu, gpu, gpu, p->name, p->gpu);
+    return 0;
+}
+
 int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -22,10 +41,24 @@ int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *
     out->profile = store_profile_load(s, scn->profile, err);
     if (!out->profile)
         return sim_err_prefix(err, "%s: profile", scn->path);
+    if (check_borrow(scn, out->profile, err) != 0) {
+        study_cost_free(out);
+        return -1;
+    }
+    const cal_profile *p = out->profile;
     if (cal_profile_predictor_new(out->profile, &c->model, c->dtype, c->tensor_parallel, &c->gpu,
                                   &out->pred, err) != 0) {
         study_cost_free(out);
         return sim_err_prefix(err, "%s: profile '%s'", scn->path, scn->profile);
+    }
+    if (strcmp(p->gpu, c->gpu.name) != 0) {
+        /* the label is stored with every run: a borrowed profile says so there */
+        size_t n = strlen(out->pred.label);
+        snprintf(out->pred.label + n, sizeof out->pred.label - n, ", borrowed for %s", c->gpu.name);
+        snprintf(out->note, sizeof out->note,
+                 "llmsim: priced with profile '%s', measured on %s and borrowed for %s "
+                 "(profile: {borrow_from: %s})\n",
+                 p->name, p->gpu, c->gpu.name, p->gpu);
     }
     return 0;
 }
@@ -159,6 +192,7 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
         hooks = &none;
     memset(out, 0, sizeof *out);
     snprintf(out->label, sizeof out->label, "%s", cost->pred.label);
+    snprintf(out->note, sizeof out->note, "%s", cost->note);
     double t0 = sim_wall_seconds();
     store_run *w;
     if (begin_store(scn, seed, cost, sink, &w, err) != 0)

@@ -156,6 +156,53 @@ static void test_bad_scenarios_store_nothing(void **state)
     assert_non_null(strstr(err, "/nonexistent/dir/x.db"));
 }
 
+/* scenario check refuses what run refuses: it builds the same cost model (fp8 on an A100 has
+ * no tensor cores for it), and with --db it looks the named profile up. */
+static void test_check_refuses_what_run_refuses(void **state)
+{
+    char scn[300], db[300], out[8192], err[4096];
+    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
+    snprintf(db, sizeof db, "%s/check.db", e2e_dir);
+    e2e_write(scn, small);
+    const char *fp8 = "--set dtype=fp8 --set gpu=a100-80gb";
+    assert_int_equal(
+        e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --no-db %s", LLMSIM_BINARY, scn, fp8),
+        1);
+    assert_non_null(strstr(err, "no fp8 tensor cores"));
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s scenario check %s %s",
+                            LLMSIM_BINARY, scn, fp8),
+                     1);
+    assert_non_null(strstr(err, "no fp8 tensor cores"));
+    assert_int_equal(
+        e2e_sh(out, sizeof out, err, sizeof err, "%s scenario check %s --json", LLMSIM_BINARY, scn),
+        0);
+    assert_non_null(strstr(out, "\"cost_model\": \"roofline h100-sxm bf16 (not measured)\""));
+    /* a profile the database lacks: run refuses it, and so does check given the database */
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s run %s --db %s --set profile=nope", LLMSIM_BINARY, scn, db),
+                     1);
+    assert_non_null(strstr(err, "no profile named 'nope'"));
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s scenario check %s --db %s --set profile=nope", LLMSIM_BINARY, scn,
+                            db),
+                     1);
+    assert_non_null(strstr(err, "no profile named 'nope'"));
+    /* without --db it says it did not look */
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s scenario check %s --set profile=nope", LLMSIM_BINARY, scn),
+                     0);
+    assert_non_null(strstr(out, "profile 'nope' not looked up"));
+    /* a missing database is an error, and check creates none */
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s scenario check %s --set profile=nope --db %s/none.db",
+                            LLMSIM_BINARY, scn, e2e_dir),
+                     1);
+    assert_non_null(strstr(err, "none.db"));
+    char none[320];
+    snprintf(none, sizeof none, "%s/none.db", e2e_dir);
+    assert_int_not_equal(access(none, F_OK), 0);
+}
+
 static void test_list(void **state)
 {
     char out[16384], err[1024];
@@ -181,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_run_is_deterministic),
         cmocka_unit_test(test_override_and_store_levels),
         cmocka_unit_test(test_bad_scenarios_store_nothing),
+        cmocka_unit_test(test_check_refuses_what_run_refuses),
         cmocka_unit_test(test_list),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
