@@ -89,6 +89,7 @@ static void request_done(eng_replica *r, eng_request *rq)
     eng_engine *e = r->e;
     r->outstanding--;
     r->outstanding_tokens -= rq->prompt + rq->output;
+    e->in_system--;
     if (e->rec && e->rec->on_request)
         e->rec->on_request(e->rec_st, rq);
     rq_release(e, rq);
@@ -217,6 +218,7 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     rq->status = ENG_RQ_WAITING;
     r->outstanding++;
     r->outstanding_tokens += rq->prompt + rq->output;
+    e->in_system++;
     r->waiting++;
     e->waiting_total++;
     if (e->waiting_total > e->tot.max_waiting)
@@ -230,6 +232,7 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     else if (eng_kv_nblocks(&r->kv, total) > r->kv.total)
         eng_reject(r, rq, ENG_REJECT_KV);
     else {
+        eng_metrics_concurrency(&e->m, e->in_system);
         r->ops->on_arrival(r->st, r, rq, now);
         /* Requests arriving at the same instant form one queue before the policy looks at it
          * (a burst queued at t=0 is one batch for static batching, as in the generate_batch
@@ -301,6 +304,7 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
                        .preempted = iter == r->iter ? r->preempted_now : 0,
                        .shape = *s};
     e->tot.iterations++;
+    eng_metrics_tokens(&e->m, end - e->tot.first_arrival_ns, s->emit_seqs);
     if (e->rec && e->rec->on_iteration)
         e->rec->on_iteration(e->rec_st, &it);
 }
