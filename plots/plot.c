@@ -13,11 +13,12 @@
 #include "plt_int.h"
 #include "store_query.h"
 
-static const char *const kind_names[] = {"curve", "cdf", "timeline", "gantt"};
+static const char *const kind_names[] = {"curve", "cdf", "timeline", "gantt", "probes"};
+#define NKINDS 5
 
 int plt_kind_parse(const char *s, plt_kind *out)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NKINDS; i++)
         if (strcmp(s, kind_names[i]) == 0) {
             *out = (plt_kind)i;
             return 0;
@@ -27,7 +28,7 @@ int plt_kind_parse(const char *s, plt_kind *out)
 
 const char *plt_kind_name(plt_kind k)
 {
-    return (unsigned)k < 4 ? kind_names[k] : "?";
+    return (unsigned)k < NKINDS ? kind_names[k] : "?";
 }
 
 const char *plt_default_name(const plt_opts *o, char *buf, size_t len)
@@ -35,6 +36,8 @@ const char *plt_default_name(const plt_opts *o, char *buf, size_t len)
     size_t n = 0;
     if (o->kind == PLT_CURVE)
         n = (size_t)snprintf(buf, len, "curve-sweep%lld", (long long)o->sweep);
+    else if (o->kind == PLT_PROBES)
+        n = (size_t)snprintf(buf, len, "probes-capacity%lld", (long long)o->sweep);
     else {
         n = (size_t)snprintf(buf, len, "%s-run", plt_kind_name(o->kind));
         for (int i = 0; i < o->nruns && n < len; i++)
@@ -61,7 +64,9 @@ static int check_opts(const plt_opts *o, sim_err *err)
 {
     if (o->kind == PLT_CURVE && o->sweep <= 0)
         return sim_errf(err, "curve plots a sweep: give --sweep ID");
-    if (o->kind != PLT_CURVE && o->nruns < 1)
+    if (o->kind == PLT_PROBES && o->sweep <= 0)
+        return sim_errf(err, "probes plots a capacity search: give --capacity ID");
+    if (o->kind != PLT_CURVE && o->kind != PLT_PROBES && o->nruns < 1)
         return sim_errf(err, "%s plots runs: give --run ID[,ID...]", plt_kind_name(o->kind));
     if (o->kind == PLT_GANTT && o->nruns != 1)
         return sim_errf(err, "gantt draws one run; give a single --run ID");
@@ -288,6 +293,8 @@ static int write_kind(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_resu
         return plt_timeline_write(s, o, dat, gp, res, err);
     case PLT_GANTT:
         return plt_gantt_write(s, o, dat, gp, res, err);
+    case PLT_PROBES:
+        return plt_probes_write(s, o, dat, gp, res, err);
     }
     return sim_errf(err, "unknown plot kind %d", (int)o->kind);
 }
