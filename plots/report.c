@@ -1,7 +1,7 @@
 /*
  * report.c: one self-contained HTML file from a results database: a title and the setting,
- * the summary tables, the figures as inline SVG (each drawn by plt_plot with gnuplot's svg
- * terminal into a scratch folder, then copied into the page), the scenario text, and notes.
+ * notes, the figures as inline SVG (each drawn by plt_plot with gnuplot's svg terminal into a
+ * scratch folder, then copied into the page), the summary tables, and the scenario text.
  *
  * Self-contained: no script, no stylesheet, font or image is fetched; the page reads the same
  * with no network. Each figure's SVG ids are prefixed with "fN-" (N its number), so figures
@@ -179,14 +179,14 @@ static int write_page(FILE *f, const plt_report *r, const char *dir, plt_report_
         esc(f, r->notes[i]);
         fputs("</p>\n", f);
     }
-    fputs("<h2>Summary</h2>\n", f);
-    for (int i = 0; i < r->ntables; i++)
-        put_table(f, &r->tables[i]);
     if (r->nfigs > 0) {
         fputs("<h2>Plots</h2>\n", f);
         for (int i = 0; i < r->nfigs; i++)
             put_figure(f, r, i, dir, res);
     }
+    fputs("<h2>Summary</h2>\n", f);
+    for (int i = 0; i < r->ntables; i++)
+        put_table(f, &r->tables[i]);
     if (r->scenario) {
         fputs("<h2>Scenario</h2>\n<pre>", f);
         esc(f, r->scenario);
