@@ -62,8 +62,7 @@ static plt_table *table(report *rp, const char *title, int ncols, ...)
     return t;
 }
 
-/* Appends a row of ncols cells, given as printf formats each followed by their arguments is too
- * clever: cells are given already formatted. */
+/* Appends a row of t->ncols cells (copied). */
 static void row(plt_table *t, const char *const *cells)
 {
     t->nrows++;
@@ -176,9 +175,9 @@ static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
     double sat = metric(ms, "saturated");
     row2(t, "saturated", "%s", isnan(sat) ? "-" : sat > 0 ? "yes" : "no");
     if (sat > 0)
-        t->note[0] = '\0', snprintf(t->note, sizeof t->note,
-                                    "The queue was still growing when arrivals ended: the latency "
-                                    "percentiles depend on the run's length.");
+        snprintf(t->note, sizeof t->note, "%s",
+                 "The queue was still growing when arrivals ended: the latency percentiles "
+                 "depend on the run's length.");
     t = table(rp, "Latency (ms)", 7, "", "mean", "median", "p90", "p95", "p99", "std");
     static const char *const lat[][2] = {{"ttft_ms", "TTFT"},
                                          {"tpot_ms", "TPOT"},
@@ -277,10 +276,7 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
     snprintf(title, sizeof title, "Points (%d repetitions each%s)", sw->reps,
              sw->reps > 1 ? "; mean ± 95% CI" : "");
     plt_table *t = table(rp, title, NSHOWN + 2, "point", "output tok/s", "median TTFT ms",
-                         "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms");
-    t->ncols = NSHOWN + 2;
-    t->cells = sim_xrealloc(t->cells, (size_t)t->ncols * sizeof *t->cells);
-    t->cells[NSHOWN + 1] = sim_xstrdup("saturated");
+                         "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms", "saturated");
     int partial = 0;
     for (int p = 0; p < sw->npoints; p++) {
         char params[1024], cells[NSHOWN][64], sat[48];

@@ -305,11 +305,10 @@ static void test_curve(void **state)
         assert_true(cell(&t, s, 0, 0) < cell(&t, s, 1, 0)); /* sorted by x */
     }
     assert_int_equal(t.rows[2], 1);
-    free_table(&t);
-
     /* saturation is counted per repetition: point 2 was saturated in 1 of its 2, so it is drawn
      * and reported as such */
     assert_true(cell(&t, 2, 0, 3) == 1 && cell(&t, 2, 0, 4) == 2);
+    free_table(&t);
     assert_non_null(strstr(err, "saturated in only some repetitions"));
     assert_non_null(strstr(err, "orca at x="));
     assert_non_null(strstr(err, "1 of 2"));
