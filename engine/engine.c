@@ -304,7 +304,8 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
                        .preempted = iter == r->iter ? r->preempted_now : 0,
                        .shape = *s};
     e->tot.iterations++;
-    eng_metrics_tokens(&e->m, end - e->tot.first_arrival_ns, s->emit_seqs);
+    eng_metrics_tokens(&e->m, sim_now(e->ctx) - e->tot.first_arrival_ns,
+                       end - e->tot.first_arrival_ns, s->emit_seqs);
     if (e->rec && e->rec->on_iteration)
         e->rec->on_iteration(e->rec_st, &it);
 }

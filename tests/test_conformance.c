@@ -28,6 +28,7 @@
  *  - no request waits while its replica is idle (see check_no_starvation);
  *  - a request that fits comfortably is never rejected; one beyond the context always is.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -484,6 +485,61 @@ static void check_kv_end(conf_rec *c, const variant *v, const workload *w)
           (long long)c->kv_total);
 }
 
+static int by_time_then_departure(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b; /* {time, +1 arrival / -1 departure} */
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* vLLM's max_output_tokens_per_s and max_concurrent_requests as its benchmark computes them
+ * (vllm/benchmarks/serve.py), from the records: tokens per 1-second bucket of their iteration's
+ * end from the first arrival, and a sweep over [arrival, finish) of finished requests, a
+ * departure before an arrival at the same instant. */
+static void check_vllm_peaks(conf_rec *c, const eng_totals *t, const variant *v, const workload *w)
+{
+    eng_metric m[ENG_MAX_METRICS];
+    int n = eng_summary(c->e, m);
+    double peak_tok = NAN, peak_conc = NAN;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(m[i].name, "max_output_tokens_per_s") == 0)
+            peak_tok = m[i].value;
+        if (strcmp(m[i].name, "max_concurrent_requests") == 0)
+            peak_conc = m[i].value;
+    }
+    int64_t last = 0;
+    for (int64_t k = 0; k < c->nit; k++) {
+        int64_t b = (c->it[k].start_ns + c->it[k].duration_ns - t->first_arrival_ns) / 1000000000;
+        last = b > last ? b : last;
+    }
+    int64_t *bucket = calloc((size_t)last + 1, sizeof *bucket), want = 0;
+    for (int64_t k = 0; k < c->nit; k++) {
+        int64_t b = (c->it[k].start_ns + c->it[k].duration_ns - t->first_arrival_ns) / 1000000000;
+        bucket[b] += c->it[k].shape.emit_seqs;
+        want = bucket[b] > want ? bucket[b] : want;
+    }
+    free(bucket);
+    CHECK(peak_tok == (double)want, "max_output_tokens_per_s %g, the buckets say %lld", peak_tok,
+          (long long)want);
+    int64_t(*ev)[2] = calloc((size_t)(2 * w->n), sizeof *ev), ne = 0, cur = 0, conc = 0;
+    for (int64_t id = 0; id < w->n; id++)
+        if (c->rq[id].status == ENG_RQ_FINISHED) {
+            ev[ne][0] = c->rq[id].t_arrival;
+            ev[ne++][1] = 1;
+            ev[ne][0] = c->rq[id].t_finish;
+            ev[ne++][1] = -1;
+        }
+    qsort(ev, (size_t)ne, sizeof *ev, by_time_then_departure);
+    for (int64_t k = 0; k < ne; k++) {
+        cur += ev[k][1];
+        conc = cur > conc ? cur : conc;
+    }
+    free(ev);
+    CHECK(peak_conc == (double)conc, "max_concurrent_requests %g, the sweep says %lld", peak_conc,
+          (long long)conc);
+}
+
 /* ---------------- one run ---------------- */
 
 static void run_one(const variant *v, const workload *w)
@@ -542,6 +598,7 @@ static void run_one(const variant *v, const workload *w)
             gaps += c->rq[id].output - 1;
     CHECK(c->itl_gaps == gaps, "%lld inter-token gaps reported, finished requests have %lld",
           (long long)c->itl_gaps, (long long)gaps);
+    check_vllm_peaks(c, t, v, w);
     rep_iters *reps = split_iters(c);
     for (int64_t id = 0; id < w->n; id++)
         check_request(c, &cfg, reps, &c->rq[id], v, w);
