@@ -114,11 +114,12 @@ typedef struct scn_scenario {
     char model_name[512];
     char gpu_name[32];
     char profile[64];  /* "" = built-in roofline */
-    char profile_borrow[32]; /* profile: {borrow_from: GPU}: the GPU the profile was measured
-                                on, when it is not the scenario's ("" = none may be) */
     eng_config engine; /* model, GPU, memory, scheduler, cpu overhead, replicas */
     scn_workload workload;
     scn_slo slo;
+    /* profile: {name, borrow_from: GPU}: the GPU the profile was measured on, when it is not
+     * the scenario's ("" = the profile must be the scenario's GPU's) */
+    char profile_borrow[32];
     char notes[1024]; /* remarks for the user (keys only another policy uses), one per line;
                          the caller decides whether to print them */
 } scn_scenario;
