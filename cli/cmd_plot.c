@@ -47,6 +47,14 @@ static const cli_command plot_cmds[] = {
          "at most 200 requests).",
      .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
                 "script).",
+     .common = CLI_DB},
+    {.name = "plot probes",
+     .args = "--capacity ID",
+     .summary = "Draws a capacity search's probes: a latency percentile of each probe of the "
+                "rate search against its rate, one line per choice, filled where the probe met "
+                "the SLOs, with the SLO.",
+     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
+                "script).",
      .common = CLI_DB}};
 
 static int parse_id(const char *s, int64_t *out)
@@ -64,6 +72,14 @@ static int take_sweep(void *arg, const char *v)
     if (parse_id(v, &((plt_opts *)arg)->sweep) == 0)
         return 0;
     fprintf(stderr, "llmsim plot: --sweep expects a sweep id; got '%s'\n", v);
+    return -1;
+}
+
+static int take_capacity(void *arg, const char *v)
+{
+    if (parse_id(v, &((plt_opts *)arg)->sweep) == 0)
+        return 0;
+    fprintf(stderr, "llmsim plot: --capacity expects a capacity search id; got '%s'\n", v);
     return -1;
 }
 
@@ -112,6 +128,8 @@ static int draw(plt_opts *o)
     sim_err err = {{0}};
     if (plt_plot(o, &res, &err) != 0)
         return cli_fail("plot", &err);
+    if (res.note[0])
+        fprintf(stderr, "llmsim plot: note: %s\n", res.note);
     if (!res.rendered) {
         fprintf(stderr,
                 "llmsim plot: gnuplot is not installed (not found on PATH), so no image was "
@@ -137,6 +155,8 @@ static int plot(plt_kind kind, int argc, char **argv)
         {"--sweep", "ID", CLI_CALL, NULL, "the sweep to draw", NULL, 0, 0, take_sweep, &o},
         {"--run", "IDS", CLI_CALL, NULL, "the runs to draw, e.g. 3 or 1,2,5", NULL, 0, 0, take_runs,
          &o},
+        {"--capacity", "ID", CLI_CALL, NULL, "the capacity search to draw (probes)", NULL, 0, 0,
+         take_capacity, &o},
         {"-o", "FILE", CLI_STRING, &o.out, "the image (.png, .svg or .pdf)",
          "<kind>-run<ID>.png or <kind>-sweep<ID>.png", 0, 0, NULL, NULL},
         {"--output", "FILE", CLI_STRING, &o.out, "the same as -o", NULL, 0, 0, NULL, NULL},
@@ -156,10 +176,12 @@ static int plot(plt_kind kind, int argc, char **argv)
     if (st != CLI_GO)
         return st;
     o.db = c.db;
-    if (curve != (o.sweep > 0) || curve == (o.nruns > 0)) {
+    int probes = kind == PLT_PROBES, one = curve || probes;
+    if (one != (o.sweep > 0) || one == (o.nruns > 0)) {
         fprintf(stderr, "llmsim plot: %s\n",
-                curve ? "curve plots one sweep: give --sweep ID (and no --run)"
-                      : "this kind plots runs: give --run ID[,ID...] (no --sweep)");
+                curve    ? "curve plots one sweep: give --sweep ID (and no --run)"
+                : probes ? "probes plots one capacity search: give --capacity ID (and no --run)"
+                         : "this kind plots runs: give --run ID[,ID...] (no --sweep)");
         return 2;
     }
     return draw(&o);
@@ -185,6 +207,11 @@ static int plot_gantt(int argc, char **argv)
     return plot(PLT_GANTT, argc, argv);
 }
 
+static int plot_probes(int argc, char **argv)
+{
+    return plot(PLT_PROBES, argc, argv);
+}
+
 int cmd_plot(int argc, char **argv)
 {
     static const cli_sub subs[] = {
@@ -192,11 +219,13 @@ int cmd_plot(int argc, char **argv)
         {"cdf", plot_cdf, "latency CDFs of runs"},
         {"timeline", plot_timeline, "batch occupancy and KV blocks per iteration of runs"},
         {"gantt", plot_gantt, "each request's spans and the iterations of one run"},
+        {"probes", plot_probes, "a capacity search's probes: latency against rate, per choice"},
     };
     if (argc >= 2 && argv[1][0] != '-' && plt_kind_parse(argv[1], &(plt_kind){0}) != 0) {
-        fprintf(stderr, "llmsim plot: unknown kind '%s'; valid: curve, cdf, timeline, gantt\n",
+        fprintf(stderr,
+                "llmsim plot: unknown kind '%s'; valid: curve, cdf, timeline, gantt, probes\n",
                 argv[1]);
         return 2;
     }
-    return cli_dispatch("plot", subs, 4, argc, argv);
+    return cli_dispatch("plot", subs, 5, argc, argv);
 }

@@ -31,6 +31,12 @@ const char *eng_reject_reason_name(eng_reject_reason r)
     return (unsigned)r < ENG_REJECT_REASON_COUNT ? reject_names[r] : "?";
 }
 
+const char *eng_span_end_name(eng_span_end e)
+{
+    static const char *const names[ENG_SPAN_END_COUNT] = {"finished", "preempted", "swapped"};
+    return (unsigned)e < ENG_SPAN_END_COUNT ? names[e] : "?";
+}
+
 void eng_config_defaults(eng_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -65,6 +71,7 @@ static eng_request *rq_new(eng_engine *e)
     e->free_rq = rq->pool_next;
     memset(rq, 0, sizeof *rq);
     rq->t_first_sched = rq->t_last_sched = rq->t_first_token = rq->t_finish = -1;
+    rq->t_span_decode = -1;
     rq->c_fin_idx = -1;
     return rq;
 }
@@ -85,6 +92,7 @@ static void request_done(eng_replica *r, eng_request *rq)
     eng_engine *e = r->e;
     r->outstanding--;
     r->outstanding_tokens -= rq->prompt + rq->output;
+    e->in_system--;
     if (e->rec && e->rec->on_request)
         e->rec->on_request(e->rec_st, rq);
     rq_release(e, rq);
@@ -94,10 +102,27 @@ static void request_done(eng_replica *r, eng_request *rq)
         pull_arrival(e);
 }
 
+/* Tells the recorder that rq's current scheduled span ended at `end`, and how. */
+static void end_span(eng_replica *r, const eng_request *rq, int64_t end, eng_span_end how)
+{
+    eng_engine *e = r->e;
+    if (!e->rec || !e->rec->on_span)
+        return;
+    eng_span_rec s = {.req = rq->id,
+                      .replica = r->id,
+                      .span = rq->scheduled - 1,
+                      .start_ns = rq->t_last_sched,
+                      .decode_ns = rq->t_span_decode,
+                      .end_ns = end,
+                      .end = how};
+    e->rec->on_span(e->rec_st, &s);
+}
+
 /* The client sees rq's last token at now: the request is done. */
 static void deliver_finish(eng_replica *r, eng_request *rq, int64_t now)
 {
     eng_engine *e = r->e;
+    end_span(r, rq, now, ENG_SPAN_FINISHED);
     rq->t_finish = now;
     rq->t_last_token = now;
     if (rq->first_unseen) {
@@ -196,6 +221,7 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     rq->status = ENG_RQ_WAITING;
     r->outstanding++;
     r->outstanding_tokens += rq->prompt + rq->output;
+    e->in_system++;
     r->waiting++;
     e->waiting_total++;
     if (e->waiting_total > e->tot.max_waiting)
@@ -209,6 +235,7 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     else if (eng_kv_nblocks(&r->kv, total) > r->kv.total)
         eng_reject(r, rq, ENG_REJECT_KV);
     else {
+        eng_metrics_concurrency(&e->m, e->in_system);
         r->ops->on_arrival(r->st, r, rq, now);
         /* Requests arriving at the same instant form one queue before the policy looks at it
          * (a burst queued at t=0 is one batch for static batching, as in the generate_batch
@@ -280,6 +307,8 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
                        .preempted = iter == r->iter ? r->preempted_now : 0,
                        .shape = *s};
     e->tot.iterations++;
+    eng_metrics_tokens(&e->m, sim_now(e->ctx) - e->tot.first_arrival_ns,
+                       end - e->tot.first_arrival_ns, s->emit_seqs);
     if (e->rec && e->rec->on_iteration)
         e->rec->on_iteration(e->rec_st, &it);
 }
@@ -424,6 +453,7 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
         return;
     /* the prefill's last position samples the next token */
     rq->generated++;
+    rq->t_span_decode = now;
     if (rq->t_first_token < 0 && !rq->first_unseen) {
         if (e->cfg.cpu.async) {
             rq->first_unseen = 1; /* delivered with the next iteration, as a finish is */
@@ -500,6 +530,7 @@ static void admit(eng_replica *r, eng_request *rq)
     if (rq->t_first_sched < 0)
         rq->t_first_sched = now;
     rq->t_last_sched = now;
+    rq->t_span_decode = -1;
     rq->scheduled++;
     rq->status = ENG_RQ_PREFILL;
     r->waiting--;
@@ -578,12 +609,14 @@ void eng_preempt(eng_replica *r, eng_request *rq, int swap)
 {
     eng_engine *e = r->e;
     SIM_CHECK(e->ctx, rq->status == ENG_RQ_DECODE || rq->status == ENG_RQ_PREFILL);
+    int swapping = swap && rq->status == ENG_RQ_DECODE;
+    end_span(r, rq, sim_now(e->ctx), swapping ? ENG_SPAN_SWAPPED : ENG_SPAN_PREEMPTED);
     if (rq->status == ENG_RQ_DECODE)
         eng_cohort_leave(r, rq);
     rq->preemptions++;
     e->tot.preemptions++;
     r->preempted_now++;
-    if (swap && rq->status == ENG_RQ_DECODE) {
+    if (swapping) {
         /* MODEL: vLLM swap preemption copies the sequence's blocks to host memory */
         rq->xfer_bytes = (int64_t)rq->kv_blocks * e->cfg.block_size * e->plan.model_bytes_per_token;
         r->pending_xfer_bytes += rq->xfer_bytes;
@@ -612,6 +645,7 @@ int eng_swap_in(eng_replica *r, eng_request *rq)
     rq->xfer_bytes = 0;
     int64_t now = sim_now(r->e->ctx);
     rq->t_last_sched = now;
+    rq->t_span_decode = now; /* its KV is back: it decodes from the next step */
     rq->scheduled++;
     r->waiting--;
     r->e->waiting_total--;

@@ -131,11 +131,38 @@ typedef struct eng_iter_rec {
     eng_shape shape;   /* what the predictor was given */
 } eng_iter_rec;
 
+/* How a scheduled span of a request ended. */
+typedef enum eng_span_end {
+    ENG_SPAN_FINISHED = 0, /* the request finished */
+    ENG_SPAN_PREEMPTED,    /* preempted by recompute: its blocks freed, back to waiting */
+    ENG_SPAN_SWAPPED,      /* preempted by swap: its blocks moved to the host */
+    ENG_SPAN_END_COUNT
+} eng_span_end;
+
+const char *eng_span_end_name(eng_span_end e);
+
+/* One scheduled span of a request: from its admission (or swap-in) to its preemption, swap-out
+ * or finish. A request never preempted has one span; each preemption ends one and the resume
+ * starts the next. */
+typedef struct eng_span_rec {
+    int64_t req; /* request id */
+    int32_t replica;
+    int32_t span;      /* 0, 1, ... in the request's order */
+    int64_t start_ns;  /* admission or swap-in */
+    int64_t decode_ns; /* its prefill (or recompute) done, decoding from here; a swap-in
+                          decodes from its start; -1: preempted before its prefill ended */
+    int64_t end_ns;    /* preemption, swap-out or finish (as the client sees it) */
+    eng_span_end end;
+} eng_span_rec;
+
 typedef struct eng_recorder_ops {
     void (*on_request)(void *st, const eng_request *rq);    /* finished or rejected */
     void (*on_iteration)(void *st, const eng_iter_rec *it); /* optional */
     /* Time between two consecutive tokens of one request, count times; optional. */
     void (*on_itl)(void *st, int64_t gap_ns, int64_t count);
+    /* A scheduled span ended (a preemption, a swap-out or the finish); called only then, never
+     * per token or per step. Optional. */
+    void (*on_span)(void *st, const eng_span_rec *s);
 } eng_recorder_ops;
 
 typedef struct eng_engine eng_engine;

@@ -44,6 +44,8 @@ struct eng_request {
     int64_t t_arrival;     /* ns */
     int64_t t_first_sched; /* ns, first admission; -1 until then */
     int64_t t_last_sched;  /* ns, latest admission (after a preemption, the resume) */
+    int64_t t_span_decode; /* ns, when the current span's prefill ended (a swap-in: its
+                              resume); -1 while it prefills */
     int64_t t_first_token; /* ns; -1 until then */
     int64_t t_last_token;  /* ns; time of the latest token */
     int64_t t_finish;      /* ns; -1 until then */

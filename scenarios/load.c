@@ -578,6 +578,25 @@ static int load_router(lctx *c, const scn_node *root, eng_config *e)
     return 0;
 }
 
+/* profile: NAME, or {name: NAME, borrow_from: GPU} to price this scenario's GPU with a
+ * profile measured on another one (checked against the profile when it is loaded). */
+static int load_profile(lctx *c, const scn_node *root, scn_scenario *s)
+{
+    static const char *const keys[] = {"name", "borrow_from", NULL};
+    const scn_node *n = scn_tree_get(root, "profile");
+    if (!n || n->kind == SCN_NODE_SCALAR)
+        return get_str(c, root, "", "profile", s->profile, sizeof s->profile);
+    if (n->kind != SCN_NODE_MAP)
+        return fail(c, n, "profile", "expected a profile name or {name: NAME, borrow_from: GPU}");
+    if (check_keys(c, n, "profile", keys) ||
+        get_str(c, n, "profile", "name", s->profile, sizeof s->profile) ||
+        get_str(c, n, "profile", "borrow_from", s->profile_borrow, sizeof s->profile_borrow))
+        return -1;
+    if (!s->profile[0])
+        return fail(c, n, "profile", "missing key 'name' (the stored profile's name)");
+    return 0;
+}
+
 static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
 {
     int bad;
@@ -592,8 +611,7 @@ static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
             return fail(c, seed, "seed", "expected an integer >= 0, got '%s'", seed->text);
         s->seed = v;
     }
-    if (get_str(c, root, "", "name", s->name, sizeof s->name) ||
-        get_str(c, root, "", "profile", s->profile, sizeof s->profile) ||
+    if (get_str(c, root, "", "name", s->name, sizeof s->name) || load_profile(c, root, s) ||
         resolve_model_gpu(c, root, s) || load_precision(c, root, &s->engine) ||
         get_i32(c, root, "", "replicas", 1, 1 << 20, &s->engine.replicas) ||
         load_layout(c, root, &s->engine) || load_router(c, root, &s->engine))

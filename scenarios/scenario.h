@@ -117,6 +117,9 @@ typedef struct scn_scenario {
     eng_config engine; /* model, GPU, memory, scheduler, cpu overhead, replicas */
     scn_workload workload;
     scn_slo slo;
+    /* profile: {name, borrow_from: GPU}: the GPU the profile was measured on, when it is not
+     * the scenario's ("" = the profile must be the scenario's GPU's) */
+    char profile_borrow[32];
     char notes[1024]; /* remarks for the user (keys only another policy uses), one per line;
                          the caller decides whether to print them */
 } scn_scenario;

@@ -17,9 +17,10 @@
 
 #include "sim.h"
 
-/* 2: runs.offered_rate and runs.num_requests, the capacity tables, the run_summary and
- * sweep_curve views. 1: the first schema (no application_id). */
-#define STORE_SCHEMA_VERSION 2
+/* 3: the request_spans table (each request's scheduled spans and how each ended) and
+ * runs.kv_blocks. 2: runs.offered_rate and runs.num_requests, the capacity tables, the
+ * run_summary and sweep_curve views. 1: the first schema (no application_id). */
+#define STORE_SCHEMA_VERSION 3
 /* PRAGMA application_id of an llmsim database: "LLMS" in ASCII. */
 #define STORE_APPLICATION_ID 0x4C4C4D53
 

@@ -39,7 +39,7 @@ static void rec_it(void *st, const eng_iter_rec *it)
     if (r->nit < MAXR * 4)
         r->it[r->nit++] = *it;
 }
-static const eng_recorder_ops rec_ops = {rec_rq, rec_it, NULL};
+static const eng_recorder_ops rec_ops = {rec_rq, rec_it, NULL, NULL};
 
 static const eng_request *find_rq(const rec *r, int64_t id)
 {

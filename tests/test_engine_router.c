@@ -38,7 +38,7 @@ static void rec_rq(void *st, const eng_request *rq)
     p->replica[rq->id] = rq->replica;
     p->n++;
 }
-static const eng_recorder_ops rec_ops = {rec_rq, NULL, NULL};
+static const eng_recorder_ops rec_ops = {rec_rq, NULL, NULL, NULL};
 
 /* The tiny model with room for kv_tokens tokens of KV, over replicas behind router. */
 static void small_config(eng_config *c, int64_t kv_tokens, int32_t replicas, const char *router)

@@ -46,7 +46,7 @@ static void rec_iteration(void *st, const eng_iter_rec *it)
         r->max_seqs = it->num_seqs;
 }
 
-static const eng_recorder_ops rec_ops = {NULL, rec_iteration, NULL};
+static const eng_recorder_ops rec_ops = {NULL, rec_iteration, NULL, NULL};
 
 static double metric(const study_result *r, const char *name)
 {

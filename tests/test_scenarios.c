@@ -258,6 +258,31 @@ static void bad_overrides(void **state)
                  FRAGS("demo.yaml: --set workload.bogus=1: workload.bogus: unknown key"));
     const char *o7[] = {"=3"};
     expect_error(NULL, NULL, o7, 1, FRAGS("override '=3'"));
+    /* profile: a name, or {name, borrow_from} */
+    const char *o8[] = {"profile={borrow_from: a100-80gb}"};
+    expect_error(NULL, NULL, o8, 1, FRAGS("profile: missing key 'name'"));
+    const char *o9[] = {"profile={name: p, lent_by: a100-80gb}"};
+    expect_error(NULL, NULL, o9, 1,
+                 FRAGS("profile.lent_by: unknown key (valid: name, borrow_from)"));
+    const char *o10[] = {"profile=[p]"};
+    expect_error(NULL, NULL, o10, 1, FRAGS("profile: expected a profile name or {name: NAME"));
+}
+
+/* profile: {name, borrow_from} reads both; profile: NAME borrows nothing. */
+static void profile_borrow(void **state)
+{
+    const char *ovr[] = {"profile={name: vidur-a100, borrow_from: a100-80gb}"};
+    scn_scenario s;
+    sim_err e;
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, ovr, 1, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.profile, "vidur-a100");
+    assert_string_equal(s.profile_borrow, "a100-80gb");
+    scn_free(&s);
+    const char *plain[] = {"profile=mine"};
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, plain, 1, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.profile, "mine");
+    assert_string_equal(s.profile_borrow, "");
+    scn_free(&s);
 }
 
 static void overrides(void **state)
@@ -513,6 +538,7 @@ int main(void)
         cmocka_unit_test(bad_inputs),
         cmocka_unit_test(bad_overrides),
         cmocka_unit_test(precision_and_layout),
+        cmocka_unit_test(profile_borrow),
         cmocka_unit_test(overrides),
         cmocka_unit_test(scheduler_key_of_another_policy),
         cmocka_unit_test(same_seed_same_workload),

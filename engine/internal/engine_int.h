@@ -162,6 +162,7 @@ struct eng_engine {
     eng_totals tot;
     eng_metrics m;
     int64_t waiting_total;
+    int64_t in_system; /* requests arrived and not yet done, every replica */
 };
 
 /* Reports `count` inter-token gaps of gap_ns to the metrics and the recorder. */
