@@ -287,6 +287,7 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
     scn_source *s = st;
     int64_t t = 0, p, o;
     int clipped = 0;
+    memset(out, 0, sizeof *out);
     if (s->limit > 0 && s->emitted >= s->limit)
         return ENG_SRC_END;
     if (!s->timed) {
@@ -330,7 +331,7 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
     return ENG_SRC_OK;
 }
 
-static void src_done(void *st, int64_t now)
+static void src_done(void *st, int64_t now, const eng_request *rq)
 {
     scn_source *s = st;
     const scn_arrival *a = &s->w.arrival;

@@ -140,7 +140,7 @@ static void test_round_robin_cycles(void **state)
     /* through the engine: arrival i goes to replica i mod 3 */
     eng_arrival a[10];
     for (int i = 0; i < 10; i++)
-        a[i] = (eng_arrival){(int64_t)i * 1000, 10 + i, 5};
+        a[i] = (eng_arrival){.t = (int64_t)i * 1000, .prompt = 10 + i, .output = 5};
     eng_config c;
     small_config(&c, 4096, 3, "round_robin");
     placed *p = run(&c, a, 10, 1);
@@ -154,12 +154,10 @@ static void test_round_robin_cycles(void **state)
 static void test_least_loaded(void **state)
 {
     static const eng_arrival a[] = {
-        {0, 100, 100}, /* 200 tokens */
-        {0, 10, 10},   /* 20 */
-        {0, 5000, 1},  /* rejected on arrival: its replica's load drops back */
-        {0, 50, 50},   /* 100 */
-        {0, 10, 10},   {0, 10, 10}, {0, 10, 10},
-    };
+        {.t = 0, .prompt = 100, .output = 100}, {.t = 0, .prompt = 10, .output = 10},
+        {.t = 0, .prompt = 5000, .output = 1},  {.t = 0, .prompt = 50, .output = 50},
+        {.t = 0, .prompt = 10, .output = 10},   {.t = 0, .prompt = 10, .output = 10},
+        {.t = 0, .prompt = 10, .output = 10}};
     /* outstanding after each: [1,0,0] [1,1,0] [1,1,0] [1,1,1] [2,1,1] [2,2,1] [2,2,2] */
     static const int32_t by_count[] = {0, 1, 2, 2, 0, 1, 2};
     /* tokens after each: [200,0,0] [200,20,0] [200,20,0] [200,20,100] [200,40,100] ... */
@@ -210,7 +208,9 @@ static void test_power_of_two_deterministic(void **state)
     for (int i = 0; i < 300; i++) {
         s = s * 6364136223846793005ULL + 1442695040888963407ULL;
         t += (int64_t)(s >> 47);
-        a[i] = (eng_arrival){t, 1 + (int32_t)((s >> 20) % 500), 1 + (int32_t)((s >> 8) % 200)};
+        a[i] = (eng_arrival){.t = t,
+                             .prompt = 1 + (int32_t)((s >> 20) % 500),
+                             .output = 1 + (int32_t)((s >> 8) % 200)};
     }
     eng_config c;
     small_config(&c, 4096, 4, "power_of_two");
@@ -231,7 +231,7 @@ static void test_single_replica_draws_nothing(void **state)
 {
     eng_arrival a[20];
     for (int i = 0; i < 20; i++)
-        a[i] = (eng_arrival){(int64_t)i * 500000, 20, 4};
+        a[i] = (eng_arrival){.t = (int64_t)i * 500000, .prompt = 20, .output = 4};
     eng_config c;
     small_config(&c, 4096, 1, "power_of_two");
     list_src src = {a, 20, 0};
@@ -255,7 +255,7 @@ static void test_unknown_router_refused(void **state)
 {
     eng_config c;
     small_config(&c, 4096, 2, "random");
-    eng_arrival a = {0, 10, 10};
+    eng_arrival a = {.t = 0, .prompt = 10, .output = 10};
     list_src src = {&a, 1, 0};
     sim_ctx *ctx = sim_new(1);
     sim_err err;

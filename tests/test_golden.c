@@ -32,16 +32,16 @@ typedef struct golden_case {
 static const golden_case cases[] = {
     {"static", DEMO, {"scheduler.name=static"}},
     {"orca", DEMO, {"scheduler.name=orca"}},
-    {"vllm", DEMO, {"scheduler.name=vllm"}},
+    {"vllm_v0", DEMO, {"scheduler.name=vllm-v0"}},
     {"chunked", DEMO, {"scheduler.name=chunked"}},
     {"tgi", DEMO, {"scheduler.name=tgi"}},
-    {"vllm_recompute_tight",
+    {"vllm_v0_recompute_tight",
      DEMO,
-     {"scheduler.name=vllm", "scheduler.preemption=recompute", "memory.gpu_utilization=0.22",
+     {"scheduler.name=vllm-v0", "scheduler.preemption=recompute", "memory.gpu_utilization=0.22",
       "workload.arrival.rate=6"}},
-    {"vllm_swap_tight",
+    {"vllm_v0_swap_tight",
      DEMO,
-     {"scheduler.name=vllm", "scheduler.preemption=swap", "memory.gpu_utilization=0.22",
+     {"scheduler.name=vllm-v0", "scheduler.preemption=swap", "memory.gpu_utilization=0.22",
       "workload.arrival.rate=6"}},
     {"chunked_tight",
      DEMO,
@@ -57,8 +57,8 @@ static const golden_case cases[] = {
      DEMO,
      {"replicas=3", "router=power_of_two", "workload.arrival.rate=10"}},
     {"tp2_a100", DEMO, {"tensor_parallel=2", "gpu=a100-80gb"}},
-    {"async_cpu", LLMSIM_SOURCE_DIR "/scenarios/exp7_async_cpu.yaml", {NULL}},
-    {"closed_loop", LLMSIM_SOURCE_DIR "/scenarios/closed_loop.yaml", {NULL}},
+    {"async_cpu", LLMSIM_SOURCE_DIR "/scenarios/exp7_async_cpu.yaml", {"scheduler.name=vllm-v0"}},
+    {"closed_loop", LLMSIM_SOURCE_DIR "/scenarios/closed_loop.yaml", {"scheduler.name=vllm-v0"}},
 };
 
 /* The summary of a case as its golden file holds it; returns a malloc'd string. */

@@ -275,7 +275,7 @@ static void closed_loop(void **state)
             now = finish[k];
             finish[k] = finish[--nfly];
             done[ndone++] = now;
-            ops->on_done(src, now);
+            ops->on_done(src, now, NULL);
         } else {
             break;
         }
