@@ -41,6 +41,10 @@ void eng_config_defaults(eng_config *c)
     c->replicas = 1;
     c->tensor_parallel = 1;
     snprintf(c->router, sizeof c->router, "round_robin");
+    /* MODEL: llm-d-inference-scheduler's default profile weighs prefix-cache-scorer 3,
+     * queue-scorer 2, kv-cache-utilization-scorer 2; the inference extension refreshes pod
+     * metrics every 50 ms */
+    c->router_params = (eng_router_params){3, 2, 2, 50};
     snprintf(c->sched.name, sizeof c->sched.name, "orca");
 }
 
@@ -267,6 +271,25 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     pull_arrival(e);
 }
 
+static void on_pull(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_engine *e = obj;
+    e->pull_ev = 0;
+    if (e->src_state == ENG_SRC_LATER)
+        pull_arrival(e);
+}
+
+/* The source has nothing due before t (or a finish): ask it again then. */
+static void pull_at(eng_engine *e, int64_t t)
+{
+    if (e->pull_ev && e->pull_at <= t)
+        return;
+    if (e->pull_ev)
+        sim_cancel(e->ctx, e->pull_ev);
+    e->pull_at = t;
+    e->pull_ev = sim_schedule(e->ctx, t, ENG_PRIO_ARRIVAL, on_pull, e, 0);
+}
+
 static void pull_arrival(eng_engine *e)
 {
     if (e->failed || e->src_state == ENG_SRC_END)
@@ -284,6 +307,8 @@ static void pull_arrival(eng_engine *e)
         e->tot.waiting_at_end_of_arrivals = e->waiting_total;
         return;
     }
+    if (st == ENG_SRC_LATER && a.t > sim_now(e->ctx))
+        pull_at(e, a.t);
     if (st != ENG_SRC_OK)
         return;
     SIM_CHECK(e->ctx, a.t >= sim_now(e->ctx) && a.prompt >= 1 && a.output >= 1);
@@ -574,6 +599,17 @@ int64_t eng_replica_waiting(const eng_replica *r)
     return r->waiting;
 }
 
+double eng_replica_kv_usage(const eng_replica *r)
+{
+    return r->kv.total ? (double)r->kv.used / (double)r->kv.total : 0;
+}
+
+int32_t eng_replica_prefix_match(const eng_replica *r, const eng_request *rq)
+{
+    /* the match only computes (and keeps) rq's own hashes: r and rq stay as they were */
+    return eng_prefix_match((eng_replica *)r, (eng_request *)rq, NULL);
+}
+
 static void admit(eng_replica *r, eng_request *rq)
 {
     int64_t now = sim_now(r->e->ctx);
@@ -770,7 +806,7 @@ static int router_init(eng_engine *e, const eng_router_ops *ops, sim_err *err)
     for (int32_t i = 0; i < e->nrep; i++)
         e->rep_list[i] = &e->reps[i];
     e->router_st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
-    if (ops->init && ops->init(e->router_st, e->nrep) != 0)
+    if (ops->init && ops->init(e->router_st, e->nrep, &e->cfg.router_params) != 0)
         return sim_errf(err, "router %s: cannot route over %d replicas", ops->name, e->nrep);
     if (e->nrep > 1)
         e->router_rng = sim_rng(e->ctx, SIM_STREAM_ROUTER);
@@ -920,6 +956,9 @@ const eng_kv_plan *eng_get_kv_plan(const eng_engine *e)
 
 int eng_summary(eng_engine *e, eng_metric *out)
 {
+    e->m.prefix_evictions = 0;
+    for (int32_t i = 0; i < e->nrep; i++)
+        e->m.prefix_evictions += eng_prefix_evictions(&e->reps[i]);
     return eng_metrics_summary(&e->m, out);
 }
 

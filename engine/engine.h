@@ -54,6 +54,7 @@ typedef struct eng_config {
     int32_t tensor_parallel;    /* GPUs per replica, >= 1 */
     /* a name in router.c's registry (round_robin, least_outstanding, ...) */
     char router[ENG_ROUTER_NAME_MAX];
+    eng_router_params router_params;
     eng_sched_cfg sched;
     eng_cpu_overhead cpu;
     int32_t max_run_steps; /* most decode steps run as one event (0: no limit; 1: one
@@ -95,8 +96,9 @@ enum { ENG_SRC_OK = 1, ENG_SRC_LATER = 0, ENG_SRC_END = -1, ENG_SRC_ERROR = -2 }
 
 typedef struct eng_source_ops {
     /* Next arrival at or after now: ENG_SRC_OK with *out filled; ENG_SRC_LATER when none is due
-     * until a request finishes (closed loop); ENG_SRC_END when exhausted; ENG_SRC_ERROR with err
-     * set (a bad trace row). */
+     * until a request finishes (closed loop), or, with out->t > now, until out->t or a finish,
+     * whichever comes first (sessions: a finish may bring a turn forward); ENG_SRC_END when
+     * exhausted; ENG_SRC_ERROR with err set (a bad trace row). */
     int (*next)(void *st, int64_t now, eng_arrival *out, sim_err *err);
     /* Request rq left the system (finished or rejected) at now; optional. */
     void (*on_done)(void *st, int64_t now, const eng_request *rq);
@@ -193,6 +195,15 @@ int32_t eng_replica_max_len(const eng_replica *r); /* max_model_len, or the mode
 int64_t eng_replica_outstanding(const eng_replica *r);        /* requests here, not yet done */
 int64_t eng_replica_outstanding_tokens(const eng_replica *r); /* their prompt + output tokens */
 int64_t eng_replica_waiting(const eng_replica *r);            /* requests here, not running */
+double
+eng_replica_kv_usage(const eng_replica *r); /* blocks in use / total (cached free excluded) */
+/* Tokens of rq's prompt cached on r right now (0 without a prefix cache or content); O(blocks
+ * matched). rq's block hashes are computed once, on first use. */
+int32_t eng_replica_prefix_match(const eng_replica *r, const eng_request *rq);
+/* rq's prompt's full-block hashes (at most max): their count, *out pointing at them (engine-
+ * owned, valid while rq is); 0 for a request without content. */
+int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, int32_t max,
+                                 const uint64_t **out);
 
 /* KV blocks. */
 int64_t eng_kv_total(const eng_replica *r);

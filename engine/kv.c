@@ -527,7 +527,7 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
     eng_pstore *ps = kv->ps;
     if (evictable)
         *evictable = 0;
-    if (!ps || !rq->pc || rq->kv_blocks > 0)
+    if (!ps || !rq->pc || !rq->pc->out_id || rq->kv_blocks > 0)
         return 0;
     /* MODEL: vLLM KVCacheManager.get_computed_blocks: when every token hits, the last one is
      * computed again for its logits: at most num_tokens - 1 tokens, in whole blocks */
@@ -577,6 +577,20 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     pc->nblk = pc->nident = n;
     rq->kv_blocks = n;
     rq->prefilled = hit;
+}
+
+int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, int32_t max,
+                                 const uint64_t **out)
+{
+    *out = NULL;
+    if (!rq->pc || !rq->pc->out_id)
+        return 0;
+    int32_t n = rq->prompt / r->kv.block_size;
+    if (n > max)
+        n = max;
+    ensure_hashes(&r->kv, (eng_request *)rq, n); /* memoised on rq */
+    *out = rq->pc->bh;
+    return n;
 }
 
 int64_t eng_prefix_evictions(const eng_replica *r)

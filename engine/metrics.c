@@ -44,6 +44,7 @@ void eng_metrics_request(eng_metrics *m, const eng_request *rq)
     }
     m->completed++;
     m->prompt_tokens += rq->prompt;
+    m->prefix_hit_tokens += rq->cached_tokens;
     m->output_tokens += rq->output;
     if (rq->t_finish > m->t_last_finish)
         m->t_last_finish = rq->t_finish;
@@ -97,11 +98,24 @@ static int put_dist(eng_metric *out, int n, const char *what, sim_samples *s)
 /* Kept in eng_metrics_summary's order (put_dist's percentiles for each distribution);
  * tests/test_store.c checks the two agree. */
 #define DIST(w) "mean_" w, "median_" w, "p90_" w, "p95_" w, "p99_" w
-static const char *const metric_names[] = {
-    "completed",       "rejected",           "total_input_tokens",     "total_output_tokens",
-    "duration",        "request_throughput", "output_throughput",      "total_token_throughput",
-    "request_goodput", DIST("ttft_ms"),      DIST("tpot_ms"),          DIST("itl_ms"),
-    DIST("e2el_ms"),   DIST("waiting_ms"),   DIST("sched_overhead_ms")};
+static const char *const metric_names[] = {"completed",
+                                           "rejected",
+                                           "total_input_tokens",
+                                           "total_output_tokens",
+                                           "duration",
+                                           "request_throughput",
+                                           "output_throughput",
+                                           "total_token_throughput",
+                                           "request_goodput",
+                                           DIST("ttft_ms"),
+                                           DIST("tpot_ms"),
+                                           DIST("itl_ms"),
+                                           DIST("e2el_ms"),
+                                           DIST("waiting_ms"),
+                                           DIST("sched_overhead_ms"),
+                                           "prefix_hit_rate",
+                                           "prefix_hit_tokens",
+                                           "prefix_evicted_blocks"};
 #undef DIST
 
 const char *const *eng_metric_names(int *n)
@@ -131,5 +145,9 @@ int eng_metrics_summary(eng_metrics *m, eng_metric *out)
     n = put_dist(out, n, "e2el_ms", &m->e2el);
     n = put_dist(out, n, "waiting_ms", &m->waiting);
     n = put_dist(out, n, "sched_overhead_ms", &m->sched);
+    n = put(out, n, "prefix_hit_rate",
+            m->prompt_tokens ? (double)m->prefix_hit_tokens / (double)m->prompt_tokens : 0);
+    n = put(out, n, "prefix_hit_tokens", (double)m->prefix_hit_tokens);
+    n = put(out, n, "prefix_evicted_blocks", (double)m->prefix_evictions);
     return n;
 }

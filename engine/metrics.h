@@ -6,8 +6,9 @@
  * `metrics` table. Definitions: TTFT = first token - arrival; TPOT = (finish - first token) /
  * (output - 1) over requests with output > 1; ITL = gaps between consecutive tokens of one
  * request; E2EL = finish - arrival; waiting = first scheduled - arrival; sched_overhead = CPU
- * time per iteration. Throughputs are per second of simulated time from the first arrival to
- * the last finish.
+ * time per iteration; prefix_hit_rate = prompt tokens found in the prefix cache at their
+ * request's first admission / prompt tokens (completed requests; 0 without a prefix cache).
+ * Throughputs are per second of simulated time from the first arrival to the last finish.
  */
 #ifndef ENG_METRICS_H
 #define ENG_METRICS_H
@@ -24,6 +25,9 @@ typedef struct eng_metrics {
     int64_t t_first_arrival, t_last_finish;
     double slo_ttft_ms, slo_tpot_ms, slo_e2e_ms; /* 0 = none; goodput counts requests meeting all */
     int64_t good;
+    /* prefix caching: prompt tokens of completed requests, and those found cached at their
+     * first admission; cached blocks evicted (set by the engine before the summary) */
+    int64_t prefix_hit_tokens, prefix_evictions;
 } eng_metrics;
 
 void eng_metrics_init(eng_metrics *m);

@@ -34,9 +34,9 @@ static const eng_param trtllm_params[] = {
     {"max_batch_size", ENG_PARAM_INT, "2048", 1, 1e6, NULL, "most requests in a step"},
     {"max_num_tokens", ENG_PARAM_INT, "8192", 1, 1e9, NULL,
      "most tokens in a step: context tokens plus one per generation request"},
-    {"enable_chunked_context", ENG_PARAM_INT, "0", 0, 1, NULL,
+    {"enable_chunked_context", ENG_PARAM_BOOL, "false", 0, 0, NULL,
      "split contexts into chunks (of whole KV blocks) that fill the step's token budget"},
-    {"enable_block_reuse", ENG_PARAM_INT, "1", 0, 1, NULL, "reuse cached KV blocks of prefixes"},
+    {"enable_block_reuse", ENG_PARAM_BOOL, "true", 0, 0, NULL, "reuse cached KV blocks of prefixes"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 extern const eng_sched_ops eng_sched_trtllm;

@@ -32,11 +32,11 @@ static const eng_param vllm1_params[] = {
      "entry point)"},
     {"entry_point", ENG_PARAM_ENUM, "server", 0, 0, "server|offline",
      "which defaults vLLM picks: `vllm serve` (OPENAI_API_SERVER) or the LLM class (LLM_CLASS)"},
-    {"enable_prefix_caching", ENG_PARAM_INT, "1", 0, 1, NULL,
+    {"enable_prefix_caching", ENG_PARAM_BOOL, "true", 0, 0, NULL,
      "automatic prefix caching (on by default in V1)"},
     {"long_prefill_token_threshold", ENG_PARAM_INT, "0", 0, 1e9, NULL,
      "most prefill tokens one request gets per step (0: no limit)"},
-    {"async_scheduling", ENG_PARAM_INT, "0", 0, 1, NULL,
+    {"async_scheduling", ENG_PARAM_BOOL, "false", 0, 0, NULL,
      "schedule step n+1 while step n runs (sets cpu_overhead.async)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 

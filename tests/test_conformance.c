@@ -553,13 +553,13 @@ static const struct {
 } options[] = {{"preemption", "swap"},
                {"max_wait_ms", "5"},
                {"num_scheduler_steps", "8"},
-               {"enable_prefix_caching", "0"},
-               {"async_scheduling", "1"},
+               {"enable_prefix_caching", "false"},
+               {"async_scheduling", "true"},
                {"long_prefill_token_threshold", "64"},
                {"schedule_policy", "lpm"},
                {"chunked_prefill_size", "128"},
                {"capacity_scheduler_policy", "max_utilization"},
-               {"enable_chunked_context", "1"}};
+               {"enable_chunked_context", "true"}};
 
 int main(void)
 {

@@ -20,8 +20,8 @@
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
 
-static const char *const names[] = {"round_robin", "least_outstanding", "least_tokens",
-                                    "power_of_two"};
+static const char *const names[] = {"round_robin",  "least_outstanding", "least_tokens",
+                                    "power_of_two", "prefix_affinity",   "weighted"};
 #define NNAMES ((int)(sizeof names / sizeof names[0]))
 
 /* ---- a recorder of each request's replica ---- */
@@ -90,7 +90,7 @@ static void pick_fresh(const eng_router_ops *ops, int32_t nrep, gsl_rng *g, int 
         reps[i] = eng_get_replica(e, i);
     void *st = calloc(1, ops->state_size ? ops->state_size : 1);
     if (ops->init)
-        assert_int_equal(ops->init(st, nrep), 0);
+        assert_int_equal(ops->init(st, nrep, &c.router_params), 0);
     for (int i = 0; i < count; i++) {
         out[i] = ops->pick(st, reps, nrep, NULL, g);
         assert_true(out[i] >= 0 && out[i] < nrep);
@@ -124,7 +124,8 @@ static void test_registry(void **state)
     assert_null(eng_router_find(""));
     assert_null(eng_router_find("Round_Robin"));
     assert_ptr_equal(eng_router_names(buf, sizeof buf), buf);
-    assert_string_equal(buf, "round_robin, least_outstanding, least_tokens, power_of_two");
+    assert_string_equal(buf, "round_robin, least_outstanding, least_tokens, power_of_two, "
+                             "prefix_affinity, weighted");
     /* a short buffer is cut, never overrun */
     char small[8];
     eng_router_names(small, sizeof small);

@@ -368,8 +368,9 @@ static void bad_rows_skip(void **state)
 static void mooncake_and_azure_parsing(void **state)
 {
     scn_scenario s;
-    scn_source *src =
-        trace_src("{path: " DATA "bad.jsonl, format: mooncake, on_bad_row: skip}", &s);
+    scn_source *src = trace_src("{path: " DATA "bad.jsonl, format: mooncake, on_bad_row: skip, "
+                                "hash_block_tokens: 0}",
+                                &s); /* hash_ids ignored: the last row's is not a list of ids */
     eng_arrival a;
     sim_err e;
     assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
