@@ -1,7 +1,8 @@
 /*
  * test_engine_router.c: the routers and their registry: lookup by name, round robin's cycle, the
- * load-aware routers' choice of the lightest replica, power of two's determinism for a seed, and
- * the engine refusing an unknown router with the valid names.
+ * load-aware routers' choice of the lightest replica, power of two's determinism for a seed, the
+ * engine refusing an unknown router with the valid names, prefix_affinity following cached
+ * prefixes, and weighted's stale load signals and router-side prefix index.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -270,6 +271,80 @@ static void test_unknown_router_refused(void **state)
     sim_free(ctx);
 }
 
+/* prefix_affinity: a request goes where the longest prefix of its prompt is cached. Four groups
+ * of requests sharing 1000-token prefixes over three replicas with vllm (prefix caching on):
+ * once a group's prefix is cached somewhere, the rest of the group follows it. */
+static void test_prefix_affinity(void **state)
+{
+    static eng_segment seg[40][2];
+    eng_arrival a[40];
+    for (int i = 0; i < 40; i++) {
+        seg[i][0] = (eng_segment){1000 + (uint64_t)(i % 4), 1000};
+        seg[i][1] = (eng_segment){5000 + (uint64_t)i, 50};
+        a[i] = (eng_arrival){.t = (int64_t)i * 50 * SIM_NS_PER_MS,
+                             .prompt = 1050,
+                             .output = 5,
+                             .seg = seg[i],
+                             .nseg = 2};
+    }
+    eng_config c;
+    small_config(&c, 100000, 3, "prefix_affinity");
+    snprintf(c.sched.name, sizeof c.sched.name, "vllm");
+    placed *p = run(&c, a, 40, 1);
+    for (int i = 4; i < 40; i++)
+        assert_int_equal(p->replica[i], p->replica[i % 4]);
+    free(p);
+}
+
+/* weighted (llm-d's scorers): load signals may be up to staleness_ms old. Twenty requests within
+ * a millisecond: read afresh, the queue scorer spreads them; read once for a second, every
+ * replica looks alike and the max-score picker keeps taking the first. */
+static void test_weighted_staleness(void **state)
+{
+    eng_arrival a[20];
+    for (int i = 0; i < 20; i++)
+        a[i] = (eng_arrival){.t = (int64_t)i * 10 * SIM_NS_PER_US, .prompt = 200, .output = 50};
+    int count[2][3] = {{0}};
+    for (int k = 0; k < 2; k++) {
+        eng_config c;
+        small_config(&c, 100000, 3, "weighted");
+        snprintf(c.sched.name, sizeof c.sched.name, "vllm");
+        c.router_params.staleness_ms = k ? 1000 : 0;
+        placed *p = run(&c, a, 20, 1);
+        for (int i = 0; i < 20; i++)
+            count[k][p->replica[i]]++;
+        free(p);
+    }
+    print_message("fresh signals: %d %d %d; 1 s old: %d %d %d\n", count[0][0], count[0][1],
+                  count[0][2], count[1][0], count[1][1], count[1][2]);
+    assert_true(count[0][1] > 0 && count[0][2] > 0);
+    assert_int_equal(count[1][0], 20);
+}
+
+/* weighted: the prefix scorer's router-side index sends a request whose leading blocks it sent
+ * to a replica before to that replica again (prefix weight above the load weights). */
+static void test_weighted_prefix_index(void **state)
+{
+    static eng_segment seg[30][2];
+    eng_arrival a[30];
+    for (int i = 0; i < 30; i++) {
+        seg[i][0] = (eng_segment){700 + (uint64_t)(i % 3), 2000};
+        seg[i][1] = (eng_segment){9000 + (uint64_t)i, 40};
+        a[i] = (eng_arrival){.t = (int64_t)i * 100 * SIM_NS_PER_MS,
+                             .prompt = 2040,
+                             .output = 5,
+                             .seg = seg[i],
+                             .nseg = 2};
+    }
+    eng_config c;
+    small_config(&c, 100000, 3, "weighted");
+    snprintf(c.sched.name, sizeof c.sched.name, "vllm");
+    placed *p = run(&c, a, 30, 1);
+    for (int i = 3; i < 30; i++)
+        assert_int_equal(p->replica[i], p->replica[i % 3]);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +354,9 @@ int main(void)
         cmocka_unit_test(test_power_of_two_deterministic),
         cmocka_unit_test(test_single_replica_draws_nothing),
         cmocka_unit_test(test_unknown_router_refused),
+        cmocka_unit_test(test_prefix_affinity),
+        cmocka_unit_test(test_weighted_staleness),
+        cmocka_unit_test(test_weighted_prefix_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,6 +59,20 @@ static const golden_case cases[] = {
     {"tp2_a100", DEMO, {"tensor_parallel=2", "gpu=a100-80gb"}},
     {"async_cpu", LLMSIM_SOURCE_DIR "/scenarios/exp7_async_cpu.yaml", {"scheduler.name=vllm-v0"}},
     {"closed_loop", LLMSIM_SOURCE_DIR "/scenarios/closed_loop.yaml", {"scheduler.name=vllm-v0"}},
+    {"vllm", DEMO, {"scheduler.name=vllm"}},
+    {"vllm_tight",
+     DEMO,
+     {"scheduler.name=vllm", "memory.gpu_utilization=0.22", "workload.arrival.rate=6"}},
+    {"sglang", DEMO, {"scheduler.name=sglang"}},
+    {"sglang_tight",
+     DEMO,
+     {"scheduler.name=sglang", "memory.gpu_utilization=0.22", "workload.arrival.rate=6"}},
+    {"trtllm", DEMO, {"scheduler.name=trtllm"}},
+    {"trtllm_max_utilization_tight",
+     DEMO,
+     {"scheduler.name=trtllm", "scheduler.capacity_scheduler_policy=max_utilization",
+      "memory.gpu_utilization=0.22", "workload.arrival.rate=6"}},
+    {"sessions", LLMSIM_SOURCE_DIR "/scenarios/sessions.yaml", {NULL}},
 };
 
 /* The summary of a case as its golden file holds it; returns a malloc'd string. */
