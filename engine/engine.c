@@ -655,18 +655,6 @@ int eng_batch_add_prefill(eng_replica *r, eng_batch *b, eng_request *rq, int32_t
     return 0;
 }
 
-int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *rq, int32_t hit,
-                                      int32_t tokens)
-{
-    const eng_kv *kv = &r->kv;
-    int32_t n = hit / kv->block_size;
-    int64_t need = eng_kv_nblocks(kv, (int64_t)hit + tokens) - n;
-    for (int32_t j = 0; j < n; j++) /* MODEL: vLLM get_num_blocks_to_allocate counts the hit's
-                                       blocks no request holds: touching them uses free blocks */
-        need += kv->ps->b[eng_ps_find(kv->ps, rq->pc->bh[j])].ref == 0;
-    return need;
-}
-
 int eng_batch_add_prefill_hit(eng_replica *r, eng_batch *b, eng_request *rq, int32_t hit,
                               int32_t tokens)
 {

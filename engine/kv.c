@@ -314,12 +314,24 @@ void eng_ps_give(eng_pstore *ps, int64_t n)
 
 /* ---- a request's content and block hashes ---- */
 
+/* The cached block holding rq's block j: the one the last match remembered if it still holds
+ * that content, else a table lookup. */
+static int32_t find_block(const eng_pstore *ps, const eng_pcreq *pc, int32_t j)
+{
+    if (j < pc->nmemo) {
+        int32_t idx = pc->blk[j];
+        if (idx >= 0 && idx < ps->nb && ps->b[idx].ref >= 0 && ps->b[idx].hash == pc->bh[j])
+            return idx;
+    }
+    return eng_ps_find(ps, pc->bh[j]);
+}
+
 void eng_pcreq_reset(eng_pcreq *pc)
 {
     pc->nseg = 0;
     pc->uid = pc->out_id = 0;
     pc->nbh = pc->cur_seg = pc->cur_off = 0;
-    pc->nblk = pc->nident = 0;
+    pc->nblk = pc->nident = pc->nmemo = 0;
 }
 
 void eng_pcreq_free(eng_pcreq *pc)
@@ -455,7 +467,7 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
             q_push(ps, idx, 1);
         }
     }
-    pc->nblk = pc->nident = 0;
+    pc->nblk = pc->nident = pc->nmemo = 0;
     rq->kv_blocks = 0;
 }
 
@@ -535,14 +547,18 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
     if (most <= 0)
         return 0;
     ensure_hashes(kv, rq, most);
+    eng_pcreq *pc = rq->pc;
+    ensure_table(pc, most);
     int32_t j = 0;
     int64_t ev = 0;
     for (; j < most; j++) {
-        int32_t idx = eng_ps_find(ps, rq->pc->bh[j]);
+        int32_t idx = find_block(ps, pc, j);
         if (idx < 0)
             break;
+        pc->blk[j] = idx;
         ev += ps->b[idx].ref == 0;
     }
+    pc->nmemo = j;
     if (evictable)
         *evictable = ev;
     return j * kv->block_size;
@@ -560,7 +576,7 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
         return;
     ensure_table(pc, n);
     for (int32_t j = 0; j < n; j++) {
-        int32_t idx = eng_ps_find(ps, pc->bh[j]);
+        int32_t idx = find_block(ps, pc, j);
         SIM_CHECK(r->e->ctx, idx >= 0);
         eng_pblock *b = &ps->b[idx];
         if (b->ref == 0) {
@@ -575,8 +591,22 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
         pc->blk[j] = idx;
     }
     pc->nblk = pc->nident = n;
+    pc->nmemo = 0;
     rq->kv_blocks = n;
     rq->prefilled = hit;
+}
+
+int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *rq, int32_t hit,
+                                      int32_t tokens)
+{
+    const eng_kv *kv = &r->kv;
+    int32_t n = hit / kv->block_size;
+    int64_t need = eng_kv_nblocks(kv, (int64_t)hit + tokens) - n;
+    /* MODEL: vLLM get_num_blocks_to_allocate counts the hit's blocks no request holds: touching
+     * them takes them out of the free queue */
+    for (int32_t j = 0; j < n; j++)
+        need += kv->ps->b[find_block(kv->ps, rq->pc, j)].ref == 0;
+    return need;
 }
 
 int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, int32_t max,

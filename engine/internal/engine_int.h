@@ -69,6 +69,8 @@ typedef struct eng_pcreq {
     int32_t *blk;             /* its first nblk blocks: cached block index, or -1 (anonymous) */
     int32_t nblk, capblk;
     int32_t nident; /* entries of blk that are cached blocks */
+    int32_t nmemo;  /* waiting requests: blk[0..nmemo) remembers the blocks the last match found
+                       (checked before use: a block may have been evicted since) */
 } eng_pcreq;
 
 /* The KV blocks of one replica (kv.c). Every block in use is on one account: a request's
