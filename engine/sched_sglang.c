@@ -49,7 +49,8 @@ static const eng_param sglang_params[] = {
      "waiting order: arrival, or longest cached prefix first (lpm)"},
     {"schedule_conservativeness", ENG_PARAM_DOUBLE, "1.0", 0, 100, NULL,
      "scales the new-token ratio that reserves memory for running requests"},
-    {"disable_radix_cache", ENG_PARAM_BOOL, "false", 0, 0, NULL, "turn the radix (prefix) cache off"},
+    {"disable_radix_cache", ENG_PARAM_BOOL, "false", 0, 0, NULL,
+     "turn the radix (prefix) cache off"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 extern const eng_sched_ops eng_sched_sglang;

@@ -36,7 +36,8 @@ static const eng_param trtllm_params[] = {
      "most tokens in a step: context tokens plus one per generation request"},
     {"enable_chunked_context", ENG_PARAM_BOOL, "false", 0, 0, NULL,
      "split contexts into chunks (of whole KV blocks) that fill the step's token budget"},
-    {"enable_block_reuse", ENG_PARAM_BOOL, "true", 0, 0, NULL, "reuse cached KV blocks of prefixes"},
+    {"enable_block_reuse", ENG_PARAM_BOOL, "true", 0, 0, NULL,
+     "reuse cached KV blocks of prefixes"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 extern const eng_sched_ops eng_sched_trtllm;

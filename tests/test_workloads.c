@@ -150,6 +150,49 @@ static void test_sessions_closed_loop(void **state)
     scn_free(&s);
 }
 
+/* Agents add tool output after the first turn (tool_tokens), not user tokens; sessions started
+ * by a rate process (2 per second) overlap and still send each turn after its predecessor's
+ * answer. */
+static void test_agent_and_open_sessions(void **state)
+{
+    static const char agent[] =
+        "name: a\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: vllm\n"
+        "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 2}\n"
+        "  output_tokens: 30\n"
+        "  sessions: {kind: agent, turns: 3, user_tokens: 50, tool_tokens: 300, "
+        "think_time_ms: 100}\n";
+    scn_scenario s;
+    assert_int_equal(load(agent, NULL, 0, &s), 0);
+    sim_err err;
+    scn_source *src = scn_source_new(&s, 1, &err);
+    eng_arrival a;
+    assert_int_equal(scn_source_ops()->next(src, 0, &a, &err), ENG_SRC_OK);
+    assert_true(a.nseg == 1 && a.seg[0].len == 50 && a.prompt == 50);
+    eng_request done = {.tag = a.tag, .status = ENG_RQ_FINISHED, .output = 30};
+    scn_source_ops()->on_done(src, 5000, &done);
+    int64_t now = 5000;
+    int rc;
+    do { /* the next turn (or another session's first) */
+        while ((rc = scn_source_ops()->next(src, now, &a, &err)) == ENG_SRC_LATER)
+            now = a.t;
+        now = a.t;
+    } while (a.tag != done.tag);
+    assert_true(a.nseg == 3 && a.seg[2].len == 300 && a.prompt == 50 + 30 + 300);
+    scn_source_free(src);
+    turns *t = calloc(1, sizeof *t);
+    study_hooks h = {.rec = &turn_rec, .rec_st = t};
+    metric(&s, &h, "completed");
+    assert_int_equal(t->n, 200);
+    int overlap = 0;
+    for (int i = 0; i < t->n; i++)
+        for (int j = 0; j < t->n; j++)
+            overlap |= t->rq[i].tag != t->rq[j].tag && t->rq[j].t_arrival > t->rq[i].t_arrival &&
+                       t->rq[j].t_arrival < t->rq[i].t_finish;
+    assert_true(overlap);
+    free(t);
+    scn_free(&s);
+}
+
 /* ================= closed-loop ramp =================
  * vLLM V1 mixes prefill chunks with decodes, so a client admitted a few steps after another
  * finishes a few steps earlier and stays apart. (Under a prefill-first policy such as vllm-v0,
@@ -259,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_shared_system_prompt_ttft),
         cmocka_unit_test(test_session_turns_grow_the_context),
         cmocka_unit_test(test_sessions_closed_loop),
+        cmocka_unit_test(test_agent_and_open_sessions),
         cmocka_unit_test(test_closed_loop_ramp),
         cmocka_unit_test(test_engine_presets),
     };

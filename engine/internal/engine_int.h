@@ -247,7 +247,7 @@ struct eng_engine {
     eng_slab *slabs;
     eng_request *free_rq;
     int64_t next_id;
-    int src_state; /* last ENG_SRC_* from the source */
+    int src_state;        /* last ENG_SRC_* from the source */
     sim_event_id pull_ev; /* a pull the source asked for (ENG_SRC_LATER with a time), or 0 */
     int64_t pull_at;
     int failed;
