@@ -47,6 +47,7 @@ void eng_metrics_request(eng_metrics *m, const eng_request *rq)
     }
     m->completed++;
     m->prompt_tokens += rq->prompt;
+    m->prefix_hit_tokens += rq->cached_tokens;
     m->output_tokens += rq->output;
     if (rq->t_finish > m->t_last_finish)
         m->t_last_finish = rq->t_finish;
@@ -159,6 +160,10 @@ static const char *const metric_names[] = {"completed",
                                            DIST("e2el_ms"),
                                            DIST("waiting_ms"),
                                            DIST("sched_overhead_ms"),
+                                           "prefix_hit_rate",
+                                           "prefix_hit_tokens",
+                                           "prefix_evicted_blocks",
+
                                            "failed",
                                            "std_ttft_ms",
                                            "std_tpot_ms",
@@ -195,6 +200,10 @@ int eng_metrics_summary(eng_metrics *m, eng_metric *out)
     n = put_dist(out, n, "e2el_ms", &m->e2el);
     n = put_dist(out, n, "waiting_ms", &m->waiting);
     n = put_dist(out, n, "sched_overhead_ms", &m->sched);
+    n = put(out, n, "prefix_hit_rate",
+            m->prompt_tokens ? (double)m->prefix_hit_tokens / (double)m->prompt_tokens : 0);
+    n = put(out, n, "prefix_hit_tokens", (double)m->prefix_hit_tokens);
+    n = put(out, n, "prefix_evicted_blocks", (double)m->prefix_evictions);
     int64_t peak = m->tok_peak;
     for (int64_t b = 0; b < m->tok_cap; b++)
         peak = m->tok_win[b] > peak ? m->tok_win[b] : peak;

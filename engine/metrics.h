@@ -6,8 +6,9 @@
  * `metrics` table. Definitions: TTFT = first token - arrival; TPOT = (finish - first token) /
  * (output - 1) over requests with output > 1; ITL = gaps between consecutive tokens of one
  * request; E2EL = finish - arrival; waiting = first scheduled - arrival; sched_overhead = CPU
- * time per iteration. Throughputs are per second of simulated time from the first arrival to
- * the last finish.
+ * time per iteration; prefix_hit_rate = prompt tokens found in the prefix cache at their
+ * request's first admission / prompt tokens (completed requests; 0 without a prefix cache).
+ * Throughputs are per second of simulated time from the first arrival to the last finish.
  *
  * After those, the keys vLLM's benchmark (vllm/benchmarks/serve.py, calculate_metrics) adds:
  * failed (requests not completed: the rejected ones, as a server's refusal is a failed request
@@ -38,6 +39,9 @@ typedef struct eng_metrics {
     int64_t *tok_win;
     int64_t tok_cap, tok_base, tok_peak;
     int64_t max_concurrent; /* most requests in the system at once (not counting rejected) */
+    /* prefix caching: prompt tokens of completed requests, and those found cached at their
+     * first admission; cached blocks evicted (set by the engine before the summary) */
+    int64_t prefix_hit_tokens, prefix_evictions;
 } eng_metrics;
 
 void eng_metrics_init(eng_metrics *m);

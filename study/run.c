@@ -111,6 +111,8 @@ double study_offered_rate(const scn_scenario *scn)
     const scn_workload *w = &scn->workload;
     if (w->trace.present && !w->trace.lengths_only)
         return w->trace.rate;
+    if (w->sessions.present)
+        return 0; /* the rate starts sessions, not requests */
     switch (w->arrival.kind) {
     case SCN_ARR_POISSON:
     case SCN_ARR_GAMMA:

@@ -273,9 +273,16 @@ static void test_list(void **state)
     assert_non_null(strstr(out, "qwen2.5-0.5b"));
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list schedulers", LLMSIM_BINARY),
                      0);
-    const char *names[] = {"static", "orca", "vllm", "chunked", "tgi", "token_budget"};
-    for (int i = 0; i < 6; i++)
+    const char *names[] = {"static", "orca",   "vllm",   "vllm-v0",     "chunked",
+                           "tgi",    "sglang", "trtllm", "token_budget"};
+    for (int i = 0; i < 9; i++)
         assert_non_null(strstr(out, names[i]));
+    /* the engine presets, each with the source of its CPU figures */
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list engines", LLMSIM_BINARY), 0);
+    const char *engines[] = {
+        "vllm 0.11 (default)", "vllm 0.6", "sglang 0.4", "trtllm 0.19", "tgi 3", "Vidur", "#13957"};
+    for (int i = 0; i < 7; i++)
+        assert_non_null(strstr(out, engines[i]));
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list nothing", LLMSIM_BINARY), 2);
 }
 

@@ -72,7 +72,8 @@ typedef struct workload {
  * policies): the newer request reaches 127 blocks, all it will ever need, before the older one
  * needs its second block; the newer one is preempted holding the whole cache less the
  * watermark, and must still run once the older one is done. */
-static const eng_arrival edge_preempt[] = {{0, 1, 100}, {0, 2010, 22}};
+static const eng_arrival edge_preempt[] = {{.t = 0, .prompt = 1, .output = 100},
+                                           {.t = 0, .prompt = 2010, .output = 22}};
 
 static const workload workloads[] = {
     {"light load", 0, 8192, 60, 40 * SIM_NS_PER_MS, 10, 300, 1, 60, 0, 0, 0, NULL},
@@ -110,7 +111,9 @@ static eng_arrival *make_arrivals(const workload *w, int32_t block)
     for (int i = 0; i < w->n; i++) {
         if (w->gap_max_ns > 0)
             t += (int64_t)(lcg(&x) % (uint64_t)(w->gap_max_ns + 1));
-        a[i] = (eng_arrival){t, uniform(&x, w->p_lo, w->p_hi), uniform(&x, w->o_lo, w->o_hi)};
+        a[i] = (eng_arrival){.t = t,
+                             .prompt = uniform(&x, w->p_lo, w->p_hi),
+                             .output = uniform(&x, w->o_lo, w->o_hi)};
     }
     if (w->edge_cases) {
         int32_t cache = (int32_t)(w->kv_tokens / block * block);
@@ -644,7 +647,8 @@ static void test_registry(void **state)
 {
     char buf[256];
     assert_int_equal(eng_sched_registry_check(buf, sizeof buf), 0);
-    static const char *const builtin[] = {"static", "orca", "vllm", "chunked", "tgi"};
+    static const char *const builtin[] = {"static", "orca", "vllm-v0", "chunked",
+                                          "tgi",    "vllm", "sglang",  "trtllm"};
     for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
         assert_non_null(eng_sched_find(builtin[i]));
 }
@@ -652,7 +656,16 @@ static void test_registry(void **state)
 /* Optional behaviours a policy may declare, each run as its own variant. */
 static const struct {
     const char *key, *val;
-} options[] = {{"preemption", "swap"}, {"max_wait_ms", "5"}};
+} options[] = {{"preemption", "swap"},
+               {"max_wait_ms", "5"},
+               {"num_scheduler_steps", "8"},
+               {"enable_prefix_caching", "false"},
+               {"async_scheduling", "true"},
+               {"long_prefill_token_threshold", "64"},
+               {"schedule_policy", "lpm"},
+               {"chunked_prefill_size", "128"},
+               {"capacity_scheduler_policy", "max_utilization"},
+               {"enable_chunked_context", "true"}};
 
 int main(void)
 {

@@ -498,8 +498,9 @@ static void mangled_inputs(void **state)
  * read the shared traces are skipped when the data is absent. */
 static void shipped_examples(void **state)
 {
-    static const char *const files[] = {
-        "demo", "capacity", "gamma_bursty", "azure_conv", "mooncake_conv", "closed_loop", "spike"};
+    static const char *const files[] = {"demo",       "capacity",      "gamma_bursty",
+                                        "azure_conv", "mooncake_conv", "closed_loop",
+                                        "spike",      "sessions"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[1024], *text;
         snprintf(path, sizeof path, "%s/scenarios/%s.yaml", LLMSIM_SOURCE_DIR, files[i]);
@@ -522,9 +523,15 @@ static void shipped_examples(void **state)
         scn_source *src = scn_source_new(&s, s.seed, &e);
         if (!src)
             fail_msg("%s", e.msg);
-        eng_arrival a;
-        for (int k = 0; k < 10; k++)
-            assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+        eng_arrival a = {0};
+        int64_t now = 0;
+        for (int k = 0; k < 10; k++) {
+            int rc; /* a source may say when to ask again (sessions ramping up) */
+            while ((rc = scn_source_ops()->next(src, now, &a, &e)) == ENG_SRC_LATER && a.t > now)
+                now = a.t;
+            assert_int_equal(rc, ENG_SRC_OK);
+            now = a.t;
+        }
         scn_source_free(src);
         scn_free(&s);
     }
