@@ -873,7 +873,7 @@ static int replica_init(eng_engine *e, int32_t i, const eng_sched_ops *ops, sim_
     return 0;
 }
 
-eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pred,
+eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
                     const eng_source_ops *src, void *src_st, const eng_recorder_ops *rec,
                     void *rec_st, sim_err *err)
 {
@@ -884,7 +884,7 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pr
     eng_engine *e = sim_xcalloc(1, sizeof *e);
     e->ctx = ctx;
     e->cfg = *cfg;
-    e->pred = pred;
+    e->pred = costs->target;
     e->src = src;
     e->src_st = src_st;
     e->rec = rec;

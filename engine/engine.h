@@ -176,10 +176,18 @@ typedef struct eng_recorder_ops {
 
 typedef struct eng_engine eng_engine;
 
-/* Creates the engine on ctx. pred, src and rec are borrowed and must outlive it. Returns NULL
- * with err set on a bad configuration (unknown scheduler or router, the message then lists the
- * valid names; weights that do not fit). */
-eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pred,
+/* The cost models of a pool's replicas: the target model's, and the drafter's when the pool
+ * decodes speculatively (NULL otherwise). An aggregated deployment is one pool. */
+typedef struct eng_costs {
+    const eng_predictor *target;
+    const eng_predictor *draft;
+} eng_costs;
+
+/* Creates the engine on ctx. costs (one per pool: one for an aggregated deployment), src and
+ * rec are borrowed and must outlive it. Returns NULL with err set on a bad configuration
+ * (unknown scheduler or router, the message then lists the valid names; weights that do not
+ * fit). */
+eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
                     const eng_source_ops *src, void *src_st, const eng_recorder_ops *rec,
                     void *rec_st, sim_err *err);
 /* Runs to completion. Returns 0, or -1 with err set when the source fails. */

@@ -239,8 +239,9 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
         rec = &tee_ops;
         rec_st = &t;
     }
-    e = src ? eng_new(ctx, &scn->engine, &cost->pred, scn_source_ops(), src, rec, rec_st, err)
-            : eng_new(ctx, &scn->engine, &cost->pred, hooks->src, hooks->src_st, rec, rec_st, err);
+    eng_costs costs = {&cost->pred, NULL};
+    e = src ? eng_new(ctx, &scn->engine, &costs, scn_source_ops(), src, rec, rec_st, err)
+            : eng_new(ctx, &scn->engine, &costs, hooks->src, hooks->src_st, rec, rec_st, err);
     if (!e)
         goto out;
     sim_set_check_every(ctx, hooks->check_every);

@@ -576,7 +576,7 @@ static void run_one(const variant *v, const workload *w)
     c->spanz = calloc((size_t)w->n, sizeof *c->spanz);
     c->busy_until = calloc((size_t)cfg.replicas, sizeof *c->busy_until);
     c->ctx = sim_new(7);
-    c->e = eng_new(c->ctx, &cfg, &pred, &list_ops, &src, &rec_ops, c, &err);
+    c->e = eng_new(c->ctx, &cfg, &(eng_costs){&pred, NULL}, &list_ops, &src, &rec_ops, c, &err);
     if (!c->e)
         fail_msg("%s / %s: %s", v->name, w->name, err.msg);
     c->kv_total = eng_get_kv_plan(c->e)->blocks;

@@ -56,7 +56,8 @@ static rec *run(const eng_config *c, const eng_arrival *a, int n, eng_totals *to
     list_src src = {a, n, 0};
     sim_ctx *ctx = sim_new(1);
     sim_err err;
-    eng_engine *e = eng_new(ctx, c, &linear, &list_ops, &src, &rec_ops, r, &err);
+    eng_engine *e =
+        eng_new(ctx, c, &(eng_costs){&linear, NULL}, &list_ops, &src, &rec_ops, r, &err);
     assert_non_null(e);
     assert_int_equal(eng_run(e, &err), 0);
     char buf[256];
@@ -307,7 +308,7 @@ static void test_routers(void **state)
     sim_ctx *ctx = sim_new(1);
     sim_err err;
     list_src src = {a, 1, 0};
-    assert_null(eng_new(ctx, &c, &linear, &list_ops, &src, NULL, NULL, &err));
+    assert_null(eng_new(ctx, &c, &(eng_costs){&linear, NULL}, &list_ops, &src, NULL, NULL, &err));
     assert_non_null(strstr(err.msg, "random"));
     sim_free(ctx);
 }

@@ -56,7 +56,8 @@ static placed *run(const eng_config *c, const eng_arrival *a, int n, uint64_t se
     list_src src = {a, n, 0};
     sim_ctx *ctx = sim_new(seed);
     sim_err err;
-    eng_engine *e = eng_new(ctx, c, &linear, &list_ops, &src, &rec_ops, p, &err);
+    eng_engine *e =
+        eng_new(ctx, c, &(eng_costs){&linear, NULL}, &list_ops, &src, &rec_ops, p, &err);
     if (!e)
         fail_msg("eng_new: %s", err.msg);
     assert_int_equal(eng_run(e, &err), 0);
@@ -83,7 +84,8 @@ static void pick_fresh(const eng_router_ops *ops, int32_t nrep, gsl_rng *g, int 
     list_src src = {NULL, 0, 0};
     sim_ctx *ctx = sim_new(1);
     sim_err err;
-    eng_engine *e = eng_new(ctx, &c, &linear, &list_ops, &src, NULL, NULL, &err);
+    eng_engine *e =
+        eng_new(ctx, &c, &(eng_costs){&linear, NULL}, &list_ops, &src, NULL, NULL, &err);
     assert_non_null(e);
     const eng_replica *reps[8];
     assert_true(nrep <= 8);
@@ -240,7 +242,8 @@ static void test_single_replica_draws_nothing(void **state)
     sim_ctx *ctx = sim_new(5);
     sim_err err;
     placed *p = calloc(1, sizeof *p);
-    eng_engine *e = eng_new(ctx, &c, &linear, &list_ops, &src, &rec_ops, p, &err);
+    eng_engine *e =
+        eng_new(ctx, &c, &(eng_costs){&linear, NULL}, &list_ops, &src, &rec_ops, p, &err);
     assert_non_null(e);
     assert_int_equal(eng_run(e, &err), 0);
     gsl_rng *fresh = sim_rng_new_stream(5, SIM_STREAM_ROUTER);
@@ -262,7 +265,7 @@ static void test_unknown_router_refused(void **state)
     sim_ctx *ctx = sim_new(1);
     sim_err err;
     err.msg[0] = '\0';
-    assert_null(eng_new(ctx, &c, &linear, &list_ops, &src, NULL, NULL, &err));
+    assert_null(eng_new(ctx, &c, &(eng_costs){&linear, NULL}, &list_ops, &src, NULL, NULL, &err));
     assert_non_null(strstr(err.msg, "unknown router 'random'"));
     char list[256];
     assert_non_null(strstr(err.msg, eng_router_names(list, sizeof list)));

@@ -77,7 +77,8 @@ static rec *run(const eng_config *c, const eng_arrival *a, int n)
     checked_src src = {{a, n, 0}, NULL, 0};
     sim_ctx *ctx = sim_new(1);
     sim_err err;
-    eng_engine *e = eng_new(ctx, c, &linear, &checked_ops, &src, &rec_ops, r, &err);
+    eng_engine *e =
+        eng_new(ctx, c, &(eng_costs){&linear, NULL}, &checked_ops, &src, &rec_ops, r, &err);
     if (!e)
         fail_msg("eng_new: %s", err.msg);
     src.e = e;
