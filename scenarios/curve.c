@@ -68,8 +68,8 @@ static int series_value(const char *path, const scn_node *series, int32_t k, dou
 int scn_curve_length(const char *path, const char *thinking, int32_t k, double *al, char *model,
                      size_t mlen, sim_err *err)
 {
-    char *text;
-    size_t n;
+    char *text = NULL;
+    size_t n = 0;
     if (read_all(path, &text, &n, err))
         return -1;
     scn_node *root = NULL;
