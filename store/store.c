@@ -10,9 +10,11 @@
  * untouched. Creating and upgrading run in one BEGIN IMMEDIATE transaction, so two processes
  * opening a new database at once create it once.
  *
- * Schema version 2 (this file's runs tables, sweep.c, profile.c, capacity.c). Upgrade from 1:
- * ALTER TABLE runs ADD COLUMN offered_rate REAL, ADD COLUMN num_requests INTEGER, the capacity
- * tables, the views, application_id, and schema_version set to 2, all in one transaction.
+ * Schema version 4 (this file's runs tables, sweep.c, profile.c, capacity.c, validation.c).
+ * Upgrade from 1: ALTER TABLE runs ADD COLUMN offered_rate REAL, ADD COLUMN num_requests
+ * INTEGER; from any older version: the tables it lacks (capacity: 2, validation: 4; version 3,
+ * request spans, lives on another branch and is numbered there), the views, application_id,
+ * and schema_version set to the current version, all in one transaction.
  *
  * Views (re-created on a writable open when their text differs from this llmsim's, so a newer
  * llmsim can change them; user queries should name columns, not rely on their order):
@@ -295,6 +297,7 @@ static int build_schema(store *s, int64_t v, int64_t app, sim_err *err)
         return -1;
     if (store_exec(s, store_schema_runs, err) || store_exec(s, store_schema_profiles, err) ||
         store_exec(s, store_schema_sweeps, err) || store_exec(s, store_schema_capacity, err) ||
+        store_exec(s, store_schema_validation, err) ||
         put_view(s, "run_summary", run_summary_sql(), err) ||
         put_view(s, "sweep_curve", sweep_curve_sql(), err))
         return -1;
