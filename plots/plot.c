@@ -12,11 +12,12 @@
 #include "plt_int.h"
 #include "store_query.h"
 
-static const char *const kind_names[] = {"curve", "cdf", "timeline", "gantt"};
+static const char *const kind_names[] = {"curve", "cdf", "timeline", "gantt", "validation"};
+#define NKINDS (int)(sizeof kind_names / sizeof kind_names[0])
 
 int plt_kind_parse(const char *s, plt_kind *out)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NKINDS; i++)
         if (strcmp(s, kind_names[i]) == 0) {
             *out = (plt_kind)i;
             return 0;
@@ -26,7 +27,7 @@ int plt_kind_parse(const char *s, plt_kind *out)
 
 const char *plt_kind_name(plt_kind k)
 {
-    return (unsigned)k < 4 ? kind_names[k] : "?";
+    return (unsigned)k < (unsigned)NKINDS ? kind_names[k] : "?";
 }
 
 const char *plt_default_name(const plt_opts *o, char *buf, size_t len)
@@ -34,6 +35,8 @@ const char *plt_default_name(const plt_opts *o, char *buf, size_t len)
     size_t n = 0;
     if (o->kind == PLT_CURVE)
         n = (size_t)snprintf(buf, len, "curve-sweep%lld", (long long)o->sweep);
+    else if (o->kind == PLT_VALIDATION)
+        n = (size_t)snprintf(buf, len, "validation%lld", (long long)o->validation);
     else {
         n = (size_t)snprintf(buf, len, "%s-run", plt_kind_name(o->kind));
         for (int i = 0; i < o->nruns && n < len; i++)
@@ -60,6 +63,10 @@ static int check_opts(const plt_opts *o, sim_err *err)
 {
     if (o->kind == PLT_CURVE && o->sweep <= 0)
         return sim_errf(err, "curve plots a sweep: give --sweep ID");
+    if (o->kind == PLT_VALIDATION)
+        return o->validation > 0 ? 0
+                                 : sim_errf(err, "validation plots a stored validation: give "
+                                                 "--validation ID");
     if (o->kind != PLT_CURVE && o->nruns < 1)
         return sim_errf(err, "%s plots runs: give --run ID[,ID...]", plt_kind_name(o->kind));
     if (o->kind == PLT_GANTT && o->nruns != 1)
@@ -114,6 +121,8 @@ static int write_kind(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_resu
         return plt_timeline_write(s, o, dat, gp, res, err);
     case PLT_GANTT:
         return plt_gantt_write(s, o, dat, gp, res, err);
+    case PLT_VALIDATION:
+        return plt_validation_write(s, o, dat, gp, res, err);
     }
     return sim_errf(err, "unknown plot kind %d", (int)o->kind);
 }

@@ -23,7 +23,9 @@ typedef enum plt_kind {
     PLT_CURVE,    /* latency percentile against throughput or offered rate, from a sweep */
     PLT_CDF,      /* latency CDFs of runs, from the requests table */
     PLT_TIMELINE, /* batch occupancy and KV blocks in use per iteration, over time */
-    PLT_GANTT     /* each request's queued, prefill and decode spans and its iterations */
+    PLT_GANTT,    /* each request's queued, prefill and decode spans and its iterations */
+    /* predicted against measured, from a stored validation */
+    PLT_VALIDATION
 } plt_kind;
 
 typedef enum plt_x {
@@ -36,6 +38,7 @@ typedef struct plt_opts {
     plt_kind kind;
     const char *db;             /* database path */
     int64_t sweep;              /* curve: the sweep id */
+    int64_t validation;         /* validation: the validation id */
     int64_t runs[PLT_MAX_RUNS]; /* cdf, timeline, gantt: run ids */
     int nruns;                  /* gantt takes exactly one */
     const char *out;            /* image path (.png, .svg or .pdf); NULL: <kind>-run<ID>.png */
@@ -55,7 +58,7 @@ typedef struct plt_result {
     int series;                /* lines (curve, cdf) or panels (timeline) drawn */
 } plt_result;
 
-/* Parses "curve", "cdf", "timeline" or "gantt". 0, or -1 for an unknown name. */
+/* Parses "curve", "cdf", "timeline", "gantt" or "validation". 0, or -1 for an unknown name. */
 int plt_kind_parse(const char *s, plt_kind *out);
 const char *plt_kind_name(plt_kind k);
 
@@ -64,8 +67,8 @@ const char *plt_kind_name(plt_kind k);
  * at fault; gnuplot's own failure is -1 too, with its exit status. */
 int plt_plot(const plt_opts *o, plt_result *res, sim_err *err);
 
-/* The default image name for o when o->out is NULL: "<kind>-run<ID>[-<ID>...].png" or
- * "<kind>-sweep<ID>.png", into buf. Returns buf. */
+/* The default image name for o when o->out is NULL: "<kind>-run<ID>[-<ID>...].png",
+ * "<kind>-sweep<ID>.png" or "validation<ID>.png", into buf. Returns buf. */
 const char *plt_default_name(const plt_opts *o, char *buf, size_t len);
 
 /* Writes run `run` of database db to path ("-" for stdout) in the Chrome trace event format:
