@@ -26,6 +26,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_capacity(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_validate(int argc, char **argv); /* validate SET, --list, --ops */
 
 /* ---- options ---- */
 
