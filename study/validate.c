@@ -1160,6 +1160,13 @@ int study_vset_run(study_vset *v, const char *db, int jobs, store_level level,
         free(tasks);
         return 0;
     }
+    /* the database is created (or upgraded) here, once, before workers open it side by side */
+    store *s = db ? store_open(db, err) : NULL;
+    if (db && !s) {
+        free(tasks);
+        return -1;
+    }
+    store_close(s);
     size_t bytes = (size_t)v->nrows * sizeof(vslot);
     FILE *tf = tmpfile();
     void *map = MAP_FAILED;
