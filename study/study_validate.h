@@ -12,7 +12,9 @@
  *     network tables) is compared with the roofline's time for that one kernel at that shape.
  * Rows the mapping or the cost model cannot express are kept with the reason (status
  * STUDY_V_CANNOT) and counted, never dropped; rows whose run fails keep the error
- * (STUDY_V_FAILED). The error of a prediction is predicted / measured - 1.
+ * (STUDY_V_FAILED). The error of a prediction is predicted / measured - 1. A serving set may
+ * leave a warm-up out of the compared metrics (`warmup`: the first arrivals of each run, say
+ * each client's first request of a closed loop); the stored run keeps all of its metrics.
  *
  * Ownership: a study_vset owns its rows and their strings; study_vset_free releases them.
  */
@@ -48,6 +50,7 @@ typedef struct study_vrow {
     int64_t run_id;                       /* serving rows: the stored run (0: not stored) */
     char **sets;                          /* serving rows: the scenario overrides */
     int nsets;
+    int64_t warmup; /* serving rows: the first arrivals left out of the compared metrics */
 } study_vrow;
 
 typedef struct study_vset {

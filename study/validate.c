@@ -12,7 +12,8 @@
  *          row is predicted under, or the reason it cannot be expressed (its overrides are then
  *          kept, checked, and not applied: a mapping ready to switch on).
  * TEMPLATE is text with placeholders {COL}, {COL:KEY} (the value of KEY in a cell holding
- * "k=v; k=v"), {A|B} (the first non-empty alternative) and {...*N} (the number times N).
+ * "k=v; k=v"), {A|B} (the first non-empty alternative) and {...*N} (the number times N); {{ and
+ * }} stand for literal braces (a YAML flow map as a value: "{{dist: fixed, value: {isl}}}").
  * Later overrides of a key win, as with --set. Every constant override is tried on the base
  * scenario when the set is read, so a misspelt key is an error naming the set's line; an
  * override made from a row's values that the scenario refuses makes that row inexpressible,
@@ -376,6 +377,13 @@ static int expand_as(const char *tmpl, const vcsv *c, int check, char *out, size
     size_t off = 0;
     out[0] = '\0';
     for (const char *p = tmpl; *p;) {
+        if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) { /* a literal brace */
+            if (off + 1 < len)
+                out[off++] = *p;
+            out[off] = '\0';
+            p += 2;
+            continue;
+        }
         if (*p == '}')
             return snprintf(why, wlen, "'}' without '{'"), -1;
         if (*p != '{') {
@@ -433,8 +441,9 @@ typedef struct vrule {
 typedef struct serving {
     const char *file; /* the set file */
     int idcol;
-    char group[256]; /* template */
-    vaction all;     /* `set`: every row */
+    char group[256];  /* template */
+    char warmup[256]; /* template: the first arrivals left out of the metrics ("" = none) */
+    vaction all;      /* `set`: every row */
     vrule *rules;
     int nrules;
 } serving;
@@ -707,6 +716,12 @@ static void map_row(const study_vset *v, const serving *sv, const vcsv *c, study
     for (int i = 0; i < n; i++)
         if (take(acts[i], c, r))
             goto out;
+    if (sv->warmup[0]) {
+        char val[512], why[256];
+        if (expand(sv->warmup, c, 0, val, sizeof val, why, sizeof why) != 0 ||
+            (r->warmup = strtoll(val, NULL, 10)) < 0)
+            validate_row_fail(r, STUDY_V_CANNOT, "warmup: %s", why);
+    }
 out:
     free(acts);
 }
@@ -817,6 +832,35 @@ static int read_measured_columns(study_vset *v, const scn_node *root, const vcsv
     return 0;
 }
 
+/* `warmup: TEMPLATE` (or a number for transcribed rows) into out. The metrics it applies to
+ * are the ones a request's times give: ITL gaps are not attributed to requests. */
+static int read_warmup(const study_vset *v, const scn_node *root, const vcsv *c, char *out,
+                       size_t len, sim_err *err)
+{
+    const char *w;
+    char why[256], val[512];
+    out[0] = '\0';
+    if (validate_scalar(v->path, root, "warmup", &w, err))
+        return -1;
+    if (!w)
+        return 0;
+    const scn_node *n = scn_doc_get(root, "warmup");
+    if (!*w || strlen(w) >= len)
+        return validate_fail(err, v->path, n, "warmup", "expected a count of first arrivals");
+    if (c ? expand(w, c, 1, val, sizeof val, why, sizeof why) != 0
+          : (strtol(w, NULL, 10) < 0 || strspn(w, "0123456789") != strlen(w)))
+        return validate_fail(err, v->path, n, "warmup", "%s",
+                             c ? why : "expected a count of first arrivals");
+    for (int m = 0; m < v->nmetrics; m++)
+        if (strstr(v->metric[m].name, "_itl_") || strstr(v->metric[m].name, "sched_overhead"))
+            return validate_fail(err, v->path, n, "warmup",
+                                 "%s cannot leave a warm-up out: its samples are not "
+                                 "attributed to requests",
+                                 v->metric[m].name);
+    snprintf(out, len, "%s", w);
+    return 0;
+}
+
 static int read_mapping(study_vset *v, const scn_node *root, const vcsv *c, serving *sv,
                         sim_err *err)
 {
@@ -838,6 +882,7 @@ static int read_mapping(study_vset *v, const scn_node *root, const vcsv *c, serv
                              why, vcsv_names(c, names, sizeof names));
     const scn_node *sets = scn_doc_get(root, "set"), *rules = scn_doc_get(root, "rules");
     if (read_measured_columns(v, root, c, err) ||
+        read_warmup(v, root, c, sv->warmup, sizeof sv->warmup, err) ||
         (sets && read_sets(v, sets, "set", c, 1, &sv->all, err)))
         return -1;
     if (rules && scn_doc_type(rules) != SCN_DOC_SEQ)
@@ -943,7 +988,9 @@ static int load_rows(study_vset *v, const scn_node *root, const char *match, sim
                              "rules, id and measured map a table's columns; transcribed rows "
                              "give their own values");
     vaction all = {0};
+    char warm[64];
     int rc = sets ? read_sets(v, sets, "set", NULL, 1, &all, err) : 0, i = 0;
+    int first = v->nrows;
     for (const scn_node *n = scn_doc_first(rows); n && rc == 0; n = scn_doc_next(n), i++) {
         const scn_node *idn = scn_doc_get(n, "id");
         const char *id = idn ? scn_doc_text(idn) : NULL;
@@ -953,6 +1000,10 @@ static int load_rows(study_vset *v, const scn_node *root, const char *match, sim
             rc = transcribed_row(v, n, i, &all, err);
     }
     action_free(&all);
+    /* the metrics are known once every row is read */
+    if (rc == 0 && (rc = read_warmup(v, root, NULL, warm, sizeof warm, err)) == 0 && warm[0])
+        for (int k = first; k < v->nrows; k++)
+            v->rows[k].warmup = strtoll(warm, NULL, 10);
     return rc;
 }
 
@@ -960,7 +1011,7 @@ static int load_serving(study_vset *v, const scn_node *root, const char *match, 
 {
     static const char *const keys[] = {"name",     "kind",  "description", "source", "notes",
                                        "scenario", "table", "rows",        "id",     "group",
-                                       "measured", "set",   "rules",       NULL};
+                                       "measured", "set",   "rules",       "warmup", NULL};
     const char *scn;
     if (validate_keys(v->path, root, "", keys, err) ||
         validate_scalar(v->path, root, "scenario", &scn, err))
@@ -1067,6 +1118,22 @@ typedef struct vworker {
     store *s; /* NULL when runs are not stored */
 } vworker;
 
+/* The metrics of the requests after the warm-up (arrival order >= skip), by the engine's own
+ * definitions. */
+typedef struct steady {
+    eng_metrics m;
+    int64_t skip;
+} steady;
+
+static void steady_request(void *st, const eng_request *rq)
+{
+    steady *s = st;
+    if (rq->id >= s->skip)
+        eng_metrics_request(&s->m, rq);
+}
+
+static const eng_recorder_ops steady_ops = {steady_request, NULL, NULL};
+
 static void *open_worker(void *arg, sim_err *err)
 {
     vrun *a = arg;
@@ -1094,20 +1161,32 @@ static int run_row(void *arg, void *worker, int32_t task, sim_err *err)
     scn_scenario scn;
     study_result *res = sim_xcalloc(1, sizeof *res);
     study_sink sink = {.s = w->s, .level = a->level, .buffered = 1};
+    steady sd = {.skip = r->warmup};
+    eng_metrics_init(&sd.m);
+    study_hooks hooks = {.rec = &steady_ops, .rec_st = &sd};
     int rc = study_load(a->v->scenario, (const char *const *)r->sets, r->nsets, &scn, err);
     if (rc == 0)
-        rc = study_run(&scn, scn.seed, w->s, w->s ? &sink : NULL, NULL, res, err);
+        rc = study_run(&scn, scn.seed, w->s, w->s ? &sink : NULL, r->warmup > 0 ? &hooks : NULL,
+                       res, err);
     if (rc == 0) {
+        study_result *from = res;
+        if (r->warmup > 0) { /* the compared metrics leave the warm-up out */
+            from = sim_xcalloc(1, sizeof *from);
+            from->n = eng_metrics_summary(&sd.m, from->m);
+        }
         for (int m = 0; m < a->v->nmetrics; m++)
-            sl->predicted[m] = study_metric(res, a->v->metric[m].name);
+            sl->predicted[m] = study_metric(from, a->v->metric[m].name);
+        sl->completed = r->warmup > 0 ? sd.m.completed : res->tot.finished;
+        sl->rejected = r->warmup > 0 ? sd.m.rejected : res->tot.rejected;
+        if (from != res)
+            free(from);
         sl->run_id = res->run_id;
-        sl->completed = res->tot.finished;
-        sl->rejected = res->tot.rejected;
         snprintf(sl->label, sizeof sl->label, "%s", res->label);
         sl->ok = 1;
     } else {
         snprintf(sl->msg, sizeof sl->msg, "%.500s", err->msg);
     }
+    eng_metrics_free(&sd.m);
     scn_free(&scn);
     free(res);
     return rc;
@@ -1131,8 +1210,8 @@ static void take_slot(study_vset *v, study_vrow *r, const vslot *sl)
         return;
     }
     if (sl->completed == 0) {
-        validate_row_fail(r, STUDY_V_FAILED, "no request completed (%lld rejected)",
-                          (long long)sl->rejected);
+        validate_row_fail(r, STUDY_V_FAILED, "no request completed%s (%lld rejected)",
+                          r->warmup > 0 ? " after the warm-up" : "", (long long)sl->rejected);
         return;
     }
     for (int m = 0; m < v->nmetrics; m++)

@@ -229,6 +229,81 @@ static void test_serving_run(void **state)
     study_vset_free(&w);
 }
 
+/* Mean TTFT and TPOT over the requests that arrive after the first `skip`, by hand. */
+typedef struct by_hand {
+    int64_t skip, n, n2;
+    double ttft, tpot;
+} by_hand;
+
+static void hand_request(void *st, const eng_request *rq)
+{
+    by_hand *h = st;
+    if (rq->id < h->skip || rq->status != ENG_RQ_FINISHED)
+        return;
+    h->n++;
+    h->ttft += (double)(rq->t_first_token - rq->t_arrival) / 1e6;
+    if (rq->output > 1) {
+        h->n2++;
+        h->tpot += (double)(rq->t_finish - rq->t_first_token) / 1e6 / (rq->output - 1);
+    }
+}
+
+/* A warm-up (the first arrivals) is left out of the compared metrics. */
+static void test_warmup(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/warm.yaml", e2e_dir);
+    FILE *in = fopen(DATA "/small.yaml", "r");
+    static char text[8192];
+    size_t n = fread(text, 1, sizeof text - 1, in);
+    fclose(in);
+    text[n] = '\0';
+    char *set = strstr(text, "set:\n"),
+         *osl = strstr(text, "  workload.output_tokens: \"{osl}\"\n");
+    char *out = malloc(sizeof text + 512);
+    /* random output lengths, so that rounds differ */
+    snprintf(out, sizeof text + 512,
+             "%.*swarmup: \"{conc}\"\n%.*s  workload.output_tokens: \"{{dist: uniform, min: 2, "
+             "max: {osl}}}\"\n%s",
+             (int)(set - text), text, (int)(osl - set), set, osl + 34);
+    char *p;
+    while ((p = strstr(out, "table: small.csv")) || (p = strstr(out, "scenario: base.yaml"))) {
+        char rest[8192];
+        int table = p[0] == 't';
+        snprintf(rest, sizeof rest, "%s", p + (table ? 16 : 19));
+        sprintf(p, "%s%s", table ? "table: " DATA "/small.csv" : "scenario: " DATA "/base.yaml",
+                rest);
+    }
+    e2e_write(path, out);
+    free(out);
+    study_vset v;
+    sim_err err = {{0}};
+    load_ok(path, "r1", &v);
+    assert_int_equal(v.rows[0].warmup, 2);
+    if (study_vset_run(&v, NULL, 1, STORE_SUMMARY, NULL, NULL, &err))
+        fail_msg("%s", err.msg);
+    const study_vrow *r1 = row_named(&v, "r1");
+    by_hand h = {.skip = 2};
+    eng_recorder_ops ops = {hand_request, NULL, NULL};
+    study_hooks hooks = {.rec = &ops, .rec_st = &h};
+    scn_scenario scn;
+    study_result *res = calloc(1, sizeof *res);
+    if (study_load(DATA "/base.yaml", (const char *const *)r1->sets, r1->nsets, &scn, &err) ||
+        study_run(&scn, scn.seed, NULL, NULL, &hooks, res, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(h.n, 6); /* 8 requests, the first 2 left out */
+    if (fabs(r1->predicted[0] - h.ttft / h.n) > 1e-9 * r1->predicted[0] ||
+        fabs(r1->predicted[1] - h.tpot / h.n2) > 1e-9 * r1->predicted[1])
+        fail_msg("TTFT %g vs %g, TPOT %g vs %g", r1->predicted[0], h.ttft / h.n, r1->predicted[1],
+                 h.tpot / h.n2);
+    /* the first clients queue behind each other: the warm-up changes the mean */
+    assert_true(r1->predicted[0] != study_metric(res, "mean_ttft_ms"));
+    scn_free(&scn);
+    free(res);
+    study_vset_free(&v);
+}
+
 static void test_transcribed_rows(void **state)
 {
     (void)state;
@@ -398,6 +473,12 @@ static void test_bad_sets(void **state)
     write_set(path, "measured: {mean_ttft: ttft_ms}\n", "  - column: mode\n    cases: {agg: {}}\n");
     load_fails(path, msg, sizeof msg);
     assert_has(msg, "measured");
+    /* a warm-up with a metric whose samples are not attributed to requests */
+    e2e_write(path, "name: bad\nkind: serving\ndescription: d\nsource: s\n"
+                    "table: " DATA "/small.csv\nscenario: " DATA "/base.yaml\nid: id\n"
+                    "measured: {mean_itl_ms: ttft_ms}\nwarmup: 2\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "bad.yaml:9: warmup: mean_itl_ms cannot leave a warm-up out");
     /* an unknown top-level key, and a malformed template */
     write_set(path, "mapping: {}\n", "  - column: mode\n    cases: {agg: {}}\n");
     load_fails(path, msg, sizeof msg);
@@ -517,13 +598,22 @@ static int teardown(void **state)
 
 int main(void)
 {
+    /* one test per line */
+    // clang-format off
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_quantile),      cmocka_unit_test(test_stats_by_hand),
-        cmocka_unit_test(test_serving_rows),  cmocka_unit_test(test_serving_match),
-        cmocka_unit_test(test_serving_run),   cmocka_unit_test(test_transcribed_rows),
-        cmocka_unit_test(test_stored_table),  cmocka_unit_test(test_bad_sets),
-        cmocka_unit_test(test_operator_rows), cmocka_unit_test(test_operator_kernel_sums),
+        cmocka_unit_test(test_quantile),
+        cmocka_unit_test(test_stats_by_hand),
+        cmocka_unit_test(test_serving_rows),
+        cmocka_unit_test(test_serving_match),
+        cmocka_unit_test(test_serving_run),
+        cmocka_unit_test(test_warmup),
+        cmocka_unit_test(test_transcribed_rows),
+        cmocka_unit_test(test_stored_table),
+        cmocka_unit_test(test_bad_sets),
+        cmocka_unit_test(test_operator_rows),
+        cmocka_unit_test(test_operator_kernel_sums),
         cmocka_unit_test(test_shipped_list),
     };
+    // clang-format on
     return cmocka_run_group_tests(tests, setup, teardown);
 }
