@@ -144,17 +144,16 @@ static void print_stats(const study_vset *v, const study_vstat *st, int n)
         w = l > w ? l : w;
     }
     w = w > 60 ? 60 : w;
-    printf("\nerror by group (error = predicted / measured - 1)\n");
-    printf("%-*s %-8s %6s %10s %10s %10s %14s  %s\n", w, "group", "metric", "n", "median|e|",
-           "p90|e|", "worst|e|", "signed median", "worst row");
+    printf("\nerror by group (error = predicted / measured - 1; the worst rows are in --json)\n");
+    printf("%-*s %-6s %6s %10s %10s %10s %14s\n", w, "group", "metric", "n", "median|e|", "p90|e|",
+           "worst|e|", "signed median");
     for (int k = 0; k < n; k++) {
         const study_vstat *s = &st[k];
         if (k > 0 && strcmp(s->group, "all") == 0 && strcmp(st[k - 1].group, "all") != 0)
-            printf("%-*s\n", w, "");
-        printf("%-*.*s %-8s %6d %9.1f%% %9.1f%% %9.1f%% %+13.1f%%  %s\n", w, w, s->group,
+            printf("\n");
+        printf("%-*.*s %-6s %6d %9.1f%% %9.1f%% %9.1f%% %+13.1f%%\n", w, w, s->group,
                v->metric[s->metric].label, s->n, 100 * s->median_abs, 100 * s->p90_abs,
-               100 * s->worst_abs, 100 * s->signed_median,
-               s->worst_row >= 0 ? v->rows[s->worst_row].id : "");
+               100 * s->worst_abs, 100 * s->signed_median);
     }
     if (n == 0)
         printf("(no row was predicted)\n");

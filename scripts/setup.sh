@@ -41,3 +41,10 @@ rm -f out/timeline.db*
 ./build/llmsim run scenarios/timeline.yaml --db out/timeline.db --set scheduler.name=static
 ./build/llmsim run scenarios/timeline.yaml --db out/timeline.db --set scheduler.name=orca
 ./build/llmsim plot timeline --run 1,2 --db out/timeline.db -o docs/timeline.png
+# ...and the fidelity pictures: predicted against measured on the shipped validation sets
+# (they read ../shared/data in place; without it they are left as they are)
+if [ -r ../shared/data/validation/aic-silicon-h100.csv ]; then
+  rm -f out/validate.db*
+  ./build/llmsim validate aic-silicon-h100 --db out/validate.db --quiet -o docs/validation.png >out/validate-aic.txt
+  ./build/llmsim validate --ops --db out/validate.db --quiet -o docs/validation-ops.png >out/validate-ops.txt
+fi
