@@ -875,7 +875,8 @@ static int read_mapping(study_vset *v, const scn_node *root, const vcsv *c, serv
         return validate_fail(err, v->path, scn_doc_get(root, "id"), "id",
                              "no column '%s' in %s (columns: %s)", id, c->path,
                              vcsv_names(c, names, sizeof names));
-    snprintf(sv->group, sizeof sv->group, "%s", group ? group : "all");
+    /* without a group every row is in one, named after the set ("all" is the whole set's) */
+    snprintf(sv->group, sizeof sv->group, "%s", group ? group : v->name);
     char why[256], out[512];
     if (expand(sv->group, c, 1, out, sizeof out, why, sizeof why) != 0)
         return validate_fail(err, v->path, scn_doc_get(root, "group"), "group", "%s (columns: %s)",
@@ -962,7 +963,7 @@ static int transcribed_row(study_vset *v, const scn_node *n, int i, const vactio
         action_free(&a);
         return -1;
     }
-    study_vrow *r = validate_row_add(v, id, group ? group : "all", scn_doc_line(n));
+    study_vrow *r = validate_row_add(v, id, group ? group : v->name, scn_doc_line(n));
     for (const scn_node *k = scn_doc_first(meas); k; k = scn_doc_next(k)) {
         snprintf(p, sizeof p, "%s.measured.%s", where, scn_doc_key(k));
         int m = add_metric(v, k, p, scn_doc_key(k), err);
@@ -1100,8 +1101,7 @@ typedef struct vslot {
     int ok;
     double predicted[STUDY_VMAX_METRICS];
     int64_t run_id, completed, rejected;
-    char label[128]; /* the cost model */
-    char msg[512];   /* failure */
+    char msg[512]; /* failure */
 } vslot;
 
 typedef struct vrun {
@@ -1181,7 +1181,6 @@ static int run_row(void *arg, void *worker, int32_t task, sim_err *err)
         if (from != res)
             free(from);
         sl->run_id = res->run_id;
-        snprintf(sl->label, sizeof sl->label, "%s", res->label);
         sl->ok = 1;
     } else {
         snprintf(sl->msg, sizeof sl->msg, "%.500s", err->msg);
