@@ -396,7 +396,7 @@ static int load_set(const vopts *o, const char *name, const cli_common *c, study
     char path[1024];
     if (o->profile) {
         store *s = store_open_readonly(c->db, &err);
-        int rc = s ? study_vset_from_profile(s, o->profile, v, &err) : -1;
+        int rc = s ? study_vset_from_profile(s, o->profile, o->match, v, &err) : -1;
         store_close(s);
         return rc ? cli_fail("validate", &err) : 0;
     }

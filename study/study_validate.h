@@ -103,10 +103,11 @@ int study_vset_load(const char *path, const char *match, study_vset *v, sim_err 
 void study_vset_free(study_vset *v);
 
 /* An operator set from a stored profile's measured points (`validate --ops --profile NAME`):
- * each point against the roofline of the profile's model, GPU and tensor parallelism. 0, or -1
- * with err (no such profile, a GPU the catalog does not have, a model the roofline does not
- * price). */
-int study_vset_from_profile(store *s, const char *profile, study_vset *v, sim_err *err);
+ * each point against the roofline of the profile's model, GPU and tensor parallelism; match
+ * as for study_vset_load. 0, or -1 with err (no such profile, a GPU the catalog does not have, a
+ * model the roofline does not price). */
+int study_vset_from_profile(store *s, const char *profile, const char *match, study_vset *v,
+                            sim_err *err);
 
 /*
  * Predicts the serving rows still to run, in `jobs` worker processes, each storing its run in

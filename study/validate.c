@@ -717,10 +717,11 @@ static void map_row(const study_vset *v, const serving *sv, const vcsv *c, study
         if (take(acts[i], c, r))
             goto out;
     if (sv->warmup[0]) {
-        char val[512], why[256];
-        if (expand(sv->warmup, c, 0, val, sizeof val, why, sizeof why) != 0 ||
-            (r->warmup = strtoll(val, NULL, 10)) < 0)
+        char val[512], why[256], *end;
+        if (expand(sv->warmup, c, 0, val, sizeof val, why, sizeof why) != 0)
             validate_row_fail(r, STUDY_V_CANNOT, "warmup: %s", why);
+        else if ((r->warmup = strtoll(val, &end, 10)) < 0 || *end || end == val)
+            validate_row_fail(r, STUDY_V_CANNOT, "warmup: '%s' is not a count of requests", val);
     }
 out:
     free(acts);

@@ -491,7 +491,8 @@ int validate_ops_load(study_vset *v, const scn_node *root, const char *match, si
                : 0;
 }
 
-int study_vset_from_profile(store *s, const char *profile, study_vset *v, sim_err *err)
+int study_vset_from_profile(store *s, const char *profile, const char *match, study_vset *v,
+                            sim_err *err)
 {
     memset(v, 0, sizeof *v);
     cal_profile *p = store_profile_load(s, profile, err);
@@ -505,7 +506,7 @@ int study_vset_from_profile(store *s, const char *profile, study_vset *v, sim_er
     snprintf(v->source, sizeof v->source, "%s", p->source);
     v->kind = STUDY_V_OPERATORS;
     ops_metric(v);
-    opsctx o = {.v = v, .dtype = ENG_DTYPE_AUTO, .err = err};
+    opsctx o = {.v = v, .match = match, .dtype = ENG_DTYPE_AUTO, .err = err};
     eng_model m;
     int rc = -1;
     if (cal_gpu_find(p->gpu, &o.gpu) != 0) {
