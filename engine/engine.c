@@ -370,7 +370,8 @@ static void pull_arrival(eng_engine *e)
     rq->prefill_target = a.prompt;
     rq->padded_prompt = a.prompt;
     if (e->class_rng) /* the workload's arrival order: the same classes whatever the policy */
-        rq->c_class = (int32_t)gsl_rng_uniform_int(e->class_rng, (unsigned long)e->cfg.spec.classes);
+        rq->c_class =
+            (int32_t)gsl_rng_uniform_int(e->class_rng, (unsigned long)e->cfg.spec.classes);
     rq->t_arrival = a.t;
     if (e->tot.arrived++ == 0)
         e->tot.first_arrival_ns = a.t;
@@ -515,8 +516,8 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
     int32_t vk = b->decode ? k : 0;
     if (b->decode) {
         tokens += eng_cohort_begin_step(r, vk);
-        eng_shape_add_verify(&s, r->co.n, eng_cohort_ctx_sum(&r->co),
-                             eng_cohort_capped_sum(&r->co), vk);
+        eng_shape_add_verify(&s, r->co.n, eng_cohort_ctx_sum(&r->co), eng_cohort_capped_sum(&r->co),
+                             vk);
         /* MODEL: each decode sequence samples its token; verifying k drafts, vLLM computes the
          * logits of all k + 1 positions (RejectionSampler over target_logits) */
         s.emit_seqs += r->co.n * (vk + 1);
@@ -768,6 +769,23 @@ int64_t eng_prefill_blocks_needed(const eng_replica *r, const eng_request *rq, i
     return need > 0 ? need : 0;
 }
 
+int32_t eng_prefill_tokens_fitting(const eng_replica *r, const eng_request *rq, int32_t most,
+                                   int64_t blocks)
+{
+    if (most <= 0 || eng_prefill_blocks_needed(r, rq, most) <= blocks)
+        return most > 0 ? most : 0;
+    /* the blocks a chunk needs grow with its length: bisect (O(log most)) */
+    int32_t lo = 0, hi = most; /* lo fits, hi does not */
+    while (hi - lo > 1) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (eng_prefill_blocks_needed(r, rq, mid) <= blocks)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 int eng_batch_add_prefill(eng_replica *r, eng_batch *b, eng_request *rq, int32_t tokens,
                           int32_t charged)
 {
@@ -990,8 +1008,7 @@ static int check_modelled(const eng_engine *e, sim_err *err)
                         "scheduler static: its padded slots' attention past the %s of %d "
                         "tokens is not kept; llmsim refuses model %s with it (set "
                         "memory.max_model_len to at most %d, or use another scheduler)",
-                        c->model.index_topk ? "top-k" : "window", cap + 1, c->model.name,
-                        cap + 1);
+                        c->model.index_topk ? "top-k" : "window", cap + 1, c->model.name, cap + 1);
     if (sp->method == ENG_SPEC_NONE)
         return 0;
     if (sp->k < 1 || sp->k > ENG_SPEC_MAX_K || !(sp->al >= 1 && sp->al <= sp->k + 1) ||
@@ -1000,8 +1017,8 @@ static int check_modelled(const eng_engine *e, sim_err *err)
         return sim_errf(err,
                         "speculative decoding: num_speculative_tokens %d (1..%d), acceptance "
                         "length %g (1..%d), classes %d (1..%d), rate %g (0..1)",
-                        sp->k, ENG_SPEC_MAX_K, sp->al, sp->k + 1, sp->classes,
-                        ENG_SPEC_MAX_CLASSES, sp->rate);
+                        sp->k, ENG_SPEC_MAX_K, sp->al, sp->k + 1, sp->classes, ENG_SPEC_MAX_CLASSES,
+                        sp->rate);
     if (sp->has_draft) {
         int32_t dchunked, dcap = eng_shape_cap(&sp->draft, &dchunked);
         if (dcap > 0 && (dcap != cap || dchunked != chunked))

@@ -77,16 +77,16 @@ typedef struct eng_spec {
     int32_t k;              /* draft tokens per step (num_speculative_tokens), 1..ENG_SPEC_MAX_K */
     double al;              /* mean acceptance length: 1 + accepted drafts per step, 1..k + 1 */
     eng_spec_dist dist;
-    double rate;            /* ENG_SPEC_IID: per-position acceptance rate (its AL is al) */
-    int32_t classes;        /* acceptance classes: requests draw one at arrival, and members of
-                               a class accept the same number of tokens in a step (1: one draw
-                               per step for the batch, as SGLang's simulation does) */
-    int32_t disable_batch;  /* steps whose decode batch has at least this many sequences do not
-                               speculate (0: never off) */
-    int has_draft;          /* the drafter runs forward passes described by `draft` */
-    eng_model draft;        /* the drafter (draft model, EAGLE head, MTP layers) */
-    uint32_t draft_shared;  /* ENG_PART_* the drafter shares with the target (its weights are
-                               not counted twice) */
+    double rate;           /* ENG_SPEC_IID: per-position acceptance rate (its AL is al) */
+    int32_t classes;       /* acceptance classes: requests draw one at arrival, and members of
+                              a class accept the same number of tokens in a step (1: one draw
+                              per step for the batch, as SGLang's simulation does) */
+    int32_t disable_batch; /* steps whose decode batch has at least this many sequences do not
+                              speculate (0: never off) */
+    int has_draft;         /* the drafter runs forward passes described by `draft` */
+    eng_model draft;       /* the drafter (draft model, EAGLE head, MTP layers) */
+    uint32_t draft_shared; /* ENG_PART_* the drafter shares with the target (its weights are
+                              not counted twice) */
 } eng_spec;
 
 /* Fills sp->draft (and draft_shared, has_draft) with the drafter sp->method runs for target:
@@ -159,11 +159,11 @@ typedef struct eng_kv_plan {
     int64_t blocks;                 /* per replica: ranks x per-GPU cache / block_bytes */
     int64_t tokens;                 /* per replica: blocks x block_size */
     /* ---- the hybrid layout (see above) ---- */
-    int64_t block_bytes;     /* per GPU: one block */
-    int32_t full_mul;        /* blocks per block_size tokens of the growing layers: 1, or 0 */
-    int32_t window_mul;      /* blocks per block_size tokens the windowed layers hold (0: none) */
-    int32_t window_chunked;  /* 1: the windowed layers keep aligned chunks of `window` tokens */
-    int32_t state_blocks;    /* blocks one sequence's linear-attention state takes */
+    int64_t block_bytes;    /* per GPU: one block */
+    int32_t full_mul;       /* blocks per block_size tokens of the growing layers: 1, or 0 */
+    int32_t window_mul;     /* blocks per block_size tokens the windowed layers hold (0: none) */
+    int32_t window_chunked; /* 1: the windowed layers keep aligned chunks of `window` tokens */
+    int32_t state_blocks;   /* blocks one sequence's linear-attention state takes */
     int64_t draft_weight_bytes;    /* per GPU: the drafter's weights (in weight_bytes) */
     int64_t draft_bytes_per_token; /* per GPU: the drafter's KV (in bytes_per_token) */
     int64_t model_block_bytes;     /* one block on one unsharded copy: what a swap moves */
@@ -397,6 +397,10 @@ int eng_batch_add_prefill(eng_replica *r, eng_batch *b, eng_request *rq, int32_t
                           int32_t charged);
 /* Blocks the chunk would allocate (0 for reserving requests). */
 int64_t eng_prefill_blocks_needed(const eng_replica *r, const eng_request *rq, int32_t tokens);
+/* The longest chunk of rq's prefill (at most `most` tokens) whose blocks fit in `blocks`
+ * (ceil-division by the block size for a plain model; windows and state counted). */
+int32_t eng_prefill_tokens_fitting(const eng_replica *r, const eng_request *rq, int32_t most,
+                                   int64_t blocks);
 /* Includes every cohort sequence as one decode step. The cohort's block needs must be met:
  * eng_decode_blocks_needed() <= eng_kv_free(), else the engine asserts. */
 void eng_batch_decode_all(eng_replica *r, eng_batch *b);
