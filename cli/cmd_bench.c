@@ -128,8 +128,8 @@ int cmd_bench(int argc, char **argv)
         if (!selected(only, bc->name))
             continue;
         sim_err err = {{0}};
-        int needs_cap = bc->policy && (bc->workload == STUDY_BENCH_POISSON ||
-                                       bc->workload == STUDY_BENCH_SPEC);
+        int needs_cap =
+            bc->policy && (bc->workload == STUDY_BENCH_POISSON || bc->workload == STUDY_BENCH_SPEC);
         double cap = needs_cap ? capacity_of(&caps, data, bc->policy, quick, &err) : 0;
         if (needs_cap && cap <= 0)
             return cli_fail("bench", &err);

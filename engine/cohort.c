@@ -487,8 +487,7 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
          * allocating again then leaves the same blocks free when the next step is formed) */
         freed += grow_blocks(r, cl, ahead) - grow_blocks(r, cl, n);
         if (sliding(r))
-            freed += l->wm * cross(cl->slide, slide_total(c, cl), l->bs,
-                                   cl->t - l->window + 1, n);
+            freed += l->wm * cross(cl->slide, slide_total(c, cl), l->bs, cl->t - l->window + 1, n);
         zeros += (int64_t)cl->n * (n - 1);
         cl->t += n;
         freed += cap_events(r, cl);
@@ -594,8 +593,8 @@ static int class_check(const eng_replica *r, int32_t ci, char *buf, size_t len)
     }
     for (int32_t b = 0; rc == 0 && b < c->bs; b++)
         if (grow[b] != cl->grow[b] || slide[b] != cl->slide[b]) {
-            snprintf(buf, len, "replica %d: cohort class %d block residue %d miscounted", r->id,
-                     ci, b);
+            snprintf(buf, len, "replica %d: cohort class %d block residue %d miscounted", r->id, ci,
+                     b);
             rc = -1;
         }
     if (rc == 0 && (a != cl->a_sum || pg != cl->paged || low != cl->n_low || alow != cl->a_low ||

@@ -79,9 +79,9 @@ static void hybrid_layout(const eng_config *c, eng_kv_plan *p)
     p->block_bytes = unit * c->block_size;
     p->state_blocks =
         p->block_bytes > 0 ? (int32_t)((p->state_bytes + p->block_bytes - 1) / p->block_bytes) : 0;
-    int64_t model_unit = p->full_mul ? eng_model_kv_bytes_per_token(&c->model, eng_config_kv_dtype(c))
-                                     : eng_model_window_bytes_per_token(&c->model,
-                                                                        eng_config_kv_dtype(c));
+    int64_t model_unit = p->full_mul
+                             ? eng_model_kv_bytes_per_token(&c->model, eng_config_kv_dtype(c))
+                             : eng_model_window_bytes_per_token(&c->model, eng_config_kv_dtype(c));
     p->model_block_bytes = model_unit * c->block_size;
 }
 
@@ -168,8 +168,8 @@ void eng_kv_init(eng_kv *kv, const eng_kv_plan *p, int32_t block_size, int32_t a
     kv->held = 0;
     kv->block_size = block_size;
     kv->ps = NULL;
-    kv->lay = (eng_kvlay){block_size, p->full_mul, p->window_mul, p->window, p->window_chunked,
-                          p->state_blocks};
+    kv->lay = (eng_kvlay){block_size, p->full_mul,       p->window_mul,
+                          p->window,  p->window_chunked, p->state_blocks};
     if (p->window_mul == 0)
         kv->lay.window = 0;
     kv->ahead = ahead;

@@ -78,8 +78,8 @@ int eng_spec_drafter(eng_spec *sp, const eng_model *target, int32_t mtp_n, char 
             eagle_head(target, sp->method == ENG_SPEC_EAGLE3, &sp->draft, &sp->draft_shared);
             sp->has_draft = 1;
         } else {
-            sp->draft_shared = sp->method == ENG_SPEC_EAGLE3 ? ENG_PART_EMBED
-                                                             : ENG_PART_EMBED | ENG_PART_LM_HEAD;
+            sp->draft_shared =
+                sp->method == ENG_SPEC_EAGLE3 ? ENG_PART_EMBED : ENG_PART_EMBED | ENG_PART_LM_HEAD;
         }
         return 0;
     case ENG_SPEC_MTP:

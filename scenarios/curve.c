@@ -40,8 +40,8 @@ static int read_all(const char *path, char **out, size_t *n, sim_err *err)
 }
 
 /* The value of key k in a series map: 0 with *al, 1 when absent, -1 on a bad entry. */
-static int series_value(const char *path, const scn_node *series, int32_t k, double *al,
-                        char *keys, size_t klen, sim_err *err)
+static int series_value(const char *path, const scn_node *series, int32_t k, double *al, char *keys,
+                        size_t klen, sim_err *err)
 {
     int found = 1;
     size_t off = 0;
@@ -78,8 +78,9 @@ int scn_curve_length(const char *path, const char *thinking, int32_t k, double *
         goto done;
     const scn_node *m = root ? root->first : NULL;
     if (!root || root->kind != SCN_NODE_MAP || !m || m->next || m->kind != SCN_NODE_MAP) {
-        sim_errf(err, "%s: expected one model name mapping to its series (thinking_on, "
-                      "thinking_off)",
+        sim_errf(err,
+                 "%s: expected one model name mapping to its series (thinking_on, "
+                 "thinking_off)",
                  path);
         goto done;
     }

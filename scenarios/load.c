@@ -729,16 +729,16 @@ static int load_acceptance(lctx *c, const scn_node *sp_node, eng_spec *sp, const
         char path[1024], why[1024] = "", model[128];
         const scn_node *cn = scn_tree_get(a, "curve");
         if (!c->res || !c->res->curve)
-            return fail(c, cn, kp(pre, "curve").s, "no curve folder was given to find '%s'",
-                        curve);
+            return fail(c, cn, kp(pre, "curve").s, "no curve folder was given to find '%s'", curve);
         if (c->res->curve(c->res->st, curve, dir, path, sizeof path, why, sizeof why))
             return fail(c, cn, kp(pre, "curve").s, "%s", why);
         sim_err e2;
         if (scn_curve_length(path, think >= 0 ? onoff[think] : NULL, k, &sp->al, model,
                              sizeof model, &e2))
             return fail(c, cn, kp(pre, "curve").s, "%s", e2.msg);
-        add_note(c, "speculative: acceptance length %.2f for %d draft tokens, measured on %s "
-                    "(%s)",
+        add_note(c,
+                 "speculative: acceptance length %.2f for %d draft tokens, measured on %s "
+                 "(%s)",
                  sp->al, k, model, curve);
     } else if (len >= 0) {
         if (len < 1 || len > k + 1)
@@ -764,10 +764,9 @@ static int load_acceptance(lctx *c, const scn_node *sp_node, eng_spec *sp, const
  * disable_by_batch_size}. */
 static int load_speculative(lctx *c, const scn_node *root, eng_config *e)
 {
-    static const char *const keys[] = {"method",      "num_speculative_tokens",
-                                       "draft_model", "mtp_layers",
-                                       "acceptance",  "disable_by_batch_size",
-                                       NULL};
+    static const char *const keys[] = {
+        "method",     "num_speculative_tokens", "draft_model", "mtp_layers",
+        "acceptance", "disable_by_batch_size",  NULL};
     static const char *const methods[] = {"draft", "eagle", "eagle3", "mtp", "ngram", NULL};
     const scn_node *m;
     if (get_map(c, root, "", "speculative", &m))
@@ -816,8 +815,9 @@ static int load_speculative(lctx *c, const scn_node *root, eng_config *e)
         return fail(c, *draft ? dn : scn_tree_get(m, "method"),
                     *draft ? "speculative.draft_model" : "speculative.method", "%s", why);
     if (sp->method == ENG_SPEC_MTP && !scn_tree_get(m, "mtp_layers"))
-        add_note(c, "speculative: %d MTP layer assumed (speculative.mtp_layers; DeepSeek-V3, "
-                    "GLM and Qwen3.5 ship one)",
+        add_note(c,
+                 "speculative: %d MTP layer assumed (speculative.mtp_layers; DeepSeek-V3, "
+                 "GLM and Qwen3.5 ship one)",
                  mtp);
     if (sp->method == ENG_SPEC_NGRAM)
         add_note(c, "speculative: n-gram drafting runs on the CPU; its time is not modelled");
@@ -855,8 +855,9 @@ static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
         load_slo(c, root, &s->slo) || load_speculative(c, root, &s->engine))
         return -1;
     if (s->engine.model.linear_layers > 0)
-        add_note(c, "%s: linear-attention layers hold a fixed state per sequence; prefix "
-                    "caching stays off for it (vLLM does not support it for such hybrid models)",
+        add_note(c,
+                 "%s: linear-attention layers hold a fixed state per sequence; prefix "
+                 "caching stays off for it (vLLM does not support it for such hybrid models)",
                  s->engine.model.name);
     /* MODEL: vLLM --async-scheduling schedules step n+1 while step n runs: the engine's
      * overlapped CPU model */

@@ -261,8 +261,7 @@ static void run_case(void *arg, void *buf)
     study_result *res = sim_xcalloc(1, sizeof *res);
     double t0 = sim_wall_seconds();
     int made = poisson ? scenario_text(text, sizeof text, a->data, a->c->policy, a->n,
-                                       a->c->replicas, arrival,
-                                       a->c->workload == STUDY_BENCH_SPEC)
+                                       a->c->replicas, arrival, a->c->workload == STUDY_BENCH_SPEC)
                        : own_scenario(text, sizeof text, a->data, a->c, a->n);
     if (made == 0 && simulate_text(text, s, res, &err) == 0) {
         o->wall = sim_wall_seconds() - t0;

@@ -51,11 +51,9 @@ static int draft_cost(const scn_scenario *scn, study_cost *out, sim_err *err)
     if (cal_roofline_priced(&sp->draft, &sv, why, sizeof why) != 0)
         return sim_errf(err, "%s: speculative drafter: %s", scn->path, why);
     int rc = out->profile ? cal_profile_predictor_new(out->profile, &sp->draft, sv.dtype,
-                                                      c->tensor_parallel, &c->gpu, &out->draft,
-                                                      err)
+                                                      c->tensor_parallel, &c->gpu, &out->draft, err)
                           : cal_roofline_new(&sp->draft, &c->gpu, &sv, &out->draft, err);
-    return rc ? sim_err_prefix(err, "%s: speculative drafter %s", scn->path, sp->draft.name)
-              : 0;
+    return rc ? sim_err_prefix(err, "%s: speculative drafter %s", scn->path, sp->draft.name) : 0;
 }
 
 int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)

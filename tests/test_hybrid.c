@@ -110,8 +110,7 @@ static rec *run(const eng_config *cfg, const eng_predictor *p, const eng_arrival
     list_src src = {a, n, 0};
     sim_ctx *ctx = sim_new(7);
     sim_err err;
-    eng_engine *e =
-        eng_new(ctx, cfg, &(eng_costs){p, NULL}, &list_ops, &src, &rec_ops, r, &err);
+    eng_engine *e = eng_new(ctx, cfg, &(eng_costs){p, NULL}, &list_ops, &src, &rec_ops, r, &err);
     if (!e)
         fail_msg("eng_new: %s", err.msg);
     r->e = e;
@@ -353,8 +352,13 @@ static void test_paged_accounting_exact(void **state)
             int64_t t = 0;
             for (int i = 0; i < N; i++) {
                 t += (int64_t)(gsl_rng_uniform(g) * 40e6);
-                a[i] = (eng_arrival){t, 20 + (int32_t)gsl_rng_uniform_int(g, 300),
-                                     1 + (int32_t)gsl_rng_uniform_int(g, 400), NULL, 0, 0, 0};
+                a[i] = (eng_arrival){t,
+                                     20 + (int32_t)gsl_rng_uniform_int(g, 300),
+                                     1 + (int32_t)gsl_rng_uniform_int(g, 400),
+                                     NULL,
+                                     0,
+                                     0,
+                                     0};
             }
             gsl_rng_free(g);
             eng_totals tot;
@@ -471,8 +475,7 @@ static void test_static_refused_when_cap_binds(void **state)
 static void test_qwen35_state(void **state)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/data/models/qwen3.5-397b-a17b/config.json",
-             LLMSIM_SHARED_DIR);
+    snprintf(path, sizeof path, "%s/data/models/qwen3.5-397b-a17b/config.json", LLMSIM_SHARED_DIR);
     eng_config c;
     eng_config_defaults(&c);
     char why[512];

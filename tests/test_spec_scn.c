@@ -91,10 +91,22 @@ static void test_key_errors(void **state)
     expect_error("speculative: {method: eagle, num_speculative_tokens: 3, spec: 1, "
                  "acceptance: {length: 2}}",
                  "unknown key (valid: method, num_speculative_tokens, draft_model");
-    expect_error("scheduler: {name: vllm-v0, num_scheduler_steps: 8}\n"
-                 "speculative: {method: eagle, num_speculative_tokens: 3, "
-                 "acceptance: {length: 2}}",
-                 "multi-step scheduling does not support speculative decoding");
+    /* vLLM 0.6 runs the scheduler that has multi-step scheduling */
+    scn_scenario s;
+    sim_err err = {{0}};
+    static const char v0[] = "name: spec\nmodel: llama-3.1-8b\ngpu: h100-sxm\n"
+                             "engine: {name: vllm, version: \"0.6\"}\n"
+                             "workload: {num_requests: 10, arrival: {process: poisson, rate: 2},"
+                             " prompt_tokens: 200, output_tokens: 300}\n"
+                             "scheduler: {num_scheduler_steps: 8}\n"
+                             "speculative: {method: eagle, num_speculative_tokens: 3, "
+                             "acceptance: {length: 2}}\n";
+    int rc = scn_load_text("spec.yaml", v0, NULL, 0, study_resolver(), &s, &err);
+    scn_free(&s);
+    if (rc == 0)
+        fail_msg("loaded multi-step scheduling with speculative decoding");
+    if (!strstr(err.msg, "multi-step scheduling does not support speculative decoding"))
+        fail_msg("error '%s' lacks the multi-step refusal", err.msg);
 }
 
 static void test_curves(void **state)
@@ -254,16 +266,49 @@ static void test_shipped_scenario(void **state)
     if (study_cost_check(&s, &err) != 0) {
         print_message("not run: %s\n", err.msg);
         assert_non_null(strstr(err.msg, "does not price"));
+    } else {
+        /* priced: it runs, and realises its curve's length */
+        study_result *r = calloc(1, sizeof *r);
+        study_hooks h = {.check_every = 64};
+        if (study_run(&s, s.seed, NULL, NULL, &h, r, &err) != 0)
+            fail_msg("run: %s", err.msg);
+        double al = study_metric(r, "spec_acceptance_length");
+        print_message("%s: realised acceptance length %.3f\n", path, al);
+        assert_true(fabs(al - 3.39) / 3.39 < 0.02);
+        free(r);
     }
+    scn_free(&s);
+}
+
+/* The shipped sweep over K (docs/speculative.png): Llama-3.1-8B with an EAGLE-3 head at an
+ * i.i.d. rate of 0.7 runs on today's roofline; it realises 1 + 0.7 + 0.49 + 0.343 a step. */
+static void test_shipped_k_scenario(void **state)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/scenarios/speculative_k.yaml", LLMSIM_SOURCE_DIR);
+    scn_scenario s;
+    sim_err err;
+    if (study_load(path, NULL, 0, &s, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(s.engine.spec.method, ENG_SPEC_EAGLE3);
+    assert_int_equal(s.engine.spec.dist, ENG_SPEC_IID);
+    study_result *r = calloc(1, sizeof *r);
+    study_hooks h = {.check_every = 64};
+    if (study_run(&s, s.seed, NULL, NULL, &h, r, &err) != 0)
+        fail_msg("run: %s", err.msg);
+    double al = study_metric(r, "spec_acceptance_length"), want = 1 + 0.7 + 0.49 + 0.343;
+    print_message("%s: realised acceptance length %.3f (i.i.d. 0.7: %.3f)\n", path, al, want);
+    assert_true(fabs(al - want) / want < 0.02);
+    free(r);
     scn_free(&s);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_key_errors),     cmocka_unit_test(test_curves),
-        cmocka_unit_test(test_drafters),       cmocka_unit_test(test_end_to_end),
-        cmocka_unit_test(test_shipped_scenario),
+        cmocka_unit_test(test_key_errors),       cmocka_unit_test(test_curves),
+        cmocka_unit_test(test_drafters),         cmocka_unit_test(test_end_to_end),
+        cmocka_unit_test(test_shipped_scenario), cmocka_unit_test(test_shipped_k_scenario),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

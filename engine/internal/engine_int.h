@@ -217,19 +217,19 @@ static inline int32_t eng_kv_ident(const eng_request *rq)
  * member's context is a + t, a fixed at its join; the class keeps the sums that let a step cost
  * O(1) plus the members that change (cohort.c). */
 typedef struct eng_cclass {
-    int32_t n;        /* members */
-    int64_t t;        /* tokens each member has advanced since the cohort began */
-    int64_t a_sum;    /* sum of (context - t) over members */
-    int32_t adv;      /* tokens the step in flight advances its members (1 .. 1 + K) */
-    eng_rq_heap fin;  /* by c_fin_t: the t at which a member has generated its output */
-    eng_rq_heap ev;   /* by c_ev_t: the t at which a member's context reaches the cap or its
-                         next chunk boundary */
-    int32_t *grow;    /* paged members by a mod block size (block growth residues) */
-    int32_t *slide;   /* paged members past their sliding window, by a mod block size */
-    int64_t paged;    /* paged members */
-    int32_t n_low;    /* members whose context is below the cap (windows, top-k) */
-    int64_t a_low;    /* sum of a over them */
-    int64_t wraps;    /* chunked local attention: sum of floor(context / (cap + 1)) */
+    int32_t n;       /* members */
+    int64_t t;       /* tokens each member has advanced since the cohort began */
+    int64_t a_sum;   /* sum of (context - t) over members */
+    int32_t adv;     /* tokens the step in flight advances its members (1 .. 1 + K) */
+    eng_rq_heap fin; /* by c_fin_t: the t at which a member has generated its output */
+    eng_rq_heap ev;  /* by c_ev_t: the t at which a member's context reaches the cap or its
+                        next chunk boundary */
+    int32_t *grow;   /* paged members by a mod block size (block growth residues) */
+    int32_t *slide;  /* paged members past their sliding window, by a mod block size */
+    int64_t paged;   /* paged members */
+    int32_t n_low;   /* members whose context is below the cap (windows, top-k) */
+    int64_t a_low;   /* sum of a over them */
+    int64_t wraps;   /* chunked local attention: sum of floor(context / (cap + 1)) */
 } eng_cclass;
 
 /* The decoding sequences of one replica, advanced together: one token per decode step, or with
@@ -241,13 +241,13 @@ typedef struct eng_cohort {
     int32_t bs;            /* block size */
     int32_t nclass;
     eng_cclass *cls;
-    int32_t cap;           /* the model's capped layers' cap (eng_shape_cap), 0: none */
+    int32_t cap; /* the model's capped layers' cap (eng_shape_cap), 0: none */
     int32_t cap_chunked;
-    int64_t paged;          /* paged members */
-    int32_t step_k;         /* draft tokens each member verifies in the step in flight */
-    eng_request **fresh;    /* members that joined since the last decode step (own ITL gap) */
+    int64_t paged;       /* paged members */
+    int32_t step_k;      /* draft tokens each member verifies in the step in flight */
+    eng_request **fresh; /* members that joined since the last decode step (own ITL gap) */
     int32_t nfresh, capfresh;
-    gsl_rng *accept;        /* acceptance draws (SIM_STREAM_ACCEPT), with speculative decoding */
+    gsl_rng *accept; /* acceptance draws (SIM_STREAM_ACCEPT), with speculative decoding */
     /* speculative decoding totals: member-steps that verified drafts, drafts accepted */
     int64_t spec_steps, spec_drafts, spec_accepted;
 } eng_cohort;
