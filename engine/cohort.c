@@ -253,6 +253,7 @@ static void cap_enter(eng_replica *r, eng_cclass *cl, eng_request *rq)
             eng_heap_push(&cl->ev, rq);
         } else if (sliding(r) && paged(rq)) {
             cl->slide[res(a, c->bs)]++;
+            cl->nslide++;
         }
         break;
     case 2: {
@@ -280,6 +281,7 @@ static void cap_leave(eng_replica *r, eng_cclass *cl, eng_request *rq)
             cl->a_low -= a;
         } else if (sliding(r) && paged(rq)) {
             cl->slide[res(a, c->bs)]--;
+            cl->nslide--;
         }
         break;
     case 2:
@@ -319,20 +321,11 @@ static int64_t cap_events(eng_replica *r, eng_cclass *cl)
                  * the window of the next token (c - W + 1 tokens skipped) are freed */
                 freed += l->wm * ((a + cl->t - l->window + 1) / l->bs);
                 cl->slide[res(a, c->bs)]++;
+                cl->nslide++;
             }
         }
     }
     return freed;
-}
-
-static int64_t slide_total(const eng_cohort *c, const eng_cclass *cl)
-{
-    /* paged members past the window: every paged member but those below the cap */
-    (void)c;
-    int64_t n = 0;
-    for (int32_t i = 0; i < c->bs; i++)
-        n += cl->slide[i];
-    return n;
 }
 
 void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
@@ -487,7 +480,7 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
          * allocating again then leaves the same blocks free when the next step is formed) */
         freed += grow_blocks(r, cl, ahead) - grow_blocks(r, cl, n);
         if (sliding(r))
-            freed += l->wm * cross(cl->slide, slide_total(c, cl), l->bs, cl->t - l->window + 1, n);
+            freed += l->wm * cross(cl->slide, cl->nslide, l->bs, cl->t - l->window + 1, n);
         zeros += (int64_t)cl->n * (n - 1);
         cl->t += n;
         freed += cap_events(r, cl);
@@ -555,7 +548,7 @@ static int class_check(const eng_replica *r, int32_t ci, char *buf, size_t len)
     const eng_cohort *c = &r->co;
     const eng_cclass *cl = &c->cls[ci];
     const eng_kvlay *l = &r->kv.lay;
-    int64_t a = 0, pg = 0, low = 0, alow = 0, wraps = 0, capped = 0, evs = 0;
+    int64_t a = 0, pg = 0, low = 0, alow = 0, wraps = 0, capped = 0, evs = 0, ns = 0;
     int32_t *grow = sim_xcalloc((size_t)c->bs * 2, sizeof *grow), *slide = grow + c->bs;
     int rc = 0;
     if (eng_heap_check(&cl->fin) || eng_heap_check(&cl->ev)) {
@@ -577,6 +570,7 @@ static int class_check(const eng_replica *r, int32_t ci, char *buf, size_t len)
             want_ev = c->cap - ra;
         } else if (cap_kind(c) == 1 && sliding(r) && paged(rq)) {
             slide[res(ra, c->bs)]++;
+            ns++;
         }
         if (cap_kind(c) == 2) {
             int64_t w = (int64_t)c->cap + 1;
@@ -597,8 +591,9 @@ static int class_check(const eng_replica *r, int32_t ci, char *buf, size_t len)
                      b);
             rc = -1;
         }
-    if (rc == 0 && (a != cl->a_sum || pg != cl->paged || low != cl->n_low || alow != cl->a_low ||
-                    wraps != cl->wraps || evs != cl->ev.n || cl->fin.n != cl->n)) {
+    if (rc == 0 &&
+        (a != cl->a_sum || pg != cl->paged || low != cl->n_low || alow != cl->a_low ||
+         wraps != cl->wraps || evs != cl->ev.n || cl->fin.n != cl->n || ns != cl->nslide)) {
         snprintf(buf, len, "replica %d: cohort class %d sums drifted", r->id, ci);
         rc = -1;
     }

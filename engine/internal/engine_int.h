@@ -226,6 +226,7 @@ typedef struct eng_cclass {
                         next chunk boundary */
     int32_t *grow;   /* paged members by a mod block size (block growth residues) */
     int32_t *slide;  /* paged members past their sliding window, by a mod block size */
+    int64_t nslide;  /* their number */
     int64_t paged;   /* paged members */
     int32_t n_low;   /* members whose context is below the cap (windows, top-k) */
     int64_t a_low;   /* sum of a over them */
