@@ -193,11 +193,15 @@ static void finish(eng_replica *r, eng_request *rq)
     if (r->run_left > 0) {
         /* MODEL: vLLM 0.6 multi-step: the batch is fixed for num_scheduler_steps forward passes,
          * so a sequence that finished is computed until the last one */
-        if (r->run_pad_seqs == r->caprunpad) {
-            r->caprunpad = r->caprunpad ? 2 * r->caprunpad : 64;
-            r->run_pad_c = sim_xrealloc(r->run_pad_c, (size_t)r->caprunpad * sizeof *r->run_pad_c);
+        if (r->co.cap > 0) { /* each one's context, for the capped sum */
+            if (r->run_pad_seqs == r->caprunpad) {
+                r->caprunpad = r->caprunpad ? 2 * r->caprunpad : 64;
+                r->run_pad_c =
+                    sim_xrealloc(r->run_pad_c, (size_t)r->caprunpad * sizeof *r->run_pad_c);
+            }
+            r->run_pad_c[r->run_pad_seqs] = last_ctx;
         }
-        r->run_pad_c[r->run_pad_seqs++] = last_ctx;
+        r->run_pad_seqs++;
         r->run_pad_ctx += last_ctx;
     }
     if (e->cfg.cpu.async) {
@@ -487,10 +491,14 @@ static int64_t draft_time(eng_replica *r, const eng_shape *s, int32_t k)
     return ns;
 }
 
-/* The capped contexts of the padded sequences (eng_shape.decode_ctx_capped). */
-static int64_t pads_capped(const eng_replica *r)
+/* The capped contexts of the padded sequences (eng_shape.decode_ctx_capped): O(1) for a model
+ * without a cap; the batch's own pads (static batching) are refused when the cap can bind
+ * (check_modelled), so theirs equal their contexts. */
+static int64_t pads_capped(const eng_replica *r, const eng_batch *b)
 {
-    int64_t c = r->async_pad_capped;
+    if (r->co.cap <= 0)
+        return 0;
+    int64_t c = r->async_pad_capped + b->pad_ctx;
     for (int32_t i = 0; i < r->run_pad_seqs; i++)
         c += eng_cohort_capped_of(&r->co, r->run_pad_c[i]);
     return c;
@@ -523,7 +531,7 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
         s.emit_seqs += r->co.n * (vk + 1);
     }
     eng_shape_add_verify(&s, b->pad_seqs + r->async_pad_seqs + r->run_pad_seqs,
-                         b->pad_ctx + r->async_pad_ctx + r->run_pad_ctx, pads_capped(r), vk);
+                         b->pad_ctx + r->async_pad_ctx + r->run_pad_ctx, pads_capped(r, b), vk);
     r->async_pad_seqs = 0;
     r->async_pad_ctx = 0;
     r->async_pad_capped = 0;
@@ -677,7 +685,7 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg)
     eng_batch *b = &r->batch;
     r->busy = 0; /* first: derived block counts stop counting a step in flight */
     r->run_pad_ctx += r->run_pad_seqs; /* padded slots grew one token this step */
-    for (int32_t i = 0; i < r->run_pad_seqs; i++)
+    for (int32_t i = 0; r->co.cap > 0 && i < r->run_pad_seqs; i++)
         r->run_pad_c[i]++;
     deliver_deferred(r, now);
     if (b->decode) {
