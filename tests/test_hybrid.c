@@ -70,6 +70,8 @@ typedef struct rec {
     int32_t num_seqs[MAXIT];
     int64_t blocks[MAXIT], gpu[MAXIT], capped[MAXIT], ctx[MAXIT];
     int32_t decodes[MAXIT];
+    int64_t ptok[MAXIT];
+    double pairs_c[MAXIT], kv_c[MAXIT];
     int checks_failed;
     char why[256];
 } rec;
@@ -87,6 +89,9 @@ static void on_it(void *st, const eng_iter_rec *it)
     r->capped[r->n] = it->shape.decode_ctx_capped;
     r->ctx[r->n] = it->shape.decode_ctx;
     r->decodes[r->n] = it->shape.decode_seqs;
+    r->ptok[r->n] = it->shape.prefill_tokens;
+    r->pairs_c[r->n] = it->shape.prefill_pairs_capped;
+    r->kv_c[r->n] = it->shape.prefill_kv_capped;
     r->n++;
 }
 
@@ -451,6 +456,43 @@ static void test_chunked_sum(void **state)
     free(r);
 }
 
+/* A prompt computed in chunks of 96 tokens: each chunk's capped sums, as the engine gives them
+ * to the cost model, equal a brute-force count over its positions: the query at position p
+ * sees min(p + 1, W) keys under a sliding window or the top-k, (p mod W) + 1 under aligned
+ * chunks of W; the chunk reads the keys from the first any of its queries sees. */
+static void test_prefill_capped_sums(void **state)
+{
+    static const int kinds[] = {SLIDING, CHUNKED, DSA};
+    for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
+        eng_config c;
+        hybrid_config(&c, kinds[ki], 400);
+        snprintf(c.sched.name, sizeof c.sched.name, "chunked");
+        eng_cfg_set(&c.sched, "token_budget", "96");
+        int32_t chunked, cap = eng_shape_cap(&c.model, &chunked);
+        const int64_t w = (int64_t)cap + 1, prompt = 700;
+        assert_true(cap > 0 && w < prompt);
+        eng_arrival a = {0, (int32_t)prompt, 3, NULL, 0, 0, 0};
+        rec *r = run(&c, &lin, &a, 1, NULL);
+        int64_t done = 0, chunks = 0;
+        for (int64_t i = 0; i < r->n; i++) {
+            int64_t q = r->ptok[i];
+            if (q == 0)
+                continue;
+            double pairs = 0;
+            for (int64_t pos = done; pos < done + q; pos++)
+                pairs += (double)(chunked ? pos % w + 1 : (pos + 1 < w ? pos + 1 : w));
+            int64_t first = chunked ? done / w * w : (done - w + 1 > 0 ? done - w + 1 : 0);
+            assert_true(r->pairs_c[i] == pairs);
+            assert_true(r->kv_c[i] == (double)(done + q - first));
+            done += q;
+            chunks++;
+        }
+        assert_int_equal(done, prompt);
+        assert_int_equal(chunks, (prompt + 95) / 96);
+        free(r);
+    }
+}
+
 /* Static batching's padded slots do not keep capped sums: refused for a model whose cap binds,
  * with the limit that would make it run. */
 static void test_static_refused_when_cap_binds(void **state)
@@ -505,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_state_taken_once),
         cmocka_unit_test(test_window_cost_flat),
         cmocka_unit_test(test_chunked_sum),
+        cmocka_unit_test(test_prefill_capped_sums),
         cmocka_unit_test(test_static_refused_when_cap_binds),
         cmocka_unit_test(test_qwen35_state),
     };
