@@ -155,6 +155,9 @@ void cli_progress_finish(cli_progress *p, int done);
 /* ---- the summary of a run ---- */
 
 void cli_print_summary(FILE *f, const study_result *r);
+/* Where a scenario runs, for headings: its GPU, or a disaggregated deployment's pools ("prefill
+ * 1 x h200 tp8, decode 2 x b200 tp4 (rdma, after_prefill)"). Returns buf. */
+const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len);
 void cli_print_metrics_json(cli_json *j, const char *key, const study_result *r);
 
 #endif
