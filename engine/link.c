@@ -144,7 +144,11 @@ static void reschedule(eng_flow *f, int64_t now)
     double b = backlog(f, now), prod = producing(f, now) ? f->prod : 0;
     f->rate = b > 0 ? share : (prod < share ? prod : share);
     int64_t next = INT64_MAX;
-    if (f->p1 > f->p0 && now < f->p0)
+    /* a flow re-rated by another's event just as its own backlog emptied (or it was done):
+     * its own event settles it now */
+    if (wants(f, now) != f->demanding || finished(f, now))
+        next = now;
+    else if (f->p1 > f->p0 && now < f->p0)
         next = f->p0;
     else if (f->p1 > f->p0 && now < f->p1)
         next = f->p1;
@@ -315,7 +319,8 @@ int eng_link_check(const eng_engine *e, char *buf, size_t len)
         int32_t n = 0;
         for (const eng_flow *g = p->head; g; g = next_on(p, g)) {
             if ((p->send ? g->src : g->dst) != p || g->sent < 0 ||
-                g->sent > eng_flow_released(g, g->t_upd) + eps(g->sent)) {
+                g->sent > eng_flow_released(g, g->t_upd) + eps(g->sent) ||
+                (g->demanding && !g->ev)) {
                 snprintf(buf, len, "replica %d: a transfer on its link is inconsistent", i);
                 return -1;
             }
