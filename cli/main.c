@@ -22,7 +22,10 @@ static const struct {
      "validate --run ID"},
     {"profile", cmd_profile, "profile list|show NAME|import-vidur DIR: stored cost profiles"},
     {"plot", cmd_plot,
-     "plot curve|cdf|timeline|gantt|probes (--sweep|--run|--capacity): gnuplot charts"},
+     "plot curve|cdf|timeline|gantt|probes|validation (--sweep|--run|--capacity|--validation "
+     "ID): gnuplot charts"},
+    {"validate", cmd_validate,
+     "validate SET | --ops | --list: replay measurements, print the prediction error"},
     {"bench", cmd_bench, "bench [--quick]: how fast the simulator is (a table of cases)"},
     {"export", cmd_export, "export trace --run ID -o FILE.json: Chrome/Perfetto trace of a run"},
     {"report", cmd_report,

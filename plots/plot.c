@@ -13,8 +13,8 @@
 #include "plt_int.h"
 #include "store_query.h"
 
-static const char *const kind_names[] = {"curve", "cdf", "timeline", "gantt", "probes"};
-#define NKINDS 5
+static const char *const kind_names[] = {"curve", "cdf", "timeline", "gantt", "probes", "validation"};
+#define NKINDS (int)(sizeof kind_names / sizeof kind_names[0])
 
 int plt_kind_parse(const char *s, plt_kind *out)
 {
@@ -28,7 +28,7 @@ int plt_kind_parse(const char *s, plt_kind *out)
 
 const char *plt_kind_name(plt_kind k)
 {
-    return (unsigned)k < NKINDS ? kind_names[k] : "?";
+    return (unsigned)k < (unsigned)NKINDS ? kind_names[k] : "?";
 }
 
 const char *plt_default_name(const plt_opts *o, char *buf, size_t len)
@@ -38,6 +38,8 @@ const char *plt_default_name(const plt_opts *o, char *buf, size_t len)
         n = (size_t)snprintf(buf, len, "curve-sweep%lld", (long long)o->sweep);
     else if (o->kind == PLT_PROBES)
         n = (size_t)snprintf(buf, len, "probes-capacity%lld", (long long)o->sweep);
+    else if (o->kind == PLT_VALIDATION)
+        n = (size_t)snprintf(buf, len, "validation%lld", (long long)o->validation);
     else {
         n = (size_t)snprintf(buf, len, "%s-run", plt_kind_name(o->kind));
         for (int i = 0; i < o->nruns && n < len; i++)
@@ -64,6 +66,10 @@ static int check_opts(const plt_opts *o, sim_err *err)
 {
     if (o->kind == PLT_CURVE && o->sweep <= 0)
         return sim_errf(err, "curve plots a sweep: give --sweep ID");
+    if (o->kind == PLT_VALIDATION)
+        return o->validation > 0 ? 0
+                                 : sim_errf(err, "validation plots a stored validation: give "
+                                                 "--validation ID");
     if (o->kind == PLT_PROBES && o->sweep <= 0)
         return sim_errf(err, "probes plots a capacity search: give --capacity ID");
     if (o->kind != PLT_CURVE && o->kind != PLT_PROBES && o->nruns < 1)
@@ -295,6 +301,8 @@ static int write_kind(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_resu
         return plt_gantt_write(s, o, dat, gp, res, err);
     case PLT_PROBES:
         return plt_probes_write(s, o, dat, gp, res, err);
+    case PLT_VALIDATION:
+        return plt_validation_write(s, o, dat, gp, res, err);
     }
     return sim_errf(err, "unknown plot kind %d", (int)o->kind);
 }

@@ -24,7 +24,9 @@ typedef enum plt_kind {
     PLT_CDF,      /* latency CDFs of runs, from the requests table */
     PLT_TIMELINE, /* batch occupancy and KV blocks in use per iteration, over time */
     PLT_GANTT,    /* each request's queued, prefill and decode spans and its iterations */
-    PLT_PROBES    /* a capacity search's probes: latency against rate, per choice */
+    PLT_PROBES,   /* a capacity search's probes: latency against rate, per choice */
+    /* predicted against measured, from a stored validation */
+    PLT_VALIDATION
 } plt_kind;
 
 typedef enum plt_x {
@@ -37,6 +39,7 @@ typedef struct plt_opts {
     plt_kind kind;
     const char *db;             /* database path */
     int64_t sweep;              /* curve: the sweep id; probes: the capacity search's id */
+    int64_t validation;         /* validation: the validation id */
     int64_t runs[PLT_MAX_RUNS]; /* cdf, timeline, gantt: run ids */
     int nruns;                  /* gantt takes exactly one */
     const char *out;            /* image path (.png, .svg or .pdf); NULL: <kind>-run<ID>.png */
@@ -57,7 +60,8 @@ typedef struct plt_result {
     char note[512];            /* what the reader should know the image does not show ("" none) */
 } plt_result;
 
-/* Parses "curve", "cdf", "timeline", "gantt" or "probes". 0, or -1 for an unknown name. */
+/* Parses "curve", "cdf", "timeline", "gantt", "probes" or "validation". 0, or -1 for an unknown
+ * name. */
 int plt_kind_parse(const char *s, plt_kind *out);
 const char *plt_kind_name(plt_kind k);
 
@@ -66,8 +70,8 @@ const char *plt_kind_name(plt_kind k);
  * at fault; gnuplot's own failure is -1 too, with its exit status. */
 int plt_plot(const plt_opts *o, plt_result *res, sim_err *err);
 
-/* The default image name for o when o->out is NULL: "<kind>-run<ID>[-<ID>...].png" or
- * "<kind>-sweep<ID>.png", into buf. Returns buf. */
+/* The default image name for o when o->out is NULL: "<kind>-run<ID>[-<ID>...].png",
+ * "<kind>-sweep<ID>.png" or "validation<ID>.png", into buf. Returns buf. */
 const char *plt_default_name(const plt_opts *o, char *buf, size_t len);
 
 /* Writes run `run` of database db to path ("-" for stdout) in the Chrome trace event format:

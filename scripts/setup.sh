@@ -56,3 +56,10 @@ chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
   --user-data-dir="$PWD/out/chromium-profile" --hide-scrollbars --window-size=1100,1500 \
   --screenshot="$PWD/docs/report.png" "file://$PWD/out/report-sweep.html" 2>/dev/null
 rm -rf out/chromium-profile
+# ...and the fidelity pictures: predicted against measured on the shipped validation sets
+# (they read ../shared/data in place; without it they are left as they are)
+if [ -r ../shared/data/validation/aic-silicon-h100.csv ]; then
+  rm -f out/validate.db*
+  ./build/llmsim validate aic-silicon-h100 --db out/validate.db --quiet -o docs/validation.png >out/validate-aic.txt
+  ./build/llmsim validate --ops --db out/validate.db --quiet -o docs/validation-ops.png >out/validate-ops.txt
+fi

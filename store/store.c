@@ -10,11 +10,12 @@
  * untouched. Creating and upgrading run in one BEGIN IMMEDIATE transaction, so two processes
  * opening a new database at once create it once.
  *
- * Schema version 3 (this file's runs tables, sweep.c, profile.c, capacity.c). Upgrade from 1:
- * ALTER TABLE runs ADD COLUMN offered_rate REAL, ADD COLUMN num_requests INTEGER, the capacity
- * tables, the views, application_id; from 2 (and after those, from 1): ALTER TABLE runs ADD
- * COLUMN kv_blocks INTEGER and the request_spans table; then schema_version set to 3, all in
- * one transaction.
+ * Schema version 4 (this file's runs tables, sweep.c, profile.c, capacity.c, validation.c).
+ * Upgrade from 1: ALTER TABLE runs ADD COLUMN offered_rate REAL, ADD COLUMN num_requests
+ * INTEGER, the capacity tables; from 2 (and after those, from 1): ALTER TABLE runs ADD COLUMN
+ * kv_blocks INTEGER and the request_spans table; from 3 (and after those): the validation
+ * tables; then the views, application_id, and schema_version set to 4, all in one
+ * transaction.
  *
  * request_spans (version 3): the scheduled spans (admission or swap-in to preemption, swap-out
  * or finish) of every request preempted at least once: run_id, req_id, span (0, 1, ...),
@@ -329,6 +330,7 @@ static int build_schema(store *s, int64_t v, int64_t app, sim_err *err)
         return -1;
     if (store_exec(s, store_schema_runs, err) || store_exec(s, store_schema_profiles, err) ||
         store_exec(s, store_schema_sweeps, err) || store_exec(s, store_schema_capacity, err) ||
+        store_exec(s, store_schema_validation, err) ||
         put_view(s, "run_summary", run_summary_sql(), err) ||
         put_view(s, "sweep_curve", sweep_curve_sql(), err) ||
         put_view(s, "request_spans_all", spans_all_sql(), err))

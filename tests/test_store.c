@@ -23,6 +23,7 @@
 #include "store.h"
 #include "store_capacity.h"
 #include "store_query.h"
+#include "store_validation.h"
 #include "store_run.h"
 #include "store_sweep.h"
 
@@ -358,15 +359,16 @@ static void test_create(void **state)
     store *s = open_rw(path);
     assert_string_equal(store_path(s), path);
     assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
-    assert_int_equal(STORE_SCHEMA_VERSION, 3);
+    assert_int_equal(STORE_SCHEMA_VERSION, 4);
     assert_int_equal(qint(s, "PRAGMA application_id"), 0x4C4C4D53);
     assert_int_equal(qint(s, "SELECT count(*) FROM schema_version"), 1);
-    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 3);
+    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 4);
     assert_int_equal(qint(s, "SELECT count(*) FROM sqlite_master WHERE name IN"
                              " ('capacity_searches', 'capacity_probes', 'capacity_results',"
                              " 'run_summary', 'sweep_curve', 'request_spans',"
-                             " 'request_spans_all')"),
-                     7);
+                             " 'request_spans_all', 'validations', 'validation_rows',"
+                             " 'validation_values', 'validation_stats')"),
+                     11);
     int64_t cookie = qint(s, "PRAGMA schema_version");
     store_close(s);
     /* opening again changes nothing (the views are kept when their text is the same) */
@@ -375,7 +377,7 @@ static void test_create(void **state)
     assert_int_equal(qint(s, "SELECT count(*) FROM schema_version"), 1);
     store_close(s);
     s = open_ro(path);
-    assert_int_equal(store_schema_version(s), 3);
+    assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
     store_close(s);
     /* an empty file is a new database */
     const char *empty = path_of("empty.db");
@@ -461,10 +463,11 @@ static void test_upgrade_v1(void **state)
     store_close(s);
     /* writable: upgraded in place, through version 2 to 3 */
     s = open_rw(path);
-    assert_int_equal(store_schema_version(s), 3);
+    assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
     assert_int_equal(qint(s, "PRAGMA application_id"), STORE_APPLICATION_ID);
     assert_int_equal(qint(s, "SELECT count(*) FROM schema_version"), 1);
-    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 3);
+    assert_int_equal(qint(s, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(qint(s, "SELECT count(*) FROM validations"), 0);
     assert_int_equal(qint(s, "SELECT count(*) FROM pragma_table_info('runs') WHERE name IN"
                              " ('offered_rate', 'num_requests', 'kv_blocks')"),
                      3);
@@ -493,14 +496,16 @@ static void make_v2(const char *path, const char *extra)
     assert_int_equal(write_run(s, &in, NULL, NULL), 1);
     exec(s, "DROP VIEW request_spans_all; DROP TABLE request_spans;"
             "ALTER TABLE runs DROP COLUMN kv_blocks;"
+            "DROP TABLE validation_stats; DROP TABLE validation_values;"
+            " DROP TABLE validation_rows; DROP TABLE validations;"
             "UPDATE schema_version SET version = 2");
     if (extra)
         exec(s, extra);
     store_close(s);
 }
 
-/* Version 2 reads as it is (no spans: the cursor gives no rows), and upgrades to 3 in place;
- * a failed upgrade leaves it at 2. */
+/* Version 2 reads as it is (no spans: the cursor gives no rows), and upgrades to the current
+ * version in place; a failed upgrade leaves it at 2. */
 static void test_upgrade_v2(void **state)
 {
     const char *path = path_of("v2.db");
@@ -520,8 +525,8 @@ static void test_upgrade_v2(void **state)
     store_spans_close(c);
     store_close(s);
     s = open_rw(path);
-    assert_int_equal(store_schema_version(s), 3);
-    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 3);
+    assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+    assert_int_equal(qint(s, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
     assert_int_equal(qint(s, "SELECT count(*) FROM request_spans"), 0);
     assert_int_equal(qint(s, "SELECT count(*) FROM runs WHERE kv_blocks IS NULL"), 1);
     store_run_info in = run_info();
@@ -546,6 +551,80 @@ static void test_upgrade_v2(void **state)
     store_close(s);
 }
 
+/* A version-2 database gains the validation tables on a writable open; read-only, it says it
+ * keeps no validations. */
+static void test_upgrade_v2_validation(void **state)
+{
+    const char *path = path_of("v2-validation.db");
+    make_v2(path, NULL);
+    store *s;
+    s = open_ro(path);
+    assert_int_equal(store_schema_version(s), 2);
+    store_validation_meta m;
+    sim_err err = {{0}};
+    assert_int_equal(store_validation_get(s, 1, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "schema version 2 keeps no validations"));
+    store_close(s);
+    s = open_rw(path);
+    assert_int_equal(store_schema_version(s), 4);
+    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 4);
+    assert_int_equal(qint(s, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'validation%'"),
+                     4);
+    store_close(s);
+}
+
+/* A validation is written whole: heading, rows, values (with their error) and statistics. */
+static void test_validation_table(void **state)
+{
+    store *s = open_rw(path_of("validation.db"));
+    sim_err err = {{0}};
+    store_validation_info in = {
+        .name = "v", .kind = "serving", .version = "test", .rows = 3, .ok = 1, .cannot = 2};
+    store_vwriter *w = store_validation_begin(s, &in, &err);
+    assert_non_null(w);
+    store_vrow r0 = {.seq = 0, .row_id = "a", .grp = "g", .line = 2, .status = STORE_V_OK};
+    store_vrow r1 = {.seq = 1,
+                     .row_id = "b",
+                     .grp = "g",
+                     .measurements = 2,
+                     .status = STORE_V_CANNOT,
+                     .reason = "why"};
+    assert_int_equal(store_validation_row(w, &r0, &err), 0);
+    assert_int_equal(store_validation_value(w, 0, "mean_ttft_ms", 0, 10, 12, &err), 0);
+    assert_int_equal(store_validation_row(w, &r1, &err), 0);
+    assert_int_equal(store_validation_value(w, 1, "mean_ttft_ms", 0, 5, NAN, &err), 0);
+    store_vstat st = {.grp = "all",
+                      .metric = "mean_ttft_ms",
+                      .n = 1,
+                      .median_abs = 0.2,
+                      .p90_abs = 0.2,
+                      .worst_abs = 0.2,
+                      .signed_median = 0.2,
+                      .worst_row = "a"};
+    assert_int_equal(store_validation_stat(w, &st, &err), 0);
+    int64_t id = 0;
+    assert_int_equal(store_validation_finish(w, &id, &err), 0);
+    assert_int_equal(id, 1);
+    assert_true(fabs(qdouble(s, "SELECT error FROM validation_values WHERE seq = 0") - 0.2) <
+                1e-12);
+    assert_int_equal(qint(s, "SELECT count(*) FROM validation_values WHERE seq = 1 AND"
+                             " predicted IS NULL AND error IS NULL"),
+                     1);
+    assert_int_equal(qint(s, "SELECT measurements FROM validation_rows WHERE seq = 1"), 2);
+    store_validation_meta m;
+    assert_int_equal(store_validation_get(s, 1, &m, &err), 0);
+    assert_true(m.rows == 3 && m.ok == 1 && m.cannot == 2 && !strcmp(m.kind, "serving"));
+    /* an aborted validation leaves nothing */
+    w = store_validation_begin(s, &in, &err);
+    assert_int_equal(store_validation_row(w, &r0, &err), 0);
+    store_validation_abort(w);
+    assert_int_equal(qint(s, "SELECT count(*) FROM validations"), 1);
+    assert_int_equal(qint(s, "SELECT count(*) FROM validation_rows"), 2);
+    assert_int_equal(store_validation_get(s, 2, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "no validation 2"));
+    store_close(s);
+}
+
 /* An upgrade that fails half-way leaves the version-1 database as it was. */
 static void test_upgrade_is_atomic(void **state)
 {
@@ -567,9 +646,9 @@ static void test_upgrade_is_atomic(void **state)
                      0);
     store_close(s);
     /* a newer schema is refused */
-    const char *newer = path_of("v4.db");
+    const char *newer = path_of("v5.db");
     s = open_rw(newer);
-    exec(s, "UPDATE schema_version SET version = 4");
+    exec(s, "UPDATE schema_version SET version = 5");
     store_close(s);
     memset(&err, 0, sizeof err);
     assert_null(store_open(newer, &err));
@@ -1093,11 +1172,18 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metric_names),    cmocka_unit_test(test_create),
-        cmocka_unit_test(test_foreign_refused), cmocka_unit_test(test_upgrade_v1),
-        cmocka_unit_test(test_upgrade_v2),      cmocka_unit_test(test_upgrade_is_atomic),
-        cmocka_unit_test(test_views),           cmocka_unit_test(test_cursors),
-        cmocka_unit_test(test_sweep_reads),     cmocka_unit_test(test_capacity),
+        cmocka_unit_test(test_metric_names),
+        cmocka_unit_test(test_create),
+        cmocka_unit_test(test_foreign_refused),
+        cmocka_unit_test(test_upgrade_v1),
+        cmocka_unit_test(test_upgrade_v2),
+        cmocka_unit_test(test_upgrade_is_atomic),
+        cmocka_unit_test(test_upgrade_v2_validation),
+        cmocka_unit_test(test_validation_table),
+        cmocka_unit_test(test_views),
+        cmocka_unit_test(test_cursors),
+        cmocka_unit_test(test_sweep_reads),
+        cmocka_unit_test(test_capacity),
         cmocka_unit_test(test_generic_reads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

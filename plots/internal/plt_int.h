@@ -45,6 +45,8 @@ int plt_gantt_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result
                     sim_err *err);
 int plt_probes_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
                      sim_err *err);
+int plt_validation_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+                         sim_err *err);
 
 /* plot.c. Metric names in the metrics table: "ttft" -> "ttft_ms", "e2e" -> "e2el_ms"; NULL if
  * unknown. */
