@@ -81,11 +81,12 @@ int study_capacity_compare(study_capacity *c, const char *arg, sim_err *err)
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int p, d;
         if (strcmp(c->cmp_key, "pd") == 0 && parse_ratio(t, &p, &d) != 0) {
+            sim_errf(err,
+                     "--compare pd: '%s' is not a prefill:decode replica ratio such as 1:2 (two "
+                     "integers >= 1)",
+                     t); /* before t's buffer is freed */
             free(copy);
-            return sim_errf(err,
-                            "--compare pd: '%s' is not a prefill:decode replica ratio such as "
-                            "1:2 (two integers >= 1)",
-                            t);
+            return -1;
         }
         if (c->ncmp == STUDY_MAX_CHOICES) {
             free(copy);
@@ -350,33 +351,64 @@ int study_capacity_find(study_capacity *c, int i, study_answer *a, sim_err *err)
  * (Zhong et al., OSDI'24, section 4): enough prefill instances for the TTFT goal and decode
  * instances for the TPOT goal, each tried at the target rate by simulation. More replicas in
  * either pool never hurt, so the decode replicas a split needs do not grow with its prefill
- * replicas: the search walks prefill counts up and decode counts down (a staircase), bisecting
- * the decode count at each prefill count. */
+ * replicas: the search walks prefill counts up and decode counts down (a staircase). At each
+ * prefill count the decode count doubles from 1 until the SLOs are met, then bisects, so the
+ * trials stay as small as the answer. Approximation: when doubling the decode pool improves
+ * none of the missed SLOs by 5% or more, the prefill pool is taken to be what misses them
+ * (the decode pool has stopped mattering) and that prefill count gets no answer. */
 
-/* The fewest decode replicas in [1, hi] that, with p prefill replicas, meet the SLOs at the
- * target rate; 0 when hi does not. *t gets the trial of the answer. */
-static int fewest_decode(study_capacity *c, int p, int hi, study_trial *t, sim_err *err)
+static int pd_trial(study_capacity *c, int p, int d, study_trial *t, sim_err *err)
 {
     char choice[32];
-    study_trial tt;
-    int pool[2] = {p, hi};
-    snprintf(choice, sizeof choice, "%d:%d", p, hi);
-    if (try_rate(c, choice, "cluster", c->target, p + hi, pool, &tt, err) != 0)
+    int pool[2] = {p, d};
+    snprintf(choice, sizeof choice, "%d:%d", p, d);
+    if (try_rate(c, choice, "cluster", c->target, p + d, pool, t, err) != 0)
         return -1;
     if (c->probe)
-        c->probe(c->probe_arg, choice, "cluster", c->target, p + hi, &tt);
-    if (!tt.ok)
+        c->probe(c->probe_arg, choice, "cluster", c->target, p + d, t);
+    return 0;
+}
+
+/* Whether `now` (twice the decode replicas of `before`) misses its SLOs by what it missed
+ * before, each missed one within 5% of before's value. */
+static int decode_stopped_mattering(const study_capacity *c, const study_trial *before,
+                                    const study_trial *now)
+{
+    if (now->saturated && !before->saturated)
         return 0;
+    for (int i = 0; i < c->nslo; i++) {
+        double b = before->value[i], v = now->value[i];
+        if (v <= c->slo[i].limit_ms)
+            continue;
+        if (!(v > 0.95 * b))
+            return 0;
+    }
+    return 1;
+}
+
+/* The fewest decode replicas in [1, hi] that, with p prefill replicas, meet the SLOs at the
+ * target rate; 0 when none does. *t gets the trial of the answer. */
+static int fewest_decode(study_capacity *c, int p, int hi, study_trial *t, sim_err *err)
+{
+    study_trial tt, prev = {0};
+    int lo = 0, d = 1; /* lo misses (0: none tried) */
+    for (;;) {
+        if (pd_trial(c, p, d, &tt, err) != 0)
+            return -1;
+        if (tt.ok)
+            break;
+        if (d >= hi || (lo > 0 && decode_stopped_mattering(c, &prev, &tt)))
+            return 0;
+        prev = tt;
+        lo = d;
+        d = d * 2 < hi ? d * 2 : hi;
+    }
     *t = tt;
-    int lo = 0; /* lo fails (0: none tried), hi meets them */
+    hi = d;
     while (hi - lo > 1) {
         int mid = (lo + hi) / 2;
-        pool[1] = mid;
-        snprintf(choice, sizeof choice, "%d:%d", p, mid);
-        if (try_rate(c, choice, "cluster", c->target, p + mid, pool, &tt, err) != 0)
+        if (pd_trial(c, p, mid, &tt, err) != 0)
             return -1;
-        if (c->probe)
-            c->probe(c->probe_arg, choice, "cluster", c->target, p + mid, &tt);
         if (tt.ok) {
             hi = mid;
             *t = tt;

@@ -94,9 +94,11 @@ int study_capacity_find(study_capacity *c, int i, study_answer *a, sim_err *err)
 
 /* The prefill:decode search of a disaggregated scenario at c->target: for 1, 2, ... prefill
  * replicas, the fewest decode replicas that meet the SLOs at the target rate (each a simulated
- * cluster), stopping once more prefill replicas cannot be cheaper in GPUs. out[max] gets one
- * answer per prefill count that has one (*n of them; prefill, decode, tp = GPUs, at_target),
- * *best the index of the one with the fewest GPUs (-1: none met the SLOs). 0, or -1 with err. */
+ * cluster; doubling from 1, then bisection; a prefill count whose misses doubling the decode
+ * pool no longer improves by 5% gets none), stopping once more prefill replicas cannot be cheaper
+ * in GPUs. out[max] gets one answer per prefill count that has one (*n of them; prefill, decode, tp
+ * = GPUs, at_target), *best the index of the one with the fewest GPUs (-1: none met the SLOs). 0,
+ * or -1 with err. */
 int study_capacity_pd_search(study_capacity *c, study_answer *out, int max, int *n, int *best,
                              sim_err *err);
 

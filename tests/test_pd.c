@@ -31,8 +31,7 @@
 #define KV8B 131072.0
 #define PROMPT 2000
 
-static int load(const char *text, const char *const *sets, int nsets, scn_scenario *s,
-                sim_err *err)
+static int load(const char *text, const char *const *sets, int nsets, scn_scenario *s, sim_err *err)
 {
     return scn_load_text("pd.yaml", text, sets, nsets, study_resolver(), s, err);
 }
@@ -276,8 +275,7 @@ static void test_disciplines(void **state)
  * at least as long as its reservation did. */
 static void test_layerwise_reserves_first(void **state)
 {
-    const char *sets[] = {"kv_transfer.discipline=layerwise",
-                          "decode.memory.gpu_utilization=0.21"};
+    const char *sets[] = {"kv_transfer.discipline=layerwise", "decode.memory.gpu_utilization=0.21"};
     study_result *r = run_text(busy, sets, 2, NULL, 256);
     assert_int_equal((int)m(r, "completed"), 200);
     assert_true(m(r, "kv_transfers_held") > 100);
@@ -290,8 +288,8 @@ static void test_layerwise_reserves_first(void **state)
 
 static void test_every_policy(void **state)
 {
-    static const char *const policies[] = {"vllm", "vllm-v0", "chunked", "orca",
-                                           "sglang", "trtllm", "tgi"};
+    static const char *const policies[] = {"vllm",   "vllm-v0", "chunked", "orca",
+                                           "sglang", "trtllm",  "tgi"};
     static const char text[] = "name: pol\nseed: 5\nmodel: llama-3-8b\ngpu: h100-sxm\n"
                                "prefill: {replicas: 2}\n"
                                "decode: {replicas: 2, memory: {gpu_utilization: 0.23}}\n"
@@ -311,8 +309,7 @@ static void test_every_policy(void **state)
             study_result *r = run_text(text, sets, 3, NULL, 1);
             if ((int)m(r, "completed") + (int)m(r, "rejected") != 120)
                 fail_msg("%s (%s): %g of 120 requests done", policies[i],
-                         lw ? "layerwise" : "after_prefill",
-                         m(r, "completed") + m(r, "rejected"));
+                         lw ? "layerwise" : "after_prefill", m(r, "completed") + m(r, "rejected"));
             assert_int_equal((int)m(r, "kv_transfers"), (int)m(r, "completed"));
             free(r);
         }
@@ -406,12 +403,31 @@ static void test_deterministic(void **state)
 
 /* ================= capacity ================= */
 
-static const char cap_text[] = "name: cap\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: vllm\n"
-                               "prefill: {replicas: 1}\ndecode: {replicas: 1}\n"
-                               "workload:\n  num_requests: 150\n"
-                               "  arrival: {process: poisson, rate: 4}\n"
-                               "  prompt_tokens: {dist: uniform, min: 1500, max: 2000}\n"
-                               "  output_tokens: 200\n";
+static const char cap_text[] =
+    "name: cap\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: vllm\n"
+    "prefill: {replicas: 1}\ndecode: {replicas: 1}\n"
+    "workload:\n  num_requests: 100\n"
+    "  arrival: {process: poisson, rate: 4}\n"
+    "  prompt_tokens: {dist: uniform, min: 1500, max: 2000}\n"
+    "  output_tokens: 100\n";
+
+/* The prefill:decode trials a search ran: each split and whether it met the SLOs. */
+typedef struct probes {
+    int n;
+    int p[256], d[256], ok[256];
+} probes;
+
+static void on_probe(void *arg, const char *choice, const char *phase, double rate, int replicas,
+                     const study_trial *t)
+{
+    probes *pr = arg;
+    int p, d;
+    if (strcmp(phase, "cluster") != 0 || sscanf(choice, "%d:%d", &p, &d) != 2 || pr->n >= 256)
+        return;
+    pr->p[pr->n] = p;
+    pr->d[pr->n] = d;
+    pr->ok[pr->n++] = t->ok;
+}
 
 static void test_capacity_split(void **state)
 {
@@ -426,10 +442,12 @@ static void test_capacity_split(void **state)
     c.file = path;
     c.precision = 0.1;
     c.target = 24;
+    probes *pr = calloc(1, sizeof *pr);
+    c.probe = on_probe;
+    c.probe_arg = pr;
     sim_err err;
-    assert_int_equal(study_slo_parse("ttft_p99=400ms,tpot_p99=15ms", c.slo, STUDY_MAX_SLO,
-                                     &c.nslo, &err),
-                     0);
+    assert_int_equal(
+        study_slo_parse("ttft_p99=400ms,tpot_p99=15ms", c.slo, STUDY_MAX_SLO, &c.nslo, &err), 0);
     study_answer *ans = calloc(STUDY_PD_MAX, sizeof *ans);
     int n, best;
     if (study_capacity_pd_search(&c, ans, STUDY_PD_MAX, &n, &best, &err) != 0)
@@ -440,23 +458,33 @@ static void test_capacity_split(void **state)
         assert_int_equal(ans[k].tp, ans[k].prefill + ans[k].decode); /* one GPU each */
         assert_true(ans[best].tp <= ans[k].tp);
         if (k > 0) /* more prefill replicas never need more decode ones */
-            assert_true(ans[k].prefill > ans[k - 1].prefill &&
-                        ans[k].decode <= ans[k - 1].decode);
+            assert_true(ans[k].prefill > ans[k - 1].prefill && ans[k].decode <= ans[k - 1].decode);
     }
-    /* the split found is the cheapest: one replica fewer in either pool misses */
+    /* the split found is the cheapest: one decode replica fewer misses, and so does one
+     * prefill replica fewer with any decode count tried; every cheaper split tried missed */
     study_answer *a = &ans[best];
-    char choice[32];
-    snprintf(choice, sizeof choice, "%d:%d", a->prefill, a->decode);
-    print_message("capacity: %s meets the SLOs at %g req/s with %d GPUs\n", choice, c.target,
-                  a->tp);
+    print_message("capacity: %d:%d meets the SLOs at %g req/s with %d GPUs (%d trials)\n",
+                  a->prefill, a->decode, c.target, a->tp, pr->n);
+    int below = 0, fewer_prefill = 0;
+    for (int k = 0; k < pr->n; k++) {
+        if (pr->p[k] + pr->d[k] < a->tp)
+            assert_false(pr->ok[k]);
+        if (pr->p[k] == a->prefill && pr->d[k] == a->decode - 1)
+            below = 1;
+        if (pr->p[k] == a->prefill - 1)
+            fewer_prefill = 1;
+    }
+    assert_true(a->decode == 1 || below);
+    assert_true(a->prefill == 1 || fewer_prefill);
+    free(pr);
+    c.probe = NULL;
     /* --compare pd=P:D: the same split, as a comparison choice */
     study_capacity_free(&c);
     memset(&c, 0, sizeof c);
     c.file = path;
-    c.precision = 0.1;
-    assert_int_equal(study_slo_parse("ttft_p99=400ms,tpot_p99=15ms", c.slo, STUDY_MAX_SLO,
-                                     &c.nslo, &err),
-                     0);
+    c.precision = 0.25;
+    assert_int_equal(
+        study_slo_parse("ttft_p99=400ms,tpot_p99=15ms", c.slo, STUDY_MAX_SLO, &c.nslo, &err), 0);
     assert_int_equal(study_capacity_compare(&c, "pd=1:1,1:3", &err), 0);
     study_answer one, three;
     assert_int_equal(study_capacity_find(&c, 0, &one, &err), 0);
