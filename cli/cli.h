@@ -26,7 +26,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_capacity(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
-int cmd_report(int argc, char **argv); /* report --run|--sweep|--capacity ID -o FILE.html */
+int cmd_report(int argc, char **argv);   /* report --run|--sweep|--capacity ID -o FILE.html */
 int cmd_validate(int argc, char **argv); /* validate SET, --list, --ops */
 
 /* ---- options ---- */
