@@ -26,7 +26,7 @@ int cmd_plot(int argc, char **argv);
 int cmd_capacity(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
-int cmd_report(int argc, char **argv); /* report --run|--sweep|--capacity ID -o FILE.html */
+int cmd_report(int argc, char **argv);   /* report --run|--sweep|--capacity ID -o FILE.html */
 int cmd_validate(int argc, char **argv); /* validate SET, --list, --ops */
 
 /* ---- options ---- */
@@ -156,6 +156,9 @@ void cli_progress_finish(cli_progress *p, int done);
 /* ---- the summary of a run ---- */
 
 void cli_print_summary(FILE *f, const study_result *r);
+/* Where a scenario runs, for headings: its GPU, or a disaggregated deployment's pools ("prefill
+ * 1 x h200 tp8, decode 2 x b200 tp4 (rdma, after_prefill)"). Returns buf. */
+const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len);
 void cli_print_metrics_json(cli_json *j, const char *key, const study_result *r);
 
 #endif

@@ -21,8 +21,10 @@ static const cli_command bench_cmd = {
                "request and iteration stored); vllm-mooncake (vLLM V1 with prefix caching on the "
                "Mooncake conversation trace, 12k requests, 2 replicas); sessions (1M turns of "
                "multi-turn chat, vLLM V1); speculative (vLLM V1 with an EAGLE-3 head, 3 draft "
-               "tokens, at half its plain burst capacity, 1M requests); sqlite-rows (request "
-               "rows into SQLite alone).",
+               "tokens, at half its plain burst capacity, 1M requests); pd (1M ShareGPT requests, "
+               "vLLM V1 disaggregated: one prefill and two decode replicas, the KV over RDMA, at "
+               "90% of that deployment's burst capacity); sqlite-rows (request rows into SQLite "
+               "alone).",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)
@@ -36,22 +38,24 @@ static int selected(const char *list, const char *name)
     return 0;
 }
 
-/* Each policy's burst capacity, measured once. */
+/* Each policy's (and disaggregated deployment's) burst capacity, measured once. */
 typedef struct capacities {
     const char *name[16];
+    int decode[16];
     double cap[16];
     int n;
 } capacities;
 
-static double capacity_of(capacities *caps, const char *data, const char *policy, int quick,
-                          sim_err *err)
+static double capacity_of(capacities *caps, const char *data, const char *policy, int decode,
+                          int quick, sim_err *err)
 {
     for (int k = 0; k < caps->n; k++)
-        if (strcmp(caps->name[k], policy) == 0)
+        if (strcmp(caps->name[k], policy) == 0 && caps->decode[k] == decode)
             return caps->cap[k];
-    double cap = study_bench_capacity(data, policy, quick, err);
+    double cap = study_bench_capacity(data, policy, decode, quick, err);
     if (cap > 0 && caps->n < 16) {
         caps->name[caps->n] = policy;
+        caps->decode[caps->n] = decode;
         caps->cap[caps->n++] = cap;
     }
     return cap;
@@ -122,15 +126,18 @@ int cmd_bench(int argc, char **argv)
     fflush(stdout);
     int n, failed = 0;
     const study_bench_case *cases = study_bench_cases(&n);
-    capacities caps = {{0}, {0}, 0};
+    capacities caps = {{0}, {0}, {0}, 0};
     for (int i = 0; i < n; i++) {
         const study_bench_case *bc = &cases[i];
         if (!selected(only, bc->name))
             continue;
         sim_err err = {{0}};
-        int needs_cap =
-            bc->policy && (bc->workload == STUDY_BENCH_POISSON || bc->workload == STUDY_BENCH_SPEC);
-        double cap = needs_cap ? capacity_of(&caps, data, bc->policy, quick, &err) : 0;
+        int pd = bc->workload == STUDY_BENCH_PD;
+        int needs_cap = bc->policy && (bc->workload == STUDY_BENCH_POISSON ||
+                                       bc->workload == STUDY_BENCH_SPEC || pd);
+        double cap = needs_cap
+                         ? capacity_of(&caps, data, bc->policy, pd ? bc->replicas : 0, quick, &err)
+                         : 0;
         if (needs_cap && cap <= 0)
             return cli_fail("bench", &err);
         study_bench_out o;

@@ -25,7 +25,11 @@ static const cli_command capacity_cmd = {
         "e2e) "
         "with p50, p90, p95 or p99; values in ms or s. Every probe is an ordinary run, stored "
         "with "
-        "the search (tables capacity_searches, capacity_probes, capacity_results).",
+        "the search (tables capacity_searches, capacity_probes, capacity_results). A scenario "
+        "with prefill and decode pools counts one copy of its pools as a replica; --compare "
+        "pd=1:1,1:2,2:3 tries prefill:decode replica ratios, and --target-rate without "
+        "--compare searches the split with the fewest GPUs (for 1, 2, ... prefill replicas, the "
+        "fewest decode replicas that meet the SLOs at that rate), reporting GPUs per pool.",
     .min_pos = 1,
     .max_pos = 1,
     .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET,
@@ -76,18 +80,37 @@ static const study_trial *shown_trial(const study_capacity *cap, const study_ans
     return cap->target > 0 && a->replicas ? &a->at_target : &a->at_rate;
 }
 
-static void print_table(const study_capacity *cap, const scn_scenario *scn, const study_answer *ans,
-                        int nchoice)
+static void print_head(const study_capacity *cap, const scn_scenario *scn)
 {
-    printf("capacity: %s | %s on %s | scheduler %s | SLO", scn->name, scn->engine.model.name,
-           scn->engine.gpu.name, scn->engine.sched.name);
+    char where[200];
+    const eng_config *e = &scn->engine;
+    printf("capacity: %s | %s on %s | scheduler %s | SLO", scn->name, e->model.name,
+           cli_deployment(scn, where, sizeof where),
+           e->pd.enabled ? e->pd.pool[ENG_POOL_DECODE].sched.name : e->sched.name);
     for (int i = 0; i < cap->nslo; i++)
         printf(" %s<=%gms", cap->slo[i].label, cap->slo[i].limit_ms);
     if (cap->target > 0)
         printf(" | target %g req/s", cap->target);
-    printf("\n%-16s %14s", cap->ncmp ? cap->cmp_key : "choice", "rate/replica");
+    printf("\n");
+}
+
+/* A disaggregated answer's GPUs per pool for n copies of its pools. */
+static void pool_gpus(const study_answer *a, int n, int *p, int *d)
+{
+    *p = n * a->prefill * a->prefill_gpus;
+    *d = n * a->decode * a->decode_gpus;
+}
+
+static void print_table(const study_capacity *cap, const scn_scenario *scn, const study_answer *ans,
+                        int nchoice)
+{
+    int pd = scn->engine.pd.enabled;
+    print_head(cap, scn);
+    printf("%-16s %14s", cap->ncmp ? cap->cmp_key : "choice", pd ? "rate/copy" : "rate/replica");
     if (cap->target > 0)
-        printf(" %9s %6s", "replicas", "GPUs");
+        printf(" %9s %6s", pd ? "copies" : "replicas", "GPUs");
+    if (pd)
+        printf(" %10s %10s", "prefill", "decode");
     for (int i = 0; i < cap->nslo; i++)
         printf(" %16s", cap->slo[i].label);
     printf("\n");
@@ -98,12 +121,86 @@ static void print_table(const study_capacity *cap, const scn_scenario *scn, cons
             printf(" %9d %6d", a->replicas, a->replicas * a->tp);
         else if (cap->target > 0)
             printf(" %9s %6s", "n/a", "n/a");
+        if (pd) {
+            int gp, gd;
+            pool_gpus(a, cap->target > 0 && a->replicas ? a->replicas : 1, &gp, &gd);
+            printf(" %5dx%-4d %5dx%-4d", gp / a->prefill_gpus, a->prefill_gpus, gd / a->decode_gpus,
+                   a->decode_gpus);
+        }
         for (int i = 0; i < cap->nslo; i++)
             printf(" %16.2f", shown_trial(cap, a)->value[i]);
         printf("\n");
     }
     printf("(SLO columns: the percentiles achieved %s)\n",
            cap->target > 0 ? "by the cluster at the target rate" : "at the highest rate found");
+    if (pd)
+        printf("(a copy is the scenario's pools, or the ratio's replicas; prefill and decode: "
+               "replicas x GPUs each%s)\n",
+               cap->target > 0 ? ", for the copies the target rate needs" : " in one copy");
+}
+
+/* The prefill:decode search's splits, the cheapest marked. */
+static void print_split(const study_capacity *cap, const scn_scenario *scn, const study_answer *ans,
+                        int n, int best)
+{
+    print_head(cap, scn);
+    printf("%-14s %12s %12s %6s", "prefill:decode", "prefill GPUs", "decode GPUs", "GPUs");
+    for (int i = 0; i < cap->nslo; i++)
+        printf(" %16s", cap->slo[i].label);
+    printf("\n");
+    for (int k = 0; k < n; k++) {
+        const study_answer *a = &ans[k];
+        int gp, gd;
+        char ratio[32];
+        pool_gpus(a, 1, &gp, &gd);
+        snprintf(ratio, sizeof ratio, "%d:%d", a->prefill, a->decode);
+        printf("%-14s %12d %12d %6d", ratio, gp, gd, gp + gd);
+        for (int i = 0; i < cap->nslo; i++)
+            printf(" %16.2f", a->at_target.value[i]);
+        printf("%s\n", k == best ? "  <- fewest GPUs" : "");
+    }
+    if (best < 0)
+        printf("(no split of up to %d replicas per pool met the SLOs at %g req/s)\n", STUDY_PD_MAX,
+               cap->target);
+    printf("(for each prefill count, the fewest decode replicas meeting the SLOs at the target "
+           "rate; SLO columns: the percentiles achieved)\n");
+}
+
+static void print_split_json(const study_capacity *cap, const scn_scenario *scn,
+                             const study_answer *ans, int n, int best)
+{
+    cli_json j;
+    cli_json_begin(&j, stdout);
+    cli_json_open(&j, NULL, '{');
+    if (cap->search_id)
+        cli_json_int(&j, "search_id", cap->search_id);
+    cli_json_str(&j, "scenario", scn->name);
+    cli_json_str(&j, "model", scn->engine.model.name);
+    cli_json_num(&j, "target_rate", cap->target);
+    cli_json_open(&j, "slo_ms", '{');
+    for (int i = 0; i < cap->nslo; i++)
+        cli_json_num(&j, cap->slo[i].label, cap->slo[i].limit_ms);
+    cli_json_close(&j, '}');
+    cli_json_open(&j, "splits", '[');
+    for (int k = 0; k < n; k++) {
+        const study_answer *a = &ans[k];
+        int gp, gd;
+        pool_gpus(a, 1, &gp, &gd);
+        cli_json_open(&j, NULL, '{');
+        cli_json_int(&j, "prefill_replicas", a->prefill);
+        cli_json_int(&j, "decode_replicas", a->decode);
+        cli_json_int(&j, "prefill_gpus", gp);
+        cli_json_int(&j, "decode_gpus", gd);
+        cli_json_int(&j, "gpus", gp + gd);
+        cli_json_bool(&j, "fewest_gpus", k == best);
+        cli_json_open(&j, "at_target", '{');
+        for (int i = 0; i < cap->nslo; i++)
+            cli_json_num(&j, cap->slo[i].label, a->at_target.value[i]);
+        cli_json_close(&j, '}');
+        cli_json_close(&j, '}');
+    }
+    cli_json_close(&j, ']');
+    cli_json_close(&j, '}');
 }
 
 static void print_json(const study_capacity *cap, const scn_scenario *scn, const study_answer *ans,
@@ -136,6 +233,12 @@ static void print_json(const study_capacity *cap, const scn_scenario *scn, const
         if (cap->target > 0) {
             cli_json_int(&j, "replicas", a->replicas);
             cli_json_int(&j, "gpus", (int64_t)a->replicas * a->tp);
+        }
+        if (a->prefill) {
+            int gp, gd;
+            pool_gpus(a, cap->target > 0 && a->replicas ? a->replicas : 1, &gp, &gd);
+            cli_json_int(&j, "prefill_gpus", gp);
+            cli_json_int(&j, "decode_gpus", gd);
         }
         cli_json_open(&j, cap->target > 0 && a->replicas ? "at_target" : "at_rate", '{');
         for (int i = 0; i < cap->nslo; i++)
@@ -202,6 +305,19 @@ int cmd_capacity(int argc, char **argv)
     if (!(cap.db = store_open(c.db, &err)) ||
         study_capacity_begin(&cap, &scn, ca.slo_text, &err) != 0)
         goto fail;
+    if (scn.engine.pd.enabled && cap.target > 0 && !cap.ncmp) {
+        int n, best;
+        free(ans);
+        ans = sim_xcalloc(STUDY_PD_MAX, sizeof *ans);
+        if (study_capacity_pd_search(&cap, ans, STUDY_PD_MAX, &n, &best, &err) != 0)
+            goto fail;
+        if (c.json)
+            print_split_json(&cap, &scn, ans, n, best);
+        else
+            print_split(&cap, &scn, ans, n, best);
+        rc = 0;
+        goto out;
+    }
     for (int k = 0; k < nchoice; k++)
         if (study_capacity_find(&cap, k, &ans[k], &err) != 0)
             goto fail;

@@ -115,8 +115,11 @@ static void print(const cli_common *c, const scn_scenario *scn, uint64_t seed,
         cli_print_metrics_json(&j, NULL, r);
         cli_json_close(&j, '}');
     } else {
+        char where[200];
+        const eng_config *e = &scn->engine;
         printf("llmsim run: %s | %s on %s (%s) | scheduler %s | seed %llu\n", scn->name,
-               scn->engine.model.name, scn->engine.gpu.name, r->label, scn->engine.sched.name,
+               e->model.name, cli_deployment(scn, where, sizeof where), r->label,
+               e->pd.enabled ? e->pd.pool[ENG_POOL_DECODE].sched.name : e->sched.name,
                (unsigned long long)seed);
         cli_print_summary(stdout, r);
     }

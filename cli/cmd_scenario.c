@@ -24,6 +24,27 @@ static const cli_command check_cmd = {
     .max_pos = 1,
     .common = CLI_DB | CLI_SET | CLI_JSON | CLI_QUIET};
 
+/* One pool's (or the deployment's) layout and KV cache, as JSON fields. */
+static void json_pool(cli_json *j, const eng_config *e, const eng_kv_plan *plan)
+{
+    cli_json_str(j, "gpu", e->gpu.name);
+    cli_json_str(j, "scheduler", e->sched.name);
+    cli_json_int(j, "replicas", e->replicas);
+    cli_json_int(j, "tensor_parallel", e->tensor_parallel);
+    cli_json_int(j, "expert_parallel", e->expert_parallel);
+    cli_json_int(j, "data_parallel_attention", e->data_parallel_attention);
+    cli_json_int(j, "gpus_per_replica", plan->gpus);
+    cli_json_int(j, "weight_bytes", plan->weight_bytes);
+    cli_json_int(j, "kv_bytes", plan->kv_bytes);
+    cli_json_int(j, "kv_bytes_per_token", plan->bytes_per_token);
+    cli_json_int(j, "kv_heads_per_gpu", plan->kv_heads);
+    cli_json_int(j, "window_bytes_per_token", plan->window_bytes_per_token);
+    cli_json_int(j, "window", plan->window);
+    cli_json_int(j, "state_bytes_per_seq", plan->state_bytes);
+    cli_json_int(j, "kv_blocks", plan->blocks);
+    cli_json_int(j, "kv_tokens", plan->tokens);
+}
+
 static void print_json(const char *file, const scn_scenario *scn, const eng_kv_plan *plan,
                        const char *cost, const char *error)
 {
@@ -41,42 +62,37 @@ static void print_json(const char *file, const scn_scenario *scn, const eng_kv_p
     cli_json_str(&j, "arch", m->arch);
     cli_json_int(&j, "params_total", eng_model_params(m));
     cli_json_int(&j, "params_active", eng_model_params_active(m));
-    cli_json_str(&j, "gpu", e->gpu.name);
     cli_json_str(&j, "dtype", eng_dtype_name(eng_config_dtype(e)));
     cli_json_str(&j, "kv_dtype", eng_dtype_name(eng_config_kv_dtype(e)));
-    cli_json_str(&j, "scheduler", e->sched.name);
     if (cost[0])
         cli_json_str(&j, "cost_model", cost);
     else if (!error)
         cli_json_str(&j, "cost_model", "not built: the profile was not looked up (no --db)");
-    cli_json_int(&j, "replicas", e->replicas);
-    cli_json_int(&j, "tensor_parallel", e->tensor_parallel);
-    cli_json_int(&j, "expert_parallel", e->expert_parallel);
-    cli_json_int(&j, "data_parallel_attention", e->data_parallel_attention);
-    cli_json_int(&j, "gpus_per_replica", plan->gpus);
-    cli_json_int(&j, "weight_bytes", plan->weight_bytes);
-    cli_json_int(&j, "kv_bytes", plan->kv_bytes);
-    cli_json_int(&j, "kv_bytes_per_token", plan->bytes_per_token);
-    cli_json_int(&j, "kv_heads_per_gpu", plan->kv_heads);
-    cli_json_int(&j, "window_bytes_per_token", plan->window_bytes_per_token);
-    cli_json_int(&j, "window", plan->window);
-    cli_json_int(&j, "state_bytes_per_seq", plan->state_bytes);
-    cli_json_int(&j, "kv_blocks", plan->blocks);
-    cli_json_int(&j, "kv_tokens", plan->tokens);
+    if (!e->pd.enabled) {
+        json_pool(&j, e, &plan[0]);
+    } else {
+        static const char *const names[2] = {"prefill", "decode"};
+        for (int k = 0; k < 2; k++) {
+            eng_config pc;
+            eng_config_pool(e, k, &pc);
+            cli_json_open(&j, names[k], '{');
+            json_pool(&j, &pc, &plan[k]);
+            cli_json_close(&j, '}');
+        }
+        cli_json_open(&j, "kv_transfer", '{');
+        cli_json_str(&j, "link", eng_link_kind_name(e->pd.link));
+        cli_json_num(&j, "bandwidth_gb_s", e->pd.link_bw / 1e9);
+        cli_json_num(&j, "latency_us", e->pd.latency_ns / 1e3);
+        cli_json_str(&j, "discipline", eng_xfer_mode_name(e->pd.mode));
+        cli_json_close(&j, '}');
+    }
     cli_json_str(&j, "notes", scn->notes);
     cli_json_close(&j, '}');
 }
 
-static void print_text(const char *file, const scn_scenario *scn, const eng_kv_plan *p, int ok)
+/* One pool's (or the deployment's) layout and KV cache, indented under its heading. */
+static void text_pool(const eng_config *e, const eng_kv_plan *p)
 {
-    const eng_config *e = &scn->engine;
-    const eng_model *m = &e->model;
-    printf("%s: %s (%s on %s %s, scheduler %s, KV cache %lld blocks = %lld tokens)\n", file,
-           ok ? "ok" : "sizes", m->name, e->gpu.name, eng_dtype_name(eng_config_dtype(e)),
-           e->sched.name, (long long)p->blocks, (long long)p->tokens);
-    printf("  model      %s: %.2f B parameters, %.2f B active per token\n",
-           *m->arch ? m->arch : "?", (double)eng_model_params(m) / 1e9,
-           (double)eng_model_params_active(m) / 1e9);
     printf("  layout     tensor_parallel %d, expert_parallel %d, data_parallel_attention %d: "
            "%d GPU%s per replica, %d replica%s\n",
            e->tensor_parallel, e->expert_parallel, e->data_parallel_attention, p->gpus,
@@ -95,6 +111,45 @@ static void print_text(const char *file, const scn_scenario *scn, const eng_kv_p
                (long long)p->state_bytes);
 }
 
+static void print_text(const char *file, const scn_scenario *scn, const eng_kv_plan *p, int ok)
+{
+    const eng_config *e = &scn->engine;
+    const eng_model *m = &e->model;
+    if (!e->pd.enabled)
+        printf("%s: %s (%s on %s %s, scheduler %s, KV cache %lld blocks = %lld tokens)\n", file,
+               ok ? "ok" : "sizes", m->name, e->gpu.name, eng_dtype_name(eng_config_dtype(e)),
+               e->sched.name, (long long)p->blocks, (long long)p->tokens);
+    else
+        printf("%s: %s (%s %s, disaggregated: prefill and decode pools)\n", file,
+               ok ? "ok" : "sizes", m->name, eng_dtype_name(eng_config_dtype(e)));
+    printf("  model      %s: %.2f B parameters, %.2f B active per token\n",
+           *m->arch ? m->arch : "?", (double)eng_model_params(m) / 1e9,
+           (double)eng_model_params_active(m) / 1e9);
+    if (!e->pd.enabled) {
+        text_pool(e, p);
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        eng_config pc;
+        eng_config_pool(e, k, &pc);
+        printf("%s pool: %d x %s, scheduler %s, router %s, KV cache %lld blocks = %lld tokens "
+               "per replica\n",
+               k ? "decode" : "prefill", pc.replicas, pc.gpu.name, pc.sched.name, pc.router,
+               (long long)p[k].blocks, (long long)p[k].tokens);
+        text_pool(&pc, &p[k]);
+    }
+    const eng_pd_config *pd = &e->pd;
+    char bw[64];
+    if (pd->link_bw > 0)
+        snprintf(bw, sizeof bw, "%.1f GB/s per GPU", pd->link_bw / 1e9);
+    else
+        snprintf(bw, sizeof bw, "%.1f / %.1f GB/s per GPU (catalog)",
+                 eng_link_gpu_bw(&pd->pool[0].gpu, pd->link) / 1e9,
+                 eng_link_gpu_bw(&pd->pool[1].gpu, pd->link) / 1e9);
+    printf("kv transfer  %s, %s, latency %.1f us, %s\n", eng_link_kind_name(pd->link), bw,
+           pd->latency_ns / 1e3, eng_xfer_mode_name(pd->mode));
+}
+
 /* Builds the cost model `run` would build (the roofline, or the stored profile from --db) and
  * frees it: what it refuses, check refuses. Its description into desc. 0, or -1 with err. */
 static int check_cost(const cli_common *c, const scn_scenario *scn, char *desc, size_t len,
@@ -109,7 +164,7 @@ static int check_cost(const cli_common *c, const scn_scenario *scn, char *desc, 
     study_cost cost;
     int rc = study_cost_new(scn, s, &cost, err);
     if (rc == 0) {
-        snprintf(desc, len, "%s", cost.pred.label);
+        snprintf(desc, len, "%s", cost.label);
         cli_note(c, "%s", cost.note);
     }
     study_cost_free(&cost);
@@ -127,20 +182,30 @@ static int check(int argc, char **argv)
     scn_scenario scn;
     sim_err err = {{0}};
     int rc = 0;
-    eng_kv_plan plan;
-    if (study_load(file, c.sets, c.nsets, &scn, &err) != 0 ||
-        eng_kv_plan_compute(&scn.engine, &plan, &err) != 0) {
+    eng_kv_plan plan[ENG_POOLS_MAX];
+    if (study_load(file, c.sets, c.nsets, &scn, &err) != 0) {
         rc = cli_fail(NULL, &err);
         scn_free(&scn);
         return rc;
     }
-    char desc[192];
+    for (int k = 0; k < eng_config_pools(&scn.engine); k++) {
+        eng_config pc;
+        eng_config_pool(&scn.engine, k, &pc);
+        if (eng_kv_plan_compute(&pc, &plan[k], &err) != 0) {
+            if (scn.engine.pd.enabled)
+                sim_err_prefix(&err, "%s: %s pool", file, k ? "decode" : "prefill");
+            rc = cli_fail(NULL, &err);
+            scn_free(&scn);
+            return rc;
+        }
+    }
+    char desc[300];
     int cost = check_cost(&c, &scn, desc, sizeof desc, &err);
     if (c.json) {
-        print_json(file, &scn, &plan, desc, cost ? err.msg : NULL);
+        print_json(file, &scn, plan, desc, cost ? err.msg : NULL);
     } else {
         cli_note(&c, "%s", scn.notes);
-        print_text(file, &scn, &plan, cost == 0);
+        print_text(file, &scn, plan, cost == 0);
         if (cost == 0 && desc[0])
             printf("  cost model %s\n", desc);
         else if (cost == 0)

@@ -187,14 +187,32 @@ void cli_print_summary(FILE *f, const study_result *r)
             "Peak output token throughput (tok/s):", study_metric(r, "max_output_tokens_per_s"));
     fprintf(f, "%-38s %12.0f\n",
             "Peak concurrent requests:", study_metric(r, "max_concurrent_requests"));
-    static const char *const what[][2] = {
-        {"ttft_ms", "TTFT"},       {"tpot_ms", "TPOT"},
-        {"itl_ms", "ITL"},         {"e2el_ms", "E2E latency"},
-        {"waiting_ms", "Waiting"}, {"sched_overhead_ms", "Sched overhead"}};
+    int pd = !isnan(study_metric(r, "kv_transfers"));
+    if (pd) {
+        fprintf(f, "%-38s %7.0f GPUs %8.1f%% busy\n",
+                "Prefill pool:", study_metric(r, "prefill_gpus"),
+                100 * study_metric(r, "prefill_utilization"));
+        fprintf(f, "%-38s %7.0f GPUs %8.1f%% busy\n",
+                "Decode pool:", study_metric(r, "decode_gpus"),
+                100 * study_metric(r, "decode_utilization"));
+        fprintf(f, "%-38s %12.0f (%.0f held back by the decode pool)\n",
+                "KV transfers:", study_metric(r, "kv_transfers"),
+                study_metric(r, "kv_transfers_held"));
+        fprintf(f, "%-38s %12.2f\n",
+                "KV per request (MB):", study_metric(r, "kv_transfer_bytes_per_request") / 1e6);
+    }
+    static const char *const what[][2] = {{"ttft_ms", "TTFT"},
+                                          {"tpot_ms", "TPOT"},
+                                          {"itl_ms", "ITL"},
+                                          {"e2el_ms", "E2E latency"},
+                                          {"waiting_ms", "Waiting"},
+                                          {"sched_overhead_ms", "Sched overhead"},
+                                          {"kv_transfer_ms", "KV transfer"},
+                                          {"kv_wait_ms", "KV wait"}};
     static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};
     fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95",
             "p99", "std");
-    for (size_t i = 0; i < sizeof what / sizeof what[0]; i++) {
+    for (size_t i = 0; i < sizeof what / sizeof what[0] - (pd ? 0 : 2); i++) {
         fprintf(f, "%-18s", what[i][1]);
         for (int j = 0; j < 5; j++) {
             char k[48];
@@ -209,6 +227,21 @@ void cli_print_summary(FILE *f, const study_result *r)
         else
             fprintf(f, " %10.2f\n", sd);
     }
+}
+
+const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len)
+{
+    const eng_config *c = &scn->engine;
+    if (!c->pd.enabled) {
+        snprintf(buf, len, "%s", c->gpu.name);
+        return buf;
+    }
+    const eng_pool_config *p = &c->pd.pool[ENG_POOL_PREFILL], *d = &c->pd.pool[ENG_POOL_DECODE];
+    snprintf(buf, len, "prefill %d x %s tp%d, decode %d x %s tp%d (%s, %s)", p->replicas,
+             p->gpu.name, p->tensor_parallel * p->data_parallel_attention, d->replicas, d->gpu.name,
+             d->tensor_parallel * d->data_parallel_attention, eng_link_kind_name(c->pd.link),
+             eng_xfer_mode_name(c->pd.mode));
+    return buf;
 }
 
 void cli_print_metrics_json(cli_json *j, const char *key, const study_result *r)

@@ -174,9 +174,8 @@ static inline int sliding(const eng_replica *r)
     return r->kv.lay.wm > 0 && !r->kv.lay.chunked;
 }
 
-void eng_cohort_init(eng_cohort *c, const eng_engine *e)
+void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
 {
-    const eng_config *cfg = &e->cfg;
     memset(c, 0, sizeof *c);
     c->bs = cfg->block_size;
     c->cap = eng_shape_cap(&cfg->model, &c->cap_chunked);

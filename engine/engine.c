@@ -16,8 +16,8 @@
 #include "engine_int.h"
 #include "rng.h"
 
-static const char *const status_names[ENG_RQ_STATUS_COUNT] = {"waiting", "prefill",  "decode",
-                                                              "swapped", "finished", "rejected"};
+static const char *const status_names[ENG_RQ_STATUS_COUNT] = {
+    "waiting", "prefill", "decode", "swapped", "finished", "rejected", "transfer"};
 static const char *const reject_names[ENG_REJECT_REASON_COUNT] = {
     "", "exceeds model context", "exceeds KV cache capacity", "exceeds batch token limit"};
 
@@ -90,6 +90,8 @@ static eng_request *rq_new(eng_engine *e)
     rq->t_first_sched = rq->t_last_sched = rq->t_first_token = rq->t_finish = -1;
     rq->t_span_decode = -1;
     rq->c_fin_idx = -1;
+    rq->pd_src = rq->pd_dst = -1;
+    rq->t_prefilled = rq->t_reserved = -1;
     return rq;
 }
 
@@ -136,7 +138,7 @@ static void end_span(eng_replica *r, const eng_request *rq, int64_t end, eng_spa
 }
 
 /* The client sees rq's last token at now: the request is done. */
-static void deliver_finish(eng_replica *r, eng_request *rq, int64_t now)
+void eng_deliver_finish(eng_replica *r, eng_request *rq, int64_t now)
 {
     eng_engine *e = r->e;
     end_span(r, rq, now, ENG_SPAN_FINISHED);
@@ -170,7 +172,7 @@ static void deliver_deferred(eng_replica *r, int64_t now)
     for (int32_t i = 0; i < r->nunseen; i++) {
         eng_request *rq = r->unseen[i];
         if (rq->status == ENG_RQ_FINISHED)
-            deliver_finish(r, rq, now);
+            eng_deliver_finish(r, rq, now);
         else if (rq->first_unseen) {
             rq->t_first_token = now;
             rq->first_unseen = 0;
@@ -182,6 +184,10 @@ static void deliver_deferred(eng_replica *r, int64_t now)
 static void finish(eng_replica *r, eng_request *rq)
 {
     eng_engine *e = r->e;
+    if (r->pool->role == ENG_ROLE_PREFILL) {
+        eng_pd_prefilled(r, rq); /* its one token: the KV now goes to a decode replica */
+        return;
+    }
     int64_t now = sim_now(e->ctx);
     rq->status = ENG_RQ_FINISHED;
     /* MODEL: vLLM caches a finished request's computed full blocks (prompt + output - 1 tokens:
@@ -204,7 +210,7 @@ static void finish(eng_replica *r, eng_request *rq)
         r->run_pad_seqs++;
         r->run_pad_ctx += last_ctx;
     }
-    if (e->cfg.cpu.async) {
+    if (r->pool->cfg.cpu.async) {
         /* MODEL: vLLM async output processing (v0.6): the outputs of step n are processed
          * while step n+1 runs, so a sequence that finished in step n was already scheduled into
          * step n+1, which computes it once more, and its client sees the last token when step
@@ -217,13 +223,15 @@ static void finish(eng_replica *r, eng_request *rq)
         defer(r, rq);
         return;
     }
-    deliver_finish(r, rq, now);
+    eng_deliver_finish(r, rq, now);
 }
 
 void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why)
 {
     eng_engine *e = r->e;
     SIM_CHECK(e->ctx, rq->status == ENG_RQ_WAITING && rq->kv_blocks == 0);
+    if (rq->pd_src >= 0)
+        eng_pd_rejected(r, rq);
     rq->status = ENG_RQ_REJECTED;
     rq->reject = why;
     rq->t_finish = sim_now(e->ctx);
@@ -237,14 +245,14 @@ void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why)
 
 /* ---------------- routing ---------------- */
 
-/* The replica rq goes to: the configured router's choice (none to make with one replica). */
-static eng_replica *route(eng_engine *e, const eng_request *rq)
+/* The replica rq goes to: pool p's router's choice (none to make with one replica). */
+eng_replica *eng_route(eng_engine *e, eng_pool *p, const eng_request *rq)
 {
-    if (e->nrep == 1)
-        return &e->reps[0];
-    int32_t i = e->router->pick(e->router_st, e->rep_list, e->nrep, rq, e->router_rng);
-    SIM_CHECK(e->ctx, i >= 0 && i < e->nrep);
-    return &e->reps[i];
+    if (p->nrep == 1)
+        return &p->reps[0];
+    int32_t i = p->router->pick(p->router_st, p->rep_list, p->nrep, rq, p->router_rng);
+    SIM_CHECK(e->ctx, i >= 0 && i < p->nrep);
+    return &p->reps[i];
 }
 
 /* ---------------- arrivals ---------------- */
@@ -279,17 +287,18 @@ static void set_content(eng_request *rq, const eng_arrival *a)
     pc->out_id = a->out_id ? a->out_id : unique_id(rq, UINT64_C(0x6f7574707574));
 }
 
-static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
+void eng_ensure_content(eng_replica *r, eng_request *rq)
 {
-    eng_engine *e = obj;
-    eng_request *rq = (eng_request *)(intptr_t)arg;
-    int64_t now = sim_now(ctx);
-    eng_replica *r = route(e, rq);
-    rq->replica = r->id;
     if (r->kv.ps && (!rq->pc || !rq->pc->out_id)) {
         eng_arrival none = {0};
         set_content(rq, &none);
     }
+}
+
+void eng_count_arrival(eng_replica *r, eng_request *rq)
+{
+    eng_engine *e = r->e;
+    rq->replica = r->id;
     rq->status = ENG_RQ_WAITING;
     r->outstanding++;
     r->outstanding_tokens += rq->prompt + rq->output;
@@ -301,6 +310,21 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     if ((rq->id & (rq->id + 1)) == 0) /* arrival number id + 1 is a power of two */
         e->tot.waiting_at_pow2[__builtin_ctzll((unsigned long long)(rq->id + 1))] =
             e->waiting_total;
+}
+
+static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_engine *e = obj;
+    eng_request *rq = (eng_request *)(intptr_t)arg;
+    int64_t now = sim_now(ctx);
+    if (e->pd) {
+        eng_pd_arrival(e, rq, now);
+        pull_arrival(e);
+        return;
+    }
+    eng_replica *r = eng_route(e, &e->pools[0], rq);
+    eng_ensure_content(r, rq);
+    eng_count_arrival(r, rq);
     int64_t total = (int64_t)rq->prompt + rq->output;
     if (total > e->max_len)
         eng_reject(r, rq, ENG_REJECT_CONTEXT);
@@ -416,6 +440,7 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
                        .output_tokens = tokens,
                        .draft_ns = draft};
     e->tot.iterations++;
+    e->tot.pool_busy_ns[r->pool->id] += end - start;
     eng_metrics_tokens(&e->m, sim_now(e->ctx) - e->tot.first_arrival_ns,
                        end - e->tot.first_arrival_ns, tokens);
     if (e->rec && e->rec->on_iteration)
@@ -428,8 +453,8 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
 static int64_t run_length(const eng_replica *r)
 {
     const eng_batch *b = &r->batch;
-    if (b->steps <= 1 || !b->decode || b->nchunks > 0 || r->co.paged > 0 || r->e->cfg.cpu.async ||
-        b->fixed_steps > 1 || r->e->cfg.spec.method != ENG_SPEC_NONE)
+    if (b->steps <= 1 || !b->decode || b->nchunks > 0 || r->co.paged > 0 ||
+        r->pool->cfg.cpu.async || b->fixed_steps > 1 || r->e->cfg.spec.method != ENG_SPEC_NONE)
         return 1;
     /* one class: every member advances a token per step */
     const eng_request *top = eng_heap_top(&r->co.cls[0].fin);
@@ -465,11 +490,11 @@ static int32_t spec_k(const eng_replica *r, const eng_batch *b)
  * sequence, each drafting the next token */
 static int64_t draft_time(eng_replica *r, const eng_shape *s, int32_t k)
 {
-    eng_engine *e = r->e;
-    if (!e->draft || k <= 0 || s->num_seqs <= 0)
+    const eng_predictor *drafter = r->pool->draft;
+    if (!drafter || k <= 0 || s->num_seqs <= 0)
         return 0;
     int32_t cap, chunked;
-    cap = eng_shape_cap(&e->cfg.spec.draft, &chunked);
+    cap = eng_shape_cap(&r->pool->cfg.spec.draft, &chunked);
     eng_shape d = *s;
     if (cap != s->cap) { /* a drafter without the target's cap reads the plain sums */
         d.cap = d.cap_chunked = 0;
@@ -477,7 +502,7 @@ static int64_t draft_time(eng_replica *r, const eng_shape *s, int32_t k)
         d.decode_ctx_capped = 0;
     }
     d.emit_seqs = s->num_seqs;
-    int64_t ns = e->draft->ops->iteration_ns(e->draft->st, &d);
+    int64_t ns = drafter->ops->iteration_ns(drafter->st, &d);
     int64_t n = s->num_seqs, ctx = s->decode_ctx + (int64_t)s->prefill_kv;
     int64_t capped = d.cap ? s->decode_ctx_capped : 0;
     for (int32_t j = 1; j < k; j++) {
@@ -486,7 +511,7 @@ static int64_t draft_time(eng_replica *r, const eng_shape *s, int32_t k)
         eng_shape_add_decodes_capped(&p, n, ctx + j * n,
                                      d.cap ? capped + j * eng_cohort_capped_growth(&r->co) : 0);
         p.emit_seqs = (int32_t)n;
-        ns += e->draft->ops->iteration_ns(e->draft->st, &p);
+        ns += drafter->ops->iteration_ns(drafter->st, &p);
     }
     return ns;
 }
@@ -536,12 +561,13 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
     r->async_pad_ctx = 0;
     r->async_pad_capped = 0;
 
+    const eng_predictor *pred = r->pool->pred;
     int64_t draft = draft_time(r, &s, k);
-    int64_t gpu = e->pred->ops->iteration_ns(e->pred->st, &s) + draft;
-    if (r->pending_xfer_bytes && e->pred->ops->transfer_ns)
-        gpu += e->pred->ops->transfer_ns(e->pred->st, r->pending_xfer_bytes);
+    int64_t gpu = pred->ops->iteration_ns(pred->st, &s) + draft;
+    if (r->pending_xfer_bytes && pred->ops->transfer_ns)
+        gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
     r->pending_xfer_bytes = 0;
-    const eng_cpu_overhead *c = &e->cfg.cpu;
+    const eng_cpu_overhead *c = &r->pool->cfg.cpu;
     /* MODEL: vLLM 0.6 multi-step scheduling runs the scheduler and prepares inputs once per
      * run; the later steps advance the inputs on the GPU (advance_step) */
     int64_t cpu =
@@ -580,7 +606,7 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
             s.decode_ctx += s.decode_seqs;
             s.decode_ctx_capped += growth;
             int64_t start = end;
-            gpu = e->pred->ops->iteration_ns(e->pred->st, &s);
+            gpu = pred->ops->iteration_ns(pred->st, &s);
             end = start + cpu + gpu;
             r->step_end[j] = end;
             record_iteration(r, r->iter + j, start, cpu, gpu, end, &s, s.emit_seqs, 0);
@@ -597,6 +623,8 @@ static void kick(eng_replica *r)
     if (r->busy || r->e->failed)
         return;
     int64_t now = sim_now(r->e->ctx);
+    if (r->pool->role != ENG_ROLE_MIXED)
+        eng_pd_kick(r, now);
     batch_reset(&r->batch);
     int n = r->ops->next_batch(r->st, r, &r->batch, now);
     if (n <= 0 && r->batch.nchunks == 0 && !r->batch.decode) {
@@ -608,6 +636,8 @@ static void kick(eng_replica *r)
     if (r->batch.decode && r->batch.nchunks == 0 && r->batch.fixed_steps > 1)
         r->run_left = r->batch.fixed_steps - 1;
     start_iteration(r, now, 0);
+    if (r->pool->role == ENG_ROLE_PREFILL && r->e->cfg.pd.mode == ENG_XFER_LAYERWISE)
+        eng_pd_started(r, now);
     return;
 idle:
     /* no next step: what async output processing held back is delivered now, and no step
@@ -662,7 +692,7 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
     rq->generated++;
     rq->t_span_decode = now;
     if (rq->t_first_token < 0 && !rq->first_unseen) {
-        if (e->cfg.cpu.async) {
+        if (r->pool->cfg.cpu.async) {
             rq->first_unseen = 1; /* delivered with the next iteration, as a finish is */
             if (rq->generated < rq->output)
                 defer(r, rq);
@@ -715,7 +745,7 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg)
 
 const eng_config *eng_replica_config(const eng_replica *r)
 {
-    return &r->e->cfg;
+    return &r->pool->cfg;
 }
 
 int32_t eng_replica_id(const eng_replica *r)
@@ -896,7 +926,7 @@ void eng_preempt(eng_replica *r, eng_request *rq, int swap)
     r->preempted_now++;
     if (swapping) {
         /* MODEL: vLLM swap preemption copies the sequence's blocks to host memory */
-        rq->xfer_bytes = (int64_t)rq->kv_blocks * e->plan.model_block_bytes;
+        rq->xfer_bytes = (int64_t)rq->kv_blocks * r->pool->plan.model_block_bytes;
         r->pending_xfer_bytes += rq->xfer_bytes;
         eng_kv_swap_out(&r->kv, rq);
         rq->status = ENG_RQ_SWAPPED;
@@ -949,18 +979,28 @@ static void debug_check(void *arg)
 }
 #endif
 
-/* The router's state, and the replica array it picks from; -1 with err set when init refuses. */
-static int router_init(eng_engine *e, const eng_router_ops *ops, sim_err *err)
+/* "prefill pool: " for messages about a disaggregated deployment's pool, "" otherwise. */
+static const char *pool_name(const eng_engine *e, const eng_pool *p)
 {
-    e->router = ops;
-    e->rep_list = sim_xcalloc((size_t)e->nrep, sizeof *e->rep_list);
-    for (int32_t i = 0; i < e->nrep; i++)
-        e->rep_list[i] = &e->reps[i];
-    e->router_st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
-    if (ops->init && ops->init(e->router_st, e->nrep, &e->cfg.router_params) != 0)
-        return sim_errf(err, "router %s: cannot route over %d replicas", ops->name, e->nrep);
-    if (e->nrep > 1)
-        e->router_rng = sim_rng(e->ctx, SIM_STREAM_ROUTER);
+    if (!e->pd)
+        return "";
+    return p->role == ENG_ROLE_PREFILL ? "prefill pool: " : "decode pool: ";
+}
+
+/* Pool p's router state, and the replica array it picks from; -1 with err when init refuses. */
+static int router_init(eng_engine *e, eng_pool *p, const eng_router_ops *ops, sim_err *err)
+{
+    p->router = ops;
+    p->rep_list = sim_xcalloc((size_t)p->nrep, sizeof *p->rep_list);
+    for (int32_t i = 0; i < p->nrep; i++)
+        p->rep_list[i] = &p->reps[i];
+    p->router_st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
+    if (ops->init && ops->init(p->router_st, p->nrep, &p->cfg.router_params) != 0)
+        return sim_errf(err, "%srouter %s: cannot route over %d replicas", pool_name(e, p),
+                        ops->name, p->nrep);
+    /* both pools' routers draw from the one router stream, in event order */
+    if (p->nrep > 1)
+        p->router_rng = sim_rng(e->ctx, SIM_STREAM_ROUTER);
     return 0;
 }
 
@@ -983,20 +1023,43 @@ static int find_policies(const eng_config *cfg, const eng_sched_ops **ops,
     return 0;
 }
 
-/* Replica i with its KV cache, its decode cohort and its policy's state. */
-static int replica_init(eng_engine *e, int32_t i, const eng_sched_ops *ops, sim_err *err)
+/* Replica i of pool p with its KV cache, its decode cohort and its policy's state. */
+static int replica_init(eng_engine *e, eng_pool *p, int32_t i, sim_err *err)
 {
-    eng_replica *r = &e->reps[i];
+    eng_replica *r = &p->reps[i];
     r->e = e;
-    r->id = i;
-    r->ops = ops;
-    int32_t ahead = 1 + (e->cfg.spec.method != ENG_SPEC_NONE ? e->cfg.spec.k : 0);
-    eng_kv_init(&r->kv, &e->plan, e->cfg.block_size, ahead);
+    r->pool = p;
+    r->id = p->first + i;
+    r->ops = p->ops;
+    int32_t ahead = 1 + (p->cfg.spec.method != ENG_SPEC_NONE ? p->cfg.spec.k : 0);
+    eng_kv_init(&r->kv, &p->plan, p->cfg.block_size, ahead);
     r->wake_at = -1;
-    eng_cohort_init(&r->co, e);
-    r->st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
-    if (ops->init(r->st, &e->cfg.sched, r) != 0)
-        return sim_errf(err, "scheduler %s: bad settings", ops->name);
+    eng_cohort_init(&r->co, e, &p->cfg);
+    r->st = sim_xcalloc(1, p->ops->state_size ? p->ops->state_size : 1);
+    if (p->ops->init(r->st, &p->cfg.sched, r) != 0)
+        return sim_errf(err, "%sscheduler %s: bad settings", pool_name(e, p), p->ops->name);
+    return 0;
+}
+
+/* Pool k: its configuration, KV plan, policy, cost model and the places of its replicas (from
+ * *first on); the replicas themselves come once every pool has its place. */
+static int pool_init(eng_engine *e, int k, const eng_costs *costs, int32_t *first, sim_err *err)
+{
+    eng_pool *p = &e->pools[k];
+    const eng_router_ops *router;
+    p->id = k;
+    p->role = e->pd ? (k == ENG_POOL_PREFILL ? ENG_ROLE_PREFILL : ENG_ROLE_DECODE) : ENG_ROLE_MIXED;
+    eng_config_pool(&e->cfg, k, &p->cfg);
+    p->pred = costs[k].target;
+    p->draft = p->cfg.spec.method != ENG_SPEC_NONE && p->cfg.spec.has_draft ? costs[k].draft : NULL;
+    if (find_policies(&p->cfg, &p->ops, &router, err) != 0 ||
+        eng_kv_plan_compute(&p->cfg, &p->plan, err) != 0)
+        return e->pd ? sim_err_prefix(err, "%s pool", k == ENG_POOL_PREFILL ? "prefill" : "decode")
+                     : -1;
+    p->router = router;
+    p->first = *first;
+    p->nrep = p->cfg.replicas;
+    *first += p->nrep;
     return 0;
 }
 
@@ -1019,6 +1082,9 @@ static int check_modelled(const eng_engine *e, sim_err *err)
                         c->model.index_topk ? "top-k" : "window", cap + 1, c->model.name, cap + 1);
     if (sp->method == ENG_SPEC_NONE)
         return 0;
+    if (c->pd.enabled)
+        return sim_errf(err, "speculative decoding in a disaggregated deployment (prefill and "
+                             "decode pools) is not modelled yet: use one or the other");
     if (sp->k < 1 || sp->k > ENG_SPEC_MAX_K || !(sp->al >= 1 && sp->al <= sp->k + 1) ||
         sp->classes < 1 || sp->classes > ENG_SPEC_MAX_CLASSES ||
         (sp->dist == ENG_SPEC_IID && !(sp->rate >= 0 && sp->rate <= 1)))
@@ -1046,32 +1112,40 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
                     const eng_source_ops *src, void *src_st, const eng_recorder_ops *rec,
                     void *rec_st, sim_err *err)
 {
-    const eng_sched_ops *ops;
-    const eng_router_ops *router;
-    if (find_policies(cfg, &ops, &router, err) != 0)
-        return NULL;
     eng_engine *e = sim_xcalloc(1, sizeof *e);
     e->ctx = ctx;
     e->cfg = *cfg;
-    e->pred = costs->target;
-    e->draft = cfg->spec.method != ENG_SPEC_NONE && cfg->spec.has_draft ? costs->draft : NULL;
     e->src = src;
     e->src_st = src_st;
     e->rec = rec;
     e->rec_st = rec_st;
     e->src_state = ENG_SRC_OK;
     e->max_len = cfg->max_model_len > 0 ? cfg->max_model_len : cfg->model.max_context;
+    e->pd = cfg->pd.enabled;
+    e->npools = eng_config_pools(cfg);
     eng_metrics_init(&e->m);
-    if (eng_kv_plan_compute(cfg, &e->plan, err) != 0 || check_modelled(e, err) != 0)
+    int32_t n = 0;
+    if (check_modelled(e, err) != 0)
         goto fail;
     if (cfg->spec.method != ENG_SPEC_NONE && cfg->spec.classes > 1)
         e->class_rng = sim_rng(ctx, SIM_STREAM_SPEC_CLASS);
-    e->nrep = cfg->replicas;
-    e->reps = sim_xcalloc((size_t)e->nrep, sizeof *e->reps);
-    for (int32_t i = 0; i < e->nrep; i++)
-        if (replica_init(e, i, ops, err) != 0)
+    for (int k = 0; k < e->npools; k++)
+        if (pool_init(e, k, costs, &n, err) != 0)
             goto fail;
-    if (router_init(e, router, err) != 0)
+    e->plan = e->pools[0].plan;
+    e->nrep = n;
+    e->reps = sim_xcalloc((size_t)e->nrep, sizeof *e->reps);
+    for (int k = 0; k < e->npools; k++)
+        e->pools[k].reps = &e->reps[e->pools[k].first];
+    for (int k = 0; k < e->npools; k++) {
+        eng_pool *p = &e->pools[k];
+        for (int32_t i = 0; i < p->nrep; i++)
+            if (replica_init(e, p, i, err) != 0)
+                goto fail;
+        if (router_init(e, p, p->router, err) != 0)
+            goto fail;
+    }
+    if (e->pd && eng_pd_init(e, err) != 0)
         goto fail;
 #ifdef SIM_DEBUG
     sim_set_check(ctx, debug_check, e);
@@ -1107,14 +1181,19 @@ void eng_free(eng_engine *e)
         free(r->unseen);
         free(r->step_end);
         free(r->run_pad_c);
+        free(r->joining);
         eng_cohort_free(&r->co);
         eng_kv_fini(&r->kv);
     }
     free(e->reps);
-    if (e->router_st && e->router->fini)
-        e->router->fini(e->router_st);
-    free(e->router_st);
-    free(e->rep_list);
+    for (int k = 0; k < e->npools; k++) {
+        eng_pool *p = &e->pools[k];
+        if (p->router_st && p->router->fini)
+            p->router->fini(p->router_st);
+        free(p->router_st);
+        free(p->rep_list);
+    }
+    eng_link_fini(e);
     while (e->slabs) {
         eng_slab *s = e->slabs;
         e->slabs = s->next;
@@ -1152,11 +1231,32 @@ const eng_kv_plan *eng_get_kv_plan(const eng_engine *e)
     return &e->plan;
 }
 
+int eng_pool_count(const eng_engine *e)
+{
+    return e->npools;
+}
+
+const eng_kv_plan *eng_get_pool_plan(const eng_engine *e, int p)
+{
+    return p >= 0 && p < e->npools ? &e->pools[p].plan : NULL;
+}
+
+eng_role eng_replica_role(const eng_replica *r)
+{
+    return r->pool->role;
+}
+
 int eng_summary(eng_engine *e, eng_metric *out)
 {
     e->m.prefix_evictions = 0;
     for (int32_t i = 0; i < e->nrep; i++)
         e->m.prefix_evictions += eng_prefix_evictions(&e->reps[i]);
+    e->m.pd = e->pd;
+    for (int k = 0; e->pd && k < 2; k++) {
+        e->m.pool_busy_ns[k] = e->tot.pool_busy_ns[k];
+        e->m.pool_gpus[k] = e->pools[k].plan.gpus;
+        e->m.pool_replicas[k] = e->pools[k].nrep;
+    }
     int n = eng_metrics_summary(&e->m, out);
     if (e->cfg.spec.method == ENG_SPEC_NONE)
         return n;
@@ -1200,6 +1300,8 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
                     eng_cohort_blocks_of(&e->reps[rq->replica], rq) - eng_kv_ident(rq);
                 refs[rq->replica] += eng_kv_ident(rq);
             }
+            if (rq->pd_blocks) /* reserved on its decode replica while its KV is on its way */
+                held[rq->pd_dst] += rq->pd_blocks;
             if (rq->t_first_sched >= 0 && rq->t_first_sched < rq->t_arrival) {
                 snprintf(buf, len, "request %lld scheduled before it arrived", (long long)rq->id);
                 rc = -1;
@@ -1217,5 +1319,7 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
         }
     }
     free(held);
+    if (rc == 0 && e->pd)
+        rc = eng_link_check(e, buf, len);
     return rc;
 }

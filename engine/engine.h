@@ -13,8 +13,15 @@
  * finishes or needs its next KV block, so a decode step costs O(1) plus the work for the
  * sequences that change (finish, need a block, join, leave), not O(batch).
  *
- * Same-time event order: iteration ends (priority 0) run before arrivals (priority 10), which
- * run before wake-ups (priority 20); equal (time, priority) run in scheduling order.
+ * Same-time event order: iteration ends (priority 0) run before KV transfers' events
+ * (priority 5), which run before arrivals (priority 10), which run before wake-ups (priority
+ * 20); equal (time, priority) run in scheduling order.
+ *
+ * Disaggregated prefill/decode (cfg.pd.enabled): two pools of replicas, each with its own GPU,
+ * layout, memory, policy, router and cost model. A request is routed to a prefill replica and
+ * prefills there (asking for one token, as the disaggregation proxies do); its KV cache then
+ * crosses a modelled link (link.c) to a decode replica chosen by the decode pool's router, whose
+ * policy takes it into its decode cohort with the KV already present (pd.c).
  */
 #ifndef ENG_ENGINE_H
 #define ENG_ENGINE_H
@@ -29,7 +36,7 @@
 #include "router.h"
 #include "metrics.h"
 
-enum { ENG_PRIO_ITER_END = 0, ENG_PRIO_ARRIVAL = 10, ENG_PRIO_WAKE = 20 };
+enum { ENG_PRIO_ITER_END = 0, ENG_PRIO_XFER = 5, ENG_PRIO_ARRIVAL = 10, ENG_PRIO_WAKE = 20 };
 
 /* MODEL: vLLM sizes the KV cache after a profiling forward pass whose peak activation memory is
  * typically 1-2 GiB for 7B-13B models at its default 2048 batched tokens; we reserve a stated
@@ -100,6 +107,50 @@ int eng_spec_drafter(eng_spec *sp, const eng_model *target, int32_t mtp_layers, 
 double eng_spec_length_of_rate(double r, int32_t k);
 double eng_spec_rate_of_length(double al, int32_t k);
 
+/* ---- disaggregated prefill/decode: pools and the link between them ---- */
+enum { ENG_POOL_PREFILL = 0, ENG_POOL_DECODE = 1, ENG_POOLS_MAX = 2 };
+
+/* What a pool's replicas do: everything (an aggregated deployment), or one phase. */
+typedef enum eng_role { ENG_ROLE_MIXED = 0, ENG_ROLE_PREFILL, ENG_ROLE_DECODE } eng_role;
+
+/* The link a KV cache crosses from a prefill to a decode replica. */
+typedef enum eng_link_kind {
+    ENG_LINK_RDMA = 0, /* InfiniBand / RoCE: each GPU's NIC (eng_gpu.nic_bw) */
+    ENG_LINK_NVLINK,   /* both pools in one NVLink domain (eng_gpu.link_bw) */
+    ENG_LINK_PCIE,     /* staged through the hosts' PCIe (eng_gpu.pcie_bw) */
+    ENG_LINK_COUNT
+} eng_link_kind;
+
+/* When the KV cache moves. */
+typedef enum eng_xfer_mode {
+    ENG_XFER_AFTER_PREFILL = 0, /* once the whole prefill is done (vLLM NixlConnector, Dynamo,
+                                   TensorRT-LLM) */
+    ENG_XFER_LAYERWISE          /* layer by layer while the prefill computes (SGLang, Mooncake) */
+} eng_xfer_mode;
+
+/* The settings one pool of a disaggregated deployment has of its own (the model, its dtypes
+ * and max_model_len are the deployment's). Field meanings as in eng_config. */
+typedef struct eng_pool_config {
+    eng_gpu gpu;
+    double gpu_utilization;
+    int32_t block_size;
+    int64_t activation_reserve;
+    int32_t replicas, tensor_parallel, expert_parallel, data_parallel_attention;
+    char router[ENG_ROUTER_NAME_MAX];
+    eng_router_params router_params;
+    eng_sched_cfg sched;
+    eng_cpu_overhead cpu;
+} eng_pool_config;
+
+typedef struct eng_pd_config {
+    int enabled;             /* 0: aggregated; the pool fields below are then unused */
+    eng_pool_config pool[2]; /* ENG_POOL_PREFILL, ENG_POOL_DECODE */
+    eng_link_kind link;
+    double link_bw;    /* bytes/s per GPU per direction; 0 = each side's catalog figure */
+    double latency_ns; /* added to every transfer */
+    eng_xfer_mode mode;
+} eng_pd_config;
+
 typedef struct eng_config {
     eng_model model;
     eng_gpu gpu;
@@ -122,10 +173,26 @@ typedef struct eng_config {
     int32_t max_run_steps; /* most decode steps run as one event (0: no limit; 1: one
                               event per step, for checking that runs change nothing) */
     eng_spec spec;         /* speculative decoding (method ENG_SPEC_NONE: off) */
+    /* disaggregated prefill/decode (pd.enabled): the pools' own settings replace gpu, memory,
+     * replicas, the layout, the router, the scheduler and cpu above, which are then unused */
+    eng_pd_config pd;
 } eng_config;
 
 /* Sets the defaults every scenario starts from (bf16, 0.9 utilisation, 16-token blocks, ...). */
 void eng_config_defaults(eng_config *c);
+
+/* Pools of a configuration: 1 (aggregated) or 2 (prefill, decode). */
+int eng_config_pools(const eng_config *c);
+/* The configuration pool p's replicas run with: c itself for an aggregated one; for a
+ * disaggregated one c with pool p's settings in place of the deployment's. */
+void eng_config_pool(const eng_config *c, int p, eng_config *out);
+/* The pool settings of configuration c (its gpu, memory, replicas, layout, ...). */
+void eng_pool_config_of(const eng_config *c, eng_pool_config *out);
+const char *eng_link_kind_name(eng_link_kind k);
+const char *eng_xfer_mode_name(eng_xfer_mode m);
+/* Per-GPU bandwidth (bytes/s, one direction) of link kind k on GPU g by the catalog: NVLink's
+ * link_bw, the NIC's nic_bw (0 when the catalog states none), PCIe's pcie_bw. */
+double eng_link_gpu_bw(const eng_gpu *g, eng_link_kind k);
 
 /* The layout and dtypes of a configuration, ENG_DTYPE_AUTO resolved against its model. */
 void eng_config_layout(const eng_config *c, eng_layout *out);
@@ -280,6 +347,11 @@ typedef struct eng_totals {
     int64_t max_waiting;                /* most requests waiting at once, any replica */
     int64_t waiting_at_end_of_arrivals; /* queue length when the last arrival came */
     int64_t waiting_at_pow2[63];        /* queue length when arrival number 2^k came */
+    /* disaggregated prefill/decode (zero otherwise) */
+    int64_t transfers;       /* KV transfers completed */
+    double transfer_bytes;   /* their bytes */
+    int64_t transfers_held;  /* transfers that waited for decode-side KV or a seat */
+    int64_t pool_busy_ns[2]; /* per pool: iteration time summed over its replicas */
 } eng_totals;
 /* Whether the queue was still growing when arrivals ended: the waiting count at the last
  * arrival against the count at the largest power-of-two arrival at or below half of them. A
@@ -294,8 +366,15 @@ const eng_kv_plan *eng_get_kv_plan(const eng_engine *e);
 /* Validates every structure (KV conservation, cohort sums, heaps, policy queues); 0 when sound.
  * Called after every event in debug builds. */
 int eng_check(const eng_engine *e, char *buf, size_t len);
-/* Replica i (0 <= i < replicas), or NULL out of range; owned by the engine. */
+/* Replica i (0 <= i < replicas), or NULL out of range; owned by the engine. In a
+ * disaggregated deployment the prefill pool's replicas come first, then the decode pool's. */
 const eng_replica *eng_get_replica(const eng_engine *e, int32_t i);
+/* Pools: 1 (aggregated) or 2 (ENG_POOL_PREFILL, ENG_POOL_DECODE). */
+int eng_pool_count(const eng_engine *e);
+/* The KV cache of one replica of pool p (NULL out of range). */
+const eng_kv_plan *eng_get_pool_plan(const eng_engine *e, int p);
+/* What replica r's pool does. */
+eng_role eng_replica_role(const eng_replica *r);
 
 /* ================= primitives for scheduling policies ================= */
 

@@ -17,6 +17,8 @@ void eng_metrics_init(eng_metrics *m)
     sim_samples_init(&m->e2el);
     sim_samples_init(&m->waiting);
     sim_samples_init(&m->sched);
+    sim_samples_init(&m->xfer);
+    sim_samples_init(&m->xfer_wait);
     m->t_first_arrival = -1;
 }
 
@@ -28,6 +30,8 @@ void eng_metrics_free(eng_metrics *m)
     sim_samples_free(&m->e2el);
     sim_samples_free(&m->waiting);
     sim_samples_free(&m->sched);
+    sim_samples_free(&m->xfer);
+    sim_samples_free(&m->xfer_wait);
     free(m->tok_win);
     m->tok_win = NULL;
 }
@@ -119,6 +123,15 @@ void eng_metrics_concurrency(eng_metrics *m, int64_t n)
         m->max_concurrent = n;
 }
 
+void eng_metrics_transfer(eng_metrics *m, int64_t xfer_ns, int64_t wait_ns, double bytes, int held)
+{
+    m->transfers++;
+    m->transfers_held += held != 0;
+    m->xfer_bytes += bytes;
+    sim_samples_add(&m->xfer, ms(xfer_ns));
+    sim_samples_add(&m->xfer_wait, ms(wait_ns));
+}
+
 static int put(eng_metric *out, int n, const char *name, double v)
 {
     snprintf(out[n].name, sizeof out[n].name, "%s", name);
@@ -171,12 +184,47 @@ static const char *const metric_names[] = {"completed",
                                            "std_e2el_ms",
                                            "max_output_tokens_per_s",
                                            "max_concurrent_requests"};
+static const char *const pd_metric_names[] = {
+    "prefill_gpus",         "decode_gpus",
+    "prefill_utilization",  "decode_utilization",
+    "kv_transfers",         "kv_transfers_held",
+    "kv_transfer_bytes",    "kv_transfer_bytes_per_request",
+    DIST("kv_transfer_ms"), DIST("kv_wait_ms")};
 #undef DIST
 
 const char *const *eng_metric_names(int *n)
 {
     *n = (int)(sizeof metric_names / sizeof metric_names[0]);
     return metric_names;
+}
+
+const char *const *eng_pd_metric_names(int *n)
+{
+    *n = (int)(sizeof pd_metric_names / sizeof pd_metric_names[0]);
+    return pd_metric_names;
+}
+
+/* The disaggregated run's metrics (pd_metric_names' order). */
+static int put_pd(eng_metrics *m, eng_metric *out, int n, double dur)
+{
+    static const char *const pool[2] = {"prefill", "decode"};
+    char name[40];
+    for (int p = 0; p < 2; p++) {
+        snprintf(name, sizeof name, "%s_gpus", pool[p]);
+        n = put(out, n, name, (double)m->pool_gpus[p] * m->pool_replicas[p]);
+    }
+    for (int p = 0; p < 2; p++) {
+        double cap = (double)m->pool_replicas[p] * dur * 1e9;
+        snprintf(name, sizeof name, "%s_utilization", pool[p]);
+        n = put(out, n, name, cap > 0 ? (double)m->pool_busy_ns[p] / cap : 0);
+    }
+    n = put(out, n, "kv_transfers", (double)m->transfers);
+    n = put(out, n, "kv_transfers_held", (double)m->transfers_held);
+    n = put(out, n, "kv_transfer_bytes", m->xfer_bytes);
+    n = put(out, n, "kv_transfer_bytes_per_request",
+            m->transfers ? m->xfer_bytes / (double)m->transfers : 0);
+    n = put_dist(out, n, "kv_transfer_ms", &m->xfer);
+    return put_dist(out, n, "kv_wait_ms", &m->xfer_wait);
 }
 
 int eng_metrics_summary(eng_metrics *m, eng_metric *out)
@@ -214,5 +262,7 @@ int eng_metrics_summary(eng_metrics *m, eng_metric *out)
     n = put(out, n, "std_e2el_ms", sim_samples_std(&m->e2el));
     n = put(out, n, "max_output_tokens_per_s", (double)peak);
     n = put(out, n, "max_concurrent_requests", (double)m->max_concurrent);
+    if (m->pd)
+        n = put_pd(m, out, n, dur);
     return n;
 }

@@ -17,6 +17,15 @@
  * arrival; a token counts when the iteration that computes it ends) and max_concurrent_requests
  * (the most requests in the system at once, arrival to finish, half-open: a finish at the
  * instant of an arrival comes first).
+ *
+ * A disaggregated run (prefill and decode pools) adds, after those: prefill_gpus, decode_gpus,
+ * prefill_utilization and decode_utilization (the pool's iteration time summed over its
+ * replicas / (replicas x duration)), kv_transfers, kv_transfers_held (those the decode replica
+ * could not take at a step for want of blocks or a seat), kv_transfer_bytes (all of them),
+ * kv_transfer_bytes_per_request, then the distributions kv_transfer_ms (prefill end, or the
+ * decode-side reservation when later, to the KV's arrival) and kv_wait_ms (from asking for
+ * decode-side KV to having it: the decode replica's next step, and longer when held; asked
+ * after the prefill, or, layer-wise, on arrival, before the prefill may start).
  */
 #ifndef ENG_METRICS_H
 #define ENG_METRICS_H
@@ -42,6 +51,15 @@ typedef struct eng_metrics {
     /* prefix caching: prompt tokens of completed requests, and those found cached at their
      * first admission; cached blocks evicted (set by the engine before the summary) */
     int64_t prefix_hit_tokens, prefix_evictions;
+    /* disaggregated prefill/decode (pd = 1: the summary gains its metrics): per transfer, the
+     * time the KV took after the prefill and the time it waited for decode-side KV; per pool
+     * (set by the engine before the summary) its GPUs and its replicas' iteration time summed */
+    int pd;
+    sim_samples xfer, xfer_wait;
+    int64_t transfers, transfers_held;
+    double xfer_bytes;
+    int64_t pool_busy_ns[2];
+    int32_t pool_gpus[2], pool_replicas[2];
 } eng_metrics;
 
 void eng_metrics_init(eng_metrics *m);
@@ -55,6 +73,10 @@ void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count);
 void eng_metrics_tokens(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count);
 /* n requests are in the system now, a request having just joined (max_concurrent_requests) */
 void eng_metrics_concurrency(eng_metrics *m, int64_t n);
+/* A KV transfer of `bytes` arrived xfer_ns after its prefill ended (or after decode-side KV was
+ * reserved, when that came later), having waited wait_ns for that KV (held: because its decode
+ * replica had no seat or blocks for it at a step, not only for that replica's next step). */
+void eng_metrics_transfer(eng_metrics *m, int64_t xfer_ns, int64_t wait_ns, double bytes, int held);
 
 typedef struct eng_metric {
     char name[40];
@@ -67,5 +89,7 @@ int eng_metrics_summary(eng_metrics *m, eng_metric *out);
 /* The names eng_metrics_summary produces, in its order, without computing anything (for the
  * store's views); *n gets the count. The array is static: do not free it. */
 const char *const *eng_metric_names(int *n);
+/* The names a disaggregated run's summary adds after those, in its order (static). */
+const char *const *eng_pd_metric_names(int *n);
 
 #endif

@@ -3,8 +3,9 @@
  *
  * Lifecycle: WAITING (arrived, not running) -> RUNNING (prefilling, then decoding) -> FINISHED;
  * a preempted request goes back to WAITING (recompute) or SWAPPED; a request that can never fit
- * is REJECTED with a reason. The engine owns requests (a pool, reused after they are recorded);
- * schedulers link them into their own queues through the sched_* fields.
+ * is REJECTED with a reason. Disaggregated: PREFILL on a prefill replica -> TRANSFER (its KV on
+ * its way to a decode replica) -> DECODE there. The engine owns requests (a pool, reused after
+ * they are recorded); schedulers link them into their own queues through the sched_* fields.
  */
 #ifndef ENG_REQUEST_H
 #define ENG_REQUEST_H
@@ -18,6 +19,8 @@ typedef enum eng_rq_status {
     ENG_RQ_SWAPPED, /* preempted, KV on the host */
     ENG_RQ_FINISHED,
     ENG_RQ_REJECTED,
+    ENG_RQ_TRANSFER, /* disaggregated: prefilled; its KV waits for, or crosses, the link to a
+                        decode replica, or has arrived there and joins at its next step */
     ENG_RQ_STATUS_COUNT
 } eng_rq_status;
 
@@ -93,8 +96,17 @@ struct eng_request {
     int32_t cached_tokens; /* prompt tokens found in the prefix cache at its first admission */
 
     /* engine bookkeeping */
-    eng_request *pool_next; /* free list / in-flight list */
+    eng_request *pool_next; /* free list; a decode replica's queue of transfers (pd.c) */
     int64_t xfer_bytes;     /* swap: bytes on the host */
+
+    /* disaggregated prefill/decode (pd.c) */
+    int32_t pd_output;        /* output tokens asked for (output is 1 in the prefill pool) */
+    int32_t pd_src, pd_dst;   /* prefill and decode replicas; -1 until chosen */
+    int32_t pd_blocks;        /* KV blocks reserved on pd_dst while its KV is on its way */
+    int64_t t_prefilled;      /* ns: its prefill ended in the prefill pool; -1 before */
+    int64_t t_reserved;       /* ns: decode-side KV reserved, the transfer may go; -1 before */
+    int64_t pd_epoch;         /* its decode replica's failed admissions when it queued there */
+    struct eng_flow *pd_flow; /* its transfer on the link (link.c), NULL when none */
 };
 
 #endif

@@ -199,6 +199,24 @@ static void chunked_fini(void *st)
     free(c->pf);
 }
 
+/* A request prefilled elsewhere takes a seat as a prefill would: under max_num_seqs, its
+ * prompt's blocks above the watermark (vLLM V0's chunked-prefill path, can_allocate) */
+static int64_t chunked_pd_admit(const void *st, const eng_replica *r, const eng_request *rq,
+                                int64_t incoming, int64_t incoming_tokens)
+{
+    const chunked *c = st;
+    int64_t need = eng_kv_blocks_for(r, rq->prompt);
+    if (c->running.n + incoming >= c->max_num_seqs || eng_kv_free(r) - need < c->watermark_blocks)
+        return -1;
+    return need;
+}
+
+static void chunked_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    chunked *c = st;
+    eng_list_insert_by_id(&c->running, rq);
+}
+
 static int chunked_check(const void *st, const eng_replica *r)
 {
     const chunked *c = st;
@@ -220,4 +238,6 @@ const eng_sched_ops eng_sched_chunked = {
     .on_finish = chunked_on_finish,
     .fini = chunked_fini,
     .check = chunked_check,
+    .pd_admit = chunked_pd_admit,
+    .pd_join = chunked_pd_join,
 };

@@ -71,6 +71,24 @@ static void orca_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t no
     o->running--;
 }
 
+/* MODEL: Orca reserves a request's prompt + output when it admits it (Algorithm 1); a request
+ * prefilled elsewhere takes a seat and that reservation the same way */
+static int64_t orca_pd_admit(const void *st, const eng_replica *r, const eng_request *rq,
+                             int64_t incoming, int64_t incoming_tokens)
+{
+    const orca *o = st;
+    if (o->running + incoming >= o->max_num_seqs)
+        return -1;
+    return eng_kv_blocks_for(r, (int64_t)rq->prompt + rq->pd_output);
+}
+
+static void orca_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    orca *o = st;
+    eng_kv_reserve(r, rq, (int64_t)rq->prompt + rq->output); /* held already: marks it */
+    o->running++;
+}
+
 static int orca_check(const void *st, const eng_replica *r)
 {
     const orca *o = st;
@@ -91,4 +109,6 @@ const eng_sched_ops eng_sched_orca = {
     .next_batch = orca_next_batch,
     .on_finish = orca_on_finish,
     .check = orca_check,
+    .pd_admit = orca_pd_admit,
+    .pd_join = orca_pd_join,
 };

@@ -395,6 +395,27 @@ static void sglang_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t 
     g->batch_is_full = 0;
 }
 
+/* MODEL: SGLang's decode server (disaggregation/decode.py DecodePreallocQueue) preallocates a
+ * transferred request's prompt KV when that, plus num_reserved_decode_tokens (512 by default)
+ * for each running request and itself, fits in the free KV, under max_running_requests */
+#define RESERVED_DECODE_TOKENS 512
+static int64_t sglang_pd_admit(const void *st, const eng_replica *r, const eng_request *rq,
+                               int64_t incoming, int64_t incoming_tokens)
+{
+    const sglang *g = st;
+    int64_t seated = running_n(g) + incoming;
+    int64_t need = eng_kv_blocks_for(r, rq->prompt);
+    int64_t free_tokens = (eng_kv_free(r) - need) * eng_kv_block_size(r);
+    if (seated >= g->max_running || free_tokens < RESERVED_DECODE_TOKENS * (seated + 1))
+        return -1;
+    return need;
+}
+
+static void sglang_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    run_add(st, r, rq);
+}
+
 static int sglang_check(const void *st, const eng_replica *r)
 {
     const sglang *g = st;
@@ -416,4 +437,6 @@ const eng_sched_ops eng_sched_sglang = {
     .on_finish = sglang_on_finish,
     .on_batch_end = sglang_on_batch_end,
     .check = sglang_check,
+    .pd_admit = sglang_pd_admit,
+    .pd_join = sglang_pd_join,
 };

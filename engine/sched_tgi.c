@@ -127,6 +127,27 @@ static void tgi_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now
     t->running_tokens -= (int64_t)rq->prompt + rq->output;
 }
 
+/* A request prefilled elsewhere is admitted as TGI admits a batch entry: its prompt + new
+ * tokens against max_batch_total_tokens and the KV cache (reserved), under max_batch_size */
+static int64_t tgi_pd_admit(const void *st, const eng_replica *r, const eng_request *rq,
+                            int64_t incoming, int64_t incoming_tokens)
+{
+    const tgi *t = st;
+    int64_t need = (int64_t)rq->prompt + rq->pd_output;
+    if ((t->max_batch_size > 0 && t->running + incoming >= t->max_batch_size) ||
+        t->running_tokens + incoming_tokens + need > t->max_batch_total_tokens)
+        return -1;
+    return eng_kv_blocks_for(r, need);
+}
+
+static void tgi_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    tgi *t = st;
+    eng_kv_reserve(r, rq, (int64_t)rq->prompt + rq->output); /* held already: marks it */
+    t->running++;
+    t->running_tokens += (int64_t)rq->prompt + rq->output;
+}
+
 static int tgi_check(const void *st, const eng_replica *r)
 {
     const tgi *t = st;
@@ -148,4 +169,6 @@ const eng_sched_ops eng_sched_tgi = {
     .next_batch = tgi_next_batch,
     .on_finish = tgi_on_finish,
     .check = tgi_check,
+    .pd_admit = tgi_pd_admit,
+    .pd_join = tgi_pd_join,
 };

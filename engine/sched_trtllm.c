@@ -211,6 +211,26 @@ static void trtllm_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t 
     eng_list_remove(&t->started, rq);
 }
 
+/* MODEL: TensorRT-LLM's generation server schedules a disaggregated generation request with
+ * the same capacity scheduler: GUARANTEED_NO_EVICT reserves its blocks to completion (the
+ * received context + its remaining output), MAX_UTILIZATION the context's; max_batch_size seats */
+static int64_t trtllm_pd_admit(const void *st, const eng_replica *r, const eng_request *rq,
+                               int64_t incoming, int64_t incoming_tokens)
+{
+    const trtllm *t = st;
+    if (t->started.n + incoming >= t->max_batch_size)
+        return -1;
+    return eng_kv_blocks_for(r, t->no_evict ? (int64_t)rq->prompt + rq->pd_output : rq->prompt);
+}
+
+static void trtllm_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    trtllm *t = st;
+    if (t->no_evict)
+        eng_kv_reserve(r, rq, (int64_t)rq->prompt + rq->output); /* held already: marks it */
+    eng_list_insert_by_id(&t->started, rq);
+}
+
 static void trtllm_fini(void *st)
 {
     trtllm *t = st;
@@ -237,4 +257,6 @@ const eng_sched_ops eng_sched_trtllm = {
     .on_finish = trtllm_on_finish,
     .fini = trtllm_fini,
     .check = trtllm_check,
+    .pd_admit = trtllm_pd_admit,
+    .pd_join = trtllm_pd_join,
 };

@@ -213,6 +213,24 @@ static void vllm1_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t n
     eng_list_remove(&v->running, rq);
 }
 
+/* MODEL: vLLM V1 decode instance (KV transfer): a waiting request is taken only while
+ * len(running) < max_num_running_reqs, and its remote KV gets the prompt's blocks
+ * (allocate_slots of num_external_computed_tokens); once loaded it runs with the others */
+static int64_t vllm1_pd_admit(const void *st, const eng_replica *r, const eng_request *rq,
+                              int64_t incoming, int64_t incoming_tokens)
+{
+    const vllm1 *v = st;
+    if (v->running.n + incoming >= v->max_num_seqs)
+        return -1;
+    return eng_kv_blocks_for(r, rq->prompt);
+}
+
+static void vllm1_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    vllm1 *v = st;
+    eng_list_push_back(&v->running, rq);
+}
+
 static void vllm1_fini(void *st)
 {
     vllm1 *v = st;
@@ -240,4 +258,6 @@ const eng_sched_ops eng_sched_vllm = {
     .on_finish = vllm1_on_finish,
     .fini = vllm1_fini,
     .check = vllm1_check,
+    .pd_admit = vllm1_pd_admit,
+    .pd_join = vllm1_pd_join,
 };

@@ -161,6 +161,24 @@ static void vllm_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t no
     eng_list_remove(&v->running, rq);
 }
 
+/* MODEL: vLLM V0's disaggregated decode instance (0.6 KV connectors) takes a request like a
+ * prefill: a seat under max_num_seqs and can_allocate's watermark for the prompt's blocks */
+static int64_t vllm_pd_admit(const void *st, const eng_replica *r, const eng_request *rq,
+                             int64_t incoming, int64_t incoming_tokens)
+{
+    const vllm *v = st;
+    int64_t need = eng_kv_blocks_for(r, rq->prompt);
+    if (v->running.n + incoming >= v->max_num_seqs || eng_kv_free(r) - need < v->watermark_blocks)
+        return -1;
+    return need;
+}
+
+static void vllm_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    vllm *v = st;
+    eng_list_insert_by_id(&v->running, rq);
+}
+
 static int vllm_check(const void *st, const eng_replica *r)
 {
     const vllm *v = st;
@@ -184,4 +202,6 @@ const eng_sched_ops eng_sched_vllm_v0 = {
     .next_batch = vllm_next_batch,
     .on_finish = vllm_on_finish,
     .check = vllm_check,
+    .pd_admit = vllm_pd_admit,
+    .pd_join = vllm_pd_join,
 };

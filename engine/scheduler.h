@@ -8,7 +8,10 @@
  * Call order on one replica: init; then, as the simulation goes, on_arrival for each request
  * routed to it, next_batch whenever the replica is idle (after arrivals, after each iteration,
  * at a requested wake-up), on_finish for each request that completes, on_batch_end after each
- * iteration; fini at the end.
+ * iteration; fini at the end. In a disaggregated deployment a prefill pool's policy sees
+ * requests that ask for one token (on_finish once it is computed: its KV then waits for the
+ * transfer outside the policy), and a decode pool's policy gets requests through pd_admit and
+ * pd_join instead of on_arrival.
  */
 #ifndef ENG_SCHED_H
 #define ENG_SCHED_H
@@ -66,6 +69,17 @@ typedef struct eng_sched_ops {
     void (*fini)(void *st);                                                          /* optional */
     /* Debug walker: returns 0 when the policy's queues are consistent. Optional. */
     int (*check)(const void *st, const eng_replica *r);
+    /* Disaggregated decode (a policy without pd_join cannot serve a decode pool). pd_admit: the
+     * KV blocks rq, prefilled on another instance, must have reserved here before its KV is
+     * sent, or -1 while the policy has no seat for it (`incoming` requests admitted that way,
+     * with `incoming_tokens` prompt + output tokens, have not arrived yet; rq->pd_output is the
+     * output it asks for, rq->output being 1 until it joins); optional, NULL: its prompt's
+     * blocks and always a seat. pd_join: rq's KV has arrived and it decodes from the next step:
+     * the engine puts it in the decode cohort right after this call; the policy counts it as
+     * running. */
+    int64_t (*pd_admit)(const void *st, const eng_replica *r, const eng_request *rq,
+                        int64_t incoming, int64_t incoming_tokens);
+    void (*pd_join)(void *st, eng_replica *r, eng_request *rq, int64_t now);
 } eng_sched_ops;
 
 /* Registry. */

@@ -319,20 +319,28 @@ static int get_path(lctx *c, const scn_node *map, const char *pre, const char *k
 
 /* ---- sections ---- */
 
-static int load_memory(lctx *c, const scn_node *root, eng_config *e)
+/* memory: {...} under root (the top level, pre "", or a pool, pre "prefill" / "decode";
+ * max_model_len is the deployment's, so a pool may not set it). */
+static int load_memory(lctx *c, const scn_node *root, const char *pre, eng_config *e)
 {
     static const char *const keys[] = {"gpu_utilization", "block_size", "activation_reserve_gb",
                                        "max_model_len", NULL};
     const scn_node *m;
-    if (get_map(c, root, "", "memory", &m))
+    kpath mp = kp(pre, "memory");
+    if (get_map(c, root, pre, "memory", &m))
         return -1;
     if (!m)
         return 0;
     double gb = (double)e->activation_reserve / (double)(INT64_C(1) << 30);
-    if (check_keys(c, m, "memory", keys) ||
-        get_num(c, m, "memory", "gpu_utilization", R_UNIT, &e->gpu_utilization) ||
-        get_num(c, m, "memory", "activation_reserve_gb", R_NONNEG, &gb) ||
-        get_i32(c, m, "memory", "max_model_len", 0, INT32_MAX, &e->max_model_len))
+    if (check_keys(c, m, mp.s, keys) ||
+        get_num(c, m, mp.s, "gpu_utilization", R_UNIT, &e->gpu_utilization) ||
+        get_num(c, m, mp.s, "activation_reserve_gb", R_NONNEG, &gb))
+        return -1;
+    const scn_node *ml = scn_tree_get(m, "max_model_len");
+    if (ml && *pre)
+        return fail(c, ml, kp(mp.s, "max_model_len").s,
+                    "the deployment's, not a pool's: set memory.max_model_len at the top level");
+    if (get_i32(c, m, mp.s, "max_model_len", 0, INT32_MAX, &e->max_model_len))
         return -1;
     e->activation_reserve = (int64_t)llround(gb * (double)(INT64_C(1) << 30));
     const scn_node *bs = scn_tree_get(m, "block_size");
@@ -340,14 +348,15 @@ static int load_memory(lctx *c, const scn_node *root, eng_config *e)
         int64_t v = 0;
         if (bs->kind != SCN_NODE_SCALAR || parse_i64(bs->text, &v) || v < 1 || v > 256 ||
             (v & (v - 1)))
-            return fail(c, bs, "memory.block_size", "expected a power of two in [1, 256], got '%s'",
+            return fail(c, bs, kp(mp.s, "block_size").s,
+                        "expected a power of two in [1, 256], got '%s'",
                         bs->kind == SCN_NODE_SCALAR ? bs->text : kind_name(bs->kind));
         e->block_size = (int32_t)v;
     }
     int32_t ctx = e->model.max_context;
     if (e->max_model_len > 0 && ctx > 0 && e->max_model_len > ctx)
-        return fail(c, scn_tree_get(m, "max_model_len"), "memory.max_model_len",
-                    "%d is beyond %s's context of %d tokens", e->max_model_len, e->model.name, ctx);
+        return fail(c, ml, "memory.max_model_len", "%d is beyond %s's context of %d tokens",
+                    e->max_model_len, e->model.name, ctx);
     return 0;
 }
 
@@ -386,9 +395,10 @@ static int v0_only(const char *key)
            !strcmp(key, "num_scheduler_steps");
 }
 
-static int load_sched_key(lctx *c, const scn_node *kv, const eng_sched_ops *ops, eng_sched_cfg *cfg)
+static int load_sched_key(lctx *c, const scn_node *kv, const char *pre, const eng_sched_ops *ops,
+                          eng_sched_cfg *cfg)
 {
-    kpath path = kp("scheduler", kv->key);
+    kpath path = kp(kp(pre, "scheduler").s, kv->key);
     if (kv->kind != SCN_NODE_SCALAR)
         return fail(c, kv, path.s, "expected a value, got %s", kind_name(kv->kind));
     const eng_param *p = eng_sched_param(ops, kv->key);
@@ -413,66 +423,73 @@ static int load_sched_key(lctx *c, const scn_node *kv, const eng_sched_ops *ops,
     return 0;
 }
 
-static int load_scheduler(lctx *c, const scn_node *root, eng_config *e)
+/* scheduler: {name, ...} under root (pre as for load_memory). A pool that names another
+ * policy than the one it inherits starts from that policy's defaults. */
+static int load_scheduler(lctx *c, const scn_node *root, const char *pre, eng_config *e)
 {
     const scn_node *m;
-    char names[400];
-    if (get_map(c, root, "", "scheduler", &m))
+    char names[400], old[sizeof e->sched.name];
+    kpath sp = kp(pre, "scheduler"), np = kp(sp.s, "name");
+    snprintf(old, sizeof old, "%s", e->sched.name);
+    if (get_map(c, root, pre, "scheduler", &m))
         return -1;
-    if (m && get_str(c, m, "scheduler", "name", e->sched.name, sizeof e->sched.name))
+    if (m && get_str(c, m, sp.s, "name", e->sched.name, sizeof e->sched.name))
         return -1;
     const scn_node *given = m ? scn_tree_get(m, "name") : NULL;
     if (c->preset && given && strcmp(e->sched.name, c->preset->policy) != 0)
-        return fail(c, given, "scheduler.name",
+        return fail(c, given, np.s,
                     "engine %s %s runs the '%s' scheduler, not '%s' (drop one of the two)",
                     c->preset->engine, c->preset->version, c->preset->policy, e->sched.name);
+    if (*pre && strcmp(old, e->sched.name) != 0)
+        e->sched.n = 0;
     const eng_sched_ops *ops = eng_sched_find(e->sched.name);
     if (!ops) {
         sched_names(names, sizeof names);
         const scn_node *n = m ? scn_tree_get(m, "name") : NULL;
         if (!n)
-            return missing(c, m ? m : root, m ? "scheduler" : "", m ? "name" : "scheduler", names);
-        return fail(c, n, "scheduler.name", "unknown scheduler '%s' (valid: %s)", n->text, names);
+            return missing(c, m ? m : root, m ? sp.s : pre, m ? "name" : "scheduler", names);
+        return fail(c, n, np.s, "unknown scheduler '%s' (valid: %s)", n->text, names);
     }
     if (!m)
         return 0;
     for (const scn_node *kv = m->first; kv; kv = kv->next)
-        if (strcmp(kv->key, "name") != 0 && load_sched_key(c, kv, ops, &e->sched))
+        if (strcmp(kv->key, "name") != 0 && load_sched_key(c, kv, pre, ops, &e->sched))
             return -1;
     return 0;
 }
 
 /* `engine: NAME` or `engine: {name: NAME, version: V}`: the preset's policy, its settings, its
  * memory defaults and CPU overhead, before the scenario's own keys override any of them. */
-static int load_engine(lctx *c, const scn_node *root, eng_config *e)
+static int load_engine(lctx *c, const scn_node *root, const char *pre, eng_config *e)
 {
     static const char *const keys[] = {"name", "version", NULL};
     const scn_node *n = scn_tree_get(root, "engine"), *vn = NULL;
     char name[32] = "", version[32] = "", list[200];
+    kpath ep = kp(pre, "engine");
     if (!n)
         return 0;
     if (n->kind == SCN_NODE_MAP) {
-        if (check_keys(c, n, "engine", keys) ||
-            get_str(c, n, "engine", "name", name, sizeof name) ||
-            get_str(c, n, "engine", "version", version, sizeof version))
+        if (check_keys(c, n, ep.s, keys) || get_str(c, n, ep.s, "name", name, sizeof name) ||
+            get_str(c, n, ep.s, "version", version, sizeof version))
             return -1;
         if (!*name)
-            return missing(c, n, "engine", "name", eng_preset_names(list, sizeof list));
+            return missing(c, n, ep.s, "name", eng_preset_names(list, sizeof list));
         vn = scn_tree_get(n, "version");
     } else if (n->kind == SCN_NODE_SCALAR) {
-        if (get_str(c, root, "", "engine", name, sizeof name))
+        if (get_str(c, root, pre, "engine", name, sizeof name))
             return -1;
     } else {
-        return fail(c, n, "engine", "expected an engine name or {name, version}");
+        return fail(c, n, ep.s, "expected an engine name or {name, version}");
     }
     if (!eng_preset_find(name, NULL))
-        return fail(c, n, "engine", "unknown engine '%s' (valid: %s)", name,
+        return fail(c, n, ep.s, "unknown engine '%s' (valid: %s)", name,
                     eng_preset_names(list, sizeof list));
     const eng_preset *p = eng_preset_find(name, *version ? version : NULL);
     if (!p)
-        return fail(c, vn, "engine.version", "no preset of %s version '%s' (valid: %s)", name,
+        return fail(c, vn, kp(ep.s, "version").s, "no preset of %s version '%s' (valid: %s)", name,
                     version, eng_preset_versions(name, list, sizeof list));
     c->preset = p;
+    e->sched.n = 0; /* a pool's own engine starts from its preset alone */
     snprintf(e->sched.name, sizeof e->sched.name, "%s", p->policy);
     char params[256];
     snprintf(params, sizeof params, "%s", p->params);
@@ -492,19 +509,19 @@ static int load_engine(lctx *c, const scn_node *root, eng_config *e)
     return 0;
 }
 
-static int load_cpu(lctx *c, const scn_node *root, eng_config *e)
+static int load_cpu(lctx *c, const scn_node *root, const char *pre, eng_config *e)
 {
     static const char *const keys[] = {"per_iteration_us", "per_seq_us", "async", NULL};
     const scn_node *m;
-    if (get_map(c, root, "", "cpu_overhead", &m))
+    kpath cp = kp(pre, "cpu_overhead");
+    if (get_map(c, root, pre, "cpu_overhead", &m))
         return -1;
     if (!m)
         return 0;
-    return check_keys(c, m, "cpu_overhead", keys) ||
-                   get_num(c, m, "cpu_overhead", "per_iteration_us", R_NONNEG,
-                           &e->cpu.per_iteration_us) ||
-                   get_num(c, m, "cpu_overhead", "per_seq_us", R_NONNEG, &e->cpu.per_seq_us) ||
-                   get_bool(c, m, "cpu_overhead", "async", &e->cpu.async)
+    return check_keys(c, m, cp.s, keys) ||
+                   get_num(c, m, cp.s, "per_iteration_us", R_NONNEG, &e->cpu.per_iteration_us) ||
+                   get_num(c, m, cp.s, "per_seq_us", R_NONNEG, &e->cpu.per_seq_us) ||
+                   get_bool(c, m, cp.s, "async", &e->cpu.async)
                ? -1
                : 0;
 }
@@ -620,11 +637,11 @@ static int load_precision(lctx *c, const scn_node *root, eng_config *e)
 }
 
 /* tensor_parallel, expert_parallel, data_parallel_attention: they must divide the model. */
-static int load_layout(lctx *c, const scn_node *root, eng_config *e)
+static int load_layout(lctx *c, const scn_node *root, const char *pre, eng_config *e)
 {
-    if (get_i32(c, root, "", "tensor_parallel", 1, 1024, &e->tensor_parallel) ||
-        get_i32(c, root, "", "expert_parallel", 1, 1024, &e->expert_parallel) ||
-        get_i32(c, root, "", "data_parallel_attention", 1, 1024, &e->data_parallel_attention))
+    if (get_i32(c, root, pre, "tensor_parallel", 1, 1024, &e->tensor_parallel) ||
+        get_i32(c, root, pre, "expert_parallel", 1, 1024, &e->expert_parallel) ||
+        get_i32(c, root, pre, "data_parallel_attention", 1, 1024, &e->data_parallel_attention))
         return -1;
     eng_layout l;
     char why[512];
@@ -637,37 +654,37 @@ static int load_layout(lctx *c, const scn_node *root, eng_config *e)
     for (int i = 0; i < 3 && !at; i++)
         if (strstr(why, keys[i]) && (at = scn_tree_get(root, keys[i])))
             key = keys[i];
-    return fail(c, at ? at : scn_tree_get(root, "model"), key, "%s", why);
+    return fail(c, at ? at : *pre ? root : scn_tree_get(root, "model"), kp(pre, key).s, "%s", why);
 }
 
 /* router: a name the engine's router registry knows, or {name, prefix_weight, queue_weight,
  * kv_weight, staleness_ms}. */
-static int load_router(lctx *c, const scn_node *root, eng_config *e)
+static int load_router(lctx *c, const scn_node *root, const char *pre, eng_config *e)
 {
     static const char *const keys[] = {"name",      "prefix_weight", "queue_weight",
                                        "kv_weight", "staleness_ms",  NULL};
     const scn_node *n = scn_tree_get(root, "router"), *nn = n;
     char name[ENG_ROUTER_NAME_MAX] = "";
+    kpath rp = kp(pre, "router");
     if (!n)
         return 0;
     if (n->kind == SCN_NODE_MAP) {
         eng_router_params *p = &e->router_params;
-        if (check_keys(c, n, "router", keys) ||
-            get_str(c, n, "router", "name", name, sizeof name) ||
-            get_num(c, n, "router", "prefix_weight", R_NONNEG, &p->prefix_weight) ||
-            get_num(c, n, "router", "queue_weight", R_NONNEG, &p->queue_weight) ||
-            get_num(c, n, "router", "kv_weight", R_NONNEG, &p->kv_weight) ||
-            get_num(c, n, "router", "staleness_ms", R_NONNEG, &p->staleness_ms))
+        if (check_keys(c, n, rp.s, keys) || get_str(c, n, rp.s, "name", name, sizeof name) ||
+            get_num(c, n, rp.s, "prefix_weight", R_NONNEG, &p->prefix_weight) ||
+            get_num(c, n, rp.s, "queue_weight", R_NONNEG, &p->queue_weight) ||
+            get_num(c, n, rp.s, "kv_weight", R_NONNEG, &p->kv_weight) ||
+            get_num(c, n, rp.s, "staleness_ms", R_NONNEG, &p->staleness_ms))
             return -1;
         nn = scn_tree_get(n, "name");
         if (!nn)
-            return missing(c, n, "router", "name", NULL);
-    } else if (get_str(c, root, "", "router", name, sizeof name)) {
+            return missing(c, n, rp.s, "name", NULL);
+    } else if (get_str(c, root, pre, "router", name, sizeof name)) {
         return -1;
     }
     if (!eng_router_find(name)) {
         char names[400];
-        return fail(c, nn, "router", "unknown router '%s' (valid: %s)", name,
+        return fail(c, nn, rp.s, "unknown router '%s' (valid: %s)", name,
                     eng_router_names(names, sizeof names));
     }
     snprintf(e->router, sizeof e->router, "%s", name);
@@ -831,6 +848,152 @@ static int load_speculative(lctx *c, const scn_node *root, eng_config *e)
     return load_acceptance(c, m, sp, dir);
 }
 
+/* MODEL: vLLM --async-scheduling schedules step n+1 while step n runs: the engine's
+ * overlapped CPU model */
+static void async_from_scheduler(eng_config *e)
+{
+    const eng_sched_ops *ops = eng_sched_find(e->sched.name);
+    if (eng_sched_param(ops, "async_scheduling") && eng_cfg_int(&e->sched, ops, "async_scheduling"))
+        e->cpu.async = 1;
+}
+
+/* A pool's GPU, when it names its own: resolved, and checked against the deployment's dtypes. */
+static int load_pool_gpu(lctx *c, const scn_node *m, const char *pre, eng_config *t)
+{
+    char name[32] = "", why[1024], note[400];
+    const scn_node *gn = scn_tree_get(m, "gpu");
+    if (!gn)
+        return 0;
+    if (get_str(c, m, pre, "gpu", name, sizeof name))
+        return -1;
+    why[0] = '\0';
+    if (!c->res || !c->res->gpu || c->res->gpu(c->res->st, name, &t->gpu, why, sizeof why))
+        return fail(c, gn, kp(pre, "gpu").s, "%s", *why ? why : "unknown GPU");
+    eng_compute comp;
+    if (eng_precision(&t->gpu, t->dtype, t->kv_dtype, &comp, note, sizeof note, why, sizeof why))
+        return fail(c, gn, kp(pre, "gpu").s, "%s", why);
+    if (*note)
+        add_note(c, "%s pool: %s", pre, note);
+    return 0;
+}
+
+/* `prefill: {...}` or `decode: {...}`: a pool starts from the deployment's settings (GPU,
+ * layout, engine, memory, scheduler, router, CPU overhead) and its own keys replace them. */
+static int load_pool(lctx *c, const scn_node *root, const char *pre, const eng_config *dep,
+                     eng_pool_config *out)
+{
+    static const char *const keys[] = {
+        "replicas", "gpu",    "tensor_parallel", "expert_parallel", "data_parallel_attention",
+        "engine",   "memory", "scheduler",       "router",          "cpu_overhead",
+        NULL};
+    const scn_node *m;
+    if (get_map(c, root, "", pre, &m))
+        return -1;
+    eng_config t = *dep;
+    t.replicas = 1;
+    const eng_preset *saved = c->preset;
+    int rc = check_keys(c, m, pre, keys) ||
+                     get_i32(c, m, pre, "replicas", 1, 1 << 20, &t.replicas) ||
+                     load_pool_gpu(c, m, pre, &t) || load_layout(c, m, pre, &t) ||
+                     load_router(c, m, pre, &t) || load_engine(c, m, pre, &t) ||
+                     load_memory(c, m, pre, &t) || load_scheduler(c, m, pre, &t) ||
+                     load_cpu(c, m, pre, &t)
+                 ? -1
+                 : 0;
+    c->preset = saved;
+    if (rc)
+        return -1;
+    async_from_scheduler(&t);
+    eng_pool_config_of(&t, out);
+    return 0;
+}
+
+/* MODEL: default latency per transfer, by link: RDMA 2 us (one-way InfiniBand RC latency,
+ * ib_send_lat, 0.8-2.3 us for 32 B-4 KB messages: D. Potter, master's thesis, table
+ * mtu_performance); PCIe 4.1 us (GPU peer reads over PCIe 5.0, best pair, p2pmark,
+ * github.com/lukealonso/p2pmark); NVLink: no measured figure was found, taken as RDMA's. These
+ * are the wires'; a transfer library's handshakes and notifications add their own (set
+ * kv_transfer.latency_us from a measurement). */
+static double default_latency_us(eng_link_kind k)
+{
+    return k == ENG_LINK_PCIE ? 4.1 : 2.0;
+}
+
+/* `kv_transfer: {link, bandwidth_gb_s, latency_us, discipline}` */
+static int load_kv_transfer(lctx *c, const scn_node *root, eng_pd_config *pd)
+{
+    static const char *const keys[] = {"link", "bandwidth_gb_s", "latency_us", "discipline", NULL};
+    static const char *const links[] = {"rdma", "nvlink", "pcie", NULL};
+    static const char *const modes[] = {"after_prefill", "layerwise", NULL};
+    const char *pre = "kv_transfer";
+    const scn_node *m;
+    int link = ENG_LINK_RDMA, mode = ENG_XFER_AFTER_PREFILL;
+    double gbs = 0, lat = -1;
+    if (get_map(c, root, "", pre, &m))
+        return -1;
+    if (m && (check_keys(c, m, pre, keys) || get_choice(c, m, pre, "link", "link", links, &link) ||
+              get_num(c, m, pre, "bandwidth_gb_s", R_POS, &gbs) ||
+              get_num(c, m, pre, "latency_us", R_NONNEG, &lat) ||
+              get_choice(c, m, pre, "discipline", "discipline", modes, &mode)))
+        return -1;
+    pd->link = (eng_link_kind)link;
+    pd->mode = (eng_xfer_mode)mode;
+    pd->link_bw = gbs * 1e9;
+    pd->latency_ns = (lat >= 0 ? lat : default_latency_us(pd->link)) * 1e3;
+    for (int k = 0; k < 2 && gbs == 0; k++) {
+        const eng_gpu *g = &pd->pool[k].gpu;
+        if (eng_link_gpu_bw(g, pd->link) <= 0)
+            return fail(c, m ? m : root,
+                        m   ? pre
+                        : k ? "decode.gpu"
+                            : "prefill.gpu",
+                        "the GPU catalog gives %s no %s bandwidth; set "
+                        "kv_transfer.bandwidth_gb_s (per GPU, each way)",
+                        g->name, links[link]);
+    }
+    return 0;
+}
+
+/* `prefill:` and `decode:` pools (both or neither) and the link between them. */
+static int load_pools(lctx *c, const scn_node *root, scn_scenario *s)
+{
+    const scn_node *pn = scn_tree_get(root, "prefill"), *dn = scn_tree_get(root, "decode");
+    if (!pn && !dn) {
+        const scn_node *kt = scn_tree_get(root, "kv_transfer");
+        if (kt)
+            return fail(c, kt, "kv_transfer",
+                        "not used: there is no link without prefill and decode pools");
+        return 0;
+    }
+    if (!pn || !dn)
+        return missing(c, root, "", pn ? "decode" : "prefill",
+                       "(a disaggregated deployment declares both pools, prefill and decode)");
+    const scn_node *rn = scn_tree_get(root, "replicas");
+    if (rn)
+        return fail(c, rn, "replicas",
+                    "with prefill and decode pools, replicas are per pool (prefill.replicas, "
+                    "decode.replicas)");
+    if (s->engine.spec.method != ENG_SPEC_NONE)
+        return fail(c, scn_tree_get(root, "speculative"), "speculative",
+                    "speculative decoding in a disaggregated deployment (prefill and decode "
+                    "pools) is not modelled yet: use one or the other");
+    eng_config *e = &s->engine;
+    e->replicas = 1;
+    if (load_pool(c, root, "prefill", e, &e->pd.pool[ENG_POOL_PREFILL]) ||
+        load_pool(c, root, "decode", e, &e->pd.pool[ENG_POOL_DECODE]) ||
+        load_kv_transfer(c, root, &e->pd))
+        return -1;
+    e->pd.enabled = 1;
+    const eng_sched_ops *ops = eng_sched_find(e->pd.pool[ENG_POOL_DECODE].sched.name);
+    if (ops && !ops->pd_join)
+        return fail(c, dn, "decode.scheduler",
+                    "%s cannot take requests prefilled elsewhere (it forms its batches from its "
+                    "own prefills); a decode pool runs vllm, vllm-v0, chunked, orca, sglang, "
+                    "trtllm or tgi",
+                    ops->name);
+    return 0;
+}
+
 static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
 {
     int bad;
@@ -848,10 +1011,10 @@ static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
     if (get_str(c, root, "", "name", s->name, sizeof s->name) || load_profile(c, root, s) ||
         resolve_model_gpu(c, root, s) || load_precision(c, root, &s->engine) ||
         get_i32(c, root, "", "replicas", 1, 1 << 20, &s->engine.replicas) ||
-        load_layout(c, root, &s->engine) || load_router(c, root, &s->engine))
+        load_layout(c, root, "", &s->engine) || load_router(c, root, "", &s->engine))
         return -1;
-    if (load_engine(c, root, &s->engine) || load_memory(c, root, &s->engine) ||
-        load_scheduler(c, root, &s->engine) || load_cpu(c, root, &s->engine) ||
+    if (load_engine(c, root, "", &s->engine) || load_memory(c, root, "", &s->engine) ||
+        load_scheduler(c, root, "", &s->engine) || load_cpu(c, root, "", &s->engine) ||
         load_slo(c, root, &s->slo) || load_speculative(c, root, &s->engine))
         return -1;
     if (s->engine.model.linear_layers > 0)
@@ -859,13 +1022,8 @@ static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
                  "%s: linear-attention layers hold a fixed state per sequence; prefix "
                  "caching stays off for it (vLLM does not support it for such hybrid models)",
                  s->engine.model.name);
-    /* MODEL: vLLM --async-scheduling schedules step n+1 while step n runs: the engine's
-     * overlapped CPU model */
-    const eng_sched_ops *ops = eng_sched_find(s->engine.sched.name);
-    if (eng_sched_param(ops, "async_scheduling") &&
-        eng_cfg_int(&s->engine.sched, ops, "async_scheduling"))
-        s->engine.cpu.async = 1;
-    return 0;
+    async_from_scheduler(&s->engine);
+    return load_pools(c, root, s);
 }
 
 /* ---- workload ---- */
@@ -1407,6 +1565,9 @@ int scn_load_text(const char *name, const char *text, const char *const *overrid
                                        "tensor_parallel",
                                        "expert_parallel",
                                        "data_parallel_attention",
+                                       "prefill",
+                                       "decode",
+                                       "kv_transfer",
                                        "slo",
                                        "speculative",
                                        "workload",

@@ -31,8 +31,9 @@
  *   run_summary: one row per run: id, name, model, gpu, dtype, scheduler, replicas,
  *   tensor_parallel, offered_rate, num_requests, seed, profile, created, then one column per
  *   metric, named as eng_metric_names() lists them (completed, ..., p99_ttft_ms, ...) followed
- *   by saturated (appended by the program): the metrics table pivoted, NULL where a run has no
- *   such metric.
+ *   by saturated (appended by the program), then the disaggregated runs' metrics
+ *   (eng_pd_metric_names: prefill_gpus, ..., p99_kv_wait_ms): the metrics table pivoted, NULL
+ *   where a run has no such metric.
  *     CREATE VIEW run_summary AS SELECT r.id AS id, r.name AS name, r.model AS model, ...,
  *     r.created AS created,
  *     (SELECT m.value FROM metrics m WHERE m.run_id = r.id AND m.name = 'completed')
@@ -250,6 +251,9 @@ static char *run_summary_sql(void)
     for (int i = 0; i < n; i++)
         add_metric(&b, "r.id", names[i]);
     add_metric(&b, "r.id", "saturated");
+    names = eng_pd_metric_names(&n);
+    for (int i = 0; i < n; i++)
+        add_metric(&b, "r.id", names[i]);
     add(&b, " FROM runs r");
     return b.p;
 }

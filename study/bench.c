@@ -36,6 +36,7 @@ static const study_bench_case cases[] = {
     {"vllm-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE},
     {"sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS},
     {"speculative", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SPEC},
+    {"pd", "vllm-v0", 1000000, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_PD},
     {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS, STUDY_BENCH_POISSON},
 };
 
@@ -52,20 +53,28 @@ int study_bench_have_table(const char *data)
     return access(path, R_OK) == 0;
 }
 
+/* The ShareGPT scenario of a policy over `replicas` replicas, or, with decode > 0, over one
+ * prefill and `decode` decode replicas. */
 static int scenario_text(char *buf, size_t len, const char *data, const char *policy, int64_t n,
-                         int replicas, const char *arrival, int spec)
+                         int replicas, int decode, const char *arrival, int spec)
 {
-    char lengths[1200];
+    char lengths[1200], pools[200];
     if (study_bench_have_table(data))
         snprintf(lengths, sizeof lengths, "  lengths: {path: %s/%s, format: vidur}\n", data,
                  SHAREGPT);
     else
         snprintf(lengths, sizeof lengths, "%s", lognormal_lengths);
+    if (decode > 0)
+        snprintf(pools, sizeof pools,
+                 "prefill: {replicas: 1}\ndecode: {replicas: %d}\nkv_transfer: {link: rdma}\n",
+                 decode);
+    else
+        snprintf(pools, sizeof pools, "replicas: %d\n", replicas);
     int w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\n"
-                     "scheduler: {name: %s%s}\nreplicas: %d\nrouter: least_outstanding\n%s"
+                     "scheduler: {name: %s%s}\n%srouter: least_outstanding\n%s"
                      "workload:\n  num_requests: %lld\n  arrival: %s\n%s",
-                     policy, strcmp(policy, "static") ? "" : ", batch_size: 64", replicas,
+                     policy, strcmp(policy, "static") ? "" : ", batch_size: 64", pools,
                      spec ? "speculative: {method: eagle3, num_speculative_tokens: 3, "
                             "acceptance: {length: 2.5}}\n"
                           : "",
@@ -156,6 +165,7 @@ double study_bench_baseline_mb(void)
 
 typedef struct cap_arg {
     const char *data, *policy;
+    int decode;
     int64_t n;
 } cap_arg;
 
@@ -167,7 +177,7 @@ static void measure_capacity(void *arg, void *buf)
     sim_err err = {{0}};
     study_result *res = sim_xcalloc(1, sizeof *res);
     *cap = -1;
-    if (scenario_text(text, sizeof text, a->data, a->policy, a->n, 1, "burst", 0) == 0 &&
+    if (scenario_text(text, sizeof text, a->data, a->policy, a->n, 1, a->decode, "burst", 0) == 0 &&
         simulate_text(text, NULL, res, &err) == 0)
         *cap = study_metric(res, "request_throughput");
     else
@@ -175,9 +185,10 @@ static void measure_capacity(void *arg, void *buf)
     free(res);
 }
 
-double study_bench_capacity(const char *data, const char *policy, int quick, sim_err *err)
+double study_bench_capacity(const char *data, const char *policy, int decode, int quick,
+                            sim_err *err)
 {
-    cap_arg a = {data, policy, quick ? 2000 : 20000};
+    cap_arg a = {data, policy, decode, quick ? 2000 : 20000};
     double cap = -1;
     if (in_child(measure_capacity, &a, &cap, sizeof cap, NULL) != 0 || cap <= 0) {
         sim_errf(err, "measuring the capacity of %s failed", policy);
@@ -248,7 +259,9 @@ static void run_case(void *arg, void *buf)
     int poisson = a->c->workload == STUDY_BENCH_POISSON || a->c->workload == STUDY_BENCH_SPEC;
     /* speculation pays at moderate load, where batches stay small: half the plain capacity */
     double load = a->c->workload == STUDY_BENCH_SPEC ? 0.5 : 0.9;
-    o->rate = poisson ? load * a->cap * a->c->replicas : 0;
+    o->rate = poisson                            ? load * a->cap * a->c->replicas
+              : a->c->workload == STUDY_BENCH_PD ? 0.9 * a->cap
+                                                 : 0;
     snprintf(arrival, sizeof arrival, "{process: poisson, rate: %.6g}", o->rate);
     store *s = NULL;
     if (a->c->store == STUDY_BENCH_STORED) {
@@ -260,9 +273,12 @@ static void run_case(void *arg, void *buf)
     }
     study_result *res = sim_xcalloc(1, sizeof *res);
     double t0 = sim_wall_seconds();
-    int made = poisson ? scenario_text(text, sizeof text, a->data, a->c->policy, a->n,
-                                       a->c->replicas, arrival, a->c->workload == STUDY_BENCH_SPEC)
-                       : own_scenario(text, sizeof text, a->data, a->c, a->n);
+    int made =
+        poisson ? scenario_text(text, sizeof text, a->data, a->c->policy, a->n, a->c->replicas, 0,
+                                arrival, a->c->workload == STUDY_BENCH_SPEC)
+        : a->c->workload == STUDY_BENCH_PD ? scenario_text(text, sizeof text, a->data, a->c->policy,
+                                                           a->n, 1, a->c->replicas, arrival, 0)
+                                           : own_scenario(text, sizeof text, a->data, a->c, a->n);
     if (made == 0 && simulate_text(text, s, res, &err) == 0) {
         o->wall = sim_wall_seconds() - t0;
         o->requests = study_metric(res, "completed") + study_metric(res, "rejected");

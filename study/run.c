@@ -20,9 +20,10 @@ static cal_serving serving_of(const eng_config *c)
 
 /* A profile measured on another GPU than the scenario's prices it only when the scenario says
  * it borrows it, naming the GPU the profile was measured on. 0, or -1 with err. */
-static int check_borrow(const scn_scenario *scn, const cal_profile *p, sim_err *err)
+static int check_borrow(const scn_scenario *scn, const char *gpu, const cal_profile *p,
+                        sim_err *err)
 {
-    const char *gpu = scn->engine.gpu.name, *from = scn->profile_borrow;
+    const char *from = scn->profile_borrow;
     if (from[0] && strcmp(from, p->gpu) != 0)
         return sim_errf(err,
                         "%s: profile '%s' was measured on %s, not %s (profile: {name: %s, "
@@ -56,51 +57,71 @@ static int draft_cost(const scn_scenario *scn, study_cost *out, sim_err *err)
     return rc ? sim_err_prefix(err, "%s: speculative drafter %s", scn->path, sp->draft.name) : 0;
 }
 
-int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
+/* The cost model of the replicas configured as c (a pool, or the whole deployment) into
+ * *pred; a named profile is loaded into *profile once and shared. "pool: " prefixes messages
+ * about one pool. */
+static int cost_of(const scn_scenario *scn, const eng_config *c, const char *pool, store *s,
+                   study_cost *out, eng_predictor *pred, sim_err *err)
 {
-    memset(out, 0, sizeof *out);
-    const eng_config *c = &scn->engine;
     cal_serving sv = serving_of(c);
     char why[512];
     if (cal_roofline_priced(&c->model, &sv, why, sizeof why) != 0)
-        return sim_errf(err, "%s: %s", scn->path, why);
+        return sim_errf(err, "%s: %s%s", scn->path, pool, why);
     if (scn->profile[0] == '\0') {
-        if (cal_roofline_new(&c->model, &c->gpu, &sv, &out->pred, err) != 0 ||
-            draft_cost(scn, out, err) != 0) {
-            study_cost_free(out);
-            return -1;
-        }
+        if (cal_roofline_new(&c->model, &c->gpu, &sv, pred, err) != 0)
+            return *pool ? sim_err_prefix(err, "%s: %.*s", scn->path, (int)strlen(pool) - 2, pool)
+                         : -1;
         return 0;
     }
     if (!s)
         return sim_errf(err, "%s: profile '%s' needs a database (drop --no-db)", scn->path,
                         scn->profile);
-    out->profile = store_profile_load(s, scn->profile, err);
-    if (!out->profile)
+    if (!out->profile && !(out->profile = store_profile_load(s, scn->profile, err)))
         return sim_err_prefix(err, "%s: profile", scn->path);
-    if (check_borrow(scn, out->profile, err) != 0) {
-        study_cost_free(out);
-        return -1;
-    }
     const cal_profile *p = out->profile;
-    if (cal_profile_predictor_new(out->profile, &c->model, sv.dtype, c->tensor_parallel, &c->gpu,
-                                  &out->pred, err) != 0) {
-        study_cost_free(out);
-        return sim_err_prefix(err, "%s: profile '%s'", scn->path, scn->profile);
-    }
-    if (draft_cost(scn, out, err) != 0) {
-        study_cost_free(out);
+    if (check_borrow(scn, c->gpu.name, p, err) != 0)
         return -1;
-    }
+    if (cal_profile_predictor_new(out->profile, &c->model, sv.dtype, c->tensor_parallel, &c->gpu,
+                                  pred, err) != 0)
+        return sim_err_prefix(err, "%s: %sprofile '%s'", scn->path, pool, scn->profile);
     if (strcmp(p->gpu, c->gpu.name) != 0) {
         /* the label is stored with every run: a borrowed profile says so there */
-        size_t n = strlen(out->pred.label);
-        snprintf(out->pred.label + n, sizeof out->pred.label - n, ", borrowed for %s", c->gpu.name);
-        snprintf(out->note, sizeof out->note,
-                 "llmsim: priced with profile '%s', measured on %s and borrowed for %s "
+        size_t n = strlen(pred->label);
+        snprintf(pred->label + n, sizeof pred->label - n, ", borrowed for %s", c->gpu.name);
+        n = strlen(out->note);
+        snprintf(out->note + n, sizeof out->note - n,
+                 "llmsim: %spriced with profile '%s', measured on %s and borrowed for %s "
                  "(profile: {borrow_from: %s})\n",
-                 p->name, p->gpu, c->gpu.name, p->gpu);
+                 pool, p->name, p->gpu, c->gpu.name, p->gpu);
     }
+    return 0;
+}
+
+int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    const eng_config *c = &scn->engine;
+    if (!c->pd.enabled) {
+        if (cost_of(scn, c, "", s, out, &out->pred, err) != 0 || draft_cost(scn, out, err) != 0) {
+            study_cost_free(out);
+            return -1;
+        }
+        snprintf(out->label, sizeof out->label, "%s", out->pred.label);
+        return 0;
+    }
+    eng_config pc;
+    eng_config_pool(c, ENG_POOL_PREFILL, &pc);
+    if (cost_of(scn, &pc, "prefill pool: ", s, out, &out->pred, err) != 0) {
+        study_cost_free(out);
+        return -1;
+    }
+    eng_config_pool(c, ENG_POOL_DECODE, &pc);
+    if (cost_of(scn, &pc, "decode pool: ", s, out, &out->decode_pred, err) != 0) {
+        study_cost_free(out);
+        return -1;
+    }
+    snprintf(out->label, sizeof out->label, "prefill %s; decode %s", out->pred.label,
+             out->decode_pred.label);
     return 0;
 }
 
@@ -108,10 +129,15 @@ int study_cost_check(const scn_scenario *scn, sim_err *err)
 {
     if (scn->profile[0] != '\0') {
         char why[512];
-        cal_serving sv = serving_of(&scn->engine);
-        if (cal_roofline_priced(&scn->engine.model, &sv, why, sizeof why) != 0)
-            return sim_errf(err, "%s: %s", scn->path, why);
+        for (int k = 0; k < eng_config_pools(&scn->engine); k++) {
+            eng_config pc;
+            eng_config_pool(&scn->engine, k, &pc);
+            cal_serving sv = serving_of(&pc);
+            if (cal_roofline_priced(&pc.model, &sv, why, sizeof why) != 0)
+                return sim_errf(err, "%s: %s", scn->path, why);
+        }
         const eng_spec *sp = &scn->engine.spec;
+        cal_serving sv = serving_of(&scn->engine);
         if (sp->method != ENG_SPEC_NONE && sp->has_draft &&
             cal_roofline_priced(&sp->draft, &sv, why, sizeof why) != 0)
             return sim_errf(err, "%s: speculative drafter: %s", scn->path, why);
@@ -126,6 +152,7 @@ int study_cost_check(const scn_scenario *scn, sim_err *err)
 void study_cost_free(study_cost *c)
 {
     cal_predictor_free(&c->pred);
+    cal_predictor_free(&c->decode_pred);
     cal_predictor_free(&c->draft);
     if (c->profile)
         cal_profile_free(c->profile);
@@ -208,22 +235,35 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
     *w = NULL;
     if (!sink || !sink->s)
         return 0;
-    char hw[256];
+    char hw[256], gpu[80], sched[80];
     eng_kv_plan plan;
-    if (eng_kv_plan_compute(&scn->engine, &plan, err) != 0)
+    const eng_config *c = &scn->engine;
+    eng_config pc[ENG_POOLS_MAX];
+    int np = eng_config_pools(c);
+    for (int k = 0; k < np; k++)
+        eng_config_pool(c, k, &pc[k]);
+    /* a disaggregated run: the GPUs and policies of both pools, every replica, the decode
+     * pool's KV cache (the prefill pool's tensor_parallel) */
+    if (eng_kv_plan_compute(&pc[np - 1], &plan, err) != 0)
         return -1;
+    snprintf(gpu, sizeof gpu, "%s", pc[0].gpu.name);
+    snprintf(sched, sizeof sched, "%s", pc[0].sched.name);
+    if (np == 2 && strcmp(pc[0].gpu.name, pc[1].gpu.name) != 0)
+        snprintf(gpu, sizeof gpu, "%s+%s", pc[0].gpu.name, pc[1].gpu.name);
+    if (np == 2 && strcmp(pc[0].sched.name, pc[1].sched.name) != 0)
+        snprintf(sched, sizeof sched, "%s+%s", pc[0].sched.name, pc[1].sched.name);
     store_run_info info = {.name = scn->name,
                            .scenario_text = scn->text,
-                           .scheduler = scn->engine.sched.name,
+                           .scheduler = sched,
                            .version = study_version(),
-                           .profile = cost->pred.label,
-                           .model = scn->engine.model.name,
-                           .gpu = scn->engine.gpu.name,
-                           .dtype = eng_dtype_name(scn->engine.dtype),
+                           .profile = cost->label,
+                           .model = c->model.name,
+                           .gpu = gpu,
+                           .dtype = eng_dtype_name(c->dtype),
                            .hardware = study_hardware(hw, sizeof hw),
                            .seed = seed,
-                           .replicas = scn->engine.replicas,
-                           .tensor_parallel = scn->engine.tensor_parallel,
+                           .replicas = np == 2 ? pc[0].replicas + pc[1].replicas : c->replicas,
+                           .tensor_parallel = pc[0].tensor_parallel,
                            .level = sink->level,
                            .offered_rate = study_offered_rate(scn),
                            .num_requests = scn->workload.num_requests,
@@ -254,7 +294,7 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
     if (!hooks)
         hooks = &none;
     memset(out, 0, sizeof *out);
-    snprintf(out->label, sizeof out->label, "%s", cost->pred.label);
+    snprintf(out->label, sizeof out->label, "%s", cost->label);
     snprintf(out->note, sizeof out->note, "%s", cost->note);
     double t0 = sim_wall_seconds();
     store_run *w;
@@ -273,9 +313,10 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
         rec = &tee_ops;
         rec_st = &t;
     }
-    eng_costs costs = {&cost->pred, cost->draft.ops ? &cost->draft : NULL};
-    e = src ? eng_new(ctx, &scn->engine, &costs, scn_source_ops(), src, rec, rec_st, err)
-            : eng_new(ctx, &scn->engine, &costs, hooks->src, hooks->src_st, rec, rec_st, err);
+    const eng_predictor *draft = cost->draft.ops ? &cost->draft : NULL;
+    eng_costs costs[ENG_POOLS_MAX] = {{&cost->pred, draft}, {&cost->decode_pred, NULL}};
+    e = src ? eng_new(ctx, &scn->engine, costs, scn_source_ops(), src, rec, rec_st, err)
+            : eng_new(ctx, &scn->engine, costs, hooks->src, hooks->src_st, rec, rec_st, err);
     if (!e)
         goto out;
     sim_set_check_every(ctx, hooks->check_every);

@@ -37,10 +37,12 @@ int study_model(const char *name, eng_model *out, sim_err *err);
 /* The cost model of a run: a predictor and, for a measured or imported profile, the profile it
  * reads (owned here, so it outlives the predictor). */
 typedef struct study_cost {
-    eng_predictor pred;
-    eng_predictor draft; /* the drafter's, with speculative decoding (ops NULL: none) */
+    eng_predictor pred;        /* the replicas' (a disaggregated deployment's prefill pool's) */
+    eng_predictor decode_pred; /* a disaggregated deployment's decode pool's; empty otherwise */
+    eng_predictor draft;       /* the drafter's, with speculative decoding (ops NULL: none) */
     cal_profile *profile;
-    char note[320]; /* for the user ("" none): a profile borrowed from another GPU */
+    char label[272]; /* what prices the run (both pools' predictors when disaggregated) */
+    char note[640];  /* for the user ("" none): a profile borrowed from another GPU */
 } study_cost;
 
 /* Builds the cost model a scenario asks for: the built-in roofline, or the profile named by
@@ -83,8 +85,8 @@ typedef struct study_result {
     int64_t clipped, skipped;
     uint64_t events; /* simulation events run */
     double wall_s;
-    char label[128]; /* the cost model that produced it */
-    char note[320];  /* the cost model's note for the user ("" none) */
+    char label[272]; /* the cost model that produced it */
+    char note[640];  /* the cost model's note for the user ("" none) */
 } study_result;
 
 /* Simulates scn with seed on cost (borrowed) and stores the run in sink (may be NULL). Fills

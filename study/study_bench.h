@@ -9,7 +9,9 @@
  * process. Runs store summaries only, so the figures measure the simulator; vllm-v0-stored stores
  * every request and iteration, and sqlite-rows writes request rows alone through the run writer.
  * Two cases bring their own workloads (study_bench_workload): vllm (V1, prefix caching) on the
- * Mooncake trace, and a million turns of multi-turn sessions; a third decodes speculatively.
+ * Mooncake trace, and a million turns of multi-turn sessions; a third decodes speculatively. The
+ * pd case runs the ShareGPT workload disaggregated (vllm, one prefill and two decode H100s, the KV
+ * over RDMA).
  * Static batching runs with batch_size 64 (its throughput grows with the batch). Quick runs a
  * tenth of each case.
  */
@@ -34,9 +36,12 @@ typedef enum study_bench_workload {
                              hash_ids, Qwen2.5-7B on two H100s behind prefix_affinity, at its
                              own pace */
     STUDY_BENCH_SESSIONS, /* closed-loop chat sessions sharing a system prompt */
-    STUDY_BENCH_SPEC      /* the Poisson workload at half the policy's burst capacity, decoded
+    STUDY_BENCH_SPEC,     /* the Poisson workload at half the policy's burst capacity, decoded
                              speculatively (an EAGLE-3 head, 3 draft tokens, acceptance length
                              2.5 drawn in 8 classes) */
+    STUDY_BENCH_PD        /* ShareGPT lengths on a disaggregated deployment: one prefill replica
+                             and `replicas` decode replicas, Poisson arrivals at 90% of that
+                             deployment's burst capacity */
 } study_bench_workload;
 
 typedef struct study_bench_case {
@@ -61,8 +66,10 @@ typedef struct study_bench_out {
 int study_bench_have_table(const char *data);
 /* Peak resident memory of a process that runs nothing (the binary's mapped libraries). */
 double study_bench_baseline_mb(void);
-/* The burst capacity (requests/s) of policy, measured in a child process; -1 with err. */
-double study_bench_capacity(const char *data, const char *policy, int quick, sim_err *err);
+/* The burst capacity (requests/s) of policy, measured in a child process; -1 with err. With
+ * decode > 0, of a disaggregated deployment of one prefill and `decode` decode replicas. */
+double study_bench_capacity(const char *data, const char *policy, int decode, int quick,
+                            sim_err *err);
 /* Runs case c in a child process at arrival rate 0.9 x cap x replicas (cap unused for the
  * sqlite-rows case), using tmpdb for the cases that store. Fills *out (out->ok = 0 with out->err
  * on failure). */

@@ -41,8 +41,11 @@ typedef struct study_answer {
     double rate; /* highest rate per replica within the SLOs; 0 when none was */
     study_trial at_rate;
     int replicas; /* for the target rate; 0 when none up to the limit met it */
-    int tp;       /* GPUs per replica */
+    int tp;       /* GPUs per replica (disaggregated: per copy of the pools) */
     study_trial at_target;
+    /* disaggregated: a copy of the pools is `prefill` prefill replicas of prefill_gpus GPUs and
+     * `decode` decode replicas of decode_gpus GPUs (0 for an aggregated scenario) */
+    int prefill, decode, prefill_gpus, decode_gpus;
 } study_answer;
 
 typedef struct study_capacity {
@@ -82,7 +85,21 @@ int study_capacity_begin(study_capacity *c, const scn_scenario *scn, const char 
                          sim_err *err);
 
 /* Finds the answer for choice i (0 <= i < ncmp), or for the scenario as it is when ncmp == 0
- * (i = 0). 0, or -1 with err. */
+ * (i = 0). A disaggregated scenario's "replica" is one copy of its pools (prefill.replicas and
+ * decode.replicas, or P:D from --compare pd=P:D,...). 0, or -1 with err. */
 int study_capacity_find(study_capacity *c, int i, study_answer *a, sim_err *err);
+
+/* Most replicas per pool the prefill:decode search tries. */
+#define STUDY_PD_MAX 64
+
+/* The prefill:decode search of a disaggregated scenario at c->target: for 1, 2, ... prefill
+ * replicas, the fewest decode replicas that meet the SLOs at the target rate (each a simulated
+ * cluster; doubling from 1, then bisection; a prefill count whose misses doubling the decode
+ * pool no longer improves by 5% gets none), stopping once more prefill replicas cannot be cheaper
+ * in GPUs. out[max] gets one answer per prefill count that has one (*n of them; prefill, decode, tp
+ * = GPUs, at_target), *best the index of the one with the fewest GPUs (-1: none met the SLOs). 0,
+ * or -1 with err. */
+int study_capacity_pd_search(study_capacity *c, study_answer *out, int max, int *n, int *best,
+                             sim_err *err);
 
 #endif

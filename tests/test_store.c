@@ -710,6 +710,9 @@ static void test_views(void **state)
     for (int i = 0; i < n; i++)
         snprintf(expect + strlen(expect), sizeof expect - strlen(expect), ",%s", names[i]);
     strcat(expect, ",saturated");
+    names = eng_pd_metric_names(&n); /* NULL for an aggregated run */
+    for (int i = 0; i < n; i++)
+        snprintf(expect + strlen(expect), sizeof expect - strlen(expect), ",%s", names[i]);
     assert_string_equal(r.cols, expect);
     assert_non_null(strstr(r.vals, "1,t,llama-3-8b,h100-sxm,fp16,vllm,2,1,2.5,4,42,roofline,"));
     eng_metric m[ENG_MAX_METRICS + 1];

@@ -253,8 +253,82 @@ typedef struct eng_cohort {
     int64_t spec_steps, spec_drafts, spec_accepted;
 } eng_cohort;
 
+/* ---- the link between the pools (link.c) ----
+ * Each replica of a disaggregated deployment has a port: its GPUs' links in the direction its
+ * transfers take (a prefill replica sends, a decode replica receives). A transfer (a flow) uses
+ * its prefill replica's port and its decode replica's; the flows with bytes to move on a port
+ * share it equally (processor sharing), and a flow moves at the smaller of its two shares and of
+ * its own cap (the links of the GPUs that hold its request's KV). Bytes are released to a flow
+ * all at once (after the prefill) or as a prefill computes them (layer-wise): a flow sends no
+ * faster than its bytes are released. Rates change only at flow events, and an event touches
+ * only the flows on its two ports: O(flows on those ports), nothing per token. */
+typedef struct eng_flow eng_flow;
+
+typedef struct eng_port {
+    int send;       /* 1: a prefill replica's (flows leave it); 0: a decode replica's */
+    double cap;     /* bytes/ns */
+    int32_t n;      /* flows on it with bytes to move now */
+    eng_flow *head; /* every open flow on it */
+} eng_port;
+
+struct eng_flow {
+    eng_engine *e;
+    eng_request *rq;
+    eng_port *src, *dst;
+    eng_flow *snext, *sprev, *dnext, *dprev; /* on src's and dst's lists */
+    double cap;     /* bytes/ns: the links of the GPUs holding its request's KV */
+    double sent;    /* bytes sent by t_upd */
+    double base;    /* bytes released before the current production window */
+    double prod;    /* bytes/ns released during [p0, p1) */
+    double last;    /* bytes released at p1 (the last layer's KV) */
+    int64_t p0, p1; /* the current production window, ns (p1 <= p0: none) */
+    int final;      /* 1: nothing is released after the current window */
+    double rate;    /* bytes/ns sent since t_upd */
+    int64_t t_upd;
+    int demanding; /* counted in its ports' n */
+    sim_event_id ev;
+    eng_flow *next_free;
+};
+
+/* Opens a flow for rq from port src to port dst at now, capped at cap bytes/ns; nothing is
+ * released yet. The engine owns it (a pool); it closes itself when its last byte is sent. */
+eng_flow *eng_flow_open(eng_engine *e, eng_request *rq, eng_port *src, eng_port *dst, double cap,
+                        int64_t now);
+/* Releases `bytes` at now; final: nothing more will be released. */
+void eng_flow_release(eng_flow *f, double bytes, int final, int64_t now);
+/* A production window [t0, t1) (now <= t0 < t1, after any earlier window): `linear` bytes
+ * released evenly over it and `last` at t1; final: nothing more after it. */
+void eng_flow_window(eng_flow *f, int64_t t0, int64_t t1, double linear, double last, int final,
+                     int64_t now);
+/* Closes f before its end (its request was rejected): it tells the engine nothing. */
+void eng_flow_close(eng_flow *f, int64_t now);
+/* Bytes released to f by time t (t >= its last update). */
+double eng_flow_released(const eng_flow *f, int64_t t);
+void eng_link_fini(eng_engine *e);
+/* Walks every open flow: ports' counts and lists agree; 0, or -1 with a message. */
+int eng_link_check(const eng_engine *e, char *buf, size_t len);
+
+/* One pool of replicas: all of them in an aggregated deployment, or the prefill or the decode
+ * ones of a disaggregated one. */
+typedef struct eng_pool {
+    int32_t id; /* 0, or ENG_POOL_PREFILL / ENG_POOL_DECODE */
+    eng_role role;
+    eng_config cfg;   /* what its replicas run with (eng_config_pool) */
+    eng_kv_plan plan; /* one replica's KV cache */
+    const eng_predictor *pred, *draft;
+    const eng_sched_ops *ops;
+    eng_replica *reps; /* &e->reps[first], nrep of them */
+    int32_t first, nrep;
+    const eng_replica **rep_list; /* the array its router picks from */
+    const eng_router_ops *router;
+    void *router_st;
+    gsl_rng *router_rng; /* the run's SIM_STREAM_ROUTER (NULL with one replica) */
+    double gpu_bw;       /* bytes/ns per GPU on the link (disaggregated) */
+} eng_pool;
+
 struct eng_replica {
     eng_engine *e;
+    eng_pool *pool;
     int32_t id;
     const eng_sched_ops *ops;
     void *st; /* policy state */
@@ -286,6 +360,15 @@ struct eng_replica {
     int64_t outstanding;        /* requests routed here and not yet done */
     int64_t outstanding_tokens; /* their prompt + output tokens */
     int64_t waiting;            /* requests routed here and not running */
+    /* disaggregated (pd.c): a decode replica's queue of transfers waiting for its KV (FIFO
+     * through pool_next), the transfers admitted and on their way, and those arrived, joining
+     * at its next step; every replica's port on the link */
+    eng_request *pdq_head, *pdq_tail;
+    int64_t pd_fails; /* times its queue's head could not be admitted (no seat or blocks) */
+    int64_t incoming, incoming_tokens; /* their prompt + output tokens */
+    eng_request **joining;
+    int32_t njoining, capjoining;
+    eng_port port;
 };
 
 #define ENG_SLAB 4096
@@ -297,21 +380,21 @@ typedef struct eng_slab {
 struct eng_engine {
     sim_ctx *ctx;
     eng_config cfg;
-    eng_kv_plan plan;
+    eng_kv_plan plan; /* pool 0's */
     int32_t max_len;
-    const eng_predictor *pred;
-    const eng_predictor *draft; /* the drafter's cost, with speculative decoding (or NULL) */
-    gsl_rng *class_rng;         /* SIM_STREAM_SPEC_CLASS: a request's acceptance class */
+    gsl_rng *class_rng; /* SIM_STREAM_SPEC_CLASS: a request's acceptance class */
+    eng_pool pools[ENG_POOLS_MAX];
+    int32_t npools;
+    int pd; /* disaggregated: pools[ENG_POOL_PREFILL] and pools[ENG_POOL_DECODE] */
+    eng_flow *free_flows;
+    eng_flow **flow_slabs;
+    int32_t nflow_slabs;
     const eng_source_ops *src;
     void *src_st;
     const eng_recorder_ops *rec;
     void *rec_st;
-    eng_replica *reps;
+    eng_replica *reps; /* every pool's, pool by pool */
     int32_t nrep;
-    const eng_replica **rep_list; /* &reps[i], the array the router picks from */
-    const eng_router_ops *router;
-    void *router_st;
-    gsl_rng *router_rng; /* the run's SIM_STREAM_ROUTER (NULL with one replica) */
     eng_slab *slabs;
     eng_request *free_rq;
     int64_t next_id;
@@ -334,9 +417,36 @@ static inline void eng_emit_itl(eng_engine *e, int64_t gap_ns, int64_t count)
         e->rec->on_itl(e->rec_st, gap_ns, count);
 }
 
+/* engine.c, for pd.c */
+/* The replica pool p's router picks for rq (its only one without asking). */
+eng_replica *eng_route(eng_engine *e, eng_pool *p, const eng_request *rq);
+/* Counts rq as arrived in the system and waiting on r (queue statistics). */
+void eng_count_arrival(eng_replica *r, eng_request *rq);
+/* Gives rq content ids when r keeps a prefix cache and rq has none yet. */
+void eng_ensure_content(eng_replica *r, eng_request *rq);
+/* The client has rq's last token at now: records it and lets it go (r: where it finished). */
+void eng_deliver_finish(eng_replica *r, eng_request *rq, int64_t now);
+
+/* pd.c: the disaggregated request flow */
+/* rq arrived (now): routed to a prefill replica (and, layer-wise, a decode one). */
+void eng_pd_arrival(eng_engine *e, eng_request *rq, int64_t now);
+/* rq's prefill on prefill replica r is done (its one token computed). */
+void eng_pd_prefilled(eng_replica *r, eng_request *rq);
+/* Replica r is about to form a batch: arrived transfers join, waiting ones are admitted. */
+void eng_pd_kick(eng_replica *r, int64_t now);
+/* Prefill replica r started an iteration (layer-wise: its chunks' KV streams from now). */
+void eng_pd_started(eng_replica *r, int64_t now);
+/* rq, routed to prefill replica r, is rejected: its decode-side share is given back. */
+void eng_pd_rejected(eng_replica *r, eng_request *rq);
+/* rq's last byte left (link.c): it arrives after the link's latency. */
+void eng_pd_flow_done(eng_engine *e, eng_request *rq, int64_t now);
+/* Sets up the pools' link figures and checks that a decode pool's policy can take transfers;
+ * 0, or -1 with err. */
+int eng_pd_init(eng_engine *e, sim_err *err);
+
 /* cohort.c */
 /* An empty cohort for replica r's configuration (block size, cap, acceptance classes). */
-void eng_cohort_init(eng_cohort *c, const eng_engine *e);
+void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg);
 void eng_cohort_free(eng_cohort *c);
 /* KV blocks rq holds (derived for paged cohort members, whose blocks grow without a write). */
 int32_t eng_cohort_blocks_of(const eng_replica *r, const eng_request *rq);
