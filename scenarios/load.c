@@ -183,6 +183,12 @@ typedef struct range {
 static const range R_POS = {0, INFINITY, 1, 1};    /* > 0 */
 static const range R_NONNEG = {0, INFINITY, 0, 1}; /* >= 0 */
 static const range R_UNIT = {0, 1, 1, 0};          /* (0, 1] */
+/* times that become int64 nanoseconds stay inside the simulated horizon */
+static const range R_TIME_S = {0, SCN_HORIZON_S, 0, 0};        /* [0, horizon] s */
+static const range R_SPAN_S = {0, SCN_HORIZON_S, 1, 0};        /* (0, horizon] s */
+static const range R_TIME_MS = {0, SCN_HORIZON_S * 1e3, 0, 0}; /* [0, horizon] ms */
+static const range R_CPU_US = {0, 1e9, 0, 0};                  /* [0, 1000 s] per iteration */
+static const range R_GB = {0, 1e9, 0, 0};                      /* bytes stay in int64 */
 
 static void describe(const range *r, char *buf, size_t len)
 {
@@ -329,7 +335,7 @@ static int load_memory(lctx *c, const scn_node *root, eng_config *e)
     double gb = (double)e->activation_reserve / (double)(INT64_C(1) << 30);
     if (check_keys(c, m, "memory", keys) ||
         get_num(c, m, "memory", "gpu_utilization", R_UNIT, &e->gpu_utilization) ||
-        get_num(c, m, "memory", "activation_reserve_gb", R_NONNEG, &gb) ||
+        get_num(c, m, "memory", "activation_reserve_gb", R_GB, &gb) ||
         get_i32(c, m, "memory", "max_model_len", 0, INT32_MAX, &e->max_model_len))
         return -1;
     e->activation_reserve = (int64_t)llround(gb * (double)(INT64_C(1) << 30));
@@ -421,9 +427,9 @@ static int load_cpu(lctx *c, const scn_node *root, eng_config *e)
     if (!m)
         return 0;
     return check_keys(c, m, "cpu_overhead", keys) ||
-                   get_num(c, m, "cpu_overhead", "per_iteration_us", R_NONNEG,
+                   get_num(c, m, "cpu_overhead", "per_iteration_us", R_CPU_US,
                            &e->cpu.per_iteration_us) ||
-                   get_num(c, m, "cpu_overhead", "per_seq_us", R_NONNEG, &e->cpu.per_seq_us) ||
+                   get_num(c, m, "cpu_overhead", "per_seq_us", R_CPU_US, &e->cpu.per_seq_us) ||
                    get_bool(c, m, "cpu_overhead", "async", &e->cpu.async)
                ? -1
                : 0;
@@ -567,7 +573,7 @@ static int load_steps(lctx *c, const scn_node *m, const char *pre, scn_arrival *
             return fail(c, st, ip, "expected a map {start_s: S, rate: R}");
         double start = -1, rate = -1;
         if (check_keys(c, st, ip, keys) ||
-            need_num(c, st, ip, "start_s", R_NONNEG, &start, "(seconds)") ||
+            need_num(c, st, ip, "start_s", R_TIME_S, &start, "(seconds)") ||
             need_num(c, st, ip, "rate", R_NONNEG, &rate, "(requests/s)"))
             return -1;
         if (i == 0 && start != 0)
@@ -630,7 +636,7 @@ static int load_arrival(lctx *c, const scn_node *w, scn_arrival *a)
         if (!scn_tree_get(m, "concurrency"))
             return missing(c, m, pre, "concurrency", "(number of clients)");
         return get_i32(c, m, pre, "concurrency", 1, 1 << 24, &a->concurrency) ||
-                       get_num(c, m, pre, "think_time_ms", R_NONNEG, &a->think_time_ms)
+                       get_num(c, m, pre, "think_time_ms", R_TIME_MS, &a->think_time_ms)
                    ? -1
                    : 0;
     case SCN_ARR_SCHEDULE:
@@ -838,8 +844,8 @@ static int load_trace(lctx *c, const scn_node *w, scn_trace *t, int *has_time)
     if (get_choice(c, m, pre, "format", "trace format", formats, &fi) ||
         get_num(c, m, pre, "time_scale", R_POS, &t->time_scale) ||
         get_num(c, m, pre, "rate", R_POS, &t->rate) ||
-        get_num(c, m, pre, "start_s", R_NONNEG, &t->start_s) ||
-        get_num(c, m, pre, "duration_s", R_POS, &t->duration_s) ||
+        get_num(c, m, pre, "start_s", R_TIME_S, &t->start_s) ||
+        get_num(c, m, pre, "duration_s", R_SPAN_S, &t->duration_s) ||
         get_int(c, m, pre, "limit", 1, INT64_MAX, &t->limit) ||
         get_choice(c, m, pre, "on_bad_row", "on_bad_row action", bad_row, &br) ||
         get_bool(c, m, pre, "lengths_only", &t->lengths_only) ||
@@ -862,6 +868,23 @@ static int load_trace(lctx *c, const scn_node *w, scn_trace *t, int *has_time)
                     "rate, time_scale, start_s and duration_s need arrival times, and this "
                     "trace is read for its lengths only");
     return 0;
+}
+
+/* A renewal process's nominal span, (num_requests - 1) / rate, must end inside the simulated
+ * horizon (time is int64 ns); a random one that goes past it anyway fails in the source. */
+static int check_span(lctx *c, const scn_node *w, const scn_workload *wl)
+{
+    const scn_arrival *a = &wl->arrival;
+    if (a->kind != SCN_ARR_POISSON && a->kind != SCN_ARR_GAMMA && a->kind != SCN_ARR_CONSTANT)
+        return 0;
+    double span = (double)(wl->num_requests - 1) / a->rate;
+    if (span <= SCN_HORIZON_S)
+        return 0;
+    const scn_node *am = scn_tree_get(w, "arrival");
+    return fail(c, scn_tree_get(am, "rate"), "workload.arrival.rate",
+                "%lld requests at %g/s span %.3g s of simulated time, past its horizon of %.0e s "
+                "(time is int64 nanoseconds); raise the rate or lower num_requests",
+                (long long)wl->num_requests, a->rate, span, SCN_HORIZON_S);
 }
 
 static int load_workload(lctx *c, const scn_node *root, scn_workload *w)
@@ -903,7 +926,7 @@ static int load_workload(lctx *c, const scn_node *root, scn_workload *w)
                     "true to use the trace's lengths with this arrival process)");
     if (!timed && load_arrival(c, m, &w->arrival))
         return -1;
-    return 0;
+    return timed ? 0 : check_span(c, m, w);
 }
 
 /* ---- entry points ---- */
@@ -989,7 +1012,7 @@ int scn_load(const char *path, const char *const *overrides, int noverrides,
     for (;;) {
         size_t got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
-        if (n + 1 < cap)
+        if (n + 1 < cap || n > SCN_MAX_TEXT) /* past the limit: scn_tree_parse refuses it */
             break;
         cap *= 2;
         buf = sim_xrealloc(buf, cap);

@@ -57,6 +57,12 @@ typedef struct scn_dist {
     char column[64];
 } scn_dist;
 
+/* The latest simulated time a request may arrive at, in seconds: 10^9 s (31.7 years), well
+ * inside int64 nanoseconds (292 years), so that the run can finish after its last arrival.
+ * A workload whose arrivals go past it is refused (at load time when its nominal span already
+ * does, otherwise by the source when an arrival does). */
+#define SCN_HORIZON_S 1e9
+
 #define SCN_MAX_SCHEDULE 64
 typedef struct scn_arrival {
     scn_arrival_kind kind;

@@ -288,7 +288,9 @@ static int digits(const char **p, int n, int *out)
     return 0;
 }
 
-/* "YYYY-MM-DD HH:MM:SS[.fffffffff]" (or with a T) -> ns since 1970-01-01 (no time zone). */
+/* "YYYY-MM-DD HH:MM:SS[.fffffffff]" (or with a T) -> ns since 1970-01-01 (no time zone).
+ * -1 when malformed, -2 when outside what int64 ns since 1970 hold (1970-01-01 00:00:00 to
+ * 2262-04-11 23:47:16.854775807), like the non-negative numeric times. */
 static int parse_datetime(const char *s, int64_t *out)
 {
     int y, mo, d, h, mi, se;
@@ -313,6 +315,8 @@ static int parse_datetime(const char *s, int64_t *out)
     if (*p)
         return -1;
     int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+    if (secs < 0 || secs > (INT64_MAX - frac) / SIM_NS_PER_S)
+        return -2;
     *out = secs * SIM_NS_PER_S + frac;
     return 0;
 }
@@ -323,7 +327,12 @@ static int parse_time(scn_trace_reader *r, const char *s, int64_t *out, sim_err 
     if (!*s)
         return bad(r, err, "field '%s' is empty%s", field, "");
     if (r->tkind == SCN_TIME_DATETIME) {
-        if (parse_datetime(s, out))
+        int rc = parse_datetime(s, out);
+        if (rc == -2)
+            return bad(r, err,
+                       "field '%s' is outside 1970-01-01 .. 2262-04-11 (int64 nanoseconds): '%s'",
+                       field, s);
+        if (rc)
             return bad(r, err, "field '%s' is not a YYYY-MM-DD HH:MM:SS.fff time: '%s'", field, s);
         return 0;
     }

@@ -19,6 +19,12 @@
 
 /* ---------------- tree.c ---------------- */
 
+/* A scenario tree's limits: levels (the root map is level 1, a scalar under it level 2), bytes
+ * of the file, and bytes of the text emitted back (the scenario a run stores). */
+#define SCN_MAX_DEPTH 64
+#define SCN_MAX_TEXT (1 << 20)
+#define SCN_MAX_EMITTED (4 << 20)
+
 typedef enum scn_node_kind { SCN_NODE_MAP = 0, SCN_NODE_SEQ, SCN_NODE_SCALAR } scn_node_kind;
 
 typedef struct scn_node scn_node;
@@ -33,8 +39,8 @@ struct scn_node {
 };
 
 /* Parses YAML text (one document whose root is a map; an empty document is an empty map) into
- * a tree. Anchors, aliases and duplicate keys are refused. Returns 0, or -1 with err naming
- * name:line. The caller frees *out with scn_tree_free (*out is NULL after a failure). */
+ * a tree. Anchors, aliases, duplicate keys, text longer than SCN_MAX_TEXT and trees deeper
+ * than SCN_MAX_DEPTH are refused. Returns 0, or -1 with err naming name:line. The caller frees *out with scn_tree_free (*out is NULL after a failure). */
 int scn_tree_parse(const char *name, const char *text, size_t len, scn_node **out, sim_err *err);
 void scn_tree_free(scn_node *n);
 /* The child of map with this key; NULL when absent (or when map is not a map). */
@@ -44,7 +50,8 @@ scn_node *scn_tree_get(const scn_node *map, const char *key);
  * parsed as YAML (so `{process: burst}` or `[1, 2]` work); a plain word stays a scalar. Returns
  * 0, or -1 with err naming the override. */
 int scn_tree_set(scn_node *root, const char *override, int ovr_index, sim_err *err);
-/* The tree as YAML text (block style). Returns a string the caller frees, or NULL with err. */
+/* The tree as YAML text (block style). Returns a string the caller frees, or NULL with err
+ * (also when the text would exceed SCN_MAX_EMITTED bytes). */
 char *scn_tree_emit(const scn_node *root, sim_err *err);
 
 /* ---------------- trace.c ---------------- */
