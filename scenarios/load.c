@@ -1000,13 +1000,13 @@ done:
     return rc;
 }
 
-int scn_load(const char *path, const char *const *overrides, int noverrides,
-             const scn_resolver *res, scn_scenario *out, sim_err *err)
+char *scn_read_text(const char *path, sim_err *err)
 {
-    memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return sim_errf(err, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) {
+        sim_errf(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
     size_t cap = 4096, n = 0;
     char *buf = sim_xmalloc(cap);
     for (;;) {
@@ -1022,8 +1022,19 @@ int scn_load(const char *path, const char *const *overrides, int noverrides,
     buf[n] = '\0';
     if (bad || memchr(buf, '\0', n)) {
         free(buf);
-        return sim_errf(err, "%s: cannot read (I/O error or binary file)", path);
+        sim_errf(err, "%s: cannot read (I/O error or binary file)", path);
+        return NULL;
     }
+    return buf;
+}
+
+int scn_load(const char *path, const char *const *overrides, int noverrides,
+             const scn_resolver *res, scn_scenario *out, sim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    char *buf = scn_read_text(path, err);
+    if (!buf)
+        return -1;
     int rc = scn_load_text(path, buf, overrides, noverrides, res, out, err);
     free(buf);
     return rc;

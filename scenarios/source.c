@@ -146,6 +146,12 @@ static int open_trace(scn_source *s, sim_err *err)
 
 scn_source *scn_source_new(const scn_scenario *sc, uint64_t seed, sim_err *err)
 {
+    return scn_source_new_cached(sc, seed, NULL, err);
+}
+
+scn_source *scn_source_new_cached(const scn_scenario *sc, uint64_t seed, scn_cache *cache,
+                                  sim_err *err)
+{
     scn_source *s = sim_xcalloc(1, sizeof *s);
     s->w = sc->workload;
     const scn_workload *w = &s->w;
@@ -162,11 +168,11 @@ scn_source *scn_source_new(const scn_scenario *sc, uint64_t seed, sim_err *err)
         if (open_trace(s, err))
             goto fail;
     } else if (w->lengths.present) {
-        if (!(s->pairs = scn_pairs_new(&w->lengths, err)))
+        if (!(s->pairs = scn_pairs_new(&w->lengths, cache, err)))
             goto fail;
     } else {
-        s->ps = scn_sampler_new(&w->prompt, "workload.prompt_tokens", 0, err);
-        s->os = s->ps ? scn_sampler_new(&w->output, "workload.output_tokens", 1, err) : NULL;
+        s->ps = scn_sampler_new(&w->prompt, "workload.prompt_tokens", 0, cache, err);
+        s->os = s->ps ? scn_sampler_new(&w->output, "workload.output_tokens", 1, cache, err) : NULL;
         if (!s->os)
             goto fail;
     }

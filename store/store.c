@@ -81,8 +81,16 @@ const char store_schema_runs[] =
 static const char upgrade_1_to_2[] = "ALTER TABLE runs ADD COLUMN offered_rate REAL;"
                                      "ALTER TABLE runs ADD COLUMN num_requests INTEGER;";
 
+/* Whether the connection's last error is a lock held by another connection. */
+static int locked(store *s)
+{
+    int rc = sqlite3_errcode(s->db);
+    return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+}
+
 int store_fail(store *s, sim_err *err, const char *what)
 {
+    s->busy = locked(s);
     return sim_errf(err, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
 }
 
@@ -121,6 +129,7 @@ int store_exec(store *s, const char *sql, sim_err *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        s->busy = locked(s);
         sim_errf(err, "%s: %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
         sqlite3_free(msg);
         return -1;
@@ -136,6 +145,16 @@ const char *store_path(const store *s)
 int store_schema_version(const store *s)
 {
     return s->version;
+}
+
+int store_was_busy(const store *s)
+{
+    return s->busy;
+}
+
+void store_set_busy_timeout(store *s, int ms)
+{
+    sqlite3_busy_timeout(s->db, ms);
 }
 
 /* The one integer sql yields (NULL reads as 0); 0, or -1 with err prefixed by what. */
@@ -411,6 +430,8 @@ void store_close(store *s)
 {
     if (!s)
         return;
+    for (int i = 0; i < STORE_ST_COUNT; i++)
+        sqlite3_finalize(s->cached[i]);
     sqlite3_close(s->db);
     free(s);
 }

@@ -43,6 +43,12 @@ const char *store_path(const store *s);
 /* The schema version the open database follows (STORE_SCHEMA_VERSION after store_open). */
 int store_schema_version(const store *s);
 
+/* Whether the last failure on s was a lock another connection held (SQLITE_BUSY): trying again
+ * later may succeed. */
+int store_was_busy(const store *s);
+/* How long a statement waits for another connection's lock before failing (10 s by default). */
+void store_set_busy_timeout(store *s, int ms);
+
 /* Transactions: 0, or -1 with err. */
 int store_begin(store *s, sim_err *err);
 int store_commit(store *s, sim_err *err);

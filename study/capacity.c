@@ -193,8 +193,8 @@ static int try_rate(study_capacity *c, const char *choice, const char *phase, do
     study_sink sink = {.s = c->db, .level = c->level, .hook = add_probe, .hook_arg = &pa};
     int rc = study_load(c->file, sets, n, &scn, err);
     if (rc == 0)
-        rc = study_run(&scn, c->seed_given ? c->seed : scn.seed, c->db,
-                       c->search_id ? &sink : NULL, NULL, res, err);
+        rc = study_run(&scn, c->seed_given ? c->seed : scn.seed, c->db, c->search_id ? &sink : NULL,
+                       NULL, res, err);
     if (rc == 0) {
         judge(c, res, t);
         c->probes++;

@@ -96,14 +96,14 @@ static void tee_itl(void *st, int64_t gap_ns, int64_t count)
 
 static const eng_recorder_ops tee_ops = {tee_request, tee_iteration, tee_itl};
 
-/* Starts the run's row in the store (NULL writer when not stored). */
+/* Starts the run's row in the store or the spool (NULL writer when not stored); hw (256 bytes)
+ * holds the hardware text until the run is finished. */
 static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
-                       const study_sink *sink, store_run **w, sim_err *err)
+                       const study_sink *sink, char *hw, store_run **w, sim_err *err)
 {
     *w = NULL;
-    if (!sink || !sink->s)
+    if (!sink || (!sink->s && !sink->spool))
         return 0;
-    char hw[256];
     store_run_info info = {.name = scn->name,
                            .scenario_text = scn->text,
                            .scheduler = scn->engine.sched.name,
@@ -112,14 +112,17 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
                            .model = scn->engine.model.name,
                            .gpu = scn->engine.gpu.name,
                            .dtype = eng_dtype_name(scn->engine.dtype),
-                           .hardware = study_hardware(hw, sizeof hw),
+                           .hardware = study_hardware(hw, 256),
                            .seed = seed,
                            .replicas = scn->engine.replicas,
                            .tensor_parallel = scn->engine.tensor_parallel,
                            .level = sink->level,
                            .offered_rate = study_offered_rate(scn),
                            .num_requests = scn->workload.num_requests};
-    *w = store_run_begin(sink->s, &info, sink->buffered, err);
+    if (sink->spool)
+        *w = store_run_begin_spool(sink->spool, &info);
+    else
+        *w = store_run_begin(sink->s, &info, 0, err);
     return *w ? 0 : -1;
 }
 
@@ -148,13 +151,14 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
     snprintf(out->label, sizeof out->label, "%s", cost->pred.label);
     double t0 = sim_wall_seconds();
     store_run *w;
-    if (begin_store(scn, seed, cost, sink, &w, err) != 0)
+    char hw[256];
+    if (begin_store(scn, seed, cost, sink, hw, &w, err) != 0)
         return -1;
     int rc = -1;
     sim_ctx *ctx = sim_new(seed);
     scn_source *src = NULL;
     eng_engine *e = NULL;
-    if (!hooks->src && !(src = scn_source_new(scn, seed, err)))
+    if (!hooks->src && !(src = scn_source_new_cached(scn, seed, hooks->cache, err)))
         goto out;
     const eng_recorder_ops *rec = w ? store_run_recorder() : hooks->rec;
     void *rec_st = w ? (void *)w : hooks->rec_st;

@@ -40,7 +40,8 @@ struct scn_node {
 
 /* Parses YAML text (one document whose root is a map; an empty document is an empty map) into
  * a tree. Anchors, aliases, duplicate keys, text longer than SCN_MAX_TEXT and trees deeper
- * than SCN_MAX_DEPTH are refused. Returns 0, or -1 with err naming name:line. The caller frees *out with scn_tree_free (*out is NULL after a failure). */
+ * than SCN_MAX_DEPTH are refused. Returns 0, or -1 with err naming name:line. The caller frees *out
+ * with scn_tree_free (*out is NULL after a failure). */
 int scn_tree_parse(const char *name, const char *text, size_t len, scn_node **out, sim_err *err);
 void scn_tree_free(scn_node *n);
 /* The child of map with this key; NULL when absent (or when map is not a map). */
@@ -106,19 +107,21 @@ int scn_trace_format_known(const char *f);
 
 typedef struct scn_sampler scn_sampler;
 
-/* Builds a sampler for d (empirical: reads the column into memory, 4 bytes a row; zipf: a CDF
- * table). `what` names the distribution in messages; output_column: an empirical column
- * defaults to the format's output column rather than its prompt column. Returns NULL with err
- * set. Free with scn_sampler_free. */
-scn_sampler *scn_sampler_new(const scn_dist *d, const char *what, int output_column, sim_err *err);
+/* Builds a sampler for d (empirical: reads the column into memory, 4 bytes a row, or borrows
+ * it from cache when not NULL; zipf: a CDF table). `what` names the distribution in messages;
+ * output_column: an empirical column defaults to the format's output column rather than its prompt
+ * column. Returns NULL with err set. Free with scn_sampler_free. */
+scn_sampler *scn_sampler_new(const scn_dist *d, const char *what, int output_column,
+                             scn_cache *cache, sim_err *err);
 /* One integer draw from rng, clipped to the distribution's [min, max] (and >= 1); *clipped is
  * set to 1 when a clip changed the value (left alone otherwise). */
 int64_t scn_sampler_draw(scn_sampler *s, gsl_rng *rng, int *clipped);
 void scn_sampler_free(scn_sampler *s);
 
-/* Joint (prompt, output) pairs read from a trace, sampled with replacement. */
+/* Joint (prompt, output) pairs read from a trace (or borrowed from cache when not NULL),
+ * sampled with replacement. */
 typedef struct scn_pairs scn_pairs;
-scn_pairs *scn_pairs_new(const scn_lengths *l, sim_err *err);
+scn_pairs *scn_pairs_new(const scn_lengths *l, scn_cache *cache, sim_err *err);
 void scn_pairs_draw(const scn_pairs *p, gsl_rng *rng, int64_t *prompt, int64_t *output);
 int64_t scn_pairs_count(const scn_pairs *p);
 void scn_pairs_free(scn_pairs *p);
