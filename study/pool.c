@@ -7,9 +7,12 @@
  * to spool j and reports (offset, length); the parent reads that range. `taken[j]`, in a small
  * shared mapping, counts the reports of worker j the parent has finished with: a worker all of
  * whose reports have been taken truncates its spool before its next task, so a spool holds only
- * the tasks in flight (at most the two waiting in the task pipe and the one running). Counting
- * reports rather than bytes matters: offsets start over after a truncation, so an offset could
- * come round to a value the parent had already reached.
+ * the tasks in flight. A worker that keeps finding reports not taken yet (the parent writing
+ * slower than the workers simulate) would never find that moment, so past spool_limit bytes it
+ * waits for it: the reports it waits for are already in the report pipe, and the parent takes
+ * them without waiting on any worker, so the wait ends. Counting reports rather than bytes
+ * matters: offsets start over after a truncation, so an offset could come round to a value the
+ * parent had already reached.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "study_pool.h"
@@ -32,8 +36,8 @@ typedef struct report {
 
 typedef struct pool {
     int jobs;
-    int *wfd;                  /* spool j, the worker's descriptor */
-    int *rfd;                  /* spool j, the parent's (its own file offset) */
+    int *wfd;               /* spool j, the worker's descriptor */
+    int *rfd;               /* spool j, the parent's (its own file offset) */
     _Atomic int64_t *taken; /* shared: reports of worker j the parent has finished with */
     int task_pipe[2], done_pipe[2];
     pid_t *pids;
@@ -122,6 +126,13 @@ static void run_one(const study_pool_ops *ops, void *arg, void *w, const sim_err
     r->len = end > start ? (int64_t)end - start : 0;
 }
 
+/* Waits until the parent has taken `reports` reports of worker j. */
+static void wait_taken(pool *p, int j, int64_t reports)
+{
+    while (atomic_load(&p->taken[j]) != reports)
+        nanosleep(&(struct timespec){0, 200000}, NULL);
+}
+
 static _Noreturn void worker(const study_pool_ops *ops, void *arg, pool *p, int j)
 {
     sim_err open_err = {{0}};
@@ -129,7 +140,10 @@ static _Noreturn void worker(const study_pool_ops *ops, void *arg, pool *p, int 
     FILE *out = fdopen(p->wfd[j], "w+b");
     int64_t end = 0, reports = 0; /* the end of what this worker has reported; how many */
     int32_t t;
+    int64_t limit = ops->spool_limit > 0 ? ops->spool_limit : INT64_C(64) << 20;
     while (out && read(p->task_pipe[0], &t, sizeof t) == (ssize_t)sizeof t) {
+        if (end > limit)
+            wait_taken(p, j, reports);
         if (end > 0 && atomic_load(&p->taken[j]) == reports) {
             /* the parent is done with every report: start the spool over */
             if (ftruncate(fileno(out), 0) == 0) {

@@ -9,8 +9,10 @@
  *
  * Each worker writes what a task produced to its own spool file (an unlinked temporary file in
  * $TMPDIR, or /tmp), and its report says where: the parent reads it there, in `done`, before it
- * reads the next report. A worker starts its spool over once the parent has read all of it, so
- * a spool holds at most the tasks in flight. The files vanish with the processes.
+ * reads the next report. A worker starts its spool over whenever the parent has taken all of
+ * its reports, and before a task it waits for that once its spool holds more than spool_limit
+ * bytes: a spool never holds more than spool_limit plus one task's output. The files vanish
+ * with the processes.
  */
 #ifndef STUDY_POOL_H
 #define STUDY_POOL_H
@@ -30,11 +32,13 @@ typedef struct study_pool_ops {
     void (*close)(void *worker);
     /* In the parent, in a worker's task order, optional: a task's report. ok: the task ran;
      * msg: its error ("" when ok); in/len: its output (in positioned at it; partial when the
-     * task failed). Returns 0, or -1 when the parent could not use the output (counted as a
-     * failure; the callback reports it). */
+     * task failed; NULL with ok 0 when the spool cannot be read). Returns 0, or -1 when the
+     * parent could not use the output (counted as a failure; the callback reports it). */
     int (*done)(void *arg, int32_t task, int ok, const char *msg, FILE *in, int64_t len);
     /* In the parent before a task is sent, optional: 1 to skip it (counted in *skipped). */
     int (*skip)(void *arg, int32_t task);
+    /* Bytes a worker's spool may hold before the worker waits for the parent (0: 64 MiB). */
+    int64_t spool_limit;
 } study_pool_ops;
 
 typedef struct study_pool_stats {

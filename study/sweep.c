@@ -448,7 +448,8 @@ int study_sweep_run(const study_sweep *sw, store *s, const char *db, int jobs,
                                  int total),
                     void *arg, study_sweep_stats *st, sim_err *err)
 {
-    static const study_pool_ops ops = {open_worker, run_worker, close_worker, task_done, skip_task};
+    static const study_pool_ops ops = {open_worker, run_worker, close_worker,
+                                       task_done,   skip_task,  0};
     memset(st, 0, sizeof *st);
     pool_arg a = {sw, s, db, done, arg, 0, n, st};
     /* the only writer waits for other processes' locks (a reader's checkpoint, a second sweep
@@ -461,6 +462,41 @@ int study_sweep_run(const study_sweep *sw, store *s, const char *db, int jobs,
         return -1;
     st->failed = ps.failed; /* with the tasks lost with a worker, which never reached task_done */
     return 0;
+}
+
+/* ---- merging ---- */
+
+typedef struct listing {
+    const study_merge_ops *ops;
+    void *arg;
+} listing;
+
+static int list_sweep(void *arg, const store_sweep_row *row)
+{
+    listing *l = arg;
+    int64_t points = study_sweep_points_of(row->varied);
+    l->ops->sweep(l->arg, row, points * row->reps);
+    return 0;
+}
+
+int study_merge(const char *out, const char *const *in, int n, const study_merge_ops *ops,
+                void *arg, sim_err *err)
+{
+    store *s = store_open(out, err);
+    if (!s)
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        store_merge_stats st;
+        rc = store_merge(s, in[i], &st, err);
+        if (rc == 0 && ops->input)
+            ops->input(arg, in[i], &st);
+    }
+    listing l = {ops, arg};
+    if (rc == 0 && ops->sweep)
+        rc = store_sweep_list(s, list_sweep, &l, err);
+    store_close(s);
+    return rc;
 }
 
 /* ---- the table ---- */
