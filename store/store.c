@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "metrics.h"
 #include "store_int.h"
@@ -401,6 +402,49 @@ fail:
     return NULL;
 }
 
+/* A file: URI for path that opens it immutable (no locks, no -wal or -shm files), into buf. */
+static void immutable_uri(const char *path, char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "file:");
+    for (const char *p = path; *p && o + 4 < len; p++) {
+        if (*p == '%' || *p == '?' || *p == '#')
+            o += (size_t)snprintf(buf + o, len - o, "%%%02X", (unsigned char)*p);
+        else
+            buf[o++] = *p;
+    }
+    snprintf(buf + o, len - o, "?immutable=1");
+}
+
+/* Whether the last failure on s means the database's WAL index (-shm) can be neither opened
+ * nor created: a WAL database on a read-only medium or in a folder the user cannot write. */
+static int wal_unreadable(store *s)
+{
+    int rc = sqlite3_errcode(s->db);
+    return rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN;
+}
+
+/* A WAL database whose folder is read-only, opened immutable: its main file is all there is,
+ * unless a -wal file holds commits not yet merged into it (then refused: they would be
+ * missed). NULL with err. */
+static store *open_immutable(const char *path, sim_err *err)
+{
+    char wal[600], uri[1800];
+    struct stat st;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (stat(wal, &st) == 0 && st.st_size > 0) {
+        sim_errf(err,
+                 "%s: cannot be read where it is: it is in WAL mode, its folder is read-only, and "
+                 "%s holds commits not merged into it; copy both files to a writable folder",
+                 path, wal);
+        return NULL;
+    }
+    immutable_uri(path, uri, sizeof uri);
+    store *s = open_with(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, err);
+    if (s)
+        snprintf(s->path, sizeof s->path, "%s", path);
+    return s;
+}
+
 store *store_open_readonly(const char *path, sim_err *err)
 {
     store *s = open_with(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, err);
@@ -408,17 +452,24 @@ store *store_open_readonly(const char *path, sim_err *err)
         return NULL;
     db_kind kind;
     int64_t app, v;
-    if (identify(s, &kind, &app, err) != 0)
-        goto fail;
+    if (identify(s, &kind, &app, err) != 0) {
+        if (!wal_unreadable(s))
+            goto fail;
+        store_close(s);
+        if (!(s = open_immutable(path, err)) || identify(s, &kind, &app, err) != 0)
+            goto fail;
+    }
     if (kind == DB_FOREIGN) {
         refuse_foreign(s, app, err);
         goto fail;
     }
-    if (kind == DB_EMPTY || one_int(s, "SELECT max(version) FROM schema_version",
-                                    "reading the schema version", &v, err) != 0) {
+    if (kind == DB_EMPTY) {
         sim_errf(err, "%s: not an llmsim database (no schema_version table)", path);
         goto fail;
     }
+    if (one_int(s, "SELECT max(version) FROM schema_version", "reading the schema version", &v,
+                err) != 0)
+        goto fail;
     s->version = (int)v;
     return s;
 fail:

@@ -34,7 +34,9 @@ store *store_open(const char *path, sim_err *err);
 /* Opens an existing database without creating or changing anything. NULL with err naming the
  * file when it cannot be opened or is not an llmsim database (another program's, or no
  * schema_version table). A version-1 database opens as it is: reads then see offered_rate and
- * num_requests as not stored. */
+ * num_requests as not stored. A WAL database on a read-only medium (its -shm index can be
+ * neither opened nor created) is opened immutable, unless a non-empty -wal file beside it holds
+ * commits the main file lacks (then refused, saying so). */
 store *store_open_readonly(const char *path, sim_err *err);
 void store_close(store *s);
 

@@ -16,3 +16,8 @@ llmsim_test(test_scenarios_limits
   SOURCES test_scenarios_limits.c support/scenarios_resolver.c
   LIBS llmsim_scenarios
   LABELS scenarios unit)
+# whole-file length tables kept between runs (a sweep worker's scn_cache)
+llmsim_test(test_scenarios_cache
+  SOURCES test_scenarios_cache.c support/scenarios_resolver.c
+  LIBS llmsim_scenarios
+  LABELS scenarios unit)

@@ -4,3 +4,5 @@ llmsim_test(test_store SOURCES test_store.c LIBS llmsim_store ${MATH_LIB} LABELS
 # runs spooled to a file and replayed into a database (the sweep's one writer): equal rows, a
 # damaged spool commits nothing, a declining hook rolls back quietly, flat memory while spooling
 llmsim_test(test_store_spool SOURCES test_store_spool.c LIBS llmsim_store LABELS store unit)
+# a WAL database on a read-only medium is read (immutable), a leftover -wal there refused
+llmsim_test(test_store_readonly SOURCES test_store_readonly.c LIBS llmsim_store LABELS store unit)
