@@ -9,13 +9,15 @@
  *            num_prefill_tokens, num_decode_tokens
  *   csv      CSV with the columns the scenario names; time in units of time_unit_s seconds
  * Column names given in the scenario replace a format's defaults. CSV fields are split on
- * commas; surrounding spaces and double quotes are stripped, CRLF line ends accepted.
+ * commas; surrounding spaces and double quotes are stripped, CRLF line ends accepted. A trace
+ * is a regular file (not a device or a pipe) whose lines are at most SCN_TRACE_MAX_LINE bytes.
  * The reader owns its path copy, line buffer and header names.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "scn_int.h"
 
@@ -95,6 +97,10 @@ static int read_line(scn_trace_reader *r, sim_err *err)
             return 0;
         }
         r->lineno++;
+        if (n > SCN_TRACE_MAX_LINE)
+            return sim_errf(err, "%s:%lld: a line of %lld bytes (at most %d)", r->path,
+                            (long long)r->lineno, (long long)n, SCN_TRACE_MAX_LINE),
+                   -2;
         while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
             r->line[--n] = '\0';
         if ((size_t)n != strlen(r->line))
@@ -224,6 +230,12 @@ scn_trace_reader *scn_trace_open(const scn_trace_spec *sp, sim_err *err)
     r->f = fopen(sp->path, "rb");
     if (!r->f) {
         sim_errf(err, "%s: cannot open: %s", sp->path, strerror(errno));
+        goto fail;
+    }
+    /* a device (/dev/zero: one endless line), a directory or a pipe is no trace file */
+    struct stat st;
+    if (fstat(fileno(r->f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        sim_errf(err, "%s: not a regular file", sp->path);
         goto fail;
     }
     if (fmt != F_MOONCAKE && read_header(r, sp, err))

@@ -3,7 +3,8 @@
  * fuzzing or fault tests: YAML nested 40,000 levels deep (a stack overflow in the tree builder),
  * 20,000 nested maps in 100 KB (a 400 MB stored scenario), a file or an emitted text too large,
  * overrides too deep; arrivals past the simulated horizon (int64 nanoseconds) from a tiny rate,
- * a think time, a trace stretched by time_scale or rate; Azure timestamps after 2262-04-11.
+ * a think time, a trace stretched by time_scale or rate; Azure timestamps after 2262-04-11;
+ * /dev/zero given as a trace (an endless line read into memory).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -315,6 +316,33 @@ static void azure_far_future(void **state)
     scn_free(&s);
 }
 
+/* /dev/zero as a trace was one endless line read into memory; a device, a directory or a pipe
+ * is refused, and so is a line longer than 1 MiB. */
+static void not_a_trace_file(void **state)
+{
+    char text[1024];
+    const char *paths[] = {"/dev/zero", "/tmp"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(text, sizeof text,
+                 "%sworkload:\n  trace: {path: %s, format: csv, columns: {time: t, prompt: p, "
+                 "output: o}}\n",
+                 HEAD, paths[i]);
+        expect_error(text, NULL, 0, "not a regular file");
+    }
+    char path[128];
+    size_t n = (1 << 20) + 10;
+    char *line = malloc(n + 8);
+    memset(line, 'x', n);
+    strcpy(line + n, "\n");
+    write_file("long.csv", line, path);
+    free(line);
+    snprintf(text, sizeof text,
+             "%sworkload:\n  trace: {path: %s, format: csv, columns: {time: t, prompt: p, "
+             "output: o}}\n",
+             HEAD, path);
+    expect_error(text, NULL, 0, "long.csv:1: a line of 1048587 bytes (at most 1048576)");
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/llmsim-limits-XXXXXX");
@@ -325,7 +353,7 @@ int main(void)
         cmocka_unit_test(deep_enough),      cmocka_unit_test(emitted_text_limit),
         cmocka_unit_test(file_size_limit),  cmocka_unit_test(deep_overrides),
         cmocka_unit_test(tiny_rate),        cmocka_unit_test(stretched_trace),
-        cmocka_unit_test(azure_far_future),
+        cmocka_unit_test(azure_far_future), cmocka_unit_test(not_a_trace_file),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

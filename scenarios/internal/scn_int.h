@@ -57,6 +57,9 @@ char *scn_tree_emit(const scn_node *root, sim_err *err);
 
 /* ---------------- trace.c ---------------- */
 
+/* The longest line a trace may have, in bytes. */
+#define SCN_TRACE_MAX_LINE (1 << 20)
+
 typedef enum scn_time_kind {
     SCN_TIME_NONE = 0, /* lengths only: no arrival column */
     SCN_TIME_NUMBER,   /* a number, times unit seconds */
