@@ -1,6 +1,6 @@
 /*
  * cmd_merge.c: `llmsim merge OUT.db IN.db...`: combines llmsim databases (the shards of a
- * sweep run on many machines, or any others) without duplicates (study_merge, store_merge.h),
+ * sweep run on many machines, or any others) without duplicates (study_sweep_merge, store_merge.h),
  * and reports each sweep of the result: how many of its runs are there, and which sweeps vary
  * the same keys of the same file under different keys (shards run with different arguments).
  * Exit status: 0, 1 on a user error (an input that is not an llmsim database, a newer schema,
@@ -80,10 +80,10 @@ int cmd_merge(int argc, char **argv)
     int st = cli_parse(&merge_cmd, NULL, &c, argc, argv, pos, &npos);
     if (st != CLI_GO)
         return st;
-    static const study_merge_ops ops = {on_input, on_sweep};
+    static const study_sweep_merge_ops ops = {on_input, on_sweep};
     report r = {&c, NULL, 0};
     sim_err err = {{0}};
-    int rc = study_merge(pos[0], pos + 1, npos - 1, &ops, &r, &err);
+    int rc = study_sweep_merge(pos[0], pos + 1, npos - 1, &ops, &r, &err);
     for (int i = 0; i < r.n; i++) {
         free(r.v[i].file);
         free(r.v[i].varied);

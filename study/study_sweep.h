@@ -108,20 +108,20 @@ int study_sweep_run(const study_sweep *sw, store *s, const char *db, int jobs,
 
 /* ---- merging shards (and any llmsim databases) ---- */
 
-typedef struct study_merge_ops {
+typedef struct study_sweep_merge_ops {
     /* after each input is merged */
     void (*input)(void *arg, const char *in, const store_merge_stats *st);
     /* then for every sweep of the output: expected = its points x repetitions (0 when its
      * stored description cannot be read) */
     void (*sweep)(void *arg, const store_sweep_row *row, int64_t expected);
-} study_merge_ops;
+} study_sweep_merge_ops;
 
 /* Merges the databases in[0..n-1] into out (created when missing), each input in one
  * transaction (store_merge), then reports every sweep of out. 0, or -1 with err at the first
  * input that cannot be merged (the inputs before it stay merged; merging is idempotent, so the
  * same command can be run again). */
-int study_merge(const char *out, const char *const *in, int n, const study_merge_ops *ops,
-                void *arg, sim_err *err);
+int study_sweep_merge(const char *out, const char *const *in, int n,
+                      const study_sweep_merge_ops *ops, void *arg, sim_err *err);
 
 /* The mean and 95% interval of one metric at one point over its stored repetitions, and the
  * paired difference against a base point (same seeds). */

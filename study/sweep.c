@@ -467,7 +467,7 @@ int study_sweep_run(const study_sweep *sw, store *s, const char *db, int jobs,
 /* ---- merging ---- */
 
 typedef struct listing {
-    const study_merge_ops *ops;
+    const study_sweep_merge_ops *ops;
     void *arg;
 } listing;
 
@@ -479,8 +479,8 @@ static int list_sweep(void *arg, const store_sweep_row *row)
     return 0;
 }
 
-int study_merge(const char *out, const char *const *in, int n, const study_merge_ops *ops,
-                void *arg, sim_err *err)
+int study_sweep_merge(const char *out, const char *const *in, int n,
+                      const study_sweep_merge_ops *ops, void *arg, sim_err *err)
 {
     store *s = store_open(out, err);
     if (!s)
