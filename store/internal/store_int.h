@@ -26,7 +26,7 @@ struct store {
     int version; /* the schema version the database follows */
     char path[512];
     sqlite3_stmt *cached[STORE_ST_COUNT]; /* NULL until first used */
-    int busy; /* the last failure was a lock another connection held */
+    int busy;                             /* the last failure was a lock another connection held */
 };
 
 /* Prepares sql; returns NULL with err set. */
