@@ -228,6 +228,8 @@ static int cmp_point(const void *a, const void *b)
 /* Adds the points of r to p, repeated shapes averaged. */
 static void raw_flush(raw *r, cal_profile *p)
 {
+    if (r->n == 0) /* r->v is NULL then, which qsort may not be given */
+        return;
     qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_point);
     for (int i = 0; i < r->n;) {
         int j = i;
@@ -458,6 +460,11 @@ int cal_vidur_read(const char *model_dir, const char *attention_csv, const eng_m
     int rc = read_mlp(mlp, m, tp, &r, &mrows, err);
     if (rc == 0 && have_attn)
         rc = read_attention(attn, m, tp, &r, &arows, err);
+    if (rc == 0 && r.n == 0)
+        rc = sim_errf(err,
+                      "%s: %d rows at tp %d but no operator time in them (time_stats.<operator>."
+                      "median columns with a time in (0, 1e12) ms)",
+                      mlp, mrows, tp);
     if (rc == 0) {
         p->dims = *m;
         p->tp = tp;

@@ -1,8 +1,9 @@
 /*
  * test_calibration_vidur.c: the Vidur import against hostile numbers (found by fuzz and fault
  * tests): 1e20, inf and nan in numeric columns were converted to int unchecked (undefined
- * behaviour), a fractional or huge token count became a point the cost model cannot use, and an
- * empty mlp.csv leaked the line buffer (LeakSanitizer in Debug builds reports it).
+ * behaviour), a fractional or huge token count became a point the cost model cannot use, an
+ * empty mlp.csv leaked the line buffer (LeakSanitizer in Debug builds reports it), and rows
+ * without a usable time sorted an empty, NULL list (found by fuzz_vidur).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -46,6 +48,13 @@ static int read_tables(sim_err *e, int *npts)
     *npts = p->npts;
     cal_profile_free(p);
     return rc;
+}
+
+static void unlink_attention(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/attention.csv", dir);
+    unlink(path);
 }
 
 static void expect(const char *mlp_rows, const char *attn_rows, const char *frag)
@@ -116,6 +125,26 @@ static void empty_mlp(void **state)
     assert_non_null(strstr(e.msg, "attention.csv: empty file (no header row)"));
 }
 
+/* Found by fuzz_vidur: rows that match the model but carry no operator time left no point,
+ * and sorting the empty list passed qsort a NULL array (undefined behaviour); such tables are
+ * now refused. Its input is tests/fuzz/corpus/vidur/regression-no-times. */
+static void rows_without_times(void **state)
+{
+    write_file("mlp.csv",
+               "i,,,n_head,n_kv_head,n_embd,n_expanded_embd,vocab_size,num_tokens,"
+               "num_tensor_parallel_workers\n",
+               ",,0,4,2,64,128,256,1,1,,");
+    unlink_attention();
+    sim_err e = {{0}};
+    int n = 0;
+    assert_int_equal(read_tables(&e, &n), -1);
+    assert_non_null(strstr(e.msg, "mlp.csv: 1 rows at tp 1 but no operator time in them"));
+    /* every time column empty or unusable */
+    write_file("mlp.csv", MLP_HEAD, ",4,2,64,128,256,1,1\n-1,4,2,64,128,256,2,1\n");
+    assert_int_equal(read_tables(&e, &n), -1);
+    assert_non_null(strstr(e.msg, "2 rows at tp 1 but no operator time"));
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/llmsim-vidur-XXXXXX");
@@ -124,6 +153,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(huge_and_non_finite),
         cmocka_unit_test(empty_mlp),
+        cmocka_unit_test(rows_without_times),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[160];
