@@ -1,12 +1,16 @@
 /*
  * catalog.c: the built-in GPU and model tables and their lookups.
  *
- * Every GPU entry cites the datasheet its numbers come from; every model entry is its published
- * Hugging Face config.json. The tables are const and never change at run time.
+ * Every GPU entry cites the datasheet its numbers come from and keeps its memory and bandwidth
+ * in the unit that datasheet states them in. Every model entry is a minimal config.json text,
+ * with the values of the model's published config, read by the same reader as user files
+ * (hfconfig.c): the catalog cannot describe a model differently from its own config. The
+ * tables are const and never change at run time.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "cal_int.h"
 #include "catalog.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -15,80 +19,348 @@
 
 typedef struct gpu_entry {
     eng_gpu gpu;
-    const char *source;
+    cal_gpu_sheet sheet;
 } gpu_entry;
+
+/* Memory: "GB" of GPU memory read as GiB (see catalog.h). Bandwidth in the datasheet's unit. */
+#define MEM_GB(v) (int64_t)((v)*GIB)
+#define NV_MX (ENG_FP4_NV | ENG_FP4_MX)
 
 /* link_bw is per direction: NVLink's datasheet figure is the bidirectional total over all links
  * (H100 SXM: 900 GB/s = 450 GB/s each way). GPUs without NVLink talk over PCIe, so link_bw is
- * then the PCIe figure. PCIe x16 per direction: Gen4 32 GB/s, Gen5 64 GB/s. */
+ * then the PCIe figure. PCIe x16 per direction: Gen4 32 GB/s, Gen5 64 GB/s, Gen6 128 GB/s.
+ * nic_bw: the scale-out NIC per GPU of the vendor's reference system, per direction
+ * (400 Gb/s = 50 GB/s); 0 where no system datasheet gives one. Dense figures: a datasheet
+ * figure given only "with sparsity" is halved. */
 static const gpu_entry gpus[] = {
     /* NVIDIA H100 Tensor Core GPU datasheet (SXM5 column): BF16 1,979 TFLOPS and FP8 3,958
      * TFLOPS "with sparsity", i.e. 989.4 and 1,978.9 dense; 80 GB HBM3 at 3.35 TB/s; NVLink
-     * 900 GB/s; PCIe Gen5 128 GB/s (both directions). */
-    {{"h100-sxm", (int64_t)(80 * GIB), 3.35 * TB, 989.4 * TB, 1978.9 * TB, 450 * GB, 64 * GB},
-     "NVIDIA H100 datasheet, SXM5: 989.4 TF bf16 / 1978.9 TF fp8 dense, 80 GB HBM3 3.35 TB/s, "
-     "NVLink 900 GB/s"},
+     * 900 GB/s; PCIe Gen5 128 GB/s (both directions). NVIDIA DGX H100 datasheet: 8 ConnectX-7
+     * 400 Gb/s, one per GPU. */
+    {{"h100-sxm", MEM_GB(80), 3.35 * TB, 989.4 * TB, 1978.9 * TB, 450 * GB, 64 * GB, 0, 0, 50 * GB},
+     {80, "GB", 3.35, "TB/s",
+      "NVIDIA H100 datasheet, SXM5: 989.4 TF bf16 / 1978.9 TF fp8 dense, 80 GB HBM3 3.35 TB/s, "
+      "NVLink 900 GB/s; DGX H100: ConnectX-7 400 Gb/s per GPU"}},
     /* Same datasheet, PCIe column: BF16 1,513 / FP8 3,026 TFLOPS with sparsity -> 756.5 and
      * 1,513 dense; 80 GB HBM2e at 2.0 TB/s. Its NVLink bridge joins pairs only, so the fabric
      * modelled for any tensor-parallel degree is PCIe Gen5 (64 GB/s each way). */
-    {{"h100-pcie", (int64_t)(80 * GIB), 2.0 * TB, 756.5 * TB, 1513.0 * TB, 64 * GB, 64 * GB},
-     "NVIDIA H100 datasheet, PCIe: 756.5 TF bf16 / 1513 TF fp8 dense, 80 GB HBM2e 2.0 TB/s, "
-     "PCIe Gen5"},
+    {{"h100-pcie", MEM_GB(80), 2.0 * TB, 756.5 * TB, 1513.0 * TB, 64 * GB, 64 * GB, 0, 0, 0},
+     {80, "GB", 2.0, "TB/s",
+      "NVIDIA H100 datasheet, PCIe: 756.5 TF bf16 / 1513 TF fp8 dense, 80 GB HBM2e 2.0 TB/s, "
+      "PCIe Gen5"}},
     /* NVIDIA H200 Tensor Core GPU datasheet (SXM): same Hopper compute as H100 SXM (989.4 /
-     * 1,978.9 TFLOPS dense); 141 GB HBM3e at 4.8 TB/s; NVLink 900 GB/s; PCIe Gen5. */
-    {{"h200", (int64_t)(141 * GIB), 4.8 * TB, 989.4 * TB, 1978.9 * TB, 450 * GB, 64 * GB},
-     "NVIDIA H200 datasheet, SXM: 989.4 TF bf16 / 1978.9 TF fp8 dense, 141 GB HBM3e 4.8 TB/s, "
-     "NVLink 900 GB/s"},
+     * 1,978.9 TFLOPS dense); 141 GB HBM3e at 4.8 TB/s; NVLink 900 GB/s; PCIe Gen5. NVIDIA DGX
+     * H200: 8 ConnectX-7 400 Gb/s. */
+    {{"h200", MEM_GB(141), 4.8 * TB, 989.4 * TB, 1978.9 * TB, 450 * GB, 64 * GB, 0, 0, 50 * GB},
+     {141, "GB", 4.8, "TB/s",
+      "NVIDIA H200 datasheet, SXM: 989.4 TF bf16 / 1978.9 TF fp8 dense, 141 GB HBM3e 4.8 TB/s, "
+      "NVLink 900 GB/s; DGX H200: ConnectX-7 400 Gb/s per GPU"}},
     /* NVIDIA A100 Tensor Core GPU datasheet (80GB SXM): BF16 312 TFLOPS dense (624 sparse); no
      * fp8 tensor cores (Ampere); 80 GB HBM2e at 2,039 GB/s; NVLink 600 GB/s; PCIe Gen4 64 GB/s
-     * (both directions). */
-    {{"a100-80gb", (int64_t)(80 * GIB), 2.039 * TB, 312 * TB, 0, 300 * GB, 32 * GB},
-     "NVIDIA A100 datasheet, 80GB SXM: 312 TF bf16 dense, no fp8, 80 GB HBM2e 2.039 TB/s, "
-     "NVLink 600 GB/s"},
+     * (both directions). NVIDIA DGX A100: 8 ConnectX-6 200 Gb/s. */
+    {{"a100-80gb", MEM_GB(80), 2.039 * TB, 312 * TB, 0, 300 * GB, 32 * GB, 0, 0, 25 * GB},
+     {80, "GB", 2039, "GB/s",
+      "NVIDIA A100 datasheet, 80GB SXM: 312 TF bf16 dense, no fp8, 80 GB HBM2e 2,039 GB/s, "
+      "NVLink 600 GB/s; DGX A100: ConnectX-6 200 Gb/s per GPU"}},
     /* Same datasheet (40GB SXM): 312 TFLOPS; 40 GB HBM2 at 1,555 GB/s; NVLink 600 GB/s. */
-    {{"a100-40gb", (int64_t)(40 * GIB), 1.555 * TB, 312 * TB, 0, 300 * GB, 32 * GB},
-     "NVIDIA A100 datasheet, 40GB SXM: 312 TF bf16 dense, no fp8, 40 GB HBM2 1.555 TB/s, "
-     "NVLink 600 GB/s"},
+    {{"a100-40gb", MEM_GB(40), 1.555 * TB, 312 * TB, 0, 300 * GB, 32 * GB, 0, 0, 25 * GB},
+     {40, "GB", 1555, "GB/s",
+      "NVIDIA A100 datasheet, 40GB SXM: 312 TF bf16 dense, no fp8, 40 GB HBM2 1,555 GB/s, "
+      "NVLink 600 GB/s; DGX A100: ConnectX-6 200 Gb/s per GPU"}},
     /* NVIDIA L40S datasheet: BF16 362.05 / FP8 733 TFLOPS dense (733 / 1,466 with sparsity);
      * 48 GB GDDR6 at 864 GB/s; no NVLink; PCIe Gen4 x16 64 GB/s (both directions). */
-    {{"l40s", (int64_t)(48 * GIB), 0.864 * TB, 362.05 * TB, 733 * TB, 32 * GB, 32 * GB},
-     "NVIDIA L40S datasheet: 362.05 TF bf16 / 733 TF fp8 dense, 48 GB GDDR6 864 GB/s, PCIe Gen4"},
+    {{"l40s", MEM_GB(48), 0.864 * TB, 362.05 * TB, 733 * TB, 32 * GB, 32 * GB, 0, 0, 0},
+     {48, "GB", 864, "GB/s",
+      "NVIDIA L40S datasheet: 362.05 TF bf16 / 733 TF fp8 dense, 48 GB GDDR6 864 GB/s, PCIe "
+      "Gen4"}},
     /* NVIDIA L4 datasheet: BF16 242 / FP8 485 TFLOPS with sparsity -> 121 and 242.5 dense;
      * 24 GB GDDR6 at 300 GB/s; PCIe Gen4 x16. */
-    {{"l4", (int64_t)(24 * GIB), 0.300 * TB, 121 * TB, 242.5 * TB, 32 * GB, 32 * GB},
-     "NVIDIA L4 datasheet: 121 TF bf16 / 242.5 TF fp8 dense, 24 GB GDDR6 300 GB/s, PCIe Gen4"},
+    {{"l4", MEM_GB(24), 0.300 * TB, 121 * TB, 242.5 * TB, 32 * GB, 32 * GB, 0, 0, 0},
+     {24, "GB", 300, "GB/s",
+      "NVIDIA L4 datasheet: 121 TF bf16 / 242.5 TF fp8 dense, 24 GB GDDR6 300 GB/s, PCIe Gen4"}},
     /* NVIDIA Ada Lovelace architecture whitepaper, GeForce RTX 4090: FP16/BF16 tensor with FP32
      * accumulate 165.2 TFLOPS dense, FP8 with FP32 accumulate 330.3 dense (the accumulation
      * inference frameworks use); 24 GB GDDR6X at 1,008 GB/s; no NVLink; PCIe Gen4 x16. */
-    {{"rtx-4090", (int64_t)(24 * GIB), 1.008 * TB, 165.2 * TB, 330.3 * TB, 32 * GB, 32 * GB},
-     "NVIDIA Ada whitepaper, RTX 4090: 165.2 TF bf16 / 330.3 TF fp8 dense (fp32 accumulate), "
-     "24 GB GDDR6X 1.008 TB/s, PCIe Gen4"},
+    {{"rtx-4090", MEM_GB(24), 1.008 * TB, 165.2 * TB, 330.3 * TB, 32 * GB, 32 * GB, 0, 0, 0},
+     {24, "GB", 1008, "GB/s",
+      "NVIDIA Ada whitepaper, RTX 4090: 165.2 TF bf16 / 330.3 TF fp8 dense (fp32 accumulate), "
+      "24 GB GDDR6X 1,008 GB/s, PCIe Gen4"}},
+    /* NVIDIA Blackwell architecture technical brief, HGX B200 (1,000 W) per GPU: BF16 2.25 /
+     * FP8 4.5 / FP4 9 PFLOPS dense (4.5 / 9 / 18 sparse), as tabulated at
+     * glennklockwood.com/garden/processors/B200; NVIDIA DGX B200 datasheet: 1,440 GB HBM3e and
+     * 64 TB/s over 8 GPUs (180 GB, 8 TB/s each), 8 ConnectX-7 400 Gb/s; NVLink 5 1.8 TB/s per
+     * GPU; PCIe Gen5 host. FP4 tensor cores compute NVFP4 and MXFP4. */
+    {{"b200", MEM_GB(180), 8 * TB, 2250 * TB, 4500 * TB, 900 * GB, 64 * GB, 9000 * TB, NV_MX,
+      50 * GB},
+     {180, "GB", 8, "TB/s",
+      "NVIDIA Blackwell brief / DGX B200 datasheet: 2.25 PF bf16 / 4.5 PF fp8 / 9 PF fp4 dense, "
+      "180 GB HBM3e 8 TB/s, NVLink 5 1.8 TB/s; ConnectX-7 400 Gb/s per GPU"}},
+    /* Blackwell Ultra, HGX B300 per GPU: BF16 2.25 / FP8 4.5 PFLOPS dense, FP4 13.1 PFLOPS
+     * dense (glennklockwood.com/garden/processors/B300, from NVIDIA's HGX B300 figures); NVIDIA
+     * DGX B300 datasheet: 2.3 TB HBM3e over 8 GPUs (288 GB each), 8 ConnectX-8 800 Gb/s;
+     * 8 TB/s; NVLink 5 1.8 TB/s; PCIe Gen6 host. */
+    {{"b300", MEM_GB(288), 8 * TB, 2250 * TB, 4500 * TB, 900 * GB, 128 * GB, 13125 * TB, NV_MX,
+      100 * GB},
+     {288, "GB", 8, "TB/s",
+      "NVIDIA HGX/DGX B300: 2.25 PF bf16 / 4.5 PF fp8 / 13.1 PF fp4 dense, 288 GB HBM3e 8 TB/s, "
+      "NVLink 5 1.8 TB/s, PCIe Gen6; ConnectX-8 800 Gb/s per GPU"}},
+    /* NVIDIA GB200 NVL72 datasheet, per GPU (rack / 72): FP4 1,440 / FP8 720 / BF16 360
+     * PFLOPS with sparsity -> 10 / 5 / 2.5 PFLOPS dense; HBM3e 13.4 TB -> 186 GB; 576 TB/s -> 8
+     * TB/s; NVLink 130 TB/s -> 1.8 TB/s; host: NVLink-C2C 900 GB/s per Grace, shared by its two
+     * GPUs (225 GB/s each way per GPU); ConnectX-7 400 Gb/s per GPU. */
+    {{"gb200", MEM_GB(186), 8 * TB, 2500 * TB, 5000 * TB, 900 * GB, 225 * GB, 10000 * TB, NV_MX,
+      50 * GB},
+     {186, "GB", 8, "TB/s",
+      "NVIDIA GB200 NVL72 datasheet / 72: 2.5 PF bf16 / 5 PF fp8 / 10 PF fp4 dense, 186 GB HBM3e "
+      "8 TB/s, NVLink 1.8 TB/s, NVLink-C2C host; ConnectX-7 400 Gb/s per GPU"}},
+    /* NVIDIA GB300 NVL72 datasheet, per GPU: FP4 1,080 PFLOPS dense -> 15 PF; FP8 360 and BF16
+     * 180 PFLOPS dense -> 5 and 2.5 PF; 20.7 TB HBM3e -> 288 GB; 576 TB/s -> 8 TB/s; NVLink
+     * 130 TB/s; NVLink-C2C host as GB200; 72 ConnectX-8 800 Gb/s. */
+    {{"gb300", MEM_GB(288), 8 * TB, 2500 * TB, 5000 * TB, 900 * GB, 225 * GB, 15000 * TB, NV_MX,
+      100 * GB},
+     {288, "GB", 8, "TB/s",
+      "NVIDIA GB300 NVL72 datasheet / 72: 2.5 PF bf16 / 5 PF fp8 / 15 PF fp4 dense, 288 GB "
+      "HBM3e 8 TB/s, NVLink 1.8 TB/s; ConnectX-8 800 Gb/s per GPU"}},
+    /* NVIDIA H20 (Hopper for China): FP16/BF16 148 TFLOPS, FP8 296 TFLOPS, 96 GB HBM3 at
+     * 4.0 TB/s, NVLink 900 GB/s, PCIe Gen5 (NVIDIA's H20 specification as republished, e.g.
+     * willitrunai.com/gpus/h20-96gb). */
+    {{"h20", MEM_GB(96), 4.0 * TB, 148 * TB, 296 * TB, 450 * GB, 64 * GB, 0, 0, 0},
+     {96, "GB", 4.0, "TB/s",
+      "NVIDIA H20: 148 TF bf16 / 296 TF fp8, 96 GB HBM3 4.0 TB/s, NVLink 900 GB/s, PCIe Gen5"}},
+    /* NVIDIA H800 SXM5 (the H100 SXM for China): H100 SXM compute and memory (989.4 / 1,978.9
+     * TFLOPS dense, 80 GB HBM3 at 3.35 TB/s) with NVLink cut to 400 GB/s. */
+    {{"h800", MEM_GB(80), 3.35 * TB, 989.4 * TB, 1978.9 * TB, 200 * GB, 64 * GB, 0, 0, 0},
+     {80, "GB", 3.35, "TB/s",
+      "NVIDIA H800 SXM5: 989.4 TF bf16 / 1978.9 TF fp8 dense, 80 GB HBM3 3.35 TB/s, NVLink 400 "
+      "GB/s"}},
+    /* NVIDIA GH200 Grace Hopper Superchip datasheet (HBM3e version): the H100 GPU's FP8 3,958
+     * and BF16 1,979 TFLOPS with sparsity -> 1,978.9 / 989.4 dense; 144 GB HBM3e at 4.9 TB/s;
+     * NVLink 900 GB/s; host NVLink-C2C 900 GB/s (450 GB/s each way). */
+    {{"gh200", MEM_GB(144), 4.9 * TB, 989.4 * TB, 1978.9 * TB, 450 * GB, 450 * GB, 0, 0, 0},
+     {144, "GB", 4.9, "TB/s",
+      "NVIDIA GH200 datasheet (HBM3e): 989.4 TF bf16 / 1978.9 TF fp8 dense, 144 GB HBM3e 4.9 "
+      "TB/s, NVLink 900 GB/s, NVLink-C2C 900 GB/s host"}},
+    /* AMD Instinct MI300X data sheet: FP16/BF16 1,307.4 TFLOPS and FP8 2,614.9 TFLOPS dense
+     * (2,614.9 / 5,229.8 with sparsity); no FP4; 192 GB HBM3 at 5.3 TB/s; 7 Infinity Fabric
+     * links, 896 GB/s peak aggregate (448 GB/s each way over the fully connected 8-GPU
+     * platform); PCIe Gen5 x16. */
+    {{"mi300x", MEM_GB(192), 5.3 * TB, 1307.4 * TB, 2614.9 * TB, 448 * GB, 64 * GB, 0, 0, 0},
+     {192, "GB", 5.3, "TB/s",
+      "AMD Instinct MI300X data sheet: 1307.4 TF bf16 / 2614.9 TF fp8 dense, 192 GB HBM3 5.3 "
+      "TB/s, Infinity Fabric 896 GB/s aggregate, PCIe Gen5"}},
+    /* AMD Instinct MI325X data sheet: MI300X compute (1,307.4 / 2,614.9 TFLOPS dense); 256 GB
+     * HBM3E at 6 TB/s; same 7 Infinity Fabric links; PCIe Gen5 x16. */
+    {{"mi325x", MEM_GB(256), 6.0 * TB, 1307.4 * TB, 2614.9 * TB, 448 * GB, 64 * GB, 0, 0, 0},
+     {256, "GB", 6.0, "TB/s",
+      "AMD Instinct MI325X data sheet: 1307.4 TF bf16 / 2614.9 TF fp8 dense, 256 GB HBM3E 6 "
+      "TB/s, Infinity Fabric 896 GB/s aggregate, PCIe Gen5"}},
+    /* AMD Instinct MI355X data sheet: FP16/BF16 2.5 PFLOPS and FP8 5.0 PFLOPS dense (5 / 10.1
+     * with sparsity), MXFP4 (and MXFP6) 10 PFLOPS; 288 GB HBM3E at 8 TB/s; 7 Infinity Fabric
+     * links of 153.6 GB/s (1,075 GB/s aggregate, 537.6 each way); PCIe Gen5 x16. CDNA 4
+     * computes the OCP MX formats, not NVFP4. */
+    {{"mi355x", MEM_GB(288), 8 * TB, 2500 * TB, 5000 * TB, 537.6 * GB, 64 * GB, 10000 * TB,
+      ENG_FP4_MX, 0},
+     {288, "GB", 8, "TB/s",
+      "AMD Instinct MI355X data sheet: 2.5 PF bf16 / 5 PF fp8 / 10 PF mxfp4 dense, 288 GB HBM3E "
+      "8 TB/s, Infinity Fabric 1,075 GB/s aggregate, PCIe Gen5"}},
+    /* NVIDIA RTX PRO 6000 Blackwell Server Edition datasheet: 96 GB GDDR7 at 1,597 GB/s, FP4
+     * 4 PFLOPS with sparsity -> 2 PF dense; FP8 and BF16 dense at 1/2 and 1/4 of the FP4 rate
+     * (Blackwell's 5th-generation tensor cores, FP32 accumulate at full rate on the
+     * professional part); no NVLink; PCIe Gen5 x16. */
+    {{"rtx-pro-6000", MEM_GB(96), 1.597 * TB, 500 * TB, 1000 * TB, 64 * GB, 64 * GB, 2000 * TB,
+      NV_MX, 0},
+     {96, "GB", 1597, "GB/s",
+      "NVIDIA RTX PRO 6000 Blackwell Server Edition datasheet: 2 PF fp4 dense (4 sparse), fp8 "
+      "and bf16 at 1/2 and 1/4 of it, 96 GB GDDR7 1,597 GB/s, PCIe Gen5"}},
+    /* NVIDIA RTX Blackwell GPU architecture whitepaper, GeForce RTX 5090 (FP32 accumulate, as
+     * for the RTX 4090): FP16/BF16 209.5, FP8 419, FP4 1,676 TFLOPS dense (838 / 1,676 / 3,352
+     * with FP16 accumulate or sparsity, as GeForce spec sheets quote them); 32 GB GDDR7 at
+     * 1,792 GB/s; PCIe Gen5 x16; no NVLink. */
+    {{"rtx-5090", MEM_GB(32), 1.792 * TB, 209.5 * TB, 419 * TB, 64 * GB, 64 * GB, 1676 * TB, NV_MX,
+      0},
+     {32, "GB", 1792, "GB/s",
+      "NVIDIA RTX Blackwell whitepaper, RTX 5090: 209.5 TF bf16 / 419 TF fp8 / 1676 TF fp4 "
+      "dense (fp32 accumulate), 32 GB GDDR7 1,792 GB/s, PCIe Gen5"}},
+    /* NVIDIA A10G (AWS G5): 24 GB GDDR6 at 600 GB/s, PCIe Gen4. NVIDIA publishes no A10G
+     * datasheet; its tensor rate is half the A10's (A10 datasheet: BF16 125 TFLOPS dense) at
+     * 80 SMs, ~70 TFLOPS BF16 dense as Baseten's "NVIDIA A10 vs A10G" comparison tabulates it;
+     * no fp8 (Ampere). */
+    {{"a10g", MEM_GB(24), 0.600 * TB, 70 * TB, 0, 32 * GB, 32 * GB, 0, 0, 0},
+     {24, "GB", 600, "GB/s",
+      "NVIDIA A10G (AWS G5; no NVIDIA datasheet): ~70 TF bf16 dense, no fp8, 24 GB GDDR6 600 "
+      "GB/s, PCIe Gen4"}},
+    /* NVIDIA L20 datasheet: FP8 239 / BF16 119.5 TFLOPS dense (478 / 239 with sparsity); 48 GB
+     * GDDR6 at 864 GB/s; PCIe Gen4 x16; no NVLink. */
+    {{"l20", MEM_GB(48), 0.864 * TB, 119.5 * TB, 239 * TB, 32 * GB, 32 * GB, 0, 0, 0},
+     {48, "GB", 864, "GB/s",
+      "NVIDIA L20 datasheet: 119.5 TF bf16 / 239 TF fp8 dense, 48 GB GDDR6 864 GB/s, PCIe Gen4"}},
 };
 
-/* Fields: name, layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, max_context,
- * gated_mlp, tied_embeddings, qkv_bias; each from the model's config.json on Hugging Face. */
-static const eng_model models[] = {
-    /* meta-llama/Llama-2-7b-hf */
-    {"llama-2-7b", 32, 4096, 32, 32, 128, 11008, 32000, 4096, 1, 0, 0},
-    /* meta-llama/Llama-2-13b-hf */
-    {"llama-2-13b", 40, 5120, 40, 40, 128, 13824, 32000, 4096, 1, 0, 0},
-    /* meta-llama/Llama-2-70b-hf */
-    {"llama-2-70b", 80, 8192, 64, 8, 128, 28672, 32000, 4096, 1, 0, 0},
-    /* meta-llama/Meta-Llama-3-8B */
-    {"llama-3-8b", 32, 4096, 32, 8, 128, 14336, 128256, 8192, 1, 0, 0},
-    /* meta-llama/Meta-Llama-3-70B */
-    {"llama-3-70b", 80, 8192, 64, 8, 128, 28672, 128256, 8192, 1, 0, 0},
-    /* mistralai/Mistral-7B-v0.1 (sliding window 4096 not modelled) */
-    {"mistral-7b", 32, 4096, 32, 8, 128, 14336, 32000, 32768, 1, 0, 0},
-    /* Qwen/Qwen2.5-0.5B */
-    {"qwen2.5-0.5b", 24, 896, 14, 2, 64, 4864, 151936, 32768, 1, 1, 1},
-    /* Qwen/Qwen2.5-1.5B */
-    {"qwen2.5-1.5b", 28, 1536, 12, 2, 128, 8960, 151936, 131072, 1, 1, 1},
-    /* Qwen/Qwen2.5-7B */
-    {"qwen2.5-7b", 28, 3584, 28, 4, 128, 18944, 152064, 131072, 1, 0, 1},
-    /* facebook/opt-13b: ReLU MLP of ffn_dim, biases on every linear layer, LM head tied to the
-     * token embedding */
-    {"opt-13b", 40, 5120, 40, 40, 128, 20480, 50272, 2048, 0, 1, 1},
+/* Each model: its name, and the values of its published config.json (Hugging Face) written as
+ * the minimal config that states them. Keys left out take the config class's defaults, as the
+ * reader applies them. */
+typedef struct model_entry {
+    const char *name;
+    const char *config;
+} model_entry;
+
+#define LLAMA(l, h, a, kv, i, v, ctx, dt)                                                          \
+    "{\"model_type\": \"llama\", \"num_hidden_layers\": " #l ", \"hidden_size\": " #h              \
+    ", \"num_attention_heads\": " #a ", \"num_key_value_heads\": " #kv                             \
+    ", \"intermediate_size\": " #i ", \"vocab_size\": " #v ", \"max_position_embeddings\": " #ctx  \
+    ", \"torch_dtype\": \"" dt "\"}"
+
+static const model_entry models[] = {
+    /* meta-llama/Llama-2-7b-hf, -13b-hf, -70b-hf (torch_dtype float16) */
+    {"llama-2-7b", LLAMA(32, 4096, 32, 32, 11008, 32000, 4096, "float16")},
+    {"llama-2-13b", LLAMA(40, 5120, 40, 40, 13824, 32000, 4096, "float16")},
+    {"llama-2-70b", LLAMA(80, 8192, 64, 8, 28672, 32000, 4096, "float16")},
+    /* meta-llama/Meta-Llama-3-8B, -70B */
+    {"llama-3-8b", LLAMA(32, 4096, 32, 8, 14336, 128256, 8192, "bfloat16")},
+    {"llama-3-70b", LLAMA(80, 8192, 64, 8, 28672, 128256, 8192, "bfloat16")},
+    /* mistralai/Mistral-7B-v0.1: every layer windowed to 4,096 tokens */
+    {"mistral-7b",
+     "{\"model_type\": \"mistral\", \"num_hidden_layers\": 32, \"hidden_size\": 4096, "
+     "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"intermediate_size\": 14336, "
+     "\"vocab_size\": 32000, \"max_position_embeddings\": 32768, \"sliding_window\": 4096, "
+     "\"torch_dtype\": \"bfloat16\"}"},
+    /* Qwen/Qwen2.5-0.5B, -1.5B, -7B */
+    {"qwen2.5-0.5b",
+     "{\"model_type\": \"qwen2\", \"num_hidden_layers\": 24, \"hidden_size\": 896, "
+     "\"num_attention_heads\": 14, \"num_key_value_heads\": 2, \"intermediate_size\": 4864, "
+     "\"vocab_size\": 151936, \"max_position_embeddings\": 32768, \"tie_word_embeddings\": true, "
+     "\"torch_dtype\": \"bfloat16\"}"},
+    {"qwen2.5-1.5b",
+     "{\"model_type\": \"qwen2\", \"num_hidden_layers\": 28, \"hidden_size\": 1536, "
+     "\"num_attention_heads\": 12, \"num_key_value_heads\": 2, \"intermediate_size\": 8960, "
+     "\"vocab_size\": 151936, \"max_position_embeddings\": 131072, \"tie_word_embeddings\": "
+     "true, \"torch_dtype\": \"bfloat16\"}"},
+    {"qwen2.5-7b",
+     "{\"model_type\": \"qwen2\", \"num_hidden_layers\": 28, \"hidden_size\": 3584, "
+     "\"num_attention_heads\": 28, \"num_key_value_heads\": 4, \"intermediate_size\": 18944, "
+     "\"vocab_size\": 152064, \"max_position_embeddings\": 131072, \"torch_dtype\": "
+     "\"bfloat16\"}"},
+    /* facebook/opt-13b: ReLU MLP of ffn_dim, biases on every linear layer, LM head tied */
+    {"opt-13b",
+     "{\"model_type\": \"opt\", \"num_hidden_layers\": 40, \"hidden_size\": 5120, "
+     "\"num_attention_heads\": 40, \"ffn_dim\": 20480, \"vocab_size\": 50272, "
+     "\"max_position_embeddings\": 2048, \"word_embed_proj_dim\": 5120, \"torch_dtype\": "
+     "\"float16\"}"},
+    /* meta-llama/Llama-3.1-8B, -70B, -405B */
+    {"llama-3.1-8b", LLAMA(32, 4096, 32, 8, 14336, 128256, 131072, "bfloat16")},
+    {"llama-3.1-70b", LLAMA(80, 8192, 64, 8, 28672, 128256, 131072, "bfloat16")},
+    {"llama-3.1-405b", LLAMA(126, 16384, 128, 8, 53248, 128256, 131072, "bfloat16")},
+    /* meta-llama/Llama-4-Scout-17B-16E-Instruct and -Maverick-17B-128E-Instruct (text_config):
+     * MoE with a shared expert, chunked local attention (8,192) on 3 of 4 layers */
+    {"llama-4-scout",
+     "{\"model_type\": \"llama4_text\", \"num_hidden_layers\": 48, \"hidden_size\": 5120, "
+     "\"num_attention_heads\": 40, \"num_key_value_heads\": 8, \"head_dim\": 128, "
+     "\"intermediate_size\": 8192, \"intermediate_size_mlp\": 16384, \"num_local_experts\": 16, "
+     "\"num_experts_per_tok\": 1, \"interleave_moe_layer_step\": 1, \"attention_chunk_size\": "
+     "8192, \"vocab_size\": 202048, \"max_position_embeddings\": 10485760, \"torch_dtype\": "
+     "\"bfloat16\"}"},
+    {"llama-4-maverick",
+     "{\"model_type\": \"llama4_text\", \"num_hidden_layers\": 48, \"hidden_size\": 5120, "
+     "\"num_attention_heads\": 40, \"num_key_value_heads\": 8, \"head_dim\": 128, "
+     "\"intermediate_size\": 8192, \"intermediate_size_mlp\": 16384, \"num_local_experts\": 128, "
+     "\"num_experts_per_tok\": 1, \"interleave_moe_layer_step\": 2, \"attention_chunk_size\": "
+     "8192, \"vocab_size\": 202048, \"max_position_embeddings\": 1048576, \"torch_dtype\": "
+     "\"bfloat16\"}"},
+    /* mistralai/Mixtral-8x7B-v0.1, -8x22B-v0.1 */
+    {"mixtral-8x7b",
+     "{\"model_type\": \"mixtral\", \"num_hidden_layers\": 32, \"hidden_size\": 4096, "
+     "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"intermediate_size\": 14336, "
+     "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 32000, "
+     "\"max_position_embeddings\": 32768, \"torch_dtype\": \"bfloat16\"}"},
+    {"mixtral-8x22b",
+     "{\"model_type\": \"mixtral\", \"num_hidden_layers\": 56, \"hidden_size\": 6144, "
+     "\"num_attention_heads\": 48, \"num_key_value_heads\": 8, \"intermediate_size\": 16384, "
+     "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, \"vocab_size\": 32000, "
+     "\"max_position_embeddings\": 65536, \"torch_dtype\": \"bfloat16\"}"},
+    /* Qwen/Qwen3-8B, -32B, -30B-A3B, -235B-A22B */
+    {"qwen3-8b",
+     "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 36, \"hidden_size\": 4096, "
+     "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": 128, "
+     "\"intermediate_size\": 12288, \"vocab_size\": 151936, \"max_position_embeddings\": 40960, "
+     "\"torch_dtype\": \"bfloat16\"}"},
+    {"qwen3-32b",
+     "{\"model_type\": \"qwen3\", \"num_hidden_layers\": 64, \"hidden_size\": 5120, "
+     "\"num_attention_heads\": 64, \"num_key_value_heads\": 8, \"head_dim\": 128, "
+     "\"intermediate_size\": 25600, \"vocab_size\": 151936, \"max_position_embeddings\": 40960, "
+     "\"torch_dtype\": \"bfloat16\"}"},
+    {"qwen3-30b-a3b",
+     "{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 48, \"hidden_size\": 2048, "
+     "\"num_attention_heads\": 32, \"num_key_value_heads\": 4, \"head_dim\": 128, "
+     "\"intermediate_size\": 6144, \"moe_intermediate_size\": 768, \"num_experts\": 128, "
+     "\"num_experts_per_tok\": 8, \"vocab_size\": 151936, \"max_position_embeddings\": 40960, "
+     "\"torch_dtype\": \"bfloat16\"}"},
+    {"qwen3-235b-a22b",
+     "{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 94, \"hidden_size\": 4096, "
+     "\"num_attention_heads\": 64, \"num_key_value_heads\": 4, \"head_dim\": 128, "
+     "\"intermediate_size\": 12288, \"moe_intermediate_size\": 1536, \"num_experts\": 128, "
+     "\"num_experts_per_tok\": 8, \"vocab_size\": 151936, \"max_position_embeddings\": 40960, "
+     "\"torch_dtype\": \"bfloat16\"}"},
+/* deepseek-ai/DeepSeek-V3 and -R1 (one architecture), moonshotai/Kimi-K2-Instruct: MLA,
+ * DeepSeekMoE, block-wise fp8 checkpoints */
+#define DEEPSEEK(type, heads, experts, dense, rope_ctx)                                            \
+    "{\"model_type\": \"" type "\", \"num_hidden_layers\": 61, \"hidden_size\": 7168, "            \
+    "\"num_attention_heads\": " #heads ", \"num_key_value_heads\": " #heads                        \
+    ", \"intermediate_size\": 18432, \"q_lora_rank\": 1536, \"kv_lora_rank\": 512, "               \
+    "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128, "                   \
+    "\"n_routed_experts\": " #experts ", \"num_experts_per_tok\": 8, \"moe_intermediate_size\": "  \
+    "2048, \"n_shared_experts\": 1, \"first_k_dense_replace\": " #dense                            \
+    ", \"moe_layer_freq\": 1, \"topk_method\": \"noaux_tc\", \"vocab_size\": 129280, "             \
+    "\"max_position_embeddings\": " #rope_ctx ", \"torch_dtype\": \"bfloat16\", "                  \
+    "\"quantization_config\": {\"quant_method\": \"fp8\", \"fmt\": \"e4m3\", "                     \
+    "\"activation_scheme\": \"dynamic\", \"weight_block_size\": [128, 128]}}"
+    {"deepseek-v3", DEEPSEEK("deepseek_v3", 128, 256, 3, 163840)},
+    {"deepseek-r1", DEEPSEEK("deepseek_v3", 128, 256, 3, 163840)},
+    {"kimi-k2",
+     "{\"model_type\": \"kimi_k2\", \"num_hidden_layers\": 61, \"hidden_size\": 7168, "
+     "\"num_attention_heads\": 64, \"num_key_value_heads\": 64, \"intermediate_size\": 18432, "
+     "\"q_lora_rank\": 1536, \"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128, "
+     "\"qk_rope_head_dim\": 64, \"v_head_dim\": 128, \"n_routed_experts\": 384, "
+     "\"num_experts_per_tok\": 8, \"moe_intermediate_size\": 2048, \"n_shared_experts\": 1, "
+     "\"first_k_dense_replace\": 1, \"moe_layer_freq\": 1, \"topk_method\": \"noaux_tc\", "
+     "\"vocab_size\": 163840, \"max_position_embeddings\": 131072, \"torch_dtype\": "
+     "\"bfloat16\", \"quantization_config\": {\"quant_method\": \"fp8\", \"fmt\": \"e4m3\", "
+     "\"activation_scheme\": \"dynamic\", \"weight_block_size\": [128, 128]}}"},
+/* openai/gpt-oss-20b and -120b: MXFP4 experts, alternating 128-token sliding and full
+ * attention (GptOssConfig's default layer_types), attention sinks */
+#define GPT_OSS(layers, experts)                                                                   \
+    "{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": " #layers ", \"hidden_size\": 2880, "    \
+    "\"num_attention_heads\": 64, \"num_key_value_heads\": 8, \"head_dim\": 64, "                  \
+    "\"intermediate_size\": 2880, \"num_local_experts\": " #experts                                \
+    ", \"num_experts_per_tok\": 4, \"attention_bias\": true, \"sliding_window\": 128, "            \
+    "\"vocab_size\": 201088, \"max_position_embeddings\": 131072, \"torch_dtype\": "               \
+    "\"bfloat16\", \"quantization_config\": {\"quant_method\": \"mxfp4\", "                        \
+    "\"modules_to_not_convert\": [\"model.layers.*.self_attn\", \"model.layers.*.mlp.router\", "   \
+    "\"model.embed_tokens\", \"lm_head\"]}}"
+    {"gpt-oss-20b", GPT_OSS(24, 32)},
+    {"gpt-oss-120b", GPT_OSS(36, 128)},
+/* google/gemma-2-2b-it, -9b-it, -27b-it: alternating 4,096-token sliding and global layers,
+ * tied embeddings (Gemma2Config's default) */
+#define GEMMA2(l, h, a, kv, hd, i)                                                                 \
+    "{\"model_type\": \"gemma2\", \"num_hidden_layers\": " #l ", \"hidden_size\": " #h             \
+    ", \"num_attention_heads\": " #a ", \"num_key_value_heads\": " #kv ", \"head_dim\": " #hd      \
+    ", \"intermediate_size\": " #i ", \"vocab_size\": 256000, \"max_position_embeddings\": "       \
+    "8192, \"sliding_window\": 4096, \"torch_dtype\": \"bfloat16\"}"
+    {"gemma-2-2b", GEMMA2(26, 2304, 8, 4, 256, 9216)},
+    {"gemma-2-9b", GEMMA2(42, 3584, 16, 8, 256, 14336)},
+    {"gemma-2-27b", GEMMA2(46, 4608, 32, 16, 128, 36864)},
+/* google/gemma-3-1b-it and the text_config of gemma-3-4b-it, -12b-it, -27b-it: 5 local
+ * (sliding_window) : 1 global layers; vocabulary and context from Gemma3TextConfig's defaults
+ * except the 1B's */
+#define GEMMA3(l, h, a, kv, hd, i, w, extra)                                                       \
+    "{\"model_type\": \"gemma3_text\", \"num_hidden_layers\": " #l ", \"hidden_size\": " #h        \
+    ", \"num_attention_heads\": " #a ", \"num_key_value_heads\": " #kv ", \"head_dim\": " #hd      \
+    ", \"intermediate_size\": " #i ", \"sliding_window\": " #w ", " extra                          \
+    "\"torch_dtype\": \"bfloat16\"}"
+    {"gemma-3-1b", GEMMA3(26, 1152, 4, 1, 256, 6912, 512,
+                          "\"vocab_size\": 262144, \"max_position_embeddings\": 32768, ")},
+    {"gemma-3-4b", GEMMA3(34, 2560, 8, 4, 256, 10240, 1024, "")},
+    {"gemma-3-12b", GEMMA3(48, 3840, 16, 8, 256, 15360, 1024, "")},
+    {"gemma-3-27b", GEMMA3(62, 5376, 32, 16, 128, 21504, 1024, "")},
 };
 
 #define NGPUS ((int)(sizeof gpus / sizeof gpus[0]))
@@ -102,6 +374,11 @@ int cal_gpu_count(void)
 const eng_gpu *cal_gpu_at(int i)
 {
     return i >= 0 && i < NGPUS ? &gpus[i].gpu : NULL;
+}
+
+const cal_gpu_sheet *cal_gpu_sheet_at(int i)
+{
+    return i >= 0 && i < NGPUS ? &gpus[i].sheet : NULL;
 }
 
 int cal_gpu_find(const char *name, eng_gpu *out)
@@ -118,27 +395,55 @@ const char *cal_gpu_source(const char *name)
 {
     for (int i = 0; name && i < NGPUS; i++)
         if (strcmp(gpus[i].gpu.name, name) == 0)
-            return gpus[i].source;
+            return gpus[i].sheet.source;
     return NULL;
+}
+
+/* desc contains `word` not followed by a letter or digit ("H20" but not "H200"). */
+static int has_word(const char *desc, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(desc, word); p; p = strstr(p + 1, word)) {
+        char after = p[n];
+        if (!((after >= '0' && after <= '9') || (after >= 'A' && after <= 'Z') ||
+              (after >= 'a' && after <= 'z')))
+            return 1;
+    }
+    return 0;
 }
 
 const char *cal_gpu_from_device(const char *desc)
 {
-    /* most specific first: "H100 PCIe" before "H100", "L40S" before "L4" */
+    /* most specific first: GB200 before B200, GH200 before H200, H100 PCIe before H100, L40S
+     * before L4; a word match keeps H20 from matching H200 */
     static const struct {
         const char *a, *b, *gpu;
     } rules[] = {
+        {"GB300", NULL, "gb300"},
+        {"GB200", NULL, "gb200"},
+        {"GH200", NULL, "gh200"},
+        {"B300", NULL, "b300"},
+        {"B200", NULL, "b200"},
         {"H100", "PCIe", "h100-pcie"},
         {"H100", NULL, "h100-sxm"},
         {"H200", NULL, "h200"},
+        {"H800", NULL, "h800"},
+        {"H20", NULL, "h20"},
         {"A100", "80GB", "a100-80gb"},
         {"A100", NULL, "a100-40gb"},
+        {"A10G", NULL, "a10g"},
         {"L40S", NULL, "l40s"},
+        {"L20", NULL, "l20"},
         {"L4", NULL, "l4"},
+        {"RTX PRO 6000", NULL, "rtx-pro-6000"},
+        {"5090", NULL, "rtx-5090"},
         {"4090", NULL, "rtx-4090"},
+        {"MI355X", NULL, "mi355x"},
+        {"MI325X", NULL, "mi325x"},
+        {"MI300X", NULL, "mi300x"},
     };
     for (size_t i = 0; desc && i < sizeof rules / sizeof rules[0]; i++)
-        if (strstr(desc, rules[i].a) && (!rules[i].b || strstr(desc, rules[i].b)))
+        if (has_word(desc, rules[i].a) && (!rules[i].b || strstr(desc, rules[i].b)))
             return rules[i].gpu;
     return NULL;
 }
@@ -148,19 +453,30 @@ int cal_model_count(void)
     return NMODELS;
 }
 
-const eng_model *cal_model_at(int i)
+int cal_model_at(int i, eng_model *out)
 {
-    return i >= 0 && i < NMODELS ? &models[i] : NULL;
+    char why[512];
+    if (i < 0 || i >= NMODELS)
+        return -1;
+    /* the catalog's texts are checked by the tests: a failure here is a bug in this file */
+    if (cal_model_named_from_text(models[i].name, models[i].config, out, why, sizeof why) != 0) {
+        fprintf(stderr, "catalog model %s: %s\n", models[i].name, why);
+        sim_assert_fail(NULL, __FILE__, __LINE__, "the catalog's config text reads");
+    }
+    return 0;
 }
 
 int cal_model_find(const char *name, eng_model *out)
 {
     for (int i = 0; name && i < NMODELS; i++)
-        if (strcmp(models[i].name, name) == 0) {
-            *out = models[i];
-            return 0;
-        }
+        if (strcmp(models[i].name, name) == 0)
+            return cal_model_at(i, out);
     return -1;
+}
+
+const char *cal_model_config_text(int i)
+{
+    return i >= 0 && i < NMODELS ? models[i].config : NULL;
 }
 
 /* Appends ", name" (or "name" first) to buf, which holds `used` characters; returns the new

@@ -21,14 +21,31 @@
  * The returned pointer is to static storage, valid for the whole program. */
 int cal_gpu_count(void);
 const eng_gpu *cal_gpu_at(int i);
+
+/* What the i-th GPU's datasheet states, in its own units (NULL when i is out of range): memory
+ * as `mem` `mem_unit` ("80 GB", the bytes in eng_gpu.mem_bytes being mem x 2^30 for "GB"),
+ * bandwidth as `bw` `bw_unit` ("3.35 TB/s", "864 GB/s"), and the source line. */
+typedef struct cal_gpu_sheet {
+    double mem;
+    const char *mem_unit;
+    double bw;
+    const char *bw_unit;
+    const char *source;
+} cal_gpu_sheet;
+const cal_gpu_sheet *cal_gpu_sheet_at(int i);
 /* Copies the GPU named `name` into *out and returns 0; returns -1 (out untouched) when no GPU has
  * that name. */
 int cal_gpu_find(const char *name, eng_gpu *out);
 
-/* The same for models. */
+/* Models: each entry is a minimal config.json text read by cal_model_from_config_text, so the
+ * catalog describes a model exactly as its config does. cal_model_at fills *out with the i-th
+ * entry and returns 0 (-1 when i is out of range); cal_model_find does the same by name (-1,
+ * out untouched, when no model has that name). cal_model_config_text is the i-th entry's text
+ * (NULL when out of range). */
 int cal_model_count(void);
-const eng_model *cal_model_at(int i);
+int cal_model_at(int i, eng_model *out);
 int cal_model_find(const char *name, eng_model *out);
+const char *cal_model_config_text(int i);
 
 /* Writes the catalog's names as "a, b, c" into buf (always NUL-terminated when len > 0; cut short
  * when buf is too small). Returns buf, so it can be used inside a message. */
@@ -43,13 +60,18 @@ const char *cal_gpu_from_device(const char *desc);
 const char *cal_gpu_source(const char *name);
 
 /*
- * Reads a Hugging Face config.json into *out. Llama, Mistral and Qwen2-style keys
- * (num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim
- * (optional: hidden_size / heads), intermediate_size, vocab_size, max_position_embeddings,
- * tie_word_embeddings) and OPT's (model_type "opt", ffn_dim instead of intermediate_size) are
- * understood. out->name becomes the file's parent directory name, or the file name when it has
- * none. Returns 0, or -1 with a message in why naming the file and the key (or the line and
- * column of a syntax error); *out is then unspecified.
+ * Reads a Hugging Face config.json into *out, by its model_type (or architectures): llama (3.x
+ * and 4's text part), mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, deepseek_v2/v3,
+ * kimi_k2, kimi_k25, deepseek_v32, glm_moe_dsa, minimax_m2, gpt_oss, gemma2, gemma3 (text
+ * part), phi3, opt and qwen3_5_moe; a multimodal wrapper's text_config is read for its language
+ * model. MoE layers, shared experts, MLA, DeepSeek sparse attention, windowed and linear
+ * attention layers, biases, sinks and tied embeddings are read as each family's model code
+ * uses them; quantization_config (fp8, mxfp4, compressed-tensors, modelopt, awq, gptq; or a
+ * ModelOpt hf_quant_config.json beside the file) sets weight_dtype, quant_parts and kv_dtype.
+ * out->name becomes the file's parent directory name, or the file name when it has none;
+ * approximations the reader accepts are lines in out->notes. Returns 0, or -1 with a message
+ * in why naming the file, the key (and its line) and what is not modelled, or the line and
+ * column of a syntax error; *out is then unspecified. The read is linear in the file's size.
  */
 int cal_model_from_config_json(const char *path, eng_model *out, char *why, size_t len);
 

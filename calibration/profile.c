@@ -369,6 +369,11 @@ static int check_dims(const cal_profile *p, const eng_model *m, int tp, sim_err 
 int cal_profile_predictor_new(const cal_profile *p, const eng_model *m, eng_dtype dt, int tp,
                               const eng_gpu *g, eng_predictor *out, sim_err *err)
 {
+    char why[512];
+    cal_serving sv = cal_serving_tp(dt, tp);
+    /* a profile measures one dense Llama-style layer: it prices what the roofline prices */
+    if (cal_roofline_priced(m, &sv, why, sizeof why) != 0)
+        return sim_errf(err, "%s", why);
     if (check_dims(p, m, tp, err))
         return -1;
     fitted *s = sim_xcalloc(1, sizeof *s);
@@ -379,8 +384,8 @@ int cal_profile_predictor_new(const cal_profile *p, const eng_model *m, eng_dtyp
     eng_gpu pg;
     if (cal_gpu_find(p->gpu, &pg) == 0) {
         if (dt == ENG_FP8 && !(pg.flops_fp8 > 0))
-            dt = ENG_BF16; /* the fallback costs what the table did not measure; fp8 is moot */
-        if (cal_roofline_new(m, &pg, dt, tp, &s->rl, err)) {
+            sv.dtype = ENG_BF16; /* the fallback costs what the table did not measure */
+        if (cal_roofline_new(m, &pg, &sv, &s->rl, err)) {
             free(s);
             return -1;
         }

@@ -110,8 +110,10 @@ void cal_profile_report(const cal_profile *p, FILE *f);
 
 /*
  * Builds a predictor costing iterations of model m with tensor parallelism tp from profile p
- * (which must outlive the predictor). The profile must have been taken at the same tp and for
- * the same layer sizes as m (else -1 with err naming both). Operators the profile has no fit
+ * (which must outlive the predictor). A profile measures one dense Llama-style layer, so a model
+ * cal_roofline_priced refuses (MoE, MLA, windows that bind, ...) is refused here too, naming the
+ * feature. The profile must have been taken at the same tp and for the same layer sizes as m
+ * (else -1 with err naming both). Operators the profile has no fit
  * for (LM head, attention, embedding and sampling in tables without them) and tensor-parallel
  * all-reduces are costed by the roofline of the profile's GPU when it is in the catalog, and
  * are 0 otherwise; cal_profile_unmeasured lists them. g (may be NULL) gives the PCIe bandwidth

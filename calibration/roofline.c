@@ -4,8 +4,11 @@
  * Work per operator is counted on one GPU's shard: under tensor parallelism T the query heads,
  * KV heads (replicated when fewer than T), MLP width and vocabulary are split T ways (Megatron
  * column/row parallel layers, as vLLM shards them) while norms, residual adds and the embedding
- * act on full-width activations. Activations are 16-bit in every dtype; fp8 halves weight and
- * KV bytes and uses the fp8 peak for the linear layers only.
+ * act on full-width activations. Activations are 16-bit in every dtype. Each linear layer
+ * reads its weights in the bytes its part is stored in (eng_model_part_bytes: fp8, a 4-bit
+ * format, or 16-bit for parts the scheme leaves out) and runs on the tensor cores eng_precision
+ * picks for it (fp8 or fp4 peaks for quantized parts, the bf16 peak otherwise); KV bytes follow
+ * the KV dtype. It prices dense decoders only: cal_roofline_priced names what it refuses.
  * The state is immutable after cal_roofline_new, so one predictor may serve many replicas.
  */
 #include <math.h>
@@ -51,14 +54,21 @@
 /* Kernels in the sampling step (temperature/softmax, top-k/top-p filter, draw). */
 #define SAMPLE_KERNELS 3.0
 
+/* A linear layer's storage and compute: weight bytes per element and the FLOP/s it runs at. */
+typedef struct lin {
+    double wb;
+    double peak;
+} lin;
+
 typedef struct roofline {
     eng_model m;
     eng_gpu g;
-    eng_dtype dt;
+    eng_dtype dt, kv;
     int tp;
     double nh, nkv, d, h, inter, vocab; /* per-GPU shard sizes (h is the full hidden size) */
-    double wb, kvb;                     /* weight and KV bytes per element */
-    double gemm_peak, attn_peak;        /* FLOP/s */
+    double kvb;                         /* KV bytes per element */
+    lin attn, mlp, head;                /* QKV/O projections, MLP, LM head */
+    double attn_peak;                   /* FLOP/s of attention and elementwise work */
     int only;                           /* cal_roofline_op_ns: the one op to count, or -1 */
     cal_walk_cache *cache;              /* owned; the walk's reuse between decode steps */
 } roofline;
@@ -78,12 +88,12 @@ static double allreduce_ns(const roofline *r, double bytes)
            CAL_RL_ALLREDUCE_LAT_NS;
 }
 
-/* A linear layer of n rows, k inputs, o outputs (this GPU's shard). */
-static double gemm_ns(const roofline *r, double n, double k, double o)
+/* A linear layer of n rows, k inputs, o outputs (this GPU's shard), stored and run as l. */
+static double gemm_ns(const roofline *r, const lin *l, double n, double k, double o)
 {
     double flops = 2.0 * n * k * o;
-    double bytes = r->wb * k * o + ACT_BYTES * n * (k + o);
-    return roof(flops, r->gemm_peak, CAL_RL_GEMM_EFF, bytes, r->g.mem_bw, CAL_RL_MEM_EFF);
+    double bytes = l->wb * k * o + ACT_BYTES * n * (k + o);
+    return roof(flops, l->peak, CAL_RL_GEMM_EFF, bytes, r->g.mem_bw, CAL_RL_MEM_EFF);
 }
 
 /* An elementwise operator reading and writing `bytes` in total. */
@@ -117,13 +127,13 @@ static double op_ns(const void *st, const cal_work *w)
         return 0;
     switch (w->op) {
     case KERN_OP_QKV_PROJ:
-        return gemm_ns(r, n, h, (nh + 2 * nkv) * d);
+        return gemm_ns(r, &r->attn, n, h, (nh + 2 * nkv) * d);
     case KERN_OP_O_PROJ:
-        return gemm_ns(r, n, nh * d, h);
+        return gemm_ns(r, &r->attn, n, nh * d, h);
     case KERN_OP_MLP_UP_GATE:
-        return gemm_ns(r, n, h, g * in);
+        return gemm_ns(r, &r->mlp, n, h, g * in);
     case KERN_OP_MLP_DOWN:
-        return gemm_ns(r, n, in, h);
+        return gemm_ns(r, &r->mlp, n, in, h);
     case KERN_OP_ATTN_PREFILL:
     case KERN_OP_ATTN_DECODE:
         return attn_ns(r, w);
@@ -140,7 +150,7 @@ static double op_ns(const void *st, const cal_work *w)
     case CAL_OP_ALLREDUCE:
         return allreduce_ns(r, n * h * ACT_BYTES);
     case KERN_OP_LM_HEAD:
-        t = gemm_ns(r, n, h, r->vocab); /* plus the fp32 logits written: */
+        t = gemm_ns(r, &r->head, n, h, r->vocab); /* plus the fp32 logits written: */
         t += LOGIT_BYTES * n * r->vocab / (r->g.mem_bw * CAL_RL_MEM_EFF) * 1e9;
         if (r->tp > 1) /* MODEL: vLLM gathers the vocabulary shards of the logits */
             t += (r->tp - 1.0) / r->tp * LOGIT_BYTES * n * r->vocab * r->tp /
@@ -185,38 +195,109 @@ static const eng_predictor_ops roofline_ops = {
     .fini = rl_fini,
 };
 
-static int check_inputs(const eng_model *m, const eng_gpu *g, eng_dtype dt, int tp, sim_err *err)
+cal_serving cal_serving_tp(eng_dtype dt, int tp)
 {
+    cal_serving s = {dt, ENG_DTYPE_AUTO, {tp, 1, 1}, 0};
+    return s;
+}
+
+static eng_layout layout_of(const cal_serving *s)
+{
+    return s->layout;
+}
+
+static int unpriced(char *why, size_t len, const eng_model *m, const char *what)
+{
+    if (len)
+        snprintf(why, len,
+                 "model %s: the roofline does not price %s yet; llmsim refuses it rather than "
+                 "price it as a dense model",
+                 m->name, what);
+    return -1;
+}
+
+int cal_roofline_priced(const eng_model *m, const cal_serving *s, char *why, size_t len)
+{
+    char what[200];
+    eng_layout l = layout_of(s);
+    int32_t max_len = s->max_len > 0 ? s->max_len : m->max_context;
+    if (m->attn == ENG_ATTN_MLA)
+        return unpriced(why, len, m, "multi-head latent attention (MLA)");
+    if (m->index_topk > 0)
+        return unpriced(why, len, m, "DeepSeek sparse attention (index_topk)");
+    if (m->linear_layers > 0) {
+        snprintf(what, sizeof what, "linear attention (%d of %d layers)", m->linear_layers,
+                 m->layers);
+        return unpriced(why, len, m, what);
+    }
+    if (m->window_layers > 0 && m->window < max_len) {
+        snprintf(what, sizeof what,
+                 "%s attention (%d layers keep %d tokens; sequences reach %d: set "
+                 "memory.max_model_len to at most %d to run it)",
+                 m->window_chunked ? "chunked local" : "sliding-window", m->window_layers,
+                 m->window, max_len, m->window);
+        return unpriced(why, len, m, what);
+    }
+    if (m->attn_output_gate)
+        return unpriced(why, len, m, "gated attention output (attn_output_gate)");
+    if (m->moe_layers > 0) {
+        snprintf(what, sizeof what, "MoE layers (%d of %d layers, %d experts, top-%d)",
+                 m->moe_layers, m->layers, m->experts, m->experts_per_tok);
+        return unpriced(why, len, m, what);
+    }
+    if (l.ep > 1 || l.dp > 1)
+        return unpriced(why, len, m, "expert- or data-parallel layouts");
+    return 0;
+}
+
+static int check_inputs(const eng_model *m, const eng_gpu *g, const cal_serving *s, sim_err *err)
+{
+    char why[512];
+    eng_layout l = layout_of(s);
+    if (l.tp < 1)
+        return sim_errf(err, "tensor parallelism %d: must be at least 1", l.tp);
+    if (eng_layout_check(m, &l, why, sizeof why) != 0)
+        return sim_errf(err, "%s", why);
+    if (cal_roofline_priced(m, s, why, sizeof why) != 0)
+        return sim_errf(err, "%s", why);
     if (m->layers <= 0 || m->hidden <= 0 || m->heads <= 0 || m->kv_heads <= 0 || m->head_dim <= 0 ||
         m->intermediate <= 0 || m->vocab <= 0)
         return sim_errf(err, "model %s: every size must be positive", m->name);
     if (g->mem_bw <= 0 || g->flops_bf16 <= 0 || g->link_bw <= 0 || g->pcie_bw <= 0)
         return sim_errf(err, "gpu %s: bandwidths and bf16 FLOP/s must be positive", g->name);
-    if ((int)dt < 0 || dt >= ENG_DTYPE_COUNT)
-        return sim_errf(err, "unknown dtype %d", (int)dt);
-    if (dt == ENG_FP8 && !(g->flops_fp8 > 0))
-        return sim_errf(err,
-                        "dtype fp8: gpu %s has no fp8 tensor cores (its datasheet gives no "
-                        "fp8 FLOP/s); use bf16 or fp16",
-                        g->name);
-    if (tp < 1)
-        return sim_errf(err, "tensor parallelism %d: must be at least 1", tp);
-    if (m->heads % tp != 0)
-        return sim_errf(err, "tensor parallelism %d does not divide model %s's %d query heads", tp,
-                        m->name, m->heads);
     return 0;
 }
 
-int cal_roofline_new(const eng_model *m, const eng_gpu *g, eng_dtype dt, int tp, eng_predictor *out,
+/* The storage and peak of one part. */
+static lin part_lin(const eng_model *m, const eng_gpu *g, eng_dtype dt, eng_compute c,
+                    uint32_t part)
+{
+    lin l = {eng_model_part_bytes(m, dt, part), g->flops_bf16};
+    if (eng_model_quant_parts(m, dt) & part)
+        l.peak = c == ENG_COMPUTE_FP8 ? g->flops_fp8 : c == ENG_COMPUTE_FP4 ? g->flops_fp4 : l.peak;
+    return l;
+}
+
+int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s, eng_predictor *out,
                      sim_err *err)
 {
-    if (check_inputs(m, g, dt, tp, err))
+    if (check_inputs(m, g, s, err))
         return -1;
+    eng_dtype dt = s->dtype == ENG_DTYPE_AUTO ? m->weight_dtype : s->dtype;
+    eng_dtype kv = s->kv_dtype == ENG_DTYPE_AUTO ? m->kv_dtype : s->kv_dtype;
+    if ((int)dt < 0 || dt >= ENG_DTYPE_COUNT)
+        return sim_errf(err, "unknown dtype %d", (int)dt);
+    eng_compute c;
+    char why[512];
+    if (eng_precision(g, dt, kv, &c, NULL, 0, why, sizeof why) != 0)
+        return sim_errf(err, "%s", why);
+    int tp = layout_of(s).tp;
     roofline *r = sim_xcalloc(1, sizeof *r);
     r->cache = sim_xcalloc(1, sizeof *r->cache);
     r->m = *m;
     r->g = *g;
     r->dt = dt;
+    r->kv = kv;
     r->tp = tp;
     r->only = -1;
     r->h = m->hidden;
@@ -226,19 +307,24 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, eng_dtype dt, int tp,
     r->nkv = m->kv_heads >= tp ? ceil((double)m->kv_heads / tp) : 1.0;
     r->inter = ceil((double)m->intermediate / tp);
     r->vocab = ceil((double)m->vocab / tp);
-    r->wb = eng_dtype_bytes(dt);
-    r->kvb = eng_dtype_bytes(dt);
-    /* MODEL: fp8 (W8A8) runs the linear layers on fp8 tensor cores; attention stays 16-bit */
-    r->gemm_peak = dt == ENG_FP8 ? g->flops_fp8 : g->flops_bf16;
+    r->kvb = eng_dtype_bytes(kv);
+    /* MODEL: a quantized linear layer runs on the tensor cores eng_precision picks (W8A8 on
+     * fp8, W4A4 on fp4, weight-only on the bf16 ones); attention stays 16-bit */
+    r->attn = part_lin(m, g, dt, c, ENG_PART_ATTN);
+    r->mlp = part_lin(m, g, dt, c, ENG_PART_MLP);
+    r->head = part_lin(m, g, dt, c, m->tied_embeddings ? ENG_PART_EMBED : ENG_PART_LM_HEAD);
     r->attn_peak = g->flops_bf16;
     out->ops = &roofline_ops;
     out->st = r;
+    char kvs[24] = "";
+    if (s->kv_dtype != ENG_DTYPE_AUTO && kv != (m->kv_dtype))
+        snprintf(kvs, sizeof kvs, " kv %s", eng_dtype_name(kv));
     if (tp > 1)
-        snprintf(out->label, sizeof out->label, "roofline %s tp%d %s (not measured)", g->name, tp,
-                 eng_dtype_name(dt));
+        snprintf(out->label, sizeof out->label, "roofline %s tp%d %s%s (not measured)", g->name, tp,
+                 eng_dtype_name(dt), kvs);
     else
-        snprintf(out->label, sizeof out->label, "roofline %s %s (not measured)", g->name,
-                 eng_dtype_name(dt));
+        snprintf(out->label, sizeof out->label, "roofline %s %s%s (not measured)", g->name,
+                 eng_dtype_name(dt), kvs);
     return 0;
 }
 

@@ -16,14 +16,37 @@
 #include "predictor.h"
 #include "sim.h"
 
+/* How a model is served: precisions and layout. */
+typedef struct cal_serving {
+    eng_dtype dtype;    /* weights; ENG_DTYPE_AUTO = the checkpoint's */
+    eng_dtype kv_dtype; /* KV cache; ENG_DTYPE_AUTO = the checkpoint's */
+    eng_layout layout;  /* tensor, expert and attention-data parallelism, each >= 1 */
+    int32_t max_len;    /* longest sequence served (tokens); 0 = the model's context */
+} cal_serving;
+
+/* Weights in dt, the checkpoint's KV dtype, tensor parallelism tp, no other parallelism. */
+cal_serving cal_serving_tp(eng_dtype dt, int tp);
+
 /*
- * Builds a roofline predictor for model m on GPU g in dtype dt with tensor parallelism tp into
- * *out (ops, state, label "roofline <gpu>[ tp<T>] <dtype> (not measured)"). The model and GPU
- * are copied. Returns 0, or -1 with err set when: tp < 1, tp does not divide the query heads,
- * the model or GPU has a non-positive size, or dt is fp8 on a GPU without fp8 tensor cores (the
- * message names the GPU). Free with cal_predictor_free.
+ * 0 when the roofline prices model m served as s; -1 with a message in why naming the feature
+ * it does not price yet: MoE layers, multi-head latent attention, DeepSeek sparse attention,
+ * linear attention, windowed layers whose window is shorter than the longest sequence, expert-
+ * or data-parallel layouts. llmsim refuses such a model rather than price it as a dense one.
  */
-int cal_roofline_new(const eng_model *m, const eng_gpu *g, eng_dtype dt, int tp, eng_predictor *out,
+int cal_roofline_priced(const eng_model *m, const cal_serving *s, char *why, size_t len);
+
+/*
+ * Builds a roofline predictor for model m on GPU g served as s into *out (ops, state, label
+ * "roofline <gpu>[ tp<T>] <dtype>[ kv <kv dtype>] (not measured)"). The model and GPU are
+ * copied. Each part's weights are read in the bytes the dtype gives it (eng_model_part_bytes)
+ * and multiplied on the tensor cores eng_precision chooses (fp8, fp4, or 16-bit for
+ * weight-only dtypes and unquantized parts); KV bytes follow the KV dtype. Returns 0, or -1
+ * with err set when: a layout degree is below 1 or does not divide the model, the model or GPU
+ * has a non-positive size, the dtype cannot run on the GPU (fp8 without fp8 tensor cores: the
+ * message names the GPU), or cal_roofline_priced refuses the model. Free with
+ * cal_predictor_free.
+ */
+int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s, eng_predictor *out,
                      sim_err *err);
 
 /* Releases a predictor's state through its ops' fini and clears *p. NULL and an empty predictor

@@ -45,10 +45,11 @@ static void on_input(void *arg, const char *in, const store_merge_stats *st)
     report *r = arg;
     cli_note(r->c,
              "llmsim merge: %s: %lld runs added, %lld already there; %lld sweep points, %lld "
-             "sweeps, %lld profiles, %lld capacity searches added\n",
+             "sweeps, %lld profiles, %lld capacity searches, %lld validations added\n",
              in, (long long)st->runs_copied, (long long)st->runs_present,
              (long long)st->points_added, (long long)st->sweeps_added,
-             (long long)st->profiles_added, (long long)st->searches_added);
+             (long long)st->profiles_added, (long long)st->searches_added,
+             (long long)st->validations_added);
 }
 
 static void on_sweep(void *arg, const store_sweep_row *row, int64_t expected)

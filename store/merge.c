@@ -23,8 +23,9 @@
 
 /* The parents, in the order they are mapped; a table belongs to its first parent in this
  * order among those it references (a capacity probe to its search, not to its run). */
-enum { P_SEARCH = 0, P_PROFILE, P_SWEEP, P_RUN, P_COUNT };
-static const char *const parents[P_COUNT] = {"capacity_searches", "profiles", "sweeps", "runs"};
+enum { P_SEARCH = 0, P_PROFILE, P_SWEEP, P_VALIDATION, P_RUN, P_COUNT };
+static const char *const parents[P_COUNT] = {"capacity_searches", "profiles", "sweeps",
+                                             "validations", "runs"};
 
 typedef struct names {
     char **v;
@@ -357,6 +358,26 @@ static int parent_of(const char *name)
     return -1;
 }
 
+/* A child table another child may reference (validation_values -> validation_rows). */
+static int known_child(const char *t)
+{
+    return strcmp(t, "validation_rows") == 0;
+}
+
+/* The parent that column col of child table t maps to (validation_rows.validation_id ->
+ * validations), -1 when col is not a mapped key there, -2 with err on a read failure. */
+static int through(store *s, const char *t, const char *col, sim_err *err)
+{
+    names to;
+    if (column_of(s,
+                  "SELECT \"table\" FROM pragma_foreign_key_list(?1, 'main') WHERE \"from\" = ?2",
+                  t, col, &to, err))
+        return -2;
+    int p = to.n == 1 ? parent_of(to.v[0]) : -1;
+    names_free(&to);
+    return p;
+}
+
 /* Table t of IN: copied through its foreign keys, or refused when it references a table this
  * merge does not map (or none, and it is no parent: then llmsim does not know it). */
 static int copy_table(store *s, const char *in, const char *t, sim_err *err)
@@ -372,11 +393,32 @@ static int copy_table(store *s, const char *in, const char *t, sim_err *err)
         names_free(&from);
         return -1;
     }
-    int *idx = sim_xcalloc((size_t)to.n + 1, sizeof *idx), rc = 0;
-    for (int i = 0; i < to.n && rc == 0; i++)
-        if ((idx[i] = parent_of(to.v[i])) < 0)
+    names tocol;
+    if (column_of(s, "SELECT \"to\" FROM pragma_foreign_key_list(?1, 'main') ORDER BY id, seq", t,
+                  NULL, &tocol, err)) {
+        names_free(&from);
+        names_free(&to);
+        return -1;
+    }
+    int *idx = sim_xcalloc((size_t)to.n + 1, sizeof *idx), rc = 0, kept = 0;
+    for (int i = 0; i < to.n && rc == 0; i++) {
+        int p = parent_of(to.v[i]);
+        if (p < 0 && !known_child(to.v[i]))
             rc = sim_errf(err, "%s: table %s references %s, which this llmsim cannot merge", in, t,
                           to.v[i]);
+        else if (p < 0 && (p = through(s, to.v[i], tocol.v[i], err)) == -2)
+            rc = -1;
+        if (rc == 0 && p >= 0) { /* a key mapped through its parent; others are plain columns */
+            char *f = from.v[i];
+            from.v[i] = from.v[kept];
+            from.v[kept] = f;
+            idx[kept++] = p;
+        }
+    }
+    for (int i = kept; i < from.n; i++)
+        free(from.v[i]);
+    from.n = kept;
+    names_free(&tocol);
     if (rc == 0 && from.n == 0)
         rc = sim_errf(err, "%s: table %s is not one this llmsim knows how to merge", in, t);
     if (rc == 0)
@@ -428,7 +470,9 @@ static int merge_all(store *s, const char *in, store_merge_stats *st, sim_err *e
         add(&b, maps, parents[p], parents[p]);
     if (run(s, &b, "temporary maps", err) || map_sweeps(s, in, err) || map_runs(s, err) ||
         map_profiles(s, in, err) || map_identical(s, P_SEARCH, "m.base_seed IS s.base_seed", err) ||
-        map_rest(s, P_SEARCH, err))
+        map_rest(s, P_SEARCH, err) ||
+        map_identical(s, P_VALIDATION, "m.created = s.created AND m.name = s.name", err) ||
+        map_rest(s, P_VALIDATION, err))
         return -1;
     int64_t points = count_of(s, "sweep_points", err);
     for (int p = 0; p < P_COUNT; p++)
@@ -453,6 +497,7 @@ static int merge_all(store *s, const char *in, store_merge_stats *st, sim_err *e
     st->profiles_added = one(s, "SELECT count(*) FROM temp.m_profiles WHERE copy = 1", err);
     st->searches_added =
         one(s, "SELECT count(*) FROM temp.m_capacity_searches WHERE copy = 1", err);
+    st->validations_added = one(s, "SELECT count(*) FROM temp.m_validations WHERE copy = 1", err);
     return 0;
 }
 

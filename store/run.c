@@ -5,11 +5,13 @@
  *
  * The spool is a sequence of records `u32 tag, u32 length, payload`, native-endian and private
  * to one build (it carries runs between the processes of one sweep; it is not a file format):
- *   SP_RUN        the run's row: seed, replicas, TP, level, offered rate, num_requests, then
+ *   SP_RUN        the run's row: seed, replicas, TP, level, offered rate, num_requests,
+ *                 kv_blocks, then
  *                 the nine strings of store_run_info, each `u32 length` (SP_NULL for NULL) and
  *                 its bytes with their NUL; always the first record
  *   SP_REQUEST    one rq_row
  *   SP_ITERATION  one eng_iter_rec
+ *   SP_SPAN       one eng_span_rec (a request's scheduled span, as store_run_span keeps it)
  *   SP_METRICS    `u32 n` and n eng_metric
  *   SP_END        nothing: the run is whole; always the last record
  * A new kind of row is one more tag: its writer encodes the row in spool mode, and replay
@@ -36,18 +38,20 @@ struct store_run {
     store_run_info info;
     int buffered, begun;
     int64_t id;
-    sqlite3_stmt *rq, *it;   /* one row (the connection's, cached) */
-    sqlite3_stmt *rqn, *itn; /* BATCH rows */
+    sqlite3_stmt *rq, *it, *sp;    /* one row (the connection's, cached) */
+    sqlite3_stmt *rqn, *itn, *spn; /* BATCH rows */
     int failed;
     sim_err err;
     rq_row *rqs;
     size_t nrq, caprq;
     eng_iter_rec *its;
     size_t nit, capit;
+    eng_span_rec *sps;
+    size_t nsp, capsp;
 };
 
 /* Spool record tags. */
-enum { SP_RUN = 1, SP_REQUEST, SP_ITERATION, SP_METRICS, SP_END };
+enum { SP_RUN = 1, SP_REQUEST, SP_ITERATION, SP_METRICS, SP_END, SP_SPAN };
 #define SP_NULL UINT32_MAX
 
 static const char *const level_names[] = {"summary", "iterations", "requests"};
@@ -71,6 +75,7 @@ static void free_run(store_run *w)
 {
     free(w->rqs);
     free(w->its);
+    free(w->sps);
     free(w);
 }
 
@@ -79,6 +84,7 @@ static void free_run(store_run *w)
 #define BATCH 64
 #define RQ_COLS 14
 #define IT_COLS 18
+#define SP_COLS 8
 
 /* The connection's cached INSERT of `rows` rows into table (prepared on first use; the store
  * finalizes it on close). Reset after every use. */
@@ -120,9 +126,8 @@ static int open_run(store_run *w, sim_err *err)
     if (!st && sqlite3_prepare_v3(
                    s->db,
                    "INSERT INTO runs (name, scenario, scheduler, seed, version, profile, model, "
-                   "gpu, dtype,"
-                   " replicas, tensor_parallel, hardware, store_level, offered_rate, num_requests)"
-                   " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   "gpu, dtype, replicas, tensor_parallel, hardware, store_level, offered_rate, "
+                   "num_requests, kv_blocks) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                    -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
         return store_fail(s, err, "preparing a statement");
     s->cached[STORE_ST_RUN] = st;
@@ -144,6 +149,8 @@ static int open_run(store_run *w, sim_err *err)
         sqlite3_bind_double(st, 14, in->offered_rate);
     if (in->num_requests > 0)
         sqlite3_bind_int64(st, 15, in->num_requests);
+    if (in->kv_blocks > 0)
+        sqlite3_bind_int64(st, 16, in->kv_blocks);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
@@ -153,9 +160,11 @@ static int open_run(store_run *w, sim_err *err)
         return 0; /* no rows: no row statements */
     w->rq = insert_stmt(s, STORE_ST_RQ1, "requests", RQ_COLS, 1, err);
     w->it = insert_stmt(s, STORE_ST_IT1, "iterations", IT_COLS, 1, err);
+    w->sp = insert_stmt(s, STORE_ST_SP1, "request_spans", SP_COLS, 1, err);
     w->rqn = insert_stmt(s, STORE_ST_RQN, "requests", RQ_COLS, BATCH, err);
     w->itn = insert_stmt(s, STORE_ST_ITN, "iterations", IT_COLS, BATCH, err);
-    return (w->rq && w->it && w->rqn && w->itn) ? 0 : -1;
+    w->spn = insert_stmt(s, STORE_ST_SPN, "request_spans", SP_COLS, BATCH, err);
+    return (w->rq && w->it && w->sp && w->rqn && w->itn && w->spn) ? 0 : -1;
 }
 
 store_run *store_run_begin(store *s, const store_run_info *info, int buffered, sim_err *err)
@@ -232,10 +241,41 @@ static void bind_iteration(store_run *w, sqlite3_stmt *st, int o, const eng_iter
     sqlite3_bind_int(st, o + 18, it->shape.emit_seqs);
 }
 
+static void bind_span(store_run *w, sqlite3_stmt *st, int o, const eng_span_rec *sp)
+{
+    sqlite3_bind_int64(st, o + 1, w->id);
+    sqlite3_bind_int64(st, o + 2, sp->req);
+    sqlite3_bind_int(st, o + 3, sp->span);
+    sqlite3_bind_int(st, o + 4, sp->replica);
+    sqlite3_bind_int64(st, o + 5, sp->start_ns);
+    bind_time(st, o + 6, sp->decode_ns);
+    sqlite3_bind_int64(st, o + 7, sp->end_ns);
+    sqlite3_bind_text(st, o + 8, eng_span_end_name(sp->end), -1, SQLITE_STATIC);
+}
+
+/* The held spans, as flush() writes the other rows. */
+static void flush_spans(store_run *w, int all)
+{
+    size_t i = 0;
+    for (; i + BATCH <= w->nsp; i += BATCH) {
+        for (int r = 0; r < BATCH; r++)
+            bind_span(w, w->spn, r * SP_COLS, &w->sps[i + (size_t)r]);
+        step(w, w->spn, "inserting request spans");
+    }
+    for (; all && i < w->nsp; i++) {
+        bind_span(w, w->sp, 0, &w->sps[i]);
+        step(w, w->sp, "inserting a request span");
+    }
+    if (i > 0 && i < w->nsp)
+        memmove(w->sps, w->sps + i, (w->nsp - i) * sizeof *w->sps);
+    w->nsp -= i;
+}
+
 /* Writes the held rows: full batches through the multi-row statements, the rest (only when
  * `all`) one by one. */
 static void flush(store_run *w, int all)
 {
+    flush_spans(w, all);
     size_t i = 0;
     for (; i + BATCH <= w->nrq; i += BATCH) {
         for (int r = 0; r < BATCH; r++)
@@ -283,7 +323,7 @@ typedef struct sp_run_head {
     uint64_t seed;
     int32_t replicas, tensor_parallel, level;
     double offered_rate;
-    int64_t num_requests;
+    int64_t num_requests, kv_blocks;
 } sp_run_head;
 
 /* The nine strings of store_run_info, in SP_RUN's order. */
@@ -306,6 +346,7 @@ static void sp_put_run(store_run *w)
     h.level = (int32_t)in->level;
     h.offered_rate = in->offered_rate;
     h.num_requests = in->num_requests;
+    h.kv_blocks = in->kv_blocks;
     size_t len = sizeof h;
     for (int i = 0; i < 9; i++) {
         const char *str = *info_str(&w->info, i);
@@ -354,6 +395,21 @@ static void add_request_row(store_run *w, const rq_row *r)
         flush(w, 0);
 }
 
+static void add_span_row(store_run *w, const eng_span_rec *sp)
+{
+    if (w->spool) {
+        sp_put(w, SP_SPAN, sp, sizeof *sp, NULL, 0);
+        return;
+    }
+    if (w->nsp == w->capsp) {
+        w->capsp = w->capsp ? 2 * w->capsp : 1024;
+        w->sps = sim_xrealloc(w->sps, w->capsp * sizeof *w->sps);
+    }
+    w->sps[w->nsp++] = *sp;
+    if (!w->buffered && w->nsp == BATCH)
+        flush_spans(w, 0);
+}
+
 static void add_iteration_row(store_run *w, const eng_iter_rec *it)
 {
     if (w->spool) {
@@ -398,6 +454,25 @@ void store_run_iteration(store_run *w, const eng_iter_rec *it)
     add_iteration_row(w, it);
 }
 
+void store_run_span(store_run *w, const eng_span_rec *sp)
+{
+    /* a request's only span (never preempted) is its request row's first_scheduled_ns ..
+     * finish_ns: not written again (request_spans_all puts it back) */
+    if (w->info.level < STORE_REQUESTS || w->failed ||
+        (sp->span == 0 && sp->end == ENG_SPAN_FINISHED))
+        return;
+    eng_span_rec r;
+    memset(&r, 0, sizeof r); /* the padding too: spooled rows are written whole */
+    r.req = sp->req;
+    r.replica = sp->replica;
+    r.span = sp->span;
+    r.start_ns = sp->start_ns;
+    r.decode_ns = sp->decode_ns;
+    r.end_ns = sp->end_ns;
+    r.end = sp->end;
+    add_span_row(w, &r);
+}
+
 static void rec_request(void *st, const eng_request *rq)
 {
     store_run_request(st, rq);
@@ -408,9 +483,14 @@ static void rec_iteration(void *st, const eng_iter_rec *it)
     store_run_iteration(st, it);
 }
 
+static void rec_span(void *st, const eng_span_rec *sp)
+{
+    store_run_span(st, sp);
+}
+
 const eng_recorder_ops *store_run_recorder(void)
 {
-    static const eng_recorder_ops ops = {rec_request, rec_iteration, NULL};
+    static const eng_recorder_ops ops = {rec_request, rec_iteration, NULL, rec_span};
     return &ops;
 }
 
@@ -536,6 +616,7 @@ static int parse_run(const reader *r, store_run_info *in, sim_err *err)
     in->level = (store_level)h.level;
     in->offered_rate = h.offered_rate;
     in->num_requests = h.num_requests;
+    in->kv_blocks = h.kv_blocks;
     for (int i = 0; i < 9; i++) {
         uint32_t n;
         if (end - p < (ptrdiff_t)sizeof n)
@@ -580,6 +661,10 @@ int store_run_replay(store *s, FILE *f, int64_t len, store_run_hook hook, void *
             eng_iter_rec it;
             memcpy(&it, r.buf, sizeof it);
             add_iteration_row(w, &it);
+        } else if (r.tag == SP_SPAN && r.len == sizeof(eng_span_rec)) {
+            eng_span_rec sp;
+            memcpy(&sp, r.buf, sizeof sp);
+            add_span_row(w, &sp);
         } else if (r.tag == SP_METRICS && r.len >= sizeof(uint32_t)) {
             uint32_t n;
             memcpy(&n, r.buf, sizeof n);

@@ -2,7 +2,7 @@
  * store_merge.h: merging llmsim databases: the shards of a sweep run on many machines, or any
  * llmsim databases (runs, requests, iterations, metrics, sweeps with their points and
  * parameters, profiles with their points and fits, capacity searches with their probes and
- * results), without duplicates.
+ * results, validations with their rows, values and statistics), without duplicates.
  *
  * What is "already there" in OUT, and so not copied again:
  *   a sweep:            one with the same key (the digest of its scenario, varied values,
@@ -15,6 +15,7 @@
  *   a profile:          one with the same name and an equal row; the same name with another
  *                       row is refused (rename one with `profile import-vidur --as`)
  *   a capacity search:  one with every column of its row equal but the id
+ *   a validation:       one with every column of its row equal but the id
  * Everything else is copied with new ids. Rows that belong to a row (a run's requests, a
  * sweep's points) are found through the schema's foreign keys, so a table added later that
  * references runs(id) is merged with its runs. An input with a table this llmsim does not know
@@ -31,7 +32,7 @@ typedef struct store_merge_stats {
     int64_t runs_copied;  /* runs added to OUT */
     int64_t runs_present; /* runs of IN that OUT already had */
     int64_t points_added; /* sweep points added */
-    int64_t sweeps_added, profiles_added, searches_added;
+    int64_t sweeps_added, profiles_added, searches_added, validations_added;
 } store_merge_stats;
 
 /* Merges the database at path `in` into out, in one transaction: all of it or nothing. *st

@@ -274,7 +274,7 @@ int study_capacity_find(study_capacity *c, int i, study_answer *a, sim_err *err)
     int n = probe_sets(c, choice, sets, b_choice, sizeof b_choice);
     int rc = study_load(c->file, sets, n, &scn, err);
     if (rc == 0)
-        a->tp = scn.engine.tensor_parallel;
+        a->tp = scn.engine.tensor_parallel * scn.engine.data_parallel_attention;
     scn_free(&scn);
     if (rc != 0 || search(c, choice, a, err) != 0)
         return -1;

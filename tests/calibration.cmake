@@ -14,3 +14,10 @@ endif()
 # the Vidur import against hostile numbers (1e20, inf, nan, fractions) and an empty mlp.csv
 llmsim_test(test_calibration_vidur SOURCES test_calibration_vidur.c LIBS llmsim_calibration
             LABELS calibration unit)
+# the model description and its sizing: dtypes, parameters, KV, layouts, the config.json reader's
+# families and refusals, the roofline's refusals
+llmsim_test(test_models SOURCES test_models.c LIBS llmsim_calibration LABELS calibration unit)
+# every config.json of ../shared/data/models against published parameter counts (skipped when
+# the shared data is absent)
+llmsim_test(test_models_data SOURCES test_models_data.c LIBS llmsim_calibration
+            LABELS calibration validation)

@@ -56,7 +56,7 @@ static int near(double a, double b)
 static void test_gpu_catalog(void **state)
 {
     eng_gpu g;
-    assert_int_equal(cal_gpu_count(), 8);
+    assert_int_equal(cal_gpu_count(), 22);
     assert_int_equal(cal_gpu_find("h100-sxm", &g), 0);
     assert_string_equal(g.name, "h100-sxm");
     assert_true(near(g.flops_bf16, 989.4e12));
@@ -68,70 +68,150 @@ static void test_gpu_catalog(void **state)
     assert_true(g.flops_fp8 == 0 && near(g.mem_bw, 2.039e12));
     assert_int_equal(cal_gpu_find("a100-40gb", &g), 0);
     assert_true(near(g.mem_bw, 1.555e12) && g.mem_bytes == INT64_C(40) << 30);
-    const char *want[] = {"h100-sxm",  "h100-pcie", "h200", "a100-80gb",
-                          "a100-40gb", "l40s",      "l4",   "rtx-4090"};
-    for (int i = 0; i < 8; i++) {
+    const char *want[] = {"h100-sxm",     "h100-pcie", "h200",  "a100-80gb", "a100-40gb", "l40s",
+                          "l4",           "rtx-4090",  "b200",  "b300",      "gb200",     "gb300",
+                          "h20",          "h800",      "gh200", "mi300x",    "mi325x",    "mi355x",
+                          "rtx-pro-6000", "rtx-5090",  "a10g",  "l20"};
+    for (int i = 0; i < 22; i++) {
         assert_int_equal(cal_gpu_find(want[i], &g), 0);
         assert_true(g.mem_bytes > 0 && g.mem_bw > 0 && g.flops_bf16 > 0 && g.link_bw > 0 &&
-                    g.pcie_bw > 0);
+                    g.pcie_bw > 0 && g.nic_bw >= 0);
         assert_true(g.flops_fp8 == 0 || g.flops_fp8 >= g.flops_bf16);
+        assert_true(g.flops_fp4 == 0 || g.flops_fp4 >= g.flops_fp8);
+        assert_true((g.flops_fp4 > 0) == (g.fp4_formats != 0));
         assert_non_null(cal_gpu_source(want[i]));
         assert_string_equal(cal_gpu_at(i)->name, want[i]);
+        /* the datasheet's own figures, in its units, give the bytes and bytes/s used */
+        const cal_gpu_sheet *d = cal_gpu_sheet_at(i);
+        assert_non_null(d);
+        assert_string_equal(d->mem_unit, "GB");
+        assert_true(g.mem_bytes == (int64_t)(d->mem * 1073741824.0));
+        double unit = strcmp(d->bw_unit, "TB/s") == 0 ? 1e12 : 1e9;
+        assert_true(strcmp(d->bw_unit, "TB/s") == 0 || strcmp(d->bw_unit, "GB/s") == 0);
+        assert_true(near(g.mem_bw, d->bw * unit));
     }
-    assert_null(cal_gpu_at(8));
+    assert_null(cal_gpu_at(22));
+    assert_null(cal_gpu_sheet_at(22));
     assert_null(cal_gpu_at(-1));
     memset(&g, 0x5a, sizeof g);
     assert_int_equal(cal_gpu_find("h100", &g), -1);
     assert_int_equal(cal_gpu_find("", &g), -1);
     assert_int_equal(cal_gpu_find(NULL, &g), -1);
     assert_null(cal_gpu_source("v100"));
-    char buf[256];
-    assert_string_equal(cal_gpu_names(buf, sizeof buf),
-                        "h100-sxm, h100-pcie, h200, a100-80gb, a100-40gb, l40s, l4, rtx-4090");
+    char buf[512];
+    assert_non_null(strstr(cal_gpu_names(buf, sizeof buf),
+                           "h100-sxm, h100-pcie, h200, a100-80gb, a100-40gb, l40s, l4, rtx-4090"));
     char small[10];
     cal_gpu_names(small, sizeof small);
     assert_int_equal(strlen(small), 9);
+    /* per-GPU figures of the rack-scale systems (datasheet totals / 72) */
+    assert_int_equal(cal_gpu_find("gb300", &g), 0);
+    assert_true(near(g.flops_fp4, 15000e12) && g.mem_bytes == INT64_C(288) << 30);
+    assert_int_equal(cal_gpu_find("mi355x", &g), 0);
+    assert_int_equal(g.fp4_formats, ENG_FP4_MX);
 }
+
+/* cal_gpu_from_device names the catalog GPU of a device description, most specific first. */
+static void test_gpu_from_device(void **state)
+{
+    static const char *const cases[][2] = {
+        {"cuda: NVIDIA H100 80GB HBM3, sm_90", "h100-sxm"},
+        {"cuda: NVIDIA H100 PCIe, sm_90", "h100-pcie"},
+        {"cuda: NVIDIA H200, sm_90", "h200"},
+        {"cuda: NVIDIA H20, sm_90", "h20"},
+        {"cuda: NVIDIA H800, sm_90", "h800"},
+        {"cuda: NVIDIA GH200 480GB, sm_90", "gh200"},
+        {"cuda: NVIDIA B200, sm_100", "b200"},
+        {"cuda: NVIDIA B300 SXM6 AC, sm_103", "b300"},
+        {"cuda: NVIDIA GB200, sm_100", "gb200"},
+        {"cuda: NVIDIA GB300, sm_103", "gb300"},
+        {"cuda: NVIDIA A100-SXM4-80GB, sm_80", "a100-80gb"},
+        {"cuda: NVIDIA A10G, sm_86", "a10g"},
+        {"cuda: NVIDIA L20, sm_89", "l20"},
+        {"cuda: NVIDIA L40S, sm_89", "l40s"},
+        {"cuda: NVIDIA L4, sm_89", "l4"},
+        {"cuda: NVIDIA GeForce RTX 5090, sm_120", "rtx-5090"},
+        {"cuda: NVIDIA RTX PRO 6000 Blackwell Server Edition, sm_120", "rtx-pro-6000"},
+        {"rocm: AMD Instinct MI300X", "mi300x"},
+        {"rocm: AMD Instinct MI325X", "mi325x"},
+        {"rocm: AMD Instinct MI355X", "mi355x"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *got = cal_gpu_from_device(cases[i][0]);
+        if (!got || strcmp(got, cases[i][1]) != 0)
+            fail_msg("%s: got %s, want %s", cases[i][0], got ? got : "NULL", cases[i][1]);
+    }
+    assert_null(cal_gpu_from_device("cpu: AMD EPYC"));
+    assert_null(cal_gpu_from_device(NULL));
+}
+
+/* The catalog's first ten entries, as they were before the catalog became config texts:
+ * name, layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, context, gated MLP,
+ * tied embeddings, QKV bias. They must describe the same models. */
+static const struct {
+    const char *name;
+    int32_t v[11];
+} old_entries[] = {
+    {"llama-2-7b", {32, 4096, 32, 32, 128, 11008, 32000, 4096, 1, 0, 0}},
+    {"llama-2-13b", {40, 5120, 40, 40, 128, 13824, 32000, 4096, 1, 0, 0}},
+    {"llama-2-70b", {80, 8192, 64, 8, 128, 28672, 32000, 4096, 1, 0, 0}},
+    {"llama-3-8b", {32, 4096, 32, 8, 128, 14336, 128256, 8192, 1, 0, 0}},
+    {"llama-3-70b", {80, 8192, 64, 8, 128, 28672, 128256, 8192, 1, 0, 0}},
+    {"mistral-7b", {32, 4096, 32, 8, 128, 14336, 32000, 32768, 1, 0, 0}},
+    {"qwen2.5-0.5b", {24, 896, 14, 2, 64, 4864, 151936, 32768, 1, 1, 1}},
+    {"qwen2.5-1.5b", {28, 1536, 12, 2, 128, 8960, 151936, 131072, 1, 1, 1}},
+    {"qwen2.5-7b", {28, 3584, 28, 4, 128, 18944, 152064, 131072, 1, 0, 1}},
+    {"opt-13b", {40, 5120, 40, 40, 128, 20480, 50272, 2048, 0, 1, 1}},
+};
 
 static void test_model_catalog(void **state)
 {
     eng_model m;
-    assert_int_equal(cal_model_count(), 10);
+    assert_int_equal(cal_model_count(), 33);
+    for (size_t i = 0; i < sizeof old_entries / sizeof old_entries[0]; i++) {
+        assert_int_equal(cal_model_at((int)i, &m), 0);
+        assert_string_equal(m.name, old_entries[i].name);
+        int32_t got[11] = {m.layers,    m.hidden,          m.heads,   m.kv_heads,
+                           m.head_dim,  m.intermediate,    m.vocab,   m.max_context,
+                           m.gated_mlp, m.tied_embeddings, m.qkv_bias};
+        assert_memory_equal(got, old_entries[i].v, sizeof got);
+    }
     assert_int_equal(cal_model_find("llama-3-8b", &m), 0);
-    assert_int_equal(m.layers, 32);
-    assert_int_equal(m.hidden, 4096);
-    assert_int_equal(m.heads, 32);
-    assert_int_equal(m.kv_heads, 8);
-    assert_int_equal(m.head_dim, 128);
-    assert_int_equal(m.intermediate, 14336);
-    assert_int_equal(m.vocab, 128256);
-    assert_int_equal(m.max_context, 8192);
     /* Llama-3-8B has 8.03 billion parameters */
-    int64_t p = eng_model_params(&m);
-    assert_true(p > 8000000000LL && p < 8060000000LL);
+    assert_int_equal(eng_model_params(&m), INT64_C(8030261248));
     assert_int_equal(eng_model_kv_bytes_per_token(&m, ENG_BF16), 131072);
     assert_int_equal(cal_model_find("qwen2.5-0.5b", &m), 0);
-    assert_true(m.tied_embeddings && m.qkv_bias && m.head_dim == 64 && m.kv_heads == 2);
     /* Qwen2.5-0.5B: 0.49 billion parameters */
-    p = eng_model_params(&m);
+    int64_t p = eng_model_params(&m);
     assert_true(p > 480000000LL && p < 500000000LL);
-    assert_int_equal(cal_model_find("opt-13b", &m), 0);
-    assert_true(!m.gated_mlp && m.intermediate == 20480 && m.max_context == 2048);
     assert_int_equal(cal_model_find("llama-2-70b", &m), 0);
     p = eng_model_params(&m);
     assert_true(p > 68900000000LL && p < 69100000000LL);
+    assert_int_equal(cal_model_find("mistral-7b", &m), 0);
+    assert_true(m.window_layers == 32 && m.window == 4096);
     for (int i = 0; i < cal_model_count(); i++) {
-        const eng_model *e = cal_model_at(i);
-        assert_int_equal(e->heads % e->kv_heads, 0);
-        assert_int_equal(cal_model_find(e->name, &m), 0);
+        eng_model e;
+        eng_layout one = {1, 1, 1};
+        char why[256];
+        assert_int_equal(cal_model_at(i, &e), 0);
+        assert_int_equal(e.heads % e.kv_heads, 0);
+        assert_int_equal(eng_layout_check(&e, &one, why, sizeof why), 0);
+        assert_true(eng_model_params_active(&e) > 0);
+        assert_true(eng_model_params_active(&e) <= eng_model_params(&e));
+        assert_string_equal(e.notes, "");
+        assert_int_equal(cal_model_find(e.name, &m), 0);
+        assert_memory_equal(&e, &m, sizeof m);
     }
-    assert_null(cal_model_at(10));
+    assert_int_equal(cal_model_at(cal_model_count(), &m), -1);
+    assert_int_equal(cal_model_at(-1, &m), -1);
     assert_int_equal(cal_model_find("llama-3-8B", &m), -1);
     assert_int_equal(cal_model_find("gpt-4", &m), -1);
-    char buf[512];
+    char buf[1024];
     cal_model_names(buf, sizeof buf);
     assert_non_null(strstr(buf, "llama-2-7b, llama-2-13b"));
     assert_non_null(strstr(buf, "qwen2.5-7b, opt-13b"));
+    assert_non_null(strstr(buf, "deepseek-v3"));
+    assert_non_null(strstr(buf, "gpt-oss-120b"));
 }
 
 static void test_config_llama(void **state)
@@ -163,7 +243,8 @@ static void test_config_qwen_and_opt(void **state)
         "qwen", "{\"hidden_size\": 896, \"intermediate_size\": 4864, \"max_position_embeddings\": "
                 "32768, \"model_type\": \"qwen2\", \"num_attention_heads\": 14, "
                 "\"num_hidden_layers\": 24, \"num_key_value_heads\": 2, \"rope_scaling\": null, "
-                "\"tie_word_embeddings\": true, \"vocab_size\": 151936}");
+                "\"tie_word_embeddings\": true, \"vocab_size\": 151936, \"sliding_window\": "
+                "32768, \"use_sliding_window\": false, \"torch_dtype\": \"bfloat16\"}");
     eng_model m, want;
     char why[512] = "";
     assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), 0);
@@ -176,7 +257,8 @@ static void test_config_qwen_and_opt(void **state)
                    "\"do_layer_norm_before\": true, \"ffn_dim\": 20480, \"hidden_size\": 5120, "
                    "\"max_position_embeddings\": 2048, \"model_type\": \"opt\", "
                    "\"num_attention_heads\": 40, \"num_hidden_layers\": 40, "
-                   "\"vocab_size\": 50272, \"word_embed_proj_dim\": 5120}");
+                   "\"vocab_size\": 50272, \"word_embed_proj_dim\": 5120, "
+                   "\"torch_dtype\": \"float16\"}");
     assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), 0);
     assert_int_equal(cal_model_find("opt-13b", &want), 0);
     memcpy(m.name, want.name, sizeof m.name);
@@ -197,9 +279,18 @@ static void test_config_errors(void **state)
     assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
     assert_non_null(strstr(why, "expected ',' or ']'"));
 
-    path = write_config("missing", "{\"hidden_size\": 4096, \"num_hidden_layers\": 32, "
-                                   "\"num_attention_heads\": 32, \"vocab_size\": 32000, "
-                                   "\"max_position_embeddings\": 4096}");
+    /* no model_type (and no architectures llmsim maps): never read as a Llama */
+    path = write_config("notype", "{\"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+                                  "\"num_attention_heads\": 32, \"vocab_size\": 32000, "
+                                  "\"intermediate_size\": 11008, "
+                                  "\"max_position_embeddings\": 4096}");
+    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
+    assert_non_null(strstr(why, path));
+    assert_non_null(strstr(why, "missing key \"model_type\""));
+
+    path = write_config("missing", "{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+                                   "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                                   "\"vocab_size\": 32000, \"max_position_embeddings\": 4096}");
     assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
     assert_non_null(strstr(why, path));
     assert_non_null(strstr(why, "missing key \"intermediate_size\""));
@@ -211,13 +302,15 @@ static void test_config_errors(void **state)
     assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
     assert_non_null(strstr(why, "missing key \"ffn_dim\""));
 
-    path = write_config("wrongtype", "{\"hidden_size\": \"4096\", \"num_hidden_layers\": 32, "
-                                     "\"num_attention_heads\": 32, \"intermediate_size\": 11008, "
-                                     "\"vocab_size\": 32000, \"max_position_embeddings\": 4096}");
+    path = write_config("wrongtype", "{\"model_type\": \"llama\", \"hidden_size\": \"4096\", "
+                                     "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                                     "\"intermediate_size\": 11008, \"vocab_size\": 32000, "
+                                     "\"max_position_embeddings\": 4096}");
     assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
-    assert_non_null(strstr(why, ":1: key \"hidden_size\" must be a positive integer"));
+    assert_non_null(strstr(why, ":1: key \"hidden_size\": must be a positive integer"));
 
-    path = write_config("gqa", "{\"hidden_size\": 4096, \"num_hidden_layers\": 32,\n"
+    path = write_config("gqa", "{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+                               "\"num_hidden_layers\": 32,\n"
                                "\"num_attention_heads\": 32, \"num_key_value_heads\": 5,\n"
                                "\"intermediate_size\": 11008, \"vocab_size\": 32000, "
                                "\"max_position_embeddings\": 4096}");
@@ -230,7 +323,7 @@ static void test_config_errors(void **state)
 
     path = write_config("trailing", "{\"a\": 1} x");
     assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
-    assert_non_null(strstr(why, "text after the closing"));
+    assert_non_null(strstr(why, "text after the end of the document"));
 
     char nowhere[400];
     snprintf(nowhere, sizeof nowhere, "%s/none/config.json", tmpdir);
@@ -248,7 +341,8 @@ static eng_predictor make(const char *model, const char *gpu, eng_dtype dt, int 
     sim_err err = {{0}};
     assert_int_equal(cal_model_find(model, &m), 0);
     assert_int_equal(cal_gpu_find(gpu, &g), 0);
-    if (cal_roofline_new(&m, &g, dt, tp, &p, &err) != 0)
+    cal_serving sv = cal_serving_tp(dt, tp);
+    if (cal_roofline_new(&m, &g, &sv, &p, &err) != 0)
         fail_msg("cal_roofline_new: %s", err.msg);
     return p;
 }
@@ -318,14 +412,18 @@ static void test_roofline_fp8(void **state)
     sim_err err = {{0}};
     assert_int_equal(cal_model_find("llama-3-8b", &m), 0);
     assert_int_equal(cal_gpu_find("a100-80gb", &g), 0);
-    assert_int_equal(cal_roofline_new(&m, &g, ENG_FP8, 1, &p, &err), -1);
+    cal_serving sv = cal_serving_tp(ENG_FP8, 1);
+    assert_int_equal(cal_roofline_new(&m, &g, &sv, &p, &err), -1);
     assert_non_null(strstr(err.msg, "a100-80gb"));
     assert_non_null(strstr(err.msg, "fp8"));
-    assert_int_equal(cal_roofline_new(&m, &g, ENG_FP16, 1, &p, &err), 0);
+    sv = cal_serving_tp(ENG_FP16, 1);
+    assert_int_equal(cal_roofline_new(&m, &g, &sv, &p, &err), 0);
     cal_predictor_free(&p);
-    assert_int_equal(cal_roofline_new(&m, &g, ENG_BF16, 3, &p, &err), -1);
+    sv = cal_serving_tp(ENG_BF16, 3);
+    assert_int_equal(cal_roofline_new(&m, &g, &sv, &p, &err), -1);
     assert_non_null(strstr(err.msg, "does not divide"));
-    assert_int_equal(cal_roofline_new(&m, &g, ENG_BF16, 0, &p, &err), -1);
+    sv = cal_serving_tp(ENG_BF16, 0);
+    assert_int_equal(cal_roofline_new(&m, &g, &sv, &p, &err), -1);
 
     eng_predictor bf = make("llama-3-8b", "h100-sxm", ENG_BF16, 1);
     eng_predictor f8 = make("llama-3-8b", "h100-sxm", ENG_FP8, 1);
@@ -411,11 +509,11 @@ static void test_roofline_tp(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu_catalog),   cmocka_unit_test(test_model_catalog),
-        cmocka_unit_test(test_config_llama),  cmocka_unit_test(test_config_qwen_and_opt),
-        cmocka_unit_test(test_config_errors), cmocka_unit_test(test_roofline_sanity),
-        cmocka_unit_test(test_roofline_fp8),  cmocka_unit_test(test_roofline_monotone),
-        cmocka_unit_test(test_roofline_tp),
+        cmocka_unit_test(test_gpu_catalog),         cmocka_unit_test(test_gpu_from_device),
+        cmocka_unit_test(test_model_catalog),       cmocka_unit_test(test_config_llama),
+        cmocka_unit_test(test_config_qwen_and_opt), cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_roofline_sanity),     cmocka_unit_test(test_roofline_fp8),
+        cmocka_unit_test(test_roofline_monotone),   cmocka_unit_test(test_roofline_tp),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

@@ -222,7 +222,16 @@ static void test_predictor(void **state)
     cal_predictor_free(&pr);
 }
 
-static const eng_model tiny_model = {"tiny", 2, 64, 4, 2, 16, 128, 256, 4096, 1, 0, 0};
+static const eng_model tiny_model = {.name = "tiny",
+                                     .layers = 2,
+                                     .hidden = 64,
+                                     .heads = 4,
+                                     .kv_heads = 2,
+                                     .head_dim = 16,
+                                     .intermediate = 128,
+                                     .vocab = 256,
+                                     .max_context = 4096,
+                                     .gated_mlp = 1};
 
 static void test_measure_cpu(void **state)
 {

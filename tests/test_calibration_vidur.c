@@ -20,7 +20,16 @@
 #include "vidur.h"
 
 static char dir[128];
-static const eng_model tiny = {"tiny", 2, 64, 4, 2, 16, 128, 256, 4096, 1, 0, 0};
+static const eng_model tiny = {.name = "tiny",
+                               .layers = 2,
+                               .hidden = 64,
+                               .heads = 4,
+                               .kv_heads = 2,
+                               .head_dim = 16,
+                               .intermediate = 128,
+                               .vocab = 256,
+                               .max_context = 4096,
+                               .gated_mlp = 1};
 
 static const char MLP_HEAD[] = "time_stats.add.median,n_head,n_kv_head,n_embd,n_expanded_embd,"
                                "vocab_size,num_tokens,num_tensor_parallel_workers\n";

@@ -149,8 +149,9 @@ static void bad_inputs(void **state)
                  FRAGS("demo.yaml:4: gpu:", "unknown GPU 'tpu'", "h100-sxm", "toy-gpu"));
     expect_error("name: orca", "name: fifo", NULL, 0,
                  FRAGS("demo.yaml:9: scheduler.name: unknown scheduler 'fifo' (valid: ", "orca"));
-    expect_error("dtype: fp16", "dtype: int4", NULL, 0,
-                 FRAGS("demo.yaml:5: dtype: unknown dtype 'int4' (valid: bf16, fp16, fp8)"));
+    expect_error("dtype: fp16", "dtype: int8", NULL, 0,
+                 FRAGS("demo.yaml:5: dtype: unknown dtype 'int8' (valid: bf16, fp16, fp8, nvfp4, "
+                       "mxfp4, int4, fp4)"));
     expect_error("router: least_tokens", "router: random", NULL, 0,
                  FRAGS("demo.yaml:12: router: unknown router 'random'", "power_of_two"));
     expect_error("process: poisson", "process: weibull", NULL, 0,
@@ -191,6 +192,52 @@ static void bad_inputs(void **state)
                  "memory: 5", NULL, 0, FRAGS("demo.yaml:7: memory: expected a map"));
 }
 
+/* dtype (default: the checkpoint's), kv_dtype and the layout keys, checked against the model
+ * and the GPU, with notes where the run differs from what the dtype suggests. */
+static void precision_and_layout(void **state)
+{
+    scn_scenario s;
+    sim_err e;
+    const char *int4[] = {"dtype=int4", "kv_dtype=fp8"};
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, int4, 2, &test_resolver, &s, &e), 0);
+    assert_int_equal(s.engine.dtype, ENG_INT4);
+    assert_int_equal(s.engine.kv_dtype, ENG_FP8);
+    assert_non_null(strstr(s.notes, "demo.yaml: note: dtype int4: weight-only"));
+    scn_free(&s);
+    const char *fp4[] = {"dtype=fp4"};
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, fp4, 1, &test_resolver, &s, &e), 0);
+    assert_int_equal(s.engine.dtype, ENG_NVFP4);
+    assert_non_null(strstr(s.notes, "dtype fp4 is read as nvfp4"));
+    assert_non_null(strstr(s.notes, "no NVFP4 tensor cores")); /* the fake h100 has no FP4 */
+    scn_free(&s);
+    /* no dtype: the checkpoint's; kv_dtype auto: the checkpoint's KV dtype */
+    char text[4096];
+    const char *at = strstr(DEMO, "dtype: fp16\n");
+    snprintf(text, sizeof text, "%.*skv_dtype: auto\n%s", (int)(at - DEMO), DEMO,
+             at + strlen("dtype: fp16\n"));
+    assert_int_equal(scn_load_text("demo.yaml", text, NULL, 0, &test_resolver, &s, &e), 0);
+    assert_int_equal(s.engine.dtype, s.engine.model.weight_dtype);
+    assert_int_equal(s.engine.kv_dtype, s.engine.model.kv_dtype);
+    assert_int_equal(s.engine.expert_parallel, 1);
+    assert_int_equal(s.engine.data_parallel_attention, 1);
+    scn_free(&s);
+    expect_error("gpu: h100-sxm", "gpu: toy-gpu", (const char *const[]){"dtype=fp8"}, 1,
+                 FRAGS("demo.yaml: --set dtype=fp8: dtype: dtype fp8: gpu toy-gpu has no fp8 "
+                       "tensor cores"));
+    expect_error("dtype: fp16", "kv_dtype: int4", NULL, 0,
+                 FRAGS("demo.yaml:5: kv_dtype: unknown kv_dtype 'int4' (valid: auto, bf16, "
+                       "fp16, fp8)"));
+    expect_error("tensor_parallel: 2", "tensor_parallel: 3", NULL, 0,
+                 FRAGS("demo.yaml:13: tensor_parallel: tensor_parallel 3 does not divide model "
+                       "llama-3-8b's 32 query heads"));
+    expect_error("tensor_parallel: 2", "tensor_parallel: 2\nexpert_parallel: 2", NULL, 0,
+                 FRAGS("demo.yaml:14: expert_parallel: expert_parallel 2: model llama-3-8b has "
+                       "no routed experts"));
+    expect_error("tensor_parallel: 2", "tensor_parallel: 2\ndata_parallel_attention: 4", NULL, 0,
+                 FRAGS("demo.yaml:14: data_parallel_attention: data_parallel_attention 4 needs "
+                       "an MoE model"));
+}
+
 static void bad_overrides(void **state)
 {
     const char *o1[] = {"workload.num_requests"};
@@ -211,6 +258,31 @@ static void bad_overrides(void **state)
                  FRAGS("demo.yaml: --set workload.bogus=1: workload.bogus: unknown key"));
     const char *o7[] = {"=3"};
     expect_error(NULL, NULL, o7, 1, FRAGS("override '=3'"));
+    /* profile: a name, or {name, borrow_from} */
+    const char *o8[] = {"profile={borrow_from: a100-80gb}"};
+    expect_error(NULL, NULL, o8, 1, FRAGS("profile: missing key 'name'"));
+    const char *o9[] = {"profile={name: p, lent_by: a100-80gb}"};
+    expect_error(NULL, NULL, o9, 1,
+                 FRAGS("profile.lent_by: unknown key (valid: name, borrow_from)"));
+    const char *o10[] = {"profile=[p]"};
+    expect_error(NULL, NULL, o10, 1, FRAGS("profile: expected a profile name or {name: NAME"));
+}
+
+/* profile: {name, borrow_from} reads both; profile: NAME borrows nothing. */
+static void profile_borrow(void **state)
+{
+    const char *ovr[] = {"profile={name: vidur-a100, borrow_from: a100-80gb}"};
+    scn_scenario s;
+    sim_err e;
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, ovr, 1, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.profile, "vidur-a100");
+    assert_string_equal(s.profile_borrow, "a100-80gb");
+    scn_free(&s);
+    const char *plain[] = {"profile=mine"};
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, plain, 1, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.profile, "mine");
+    assert_string_equal(s.profile_borrow, "");
+    scn_free(&s);
 }
 
 static void overrides(void **state)
@@ -426,8 +498,9 @@ static void mangled_inputs(void **state)
  * read the shared traces are skipped when the data is absent. */
 static void shipped_examples(void **state)
 {
-    static const char *const files[] = {
-        "demo", "capacity", "gamma_bursty", "azure_conv", "mooncake_conv", "closed_loop", "spike"};
+    static const char *const files[] = {"demo",       "capacity",      "gamma_bursty",
+                                        "azure_conv", "mooncake_conv", "closed_loop",
+                                        "spike",      "sessions"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[1024], *text;
         snprintf(path, sizeof path, "%s/scenarios/%s.yaml", LLMSIM_SOURCE_DIR, files[i]);
@@ -450,9 +523,15 @@ static void shipped_examples(void **state)
         scn_source *src = scn_source_new(&s, s.seed, &e);
         if (!src)
             fail_msg("%s", e.msg);
-        eng_arrival a;
-        for (int k = 0; k < 10; k++)
-            assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+        eng_arrival a = {0};
+        int64_t now = 0;
+        for (int k = 0; k < 10; k++) {
+            int rc; /* a source may say when to ask again (sessions ramping up) */
+            while ((rc = scn_source_ops()->next(src, now, &a, &e)) == ENG_SRC_LATER && a.t > now)
+                now = a.t;
+            assert_int_equal(rc, ENG_SRC_OK);
+            now = a.t;
+        }
         scn_source_free(src);
         scn_free(&s);
     }
@@ -465,6 +544,8 @@ int main(void)
         cmocka_unit_test(defaults),
         cmocka_unit_test(bad_inputs),
         cmocka_unit_test(bad_overrides),
+        cmocka_unit_test(precision_and_layout),
+        cmocka_unit_test(profile_borrow),
         cmocka_unit_test(overrides),
         cmocka_unit_test(scheduler_key_of_another_policy),
         cmocka_unit_test(same_seed_same_workload),

@@ -58,7 +58,8 @@ static store_run_info info_of(store_level level)
                          .tensor_parallel = 2,
                          .level = level,
                          .offered_rate = 2.5,
-                         .num_requests = 1000};
+                         .num_requests = 1000,
+                         .kv_blocks = 4321};
     return in;
 }
 
@@ -116,9 +117,31 @@ static int nmetrics(eng_metric *m)
     return 3;
 }
 
+/* Span k of request i (every third request is preempted once: two spans; the others have
+ * one, which ends by finishing). */
+static eng_span_rec span_of(int64_t i, int k)
+{
+    int last = k == 1 || i % 3 != 0;
+    eng_span_rec sp = {.req = i,
+                       .replica = (int32_t)(i % 3),
+                       .span = k,
+                       .start_ns = 1000 * i + 5 + 200 * k,
+                       .decode_ns = i % 2 ? 1000 * i + 40 + 200 * k : -1,
+                       .end_ns = 1000 * i + 150 + 350 * k,
+                       .end = last    ? ENG_SPAN_FINISHED
+                              : i % 2 ? ENG_SPAN_SWAPPED
+                                      : ENG_SPAN_PREEMPTED};
+    return sp;
+}
+
 /* Writes the run's rows through w and finishes it; returns finish's result. */
 static int write_rows(store_run *w, int nrq, int nit, store_run_hook hook, void *arg, int64_t *id)
 {
+    for (int64_t i = 0; i < nrq; i++)
+        for (int k = 0; k < (i % 3 ? 1 : 2); k++) { /* a single finished span is not stored */
+            eng_span_rec sp = span_of(i, k);
+            store_run_span(w, &sp);
+        }
     for (int64_t i = 0; i < nit; i++) {
         eng_iter_rec it = iteration(i);
         store_run_iteration(w, &it);
@@ -188,9 +211,10 @@ static void replay_equals_direct(void **state)
     /* the same run row, NULL gpu included, except the id */
     assert_int_equal(qint(s, "SELECT count(*) FROM (SELECT name, scenario, scheduler, seed, "
                              "version, profile, model, gpu, dtype, replicas, tensor_parallel, "
-                             "hardware, store_level, offered_rate, num_requests FROM runs "
-                             "GROUP BY 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15)"),
+                             "hardware, store_level, offered_rate, num_requests, kv_blocks FROM "
+                             "runs GROUP BY 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16)"),
                      1);
+    assert_int_equal(qint(s, "SELECT count(*) FROM runs WHERE kv_blocks = 4321"), 2);
     assert_int_equal(qint(s, "SELECT count(*) FROM runs WHERE gpu IS NULL"), 2);
     assert_int_equal(qint(s, "SELECT count(*) FROM requests"), 2000);
     assert_int_equal(qint(s, "SELECT count(*) FROM iterations"), 5000);
@@ -219,6 +243,16 @@ static void replay_equals_direct(void **state)
     assert_int_equal(qint(s, "SELECT count(*) FROM metrics a JOIN metrics b ON b.run_id = 2 AND "
                              "a.name = b.name AND a.value = b.value WHERE a.run_id = 1"),
                      3);
+    /* the scheduled spans (a later row kind: one more spool tag), row for row */
+    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans WHERE run_id = 1"), 2 * 334);
+    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans a JOIN request_spans b ON "
+                             "b.run_id = 2 AND a.req_id = b.req_id AND a.span = b.span WHERE "
+                             "a.run_id = 1 AND a.replica IS b.replica AND a.start_ns IS "
+                             "b.start_ns AND a.decode_ns IS b.decode_ns AND a.end_ns IS b.end_ns "
+                             "AND a.end_reason IS b.end_reason"),
+                     2 * 334);
+    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans WHERE decode_ns IS NULL"),
+                     2 * 2 * 167);
     store_close(s);
 }
 
@@ -248,8 +282,16 @@ static void damaged_spool(void **state)
     rewind(f);
     assert_int_equal(fread(bytes, (size_t)len, 1, f), 1);
     fclose(f);
+    /* the first record header past the middle, found by walking the records */
+    int64_t at = 0;
+    while (at < len / 2) {
+        uint32_t head[2];
+        memcpy(head, bytes + at, sizeof head);
+        at += (int64_t)sizeof head + head[1];
+    }
+    assert_true(at < len);
     uint32_t bad = 99;
-    memcpy(bytes + len / 2 - (len / 2) % 4, &bad, sizeof bad);
+    memcpy(bytes + at, &bad, sizeof bad);
     f = tmpfile();
     fwrite(bytes, (size_t)len, 1, f);
     rewind(f);

@@ -10,7 +10,8 @@
  *    requests to the sweep run whole, and the same `sweep --json` table;
  *  - merge refuses a shard of another sweep under the same key, a foreign file, a newer
  *    schema, a conflicting profile, and notes sweeps that differ only in their arguments;
- *    plain runs, capacity searches and profiles merge once however often they are given.
+ *    plain runs, capacity searches, profiles and validations merge once however often they are
+ *    given.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -211,7 +212,8 @@ static void save_profile(const char *db, const char *device)
     cal_profile_free(p);
 }
 
-/* Runs, capacity searches and profiles, merged once however often they are given. */
+/* Runs, capacity searches, profiles and validations, merged once however often they are
+ * given. */
 static void merge_anything(void **state)
 {
     assert_int_equal(llmsim("run %s --db %s --quiet", scn, at("a.db")), 0);
@@ -239,12 +241,30 @@ static void merge_anything(void **state)
         e2e_query_int(at("b.db"), "SELECT count(*) FROM capacity_probes WHERE run_id IS NOT NULL"));
     assert_int_equal(e2e_query_int(at("ab.db"), "SELECT count(*) FROM profiles"), 1);
     assert_int_equal(e2e_query_int(at("ab.db"), "SELECT count(*) FROM profile_points"), 5);
+    /* a validation with its rows, values and statistics, its rows pointing at their runs */
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s validate %s/tests/data_validate/small.yaml --db %s --jobs 1",
+                            LLMSIM_BINARY, LLMSIM_SOURCE_DIR, at("v.db")),
+                     0);
+    int64_t vruns = e2e_query_int(at("v.db"), "SELECT count(*) FROM runs");
+    int64_t vvalues = e2e_query_int(at("v.db"), "SELECT count(*) FROM validation_values");
+    int64_t vstats = e2e_query_int(at("v.db"), "SELECT count(*) FROM validation_stats");
+    assert_true(vruns > 0 && vvalues > 0 && vstats > 0);
+    assert_int_equal(llmsim("merge %s %s %s", at("ab.db"), at("v.db"), at("v.db")), 0);
+    assert_int_equal(e2e_query_int(at("ab.db"), "SELECT count(*) FROM validations"), 1);
+    assert_int_equal(e2e_query_int(at("ab.db"), "SELECT count(*) FROM validation_rows"), 8);
+    assert_int_equal(e2e_query_int(at("ab.db"), "SELECT count(*) FROM validation_values"), vvalues);
+    assert_int_equal(e2e_query_int(at("ab.db"), "SELECT count(*) FROM validation_stats"), vstats);
+    assert_int_equal(e2e_query_int(at("ab.db"), "SELECT count(*) FROM runs"), 2 + b_runs + vruns);
+    assert_int_equal(e2e_query_int(at("ab.db"), "SELECT count(*) FROM validation_rows v JOIN "
+                                                "runs r ON r.id = v.run_id"),
+                     vruns);
     /* a profile of the same name that differs is refused, and nothing of that input is kept */
     assert_int_equal(llmsim("run %s --db %s --quiet", scn, at("c.db")), 0);
     save_profile(at("c.db"), "device two");
     assert_int_equal(llmsim("merge %s %s", at("ab.db"), at("c.db")), 1);
     assert_non_null(strstr(err, "profile 'tiny-prof' differs"));
-    assert_int_equal(e2e_query_int(at("ab.db"), "SELECT count(*) FROM runs"), 2 + b_runs);
+    assert_int_equal(e2e_query_int(at("ab.db"), "SELECT count(*) FROM runs"), 2 + b_runs + vruns);
 }
 
 /* ---- concurrency ---- */

@@ -86,6 +86,13 @@ void cal_fit_grid_free(cal_grid2 *g);
  * beyond the grid, the roofline form scaled to the value at the nearest grid edge. */
 double cal_fit_grid_at(const cal_grid2 *g, const cal_fit *f, double x, double y);
 
+/* ---- hfconfig.c ---- */
+
+/* Reads config text for a catalog entry named `name` (messages say "catalog:NAME"); as
+ * cal_model_from_config_text otherwise. */
+int cal_model_named_from_text(const char *name, const char *text, eng_model *out, char *why,
+                              size_t len);
+
 /* Converts a predicted time in ns to the iteration_ns contract (>= 1, rounded). */
 int64_t cal_ns_round(double ns);
 

@@ -17,6 +17,8 @@ enum {
     STORE_ST_IT1,     /* one iteration row */
     STORE_ST_RQN,     /* a batch of request rows */
     STORE_ST_ITN,     /* a batch of iteration rows */
+    STORE_ST_SP1,     /* one request span row */
+    STORE_ST_SPN,     /* a batch of request span rows */
     STORE_ST_METRIC,  /* one metric */
     STORE_ST_COUNT
 };
@@ -46,5 +48,8 @@ extern const char store_schema_runs[];     /* store.c: runs, requests, iteration
 extern const char store_schema_profiles[]; /* profile.c */
 extern const char store_schema_sweeps[];   /* sweep.c */
 extern const char store_schema_capacity[]; /* capacity.c (version 2) */
+
+/* validation.c (version 4) */
+extern const char store_schema_validation[];
 
 #endif
