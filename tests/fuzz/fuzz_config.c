@@ -24,7 +24,8 @@ static void price(const eng_model *m)
     for (int i = 0; i < 2; i++) {
         eng_predictor pred;
         sim_err err = {{0}};
-        if (cal_roofline_new(m, &g, ENG_BF16, tps[i], &pred, &err) != 0)
+        cal_serving sv = cal_serving_tp(ENG_BF16, tps[i]);
+        if (cal_roofline_new(m, &g, &sv, &pred, &err) != 0)
             continue;
         eng_shape s = {.tokens = 512,
                        .num_seqs = 1,

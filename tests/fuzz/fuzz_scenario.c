@@ -4,7 +4,8 @@
  *
  * Input: the scenario's YAML text, then, after a NUL byte, up to 8 `--set` overrides separated
  * by NUL bytes. A scenario that loads gets a source from which up to 256 arrivals are drawn
- * (a closed loop's clients are released as if each request finished at once). Models and GPUs
+ * (a closed loop's clients and sessions' turns are released as if each request finished at
+ * once, in arrival order, every third one rejected). Models and GPUs
  * come from the tests' fake resolver, so nothing outside the input is read unless the input
  * names a file.
  */
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "request.h"
 #include "scenario.h"
 
 extern const scn_resolver test_resolver;
@@ -26,17 +28,29 @@ static void drain(const scn_scenario *s)
         return;
     const eng_source_ops *ops = scn_source_ops();
     eng_arrival a;
+    eng_request rq[256]; /* the arrivals drawn, handed back oldest first */
     int64_t now = 0;
+    int n = 0, done = 0;
     for (int i = 0; i < 256; i++) {
+        a.t = -1;
         int rc = ops->next(src, now, &a, &err);
-        if (rc == ENG_SRC_OK)
+        if (rc == ENG_SRC_LATER && a.t > now) { /* a timed wait: time moves on to it */
             now = a.t;
-        else if (rc == ENG_SRC_LATER && ops->on_done)
-            ops->on_done(src, now);
-        else
-            break;
-        if (ops->on_done && i % 3 == 0)
-            ops->on_done(src, now);
+        } else if (rc == ENG_SRC_OK) {
+            now = a.t;
+            memset(&rq[n], 0, sizeof rq[n]);
+            rq[n].id = n;
+            rq[n].prompt = a.prompt;
+            rq[n].output = a.output;
+            rq[n].t_arrival = a.t;
+            rq[n].tag = a.tag;
+            rq[n].status = n % 3 == 2 ? ENG_RQ_REJECTED : ENG_RQ_FINISHED;
+            n++;
+        } else if (!(rc == ENG_SRC_LATER && ops->on_done && done < n)) {
+            break; /* the end, an error, or a closed loop waiting on nothing in flight */
+        }
+        if (ops->on_done && done < n && (rc == ENG_SRC_LATER || i % 3 == 0))
+            ops->on_done(src, now, &rq[done++]);
     }
     scn_source_free(src);
 }

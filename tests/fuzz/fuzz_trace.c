@@ -89,7 +89,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sim_err err = {{0}};
     if (scn_load_text("fuzz/trace.yaml", text, NULL, 0, &test_resolver, &s, &err) == 0) {
         scn_source *src = scn_source_new(&s, 1, &err);
-        eng_arrival a = {0, 0, 0};
+        eng_arrival a;
+        memset(&a, 0, sizeof a);
         for (int i = 0; src && i < 512; i++)
             if (scn_source_ops()->next(src, a.t, &a, &err) != ENG_SRC_OK)
                 break;

@@ -21,7 +21,16 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[64];
-static const eng_model tiny = {"tiny", 2, 64, 4, 2, 16, 128, 256, 4096, 1, 0, 0};
+static const eng_model tiny = {.name = "tiny",
+                               .layers = 2,
+                               .hidden = 64,
+                               .heads = 4,
+                               .kv_heads = 2,
+                               .head_dim = 16,
+                               .intermediate = 128,
+                               .vocab = 256,
+                               .max_context = 4096,
+                               .gated_mlp = 1};
 
 static void remove_dir(void)
 {
