@@ -20,7 +20,9 @@ static const cli_command bench_cmd = {
                "(100k), vllm-v0-large (10M), cluster16 (16 replicas), vllm-v0-stored (every "
                "request and iteration stored); vllm-mooncake (vLLM V1 with prefix caching on the "
                "Mooncake conversation trace, 12k requests, 2 replicas); sessions (1M turns of "
-               "multi-turn chat, vLLM V1); sqlite-rows (request rows into SQLite alone).",
+               "multi-turn chat, vLLM V1); speculative (vLLM V1 with an EAGLE-3 head, 3 draft "
+               "tokens, at half its plain burst capacity, 1M requests); sqlite-rows (request "
+               "rows into SQLite alone).",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)
@@ -126,7 +128,8 @@ int cmd_bench(int argc, char **argv)
         if (!selected(only, bc->name))
             continue;
         sim_err err = {{0}};
-        int needs_cap = bc->policy && bc->workload == STUDY_BENCH_POISSON;
+        int needs_cap =
+            bc->policy && (bc->workload == STUDY_BENCH_POISSON || bc->workload == STUDY_BENCH_SPEC);
         double cap = needs_cap ? capacity_of(&caps, data, bc->policy, quick, &err) : 0;
         if (needs_cap && cap <= 0)
             return cli_fail("bench", &err);

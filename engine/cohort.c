@@ -1,15 +1,23 @@
 /*
- * cohort.c: the decode cohort: the decoding sequences of a replica, advanced one token per step
- * in O(1) plus the work for members that change.
+ * cohort.c: the decode cohort: the decoding sequences of a replica, advanced together in O(1)
+ * per step plus the work for members that change (join, leave, finish, cross a cap).
  *
- * A member's context (tokens in its KV cache before a step) is context0 + (step - step0); the
- * cohort keeps the sum of (context - step) so the sum of contexts is a_sum + n * step. Each member
- * sits in `fin`, keyed by the step after which it has all its output tokens, and, when its KV is
- * paged, in `blk`, keyed by the step that writes the first token of a new block.
+ * Members are split into classes (one without speculative decoding); every member of a class
+ * advances by the same number of tokens in a step, so a member's context is a + t, with a fixed
+ * at its join and t the class's token count. Each class keeps the sum of a, a finish heap keyed
+ * by the t at which a member has its output, and an event heap keyed by the t at which its
+ * context reaches the model's cap (sliding window, top-k) or its next chunk boundary (chunked
+ * local attention); those events keep the capped decode sum (eng_shape.decode_ctx_capped) and
+ * the windowed layers' blocks exact. A paged member's blocks are derived from its context (kv.c,
+ * eng_lay_held); the blocks a step allocates and frees come from counts of paged members by
+ * their residue a mod block size: extending every context of a class by L tokens crosses a block
+ * boundary exactly for the members whose residue lies in a window of L values, so a step costs
+ * O(L) per class, never O(members).
  */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine_int.h"
 
@@ -114,106 +122,232 @@ int eng_heap_check(const eng_rq_heap *h)
     return 0;
 }
 
-void eng_cohort_init(eng_cohort *c, int32_t block_size)
+static inline int32_t res(int64_t x, int32_t m)
 {
-    c->n = 0;
-    c->step = 0;
-    c->a_sum = 0;
-    c->last_step_end = 0;
-    eng_heap_init(&c->fin, offsetof(eng_request, c_fin_step), offsetof(eng_request, c_fin_idx));
-    c->fresh = NULL;
-    c->nfresh = c->capfresh = 0;
-    c->bs = block_size;
-    c->bucket = sim_xcalloc((size_t)block_size, sizeof *c->bucket);
-    c->bcount = sim_xcalloc((size_t)block_size, sizeof *c->bcount);
-    c->paged = 0;
+    int64_t r = x % m;
+    return (int32_t)(r < 0 ? r + m : r);
+}
+
+/* a: the member's context is a + t of its class. */
+static inline int64_t a_of(const eng_request *rq)
+{
+    return (int64_t)rq->prompt + rq->c_gen0 - 1 - rq->c_t0;
+}
+
+static inline eng_cclass *cls_of(const eng_cohort *c, const eng_request *rq)
+{
+    return &c->cls[rq->c_class < c->nclass ? rq->c_class : 0];
+}
+
+static inline int paged(const eng_request *rq)
+{
+    return !rq->kv_reserved;
+}
+
+/* Members counted in cnt[a mod bs] whose (a + off) crosses a multiple of bs when it grows by
+ * len: sum of floor(((a + off) mod bs + len) / bs). O(len mod bs). */
+static int64_t cross(const int32_t *cnt, int64_t total, int32_t bs, int64_t off, int64_t len)
+{
+    int64_t n = total * (len / bs);
+    for (int64_t r = bs - len % bs; r < bs; r++)
+        n += cnt[res(r - off, bs)];
+    return n;
+}
+
+/* Blocks the growing and windowed layers of a class's paged members add when every context
+ * extends by len slots (the top block index moves: ceil((x + len) / bs) - ceil(x / bs)). */
+static int64_t grow_blocks(const eng_replica *r, const eng_cclass *cl, int64_t len)
+{
+    const eng_kvlay *l = &r->kv.lay;
+    return (l->fm + l->wm) * cross(cl->grow, cl->paged, l->bs, cl->t - 1, len);
+}
+
+/* The cap's kind: 0 none, 1 min(context, cap), 2 context mod (cap + 1). */
+static inline int cap_kind(const eng_cohort *c)
+{
+    return c->cap <= 0 ? 0 : c->cap_chunked ? 2 : 1;
+}
+
+/* Do the windowed layers free blocks as a sliding window (members past it in `slide`)? */
+static inline int sliding(const eng_replica *r)
+{
+    return r->kv.lay.wm > 0 && !r->kv.lay.chunked;
+}
+
+void eng_cohort_init(eng_cohort *c, const eng_engine *e)
+{
+    const eng_config *cfg = &e->cfg;
+    memset(c, 0, sizeof *c);
+    c->bs = cfg->block_size;
+    c->cap = eng_shape_cap(&cfg->model, &c->cap_chunked);
+    int spec = cfg->spec.method != ENG_SPEC_NONE;
+    c->nclass = spec && cfg->spec.classes > 1 ? cfg->spec.classes : 1;
+    c->cls = sim_xcalloc((size_t)c->nclass, sizeof *c->cls);
+    for (int32_t i = 0; i < c->nclass; i++) {
+        eng_cclass *cl = &c->cls[i];
+        eng_heap_init(&cl->fin, offsetof(eng_request, c_fin_t), offsetof(eng_request, c_fin_idx));
+        eng_heap_init(&cl->ev, offsetof(eng_request, c_ev_t), offsetof(eng_request, c_ev_idx));
+        cl->grow = sim_xcalloc((size_t)c->bs, sizeof *cl->grow);
+        cl->slide = sim_xcalloc((size_t)c->bs, sizeof *cl->slide);
+        cl->adv = 1;
+    }
+    if (spec)
+        c->accept = sim_rng(e->ctx, SIM_STREAM_ACCEPT);
 }
 
 void eng_cohort_free(eng_cohort *c)
 {
-    eng_heap_free(&c->fin);
+    for (int32_t i = 0; c->cls && i < c->nclass; i++) {
+        eng_heap_free(&c->cls[i].fin);
+        eng_heap_free(&c->cls[i].ev);
+        free(c->cls[i].grow);
+        free(c->cls[i].slide);
+    }
+    free(c->cls);
     free(c->fresh);
-    free(c->bucket);
-    free(c->bcount);
+    c->cls = NULL;
     c->fresh = NULL;
-    c->bucket = NULL;
-    c->bcount = NULL;
 }
 
-/* Context before the next step of a member joining with g tokens generated. */
-static inline int64_t context_of(const eng_request *rq, int32_t g)
-{
-    return (int64_t)rq->prompt + g - 1;
-}
-
-/* a: the member's context is a + step. */
-static inline int64_t a_of(const eng_request *rq)
-{
-    return context_of(rq, rq->c_gen0) - rq->c_step0;
-}
-
-/* The residue of the steps at which the member needs a new block: s = 1 - a (mod bs). */
-static inline int32_t residue(const eng_cohort *c, const eng_request *rq)
-{
-    int64_t m = (1 - a_of(rq)) % c->bs;
-    return (int32_t)(m < 0 ? m + c->bs : m);
-}
-
-static void bucket_insert(eng_cohort *c, eng_request *rq)
-{
-    int32_t b = residue(c, rq);
-    rq->c_bprev = NULL;
-    rq->c_bnext = c->bucket[b];
-    if (c->bucket[b])
-        c->bucket[b]->c_bprev = rq;
-    c->bucket[b] = rq;
-    c->bcount[b]++;
-    c->paged++;
-}
-
-static void bucket_remove(eng_cohort *c, eng_request *rq)
-{
-    int32_t b = residue(c, rq);
-    if (rq->c_bprev)
-        rq->c_bprev->c_bnext = rq->c_bnext;
-    else
-        c->bucket[b] = rq->c_bnext;
-    if (rq->c_bnext)
-        rq->c_bnext->c_bprev = rq->c_bprev;
-    rq->c_bprev = rq->c_bnext = NULL;
-    c->bcount[b]--;
-    c->paged--;
-}
-
-/* Blocks a paged member holds: its context, plus the token of a decode step in flight. */
+/* Blocks a paged member holds: its context, plus the slots of a decode step in flight. */
 static int32_t member_blocks(const eng_replica *r, const eng_request *rq)
 {
-    int64_t ctx = a_of(rq) + r->co.step + (r->busy && r->batch.decode ? 1 : 0);
-    return (int32_t)((ctx + r->co.bs - 1) / r->co.bs);
+    const eng_cohort *c = &r->co;
+    int64_t ctx = a_of(rq) + cls_of(c, rq)->t;
+    int64_t ahead = r->busy && r->batch.decode ? 1 + c->step_k : 0;
+    return (int32_t)eng_lay_held(&r->kv.lay, ctx, ahead);
 }
 
 int32_t eng_cohort_blocks_of(const eng_replica *r, const eng_request *rq)
 {
-    if (rq->status == ENG_RQ_DECODE && !rq->kv_reserved)
+    if (rq->status == ENG_RQ_DECODE && paged(rq))
         return member_blocks(r, rq);
     return rq->kv_blocks;
+}
+
+int64_t eng_cohort_capped_of(const eng_cohort *c, int64_t ctx)
+{
+    switch (cap_kind(c)) {
+    case 1:
+        return ctx < c->cap ? ctx : c->cap;
+    case 2:
+        return ctx % ((int64_t)c->cap + 1);
+    default:
+        return 0;
+    }
+}
+
+/* Puts rq (context a + t) into its class's cap bookkeeping: below the cap or past it (and past
+ * its sliding window), or in its chunk; with its next event. */
+static void cap_enter(eng_replica *r, eng_cclass *cl, eng_request *rq)
+{
+    eng_cohort *c = &r->co;
+    int64_t a = a_of(rq), ctx = a + cl->t;
+    rq->c_ev_idx = -1;
+    switch (cap_kind(c)) {
+    case 1:
+        if (ctx < c->cap) {
+            cl->n_low++;
+            cl->a_low += a;
+            rq->c_ev_t = c->cap - a;
+            eng_heap_push(&cl->ev, rq);
+        } else if (sliding(r) && paged(rq)) {
+            cl->slide[res(a, c->bs)]++;
+            cl->nslide++;
+        }
+        break;
+    case 2: {
+        int64_t w = (int64_t)c->cap + 1;
+        cl->wraps += ctx / w;
+        rq->c_ev_t = (ctx / w + 1) * w - a;
+        eng_heap_push(&cl->ev, rq);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void cap_leave(eng_replica *r, eng_cclass *cl, eng_request *rq)
+{
+    eng_cohort *c = &r->co;
+    int64_t a = a_of(rq), ctx = a + cl->t;
+    if (rq->c_ev_idx >= 0)
+        eng_heap_remove(&cl->ev, rq);
+    switch (cap_kind(c)) {
+    case 1:
+        if (ctx < c->cap) {
+            cl->n_low--;
+            cl->a_low -= a;
+        } else if (sliding(r) && paged(rq)) {
+            cl->slide[res(a, c->bs)]--;
+            cl->nslide--;
+        }
+        break;
+    case 2:
+        cl->wraps -= ctx / ((int64_t)c->cap + 1);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Members of cl whose context reached the cap or a chunk boundary by its t: their sums move, and
+ * the windowed layers' blocks before the window are freed. Returns the blocks freed. */
+static int64_t cap_events(eng_replica *r, eng_cclass *cl)
+{
+    eng_cohort *c = &r->co;
+    const eng_kvlay *l = &r->kv.lay;
+    int64_t freed = 0;
+    eng_request *rq;
+    while ((rq = eng_heap_top(&cl->ev)) && rq->c_ev_t <= cl->t) {
+        int64_t a = a_of(rq);
+        if (cap_kind(c) == 2) {
+            /* MODEL: vLLM ChunkedLocalAttentionManager: at a chunk boundary every block of the
+             * chunk before is skipped and freed (get_num_skipped_tokens) */
+            int64_t w = (int64_t)c->cap + 1, edge = rq->c_ev_t + a;
+            cl->wraps++;
+            if (l->wm && paged(rq))
+                freed += l->wm * (edge / l->bs - (edge - w) / l->bs);
+            eng_heap_remove(&cl->ev, rq);
+            rq->c_ev_t += w;
+            eng_heap_push(&cl->ev, rq);
+        } else {
+            cl->n_low--;
+            cl->a_low -= a;
+            eng_heap_remove(&cl->ev, rq);
+            if (sliding(r) && paged(rq)) {
+                /* MODEL: vLLM SlidingWindowManager.remove_skipped_blocks: blocks wholly before
+                 * the window of the next token (c - W + 1 tokens skipped) are freed */
+                freed += l->wm * ((a + cl->t - l->window + 1) / l->bs);
+                cl->slide[res(a, c->bs)]++;
+                cl->nslide++;
+            }
+        }
+    }
+    return freed;
 }
 
 void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
 {
     eng_cohort *c = &r->co;
     SIM_ASSERT(r->e->ctx, rq->generated < rq->output);
+    eng_cclass *cl = cls_of(c, rq);
     rq->status = ENG_RQ_DECODE;
-    rq->c_step0 = c->step;
+    rq->c_t0 = cl->t;
     rq->c_gen0 = rq->generated;
-    rq->c_fin_step = c->step + (rq->output - rq->generated);
-    c->a_sum += a_of(rq);
+    rq->c_fin_t = cl->t + (rq->output - rq->generated);
+    cl->a_sum += a_of(rq);
+    cl->n++;
     c->n++;
-    eng_heap_push(&c->fin, rq);
-    if (!rq->kv_reserved) {
+    eng_heap_push(&cl->fin, rq);
+    if (paged(rq)) {
         SIM_ASSERT(r->e->ctx, rq->kv_blocks == member_blocks(r, rq));
-        bucket_insert(c, rq);
+        cl->grow[res(a_of(rq), c->bs)]++;
+        cl->paged++;
+        c->paged++;
     }
+    cap_enter(r, cl, rq);
     if (c->nfresh == c->capfresh) {
         c->capfresh = c->capfresh ? 2 * c->capfresh : 64;
         c->fresh = sim_xrealloc(c->fresh, (size_t)c->capfresh * sizeof *c->fresh);
@@ -238,31 +372,96 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
 {
     eng_cohort *c = &r->co;
     SIM_ASSERT(r->e->ctx, rq->status == ENG_RQ_DECODE);
-    rq->generated = rq->c_gen0 + (int32_t)(c->step - rq->c_step0);
+    eng_cclass *cl = cls_of(c, rq);
+    int64_t gen = rq->c_gen0 + (cl->t - rq->c_t0);
+    rq->generated = (int32_t)(gen < rq->output ? gen : rq->output);
     if (!rq->c_new)
         rq->t_last_token = c->last_step_end;
     drop_fresh(c, rq);
-    if (!rq->kv_reserved) {
+    cap_leave(r, cl, rq);
+    if (paged(rq)) {
         rq->kv_blocks = member_blocks(r, rq);
-        bucket_remove(c, rq);
+        cl->grow[res(a_of(rq), c->bs)]--;
+        cl->paged--;
+        c->paged--;
     }
-    c->a_sum -= a_of(rq);
+    cl->a_sum -= a_of(rq);
+    cl->n--;
     c->n--;
-    eng_heap_remove(&c->fin, rq);
+    eng_heap_remove(&cl->fin, rq);
 }
 
-void eng_cohort_alloc_step(eng_replica *r)
+/* Tokens a step emits per member: the drafts it accepts, plus one. */
+static int32_t draw_accepted(const eng_spec *sp, gsl_rng *g, int32_t k)
 {
-    int32_t need = r->co.bcount[(r->co.step + 1) % r->co.bs];
+    int32_t n = 1;
+    if (sp->dist == ENG_SPEC_IID) {
+        while (n <= k && gsl_rng_uniform(g) < sp->rate)
+            n++;
+        return n;
+    }
+    double al = sp->al < 1 ? 1 : sp->al > k + 1 ? k + 1 : sp->al;
+    int32_t base = (int32_t)al;
+    double frac = al - base;
+    n = base;
+    if (frac > 0 && gsl_rng_uniform(g) < frac)
+        n++;
+    return n;
+}
+
+/* Members of the heap h whose key is below thr: the sum of thr - key over them (O(those)). */
+static int64_t heap_short(const eng_rq_heap *h, int32_t i, int64_t thr)
+{
+    if (i >= h->n)
+        return 0;
+    int64_t key = h->a[i]->c_fin_t;
+    if (key >= thr)
+        return 0;
+    return thr - key + heap_short(h, 2 * i + 1, thr) + heap_short(h, 2 * i + 2, thr);
+}
+
+int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
+{
+    eng_cohort *c = &r->co;
+    const eng_spec *sp = &r->e->cfg.spec;
+    int64_t need = 0, out = 0;
+    c->step_k = k;
+    for (int32_t i = 0; i < c->nclass; i++) {
+        eng_cclass *cl = &c->cls[i];
+        /* MODEL: vLLM's synthetic rejection sampler draws per request and step; SGLang's
+         * SGLANG_SIMULATE_ACC_LEN one length per step for the whole batch: members of a class
+         * share a draw (one class is SGLang's rule) */
+        cl->adv = k > 0 ? draw_accepted(sp, c->accept, k) : 1;
+        need += grow_blocks(r, cl, 1 + k);
+        out += (int64_t)cl->n * cl->adv - heap_short(&cl->fin, 0, cl->t + cl->adv);
+        if (k > 0) {
+            c->spec_steps += cl->n;
+            c->spec_drafts += (int64_t)cl->n * k;
+            c->spec_accepted += (int64_t)cl->n * (cl->adv - 1);
+        }
+    }
+    /* MODEL: vLLM KVCacheManager.allocate_slots reserves the step's token and its
+     * num_lookahead_tokens (the draft tokens) before the step */
     SIM_CHECK(r->e->ctx, need <= eng_kv_nfree(&r->kv));
     eng_kv_alloc_derived(&r->kv, need);
+    return out;
+}
+
+int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps)
+{
+    const eng_cohort *c = &r->co;
+    int64_t need = 0;
+    for (int32_t i = 0; i < c->nclass; i++)
+        need += grow_blocks(r, &c->cls[i], (int64_t)steps * (1 + k));
+    return need;
 }
 
 void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *))
 {
     eng_cohort *c = &r->co;
     eng_engine *e = r->e;
-    int64_t old = c->n - c->nfresh;
+    const eng_kvlay *l = &r->kv.lay;
+    int64_t old = c->n - c->nfresh, zeros = 0, freed = 0, ahead = 1 + c->step_k;
     if (old > 0)
         eng_emit_itl(e, now - c->last_step_end, old);
     for (int32_t i = 0; i < c->nfresh; i++) {
@@ -273,53 +472,160 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     c->nfresh = 0;
     c->step++;
     c->last_step_end = now;
-    eng_request *rq;
-    while ((rq = eng_heap_top(&c->fin)) && rq->c_fin_step == c->step) {
-        eng_cohort_leave(r, rq);
-        fin(r, rq);
+    for (int32_t i = 0; i < c->nclass; i++) {
+        eng_cclass *cl = &c->cls[i];
+        int64_t n = cl->adv;
+        /* MODEL: rejected draft tokens free their slots: the blocks beyond the accepted tokens
+         * go back (vLLM reuses them in the next step's allocate_slots; freeing them here and
+         * allocating again then leaves the same blocks free when the next step is formed) */
+        freed += grow_blocks(r, cl, ahead) - grow_blocks(r, cl, n);
+        if (sliding(r))
+            freed += l->wm * cross(cl->slide, cl->nslide, l->bs, cl->t - l->window + 1, n);
+        zeros += (int64_t)cl->n * (n - 1);
+        cl->t += n;
+        freed += cap_events(r, cl);
     }
+    eng_kv_give(&r->kv, freed);
+    /* a multi-token step is one gap followed by zero gaps, as a client sees it */
+    for (int32_t i = 0; i < c->nclass; i++) {
+        eng_cclass *cl = &c->cls[i];
+        eng_request *rq;
+        while ((rq = eng_heap_top(&cl->fin)) && rq->c_fin_t <= cl->t) {
+            zeros -= cl->t - rq->c_fin_t; /* it stopped at its output */
+            eng_cohort_leave(r, rq);
+            fin(r, rq);
+        }
+        cl->adv = 1;
+    }
+    if (zeros > 0)
+        eng_emit_itl(e, 0, zeros);
+    c->step_k = 0;
+}
+
+int64_t eng_cohort_ctx_sum(const eng_cohort *c)
+{
+    int64_t s = 0;
+    for (int32_t i = 0; i < c->nclass; i++)
+        s += c->cls[i].a_sum + (int64_t)c->cls[i].n * c->cls[i].t;
+    return s;
+}
+
+int64_t eng_cohort_capped_sum(const eng_cohort *c)
+{
+    int64_t s = 0;
+    for (int32_t i = 0; i < c->nclass; i++) {
+        const eng_cclass *cl = &c->cls[i];
+        if (cap_kind(c) == 1)
+            s += cl->a_low + (int64_t)cl->n_low * cl->t + (int64_t)(cl->n - cl->n_low) * c->cap;
+        else if (cap_kind(c) == 2)
+            s += cl->a_sum + (int64_t)cl->n * cl->t - ((int64_t)c->cap + 1) * cl->wraps;
+    }
+    return s;
+}
+
+int64_t eng_cohort_capped_growth(const eng_cohort *c)
+{
+    int64_t g = 0;
+    for (int32_t i = 0; i < c->nclass; i++)
+        g += cap_kind(c) == 1 ? c->cls[i].n_low : cap_kind(c) == 2 ? c->cls[i].n : 0;
+    return g;
+}
+
+int64_t eng_cohort_next_event(const eng_cohort *c)
+{
+    int64_t k = INT64_MAX;
+    for (int32_t i = 0; i < c->nclass; i++) {
+        const eng_request *rq = eng_heap_top(&c->cls[i].ev);
+        if (rq && rq->c_ev_t - c->cls[i].t < k)
+            k = rq->c_ev_t - c->cls[i].t;
+    }
+    return k;
+}
+
+/* One class against its members, recomputed from scratch. 0, or -1 with a message. */
+static int class_check(const eng_replica *r, int32_t ci, char *buf, size_t len)
+{
+    const eng_cohort *c = &r->co;
+    const eng_cclass *cl = &c->cls[ci];
+    const eng_kvlay *l = &r->kv.lay;
+    int64_t a = 0, pg = 0, low = 0, alow = 0, wraps = 0, capped = 0, evs = 0, ns = 0;
+    int32_t *grow = sim_xcalloc((size_t)c->bs * 2, sizeof *grow), *slide = grow + c->bs;
+    int rc = 0;
+    if (eng_heap_check(&cl->fin) || eng_heap_check(&cl->ev)) {
+        snprintf(buf, len, "replica %d: cohort class %d heap out of order", r->id, ci);
+        rc = -1;
+    }
+    for (int32_t i = 0; rc == 0 && i < cl->fin.n; i++) {
+        const eng_request *rq = cl->fin.a[i];
+        int64_t ra = a_of(rq), ctx = ra + cl->t, want_ev = -1;
+        a += ra;
+        capped += eng_cohort_capped_of(c, ctx);
+        if (paged(rq)) {
+            pg++;
+            grow[res(ra, c->bs)]++;
+        }
+        if (cap_kind(c) == 1 && ctx < c->cap) {
+            low++;
+            alow += ra;
+            want_ev = c->cap - ra;
+        } else if (cap_kind(c) == 1 && sliding(r) && paged(rq)) {
+            slide[res(ra, c->bs)]++;
+            ns++;
+        }
+        if (cap_kind(c) == 2) {
+            int64_t w = (int64_t)c->cap + 1;
+            wraps += ctx / w;
+            want_ev = (ctx / w + 1) * w - ra;
+        }
+        evs += want_ev >= 0;
+        if (rq->status != ENG_RQ_DECODE || rq->c_fin_t <= cl->t || cls_of(c, rq) != cl ||
+            (want_ev >= 0) != (rq->c_ev_idx >= 0) || (want_ev >= 0 && rq->c_ev_t != want_ev)) {
+            snprintf(buf, len, "replica %d: request %lld in cohort in a bad state", r->id,
+                     (long long)rq->id);
+            rc = -1;
+        }
+    }
+    for (int32_t b = 0; rc == 0 && b < c->bs; b++)
+        if (grow[b] != cl->grow[b] || slide[b] != cl->slide[b]) {
+            snprintf(buf, len, "replica %d: cohort class %d block residue %d miscounted", r->id, ci,
+                     b);
+            rc = -1;
+        }
+    if (rc == 0 &&
+        (a != cl->a_sum || pg != cl->paged || low != cl->n_low || alow != cl->a_low ||
+         wraps != cl->wraps || evs != cl->ev.n || cl->fin.n != cl->n || ns != cl->nslide)) {
+        snprintf(buf, len, "replica %d: cohort class %d sums drifted", r->id, ci);
+        rc = -1;
+    }
+    (void)l;
+    (void)capped;
+    free(grow);
+    return rc;
 }
 
 int eng_cohort_check(const eng_replica *r, char *buf, size_t len)
 {
     const eng_cohort *c = &r->co;
-    if (eng_heap_check(&c->fin)) {
-        snprintf(buf, len, "replica %d: cohort heap out of order", r->id);
-        return -1;
-    }
-    if (c->fin.n != c->n) {
-        snprintf(buf, len, "replica %d: cohort has %d members but %d in the finish heap", r->id,
-                 c->n, c->fin.n);
-        return -1;
-    }
-    int64_t a = 0, paged = 0;
-    for (int32_t i = 0; i < c->fin.n; i++) {
-        const eng_request *rq = c->fin.a[i];
-        a += a_of(rq);
-        paged += !rq->kv_reserved;
-        if (rq->status != ENG_RQ_DECODE || rq->c_fin_step <= c->step) {
-            snprintf(buf, len, "replica %d: request %lld in cohort in a bad state", r->id,
-                     (long long)rq->id);
+    int64_t n = 0, pg = 0, capped = 0;
+    for (int32_t i = 0; i < c->nclass; i++) {
+        if (class_check(r, i, buf, len) != 0)
             return -1;
+        n += c->cls[i].n;
+        pg += c->cls[i].paged;
+        for (int32_t j = 0; j < c->cls[i].fin.n; j++) {
+            const eng_request *rq = c->cls[i].fin.a[j];
+            capped += eng_cohort_capped_of(c, a_of(rq) + c->cls[i].t);
         }
     }
-    int64_t counted = 0;
-    for (int32_t b = 0; b < c->bs; b++) {
-        int32_t k = 0;
-        for (const eng_request *rq = c->bucket[b]; rq; rq = rq->c_bnext, k++)
-            if (residue(c, rq) != b) {
-                snprintf(buf, len, "replica %d: request %lld in the wrong block bucket", r->id,
-                         (long long)rq->id);
-                return -1;
-            }
-        if (k != c->bcount[b]) {
-            snprintf(buf, len, "replica %d: block bucket %d miscounted", r->id, b);
-            return -1;
-        }
-        counted += k;
+    if (n != c->n || pg != c->paged) {
+        snprintf(buf, len, "replica %d: cohort has %d members, its classes %lld", r->id, c->n,
+                 (long long)n);
+        return -1;
     }
-    if (a != c->a_sum || paged != c->paged || counted != paged) {
-        snprintf(buf, len, "replica %d: cohort sums drifted", r->id);
+    /* the capped decode sum the cost model reads, against a brute-force sum over members */
+    if (capped != eng_cohort_capped_sum(c)) {
+        snprintf(buf, len, "replica %d: capped decode sum %lld, members say %lld", r->id,
+                 (long long)eng_cohort_capped_sum(c), (long long)capped);
         return -1;
     }
     return 0;

@@ -31,6 +31,13 @@ const char *eng_reject_reason_name(eng_reject_reason r)
     return (unsigned)r < ENG_REJECT_REASON_COUNT ? reject_names[r] : "?";
 }
 
+const char *eng_spec_method_name(eng_spec_method m)
+{
+    static const char *const names[ENG_SPEC_METHOD_COUNT] = {"none",   "draft", "eagle",
+                                                             "eagle3", "mtp",   "ngram"};
+    return (unsigned)m < ENG_SPEC_METHOD_COUNT ? names[m] : "?";
+}
+
 const char *eng_span_end_name(eng_span_end e)
 {
     static const char *const names[ENG_SPAN_END_COUNT] = {"finished", "preempted", "swapped"};
@@ -182,11 +189,20 @@ static void finish(eng_replica *r, eng_request *rq)
      * tokens into its radix tree */
     eng_kv_free_rq(&r->kv, rq, (int64_t)rq->prompt + rq->output - 1);
     r->ops->on_finish(r->st, r, rq, now);
+    int64_t last_ctx = (int64_t)rq->prompt + rq->output - 1;
     if (r->run_left > 0) {
         /* MODEL: vLLM 0.6 multi-step: the batch is fixed for num_scheduler_steps forward passes,
          * so a sequence that finished is computed until the last one */
+        if (r->co.cap > 0) { /* each one's context, for the capped sum */
+            if (r->run_pad_seqs == r->caprunpad) {
+                r->caprunpad = r->caprunpad ? 2 * r->caprunpad : 64;
+                r->run_pad_c =
+                    sim_xrealloc(r->run_pad_c, (size_t)r->caprunpad * sizeof *r->run_pad_c);
+            }
+            r->run_pad_c[r->run_pad_seqs] = last_ctx;
+        }
         r->run_pad_seqs++;
-        r->run_pad_ctx += (int64_t)rq->prompt + rq->output - 1;
+        r->run_pad_ctx += last_ctx;
     }
     if (e->cfg.cpu.async) {
         /* MODEL: vLLM async output processing (v0.6): the outputs of step n are processed
@@ -195,7 +211,8 @@ static void finish(eng_replica *r, eng_request *rq)
          * n+1 ends */
         if (r->run_left == 0) {
             r->async_pad_seqs++;
-            r->async_pad_ctx += (int64_t)rq->prompt + rq->output - 1;
+            r->async_pad_ctx += last_ctx;
+            r->async_pad_capped += eng_cohort_capped_of(&r->co, last_ctx);
         }
         defer(r, rq);
         return;
@@ -287,7 +304,7 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     int64_t total = (int64_t)rq->prompt + rq->output;
     if (total > e->max_len)
         eng_reject(r, rq, ENG_REJECT_CONTEXT);
-    else if (eng_kv_nblocks(&r->kv, total) > r->kv.total)
+    else if (eng_kv_blocks_for(r, total) > r->kv.total)
         eng_reject(r, rq, ENG_REJECT_KV);
     else {
         eng_metrics_concurrency(&e->m, e->in_system);
@@ -356,6 +373,9 @@ static void pull_arrival(eng_engine *e)
     }
     rq->prefill_target = a.prompt;
     rq->padded_prompt = a.prompt;
+    if (e->class_rng) /* the workload's arrival order: the same classes whatever the policy */
+        rq->c_class =
+            (int32_t)gsl_rng_uniform_int(e->class_rng, (unsigned long)e->cfg.spec.classes);
     rq->t_arrival = a.t;
     if (e->tot.arrived++ == 0)
         e->tot.first_arrival_ns = a.t;
@@ -374,10 +394,11 @@ static void batch_reset(eng_batch *b)
     b->pad_seqs = 0;
     b->pad_ctx = 0;
     b->fixed_steps = 0;
+    b->speculate = -1;
 }
 
 static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_t cpu, int64_t gpu,
-                             int64_t end, const eng_shape *s)
+                             int64_t end, const eng_shape *s, int64_t tokens, int64_t draft)
 {
     eng_engine *e = r->e;
     eng_iter_rec it = {.replica = r->id,
@@ -391,10 +412,12 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
                        .decode_tokens = s->decode_seqs,
                        .kv_blocks_used = r->kv.used,
                        .preempted = iter == r->iter ? r->preempted_now : 0,
-                       .shape = *s};
+                       .shape = *s,
+                       .output_tokens = tokens,
+                       .draft_ns = draft};
     e->tot.iterations++;
     eng_metrics_tokens(&e->m, sim_now(e->ctx) - e->tot.first_arrival_ns,
-                       end - e->tot.first_arrival_ns, s->emit_seqs);
+                       end - e->tot.first_arrival_ns, tokens);
     if (e->rec && e->rec->on_iteration)
         e->rec->on_iteration(e->rec_st, &it);
 }
@@ -406,14 +429,79 @@ static int64_t run_length(const eng_replica *r)
 {
     const eng_batch *b = &r->batch;
     if (b->steps <= 1 || !b->decode || b->nchunks > 0 || r->co.paged > 0 || r->e->cfg.cpu.async ||
-        b->fixed_steps > 1)
+        b->fixed_steps > 1 || r->e->cfg.spec.method != ENG_SPEC_NONE)
         return 1;
-    const eng_request *top = eng_heap_top(&r->co.fin);
-    int64_t k = top ? top->c_fin_step - r->co.step : 1;
+    /* one class: every member advances a token per step */
+    const eng_request *top = eng_heap_top(&r->co.cls[0].fin);
+    int64_t k = top ? top->c_fin_t - r->co.cls[0].t : 1;
+    int64_t ev = eng_cohort_next_event(&r->co); /* the capped sum grows linearly until then */
     int64_t most = r->e->cfg.max_run_steps > 0 ? r->e->cfg.max_run_steps : b->steps;
     if (most > b->steps)
         most = b->steps;
+    if (ev < most)
+        most = ev;
     return k < most ? k : most;
+}
+
+/* The draft tokens each sequence verifies in the batch being formed or run (0: none). */
+static int32_t spec_k(const eng_replica *r, const eng_batch *b)
+{
+    const eng_spec *sp = &r->e->cfg.spec;
+    if (sp->method == ENG_SPEC_NONE)
+        return 0;
+    if (b && b->speculate >= 0)
+        return b->speculate < sp->k ? b->speculate : sp->k;
+    /* MODEL: vLLM V0's spec_decode_worker._should_disable_all_speculation: with
+     * speculative_disable_by_batch_size set, a step whose running queue holds at least that
+     * many sequences runs without speculation, "to stop trading off throughput for latency" */
+    if (sp->disable_batch > 0 && r->co.n >= sp->disable_batch)
+        return 0;
+    return sp->k;
+}
+
+/* The drafter's forward passes for a step of shape s in which decodes verify k drafts.
+ * MODEL: vLLM's EagleProposer.propose (EAGLE, EAGLE-3, MTP; draft models the same way): one
+ * pass over every token the target computed in the step, then k - 1 passes of one token per
+ * sequence, each drafting the next token */
+static int64_t draft_time(eng_replica *r, const eng_shape *s, int32_t k)
+{
+    eng_engine *e = r->e;
+    if (!e->draft || k <= 0 || s->num_seqs <= 0)
+        return 0;
+    int32_t cap, chunked;
+    cap = eng_shape_cap(&e->cfg.spec.draft, &chunked);
+    eng_shape d = *s;
+    if (cap != s->cap) { /* a drafter without the target's cap reads the plain sums */
+        d.cap = d.cap_chunked = 0;
+        d.prefill_pairs_capped = d.prefill_kv_capped = 0;
+        d.decode_ctx_capped = 0;
+    }
+    d.emit_seqs = s->num_seqs;
+    int64_t ns = e->draft->ops->iteration_ns(e->draft->st, &d);
+    int64_t n = s->num_seqs, ctx = s->decode_ctx + (int64_t)s->prefill_kv;
+    int64_t capped = d.cap ? s->decode_ctx_capped : 0;
+    for (int32_t j = 1; j < k; j++) {
+        eng_shape p = {0};
+        eng_shape_set_cap(&p, d.cap, d.cap_chunked);
+        eng_shape_add_decodes_capped(&p, n, ctx + j * n,
+                                     d.cap ? capped + j * eng_cohort_capped_growth(&r->co) : 0);
+        p.emit_seqs = (int32_t)n;
+        ns += e->draft->ops->iteration_ns(e->draft->st, &p);
+    }
+    return ns;
+}
+
+/* The capped contexts of the padded sequences (eng_shape.decode_ctx_capped): O(1) for a model
+ * without a cap; the batch's own pads (static batching) are refused when the cap can bind
+ * (check_modelled), so theirs equal their contexts. */
+static int64_t pads_capped(const eng_replica *r, const eng_batch *b)
+{
+    if (r->co.cap <= 0)
+        return 0;
+    int64_t c = r->async_pad_capped + b->pad_ctx;
+    for (int32_t i = 0; i < r->run_pad_seqs; i++)
+        c += eng_cohort_capped_of(&r->co, r->run_pad_c[i]);
+    return c;
 }
 
 /* cont: a continuation step of a fixed multi-step run (no scheduler call, no CPU charged) */
@@ -422,23 +510,34 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
     eng_engine *e = r->e;
     eng_batch *b = &r->batch;
     eng_shape s = {0};
+    int64_t tokens = 0;
+    eng_shape_set_cap(&s, r->co.cap, r->co.cap_chunked);
     for (int32_t i = 0; i < b->nchunks; i++) {
         const struct eng_chunk *ch = &b->chunks[i];
-        eng_shape_add_prefill(&s, ch->charged, ch->rq->prefilled);
-        if (ch->rq->prefilled + ch->tokens == ch->rq->prefill_target)
+        eng_shape_add_prefill_capped(&s, ch->charged, ch->rq->prefilled);
+        if (ch->rq->prefilled + ch->tokens == ch->rq->prefill_target) {
             s.emit_seqs++;
+            tokens++;
+        }
     }
+    int32_t k = spec_k(r, b);
+    int32_t vk = b->decode ? k : 0;
     if (b->decode) {
-        eng_cohort_alloc_step(r);
-        eng_shape_add_decodes(&s, r->co.n, r->co.a_sum + (int64_t)r->co.n * r->co.step);
-        s.emit_seqs += r->co.n;
+        tokens += eng_cohort_begin_step(r, vk);
+        eng_shape_add_verify(&s, r->co.n, eng_cohort_ctx_sum(&r->co), eng_cohort_capped_sum(&r->co),
+                             vk);
+        /* MODEL: each decode sequence samples its token; verifying k drafts, vLLM computes the
+         * logits of all k + 1 positions (RejectionSampler over target_logits) */
+        s.emit_seqs += r->co.n * (vk + 1);
     }
-    eng_shape_add_decodes(&s, b->pad_seqs + r->async_pad_seqs + r->run_pad_seqs,
-                          b->pad_ctx + r->async_pad_ctx + r->run_pad_ctx);
+    eng_shape_add_verify(&s, b->pad_seqs + r->async_pad_seqs + r->run_pad_seqs,
+                         b->pad_ctx + r->async_pad_ctx + r->run_pad_ctx, pads_capped(r, b), vk);
     r->async_pad_seqs = 0;
     r->async_pad_ctx = 0;
+    r->async_pad_capped = 0;
 
-    int64_t gpu = e->pred->ops->iteration_ns(e->pred->st, &s);
+    int64_t draft = draft_time(r, &s, k);
+    int64_t gpu = e->pred->ops->iteration_ns(e->pred->st, &s) + draft;
     if (r->pending_xfer_bytes && e->pred->ops->transfer_ns)
         gpu += e->pred->ops->transfer_ns(e->pred->st, r->pending_xfer_bytes);
     r->pending_xfer_bytes = 0;
@@ -463,28 +562,30 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
     r->gpu_free_at = end;
     r->busy = 1;
 
-    record_iteration(r, r->iter, now, cpu, gpu, end, &s);
+    record_iteration(r, r->iter, now, cpu, gpu, end, &s, tokens, draft);
     r->preempted_now = 0;
     r->nsteps = 1;
-    int64_t k = run_length(r);
-    eng_metrics_iteration_cpu(&e->m, cpu, k); /* the same CPU work for every step of a run */
-    if (k > 1) {
+    int64_t run = run_length(r);
+    eng_metrics_iteration_cpu(&e->m, cpu, run); /* the same CPU work for every step of a run */
+    if (run > 1) {
         /* MODEL: the same decode batch for k steps: each step's cost from its own shape (every
          * context one token longer), no event in between */
-        if (k > r->capsteps) {
-            r->capsteps = (int32_t)k;
-            r->step_end = sim_xrealloc(r->step_end, (size_t)k * sizeof *r->step_end);
+        if (run > r->capsteps) {
+            r->capsteps = (int32_t)run;
+            r->step_end = sim_xrealloc(r->step_end, (size_t)run * sizeof *r->step_end);
         }
         r->step_end[0] = end;
-        for (int64_t j = 1; j < k; j++) {
+        int64_t growth = eng_cohort_capped_growth(&r->co);
+        for (int64_t j = 1; j < run; j++) {
             s.decode_ctx += s.decode_seqs;
+            s.decode_ctx_capped += growth;
             int64_t start = end;
             gpu = e->pred->ops->iteration_ns(e->pred->st, &s);
             end = start + cpu + gpu;
             r->step_end[j] = end;
-            record_iteration(r, r->iter + j, start, cpu, gpu, end, &s);
+            record_iteration(r, r->iter + j, start, cpu, gpu, end, &s, s.emit_seqs, 0);
         }
-        r->nsteps = (int32_t)k;
+        r->nsteps = (int32_t)run;
         r->gpu_start = end - gpu;
         r->gpu_free_at = end;
     }
@@ -543,6 +644,14 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
     eng_request *rq = ch->rq;
     rq->prefilled += ch->tokens;
     SIM_ASSERT(e->ctx, rq->prefilled <= rq->prefill_target);
+    if (!rq->kv_reserved) {
+        /* MODEL: vLLM allocate_slots gives a chunk slots in every KV cache group, then
+         * remove_skipped_blocks frees the windowed layers' blocks wholly before the window */
+        int64_t keep = eng_lay_held(&r->kv.lay, rq->prefilled, 0);
+        SIM_ASSERT(e->ctx, keep <= rq->kv_blocks);
+        eng_kv_give(&r->kv, rq->kv_blocks - keep);
+        rq->kv_blocks = (int32_t)keep;
+    }
     /* MODEL: SGLang inserts a prefill's tokens into the radix tree once computed
      * (cache_unfinished_req); TensorRT-LLM stores context blocks for reuse after the context */
     if (r->kv.ps && r->kv.ps->mode == ENG_PC_AT_COMPLETION)
@@ -576,6 +685,8 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg)
     eng_batch *b = &r->batch;
     r->busy = 0; /* first: derived block counts stop counting a step in flight */
     r->run_pad_ctx += r->run_pad_seqs; /* padded slots grew one token this step */
+    for (int32_t i = 0; r->co.cap > 0 && i < r->run_pad_seqs; i++)
+        r->run_pad_c[i]++;
     deliver_deferred(r, now);
     if (b->decode) {
         for (int32_t j = 0; j + 1 < r->nsteps; j++)
@@ -662,8 +773,25 @@ int64_t eng_prefill_blocks_needed(const eng_replica *r, const eng_request *rq, i
 {
     if (rq->kv_reserved)
         return 0;
-    int64_t need = eng_kv_nblocks(&r->kv, (int64_t)rq->prefilled + tokens) - rq->kv_blocks;
+    int64_t need = eng_lay_held(&r->kv.lay, rq->prefilled, tokens) - rq->kv_blocks;
     return need > 0 ? need : 0;
+}
+
+int32_t eng_prefill_tokens_fitting(const eng_replica *r, const eng_request *rq, int32_t most,
+                                   int64_t blocks)
+{
+    if (most <= 0 || eng_prefill_blocks_needed(r, rq, most) <= blocks)
+        return most > 0 ? most : 0;
+    /* the blocks a chunk needs grow with its length: bisect (O(log most)) */
+    int32_t lo = 0, hi = most; /* lo fits, hi does not */
+    while (hi - lo > 1) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (eng_prefill_blocks_needed(r, rq, mid) <= blocks)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 int eng_batch_add_prefill(eng_replica *r, eng_batch *b, eng_request *rq, int32_t tokens,
@@ -709,17 +837,12 @@ int eng_batch_add_prefill_hit(eng_replica *r, eng_batch *b, eng_request *rq, int
 
 int64_t eng_decode_blocks_needed(const eng_replica *r)
 {
-    const eng_cohort *c = &r->co;
-    return c->bcount[(c->step + 1) % c->bs];
+    return eng_cohort_need(r, spec_k(r, NULL), 1);
 }
 
 int64_t eng_decode_blocks_needed_steps(const eng_replica *r, int32_t k)
 {
-    const eng_cohort *c = &r->co;
-    int64_t need = 0;
-    for (int32_t j = 1; j <= k; j++)
-        need += c->bcount[(c->step + j) % c->bs];
-    return need;
+    return eng_cohort_need(r, spec_k(r, NULL), k);
 }
 
 void eng_batch_decode_all(eng_replica *r, eng_batch *b)
@@ -735,7 +858,7 @@ int32_t eng_cohort_size(const eng_replica *r)
 
 int64_t eng_cohort_ctx(const eng_replica *r)
 {
-    return r->co.a_sum + (int64_t)r->co.n * r->co.step;
+    return eng_cohort_ctx_sum(&r->co);
 }
 
 int64_t eng_replica_steps(const eng_replica *r)
@@ -745,8 +868,11 @@ int64_t eng_replica_steps(const eng_replica *r)
 
 int32_t eng_rq_generated(const eng_replica *r, const eng_request *rq)
 {
-    if (rq->status == ENG_RQ_DECODE)
-        return rq->c_gen0 + (int32_t)(r->co.step - rq->c_step0);
+    if (rq->status == ENG_RQ_DECODE) {
+        const eng_cohort *c = &r->co;
+        int64_t t = c->cls[rq->c_class < c->nclass ? rq->c_class : 0].t;
+        return rq->c_gen0 + (int32_t)(t - rq->c_t0);
+    }
     return rq->generated;
 }
 
@@ -770,7 +896,7 @@ void eng_preempt(eng_replica *r, eng_request *rq, int swap)
     r->preempted_now++;
     if (swapping) {
         /* MODEL: vLLM swap preemption copies the sequence's blocks to host memory */
-        rq->xfer_bytes = (int64_t)rq->kv_blocks * e->cfg.block_size * e->plan.model_bytes_per_token;
+        rq->xfer_bytes = (int64_t)rq->kv_blocks * e->plan.model_block_bytes;
         r->pending_xfer_bytes += rq->xfer_bytes;
         eng_kv_swap_out(&r->kv, rq);
         rq->status = ENG_RQ_SWAPPED;
@@ -864,12 +990,55 @@ static int replica_init(eng_engine *e, int32_t i, const eng_sched_ops *ops, sim_
     r->e = e;
     r->id = i;
     r->ops = ops;
-    eng_kv_init(&r->kv, e->plan.blocks, e->cfg.block_size);
+    int32_t ahead = 1 + (e->cfg.spec.method != ENG_SPEC_NONE ? e->cfg.spec.k : 0);
+    eng_kv_init(&r->kv, &e->plan, e->cfg.block_size, ahead);
     r->wake_at = -1;
-    eng_cohort_init(&r->co, e->cfg.block_size);
+    eng_cohort_init(&r->co, e);
     r->st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
     if (ops->init(r->st, &e->cfg.sched, r) != 0)
         return sim_errf(err, "scheduler %s: bad settings", ops->name);
+    return 0;
+}
+
+/* What the engine does not model is refused, naming what is missing. 0, or -1 with err. */
+static int check_modelled(const eng_engine *e, sim_err *err)
+{
+    const eng_config *c = &e->cfg;
+    const eng_spec *sp = &c->spec;
+    int32_t chunked, cap = eng_shape_cap(&c->model, &chunked);
+    if (c->model.index_topk > 0 && c->model.window_layers > 0)
+        return sim_errf(err,
+                        "model %s: DeepSeek sparse attention together with windowed layers is "
+                        "not modelled",
+                        c->model.name);
+    if (cap > 0 && e->max_len > cap + 1 && strcmp(c->sched.name, "static") == 0)
+        return sim_errf(err,
+                        "scheduler static: its padded slots' attention past the %s of %d "
+                        "tokens is not kept; llmsim refuses model %s with it (set "
+                        "memory.max_model_len to at most %d, or use another scheduler)",
+                        c->model.index_topk ? "top-k" : "window", cap + 1, c->model.name, cap + 1);
+    if (sp->method == ENG_SPEC_NONE)
+        return 0;
+    if (sp->k < 1 || sp->k > ENG_SPEC_MAX_K || !(sp->al >= 1 && sp->al <= sp->k + 1) ||
+        sp->classes < 1 || sp->classes > ENG_SPEC_MAX_CLASSES ||
+        (sp->dist == ENG_SPEC_IID && !(sp->rate >= 0 && sp->rate <= 1)))
+        return sim_errf(err,
+                        "speculative decoding: num_speculative_tokens %d (1..%d), acceptance "
+                        "length %g (1..%d), classes %d (1..%d), rate %g (0..1)",
+                        sp->k, ENG_SPEC_MAX_K, sp->al, sp->k + 1, sp->classes, ENG_SPEC_MAX_CLASSES,
+                        sp->rate);
+    if (sp->has_draft) {
+        int32_t dchunked, dcap = eng_shape_cap(&sp->draft, &dchunked);
+        if (dcap > 0 && (dcap != cap || dchunked != chunked))
+            return sim_errf(err,
+                            "speculative decoding: drafter %s attends to %d earlier keys, the "
+                            "target %d: a drafter with a cap of its own is not modelled",
+                            sp->draft.name, dcap, cap);
+    }
+    if (eng_cfg_get(&c->sched, "num_scheduler_steps") &&
+        atoi(eng_cfg_get(&c->sched, "num_scheduler_steps")) > 1)
+        return sim_errf(err, "speculative decoding with num_scheduler_steps > 1: vLLM's "
+                             "multi-step scheduling does not support it");
     return 0;
 }
 
@@ -885,6 +1054,7 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
     e->ctx = ctx;
     e->cfg = *cfg;
     e->pred = costs->target;
+    e->draft = cfg->spec.method != ENG_SPEC_NONE && cfg->spec.has_draft ? costs->draft : NULL;
     e->src = src;
     e->src_st = src_st;
     e->rec = rec;
@@ -892,8 +1062,10 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
     e->src_state = ENG_SRC_OK;
     e->max_len = cfg->max_model_len > 0 ? cfg->max_model_len : cfg->model.max_context;
     eng_metrics_init(&e->m);
-    if (eng_kv_plan_compute(cfg, &e->plan, err) != 0)
+    if (eng_kv_plan_compute(cfg, &e->plan, err) != 0 || check_modelled(e, err) != 0)
         goto fail;
+    if (cfg->spec.method != ENG_SPEC_NONE && cfg->spec.classes > 1)
+        e->class_rng = sim_rng(ctx, SIM_STREAM_SPEC_CLASS);
     e->nrep = cfg->replicas;
     e->reps = sim_xcalloc((size_t)e->nrep, sizeof *e->reps);
     for (int32_t i = 0; i < e->nrep; i++)
@@ -934,6 +1106,7 @@ void eng_free(eng_engine *e)
         free(r->batch.chunks);
         free(r->unseen);
         free(r->step_end);
+        free(r->run_pad_c);
         eng_cohort_free(&r->co);
         eng_kv_fini(&r->kv);
     }
@@ -984,7 +1157,26 @@ int eng_summary(eng_engine *e, eng_metric *out)
     e->m.prefix_evictions = 0;
     for (int32_t i = 0; i < e->nrep; i++)
         e->m.prefix_evictions += eng_prefix_evictions(&e->reps[i]);
-    return eng_metrics_summary(&e->m, out);
+    int n = eng_metrics_summary(&e->m, out);
+    if (e->cfg.spec.method == ENG_SPEC_NONE)
+        return n;
+    /* MODEL: vLLM's spec-decode counters (vllm:spec_decode_num_drafts, num_draft_tokens,
+     * num_accepted_tokens) and its mean acceptance length, 1 + accepted / drafts */
+    int64_t steps = 0, drafts = 0, accepted = 0;
+    for (int32_t i = 0; i < e->nrep; i++) {
+        steps += e->reps[i].co.spec_steps;
+        drafts += e->reps[i].co.spec_drafts;
+        accepted += e->reps[i].co.spec_accepted;
+    }
+    static const char *const names[] = {"spec_num_drafts", "spec_num_draft_tokens",
+                                        "spec_num_accepted_tokens", "spec_acceptance_length"};
+    double v[] = {(double)steps, (double)drafts, (double)accepted,
+                  steps ? 1 + (double)accepted / (double)steps : 0};
+    for (int i = 0; i < 4 && n < ENG_MAX_METRICS; i++) {
+        snprintf(out[n].name, sizeof out[n].name, "%s", names[i]);
+        out[n++].value = v[i];
+    }
+    return n;
 }
 
 void eng_set_slo(eng_engine *e, double ttft_ms, double tpot_ms, double e2e_ms)

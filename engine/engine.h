@@ -42,6 +42,64 @@ typedef struct eng_cpu_overhead {
     int async;               /* 1: CPU work of iteration n+1 overlaps GPU work of iteration n */
 } eng_cpu_overhead;
 
+/* Speculative decoding: how a replica's decode steps draft and verify tokens. */
+typedef enum eng_spec_method {
+    ENG_SPEC_NONE = 0,
+    ENG_SPEC_DRAFT,  /* a draft model of its own */
+    ENG_SPEC_EAGLE,  /* an EAGLE head: one decoder layer fed the target's hidden state */
+    ENG_SPEC_EAGLE3, /* an EAGLE-3 head: the same, fed three of the target's hidden states, with
+                        a draft vocabulary of its own */
+    ENG_SPEC_MTP,    /* the checkpoint's multi-token-prediction layers */
+    ENG_SPEC_NGRAM,  /* prompt lookup: no forward pass */
+    ENG_SPEC_METHOD_COUNT
+} eng_spec_method;
+
+const char *eng_spec_method_name(eng_spec_method m);
+
+/* How a mean acceptance length becomes the tokens accepted in one step. */
+typedef enum eng_spec_dist {
+    /* MODEL: the minimum-variance schedule: floor(AL) tokens, and one more with probability
+     * frac(AL) -- vLLM's synthetic rejection sampler (SpeculativeConfig.
+     * _acceptance_length_to_rates: per-position rates 1, ..., 1, frac, 0, ...), SGLang's
+     * SGLANG_SIMULATE_ACC_METHOD=match-expected; TensorRT-LLM's forced acceptance is its
+     * integral case */
+    ENG_SPEC_MIN_VARIANCE = 0,
+    /* i.i.d. per-position acceptance at rate r: draft j is accepted if draft j - 1 was and a
+     * draw falls below r (the standard speculative-sampling model, Leviathan et al. 2023) */
+    ENG_SPEC_IID
+} eng_spec_dist;
+
+#define ENG_SPEC_MAX_K 32
+#define ENG_SPEC_MAX_CLASSES 64
+
+typedef struct eng_spec {
+    eng_spec_method method; /* ENG_SPEC_NONE: no speculative decoding */
+    int32_t k;              /* draft tokens per step (num_speculative_tokens), 1..ENG_SPEC_MAX_K */
+    double al;              /* mean acceptance length: 1 + accepted drafts per step, 1..k + 1 */
+    eng_spec_dist dist;
+    double rate;           /* ENG_SPEC_IID: per-position acceptance rate (its AL is al) */
+    int32_t classes;       /* acceptance classes: requests draw one at arrival, and members of
+                              a class accept the same number of tokens in a step (1: one draw
+                              per step for the batch, as SGLang's simulation does) */
+    int32_t disable_batch; /* steps whose decode batch has at least this many sequences do not
+                              speculate (0: never off) */
+    int has_draft;         /* the drafter runs forward passes described by `draft` */
+    eng_model draft;       /* the drafter (draft model, EAGLE head, MTP layers) */
+    uint32_t draft_shared; /* ENG_PART_* the drafter shares with the target (its weights are
+                              not counted twice) */
+} eng_spec;
+
+/* Fills sp->draft (and draft_shared, has_draft) with the drafter sp->method runs for target:
+ * an EAGLE or EAGLE-3 head of the target's width (unless sp->has_draft already holds a head's
+ * own description), mtp_layers of the target's kind, or the draft model already in sp->draft
+ * (checked against the target); nothing for n-gram. 0, or -1 with a message in why. */
+int eng_spec_drafter(eng_spec *sp, const eng_model *target, int32_t mtp_layers, char *why,
+                     size_t len);
+/* Mean acceptance length of k drafts accepted i.i.d. at per-position rate r:
+ * 1 + r + r^2 + ... + r^k; and the rate that gives a length (bisection). */
+double eng_spec_length_of_rate(double r, int32_t k);
+double eng_spec_rate_of_length(double al, int32_t k);
+
 typedef struct eng_config {
     eng_model model;
     eng_gpu gpu;
@@ -63,6 +121,7 @@ typedef struct eng_config {
     eng_cpu_overhead cpu;
     int32_t max_run_steps; /* most decode steps run as one event (0: no limit; 1: one
                               event per step, for checking that runs change nothing) */
+    eng_spec spec;         /* speculative decoding (method ENG_SPEC_NONE: off) */
 } eng_config;
 
 /* Sets the defaults every scenario starts from (bf16, 0.9 utilisation, 16-token blocks, ...). */
@@ -75,8 +134,15 @@ eng_dtype eng_config_kv_dtype(const eng_config *c);
 
 /* KV cache sizing of one replica. Per-GPU figures are those of one GPU of the layout (every
  * GPU holds the same share); the block pool is the replica's, summed over its attention ranks.
- * Windowed layers are budgeted as if they held every token (what vLLM does without its hybrid
- * KV cache manager); the linear-attention state per sequence is reported, not reserved. */
+ *
+ * A block is block_size tokens of the layers whose KV grows with the context (full attention,
+ * MLA, DeepSeek sparse attention with its index keys, and a drafter's layers), or of the
+ * windowed layers when every layer is windowed. As vLLM's hybrid KV cache manager keeps them
+ * (see kv.c), a sequence whose context is c holds
+ *     full_mul x ceil(c / B) + window_mul x (ceil(c / B) - floor(skipped(c) / B)) + state_blocks
+ * blocks (B = block_size): windowed layers free the blocks wholly before their window (sliding)
+ * or their current chunk (chunked local attention), and linear-attention layers hold one fixed
+ * state per sequence, taken once. */
 typedef struct eng_kv_plan {
     int32_t gpus;                   /* per replica: tensor_parallel x data_parallel_attention */
     int32_t ranks;                  /* attention ranks (data_parallel_attention) */
@@ -90,8 +156,17 @@ typedef struct eng_kv_plan {
     int64_t state_bytes;            /* per GPU: linear-attention state of one sequence */
     int32_t kv_heads;               /* KV heads each GPU caches (replicated when TP > them) */
     int64_t model_bytes_per_token;  /* one token's KV on one unsharded copy: what a swap moves */
-    int64_t blocks;                 /* per replica: ranks x per-GPU cache / (token bytes x block) */
+    int64_t blocks;                 /* per replica: ranks x per-GPU cache / block_bytes */
     int64_t tokens;                 /* per replica: blocks x block_size */
+    /* ---- the hybrid layout (see above) ---- */
+    int64_t block_bytes;    /* per GPU: one block */
+    int32_t full_mul;       /* blocks per block_size tokens of the growing layers: 1, or 0 */
+    int32_t window_mul;     /* blocks per block_size tokens the windowed layers hold (0: none) */
+    int32_t window_chunked; /* 1: the windowed layers keep aligned chunks of `window` tokens */
+    int32_t state_blocks;   /* blocks one sequence's linear-attention state takes */
+    int64_t draft_weight_bytes;    /* per GPU: the drafter's weights (in weight_bytes) */
+    int64_t draft_bytes_per_token; /* per GPU: the drafter's KV (in bytes_per_token) */
+    int64_t model_block_bytes;     /* one block on one unsharded copy: what a swap moves */
 } eng_kv_plan;
 
 /* Fills *p; returns -1 with a message when the layout does not divide the model or the weights
@@ -136,8 +211,10 @@ typedef struct eng_iter_rec {
     int32_t prefill_tokens; /* chunk tokens, padding included */
     int32_t decode_tokens;
     int64_t kv_blocks_used;
-    int32_t preempted; /* requests preempted while forming it */
-    eng_shape shape;   /* what the predictor was given */
+    int32_t preempted;     /* requests preempted while forming it */
+    eng_shape shape;       /* what the predictor was given */
+    int64_t output_tokens; /* tokens it emits (a verifying step: 1 to k + 1 per sequence) */
+    int64_t draft_ns;      /* the drafter's forward passes (in gpu_ns) */
 } eng_iter_rec;
 
 /* How a scheduled span of a request ended. */
@@ -240,6 +317,10 @@ struct eng_batch {
     int32_t fixed_steps;      /* decode-only batches: run exactly this many steps without asking
                                  the policy (multi-step scheduling); members that finish on the
                                  way are still computed until the last step (0 or 1: one step) */
+    int32_t speculate;        /* decode steps with speculative decoding configured: the draft
+                                 tokens each sequence verifies this step (0: none); -1 (the
+                                 default) leaves it to the engine's rule: spec.k, or 0 when the
+                                 cohort has at least spec.disable_batch sequences */
 };
 
 const eng_config *eng_replica_config(const eng_replica *r);
@@ -264,7 +345,9 @@ int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, in
 int64_t eng_kv_total(const eng_replica *r);
 int64_t eng_kv_free(const eng_replica *r);
 int32_t eng_kv_block_size(const eng_replica *r);
-int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens); /* ceil(tokens / block) */
+/* The most blocks a sequence of `tokens` tokens holds on its way, its windows, state and
+ * speculative lookahead included (ceil(tokens / block size) for a plain model). */
+int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens);
 /* Reserves blocks for prompt + output up front (reserving policies). 0, or -1 if short. */
 int eng_kv_reserve(eng_replica *r, eng_request *rq, int64_t tokens);
 
@@ -314,6 +397,10 @@ int eng_batch_add_prefill(eng_replica *r, eng_batch *b, eng_request *rq, int32_t
                           int32_t charged);
 /* Blocks the chunk would allocate (0 for reserving requests). */
 int64_t eng_prefill_blocks_needed(const eng_replica *r, const eng_request *rq, int32_t tokens);
+/* The longest chunk of rq's prefill (at most `most` tokens) whose blocks fit in `blocks`
+ * (ceil-division by the block size for a plain model; windows and state counted). */
+int32_t eng_prefill_tokens_fitting(const eng_replica *r, const eng_request *rq, int32_t most,
+                                   int64_t blocks);
 /* Includes every cohort sequence as one decode step. The cohort's block needs must be met:
  * eng_decode_blocks_needed() <= eng_kv_free(), else the engine asserts. */
 void eng_batch_decode_all(eng_replica *r, eng_batch *b);

@@ -38,6 +38,53 @@ eng_dtype eng_config_kv_dtype(const eng_config *c)
     return c->kv_dtype == ENG_DTYPE_AUTO ? c->model.kv_dtype : c->kv_dtype;
 }
 
+/* The drafter's share of each GPU: its weights but the parts it shares with the target, and its
+ * KV per token. */
+static void draft_share(const eng_config *c, const eng_layout *l, eng_dtype dt, eng_dtype kv,
+                        int64_t *weights, int64_t *per_token)
+{
+    const eng_spec *sp = &c->spec;
+    *weights = *per_token = 0;
+    if (sp->method == ENG_SPEC_NONE || !sp->has_draft)
+        return;
+    eng_gpu_share g;
+    eng_model_gpu_share(&sp->draft, dt, kv, l, &g);
+    double shared = 0;
+    for (int i = 0; i < ENG_PART_COUNT; i++)
+        if (sp->draft_shared & (1u << i))
+            shared += (double)eng_model_part_params(&sp->draft, 1u << i) *
+                      eng_model_part_bytes(&sp->draft, dt, 1u << i) / l->tp;
+    *weights = g.weight_bytes - (int64_t)(shared + 0.5);
+    /* MODEL: vLLM puts a drafter's attention layers in the target's full-attention KV cache
+     * group (kv_cache_utils: "gpt-oss-20b + eagle, with 12 sw + 13 full"): its KV grows with
+     * the context like the target's full layers; a windowed draft model is budgeted so too */
+    *per_token = g.kv_per_token + g.window_per_token;
+}
+
+/* MODEL: vLLM's hybrid KV cache manager (vllm/v1/core/kv_cache_utils.py,
+ * _get_kv_cache_groups_uniform_page_size) splits the layers into groups of as many layers as
+ * the least numerous attention type has (all groups share one page size), padding the last
+ * group of a type: a windowed block costs ceil(windowed bytes / full bytes) full blocks
+ * (Gemma-3-27B: 52 sliding layers over 10 full ones take 6 pages per block, vLLM's 8 padding
+ * layers included). A linear-attention state is one page per group (MambaSpec); vLLM raises the
+ * attention block size until a page holds it, llmsim keeps block_size and rounds the state up
+ * to whole blocks (the same bytes within a block). */
+static void hybrid_layout(const eng_config *c, eng_kv_plan *p)
+{
+    int64_t full = p->bytes_per_token, win = p->window_bytes_per_token;
+    int64_t unit = full > 0 ? full : win;
+    p->full_mul = full > 0;
+    p->window_mul = win <= 0 ? 0 : full > 0 ? (int32_t)((win + full - 1) / full) : 1;
+    p->window_chunked = c->model.window_chunked != 0;
+    p->block_bytes = unit * c->block_size;
+    p->state_blocks =
+        p->block_bytes > 0 ? (int32_t)((p->state_bytes + p->block_bytes - 1) / p->block_bytes) : 0;
+    int64_t model_unit = p->full_mul
+                             ? eng_model_kv_bytes_per_token(&c->model, eng_config_kv_dtype(c))
+                             : eng_model_window_bytes_per_token(&c->model, eng_config_kv_dtype(c));
+    p->model_block_bytes = model_unit * c->block_size;
+}
+
 int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err)
 {
     eng_layout l;
@@ -52,10 +99,11 @@ int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err)
     p->gpus = l.tp * l.dp;
     p->ranks = l.dp;
     p->usable_bytes = (int64_t)((double)c->gpu.mem_bytes * c->gpu_utilization);
-    p->weight_bytes = g.weight_bytes;
+    draft_share(c, &l, dt, kv, &p->draft_weight_bytes, &p->draft_bytes_per_token);
+    p->weight_bytes = g.weight_bytes + p->draft_weight_bytes;
     p->activation_bytes = c->activation_reserve;
     p->kv_bytes = p->usable_bytes - p->weight_bytes - p->activation_bytes;
-    p->bytes_per_token = g.kv_per_token;
+    p->bytes_per_token = g.kv_per_token + p->draft_bytes_per_token;
     p->window_bytes_per_token = g.window_per_token;
     p->window = c->model.window_layers > 0 ? c->model.window : 0;
     p->state_bytes = g.state_per_seq;
@@ -66,27 +114,65 @@ int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err)
     if (p->kv_bytes <= 0 || per_token <= 0)
         return sim_errf(err,
                         "%s does not fit: %.1f GB of weights per GPU (%s, %d GPU%s of %s, "
-                        "tensor_parallel %d, expert_parallel %d, data_parallel_attention %d) "
+                        "tensor_parallel %d, expert_parallel %d, data_parallel_attention %d%s) "
                         "and %.1f GB of activation reserve against %.1f GB usable per GPU "
                         "(gpu_utilization %.2f)",
                         c->model.name, (double)p->weight_bytes / 1e9, eng_dtype_name(dt), p->gpus,
                         p->gpus > 1 ? "s" : "", c->gpu.name, l.tp, l.ep, l.dp,
+                        p->draft_weight_bytes ? ", the drafter's included" : "",
                         (double)p->activation_bytes / 1e9, (double)p->usable_bytes / 1e9,
                         c->gpu_utilization);
-    p->blocks = p->kv_bytes / (per_token * c->block_size) * p->ranks;
+    hybrid_layout(c, p);
+    p->blocks = p->kv_bytes / p->block_bytes * p->ranks;
     p->tokens = p->blocks * c->block_size;
     if (p->blocks < 1)
         return sim_errf(err, "no room for a single KV block of %d tokens", c->block_size);
     return 0;
 }
 
-void eng_kv_init(eng_kv *kv, int64_t total, int32_t block_size)
+int64_t eng_lay_peak(const eng_kvlay *l, int64_t tokens, int64_t ahead)
 {
-    kv->total = total;
+    /* the last step starts with at most tokens - 1 computed, its slots reaching
+     * tokens - 1 + ahead (the plain reservation of ceil(tokens / block size) blocks) */
+    int64_t last = tokens - 1 > 0 ? tokens - 1 : 0, most = eng_lay_held(l, last, ahead);
+    if (l->wm == 0 || l->window <= 0)
+        return most; /* grows with the context */
+    if (l->chunked) {
+        /* within a chunk the blocks grow; a boundary drops the chunk's blocks: the peak is at
+         * the end, or at the previous chunk's last token */
+        if (last >= l->window) {
+            int64_t h = eng_lay_held(l, last / l->window * l->window - 1, ahead);
+            most = h > most ? h : most;
+        }
+        return most;
+    }
+    /* a sliding window holds a block more or less within each block's worth of steps: the peak
+     * is within the last block size of steps, or (nothing grows: fm = 0) the first past the
+     * window */
+    for (int64_t x = last - l->bs > 0 ? last - l->bs : 0; x < last; x++) {
+        int64_t h = eng_lay_held(l, x, ahead);
+        most = h > most ? h : most;
+    }
+    if (l->fm == 0)
+        for (int64_t x = l->window - 1; x < l->window - 1 + l->bs && x < last; x++) {
+            int64_t h = eng_lay_held(l, x, ahead);
+            most = h > most ? h : most;
+        }
+    return most;
+}
+
+void eng_kv_init(eng_kv *kv, const eng_kv_plan *p, int32_t block_size, int32_t ahead)
+{
+    kv->total = p->blocks;
     kv->used = 0;
     kv->held = 0;
     kv->block_size = block_size;
     kv->ps = NULL;
+    kv->lay = (eng_kvlay){block_size, p->full_mul,       p->window_mul,
+                          p->window,  p->window_chunked, p->state_blocks};
+    if (p->window_mul == 0)
+        kv->lay.window = 0;
+    kv->ahead = ahead;
 }
 
 static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, size_t len);
@@ -125,12 +211,12 @@ int32_t eng_kv_block_size(const eng_replica *r)
 
 int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens)
 {
-    return eng_kv_nblocks(&r->kv, tokens);
+    return eng_lay_peak(&r->kv.lay, tokens, r->kv.ahead);
 }
 
 int eng_kv_reserve(eng_replica *r, eng_request *rq, int64_t tokens)
 {
-    int64_t need = eng_kv_nblocks(&r->kv, tokens) - rq->kv_blocks;
+    int64_t need = eng_kv_blocks_for(r, tokens) - rq->kv_blocks;
     if (need > eng_kv_nfree(&r->kv))
         return -1;
     if (need > 0)
@@ -556,7 +642,10 @@ void eng_prefix_cache_enable(eng_replica *r, int mode)
     SIM_CHECK(r->e->ctx, kv->used == 0 && (mode == ENG_PC_AT_SCHEDULE ||
                                            mode == ENG_PC_AT_COMPLETION || mode == ENG_PC_OFF));
     eng_kv_fini(kv);
-    if (mode == ENG_PC_OFF)
+    /* MODEL: vLLM's supported-models page: "prefix caching is not yet supported" for hybrid
+     * models with linear-attention (Mamba-like) layers; a model whose every layer is windowed
+     * keeps no block past its window to share. Their prefix cache stays off. */
+    if (mode == ENG_PC_OFF || kv->lay.state > 0 || kv->lay.fm == 0)
         return;
     eng_pstore *ps = sim_xcalloc(1, sizeof *ps);
     ps->mode = mode;
@@ -638,7 +727,7 @@ int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *r
 {
     const eng_kv *kv = &r->kv;
     int32_t n = hit / kv->block_size;
-    int64_t need = eng_kv_nblocks(kv, (int64_t)hit + tokens) - n;
+    int64_t need = eng_lay_held(&kv->lay, hit, tokens) - n;
     /* MODEL: vLLM get_num_blocks_to_allocate counts the hit's blocks no request holds: touching
      * them takes them out of the free queue */
     for (int32_t j = 0; j < n; j++)

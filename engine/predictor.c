@@ -82,3 +82,11 @@ void eng_shape_add_decodes_capped(eng_shape *s, int64_t n, int64_t ctx_sum, int6
     eng_shape_add_decodes(s, n, ctx_sum);
     s->decode_ctx_capped += capped_sum;
 }
+
+void eng_shape_add_verify(eng_shape *s, int64_t n, int64_t ctx_sum, int64_t capped_sum, int32_t k)
+{
+    eng_shape_add_decodes_capped(s, n, ctx_sum, capped_sum);
+    s->tokens += n * k; /* the k draft tokens beyond each sequence's own */
+    if (n > 0)
+        s->decode_verify = k;
+}

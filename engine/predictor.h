@@ -33,9 +33,11 @@ typedef struct eng_shape {
     double prefill_pairs;   /* sum of q*c + q*(q+1)/2: query-key pairs of causal attention */
     double prefill_kv;      /* sum of c + q: keys read by prefill attention */
     double prefill_q2;      /* sum of q*q (for equivalent-chunk profiles) */
-    int32_t decode_seqs;    /* sequences decoding one token */
+    int32_t decode_seqs;    /* sequences decoding one token (decode_verify + 1 with drafts) */
     int64_t decode_ctx;     /* sum of the decode sequences' contexts (keys read) */
-    int32_t emit_seqs;      /* sequences that sample a token (LM head and sampling) */
+    int32_t emit_seqs;      /* positions that go through the LM head and the sampler: one per
+                               sequence that samples a token, decode_verify + 1 per decode
+                               sequence verifying drafts */
     /* ---- capped sums (see above); read only when cap > 0 ---- */
     int32_t cap;                 /* earlier keys a capped-layer query sees at most; 0 = none */
     int32_t cap_chunked;         /* 1: aligned chunks of cap + 1 tokens instead of a window */
@@ -44,6 +46,10 @@ typedef struct eng_shape {
     int64_t decode_ctx_capped;   /* sum over decodes of the earlier keys each attends to in
                                     capped layers: min(c, cap) (window, top-k) or c mod
                                     (cap + 1) (chunked) */
+    /* ---- speculative decoding ---- */
+    int32_t decode_verify; /* draft tokens each decode sequence verifies: it computes
+                              decode_verify + 1 query tokens over its context c (causally: the
+                              i-th sees c + i + 1 keys), all counted in `tokens`; 0 = plain */
 } eng_shape;
 
 typedef struct eng_predictor_ops {
@@ -78,5 +84,13 @@ void eng_shape_add_prefill_capped(eng_shape *s, int64_t q, int64_t c);
 /* Adds n decode sequences whose contexts sum to ctx_sum and whose capped contexts (see
  * eng_shape.decode_ctx_capped) sum to capped_sum. O(1): the caller keeps the capped sum. */
 void eng_shape_add_decodes_capped(eng_shape *s, int64_t n, int64_t ctx_sum, int64_t capped_sum);
+/* The same for n decode sequences that each verify k draft tokens (k + 1 query tokens; 0: plain
+ * decodes); every decode sequence of a pass verifies the same k. emit_seqs is the caller's. */
+void eng_shape_add_verify(eng_shape *s, int64_t n, int64_t ctx_sum, int64_t capped_sum, int32_t k);
+
+/* Whether the engine fills the capped sums (eng_shape_set_cap, eng_shape_add_prefill_capped,
+ * eng_shape_add_decodes_capped) for every pass it prices: a cost model may price a model whose
+ * cap binds (sequences longer than cap + 1) only when this is 1. */
+#define ENG_SHAPE_CAPPED_SUMS 1
 
 #endif

@@ -73,12 +73,14 @@ struct eng_request {
     int32_t first_unseen;   /* async: first token produced, not yet delivered */
 
     /* decode cohort (engine) */
-    int64_t c_step0;                /* cohort step at which it joined */
-    int32_t c_gen0;                 /* generated when it joined */
-    int32_t c_fin_idx;              /* index in the finish heap, -1 when absent */
-    int32_t c_new;                  /* 1 until its first decode step (individual ITL sample) */
-    int64_t c_fin_step;             /* heap key */
-    eng_request *c_bprev, *c_bnext; /* block-residue bucket (paged members) */
+    int64_t c_t0;      /* its class's token count t when it joined */
+    int32_t c_gen0;    /* generated when it joined */
+    int32_t c_fin_idx; /* index in its class's finish heap, -1 when absent */
+    int32_t c_new;     /* 1 until its first decode step (individual ITL sample) */
+    int32_t c_class;   /* acceptance class (speculative decoding), drawn at arrival */
+    int64_t c_fin_t;   /* finish heap key: the class's t when its output is complete */
+    int64_t c_ev_t;    /* event heap key: t at its next cap or chunk boundary */
+    int32_t c_ev_idx;  /* index in its class's event heap, -1 when absent */
 
     /* scheduler-owned links and keys */
     eng_request *sched_prev, *sched_next;

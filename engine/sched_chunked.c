@@ -112,10 +112,7 @@ static int32_t add_chunk(eng_replica *r, eng_batch *out, eng_request *rq, int64_
     int64_t n = rq->prefill_target - rq->prefilled;
     if (n > left)
         n = left;
-    int64_t room = (rq->kv_blocks + eng_kv_free(r) - reserve) * eng_kv_block_size(r) -
-                   rq->prefilled; /* tokens the blocks it may hold can take */
-    if (n > room)
-        n = room;
+    n = eng_prefill_tokens_fitting(r, rq, (int32_t)n, eng_kv_free(r) - reserve);
     if (n <= 0)
         return 0;
     eng_batch_add_prefill(r, out, rq, (int32_t)n, (int32_t)n);

@@ -699,6 +699,144 @@ static int load_profile(lctx *c, const scn_node *root, scn_scenario *s)
     return 0;
 }
 
+/* speculative.acceptance: a measured curve (with the thinking series), a mean length or a
+ * per-position rate; how it is drawn; the classes. */
+static int load_acceptance(lctx *c, const scn_node *sp_node, eng_spec *sp, const char *dir)
+{
+    static const char *const keys[] = {"curve",        "thinking", "length", "rate",
+                                       "distribution", "classes",  NULL};
+    static const char *const dists[] = {"min_variance", "iid", NULL};
+    static const char *const onoff[] = {"on", "off", NULL};
+    const char *pre = "speculative.acceptance";
+    const scn_node *a;
+    if (get_map(c, sp_node, "speculative", "acceptance", &a))
+        return -1;
+    if (!a)
+        return missing(c, sp_node, "speculative", "acceptance",
+                       "({curve: NAME, thinking: on|off}, {length: AL} or {rate: R})");
+    char curve[256] = "";
+    double len = -1, rate = -1;
+    int dist = -1, think = -1;
+    if (check_keys(c, a, pre, keys) || get_str(c, a, pre, "curve", curve, sizeof curve) ||
+        get_choice(c, a, pre, "thinking", "thinking", onoff, &think) ||
+        get_num(c, a, pre, "length", R_NONNEG, &len) ||
+        get_num(c, a, pre, "rate", R_NONNEG, &rate) ||
+        get_choice(c, a, pre, "distribution", "distribution", dists, &dist) ||
+        get_i32(c, a, pre, "classes", 1, ENG_SPEC_MAX_CLASSES, &sp->classes))
+        return -1;
+    int given = (*curve != '\0') + (len >= 0) + (rate >= 0);
+    if (given != 1)
+        return fail(c, a, pre, "give one of curve, length or rate (%d given)", given);
+    if (think >= 0 && !*curve)
+        return fail(c, scn_tree_get(a, "thinking"), kp(pre, "thinking").s,
+                    "only a curve has thinking series");
+    int32_t k = sp->k;
+    if (*curve) {
+        char path[1024], why[1024] = "", model[128];
+        const scn_node *cn = scn_tree_get(a, "curve");
+        if (!c->res || !c->res->curve)
+            return fail(c, cn, kp(pre, "curve").s, "no curve folder was given to find '%s'", curve);
+        if (c->res->curve(c->res->st, curve, dir, path, sizeof path, why, sizeof why))
+            return fail(c, cn, kp(pre, "curve").s, "%s", why);
+        sim_err e2;
+        if (scn_curve_length(path, think >= 0 ? onoff[think] : NULL, k, &sp->al, model,
+                             sizeof model, &e2))
+            return fail(c, cn, kp(pre, "curve").s, "%s", e2.msg);
+        add_note(c,
+                 "speculative: acceptance length %.2f for %d draft tokens, measured on %s "
+                 "(%s)",
+                 sp->al, k, model, curve);
+    } else if (len >= 0) {
+        if (len < 1 || len > k + 1)
+            return fail(c, scn_tree_get(a, "length"), kp(pre, "length").s,
+                        "%g: a mean acceptance length is 1 (nothing accepted) to %d (all %d "
+                        "drafts accepted)",
+                        len, k + 1, k);
+        sp->al = len;
+    } else {
+        if (rate > 1)
+            return fail(c, scn_tree_get(a, "rate"), kp(pre, "rate").s,
+                        "%g: a per-position acceptance rate is in [0, 1]", rate);
+        sp->rate = rate;
+        sp->al = eng_spec_length_of_rate(rate, k);
+    }
+    sp->dist = dist >= 0 ? (eng_spec_dist)dist : rate >= 0 ? ENG_SPEC_IID : ENG_SPEC_MIN_VARIANCE;
+    if (sp->dist == ENG_SPEC_IID && rate < 0)
+        sp->rate = eng_spec_rate_of_length(sp->al, k);
+    return 0;
+}
+
+/* speculative: {method, num_speculative_tokens, draft_model, mtp_layers, acceptance,
+ * disable_by_batch_size}. */
+static int load_speculative(lctx *c, const scn_node *root, eng_config *e)
+{
+    static const char *const keys[] = {
+        "method",     "num_speculative_tokens", "draft_model", "mtp_layers",
+        "acceptance", "disable_by_batch_size",  NULL};
+    static const char *const methods[] = {"draft", "eagle", "eagle3", "mtp", "ngram", NULL};
+    const scn_node *m;
+    if (get_map(c, root, "", "speculative", &m))
+        return -1;
+    if (!m)
+        return 0;
+    eng_spec *sp = &e->spec;
+    int method = -1;
+    int32_t mtp = 1;
+    char draft[512] = "", dir[512], why[1024] = "";
+    sp->classes = 8;
+    if (check_keys(c, m, "speculative", keys) ||
+        get_choice(c, m, "speculative", "method", "method", methods, &method) ||
+        get_i32(c, m, "speculative", "num_speculative_tokens", 0, ENG_SPEC_MAX_K, &sp->k) ||
+        get_str(c, m, "speculative", "draft_model", draft, sizeof draft) ||
+        get_i32(c, m, "speculative", "mtp_layers", 1, 16, &mtp) ||
+        get_i32(c, m, "speculative", "disable_by_batch_size", 0, 1 << 30, &sp->disable_batch))
+        return -1;
+    if (method < 0)
+        return missing(c, m, "speculative", "method", "(draft, eagle, eagle3, mtp or ngram)");
+    if (!scn_tree_get(m, "num_speculative_tokens"))
+        return missing(c, m, "speculative", "num_speculative_tokens", "(draft tokens per step)");
+    if (sp->k == 0) { /* off: a sweep's baseline */
+        memset(sp, 0, sizeof *sp);
+        return 0;
+    }
+    sp->method = (eng_spec_method)(method + 1);
+    const scn_node *dn = scn_tree_get(m, "draft_model");
+    if (*draft && sp->method != ENG_SPEC_DRAFT && sp->method != ENG_SPEC_EAGLE &&
+        sp->method != ENG_SPEC_EAGLE3)
+        return fail(c, dn, "speculative.draft_model", "method %s runs no draft model",
+                    eng_spec_method_name(sp->method));
+    if (scn_tree_get(m, "mtp_layers") && sp->method != ENG_SPEC_MTP)
+        return fail(c, scn_tree_get(m, "mtp_layers"), "speculative.mtp_layers",
+                    "only method mtp has MTP layers");
+    base_dir(c->file, dir, sizeof dir);
+    if (*draft) {
+        if (!c->res || !c->res->model)
+            return fail(c, dn, "speculative.draft_model", "no model catalog to resolve '%s'",
+                        draft);
+        if (c->res->model(c->res->st, draft, dir, &sp->draft, why, sizeof why))
+            return fail(c, dn, "speculative.draft_model", "%s", *why ? why : "unknown model");
+        sp->has_draft = 1;
+    }
+    if (eng_spec_drafter(sp, &e->model, mtp, why, sizeof why))
+        return fail(c, *draft ? dn : scn_tree_get(m, "method"),
+                    *draft ? "speculative.draft_model" : "speculative.method", "%s", why);
+    if (sp->method == ENG_SPEC_MTP && !scn_tree_get(m, "mtp_layers"))
+        add_note(c,
+                 "speculative: %d MTP layer assumed (speculative.mtp_layers; DeepSeek-V3, "
+                 "GLM and Qwen3.5 ship one)",
+                 mtp);
+    if (sp->method == ENG_SPEC_NGRAM)
+        add_note(c, "speculative: n-gram drafting runs on the CPU; its time is not modelled");
+    const char *sched = e->sched.name;
+    const char *steps = eng_cfg_get(&e->sched, "num_scheduler_steps");
+    if (steps && atoi(steps) > 1)
+        return fail(c, m, "speculative",
+                    "scheduler %s with num_scheduler_steps %s: vLLM's multi-step scheduling does "
+                    "not support speculative decoding",
+                    sched, steps);
+    return load_acceptance(c, m, sp, dir);
+}
+
 static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
 {
     int bad;
@@ -720,8 +858,13 @@ static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
         return -1;
     if (load_engine(c, root, &s->engine) || load_memory(c, root, &s->engine) ||
         load_scheduler(c, root, &s->engine) || load_cpu(c, root, &s->engine) ||
-        load_slo(c, root, &s->slo))
+        load_slo(c, root, &s->slo) || load_speculative(c, root, &s->engine))
         return -1;
+    if (s->engine.model.linear_layers > 0)
+        add_note(c,
+                 "%s: linear-attention layers hold a fixed state per sequence; prefix "
+                 "caching stays off for it (vLLM does not support it for such hybrid models)",
+                 s->engine.model.name);
     /* MODEL: vLLM --async-scheduling schedules step n+1 while step n runs: the engine's
      * overlapped CPU model */
     const eng_sched_ops *ops = eng_sched_find(s->engine.sched.name);
@@ -1288,6 +1431,7 @@ int scn_load_text(const char *name, const char *text, const char *const *overrid
                                        "expert_parallel",
                                        "data_parallel_attention",
                                        "slo",
+                                       "speculative",
                                        "workload",
                                        NULL};
     lctx c = {.file = name, .ovr = overrides, .res = res, .err = err, .out = out};

@@ -23,6 +23,10 @@ typedef struct scn_resolver {
                  size_t len);
     int (*gpu)(void *st, const char *name, eng_gpu *out, char *why, size_t len);
     void *st;
+    /* A speculative-decoding acceptance curve's file: a name in the shared curves folder, or a
+     * path (relative to base_dir); NULL when the caller knows no curves. */
+    int (*curve)(void *st, const char *name, const char *base_dir, char *path, size_t pathlen,
+                 char *why, size_t len);
 } scn_resolver;
 
 typedef enum scn_arrival_kind {

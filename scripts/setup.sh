@@ -50,6 +50,12 @@ rm -f out/gantt.db*
 ./build/llmsim run scenarios/demo.yaml --db out/gantt.db --quiet --set scheduler.name=vllm \
   --set memory.gpu_utilization=0.22 --set workload.arrival.rate=6 --set workload.num_requests=50
 ./build/llmsim plot gantt --run 1 --db out/gantt.db -o docs/gantt.png
+# ...speculative decoding: mean TPOT against throughput for each number of draft tokens
+rm -f out/speculative.db*
+./build/llmsim sweep scenarios/speculative_k.yaml --db out/speculative.db --store summary \
+  --vary speculative.num_speculative_tokens=0,1,2,3,5,7 --vary workload.arrival.rate=2:22:5
+./build/llmsim plot curve --sweep 1 --db out/speculative.db --metric tpot --pct mean \
+  --by speculative.num_speculative_tokens -o docs/speculative.png
 # ...and the sweep's report, as a browser shows it
 ./build/llmsim report --sweep 1 --db out/curve.db -o out/report-sweep.html
 rm -rf out/chromium-profile

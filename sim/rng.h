@@ -20,6 +20,8 @@ typedef enum sim_stream {
     SIM_STREAM_SERVICE,      /* service times of generic queueing models */
     SIM_STREAM_TRACE,        /* trace sampling (empirical distributions) */
     SIM_STREAM_CLIENT,       /* closed-loop think times */
+    SIM_STREAM_ACCEPT,       /* speculative decoding: draft tokens accepted per step */
+    SIM_STREAM_SPEC_CLASS,   /* speculative decoding: a request's acceptance class */
     SIM_STREAM_COUNT
 } sim_stream;
 

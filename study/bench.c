@@ -35,6 +35,7 @@ static const study_bench_case cases[] = {
     {"vllm-v0-stored", "vllm-v0", 1000000, 1, STUDY_BENCH_STORED, STUDY_BENCH_POISSON},
     {"vllm-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE},
     {"sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS},
+    {"speculative", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SPEC},
     {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS, STUDY_BENCH_POISSON},
 };
 
@@ -52,7 +53,7 @@ int study_bench_have_table(const char *data)
 }
 
 static int scenario_text(char *buf, size_t len, const char *data, const char *policy, int64_t n,
-                         int replicas, const char *arrival)
+                         int replicas, const char *arrival, int spec)
 {
     char lengths[1200];
     if (study_bench_have_table(data))
@@ -62,9 +63,12 @@ static int scenario_text(char *buf, size_t len, const char *data, const char *po
         snprintf(lengths, sizeof lengths, "%s", lognormal_lengths);
     int w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\n"
-                     "scheduler: {name: %s%s}\nreplicas: %d\nrouter: least_outstanding\n"
+                     "scheduler: {name: %s%s}\nreplicas: %d\nrouter: least_outstanding\n%s"
                      "workload:\n  num_requests: %lld\n  arrival: %s\n%s",
                      policy, strcmp(policy, "static") ? "" : ", batch_size: 64", replicas,
+                     spec ? "speculative: {method: eagle3, num_speculative_tokens: 3, "
+                            "acceptance: {length: 2.5}}\n"
+                          : "",
                      (long long)n, arrival, lengths);
     return w > 0 && (size_t)w < len ? 0 : -1;
 }
@@ -163,7 +167,7 @@ static void measure_capacity(void *arg, void *buf)
     sim_err err = {{0}};
     study_result *res = sim_xcalloc(1, sizeof *res);
     *cap = -1;
-    if (scenario_text(text, sizeof text, a->data, a->policy, a->n, 1, "burst") == 0 &&
+    if (scenario_text(text, sizeof text, a->data, a->policy, a->n, 1, "burst", 0) == 0 &&
         simulate_text(text, NULL, res, &err) == 0)
         *cap = study_metric(res, "request_throughput");
     else
@@ -241,7 +245,10 @@ static void run_case(void *arg, void *buf)
         return;
     }
     char text[4096], arrival[128];
-    o->rate = a->c->workload == STUDY_BENCH_POISSON ? 0.9 * a->cap * a->c->replicas : 0;
+    int poisson = a->c->workload == STUDY_BENCH_POISSON || a->c->workload == STUDY_BENCH_SPEC;
+    /* speculation pays at moderate load, where batches stay small: half the plain capacity */
+    double load = a->c->workload == STUDY_BENCH_SPEC ? 0.5 : 0.9;
+    o->rate = poisson ? load * a->cap * a->c->replicas : 0;
     snprintf(arrival, sizeof arrival, "{process: poisson, rate: %.6g}", o->rate);
     store *s = NULL;
     if (a->c->store == STUDY_BENCH_STORED) {
@@ -253,10 +260,9 @@ static void run_case(void *arg, void *buf)
     }
     study_result *res = sim_xcalloc(1, sizeof *res);
     double t0 = sim_wall_seconds();
-    int made =
-        a->c->workload == STUDY_BENCH_POISSON
-            ? scenario_text(text, sizeof text, a->data, a->c->policy, a->n, a->c->replicas, arrival)
-            : own_scenario(text, sizeof text, a->data, a->c, a->n);
+    int made = poisson ? scenario_text(text, sizeof text, a->data, a->c->policy, a->n,
+                                       a->c->replicas, arrival, a->c->workload == STUDY_BENCH_SPEC)
+                       : own_scenario(text, sizeof text, a->data, a->c, a->n);
     if (made == 0 && simulate_text(text, s, res, &err) == 0) {
         o->wall = sim_wall_seconds() - t0;
         o->requests = study_metric(res, "completed") + study_metric(res, "rejected");

@@ -2,6 +2,7 @@
  * resolve.c: how the names in a scenario become models and GPUs (calibration's catalogs and its
  * config.json reader), the program's identity, and a description of the host.
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,9 +48,48 @@ static int resolve_gpu(void *st, const char *name, eng_gpu *out, char *why, size
     return -1;
 }
 
+/* An acceptance curve: a path (with a '/' or ending in .yaml, relative to the scenario), or a
+ * name in the shared data's speculative/ folder; an unknown name lists the folder's. */
+static int resolve_curve(void *st, const char *name, const char *base_dir, char *path,
+                         size_t pathlen, char *why, size_t len)
+{
+    size_t n = strlen(name);
+    if (strchr(name, '/') || (n > 5 && strcmp(name + n - 5, ".yaml") == 0)) {
+        if (name[0] == '/' || !base_dir || !*base_dir)
+            snprintf(path, pathlen, "%s", name);
+        else
+            snprintf(path, pathlen, "%s/%s", base_dir, name);
+        return 0;
+    }
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/speculative", study_shared_data());
+    snprintf(path, pathlen, "%s/%s.yaml", dir, name);
+    if (access(path, R_OK) == 0)
+        return 0;
+    char names[600] = "";
+    size_t off = 0;
+    DIR *d = opendir(dir);
+    struct dirent *ent;
+    while (d && (ent = readdir(d))) {
+        size_t l = strlen(ent->d_name);
+        if (l > 5 && strcmp(ent->d_name + l - 5, ".yaml") == 0 && off < sizeof names)
+            off += (size_t)snprintf(names + off, sizeof names - off, "%s%.*s", off ? ", " : "",
+                                    (int)(l - 5), ent->d_name);
+    }
+    if (d)
+        closedir(d);
+    if (!d)
+        snprintf(why, len, "no acceptance curve '%s': %s is not there (the shared data)", name,
+                 dir);
+    else
+        snprintf(why, len, "unknown acceptance curve '%s'; valid: %s, or a path to a .yaml", name,
+                 names);
+    return -1;
+}
+
 const scn_resolver *study_resolver(void)
 {
-    static const scn_resolver r = {resolve_model, resolve_gpu, NULL};
+    static const scn_resolver r = {resolve_model, resolve_gpu, NULL, resolve_curve};
     return &r;
 }
 

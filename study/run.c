@@ -37,6 +37,25 @@ static int check_borrow(const scn_scenario *scn, const cal_profile *p, sim_err *
     return 0;
 }
 
+/* The drafter's cost model, built as the target's is (the roofline, or the same profile) on the
+ * drafter's description (eng_spec_drafter: a draft model, an EAGLE head, MTP layers), on the
+ * target's GPUs and layout. 0 when there is no drafter; -1 with err. */
+static int draft_cost(const scn_scenario *scn, study_cost *out, sim_err *err)
+{
+    const eng_config *c = &scn->engine;
+    const eng_spec *sp = &c->spec;
+    if (sp->method == ENG_SPEC_NONE || !sp->has_draft)
+        return 0;
+    cal_serving sv = serving_of(c);
+    char why[512];
+    if (cal_roofline_priced(&sp->draft, &sv, why, sizeof why) != 0)
+        return sim_errf(err, "%s: speculative drafter: %s", scn->path, why);
+    int rc = out->profile ? cal_profile_predictor_new(out->profile, &sp->draft, sv.dtype,
+                                                      c->tensor_parallel, &c->gpu, &out->draft, err)
+                          : cal_roofline_new(&sp->draft, &c->gpu, &sv, &out->draft, err);
+    return rc ? sim_err_prefix(err, "%s: speculative drafter %s", scn->path, sp->draft.name) : 0;
+}
+
 int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -45,8 +64,14 @@ int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *
     char why[512];
     if (cal_roofline_priced(&c->model, &sv, why, sizeof why) != 0)
         return sim_errf(err, "%s: %s", scn->path, why);
-    if (scn->profile[0] == '\0')
-        return cal_roofline_new(&c->model, &c->gpu, &sv, &out->pred, err);
+    if (scn->profile[0] == '\0') {
+        if (cal_roofline_new(&c->model, &c->gpu, &sv, &out->pred, err) != 0 ||
+            draft_cost(scn, out, err) != 0) {
+            study_cost_free(out);
+            return -1;
+        }
+        return 0;
+    }
     if (!s)
         return sim_errf(err, "%s: profile '%s' needs a database (drop --no-db)", scn->path,
                         scn->profile);
@@ -62,6 +87,10 @@ int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *
                                   &out->pred, err) != 0) {
         study_cost_free(out);
         return sim_err_prefix(err, "%s: profile '%s'", scn->path, scn->profile);
+    }
+    if (draft_cost(scn, out, err) != 0) {
+        study_cost_free(out);
+        return -1;
     }
     if (strcmp(p->gpu, c->gpu.name) != 0) {
         /* the label is stored with every run: a borrowed profile says so there */
@@ -82,6 +111,10 @@ int study_cost_check(const scn_scenario *scn, sim_err *err)
         cal_serving sv = serving_of(&scn->engine);
         if (cal_roofline_priced(&scn->engine.model, &sv, why, sizeof why) != 0)
             return sim_errf(err, "%s: %s", scn->path, why);
+        const eng_spec *sp = &scn->engine.spec;
+        if (sp->method != ENG_SPEC_NONE && sp->has_draft &&
+            cal_roofline_priced(&sp->draft, &sv, why, sizeof why) != 0)
+            return sim_errf(err, "%s: speculative drafter: %s", scn->path, why);
         return 0;
     }
     study_cost c;
@@ -93,6 +126,7 @@ int study_cost_check(const scn_scenario *scn, sim_err *err)
 void study_cost_free(study_cost *c)
 {
     cal_predictor_free(&c->pred);
+    cal_predictor_free(&c->draft);
     if (c->profile)
         cal_profile_free(c->profile);
     c->profile = NULL;
@@ -243,7 +277,7 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
         rec = &tee_ops;
         rec_st = &t;
     }
-    eng_costs costs = {&cost->pred, NULL};
+    eng_costs costs = {&cost->pred, cost->draft.ops ? &cost->draft : NULL};
     e = src ? eng_new(ctx, &scn->engine, &costs, scn_source_ops(), src, rec, rec_st, err)
             : eng_new(ctx, &scn->engine, &costs, hooks->src, hooks->src_st, rec, rec_st, err);
     if (!e)

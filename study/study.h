@@ -42,6 +42,7 @@ int study_model(const char *name, eng_model *out, sim_err *err);
  * reads (owned here, so it outlives the predictor). */
 typedef struct study_cost {
     eng_predictor pred;
+    eng_predictor draft; /* the drafter's, with speculative decoding (ops NULL: none) */
     cal_profile *profile;
     char note[320]; /* for the user ("" none): a profile borrowed from another GPU */
 } study_cost;

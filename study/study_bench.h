@@ -9,7 +9,7 @@
  * process. Runs store summaries only, so the figures measure the simulator; vllm-v0-stored stores
  * every request and iteration, and sqlite-rows writes request rows alone through the run writer.
  * Two cases bring their own workloads (study_bench_workload): vllm (V1, prefix caching) on the
- * Mooncake trace, and a million turns of multi-turn sessions.
+ * Mooncake trace, and a million turns of multi-turn sessions; a third decodes speculatively.
  * Static batching runs with batch_size 64 (its throughput grows with the batch). Quick runs a
  * tenth of each case.
  */
@@ -33,7 +33,10 @@ typedef enum study_bench_workload {
     STUDY_BENCH_MOONCAKE, /* the Mooncake conversation trace (its first `requests` rows) with its
                              hash_ids, Qwen2.5-7B on two H100s behind prefix_affinity, at its
                              own pace */
-    STUDY_BENCH_SESSIONS  /* closed-loop chat sessions sharing a system prompt */
+    STUDY_BENCH_SESSIONS, /* closed-loop chat sessions sharing a system prompt */
+    STUDY_BENCH_SPEC      /* the Poisson workload at half the policy's burst capacity, decoded
+                             speculatively (an EAGLE-3 head, 3 draft tokens, acceptance length
+                             2.5 drawn in 8 classes) */
 } study_bench_workload;
 
 typedef struct study_bench_case {

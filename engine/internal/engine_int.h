@@ -7,6 +7,7 @@
 
 #include "engine.h"
 #include "metrics.h"
+#include "rng.h"
 
 /* Indexed binary min-heap of requests keyed by one of their int64 fields (ties: request id). */
 typedef struct eng_rq_heap {
@@ -73,6 +74,42 @@ typedef struct eng_pcreq {
                        (checked before use: a block may have been evicted since) */
 } eng_pcreq;
 
+/* How a sequence's KV blocks follow its context (kv.c; see eng_kv_plan): the growing layers
+ * one block per block_size tokens (x fm), the windowed layers the same minus the blocks wholly
+ * before their window (x wm), and a fixed state taken once. */
+typedef struct eng_kvlay {
+    int32_t bs;      /* tokens per block */
+    int32_t fm, wm;  /* blocks per block_size tokens of the growing and of the windowed layers */
+    int32_t window;  /* W: tokens the windowed layers attend to (0: none) */
+    int32_t chunked; /* 1: aligned chunks of W (Llama-4), 0: a sliding window */
+    int32_t state;   /* blocks of one sequence's linear-attention state */
+} eng_kvlay;
+
+/* Tokens before the window of the token at position c (c tokens computed): a sliding window
+ * of W keeps c - W + 1 .. c, a chunk keeps floor(c / W) x W .. c (vLLM get_num_skipped_tokens). */
+static inline int64_t eng_lay_skip(const eng_kvlay *l, int64_t c)
+{
+    if (l->window <= 0)
+        return 0;
+    if (l->chunked)
+        return c / l->window * l->window;
+    return c - l->window + 1 > 0 ? c - l->window + 1 : 0;
+}
+
+/* Blocks a sequence with c tokens computed holds while `ahead` more slots are allocated (a
+ * prefill chunk, a decode step's token and its lookahead): 0 for an empty sequence. */
+static inline int64_t eng_lay_held(const eng_kvlay *l, int64_t c, int64_t ahead)
+{
+    if (c + ahead <= 0)
+        return 0;
+    int64_t top = (c + ahead + l->bs - 1) / l->bs;
+    return l->fm * top + l->wm * (top - eng_lay_skip(l, c) / l->bs) + l->state;
+}
+
+/* The most blocks a sequence of `tokens` tokens holds on its way, each step allocating `ahead`
+ * slots beyond its context (1, or 1 + K with speculative decoding). */
+int64_t eng_lay_peak(const eng_kvlay *l, int64_t tokens, int64_t ahead);
+
 /* The KV blocks of one replica (kv.c). Every block in use is on one account: a request's
  * (rq->kv_blocks, or derived from its context for a paged decode cohort member, cohort.c), or
  * the policy's (held). Swapped requests keep their count while their blocks are on the host.
@@ -85,6 +122,8 @@ typedef struct eng_kv {
     int64_t held;       /* blocks the policy holds on no request's account */
     int32_t block_size; /* tokens per block */
     eng_pstore *ps;     /* the prefix cache, or NULL */
+    eng_kvlay lay;      /* how a sequence's blocks follow its context */
+    int32_t ahead;      /* slots a decode step allocates beyond the context: 1 + spec.k */
 } eng_kv;
 
 /* Prefix cache internals (kv.c): blocks leave and join the free queue. */
@@ -93,7 +132,8 @@ void eng_ps_give(eng_pstore *ps, int64_t n);
 /* The cached block with hash h, or -1. */
 int32_t eng_ps_find(const eng_pstore *ps, uint64_t h);
 
-void eng_kv_init(eng_kv *kv, int64_t total, int32_t block_size);
+/* A replica's blocks: `total` of them, laid out as plan p says. */
+void eng_kv_init(eng_kv *kv, const eng_kv_plan *p, int32_t block_size, int32_t ahead);
 void eng_kv_fini(eng_kv *kv);
 /* Conservation: `on_requests` anonymous blocks counted on requests' accounts, plus the held
  * ones, plus the referenced cached blocks must be the blocks in use, within [0, total]; the
@@ -172,22 +212,45 @@ static inline int32_t eng_kv_ident(const eng_request *rq)
     return rq->pc ? rq->pc->nident : 0;
 }
 
-/* The decoding sequences of one replica, advanced together one token per decode step. */
+/* A class of the decode cohort: members that advance by the same number of tokens each step
+ * (all of them without speculative decoding; with it, the members that drew the class). A
+ * member's context is a + t, a fixed at its join; the class keeps the sums that let a step cost
+ * O(1) plus the members that change (cohort.c). */
+typedef struct eng_cclass {
+    int32_t n;       /* members */
+    int64_t t;       /* tokens each member has advanced since the cohort began */
+    int64_t a_sum;   /* sum of (context - t) over members */
+    int32_t adv;     /* tokens the step in flight advances its members (1 .. 1 + K) */
+    eng_rq_heap fin; /* by c_fin_t: the t at which a member has generated its output */
+    eng_rq_heap ev;  /* by c_ev_t: the t at which a member's context reaches the cap or its
+                        next chunk boundary */
+    int32_t *grow;   /* paged members by a mod block size (block growth residues) */
+    int32_t *slide;  /* paged members past their sliding window, by a mod block size */
+    int64_t nslide;  /* their number */
+    int64_t paged;   /* paged members */
+    int32_t n_low;   /* members whose context is below the cap (windows, top-k) */
+    int64_t a_low;   /* sum of a over them */
+    int64_t wraps;   /* chunked local attention: sum of floor(context / (cap + 1)) */
+} eng_cclass;
+
+/* The decoding sequences of one replica, advanced together: one token per decode step, or with
+ * speculative decoding 1 to K + 1 by class. */
 typedef struct eng_cohort {
-    int32_t n;     /* members */
-    int64_t step;  /* decode steps run */
-    int64_t a_sum; /* sum of (context - step) over members: contexts sum to a_sum + n*step */
+    int32_t n;             /* members */
+    int64_t step;          /* decode steps run */
     int64_t last_step_end; /* ns: when the last decode step's tokens came out */
-    eng_rq_heap fin;       /* by the step at which each member has generated its output */
-    /* Paged members by block residue: a member whose context before step s is a + s - 1
-     * writes the first token of a new block at every step s = 1 - a (mod block size), so the
-     * members needing a block at step s are exactly bucket[s mod block size]. */
-    int32_t bs;           /* block size */
-    eng_request **bucket; /* bs list heads */
-    int32_t *bcount;      /* bs counts */
-    int64_t paged;        /* paged members */
-    eng_request **fresh;  /* members that joined since the last decode step (own ITL gap) */
+    int32_t bs;            /* block size */
+    int32_t nclass;
+    eng_cclass *cls;
+    int32_t cap; /* the model's capped layers' cap (eng_shape_cap), 0: none */
+    int32_t cap_chunked;
+    int64_t paged;       /* paged members */
+    int32_t step_k;      /* draft tokens each member verifies in the step in flight */
+    eng_request **fresh; /* members that joined since the last decode step (own ITL gap) */
     int32_t nfresh, capfresh;
+    gsl_rng *accept; /* acceptance draws (SIM_STREAM_ACCEPT), with speculative decoding */
+    /* speculative decoding totals: member-steps that verified drafts, drafts accepted */
+    int64_t spec_steps, spec_drafts, spec_accepted;
 } eng_cohort;
 
 struct eng_replica {
@@ -210,9 +273,12 @@ struct eng_replica {
     int64_t gpu_start;        /* ns: start of the GPU work of the last iteration */
     int32_t async_pad_seqs;   /* async: sequences that finished last step still computed once */
     int64_t async_pad_ctx;
-    int32_t run_left;     /* steps still to run of a fixed multi-step decode run */
+    int64_t async_pad_capped; /* their capped contexts (eng_shape), summed */
+    int32_t run_left;         /* steps still to run of a fixed multi-step decode run */
     int32_t run_pad_seqs; /* members that finished inside the run, still computed until its end */
     int64_t run_pad_ctx;  /* their contexts before the next step, summed */
+    int64_t *run_pad_c;   /* each one's context before the next step (for the capped sum) */
+    int32_t caprunpad;
     /* async: tokens produced by the last iteration and delivered by the end of the next one
      * (first tokens, and requests whose last token it was) */
     eng_request **unseen;
@@ -234,6 +300,8 @@ struct eng_engine {
     eng_kv_plan plan;
     int32_t max_len;
     const eng_predictor *pred;
+    const eng_predictor *draft; /* the drafter's cost, with speculative decoding (or NULL) */
+    gsl_rng *class_rng;         /* SIM_STREAM_SPEC_CLASS: a request's acceptance class */
     const eng_source_ops *src;
     void *src_st;
     const eng_recorder_ops *rec;
@@ -267,16 +335,33 @@ static inline void eng_emit_itl(eng_engine *e, int64_t gap_ns, int64_t count)
 }
 
 /* cohort.c */
-void eng_cohort_init(eng_cohort *c, int32_t block_size);
+/* An empty cohort for replica r's configuration (block size, cap, acceptance classes). */
+void eng_cohort_init(eng_cohort *c, const eng_engine *e);
+void eng_cohort_free(eng_cohort *c);
 /* KV blocks rq holds (derived for paged cohort members, whose blocks grow without a write). */
 int32_t eng_cohort_blocks_of(const eng_replica *r, const eng_request *rq);
-void eng_cohort_free(eng_cohort *c);
 void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now);
 void eng_cohort_leave(eng_replica *r, eng_request *rq);
-/* Allocates the blocks the next step needs (asserts they are free). */
-void eng_cohort_alloc_step(eng_replica *r);
-/* Ends a decode step at now: counts tokens, ITL gaps; returns finished members through fn. */
+/* Starts a decode step in which each member verifies k draft tokens (0: plain decoding):
+ * draws each class's accepted tokens and allocates the blocks the step needs (asserts they are
+ * free). Returns the output tokens the step emits. */
+int64_t eng_cohort_begin_step(eng_replica *r, int32_t k);
+/* Ends a decode step at now: advances the members, frees the blocks they no longer hold,
+ * counts ITL gaps; returns finished members through fn. */
 void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *));
+/* Blocks the next decode step needs when each member verifies k draft tokens, if nothing
+ * finishes first; over `steps` steps. */
+int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps);
+/* Sum of the members' contexts, and of their capped contexts (eng_shape.decode_ctx_capped). */
+int64_t eng_cohort_ctx_sum(const eng_cohort *c);
+int64_t eng_cohort_capped_sum(const eng_cohort *c);
+/* Members whose capped context grows with the next token (below the cap; every member under
+ * chunked attention until its boundary), and the steps until one reaches the cap or a chunk
+ * boundary (INT64_MAX: none). */
+int64_t eng_cohort_capped_growth(const eng_cohort *c);
+int64_t eng_cohort_next_event(const eng_cohort *c);
+/* The capped context of a sequence with context ctx (min(ctx, cap) or ctx mod (cap + 1)). */
+int64_t eng_cohort_capped_of(const eng_cohort *c, int64_t ctx);
 int eng_cohort_check(const eng_replica *r, char *buf, size_t len);
 
 #endif

@@ -152,4 +152,10 @@ void scn_sessions_free(scn_sessions_src *q);
  * 0, or -1 when it does not fit. */
 int scn_resolve_path(const char *scenario_path, const char *path, char *out, size_t len);
 
+/* curve.c: the mean acceptance length for k draft tokens in the acceptance curve at path, from
+ * its series thinking_<thinking> (thinking NULL: the file's only series); *model gets the
+ * curve's model name. 0, or -1 with err naming the file and what it has. */
+int scn_curve_length(const char *path, const char *thinking, int32_t k, double *al, char *model,
+                     size_t mlen, sim_err *err);
+
 #endif

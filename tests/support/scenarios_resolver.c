@@ -62,4 +62,4 @@ static int gpu(void *st, const char *name, eng_gpu *out, char *why, size_t len)
     return -1;
 }
 
-const scn_resolver test_resolver = {model, gpu, NULL};
+const scn_resolver test_resolver = {model, gpu, NULL, NULL};

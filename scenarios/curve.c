@@ -1,0 +1,136 @@
+/*
+ * curve.c: measured speculative-decoding acceptance curves: a YAML file per model and drafter
+ * giving the mean acceptance length (AL) per num_speculative_tokens, for thinking on and off, as
+ * ../shared/data/speculative/ holds them (InferenceX's golden AL distributions):
+ *
+ *     deepseek-v4-pro:
+ *       thinking_on: {1: 1.79, 2: 2.27, ...}
+ *       thinking_off: {1: 1.92, ...}
+ *
+ * The file is read whole and checked: one model key, series named thinking_on / thinking_off,
+ * keys whole numbers, values lengths of at least 1.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scn_int.h"
+
+static int read_all(const char *path, char **out, size_t *n, sim_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sim_errf(err, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = sim_xmalloc(cap);
+    for (;;) {
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (len + 1 < cap)
+            break;
+        cap *= 2;
+        buf = sim_xrealloc(buf, cap);
+    }
+    fclose(f);
+    buf[len] = '\0';
+    *out = buf;
+    *n = len;
+    return 0;
+}
+
+/* The value of key k in a series map: 0 with *al, 1 when absent, -1 on a bad entry. */
+static int series_value(const char *path, const scn_node *series, int32_t k, double *al, char *keys,
+                        size_t klen, sim_err *err)
+{
+    int found = 1;
+    size_t off = 0;
+    keys[0] = '\0';
+    for (const scn_node *e = series->first; e; e = e->next) {
+        char *end;
+        long key = strtol(e->key, &end, 10);
+        double v = e->kind == SCN_NODE_SCALAR ? strtod(e->text, NULL) : -1;
+        if (*end || key < 1 || e->kind != SCN_NODE_SCALAR || !(v >= 1))
+            return sim_errf(err,
+                            "%s:%d: %s.%s: expected a draft length (a whole number >= 1) and a "
+                            "mean acceptance length >= 1",
+                            path, e->line, series->key, e->key);
+        if (off < klen)
+            off += (size_t)snprintf(keys + off, klen - off, "%s%ld", off ? ", " : "", key);
+        if (key == k) {
+            *al = v;
+            found = 0;
+        }
+    }
+    return found;
+}
+
+int scn_curve_length(const char *path, const char *thinking, int32_t k, double *al, char *model,
+                     size_t mlen, sim_err *err)
+{
+    char *text = NULL;
+    size_t n = 0;
+    if (read_all(path, &text, &n, err))
+        return -1;
+    scn_node *root = NULL;
+    int rc = -1;
+    if (scn_tree_parse(path, text, n, &root, err))
+        goto done;
+    const scn_node *m = root ? root->first : NULL;
+    if (!root || root->kind != SCN_NODE_MAP || !m || m->next || m->kind != SCN_NODE_MAP) {
+        sim_errf(err,
+                 "%s: expected one model name mapping to its series (thinking_on, "
+                 "thinking_off)",
+                 path);
+        goto done;
+    }
+    snprintf(model, mlen, "%s", m->key);
+    const scn_node *series = NULL;
+    char names[128] = "";
+    size_t off = 0;
+    for (const scn_node *s = m->first; s; s = s->next) {
+        if (strcmp(s->key, "thinking_on") != 0 && strcmp(s->key, "thinking_off") != 0) {
+            sim_errf(err, "%s:%d: %s.%s: unknown series (expected thinking_on or thinking_off)",
+                     path, s->line, m->key, s->key);
+            goto done;
+        }
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "",
+                                strcmp(s->key, "thinking_on") == 0 ? "on" : "off");
+        if (thinking ? strcmp(s->key + 9, thinking) == 0 : !series)
+            series = s;
+        if (!thinking && s != m->first) {
+            sim_errf(err, "%s: %s has the series thinking: %s; say which (acceptance.thinking)",
+                     path, m->key, names);
+            goto done;
+        }
+    }
+    if (!series) {
+        sim_errf(err, "%s: %s has no thinking_%s series (it has: %s)", path, m->key,
+                 thinking ? thinking : "on", *names ? names : "none");
+        goto done;
+    }
+    if (series->kind != SCN_NODE_MAP) {
+        sim_errf(err, "%s:%d: %s.%s: expected a map of draft lengths to acceptance lengths", path,
+                 series->line, m->key, series->key);
+        goto done;
+    }
+    char keys[256];
+    int r = series_value(path, series, k, al, keys, sizeof keys, err);
+    if (r < 0)
+        goto done;
+    if (r > 0) {
+        sim_errf(err, "%s: %s %s has no acceptance length for %d draft tokens (it has: %s)", path,
+                 m->key, series->key, k, keys);
+        goto done;
+    }
+    if (*al > k + 1) {
+        sim_errf(err, "%s: %s %s: acceptance length %g for %d draft tokens exceeds %d", path,
+                 m->key, series->key, *al, k, k + 1);
+        goto done;
+    }
+    rc = 0;
+done:
+    scn_tree_free(root);
+    free(text);
+    return rc;
+}
