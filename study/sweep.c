@@ -252,6 +252,39 @@ int study_sweep_prepare(study_sweep *sw, store *s, const scn_scenario *base, int
 
 /* ---- workers: simulate and spool ---- */
 
+/* Everything study_cost_new reads from a scenario: equal keys give the same cost models. */
+typedef struct cost_key {
+    eng_model model;
+    eng_gpu gpu;
+    eng_dtype dtype, kv_dtype;
+    eng_layout layout;
+    int32_t max_len, tp;
+    eng_spec_method spec;
+    int has_draft;
+    eng_model draft; /* zero without a drafter */
+    char profile[64], borrow[32];
+} cost_key;
+
+/* The key of scn, padding included (zeroed first), so that memcmp compares it. */
+static void key_of(const scn_scenario *scn, cost_key *k)
+{
+    const eng_config *c = &scn->engine;
+    memset(k, 0, sizeof *k);
+    memcpy(&k->model, &c->model, sizeof k->model);
+    memcpy(&k->gpu, &c->gpu, sizeof k->gpu);
+    k->dtype = eng_config_dtype(c);
+    k->kv_dtype = eng_config_kv_dtype(c);
+    eng_config_layout(c, &k->layout);
+    k->max_len = c->max_model_len;
+    k->tp = c->tensor_parallel;
+    k->spec = c->spec.method;
+    k->has_draft = c->spec.has_draft;
+    if (k->spec != ENG_SPEC_NONE && k->has_draft)
+        memcpy(&k->draft, &c->spec.draft, sizeof k->draft);
+    snprintf(k->profile, sizeof k->profile, "%s", scn->profile);
+    snprintf(k->borrow, sizeof k->borrow, "%s", scn->profile_borrow);
+}
+
 typedef struct sweep_worker {
     const study_sweep *sw;
     const char *db;
@@ -259,13 +292,9 @@ typedef struct sweep_worker {
     scn_cache *cache; /* whole-file length tables */
     int point;        /* the point scn holds; -1: none */
     scn_scenario scn;
-    int have_cost; /* cost is the cost model of the key below */
+    int have_cost; /* cost is the cost model of `key` */
     study_cost cost;
-    eng_model model;
-    eng_gpu gpu;
-    eng_dtype dtype;
-    int32_t tp;
-    char profile[64];
+    cost_key key;
 } sweep_worker;
 
 typedef struct pool_arg {
@@ -313,15 +342,15 @@ static int point_scenario(sweep_worker *w, int p, sim_err *err)
     return 0;
 }
 
-/* The cost model of w->scn: the last one when the model, GPU, dtype, TP and profile are the
- * same (a sweep over rates or schedulers builds it once). */
+/* The cost model of w->scn: the last one when everything it was built from is the same (the
+ * model, GPU, dtypes, layout, context, drafter and profile: a sweep over rates or schedulers
+ * builds it once). */
 static int point_cost(sweep_worker *w, sim_err *err)
 {
     const scn_scenario *scn = &w->scn;
-    const eng_config *c = &scn->engine;
-    if (w->have_cost && !memcmp(&w->model, &c->model, sizeof w->model) &&
-        !memcmp(&w->gpu, &c->gpu, sizeof w->gpu) && w->dtype == c->dtype &&
-        w->tp == c->tensor_parallel && !strcmp(w->profile, scn->profile))
+    cost_key k;
+    key_of(scn, &k);
+    if (w->have_cost && memcmp(&w->key, &k, sizeof k) == 0)
         return 0;
     if (w->have_cost)
         study_cost_free(&w->cost);
@@ -333,11 +362,7 @@ static int point_cost(sweep_worker *w, sim_err *err)
         return -1;
     }
     w->have_cost = 1;
-    w->model = c->model;
-    w->gpu = c->gpu;
-    w->dtype = c->dtype;
-    w->tp = c->tensor_parallel;
-    snprintf(w->profile, sizeof w->profile, "%s", scn->profile);
+    w->key = k;
     return 0;
 }
 

@@ -4,6 +4,7 @@
  * again ends with every point stored exactly once and no half runs; points with the same seed
  * see the same arrivals whatever the scheduler; a sweep point stores the same requests and
  * scheduled spans as `llmsim run` of that point (its rows travel through the worker's spool);
+ * a worker reuses a cost model only for points it fits;
  * the capacity answer meets its SLOs.
  */
 #include <setjmp.h>
@@ -134,6 +135,34 @@ static void test_sweep_stores_what_run_stores(void **state)
                      1);
 }
 
+/* A worker keeps its cost model from point to point only while everything it was built from is
+ * the same: a point that changes the KV dtype (not the weights') is priced as `llmsim run`
+ * prices it, not with the previous point's model. */
+static void test_sweep_cost_model_per_point(void **state)
+{
+    char scn[300], db[300], out[16384], err[8192];
+    paths(scn, db, "kv.db");
+    int st = e2e_sh(out, sizeof out, err, sizeof err,
+                    "%s sweep %s --db %s --vary kv_dtype=bf16,fp8 --jobs 1 --store summary --quiet",
+                    LLMSIM_BINARY, scn, db);
+    if (st != 0)
+        fail_msg("%s", err);
+    st = e2e_sh(out, sizeof out, err, sizeof err,
+                "%s run %s --db %s --set kv_dtype=fp8 --store summary --quiet", LLMSIM_BINARY, scn,
+                db);
+    if (st != 0)
+        fail_msg("%s", err);
+    /* the fp8 point (run 2) has the plain run's (3) TPOT, and not the bf16 point's (1) */
+    const char *same = "SELECT count(*) FROM metrics a JOIN metrics b ON b.name = a.name AND "
+                       "b.value = a.value WHERE a.name = 'mean_tpot_ms' AND a.run_id = %d AND "
+                       "b.run_id = %d";
+    char q[300];
+    snprintf(q, sizeof q, same, 2, 3);
+    assert_int_equal(e2e_query_int(db, q), 1);
+    snprintf(q, sizeof q, same, 1, 2);
+    assert_int_equal(e2e_query_int(db, q), 0);
+}
+
 /* Saturation with repetitions: a point saturated in some repetitions says "in k of n" in the
  * table, and the curve draws and reports it so. */
 static void test_sweep_saturated_in_k_of_n(void **state)
@@ -239,6 +268,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sweep_stores_each_point_once),
         cmocka_unit_test(test_sweep_stores_what_run_stores),
+        cmocka_unit_test(test_sweep_cost_model_per_point),
         cmocka_unit_test(test_sweep_saturated_in_k_of_n),
         cmocka_unit_test(test_sweep_resumes_after_kill),
         cmocka_unit_test(test_capacity_answer_meets_slos),
