@@ -19,15 +19,21 @@
 #define CPU_SHAPE_CAP (1.0 * (1 << 30))
 #define CUDA_SHAPE_CAP (8.0 * (1 << 30))
 
+static const char *const grid_names[] = {"quick", "full", "smoke"};
+
 int cal_grid_parse(const char *s, cal_grid_kind *out)
 {
-    if (s && strcmp(s, "quick") == 0)
-        *out = CAL_GRID_QUICK;
-    else if (s && strcmp(s, "full") == 0)
-        *out = CAL_GRID_FULL;
-    else
-        return -1;
-    return 0;
+    for (int k = 0; s && k < 3; k++)
+        if (strcmp(s, grid_names[k]) == 0) {
+            *out = (cal_grid_kind)k;
+            return 0;
+        }
+    return -1;
+}
+
+const char *cal_grid_name(cal_grid_kind k)
+{
+    return (unsigned)k < 3 ? grid_names[k] : "?";
 }
 
 kern_dims cal_kern_dims(const eng_model *m)
@@ -53,6 +59,13 @@ static const int quick_pctx[] = {0, 512, 1024, 2048};
 static const int quick_batch[] = {1, 2, 4, 8, 16, 32, 64};
 static const int quick_dctx[] = {16, 256, 512, 1024, 2048, 4096};
 
+static const int smoke_tokens[] = {1, 4, 16, 32, 64, 128, 256};
+static const int smoke_head[] = {1, 2, 4, 8, 16, 32};
+static const int smoke_chunk[] = {16, 32, 64, 128, 256};
+static const int smoke_pctx[] = {0, 128, 256};
+static const int smoke_batch[] = {1, 2, 4, 8, 16};
+static const int smoke_dctx[] = {16, 64, 128, 256};
+
 static const int full_tokens[] = {1,   2,    3,    4,    6,    8,    12,   16,   24,   32,  48,
                                   64,  96,   128,  160,  192,  256,  320,  384,  512,  640, 768,
                                   896, 1024, 1280, 1536, 2048, 2560, 3072, 4096, 6144, 8192};
@@ -73,6 +86,10 @@ typedef struct grid_def {
 
 static grid_def grid_of(cal_grid_kind k)
 {
+    if (k == CAL_GRID_SMOKE)
+        return (grid_def){smoke_tokens,     smoke_head,      smoke_chunk,       smoke_pctx,
+                          smoke_batch,      smoke_dctx,      LEN(smoke_tokens), LEN(smoke_head),
+                          LEN(smoke_chunk), LEN(smoke_pctx), LEN(smoke_batch),  LEN(smoke_dctx)};
     if (k == CAL_GRID_FULL)
         return (grid_def){full_tokens,     full_head,      full_chunk,       full_pctx,
                           full_batch,      full_dctx,      LEN(full_tokens), LEN(full_head),

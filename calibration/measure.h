@@ -18,10 +18,18 @@
 #include "profile.h"
 #include "sim.h"
 
-typedef enum cal_grid_kind { CAL_GRID_QUICK = 0, CAL_GRID_FULL = 1 } cal_grid_kind;
+/* quick: the default; full: about three times the shapes; smoke: a few shapes per operator,
+ * to check the calibration pipeline on a machine in seconds (its fits are rough). */
+typedef enum cal_grid_kind {
+    CAL_GRID_QUICK = 0,
+    CAL_GRID_FULL = 1,
+    CAL_GRID_SMOKE = 2
+} cal_grid_kind;
 
-/* Parses "quick" or "full"; 0, or -1. */
+/* Parses "quick", "full" or "smoke"; 0, or -1. */
 int cal_grid_parse(const char *s, cal_grid_kind *out);
+/* The grid's name. */
+const char *cal_grid_name(cal_grid_kind k);
 
 /* The kernel dimensions of model m's layer (non-gated MLPs are measured as gated ones of half
  * the width for the up projection and activation, see measure.c). */

@@ -7,6 +7,7 @@
  * sides of the held-out split.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,14 +159,16 @@ static int column(char **hdr, int n, const char *name)
     return -1;
 }
 
-/* Parses field i of the current row as a number; -1 with err when empty or malformed. */
+/* Parses field i of the current row as a finite number; -1 with err when empty, malformed,
+ * out of range, infinite or NaN (strtod reads "inf" and "nan"; such a value would later be
+ * converted to an integer or poison a fit). */
 static int num(const csv *c, char **hdr, int i, double *out, sim_err *err)
 {
     const char *s = i < c->nfield ? c->field[i] : "";
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (*s == '\0' || *end != '\0' || errno == ERANGE) {
+    if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v)) {
         if (strcmp(s, "True") == 0 || strcmp(s, "False") == 0) {
             *out = s[0] == 'T';
             return 0;
@@ -175,6 +178,25 @@ static int num(const csv *c, char **hdr, int i, double *out, sim_err *err)
     }
     *out = v;
     return 0;
+}
+
+/* Field i as a shape size: a whole number in [lo, INT32_MAX] (tokens, sequences, cached
+ * tokens become integers in the cost model); -1 with err naming line and column. */
+static int size_field(const csv *c, char **hdr, int i, double lo, double *out, sim_err *err)
+{
+    if (num(c, hdr, i, out, err))
+        return -1;
+    if (*out != floor(*out) || *out < lo || *out > INT32_MAX)
+        return sim_errf(err, "%s:%d: column %s: %s is not a size (a whole number in %g .. %d)",
+                        c->path, c->lineno, hdr[i], c->field[i], lo, INT32_MAX);
+    return 0;
+}
+
+/* An operator time in ms, read as a number: usable when in (0, 1e12) (a longer one would not
+ * stay finite in ns). */
+static int usable_ms(double t)
+{
+    return t > 0 && t < 1e12;
 }
 
 /* ---- collected points ---- */
@@ -206,6 +228,8 @@ static int cmp_point(const void *a, const void *b)
 /* Adds the points of r to p, repeated shapes averaged. */
 static void raw_flush(raw *r, cal_profile *p)
 {
+    if (r->n == 0) /* r->v is NULL then, which qsort may not be given */
+        return;
     qsort(r->v, (size_t)r->n, sizeof *r->v, cmp_point);
     for (int i = 0; i < r->n;) {
         int j = i;
@@ -234,8 +258,9 @@ static int open_csv(csv *c, const char *path, sim_err *err)
     c->f = fopen(path, "r");
     if (!c->f)
         return sim_errf(err, "%s: cannot open: %s", path, strerror(errno));
-    if (!csv_row(c)) {
+    if (!csv_row(c)) { /* getline allocated the line buffer even at end of file */
         fclose(c->f);
+        free(c->line);
         return sim_errf(err, "%s: empty file (no header row)", path);
     }
     return 0;
@@ -336,15 +361,16 @@ static int read_mlp(const char *path, const eng_model *m, int tp, raw *r, int *r
             sim_errf(err, "%s:%d: %d fields, the header has %d", path, c.lineno, c.nfield, nh);
             goto done;
         }
-        if (num(&c, hdr, ntp, &workers, err) || num(&c, hdr, ntok, &tokens, err))
+        if (num(&c, hdr, ntp, &workers, err))
             goto done;
-        if ((int)workers != tp)
+        if (workers != (double)tp) /* compared as read: a cast of 1e20 or a fraction lies */
             continue;
-        if (row_matches(&c, hdr, sc, 5, err))
+        if (size_field(&c, hdr, ntok, 1, &tokens, err) || row_matches(&c, hdr, sc, 5, err))
             goto done;
         (*rows)++;
         for (int k = 0; k < N_MLP_OPS; k++)
-            if (tcol[k] >= 0 && c.field[tcol[k]][0] && num(&c, hdr, tcol[k], &t, err) == 0 && t > 0)
+            if (tcol[k] >= 0 && c.field[tcol[k]][0] && num(&c, hdr, tcol[k], &t, err) == 0 &&
+                usable_ms(t))
                 raw_add(r, mlp_ops[k].op, tokens, 0, t * 1e6);
     }
     if (*rows == 0)
@@ -388,12 +414,13 @@ static int read_attention(const char *path, const eng_model *m, int tp, raw *r, 
             sim_errf(err, "%s:%d: %d fields, the header has %d", path, c.lineno, c.nfield, nh);
             goto done;
         }
-        for (int k = 0; k < 5; k++)
-            if (num(&c, hdr, col[k], &v[k], err))
-                goto done;
-        if ((int)v[0] != tp)
+        if (num(&c, hdr, col[0], &v[0], err) || num(&c, hdr, col[4], &v[4], err))
+            goto done;
+        if (v[0] != (double)tp)
             continue;
-        if (row_matches(&c, hdr, sc, 3, err))
+        if (size_field(&c, hdr, col[1], 1, &v[1], err) ||
+            size_field(&c, hdr, col[2], 0, &v[2], err) ||
+            size_field(&c, hdr, col[3], 0, &v[3], err) || row_matches(&c, hdr, sc, 3, err))
             goto done;
         int prefill = v[4] != 0;
         int tc = prefill ? col[5] : col[6];
@@ -401,7 +428,7 @@ static int read_attention(const char *path, const eng_model *m, int tp, raw *r, 
             continue;
         if (num(&c, hdr, tc, &t, err))
             goto done;
-        if (!(t > 0))
+        if (!usable_ms(t))
             continue;
         (*rows)++;
         if (prefill) { /* one sequence per row: chunk after kv_cache_size cached tokens */
@@ -433,6 +460,11 @@ int cal_vidur_read(const char *model_dir, const char *attention_csv, const eng_m
     int rc = read_mlp(mlp, m, tp, &r, &mrows, err);
     if (rc == 0 && have_attn)
         rc = read_attention(attn, m, tp, &r, &arows, err);
+    if (rc == 0 && r.n == 0)
+        rc = sim_errf(err,
+                      "%s: %d rows at tp %d but no operator time in them (time_stats.<operator>."
+                      "median columns with a time in (0, 1e12) ms)",
+                      mlp, mrows, tp);
     if (rc == 0) {
         p->dims = *m;
         p->tp = tp;

@@ -22,6 +22,7 @@ int cmd_scenario(int argc, char **argv);  /* scenario check FILE */
 int cmd_calibrate(int argc, char **argv); /* calibrate ..., calibrate validate ... */
 int cmd_profile(int argc, char **argv);   /* profile list|show|import-vidur */
 int cmd_sweep(int argc, char **argv);
+int cmd_merge(int argc, char **argv); /* merge OUT.db IN.db... */
 int cmd_plot(int argc, char **argv);
 int cmd_capacity(int argc, char **argv);
 int cmd_export(int argc, char **argv);

@@ -50,7 +50,7 @@ static int take_grid(void *arg, const char *v)
 {
     if (cal_grid_parse(v, arg) == 0)
         return 0;
-    fprintf(stderr, "llmsim calibrate: --grid is quick or full\n");
+    fprintf(stderr, "llmsim calibrate: --grid is quick, full or smoke\n");
     return -1;
 }
 
@@ -78,8 +78,9 @@ static int calibrate(int argc, char **argv)
          &cal.be},
         {"--model", "M", CLI_STRING, &cal.model, "a catalog model or a config.json path", NULL, 0,
          0, NULL, NULL},
-        {"--grid", "quick|full", CLI_CALL, NULL, "how many shapes", "quick", 0, 0, take_grid,
-         &cal.grid},
+        {"--grid", "quick|full|smoke", CLI_CALL, NULL,
+         "how many shapes (smoke: a few per operator, to check the pipeline in seconds)", "quick",
+         0, 0, take_grid, &cal.grid},
         {"--out", "NAME", CLI_STRING, &cal.out, "the profile's name", "<backend>-<model>-<grid>", 0,
          0, NULL, NULL},
         {"--gpu", "G", CLI_STRING, &cal.gpu, "the catalog GPU the profile stands for",
@@ -87,6 +88,9 @@ static int calibrate(int argc, char **argv)
         {"--seed", "N", CLI_INT64, &seed, "the held-out selection", "1", 0, 9e18, NULL, NULL},
         {"--replace", NULL, CLI_FLAG, &cal.replace, "replace a stored profile of the same name",
          NULL, 0, 0, NULL, NULL},
+        {"--runs", "N", CLI_INT, &cal.runs,
+         "timed calls per shape (a rough, quicker profile with few; the medians need several)",
+         "5 to 30, until they add up to 20 ms", 1, 1000, NULL, NULL},
         CLI_END};
     cli_common c;
     int npos, st = cli_parse(&calibrate_cmd, opts, &c, argc, argv, NULL, &npos);

@@ -21,9 +21,11 @@ static const cli_command sweep_cmd = {
                "in --jobs "
                "worker processes, and prints each point's mean and 95% interval.",
     .details =
-        "Each point is an ordinary run, written with its sweep_points row in one transaction; the "
-        "same command run again skips the points already stored. --vary KEY=START:STOP:STEP gives "
-        "START, START+STEP, ... <= STOP.",
+        "Each point is an ordinary run, written with its sweep_points row in one transaction by "
+        "this process (the workers only simulate); the same command run again skips the points "
+        "already stored. --vary KEY=START:STOP:STEP gives START, START+STEP, ... <= STOP. "
+        "--shard I/N runs the I-th of N deterministic slices of the tasks (task t when t % N == "
+        "I - 1) into its own database; `llmsim merge` combines the shards.",
     .min_pos = 1,
     .max_pos = 1,
     .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET,
@@ -32,6 +34,15 @@ static const cli_command sweep_cmd = {
 static const char *const shown[] = {"output_throughput", "median_ttft_ms", "p99_ttft_ms",
                                     "median_tpot_ms",    "p99_tpot_ms",    "p99_itl_ms"};
 #define NSHOWN (int)(sizeof shown / sizeof shown[0])
+
+static int set_shard(void *arg, const char *v)
+{
+    sim_err err = {{0}};
+    if (study_sweep_set_shard(arg, v, &err) == 0)
+        return 0;
+    fprintf(stderr, "llmsim sweep: %s\n", err.msg);
+    return -1;
+}
 
 static int add_vary(void *arg, const char *v)
 {
@@ -52,6 +63,12 @@ static void print_value(sim_interval v)
     printf(" %18s", buf);
 }
 
+/* A shard shows the points it has runs of; a whole sweep shows every point. */
+static int shown_point(const study_sweep *sw, const study_sweep_table *t, int p)
+{
+    return sw->nshards <= 1 || study_sweep_cell(t, 0, p)->n > 0;
+}
+
 static void print_paired(const study_sweep *sw, const study_sweep_table *t)
 {
     int k = study_sweep_paired_key(sw);
@@ -61,7 +78,7 @@ static void print_paired(const study_sweep *sw, const study_sweep_table *t)
            sw->v[k].val[0]);
     for (int p = 0; p < sw->npoints; p++) {
         int base = study_sweep_base_point(sw, p, k);
-        if (base == p)
+        if (base == p || !shown_point(sw, t, p))
             continue;
         char params[1024];
         study_sweep_params(sw, p, params, sizeof params);
@@ -81,6 +98,8 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
         printf(" %18s", shown[m]);
     printf("  saturated\n");
     for (int p = 0; p < sw->npoints; p++) {
+        if (!shown_point(sw, t, p))
+            continue;
         char params[1024];
         study_sweep_params(sw, p, params, sizeof params);
         printf("%-48s", params);
@@ -147,7 +166,8 @@ static void print_json(const study_sweep *sw, const study_sweep_table *t, int fa
     cli_json_int(&j, "failed_runs", failed);
     cli_json_open(&j, "results", '[');
     for (int p = 0; p < sw->npoints; p++)
-        json_point(&j, sw, t, p);
+        if (shown_point(sw, t, p))
+            json_point(&j, sw, t, p);
     cli_json_close(&j, ']');
     cli_json_close(&j, '}');
 }
@@ -193,6 +213,10 @@ static int parse(int argc, char **argv, study_sweep *sw, int *jobs, cli_common *
          1000, NULL, NULL},
         {"--jobs", "N", CLI_INT, jobs, "worker processes", "the number of cores", 1, 4096, NULL,
          NULL},
+        {"--shard", "I/N", CLI_CALL, NULL,
+         "run only the I-th of N slices of the tasks (1 <= I <= N), for sweeps spread over "
+         "machines",
+         "all tasks", 0, 0, set_shard, sw},
         CLI_END};
     const char *file;
     int npos, st = cli_parse(&sweep_cmd, opts, c, argc, argv, &file, &npos);
@@ -209,9 +233,10 @@ static int parse(int argc, char **argv, study_sweep *sw, int *jobs, cli_common *
     return st;
 }
 
-/* Runs the pending tasks with a progress report; returns how many failed. */
-static int run_pending(const cli_common *c, const study_sweep *sw, int jobs, const int32_t *pending,
-                       int n)
+/* Runs the pending tasks with a progress report; the number that failed, or -1 with err when
+ * the workers could not start. */
+static int run_pending(const cli_common *c, const study_sweep *sw, store *s, int jobs,
+                       const int32_t *pending, int n, sim_err *err)
 {
     if (n == 0)
         return 0;
@@ -219,13 +244,18 @@ static int run_pending(const cli_common *c, const study_sweep *sw, int jobs, con
     cli_progress_start(&pa.bar, "runs", n, c->quiet);
     cli_progress_update(&pa.bar, 0);
     double t0 = sim_wall_seconds();
-    int failed = study_sweep_run(sw, c->db, jobs, pending, n, task_done, &pa);
-    cli_note(c, "llmsim sweep %lld: %d runs in %.2f s\n", (long long)sw->id, n - failed,
+    study_sweep_stats st;
+    if (study_sweep_run(sw, s, c->db, jobs, pending, n, task_done, &pa, &st, err) != 0)
+        return -1;
+    cli_note(c, "llmsim sweep %lld: %d runs in %.2f s", (long long)sw->id, st.stored,
              sim_wall_seconds() - t0);
-    if (failed)
+    if (st.skipped)
+        cli_note(c, " (%d stored meanwhile by another process)", st.skipped);
+    cli_note(c, "\n");
+    if (st.failed)
         fprintf(stderr, "llmsim sweep: %d runs failed; run the same command again to retry them\n",
-                failed);
-    return failed;
+                st.failed);
+    return st.failed;
 }
 
 int cmd_sweep(int argc, char **argv)
@@ -249,10 +279,17 @@ int cmd_sweep(int argc, char **argv)
     if (!(s = store_open(c.db, &err)) ||
         study_sweep_prepare(&sw, s, &base, &pending, &n, &stored, &err) != 0)
         goto fail;
-    cli_note(&c, "llmsim sweep %lld: %d points x %d reps; %d stored, %d to run on %d jobs\n",
-             (long long)sw.id, sw.npoints, sw.reps, stored, n, jobs < n ? jobs : n);
-    int failed = run_pending(&c, &sw, jobs, pending, n);
-    if (summarize(&c, &sw, s, failed, &err) != 0)
+    if (sw.nshards > 1)
+        cli_note(&c,
+                 "llmsim sweep %lld: %d points x %d reps, shard %d/%d; %d stored, %d to run on "
+                 "%d jobs\n",
+                 (long long)sw.id, sw.npoints, sw.reps, sw.shard, sw.nshards, stored, n,
+                 jobs < n ? jobs : n);
+    else
+        cli_note(&c, "llmsim sweep %lld: %d points x %d reps; %d stored, %d to run on %d jobs\n",
+                 (long long)sw.id, sw.npoints, sw.reps, stored, n, jobs < n ? jobs : n);
+    int failed = run_pending(&c, &sw, s, jobs, pending, n, &err);
+    if (failed < 0 || summarize(&c, &sw, s, failed, &err) != 0)
         goto fail;
     rc = failed ? 1 : 0;
     goto out;

@@ -16,6 +16,7 @@ static const struct {
     {"scenario", cmd_scenario, "scenario check FILE: validate a scenario without running it"},
     {"list", cmd_list, "list gpus|models|schedulers|routers: print the catalogs"},
     {"sweep", cmd_sweep, "sweep FILE --vary KEY=V1,V2: runs over the cross product, resumable"},
+    {"merge", cmd_merge, "merge OUT.db IN.db...: combine databases (sweep shards), no duplicates"},
     {"capacity", cmd_capacity, "capacity FILE --slo ...: highest rate per replica, GPUs needed"},
     {"calibrate", cmd_calibrate,
      "calibrate --backend cpu|cuda --model M: measure, fit and store a profile; calibrate "

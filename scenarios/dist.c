@@ -10,63 +10,159 @@
  *   zipf {min, max, s}     P(min + k - 1) proportional to k^-s for k = 1 .. max - min + 1,
  *                          drawn by binary search in a CDF table
  *   empirical {path, format, column}  a column of a trace, sampled uniformly with replacement
- * A sampler owns its tables; the random generator belongs to the caller.
+ * A sampler owns its tables, or borrows them from a scn_cache; the random generator belongs to
+ * the caller.
+ *
+ * The cache: columns read whole (empirical samplers, joint pairs) are kept per (path, format,
+ * columns) with the file's identity (device, inode, size, modification time), so that a
+ * process running many workloads (a sweep worker) reads each table once and again only when
+ * its file changed. The cache owns its tables; samplers and pairs made with it borrow them.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 
 #include "scn_int.h"
 
+/* One or two length columns of a trace, read whole. */
+typedef struct table {
+    int32_t *prompt, *output; /* NULL when that column was not read */
+    int64_t n;
+    char *key;      /* the cache's key: format, columns and path */
+    struct stat id; /* the file when it was read */
+    struct table *next;
+} table;
+
+struct scn_cache {
+    table *tables;
+};
+
 struct scn_sampler {
     scn_dist d;
-    double lo, hi;   /* clip bounds (lo >= 1) */
-    double plo, phi; /* normal: CDF of the truncation window */
-    double mu;       /* lognormal: mean of the underlying normal */
-    double *cdf;     /* zipf: cumulative weights, n entries */
-    int32_t *vals;   /* empirical: the column */
+    double lo, hi;       /* clip bounds (lo >= 1) */
+    double plo, phi;     /* normal: CDF of the truncation window */
+    double mu;           /* lognormal: mean of the underlying normal */
+    double *cdf;         /* zipf: cumulative weights, n entries */
+    const int32_t *vals; /* empirical: the column (in tab) */
+    table *tab;          /* empirical: owned when `owned` */
+    int owned;
     int64_t n;
 };
 
-/* Reads every row of a trace (lengths only) into growing arrays. */
-static int read_all(const scn_trace_spec *sp, int32_t **prompt, int32_t **output, int64_t *n,
-                    sim_err *err)
+static void table_free(table *t)
+{
+    if (!t)
+        return;
+    free(t->prompt);
+    free(t->output);
+    free(t->key);
+    free(t);
+}
+
+scn_cache *scn_cache_new(void)
+{
+    return sim_xcalloc(1, sizeof(scn_cache));
+}
+
+void scn_cache_free(scn_cache *c)
+{
+    if (!c)
+        return;
+    for (table *t = c->tables, *next; t; t = next) {
+        next = t->next;
+        table_free(t);
+    }
+    free(c);
+}
+
+/* Reads every row of a trace (lengths only) into a new table. NULL with err. */
+static table *read_all(const scn_trace_spec *sp, sim_err *err)
 {
     scn_trace_reader *r = scn_trace_open(sp, err);
     if (!r)
-        return -1;
+        return NULL;
+    table *t = sim_xcalloc(1, sizeof *t);
     int64_t cap = 1024;
     scn_trace_row row;
     int rc;
-    *n = 0;
-    if (prompt)
-        *prompt = sim_xmalloc(sizeof **prompt * (size_t)cap);
-    if (output)
-        *output = sim_xmalloc(sizeof **output * (size_t)cap);
+    if (sp->want_prompt)
+        t->prompt = sim_xmalloc(sizeof *t->prompt * (size_t)cap);
+    if (sp->want_output)
+        t->output = sim_xmalloc(sizeof *t->output * (size_t)cap);
     while ((rc = scn_trace_next(r, &row, err)) == 1) {
-        if (*n == cap) {
+        if (t->n == cap) {
             cap *= 2;
-            if (prompt)
-                *prompt = sim_xrealloc(*prompt, sizeof **prompt * (size_t)cap);
-            if (output)
-                *output = sim_xrealloc(*output, sizeof **output * (size_t)cap);
+            if (t->prompt)
+                t->prompt = sim_xrealloc(t->prompt, sizeof *t->prompt * (size_t)cap);
+            if (t->output)
+                t->output = sim_xrealloc(t->output, sizeof *t->output * (size_t)cap);
         }
-        if (prompt)
-            (*prompt)[*n] = (int32_t)(row.prompt > INT32_MAX ? INT32_MAX : row.prompt);
-        if (output)
-            (*output)[*n] = (int32_t)(row.output > INT32_MAX ? INT32_MAX : row.output);
-        (*n)++;
+        if (t->prompt)
+            t->prompt[t->n] = (int32_t)(row.prompt > INT32_MAX ? INT32_MAX : row.prompt);
+        if (t->output)
+            t->output[t->n] = (int32_t)(row.output > INT32_MAX ? INT32_MAX : row.output);
+        t->n++;
     }
     scn_trace_close(r);
-    if (rc == 0 && *n == 0)
+    if (rc == 0 && t->n == 0)
         rc = sim_errf(err, "%s: no rows", sp->path);
-    return rc < 0 ? -1 : 0;
+    if (rc < 0) {
+        table_free(t);
+        return NULL;
+    }
+    return t;
 }
 
-static int build(scn_sampler *s, const char *what, int is_out, sim_err *err)
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* The table of sp: from the cache when it holds one read from the file as it is now, else read
+ * (and kept by the cache when there is one: *owned = 0). NULL with err. */
+static table *get_table(scn_cache *c, const scn_trace_spec *sp, int *owned, sim_err *err)
+{
+    struct stat id;
+    char *key = NULL;
+    *owned = c == NULL;
+    if (c && stat(sp->path, &id) == 0) {
+        size_t len = strlen(sp->path) + 200;
+        key = sim_xmalloc(len);
+        snprintf(key, len, "%s|%s|%s|%d%d|%s", sp->format, sp->col_prompt ? sp->col_prompt : "-",
+                 sp->col_output ? sp->col_output : "-", sp->want_prompt, sp->want_output, sp->path);
+        for (table **pp = &c->tables; *pp; pp = &(*pp)->next) {
+            if (strcmp((*pp)->key, key) != 0)
+                continue;
+            if (same_file(&(*pp)->id, &id)) {
+                free(key);
+                return *pp;
+            }
+            table *stale = *pp; /* the file changed: read it again */
+            *pp = stale->next;
+            table_free(stale);
+            break;
+        }
+    }
+    table *t = read_all(sp, err);
+    if (t && key) {
+        t->key = key;
+        t->id = id;
+        t->next = c->tables;
+        c->tables = t;
+        return t;
+    }
+    free(key);
+    *owned = 1;
+    return t;
+}
+
+static int build(scn_sampler *s, const char *what, int is_out, scn_cache *cache, sim_err *err)
 {
     const scn_dist *d = &s->d;
     switch (d->kind) {
@@ -97,8 +193,10 @@ static int build(scn_sampler *s, const char *what, int is_out, sim_err *err)
             sp.col_prompt = col;
             sp.want_prompt = 1;
         }
-        if (read_all(&sp, is_out ? NULL : &s->vals, is_out ? &s->vals : NULL, &s->n, err))
+        if (!(s->tab = get_table(cache, &sp, &s->owned, err)))
             return sim_err_prefix(err, "%s", what);
+        s->vals = is_out ? s->tab->output : s->tab->prompt;
+        s->n = s->tab->n;
         return 0;
     }
     default:
@@ -106,13 +204,14 @@ static int build(scn_sampler *s, const char *what, int is_out, sim_err *err)
     }
 }
 
-scn_sampler *scn_sampler_new(const scn_dist *d, const char *what, int output_column, sim_err *err)
+scn_sampler *scn_sampler_new(const scn_dist *d, const char *what, int output_column,
+                             scn_cache *cache, sim_err *err)
 {
     scn_sampler *s = sim_xcalloc(1, sizeof *s);
     s->d = *d;
     s->lo = d->min >= 1 ? d->min : 1;
     s->hi = d->max >= 1 ? d->max : INFINITY;
-    if (build(s, what, output_column, err)) {
+    if (build(s, what, output_column, cache, err)) {
         scn_sampler_free(s);
         return NULL;
     }
@@ -124,7 +223,8 @@ void scn_sampler_free(scn_sampler *s)
     if (!s)
         return;
     free(s->cdf);
-    free(s->vals);
+    if (s->owned)
+        table_free(s->tab);
     free(s);
 }
 
@@ -184,11 +284,11 @@ int64_t scn_sampler_draw(scn_sampler *s, gsl_rng *rng, int *clipped)
 /* ---- joint pairs ---- */
 
 struct scn_pairs {
-    int32_t *prompt, *output;
-    int64_t n;
+    table *tab;
+    int owned;
 };
 
-scn_pairs *scn_pairs_new(const scn_lengths *l, sim_err *err)
+scn_pairs *scn_pairs_new(const scn_lengths *l, scn_cache *cache, sim_err *err)
 {
     scn_pairs *p = sim_xcalloc(1, sizeof *p);
     scn_trace_spec sp = {.path = l->path,
@@ -198,7 +298,7 @@ scn_pairs *scn_pairs_new(const scn_lengths *l, sim_err *err)
                          .lengths_only = 1,
                          .want_prompt = 1,
                          .want_output = 1};
-    if (read_all(&sp, &p->prompt, &p->output, &p->n, err)) {
+    if (!(p->tab = get_table(cache, &sp, &p->owned, err))) {
         sim_err_prefix(err, "workload.lengths");
         scn_pairs_free(p);
         return NULL;
@@ -208,21 +308,21 @@ scn_pairs *scn_pairs_new(const scn_lengths *l, sim_err *err)
 
 void scn_pairs_draw(const scn_pairs *p, gsl_rng *rng, int64_t *prompt, int64_t *output)
 {
-    unsigned long i = gsl_rng_uniform_int(rng, (unsigned long)p->n);
-    *prompt = p->prompt[i];
-    *output = p->output[i];
+    unsigned long i = gsl_rng_uniform_int(rng, (unsigned long)p->tab->n);
+    *prompt = p->tab->prompt[i];
+    *output = p->tab->output[i];
 }
 
 int64_t scn_pairs_count(const scn_pairs *p)
 {
-    return p->n;
+    return p->tab->n;
 }
 
 void scn_pairs_free(scn_pairs *p)
 {
     if (!p)
         return;
-    free(p->prompt);
-    free(p->output);
+    if (p->owned)
+        table_free(p->tab);
     free(p);
 }

@@ -185,6 +185,12 @@ typedef struct range {
 static const range R_POS = {0, INFINITY, 1, 1};    /* > 0 */
 static const range R_NONNEG = {0, INFINITY, 0, 1}; /* >= 0 */
 static const range R_UNIT = {0, 1, 1, 0};          /* (0, 1] */
+/* times that become int64 nanoseconds stay inside the simulated horizon */
+static const range R_TIME_S = {0, SCN_HORIZON_S, 0, 0};        /* [0, horizon] s */
+static const range R_SPAN_S = {0, SCN_HORIZON_S, 1, 0};        /* (0, horizon] s */
+static const range R_TIME_MS = {0, SCN_HORIZON_S * 1e3, 0, 0}; /* [0, horizon] ms */
+static const range R_CPU_US = {0, 1e9, 0, 0};                  /* [0, 1000 s] per iteration */
+static const range R_GB = {0, 1e9, 0, 0};                      /* bytes stay in int64 */
 
 static void describe(const range *r, char *buf, size_t len)
 {
@@ -334,7 +340,7 @@ static int load_memory(lctx *c, const scn_node *root, const char *pre, eng_confi
     double gb = (double)e->activation_reserve / (double)(INT64_C(1) << 30);
     if (check_keys(c, m, mp.s, keys) ||
         get_num(c, m, mp.s, "gpu_utilization", R_UNIT, &e->gpu_utilization) ||
-        get_num(c, m, mp.s, "activation_reserve_gb", R_NONNEG, &gb))
+        get_num(c, m, mp.s, "activation_reserve_gb", R_GB, &gb))
         return -1;
     const scn_node *ml = scn_tree_get(m, "max_model_len");
     if (ml && *pre)
@@ -519,8 +525,8 @@ static int load_cpu(lctx *c, const scn_node *root, const char *pre, eng_config *
     if (!m)
         return 0;
     return check_keys(c, m, cp.s, keys) ||
-                   get_num(c, m, cp.s, "per_iteration_us", R_NONNEG, &e->cpu.per_iteration_us) ||
-                   get_num(c, m, cp.s, "per_seq_us", R_NONNEG, &e->cpu.per_seq_us) ||
+                   get_num(c, m, cp.s, "per_iteration_us", R_CPU_US, &e->cpu.per_iteration_us) ||
+                   get_num(c, m, cp.s, "per_seq_us", R_CPU_US, &e->cpu.per_seq_us) ||
                    get_bool(c, m, cp.s, "async", &e->cpu.async)
                ? -1
                : 0;
@@ -1060,7 +1066,7 @@ static int load_steps(lctx *c, const scn_node *m, const char *pre, scn_arrival *
             return fail(c, st, ip, "expected a map {start_s: S, rate: R}");
         double start = -1, rate = -1;
         if (check_keys(c, st, ip, keys) ||
-            need_num(c, st, ip, "start_s", R_NONNEG, &start, "(seconds)") ||
+            need_num(c, st, ip, "start_s", R_TIME_S, &start, "(seconds)") ||
             need_num(c, st, ip, "rate", R_NONNEG, &rate, "(requests/s)"))
             return -1;
         if (i == 0 && start != 0)
@@ -1123,8 +1129,8 @@ static int load_arrival(lctx *c, const scn_node *w, scn_arrival *a)
         if (!scn_tree_get(m, "concurrency"))
             return missing(c, m, pre, "concurrency", "(number of clients)");
         return get_i32(c, m, pre, "concurrency", 1, 1 << 24, &a->concurrency) ||
-                       get_num(c, m, pre, "think_time_ms", R_NONNEG, &a->think_time_ms) ||
-                       get_num(c, m, pre, "ramp_up_s", R_NONNEG, &a->ramp_up_s)
+                       get_num(c, m, pre, "think_time_ms", R_TIME_MS, &a->think_time_ms) ||
+                       get_num(c, m, pre, "ramp_up_s", R_TIME_S, &a->ramp_up_s)
                    ? -1
                    : 0;
     case SCN_ARR_SCHEDULE:
@@ -1339,8 +1345,8 @@ static int load_trace(lctx *c, const scn_node *w, scn_trace *t, int *has_time)
     if (get_choice(c, m, pre, "format", "trace format", formats, &fi) ||
         get_num(c, m, pre, "time_scale", R_POS, &t->time_scale) ||
         get_num(c, m, pre, "rate", R_POS, &t->rate) ||
-        get_num(c, m, pre, "start_s", R_NONNEG, &t->start_s) ||
-        get_num(c, m, pre, "duration_s", R_POS, &t->duration_s) ||
+        get_num(c, m, pre, "start_s", R_TIME_S, &t->start_s) ||
+        get_num(c, m, pre, "duration_s", R_SPAN_S, &t->duration_s) ||
         get_int(c, m, pre, "limit", 1, INT64_MAX, &t->limit) ||
         get_choice(c, m, pre, "on_bad_row", "on_bad_row action", bad_row, &br) ||
         get_bool(c, m, pre, "lengths_only", &t->lengths_only) ||
@@ -1370,6 +1376,23 @@ static int load_trace(lctx *c, const scn_node *w, scn_trace *t, int *has_time)
                     "rate, time_scale, start_s and duration_s need arrival times, and this "
                     "trace is read for its lengths only");
     return 0;
+}
+
+/* A renewal process's nominal span, (num_requests - 1) / rate, must end inside the simulated
+ * horizon (time is int64 ns); a random one that goes past it anyway fails in the source. */
+static int check_span(lctx *c, const scn_node *w, const scn_workload *wl)
+{
+    const scn_arrival *a = &wl->arrival;
+    if (a->kind != SCN_ARR_POISSON && a->kind != SCN_ARR_GAMMA && a->kind != SCN_ARR_CONSTANT)
+        return 0;
+    double span = (double)(wl->num_requests - 1) / a->rate;
+    if (span <= SCN_HORIZON_S)
+        return 0;
+    const scn_node *am = scn_tree_get(w, "arrival");
+    return fail(c, scn_tree_get(am, "rate"), "workload.arrival.rate",
+                "%lld requests at %g/s span %.3g s of simulated time, past its horizon of %.0e s "
+                "(time is int64 nanoseconds); raise the rate or lower num_requests",
+                (long long)wl->num_requests, a->rate, span, SCN_HORIZON_S);
 }
 
 /* `shared_prefix: {tokens, groups}` */
@@ -1406,7 +1429,7 @@ static int load_think(lctx *c, const scn_node *m, const char *pre, scn_sessions 
     if (!n)
         return 0;
     if (n->kind == SCN_NODE_SCALAR)
-        return get_num(c, m, pre, "think_time_ms", R_NONNEG, &ss->think_fixed_ms);
+        return get_num(c, m, pre, "think_time_ms", R_TIME_MS, &ss->think_fixed_ms);
     ss->think_fixed_ms = -1;
     return load_dist_in(c, m, pre, "think_time_ms", &ss->think);
 }
@@ -1514,7 +1537,7 @@ static int load_workload(lctx *c, const scn_node *root, scn_workload *w)
              "%d closed-loop clients with fixed lengths all start at 0 and stay in lock-step "
              "(they prefill together every round); arrival.ramp_up_s staggers their starts",
              a->concurrency);
-    return 0;
+    return timed ? 0 : check_span(c, m, w);
 }
 
 /* ---- entry points ---- */
@@ -1596,19 +1619,19 @@ done:
     return rc;
 }
 
-int scn_load(const char *path, const char *const *overrides, int noverrides,
-             const scn_resolver *res, scn_scenario *out, sim_err *err)
+char *scn_read_text(const char *path, sim_err *err)
 {
-    memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return sim_errf(err, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) {
+        sim_errf(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
     size_t cap = 4096, n = 0;
     char *buf = sim_xmalloc(cap);
     for (;;) {
         size_t got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
-        if (n + 1 < cap)
+        if (n + 1 < cap || n > SCN_MAX_TEXT) /* past the limit: scn_tree_parse refuses it */
             break;
         cap *= 2;
         buf = sim_xrealloc(buf, cap);
@@ -1618,8 +1641,19 @@ int scn_load(const char *path, const char *const *overrides, int noverrides,
     buf[n] = '\0';
     if (bad || memchr(buf, '\0', n)) {
         free(buf);
-        return sim_errf(err, "%s: cannot read (I/O error or binary file)", path);
+        sim_errf(err, "%s: cannot read (I/O error or binary file)", path);
+        return NULL;
     }
+    return buf;
+}
+
+int scn_load(const char *path, const char *const *overrides, int noverrides,
+             const scn_resolver *res, scn_scenario *out, sim_err *err)
+{
+    memset(out, 0, sizeof *out);
+    char *buf = scn_read_text(path, err);
+    if (!buf)
+        return -1;
     int rc = scn_load_text(path, buf, overrides, noverrides, res, out, err);
     free(buf);
     return rc;

@@ -61,6 +61,12 @@ typedef struct scn_dist {
     char column[64];
 } scn_dist;
 
+/* The latest simulated time a request may arrive at, in seconds: 10^9 s (31.7 years), well
+ * inside int64 nanoseconds (292 years), so that the run can finish after its last arrival.
+ * A workload whose arrivals go past it is refused (at load time when its nominal span already
+ * does, otherwise by the source when an arrival does). */
+#define SCN_HORIZON_S 1e9
+
 #define SCN_MAX_SCHEDULE 64
 typedef struct scn_arrival {
     scn_arrival_kind kind;
@@ -162,15 +168,31 @@ typedef struct scn_scenario {
  * failure). */
 int scn_load(const char *path, const char *const *overrides, int noverrides,
              const scn_resolver *res, scn_scenario *out, sim_err *err);
-/* The same from text in memory; `name` stands for the file in messages. */
+/* A scenario file's text (NUL-terminated; the caller frees it), or NULL with err naming the
+ * file (cannot be opened or read, binary). A file past the size limit is cut short there, and
+ * scn_load_text then refuses it. */
+char *scn_read_text(const char *path, sim_err *err);
+/* The same from text in memory; `name` stands for the file in messages (and its folder
+ * anchors the scenario's relative paths). */
 int scn_load_text(const char *name, const char *text, const char *const *overrides, int noverrides,
                   const scn_resolver *res, scn_scenario *out, sim_err *err);
 void scn_free(scn_scenario *s);
+
+/* Tables a workload reads whole (an empirical length column, joint length pairs), kept so
+ * that one process running many workloads (a sweep worker) reads each file once; a table is
+ * read again when its file changes (device, inode, size or modification time). The cache owns
+ * the tables and must outlive every source made with it. */
+typedef struct scn_cache scn_cache;
+scn_cache *scn_cache_new(void);
+void scn_cache_free(scn_cache *c);
 
 /* The workload source for the engine: arrivals and lengths drawn from the scenario's
  * distributions on the run's random streams, or read from its trace as the run goes. */
 typedef struct scn_source scn_source;
 scn_source *scn_source_new(const scn_scenario *s, uint64_t seed, sim_err *err);
+/* The same, with whole-file tables taken from (and kept in) cache; cache may be NULL. */
+scn_source *scn_source_new_cached(const scn_scenario *s, uint64_t seed, scn_cache *cache,
+                                  sim_err *err);
 const eng_source_ops *scn_source_ops(void);
 void scn_source_free(scn_source *src);
 /* Requests whose length was clipped (to the distribution's bounds or the model's context). */

@@ -190,7 +190,7 @@ static int64_t open_start(scn_sessions_src *q)
 /* ---- creation ---- */
 
 scn_sessions_src *scn_sessions_new(const scn_workload *w, int32_t ctx_limit, uint64_t seed,
-                                   sim_err *err)
+                                   scn_cache *cache, sim_err *err)
 {
     scn_sessions_src *q = sim_xcalloc(1, sizeof *q);
     q->w = *w;
@@ -200,13 +200,14 @@ scn_sessions_src *scn_sessions_new(const scn_workload *w, int32_t ctx_limit, uin
     q->g = sim_rng_new_stream(seed, SIM_STREAM_CLIENT);
     q->g_arr = sim_rng_new_stream(seed, SIM_STREAM_ARRIVALS);
     const scn_sessions *ss = &w->sessions;
-    if (!(q->turns = scn_sampler_new(&ss->turns, "workload.sessions.turns", 0, err)) ||
-        !(q->user = scn_sampler_new(&ss->user, "workload.sessions.user_tokens", 0, err)) ||
+    if (!(q->turns = scn_sampler_new(&ss->turns, "workload.sessions.turns", 0, cache, err)) ||
+        !(q->user = scn_sampler_new(&ss->user, "workload.sessions.user_tokens", 0, cache, err)) ||
         (ss->agent &&
-         !(q->tool = scn_sampler_new(&ss->tool, "workload.sessions.tool_tokens", 0, err))) ||
+         !(q->tool = scn_sampler_new(&ss->tool, "workload.sessions.tool_tokens", 0, cache, err))) ||
         (ss->think_fixed_ms < 0 &&
-         !(q->think = scn_sampler_new(&ss->think, "workload.sessions.think_time_ms", 0, err))) ||
-        !(q->out = scn_sampler_new(&w->output, "workload.output_tokens", 1, err))) {
+         !(q->think =
+               scn_sampler_new(&ss->think, "workload.sessions.think_time_ms", 0, cache, err))) ||
+        !(q->out = scn_sampler_new(&w->output, "workload.output_tokens", 1, cache, err))) {
         scn_sessions_free(q);
         return NULL;
     }

@@ -19,6 +19,10 @@
  * engine rejects what can never fit, as a real server would); a zero length is raised to 1.
  * A clip of either kind counts the request once in scn_source_clipped().
  *
+ * Times are checked before they become nanoseconds: an arrival after SCN_HORIZON_S (a process
+ * at a tiny rate, a trace stretched by time_scale or rate) stops the run with an error rather
+ * than overflowing int64.
+ *
  * The source owns its generators, samplers, pairs table and trace reader.
  */
 #include <math.h>
@@ -164,6 +168,12 @@ static int open_trace(scn_source *s, sim_err *err)
 
 scn_source *scn_source_new(const scn_scenario *sc, uint64_t seed, sim_err *err)
 {
+    return scn_source_new_cached(sc, seed, NULL, err);
+}
+
+scn_source *scn_source_new_cached(const scn_scenario *sc, uint64_t seed, scn_cache *cache,
+                                  sim_err *err)
+{
     scn_source *s = sim_xcalloc(1, sizeof *s);
     s->w = sc->workload;
     const scn_workload *w = &s->w;
@@ -177,7 +187,7 @@ scn_source *scn_source_new(const scn_scenario *sc, uint64_t seed, sim_err *err)
     s->g_pairs = sim_rng_new_stream(seed, SIM_STREAM_TRACE);
     s->t_s = -1;
     if (w->sessions.present) {
-        if (!(s->ss = scn_sessions_new(w, s->ctx, seed, err)))
+        if (!(s->ss = scn_sessions_new(w, s->ctx, seed, cache, err)))
             goto fail;
         return s;
     }
@@ -187,11 +197,11 @@ scn_source *scn_source_new(const scn_scenario *sc, uint64_t seed, sim_err *err)
         if (open_trace(s, err))
             goto fail;
     } else if (w->lengths.present) {
-        if (!(s->pairs = scn_pairs_new(&w->lengths, err)))
+        if (!(s->pairs = scn_pairs_new(&w->lengths, cache, err)))
             goto fail;
     } else {
-        s->ps = scn_sampler_new(&w->prompt, "workload.prompt_tokens", 0, err);
-        s->os = s->ps ? scn_sampler_new(&w->output, "workload.output_tokens", 1, err) : NULL;
+        s->ps = scn_sampler_new(&w->prompt, "workload.prompt_tokens", 0, cache, err);
+        s->os = s->ps ? scn_sampler_new(&w->output, "workload.output_tokens", 1, cache, err) : NULL;
         if (!s->os)
             goto fail;
     }
@@ -253,9 +263,22 @@ static int schedule_next(scn_source *s)
     }
 }
 
+/* ns (a double, as computed) rounded into *out; -1 with err when it lies past the horizon
+ * (`what` names the cause). */
+static int to_ns(const scn_source *s, double ns, const char *what, int64_t *out, sim_err *err)
+{
+    if (!(ns <= SCN_HORIZON_S * 1e9))
+        return sim_errf(err,
+                        "%s: request %lld would arrive at %.6g s, past the simulated horizon of "
+                        "%.0e s (time is int64 nanoseconds)",
+                        what, (long long)s->emitted + 1, ns / 1e9, SCN_HORIZON_S);
+    *out = (int64_t)llround(ns);
+    return 0;
+}
+
 /* The next synthetic arrival (ns): ENG_SRC_OK, ENG_SRC_LATER (closed loop, every client
- * waiting) or ENG_SRC_END (a schedule whose rate stays 0). */
-static int next_time(scn_source *s, int64_t now, int64_t *t)
+ * waiting), ENG_SRC_END (a schedule whose rate stays 0) or ENG_SRC_ERROR (past the horizon). */
+static int next_time(scn_source *s, int64_t now, int64_t *t, sim_err *err)
 {
     const scn_arrival *a = &s->w.arrival;
     switch (a->kind) {
@@ -263,6 +286,10 @@ static int next_time(scn_source *s, int64_t now, int64_t *t)
         if (s->nready == 0)
             return ENG_SRC_LATER;
         *t = s->ready[s->head];
+        if (*t > (int64_t)(SCN_HORIZON_S * 1e9)) {
+            to_ns(s, (double)*t, "workload.arrival.think_time_ms", t, err); /* the message */
+            return ENG_SRC_ERROR;
+        }
         s->head = (s->head + 1) % a->concurrency;
         s->nready--;
         return ENG_SRC_OK;
@@ -288,8 +315,7 @@ static int next_time(scn_source *s, int64_t now, int64_t *t)
         s->t_s = s->t_s < 0 ? 0 : s->t_s + gsl_ran_exponential(s->g_arr, 1.0 / a->rate);
         break;
     }
-    *t = (int64_t)llround(s->t_s * 1e9);
-    return ENG_SRC_OK;
+    return to_ns(s, s->t_s * 1e9, "workload.arrival", t, err) ? ENG_SRC_ERROR : ENG_SRC_OK;
 }
 
 /* ---- lengths ---- */
@@ -370,7 +396,7 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
     eng_arrival *caller = out;
     out = &res;
     if (!s->timed) {
-        int rc = next_time(s, now, &t);
+        int rc = next_time(s, now, &t, err);
         if (rc != ENG_SRC_OK)
             return rc;
     }
@@ -385,7 +411,13 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
             if (s->emitted == 0)
                 s->base_raw = row.t_ns;
             int64_t rel = row.t_ns - s->base_raw;
-            t = s->factor == 1.0 ? rel : (int64_t)llround((double)rel * s->factor);
+            const char *key = s->w.trace.rate > 0 ? "workload.trace.rate (rescaled)"
+                                                  : "workload.trace.time_scale";
+            if (s->factor != 1.0 && to_ns(s, (double)rel * s->factor, key, &rel, err)) {
+                sim_err_prefix(err, "%s:%lld", s->w.trace.path, (long long)scn_trace_line(s->tr));
+                return ENG_SRC_ERROR;
+            }
+            t = rel;
         }
         p = row.prompt;
         o = row.output;

@@ -10,13 +10,15 @@
  *            num_prefill_tokens, num_decode_tokens
  *   csv      CSV with the columns the scenario names; time in units of time_unit_s seconds
  * Column names given in the scenario replace a format's defaults. CSV fields are split on
- * commas; surrounding spaces and double quotes are stripped, CRLF line ends accepted.
+ * commas; surrounding spaces and double quotes are stripped, CRLF line ends accepted. A trace
+ * is a regular file (not a device or a pipe) whose lines are at most SCN_TRACE_MAX_LINE bytes.
  * The reader owns its path copy, line buffer and header names.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "scn_int.h"
 
@@ -101,6 +103,10 @@ static int read_line(scn_trace_reader *r, sim_err *err)
             return 0;
         }
         r->lineno++;
+        if (n > SCN_TRACE_MAX_LINE)
+            return sim_errf(err, "%s:%lld: a line of %lld bytes (at most %d)", r->path,
+                            (long long)r->lineno, (long long)n, SCN_TRACE_MAX_LINE),
+                   -2;
         while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
             r->line[--n] = '\0';
         if ((size_t)n != strlen(r->line))
@@ -234,6 +240,12 @@ scn_trace_reader *scn_trace_open(const scn_trace_spec *sp, sim_err *err)
         sim_errf(err, "%s: cannot open: %s", sp->path, strerror(errno));
         goto fail;
     }
+    /* a device (/dev/zero: one endless line), a directory or a pipe is no trace file */
+    struct stat st;
+    if (fstat(fileno(r->f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        sim_errf(err, "%s: not a regular file", sp->path);
+        goto fail;
+    }
     if (fmt != F_MOONCAKE && read_header(r, sp, err))
         goto fail;
     return r;
@@ -296,7 +308,9 @@ static int digits(const char **p, int n, int *out)
     return 0;
 }
 
-/* "YYYY-MM-DD HH:MM:SS[.fffffffff]" (or with a T) -> ns since 1970-01-01 (no time zone). */
+/* "YYYY-MM-DD HH:MM:SS[.fffffffff]" (or with a T) -> ns since 1970-01-01 (no time zone).
+ * -1 when malformed, -2 when outside what int64 ns since 1970 hold (1970-01-01 00:00:00 to
+ * 2262-04-11 23:47:16.854775807), like the non-negative numeric times. */
 static int parse_datetime(const char *s, int64_t *out)
 {
     int y, mo, d, h, mi, se;
@@ -321,6 +335,8 @@ static int parse_datetime(const char *s, int64_t *out)
     if (*p)
         return -1;
     int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+    if (secs < 0 || secs > (INT64_MAX - frac) / SIM_NS_PER_S)
+        return -2;
     *out = secs * SIM_NS_PER_S + frac;
     return 0;
 }
@@ -331,7 +347,12 @@ static int parse_time(scn_trace_reader *r, const char *s, int64_t *out, sim_err 
     if (!*s)
         return bad(r, err, "field '%s' is empty%s", field, "");
     if (r->tkind == SCN_TIME_DATETIME) {
-        if (parse_datetime(s, out))
+        int rc = parse_datetime(s, out);
+        if (rc == -2)
+            return bad(r, err,
+                       "field '%s' is outside 1970-01-01 .. 2262-04-11 (int64 nanoseconds): '%s'",
+                       field, s);
+        if (rc)
             return bad(r, err, "field '%s' is not a YYYY-MM-DD HH:MM:SS.fff time: '%s'", field, s);
         return 0;
     }

@@ -5,6 +5,12 @@
  * back as the text stored with a run. Every node owns its key, its text and its children; the
  * root owns the whole tree (scn_tree_free). Scalars keep their text as written: the loader
  * decides what a value means, so a quoted "5" and a plain 5 read the same.
+ *
+ * Limits (a scenario is a small file): a tree is at most SCN_MAX_DEPTH levels deep, counting
+ * the root map and the scalars (the builder, the walkers and the emitter recurse once per
+ * level, so the limit also bounds their stack), and its emitted text is at most
+ * SCN_MAX_EMITTED bytes (block style indents every line by its depth, so a deep tree written
+ * in a few bytes of flow style would otherwise come back many times larger).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +65,7 @@ typedef struct parse_ctx {
     yaml_parser_t p;
     const char *name;
     sim_err *err;
+    int max_depth; /* levels the document may use (the root is level 1) */
 } parse_ctx;
 
 static int parse_fail(parse_ctx *c)
@@ -77,9 +84,9 @@ static int next_event(parse_ctx *c, yaml_event_t *ev)
     return 0;
 }
 
-static int build(parse_ctx *c, yaml_event_t *ev, scn_node **out);
+static int build(parse_ctx *c, yaml_event_t *ev, int depth, scn_node **out);
 
-static int build_map(parse_ctx *c, scn_node *map)
+static int build_map(parse_ctx *c, scn_node *map, int depth)
 {
     for (;;) {
         yaml_event_t kev, vev;
@@ -102,7 +109,7 @@ static int build_map(parse_ctx *c, scn_node *map)
             return -1;
         }
         scn_node *child = NULL;
-        if (next_event(c, &vev) || build(c, &vev, &child)) {
+        if (next_event(c, &vev) || build(c, &vev, depth + 1, &child)) {
             free(key);
             return -1;
         }
@@ -111,7 +118,7 @@ static int build_map(parse_ctx *c, scn_node *map)
     }
 }
 
-static int build_seq(parse_ctx *c, scn_node *seq)
+static int build_seq(parse_ctx *c, scn_node *seq, int depth)
 {
     for (;;) {
         yaml_event_t ev;
@@ -122,17 +129,23 @@ static int build_seq(parse_ctx *c, scn_node *seq)
             return 0;
         }
         scn_node *child = NULL;
-        if (build(c, &ev, &child))
+        if (build(c, &ev, depth + 1, &child))
             return -1;
         append(seq, child);
     }
 }
 
-/* Builds the node that starts with *ev (consumed). On failure *out is NULL. */
-static int build(parse_ctx *c, yaml_event_t *ev, scn_node **out)
+/* Builds the node that starts with *ev (consumed) at level depth (the root is 1). On failure
+ * *out is NULL. */
+static int build(parse_ctx *c, yaml_event_t *ev, int depth, scn_node **out)
 {
     int line = (int)ev->start_mark.line + 1, rc = 0;
     *out = NULL;
+    if (depth > c->max_depth) {
+        yaml_event_delete(ev);
+        return sim_errf(c->err, "%s:%d: nested more than %d levels deep (a scenario needs a few)",
+                        c->name, line, SCN_MAX_DEPTH);
+    }
     switch (ev->type) {
     case YAML_SCALAR_EVENT:
         *out = node_new(SCN_NODE_SCALAR, line);
@@ -142,12 +155,12 @@ static int build(parse_ctx *c, yaml_event_t *ev, scn_node **out)
     case YAML_MAPPING_START_EVENT:
         yaml_event_delete(ev);
         *out = node_new(SCN_NODE_MAP, line);
-        rc = build_map(c, *out);
+        rc = build_map(c, *out, depth);
         break;
     case YAML_SEQUENCE_START_EVENT:
         yaml_event_delete(ev);
         *out = node_new(SCN_NODE_SEQ, line);
-        rc = build_seq(c, *out);
+        rc = build_seq(c, *out, depth);
         break;
     case YAML_ALIAS_EVENT:
         yaml_event_delete(ev);
@@ -163,10 +176,12 @@ static int build(parse_ctx *c, yaml_event_t *ev, scn_node **out)
     return rc;
 }
 
-/* Parses one document whose root may be any node; an empty document gives NULL. */
-static int parse_any(const char *name, const char *text, size_t len, scn_node **out, sim_err *err)
+/* Parses one document whose root may be any node and whose tree is at most max_depth levels
+ * deep; an empty document gives NULL. */
+static int parse_any(const char *name, const char *text, size_t len, int max_depth, scn_node **out,
+                     sim_err *err)
 {
-    parse_ctx c = {.name = name, .err = err};
+    parse_ctx c = {.name = name, .err = err, .max_depth = max_depth};
     yaml_event_t ev;
     int rc = -1;
     *out = NULL;
@@ -192,7 +207,7 @@ static int parse_any(const char *name, const char *text, size_t len, scn_node **
             sim_errf(err, "%s:%d: only one YAML document is allowed", name, line);
             goto done;
         }
-        if (build(&c, &ev, out))
+        if (build(&c, &ev, 1, out))
             goto done;
     }
     rc = 0;
@@ -207,7 +222,10 @@ done:
 
 int scn_tree_parse(const char *name, const char *text, size_t len, scn_node **out, sim_err *err)
 {
-    if (parse_any(name, text, len, out, err))
+    if (len > SCN_MAX_TEXT)
+        return sim_errf(err, "%s: larger than a scenario file may be (%d bytes at most)", name,
+                        SCN_MAX_TEXT);
+    if (parse_any(name, text, len, SCN_MAX_DEPTH, out, err))
         return -1;
     if (!*out) {
         *out = node_new(SCN_NODE_MAP, 1);
@@ -300,6 +318,12 @@ int scn_tree_set(scn_node *root, const char *o, int ovr, sim_err *err)
     if (!eq || eq == o)
         return sim_errf(err, "override '%s': expected KEY.PATH=VALUE", o);
     size_t klen = (size_t)(eq - o);
+    int levels = 1; /* the value's level under the root: one per segment */
+    for (size_t i = 0; i < klen; i++)
+        levels += o[i] == '.';
+    if (levels >= SCN_MAX_DEPTH)
+        return sim_errf(err, "override '%.40s...': a key path of %d segments or more", o,
+                        SCN_MAX_DEPTH - 1);
     char *path = sim_xmalloc(klen + 1), *done = sim_xmalloc(klen + 1);
     memcpy(path, o, klen);
     path[klen] = '\0';
@@ -330,7 +354,7 @@ int scn_tree_set(scn_node *root, const char *o, int ovr, sim_err *err)
         sim_errf(err, "override '%s': '%s' is a value, not a map", o, done);
         goto out;
     }
-    if (parse_any("override value", eq + 1, strlen(eq + 1), &val, err)) {
+    if (parse_any("override value", eq + 1, strlen(eq + 1), SCN_MAX_DEPTH - levels, &val, err)) {
         sim_err_prefix(err, "override '%s'", o);
         goto out;
     }
@@ -363,11 +387,16 @@ out:
 typedef struct outbuf {
     char *s;
     size_t n, cap;
+    int full; /* the text went past SCN_MAX_EMITTED */
 } outbuf;
 
 static int write_out(void *data, unsigned char *buf, size_t size)
 {
     outbuf *o = data;
+    if (o->n + size > SCN_MAX_EMITTED) {
+        o->full = 1;
+        return 0;
+    }
     if (o->n + size + 1 > o->cap) {
         o->cap = (o->n + size + 1) * 2;
         o->s = sim_xrealloc(o->s, o->cap);
@@ -437,7 +466,12 @@ char *scn_tree_emit(const scn_node *root, sim_err *err)
         yaml_stream_end_event_initialize(&ev);
         ok = yaml_emitter_emit(&em, &ev);
     }
-    if (!ok) {
+    if (!ok && o.full) {
+        sim_errf(err, "the scenario written back as YAML (what a run stores) would exceed %d bytes",
+                 SCN_MAX_EMITTED);
+        free(o.s);
+        o.s = NULL;
+    } else if (!ok) {
         sim_errf(err, "cannot write the scenario as YAML: %s",
                  em.problem ? em.problem : "emitter error");
         free(o.s);

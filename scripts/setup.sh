@@ -6,9 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # chromium: test_report renders `llmsim report` pages in it, and the README's report picture
-# is its screenshot
+# is its screenshot; parallel: the sharded-sweep test drives shards with GNU parallel (README,
+# "Sweeps on many machines"); clang and libclang-rt-dev: the fuzz harnesses (clang alone lacks
+# libFuzzer's runtime, libclang_rt.fuzzer-x86_64.a, which is in libclang-rt-14-dev)
 pkgs=(build-essential cmake pkg-config libgsl-dev libsqlite3-dev libyaml-dev libcmocka-dev
-      libopenblas-dev gnuplot-nox chromium)
+      libopenblas-dev gnuplot-nox chromium parallel clang libclang-rt-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -434,7 +434,10 @@ int store_profile_replay_shapes(store *s, int64_t run_id, int max, store_replay_
     *n = 0;
     if (read_run_info(s, run_id, info, err))
         return -1;
-    int64_t stride = (info->iterations + max - 1) / max;
+    /* every stride-th iteration, stride = floor(iterations / max): exactly max of them when the
+     * run has that many (a rounded-up stride could give fewer, as many as the run's length
+     * allowed, so the count depended on it) */
+    int64_t stride = info->iterations / max;
     sqlite3_stmt *st = store_prepare(
         s,
         "SELECT num_seqs, prefill_tokens, decode_tokens, prefill_seqs, prefill_pairs,"

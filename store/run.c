@@ -1,7 +1,24 @@
 /*
- * run.c: the run writer: prepared statements reused for every row of one transaction,
- * streaming rows as the simulation produces them or buffering them for one short transaction.
+ * run.c: the run writer: prepared statements reused for every row (and kept on the connection
+ * from one run to the next), streaming rows as the simulation produces them, buffering them for
+ * one short transaction, or spooling them to a file that store_run_replay writes later.
+ *
+ * The spool is a sequence of records `u32 tag, u32 length, payload`, native-endian and private
+ * to one build (it carries runs between the processes of one sweep; it is not a file format):
+ *   SP_RUN        the run's row: seed, replicas, TP, level, offered rate, num_requests,
+ *                 kv_blocks, then
+ *                 the nine strings of store_run_info, each `u32 length` (SP_NULL for NULL) and
+ *                 its bytes with their NUL; always the first record
+ *   SP_REQUEST    one rq_row
+ *   SP_ITERATION  one eng_iter_rec
+ *   SP_SPAN       one eng_span_rec (a request's scheduled span, as store_run_span keeps it)
+ *   SP_METRICS    `u32 n` and n eng_metric
+ *   SP_END        nothing: the run is whole; always the last record
+ * A new kind of row is one more tag: its writer encodes the row in spool mode, and replay
+ * hands it to the same row buffer the database mode fills.
  */
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +33,12 @@ typedef struct rq_row {
 } rq_row;
 
 struct store_run {
-    store *s;
+    store *s;    /* NULL in spool mode */
+    FILE *spool; /* spool mode: where the records go */
     store_run_info info;
     int buffered, begun;
     int64_t id;
-    sqlite3_stmt *rq, *it, *sp;    /* one row */
+    sqlite3_stmt *rq, *it, *sp;    /* one row (the connection's, cached) */
     sqlite3_stmt *rqn, *itn, *spn; /* BATCH rows */
     int failed;
     sim_err err;
@@ -31,6 +49,10 @@ struct store_run {
     eng_span_rec *sps;
     size_t nsp, capsp;
 };
+
+/* Spool record tags. */
+enum { SP_RUN = 1, SP_REQUEST, SP_ITERATION, SP_METRICS, SP_END, SP_SPAN };
+#define SP_NULL UINT32_MAX
 
 static const char *const level_names[] = {"summary", "iterations", "requests"};
 
@@ -51,12 +73,6 @@ const char *store_level_name(store_level l)
 
 static void free_run(store_run *w)
 {
-    sqlite3_finalize(w->rq);
-    sqlite3_finalize(w->it);
-    sqlite3_finalize(w->sp);
-    sqlite3_finalize(w->rqn);
-    sqlite3_finalize(w->itn);
-    sqlite3_finalize(w->spn);
     free(w->rqs);
     free(w->its);
     free(w->sps);
@@ -70,8 +86,13 @@ static void free_run(store_run *w)
 #define IT_COLS 18
 #define SP_COLS 8
 
-static sqlite3_stmt *insert_stmt(store *s, const char *table, int cols, int rows, sim_err *err)
+/* The connection's cached INSERT of `rows` rows into table (prepared on first use; the store
+ * finalizes it on close). Reset after every use. */
+static sqlite3_stmt *insert_stmt(store *s, int which, const char *table, int cols, int rows,
+                                 sim_err *err)
 {
+    if (s->cached[which])
+        return s->cached[which];
     size_t len = 32 + strlen(table) + (size_t)rows * (size_t)(2 * cols + 3);
     char *sql = sim_xmalloc(len), *p = sql;
     p += sprintf(p, "INSERT INTO %s VALUES ", table);
@@ -86,9 +107,11 @@ static sqlite3_stmt *insert_stmt(store *s, const char *table, int cols, int rows
         *p++ = ')';
     }
     *p = '\0';
-    sqlite3_stmt *st = store_prepare(s, sql, err);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+        store_fail(s, err, "preparing a statement");
     free(sql);
-    return st;
+    return s->cached[which] = st;
 }
 
 /* BEGIN, the run row, the row statements. */
@@ -99,14 +122,16 @@ static int open_run(store_run *w, sim_err *err)
     if (store_begin(s, err) != 0)
         return -1;
     w->begun = 1;
-    sqlite3_stmt *st = store_prepare(
-        s,
-        "INSERT INTO runs (name, scenario, scheduler, seed, version, profile, model, gpu, dtype,"
-        " replicas, tensor_parallel, hardware, store_level, offered_rate, num_requests,"
-        " kv_blocks) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        err);
-    if (!st)
-        return -1;
+    sqlite3_stmt *st = s->cached[STORE_ST_RUN];
+    if (!st && sqlite3_prepare_v3(
+                   s->db,
+                   "INSERT INTO runs (name, scenario, scheduler, seed, version, profile, model, "
+                   "gpu, dtype, replicas, tensor_parallel, hardware, store_level, offered_rate, "
+                   "num_requests, kv_blocks) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+        return store_fail(s, err, "preparing a statement");
+    s->cached[STORE_ST_RUN] = st;
+    sqlite3_clear_bindings(st);
     store_bind_text(st, 1, in->name);
     store_bind_text(st, 2, in->scenario_text);
     store_bind_text(st, 3, in->scheduler);
@@ -127,16 +152,18 @@ static int open_run(store_run *w, sim_err *err)
     if (in->kv_blocks > 0)
         sqlite3_bind_int64(st, 16, in->kv_blocks);
     int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     if (rc != SQLITE_DONE)
         return store_fail(s, err, "inserting the run");
     w->id = sqlite3_last_insert_rowid(s->db);
-    w->rq = insert_stmt(s, "requests", RQ_COLS, 1, err);
-    w->it = insert_stmt(s, "iterations", IT_COLS, 1, err);
-    w->sp = insert_stmt(s, "request_spans", SP_COLS, 1, err);
-    w->rqn = insert_stmt(s, "requests", RQ_COLS, BATCH, err);
-    w->itn = insert_stmt(s, "iterations", IT_COLS, BATCH, err);
-    w->spn = insert_stmt(s, "request_spans", SP_COLS, BATCH, err);
+    if (in->level < STORE_ITERATIONS)
+        return 0; /* no rows: no row statements */
+    w->rq = insert_stmt(s, STORE_ST_RQ1, "requests", RQ_COLS, 1, err);
+    w->it = insert_stmt(s, STORE_ST_IT1, "iterations", IT_COLS, 1, err);
+    w->sp = insert_stmt(s, STORE_ST_SP1, "request_spans", SP_COLS, 1, err);
+    w->rqn = insert_stmt(s, STORE_ST_RQN, "requests", RQ_COLS, BATCH, err);
+    w->itn = insert_stmt(s, STORE_ST_ITN, "iterations", IT_COLS, BATCH, err);
+    w->spn = insert_stmt(s, STORE_ST_SPN, "request_spans", SP_COLS, BATCH, err);
     return (w->rq && w->it && w->sp && w->rqn && w->itn && w->spn) ? 0 : -1;
 }
 
@@ -276,26 +303,119 @@ static void flush(store_run *w, int all)
     w->nit -= i;
 }
 
-void store_run_request(store_run *w, const eng_request *rq)
+/* ---- the spool ---- */
+
+/* Appends one record; a write failure is remembered and reported by finish. */
+static void sp_put(store_run *w, uint32_t tag, const void *a, size_t na, const void *b, size_t nb)
 {
-    if (w->info.level < STORE_REQUESTS || w->failed)
+    uint32_t head[2] = {tag, (uint32_t)(na + nb)};
+    if (w->failed)
         return;
+    if (fwrite(head, sizeof head, 1, w->spool) != 1 || (na && fwrite(a, na, 1, w->spool) != 1) ||
+        (nb && fwrite(b, nb, 1, w->spool) != 1)) {
+        w->failed = 1;
+        sim_errf(&w->err, "writing a run to the spool file: %s", strerror(errno));
+    }
+}
+
+/* Fixed-size fields of SP_RUN, before its strings. */
+typedef struct sp_run_head {
+    uint64_t seed;
+    int32_t replicas, tensor_parallel, level;
+    double offered_rate;
+    int64_t num_requests, kv_blocks;
+} sp_run_head;
+
+/* The nine strings of store_run_info, in SP_RUN's order. */
+static const char **info_str(store_run_info *in, int i)
+{
+    const char **all[9] = {&in->name,    &in->scenario_text, &in->scheduler,
+                           &in->version, &in->profile,       &in->model,
+                           &in->gpu,     &in->dtype,         &in->hardware};
+    return all[i];
+}
+
+static void sp_put_run(store_run *w)
+{
+    const store_run_info *in = &w->info;
+    sp_run_head h;
+    memset(&h, 0, sizeof h);
+    h.seed = in->seed;
+    h.replicas = in->replicas;
+    h.tensor_parallel = in->tensor_parallel;
+    h.level = (int32_t)in->level;
+    h.offered_rate = in->offered_rate;
+    h.num_requests = in->num_requests;
+    h.kv_blocks = in->kv_blocks;
+    size_t len = sizeof h;
+    for (int i = 0; i < 9; i++) {
+        const char *str = *info_str(&w->info, i);
+        len += sizeof(uint32_t) + (str ? strlen(str) + 1 : 0);
+    }
+    char *buf = sim_xmalloc(len), *p = buf;
+    memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    for (int i = 0; i < 9; i++) {
+        const char *str = *info_str(&w->info, i);
+        uint32_t n = str ? (uint32_t)strlen(str) + 1 : SP_NULL; /* with its NUL */
+        memcpy(p, &n, sizeof n);
+        p += sizeof n;
+        if (str) {
+            memcpy(p, str, n);
+            p += n;
+        }
+    }
+    sp_put(w, SP_RUN, buf, len, NULL, 0);
+    free(buf);
+}
+
+store_run *store_run_begin_spool(FILE *f, const store_run_info *info)
+{
+    store_run *w = sim_xcalloc(1, sizeof *w);
+    w->spool = f;
+    w->info = *info;
+    sp_put_run(w);
+    return w;
+}
+
+/* ---- rows ---- */
+
+static void add_request_row(store_run *w, const rq_row *r)
+{
+    if (w->spool) {
+        sp_put(w, SP_REQUEST, r, sizeof *r, NULL, 0);
+        return;
+    }
     if (w->nrq == w->caprq) {
         w->caprq = w->caprq ? 2 * w->caprq : 1024;
         w->rqs = sim_xrealloc(w->rqs, w->caprq * sizeof *w->rqs);
     }
-    w->rqs[w->nrq++] = (rq_row){
-        rq->id,        rq->t_arrival,      rq->t_first_sched, rq->t_last_sched, rq->t_first_token,
-        rq->t_finish,  rq->replica,        rq->prompt,        rq->output,       rq->preemptions,
-        rq->scheduled, (int8_t)rq->status, (int8_t)rq->reject};
+    w->rqs[w->nrq++] = *r;
     if (!w->buffered && w->nrq == BATCH)
         flush(w, 0);
 }
 
-void store_run_iteration(store_run *w, const eng_iter_rec *it)
+static void add_span_row(store_run *w, const eng_span_rec *sp)
 {
-    if (w->info.level < STORE_ITERATIONS || w->failed)
+    if (w->spool) {
+        sp_put(w, SP_SPAN, sp, sizeof *sp, NULL, 0);
         return;
+    }
+    if (w->nsp == w->capsp) {
+        w->capsp = w->capsp ? 2 * w->capsp : 1024;
+        w->sps = sim_xrealloc(w->sps, w->capsp * sizeof *w->sps);
+    }
+    w->sps[w->nsp++] = *sp;
+    if (!w->buffered && w->nsp == BATCH)
+        flush_spans(w, 0);
+}
+
+static void add_iteration_row(store_run *w, const eng_iter_rec *it)
+{
+    if (w->spool) {
+        sp_put(w, SP_ITERATION, it, sizeof *it, NULL, 0);
+        return;
+    }
     if (w->nit == w->capit) {
         w->capit = w->capit ? 2 * w->capit : 1024;
         w->its = sim_xrealloc(w->its, w->capit * sizeof *w->its);
@@ -305,6 +425,35 @@ void store_run_iteration(store_run *w, const eng_iter_rec *it)
         flush(w, 0);
 }
 
+void store_run_request(store_run *w, const eng_request *rq)
+{
+    if (w->info.level < STORE_REQUESTS || w->failed)
+        return;
+    rq_row r;
+    memset(&r, 0, sizeof r); /* the padding too: spooled rows are written whole */
+    r.id = rq->id;
+    r.arrival = rq->t_arrival;
+    r.first_sched = rq->t_first_sched;
+    r.last_sched = rq->t_last_sched;
+    r.first_token = rq->t_first_token;
+    r.finish = rq->t_finish;
+    r.replica = rq->replica;
+    r.prompt = rq->prompt;
+    r.output = rq->output;
+    r.preemptions = rq->preemptions;
+    r.scheduled = rq->scheduled;
+    r.status = (int8_t)rq->status;
+    r.reject = (int8_t)rq->reject;
+    add_request_row(w, &r);
+}
+
+void store_run_iteration(store_run *w, const eng_iter_rec *it)
+{
+    if (w->info.level < STORE_ITERATIONS || w->failed)
+        return;
+    add_iteration_row(w, it);
+}
+
 void store_run_span(store_run *w, const eng_span_rec *sp)
 {
     /* a request's only span (never preempted) is its request row's first_scheduled_ns ..
@@ -312,13 +461,16 @@ void store_run_span(store_run *w, const eng_span_rec *sp)
     if (w->info.level < STORE_REQUESTS || w->failed ||
         (sp->span == 0 && sp->end == ENG_SPAN_FINISHED))
         return;
-    if (w->nsp == w->capsp) {
-        w->capsp = w->capsp ? 2 * w->capsp : 1024;
-        w->sps = sim_xrealloc(w->sps, w->capsp * sizeof *w->sps);
-    }
-    w->sps[w->nsp++] = *sp;
-    if (!w->buffered && w->nsp == BATCH)
-        flush_spans(w, 0);
+    eng_span_rec r;
+    memset(&r, 0, sizeof r); /* the padding too: spooled rows are written whole */
+    r.req = sp->req;
+    r.replica = sp->replica;
+    r.span = sp->span;
+    r.start_ns = sp->start_ns;
+    r.decode_ns = sp->decode_ns;
+    r.end_ns = sp->end_ns;
+    r.end = sp->end;
+    add_span_row(w, &r);
 }
 
 static void rec_request(void *st, const eng_request *rq)
@@ -342,9 +494,50 @@ const eng_recorder_ops *store_run_recorder(void)
     return &ops;
 }
 
+/* Spool mode: the metrics and the end mark, flushed. */
+static int finish_spool(store_run *w, const eng_metric *m, int n, sim_err *err)
+{
+    uint32_t count = (uint32_t)n;
+    sp_put(w, SP_METRICS, &count, sizeof count, m, (size_t)n * sizeof *m);
+    sp_put(w, SP_END, NULL, 0, NULL, 0);
+    if (!w->failed && fflush(w->spool) != 0) {
+        w->failed = 1;
+        sim_errf(&w->err, "writing a run to the spool file: %s", strerror(errno));
+    }
+    int rc = w->failed ? -1 : 0;
+    if (rc && err)
+        *err = w->err;
+    free_run(w);
+    return rc;
+}
+
+static int insert_metrics(store_run *w, const eng_metric *m, int n, sim_err *err)
+{
+    sqlite3_stmt *st = w->s->cached[STORE_ST_METRIC];
+    if (!st && sqlite3_prepare_v3(w->s->db, "INSERT INTO metrics VALUES (?,?,?)", -1,
+                                  SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+        return store_fail(w->s, err, "preparing a statement");
+    w->s->cached[STORE_ST_METRIC] = st;
+    for (int i = 0; i < n; i++) {
+        sqlite3_bind_int64(st, 1, w->id);
+        sqlite3_bind_text(st, 2, m[i].name, -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 3, m[i].value);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE)
+            return store_fail(w->s, err, "inserting metrics");
+    }
+    return 0;
+}
+
 int store_run_finish(store_run *w, const eng_metric *m, int n, store_run_hook hook, void *arg,
                      int64_t *run_id, sim_err *err)
 {
+    int rc = -1;
+    if (w->spool) {
+        SIM_ASSERT(NULL, hook == NULL); /* the hook runs where the run is replayed */
+        return finish_spool(w, m, n, err);
+    }
     if (w->buffered && open_run(w, err) != 0)
         goto fail;
     flush(w, 1);
@@ -353,24 +546,11 @@ int store_run_finish(store_run *w, const eng_metric *m, int n, store_run_hook ho
             *err = w->err;
         goto fail;
     }
-    sqlite3_stmt *st = store_prepare(w->s, "INSERT INTO metrics VALUES (?,?,?)", err);
-    if (!st)
+    if (insert_metrics(w, m, n, err) != 0)
         goto fail;
-    for (int i = 0; i < n; i++) {
-        sqlite3_bind_int64(st, 1, w->id);
-        sqlite3_bind_text(st, 2, m[i].name, -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 3, m[i].value);
-        if (sqlite3_step(st) != SQLITE_DONE) {
-            store_fail(w->s, err, "inserting metrics");
-            sqlite3_finalize(st);
-            goto fail;
-        }
-        sqlite3_reset(st);
-    }
-    sqlite3_finalize(st);
-    if (hook && hook(arg, w->s, w->id, err) != 0)
-        goto fail;
-    if (store_commit(w->s, err) != 0)
+    if (hook && (rc = hook(arg, w->s, w->id, err)) != 0)
+        goto fail; /* rc 1: the hook asks for a quiet roll-back */
+    if ((rc = store_commit(w->s, err)) != 0)
         goto fail;
     if (run_id)
         *run_id = w->id;
@@ -378,7 +558,7 @@ int store_run_finish(store_run *w, const eng_metric *m, int n, store_run_hook ho
     return 0;
 fail:
     store_run_abort(w);
-    return -1;
+    return rc > 0 ? rc : -1;
 }
 
 void store_run_abort(store_run *w)
@@ -386,4 +566,129 @@ void store_run_abort(store_run *w)
     if (w->begun)
         store_rollback(w->s);
     free_run(w);
+}
+
+/* ---- replay ---- */
+
+typedef struct reader {
+    FILE *f;
+    int64_t left; /* bytes of the run not read yet */
+    char *buf;    /* the current record's payload */
+    size_t cap;
+    uint32_t tag, len;
+} reader;
+
+/* Reads the next record into r; 0, or -1 with err (truncated, beyond the run, too long). */
+static int next_record(reader *r, sim_err *err)
+{
+    uint32_t head[2];
+    if (r->left < (int64_t)sizeof head || fread(head, sizeof head, 1, r->f) != 1)
+        return sim_errf(err, "spool: the run ends without its end mark");
+    r->left -= (int64_t)sizeof head;
+    r->tag = head[0];
+    r->len = head[1];
+    if ((int64_t)r->len > r->left)
+        return sim_errf(err, "spool: a record of %u bytes runs past the run", (unsigned)r->len);
+    if (r->len > r->cap) {
+        r->cap = r->len;
+        r->buf = sim_xrealloc(r->buf, r->cap);
+    }
+    if (r->len && fread(r->buf, r->len, 1, r->f) != 1)
+        return sim_errf(err, "spool: reading: %s", feof(r->f) ? "end of file" : strerror(errno));
+    r->left -= r->len;
+    return 0;
+}
+
+/* SP_RUN's payload into *in, its strings pointing into r->buf (valid until the next record):
+ * 0, or -1 with err. */
+static int parse_run(const reader *r, store_run_info *in, sim_err *err)
+{
+    sp_run_head h;
+    const char *p = r->buf, *end = r->buf + r->len;
+    if (r->tag != SP_RUN || r->len < sizeof h)
+        return sim_errf(err, "spool: a run must start with its run record");
+    memcpy(&h, p, sizeof h);
+    p += sizeof h;
+    memset(in, 0, sizeof *in);
+    in->seed = h.seed;
+    in->replicas = h.replicas;
+    in->tensor_parallel = h.tensor_parallel;
+    in->level = (store_level)h.level;
+    in->offered_rate = h.offered_rate;
+    in->num_requests = h.num_requests;
+    in->kv_blocks = h.kv_blocks;
+    for (int i = 0; i < 9; i++) {
+        uint32_t n;
+        if (end - p < (ptrdiff_t)sizeof n)
+            return sim_errf(err, "spool: a truncated run record");
+        memcpy(&n, p, sizeof n);
+        p += sizeof n;
+        if (n == SP_NULL)
+            continue;
+        if (n == 0 || (size_t)(end - p) < n || p[n - 1] != '\0')
+            return sim_errf(err, "spool: a truncated run record");
+        *info_str(in, i) = p;
+        p += n;
+    }
+    return 0;
+}
+
+int store_run_replay(store *s, FILE *f, int64_t len, store_run_hook hook, void *arg,
+                     store_run_summary *sum, sim_err *err)
+{
+    reader r = {.f = f, .left = len};
+    store_run_info info;
+    store_run *w = NULL;
+    char *strs = NULL;
+    int rc = -1;
+    memset(sum, 0, sizeof *sum);
+    if (next_record(&r, err) || parse_run(&r, &info, err))
+        goto out;
+    strs = r.buf; /* the info's strings live in this payload: keep it for the run */
+    r.buf = NULL;
+    r.cap = 0;
+    sum->seed = info.seed;
+    if (!(w = store_run_begin(s, &info, 0, err)))
+        goto out;
+    for (;;) {
+        if (next_record(&r, err))
+            goto out;
+        if (r.tag == SP_REQUEST && r.len == sizeof(rq_row)) {
+            rq_row row;
+            memcpy(&row, r.buf, sizeof row);
+            add_request_row(w, &row);
+        } else if (r.tag == SP_ITERATION && r.len == sizeof(eng_iter_rec)) {
+            eng_iter_rec it;
+            memcpy(&it, r.buf, sizeof it);
+            add_iteration_row(w, &it);
+        } else if (r.tag == SP_SPAN && r.len == sizeof(eng_span_rec)) {
+            eng_span_rec sp;
+            memcpy(&sp, r.buf, sizeof sp);
+            add_span_row(w, &sp);
+        } else if (r.tag == SP_METRICS && r.len >= sizeof(uint32_t)) {
+            uint32_t n;
+            memcpy(&n, r.buf, sizeof n);
+            if (n > ENG_MAX_METRICS || r.len != sizeof n + n * sizeof(eng_metric)) {
+                sim_errf(err, "spool: a malformed metrics record");
+                goto out;
+            }
+            memcpy(sum->m, r.buf + sizeof n, n * sizeof(eng_metric));
+            sum->n = (int)n;
+        } else if (r.tag == SP_END && r.len == 0 && r.left == 0) {
+            break;
+        } else {
+            sim_errf(err, "spool: unexpected record (tag %u, %u bytes)", (unsigned)r.tag,
+                     (unsigned)r.len);
+            goto out;
+        }
+    }
+    store_run *done = w;
+    w = NULL;
+    rc = store_run_finish(done, sum->m, sum->n, hook, arg, &sum->run_id, err);
+out:
+    if (w)
+        store_run_abort(w);
+    free(strs);
+    free(r.buf);
+    return rc;
 }

@@ -58,6 +58,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "metrics.h"
 #include "store_int.h"
@@ -100,8 +101,16 @@ static const char upgrade_1_to_2[] = "ALTER TABLE runs ADD COLUMN offered_rate R
                                      "ALTER TABLE runs ADD COLUMN num_requests INTEGER;";
 static const char upgrade_2_to_3[] = "ALTER TABLE runs ADD COLUMN kv_blocks INTEGER;";
 
+/* Whether the connection's last error is a lock held by another connection. */
+static int locked(store *s)
+{
+    int rc = sqlite3_errcode(s->db);
+    return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+}
+
 int store_fail(store *s, sim_err *err, const char *what)
 {
+    s->busy = locked(s);
     return sim_errf(err, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
 }
 
@@ -140,6 +149,7 @@ int store_exec(store *s, const char *sql, sim_err *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        s->busy = locked(s);
         sim_errf(err, "%s: %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
         sqlite3_free(msg);
         return -1;
@@ -155,6 +165,16 @@ const char *store_path(const store *s)
 int store_schema_version(const store *s)
 {
     return s->version;
+}
+
+int store_was_busy(const store *s)
+{
+    return s->busy;
+}
+
+void store_set_busy_timeout(store *s, int ms)
+{
+    sqlite3_busy_timeout(s->db, ms);
 }
 
 /* The one integer sql yields (NULL reads as 0); 0, or -1 with err prefixed by what. */
@@ -419,6 +439,49 @@ fail:
     return NULL;
 }
 
+/* A file: URI for path that opens it immutable (no locks, no -wal or -shm files), into buf. */
+static void immutable_uri(const char *path, char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "file:");
+    for (const char *p = path; *p && o + 4 < len; p++) {
+        if (*p == '%' || *p == '?' || *p == '#')
+            o += (size_t)snprintf(buf + o, len - o, "%%%02X", (unsigned char)*p);
+        else
+            buf[o++] = *p;
+    }
+    snprintf(buf + o, len - o, "?immutable=1");
+}
+
+/* Whether the last failure on s means the database's WAL index (-shm) can be neither opened
+ * nor created: a WAL database on a read-only medium or in a folder the user cannot write. */
+static int wal_unreadable(store *s)
+{
+    int rc = sqlite3_errcode(s->db);
+    return rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN;
+}
+
+/* A WAL database whose folder is read-only, opened immutable: its main file is all there is,
+ * unless a -wal file holds commits not yet merged into it (then refused: they would be
+ * missed). NULL with err. */
+static store *open_immutable(const char *path, sim_err *err)
+{
+    char wal[600], uri[1800];
+    struct stat st;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (stat(wal, &st) == 0 && st.st_size > 0) {
+        sim_errf(err,
+                 "%s: cannot be read where it is: it is in WAL mode, its folder is read-only, and "
+                 "%s holds commits not merged into it; copy both files to a writable folder",
+                 path, wal);
+        return NULL;
+    }
+    immutable_uri(path, uri, sizeof uri);
+    store *s = open_with(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, err);
+    if (s)
+        snprintf(s->path, sizeof s->path, "%s", path);
+    return s;
+}
+
 store *store_open_readonly(const char *path, sim_err *err)
 {
     store *s = open_with(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, err);
@@ -426,17 +489,24 @@ store *store_open_readonly(const char *path, sim_err *err)
         return NULL;
     db_kind kind;
     int64_t app, v;
-    if (identify(s, &kind, &app, err) != 0)
-        goto fail;
+    if (identify(s, &kind, &app, err) != 0) {
+        if (!wal_unreadable(s))
+            goto fail;
+        store_close(s);
+        if (!(s = open_immutable(path, err)) || identify(s, &kind, &app, err) != 0)
+            goto fail;
+    }
     if (kind == DB_FOREIGN) {
         refuse_foreign(s, app, err);
         goto fail;
     }
-    if (kind == DB_EMPTY || one_int(s, "SELECT max(version) FROM schema_version",
-                                    "reading the schema version", &v, err) != 0) {
+    if (kind == DB_EMPTY) {
         sim_errf(err, "%s: not an llmsim database (no schema_version table)", path);
         goto fail;
     }
+    if (one_int(s, "SELECT max(version) FROM schema_version", "reading the schema version", &v,
+                err) != 0)
+        goto fail;
     s->version = (int)v;
     return s;
 fail:
@@ -448,6 +518,8 @@ void store_close(store *s)
 {
     if (!s)
         return;
+    for (int i = 0; i < STORE_ST_COUNT; i++)
+        sqlite3_finalize(s->cached[i]);
     sqlite3_close(s->db);
     free(s);
 }

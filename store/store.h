@@ -36,7 +36,9 @@ store *store_open(const char *path, sim_err *err);
 /* Opens an existing database without creating or changing anything. NULL with err naming the
  * file when it cannot be opened or is not an llmsim database (another program's, or no
  * schema_version table). A version-1 database opens as it is: reads then see offered_rate and
- * num_requests as not stored. */
+ * num_requests as not stored. A WAL database on a read-only medium (its -shm index can be
+ * neither opened nor created) is opened immutable, unless a non-empty -wal file beside it holds
+ * commits the main file lacks (then refused, saying so). */
 store *store_open_readonly(const char *path, sim_err *err);
 void store_close(store *s);
 
@@ -44,6 +46,12 @@ void store_close(store *s);
 const char *store_path(const store *s);
 /* The schema version the open database follows (STORE_SCHEMA_VERSION after store_open). */
 int store_schema_version(const store *s);
+
+/* Whether the last failure on s was a lock another connection held (SQLITE_BUSY): trying again
+ * later may succeed. */
+int store_was_busy(const store *s);
+/* How long a statement waits for another connection's lock before failing (10 s by default). */
+void store_set_busy_timeout(store *s, int ms);
 
 /* Transactions: 0, or -1 with err. */
 int store_begin(store *s, sim_err *err);

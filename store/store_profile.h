@@ -41,10 +41,11 @@ typedef struct store_replay_run {
     int64_t iterations; /* iterations stored for the run */
 } store_replay_run;
 
-/* Reads run `run_id`'s metadata into *info and up to max (>= 1) of its iterations' shapes,
- * evenly spaced over the run, into shapes (an array of max), with the stored forward-pass time
- * of each into gpu_ns (may be NULL). Sets *n to how many were read. Returns 0, or -1 with err:
- * no such run, a run stored without iterations (store level summary), or a database error. */
+/* Reads run `run_id`'s metadata into *info and min(max, its iterations) of its iterations'
+ * shapes (max >= 1), evenly spaced over the run, into shapes (an array of max), with the stored
+ * forward-pass time of each into gpu_ns (may be NULL). Sets *n to how many were read. Returns 0, or
+ * -1 with err: no such run, a run stored without iterations (store level summary), or a database
+ * error. */
 int store_profile_replay_shapes(store *s, int64_t run_id, int max, store_replay_run *info,
                                 eng_shape *shapes, int64_t *gpu_ns, int *n, sim_err *err);
 

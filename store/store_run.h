@@ -6,6 +6,7 @@
 #define LLMSIM_STORE_RUN_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "engine.h"
 #include "store.h"
@@ -46,14 +47,47 @@ void store_run_span(store_run *w, const eng_span_rec *sp);
 /* The recorder ops that call the writers above (st = the store_run). */
 const eng_recorder_ops *store_run_recorder(void);
 /* Called inside the run's transaction just before it commits (to add rows that must land with
- * the run, such as a sweep point). Returns 0, or -1 with err to roll everything back. */
+ * the run, such as a sweep point). Returns 0; -1 with err to roll everything back as a
+ * failure; 1 to roll everything back quietly (the run is not wanted after all: another process
+ * stored the same sweep point first). */
 typedef int (*store_run_hook)(void *arg, store *s, int64_t run_id, sim_err *err);
 
 /* Inserts the metrics, runs hook (may be NULL) and commits; *run_id (may be NULL) gets the
- * run's id. Returns 0, or -1 with err after rolling back. Frees w. */
+ * run's id. Returns 0; 1 when the hook asked for a quiet roll-back; -1 with err after rolling
+ * back. Frees w. A spooled run (store_run_begin_spool) takes no hook: finish writes its metrics
+ * and end mark to the spool and flushes it. */
 int store_run_finish(store_run *w, const eng_metric *m, int n, store_run_hook hook, void *arg,
                      int64_t *run_id, sim_err *err);
 /* Rolls back and frees w. */
 void store_run_abort(store_run *w);
+
+/*
+ * Spooling: a run written by a process that must not touch the database (a sweep worker) goes
+ * to a file as tagged binary records, and the one process that writes the database replays it.
+ *
+ * store_run_begin_spool starts a run whose rows (store_run_request, store_run_iteration, the
+ * recorder) and metrics (store_run_finish, without a hook) are appended to f as they come:
+ * nothing is kept in memory beyond f's buffer, however many rows the run has. Write errors are
+ * reported by store_run_finish. info's strings must stay valid until finish. Never NULL.
+ */
+store_run *store_run_begin_spool(FILE *f, const store_run_info *info);
+
+/* What store_run_replay read and wrote. */
+typedef struct store_run_summary {
+    int64_t run_id; /* in the database; 0 when nothing was committed */
+    uint64_t seed;
+    eng_metric m[ENG_MAX_METRICS];
+    int n;
+} store_run_summary;
+
+/*
+ * Writes one spooled run (the len bytes at f's position, as store_run_begin_spool wrote them)
+ * into s through store_run_begin (streaming, one transaction), store_run_finish and hook;
+ * *sum gets the seed and metrics before hook runs (so hook may read them through its arg), and
+ * the run's id. Returns store_run_finish's result (0, 1 when hook declined the run), or -1 with
+ * err when the spool is truncated or malformed or the database fails (nothing committed).
+ */
+int store_run_replay(store *s, FILE *f, int64_t len, store_run_hook hook, void *arg,
+                     store_run_summary *sum, sim_err *err);
 
 #endif

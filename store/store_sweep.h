@@ -25,4 +25,16 @@ int store_sweep_values(store *s, int64_t id, const char *name,
                        void (*fn)(void *arg, int point, int rep, double value, int saturated),
                        void *arg, sim_err *err);
 
+/* A stored sweep as store_sweep_list reports it (strings valid during the call). */
+typedef struct store_sweep_row {
+    int64_t id;
+    const char *key, *file, *varied;
+    int reps;
+    int64_t stored; /* its sweep_points rows */
+} store_sweep_row;
+
+/* Calls fn for every sweep in id order (fn returns 0 to go on). 0, or -1 with err. */
+int store_sweep_list(store *s, int (*fn)(void *arg, const store_sweep_row *row), void *arg,
+                     sim_err *err);
+
 #endif

@@ -129,3 +129,28 @@ int store_sweep_values(store *s, int64_t id, const char *name,
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading sweep metrics");
 }
+
+int store_sweep_list(store *s, int (*fn)(void *arg, const store_sweep_row *row), void *arg,
+                     sim_err *err)
+{
+    sqlite3_stmt *st = store_prepare(s,
+                                     "SELECT w.id, w.key, w.file, w.varied, w.reps, (SELECT "
+                                     "count(*) FROM sweep_points p WHERE p.sweep_id = w.id) FROM "
+                                     "sweeps w ORDER BY w.id",
+                                     err);
+    if (!st)
+        return -1;
+    int rc, stop = 0;
+    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *file = sqlite3_column_text(st, 2);
+        store_sweep_row row = {
+            sqlite3_column_int64(st, 0),    (const char *)sqlite3_column_text(st, 1),
+            file ? (const char *)file : "", (const char *)sqlite3_column_text(st, 3),
+            sqlite3_column_int(st, 4),      sqlite3_column_int64(st, 5)};
+        stop = fn(arg, &row);
+    }
+    sqlite3_finalize(st);
+    if (stop)
+        return 0;
+    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "listing sweeps");
+}

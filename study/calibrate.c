@@ -70,8 +70,7 @@ int study_calibrate(const study_calibration *c, store *s, cal_profile **out, sim
     if (c->out)
         snprintf(name, sizeof name, "%s", c->out);
     else
-        snprintf(name, sizeof name, "%s-%.40s-%s", c->backend_name, m.name,
-                 c->grid == CAL_GRID_FULL ? "full" : "quick");
+        snprintf(name, sizeof name, "%s-%.40s-%s", c->backend_name, m.name, cal_grid_name(c->grid));
     if (check_name(s, name, c->replace, err)) /* before spending minutes measuring */
         return -1;
     if (kern_bench_new(c->be, &b, msg, sizeof msg) != 0)
@@ -83,11 +82,13 @@ int study_calibrate(const study_calibration *c, store *s, cal_profile **out, sim
     int n = cal_grid_shapes(&m, c->grid, c->be, &shapes);
     if (c->progress)
         fprintf(c->progress, "calibrate: %s, %d shapes of %s (%s grid) on %s\n", name, n, m.name,
-                c->grid == CAL_GRID_FULL ? "full" : "quick", p->device);
+                cal_grid_name(c->grid), p->device);
     /* five timed calls at least: a shared CPU's medians need more than the driver's three */
     kern_bench_cfg cfg;
     kern_bench_cfg_default(&cfg);
     cfg.min_runs = 5;
+    if (c->runs > 0) /* a fixed count: as long as the machine takes, no timing rule */
+        cfg.min_runs = cfg.max_runs = c->runs;
     if (cal_measure_grid(b, &m, shapes, n, &cfg, p, c->progress, err) ||
         cal_profile_fit(p, c->seed, err) || store_profile_save(s, p, c->replace, err))
         goto out;

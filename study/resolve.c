@@ -99,6 +99,12 @@ int study_load(const char *path, const char *const *sets, int nsets, scn_scenari
     return scn_load(path, sets, nsets, study_resolver(), out, err);
 }
 
+int study_load_text(const char *path, const char *text, const char *const *sets, int nsets,
+                    scn_scenario *out, sim_err *err)
+{
+    return scn_load_text(path, text, sets, nsets, study_resolver(), out, err);
+}
+
 int study_model(const char *name, eng_model *out, sim_err *err)
 {
     char why[sizeof err->msg];

@@ -228,14 +228,19 @@ static void tee_span(void *st, const eng_span_rec *sp)
 
 static const eng_recorder_ops tee_ops = {tee_request, tee_iteration, tee_itl, tee_span};
 
-/* Starts the run's row in the store (NULL writer when not stored). */
+/* The texts a run's row points to: the caller keeps them until the run is finished (a buffered
+ * writer reads them then). */
+typedef struct run_texts {
+    char hw[256], gpu[80], sched[80];
+} run_texts;
+
+/* Starts the run's row in the store or the spool (NULL writer when not stored). */
 static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
-                       const study_sink *sink, store_run **w, sim_err *err)
+                       const study_sink *sink, run_texts *text, store_run **w, sim_err *err)
 {
     *w = NULL;
-    if (!sink || !sink->s)
+    if (!sink || (!sink->s && !sink->spool))
         return 0;
-    char hw[256], gpu[80], sched[80];
     eng_kv_plan plan;
     const eng_config *c = &scn->engine;
     eng_config pc[ENG_POOLS_MAX];
@@ -246,21 +251,21 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
      * pool's KV cache (the prefill pool's tensor_parallel) */
     if (eng_kv_plan_compute(&pc[np - 1], &plan, err) != 0)
         return -1;
-    snprintf(gpu, sizeof gpu, "%s", pc[0].gpu.name);
-    snprintf(sched, sizeof sched, "%s", pc[0].sched.name);
+    snprintf(text->gpu, sizeof text->gpu, "%s", pc[0].gpu.name);
+    snprintf(text->sched, sizeof text->sched, "%s", pc[0].sched.name);
     if (np == 2 && strcmp(pc[0].gpu.name, pc[1].gpu.name) != 0)
-        snprintf(gpu, sizeof gpu, "%s+%s", pc[0].gpu.name, pc[1].gpu.name);
+        snprintf(text->gpu, sizeof text->gpu, "%s+%s", pc[0].gpu.name, pc[1].gpu.name);
     if (np == 2 && strcmp(pc[0].sched.name, pc[1].sched.name) != 0)
-        snprintf(sched, sizeof sched, "%s+%s", pc[0].sched.name, pc[1].sched.name);
+        snprintf(text->sched, sizeof text->sched, "%s+%s", pc[0].sched.name, pc[1].sched.name);
     store_run_info info = {.name = scn->name,
                            .scenario_text = scn->text,
-                           .scheduler = sched,
+                           .scheduler = text->sched,
                            .version = study_version(),
                            .profile = cost->label,
                            .model = c->model.name,
-                           .gpu = gpu,
+                           .gpu = text->gpu,
                            .dtype = eng_dtype_name(c->dtype),
-                           .hardware = study_hardware(hw, sizeof hw),
+                           .hardware = study_hardware(text->hw, sizeof text->hw),
                            .seed = seed,
                            .replicas = np == 2 ? pc[0].replicas + pc[1].replicas : c->replicas,
                            .tensor_parallel = pc[0].tensor_parallel,
@@ -268,7 +273,10 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
                            .offered_rate = study_offered_rate(scn),
                            .num_requests = scn->workload.num_requests,
                            .kv_blocks = plan.blocks};
-    *w = store_run_begin(sink->s, &info, sink->buffered, err);
+    if (sink->spool)
+        *w = store_run_begin_spool(sink->spool, &info);
+    else
+        *w = store_run_begin(sink->s, &info, sink->buffered, err);
     return *w ? 0 : -1;
 }
 
@@ -298,13 +306,14 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
     snprintf(out->note, sizeof out->note, "%s", cost->note);
     double t0 = sim_wall_seconds();
     store_run *w;
-    if (begin_store(scn, seed, cost, sink, &w, err) != 0)
+    run_texts text;
+    if (begin_store(scn, seed, cost, sink, &text, &w, err) != 0)
         return -1;
     int rc = -1;
     sim_ctx *ctx = sim_new(seed);
     scn_source *src = NULL;
     eng_engine *e = NULL;
-    if (!hooks->src && !(src = scn_source_new(scn, seed, err)))
+    if (!hooks->src && !(src = scn_source_new_cached(scn, seed, hooks->cache, err)))
         goto out;
     const eng_recorder_ops *rec = w ? store_run_recorder() : hooks->rec;
     void *rec_st = w ? (void *)w : hooks->rec_st;

@@ -31,6 +31,10 @@ const scn_resolver *study_resolver(void);
 /* scn_load with that resolver. */
 int study_load(const char *path, const char *const *sets, int nsets, scn_scenario *out,
                sim_err *err);
+/* scn_load_text with that resolver: text read from path beforehand (path names it in messages
+ * and anchors its relative paths). */
+int study_load_text(const char *path, const char *text, const char *const *sets, int nsets,
+                    scn_scenario *out, sim_err *err);
 /* Resolves a model name (catalog or config.json path) outside a scenario. 0, or -1 with err. */
 int study_model(const char *name, eng_model *out, sim_err *err);
 
@@ -57,12 +61,15 @@ int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *
 int study_cost_check(const scn_scenario *scn, sim_err *err);
 void study_cost_free(study_cost *c);
 
-/* Where a run goes. */
+/* Where a run goes: a database, or a spool file that the one process writing the database
+ * replays later (store_run_replay). */
 typedef struct study_sink {
-    store *s; /* NULL: not stored */
+    store *s;    /* NULL: not stored in a database */
+    FILE *spool; /* not NULL (with s NULL): the run is spooled here, its rows streamed */
     store_level level;
-    int buffered;        /* rows kept in memory, written in one short transaction */
-    store_run_hook hook; /* runs inside the run's transaction before commit (may be NULL) */
+    int buffered;        /* with s: rows kept in memory, written in one short transaction */
+    store_run_hook hook; /* runs inside the run's transaction before commit (may be NULL; not
+                            with a spool) */
     void *hook_arg;
 } study_sink;
 
@@ -73,6 +80,7 @@ typedef struct study_hooks {
     const eng_recorder_ops *rec; /* sees every record as well as the store does */
     void *rec_st;
     uint64_t check_every; /* debug builds: the engine's walkers after every n-th event (0 = 1) */
+    scn_cache *cache;     /* whole-file length tables kept from run to run (NULL: read each) */
 } study_hooks;
 
 typedef struct study_result {

@@ -6,13 +6,29 @@
  * determines its points, so running it again skips the points already stored.
  *
  * Point p's value index of key k: key 0 varies slowest (p is a mixed-radix number over the
- * keys' value counts). Task t is point t / reps, repetition t % reps.
+ * keys' value counts). Task t is point t / reps, repetition t % reps. A task's seed depends on
+ * its point and repetition only, so any split of the tasks (--jobs, --shard I/N) gives the same
+ * runs.
+ *
+ * One writer: workers never open the database for writing. Each simulates its tasks and spools
+ * the runs (store_run_begin_spool: rows streamed to a file, so a worker's memory does not grow
+ * with the rows it stores); the sweep's own process replays each into the database with its
+ * sweep_points row in one transaction. So no run is lost to another writer's lock, and two
+ * identical sweeps started at once neither duplicate a point nor fail on one: a task another
+ * process has stored is skipped before it is sent to a worker, and a run whose point was
+ * stored meanwhile is rolled back quietly.
+ *
+ * Parse once: a worker reads the scenario file once (study_sweep_check keeps its text), keeps
+ * the loaded scenario and cost model of its last point, and keeps whole-file length tables
+ * (scn_cache) for all its tasks.
  */
 #ifndef STUDY_SWEEP_H
 #define STUDY_SWEEP_H
 
 #include <stdint.h>
 
+#include "store_merge.h"
+#include "store_sweep.h"
 #include "study.h"
 
 #define STUDY_MAX_KEYS 8
@@ -34,9 +50,11 @@ typedef struct study_sweep {
     uint64_t seed; /* base seed when seed_given; else each point's scenario seed */
     int seed_given;
     store_level level;
-    int npoints;     /* filled by study_sweep_prepare */
-    int64_t id;      /* the sweep's id in the database */
-    char spec[4096]; /* the varied keys and values, as stored */
+    int shard, nshards; /* --shard I/N: the tasks t with t % N == I - 1; nshards 0: all tasks */
+    int npoints;        /* filled by study_sweep_check */
+    int64_t id;         /* the sweep's id in the database */
+    char spec[4096];    /* the varied keys and values, as stored */
+    char *text;         /* the scenario file, read once by study_sweep_check */
 } study_sweep;
 
 /* Parses "KEY=V1,V2,..." or "KEY=START:STOP:STEP" (START, START+STEP, ... <= STOP) into v.
@@ -44,7 +62,14 @@ typedef struct study_sweep {
 int study_vary_parse(const char *arg, study_vary *v, sim_err *err);
 /* Adds a parsed --vary to sw (at most STUDY_MAX_KEYS). 0, or -1 with err. */
 int study_sweep_add_vary(study_sweep *sw, const char *arg, sim_err *err);
+/* Parses "I/N" (1 <= I <= N) into sw's shard. 0, or -1 with err. */
+int study_sweep_set_shard(study_sweep *sw, const char *arg, sim_err *err);
+/* Whether task t belongs to sw's shard (always, without one). */
+int study_sweep_in_shard(const study_sweep *sw, int64_t t);
 void study_sweep_free(study_sweep *sw);
+/* The number of points a stored `varied` text ("k1=v1,v2;k2=v3") describes; 0 when it is not
+ * one. */
+int64_t study_sweep_points_of(const char *varied);
 
 /* Value index of key k at point p. */
 int study_sweep_digit(const study_sweep *sw, int p, int k);
@@ -57,21 +82,46 @@ int study_sweep_load_point(const study_sweep *sw, int p, scn_scenario *scn, sim_
  * run; base (filled; the caller frees it with scn_free, also after a failure) is the scenario
  * without the varied keys. 0, or -1 with err. */
 int study_sweep_check(study_sweep *sw, scn_scenario *base, sim_err *err);
-/* Finds or creates the sweep in s (sw->id), records the points' parameters, and lists the tasks
- * not stored yet into *pending (caller frees) and their count into *npending; *stored gets the
- * count already stored. 0, or -1 with err. */
+/* Finds or creates the sweep in s (sw->id), records the parameters of the points in sw's
+ * shard, and lists the shard's tasks not stored yet into *pending (caller frees) and their
+ * count into *npending; *stored gets the count of the shard's tasks already stored. 0, or -1
+ * with err. */
 int study_sweep_prepare(study_sweep *sw, store *s, const scn_scenario *base, int32_t **pending,
                         int *npending, int *stored, sim_err *err);
 
-/* Simulates and stores task t (point t / reps, repetition t % reps) into s. 0, or -1 with err. */
-int study_sweep_run_task(const study_sweep *sw, store *s, int32_t t, sim_err *err);
+/* What study_sweep_run did with the pending tasks. */
+typedef struct study_sweep_stats {
+    int stored;  /* runs written */
+    int failed;  /* runs that failed (in a worker, or when written) or were lost with a worker */
+    int skipped; /* tasks another process stored first */
+} study_sweep_stats;
 
-/* Runs the pending tasks in `jobs` worker processes, each opening db itself. done (may be NULL)
- * is called in this process for every finished task. Returns the number that failed. */
-int study_sweep_run(const study_sweep *sw, const char *db, int jobs, const int32_t *pending, int n,
+/* Runs the pending tasks in `jobs` worker processes and writes their runs into s (this
+ * process is the only writer). done (may be NULL) is called here for every task finished,
+ * failed or skipped (ok 1, msg "" for finished; ok 1 with a note for skipped). Returns 0 with
+ * *st filled, or -1 with err when the workers cannot start. */
+int study_sweep_run(const study_sweep *sw, store *s, const char *db, int jobs,
+                    const int32_t *pending, int n,
                     void (*done)(void *arg, int32_t task, int ok, const char *msg, int finished,
                                  int total),
-                    void *arg);
+                    void *arg, study_sweep_stats *st, sim_err *err);
+
+/* ---- merging shards (and any llmsim databases) ---- */
+
+typedef struct study_sweep_merge_ops {
+    /* after each input is merged */
+    void (*input)(void *arg, const char *in, const store_merge_stats *st);
+    /* then for every sweep of the output: expected = its points x repetitions (0 when its
+     * stored description cannot be read) */
+    void (*sweep)(void *arg, const store_sweep_row *row, int64_t expected);
+} study_sweep_merge_ops;
+
+/* Merges the databases in[0..n-1] into out (created when missing), each input in one
+ * transaction (store_merge), then reports every sweep of out. 0, or -1 with err at the first
+ * input that cannot be merged (the inputs before it stay merged; merging is idempotent, so the
+ * same command can be run again). */
+int study_sweep_merge(const char *out, const char *const *in, int n,
+                      const study_sweep_merge_ops *ops, void *arg, sim_err *err);
 
 /* The mean and 95% interval of one metric at one point over its stored repetitions, and the
  * paired difference against a base point (same seeds). */

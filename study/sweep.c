@@ -1,6 +1,7 @@
 /*
- * sweep.c: the points of a sweep, their scenarios and seeds, running them in worker processes,
- * and the per-point table with intervals and paired differences.
+ * sweep.c: the points of a sweep, their scenarios and seeds, shards, running them in worker
+ * processes with this process as the one writer, and the per-point table with intervals and
+ * paired differences.
  */
 #include <math.h>
 #include <stdio.h>
@@ -67,12 +68,50 @@ int study_sweep_add_vary(study_sweep *sw, const char *arg, sim_err *err)
     return 0;
 }
 
+int study_sweep_set_shard(study_sweep *sw, const char *arg, sim_err *err)
+{
+    int i, n;
+    char tail;
+    if (sscanf(arg, "%d/%d%c", &i, &n, &tail) != 2 || n < 1 || i < 1 || i > n)
+        return sim_errf(err, "--shard expects I/N with 1 <= I <= N, got '%s'", arg);
+    sw->shard = i;
+    sw->nshards = n;
+    return 0;
+}
+
+int study_sweep_in_shard(const study_sweep *sw, int64_t t)
+{
+    return sw->nshards <= 1 || t % sw->nshards == sw->shard - 1;
+}
+
 void study_sweep_free(study_sweep *sw)
 {
     for (int k = 0; k < sw->nv; k++)
         for (int i = 0; i < sw->v[k].n; i++)
             free(sw->v[k].val[i]);
     sw->nv = 0;
+    free(sw->text);
+    sw->text = NULL;
+}
+
+int64_t study_sweep_points_of(const char *varied)
+{
+    int64_t n = 1;
+    int keys = 0;
+    for (const char *k = varied; *k;) {
+        const char *end = strchr(k, ';'), *eq = strchr(k, '=');
+        if (!end)
+            end = k + strlen(k);
+        if (!eq || eq > end || eq == k)
+            return 0;
+        int64_t values = 1;
+        for (const char *c = eq + 1; c < end; c++)
+            values += *c == ',';
+        n *= values;
+        keys++;
+        k = *end ? end + 1 : end;
+    }
+    return keys ? n : 0;
 }
 
 int study_sweep_digit(const study_sweep *sw, int p, int k)
@@ -103,6 +142,8 @@ int study_sweep_load_point(const study_sweep *sw, int p, scn_scenario *scn, sim_
                  sw->v[k].val[study_sweep_digit(sw, p, k)]);
         sets[n++] = bufs[k];
     }
+    if (sw->text)
+        return study_load_text(sw->file, sw->text, sets, n, scn, err);
     return study_load(sw->file, sets, n, scn, err);
 }
 
@@ -134,11 +175,17 @@ static void sweep_key(const study_sweep *sw, const char *text, uint64_t seed, ch
              (unsigned long long)seed, store_level_name(sw->level));
 }
 
-/* Records point p's parameters and adds its repetitions that are not stored to pending. */
+/* Records point p's parameters and adds its repetitions in the shard that are not stored to
+ * pending. */
 static int register_point(study_sweep *sw, store *s, int p, int32_t *pending, int *n, int *stored,
                           sim_err *err)
 {
     const char *keys[STUDY_MAX_KEYS], *vals[STUDY_MAX_KEYS];
+    int any = 0;
+    for (int r = 0; r < sw->reps; r++)
+        any |= study_sweep_in_shard(sw, (int64_t)p * sw->reps + r);
+    if (!any)
+        return 0;
     for (int k = 0; k < sw->nv; k++) {
         keys[k] = sw->v[k].key;
         vals[k] = sw->v[k].val[study_sweep_digit(sw, p, k)];
@@ -146,6 +193,8 @@ static int register_point(study_sweep *sw, store *s, int p, int32_t *pending, in
     if (store_sweep_set_params(s, sw->id, p, sw->nv, keys, vals, err) != 0)
         return -1;
     for (int r = 0; r < sw->reps; r++) {
+        if (!study_sweep_in_shard(sw, (int64_t)p * sw->reps + r))
+            continue;
         int has = store_sweep_has(s, sw->id, p, r, err);
         if (has < 0)
             return -1;
@@ -160,8 +209,15 @@ static int register_point(study_sweep *sw, store *s, int p, int32_t *pending, in
 int study_sweep_check(study_sweep *sw, scn_scenario *base, sim_err *err)
 {
     memset(base, 0, sizeof *base);
-    if (describe(sw, err) != 0 || study_load(sw->file, sw->sets, sw->nsets, base, err) != 0)
+    if (describe(sw, err) != 0)
         return -1;
+    if (!sw->text && !(sw->text = scn_read_text(sw->file, err)))
+        return -1;
+    if (study_load_text(sw->file, sw->text, sw->sets, sw->nsets, base, err) != 0)
+        return -1;
+    if ((int64_t)sw->npoints * sw->reps > INT32_MAX)
+        return sim_errf(err, "%d points x %d repetitions: more tasks than a sweep may have (%d)",
+                        sw->npoints, sw->reps, INT32_MAX);
     for (int p = 0; p < sw->npoints; p++) {
         scn_scenario one;
         int bad = study_sweep_load_point(sw, p, &one, err);
@@ -183,87 +239,302 @@ int study_sweep_prepare(study_sweep *sw, store *s, const scn_scenario *base, int
     if (store_sweep_open(s, key, sw->file, base->text, sw->spec, sw->reps, seed, &sw->id, err) != 0)
         return -1;
     *pending = sim_xmalloc((size_t)sw->npoints * (size_t)sw->reps * sizeof **pending);
+    /* one transaction for every point's parameters: one commit, not one per point */
+    if (store_begin(s, err) != 0)
+        return -1;
     for (int p = 0; p < sw->npoints; p++)
-        if (register_point(sw, s, p, *pending, npending, stored, err) != 0)
+        if (register_point(sw, s, p, *pending, npending, stored, err) != 0) {
+            store_rollback(s);
             return -1;
-    return 0;
+        }
+    return store_commit(s, err);
 }
 
-typedef struct hook_arg {
-    const study_sweep *sw;
-    int point, rep;
-    uint64_t seed;
-    const char *params;
-    const study_result *res; /* filled by study_simulate before its commit hook runs */
-} hook_arg;
+/* ---- workers: simulate and spool ---- */
 
-static int add_point(void *arg, store *s, int64_t run_id, sim_err *err)
-{
-    hook_arg *h = arg;
-    return store_sweep_add(s, h->sw->id, h->point, h->rep, h->seed, run_id, h->params,
-                           h->res->saturated, err);
-}
+/* Everything study_cost_new reads from a scenario: equal keys give the same cost models. */
+typedef struct cost_key {
+    eng_model model;
+    eng_gpu gpu;
+    eng_dtype dtype, kv_dtype;
+    eng_layout layout;
+    int32_t max_len, tp;
+    eng_spec_method spec;
+    int has_draft;
+    eng_model draft; /* zero without a drafter */
+    char profile[64], borrow[32];
+    int pd;                          /* disaggregated: each pool's GPU and layout */
+    eng_gpu pool_gpu[ENG_POOLS_MAX]; /* zero when aggregated */
+    eng_layout pool_layout[ENG_POOLS_MAX];
+    int32_t pool_tp[ENG_POOLS_MAX];
+} cost_key;
 
-int study_sweep_run_task(const study_sweep *sw, store *s, int32_t t, sim_err *err)
+/* The key of scn, padding included (zeroed first), so that memcmp compares it. */
+static void key_of(const scn_scenario *scn, cost_key *k)
 {
-    int p = t / sw->reps, rep = t % sw->reps;
-    scn_scenario scn;
-    study_result *res = sim_xcalloc(1, sizeof *res);
-    char params[1024];
-    int rc = -1;
-    if (study_sweep_load_point(sw, p, &scn, err) == 0) {
-        study_sweep_params(sw, p, params, sizeof params);
-        /* a point's own seed: a sweep may vary `seed` itself */
-        uint64_t seed = (sw->seed_given ? sw->seed : scn.seed) + (uint64_t)rep;
-        hook_arg h = {sw, p, rep, seed, params, res};
-        study_sink sink = {
-            .s = s, .level = sw->level, .buffered = 1, .hook = add_point, .hook_arg = &h};
-        rc = study_run(&scn, seed, s, &sink, NULL, res, err);
+    const eng_config *c = &scn->engine;
+    memset(k, 0, sizeof *k);
+    memcpy(&k->model, &c->model, sizeof k->model);
+    memcpy(&k->gpu, &c->gpu, sizeof k->gpu);
+    k->dtype = eng_config_dtype(c);
+    k->kv_dtype = eng_config_kv_dtype(c);
+    eng_config_layout(c, &k->layout);
+    k->max_len = c->max_model_len;
+    k->tp = c->tensor_parallel;
+    k->spec = c->spec.method;
+    k->has_draft = c->spec.has_draft;
+    if (k->spec != ENG_SPEC_NONE && k->has_draft)
+        memcpy(&k->draft, &c->spec.draft, sizeof k->draft);
+    snprintf(k->profile, sizeof k->profile, "%s", scn->profile);
+    snprintf(k->borrow, sizeof k->borrow, "%s", scn->profile_borrow);
+    k->pd = c->pd.enabled;
+    for (int p = 0; k->pd && p < eng_config_pools(c); p++) {
+        eng_config pc;
+        eng_config_pool(c, p, &pc);
+        memcpy(&k->pool_gpu[p], &pc.gpu, sizeof pc.gpu);
+        eng_config_layout(&pc, &k->pool_layout[p]);
+        k->pool_tp[p] = pc.tensor_parallel;
     }
-    scn_free(&scn);
-    free(res);
-    return rc;
 }
 
-/* ---- the worker pool ---- */
+typedef struct sweep_worker {
+    const study_sweep *sw;
+    const char *db;
+    store *ro;        /* read-only, for `profile:` points; opened on first need */
+    scn_cache *cache; /* whole-file length tables */
+    int point;        /* the point scn holds; -1: none */
+    scn_scenario scn;
+    int have_cost; /* cost is the cost model of `key` */
+    study_cost cost;
+    cost_key key;
+} sweep_worker;
 
 typedef struct pool_arg {
     const study_sweep *sw;
+    store *s; /* the writer's connection (parent) */
     const char *db;
     void (*done)(void *arg, int32_t task, int ok, const char *msg, int finished, int total);
     void *done_arg;
+    int finished, total;
+    study_sweep_stats *st;
 } pool_arg;
 
 static void *open_worker(void *arg, sim_err *err)
 {
-    return store_open(((pool_arg *)arg)->db, err);
-}
-
-static int run_worker(void *arg, void *worker, int32_t task, sim_err *err)
-{
-    return study_sweep_run_task(((pool_arg *)arg)->sw, worker, task, err);
+    pool_arg *a = arg;
+    sweep_worker *w = sim_xcalloc(1, sizeof *w);
+    w->sw = a->sw;
+    w->db = a->db;
+    w->cache = scn_cache_new();
+    w->point = -1;
+    return w;
 }
 
 static void close_worker(void *worker)
 {
-    store_close(worker);
+    sweep_worker *w = worker;
+    if (w->have_cost)
+        study_cost_free(&w->cost);
+    scn_free(&w->scn);
+    scn_cache_free(w->cache);
+    store_close(w->ro);
+    free(w);
 }
 
-static void task_done(void *arg, int32_t task, int ok, const char *msg, int finished, int total)
+/* The scenario of point p, loaded again only when the last task was another point. */
+static int point_scenario(sweep_worker *w, int p, sim_err *err)
+{
+    if (w->point == p)
+        return 0;
+    scn_free(&w->scn);
+    w->point = -1;
+    if (study_sweep_load_point(w->sw, p, &w->scn, err) != 0)
+        return -1;
+    w->point = p;
+    return 0;
+}
+
+/* The cost model of w->scn: the last one when everything it was built from is the same (the
+ * model, GPU, dtypes, layout, context, drafter and profile: a sweep over rates or schedulers
+ * builds it once). */
+static int point_cost(sweep_worker *w, sim_err *err)
+{
+    const scn_scenario *scn = &w->scn;
+    cost_key k;
+    key_of(scn, &k);
+    if (w->have_cost && memcmp(&w->key, &k, sizeof k) == 0)
+        return 0;
+    if (w->have_cost)
+        study_cost_free(&w->cost);
+    w->have_cost = 0;
+    if (scn->profile[0] && !w->ro && !(w->ro = store_open_readonly(w->db, err)))
+        return -1;
+    if (study_cost_new(scn, w->ro, &w->cost, err) != 0) {
+        study_cost_free(&w->cost);
+        return -1;
+    }
+    w->have_cost = 1;
+    w->key = k;
+    return 0;
+}
+
+/* Simulates task t and spools its run to out. */
+static int run_worker(void *arg, void *worker, int32_t t, FILE *out, sim_err *err)
+{
+    sweep_worker *w = worker;
+    const study_sweep *sw = w->sw;
+    int p = t / sw->reps, rep = t % sw->reps;
+    if (point_scenario(w, p, err) != 0 || point_cost(w, err) != 0)
+        return -1;
+    /* a point's own seed: a sweep may vary `seed` itself */
+    uint64_t seed = (sw->seed_given ? sw->seed : w->scn.seed) + (uint64_t)rep;
+    study_sink sink = {.spool = out, .level = sw->level};
+    study_hooks hooks = {.cache = w->cache};
+    study_result *res = sim_xmalloc(sizeof *res);
+    int rc = study_simulate(&w->scn, seed, &w->cost, &sink, &hooks, res, err);
+    free(res);
+    return rc;
+}
+
+/* ---- the writer: this process ---- */
+
+typedef struct hook_arg {
+    const study_sweep *sw;
+    int point, rep;
+    const char *params;
+    const store_run_summary *sum; /* filled by the replay before the hook runs */
+} hook_arg;
+
+static double summary_metric(const store_run_summary *sum, const char *name)
+{
+    for (int i = 0; i < sum->n; i++)
+        if (strcmp(sum->m[i].name, name) == 0)
+            return sum->m[i].value;
+    return 0;
+}
+
+/* Inside the run's transaction: its sweep_points row, unless another process stored the point
+ * first (then 1: the run is rolled back quietly). */
+static int add_point(void *arg, store *s, int64_t run_id, sim_err *err)
+{
+    hook_arg *h = arg;
+    int has = store_sweep_has(s, h->sw->id, h->point, h->rep, err);
+    if (has != 0)
+        return has;
+    return store_sweep_add(s, h->sw->id, h->point, h->rep, h->sum->seed, run_id, h->params,
+                           summary_metric(h->sum, "saturated") != 0, err);
+}
+
+/* Before a task is sent: skip it when another process has stored it meanwhile. */
+static int skip_task(void *arg, int32_t t)
 {
     pool_arg *a = arg;
+    sim_err err = {{0}};
+    if (store_sweep_has(a->s, a->sw->id, t / a->sw->reps, t % a->sw->reps, &err) != 1)
+        return 0;
+    a->st->skipped++;
     if (a->done)
-        a->done(a->done_arg, task, ok, msg, finished, total);
+        a->done(a->done_arg, t, 1, "stored by another process", ++a->finished, a->total);
+    return 1;
 }
 
-int study_sweep_run(const study_sweep *sw, const char *db, int jobs, const int32_t *pending, int n,
+/* Writes task t's spooled run, trying again (from the spool) while another connection holds
+ * the lock. 0 written, 1 stored meanwhile by another process, -1 with err. */
+static int write_run(pool_arg *a, int32_t t, FILE *in, int64_t len, sim_err *err)
+{
+    const study_sweep *sw = a->sw;
+    char params[1024];
+    study_sweep_params(sw, t / sw->reps, params, sizeof params);
+    store_run_summary *sum = sim_xmalloc(sizeof *sum);
+    hook_arg h = {sw, t / sw->reps, t % sw->reps, params, sum};
+    off_t start = ftello(in);
+    int rc = -1;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        if (attempt > 0 && fseeko(in, start, SEEK_SET) != 0)
+            break;
+        rc = store_run_replay(a->s, in, len, add_point, &h, sum, err);
+        if (rc >= 0 || !store_was_busy(a->s))
+            break;
+    }
+    free(sum);
+    return rc;
+}
+
+static int task_done(void *arg, int32_t t, int ok, const char *msg, FILE *in, int64_t len)
+{
+    pool_arg *a = arg;
+    sim_err err = {{0}};
+    int rc = ok ? write_run(a, t, in, len, &err) : -1;
+    if (rc == 0)
+        a->st->stored++;
+    else if (rc == 1)
+        a->st->skipped++;
+    else
+        a->st->failed++;
+    if (a->done)
+        a->done(a->done_arg, t, rc >= 0,
+                rc == 1 ? "stored by another process"
+                : ok    ? err.msg
+                        : msg,
+                ++a->finished, a->total);
+    return rc < 0 ? -1 : 0;
+}
+
+int study_sweep_run(const study_sweep *sw, store *s, const char *db, int jobs,
+                    const int32_t *pending, int n,
                     void (*done)(void *arg, int32_t task, int ok, const char *msg, int finished,
                                  int total),
-                    void *arg)
+                    void *arg, study_sweep_stats *st, sim_err *err)
 {
-    static const study_pool_ops ops = {open_worker, run_worker, close_worker, task_done};
-    pool_arg a = {sw, db, done, arg};
-    return study_pool_run(&ops, &a, jobs, pending, n);
+    static const study_pool_ops ops = {open_worker, run_worker, close_worker,
+                                       task_done,   skip_task,  0};
+    memset(st, 0, sizeof *st);
+    pool_arg a = {sw, s, db, done, arg, 0, n, st};
+    /* the only writer waits for other processes' locks (a reader's checkpoint, a second sweep
+     * writing the same database) rather than losing a finished run */
+    store_set_busy_timeout(s, 600000);
+    study_pool_stats ps;
+    int rc = study_pool_run(&ops, &a, jobs, pending, n, &ps, err);
+    store_set_busy_timeout(s, 10000);
+    if (rc != 0)
+        return -1;
+    st->failed = ps.failed; /* with the tasks lost with a worker, which never reached task_done */
+    return 0;
+}
+
+/* ---- merging ---- */
+
+typedef struct listing {
+    const study_sweep_merge_ops *ops;
+    void *arg;
+} listing;
+
+static int list_sweep(void *arg, const store_sweep_row *row)
+{
+    listing *l = arg;
+    int64_t points = study_sweep_points_of(row->varied);
+    l->ops->sweep(l->arg, row, points * row->reps);
+    return 0;
+}
+
+int study_sweep_merge(const char *out, const char *const *in, int n,
+                      const study_sweep_merge_ops *ops, void *arg, sim_err *err)
+{
+    store *s = store_open(out, err);
+    if (!s)
+        return -1;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        store_merge_stats st;
+        rc = store_merge(s, in[i], &st, err);
+        if (rc == 0 && ops->input)
+            ops->input(arg, in[i], &st);
+    }
+    listing l = {ops, arg};
+    if (rc == 0 && ops->sweep)
+        rc = store_sweep_list(s, list_sweep, &l, err);
+    store_close(s);
+    return rc;
 }
 
 int study_sweep_from_store(store *s, int64_t id, study_sweep *sw, sim_err *err)

@@ -1113,6 +1113,7 @@ typedef struct vrun {
     const int32_t *tasks; /* task i -> row */
     void (*done)(void *arg, int finished, int total);
     void *done_arg;
+    int finished, total; /* rows reported back so far; rows sent */
 } vrun;
 
 typedef struct vworker {
@@ -1153,8 +1154,10 @@ static void close_worker(void *worker)
     free(w);
 }
 
-static int run_row(void *arg, void *worker, int32_t task, sim_err *err)
+/* The row's results go to its slot in the shared mapping, not to out. */
+static int run_row(void *arg, void *worker, int32_t task, FILE *out, sim_err *err)
 {
+    (void)out;
     vrun *a = arg;
     vworker *w = worker;
     const study_vrow *r = &a->v->rows[task];
@@ -1192,14 +1195,18 @@ static int run_row(void *arg, void *worker, int32_t task, sim_err *err)
     return rc;
 }
 
-static void row_done(void *arg, int32_t task, int ok, const char *msg, int finished, int total)
+static int row_done(void *arg, int32_t task, int ok, const char *msg, FILE *in, int64_t len)
 {
     vrun *a = arg;
+    (void)in;
+    (void)len;
     if (!ok && !a->slots[task].ok && !a->slots[task].msg[0])
         snprintf(a->slots[task].msg, sizeof a->slots[task].msg, "%s",
                  msg && *msg ? msg : "its worker process died");
+    a->finished++;
     if (a->done)
-        a->done(a->done_arg, finished, total);
+        a->done(a->done_arg, a->finished, a->total);
+    return 0;
 }
 
 /* Copies slot sl into row r. */
@@ -1257,10 +1264,16 @@ int study_vset_run(study_vset *v, const char *db, int jobs, store_level level,
         free(tasks);
         return sim_errf(err, "cannot map the rows' results: %s", strerror(errno));
     }
-    vrun a = {v, db, level, map, tasks, done, arg};
+    vrun a = {v, db, level, map, tasks, done, arg, 0, n};
     memset(map, 0, bytes);
-    static const study_pool_ops ops = {open_worker, run_row, close_worker, row_done};
-    study_pool_run(&ops, &a, jobs, tasks, n);
+    static const study_pool_ops ops = {
+        .open = open_worker, .run = run_row, .close = close_worker, .done = row_done};
+    study_pool_stats st;
+    if (study_pool_run(&ops, &a, jobs, tasks, n, &st, err) != 0) {
+        munmap(map, bytes);
+        free(tasks);
+        return -1;
+    }
     for (int i = 0; i < n; i++)
         take_slot(v, &v->rows[tasks[i]], &a.slots[tasks[i]]);
     munmap(map, bytes);

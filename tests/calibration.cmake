@@ -11,6 +11,9 @@ llmsim_test(test_calibration_cli SOURCES test_calibration_cli.c LIBS llmsim_core
 if(TARGET llmsim)
   add_dependencies(test_calibration_cli llmsim)
 endif()
+# the Vidur import against hostile numbers (1e20, inf, nan, fractions) and an empty mlp.csv
+llmsim_test(test_calibration_vidur SOURCES test_calibration_vidur.c LIBS llmsim_calibration
+            LABELS calibration unit)
 # the model description and its sizing: dtypes, parameters, KV, layouts, the config.json reader's
 # families and refusals, the roofline's refusals
 llmsim_test(test_models SOURCES test_models.c LIBS llmsim_calibration LABELS calibration unit)

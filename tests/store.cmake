@@ -1,3 +1,8 @@
 # store/: the results database: identity and schema version, refusal of foreign databases, the
 # version-1 upgrade, views, read cursors and queries, capacity tables (temporary databases only).
 llmsim_test(test_store SOURCES test_store.c LIBS llmsim_store ${MATH_LIB} LABELS store unit)
+# runs spooled to a file and replayed into a database (the sweep's one writer): equal rows, a
+# damaged spool commits nothing, a declining hook rolls back quietly, flat memory while spooling
+llmsim_test(test_store_spool SOURCES test_store_spool.c LIBS llmsim_store LABELS store unit)
+# a WAL database on a read-only medium is read (immutable), a leftover -wal there refused
+llmsim_test(test_store_readonly SOURCES test_store_readonly.c LIBS llmsim_store LABELS store unit)

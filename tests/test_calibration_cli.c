@@ -1,7 +1,9 @@
 /* test_calibration_cli.c: the calibrate and profile commands end to end through the llmsim
  * binary: a CPU calibration of a tiny config.json model, profile list/show, the refusal to
  * overwrite a profile, a run driven by the profile, the replay validation, the Vidur import
- * (when ../shared/data/vidur is present) and the errors for unknown names. */
+ * (when ../shared/data/vidur is present) and the errors for unknown names. Nothing asserted
+ * depends on how fast this machine runs the kernels: the profile's numbers (and so the
+ * iterations of the run it drives) vary from one machine, and one moment, to the next. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -95,8 +97,12 @@ static int teardown(void **state)
 
 static void test_calibrate_cpu(void **state)
 {
-    EXPECT(0, "calibrate --backend cpu --model tiny/config.json --grid quick "
-              "--out tiny-cpu --db t.db --seed 3");
+    /* the smoke grid, one timed call per shape: the test checks the workflow, not the medians
+     * (which depend on this machine and how busy it is; a Debug build's kernels are slow, and
+     * the quick grid took from 2.5 to 8 minutes here) */
+    EXPECT(0, "calibrate --backend cpu --model tiny/config.json --grid smoke "
+              "--out tiny-cpu --db t.db --seed 3 --runs 1");
+    CONTAINS("(smoke grid)");
     CONTAINS("fit report: profile tiny-cpu");
     CONTAINS("attn_decode");
     CONTAINS("overall");

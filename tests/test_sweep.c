@@ -2,7 +2,10 @@
  * test_sweep.c: `llmsim sweep` and `llmsim capacity` end to end: the cross product is stored
  * once per (point, rep); a second start skips what is stored; a sweep killed mid-way and started
  * again ends with every point stored exactly once and no half runs; points with the same seed
- * see the same arrivals whatever the scheduler; the capacity answer meets its SLOs.
+ * see the same arrivals whatever the scheduler; a sweep point stores the same requests and
+ * scheduled spans as `llmsim run` of that point (its rows travel through the worker's spool);
+ * a worker reuses a cost model only for points it fits;
+ * the capacity answer meets its SLOs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -90,6 +93,106 @@ static void test_sweep_stores_each_point_once(void **state)
     assert_int_equal(st, 1);
     assert_non_null(strstr(err, "fifo"));
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweeps"), 2);
+}
+
+/* A point that preempts: its requests and scheduled spans, spooled by the worker and written by
+ * the sweep, are those `llmsim run` stores for the same scenario and seed. */
+static void test_sweep_stores_what_run_stores(void **state)
+{
+    char scn[300], db[300], out[16384], err[8192];
+    paths(scn, db, "spans.db");
+    const char *sets = "--set scheduler.name=vllm-v0 --set memory.gpu_utilization=0.205 "
+                       "--set workload.arrival.rate=6";
+    int st = e2e_sh(out, sizeof out, err, sizeof err,
+                    "%s sweep %s --db %s %s --vary scheduler.preemption=swap --jobs 1 --quiet",
+                    LLMSIM_BINARY, scn, db, sets);
+    if (st != 0)
+        fail_msg("%s", err);
+    st = e2e_sh(out, sizeof out, err, sizeof err,
+                "%s run %s --db %s %s --set scheduler.preemption=swap --quiet", LLMSIM_BINARY, scn,
+                db, sets);
+    if (st != 0)
+        fail_msg("%s", err);
+    int64_t spans = e2e_query_int(db, "SELECT count(*) FROM request_spans WHERE run_id = 1");
+    assert_true(spans > 0); /* it preempts */
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM request_spans WHERE run_id = 2"),
+                     spans);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM request_spans a JOIN request_spans b "
+                                       "ON b.run_id = 2 AND a.req_id = b.req_id AND a.span = "
+                                       "b.span WHERE a.run_id = 1 AND a.replica = b.replica AND "
+                                       "a.start_ns = b.start_ns AND a.decode_ns IS b.decode_ns AND "
+                                       "a.end_ns = b.end_ns AND a.end_reason = b.end_reason"),
+                     spans);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM requests a JOIN requests b ON "
+                                       "b.run_id = 2 AND a.req_id = b.req_id WHERE a.run_id = 1 "
+                                       "AND a.first_token_ns IS b.first_token_ns AND a.finish_ns "
+                                       "IS b.finish_ns AND a.preemptions = b.preemptions"),
+                     150);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM iterations WHERE run_id = 1"),
+                     e2e_query_int(db, "SELECT count(*) FROM iterations WHERE run_id = 2"));
+    assert_int_equal(e2e_query_int(db, "SELECT count(DISTINCT kv_blocks) FROM runs WHERE "
+                                       "kv_blocks > 0"),
+                     1);
+}
+
+/* A worker keeps its cost model from point to point only while everything it was built from is
+ * the same: a point that changes the KV dtype (not the weights') is priced as `llmsim run`
+ * prices it, not with the previous point's model. */
+static void test_sweep_cost_model_per_point(void **state)
+{
+    char scn[300], db[300], out[16384], err[8192];
+    paths(scn, db, "kv.db");
+    int st = e2e_sh(out, sizeof out, err, sizeof err,
+                    "%s sweep %s --db %s --vary kv_dtype=bf16,fp8 --jobs 1 --store summary --quiet",
+                    LLMSIM_BINARY, scn, db);
+    if (st != 0)
+        fail_msg("%s", err);
+    st = e2e_sh(out, sizeof out, err, sizeof err,
+                "%s run %s --db %s --set kv_dtype=fp8 --store summary --quiet", LLMSIM_BINARY, scn,
+                db);
+    if (st != 0)
+        fail_msg("%s", err);
+    /* the fp8 point (run 2) has the plain run's (3) TPOT, and not the bf16 point's (1) */
+    const char *same = "SELECT count(*) FROM metrics a JOIN metrics b ON b.name = a.name AND "
+                       "b.value = a.value WHERE a.name = 'mean_tpot_ms' AND a.run_id = %d AND "
+                       "b.run_id = %d";
+    char q[300];
+    snprintf(q, sizeof q, same, 2, 3);
+    assert_int_equal(e2e_query_int(db, q), 1);
+    snprintf(q, sizeof q, same, 1, 2);
+    assert_int_equal(e2e_query_int(db, q), 0);
+}
+
+/* The same for a disaggregated deployment: a point that moves the decode pool to another GPU
+ * prices its decode steps on that GPU, as `llmsim run` does. */
+static void test_sweep_cost_model_per_pool(void **state)
+{
+    char scn[300], db[300], out[16384], err[8192];
+    snprintf(scn, sizeof scn, "%s/pd.yaml", e2e_dir);
+    snprintf(db, sizeof db, "%s/pd.db", e2e_dir);
+    e2e_write(scn, "name: pd\nseed: 2\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: vllm\n"
+                   "prefill: {replicas: 1}\ndecode: {replicas: 1}\n"
+                   "workload:\n  num_requests: 40\n  arrival: {process: poisson, rate: 4}\n"
+                   "  prompt_tokens: 500\n  output_tokens: 50\n");
+    int st = e2e_sh(out, sizeof out, err, sizeof err,
+                    "%s sweep %s --db %s --vary decode.gpu=h100-sxm,h200 --jobs 1 --store summary "
+                    "--quiet",
+                    LLMSIM_BINARY, scn, db);
+    if (st != 0)
+        fail_msg("%s", err);
+    st = e2e_sh(out, sizeof out, err, sizeof err,
+                "%s run %s --db %s --set decode.gpu=h200 --store summary --quiet", LLMSIM_BINARY,
+                scn, db);
+    if (st != 0)
+        fail_msg("%s", err);
+    const char *same = "SELECT count(*) FROM metrics a JOIN metrics b ON b.name = a.name AND "
+                       "b.value = a.value WHERE a.name = 'mean_tpot_ms' AND a.run_id = %d AND "
+                       "b.run_id = %d";
+    char q[300];
+    snprintf(q, sizeof q, same, 2, 3);
+    assert_int_equal(e2e_query_int(db, q), 1);
+    snprintf(q, sizeof q, same, 1, 2);
+    assert_int_equal(e2e_query_int(db, q), 0);
 }
 
 /* Saturation with repetitions: a point saturated in some repetitions says "in k of n" in the
@@ -196,6 +299,9 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sweep_stores_each_point_once),
+        cmocka_unit_test(test_sweep_stores_what_run_stores),
+        cmocka_unit_test(test_sweep_cost_model_per_point),
+        cmocka_unit_test(test_sweep_cost_model_per_pool),
         cmocka_unit_test(test_sweep_saturated_in_k_of_n),
         cmocka_unit_test(test_sweep_resumes_after_kill),
         cmocka_unit_test(test_capacity_answer_meets_slos),

@@ -19,6 +19,12 @@
 
 /* ---------------- tree.c ---------------- */
 
+/* A scenario tree's limits: levels (the root map is level 1, a scalar under it level 2), bytes
+ * of the file, and bytes of the text emitted back (the scenario a run stores). */
+#define SCN_MAX_DEPTH 64
+#define SCN_MAX_TEXT (1 << 20)
+#define SCN_MAX_EMITTED (4 << 20)
+
 typedef enum scn_node_kind { SCN_NODE_MAP = 0, SCN_NODE_SEQ, SCN_NODE_SCALAR } scn_node_kind;
 
 typedef struct scn_node scn_node;
@@ -33,8 +39,9 @@ struct scn_node {
 };
 
 /* Parses YAML text (one document whose root is a map; an empty document is an empty map) into
- * a tree. Anchors, aliases and duplicate keys are refused. Returns 0, or -1 with err naming
- * name:line. The caller frees *out with scn_tree_free (*out is NULL after a failure). */
+ * a tree. Anchors, aliases, duplicate keys, text longer than SCN_MAX_TEXT and trees deeper
+ * than SCN_MAX_DEPTH are refused. Returns 0, or -1 with err naming name:line. The caller frees *out
+ * with scn_tree_free (*out is NULL after a failure). */
 int scn_tree_parse(const char *name, const char *text, size_t len, scn_node **out, sim_err *err);
 void scn_tree_free(scn_node *n);
 /* The child of map with this key; NULL when absent (or when map is not a map). */
@@ -44,10 +51,14 @@ scn_node *scn_tree_get(const scn_node *map, const char *key);
  * parsed as YAML (so `{process: burst}` or `[1, 2]` work); a plain word stays a scalar. Returns
  * 0, or -1 with err naming the override. */
 int scn_tree_set(scn_node *root, const char *override, int ovr_index, sim_err *err);
-/* The tree as YAML text (block style). Returns a string the caller frees, or NULL with err. */
+/* The tree as YAML text (block style). Returns a string the caller frees, or NULL with err
+ * (also when the text would exceed SCN_MAX_EMITTED bytes). */
 char *scn_tree_emit(const scn_node *root, sim_err *err);
 
 /* ---------------- trace.c ---------------- */
+
+/* The longest line a trace may have, in bytes. */
+#define SCN_TRACE_MAX_LINE (1 << 20)
 
 typedef enum scn_time_kind {
     SCN_TIME_NONE = 0, /* lengths only: no arrival column */
@@ -102,19 +113,21 @@ int scn_trace_format_known(const char *f);
 
 typedef struct scn_sampler scn_sampler;
 
-/* Builds a sampler for d (empirical: reads the column into memory, 4 bytes a row; zipf: a CDF
- * table). `what` names the distribution in messages; output_column: an empirical column
- * defaults to the format's output column rather than its prompt column. Returns NULL with err
- * set. Free with scn_sampler_free. */
-scn_sampler *scn_sampler_new(const scn_dist *d, const char *what, int output_column, sim_err *err);
+/* Builds a sampler for d (empirical: reads the column into memory, 4 bytes a row, or borrows
+ * it from cache when not NULL; zipf: a CDF table). `what` names the distribution in messages;
+ * output_column: an empirical column defaults to the format's output column rather than its prompt
+ * column. Returns NULL with err set. Free with scn_sampler_free. */
+scn_sampler *scn_sampler_new(const scn_dist *d, const char *what, int output_column,
+                             scn_cache *cache, sim_err *err);
 /* One integer draw from rng, clipped to the distribution's [min, max] (and >= 1); *clipped is
  * set to 1 when a clip changed the value (left alone otherwise). */
 int64_t scn_sampler_draw(scn_sampler *s, gsl_rng *rng, int *clipped);
 void scn_sampler_free(scn_sampler *s);
 
-/* Joint (prompt, output) pairs read from a trace, sampled with replacement. */
+/* Joint (prompt, output) pairs read from a trace (or borrowed from cache when not NULL),
+ * sampled with replacement. */
 typedef struct scn_pairs scn_pairs;
-scn_pairs *scn_pairs_new(const scn_lengths *l, sim_err *err);
+scn_pairs *scn_pairs_new(const scn_lengths *l, scn_cache *cache, sim_err *err);
 void scn_pairs_draw(const scn_pairs *p, gsl_rng *rng, int64_t *prompt, int64_t *output);
 int64_t scn_pairs_count(const scn_pairs *p);
 void scn_pairs_free(scn_pairs *p);
@@ -124,7 +137,8 @@ void scn_pairs_free(scn_pairs *p);
 typedef struct scn_sessions_src scn_sessions_src;
 /* Multi-turn sessions by w's arrival process (closed or a rate process) and w->sessions; ctx
  * limits a session's context (0: none). NULL with err set when a distribution cannot be built. */
-scn_sessions_src *scn_sessions_new(const scn_workload *w, int32_t ctx, uint64_t seed, sim_err *err);
+scn_sessions_src *scn_sessions_new(const scn_workload *w, int32_t ctx, uint64_t seed,
+                                   scn_cache *cache, sim_err *err);
 /* The next turn due at or before now (an eng_source_ops next). */
 int scn_sessions_next(scn_sessions_src *q, int64_t now, eng_arrival *out);
 /* Request rq (a turn) left the system at now: its session goes on or ends. */

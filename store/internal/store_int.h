@@ -9,10 +9,26 @@
 
 #include "store.h"
 
+/* Statements kept prepared on a connection for its life (the run writer's; store_close
+ * finalizes them). */
+enum {
+    STORE_ST_RUN = 0, /* INSERT INTO runs */
+    STORE_ST_RQ1,     /* one request row */
+    STORE_ST_IT1,     /* one iteration row */
+    STORE_ST_RQN,     /* a batch of request rows */
+    STORE_ST_ITN,     /* a batch of iteration rows */
+    STORE_ST_SP1,     /* one request span row */
+    STORE_ST_SPN,     /* a batch of request span rows */
+    STORE_ST_METRIC,  /* one metric */
+    STORE_ST_COUNT
+};
+
 struct store {
     sqlite3 *db;
     int version; /* the schema version the database follows */
     char path[512];
+    sqlite3_stmt *cached[STORE_ST_COUNT]; /* NULL until first used */
+    int busy;                             /* the last failure was a lock another connection held */
 };
 
 /* Prepares sql; returns NULL with err set. */

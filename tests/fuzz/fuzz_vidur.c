@@ -1,0 +1,106 @@
+/*
+ * fuzz_vidur.c: libFuzzer harness for the profile importer (Vidur's mlp.csv and attention.csv)
+ * and what follows an import: the fit of every operator, and the predictor built from the
+ * fitted profile pricing a few iterations.
+ *
+ * Input: one byte (the tensor-parallel degree, 1 + byte % 4), then mlp.csv's text, then
+ * optionally a NUL byte and attention.csv's text. The tables describe the tests' tiny model
+ * (n_embd 64, 4 heads, 2 KV heads, n_expanded_embd 128, vocab 256).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "profile.h"
+#include "roofline.h"
+#include "vidur.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[64];
+static const eng_model tiny = {.name = "tiny",
+                               .layers = 2,
+                               .hidden = 64,
+                               .heads = 4,
+                               .kv_heads = 2,
+                               .head_dim = 16,
+                               .intermediate = 128,
+                               .vocab = 256,
+                               .max_context = 4096,
+                               .gated_mlp = 1};
+
+static void remove_dir(void)
+{
+    char p[96];
+    snprintf(p, sizeof p, "%s/mlp.csv", dir);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/attention.csv", dir);
+    unlink(p);
+    rmdir(dir);
+}
+
+static void put(const char *name, const uint8_t *b, size_t n)
+{
+    char p[96];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    if (!f)
+        return;
+    fwrite(b, 1, n, f);
+    fclose(f);
+}
+
+static void price(const cal_profile *p, int tp)
+{
+    eng_gpu g;
+    eng_predictor pred;
+    sim_err err = {{0}};
+    if (cal_gpu_find("a100-80gb", &g) != 0 ||
+        cal_profile_predictor_new(p, &tiny, ENG_FP16, tp, &g, &pred, &err) != 0)
+        return;
+    eng_shape s = {.tokens = 100,
+                   .num_seqs = 3,
+                   .prefill_seqs = 1,
+                   .prefill_tokens = 97,
+                   .prefill_pairs = 97.0 * 98 / 2,
+                   .prefill_kv = 97,
+                   .prefill_q2 = 97.0 * 97,
+                   .decode_seqs = 2,
+                   .decode_ctx = 300,
+                   .emit_seqs = 3};
+    (void)pred.ops->iteration_ns(pred.st, &s);
+    cal_predictor_free(&pred);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/llmsim-fuzz-vidur-XXXXXX");
+        if (!mkdtemp(dir))
+            abort();
+        atexit(remove_dir);
+    }
+    int tp = 1 + data[0] % 4;
+    const uint8_t *mlp = data + 1, *nul = memchr(mlp, 0, size - 1);
+    size_t nmlp = nul ? (size_t)(nul - mlp) : size - 1;
+    put("mlp.csv", mlp, nmlp);
+    char attn[96];
+    snprintf(attn, sizeof attn, "%s/attention.csv", dir);
+    if (nul)
+        put("attention.csv", nul + 1, size - 1 - nmlp - 1);
+    else
+        unlink(attn);
+    cal_profile *p = cal_profile_new("fuzz");
+    char note[512];
+    sim_err err = {{0}};
+    if (cal_vidur_read(dir, NULL, &tiny, tp, p, note, sizeof note, &err) == 0 &&
+        cal_profile_fit(p, 1, &err) == 0)
+        price(p, tp);
+    cal_profile_free(p);
+    return 0;
+}

@@ -1,0 +1,364 @@
+/*
+ * test_scenarios_limits.c: the scenario loader's limits and time checks, each a defect found by
+ * fuzzing or fault tests: YAML nested 40,000 levels deep (a stack overflow in the tree builder),
+ * 20,000 nested maps in 100 KB (a 400 MB stored scenario), a file or an emitted text too large,
+ * overrides too deep; arrivals past the simulated horizon (int64 nanoseconds) from a tiny rate,
+ * a think time, a trace stretched by time_scale or rate; Azure timestamps after 2262-04-11;
+ * /dev/zero given as a trace (an endless line read into memory).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "scenario.h"
+
+extern const scn_resolver test_resolver;
+
+/* a seed whose Poisson gaps at 2e-9/s carry the 3rd request past 10^9 s (found by trying) */
+#define SEED 2
+
+static char dir[64];
+
+static const char *const HEAD = "model: llama-3-8b\ngpu: h100-sxm\nscheduler: {name: orca}\n";
+static const char *const WORK = "workload:\n  num_requests: 10\n  arrival: {process: burst}\n"
+                                "  prompt_tokens: 10\n  output_tokens: 10\n";
+
+/* HEAD + `description: ` + body + WORK, in a buffer the caller frees. */
+static char *with_description(const char *body)
+{
+    size_t n = strlen(HEAD) + strlen(body) + strlen(WORK) + 32;
+    char *t = malloc(n);
+    snprintf(t, n, "%sdescription: %s\n%s", HEAD, body, WORK);
+    return t;
+}
+
+/* open^n + leaf + close^n */
+static char *nest(const char *open, const char *leaf, const char *close, int n)
+{
+    size_t lo = strlen(open), lc = strlen(close), ll = strlen(leaf);
+    char *b = malloc((size_t)n * (lo + lc) + ll + 1), *p = b;
+    for (int i = 0; i < n; i++, p += lo)
+        memcpy(p, open, lo);
+    memcpy(p, leaf, ll);
+    p += ll;
+    for (int i = 0; i < n; i++, p += lc)
+        memcpy(p, close, lc);
+    *p = '\0';
+    return b;
+}
+
+/* Loads text; returns the status and leaves the message in e. */
+static int load(const char *text, const char *const *sets, int nsets, sim_err *e)
+{
+    scn_scenario s;
+    int rc = scn_load_text("l.yaml", text, sets, nsets, &test_resolver, &s, e);
+    scn_free(&s);
+    return rc;
+}
+
+static void expect_error(const char *text, const char *const *sets, int nsets, const char *frag)
+{
+    sim_err e = {{0}};
+    int rc = load(text, sets, nsets, &e);
+    if (rc == 0)
+        fail_msg("loaded, expected an error with '%s'", frag);
+    if (!strstr(e.msg, frag))
+        fail_msg("error '%s' lacks '%s'", e.msg, frag);
+}
+
+/* 40,000 `[` overflowed the stack of the recursive tree builder. */
+static void deep_sequences(void **state)
+{
+    char *body = nest("[", "1", "]", 40000);
+    char *text = with_description(body);
+    expect_error(text, NULL, 0, "l.yaml:4: nested more than 64 levels deep");
+    free(body);
+    free(text);
+}
+
+/* 20,000 nested maps in about 100 KB came back as a 400 MB scenario text (each level indents
+ * every line below it). */
+static void deep_maps(void **state)
+{
+    char *body = nest("{a: ", "1", "}", 20000);
+    char *text = with_description(body);
+    assert_true(strlen(text) < 110000);
+    expect_error(text, NULL, 0, "nested more than 64 levels deep");
+    free(body);
+    free(text);
+}
+
+/* Depth up to the limit loads, and the emitted text grows only by the indentation. */
+static void deep_enough(void **state)
+{
+    char *body = nest("{a: ", "1", "}", 62); /* root 1, 62 maps (2..63), the scalar 64 */
+    char *text = with_description(body);
+    sim_err e = {{0}};
+    scn_scenario s;
+    int rc = scn_load_text("l.yaml", text, NULL, 0, &test_resolver, &s, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    assert_true(strlen(s.text) < 8000);
+    scn_free(&s);
+    free(body);
+    free(text);
+    body = nest("{a: ", "1", "}", 63);
+    text = with_description(body);
+    expect_error(text, NULL, 0, "nested more than 64 levels deep");
+    free(body);
+    free(text);
+}
+
+/* Many leaves 60 levels down: 200 KB of flow style would be stored as ~12 MB. */
+static void emitted_text_limit(void **state)
+{
+    int leaves = 100000;
+    char *list = malloc((size_t)leaves * 2 + 3), *p = list;
+    *p++ = '[';
+    for (int i = 0; i < leaves; i++) {
+        *p++ = i ? ',' : '1';
+        if (i)
+            *p++ = '1';
+    }
+    *p++ = ']';
+    *p = '\0';
+    char *body = nest("{a: ", list, "}", 58);
+    char *text = with_description(body);
+    expect_error(text, NULL, 0, "written back as YAML (what a run stores) would exceed 4194304");
+    free(list);
+    free(body);
+    free(text);
+}
+
+static void file_size_limit(void **state)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/big.yaml", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(HEAD, f);
+    for (int i = 0; i < 30000; i++)
+        fputs("# a comment line that makes the file larger than any scenario needs to be\n", f);
+    fputs(WORK, f);
+    fclose(f);
+    scn_scenario s;
+    sim_err e = {{0}};
+    assert_int_equal(scn_load(path, NULL, 0, &test_resolver, &s, &e), -1);
+    scn_free(&s);
+    assert_non_null(strstr(e.msg, "larger than a scenario file may be (1048576 bytes at most)"));
+}
+
+static void deep_overrides(void **state)
+{
+    char text[512];
+    snprintf(text, sizeof text, "%s%s", HEAD, WORK);
+    /* a path of 70 segments */
+    char path[400] = "description";
+    for (int i = 0; i < 69; i++)
+        strcat(path, ".a");
+    strcat(path, "=1");
+    const char *sets[1] = {path};
+    expect_error(text, sets, 1, "a key path of 63 segments or more");
+    /* a value nested 70 deep */
+    char *val = nest("[", "1", "]", 70);
+    size_t n = strlen(val) + 32;
+    char *set = malloc(n);
+    snprintf(set, n, "description=%s", val);
+    sets[0] = set;
+    expect_error(text, sets, 1, "nested more than 64 levels deep");
+    free(val);
+    free(set);
+}
+
+/* ---- the simulated horizon ---- */
+
+static scn_source *source_seeded(const char *workload, uint64_t seed, scn_scenario *s)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%sworkload:\n%s", HEAD, workload);
+    sim_err e = {{0}};
+    int rc = scn_load_text("l.yaml", text, NULL, 0, &test_resolver, s, &e);
+    if (rc)
+        fail_msg("%s", e.msg);
+    scn_source *src = scn_source_new(s, seed, &e);
+    if (!src)
+        fail_msg("%s", e.msg);
+    return src;
+}
+
+static scn_source *source_of(const char *workload, scn_scenario *s)
+{
+    return source_seeded(workload, 1, s);
+}
+
+/* Pulls arrivals until the end or an error; returns the last status, e gets the message. */
+static int drain(scn_source *src, int max, sim_err *e)
+{
+    eng_arrival a;
+    int rc = ENG_SRC_OK;
+    for (int i = 0; i < max && rc == ENG_SRC_OK; i++)
+        rc = scn_source_ops()->next(src, 0, &a, e);
+    return rc;
+}
+
+/* `arrival.rate: 1e-9` put the 2nd request 10^9 s (and the 1000th 10^12 s) out: past int64 ns,
+ * giving wrong metrics and exit 0. */
+static void tiny_rate(void **state)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "%sworkload:\n  num_requests: 1000\n  arrival: {process: poisson, rate: 1e-9}\n"
+             "  prompt_tokens: 10\n  output_tokens: 10\n",
+             HEAD);
+    expect_error(text, NULL, 0, "l.yaml:6: workload.arrival.rate: 1000 requests at 1e-09/s span");
+    expect_error(text, NULL, 0, "past its horizon of 1e+09 s");
+    /* a random process whose nominal span fits but whose draws do not stops the run: with
+     * seed SEED the two Poisson gaps add up to more than 10^9 s */
+    const char *w = "  num_requests: 3\n  arrival: {process: poisson, rate: 2e-9}\n"
+                    "  prompt_tokens: 10\n  output_tokens: 10\n";
+    scn_scenario s;
+    scn_source *src = source_seeded(w, SEED, &s);
+    sim_err e = {{0}};
+    assert_int_equal(drain(src, 10, &e), ENG_SRC_ERROR);
+    assert_non_null(strstr(e.msg, "workload.arrival: request 3 would arrive at"));
+    assert_non_null(strstr(e.msg, "past the simulated horizon of 1e+09 s"));
+    scn_source_free(src);
+    scn_free(&s);
+    snprintf(text, sizeof text,
+             "%sworkload:\n  num_requests: 10\n  arrival: {process: closed, concurrency: 1, "
+             "think_time_ms: 1e300}\n  prompt_tokens: 10\n  output_tokens: 10\n",
+             HEAD);
+    expect_error(text, NULL, 0, "workload.arrival.think_time_ms: expected a number in [0, 1e+12]");
+}
+
+static void write_file(const char *name, const char *text, char *path)
+{
+    snprintf(path, 128, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* time_scale and rate multiply re-based trace times: a huge factor overflowed int64 ns. */
+static void stretched_trace(void **state)
+{
+    char path[128], w[512];
+    write_file("t.csv", "t,p,o\n0,10,10\n1000,10,10\n2000,10,10\n", path);
+    snprintf(w, sizeof w,
+             "  trace: {path: %s, format: csv, columns: {time: t, prompt: p, output: o}, "
+             "time_scale: 1e300}\n",
+             path);
+    scn_scenario s;
+    scn_source *src = source_of(w, &s);
+    sim_err e = {{0}};
+    assert_int_equal(drain(src, 10, &e), ENG_SRC_ERROR);
+    assert_non_null(strstr(e.msg, "t.csv:3: workload.trace.time_scale: request 2 would arrive at"));
+    assert_non_null(strstr(e.msg, "past the simulated horizon"));
+    scn_source_free(src);
+    scn_free(&s);
+    snprintf(w, sizeof w,
+             "  trace: {path: %s, format: csv, columns: {time: t, prompt: p, output: o}, "
+             "rate: 1e-20}\n",
+             path);
+    src = source_of(w, &s);
+    assert_int_equal(drain(src, 10, &e), ENG_SRC_ERROR);
+    assert_non_null(strstr(e.msg, "workload.trace.rate (rescaled): request 2"));
+    scn_source_free(src);
+    scn_free(&s);
+    /* a window start past the horizon is refused at load time */
+    char text[1024];
+    snprintf(text, sizeof text,
+             "%sworkload:\n  trace: {path: %s, format: csv, columns: {time: t, prompt: p, "
+             "output: o}, start_s: 1e20}\n",
+             HEAD, path);
+    expect_error(text, NULL, 0, "workload.trace.start_s: expected a number in [0, 1e+09]");
+}
+
+/* Azure timestamps after 2262-04-11 overflowed int64 ns in parse_datetime: a false "time goes
+ * backwards" in Release, undefined behaviour in Debug. */
+static void azure_far_future(void **state)
+{
+    char path[128], w[512];
+    write_file("az.csv",
+               "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+               "2262-04-11 23:47:16.000000,10,10\n"
+               "2262-04-11 23:47:16.854775807,10,10\n"
+               "2262-04-11 23:47:17.0000000,10,10\n"
+               "9999-12-31 23:59:59.9999999,10,10\n"
+               "1969-12-31 23:59:59.0000000,10,10\n",
+               path);
+    snprintf(w, sizeof w, "  trace: {path: %s, format: azure, on_bad_row: skip}\n", path);
+    scn_scenario s;
+    scn_source *src = source_of(w, &s);
+    sim_err e = {{0}};
+    eng_arrival a[2];
+    assert_int_equal(scn_source_ops()->next(src, 0, &a[0], &e), ENG_SRC_OK);
+    assert_int_equal(scn_source_ops()->next(src, 0, &a[1], &e), ENG_SRC_OK);
+    assert_int_equal(a[1].t - a[0].t, 854775807);
+    assert_int_equal(scn_source_ops()->next(src, 0, &a[0], &e), ENG_SRC_END);
+    assert_int_equal(scn_source_skipped(src), 3);
+    scn_source_free(src);
+    scn_free(&s);
+    snprintf(w, sizeof w, "  trace: {path: %s, format: azure}\n", path);
+    src = source_of(w, &s);
+    assert_int_equal(drain(src, 10, &e), ENG_SRC_ERROR);
+    assert_non_null(strstr(e.msg, "az.csv:4: bad row: field 'TIMESTAMP' is outside 1970-01-01 .. "
+                                  "2262-04-11 (int64 nanoseconds): '2262-04-11 23:47:17.0000000'"));
+    scn_source_free(src);
+    scn_free(&s);
+}
+
+/* /dev/zero as a trace was one endless line read into memory; a device, a directory or a pipe
+ * is refused, and so is a line longer than 1 MiB. */
+static void not_a_trace_file(void **state)
+{
+    char text[1024];
+    const char *paths[] = {"/dev/zero", "/tmp"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(text, sizeof text,
+                 "%sworkload:\n  trace: {path: %s, format: csv, columns: {time: t, prompt: p, "
+                 "output: o}}\n",
+                 HEAD, paths[i]);
+        expect_error(text, NULL, 0, "not a regular file");
+    }
+    char path[128];
+    size_t n = (1 << 20) + 10;
+    char *line = malloc(n + 8);
+    memset(line, 'x', n);
+    strcpy(line + n, "\n");
+    write_file("long.csv", line, path);
+    free(line);
+    snprintf(text, sizeof text,
+             "%sworkload:\n  trace: {path: %s, format: csv, columns: {time: t, prompt: p, "
+             "output: o}}\n",
+             HEAD, path);
+    expect_error(text, NULL, 0, "long.csv:1: a line of 1048587 bytes (at most 1048576)");
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/llmsim-limits-XXXXXX");
+    if (!mkdtemp(dir))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(deep_sequences),   cmocka_unit_test(deep_maps),
+        cmocka_unit_test(deep_enough),      cmocka_unit_test(emitted_text_limit),
+        cmocka_unit_test(file_size_limit),  cmocka_unit_test(deep_overrides),
+        cmocka_unit_test(tiny_rate),        cmocka_unit_test(stretched_trace),
+        cmocka_unit_test(azure_far_future), cmocka_unit_test(not_a_trace_file),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        rc = rc ? rc : 1;
+    return rc;
+}
