@@ -1,5 +1,5 @@
 /*
- * predictor.c: building iteration shapes.
+ * predictor.c: building iteration shapes, their capped sums included.
  */
 #include "predictor.h"
 
@@ -21,4 +21,64 @@ void eng_shape_add_decodes(eng_shape *s, int64_t n, int64_t ctx_sum)
     s->num_seqs += (int32_t)n;
     s->decode_seqs += (int32_t)n;
     s->decode_ctx += ctx_sum;
+}
+
+int32_t eng_shape_cap(const eng_model *m, int32_t *chunked)
+{
+    *chunked = 0;
+    if (m->index_topk > 0)
+        return m->index_topk - 1;
+    if (m->window_layers > 0 && m->window > 0) {
+        *chunked = m->window_chunked != 0;
+        return m->window - 1;
+    }
+    return 0;
+}
+
+void eng_shape_set_cap(eng_shape *s, int32_t cap, int32_t chunked)
+{
+    s->cap = cap > 0 ? cap : 0;
+    s->cap_chunked = s->cap > 0 && chunked;
+}
+
+/* Sum of min(x, w) for x = a..b (1 <= a <= b). */
+static double sum_min(double a, double b, double w)
+{
+    if (b <= w)
+        return (a + b) * (b - a + 1) / 2;
+    if (a > w)
+        return w * (b - a + 1);
+    return (a + w) * (w - a + 1) / 2 + w * (b - w);
+}
+
+/* Sum over positions p = 0..n-1 of (p mod w) + 1: the keys each query of a prefix of n
+ * tokens sees under aligned chunks of w. */
+static double chunk_prefix(double n, double w)
+{
+    double full = (double)(int64_t)(n / w), r = n - full * w;
+    return full * w * (w + 1) / 2 + r * (r + 1) / 2;
+}
+
+void eng_shape_add_prefill_capped(eng_shape *s, int64_t q, int64_t c)
+{
+    eng_shape_add_prefill(s, q, c);
+    if (s->cap <= 0 || q <= 0)
+        return;
+    double w = (double)s->cap + 1, qd = (double)q, cd = (double)c;
+    if (s->cap_chunked) {
+        double start = (double)(int64_t)(cd / w) * w; /* first key of the chunk c falls in */
+        s->prefill_pairs_capped += chunk_prefix(cd + qd, w) - chunk_prefix(cd, w);
+        s->prefill_kv_capped += cd + qd - start;
+    } else {
+        /* the query at position p sees min(p + 1, w) keys; keys read start at c - w + 1 */
+        double first = cd - w + 1 > 0 ? cd - w + 1 : 0;
+        s->prefill_pairs_capped += sum_min(cd + 1, cd + qd, w);
+        s->prefill_kv_capped += cd + qd - first;
+    }
+}
+
+void eng_shape_add_decodes_capped(eng_shape *s, int64_t n, int64_t ctx_sum, int64_t capped_sum)
+{
+    eng_shape_add_decodes(s, n, ctx_sum);
+    s->decode_ctx_capped += capped_sum;
 }

@@ -15,6 +15,15 @@
  * The shape of one forward pass. A prefill chunk of q tokens over c tokens already in the KV
  * cache attends to c + q keys (causally: query i sees c + i + 1 keys). A decode sequence adds
  * one token over a context of c.
+ *
+ * Capped sums serve the layers whose queries see a bounded number of earlier keys: a sliding
+ * window of W tokens (cap = W - 1 earlier keys: a query at position p sees itself and
+ * min(p, cap) before it), chunked local attention (Llama-4: a query sees the keys of its own
+ * aligned chunk of cap + 1 tokens) and DeepSeek sparse attention (the indexer's top
+ * index_topk keys: cap = index_topk - 1). eng_shape_cap says which cap a model has. The capped
+ * sums mean something only when cap > 0; with cap 0 a cost model reads the plain sums for the
+ * capped layers too, which is exact for a model whose sequences never exceed its cap: it must
+ * refuse a model whose cap can bind unless the engine fills them (cal_serving.capped_sums).
  */
 typedef struct eng_shape {
     int64_t tokens;         /* query tokens in the pass: prefill chunk tokens + decode seqs */
@@ -27,6 +36,14 @@ typedef struct eng_shape {
     int32_t decode_seqs;    /* sequences decoding one token */
     int64_t decode_ctx;     /* sum of the decode sequences' contexts (keys read) */
     int32_t emit_seqs;      /* sequences that sample a token (LM head and sampling) */
+    /* ---- capped sums (see above); read only when cap > 0 ---- */
+    int32_t cap;                 /* earlier keys a capped-layer query sees at most; 0 = none */
+    int32_t cap_chunked;         /* 1: aligned chunks of cap + 1 tokens instead of a window */
+    double prefill_pairs_capped; /* query-key pairs of the prefill chunks in capped layers */
+    double prefill_kv_capped;    /* keys read by those chunks in capped layers */
+    int64_t decode_ctx_capped;   /* sum over decodes of the earlier keys each attends to in
+                                    capped layers: min(c, cap) (window, top-k) or c mod
+                                    (cap + 1) (chunked) */
 } eng_shape;
 
 typedef struct eng_predictor_ops {
@@ -44,9 +61,22 @@ typedef struct eng_predictor {
     char label[128]; /* what produced it, e.g. "roofline h100-sxm (not measured)" */
 } eng_predictor;
 
-/* Adds one prefill chunk of q tokens over context c to s. */
+/* Adds one prefill chunk of q tokens over context c to s (capped sums untouched). */
 void eng_shape_add_prefill(eng_shape *s, int64_t q, int64_t c);
-/* Adds n decode sequences whose contexts sum to ctx_sum. */
+/* Adds n decode sequences whose contexts sum to ctx_sum (capped sums untouched). */
 void eng_shape_add_decodes(eng_shape *s, int64_t n, int64_t ctx_sum);
+
+/* The cap of model m's capped layers (see eng_shape): window - 1 for sliding windows,
+ * chunk - 1 with *chunked = 1 for chunked local attention, index_topk - 1 for DeepSeek sparse
+ * attention; 0 when every attention layer sees the whole context. */
+int32_t eng_shape_cap(const eng_model *m, int32_t *chunked);
+/* Sets the cap the capped sums of s use; call on an empty shape, before adding sequences. */
+void eng_shape_set_cap(eng_shape *s, int32_t cap, int32_t chunked);
+/* Adds one prefill chunk of q tokens over context c, its capped sums computed exactly for
+ * s->cap (a window, or aligned chunks). */
+void eng_shape_add_prefill_capped(eng_shape *s, int64_t q, int64_t c);
+/* Adds n decode sequences whose contexts sum to ctx_sum and whose capped contexts (see
+ * eng_shape.decode_ctx_capped) sum to capped_sum. O(1): the caller keeps the capped sum. */
+void eng_shape_add_decodes_capped(eng_shape *s, int64_t n, int64_t ctx_sum, int64_t capped_sum);
 
 #endif
