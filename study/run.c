@@ -11,9 +11,17 @@
 #include "study.h"
 
 /* How the scenario serves its model, as the cost models take it. */
-static cal_serving serving_of(const eng_config *c)
+static cal_serving serving_of(const scn_scenario *scn)
 {
-    cal_serving sv = {eng_config_dtype(c), eng_config_kv_dtype(c), {0}, c->max_model_len};
+    const eng_config *c = &scn->engine;
+    cal_serving sv = {eng_config_dtype(c),
+                      eng_config_kv_dtype(c),
+                      {0},
+                      c->max_model_len,
+                      scn->cost.moe_skew,
+                      0,
+                      ""};
+    snprintf(sv.engine, sizeof sv.engine, "%s", scn->cost.engine);
     eng_config_layout(c, &sv.layout);
     return sv;
 }
@@ -22,7 +30,7 @@ int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *
 {
     memset(out, 0, sizeof *out);
     const eng_config *c = &scn->engine;
-    cal_serving sv = serving_of(c);
+    cal_serving sv = serving_of(scn);
     char why[512];
     if (cal_roofline_priced(&c->model, &sv, why, sizeof why) != 0)
         return sim_errf(err, "%s: %s", scn->path, why);
@@ -46,7 +54,7 @@ int study_cost_check(const scn_scenario *scn, sim_err *err)
 {
     if (scn->profile[0] != '\0') {
         char why[512];
-        cal_serving sv = serving_of(&scn->engine);
+        cal_serving sv = serving_of(scn);
         if (cal_roofline_priced(&scn->engine.model, &sv, why, sizeof why) != 0)
             return sim_errf(err, "%s: %s", scn->path, why);
         return 0;
