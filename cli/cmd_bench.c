@@ -19,7 +19,8 @@ static const cli_command bench_cmd = {
     .details = "Cases: static (batch 64), orca, vllm, chunked at 1M requests; vllm-small (100k), "
                "vllm-large "
                "(10M), cluster16 (16 replicas), vllm-stored (every request and iteration stored), "
-               "sqlite-rows (request rows into SQLite alone).",
+               "sqlite-rows (request rows into SQLite alone); deepseek-v3 and deepseek-v3-dp8: "
+               "vllm at 1M requests of DeepSeek-V3 in fp8 on 8 x H200 as TP8 and as DP8 + EP8.",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)
@@ -33,22 +34,24 @@ static int selected(const char *list, const char *name)
     return 0;
 }
 
-/* Each policy's burst capacity, measured once. */
+/* Each (policy, setup)'s burst capacity, measured once. */
 typedef struct capacities {
-    const char *name[16];
+    const char *name[16], *setup[16];
     double cap[16];
     int n;
 } capacities;
 
-static double capacity_of(capacities *caps, const char *data, const char *policy, int quick,
+static double capacity_of(capacities *caps, const char *data, const study_bench_case *c, int quick,
                           sim_err *err)
 {
     for (int k = 0; k < caps->n; k++)
-        if (strcmp(caps->name[k], policy) == 0)
+        if (strcmp(caps->name[k], c->policy) == 0 &&
+            strcmp(caps->setup[k] ? caps->setup[k] : "", c->setup ? c->setup : "") == 0)
             return caps->cap[k];
-    double cap = study_bench_capacity(data, policy, quick, err);
+    double cap = study_bench_capacity(data, c, quick, err);
     if (cap > 0 && caps->n < 16) {
-        caps->name[caps->n] = policy;
+        caps->name[caps->n] = c->policy;
+        caps->setup[caps->n] = c->setup;
         caps->cap[caps->n++] = cap;
     }
     return cap;
@@ -119,13 +122,13 @@ int cmd_bench(int argc, char **argv)
     fflush(stdout);
     int n, failed = 0;
     const study_bench_case *cases = study_bench_cases(&n);
-    capacities caps = {{0}, {0}, 0};
+    capacities caps = {{0}, {0}, {0}, 0};
     for (int i = 0; i < n; i++) {
         const study_bench_case *bc = &cases[i];
         if (!selected(only, bc->name))
             continue;
         sim_err err = {{0}};
-        double cap = bc->policy ? capacity_of(&caps, data, bc->policy, quick, &err) : 0;
+        double cap = bc->policy ? capacity_of(&caps, data, bc, quick, &err) : 0;
         if (bc->policy && cap <= 0)
             return cli_fail("bench", &err);
         study_bench_out o;

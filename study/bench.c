@@ -22,16 +22,23 @@ static const char lognormal_lengths[] =
     "  prompt_tokens: {dist: lognormal, mean: 2340, sigma: 1.626, max: 8141}\n"
     "  output_tokens: {dist: lognormal, mean: 439, sigma: 1.001, max: 1024}\n";
 
+#define LLAMA_SETUP "model: llama-3-8b\ngpu: h100-sxm\n"
+/* DeepSeek-V3 as the capacity planner of DESIGN.md asks about it: fp8 on 8 x H200 */
+#define DSV3_TP8 "model: deepseek-v3\ngpu: h200\ntensor_parallel: 8\n"
+#define DSV3_DP8 "model: deepseek-v3\ngpu: h200\ndata_parallel_attention: 8\nexpert_parallel: 8\n"
+
 static const study_bench_case cases[] = {
-    {"static", "static", 1000000, 1, STUDY_BENCH_SUMMARY},
-    {"orca", "orca", 1000000, 1, STUDY_BENCH_SUMMARY},
-    {"vllm", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY},
-    {"chunked", "chunked", 1000000, 1, STUDY_BENCH_SUMMARY},
-    {"vllm-small", "vllm", 100000, 1, STUDY_BENCH_SUMMARY},
-    {"vllm-large", "vllm", 10000000, 1, STUDY_BENCH_SUMMARY},
-    {"cluster16", "vllm", 1000000, 16, STUDY_BENCH_SUMMARY},
-    {"vllm-stored", "vllm", 1000000, 1, STUDY_BENCH_STORED},
-    {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS},
+    {"static", "static", 1000000, 1, STUDY_BENCH_SUMMARY, NULL},
+    {"orca", "orca", 1000000, 1, STUDY_BENCH_SUMMARY, NULL},
+    {"vllm", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, NULL},
+    {"chunked", "chunked", 1000000, 1, STUDY_BENCH_SUMMARY, NULL},
+    {"vllm-small", "vllm", 100000, 1, STUDY_BENCH_SUMMARY, NULL},
+    {"vllm-large", "vllm", 10000000, 1, STUDY_BENCH_SUMMARY, NULL},
+    {"cluster16", "vllm", 1000000, 16, STUDY_BENCH_SUMMARY, NULL},
+    {"vllm-stored", "vllm", 1000000, 1, STUDY_BENCH_STORED, NULL},
+    {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS, NULL},
+    {"deepseek-v3", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, DSV3_TP8},
+    {"deepseek-v3-dp8", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, DSV3_DP8},
 };
 
 const study_bench_case *study_bench_cases(int *n)
@@ -47,8 +54,8 @@ int study_bench_have_table(const char *data)
     return access(path, R_OK) == 0;
 }
 
-static int scenario_text(char *buf, size_t len, const char *data, const char *policy, int64_t n,
-                         int replicas, const char *arrival)
+static int scenario_text(char *buf, size_t len, const char *data, const char *policy,
+                         const char *setup, int64_t n, int replicas, const char *arrival)
 {
     char lengths[1200];
     if (study_bench_have_table(data))
@@ -57,11 +64,12 @@ static int scenario_text(char *buf, size_t len, const char *data, const char *po
     else
         snprintf(lengths, sizeof lengths, "%s", lognormal_lengths);
     int w = snprintf(buf, len,
-                     "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\n"
+                     "name: bench\nseed: 1\n%s"
                      "scheduler: {name: %s%s}\nreplicas: %d\nrouter: least_outstanding\n"
                      "workload:\n  num_requests: %lld\n  arrival: %s\n%s",
-                     policy, strcmp(policy, "static") ? "" : ", batch_size: 64", replicas,
-                     (long long)n, arrival, lengths);
+                     setup ? setup : LLAMA_SETUP, policy,
+                     strcmp(policy, "static") ? "" : ", batch_size: 64", replicas, (long long)n,
+                     arrival, lengths);
     return w > 0 && (size_t)w < len ? 0 : -1;
 }
 
@@ -119,7 +127,7 @@ double study_bench_baseline_mb(void)
 }
 
 typedef struct cap_arg {
-    const char *data, *policy;
+    const char *data, *policy, *setup;
     int64_t n;
 } cap_arg;
 
@@ -131,7 +139,7 @@ static void measure_capacity(void *arg, void *buf)
     sim_err err = {{0}};
     study_result *res = sim_xcalloc(1, sizeof *res);
     *cap = -1;
-    if (scenario_text(text, sizeof text, a->data, a->policy, a->n, 1, "burst") == 0 &&
+    if (scenario_text(text, sizeof text, a->data, a->policy, a->setup, a->n, 1, "burst") == 0 &&
         simulate_text(text, NULL, res, &err) == 0)
         *cap = study_metric(res, "request_throughput");
     else
@@ -139,12 +147,12 @@ static void measure_capacity(void *arg, void *buf)
     free(res);
 }
 
-double study_bench_capacity(const char *data, const char *policy, int quick, sim_err *err)
+double study_bench_capacity(const char *data, const study_bench_case *c, int quick, sim_err *err)
 {
-    cap_arg a = {data, policy, quick ? 2000 : 20000};
+    cap_arg a = {data, c->policy, c->setup, quick ? 2000 : 20000};
     double cap = -1;
     if (in_child(measure_capacity, &a, &cap, sizeof cap, NULL) != 0 || cap <= 0) {
-        sim_errf(err, "measuring the capacity of %s failed", policy);
+        sim_errf(err, "measuring the capacity of %s failed", c->name);
         return -1;
     }
     return cap;
@@ -221,8 +229,8 @@ static void run_case(void *arg, void *buf)
     }
     study_result *res = sim_xcalloc(1, sizeof *res);
     double t0 = sim_wall_seconds();
-    if (scenario_text(text, sizeof text, a->data, a->c->policy, a->n, a->c->replicas, arrival) ==
-            0 &&
+    if (scenario_text(text, sizeof text, a->data, a->c->policy, a->c->setup, a->n, a->c->replicas,
+                      arrival) == 0 &&
         simulate_text(text, s, res, &err) == 0) {
         o->wall = sim_wall_seconds() - t0;
         o->requests = study_metric(res, "completed") + study_metric(res, "rejected");
