@@ -12,9 +12,11 @@
 
 #include "cal_int.h"
 
-static const char *const extra_names[] = {"embed",      "sample",      "allreduce",
-                                          "moe_router", "moe_experts", "moe_shared",
-                                          "all2all",    "dsa_indexer", "linear_attn"};
+static const char *const extra_names[] = {"embed",       "sample",      "allreduce",  "send_recv",
+                                          "moe_router",  "moe_experts", "moe_shared", "all2all",
+                                          "dsa_indexer", "linear_attn"};
+_Static_assert(sizeof extra_names / sizeof extra_names[0] == CAL_OP_TOTAL - KERN_OP_COUNT,
+               "a name for every cal_op");
 
 const char *cal_op_name(int op)
 {
@@ -84,7 +86,11 @@ static double attn_rest(const eng_shape *s, const cal_plan *p, int kind,
     double rest = 0, pairs, kv, dctx;
     attn_sums(s, kind, &pairs, &kv, &dctx);
     for (size_t i = 0; i < n; i++) {
-        cal_work w = {.op = seq[i], .tokens = (double)s->tokens, .per_layer = 1, .kind = kind};
+        cal_work w = {.op = seq[i],
+                      .tokens = (double)s->tokens,
+                      .per_layer = 1,
+                      .kind = kind,
+                      .eager = s->prefill_tokens > 0};
         if (seq[i] == KERN_OP_ATTN_PREFILL) {
             if (s->prefill_seqs <= 0 || s->prefill_tokens <= 0)
                 continue;
@@ -92,6 +98,7 @@ static double attn_rest(const eng_shape *s, const cal_plan *p, int kind,
             w.q_tokens = (double)s->prefill_tokens;
             w.pairs = pairs;
             w.kv = kv;
+            w.causal = (s->prefill_q2 + (double)s->prefill_tokens) / 2;
         } else if (seq[i] == CAL_OP_ALLREDUCE && p->tp <= 1) {
             continue;
         } else if (seq[i] == CAL_OP_LINEAR_ATTN) {
@@ -117,6 +124,7 @@ static double attn_decode(const eng_shape *s, const cal_plan *p, int kind,
                       .tokens = (double)s->tokens,
                       .per_layer = 1,
                       .kind = kind,
+                      .eager = s->prefill_tokens > 0,
                       .seqs = s->decode_seqs,
                       .pairs = dctx + s->decode_seqs};
         t += fn(st, &w);
@@ -128,6 +136,7 @@ static double attn_decode(const eng_shape *s, const cal_plan *p, int kind,
                       .tokens = (double)s->tokens,
                       .per_layer = 1,
                       .kind = kind,
+                      .eager = s->prefill_tokens > 0,
                       .seqs = s->num_seqs,
                       .q_tokens = (double)s->prefill_tokens,
                       .pairs = s->prefill_pairs + dk,
@@ -145,7 +154,10 @@ static double ffn_rest(const eng_shape *s, const cal_plan *p, int moe,
     double rest = 0;
     int phase = 0;
     for (size_t i = 0; i < n; i++) {
-        cal_work w = {.op = seq[i], .tokens = (double)s->tokens, .per_layer = 1};
+        cal_work w = {.op = seq[i],
+                      .tokens = (double)s->tokens,
+                      .per_layer = 1,
+                      .eager = s->prefill_tokens > 0};
         if (seq[i] == CAL_OP_ALLREDUCE && p->tp <= 1)
             continue;
         if (seq[i] == CAL_OP_ALL2ALL) {
@@ -183,12 +195,13 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
             if (p->moe > 0)
                 rest += p->moe * ffn_rest(s, p, 1, fn, st);
         }
-        cal_work embed = {.op = CAL_OP_EMBED, .tokens = n};
-        cal_work norm = {.op = KERN_OP_RMSNORM, .tokens = n};
+        int eager = s->prefill_tokens > 0;
+        cal_work embed = {.op = CAL_OP_EMBED, .tokens = n, .eager = eager};
+        cal_work norm = {.op = KERN_OP_RMSNORM, .tokens = n, .eager = eager};
         once += fn(st, &embed) + fn(st, &norm);
         if (s->emit_seqs > 0) {
-            cal_work head = {.op = KERN_OP_LM_HEAD, .tokens = s->emit_seqs};
-            cal_work sample = {.op = CAL_OP_SAMPLE, .tokens = s->emit_seqs};
+            cal_work head = {.op = KERN_OP_LM_HEAD, .tokens = s->emit_seqs, .eager = eager};
+            cal_work sample = {.op = CAL_OP_SAMPLE, .tokens = s->emit_seqs, .eager = eager};
             once += fn(st, &head) + fn(st, &sample);
         }
         if (cache) {

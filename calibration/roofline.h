@@ -1,11 +1,12 @@
 /*
  * roofline.h: the built-in roofline cost predictor, from datasheets, not measurements.
  *
- * Each operator of a forward pass costs max(FLOPs / (peak x efficiency), bytes / (bandwidth x
- * efficiency)) plus a fixed per-kernel cost; per-layer operators are summed over the layers,
- * then the LM head and sampling for the sequences that emit a token. Under tensor parallelism
- * T each layer's work is split over T GPUs and two ring all-reduces per layer are added.
- * The efficiencies are named constants in roofline.c, each with its source.
+ * Each kernel of a forward pass costs a smooth maximum of its class's floor, FLOPs / (peak x
+ * efficiency) and bytes / (bandwidth x efficiency); per-layer operators are summed over the
+ * layers of each kind (full, windowed or sparse, linear attention; dense or MoE MLP), then
+ * the LM head and sampling for the sequences that emit a token. Tensor parallelism adds
+ * all-reduces, expert parallelism with attention data parallelism dispatch and combine. The
+ * constants are named in roofline.c, each with its source or its fit on development data.
  */
 #ifndef CAL_ROOFLINE_H
 #define CAL_ROOFLINE_H
@@ -70,13 +71,15 @@ double cal_roofline_op_ns(const eng_predictor *p, const eng_shape *s, const char
 /* The roofline time of one operator of ONE layer at a profile's shape coordinates (see
  * profile.h: x = tokens for linear and elementwise operators and embed; attn_prefill: one
  * sequence, x chunk tokens after y cached; attn_decode: x sequences of y cached tokens each,
- * the new one included), the way `validate --ops` compares it with measured points. op is a
- * profile operator index (0..CAL_PROFILE_OPS-1). Returns ns, or -1 when p is not a roofline
- * predictor or op is out of range. */
+ * the new one included; allreduce: x = bytes, NCCL's ring), the way `validate --ops` compares
+ * it with measured points. op is a profile operator index (0..CAL_PROFILE_OPS-1). Returns ns,
+ * or -1 when p is not a roofline predictor, op is out of range or not priced alone (sample,
+ * send_recv). */
 double cal_roofline_point_ns(const eng_predictor *p, int op, double x, double y);
 
 /* The all-reduce time of `bytes` over the predictor's tensor-parallel group, in ns (-1 when p
- * is not a roofline predictor). */
-double cal_roofline_allreduce_ns(const eng_predictor *p, double bytes);
+ * is not a roofline predictor): with nccl 0 as the engine runs it (a custom all-reduce for
+ * small messages on NVLink), with nccl 1 as NCCL's ring (what network tables measure). */
+double cal_roofline_allreduce_ns(const eng_predictor *p, double bytes, int nccl);
 
 #endif

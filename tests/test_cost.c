@@ -305,7 +305,8 @@ static void test_dsa(void **state)
     s.capped_sums = 1;
     eng_predictor p = make(&m, "h200", s);
     /* beyond the top-2048 keys, attention stops growing while the indexer keeps reading every
-     * key: from 16k to 128k of context the indexer grows ~8x, attention stays flat */
+     * key: from 16k to 128k of context the indexer grows several fold (its projections do
+     * not), attention stays flat */
     eng_shape a = decodes(&m, 32, 16000), b = decodes(&m, 32, 128000);
     double at_a = cal_roofline_op_ns(&p, &a, "attn_decode"),
            at_b = cal_roofline_op_ns(&p, &b, "attn_decode");
@@ -315,7 +316,7 @@ static void test_dsa(void **state)
                   "%.3f -> %.3f ms (16k -> 128k)\n",
                   at_a / 1e6, at_b / 1e6, ix_a / 1e6, ix_b / 1e6);
     assert_true(at_b == at_a);
-    assert_true(ix_b > 4 * ix_a);
+    assert_true(ix_b > 3 * ix_a);
     /* the same shapes without a cap (a cost model that ignored it) would grow attention */
     eng_shape c = {0};
     eng_shape_add_decodes(&c, 32, 32 * 128000);
@@ -374,6 +375,28 @@ static void test_windows(void **state)
     cal_predictor_free(&p);
 }
 
+/* ---------------- precision of the parts ---------------- */
+
+static void test_fp8_lm_head_16bit(void **state)
+{
+    /* fp8 weights (online, as vLLM's --quantization fp8 and FP8 checkpoints ship them) leave
+     * the LM head in 16 bits: its time at decode is the bf16 model's, while the projections
+     * read half the bytes */
+    eng_model m = model("llama-3-8b");
+    eng_predictor b = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 1));
+    eng_predictor f = make(&m, "h100-sxm", cal_serving_tp(ENG_FP8, 1));
+    eng_shape s = decodes(&m, 8, 1000);
+    assert_true(cal_roofline_op_ns(&f, &s, "lm_head") == cal_roofline_op_ns(&b, &s, "lm_head"));
+    assert_true(cal_roofline_op_ns(&f, &s, "mlp_up_gate") <
+                0.7 * cal_roofline_op_ns(&b, &s, "mlp_up_gate"));
+    /* DeepSeek-V3's fp8 checkpoint: its LM head is not among the quantized parts either */
+    eng_model d = model("deepseek-v3");
+    assert_true(eng_model_part_bytes(&d, ENG_FP8, ENG_PART_LM_HEAD) == 2);
+    assert_true(eng_model_part_bytes(&d, ENG_FP8, ENG_PART_EXPERTS) == 1);
+    cal_predictor_free(&b);
+    cal_predictor_free(&f);
+}
+
 /* ---------------- per-operator entry ---------------- */
 
 static void test_point_ns(void **state)
@@ -391,7 +414,7 @@ static void test_point_ns(void **state)
     double aw = cal_roofline_op_ns(&p, &s, "attn_decode") / m.layers;
     assert_true(at > aw - 1 && at < aw + 1);
     assert_true(cal_roofline_point_ns(&p, 99, 1, 0) < 0);
-    assert_true(cal_roofline_allreduce_ns(&p, 1 << 20) > 0);
+    assert_true(cal_roofline_allreduce_ns(&p, 1 << 20, 0) > 0);
     cal_predictor_free(&p);
 }
 
@@ -407,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_dsa),
         cmocka_unit_test(test_linear_attention),
         cmocka_unit_test(test_windows),
+        cmocka_unit_test(test_fp8_lm_head_16bit),
         cmocka_unit_test(test_point_ns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

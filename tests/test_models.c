@@ -764,7 +764,9 @@ static void test_roofline_refusals(void **state)
     double r4 = (double)p4.ops->iteration_ns(p4.st, &sh) / pb.ops->iteration_ns(pb.st, &sh);
     print_message("llama-3-8b tp2 h200, 8 decodes: int4 / bf16 step time %.2f\n", r4);
     assert_true(r4 < 0.75);
-    /* nvfp4 on a B200 runs at the fp4 peak: a large prefill is faster than weight-only int4 */
+    /* nvfp4 on a B200 runs at the fp4 peak: a large prefill's GEMMs run 4x faster than
+     * weight-only int4's; attention and the elementwise kernels are the same, so the pass
+     * takes well under two thirds of the time */
     eng_gpu b = gpu("b200");
     cal_serving nv = cal_serving_tp(ENG_NVFP4, 1), i4 = cal_serving_tp(ENG_INT4, 1);
     eng_predictor pn, pi;
@@ -773,7 +775,7 @@ static void test_roofline_refusals(void **state)
     eng_shape pf = {0};
     eng_shape_add_prefill(&pf, 8192, 0);
     pf.emit_seqs = 1;
-    assert_true(pn.ops->iteration_ns(pn.st, &pf) < 0.5 * pi.ops->iteration_ns(pi.st, &pf));
+    assert_true(pn.ops->iteration_ns(pn.st, &pf) < 0.6 * pi.ops->iteration_ns(pi.st, &pf));
     assert_string_equal(pn.label, "roofline b200 nvfp4 (not measured)");
     cal_predictor_free(&pb);
     cal_predictor_free(&p4);

@@ -20,6 +20,7 @@ typedef enum cal_op {
     CAL_OP_EMBED = KERN_OP_COUNT, /* token embedding gather */
     CAL_OP_SAMPLE,                /* softmax and sampling over the vocabulary */
     CAL_OP_ALLREDUCE,             /* tensor-parallel all-reduce of the activations */
+    CAL_OP_SEND_RECV,             /* point-to-point copy between two GPUs (imported tables) */
     CAL_OP_ROUTER,                /* MoE router: logits and top-k */
     CAL_OP_EXPERTS,               /* routed experts' grouped GEMMs and activation */
     CAL_OP_SHARED,                /* shared experts (a dense MLP) */
@@ -48,9 +49,12 @@ typedef struct cal_work {
                         dsa_indexer: every query-key pair of the pass (prefill and decode) */
     double kv;       /* attn_prefill: sum of (context + chunk): keys read; dsa_indexer: keys
                         read by the whole pass */
+    double causal;   /* attn_prefill: the pairs of the chunks' own causal squares, sum of
+                        q (q + 1) / 2 (the rest of `pairs` is over cached context) */
     int per_layer;   /* 1: runs in every layer; 0: once per pass */
     int kind;        /* cal_kind of the layer (attention-side operators) */
     int phase;       /* all2all: 0 dispatch, 1 combine */
+    int eager;       /* 1: the pass has prefill tokens (its kernels launch without a graph) */
     double prefill_seqs, prefill_tokens; /* the pass's prefill part (linear_attn) */
 } cal_work;
 
