@@ -168,6 +168,7 @@ static int take_common(const cli_command *cmd, int which, const char *v, cli_com
     switch (which) {
     case CLI_DB:
         c->db = v;
+        c->db_given = 1;
         return 0;
     case CLI_SET:
         if (c->nsets == STUDY_MAX_SETS)

@@ -26,6 +26,8 @@ int cmd_plot(int argc, char **argv);
 int cmd_capacity(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_report(int argc, char **argv); /* report --run|--sweep|--capacity ID -o FILE.html */
+int cmd_validate(int argc, char **argv); /* validate SET, --list, --ops */
 
 /* ---- options ---- */
 
@@ -41,6 +43,7 @@ enum {
 
 typedef struct cli_common {
     const char *db; /* default "llmsim.db" */
+    int db_given;   /* 1 when --db was given */
     const char *sets[STUDY_MAX_SETS];
     int nsets;
     uint64_t seed;
@@ -139,10 +142,16 @@ typedef struct cli_progress {
     int total, quiet, tty;
     int last_decile;
     double t0, last;
+    double delay_s; /* nothing is shown before this much time has passed (0: at once) */
+    int shown;      /* something was printed */
 } cli_progress;
 
+/* total <= 0: not known; then the count done and the time elapsed are shown (a line every 10 s
+ * when not a terminal). */
 void cli_progress_start(cli_progress *p, const char *what, int total, int quiet);
 void cli_progress_update(cli_progress *p, int done);
+/* The last update, when anything was shown (ends the bar's line on a terminal). */
+void cli_progress_finish(cli_progress *p, int done);
 
 /* ---- the summary of a run ---- */
 

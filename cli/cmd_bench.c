@@ -16,11 +16,13 @@ static const cli_command bench_cmd = {
     .summary =
         "Measures how fast the simulator is: Llama-3-8B on one H100 SXM, ShareGPT lengths, Poisson "
         "arrivals at 90% of each policy's burst capacity, each case in its own process.",
-    .details = "Cases: static (batch 64), orca, vllm, chunked at 1M requests; vllm-small (100k), "
-               "vllm-large "
-               "(10M), cluster16 (16 replicas), vllm-stored (every request and iteration stored), "
-               "sqlite-rows (request rows into SQLite alone); deepseek-v3 and deepseek-v3-dp8: "
-               "vllm at 1M requests of DeepSeek-V3 in fp8 on 8 x H200 as TP8 and as DP8 + EP8.",
+    .details = "Cases: static (batch 64), orca, vllm-v0, chunked at 1M requests; vllm-v0-small "
+               "(100k), vllm-v0-large (10M), cluster16 (16 replicas), vllm-v0-stored (every "
+               "request and iteration stored); vllm-mooncake (vLLM V1 with prefix caching on the "
+               "Mooncake conversation trace, 12k requests, 2 replicas); sessions (1M turns of "
+               "multi-turn chat, vLLM V1); sqlite-rows (request rows into SQLite alone); "
+               "deepseek-v3 and deepseek-v3-dp8: vLLM V1 at 1M requests of DeepSeek-V3 in fp8 on "
+               "8 x H200 as TP8 and as DP8 + EP8.",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)
@@ -128,8 +130,9 @@ int cmd_bench(int argc, char **argv)
         if (!selected(only, bc->name))
             continue;
         sim_err err = {{0}};
-        double cap = bc->policy ? capacity_of(&caps, data, bc, quick, &err) : 0;
-        if (bc->policy && cap <= 0)
+        int needs_cap = bc->policy && bc->workload == STUDY_BENCH_POISSON;
+        double cap = needs_cap ? capacity_of(&caps, data, bc, quick, &err) : 0;
+        if (needs_cap && cap <= 0)
             return cli_fail("bench", &err);
         study_bench_out o;
         study_bench_run(bc, quick, cap, data, tmpdb, &o);

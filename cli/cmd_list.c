@@ -7,13 +7,16 @@
 #include "catalog.h"
 #include "cli.h"
 #include "engine.h"
+#include "preset.h"
 #include "router.h"
 
 static const cli_command list_cmd = {.name = "list",
-                                     .args = "gpus|models|schedulers|routers",
+                                     .args = "gpus|models|schedulers|routers|engines",
                                      .summary = "Prints a catalog: the GPUs and models llmsim "
-                                                "knows by name, or the scheduling policies with "
-                                                "their parameters, ranges and defaults.",
+                                                "knows by name, the scheduling policies with "
+                                                "their parameters, ranges and defaults, the "
+                                                "routers, or the engine presets with their "
+                                                "settings and sources.",
                                      .min_pos = 1,
                                      .max_pos = 1,
                                      .common = CLI_JSON};
@@ -134,6 +137,8 @@ static void param_range(const eng_param *p, char *buf, size_t len)
 {
     if (p->type == ENG_PARAM_ENUM)
         snprintf(buf, len, "%s", p->choices);
+    else if (p->type == ENG_PARAM_BOOL)
+        snprintf(buf, len, "true|false");
     else
         snprintf(buf, len, "%g..%g", p->min, p->max);
 }
@@ -207,13 +212,56 @@ static void routers(const cli_common *c)
         cli_json_close(&j, ']');
 }
 
+static void engines(const cli_common *c)
+{
+    size_t n;
+    const eng_preset *all = eng_preset_all(&n);
+    cli_json j;
+    if (c->json) {
+        cli_json_begin(&j, stdout);
+        cli_json_open(&j, NULL, '[');
+    }
+    for (size_t i = 0; i < n; i++) {
+        const eng_preset *p = &all[i];
+        if (!c->json) {
+            printf("%s %s%s: %s\n", p->engine, p->version, p->is_default ? " (default)" : "",
+                   p->summary);
+            printf("    scheduler %s%s%s; gpu_utilization %.2f; block_size %d\n", p->policy,
+                   *p->params ? ", " : "", p->params, p->gpu_utilization, p->block_size);
+            printf("    cpu_overhead %.0f us + %.1f us per sequence, %s; from %s\n",
+                   p->cpu.per_iteration_us, p->cpu.per_seq_us,
+                   p->cpu.async ? "overlapped with the GPU" : "before the GPU work", p->cpu_source);
+            continue;
+        }
+        cli_json_open(&j, NULL, '{');
+        cli_json_str(&j, "engine", p->engine);
+        cli_json_str(&j, "version", p->version);
+        cli_json_int(&j, "default", p->is_default);
+        cli_json_str(&j, "scheduler", p->policy);
+        cli_json_str(&j, "params", p->params);
+        cli_json_num(&j, "gpu_utilization", p->gpu_utilization);
+        cli_json_int(&j, "block_size", p->block_size);
+        cli_json_num(&j, "cpu_per_iteration_us", p->cpu.per_iteration_us);
+        cli_json_num(&j, "cpu_per_seq_us", p->cpu.per_seq_us);
+        cli_json_int(&j, "cpu_async", p->cpu.async);
+        cli_json_str(&j, "cpu_source", p->cpu_source);
+        cli_json_str(&j, "summary", p->summary);
+        cli_json_close(&j, '}');
+    }
+    if (c->json)
+        cli_json_close(&j, ']');
+}
+
 int cmd_list(int argc, char **argv)
 {
     static const struct {
         const char *name;
         void (*fn)(const cli_common *c);
-    } what[] = {
-        {"gpus", gpus}, {"models", models}, {"schedulers", schedulers}, {"routers", routers}};
+    } what[] = {{"gpus", gpus},
+                {"models", models},
+                {"schedulers", schedulers},
+                {"routers", routers},
+                {"engines", engines}};
     cli_common c;
     const char *name;
     int npos, st = cli_parse(&list_cmd, NULL, &c, argc, argv, &name, &npos);
@@ -224,7 +272,9 @@ int cmd_list(int argc, char **argv)
             what[i].fn(&c);
             return 0;
         }
-    fprintf(stderr, "llmsim list: unknown catalog '%s'; valid: gpus, models, schedulers, routers\n",
+    fprintf(stderr,
+            "llmsim list: unknown catalog '%s'; valid: gpus, models, schedulers, routers, "
+            "engines\n",
             name);
     return 2;
 }

@@ -2,19 +2,26 @@
  * cmd_run.c: `llmsim run FILE`: one simulation, stored as one run in one transaction, and its
  * summary.
  */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
+#include "store_query.h"
 
 static const cli_command run_cmd = {
     .name = "run",
     .args = "FILE",
     .summary =
         "Simulates the scenario in FILE, stores the run in one transaction and prints its summary.",
-    .details = "A failed run stores nothing. The same scenario and seed give byte-identical --json "
-               "output.",
+    .details = "A failed run stores nothing. --json prints vLLM's benchmark keys (date, model_id, "
+               "num_prompts, request_rate, burstiness, max_concurrency, then the metrics) and the "
+               "run_id; the same scenario and seed give the same --json output but for run_id and "
+               "date (the stored run's creation time). A run that takes over 2 s shows its "
+               "progress on stderr (not with --quiet).",
     .min_pos = 1,
     .max_pos = 1,
     .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET,
@@ -22,6 +29,7 @@ static const cli_command run_cmd = {
 
 static void report_notes(const cli_common *c, const study_result *r)
 {
+    cli_note(c, "%s", r->note);
     if (r->clipped > 0)
         cli_note(c,
                  "llmsim: %lld request lengths were clipped to their bounds or the model's "
@@ -38,13 +46,72 @@ static void report_notes(const cli_common *c, const study_result *r)
                     "(latency percentiles depend on the run's length)\n");
 }
 
+/* vLLM's date format ("%Y%m%d-%H%M%S", vllm/benchmarks/serve.py) of the stored run's created
+ * time (UTC), so the same stored run always says the same date; the current time when the run
+ * is not stored. */
+static void run_date(store *s, int64_t run, char *buf, size_t len)
+{
+    store_run_meta m;
+    sim_err ignore;
+    int y, mo, d, h, mi, sec;
+    if (s && run && store_run_get(s, run, &m, &ignore) == 0 &&
+        sscanf(m.created, "%d-%d-%dT%d:%d:%dZ", &y, &mo, &d, &h, &mi, &sec) == 6) {
+        snprintf(buf, len, "%04d%02d%02d-%02d%02d%02d", y, mo, d, h, mi, sec);
+        return;
+    }
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, len, "%Y%m%d-%H%M%S", &tm);
+}
+
+/* The metadata vLLM's benchmark writes before its results (vllm/benchmarks/serve.py: date,
+ * model_id, num_prompts, request_rate ("inf" when every request is sent at once), burstiness
+ * (the gamma shape: 1 for Poisson, 1 / cv^2 for gamma, "inf" for constant gaps), max_concurrency
+ * (null without a cap)), and the run id; null where the workload has no such figure (a trace
+ * at its own pace). */
+static void print_meta(cli_json *j, const scn_scenario *scn, const study_result *r,
+                       const char *date)
+{
+    const scn_workload *w = &scn->workload;
+    const scn_arrival *a = &w->arrival;
+    int trace = w->trace.present && !w->trace.lengths_only;
+    double rate = study_offered_rate(scn);
+    cli_json_str(j, "date", date);
+    if (r->run_id)
+        cli_json_int(j, "run_id", r->run_id);
+    else
+        cli_json_num(j, "run_id", NAN);
+    cli_json_str(j, "model_id", scn->engine.model.name);
+    cli_json_int(j, "num_prompts", r->tot.arrived);
+    if (!trace && (a->kind == SCN_ARR_BURST || a->kind == SCN_ARR_CLOSED))
+        cli_json_str(j, "request_rate", "inf");
+    else
+        cli_json_num(j, "request_rate", rate > 0 ? rate : NAN);
+    if (trace || a->kind == SCN_ARR_BURST || a->kind == SCN_ARR_CLOSED)
+        cli_json_num(j, "burstiness", NAN);
+    else if (a->kind == SCN_ARR_CONSTANT)
+        cli_json_str(j, "burstiness", "inf");
+    else if (a->kind == SCN_ARR_GAMMA)
+        cli_json_num(j, "burstiness", a->cv > 0 ? 1.0 / (a->cv * a->cv) : NAN);
+    else
+        cli_json_num(j, "burstiness", 1.0);
+    if (!trace && a->kind == SCN_ARR_CLOSED)
+        cli_json_int(j, "max_concurrency", a->concurrency);
+    else
+        cli_json_num(j, "max_concurrency", NAN);
+}
+
 static void print(const cli_common *c, const scn_scenario *scn, uint64_t seed,
-                  const study_result *r)
+                  const study_result *r, store *s)
 {
     if (c->json) {
+        char date[32];
+        run_date(s, r->run_id, date, sizeof date);
         cli_json j;
         cli_json_begin(&j, stdout);
         cli_json_open(&j, NULL, '{');
+        print_meta(&j, scn, r, date);
         cli_print_metrics_json(&j, NULL, r);
         cli_json_close(&j, '}');
     } else {
@@ -55,6 +122,41 @@ static void print(const cli_common *c, const scn_scenario *scn, uint64_t seed,
     }
     fflush(stdout);
 }
+
+/* ---- progress: requests done, shown once the run has taken PROGRESS_AFTER_S ---- */
+
+#define PROGRESS_AFTER_S 2.0
+
+typedef struct progress {
+    cli_progress bar;
+    int64_t done;
+} progress;
+
+static void progress_start(progress *p, const cli_common *c, const scn_scenario *scn)
+{
+    const scn_workload *w = &scn->workload;
+    int64_t total = w->num_requests > 0 ? w->num_requests : w->trace.limit;
+    memset(p, 0, sizeof *p);
+    cli_progress_start(&p->bar, "requests", total > INT32_MAX ? 0 : (int)total, c->quiet);
+    /* LLMSIM_PROGRESS_AFTER (seconds) shortens the wait, so tests can see the report */
+    const char *env = getenv("LLMSIM_PROGRESS_AFTER");
+    p->bar.delay_s = env && *env ? atof(env) : PROGRESS_AFTER_S;
+}
+
+/* Every finished or rejected request; the clock is read once per 1024 of them. */
+static void progress_request(void *st, const eng_request *rq)
+{
+    progress *p = st;
+    if ((++p->done & 1023) == 0)
+        cli_progress_update(&p->bar, (int)(p->done > INT32_MAX ? INT32_MAX : p->done));
+}
+
+static void progress_end(progress *p)
+{
+    cli_progress_finish(&p->bar, (int)(p->done > INT32_MAX ? INT32_MAX : p->done));
+}
+
+static const eng_recorder_ops progress_ops = {progress_request, NULL, NULL, NULL};
 
 int cmd_run(int argc, char **argv)
 {
@@ -79,10 +181,15 @@ int cmd_run(int argc, char **argv)
     if (!no_db && !(s = store_open(c.db, &err)))
         goto fail;
     study_sink sink = {.s = s, .level = c.level};
-    if (study_run(&scn, seed, s, s ? &sink : NULL, NULL, res, &err) != 0)
+    progress pr;
+    progress_start(&pr, &c, &scn);
+    study_hooks hooks = {.rec = &progress_ops, .rec_st = &pr};
+    int rc_run = study_run(&scn, seed, s, s ? &sink : NULL, c.quiet ? NULL : &hooks, res, &err);
+    progress_end(&pr);
+    if (rc_run != 0)
         goto fail;
     report_notes(&c, res);
-    print(&c, &scn, seed, res);
+    print(&c, &scn, seed, res, s);
     if (res->run_id)
         cli_note(&c, "llmsim: run %lld stored in %s (simulated in %.3f s)\n",
                  (long long)res->run_id, c.db, res->wall_s);

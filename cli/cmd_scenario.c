@@ -14,13 +14,18 @@ static const cli_command check_cmd = {
                "running it, runs the checks `run` makes up to building the cost model, and "
                "prints the model (total and active parameters), the GPU, the precision, the "
                "parallel layout, the weights and KV bytes per GPU, and the KV cache one replica "
-               "gets. Exits 1 when the cost model refuses the model, after printing the sizes.",
+               "gets. It builds the cost model `run` would build, so it refuses what run refuses: "
+               "it exits 1 when the cost model refuses the model, after printing the sizes.",
+    .details = "A scenario naming a stored profile (profile:) is checked against the database "
+               "given with --db: the profile must be there, measured on the scenario's GPU or "
+               "borrowed explicitly. Without --db the profile is not looked up (only whether the "
+               "model can be priced at all), and the output says so.",
     .min_pos = 1,
     .max_pos = 1,
-    .common = CLI_SET | CLI_JSON | CLI_QUIET};
+    .common = CLI_DB | CLI_SET | CLI_JSON | CLI_QUIET};
 
 static void print_json(const char *file, const scn_scenario *scn, const eng_kv_plan *plan,
-                       const char *error)
+                       const char *cost, const char *error)
 {
     const eng_config *e = &scn->engine;
     const eng_model *m = &e->model;
@@ -40,6 +45,10 @@ static void print_json(const char *file, const scn_scenario *scn, const eng_kv_p
     cli_json_str(&j, "dtype", eng_dtype_name(eng_config_dtype(e)));
     cli_json_str(&j, "kv_dtype", eng_dtype_name(eng_config_kv_dtype(e)));
     cli_json_str(&j, "scheduler", e->sched.name);
+    if (cost[0])
+        cli_json_str(&j, "cost_model", cost);
+    else if (!error)
+        cli_json_str(&j, "cost_model", "not built: the profile was not looked up (no --db)");
     cli_json_int(&j, "replicas", e->replicas);
     cli_json_int(&j, "tensor_parallel", e->tensor_parallel);
     cli_json_int(&j, "expert_parallel", e->expert_parallel);
@@ -86,6 +95,28 @@ static void print_text(const char *file, const scn_scenario *scn, const eng_kv_p
                (long long)p->state_bytes);
 }
 
+/* Builds the cost model `run` would build (the roofline, or the stored profile from --db) and
+ * frees it: what it refuses, check refuses. Its description into desc. 0, or -1 with err. */
+static int check_cost(const cli_common *c, const scn_scenario *scn, char *desc, size_t len,
+                      sim_err *err)
+{
+    desc[0] = '\0';
+    if (scn->profile[0] && !c->db_given)
+        return study_cost_check(scn, err); /* the profile is not built: can it be priced? */
+    store *s = NULL;
+    if (scn->profile[0] && !(s = store_open_readonly(c->db, err)))
+        return -1;
+    study_cost cost;
+    int rc = study_cost_new(scn, s, &cost, err);
+    if (rc == 0) {
+        snprintf(desc, len, "%s", cost.pred.label);
+        cli_note(c, "%s", cost.note);
+    }
+    study_cost_free(&cost);
+    store_close(s);
+    return rc;
+}
+
 static int check(int argc, char **argv)
 {
     cli_common c;
@@ -103,12 +134,18 @@ static int check(int argc, char **argv)
         scn_free(&scn);
         return rc;
     }
-    int cost = study_cost_check(&scn, &err);
+    char desc[192];
+    int cost = check_cost(&c, &scn, desc, sizeof desc, &err);
     if (c.json) {
-        print_json(file, &scn, &plan, cost ? err.msg : NULL);
+        print_json(file, &scn, &plan, desc, cost ? err.msg : NULL);
     } else {
         cli_note(&c, "%s", scn.notes);
         print_text(file, &scn, &plan, cost == 0);
+        if (cost == 0 && desc[0])
+            printf("  cost model %s\n", desc);
+        else if (cost == 0)
+            printf("  cost model profile '%s' not looked up (give --db to check it)\n",
+                   scn.profile);
     }
     if (cost)
         rc = cli_fail(NULL, &err);

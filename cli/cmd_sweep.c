@@ -86,7 +86,15 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
         printf("%-48s", params);
         for (int m = 0; m < NSHOWN; m++)
             print_value(study_sweep_cell(t, m, p)->v);
-        printf("  %s\n", study_sweep_cell(t, 0, p)->saturated ? "yes" : "no");
+        /* a point saturated in some repetitions only has a mean that mixes saturated and
+         * stable runs: say how many */
+        const study_cell *c = study_sweep_cell(t, 0, p);
+        if (c->saturated == 0)
+            printf("  no\n");
+        else if (c->n <= 1)
+            printf("  yes\n");
+        else
+            printf("  in %d of %d\n", c->saturated, c->n);
     }
     print_paired(sw, t);
 }
@@ -110,6 +118,10 @@ static void json_point(cli_json *j, const study_sweep *sw, const study_sweep_tab
     cli_json_close(j, '}');
     cli_json_int(j, "reps", study_sweep_cell(t, 0, p)->n);
     cli_json_int(j, "saturated_reps", study_sweep_cell(t, 0, p)->saturated);
+    char sat[48];
+    snprintf(sat, sizeof sat, "%d of %d", study_sweep_cell(t, 0, p)->saturated,
+             study_sweep_cell(t, 0, p)->n);
+    cli_json_str(j, "saturated_in", sat);
     cli_json_open(j, "metrics", '{');
     for (int m = 0; m < NSHOWN; m++)
         json_interval(j, shown[m], study_sweep_cell(t, m, p)->v);

@@ -21,9 +21,15 @@ static const struct {
      "calibrate --backend cpu|cuda --model M: measure, fit and store a profile; calibrate "
      "validate --run ID"},
     {"profile", cmd_profile, "profile list|show NAME|import-vidur DIR: stored cost profiles"},
-    {"plot", cmd_plot, "plot curve|cdf|timeline|gantt (--sweep ID | --run IDS): gnuplot charts"},
+    {"plot", cmd_plot,
+     "plot curve|cdf|timeline|gantt|probes|validation (--sweep|--run|--capacity|--validation "
+     "ID): gnuplot charts"},
+    {"validate", cmd_validate,
+     "validate SET | --ops | --list: replay measurements, print the prediction error"},
     {"bench", cmd_bench, "bench [--quick]: how fast the simulator is (a table of cases)"},
     {"export", cmd_export, "export trace --run ID -o FILE.json: Chrome/Perfetto trace of a run"},
+    {"report", cmd_report,
+     "report --run|--sweep|--capacity ID -o FILE.html: one self-contained page to share"},
 };
 
 static int usage(FILE *f)

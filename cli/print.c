@@ -103,11 +103,48 @@ void cli_progress_start(cli_progress *p, const char *what, int total, int quiet)
     p->t0 = p->last = sim_wall_seconds();
 }
 
+/* A count without a known total: "1234 requests done, 12s elapsed". */
+static void progress_count(cli_progress *p, int done, double t, double el, int final)
+{
+    if (!p->tty) {
+        if (!final && p->shown && t - p->last < 10)
+            return;
+        fprintf(stderr, "%d %s done, %.0fs elapsed\n", done, p->what, el);
+    } else {
+        if (!final && t - p->last < 0.2)
+            return;
+        fprintf(stderr, "\r%d %s done, %.0fs elapsed ", done, p->what, el);
+        if (final)
+            fputc('\n', stderr);
+    }
+    p->last = t;
+    p->shown = 1;
+}
+
+void cli_progress_finish(cli_progress *p, int done)
+{
+    if (!p->shown || p->quiet)
+        return;
+    if (p->total > 0 && done < p->total)
+        done = p->total;
+    if (p->total > 0)
+        cli_progress_update(p, done);
+    else
+        progress_count(p, done, sim_wall_seconds(), sim_wall_seconds() - p->t0, 1);
+}
+
 void cli_progress_update(cli_progress *p, int done)
 {
-    if (p->quiet || p->total <= 0)
+    if (p->quiet)
         return;
     double t = sim_wall_seconds(), el = t - p->t0;
+    if (el < p->delay_s)
+        return;
+    if (p->total <= 0) {
+        progress_count(p, done, t, el, 0);
+        return;
+    }
+    p->shown = 1;
     double eta = done ? el / done * (p->total - done) : 0;
     int final = done >= p->total;
     if (!p->tty) {
@@ -134,24 +171,29 @@ void cli_progress_update(cli_progress *p, int done)
 
 void cli_print_summary(FILE *f, const study_result *r)
 {
-    fprintf(f, "%-34s %12.0f\n", "Successful requests:", study_metric(r, "completed"));
-    fprintf(f, "%-34s %12.0f\n", "Rejected requests:", study_metric(r, "rejected"));
-    fprintf(f, "%-34s %12.2f\n", "Duration (s, simulated):", study_metric(r, "duration"));
-    fprintf(f, "%-34s %12.0f\n", "Total input tokens:", study_metric(r, "total_input_tokens"));
-    fprintf(f, "%-34s %12.0f\n", "Total generated tokens:", study_metric(r, "total_output_tokens"));
-    fprintf(f, "%-34s %12.2f\n",
+    fprintf(f, "%-38s %12.0f\n", "Successful requests:", study_metric(r, "completed"));
+    fprintf(f, "%-38s %12.0f\n", "Rejected requests:", study_metric(r, "rejected"));
+    fprintf(f, "%-38s %12.2f\n", "Duration (s, simulated):", study_metric(r, "duration"));
+    fprintf(f, "%-38s %12.0f\n", "Total input tokens:", study_metric(r, "total_input_tokens"));
+    fprintf(f, "%-38s %12.0f\n", "Total generated tokens:", study_metric(r, "total_output_tokens"));
+    fprintf(f, "%-38s %12.2f\n",
             "Request throughput (req/s):", study_metric(r, "request_throughput"));
-    fprintf(f, "%-34s %12.2f\n",
+    fprintf(f, "%-38s %12.2f\n",
             "Output token throughput (tok/s):", study_metric(r, "output_throughput"));
-    fprintf(f, "%-34s %12.2f\n",
+    fprintf(f, "%-38s %12.2f\n",
             "Total token throughput (tok/s):", study_metric(r, "total_token_throughput"));
-    fprintf(f, "%-34s %12.2f\n", "Request goodput (req/s):", study_metric(r, "request_goodput"));
+    fprintf(f, "%-38s %12.2f\n", "Request goodput (req/s):", study_metric(r, "request_goodput"));
+    fprintf(f, "%-38s %12.0f\n",
+            "Peak output token throughput (tok/s):", study_metric(r, "max_output_tokens_per_s"));
+    fprintf(f, "%-38s %12.0f\n",
+            "Peak concurrent requests:", study_metric(r, "max_concurrent_requests"));
     static const char *const what[][2] = {
         {"ttft_ms", "TTFT"},       {"tpot_ms", "TPOT"},
         {"itl_ms", "ITL"},         {"e2el_ms", "E2E latency"},
         {"waiting_ms", "Waiting"}, {"sched_overhead_ms", "Sched overhead"}};
     static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};
-    fprintf(f, "%-18s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95", "p99");
+    fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95",
+            "p99", "std");
     for (size_t i = 0; i < sizeof what / sizeof what[0]; i++) {
         fprintf(f, "%-18s", what[i][1]);
         for (int j = 0; j < 5; j++) {
@@ -159,7 +201,13 @@ void cli_print_summary(FILE *f, const study_result *r)
             snprintf(k, sizeof k, "%s_%s", pre[j], what[i][0]);
             fprintf(f, " %10.2f", study_metric(r, k));
         }
-        fputc('\n', f);
+        char k[48];
+        snprintf(k, sizeof k, "std_%s", what[i][0]);
+        double sd = study_metric(r, k);
+        if (isnan(sd))
+            fprintf(f, " %10s\n", "-");
+        else
+            fprintf(f, " %10.2f\n", sd);
     }
 }
 

@@ -31,6 +31,12 @@ const char *eng_reject_reason_name(eng_reject_reason r)
     return (unsigned)r < ENG_REJECT_REASON_COUNT ? reject_names[r] : "?";
 }
 
+const char *eng_span_end_name(eng_span_end e)
+{
+    static const char *const names[ENG_SPAN_END_COUNT] = {"finished", "preempted", "swapped"};
+    return (unsigned)e < ENG_SPAN_END_COUNT ? names[e] : "?";
+}
+
 void eng_config_defaults(eng_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -44,6 +50,10 @@ void eng_config_defaults(eng_config *c)
     c->expert_parallel = 1;
     c->data_parallel_attention = 1;
     snprintf(c->router, sizeof c->router, "round_robin");
+    /* MODEL: llm-d-inference-scheduler's default profile weighs prefix-cache-scorer 3,
+     * queue-scorer 2, kv-cache-utilization-scorer 2; the inference extension refreshes pod
+     * metrics every 50 ms */
+    c->router_params = (eng_router_params){3, 2, 2, 50};
     snprintf(c->sched.name, sizeof c->sched.name, "orca");
 }
 
@@ -57,14 +67,21 @@ static eng_request *rq_new(eng_engine *e)
         e->slabs = s;
         for (int i = ENG_SLAB - 1; i >= 0; i--) {
             s->rq[i].status = ENG_RQ_FINISHED;
+            s->rq[i].pc = NULL;
             s->rq[i].pool_next = e->free_rq;
             e->free_rq = &s->rq[i];
         }
     }
     eng_request *rq = e->free_rq;
     e->free_rq = rq->pool_next;
+    eng_pcreq *pc = rq->pc; /* its buffers are kept for reuse */
     memset(rq, 0, sizeof *rq);
+    if (pc) {
+        eng_pcreq_reset(pc);
+        rq->pc = pc;
+    }
     rq->t_first_sched = rq->t_last_sched = rq->t_first_token = rq->t_finish = -1;
+    rq->t_span_decode = -1;
     rq->c_fin_idx = -1;
     return rq;
 }
@@ -85,19 +102,37 @@ static void request_done(eng_replica *r, eng_request *rq)
     eng_engine *e = r->e;
     r->outstanding--;
     r->outstanding_tokens -= rq->prompt + rq->output;
+    e->in_system--;
     if (e->rec && e->rec->on_request)
         e->rec->on_request(e->rec_st, rq);
-    rq_release(e, rq);
     if (e->src->on_done)
-        e->src->on_done(e->src_st, sim_now(e->ctx));
+        e->src->on_done(e->src_st, sim_now(e->ctx), rq);
+    rq_release(e, rq);
     if (e->src_state == ENG_SRC_LATER)
         pull_arrival(e);
+}
+
+/* Tells the recorder that rq's current scheduled span ended at `end`, and how. */
+static void end_span(eng_replica *r, const eng_request *rq, int64_t end, eng_span_end how)
+{
+    eng_engine *e = r->e;
+    if (!e->rec || !e->rec->on_span)
+        return;
+    eng_span_rec s = {.req = rq->id,
+                      .replica = r->id,
+                      .span = rq->scheduled - 1,
+                      .start_ns = rq->t_last_sched,
+                      .decode_ns = rq->t_span_decode,
+                      .end_ns = end,
+                      .end = how};
+    e->rec->on_span(e->rec_st, &s);
 }
 
 /* The client sees rq's last token at now: the request is done. */
 static void deliver_finish(eng_replica *r, eng_request *rq, int64_t now)
 {
     eng_engine *e = r->e;
+    end_span(r, rq, now, ENG_SPAN_FINISHED);
     rq->t_finish = now;
     rq->t_last_token = now;
     if (rq->first_unseen) {
@@ -142,15 +177,26 @@ static void finish(eng_replica *r, eng_request *rq)
     eng_engine *e = r->e;
     int64_t now = sim_now(e->ctx);
     rq->status = ENG_RQ_FINISHED;
-    eng_kv_free_rq(&r->kv, rq);
+    /* MODEL: vLLM caches a finished request's computed full blocks (prompt + output - 1 tokens:
+     * the last sampled token is never fed back); SGLang's cache_finished_req inserts the same
+     * tokens into its radix tree */
+    eng_kv_free_rq(&r->kv, rq, (int64_t)rq->prompt + rq->output - 1);
     r->ops->on_finish(r->st, r, rq, now);
+    if (r->run_left > 0) {
+        /* MODEL: vLLM 0.6 multi-step: the batch is fixed for num_scheduler_steps forward passes,
+         * so a sequence that finished is computed until the last one */
+        r->run_pad_seqs++;
+        r->run_pad_ctx += (int64_t)rq->prompt + rq->output - 1;
+    }
     if (e->cfg.cpu.async) {
         /* MODEL: vLLM async output processing (v0.6): the outputs of step n are processed
          * while step n+1 runs, so a sequence that finished in step n was already scheduled into
          * step n+1, which computes it once more, and its client sees the last token when step
          * n+1 ends */
-        r->async_pad_seqs++;
-        r->async_pad_ctx += (int64_t)rq->prompt + rq->output - 1;
+        if (r->run_left == 0) {
+            r->async_pad_seqs++;
+            r->async_pad_ctx += (int64_t)rq->prompt + rq->output - 1;
+        }
         defer(r, rq);
         return;
     }
@@ -186,6 +232,36 @@ static eng_replica *route(eng_engine *e, const eng_request *rq)
 
 /* ---------------- arrivals ---------------- */
 
+/* rq's prefix-cache state: its copied content, or unique content (ids no source produces). */
+static eng_pcreq *pc_of(eng_request *rq)
+{
+    if (!rq->pc)
+        rq->pc = sim_xcalloc(1, sizeof *rq->pc);
+    return rq->pc;
+}
+
+static uint64_t unique_id(const eng_request *rq, uint64_t salt)
+{
+    uint64_t x = (uint64_t)rq->id * UINT64_C(0x9e3779b97f4a7c15) + salt;
+    x ^= x >> 31;
+    x *= UINT64_C(0xd6e8feb86659fd93);
+    return x ^ (x >> 32);
+}
+
+static void set_content(eng_request *rq, const eng_arrival *a)
+{
+    eng_pcreq *pc = pc_of(rq);
+    if (a->nseg > pc->capseg) {
+        pc->capseg = a->nseg;
+        pc->seg = sim_xrealloc(pc->seg, (size_t)pc->capseg * sizeof *pc->seg);
+    }
+    if (a->nseg > 0)
+        memcpy(pc->seg, a->seg, (size_t)a->nseg * sizeof *pc->seg);
+    pc->nseg = a->nseg > 0 ? a->nseg : 0;
+    pc->uid = unique_id(rq, UINT64_C(0x70726f6d7074));
+    pc->out_id = a->out_id ? a->out_id : unique_id(rq, UINT64_C(0x6f7574707574));
+}
+
 static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
 {
     eng_engine *e = obj;
@@ -193,9 +269,14 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     int64_t now = sim_now(ctx);
     eng_replica *r = route(e, rq);
     rq->replica = r->id;
+    if (r->kv.ps && (!rq->pc || !rq->pc->out_id)) {
+        eng_arrival none = {0};
+        set_content(rq, &none);
+    }
     rq->status = ENG_RQ_WAITING;
     r->outstanding++;
     r->outstanding_tokens += rq->prompt + rq->output;
+    e->in_system++;
     r->waiting++;
     e->waiting_total++;
     if (e->waiting_total > e->tot.max_waiting)
@@ -209,6 +290,7 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     else if (eng_kv_nblocks(&r->kv, total) > r->kv.total)
         eng_reject(r, rq, ENG_REJECT_KV);
     else {
+        eng_metrics_concurrency(&e->m, e->in_system);
         r->ops->on_arrival(r->st, r, rq, now);
         /* Requests arriving at the same instant form one queue before the policy looks at it
          * (a burst queued at t=0 is one batch for static batching, as in the generate_batch
@@ -219,11 +301,31 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     pull_arrival(e);
 }
 
+static void on_pull(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_engine *e = obj;
+    e->pull_ev = 0;
+    if (e->src_state == ENG_SRC_LATER)
+        pull_arrival(e);
+}
+
+/* The source has nothing due before t (or a finish): ask it again then. */
+static void pull_at(eng_engine *e, int64_t t)
+{
+    if (e->pull_ev && e->pull_at <= t)
+        return;
+    if (e->pull_ev)
+        sim_cancel(e->ctx, e->pull_ev);
+    e->pull_at = t;
+    e->pull_ev = sim_schedule(e->ctx, t, ENG_PRIO_ARRIVAL, on_pull, e, 0);
+}
+
 static void pull_arrival(eng_engine *e)
 {
     if (e->failed || e->src_state == ENG_SRC_END)
         return;
     eng_arrival a;
+    memset(&a, 0, sizeof a); /* sources that know no content leave its fields alone */
     int st = e->src->next(e->src_st, sim_now(e->ctx), &a, &e->err);
     e->src_state = st;
     if (st == ENG_SRC_ERROR) {
@@ -235,6 +337,8 @@ static void pull_arrival(eng_engine *e)
         e->tot.waiting_at_end_of_arrivals = e->waiting_total;
         return;
     }
+    if (st == ENG_SRC_LATER && a.t > sim_now(e->ctx))
+        pull_at(e, a.t);
     if (st != ENG_SRC_OK)
         return;
     SIM_CHECK(e->ctx, a.t >= sim_now(e->ctx) && a.prompt >= 1 && a.output >= 1);
@@ -242,6 +346,14 @@ static void pull_arrival(eng_engine *e)
     rq->id = e->next_id++;
     rq->prompt = a.prompt;
     rq->output = a.output;
+    rq->tag = a.tag;
+    if (a.nseg > 0 || a.out_id) {
+        int64_t sum = 0;
+        for (int32_t i = 0; i < a.nseg; i++)
+            sum += a.seg[i].len;
+        SIM_CHECK(e->ctx, a.nseg == 0 || sum == a.prompt);
+        set_content(rq, &a);
+    }
     rq->prefill_target = a.prompt;
     rq->padded_prompt = a.prompt;
     rq->t_arrival = a.t;
@@ -261,6 +373,7 @@ static void batch_reset(eng_batch *b)
     b->nchunks = 0;
     b->pad_seqs = 0;
     b->pad_ctx = 0;
+    b->fixed_steps = 0;
 }
 
 static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_t cpu, int64_t gpu,
@@ -280,6 +393,8 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
                        .preempted = iter == r->iter ? r->preempted_now : 0,
                        .shape = *s};
     e->tot.iterations++;
+    eng_metrics_tokens(&e->m, sim_now(e->ctx) - e->tot.first_arrival_ns,
+                       end - e->tot.first_arrival_ns, s->emit_seqs);
     if (e->rec && e->rec->on_iteration)
         e->rec->on_iteration(e->rec_st, &it);
 }
@@ -290,7 +405,8 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
 static int64_t run_length(const eng_replica *r)
 {
     const eng_batch *b = &r->batch;
-    if (b->steps <= 1 || !b->decode || b->nchunks > 0 || r->co.paged > 0 || r->e->cfg.cpu.async)
+    if (b->steps <= 1 || !b->decode || b->nchunks > 0 || r->co.paged > 0 || r->e->cfg.cpu.async ||
+        b->fixed_steps > 1)
         return 1;
     const eng_request *top = eng_heap_top(&r->co.fin);
     int64_t k = top ? top->c_fin_step - r->co.step : 1;
@@ -300,7 +416,8 @@ static int64_t run_length(const eng_replica *r)
     return k < most ? k : most;
 }
 
-static void start_iteration(eng_replica *r, int64_t now)
+/* cont: a continuation step of a fixed multi-step run (no scheduler call, no CPU charged) */
+static void start_iteration(eng_replica *r, int64_t now, int cont)
 {
     eng_engine *e = r->e;
     eng_batch *b = &r->batch;
@@ -316,7 +433,8 @@ static void start_iteration(eng_replica *r, int64_t now)
         eng_shape_add_decodes(&s, r->co.n, r->co.a_sum + (int64_t)r->co.n * r->co.step);
         s.emit_seqs += r->co.n;
     }
-    eng_shape_add_decodes(&s, b->pad_seqs + r->async_pad_seqs, b->pad_ctx + r->async_pad_ctx);
+    eng_shape_add_decodes(&s, b->pad_seqs + r->async_pad_seqs + r->run_pad_seqs,
+                          b->pad_ctx + r->async_pad_ctx + r->run_pad_ctx);
     r->async_pad_seqs = 0;
     r->async_pad_ctx = 0;
 
@@ -325,7 +443,10 @@ static void start_iteration(eng_replica *r, int64_t now)
         gpu += e->pred->ops->transfer_ns(e->pred->st, r->pending_xfer_bytes);
     r->pending_xfer_bytes = 0;
     const eng_cpu_overhead *c = &e->cfg.cpu;
-    int64_t cpu = (int64_t)((c->per_iteration_us + c->per_seq_us * s.num_seqs) * 1e3 + 0.5);
+    /* MODEL: vLLM 0.6 multi-step scheduling runs the scheduler and prepares inputs once per
+     * run; the later steps advance the inputs on the GPU (advance_step) */
+    int64_t cpu =
+        cont ? 0 : (int64_t)((c->per_iteration_us + c->per_seq_us * s.num_seqs) * 1e3 + 0.5);
     int64_t gpu_start;
     if (c->async) {
         /* MODEL: async scheduling (vLLM v0.6 multi-step/async output, SGLang overlap): the CPU
@@ -383,7 +504,9 @@ static void kick(eng_replica *r)
     }
     if (r->batch.decode && r->co.n == 0 && r->batch.nchunks == 0)
         goto idle; /* a decode step with nobody to decode */
-    start_iteration(r, now);
+    if (r->batch.decode && r->batch.nchunks == 0 && r->batch.fixed_steps > 1)
+        r->run_left = r->batch.fixed_steps - 1;
+    start_iteration(r, now, 0);
     return;
 idle:
     /* no next step: what async output processing held back is delivered now, and no step
@@ -420,10 +543,15 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
     eng_request *rq = ch->rq;
     rq->prefilled += ch->tokens;
     SIM_ASSERT(e->ctx, rq->prefilled <= rq->prefill_target);
+    /* MODEL: SGLang inserts a prefill's tokens into the radix tree once computed
+     * (cache_unfinished_req); TensorRT-LLM stores context blocks for reuse after the context */
+    if (r->kv.ps && r->kv.ps->mode == ENG_PC_AT_COMPLETION)
+        eng_kv_register(&r->kv, rq, rq->prefilled);
     if (rq->prefilled < rq->prefill_target)
         return;
     /* the prefill's last position samples the next token */
     rq->generated++;
+    rq->t_span_decode = now;
     if (rq->t_first_token < 0 && !rq->first_unseen) {
         if (e->cfg.cpu.async) {
             rq->first_unseen = 1; /* delivered with the next iteration, as a finish is */
@@ -447,6 +575,7 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg)
     int64_t now = sim_now(ctx);
     eng_batch *b = &r->batch;
     r->busy = 0; /* first: derived block counts stop counting a step in flight */
+    r->run_pad_ctx += r->run_pad_seqs; /* padded slots grew one token this step */
     deliver_deferred(r, now);
     if (b->decode) {
         for (int32_t j = 0; j + 1 < r->nsteps; j++)
@@ -459,6 +588,15 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg)
     r->nsteps = 1;
     if (r->ops->on_batch_end)
         r->ops->on_batch_end(r->st, r, b, now);
+    if (r->run_left > 0 && r->co.n > 0 && !r->e->failed) {
+        /* the next step of a fixed multi-step run: the same cohort, no scheduler call */
+        r->run_left--;
+        start_iteration(r, now, 1);
+        return;
+    }
+    r->run_left = 0;
+    r->run_pad_seqs = 0;
+    r->run_pad_ctx = 0;
     kick(r);
 }
 
@@ -494,12 +632,26 @@ int64_t eng_replica_waiting(const eng_replica *r)
     return r->waiting;
 }
 
+double eng_replica_kv_usage(const eng_replica *r)
+{
+    return r->kv.total ? (double)r->kv.used / (double)r->kv.total : 0;
+}
+
+int32_t eng_replica_prefix_match(const eng_replica *r, const eng_request *rq)
+{
+    /* the match only computes (and keeps) rq's own hashes: r and rq stay as they were */
+    return eng_prefix_match((eng_replica *)r, (eng_request *)rq, NULL);
+}
+
 static void admit(eng_replica *r, eng_request *rq)
 {
     int64_t now = sim_now(r->e->ctx);
-    if (rq->t_first_sched < 0)
+    if (rq->t_first_sched < 0) {
         rq->t_first_sched = now;
+        rq->cached_tokens = rq->prefilled; /* a prefix-cache hit attached before admission */
+    }
     rq->t_last_sched = now;
+    rq->t_span_decode = -1;
     rq->scheduled++;
     rq->status = ENG_RQ_PREFILL;
     r->waiting--;
@@ -523,6 +675,10 @@ int eng_batch_add_prefill(eng_replica *r, eng_batch *b, eng_request *rq, int32_t
     if (need > eng_kv_nfree(&r->kv))
         return -1;
     eng_kv_alloc_rq(&r->kv, rq, need);
+    /* MODEL: vLLM KVCacheManager.allocate_slots caches the full blocks of the tokens it
+     * schedules (cache_blocks) when it allocates them, so a later step's requests hit them */
+    if (r->kv.ps && r->kv.ps->mode == ENG_PC_AT_SCHEDULE)
+        eng_kv_register(&r->kv, rq, (int64_t)rq->prefilled + tokens);
     if (rq->status == ENG_RQ_WAITING)
         admit(r, rq);
     if (b->nchunks == b->cap) {
@@ -533,10 +689,37 @@ int eng_batch_add_prefill(eng_replica *r, eng_batch *b, eng_request *rq, int32_t
     return 0;
 }
 
+int eng_batch_add_prefill_hit(eng_replica *r, eng_batch *b, eng_request *rq, int32_t hit,
+                              int32_t tokens)
+{
+    SIM_CHECK(r->e->ctx, rq->status == ENG_RQ_WAITING && rq->kv_blocks == 0 && tokens >= 1);
+    if (hit > 0) {
+        SIM_CHECK(r->e->ctx, hit <= eng_prefix_match(r, rq, NULL));
+        if (eng_prefill_hit_blocks_needed(r, rq, hit, tokens) > eng_kv_nfree(&r->kv))
+            return -1;
+        eng_prefix_attach(r, rq, hit);
+    }
+    if (eng_batch_add_prefill(r, b, rq, tokens, tokens) == 0)
+        return 0;
+    /* the chunk does not fit after all: put the hit back as it was */
+    eng_kv_free_rq(&r->kv, rq, 0);
+    rq->prefilled = 0;
+    return -1;
+}
+
 int64_t eng_decode_blocks_needed(const eng_replica *r)
 {
     const eng_cohort *c = &r->co;
     return c->bcount[(c->step + 1) % c->bs];
+}
+
+int64_t eng_decode_blocks_needed_steps(const eng_replica *r, int32_t k)
+{
+    const eng_cohort *c = &r->co;
+    int64_t need = 0;
+    for (int32_t j = 1; j <= k; j++)
+        need += c->bcount[(c->step + j) % c->bs];
+    return need;
 }
 
 void eng_batch_decode_all(eng_replica *r, eng_batch *b)
@@ -578,12 +761,14 @@ void eng_preempt(eng_replica *r, eng_request *rq, int swap)
 {
     eng_engine *e = r->e;
     SIM_CHECK(e->ctx, rq->status == ENG_RQ_DECODE || rq->status == ENG_RQ_PREFILL);
+    int swapping = swap && rq->status == ENG_RQ_DECODE;
+    end_span(r, rq, sim_now(e->ctx), swapping ? ENG_SPAN_SWAPPED : ENG_SPAN_PREEMPTED);
     if (rq->status == ENG_RQ_DECODE)
         eng_cohort_leave(r, rq);
     rq->preemptions++;
     e->tot.preemptions++;
     r->preempted_now++;
-    if (swap && rq->status == ENG_RQ_DECODE) {
+    if (swapping) {
         /* MODEL: vLLM swap preemption copies the sequence's blocks to host memory */
         rq->xfer_bytes = (int64_t)rq->kv_blocks * e->cfg.block_size * e->plan.model_bytes_per_token;
         r->pending_xfer_bytes += rq->xfer_bytes;
@@ -591,8 +776,13 @@ void eng_preempt(eng_replica *r, eng_request *rq, int swap)
         rq->status = ENG_RQ_SWAPPED;
     } else {
         /* MODEL: vLLM recompute preemption frees the blocks; the prompt and the tokens generated
-         * so far are prefilled again when the request is resumed */
-        eng_kv_free_rq(&r->kv, rq);
+         * so far are prefilled again when the request is resumed. With prefix caching, vLLM V1
+         * frees its computed blocks to the cache (so the resumed request may hit them); SGLang's
+         * retract_decode keeps only what its radix tree already holds. */
+        int64_t keep = 0;
+        if (r->kv.ps && r->kv.ps->mode == ENG_PC_AT_SCHEDULE)
+            keep = eng_rq_context(r, rq);
+        eng_kv_free_rq(&r->kv, rq, keep);
         rq->kv_reserved = 0;
         rq->prefill_target = rq->prompt + rq->generated;
         rq->prefilled = 0;
@@ -612,6 +802,7 @@ int eng_swap_in(eng_replica *r, eng_request *rq)
     rq->xfer_bytes = 0;
     int64_t now = sim_now(r->e->ctx);
     rq->t_last_sched = now;
+    rq->t_span_decode = now; /* its KV is back: it decodes from the next step */
     rq->scheduled++;
     r->waiting--;
     r->e->waiting_total--;
@@ -640,7 +831,7 @@ static int router_init(eng_engine *e, const eng_router_ops *ops, sim_err *err)
     for (int32_t i = 0; i < e->nrep; i++)
         e->rep_list[i] = &e->reps[i];
     e->router_st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
-    if (ops->init && ops->init(e->router_st, e->nrep) != 0)
+    if (ops->init && ops->init(e->router_st, e->nrep, &e->cfg.router_params) != 0)
         return sim_errf(err, "router %s: cannot route over %d replicas", ops->name, e->nrep);
     if (e->nrep > 1)
         e->router_rng = sim_rng(e->ctx, SIM_STREAM_ROUTER);
@@ -682,7 +873,7 @@ static int replica_init(eng_engine *e, int32_t i, const eng_sched_ops *ops, sim_
     return 0;
 }
 
-eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pred,
+eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
                     const eng_source_ops *src, void *src_st, const eng_recorder_ops *rec,
                     void *rec_st, sim_err *err)
 {
@@ -693,7 +884,7 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pr
     eng_engine *e = sim_xcalloc(1, sizeof *e);
     e->ctx = ctx;
     e->cfg = *cfg;
-    e->pred = pred;
+    e->pred = costs->target;
     e->src = src;
     e->src_st = src_st;
     e->rec = rec;
@@ -744,6 +935,7 @@ void eng_free(eng_engine *e)
         free(r->unseen);
         free(r->step_end);
         eng_cohort_free(&r->co);
+        eng_kv_fini(&r->kv);
     }
     free(e->reps);
     if (e->router_st && e->router->fini)
@@ -753,6 +945,8 @@ void eng_free(eng_engine *e)
     while (e->slabs) {
         eng_slab *s = e->slabs;
         e->slabs = s->next;
+        for (int i = 0; i < ENG_SLAB; i++)
+            eng_pcreq_free(s->rq[i].pc);
         free(s);
     }
     eng_metrics_free(&e->m);
@@ -787,6 +981,9 @@ const eng_kv_plan *eng_get_kv_plan(const eng_engine *e)
 
 int eng_summary(eng_engine *e, eng_metric *out)
 {
+    e->m.prefix_evictions = 0;
+    for (int32_t i = 0; i < e->nrep; i++)
+        e->m.prefix_evictions += eng_prefix_evictions(&e->reps[i]);
     return eng_metrics_summary(&e->m, out);
 }
 
@@ -799,15 +996,18 @@ void eng_set_slo(eng_engine *e, double ttft_ms, double tpot_ms, double e2e_ms)
 
 int eng_check(const eng_engine *e, char *buf, size_t len)
 {
-    int64_t *held = sim_xcalloc((size_t)e->nrep, sizeof *held);
+    int64_t *held = sim_xcalloc((size_t)e->nrep * 2, sizeof *held), *refs = held + e->nrep;
     int rc = 0;
     for (const eng_slab *s = e->slabs; s; s = s->next)
         for (int i = 0; i < ENG_SLAB; i++) {
             const eng_request *rq = &s->rq[i];
             if (rq->status == ENG_RQ_FINISHED || rq->status == ENG_RQ_REJECTED)
                 continue;
-            if (rq->status != ENG_RQ_SWAPPED)
-                held[rq->replica] += eng_cohort_blocks_of(&e->reps[rq->replica], rq);
+            if (rq->status != ENG_RQ_SWAPPED) {
+                held[rq->replica] +=
+                    eng_cohort_blocks_of(&e->reps[rq->replica], rq) - eng_kv_ident(rq);
+                refs[rq->replica] += eng_kv_ident(rq);
+            }
             if (rq->t_first_sched >= 0 && rq->t_first_sched < rq->t_arrival) {
                 snprintf(buf, len, "request %lld scheduled before it arrived", (long long)rq->id);
                 rc = -1;
@@ -815,7 +1015,7 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
         }
     for (int32_t i = 0; rc == 0 && i < e->nrep; i++) {
         const eng_replica *r = &e->reps[i];
-        if (eng_kv_check(&r->kv, i, held[i], buf, len) != 0) {
+        if (eng_kv_check(&r->kv, i, held[i], refs[i], buf, len) != 0) {
             rc = -1;
         } else if (eng_cohort_check(r, buf, len) != 0) {
             rc = -1;

@@ -58,6 +58,7 @@ typedef struct eng_config {
                                         GPUs per replica = tensor_parallel x this */
     /* a name in router.c's registry (round_robin, least_outstanding, ...) */
     char router[ENG_ROUTER_NAME_MAX];
+    eng_router_params router_params;
     eng_sched_cfg sched;
     eng_cpu_overhead cpu;
     int32_t max_run_steps; /* most decode steps run as one event (0: no limit; 1: one
@@ -102,17 +103,25 @@ typedef struct eng_arrival {
     int64_t t;      /* ns, non-decreasing */
     int32_t prompt; /* tokens, >= 1 */
     int32_t output; /* tokens, >= 1 */
+    /* content, where identity matters (prefix caching): the prompt as segments whose lengths
+     * sum to prompt (copied by the engine; NULL: content shared with no one), and the content
+     * id of the output (0: unique) */
+    const eng_segment *seg;
+    int32_t nseg;
+    uint64_t out_id;
+    uint64_t tag; /* handed back to on_done (sessions) */
 } eng_arrival;
 
 enum { ENG_SRC_OK = 1, ENG_SRC_LATER = 0, ENG_SRC_END = -1, ENG_SRC_ERROR = -2 };
 
 typedef struct eng_source_ops {
     /* Next arrival at or after now: ENG_SRC_OK with *out filled; ENG_SRC_LATER when none is due
-     * until a request finishes (closed loop); ENG_SRC_END when exhausted; ENG_SRC_ERROR with err
-     * set (a bad trace row). */
+     * until a request finishes (closed loop), or, with out->t > now, until out->t or a finish,
+     * whichever comes first (sessions: a finish may bring a turn forward); ENG_SRC_END when
+     * exhausted; ENG_SRC_ERROR with err set (a bad trace row). */
     int (*next)(void *st, int64_t now, eng_arrival *out, sim_err *err);
-    /* A request left the system (finished or rejected) at now; optional. */
-    void (*on_done)(void *st, int64_t now);
+    /* Request rq left the system (finished or rejected) at now; optional. */
+    void (*on_done)(void *st, int64_t now, const eng_request *rq);
 } eng_source_ops;
 
 /* ---- what the engine reports ---- */
@@ -131,19 +140,54 @@ typedef struct eng_iter_rec {
     eng_shape shape;   /* what the predictor was given */
 } eng_iter_rec;
 
+/* How a scheduled span of a request ended. */
+typedef enum eng_span_end {
+    ENG_SPAN_FINISHED = 0, /* the request finished */
+    ENG_SPAN_PREEMPTED,    /* preempted by recompute: its blocks freed, back to waiting */
+    ENG_SPAN_SWAPPED,      /* preempted by swap: its blocks moved to the host */
+    ENG_SPAN_END_COUNT
+} eng_span_end;
+
+const char *eng_span_end_name(eng_span_end e);
+
+/* One scheduled span of a request: from its admission (or swap-in) to its preemption, swap-out
+ * or finish. A request never preempted has one span; each preemption ends one and the resume
+ * starts the next. */
+typedef struct eng_span_rec {
+    int64_t req; /* request id */
+    int32_t replica;
+    int32_t span;      /* 0, 1, ... in the request's order */
+    int64_t start_ns;  /* admission or swap-in */
+    int64_t decode_ns; /* its prefill (or recompute) done, decoding from here; a swap-in
+                          decodes from its start; -1: preempted before its prefill ended */
+    int64_t end_ns;    /* preemption, swap-out or finish (as the client sees it) */
+    eng_span_end end;
+} eng_span_rec;
+
 typedef struct eng_recorder_ops {
     void (*on_request)(void *st, const eng_request *rq);    /* finished or rejected */
     void (*on_iteration)(void *st, const eng_iter_rec *it); /* optional */
     /* Time between two consecutive tokens of one request, count times; optional. */
     void (*on_itl)(void *st, int64_t gap_ns, int64_t count);
+    /* A scheduled span ended (a preemption, a swap-out or the finish); called only then, never
+     * per token or per step. Optional. */
+    void (*on_span)(void *st, const eng_span_rec *s);
 } eng_recorder_ops;
 
 typedef struct eng_engine eng_engine;
 
-/* Creates the engine on ctx. pred, src and rec are borrowed and must outlive it. Returns NULL
- * with err set on a bad configuration (unknown scheduler or router, the message then lists the
- * valid names; weights that do not fit). */
-eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_predictor *pred,
+/* The cost models of a pool's replicas: the target model's, and the drafter's when the pool
+ * decodes speculatively (NULL otherwise). An aggregated deployment is one pool. */
+typedef struct eng_costs {
+    const eng_predictor *target;
+    const eng_predictor *draft;
+} eng_costs;
+
+/* Creates the engine on ctx. costs (one per pool: one for an aggregated deployment), src and
+ * rec are borrowed and must outlive it. Returns NULL with err set on a bad configuration
+ * (unknown scheduler or router, the message then lists the valid names; weights that do not
+ * fit). */
+eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
                     const eng_source_ops *src, void *src_st, const eng_recorder_ops *rec,
                     void *rec_st, sim_err *err);
 /* Runs to completion. Returns 0, or -1 with err set when the source fails. */
@@ -193,6 +237,9 @@ struct eng_batch {
                                  engine runs them as one event, up to the cohort's next finish */
     int32_t pad_seqs;         /* static batching: finished slots still computed */
     int64_t pad_ctx;          /* their contexts, summed */
+    int32_t fixed_steps;      /* decode-only batches: run exactly this many steps without asking
+                                 the policy (multi-step scheduling); members that finish on the
+                                 way are still computed until the last step (0 or 1: one step) */
 };
 
 const eng_config *eng_replica_config(const eng_replica *r);
@@ -203,6 +250,15 @@ int32_t eng_replica_max_len(const eng_replica *r); /* max_model_len, or the mode
 int64_t eng_replica_outstanding(const eng_replica *r);        /* requests here, not yet done */
 int64_t eng_replica_outstanding_tokens(const eng_replica *r); /* their prompt + output tokens */
 int64_t eng_replica_waiting(const eng_replica *r);            /* requests here, not running */
+double
+eng_replica_kv_usage(const eng_replica *r); /* blocks in use / total (cached free excluded) */
+/* Tokens of rq's prompt cached on r right now (0 without a prefix cache or content); O(blocks
+ * matched). rq's block hashes are computed once, on first use. */
+int32_t eng_replica_prefix_match(const eng_replica *r, const eng_request *rq);
+/* rq's prompt's full-block hashes (at most max): their count, *out pointing at them (engine-
+ * owned, valid while rq is); 0 for a request without content. */
+int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, int32_t max,
+                                 const uint64_t **out);
 
 /* KV blocks. */
 int64_t eng_kv_total(const eng_replica *r);
@@ -211,6 +267,39 @@ int32_t eng_kv_block_size(const eng_replica *r);
 int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens); /* ceil(tokens / block) */
 /* Reserves blocks for prompt + output up front (reserving policies). 0, or -1 if short. */
 int eng_kv_reserve(eng_replica *r, eng_request *rq, int64_t tokens);
+
+/* Prefix caching (kv.c). A policy turns it on in its init; requests then keep their computed
+ * full blocks cached (identified by a chained hash of their content), and a waiting request's
+ * prefill may start after the longest cached prefix of its prompt. Cached blocks no request
+ * holds count as free (eng_kv_free) and are evicted, oldest freed first, when blocks run out.
+ * The modes say when a computed block becomes visible to other requests. */
+enum {
+    ENG_PC_OFF = 0,
+    ENG_PC_AT_SCHEDULE,  /* when its chunk is scheduled (vLLM allocate_slots -> cache_blocks) */
+    ENG_PC_AT_COMPLETION /* when its chunk has run (SGLang cache_unfinished_req, TRT-LLM) */
+};
+/* Turns the prefix cache on (or off) for replica r; only before any block is used. */
+void eng_prefix_cache_enable(eng_replica *r, int mode);
+int eng_prefix_cache_mode(const eng_replica *r);
+/* Tokens of a waiting request's next prefill found cached here: whole blocks, at most
+ * prefill_target - 1 (the last token is computed again for its logits); *evictable (optional)
+ * gets how many of those blocks no request holds. O(blocks matched); the prompt's hashes are
+ * computed once per request. 0 without the prefix cache or for a request holding blocks. */
+int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable);
+/* Blocks admitting rq with `hit` cached tokens and a first chunk of `tokens` would take from
+ * the free ones: the chunk's new blocks plus the hit's blocks no request holds. */
+int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *rq, int32_t hit,
+                                      int32_t tokens);
+/* Admits waiting request rq with its first `hit` tokens taken from the cache (hit <= what
+ * eng_prefix_match returns; 0 for none) and a chunk of `tokens` after them. Returns 0, or -1
+ * when the blocks are short (nothing changes then). */
+int eng_batch_add_prefill_hit(eng_replica *r, eng_batch *b, eng_request *rq, int32_t hit,
+                              int32_t tokens);
+/* Attaches rq's first hit cached tokens (internal to eng_batch_add_prefill_hit; exposed for
+ * policies that reserve before their first chunk). */
+void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit);
+int64_t eng_prefix_evictions(const eng_replica *r);     /* cached blocks evicted so far */
+int64_t eng_prefix_cached_blocks(const eng_replica *r); /* blocks in the cache's table */
 
 /* Blocks a policy keeps in use on no request's account (static batching keeps a finished
  * sequence's slot, and its memory, until the batch ends). Hold asserts they are free. */
@@ -230,6 +319,8 @@ int64_t eng_prefill_blocks_needed(const eng_replica *r, const eng_request *rq, i
 void eng_batch_decode_all(eng_replica *r, eng_batch *b);
 /* Blocks the next decode step must allocate (sequences crossing a block boundary). */
 int64_t eng_decode_blocks_needed(const eng_replica *r);
+/* Blocks the next k decode steps must allocate, if no member finished on the way. O(k). */
+int64_t eng_decode_blocks_needed_steps(const eng_replica *r, int32_t k);
 
 /* The decode cohort. */
 int32_t eng_cohort_size(const eng_replica *r);

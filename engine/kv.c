@@ -1,12 +1,22 @@
 /*
- * kv.c: KV cache accounting: sizing a replica's cache (the plan), and the blocks of one replica.
+ * kv.c: KV cache accounting: sizing a replica's cache (the plan), the blocks of one replica, and
+ * its prefix cache.
  *
  * Invariant (eng_kv_check, after every event in debug builds): the blocks on requests' accounts
- * plus the blocks the policy holds equal the blocks in use, and 0 <= used <= total. The engine
- * moves blocks only through the functions here and the inline ones of engine_int.h; policies
- * reserve and hold through the public functions below.
+ * plus the blocks the policy holds equal the blocks in use, and 0 <= used <= total; with the
+ * prefix cache on, requests' accounts count their anonymous blocks and the cached blocks someone
+ * references are counted once. The engine moves blocks only through the functions here and the
+ * inline ones of engine_int.h; policies reserve and hold through the public functions below.
+ *
+ * Prefix cache: a block is identified by a chained hash of its content (the hash of the block
+ * before it and of its own tokens, vLLM's hash_block_tokens), so equal hashes mean equal
+ * prefixes. Matching a prompt walks its blocks from the first until one is not cached: O(blocks
+ * in the prompt), never O(cache). A request's hashes are computed once, from its content
+ * segments, and kept with it; nothing is per token. Memory: one slot and one queue node per
+ * cached block, a hash table at most half full; it grows with the cache, not with the run.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine_int.h"
@@ -76,15 +86,24 @@ void eng_kv_init(eng_kv *kv, int64_t total, int32_t block_size)
     kv->used = 0;
     kv->held = 0;
     kv->block_size = block_size;
+    kv->ps = NULL;
 }
 
-int eng_kv_check(const eng_kv *kv, int32_t replica, int64_t on_requests, char *buf, size_t len)
+static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, size_t len);
+
+int eng_kv_check(const eng_kv *kv, int32_t replica, int64_t on_requests, int64_t refs, char *buf,
+                 size_t len)
 {
-    if (on_requests + kv->held == kv->used && kv->used <= kv->total && kv->used >= 0)
-        return 0;
-    snprintf(buf, len, "replica %d: %lld KV blocks in use, requests hold %lld, total %lld", replica,
-             (long long)kv->used, (long long)on_requests, (long long)kv->total);
-    return -1;
+    int64_t cached = kv->ps ? kv->ps->inuse : 0;
+    if (on_requests + kv->held + cached != kv->used || kv->used > kv->total || kv->used < 0) {
+        snprintf(buf, len,
+                 "replica %d: %lld KV blocks in use, requests hold %lld, %lld cached in use, total "
+                 "%lld",
+                 replica, (long long)kv->used, (long long)on_requests, (long long)cached,
+                 (long long)kv->total);
+        return -1;
+    }
+    return kv->ps ? ps_check(kv, replica, refs, buf, len) : 0;
 }
 
 /* ---------------- primitives for policies ---------------- */
@@ -123,13 +142,531 @@ int eng_kv_reserve(eng_replica *r, eng_request *rq, int64_t tokens)
 void eng_kv_hold(eng_replica *r, int64_t blocks)
 {
     SIM_CHECK(r->e->ctx, blocks >= 0 && blocks <= eng_kv_nfree(&r->kv));
-    r->kv.used += blocks;
+    eng_kv_take(&r->kv, blocks);
     r->kv.held += blocks;
 }
 
 void eng_kv_release(eng_replica *r, int64_t blocks)
 {
     SIM_CHECK(r->e->ctx, blocks >= 0 && blocks <= r->kv.held);
-    r->kv.used -= blocks;
+    eng_kv_give(&r->kv, blocks);
     r->kv.held -= blocks;
+}
+
+/* ================= the prefix cache ================= */
+
+/* splitmix64's finaliser: every input bit moves every output bit */
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+/* ---- the free queue ---- */
+
+static int32_t q_new(eng_pstore *ps)
+{
+    if (ps->qfree < 0) {
+        int32_t old = ps->capq;
+        ps->capq = old ? 2 * old : 1024;
+        ps->q = sim_xrealloc(ps->q, (size_t)ps->capq * sizeof *ps->q);
+        for (int32_t i = ps->capq - 1; i >= old; i--) {
+            ps->q[i].next = ps->qfree;
+            ps->qfree = i;
+        }
+    }
+    int32_t i = ps->qfree;
+    ps->qfree = ps->q[i].next;
+    return i;
+}
+
+static void q_unlink(eng_pstore *ps, int32_t i)
+{
+    eng_qnode *n = &ps->q[i];
+    if (n->prev >= 0)
+        ps->q[n->prev].next = n->next;
+    else
+        ps->qhead = n->next;
+    if (n->next >= 0)
+        ps->q[n->next].prev = n->prev;
+    else
+        ps->qtail = n->prev;
+    n->next = ps->qfree;
+    ps->qfree = i;
+}
+
+/* Appends a cached block (blk >= 0) or count anonymous blocks (blk < 0, merged into a tail
+ * run) to the queue's tail. */
+static void q_push(eng_pstore *ps, int32_t blk, int64_t count)
+{
+    if (blk < 0 && ps->qtail >= 0 && ps->q[ps->qtail].blk < 0) {
+        ps->q[ps->qtail].count += count;
+        return;
+    }
+    int32_t i = q_new(ps);
+    ps->q[i] = (eng_qnode){count, blk, ps->qtail, -1};
+    if (ps->qtail >= 0)
+        ps->q[ps->qtail].next = i;
+    else
+        ps->qhead = i;
+    ps->qtail = i;
+    if (blk >= 0)
+        ps->b[blk].qnode = i;
+}
+
+/* ---- the hash table (linear probing, backward-shift deletion) ---- */
+
+static uint32_t home(const eng_pstore *ps, uint64_t h)
+{
+    return (uint32_t)(h ^ (h >> 32)) & ps->tabmask;
+}
+
+static int32_t tab_find(const eng_pstore *ps, uint64_t h)
+{
+    for (uint32_t i = home(ps, h);; i = (i + 1) & ps->tabmask) {
+        int32_t v = ps->tab[i];
+        if (v == 0)
+            return -1;
+        if (ps->b[v - 1].hash == h)
+            return v - 1;
+    }
+}
+
+int32_t eng_ps_find(const eng_pstore *ps, uint64_t h)
+{
+    return ps->tab ? tab_find(ps, h) : -1;
+}
+
+static void tab_put(eng_pstore *ps, int32_t idx)
+{
+    uint32_t i = home(ps, ps->b[idx].hash);
+    while (ps->tab[i])
+        i = (i + 1) & ps->tabmask;
+    ps->tab[i] = idx + 1;
+    ps->tabn++;
+}
+
+static void tab_grow(eng_pstore *ps)
+{
+    int32_t *old = ps->tab;
+    uint32_t oldcap = ps->tab ? ps->tabmask + 1 : 0;
+    uint32_t cap = oldcap ? 2 * oldcap : 4096;
+    ps->tab = sim_xcalloc(cap, sizeof *ps->tab);
+    ps->tabmask = cap - 1;
+    ps->tabn = 0;
+    for (uint32_t i = 0; i < oldcap; i++)
+        if (old[i])
+            tab_put(ps, old[i] - 1);
+    free(old);
+}
+
+static void tab_erase(eng_pstore *ps, int32_t idx)
+{
+    uint32_t i = home(ps, ps->b[idx].hash);
+    while (ps->tab[i] != idx + 1)
+        i = (i + 1) & ps->tabmask;
+    for (;;) {
+        ps->tab[i] = 0;
+        uint32_t j = i;
+        for (;;) {
+            j = (j + 1) & ps->tabmask;
+            if (!ps->tab[j]) {
+                ps->tabn--;
+                return;
+            }
+            uint32_t k = home(ps, ps->b[ps->tab[j] - 1].hash);
+            int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+            if (!stays)
+                break;
+        }
+        ps->tab[i] = ps->tab[j];
+        i = j;
+    }
+}
+
+/* ---- cached blocks ---- */
+
+static int32_t block_new(eng_pstore *ps, uint64_t h)
+{
+    int32_t idx;
+    if (ps->freeb >= 0) {
+        idx = ps->freeb;
+        ps->freeb = ps->b[idx].qnode;
+    } else {
+        if (ps->nb == ps->capb) {
+            ps->capb = ps->capb ? 2 * ps->capb : 1024;
+            ps->b = sim_xrealloc(ps->b, (size_t)ps->capb * sizeof *ps->b);
+        }
+        idx = ps->nb++;
+    }
+    if (2 * (ps->tabn + 1) > (int64_t)ps->tabmask + 1 || !ps->tab)
+        tab_grow(ps);
+    ps->b[idx] = (eng_pblock){h, 1, -1};
+    tab_put(ps, idx);
+    ps->inuse++;
+    ps->refs++;
+    return idx;
+}
+
+/* MODEL: vLLM block_pool._maybe_evict_cached_block: a block taken from the free queue loses its
+ * hash (SGLang evicts its radix tree's least recently used unreferenced leaves; reverse-order
+ * frees keep every cached block behind its cached descendants in the queue, so evicting from the
+ * head evicts leaves first here too) */
+static void evict(eng_pstore *ps, int32_t idx)
+{
+    q_unlink(ps, ps->b[idx].qnode);
+    tab_erase(ps, idx);
+    ps->b[idx].ref = -1;
+    ps->b[idx].qnode = ps->freeb;
+    ps->freeb = idx;
+    ps->evictions++;
+}
+
+void eng_ps_take(eng_pstore *ps, int64_t n)
+{
+    while (n > 0) {
+        int32_t i = ps->qhead;
+        SIM_ASSERT(NULL, i >= 0);
+        eng_qnode *q = &ps->q[i];
+        if (q->blk >= 0) {
+            evict(ps, q->blk);
+            n--;
+            continue;
+        }
+        int64_t k = q->count < n ? q->count : n;
+        q->count -= k;
+        n -= k;
+        if (q->count == 0)
+            q_unlink(ps, i);
+    }
+}
+
+void eng_ps_give(eng_pstore *ps, int64_t n)
+{
+    q_push(ps, -1, n);
+}
+
+/* ---- a request's content and block hashes ---- */
+
+/* The cached block holding rq's block j: the one the last match remembered if it still holds
+ * that content, else a table lookup. */
+static int32_t find_block(const eng_pstore *ps, const eng_pcreq *pc, int32_t j)
+{
+    if (j < pc->nmemo) {
+        int32_t idx = pc->blk[j];
+        if (idx >= 0 && idx < ps->nb && ps->b[idx].ref >= 0 && ps->b[idx].hash == pc->bh[j])
+            return idx;
+    }
+    return eng_ps_find(ps, pc->bh[j]);
+}
+
+void eng_pcreq_reset(eng_pcreq *pc)
+{
+    pc->nseg = 0;
+    pc->uid = pc->out_id = 0;
+    pc->nbh = pc->cur_seg = pc->cur_off = 0;
+    pc->nblk = pc->nident = pc->nmemo = 0;
+}
+
+void eng_pcreq_free(eng_pcreq *pc)
+{
+    if (!pc)
+        return;
+    free(pc->seg);
+    free(pc->bh);
+    free(pc->blk);
+    free(pc);
+}
+
+/* Segment k of rq's content (its prompt's segments, then its output): 0 past the end. */
+static int seg_at(const eng_request *rq, int32_t k, uint64_t *id, int32_t *len)
+{
+    const eng_pcreq *pc = rq->pc;
+    int32_t np = pc->nseg ? pc->nseg : 1;
+    if (k < np) {
+        *id = pc->nseg ? pc->seg[k].id : pc->uid;
+        *len = pc->nseg ? pc->seg[k].len : rq->prompt;
+        return 1;
+    }
+    if (k == np) {
+        *id = pc->out_id;
+        *len = rq->output;
+        return 1;
+    }
+    return 0;
+}
+
+/* Computes the chained hashes of rq's first n full blocks (n within its content). */
+static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
+{
+    eng_pcreq *pc = rq->pc;
+    if (n <= pc->nbh)
+        return;
+    if (n > pc->capbh) {
+        pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
+        pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
+    }
+    for (int32_t j = pc->nbh; j < n; j++) {
+        /* MODEL: vLLM kv_cache_utils.hash_block_tokens: a block's hash covers the hash of the
+         * block before it and its own tokens (here: the content pieces it is made of) */
+        uint64_t acc = j ? pc->bh[j - 1] : UINT64_C(0x6c6c6d73696d5043);
+        int32_t need = kv->block_size;
+        while (need > 0) {
+            uint64_t id = 0;
+            int32_t len = need;
+            if (!seg_at(rq, pc->cur_seg, &id, &len))
+                SIM_CHECK(NULL, !"block hashes asked for beyond the request's content");
+            int32_t take = len - pc->cur_off < need ? len - pc->cur_off : need;
+            acc = mix64(acc ^ mix64(id ^ ((uint64_t)pc->cur_off << 32) ^ (uint64_t)take));
+            pc->cur_off += take;
+            need -= take;
+            if (pc->cur_off == len) {
+                pc->cur_seg++;
+                pc->cur_off = 0;
+            }
+        }
+        pc->bh[j] = acc;
+    }
+    pc->nbh = n;
+}
+
+static void ensure_table(eng_pcreq *pc, int32_t n)
+{
+    if (n <= pc->capblk)
+        return;
+    pc->capblk = n > 2 * pc->capblk ? n : 2 * pc->capblk;
+    pc->blk = sim_xrealloc(pc->blk, (size_t)pc->capblk * sizeof *pc->blk);
+}
+
+/* Full blocks of rq's content (prompt + output tokens). */
+static int32_t content_blocks(const eng_kv *kv, const eng_request *rq)
+{
+    return (int32_t)(((int64_t)rq->prompt + rq->output) / kv->block_size);
+}
+
+void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
+{
+    eng_pstore *ps = kv->ps;
+    eng_pcreq *pc = rq->pc;
+    if (!ps || !pc)
+        return;
+    int64_t n = tokens / kv->block_size;
+    if (n > rq->kv_blocks)
+        n = rq->kv_blocks;
+    if (n > content_blocks(kv, rq))
+        n = content_blocks(kv, rq);
+    if (n <= pc->nblk)
+        return;
+    ensure_hashes(kv, rq, (int32_t)n);
+    ensure_table(pc, (int32_t)n);
+    for (int32_t j = pc->nblk; j < n; j++) {
+        /* MODEL: vLLM block_pool.cache_full_blocks: a full block gets its hash and enters the
+         * table; a block whose hash is already there (computed twice at once) stays anonymous
+         * here (vLLM keeps both; the first serves the hits) */
+        if (eng_ps_find(ps, pc->bh[j]) >= 0) {
+            pc->blk[j] = -1;
+            continue;
+        }
+        pc->blk[j] = block_new(ps, pc->bh[j]);
+        pc->nident++;
+    }
+    pc->nblk = (int32_t)n;
+}
+
+void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
+{
+    eng_pstore *ps = kv->ps;
+    eng_pcreq *pc = rq->pc;
+    if (!ps || !pc) {
+        eng_kv_give(kv, rq->kv_blocks);
+        rq->kv_blocks = 0;
+        return;
+    }
+    if (keep_tokens > 0)
+        eng_kv_register(kv, rq, keep_tokens);
+    /* MODEL: vLLM KVCacheManager.free: blocks are freed in reverse order so that the tail
+     * blocks are evicted first */
+    eng_kv_give(kv, rq->kv_blocks - pc->nblk);
+    for (int32_t j = pc->nblk - 1; j >= 0; j--) {
+        int32_t idx = pc->blk[j];
+        if (idx < 0) {
+            eng_kv_give(kv, 1);
+            continue;
+        }
+        eng_pblock *b = &ps->b[idx];
+        ps->refs--;
+        if (--b->ref == 0) {
+            ps->inuse--;
+            kv->used--;
+            q_push(ps, idx, 1);
+        }
+    }
+    pc->nblk = pc->nident = pc->nmemo = 0;
+    rq->kv_blocks = 0;
+}
+
+/* ---- set-up and checks ---- */
+
+void eng_kv_fini(eng_kv *kv)
+{
+    eng_pstore *ps = kv->ps;
+    if (!ps)
+        return;
+    free(ps->b);
+    free(ps->tab);
+    free(ps->q);
+    free(ps);
+    kv->ps = NULL;
+}
+
+static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, size_t len)
+{
+    const eng_pstore *ps = kv->ps;
+    if (refs != ps->refs) {
+        snprintf(buf, len, "replica %d: requests hold %lld cached blocks, references say %lld",
+                 replica, (long long)refs, (long long)ps->refs);
+        return -1;
+    }
+    /* the free queue holds exactly the free blocks; walked in full on small caches */
+    if (kv->total > 65536)
+        return 0;
+    int64_t free_blocks = 0, cached = 0;
+    for (int32_t i = ps->qhead; i >= 0; i = ps->q[i].next) {
+        const eng_qnode *q = &ps->q[i];
+        free_blocks += q->count;
+        if (q->blk >= 0 && (ps->b[q->blk].ref != 0 || ps->b[q->blk].qnode != i))
+            cached = -1;
+    }
+    if (free_blocks != kv->total - kv->used || cached < 0) {
+        snprintf(buf, len, "replica %d: free queue holds %lld blocks, %lld are free", replica,
+                 (long long)free_blocks, (long long)(kv->total - kv->used));
+        return -1;
+    }
+    return 0;
+}
+
+/* ================= prefix caching for policies ================= */
+
+void eng_prefix_cache_enable(eng_replica *r, int mode)
+{
+    eng_kv *kv = &r->kv;
+    SIM_CHECK(r->e->ctx, kv->used == 0 && (mode == ENG_PC_AT_SCHEDULE ||
+                                           mode == ENG_PC_AT_COMPLETION || mode == ENG_PC_OFF));
+    eng_kv_fini(kv);
+    if (mode == ENG_PC_OFF)
+        return;
+    eng_pstore *ps = sim_xcalloc(1, sizeof *ps);
+    ps->mode = mode;
+    ps->freeb = ps->qfree = ps->qhead = ps->qtail = -1;
+    kv->ps = ps;
+    q_push(ps, -1, kv->total); /* every block starts free, never used */
+}
+
+int eng_prefix_cache_mode(const eng_replica *r)
+{
+    return r->kv.ps ? r->kv.ps->mode : ENG_PC_OFF;
+}
+
+int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
+{
+    eng_kv *kv = &r->kv;
+    eng_pstore *ps = kv->ps;
+    if (evictable)
+        *evictable = 0;
+    if (!ps || !rq->pc || !rq->pc->out_id || rq->kv_blocks > 0)
+        return 0;
+    /* MODEL: vLLM KVCacheManager.get_computed_blocks: when every token hits, the last one is
+     * computed again for its logits: at most num_tokens - 1 tokens, in whole blocks */
+    int32_t most = (int32_t)(((int64_t)rq->prefill_target - 1) / kv->block_size);
+    if (most <= 0)
+        return 0;
+    ensure_hashes(kv, rq, most);
+    eng_pcreq *pc = rq->pc;
+    ensure_table(pc, most);
+    int32_t j = 0;
+    int64_t ev = 0;
+    for (; j < most; j++) {
+        int32_t idx = find_block(ps, pc, j);
+        if (idx < 0)
+            break;
+        pc->blk[j] = idx;
+        ev += ps->b[idx].ref == 0;
+    }
+    pc->nmemo = j;
+    if (evictable)
+        *evictable = ev;
+    return j * kv->block_size;
+}
+
+void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
+{
+    eng_kv *kv = &r->kv;
+    eng_pstore *ps = kv->ps;
+    eng_pcreq *pc = rq->pc;
+    int32_t n = hit / kv->block_size;
+    SIM_CHECK(r->e->ctx, hit % kv->block_size == 0 && rq->kv_blocks == 0 &&
+                             (n == 0 || (ps && pc && pc->nblk == 0 && n <= pc->nbh)));
+    if (n == 0)
+        return;
+    ensure_table(pc, n);
+    for (int32_t j = 0; j < n; j++) {
+        int32_t idx = find_block(ps, pc, j);
+        SIM_CHECK(r->e->ctx, idx >= 0);
+        eng_pblock *b = &ps->b[idx];
+        if (b->ref == 0) {
+            /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue */
+            q_unlink(ps, b->qnode);
+            b->qnode = -1;
+            kv->used++;
+            ps->inuse++;
+        }
+        b->ref++;
+        ps->refs++;
+        pc->blk[j] = idx;
+    }
+    pc->nblk = pc->nident = n;
+    pc->nmemo = 0;
+    rq->kv_blocks = n;
+    rq->prefilled = hit;
+}
+
+int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *rq, int32_t hit,
+                                      int32_t tokens)
+{
+    const eng_kv *kv = &r->kv;
+    int32_t n = hit / kv->block_size;
+    int64_t need = eng_kv_nblocks(kv, (int64_t)hit + tokens) - n;
+    /* MODEL: vLLM get_num_blocks_to_allocate counts the hit's blocks no request holds: touching
+     * them takes them out of the free queue */
+    for (int32_t j = 0; j < n; j++)
+        need += kv->ps->b[find_block(kv->ps, rq->pc, j)].ref == 0;
+    return need;
+}
+
+int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, int32_t max,
+                                 const uint64_t **out)
+{
+    *out = NULL;
+    if (!rq->pc || !rq->pc->out_id)
+        return 0;
+    int32_t n = rq->prompt / r->kv.block_size;
+    if (n > max)
+        n = max;
+    ensure_hashes(&r->kv, (eng_request *)rq, n); /* memoised on rq */
+    *out = rq->pc->bh;
+    return n;
+}
+
+int64_t eng_prefix_evictions(const eng_replica *r)
+{
+    return r->kv.ps ? r->kv.ps->evictions : 0;
+}
+
+int64_t eng_prefix_cached_blocks(const eng_replica *r)
+{
+    const eng_pstore *ps = r->kv.ps;
+    return ps ? ps->tabn : 0;
 }

@@ -3,6 +3,7 @@
  * uses (completed, duration, request_throughput, ..., mean_ttft_ms, median_ttft_ms, p99_ttft_ms).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "metrics.h"
@@ -27,6 +28,8 @@ void eng_metrics_free(eng_metrics *m)
     sim_samples_free(&m->e2el);
     sim_samples_free(&m->waiting);
     sim_samples_free(&m->sched);
+    free(m->tok_win);
+    m->tok_win = NULL;
 }
 
 static double ms(int64_t ns)
@@ -44,6 +47,7 @@ void eng_metrics_request(eng_metrics *m, const eng_request *rq)
     }
     m->completed++;
     m->prompt_tokens += rq->prompt;
+    m->prefix_hit_tokens += rq->cached_tokens;
     m->output_tokens += rq->output;
     if (rq->t_finish > m->t_last_finish)
         m->t_last_finish = rq->t_finish;
@@ -69,6 +73,50 @@ void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count)
 void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count)
 {
     sim_samples_add_n(&m->sched, ms(cpu_ns), (size_t)count);
+}
+
+/* Folds the buckets before b into the peak and moves the window to start at b. */
+static void tokens_advance(eng_metrics *m, int64_t b)
+{
+    int64_t k = b - m->tok_base;
+    if (k <= 0)
+        return;
+    if (k > m->tok_cap)
+        k = m->tok_cap;
+    for (int64_t i = 0; i < k; i++)
+        if (m->tok_win[i] > m->tok_peak)
+            m->tok_peak = m->tok_win[i];
+    if (k > 0) {
+        memmove(m->tok_win, m->tok_win + k, (size_t)(m->tok_cap - k) * sizeof *m->tok_win);
+        memset(m->tok_win + m->tok_cap - k, 0, (size_t)k * sizeof *m->tok_win);
+    }
+    m->tok_base = b;
+}
+
+void eng_metrics_tokens(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count)
+{
+    if (count <= 0 || end_ns < 0)
+        return;
+    /* MODEL: vLLM's max_output_tokens_per_s counts each token in the 1-second bucket
+     * int(token_time - first start) and takes the fullest bucket (vllm/benchmarks/serve.py) */
+    int64_t b = end_ns / 1000000000;
+    if (now_ns >= 0)
+        tokens_advance(m, now_ns / 1000000000);
+    if (b - m->tok_base >= m->tok_cap) {
+        int64_t n = m->tok_cap ? m->tok_cap : 16;
+        while (n <= b - m->tok_base)
+            n *= 2;
+        m->tok_win = sim_xrealloc(m->tok_win, (size_t)n * sizeof *m->tok_win);
+        memset(m->tok_win + m->tok_cap, 0, (size_t)(n - m->tok_cap) * sizeof *m->tok_win);
+        m->tok_cap = n;
+    }
+    m->tok_win[b - m->tok_base] += count;
+}
+
+void eng_metrics_concurrency(eng_metrics *m, int64_t n)
+{
+    if (n > m->max_concurrent)
+        m->max_concurrent = n;
 }
 
 static int put(eng_metric *out, int n, const char *name, double v)
@@ -97,11 +145,32 @@ static int put_dist(eng_metric *out, int n, const char *what, sim_samples *s)
 /* Kept in eng_metrics_summary's order (put_dist's percentiles for each distribution);
  * tests/test_store.c checks the two agree. */
 #define DIST(w) "mean_" w, "median_" w, "p90_" w, "p95_" w, "p99_" w
-static const char *const metric_names[] = {
-    "completed",       "rejected",           "total_input_tokens",     "total_output_tokens",
-    "duration",        "request_throughput", "output_throughput",      "total_token_throughput",
-    "request_goodput", DIST("ttft_ms"),      DIST("tpot_ms"),          DIST("itl_ms"),
-    DIST("e2el_ms"),   DIST("waiting_ms"),   DIST("sched_overhead_ms")};
+static const char *const metric_names[] = {"completed",
+                                           "rejected",
+                                           "total_input_tokens",
+                                           "total_output_tokens",
+                                           "duration",
+                                           "request_throughput",
+                                           "output_throughput",
+                                           "total_token_throughput",
+                                           "request_goodput",
+                                           DIST("ttft_ms"),
+                                           DIST("tpot_ms"),
+                                           DIST("itl_ms"),
+                                           DIST("e2el_ms"),
+                                           DIST("waiting_ms"),
+                                           DIST("sched_overhead_ms"),
+                                           "prefix_hit_rate",
+                                           "prefix_hit_tokens",
+                                           "prefix_evicted_blocks",
+
+                                           "failed",
+                                           "std_ttft_ms",
+                                           "std_tpot_ms",
+                                           "std_itl_ms",
+                                           "std_e2el_ms",
+                                           "max_output_tokens_per_s",
+                                           "max_concurrent_requests"};
 #undef DIST
 
 const char *const *eng_metric_names(int *n)
@@ -131,5 +200,19 @@ int eng_metrics_summary(eng_metrics *m, eng_metric *out)
     n = put_dist(out, n, "e2el_ms", &m->e2el);
     n = put_dist(out, n, "waiting_ms", &m->waiting);
     n = put_dist(out, n, "sched_overhead_ms", &m->sched);
+    n = put(out, n, "prefix_hit_rate",
+            m->prompt_tokens ? (double)m->prefix_hit_tokens / (double)m->prompt_tokens : 0);
+    n = put(out, n, "prefix_hit_tokens", (double)m->prefix_hit_tokens);
+    n = put(out, n, "prefix_evicted_blocks", (double)m->prefix_evictions);
+    int64_t peak = m->tok_peak;
+    for (int64_t b = 0; b < m->tok_cap; b++)
+        peak = m->tok_win[b] > peak ? m->tok_win[b] : peak;
+    n = put(out, n, "failed", (double)m->rejected);
+    n = put(out, n, "std_ttft_ms", sim_samples_std(&m->ttft));
+    n = put(out, n, "std_tpot_ms", sim_samples_std(&m->tpot));
+    n = put(out, n, "std_itl_ms", sim_samples_std(&m->itl));
+    n = put(out, n, "std_e2el_ms", sim_samples_std(&m->e2el));
+    n = put(out, n, "max_output_tokens_per_s", (double)peak);
+    n = put(out, n, "max_concurrent_requests", (double)m->max_concurrent);
     return n;
 }

@@ -6,8 +6,17 @@
  * `metrics` table. Definitions: TTFT = first token - arrival; TPOT = (finish - first token) /
  * (output - 1) over requests with output > 1; ITL = gaps between consecutive tokens of one
  * request; E2EL = finish - arrival; waiting = first scheduled - arrival; sched_overhead = CPU
- * time per iteration. Throughputs are per second of simulated time from the first arrival to
- * the last finish.
+ * time per iteration; prefix_hit_rate = prompt tokens found in the prefix cache at their
+ * request's first admission / prompt tokens (completed requests; 0 without a prefix cache).
+ * Throughputs are per second of simulated time from the first arrival to the last finish.
+ *
+ * After those, the keys vLLM's benchmark (vllm/benchmarks/serve.py, calculate_metrics) adds:
+ * failed (requests not completed: the rejected ones, as a server's refusal is a failed request
+ * there), std_ttft_ms, std_tpot_ms, std_itl_ms, std_e2el_ms (numpy.std, ddof = 0),
+ * max_output_tokens_per_s (the most output tokens in one 1-second bucket counted from the first
+ * arrival; a token counts when the iteration that computes it ends) and max_concurrent_requests
+ * (the most requests in the system at once, arrival to finish, half-open: a finish at the
+ * instant of an arrival comes first).
  */
 #ifndef ENG_METRICS_H
 #define ENG_METRICS_H
@@ -24,6 +33,15 @@ typedef struct eng_metrics {
     int64_t t_first_arrival, t_last_finish;
     double slo_ttft_ms, slo_tpot_ms, slo_e2e_ms; /* 0 = none; goodput counts requests meeting all */
     int64_t good;
+    /* output tokens per 1-second bucket of simulated time since the first arrival, for the
+     * buckets from tok_base on (earlier ones are final and folded into tok_peak): a window as
+     * long as the furthest iteration end ahead of the clock, not the run */
+    int64_t *tok_win;
+    int64_t tok_cap, tok_base, tok_peak;
+    int64_t max_concurrent; /* most requests in the system at once (not counting rejected) */
+    /* prefix caching: prompt tokens of completed requests, and those found cached at their
+     * first admission; cached blocks evicted (set by the engine before the summary) */
+    int64_t prefix_hit_tokens, prefix_evictions;
 } eng_metrics;
 
 void eng_metrics_init(eng_metrics *m);
@@ -32,6 +50,11 @@ void eng_metrics_request(eng_metrics *m, const eng_request *rq);
 void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count);
 /* count iterations, each with cpu_ns of CPU time */
 void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count);
+/* count output tokens come out at end_ns after the first arrival (max_output_tokens_per_s),
+ * recorded at now_ns (<= end_ns) after it: no later record ends before now_ns. */
+void eng_metrics_tokens(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count);
+/* n requests are in the system now, a request having just joined (max_concurrent_requests) */
+void eng_metrics_concurrency(eng_metrics *m, int64_t n);
 
 typedef struct eng_metric {
     char name[40];

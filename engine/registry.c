@@ -7,11 +7,12 @@
 
 #include "scheduler.h"
 
-extern const eng_sched_ops eng_sched_static, eng_sched_orca, eng_sched_vllm, eng_sched_chunked,
-    eng_sched_tgi;
+extern const eng_sched_ops eng_sched_static, eng_sched_orca, eng_sched_vllm_v0, eng_sched_chunked,
+    eng_sched_tgi, eng_sched_vllm, eng_sched_sglang, eng_sched_trtllm;
 
 static const eng_sched_ops *const registry[] = {
-    &eng_sched_static, &eng_sched_orca, &eng_sched_vllm, &eng_sched_chunked, &eng_sched_tgi,
+    &eng_sched_static, &eng_sched_orca, &eng_sched_vllm_v0, &eng_sched_chunked,
+    &eng_sched_tgi,    &eng_sched_vllm, &eng_sched_sglang,  &eng_sched_trtllm,
 };
 
 const eng_sched_ops *const *eng_sched_all(size_t *n)

@@ -29,6 +29,16 @@ typedef enum eng_reject_reason {
     ENG_REJECT_REASON_COUNT
 } eng_reject_reason;
 
+/* `len` tokens of the content named `id`: token i of it is (id, i). A prompt made of the same
+ * segments as another's starts with the same tokens, which is what prefix caching matches
+ * (Mooncake's hash_ids, a shared system prompt, a session's earlier turns). */
+typedef struct eng_segment {
+    uint64_t id;
+    int32_t len;
+} eng_segment;
+
+typedef struct eng_pcreq eng_pcreq;
+
 const char *eng_rq_status_name(eng_rq_status s);
 const char *eng_reject_reason_name(eng_reject_reason r);
 
@@ -44,6 +54,8 @@ struct eng_request {
     int64_t t_arrival;     /* ns */
     int64_t t_first_sched; /* ns, first admission; -1 until then */
     int64_t t_last_sched;  /* ns, latest admission (after a preemption, the resume) */
+    int64_t t_span_decode; /* ns, when the current span's prefill ended (a swap-in: its
+                              resume); -1 while it prefills */
     int64_t t_first_token; /* ns; -1 until then */
     int64_t t_last_token;  /* ns; time of the latest token */
     int64_t t_finish;      /* ns; -1 until then */
@@ -72,6 +84,11 @@ struct eng_request {
     eng_request *sched_prev, *sched_next;
     int64_t sched_key;
     int32_t sched_flag;
+
+    /* content and prefix caching */
+    eng_pcreq *pc;         /* engine-owned: content, block hashes, cached-block table */
+    uint64_t tag;          /* the workload source's tag (a session's turn), handed back to it */
+    int32_t cached_tokens; /* prompt tokens found in the prefix cache at its first admission */
 
     /* engine bookkeeping */
     eng_request *pool_next; /* free list / in-flight list */

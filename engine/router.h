@@ -25,12 +25,18 @@ typedef struct eng_replica eng_replica;
 /* Longest router name, with its terminating NUL (eng_config.router holds one). */
 #define ENG_ROUTER_NAME_MAX 32
 
+/* Router settings (`router: {name, ...}` in a scenario); routers read the ones they use. */
+typedef struct eng_router_params {
+    double prefix_weight, queue_weight, kv_weight; /* weighted: the scorers' weights */
+    double staleness_ms; /* how old the load signals a router sees may be (0: current) */
+} eng_router_params;
+
 typedef struct eng_router_ops {
     const char *name;    /* registry key, shorter than ENG_ROUTER_NAME_MAX */
     const char *summary; /* one line for listings */
     size_t state_size;   /* bytes of state the engine allocates (zeroed); 0 for none */
     /* Prepares the state for routing over nrep replicas; 0, or -1 when it cannot. Optional. */
-    int (*init)(void *st, int32_t nrep);
+    int (*init)(void *st, int32_t nrep, const eng_router_params *p);
     /* The replica for rq, as an index in [0, n) into reps (n >= 2). rng is the run's router
      * stream; a router that draws must do so here, in a fixed order, for runs to repeat. */
     int32_t (*pick)(void *st, const eng_replica *const *reps, int32_t n, const eng_request *rq,

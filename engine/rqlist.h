@@ -53,6 +53,27 @@ static inline void eng_list_remove(eng_rq_list *l, eng_request *rq)
     l->n--;
 }
 
+/* Inserts rq keeping the list ordered by request id (arrival order); walks from the tail, so
+ * appending the newest request is O(1). */
+static inline void eng_list_insert_by_id(eng_rq_list *l, eng_request *rq)
+{
+    eng_request *after = l->tail;
+    while (after && after->id > rq->id)
+        after = after->sched_prev;
+    if (!after) {
+        eng_list_push_front(l, rq);
+        return;
+    }
+    rq->sched_prev = after;
+    rq->sched_next = after->sched_next;
+    if (after->sched_next)
+        after->sched_next->sched_prev = rq;
+    else
+        l->tail = rq;
+    after->sched_next = rq;
+    l->n++;
+}
+
 static inline eng_request *eng_list_pop_front(eng_rq_list *l)
 {
     eng_request *rq = l->head;

@@ -52,10 +52,29 @@ static int enum_has(const char *choices, const char *val)
     return 0;
 }
 
+/* 1 or 0 for a boolean's spellings, -1 for anything else */
+static int bool_of(const char *s)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no",
+                                                                                "off", "0"};
+    for (int i = 0; i < 4; i++) {
+        if (strcmp(s, yes[i]) == 0)
+            return 1;
+        if (strcmp(s, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
 int eng_param_validate(const eng_param *p, const char *val, char *buf, size_t len)
 {
     double v;
     switch (p->type) {
+    case ENG_PARAM_BOOL:
+        if (bool_of(val) >= 0)
+            return 0;
+        snprintf(buf, len, "expected true or false, got '%s'", val);
+        return -1;
     case ENG_PARAM_ENUM:
         if (enum_has(p->choices, val))
             return 0;
@@ -116,7 +135,10 @@ static const char *value_of(const eng_sched_cfg *cfg, const eng_sched_ops *ops, 
 
 int64_t eng_cfg_int(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key)
 {
-    return strtoll(value_of(cfg, ops, key), NULL, 10);
+    const char *v = value_of(cfg, ops, key);
+    if (eng_sched_param(ops, key)->type == ENG_PARAM_BOOL)
+        return bool_of(v) == 1;
+    return strtoll(v, NULL, 10);
 }
 
 double eng_cfg_double(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key)

@@ -2,8 +2,8 @@
  * sched_chunked.c: chunked prefill with a per-iteration token budget (Sarathi-Serve,
  * DeepSpeed-FastGen's SplitFuse), on paged KV as in vllm.
  *
- * Queues: waiting (FCFS; recompute-preempted requests at the front), running (admission
- * order: requests still prefilling and the decode cohort), swapped.
+ * Queues: waiting (FCFS; recompute-preempted requests at the front), running (by arrival:
+ * requests still prefilling and the decode cohort), swapped (by arrival).
  */
 #include <stdlib.h>
 
@@ -12,7 +12,7 @@
 
 typedef struct chunked {
     eng_rq_list waiting, running, swapped;
-    eng_request **pf; /* admitted requests still prefilling, in admission order (sched_flag) */
+    eng_request **pf; /* admitted requests still prefilling, by arrival (sched_flag) */
     int32_t npf, cappf;
     int64_t token_budget, max_num_seqs, watermark_blocks;
     int swap;
@@ -64,13 +64,18 @@ static void pf_remove(chunked *c, eng_request *rq)
     rq->sched_flag = 0;
 }
 
+/* MODEL: Sarathi-Serve (sarathi/core/scheduler/sarathi_scheduler.py) sorts the running
+ * requests by FCFS priority, so partial prefills continue in arrival order */
 static void pf_push(chunked *c, eng_request *rq)
 {
     if (c->npf == c->cappf) {
         c->cappf = c->cappf ? 2 * c->cappf : 16;
         c->pf = sim_xrealloc(c->pf, (size_t)c->cappf * sizeof *c->pf);
     }
-    c->pf[c->npf++] = rq;
+    int32_t i = c->npf++;
+    for (; i > 0 && c->pf[i - 1]->id > rq->id; i--)
+        c->pf[i] = c->pf[i - 1];
+    c->pf[i] = rq;
     rq->sched_flag = 1;
 }
 
@@ -94,7 +99,7 @@ static void preempt(chunked *c, eng_replica *r, eng_request *rq)
     int swap = c->swap && rq->status == ENG_RQ_DECODE;
     eng_preempt(r, rq, swap);
     if (swap)
-        eng_list_push_back(&c->swapped, rq);
+        eng_list_insert_by_id(&c->swapped, rq);
     else
         eng_list_push_front(&c->waiting, rq);
 }
@@ -133,8 +138,9 @@ static int chunked_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t 
 static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
 {
     eng_request *rq;
-    /* MODEL: vLLM chunked prefill (_schedule_chunked_prefill): running requests first; when
-     * one cannot get its next block, the most recently admitted running request is preempted */
+    /* MODEL: Sarathi-Serve and vLLM v0 chunked prefill (_schedule_chunked_prefill): running
+     * requests first, sorted by FCFS priority; when one cannot get its next block, the
+     * lowest-priority (latest-arrived) running request is preempted */
     while (eng_decode_blocks_needed(r) > eng_kv_free(r) && c->running.tail)
         preempt(c, r, c->running.tail);
     /* swap-in as in vllm: above the watermark, or, with nothing running, once the blocks fit
@@ -145,7 +151,7 @@ static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
          (c->running.n == 0 && rq->kv_blocks <= eng_kv_free(r)))) {
         eng_list_pop_front(&c->swapped);
         eng_swap_in(r, rq);
-        eng_list_push_back(&c->running, rq);
+        eng_list_insert_by_id(&c->running, rq);
     }
     /* MODEL: Sarathi-Serve stall-free batching: every decode runs, then prefill chunks fill the
      * rest of the token budget */
@@ -174,7 +180,7 @@ static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
             break;
         promised += eng_prefill_blocks_needed(r, rq, rq->prefill_target);
         eng_list_pop_front(&c->waiting);
-        eng_list_push_back(&c->running, rq);
+        eng_list_insert_by_id(&c->running, rq);
         pf_push(c, rq);
         left -= n;
     }

@@ -14,14 +14,14 @@ typedef struct tgi {
     eng_rq_list waiting;
     int32_t running;
     int64_t running_tokens; /* sum of prompt + output of running requests */
-    int64_t waiting_steps;  /* decode steps since the last prefill (waiting_tokens) */
+    int64_t waiting_steps;  /* TGI's waiting_tokens: 1 after a prefill, +1 per decode step */
     double ratio;
     int64_t max_waiting_tokens, max_batch_prefill_tokens, max_batch_total_tokens;
     int64_t max_batch_size;
 } tgi;
 
 static const eng_param tgi_params[] = {
-    {"waiting_served_ratio", ENG_PARAM_DOUBLE, "1.2", 0, 1e6, NULL,
+    {"waiting_served_ratio", ENG_PARAM_DOUBLE, "0.3", 0, 1e6, NULL,
      "prefill during decoding only when waiting >= ratio x running"},
     {"max_waiting_tokens", ENG_PARAM_INT, "20", 0, 1e9, NULL,
      "decode steps after which waiting requests are prefilled regardless of the ratio"},
@@ -38,6 +38,8 @@ static int tgi_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     tgi *t = st;
     const eng_sched_ops *ops = &eng_sched_tgi;
+    /* MODEL: TGI launcher/src/main.rs (v2-v3): waiting_served_ratio defaults to 0.3 (1.2
+     * before), max_waiting_tokens to 20 */
     t->ratio = eng_cfg_double(cfg, ops, "waiting_served_ratio");
     t->max_waiting_tokens = eng_cfg_int(cfg, ops, "max_waiting_tokens");
     t->max_batch_prefill_tokens = eng_cfg_int(cfg, ops, "max_batch_prefill_tokens");
@@ -105,7 +107,9 @@ static int tgi_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now)
         if (t->running > 0 && t->waiting_steps < t->max_waiting_tokens)
             min_size = (int32_t)(t->running * t->ratio);
         if (new_batch(t, r, out, min_size) > 0) {
-            t->waiting_steps = 0;
+            /* MODEL: TGI backends/v3/src/backend.rs batching_task: waiting_tokens = 1 once a
+             * new batch is prefilled, += 1 after each decode */
+            t->waiting_steps = 1;
             return out->nchunks; /* decoding pauses for the prefill */
         }
     }

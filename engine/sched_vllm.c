@@ -1,144 +1,228 @@
 /*
- * sched_vllm.c: vLLM v0's default scheduler: paged KV, prefill-prioritised iterations,
- * preemption of the newest running request.
+ * sched_vllm.c: vLLM V1's scheduler (vllm/v1/core/sched/scheduler.py, vLLM 0.10-0.11, the
+ * default engine since 2025): one token budget per step shared by the running requests
+ * (decodes and unfinished prefill chunks) and then the waiting ones, chunked prefill always on,
+ * prefix caching on by default, recompute preemption of the running list's tail.
  *
- * Queues: waiting (FCFS; preempted-by-recompute requests go back to its front), running
- * (admission order), swapped (swap preemption). All running requests that are not prefilling
- * are in the engine's decode cohort.
+ * Queues: waiting (FCFS; preempted requests go back to its front), running (in the order they
+ * were scheduled, as vLLM's self.running list), and pf: the running requests still prefilling,
+ * in running order. Every running request that is not prefilling is in the engine's decode
+ * cohort; V1 runs all of them each step (the budget is at least max_num_seqs, and a request
+ * only starts a partial prefill when the budget ends with it, so decodes come first).
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "engine.h"
 #include "rqlist.h"
 
-typedef struct vllm {
-    eng_rq_list waiting, running, swapped;
-    int64_t max_num_seqs, max_num_batched_tokens, watermark_blocks;
-    int swap;
-} vllm;
+typedef struct vllm1 {
+    eng_rq_list waiting, running;
+    eng_request **pf; /* running requests still prefilling, running order (sched_flag) */
+    int32_t npf, cappf;
+    int64_t max_num_seqs, max_num_batched_tokens, long_prefill_threshold;
+    int prefix_caching;
+} vllm1;
 
-static const eng_param vllm_params[] = {
-    {"max_num_seqs", ENG_PARAM_INT, "256", 1, 1e6, NULL, "most requests running at once"},
+static const eng_param vllm1_params[] = {
+    {"max_num_seqs", ENG_PARAM_INT, "0", 0, 1e6, NULL,
+     "most requests running at once (0: vLLM's default for the GPU and entry point)"},
     {"max_num_batched_tokens", ENG_PARAM_INT, "0", 0, 1e9, NULL,
-     "most tokens per iteration (0: max(max_model_len, 2048), vLLM's default)"},
-    {"watermark", ENG_PARAM_DOUBLE, "0.01", 0, 0.5, NULL,
-     "fraction of KV blocks kept free when admitting"},
-    {"preemption", ENG_PARAM_ENUM, "recompute", 0, 0, "recompute|swap",
-     "what happens to a preempted request's KV"},
+     "token budget per step, decodes and prefill chunks (0: vLLM's default for the GPU and "
+     "entry point)"},
+    {"entry_point", ENG_PARAM_ENUM, "server", 0, 0, "server|offline",
+     "which defaults vLLM picks: `vllm serve` (OPENAI_API_SERVER) or the LLM class (LLM_CLASS)"},
+    {"enable_prefix_caching", ENG_PARAM_BOOL, "true", 0, 0, NULL,
+     "automatic prefix caching (on by default in V1)"},
+    {"long_prefill_token_threshold", ENG_PARAM_INT, "0", 0, 1e9, NULL,
+     "most prefill tokens one request gets per step (0: no limit)"},
+    {"async_scheduling", ENG_PARAM_BOOL, "false", 0, 0, NULL,
+     "schedule step n+1 while step n runs (sets cpu_overhead.async)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 extern const eng_sched_ops eng_sched_vllm;
 
-static int vllm_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
+/* MODEL: vLLM engine/arg_utils.py EngineArgs.get_batch_defaults (0.11): GPUs with at least
+ * 70 GiB that are not A100s (H100, H200, MI300X) get 8192 batched tokens for `vllm serve` and
+ * 16384 for the LLM class, 1024 sequences; others 2048 / 8192 tokens and 256 sequences. */
+static void batch_defaults(const eng_replica *r, int offline, int64_t *tokens, int64_t *seqs)
 {
-    vllm *v = st;
+    const eng_gpu *g = &eng_replica_config(r)->gpu;
+    int big = (double)g->mem_bytes >= 70.0 * (double)(INT64_C(1) << 30) && !strstr(g->name, "a100");
+    if (big) {
+        *tokens = offline ? 16384 : 8192;
+        *seqs = 1024;
+    } else {
+        *tokens = offline ? 8192 : 2048;
+        *seqs = 256;
+    }
+}
+
+static int vllm1_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
+{
+    vllm1 *v = st;
     const eng_sched_ops *ops = &eng_sched_vllm;
+    int64_t tokens, seqs;
+    batch_defaults(r, strcmp(eng_cfg_str(cfg, ops, "entry_point"), "offline") == 0, &tokens, &seqs);
     v->max_num_seqs = eng_cfg_int(cfg, ops, "max_num_seqs");
     v->max_num_batched_tokens = eng_cfg_int(cfg, ops, "max_num_batched_tokens");
-    if (v->max_num_batched_tokens == 0) {
-        /* MODEL: vLLM v0 SchedulerConfig: max(max_model_len, 2048) without chunked prefill */
-        int32_t len = eng_replica_max_len(r);
-        v->max_num_batched_tokens = len > 2048 ? len : 2048;
-    }
-    /* MODEL: vLLM v0 BlockSpaceManager: watermark_blocks = watermark x num_gpu_blocks */
-    v->watermark_blocks = (int64_t)(eng_cfg_double(cfg, ops, "watermark") * eng_kv_total(r));
-    v->swap = eng_cfg_str(cfg, ops, "preemption")[0] == 's';
+    if (v->max_num_seqs == 0)
+        v->max_num_seqs = seqs;
+    if (v->max_num_batched_tokens == 0)
+        v->max_num_batched_tokens = tokens;
+    v->long_prefill_threshold = eng_cfg_int(cfg, ops, "long_prefill_token_threshold");
+    v->prefix_caching = (int)eng_cfg_int(cfg, ops, "enable_prefix_caching");
+    /* MODEL: vLLM SchedulerConfig refuses max_num_batched_tokens < max_num_seqs */
+    if (v->max_num_batched_tokens < v->max_num_seqs)
+        return -1;
+    /* MODEL: vLLM V1 caches a block as soon as its tokens are scheduled (allocate_slots ->
+     * cache_blocks) */
+    if (v->prefix_caching)
+        eng_prefix_cache_enable(r, ENG_PC_AT_SCHEDULE);
     return 0;
 }
 
-static void vllm_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t now)
+static void vllm1_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t now)
 {
-    vllm *v = st;
-    /* MODEL: vLLM v0 ignores a prompt longer than min(max_model_len, max_num_batched_tokens),
-     * and one whose blocks exceed the cache less the watermark (AllocStatus.NEVER) */
-    if (rq->prompt > v->max_num_batched_tokens) {
-        eng_reject(r, rq, ENG_REJECT_BATCH);
-        return;
-    }
-    if (eng_kv_blocks_for(r, (int64_t)rq->prompt + rq->output) >
-        eng_kv_total(r) - v->watermark_blocks) {
-        eng_reject(r, rq, ENG_REJECT_KV);
-        return;
-    }
+    vllm1 *v = st;
     eng_list_push_back(&v->waiting, rq);
 }
 
-/* Prefill step: admit waiting requests in order while budget, seats and blocks allow. */
-static int schedule_prefills(vllm *v, eng_replica *r, eng_batch *out)
+/* ---- pf: the running requests still prefilling ---- */
+
+static void pf_push(vllm1 *v, eng_request *rq)
 {
-    int64_t tokens = 0;
-    eng_request *rq;
-    while ((rq = v->waiting.head)) {
-        int32_t n = rq->prefill_target;
-        /* MODEL: budget checks of vLLM v0 _schedule_prefills; a recompute longer than the
-         * budget still runs when it is alone, so a preempted request is never stranded */
-        if (tokens + n > v->max_num_batched_tokens && out->nchunks > 0)
-            break;
-        if (v->running.n + 1 > v->max_num_seqs)
-            break;
-        /* MODEL: vLLM v0 can_allocate: LATER when free - needed < watermark */
-        if (eng_kv_free(r) - eng_prefill_blocks_needed(r, rq, n) < v->watermark_blocks)
-            break;
-        eng_list_pop_front(&v->waiting);
-        eng_batch_add_prefill(r, out, rq, n, n);
-        eng_list_push_back(&v->running, rq);
-        tokens += n;
+    if (v->npf == v->cappf) {
+        v->cappf = v->cappf ? 2 * v->cappf : 16;
+        v->pf = sim_xrealloc(v->pf, (size_t)v->cappf * sizeof *v->pf);
     }
-    return out->nchunks;
+    v->pf[v->npf++] = rq;
+    rq->sched_flag = 1;
 }
 
-static void preempt(vllm *v, eng_replica *r, eng_request *rq)
+static void pf_remove(vllm1 *v, eng_request *rq)
 {
+    if (!rq->sched_flag)
+        return;
+    int32_t j = 0;
+    for (int32_t i = 0; i < v->npf; i++)
+        if (v->pf[i] != rq)
+            v->pf[j++] = v->pf[i];
+    v->npf = j;
+    rq->sched_flag = 0;
+}
+
+/* Drops the requests whose prefill completed (they decode now). */
+static void pf_compact(vllm1 *v)
+{
+    int32_t j = 0;
+    for (int32_t i = 0; i < v->npf; i++) {
+        if (v->pf[i]->status == ENG_RQ_PREFILL)
+            v->pf[j++] = v->pf[i];
+        else
+            v->pf[i]->sched_flag = 0;
+    }
+    v->npf = j;
+}
+
+/* MODEL: vLLM V1 Scheduler._preempt_request: recompute preemption; the request's blocks are
+ * freed (to the prefix cache) and it goes back to the front of the waiting queue */
+static void preempt(vllm1 *v, eng_replica *r, eng_request *rq)
+{
+    pf_remove(v, rq);
     eng_list_remove(&v->running, rq);
-    eng_preempt(r, rq, v->swap);
-    if (v->swap)
-        eng_list_push_back(&v->swapped, rq);
-    else
-        eng_list_push_front(&v->waiting, rq);
+    eng_preempt(r, rq, 0);
+    eng_list_push_front(&v->waiting, rq);
 }
 
-static int vllm_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now)
+/* Prefill tokens rq would get with `budget` left. */
+static int64_t chunk_of(const vllm1 *v, const eng_request *rq, int64_t hit, int64_t budget)
 {
-    vllm *v = st;
-    /* MODEL: vLLM v0 _schedule_default: prefills first (only when nothing is swapped out);
-     * a step that admits prefills runs no decodes */
-    if (v->swapped.n == 0 && schedule_prefills(v, r, out) > 0)
-        return out->nchunks;
-    /* MODEL: vLLM v0 _schedule_running: when a running request cannot append a slot, the
-     * lowest-priority (most recently admitted) running request is preempted */
+    int64_t n = rq->prefill_target - (hit > rq->prefilled ? hit : rq->prefilled);
+    /* MODEL: vLLM V1 schedule(): num_new_tokens capped by long_prefill_token_threshold, then by
+     * the budget left */
+    if (v->long_prefill_threshold > 0 && n > v->long_prefill_threshold)
+        n = v->long_prefill_threshold;
+    return n < budget ? n : budget;
+}
+
+/* The running requests: every decode, then the unfinished prefills in running order, under the
+ * budget; when blocks run out the running list's tail is preempted. Returns the budget left, or
+ * -1 when something was preempted (V1 then schedules no waiting request this step). */
+static int64_t schedule_running(vllm1 *v, eng_replica *r, eng_batch *out)
+{
     int preempted = 0;
+    /* MODEL: vLLM V1 schedule(): when allocate_slots fails for a running request, the lowest
+     * priority one is preempted: with the default FCFS policy, self.running.pop(), the request
+     * scheduled last */
     while (eng_decode_blocks_needed(r) > eng_kv_free(r) && v->running.tail) {
         preempt(v, r, v->running.tail);
         preempted = 1;
     }
-    /* MODEL: vLLM v0 _schedule_swapped runs only when nothing was preempted this step; its
-     * can_swap_in wants the blocks plus one per sequence above the watermark. With nothing
-     * running the watermark protects no one, and a request swapped out holding the whole cache
-     * less the watermark would wait forever (no prefill runs while one is swapped), so it then
-     * comes back once its blocks fit: it never needs more than the cache less the watermark. */
-    eng_request *rq;
-    while (
-        !preempted && (rq = v->swapped.head) && v->running.n < v->max_num_seqs &&
-        (eng_kv_free(r) - rq->kv_blocks - 1 - eng_decode_blocks_needed(r) >= v->watermark_blocks ||
-         (v->running.n == 0 && rq->kv_blocks <= eng_kv_free(r)))) {
-        eng_list_pop_front(&v->swapped);
-        eng_swap_in(r, rq);
-        eng_list_push_back(&v->running, rq);
+    int64_t budget = v->max_num_batched_tokens - eng_cohort_size(r);
+    pf_compact(v);
+    for (int32_t i = 0; i < v->npf && budget > 0; i++) {
+        eng_request *rq = v->pf[i];
+        int64_t n = chunk_of(v, rq, 0, budget);
+        while (eng_prefill_blocks_needed(r, rq, (int32_t)n) + eng_decode_blocks_needed(r) >
+               eng_kv_free(r)) {
+            eng_request *victim = v->running.tail;
+            preempt(v, r, victim);
+            preempted = 1;
+            if (victim == rq)
+                break;
+        }
+        if (rq->status != ENG_RQ_PREFILL)
+            break; /* it preempted itself: V1 stops scheduling running requests */
+        eng_batch_add_prefill(r, out, rq, (int32_t)n, (int32_t)n);
+        budget -= n;
     }
-    if (eng_cohort_size(r) == 0)
-        return 0;
-    eng_batch_decode_all(r, out);
-    return eng_cohort_size(r);
+    return preempted ? -1 : budget;
 }
 
-static void vllm_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
+static int vllm1_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now)
 {
-    vllm *v = st;
+    vllm1 *v = st;
+    int64_t budget = schedule_running(v, r, out);
+    /* MODEL: vLLM V1 schedule(): waiting requests only when no running request was preempted
+     * this step, in FCFS order while budget and seats remain; each starts after its longest
+     * cached prefix (get_computed_blocks) and stops the loop when its blocks do not fit */
+    eng_request *rq;
+    while (budget > 0 && (rq = v->waiting.head) && v->running.n < v->max_num_seqs) {
+        int32_t hit = eng_prefix_match(r, rq, NULL);
+        int64_t n = chunk_of(v, rq, hit, budget);
+        if (eng_prefill_hit_blocks_needed(r, rq, hit, (int32_t)n) + eng_decode_blocks_needed(r) >
+            eng_kv_free(r))
+            break;
+        eng_list_pop_front(&v->waiting);
+        eng_batch_add_prefill_hit(r, out, rq, hit, (int32_t)n);
+        eng_list_push_back(&v->running, rq);
+        if (rq->prefilled + n < rq->prefill_target)
+            pf_push(v, rq);
+        budget -= n;
+    }
+    if (eng_cohort_size(r) > 0)
+        eng_batch_decode_all(r, out);
+    return out->nchunks + eng_cohort_size(r);
+}
+
+static void vllm1_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    vllm1 *v = st;
+    pf_remove(v, rq);
     eng_list_remove(&v->running, rq);
 }
 
-static int vllm_check(const void *st, const eng_replica *r)
+static void vllm1_fini(void *st)
 {
-    const vllm *v = st;
-    if (eng_list_check(&v->waiting) || eng_list_check(&v->running) || eng_list_check(&v->swapped))
+    vllm1 *v = st;
+    free(v->pf);
+}
+
+static int vllm1_check(const void *st, const eng_replica *r)
+{
+    const vllm1 *v = st;
+    if (eng_list_check(&v->waiting) || eng_list_check(&v->running))
         return -1;
     return v->running.n <= v->max_num_seqs ? 0 : -1;
 }
@@ -146,13 +230,14 @@ static int vllm_check(const void *st, const eng_replica *r)
 const eng_sched_ops eng_sched_vllm = {
     .name = "vllm",
     .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(vllm),
-    .params = vllm_params,
-    .summary = "vLLM v0: paged KV, prefill-only or decode-only iterations, watermark, "
-               "preemption of the newest request (recompute or swap)",
-    .init = vllm_init,
-    .on_arrival = vllm_on_arrival,
-    .next_batch = vllm_next_batch,
-    .on_finish = vllm_on_finish,
-    .check = vllm_check,
+    .state_size = sizeof(vllm1),
+    .params = vllm1_params,
+    .summary = "vLLM V1 (0.10-0.11): one token budget per step for running then waiting "
+               "requests, chunked prefill, prefix caching, recompute preemption",
+    .init = vllm1_init,
+    .on_arrival = vllm1_on_arrival,
+    .next_batch = vllm1_next_batch,
+    .on_finish = vllm1_on_finish,
+    .fini = vllm1_fini,
+    .check = vllm1_check,
 };

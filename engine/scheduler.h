@@ -24,7 +24,12 @@ typedef struct eng_replica eng_replica;
 typedef struct eng_batch eng_batch;
 
 /* One tunable parameter of a policy, shown by `llmsim list schedulers`. */
-typedef enum eng_param_type { ENG_PARAM_INT, ENG_PARAM_DOUBLE, ENG_PARAM_ENUM } eng_param_type;
+typedef enum eng_param_type {
+    ENG_PARAM_INT,
+    ENG_PARAM_DOUBLE,
+    ENG_PARAM_ENUM,
+    ENG_PARAM_BOOL /* true|false (yes/no, on/off, 1/0 accepted); eng_cfg_int reads 1 or 0 */
+} eng_param_type;
 
 typedef struct eng_param {
     const char *name;

@@ -4,9 +4,9 @@
  * Per finished request: TTFT = first_token - arrival, E2E = finish - arrival, TPOT = (finish -
  * first_token) / (output_tokens - 1) (requests with one output token have no TPOT). ITL needs
  * the time of every token, which the store does not keep, so it is refused with a pointer to
- * tpot. Data file: one block per run ("# series: run N (scheduler)" first, two blank lines
- * between), rows "value_ms fraction" sorted by value, fraction = rank / count, so the last row
- * of each block is 1.
+ * tpot. The legend names each run and what differs between the runs (plt_run_labels). Data
+ * file: one block per run ("# series: LABEL" first, two blank lines between), rows "value_ms
+ * fraction" sorted by value, fraction = rank / count, so the last row of each block is 1.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -56,14 +56,13 @@ int plt_cdf_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *
     if (strcmp(metric, "itl") == 0)
         return sim_errf(err, "cdf: per-token times are not stored, so there is no per-request "
                              "ITL; use --metric tpot (mean gap per request), ttft or e2e");
-    char names[PLT_MAX_RUNS][96];
+    char names[PLT_MAX_RUNS][PLT_LABEL_MAX];
     const char *titles[PLT_MAX_RUNS];
     double lo = INFINITY, hi = 0;
+    if (plt_run_labels(s, o->runs, o->nruns, names, err) != 0)
+        return -1;
     fprintf(dat, "# llmsim cdf of %s (ms) over finished requests\n", metric);
     for (int i = 0; i < o->nruns; i++) {
-        char sched[64];
-        if (plt_run_sched(s, o->runs[i], sched, sizeof sched, NULL, err) != 0)
-            return -1;
         double *v;
         int64_t n = load(s, o->runs[i], metric, &v, err);
         if (n < 0)
@@ -73,7 +72,6 @@ int plt_cdf_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *
             return sim_errf(err, "%s: run %lld has no finished request with a %s", store_path(s),
                             (long long)o->runs[i], metric);
         }
-        snprintf(names[i], sizeof names[i], "run %lld (%s)", (long long)o->runs[i], sched);
         titles[i] = names[i];
         fprintf(dat, "%s# series: %s\n# %s_ms fraction\n", i ? "\n\n" : "", names[i], metric);
         for (int64_t k = 0; k < n; k++)
@@ -83,7 +81,7 @@ int plt_cdf_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *
         free(v);
     }
     char title[128], xlabel[64];
-    snprintf(title, sizeof title, "%s CDF", plt_metric_label(metric));
+    snprintf(title, sizeof title, "CDF of %s over finished requests", plt_metric_label(metric));
     snprintf(xlabel, sizeof xlabel, "%s (ms)", plt_metric_label(metric));
     plt_gp_str(gp, "plot_title", title);
     plt_gp_str(gp, "xlabel", xlabel);

@@ -1,18 +1,33 @@
 /*
- * curve.c: latency against throughput or offered rate, from a sweep: one line per scheduler
- * (or per value of the varied key named by --by), one point per sweep point.
+ * curve.c: latency against throughput or offered rate, from a sweep: one line per combination
+ * of the varied keys other than the load (the key that moves a point along its line,
+ * workload.arrival.rate and its like), or per combination of the keys --by names, one point
+ * per sweep point.
+ *
+ * Lines: without --by, each combination of the varied keys other than the load keys is a line,
+ * named by those keys' values (a sweep that varies only the load has one line, named by its
+ * scheduler). With --by K1[,K2...], the lines are the combinations of those keys, and a sweep
+ * that also varies another key (not a load key) is refused with a message naming --by: one line
+ * through points that differ in a key nobody named is the zig-zag this plot must not draw.
  *
  * A point's value is the mean over its repetitions; with more than one repetition its 95%
  * confidence interval (Student t, n - 1 degrees of freedom) is written for both axes and drawn
- * as error bars. A point is marked saturated when any of its repetitions was flagged (queue
- * still growing at the end of the run), because its percentiles then depend on the run length.
- * Offered rate is the sweep's value of workload.arrival.rate when the sweep varies it (the
- * nominal rate: the same x for every scheduler and repetition), else the run's offered_rate
- * metric when one is stored, else the offered rate stored with the run (runs.offered_rate).
+ * as error bars. Saturation (queue still growing at the end of a run, so its percentiles depend
+ * on the run's length) is counted per repetition: a point saturated in every repetition is
+ * circled, one saturated in k of n is circled dashed and labelled "k of n" (its mean mixes
+ * saturated and stable runs), and res->note lists those. Offered rate is the sweep's value of
+ * workload.arrival.rate when the sweep varies it (the nominal rate: the same x for every line
+ * and repetition), else the run's offered_rate metric when one is stored, else the offered rate
+ * stored with the run (runs.offered_rate).
+ *
+ * Titles and axes say what is plotted in words, with the setting the sweep does not vary ("p99
+ * TTFT (ms) vs output throughput (tok/s) — llama-3-8b, h100-sxm, demo workload"); tick labels
+ * are plain numbers (no 1e+06).
  *
  * Data file: one block per line (separated by two blank lines, "# series: NAME" first), rows
- * "x y y_lo y_hi x_lo x_hi saturated reps point" sorted by x; then, when any point is
- * saturated, one last block "x y series" of the saturated points.
+ * "x y y_lo y_hi x_lo x_hi saturated reps point" sorted by x (saturated: repetitions flagged;
+ * reps: repetitions with a value); then, when any point is saturated, one last block "x y series
+ * saturated reps" of the saturated points.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -23,14 +38,20 @@
 #include "store_query.h"
 
 #define RATE_KEY "workload.arrival.rate"
+#define MAX_KEYS 16
+
+/* The keys that move a point along its line: the load offered. */
+static const char *const load_keys[] = {RATE_KEY, "workload.arrival.concurrency",
+                                        "workload.trace.rate", "workload.trace.time_scale"};
 
 typedef struct point {
     int series;
     int64_t point;
-    int n;          /* repetitions with a value */
-    double sy, syy; /* sums of y and y^2 */
-    double sx, sxx; /* sums of x and x^2 */
-    int saturated;
+    int n;                           /* repetitions with a value */
+    double sy, syy;                  /* sums of y and y^2 */
+    double sx, sxx;                  /* sums of x and x^2 */
+    int saturated;                   /* repetitions flagged saturated */
+    int reps;                        /* repetitions stored */
     double x, xlo, xhi, y, ylo, yhi; /* filled by finish() */
 } point;
 
@@ -39,8 +60,60 @@ typedef struct curve {
     int npts, cap;
     char **names; /* series names, in order of first appearance */
     int nseries;
-    int skipped; /* repetitions with no value of the metric */
+    int skipped;  /* repetitions with no value of the metric */
+    int64_t run;  /* a run of the sweep (for the title's setting) */
+    char **label; /* by point: its line's name; NULL when the lines are the schedulers */
+    int64_t nlabel;
 } curve;
+
+/* The keys a sweep varies, and those that name its lines. */
+typedef struct keyset {
+    char *v[MAX_KEYS];
+    int n;
+} keyset;
+
+static void keys_free(keyset *k)
+{
+    for (int i = 0; i < k->n; i++)
+        free(k->v[i]);
+    k->n = 0;
+}
+
+static int keys_has(const keyset *k, const char *key)
+{
+    for (int i = 0; i < k->n; i++)
+        if (strcmp(k->v[i], key) == 0)
+            return 1;
+    return 0;
+}
+
+static void keys_add(keyset *k, const char *key)
+{
+    if (k->n < MAX_KEYS && !keys_has(k, key))
+        k->v[k->n++] = sim_xstrdup(key);
+}
+
+static int is_load_key(const char *key)
+{
+    for (size_t i = 0; i < sizeof load_keys / sizeof load_keys[0]; i++)
+        if (strcmp(key, load_keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static void keys_list(const keyset *k, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < k->n && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", k->v[i]);
+}
+
+static int add_varied(void *arg, const char *k)
+{
+    keys_add(arg, k);
+    return 0;
+}
 
 static int series_index(curve *c, const char *name)
 {
@@ -85,33 +158,89 @@ static int by_series_x(const void *a, const void *b)
     return p->point < q->point ? -1 : p->point > q->point;
 }
 
-/* The varied keys, comma-separated, and whether --by is one of them. */
-typedef struct keys {
-    const char *by;
-    char list[512];
-    size_t n;
-    int found;
-} keys;
-
-static int add_key(void *arg, const char *k)
+/* The keys naming the lines into lines: --by's (each must be varied; no other non-load key may
+ * vary), or every varied key but the load keys. */
+static int line_keys(store *s, const plt_opts *o, keyset *lines, sim_err *err)
 {
-    keys *ks = arg;
-    ks->found |= strcmp(k, ks->by) == 0;
-    if (ks->n < sizeof ks->list)
-        ks->n += (size_t)snprintf(ks->list + ks->n, sizeof ks->list - ks->n, "%s%s",
-                                  ks->n ? ", " : "", k);
-    return 0;
+    keyset varied = {0};
+    int rc = -1;
+    char list[1024];
+    if (store_sweep_keys(s, o->sweep, add_varied, &varied, err) != 0)
+        goto out;
+    keys_list(&varied, list, sizeof list);
+    if (o->by) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", o->by);
+        for (char *save = NULL, *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+            if (!keys_has(&varied, k)) {
+                sim_errf(err, "%s: sweep %lld does not vary '%s'; its varied keys: %s",
+                         store_path(s), (long long)o->sweep, k, varied.n ? list : "(none)");
+                goto out;
+            }
+            keys_add(lines, k);
+        }
+        for (int i = 0; i < varied.n; i++)
+            if (!keys_has(lines, varied.v[i]) && !is_load_key(varied.v[i])) {
+                sim_errf(err,
+                         "%s: sweep %lld also varies %s, which --by does not name: a line would "
+                         "join points that differ in it. Name it too (--by %s,%s) or leave --by "
+                         "out for one line per combination of the varied keys (%s) other than "
+                         "the load",
+                         store_path(s), (long long)o->sweep, varied.v[i], o->by, varied.v[i], list);
+                goto out;
+            }
+    } else {
+        for (int i = 0; i < varied.n; i++)
+            if (!is_load_key(varied.v[i]))
+                keys_add(lines, varied.v[i]);
+    }
+    rc = 0;
+out:
+    keys_free(&varied);
+    return rc;
 }
 
-/* Checks --by names a varied key of the sweep; lists them in err otherwise. */
-static int check_by(store *s, const plt_opts *o, sim_err *err)
+/* How a key is named in a legend: the last part of its path, or the whole path when another
+ * line key ends the same way. */
+static const char *short_key(const keyset *lines, const char *key)
 {
-    keys ks = {.by = o->by};
-    if (store_sweep_keys(s, o->sweep, add_key, &ks, err) != 0)
-        return -1;
-    if (!ks.found)
-        return sim_errf(err, "%s: sweep %lld does not vary '%s'; its varied keys: %s",
-                        store_path(s), (long long)o->sweep, o->by, ks.n ? ks.list : "(none)");
+    const char *dot = strrchr(key, '.'), *tail = dot ? dot + 1 : key;
+    for (int i = 0; i < lines->n; i++) {
+        const char *o = lines->v[i], *od = strrchr(o, '.');
+        if (o != key && strcmp(o, key) != 0 && strcmp(od ? od + 1 : o, tail) == 0)
+            return key;
+    }
+    return tail;
+}
+
+typedef struct labeling {
+    curve *c;
+    const keyset *lines;
+} labeling;
+
+/* Appends "value" (the scheduler's name) or "key=value" to the point's line name. */
+static int add_label(void *arg, int64_t pt, const char *key, const char *value)
+{
+    labeling *l = arg;
+    curve *c = l->c;
+    if (pt < 0 || pt > (int64_t)1 << 24 || !keys_has(l->lines, key))
+        return 0;
+    if (pt >= c->nlabel) {
+        c->label = sim_xrealloc(c->label, (size_t)(pt + 1) * sizeof *c->label);
+        memset(c->label + c->nlabel, 0, (size_t)(pt + 1 - c->nlabel) * sizeof *c->label);
+        c->nlabel = pt + 1;
+    }
+    char part[256];
+    if (strcmp(key, "scheduler.name") == 0)
+        snprintf(part, sizeof part, "%s", value);
+    else
+        snprintf(part, sizeof part, "%s=%s", short_key(l->lines, key), value);
+    const char *old = c->label[pt] ? c->label[pt] : "";
+    size_t n = strlen(old) + strlen(part) + 3;
+    char *lab = sim_xmalloc(n);
+    snprintf(lab, n, "%s%s%s", old, *old ? ", " : "", part);
+    free(c->label[pt]);
+    c->label[pt] = lab;
     return 0;
 }
 
@@ -124,9 +253,9 @@ static const char *x_metric(plt_x x)
 
 static const char *x_label(plt_x x)
 {
-    return x == PLT_X_THROUGHPUT ? "output throughput (tokens/s)"
-           : x == PLT_X_REQUESTS ? "request throughput (requests/s)"
-                                 : "offered rate (requests/s)";
+    return x == PLT_X_THROUGHPUT ? "output throughput (tok/s)"
+           : x == PLT_X_REQUESTS ? "request throughput (req/s)"
+                                 : "offered rate (req/s)";
 }
 
 /* The metrics-table name of the y value: "p99_ttft_ms", "median_tpot_ms", "mean_e2el_ms". */
@@ -163,8 +292,14 @@ static int add_row(void *arg, const store_curve_row *r)
         return sim_errf(l->err, "%s: run %lld has no %s metric", store_path(l->s),
                         (long long)r->run_id, x_metric(o->x));
     }
-    point *p = point_for(c, series_index(c, r->series ? r->series : "?"), r->point);
-    p->saturated |= r->saturated;
+    if (!c->run)
+        c->run = r->run_id;
+    const char *name = r->series ? r->series : "?";
+    if (c->label)
+        name = r->point < c->nlabel && c->label[r->point] ? c->label[r->point] : "?";
+    point *p = point_for(c, series_index(c, name), r->point);
+    p->saturated += r->saturated != 0;
+    p->reps++;
     if (!r->has_y) {
         c->skipped++;
         return 0;
@@ -184,12 +319,17 @@ static int load(store *s, const plt_opts *o, const char *ymetric, curve *c, sim_
                            .y_metric = ymetric,
                            .x_metric = x_metric(o->x),
                            .x_param = o->x == PLT_X_RATE ? RATE_KEY : NULL,
-                           .by = o->by};
+                           .by = NULL};
     loader l = {s, o, c, err};
     return store_sweep_curve(s, &q, add_row, &l, err) == 0 ? 0 : -1;
 }
 
-static void finish(curve *c, int *max_reps, int *nsat, double *ymin, double *ymax)
+typedef struct tally {
+    int max_reps, nsat, nsat_all, nsat_some;
+    double ymin, ymax;
+} tally;
+
+static void finish(curve *c, tally *t)
 {
     int k = 0;
     for (int i = 0; i < c->npts; i++) {
@@ -198,10 +338,12 @@ static void finish(curve *c, int *max_reps, int *nsat, double *ymin, double *yma
             continue;
         interval(p->sy, p->syy, p->n, &p->y, &p->ylo, &p->yhi);
         interval(p->sx, p->sxx, p->n, &p->x, &p->xlo, &p->xhi);
-        *max_reps = p->n > *max_reps ? p->n : *max_reps;
-        *nsat += p->saturated;
-        *ymin = p->y < *ymin ? p->y : *ymin;
-        *ymax = p->y > *ymax ? p->y : *ymax;
+        t->max_reps = p->n > t->max_reps ? p->n : t->max_reps;
+        t->nsat += p->saturated > 0;
+        t->nsat_all += p->saturated > 0 && p->saturated >= p->reps;
+        t->nsat_some += p->saturated > 0 && p->saturated < p->reps;
+        t->ymin = p->y < t->ymin ? p->y : t->ymin;
+        t->ymax = p->y > t->ymax ? p->y : t->ymax;
         c->pts[k++] = *p;
     }
     c->npts = k;
@@ -226,10 +368,52 @@ static void write_data(const curve *c, const char *ymetric, const plt_opts *o, i
     }
     if (nsat == 0)
         return;
-    fprintf(f, "\n\n# saturated points\n# x y series\n");
+    fprintf(f, "\n\n# saturated points\n# x y series saturated reps\n");
     for (int i = 0; i < c->npts; i++)
         if (c->pts[i].saturated)
-            fprintf(f, "%.10g %.10g %d\n", c->pts[i].x, c->pts[i].y, c->pts[i].series + 1);
+            fprintf(f, "%.10g %.10g %d %d %d\n", c->pts[i].x, c->pts[i].y, c->pts[i].series + 1,
+                    c->pts[i].saturated, c->pts[i].reps);
+}
+
+/* res->note: the points saturated in some but not all of their repetitions. */
+static void note_partial(const curve *c, int nsome, plt_result *res)
+{
+    if (nsome == 0)
+        return;
+    size_t n = (size_t)snprintf(res->note, sizeof res->note,
+                                "%d point%s saturated in only some repetitions (the mean mixes "
+                                "saturated and stable runs):",
+                                nsome, nsome > 1 ? "s are" : " is");
+    for (int i = 0, shown = 0; i < c->npts && n < sizeof res->note; i++) {
+        const point *p = &c->pts[i];
+        if (!p->saturated || p->saturated >= p->reps)
+            continue;
+        if (shown++ == 6) {
+            snprintf(res->note + n, sizeof res->note - n, " ...");
+            break;
+        }
+        n += (size_t)snprintf(res->note + n, sizeof res->note - n, " %s at x=%.4g: %d of %d;",
+                              c->names[p->series], p->x, p->saturated, p->reps);
+    }
+}
+
+/* The setting the sweep does not vary, for the title: "llama-3-8b, h100-sxm, demo workload". */
+static void setting(store *s, const curve *c, const keyset *varied_lines, char *buf, size_t len)
+{
+    store_run_meta m;
+    sim_err ignore;
+    buf[0] = '\0';
+    if (!c->run || store_run_get(s, c->run, &m, &ignore) != 0)
+        return;
+    size_t n = 0;
+    if (!keys_has(varied_lines, "model") && m.model[0])
+        n += (size_t)snprintf(buf + n, len - n, "%s", m.model);
+    if (!keys_has(varied_lines, "gpu") && m.gpu[0] && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", m.gpu);
+    if (!keys_has(varied_lines, "tensor_parallel") && m.tensor_parallel > 1 && n < len)
+        n += (size_t)snprintf(buf + n, len - n, " x%d (TP)", m.tensor_parallel);
+    if (m.name[0] && n < len)
+        snprintf(buf + n, len - n, "%s%.80s workload", n ? ", " : "", m.name);
 }
 
 static void free_curve(curve *c)
@@ -237,7 +421,38 @@ static void free_curve(curve *c)
     for (int i = 0; i < c->nseries; i++)
         free(c->names[i]);
     free(c->names);
+    for (int64_t i = 0; i < c->nlabel; i++)
+        free(c->label[i]);
+    free(c->label);
     free(c->pts);
+}
+
+/* The script's variables: titles and axes in words, the lines, saturation. */
+static void write_vars(store *s, const plt_opts *o, const curve *c, const keyset *lines,
+                       const tally *t, FILE *gp)
+{
+    const char *pct = o->pct ? o->pct : "p99";
+    const char *metric = plt_metric_label(o->metric ? o->metric : "ttft");
+    char ylabel[128], title[640], set[256], keytitle[256] = "scheduler";
+    snprintf(ylabel, sizeof ylabel, "%s %s (ms)", strcmp(pct, "p50") == 0 ? "median" : pct, metric);
+    setting(s, c, lines, set, sizeof set);
+    snprintf(title, sizeof title, "%s vs %s%s%s", ylabel, x_label(o->x), set[0] ? " — " : "", set);
+    if (lines->n) {
+        size_t n = 0;
+        for (int i = 0; i < lines->n && n < sizeof keytitle; i++)
+            n += (size_t)snprintf(keytitle + n, sizeof keytitle - n, "%s%s", i ? ", " : "",
+                                  strcmp(lines->v[i], "scheduler.name") == 0
+                                      ? "scheduler"
+                                      : short_key(lines, lines->v[i]));
+    }
+    plt_gp_str(gp, "plot_title", title);
+    plt_gp_str(gp, "xlabel", x_label(o->x));
+    plt_gp_str(gp, "ylabel", ylabel);
+    plt_gp_str(gp, "keytitle", keytitle);
+    fprintf(gp, "nseries = %d\nhas_ci = %d\nnsat = %d\nnsat_all = %d\nnsat_some = %d\nlogy = %d\n",
+            c->nseries, t->max_reps > 1, t->nsat, t->nsat_all, t->nsat_some,
+            t->ymin > 0 && t->ymax / t->ymin > 50);
+    plt_gp_array(gp, "titles", (const char *const *)c->names, c->nseries);
 }
 
 int plt_curve_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err)
@@ -248,31 +463,30 @@ int plt_curve_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result
     store_sweep_meta sw;
     if (store_sweep_get(s, o->sweep, &sw, err) != 0)
         return -1;
-    if (o->by && check_by(s, o, err) != 0)
-        return -1;
+    keyset lines = {0};
     curve c = {0};
-    int rc = -1, max_reps = 0, nsat = 0;
-    double ymin = INFINITY, ymax = -INFINITY;
+    tally t = {0, 0, 0, 0, INFINITY, -INFINITY};
+    int rc = -1;
+    if (line_keys(s, o, &lines, err) != 0)
+        goto out;
+    if (lines.n) {
+        labeling l = {&c, &lines};
+        c.label = sim_xcalloc(1, sizeof *c.label);
+        c.nlabel = 1;
+        if (store_sweep_params(s, o->sweep, add_label, &l, err) != 0)
+            goto out;
+    }
     if (load(s, o, ymetric, &c, err) != 0)
         goto out;
-    finish(&c, &max_reps, &nsat, &ymin, &ymax);
+    finish(&c, &t);
     if (c.npts == 0) {
         sim_errf(err, "%s: sweep %lld has no point with a value of %s", store_path(s),
                  (long long)o->sweep, ymetric);
         goto out;
     }
-    write_data(&c, ymetric, o, nsat, dat);
-    char title[256], ylabel[128];
-    snprintf(title, sizeof title, "sweep %lld: %s", (long long)o->sweep, ymetric);
-    snprintf(ylabel, sizeof ylabel, "%s %s (ms)", o->pct ? o->pct : "p99",
-             plt_metric_label(o->metric ? o->metric : "ttft"));
-    plt_gp_str(gp, "plot_title", title);
-    plt_gp_str(gp, "xlabel", x_label(o->x));
-    plt_gp_str(gp, "ylabel", ylabel);
-    plt_gp_str(gp, "keytitle", o->by ? o->by : "scheduler");
-    fprintf(gp, "nseries = %d\nhas_ci = %d\nnsat = %d\nlogy = %d\n", c.nseries, max_reps > 1, nsat,
-            ymin > 0 && ymax / ymin > 50);
-    plt_gp_array(gp, "titles", (const char *const *)c.names, c.nseries);
+    write_data(&c, ymetric, o, t.nsat, dat);
+    write_vars(s, o, &c, &lines, &t, gp);
+    note_partial(&c, t.nsat_some, res);
     res->series = c.nseries;
     if (!res->width)
         res->width = 1000;
@@ -280,6 +494,7 @@ int plt_curve_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result
         res->height = 600;
     rc = 0;
 out:
+    keys_free(&lines);
     free_curve(&c);
     return rc;
 }

@@ -7,16 +7,18 @@
  * script files it had started, so only a complete pair is ever left behind.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plt_int.h"
 #include "store_query.h"
 
-static const char *const kind_names[] = {"curve", "cdf", "timeline", "gantt"};
+static const char *const kind_names[] = {"curve", "cdf", "timeline", "gantt", "probes", "validation"};
+#define NKINDS (int)(sizeof kind_names / sizeof kind_names[0])
 
 int plt_kind_parse(const char *s, plt_kind *out)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < NKINDS; i++)
         if (strcmp(s, kind_names[i]) == 0) {
             *out = (plt_kind)i;
             return 0;
@@ -26,7 +28,7 @@ int plt_kind_parse(const char *s, plt_kind *out)
 
 const char *plt_kind_name(plt_kind k)
 {
-    return (unsigned)k < 4 ? kind_names[k] : "?";
+    return (unsigned)k < (unsigned)NKINDS ? kind_names[k] : "?";
 }
 
 const char *plt_default_name(const plt_opts *o, char *buf, size_t len)
@@ -34,6 +36,10 @@ const char *plt_default_name(const plt_opts *o, char *buf, size_t len)
     size_t n = 0;
     if (o->kind == PLT_CURVE)
         n = (size_t)snprintf(buf, len, "curve-sweep%lld", (long long)o->sweep);
+    else if (o->kind == PLT_PROBES)
+        n = (size_t)snprintf(buf, len, "probes-capacity%lld", (long long)o->sweep);
+    else if (o->kind == PLT_VALIDATION)
+        n = (size_t)snprintf(buf, len, "validation%lld", (long long)o->validation);
     else {
         n = (size_t)snprintf(buf, len, "%s-run", plt_kind_name(o->kind));
         for (int i = 0; i < o->nruns && n < len; i++)
@@ -60,7 +66,13 @@ static int check_opts(const plt_opts *o, sim_err *err)
 {
     if (o->kind == PLT_CURVE && o->sweep <= 0)
         return sim_errf(err, "curve plots a sweep: give --sweep ID");
-    if (o->kind != PLT_CURVE && o->nruns < 1)
+    if (o->kind == PLT_VALIDATION)
+        return o->validation > 0 ? 0
+                                 : sim_errf(err, "validation plots a stored validation: give "
+                                                 "--validation ID");
+    if (o->kind == PLT_PROBES && o->sweep <= 0)
+        return sim_errf(err, "probes plots a capacity search: give --capacity ID");
+    if (o->kind != PLT_CURVE && o->kind != PLT_PROBES && o->nruns < 1)
         return sim_errf(err, "%s plots runs: give --run ID[,ID...]", plt_kind_name(o->kind));
     if (o->kind == PLT_GANTT && o->nruns != 1)
         return sim_errf(err, "gantt draws one run; give a single --run ID");
@@ -102,6 +114,179 @@ int plt_run_sched(store *s, int64_t run, char *sched, size_t len, int *replicas,
     return 0;
 }
 
+/* ---- legends for several runs ---- */
+
+#define MAX_SETS 32
+
+/* What a legend may name of one run. */
+typedef struct run_facts {
+    store_run_meta m;
+    char sets[MAX_SETS][2][128]; /* the scenario's "# --set KEY=VALUE" lines: key, value */
+    int nsets;
+} run_facts;
+
+/* Keys a field of the run row already shows. */
+static int shown_by_field(const char *key)
+{
+    static const char *const k[] = {"scheduler.name",
+                                    "model",
+                                    "gpu",
+                                    "dtype",
+                                    "replicas",
+                                    "tensor_parallel",
+                                    "workload.arrival.rate",
+                                    "workload.num_requests",
+                                    "seed",
+                                    "profile"};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        if (strcmp(key, k[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int read_facts(store *s, int64_t run, run_facts *f, sim_err *err)
+{
+    memset(f, 0, sizeof *f);
+    char *text;
+    if (store_run_get(s, run, &f->m, err) != 0 || store_run_scenario(s, run, &text, err) != 0)
+        return -1;
+    for (char *line = text; line && *line && f->nsets < MAX_SETS;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        const char *eq = strncmp(line, "# --set ", 8) == 0 ? strchr(line + 8, '=') : NULL;
+        if (eq && !shown_by_field(line + 8)) {
+            snprintf(f->sets[f->nsets][0], sizeof f->sets[0][0], "%.*s", (int)(eq - line - 8),
+                     line + 8);
+            snprintf(f->sets[f->nsets][1], sizeof f->sets[0][1], "%s", eq + 1);
+            if (!shown_by_field(f->sets[f->nsets][0]))
+                f->nsets++;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(text);
+    return 0;
+}
+
+/* The value run f gives set key, or NULL. */
+static const char *set_value(const run_facts *f, const char *key)
+{
+    for (int i = 0; i < f->nsets; i++)
+        if (strcmp(f->sets[i][0], key) == 0)
+            return f->sets[i][1];
+    return NULL;
+}
+
+/* Appends ", text" (or "text" first) to a label. */
+static void append(char *label, const char *text)
+{
+    size_t n = strlen(label);
+    int first = label[n - 2] == ':';
+    snprintf(label + n, PLT_LABEL_MAX - n, "%s%s", first ? "" : ", ", text);
+}
+
+/* Field i of a run, as a legend names it, into buf. */
+static void field(const store_run_meta *m, int i, char *buf, size_t len)
+{
+    switch (i) {
+    case 0:
+        snprintf(buf, len, "%s", m->scheduler);
+        break;
+    case 1:
+        snprintf(buf, len, "%s", m->gpu);
+        break;
+    case 2:
+        snprintf(buf, len, "%s", m->model);
+        break;
+    case 3:
+        snprintf(buf, len, "%s", m->dtype);
+        break;
+    case 4:
+        snprintf(buf, len, "%d replica%s", m->replicas, m->replicas == 1 ? "" : "s");
+        break;
+    case 5:
+        snprintf(buf, len, "TP %d", m->tensor_parallel);
+        break;
+    case 6:
+        if (m->offered_rate > 0)
+            snprintf(buf, len, "%.4g req/s", m->offered_rate);
+        else
+            snprintf(buf, len, "no nominal rate");
+        break;
+    case 7:
+        snprintf(buf, len, "%lld requests", (long long)m->num_requests);
+        break;
+    case 8:
+        snprintf(buf, len, "seed %llu", (unsigned long long)m->seed);
+        break;
+    case 9:
+        snprintf(buf, len, "%.60s", m->profile);
+        break;
+    default:
+        snprintf(buf, len, "scenario %.60s", m->name);
+        break;
+    }
+}
+#define NFIELDS 11
+
+int plt_run_labels(store *s, const int64_t *runs, int n, char (*labels)[PLT_LABEL_MAX],
+                   sim_err *err)
+{
+    run_facts *f = sim_xcalloc((size_t)n, sizeof *f);
+    int rc = -1;
+    for (int i = 0; i < n; i++)
+        if (read_facts(s, runs[i], &f[i], err) != 0)
+            goto out;
+    for (int i = 0; i < n; i++)
+        snprintf(labels[i], PLT_LABEL_MAX,
+                 n == 1 ? "run %lld (%s)" : "run %lld: ", (long long)runs[i], f[i].m.scheduler);
+    if (n == 1) {
+        rc = 0;
+        goto out;
+    }
+    char a[128], b[128];
+    for (int k = 0; k < NFIELDS; k++) {
+        int differs = 0;
+        field(&f[0].m, k, a, sizeof a);
+        for (int i = 1; i < n && !differs; i++) {
+            field(&f[i].m, k, b, sizeof b);
+            differs = strcmp(a, b) != 0;
+        }
+        for (int i = 0; differs && i < n; i++) {
+            field(&f[i].m, k, b, sizeof b);
+            append(labels[i], b);
+        }
+    }
+    /* each --set key whose value is not the same in every run */
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < f[i].nsets; k++) {
+            const char *key = f[i].sets[k][0];
+            int seen = 0, differs = 0;
+            for (int j = 0; j < i && !seen; j++)
+                seen = set_value(&f[j], key) != NULL;
+            for (int j = 0; j < n && !seen && !differs; j++) {
+                const char *v = set_value(&f[j], key);
+                differs = !v || strcmp(v, f[i].sets[k][1]) != 0;
+            }
+            const char *dot = strrchr(key, '.');
+            for (int j = 0; differs && j < n; j++) {
+                const char *v = set_value(&f[j], key);
+                char part[160];
+                snprintf(part, sizeof part, "%s=%s", dot ? dot + 1 : key, v ? v : "(scenario's)");
+                append(labels[j], part);
+            }
+        }
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(labels[i]);
+        if (labels[i][len - 2] == ':')
+            labels[i][len - 2] = '\0'; /* nothing differs */
+    }
+    rc = 0;
+out:
+    free(f);
+    return rc;
+}
+
 static int write_kind(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
                       sim_err *err)
 {
@@ -114,6 +299,10 @@ static int write_kind(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_resu
         return plt_timeline_write(s, o, dat, gp, res, err);
     case PLT_GANTT:
         return plt_gantt_write(s, o, dat, gp, res, err);
+    case PLT_PROBES:
+        return plt_probes_write(s, o, dat, gp, res, err);
+    case PLT_VALIDATION:
+        return plt_validation_write(s, o, dat, gp, res, err);
     }
     return sim_errf(err, "unknown plot kind %d", (int)o->kind);
 }

@@ -23,7 +23,10 @@ typedef enum plt_kind {
     PLT_CURVE,    /* latency percentile against throughput or offered rate, from a sweep */
     PLT_CDF,      /* latency CDFs of runs, from the requests table */
     PLT_TIMELINE, /* batch occupancy and KV blocks in use per iteration, over time */
-    PLT_GANTT     /* each request's queued, prefill and decode spans and its iterations */
+    PLT_GANTT,    /* each request's queued, prefill and decode spans and its iterations */
+    PLT_PROBES,   /* a capacity search's probes: latency against rate, per choice */
+    /* predicted against measured, from a stored validation */
+    PLT_VALIDATION
 } plt_kind;
 
 typedef enum plt_x {
@@ -35,7 +38,8 @@ typedef enum plt_x {
 typedef struct plt_opts {
     plt_kind kind;
     const char *db;             /* database path */
-    int64_t sweep;              /* curve: the sweep id */
+    int64_t sweep;              /* curve: the sweep id; probes: the capacity search's id */
+    int64_t validation;         /* validation: the validation id */
     int64_t runs[PLT_MAX_RUNS]; /* cdf, timeline, gantt: run ids */
     int nruns;                  /* gantt takes exactly one */
     const char *out;            /* image path (.png, .svg or .pdf); NULL: <kind>-run<ID>.png */
@@ -53,9 +57,11 @@ typedef struct plt_result {
     int rendered;              /* 1: gnuplot drew the image; 0: gnuplot is not installed */
     int width, height;         /* the image size used */
     int series;                /* lines (curve, cdf) or panels (timeline) drawn */
+    char note[512];            /* what the reader should know the image does not show ("" none) */
 } plt_result;
 
-/* Parses "curve", "cdf", "timeline" or "gantt". 0, or -1 for an unknown name. */
+/* Parses "curve", "cdf", "timeline", "gantt", "probes" or "validation". 0, or -1 for an unknown
+ * name. */
 int plt_kind_parse(const char *s, plt_kind *out);
 const char *plt_kind_name(plt_kind k);
 
@@ -64,15 +70,65 @@ const char *plt_kind_name(plt_kind k);
  * at fault; gnuplot's own failure is -1 too, with its exit status. */
 int plt_plot(const plt_opts *o, plt_result *res, sim_err *err);
 
-/* The default image name for o when o->out is NULL: "<kind>-run<ID>[-<ID>...].png" or
- * "<kind>-sweep<ID>.png", into buf. Returns buf. */
+/* The default image name for o when o->out is NULL: "<kind>-run<ID>[-<ID>...].png",
+ * "<kind>-sweep<ID>.png" or "validation<ID>.png", into buf. Returns buf. */
 const char *plt_default_name(const plt_opts *o, char *buf, size_t len);
 
 /* Writes run `run` of database db to path ("-" for stdout) in the Chrome trace event format:
  * one complete ("X") event per iteration on one track per replica, counter events for the
- * batch size and KV blocks, and nestable async events per request (queued, prefill, decode).
- * Timestamps are microseconds of simulated time. Returns the number of iteration events, or -1
- * with err. */
-int64_t plt_trace_export(const char *db, int64_t run, const char *path, sim_err *err);
+ * batch size and KV blocks, and nestable async events per request (queued, then per scheduled
+ * span prefill or recompute and decode, and the waits after preemptions, which are marked).
+ * Only what overlaps [from_ns, to_ns] of simulated time is written (INT64_MIN, INT64_MAX: the
+ * whole run). Timestamps are microseconds of simulated time. Returns the number of iteration
+ * events, or -1 with err (nothing left at path): no such run, no iteration rows, or none in the
+ * window. */
+int64_t plt_trace_export(const char *db, int64_t run, int64_t from_ns, int64_t to_ns,
+                         const char *path, sim_err *err);
+
+/* ---- the HTML report ---- */
+
+/* A table of the report: a header row, then nrows rows of ncols cells (cells holds (nrows + 1)
+ * x ncols strings, the header first; the caller owns them). */
+typedef struct plt_table {
+    char title[128];
+    int ncols, nrows;
+    char **cells;
+    char note[256]; /* shown under the table ("" none) */
+} plt_table;
+
+/* A figure: a plot (db and out are set by the report) and its caption. */
+typedef struct plt_figure {
+    plt_opts plot;
+    char caption[256];
+} plt_figure;
+
+#define PLT_REPORT_NOTES 8
+
+typedef struct plt_report {
+    const char *db;       /* the database the figures are drawn from */
+    const char *out;      /* the HTML file */
+    char title[256];      /* "Run 3: demo", the page's heading */
+    char setting[512];    /* one line under it: model, GPU, scheduler ... */
+    const char *scenario; /* the scenario text (NULL: none) */
+    const plt_table *tables;
+    int ntables;
+    const plt_figure *figs;
+    int nfigs;
+    char notes[PLT_REPORT_NOTES][512];
+    int nnotes;
+    char footer[256]; /* who made it, from what */
+} plt_report;
+
+typedef struct plt_report_result {
+    int drawn;   /* figures drawn and inlined */
+    int failed;  /* figures replaced by the reason they could not be drawn */
+    int missing; /* figures not drawn because gnuplot is not installed */
+} plt_report_result;
+
+/* Writes r as one self-contained HTML file at r->out (scripts, styles and figures inline;
+ * nothing fetched), drawing each figure with gnuplot's svg terminal. A figure that cannot be
+ * drawn is replaced by the reason; res counts them. The file appears whole or not at all.
+ * Returns 0, or -1 with err (the file cannot be written). */
+int plt_report_write(const plt_report *r, plt_report_result *res, sim_err *err);
 
 #endif

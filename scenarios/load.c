@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "preset.h"
 #include "scn_int.h"
 
 typedef struct lctx {
@@ -22,7 +23,8 @@ typedef struct lctx {
     const char *const *ovr; /* the overrides, for messages */
     const scn_resolver *res;
     sim_err *err;
-    scn_scenario *out; /* notes go to out->notes */
+    scn_scenario *out;        /* notes go to out->notes */
+    const eng_preset *preset; /* the `engine:` preset, or NULL */
 } lctx;
 
 /* ---- messages ---- */
@@ -358,6 +360,32 @@ static void sched_names(char *buf, size_t len)
         off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", all[i]->name);
 }
 
+/* Appends a note about node n to the scenario's notes. */
+static void note(lctx *c, const scn_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note(lctx *c, const scn_node *n, const char *fmt, ...)
+{
+    char *notes = c->out->notes, msg[600];
+    size_t off = strlen(notes), len = sizeof c->out->notes;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (n && n->ovr)
+        snprintf(notes + off, len - off, "%s: --set %s: note: %s\n", c->file, c->ovr[n->ovr - 1],
+                 msg);
+    else
+        snprintf(notes + off, len - off, "%s:%d: note: %s\n", c->file, n ? n->line : 0, msg);
+}
+
+/* Settings only vLLM V0 has: a scenario that gives them to `vllm` (V1 since the rename) most
+ * likely meant V0. */
+static int v0_only(const char *key)
+{
+    return !strcmp(key, "watermark") || !strcmp(key, "preemption") ||
+           !strcmp(key, "num_scheduler_steps");
+}
+
 static int load_sched_key(lctx *c, const scn_node *kv, const eng_sched_ops *ops, eng_sched_cfg *cfg)
 {
     kpath path = kp("scheduler", kv->key);
@@ -367,16 +395,13 @@ static int load_sched_key(lctx *c, const scn_node *kv, const eng_sched_ops *ops,
     if (!p) {
         if (!eng_sched_param_known(kv->key))
             return fail(c, kv, path.s, "unknown scheduler key (no registered policy has it)");
-        char *notes = c->out->notes;
-        size_t off = strlen(notes), len = sizeof c->out->notes;
-        if (kv->ovr)
-            snprintf(notes + off, len - off,
-                     "%s: --set %s: note: scheduler key '%s' is not used by '%s'\n", c->file,
-                     c->ovr[kv->ovr - 1], kv->key, ops->name);
+        if (!strcmp(ops->name, "vllm") && v0_only(kv->key))
+            note(c, kv,
+                 "scheduler key '%s' is a vLLM V0 setting, and 'vllm' is the V1 scheduler now "
+                 "(no %s); name 'vllm-v0' for V0",
+                 kv->key, kv->key);
         else
-            snprintf(notes + off, len - off,
-                     "%s:%d: note: scheduler key '%s' is not used by '%s'\n", c->file, kv->line,
-                     kv->key, ops->name);
+            note(c, kv, "scheduler key '%s' is not used by '%s'", kv->key, ops->name);
         return 0;
     }
     char why[256] = "";
@@ -396,6 +421,11 @@ static int load_scheduler(lctx *c, const scn_node *root, eng_config *e)
         return -1;
     if (m && get_str(c, m, "scheduler", "name", e->sched.name, sizeof e->sched.name))
         return -1;
+    const scn_node *given = m ? scn_tree_get(m, "name") : NULL;
+    if (c->preset && given && strcmp(e->sched.name, c->preset->policy) != 0)
+        return fail(c, given, "scheduler.name",
+                    "engine %s %s runs the '%s' scheduler, not '%s' (drop one of the two)",
+                    c->preset->engine, c->preset->version, c->preset->policy, e->sched.name);
     const eng_sched_ops *ops = eng_sched_find(e->sched.name);
     if (!ops) {
         sched_names(names, sizeof names);
@@ -409,6 +439,56 @@ static int load_scheduler(lctx *c, const scn_node *root, eng_config *e)
     for (const scn_node *kv = m->first; kv; kv = kv->next)
         if (strcmp(kv->key, "name") != 0 && load_sched_key(c, kv, ops, &e->sched))
             return -1;
+    return 0;
+}
+
+/* `engine: NAME` or `engine: {name: NAME, version: V}`: the preset's policy, its settings, its
+ * memory defaults and CPU overhead, before the scenario's own keys override any of them. */
+static int load_engine(lctx *c, const scn_node *root, eng_config *e)
+{
+    static const char *const keys[] = {"name", "version", NULL};
+    const scn_node *n = scn_tree_get(root, "engine"), *vn = NULL;
+    char name[32] = "", version[32] = "", list[200];
+    if (!n)
+        return 0;
+    if (n->kind == SCN_NODE_MAP) {
+        if (check_keys(c, n, "engine", keys) ||
+            get_str(c, n, "engine", "name", name, sizeof name) ||
+            get_str(c, n, "engine", "version", version, sizeof version))
+            return -1;
+        if (!*name)
+            return missing(c, n, "engine", "name", eng_preset_names(list, sizeof list));
+        vn = scn_tree_get(n, "version");
+    } else if (n->kind == SCN_NODE_SCALAR) {
+        if (get_str(c, root, "", "engine", name, sizeof name))
+            return -1;
+    } else {
+        return fail(c, n, "engine", "expected an engine name or {name, version}");
+    }
+    if (!eng_preset_find(name, NULL))
+        return fail(c, n, "engine", "unknown engine '%s' (valid: %s)", name,
+                    eng_preset_names(list, sizeof list));
+    const eng_preset *p = eng_preset_find(name, *version ? version : NULL);
+    if (!p)
+        return fail(c, vn, "engine.version", "no preset of %s version '%s' (valid: %s)", name,
+                    version, eng_preset_versions(name, list, sizeof list));
+    c->preset = p;
+    snprintf(e->sched.name, sizeof e->sched.name, "%s", p->policy);
+    char params[256];
+    snprintf(params, sizeof params, "%s", p->params);
+    for (char *save = NULL, *kv = strtok_r(params, ",", &save); kv;
+         kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (eq) {
+            *eq = '\0';
+            eng_cfg_set(&e->sched, kv, eq + 1);
+        }
+    }
+    if (p->gpu_utilization > 0)
+        e->gpu_utilization = p->gpu_utilization;
+    if (p->block_size > 0)
+        e->block_size = p->block_size;
+    e->cpu = p->cpu;
     return 0;
 }
 
@@ -560,21 +640,56 @@ static int load_layout(lctx *c, const scn_node *root, eng_config *e)
     return fail(c, at ? at : scn_tree_get(root, "model"), key, "%s", why);
 }
 
-/* router: a name the engine's router registry knows. */
+/* router: a name the engine's router registry knows, or {name, prefix_weight, queue_weight,
+ * kv_weight, staleness_ms}. */
 static int load_router(lctx *c, const scn_node *root, eng_config *e)
 {
-    int bad;
-    const scn_node *n = scalar(c, root, "", "router", &bad);
-    if (bad)
-        return -1;
+    static const char *const keys[] = {"name",      "prefix_weight", "queue_weight",
+                                       "kv_weight", "staleness_ms",  NULL};
+    const scn_node *n = scn_tree_get(root, "router"), *nn = n;
+    char name[ENG_ROUTER_NAME_MAX] = "";
     if (!n)
         return 0;
-    if (!eng_router_find(n->text)) {
+    if (n->kind == SCN_NODE_MAP) {
+        eng_router_params *p = &e->router_params;
+        if (check_keys(c, n, "router", keys) ||
+            get_str(c, n, "router", "name", name, sizeof name) ||
+            get_num(c, n, "router", "prefix_weight", R_NONNEG, &p->prefix_weight) ||
+            get_num(c, n, "router", "queue_weight", R_NONNEG, &p->queue_weight) ||
+            get_num(c, n, "router", "kv_weight", R_NONNEG, &p->kv_weight) ||
+            get_num(c, n, "router", "staleness_ms", R_NONNEG, &p->staleness_ms))
+            return -1;
+        nn = scn_tree_get(n, "name");
+        if (!nn)
+            return missing(c, n, "router", "name", NULL);
+    } else if (get_str(c, root, "", "router", name, sizeof name)) {
+        return -1;
+    }
+    if (!eng_router_find(name)) {
         char names[400];
-        return fail(c, n, "router", "unknown router '%s' (valid: %s)", n->text,
+        return fail(c, nn, "router", "unknown router '%s' (valid: %s)", name,
                     eng_router_names(names, sizeof names));
     }
-    snprintf(e->router, sizeof e->router, "%s", n->text);
+    snprintf(e->router, sizeof e->router, "%s", name);
+    return 0;
+}
+
+/* profile: NAME, or {name: NAME, borrow_from: GPU} to price this scenario's GPU with a
+ * profile measured on another one (checked against the profile when it is loaded). */
+static int load_profile(lctx *c, const scn_node *root, scn_scenario *s)
+{
+    static const char *const keys[] = {"name", "borrow_from", NULL};
+    const scn_node *n = scn_tree_get(root, "profile");
+    if (!n || n->kind == SCN_NODE_SCALAR)
+        return get_str(c, root, "", "profile", s->profile, sizeof s->profile);
+    if (n->kind != SCN_NODE_MAP)
+        return fail(c, n, "profile", "expected a profile name or {name: NAME, borrow_from: GPU}");
+    if (check_keys(c, n, "profile", keys) ||
+        get_str(c, n, "profile", "name", s->profile, sizeof s->profile) ||
+        get_str(c, n, "profile", "borrow_from", s->profile_borrow, sizeof s->profile_borrow))
+        return -1;
+    if (!s->profile[0])
+        return fail(c, n, "profile", "missing key 'name' (the stored profile's name)");
     return 0;
 }
 
@@ -588,12 +703,15 @@ static int load_cost(lctx *c, const scn_node *root, scn_scenario *s)
     int idx = -1;
     if (get_map(c, root, "", "cost_model", &m))
         return -1;
-    if (!m)
-        return 0;
-    if (check_keys(c, m, "cost_model", keys) ||
-        get_num(c, m, "cost_model", "moe_skew", skew, &s->cost.moe_skew) ||
-        get_choice(c, m, "cost_model", "engine", "engine", engines, &idx))
+    if (m && (check_keys(c, m, "cost_model", keys) ||
+              get_num(c, m, "cost_model", "moe_skew", skew, &s->cost.moe_skew) ||
+              get_choice(c, m, "cost_model", "engine", "engine", engines, &idx)))
         return -1;
+    /* the kernels default to the `engine:` preset's when the cost model knows them (TGI's
+     * flash-attention kernels are priced as vLLM's) */
+    for (int i = 0; idx < 0 && c->preset && engines[i]; i++)
+        if (strcmp(c->preset->engine, engines[i]) == 0)
+            idx = i;
     if (idx >= 0)
         snprintf(s->cost.engine, sizeof s->cost.engine, "%s", engines[idx]);
     if (s->cost.moe_skew > 0 && s->engine.model.moe_layers == 0)
@@ -616,17 +734,22 @@ static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
             return fail(c, seed, "seed", "expected an integer >= 0, got '%s'", seed->text);
         s->seed = v;
     }
-    if (get_str(c, root, "", "name", s->name, sizeof s->name) ||
-        get_str(c, root, "", "profile", s->profile, sizeof s->profile) ||
+    if (get_str(c, root, "", "name", s->name, sizeof s->name) || load_profile(c, root, s) ||
         resolve_model_gpu(c, root, s) || load_precision(c, root, &s->engine) ||
         get_i32(c, root, "", "replicas", 1, 1 << 20, &s->engine.replicas) ||
         load_layout(c, root, &s->engine) || load_router(c, root, &s->engine))
         return -1;
-    return load_memory(c, root, &s->engine) || load_scheduler(c, root, &s->engine) ||
-                   load_cpu(c, root, &s->engine) || load_slo(c, root, &s->slo) ||
-                   load_cost(c, root, s)
-               ? -1
-               : 0;
+    if (load_engine(c, root, &s->engine) || load_memory(c, root, &s->engine) ||
+        load_scheduler(c, root, &s->engine) || load_cpu(c, root, &s->engine) ||
+        load_slo(c, root, &s->slo) || load_cost(c, root, s))
+        return -1;
+    /* MODEL: vLLM --async-scheduling schedules step n+1 while step n runs: the engine's
+     * overlapped CPU model */
+    const eng_sched_ops *ops = eng_sched_find(s->engine.sched.name);
+    if (eng_sched_param(ops, "async_scheduling") &&
+        eng_cfg_int(&s->engine.sched, ops, "async_scheduling"))
+        s->engine.cpu.async = 1;
+    return 0;
 }
 
 /* ---- workload ---- */
@@ -682,12 +805,12 @@ static int load_steps(lctx *c, const scn_node *m, const char *pre, scn_arrival *
 
 static int load_arrival(lctx *c, const scn_node *w, scn_arrival *a)
 {
-    static const char *const keys[SCN_ARR_COUNT][4] = {
+    static const char *const keys[SCN_ARR_COUNT][5] = {
         {"process", "rate", NULL},
         {"process", "rate", "cv", NULL},
         {"process", "rate", NULL},
         {"process", NULL},
-        {"process", "concurrency", "think_time_ms", NULL},
+        {"process", "concurrency", "think_time_ms", "ramp_up_s", NULL},
         {"process", "steps", NULL}};
     const char *pre = "workload.arrival";
     const scn_node *m = scn_tree_get(w, "arrival");
@@ -726,7 +849,8 @@ static int load_arrival(lctx *c, const scn_node *w, scn_arrival *a)
         if (!scn_tree_get(m, "concurrency"))
             return missing(c, m, pre, "concurrency", "(number of clients)");
         return get_i32(c, m, pre, "concurrency", 1, 1 << 24, &a->concurrency) ||
-                       get_num(c, m, pre, "think_time_ms", R_NONNEG, &a->think_time_ms)
+                       get_num(c, m, pre, "think_time_ms", R_NONNEG, &a->think_time_ms) ||
+                       get_num(c, m, pre, "ramp_up_s", R_NONNEG, &a->ramp_up_s)
                    ? -1
                    : 0;
     case SCN_ARR_SCHEDULE:
@@ -792,7 +916,9 @@ static int load_empirical(lctx *c, const scn_node *m, const char *pre, scn_dist 
     return probe_trace(c, scn_tree_get(m, "path"), kp(pre, "path").s, &sp, NULL);
 }
 
-static int load_dist(lctx *c, const scn_node *w, const char *key, scn_dist *d)
+/* A length distribution `key` of map w, whose path is `parent`; `parent` names it in messages. */
+static int load_dist_in(lctx *c, const scn_node *w, const char *parent, const char *key,
+                        scn_dist *d)
 {
     static const char *const keys[SCN_DIST_COUNT][7] = {
         {"dist", "value", "min", "max", NULL},
@@ -801,23 +927,23 @@ static int load_dist(lctx *c, const scn_node *w, const char *key, scn_dist *d)
         {"dist", "mean", "sigma", "min", "max", NULL},
         {"dist", "min", "max", "s", NULL},
         {"dist", "path", "format", "column", "min", "max", NULL}};
-    kpath pre = kp("workload", key);
+    kpath pre = kp(parent, key);
     const scn_node *m = scn_tree_get(w, key);
     int idx = -1, is_out = !strcmp(key, "output_tokens");
     memset(d, 0, sizeof *d);
     if (!m)
-        return missing(c, w, "workload", key,
+        return missing(c, w, parent, key,
                        "({dist: fixed|uniform|normal|lognormal|zipf|"
                        "empirical, ...} or a number of tokens)");
     if (m->kind == SCN_NODE_SCALAR) { /* shorthand: `output_tokens: 500` */
         int64_t v = 0;
-        if (get_int(c, w, "workload", key, 1, INT32_MAX, &v))
+        if (get_int(c, w, parent, key, 1, INT32_MAX, &v))
             return -1;
         d->kind = SCN_DIST_FIXED;
         d->value = (double)v;
         return 0;
     }
-    if (get_map(c, w, "workload", key, &m))
+    if (get_map(c, w, parent, key, &m))
         return -1;
     if (!scn_tree_get(m, "dist"))
         return missing(c, m, pre.s, "dist", "(fixed, uniform, normal, lognormal, zipf, empirical)");
@@ -858,6 +984,11 @@ static int load_dist(lctx *c, const scn_node *w, const char *key, scn_dist *d)
     default:
         return 0;
     }
+}
+
+static int load_dist(lctx *c, const scn_node *w, const char *key, scn_dist *d)
+{
+    return load_dist_in(c, w, "workload", key, d);
 }
 
 /* `columns: {time, prompt, output, time_unit_s}` of a trace or lengths section. */
@@ -914,9 +1045,9 @@ static int load_lengths(lctx *c, const scn_node *w, scn_lengths *l)
 
 static int load_trace(lctx *c, const scn_node *w, scn_trace *t, int *has_time)
 {
-    static const char *const keys[] = {"path",    "format",       "time_scale", "rate",
-                                       "start_s", "duration_s",   "limit",      "on_bad_row",
-                                       "columns", "lengths_only", NULL};
+    static const char *const keys[] = {
+        "path",  "format",     "time_scale", "rate",         "start_s",           "duration_s",
+        "limit", "on_bad_row", "columns",    "lengths_only", "hash_block_tokens", NULL};
     static const char *const bad_row[] = {"error", "skip", NULL};
     const char *pre = "workload.trace";
     const scn_node *m;
@@ -943,6 +1074,13 @@ static int load_trace(lctx *c, const scn_node *w, scn_trace *t, int *has_time)
         return -1;
     snprintf(t->format, sizeof t->format, "%s", formats[fi]);
     t->skip_bad_rows = br == 1;
+    /* MODEL: Mooncake FAST'25 traces: one hash id per 512-token prompt block (SOURCE.md) */
+    const scn_node *hb = scn_tree_get(m, "hash_block_tokens");
+    t->hash_block = !strcmp(t->format, "mooncake") ? 512 : 0;
+    if (hb && strcmp(t->format, "mooncake"))
+        return fail(c, hb, kp(pre, "hash_block_tokens").s, "only mooncake traces carry hash_ids");
+    if (get_i32(c, m, pre, "hash_block_tokens", 0, 1 << 20, &t->hash_block))
+        return -1;
     if (scn_tree_get(m, "rate") && scn_tree_get(m, "time_scale"))
         return fail(c, scn_tree_get(m, "rate"), kp(pre, "rate").s,
                     "give rate or time_scale, not both");
@@ -960,10 +1098,90 @@ static int load_trace(lctx *c, const scn_node *w, scn_trace *t, int *has_time)
     return 0;
 }
 
-static int load_workload(lctx *c, const scn_node *root, scn_workload *w)
+/* `shared_prefix: {tokens, groups}` */
+static int load_prefix(lctx *c, const scn_node *w, scn_workload *wl, int32_t ctx)
+{
+    static const char *const keys[] = {"tokens", "groups", NULL};
+    const char *pre = "workload.shared_prefix";
+    const scn_node *m;
+    if (get_map(c, w, "workload", "shared_prefix", &m))
+        return -1;
+    if (!m)
+        return 0;
+    scn_prefix *p = &wl->prefix;
+    p->present = 1;
+    p->groups = 1;
+    if (check_keys(c, m, pre, keys))
+        return -1;
+    if (!scn_tree_get(m, "tokens"))
+        return missing(c, m, pre, "tokens", "(tokens every request of a group starts with)");
+    if (get_i32(c, m, pre, "tokens", 1, ctx > 1 ? ctx - 1 : INT32_MAX, &p->tokens) ||
+        get_i32(c, m, pre, "groups", 1, 1 << 30, &p->groups))
+        return -1;
+    if (wl->trace.present)
+        return fail(c, m, pre,
+                    "a trace replays its own prompts; shared_prefix needs drawn lengths");
+    return 0;
+}
+
+/* A think time: a number of ms (may be 0), or a distribution of whole ms. */
+static int load_think(lctx *c, const scn_node *m, const char *pre, scn_sessions *ss)
+{
+    const scn_node *n = scn_tree_get(m, "think_time_ms");
+    ss->think_fixed_ms = 0;
+    if (!n)
+        return 0;
+    if (n->kind == SCN_NODE_SCALAR)
+        return get_num(c, m, pre, "think_time_ms", R_NONNEG, &ss->think_fixed_ms);
+    ss->think_fixed_ms = -1;
+    return load_dist_in(c, m, pre, "think_time_ms", &ss->think);
+}
+
+/* `sessions: {turns, user_tokens, system_prompt_tokens, think_time_ms, kind, tool_tokens}` */
+static int load_sessions(lctx *c, const scn_node *w, scn_workload *wl)
 {
     static const char *const keys[] = {
-        "num_requests", "arrival", "prompt_tokens", "output_tokens", "lengths", "trace", NULL};
+        "turns",       "user_tokens", "system_prompt_tokens", "think_time_ms", "kind",
+        "tool_tokens", NULL};
+    static const char *const kinds[] = {"chat", "agent", NULL};
+    const char *pre = "workload.sessions";
+    const scn_node *m;
+    if (get_map(c, w, "workload", "sessions", &m))
+        return -1;
+    if (!m)
+        return 0;
+    scn_sessions *ss = &wl->sessions;
+    int kind = 0;
+    ss->present = 1;
+    if (check_keys(c, m, pre, keys) ||
+        get_choice(c, m, pre, "kind", "session kind", kinds, &kind) ||
+        load_dist_in(c, m, pre, "turns", &ss->turns) ||
+        load_dist_in(c, m, pre, "user_tokens", &ss->user) ||
+        get_i32(c, m, pre, "system_prompt_tokens", 0, INT32_MAX, &ss->system_tokens) ||
+        load_think(c, m, pre, ss))
+        return -1;
+    ss->agent = kind == 1;
+    if (ss->agent && load_dist_in(c, m, pre, "tool_tokens", &ss->tool))
+        return -1;
+    if (!ss->agent && scn_tree_get(m, "tool_tokens"))
+        return fail(c, scn_tree_get(m, "tool_tokens"), kp(pre, "tool_tokens").s,
+                    "not used: only kind: agent sessions add tool output");
+    for (int i = 0; i < 4; i++) {
+        static const char *const clash[] = {"prompt_tokens", "lengths", "trace", "shared_prefix"};
+        const scn_node *n = scn_tree_get(w, clash[i]);
+        if (n)
+            return fail(c, n, kp("workload", clash[i]).s,
+                        "not used with sessions: their prompts are the context so far plus "
+                        "sessions.user_tokens (a shared prefix is sessions.system_prompt_tokens)");
+    }
+    return 0;
+}
+
+static int load_workload(lctx *c, const scn_node *root, scn_workload *w)
+{
+    static const char *const keys[] = {"num_requests",  "arrival",  "prompt_tokens",
+                                       "output_tokens", "lengths",  "trace",
+                                       "shared_prefix", "sessions", NULL};
     const scn_node *m;
     int has_time = 0;
     if (get_map(c, root, "", "workload", &m))
@@ -971,10 +1189,22 @@ static int load_workload(lctx *c, const scn_node *root, scn_workload *w)
     if (!m)
         return missing(c, root, "", "workload", "(num_requests, arrival, prompt_tokens, ...)");
     if (check_keys(c, m, "workload", keys) || load_trace(c, m, &w->trace, &has_time) ||
-        load_lengths(c, m, &w->lengths))
+        load_lengths(c, m, &w->lengths) || load_sessions(c, m, w))
         return -1;
     int timed = w->trace.present && has_time;
     int lengths_given = w->trace.present || w->lengths.present;
+    if (w->sessions.present) {
+        if (!scn_tree_get(m, "num_requests"))
+            return missing(c, m, "workload", "num_requests", "(turns to send, over all sessions)");
+        if (get_int(c, m, "workload", "num_requests", 1, INT64_MAX, &w->num_requests) ||
+            load_dist(c, m, "output_tokens", &w->output) || load_arrival(c, m, &w->arrival))
+            return -1;
+        if (w->arrival.kind == SCN_ARR_BURST || w->arrival.kind == SCN_ARR_SCHEDULE)
+            return fail(c, scn_tree_get(m, "arrival"), "workload.arrival",
+                        "sessions start by a closed loop (concurrent sessions) or by poisson, "
+                        "gamma or constant (sessions per second)");
+        return 0;
+    }
     if (w->trace.present && w->lengths.present)
         return fail(c, scn_tree_get(m, "lengths"), "workload.lengths",
                     "a trace already gives the lengths; use trace or lengths, not both");
@@ -999,6 +1229,17 @@ static int load_workload(lctx *c, const scn_node *root, scn_workload *w)
                     "true to use the trace's lengths with this arrival process)");
     if (!timed && load_arrival(c, m, &w->arrival))
         return -1;
+    int32_t ctx = c->out->engine.max_model_len > 0 ? c->out->engine.max_model_len
+                                                   : c->out->engine.model.max_context;
+    if (load_prefix(c, m, w, ctx))
+        return -1;
+    const scn_arrival *a = &w->arrival;
+    if (!timed && !lengths_given && a->kind == SCN_ARR_CLOSED && a->concurrency > 1 &&
+        a->ramp_up_s == 0 && w->prompt.kind == SCN_DIST_FIXED && w->output.kind == SCN_DIST_FIXED)
+        note(c, an,
+             "%d closed-loop clients with fixed lengths all start at 0 and stay in lock-step "
+             "(they prefill together every round); arrival.ramp_up_s staggers their starts",
+             a->concurrency);
     return 0;
 }
 
@@ -1041,6 +1282,7 @@ int scn_load_text(const char *name, const char *text, const char *const *overrid
                                        "dtype",
                                        "kv_dtype",
                                        "profile",
+                                       "engine",
                                        "memory",
                                        "scheduler",
                                        "cpu_overhead",

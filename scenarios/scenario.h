@@ -64,6 +64,7 @@ typedef struct scn_arrival {
     double cv;            /* gamma: coefficient of variation of the gaps */
     int32_t concurrency;  /* closed */
     double think_time_ms; /* closed */
+    double ramp_up_s;     /* closed: client i (of N) starts at i x ramp_up_s / N; 0 = all at 0 */
     int32_t nsteps;       /* schedule: piecewise-constant rate */
     double step_start_s[SCN_MAX_SCHEDULE];
     double step_rate[SCN_MAX_SCHEDULE];
@@ -81,6 +82,7 @@ typedef struct scn_trace {
     int64_t limit;              /* first N requests; 0 = all */
     int skip_bad_rows;          /* on_bad_row: skip */
     int lengths_only;           /* 1: ignore the time column; arrivals come from the process */
+    int32_t hash_block;         /* mooncake: tokens per hash_ids entry (512); 0 = ignore them */
 } scn_trace;
 
 /* Joint (prompt, output) pairs sampled with replacement from a trace's rows, which keeps their
@@ -92,12 +94,39 @@ typedef struct scn_lengths {
     char col_prompt[64], col_output[64]; /* "" = the format's columns (csv: required) */
 } scn_lengths;
 
+/* A prefix shared by groups of requests (a system prompt, a few-shot template): each request
+ * draws one of `groups` prefixes of `tokens` tokens and puts its drawn prompt after it. */
+typedef struct scn_prefix {
+    int present;
+    int32_t tokens;
+    int32_t groups;
+} scn_prefix;
+
+/* Multi-turn sessions: turn k's prompt is everything before it (the system prompt, every
+ * earlier prompt and answer) plus new user tokens (chat) or tool-output tokens (agent, after
+ * the first turn), sent a think time after turn k - 1's answer. Sessions start by the arrival
+ * process (closed: `concurrency` sessions at a time; poisson, gamma, constant: new sessions per
+ * second). A session ends after its turns, when a turn is rejected, or when its next turn would
+ * not fit the model's context. */
+typedef struct scn_sessions {
+    int present;
+    scn_dist turns;        /* turns per session, >= 1 */
+    scn_dist user;         /* new user tokens per turn */
+    scn_dist tool;         /* agent: tool-output tokens per turn after the first */
+    scn_dist think;        /* ms between an answer and the next turn (dist), when think_fixed < 0 */
+    double think_fixed_ms; /* a fixed think time (may be 0); < 0: drawn from think */
+    int32_t system_tokens; /* a system prompt every session starts with (shared), 0 = none */
+    int agent;             /* 1: turns after the first add tool output, not user tokens */
+} scn_sessions;
+
 typedef struct scn_workload {
-    int64_t num_requests; /* 0 with a trace = every row */
+    int64_t num_requests; /* 0 with a trace = every row; with sessions: turns in all */
     scn_arrival arrival;
     scn_dist prompt, output;
     scn_lengths lengths;
     scn_trace trace;
+    scn_prefix prefix;
+    scn_sessions sessions;
 } scn_workload;
 
 typedef struct scn_slo {
@@ -124,6 +153,9 @@ typedef struct scn_scenario {
     scn_workload workload;
     scn_slo slo;
     scn_cost cost;    /* cost_model: {moe_skew, engine} */
+    /* profile: {name, borrow_from: GPU}: the GPU the profile was measured on, when it is not
+     * the scenario's ("" = the profile must be the scenario's GPU's) */
+    char profile_borrow[32];
     char notes[1024]; /* remarks for the user (keys only another policy uses), one per line;
                          the caller decides whether to print them */
 } scn_scenario;

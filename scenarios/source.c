@@ -38,6 +38,11 @@ struct scn_source {
     scn_sampler *ps, *os;
     scn_pairs *pairs;
     scn_trace_reader *tr;
+    scn_sessions_src *ss; /* multi-turn sessions, or NULL */
+    gsl_rng *g_prefix;    /* shared prefixes: which group */
+    eng_segment seg[2];   /* shared prefix + the request's own part */
+    eng_segment *hseg;    /* a trace row's hash_ids as segments */
+    int32_t caphseg;
     int timed; /* arrivals come from the trace */
     int64_t emitted, clipped, skipped;
     /* synthetic arrivals */
@@ -56,12 +61,29 @@ struct scn_source {
 
 /* ---- trace rows ---- */
 
+/* A row's hash_ids must cover its prompt: ceil(prompt / hash_block) of them. */
+static int check_hashes(const scn_source *s, scn_trace_reader *tr, const scn_trace_row *row,
+                        sim_err *err)
+{
+    int64_t hb = s->w.trace.hash_block;
+    if (hb <= 0 || row->nhash < 0 || row->nhash == (row->prompt + hb - 1) / hb)
+        return 0;
+    sim_errf(err,
+             "%s:%lld: bad row: hash_ids has %d ids, but input_length %lld needs %lld (one per "
+             "%lld tokens)",
+             s->w.trace.path, (long long)scn_trace_line(tr), row->nhash, (long long)row->prompt,
+             (long long)((row->prompt + hb - 1) / hb), (long long)hb);
+    return -1;
+}
+
 /* The next good row: 1, 0 at the end, -1 with err for a bad row (unless skipping), -2 I/O. */
 static int good_row(scn_source *s, scn_trace_reader *tr, scn_trace_row *row, int64_t *skipped,
                     sim_err *err)
 {
     for (;;) {
         int rc = scn_trace_next(tr, row, err);
+        if (rc == 1 && check_hashes(s, tr, row, err))
+            rc = -1;
         if (rc == -1 && s->w.trace.skip_bad_rows) {
             (*skipped)++;
             continue;
@@ -154,6 +176,13 @@ scn_source *scn_source_new(const scn_scenario *sc, uint64_t seed, sim_err *err)
     s->g_output = sim_rng_new_stream(seed, SIM_STREAM_OUTPUT);
     s->g_pairs = sim_rng_new_stream(seed, SIM_STREAM_TRACE);
     s->t_s = -1;
+    if (w->sessions.present) {
+        if (!(s->ss = scn_sessions_new(w, s->ctx, seed, err)))
+            goto fail;
+        return s;
+    }
+    if (w->prefix.present)
+        s->g_prefix = sim_rng_new_stream(seed, SIM_STREAM_CLIENT);
     if (w->trace.present) {
         if (open_trace(s, err))
             goto fail;
@@ -167,8 +196,13 @@ scn_source *scn_source_new(const scn_scenario *sc, uint64_t seed, sim_err *err)
             goto fail;
     }
     if (!s->timed && w->arrival.kind == SCN_ARR_CLOSED) {
-        s->ready = sim_xcalloc((size_t)w->arrival.concurrency, sizeof *s->ready);
-        s->nready = w->arrival.concurrency;
+        int32_t n = w->arrival.concurrency;
+        s->ready = sim_xcalloc((size_t)n, sizeof *s->ready);
+        s->nready = n;
+        /* MODEL: a ramp starts client i of N at i x ramp_up_s / N (aiperf
+         * --concurrency-ramp-duration; vLLM bench serve --ramp-up-strategy linear) */
+        for (int32_t i = 0; i < n; i++)
+            s->ready[i] = (int64_t)llround(w->arrival.ramp_up_s * 1e9 * i / n);
     }
     return s;
 fail:
@@ -188,6 +222,10 @@ void scn_source_free(scn_source *s)
     scn_sampler_free(s->os);
     scn_pairs_free(s->pairs);
     scn_trace_close(s->tr);
+    scn_sessions_free(s->ss);
+    if (s->g_prefix)
+        gsl_rng_free(s->g_prefix);
+    free(s->hseg);
     free(s->ready);
     free(s);
 }
@@ -282,6 +320,34 @@ static void raise_zero(int64_t *v, int *clipped)
     }
 }
 
+/* A content id: kind and number mixed (no two kinds share ids). */
+static uint64_t seg_id(uint64_t kind, uint64_t n)
+{
+    uint64_t x = kind * UINT64_C(0x9e3779b97f4a7c15) ^ (n + UINT64_C(0x632bd3f9a1));
+    x ^= x >> 31;
+    x *= UINT64_C(0xd6e8feb86659fd93);
+    return x ^ (x >> 32);
+}
+
+/* MODEL: Mooncake's hash_ids are remapped hashes of 512-token prompt blocks (prefix-chained: equal
+ * leading ids mean a shared prefix): the prompt is one segment per id, the last one the rest. */
+static void hash_segments(scn_source *s, const scn_trace_row *row, eng_arrival *out)
+{
+    if (row->nhash > s->caphseg) {
+        s->caphseg = row->nhash;
+        s->hseg = sim_xrealloc(s->hseg, (size_t)s->caphseg * sizeof *s->hseg);
+    }
+    int64_t hb = s->w.trace.hash_block, left = row->prompt;
+    for (int32_t i = 0; i < row->nhash; i++) {
+        int64_t len = left < hb ? left : hb;
+        s->hseg[i] =
+            (eng_segment){seg_id(UINT64_C(0x686173685f6964), (uint64_t)row->hash[i]), (int32_t)len};
+        left -= len;
+    }
+    out->seg = s->hseg;
+    out->nseg = row->nhash;
+}
+
 static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
 {
     scn_source *s = st;
@@ -289,6 +355,20 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
     int clipped = 0;
     if (s->limit > 0 && s->emitted >= s->limit)
         return ENG_SRC_END;
+    if (s->ss) {
+        eng_arrival a;
+        memset(&a, 0, sizeof a);
+        int rc = scn_sessions_next(s->ss, now, &a);
+        if (rc == ENG_SRC_OK || rc == ENG_SRC_LATER)
+            *out = a;
+        s->emitted += rc == ENG_SRC_OK;
+        return rc;
+    }
+    /* a fresh arrival: content fields cleared; out is left alone unless one is returned */
+    eng_arrival res;
+    memset(&res, 0, sizeof res);
+    eng_arrival *caller = out;
+    out = &res;
     if (!s->timed) {
         int rc = next_time(s, now, &t);
         if (rc != ENG_SRC_OK)
@@ -311,6 +391,8 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
         o = row.output;
         raise_zero(&p, &clipped);
         raise_zero(&o, &clipped);
+        if (row.nhash > 0 && s->w.trace.hash_block > 0 && p == row.prompt)
+            hash_segments(s, &row, out);
     } else {
         if (s->pairs)
             scn_pairs_draw(s->pairs, s->g_pairs, &p, &o);
@@ -318,22 +400,41 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
             p = scn_sampler_draw(s->ps, s->g_prompt, &clipped);
             o = scn_sampler_draw(s->os, s->g_output, &clipped);
         }
+        int64_t own = p;
+        if (s->w.prefix.present)
+            p += s->w.prefix.tokens;
         raise_zero(&p, &clipped);
         raise_zero(&o, &clipped);
         clip_context(s, &p, &o, &clipped);
+        if (s->w.prefix.present && p > s->w.prefix.tokens) {
+            own = p - s->w.prefix.tokens;
+            int64_t g =
+                (int64_t)gsl_rng_uniform_int(s->g_prefix, (unsigned long)s->w.prefix.groups);
+            s->seg[0] =
+                (eng_segment){seg_id(UINT64_C(0x707265666978), (uint64_t)g), s->w.prefix.tokens};
+            s->seg[1] =
+                (eng_segment){seg_id(UINT64_C(0x6f776e), (uint64_t)s->emitted), (int32_t)own};
+            out->seg = s->seg;
+            out->nseg = 2;
+        }
     }
     s->clipped += clipped;
     s->emitted++;
     out->t = t > now ? t : now;
     out->prompt = (int32_t)p;
     out->output = (int32_t)o;
+    *caller = res;
     return ENG_SRC_OK;
 }
 
-static void src_done(void *st, int64_t now)
+static void src_done(void *st, int64_t now, const eng_request *rq)
 {
     scn_source *s = st;
     const scn_arrival *a = &s->w.arrival;
+    if (s->ss) {
+        scn_sessions_done(s->ss, now, rq);
+        return;
+    }
     if (!s->ready || s->nready >= a->concurrency)
         return;
     int64_t think = (int64_t)llround(a->think_time_ms * 1e6);
@@ -350,7 +451,7 @@ const eng_source_ops *scn_source_ops(void)
 
 int64_t scn_source_clipped(const scn_source *s)
 {
-    return s->clipped;
+    return s->clipped + (s->ss ? scn_sessions_clipped(s->ss) : 0);
 }
 
 int64_t scn_source_skipped(const scn_source *s)

@@ -4,7 +4,8 @@
  * A reader holds the open file and the one line being parsed (getline's buffer), never the
  * whole trace, so a multi-million-row trace replays in constant memory. Formats:
  *   azure    CSV: TIMESTAMP (YYYY-MM-DD HH:MM:SS.fffffff), ContextTokens, GeneratedTokens
- *   mooncake JSON Lines: timestamp (ms), input_length, output_length (hash_ids ignored)
+ *   mooncake JSON Lines: timestamp (ms), input_length, output_length, and hash_ids (one id per
+ *            block of the prompt, read when asked for)
  *   vidur    CSV: arrived_at (s, optional: without it the file gives lengths only),
  *            num_prefill_tokens, num_decode_tokens
  *   csv      CSV with the columns the scenario names; time in units of time_unit_s seconds
@@ -44,6 +45,10 @@ struct scn_trace_reader {
     char **fields;       /* ncols field pointers into line, reused for every row */
     int have_prev;
     int64_t prev_t;
+    int want_hash;  /* mooncake: read hash_ids */
+    char *hash_val; /* the row's hash_ids array text (in line), or NULL */
+    int64_t *hash;  /* its ids */
+    int32_t caphash;
 };
 
 const char *scn_trace_formats(void)
@@ -78,6 +83,7 @@ void scn_trace_close(scn_trace_reader *r)
     for (int i = 0; i < C_COUNT; i++)
         free(r->name[i]);
     free(r->fields);
+    free(r->hash);
     free(r->line);
     free(r->path);
     free(r);
@@ -187,7 +193,8 @@ scn_trace_spec scn_trace_spec_of(const scn_trace *t)
                             .time_unit_s = t->time_unit_s,
                             .lengths_only = t->lengths_only,
                             .want_prompt = 1,
-                            .want_output = 1};
+                            .want_output = 1,
+                            .want_hash = t->hash_block > 0};
 }
 
 scn_trace_reader *scn_trace_open(const scn_trace_spec *sp, sim_err *err)
@@ -203,6 +210,7 @@ scn_trace_reader *scn_trace_open(const scn_trace_spec *sp, sim_err *err)
     scn_trace_reader *r = sim_xcalloc(1, sizeof *r);
     r->path = sim_xstrdup(sp->path);
     r->fmt = fmt;
+    r->want_hash = sp->want_hash && fmt == F_MOONCAKE;
     const char *given[C_COUNT] = {sp->col_time, sp->col_prompt, sp->col_output};
     int want[C_COUNT] = {!sp->lengths_only, sp->want_prompt, sp->want_output};
     for (int c = 0; c < C_COUNT; c++) {
@@ -422,6 +430,10 @@ static int scan_object(scn_trace_reader *r, char *vals[C_COUNT])
                 *ve = '\0';
                 vals[c] = v;
             }
+        if (r->want_hash && klen == 8 && !strncmp(k, "hash_ids", 8) && *v == '[') {
+            *ve = '\0';
+            r->hash_val = v;
+        }
         if (sep == '}')
             return 0;
         p++;
@@ -451,6 +463,33 @@ static int fields_of(scn_trace_reader *r, char *vals[C_COUNT], sim_err *err)
     return 0;
 }
 
+/* The row's hash_ids array ("[1, 2, 3]") into r->hash; the count, or -1 when malformed. */
+static int32_t parse_hashes(scn_trace_reader *r)
+{
+    int32_t n = 0;
+    const char *p = r->hash_val + 1;
+    for (;;) {
+        p = skip_ws(p);
+        if (*p == ']' && n == 0)
+            return 0;
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno || v < 0)
+            return -1;
+        if (n == r->caphash) {
+            r->caphash = r->caphash ? 2 * r->caphash : 64;
+            r->hash = sim_xrealloc(r->hash, (size_t)r->caphash * sizeof *r->hash);
+        }
+        r->hash[n++] = v;
+        p = skip_ws(end);
+        if (*p == ']')
+            return n;
+        if (*p++ != ',')
+            return -1;
+    }
+}
+
 int scn_trace_next(scn_trace_reader *r, scn_trace_row *row, sim_err *err)
 {
     char *vals[C_COUNT];
@@ -458,8 +497,17 @@ int scn_trace_next(scn_trace_reader *r, scn_trace_row *row, sim_err *err)
     if (rc <= 0)
         return rc;
     memset(row, 0, sizeof *row);
+    row->nhash = -1;
+    r->hash_val = NULL;
     if (fields_of(r, vals, err))
         return -1;
+    if (r->hash_val) {
+        row->nhash = parse_hashes(r);
+        if (row->nhash < 0)
+            return bad(r, err, "field '%s' is not a list of non-negative integers%s", "hash_ids",
+                       "");
+        row->hash = r->hash;
+    }
     if (vals[C_PROMPT] && parse_count(r, r->name[C_PROMPT], vals[C_PROMPT], &row->prompt, err))
         return -1;
     if (vals[C_OUTPUT] && parse_count(r, r->name[C_OUTPUT], vals[C_OUTPUT], &row->output, err))

@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# chromium: test_report renders `llmsim report` pages in it, and the README's report picture
+# is its screenshot
 pkgs=(build-essential cmake pkg-config libgsl-dev libsqlite3-dev libyaml-dev libcmocka-dev
-      libopenblas-dev gnuplot-nox)
+      libopenblas-dev gnuplot-nox chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -41,3 +43,23 @@ rm -f out/timeline.db*
 ./build/llmsim run scenarios/timeline.yaml --db out/timeline.db --set scheduler.name=static
 ./build/llmsim run scenarios/timeline.yaml --db out/timeline.db --set scheduler.name=orca
 ./build/llmsim plot timeline --run 1,2 --db out/timeline.db -o docs/timeline.png
+# ...a small run under memory pressure: requests preempted, waiting, resumed
+rm -f out/gantt.db*
+./build/llmsim run scenarios/demo.yaml --db out/gantt.db --quiet --set scheduler.name=vllm \
+  --set memory.gpu_utilization=0.22 --set workload.arrival.rate=6 --set workload.num_requests=50
+./build/llmsim plot gantt --run 1 --db out/gantt.db -o docs/gantt.png
+# ...and the sweep's report, as a browser shows it
+./build/llmsim report --sweep 1 --db out/curve.db -o out/report-sweep.html
+rm -rf out/chromium-profile
+chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+  --disable-background-networking --disable-component-update --disable-sync \
+  --user-data-dir="$PWD/out/chromium-profile" --hide-scrollbars --window-size=1100,1500 \
+  --screenshot="$PWD/docs/report.png" "file://$PWD/out/report-sweep.html" 2>/dev/null
+rm -rf out/chromium-profile
+# ...and the fidelity pictures: predicted against measured on the shipped validation sets
+# (they read ../shared/data in place; without it they are left as they are)
+if [ -r ../shared/data/validation/aic-silicon-h100.csv ]; then
+  rm -f out/validate.db*
+  ./build/llmsim validate aic-silicon-h100 --db out/validate.db --quiet -o docs/validation.png >out/validate-aic.txt
+  ./build/llmsim validate --ops --db out/validate.db --quiet -o docs/validation-ops.png >out/validate-ops.txt
+fi

@@ -114,6 +114,7 @@ void sim_samples_add_n(sim_samples *s, double x, size_t count)
     double w = (double)count;
     s->count += w;
     s->sum += x * w;
+    s->sumsq += x * x * w;
     if (!s->sketch && s->n >= s->max_pairs)
         to_sketch(s);
     if (s->sketch) {
@@ -141,6 +142,22 @@ double sim_samples_count(const sim_samples *s)
 double sim_samples_mean(const sim_samples *s)
 {
     return s->count > 0 ? s->sum / s->count : 0.0;
+}
+
+double sim_samples_std(const sim_samples *s)
+{
+    if (s->count <= 0)
+        return 0.0;
+    double mean = s->sum / s->count, var;
+    if (!s->sketch) {
+        double acc = 0;
+        for (size_t i = 0; i < s->n; i++)
+            acc += s->p[i].w * (s->p[i].v - mean) * (s->p[i].v - mean);
+        var = acc / s->count;
+    } else {
+        var = s->sumsq / s->count - mean * mean;
+    }
+    return var > 0 ? sqrt(var) : 0.0;
 }
 
 int sim_samples_exact(const sim_samples *s)

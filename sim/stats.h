@@ -50,6 +50,7 @@ typedef struct sim_samples {
     int sorted;
     double count; /* total weight */
     double sum;   /* sum of value x weight */
+    double sumsq; /* sum of value^2 x weight (the standard deviation once sketched) */
     /* sketch mode (p == NULL, sketch != 0) */
     int sketch;
     double *bins; /* counts of bucket index lo .. lo + nbins - 1 */
@@ -70,6 +71,9 @@ void sim_samples_add(sim_samples *s, double x);
 void sim_samples_add_n(sim_samples *s, double x, size_t count);
 double sim_samples_count(const sim_samples *s);
 double sim_samples_mean(const sim_samples *s); /* 0 when empty */
+/* The population standard deviation (numpy.std's default, ddof = 0); 0 when empty. Exact (two
+ * passes over the pairs) in exact mode, from the sums once sketched. */
+double sim_samples_std(const sim_samples *s);
 /* p in [0, 100]; 0 when empty. Exact in exact mode (sorts in place on first use). */
 double sim_samples_percentile(sim_samples *s, double p);
 /* 1 while percentiles are exact, 0 once the sketch took over. */

@@ -7,6 +7,7 @@
  * statement is finalized before its function returns, except a cursor's, which close ends.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +17,18 @@
 
 /* ---------------- runs ---------------- */
 
-/* runs columns in store_run_meta order; the version-2 ones as NULL before version 2. */
+/* runs columns in store_run_meta order; those of later versions as NULL before them. */
 static const char *run_cols(const store *s)
 {
-    return s->version >= 2 ? "id, name, scheduler, version, profile, model, gpu, dtype, hardware,"
-                             " store_level, created, seed, replicas, tensor_parallel, offered_rate,"
-                             " num_requests"
-                           : "id, name, scheduler, version, profile, model, gpu, dtype, hardware,"
-                             " store_level, created, seed, replicas, tensor_parallel, NULL, NULL";
+    return s->version >= 3   ? "id, name, scheduler, version, profile, model, gpu, dtype, hardware,"
+                               " store_level, created, seed, replicas, tensor_parallel,"
+                               " offered_rate, num_requests, kv_blocks"
+           : s->version >= 2 ? "id, name, scheduler, version, profile, model, gpu, dtype, hardware,"
+                               " store_level, created, seed, replicas, tensor_parallel,"
+                               " offered_rate, num_requests, NULL"
+                             : "id, name, scheduler, version, profile, model, gpu, dtype, hardware,"
+                               " store_level, created, seed, replicas, tensor_parallel, NULL, NULL,"
+                               " NULL";
 }
 
 static void read_run(sqlite3_stmt *st, store_run_meta *m)
@@ -45,11 +50,12 @@ static void read_run(sqlite3_stmt *st, store_run_meta *m)
     m->tensor_parallel = sqlite3_column_int(st, 13);
     m->offered_rate = sqlite3_column_double(st, 14);
     m->num_requests = sqlite3_column_int64(st, 15);
+    m->kv_blocks = sqlite3_column_int64(st, 16);
 }
 
 int store_run_get(store *s, int64_t id, store_run_meta *out, sim_err *err)
 {
-    char sql[256];
+    char sql[512];
     snprintf(sql, sizeof sql, "SELECT %s FROM runs WHERE id = ?", run_cols(s));
     sqlite3_stmt *st = store_prepare(s, sql, err);
     if (!st)
@@ -68,7 +74,7 @@ int store_run_get(store *s, int64_t id, store_run_meta *out, sim_err *err)
 
 int store_run_list(store *s, int (*fn)(void *arg, const store_run_meta *m), void *arg, sim_err *err)
 {
-    char sql[256];
+    char sql[512];
     snprintf(sql, sizeof sql, "SELECT %s FROM runs ORDER BY id", run_cols(s));
     sqlite3_stmt *st = store_prepare(s, sql, err);
     if (!st)
@@ -131,6 +137,25 @@ int store_run_metrics(store *s, int64_t run, eng_metric *out, int max, sim_err *
     return rc == SQLITE_DONE ? n : store_fail(s, err, "reading metrics");
 }
 
+int store_run_scenario(store *s, int64_t run, char **text, sim_err *err)
+{
+    *text = NULL;
+    sqlite3_stmt *st = store_prepare(s, "SELECT scenario FROM runs WHERE id = ?", err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, run);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        *text = sim_xstrdup(t ? (const char *)t : "");
+    } else if (rc == SQLITE_DONE)
+        sim_errf(err, "%s: no run %lld in this database", s->path, (long long)run);
+    else
+        store_fail(s, err, "reading the runs table");
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
 /* ---------------- cursors ---------------- */
 
 struct store_iter_cursor {
@@ -152,15 +177,33 @@ static sqlite3_stmt *run_stmt(store *s, const char *sql, int64_t run, sim_err *e
     return st;
 }
 
+/* A statement with the run (?1) and a window (?2 from, ?3 to) bound. */
+static sqlite3_stmt *window_stmt(store *s, const char *sql, int64_t run, int64_t from, int64_t to,
+                                 sim_err *err)
+{
+    sqlite3_stmt *st = run_stmt(s, sql, run, err);
+    if (st) {
+        sqlite3_bind_int64(st, 2, from);
+        sqlite3_bind_int64(st, 3, to);
+    }
+    return st;
+}
+
 store_iter_cursor *store_iterations_open(store *s, int64_t run, sim_err *err)
 {
-    sqlite3_stmt *st = run_stmt(
+    return store_iterations_open_range(s, run, INT64_MIN, INT64_MAX, err);
+}
+
+store_iter_cursor *store_iterations_open_range(store *s, int64_t run, int64_t from_ns,
+                                               int64_t to_ns, sim_err *err)
+{
+    sqlite3_stmt *st = window_stmt(
         s,
         "SELECT replica, iter, start_ns, duration_ns, cpu_ns, gpu_ns, num_seqs, prefill_tokens,"
         " decode_tokens, kv_blocks_used, preempted, prefill_seqs, prefill_pairs, prefill_kv,"
-        " prefill_q2, decode_ctx, emit_seqs FROM iterations WHERE run_id = ?"
-        " ORDER BY replica, iter",
-        run, err);
+        " prefill_q2, decode_ctx, emit_seqs FROM iterations WHERE run_id = ?1"
+        " AND start_ns <= ?3 AND start_ns + duration_ns >= ?2 ORDER BY replica, iter",
+        run, from_ns, to_ns, err);
     if (!st)
         return NULL;
     store_iter_cursor *c = sim_xcalloc(1, sizeof *c);
@@ -212,12 +255,19 @@ void store_iterations_close(store_iter_cursor *c)
 
 store_rq_cursor *store_requests_open(store *s, int64_t run, sim_err *err)
 {
-    sqlite3_stmt *st =
-        run_stmt(s,
-                 "SELECT req_id, replica, arrival_ns, first_scheduled_ns, last_scheduled_ns,"
-                 " first_token_ns, finish_ns, prompt_tokens, output_tokens, preemptions, scheduled,"
-                 " status, reject_reason FROM requests WHERE run_id = ? ORDER BY req_id",
-                 run, err);
+    return store_requests_open_range(s, run, INT64_MIN, INT64_MAX, err);
+}
+
+store_rq_cursor *store_requests_open_range(store *s, int64_t run, int64_t from_ns, int64_t to_ns,
+                                           sim_err *err)
+{
+    sqlite3_stmt *st = window_stmt(
+        s,
+        "SELECT req_id, replica, arrival_ns, first_scheduled_ns, last_scheduled_ns,"
+        " first_token_ns, finish_ns, prompt_tokens, output_tokens, preemptions, scheduled,"
+        " status, reject_reason FROM requests WHERE run_id = ?1 AND arrival_ns <= ?3"
+        " AND (finish_ns IS NULL OR finish_ns >= ?2) ORDER BY req_id",
+        run, from_ns, to_ns, err);
     if (!st)
         return NULL;
     store_rq_cursor *c = sim_xcalloc(1, sizeof *c);
@@ -290,6 +340,80 @@ void store_requests_close(store_rq_cursor *c)
         return;
     sqlite3_finalize(c->st);
     free(c);
+}
+
+struct store_span_cursor {
+    store *s;
+    int64_t run;
+    sqlite3_stmt *st; /* NULL before version 3: no rows */
+};
+
+int store_has_spans(const store *s)
+{
+    return s->version >= 3;
+}
+
+store_span_cursor *store_spans_open(store *s, int64_t run, int64_t from_ns, int64_t to_ns,
+                                    sim_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (store_has_spans(s) &&
+        !(st = window_stmt(s,
+                           "SELECT req_id, span, replica, start_ns, decode_ns, end_ns, end_reason"
+                           " FROM request_spans_all WHERE run_id = ?1 AND start_ns <= ?3"
+                           " AND end_ns >= ?2 ORDER BY req_id, span",
+                           run, from_ns, to_ns, err)))
+        return NULL;
+    store_span_cursor *c = sim_xcalloc(1, sizeof *c);
+    c->s = s;
+    c->run = run;
+    c->st = st;
+    return c;
+}
+
+static const char *span_end_name(int k)
+{
+    return eng_span_end_name((eng_span_end)k);
+}
+
+int store_spans_next(store_span_cursor *c, eng_span_rec *out, sim_err *err)
+{
+    if (!c->st)
+        return 0;
+    sqlite3_stmt *st = c->st;
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW)
+        return rc == SQLITE_DONE ? 0 : store_fail(c->s, err, "reading request spans");
+    memset(out, 0, sizeof *out);
+    out->req = sqlite3_column_int64(st, 0);
+    out->span = sqlite3_column_int(st, 1);
+    out->replica = sqlite3_column_int(st, 2);
+    out->start_ns = sqlite3_column_int64(st, 3);
+    out->decode_ns = col_time(st, 4);
+    out->end_ns = sqlite3_column_int64(st, 5);
+    int end = col_enum(st, 6, ENG_SPAN_END_COUNT, span_end_name, -1);
+    if (end < 0)
+        return sim_errf(err, "%s: run %lld, request %lld: unknown span end '%s'", c->s->path,
+                        (long long)c->run, (long long)out->req,
+                        (const char *)sqlite3_column_text(st, 6));
+    out->end = (eng_span_end)end;
+    return 1;
+}
+
+void store_spans_close(store_span_cursor *c)
+{
+    if (!c)
+        return;
+    sqlite3_finalize(c->st);
+    free(c);
+}
+
+int64_t store_run_count_spans(store *s, int64_t run, sim_err *err)
+{
+    if (!store_has_spans(s))
+        return 0;
+    return count_for_run(s, "SELECT count(*) FROM request_spans_all WHERE run_id = ?", run,
+                         "counting request spans", err);
 }
 
 /* ---------------- latencies ---------------- */
@@ -372,6 +496,28 @@ int store_sweep_keys(store *s, int64_t id, int (*fn)(void *arg, const char *key)
     int rc = SQLITE_DONE, stop = 0;
     while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
         stop = fn(arg, (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    if (stop)
+        return stop;
+    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading the sweep's parameters");
+}
+
+int store_sweep_params(store *s, int64_t id,
+                       int (*fn)(void *arg, int64_t point, const char *key, const char *value),
+                       void *arg, sim_err *err)
+{
+    sqlite3_stmt *st = run_stmt(s,
+                                "SELECT point, key, value FROM sweep_params WHERE sweep_id = ?"
+                                " ORDER BY point, key",
+                                id, err);
+    if (!st)
+        return -1;
+    int rc = SQLITE_DONE, stop = 0;
+    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(st, 2);
+        stop = fn(arg, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+                  v ? v : "");
+    }
     sqlite3_finalize(st);
     if (stop)
         return stop;

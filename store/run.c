@@ -20,14 +20,16 @@ struct store_run {
     store_run_info info;
     int buffered, begun;
     int64_t id;
-    sqlite3_stmt *rq, *it;   /* one row */
-    sqlite3_stmt *rqn, *itn; /* BATCH rows */
+    sqlite3_stmt *rq, *it, *sp;    /* one row */
+    sqlite3_stmt *rqn, *itn, *spn; /* BATCH rows */
     int failed;
     sim_err err;
     rq_row *rqs;
     size_t nrq, caprq;
     eng_iter_rec *its;
     size_t nit, capit;
+    eng_span_rec *sps;
+    size_t nsp, capsp;
 };
 
 static const char *const level_names[] = {"summary", "iterations", "requests"};
@@ -51,10 +53,13 @@ static void free_run(store_run *w)
 {
     sqlite3_finalize(w->rq);
     sqlite3_finalize(w->it);
+    sqlite3_finalize(w->sp);
     sqlite3_finalize(w->rqn);
     sqlite3_finalize(w->itn);
+    sqlite3_finalize(w->spn);
     free(w->rqs);
     free(w->its);
+    free(w->sps);
     free(w);
 }
 
@@ -63,6 +68,7 @@ static void free_run(store_run *w)
 #define BATCH 64
 #define RQ_COLS 14
 #define IT_COLS 18
+#define SP_COLS 8
 
 static sqlite3_stmt *insert_stmt(store *s, const char *table, int cols, int rows, sim_err *err)
 {
@@ -96,8 +102,8 @@ static int open_run(store_run *w, sim_err *err)
     sqlite3_stmt *st = store_prepare(
         s,
         "INSERT INTO runs (name, scenario, scheduler, seed, version, profile, model, gpu, dtype,"
-        " replicas, tensor_parallel, hardware, store_level, offered_rate, num_requests)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " replicas, tensor_parallel, hardware, store_level, offered_rate, num_requests,"
+        " kv_blocks) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         err);
     if (!st)
         return -1;
@@ -118,6 +124,8 @@ static int open_run(store_run *w, sim_err *err)
         sqlite3_bind_double(st, 14, in->offered_rate);
     if (in->num_requests > 0)
         sqlite3_bind_int64(st, 15, in->num_requests);
+    if (in->kv_blocks > 0)
+        sqlite3_bind_int64(st, 16, in->kv_blocks);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
@@ -125,9 +133,11 @@ static int open_run(store_run *w, sim_err *err)
     w->id = sqlite3_last_insert_rowid(s->db);
     w->rq = insert_stmt(s, "requests", RQ_COLS, 1, err);
     w->it = insert_stmt(s, "iterations", IT_COLS, 1, err);
+    w->sp = insert_stmt(s, "request_spans", SP_COLS, 1, err);
     w->rqn = insert_stmt(s, "requests", RQ_COLS, BATCH, err);
     w->itn = insert_stmt(s, "iterations", IT_COLS, BATCH, err);
-    return (w->rq && w->it && w->rqn && w->itn) ? 0 : -1;
+    w->spn = insert_stmt(s, "request_spans", SP_COLS, BATCH, err);
+    return (w->rq && w->it && w->sp && w->rqn && w->itn && w->spn) ? 0 : -1;
 }
 
 store_run *store_run_begin(store *s, const store_run_info *info, int buffered, sim_err *err)
@@ -204,10 +214,41 @@ static void bind_iteration(store_run *w, sqlite3_stmt *st, int o, const eng_iter
     sqlite3_bind_int(st, o + 18, it->shape.emit_seqs);
 }
 
+static void bind_span(store_run *w, sqlite3_stmt *st, int o, const eng_span_rec *sp)
+{
+    sqlite3_bind_int64(st, o + 1, w->id);
+    sqlite3_bind_int64(st, o + 2, sp->req);
+    sqlite3_bind_int(st, o + 3, sp->span);
+    sqlite3_bind_int(st, o + 4, sp->replica);
+    sqlite3_bind_int64(st, o + 5, sp->start_ns);
+    bind_time(st, o + 6, sp->decode_ns);
+    sqlite3_bind_int64(st, o + 7, sp->end_ns);
+    sqlite3_bind_text(st, o + 8, eng_span_end_name(sp->end), -1, SQLITE_STATIC);
+}
+
+/* The held spans, as flush() writes the other rows. */
+static void flush_spans(store_run *w, int all)
+{
+    size_t i = 0;
+    for (; i + BATCH <= w->nsp; i += BATCH) {
+        for (int r = 0; r < BATCH; r++)
+            bind_span(w, w->spn, r * SP_COLS, &w->sps[i + (size_t)r]);
+        step(w, w->spn, "inserting request spans");
+    }
+    for (; all && i < w->nsp; i++) {
+        bind_span(w, w->sp, 0, &w->sps[i]);
+        step(w, w->sp, "inserting a request span");
+    }
+    if (i > 0 && i < w->nsp)
+        memmove(w->sps, w->sps + i, (w->nsp - i) * sizeof *w->sps);
+    w->nsp -= i;
+}
+
 /* Writes the held rows: full batches through the multi-row statements, the rest (only when
  * `all`) one by one. */
 static void flush(store_run *w, int all)
 {
+    flush_spans(w, all);
     size_t i = 0;
     for (; i + BATCH <= w->nrq; i += BATCH) {
         for (int r = 0; r < BATCH; r++)
@@ -264,6 +305,22 @@ void store_run_iteration(store_run *w, const eng_iter_rec *it)
         flush(w, 0);
 }
 
+void store_run_span(store_run *w, const eng_span_rec *sp)
+{
+    /* a request's only span (never preempted) is its request row's first_scheduled_ns ..
+     * finish_ns: not written again (request_spans_all puts it back) */
+    if (w->info.level < STORE_REQUESTS || w->failed ||
+        (sp->span == 0 && sp->end == ENG_SPAN_FINISHED))
+        return;
+    if (w->nsp == w->capsp) {
+        w->capsp = w->capsp ? 2 * w->capsp : 1024;
+        w->sps = sim_xrealloc(w->sps, w->capsp * sizeof *w->sps);
+    }
+    w->sps[w->nsp++] = *sp;
+    if (!w->buffered && w->nsp == BATCH)
+        flush_spans(w, 0);
+}
+
 static void rec_request(void *st, const eng_request *rq)
 {
     store_run_request(st, rq);
@@ -274,9 +331,14 @@ static void rec_iteration(void *st, const eng_iter_rec *it)
     store_run_iteration(st, it);
 }
 
+static void rec_span(void *st, const eng_span_rec *sp)
+{
+    store_run_span(st, sp);
+}
+
 const eng_recorder_ops *store_run_recorder(void)
 {
-    static const eng_recorder_ops ops = {rec_request, rec_iteration, NULL};
+    static const eng_recorder_ops ops = {rec_request, rec_iteration, NULL, rec_span};
     return &ops;
 }
 

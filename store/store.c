@@ -10,9 +10,20 @@
  * untouched. Creating and upgrading run in one BEGIN IMMEDIATE transaction, so two processes
  * opening a new database at once create it once.
  *
- * Schema version 2 (this file's runs tables, sweep.c, profile.c, capacity.c). Upgrade from 1:
- * ALTER TABLE runs ADD COLUMN offered_rate REAL, ADD COLUMN num_requests INTEGER, the capacity
- * tables, the views, application_id, and schema_version set to 2, all in one transaction.
+ * Schema version 4 (this file's runs tables, sweep.c, profile.c, capacity.c, validation.c).
+ * Upgrade from 1: ALTER TABLE runs ADD COLUMN offered_rate REAL, ADD COLUMN num_requests
+ * INTEGER, the capacity tables; from 2 (and after those, from 1): ALTER TABLE runs ADD COLUMN
+ * kv_blocks INTEGER and the request_spans table; from 3 (and after those): the validation
+ * tables; then the views, application_id, and schema_version set to 4, all in one
+ * transaction.
+ *
+ * request_spans (version 3): the scheduled spans (admission or swap-in to preemption, swap-out
+ * or finish) of every request preempted at least once: run_id, req_id, span (0, 1, ...),
+ * replica, start_ns, decode_ns (its prefill done; NULL when preempted before), end_ns,
+ * end_reason (finished, preempted, swapped). Stored at the `requests` level, with the request
+ * rows. A request never preempted has one span, first_scheduled_ns to finish_ns of its request
+ * row, which is not written twice (a row per request would cost a tenth of a stored run's
+ * time); the view request_spans_all (same columns) gives every span of every request.
  *
  * Views (re-created on a writable open when their text differs from this llmsim's, so a newer
  * llmsim can change them; user queries should name columns, not rely on their order):
@@ -58,7 +69,7 @@ const char store_schema_runs[] =
     " seed INTEGER NOT NULL, version TEXT NOT NULL, profile TEXT NOT NULL, model TEXT, gpu TEXT,"
     " dtype TEXT, replicas INTEGER, tensor_parallel INTEGER, hardware TEXT, store_level TEXT,"
     " created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),"
-    " offered_rate REAL, num_requests INTEGER);"
+    " offered_rate REAL, num_requests INTEGER, kv_blocks INTEGER);"
     "CREATE TABLE IF NOT EXISTS requests ("
     " run_id INTEGER NOT NULL REFERENCES runs(id), req_id INTEGER NOT NULL, replica INTEGER,"
     " arrival_ns INTEGER NOT NULL, first_scheduled_ns INTEGER, last_scheduled_ns INTEGER,"
@@ -75,11 +86,18 @@ const char store_schema_runs[] =
     " emit_seqs INTEGER, PRIMARY KEY (run_id, replica, iter)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS metrics ("
     " run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, value REAL,"
-    " PRIMARY KEY (run_id, name)) WITHOUT ROWID;";
+    " PRIMARY KEY (run_id, name)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS request_spans ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id), req_id INTEGER NOT NULL,"
+    " span INTEGER NOT NULL, replica INTEGER NOT NULL, start_ns INTEGER NOT NULL,"
+    " decode_ns INTEGER, end_ns INTEGER NOT NULL, end_reason TEXT NOT NULL,"
+    " PRIMARY KEY (run_id, req_id, span)) WITHOUT ROWID;";
 
-/* Version 1 -> 2, on top of the CREATE TABLE IF NOT EXISTS of every table. */
+/* Version 1 -> 2 and 2 -> 3, on top of the CREATE TABLE IF NOT EXISTS of every table (which
+ * adds the tables a version lacks: request_spans for 3). */
 static const char upgrade_1_to_2[] = "ALTER TABLE runs ADD COLUMN offered_rate REAL;"
                                      "ALTER TABLE runs ADD COLUMN num_requests INTEGER;";
+static const char upgrade_2_to_3[] = "ALTER TABLE runs ADD COLUMN kv_blocks INTEGER;";
 
 int store_fail(store *s, sim_err *err, const char *what)
 {
@@ -254,6 +272,17 @@ static char *sweep_curve_sql(void)
     return b.p;
 }
 
+/* Every scheduled span: the stored ones (requests preempted at least once) and the one span
+ * of each request never preempted, from its request row. */
+static char *spans_all_sql(void)
+{
+    return sim_xstrdup(
+        "CREATE VIEW request_spans_all AS SELECT run_id, req_id, span, replica, start_ns,"
+        " decode_ns, end_ns, end_reason FROM request_spans UNION ALL SELECT run_id, req_id, 0,"
+        " replica, first_scheduled_ns, first_token_ns, finish_ns, 'finished' FROM requests"
+        " WHERE status = 'finished' AND preemptions = 0");
+}
+
 /* Creates view `name` from sql unless the database already holds exactly that text. Frees
  * sql. */
 static int put_view(store *s, const char *name, char *sql, sim_err *err)
@@ -293,10 +322,14 @@ static int build_schema(store *s, int64_t v, int64_t app, sim_err *err)
 {
     if (v == 1 && store_exec(s, upgrade_1_to_2, err))
         return -1;
+    if (v >= 1 && v <= 2 && store_exec(s, upgrade_2_to_3, err))
+        return -1;
     if (store_exec(s, store_schema_runs, err) || store_exec(s, store_schema_profiles, err) ||
         store_exec(s, store_schema_sweeps, err) || store_exec(s, store_schema_capacity, err) ||
+        store_exec(s, store_schema_validation, err) ||
         put_view(s, "run_summary", run_summary_sql(), err) ||
-        put_view(s, "sweep_curve", sweep_curve_sql(), err))
+        put_view(s, "sweep_curve", sweep_curve_sql(), err) ||
+        put_view(s, "request_spans_all", spans_all_sql(), err))
         return -1;
     char sql[96];
     if (app != STORE_APPLICATION_ID) {

@@ -1,6 +1,6 @@
 /*
  * store.h: the SQLite results store (runs, requests, iterations, metrics, profiles, sweeps,
- * capacity searches).
+ * capacity searches, validations).
  *
  * Only the .c files of store/ include sqlite3.h; every other folder reads and writes a database
  * through the store's headers. A database identifies itself: its SQLite application_id is
@@ -17,9 +17,11 @@
 
 #include "sim.h"
 
-/* 2: runs.offered_rate and runs.num_requests, the capacity tables, the run_summary and
- * sweep_curve views. 1: the first schema (no application_id). */
-#define STORE_SCHEMA_VERSION 2
+/* 4: the validation tables (store_validation.h). 3: the request_spans table (each request's
+ * scheduled spans and how each ended) and runs.kv_blocks. 2: runs.offered_rate and
+ * runs.num_requests, the capacity tables, the run_summary and sweep_curve views. 1: the first
+ * schema (no application_id). */
+#define STORE_SCHEMA_VERSION 4
 /* PRAGMA application_id of an llmsim database: "LLMS" in ASCII. */
 #define STORE_APPLICATION_ID 0x4C4C4D53
 

@@ -38,6 +38,7 @@ typedef struct store_run_meta {
     int tensor_parallel;  /* 0 when not stored */
     double offered_rate;  /* nominal requests/s; 0 = none or not stored */
     int64_t num_requests; /* 0 = not stored */
+    int64_t kv_blocks;    /* KV blocks of one replica; 0 = not stored (before version 3) */
 } store_run_meta;
 
 /* Reads run id into *out. 0, or -1 with err ("no run 7 in this database"). */
@@ -51,6 +52,9 @@ int64_t store_run_count_requests(store *s, int64_t run, sim_err *err);
 int64_t store_run_count_iterations(store *s, int64_t run, sim_err *err);
 /* Up to max of the run's metrics, in name order, into out; returns how many, or -1 with err. */
 int store_run_metrics(store *s, int64_t run, eng_metric *out, int max, sim_err *err);
+/* The run's scenario text (overrides applied; malloc'd, the caller frees) into *text. 0, or -1
+ * with err ("no run 7"). */
+int store_run_scenario(store *s, int64_t run, char **text, sim_err *err);
 
 /* ---------------- a run's rows, by cursor ---------------- */
 
@@ -59,6 +63,9 @@ int store_run_metrics(store *s, int64_t run, eng_metric *out, int max, sim_err *
  * frees (NULL is fine). A run without iteration rows, or no such run, gives no rows. */
 typedef struct store_iter_cursor store_iter_cursor;
 store_iter_cursor *store_iterations_open(store *s, int64_t run, sim_err *err);
+/* Only the iterations that overlap the window [from_ns, to_ns] (start <= to, end >= from). */
+store_iter_cursor *store_iterations_open_range(store *s, int64_t run, int64_t from_ns,
+                                               int64_t to_ns, sim_err *err);
 int store_iterations_next(store_iter_cursor *c, eng_iter_rec *out, sim_err *err);
 void store_iterations_close(store_iter_cursor *c);
 
@@ -67,8 +74,25 @@ void store_iterations_close(store_iter_cursor *c);
  * a time never reached is -1. Same contract as the iteration cursor. */
 typedef struct store_rq_cursor store_rq_cursor;
 store_rq_cursor *store_requests_open(store *s, int64_t run, sim_err *err);
+/* Only the requests whose lifetime (arrival to finish; a request that never finished lasts to
+ * the end) overlaps the window [from_ns, to_ns]. */
+store_rq_cursor *store_requests_open_range(store *s, int64_t run, int64_t from_ns, int64_t to_ns,
+                                           sim_err *err);
 int store_requests_next(store_rq_cursor *c, eng_request *out, sim_err *err);
 void store_requests_close(store_rq_cursor *c);
+
+/* The run's scheduled spans (request_spans_all: every span of every finished request) in
+ * (request, span) order, only those overlapping
+ * [from_ns, to_ns] (INT64_MIN, INT64_MAX: all). Same contract as the cursors above. A database
+ * older than version 3 has no spans: store_has_spans says so, and the cursor gives no rows. */
+typedef struct store_span_cursor store_span_cursor;
+int store_has_spans(const store *s);
+store_span_cursor *store_spans_open(store *s, int64_t run, int64_t from_ns, int64_t to_ns,
+                                    sim_err *err);
+int store_spans_next(store_span_cursor *c, eng_span_rec *out, sim_err *err);
+void store_spans_close(store_span_cursor *c);
+/* Spans the run has in request_spans_all (0 before version 3); -1 with err. */
+int64_t store_run_count_spans(store *s, int64_t run, sim_err *err);
 
 /* Per-request latencies of finished requests, in ms: TTFT = first token - arrival; TPOT =
  * (finish - first token) / (output - 1), requests with more than one output token; E2E =
@@ -97,6 +121,11 @@ int store_sweep_get(store *s, int64_t id, store_sweep_meta *out, sim_err *err);
 /* Calls fn for each distinct key the sweep varies, in key order. */
 int store_sweep_keys(store *s, int64_t id, int (*fn)(void *arg, const char *key), void *arg,
                      sim_err *err);
+
+/* Calls fn for each (point, key, value) the sweep records, in (point, key) order. */
+int store_sweep_params(store *s, int64_t id,
+                       int (*fn)(void *arg, int64_t point, const char *key, const char *value),
+                       void *arg, sim_err *err);
 
 /* What a latency curve reads of each stored (point, rep) of a sweep. */
 typedef struct store_curve_query {

@@ -1,5 +1,6 @@
 /*
- * store_run.h: writing one run (its row, requests, iterations, metrics) in one transaction.
+ * store_run.h: writing one run (its row, requests and their spans, iterations, metrics) in one
+ * transaction.
  */
 #ifndef LLMSIM_STORE_RUN_H
 #define LLMSIM_STORE_RUN_H
@@ -25,6 +26,7 @@ typedef struct store_run_info {
     store_level level;
     double offered_rate;  /* nominal requests/s of the workload; 0 = none (stored as NULL) */
     int64_t num_requests; /* requests the workload offers; 0 = not known (stored as NULL) */
+    int64_t kv_blocks;    /* KV cache blocks of one replica; 0 = not known (stored as NULL) */
 } store_run_info;
 
 typedef struct store_run store_run;
@@ -35,10 +37,13 @@ typedef struct store_run store_run;
  * hold the database only briefly. info's strings must stay valid until finish. NULL with err
  * on failure (nothing written). */
 store_run *store_run_begin(store *s, const store_run_info *info, int buffered, sim_err *err);
-/* Row writers for the engine's recorder; a failure is remembered and reported by finish. */
+/* Row writers for the engine's recorder; a failure is remembered and reported by finish.
+ * Requests and their scheduled spans (request_spans) are kept at the requests level,
+ * iterations from the iterations level up. */
 void store_run_request(store_run *w, const eng_request *rq);
 void store_run_iteration(store_run *w, const eng_iter_rec *it);
-/* The recorder ops that call the two writers above (st = the store_run). */
+void store_run_span(store_run *w, const eng_span_rec *sp);
+/* The recorder ops that call the writers above (st = the store_run). */
 const eng_recorder_ops *store_run_recorder(void);
 /* Called inside the run's transaction just before it commits (to add rows that must land with
  * the run, such as a sweep point). Returns 0, or -1 with err to roll everything back. */

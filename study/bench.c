@@ -27,18 +27,22 @@ static const char lognormal_lengths[] =
 #define DSV3_TP8 "model: deepseek-v3\ngpu: h200\ntensor_parallel: 8\n"
 #define DSV3_DP8 "model: deepseek-v3\ngpu: h200\ndata_parallel_attention: 8\nexpert_parallel: 8\n"
 
+/* The vllm-v0 cases are the ones that ran the `vllm` policy before it became V1 (the same V0
+ * policy, renamed), so their figures compare with older benches like for like. */
 static const study_bench_case cases[] = {
-    {"static", "static", 1000000, 1, STUDY_BENCH_SUMMARY, NULL},
-    {"orca", "orca", 1000000, 1, STUDY_BENCH_SUMMARY, NULL},
-    {"vllm", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, NULL},
-    {"chunked", "chunked", 1000000, 1, STUDY_BENCH_SUMMARY, NULL},
-    {"vllm-small", "vllm", 100000, 1, STUDY_BENCH_SUMMARY, NULL},
-    {"vllm-large", "vllm", 10000000, 1, STUDY_BENCH_SUMMARY, NULL},
-    {"cluster16", "vllm", 1000000, 16, STUDY_BENCH_SUMMARY, NULL},
-    {"vllm-stored", "vllm", 1000000, 1, STUDY_BENCH_STORED, NULL},
-    {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS, NULL},
-    {"deepseek-v3", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, DSV3_TP8},
-    {"deepseek-v3-dp8", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, DSV3_DP8},
+    {"static", "static", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"orca", "orca", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"vllm-v0", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"chunked", "chunked", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"vllm-v0-small", "vllm-v0", 100000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"vllm-v0-large", "vllm-v0", 10000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"cluster16", "vllm-v0", 1000000, 16, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"vllm-v0-stored", "vllm-v0", 1000000, 1, STUDY_BENCH_STORED, STUDY_BENCH_POISSON, NULL},
+    {"vllm-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE, NULL},
+    {"sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, NULL},
+    {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS, STUDY_BENCH_POISSON, NULL},
+    {"deepseek-v3", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_TP8},
+    {"deepseek-v3-dp8", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_DP8},
 };
 
 const study_bench_case *study_bench_cases(int *n)
@@ -70,6 +74,34 @@ static int scenario_text(char *buf, size_t len, const char *data, const char *po
                      setup ? setup : LLAMA_SETUP, policy,
                      strcmp(policy, "static") ? "" : ", batch_size: 64", replicas, (long long)n,
                      arrival, lengths);
+    return w > 0 && (size_t)w < len ? 0 : -1;
+}
+
+/* The scenario of a case with its own workload. */
+static int own_scenario(char *buf, size_t len, const char *data, const study_bench_case *c,
+                        int64_t n)
+{
+    int w;
+    if (c->workload == STUDY_BENCH_MOONCAKE) {
+        w = snprintf(buf, len,
+                     "name: bench\nseed: 1\nmodel: qwen2.5-7b\ngpu: h100-sxm\nengine: {name: %s}\n"
+                     "replicas: %d\nrouter: prefix_affinity\nworkload:\n  trace: {path: "
+                     "%s/traces/mooncake-fast25/conversation_trace.jsonl, format: mooncake, "
+                     "limit: %lld}\n",
+                     c->policy, c->replicas, data, (long long)n);
+    } else {
+        w = snprintf(buf, len,
+                     "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: {name: %s}\n"
+                     "replicas: %d\nworkload:\n  num_requests: %lld\n"
+                     "  arrival: {process: closed, concurrency: 128, think_time_ms: 500, "
+                     "ramp_up_s: 10}\n"
+                     "  output_tokens: {dist: lognormal, mean: 250, sigma: 0.6, max: 1500}\n"
+                     "  sessions: {turns: {dist: uniform, min: 2, max: 10}, user_tokens: {dist: "
+                     "lognormal, mean: 120, sigma: 0.8, min: 20, max: 400}, "
+                     "system_prompt_tokens: 1000, think_time_ms: {dist: lognormal, mean: 3000, "
+                     "sigma: 0.6, min: 500, max: 10000}}\n",
+                     c->policy, c->replicas, (long long)n);
+    }
     return w > 0 && (size_t)w < len ? 0 : -1;
 }
 
@@ -217,7 +249,7 @@ static void run_case(void *arg, void *buf)
         return;
     }
     char text[4096], arrival[128];
-    o->rate = 0.9 * a->cap * a->c->replicas;
+    o->rate = a->c->workload == STUDY_BENCH_POISSON ? 0.9 * a->cap * a->c->replicas : 0;
     snprintf(arrival, sizeof arrival, "{process: poisson, rate: %.6g}", o->rate);
     store *s = NULL;
     if (a->c->store == STUDY_BENCH_STORED) {
@@ -229,9 +261,11 @@ static void run_case(void *arg, void *buf)
     }
     study_result *res = sim_xcalloc(1, sizeof *res);
     double t0 = sim_wall_seconds();
-    if (scenario_text(text, sizeof text, a->data, a->c->policy, a->c->setup, a->n, a->c->replicas,
-                      arrival) == 0 &&
-        simulate_text(text, s, res, &err) == 0) {
+    int made = a->c->workload == STUDY_BENCH_POISSON
+                   ? scenario_text(text, sizeof text, a->data, a->c->policy, a->c->setup, a->n,
+                                   a->c->replicas, arrival)
+                   : own_scenario(text, sizeof text, a->data, a->c, a->n);
+    if (made == 0 && simulate_text(text, s, res, &err) == 0) {
         o->wall = sim_wall_seconds() - t0;
         o->requests = study_metric(res, "completed") + study_metric(res, "rejected");
         o->iterations = (double)res->tot.iterations;

@@ -26,6 +26,25 @@ static cal_serving serving_of(const scn_scenario *scn)
     return sv;
 }
 
+/* A profile measured on another GPU than the scenario's prices it only when the scenario says
+ * it borrows it, naming the GPU the profile was measured on. 0, or -1 with err. */
+static int check_borrow(const scn_scenario *scn, const cal_profile *p, sim_err *err)
+{
+    const char *gpu = scn->engine.gpu.name, *from = scn->profile_borrow;
+    if (from[0] && strcmp(from, p->gpu) != 0)
+        return sim_errf(err,
+                        "%s: profile '%s' was measured on %s, not %s (profile: {name: %s, "
+                        "borrow_from: %s} names the GPU it comes from)",
+                        scn->path, p->name, p->gpu, from, p->name, p->gpu);
+    if (strcmp(p->gpu, gpu) != 0 && !from[0])
+        return sim_errf(err,
+                        "%s: profile '%s' was measured on %s, but the scenario runs on %s; "
+                        "refusing to price %s with it silently. To use it anyway, say so: "
+                        "profile: {name: %s, borrow_from: %s}",
+                        scn->path, p->name, p->gpu, gpu, gpu, p->name, p->gpu);
+    return 0;
+}
+
 int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -42,10 +61,24 @@ int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *
     out->profile = store_profile_load(s, scn->profile, err);
     if (!out->profile)
         return sim_err_prefix(err, "%s: profile", scn->path);
+    if (check_borrow(scn, out->profile, err) != 0) {
+        study_cost_free(out);
+        return -1;
+    }
+    const cal_profile *p = out->profile;
     if (cal_profile_predictor_new(out->profile, &c->model, sv.dtype, c->tensor_parallel, &c->gpu,
                                   &out->pred, err) != 0) {
         study_cost_free(out);
         return sim_err_prefix(err, "%s: profile '%s'", scn->path, scn->profile);
+    }
+    if (strcmp(p->gpu, c->gpu.name) != 0) {
+        /* the label is stored with every run: a borrowed profile says so there */
+        size_t n = strlen(out->pred.label);
+        snprintf(out->pred.label + n, sizeof out->pred.label - n, ", borrowed for %s", c->gpu.name);
+        snprintf(out->note, sizeof out->note,
+                 "llmsim: priced with profile '%s', measured on %s and borrowed for %s "
+                 "(profile: {borrow_from: %s})\n",
+                 p->name, p->gpu, c->gpu.name, p->gpu);
     }
     return 0;
 }
@@ -86,6 +119,8 @@ double study_offered_rate(const scn_scenario *scn)
     const scn_workload *w = &scn->workload;
     if (w->trace.present && !w->trace.lengths_only)
         return w->trace.rate;
+    if (w->sessions.present)
+        return 0; /* the rate starts sessions, not requests */
     switch (w->arrival.kind) {
     case SCN_ARR_POISSON:
     case SCN_ARR_GAMMA:
@@ -129,7 +164,16 @@ static void tee_itl(void *st, int64_t gap_ns, int64_t count)
         t->b->on_itl(t->bst, gap_ns, count);
 }
 
-static const eng_recorder_ops tee_ops = {tee_request, tee_iteration, tee_itl};
+static void tee_span(void *st, const eng_span_rec *sp)
+{
+    tee *t = st;
+    if (t->a->on_span)
+        t->a->on_span(t->ast, sp);
+    if (t->b->on_span)
+        t->b->on_span(t->bst, sp);
+}
+
+static const eng_recorder_ops tee_ops = {tee_request, tee_iteration, tee_itl, tee_span};
 
 /* Starts the run's row in the store (NULL writer when not stored). */
 static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
@@ -139,6 +183,9 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
     if (!sink || !sink->s)
         return 0;
     char hw[256];
+    eng_kv_plan plan;
+    if (eng_kv_plan_compute(&scn->engine, &plan, err) != 0)
+        return -1;
     store_run_info info = {.name = scn->name,
                            .scenario_text = scn->text,
                            .scheduler = scn->engine.sched.name,
@@ -153,7 +200,8 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
                            .tensor_parallel = scn->engine.tensor_parallel,
                            .level = sink->level,
                            .offered_rate = study_offered_rate(scn),
-                           .num_requests = scn->workload.num_requests};
+                           .num_requests = scn->workload.num_requests,
+                           .kv_blocks = plan.blocks};
     *w = store_run_begin(sink->s, &info, sink->buffered, err);
     return *w ? 0 : -1;
 }
@@ -181,6 +229,7 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
         hooks = &none;
     memset(out, 0, sizeof *out);
     snprintf(out->label, sizeof out->label, "%s", cost->pred.label);
+    snprintf(out->note, sizeof out->note, "%s", cost->note);
     double t0 = sim_wall_seconds();
     store_run *w;
     if (begin_store(scn, seed, cost, sink, &w, err) != 0)
@@ -198,8 +247,9 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
         rec = &tee_ops;
         rec_st = &t;
     }
-    e = src ? eng_new(ctx, &scn->engine, &cost->pred, scn_source_ops(), src, rec, rec_st, err)
-            : eng_new(ctx, &scn->engine, &cost->pred, hooks->src, hooks->src_st, rec, rec_st, err);
+    eng_costs costs = {&cost->pred, NULL};
+    e = src ? eng_new(ctx, &scn->engine, &costs, scn_source_ops(), src, rec, rec_st, err)
+            : eng_new(ctx, &scn->engine, &costs, hooks->src, hooks->src_st, rec, rec_st, err);
     if (!e)
         goto out;
     sim_set_check_every(ctx, hooks->check_every);

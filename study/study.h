@@ -39,11 +39,14 @@ int study_model(const char *name, eng_model *out, sim_err *err);
 typedef struct study_cost {
     eng_predictor pred;
     cal_profile *profile;
+    char note[320]; /* for the user ("" none): a profile borrowed from another GPU */
 } study_cost;
 
 /* Builds the cost model a scenario asks for: the built-in roofline, or the profile named by
- * `profile:` from the database s (s may be NULL only when none is named). 0, or -1 with err.
- * Free with study_cost_free (also after a failure). */
+ * `profile:` from the database s (s may be NULL only when none is named). A profile measured on
+ * another GPU than the scenario's is refused unless the scenario borrows it explicitly
+ * (profile: {name: NAME, borrow_from: GPU}); then the predictor's label (stored with each run)
+ * and note say so. 0, or -1 with err. Free with study_cost_free (also after a failure). */
 int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err);
 /* The checks study_cost_new makes, without a database: the roofline is built and freed; a
  * named profile is not loaded, but the model must be one the profiles price. 0, or -1 with
@@ -80,6 +83,7 @@ typedef struct study_result {
     uint64_t events; /* simulation events run */
     double wall_s;
     char label[128]; /* the cost model that produced it */
+    char note[320];  /* the cost model's note for the user ("" none) */
 } study_result;
 
 /* Simulates scn with seed on cost (borrowed) and stores the run in sink (may be NULL). Fills
@@ -90,7 +94,8 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
 
 /* The whole pipeline for one scenario: builds its cost model (a profile is read from db, which
  * may be NULL when the scenario names none), simulates it with seed and frees the cost model.
- * sink and hooks may be NULL. 0, or -1 with err (nothing stored). */
+ * sink and hooks may be NULL. 0, or -1 with err (nothing stored). The cost model's note, if
+ * any, is copied to out->note. */
 int study_run(const scn_scenario *scn, uint64_t seed, store *db, const study_sink *sink,
               const study_hooks *hooks, study_result *out, sim_err *err);
 

@@ -7,8 +7,10 @@
  * when it is found (DATA/traces/etalon-processed/...), else lognormals fitted to that table,
  * Poisson arrivals at 90% of the policy's capacity; capacity is the request throughput of a
  * burst of 20,000 such requests (2,000 when quick) through the same policy, measured in a child
- * process. Runs store summaries only, so the figures measure the simulator; vllm-stored stores
+ * process. Runs store summaries only, so the figures measure the simulator; vllm-v0-stored stores
  * every request and iteration, and sqlite-rows writes request rows alone through the run writer.
+ * Two cases bring their own workloads (study_bench_workload): vllm (V1, prefix caching) on the
+ * Mooncake trace, and a million turns of multi-turn sessions.
  * Static batching runs with batch_size 64 (its throughput grows with the batch). Quick runs a
  * tenth of each case.
  */
@@ -25,11 +27,22 @@ typedef enum study_bench_store {
     STUDY_BENCH_ROWS         /* request rows straight into SQLite, no simulation */
 } study_bench_store;
 
+/* What a case's requests are: ShareGPT lengths at 90% of the policy's burst capacity, or a
+ * workload of its own (no capacity is measured for those). */
+typedef enum study_bench_workload {
+    STUDY_BENCH_POISSON = 0,
+    STUDY_BENCH_MOONCAKE, /* the Mooncake conversation trace (its first `requests` rows) with its
+                             hash_ids, Qwen2.5-7B on two H100s behind prefix_affinity, at its
+                             own pace */
+    STUDY_BENCH_SESSIONS  /* closed-loop chat sessions sharing a system prompt */
+} study_bench_workload;
+
 typedef struct study_bench_case {
     const char *name, *policy;
     int64_t requests; /* full size; quick divides by 10 */
     int replicas;
     study_bench_store store;
+    study_bench_workload workload;
     const char *setup; /* scenario lines naming model, GPU and layout; NULL = Llama-3-8B on
                           one H100 SXM */
 } study_bench_case;

@@ -88,6 +88,12 @@ typedef struct study_sweep_table {
     study_cell *c; /* c[m * npoints + p] */
 } study_sweep_table;
 
+/* The stored sweep `id` of s as a study_sweep (its varied keys and values, points,
+ * repetitions, base seed and id), to summarise it as the sweep command does (a report). 0, or
+ * -1 with err (no such sweep, or a description that does not match its stored points). Free
+ * with study_sweep_free. */
+int study_sweep_from_store(store *s, int64_t id, study_sweep *sw, sim_err *err);
+
 /* Reads the stored values of the metrics at every point of sw. 0, or -1 with err. Free with
  * study_sweep_table_free. */
 int study_sweep_table_load(const study_sweep *sw, store *s, const char *const *metrics,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_query.h"
 #include "store_sweep.h"
 #include "study_pool.h"
 #include "study_sweep.h"
@@ -263,6 +264,46 @@ int study_sweep_run(const study_sweep *sw, const char *db, int jobs, const int32
     static const study_pool_ops ops = {open_worker, run_worker, close_worker, task_done};
     pool_arg a = {sw, db, done, arg};
     return study_pool_run(&ops, &a, jobs, pending, n);
+}
+
+int study_sweep_from_store(store *s, int64_t id, study_sweep *sw, sim_err *err)
+{
+    memset(sw, 0, sizeof *sw);
+    store_sweep_meta m;
+    if (store_sweep_get(s, id, &m, err) != 0)
+        return -1;
+    /* the description as describe() stored it: "k1=v1,v2;k2=v3,..." */
+    char *copy = sim_xstrdup(m.varied), *save = NULL;
+    for (char *kv = strtok_r(copy, ";", &save); kv; kv = strtok_r(NULL, ";", &save))
+        if (study_sweep_add_vary(sw, kv, err) != 0) {
+            free(copy);
+            study_sweep_free(sw);
+            return sim_err_prefix(err, "%s: sweep %lld", store_path(s), (long long)id);
+        }
+    free(copy);
+    sw->npoints = 1;
+    for (int k = 0; k < sw->nv; k++)
+        sw->npoints *= sw->v[k].n;
+    sw->reps = m.reps > 0 ? m.reps : 1;
+    sw->seed = m.base_seed;
+    sw->seed_given = 1;
+    sw->id = id;
+    snprintf(sw->spec, sizeof sw->spec, "%s", m.varied);
+    char sql[128];
+    int64_t maxp;
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce(max(point), -1) FROM sweep_points WHERE sweep_id = %lld",
+             (long long)id);
+    if (store_query_int(s, sql, &maxp, err) != 0) {
+        study_sweep_free(sw);
+        return -1;
+    }
+    if (maxp >= sw->npoints) {
+        study_sweep_free(sw);
+        return sim_errf(err, "%s: sweep %lld stores point %lld but describes %d points (%s)",
+                        store_path(s), (long long)id, (long long)maxp, sw->npoints, m.varied);
+    }
+    return 0;
 }
 
 /* ---- the table ---- */

@@ -1,2 +1,5 @@
 llmsim_test(test_engine SOURCES test_engine.c LIBS llmsim_engine)
 llmsim_test(test_engine_router SOURCES test_engine_router.c LIBS llmsim_engine)
+# The engines' rules (vllm V1, vllm-v0's fixes, sglang, trtllm, tgi's defaults) and the prefix
+# cache's, one test per rule.
+llmsim_test(test_engines SOURCES test_engines.c LIBS llmsim_engine)

@@ -145,10 +145,32 @@ static void test_run_and_validate(void **state)
     CONTAINS("iteration time error over 8 iterations: median");
     EXPECT(1, "calibrate validate --run 99 --backend cpu --db t.db");
     CONTAINS("no run 99");
-    if (llmsim("run tiny_profiled.yaml --db t.db") != 0) {
-        print_message("a run with profile: is not wired into llmsim run yet:\n%s", out);
-        return;
-    }
+    /* the profile was measured on the CPU, the scenario runs on an L4: refused by run and by
+     * scenario check alike, unless the scenario says it borrows the profile */
+    EXPECT(1, "run tiny_profiled.yaml --db t.db");
+    CONTAINS("measured on cpu, but the scenario runs on l4");
+    CONTAINS("profile: {name: tiny-cpu, borrow_from: cpu}");
+    EXPECT(1, "scenario check tiny_profiled.yaml --db t.db");
+    CONTAINS("measured on cpu, but the scenario runs on l4");
+    EXPECT(0, "scenario check tiny_profiled.yaml");
+    CONTAINS("not looked up (give --db");
+    write_file("tiny_wrong.yaml",
+               "name: tiny\nseed: 1\nmodel: tiny/config.json\ngpu: l4\n"
+               "profile: {name: tiny-cpu, borrow_from: a100-80gb}\n"
+               "workload:\n  num_requests: 20\n  arrival: {process: poisson, rate: 50.0}\n"
+               "  prompt_tokens: 50\n  output_tokens: 5\n");
+    EXPECT(1, "run tiny_wrong.yaml --db t.db");
+    CONTAINS("measured on cpu, not a100-80gb");
+    write_file("tiny_borrowed.yaml", "name: tiny\nseed: 1\nmodel: tiny/config.json\ngpu: l4\n"
+                                     "profile: {name: tiny-cpu, borrow_from: cpu}\n"
+                                     "scheduler: {name: orca, max_num_seqs: 16}\n"
+                                     "workload:\n  num_requests: 20\n"
+                                     "  arrival: {process: poisson, rate: 50.0}\n"
+                                     "  prompt_tokens: {dist: uniform, min: 20, max: 200}\n"
+                                     "  output_tokens: {dist: uniform, min: 5, max: 30}\n");
+    EXPECT(0, "scenario check tiny_borrowed.yaml --db t.db");
+    EXPECT(0, "run tiny_borrowed.yaml --db t.db");
+    CONTAINS("borrowed for l4");
     CONTAINS("profile tiny-cpu");
     EXPECT(0, "calibrate validate --run 2 --backend cpu --max-iters 8 --db t.db");
     CONTAINS("against profile tiny-cpu");

@@ -74,7 +74,42 @@ static void test_run_is_deterministic(void **state)
     assert_int_equal(
         e2e_sh(j2, sizeof j2, err, sizeof err, "%s run %s --db %s --json", LLMSIM_BINARY, scn, db),
         0);
-    assert_string_equal(j1, j2);
+    /* identical but for the run's identity: its id and its date */
+    assert_non_null(strstr(j1, "\"run_id\": 1, "));
+    assert_non_null(strstr(j2, "\"run_id\": 2, "));
+    assert_non_null(strstr(j1, "\"date\": \""));
+    const char *b1 = strstr(j1, "\"model_id\""), *b2 = strstr(j2, "\"model_id\"");
+    assert_non_null(b1);
+    assert_non_null(b2);
+    assert_string_equal(b1, b2);
+    /* vLLM's result keys, and its metadata */
+    static const char *const keys[] = {"\"model_id\": \"llama-3-8b\"",
+                                       "\"num_prompts\": 200",
+                                       "\"request_rate\": 8,",
+                                       "\"burstiness\": 1,",
+                                       "\"max_concurrency\": null",
+                                       "\"failed\": 0",
+                                       "\"std_ttft_ms\": ",
+                                       "\"std_tpot_ms\": ",
+                                       "\"std_itl_ms\": ",
+                                       "\"std_e2el_ms\": ",
+                                       "\"max_output_tokens_per_s\": ",
+                                       "\"max_concurrent_requests\": "};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (!strstr(j1, keys[i]))
+            fail_msg("--json lacks %s: %s", keys[i], j1);
+    /* the date is the stored run's */
+    char created[32], date[64];
+    sim_err e = {{0}};
+    store *s = store_open_readonly(db, &e);
+    assert_non_null(s);
+    store_run_meta m;
+    assert_int_equal(store_run_get(s, 1, &m, &e), 0);
+    store_close(s);
+    snprintf(created, sizeof created, "%.4s%.2s%.2s-%.2s%.2s%.2s", m.created, m.created + 5,
+             m.created + 8, m.created + 11, m.created + 14, m.created + 17);
+    snprintf(date, sizeof date, "\"date\": \"%s\"", created);
+    assert_non_null(strstr(j1, date));
     assert_non_null(strstr(j1, "\"p99_ttft_ms\""));
     assert_non_null(strstr(j1, "\"completed\": 200"));
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM runs"), 2);
@@ -91,7 +126,31 @@ static void test_run_is_deterministic(void **state)
     assert_int_equal(e2e_sh(j2, sizeof j2, err, sizeof err, "%s run %s --db %s --json --seed 4",
                             LLMSIM_BINARY, scn, db),
                      0);
-    assert_string_not_equal(j1, j2);
+    assert_string_not_equal(strstr(j1, "\"model_id\""), strstr(j2, "\"model_id\""));
+}
+
+/* A long run reports its progress on stderr (here after 0 s instead of 2), never with --quiet,
+ * and a short one says nothing. */
+static void test_run_progress(void **state)
+{
+    char scn[300], out[8192], err[8192];
+    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
+    e2e_write(scn, small);
+    const char *many = "--set workload.num_requests=5000 --set workload.arrival.rate=20";
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "LLMSIM_PROGRESS_AFTER=0 %s run %s --no-db %s", LLMSIM_BINARY, scn,
+                            many),
+                     0);
+    assert_non_null(strstr(err, "/5000 requests done"));
+    assert_non_null(strstr(err, "5000/5000 requests done (100%)"));
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "LLMSIM_PROGRESS_AFTER=0 %s run %s --no-db %s --quiet", LLMSIM_BINARY,
+                            scn, many),
+                     0);
+    assert_string_equal(err, "");
+    assert_int_equal(
+        e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --no-db", LLMSIM_BINARY, scn), 0);
+    assert_null(strstr(err, "requests done"));
 }
 
 static void test_override_and_store_levels(void **state)
@@ -156,6 +215,53 @@ static void test_bad_scenarios_store_nothing(void **state)
     assert_non_null(strstr(err, "/nonexistent/dir/x.db"));
 }
 
+/* scenario check refuses what run refuses: it builds the same cost model (fp8 on an A100 has
+ * no tensor cores for it), and with --db it looks the named profile up. */
+static void test_check_refuses_what_run_refuses(void **state)
+{
+    char scn[300], db[300], out[8192], err[4096];
+    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
+    snprintf(db, sizeof db, "%s/check.db", e2e_dir);
+    e2e_write(scn, small);
+    const char *fp8 = "--set dtype=fp8 --set gpu=a100-80gb";
+    assert_int_equal(
+        e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --no-db %s", LLMSIM_BINARY, scn, fp8),
+        1);
+    assert_non_null(strstr(err, "no fp8 tensor cores"));
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s scenario check %s %s",
+                            LLMSIM_BINARY, scn, fp8),
+                     1);
+    assert_non_null(strstr(err, "no fp8 tensor cores"));
+    assert_int_equal(
+        e2e_sh(out, sizeof out, err, sizeof err, "%s scenario check %s --json", LLMSIM_BINARY, scn),
+        0);
+    assert_non_null(strstr(out, "\"cost_model\": \"roofline h100-sxm bf16 (not measured)\""));
+    /* a profile the database lacks: run refuses it, and so does check given the database */
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s run %s --db %s --set profile=nope", LLMSIM_BINARY, scn, db),
+                     1);
+    assert_non_null(strstr(err, "no profile named 'nope'"));
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s scenario check %s --db %s --set profile=nope", LLMSIM_BINARY, scn,
+                            db),
+                     1);
+    assert_non_null(strstr(err, "no profile named 'nope'"));
+    /* without --db it says it did not look */
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s scenario check %s --set profile=nope", LLMSIM_BINARY, scn),
+                     0);
+    assert_non_null(strstr(out, "profile 'nope' not looked up"));
+    /* a missing database is an error, and check creates none */
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s scenario check %s --set profile=nope --db %s/none.db",
+                            LLMSIM_BINARY, scn, e2e_dir),
+                     1);
+    assert_non_null(strstr(err, "none.db"));
+    char none[320];
+    snprintf(none, sizeof none, "%s/none.db", e2e_dir);
+    assert_int_not_equal(access(none, F_OK), 0);
+}
+
 static void test_list(void **state)
 {
     char out[16384], err[1024];
@@ -167,9 +273,16 @@ static void test_list(void **state)
     assert_non_null(strstr(out, "qwen2.5-0.5b"));
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list schedulers", LLMSIM_BINARY),
                      0);
-    const char *names[] = {"static", "orca", "vllm", "chunked", "tgi", "token_budget"};
-    for (int i = 0; i < 6; i++)
+    const char *names[] = {"static", "orca",   "vllm",   "vllm-v0",     "chunked",
+                           "tgi",    "sglang", "trtllm", "token_budget"};
+    for (int i = 0; i < 9; i++)
         assert_non_null(strstr(out, names[i]));
+    /* the engine presets, each with the source of its CPU figures */
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list engines", LLMSIM_BINARY), 0);
+    const char *engines[] = {
+        "vllm 0.11 (default)", "vllm 0.6", "sglang 0.4", "trtllm 0.19", "tgi 3", "Vidur", "#13957"};
+    for (int i = 0; i < 7; i++)
+        assert_non_null(strstr(out, engines[i]));
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list nothing", LLMSIM_BINARY), 2);
 }
 
@@ -179,8 +292,10 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_is_deterministic),
+        cmocka_unit_test(test_run_progress),
         cmocka_unit_test(test_override_and_store_levels),
         cmocka_unit_test(test_bad_scenarios_store_nothing),
+        cmocka_unit_test(test_check_refuses_what_run_refuses),
         cmocka_unit_test(test_list),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

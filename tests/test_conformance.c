@@ -28,6 +28,7 @@
  *  - no request waits while its replica is idle (see check_no_starvation);
  *  - a request that fits comfortably is never rejected; one beyond the context always is.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -71,7 +72,8 @@ typedef struct workload {
  * policies): the newer request reaches 127 blocks, all it will ever need, before the older one
  * needs its second block; the newer one is preempted holding the whole cache less the
  * watermark, and must still run once the older one is done. */
-static const eng_arrival edge_preempt[] = {{0, 1, 100}, {0, 2010, 22}};
+static const eng_arrival edge_preempt[] = {{.t = 0, .prompt = 1, .output = 100},
+                                           {.t = 0, .prompt = 2010, .output = 22}};
 
 static const workload workloads[] = {
     {"light load", 0, 8192, 60, 40 * SIM_NS_PER_MS, 10, 300, 1, 60, 0, 0, 0, NULL},
@@ -109,7 +111,9 @@ static eng_arrival *make_arrivals(const workload *w, int32_t block)
     for (int i = 0; i < w->n; i++) {
         if (w->gap_max_ns > 0)
             t += (int64_t)(lcg(&x) % (uint64_t)(w->gap_max_ns + 1));
-        a[i] = (eng_arrival){t, uniform(&x, w->p_lo, w->p_hi), uniform(&x, w->o_lo, w->o_hi)};
+        a[i] = (eng_arrival){.t = t,
+                             .prompt = uniform(&x, w->p_lo, w->p_hi),
+                             .output = uniform(&x, w->o_lo, w->o_hi)};
     }
     if (w->edge_cases) {
         int32_t cache = (int32_t)(w->kv_tokens / block * block);
@@ -145,6 +149,10 @@ typedef struct conf_rec {
     int32_t nrep;
     eng_request *rq; /* by id */
     int32_t *seen;   /* on_request calls, by id */
+    int32_t *nspan;  /* on_span calls, by id */
+    int32_t *npre;   /* of them, ended by a preemption or a swap-out */
+    int64_t *span0;  /* start of the first span, by id */
+    int64_t *spanz;  /* end of the latest span, by id */
     int64_t recorded;
     eng_iter_rec *it;
     int64_t nit, capit;
@@ -217,7 +225,32 @@ static void rec_itl(void *st, int64_t gap_ns, int64_t count)
     c->itl_gaps += count;
 }
 
-static const eng_recorder_ops rec_ops = {rec_request, rec_iteration, rec_itl};
+/* Spans come in order per request, never overlap, and only the last one ends in a finish. */
+static void rec_span(void *st, const eng_span_rec *sp)
+{
+    conf_rec *c = st;
+    if (sp->req < 0 || sp->req >= c->src->next || c->seen[sp->req]) {
+        violation(c, "span of request %lld reported outside its life", (long long)sp->req);
+        return;
+    }
+    int64_t id = sp->req;
+    if (sp->span != c->nspan[id] || sp->start_ns > sp->end_ns ||
+        (c->nspan[id] > 0 && sp->start_ns < c->spanz[id]) ||
+        (sp->decode_ns >= 0 && (sp->decode_ns < sp->start_ns || sp->decode_ns > sp->end_ns)) ||
+        (c->nspan[id] > 0 && c->npre[id] != c->nspan[id]))
+        violation(c,
+                  "request %lld: span %d [%lld, %lld, decode %lld, %s] after %d spans ending "
+                  "at %lld",
+                  (long long)id, sp->span, (long long)sp->start_ns, (long long)sp->end_ns,
+                  (long long)sp->decode_ns, eng_span_end_name(sp->end), c->nspan[id],
+                  (long long)c->spanz[id]);
+    if (c->nspan[id]++ == 0)
+        c->span0[id] = sp->start_ns;
+    c->npre[id] += sp->end != ENG_SPAN_FINISHED;
+    c->spanz[id] = sp->end_ns;
+}
+
+static const eng_recorder_ops rec_ops = {rec_request, rec_iteration, rec_itl, rec_span};
 
 /* After every event (Debug builds). sim_set_check holds one hook, so this one runs the engine's
  * walker first, failing as the engine's own hook does, then checks what the records allow. */
@@ -392,6 +425,8 @@ static void check_request(const conf_rec *c, const eng_config *cfg, const rep_it
     if (rq->status == ENG_RQ_REJECTED) {
         CHECK(rq->reject > ENG_REJECT_NONE && rq->reject < ENG_REJECT_REASON_COUNT,
               "request %lld rejected without a reason", (long long)rq->id);
+        CHECK(c->nspan[rq->id] == 0, "rejected request %lld has %d spans", (long long)rq->id,
+              c->nspan[rq->id]);
         CHECK(rq->reject != ENG_REJECT_CONTEXT || total > max_len,
               "request %lld of %lld tokens rejected for the context of %d", (long long)rq->id,
               (long long)total, max_len);
@@ -417,6 +452,15 @@ static void check_request(const conf_rec *c, const eng_config *cfg, const rep_it
     CHECK(rq->scheduled >= 1 + (rq->preemptions > 0 ? 1 : 0) && rq->kv_blocks == 0,
           "request %lld: %d admissions, %d preemptions, %d blocks held at the end",
           (long long)rq->id, rq->scheduled, rq->preemptions, rq->kv_blocks);
+    /* one span per admission, all but the last ended by a preemption, from the first
+     * scheduling to the finish */
+    CHECK(c->nspan[rq->id] == rq->scheduled && c->npre[rq->id] == rq->preemptions &&
+              c->span0[rq->id] == rq->t_first_sched && c->spanz[rq->id] == rq->t_finish,
+          "request %lld: %d spans (%d preempted) from %lld to %lld; %d admissions, %d "
+          "preemptions, scheduled at %lld, finished at %lld",
+          (long long)rq->id, c->nspan[rq->id], c->npre[rq->id], (long long)c->span0[rq->id],
+          (long long)c->spanz[rq->id], rq->scheduled, rq->preemptions, (long long)rq->t_first_sched,
+          (long long)rq->t_finish);
     /* tokens come out at iteration ends: one at the first token, one at the finish, and
      * output - 1 of them after the first token, each needing its own iteration. With async
      * output processing a token is delivered at the end of the iteration after the one that
@@ -442,6 +486,61 @@ static void check_kv_end(conf_rec *c, const variant *v, const workload *w)
           c->src->n);
     CHECK(c->max_kv <= c->kv_total, "%lld KV blocks in use of %lld", (long long)c->max_kv,
           (long long)c->kv_total);
+}
+
+static int by_time_then_departure(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b; /* {time, +1 arrival / -1 departure} */
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* vLLM's max_output_tokens_per_s and max_concurrent_requests as its benchmark computes them
+ * (vllm/benchmarks/serve.py), from the records: tokens per 1-second bucket of their iteration's
+ * end from the first arrival, and a sweep over [arrival, finish) of finished requests, a
+ * departure before an arrival at the same instant. */
+static void check_vllm_peaks(conf_rec *c, const eng_totals *t, const variant *v, const workload *w)
+{
+    eng_metric m[ENG_MAX_METRICS];
+    int n = eng_summary(c->e, m);
+    double peak_tok = NAN, peak_conc = NAN;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(m[i].name, "max_output_tokens_per_s") == 0)
+            peak_tok = m[i].value;
+        if (strcmp(m[i].name, "max_concurrent_requests") == 0)
+            peak_conc = m[i].value;
+    }
+    int64_t last = 0;
+    for (int64_t k = 0; k < c->nit; k++) {
+        int64_t b = (c->it[k].start_ns + c->it[k].duration_ns - t->first_arrival_ns) / 1000000000;
+        last = b > last ? b : last;
+    }
+    int64_t *bucket = calloc((size_t)last + 1, sizeof *bucket), want = 0;
+    for (int64_t k = 0; k < c->nit; k++) {
+        int64_t b = (c->it[k].start_ns + c->it[k].duration_ns - t->first_arrival_ns) / 1000000000;
+        bucket[b] += c->it[k].shape.emit_seqs;
+        want = bucket[b] > want ? bucket[b] : want;
+    }
+    free(bucket);
+    CHECK(peak_tok == (double)want, "max_output_tokens_per_s %g, the buckets say %lld", peak_tok,
+          (long long)want);
+    int64_t(*ev)[2] = calloc((size_t)(2 * w->n), sizeof *ev), ne = 0, cur = 0, conc = 0;
+    for (int64_t id = 0; id < w->n; id++)
+        if (c->rq[id].status == ENG_RQ_FINISHED) {
+            ev[ne][0] = c->rq[id].t_arrival;
+            ev[ne++][1] = 1;
+            ev[ne][0] = c->rq[id].t_finish;
+            ev[ne++][1] = -1;
+        }
+    qsort(ev, (size_t)ne, sizeof *ev, by_time_then_departure);
+    for (int64_t k = 0; k < ne; k++) {
+        cur += ev[k][1];
+        conc = cur > conc ? cur : conc;
+    }
+    free(ev);
+    CHECK(peak_conc == (double)conc, "max_concurrent_requests %g, the sweep says %lld", peak_conc,
+          (long long)conc);
 }
 
 /* ---------------- one run ---------------- */
@@ -471,9 +570,13 @@ static void run_one(const variant *v, const workload *w)
     c->nrep = cfg.replicas;
     c->rq = calloc((size_t)w->n, sizeof *c->rq);
     c->seen = calloc((size_t)w->n, sizeof *c->seen);
+    c->nspan = calloc((size_t)w->n, sizeof *c->nspan);
+    c->npre = calloc((size_t)w->n, sizeof *c->npre);
+    c->span0 = calloc((size_t)w->n, sizeof *c->span0);
+    c->spanz = calloc((size_t)w->n, sizeof *c->spanz);
     c->busy_until = calloc((size_t)cfg.replicas, sizeof *c->busy_until);
     c->ctx = sim_new(7);
-    c->e = eng_new(c->ctx, &cfg, &pred, &list_ops, &src, &rec_ops, c, &err);
+    c->e = eng_new(c->ctx, &cfg, &(eng_costs){&pred, NULL}, &list_ops, &src, &rec_ops, c, &err);
     if (!c->e)
         fail_msg("%s / %s: %s", v->name, w->name, err.msg);
     c->kv_total = eng_get_kv_plan(c->e)->blocks;
@@ -499,6 +602,7 @@ static void run_one(const variant *v, const workload *w)
             gaps += c->rq[id].output - 1;
     CHECK(c->itl_gaps == gaps, "%lld inter-token gaps reported, finished requests have %lld",
           (long long)c->itl_gaps, (long long)gaps);
+    check_vllm_peaks(c, t, v, w);
     rep_iters *reps = split_iters(c);
     for (int64_t id = 0; id < w->n; id++)
         check_request(c, &cfg, reps, &c->rq[id], v, w);
@@ -522,6 +626,10 @@ static void run_one(const variant *v, const workload *w)
     free(c->it);
     free(c->busy_until);
     free(c->seen);
+    free(c->nspan);
+    free(c->npre);
+    free(c->span0);
+    free(c->spanz);
     free(c->rq);
     free(c);
     free(arr);
@@ -539,7 +647,8 @@ static void test_registry(void **state)
 {
     char buf[256];
     assert_int_equal(eng_sched_registry_check(buf, sizeof buf), 0);
-    static const char *const builtin[] = {"static", "orca", "vllm", "chunked", "tgi"};
+    static const char *const builtin[] = {"static", "orca", "vllm-v0", "chunked",
+                                          "tgi",    "vllm", "sglang",  "trtllm"};
     for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
         assert_non_null(eng_sched_find(builtin[i]));
 }
@@ -547,7 +656,16 @@ static void test_registry(void **state)
 /* Optional behaviours a policy may declare, each run as its own variant. */
 static const struct {
     const char *key, *val;
-} options[] = {{"preemption", "swap"}, {"max_wait_ms", "5"}};
+} options[] = {{"preemption", "swap"},
+               {"max_wait_ms", "5"},
+               {"num_scheduler_steps", "8"},
+               {"enable_prefix_caching", "false"},
+               {"async_scheduling", "true"},
+               {"long_prefill_token_threshold", "64"},
+               {"schedule_policy", "lpm"},
+               {"chunked_prefill_size", "128"},
+               {"capacity_scheduler_policy", "max_utilization"},
+               {"enable_chunked_context", "true"}};
 
 int main(void)
 {

@@ -39,7 +39,7 @@ static void rec_it(void *st, const eng_iter_rec *it)
     if (r->nit < MAXR * 4)
         r->it[r->nit++] = *it;
 }
-static const eng_recorder_ops rec_ops = {rec_rq, rec_it, NULL};
+static const eng_recorder_ops rec_ops = {rec_rq, rec_it, NULL, NULL};
 
 static const eng_request *find_rq(const rec *r, int64_t id)
 {
@@ -56,7 +56,8 @@ static rec *run(const eng_config *c, const eng_arrival *a, int n, eng_totals *to
     list_src src = {a, n, 0};
     sim_ctx *ctx = sim_new(1);
     sim_err err;
-    eng_engine *e = eng_new(ctx, c, &linear, &list_ops, &src, &rec_ops, r, &err);
+    eng_engine *e =
+        eng_new(ctx, c, &(eng_costs){&linear, NULL}, &list_ops, &src, &rec_ops, r, &err);
     assert_non_null(e);
     assert_int_equal(eng_run(e, &err), 0);
     char buf[256];
@@ -113,7 +114,8 @@ static void test_orca_joins_and_leaves(void **state)
 {
     eng_config c;
     tiny_config(&c, 100000);
-    eng_arrival a[] = {{0, 100, 10}, {500000, 50, 3}};
+    eng_arrival a[] = {{.t = 0, .prompt = 100, .output = 10},
+                       {.t = 500000, .prompt = 50, .output = 3}};
     rec *r = run(&c, a, 2, NULL);
     assert_int_equal(r->nrq, 2);
     const eng_request *r0 = find_rq(r, 0), *r1 = find_rq(r, 1);
@@ -140,7 +142,7 @@ static void test_orca_max_num_seqs(void **state)
     eng_cfg_set(&c.sched, "max_num_seqs", "3");
     eng_arrival a[10];
     for (int i = 0; i < 10; i++)
-        a[i] = (eng_arrival){0, 20, 5 + i};
+        a[i] = (eng_arrival){.t = 0, .prompt = 20, .output = 5 + i};
     rec *r = run(&c, a, 10, NULL);
     assert_int_equal(r->nrq, 10);
     for (int i = 0; i < r->nit; i++)
@@ -160,7 +162,7 @@ static void test_orca_reserves_up_front(void **state)
     tiny_config(&c, 21 * 16);
     eng_arrival a[10];
     for (int i = 0; i < 10; i++)
-        a[i] = (eng_arrival){0, 60, 40};
+        a[i] = (eng_arrival){.t = 0, .prompt = 60, .output = 40};
     rec *r = run(&c, a, 10, NULL);
     int maxseqs = 0;
     for (int i = 0; i < r->nit; i++) {
@@ -179,7 +181,10 @@ static void test_reject_never_fits(void **state)
 {
     eng_config c;
     tiny_config(&c, 64 * 16);
-    eng_arrival a[] = {{0, 100, 10}, {0, 2000, 10}, {0, 4000, 200}, {0, 30, 5}};
+    eng_arrival a[] = {{.t = 0, .prompt = 100, .output = 10},
+                       {.t = 0, .prompt = 2000, .output = 10},
+                       {.t = 0, .prompt = 4000, .output = 200},
+                       {.t = 0, .prompt = 30, .output = 5}};
     eng_totals t;
     rec *r = run(&c, a, 4, &t);
     assert_int_equal(t.finished, 2);
@@ -202,7 +207,9 @@ static void test_deterministic(void **state)
     for (int i = 0; i < 300; i++) {
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
         t += (int64_t)(x >> 44);
-        a[i] = (eng_arrival){t, 1 + (int32_t)((x >> 20) % 500), 1 + (int32_t)((x >> 8) % 300)};
+        a[i] = (eng_arrival){.t = t,
+                             .prompt = 1 + (int32_t)((x >> 20) % 500),
+                             .output = 1 + (int32_t)((x >> 8) % 300)};
     }
     rec *r1 = run(&c, a, 300, NULL);
     rec *r2 = run(&c, a, 300, NULL);
@@ -229,7 +236,9 @@ static void test_all_policies_drain(void **state)
     for (int i = 0; i < 400; i++) {
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
         t += (int64_t)(x >> 46);
-        a[i] = (eng_arrival){t, 1 + (int32_t)((x >> 20) % 700), 1 + (int32_t)((x >> 8) % 400)};
+        a[i] = (eng_arrival){.t = t,
+                             .prompt = 1 + (int32_t)((x >> 20) % 700),
+                             .output = 1 + (int32_t)((x >> 8) % 400)};
     }
     for (size_t p = 0; p < np; p++) {
         for (int swap = 0; swap < 2; swap++) {
@@ -269,7 +278,9 @@ static void test_routers(void **state)
     for (int i = 0; i < 400; i++) {
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
         t += (int64_t)(x >> 47);
-        a[i] = (eng_arrival){t, 1 + (int32_t)((x >> 20) % 500), 1 + (int32_t)((x >> 8) % 200)};
+        a[i] = (eng_arrival){.t = t,
+                             .prompt = 1 + (int32_t)((x >> 20) % 500),
+                             .output = 1 + (int32_t)((x >> 8) % 200)};
     }
     for (size_t k = 0; k < sizeof routers / sizeof routers[0]; k++) {
         eng_config c;
@@ -297,7 +308,7 @@ static void test_routers(void **state)
     sim_ctx *ctx = sim_new(1);
     sim_err err;
     list_src src = {a, 1, 0};
-    assert_null(eng_new(ctx, &c, &linear, &list_ops, &src, NULL, NULL, &err));
+    assert_null(eng_new(ctx, &c, &(eng_costs){&linear, NULL}, &list_ops, &src, NULL, NULL, &err));
     assert_non_null(strstr(err.msg, "random"));
     sim_free(ctx);
 }
@@ -312,7 +323,9 @@ static void test_decode_runs_change_nothing(void **state)
     for (int i = 0; i < 200; i++) {
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
         t += (int64_t)(x >> 45);
-        a[i] = (eng_arrival){t, 1 + (int32_t)((x >> 20) % 600), 1 + (int32_t)((x >> 8) % 300)};
+        a[i] = (eng_arrival){.t = t,
+                             .prompt = 1 + (int32_t)((x >> 20) % 600),
+                             .output = 1 + (int32_t)((x >> 8) % 300)};
     }
     eng_config c;
     tiny_config(&c, 4096);

@@ -1,7 +1,8 @@
 /*
  * test_engine_router.c: the routers and their registry: lookup by name, round robin's cycle, the
- * load-aware routers' choice of the lightest replica, power of two's determinism for a seed, and
- * the engine refusing an unknown router with the valid names.
+ * load-aware routers' choice of the lightest replica, power of two's determinism for a seed, the
+ * engine refusing an unknown router with the valid names, prefix_affinity following cached
+ * prefixes, and weighted's stale load signals and router-side prefix index.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,8 +21,8 @@
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
 
-static const char *const names[] = {"round_robin", "least_outstanding", "least_tokens",
-                                    "power_of_two"};
+static const char *const names[] = {"round_robin",  "least_outstanding", "least_tokens",
+                                    "power_of_two", "prefix_affinity",   "weighted"};
 #define NNAMES ((int)(sizeof names / sizeof names[0]))
 
 /* ---- a recorder of each request's replica ---- */
@@ -38,7 +39,7 @@ static void rec_rq(void *st, const eng_request *rq)
     p->replica[rq->id] = rq->replica;
     p->n++;
 }
-static const eng_recorder_ops rec_ops = {rec_rq, NULL, NULL};
+static const eng_recorder_ops rec_ops = {rec_rq, NULL, NULL, NULL};
 
 /* The tiny model with room for kv_tokens tokens of KV, over replicas behind router. */
 static void small_config(eng_config *c, int64_t kv_tokens, int32_t replicas, const char *router)
@@ -55,7 +56,8 @@ static placed *run(const eng_config *c, const eng_arrival *a, int n, uint64_t se
     list_src src = {a, n, 0};
     sim_ctx *ctx = sim_new(seed);
     sim_err err;
-    eng_engine *e = eng_new(ctx, c, &linear, &list_ops, &src, &rec_ops, p, &err);
+    eng_engine *e =
+        eng_new(ctx, c, &(eng_costs){&linear, NULL}, &list_ops, &src, &rec_ops, p, &err);
     if (!e)
         fail_msg("eng_new: %s", err.msg);
     assert_int_equal(eng_run(e, &err), 0);
@@ -82,7 +84,8 @@ static void pick_fresh(const eng_router_ops *ops, int32_t nrep, gsl_rng *g, int 
     list_src src = {NULL, 0, 0};
     sim_ctx *ctx = sim_new(1);
     sim_err err;
-    eng_engine *e = eng_new(ctx, &c, &linear, &list_ops, &src, NULL, NULL, &err);
+    eng_engine *e =
+        eng_new(ctx, &c, &(eng_costs){&linear, NULL}, &list_ops, &src, NULL, NULL, &err);
     assert_non_null(e);
     const eng_replica *reps[8];
     assert_true(nrep <= 8);
@@ -90,7 +93,7 @@ static void pick_fresh(const eng_router_ops *ops, int32_t nrep, gsl_rng *g, int 
         reps[i] = eng_get_replica(e, i);
     void *st = calloc(1, ops->state_size ? ops->state_size : 1);
     if (ops->init)
-        assert_int_equal(ops->init(st, nrep), 0);
+        assert_int_equal(ops->init(st, nrep, &c.router_params), 0);
     for (int i = 0; i < count; i++) {
         out[i] = ops->pick(st, reps, nrep, NULL, g);
         assert_true(out[i] >= 0 && out[i] < nrep);
@@ -124,7 +127,8 @@ static void test_registry(void **state)
     assert_null(eng_router_find(""));
     assert_null(eng_router_find("Round_Robin"));
     assert_ptr_equal(eng_router_names(buf, sizeof buf), buf);
-    assert_string_equal(buf, "round_robin, least_outstanding, least_tokens, power_of_two");
+    assert_string_equal(buf, "round_robin, least_outstanding, least_tokens, power_of_two, "
+                             "prefix_affinity, weighted");
     /* a short buffer is cut, never overrun */
     char small[8];
     eng_router_names(small, sizeof small);
@@ -140,7 +144,7 @@ static void test_round_robin_cycles(void **state)
     /* through the engine: arrival i goes to replica i mod 3 */
     eng_arrival a[10];
     for (int i = 0; i < 10; i++)
-        a[i] = (eng_arrival){(int64_t)i * 1000, 10 + i, 5};
+        a[i] = (eng_arrival){.t = (int64_t)i * 1000, .prompt = 10 + i, .output = 5};
     eng_config c;
     small_config(&c, 4096, 3, "round_robin");
     placed *p = run(&c, a, 10, 1);
@@ -154,12 +158,10 @@ static void test_round_robin_cycles(void **state)
 static void test_least_loaded(void **state)
 {
     static const eng_arrival a[] = {
-        {0, 100, 100}, /* 200 tokens */
-        {0, 10, 10},   /* 20 */
-        {0, 5000, 1},  /* rejected on arrival: its replica's load drops back */
-        {0, 50, 50},   /* 100 */
-        {0, 10, 10},   {0, 10, 10}, {0, 10, 10},
-    };
+        {.t = 0, .prompt = 100, .output = 100}, {.t = 0, .prompt = 10, .output = 10},
+        {.t = 0, .prompt = 5000, .output = 1},  {.t = 0, .prompt = 50, .output = 50},
+        {.t = 0, .prompt = 10, .output = 10},   {.t = 0, .prompt = 10, .output = 10},
+        {.t = 0, .prompt = 10, .output = 10}};
     /* outstanding after each: [1,0,0] [1,1,0] [1,1,0] [1,1,1] [2,1,1] [2,2,1] [2,2,2] */
     static const int32_t by_count[] = {0, 1, 2, 2, 0, 1, 2};
     /* tokens after each: [200,0,0] [200,20,0] [200,20,0] [200,20,100] [200,40,100] ... */
@@ -210,7 +212,9 @@ static void test_power_of_two_deterministic(void **state)
     for (int i = 0; i < 300; i++) {
         s = s * 6364136223846793005ULL + 1442695040888963407ULL;
         t += (int64_t)(s >> 47);
-        a[i] = (eng_arrival){t, 1 + (int32_t)((s >> 20) % 500), 1 + (int32_t)((s >> 8) % 200)};
+        a[i] = (eng_arrival){.t = t,
+                             .prompt = 1 + (int32_t)((s >> 20) % 500),
+                             .output = 1 + (int32_t)((s >> 8) % 200)};
     }
     eng_config c;
     small_config(&c, 4096, 4, "power_of_two");
@@ -231,14 +235,15 @@ static void test_single_replica_draws_nothing(void **state)
 {
     eng_arrival a[20];
     for (int i = 0; i < 20; i++)
-        a[i] = (eng_arrival){(int64_t)i * 500000, 20, 4};
+        a[i] = (eng_arrival){.t = (int64_t)i * 500000, .prompt = 20, .output = 4};
     eng_config c;
     small_config(&c, 4096, 1, "power_of_two");
     list_src src = {a, 20, 0};
     sim_ctx *ctx = sim_new(5);
     sim_err err;
     placed *p = calloc(1, sizeof *p);
-    eng_engine *e = eng_new(ctx, &c, &linear, &list_ops, &src, &rec_ops, p, &err);
+    eng_engine *e =
+        eng_new(ctx, &c, &(eng_costs){&linear, NULL}, &list_ops, &src, &rec_ops, p, &err);
     assert_non_null(e);
     assert_int_equal(eng_run(e, &err), 0);
     gsl_rng *fresh = sim_rng_new_stream(5, SIM_STREAM_ROUTER);
@@ -255,18 +260,92 @@ static void test_unknown_router_refused(void **state)
 {
     eng_config c;
     small_config(&c, 4096, 2, "random");
-    eng_arrival a = {0, 10, 10};
+    eng_arrival a = {.t = 0, .prompt = 10, .output = 10};
     list_src src = {&a, 1, 0};
     sim_ctx *ctx = sim_new(1);
     sim_err err;
     err.msg[0] = '\0';
-    assert_null(eng_new(ctx, &c, &linear, &list_ops, &src, NULL, NULL, &err));
+    assert_null(eng_new(ctx, &c, &(eng_costs){&linear, NULL}, &list_ops, &src, NULL, NULL, &err));
     assert_non_null(strstr(err.msg, "unknown router 'random'"));
     char list[256];
     assert_non_null(strstr(err.msg, eng_router_names(list, sizeof list)));
     for (int i = 0; i < NNAMES; i++)
         assert_non_null(strstr(err.msg, names[i]));
     sim_free(ctx);
+}
+
+/* prefix_affinity: a request goes where the longest prefix of its prompt is cached. Four groups
+ * of requests sharing 1000-token prefixes over three replicas with vllm (prefix caching on):
+ * once a group's prefix is cached somewhere, the rest of the group follows it. */
+static void test_prefix_affinity(void **state)
+{
+    static eng_segment seg[40][2];
+    eng_arrival a[40];
+    for (int i = 0; i < 40; i++) {
+        seg[i][0] = (eng_segment){1000 + (uint64_t)(i % 4), 1000};
+        seg[i][1] = (eng_segment){5000 + (uint64_t)i, 50};
+        a[i] = (eng_arrival){.t = (int64_t)i * 50 * SIM_NS_PER_MS,
+                             .prompt = 1050,
+                             .output = 5,
+                             .seg = seg[i],
+                             .nseg = 2};
+    }
+    eng_config c;
+    small_config(&c, 100000, 3, "prefix_affinity");
+    snprintf(c.sched.name, sizeof c.sched.name, "vllm");
+    placed *p = run(&c, a, 40, 1);
+    for (int i = 4; i < 40; i++)
+        assert_int_equal(p->replica[i], p->replica[i % 4]);
+    free(p);
+}
+
+/* weighted (llm-d's scorers): load signals may be up to staleness_ms old. Twenty requests within
+ * a millisecond: read afresh, the queue scorer spreads them; read once for a second, every
+ * replica looks alike and the max-score picker keeps taking the first. */
+static void test_weighted_staleness(void **state)
+{
+    eng_arrival a[20];
+    for (int i = 0; i < 20; i++)
+        a[i] = (eng_arrival){.t = (int64_t)i * 10 * SIM_NS_PER_US, .prompt = 200, .output = 50};
+    int count[2][3] = {{0}};
+    for (int k = 0; k < 2; k++) {
+        eng_config c;
+        small_config(&c, 100000, 3, "weighted");
+        snprintf(c.sched.name, sizeof c.sched.name, "vllm");
+        c.router_params.staleness_ms = k ? 1000 : 0;
+        placed *p = run(&c, a, 20, 1);
+        for (int i = 0; i < 20; i++)
+            count[k][p->replica[i]]++;
+        free(p);
+    }
+    print_message("fresh signals: %d %d %d; 1 s old: %d %d %d\n", count[0][0], count[0][1],
+                  count[0][2], count[1][0], count[1][1], count[1][2]);
+    assert_true(count[0][1] > 0 && count[0][2] > 0);
+    assert_int_equal(count[1][0], 20);
+}
+
+/* weighted: the prefix scorer's router-side index sends a request whose leading blocks it sent
+ * to a replica before to that replica again (prefix weight above the load weights). */
+static void test_weighted_prefix_index(void **state)
+{
+    static eng_segment seg[30][2];
+    eng_arrival a[30];
+    for (int i = 0; i < 30; i++) {
+        seg[i][0] = (eng_segment){700 + (uint64_t)(i % 3), 2000};
+        seg[i][1] = (eng_segment){9000 + (uint64_t)i, 40};
+        a[i] = (eng_arrival){.t = (int64_t)i * 100 * SIM_NS_PER_MS,
+                             .prompt = 2040,
+                             .output = 5,
+                             .seg = seg[i],
+                             .nseg = 2};
+    }
+    eng_config c;
+    small_config(&c, 100000, 3, "weighted");
+    snprintf(c.sched.name, sizeof c.sched.name, "vllm");
+    placed *p = run(&c, a, 30, 1);
+    for (int i = 3; i < 30; i++)
+        assert_int_equal(p->replica[i], p->replica[i % 3]);
+    free(p);
 }
 
 int main(void)
@@ -278,6 +357,9 @@ int main(void)
         cmocka_unit_test(test_power_of_two_deterministic),
         cmocka_unit_test(test_single_replica_draws_nothing),
         cmocka_unit_test(test_unknown_router_refused),
+        cmocka_unit_test(test_prefix_affinity),
+        cmocka_unit_test(test_weighted_staleness),
+        cmocka_unit_test(test_weighted_prefix_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,7 +46,7 @@ static void rec_iteration(void *st, const eng_iter_rec *it)
         r->max_seqs = it->num_seqs;
 }
 
-static const eng_recorder_ops rec_ops = {NULL, rec_iteration, NULL};
+static const eng_recorder_ops rec_ops = {NULL, rec_iteration, NULL, NULL};
 
 static double metric(const study_result *r, const char *name)
 {
@@ -158,7 +158,7 @@ static void test_exp2_orca_drains_faster(void **state)
     assert_int_equal(n, 32);
     eng_arrival a[32];
     for (int i = 0; i < n; i++)
-        a[i] = (eng_arrival){0, prompt, i % 8 == 0 ? 100 : 10};
+        a[i] = (eng_arrival){.t = 0, .prompt = prompt, .output = i % 8 == 0 ? 100 : 10};
     run_opts o = {a, n, 0};
     result st, orca;
     run_scenario("exp2_orca_vs_static_queue.yaml", NULL, 0, &o, &st);
@@ -194,7 +194,7 @@ static void test_exp3_burst_throughput(void **state)
             best_b = b;
         }
     }
-    static const char *const pol[] = {"vllm", "chunked"};
+    static const char *const pol[] = {"vllm-v0", "chunked"};
     for (int i = 0; i < 2; i++) {
         char name[64];
         snprintf(name, sizeof name, "scheduler.name=%s", pol[i]);
@@ -244,7 +244,7 @@ static void test_exp4_kv_limits(void **state)
 
 static void test_exp5_poisson_latency(void **state)
 {
-    static const char *const pol[] = {"static", "orca", "vllm"};
+    static const char *const pol[] = {"static", "orca", "vllm-v0"};
     double med[2][3];
     print_message("exp5 median end-to-end latency (ms), Poisson arrivals:\n");
     for (int q = 0; q < 2; q++) {
@@ -258,7 +258,7 @@ static void test_exp5_poisson_latency(void **state)
             med[q][i] = r.median_e2el_ms;
             assert_int_equal(r.completed, 400);
         }
-        print_message("  QPS %d: static %8.1f  orca %8.1f  vllm %8.1f\n", q ? 4 : 1, med[q][0],
+        print_message("  QPS %d: static %8.1f  orca %8.1f  vllm-v0 %8.1f\n", q ? 4 : 1, med[q][0],
                       med[q][1], med[q][2]);
     }
     for (int i = 1; i < 3; i++) {
@@ -272,18 +272,18 @@ static void test_exp5_poisson_latency(void **state)
     }
 }
 
-/* ---------------- 6: long prompts: chunked prefill versus vllm ---------------- */
+/* ---------------- 6: long prompts: chunked prefill versus vllm-v0 ---------------- */
 
 static void test_exp6_chunked_itl(void **state)
 {
     result ch, vl;
     run_scenario("exp6_long_prompts_itl.yaml", NULL, 0, NULL, &ch);
-    const char *ovr[] = {"scheduler.name=vllm"};
+    const char *ovr[] = {"scheduler.name=vllm-v0"};
     run_scenario("exp6_long_prompts_itl.yaml", ovr, 1, NULL, &vl);
     print_message("exp6 prompts of 4k-8k tokens at 2 QPS:\n"
                   "  chunked: p99 ITL %7.2f ms (median %.2f), %.1f output tok/s\n"
-                  "  vllm:    p99 ITL %7.2f ms (median %.2f), %.1f output tok/s\n"
-                  "  chunked p99 ITL = %.3f of vllm's; throughput ratio %.4f\n",
+                  "  vllm-v0: p99 ITL %7.2f ms (median %.2f), %.1f output tok/s\n"
+                  "  chunked p99 ITL = %.3f of vllm-v0's; throughput ratio %.4f\n",
                   ch.p99_itl_ms, ch.median_itl_ms, ch.out_tps, vl.p99_itl_ms, vl.median_itl_ms,
                   vl.out_tps, ch.p99_itl_ms / vl.p99_itl_ms, ch.out_tps / vl.out_tps);
     assert_int_equal(ch.completed, 200);

@@ -27,6 +27,9 @@
 
 static char dir[256], db[300];
 static int have_gnuplot;
+static int64_t preempt_run; /* vLLM in a small KV cache: requests preempted and resumed */
+
+static char *read_all(const char *path);
 static char out[65536], err[65536];
 
 /* Runs a shell command; returns its exit status with stdout and stderr in out and err. */
@@ -157,6 +160,11 @@ static int setup(void **state)
         run_demo(sets);
     }
     make_sweep(); /* runs 4..11 */
+    preempt_run = run_demo("--set scheduler.name=vllm --set memory.gpu_utilization=0.22"
+                           " --set workload.arrival.rate=6 --set workload.num_requests=80");
+    if (query_int("SELECT count(*) FROM requests WHERE run_id = %lld AND preemptions > 0",
+                  (long long)preempt_run) < 3)
+        return -1;
     return 0;
 }
 
@@ -297,21 +305,46 @@ static void test_curve(void **state)
         assert_true(cell(&t, s, 0, 0) < cell(&t, s, 1, 0)); /* sorted by x */
     }
     assert_int_equal(t.rows[2], 1);
+    /* saturation is counted per repetition: point 2 was saturated in 1 of its 2, so it is drawn
+     * and reported as such */
+    assert_true(cell(&t, 2, 0, 3) == 1 && cell(&t, 2, 0, 4) == 2);
     free_table(&t);
-
-    /* against offered rate, p50 TPOT, lines per rate */
+    assert_non_null(strstr(err, "saturated in only some repetitions"));
+    assert_non_null(strstr(err, "orca at x="));
+    assert_non_null(strstr(err, "1 of 2"));
+    snprintf(path, sizeof path, "%s/curve.gp", dir);
+    char *gp = read_all(path);
+    /* titles and axes in words, with the setting; plain tick labels */
+    assert_non_null(strstr(gp, "plot_title = 'p99 TTFT (ms) vs output throughput (tok/s) — "
+                               "llama-3-8b, h100-sxm, demo workload'"));
+    assert_non_null(strstr(gp, "ylabel = 'p99 TTFT (ms)'"));
+    assert_non_null(strstr(gp, "keytitle = 'scheduler'"));
+    assert_non_null(strstr(gp, "nsat_some = 1"));
+    assert_non_null(strstr(gp, "set format y '%.10g'"));
+    free(gp);
+    /* against offered rate, p50 TPOT, lines per scheduler named with --by */
     snprintf(args, sizeof args,
              "curve --sweep 1 -o %s/rate.svg --x rate --metric tpot --pct p50"
-             " --by workload.arrival.rate",
+             " --by scheduler.name",
              dir);
     plot(args);
     snprintf(path, sizeof path, "%s/rate.dat", dir);
     read_table(path, &t);
-    assert_string_equal(t.names[0], "2");
-    assert_string_equal(t.names[1], "8");
-    for (int r = 0; r < t.rows[1]; r++)
-        assert_true(cell(&t, 1, r, 0) == 8.0);
+    assert_string_equal(t.names[0], "orca");
+    assert_string_equal(t.names[1], "vllm");
+    assert_true(cell(&t, 1, 0, 0) == 2.0 && cell(&t, 1, 1, 0) == 8.0);
     free_table(&t);
+    snprintf(path, sizeof path, "%s/rate.gp", dir);
+    gp = read_all(path);
+    assert_non_null(strstr(gp, "'median TPOT (ms) vs offered rate (req/s)"));
+    free(gp);
+    /* lines by rate would join orca and vllm points: refused, naming --by */
+    assert_int_equal(sh("%s plot curve --sweep 1 --db %s --x rate --by workload.arrival.rate"
+                        " -o %s/x.png",
+                        LLMSIM_BINARY, db, dir),
+                     1);
+    assert_non_null(strstr(err, "also varies scheduler.name"));
+    assert_non_null(strstr(err, "--by workload.arrival.rate,scheduler.name"));
     if (have_gnuplot) {
         snprintf(path, sizeof path, "%s/rate.svg", dir);
         FILE *f = fopen(path, "r");
@@ -327,6 +360,51 @@ static void test_curve(void **state)
     assert_non_null(strstr(err, "scheduler.name, workload.arrival.rate"));
     assert_int_equal(sh("%s plot curve --sweep 9 --db %s -o %s/x.png", LLMSIM_BINARY, db, dir), 1);
     assert_non_null(strstr(err, "no sweep 9"));
+}
+
+/* A sweep of one scheduler over two token budgets: one line per budget, not one zig-zag line
+ * named "chunked". */
+static void test_curve_other_keys(void **state)
+{
+    char args[512], path[320], sql[1024];
+    exec_sql(
+        "INSERT INTO sweeps (id, key, file, scenario, varied, reps, base_seed) VALUES (2,"
+        " 'test2', 'demo.yaml', 'demo', 'workload.arrival.rate;scheduler.token_budget', 1, 1)");
+    static const int rates[2] = {2, 8}, budgets[2] = {256, 1024};
+    for (int p = 0; p < 4; p++) {
+        char sets[256];
+        snprintf(sets, sizeof sets,
+                 "--set workload.num_requests=40 --set workload.arrival.rate=%d --set "
+                 "scheduler.name=chunked --set scheduler.token_budget=%d --store summary",
+                 rates[p / 2], budgets[p % 2]);
+        int64_t run = run_demo(sets);
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO sweep_points VALUES (2, %d, 0, 1, %lld, '', 0);"
+                 "INSERT INTO sweep_params VALUES (2, %d, 'workload.arrival.rate', '%d');"
+                 "INSERT INTO sweep_params VALUES (2, %d, 'scheduler.token_budget', '%d')",
+                 p, (long long)run, p, rates[p / 2], p, budgets[p % 2]);
+        exec_sql(sql);
+    }
+    snprintf(args, sizeof args, "curve --sweep 2 -o %s/budget.png", dir);
+    plot(args);
+    snprintf(path, sizeof path, "%s/budget.png", dir);
+    check_png(path, 1000, 600);
+    snprintf(path, sizeof path, "%s/budget.dat", dir);
+    table t;
+    read_table(path, &t);
+    assert_int_equal(t.nblocks, 2);
+    assert_string_equal(t.names[0], "token_budget=256");
+    assert_string_equal(t.names[1], "token_budget=1024");
+    for (int b = 0; b < 2; b++) {
+        assert_int_equal(t.rows[b], 2);
+        for (int r = 0; r < 2; r++)
+            assert_int_equal((int)cell(&t, b, r, 8) % 2, b); /* points of one budget only */
+    }
+    free_table(&t);
+    snprintf(path, sizeof path, "%s/budget.gp", dir);
+    char *gp = read_all(path);
+    assert_non_null(strstr(gp, "keytitle = 'token_budget'"));
+    free(gp);
 }
 
 static void test_cdf(void **state)
@@ -354,6 +432,20 @@ static void test_cdf(void **state)
                  run);
         assert_true(fabs(cell(&t, b, t.rows[b] - 1, 0) - query_double(sql)) < 1e-6);
     }
+    /* the legends name what differs between the runs: here the scheduler */
+    assert_string_equal(t.names[0], "run 1: orca");
+    assert_string_equal(t.names[2], "run 3: vllm");
+    free_table(&t);
+    /* and more than the scheduler when more differs */
+    snprintf(args, sizeof args, "cdf --run 1,%lld -o %s/cdf2.png", (long long)preempt_run, dir);
+    plot(args);
+    snprintf(path, sizeof path, "%s/cdf2.dat", dir);
+    read_table(path, &t);
+    assert_non_null(strstr(t.names[0], "run 1: orca"));
+    assert_non_null(strstr(t.names[1], "vllm"));
+    assert_non_null(strstr(t.names[1], "6 req/s"));
+    assert_non_null(strstr(t.names[1], "80 requests"));
+    assert_non_null(strstr(t.names[1], "gpu_utilization=0.22"));
     free_table(&t);
     /* per-token gaps are not stored: itl is refused with a pointer to tpot */
     assert_int_equal(
@@ -389,6 +481,29 @@ static void test_timeline(void **state)
                                    run));
     }
     free_table(&t);
+    /* the KV capacity and the preemptions of a run that had some */
+    snprintf(args, sizeof args, "timeline --run %lld -o %s/timeline-pre.png",
+             (long long)preempt_run, dir);
+    plot(args);
+    snprintf(path, sizeof path, "%s/timeline-pre.dat", dir);
+    read_table(path, &t);
+    assert_int_equal(t.cols[0], 8);
+    int64_t pre = 0;
+    for (int r = 0; r < t.rows[0]; r++)
+        pre += (int64_t)cell(&t, 0, r, 7);
+    assert_int_equal(pre, query_int("SELECT sum(preempted) FROM iterations WHERE run_id = %lld",
+                                    (long long)preempt_run));
+    assert_true(pre > 0);
+    free_table(&t);
+    snprintf(path, sizeof path, "%s/timeline-pre.gp", dir);
+    char *gp = read_all(path), want[64];
+    snprintf(
+        want, sizeof want, "kvcap[1] = %lld\n",
+        (long long)query_int("SELECT kv_blocks FROM runs WHERE id = %lld", (long long)preempt_run));
+    assert_non_null(strstr(gp, want));
+    assert_true(query_int("SELECT kv_blocks FROM runs WHERE id = %lld", (long long)preempt_run) >
+                0);
+    free(gp);
     /* the default name; an unknown run is a user error naming it */
     assert_int_equal(sh("cd %s && %s plot timeline --run 3 --db %s", dir, LLMSIM_BINARY, db),
                      have_gnuplot ? 0 : 3);
@@ -412,9 +527,11 @@ static void test_gantt(void **state)
     snprintf(path, sizeof path, "%s/gantt.dat", dir);
     table t;
     read_table(path, &t);
-    assert_int_equal(t.nblocks, 2);
+    assert_int_equal(t.nblocks, 4); /* requests, iterations, spans, waits after preemption */
     assert_int_equal(t.rows[0], nrq);
     assert_int_equal(t.rows[1], query_int("SELECT count(*) FROM iterations WHERE run_id = 2"));
+    assert_int_equal(t.rows[2], nrq); /* static batching never preempts: one span each */
+    assert_true(isnan(cell(&t, 3, 0, 1)));
     for (int r = 0; r < t.rows[0]; r++) {
         int req = (int)cell(&t, 0, r, 0);
         assert_int_equal((int64_t)cell(&t, 0, r, 8),
@@ -433,6 +550,83 @@ static void test_gantt(void **state)
         1);
     assert_non_null(strstr(err, "at most 200"));
     assert_int_equal(sh("%s plot gantt --run 1,2 --db %s", LLMSIM_BINARY, db), 1);
+}
+
+/* A run with preemptions: each request's spans as stored, the waits between them, and its
+ * iterations counted only inside its spans. */
+static void test_gantt_preemptions(void **state)
+{
+    char args[512], path[320];
+    long long run = (long long)preempt_run;
+    snprintf(args, sizeof args, "gantt --run %lld -o %s/gantt-pre.png", run, dir);
+    plot(args);
+    snprintf(path, sizeof path, "%s/gantt-pre.dat", dir);
+    table t;
+    read_table(path, &t);
+    assert_int_equal(t.nblocks, 4);
+    assert_int_equal(t.rows[2],
+                     query_int("SELECT count(*) FROM request_spans_all WHERE run_id = %lld", run));
+    assert_int_equal(t.rows[3], query_int("SELECT count(*) FROM request_spans WHERE run_id = %lld"
+                                          " AND end_reason <> 'finished'",
+                                          run));
+    assert_int_equal(t.rows[3], query_int("SELECT sum(preemptions) FROM requests WHERE"
+                                          " run_id = %lld",
+                                          run));
+    for (int r = 0; r < t.rows[2]; r++) {
+        int req = (int)cell(&t, 2, r, 0), span = (int)cell(&t, 2, r, 1);
+        assert_int_equal(llround(cell(&t, 2, r, 2) * 1e9),
+                         query_int("SELECT start_ns FROM request_spans_all WHERE run_id = %lld"
+                                   " AND req_id = %d AND span = %d",
+                                   run, req, span));
+        assert_int_equal(llround(cell(&t, 2, r, 4) * 1e9),
+                         query_int("SELECT end_ns FROM request_spans_all WHERE run_id = %lld"
+                                   " AND req_id = %d AND span = %d",
+                                   run, req, span));
+    }
+    for (int r = 0; r < t.rows[3]; r++) { /* a wait runs from one span's end to the next start */
+        int req = (int)cell(&t, 3, r, 0);
+        assert_true(cell(&t, 3, r, 2) > cell(&t, 3, r, 1));
+        assert_int_equal(query_int("SELECT count(*) FROM request_spans WHERE run_id = %lld AND"
+                                   " req_id = %d AND end_ns = %lld",
+                                   run, req, llround(cell(&t, 3, r, 1) * 1e9)),
+                         1);
+        assert_int_equal(query_int("SELECT count(*) FROM request_spans WHERE run_id = %lld AND"
+                                   " req_id = %d AND start_ns = %lld",
+                                   run, req, llround(cell(&t, 3, r, 2) * 1e9)),
+                         1);
+    }
+    for (int r = 0; r < t.rows[0]; r++) {
+        int req = (int)cell(&t, 0, r, 0);
+        assert_int_equal((int64_t)cell(&t, 0, r, 8),
+                         query_int("SELECT count(*) FROM iterations i JOIN request_spans_all q"
+                                   " ON q.run_id = i.run_id AND q.replica = i.replica WHERE"
+                                   " q.run_id = %lld AND q.req_id = %d AND i.start_ns >="
+                                   " q.start_ns AND i.start_ns < q.end_ns",
+                                   run, req));
+    }
+    free_table(&t);
+    /* a database from before schema 3 has no spans: drawn unbroken, and the note says so */
+    char old[320];
+    snprintf(old, sizeof old, "%s/v2.db", dir);
+    assert_int_equal(sh("cp %s %s", db, old), 0);
+    sim_err e = {{0}};
+    store *s = store_open(old, &e);
+    assert_non_null(s);
+    assert_int_equal(store_exec(s,
+                                "DROP VIEW request_spans_all; DROP TABLE request_spans;"
+                                " ALTER TABLE runs DROP COLUMN kv_blocks;"
+                                " UPDATE schema_version SET version = 2",
+                                &e),
+                     0);
+    store_close(s);
+    assert_int_equal(
+        sh("%s plot gantt --run %lld --db %s -o %s/gantt-v2.png", LLMSIM_BINARY, run, old, dir),
+        have_gnuplot ? 0 : 3);
+    assert_non_null(strstr(err, "preemptions are not shown"));
+    snprintf(path, sizeof path, "%s/gantt-v2.dat", dir);
+    read_table(path, &t);
+    assert_int_equal(t.rows[2], t.rows[0]);
+    free_table(&t);
 }
 
 /* With no gnuplot on PATH: status 3, the install line, and the data and script still written. */
@@ -671,13 +865,83 @@ static void test_export_trace(void **state)
     assert_int_equal(sh("%s export chrome --run 1 --db %s", LLMSIM_BINARY, db), 2);
 }
 
+static int64_t count_of(const char *text, const char *what)
+{
+    int64_t n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
+/* Preemptions in the trace: a mark at each, a wait until the resume, and a recompute after a
+ * recompute preemption; a window keeps only what overlaps it. */
+static void test_export_trace_preemptions_and_window(void **state)
+{
+    char path[320];
+    long long run = (long long)preempt_run;
+    snprintf(path, sizeof path, "%s/trace-pre.json", dir);
+    assert_int_equal(sh("%s export trace --run %lld --db %s -o %s", LLMSIM_BINARY, run, db, path),
+                     0);
+    char *text = read_all(path);
+    json j = {text, 0};
+    assert_int_equal(j_value(&j), 0);
+    int64_t pre = query_int("SELECT sum(preemptions) FROM requests WHERE run_id = %lld", run);
+    assert_int_equal(count_of(text, "{\"name\":\"preempted\",\"cat\":\"request\",\"ph\":\"n\""),
+                     pre);
+    assert_int_equal(count_of(text, "{\"name\":\"preempted\",\"cat\":\"request\",\"ph\":\"b\""),
+                     pre);
+    assert_int_equal(count_of(text, "{\"name\":\"recompute\",\"cat\":\"request\",\"ph\":\"b\""),
+                     pre);
+    long whole = (long)strlen(text);
+    free(text);
+    /* a window of one second in the middle of the run */
+    double from = floor(query_int("SELECT max(start_ns) FROM iterations WHERE run_id = %lld", run) /
+                        2e9),
+           to = from + 1;
+    snprintf(path, sizeof path, "%s/trace-win.json", dir);
+    assert_int_equal(sh("%s export trace --run %lld --db %s -o %s --from %g --to %g", LLMSIM_BINARY,
+                        run, db, path, from, to),
+                     0);
+    text = read_all(path);
+    j = (json){text, 0};
+    assert_int_equal(j_value(&j), 0);
+    assert_true((long)strlen(text) < whole / 4);
+    int64_t lo = llround(from * 1e9), hi = llround(to * 1e9);
+    assert_int_equal(j.x_events, query_int("SELECT count(*) FROM iterations WHERE run_id = %lld AND"
+                                           " start_ns <= %lld AND start_ns + duration_ns >= %lld",
+                                           run, (long long)hi, (long long)lo));
+    /* every request event lies in the window */
+    for (const char *p = text; (p = strstr(p, "\"cat\":\"request\"")); p++) {
+        const char *ts = strstr(p, "\"ts\":");
+        assert_non_null(ts);
+        double t = strtod(ts + 5, NULL) * 1e3;
+        assert_true(t >= (double)lo - 1 && t <= (double)hi + 1);
+    }
+    assert_non_null(strstr(text, "\"window_from_us\""));
+    free(text);
+    /* a window with nothing in it, and one that ends before it starts */
+    assert_int_equal(sh("%s export trace --run %lld --db %s -o %s/t.json --from 1e6 --to 2e6",
+                        LLMSIM_BINARY, run, db, dir),
+                     1);
+    assert_non_null(strstr(err, "no iteration between"));
+    assert_int_equal(sh("%s export trace --run %lld --db %s -o %s/t.json --from 5 --to 2",
+                        LLMSIM_BINARY, run, db, dir),
+                     2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_curve),           cmocka_unit_test(test_cdf),
-        cmocka_unit_test(test_timeline),        cmocka_unit_test(test_gantt),
-        cmocka_unit_test(test_without_gnuplot), cmocka_unit_test(test_bad_usage),
+        cmocka_unit_test(test_curve),
+        cmocka_unit_test(test_curve_other_keys),
+        cmocka_unit_test(test_cdf),
+        cmocka_unit_test(test_timeline),
+        cmocka_unit_test(test_gantt),
+        cmocka_unit_test(test_without_gnuplot),
+        cmocka_unit_test(test_bad_usage),
         cmocka_unit_test(test_export_trace),
+        cmocka_unit_test(test_gantt_preemptions),
+        cmocka_unit_test(test_export_trace_preemptions_and_window),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -284,6 +284,31 @@ static void bad_overrides(void **state)
                  FRAGS("demo.yaml: --set workload.bogus=1: workload.bogus: unknown key"));
     const char *o7[] = {"=3"};
     expect_error(NULL, NULL, o7, 1, FRAGS("override '=3'"));
+    /* profile: a name, or {name, borrow_from} */
+    const char *o8[] = {"profile={borrow_from: a100-80gb}"};
+    expect_error(NULL, NULL, o8, 1, FRAGS("profile: missing key 'name'"));
+    const char *o9[] = {"profile={name: p, lent_by: a100-80gb}"};
+    expect_error(NULL, NULL, o9, 1,
+                 FRAGS("profile.lent_by: unknown key (valid: name, borrow_from)"));
+    const char *o10[] = {"profile=[p]"};
+    expect_error(NULL, NULL, o10, 1, FRAGS("profile: expected a profile name or {name: NAME"));
+}
+
+/* profile: {name, borrow_from} reads both; profile: NAME borrows nothing. */
+static void profile_borrow(void **state)
+{
+    const char *ovr[] = {"profile={name: vidur-a100, borrow_from: a100-80gb}"};
+    scn_scenario s;
+    sim_err e;
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, ovr, 1, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.profile, "vidur-a100");
+    assert_string_equal(s.profile_borrow, "a100-80gb");
+    scn_free(&s);
+    const char *plain[] = {"profile=mine"};
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, plain, 1, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.profile, "mine");
+    assert_string_equal(s.profile_borrow, "");
+    scn_free(&s);
 }
 
 static void overrides(void **state)
@@ -499,8 +524,9 @@ static void mangled_inputs(void **state)
  * read the shared traces are skipped when the data is absent. */
 static void shipped_examples(void **state)
 {
-    static const char *const files[] = {
-        "demo", "capacity", "gamma_bursty", "azure_conv", "mooncake_conv", "closed_loop", "spike"};
+    static const char *const files[] = {"demo",       "capacity",      "gamma_bursty",
+                                        "azure_conv", "mooncake_conv", "closed_loop",
+                                        "spike",      "sessions"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[1024], *text;
         snprintf(path, sizeof path, "%s/scenarios/%s.yaml", LLMSIM_SOURCE_DIR, files[i]);
@@ -523,9 +549,15 @@ static void shipped_examples(void **state)
         scn_source *src = scn_source_new(&s, s.seed, &e);
         if (!src)
             fail_msg("%s", e.msg);
-        eng_arrival a;
-        for (int k = 0; k < 10; k++)
-            assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+        eng_arrival a = {0};
+        int64_t now = 0;
+        for (int k = 0; k < 10; k++) {
+            int rc; /* a source may say when to ask again (sessions ramping up) */
+            while ((rc = scn_source_ops()->next(src, now, &a, &e)) == ENG_SRC_LATER && a.t > now)
+                now = a.t;
+            assert_int_equal(rc, ENG_SRC_OK);
+            now = a.t;
+        }
         scn_source_free(src);
         scn_free(&s);
     }
@@ -540,6 +572,7 @@ int main(void)
         cmocka_unit_test(bad_overrides),
         cmocka_unit_test(precision_and_layout),
         cmocka_unit_test(cost_model_keys),
+        cmocka_unit_test(profile_borrow),
         cmocka_unit_test(overrides),
         cmocka_unit_test(scheduler_key_of_another_policy),
         cmocka_unit_test(same_seed_same_workload),

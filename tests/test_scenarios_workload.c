@@ -275,7 +275,7 @@ static void closed_loop(void **state)
             now = finish[k];
             finish[k] = finish[--nfly];
             done[ndone++] = now;
-            ops->on_done(src, now);
+            ops->on_done(src, now, NULL);
         } else {
             break;
         }
@@ -365,11 +365,77 @@ static void bad_rows_skip(void **state)
     scn_free(&s);
 }
 
+/* Mooncake hash_ids: one segment per id, 512 tokens each but the last (the prompt's content);
+ * ids that do not cover the prompt make a bad row naming the file and line. */
+static void mooncake_hash_ids(void **state)
+{
+    char path[] = "/tmp/llmsim-hash-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [7, 8]}\n"
+          "{\"timestamp\": 10, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [7]}\n",
+          f);
+    fclose(f);
+    char w[512];
+    snprintf(w, sizeof w, "  trace: {path: %s, format: mooncake}\n", path);
+    scn_scenario s;
+    scn_source *src = make(w, 1, &s);
+    eng_arrival a;
+    sim_err e;
+    assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+    assert_int_equal(a.nseg, 2);
+    assert_true(a.seg[0].len == 512 && a.seg[1].len == 88 && a.seg[0].id != a.seg[1].id);
+    uint64_t first = a.seg[0].id;
+    assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_ERROR);
+    assert_non_null(strstr(e.msg, ":2: bad row: hash_ids has 1 ids"));
+    scn_source_free(src);
+    scn_free(&s);
+    /* hash_block_tokens: 0 ignores them: no content */
+    snprintf(w, sizeof w, "  trace: {path: %s, format: mooncake, hash_block_tokens: 0}\n", path);
+    src = make(w, 1, &s);
+    assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+    assert_int_equal(a.nseg, 0);
+    assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+    scn_source_free(src);
+    scn_free(&s);
+    (void)first;
+    unlink(path);
+}
+
+/* A shared prefix: `groups` prefixes of `tokens` tokens, each request's own prompt after one. */
+static void shared_prefix_segments(void **state)
+{
+    scn_scenario s;
+    scn_source *src = make("  num_requests: 200\n  arrival: {process: poisson, rate: 5}\n"
+                           "  prompt_tokens: 100\n  output_tokens: 10\n"
+                           "  shared_prefix: {tokens: 1000, groups: 3}\n",
+                           1, &s);
+    uint64_t ids[8];
+    int nids = 0;
+    eng_arrival a;
+    sim_err e;
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+        assert_true(a.prompt == 1100 && a.nseg == 2 && a.seg[0].len == 1000 && a.seg[1].len == 100);
+        int k = 0;
+        while (k < nids && ids[k] != a.seg[0].id)
+            k++;
+        if (k == nids)
+            ids[nids++] = a.seg[0].id;
+        assert_true(nids <= 3);
+    }
+    assert_int_equal(nids, 3);
+    scn_source_free(src);
+    scn_free(&s);
+}
+
 static void mooncake_and_azure_parsing(void **state)
 {
     scn_scenario s;
-    scn_source *src =
-        trace_src("{path: " DATA "bad.jsonl, format: mooncake, on_bad_row: skip}", &s);
+    scn_source *src = trace_src("{path: " DATA "bad.jsonl, format: mooncake, on_bad_row: skip, "
+                                "hash_block_tokens: 0}",
+                                &s); /* hash_ids ignored: the last row's is not a list of ids */
     eng_arrival a;
     sim_err e;
     assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
@@ -488,6 +554,8 @@ int main(void)
         cmocka_unit_test(bad_rows_error),
         cmocka_unit_test(bad_rows_skip),
         cmocka_unit_test(mooncake_and_azure_parsing),
+        cmocka_unit_test(mooncake_hash_ids),
+        cmocka_unit_test(shared_prefix_segments),
         cmocka_unit_test(trace_errors_at_load),
         cmocka_unit_test(streaming),
     };

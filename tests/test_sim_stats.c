@@ -151,6 +151,37 @@ static void test_samples_add_n(void **state)
 
 /* Weighted pairs give exactly what the expanded array gives; past the cap the sketch stays
  * within its stated relative error. */
+/* The population standard deviation (numpy.std): 1..1000 has sqrt((n^2 - 1) / 12), whether
+ * added one by one, with counts, or after the sketch took over; a constant has none. */
+static void test_samples_std(void **state)
+{
+    sim_samples a, b, c;
+    sim_samples_init(&a);
+    sim_samples_init(&b);
+    sim_samples_init(&c);
+    sim_samples_set_cap(&c, 16);
+    for (int i = 1; i <= 1000; i++) {
+        sim_samples_add(&a, i);
+        sim_samples_add(&c, i);
+    }
+    for (int i = 1; i <= 500; i++)
+        sim_samples_add_n(&b, i, 2); /* 1,1,2,2,...: the variance of 1..500 */
+    double want = sqrt((1000.0 * 1000.0 - 1) / 12);
+    assert_true(fabs(sim_samples_std(&a) - want) < 1e-9 * want);
+    assert_true(!sim_samples_exact(&c));
+    assert_true(fabs(sim_samples_std(&c) - want) < 1e-9 * want);
+    double wb = sqrt((500.0 * 500.0 - 1) / 12);
+    assert_true(fabs(sim_samples_std(&b) - wb) < 1e-9 * wb);
+    sim_samples_free(&a);
+    sim_samples_init(&a);
+    assert_true(sim_samples_std(&a) == 0);
+    sim_samples_add_n(&a, 10.7, 1000);
+    assert_true(sim_samples_std(&a) == 0);
+    sim_samples_free(&a);
+    sim_samples_free(&b);
+    sim_samples_free(&c);
+}
+
 static void test_samples_weighted_and_sketch(void **state)
 {
     sim_samples a, b;
@@ -192,6 +223,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_samples_weighted_and_sketch),
+        cmocka_unit_test(test_samples_std),
         cmocka_unit_test(test_welford_vs_two_pass),
         cmocka_unit_test(test_welford_small),
         cmocka_unit_test(test_percentiles_like_numpy),

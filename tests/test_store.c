@@ -23,6 +23,7 @@
 #include "store.h"
 #include "store_capacity.h"
 #include "store_query.h"
+#include "store_validation.h"
 #include "store_run.h"
 #include "store_sweep.h"
 
@@ -230,8 +231,13 @@ static eng_request request(int64_t id, int replica, int64_t arrival, int prompt,
 #define NRQ 4
 #define NIT 5
 
+#define NSP 4
+
 static eng_request rqs[NRQ];
 static eng_iter_rec its[NIT];
+/* request 2's two spans (preempted, then finished), request 0's and request 1's one each, in
+ * the order a run reports them (by end time) */
+static eng_span_rec sps[NSP];
 
 static void fill_rows(void)
 {
@@ -245,6 +251,13 @@ static void fill_rows(void)
     rqs[3].reject = ENG_REJECT_CONTEXT;
     rqs[3].t_first_sched = rqs[3].t_last_sched = rqs[3].t_first_token = rqs[3].t_finish = -1;
     rqs[3].scheduled = 0;
+    sps[0] = (eng_span_rec){2, 0, 0, 9000000, -1, 9500000, ENG_SPAN_PREEMPTED};
+    sps[1] = (eng_span_rec){
+        0, 0, 0, rqs[0].t_first_sched, rqs[0].t_first_token, rqs[0].t_finish, ENG_SPAN_FINISHED};
+    sps[2] = (eng_span_rec){
+        1, 1, 0, rqs[1].t_first_sched, rqs[1].t_first_token, rqs[1].t_finish, ENG_SPAN_FINISHED};
+    sps[3] = (eng_span_rec){2, 0, 1, 9700000, 9800000, rqs[2].t_finish, ENG_SPAN_FINISHED};
+    sps[0].end = ENG_SPAN_SWAPPED;
     for (int i = 0; i < NIT; i++) {
         eng_iter_rec *it = &its[i];
         memset(it, 0, sizeof *it);
@@ -298,6 +311,8 @@ static int64_t write_run(store *s, const store_run_info *info, store_run_hook ho
         store_run_iteration(w, &its[i]);
     for (int i = 0; i < NRQ; i++)
         store_run_request(w, &rqs[i]);
+    for (int i = 0; i < NSP; i++)
+        store_run_span(w, &sps[i]);
     eng_metric m[ENG_MAX_METRICS + 1];
     int n = summary(m, 1);
     int64_t id = 0;
@@ -344,14 +359,16 @@ static void test_create(void **state)
     store *s = open_rw(path);
     assert_string_equal(store_path(s), path);
     assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
-    assert_int_equal(STORE_SCHEMA_VERSION, 2);
+    assert_int_equal(STORE_SCHEMA_VERSION, 4);
     assert_int_equal(qint(s, "PRAGMA application_id"), 0x4C4C4D53);
     assert_int_equal(qint(s, "SELECT count(*) FROM schema_version"), 1);
-    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 2);
+    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 4);
     assert_int_equal(qint(s, "SELECT count(*) FROM sqlite_master WHERE name IN"
                              " ('capacity_searches', 'capacity_probes', 'capacity_results',"
-                             " 'run_summary', 'sweep_curve')"),
-                     5);
+                             " 'run_summary', 'sweep_curve', 'request_spans',"
+                             " 'request_spans_all', 'validations', 'validation_rows',"
+                             " 'validation_values', 'validation_stats')"),
+                     11);
     int64_t cookie = qint(s, "PRAGMA schema_version");
     store_close(s);
     /* opening again changes nothing (the views are kept when their text is the same) */
@@ -360,7 +377,7 @@ static void test_create(void **state)
     assert_int_equal(qint(s, "SELECT count(*) FROM schema_version"), 1);
     store_close(s);
     s = open_ro(path);
-    assert_int_equal(store_schema_version(s), 2);
+    assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
     store_close(s);
     /* an empty file is a new database */
     const char *empty = path_of("empty.db");
@@ -444,15 +461,17 @@ static void test_upgrade_v1(void **state)
     assert_string_equal(m.scheduler, "orca");
     assert_true(m.offered_rate == 0 && m.num_requests == 0);
     store_close(s);
-    /* writable: upgraded in place */
+    /* writable: upgraded in place, through version 2 to 3 */
     s = open_rw(path);
-    assert_int_equal(store_schema_version(s), 2);
+    assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
     assert_int_equal(qint(s, "PRAGMA application_id"), STORE_APPLICATION_ID);
     assert_int_equal(qint(s, "SELECT count(*) FROM schema_version"), 1);
-    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 2);
+    assert_int_equal(qint(s, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(qint(s, "SELECT count(*) FROM validations"), 0);
     assert_int_equal(qint(s, "SELECT count(*) FROM pragma_table_info('runs') WHERE name IN"
-                             " ('offered_rate', 'num_requests')"),
-                     2);
+                             " ('offered_rate', 'num_requests', 'kv_blocks')"),
+                     3);
+    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans"), 0);
     assert_int_equal(qint(s, "SELECT count(*) FROM runs WHERE name = 'old' AND seed = 7"
                              " AND offered_rate IS NULL AND num_requests IS NULL"),
                      1);
@@ -464,6 +483,145 @@ static void test_upgrade_v1(void **state)
     store_run_info in = run_info();
     in.offered_rate = 4;
     assert_int_equal(write_run(s, &in, NULL, NULL), 2);
+    store_close(s);
+}
+
+/* A version-2 database at path, as llmsim left it before request spans: today's schema less
+ * request_spans and runs.kv_blocks, with one run of requests. `extra` (may be NULL) runs after. */
+static void make_v2(const char *path, const char *extra)
+{
+    store *s = open_rw(path);
+    fill_rows();
+    store_run_info in = run_info();
+    assert_int_equal(write_run(s, &in, NULL, NULL), 1);
+    exec(s, "DROP VIEW request_spans_all; DROP TABLE request_spans;"
+            "ALTER TABLE runs DROP COLUMN kv_blocks;"
+            "DROP TABLE validation_stats; DROP TABLE validation_values;"
+            " DROP TABLE validation_rows; DROP TABLE validations;"
+            "UPDATE schema_version SET version = 2");
+    if (extra)
+        exec(s, extra);
+    store_close(s);
+}
+
+/* Version 2 reads as it is (no spans: the cursor gives no rows), and upgrades to the current
+ * version in place; a failed upgrade leaves it at 2. */
+static void test_upgrade_v2(void **state)
+{
+    const char *path = path_of("v2.db");
+    make_v2(path, NULL);
+    store *s = open_ro(path);
+    sim_err err = {{0}};
+    assert_int_equal(store_schema_version(s), 2);
+    assert_int_equal(store_has_spans(s), 0);
+    store_run_meta m;
+    assert_int_equal(store_run_get(s, 1, &m, &err), 0);
+    assert_int_equal(m.kv_blocks, 0);
+    assert_int_equal(store_run_count_spans(s, 1, &err), 0);
+    store_span_cursor *c = store_spans_open(s, 1, INT64_MIN, INT64_MAX, &err);
+    assert_non_null(c);
+    eng_span_rec sp;
+    assert_int_equal(store_spans_next(c, &sp, &err), 0);
+    store_spans_close(c);
+    store_close(s);
+    s = open_rw(path);
+    assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+    assert_int_equal(qint(s, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans"), 0);
+    assert_int_equal(qint(s, "SELECT count(*) FROM runs WHERE kv_blocks IS NULL"), 1);
+    store_run_info in = run_info();
+    in.kv_blocks = 777;
+    assert_int_equal(write_run(s, &in, NULL, NULL), 2);
+    /* only request 2, preempted, has its spans stored; the view adds the others' */
+    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans WHERE run_id = 2"), 2);
+    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans_all WHERE run_id = 2"), NSP);
+    assert_int_equal(qint(s, "SELECT kv_blocks FROM runs WHERE id = 2"), 777);
+    store_close(s);
+    /* a table where a view must go fails the upgrade after its ALTER TABLE: nothing of it
+     * stays */
+    const char *blocked = path_of("v2-blocked.db");
+    make_v2(blocked, "DROP VIEW run_summary; CREATE TABLE run_summary (x)");
+    assert_null(store_open(blocked, &err));
+    print_message("upgrade failed as expected: %s\n", err.msg);
+    s = open_ro(blocked);
+    assert_int_equal(store_schema_version(s), 2);
+    assert_int_equal(qint(s, "SELECT count(*) FROM pragma_table_info('runs') WHERE name ="
+                             " 'kv_blocks'"),
+                     0);
+    store_close(s);
+}
+
+/* A version-2 database gains the validation tables on a writable open; read-only, it says it
+ * keeps no validations. */
+static void test_upgrade_v2_validation(void **state)
+{
+    const char *path = path_of("v2-validation.db");
+    make_v2(path, NULL);
+    store *s;
+    s = open_ro(path);
+    assert_int_equal(store_schema_version(s), 2);
+    store_validation_meta m;
+    sim_err err = {{0}};
+    assert_int_equal(store_validation_get(s, 1, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "schema version 2 keeps no validations"));
+    store_close(s);
+    s = open_rw(path);
+    assert_int_equal(store_schema_version(s), 4);
+    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 4);
+    assert_int_equal(qint(s, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'validation%'"),
+                     4);
+    store_close(s);
+}
+
+/* A validation is written whole: heading, rows, values (with their error) and statistics. */
+static void test_validation_table(void **state)
+{
+    store *s = open_rw(path_of("validation.db"));
+    sim_err err = {{0}};
+    store_validation_info in = {
+        .name = "v", .kind = "serving", .version = "test", .rows = 3, .ok = 1, .cannot = 2};
+    store_vwriter *w = store_validation_begin(s, &in, &err);
+    assert_non_null(w);
+    store_vrow r0 = {.seq = 0, .row_id = "a", .grp = "g", .line = 2, .status = STORE_V_OK};
+    store_vrow r1 = {.seq = 1,
+                     .row_id = "b",
+                     .grp = "g",
+                     .measurements = 2,
+                     .status = STORE_V_CANNOT,
+                     .reason = "why"};
+    assert_int_equal(store_validation_row(w, &r0, &err), 0);
+    assert_int_equal(store_validation_value(w, 0, "mean_ttft_ms", 0, 10, 12, &err), 0);
+    assert_int_equal(store_validation_row(w, &r1, &err), 0);
+    assert_int_equal(store_validation_value(w, 1, "mean_ttft_ms", 0, 5, NAN, &err), 0);
+    store_vstat st = {.grp = "all",
+                      .metric = "mean_ttft_ms",
+                      .n = 1,
+                      .median_abs = 0.2,
+                      .p90_abs = 0.2,
+                      .worst_abs = 0.2,
+                      .signed_median = 0.2,
+                      .worst_row = "a"};
+    assert_int_equal(store_validation_stat(w, &st, &err), 0);
+    int64_t id = 0;
+    assert_int_equal(store_validation_finish(w, &id, &err), 0);
+    assert_int_equal(id, 1);
+    assert_true(fabs(qdouble(s, "SELECT error FROM validation_values WHERE seq = 0") - 0.2) <
+                1e-12);
+    assert_int_equal(qint(s, "SELECT count(*) FROM validation_values WHERE seq = 1 AND"
+                             " predicted IS NULL AND error IS NULL"),
+                     1);
+    assert_int_equal(qint(s, "SELECT measurements FROM validation_rows WHERE seq = 1"), 2);
+    store_validation_meta m;
+    assert_int_equal(store_validation_get(s, 1, &m, &err), 0);
+    assert_true(m.rows == 3 && m.ok == 1 && m.cannot == 2 && !strcmp(m.kind, "serving"));
+    /* an aborted validation leaves nothing */
+    w = store_validation_begin(s, &in, &err);
+    assert_int_equal(store_validation_row(w, &r0, &err), 0);
+    store_validation_abort(w);
+    assert_int_equal(qint(s, "SELECT count(*) FROM validations"), 1);
+    assert_int_equal(qint(s, "SELECT count(*) FROM validation_rows"), 2);
+    assert_int_equal(store_validation_get(s, 2, &m, &err), -1);
+    assert_non_null(strstr(err.msg, "no validation 2"));
     store_close(s);
 }
 
@@ -488,9 +646,9 @@ static void test_upgrade_is_atomic(void **state)
                      0);
     store_close(s);
     /* a newer schema is refused */
-    const char *newer = path_of("v3.db");
+    const char *newer = path_of("v5.db");
     s = open_rw(newer);
-    exec(s, "UPDATE schema_version SET version = 3");
+    exec(s, "UPDATE schema_version SET version = 5");
     store_close(s);
     memset(&err, 0, sizeof err);
     assert_null(store_open(newer, &err));
@@ -637,6 +795,7 @@ static void test_cursors(void **state)
     store_run_info in = run_info();
     in.offered_rate = 2.5;
     in.num_requests = 9;
+    in.kv_blocks = 4096;
     assert_int_equal(write_run(w, &in, NULL, NULL), 1);
     in.level = STORE_SUMMARY;
     assert_int_equal(write_run(w, &in, NULL, NULL), 2);
@@ -651,7 +810,7 @@ static void test_cursors(void **state)
     assert_string_equal(m.model, "llama-3-8b");
     assert_string_equal(m.level, "requests");
     assert_true(m.seed == 42 && m.replicas == 2 && m.tensor_parallel == 1);
-    assert_true(m.offered_rate == 2.5 && m.num_requests == 9);
+    assert_true(m.offered_rate == 2.5 && m.num_requests == 9 && m.kv_blocks == 4096);
     assert_int_equal(strlen(m.created), 20);
     assert_int_equal(store_run_get(s, 7, &m, &err), -1);
     assert_non_null(strstr(err.msg, path));
@@ -715,10 +874,55 @@ static void test_cursors(void **state)
     free(v);
     assert_int_equal(store_request_latencies(s, 2, STORE_LAT_E2E, &v, &err), 0);
     assert_null(v);
+    /* spans in (request, span) order, every field back */
+    assert_int_equal(store_has_spans(s), 1);
+    assert_int_equal(store_run_count_spans(s, 1, &err), NSP);
+    store_span_cursor *sc = store_spans_open(s, 1, INT64_MIN, INT64_MAX, &err);
+    assert_non_null(sc);
+    eng_span_rec sp;
+    int sorder[NSP] = {1, 2, 0, 3};
+    n = 0;
+    while ((rc = store_spans_next(sc, &sp, &err)) == 1) {
+        assert_true(n < NSP);
+        assert_memory_equal(&sp, &sps[sorder[n++]], sizeof sp);
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(n, NSP);
+    store_spans_close(sc);
+    /* windows: only the rows that overlap [9.6 ms, 9.9 ms]: request 0's span (to 272 ms) and
+     * request 2's second one */
+    sc = store_spans_open(s, 1, 9600000, 9900000, &err);
+    assert_int_equal(store_spans_next(sc, &sp, &err), 1);
+    assert_true(sp.req == 0 && sp.span == 0);
+    assert_int_equal(store_spans_next(sc, &sp, &err), 1);
+    assert_true(sp.req == 2 && sp.span == 1);
+    assert_int_equal(store_spans_next(sc, &sp, &err), 0);
+    store_spans_close(sc);
+    ic = store_iterations_open_range(s, 1, 7000500, 7001500, &err);
+    n = 0;
+    while (store_iterations_next(ic, &it, &err) == 1) /* only iteration 1 (from 7001000) */
+        n++;
+    store_iterations_close(ic);
+    assert_int_equal(n, 1);
+    qc = store_requests_open_range(s, 1, 10000000, 10000000, &err);
+    n = 0;
+    while (store_requests_next(qc, &q, &err) == 1)
+        n += q.t_arrival <= 10000000 && (q.t_finish < 0 || q.t_finish >= 10000000);
+    store_requests_close(qc);
+    assert_int_equal(n, qint(s, "SELECT count(*) FROM requests WHERE run_id = 1 AND"
+                                " arrival_ns <= 10000000 AND (finish_ns IS NULL OR"
+                                " finish_ns >= 10000000)"));
     /* a summary-level run has no rows */
     ic = store_iterations_open(s, 2, &err);
     assert_int_equal(store_iterations_next(ic, &it, &err), 0);
     store_iterations_close(ic);
+    assert_int_equal(store_run_count_spans(s, 2, &err), 0);
+    /* the scenario text */
+    char *text;
+    assert_int_equal(store_run_scenario(s, 1, &text, &err), 0);
+    assert_string_equal(text, "name: t");
+    free(text);
+    assert_int_equal(store_run_scenario(s, 8, &text, &err), -1);
     store_close(s);
 }
 
@@ -965,11 +1169,19 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metric_names),      cmocka_unit_test(test_create),
-        cmocka_unit_test(test_foreign_refused),   cmocka_unit_test(test_upgrade_v1),
-        cmocka_unit_test(test_upgrade_is_atomic), cmocka_unit_test(test_views),
-        cmocka_unit_test(test_cursors),           cmocka_unit_test(test_sweep_reads),
-        cmocka_unit_test(test_capacity),          cmocka_unit_test(test_generic_reads),
+        cmocka_unit_test(test_metric_names),
+        cmocka_unit_test(test_create),
+        cmocka_unit_test(test_foreign_refused),
+        cmocka_unit_test(test_upgrade_v1),
+        cmocka_unit_test(test_upgrade_v2),
+        cmocka_unit_test(test_upgrade_is_atomic),
+        cmocka_unit_test(test_upgrade_v2_validation),
+        cmocka_unit_test(test_validation_table),
+        cmocka_unit_test(test_views),
+        cmocka_unit_test(test_cursors),
+        cmocka_unit_test(test_sweep_reads),
+        cmocka_unit_test(test_capacity),
+        cmocka_unit_test(test_generic_reads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -92,6 +92,36 @@ static void test_sweep_stores_each_point_once(void **state)
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweeps"), 2);
 }
 
+/* Saturation with repetitions: a point saturated in some repetitions says "in k of n" in the
+ * table, and the curve draws and reports it so. */
+static void test_sweep_saturated_in_k_of_n(void **state)
+{
+    char db[300], out[16384], err[8192];
+    snprintf(db, sizeof db, "%s/sat.db", e2e_dir);
+    /* the demo under orca with 300 requests: at 11.4 req/s two of the four seeds saturate, at
+     * 12 all four do */
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s sweep %s/scenarios/demo.yaml --db %s --store summary --jobs 2"
+                            " --quiet --set scheduler.name=orca --set workload.num_requests=300"
+                            " --vary workload.arrival.rate=11.4,12 --reps 4",
+                            LLMSIM_BINARY, LLMSIM_SOURCE_DIR, db),
+                     0);
+    int64_t k = e2e_query_int(db, "SELECT sum(saturated) FROM sweep_points WHERE point = 0");
+    print_message("%s", out);
+    assert_true(k > 0 && k < 4);
+    char want[32];
+    snprintf(want, sizeof want, "  in %lld of 4\n", (long long)k);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "  in 4 of 4\n"));
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s plot curve --sweep 1 --db %s -o %s/sat.png", LLMSIM_BINARY, db,
+                            e2e_dir),
+                     access("/usr/bin/gnuplot", X_OK) == 0 ? 0 : 3);
+    snprintf(want, sizeof want, "%lld of 4", (long long)k);
+    assert_non_null(strstr(err, "saturated in only some repetitions"));
+    assert_non_null(strstr(err, want));
+}
+
 static void test_sweep_resumes_after_kill(void **state)
 {
     char scn[300], db[300], out[16384], err[8192];
@@ -166,6 +196,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sweep_stores_each_point_once),
+        cmocka_unit_test(test_sweep_saturated_in_k_of_n),
         cmocka_unit_test(test_sweep_resumes_after_kill),
         cmocka_unit_test(test_capacity_answer_meets_slos),
     };

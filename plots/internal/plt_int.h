@@ -43,12 +43,23 @@ int plt_timeline_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_res
                        sim_err *err);
 int plt_gantt_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
                     sim_err *err);
+int plt_probes_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+                     sim_err *err);
+int plt_validation_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+                         sim_err *err);
 
 /* plot.c. Metric names in the metrics table: "ttft" -> "ttft_ms", "e2e" -> "e2el_ms"; NULL if
  * unknown. */
 const char *plt_metric_column(const char *metric);
 /* Human label: "ttft" -> "TTFT". */
 const char *plt_metric_label(const char *metric);
+/* Legends for several runs on one chart: "run N: " and what differs between the runs (the
+ * scheduler, GPU, model, dtype, replicas, TP, offered rate, requests, seed, profile, scenario,
+ * and each --set override that not every run shares); "run N (scheduler)" for a single run.
+ * labels[i] gets run runs[i]'s. 0, or -1 with err (an unknown run). */
+#define PLT_LABEL_MAX 200
+int plt_run_labels(store *s, const int64_t *runs, int n, char (*labels)[PLT_LABEL_MAX],
+                   sim_err *err);
 /* Run `run`'s scheduler into sched and its replica count (at least 1) into *replicas (may be
  * NULL). 0, or -1 with err ("no run N in this database"). */
 int plt_run_sched(store *s, int64_t run, char *sched, size_t len, int *replicas, sim_err *err);

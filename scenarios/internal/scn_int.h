@@ -65,12 +65,15 @@ typedef struct scn_trace_spec {
     double time_unit_s;           /* seconds per unit of a numeric time column; 0: the format's */
     int lengths_only;             /* 1: do not read a time column even when there is one */
     int want_prompt, want_output; /* 0: that column is not required */
+    int want_hash;                /* mooncake: read hash_ids when present */
 } scn_trace_spec;
 
 typedef struct scn_trace_row {
-    int64_t t_ns;   /* arrival as read (not re-based); 0 without a time column */
-    int64_t prompt; /* >= 0 */
-    int64_t output; /* >= 0 */
+    int64_t t_ns;        /* arrival as read (not re-based); 0 without a time column */
+    int64_t prompt;      /* >= 0 */
+    int64_t output;      /* >= 0 */
+    const int64_t *hash; /* mooncake hash_ids (reader-owned, valid until the next row) */
+    int32_t nhash;       /* -1 when the row has none */
 } scn_trace_row;
 
 typedef struct scn_trace_reader scn_trace_reader;
@@ -115,6 +118,19 @@ scn_pairs *scn_pairs_new(const scn_lengths *l, sim_err *err);
 void scn_pairs_draw(const scn_pairs *p, gsl_rng *rng, int64_t *prompt, int64_t *output);
 int64_t scn_pairs_count(const scn_pairs *p);
 void scn_pairs_free(scn_pairs *p);
+
+/* ---------------- session.c ---------------- */
+
+typedef struct scn_sessions_src scn_sessions_src;
+/* Multi-turn sessions by w's arrival process (closed or a rate process) and w->sessions; ctx
+ * limits a session's context (0: none). NULL with err set when a distribution cannot be built. */
+scn_sessions_src *scn_sessions_new(const scn_workload *w, int32_t ctx, uint64_t seed, sim_err *err);
+/* The next turn due at or before now (an eng_source_ops next). */
+int scn_sessions_next(scn_sessions_src *q, int64_t now, eng_arrival *out);
+/* Request rq (a turn) left the system at now: its session goes on or ends. */
+void scn_sessions_done(scn_sessions_src *q, int64_t now, const eng_request *rq);
+int64_t scn_sessions_clipped(const scn_sessions_src *q);
+void scn_sessions_free(scn_sessions_src *q);
 
 /* ---------------- load.c ---------------- */
 

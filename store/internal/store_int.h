@@ -33,4 +33,7 @@ extern const char store_schema_profiles[]; /* profile.c */
 extern const char store_schema_sweeps[];   /* sweep.c */
 extern const char store_schema_capacity[]; /* capacity.c (version 2) */
 
+/* validation.c (version 4) */
+extern const char store_schema_validation[];
+
 #endif

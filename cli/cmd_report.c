@@ -1,0 +1,507 @@
+/*
+ * cmd_report.c: `llmsim report --run ID | --sweep ID | --capacity ID -o FILE.html`: one
+ * self-contained HTML page (plots/report.c) with the setting, the summary tables, the plots as
+ * inline SVG and the scenario, for a study people mail around.
+ *
+ * What each report holds:
+ *   --run: the run's row, its throughput and latency tables, TTFT and TPOT CDFs (request rows),
+ *     the timeline (iteration rows) and the gantt chart (at most 200 requests);
+ *   --sweep: each point's mean and 95% interval as the sweep command prints them (study/), the
+ *     paired differences when the scheduler varies, and latency-throughput curves;
+ *   --capacity: the question, each choice's answer, every probe with its latencies, and the
+ *     probes' p99 TTFT against their rate.
+ * Figures a run's store level cannot give are named in a note instead. Exit status: 0, 1 on a
+ * user error, 2 on bad usage, 3 when gnuplot is missing (the page is written without figures).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "plots.h"
+#include "store_query.h"
+#include "study_sweep.h"
+
+static const cli_command report_cmd = {
+    .name = "report",
+    .args = "--run ID | --sweep ID | --capacity ID",
+    .summary = "Writes one self-contained HTML page (no network needed to view it) with the "
+               "setting, the summary tables, the plots as inline SVG and the scenario of a stored "
+               "run, sweep or capacity search.",
+    .details = "Figures need gnuplot; without it the page is written with the tables only (exit "
+               "status 3).",
+    .common = CLI_DB | CLI_QUIET};
+
+/* ---- tables ---- */
+
+#define MAX_TABLES 6
+#define MAX_FIGS 6
+
+typedef struct report {
+    plt_report r;
+    plt_table t[MAX_TABLES];
+    plt_figure f[MAX_FIGS];
+    char *scenario;
+} report;
+
+static plt_table *table(report *rp, const char *title, int ncols, ...)
+{
+    plt_table *t = &rp->t[rp->r.ntables++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->title, sizeof t->title, "%s", title);
+    t->ncols = ncols;
+    t->cells = sim_xcalloc((size_t)ncols, sizeof *t->cells);
+    va_list ap;
+    va_start(ap, ncols);
+    for (int c = 0; c < ncols; c++)
+        t->cells[c] = sim_xstrdup(va_arg(ap, const char *));
+    va_end(ap);
+    rp->r.tables = rp->t;
+    return t;
+}
+
+/* Appends a row of t->ncols cells (copied). */
+static void row(plt_table *t, const char *const *cells)
+{
+    t->nrows++;
+    t->cells = sim_xrealloc(t->cells, (size_t)((t->nrows + 1) * t->ncols) * sizeof *t->cells);
+    for (int c = 0; c < t->ncols; c++)
+        t->cells[t->nrows * t->ncols + c] = sim_xstrdup(cells[c]);
+}
+
+static void row2(plt_table *t, const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void row2(plt_table *t, const char *what, const char *fmt, ...)
+{
+    char v[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v, sizeof v, fmt, ap);
+    va_end(ap);
+    const char *cells[2] = {what, v};
+    row(t, cells);
+}
+
+static plt_figure *figure(report *rp, plt_kind kind, const char *caption)
+{
+    plt_figure *f = &rp->f[rp->r.nfigs++];
+    memset(f, 0, sizeof *f);
+    f->plot.kind = kind;
+    snprintf(f->caption, sizeof f->caption, "%s", caption);
+    rp->r.figs = rp->f;
+    return f;
+}
+
+static void note(report *rp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(report *rp, const char *fmt, ...)
+{
+    if (rp->r.nnotes == PLT_REPORT_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rp->r.notes[rp->r.nnotes++], sizeof rp->r.notes[0], fmt, ap);
+    va_end(ap);
+}
+
+static void free_report(report *rp)
+{
+    for (int i = 0; i < rp->r.ntables; i++) {
+        for (int c = 0; c < (rp->t[i].nrows + 1) * rp->t[i].ncols; c++)
+            free(rp->t[i].cells[c]);
+        free(rp->t[i].cells);
+    }
+    free(rp->scenario);
+}
+
+/* A number for a table: "-" for NaN, else %.*f. */
+static const char *num(char *buf, size_t len, double v, int digits)
+{
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.*f", digits, v);
+    return buf;
+}
+
+/* ---- a run ---- */
+
+typedef struct metrics {
+    eng_metric m[ENG_MAX_METRICS + 8];
+    int n;
+} metrics;
+
+static double metric(const metrics *ms, const char *name)
+{
+    for (int i = 0; i < ms->n; i++)
+        if (strcmp(ms->m[i].name, name) == 0)
+            return ms->m[i].value;
+    return NAN;
+}
+
+static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
+{
+    plt_table *t = table(rp, "Run", 2, "", "");
+    row2(t, "run", "%lld", (long long)m->id);
+    row2(t, "scenario", "%s", m->name);
+    row2(t, "model", "%s", m->model);
+    row2(t, "GPU", "%s", m->gpu);
+    row2(t, "dtype", "%s", m->dtype);
+    row2(t, "scheduler", "%s", m->scheduler);
+    row2(t, "replicas x tensor parallel", "%d x %d", m->replicas, m->tensor_parallel);
+    row2(t, "cost model", "%s", m->profile);
+    row2(t, "seed", "%llu", (unsigned long long)m->seed);
+    if (m->offered_rate > 0)
+        row2(t, "offered rate (req/s)", "%.4g", m->offered_rate);
+    row2(t, "requests offered", "%lld", (long long)m->num_requests);
+    if (m->kv_blocks > 0)
+        row2(t, "KV cache of a replica (blocks)", "%lld", (long long)m->kv_blocks);
+    row2(t, "stored", "%s (level %s), llmsim %s", m->created, m->level, m->version);
+    t = table(rp, "Throughput", 2, "", "");
+    static const char *const tp[][3] = {
+        {"completed requests", "completed", "0"},
+        {"failed (rejected) requests", "failed", "0"},
+        {"duration (s, simulated)", "duration", "2"},
+        {"request throughput (req/s)", "request_throughput", "3"},
+        {"output throughput (tok/s)", "output_throughput", "1"},
+        {"total token throughput (tok/s)", "total_token_throughput", "1"},
+        {"request goodput (req/s)", "request_goodput", "3"},
+        {"peak output throughput (tok/s, 1 s)", "max_output_tokens_per_s", "0"},
+        {"peak concurrent requests", "max_concurrent_requests", "0"}};
+    char b[64];
+    for (size_t i = 0; i < sizeof tp / sizeof tp[0]; i++)
+        row2(t, tp[i][0], "%s", num(b, sizeof b, metric(ms, tp[i][1]), tp[i][2][0] - '0'));
+    double sat = metric(ms, "saturated");
+    row2(t, "saturated", "%s", isnan(sat) ? "-" : sat > 0 ? "yes" : "no");
+    if (sat > 0)
+        snprintf(t->note, sizeof t->note, "%s",
+                 "The queue was still growing when arrivals ended: the latency percentiles "
+                 "depend on the run's length.");
+    t = table(rp, "Latency (ms)", 7, "", "mean", "median", "p90", "p95", "p99", "std");
+    static const char *const lat[][2] = {{"ttft_ms", "TTFT"},
+                                         {"tpot_ms", "TPOT"},
+                                         {"itl_ms", "ITL"},
+                                         {"e2el_ms", "E2E latency"},
+                                         {"waiting_ms", "waiting"}};
+    static const char *const pre[6] = {"mean", "median", "p90", "p95", "p99", "std"};
+    for (size_t i = 0; i < sizeof lat / sizeof lat[0]; i++) {
+        char cells[7][64], name[64];
+        const char *c[7] = {lat[i][1]};
+        for (int j = 0; j < 6; j++) {
+            snprintf(name, sizeof name, "%s_%s", pre[j], lat[i][0]);
+            c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
+        }
+        row(t, c);
+    }
+}
+
+static void run_figures(report *rp, store *s, const store_run_meta *m, sim_err *err)
+{
+    int64_t nrq = store_run_count_requests(s, m->id, err);
+    int64_t nit = store_run_count_iterations(s, m->id, err);
+    plt_figure *f;
+    if (nrq > 0) {
+        f = figure(rp, PLT_CDF, "TTFT of every finished request (CDF).");
+        f->plot.runs[f->plot.nruns++] = m->id;
+        f->plot.metric = "ttft";
+        f = figure(rp, PLT_CDF, "TPOT of every finished request (CDF).");
+        f->plot.runs[f->plot.nruns++] = m->id;
+        f->plot.metric = "tpot";
+    }
+    if (nit > 0) {
+        f = figure(rp, PLT_TIMELINE,
+                   "Sequences in each iteration's batch, KV blocks in use against the KV capacity, "
+                   "and preemptions.");
+        f->plot.runs[f->plot.nruns++] = m->id;
+    }
+    if (nrq > 0 && nrq <= PLT_GANTT_MAX_REQ) {
+        f = figure(rp, PLT_GANTT,
+                   "Each request: queued, prefill, decode, and the waits after preemptions.");
+        f->plot.runs[f->plot.nruns++] = m->id;
+    }
+    if (nrq == 0)
+        note(rp,
+             "The run was stored at level %s, without request rows: no CDF or gantt chart (run "
+             "it again with --store requests).",
+             m->level);
+    else if (nrq > PLT_GANTT_MAX_REQ)
+        note(rp, "No gantt chart: the run has %lld requests (at most %d are drawn).",
+             (long long)nrq, PLT_GANTT_MAX_REQ);
+    if (nit == 0)
+        note(rp, "No timeline: the run was stored without iteration rows.");
+}
+
+static int run_report(report *rp, store *s, int64_t run, sim_err *err)
+{
+    store_run_meta m;
+    metrics ms;
+    if (store_run_get(s, run, &m, err) != 0 ||
+        (ms.n = store_run_metrics(s, run, ms.m, ENG_MAX_METRICS + 8, err)) < 0 ||
+        store_run_scenario(s, run, &rp->scenario, err) != 0)
+        return -1;
+    snprintf(rp->r.title, sizeof rp->r.title, "Run %lld: %.120s", (long long)run, m.name);
+    snprintf(rp->r.setting, sizeof rp->r.setting,
+             "%.60s on %.40s (%s, %d replica%s x TP %d), scheduler %.40s, cost model: %.160s",
+             m.model, m.gpu, m.dtype, m.replicas, m.replicas == 1 ? "" : "s", m.tensor_parallel,
+             m.scheduler, m.profile);
+    run_tables(rp, &m, &ms);
+    run_figures(rp, s, &m, err);
+    snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: run %lld of %s, stored %s.",
+             study_version(), (long long)run, rp->r.db, m.created);
+    rp->r.scenario = rp->scenario;
+    return 0;
+}
+
+/* ---- a sweep ---- */
+
+static const char *const shown[] = {"output_throughput", "median_ttft_ms", "p99_ttft_ms",
+                                    "median_tpot_ms",    "p99_tpot_ms",    "p99_itl_ms"};
+#define NSHOWN 6
+
+static const char *interval(char *buf, size_t len, sim_interval v)
+{
+    if (isnan(v.mean))
+        snprintf(buf, len, "-");
+    else if (isnan(v.half))
+        snprintf(buf, len, "%.2f", v.mean);
+    else
+        snprintf(buf, len, "%.2f ± %.2f", v.mean, v.half);
+    return buf;
+}
+
+static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_table *tb)
+{
+    char title[160];
+    snprintf(title, sizeof title, "Points (%d repetitions each%s)", sw->reps,
+             sw->reps > 1 ? "; mean ± 95% CI" : "");
+    plt_table *t = table(rp, title, NSHOWN + 2, "point", "output tok/s", "median TTFT ms",
+                         "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms", "saturated");
+    int partial = 0;
+    for (int p = 0; p < sw->npoints; p++) {
+        char params[1024], cells[NSHOWN][64], sat[48];
+        const char *c[NSHOWN + 2];
+        study_sweep_params(sw, p, params, sizeof params);
+        c[0] = params;
+        for (int m = 0; m < NSHOWN; m++)
+            c[m + 1] = interval(cells[m], sizeof cells[m], study_sweep_cell(tb, m, p)->v);
+        const study_cell *cl = study_sweep_cell(tb, 0, p);
+        if (cl->saturated == 0)
+            snprintf(sat, sizeof sat, "no");
+        else if (cl->n <= 1)
+            snprintf(sat, sizeof sat, "yes");
+        else
+            snprintf(sat, sizeof sat, "in %d of %d", cl->saturated, cl->n);
+        partial += cl->saturated > 0 && cl->saturated < cl->n;
+        c[NSHOWN + 1] = sat;
+        row(t, c);
+    }
+    if (partial)
+        snprintf(t->note, sizeof t->note,
+                 "%d point%s saturated in only some repetitions: %s mean mixes saturated and "
+                 "stable runs.",
+                 partial, partial > 1 ? "s are" : " is", partial > 1 ? "their" : "its");
+    int k = study_sweep_paired_key(sw);
+    if (k < 0)
+        return;
+    snprintf(title, sizeof title, "Paired differences against scheduler %s (same seeds)",
+             sw->v[k].val[0]);
+    t = table(rp, title, NSHOWN + 1, "point", "output tok/s", "median TTFT ms", "p99 TTFT ms",
+              "median TPOT ms", "p99 TPOT ms", "p99 ITL ms");
+    for (int p = 0; p < sw->npoints; p++) {
+        int base = study_sweep_base_point(sw, p, k);
+        if (base == p)
+            continue;
+        char params[1024], cells[NSHOWN][64];
+        const char *c[NSHOWN + 1];
+        study_sweep_params(sw, p, params, sizeof params);
+        c[0] = params;
+        for (int m = 0; m < NSHOWN; m++)
+            c[m + 1] = interval(cells[m], sizeof cells[m], study_sweep_paired(tb, m, p, base));
+        row(t, c);
+    }
+}
+
+static int first_text(void *arg, int ncols, const char *const *names, const char *const *vals)
+{
+    char **out = arg;
+    if (!*out && ncols > 0)
+        *out = sim_xstrdup(vals[0] ? vals[0] : "");
+    return 0;
+}
+
+static int sweep_report(report *rp, store *s, int64_t id, sim_err *err)
+{
+    study_sweep sw;
+    store_sweep_meta m;
+    if (store_sweep_get(s, id, &m, err) != 0 || study_sweep_from_store(s, id, &sw, err) != 0)
+        return -1;
+    study_sweep_table tb;
+    int rc = study_sweep_table_load(&sw, s, shown, NSHOWN, &tb, err);
+    if (rc == 0) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT scenario FROM sweeps WHERE id = %lld", (long long)id);
+        rc = store_query(s, sql, first_text, &rp->scenario, err) ? -1 : 0;
+    }
+    if (rc == 0) {
+        snprintf(rp->r.title, sizeof rp->r.title, "Sweep %lld: %.160s", (long long)id, m.file);
+        snprintf(rp->r.setting, sizeof rp->r.setting,
+                 "%d points x %d repetitions (seeds from %llu); varied: %.300s", sw.npoints,
+                 sw.reps, (unsigned long long)sw.seed, m.varied);
+        sweep_table(rp, &sw, &tb);
+        plt_figure *f = figure(rp, PLT_CURVE, "p99 TTFT against output throughput.");
+        f->plot.sweep = id;
+        f = figure(rp, PLT_CURVE, "p99 TPOT against output throughput.");
+        f->plot.sweep = id;
+        f->plot.metric = "tpot";
+        snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: sweep %lld of %s, made %s.",
+                 study_version(), (long long)id, rp->r.db, m.created);
+        rp->r.scenario = rp->scenario;
+    }
+    study_sweep_table_free(&tb);
+    study_sweep_free(&sw);
+    return rc;
+}
+
+/* ---- a capacity search ---- */
+
+typedef struct rows {
+    plt_table *t;
+} rows;
+
+/* Each result row of a query becomes a table row (NULL as "-"). */
+static int add_rows(void *arg, int ncols, const char *const *names, const char *const *vals)
+{
+    plt_table *t = ((rows *)arg)->t;
+    const char *c[16];
+    for (int i = 0; i < t->ncols && i < 16; i++)
+        c[i] = i < ncols && vals[i] ? vals[i] : "-";
+    row(t, c);
+    return 0;
+}
+
+static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
+{
+    char sql[1024];
+    plt_table *t = table(rp, "Question", 6, "scenario file", "SLOs", "target rate (req/s)",
+                         "compared key", "precision", "base seed");
+    rows r = {t};
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce(file, '-'), slo, coalesce(target_rate, '-'),"
+             " coalesce(nullif(compare_key, ''), '-'), coalesce(precision, '-'), base_seed"
+             " FROM capacity_searches WHERE id = %lld",
+             (long long)id);
+    if (store_query(s, sql, add_rows, &r, err) != 0)
+        return -1;
+    if (t->nrows == 0)
+        return sim_errf(err, "%s: no capacity search %lld in this database", store_path(s),
+                        (long long)id);
+    snprintf(sql, sizeof sql, "SELECT scenario FROM capacity_searches WHERE id = %lld",
+             (long long)id);
+    if (store_query(s, sql, first_text, &rp->scenario, err) != 0)
+        return -1;
+    r.t = table(rp, "Answer", 4, "choice", "rate per replica (req/s)", "replicas", "GPUs");
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce(nullif(choice, ''), '(scenario)'), printf('%%.3f',"
+             " rate_per_replica), replicas, gpus FROM capacity_results WHERE search_id = %lld"
+             " ORDER BY choice",
+             (long long)id);
+    if (store_query(s, sql, add_rows, &r, err) != 0)
+        return -1;
+    r.t = table(rp, "Probes (every run the search made)", 9, "#", "choice", "phase", "rate (req/s)",
+                "replicas", "met the SLOs", "saturated", "p99 TTFT ms", "p99 TPOT ms");
+    snprintf(sql, sizeof sql,
+             "SELECT p.seq, coalesce(nullif(p.choice, ''), '(scenario)'), p.phase,"
+             " printf('%%.3f', p.rate), p.replicas, CASE p.ok WHEN 1 THEN 'yes' ELSE 'no' END,"
+             " CASE p.saturated WHEN 1 THEN 'yes' ELSE 'no' END,"
+             " printf('%%.1f', (SELECT value FROM metrics m WHERE m.run_id = p.run_id AND"
+             " m.name = 'p99_ttft_ms')), printf('%%.2f', (SELECT value FROM metrics m WHERE"
+             " m.run_id = p.run_id AND m.name = 'p99_tpot_ms')) FROM capacity_probes p"
+             " WHERE p.search_id = %lld ORDER BY p.seq",
+             (long long)id);
+    if (store_query(s, sql, add_rows, &r, err) != 0)
+        return -1;
+    snprintf(rp->r.title, sizeof rp->r.title, "Capacity search %lld", (long long)id);
+    snprintf(rp->r.setting, sizeof rp->r.setting, "SLOs %s; %d choices, %d probes",
+             rp->t[0].cells[rp->t[0].ncols + 1], rp->t[1].nrows, rp->t[2].nrows);
+    plt_figure *f = figure(rp, PLT_PROBES,
+                           "p99 TTFT of every probe of the rate search against its rate, per "
+                           "choice (filled: met the SLOs), with the TTFT SLO when it has one.");
+    f->plot.sweep = id;
+    snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: capacity search %lld of %s.",
+             study_version(), (long long)id, rp->r.db);
+    rp->r.scenario = rp->scenario;
+    return 0;
+}
+
+/* ---- the command ---- */
+
+int cmd_report(int argc, char **argv)
+{
+    int64_t run = 0, sweep = 0, cap = 0;
+    const char *out = NULL;
+    const cli_option opts[] = {
+        {"--run", "ID", CLI_INT64, &run, "a stored run", NULL, 1, 9e18, NULL, NULL},
+        {"--sweep", "ID", CLI_INT64, &sweep, "a stored sweep", NULL, 1, 9e18, NULL, NULL},
+        {"--capacity", "ID", CLI_INT64, &cap, "a stored capacity search", NULL, 1, 9e18, NULL,
+         NULL},
+        {"-o", "FILE", CLI_STRING, &out, "the HTML file",
+         "report-run<ID>.html, report-sweep<ID>.html or report-capacity<ID>.html", 0, 0, NULL,
+         NULL},
+        {"--output", "FILE", CLI_STRING, &out, "the same as -o", NULL, 0, 0, NULL, NULL},
+        CLI_END};
+    cli_common c;
+    int npos, st = cli_parse(&report_cmd, opts, &c, argc, argv, NULL, &npos);
+    if (st != CLI_GO)
+        return st;
+    if ((run > 0) + (sweep > 0) + (cap > 0) != 1) {
+        fprintf(stderr, "llmsim report: give one of --run ID, --sweep ID or --capacity ID\n");
+        return 2;
+    }
+    char name[96];
+    if (!out) {
+        snprintf(name, sizeof name, "report-%s%lld.html",
+                 run     ? "run"
+                 : sweep ? "sweep"
+                         : "capacity",
+                 (long long)(run + sweep + cap));
+        out = name;
+    }
+    report rp;
+    memset(&rp, 0, sizeof rp);
+    rp.r.db = c.db;
+    rp.r.out = out;
+    sim_err err = {{0}};
+    int rc = 1;
+    store *s = store_open_readonly(c.db, &err);
+    if (!s)
+        goto fail;
+    if ((run && run_report(&rp, s, run, &err) != 0) ||
+        (sweep && sweep_report(&rp, s, sweep, &err) != 0) ||
+        (cap && capacity_report(&rp, s, cap, &err) != 0))
+        goto fail;
+    store_close(s);
+    s = NULL;
+    plt_report_result res;
+    if (plt_report_write(&rp.r, &res, &err) != 0)
+        goto fail;
+    cli_note(&c, "llmsim: wrote %s (%d figure%s drawn", out, res.drawn, res.drawn == 1 ? "" : "s");
+    if (res.failed)
+        cli_note(&c, ", %d could not be drawn: the page says why", res.failed);
+    cli_note(&c, ")\n");
+    rc = 0;
+    if (res.missing) {
+        fprintf(stderr,
+                "llmsim report: gnuplot is not installed, so the %d figures are missing from the "
+                "page. Install it (apt-get install gnuplot-nox) and run the report again.\n",
+                res.missing);
+        rc = 3;
+    }
+    goto out;
+fail:
+    cli_fail("report", &err);
+out:
+    store_close(s);
+    free_report(&rp);
+    return rc;
+}

@@ -1,0 +1,499 @@
+/*
+ * cmd_validate.c: `llmsim validate SET [--json] [-o plot.png]`, `validate --list`, `validate
+ * --ops [--profile NAME]`: replays a validation set's measurements (study/validate.c), prints
+ * the error per row and per group, stores the validation, and draws predicted against measured.
+ *
+ * Exit status: 0 when the set was replayed (whatever its errors) and, with -o, drawn; 1 on a
+ * user error (an unknown or malformed set, a missing table, a database error); 2 on bad usage;
+ * 3 when the plot could not be drawn because gnuplot is not installed (the data and script
+ * files are written).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "plots.h"
+#include "store_profile.h"
+#include "study_validate.h"
+
+#define DEFAULT_OPS_SET "vidur-a100-ops"
+/* Above this many rows the per-row table is left out unless --rows asks for it. */
+#define ROWS_SHOWN 1000
+
+static const cli_command validate_cmd = {
+    .name = "validate",
+    .args = "[SET]",
+    .summary = "Replays the measurements of a validation set (a shipped set's name, as `--list` "
+               "shows, or a set file) and prints how far llmsim's predictions are from them: per "
+               "row and per group, the median, 90th percentile and worst |error| and the signed "
+               "median (error = predicted / measured - 1). Rows the set's mapping or the cost "
+               "model cannot express are counted and listed with the reason.",
+    .details = "Serving sets run each row as a scenario (in --jobs worker processes; each run is "
+               "stored, at --store level) and compare its summary metrics with the measured ones; "
+               "operator sets (--ops) compare the roofline's time of each kernel with each "
+               "measured point of a profiling table (the shipped set: Vidur's A100 tables) or of "
+               "a stored profile (--profile NAME). The validation is stored in --db (tables "
+               "validations, validation_rows, validation_values, validation_stats); -o draws "
+               "predicted against measured (also later: llmsim plot validation --validation ID).",
+    .min_pos = 0,
+    .max_pos = 1,
+    .common = CLI_DB | CLI_STORE | CLI_JSON | CLI_QUIET,
+    .def_level = "summary"};
+
+typedef struct vopts {
+    int list, ops, rows, jobs;
+    const char *out, *profile, *match;
+} vopts;
+
+/* ---- --list ---- */
+
+static void list_one(void *arg, const study_vset_brief *b)
+{
+    cli_json *j = arg;
+    if (j->f) {
+        cli_json_open(j, NULL, '{');
+        cli_json_str(j, "name", b->name);
+        cli_json_str(j, "kind", b->kind == STUDY_V_SERVING ? "serving" : "operators");
+        cli_json_str(j, "description", b->description);
+        cli_json_str(j, "source", b->source);
+        cli_json_str(j, "path", b->path);
+        cli_json_close(j, '}');
+        return;
+    }
+    printf("%-24s %-10s %s\n%-35s set file: %s\n", b->name,
+           b->kind == STUDY_V_SERVING ? "serving" : "operators", b->description, "", b->path);
+}
+
+static int list_sets(const cli_common *c)
+{
+    cli_json j;
+    memset(&j, 0, sizeof j);
+    sim_err err = {{0}};
+    if (c->json) {
+        cli_json_begin(&j, stdout);
+        cli_json_open(&j, NULL, '[');
+    } else {
+        printf("%-24s %-10s %s\n", "set", "kind", "what it holds");
+    }
+    int n = study_vset_list(list_one, &j, &err);
+    if (c->json)
+        cli_json_close(&j, ']');
+    if (n < 0)
+        return cli_fail("validate", &err);
+    if (!c->json)
+        printf("(%d sets in %s; run one with: llmsim validate NAME)\n", n, study_validation_dir());
+    return 0;
+}
+
+/* ---- the text report ---- */
+
+static const char *status_name(study_vstatus s)
+{
+    return s == STUDY_V_OK ? "ok" : s == STUDY_V_CANNOT ? "cannot" : "failed";
+}
+
+static void print_num(double x)
+{
+    if (!isfinite(x))
+        printf("%10s ", "-");
+    else if (fabs(x) >= 1e5 || (x != 0 && fabs(x) < 0.01))
+        printf("%10.3g ", x);
+    else
+        printf("%10.3f ", x);
+}
+
+static void print_err(double e)
+{
+    if (isfinite(e))
+        printf("%+8.1f%%", 100 * e);
+    else
+        printf("%9s", "-");
+}
+
+static void print_rows(const study_vset *v)
+{
+    printf("\n");
+    for (int m = 0; m < v->nmetrics; m++)
+        printf("%-10s %-10s %9s | ", v->metric[m].label, v->metric[m].unit, "");
+    printf("row (* = predicted under an approximation, listed below)\n");
+    for (int m = 0; m < v->nmetrics; m++)
+        printf("%10s %10s %9s | ", "measured", "predicted", "error");
+    printf("\n");
+    for (int i = 0; i < v->nrows; i++) {
+        const study_vrow *r = &v->rows[i];
+        if (r->status != STUDY_V_OK)
+            continue;
+        for (int m = 0; m < v->nmetrics; m++) {
+            print_num(r->measured[m]);
+            print_num(r->predicted[m]);
+            print_err(study_vrow_error(r, m));
+            printf(" |");
+        }
+        printf(" %s%s\n", r->id, r->approx ? " *" : "");
+    }
+}
+
+static void print_stats(const study_vset *v, const study_vstat *st, int n)
+{
+    int w = 12;
+    for (int k = 0; k < n; k++) {
+        int l = (int)strlen(st[k].group);
+        w = l > w ? l : w;
+    }
+    w = w > 60 ? 60 : w;
+    printf("\nerror by group (error = predicted / measured - 1; the worst rows are in --json)\n");
+    printf("%-*s %-6s %6s %10s %10s %10s %14s\n", w, "group", "metric", "n", "median|e|", "p90|e|",
+           "worst|e|", "signed median");
+    for (int k = 0; k < n; k++) {
+        const study_vstat *s = &st[k];
+        if (k > 0 && strcmp(s->group, "all") == 0 && strcmp(st[k - 1].group, "all") != 0)
+            printf("\n");
+        printf("%-*.*s %-6s %6d %9.1f%% %9.1f%% %9.1f%% %+13.1f%%\n", w, w, s->group,
+               v->metric[s->metric].label, s->n, 100 * s->median_abs, 100 * s->p90_abs,
+               100 * s->worst_abs, 100 * s->signed_median);
+    }
+    if (n == 0)
+        printf("(no row was predicted)\n");
+}
+
+/* The distinct texts of one field over the rows of one status, with their counts. */
+typedef struct tally {
+    const char *text;
+    int64_t n;
+    int first; /* the first row with it */
+} tally;
+
+static int tally_of(const study_vset *v, study_vstatus st, int approx, tally *t, int max)
+{
+    int n = 0;
+    for (int i = 0; i < v->nrows; i++) {
+        const study_vrow *r = &v->rows[i];
+        const char *text = approx ? r->approx : r->reason;
+        if (r->status != st || !text)
+            continue;
+        int k = 0;
+        while (k < n && strcmp(t[k].text, text) != 0)
+            k++;
+        if (k == n && n < max)
+            t[n++] = (tally){text, 0, i};
+        if (k < n)
+            t[k].n += r->count;
+    }
+    return n;
+}
+
+static void print_listing(const study_vset *v, study_vstatus st, const char *title)
+{
+    int64_t total = 0;
+    for (int i = 0; i < v->nrows; i++)
+        total += v->rows[i].status == st ? v->rows[i].count : 0;
+    if (total == 0)
+        return;
+    tally *t = sim_xcalloc((size_t)v->nrows, sizeof *t);
+    int n = tally_of(v, st, 0, t, v->nrows);
+    printf("\n%s: %lld measurements, by reason\n", title, (long long)total);
+    for (int k = 0; k < n; k++) {
+        printf("  %6lld  %s\n          rows:", (long long)t[k].n, t[k].text);
+        int col = 15;
+        for (int i = t[k].first; i < v->nrows; i++) {
+            const study_vrow *r = &v->rows[i];
+            if (r->status != st || strcmp(r->reason, t[k].text) != 0)
+                continue;
+            char item[200];
+            int l = r->count > 1
+                        ? snprintf(item, sizeof item, " %s (%lld)", r->id, (long long)r->count)
+                        : snprintf(item, sizeof item, " %s", r->id);
+            if (col + l > 100) {
+                printf("\n               ");
+                col = 15;
+            }
+            fputs(item, stdout);
+            col += l;
+        }
+        printf("\n");
+    }
+    free(t);
+}
+
+static void print_approx(const study_vset *v)
+{
+    tally *t = sim_xcalloc((size_t)v->nrows + 1, sizeof *t);
+    int n = tally_of(v, STUDY_V_OK, 1, t, v->nrows);
+    if (n > 0)
+        printf("\napproximations the predicted rows ran under (rows marked *)\n");
+    for (int k = 0; k < n; k++)
+        printf("  %6lld  %s\n", (long long)t[k].n, t[k].text);
+    free(t);
+}
+
+static void print_heading(const study_vset *v)
+{
+    int64_t ok, cannot, failed;
+    study_vset_counts(v, &ok, &cannot, &failed);
+    printf("validate %s (%s): %s\n", v->name, v->kind == STUDY_V_SERVING ? "serving" : "operators",
+           v->description);
+    printf("set: %s\nmeasured: %s\ncost model: %s\n", v->path, v->source, v->cost_model);
+    printf("measurements: %lld: %lld predicted, %lld cannot be expressed, %lld failed",
+           (long long)(ok + cannot + failed), (long long)ok, (long long)cannot, (long long)failed);
+    if (v->skipped)
+        printf(" (%lld more not selected by --match)", (long long)v->skipped);
+    printf("\n");
+    if (v->notes[0]) {
+        printf("notes:\n");
+        for (const char *l = v->notes; *l;) {
+            size_t n = strcspn(l, "\n");
+            printf("  - %.*s\n", (int)n, l);
+            l += n + (l[n] == '\n');
+        }
+    }
+}
+
+static void print_report(const study_vset *v, const study_vstat *st, int nst, int rows)
+{
+    print_heading(v);
+    int64_t ok, cannot, failed;
+    study_vset_counts(v, &ok, &cannot, &failed);
+    if (rows || ok <= ROWS_SHOWN)
+        print_rows(v);
+    else
+        printf("\n(%lld predicted rows: --rows lists them, --json gives them all)\n",
+               (long long)ok);
+    print_stats(v, st, nst);
+    print_approx(v);
+    print_listing(v, STUDY_V_CANNOT, "cannot be expressed");
+    print_listing(v, STUDY_V_FAILED, "failed");
+}
+
+/* ---- JSON ---- */
+
+static void json_values(cli_json *j, const study_vset *v, const study_vrow *r, const char *key,
+                        int which)
+{
+    cli_json_open(j, key, '{');
+    for (int m = 0; m < v->nmetrics; m++) {
+        double x = which == 0   ? r->measured[m]
+                   : which == 1 ? r->predicted[m]
+                                : study_vrow_error(r, m);
+        if (isfinite(x))
+            cli_json_num(j, v->metric[m].name, x);
+    }
+    cli_json_close(j, '}');
+}
+
+static void json_row(cli_json *j, const study_vset *v, const study_vrow *r)
+{
+    cli_json_open(j, NULL, '{');
+    cli_json_str(j, "id", r->id);
+    cli_json_str(j, "group", r->group);
+    if (r->line > 0)
+        cli_json_int(j, "line", r->line);
+    if (r->count != 1)
+        cli_json_int(j, "measurements", r->count);
+    cli_json_str(j, "status", status_name(r->status));
+    if (r->reason)
+        cli_json_str(j, "reason", r->reason);
+    if (r->approx)
+        cli_json_str(j, "approx", r->approx);
+    if (r->run_id > 0)
+        cli_json_int(j, "run_id", r->run_id);
+    json_values(j, v, r, "measured", 0);
+    json_values(j, v, r, "predicted", 1);
+    json_values(j, v, r, "error", 2);
+    cli_json_close(j, '}');
+}
+
+static void print_json(const study_vset *v, const study_vstat *st, int nst, int64_t id)
+{
+    int64_t ok, cannot, failed;
+    study_vset_counts(v, &ok, &cannot, &failed);
+    cli_json j;
+    cli_json_begin(&j, stdout);
+    cli_json_open(&j, NULL, '{');
+    cli_json_int(&j, "validation_id", id);
+    cli_json_str(&j, "set", v->name);
+    cli_json_str(&j, "kind", v->kind == STUDY_V_SERVING ? "serving" : "operators");
+    cli_json_str(&j, "file", v->path);
+    cli_json_str(&j, "source", v->source);
+    cli_json_str(&j, "cost_model", v->cost_model);
+    cli_json_open(&j, "notes", '[');
+    for (const char *l = v->notes; *l;) {
+        size_t n = strcspn(l, "\n");
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)n, l);
+        cli_json_str(&j, NULL, line);
+        l += n + (l[n] == '\n');
+    }
+    cli_json_close(&j, ']');
+    cli_json_open(&j, "measurements", '{');
+    cli_json_int(&j, "predicted", ok);
+    cli_json_int(&j, "cannot", cannot);
+    cli_json_int(&j, "failed", failed);
+    cli_json_int(&j, "not_selected", v->skipped);
+    cli_json_close(&j, '}');
+    cli_json_open(&j, "groups", '[');
+    for (int k = 0; k < nst; k++) {
+        cli_json_open(&j, NULL, '{');
+        cli_json_str(&j, "group", st[k].group);
+        cli_json_str(&j, "metric", v->metric[st[k].metric].name);
+        cli_json_int(&j, "n", st[k].n);
+        cli_json_num(&j, "median_abs_error", st[k].median_abs);
+        cli_json_num(&j, "p90_abs_error", st[k].p90_abs);
+        cli_json_num(&j, "worst_abs_error", st[k].worst_abs);
+        cli_json_num(&j, "signed_median_error", st[k].signed_median);
+        if (st[k].worst_row >= 0)
+            cli_json_str(&j, "worst_row", v->rows[st[k].worst_row].id);
+        cli_json_close(&j, '}');
+    }
+    cli_json_close(&j, ']');
+    cli_json_open(&j, "rows", '[');
+    for (int i = 0; i < v->nrows; i++)
+        json_row(&j, v, &v->rows[i]);
+    cli_json_close(&j, ']');
+    cli_json_close(&j, '}');
+}
+
+/* ---- running ---- */
+
+static void on_row(void *arg, int finished, int total)
+{
+    cli_progress *p = arg;
+    if (p->total != total)
+        cli_progress_start(p, "rows", total, p->quiet);
+    cli_progress_update(p, finished);
+}
+
+/* Draws validation id of db into out; 0, 3 without gnuplot, 1 on an error. */
+static int draw(const char *db, int64_t id, const char *out, const cli_common *c)
+{
+    plt_opts o;
+    memset(&o, 0, sizeof o);
+    o.kind = PLT_VALIDATION;
+    o.db = db;
+    o.validation = id;
+    o.out = out;
+    plt_result res;
+    sim_err err = {{0}};
+    if (plt_plot(&o, &res, &err) != 0)
+        return cli_fail("validate", &err);
+    if (!res.rendered) {
+        fprintf(stderr,
+                "llmsim validate: gnuplot is not installed, so no image was drawn; draw it "
+                "later with: gnuplot %s (apt-get install gnuplot-nox)\n",
+                res.script);
+        return 3;
+    }
+    cli_note(c, "llmsim: wrote %s (data %s, script %s)\n", res.image, res.data, res.script);
+    return 0;
+}
+
+/* The set to replay into v. 0, or 1 after a message. */
+static int load_set(const vopts *o, const char *name, const cli_common *c, study_vset *v)
+{
+    sim_err err = {{0}};
+    char path[1024];
+    if (o->profile) {
+        store *s = store_open_readonly(c->db, &err);
+        int rc = s ? study_vset_from_profile(s, o->profile, o->match, v, &err) : -1;
+        store_close(s);
+        return rc ? cli_fail("validate", &err) : 0;
+    }
+    if (!name)
+        name = DEFAULT_OPS_SET;
+    if (study_vset_path(name, path, sizeof path, &err) || study_vset_load(path, o->match, v, &err))
+        return cli_fail("validate", &err);
+    if (o->ops && v->kind != STUDY_V_OPERATORS) {
+        fprintf(stderr, "llmsim validate: --ops: %s is a serving set, not an operator set\n",
+                v->path);
+        return 1;
+    }
+    return 0;
+}
+
+static int run_set(const vopts *o, const cli_common *c, study_vset *v)
+{
+    sim_err err = {{0}};
+    cli_progress prog;
+    memset(&prog, 0, sizeof prog);
+    prog.quiet = c->quiet || c->json;
+    if (study_vset_run(v, c->db, o->jobs, c->level, on_row, &prog, &err))
+        return cli_fail("validate", &err);
+    study_vstat *st = NULL;
+    int nst = study_vset_stats(v, &st);
+    int64_t id = 0;
+    store *s = store_open(c->db, &err);
+    int rc = s && study_vset_store(v, st, nst, s, &id, &err) == 0 ? 0 : 1;
+    store_close(s);
+    if (rc) {
+        free(st);
+        return cli_fail("validate", &err);
+    }
+    if (c->json)
+        print_json(v, st, nst, id);
+    else {
+        print_report(v, st, nst, o->rows);
+        printf("\nstored as validation %lld in %s (llmsim plot validation --validation %lld)\n",
+               (long long)id, c->db, (long long)id);
+    }
+    free(st);
+    fflush(stdout);
+    return o->out ? draw(c->db, id, o->out, c) : 0;
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    vopts o = {0};
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    o.jobs = cores > 0 ? (int)cores : 1;
+    char jobs_def[32];
+    snprintf(jobs_def, sizeof jobs_def, "%d, the cores", o.jobs);
+    const cli_option opts[] = {
+        {"--list", NULL, CLI_FLAG, &o.list, "list the shipped sets and exit", NULL, 0, 0, NULL,
+         NULL},
+        {"--ops", NULL, CLI_FLAG, &o.ops,
+         "per-operator validation: SET is an operator set (default " DEFAULT_OPS_SET
+         ", Vidur's A100 tables), or --profile NAME",
+         NULL, 0, 0, NULL, NULL},
+        {"--profile", "NAME", CLI_STRING, &o.profile,
+         "with --ops: a stored profile's measured points against the roofline", NULL, 0, 0, NULL,
+         NULL},
+        {"-o", "FILE", CLI_STRING, &o.out,
+         "draw predicted against measured into FILE (.png, .svg or .pdf)", NULL, 0, 0, NULL, NULL},
+        {"--output", "FILE", CLI_STRING, &o.out, "the same as -o", NULL, 0, 0, NULL, NULL},
+        {"--jobs", "N", CLI_INT, &o.jobs, "worker processes for a serving set's runs", jobs_def, 1,
+         1024, NULL, NULL},
+        {"--match", "TEXT", CLI_STRING, &o.match,
+         "replay only the rows whose id contains TEXT (the others are counted as not selected)",
+         NULL, 0, 0, NULL, NULL},
+        {"--rows", NULL, CLI_FLAG, &o.rows,
+         "list every predicted row (by default only when there are at most 1000)", NULL, 0, 0, NULL,
+         NULL},
+        CLI_END};
+    cli_common c;
+    const char *set = NULL;
+    int npos, st = cli_parse(&validate_cmd, opts, &c, argc, argv, &set, &npos);
+    if (st != CLI_GO)
+        return st;
+    if (npos == 0)
+        set = NULL;
+    if (o.list)
+        return list_sets(&c);
+    if (o.profile && (!o.ops || set)) {
+        fprintf(stderr, "llmsim validate: --profile NAME goes with --ops and no SET\n");
+        return 2;
+    }
+    if (!set && !o.ops) {
+        fprintf(stderr, "llmsim validate: give a SET (llmsim validate --list shows them), or "
+                        "--ops\n");
+        return 2;
+    }
+    study_vset v;
+    memset(&v, 0, sizeof v);
+    int rc = load_set(&o, set, &c, &v);
+    if (rc == 0)
+        rc = run_set(&o, &c, &v);
+    study_vset_free(&v);
+    return rc;
+}

@@ -1,0 +1,130 @@
+/*
+ * presets.c: the engine presets (see preset.h) and where each figure comes from.
+ *
+ * CPU overhead. Vidur's measured CPU-side times of vLLM per iteration (Agrawal et al., MLSys
+ * 2024; data/profiling/.../a100/cpu_overheads.csv: Llama-2-7B, TP 1, A100, batches of 8 to 128)
+ * fit, by least squares over their medians, to
+ *   schedule + prepare_inputs + sampler                           = 725 us + 27.0 us per sequence
+ *   the same + process_model_outputs (detokenise, build outputs)  = 790 us + 42.6 us per sequence
+ * vLLM V1 moves output processing into its front-end process (vLLM V1 blog, 2025-01-27), and
+ * vLLM 0.6 overlaps it with the next step (async output processor, PR #7049), so those use the
+ * first line; V0 before 0.6 and TGI (whose Python model server does the same per-step work; no
+ * per-step TGI profile was found) the second. TensorRT-LLM's C++ batch manager leaves about
+ * 580 us of host work per iteration exposed even with its overlap scheduler (TensorRT-LLM issue
+ * #13957: Llama-3.1-8B FP8, B200, 64 concurrent requests). SGLang overlaps its CPU work with the
+ * GPU's by default since 0.4 (the overlap scheduler, LMSYS blog 2024-12-04); no per-step SGLang
+ * profile was found, so the vLLM V1 figures stand in for the work it overlaps.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "preset.h"
+
+#define V1_CPU "Vidur cpu_overheads.csv (vLLM, A100, Llama-2-7B): schedule+prepare+sample fit"
+#define V0_CPU "Vidur cpu_overheads.csv (vLLM, A100, Llama-2-7B): with output processing"
+
+static const eng_preset presets[] = {
+    {"vllm",
+     "0.11",
+     1,
+     "vllm",
+     "",
+     0.9,
+     16,
+     {725, 27.0, 0},
+     V1_CPU,
+     "vLLM V1: token budget for running then waiting requests, chunked prefill, prefix "
+     "caching on; defaults from arg_utils per GPU and entry point"},
+    {"vllm",
+     "0.6",
+     0,
+     "vllm-v0",
+     "num_scheduler_steps=8",
+     0.9,
+     16,
+     {725, 27.0, 0},
+     V1_CPU " (output processing async, PR #7049)",
+     "vLLM V0 0.6: prefill-first, multi-step scheduling (8 steps, as vLLM PR #7000 "
+     "benchmarked it)"},
+    {"vllm",
+     "0.5",
+     0,
+     "vllm-v0",
+     "",
+     0.9,
+     16,
+     {790, 42.6, 0},
+     V0_CPU,
+     "vLLM V0 0.5: prefill-first, synchronous output processing"},
+    {"sglang",
+     "0.4",
+     1,
+     "sglang",
+     "",
+     0.88,
+     16,
+     {725, 27.0, 1},
+     V1_CPU ", overlapped (SGLang overlap scheduler)",
+     "SGLang 0.4: radix cache, new-token-ratio admission, retraction; mem_fraction_static "
+     "0.88 (TP 1); overlap scheduler on"},
+    {"trtllm",
+     "0.19",
+     1,
+     "trtllm",
+     "",
+     0.9,
+     32,
+     {580, 0, 0},
+     "TensorRT-LLM issue #13957: host time exposed per iteration",
+     "TensorRT-LLM 0.19: GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token blocks, block "
+     "reuse"},
+    {"tgi",
+     "3",
+     1,
+     "tgi",
+     "",
+     0.9,
+     16,
+     {790, 42.6, 0},
+     V0_CPU " (stand-in: no TGI profile)",
+     "text-generation-inference 3: waiting_served_ratio 0.3, max_waiting_tokens 20"},
+};
+
+const eng_preset *eng_preset_all(size_t *n)
+{
+    *n = sizeof presets / sizeof presets[0];
+    return presets;
+}
+
+const eng_preset *eng_preset_find(const char *engine, const char *version)
+{
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
+        const eng_preset *p = &presets[i];
+        if (strcmp(p->engine, engine) == 0 &&
+            (version ? strcmp(p->version, version) == 0 : p->is_default))
+            return p;
+    }
+    return NULL;
+}
+
+const char *eng_preset_names(char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0] && off < len; i++)
+        if (presets[i].is_default)
+            off +=
+                (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", presets[i].engine);
+    return buf;
+}
+
+const char *eng_preset_versions(const char *engine, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0] && off < len; i++)
+        if (strcmp(presets[i].engine, engine) == 0)
+            off +=
+                (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", presets[i].version);
+    return buf;
+}

@@ -1,0 +1,419 @@
+/*
+ * sched_sglang.c: SGLang's scheduler (python/sglang/srt/managers/scheduler.py,
+ * schedule_policy.py, schedule_batch.py; SGLang 0.4.x, 2025): a step is either a prefill batch
+ * or a decode batch; prefill is admitted under a conservative estimate of the memory the running
+ * requests will still need (new_token_ratio, decaying while nothing goes wrong), one request at
+ * a time is chunk-prefilled, and running requests are retracted when decode memory runs out.
+ * The radix cache is the engine's block store (ENG_PC_AT_COMPLETION: a prefill's tokens are
+ * inserted once computed); see README for where its block granularity differs from SGLang's
+ * token-granular tree.
+ *
+ * Queues: waiting (arrival order; retracted requests are appended, as _extend_requests_to_queue
+ * does), running (the decode batch, in the engine's cohort), chunked (the request being
+ * chunk-prefilled, or NULL).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "rqlist.h"
+
+/* MODEL: schedule_policy.py CLIP_MAX_NEW_TOKENS_ESTIMATION; global_config.py
+ * retract_decode_steps */
+#define CLIP_MAX_NEW 4096
+#define RETRACT_DECODE_STEPS 20
+
+typedef struct sglang {
+    eng_rq_list waiting, running;
+    eng_request *chunked;
+    int64_t max_running, chunked_prefill_size, max_prefill_tokens;
+    int lpm;
+    double ratio, init_ratio, min_ratio, decay;
+    int batch_is_full;
+    int retracted_now; /* retracted while forming the current batch */
+    /* the running requests' remaining outputs: sum of min(output - generated, CLIP) is
+     * clipped * CLIP + r0_sum - unclipped * step, where r0 = output - generated + step at
+     * joining; requests that joined with more than CLIP left are rescanned (they are rare) */
+    int64_t r0_sum, unclipped;
+    eng_rq_list longs; /* running requests that joined with more than CLIP tokens left */
+} sglang;
+
+static const eng_param sglang_params[] = {
+    {"max_running_requests", ENG_PARAM_INT, "0", 0, 1e6, NULL,
+     "most requests running (0: min(KV tokens / 2, the request pool SGLang sizes))"},
+    {"chunked_prefill_size", ENG_PARAM_INT, "0", 0, 1e9, NULL,
+     "most tokens one prefill batch takes (0: 8192, 2048 on GPUs under 25 GB)"},
+    {"max_prefill_tokens", ENG_PARAM_INT, "16384", 1, 1e9, NULL,
+     "most new input tokens admitted per prefill batch"},
+    {"schedule_policy", ENG_PARAM_ENUM, "fcfs", 0, 0, "fcfs|lpm",
+     "waiting order: arrival, or longest cached prefix first (lpm)"},
+    {"schedule_conservativeness", ENG_PARAM_DOUBLE, "1.0", 0, 100, NULL,
+     "scales the new-token ratio that reserves memory for running requests"},
+    {"disable_radix_cache", ENG_PARAM_BOOL, "false", 0, 0, NULL,
+     "turn the radix (prefix) cache off"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+extern const eng_sched_ops eng_sched_sglang;
+
+static int sglang_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
+{
+    sglang *g = st;
+    const eng_sched_ops *ops = &eng_sched_sglang;
+    const eng_config *c = eng_replica_config(r);
+    int64_t kv_tokens = eng_kv_total(r) * eng_kv_block_size(r);
+    g->max_running = eng_cfg_int(cfg, ops, "max_running_requests");
+    if (g->max_running == 0) {
+        /* MODEL: SGLang model_runner.py: the request pool holds
+         * min(max(kv_tokens / context_len * 512, 2048), 4096) requests; scheduler.py:
+         * max_running_requests = min(max_total_num_tokens // 2, pool size) */
+        int64_t pool = kv_tokens / eng_replica_max_len(r) * 512;
+        pool = pool < 2048 ? 2048 : pool > 4096 ? 4096 : pool;
+        g->max_running = kv_tokens / 2 < pool ? kv_tokens / 2 : pool;
+        if (g->max_running < 1)
+            g->max_running = 1;
+    }
+    g->chunked_prefill_size = eng_cfg_int(cfg, ops, "chunked_prefill_size");
+    if (g->chunked_prefill_size == 0)
+        /* MODEL: SGLang server_args.py: chunked_prefill_size 2048 below 25 GB of GPU memory,
+         * else 8192 */
+        g->chunked_prefill_size = c->gpu.mem_bytes < INT64_C(25) * 1000 * 1000 * 1000 ? 2048 : 8192;
+    g->max_prefill_tokens = eng_cfg_int(cfg, ops, "max_prefill_tokens");
+    g->lpm = strcmp(eng_cfg_str(cfg, ops, "schedule_policy"), "lpm") == 0;
+    /* MODEL: SGLang scheduler.py init: init_new_token_ratio = min(0.7 x conservativeness, 1),
+     * min_new_token_ratio = init x 0.14, decay = (init - min) / 600 per decode step
+     * (global_config.py defaults) */
+    double cons = eng_cfg_double(cfg, ops, "schedule_conservativeness");
+    g->init_ratio = 0.7 * cons < 1.0 ? 0.7 * cons : 1.0;
+    g->min_ratio = g->init_ratio * 0.14 < 1.0 ? g->init_ratio * 0.14 : 1.0;
+    g->decay = (g->init_ratio - g->min_ratio) / 600.0;
+    g->ratio = g->init_ratio;
+    if (!eng_cfg_int(cfg, ops, "disable_radix_cache"))
+        eng_prefix_cache_enable(r, ENG_PC_AT_COMPLETION);
+    return 0;
+}
+
+static int64_t clip_new(int64_t n)
+{
+    return n < CLIP_MAX_NEW ? n : CLIP_MAX_NEW;
+}
+
+static void sglang_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    sglang *g = st;
+    /* PrefillAdder.add_one_req wants input + min(max_new_tokens, CLIP) below the free tokens:
+     * a request that cannot pass even on an empty server would wait for ever; refuse it */
+    if ((int64_t)rq->prompt + clip_new(rq->output) >= eng_kv_total(r) * eng_kv_block_size(r)) {
+        eng_reject(r, rq, ENG_REJECT_KV);
+        return;
+    }
+    eng_list_push_back(&g->waiting, rq);
+}
+
+/* ---- the running batch's remaining outputs ---- */
+
+static void run_add(sglang *g, eng_replica *r, eng_request *rq)
+{
+    int64_t left = rq->output - eng_rq_generated(r, rq);
+    rq->sched_key = left + eng_replica_steps(r); /* r0 */
+    if (left > CLIP_MAX_NEW) {
+        rq->sched_flag = 2;
+        eng_list_push_back(&g->longs, rq);
+    } else {
+        rq->sched_flag = 1;
+        eng_list_push_back(&g->running, rq);
+        g->r0_sum += rq->sched_key;
+        g->unclipped++;
+    }
+}
+
+static void run_remove(sglang *g, eng_request *rq)
+{
+    if (rq->sched_flag == 2) {
+        eng_list_remove(&g->longs, rq);
+    } else if (rq->sched_flag == 1) {
+        eng_list_remove(&g->running, rq);
+        g->r0_sum -= rq->sched_key;
+        g->unclipped--;
+    }
+    rq->sched_flag = 0;
+}
+
+/* sum over running requests of min(remaining output, CLIP) */
+static int64_t running_need(sglang *g, eng_replica *r)
+{
+    int64_t step = eng_replica_steps(r);
+    eng_request *rq = g->longs.head;
+    while (rq) { /* those now within CLIP move to the plain sums */
+        eng_request *next = rq->sched_next;
+        if (rq->sched_key - step <= CLIP_MAX_NEW) {
+            eng_list_remove(&g->longs, rq);
+            rq->sched_flag = 1;
+            eng_list_push_back(&g->running, rq);
+            g->r0_sum += rq->sched_key;
+            g->unclipped++;
+        }
+        rq = next;
+    }
+    return g->longs.n * CLIP_MAX_NEW + g->r0_sum - g->unclipped * step;
+}
+
+static int64_t running_n(const sglang *g)
+{
+    return g->running.n + g->longs.n;
+}
+
+/* ---- prefill ---- */
+
+/* MODEL: SGLang schedule_policy.py LPM: waiting requests sorted by longest cached prefix,
+ * falling back to FCFS above 128 waiting requests. Insertion sort (stable), hits in sched_key
+ * of the waiting requests. */
+static void sort_lpm(sglang *g, eng_replica *r)
+{
+    if (g->waiting.n > 128 || g->waiting.n < 2)
+        return;
+    eng_rq_list sorted = {0};
+    eng_request *rq;
+    while ((rq = eng_list_pop_front(&g->waiting))) {
+        rq->sched_key = eng_prefix_match(r, rq, NULL);
+        eng_request *after = sorted.tail;
+        while (after && after->sched_key < rq->sched_key)
+            after = after->sched_prev;
+        if (!after) {
+            eng_list_push_front(&sorted, rq);
+        } else {
+            rq->sched_prev = after;
+            rq->sched_next = after->sched_next;
+            if (after->sched_next)
+                after->sched_next->sched_prev = rq;
+            else
+                sorted.tail = rq;
+            after->sched_next = rq;
+            sorted.n++;
+        }
+    }
+    g->waiting = sorted;
+}
+
+typedef struct adder {
+    int64_t rem_total, cur_rem, rem_input, rem_chunk;
+    int32_t n; /* requests in the prefill batch */
+} adder;
+
+enum { CONTINUE, NO_TOKEN, OTHER };
+
+/* MODEL: PrefillAdder.budget_state */
+static int budget_state(const adder *a)
+{
+    if (a->rem_total <= 0 || a->cur_rem <= 0)
+        return NO_TOKEN;
+    if (a->rem_input <= 0 || a->rem_chunk <= 0)
+        return OTHER;
+    return CONTINUE;
+}
+
+/* MODEL: PrefillAdder.add_one_req (non-chunked and chunked cases) for waiting request rq */
+static int add_one(sglang *g, eng_replica *r, eng_batch *out, adder *a, eng_request *rq)
+{
+    int32_t hit = eng_prefix_match(r, rq, NULL);
+    int64_t extend = rq->prefill_target - hit, max_new = clip_new(rq->output - rq->generated);
+    if (extend + max_new >= a->rem_total)
+        return NO_TOKEN;
+    if (extend > a->rem_input && a->n > 0)
+        return OTHER;
+    int64_t n = extend <= a->rem_chunk ? extend : a->rem_chunk;
+    if (n <= 0)
+        return OTHER;
+    if (eng_batch_add_prefill_hit(r, out, rq, hit, (int32_t)n) != 0)
+        return NO_TOKEN; /* the blocks are short: the estimate let too much in */
+    eng_list_remove(&g->waiting, rq);
+    if (n < extend) {
+        g->chunked = rq; /* new_being_chunked_req: no max_new reserved until its last chunk */
+        max_new = 0;
+    }
+    a->rem_total -= n + max_new;
+    a->cur_rem -= n;
+    a->rem_input -= n;
+    a->rem_chunk -= n;
+    a->n++;
+    return budget_state(a);
+}
+
+static int new_prefill_batch(sglang *g, eng_replica *r, eng_batch *out)
+{
+    if ((g->batch_is_full || g->waiting.n == 0) && !g->chunked)
+        return 0;
+    if (running_n(g) >= g->max_running) {
+        g->batch_is_full = 1;
+        return 0;
+    }
+    if (g->lpm)
+        sort_lpm(g, r);
+    /* MODEL: PrefillAdder.__init__: rem_total_tokens = available + evictable, less
+     * min(max_new - generated, CLIP) x new_token_ratio for each running request */
+    int64_t free_tokens = eng_kv_free(r) * eng_kv_block_size(r);
+    adder a = {free_tokens - (int64_t)((double)running_need(g, r) * g->ratio), free_tokens,
+               g->max_prefill_tokens, g->chunked_prefill_size, 0};
+    if (g->chunked) {
+        /* MODEL: PrefillAdder.add_chunked_req: the chunked request continues first */
+        eng_request *rq = g->chunked;
+        int64_t left = rq->prefill_target - rq->prefilled;
+        int64_t n = left < a.rem_chunk ? left : a.rem_chunk;
+        if (eng_prefill_blocks_needed(r, rq, (int32_t)n) > eng_kv_free(r))
+            return 0; /* cannot happen while its decode neighbours are paused */
+        eng_batch_add_prefill(r, out, rq, (int32_t)n, (int32_t)n);
+        int64_t max_new = n == left ? clip_new(rq->output) : 0;
+        a.rem_total -= n + max_new;
+        a.cur_rem -= n;
+        a.rem_input -= n;
+        a.rem_chunk -= n;
+        a.n++;
+        if (n == left)
+            g->chunked = NULL;
+    }
+    eng_request *rq = g->waiting.head;
+    while (rq) {
+        eng_request *next = rq->sched_next;
+        if (running_n(g) + a.n >= g->max_running) {
+            g->batch_is_full = 1;
+            break;
+        }
+        if (g->chunked) /* one request is chunked at a time */
+            break;
+        int res = add_one(g, r, out, &a, rq);
+        if (res != CONTINUE) {
+            if (res == NO_TOKEN)
+                g->batch_is_full = 1;
+            break;
+        }
+        rq = next;
+    }
+    return out->nchunks;
+}
+
+/* ---- decode ---- */
+
+static int by_retract_order(const void *x, const void *y)
+{
+    /* MODEL: ScheduleBatch.retract_decode sorts by (output tokens, -input tokens), descending,
+     * and pops from the end: fewest output tokens first, the longest input among equals */
+    const eng_request *a = *(eng_request *const *)x, *b = *(eng_request *const *)y;
+    if (a->sched_key != b->sched_key)
+        return a->sched_key < b->sched_key ? 1 : -1;
+    if (a->prompt != b->prompt)
+        return a->prompt > b->prompt ? 1 : -1;
+    return a->id < b->id ? 1 : -1;
+}
+
+/* MODEL: ScheduleBatch.retract_decode: retract requests until decode memory suffices (at least
+ * one, never the last), then new_token_ratio = min(1, (decoded + 20 x remaining requests) /
+ * their max_new_tokens). Retracted requests free their KV but what the radix tree holds. */
+static void retract(sglang *g, eng_replica *r)
+{
+    int64_t n = running_n(g);
+    eng_request **v = sim_xmalloc((size_t)n * sizeof *v);
+    int64_t k = 0;
+    for (eng_rq_list *l = &g->running; l; l = l == &g->running ? &g->longs : NULL)
+        for (eng_request *rq = l->head; rq; rq = rq->sched_next)
+            v[k++] = rq;
+    /* the running lists are rebuilt from the survivors below */
+    g->running = (eng_rq_list){0};
+    g->longs = (eng_rq_list){0};
+    g->r0_sum = g->unclipped = 0;
+    for (int64_t i = 0; i < n; i++) /* the sort's key, in sched_key until run_add */
+        v[i]->sched_key = eng_rq_generated(r, v[i]);
+    qsort(v, (size_t)n, sizeof *v, by_retract_order);
+    int first = 1;
+    while (n > 1 && (first || eng_decode_blocks_needed(r) > eng_kv_free(r))) {
+        first = 0;
+        eng_request *rq = v[--n];
+        rq->sched_flag = 0;
+        eng_preempt(r, rq, 0);
+        eng_list_push_back(&g->waiting, rq);
+        g->retracted_now++;
+    }
+    int64_t decoded = 0, max_new = 0;
+    for (int64_t i = 0; i < n; i++) {
+        decoded += eng_rq_generated(r, v[i]);
+        max_new += v[i]->output;
+        v[i]->sched_flag = 0;
+        run_add(g, r, v[i]);
+    }
+    free(v);
+    double est = max_new > 0 ? (double)(decoded + RETRACT_DECODE_STEPS * n) / (double)max_new : 1;
+    g->ratio = est < 1.0 ? est : 1.0;
+    g->batch_is_full = 0;
+    /* a chunked prefill holding the blocks the last decode needs goes back to waiting too (SGLang
+     * has no rule for this corner; without one the replica would stop) */
+    if (eng_decode_blocks_needed(r) > eng_kv_free(r) && g->chunked) {
+        eng_preempt(r, g->chunked, 0);
+        eng_list_push_front(&g->waiting, g->chunked);
+        g->chunked = NULL;
+    }
+}
+
+static int sglang_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now)
+{
+    sglang *g = st;
+    g->retracted_now = 0;
+    /* MODEL: Scheduler.get_next_batch_to_run: a new prefill batch if one can be formed (the
+     * decode batch waits meanwhile), else the decode batch */
+    if (new_prefill_batch(g, r, out) > 0)
+        return out->nchunks;
+    if (running_n(g) == 0) {
+        /* MODEL: Scheduler event loop: an idle server re-initialises new_token_ratio */
+        g->ratio = g->init_ratio;
+        return 0;
+    }
+    /* MODEL: Scheduler.update_running_batch: retract when decode memory runs out, else decay
+     * new_token_ratio towards its minimum */
+    if (eng_decode_blocks_needed(r) > eng_kv_free(r))
+        retract(g, r);
+    else
+        g->ratio = g->ratio - g->decay > g->min_ratio ? g->ratio - g->decay : g->min_ratio;
+    eng_batch_decode_all(r, out);
+    return eng_cohort_size(r);
+}
+
+/* Requests whose prefill completed joined the cohort: they join the running batch. */
+static void sglang_on_batch_end(void *st, eng_replica *r, const eng_batch *b, int64_t now)
+{
+    sglang *g = st;
+    for (int32_t i = 0; i < b->nchunks; i++) {
+        eng_request *rq = b->chunks[i].rq;
+        if (rq->status == ENG_RQ_DECODE && rq->sched_flag == 0)
+            run_add(g, r, rq);
+    }
+}
+
+static void sglang_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    sglang *g = st;
+    run_remove(g, rq);
+    if (g->chunked == rq)
+        g->chunked = NULL;
+    /* MODEL: update_running_batch: a batch that shrank is no longer full */
+    g->batch_is_full = 0;
+}
+
+static int sglang_check(const void *st, const eng_replica *r)
+{
+    const sglang *g = st;
+    if (eng_list_check(&g->waiting) || eng_list_check(&g->running) || eng_list_check(&g->longs))
+        return -1;
+    return running_n(g) <= g->max_running ? 0 : -1;
+}
+
+const eng_sched_ops eng_sched_sglang = {
+    .name = "sglang",
+    .abi = ENG_SCHED_ABI,
+    .state_size = sizeof(sglang),
+    .params = sglang_params,
+    .summary = "SGLang (0.4): prefill or decode batches, radix prefix cache, admission by a "
+               "decaying new-token ratio, one chunked prefill at a time, decode retraction",
+    .init = sglang_init,
+    .on_arrival = sglang_on_arrival,
+    .next_batch = sglang_next_batch,
+    .on_finish = sglang_on_finish,
+    .on_batch_end = sglang_on_batch_end,
+    .check = sglang_check,
+};

@@ -1,0 +1,187 @@
+/*
+ * sched_vllm_v0.c: vLLM V0's default scheduler (vllm/core/scheduler.py, v0.4-v0.6): paged KV,
+ * prefill-prioritised iterations, preemption of the latest-arrived running request, and
+ * multi-step scheduling (v0.6, --num-scheduler-steps).
+ *
+ * Queues: waiting (FCFS; preempted-by-recompute requests go back to its front), running (by
+ * arrival: vLLM sorts it by its FCFS priority before preempting), swapped (by arrival). All
+ * running requests that are not prefilling are in the engine's decode cohort.
+ */
+#include "engine.h"
+#include "rqlist.h"
+
+typedef struct vllm {
+    eng_rq_list waiting, running, swapped;
+    int64_t max_num_seqs, max_num_batched_tokens, watermark_blocks;
+    int32_t steps; /* num_scheduler_steps */
+    int swap;
+} vllm;
+
+static const eng_param vllm_params[] = {
+    {"max_num_seqs", ENG_PARAM_INT, "256", 1, 1e6, NULL, "most requests running at once"},
+    {"max_num_batched_tokens", ENG_PARAM_INT, "0", 0, 1e9, NULL,
+     "most tokens per iteration (0: max(max_model_len, 2048), vLLM's default)"},
+    {"watermark", ENG_PARAM_DOUBLE, "0.01", 0, 0.5, NULL,
+     "fraction of KV blocks kept free when admitting"},
+    {"preemption", ENG_PARAM_ENUM, "recompute", 0, 0, "recompute|swap",
+     "what happens to a preempted request's KV"},
+    {"num_scheduler_steps", ENG_PARAM_INT, "1", 1, 1024, NULL,
+     "decode steps run per scheduler call (vLLM 0.6 multi-step scheduling)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+extern const eng_sched_ops eng_sched_vllm_v0;
+
+static int vllm_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
+{
+    vllm *v = st;
+    const eng_sched_ops *ops = &eng_sched_vllm_v0;
+    v->max_num_seqs = eng_cfg_int(cfg, ops, "max_num_seqs");
+    v->max_num_batched_tokens = eng_cfg_int(cfg, ops, "max_num_batched_tokens");
+    if (v->max_num_batched_tokens == 0) {
+        /* MODEL: vLLM v0 SchedulerConfig: max(max_model_len, 2048) without chunked prefill */
+        int32_t len = eng_replica_max_len(r);
+        v->max_num_batched_tokens = len > 2048 ? len : 2048;
+    }
+    /* MODEL: vLLM v0 BlockSpaceManager: watermark_blocks = watermark x num_gpu_blocks */
+    v->watermark_blocks = (int64_t)(eng_cfg_double(cfg, ops, "watermark") * eng_kv_total(r));
+    v->swap = eng_cfg_str(cfg, ops, "preemption")[0] == 's';
+    v->steps = (int32_t)eng_cfg_int(cfg, ops, "num_scheduler_steps");
+    return 0;
+}
+
+/* MODEL: vLLM v0 BlockSpaceManager.can_allocate: AllocStatus.NEVER when the prompt's blocks
+ * (the tokens to prefill, not prompt + output) exceed the cache less the watermark */
+static int never_fits(const vllm *v, const eng_replica *r, int64_t tokens)
+{
+    return eng_kv_blocks_for(r, tokens) > eng_kv_total(r) - v->watermark_blocks;
+}
+
+static void vllm_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    vllm *v = st;
+    /* MODEL: vLLM v0 ignores a prompt longer than min(max_model_len, max_num_batched_tokens),
+     * and one that can never be allocated (see never_fits) */
+    if (rq->prompt > v->max_num_batched_tokens) {
+        eng_reject(r, rq, ENG_REJECT_BATCH);
+        return;
+    }
+    if (never_fits(v, r, rq->prompt)) {
+        eng_reject(r, rq, ENG_REJECT_KV);
+        return;
+    }
+    eng_list_push_back(&v->waiting, rq);
+}
+
+/* Prefill step: admit waiting requests in order while budget, seats and blocks allow. */
+static int schedule_prefills(vllm *v, eng_replica *r, eng_batch *out)
+{
+    int64_t tokens = 0;
+    eng_request *rq;
+    while ((rq = v->waiting.head)) {
+        int32_t n = rq->prefill_target;
+        /* a recompute whose prompt + generated tokens can never be allocated again is ignored,
+         * as can_allocate's NEVER ignores it in vLLM v0 */
+        if (never_fits(v, r, n)) {
+            eng_list_pop_front(&v->waiting);
+            eng_reject(r, rq, ENG_REJECT_KV);
+            continue;
+        }
+        /* MODEL: budget checks of vLLM v0 _schedule_prefills; a recompute longer than the
+         * budget still runs when it is alone, so a preempted request is never stranded */
+        if (tokens + n > v->max_num_batched_tokens && out->nchunks > 0)
+            break;
+        if (v->running.n + 1 > v->max_num_seqs)
+            break;
+        /* MODEL: vLLM v0 can_allocate: LATER when free - needed < watermark */
+        if (eng_kv_free(r) - eng_prefill_blocks_needed(r, rq, n) < v->watermark_blocks)
+            break;
+        eng_list_pop_front(&v->waiting);
+        eng_batch_add_prefill(r, out, rq, n, n);
+        eng_list_insert_by_id(&v->running, rq);
+        tokens += n;
+    }
+    return out->nchunks;
+}
+
+static void preempt(vllm *v, eng_replica *r, eng_request *rq)
+{
+    eng_list_remove(&v->running, rq);
+    eng_preempt(r, rq, v->swap);
+    if (v->swap)
+        eng_list_insert_by_id(&v->swapped, rq);
+    else
+        eng_list_push_front(&v->waiting, rq);
+}
+
+static int vllm_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now)
+{
+    vllm *v = st;
+    /* MODEL: vLLM v0 _schedule_default: prefills first (only when nothing is swapped out);
+     * a step that admits prefills runs no decodes, and runs as a single step even with
+     * multi-step scheduling (vLLM PR #7000: prefills force a single step) */
+    if (v->swapped.n == 0 && schedule_prefills(v, r, out) > 0)
+        return out->nchunks;
+    /* MODEL: vLLM v0 _schedule_running sorts the running queue by FCFS priority
+     * (vllm/core/policy.py: now - arrival_time) and, when a request cannot append its slots,
+     * preempts the lowest-priority one: the latest-arrived running request. With multi-step
+     * scheduling the slots cover num_scheduler_steps tokens (num_lookahead_slots = steps - 1). */
+    int preempted = 0;
+    while (eng_decode_blocks_needed_steps(r, v->steps) > eng_kv_free(r) && v->running.tail) {
+        preempt(v, r, v->running.tail);
+        preempted = 1;
+    }
+    /* MODEL: vLLM v0 _schedule_swapped runs only when nothing was preempted this step; its
+     * can_swap_in wants the blocks plus one per sequence above the watermark. With nothing
+     * running the watermark protects no one, and a request swapped out holding the whole cache
+     * less the watermark would wait forever (no prefill runs while one is swapped), so it then
+     * comes back once its blocks fit: it never needs more than the cache less the watermark. */
+    eng_request *rq;
+    while (!preempted && (rq = v->swapped.head) && v->running.n < v->max_num_seqs &&
+           (eng_kv_free(r) - rq->kv_blocks - 1 - eng_decode_blocks_needed_steps(r, v->steps) >=
+                v->watermark_blocks ||
+            (v->running.n == 0 && rq->kv_blocks <= eng_kv_free(r)))) {
+        eng_list_pop_front(&v->swapped);
+        eng_swap_in(r, rq);
+        eng_list_insert_by_id(&v->running, rq);
+    }
+    if (eng_cohort_size(r) == 0)
+        return 0;
+    eng_batch_decode_all(r, out);
+    /* MODEL: vLLM 0.6 multi-step scheduling: a decode batch runs num_scheduler_steps forward
+     * passes per scheduler call; sequences that finish on the way keep their slots until the
+     * last step (the batch is not rebuilt in between) */
+    if (v->steps > 1 && eng_decode_blocks_needed_steps(r, v->steps) <= eng_kv_free(r))
+        out->fixed_steps = v->steps;
+    return eng_cohort_size(r);
+}
+
+static void vllm_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
+{
+    vllm *v = st;
+    eng_list_remove(&v->running, rq);
+}
+
+static int vllm_check(const void *st, const eng_replica *r)
+{
+    const vllm *v = st;
+    if (eng_list_check(&v->waiting) || eng_list_check(&v->running) || eng_list_check(&v->swapped))
+        return -1;
+    for (const eng_request *rq = v->running.head; rq && rq->sched_next; rq = rq->sched_next)
+        if (rq->id > rq->sched_next->id)
+            return -1;
+    return v->running.n <= v->max_num_seqs ? 0 : -1;
+}
+
+const eng_sched_ops eng_sched_vllm_v0 = {
+    .name = "vllm-v0",
+    .abi = ENG_SCHED_ABI,
+    .state_size = sizeof(vllm),
+    .params = vllm_params,
+    .summary = "vLLM V0 (0.4-0.6): paged KV, prefill-only or decode-only iterations, watermark, "
+               "preemption of the latest-arrived request (recompute or swap), multi-step",
+    .init = vllm_init,
+    .on_arrival = vllm_on_arrival,
+    .next_batch = vllm_next_batch,
+    .on_finish = vllm_on_finish,
+    .check = vllm_check,
+};

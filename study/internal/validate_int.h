@@ -1,0 +1,74 @@
+/*
+ * validate_int.h: what the validation files of study/ share (validate.c, validate_ops.c,
+ * vcsv.c): the measurement-table reader, the rows of a set, and the operator sets. Included
+ * only by the .c files of study/.
+ */
+#ifndef STUDY_VALIDATE_INT_H
+#define STUDY_VALIDATE_INT_H
+
+#include <stdio.h>
+
+#include "scn_doc.h"
+#include "study_validate.h"
+
+/* ---- vcsv.c: a measurement table (CSV with a header row) read one row at a time ---- */
+
+/* Fields are comma-separated; a field in double quotes may hold commas and doubled quotes ("")
+ * but no line break. Every row must have as many fields as the header. */
+typedef struct vcsv {
+    FILE *f;
+    char path[512];
+    char *line, *buf; /* the raw line, and the unquoted fields it was split into */
+    size_t cap, bcap;
+    int lineno;   /* the line of the current row (1 = the header) */
+    char **field; /* the current row's fields */
+    int nfield, fcap;
+    char **hdr; /* the header's names (owned) */
+    int nhdr;
+} vcsv;
+
+/* Opens path and reads its header. 0, or -1 with err naming the file. Close with vcsv_close
+ * (also after a failure). */
+int vcsv_open(vcsv *c, const char *path, sim_err *err);
+/* Reads the next row: 1, 0 at the end of the file, -1 with err naming file:line (a field
+ * count that differs from the header's, an unbalanced quote, an I/O error). Blank lines are
+ * skipped. */
+int vcsv_next(vcsv *c, sim_err *err);
+/* The index of column name, or -1. */
+int vcsv_col(const vcsv *c, const char *name);
+/* Field i of the current row ("" when out of range). */
+const char *vcsv_get(const vcsv *c, int i);
+/* The header's names as "a, b, c" into buf; returns buf. */
+const char *vcsv_names(const vcsv *c, char *buf, size_t len);
+void vcsv_close(vcsv *c);
+
+/* ---- validate.c: rows ---- */
+
+/* Appends a row (count 1, nothing measured or predicted) with copies of id and group. */
+study_vrow *validate_row_add(study_vset *v, const char *id, const char *group, int line);
+/* Marks r as not expressible (CANNOT) or failed (FAILED) with a formatted reason. */
+void validate_row_fail(study_vrow *r, study_vstatus st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Appends an approximation to r's list. */
+void validate_row_approx(study_vrow *r, const char *text);
+/* Appends a line to the set's notes. */
+void validate_note(study_vset *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "set.yaml:12: key: " messages: fails with err and returns -1. */
+int validate_fail(sim_err *err, const char *file, const scn_node *n, const char *key,
+                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* A scalar child of map (NULL when absent); -1 with err when it is a map or a list. */
+int validate_scalar(const char *file, const scn_node *map, const char *key, const char **out,
+                    sim_err *err);
+/* Refuses any key of map not in allowed (NULL-terminated), naming the valid ones. */
+int validate_keys(const char *file, const scn_node *map, const char *where,
+                  const char *const *allowed, sim_err *err);
+/* path resolved against the folder of the set file. 0, or -1 when it does not fit. */
+int validate_path(const char *set_path, const char *path, char *out, size_t len);
+
+/* ---- validate_ops.c: operator sets ---- */
+
+/* Reads the operator part of a set (gpu, compute, network) from root and expands and predicts
+ * its rows. 0, or -1 with err naming the set file, line and key, or a table's file and line. */
+int validate_ops_load(study_vset *v, const scn_node *root, const char *match, sim_err *err);
+
+#endif

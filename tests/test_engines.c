@@ -1,0 +1,509 @@
+/*
+ * test_engines.c: the rules of the engines' policies (vllm V1, vllm-v0's fixes, sglang, trtllm,
+ * tgi's defaults) and of the prefix cache, one test per rule, on the tiny model with the linear
+ * cost of engine_util.h (1 ms + 1 us per token per iteration), so the times are exact.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "engine_util.h"
+
+static const eng_predictor_ops linear_ops = {"linear", linear_ns, linear_xfer_ns, NULL};
+static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
+
+/* ---- a recorder that keeps every request (by id) and iteration ---- */
+#define MAXR 512
+typedef struct rec {
+    eng_request rq[MAXR];
+    int seen[MAXR];
+    eng_iter_rec *it;
+    int nit, capit;
+    int64_t evictions;
+    eng_totals tot;
+} rec;
+
+static void rec_rq(void *st, const eng_request *rq)
+{
+    rec *r = st;
+    assert_true(rq->id >= 0 && rq->id < MAXR);
+    r->rq[rq->id] = *rq;
+    r->seen[rq->id] = 1;
+}
+
+static void rec_it(void *st, const eng_iter_rec *it)
+{
+    rec *r = st;
+    if (r->nit == r->capit) {
+        r->capit = r->capit ? 2 * r->capit : 1024;
+        r->it = realloc(r->it, (size_t)r->capit * sizeof *r->it);
+    }
+    r->it[r->nit++] = *it;
+}
+
+static const eng_recorder_ops rec_ops = {rec_rq, rec_it, NULL, NULL};
+
+/* A source that runs eng_check (the policies' own queue walkers included) at every pull. */
+typedef struct checked_src {
+    list_src l;
+    eng_engine *e;
+    int64_t checks;
+} checked_src;
+
+static int checked_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
+{
+    checked_src *s = st;
+    char buf[256];
+    if (s->e) {
+        if (eng_check(s->e, buf, sizeof buf) != 0)
+            fail_msg("engine check during the run: %s", buf);
+        s->checks++;
+    }
+    return list_next(&s->l, now, out, err);
+}
+
+static const eng_source_ops checked_ops = {checked_next, NULL};
+
+static rec *run(const eng_config *c, const eng_arrival *a, int n)
+{
+    rec *r = calloc(1, sizeof *r);
+    checked_src src = {{a, n, 0}, NULL, 0};
+    sim_ctx *ctx = sim_new(1);
+    sim_err err;
+    eng_engine *e =
+        eng_new(ctx, c, &(eng_costs){&linear, NULL}, &checked_ops, &src, &rec_ops, r, &err);
+    if (!e)
+        fail_msg("eng_new: %s", err.msg);
+    src.e = e;
+    assert_int_equal(eng_run(e, &err), 0);
+    char buf[256];
+    assert_int_equal(eng_check(e, buf, sizeof buf), 0);
+    r->tot = *eng_get_totals(e);
+    for (int32_t i = 0; i < c->replicas; i++)
+        r->evictions += eng_prefix_evictions(eng_get_replica(e, i));
+    eng_free(e);
+    sim_free(ctx);
+    return r;
+}
+
+static void free_rec(rec *r)
+{
+    free(r->it);
+    free(r);
+}
+
+static void config(eng_config *c, const char *policy, int64_t kv_tokens)
+{
+    tiny_config(c, kv_tokens);
+    snprintf(c->sched.name, sizeof c->sched.name, "%s", policy);
+}
+
+static eng_arrival arrival(int64_t t, int32_t prompt, int32_t output, const eng_segment *seg,
+                           int32_t nseg)
+{
+    return (eng_arrival){.t = t, .prompt = prompt, .output = output, .seg = seg, .nseg = nseg};
+}
+
+static const eng_segment seg_a[] = {{101, 1000}};
+static const eng_segment seg_a512_b[] = {{101, 512}, {202, 488}};
+static const eng_segment seg_a512_c[] = {{101, 512}, {303, 488}};
+static const eng_segment seg_a1600[] = {{404, 1600}};
+
+/* ================= the prefix cache ================= */
+
+/* A cached prefix is not computed again: the second request with the same content starts after
+ * its cached whole blocks, at most prompt - 1 tokens (the last is computed for its logits). */
+static void test_prefix_hit_skips_cached_blocks(void **state)
+{
+    eng_config c;
+    config(&c, "vllm", 8192);
+    eng_arrival a[] = {arrival(0, 1000, 10, seg_a, 1),
+                       arrival(200 * SIM_NS_PER_MS, 1000, 10, seg_a, 1)};
+    rec *r = run(&c, a, 2);
+    assert_int_equal(r->rq[0].cached_tokens, 0);
+    assert_int_equal(r->rq[1].cached_tokens, (1000 - 1) / 16 * 16);
+    int64_t ttft0 = r->rq[0].t_first_token - r->rq[0].t_arrival;
+    int64_t ttft1 = r->rq[1].t_first_token - r->rq[1].t_arrival;
+    /* linear cost: 1 ms + 1 us per computed token */
+    assert_int_equal(ttft0, 1000000 + 1000 * 1000);
+    assert_int_equal(ttft1, 1000000 + 1000 * (1000 - 992));
+    free_rec(r);
+    /* off: nothing is reused */
+    eng_cfg_set(&c.sched, "enable_prefix_caching", "false");
+    r = run(&c, a, 2);
+    assert_int_equal(r->rq[1].cached_tokens, 0);
+    free_rec(r);
+}
+
+/* Matching walks the prompt's blocks from the first and stops at the first miss. */
+static void test_prefix_longest_leading_match(void **state)
+{
+    eng_config c;
+    config(&c, "vllm", 8192);
+    eng_arrival a[] = {arrival(0, 1000, 10, seg_a512_b, 2),
+                       arrival(200 * SIM_NS_PER_MS, 1000, 10, seg_a512_c, 2)};
+    rec *r = run(&c, a, 2);
+    assert_int_equal(r->rq[1].cached_tokens, 512);
+    free_rec(r);
+}
+
+/* Cached blocks no one holds count as free and are evicted from the free queue's head: blocks
+ * never used first, then a freed request's tail blocks before its head blocks. */
+static void test_prefix_eviction_order(void **state)
+{
+    eng_config c;
+    config(&c, "vllm", 128 * 16);
+    static const eng_segment u[] = {{909, 800}};
+    eng_arrival a[] = {arrival(0, 1600, 1, seg_a1600, 1),
+                       arrival(100 * SIM_NS_PER_MS, 800, 1, u, 1),
+                       arrival(200 * SIM_NS_PER_MS, 1600, 1, seg_a1600, 1)};
+    rec *r = run(&c, a, 3);
+    /* 1600 tokens = 100 blocks cached; the 800-token request takes the 28 never-used blocks and
+     * evicts 22 of them, the last ones; the third request finds the first 78 */
+    assert_int_equal(r->rq[1].status, ENG_RQ_FINISHED);
+    assert_int_equal(r->rq[2].cached_tokens, 78 * 16);
+    assert_true(r->evictions >= 22);
+    free_rec(r);
+}
+
+/* vLLM caches a block when its tokens are scheduled, so a request scheduled in the same step
+ * hits it; SGLang inserts a prefill into its tree once computed, so the same step misses. */
+static void test_prefix_visible_at_schedule_or_completion(void **state)
+{
+    eng_config c;
+    eng_arrival a[] = {arrival(0, 1000, 5, seg_a, 1), arrival(0, 1000, 5, seg_a, 1)};
+    config(&c, "vllm", 8192);
+    rec *r = run(&c, a, 2);
+    assert_int_equal(r->rq[0].t_first_sched, r->rq[1].t_first_sched);
+    assert_int_equal(r->rq[1].cached_tokens, 992);
+    /* the shared blocks are counted once: 63 for the first, 1 more for the second */
+    assert_int_equal(r->it[0].kv_blocks_used, 64);
+    free_rec(r);
+    config(&c, "sglang", 8192);
+    r = run(&c, a, 2);
+    assert_int_equal(r->rq[0].t_first_sched, r->rq[1].t_first_sched);
+    assert_int_equal(r->rq[1].cached_tokens, 0);
+    free_rec(r);
+}
+
+/* ================= vllm (V1) ================= */
+
+/* The defaults vLLM's arg_utils picks: at least 70 GiB and not an A100: 8192 batched tokens for
+ * the server, 16384 offline, 1024 sequences; otherwise 2048 / 8192 tokens and 256. */
+static void test_vllm_defaults_per_gpu_and_entry_point(void **state)
+{
+    static const struct {
+        const char *gpu, *entry;
+        int64_t mem_gb;
+        int32_t tokens, seqs;
+    } cases[] = {{"h100-sxm", "server", 80, 8192, 1024},
+                 {"h100-sxm", "offline", 80, 16384, 1024},
+                 {"a100-80gb", "server", 80, 2048, 256},
+                 {"l4", "server", 24, 2048, 256}};
+    eng_arrival a[300]; /* 17,950 prompt tokens at once */
+    for (int i = 0; i < 300; i++)
+        a[i] = arrival(0, i < 5 ? 3000 : 10, 50, NULL, 0);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        eng_config c;
+        config(&c, "vllm", 1000000);
+        snprintf(c.gpu.name, sizeof c.gpu.name, "%s", cases[k].gpu);
+        c.gpu.mem_bytes = cases[k].mem_gb * 1000000000;
+        c.gpu_utilization = 0.2;
+        eng_cfg_set(&c.sched, "entry_point", cases[k].entry);
+        rec *r = run(&c, a, 300);
+        int32_t most = 0;
+        for (int i = 0; i < r->nit; i++)
+            most = r->it[i].num_seqs > most ? r->it[i].num_seqs : most;
+        print_message("%s %s: first step %d tokens, most sequences %d\n", cases[k].gpu,
+                      cases[k].entry, (int)r->it[0].shape.tokens, most);
+        assert_int_equal(r->it[0].shape.tokens, cases[k].tokens);
+        assert_int_equal(most, cases[k].seqs < 300 ? cases[k].seqs : 300);
+        free_rec(r);
+    }
+}
+
+/* One budget per step: running requests first (every decode, then the unfinished prefill),
+ * then waiting ones in the budget that is left. */
+static void test_vllm_running_then_waiting(void **state)
+{
+    eng_config c;
+    config(&c, "vllm", 100000); /* fake GPU: 2048-token budget */
+    eng_arrival a[] = {arrival(0, 3000, 20, NULL, 0), arrival(SIM_NS_PER_MS / 2, 500, 20, NULL, 0)};
+    rec *r = run(&c, a, 2);
+    assert_int_equal(r->it[0].prefill_tokens, 2048);      /* a chunk of the long prompt */
+    assert_int_equal(r->it[1].prefill_tokens, 952 + 500); /* its rest first, then the newcomer */
+    assert_int_equal(r->rq[1].t_first_sched, r->it[1].start_ns);
+    free_rec(r);
+}
+
+/* When blocks run out, the running list's tail (the request scheduled last) is preempted by
+ * recompute, and a step that preempted admits no waiting request. */
+static void test_vllm_preempts_tail_admits_none(void **state)
+{
+    eng_config c;
+    config(&c, "vllm", 64 * 16);
+    eng_arrival a[] = {arrival(0, 200, 600, NULL, 0), arrival(0, 200, 600, NULL, 0),
+                       arrival(300 * SIM_NS_PER_MS, 50, 10, NULL, 0)};
+    rec *r = run(&c, a, 3);
+    assert_int_equal(r->rq[0].preemptions, 0);
+    assert_true(r->rq[1].preemptions >= 1);
+    int steps = 0;
+    for (int i = 0; i < r->nit; i++)
+        if (r->it[i].preempted > 0) {
+            assert_int_equal(r->it[i].prefill_tokens, 0);
+            steps++;
+        }
+    assert_true(steps >= 1);
+    free_rec(r);
+}
+
+/* ================= vllm-v0's fixes ================= */
+
+/* can_allocate's NEVER looks at the prompt's blocks: a request whose prompt + output needs the
+ * whole cache (more than the cache less the watermark) still runs. */
+static void test_vllm_v0_can_allocate_prompt_only(void **state)
+{
+    eng_config c;
+    config(&c, "vllm-v0", 100 * 16); /* watermark: 1 block */
+    eng_arrival a[] = {arrival(0, 1000, 600, NULL, 0)};
+    rec *r = run(&c, a, 1);
+    assert_int_equal(r->rq[0].status, ENG_RQ_FINISHED);
+    free_rec(r);
+}
+
+/* Preemption takes the latest-arrived running request (vLLM sorts running by arrival before
+ * popping): run under swap preemption, the policy's queues stay in arrival order at every step
+ * (its check, run at every arrival), and the first request is never preempted. */
+static void test_vllm_v0_latest_arrived(void **state)
+{
+    const char *const policies[] = {"vllm-v0", "chunked"};
+    for (int p = 0; p < 2; p++) {
+        eng_config c;
+        config(&c, policies[p], 96 * 16);
+        eng_cfg_set(&c.sched, "preemption", "swap");
+        eng_arrival a[40];
+        for (int i = 0; i < 40; i++)
+            a[i] = arrival((int64_t)i * 3 * SIM_NS_PER_MS, 16 + 8 * (i % 5), 300 + 37 * (i % 7),
+                           NULL, 0);
+        rec *r = run(&c, a, 40);
+        assert_int_equal(r->rq[0].preemptions, 0);
+        assert_true(r->tot.preemptions > 0);
+        free_rec(r);
+    }
+}
+
+/* Multi-step scheduling: a decode batch runs num_scheduler_steps steps per scheduler call: the
+ * CPU work is charged on the first step only, and a request arriving meanwhile waits for the
+ * run's end. */
+static void test_vllm_v0_multi_step(void **state)
+{
+    eng_config c;
+    config(&c, "vllm-v0", 100000);
+    eng_cfg_set(&c.sched, "num_scheduler_steps", "4");
+    c.cpu.per_iteration_us = 100;
+    eng_arrival a[] = {arrival(0, 100, 40, NULL, 0), arrival(0, 100, 37, NULL, 0),
+                       arrival(5500 * SIM_NS_PER_US, 60, 5, NULL, 0)};
+    rec *r = run(&c, a, 3);
+    /* iteration 0 prefills; then decode runs of 4 steps: CPU on the first of each */
+    for (int i = 1; i <= 8; i++)
+        assert_int_equal(r->it[i].cpu_ns > 0, (i - 1) % 4 == 0);
+    /* the late request joins after the run that was going when it came */
+    int64_t sched = r->rq[2].t_first_sched;
+    int k = 0;
+    while (k < r->nit && r->it[k].start_ns < sched)
+        k++;
+    assert_true(k < r->nit && r->it[k].start_ns == sched && (k - 1) % 4 == 0);
+    free_rec(r);
+}
+
+/* ================= tgi ================= */
+
+/* TGI 3: waiting_served_ratio 0.3 (3 waiting next to 10 running get a prefill at once), and the
+ * waiting counter restarts at 1 after a prefill. */
+static void test_tgi_current_defaults(void **state)
+{
+    const eng_param *p = eng_sched_param(eng_sched_find("tgi"), "waiting_served_ratio");
+    assert_string_equal(p->def, "0.3");
+    eng_config c;
+    config(&c, "tgi", 100000);
+    eng_arrival a[13];
+    for (int i = 0; i < 13; i++)
+        a[i] = arrival(i < 10 ? 0 : 5 * SIM_NS_PER_MS, 20, 200, NULL, 0);
+    rec *r = run(&c, a, 13);
+    /* the first iteration ending after 5 ms is followed by their prefill */
+    int k = 0;
+    while (r->it[k].start_ns + r->it[k].duration_ns < 5 * SIM_NS_PER_MS)
+        k++;
+    assert_int_equal(r->rq[10].t_first_sched, r->it[k + 1].start_ns);
+    free_rec(r);
+    /* counter: with max_waiting_tokens 2 and a ratio no batch meets, a request that came during
+     * the first prefill is prefilled at the third iteration (one decode), not the fourth */
+    config(&c, "tgi", 100000);
+    eng_cfg_set(&c.sched, "waiting_served_ratio", "100");
+    eng_cfg_set(&c.sched, "max_waiting_tokens", "2");
+    eng_arrival b[5];
+    for (int i = 0; i < 5; i++)
+        b[i] = arrival(i < 4 ? 0 : SIM_NS_PER_MS / 2, 20, 50, NULL, 0);
+    r = run(&c, b, 5);
+    assert_int_equal(r->rq[4].t_first_sched, r->it[2].start_ns);
+    free_rec(r);
+}
+
+/* ================= sglang ================= */
+
+/* Admission reserves new_token_ratio x the running requests' remaining outputs; the ratio
+ * decays every decode step: a request refused next to a long runner is admitted once a short one
+ * finishes (clearing batch_is_full) and the ratio has decayed, long before the runner ends. */
+static void test_sglang_ratio_admission_and_decay(void **state)
+{
+    eng_config c;
+    config(&c, "sglang", 4096);
+    eng_cfg_set(&c.sched, "disable_radix_cache", "true");
+    eng_arrival a[] = {arrival(0, 100, 3000, NULL, 0), arrival(0, 100, 300, NULL, 0),
+                       arrival(SIM_NS_PER_MS, 1800, 500, NULL, 0)};
+    rec *r = run(&c, a, 3);
+    int64_t short_done = r->rq[1].t_finish, long_done = r->rq[0].t_finish;
+    print_message("short runner done %.1f ms, newcomer admitted %.1f ms, long runner done %.1f "
+                  "ms\n",
+                  short_done / 1e6, r->rq[2].t_first_sched / 1e6, long_done / 1e6);
+    assert_true(r->rq[2].t_first_sched >= short_done); /* refused at first */
+    assert_true(r->rq[2].t_first_sched < long_done);   /* admitted once the ratio decayed */
+    free_rec(r);
+}
+
+/* Retraction when decode memory runs out takes the request with the fewest output tokens (the
+ * longest prompt among equals). */
+static void test_sglang_retracts_fewest_outputs(void **state)
+{
+    eng_config c;
+    config(&c, "sglang", 80 * 16);
+    eng_cfg_set(&c.sched, "disable_radix_cache", "true");
+    eng_cfg_set(&c.sched, "schedule_conservativeness", "0"); /* admit both at once */
+    eng_arrival a[] = {arrival(0, 100, 700, NULL, 0), arrival(SIM_NS_PER_MS, 300, 700, NULL, 0)};
+    rec *r = run(&c, a, 2);
+    assert_int_equal(r->rq[0].preemptions, 0); /* the one with more output tokens stays */
+    assert_true(r->rq[1].preemptions >= 1);
+    free_rec(r);
+}
+
+/* One request at a time is chunk-prefilled, chunked_prefill_size tokens per prefill batch, and
+ * the decode batch waits meanwhile (no mixed chunks). */
+static void test_sglang_chunked_prefill(void **state)
+{
+    eng_config c;
+    config(&c, "sglang", 100000);
+    eng_cfg_set(&c.sched, "chunked_prefill_size", "512");
+    eng_arrival a[] = {arrival(0, 50, 100, NULL, 0), arrival(5 * SIM_NS_PER_MS, 2000, 5, NULL, 0)};
+    rec *r = run(&c, a, 2);
+    int k = 0;
+    while (r->it[k].start_ns < r->rq[1].t_first_sched)
+        k++;
+    const int32_t want[] = {512, 512, 512, 464};
+    for (int j = 0; j < 4; j++) {
+        assert_int_equal(r->it[k + j].prefill_tokens, want[j]);
+        assert_int_equal(r->it[k + j].decode_tokens, 0);
+    }
+    free_rec(r);
+}
+
+/* schedule_policy lpm: the waiting request with the longest cached prefix goes first. */
+static void test_sglang_lpm(void **state)
+{
+    static const eng_segment u1[] = {{11, 1000}}, u2[] = {{12, 1000}};
+    eng_arrival a[] = {arrival(0, 1000, 2, seg_a, 1), arrival(500 * SIM_NS_PER_MS, 1000, 2, u1, 1),
+                       arrival(500 * SIM_NS_PER_MS, 1000, 2, u2, 1),
+                       arrival(500 * SIM_NS_PER_MS, 1000, 2, seg_a, 1)};
+    for (int lpm = 0; lpm < 2; lpm++) {
+        eng_config c;
+        config(&c, "sglang", 100000);
+        eng_cfg_set(&c.sched, "max_prefill_tokens", "100"); /* one request per prefill batch */
+        eng_cfg_set(&c.sched, "schedule_policy", lpm ? "lpm" : "fcfs");
+        rec *r = run(&c, a, 4);
+        int first = r->rq[3].t_first_sched < r->rq[1].t_first_sched;
+        assert_int_equal(first, lpm);
+        assert_int_equal(r->rq[3].cached_tokens, 992);
+        free_rec(r);
+    }
+}
+
+/* ================= trtllm ================= */
+
+/* GUARANTEED_NO_EVICT starts a request only when the blocks it needs to completion are free:
+ * never a preemption, one 64-block request at a time in a 64-block cache. MAX_UTILIZATION starts
+ * both and pauses the latest-arrived when blocks run out. */
+static void test_trtllm_capacity_policies(void **state)
+{
+    eng_arrival a[] = {arrival(0, 24, 1000, NULL, 0), arrival(0, 24, 1000, NULL, 0)};
+    eng_config c;
+    config(&c, "trtllm", 64 * 16);
+    rec *r = run(&c, a, 2);
+    assert_int_equal(r->tot.preemptions, 0);
+    assert_true(r->rq[1].t_first_sched >= r->rq[0].t_finish);
+    free_rec(r);
+    eng_cfg_set(&c.sched, "capacity_scheduler_policy", "max_utilization");
+    r = run(&c, a, 2);
+    assert_int_equal(r->rq[0].t_first_sched, r->rq[1].t_first_sched);
+    assert_int_equal(r->rq[0].preemptions, 0);
+    assert_true(r->rq[1].preemptions >= 1);
+    free_rec(r);
+}
+
+/* max_num_tokens counts context tokens and one per generation request; without chunked context
+ * a context must fit a step whole (a longer one is refused); with it, a cut chunk is a whole
+ * number of blocks. */
+static void test_trtllm_max_num_tokens(void **state)
+{
+    eng_arrival a[12];
+    for (int i = 0; i < 12; i++)
+        a[i] = arrival((int64_t)i * SIM_NS_PER_MS, 700, 30, NULL, 0);
+    eng_config c;
+    config(&c, "trtllm", 100000);
+    eng_cfg_set(&c.sched, "max_num_tokens", "1000");
+    rec *r = run(&c, a, 12);
+    for (int i = 0; i < r->nit; i++) {
+        assert_true(r->it[i].prefill_tokens + r->it[i].decode_tokens <= 1000);
+        assert_int_equal(r->it[i].prefill_tokens % 700, 0);
+    }
+    free_rec(r);
+    eng_arrival b[] = {arrival(0, 2500, 3, NULL, 0)};
+    r = run(&c, b, 1);
+    assert_int_equal(r->rq[0].reject, ENG_REJECT_BATCH);
+    free_rec(r);
+    eng_cfg_set(&c.sched, "enable_chunked_context", "true");
+    r = run(&c, b, 1);
+    assert_int_equal(r->it[0].prefill_tokens, 992); /* 1000 cut to 62 blocks of 16 */
+    assert_int_equal(r->it[1].prefill_tokens, 992);
+    assert_int_equal(r->it[2].prefill_tokens, 516);
+    free_rec(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_prefix_hit_skips_cached_blocks),
+        cmocka_unit_test(test_prefix_longest_leading_match),
+        cmocka_unit_test(test_prefix_eviction_order),
+        cmocka_unit_test(test_prefix_visible_at_schedule_or_completion),
+        cmocka_unit_test(test_vllm_defaults_per_gpu_and_entry_point),
+        cmocka_unit_test(test_vllm_running_then_waiting),
+        cmocka_unit_test(test_vllm_preempts_tail_admits_none),
+        cmocka_unit_test(test_vllm_v0_can_allocate_prompt_only),
+        cmocka_unit_test(test_vllm_v0_latest_arrived),
+        cmocka_unit_test(test_vllm_v0_multi_step),
+        cmocka_unit_test(test_tgi_current_defaults),
+        cmocka_unit_test(test_sglang_ratio_admission_and_decay),
+        cmocka_unit_test(test_sglang_retracts_fewest_outputs),
+        cmocka_unit_test(test_sglang_chunked_prefill),
+        cmocka_unit_test(test_sglang_lpm),
+        cmocka_unit_test(test_trtllm_capacity_policies),
+        cmocka_unit_test(test_trtllm_max_num_tokens),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,621 @@
+/*
+ * test_validate.c: validation sets (study/validate.c, validate_ops.c): the error statistics
+ * against hand computation; a small serving set whose rows map onto scenario runs (a predicted
+ * row equals the same scenario run directly), with its inexpressible rows kept and their
+ * reasons; transcribed rows; the stored table; bad set files refused naming the file, line and
+ * key; operator sets (one kernel's roofline time out of the pass's, all-reduces, refused
+ * tables); the shipped sets are listed and found (test_validate_data replays them).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "catalog.h"
+#include "e2e_util.h"
+#include "roofline.h"
+#include "store_validation.h"
+#include "study_validate.h"
+
+#define DATA LLMSIM_SOURCE_DIR "/tests/data_validate"
+
+static const study_vrow *row_named(const study_vset *v, const char *id)
+{
+    for (int i = 0; i < v->nrows; i++)
+        if (strcmp(v->rows[i].id, id) == 0)
+            return &v->rows[i];
+    fail_msg("no row %s", id);
+    return NULL;
+}
+
+static void load_ok(const char *path, const char *match, study_vset *v)
+{
+    sim_err err = {{0}};
+    if (study_vset_load(path, match, v, &err) != 0)
+        fail_msg("%s", err.msg);
+}
+
+/* The error message of loading path, which must fail. */
+static void load_fails(const char *path, char *msg, size_t len)
+{
+    study_vset v;
+    sim_err err = {{0}};
+    assert_int_equal(study_vset_load(path, NULL, &v, &err), -1);
+    snprintf(msg, len, "%s", err.msg);
+    study_vset_free(&v);
+}
+
+static void assert_has(const char *text, const char *want)
+{
+    if (!text || !strstr(text, want))
+        fail_msg("'%s' does not contain '%s'", text ? text : "(null)", want);
+}
+
+/* ---- statistics ---- */
+
+static void test_quantile(void **state)
+{
+    (void)state;
+    const double v[] = {1, 2, 3, 4};
+    assert_true(fabs(study_quantile(v, 4, 0.5) - 2.5) < 1e-12); /* between ranks 1 and 2 */
+    assert_true(fabs(study_quantile(v, 4, 0.9) - 3.7) < 1e-12); /* position 2.7 */
+    assert_true(study_quantile(v, 4, 1) == 4 && study_quantile(v, 4, 0) == 1);
+    assert_true(study_quantile(v, 1, 0.9) == 1);
+    assert_true(isnan(study_quantile(v, 0, 0.5)));
+}
+
+static void add_row(study_vset *v, const char *id, const char *group, double meas, double pred,
+                    study_vstatus st)
+{
+    v->rows = realloc(v->rows, (size_t)(v->nrows + 1) * sizeof *v->rows);
+    study_vrow *r = &v->rows[v->nrows++];
+    memset(r, 0, sizeof *r);
+    r->id = strdup(id);
+    r->group = strdup(group);
+    r->count = 1;
+    r->status = st;
+    for (int m = 0; m < STUDY_VMAX_METRICS; m++)
+        r->measured[m] = r->predicted[m] = NAN;
+    r->measured[0] = meas;
+    r->predicted[0] = pred;
+}
+
+static void test_stats_by_hand(void **state)
+{
+    (void)state;
+    study_vset v;
+    memset(&v, 0, sizeof v);
+    v.nmetrics = 1;
+    snprintf(v.metric[0].name, sizeof v.metric[0].name, "mean_ttft_ms");
+    /* group a: errors +10%, -20%, +30%, -5% */
+    add_row(&v, "a1", "a", 100, 110, STUDY_V_OK);
+    add_row(&v, "a2", "a", 50, 40, STUDY_V_OK);
+    add_row(&v, "a3", "a", 10, 13, STUDY_V_OK);
+    add_row(&v, "a4", "a", 200, 190, STUDY_V_OK);
+    /* group b: +50%; and rows that must not count */
+    add_row(&v, "b1", "b", 2, 3, STUDY_V_OK);
+    add_row(&v, "b2", "b", 2, NAN, STUDY_V_OK);
+    add_row(&v, "c1", "c", 5, 50, STUDY_V_CANNOT);
+    study_vstat *st;
+    int n = study_vset_stats(&v, &st);
+    assert_int_equal(n, 3); /* a, b, all (c has no predicted row) */
+    /* a: |e| sorted .05 .1 .2 .3: median (.1 + .2) / 2 = .15, p90 at position 2.7: .2 + .7 x
+     * .1 = .27, worst .3 (a3); signed sorted -.2 -.05 .1 .3: median (-.05 + .1) / 2 = .025 */
+    assert_string_equal(st[0].group, "a");
+    assert_int_equal(st[0].n, 4);
+    assert_true(fabs(st[0].median_abs - 0.15) < 1e-12);
+    assert_true(fabs(st[0].p90_abs - 0.27) < 1e-12);
+    assert_true(fabs(st[0].worst_abs - 0.3) < 1e-12);
+    assert_true(fabs(st[0].signed_median - 0.025) < 1e-12);
+    assert_string_equal(v.rows[st[0].worst_row].id, "a3");
+    /* b: one row, +50% */
+    assert_string_equal(st[1].group, "b");
+    assert_int_equal(st[1].n, 1);
+    assert_true(fabs(st[1].median_abs - 0.5) < 1e-12 && fabs(st[1].signed_median - 0.5) < 1e-12);
+    /* all: |e| .05 .1 .2 .3 .5: median .2, p90 at 3.6: .3 + .6 x .2 = .42, worst .5 (b1);
+     * signed -.2 -.05 .1 .3 .5: median .1 */
+    assert_string_equal(st[2].group, "all");
+    assert_int_equal(st[2].n, 5);
+    assert_true(fabs(st[2].median_abs - 0.2) < 1e-12);
+    assert_true(fabs(st[2].p90_abs - 0.42) < 1e-12);
+    assert_true(fabs(st[2].worst_abs - 0.5) < 1e-12);
+    assert_true(fabs(st[2].signed_median - 0.1) < 1e-12);
+    assert_string_equal(v.rows[st[2].worst_row].id, "b1");
+    int64_t ok, cannot, failed;
+    study_vset_counts(&v, &ok, &cannot, &failed);
+    assert_true(ok == 6 && cannot == 1 && failed == 0);
+    free(st);
+    study_vset_free(&v);
+}
+
+/* ---- a serving set ---- */
+
+static void test_serving_rows(void **state)
+{
+    (void)state;
+    study_vset v;
+    load_ok(DATA "/small.yaml", NULL, &v);
+    assert_int_equal(v.nrows, 8);
+    assert_int_equal(v.nmetrics, 2);
+    assert_string_equal(v.metric[0].name, "mean_ttft_ms");
+    assert_string_equal(v.metric[0].label, "TTFT");
+    const study_vrow *r1 = row_named(&v, "r1");
+    assert_int_equal(r1->status, STUDY_V_OK);
+    assert_string_equal(r1->group, "chunked");
+    assert_int_equal(r1->line, 2);
+    assert_true(r1->measured[0] == 20.5 && r1->measured[1] == 2.5);
+    assert_has(r1->approx, "chunked stands for the engine");
+    /* the overrides: `set` first, then the rules' in order */
+    assert_int_equal(r1->nsets, 8);
+    assert_string_equal(r1->sets[0], "workload.arrival.concurrency=2");
+    assert_string_equal(r1->sets[1], "workload.num_requests=8");
+    assert_string_equal(r1->sets[5], "scheduler.name=chunked");
+    assert_string_equal(r1->sets[7], "model=qwen2.5-0.5b");
+    assert_int_equal(row_named(&v, "r2")->status, STUDY_V_OK);
+    /* r2 runs as it is, but its fixed-length clients stay in lock-step: the scenario's note
+     * comes along as an approximation */
+    assert_has(row_named(&v, "r2")->approx, "lock-step");
+    /* what cannot be expressed, and why */
+    const study_vrow *r;
+    r = row_named(&v, "r3");
+    assert_int_equal(r->status, STUDY_V_CANNOT);
+    assert_string_equal(r->reason, "disaggregated serving is not modelled");
+    r = row_named(&v, "r4");
+    assert_int_equal(r->status, STUDY_V_CANNOT);
+    assert_has(r->reason, "{backend} = 'tgi2' has no mapping");
+    assert_has(r->reason, "small.yaml:24)"); /* the rule's line */
+    r = row_named(&v, "r5");
+    assert_int_equal(r->status, STUDY_V_CANNOT);
+    assert_has(r->reason, "does not price MoE layers");
+    r = row_named(&v, "r6");
+    assert_int_equal(r->status, STUDY_V_CANNOT);
+    assert_has(r->reason, "tensor_parallel 3 does not divide");
+    r = row_named(&v, "r7");
+    assert_int_equal(r->status, STUDY_V_CANNOT);
+    assert_has(r->reason, "nothing measured");
+    r = row_named(&v, "r8");
+    assert_int_equal(r->status, STUDY_V_CANNOT);
+    assert_has(r->reason, "ttft_ms: 'abc' is not a number");
+    int64_t ok, cannot, failed;
+    study_vset_counts(&v, &ok, &cannot, &failed);
+    assert_true(ok == 2 && cannot == 6 && failed == 0);
+    study_vset_free(&v);
+}
+
+static void test_serving_match(void **state)
+{
+    (void)state;
+    study_vset v;
+    load_ok(DATA "/small.yaml", "r2", &v);
+    assert_int_equal(v.nrows, 1);
+    assert_int_equal(v.skipped, 7);
+    study_vset_free(&v);
+}
+
+/* A predicted row is the same scenario run directly, and running twice gives the same. */
+static void test_serving_run(void **state)
+{
+    (void)state;
+    study_vset v, w;
+    sim_err err = {{0}};
+    load_ok(DATA "/small.yaml", NULL, &v);
+    load_ok(DATA "/small.yaml", NULL, &w);
+    if (study_vset_run(&v, NULL, 2, STORE_SUMMARY, NULL, NULL, &err) ||
+        study_vset_run(&w, NULL, 1, STORE_SUMMARY, NULL, NULL, &err))
+        fail_msg("%s", err.msg);
+    const study_vrow *r1 = row_named(&v, "r1");
+    assert_int_equal(r1->status, STUDY_V_OK);
+    scn_scenario scn;
+    study_result *res = calloc(1, sizeof *res);
+    if (study_load(DATA "/base.yaml", (const char *const *)r1->sets, r1->nsets, &scn, &err) ||
+        study_run(&scn, scn.seed, NULL, NULL, NULL, res, &err))
+        fail_msg("%s", err.msg);
+    assert_true(scn.workload.arrival.concurrency == 2 && scn.workload.num_requests == 8);
+    assert_true(r1->predicted[0] == study_metric(res, "mean_ttft_ms"));
+    assert_true(r1->predicted[1] == study_metric(res, "mean_tpot_ms"));
+    assert_true(r1->predicted[0] > 0 && r1->predicted[1] > 0);
+    for (int i = 0; i < v.nrows; i++)
+        for (int m = 0; m < 2; m++)
+            assert_true(memcmp(&v.rows[i].predicted[m], &w.rows[i].predicted[m], sizeof(double)) ==
+                        0);
+    scn_free(&scn);
+    free(res);
+    study_vset_free(&v);
+    study_vset_free(&w);
+}
+
+/* Mean TTFT and TPOT over the requests that arrive after the first `skip`, by hand. */
+typedef struct by_hand {
+    int64_t skip, n, n2;
+    double ttft, tpot;
+} by_hand;
+
+static void hand_request(void *st, const eng_request *rq)
+{
+    by_hand *h = st;
+    if (rq->id < h->skip || rq->status != ENG_RQ_FINISHED)
+        return;
+    h->n++;
+    h->ttft += (double)(rq->t_first_token - rq->t_arrival) / 1e6;
+    if (rq->output > 1) {
+        h->n2++;
+        h->tpot += (double)(rq->t_finish - rq->t_first_token) / 1e6 / (rq->output - 1);
+    }
+}
+
+/* A warm-up (the first arrivals) is left out of the compared metrics. */
+static void test_warmup(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/warm.yaml", e2e_dir);
+    FILE *in = fopen(DATA "/small.yaml", "r");
+    static char text[8192];
+    size_t n = fread(text, 1, sizeof text - 1, in);
+    fclose(in);
+    text[n] = '\0';
+    char *set = strstr(text, "set:\n"),
+         *osl = strstr(text, "  workload.output_tokens: \"{osl}\"\n");
+    char *out = malloc(sizeof text + 512);
+    /* random output lengths, so that rounds differ */
+    snprintf(out, sizeof text + 512,
+             "%.*swarmup: \"{conc}\"\n%.*s  workload.output_tokens: \"{{dist: uniform, min: 2, "
+             "max: {osl}}}\"\n%s",
+             (int)(set - text), text, (int)(osl - set), set, osl + 34);
+    char *p;
+    while ((p = strstr(out, "table: small.csv")) || (p = strstr(out, "scenario: base.yaml"))) {
+        char rest[8192];
+        int table = p[0] == 't';
+        snprintf(rest, sizeof rest, "%s", p + (table ? 16 : 19));
+        sprintf(p, "%s%s", table ? "table: " DATA "/small.csv" : "scenario: " DATA "/base.yaml",
+                rest);
+    }
+    e2e_write(path, out);
+    free(out);
+    study_vset v;
+    sim_err err = {{0}};
+    load_ok(path, "r1", &v);
+    assert_int_equal(v.rows[0].warmup, 2);
+    if (study_vset_run(&v, NULL, 1, STORE_SUMMARY, NULL, NULL, &err))
+        fail_msg("%s", err.msg);
+    const study_vrow *r1 = row_named(&v, "r1");
+    by_hand h = {.skip = 2};
+    eng_recorder_ops ops = {hand_request, NULL, NULL, NULL};
+    study_hooks hooks = {.rec = &ops, .rec_st = &h};
+    scn_scenario scn;
+    study_result *res = calloc(1, sizeof *res);
+    if (study_load(DATA "/base.yaml", (const char *const *)r1->sets, r1->nsets, &scn, &err) ||
+        study_run(&scn, scn.seed, NULL, NULL, &hooks, res, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(h.n, 6); /* 8 requests, the first 2 left out */
+    if (fabs(r1->predicted[0] - h.ttft / h.n) > 1e-9 * r1->predicted[0] ||
+        fabs(r1->predicted[1] - h.tpot / h.n2) > 1e-9 * r1->predicted[1])
+        fail_msg("TTFT %g vs %g, TPOT %g vs %g", r1->predicted[0], h.ttft / h.n, r1->predicted[1],
+                 h.tpot / h.n2);
+    /* the first clients queue behind each other: the warm-up changes the mean */
+    assert_true(r1->predicted[0] != study_metric(res, "mean_ttft_ms"));
+    scn_free(&scn);
+    free(res);
+    study_vset_free(&v);
+}
+
+static void test_transcribed_rows(void **state)
+{
+    (void)state;
+    study_vset v;
+    sim_err err = {{0}};
+    load_ok(DATA "/rows.yaml", NULL, &v);
+    assert_int_equal(v.nrows, 2);
+    assert_int_equal(v.nmetrics, 2);
+    assert_string_equal(v.metric[1].name, "median_tpot_ms");
+    const study_vrow *t1 = row_named(&v, "t1");
+    assert_int_equal(t1->status, STUDY_V_OK);
+    assert_true(t1->measured[0] == 10 && t1->measured[1] == 1.5);
+    assert_int_equal(t1->nsets, 2);
+    assert_string_equal(t1->sets[1], "workload.prompt_tokens=32");
+    assert_int_equal(row_named(&v, "t2")->status, STUDY_V_CANNOT);
+    if (study_vset_run(&v, NULL, 1, STORE_SUMMARY, NULL, NULL, &err))
+        fail_msg("%s", err.msg);
+    assert_true(row_named(&v, "t1")->predicted[0] > 0);
+    study_vset_free(&v);
+}
+
+/* ---- the stored table ---- */
+
+static int64_t q_int(store *s, const char *sql)
+{
+    int64_t v = -1;
+    sim_err err = {{0}};
+    if (store_query_int(s, sql, &v, &err) != 0)
+        fail_msg("%s: %s", sql, err.msg);
+    return v;
+}
+
+static double q_double(store *s, const char *sql)
+{
+    double v = NAN;
+    sim_err err = {{0}};
+    if (store_query_double(s, sql, &v, &err) != 0)
+        fail_msg("%s: %s", sql, err.msg);
+    return v;
+}
+
+typedef struct pts {
+    int n;
+    char first_metric[48];
+} pts;
+
+static int count_point(void *arg, const char *metric, const char *grp, const char *row_id,
+                       double measured, double predicted)
+{
+    pts *p = arg;
+    if (p->n++ == 0)
+        snprintf(p->first_metric, sizeof p->first_metric, "%s", metric);
+    assert_true(measured > 0 && predicted > 0);
+    return 0;
+}
+
+static void test_stored_table(void **state)
+{
+    (void)state;
+    char db[300];
+    snprintf(db, sizeof db, "%s/v.db", e2e_dir);
+    study_vset v;
+    sim_err err = {{0}};
+    load_ok(DATA "/small.yaml", NULL, &v);
+    if (study_vset_run(&v, db, 2, STORE_SUMMARY, NULL, NULL, &err))
+        fail_msg("%s", err.msg);
+    for (int i = 0; i < v.nrows; i++)
+        if (v.rows[i].status == STUDY_V_FAILED)
+            fail_msg("%s: %s", v.rows[i].id, v.rows[i].reason);
+    study_vstat *st;
+    int nst = study_vset_stats(&v, &st);
+    int64_t id = 0;
+    store *s = store_open(db, &err);
+    if (!s || study_vset_store(&v, st, nst, s, &id, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+    store_validation_meta m;
+    if (store_validation_get(s, id, &m, &err))
+        fail_msg("%s", err.msg);
+    assert_string_equal(m.name, "small");
+    assert_string_equal(m.kind, "serving");
+    if (!(m.rows == 8 && m.ok == 2 && m.cannot == 6 && m.failed == 0))
+        fail_msg("rows %lld ok %lld cannot %lld failed %lld", (long long)m.rows, (long long)m.ok,
+                 (long long)m.cannot, (long long)m.failed);
+    pts p = {0};
+    assert_int_equal(store_validation_points(s, id, count_point, &p, &err), 0);
+    assert_int_equal(p.n, 4); /* two rows, two metrics */
+    assert_string_equal(p.first_metric, "mean_ttft_ms");
+    /* rows with their status and reason, and each run stored */
+    assert_int_equal(q_int(s, "SELECT count(*) FROM validation_rows WHERE status = 'cannot'"), 6);
+    assert_int_equal(q_int(s, "SELECT count(*) FROM validation_rows r JOIN runs ON runs.id ="
+                              " r.run_id WHERE r.status = 'ok'"),
+                     2);
+    assert_int_equal(q_int(s, "SELECT count(*) FROM validation_rows WHERE row_id = 'r3' AND"
+                              " reason = 'disaggregated serving is not modelled'"),
+                     1);
+    /* a value and its error, and the statistics as computed */
+    const study_vrow *r1 = row_named(&v, "r1");
+    double pred = q_double(s, "SELECT predicted FROM validation_values v JOIN validation_rows r"
+                              " USING (validation_id, seq) WHERE r.row_id = 'r1' AND"
+                              " v.metric = 'mean_ttft_ms'");
+    double e = q_double(s, "SELECT error FROM validation_values v JOIN validation_rows r"
+                           " USING (validation_id, seq) WHERE r.row_id = 'r1' AND"
+                           " v.metric = 'mean_ttft_ms'");
+    assert_true(pred == r1->predicted[0]);
+    assert_true(fabs(e - (r1->predicted[0] / 20.5 - 1)) < 1e-12);
+    assert_true(q_double(s, "SELECT median_abs FROM validation_stats WHERE grp = 'all' AND"
+                            " metric = 'mean_tpot_ms'") == st[nst - 1].median_abs);
+    /* the measured value of a row that could not run is kept */
+    assert_true(q_double(s, "SELECT measured FROM validation_values v JOIN validation_rows r"
+                            " USING (validation_id, seq) WHERE r.row_id = 'r5' AND"
+                            " v.metric = 'mean_ttft_ms'") == 25);
+    store_close(s);
+    free(st);
+    study_vset_free(&v);
+}
+
+/* ---- bad set files ---- */
+
+/* Writes a set file of small.csv's columns with `rules` and the given extras. */
+static void write_set(const char *path, const char *extra, const char *rules)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+             "name: bad\n"                         /* 1 */
+             "kind: serving\n"                     /* 2 */
+             "description: a bad set\n"            /* 3 */
+             "source: the tests\n"                 /* 4 */
+             "table: " DATA "/small.csv\n"         /* 5 */
+             "scenario: " DATA "/base.yaml\n"      /* 6 */
+             "id: id\n"                            /* 7 */
+             "measured: {mean_ttft_ms: ttft_ms}\n" /* 8 */
+             "%s"                                  /* 9 */
+             "rules:\n"
+             "%s",
+             extra, rules);
+    e2e_write(path, text);
+}
+
+static void test_bad_sets(void **state)
+{
+    (void)state;
+    char path[300], msg[1024];
+    snprintf(path, sizeof path, "%s/bad.yaml", e2e_dir);
+    /* a rule on a column the table does not have */
+    write_set(path, "group: \"{backend}\"\n", "  - column: nope\n    cases: {a: {}}\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "bad.yaml:11: rules.0.column: no column 'nope'");
+    assert_has(msg, "columns: id, mode, backend");
+    /* a template naming a column the table does not have */
+    write_set(path, "group: \"{backend} {nope}\"\n", "  - column: mode\n    cases: {agg: {}}\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "bad.yaml:9: group: {nope}: no column 'nope'");
+    /* an unknown mapping key */
+    write_set(path, "", "  - column: mode\n    cases:\n      agg: {sett: {tp: 1}}\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg,
+               "bad.yaml:12: rules.0.cases.agg.sett: unknown key (valid: set, approx, cannot)");
+    /* an override the base scenario refuses */
+    write_set(path, "",
+              "  - column: backend\n    cases:\n      orca: {set: {scheduler.name: nosuch}}\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "bad.yaml:12: rules.0.cases.orca.set.scheduler.name: the base scenario "
+                    "refuses it");
+    assert_has(msg, "unknown scheduler 'nosuch'");
+    /* a measured metric that is not a summary metric */
+    write_set(path, "measured: {mean_ttft: ttft_ms}\n", "  - column: mode\n    cases: {agg: {}}\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "measured");
+    /* a warm-up with a metric whose samples are not attributed to requests */
+    e2e_write(path, "name: bad\nkind: serving\ndescription: d\nsource: s\n"
+                    "table: " DATA "/small.csv\nscenario: " DATA "/base.yaml\nid: id\n"
+                    "measured: {mean_itl_ms: ttft_ms}\nwarmup: 2\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "bad.yaml:9: warmup: mean_itl_ms cannot leave a warm-up out");
+    /* an unknown top-level key, and a malformed template */
+    write_set(path, "mapping: {}\n", "  - column: mode\n    cases: {agg: {}}\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "bad.yaml:9: mapping: unknown key");
+    write_set(path, "set: {tensor_parallel: \"{tp\"}\n",
+              "  - column: mode\n    cases: {agg: {}}\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "bad.yaml:9: set.tensor_parallel:");
+    /* a transcribed row that does not cite its source */
+    e2e_write(path, "name: bad\nkind: serving\ndescription: d\nsource: s\n"
+                    "scenario: " DATA "/base.yaml\nrows:\n  - id: x\n"
+                    "    measured: {mean_ttft_ms: 1}\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "bad.yaml:7: rows.0.source: missing");
+    /* a missing table */
+    e2e_write(path, "name: bad\nkind: serving\ndescription: d\nsource: s\n"
+                    "scenario: " DATA "/base.yaml\ntable: nothere.csv\nid: id\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "bad.yaml:6: table:");
+    assert_has(msg, "nothere.csv: cannot open");
+    /* an unknown kind */
+    e2e_write(path, "name: bad\nkind: service\ndescription: d\nsource: s\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "bad.yaml:2: kind: unknown kind 'service'");
+}
+
+/* ---- operator sets ---- */
+
+static void test_operator_rows(void **state)
+{
+    (void)state;
+    study_vset v;
+    load_ok(DATA "/ops.yaml", NULL, &v);
+    assert_int_equal(v.kind, STUDY_V_OPERATORS);
+    assert_string_equal(v.metric[0].name, "time_us");
+    int64_t ok, cannot, failed;
+    study_vset_counts(&v, &ok, &cannot, &failed);
+    /* 8 + 1 shapes x 9 operators (the two norms are one operator), 2 all-reduces in one node;
+     * the refused table's 8 shapes x 9 and the all-reduce across two nodes */
+    assert_int_equal(ok, 9 * 9 + 2);
+    assert_int_equal(cannot, 8 * 9 + 1);
+    const study_vrow *q = row_named(&v, "llama-2-7b tp1 qkv_proj tokens=1024");
+    assert_string_equal(q->group, "qkv_proj");
+    assert_true(fabs(q->measured[0] - 60) < 1e-9); /* 0.06 ms in the table */
+    assert_true(q->predicted[0] > 0);
+    const study_vrow *ar = row_named(&v, "all_reduce 2 GPUs on 2 nodes");
+    assert_int_equal(ar->status, STUDY_V_CANNOT);
+    assert_has(ar->reason, "across nodes");
+    assert_int_equal(row_named(&v, "Llama-2-7b-hf tp1")->count, 8 * 9);
+    assert_true(row_named(&v, "all_reduce 4 GPUs 1048576 elements")->predicted[0] > 0);
+    study_vset_free(&v);
+}
+
+/* One kernel's time, as the set predicts it, times its runs in a pass is the roofline's time
+ * of the whole pass for that operator. */
+static void test_operator_kernel_sums(void **state)
+{
+    (void)state;
+    study_vset v;
+    load_ok(DATA "/ops.yaml", "tp1", &v);
+    eng_model m;
+    eng_gpu g;
+    eng_predictor p;
+    sim_err err = {{0}};
+    assert_int_equal(cal_model_find("llama-2-7b", &m), 0);
+    assert_int_equal(cal_gpu_find("a100-80gb", &g), 0);
+    cal_serving sv = cal_serving_tp(ENG_FP16, 1);
+    if (cal_roofline_new(&m, &g, &sv, &p, &err))
+        fail_msg("%s", err.msg);
+    eng_shape s;
+    memset(&s, 0, sizeof s);
+    eng_shape_add_prefill(&s, 1024, 0);
+    static const struct {
+        const char *op;
+        int per_layer, once;
+    } k[] = {{"qkv_proj", 1, 0}, {"rmsnorm", 2, 1}, {"add", 2, 0},
+             {"mlp_act", 1, 0},  {"embed", 0, 1},   {"mlp_down", 1, 0}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        char id[128];
+        snprintf(id, sizeof id, "llama-2-7b tp1 %s tokens=1024", k[i].op);
+        double one = row_named(&v, id)->predicted[0] * 1e3;
+        double pass = cal_roofline_op_ns(&p, &s, k[i].op);
+        double runs = k[i].per_layer * m.layers + k[i].once;
+        if (fabs(one * runs - pass) > 1e-6 * pass)
+            fail_msg("%s: %g ns x %g runs != %g ns", k[i].op, one, runs, pass);
+    }
+    cal_predictor_free(&p);
+    study_vset_free(&v);
+}
+
+/* ---- the shipped sets ---- */
+
+static void test_shipped_list(void **state)
+{
+    (void)state;
+    char path[1024];
+    sim_err err = {{0}};
+    setenv("LLMSIM_VALIDATION_DIR", LLMSIM_SOURCE_DIR "/validation", 1);
+    assert_int_equal(study_vset_list(NULL, NULL, &err), 2);
+    assert_int_equal(study_vset_path("aic-silicon-h100", path, sizeof path, &err), 0);
+    assert_has(path, "validation/aic-silicon-h100.yaml");
+    assert_int_equal(study_vset_path("nosuch", path, sizeof path, &err), -1);
+    assert_has(err.msg, "aic-silicon-h100, vidur-a100-ops");
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return e2e_mkdir();
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return e2e_rmdir();
+}
+
+int main(void)
+{
+    /* one test per line */
+    // clang-format off
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quantile),
+        cmocka_unit_test(test_stats_by_hand),
+        cmocka_unit_test(test_serving_rows),
+        cmocka_unit_test(test_serving_match),
+        cmocka_unit_test(test_serving_run),
+        cmocka_unit_test(test_warmup),
+        cmocka_unit_test(test_transcribed_rows),
+        cmocka_unit_test(test_stored_table),
+        cmocka_unit_test(test_bad_sets),
+        cmocka_unit_test(test_operator_rows),
+        cmocka_unit_test(test_operator_kernel_sums),
+        cmocka_unit_test(test_shipped_list),
+    };
+    // clang-format on
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
