@@ -152,7 +152,7 @@ typedef struct scn_scenario {
     eng_config engine; /* model, GPU, memory, scheduler, cpu overhead, replicas */
     scn_workload workload;
     scn_slo slo;
-    scn_cost cost;    /* cost_model: {moe_skew, engine} */
+    scn_cost cost; /* cost_model: {moe_skew, engine} */
     /* profile: {name, borrow_from: GPU}: the GPU the profile was measured on, when it is not
      * the scenario's ("" = the profile must be the scenario's GPU's) */
     char profile_borrow[32];

@@ -255,6 +255,20 @@ static void cost_model_keys(void **state)
     assert_non_null(strstr(s.notes, "cost_model.moe_skew: model llama-3-8b has no routed experts"));
     assert_non_null(strstr(s.text, "cost_model"));
     scn_free(&s);
+    /* the kernels default to the engine preset's; an explicit cost_model.engine wins; TGI's
+     * are priced as vLLM's */
+    const char *sg[] = {"engine=sglang", "scheduler.name=sglang"},
+               *sgt[] = {"engine=sglang", "scheduler.name=sglang", "cost_model.engine=trtllm"},
+               *tgi[] = {"engine=tgi", "scheduler.name=tgi"};
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, sg, 2, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.cost.engine, "sglang");
+    scn_free(&s);
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, sgt, 3, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.cost.engine, "trtllm");
+    scn_free(&s);
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, tgi, 2, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.cost.engine, "");
+    scn_free(&s);
     expect_error("seed: 7\n", "seed: 7\ncost_model: {moe_skew: -1}\n", NULL, 0,
                  FRAGS("demo.yaml:3: cost_model.moe_skew"));
     expect_error("seed: 7\n", "seed: 7\ncost_model: {engine: tgi}\n", NULL, 0,
