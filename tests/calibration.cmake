@@ -31,14 +31,5 @@ endif()
 # the roofline per operator against Vidur's A100 tables (development data; skipped when absent)
 llmsim_test(test_fidelity_ops SOURCES test_fidelity_ops.c LIBS llmsim_calibration
             LABELS calibration validation TIMEOUT 300)
-# end-to-end against the measured H100 serving rows (development data): TPOT median |error| at
-# most 10% (issue 13); skipped when the data or python3 is absent
-find_program(LLMSIM_PYTHON3 python3)
-if(LLMSIM_PYTHON3 AND TARGET llmsim)
-  add_test(NAME fidelity_aic_h100
-           COMMAND ${LLMSIM_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/fidelity/aic_h100.py
-                   --llmsim $<TARGET_FILE:llmsim> --lockstep --jobs 2 --check-tpot 10
-                   --data ${PROJECT_SOURCE_DIR}/../shared/data/validation/aic-silicon-h100.csv)
-  set_tests_properties(fidelity_aic_h100 PROPERTIES LABELS "calibration;validation;e2e"
-                       TIMEOUT 900 SKIP_RETURN_CODE 77)
-endif()
+# end to end against the measured H100 serving rows: `llmsim validate aic-silicon-h100`
+# (tests/validate.cmake runs the shipped set)
