@@ -14,13 +14,14 @@
 static cal_serving serving_of(const scn_scenario *scn)
 {
     const eng_config *c = &scn->engine;
-    cal_serving sv = {eng_config_dtype(c),
-                      eng_config_kv_dtype(c),
-                      {0},
-                      c->max_model_len,
-                      scn->cost.moe_skew,
-                      0,
-                      ""};
+    cal_serving sv = {.dtype = eng_config_dtype(c),
+                      .kv_dtype = eng_config_kv_dtype(c),
+                      .max_len = c->max_model_len,
+                      .moe_skew = scn->cost.moe_skew,
+                      /* the engine's decode cohort does not fill eng_shape's capped decode sum
+                       * yet: cal_roofline_priced refuses windows and sparse attention whose cap
+                       * can bind until this says 1 */
+                      .capped_sums = 0};
     snprintf(sv.engine, sizeof sv.engine, "%s", scn->cost.engine);
     eng_config_layout(c, &sv.layout);
     return sv;
