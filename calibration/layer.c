@@ -9,6 +9,7 @@
  * sampling over the sequences that emit a token.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "cal_int.h"
 
@@ -77,8 +78,12 @@ static void attn_sums(const eng_shape *s, int kind, double *pairs, double *kv, d
     *dctx = (double)(capped ? s->decode_ctx_capped : s->decode_ctx);
 }
 
-/* One layer of attention kind `kind`, all but the operators that read decode contexts. */
-static double attn_rest(const eng_shape *s, const cal_plan *p, int kind,
+/* Which operators of a layer attn_rest prices. */
+enum { ATTN_ALL, ATTN_NO_PREFILL, ATTN_PREFILL_ONLY };
+
+/* One layer of attention kind `kind`, all but the operators that read decode contexts; `part`
+ * leaves prefill attention out or takes it alone. */
+static double attn_rest(const eng_shape *s, const cal_plan *p, int kind, int part,
                         double (*fn)(const void *st, const cal_work *w), const void *st)
 {
     const int *seq = kind == CAL_KIND_LINEAR ? linear_seq : attn_seq;
@@ -86,6 +91,9 @@ static double attn_rest(const eng_shape *s, const cal_plan *p, int kind,
     double rest = 0, pairs, kv, dctx;
     attn_sums(s, kind, &pairs, &kv, &dctx);
     for (size_t i = 0; i < n; i++) {
+        if ((part == ATTN_NO_PREFILL && seq[i] == KERN_OP_ATTN_PREFILL) ||
+            (part == ATTN_PREFILL_ONLY && seq[i] != KERN_OP_ATTN_PREFILL))
+            continue;
         cal_work w = {.op = seq[i],
                       .tokens = (double)s->tokens,
                       .per_layer = 1,
@@ -170,6 +178,76 @@ static double ffn_rest(const eng_shape *s, const cal_plan *p, int moe,
     return rest;
 }
 
+/* The embedding and the final norm: once per pass, by token count. */
+static double once_tok(const eng_shape *s, double (*fn)(const void *st, const cal_work *w),
+                       const void *st, int eager)
+{
+    cal_work embed = {.op = CAL_OP_EMBED, .tokens = (double)s->tokens, .eager = eager};
+    cal_work norm = {.op = KERN_OP_RMSNORM, .tokens = (double)s->tokens, .eager = eager};
+    return fn(st, &embed) + fn(st, &norm);
+}
+
+/* The LM head and sampling of the sequences that emit a token. */
+static double once_emit(const eng_shape *s, double (*fn)(const void *st, const cal_work *w),
+                        const void *st, int eager)
+{
+    if (s->emit_seqs <= 0)
+        return 0;
+    cal_work head = {.op = KERN_OP_LM_HEAD, .tokens = s->emit_seqs, .eager = eager};
+    cal_work sample = {.op = CAL_OP_SAMPLE, .tokens = s->emit_seqs, .eager = eager};
+    return fn(st, &head) + fn(st, &sample);
+}
+
+/* The cache's table for [eager][0..CAL_WALK_TAB), allocated on first use (zeros). */
+static double *table(double **t)
+{
+    if (!*t)
+        *t = sim_xcalloc(2 * CAL_WALK_TAB, sizeof **t);
+    return *t;
+}
+
+/* A dense layer without its prefill attention. */
+static double dense_tok(const eng_shape *s, const cal_plan *p,
+                        double (*fn)(const void *st, const cal_work *w), const void *st,
+                        cal_walk_cache *c, int eager)
+{
+    if (!c || s->tokens >= CAL_WALK_TAB)
+        return attn_rest(s, p, CAL_KIND_FULL, ATTN_NO_PREFILL, fn, st) + ffn_rest(s, p, 0, fn, st);
+    double *v = &table(&c->tok)[eager * CAL_WALK_TAB + s->tokens];
+    if (*v == 0)
+        *v = attn_rest(s, p, CAL_KIND_FULL, ATTN_NO_PREFILL, fn, st) + ffn_rest(s, p, 0, fn, st);
+    return *v;
+}
+
+/* A dense model's once-per-pass operators. */
+static double dense_once(const eng_shape *s, double (*fn)(const void *st, const cal_work *w),
+                         const void *st, cal_walk_cache *c, int eager)
+{
+    if (!c || s->tokens >= CAL_WALK_TAB || s->emit_seqs >= CAL_WALK_TAB)
+        return once_tok(s, fn, st, eager) + once_emit(s, fn, st, eager);
+    double *t = &table(&c->once_tok)[eager * CAL_WALK_TAB + s->tokens];
+    if (*t == 0)
+        *t = once_tok(s, fn, st, eager);
+    double e = 0;
+    if (s->emit_seqs > 0) {
+        double *v = &table(&c->emit)[eager * CAL_WALK_TAB + s->emit_seqs];
+        if (*v == 0)
+            *v = once_emit(s, fn, st, eager);
+        e = *v;
+    }
+    return *t + e;
+}
+
+void cal_walk_cache_free(cal_walk_cache *c)
+{
+    if (!c)
+        return;
+    free(c->tok);
+    free(c->once_tok);
+    free(c->emit);
+    free(c);
+}
+
 double cal_plan_walk(const eng_shape *s, const cal_plan *p,
                      double (*fn)(const void *st, const cal_work *w), const void *st,
                      cal_walk_cache *cache)
@@ -180,29 +258,26 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
     /* a dense model (one attention kind, dense MLPs in every layer) keeps one per-layer sum */
     int dense = p->attn[CAL_KIND_FULL] == p->dense && p->moe == 0 &&
                 p->attn[CAL_KIND_CAPPED] == 0 && p->attn[CAL_KIND_LINEAR] == 0;
+    int eager = s->prefill_tokens > 0;
     if (cache && cache->valid && same_rest(&cache->key, s)) {
         rest = cache->rest;
         once = cache->once;
     } else {
         if (dense) {
-            rest = attn_rest(s, p, CAL_KIND_FULL, fn, st) + ffn_rest(s, p, 0, fn, st);
+            /* the operators that depend on the token count and eagerness alone come from the
+             * cache's tables when it has them: steps of equal token counts share them */
+            rest = dense_tok(s, p, fn, st, cache, eager) +
+                   attn_rest(s, p, CAL_KIND_FULL, ATTN_PREFILL_ONLY, fn, st);
+            once = dense_once(s, fn, st, cache, eager);
         } else {
             for (int k = 0; k < CAL_KIND_COUNT; k++)
                 if (p->attn[k] > 0)
-                    rest += p->attn[k] * attn_rest(s, p, k, fn, st);
+                    rest += p->attn[k] * attn_rest(s, p, k, ATTN_ALL, fn, st);
             if (p->dense > 0)
                 rest += p->dense * ffn_rest(s, p, 0, fn, st);
             if (p->moe > 0)
                 rest += p->moe * ffn_rest(s, p, 1, fn, st);
-        }
-        int eager = s->prefill_tokens > 0;
-        cal_work embed = {.op = CAL_OP_EMBED, .tokens = n, .eager = eager};
-        cal_work norm = {.op = KERN_OP_RMSNORM, .tokens = n, .eager = eager};
-        once += fn(st, &embed) + fn(st, &norm);
-        if (s->emit_seqs > 0) {
-            cal_work head = {.op = KERN_OP_LM_HEAD, .tokens = s->emit_seqs, .eager = eager};
-            cal_work sample = {.op = CAL_OP_SAMPLE, .tokens = s->emit_seqs, .eager = eager};
-            once += fn(st, &head) + fn(st, &sample);
+            once = once_tok(s, fn, st, eager) + once_emit(s, fn, st, eager);
         }
         if (cache) {
             cache->valid = 1;

@@ -341,7 +341,7 @@ static void fitted_fini(void *st)
         cal_fit_grid_free(s->grid[i]);
     cal_predictor_free(&s->rl);
     cal_profile_free(s->owned);
-    free(s->cache);
+    cal_walk_cache_free(s->cache);
     free(s);
 }
 

@@ -198,9 +198,30 @@ static double p15(double x)
     return x * sqrt(x);
 }
 
+/* The cube root of x >= 0 (0 for x <= 0): a guess from the exponent bits (the exponent
+ * divided by three, within 4%), then two Halley steps, each cubing the relative error: within
+ * 1.3e-14 of libm's cbrt over 1e-12..1e30 (measured), far below the 1 ns the pass is rounded to.
+ * Plain arithmetic, so the result is the same on every machine, and a quarter faster than
+ * libm's cbrt, which the smooth maximum needs for every kernel of every pass. */
+static double cube_root(double x)
+{
+    if (!(x > 0))
+        return 0;
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    bits = bits / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    double y;
+    memcpy(&y, &bits, sizeof y);
+    for (int i = 0; i < 2; i++) {
+        double y3 = y * y * y;
+        y = y * (y3 + 2 * x) / (2 * y3 + x);
+    }
+    return y;
+}
+
 static double smooth(double a, double b, double c)
 {
-    double r = cbrt(p15(a) + p15(b) + p15(c));
+    double r = cube_root(p15(a) + p15(b) + p15(c));
     return r * r;
 }
 
@@ -592,7 +613,7 @@ static int64_t rl_transfer_ns(const void *st, int64_t bytes)
 static void rl_fini(void *st)
 {
     roofline *r = st;
-    free(r->cache);
+    cal_walk_cache_free(r->cache);
     free(r->eager_floor);
     free(r->e_q);
     free(r);

@@ -418,6 +418,38 @@ static void test_point_ns(void **state)
     cal_predictor_free(&p);
 }
 
+/* ---------------- the walk's caches ---------------- */
+
+/* A predictor that has priced other passes (its caches and token tables filled) prices a pass
+ * exactly as a fresh one does: steps that share a token count but differ in prefill attention,
+ * eagerness or emitting sequences do not take each other's cached parts. */
+static void test_walk_cache_exact(void **state)
+{
+    eng_model m = model("llama-3-8b");
+    eng_predictor warm = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 2));
+    eng_shape sh[6];
+    memset(sh, 0, sizeof sh);
+    eng_shape_add_prefill(&sh[0], 512, 0); /* 512 tokens, eager */
+    sh[0].emit_seqs = 1;
+    eng_shape_add_prefill(&sh[1], 448, 3000); /* 512 tokens with decodes, other attention */
+    eng_shape_add_decodes(&sh[1], 64, 64 * 900);
+    sh[1].emit_seqs = 65;
+    eng_shape_add_decodes(&sh[2], 512, 512 * 900); /* 512 tokens, graph-launched */
+    sh[2].emit_seqs = 512;
+    eng_shape_add_decodes(&sh[3], 512, 512 * 901);
+    sh[3].emit_seqs = 512;
+    eng_shape_add_prefill(&sh[4], 512, 0); /* as sh[0] but emitting nothing */
+    sh[5] = sh[1];
+    for (int i = 0; i < 6; i++) {
+        eng_predictor cold = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 2));
+        int64_t a = warm.ops->iteration_ns(warm.st, &sh[i]);
+        int64_t b = cold.ops->iteration_ns(cold.st, &sh[i]);
+        assert_int_equal(a, b);
+        cal_predictor_free(&cold);
+    }
+    cal_predictor_free(&warm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_windows),
         cmocka_unit_test(test_fp8_lm_head_16bit),
         cmocka_unit_test(test_point_ns),
+        cmocka_unit_test(test_walk_cache_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

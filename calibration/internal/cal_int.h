@@ -80,7 +80,17 @@ typedef struct cal_walk_cache {
     eng_shape key;
     double rest; /* every layer, ns */
     double once; /* ns */
+    /* A dense model's operators that depend on the pass's token count and eagerness alone
+     * (a layer without its prefill attention; the embedding and final norm) and on its emitting
+     * sequences alone (LM head and sampling), by [eager][count] for counts below
+     * CAL_WALK_TAB; 0 = not priced yet (every priced count costs more than 0). Allocated on
+     * first use; free with cal_walk_cache_free. */
+    double *tok, *once_tok, *emit;
 } cal_walk_cache;
+#define CAL_WALK_TAB 65536
+
+/* Frees a cache and its tables (NULL allowed). */
+void cal_walk_cache_free(cal_walk_cache *c);
 
 /* Calls fn(st, w) for every operator of a pass of shape s laid out as plan p, skipping
  * attention kinds with no sequences and all-reduces when tp == 1; returns the sum of what fn
