@@ -21,7 +21,7 @@ static const cli_command bench_cmd = {
                "request and iteration stored); vllm-mooncake (vLLM V1 with prefix caching on the "
                "Mooncake conversation trace, 12k requests, 2 replicas); sessions (1M turns of "
                "multi-turn chat, vLLM V1); sqlite-rows (request rows into SQLite alone); "
-               "deepseek-v3 and deepseek-v3-dp8: vLLM V1 at 1M requests of DeepSeek-V3 in fp8 on "
+               "deepseek-v3 and deepseek-v3-dp8: vllm-v0 at 1M requests of DeepSeek-V3 in fp8 on "
                "8 x H200 as TP8 and as DP8 + EP8.",
     .common = CLI_QUIET};
 
