@@ -399,6 +399,43 @@ const char *cal_gpu_source(const char *name)
     return NULL;
 }
 
+/* Each catalog GPU's architecture, from the datasheet each entry cites. */
+static const struct {
+    const char *name;
+    cal_arch arch;
+} archs[] = {
+    {"h100-sxm", CAL_ARCH_HOPPER},
+    {"h100-pcie", CAL_ARCH_HOPPER},
+    {"h200", CAL_ARCH_HOPPER},
+    {"h20", CAL_ARCH_HOPPER},
+    {"h800", CAL_ARCH_HOPPER},
+    {"gh200", CAL_ARCH_HOPPER},
+    {"a100-80gb", CAL_ARCH_AMPERE},
+    {"a100-40gb", CAL_ARCH_AMPERE},
+    {"a10g", CAL_ARCH_AMPERE},
+    {"l40s", CAL_ARCH_ADA},
+    {"l4", CAL_ARCH_ADA},
+    {"l20", CAL_ARCH_ADA},
+    {"rtx-4090", CAL_ARCH_ADA},
+    {"b200", CAL_ARCH_BLACKWELL},
+    {"b300", CAL_ARCH_BLACKWELL},
+    {"gb200", CAL_ARCH_BLACKWELL},
+    {"gb300", CAL_ARCH_BLACKWELL},
+    {"rtx-pro-6000", CAL_ARCH_BLACKWELL_RTX},
+    {"rtx-5090", CAL_ARCH_BLACKWELL_RTX},
+    {"mi300x", CAL_ARCH_CDNA},
+    {"mi325x", CAL_ARCH_CDNA},
+    {"mi355x", CAL_ARCH_CDNA},
+};
+
+cal_arch cal_gpu_arch(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof archs / sizeof archs[0]; i++)
+        if (strcmp(archs[i].name, name) == 0)
+            return archs[i].arch;
+    return CAL_ARCH_UNKNOWN;
+}
+
 /* desc contains `word` not followed by a letter or digit ("H20" but not "H200"). */
 static int has_word(const char *desc, const char *word)
 {

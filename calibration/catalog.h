@@ -56,6 +56,20 @@ const char *cal_model_names(char *buf, size_t len);
  * "h100-sxm"), or NULL when none matches. */
 const char *cal_gpu_from_device(const char *desc);
 
+/* GPU architectures: which kernels the engines run there (FlashAttention-3 and its kin need
+ * Hopper or data-center Blackwell). */
+typedef enum cal_arch {
+    CAL_ARCH_UNKNOWN = 0,
+    CAL_ARCH_AMPERE,
+    CAL_ARCH_ADA,
+    CAL_ARCH_HOPPER,
+    CAL_ARCH_BLACKWELL,     /* data-center: B200, B300, GB200, GB300 */
+    CAL_ARCH_BLACKWELL_RTX, /* workstation and consumer: RTX PRO 6000, RTX 5090 */
+    CAL_ARCH_CDNA           /* AMD Instinct MI300X, MI325X, MI355X */
+} cal_arch;
+/* The architecture of catalog GPU `name`; CAL_ARCH_UNKNOWN for a name not in the catalog. */
+cal_arch cal_gpu_arch(const char *name);
+
 /* A one-line description of the datasheet source of GPU `name`, or NULL when unknown. */
 const char *cal_gpu_source(const char *name);
 

@@ -9,10 +9,15 @@
  * sampling over the sequences that emit a token.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "cal_int.h"
 
-static const char *const extra_names[] = {"embed", "sample", "allreduce"};
+static const char *const extra_names[] = {"embed",       "sample",      "allreduce",  "send_recv",
+                                          "moe_router",  "moe_experts", "moe_shared", "all2all",
+                                          "dsa_indexer", "linear_attn"};
+_Static_assert(sizeof extra_names / sizeof extra_names[0] == CAL_OP_TOTAL - KERN_OP_COUNT,
+               "a name for every cal_op");
 
 const char *cal_op_name(int op)
 {
@@ -40,46 +45,239 @@ static int same_rest(const eng_shape *a, const eng_shape *b)
            a->prefill_seqs == b->prefill_seqs && a->prefill_tokens == b->prefill_tokens &&
            a->prefill_pairs == b->prefill_pairs && a->prefill_kv == b->prefill_kv &&
            a->prefill_q2 == b->prefill_q2 && a->decode_seqs == b->decode_seqs &&
-           a->emit_seqs == b->emit_seqs;
+           a->emit_seqs == b->emit_seqs && a->cap == b->cap && a->cap_chunked == b->cap_chunked &&
+           (a->cap == 0 || (a->prefill_pairs_capped == b->prefill_pairs_capped &&
+                            a->prefill_kv_capped == b->prefill_kv_capped));
 }
 
-double cal_layer_walk(const eng_shape *s, int layers, int tp,
-                      double (*fn)(const void *st, const cal_work *w), const void *st,
-                      cal_walk_cache *cache)
+cal_plan cal_plan_dense(int layers, int tp)
 {
-    static const int seq[] = {
-        KERN_OP_RMSNORM,  KERN_OP_QKV_PROJ, KERN_OP_ROPE,    KERN_OP_ATTN_PREFILL, KERN_OP_O_PROJ,
-        CAL_OP_ALLREDUCE, KERN_OP_ADD,      KERN_OP_RMSNORM, KERN_OP_MLP_UP_GATE,  KERN_OP_MLP_ACT,
-        KERN_OP_MLP_DOWN, CAL_OP_ALLREDUCE, KERN_OP_ADD,
-    };
-    double n = (double)s->tokens, rest = 0, once = 0;
+    cal_plan p = {{layers, 0, 0}, layers, 0, tp, 1, 1, 0};
+    return p;
+}
+
+static const int attn_seq[] = {KERN_OP_RMSNORM,      KERN_OP_QKV_PROJ, KERN_OP_ROPE,
+                               KERN_OP_ATTN_PREFILL, KERN_OP_O_PROJ,   CAL_OP_ALLREDUCE,
+                               KERN_OP_ADD};
+static const int linear_seq[] = {KERN_OP_RMSNORM, KERN_OP_QKV_PROJ, CAL_OP_LINEAR_ATTN,
+                                 KERN_OP_O_PROJ,  CAL_OP_ALLREDUCE, KERN_OP_ADD};
+static const int mlp_seq[] = {KERN_OP_RMSNORM,  KERN_OP_MLP_UP_GATE, KERN_OP_MLP_ACT,
+                              KERN_OP_MLP_DOWN, CAL_OP_ALLREDUCE,    KERN_OP_ADD};
+/* MODEL: an MoE layer as vLLM's FusedMoE runs it: router, (dispatch), the experts' grouped
+ * GEMMs, (combine), the shared experts, then the reduction over the TP group. */
+static const int moe_seq[] = {KERN_OP_RMSNORM, CAL_OP_ROUTER, CAL_OP_ALL2ALL,   CAL_OP_EXPERTS,
+                              CAL_OP_ALL2ALL,  CAL_OP_SHARED, CAL_OP_ALLREDUCE, KERN_OP_ADD};
+#define NSEQ(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The sums a capped-kind operator reads: the capped ones when the shape has a cap. */
+static void attn_sums(const eng_shape *s, int kind, double *pairs, double *kv, double *dctx)
+{
+    int capped = kind == CAL_KIND_CAPPED && s->cap > 0;
+    *pairs = capped ? s->prefill_pairs_capped : s->prefill_pairs;
+    *kv = capped ? s->prefill_kv_capped : s->prefill_kv;
+    *dctx = (double)(capped ? s->decode_ctx_capped : s->decode_ctx);
+}
+
+/* Which operators of a layer attn_rest prices. */
+enum { ATTN_ALL, ATTN_NO_PREFILL, ATTN_PREFILL_ONLY };
+
+/* One layer of attention kind `kind`, all but the operators that read decode contexts; `part`
+ * leaves prefill attention out or takes it alone. */
+static double attn_rest(const eng_shape *s, const cal_plan *p, int kind, int part,
+                        double (*fn)(const void *st, const cal_work *w), const void *st)
+{
+    const int *seq = kind == CAL_KIND_LINEAR ? linear_seq : attn_seq;
+    size_t n = kind == CAL_KIND_LINEAR ? NSEQ(linear_seq) : NSEQ(attn_seq);
+    double rest = 0, pairs, kv, dctx;
+    attn_sums(s, kind, &pairs, &kv, &dctx);
+    for (size_t i = 0; i < n; i++) {
+        if ((part == ATTN_NO_PREFILL && seq[i] == KERN_OP_ATTN_PREFILL) ||
+            (part == ATTN_PREFILL_ONLY && seq[i] != KERN_OP_ATTN_PREFILL))
+            continue;
+        cal_work w = {.op = seq[i],
+                      .tokens = (double)s->tokens,
+                      .per_layer = 1,
+                      .kind = kind,
+                      .eager = s->prefill_tokens > 0};
+        if (seq[i] == KERN_OP_ATTN_PREFILL) {
+            if (s->prefill_seqs <= 0 || s->prefill_tokens <= 0)
+                continue;
+            w.seqs = s->prefill_seqs;
+            w.q_tokens = (double)s->prefill_tokens;
+            w.pairs = pairs;
+            w.kv = kv;
+            w.causal = (s->prefill_q2 + (double)s->prefill_tokens) / 2;
+        } else if (seq[i] == CAL_OP_ALLREDUCE && p->tp <= 1) {
+            continue;
+        } else if (seq[i] == CAL_OP_LINEAR_ATTN) {
+            w.seqs = s->num_seqs;
+            w.prefill_seqs = s->prefill_seqs;
+            w.prefill_tokens = (double)s->prefill_tokens;
+        }
+        rest += fn(st, &w);
+    }
+    return rest;
+}
+
+/* One layer of attention kind `kind`: the operators that read decode contexts. */
+static double attn_decode(const eng_shape *s, const cal_plan *p, int kind,
+                          double (*fn)(const void *st, const cal_work *w), const void *st)
+{
+    double t = 0, pairs, kv, dctx;
+    if (kind == CAL_KIND_LINEAR)
+        return 0;
+    attn_sums(s, kind, &pairs, &kv, &dctx);
+    if (s->decode_seqs > 0) {
+        cal_work w = {.op = KERN_OP_ATTN_DECODE,
+                      .tokens = (double)s->tokens,
+                      .per_layer = 1,
+                      .kind = kind,
+                      .eager = s->prefill_tokens > 0,
+                      .seqs = s->decode_seqs,
+                      .pairs = dctx + s->decode_seqs};
+        t += fn(st, &w);
+    }
+    if (p->indexer && kind == CAL_KIND_CAPPED) {
+        /* the indexer scores every earlier key of every query, capped or not */
+        double dk = (double)s->decode_ctx + s->decode_seqs;
+        cal_work w = {.op = CAL_OP_INDEXER,
+                      .tokens = (double)s->tokens,
+                      .per_layer = 1,
+                      .kind = kind,
+                      .eager = s->prefill_tokens > 0,
+                      .seqs = s->num_seqs,
+                      .q_tokens = (double)s->prefill_tokens,
+                      .pairs = s->prefill_pairs + dk,
+                      .kv = s->prefill_kv + dk};
+        t += fn(st, &w);
+    }
+    return t;
+}
+
+static double ffn_rest(const eng_shape *s, const cal_plan *p, int moe,
+                       double (*fn)(const void *st, const cal_work *w), const void *st)
+{
+    const int *seq = moe ? moe_seq : mlp_seq;
+    size_t n = moe ? NSEQ(moe_seq) : NSEQ(mlp_seq);
+    double rest = 0;
+    int phase = 0;
+    for (size_t i = 0; i < n; i++) {
+        cal_work w = {.op = seq[i],
+                      .tokens = (double)s->tokens,
+                      .per_layer = 1,
+                      .eager = s->prefill_tokens > 0};
+        if (seq[i] == CAL_OP_ALLREDUCE && p->tp <= 1)
+            continue;
+        if (seq[i] == CAL_OP_ALL2ALL) {
+            if (p->dp <= 1)
+                continue;
+            w.phase = phase++;
+        }
+        rest += fn(st, &w);
+    }
+    return rest;
+}
+
+/* The embedding and the final norm: once per pass, by token count. */
+static double once_tok(const eng_shape *s, double (*fn)(const void *st, const cal_work *w),
+                       const void *st, int eager)
+{
+    cal_work embed = {.op = CAL_OP_EMBED, .tokens = (double)s->tokens, .eager = eager};
+    cal_work norm = {.op = KERN_OP_RMSNORM, .tokens = (double)s->tokens, .eager = eager};
+    return fn(st, &embed) + fn(st, &norm);
+}
+
+/* The LM head and sampling of the sequences that emit a token. */
+static double once_emit(const eng_shape *s, double (*fn)(const void *st, const cal_work *w),
+                        const void *st, int eager)
+{
+    if (s->emit_seqs <= 0)
+        return 0;
+    cal_work head = {.op = KERN_OP_LM_HEAD, .tokens = s->emit_seqs, .eager = eager};
+    cal_work sample = {.op = CAL_OP_SAMPLE, .tokens = s->emit_seqs, .eager = eager};
+    return fn(st, &head) + fn(st, &sample);
+}
+
+/* The cache's table for [eager][0..CAL_WALK_TAB), allocated on first use (zeros). */
+static double *table(double **t)
+{
+    if (!*t)
+        *t = sim_xcalloc(2 * CAL_WALK_TAB, sizeof **t);
+    return *t;
+}
+
+/* A dense layer without its prefill attention. */
+static double dense_tok(const eng_shape *s, const cal_plan *p,
+                        double (*fn)(const void *st, const cal_work *w), const void *st,
+                        cal_walk_cache *c, int eager)
+{
+    if (!c || s->tokens >= CAL_WALK_TAB)
+        return attn_rest(s, p, CAL_KIND_FULL, ATTN_NO_PREFILL, fn, st) + ffn_rest(s, p, 0, fn, st);
+    double *v = &table(&c->tok)[eager * CAL_WALK_TAB + s->tokens];
+    if (*v == 0)
+        *v = attn_rest(s, p, CAL_KIND_FULL, ATTN_NO_PREFILL, fn, st) + ffn_rest(s, p, 0, fn, st);
+    return *v;
+}
+
+/* A dense model's once-per-pass operators. */
+static double dense_once(const eng_shape *s, double (*fn)(const void *st, const cal_work *w),
+                         const void *st, cal_walk_cache *c, int eager)
+{
+    if (!c || s->tokens >= CAL_WALK_TAB || s->emit_seqs >= CAL_WALK_TAB)
+        return once_tok(s, fn, st, eager) + once_emit(s, fn, st, eager);
+    double *t = &table(&c->once_tok)[eager * CAL_WALK_TAB + s->tokens];
+    if (*t == 0)
+        *t = once_tok(s, fn, st, eager);
+    double e = 0;
+    if (s->emit_seqs > 0) {
+        double *v = &table(&c->emit)[eager * CAL_WALK_TAB + s->emit_seqs];
+        if (*v == 0)
+            *v = once_emit(s, fn, st, eager);
+        e = *v;
+    }
+    return *t + e;
+}
+
+void cal_walk_cache_free(cal_walk_cache *c)
+{
+    if (!c)
+        return;
+    free(c->tok);
+    free(c->once_tok);
+    free(c->emit);
+    free(c);
+}
+
+double cal_plan_walk(const eng_shape *s, const cal_plan *p,
+                     double (*fn)(const void *st, const cal_work *w), const void *st,
+                     cal_walk_cache *cache)
+{
+    double n = (double)s->tokens, rest = 0, once = 0, dep = 0;
     if (n <= 0)
         return 0;
+    /* a dense model (one attention kind, dense MLPs in every layer) keeps one per-layer sum */
+    int dense = p->attn[CAL_KIND_FULL] == p->dense && p->moe == 0 &&
+                p->attn[CAL_KIND_CAPPED] == 0 && p->attn[CAL_KIND_LINEAR] == 0;
+    int eager = s->prefill_tokens > 0;
     if (cache && cache->valid && same_rest(&cache->key, s)) {
         rest = cache->rest;
         once = cache->once;
     } else {
-        for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
-            cal_work w = {.op = seq[i], .tokens = n, .per_layer = 1};
-            if (seq[i] == KERN_OP_ATTN_PREFILL) {
-                if (s->prefill_seqs <= 0 || s->prefill_tokens <= 0)
-                    continue;
-                w.seqs = s->prefill_seqs;
-                w.q_tokens = (double)s->prefill_tokens;
-                w.pairs = s->prefill_pairs;
-                w.kv = s->prefill_kv;
-            } else if (seq[i] == CAL_OP_ALLREDUCE && tp <= 1) {
-                continue;
-            }
-            rest += fn(st, &w);
-        }
-        cal_work embed = {.op = CAL_OP_EMBED, .tokens = n};
-        cal_work norm = {.op = KERN_OP_RMSNORM, .tokens = n};
-        once += fn(st, &embed) + fn(st, &norm);
-        if (s->emit_seqs > 0) {
-            cal_work head = {.op = KERN_OP_LM_HEAD, .tokens = s->emit_seqs};
-            cal_work sample = {.op = CAL_OP_SAMPLE, .tokens = s->emit_seqs};
-            once += fn(st, &head) + fn(st, &sample);
+        if (dense) {
+            /* the operators that depend on the token count and eagerness alone come from the
+             * cache's tables when it has them: steps of equal token counts share them */
+            rest = dense_tok(s, p, fn, st, cache, eager) +
+                   attn_rest(s, p, CAL_KIND_FULL, ATTN_PREFILL_ONLY, fn, st);
+            once = dense_once(s, fn, st, cache, eager);
+        } else {
+            for (int k = 0; k < CAL_KIND_COUNT; k++)
+                if (p->attn[k] > 0)
+                    rest += p->attn[k] * attn_rest(s, p, k, ATTN_ALL, fn, st);
+            if (p->dense > 0)
+                rest += p->dense * ffn_rest(s, p, 0, fn, st);
+            if (p->moe > 0)
+                rest += p->moe * ffn_rest(s, p, 1, fn, st);
+            once = once_tok(s, fn, st, eager) + once_emit(s, fn, st, eager);
         }
         if (cache) {
             cache->valid = 1;
@@ -88,12 +286,18 @@ double cal_layer_walk(const eng_shape *s, int layers, int tp,
             cache->once = once;
         }
     }
-    double decode = 0;
-    if (s->decode_seqs > 0) {
-        cal_work w = {.op = KERN_OP_ATTN_DECODE, .tokens = n, .per_layer = 1};
-        w.seqs = s->decode_seqs;
-        w.pairs = (double)s->decode_ctx + s->decode_seqs;
-        decode = fn(st, &w);
-    }
-    return (rest + decode) * layers + once;
+    if (dense)
+        return (rest + attn_decode(s, p, CAL_KIND_FULL, fn, st)) * p->dense + once;
+    for (int k = 0; k < CAL_KIND_COUNT; k++)
+        if (p->attn[k] > 0)
+            dep += p->attn[k] * attn_decode(s, p, k, fn, st);
+    return rest + dep + once;
+}
+
+double cal_layer_walk(const eng_shape *s, int layers, int tp,
+                      double (*fn)(const void *st, const cal_work *w), const void *st,
+                      cal_walk_cache *cache)
+{
+    cal_plan p = cal_plan_dense(layers, tp);
+    return cal_plan_walk(s, &p, fn, st, cache);
 }

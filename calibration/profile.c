@@ -19,7 +19,10 @@
 #include "roofline.h"
 #include "stats.h"
 
-_Static_assert(CAL_OP_EMBED == CAL_PROFILE_OP_EMBED && CAL_PROFILE_OPS == CAL_OP_EMBED + 1,
+_Static_assert(CAL_OP_EMBED == CAL_PROFILE_OP_EMBED &&
+                   CAL_OP_ALLREDUCE == CAL_PROFILE_OP_ALLREDUCE &&
+                   CAL_OP_SEND_RECV == CAL_PROFILE_OP_SEND_RECV &&
+                   CAL_PROFILE_OPS == CAL_OP_SEND_RECV + 1,
                "profile op indices");
 
 /* Held-out fraction and the stream base of the split (one stream per operator). */
@@ -259,9 +262,9 @@ const char *cal_profile_unmeasured(const cal_profile *p, char *buf, size_t len)
     if (len == 0)
         return buf;
     buf[0] = '\0';
-    for (size_t i = 0; i < sizeof pass_ops / sizeof pass_ops[0]; i++) {
-        int op = pass_ops[i];
-        if (op < CAL_PROFILE_OPS && p->has_fit[op])
+    for (size_t i = 0; i <= sizeof pass_ops / sizeof pass_ops[0]; i++) {
+        int op = i < sizeof pass_ops / sizeof pass_ops[0] ? pass_ops[i] : CAL_OP_ALLREDUCE;
+        if ((op < CAL_PROFILE_OPS && p->has_fit[op]) || (op == CAL_OP_ALLREDUCE && p->tp <= 1))
             continue;
         int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", cal_op_name(op));
         if (w < 0 || used + (size_t)w >= len)
@@ -310,6 +313,8 @@ static double fitted_op_ns(const void *st, const cal_work *w)
     }
     if (op == KERN_OP_ATTN_DECODE)
         return fit_at(s, op, w->seqs, w->pairs / w->seqs);
+    if (op == CAL_OP_ALLREDUCE) /* MODEL: the imported NCCL table, by message bytes */
+        return fit_at(s, op, w->tokens * s->m.hidden * 2.0, 0);
     return fit_at(s, op, w->tokens, 0);
 }
 
@@ -336,7 +341,7 @@ static void fitted_fini(void *st)
         cal_fit_grid_free(s->grid[i]);
     cal_predictor_free(&s->rl);
     cal_profile_free(s->owned);
-    free(s->cache);
+    cal_walk_cache_free(s->cache);
     free(s);
 }
 

@@ -14,6 +14,7 @@
  *     two-dimensional attention grids), with the roofline form, scaled to meet the grid's edge,
  *     beyond it.
  * Shape coordinates per operator: linear and elementwise operators x = tokens (rows), y = 0;
+ * allreduce and send_recv x = bytes per GPU, y = 0;
  * attn_prefill x = chunk tokens, y = context before the chunk; attn_decode x = sequences,
  * y = cached tokens per sequence (including the new one).
  * A profile owns its arrays; cal_profile_free releases everything.
@@ -29,9 +30,12 @@
 #include "sim.h"
 
 /* Operators a profile may hold: the kernels' kern_op values 0..10 (qkv_proj .. add), then
- * embed (11). Other indices are unused. */
-#define CAL_PROFILE_OPS 12
+ * embed (11), and from imported network tables allreduce (13) and send_recv (14). Index 12
+ * (sample) is never measured. */
+#define CAL_PROFILE_OPS 15
 #define CAL_PROFILE_OP_EMBED 11
+#define CAL_PROFILE_OP_ALLREDUCE 13
+#define CAL_PROFILE_OP_SEND_RECV 14
 
 typedef enum cal_form { CAL_FORM_ROOFLINE = 0, CAL_FORM_INTERP = 1, CAL_FORM_COUNT } cal_form;
 

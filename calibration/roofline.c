@@ -1,15 +1,23 @@
 /*
  * roofline.c: the datasheet roofline predictor.
  *
- * Work per operator is counted on one GPU's shard: under tensor parallelism T the query heads,
+ * Work per operator is counted on one GPU's shard. Under tensor parallelism T the query heads,
  * KV heads (replicated when fewer than T), MLP width and vocabulary are split T ways (Megatron
  * column/row parallel layers, as vLLM shards them) while norms, residual adds and the embedding
- * act on full-width activations. Activations are 16-bit in every dtype. Each linear layer
- * reads its weights in the bytes its part is stored in (eng_model_part_bytes: fp8, a 4-bit
- * format, or 16-bit for parts the scheme leaves out) and runs on the tensor cores eng_precision
- * picks for it (fp8 or fp4 peaks for quantized parts, the bf16 peak otherwise); KV bytes follow
- * the KV dtype. It prices dense decoders only: cal_roofline_priced names what it refuses.
- * The state is immutable after cal_roofline_new, so one predictor may serve many replicas.
+ * act on full-width activations. Under attention data parallelism D each of the D attention
+ * ranks runs its own share of the batch (taken as 1/D of every sum: the engine gives one shape
+ * per replica, so the ranks are assumed balanced); routed experts see the tokens of every rank.
+ * Activations are 16-bit in every dtype. Each linear layer reads its weights in the bytes its
+ * part is stored in (eng_model_part_bytes) and runs on the tensor cores eng_precision picks for
+ * it; KV bytes follow the KV dtype.
+ *
+ * Layers come in kinds (cal_plan): attention over the whole context (GQA or MLA), capped
+ * attention (sliding windows, chunked local attention, DeepSeek sparse attention: the shape's
+ * capped sums), linear attention (gated DeltaNet), and dense or MoE MLPs. Each operator's
+ * formula cites its source below.
+ * The state is immutable after cal_roofline_new (the walk cache and the scratch floor of the
+ * pass being priced aside), so one predictor may serve many replicas of one engine, one call
+ * at a time.
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,42 +25,105 @@
 #include <string.h>
 
 #include "cal_int.h"
+#include "catalog.h"
 #include "roofline.h"
 
-/* MODEL: cuBLAS/cuBLASLt bf16 GEMMs of LLM sizes reach about 70% of the dense datasheet peak on
- * H100 SXM (roughly 650-750 of 989 TFLOP/s for 4k-8k sized matrices in NVIDIA's and the
- * community's GEMM benchmarks) and 70-80% on A100; we take 70%. */
-#define CAL_RL_GEMM_EFF 0.70
-/* MODEL: FlashAttention-2's forward pass reaches 50-73% of peak on A100 (Dao, "FlashAttention-2",
- * 2023) and 35-50% on H100, where FlashAttention-3 reaches 75%; we take 50%. */
-#define CAL_RL_ATTN_EFF 0.50
-/* MODEL: memory-bound kernels (GEMV-like decode GEMMs, norms, elementwise) reach 80-90% of the
- * datasheet HBM bandwidth on A100/H100 (STREAM-style copies: ~1.7-1.8 of 2.0 TB/s on A100 80GB,
- * ~2.9-3.0 of 3.35 TB/s on H100 SXM); we take 80%. */
-#define CAL_RL_MEM_EFF 0.80
-/* MODEL: paged decode attention gathers K/V by block table and reaches a lower fraction of the
- * bandwidth than a contiguous stream (vLLM PagedAttention and FlashInfer report 60-80% at long
- * contexts); we take 70%. */
-#define CAL_RL_DECODE_ATTN_MEM_EFF 0.70
-/* MODEL: each kernel costs a fixed ~2 us on top of its roofline time: the launch gap between
- * kernels replayed from a CUDA graph (vLLM captures decode in graphs; Nsight traces show 1-3 us
- * gaps) and the ramp of a small grid. It is also the floor of a tiny kernel. */
-#define CAL_RL_LAUNCH_NS 2000.0
-/* MODEL: NCCL ring all-reduce reaches about 80% of the per-direction link bandwidth as bus
- * bandwidth in nccl-tests on NVLink systems; the same fraction is taken for PCIe. */
-#define CAL_RL_LINK_EFF 0.80
-/* MODEL: a small all-reduce costs ~5-10 us of latency (vLLM's custom all-reduce ~5 us, NCCL
- * ~10 us on NVLink for messages under 1 MB); we take 8 us. */
-#define CAL_RL_ALLREDUCE_LAT_NS 8000.0
-/* MODEL: pinned host <-> device copies reach ~80% of the PCIe per-direction bandwidth
- * (cudaMemcpy bandwidthTest), after ~10 us of setup. */
-#define CAL_RL_PCIE_EFF 0.80
+/*
+ * Every kernel's time is a smooth maximum of its floor, its compute time and its memory time,
+ *     t = (F^p + (flops / (peak x e_c))^p + (bytes / (bw x e_m))^p)^(1/p),  p = 1.5,
+ * with the floor F, the fractions e_c of the datasheet peak and e_m of the bandwidth set per
+ * kernel class. MODEL: max() (p -> infinity) prices GEMMs of 128-256 tokens 24-32% too fast
+ * near the ridge (issue 13); p and each class's constants are fitted on the development data,
+ * Vidur's A100 per-operator tables (tests/fidelity/fit_vidur_ops.py: mean |log error| per
+ * class by coordinate search; p = 1.5 beats 1.25, 1.75, 2, 2.5 and 3 on the median |error|
+ * over all 107,511 points). Unmeasured kernels take the class nearest in kind (noted).
+ */
+typedef struct kclass {
+    double floor_ns; /* a kernel that does no useful work: launch, ramp and tail */
+    double ceff;     /* fraction of the datasheet peak FLOP/s */
+    double meff;     /* fraction of the datasheet HBM bandwidth */
+} kclass;
+
+/* GEMMs (qkv, o, up/gate, down in every model and TP degree of the tables): 36,188 points. */
+static const kclass K_GEMM = {9930, 0.728, 0.770};
+/* Elementwise classes; their FLOPs are negligible (e_c unused). RMSNorm 17,835 points, RoPE,
+ * SiLU-and-mul, residual add and the embedding gather 9,047 each: floors of 2-4 us where the
+ * old roofline had one 2 us figure, and the fraction of the bandwidth each kernel reaches. */
+static const kclass K_NORM = {3940, 1, 0.352};
+static const kclass K_ROPE = {3120, 1, 0.428};
+static const kclass K_ACT = {3070, 1, 0.485};
+static const kclass K_ADD = {1890, 1, 0.896};
+static const kclass K_EMBED = {4000, 1, 0.150};
+/* Decode attention (10,112 points of the attention table: Llama-2-70B at TP2, 32 query and 4
+ * KV heads per GPU, FlashAttention backend): a ~20 us floor, K and V read at 80% of the
+ * bandwidth, and the query heads' work (4 x query heads x head_dim FLOPs per key, not the KV
+ * heads') at 13.6% of the tensor peak: decode kernels multiply a handful of query rows per
+ * tile, close to the CUDA-core rate (A100: 19.5 of 312 TFLOP/s). The query-head term is what
+ * prices a GQA model above its KV bytes. */
+static const kclass K_DECODE = {20540, 0.136, 0.800};
+/* Prefill attention (4,206 points, one sequence each): floor and the key/value term fitted;
+ * e_m stands for the per-key cost of a chunk whose few query tiles cannot fill the GPU
+ * (FlashAttention parallelises over query tiles x heads). The compute term is per engine. */
+#define PREFILL_FLOOR_NS 10730.0
+#define PREFILL_MEFF 0.078
+/* MODEL: FlashMLA, the MLA decode kernel of vLLM and SGLang on Hopper, reaches 3,000 GB/s
+ * memory-bound and 660 TFLOPS compute-bound on H800 (README of deepseek-ai/FlashMLA): 90% of
+ * the 3.35 TB/s and 67% of the 989 TFLOPS; decode's floor as above. */
+static const kclass K_MLA = {20540, 0.667, 0.896};
+
+/* MODEL: prefill attention compute per engine and attention backend: the causal square of a
+ * chunk costs `causal_weight` times its pairs (2: masked tiles are computed, 1: skipped) at
+ * e_c of the 16-bit peak. FlashAttention-2 class kernels (vLLM and SGLang before Hopper):
+ * fitted on Vidur's A100 table, which vLLM's FlashAttention backend produced (weight 2 chosen
+ * from 1, 1.5, 2, 2.5: median |error| 13.2, 8.4, 5.0, 3.6%; 2 is the physical reading).
+ * TensorRT-LLM's context FMHA skips masked tiles and reaches near 50% of the peak in measured
+ * profiles (issue 13). FlashAttention-3 class kernels on Hopper and data-center Blackwell
+ * (vLLM V1 and SGLang use FA3 there, TensorRT-LLM its Hopper FMHA): 540-640 of 989 TFLOPS for
+ * causal head_dim 128 at 2k-8k tokens in the FlashAttention-3 paper (Shah et al. 2024,
+ * figure 5), about 55%. */
+typedef struct attn_eff {
+    double causal_weight, ceff;
+} attn_eff;
+
+/* MODEL: all-reduce. NCCL's ring, fitted on Vidur's DGX A100 network table (2,982 rows within
+ * one node, 2 to 8 GPUs): a 60.3 us floor and 50.3% of the per-direction NVLink bandwidth on
+ * the ring's 2 (T - 1) / T bytes. Serving engines reduce small activations with a custom
+ * all-reduce over NVLink (vLLM's CustomAllreduce up to 8 MiB, which SGLang and TensorRT-LLM
+ * match): SGLang PR 2904 measures vLLM's on H100 at 8.7-11.8 us up to 32 KB and 26.6/40.2/45.0
+ * us at 1 MB for TP 2/4/8, i.e. a ~9 us floor and ~12% of the 450 GB/s link on the ring's
+ * bytes; the engine takes whichever is faster. Without NVLink NCCL goes over PCIe: 28 GB/s of
+ * bus bandwidth on 8 x RTX 5090 at PCIe Gen5 (NCCL issue 1639), 44% of 64 GB/s, with a 42 us
+ * floor for an 8-byte all-reduce over 8 GPUs on PCIe (NCCL issue 1530). */
+#define NCCL_FLOOR_NS 60300.0
+#define NCCL_LINK_EFF 0.503
+#define CAR_FLOOR_NS 9000.0
+#define CAR_LINK_EFF 0.12
+#define CAR_MAX_BYTES (8.0 * 1024 * 1024)
+#define PCIE_AR_FLOOR_NS 42000.0
+#define PCIE_AR_EFF 0.44
+/* MODEL: DeepEP's intranode normal kernels move 153 GB/s (dispatch) and 158 GB/s (combine) per
+ * GPU over H800 NVLink, whose datasheet gives 200 GB/s per direction: 77% (DeepEP README,
+ * "Normal kernels with NVLink and RDMA forwarding"). */
+#define CAL_RL_A2A_EFF 0.77
+/* MODEL: a dispatch or combine kernel pays a fixed cost for its counts exchange and barrier
+ * before any token moves; DeepEP's low-latency kernels take 77 us (dispatch) and 114 us
+ * (combine) for 128 tokens x top-8 over EP8 (README), of which the bandwidth term at the
+ * reported 98/127 GB/s is ~75/~115 us, leaving a fixed part of the order of 10 us; we take
+ * 10 us per direction. */
+#define CAL_RL_A2A_LAT_NS 10000.0
+/* MODEL: pinned host <-> device copies reach 25 of the 32 GB/s of PCIe Gen4 x16 as measured
+ * peak (BaM, issue 54: "it is measured peak"), 78%. The 10 us of setup per transfer is an
+ * assumption (not measured here): under 0.1% of a swap of a GiB. */
+#define CAL_RL_PCIE_EFF 0.78
 #define CAL_RL_PCIE_LAT_NS 10000.0
 /* Activations and logits: 16-bit activations in every dtype; fp32 logits. */
 #define ACT_BYTES 2.0
 #define LOGIT_BYTES 4.0
 /* Kernels in the sampling step (temperature/softmax, top-k/top-p filter, draw). */
 #define SAMPLE_KERNELS 3.0
+/* MODEL: the chunk size of the chunked gated delta rule in flash-linear-attention's kernels
+ * (fla chunk_gated_delta_rule, BT = 64), which vLLM's Qwen3-Next model runs for prefill. */
+#define LINEAR_CHUNK 64.0
 
 /* A linear layer's storage and compute: weight bytes per element and the FLOP/s it runs at. */
 typedef struct lin {
@@ -60,107 +131,465 @@ typedef struct lin {
     double peak;
 } lin;
 
+/* MODEL: kernel floors are latency: they scale with the SM clock. The datasheets' dense 16-bit
+ * peaks give the clocks: A100 312 TFLOPS / (108 SMs x 2,048 FLOP/clock) = 1.41 GHz, H100 SXM
+ * 989.4 TFLOPS / (132 SMs x 4,096 FLOP/clock) = 1.83 GHz (A100 and H100 whitepapers); the
+ * floors fitted on the A100 are scaled by 1.41 / 1.83 = 0.77 on Hopper. Other architectures
+ * keep the A100's floors (not measured; a stated approximation). */
+static double floor_scale(cal_arch arch)
+{
+    return arch == CAL_ARCH_HOPPER ? 1.41 / 1.83 : 1.0;
+}
+
+/* MODEL: a pass with prefill tokens runs its kernels eagerly (vLLM and SGLang replay CUDA
+ * graphs for decode batches only; TensorRT-LLM for generation-only batches), so a kernel
+ * shorter than its host-side launch costs the launch: the fixed first-token cost of 1.6-7 ms
+ * per request issue 13 measures over 450-1,100 kernels per pass (Llama-3-8B to 70B) is 3.6-6.2
+ * us per kernel; we take 4.5 us. */
+#define EAGER_LAUNCH_NS 4500.0
+
+/* Whose kernels run the pass: prefill attention before Hopper (FlashAttention-2 class) and on
+ * Hopper and data-center Blackwell (FlashAttention-3 class); see attn_eff above. */
+typedef struct engine_eff {
+    const char *name;
+    attn_eff fa2, fa3;
+} engine_eff;
+
+static const engine_eff engines[] = {
+    {"vllm", {2.0, 0.424}, {1.0, 0.55}},
+    {"sglang", {2.0, 0.424}, {1.0, 0.55}},
+    {"trtllm", {1.0, 0.50}, {1.0, 0.55}},
+};
+#define NENGINES ((int)(sizeof engines / sizeof engines[0]))
+
 typedef struct roofline {
     eng_model m;
     eng_gpu g;
     eng_dtype dt, kv;
-    int tp;
+    int tp, dp, ep, gpus;
     double nh, nkv, d, h, inter, vocab; /* per-GPU shard sizes (h is the full hidden size) */
     double kvb;                         /* KV bytes per element */
-    lin attn, mlp, head;                /* QKV/O projections, MLP, LM head */
-    double attn_peak;                   /* FLOP/s of attention and elementwise work */
-    int only;                           /* cal_roofline_op_ns: the one op to count, or -1 */
-    cal_walk_cache *cache;              /* owned; the walk's reuse between decode steps */
+    lin attn, mlp, head, experts, shared, router, linear, indexer;
+    double attn_peak;    /* FLOP/s of attention and elementwise work */
+    double index_peak;   /* FLOP/s of the indexer's scoring (fp8 where the GPU has it) */
+    attn_eff prefill;    /* prefill attention of the engine on this GPU */
+    int nvlink;          /* 1: GPUs joined by a link faster than PCIe */
+    double floor_scale;  /* kernel floors relative to the A100 they were fitted on */
+    double *eager_floor; /* owned scratch: the floor of the pass being priced (ns), set per
+                            operator from cal_work.eager; a kernel costs at least this */
+    int mla;             /* multi-head latent attention */
+    cal_plan plan;
+    /* MoE, on the busiest GPU */
+    double e_inter;        /* inner size of one routed expert on this GPU */
+    double e_local;        /* experts on this GPU */
+    double e_pairs;        /* token-expert pairs per routed token on the busiest GPU */
+    double *e_q;           /* per-token selection probability of each expert it holds */
+    int e_n;               /* how many (0: balanced, closed forms) */
+    double e_q0;           /* balanced: k / E */
+    double disp_bytes;     /* bytes per element dispatched (fp8 when the experts compute fp8) */
+    double hot_recv;       /* probability that a token has an expert on the busiest GPU */
+    int only;              /* cal_roofline_op_ns: the one op to count, or -1 */
+    cal_walk_cache *cache; /* owned; the walk's reuse between decode steps */
 } roofline;
 
-/* max(compute, memory) + launch, with the given efficiencies. */
-static double roof(double flops, double peak, double ceff, double bytes, double bw, double meff)
+/* x^1.5 and the smooth maximum of three times (ns) with p = 1.5: (a^p + b^p + c^p)^(1/p). */
+static double p15(double x)
 {
-    double tc = flops / (peak * ceff), tm = bytes / (bw * meff);
-    return (tc > tm ? tc : tm) * 1e9 + CAL_RL_LAUNCH_NS;
+    return x * sqrt(x);
 }
 
-/* Ring all-reduce of `bytes` over tp GPUs: 2(T-1)/T x bytes / link + latency. */
-static double allreduce_ns(const roofline *r, double bytes)
+/* The cube root of x >= 0 (0 for x <= 0): a guess from the exponent bits (the exponent
+ * divided by three, within 4%), then two Halley steps, each cubing the relative error: within
+ * 1.3e-14 of libm's cbrt over 1e-12..1e30 (measured), far below the 1 ns the pass is rounded to.
+ * Plain arithmetic, so the result is the same on every machine, and a quarter faster than
+ * libm's cbrt, which the smooth maximum needs for every kernel of every pass. */
+static double cube_root(double x)
 {
-    double t = r->tp;
-    return 2.0 * (t - 1) / t * bytes / (r->g.link_bw * CAL_RL_LINK_EFF) * 1e9 +
-           CAL_RL_ALLREDUCE_LAT_NS;
+    if (!(x > 0))
+        return 0;
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    bits = bits / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    double y;
+    memcpy(&y, &bits, sizeof y);
+    for (int i = 0; i < 2; i++) {
+        double y3 = y * y * y;
+        y = y * (y3 + 2 * x) / (2 * y3 + x);
+    }
+    return y;
+}
+
+static double smooth(double a, double b, double c)
+{
+    double r = cube_root(p15(a) + p15(b) + p15(c));
+    return r * r;
+}
+
+/* One kernel of class k doing `flops` at `peak` and moving `bytes` over the HBM. */
+static double kern(const roofline *r, const kclass *k, double flops, double peak, double bytes)
+{
+    double tc = flops > 0 ? flops / (peak * k->ceff) * 1e9 : 0;
+    double f = k->floor_ns * r->floor_scale;
+    if (f < *r->eager_floor)
+        f = *r->eager_floor;
+    return smooth(f, tc, bytes / (r->g.mem_bw * k->meff) * 1e9);
+}
+
+/* Ring all-reduce of `bytes` over tp GPUs (see the MODEL note on all-reduce above): NCCL, or
+ * on NVLink for messages up to CAR_MAX_BYTES the faster of NCCL and the custom all-reduce. */
+static double allreduce_ns(const roofline *r, double bytes, int nccl)
+{
+    double t = r->tp, ring = 2.0 * (t - 1) / t * bytes;
+    if (!r->nvlink)
+        return smooth(PCIE_AR_FLOOR_NS, 0, ring / (r->g.link_bw * PCIE_AR_EFF) * 1e9);
+    double nc = smooth(NCCL_FLOOR_NS, 0, ring / (r->g.link_bw * NCCL_LINK_EFF) * 1e9);
+    if (nccl || bytes > CAR_MAX_BYTES)
+        return nc;
+    double car = smooth(CAR_FLOOR_NS, 0, ring / (r->g.link_bw * CAR_LINK_EFF) * 1e9);
+    return car < nc ? car : nc;
 }
 
 /* A linear layer of n rows, k inputs, o outputs (this GPU's shard), stored and run as l. */
 static double gemm_ns(const roofline *r, const lin *l, double n, double k, double o)
 {
-    double flops = 2.0 * n * k * o;
-    double bytes = l->wb * k * o + ACT_BYTES * n * (k + o);
-    return roof(flops, l->peak, CAL_RL_GEMM_EFF, bytes, r->g.mem_bw, CAL_RL_MEM_EFF);
+    return kern(r, &K_GEMM, 2.0 * n * k * o, l->peak, l->wb * k * o + ACT_BYTES * n * (k + o));
 }
 
-/* An elementwise operator reading and writing `bytes` in total. */
-static double elem_ns(const roofline *r, double flops, double bytes)
+/* An elementwise operator of class k reading and writing `bytes` in total. */
+static double elem_ns(const roofline *r, const kclass *k, double bytes)
 {
-    return roof(flops, r->attn_peak, 1.0, bytes, r->g.mem_bw, CAL_RL_MEM_EFF);
+    return kern(r, k, 0, r->attn_peak, bytes);
 }
 
-static double attn_ns(const roofline *r, const cal_work *w)
+/* ---------------- attention ---------------- */
+
+/* Prefill attention's compute (ns) for `causal` pairs of chunks' own squares and `ctx` pairs
+ * over cached context, `per_pair` FLOPs each, as the engine's kernels run it. */
+static double prefill_compute_ns(const roofline *r, double per_pair, double causal, double ctx)
+{
+    double flops = per_pair * (ctx + r->prefill.causal_weight * causal);
+    return flops / (r->attn_peak * r->prefill.ceff) * 1e9;
+}
+
+/* GQA attention of one rank (sums already divided among the attention ranks); for prefill,
+ * `causal` of the pairs are the chunks' own squares. */
+static double gqa_ns(const roofline *r, int op, double seqs, double q, double pairs, double kv,
+                     double causal)
 {
     double nh = r->nh, nkv = r->nkv, d = r->d;
-    double flops = 4.0 * nh * d * w->pairs; /* QK^T and PV: 2 FLOPs per multiply-add each */
-    if (w->op == KERN_OP_ATTN_PREFILL) {
-        double bytes = ACT_BYTES * 2 * w->q_tokens * nh * d  /* Q in, O out */
-                       + r->kvb * 2 * nkv * d * w->kv        /* K and V read */
-                       + r->kvb * 2 * nkv * d * w->q_tokens; /* new K and V cached */
-        return roof(flops, r->attn_peak, CAL_RL_ATTN_EFF, bytes, r->g.mem_bw, CAL_RL_MEM_EFF);
+    double flops = 4.0 * nh * d * pairs; /* QK^T and PV: 2 FLOPs per multiply-add each */
+    if (op == KERN_OP_ATTN_PREFILL) {
+        double bytes = ACT_BYTES * 2 * q * nh * d  /* Q in, O out */
+                       + r->kvb * 2 * nkv * d * kv /* K and V read */
+                       + r->kvb * 2 * nkv * d * q; /* new K and V cached */
+        double tc = prefill_compute_ns(r, 4.0 * nh * d, causal, pairs - causal);
+        return smooth(fmax(PREFILL_FLOOR_NS * r->floor_scale, *r->eager_floor), tc,
+                      bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
     }
-    double bytes = ACT_BYTES * 2 * w->seqs * nh * d + r->kvb * 2 * nkv * d * w->pairs +
-                   r->kvb * 2 * nkv * d * w->seqs;
-    return roof(flops, r->attn_peak, CAL_RL_ATTN_EFF, bytes, r->g.mem_bw,
-                CAL_RL_DECODE_ATTN_MEM_EFF);
+    double bytes =
+        ACT_BYTES * 2 * seqs * nh * d + r->kvb * 2 * nkv * d * pairs + r->kvb * 2 * nkv * d * seqs;
+    return kern(r, &K_DECODE, flops, r->attn_peak, bytes);
 }
+
+/* MLA latent bytes per cached token per layer (kv_lora_rank + rope values in the KV dtype). */
+static double latent_bytes(const roofline *r)
+{
+    return ((double)r->m.kv_lora_rank + r->m.qk_rope_dim) * r->kvb;
+}
+
+/* MODEL: MLA in its absorbed (MQA) form over the latent cache, as FlashMLA and vLLM's MLA
+ * decode path run it (DeepSeek-V2 paper section 2.1.3; vLLM MLACommonImpl._forward_decode):
+ * the nope part of each query head is multiplied into the latent space by W_UK (a batched GEMM
+ * of rows x heads x qk_nope x kv_lora), scores are taken against the cached latent plus the
+ * shared rotary key (kv_lora + rope per head and key) and the weighted latents summed (kv_lora
+ * per head and key), and W_UV maps each head's kv_lora back to v_head_dim. The latent of a key
+ * is read once for all heads. vLLM keeps W_UK and W_UV in 16 bits (dequantized when loaded). */
+static double mla_absorbed_ns(const roofline *r, double rows, double pairs, double keys)
+{
+    double nh = r->nh, lora = r->m.kv_lora_rank, rope = r->m.qk_rope_dim;
+    double nope = r->m.qk_nope_dim, v = r->m.v_head_dim;
+    double peak = r->g.flops_bf16, uk = 0, uv = 0;
+    if (rows > 0) {
+        uk = kern(r, &K_GEMM, 2.0 * rows * nh * nope * lora, peak,
+                  ACT_BYTES * nh * nope * lora + ACT_BYTES * rows * nh * (nope + lora));
+        uv = kern(r, &K_GEMM, 2.0 * rows * nh * lora * v, peak,
+                  ACT_BYTES * nh * lora * v + ACT_BYTES * rows * nh * (lora + v));
+    }
+    double flops = 2.0 * nh * pairs * (lora + rope) + 2.0 * nh * pairs * lora;
+    double bytes = keys * latent_bytes(r) + ACT_BYTES * rows * nh * (lora + rope + lora);
+    return uk + uv + kern(r, &K_MLA, flops, r->attn_peak, bytes);
+}
+
+/* MODEL: MLA prefill in its expanded (MHA) form, as vLLM's MLACommonImpl._forward_prefill and
+ * SGLang's MHA path run it: the cached latents of the context and the chunk's own are
+ * up-projected by kv_b_proj to per-head keys (qk_nope) and values (v_head_dim), then a
+ * FlashAttention of head size qk_nope + qk_rope for QK^T and v_head_dim for PV. */
+static double mla_prefill_ns(const roofline *r, double q, double pairs, double kv, double causal)
+{
+    double nh = r->nh, lora = r->m.kv_lora_rank, rope = r->m.qk_rope_dim;
+    double nope = r->m.qk_nope_dim, v = r->m.v_head_dim;
+    double up = gemm_ns(r, &r->attn, kv, lora, nh * (nope + v));
+    double per_pair = 2.0 * nh * (nope + rope) + 2.0 * nh * v;
+    double bytes = ACT_BYTES * q * nh * (nope + rope + v) + ACT_BYTES * kv * nh * (nope + v) +
+                   kv * latent_bytes(r);
+    double tc = prefill_compute_ns(r, per_pair, causal, pairs - causal);
+    return up + smooth(fmax(PREFILL_FLOOR_NS * r->floor_scale, *r->eager_floor), tc,
+                       bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
+}
+
+/* Attention of one layer of kind w->kind on one rank. */
+static double attn_ns(const roofline *r, const cal_work *w)
+{
+    double D = r->dp, seqs = w->seqs / D, pairs = w->pairs / D;
+    if (w->op == KERN_OP_ATTN_PREFILL) {
+        double q = w->q_tokens / D, kv = w->kv / D;
+        double causal = w->causal / D < pairs ? w->causal / D : pairs;
+        if (!r->mla)
+            return gqa_ns(r, w->op, seqs, q, pairs, kv, causal);
+        /* MODEL: vLLM's FlashMLA sparse backend (DeepSeek-V3.2) runs prefill in the absorbed
+         * form too, over the indexer's top-k keys (flashmla_sparse.py) */
+        if (r->plan.indexer)
+            return mla_absorbed_ns(r, q, pairs, kv);
+        return mla_prefill_ns(r, q, pairs, kv, causal);
+    }
+    if (!r->mla)
+        return gqa_ns(r, w->op, seqs, seqs, pairs, pairs, 0);
+    return mla_absorbed_ns(r, seqs, pairs, pairs);
+}
+
+/* MODEL: DeepSeek-V3.2's lightning indexer (DeepSeek-V3.2-Exp report, section 2.1; vLLM's
+ * Indexer in deepseek_v2.py with DeepGEMM's fp8_mqa_logits and fp8_paged_mqa_logits): per
+ * token, wq_b (q_lora -> index_heads x index_dim), wk (hidden -> index_dim) and weights_proj
+ * (hidden -> index_heads), replicated on every rank; then for every query and every earlier key
+ * index_heads dot products of index_dim in fp8 (2 x heads x dim FLOPs), reading each key's fp8
+ * index key (index_dim + a 4-byte scale per 128) once per pass, and fp32 logits written and
+ * read again by the top-k selection. */
+static double indexer_ns(const roofline *r, const cal_work *w)
+{
+    double D = r->dp, n = w->tokens / D, pairs = w->pairs / D, keys = w->kv / D;
+    double ih = r->m.index_heads, id = r->m.index_dim, h = r->h;
+    double ql = r->m.q_lora_rank ? r->m.q_lora_rank : h;
+    double proj = gemm_ns(r, &r->indexer, n, ql, ih * id) + gemm_ns(r, &r->indexer, n, h, id) +
+                  gemm_ns(r, &r->indexer, n, h, ih);
+    double kb = id + id / 128 * 4;
+    /* the fp8 MQA logits run on tensor cores like a GEMM (DeepGEMM) */
+    double score =
+        kern(r, &K_GEMM, 2.0 * ih * id * pairs, r->index_peak, keys * kb + 2 * LOGIT_BYTES * pairs);
+    return proj + score;
+}
+
+/* MODEL: a gated DeltaNet layer's token mixing (Yang et al., "Gated Delta Networks", 2024;
+ * vLLM's Qwen3-Next/Qwen3.5 GatedDeltaNet with fla's kernels): a causal depthwise convolution
+ * of lin_conv taps over q, k and v; per token and value head the delta rule touches the
+ * head_k x head_v state three times (S k, S q, and the rank-one update: 6 x dk x dv FLOPs);
+ * prefill runs it chunked, adding the intra-chunk attention of LINEAR_CHUNK tokens (2 x C x
+ * (dk + dv) FLOPs per token and head); each sequence's state (convolution and recurrent) is
+ * read and written once per pass. */
+static double linear_attn_ns(const roofline *r, const cal_work *w)
+{
+    const eng_model *m = &r->m;
+    double D = r->dp, t = r->tp, n = w->tokens / D, seqs = w->seqs / D;
+    double pt = w->prefill_tokens / D;
+    double vh = m->lin_v_heads / t, dk = m->lin_k_dim, dv = m->lin_v_dim;
+    double conv_dim = (2.0 * m->lin_k_heads * dk + m->lin_v_heads * dv) / t;
+    double flops = 2.0 * m->lin_conv * conv_dim * n + 6.0 * vh * dk * dv * n +
+                   2.0 * LINEAR_CHUNK * (dk + dv) * vh * pt;
+    double state = conv_dim * (m->lin_conv - 1) * eng_dtype_bytes(m->act_dtype) +
+                   vh * dk * dv * eng_dtype_bytes(m->state_dtype);
+    double bytes = 2 * seqs * state + ACT_BYTES * n * (conv_dim + vh * dv);
+    /* unmeasured: fla's Triton kernels are taken at the GEMM class's efficiencies */
+    return kern(r, &K_GEMM, flops, r->attn_peak, bytes);
+}
+
+/* The query/key/value projections of one layer of kind w->kind on one rank. */
+static double qkv_ns(const roofline *r, const cal_work *w)
+{
+    const eng_model *m = &r->m;
+    double n = w->tokens / r->dp, h = r->h, nh = r->nh;
+    if (w->kind == CAL_KIND_LINEAR) {
+        /* MODEL: in_proj_qkvz and in_proj_ba of vLLM's GatedDeltaNet, column-parallel */
+        double kk = (double)m->lin_k_heads * m->lin_k_dim,
+               vv = (double)m->lin_v_heads * m->lin_v_dim;
+        return gemm_ns(r, &r->linear, n, h, (2 * kk + 2 * vv) / r->tp) +
+               gemm_ns(r, &r->linear, n, h, 2.0 * m->lin_v_heads / r->tp);
+    }
+    if (r->mla) {
+        /* MODEL: vLLM's DeepseekV2MLAAttention: fused_qkv_a_proj (hidden -> q_lora_rank +
+         * kv_lora_rank + rope, replicated) then q_b_proj (q_lora_rank -> heads x (nope +
+         * rope), column-parallel); without q_lora_rank, q_proj and kv_a_proj_with_mqa */
+        double qk = (double)m->qk_nope_dim + m->qk_rope_dim,
+               lat = (double)m->kv_lora_rank + m->qk_rope_dim;
+        if (m->q_lora_rank)
+            return gemm_ns(r, &r->attn, n, h, m->q_lora_rank + lat) +
+                   gemm_ns(r, &r->attn, n, m->q_lora_rank, nh * qk);
+        return gemm_ns(r, &r->attn, n, h, nh * qk) + gemm_ns(r, &r->attn, n, h, lat);
+    }
+    /* MODEL: Qwen3.5's gated attention doubles q_proj (a sigmoid gate per query head element) */
+    double qw = nh * (m->attn_output_gate ? 2 : 1);
+    return gemm_ns(r, &r->attn, n, h, (qw + 2 * r->nkv) * r->d);
+}
+
+static double o_ns(const roofline *r, const cal_work *w)
+{
+    const eng_model *m = &r->m;
+    double n = w->tokens / r->dp, h = r->h, nh = r->nh;
+    if (w->kind == CAL_KIND_LINEAR) {
+        /* MODEL: vLLM's GatedDeltaNet: a gated RMSNorm of the output, then out_proj */
+        double vv = (double)m->lin_v_heads * m->lin_v_dim / r->tp;
+        return elem_ns(r, &K_NORM, ACT_BYTES * 3 * n * vv) + gemm_ns(r, &r->linear, n, vv, h);
+    }
+    if (r->mla)
+        return gemm_ns(r, &r->attn, n, nh * m->v_head_dim, h);
+    double t = gemm_ns(r, &r->attn, n, nh * r->d, h);
+    if (m->attn_output_gate) /* sigmoid(gate) * output, before o_proj */
+        t += elem_ns(r, &K_ACT, ACT_BYTES * 3 * n * nh * r->d);
+    return t;
+}
+
+static double rope_ns(const roofline *r, const cal_work *w)
+{
+    const eng_model *m = &r->m;
+    double n = w->tokens / r->dp, nh = r->nh, nkv = r->nkv, d = r->d, t;
+    if (r->mla) {
+        /* rotary part of each query head and of the shared key, plus the RMSNorms of the
+         * query and KV latents */
+        double rd = m->qk_rope_dim, lat = (double)m->q_lora_rank + m->kv_lora_rank;
+        t = elem_ns(r, &K_ROPE, ACT_BYTES * 2 * n * (nh + 1) * rd);
+        return t + 2 * elem_ns(r, &K_NORM, ACT_BYTES * n * lat);
+    }
+    t = elem_ns(r, &K_ROPE, ACT_BYTES * 2 * n * (nh + nkv) * d);
+    if (m->qk_norm) /* MODEL: Qwen3/Gemma-3 normalise q and k per head before rotation */
+        t += elem_ns(r, &K_NORM, ACT_BYTES * 2 * n * (nh + nkv) * d);
+    return t;
+}
+
+/* ---------------- MLPs and experts ---------------- */
+
+/* A gated (or plain) MLP of inner size `in` on n rows, stored as l: up(+gate), act, down. */
+static double mlp3_ns(const roofline *r, const lin *l, double n, double in)
+{
+    double g = r->m.gated_mlp ? 2.0 : 1.0, h = r->h;
+    return gemm_ns(r, l, n, h, g * in) + elem_ns(r, &K_ACT, ACT_BYTES * n * (g * in + in)) +
+           gemm_ns(r, l, n, in, h);
+}
+
+/* Expected number of this GPU's experts that at least one of T routed tokens selects: per
+ * expert 1 - (1 - q)^T with q its per-token selection probability. */
+static double touched(const roofline *r, double T)
+{
+    if (r->e_n == 0)
+        return r->e_local * (r->e_q0 >= 1 ? 1 : -expm1(T * log1p(-r->e_q0)));
+    double s = 0;
+    for (int i = 0; i < r->e_n; i++)
+        s += r->e_q[i] >= 1 ? 1 : -expm1(T * log1p(-r->e_q[i]));
+    return s;
+}
+
+/* MODEL: the routed experts of one MoE layer on the busiest GPU, as a grouped GEMM (vLLM's
+ * fused_moe: w13 then w2 over the tokens sorted by expert, with the activation between):
+ * FLOPs of its token-expert pairs, and the weights of the experts the step touches (at small
+ * batch only a fraction fire: the expected count for T tokens and top-k over E experts is
+ * 1 - (1 - k/E)^T per expert); AIConfigurator's MoE speed-of-light (operations/moe.py
+ * get_sol) counts the same FLOPs and min(experts, tokens x topk) experts' weights. */
+static double experts_ns(const roofline *r, double T)
+{
+    double g = r->m.gated_mlp ? 2.0 : 1.0, h = r->h, in = r->e_inter;
+    double pairs = T * r->e_pairs, used = touched(r, T);
+    double wb = r->experts.wb, peak = r->experts.peak;
+    double up = kern(r, &K_GEMM, 2.0 * pairs * h * g * in, peak,
+                     wb * used * h * g * in + ACT_BYTES * pairs * (h + g * in));
+    double down = kern(r, &K_GEMM, 2.0 * pairs * in * h, peak,
+                       wb * used * in * h + ACT_BYTES * pairs * (in + h));
+    return up + elem_ns(r, &K_ACT, ACT_BYTES * pairs * (g * in + in)) + down;
+}
+
+/* MODEL: the expert-parallel exchange of one MoE layer with attention data parallelism.
+ * With experts spread over the GPUs (ep > 1), dispatch sends each token once to every other
+ * GPU holding one of its experts and combine sends the results back (DeepEP's normal and
+ * low-latency kernels: tokens deduplicated per rank; dispatch in fp8 when the experts compute
+ * in fp8, combine in bf16); the busiest GPU receives every token with an expert there. Without
+ * expert parallelism the tokens of every rank are all-gathered and the outputs reduce-scattered
+ * (vLLM's naive DP dispatch). Each direction costs bytes / (link x CAL_RL_A2A_EFF) plus
+ * CAL_RL_A2A_LAT_NS; every GPU of the replica is taken to share one scale-up domain. */
+static double all2all_ns(const roofline *r, const cal_work *w)
+{
+    double G = r->gpus, n = w->tokens, h = r->h, bytes;
+    if (r->ep > 1) {
+        double b = w->phase == 0 ? r->disp_bytes : ACT_BYTES;
+        bytes = n * h * b * r->hot_recv * (G - 1) / G;
+    } else {
+        bytes = n * h * ACT_BYTES * (G - 1) / G;
+    }
+    return smooth(CAL_RL_A2A_LAT_NS, 0, bytes / (r->g.link_bw * CAL_RL_A2A_EFF) * 1e9);
+}
+
+/* ---------------- the dispatcher ---------------- */
 
 static double op_ns(const void *st, const cal_work *w)
 {
     const roofline *r = st;
-    double n = w->tokens, h = r->h, nh = r->nh, nkv = r->nkv, d = r->d, in = r->inter;
-    double g = r->m.gated_mlp ? 2.0 : 1.0, t;
+    double D = r->dp, n = w->tokens / D, h = r->h, t;
     if (r->only >= 0 && w->op != r->only)
         return 0;
+    *r->eager_floor = w->eager ? EAGER_LAUNCH_NS : 0;
     switch (w->op) {
     case KERN_OP_QKV_PROJ:
-        return gemm_ns(r, &r->attn, n, h, (nh + 2 * nkv) * d);
+        return qkv_ns(r, w);
     case KERN_OP_O_PROJ:
-        return gemm_ns(r, &r->attn, n, nh * d, h);
+        return o_ns(r, w);
     case KERN_OP_MLP_UP_GATE:
-        return gemm_ns(r, &r->mlp, n, h, g * in);
+        return gemm_ns(r, &r->mlp, n, h, (r->m.gated_mlp ? 2.0 : 1.0) * r->inter);
     case KERN_OP_MLP_DOWN:
-        return gemm_ns(r, &r->mlp, n, in, h);
+        return gemm_ns(r, &r->mlp, n, r->inter, h);
     case KERN_OP_ATTN_PREFILL:
     case KERN_OP_ATTN_DECODE:
         return attn_ns(r, w);
     case KERN_OP_MLP_ACT:
-        return elem_ns(r, 5.0 * n * in, ACT_BYTES * n * (g * in + in));
+        return elem_ns(r, &K_ACT,
+                       ACT_BYTES * n * ((r->m.gated_mlp ? 2.0 : 1.0) * r->inter + r->inter));
     case KERN_OP_RMSNORM:
-        return elem_ns(r, 4.0 * n * h, ACT_BYTES * (2 * n * h + h));
+        t = elem_ns(r, &K_NORM, ACT_BYTES * (2 * n * h + h));
+        /* MODEL: Gemma-2/3 add post-attention and post-MLP norms: two norms per visit */
+        return w->per_layer && r->m.norms_per_layer > 2 ? t * r->m.norms_per_layer / 2 : t;
     case KERN_OP_ROPE:
-        return elem_ns(r, 6.0 * n * (nh + nkv) * d, ACT_BYTES * 2 * n * (nh + nkv) * d);
+        return rope_ns(r, w);
     case KERN_OP_ADD:
-        return elem_ns(r, n * h, ACT_BYTES * 3 * n * h);
+        return elem_ns(r, &K_ADD, ACT_BYTES * 3 * n * h);
     case CAL_OP_EMBED:
-        return elem_ns(r, 0, ACT_BYTES * 2 * n * h);
+        return elem_ns(r, &K_EMBED, ACT_BYTES * 2 * n * h);
     case CAL_OP_ALLREDUCE:
-        return allreduce_ns(r, n * h * ACT_BYTES);
+        return allreduce_ns(r, n * h * ACT_BYTES, 0);
     case KERN_OP_LM_HEAD:
-        t = gemm_ns(r, &r->head, n, h, r->vocab); /* plus the fp32 logits written: */
-        t += LOGIT_BYTES * n * r->vocab / (r->g.mem_bw * CAL_RL_MEM_EFF) * 1e9;
-        if (r->tp > 1) /* MODEL: vLLM gathers the vocabulary shards of the logits */
-            t += (r->tp - 1.0) / r->tp * LOGIT_BYTES * n * r->vocab * r->tp /
-                     (r->g.link_bw * CAL_RL_LINK_EFF) * 1e9 +
-                 CAL_RL_ALLREDUCE_LAT_NS;
+        /* the LM head GEMM writes fp32 logits */
+        t = kern(r, &K_GEMM, 2.0 * n * h * r->vocab, r->head.peak,
+                 r->head.wb * h * r->vocab + ACT_BYTES * n * h + LOGIT_BYTES * n * r->vocab);
+        if (r->tp > 1) { /* MODEL: vLLM gathers the vocabulary shards of the logits (NCCL) */
+            double bytes = (r->tp - 1.0) / r->tp * LOGIT_BYTES * n * r->vocab * r->tp;
+            double eff = r->nvlink ? NCCL_LINK_EFF : PCIE_AR_EFF;
+            t += smooth(r->nvlink ? NCCL_FLOOR_NS : PCIE_AR_FLOOR_NS, 0,
+                        bytes / (r->g.link_bw * eff) * 1e9);
+        }
         return t;
     case CAL_OP_SAMPLE:
-        /* softmax reads and writes the logits, the draw reads them again */
-        return elem_ns(r, 5.0 * n * r->vocab * r->tp, 3 * LOGIT_BYTES * n * r->vocab * r->tp) +
-               (SAMPLE_KERNELS - 1) * CAL_RL_LAUNCH_NS;
+        /* softmax reads and writes the logits, the filter and the draw read them again:
+         * unmeasured, taken as the activation class */
+        return elem_ns(r, &K_ACT, 2 * LOGIT_BYTES * n * r->vocab * r->tp) +
+               (SAMPLE_KERNELS - 1) * elem_ns(r, &K_ACT, LOGIT_BYTES * n * r->vocab * r->tp);
+    case CAL_OP_ROUTER:
+        /* MODEL: the router is a replicated hidden -> experts GEMM in 16 bits (vLLM's MoE
+         * models build it with quant_config=None), then a top-k softmax over the logits */
+        return gemm_ns(r, &r->router, n, h, r->m.experts) +
+               elem_ns(r, &K_ACT, LOGIT_BYTES * 2 * n * r->m.experts);
+    case CAL_OP_EXPERTS:
+        return experts_ns(r, w->tokens);
+    case CAL_OP_SHARED:
+        return r->m.shared_inter > 0 ? mlp3_ns(r, &r->shared, n, r->m.shared_inter / r->tp) : 0;
+    case CAL_OP_ALL2ALL:
+        return all2all_ns(r, w);
+    case CAL_OP_INDEXER:
+        return indexer_ns(r, w);
+    case CAL_OP_LINEAR_ATTN:
+        return linear_attn_ns(r, w);
     default:
         return 0;
     }
@@ -169,7 +598,7 @@ static double op_ns(const void *st, const cal_work *w)
 static int64_t rl_iteration_ns(const void *st, const eng_shape *s)
 {
     const roofline *r = st;
-    return cal_ns_round(cal_layer_walk(s, r->m.layers, r->tp, op_ns, r, r->cache));
+    return cal_ns_round(cal_plan_walk(s, &r->plan, op_ns, r, r->cache));
 }
 
 static int64_t rl_transfer_ns(const void *st, int64_t bytes)
@@ -184,7 +613,9 @@ static int64_t rl_transfer_ns(const void *st, int64_t bytes)
 static void rl_fini(void *st)
 {
     roofline *r = st;
-    free(r->cache);
+    cal_walk_cache_free(r->cache);
+    free(r->eager_floor);
+    free(r->e_q);
     free(r);
 }
 
@@ -197,13 +628,18 @@ static const eng_predictor_ops roofline_ops = {
 
 cal_serving cal_serving_tp(eng_dtype dt, int tp)
 {
-    cal_serving s = {dt, ENG_DTYPE_AUTO, {tp, 1, 1}, 0};
+    cal_serving s = {dt, ENG_DTYPE_AUTO, {tp, 1, 1}, 0, 0, 0, ""};
     return s;
 }
 
-static eng_layout layout_of(const cal_serving *s)
+static const engine_eff *find_engine(const char *name)
 {
-    return s->layout;
+    if (!name || !*name)
+        return &engines[0];
+    for (int i = 0; i < NENGINES; i++)
+        if (strcmp(engines[i].name, name) == 0)
+            return &engines[i];
+    return NULL;
 }
 
 static int unpriced(char *why, size_t len, const eng_model *m, const char *what)
@@ -218,50 +654,55 @@ static int unpriced(char *why, size_t len, const eng_model *m, const char *what)
 
 int cal_roofline_priced(const eng_model *m, const cal_serving *s, char *why, size_t len)
 {
-    char what[200];
-    eng_layout l = layout_of(s);
+    char what[400];
     int32_t max_len = s->max_len > 0 ? s->max_len : m->max_context;
-    if (m->attn == ENG_ATTN_MLA)
-        return unpriced(why, len, m, "multi-head latent attention (MLA)");
-    if (m->index_topk > 0)
-        return unpriced(why, len, m, "DeepSeek sparse attention (index_topk)");
-    if (m->linear_layers > 0) {
-        snprintf(what, sizeof what, "linear attention (%d of %d layers)", m->linear_layers,
-                 m->layers);
+    int32_t chunked, cap = eng_shape_cap(m, &chunked);
+    if (!find_engine(s->engine)) {
+        if (len)
+            snprintf(why, len, "engine '%s': the cost model knows vllm, sglang and trtllm",
+                     s->engine);
+        return -1;
+    }
+    if (!(s->moe_skew >= 0) || s->moe_skew > 10) {
+        if (len)
+            snprintf(why, len, "moe skew %g: expected a Zipf exponent from 0 to 10", s->moe_skew);
+        return -1;
+    }
+    if (cap > 0 && max_len > cap + 1 && !s->capped_sums) {
+        if (m->index_topk > 0)
+            snprintf(what, sizeof what,
+                     "DeepSeek sparse attention whose top-%d keys are fewer than the %d tokens "
+                     "sequences reach (the engine does not yet supply the per-sequence capped "
+                     "decode sum it needs; set memory.max_model_len to at most %d to run it)",
+                     m->index_topk, max_len, m->index_topk);
+        else
+            snprintf(what, sizeof what,
+                     "%s attention (%d layers keep %d tokens; sequences reach %d: the engine "
+                     "does not yet supply the per-sequence capped decode sum it needs; set "
+                     "memory.max_model_len to at most %d to run it)",
+                     m->window_chunked ? "chunked local" : "sliding-window", m->window_layers,
+                     m->window, max_len, m->window);
         return unpriced(why, len, m, what);
     }
-    if (m->window_layers > 0 && m->window < max_len) {
-        snprintf(what, sizeof what,
-                 "%s attention (%d layers keep %d tokens; sequences reach %d: set "
-                 "memory.max_model_len to at most %d to run it)",
-                 m->window_chunked ? "chunked local" : "sliding-window", m->window_layers,
-                 m->window, max_len, m->window);
-        return unpriced(why, len, m, what);
-    }
-    if (m->attn_output_gate)
-        return unpriced(why, len, m, "gated attention output (attn_output_gate)");
-    if (m->moe_layers > 0) {
-        snprintf(what, sizeof what, "MoE layers (%d of %d layers, %d experts, top-%d)",
-                 m->moe_layers, m->layers, m->experts, m->experts_per_tok);
-        return unpriced(why, len, m, what);
-    }
-    if (l.ep > 1 || l.dp > 1)
-        return unpriced(why, len, m, "expert- or data-parallel layouts");
     return 0;
 }
 
 static int check_inputs(const eng_model *m, const eng_gpu *g, const cal_serving *s, sim_err *err)
 {
-    char why[512];
-    eng_layout l = layout_of(s);
+    char why[600];
+    eng_layout l = s->layout;
     if (l.tp < 1)
         return sim_errf(err, "tensor parallelism %d: must be at least 1", l.tp);
     if (eng_layout_check(m, &l, why, sizeof why) != 0)
         return sim_errf(err, "%s", why);
     if (cal_roofline_priced(m, s, why, sizeof why) != 0)
         return sim_errf(err, "%s", why);
-    if (m->layers <= 0 || m->hidden <= 0 || m->heads <= 0 || m->kv_heads <= 0 || m->head_dim <= 0 ||
-        m->intermediate <= 0 || m->vocab <= 0)
+    int dense_ok = m->layers > m->moe_layers ? m->intermediate > 0 : 1;
+    int attn_ok = m->attn == ENG_ATTN_MLA ? m->kv_lora_rank > 0 && m->v_head_dim > 0
+                                          : m->kv_heads > 0 && m->head_dim > 0;
+    if (m->layers <= 0 || m->hidden <= 0 || m->heads <= 0 || !attn_ok || !dense_ok ||
+        m->vocab <= 0 ||
+        (m->moe_layers > 0 && (m->experts <= 0 || m->experts_per_tok <= 0 || m->expert_inter <= 0)))
         return sim_errf(err, "model %s: every size must be positive", m->name);
     if (g->mem_bw <= 0 || g->flops_bf16 <= 0 || g->link_bw <= 0 || g->pcie_bw <= 0)
         return sim_errf(err, "gpu %s: bandwidths and bf16 FLOP/s must be positive", g->name);
@@ -278,6 +719,88 @@ static lin part_lin(const eng_model *m, const eng_gpu *g, eng_dtype dt, eng_comp
     return l;
 }
 
+/* The layers by kind. */
+static cal_plan plan_of(const eng_model *m, const eng_layout *l)
+{
+    cal_plan p = {{0, 0, 0}, 0, 0, l->tp, l->dp, l->ep, m->index_topk > 0};
+    int attn = m->layers - m->linear_layers;
+    p.attn[CAL_KIND_LINEAR] = m->linear_layers;
+    p.attn[CAL_KIND_CAPPED] = m->index_topk > 0 ? attn : m->window_layers;
+    p.attn[CAL_KIND_FULL] = attn - p.attn[CAL_KIND_CAPPED];
+    p.moe = m->moe_layers;
+    p.dense = m->layers - m->moe_layers;
+    return p;
+}
+
+/* MODEL: routing skew. Expert popularity follows a Zipf law over its rank (share of rank i
+ * proportional to i^-skew; AIConfigurator samples per-expert loads from a power law for the
+ * same purpose, collect_moe.py: alpha 1.01 for DeepSeek-R1, 1.2 for Qwen3-235B), and experts
+ * are placed on the EP ranks in popularity order, round robin (the hottest rank holds ranks 1,
+ * 1 + ep, ...: it is the busiest in tokens and in experts touched). A token picks k distinct
+ * experts, so expert i is selected with probability q_i = min(1, c x share_i), c set so that
+ * the q_i sum to k (an expert cannot take more than every token). Balanced routing (skew 0)
+ * keeps closed forms. */
+static void moe_setup(roofline *r, const eng_model *m, double skew)
+{
+    double E = m->experts, k = m->experts_per_tok;
+    r->e_inter = r->ep > 1 ? m->expert_inter : (double)m->expert_inter / r->gpus;
+    r->e_local = r->ep > 1 ? E / r->ep : E;
+    r->e_q0 = k / E;
+    if (skew <= 0) {
+        r->e_pairs = k * r->e_local / E;
+        /* P(a token has at least one of its k experts on a given GPU), experts drawn without
+         * replacement: 1 - C(E - local, k) / C(E, k) */
+        double miss = 1;
+        for (int j = 0; j < (int)k; j++)
+            miss *= (E - r->e_local - j) / (E - j);
+        r->hot_recv = 1 - (miss > 0 ? miss : 0);
+        return;
+    }
+    int n = m->experts;
+    double *share = sim_xcalloc((size_t)n, sizeof *share), sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += share[i] = pow(i + 1, -skew);
+    /* water-filling: the hottest experts saturate at 1, the rest share what is left of k */
+    double left = k, rest = sum;
+    int sat = 0;
+    while (sat < n && left * share[sat] / rest >= 1) {
+        left -= 1;
+        rest -= share[sat++];
+    }
+    int stride = r->ep > 1 ? r->ep : 1;
+    double pairs = 0, logmiss = 0;
+    r->e_n = (int)r->e_local;
+    r->e_q = sim_xcalloc((size_t)r->e_n, sizeof *r->e_q);
+    for (int j = 0; j < r->e_n; j++) {
+        int i = j * stride;
+        r->e_q[j] = i < sat ? 1 : left * share[i] / rest;
+        pairs += r->e_q[j];
+        logmiss += r->e_q[j] < 1 ? log1p(-r->e_q[j]) : -INFINITY;
+    }
+    free(share);
+    r->e_pairs = pairs;
+    r->hot_recv = 1 - exp(logmiss);
+}
+
+static void label_of(const roofline *r, const cal_serving *s, char *out, size_t len)
+{
+    char lay[64] = "", kvs[24] = "", extra[64] = "";
+    if (r->tp > 1)
+        snprintf(lay, sizeof lay, " tp%d", r->tp);
+    if (r->dp > 1)
+        snprintf(lay + strlen(lay), sizeof lay - strlen(lay), " dp%d", r->dp);
+    if (r->ep > 1)
+        snprintf(lay + strlen(lay), sizeof lay - strlen(lay), " ep%d", r->ep);
+    if (s->kv_dtype != ENG_DTYPE_AUTO && r->kv != r->m.kv_dtype)
+        snprintf(kvs, sizeof kvs, " kv %s", eng_dtype_name(r->kv));
+    if (s->moe_skew > 0 && r->m.moe_layers > 0)
+        snprintf(extra, sizeof extra, " skew %g", s->moe_skew);
+    if (s->engine[0] && strcmp(s->engine, engines[0].name) != 0)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " %s", s->engine);
+    snprintf(out, len, "roofline %s%s %s%s%s (not measured)", r->g.name, lay, eng_dtype_name(r->dt),
+             kvs, extra);
+}
+
 int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s, eng_predictor *out,
                      sim_err *err)
 {
@@ -291,18 +814,24 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     char why[512];
     if (eng_precision(g, dt, kv, &c, NULL, 0, why, sizeof why) != 0)
         return sim_errf(err, "%s", why);
-    int tp = layout_of(s).tp;
+    const eng_layout *l = &s->layout;
+    int tp = l->tp;
     roofline *r = sim_xcalloc(1, sizeof *r);
     r->cache = sim_xcalloc(1, sizeof *r->cache);
+    r->eager_floor = sim_xcalloc(1, sizeof *r->eager_floor);
     r->m = *m;
     r->g = *g;
     r->dt = dt;
     r->kv = kv;
     r->tp = tp;
+    r->dp = l->dp;
+    r->ep = l->ep;
+    r->gpus = l->tp * l->dp;
     r->only = -1;
     r->h = m->hidden;
     r->d = m->head_dim;
     r->nh = (double)m->heads / tp;
+    r->mla = m->attn == ENG_ATTN_MLA;
     /* MODEL: vLLM replicates KV heads when there are fewer than GPUs */
     r->nkv = m->kv_heads >= tp ? ceil((double)m->kv_heads / tp) : 1.0;
     r->inter = ceil((double)m->intermediate / tp);
@@ -313,18 +842,29 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     r->attn = part_lin(m, g, dt, c, ENG_PART_ATTN);
     r->mlp = part_lin(m, g, dt, c, ENG_PART_MLP);
     r->head = part_lin(m, g, dt, c, m->tied_embeddings ? ENG_PART_EMBED : ENG_PART_LM_HEAD);
+    r->experts = part_lin(m, g, dt, c, ENG_PART_EXPERTS);
+    r->shared = part_lin(m, g, dt, c, ENG_PART_SHARED);
+    r->router = part_lin(m, g, dt, c, ENG_PART_ROUTER);
+    r->linear = part_lin(m, g, dt, c, ENG_PART_LINEAR);
+    r->indexer = part_lin(m, g, dt, c, ENG_PART_INDEXER);
     r->attn_peak = g->flops_bf16;
+    r->index_peak = g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
+    /* MODEL: FlashAttention-3 class prefill kernels run on Hopper and data-center Blackwell */
+    cal_arch arch = cal_gpu_arch(g->name);
+    const engine_eff *ee = find_engine(s->engine);
+    r->prefill = arch == CAL_ARCH_HOPPER || arch == CAL_ARCH_BLACKWELL ? ee->fa3 : ee->fa2;
+    r->nvlink = g->link_bw > g->pcie_bw;
+    r->floor_scale = floor_scale(arch);
+    r->plan = plan_of(m, l);
+    /* MODEL: DeepEP dispatches fp8 when the experts run W8A8 (DeepSeek-V3 paper, section
+     * 3.3.2: "we quantize the activation before MoE up-projections into FP8 and then apply
+     * dispatch components"); otherwise the 16-bit activations */
+    r->disp_bytes = r->experts.peak == g->flops_fp8 && g->flops_fp8 > 0 ? 1.0 : ACT_BYTES;
+    if (m->moe_layers > 0)
+        moe_setup(r, m, s->moe_skew);
     out->ops = &roofline_ops;
     out->st = r;
-    char kvs[24] = "";
-    if (s->kv_dtype != ENG_DTYPE_AUTO && kv != (m->kv_dtype))
-        snprintf(kvs, sizeof kvs, " kv %s", eng_dtype_name(kv));
-    if (tp > 1)
-        snprintf(out->label, sizeof out->label, "roofline %s tp%d %s%s (not measured)", g->name, tp,
-                 eng_dtype_name(dt), kvs);
-    else
-        snprintf(out->label, sizeof out->label, "roofline %s %s%s (not measured)", g->name,
-                 eng_dtype_name(dt), kvs);
+    label_of(r, s, out->label, sizeof out->label);
     return 0;
 }
 
@@ -349,10 +889,40 @@ double cal_roofline_op_ns(const eng_predictor *p, const eng_shape *s, const char
         return -1;
     roofline r = *(const roofline *)p->st;
     r.only = which;
-    return cal_layer_walk(s, r.m.layers, r.tp, op_ns, &r, NULL);
+    return cal_plan_walk(s, &r.plan, op_ns, &r, NULL);
 }
 
 double cal_roofline_work_ns(const eng_predictor *rl, const cal_work *w)
 {
     return op_ns(rl->st, w);
+}
+
+double cal_roofline_point_ns(const eng_predictor *p, int op, double x, double y)
+{
+    if (!p || p->ops != &roofline_ops || op < 0 || op >= CAL_PROFILE_OPS)
+        return -1;
+    const roofline *r = p->st;
+    if (op == CAL_OP_ALLREDUCE) /* x = bytes, as network tables measure NCCL */
+        return allreduce_ns(r, x, 1);
+    if (op == CAL_OP_SEND_RECV || op == CAL_OP_SAMPLE)
+        return -1;
+    cal_work w = {.op = op, .tokens = x * r->dp, .per_layer = op != CAL_OP_EMBED};
+    if (op == KERN_OP_ATTN_PREFILL) {
+        w.seqs = r->dp;
+        w.q_tokens = x * r->dp;
+        w.pairs = (x * y + x * (x + 1) / 2) * r->dp;
+        w.kv = (x + y) * r->dp;
+        w.causal = x * (x + 1) / 2 * r->dp;
+    } else if (op == KERN_OP_ATTN_DECODE) {
+        w.seqs = x * r->dp;
+        w.pairs = x * y * r->dp;
+    }
+    return op_ns(r, &w);
+}
+
+double cal_roofline_allreduce_ns(const eng_predictor *p, double bytes, int nccl)
+{
+    if (!p || p->ops != &roofline_ops)
+        return -1;
+    return allreduce_ns(p->st, bytes, nccl);
 }

@@ -447,6 +447,99 @@ done:
     return rc;
 }
 
+/* Reads one network table (all_reduce.csv or send_recv.csv): the rows of `workers` GPUs all in
+ * one node (devices_per_node == num_workers), as points of op with x = size in bytes (Vidur's
+ * predictor reads `size` as bytes: tokens = size / hidden / 2). Returns the rows read (0 when
+ * none match), or -1 with err. */
+static int read_network(const char *path, const char *name, int op, int workers, raw *r,
+                        sim_err *err)
+{
+    csv c;
+    if (open_csv(&c, path, err))
+        return -1;
+    char **hdr = take_header(&c);
+    int nh = c.nfield, rows = -1;
+    char tcol[64];
+    snprintf(tcol, sizeof tcol, "time_stats.%s.median", name);
+    int col[4] = {column(hdr, nh, "num_workers"), column(hdr, nh, "devices_per_node"),
+                  column(hdr, nh, "size"), column(hdr, nh, tcol)};
+    const char *need[4] = {"num_workers", "devices_per_node", "size", tcol};
+    for (int k = 0; k < 4; k++)
+        if (col[k] < 0) {
+            sim_errf(err, "%s:1: missing column %s", path, need[k]);
+            goto done;
+        }
+    rows = 0;
+    while (csv_row(&c)) {
+        double v[4];
+        if (c.nfield < nh) {
+            sim_errf(err, "%s:%d: %d fields, the header has %d", path, c.lineno, c.nfield, nh);
+            rows = -1;
+            goto done;
+        }
+        for (int k = 0; k < 4; k++)
+            if (num(&c, hdr, col[k], &v[k], err)) {
+                rows = -1;
+                goto done;
+            }
+        if ((int)v[0] != workers || (int)v[1] != workers || !(v[2] > 0) || !(v[3] > 0))
+            continue;
+        raw_add(r, op, v[2], 0, v[3] * 1e6);
+        rows++;
+    }
+done:
+    close_csv(&c, hdr);
+    return rows;
+}
+
+/* MODEL: Vidur's network tables sit in data/profiling/network/<node>/ beside compute/, one
+ * folder per node type of a GPU (a100_dgx: an 8-GPU NVSwitch node; a100_pairwise_nvlink: GPUs
+ * joined in pairs). The first of <gpu>_dgx and <gpu>_pairwise_nvlink with all-reduce rows at
+ * tp GPUs within a node is read, with its send_recv.csv (2 GPUs). Writes what was read into
+ * note; 0 when nothing was found (the roofline then prices all-reduce), -1 with err. */
+static int read_networks(const char *model_dir, int tp, raw *r, char *note, size_t notelen,
+                         sim_err *err)
+{
+    static const char *const kinds[] = {"dgx", "pairwise_nvlink"};
+    char base[1100], gpu[128];
+    snprintf(base, sizeof base, "%s", model_dir);
+    for (int up = 0; up < 3; up++) { /* <compute>/<gpu>/<org>/<model> -> <compute>/<gpu> */
+        char *slash = strrchr(base, '/');
+        if (!slash)
+            return 0;
+        *slash = '\0';
+        if (up == 1) {
+            const char *g = strrchr(base, '/');
+            snprintf(gpu, sizeof gpu, "%.100s", g ? g + 1 : base);
+        }
+    }
+    char *slash = strrchr(base, '/'); /* base is <profiling>/compute */
+    if (!slash || strcmp(slash + 1, "compute") != 0)
+        return 0;
+    *slash = '\0';
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        char ar[1400], sr[1400];
+        snprintf(ar, sizeof ar, "%s/network/%s_%s/all_reduce.csv", base, gpu, kinds[k]);
+        snprintf(sr, sizeof sr, "%s/network/%s_%s/send_recv.csv", base, gpu, kinds[k]);
+        if (!is_file(ar))
+            continue;
+        int before = r->n, n = read_network(ar, "all_reduce", CAL_OP_ALLREDUCE, tp, r, err);
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            continue;
+        int ns = is_file(sr) ? read_network(sr, "send_recv", CAL_OP_SEND_RECV, 2, r, err) : 0;
+        if (ns < 0) {
+            r->n = before;
+            return -1;
+        }
+        snprintf(note, notelen, "; %s: %d rows at %d GPUs; send_recv.csv: %d rows", ar, n, tp, ns);
+        return 0;
+    }
+    snprintf(note, notelen, "; no network table for %d GPUs: the roofline prices all-reduce", tp);
+    return 0;
+}
+
 int cal_vidur_read(const char *model_dir, const char *attention_csv, const eng_model *m, int tp,
                    cal_profile *p, char *note, size_t notelen, sim_err *err)
 {
@@ -456,6 +549,7 @@ int cal_vidur_read(const char *model_dir, const char *attention_csv, const eng_m
                  attention_csv ? attention_csv : model_dir) >= (int)sizeof attn)
         return sim_errf(err, "%s: path too long", model_dir);
     raw r = {0};
+    char net[1600] = "";
     int mrows = 0, arows = 0, have_attn = attention_csv || is_file(attn);
     int rc = read_mlp(mlp, m, tp, &r, &mrows, err);
     if (rc == 0 && have_attn)
@@ -465,18 +559,20 @@ int cal_vidur_read(const char *model_dir, const char *attention_csv, const eng_m
                       "%s: %d rows at tp %d but no operator time in them (time_stats.<operator>."
                       "median columns with a time in (0, 1e12) ms)",
                       mlp, mrows, tp);
+    if (rc == 0 && tp > 1)
+        rc = read_networks(model_dir, tp, &r, net, sizeof net, err);
     if (rc == 0) {
         p->dims = *m;
         p->tp = tp;
         int before = p->npts;
         raw_flush(&r, p);
         if (have_attn)
-            snprintf(note, notelen, "%s: %d rows at tp %d; %s: %d rows; %d distinct points", mlp,
-                     mrows, tp, attn, arows, p->npts - before);
+            snprintf(note, notelen, "%s: %d rows at tp %d; %s: %d rows%s; %d distinct points", mlp,
+                     mrows, tp, attn, arows, net, p->npts - before);
         else
             snprintf(note, notelen,
-                     "%s: %d rows at tp %d; %d distinct points; no attention.csv beside it", mlp,
-                     mrows, tp, p->npts - before);
+                     "%s: %d rows at tp %d%s; %d distinct points; no attention.csv beside it", mlp,
+                     mrows, tp, net, p->npts - before);
     }
     free(r.v);
     return rc;

@@ -24,7 +24,8 @@ static const cli_command bench_cmd = {
                "tokens, at half its plain burst capacity, 1M requests); pd (1M ShareGPT requests, "
                "vLLM V1 disaggregated: one prefill and two decode replicas, the KV over RDMA, at "
                "90% of that deployment's burst capacity); sqlite-rows (request rows into SQLite "
-               "alone).",
+               "alone); deepseek-v3 and deepseek-v3-dp8: vllm-v0 at 1M requests of DeepSeek-V3 in "
+               "fp8 on 8 x H200 as TP8 and as DP8 + EP8.",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)
@@ -38,23 +39,26 @@ static int selected(const char *list, const char *name)
     return 0;
 }
 
-/* Each policy's (and disaggregated deployment's) burst capacity, measured once. */
+/* Each (policy, setup, disaggregation)'s burst capacity, measured once. */
 typedef struct capacities {
-    const char *name[16];
+    const char *name[16], *setup[16];
     int decode[16];
     double cap[16];
     int n;
 } capacities;
 
-static double capacity_of(capacities *caps, const char *data, const char *policy, int decode,
-                          int quick, sim_err *err)
+static double capacity_of(capacities *caps, const char *data, const study_bench_case *c, int quick,
+                          sim_err *err)
 {
+    int decode = c->workload == STUDY_BENCH_PD ? c->replicas : 0;
     for (int k = 0; k < caps->n; k++)
-        if (strcmp(caps->name[k], policy) == 0 && caps->decode[k] == decode)
+        if (strcmp(caps->name[k], c->policy) == 0 && caps->decode[k] == decode &&
+            strcmp(caps->setup[k] ? caps->setup[k] : "", c->setup ? c->setup : "") == 0)
             return caps->cap[k];
-    double cap = study_bench_capacity(data, policy, decode, quick, err);
+    double cap = study_bench_capacity(data, c, quick, err);
     if (cap > 0 && caps->n < 16) {
-        caps->name[caps->n] = policy;
+        caps->name[caps->n] = c->policy;
+        caps->setup[caps->n] = c->setup;
         caps->decode[caps->n] = decode;
         caps->cap[caps->n++] = cap;
     }
@@ -126,18 +130,16 @@ int cmd_bench(int argc, char **argv)
     fflush(stdout);
     int n, failed = 0;
     const study_bench_case *cases = study_bench_cases(&n);
-    capacities caps = {{0}, {0}, {0}, 0};
+    capacities caps = {{0}, {0}, {0}, {0}, 0};
     for (int i = 0; i < n; i++) {
         const study_bench_case *bc = &cases[i];
         if (!selected(only, bc->name))
             continue;
         sim_err err = {{0}};
-        int pd = bc->workload == STUDY_BENCH_PD;
-        int needs_cap = bc->policy && (bc->workload == STUDY_BENCH_POISSON ||
-                                       bc->workload == STUDY_BENCH_SPEC || pd);
-        double cap = needs_cap
-                         ? capacity_of(&caps, data, bc->policy, pd ? bc->replicas : 0, quick, &err)
-                         : 0;
+        int needs_cap =
+            bc->policy && (bc->workload == STUDY_BENCH_POISSON ||
+                           bc->workload == STUDY_BENCH_SPEC || bc->workload == STUDY_BENCH_PD);
+        double cap = needs_cap ? capacity_of(&caps, data, bc, quick, &err) : 0;
         if (needs_cap && cap <= 0)
             return cli_fail("bench", &err);
         study_bench_out o;

@@ -331,8 +331,10 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     else if (eng_kv_blocks_for(r, total) > r->kv.total)
         eng_reject(r, rq, ENG_REJECT_KV);
     else {
-        eng_metrics_concurrency(&e->m, e->in_system);
         r->ops->on_arrival(r->st, r, rq, now);
+        /* after the policy's admission check (TGI's can reject the request right here): a
+         * request turned away never counts toward the peak */
+        eng_metrics_concurrency(&e->m, e->in_system);
         /* Requests arriving at the same instant form one queue before the policy looks at it
          * (a burst queued at t=0 is one batch for static batching, as in the generate_batch
          * loop): the batch is formed by a wake-up, which runs after this instant's arrivals. */

@@ -1000,6 +1000,33 @@ static int load_pools(lctx *c, const scn_node *root, scn_scenario *s)
     return 0;
 }
 
+/* cost_model: {moe_skew, engine}: inputs of the cost model (see README "Cost model"). */
+static int load_cost(lctx *c, const scn_node *root, scn_scenario *s)
+{
+    static const char *const keys[] = {"moe_skew", "engine", NULL};
+    static const char *const engines[] = {"vllm", "sglang", "trtllm", NULL};
+    static const range skew = {0, 10, 0, 0};
+    const scn_node *m;
+    int idx = -1;
+    if (get_map(c, root, "", "cost_model", &m))
+        return -1;
+    if (m && (check_keys(c, m, "cost_model", keys) ||
+              get_num(c, m, "cost_model", "moe_skew", skew, &s->cost.moe_skew) ||
+              get_choice(c, m, "cost_model", "engine", "engine", engines, &idx)))
+        return -1;
+    /* the kernels default to the `engine:` preset's when the cost model knows them (TGI's
+     * flash-attention kernels are priced as vLLM's) */
+    for (int i = 0; idx < 0 && c->preset && engines[i]; i++)
+        if (strcmp(c->preset->engine, engines[i]) == 0)
+            idx = i;
+    if (idx >= 0)
+        snprintf(s->cost.engine, sizeof s->cost.engine, "%s", engines[idx]);
+    if (s->cost.moe_skew > 0 && s->engine.model.moe_layers == 0)
+        add_note(c, "cost_model.moe_skew: model %s has no routed experts; the skew does nothing",
+                 s->engine.model.name);
+    return 0;
+}
+
 static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
 {
     int bad;
@@ -1021,7 +1048,8 @@ static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
         return -1;
     if (load_engine(c, root, "", &s->engine) || load_memory(c, root, "", &s->engine) ||
         load_scheduler(c, root, "", &s->engine) || load_cpu(c, root, "", &s->engine) ||
-        load_slo(c, root, &s->slo) || load_speculative(c, root, &s->engine))
+        load_slo(c, root, &s->slo) || load_speculative(c, root, &s->engine) ||
+        load_cost(c, root, s))
         return -1;
     if (s->engine.model.linear_layers > 0)
         add_note(c,
@@ -1593,6 +1621,7 @@ int scn_load_text(const char *name, const char *text, const char *const *overrid
                                        "kv_transfer",
                                        "slo",
                                        "speculative",
+                                       "cost_model",
                                        "workload",
                                        NULL};
     lctx c = {.file = name, .ovr = overrides, .res = res, .err = err, .out = out};

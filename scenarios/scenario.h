@@ -143,6 +143,12 @@ typedef struct scn_slo {
     double ttft_ms, tpot_ms, e2e_ms; /* 0 = none */
 } scn_slo;
 
+/* What the cost model takes from a scenario beyond the model, GPU and layout. */
+typedef struct scn_cost {
+    double moe_skew; /* Zipf exponent of expert popularity; 0 = balanced routing */
+    char engine[16]; /* whose kernels price the pass: vllm (default), sglang, trtllm */
+} scn_cost;
+
 typedef struct scn_scenario {
     char path[512];
     char *text; /* what produced the run: comment lines naming the file and each --set, then
@@ -156,6 +162,7 @@ typedef struct scn_scenario {
     eng_config engine; /* model, GPU, memory, scheduler, cpu overhead, replicas */
     scn_workload workload;
     scn_slo slo;
+    scn_cost cost; /* cost_model: {moe_skew, engine} */
     /* profile: {name, borrow_from: GPU}: the GPU the profile was measured on, when it is not
      * the scenario's ("" = the profile must be the scenario's GPU's) */
     char profile_borrow[32];

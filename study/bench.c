@@ -22,22 +22,29 @@ static const char lognormal_lengths[] =
     "  prompt_tokens: {dist: lognormal, mean: 2340, sigma: 1.626, max: 8141}\n"
     "  output_tokens: {dist: lognormal, mean: 439, sigma: 1.001, max: 1024}\n";
 
+#define LLAMA_SETUP "model: llama-3-8b\ngpu: h100-sxm\n"
+/* DeepSeek-V3 as the capacity planner of DESIGN.md asks about it: fp8 on 8 x H200 */
+#define DSV3_TP8 "model: deepseek-v3\ngpu: h200\ntensor_parallel: 8\n"
+#define DSV3_DP8 "model: deepseek-v3\ngpu: h200\ndata_parallel_attention: 8\nexpert_parallel: 8\n"
+
 /* The vllm-v0 cases are the ones that ran the `vllm` policy before it became V1 (the same V0
  * policy, renamed), so their figures compare with older benches like for like. */
 static const study_bench_case cases[] = {
-    {"static", "static", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON},
-    {"orca", "orca", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON},
-    {"vllm-v0", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON},
-    {"chunked", "chunked", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON},
-    {"vllm-v0-small", "vllm-v0", 100000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON},
-    {"vllm-v0-large", "vllm-v0", 10000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON},
-    {"cluster16", "vllm-v0", 1000000, 16, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON},
-    {"vllm-v0-stored", "vllm-v0", 1000000, 1, STUDY_BENCH_STORED, STUDY_BENCH_POISSON},
-    {"vllm-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE},
-    {"sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS},
-    {"speculative", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SPEC},
-    {"pd", "vllm-v0", 1000000, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_PD},
-    {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS, STUDY_BENCH_POISSON},
+    {"static", "static", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"orca", "orca", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"vllm-v0", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"chunked", "chunked", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"vllm-v0-small", "vllm-v0", 100000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"vllm-v0-large", "vllm-v0", 10000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"cluster16", "vllm-v0", 1000000, 16, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
+    {"vllm-v0-stored", "vllm-v0", 1000000, 1, STUDY_BENCH_STORED, STUDY_BENCH_POISSON, NULL},
+    {"vllm-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE, NULL},
+    {"sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, NULL},
+    {"speculative", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SPEC, NULL},
+    {"pd", "vllm-v0", 1000000, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_PD, NULL},
+    {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS, STUDY_BENCH_POISSON, NULL},
+    {"deepseek-v3", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_TP8},
+    {"deepseek-v3-dp8", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_DP8},
 };
 
 const study_bench_case *study_bench_cases(int *n)
@@ -53,10 +60,11 @@ int study_bench_have_table(const char *data)
     return access(path, R_OK) == 0;
 }
 
-/* The ShareGPT scenario of a policy over `replicas` replicas, or, with decode > 0, over one
- * prefill and `decode` decode replicas. */
-static int scenario_text(char *buf, size_t len, const char *data, const char *policy, int64_t n,
-                         int replicas, int decode, const char *arrival, int spec)
+/* The ShareGPT scenario of a policy on a setup (NULL: Llama-3-8B on an H100) over `replicas`
+ * replicas, or, with decode > 0, over one prefill and `decode` decode replicas. */
+static int scenario_text(char *buf, size_t len, const char *data, const char *policy,
+                         const char *setup, int64_t n, int replicas, int decode,
+                         const char *arrival, int spec)
 {
     char lengths[1200], pools[200];
     if (study_bench_have_table(data))
@@ -71,10 +79,11 @@ static int scenario_text(char *buf, size_t len, const char *data, const char *po
     else
         snprintf(pools, sizeof pools, "replicas: %d\n", replicas);
     int w = snprintf(buf, len,
-                     "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\n"
+                     "name: bench\nseed: 1\n%s"
                      "scheduler: {name: %s%s}\n%srouter: least_outstanding\n%s"
                      "workload:\n  num_requests: %lld\n  arrival: %s\n%s",
-                     policy, strcmp(policy, "static") ? "" : ", batch_size: 64", pools,
+                     setup ? setup : LLAMA_SETUP, policy,
+                     strcmp(policy, "static") ? "" : ", batch_size: 64", pools,
                      spec ? "speculative: {method: eagle3, num_speculative_tokens: 3, "
                             "acceptance: {length: 2.5}}\n"
                           : "",
@@ -164,7 +173,7 @@ double study_bench_baseline_mb(void)
 }
 
 typedef struct cap_arg {
-    const char *data, *policy;
+    const char *data, *policy, *setup;
     int decode;
     int64_t n;
 } cap_arg;
@@ -177,7 +186,8 @@ static void measure_capacity(void *arg, void *buf)
     sim_err err = {{0}};
     study_result *res = sim_xcalloc(1, sizeof *res);
     *cap = -1;
-    if (scenario_text(text, sizeof text, a->data, a->policy, a->n, 1, a->decode, "burst", 0) == 0 &&
+    if (scenario_text(text, sizeof text, a->data, a->policy, a->setup, a->n, 1, a->decode, "burst",
+                      0) == 0 &&
         simulate_text(text, NULL, res, &err) == 0)
         *cap = study_metric(res, "request_throughput");
     else
@@ -185,13 +195,13 @@ static void measure_capacity(void *arg, void *buf)
     free(res);
 }
 
-double study_bench_capacity(const char *data, const char *policy, int decode, int quick,
-                            sim_err *err)
+double study_bench_capacity(const char *data, const study_bench_case *c, int quick, sim_err *err)
 {
-    cap_arg a = {data, policy, decode, quick ? 2000 : 20000};
+    cap_arg a = {data, c->policy, c->setup, c->workload == STUDY_BENCH_PD ? c->replicas : 0,
+                 quick ? 2000 : 20000};
     double cap = -1;
     if (in_child(measure_capacity, &a, &cap, sizeof cap, NULL) != 0 || cap <= 0) {
-        sim_errf(err, "measuring the capacity of %s failed", policy);
+        sim_errf(err, "measuring the capacity of %s failed", c->name);
         return -1;
     }
     return cap;
@@ -273,12 +283,13 @@ static void run_case(void *arg, void *buf)
     }
     study_result *res = sim_xcalloc(1, sizeof *res);
     double t0 = sim_wall_seconds();
-    int made =
-        poisson ? scenario_text(text, sizeof text, a->data, a->c->policy, a->n, a->c->replicas, 0,
-                                arrival, a->c->workload == STUDY_BENCH_SPEC)
-        : a->c->workload == STUDY_BENCH_PD ? scenario_text(text, sizeof text, a->data, a->c->policy,
-                                                           a->n, 1, a->c->replicas, arrival, 0)
-                                           : own_scenario(text, sizeof text, a->data, a->c, a->n);
+    int made = poisson
+                   ? scenario_text(text, sizeof text, a->data, a->c->policy, a->c->setup, a->n,
+                                   a->c->replicas, 0, arrival, a->c->workload == STUDY_BENCH_SPEC)
+               : a->c->workload == STUDY_BENCH_PD
+                   ? scenario_text(text, sizeof text, a->data, a->c->policy, a->c->setup, a->n, 1,
+                                   a->c->replicas, arrival, 0)
+                   : own_scenario(text, sizeof text, a->data, a->c, a->n);
     if (made == 0 && simulate_text(text, s, res, &err) == 0) {
         o->wall = sim_wall_seconds() - t0;
         o->requests = study_metric(res, "completed") + study_metric(res, "rejected");

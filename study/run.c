@@ -10,10 +10,19 @@
 #include "store_profile.h"
 #include "study.h"
 
-/* How the scenario serves its model, as the cost models take it. */
-static cal_serving serving_of(const eng_config *c)
+/* How the scenario serves its model on the replicas configured as c (the deployment, or one of
+ * its pools), as the cost models take it. */
+static cal_serving serving_of(const scn_scenario *scn, const eng_config *c)
 {
-    cal_serving sv = {eng_config_dtype(c), eng_config_kv_dtype(c), {0}, c->max_model_len};
+    cal_serving sv = {.dtype = eng_config_dtype(c),
+                      .kv_dtype = eng_config_kv_dtype(c),
+                      .max_len = c->max_model_len,
+                      .moe_skew = scn->cost.moe_skew,
+                      /* the engine fills eng_shape's capped sums for every pass it prices (its
+                       * decode cohort, prefill chunks, pads and the drafter's passes), so windows
+                       * and sparse attention whose cap binds are priced */
+                      .capped_sums = ENG_SHAPE_CAPPED_SUMS};
+    snprintf(sv.engine, sizeof sv.engine, "%s", scn->cost.engine);
     eng_config_layout(c, &sv.layout);
     return sv;
 }
@@ -47,7 +56,7 @@ static int draft_cost(const scn_scenario *scn, study_cost *out, sim_err *err)
     const eng_spec *sp = &c->spec;
     if (sp->method == ENG_SPEC_NONE || !sp->has_draft)
         return 0;
-    cal_serving sv = serving_of(c);
+    cal_serving sv = serving_of(scn, c);
     char why[512];
     if (cal_roofline_priced(&sp->draft, &sv, why, sizeof why) != 0)
         return sim_errf(err, "%s: speculative drafter: %s", scn->path, why);
@@ -63,7 +72,7 @@ static int draft_cost(const scn_scenario *scn, study_cost *out, sim_err *err)
 static int cost_of(const scn_scenario *scn, const eng_config *c, const char *pool, store *s,
                    study_cost *out, eng_predictor *pred, sim_err *err)
 {
-    cal_serving sv = serving_of(c);
+    cal_serving sv = serving_of(scn, c);
     char why[512];
     if (cal_roofline_priced(&c->model, &sv, why, sizeof why) != 0)
         return sim_errf(err, "%s: %s%s", scn->path, pool, why);
@@ -132,12 +141,12 @@ int study_cost_check(const scn_scenario *scn, sim_err *err)
         for (int k = 0; k < eng_config_pools(&scn->engine); k++) {
             eng_config pc;
             eng_config_pool(&scn->engine, k, &pc);
-            cal_serving sv = serving_of(&pc);
+            cal_serving sv = serving_of(scn, &pc);
             if (cal_roofline_priced(&pc.model, &sv, why, sizeof why) != 0)
                 return sim_errf(err, "%s: %s", scn->path, why);
         }
         const eng_spec *sp = &scn->engine.spec;
-        cal_serving sv = serving_of(&scn->engine);
+        cal_serving sv = serving_of(scn, &scn->engine);
         if (sp->method != ENG_SPEC_NONE && sp->has_draft &&
             cal_roofline_priced(&sp->draft, &sv, why, sizeof why) != 0)
             return sim_errf(err, "%s: speculative drafter: %s", scn->path, why);

@@ -2,7 +2,8 @@
  * study_bench.h: how fast the simulator is: named cases, each run in its own process so its
  * peak resident memory is its own.
  *
- * Workload: Llama-3-8B on one H100 SXM, lengths sampled jointly from the ShareGPT length table
+ * Workload: Llama-3-8B on one H100 SXM (a case's setup may name another model, GPU and layout:
+ * DeepSeek-V3 in fp8 on 8 x H200 as TP8), lengths sampled jointly from the ShareGPT length table
  * when it is found (DATA/traces/etalon-processed/...), else lognormals fitted to that table,
  * Poisson arrivals at 90% of the policy's capacity; capacity is the request throughput of a
  * burst of 20,000 such requests (2,000 when quick) through the same policy, measured in a child
@@ -50,6 +51,8 @@ typedef struct study_bench_case {
     int replicas;
     study_bench_store store;
     study_bench_workload workload;
+    const char *setup; /* scenario lines naming model, GPU and layout; NULL = Llama-3-8B on
+                          one H100 SXM */
 } study_bench_case;
 
 /* The cases, in the order they are run; *n gets their count. */
@@ -66,10 +69,9 @@ typedef struct study_bench_out {
 int study_bench_have_table(const char *data);
 /* Peak resident memory of a process that runs nothing (the binary's mapped libraries). */
 double study_bench_baseline_mb(void);
-/* The burst capacity (requests/s) of policy, measured in a child process; -1 with err. With
- * decode > 0, of a disaggregated deployment of one prefill and `decode` decode replicas. */
-double study_bench_capacity(const char *data, const char *policy, int decode, int quick,
-                            sim_err *err);
+/* The burst capacity (requests/s) of case c's policy on its setup (a disaggregated case's: one
+ * prefill and c->replicas decode replicas), measured in a child process; -1 with err. */
+double study_bench_capacity(const char *data, const study_bench_case *c, int quick, sim_err *err);
 /* Runs case c in a child process at arrival rate 0.9 x cap x replicas (cap unused for the
  * sqlite-rows case), using tmpdb for the cases that store. Fills *out (out->ok = 0 with out->err
  * on failure). */

@@ -10,8 +10,8 @@
  * tensor parallelism); the token embedding runs once per pass: op(1) - per layer. That the
  * final norm (once per pass) equals one per-layer norm is checked on every predictor, so a
  * change to the layer's structure is an error here rather than a silent factor of two.
- * A collective of `size` 16-bit elements is a pass over `size` tokens of a model whose hidden
- * size is set to 1, which moves exactly those bytes.
+ * A collective of `size` bytes (Vidur's unit) is priced by cal_roofline_allreduce_ns as NCCL
+ * runs it (the ring), the way Vidur's network tables were measured.
  *
  * Set keys: gpu (catalog), dtype (optional; default each model's), compute: [{model, dir, tp,
  * attention, cannot}], network: [{table, cannot}]. Paths are relative to the set file.
@@ -216,8 +216,11 @@ static void profile_rows(opsctx *o, const cal_profile *p, const eng_model *m, in
         cannot_row(o, id, "compute", line, p->npts, e.msg);
         return;
     }
+    /* a compute table's profile also carries the network tables beside it (allreduce,
+     * send_recv); the set compares those through its own network entries */
     for (int i = 0; i < p->npts; i++)
-        point_row(o, &k, m->name, &p->pts[i]);
+        if (p->pts[i].op < CAL_PROFILE_OP_ALLREDUCE)
+            point_row(o, &k, m->name, &p->pts[i]);
     kroof_free(&k);
 }
 
@@ -333,13 +336,14 @@ static void count_spread(spread *sp, int *nsp, int workers, int per_node)
 static void allreduce_row(opsctx *o, kroof *k, int workers, double size, double ms, int line)
 {
     char id[160];
-    snprintf(id, sizeof id, "all_reduce %d GPUs %.0f elements", workers, size);
+    snprintf(id, sizeof id, "all_reduce %d GPUs %.0f bytes", workers, size);
     if (!want(o, id))
         return;
     study_vrow *r = validate_row_add(o->v, id, "allreduce", line);
     r->measured[0] = ms * 1e3;
-    eng_shape s = shape_of(KERN_OP_ADD, size, 0);
-    r->predicted[0] = kroof_ns(k, "allreduce", &s) / 1e3;
+    /* MODEL: Vidur's `size` is bytes (its predictor turns it into tokens as size / embedding
+     * dim / 2), timed through NCCL: NCCL's ring, never the engines' custom all-reduce */
+    r->predicted[0] = cal_roofline_allreduce_ns(&k->p[0], size, 1) / 1e3;
 }
 
 /* The roofline of an all-reduce over `workers` GPUs (a model whose activations are 1 wide). */

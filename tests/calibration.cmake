@@ -21,3 +21,18 @@ llmsim_test(test_models SOURCES test_models.c LIBS llmsim_calibration LABELS cal
 # the shared data is absent)
 llmsim_test(test_models_data SOURCES test_models_data.c LIBS llmsim_calibration
             LABELS calibration validation)
+# the roofline on today's models: capped sums, MoE (touched experts, expert parallelism, skew,
+# all-to-all), MLA, DeepSeek sparse attention, gated DeltaNet, windows, per-operator points
+llmsim_test(test_cost SOURCES test_cost.c LIBS llmsim_calibration LABELS calibration unit)
+# every config.json of ../shared/data/models through the chunked scheduler (skipped when the
+# shared data is absent)
+llmsim_test(test_cost_models SOURCES test_cost_models.c LIBS llmsim_store
+            LABELS calibration e2e validation TIMEOUT 300)
+if(TARGET llmsim)
+  add_dependencies(test_cost_models llmsim)
+endif()
+# the roofline per operator against Vidur's A100 tables (development data; skipped when absent)
+llmsim_test(test_fidelity_ops SOURCES test_fidelity_ops.c LIBS llmsim_calibration
+            LABELS calibration validation TIMEOUT 300)
+# end to end against the measured H100 serving rows: `llmsim validate aic-silicon-h100`
+# (tests/validate.cmake runs the shipped set)

@@ -696,22 +696,44 @@ static void expect_unpriced(const eng_model *m, cal_serving s, const char *frag)
     assert_non_null(strstr(err.msg, frag));
 }
 
+static void expect_priced(const eng_model *m, cal_serving s)
+{
+    char why[600];
+    eng_gpu g = gpu("b200");
+    eng_predictor p;
+    sim_err err = {{0}};
+    if (cal_roofline_priced(m, &s, why, sizeof why) != 0)
+        fail_msg("%s refused: %s", m->name, why);
+    if (cal_roofline_new(m, &g, &s, &p, &err) != 0)
+        fail_msg("%s: %s", m->name, err.msg);
+    cal_predictor_free(&p);
+}
+
 static void test_roofline_refusals(void **state)
 {
     eng_model mx = model("mixtral-8x7b"), ds = read_text(dsv32), q = read_text(qwen35);
-    eng_model g2 = model("gemma-2-9b"), l4 = model("llama-4-scout");
+    eng_model g2 = model("gemma-2-9b"), l4 = model("llama-4-scout"), dv3 = model("deepseek-v3");
     eng_model mla = read_text(
         "{\"model_type\": \"deepseek_v2\", \"num_hidden_layers\": 2, \"hidden_size\": 256, "
         "\"num_attention_heads\": 4, \"intermediate_size\": 512, \"kv_lora_rank\": 64, "
         "\"qk_nope_head_dim\": 32, \"qk_rope_head_dim\": 16, \"v_head_dim\": 32, "
         "\"vocab_size\": 100, \"max_position_embeddings\": 512, \"torch_dtype\": "
         "\"bfloat16\"}");
-    expect_unpriced(&mx, cal_serving_tp(ENG_BF16, 1), "MoE layers (32 of 32 layers, 8 experts");
-    expect_unpriced(&mla, cal_serving_tp(ENG_BF16, 1), "multi-head latent attention");
-    expect_unpriced(&ds, cal_serving_tp(ENG_BF16, 1), "multi-head latent attention");
-    expect_unpriced(&q, cal_serving_tp(ENG_BF16, 1), "linear attention (45 of 60 layers)");
+    /* MoE, MLA, linear attention, gated attention output and the MoE layouts are priced */
+    expect_priced(&mx, cal_serving_tp(ENG_BF16, 1));
+    expect_priced(&mla, cal_serving_tp(ENG_BF16, 1));
+    expect_priced(&q, cal_serving_tp(ENG_BF16, 4));
+    cal_serving dpep = cal_serving_tp(ENG_FP8, 1);
+    dpep.layout.dp = dpep.layout.ep = 8;
+    expect_priced(&dv3, dpep);
+    /* windows and DeepSeek sparse attention whose cap binds wait for the engine's capped sums */
+    expect_unpriced(&ds, cal_serving_tp(ENG_BF16, 1), "DeepSeek sparse attention whose top-2048");
     expect_unpriced(&g2, cal_serving_tp(ENG_BF16, 1), "sliding-window attention");
     expect_unpriced(&l4, cal_serving_tp(ENG_BF16, 1), "chunked local attention");
+    cal_serving capped = cal_serving_tp(ENG_BF16, 1);
+    capped.capped_sums = 1;
+    expect_priced(&ds, capped);
+    expect_priced(&l4, capped);
     /* windows that never bind are priced: Gemma-2 served up to its 4,096-token window */
     cal_serving s = cal_serving_tp(ENG_BF16, 1);
     s.max_len = 4096;
@@ -722,6 +744,14 @@ static void test_roofline_refusals(void **state)
     sim_err err;
     assert_int_equal(cal_roofline_new(&g2, &g, &s, &p, &err), 0);
     cal_predictor_free(&p);
+    /* a skew out of range and an unknown engine are refused by name */
+    s.moe_skew = -1;
+    assert_int_equal(cal_roofline_priced(&g2, &s, why, sizeof why), -1);
+    assert_non_null(strstr(why, "moe skew -1"));
+    s.moe_skew = 0;
+    snprintf(s.engine, sizeof s.engine, "tgi");
+    assert_int_equal(cal_roofline_priced(&g2, &s, why, sizeof why), -1);
+    assert_non_null(strstr(why, "engine 'tgi'"));
     /* dense models with TP keep working; 4-bit weights read fewer bytes */
     eng_model l = model("llama-3-8b");
     cal_serving b16 = cal_serving_tp(ENG_BF16, 2), w4 = cal_serving_tp(ENG_INT4, 2);
@@ -734,7 +764,9 @@ static void test_roofline_refusals(void **state)
     double r4 = (double)p4.ops->iteration_ns(p4.st, &sh) / pb.ops->iteration_ns(pb.st, &sh);
     print_message("llama-3-8b tp2 h200, 8 decodes: int4 / bf16 step time %.2f\n", r4);
     assert_true(r4 < 0.75);
-    /* nvfp4 on a B200 runs at the fp4 peak: a large prefill is faster than weight-only int4 */
+    /* nvfp4 on a B200 runs at the fp4 peak: a large prefill's GEMMs run 4x faster than
+     * weight-only int4's; attention and the elementwise kernels are the same, so the pass
+     * takes well under two thirds of the time */
     eng_gpu b = gpu("b200");
     cal_serving nv = cal_serving_tp(ENG_NVFP4, 1), i4 = cal_serving_tp(ENG_INT4, 1);
     eng_predictor pn, pi;
@@ -743,7 +775,7 @@ static void test_roofline_refusals(void **state)
     eng_shape pf = {0};
     eng_shape_add_prefill(&pf, 8192, 0);
     pf.emit_seqs = 1;
-    assert_true(pn.ops->iteration_ns(pn.st, &pf) < 0.5 * pi.ops->iteration_ns(pi.st, &pf));
+    assert_true(pn.ops->iteration_ns(pn.st, &pf) < 0.6 * pi.ops->iteration_ns(pi.st, &pf));
     assert_string_equal(pn.label, "roofline b200 nvfp4 (not measured)");
     cal_predictor_free(&pb);
     cal_predictor_free(&p4);

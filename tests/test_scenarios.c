@@ -238,6 +238,46 @@ static void precision_and_layout(void **state)
                        "an MoE model"));
 }
 
+/* cost_model: {moe_skew, engine}: what the cost model takes from a scenario */
+static void cost_model_keys(void **state)
+{
+    scn_scenario s;
+    sim_err e;
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, NULL, 0, &test_resolver, &s, &e), 0);
+    assert_true(s.cost.moe_skew == 0);
+    assert_string_equal(s.cost.engine, "");
+    scn_free(&s);
+    const char *set[] = {"cost_model={moe_skew: 1.2, engine: trtllm}"};
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, set, 1, &test_resolver, &s, &e), 0);
+    assert_true(s.cost.moe_skew == 1.2);
+    assert_string_equal(s.cost.engine, "trtllm");
+    /* a skew on a dense model does nothing, and says so */
+    assert_non_null(strstr(s.notes, "cost_model.moe_skew: model llama-3-8b has no routed experts"));
+    assert_non_null(strstr(s.text, "cost_model"));
+    scn_free(&s);
+    /* the kernels default to the engine preset's; an explicit cost_model.engine wins; TGI's
+     * are priced as vLLM's */
+    const char *sg[] = {"engine=sglang", "scheduler.name=sglang"},
+               *sgt[] = {"engine=sglang", "scheduler.name=sglang", "cost_model.engine=trtllm"},
+               *tgi[] = {"engine=tgi", "scheduler.name=tgi"};
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, sg, 2, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.cost.engine, "sglang");
+    scn_free(&s);
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, sgt, 3, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.cost.engine, "trtllm");
+    scn_free(&s);
+    assert_int_equal(scn_load_text("demo.yaml", DEMO, tgi, 2, &test_resolver, &s, &e), 0);
+    assert_string_equal(s.cost.engine, "");
+    scn_free(&s);
+    expect_error("seed: 7\n", "seed: 7\ncost_model: {moe_skew: -1}\n", NULL, 0,
+                 FRAGS("demo.yaml:3: cost_model.moe_skew"));
+    expect_error("seed: 7\n", "seed: 7\ncost_model: {engine: tgi}\n", NULL, 0,
+                 FRAGS("demo.yaml:3: cost_model.engine: unknown engine 'tgi' (valid: vllm, "
+                       "sglang, trtllm)"));
+    expect_error("seed: 7\n", "seed: 7\ncost_model: {skew: 1}\n", NULL, 0,
+                 FRAGS("demo.yaml:3", "skew"));
+}
+
 static void bad_overrides(void **state)
 {
     const char *o1[] = {"workload.num_requests"};
@@ -545,6 +585,7 @@ int main(void)
         cmocka_unit_test(bad_inputs),
         cmocka_unit_test(bad_overrides),
         cmocka_unit_test(precision_and_layout),
+        cmocka_unit_test(cost_model_keys),
         cmocka_unit_test(profile_borrow),
         cmocka_unit_test(overrides),
         cmocka_unit_test(scheduler_key_of_another_policy),

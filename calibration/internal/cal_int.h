@@ -20,33 +20,87 @@ typedef enum cal_op {
     CAL_OP_EMBED = KERN_OP_COUNT, /* token embedding gather */
     CAL_OP_SAMPLE,                /* softmax and sampling over the vocabulary */
     CAL_OP_ALLREDUCE,             /* tensor-parallel all-reduce of the activations */
+    CAL_OP_SEND_RECV,             /* point-to-point copy between two GPUs (imported tables) */
+    CAL_OP_ROUTER,                /* MoE router: logits and top-k */
+    CAL_OP_EXPERTS,               /* routed experts' grouped GEMMs and activation */
+    CAL_OP_SHARED,                /* shared experts (a dense MLP) */
+    CAL_OP_ALL2ALL,               /* expert-parallel dispatch or combine */
+    CAL_OP_INDEXER,               /* DeepSeek sparse attention's indexer and top-k */
+    CAL_OP_LINEAR_ATTN,           /* gated DeltaNet: convolution and recurrence */
     CAL_OP_TOTAL
 } cal_op;
 
-/* The aggregate work of one operator in one pass (one layer for per-layer operators). */
+/* Which attention a per-layer operator belongs to. */
+typedef enum cal_kind {
+    CAL_KIND_FULL = 0, /* attends to the whole context */
+    CAL_KIND_CAPPED,   /* windowed, chunked or DeepSeek-sparse: the capped sums */
+    CAL_KIND_LINEAR,   /* linear attention: a fixed state per sequence */
+    CAL_KIND_COUNT
+} cal_kind;
+
+/* The aggregate work of one operator in one pass (one layer for per-layer operators). Sums are
+ * over the whole replica (every attention rank of a data-parallel layout). */
 typedef struct cal_work {
     int op;          /* kern_op or cal_op */
     double tokens;   /* rows: query tokens of the pass, or emitting sequences for the LM head */
     double seqs;     /* attention: sequences */
     double q_tokens; /* attn_prefill: sum of chunk lengths */
-    double pairs;    /* attn_prefill: query-key pairs; attn_decode: keys read (sum of ctx + 1) */
-    double kv;       /* attn_prefill: sum of (context + chunk): keys read */
+    double pairs;    /* attn_prefill: query-key pairs; attn_decode: keys read (sum of ctx + 1);
+                        dsa_indexer: every query-key pair of the pass (prefill and decode) */
+    double kv;       /* attn_prefill: sum of (context + chunk): keys read; dsa_indexer: keys
+                        read by the whole pass */
+    double causal;   /* attn_prefill: the pairs of the chunks' own causal squares, sum of
+                        q (q + 1) / 2 (the rest of `pairs` is over cached context) */
     int per_layer;   /* 1: runs in every layer; 0: once per pass */
+    int kind;        /* cal_kind of the layer (attention-side operators) */
+    int phase;       /* all2all: 0 dispatch, 1 combine */
+    int eager;       /* 1: the pass has prefill tokens (its kernels launch without a graph) */
+    double prefill_seqs, prefill_tokens; /* the pass's prefill part (linear_attn) */
 } cal_work;
 
-/* What the last walk cost apart from decode attention, for the next call: consecutive decode
- * steps differ only in their contexts, so the rest is reused when the rest of the shape is. */
+/* A pass's layers by kind: how many layers of each attention kind and of each MLP kind. */
+typedef struct cal_plan {
+    int attn[CAL_KIND_COUNT]; /* layers per attention kind */
+    int dense;                /* layers with a dense MLP */
+    int moe;                  /* layers with routed experts */
+    int tp;                   /* tensor parallelism: all-reduces when > 1 */
+    int dp;                   /* attention data parallelism: all2all in MoE layers when > 1 */
+    int ep;                   /* expert parallelism */
+    int indexer;              /* 1: DeepSeek sparse attention (an indexer in capped layers) */
+} cal_plan;
+
+/* The plan of a dense model of `layers` full-attention layers under tensor parallelism tp. */
+cal_plan cal_plan_dense(int layers, int tp);
+
+/* What the last walk cost apart from the operators that read decode contexts, for the next
+ * call: consecutive decode steps differ only in their contexts, so the rest is reused when the
+ * rest of the shape is. */
 typedef struct cal_walk_cache {
     int valid;
     eng_shape key;
-    double rest; /* per layer, ns */
+    double rest; /* every layer, ns */
     double once; /* ns */
+    /* A dense model's operators that depend on the pass's token count and eagerness alone
+     * (a layer without its prefill attention; the embedding and final norm) and on its emitting
+     * sequences alone (LM head and sampling), by [eager][count] for counts below
+     * CAL_WALK_TAB; 0 = not priced yet (every priced count costs more than 0). Allocated on
+     * first use; free with cal_walk_cache_free. */
+    double *tok, *once_tok, *emit;
 } cal_walk_cache;
+#define CAL_WALK_TAB 65536
 
-/* Calls fn(st, w) for every operator of a pass of shape s, skipping attention kinds with no
- * sequences and all-reduces when tp == 1; returns the sum of what fn returned, per-layer
- * operators multiplied by `layers`. fn returns ns and must depend only on its arguments.
- * cache (may be NULL) is reused and updated; the result does not depend on it. */
+/* Frees a cache and its tables (NULL allowed). */
+void cal_walk_cache_free(cal_walk_cache *c);
+
+/* Calls fn(st, w) for every operator of a pass of shape s laid out as plan p, skipping
+ * attention kinds with no sequences and all-reduces when tp == 1; returns the sum of what fn
+ * returned, per-layer operators multiplied by their layer counts. fn returns ns and must depend
+ * only on its arguments. cache (may be NULL) is reused and updated; the result does not depend
+ * on it. */
+double cal_plan_walk(const eng_shape *s, const cal_plan *p,
+                     double (*fn)(const void *st, const cal_work *w), const void *st,
+                     cal_walk_cache *cache);
+/* cal_plan_walk of cal_plan_dense(layers, tp). */
 double cal_layer_walk(const eng_shape *s, int layers, int tp,
                       double (*fn)(const void *st, const cal_work *w), const void *st,
                       cal_walk_cache *cache);

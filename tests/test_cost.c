@@ -1,0 +1,470 @@
+/* test_cost.c: the roofline on today's models: the capped sums of a shape against brute force,
+ * MoE (experts touched, expert parallelism, routing skew, the all-to-all of data-parallel
+ * attention), MLA's absorbed decode on the latent cache, DeepSeek sparse attention (attention
+ * capped at the top-k, the indexer reading every key), gated DeltaNet (a decode step that does
+ * not grow with the context), windows priced through the capped sums, and the per-operator
+ * entry point `validate --ops` uses. Properties, not numbers: each would fail if the feature
+ * were priced as a dense model. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "catalog.h"
+#include "kernels.h"
+#include "profile.h"
+#include "roofline.h"
+
+static eng_model model(const char *name)
+{
+    eng_model m;
+    if (cal_model_find(name, &m) != 0)
+        fail_msg("no catalog model %s", name);
+    return m;
+}
+
+static eng_model read_text(const char *text)
+{
+    eng_model m;
+    char why[600];
+    if (cal_model_from_config_text("test/config.json", text, &m, why, sizeof why) != 0)
+        fail_msg("refused: %s", why);
+    return m;
+}
+
+static eng_predictor make(const eng_model *m, const char *gpu, cal_serving s)
+{
+    eng_gpu g;
+    eng_predictor p;
+    sim_err err = {{0}};
+    assert_int_equal(cal_gpu_find(gpu, &g), 0);
+    if (cal_roofline_new(m, &g, &s, &p, &err) != 0)
+        fail_msg("%s: %s", m->name, err.msg);
+    return p;
+}
+
+static cal_serving layout(eng_dtype dt, int tp, int dp, int ep)
+{
+    cal_serving s = cal_serving_tp(dt, tp);
+    s.layout.dp = dp;
+    s.layout.ep = ep;
+    return s;
+}
+
+/* n decodes of context ctx each (capped at the model's cap when it has one), all emitting. */
+static eng_shape decodes(const eng_model *m, int64_t n, int64_t ctx)
+{
+    eng_shape s = {0};
+    int32_t ch, cap = eng_shape_cap(m, &ch);
+    eng_shape_set_cap(&s, cap, ch);
+    int64_t c = cap > 0 ? (ch ? ctx % (cap + 1) : (ctx < cap ? ctx : cap)) : ctx;
+    eng_shape_add_decodes_capped(&s, n, n * ctx, n * c);
+    s.emit_seqs = (int32_t)n;
+    return s;
+}
+
+static double step(const eng_predictor *p, const eng_shape *s)
+{
+    return (double)p->ops->iteration_ns(p->st, s);
+}
+
+static const char dsv32[] =
+    "{\"model_type\": \"deepseek_v32\", \"num_hidden_layers\": 61, \"hidden_size\": 7168, "
+    "\"num_attention_heads\": 128, \"num_key_value_heads\": 128, \"intermediate_size\": 18432, "
+    "\"q_lora_rank\": 1536, \"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128, "
+    "\"qk_rope_head_dim\": 64, \"v_head_dim\": 128, \"n_routed_experts\": 256, "
+    "\"num_experts_per_tok\": 8, \"moe_intermediate_size\": 2048, \"n_shared_experts\": 1, "
+    "\"first_k_dense_replace\": 3, \"index_topk\": 2048, \"index_n_heads\": 64, "
+    "\"index_head_dim\": 128, \"vocab_size\": 129280, \"max_position_embeddings\": 163840, "
+    "\"torch_dtype\": \"bfloat16\"}";
+
+static const char qwen35[] =
+    "{\"model_type\": \"qwen3_5_moe\", \"text_config\": {\"model_type\": \"qwen3_5_moe_text\", "
+    "\"num_hidden_layers\": 60, \"hidden_size\": 4096, \"num_attention_heads\": 32, "
+    "\"num_key_value_heads\": 2, \"head_dim\": 256, \"attn_output_gate\": true, "
+    "\"full_attention_interval\": 4, \"linear_conv_kernel_dim\": 4, \"linear_key_head_dim\": "
+    "128, \"linear_num_key_heads\": 16, \"linear_num_value_heads\": 64, "
+    "\"linear_value_head_dim\": 128, \"num_experts\": 512, \"num_experts_per_tok\": 10, "
+    "\"moe_intermediate_size\": 1024, \"shared_expert_intermediate_size\": 1024, "
+    "\"vocab_size\": 248320, \"max_position_embeddings\": 262144, \"mamba_ssm_dtype\": "
+    "\"float32\", \"dtype\": \"bfloat16\"}, \"tie_word_embeddings\": false}";
+
+/* ---------------- the shape's capped sums ---------------- */
+
+/* Brute force: a chunk of q after c, each query at position p seeing min(p + 1, w) keys of a
+ * sliding window, or (p mod w) + 1 keys of aligned chunks; keys read = distinct keys touched. */
+static void brute(int64_t q, int64_t c, int64_t w, int chunked, double *pairs, double *keys)
+{
+    int64_t lo = INT64_MAX;
+    *pairs = 0;
+    for (int64_t p = c; p < c + q; p++) {
+        int64_t first = chunked ? p / w * w : (p - w + 1 > 0 ? p - w + 1 : 0);
+        *pairs += (double)(p - first + 1);
+        if (first < lo)
+            lo = first;
+    }
+    *keys = (double)(c + q - lo);
+}
+
+static void test_capped_sums(void **state)
+{
+    const int64_t ws[] = {1, 7, 128, 4096};
+    const int64_t qs[] = {1, 5, 127, 128, 129, 1000, 5000};
+    const int64_t cs[] = {0, 1, 100, 127, 128, 4095, 4096, 10000};
+    for (int chunked = 0; chunked < 2; chunked++)
+        for (size_t i = 0; i < 4; i++)
+            for (size_t j = 0; j < 7; j++)
+                for (size_t k = 0; k < 8; k++) {
+                    eng_shape s = {0};
+                    eng_shape_set_cap(&s, (int32_t)(ws[i] - 1), chunked);
+                    eng_shape_add_prefill_capped(&s, qs[j], cs[k]);
+                    double pairs, keys;
+                    brute(qs[j], cs[k], ws[i], chunked, &pairs, &keys);
+                    if (ws[i] == 1) /* cap 0: no cap, the plain sums stand */
+                        continue;
+                    if (s.prefill_pairs_capped != pairs || s.prefill_kv_capped != keys)
+                        fail_msg("w %lld q %lld c %lld chunked %d: %g/%g, want %g/%g",
+                                 (long long)ws[i], (long long)qs[j], (long long)cs[k], chunked,
+                                 s.prefill_pairs_capped, s.prefill_kv_capped, pairs, keys);
+                    /* never more than the uncapped sums */
+                    assert_true(s.prefill_pairs_capped <= s.prefill_pairs);
+                    assert_true(s.prefill_kv_capped <= s.prefill_kv);
+                }
+    /* the caps of the model families */
+    int32_t ch;
+    eng_model g2 = model("gemma-2-9b"), l4 = model("llama-4-scout"), ds = read_text(dsv32);
+    assert_int_equal(eng_shape_cap(&g2, &ch), 4095);
+    assert_int_equal(ch, 0);
+    assert_int_equal(eng_shape_cap(&l4, &ch), 8191);
+    assert_int_equal(ch, 1);
+    assert_int_equal(eng_shape_cap(&ds, &ch), 2047);
+    eng_model l = model("llama-3-8b");
+    assert_int_equal(eng_shape_cap(&l, &ch), 0);
+}
+
+/* ---------------- MoE ---------------- */
+
+static void test_moe_experts_touched(void **state)
+{
+    /* Qwen3-30B-A3B: 128 experts, top-8. One token touches 8 experts' weights; 1024 tokens
+     * touch all of them: the experts' time at batch 1024 is far below 1024 x batch 1 (weights
+     * are read once) and above the batch-1 time by less than E / k = 16 */
+    eng_model m = model("qwen3-30b-a3b");
+    eng_predictor p = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 1));
+    eng_shape one = decodes(&m, 1, 100), many = decodes(&m, 64, 100);
+    double e1 = cal_roofline_op_ns(&p, &one, "moe_experts");
+    double e64 = cal_roofline_op_ns(&p, &many, "moe_experts");
+    print_message("qwen3-30b-a3b h100: experts at 1 token %.3f ms, 64 tokens %.3f ms\n", e1 / 1e6,
+                  e64 / 1e6);
+    assert_true(e1 > 0);
+    /* 64 tokens touch 1 - (1 - 1/16)^64 = 98.4% of the experts: close to 16x the weights */
+    assert_true(e64 > 10 * e1 && e64 < 17 * e1);
+    /* the dense layers are priced too: a dense MLP never runs in an all-MoE model */
+    assert_true(cal_roofline_op_ns(&p, &many, "mlp_up_gate") == 0);
+    assert_true(cal_roofline_op_ns(&p, &many, "moe_router") > 0);
+    /* no shared experts in Qwen3 MoE, and no all-to-all without attention data parallelism */
+    assert_true(cal_roofline_op_ns(&p, &many, "moe_shared") == 0);
+    assert_true(cal_roofline_op_ns(&p, &many, "all2all") == 0);
+    cal_predictor_free(&p);
+}
+
+/* The MoE step time falls as expert parallelism spreads the experts over more GPUs. */
+static void test_moe_expert_parallel(void **state)
+{
+    const char *names[] = {"qwen3-30b-a3b", "mixtral-8x7b", "deepseek-v3"};
+    const char *gpus[] = {"h100-sxm", "h200", "b200"};
+    for (int k = 0; k < 3; k++) {
+        eng_model m = model(names[k]);
+        double prev_e = 0, prev_step = 0;
+        eng_dtype dt = k == 2 ? ENG_FP8 : ENG_BF16;
+        for (int ep = k == 2 ? 4 : 1; ep <= 8; ep *= 2) {
+            if (m.experts % ep)
+                continue;
+            eng_predictor p = make(&m, gpus[k], layout(dt, 1, ep, ep));
+            eng_shape s = decodes(&m, 256, 2000);
+            double e = cal_roofline_op_ns(&p, &s, "moe_experts"), t = step(&p, &s);
+            print_message("%s on %d x %s (dp%d ep%d): experts %.3f ms, step %.3f ms\n", names[k],
+                          ep, gpus[k], ep, ep, e / 1e6, t / 1e6);
+            if (prev_e > 0) {
+                assert_true(e < prev_e);
+                assert_true(t < prev_step);
+            }
+            prev_e = e;
+            prev_step = t;
+            cal_predictor_free(&p);
+        }
+    }
+}
+
+/* A prefill of q tokens (compute-bound experts) plus n decodes of context ctx. */
+static eng_shape mixed(const eng_model *m, int64_t q, int64_t n, int64_t ctx)
+{
+    eng_shape s = decodes(m, n, ctx);
+    eng_shape_add_prefill(&s, q, 0);
+    s.emit_seqs++;
+    return s;
+}
+
+static void test_moe_skew_and_all2all(void **state)
+{
+    eng_model m = model("deepseek-v3");
+    cal_serving bal = layout(ENG_FP8, 1, 8, 8), sk = bal, sk2 = bal;
+    sk.moe_skew = 0.5;
+    sk2.moe_skew = 1.2;
+    eng_predictor pb = make(&m, "h200", bal), ps = make(&m, "h200", sk),
+                  ps2 = make(&m, "h200", sk2);
+    assert_non_null(strstr(ps.label, "skew 0.5"));
+    /* 16k prefill tokens: the experts are compute-bound, the busiest GPU's share sets the time */
+    eng_shape s = mixed(&m, 16384, 64, 1000);
+    double eb = cal_roofline_op_ns(&pb, &s, "moe_experts");
+    double es = cal_roofline_op_ns(&ps, &s, "moe_experts");
+    double es2 = cal_roofline_op_ns(&ps2, &s, "moe_experts");
+    print_message("deepseek-v3 dp8 ep8 h200, 16k prefill tokens: experts balanced %.3f, skew "
+                  "0.5 %.3f, skew 1.2 %.3f ms\n",
+                  eb / 1e6, es / 1e6, es2 / 1e6);
+    assert_true(es > 1.1 * eb && es2 > 1.1 * es);
+    /* dispatch and combine over NVLink: present with data-parallel attention, larger when
+     * the busiest GPU receives more */
+    double ab = cal_roofline_op_ns(&pb, &s, "all2all"),
+           as = cal_roofline_op_ns(&ps2, &s, "all2all");
+    assert_true(ab > 0 && as >= ab);
+    /* without attention data parallelism TP8 + EP8 reduces over the TP group instead */
+    eng_predictor pt = make(&m, "h200", layout(ENG_FP8, 8, 1, 8));
+    assert_true(cal_roofline_op_ns(&pt, &s, "all2all") == 0);
+    assert_true(cal_roofline_op_ns(&pt, &s, "allreduce") > 0);
+    /* skew 0 is the balanced predictor exactly */
+    cal_serving zero = bal;
+    zero.moe_skew = 0;
+    eng_predictor pz = make(&m, "h200", zero);
+    assert_true(step(&pz, &s) == step(&pb, &s));
+    cal_predictor_free(&pb);
+    cal_predictor_free(&ps);
+    cal_predictor_free(&ps2);
+    cal_predictor_free(&pt);
+    cal_predictor_free(&pz);
+}
+
+static void test_data_parallel_attention(void **state)
+{
+    /* DP8 splits the batch over 8 attention ranks: 256 decodes cost each rank's attention what
+     * 32 cost one GPU holding the whole model (the roofline does not check that it fits) */
+    eng_model m = model("deepseek-v3");
+    eng_predictor d8 = make(&m, "h200", layout(ENG_FP8, 1, 8, 8));
+    eng_predictor d1 = make(&m, "h200", layout(ENG_FP8, 1, 1, 1));
+    eng_shape s8 = decodes(&m, 256, 8000), s1 = decodes(&m, 32, 8000);
+    double a8 = cal_roofline_op_ns(&d8, &s8, "attn_decode");
+    double a1 = cal_roofline_op_ns(&d1, &s1, "attn_decode");
+    assert_true(a8 > 0 && a8 > a1 - 1 && a8 < a1 + 1);
+    double q8 = cal_roofline_op_ns(&d8, &s8, "qkv_proj"),
+           q1 = cal_roofline_op_ns(&d1, &s1, "qkv_proj");
+    assert_true(q8 > q1 - 1 && q8 < q1 + 1);
+    /* the experts see every rank's tokens: more than the single GPU's 32 */
+    assert_true(cal_roofline_op_ns(&d8, &s8, "moe_experts") <
+                8 * cal_roofline_op_ns(&d1, &s1, "moe_experts"));
+    cal_predictor_free(&d8);
+    cal_predictor_free(&d1);
+}
+
+/* ---------------- MLA and DeepSeek sparse attention ---------------- */
+
+static void test_mla_decode_reads_latent(void **state)
+{
+    /* DeepSeek-V3 TP8 on H200, one sequence at 100k tokens: decode attention reads the latent
+     * (576 values x 2 bytes per token and layer) once for all heads: at least that at the
+     * bandwidth, and far less than full MHA K and V for 16 heads of 192 + 128 would read */
+    eng_model m = model("deepseek-v3");
+    eng_predictor p = make(&m, "h200", cal_serving_tp(ENG_FP8, 8));
+    eng_gpu g;
+    cal_gpu_find("h200", &g);
+    eng_shape s = decodes(&m, 1, 100000);
+    double a = cal_roofline_op_ns(&p, &s, "attn_decode");
+    double latent = 61.0 * 100001 * 576 * 2 / g.mem_bw * 1e9;
+    double mha = 61.0 * 100001 * 16 * (192 + 128) * 2 / g.mem_bw * 1e9;
+    print_message("deepseek-v3 tp8 h200, 1 x 100k decode: attention %.3f ms (latent read at "
+                  "full bandwidth %.3f ms, expanded MHA %.3f ms)\n",
+                  a / 1e6, latent / 1e6, mha / 1e6);
+    assert_true(a > latent && a < 0.5 * mha);
+    /* prefill expands the latents (kv_b_proj) and runs head size 192: a 4k prefill costs more
+     * attention FLOPs per pair than decode's absorbed form per pair would at 16 heads */
+    eng_shape pf = {0};
+    eng_shape_add_prefill(&pf, 4096, 0);
+    pf.emit_seqs = 1;
+    assert_true(cal_roofline_op_ns(&p, &pf, "attn_prefill") > 0);
+    cal_predictor_free(&p);
+}
+
+static void test_dsa(void **state)
+{
+    eng_model m = read_text(dsv32);
+    cal_serving s = cal_serving_tp(ENG_BF16, 8);
+    s.capped_sums = 1;
+    eng_predictor p = make(&m, "h200", s);
+    /* beyond the top-2048 keys, attention stops growing while the indexer keeps reading every
+     * key: from 16k to 128k of context the indexer grows several fold (its projections do
+     * not), attention stays flat */
+    eng_shape a = decodes(&m, 32, 16000), b = decodes(&m, 32, 128000);
+    double at_a = cal_roofline_op_ns(&p, &a, "attn_decode"),
+           at_b = cal_roofline_op_ns(&p, &b, "attn_decode");
+    double ix_a = cal_roofline_op_ns(&p, &a, "dsa_indexer"),
+           ix_b = cal_roofline_op_ns(&p, &b, "dsa_indexer");
+    print_message("deepseek-v3.2 tp8 h200, 32 decodes: attention %.3f -> %.3f ms, indexer "
+                  "%.3f -> %.3f ms (16k -> 128k)\n",
+                  at_a / 1e6, at_b / 1e6, ix_a / 1e6, ix_b / 1e6);
+    assert_true(at_b == at_a);
+    assert_true(ix_b > 3 * ix_a);
+    /* the same shapes without a cap (a cost model that ignored it) would grow attention */
+    eng_shape c = {0};
+    eng_shape_add_decodes(&c, 32, 32 * 128000);
+    c.emit_seqs = 32;
+    assert_true(cal_roofline_op_ns(&p, &c, "attn_decode") > 3 * at_b);
+    cal_predictor_free(&p);
+}
+
+/* ---------------- linear attention and windows ---------------- */
+
+static void test_linear_attention(void **state)
+{
+    /* Qwen3.5: 45 gated DeltaNet layers of 60. Their cost does not depend on the context; the
+     * 15 full-attention layers' does. */
+    eng_model m = read_text(qwen35);
+    eng_predictor p = make(&m, "h200", cal_serving_tp(ENG_BF16, 8));
+    eng_shape a = decodes(&m, 64, 1000), b = decodes(&m, 64, 100000);
+    double la = cal_roofline_op_ns(&p, &a, "linear_attn"),
+           lb = cal_roofline_op_ns(&p, &b, "linear_attn");
+    double fa = cal_roofline_op_ns(&p, &a, "attn_decode"),
+           fb = cal_roofline_op_ns(&p, &b, "attn_decode");
+    print_message("qwen3.5 tp8 h200, 64 decodes: linear attention %.3f ms at 1k and 100k; full "
+                  "attention %.3f -> %.3f ms\n",
+                  la / 1e6, fa / 1e6, fb / 1e6);
+    assert_true(la > 0 && la == lb);
+    assert_true(fb > 10 * fa);
+    cal_predictor_free(&p);
+}
+
+static void test_windows(void **state)
+{
+    /* Gemma-2-9B: 21 of 42 layers keep a 4,096-token window. With the engine's capped sums,
+     * decode at 64k costs less than the same shape priced without the cap, and more than at
+     * 4k (the full layers still grow). */
+    eng_model m = model("gemma-2-9b");
+    cal_serving s = cal_serving_tp(ENG_BF16, 1);
+    s.capped_sums = 1;
+    eng_predictor p = make(&m, "h200", s);
+    eng_shape capped = decodes(&m, 16, 65536), small = decodes(&m, 16, 4096);
+    eng_shape plain = {0};
+    eng_shape_add_decodes(&plain, 16, 16 * 65536);
+    plain.emit_seqs = 16;
+    double tc = cal_roofline_op_ns(&p, &capped, "attn_decode");
+    double tp = cal_roofline_op_ns(&p, &plain, "attn_decode");
+    double ts = cal_roofline_op_ns(&p, &small, "attn_decode");
+    assert_true(tc < 0.6 * tp && tc > ts);
+    /* prefill: a 32k chunk's capped layers see at most 4,096 keys per query */
+    eng_shape a = {0}, b = {0};
+    int32_t ch, cap = eng_shape_cap(&m, &ch);
+    eng_shape_set_cap(&a, cap, ch);
+    eng_shape_add_prefill_capped(&a, 32768, 0);
+    eng_shape_add_prefill(&b, 32768, 0);
+    a.emit_seqs = b.emit_seqs = 1;
+    assert_true(cal_roofline_op_ns(&p, &a, "attn_prefill") <
+                0.7 * cal_roofline_op_ns(&p, &b, "attn_prefill"));
+    cal_predictor_free(&p);
+}
+
+/* ---------------- precision of the parts ---------------- */
+
+static void test_fp8_lm_head_16bit(void **state)
+{
+    /* fp8 weights (online, as vLLM's --quantization fp8 and FP8 checkpoints ship them) leave
+     * the LM head in 16 bits: its time at decode is the bf16 model's, while the projections
+     * read half the bytes */
+    eng_model m = model("llama-3-8b");
+    eng_predictor b = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 1));
+    eng_predictor f = make(&m, "h100-sxm", cal_serving_tp(ENG_FP8, 1));
+    eng_shape s = decodes(&m, 8, 1000);
+    assert_true(cal_roofline_op_ns(&f, &s, "lm_head") == cal_roofline_op_ns(&b, &s, "lm_head"));
+    assert_true(cal_roofline_op_ns(&f, &s, "mlp_up_gate") <
+                0.7 * cal_roofline_op_ns(&b, &s, "mlp_up_gate"));
+    /* DeepSeek-V3's fp8 checkpoint: its LM head is not among the quantized parts either */
+    eng_model d = model("deepseek-v3");
+    assert_true(eng_model_part_bytes(&d, ENG_FP8, ENG_PART_LM_HEAD) == 2);
+    assert_true(eng_model_part_bytes(&d, ENG_FP8, ENG_PART_EXPERTS) == 1);
+    cal_predictor_free(&b);
+    cal_predictor_free(&f);
+}
+
+/* ---------------- per-operator entry ---------------- */
+
+static void test_point_ns(void **state)
+{
+    eng_model m = model("llama-3-8b");
+    eng_predictor p = make(&m, "a100-80gb", cal_serving_tp(ENG_BF16, 1));
+    /* one layer's operator at a profile coordinate equals the whole-pass breakdown divided by
+     * the layers, for a linear operator and for decode attention */
+    eng_shape s = {0};
+    eng_shape_add_decodes(&s, 64, 64 * 1000);
+    double pt = cal_roofline_point_ns(&p, KERN_OP_MLP_DOWN, 64, 0);
+    double walk = cal_roofline_op_ns(&p, &s, "mlp_down") / m.layers;
+    assert_true(pt > 0 && pt > walk - 1 && pt < walk + 1);
+    double at = cal_roofline_point_ns(&p, KERN_OP_ATTN_DECODE, 64, 1001);
+    double aw = cal_roofline_op_ns(&p, &s, "attn_decode") / m.layers;
+    assert_true(at > aw - 1 && at < aw + 1);
+    assert_true(cal_roofline_point_ns(&p, 99, 1, 0) < 0);
+    assert_true(cal_roofline_allreduce_ns(&p, 1 << 20, 0) > 0);
+    cal_predictor_free(&p);
+}
+
+/* ---------------- the walk's caches ---------------- */
+
+/* A predictor that has priced other passes (its caches and token tables filled) prices a pass
+ * exactly as a fresh one does: steps that share a token count but differ in prefill attention,
+ * eagerness or emitting sequences do not take each other's cached parts. */
+static void test_walk_cache_exact(void **state)
+{
+    eng_model m = model("llama-3-8b");
+    eng_predictor warm = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 2));
+    eng_shape sh[6];
+    memset(sh, 0, sizeof sh);
+    eng_shape_add_prefill(&sh[0], 512, 0); /* 512 tokens, eager */
+    sh[0].emit_seqs = 1;
+    eng_shape_add_prefill(&sh[1], 448, 3000); /* 512 tokens with decodes, other attention */
+    eng_shape_add_decodes(&sh[1], 64, 64 * 900);
+    sh[1].emit_seqs = 65;
+    eng_shape_add_decodes(&sh[2], 512, 512 * 900); /* 512 tokens, graph-launched */
+    sh[2].emit_seqs = 512;
+    eng_shape_add_decodes(&sh[3], 512, 512 * 901);
+    sh[3].emit_seqs = 512;
+    eng_shape_add_prefill(&sh[4], 512, 0); /* as sh[0] but emitting nothing */
+    sh[5] = sh[1];
+    for (int i = 0; i < 6; i++) {
+        eng_predictor cold = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 2));
+        int64_t a = warm.ops->iteration_ns(warm.st, &sh[i]);
+        int64_t b = cold.ops->iteration_ns(cold.st, &sh[i]);
+        assert_int_equal(a, b);
+        cal_predictor_free(&cold);
+    }
+    cal_predictor_free(&warm);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_capped_sums),
+        cmocka_unit_test(test_moe_experts_touched),
+        cmocka_unit_test(test_moe_expert_parallel),
+        cmocka_unit_test(test_moe_skew_and_all2all),
+        cmocka_unit_test(test_data_parallel_attention),
+        cmocka_unit_test(test_mla_decode_reads_latent),
+        cmocka_unit_test(test_dsa),
+        cmocka_unit_test(test_linear_attention),
+        cmocka_unit_test(test_windows),
+        cmocka_unit_test(test_fp8_lm_head_16bit),
+        cmocka_unit_test(test_point_ns),
+        cmocka_unit_test(test_walk_cache_exact),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
