@@ -135,6 +135,20 @@ static void test_sweep_stores_what_run_stores(void **state)
                      1);
 }
 
+/* In db, runs 1 and 2 are a sweep's two points and run 3 is `llmsim run` of the second: the
+ * second point has the plain run's mean TPOT, and not the first point's. */
+static void assert_second_point_priced_as_run(const char *db)
+{
+    const char *same = "SELECT count(*) FROM metrics a JOIN metrics b ON b.name = a.name AND "
+                       "b.value = a.value WHERE a.name = 'mean_tpot_ms' AND a.run_id = %d AND "
+                       "b.run_id = %d";
+    char q[300];
+    snprintf(q, sizeof q, same, 2, 3);
+    assert_int_equal(e2e_query_int(db, q), 1);
+    snprintf(q, sizeof q, same, 1, 2);
+    assert_int_equal(e2e_query_int(db, q), 0);
+}
+
 /* A worker keeps its cost model from point to point only while everything it was built from is
  * the same: a point that changes the KV dtype (not the weights') is priced as `llmsim run`
  * prices it, not with the previous point's model. */
@@ -152,15 +166,7 @@ static void test_sweep_cost_model_per_point(void **state)
                 db);
     if (st != 0)
         fail_msg("%s", err);
-    /* the fp8 point (run 2) has the plain run's (3) TPOT, and not the bf16 point's (1) */
-    const char *same = "SELECT count(*) FROM metrics a JOIN metrics b ON b.name = a.name AND "
-                       "b.value = a.value WHERE a.name = 'mean_tpot_ms' AND a.run_id = %d AND "
-                       "b.run_id = %d";
-    char q[300];
-    snprintf(q, sizeof q, same, 2, 3);
-    assert_int_equal(e2e_query_int(db, q), 1);
-    snprintf(q, sizeof q, same, 1, 2);
-    assert_int_equal(e2e_query_int(db, q), 0);
+    assert_second_point_priced_as_run(db); /* fp8: run 2; bf16: run 1 */
 }
 
 /* The same for a disaggregated deployment: a point that moves the decode pool to another GPU
@@ -185,14 +191,7 @@ static void test_sweep_cost_model_per_pool(void **state)
                 scn, db);
     if (st != 0)
         fail_msg("%s", err);
-    const char *same = "SELECT count(*) FROM metrics a JOIN metrics b ON b.name = a.name AND "
-                       "b.value = a.value WHERE a.name = 'mean_tpot_ms' AND a.run_id = %d AND "
-                       "b.run_id = %d";
-    char q[300];
-    snprintf(q, sizeof q, same, 2, 3);
-    assert_int_equal(e2e_query_int(db, q), 1);
-    snprintf(q, sizeof q, same, 1, 2);
-    assert_int_equal(e2e_query_int(db, q), 0);
+    assert_second_point_priced_as_run(db);
 }
 
 /* Saturation with repetitions: a point saturated in some repetitions says "in k of n" in the
