@@ -740,16 +740,29 @@ static void take_notes(const char *notes, study_vrow *r)
     }
 }
 
+/* Each pool's KV plan (the deployment's when it has no pools): 0, or -1 with the first that
+ * cannot be made (the weights do not fit, ...). */
+static int plans_fit(const eng_config *c, sim_err *err)
+{
+    for (int k = 0; k < eng_config_pools(c); k++) {
+        eng_config pc;
+        eng_kv_plan plan;
+        eng_config_pool(c, k, &pc);
+        if (eng_kv_plan_compute(&pc, &plan, err) != 0)
+            return c->pd.enabled ? sim_err_prefix(err, "%s pool", k ? "decode" : "prefill") : -1;
+    }
+    return 0;
+}
+
 /* Loads r's scenario and checks that it can be run and priced; r becomes CANNOT with the
  * reason when not. */
 static void check_row(const study_vset *v, study_vrow *r)
 {
     scn_scenario scn;
     sim_err e = {{0}};
-    eng_kv_plan plan;
     const char *const *sets = (const char *const *)r->sets;
     if (study_load(v->scenario, sets, r->nsets, &scn, &e) != 0 || study_cost_check(&scn, &e) != 0 ||
-        eng_kv_plan_compute(&scn.engine, &plan, &e) != 0) {
+        plans_fit(&scn.engine, &e) != 0) {
         size_t pl = strlen(v->scenario);
         const char *msg = e.msg;
         if (strncmp(msg, v->scenario, pl) == 0 && strncmp(msg + pl, ": ", 2) == 0)

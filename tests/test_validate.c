@@ -326,6 +326,23 @@ static void test_transcribed_rows(void **state)
     study_vset_free(&v);
 }
 
+/* A disaggregated row is checked pool by pool: llama-3-70b fits on the pools' four GPUs each,
+ * not on the deployment's own single GPU (which a disaggregated run never uses). */
+static void test_disaggregated_row(void **state)
+{
+    (void)state;
+    study_vset v;
+    sim_err err = {{0}};
+    load_ok(DATA "/pd.yaml", NULL, &v);
+    const study_vrow *p1 = row_named(&v, "p1");
+    if (p1->status != STUDY_V_OK)
+        fail_msg("p1: %s", p1->reason);
+    if (study_vset_run(&v, NULL, 1, STORE_SUMMARY, NULL, NULL, &err))
+        fail_msg("%s", err.msg);
+    assert_true(row_named(&v, "p1")->predicted[0] > 0);
+    study_vset_free(&v);
+}
+
 /* ---- the stored table ---- */
 
 static int64_t q_int(store *s, const char *sql)
@@ -620,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_serving_run),
         cmocka_unit_test(test_warmup),
         cmocka_unit_test(test_transcribed_rows),
+        cmocka_unit_test(test_disaggregated_row),
         cmocka_unit_test(test_stored_table),
         cmocka_unit_test(test_bad_sets),
         cmocka_unit_test(test_operator_rows),
