@@ -34,7 +34,10 @@ int64_t cal_ns_round(double ns)
         return 1;
     if (ns > 9.0e18)
         return INT64_C(9000000000000000000);
-    return (int64_t)llround(ns);
+    /* llround without the libm call (once per pass priced): ns - i is exact, ns being in
+     * [1, 9e18], so halves round away from zero exactly as llround does */
+    int64_t i = (int64_t)ns;
+    return ns - (double)i >= 0.5 ? i + 1 : i;
 }
 
 /* Does the part of a pass other than decode attention (which alone changes from one decode step
