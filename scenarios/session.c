@@ -266,7 +266,10 @@ static void end_session(scn_sessions_src *q, int32_t i, int64_t now)
 }
 
 /* Fills out with session i's next turn at time t; 0 when the session cannot go on (its context
- * is full). */
+ * is full). A session's first turn is always sent, however long: the engine turns away a prompt
+ * longer than its context (as a server answers such a request with an error), and every session
+ * then makes progress (a closed loop whose first turns never fit would otherwise start sessions
+ * forever at one instant). */
 static int emit_turn(scn_sessions_src *q, int32_t i, int64_t t, eng_arrival *out)
 {
     sess *x = &q->s[i];
@@ -275,7 +278,7 @@ static int emit_turn(scn_sessions_src *q, int32_t i, int64_t t, eng_arrival *out
     int64_t add = scn_sampler_draw(fresh, q->g, &clipped);
     int64_t o = scn_sampler_draw(q->out, q->g, &clipped);
     q->clipped += clipped;
-    if (q->ctx_limit > 0 && x->ctx + add + o > q->ctx_limit)
+    if (q->ctx_limit > 0 && x->turn > 0 && x->ctx + add + o > q->ctx_limit)
         return 0;
     add_seg(x, content_id((uint64_t)x->number, (uint64_t)x->turn * 2), (int32_t)add);
     x->out_id = content_id((uint64_t)x->number, (uint64_t)x->turn * 2 + 1);

@@ -150,6 +150,23 @@ static void test_sessions_closed_loop(void **state)
     scn_free(&s);
 }
 
+/* A closed loop whose sessions' first turns never fit the context: each first turn is sent and
+ * turned away by the engine, so the run ends with every request rejected (found by fuzzing: the
+ * source started sessions forever at one instant, never emitting a turn). */
+static void test_sessions_first_turn_too_long(void **state)
+{
+    static const char text[] =
+        "name: long\nseed: 4\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: vllm\n"
+        "workload:\n  num_requests: 60\n  arrival: {process: closed, concurrency: 4}\n"
+        "  output_tokens: 20\n"
+        "  sessions: {turns: 4, user_tokens: {dist: lognormal, mean: 91596, sigma: 0.4}}\n";
+    scn_scenario s;
+    assert_int_equal(load(text, NULL, 0, &s), 0);
+    assert_true(metric(&s, NULL, "rejected") == 60);
+    assert_true(metric(&s, NULL, "completed") == 0);
+    scn_free(&s);
+}
+
 /* Agents add tool output after the first turn (tool_tokens), not user tokens; sessions started
  * by a rate process (2 per second) overlap and still send each turn after its predecessor's
  * answer. */
@@ -302,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_shared_system_prompt_ttft),
         cmocka_unit_test(test_session_turns_grow_the_context),
         cmocka_unit_test(test_sessions_closed_loop),
+        cmocka_unit_test(test_sessions_first_turn_too_long),
         cmocka_unit_test(test_agent_and_open_sessions),
         cmocka_unit_test(test_closed_loop_ramp),
         cmocka_unit_test(test_engine_presets),
