@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1036,6 +1037,52 @@ static void model_name(const char *path, char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* Dimensions beyond any model's, by a wide margin: within them every parameter, byte and FLOP
+ * count of the model description and the cost model stays far inside 64-bit integers (the
+ * largest product, layers x experts x 3 x hidden x expert size, is under 2^60). */
+static int check_sizes(const char *file, const eng_model *m, char *why, size_t len)
+{
+    static const struct {
+        const char *what;
+        size_t off;
+        int32_t most;
+    } lim[] = {
+        {"num_hidden_layers", offsetof(eng_model, layers), 1024},
+        {"hidden_size", offsetof(eng_model, hidden), 65536},
+        {"num_attention_heads", offsetof(eng_model, heads), 1024},
+        {"num_key_value_heads", offsetof(eng_model, kv_heads), 1024},
+        {"head_dim", offsetof(eng_model, head_dim), 1024},
+        {"intermediate_size", offsetof(eng_model, intermediate), 1 << 20},
+        {"vocab_size", offsetof(eng_model, vocab), 1 << 22},
+        {"q_lora_rank", offsetof(eng_model, q_lora_rank), 65536},
+        {"kv_lora_rank", offsetof(eng_model, kv_lora_rank), 65536},
+        {"qk_nope_head_dim", offsetof(eng_model, qk_nope_dim), 1024},
+        {"qk_rope_head_dim", offsetof(eng_model, qk_rope_dim), 1024},
+        {"v_head_dim", offsetof(eng_model, v_head_dim), 1024},
+        {"linear_num_key_heads", offsetof(eng_model, lin_k_heads), 1024},
+        {"linear_num_value_heads", offsetof(eng_model, lin_v_heads), 1024},
+        {"linear_key_head_dim", offsetof(eng_model, lin_k_dim), 1024},
+        {"linear_value_head_dim", offsetof(eng_model, lin_v_dim), 1024},
+        {"index_n_heads", offsetof(eng_model, index_heads), 1024},
+        {"index_head_dim", offsetof(eng_model, index_dim), 1024},
+        {"routed experts", offsetof(eng_model, experts), 4096},
+        {"moe_intermediate_size", offsetof(eng_model, expert_inter), 1 << 20},
+        {"shared experts' intermediate size", offsetof(eng_model, shared_inter), 1 << 20},
+    };
+    for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
+        int32_t v;
+        memcpy(&v, (const char *)m + lim[i].off, sizeof v);
+        if (v > lim[i].most) {
+            snprintf(why, len,
+                     "%s: %s %d is over %d, beyond any model llmsim can size (its counts would "
+                     "overflow)",
+                     file, lim[i].what, v, lim[i].most);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Reads the family's keys with `defaults` behind the config (a class's serialized defaults). */
 static int read_family(rd *r, const family *f)
 {
@@ -1113,7 +1160,7 @@ static int read_document(rd *r, const char *name)
     } else if (read_family(r, f)) {
         return -1;
     }
-    if (read_dtype(r) || read_quant(r))
+    if (read_dtype(r) || read_quant(r) || check_sizes(r->file, m, r->why, r->len))
         return -1;
     for (int i = 0; i < ENG_PART_COUNT; i++) /* name only the parts this model has */
         if (eng_model_part_params(m, 1u << i) == 0)

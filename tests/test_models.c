@@ -506,6 +506,12 @@ static void test_reader_families(void **state)
 
 static void test_reader_refusals(void **state)
 {
+    /* dimensions past any model's (found by fuzzing: the parameter count overflowed) */
+    refused("{\"model_type\": \"qwen3\", \"num_hidden_layers\": 322500, \"hidden_size\": "
+            "4014336, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+            "\"intermediate_size\": 28672, \"vocab_size\": 128256, \"max_position_embeddings\": "
+            "81}",
+            "num_hidden_layers 322500 is over 1024", "overflow");
     refused("{\"model_type\": \"mamba\", \"hidden_size\": 4}", "'mamba' is not a model family",
             "deepseek_v3");
     refused("{\"model_type\": \"qwen2\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
