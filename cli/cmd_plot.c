@@ -257,7 +257,8 @@ int cmd_plot(int argc, char **argv)
     };
     if (argc >= 2 && argv[1][0] != '-' && plt_kind_parse(argv[1], &(plt_kind){0}) != 0) {
         fprintf(stderr,
-                "llmsim plot: unknown kind '%s'; valid: curve, cdf, timeline, gantt, probes, validation\n",
+                "llmsim plot: unknown kind '%s'; valid: curve, cdf, timeline, gantt, probes, "
+                "validation\n",
                 argv[1]);
         return 2;
     }

@@ -13,7 +13,8 @@
 #include "plt_int.h"
 #include "store_query.h"
 
-static const char *const kind_names[] = {"curve", "cdf", "timeline", "gantt", "probes", "validation"};
+static const char *const kind_names[] = {"curve", "cdf",    "timeline",
+                                         "gantt", "probes", "validation"};
 #define NKINDS (int)(sizeof kind_names / sizeof kind_names[0])
 
 int plt_kind_parse(const char *s, plt_kind *out)
