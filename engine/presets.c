@@ -14,6 +14,15 @@
  * #13957: Llama-3.1-8B FP8, B200, 64 concurrent requests). SGLang overlaps its CPU work with the
  * GPU's by default since 0.4 (the overlap scheduler, LMSYS blog 2024-12-04); no per-step SGLang
  * profile was found, so the vLLM V1 figures stand in for the work it overlaps.
+ *
+ * Overlapped CPU work in the newer versions. vLLM turned async scheduling on by default in
+ * 0.14 (release notes of v0.14.0; PR #27614; vllm/config/vllm.py enables it unless an option
+ * is incompatible): the engine core schedules step n+1 while step n runs, so the same work
+ * overlaps the GPU's. TensorRT-LLM 1.0 serves from its PyTorch backend by default, whose
+ * executor loop overlaps the host work of step n+1 with step n (`disable_overlap_scheduler`
+ * defaults to False in tensorrt_llm/llmapi/llm_args.py; PyExecutor._executor_loop_overlap);
+ * the 580 us of issue #13957 is what that loop left exposed where the GPU step was shorter than
+ * the host's, so it stands in for the host work per iteration, overlapped.
  */
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +44,17 @@ static const eng_preset presets[] = {
      V1_CPU,
      "vLLM V1: token budget for running then waiting requests, chunked prefill, prefix "
      "caching on; defaults from arg_utils per GPU and entry point"},
+    {"vllm",
+     "0.14",
+     0,
+     "vllm",
+     "async_scheduling=true",
+     0.9,
+     16,
+     {725, 27.0, 1},
+     V1_CPU ", overlapped (async scheduling on by default since 0.14, PR #27614)",
+     "vLLM V1 0.14: as 0.11, with async scheduling on by default (the CPU work of step n+1 "
+     "overlaps step n)"},
     {"vllm",
      "0.6",
      0,
@@ -78,6 +98,18 @@ static const eng_preset presets[] = {
      "TensorRT-LLM issue #13957: host time exposed per iteration",
      "TensorRT-LLM 0.19: GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token blocks, block "
      "reuse"},
+    {"trtllm",
+     "1.0",
+     0,
+     "trtllm",
+     "",
+     0.9,
+     32,
+     {580, 0, 1},
+     "TensorRT-LLM issue #13957: host time per iteration, overlapped (PyTorch backend's "
+     "overlap scheduler, on by default)",
+     "TensorRT-LLM 1.0: PyTorch backend, overlap scheduler on; GUARANTEED_NO_EVICT, "
+     "max_num_tokens 8192, 32-token blocks, block reuse"},
     {"tgi",
      "3",
      1,

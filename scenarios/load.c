@@ -854,13 +854,22 @@ static int load_speculative(lctx *c, const scn_node *root, eng_config *e)
     return load_acceptance(c, m, sp, dir);
 }
 
+/* Whether the map m (NULL: none) gives cpu_overhead.async itself. */
+static int gives_cpu_async(const scn_node *m)
+{
+    const scn_node *cpu = m ? scn_tree_get(m, "cpu_overhead") : NULL;
+    return cpu && scn_tree_get(cpu, "async") != NULL;
+}
+
 /* MODEL: vLLM --async-scheduling schedules step n+1 while step n runs: the engine's
- * overlapped CPU model */
-static void async_from_scheduler(eng_config *e)
+ * overlapped CPU model. The policy's setting (on by default from vLLM 0.14, its preset) decides
+ * unless the scenario gives cpu_overhead.async itself, in `own` (a pool) or `root`. */
+static void async_from_scheduler(const scn_node *own, const scn_node *root, eng_config *e)
 {
     const eng_sched_ops *ops = eng_sched_find(e->sched.name);
-    if (eng_sched_param(ops, "async_scheduling") && eng_cfg_int(&e->sched, ops, "async_scheduling"))
-        e->cpu.async = 1;
+    if (!eng_sched_param(ops, "async_scheduling") || gives_cpu_async(own) || gives_cpu_async(root))
+        return;
+    e->cpu.async = eng_cfg_int(&e->sched, ops, "async_scheduling") != 0;
 }
 
 /* A pool's GPU, when it names its own: resolved, and checked against the deployment's dtypes. */
@@ -909,7 +918,7 @@ static int load_pool(lctx *c, const scn_node *root, const char *pre, const eng_c
     c->preset = saved;
     if (rc)
         return -1;
-    async_from_scheduler(&t);
+    async_from_scheduler(m, root, &t);
     eng_pool_config_of(&t, out);
     return 0;
 }
@@ -1056,7 +1065,7 @@ static int load_top(lctx *c, const scn_node *root, scn_scenario *s)
                  "%s: linear-attention layers hold a fixed state per sequence; prefix "
                  "caching stays off for it (vLLM does not support it for such hybrid models)",
                  s->engine.model.name);
-    async_from_scheduler(&s->engine);
+    async_from_scheduler(root, NULL, &s->engine);
     return load_pools(c, root, s);
 }
 

@@ -38,6 +38,7 @@
 #include "validate_int.h"
 
 #define MAX_TEMPLATE 1024
+#define MAX_CONSTANTS 32 /* constant overrides in one action */
 
 /* ---- rows, notes and messages ---- */
 
@@ -475,18 +476,62 @@ static void serving_free(serving *s)
     free(s->rules);
 }
 
-/* Tries one constant override on the base scenario. 0, or -1 with err naming the set's line. */
-static int try_override(const study_vset *v, const scn_node *n, const char *key, const char *set,
-                        sim_err *err)
+/* Tries an action's constant overrides, together, on the base scenario (a preset's version
+ * is only valid with its engine's name). 0, or -1 with err naming the set's line. */
+static int try_overrides(const study_vset *v, const scn_node *n, const char *key,
+                         const char *const *sets, int nsets, sim_err *err)
 {
     scn_scenario scn;
     sim_err e = {{0}};
-    const char *sets[1] = {set};
-    int rc = study_load(v->scenario, sets, 1, &scn, &e);
+    int rc = nsets ? study_load(v->scenario, sets, nsets, &scn, &e) : 0;
+    if (!nsets)
+        return 0;
     scn_free(&scn);
     if (rc == 0)
         return 0;
     return validate_fail(err, v->path, n, key, "the base scenario refuses it: %s", e.msg);
+}
+
+/* The constant overrides among a's keys from `first` on, tried together on the base scenario
+ * (a preset's version is only valid with its engine's name). */
+static int try_constants_of(const study_vset *v, const scn_node *map, const char *where,
+                            const vaction *a, int first, sim_err *err)
+{
+    char *sets[MAX_CONSTANTS];
+    int n = 0, rc = 0;
+    for (int i = first; i < a->nset && rc == 0; i++) {
+        if (strchr(a->vals[i], '{') || strchr(a->vals[i], '}'))
+            continue;
+        if (n == MAX_CONSTANTS) {
+            rc = validate_fail(err, v->path, map, where, "more than %d constant overrides",
+                               MAX_CONSTANTS);
+            break;
+        }
+        size_t len = strlen(a->keys[i]) + strlen(a->vals[i]) + 2;
+        sets[n] = sim_xmalloc(len);
+        snprintf(sets[n++], len, "%s=%s", a->keys[i], a->vals[i]);
+    }
+    if (rc == 0 && try_overrides(v, map, where, (const char *const *)sets, n, err) != 0) {
+        /* name the key the scenario refuses on its own, where one is */
+        rc = -1;
+        int k = 0;
+        for (const scn_node *kv = scn_doc_first(map); kv; kv = scn_doc_next(kv)) {
+            const char *t = scn_doc_text(kv);
+            if (strchr(t, '{') || strchr(t, '}'))
+                continue;
+            char path[256];
+            snprintf(path, sizeof path, "%s.%s", where, scn_doc_key(kv));
+            sim_err one = {{0}};
+            if (k < n && try_overrides(v, kv, path, (const char *const *)&sets[k], 1, &one)) {
+                *err = one;
+                break;
+            }
+            k++;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        free(sets[i]);
+    return rc;
 }
 
 /* `set: {KEY: TEMPLATE, ...}` into a. Templates are checked against the table's columns (c may
@@ -496,6 +541,7 @@ static int read_sets(const study_vset *v, const scn_node *map, const char *where
 {
     if (scn_doc_type(map) != SCN_DOC_MAP)
         return validate_fail(err, v->path, map, where, "expected a map of scenario keys");
+    int first = a->nset;
     for (const scn_node *kv = scn_doc_first(map); kv; kv = scn_doc_next(kv)) {
         char path[256], why[256], val[MAX_TEMPLATE];
         snprintf(path, sizeof path, "%s.%s", where, scn_doc_key(kv));
@@ -511,18 +557,12 @@ static int read_sets(const study_vset *v, const scn_node *map, const char *where
                                  vcsv_names(c, val, sizeof val));
         if (strlen(t) + strlen(scn_doc_key(kv)) + 2 > MAX_TEMPLATE)
             return validate_fail(err, v->path, kv, path, "too long");
-        if (!templ && try_constants) {
-            char set[MAX_TEMPLATE + 200];
-            snprintf(set, sizeof set, "%s=%s", scn_doc_key(kv), t);
-            if (try_override(v, kv, path, set, err))
-                return -1;
-        }
         a->keys = sim_xrealloc(a->keys, (size_t)(a->nset + 1) * sizeof *a->keys);
         a->vals = sim_xrealloc(a->vals, (size_t)(a->nset + 1) * sizeof *a->vals);
         a->keys[a->nset] = sim_xstrdup(scn_doc_key(kv));
         a->vals[a->nset++] = sim_xstrdup(t);
     }
-    return 0;
+    return try_constants ? try_constants_of(v, map, where, a, first, err) : 0;
 }
 
 /* ACTION: {set, approx, cannot}. An action's overrides are only checked when the action is

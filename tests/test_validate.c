@@ -487,6 +487,14 @@ static void test_bad_sets(void **state)
     assert_has(msg, "bad.yaml:12: rules.0.cases.orca.set.scheduler.name: the base scenario "
                     "refuses it");
     assert_has(msg, "unknown scheduler 'nosuch'");
+    /* overrides that are only valid together (a preset's version with its engine's name, and
+     * the preset's policy) are tried together */
+    write_set(path, "",
+              "  - column: backend\n    cases:\n      orca: {set: {engine.name: vllm, "
+              "engine.version: \"0.14\", scheduler.name: vllm}}\n");
+    study_vset ok;
+    load_ok(path, NULL, &ok);
+    study_vset_free(&ok);
     /* a measured metric that is not a summary metric */
     write_set(path, "measured: {mean_ttft: ttft_ms}\n", "  - column: mode\n    cases: {agg: {}}\n");
     load_fails(path, msg, sizeof msg);

@@ -291,7 +291,7 @@ static void test_engine_presets(void **state)
     sim_err err;
     snprintf(text, sizeof text, "%sengine: {name: vllm, version: '0.1'}\n", preset_base);
     assert_int_not_equal(scn_load_text("t.yaml", text, NULL, 0, study_resolver(), &s, &err), 0);
-    assert_non_null(strstr(err.msg, "0.11, 0.6, 0.5"));
+    assert_non_null(strstr(err.msg, "0.11, 0.14, 0.6, 0.5"));
     scn_free(&s);
     snprintf(text, sizeof text, "%sengine: vllm\nscheduler: {name: orca}\n", preset_base);
     assert_int_not_equal(scn_load_text("t.yaml", text, NULL, 0, study_resolver(), &s, &err), 0);
@@ -310,6 +310,37 @@ static void test_engine_presets(void **state)
     snprintf(text, sizeof text, "%sscheduler: {name: vllm, async_scheduling: true}\n", preset_base);
     assert_int_equal(load(text, NULL, 0, &s), 0);
     assert_int_equal(s.engine.cpu.async, 1);
+    scn_free(&s);
+    /* vLLM 0.14 schedules asynchronously by default; the policy's setting or the scenario's
+     * own cpu_overhead.async turn it off */
+    snprintf(text, sizeof text, "%sengine: {name: vllm, version: '0.14'}\n", preset_base);
+    assert_int_equal(load(text, NULL, 0, &s), 0);
+    assert_int_equal(s.engine.cpu.async, 1);
+    scn_free(&s);
+    snprintf(text, sizeof text,
+             "%sengine: {name: vllm, version: '0.14'}\nscheduler: {async_scheduling: false}\n",
+             preset_base);
+    assert_int_equal(load(text, NULL, 0, &s), 0);
+    assert_int_equal(s.engine.cpu.async, 0);
+    scn_free(&s);
+    snprintf(text, sizeof text,
+             "%sengine: {name: vllm, version: '0.14'}\ncpu_overhead: {async: false}\n",
+             preset_base);
+    assert_int_equal(load(text, NULL, 0, &s), 0);
+    assert_int_equal(s.engine.cpu.async, 0);
+    scn_free(&s);
+    snprintf(text, sizeof text, "%sengine: vllm\ncpu_overhead: {async: true}\n", preset_base);
+    assert_int_equal(load(text, NULL, 0, &s), 0);
+    assert_int_equal(s.engine.cpu.async, 1);
+    scn_free(&s);
+    /* TensorRT-LLM 1.0's overlap scheduler; 0.19 leaves its host time before the GPU work */
+    snprintf(text, sizeof text, "%sengine: {name: trtllm, version: '1.0'}\n", preset_base);
+    assert_int_equal(load(text, NULL, 0, &s), 0);
+    assert_true(s.engine.cpu.async == 1 && s.engine.cpu.per_iteration_us == 580);
+    scn_free(&s);
+    snprintf(text, sizeof text, "%sengine: trtllm\n", preset_base);
+    assert_int_equal(load(text, NULL, 0, &s), 0);
+    assert_int_equal(s.engine.cpu.async, 0);
     scn_free(&s);
 }
 
