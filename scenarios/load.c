@@ -1571,9 +1571,8 @@ static int load_workload(lctx *c, const scn_node *root, scn_workload *w)
     if (!timed && !lengths_given && a->kind == SCN_ARR_CLOSED && a->concurrency > 1 &&
         a->ramp_up_s == 0 && w->prompt.kind == SCN_DIST_FIXED && w->output.kind == SCN_DIST_FIXED)
         note(c, an,
-             "%d closed-loop clients with fixed lengths all start at 0 and stay in lock-step "
-             "(they prefill together every round); arrival.ramp_up_s staggers their starts",
-             a->concurrency);
+             "closed-loop clients with fixed lengths all start at 0 and stay in lock-step "
+             "(they prefill together every round); arrival.ramp_up_s staggers their starts");
     return timed ? 0 : check_span(c, m, w);
 }
 
