@@ -251,21 +251,39 @@ void cal_walk_cache_free(cal_walk_cache *c)
     free(c);
 }
 
+/* A dense plan's decode attention of one layer: attn_decode's, through the cache's owner's
+ * decode function when it has one (debug builds check that it agrees to the bit). */
+static double dense_decode(const eng_shape *s, const cal_plan *p,
+                           double (*fn)(const void *st, const cal_work *w), const void *st,
+                           const cal_walk_cache *c)
+{
+    if (!c || !c->decode)
+        return attn_decode(s, p, CAL_KIND_FULL, fn, st);
+    double t = 0;
+    if (s->decode_seqs > 0)
+        t += c->decode(st, s->decode_seqs, (double)s->decode_ctx + s->decode_seqs,
+                       s->prefill_tokens > 0);
+    SIM_ASSERT(NULL, t == attn_decode(s, p, CAL_KIND_FULL, fn, st));
+    return t;
+}
+
 double cal_plan_walk(const eng_shape *s, const cal_plan *p,
                      double (*fn)(const void *st, const cal_work *w), const void *st,
                      cal_walk_cache *cache)
 {
-    double n = (double)s->tokens, rest = 0, once = 0, dep = 0;
-    if (n <= 0)
+    double rest = 0, once = 0, dep = 0;
+    int dense;
+    if (s->tokens <= 0)
         return 0;
-    /* a dense model (one attention kind, dense MLPs in every layer) keeps one per-layer sum */
-    int dense = p->attn[CAL_KIND_FULL] == p->dense && p->moe == 0 &&
-                p->attn[CAL_KIND_CAPPED] == 0 && p->attn[CAL_KIND_LINEAR] == 0;
-    int eager = s->prefill_tokens > 0;
     if (cache && cache->valid && same_rest(&cache->key, s)) {
         rest = cache->rest;
         once = cache->once;
+        dense = cache->dense;
     } else {
+        /* a dense model (one attention kind, dense MLPs in every layer) keeps one per-layer sum */
+        dense = p->attn[CAL_KIND_FULL] == p->dense && p->moe == 0 &&
+                p->attn[CAL_KIND_CAPPED] == 0 && p->attn[CAL_KIND_LINEAR] == 0;
+        int eager = s->prefill_tokens > 0;
         if (dense) {
             /* the operators that depend on the token count and eagerness alone come from the
              * cache's tables when it has them: steps of equal token counts share them */
@@ -287,10 +305,11 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
             cache->key = *s;
             cache->rest = rest;
             cache->once = once;
+            cache->dense = dense;
         }
     }
     if (dense)
-        return (rest + attn_decode(s, p, CAL_KIND_FULL, fn, st)) * p->dense + once;
+        return (rest + dense_decode(s, p, fn, st, cache)) * p->dense + once;
     for (int k = 0; k < CAL_KIND_COUNT; k++)
         if (p->attn[k] > 0)
             dep += p->attn[k] * attn_decode(s, p, k, fn, st);

@@ -190,6 +190,15 @@ typedef struct roofline {
     double hot_recv;       /* probability that a token has an expert on the busiest GPU */
     int only;              /* cal_roofline_op_ns: the one op to count, or -1 */
     cal_walk_cache *cache; /* owned; the walk's reuse between decode steps */
+    /* GQA decode attention's constant products (gqa_decode_ns), formed once in the order its
+     * formula multiplies them */
+    struct {
+        double flops;      /* FLOPs per key read: 4 x nh x d */
+        double kv;         /* KV bytes per key read or written: kvb x 2 x nkv x d */
+        double peak;       /* attn_peak x K_DECODE.ceff */
+        double bw;         /* mem_bw x K_DECODE.meff */
+        double floor15[2]; /* the floor^1.5 of a graph-launched [0] and an eager [1] pass */
+    } dec;
 } roofline;
 
 /* x^1.5 and the smooth maximum of three times (ns) with p = 1.5: (a^p + b^p + c^p)^(1/p). */
@@ -219,20 +228,30 @@ static double cube_root(double x)
     return y;
 }
 
+/* The smooth maximum given a^1.5 (a constant floor's, formed once by its caller). */
+static double smooth15(double a15, double b, double c)
+{
+    double r = cube_root(a15 + p15(b) + p15(c));
+    return r * r;
+}
+
 static double smooth(double a, double b, double c)
 {
-    double r = cube_root(p15(a) + p15(b) + p15(c));
-    return r * r;
+    return smooth15(p15(a), b, c);
+}
+
+/* The floor of a kernel of class k in a pass whose kernels launch eagerly or not (ns). */
+static double class_floor(const roofline *r, const kclass *k, double eager_floor)
+{
+    double f = k->floor_ns * r->floor_scale;
+    return f < eager_floor ? eager_floor : f;
 }
 
 /* One kernel of class k doing `flops` at `peak` and moving `bytes` over the HBM. */
 static double kern(const roofline *r, const kclass *k, double flops, double peak, double bytes)
 {
     double tc = flops > 0 ? flops / (peak * k->ceff) * 1e9 : 0;
-    double f = k->floor_ns * r->floor_scale;
-    if (f < *r->eager_floor)
-        f = *r->eager_floor;
-    return smooth(f, tc, bytes / (r->g.mem_bw * k->meff) * 1e9);
+    return smooth(class_floor(r, k, *r->eager_floor), tc, bytes / (r->g.mem_bw * k->meff) * 1e9);
 }
 
 /* Ring all-reduce of `bytes` over tp GPUs (see the MODEL note on all-reduce above): NCCL, or
@@ -271,24 +290,51 @@ static double prefill_compute_ns(const roofline *r, double per_pair, double caus
     return flops / (r->attn_peak * r->prefill.ceff) * 1e9;
 }
 
-/* GQA attention of one rank (sums already divided among the attention ranks); for prefill,
- * `causal` of the pairs are the chunks' own squares. */
-static double gqa_ns(const roofline *r, int op, double seqs, double q, double pairs, double kv,
-                     double causal)
+/* GQA prefill attention of one rank (sums already divided among the attention ranks): q chunk
+ * tokens, `causal` of the pairs the chunks' own squares. */
+static double gqa_prefill_ns(const roofline *r, double q, double pairs, double kv, double causal)
 {
     double nh = r->nh, nkv = r->nkv, d = r->d;
-    double flops = 4.0 * nh * d * pairs; /* QK^T and PV: 2 FLOPs per multiply-add each */
-    if (op == KERN_OP_ATTN_PREFILL) {
-        double bytes = ACT_BYTES * 2 * q * nh * d  /* Q in, O out */
-                       + r->kvb * 2 * nkv * d * kv /* K and V read */
-                       + r->kvb * 2 * nkv * d * q; /* new K and V cached */
-        double tc = prefill_compute_ns(r, 4.0 * nh * d, causal, pairs - causal);
-        return smooth(fmax(PREFILL_FLOOR_NS * r->floor_scale, *r->eager_floor), tc,
-                      bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
-    }
-    double bytes =
-        ACT_BYTES * 2 * seqs * nh * d + r->kvb * 2 * nkv * d * pairs + r->kvb * 2 * nkv * d * seqs;
-    return kern(r, &K_DECODE, flops, r->attn_peak, bytes);
+    double bytes = ACT_BYTES * 2 * q * nh * d  /* Q in, O out */
+                   + r->kvb * 2 * nkv * d * kv /* K and V read */
+                   + r->kvb * 2 * nkv * d * q; /* new K and V cached */
+    double tc = prefill_compute_ns(r, 4.0 * nh * d, causal, pairs - causal);
+    return smooth(fmax(PREFILL_FLOOR_NS * r->floor_scale, *r->eager_floor), tc,
+                  bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
+}
+
+/* GQA decode attention of one rank: `seqs` sequences reading `pairs` keys (sums already divided
+ * among the attention ranks) in a pass that launches eagerly (eager 1) or from a graph. It is
+ * the one per-step operator of a decode run, so its constant products come from r->dec (see
+ * dec_setup), formed once in the order the formula multiplies them: the same result to the bit
+ * as kern(r, &K_DECODE, flops, attn_peak, bytes). */
+static double gqa_decode_ns(const roofline *r, double seqs, double pairs, int eager)
+{
+    double flops = r->dec.flops * pairs;                   /* QK^T and PV: 2 FLOPs per MAC */
+    double bytes = ACT_BYTES * 2 * seqs * r->nh * r->d     /* Q in, O out */
+                   + r->dec.kv * pairs + r->dec.kv * seqs; /* K and V read; new K and V */
+    double tc = flops > 0 ? flops / r->dec.peak * 1e9 : 0;
+    return smooth15(r->dec.floor15[eager], tc, bytes / r->dec.bw * 1e9);
+}
+
+/* The constants of gqa_decode_ns. */
+static void dec_setup(roofline *r)
+{
+    r->dec.flops = 4.0 * r->nh * r->d;
+    r->dec.kv = r->kvb * 2 * r->nkv * r->d;
+    r->dec.peak = r->attn_peak * K_DECODE.ceff;
+    r->dec.bw = r->g.mem_bw * K_DECODE.meff;
+    r->dec.floor15[0] = p15(class_floor(r, &K_DECODE, 0));
+    r->dec.floor15[1] = p15(class_floor(r, &K_DECODE, EAGER_LAUNCH_NS));
+}
+
+/* The walk's decode attention (cal_walk_cache.decode): a dense GQA model's, as op_ns prices a
+ * KERN_OP_ATTN_DECODE work of these seqs, pairs and eager. */
+static double rl_decode_ns(const void *st, double seqs, double pairs, int eager)
+{
+    const roofline *r = st;
+    double D = r->dp;
+    return gqa_decode_ns(r, seqs / D, pairs / D, eager);
 }
 
 /* MLA latent bytes per cached token per layer (kv_lora_rank + rope values in the KV dtype). */
@@ -345,7 +391,7 @@ static double attn_ns(const roofline *r, const cal_work *w)
         double q = w->q_tokens / D, kv = w->kv / D;
         double causal = w->causal / D < pairs ? w->causal / D : pairs;
         if (!r->mla)
-            return gqa_ns(r, w->op, seqs, q, pairs, kv, causal);
+            return gqa_prefill_ns(r, q, pairs, kv, causal);
         /* MODEL: vLLM's FlashMLA sparse backend (DeepSeek-V3.2) runs prefill in the absorbed
          * form too, over the indexer's top-k keys (flashmla_sparse.py) */
         if (r->plan.indexer)
@@ -353,7 +399,7 @@ static double attn_ns(const roofline *r, const cal_work *w)
         return mla_prefill_ns(r, q, pairs, kv, causal);
     }
     if (!r->mla)
-        return gqa_ns(r, w->op, seqs, seqs, pairs, pairs, 0);
+        return gqa_decode_ns(r, seqs, pairs, w->eager != 0);
     return mla_absorbed_ns(r, seqs, pairs, pairs);
 }
 
@@ -856,6 +902,9 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     r->nvlink = g->link_bw > g->pcie_bw;
     r->floor_scale = floor_scale(arch);
     r->plan = plan_of(m, l);
+    dec_setup(r);
+    if (!r->mla)
+        r->cache->decode = rl_decode_ns;
     /* MODEL: DeepEP dispatches fp8 when the experts run W8A8 (DeepSeek-V3 paper, section
      * 3.3.2: "we quantize the activation before MoE up-projections into FP8 and then apply
      * dispatch components"); otherwise the 16-bit activations */
