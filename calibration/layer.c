@@ -81,35 +81,48 @@ static void attn_sums(const eng_shape *s, int kind, double *pairs, double *kv, d
     *dctx = (double)(capped ? s->decode_ctx_capped : s->decode_ctx);
 }
 
-/* Which operators of a layer attn_rest prices. */
-enum { ATTN_ALL, ATTN_NO_PREFILL, ATTN_PREFILL_ONLY };
+/* One layer's prefill attention of kind `kind` (the pass has prefill chunks). */
+static double prefill_attn(const eng_shape *s, int kind,
+                           double (*fn)(const void *st, const cal_work *w), const void *st)
+{
+    double pairs, kv, dctx;
+    attn_sums(s, kind, &pairs, &kv, &dctx);
+    cal_work w = {.op = KERN_OP_ATTN_PREFILL,
+                  .tokens = (double)s->tokens,
+                  .per_layer = 1,
+                  .kind = kind,
+                  .eager = s->prefill_tokens > 0,
+                  .seqs = s->prefill_seqs,
+                  .q_tokens = (double)s->prefill_tokens,
+                  .pairs = pairs,
+                  .kv = kv,
+                  .causal = (s->prefill_q2 + (double)s->prefill_tokens) / 2};
+    return fn(st, &w);
+}
 
-/* One layer of attention kind `kind`, all but the operators that read decode contexts; `part`
- * leaves prefill attention out or takes it alone. */
-static double attn_rest(const eng_shape *s, const cal_plan *p, int kind, int part,
+static int has_prefill(const eng_shape *s)
+{
+    return s->prefill_seqs > 0 && s->prefill_tokens > 0;
+}
+
+/* One layer of attention kind `kind`, all but the operators that read decode contexts, and
+ * without its prefill attention unless with_prefill. */
+static double attn_rest(const eng_shape *s, const cal_plan *p, int kind, int with_prefill,
                         double (*fn)(const void *st, const cal_work *w), const void *st)
 {
     const int *seq = kind == CAL_KIND_LINEAR ? linear_seq : attn_seq;
     size_t n = kind == CAL_KIND_LINEAR ? NSEQ(linear_seq) : NSEQ(attn_seq);
-    double rest = 0, pairs, kv, dctx;
-    attn_sums(s, kind, &pairs, &kv, &dctx);
+    double rest = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((part == ATTN_NO_PREFILL && seq[i] == KERN_OP_ATTN_PREFILL) ||
-            (part == ATTN_PREFILL_ONLY && seq[i] != KERN_OP_ATTN_PREFILL))
-            continue;
         cal_work w = {.op = seq[i],
                       .tokens = (double)s->tokens,
                       .per_layer = 1,
                       .kind = kind,
                       .eager = s->prefill_tokens > 0};
         if (seq[i] == KERN_OP_ATTN_PREFILL) {
-            if (s->prefill_seqs <= 0 || s->prefill_tokens <= 0)
-                continue;
-            w.seqs = s->prefill_seqs;
-            w.q_tokens = (double)s->prefill_tokens;
-            w.pairs = pairs;
-            w.kv = kv;
-            w.causal = (s->prefill_q2 + (double)s->prefill_tokens) / 2;
+            if (with_prefill && has_prefill(s))
+                rest += prefill_attn(s, kind, fn, st);
+            continue;
         } else if (seq[i] == CAL_OP_ALLREDUCE && p->tp <= 1) {
             continue;
         } else if (seq[i] == CAL_OP_LINEAR_ATTN) {
@@ -215,10 +228,10 @@ static double dense_tok(const eng_shape *s, const cal_plan *p,
                         cal_walk_cache *c, int eager)
 {
     if (!c || s->tokens >= CAL_WALK_TAB)
-        return attn_rest(s, p, CAL_KIND_FULL, ATTN_NO_PREFILL, fn, st) + ffn_rest(s, p, 0, fn, st);
+        return attn_rest(s, p, CAL_KIND_FULL, 0, fn, st) + ffn_rest(s, p, 0, fn, st);
     double *v = &table(&c->tok)[eager * CAL_WALK_TAB + s->tokens];
     if (*v == 0)
-        *v = attn_rest(s, p, CAL_KIND_FULL, ATTN_NO_PREFILL, fn, st) + ffn_rest(s, p, 0, fn, st);
+        *v = attn_rest(s, p, CAL_KIND_FULL, 0, fn, st) + ffn_rest(s, p, 0, fn, st);
     return *v;
 }
 
@@ -287,13 +300,14 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
         if (dense) {
             /* the operators that depend on the token count and eagerness alone come from the
              * cache's tables when it has them: steps of equal token counts share them */
-            rest = dense_tok(s, p, fn, st, cache, eager) +
-                   attn_rest(s, p, CAL_KIND_FULL, ATTN_PREFILL_ONLY, fn, st);
+            rest = dense_tok(s, p, fn, st, cache, eager);
+            if (has_prefill(s))
+                rest += prefill_attn(s, CAL_KIND_FULL, fn, st);
             once = dense_once(s, fn, st, cache, eager);
         } else {
             for (int k = 0; k < CAL_KIND_COUNT; k++)
                 if (p->attn[k] > 0)
-                    rest += p->attn[k] * attn_rest(s, p, k, ATTN_ALL, fn, st);
+                    rest += p->attn[k] * attn_rest(s, p, k, 1, fn, st);
             if (p->dense > 0)
                 rest += p->dense * ffn_rest(s, p, 0, fn, st);
             if (p->moe > 0)
