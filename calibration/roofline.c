@@ -42,25 +42,40 @@ typedef struct kclass {
     double floor_ns; /* a kernel that does no useful work: launch, ramp and tail */
     double ceff;     /* fraction of the datasheet peak FLOP/s */
     double meff;     /* fraction of the datasheet HBM bandwidth */
+    int id;          /* its row of roofline.floor15 */
 } kclass;
 
+/* The kernel classes, and prefill attention's floor, as rows of roofline.floor15. */
+enum {
+    KC_GEMM,
+    KC_NORM,
+    KC_ROPE,
+    KC_ACT,
+    KC_ADD,
+    KC_EMBED,
+    KC_DECODE,
+    KC_MLA,
+    KC_PREFILL,
+    KC_COUNT
+};
+
 /* GEMMs (qkv, o, up/gate, down in every model and TP degree of the tables): 36,188 points. */
-static const kclass K_GEMM = {9930, 0.728, 0.770};
+static const kclass K_GEMM = {9930, 0.728, 0.770, KC_GEMM};
 /* Elementwise classes; their FLOPs are negligible (e_c unused). RMSNorm 17,835 points, RoPE,
  * SiLU-and-mul, residual add and the embedding gather 9,047 each: floors of 2-4 us where the
  * old roofline had one 2 us figure, and the fraction of the bandwidth each kernel reaches. */
-static const kclass K_NORM = {3940, 1, 0.352};
-static const kclass K_ROPE = {3120, 1, 0.428};
-static const kclass K_ACT = {3070, 1, 0.485};
-static const kclass K_ADD = {1890, 1, 0.896};
-static const kclass K_EMBED = {4000, 1, 0.150};
+static const kclass K_NORM = {3940, 1, 0.352, KC_NORM};
+static const kclass K_ROPE = {3120, 1, 0.428, KC_ROPE};
+static const kclass K_ACT = {3070, 1, 0.485, KC_ACT};
+static const kclass K_ADD = {1890, 1, 0.896, KC_ADD};
+static const kclass K_EMBED = {4000, 1, 0.150, KC_EMBED};
 /* Decode attention (10,112 points of the attention table: Llama-2-70B at TP2, 32 query and 4
  * KV heads per GPU, FlashAttention backend): a ~20 us floor, K and V read at 80% of the
  * bandwidth, and the query heads' work (4 x query heads x head_dim FLOPs per key, not the KV
  * heads') at 13.6% of the tensor peak: decode kernels multiply a handful of query rows per
  * tile, close to the CUDA-core rate (A100: 19.5 of 312 TFLOP/s). The query-head term is what
  * prices a GQA model above its KV bytes. */
-static const kclass K_DECODE = {20540, 0.136, 0.800};
+static const kclass K_DECODE = {20540, 0.136, 0.800, KC_DECODE};
 /* Prefill attention (4,206 points, one sequence each): floor and the key/value term fitted;
  * e_m stands for the per-key cost of a chunk whose few query tiles cannot fill the GPU
  * (FlashAttention parallelises over query tiles x heads). The compute term is per engine. */
@@ -69,7 +84,7 @@ static const kclass K_DECODE = {20540, 0.136, 0.800};
 /* MODEL: FlashMLA, the MLA decode kernel of vLLM and SGLang on Hopper, reaches 3,000 GB/s
  * memory-bound and 660 TFLOPS compute-bound on H800 (README of deepseek-ai/FlashMLA): 90% of
  * the 3.35 TB/s and 67% of the 989 TFLOPS; decode's floor as above. */
-static const kclass K_MLA = {20540, 0.667, 0.896};
+static const kclass K_MLA = {20540, 0.667, 0.896, KC_MLA};
 
 /* MODEL: prefill attention compute per engine and attention backend: the causal square of a
  * chunk costs `causal_weight` times its pairs (2: masked tiles are computed, 1: skipped) at
@@ -170,14 +185,17 @@ typedef struct roofline {
     double nh, nkv, d, h, inter, vocab; /* per-GPU shard sizes (h is the full hidden size) */
     double kvb;                         /* KV bytes per element */
     lin attn, mlp, head, experts, shared, router, linear, indexer;
-    double attn_peak;    /* FLOP/s of attention and elementwise work */
-    double index_peak;   /* FLOP/s of the indexer's scoring (fp8 where the GPU has it) */
-    attn_eff prefill;    /* prefill attention of the engine on this GPU */
-    int nvlink;          /* 1: GPUs joined by a link faster than PCIe */
-    double floor_scale;  /* kernel floors relative to the A100 they were fitted on */
-    double *eager_floor; /* owned scratch: the floor of the pass being priced (ns), set per
-                            operator from cal_work.eager; a kernel costs at least this */
-    int mla;             /* multi-head latent attention */
+    double attn_peak;            /* FLOP/s of attention and elementwise work */
+    double index_peak;           /* FLOP/s of the indexer's scoring (fp8 where the GPU has it) */
+    attn_eff prefill;            /* prefill attention of the engine on this GPU */
+    int nvlink;                  /* 1: GPUs joined by a link faster than PCIe */
+    double floor_scale;          /* kernel floors relative to the A100 they were fitted on */
+    int *eager;                  /* owned scratch: 1 when the pass being priced launches its kernels
+                                    eagerly (a kernel then costs at least EAGER_LAUNCH_NS), set per
+                                    operator from cal_work.eager */
+    double floor15[KC_COUNT][2]; /* each class's floor^1.5 (ns^1.5) in a pass launched from a
+                                    graph [0] and eagerly [1] (floors_setup) */
+    int mla;                     /* multi-head latent attention */
     cal_plan plan;
     /* MoE, on the busiest GPU */
     double e_inter;        /* inner size of one routed expert on this GPU */
@@ -193,11 +211,10 @@ typedef struct roofline {
     /* GQA decode attention's constant products (gqa_decode_ns), formed once in the order its
      * formula multiplies them */
     struct {
-        double flops;      /* FLOPs per key read: 4 x nh x d */
-        double kv;         /* KV bytes per key read or written: kvb x 2 x nkv x d */
-        double peak;       /* attn_peak x K_DECODE.ceff */
-        double bw;         /* mem_bw x K_DECODE.meff */
-        double floor15[2]; /* the floor^1.5 of a graph-launched [0] and an eager [1] pass */
+        double flops; /* FLOPs per key read: 4 x nh x d */
+        double kv;    /* KV bytes per key read or written: kvb x 2 x nkv x d */
+        double peak;  /* attn_peak x K_DECODE.ceff */
+        double bw;    /* mem_bw x K_DECODE.meff */
     } dec;
 } roofline;
 
@@ -240,18 +257,11 @@ static double smooth(double a, double b, double c)
     return smooth15(p15(a), b, c);
 }
 
-/* The floor of a kernel of class k in a pass whose kernels launch eagerly or not (ns). */
-static double class_floor(const roofline *r, const kclass *k, double eager_floor)
-{
-    double f = k->floor_ns * r->floor_scale;
-    return f < eager_floor ? eager_floor : f;
-}
-
 /* One kernel of class k doing `flops` at `peak` and moving `bytes` over the HBM. */
 static double kern(const roofline *r, const kclass *k, double flops, double peak, double bytes)
 {
     double tc = flops > 0 ? flops / (peak * k->ceff) * 1e9 : 0;
-    return smooth(class_floor(r, k, *r->eager_floor), tc, bytes / (r->g.mem_bw * k->meff) * 1e9);
+    return smooth15(r->floor15[k->id][*r->eager], tc, bytes / (r->g.mem_bw * k->meff) * 1e9);
 }
 
 /* Ring all-reduce of `bytes` over tp GPUs (see the MODEL note on all-reduce above): NCCL, or
@@ -299,8 +309,8 @@ static double gqa_prefill_ns(const roofline *r, double q, double pairs, double k
                    + r->kvb * 2 * nkv * d * kv /* K and V read */
                    + r->kvb * 2 * nkv * d * q; /* new K and V cached */
     double tc = prefill_compute_ns(r, 4.0 * nh * d, causal, pairs - causal);
-    return smooth(fmax(PREFILL_FLOOR_NS * r->floor_scale, *r->eager_floor), tc,
-                  bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
+    return smooth15(r->floor15[KC_PREFILL][*r->eager], tc,
+                    bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
 }
 
 /* GQA decode attention of one rank: `seqs` sequences reading `pairs` keys (sums already divided
@@ -314,7 +324,7 @@ static double gqa_decode_ns(const roofline *r, double seqs, double pairs, int ea
     double bytes = ACT_BYTES * 2 * seqs * r->nh * r->d     /* Q in, O out */
                    + r->dec.kv * pairs + r->dec.kv * seqs; /* K and V read; new K and V */
     double tc = flops > 0 ? flops / r->dec.peak * 1e9 : 0;
-    return smooth15(r->dec.floor15[eager], tc, bytes / r->dec.bw * 1e9);
+    return smooth15(r->floor15[KC_DECODE][eager], tc, bytes / r->dec.bw * 1e9);
 }
 
 /* The constants of gqa_decode_ns. */
@@ -324,8 +334,22 @@ static void dec_setup(roofline *r)
     r->dec.kv = r->kvb * 2 * r->nkv * r->d;
     r->dec.peak = r->attn_peak * K_DECODE.ceff;
     r->dec.bw = r->g.mem_bw * K_DECODE.meff;
-    r->dec.floor15[0] = p15(class_floor(r, &K_DECODE, 0));
-    r->dec.floor15[1] = p15(class_floor(r, &K_DECODE, EAGER_LAUNCH_NS));
+}
+
+/* roofline.floor15. MODEL: in an eager pass a kernel costs at least its launch (see
+ * EAGER_LAUNCH_NS); prefill attention's floor is PREFILL_FLOOR_NS. */
+static void floors_setup(roofline *r)
+{
+    static const kclass *const classes[] = {&K_GEMM, &K_NORM,  &K_ROPE,   &K_ACT,
+                                            &K_ADD,  &K_EMBED, &K_DECODE, &K_MLA};
+    for (int e = 0; e < 2; e++) {
+        double eager_floor = e ? EAGER_LAUNCH_NS : 0;
+        for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
+            double f = classes[i]->floor_ns * r->floor_scale;
+            r->floor15[classes[i]->id][e] = p15(f < eager_floor ? eager_floor : f);
+        }
+        r->floor15[KC_PREFILL][e] = p15(fmax(PREFILL_FLOOR_NS * r->floor_scale, eager_floor));
+    }
 }
 
 /* The walk's decode attention (cal_walk_cache.decode): a dense GQA model's, as op_ns prices a
@@ -379,8 +403,8 @@ static double mla_prefill_ns(const roofline *r, double q, double pairs, double k
     double bytes = ACT_BYTES * q * nh * (nope + rope + v) + ACT_BYTES * kv * nh * (nope + v) +
                    kv * latent_bytes(r);
     double tc = prefill_compute_ns(r, per_pair, causal, pairs - causal);
-    return up + smooth(fmax(PREFILL_FLOOR_NS * r->floor_scale, *r->eager_floor), tc,
-                       bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
+    return up + smooth15(r->floor15[KC_PREFILL][*r->eager], tc,
+                         bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
 }
 
 /* Attention of one layer of kind w->kind on one rank. */
@@ -577,7 +601,7 @@ static double op_ns(const void *st, const cal_work *w)
     double D = r->dp, n = w->tokens / D, h = r->h, t;
     if (r->only >= 0 && w->op != r->only)
         return 0;
-    *r->eager_floor = w->eager ? EAGER_LAUNCH_NS : 0;
+    *r->eager = w->eager ? 1 : 0;
     switch (w->op) {
     case KERN_OP_QKV_PROJ:
         return qkv_ns(r, w);
@@ -660,7 +684,7 @@ static void rl_fini(void *st)
 {
     roofline *r = st;
     cal_walk_cache_free(r->cache);
-    free(r->eager_floor);
+    free(r->eager);
     free(r->e_q);
     free(r);
 }
@@ -864,7 +888,7 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     int tp = l->tp;
     roofline *r = sim_xcalloc(1, sizeof *r);
     r->cache = sim_xcalloc(1, sizeof *r->cache);
-    r->eager_floor = sim_xcalloc(1, sizeof *r->eager_floor);
+    r->eager = sim_xcalloc(1, sizeof *r->eager);
     r->m = *m;
     r->g = *g;
     r->dt = dt;
@@ -902,6 +926,7 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     r->nvlink = g->link_bw > g->pcie_bw;
     r->floor_scale = floor_scale(arch);
     r->plan = plan_of(m, l);
+    floors_setup(r);
     dec_setup(r);
     if (!r->mla)
         r->cache->decode = rl_decode_ns;
