@@ -81,35 +81,48 @@ static void attn_sums(const eng_shape *s, int kind, double *pairs, double *kv, d
     *dctx = (double)(capped ? s->decode_ctx_capped : s->decode_ctx);
 }
 
-/* Which operators of a layer attn_rest prices. */
-enum { ATTN_ALL, ATTN_NO_PREFILL, ATTN_PREFILL_ONLY };
+/* One layer's prefill attention of kind `kind` (the pass has prefill chunks). */
+static double prefill_attn(const eng_shape *s, int kind,
+                           double (*fn)(const void *st, const cal_work *w), const void *st)
+{
+    double pairs, kv, dctx;
+    attn_sums(s, kind, &pairs, &kv, &dctx);
+    cal_work w = {.op = KERN_OP_ATTN_PREFILL,
+                  .tokens = (double)s->tokens,
+                  .per_layer = 1,
+                  .kind = kind,
+                  .eager = s->prefill_tokens > 0,
+                  .seqs = s->prefill_seqs,
+                  .q_tokens = (double)s->prefill_tokens,
+                  .pairs = pairs,
+                  .kv = kv,
+                  .causal = (s->prefill_q2 + (double)s->prefill_tokens) / 2};
+    return fn(st, &w);
+}
 
-/* One layer of attention kind `kind`, all but the operators that read decode contexts; `part`
- * leaves prefill attention out or takes it alone. */
-static double attn_rest(const eng_shape *s, const cal_plan *p, int kind, int part,
+static int has_prefill(const eng_shape *s)
+{
+    return s->prefill_seqs > 0 && s->prefill_tokens > 0;
+}
+
+/* One layer of attention kind `kind`, all but the operators that read decode contexts, and
+ * without its prefill attention unless with_prefill. */
+static double attn_rest(const eng_shape *s, const cal_plan *p, int kind, int with_prefill,
                         double (*fn)(const void *st, const cal_work *w), const void *st)
 {
     const int *seq = kind == CAL_KIND_LINEAR ? linear_seq : attn_seq;
     size_t n = kind == CAL_KIND_LINEAR ? NSEQ(linear_seq) : NSEQ(attn_seq);
-    double rest = 0, pairs, kv, dctx;
-    attn_sums(s, kind, &pairs, &kv, &dctx);
+    double rest = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((part == ATTN_NO_PREFILL && seq[i] == KERN_OP_ATTN_PREFILL) ||
-            (part == ATTN_PREFILL_ONLY && seq[i] != KERN_OP_ATTN_PREFILL))
-            continue;
         cal_work w = {.op = seq[i],
                       .tokens = (double)s->tokens,
                       .per_layer = 1,
                       .kind = kind,
                       .eager = s->prefill_tokens > 0};
         if (seq[i] == KERN_OP_ATTN_PREFILL) {
-            if (s->prefill_seqs <= 0 || s->prefill_tokens <= 0)
-                continue;
-            w.seqs = s->prefill_seqs;
-            w.q_tokens = (double)s->prefill_tokens;
-            w.pairs = pairs;
-            w.kv = kv;
-            w.causal = (s->prefill_q2 + (double)s->prefill_tokens) / 2;
+            if (with_prefill && has_prefill(s))
+                rest += prefill_attn(s, kind, fn, st);
+            continue;
         } else if (seq[i] == CAL_OP_ALLREDUCE && p->tp <= 1) {
             continue;
         } else if (seq[i] == CAL_OP_LINEAR_ATTN) {
@@ -215,10 +228,10 @@ static double dense_tok(const eng_shape *s, const cal_plan *p,
                         cal_walk_cache *c, int eager)
 {
     if (!c || s->tokens >= CAL_WALK_TAB)
-        return attn_rest(s, p, CAL_KIND_FULL, ATTN_NO_PREFILL, fn, st) + ffn_rest(s, p, 0, fn, st);
+        return attn_rest(s, p, CAL_KIND_FULL, 0, fn, st) + ffn_rest(s, p, 0, fn, st);
     double *v = &table(&c->tok)[eager * CAL_WALK_TAB + s->tokens];
     if (*v == 0)
-        *v = attn_rest(s, p, CAL_KIND_FULL, ATTN_NO_PREFILL, fn, st) + ffn_rest(s, p, 0, fn, st);
+        *v = attn_rest(s, p, CAL_KIND_FULL, 0, fn, st) + ffn_rest(s, p, 0, fn, st);
     return *v;
 }
 
@@ -251,31 +264,50 @@ void cal_walk_cache_free(cal_walk_cache *c)
     free(c);
 }
 
+/* A dense plan's decode attention of one layer: attn_decode's, through the cache's owner's
+ * decode function when it has one (debug builds check that it agrees to the bit). */
+static double dense_decode(const eng_shape *s, const cal_plan *p,
+                           double (*fn)(const void *st, const cal_work *w), const void *st,
+                           const cal_walk_cache *c)
+{
+    if (!c || !c->decode)
+        return attn_decode(s, p, CAL_KIND_FULL, fn, st);
+    double t = 0;
+    if (s->decode_seqs > 0)
+        t += c->decode(st, s->decode_seqs, (double)s->decode_ctx + s->decode_seqs,
+                       s->prefill_tokens > 0);
+    SIM_ASSERT(NULL, t == attn_decode(s, p, CAL_KIND_FULL, fn, st));
+    return t;
+}
+
 double cal_plan_walk(const eng_shape *s, const cal_plan *p,
                      double (*fn)(const void *st, const cal_work *w), const void *st,
                      cal_walk_cache *cache)
 {
-    double n = (double)s->tokens, rest = 0, once = 0, dep = 0;
-    if (n <= 0)
+    double rest = 0, once = 0, dep = 0;
+    int dense;
+    if (s->tokens <= 0)
         return 0;
-    /* a dense model (one attention kind, dense MLPs in every layer) keeps one per-layer sum */
-    int dense = p->attn[CAL_KIND_FULL] == p->dense && p->moe == 0 &&
-                p->attn[CAL_KIND_CAPPED] == 0 && p->attn[CAL_KIND_LINEAR] == 0;
-    int eager = s->prefill_tokens > 0;
     if (cache && cache->valid && same_rest(&cache->key, s)) {
         rest = cache->rest;
         once = cache->once;
+        dense = cache->dense;
     } else {
+        /* a dense model (one attention kind, dense MLPs in every layer) keeps one per-layer sum */
+        dense = p->attn[CAL_KIND_FULL] == p->dense && p->moe == 0 &&
+                p->attn[CAL_KIND_CAPPED] == 0 && p->attn[CAL_KIND_LINEAR] == 0;
+        int eager = s->prefill_tokens > 0;
         if (dense) {
             /* the operators that depend on the token count and eagerness alone come from the
              * cache's tables when it has them: steps of equal token counts share them */
-            rest = dense_tok(s, p, fn, st, cache, eager) +
-                   attn_rest(s, p, CAL_KIND_FULL, ATTN_PREFILL_ONLY, fn, st);
+            rest = dense_tok(s, p, fn, st, cache, eager);
+            if (has_prefill(s))
+                rest += prefill_attn(s, CAL_KIND_FULL, fn, st);
             once = dense_once(s, fn, st, cache, eager);
         } else {
             for (int k = 0; k < CAL_KIND_COUNT; k++)
                 if (p->attn[k] > 0)
-                    rest += p->attn[k] * attn_rest(s, p, k, ATTN_ALL, fn, st);
+                    rest += p->attn[k] * attn_rest(s, p, k, 1, fn, st);
             if (p->dense > 0)
                 rest += p->dense * ffn_rest(s, p, 0, fn, st);
             if (p->moe > 0)
@@ -287,10 +319,11 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
             cache->key = *s;
             cache->rest = rest;
             cache->once = once;
+            cache->dense = dense;
         }
     }
     if (dense)
-        return (rest + attn_decode(s, p, CAL_KIND_FULL, fn, st)) * p->dense + once;
+        return (rest + dense_decode(s, p, fn, st, cache)) * p->dense + once;
     for (int k = 0; k < CAL_KIND_COUNT; k++)
         if (p->attn[k] > 0)
             dep += p->attn[k] * attn_decode(s, p, k, fn, st);

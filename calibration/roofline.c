@@ -42,25 +42,40 @@ typedef struct kclass {
     double floor_ns; /* a kernel that does no useful work: launch, ramp and tail */
     double ceff;     /* fraction of the datasheet peak FLOP/s */
     double meff;     /* fraction of the datasheet HBM bandwidth */
+    int id;          /* its row of roofline.floor15 */
 } kclass;
 
+/* The kernel classes, and prefill attention's floor, as rows of roofline.floor15. */
+enum {
+    KC_GEMM,
+    KC_NORM,
+    KC_ROPE,
+    KC_ACT,
+    KC_ADD,
+    KC_EMBED,
+    KC_DECODE,
+    KC_MLA,
+    KC_PREFILL,
+    KC_COUNT
+};
+
 /* GEMMs (qkv, o, up/gate, down in every model and TP degree of the tables): 36,188 points. */
-static const kclass K_GEMM = {9930, 0.728, 0.770};
+static const kclass K_GEMM = {9930, 0.728, 0.770, KC_GEMM};
 /* Elementwise classes; their FLOPs are negligible (e_c unused). RMSNorm 17,835 points, RoPE,
  * SiLU-and-mul, residual add and the embedding gather 9,047 each: floors of 2-4 us where the
  * old roofline had one 2 us figure, and the fraction of the bandwidth each kernel reaches. */
-static const kclass K_NORM = {3940, 1, 0.352};
-static const kclass K_ROPE = {3120, 1, 0.428};
-static const kclass K_ACT = {3070, 1, 0.485};
-static const kclass K_ADD = {1890, 1, 0.896};
-static const kclass K_EMBED = {4000, 1, 0.150};
+static const kclass K_NORM = {3940, 1, 0.352, KC_NORM};
+static const kclass K_ROPE = {3120, 1, 0.428, KC_ROPE};
+static const kclass K_ACT = {3070, 1, 0.485, KC_ACT};
+static const kclass K_ADD = {1890, 1, 0.896, KC_ADD};
+static const kclass K_EMBED = {4000, 1, 0.150, KC_EMBED};
 /* Decode attention (10,112 points of the attention table: Llama-2-70B at TP2, 32 query and 4
  * KV heads per GPU, FlashAttention backend): a ~20 us floor, K and V read at 80% of the
  * bandwidth, and the query heads' work (4 x query heads x head_dim FLOPs per key, not the KV
  * heads') at 13.6% of the tensor peak: decode kernels multiply a handful of query rows per
  * tile, close to the CUDA-core rate (A100: 19.5 of 312 TFLOP/s). The query-head term is what
  * prices a GQA model above its KV bytes. */
-static const kclass K_DECODE = {20540, 0.136, 0.800};
+static const kclass K_DECODE = {20540, 0.136, 0.800, KC_DECODE};
 /* Prefill attention (4,206 points, one sequence each): floor and the key/value term fitted;
  * e_m stands for the per-key cost of a chunk whose few query tiles cannot fill the GPU
  * (FlashAttention parallelises over query tiles x heads). The compute term is per engine. */
@@ -69,7 +84,7 @@ static const kclass K_DECODE = {20540, 0.136, 0.800};
 /* MODEL: FlashMLA, the MLA decode kernel of vLLM and SGLang on Hopper, reaches 3,000 GB/s
  * memory-bound and 660 TFLOPS compute-bound on H800 (README of deepseek-ai/FlashMLA): 90% of
  * the 3.35 TB/s and 67% of the 989 TFLOPS; decode's floor as above. */
-static const kclass K_MLA = {20540, 0.667, 0.896};
+static const kclass K_MLA = {20540, 0.667, 0.896, KC_MLA};
 
 /* MODEL: prefill attention compute per engine and attention backend: the causal square of a
  * chunk costs `causal_weight` times its pairs (2: masked tiles are computed, 1: skipped) at
@@ -170,14 +185,17 @@ typedef struct roofline {
     double nh, nkv, d, h, inter, vocab; /* per-GPU shard sizes (h is the full hidden size) */
     double kvb;                         /* KV bytes per element */
     lin attn, mlp, head, experts, shared, router, linear, indexer;
-    double attn_peak;    /* FLOP/s of attention and elementwise work */
-    double index_peak;   /* FLOP/s of the indexer's scoring (fp8 where the GPU has it) */
-    attn_eff prefill;    /* prefill attention of the engine on this GPU */
-    int nvlink;          /* 1: GPUs joined by a link faster than PCIe */
-    double floor_scale;  /* kernel floors relative to the A100 they were fitted on */
-    double *eager_floor; /* owned scratch: the floor of the pass being priced (ns), set per
-                            operator from cal_work.eager; a kernel costs at least this */
-    int mla;             /* multi-head latent attention */
+    double attn_peak;            /* FLOP/s of attention and elementwise work */
+    double index_peak;           /* FLOP/s of the indexer's scoring (fp8 where the GPU has it) */
+    attn_eff prefill;            /* prefill attention of the engine on this GPU */
+    int nvlink;                  /* 1: GPUs joined by a link faster than PCIe */
+    double floor_scale;          /* kernel floors relative to the A100 they were fitted on */
+    int *eager;                  /* owned scratch: 1 when the pass being priced launches its kernels
+                                    eagerly (a kernel then costs at least EAGER_LAUNCH_NS), set per
+                                    operator from cal_work.eager */
+    double floor15[KC_COUNT][2]; /* each class's floor^1.5 (ns^1.5) in a pass launched from a
+                                    graph [0] and eagerly [1] (floors_setup) */
+    int mla;                     /* multi-head latent attention */
     cal_plan plan;
     /* MoE, on the busiest GPU */
     double e_inter;        /* inner size of one routed expert on this GPU */
@@ -190,6 +208,14 @@ typedef struct roofline {
     double hot_recv;       /* probability that a token has an expert on the busiest GPU */
     int only;              /* cal_roofline_op_ns: the one op to count, or -1 */
     cal_walk_cache *cache; /* owned; the walk's reuse between decode steps */
+    /* GQA decode attention's constant products (gqa_decode_ns), formed once in the order its
+     * formula multiplies them */
+    struct {
+        double flops; /* FLOPs per key read: 4 x nh x d */
+        double kv;    /* KV bytes per key read or written: kvb x 2 x nkv x d */
+        double peak;  /* attn_peak x K_DECODE.ceff */
+        double bw;    /* mem_bw x K_DECODE.meff */
+    } dec;
 } roofline;
 
 /* x^1.5 and the smooth maximum of three times (ns) with p = 1.5: (a^p + b^p + c^p)^(1/p). */
@@ -219,20 +245,23 @@ static double cube_root(double x)
     return y;
 }
 
+/* The smooth maximum given a^1.5 (a constant floor's, formed once by its caller). */
+static double smooth15(double a15, double b, double c)
+{
+    double r = cube_root(a15 + p15(b) + p15(c));
+    return r * r;
+}
+
 static double smooth(double a, double b, double c)
 {
-    double r = cube_root(p15(a) + p15(b) + p15(c));
-    return r * r;
+    return smooth15(p15(a), b, c);
 }
 
 /* One kernel of class k doing `flops` at `peak` and moving `bytes` over the HBM. */
 static double kern(const roofline *r, const kclass *k, double flops, double peak, double bytes)
 {
     double tc = flops > 0 ? flops / (peak * k->ceff) * 1e9 : 0;
-    double f = k->floor_ns * r->floor_scale;
-    if (f < *r->eager_floor)
-        f = *r->eager_floor;
-    return smooth(f, tc, bytes / (r->g.mem_bw * k->meff) * 1e9);
+    return smooth15(r->floor15[k->id][*r->eager], tc, bytes / (r->g.mem_bw * k->meff) * 1e9);
 }
 
 /* Ring all-reduce of `bytes` over tp GPUs (see the MODEL note on all-reduce above): NCCL, or
@@ -271,24 +300,65 @@ static double prefill_compute_ns(const roofline *r, double per_pair, double caus
     return flops / (r->attn_peak * r->prefill.ceff) * 1e9;
 }
 
-/* GQA attention of one rank (sums already divided among the attention ranks); for prefill,
- * `causal` of the pairs are the chunks' own squares. */
-static double gqa_ns(const roofline *r, int op, double seqs, double q, double pairs, double kv,
-                     double causal)
+/* GQA prefill attention of one rank (sums already divided among the attention ranks): q chunk
+ * tokens, `causal` of the pairs the chunks' own squares. */
+static double gqa_prefill_ns(const roofline *r, double q, double pairs, double kv, double causal)
 {
     double nh = r->nh, nkv = r->nkv, d = r->d;
-    double flops = 4.0 * nh * d * pairs; /* QK^T and PV: 2 FLOPs per multiply-add each */
-    if (op == KERN_OP_ATTN_PREFILL) {
-        double bytes = ACT_BYTES * 2 * q * nh * d  /* Q in, O out */
-                       + r->kvb * 2 * nkv * d * kv /* K and V read */
-                       + r->kvb * 2 * nkv * d * q; /* new K and V cached */
-        double tc = prefill_compute_ns(r, 4.0 * nh * d, causal, pairs - causal);
-        return smooth(fmax(PREFILL_FLOOR_NS * r->floor_scale, *r->eager_floor), tc,
-                      bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
+    double bytes = ACT_BYTES * 2 * q * nh * d  /* Q in, O out */
+                   + r->kvb * 2 * nkv * d * kv /* K and V read */
+                   + r->kvb * 2 * nkv * d * q; /* new K and V cached */
+    double tc = prefill_compute_ns(r, 4.0 * nh * d, causal, pairs - causal);
+    return smooth15(r->floor15[KC_PREFILL][*r->eager], tc,
+                    bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
+}
+
+/* GQA decode attention of one rank: `seqs` sequences reading `pairs` keys (sums already divided
+ * among the attention ranks) in a pass that launches eagerly (eager 1) or from a graph. It is
+ * the one per-step operator of a decode run, so its constant products come from r->dec (see
+ * dec_setup), formed once in the order the formula multiplies them: the same result to the bit
+ * as kern(r, &K_DECODE, flops, attn_peak, bytes). */
+static double gqa_decode_ns(const roofline *r, double seqs, double pairs, int eager)
+{
+    double flops = r->dec.flops * pairs;                   /* QK^T and PV: 2 FLOPs per MAC */
+    double bytes = ACT_BYTES * 2 * seqs * r->nh * r->d     /* Q in, O out */
+                   + r->dec.kv * pairs + r->dec.kv * seqs; /* K and V read; new K and V */
+    double tc = flops > 0 ? flops / r->dec.peak * 1e9 : 0;
+    return smooth15(r->floor15[KC_DECODE][eager], tc, bytes / r->dec.bw * 1e9);
+}
+
+/* The constants of gqa_decode_ns. */
+static void dec_setup(roofline *r)
+{
+    r->dec.flops = 4.0 * r->nh * r->d;
+    r->dec.kv = r->kvb * 2 * r->nkv * r->d;
+    r->dec.peak = r->attn_peak * K_DECODE.ceff;
+    r->dec.bw = r->g.mem_bw * K_DECODE.meff;
+}
+
+/* roofline.floor15. MODEL: in an eager pass a kernel costs at least its launch (see
+ * EAGER_LAUNCH_NS); prefill attention's floor is PREFILL_FLOOR_NS. */
+static void floors_setup(roofline *r)
+{
+    static const kclass *const classes[] = {&K_GEMM, &K_NORM,  &K_ROPE,   &K_ACT,
+                                            &K_ADD,  &K_EMBED, &K_DECODE, &K_MLA};
+    for (int e = 0; e < 2; e++) {
+        double eager_floor = e ? EAGER_LAUNCH_NS : 0;
+        for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
+            double f = classes[i]->floor_ns * r->floor_scale;
+            r->floor15[classes[i]->id][e] = p15(f < eager_floor ? eager_floor : f);
+        }
+        r->floor15[KC_PREFILL][e] = p15(fmax(PREFILL_FLOOR_NS * r->floor_scale, eager_floor));
     }
-    double bytes =
-        ACT_BYTES * 2 * seqs * nh * d + r->kvb * 2 * nkv * d * pairs + r->kvb * 2 * nkv * d * seqs;
-    return kern(r, &K_DECODE, flops, r->attn_peak, bytes);
+}
+
+/* The walk's decode attention (cal_walk_cache.decode): a dense GQA model's, as op_ns prices a
+ * KERN_OP_ATTN_DECODE work of these seqs, pairs and eager. */
+static double rl_decode_ns(const void *st, double seqs, double pairs, int eager)
+{
+    const roofline *r = st;
+    double D = r->dp;
+    return gqa_decode_ns(r, seqs / D, pairs / D, eager);
 }
 
 /* MLA latent bytes per cached token per layer (kv_lora_rank + rope values in the KV dtype). */
@@ -333,8 +403,8 @@ static double mla_prefill_ns(const roofline *r, double q, double pairs, double k
     double bytes = ACT_BYTES * q * nh * (nope + rope + v) + ACT_BYTES * kv * nh * (nope + v) +
                    kv * latent_bytes(r);
     double tc = prefill_compute_ns(r, per_pair, causal, pairs - causal);
-    return up + smooth(fmax(PREFILL_FLOOR_NS * r->floor_scale, *r->eager_floor), tc,
-                       bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
+    return up + smooth15(r->floor15[KC_PREFILL][*r->eager], tc,
+                         bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
 }
 
 /* Attention of one layer of kind w->kind on one rank. */
@@ -345,7 +415,7 @@ static double attn_ns(const roofline *r, const cal_work *w)
         double q = w->q_tokens / D, kv = w->kv / D;
         double causal = w->causal / D < pairs ? w->causal / D : pairs;
         if (!r->mla)
-            return gqa_ns(r, w->op, seqs, q, pairs, kv, causal);
+            return gqa_prefill_ns(r, q, pairs, kv, causal);
         /* MODEL: vLLM's FlashMLA sparse backend (DeepSeek-V3.2) runs prefill in the absorbed
          * form too, over the indexer's top-k keys (flashmla_sparse.py) */
         if (r->plan.indexer)
@@ -353,7 +423,7 @@ static double attn_ns(const roofline *r, const cal_work *w)
         return mla_prefill_ns(r, q, pairs, kv, causal);
     }
     if (!r->mla)
-        return gqa_ns(r, w->op, seqs, seqs, pairs, pairs, 0);
+        return gqa_decode_ns(r, seqs, pairs, w->eager != 0);
     return mla_absorbed_ns(r, seqs, pairs, pairs);
 }
 
@@ -531,7 +601,7 @@ static double op_ns(const void *st, const cal_work *w)
     double D = r->dp, n = w->tokens / D, h = r->h, t;
     if (r->only >= 0 && w->op != r->only)
         return 0;
-    *r->eager_floor = w->eager ? EAGER_LAUNCH_NS : 0;
+    *r->eager = w->eager ? 1 : 0;
     switch (w->op) {
     case KERN_OP_QKV_PROJ:
         return qkv_ns(r, w);
@@ -614,7 +684,7 @@ static void rl_fini(void *st)
 {
     roofline *r = st;
     cal_walk_cache_free(r->cache);
-    free(r->eager_floor);
+    free(r->eager);
     free(r->e_q);
     free(r);
 }
@@ -818,7 +888,7 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     int tp = l->tp;
     roofline *r = sim_xcalloc(1, sizeof *r);
     r->cache = sim_xcalloc(1, sizeof *r->cache);
-    r->eager_floor = sim_xcalloc(1, sizeof *r->eager_floor);
+    r->eager = sim_xcalloc(1, sizeof *r->eager);
     r->m = *m;
     r->g = *g;
     r->dt = dt;
@@ -856,6 +926,10 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     r->nvlink = g->link_bw > g->pcie_bw;
     r->floor_scale = floor_scale(arch);
     r->plan = plan_of(m, l);
+    floors_setup(r);
+    dec_setup(r);
+    if (!r->mla)
+        r->cache->decode = rl_decode_ns;
     /* MODEL: DeepEP dispatches fp8 when the experts run W8A8 (DeepSeek-V3 paper, section
      * 3.3.2: "we quantize the activation before MoE up-projections into FP8 and then apply
      * dispatch components"); otherwise the 16-bit activations */

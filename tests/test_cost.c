@@ -450,6 +450,47 @@ static void test_walk_cache_exact(void **state)
     cal_predictor_free(&warm);
 }
 
+/* A decode run priced step after step (the walk's cached rest and its shortcut for decode
+ * attention, cal_walk_cache.decode) costs each step what a fresh predictor gives, over dense GQA
+ * models, KV heads split and replicated, GPUs with and without Hopper's floors, fp8 KV, and
+ * steps with a prefill chunk (eager) among the decodes. In debug builds the walk also checks
+ * every shortcut against the generic walk, to the bit. */
+static void test_walk_decode_run_exact(void **state)
+{
+    static const struct {
+        const char *model, *gpu;
+        eng_dtype kv;
+        int tp;
+    } cfg[] = {
+        {"llama-3-8b", "h100-sxm", ENG_DTYPE_AUTO, 1},
+        {"llama-3-8b", "a100-80gb", ENG_DTYPE_AUTO, 2},
+        {"llama-3-8b", "h100-sxm", ENG_FP8, 2},
+        {"llama-3-70b", "h200", ENG_DTYPE_AUTO, 16},
+        {"qwen3-8b", "l40s", ENG_DTYPE_AUTO, 4},
+    };
+    for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
+        eng_model m = model(cfg[i].model);
+        cal_serving sv = cal_serving_tp(ENG_BF16, cfg[i].tp);
+        sv.kv_dtype = cfg[i].kv;
+        eng_predictor warm = make(&m, cfg[i].gpu, sv);
+        for (int64_t j = 0; j < 40; j++) {
+            int64_t n = j < 20 ? 64 : 7;
+            eng_shape s = {0};
+            if (j % 13 == 5) { /* a chunk among the decodes: eager, its own rest */
+                eng_shape_add_prefill(&s, 300, 100 * j);
+                s.emit_seqs = 1;
+            }
+            eng_shape_add_decodes(&s, n, n * (500 + j));
+            s.emit_seqs += (int32_t)n;
+            eng_predictor cold = make(&m, cfg[i].gpu, sv);
+            assert_int_equal(warm.ops->iteration_ns(warm.st, &s),
+                             cold.ops->iteration_ns(cold.st, &s));
+            cal_predictor_free(&cold);
+        }
+        cal_predictor_free(&warm);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_fp8_lm_head_16bit),
         cmocka_unit_test(test_point_ns),
         cmocka_unit_test(test_walk_cache_exact),
+        cmocka_unit_test(test_walk_decode_run_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,6 +80,12 @@ typedef struct cal_walk_cache {
     eng_shape key;
     double rest; /* every layer, ns */
     double once; /* ns */
+    int dense;   /* the walk's plan is dense (one full-attention kind, dense MLPs only) */
+    /* Optional, set by the cache's owner (NULL: fn prices it): what fn gives, to the bit, for
+     * the decode attention of one layer of a dense plan (a KERN_OP_ATTN_DECODE work of kind
+     * CAL_KIND_FULL) from the work's seqs, pairs and eager alone, so that a decode step, whose
+     * only new operator it is, is priced without building the work and dispatching on it. */
+    double (*decode)(const void *st, double seqs, double pairs, int eager);
     /* A dense model's operators that depend on the pass's token count and eagerness alone
      * (a layer without its prefill attention; the embedding and final norm) and on its emitting
      * sequences alone (LM head and sampling), by [eager][count] for counts below
@@ -96,7 +102,7 @@ void cal_walk_cache_free(cal_walk_cache *c);
  * attention kinds with no sequences and all-reduces when tp == 1; returns the sum of what fn
  * returned, per-layer operators multiplied by their layer counts. fn returns ns and must depend
  * only on its arguments. cache (may be NULL) is reused and updated; the result does not depend
- * on it. */
+ * on it. One cache serves one plan, fn and st. */
 double cal_plan_walk(const eng_shape *s, const cal_plan *p,
                      double (*fn)(const void *st, const cal_work *w), const void *st,
                      cal_walk_cache *cache);
