@@ -427,6 +427,11 @@ int32_t eng_kv_block_size(const eng_replica *r);
 /* The most blocks a sequence of `tokens` tokens holds on its way, its windows, state and
  * speculative lookahead included (ceil(tokens / block size) for a plain model). */
 int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens);
+/* The blocks a request prefilled elsewhere takes when it joins `running` sequences under
+ * max_seqs with its prompt's blocks above `watermark` free blocks (vLLM V0's can_allocate for a
+ * disaggregated decode instance), or -1 when it cannot join now. */
+int64_t eng_kv_seat_blocks(const eng_replica *r, const eng_request *rq, int64_t running,
+                           int64_t max_seqs, int64_t watermark);
 /* Reserves blocks for prompt + output up front (reserving policies). 0, or -1 if short. */
 int eng_kv_reserve(eng_replica *r, eng_request *rq, int64_t tokens);
 

@@ -214,6 +214,17 @@ int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens)
     return eng_lay_peak(&r->kv.lay, tokens, r->kv.ahead);
 }
 
+/* MODEL: vLLM V0's disaggregated decode instance (0.6 KV connectors) takes a request like a
+ * prefill: a seat under max_num_seqs and can_allocate's watermark for the prompt's blocks */
+int64_t eng_kv_seat_blocks(const eng_replica *r, const eng_request *rq, int64_t running,
+                           int64_t max_seqs, int64_t watermark)
+{
+    int64_t need = eng_kv_blocks_for(r, rq->prompt);
+    if (running >= max_seqs || eng_kv_free(r) - need < watermark)
+        return -1;
+    return need;
+}
+
 int eng_kv_reserve(eng_replica *r, eng_request *rq, int64_t tokens)
 {
     int64_t need = eng_kv_blocks_for(r, tokens) - rq->kv_blocks;

@@ -106,8 +106,9 @@ static const eng_preset presets[] = {
      0.9,
      32,
      {580, 0, 1},
-     "TensorRT-LLM issue #13957: host time per iteration, overlapped (PyTorch backend's "
-     "overlap scheduler, on by default)",
+     "TensorRT-LLM issue #13957: the host time its overlap loop left exposed, standing in for "
+     "the host work per iteration, overlapped (PyTorch backend's overlap scheduler, on by "
+     "default)",
      "TensorRT-LLM 1.0: PyTorch backend, overlap scheduler on; GUARANTEED_NO_EVICT, "
      "max_num_tokens 8192, 32-token blocks, block reuse"},
     {"tgi",

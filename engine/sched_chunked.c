@@ -205,10 +205,7 @@ static int64_t chunked_pd_admit(const void *st, const eng_replica *r, const eng_
                                 int64_t incoming, int64_t incoming_tokens)
 {
     const chunked *c = st;
-    int64_t need = eng_kv_blocks_for(r, rq->prompt);
-    if (c->running.n + incoming >= c->max_num_seqs || eng_kv_free(r) - need < c->watermark_blocks)
-        return -1;
-    return need;
+    return eng_kv_seat_blocks(r, rq, c->running.n + incoming, c->max_num_seqs, c->watermark_blocks);
 }
 
 static void chunked_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)

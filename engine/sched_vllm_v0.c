@@ -161,16 +161,12 @@ static void vllm_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t no
     eng_list_remove(&v->running, rq);
 }
 
-/* MODEL: vLLM V0's disaggregated decode instance (0.6 KV connectors) takes a request like a
- * prefill: a seat under max_num_seqs and can_allocate's watermark for the prompt's blocks */
+/* A disaggregated decode instance takes a request like a prefill (eng_kv_seat_blocks) */
 static int64_t vllm_pd_admit(const void *st, const eng_replica *r, const eng_request *rq,
                              int64_t incoming, int64_t incoming_tokens)
 {
     const vllm *v = st;
-    int64_t need = eng_kv_blocks_for(r, rq->prompt);
-    if (v->running.n + incoming >= v->max_num_seqs || eng_kv_free(r) - need < v->watermark_blocks)
-        return -1;
-    return need;
+    return eng_kv_seat_blocks(r, rq, v->running.n + incoming, v->max_num_seqs, v->watermark_blocks);
 }
 
 static void vllm_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)

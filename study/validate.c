@@ -483,72 +483,73 @@ static int try_overrides(const study_vset *v, const scn_node *n, const char *key
 {
     scn_scenario scn;
     sim_err e = {{0}};
-    int rc = nsets ? study_load(v->scenario, sets, nsets, &scn, &e) : 0;
-    if (!nsets)
+    if (nsets == 0)
         return 0;
+    int rc = study_load(v->scenario, sets, nsets, &scn, &e);
     scn_free(&scn);
     if (rc == 0)
         return 0;
     return validate_fail(err, v->path, n, key, "the base scenario refuses it: %s", e.msg);
 }
 
-/* The constant overrides among a's keys from `first` on, tried together on the base scenario
- * (a preset's version is only valid with its engine's name). */
-static int try_constants_of(const study_vset *v, const scn_node *map, const char *where,
-                            const vaction *a, int first, sim_err *err)
+/* Whether a `set` value is a template (has placeholders) rather than a constant. */
+static int is_template(const char *t)
+{
+    return strchr(t, '{') != NULL || strchr(t, '}') != NULL;
+}
+
+/* The constant overrides of the map `where`, tried together on the base scenario (a preset's
+ * version is only valid with its engine's name); when they fail, the key the scenario refuses
+ * on its own is named, where one is. */
+static int try_constants(const study_vset *v, const scn_node *map, const char *where, sim_err *err)
 {
     char *sets[MAX_CONSTANTS];
+    const scn_node *nodes[MAX_CONSTANTS];
     int n = 0, rc = 0;
-    for (int i = first; i < a->nset && rc == 0; i++) {
-        if (strchr(a->vals[i], '{') || strchr(a->vals[i], '}'))
+    for (const scn_node *kv = scn_doc_first(map); kv && rc == 0; kv = scn_doc_next(kv)) {
+        if (is_template(scn_doc_text(kv)))
             continue;
         if (n == MAX_CONSTANTS) {
             rc = validate_fail(err, v->path, map, where, "more than %d constant overrides",
                                MAX_CONSTANTS);
             break;
         }
-        size_t len = strlen(a->keys[i]) + strlen(a->vals[i]) + 2;
+        size_t len = strlen(scn_doc_key(kv)) + strlen(scn_doc_text(kv)) + 2;
         sets[n] = sim_xmalloc(len);
-        snprintf(sets[n++], len, "%s=%s", a->keys[i], a->vals[i]);
+        snprintf(sets[n], len, "%s=%s", scn_doc_key(kv), scn_doc_text(kv));
+        nodes[n++] = kv;
     }
     if (rc == 0 && try_overrides(v, map, where, (const char *const *)sets, n, err) != 0) {
-        /* name the key the scenario refuses on its own, where one is */
         rc = -1;
-        int k = 0;
-        for (const scn_node *kv = scn_doc_first(map); kv; kv = scn_doc_next(kv)) {
-            const char *t = scn_doc_text(kv);
-            if (strchr(t, '{') || strchr(t, '}'))
-                continue;
+        for (int k = 0; k < n; k++) {
             char path[256];
-            snprintf(path, sizeof path, "%s.%s", where, scn_doc_key(kv));
+            snprintf(path, sizeof path, "%s.%s", where, scn_doc_key(nodes[k]));
             sim_err one = {{0}};
-            if (k < n && try_overrides(v, kv, path, (const char *const *)&sets[k], 1, &one)) {
+            if (try_overrides(v, nodes[k], path, (const char *const *)&sets[k], 1, &one)) {
                 *err = one;
                 break;
             }
-            k++;
         }
     }
-    for (int i = 0; i < n; i++)
-        free(sets[i]);
+    for (int k = 0; k < n; k++)
+        free(sets[k]);
     return rc;
 }
 
 /* `set: {KEY: TEMPLATE, ...}` into a. Templates are checked against the table's columns (c may
  * be NULL for transcribed rows: then no placeholder is allowed), constants on the scenario. */
 static int read_sets(const study_vset *v, const scn_node *map, const char *where, const vcsv *c,
-                     int try_constants, vaction *a, sim_err *err)
+                     int try_consts, vaction *a, sim_err *err)
 {
     if (scn_doc_type(map) != SCN_DOC_MAP)
         return validate_fail(err, v->path, map, where, "expected a map of scenario keys");
-    int first = a->nset;
     for (const scn_node *kv = scn_doc_first(map); kv; kv = scn_doc_next(kv)) {
         char path[256], why[256], val[MAX_TEMPLATE];
         snprintf(path, sizeof path, "%s.%s", where, scn_doc_key(kv));
         if (scn_doc_type(kv) != SCN_DOC_SCALAR)
             return validate_fail(err, v->path, kv, path, "expected a value (a template)");
         const char *t = scn_doc_text(kv);
-        int templ = strchr(t, '{') != NULL || strchr(t, '}') != NULL;
+        int templ = is_template(t);
         if (templ && !c)
             return validate_fail(err, v->path, kv, path,
                                  "placeholders need a table (transcribed rows give values)");
@@ -562,7 +563,7 @@ static int read_sets(const study_vset *v, const scn_node *map, const char *where
         a->keys[a->nset] = sim_xstrdup(scn_doc_key(kv));
         a->vals[a->nset++] = sim_xstrdup(t);
     }
-    return try_constants ? try_constants_of(v, map, where, a, first, err) : 0;
+    return try_consts ? try_constants(v, map, where, err) : 0;
 }
 
 /* ACTION: {set, approx, cannot}. An action's overrides are only checked when the action is

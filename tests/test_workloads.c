@@ -265,6 +265,18 @@ static const char preset_base[] = "name: p\nmodel: llama-3-8b\ngpu: h100-sxm\n"
                                   "workload: {num_requests: 10, arrival: burst, prompt_tokens: "
                                   "100, output_tokens: 10}\n";
 
+/* cpu_overhead.async of preset_base with `extra` keys. */
+static int cpu_async_of(const char *extra)
+{
+    char text[2048];
+    scn_scenario s;
+    snprintf(text, sizeof text, "%s%s", preset_base, extra);
+    assert_int_equal(load(text, NULL, 0, &s), 0);
+    int async = s.engine.cpu.async;
+    scn_free(&s);
+    return async;
+}
+
 static void test_engine_presets(void **state)
 {
     char text[2048];
@@ -313,35 +325,20 @@ static void test_engine_presets(void **state)
     scn_free(&s);
     /* vLLM 0.14 schedules asynchronously by default; the policy's setting or the scenario's
      * own cpu_overhead.async turn it off */
-    snprintf(text, sizeof text, "%sengine: {name: vllm, version: '0.14'}\n", preset_base);
-    assert_int_equal(load(text, NULL, 0, &s), 0);
-    assert_int_equal(s.engine.cpu.async, 1);
-    scn_free(&s);
-    snprintf(text, sizeof text,
-             "%sengine: {name: vllm, version: '0.14'}\nscheduler: {async_scheduling: false}\n",
-             preset_base);
-    assert_int_equal(load(text, NULL, 0, &s), 0);
-    assert_int_equal(s.engine.cpu.async, 0);
-    scn_free(&s);
-    snprintf(text, sizeof text,
-             "%sengine: {name: vllm, version: '0.14'}\ncpu_overhead: {async: false}\n",
-             preset_base);
-    assert_int_equal(load(text, NULL, 0, &s), 0);
-    assert_int_equal(s.engine.cpu.async, 0);
-    scn_free(&s);
-    snprintf(text, sizeof text, "%sengine: vllm\ncpu_overhead: {async: true}\n", preset_base);
-    assert_int_equal(load(text, NULL, 0, &s), 0);
-    assert_int_equal(s.engine.cpu.async, 1);
-    scn_free(&s);
+    assert_int_equal(cpu_async_of("engine: {name: vllm, version: '0.14'}\n"), 1);
+    assert_int_equal(cpu_async_of("engine: {name: vllm, version: '0.14'}\n"
+                                  "scheduler: {async_scheduling: false}\n"),
+                     0);
+    assert_int_equal(cpu_async_of("engine: {name: vllm, version: '0.14'}\n"
+                                  "cpu_overhead: {async: false}\n"),
+                     0);
+    assert_int_equal(cpu_async_of("engine: vllm\ncpu_overhead: {async: true}\n"), 1);
     /* TensorRT-LLM 1.0's overlap scheduler; 0.19 leaves its host time before the GPU work */
     snprintf(text, sizeof text, "%sengine: {name: trtllm, version: '1.0'}\n", preset_base);
     assert_int_equal(load(text, NULL, 0, &s), 0);
     assert_true(s.engine.cpu.async == 1 && s.engine.cpu.per_iteration_us == 580);
     scn_free(&s);
-    snprintf(text, sizeof text, "%sengine: trtllm\n", preset_base);
-    assert_int_equal(load(text, NULL, 0, &s), 0);
-    assert_int_equal(s.engine.cpu.async, 0);
-    scn_free(&s);
+    assert_int_equal(cpu_async_of("engine: trtllm\n"), 0);
 }
 
 int main(void)
