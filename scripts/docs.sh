@@ -41,6 +41,7 @@ FRAGMENTS=(
   "commands cheap -"
   "scenario-check cheap -"
   "run-demo slow -"
+  "scenario-list cheap -"
   "list-schedulers cheap -"
   "list-engines cheap -"
   "list-routers cheap -"
@@ -167,6 +168,17 @@ gen_scenario_check() {
   fence_open
   show llmsim scenario check scenarios/demo.yaml
   fence_close
+}
+
+# Each shipped scenario with the first sentence of its header comment.
+gen_scenario_list() {
+  local f
+  for f in scenarios/*.yaml; do
+    awk -v f="$f" '/^#/ {sub(/^# ?/, ""); text = text (text == "" ? "" : " ") $0; next}
+                   {exit}
+                   END {if (match(text, /[.] [A-Z(]/)) text = substr(text, 1, RSTART)
+                        printf "- `%s`: %s\n", f, text}' "$f"
+  done
 }
 
 gen_run_demo() {
