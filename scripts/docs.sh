@@ -62,6 +62,7 @@ FRAGMENTS=(
   "schema cheap sqlite3"
   "validate-list cheap -"
   "fidelity-aic slow data"
+  "fidelity-512 slow data"
   "fidelity-ops slow data"
   "bench bench -"
 )
@@ -313,6 +314,15 @@ gen_fidelity_aic() {
   fence_open
   echo "\$ $SHOWN validate aic-silicon-h100 --jobs 2 --quiet"
   "$LLMSIM" validate aic-silicon-h100 --jobs 2 --quiet | clean | validate_summary
+  fence_close
+}
+
+# The rows of one selection, without the summary.
+gen_fidelity_512() {
+  fence_open
+  echo "\$ $SHOWN validate aic-silicon-h100 --match _c512_ --quiet"
+  "$LLMSIM" validate aic-silicon-h100 --match _c512_ --quiet | clean |
+    awk '/^TTFT / {on = 1} on && /^$/ {exit} on'
   fence_close
 }
 
