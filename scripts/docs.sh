@@ -273,8 +273,8 @@ gen_capacity_pd_target() {
 
 gen_sweep_demo() {
   fence_open
-  show llmsim sweep scenarios/demo.yaml --vary scheduler.name=static,orca,vllm,chunked \
-    --vary workload.arrival.rate=1:11:2 --reps 2 --set workload.num_requests=600 --store summary \
+  show llmsim sweep scenarios/demo.yaml --vary scheduler.name=orca,chunked \
+    --vary workload.arrival.rate=2:10:4 --reps 3 --set workload.num_requests=600 --store summary \
     --quiet
   fence_close
 }
