@@ -42,6 +42,7 @@ FRAGMENTS=(
   "scenario-check cheap -"
   "run-demo slow -"
   "scenario-list cheap -"
+  "keys cheap -"
   "list-schedulers cheap -"
   "list-engines cheap -"
   "list-routers cheap -"
@@ -187,6 +188,10 @@ gen_run_demo() {
   show llmsim run scenarios/demo.yaml
   fence_close
 }
+
+# The scenario keys, from the settings tables (docs/keys.md). Its markers go in once
+# `llmsim list keys --markdown` exists.
+gen_keys() { "$LLMSIM" list keys --markdown | clean; }
 
 gen_list_schedulers() { fence_open; show llmsim list schedulers; fence_close; }
 gen_list_engines() { fence_open; show llmsim list engines; fence_close; }
