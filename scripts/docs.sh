@@ -130,7 +130,7 @@ gen_quickstart() {
   show llmsim scenario check scenarios/capacity.yaml
   echo
   show llmsim capacity scenarios/capacity.yaml --slo ttft_p99=1s,tpot_p99=50ms --target-rate 40 \
-    --compare gpu=h100-sxm,a100-80gb,h200 --quiet
+    --compare gpu=h100-sxm,a100-80gb,h200
   fence_close
 }
 
@@ -222,65 +222,66 @@ gen_roofline_one_request() {
 }
 
 gen_shared_prefix() {
-  local q="SELECT id, prefix_hit_rate, mean_ttft_ms, p99_ttft_ms FROM run_summary"
+  local q="SELECT id, round(prefix_hit_rate, 3) AS prefix_hit_rate, round(mean_ttft_ms, 1) AS
+    mean_ttft_ms, round(p99_ttft_ms, 1) AS p99_ttft_ms FROM run_summary"
   fence_open
-  show --silent llmsim run scenarios/shared_prefix.yaml --quiet
-  show --silent llmsim run scenarios/shared_prefix.yaml --quiet \
+  show --silent llmsim run scenarios/shared_prefix.yaml
+  show --silent llmsim run scenarios/shared_prefix.yaml \
     --set scheduler.enable_prefix_caching=false
   show sqlite3 -header -column llmsim.db "$q"
   fence_close
 }
 
 gen_prefix_mooncake() {
-  local q="SELECT prefix_hit_rate, prefix_hit_tokens, prefix_evicted_blocks FROM run_summary"
+  local q="SELECT round(prefix_hit_rate, 4) AS prefix_hit_rate, CAST(prefix_hit_tokens AS INTEGER)
+    AS prefix_hit_tokens, CAST(prefix_evicted_blocks AS INTEGER) AS prefix_evicted_blocks
+    FROM run_summary"
   fence_open
-  show --silent llmsim run scenarios/mooncake_conv.yaml --quiet --store summary
+  show --silent llmsim run scenarios/mooncake_conv.yaml --store summary
   show sqlite3 -header -column llmsim.db "$q"
   fence_close
 }
 
 gen_speculative_run() {
   fence_open
-  show llmsim run scenarios/speculative.yaml --quiet
+  show llmsim run scenarios/speculative.yaml
   fence_close
 }
 
-gen_pd_llama70b() { fence_open; show llmsim run scenarios/pd_llama70b.yaml --quiet; fence_close; }
-gen_pd_deepseek_v3() { fence_open; show llmsim run scenarios/pd_deepseek_v3.yaml --quiet; fence_close; }
+gen_pd_llama70b() { fence_open; show llmsim run scenarios/pd_llama70b.yaml; fence_close; }
+gen_pd_deepseek_v3() { fence_open; show llmsim run scenarios/pd_deepseek_v3.yaml; fence_close; }
 
 gen_capacity_sweep() {
   fence_open
-  show llmsim sweep scenarios/capacity.yaml --vary workload.arrival.rate=2,4,6,8,10 --store summary \
-    --quiet
+  show llmsim sweep scenarios/capacity.yaml --vary workload.arrival.rate=2,4,6,8,10 --store summary
   fence_close
 }
 
 gen_capacity_schedulers() {
   fence_open
   show llmsim capacity scenarios/capacity.yaml --slo ttft_p99=1000ms,tpot_p99=50ms \
-    --compare scheduler=vllm-v0,vllm,chunked --quiet
+    --compare scheduler=vllm-v0,vllm,chunked
   fence_close
 }
 
 gen_capacity_pd_compare() {
   fence_open
   show llmsim capacity scenarios/pd_llama70b.yaml --slo ttft_p99=1000ms,tpot_p99=50ms \
-    --compare pd=1:1,1:2,2:3 --quiet
+    --compare pd=1:1,1:2,2:3
   fence_close
 }
 
 gen_capacity_pd_target() {
   fence_open
   show llmsim capacity scenarios/pd_llama70b.yaml --slo ttft_p99=1000ms,tpot_p99=50ms \
-    --target-rate 20 --quiet
+    --target-rate 20
   fence_close
 }
 
 gen_sweep_demo() {
   fence_open
   show llmsim sweep scenarios/demo.yaml --vary scheduler.name=orca,chunked \
-    --vary workload.arrival.rate=2:10:4 --reps 3 --set workload.num_requests=600 --store summary \
-    --quiet
+    --vary workload.arrival.rate=2:10:4 --reps 3 --set workload.num_requests=600 --store summary
   fence_close
 }
 
@@ -317,7 +318,7 @@ validate_summary() {
 
 gen_fidelity_aic() {
   fence_open
-  echo "\$ $SHOWN validate aic-silicon-h100 --jobs 2 --quiet"
+  echo "\$ $SHOWN validate aic-silicon-h100 --jobs 2"
   "$LLMSIM" validate aic-silicon-h100 --jobs 2 --quiet | clean | validate_summary
   fence_close
 }
@@ -325,7 +326,7 @@ gen_fidelity_aic() {
 # The rows of one selection, without the summary.
 gen_fidelity_512() {
   fence_open
-  echo "\$ $SHOWN validate aic-silicon-h100 --match _c512_ --quiet"
+  echo "\$ $SHOWN validate aic-silicon-h100 --match _c512_"
   "$LLMSIM" validate aic-silicon-h100 --match _c512_ --quiet | clean |
     awk '/^TTFT / {on = 1} on && /^$/ {exit} on'
   fence_close
@@ -333,7 +334,7 @@ gen_fidelity_512() {
 
 gen_fidelity_ops() {
   fence_open
-  echo "\$ $SHOWN validate --ops --quiet"
+  echo "\$ $SHOWN validate --ops"
   "$LLMSIM" validate --ops --quiet | clean | validate_summary
   fence_close
 }
