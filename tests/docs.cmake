@@ -20,4 +20,4 @@ endif()
 set_tests_properties(test_docs_slow PROPERTIES LABELS "docs-slow" TIMEOUT 900 SKIP_RETURN_CODE 77)
 # Scenarios that read ../shared/data name the public data set they need and where it comes from,
 # in their header and in their error when it is absent.
-llmsim_test(test_data_source SOURCES test_data_source.c LIBS llmsim_study LABELS docs scenarios unit)
+llmsim_test(test_data_source SOURCES test_data_source.c LIBS llmsim_study LABELS scenarios unit)
