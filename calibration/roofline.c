@@ -76,28 +76,42 @@ static const kclass K_EMBED = {4000, 1, 0.150, KC_EMBED};
  * tile, close to the CUDA-core rate (A100: 19.5 of 312 TFLOP/s). The query-head term is what
  * prices a GQA model above its KV bytes. */
 static const kclass K_DECODE = {20540, 0.136, 0.800, KC_DECODE};
-/* Prefill attention (4,206 points, one sequence each): floor and the key/value term fitted;
- * e_m stands for the per-key cost of a chunk whose few query tiles cannot fill the GPU
- * (FlashAttention parallelises over query tiles x heads). The compute term is per engine. */
-#define PREFILL_FLOOR_NS 10730.0
-#define PREFILL_MEFF 0.078
+/* Prefill attention's floor (4,206 points of Vidur's A100 table, one sequence each, fitted with
+ * the FlashAttention-2 class's e_c and row overhead below). MODEL: its memory term counts the
+ * bytes the kernel moves through HBM (Q in, O out, each cached key and value once, the chunk's
+ * new keys and values) at the GEMM class's e_m: FlashAttention streams K and V tiles once per
+ * query tile from L2 and is compute-bound at every chunk the tables hold. (Until this model the
+ * term was fitted at 7.8% of the bandwidth on the one GQA shape of the table, where it stood in
+ * for the per-query-row overhead below; on MHA models, whose KV bytes per key are 8x that
+ * shape's, and on Hopper, whose FlashAttention-3 compute term is a third of Ampere's, it
+ * dominated: Llama-2-7B's attention over a 2,016-token prompt on H100 cost 396 us a layer,
+ * 6.2x the 64 us of FlashAttention-3's published rate.) */
+#define PREFILL_FLOOR_NS 21700.0
 /* MODEL: FlashMLA, the MLA decode kernel of vLLM and SGLang on Hopper, reaches 3,000 GB/s
  * memory-bound and 660 TFLOPS compute-bound on H800 (README of deepseek-ai/FlashMLA): 90% of
  * the 3.35 TB/s and 67% of the 989 TFLOPS; decode's floor as above. */
 static const kclass K_MLA = {20540, 0.667, 0.896, KC_MLA};
 
 /* MODEL: prefill attention compute per engine and attention backend: the causal square of a
- * chunk costs `causal_weight` times its pairs (2: masked tiles are computed, 1: skipped) at
- * e_c of the 16-bit peak. FlashAttention-2 class kernels (vLLM and SGLang before Hopper):
- * fitted on Vidur's A100 table, which vLLM's FlashAttention backend produced (weight 2 chosen
- * from 1, 1.5, 2, 2.5: median |error| 13.2, 8.4, 5.0, 3.6%; 2 is the physical reading).
- * TensorRT-LLM's context FMHA skips masked tiles and reaches near 50% of the peak in measured
- * profiles (issue 13). FlashAttention-3 class kernels on Hopper and data-center Blackwell
- * (vLLM V1 and SGLang use FA3 there, TensorRT-LLM its Hopper FMHA): 540-640 of 989 TFLOPS for
- * causal head_dim 128 at 2k-8k tokens in the FlashAttention-3 paper (Shah et al. 2024,
- * figure 5), about 55%. */
+ * chunk costs `causal_weight` times its pairs (2: masked tiles are computed, 1: skipped), and
+ * each query row costs `row_keys` keys more (a query tile's fixed work: loading Q, the last
+ * rescale and writing O, the pipeline's fill and drain, which a short sequence cannot hide),
+ * all at e_c of the 16-bit peak.
+ * - FlashAttention-2 class kernels as vLLM and SGLang run them before Hopper: fitted on Vidur's
+ *   A100 table, which vLLM's FlashAttention backend produced, by tests/fidelity/fit_vidur_ops.py:
+ *   e_c 0.471 and 826 keys per query row at weight 2, the physical reading (weights 1 and 1.5
+ *   fit worse: median |error| 10% and 7% against 4.2%).
+ * - TensorRT-LLM's context FMHA before Hopper skips masked tiles and reaches near 50% of the
+ *   peak in measured profiles (issue 13); its row overhead is a FlashAttention-2 class
+ *   kernel's: 198 keys, the fit of FlashAttention-2's causal head_dim-128 bars in the
+ *   FlashAttention-3 paper (Shah et al. 2024, figure 5: 191, 260, 298, 319, 333, 335 TFLOPS at
+ *   512 to 16k tokens; 349 TFLOPS asymptote, within 3.2%).
+ * - FlashAttention-3 class kernels on Hopper and data-center Blackwell (vLLM V1 and SGLang use
+ *   FA3 there, TensorRT-LLM its Hopper FMHA): the same figure's FlashAttention-3 bars, 292,
+ *   423, 521, 579, 602, 616 TFLOPS at 512 to 16k tokens (causal, head_dim 128, H100 SXM5), are
+ *   643 TFLOPS (e_c 0.650) with 278 keys per query row, within 5.6% at every length. */
 typedef struct attn_eff {
-    double causal_weight, ceff;
+    double causal_weight, ceff, row_keys;
 } attn_eff;
 
 /* MODEL: all-reduce. NCCL's ring, fitted on Vidur's DGX A100 network table (2,982 rows within
@@ -171,9 +185,9 @@ typedef struct engine_eff {
 } engine_eff;
 
 static const engine_eff engines[] = {
-    {"vllm", {2.0, 0.424}, {1.0, 0.55}},
-    {"sglang", {2.0, 0.424}, {1.0, 0.55}},
-    {"trtllm", {1.0, 0.50}, {1.0, 0.55}},
+    {"vllm", {2.0, 0.471, 826}, {1.0, 0.650, 278}},
+    {"sglang", {2.0, 0.471, 826}, {1.0, 0.650, 278}},
+    {"trtllm", {1.0, 0.50, 198}, {1.0, 0.650, 278}},
 };
 #define NENGINES ((int)(sizeof engines / sizeof engines[0]))
 
@@ -292,11 +306,12 @@ static double elem_ns(const roofline *r, const kclass *k, double bytes)
 
 /* ---------------- attention ---------------- */
 
-/* Prefill attention's compute (ns) for `causal` pairs of chunks' own squares and `ctx` pairs
- * over cached context, `per_pair` FLOPs each, as the engine's kernels run it. */
-static double prefill_compute_ns(const roofline *r, double per_pair, double causal, double ctx)
+/* Prefill attention's compute (ns) for `causal` pairs of chunks' own squares, `ctx` pairs over
+ * cached context and q query rows, `per_pair` FLOPs each, as the engine's kernels run it. */
+static double prefill_compute_ns(const roofline *r, double per_pair, double causal, double ctx,
+                                 double q)
 {
-    double flops = per_pair * (ctx + r->prefill.causal_weight * causal);
+    double flops = per_pair * (ctx + r->prefill.causal_weight * causal + r->prefill.row_keys * q);
     return flops / (r->attn_peak * r->prefill.ceff) * 1e9;
 }
 
@@ -308,9 +323,9 @@ static double gqa_prefill_ns(const roofline *r, double q, double pairs, double k
     double bytes = ACT_BYTES * 2 * q * nh * d  /* Q in, O out */
                    + r->kvb * 2 * nkv * d * kv /* K and V read */
                    + r->kvb * 2 * nkv * d * q; /* new K and V cached */
-    double tc = prefill_compute_ns(r, 4.0 * nh * d, causal, pairs - causal);
+    double tc = prefill_compute_ns(r, 4.0 * nh * d, causal, pairs - causal, q);
     return smooth15(r->floor15[KC_PREFILL][*r->eager], tc,
-                    bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
+                    bytes / (r->g.mem_bw * K_GEMM.meff) * 1e9);
 }
 
 /* GQA decode attention of one rank: `seqs` sequences reading `pairs` keys (sums already divided
@@ -402,9 +417,9 @@ static double mla_prefill_ns(const roofline *r, double q, double pairs, double k
     double per_pair = 2.0 * nh * (nope + rope) + 2.0 * nh * v;
     double bytes = ACT_BYTES * q * nh * (nope + rope + v) + ACT_BYTES * kv * nh * (nope + v) +
                    kv * latent_bytes(r);
-    double tc = prefill_compute_ns(r, per_pair, causal, pairs - causal);
+    double tc = prefill_compute_ns(r, per_pair, causal, pairs - causal, q);
     return up + smooth15(r->floor15[KC_PREFILL][*r->eager], tc,
-                         bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
+                         bytes / (r->g.mem_bw * K_GEMM.meff) * 1e9);
 }
 
 /* Attention of one layer of kind w->kind on one rank. */
