@@ -79,14 +79,14 @@ static const kclass K_DECODE = {20540, 0.136, 0.800, KC_DECODE};
 /* Prefill attention's floor (4,206 points of Vidur's A100 table, one sequence each, fitted with
  * the FlashAttention-2 class's e_c and row overhead below). MODEL: its memory term counts the
  * bytes the kernel moves through HBM (Q in, O out, each cached key and value once, the chunk's
- * new keys and values) at the GEMM class's e_m: FlashAttention streams K and V tiles once per
- * query tile from L2 and is compute-bound at every chunk the tables hold. (Until this model the
- * term was fitted at 7.8% of the bandwidth on the one GQA shape of the table, where it stood in
- * for the per-query-row overhead below; on MHA models, whose KV bytes per key are 8x that
- * shape's, and on Hopper, whose FlashAttention-3 compute term is a third of Ampere's, it
+ * new keys and values) at the GEMM class's e_m (see prefill_ns): FlashAttention streams K and V
+ * tiles once per query tile from L2 and is compute-bound at every chunk the tables hold. (Until
+ * this model the term was fitted at 7.8% of the bandwidth on the one GQA shape of the table, where
+ * it stood in for the per-query-row overhead below; on MHA models, whose KV bytes per key are 8x
+ * that shape's, and on Hopper, whose FlashAttention-3 compute term is a third of Ampere's, it
  * dominated: Llama-2-7B's attention over a 2,016-token prompt on H100 cost 396 us a layer,
  * 6.2x the 64 us of FlashAttention-3's published rate.) */
-#define PREFILL_FLOOR_NS 21700.0
+#define PREFILL_FLOOR_NS 22510.0
 /* MODEL: FlashMLA, the MLA decode kernel of vLLM and SGLang on Hopper, reaches 3,000 GB/s
  * memory-bound and 660 TFLOPS compute-bound on H800 (README of deepseek-ai/FlashMLA): 90% of
  * the 3.35 TB/s and 67% of the 989 TFLOPS; decode's floor as above. */
@@ -99,8 +99,8 @@ static const kclass K_MLA = {20540, 0.667, 0.896, KC_MLA};
  * all at e_c of the 16-bit peak.
  * - FlashAttention-2 class kernels as vLLM and SGLang run them before Hopper: fitted on Vidur's
  *   A100 table, which vLLM's FlashAttention backend produced, by tests/fidelity/fit_vidur_ops.py:
- *   e_c 0.471 and 826 keys per query row at weight 2, the physical reading (weights 1 and 1.5
- *   fit worse: median |error| 10% and 7% against 4.2%).
+ *   e_c 0.467 and 812 keys per query row at weight 2, the physical reading (weights 1 and 1.5
+ *   fit worse: median |error| 10% and 7% against 4.3%).
  * - TensorRT-LLM's context FMHA before Hopper skips masked tiles and reaches near 50% of the
  *   peak in measured profiles (issue 13); its row overhead is a FlashAttention-2 class
  *   kernel's: 198 keys, the fit of FlashAttention-2's causal head_dim-128 bars in the
@@ -185,8 +185,8 @@ typedef struct engine_eff {
 } engine_eff;
 
 static const engine_eff engines[] = {
-    {"vllm", {2.0, 0.471, 826}, {1.0, 0.650, 278}},
-    {"sglang", {2.0, 0.471, 826}, {1.0, 0.650, 278}},
+    {"vllm", {2.0, 0.467, 812}, {1.0, 0.650, 278}},
+    {"sglang", {2.0, 0.467, 812}, {1.0, 0.650, 278}},
     {"trtllm", {1.0, 0.50, 198}, {1.0, 0.650, 278}},
 };
 #define NENGINES ((int)(sizeof engines / sizeof engines[0]))
@@ -315,6 +315,19 @@ static double prefill_compute_ns(const roofline *r, double per_pair, double caus
     return flops / (r->attn_peak * r->prefill.ceff) * 1e9;
 }
 
+/* A prefill attention kernel of compute time tc (ns) moving `bytes` through HBM. MODEL: the
+ * traffic overlaps the compute (FlashAttention-2's double-buffered asynchronous copies,
+ * FlashAttention-3's TMA producer warps), so the kernel takes the larger of the two, not their
+ * smooth sum: FlashAttention-3 at 512 tokens (Shah et al. 2024, figure 5: 16 heads of 128, 16k
+ * tokens, 292 TFLOPS) runs 118 us while it reads and writes 268 MB, 80 us of the H100's HBM at
+ * its datasheet rate. The floor combines with the compute as every kernel's does. */
+static double prefill_ns(const roofline *r, double tc, double bytes)
+{
+    double t = smooth15(r->floor15[KC_PREFILL][*r->eager], tc, 0);
+    double tm = bytes / (r->g.mem_bw * K_GEMM.meff) * 1e9;
+    return t > tm ? t : tm;
+}
+
 /* GQA prefill attention of one rank (sums already divided among the attention ranks): q chunk
  * tokens, `causal` of the pairs the chunks' own squares. */
 static double gqa_prefill_ns(const roofline *r, double q, double pairs, double kv, double causal)
@@ -324,8 +337,7 @@ static double gqa_prefill_ns(const roofline *r, double q, double pairs, double k
                    + r->kvb * 2 * nkv * d * kv /* K and V read */
                    + r->kvb * 2 * nkv * d * q; /* new K and V cached */
     double tc = prefill_compute_ns(r, 4.0 * nh * d, causal, pairs - causal, q);
-    return smooth15(r->floor15[KC_PREFILL][*r->eager], tc,
-                    bytes / (r->g.mem_bw * K_GEMM.meff) * 1e9);
+    return prefill_ns(r, tc, bytes);
 }
 
 /* GQA decode attention of one rank: `seqs` sequences reading `pairs` keys (sums already divided
@@ -418,8 +430,7 @@ static double mla_prefill_ns(const roofline *r, double q, double pairs, double k
     double bytes = ACT_BYTES * q * nh * (nope + rope + v) + ACT_BYTES * kv * nh * (nope + v) +
                    kv * latent_bytes(r);
     double tc = prefill_compute_ns(r, per_pair, causal, pairs - causal, q);
-    return up + smooth15(r->floor15[KC_PREFILL][*r->eager], tc,
-                         bytes / (r->g.mem_bw * K_GEMM.meff) * 1e9);
+    return up + prefill_ns(r, tc, bytes);
 }
 
 /* Attention of one layer of kind w->kind on one rank. */

@@ -122,16 +122,21 @@ static int model_of(const char *dir, const char *name, eng_model *m)
     return m->hidden > 0 && m->heads > 0 && m->kv_heads > 0 && m->intermediate > 0 ? 0 : -1;
 }
 
-static eng_predictor predictor(const eng_model *m, int tp)
+static eng_predictor predictor_on(const char *gpu, const eng_model *m, int tp)
 {
     eng_gpu g;
     eng_predictor p;
     sim_err err = {{0}};
-    assert_int_equal(cal_gpu_find("a100-80gb", &g), 0);
+    assert_int_equal(cal_gpu_find(gpu, &g), 0);
     cal_serving sv = cal_serving_tp(ENG_FP16, tp);
     if (cal_roofline_new(m, &g, &sv, &p, &err) != 0)
         fail_msg("%s tp%d: %s", m->name, tp, err.msg);
     return p;
+}
+
+static eng_predictor predictor(const eng_model *m, int tp)
+{
+    return predictor_on("a100-80gb", m, tp);
 }
 
 /* Every point of a profile against the roofline; returns the points compared. */
@@ -276,11 +281,10 @@ static void network_table(void)
     print_message("network/a100_dgx/all_reduce.csv: %d points\n", n);
 }
 
-static void test_vidur_ops(void **state)
+/* Prints the table of every group, empties the groups, checks there were at least min_points,
+ * and returns the median |error| over all their points. */
+static double print_groups(int min_points)
 {
-    compute_tables();
-    attention_table();
-    network_table();
     double *all = NULL;
     int nall = 0;
     print_message("\n%-22s %7s %8s %8s %8s %8s\n", "operator", "points", "med|e|%", "p90|e|%",
@@ -293,17 +297,106 @@ static void test_vidur_ops(void **state)
         all = realloc(all, (size_t)(nall + groups[i].n) * sizeof *all);
         memcpy(all + nall, groups[i].v, (size_t)groups[i].n * sizeof *all);
         nall += groups[i].n;
+        free(groups[i].v);
+        memset(&groups[i], 0, sizeof groups[i]);
     }
+    ngroups = 0;
     double s[4];
     stats(all, nall, s);
     print_message("%-22s %7d %8.1f %8.1f %8.1f %+8.1f\n", "all", nall, 100 * s[0], 100 * s[1],
                   100 * s[2], 100 * s[3]);
     free(all);
-    for (int i = 0; i < ngroups; i++)
-        free(groups[i].v);
-    assert_true(nall > 10000);
+    assert_true(nall >= min_points);
+    return s[0];
+}
+
+static void test_vidur_ops(void **state)
+{
+    compute_tables();
+    attention_table();
+    network_table();
+    double all = print_groups(10000);
     /* issue 13's target: per-operator median |error| at most 6% */
-    assert_true(s[0] <= 0.06);
+    assert_true(all <= 0.06);
+}
+
+/* ---- H100: tests/fidelity/vidur-h100, an extract of Vidur's H100 tables (in the tree) ---- */
+
+/* Every point of the H100 extract of one model at each tensor-parallel degree in tps. */
+static void h100_table(const char *dir, const char *name, const int *tps, int ntp)
+{
+    char mdir[800], note[600];
+    snprintf(mdir, sizeof mdir, "%s/tests/fidelity/vidur-h100/meta-llama/%s", LLMSIM_SOURCE_DIR,
+             dir);
+    eng_model m;
+    assert_int_equal(model_of(mdir, name, &m), 0);
+    for (int i = 0; i < ntp; i++) {
+        cal_profile *pr = cal_profile_new("h");
+        sim_err err = {{0}};
+        if (cal_vidur_read(mdir, NULL, &m, tps[i], pr, note, sizeof note, &err) != 0)
+            fail_msg("%s", err.msg);
+        eng_predictor p = predictor_on("h100-sxm", &m, tps[i]);
+        print_message("%-16s tp%d: %d points\n", name, tps[i], compare(pr, &p));
+        cal_predictor_free(&p);
+        cal_profile_free(pr);
+    }
+}
+
+/* The roofline's per-kernel times against Vidur's H100 measurements of Llama-2-7B and -70B. No
+ * roofline constant is fitted on these points: they check how the A100-fitted classes and the
+ * cited Hopper figures carry over. Measured at this commit: all 927 points median |error| 11.9%
+ * (qkv and up/gate 6%, o and down 11-12%; the elementwise classes 12-19%: Hopper's kernels
+ * reach a larger fraction of the datasheet bandwidth than the A100 fits give them, the norm a
+ * smaller one), where the same shapes of the A100 tables come out at 4.6-8.2%. */
+static void test_h100_ops(void **state)
+{
+    const int tp7[] = {1, 2, 4, 8}, tp70[] = {1, 8};
+    h100_table("Llama-2-7b-hf", "llama-2-7b", tp7, 4);
+    h100_table("Llama-2-70b-hf", "llama-2-70b", tp70, 2);
+    double all = print_groups(900);
+    assert_true(all <= 0.12);
+}
+
+/* Batch-1 prefill of Llama-2-7B on H100 (issue 21): the roofline's layer, non-attention
+ * operators, against the sum of Vidur's measured H100 kernels at the same token counts, plus the
+ * layer's causal attention at FlashAttention-3's published rate (Shah et al. 2024, figure 5:
+ * 521 TFLOPS at 2k tokens, 579 at 4k). Before this check the pass came out about 40% over that
+ * sum (prefill attention's memory term); the GEMM classes' A100 efficiency leaves it within
+ * +15%. */
+static void test_h100_prefill_sum(void **state)
+{
+    static const struct {
+        int tokens;
+        double measured_us; /* the ten operators of one layer, Vidur's medians */
+        double fa3_tflops;
+    } rows[] = {{2016, 60 + 26 + 281 + 41 + 96 + 28 + 490.5 + 70 + 220.5 + 14, 521},
+                {4096, 119 + 66.5 + 584 + 83.5 + 193 + 67 + 987 + 139 + 441 + 31, 579}};
+    eng_model m;
+    char mdir[800];
+    snprintf(mdir, sizeof mdir, "%s/tests/fidelity/vidur-h100/meta-llama/Llama-2-7b-hf",
+             LLMSIM_SOURCE_DIR);
+    assert_int_equal(model_of(mdir, "llama-2-7b", &m), 0);
+    eng_predictor p = predictor_on("h100-sxm", &m, 1);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        double n = rows[i].tokens, ours = 0;
+        static const int ops[] = {KERN_OP_QKV_PROJ, KERN_OP_O_PROJ,      KERN_OP_MLP_UP_GATE,
+                                  KERN_OP_MLP_ACT,  KERN_OP_MLP_DOWN,    KERN_OP_ROPE,
+                                  KERN_OP_ADD,      KERN_OP_ADD,         KERN_OP_RMSNORM,
+                                  KERN_OP_RMSNORM,  CAL_PROFILE_OP_EMBED};
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+            ours += cal_roofline_point_ns(&p, ops[k], n, 0);
+        double attn = cal_roofline_point_ns(&p, KERN_OP_ATTN_PREFILL, n, 0);
+        double fa3 = 4.0 * m.heads * m.head_dim * (n * (n + 1) / 2) / (rows[i].fa3_tflops * 1e12);
+        double want = rows[i].measured_us * 1e3 + fa3 * 1e9;
+        print_message("llama-2-7b h100 %5.0f tokens: roofline %.0f us (attention %.0f), measured "
+                      "kernels + FlashAttention-3 %.0f us: %+.1f%%\n",
+                      n, (ours + attn) / 1e3, attn / 1e3, want / 1e3,
+                      100 * ((ours + attn) / want - 1));
+        assert_true(ours + attn < 1.15 * want && ours + attn > 0.9 * want);
+        /* the attention itself within 15% of the published rate */
+        assert_true(attn < 1.15 * fa3 * 1e9 && attn > 0.85 * fa3 * 1e9);
+    }
+    cal_predictor_free(&p);
 }
 
 int main(void)
@@ -312,10 +405,13 @@ int main(void)
     snprintf(root, sizeof root, "%s/data/vidur", base ? base : LLMSIM_SHARED_DIR);
     char probe[800];
     snprintf(probe, sizeof probe, "%s/data/profiling/compute/a100", root);
+    const struct CMUnitTest h100[] = {cmocka_unit_test(test_h100_ops),
+                                      cmocka_unit_test(test_h100_prefill_sum)};
+    int rc = cmocka_run_group_tests(h100, NULL, NULL);
     if (access(probe, R_OK) != 0) {
-        printf("skipped: no Vidur tables under %s\n", root);
-        return 77;
+        printf("skipped: the A100 tables (no Vidur tables under %s)\n", root);
+        return rc;
     }
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_vidur_ops)};
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return rc | cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,7 @@ PEAK = 312e12
 LINK = 300e9
 # the causal square of a chunk costs its full square (masked tiles are not skipped): 2 is the
 # physical reading, the full square computed; 1 and 1.5 fit worse (median |error| of
-# attn_prefill about 10% and 7% against 4.2%)
+# attn_prefill about 10% and 7% against 4.3%)
 CAUSAL_WEIGHT = 2.0
 BW = 2039e9
 ACT = 2.0
@@ -116,7 +116,8 @@ def attention_points(data):
             # the causal square of the chunk and its rectangle over the cached context run
             # at different efficiencies: FLOPs of the square weighted by CAUSAL_WEIGHT; each
             # query row costs ROW_KEYS keys more (fitted, the `em` slot of this class), and the
-            # bytes through HBM (Q, O, keys and values once) run at the GEMM class's e_m
+            # bytes through HBM (Q, O, keys and values once) run at the GEMM class's e_m,
+            # overlapped with the compute (the larger of the two, not a smooth sum)
             causal, ctx = q * (q + 1) / 2, q * c
             f = 4.0 * nh * d * (ctx + CAUSAL_WEIGHT * causal)
             b = ACT * 2 * q * nh * d + ACT * 2 * nkv * d * (c + q) + ACT * 2 * nkv * d * q
@@ -168,7 +169,7 @@ def model(pt, F, ec, em, p):
     f, b = pt[1], pt[2]
     if isinstance(f, tuple):  # attn_prefill: em is its row overhead in keys (see above)
         f, b = f[0] + em * f[1], f[2]
-        return (F ** p + (f / (PEAK * ec)) ** p + (b / (BW * GEMM_EM[0])) ** p) ** (1.0 / p)
+        return max((F ** p + (f / (PEAK * ec)) ** p) ** (1.0 / p), b / (BW * GEMM_EM[0]))
     terms = [F]
     if f > 0:
         terms.append(f / (PEAK * ec))
