@@ -40,6 +40,7 @@ static const cal_gpu_sheet gpus[] = {
      * 400 Gb/s, one per GPU. */
     {.name = "h100-sxm",
      .arch = CAL_ARCH_HOPPER,
+     .memory = CAL_MEM_HBM,
      .mem = 80,
      .mem_unit = "GB",
      .bw = 3.35,
@@ -61,6 +62,7 @@ static const cal_gpu_sheet gpus[] = {
      * modelled for any tensor-parallel degree is PCIe Gen5 (64 GB/s each way). */
     {.name = "h100-pcie",
      .arch = CAL_ARCH_HOPPER,
+     .memory = CAL_MEM_HBM,
      .mem = 80,
      .mem_unit = "GB",
      .bw = 2.0,
@@ -82,6 +84,7 @@ static const cal_gpu_sheet gpus[] = {
      * H200: 8 ConnectX-7 400 Gb/s. */
     {.name = "h200",
      .arch = CAL_ARCH_HOPPER,
+     .memory = CAL_MEM_HBM,
      .mem = 141,
      .mem_unit = "GB",
      .bw = 4.8,
@@ -103,6 +106,7 @@ static const cal_gpu_sheet gpus[] = {
      * (both directions). NVIDIA DGX A100: 8 ConnectX-6 200 Gb/s. */
     {.name = "a100-80gb",
      .arch = CAL_ARCH_AMPERE,
+     .memory = CAL_MEM_HBM,
      .mem = 80,
      .mem_unit = "GB",
      .bw = 2039,
@@ -122,6 +126,7 @@ static const cal_gpu_sheet gpus[] = {
     /* Same datasheet (40GB SXM): 312 TFLOPS; 40 GB HBM2 at 1,555 GB/s; NVLink 600 GB/s. */
     {.name = "a100-40gb",
      .arch = CAL_ARCH_AMPERE,
+     .memory = CAL_MEM_HBM,
      .mem = 40,
      .mem_unit = "GB",
      .bw = 1555,
@@ -141,6 +146,7 @@ static const cal_gpu_sheet gpus[] = {
      * 48 GB GDDR6 at 864 GB/s; no NVLink; PCIe Gen4 x16 64 GB/s (both directions). */
     {.name = "l40s",
      .arch = CAL_ARCH_ADA,
+     .memory = CAL_MEM_GDDR,
      .mem = 48,
      .mem_unit = "GB",
      .bw = 864,
@@ -161,6 +167,7 @@ static const cal_gpu_sheet gpus[] = {
      * 24 GB GDDR6 at 300 GB/s; PCIe Gen4 x16. */
     {.name = "l4",
      .arch = CAL_ARCH_ADA,
+     .memory = CAL_MEM_GDDR,
      .mem = 24,
      .mem_unit = "GB",
      .bw = 300,
@@ -181,6 +188,7 @@ static const cal_gpu_sheet gpus[] = {
      * inference frameworks use); 24 GB GDDR6X at 1,008 GB/s; no NVLink; PCIe Gen4 x16. */
     {.name = "rtx-4090",
      .arch = CAL_ARCH_ADA,
+     .memory = CAL_MEM_GDDR,
      .mem = 24,
      .mem_unit = "GB",
      .bw = 1008,
@@ -204,6 +212,7 @@ static const cal_gpu_sheet gpus[] = {
      * GPU; PCIe Gen5 host. FP4 tensor cores compute NVFP4 and MXFP4. */
     {.name = "b200",
      .arch = CAL_ARCH_BLACKWELL,
+     .memory = CAL_MEM_HBM,
      .mem = 180,
      .mem_unit = "GB",
      .bw = 8,
@@ -226,6 +235,7 @@ static const cal_gpu_sheet gpus[] = {
      * 8 TB/s; NVLink 5 1.8 TB/s; PCIe Gen6 host. */
     {.name = "b300",
      .arch = CAL_ARCH_BLACKWELL,
+     .memory = CAL_MEM_HBM,
      .mem = 288,
      .mem_unit = "GB",
      .bw = 8,
@@ -248,6 +258,7 @@ static const cal_gpu_sheet gpus[] = {
      * GPUs (225 GB/s each way per GPU); ConnectX-7 400 Gb/s per GPU. */
     {.name = "gb200",
      .arch = CAL_ARCH_BLACKWELL,
+     .memory = CAL_MEM_HBM,
      .mem = 186,
      .mem_unit = "GB",
      .bw = 8,
@@ -269,6 +280,7 @@ static const cal_gpu_sheet gpus[] = {
      * 130 TB/s; NVLink-C2C host as GB200; 72 ConnectX-8 800 Gb/s. */
     {.name = "gb300",
      .arch = CAL_ARCH_BLACKWELL,
+     .memory = CAL_MEM_HBM,
      .mem = 288,
      .mem_unit = "GB",
      .bw = 8,
@@ -290,6 +302,7 @@ static const cal_gpu_sheet gpus[] = {
      * willitrunai.com/gpus/h20-96gb). */
     {.name = "h20",
      .arch = CAL_ARCH_HOPPER,
+     .memory = CAL_MEM_HBM,
      .mem = 96,
      .mem_unit = "GB",
      .bw = 4.0,
@@ -309,6 +322,7 @@ static const cal_gpu_sheet gpus[] = {
      * TFLOPS dense, 80 GB HBM3 at 3.35 TB/s) with NVLink cut to 400 GB/s. */
     {.name = "h800",
      .arch = CAL_ARCH_HOPPER,
+     .memory = CAL_MEM_HBM,
      .mem = 80,
      .mem_unit = "GB",
      .bw = 3.35,
@@ -330,6 +344,7 @@ static const cal_gpu_sheet gpus[] = {
      * NVLink 900 GB/s; host NVLink-C2C 900 GB/s (450 GB/s each way). */
     {.name = "gh200",
      .arch = CAL_ARCH_HOPPER,
+     .memory = CAL_MEM_HBM,
      .mem = 144,
      .mem_unit = "GB",
      .bw = 4.9,
@@ -352,6 +367,7 @@ static const cal_gpu_sheet gpus[] = {
      * platform); PCIe Gen5 x16. */
     {.name = "mi300x",
      .arch = CAL_ARCH_CDNA,
+     .memory = CAL_MEM_HBM,
      .mem = 192,
      .mem_unit = "GB",
      .bw = 5.3,
@@ -372,6 +388,7 @@ static const cal_gpu_sheet gpus[] = {
      * HBM3E at 6 TB/s; same 7 Infinity Fabric links; PCIe Gen5 x16. */
     {.name = "mi325x",
      .arch = CAL_ARCH_CDNA,
+     .memory = CAL_MEM_HBM,
      .mem = 256,
      .mem_unit = "GB",
      .bw = 6.0,
@@ -394,6 +411,7 @@ static const cal_gpu_sheet gpus[] = {
      * computes the OCP MX formats, not NVFP4. */
     {.name = "mi355x",
      .arch = CAL_ARCH_CDNA,
+     .memory = CAL_MEM_HBM,
      .mem = 288,
      .mem_unit = "GB",
      .bw = 8,
@@ -416,6 +434,7 @@ static const cal_gpu_sheet gpus[] = {
      * professional part); no NVLink; PCIe Gen5 x16. */
     {.name = "rtx-pro-6000",
      .arch = CAL_ARCH_BLACKWELL_RTX,
+     .memory = CAL_MEM_GDDR,
      .mem = 96,
      .mem_unit = "GB",
      .bw = 1597,
@@ -438,6 +457,7 @@ static const cal_gpu_sheet gpus[] = {
      * 1,792 GB/s; PCIe Gen5 x16; no NVLink. */
     {.name = "rtx-5090",
      .arch = CAL_ARCH_BLACKWELL_RTX,
+     .memory = CAL_MEM_GDDR,
      .mem = 32,
      .mem_unit = "GB",
      .bw = 1792,
@@ -460,6 +480,7 @@ static const cal_gpu_sheet gpus[] = {
      * no fp8 (Ampere). */
     {.name = "a10g",
      .arch = CAL_ARCH_AMPERE,
+     .memory = CAL_MEM_GDDR,
      .mem = 24,
      .mem_unit = "GB",
      .bw = 600,
@@ -480,6 +501,7 @@ static const cal_gpu_sheet gpus[] = {
      * GDDR6 at 864 GB/s; PCIe Gen4 x16; no NVLink. */
     {.name = "l20",
      .arch = CAL_ARCH_ADA,
+     .memory = CAL_MEM_GDDR,
      .mem = 48,
      .mem_unit = "GB",
      .bw = 864,
@@ -688,6 +710,8 @@ int cal_gpu_sheet_check(const cal_gpu_sheet *s, char *why, size_t len)
         return row_fail(why, len, s, "name", "is missing");
     if (s->arch <= CAL_ARCH_UNKNOWN || s->arch > CAL_ARCH_CDNA)
         return row_fail(why, len, s, "arch", "is missing (a CAL_ARCH_* other than UNKNOWN)");
+    if (s->memory <= CAL_MEM_UNKNOWN || s->memory > CAL_MEM_GDDR)
+        return row_fail(why, len, s, "memory", "is missing (CAL_MEM_HBM or CAL_MEM_GDDR)");
     if (!(s->mem > 0) || !s->mem_unit || strcmp(s->mem_unit, "GB") != 0)
         return row_fail(why, len, s, "mem", "is missing (a positive size with .mem_unit \"GB\")");
     if (!(s->bw > 0) || !s->bw_unit ||
@@ -805,6 +829,12 @@ cal_arch cal_gpu_arch(const char *name)
 {
     const cal_gpu_sheet *s = row_named(name);
     return s ? s->arch : CAL_ARCH_UNKNOWN;
+}
+
+cal_memory cal_gpu_memory(const char *name)
+{
+    const cal_gpu_sheet *s = row_named(name);
+    return s ? s->memory : CAL_MEM_UNKNOWN;
 }
 
 /* desc contains `word` as a word: neither preceded nor followed by a letter or digit ("H20" is

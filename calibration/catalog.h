@@ -30,6 +30,15 @@ typedef enum cal_arch {
     CAL_ARCH_CDNA           /* AMD Instinct MI300X, MI325X, MI355X */
 } cal_arch;
 
+/* The memory a GPU's datasheet states: HBM stacks beside the die, or GDDR chips on the board.
+ * Memory-bound kernels reach a different fraction of the datasheet bandwidth on each (the
+ * roofline's classes, calibration/roofline.c). */
+typedef enum cal_memory {
+    CAL_MEM_UNKNOWN = 0,
+    CAL_MEM_HBM, /* HBM2e, HBM3, HBM3e */
+    CAL_MEM_GDDR /* GDDR6, GDDR6X, GDDR7 */
+} cal_memory;
+
 /* A figure a datasheet does not have (no fp8 or fp4 tensor cores, no reference NIC). */
 #define CAL_NONE (-1.0)
 
@@ -40,6 +49,7 @@ typedef enum cal_arch {
 typedef struct cal_gpu_sheet {
     const char *name;      /* catalog name, lower case */
     cal_arch arch;         /* architecture (never CAL_ARCH_UNKNOWN in a row) */
+    cal_memory memory;     /* the memory's kind (never CAL_MEM_UNKNOWN in a row) */
     double mem;            /* memory, in mem_unit */
     const char *mem_unit;  /* "GB" */
     double bw;             /* memory bandwidth, in bw_unit */
@@ -98,6 +108,8 @@ const char *cal_gpu_from_device(const char *desc);
 
 /* The architecture of catalog GPU `name`; CAL_ARCH_UNKNOWN for a name not in the catalog. */
 cal_arch cal_gpu_arch(const char *name);
+/* The memory kind of catalog GPU `name`; CAL_MEM_UNKNOWN for a name not in the catalog. */
+cal_memory cal_gpu_memory(const char *name);
 
 /* A one-line description of the datasheet source of GPU `name`, or NULL when unknown. */
 const char *cal_gpu_source(const char *name);

@@ -59,16 +59,39 @@ enum {
     KC_COUNT
 };
 
-/* GEMMs (qkv, o, up/gate, down in every model and TP degree of the tables): 36,188 points. */
-static const kclass K_GEMM = {9930, 0.728, 0.770, KC_GEMM};
-/* Elementwise classes; their FLOPs are negligible (e_c unused). RMSNorm 17,835 points, RoPE,
- * SiLU-and-mul, residual add and the embedding gather 9,047 each: floors of 2-4 us where the
- * old roofline had one 2 us figure, and the fraction of the bandwidth each kernel reaches. */
-static const kclass K_NORM = {3940, 1, 0.352, KC_NORM};
-static const kclass K_ROPE = {3120, 1, 0.428, KC_ROPE};
-static const kclass K_ACT = {3070, 1, 0.485, KC_ACT};
-static const kclass K_ADD = {1890, 1, 0.896, KC_ADD};
-static const kclass K_EMBED = {4000, 1, 0.150, KC_EMBED};
+/* The GEMM and elementwise classes of one memory kind. */
+typedef struct kset {
+    kclass gemm, norm, rope, act, add, embed;
+} kset;
+
+/* HBM GPUs, fitted on the A100 tables. GEMMs (qkv, o, up/gate, down in every model and TP
+ * degree of the tables): 36,188 points. Elementwise classes; their FLOPs are negligible (e_c
+ * unused). RMSNorm 17,835 points, RoPE, SiLU-and-mul, residual add and the embedding gather
+ * 9,047 each: floors of 2-4 us where the old roofline had one 2 us figure, and the fraction of
+ * the bandwidth each kernel reaches. */
+static const kset K_HBM = {
+    .gemm = {9930, 0.728, 0.770, KC_GEMM},
+    .norm = {3940, 1, 0.352, KC_NORM},
+    .rope = {3120, 1, 0.428, KC_ROPE},
+    .act = {3070, 1, 0.485, KC_ACT},
+    .add = {1890, 1, 0.896, KC_ADD},
+    .embed = {4000, 1, 0.150, KC_EMBED},
+};
+/* MODEL: GDDR GPUs, fitted the same way on Vidur's A40 tables (GDDR6, 696 GB/s, 149.7 TFLOPS
+ * bf16 dense: 21,756 GEMM and 32,375 elementwise points; fit_vidur_ops.py --gpu a40, median
+ * |error| 4.0%). The same kernels reach a larger fraction of a GDDR part's bandwidth, whose SMs
+ * keep more of it in flight: the norm 59% against 35%, SiLU-and-mul and RoPE 77% against
+ * 43-49%, the embedding gather 50% against 15%; the GEMMs 79% of the tensor peak. Ada, the
+ * Blackwell workstation parts and the A10G are priced with these (their datasheets state GDDR6,
+ * GDDR6X or GDDR7); the attention classes stay the A100's. */
+static const kset K_GDDR = {
+    .gemm = {7740, 0.792, 0.795, KC_GEMM},
+    .norm = {3840, 1, 0.592, KC_NORM},
+    .rope = {1830, 1, 0.770, KC_ROPE},
+    .act = {1980, 1, 0.770, KC_ACT},
+    .add = {980, 1, 0.832, KC_ADD},
+    .embed = {2960, 1, 0.498, KC_EMBED},
+};
 /* Decode attention (10,112 points of the attention table: Llama-2-70B at TP2, 32 query and 4
  * KV heads per GPU, FlashAttention backend): a ~20 us floor, K and V read at 80% of the
  * bandwidth, and the query heads' work (4 x query heads x head_dim FLOPs per key, not the KV
@@ -204,6 +227,7 @@ typedef struct roofline {
     attn_eff prefill;            /* prefill attention of the engine on this GPU */
     int nvlink;                  /* 1: GPUs joined by a link faster than PCIe */
     double floor_scale;          /* kernel floors relative to the A100 they were fitted on */
+    const kset *k;               /* the GEMM and elementwise classes of this GPU's memory */
     int *eager;                  /* owned scratch: 1 when the pass being priced launches its kernels
                                     eagerly (a kernel then costs at least EAGER_LAUNCH_NS), set per
                                     operator from cal_work.eager */
@@ -295,7 +319,7 @@ static double allreduce_ns(const roofline *r, double bytes, int nccl)
 /* A linear layer of n rows, k inputs, o outputs (this GPU's shard), stored and run as l. */
 static double gemm_ns(const roofline *r, const lin *l, double n, double k, double o)
 {
-    return kern(r, &K_GEMM, 2.0 * n * k * o, l->peak, l->wb * k * o + ACT_BYTES * n * (k + o));
+    return kern(r, &r->k->gemm, 2.0 * n * k * o, l->peak, l->wb * k * o + ACT_BYTES * n * (k + o));
 }
 
 /* An elementwise operator of class k reading and writing `bytes` in total. */
@@ -324,7 +348,7 @@ static double prefill_compute_ns(const roofline *r, double per_pair, double caus
 static double prefill_ns(const roofline *r, double tc, double bytes)
 {
     double t = smooth15(r->floor15[KC_PREFILL][*r->eager], tc, 0);
-    double tm = bytes / (r->g.mem_bw * K_GEMM.meff) * 1e9;
+    double tm = bytes / (r->g.mem_bw * r->k->gemm.meff) * 1e9;
     return t > tm ? t : tm;
 }
 
@@ -367,8 +391,8 @@ static void dec_setup(roofline *r)
  * EAGER_LAUNCH_NS); prefill attention's floor is PREFILL_FLOOR_NS. */
 static void floors_setup(roofline *r)
 {
-    static const kclass *const classes[] = {&K_GEMM, &K_NORM,  &K_ROPE,   &K_ACT,
-                                            &K_ADD,  &K_EMBED, &K_DECODE, &K_MLA};
+    const kclass *const classes[] = {&r->k->gemm, &r->k->norm,  &r->k->rope, &r->k->act,
+                                     &r->k->add,  &r->k->embed, &K_DECODE,   &K_MLA};
     for (int e = 0; e < 2; e++) {
         double eager_floor = e ? EAGER_LAUNCH_NS : 0;
         for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
@@ -407,9 +431,9 @@ static double mla_absorbed_ns(const roofline *r, double rows, double pairs, doub
     double nope = r->m.qk_nope_dim, v = r->m.v_head_dim;
     double peak = r->g.flops_bf16, uk = 0, uv = 0;
     if (rows > 0) {
-        uk = kern(r, &K_GEMM, 2.0 * rows * nh * nope * lora, peak,
+        uk = kern(r, &r->k->gemm, 2.0 * rows * nh * nope * lora, peak,
                   ACT_BYTES * nh * nope * lora + ACT_BYTES * rows * nh * (nope + lora));
-        uv = kern(r, &K_GEMM, 2.0 * rows * nh * lora * v, peak,
+        uv = kern(r, &r->k->gemm, 2.0 * rows * nh * lora * v, peak,
                   ACT_BYTES * nh * lora * v + ACT_BYTES * rows * nh * (lora + v));
     }
     double flops = 2.0 * nh * pairs * (lora + rope) + 2.0 * nh * pairs * lora;
@@ -469,8 +493,8 @@ static double indexer_ns(const roofline *r, const cal_work *w)
                   gemm_ns(r, &r->indexer, n, h, ih);
     double kb = id + id / 128 * 4;
     /* the fp8 MQA logits run on tensor cores like a GEMM (DeepGEMM) */
-    double score =
-        kern(r, &K_GEMM, 2.0 * ih * id * pairs, r->index_peak, keys * kb + 2 * LOGIT_BYTES * pairs);
+    double score = kern(r, &r->k->gemm, 2.0 * ih * id * pairs, r->index_peak,
+                        keys * kb + 2 * LOGIT_BYTES * pairs);
     return proj + score;
 }
 
@@ -494,7 +518,7 @@ static double linear_attn_ns(const roofline *r, const cal_work *w)
                    vh * dk * dv * eng_dtype_bytes(m->state_dtype);
     double bytes = 2 * seqs * state + ACT_BYTES * n * (conv_dim + vh * dv);
     /* unmeasured: fla's Triton kernels are taken at the GEMM class's efficiencies */
-    return kern(r, &K_GEMM, flops, r->attn_peak, bytes);
+    return kern(r, &r->k->gemm, flops, r->attn_peak, bytes);
 }
 
 /* The query/key/value projections of one layer of kind w->kind on one rank. */
@@ -532,13 +556,13 @@ static double o_ns(const roofline *r, const cal_work *w)
     if (w->kind == CAL_KIND_LINEAR) {
         /* MODEL: vLLM's GatedDeltaNet: a gated RMSNorm of the output, then out_proj */
         double vv = (double)m->lin_v_heads * m->lin_v_dim / r->tp;
-        return elem_ns(r, &K_NORM, ACT_BYTES * 3 * n * vv) + gemm_ns(r, &r->linear, n, vv, h);
+        return elem_ns(r, &r->k->norm, ACT_BYTES * 3 * n * vv) + gemm_ns(r, &r->linear, n, vv, h);
     }
     if (r->mla)
         return gemm_ns(r, &r->attn, n, nh * m->v_head_dim, h);
     double t = gemm_ns(r, &r->attn, n, nh * r->d, h);
     if (m->attn_output_gate) /* sigmoid(gate) * output, before o_proj */
-        t += elem_ns(r, &K_ACT, ACT_BYTES * 3 * n * nh * r->d);
+        t += elem_ns(r, &r->k->act, ACT_BYTES * 3 * n * nh * r->d);
     return t;
 }
 
@@ -550,12 +574,12 @@ static double rope_ns(const roofline *r, const cal_work *w)
         /* rotary part of each query head and of the shared key, plus the RMSNorms of the
          * query and KV latents */
         double rd = m->qk_rope_dim, lat = (double)m->q_lora_rank + m->kv_lora_rank;
-        t = elem_ns(r, &K_ROPE, ACT_BYTES * 2 * n * (nh + 1) * rd);
-        return t + 2 * elem_ns(r, &K_NORM, ACT_BYTES * n * lat);
+        t = elem_ns(r, &r->k->rope, ACT_BYTES * 2 * n * (nh + 1) * rd);
+        return t + 2 * elem_ns(r, &r->k->norm, ACT_BYTES * n * lat);
     }
-    t = elem_ns(r, &K_ROPE, ACT_BYTES * 2 * n * (nh + nkv) * d);
+    t = elem_ns(r, &r->k->rope, ACT_BYTES * 2 * n * (nh + nkv) * d);
     if (m->qk_norm) /* MODEL: Qwen3/Gemma-3 normalise q and k per head before rotation */
-        t += elem_ns(r, &K_NORM, ACT_BYTES * 2 * n * (nh + nkv) * d);
+        t += elem_ns(r, &r->k->norm, ACT_BYTES * 2 * n * (nh + nkv) * d);
     return t;
 }
 
@@ -565,7 +589,7 @@ static double rope_ns(const roofline *r, const cal_work *w)
 static double mlp3_ns(const roofline *r, const lin *l, double n, double in)
 {
     double g = r->m.gated_mlp ? 2.0 : 1.0, h = r->h;
-    return gemm_ns(r, l, n, h, g * in) + elem_ns(r, &K_ACT, ACT_BYTES * n * (g * in + in)) +
+    return gemm_ns(r, l, n, h, g * in) + elem_ns(r, &r->k->act, ACT_BYTES * n * (g * in + in)) +
            gemm_ns(r, l, n, in, h);
 }
 
@@ -592,11 +616,11 @@ static double experts_ns(const roofline *r, double T)
     double g = r->m.gated_mlp ? 2.0 : 1.0, h = r->h, in = r->e_inter;
     double pairs = T * r->e_pairs, used = touched(r, T);
     double wb = r->experts.wb, peak = r->experts.peak;
-    double up = kern(r, &K_GEMM, 2.0 * pairs * h * g * in, peak,
+    double up = kern(r, &r->k->gemm, 2.0 * pairs * h * g * in, peak,
                      wb * used * h * g * in + ACT_BYTES * pairs * (h + g * in));
-    double down = kern(r, &K_GEMM, 2.0 * pairs * in * h, peak,
+    double down = kern(r, &r->k->gemm, 2.0 * pairs * in * h, peak,
                        wb * used * in * h + ACT_BYTES * pairs * (in + h));
-    return up + elem_ns(r, &K_ACT, ACT_BYTES * pairs * (g * in + in)) + down;
+    return up + elem_ns(r, &r->k->act, ACT_BYTES * pairs * (g * in + in)) + down;
 }
 
 /* MODEL: the expert-parallel exchange of one MoE layer with attention data parallelism.
@@ -641,23 +665,23 @@ static double op_ns(const void *st, const cal_work *w)
     case KERN_OP_ATTN_DECODE:
         return attn_ns(r, w);
     case KERN_OP_MLP_ACT:
-        return elem_ns(r, &K_ACT,
+        return elem_ns(r, &r->k->act,
                        ACT_BYTES * n * ((r->m.gated_mlp ? 2.0 : 1.0) * r->inter + r->inter));
     case KERN_OP_RMSNORM:
-        t = elem_ns(r, &K_NORM, ACT_BYTES * (2 * n * h + h));
+        t = elem_ns(r, &r->k->norm, ACT_BYTES * (2 * n * h + h));
         /* MODEL: Gemma-2/3 add post-attention and post-MLP norms: two norms per visit */
         return w->per_layer && r->m.norms_per_layer > 2 ? t * r->m.norms_per_layer / 2 : t;
     case KERN_OP_ROPE:
         return rope_ns(r, w);
     case KERN_OP_ADD:
-        return elem_ns(r, &K_ADD, ACT_BYTES * 3 * n * h);
+        return elem_ns(r, &r->k->add, ACT_BYTES * 3 * n * h);
     case CAL_OP_EMBED:
-        return elem_ns(r, &K_EMBED, ACT_BYTES * 2 * n * h);
+        return elem_ns(r, &r->k->embed, ACT_BYTES * 2 * n * h);
     case CAL_OP_ALLREDUCE:
         return allreduce_ns(r, n * h * ACT_BYTES, 0);
     case KERN_OP_LM_HEAD:
         /* the LM head GEMM writes fp32 logits */
-        t = kern(r, &K_GEMM, 2.0 * n * h * r->vocab, r->head.peak,
+        t = kern(r, &r->k->gemm, 2.0 * n * h * r->vocab, r->head.peak,
                  r->head.wb * h * r->vocab + ACT_BYTES * n * h + LOGIT_BYTES * n * r->vocab);
         if (r->tp > 1) { /* MODEL: vLLM gathers the vocabulary shards of the logits (NCCL) */
             double bytes = (r->tp - 1.0) / r->tp * LOGIT_BYTES * n * r->vocab * r->tp;
@@ -669,13 +693,13 @@ static double op_ns(const void *st, const cal_work *w)
     case CAL_OP_SAMPLE:
         /* softmax reads and writes the logits, the filter and the draw read them again:
          * unmeasured, taken as the activation class */
-        return elem_ns(r, &K_ACT, 2 * LOGIT_BYTES * n * r->vocab * r->tp) +
-               (SAMPLE_KERNELS - 1) * elem_ns(r, &K_ACT, LOGIT_BYTES * n * r->vocab * r->tp);
+        return elem_ns(r, &r->k->act, 2 * LOGIT_BYTES * n * r->vocab * r->tp) +
+               (SAMPLE_KERNELS - 1) * elem_ns(r, &r->k->act, LOGIT_BYTES * n * r->vocab * r->tp);
     case CAL_OP_ROUTER:
         /* MODEL: the router is a replicated hidden -> experts GEMM in 16 bits (vLLM's MoE
          * models build it with quant_config=None), then a top-k softmax over the logits */
         return gemm_ns(r, &r->router, n, h, r->m.experts) +
-               elem_ns(r, &K_ACT, LOGIT_BYTES * 2 * n * r->m.experts);
+               elem_ns(r, &r->k->act, LOGIT_BYTES * 2 * n * r->m.experts);
     case CAL_OP_EXPERTS:
         return experts_ns(r, w->tokens);
     case CAL_OP_SHARED:
@@ -951,6 +975,7 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     r->prefill = arch == CAL_ARCH_HOPPER || arch == CAL_ARCH_BLACKWELL ? ee->fa3 : ee->fa2;
     r->nvlink = g->link_bw > g->pcie_bw;
     r->floor_scale = floor_scale(arch);
+    r->k = cal_gpu_memory(g->name) == CAL_MEM_GDDR ? &K_GDDR : &K_HBM;
     r->plan = plan_of(m, l);
     floors_setup(r);
     dec_setup(r);

@@ -163,6 +163,7 @@ static void test_gpu_rows_complete(void **state)
         const cal_gpu_sheet *s = cal_gpu_sheet_at(i);
         assert_int_equal(cal_gpu_sheet_check(s, why, sizeof why), 0);
         assert_int_not_equal(cal_gpu_arch(s->name), CAL_ARCH_UNKNOWN);
+        assert_int_not_equal(cal_gpu_memory(s->name), CAL_MEM_UNKNOWN);
     }
     static const char *const fields[] = {"name", "arch", "mem",  "bw",  "bf16",   "fp8",
                                          "fp4",  "link", "pcie", "nic", "device", "source"};
@@ -202,8 +203,11 @@ static void test_gpu_rows_complete(void **state)
         case 10:
             r.device[0] = NULL;
             break;
-        default:
+        case 11:
             r.source = NULL;
+            break;
+        default:
+            r.memory = CAL_MEM_UNKNOWN;
             break;
         }
         char want[32];

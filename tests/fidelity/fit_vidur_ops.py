@@ -49,10 +49,10 @@ def shard(row, tp):
     return h, nh, nkv, d, inter, gated
 
 
-def mlp_points(data):
+def mlp_points(data, gpu="a100"):
     """(class, flops, bytes, measured seconds) of every mlp.csv operator point."""
     pts = []
-    for path in glob.glob(os.path.join(data, "data/profiling/compute/a100/*/*/mlp.csv")):
+    for path in glob.glob(os.path.join(data, "data/profiling/compute/%s/*/*/mlp.csv" % gpu)):
         seen = {}
         for row in csv.DictReader(open(path)):
             tp = int(row["num_tensor_parallel_workers"])
@@ -217,11 +217,19 @@ def main():
     ap.add_argument("--p", type=float, nargs="*", default=[1.5, 2, 3, 4, 6])
     ap.add_argument("--holdout", action="store_true",
                     help="fit the mlp.csv classes on the Llama models, report on the others")
+    ap.add_argument("--gpu", default="a100", choices=("a100", "a40"),
+                    help="a40: the GDDR6 tables (NVIDIA A40 datasheet: 149.7 TFLOPS bf16 "
+                         "dense, 696 GB/s), mlp.csv only, for roofline.c's GDDR classes")
     a = ap.parse_args()
     if not os.path.isdir(a.data):
         print("skipped: %s is absent" % a.data)
         return 77
-    pts = mlp_points(a.data) + attention_points(a.data) + network_points(a.data)
+    global PEAK, BW
+    if a.gpu == "a40":
+        PEAK, BW = 149.7e12, 696e9
+        pts = mlp_points(a.data, "a40")
+    else:
+        pts = mlp_points(a.data) + attention_points(a.data) + network_points(a.data)
     if a.holdout:
         train = [x for x in pts if len(x) > 4 and "lama" in x[4] and "Code" not in x[4]]
         test = [x for x in pts if len(x) > 4 and not ("lama" in x[4] and "Code" not in x[4])]
