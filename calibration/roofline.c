@@ -186,12 +186,33 @@ typedef struct lin {
 /* MODEL: kernel floors are latency: they scale with the SM clock. The datasheets' dense 16-bit
  * peaks give the clocks: A100 312 TFLOPS / (108 SMs x 2,048 FLOP/clock) = 1.41 GHz, H100 SXM
  * 989.4 TFLOPS / (132 SMs x 4,096 FLOP/clock) = 1.83 GHz (A100 and H100 whitepapers); the
- * floors fitted on the A100 are scaled by 1.41 / 1.83 = 0.77 on Hopper. Other architectures
- * keep the A100's floors (not measured; a stated approximation). */
+ * floors fitted on the A100 are scaled by 1.41 / 1.83 = 0.77 on Hopper (Vidur's H100 tables
+ * bear it out: their smallest kernels take 0.75-0.9 of the A100's). Data-center Blackwell runs
+ * its tensor cores at the same clocks: HGX B200's 2.25 PFLOPS dense / (148 SMs x 8,192
+ * FLOP/clock, twice Hopper's per SM) = 1.86 GHz, so 1.41 / 1.86 = 0.76 (until this model it kept
+ * the A100's floors, which priced a batch-1 decode step at TP8, made of kernels at their floors,
+ * a third too slow). Other architectures keep the A100's floors, or the A40's for GDDR parts
+ * (not measured; a stated approximation). */
 static double floor_scale(cal_arch arch)
 {
-    return arch == CAL_ARCH_HOPPER ? 1.41 / 1.83 : 1.0;
+    return arch == CAL_ARCH_HOPPER ? 1.41 / 1.83 : arch == CAL_ARCH_BLACKWELL ? 1.41 / 1.86 : 1.0;
 }
+
+/* MODEL: SGLang fuses the tensor-parallel all-reduce with the residual add and the RMSNorm that
+ * follow it (FlashInfer's trtllm_allreduce_fusion, one kernel) on data-center Blackwell for the
+ * MoE architectures its server enables it for: DeepseekV3 (and Kimi-K2, which runs as it),
+ * GptOss, Glm4Moe, Qwen3Moe, with tensor parallelism, no attention data parallelism and no
+ * expert all-to-all (python/sglang/srt/server_args.py, _handle_model_specific_adjustments),
+ * for passes of up to max_token_num = 2,048 tokens (layers/flashinfer_comm_fusion.py); longer
+ * ones take the unfused path. On 8 x B200 the fused kernel takes 8.7 us where the all-reduce and
+ * a separate add-and-norm took 13.5 us (SGLang PR 7621, DeepSeek-R1 at TP8), which the unfused
+ * pricing here reproduces (the custom all-reduce's 9 us, then the norm and add at their
+ * Blackwell floors). Hopper is left unfused: no fused latency is measured there, and vLLM PR
+ * 22086 measures none faster than the unfused pair at TP2 on H100. */
+#define FUSED_AR_FLOOR_NS 8700.0
+#define FUSED_AR_MAX_TOKENS 2048.0
+static const char *const fused_ar_arch[] = {"deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe",
+                                            "qwen3_moe"};
 
 /* MODEL: a pass with prefill tokens runs its kernels eagerly (vLLM and SGLang replay CUDA
  * graphs for decode batches only; TensorRT-LLM for generation-only batches), so a kernel
@@ -226,6 +247,7 @@ typedef struct roofline {
     double index_peak;           /* FLOP/s of the indexer's scoring (fp8 where the GPU has it) */
     attn_eff prefill;            /* prefill attention of the engine on this GPU */
     int nvlink;                  /* 1: GPUs joined by a link faster than PCIe */
+    int ar_fused;                /* 1: all-reduce, residual add and norm are one kernel */
     double floor_scale;          /* kernel floors relative to the A100 they were fitted on */
     const kset *k;               /* the GEMM and elementwise classes of this GPU's memory */
     int *eager;                  /* owned scratch: 1 when the pass being priced launches its kernels
@@ -314,6 +336,26 @@ static double allreduce_ns(const roofline *r, double bytes, int nccl)
         return nc;
     double car = smooth(CAR_FLOOR_NS, 0, ring / (r->g.link_bw * CAR_LINK_EFF) * 1e9);
     return car < nc ? car : nc;
+}
+
+/* The all-reduce of `bytes` fused with the residual add and RMSNorm after it (see
+ * FUSED_AR_FLOOR_NS): its measured floor and the custom all-reduce's bandwidth term. */
+static double fused_ar_ns(const roofline *r, double bytes)
+{
+    double t = r->tp, ring = 2.0 * (t - 1) / t * bytes;
+    return smooth(FUSED_AR_FLOOR_NS, 0, ring / (r->g.link_bw * CAR_LINK_EFF) * 1e9);
+}
+
+/* 1 when the engine fuses the all-reduce with the add and norm after it (FUSED_AR_FLOOR_NS). */
+static int fuses_allreduce(const roofline *r, const cal_serving *s, cal_arch arch)
+{
+    if (strcmp(s->engine, "sglang") != 0 || arch != CAL_ARCH_BLACKWELL || r->tp < 2 || r->dp > 1 ||
+        r->ep > 1 || !r->nvlink)
+        return 0;
+    for (size_t i = 0; i < sizeof fused_ar_arch / sizeof fused_ar_arch[0]; i++)
+        if (strcmp(r->m.arch, fused_ar_arch[i]) == 0)
+            return 1;
+    return 0;
 }
 
 /* A linear layer of n rows, k inputs, o outputs (this GPU's shard), stored and run as l. */
@@ -668,16 +710,22 @@ static double op_ns(const void *st, const cal_work *w)
         return elem_ns(r, &r->k->act,
                        ACT_BYTES * n * ((r->m.gated_mlp ? 2.0 : 1.0) * r->inter + r->inter));
     case KERN_OP_RMSNORM:
+        if (w->per_layer && r->ar_fused && n <= FUSED_AR_MAX_TOKENS)
+            return 0; /* inside the fused all-reduce (FUSED_AR_FLOOR_NS) */
         t = elem_ns(r, &r->k->norm, ACT_BYTES * (2 * n * h + h));
         /* MODEL: Gemma-2/3 add post-attention and post-MLP norms: two norms per visit */
         return w->per_layer && r->m.norms_per_layer > 2 ? t * r->m.norms_per_layer / 2 : t;
     case KERN_OP_ROPE:
         return rope_ns(r, w);
     case KERN_OP_ADD:
+        if (r->ar_fused && n <= FUSED_AR_MAX_TOKENS)
+            return 0; /* inside the fused all-reduce */
         return elem_ns(r, &r->k->add, ACT_BYTES * 3 * n * h);
     case CAL_OP_EMBED:
         return elem_ns(r, &r->k->embed, ACT_BYTES * 2 * n * h);
     case CAL_OP_ALLREDUCE:
+        if (r->ar_fused && n <= FUSED_AR_MAX_TOKENS)
+            return fused_ar_ns(r, n * h * ACT_BYTES);
         return allreduce_ns(r, n * h * ACT_BYTES, 0);
     case KERN_OP_LM_HEAD:
         /* the LM head GEMM writes fp32 logits */
@@ -974,6 +1022,7 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     const engine_eff *ee = find_engine(s->engine);
     r->prefill = arch == CAL_ARCH_HOPPER || arch == CAL_ARCH_BLACKWELL ? ee->fa3 : ee->fa2;
     r->nvlink = g->link_bw > g->pcie_bw;
+    r->ar_fused = fuses_allreduce(r, s, arch);
     r->floor_scale = floor_scale(arch);
     r->k = cal_gpu_memory(g->name) == CAL_MEM_GDDR ? &K_GDDR : &K_HBM;
     r->plan = plan_of(m, l);
