@@ -837,6 +837,18 @@ cal_memory cal_gpu_memory(const char *name)
     return s ? s->memory : CAL_MEM_UNKNOWN;
 }
 
+/* MODEL: every efficiency of the roofline's kernel classes was measured on NVIDIA GPUs (Vidur's
+ * A100 and A40 tables, FlashAttention's H100 figures, NVIDIA's collective latencies); none on
+ * AMD's, whose kernels (hipBLASLt, CK and aiter attention, RCCL) differ. An AMD GPU is priced
+ * from its datasheet with NVIDIA's efficiencies, and every output says so. */
+const char *cal_gpu_extrapolated(const char *name)
+{
+    if (cal_gpu_arch(name) != CAL_ARCH_CDNA)
+        return NULL;
+    return "extrapolated: AMD Instinct is priced from its datasheet with kernel efficiencies "
+           "measured on NVIDIA GPUs; no AMD operator measurement backs them";
+}
+
 /* desc contains `word` as a word: neither preceded nor followed by a letter or digit ("H20" is
  * not in "H200", "H200" not in "GH200"), so no row's word can match another GPU's name. */
 static int has_word(const char *desc, const char *word)

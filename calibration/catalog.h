@@ -111,6 +111,12 @@ cal_arch cal_gpu_arch(const char *name);
 /* The memory kind of catalog GPU `name`; CAL_MEM_UNKNOWN for a name not in the catalog. */
 cal_memory cal_gpu_memory(const char *name);
 
+/* A sentence saying that the built-in roofline's prices for catalog GPU `name` are an
+ * extrapolation, for every output that shows them, or NULL when operator measurements on its
+ * kind of GPU back them. Its kernel efficiencies were all measured on NVIDIA GPUs, so AMD
+ * Instinct (CDNA) GPUs are extrapolated. Static storage. */
+const char *cal_gpu_extrapolated(const char *name);
+
 /* A one-line description of the datasheet source of GPU `name`, or NULL when unknown. */
 const char *cal_gpu_source(const char *name);
 

@@ -965,8 +965,9 @@ static void label_of(const roofline *r, const cal_serving *s, char *out, size_t 
         snprintf(extra, sizeof extra, " skew %g", s->moe_skew);
     if (s->engine[0] && strcmp(s->engine, engines[0].name) != 0)
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " %s", s->engine);
-    snprintf(out, len, "roofline %s%s %s%s%s (not measured)", r->g.name, lay, eng_dtype_name(r->dt),
-             kvs, extra);
+    snprintf(out, len, "roofline %s%s %s%s%s (not measured%s)", r->g.name, lay,
+             eng_dtype_name(r->dt), kvs, extra,
+             cal_gpu_extrapolated(r->g.name) ? "; extrapolated from NVIDIA kernels" : "");
 }
 
 int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s, eng_predictor *out,

@@ -164,6 +164,8 @@ static void test_gpu_rows_complete(void **state)
         assert_int_equal(cal_gpu_sheet_check(s, why, sizeof why), 0);
         assert_int_not_equal(cal_gpu_arch(s->name), CAL_ARCH_UNKNOWN);
         assert_int_not_equal(cal_gpu_memory(s->name), CAL_MEM_UNKNOWN);
+        /* only AMD's prices are extrapolated from NVIDIA's kernels */
+        assert_true((cal_gpu_extrapolated(s->name) != NULL) == (s->arch == CAL_ARCH_CDNA));
     }
     static const char *const fields[] = {"name", "arch", "mem",  "bw",  "bf16",   "fp8",
                                          "fp4",  "link", "pcie", "nic", "device", "source"};
