@@ -399,6 +399,25 @@ static void test_h100_prefill_sum(void **state)
     cal_predictor_free(&p);
 }
 
+/* The roofline of catalog model `model` on catalog GPU `gpu`, served as *sv with `engine`'s
+ * kernels; the model into *m when m is not NULL. */
+static eng_predictor served(const char *model, const char *gpu, cal_serving *sv, const char *engine,
+                            eng_model *m)
+{
+    eng_model mm;
+    eng_gpu g;
+    eng_predictor p;
+    sim_err err = {{0}};
+    assert_int_equal(cal_model_find(model, &mm), 0);
+    assert_int_equal(cal_gpu_find(gpu, &g), 0);
+    snprintf(sv->engine, sizeof sv->engine, "%s", engine);
+    if (cal_roofline_new(&mm, &g, sv, &p, &err) != 0)
+        fail_msg("%s on %s: %s", model, gpu, err.msg);
+    if (m)
+        *m = mm;
+    return p;
+}
+
 /* TensorRT-LLM's published batch-1 first-token latency (docs/source/performance.md, "Low
  * Latency", TensorRT-LLM v0.5: H100 and L40S in fp8 with an fp8 KV cache, A100 in fp16) against
  * the roofline's pass of the prompt with the trtllm engine's kernels. Issue 21: the L40S row at
@@ -424,18 +443,12 @@ static void test_trtllm_first_token(void **state)
         {"llama-2-70b", "a100-80gb", 4, 128, 47, 0.15},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        eng_model m;
         eng_gpu g;
-        eng_predictor p;
-        sim_err err = {{0}};
-        assert_int_equal(cal_model_find(rows[i].model, &m), 0);
         assert_int_equal(cal_gpu_find(rows[i].gpu, &g), 0);
         eng_dtype dt = g.flops_fp8 > 0 ? ENG_FP8 : ENG_FP16;
         cal_serving sv = cal_serving_tp(dt, rows[i].tp);
         sv.kv_dtype = dt;
-        snprintf(sv.engine, sizeof sv.engine, "trtllm");
-        if (cal_roofline_new(&m, &g, &sv, &p, &err) != 0)
-            fail_msg("%s", err.msg);
+        eng_predictor p = served(rows[i].model, rows[i].gpu, &sv, "trtllm", NULL);
         eng_shape s;
         memset(&s, 0, sizeof s);
         eng_shape_add_prefill(&s, rows[i].tokens, 0);
@@ -468,16 +481,9 @@ static void test_b200_decode(void **state)
     } rows[] = {{"gpt-oss-120b", ENG_DTYPE_AUTO, 2.41}, {"qwen3-235b-a22b", ENG_BF16, 6.70}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         eng_model m;
-        eng_gpu g;
-        eng_predictor p;
-        sim_err err = {{0}};
-        assert_int_equal(cal_model_find(rows[i].model, &m), 0);
-        assert_int_equal(cal_gpu_find("b200", &g), 0);
         cal_serving sv = cal_serving_tp(rows[i].dt, 8);
         sv.capped_sums = 1;
-        snprintf(sv.engine, sizeof sv.engine, "sglang");
-        if (cal_roofline_new(&m, &g, &sv, &p, &err) != 0)
-            fail_msg("%s", err.msg);
+        eng_predictor p = served(rows[i].model, "b200", &sv, "sglang", &m);
         int32_t chunked, cap = eng_shape_cap(&m, &chunked);
         int64_t ctx = 1536;
         eng_shape s;
@@ -499,9 +505,7 @@ static void test_b200_decode(void **state)
         assert_true(cal_roofline_op_ns(&p, &big, "add") > 0);
         cal_predictor_free(&p);
         /* vLLM's kernels: no fusion there */
-        snprintf(sv.engine, sizeof sv.engine, "vllm");
-        if (cal_roofline_new(&m, &g, &sv, &p, &err) != 0)
-            fail_msg("%s", err.msg);
+        p = served(rows[i].model, "b200", &sv, "vllm", NULL);
         assert_true(cal_roofline_op_ns(&p, &s, "add") > 0);
         cal_predictor_free(&p);
     }
