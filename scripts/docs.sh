@@ -65,6 +65,7 @@ FRAGMENTS=(
   "fidelity-aic slow data"
   "fidelity-512 slow data"
   "fidelity-ops slow data"
+  "fidelity-h100-ops cheap -"
   "bench bench -"
 )
 
@@ -313,7 +314,9 @@ validate_summary() {
        rows && /^                / {next}
        {rows = 0}
        /^stored as validation/ {next}
-       !skip'
+       skip {next}
+       /^$/ {blank++; next}
+       {for (; blank > 0; blank--) print ""; print}'
 }
 
 gen_fidelity_aic() {
@@ -347,6 +350,13 @@ gen_bench() {
   echo
   fence_open
   show llmsim bench
+  fence_close
+}
+
+gen_fidelity_h100_ops() {
+  fence_open
+  echo "\$ $SHOWN validate vidur-h100-ops"
+  "$LLMSIM" validate vidur-h100-ops --quiet | clean | validate_summary
   fence_close
 }
 
