@@ -154,6 +154,10 @@ void cli_progress_update(cli_progress *p, int done);
 /* The last update, when anything was shown (ends the bar's line on a terminal). */
 void cli_progress_finish(cli_progress *p, int done);
 
+/* `list keys`: every scenario key from the settings tables, as text, JSON (c->json) or the
+ * Markdown of docs/keys.md (list_keys.c). */
+void cli_list_keys(const cli_common *c, int markdown);
+
 /* ---- the summary of a run ---- */
 
 void cli_print_summary(FILE *f, const study_result *r);

@@ -1,5 +1,6 @@
 /*
- * cmd_list.c: `llmsim list gpus|models|schedulers`: the catalogs and the scheduler registry.
+ * cmd_list.c: `llmsim list gpus|models|schedulers|routers|engines|keys`: the catalogs, the
+ * registries and the scenario keys (list_keys.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,12 +12,13 @@
 #include "router.h"
 
 static const cli_command list_cmd = {.name = "list",
-                                     .args = "gpus|models|schedulers|routers|engines",
+                                     .args = "gpus|models|schedulers|routers|engines|keys",
                                      .summary = "Prints a catalog: the GPUs and models llmsim "
                                                 "knows by name, the scheduling policies with "
                                                 "their parameters, ranges and defaults, the "
-                                                "routers, or the engine presets with their "
-                                                "settings and sources.",
+                                                "routers, the engine presets with their "
+                                                "settings and sources, or every scenario key "
+                                                "with its type, unit, range, default and doc.",
                                      .min_pos = 1,
                                      .max_pos = 1,
                                      .common = CLI_JSON};
@@ -252,19 +254,27 @@ static void engines(const cli_common *c)
         cli_json_close(&j, ']');
 }
 
+static int markdown;
+
+static void keys(const cli_common *c)
+{
+    cli_list_keys(c, markdown);
+}
+
 int cmd_list(int argc, char **argv)
 {
     static const struct {
         const char *name;
         void (*fn)(const cli_common *c);
-    } what[] = {{"gpus", gpus},
-                {"models", models},
-                {"schedulers", schedulers},
-                {"routers", routers},
-                {"engines", engines}};
+    } what[] = {{"gpus", gpus},       {"models", models},   {"schedulers", schedulers},
+                {"routers", routers}, {"engines", engines}, {"keys", keys}};
+    const cli_option opts[] = {{"--markdown", NULL, CLI_FLAG, &markdown,
+                                "keys: as the Markdown of docs/keys.md (a table per section)", NULL,
+                                0, 0, NULL, NULL},
+                               CLI_END};
     cli_common c;
     const char *name;
-    int npos, st = cli_parse(&list_cmd, NULL, &c, argc, argv, &name, &npos);
+    int npos, st = cli_parse(&list_cmd, opts, &c, argc, argv, &name, &npos);
     if (st != CLI_GO)
         return st;
     for (size_t i = 0; i < sizeof what / sizeof what[0]; i++)
@@ -274,7 +284,7 @@ int cmd_list(int argc, char **argv)
         }
     fprintf(stderr,
             "llmsim list: unknown catalog '%s'; valid: gpus, models, schedulers, routers, "
-            "engines\n",
+            "engines, keys\n",
             name);
     return 2;
 }
