@@ -165,5 +165,8 @@ void cli_print_summary(FILE *f, const study_result *r);
  * 1 x h200 tp8, decode 2 x b200 tp4 (rdma, after_prefill)"). Returns buf. */
 const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len);
 void cli_print_metrics_json(cli_json *j, const char *key, const study_result *r);
+/* The metrics a sweep's table (sweep, report) shows for each point, in its columns' order. */
+#define CLI_SWEEP_SHOWN 6
+extern const char *const cli_sweep_shown[CLI_SWEEP_SHOWN];
 
 #endif

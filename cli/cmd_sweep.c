@@ -31,10 +31,6 @@ static const cli_command sweep_cmd = {
     .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET,
     .def_level = "requests"};
 
-static const char *const shown[] = {"output_throughput", "median_ttft_ms", "p99_ttft_ms",
-                                    "median_tpot_ms",    "p99_tpot_ms",    "p99_itl_ms"};
-#define NSHOWN (int)(sizeof shown / sizeof shown[0])
-
 static int set_shard(void *arg, const char *v)
 {
     sim_err err = {{0}};
@@ -83,7 +79,7 @@ static void print_paired(const study_sweep *sw, const study_sweep_table *t)
         char params[1024];
         study_sweep_params(sw, p, params, sizeof params);
         printf("%-48s", params);
-        for (int m = 0; m < NSHOWN; m++)
+        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             print_value(study_sweep_paired(t, m, p, base));
         printf("\n");
     }
@@ -94,8 +90,8 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
     printf("sweep %lld: %d points x %d reps%s\n", (long long)sw->id, sw->npoints, sw->reps,
            sw->reps > 1 ? " (mean ± 95% CI)" : "");
     printf("%-48s", "point");
-    for (int m = 0; m < NSHOWN; m++)
-        printf(" %18s", shown[m]);
+    for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
+        printf(" %18s", cli_sweep_shown[m]);
     printf("  saturated\n");
     for (int p = 0; p < sw->npoints; p++) {
         if (!shown_point(sw, t, p))
@@ -103,7 +99,7 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
         char params[1024];
         study_sweep_params(sw, p, params, sizeof params);
         printf("%-48s", params);
-        for (int m = 0; m < NSHOWN; m++)
+        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             print_value(study_sweep_cell(t, m, p)->v);
         /* a point saturated in some repetitions only has a mean that mixes saturated and
          * stable runs: say how many */
@@ -142,14 +138,14 @@ static void json_point(cli_json *j, const study_sweep *sw, const study_sweep_tab
              study_sweep_cell(t, 0, p)->n);
     cli_json_str(j, "saturated_in", sat);
     cli_json_open(j, "metrics", '{');
-    for (int m = 0; m < NSHOWN; m++)
-        json_interval(j, shown[m], study_sweep_cell(t, m, p)->v);
+    for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
+        json_interval(j, cli_sweep_shown[m], study_sweep_cell(t, m, p)->v);
     cli_json_close(j, '}');
     if (base != p) {
         cli_json_open(j, "paired", '{');
         cli_json_str(j, "against", sw->v[k].val[0]);
-        for (int m = 0; m < NSHOWN; m++)
-            json_interval(j, shown[m], study_sweep_paired(t, m, p, base));
+        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
+            json_interval(j, cli_sweep_shown[m], study_sweep_paired(t, m, p, base));
         cli_json_close(j, '}');
     }
     cli_json_close(j, '}');
@@ -190,7 +186,7 @@ static void task_done(void *arg, int32_t task, int ok, const char *msg, int fini
 static int summarize(const cli_common *c, const study_sweep *sw, store *s, int failed, sim_err *err)
 {
     study_sweep_table t;
-    int rc = study_sweep_table_load(sw, s, shown, NSHOWN, &t, err);
+    int rc = study_sweep_table_load(sw, s, cli_sweep_shown, CLI_SWEEP_SHOWN, &t, err);
     if (rc == 0 && c->json)
         print_json(sw, &t, failed);
     else if (rc == 0)

@@ -169,6 +169,10 @@ void cli_progress_update(cli_progress *p, int done)
 
 /* ---- the summary of a run ---- */
 
+const char *const cli_sweep_shown[CLI_SWEEP_SHOWN] = {"output_throughput", "median_ttft_ms",
+                                                      "p99_ttft_ms",       "median_tpot_ms",
+                                                      "p99_tpot_ms",       "p99_itl_ms"};
+
 void cli_print_summary(FILE *f, const study_result *r)
 {
     fprintf(f, "%-38s %12.0f\n", "Successful requests:", study_metric(r, "completed"));
@@ -201,26 +205,22 @@ void cli_print_summary(FILE *f, const study_result *r)
         fprintf(f, "%-38s %12.2f\n",
                 "KV per request (MB):", study_metric(r, "kv_transfer_bytes_per_request") / 1e6);
     }
-    static const char *const what[][2] = {{"ttft_ms", "TTFT"},
-                                          {"tpot_ms", "TPOT"},
-                                          {"itl_ms", "ITL"},
-                                          {"e2el_ms", "E2E latency"},
-                                          {"waiting_ms", "Waiting"},
-                                          {"sched_overhead_ms", "Sched overhead"},
-                                          {"kv_transfer_ms", "KV transfer"},
-                                          {"kv_wait_ms", "KV wait"}};
+    int nlat;
+    const eng_latency *lat = eng_latency_all(&nlat);
     static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};
     fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95",
             "p99", "std");
-    for (size_t i = 0; i < sizeof what / sizeof what[0] - (pd ? 0 : 2); i++) {
-        fprintf(f, "%-18s", what[i][1]);
+    for (int i = 0; i < nlat; i++) {
+        if (lat[i].flags & ENG_LAT_PD && !pd)
+            continue;
+        fprintf(f, "%-18s", lat[i].label);
         for (int j = 0; j < 5; j++) {
             char k[48];
-            snprintf(k, sizeof k, "%s_%s", pre[j], what[i][0]);
+            snprintf(k, sizeof k, "%s_%s", pre[j], lat[i].stem);
             fprintf(f, " %10.2f", study_metric(r, k));
         }
         char k[48];
-        snprintf(k, sizeof k, "std_%s", what[i][0]);
+        snprintf(k, sizeof k, "std_%s", lat[i].stem);
         double sd = study_metric(r, k);
         if (isnan(sd))
             fprintf(f, " %10s\n", "-");

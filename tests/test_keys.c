@@ -9,7 +9,9 @@
  *  - the defaults every scenario starts from are the tables' (the figures engine.c used to set
  *    by hand);
  *  - a pool's settings go in and out of a configuration whole;
- *  - docs/keys.md is exactly what `llmsim list keys --markdown` prints.
+ *  - docs/keys.md is exactly what `llmsim list keys --markdown` prints;
+ *  - the metric vocabulary is one table: the summary's names, capacity's SLOs and the older
+ *    spelling `e2e` all come from it.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -25,6 +27,7 @@
 #include "e2e_util.h"
 #include "engine.h"
 #include "scenario.h"
+#include "study_capacity.h"
 
 /* The rows of keys (INCLUDE'd ones in place) checked, then each sub-table once. */
 static void check_table(const eng_key *keys, const char *where, const eng_key **seen, int *nseen)
@@ -204,12 +207,44 @@ static void docs_keys_md_is_generated(void **state)
     assert_true(full);
 }
 
+static void metric_vocabulary(void **state)
+{
+    int n, nnames, npd;
+    const eng_latency *lat = eng_latency_all(&n);
+    const char *const *names = eng_metric_names(&nnames), *const *pd = eng_pd_metric_names(&npd);
+    for (int i = 0; i < n; i++) {
+        char want[64];
+        int found = 0;
+        assert_int_equal(lat[i].id, i);
+        snprintf(want, sizeof want, "p99_%s", lat[i].stem);
+        for (int k = 0; k < (lat[i].flags & ENG_LAT_PD ? npd : nnames); k++)
+            found |= !strcmp((lat[i].flags & ENG_LAT_PD ? pd : names)[k], want);
+        if (!found)
+            fail_msg("%s is not a summary metric", want);
+    }
+    assert_ptr_equal(eng_latency_find("e2e", ENG_LAT_SLO), eng_latency_find("e2el", ENG_LAT_SLO));
+    assert_null(eng_latency_find("waiting", ENG_LAT_SLO));
+    study_slo slo[4];
+    int nslo = 0;
+    sim_err err;
+    assert_int_equal(study_slo_parse("e2e_p99=1s,e2el_p50=500ms,itl_p90=30ms", slo, 4, &nslo, &err),
+                     0);
+    assert_int_equal(nslo, 3);
+    assert_string_equal(slo[0].metric, "p99_e2el_ms");
+    assert_true(slo[0].limit_ms == 1000);
+    assert_string_equal(slo[1].metric, "median_e2el_ms");
+    assert_string_equal(slo[2].metric, "p90_itl_ms");
+    nslo = 0;
+    assert_int_equal(study_slo_parse("waiting_p99=1s", slo, 4, &nslo, &err), -1);
+    assert_non_null(strstr(err.msg, "ttft, tpot, itl, e2el (or e2e)"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tables_are_sound),          cmocka_unit_test(rows_check_and_store),
         cmocka_unit_test(defaults_are_the_tables),   cmocka_unit_test(pools_whole),
-        cmocka_unit_test(docs_keys_md_is_generated),
+        cmocka_unit_test(docs_keys_md_is_generated), cmocka_unit_test(metric_vocabulary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
