@@ -16,7 +16,7 @@ typedef struct keys_out {
     int fmt;
     cli_json j;
     const eng_key *seen[32]; /* tables already listed, and where */
-    char seen_at[32][96];
+    char seen_at[32][200];
     int nseen;
 } keys_out;
 
