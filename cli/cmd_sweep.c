@@ -114,58 +114,58 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
     print_paired(sw, t);
 }
 
-static void json_interval(cli_json *j, const char *key, sim_interval v)
+static void json_interval(sim_jsonw *j, const char *key, sim_interval v)
 {
-    cli_json_open(j, key, '{');
-    cli_json_num(j, "mean", v.mean);
-    cli_json_num(j, "ci95", v.half);
-    cli_json_close(j, '}');
+    sim_jsonw_open(j, key, '{');
+    sim_jsonw_num(j, "mean", v.mean);
+    sim_jsonw_num(j, "ci95", v.half);
+    sim_jsonw_close(j, '}');
 }
 
-static void json_point(cli_json *j, const study_sweep *sw, const study_sweep_table *t, int p)
+static void json_point(sim_jsonw *j, const study_sweep *sw, const study_sweep_table *t, int p)
 {
     int k = study_sweep_paired_key(sw), base = k >= 0 ? study_sweep_base_point(sw, p, k) : p;
-    cli_json_open(j, NULL, '{');
-    cli_json_int(j, "point", p);
-    cli_json_open(j, "params", '{');
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_int(j, "point", p);
+    sim_jsonw_open(j, "params", '{');
     for (int v = 0; v < sw->nv; v++)
-        cli_json_str(j, sw->v[v].key, sw->v[v].val[study_sweep_digit(sw, p, v)]);
-    cli_json_close(j, '}');
-    cli_json_int(j, "reps", study_sweep_cell(t, 0, p)->n);
-    cli_json_int(j, "saturated_reps", study_sweep_cell(t, 0, p)->saturated);
+        sim_jsonw_str(j, sw->v[v].key, sw->v[v].val[study_sweep_digit(sw, p, v)]);
+    sim_jsonw_close(j, '}');
+    sim_jsonw_int(j, "reps", study_sweep_cell(t, 0, p)->n);
+    sim_jsonw_int(j, "saturated_reps", study_sweep_cell(t, 0, p)->saturated);
     char sat[48];
     snprintf(sat, sizeof sat, "%d of %d", study_sweep_cell(t, 0, p)->saturated,
              study_sweep_cell(t, 0, p)->n);
-    cli_json_str(j, "saturated_in", sat);
-    cli_json_open(j, "metrics", '{');
+    sim_jsonw_str(j, "saturated_in", sat);
+    sim_jsonw_open(j, "metrics", '{');
     for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
         json_interval(j, cli_sweep_shown[m], study_sweep_cell(t, m, p)->v);
-    cli_json_close(j, '}');
+    sim_jsonw_close(j, '}');
     if (base != p) {
-        cli_json_open(j, "paired", '{');
-        cli_json_str(j, "against", sw->v[k].val[0]);
+        sim_jsonw_open(j, "paired", '{');
+        sim_jsonw_str(j, "against", sw->v[k].val[0]);
         for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             json_interval(j, cli_sweep_shown[m], study_sweep_paired(t, m, p, base));
-        cli_json_close(j, '}');
+        sim_jsonw_close(j, '}');
     }
-    cli_json_close(j, '}');
+    sim_jsonw_close(j, '}');
 }
 
 static void print_json(const study_sweep *sw, const study_sweep_table *t, int failed)
 {
-    cli_json j;
-    cli_json_begin(&j, stdout);
-    cli_json_open(&j, NULL, '{');
-    cli_json_int(&j, "sweep_id", sw->id);
-    cli_json_int(&j, "points", sw->npoints);
-    cli_json_int(&j, "reps", sw->reps);
-    cli_json_int(&j, "failed_runs", failed);
-    cli_json_open(&j, "results", '[');
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '{');
+    sim_jsonw_int(&j, "sweep_id", sw->id);
+    sim_jsonw_int(&j, "points", sw->npoints);
+    sim_jsonw_int(&j, "reps", sw->reps);
+    sim_jsonw_int(&j, "failed_runs", failed);
+    sim_jsonw_open(&j, "results", '[');
     for (int p = 0; p < sw->npoints; p++)
         if (shown_point(sw, t, p))
             json_point(&j, sw, t, p);
-    cli_json_close(&j, ']');
-    cli_json_close(&j, '}');
+    sim_jsonw_close(&j, ']');
+    sim_jsonw_close(&j, '}');
 }
 
 typedef struct progress_arg {

@@ -9,87 +9,6 @@
 
 #include "cli.h"
 
-/* ---- JSON ---- */
-
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch == '\n')
-            fputs("\\n", f);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-/* The comma and key before an item at the current depth. */
-static void item(cli_json *j, const char *key)
-{
-    if (j->count[j->depth]++)
-        fputs(", ", j->f);
-    if (key) {
-        json_string(j->f, key);
-        fputs(": ", j->f);
-    }
-}
-
-void cli_json_begin(cli_json *j, FILE *f)
-{
-    memset(j, 0, sizeof *j);
-    j->f = f;
-}
-
-void cli_json_open(cli_json *j, const char *key, char bracket)
-{
-    item(j, key);
-    fputc(bracket, j->f);
-    if (j->depth + 1 < (int)(sizeof j->count / sizeof j->count[0]))
-        j->depth++;
-    j->count[j->depth] = 0;
-}
-
-void cli_json_close(cli_json *j, char bracket)
-{
-    fputc(bracket, j->f);
-    if (j->depth > 0)
-        j->depth--;
-    if (j->depth == 0)
-        fputc('\n', j->f);
-}
-
-void cli_json_str(cli_json *j, const char *key, const char *v)
-{
-    item(j, key);
-    json_string(j->f, v);
-}
-
-void cli_json_num(cli_json *j, const char *key, double v)
-{
-    item(j, key);
-    if (isfinite(v))
-        fprintf(j->f, "%.17g", v);
-    else
-        fputs("null", j->f);
-}
-
-void cli_json_int(cli_json *j, const char *key, int64_t v)
-{
-    item(j, key);
-    fprintf(j->f, "%lld", (long long)v);
-}
-
-void cli_json_bool(cli_json *j, const char *key, int v)
-{
-    item(j, key);
-    fputs(v ? "true" : "false", j->f);
-}
-
 /* ---- progress ---- */
 
 void cli_progress_start(cli_progress *p, const char *what, int total, int quiet)
@@ -244,12 +163,12 @@ const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len)
     return buf;
 }
 
-void cli_print_metrics_json(cli_json *j, const char *key, const study_result *r)
+void cli_print_metrics_json(sim_jsonw *j, const char *key, const study_result *r)
 {
     if (key)
-        cli_json_open(j, key, '{');
+        sim_jsonw_open(j, key, '{');
     for (int i = 0; i < r->n; i++)
-        cli_json_num(j, r->m[i].name, r->m[i].value);
+        sim_jsonw_num(j, r->m[i].name, r->m[i].value);
     if (key)
-        cli_json_close(j, '}');
+        sim_jsonw_close(j, '}');
 }
