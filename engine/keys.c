@@ -86,8 +86,11 @@ const char *eng_key_range(const eng_key *k, char *buf, size_t len)
     case ENG_KEY_ENUM:
         snprintf(buf, len, "%s", k->choices);
         break;
-    default:
-        buf[0] = '\0';
+    case ENG_KEY_STR:
+    case ENG_KEY_MAP:
+    case ENG_KEY_INCLUDE:
+        buf[0] = '\0'; /* no range */
+        break;
     }
     return buf;
 }
@@ -117,8 +120,10 @@ const char *eng_key_expects(const eng_key *k, char *buf, size_t len)
     case ENG_KEY_STR:
         snprintf(buf, len, "text");
         break;
-    default:
+    case ENG_KEY_MAP:
+    case ENG_KEY_INCLUDE:
         snprintf(buf, len, "a map");
+        break;
     }
     return buf;
 }
@@ -180,7 +185,8 @@ int eng_key_parse(const eng_key *k, const char *text, eng_key_val *out, char *wh
             return 0;
         snprintf(why, len, "longer than %zu characters", k->size - 1);
         return -1;
-    default:
+    case ENG_KEY_MAP:
+    case ENG_KEY_INCLUDE:
         snprintf(why, len, "expected a map, got a single value");
         return -1;
     }

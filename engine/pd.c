@@ -99,8 +99,11 @@ double eng_link_gpu_bw(const eng_gpu *g, eng_link_kind k)
         return g->link_bw;
     case ENG_LINK_PCIE:
         return g->pcie_bw;
-    default:
+    case ENG_LINK_RDMA:
         return g->nic_bw;
+    default:
+        SIM_CHECK(NULL, !"a link kind without a bandwidth");
+        return 0;
     }
 }
 

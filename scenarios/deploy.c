@@ -296,6 +296,20 @@ static int load_kv_transfer(scn_lctx *c, const scn_node *root, eng_pd_config *pd
     return 0;
 }
 
+/* What pools do not take: a deployment-wide replica count, speculative decoding. */
+static int pools_refuse(scn_lctx *c, const scn_node *root, const scn_node *rn, const eng_config *e)
+{
+    if (rn)
+        return scn_fail(c, rn, "replicas",
+                        "with prefill and decode pools, replicas are per pool (prefill.replicas, "
+                        "decode.replicas)");
+    if (e->spec.method != ENG_SPEC_NONE)
+        return scn_fail(c, scn_tree_get(root, "speculative"), "speculative",
+                        "speculative decoding in a disaggregated deployment (prefill and decode "
+                        "pools) is not modelled yet: use one or the other");
+    return 0;
+}
+
 /* `prefill:` and `decode:` pools (both or neither) and the link between them. */
 int scn_load_pools(scn_lctx *c, const scn_node *root, scn_scenario *s)
 {
@@ -309,14 +323,8 @@ int scn_load_pools(scn_lctx *c, const scn_node *root, scn_scenario *s)
     if (!pn || !dn)
         return scn_missing(c, root, "", pn ? "decode" : "prefill",
                            "(a disaggregated deployment declares both pools, prefill and decode)");
-    if (rn)
-        return scn_fail(c, rn, "replicas",
-                        "with prefill and decode pools, replicas are per pool (prefill.replicas, "
-                        "decode.replicas)");
-    if (e->spec.method != ENG_SPEC_NONE)
-        return scn_fail(c, scn_tree_get(root, "speculative"), "speculative",
-                        "speculative decoding in a disaggregated deployment (prefill and decode "
-                        "pools) is not modelled yet: use one or the other");
+    if (pools_refuse(c, root, rn, e))
+        return -1;
     e->replicas = 1;
     if (load_pool(c, root, "prefill", e, &e->pd.pool[ENG_POOL_PREFILL]) ||
         load_pool(c, root, "decode", e, &e->pd.pool[ENG_POOL_DECODE]) ||

@@ -238,6 +238,17 @@ static int resolve_model_gpu(scn_lctx *c, const scn_node *root, scn_scenario *s)
     return 0;
 }
 
+/* The model reader's notes, one line each. */
+static void model_notes(scn_lctx *c, const eng_model *m)
+{
+    for (const char *l = m->notes; *l;) {
+        const char *nl = strchr(l, '\n');
+        int n = nl ? (int)(nl - l) : (int)strlen(l);
+        scn_note(c, NULL, "%.*s", n, l);
+        l += n + (nl != NULL);
+    }
+}
+
 /* dtype (weights: default the checkpoint's) and kv_dtype (auto: the checkpoint's KV dtype,
  * else its activation dtype), checked against the GPU; notes from the model's reader and from
  * the precision rules. */
@@ -256,12 +267,7 @@ static int load_precision(scn_lctx *c, const scn_node *root, eng_config *e)
     e->kv_dtype = e->model.kv_dtype;
     if (hk && k.num > 0 && eng_dtype_parse(k.s, &e->kv_dtype) != 0)
         return scn_fail(c, kn, "kv_dtype", "not supported by the engine");
-    for (const char *l = e->model.notes; *l;) {
-        const char *nl = strchr(l, '\n');
-        int n = nl ? (int)(nl - l) : (int)strlen(l);
-        scn_note(c, NULL, "%.*s", n, l);
-        l += n + (nl != NULL);
-    }
+    model_notes(c, &e->model);
     char note[400], why[400];
     eng_compute comp;
     if (eng_precision(&e->gpu, e->dtype, e->kv_dtype, &comp, note, sizeof note, why, sizeof why))

@@ -31,53 +31,68 @@ static int load_curve(scn_lctx *c, const scn_node *a, const char *pre, const cha
     return 0;
 }
 
+/* The keys of an acceptance map, as given. */
+typedef struct acceptance {
+    eng_key_val curve, think, len, rate, dist;
+} acceptance;
+
+/* Reads them (checked by their rows); one of curve, length and rate, thinking only with a
+ * curve. */
+static int read_acceptance(scn_lctx *c, const scn_node *a, const char *pre, eng_spec *sp,
+                           acceptance *v)
+{
+    const eng_key *keys = eng_acceptance_keys;
+    if (scn_read_map(c, a, pre, keys, sp, NULL) ||
+        scn_get(c, a, pre, keys, "curve", &v->curve) < 0 ||
+        scn_get(c, a, pre, keys, "thinking", &v->think) < 0 ||
+        scn_get(c, a, pre, keys, "length", &v->len) < 0 ||
+        scn_get(c, a, pre, keys, "rate", &v->rate) < 0 ||
+        scn_get(c, a, pre, keys, "distribution", &v->dist) < 0)
+        return -1;
+    if (v->curve.s && !*v->curve.s)
+        v->curve.s = NULL; /* an empty curve names none */
+    int given = (v->curve.s != NULL) + (v->len.num >= 0) + (v->rate.num >= 0);
+    if (given != 1)
+        return scn_fail(c, a, pre, "give one of curve, length or rate (%d given)", given);
+    if (v->think.num >= 0 && !v->curve.s)
+        return scn_fail(c, scn_tree_get(a, "thinking"), scn_kp(pre, "thinking").s,
+                        "only a curve has thinking series");
+    return 0;
+}
+
 /* speculative.acceptance: a measured curve (with the thinking series), a mean length or a
  * per-position rate; how it is drawn; the classes. */
 static int load_acceptance(scn_lctx *c, const scn_node *sp_node, eng_spec *sp, const char *dir)
 {
     const char *pre = "speculative.acceptance";
-    const eng_key *keys = eng_acceptance_keys;
     const scn_node *a;
-    eng_key_val curve = {0}, think = {.num = -1}, len = {.num = -1}, rate = {.num = -1},
-                dist = {.num = -1};
+    acceptance v = {.think.num = -1, .len.num = -1, .rate.num = -1, .dist.num = -1};
+    int32_t k = sp->k;
     if (scn_get_map(c, sp_node, "speculative", "acceptance", &a))
         return -1;
     if (!a)
         return scn_missing(c, sp_node, "speculative", "acceptance",
                            "({curve: NAME, thinking: on|off}, {length: AL} or {rate: R})");
-    if (scn_read_map(c, a, pre, keys, sp, NULL) || scn_get(c, a, pre, keys, "curve", &curve) < 0 ||
-        scn_get(c, a, pre, keys, "thinking", &think) < 0 ||
-        scn_get(c, a, pre, keys, "length", &len) < 0 ||
-        scn_get(c, a, pre, keys, "rate", &rate) < 0 ||
-        scn_get(c, a, pre, keys, "distribution", &dist) < 0)
+    if (read_acceptance(c, a, pre, sp, &v))
         return -1;
-    if (curve.s && !*curve.s)
-        curve.s = NULL; /* an empty curve names none */
-    int given = (curve.s != NULL) + (len.num >= 0) + (rate.num >= 0);
-    if (given != 1)
-        return scn_fail(c, a, pre, "give one of curve, length or rate (%d given)", given);
-    if (think.num >= 0 && !curve.s)
-        return scn_fail(c, scn_tree_get(a, "thinking"), scn_kp(pre, "thinking").s,
-                        "only a curve has thinking series");
-    int32_t k = sp->k;
-    if (curve.s) {
-        if (load_curve(c, a, pre, curve.s, think.num >= 0 ? think.s : NULL, sp, dir))
+    if (v.curve.s) {
+        if (load_curve(c, a, pre, v.curve.s, v.think.num >= 0 ? v.think.s : NULL, sp, dir))
             return -1;
-    } else if (len.num >= 0) {
-        if (len.num < 1 || len.num > k + 1)
+    } else if (v.len.num >= 0) {
+        if (v.len.num < 1 || v.len.num > k + 1)
             return scn_fail(c, scn_tree_get(a, "length"), scn_kp(pre, "length").s,
                             "%g: a mean acceptance length is 1 (nothing accepted) to %d (all %d "
                             "drafts accepted)",
-                            len.num, k + 1, k);
-        sp->al = len.num;
+                            v.len.num, k + 1, k);
+        sp->al = v.len.num;
     } else {
-        sp->rate = rate.num;
-        sp->al = eng_spec_length_of_rate(rate.num, k);
+        sp->rate = v.rate.num;
+        sp->al = eng_spec_length_of_rate(v.rate.num, k);
     }
-    sp->dist = dist.num >= 0   ? (eng_spec_dist)dist.num
-               : rate.num >= 0 ? ENG_SPEC_IID
-                               : ENG_SPEC_MIN_VARIANCE;
-    if (sp->dist == ENG_SPEC_IID && rate.num < 0)
+    sp->dist = v.dist.num >= 0   ? (eng_spec_dist)v.dist.num
+               : v.rate.num >= 0 ? ENG_SPEC_IID
+                                 : ENG_SPEC_MIN_VARIANCE;
+    if (sp->dist == ENG_SPEC_IID && v.rate.num < 0)
         sp->rate = eng_spec_rate_of_length(sp->al, k);
     return 0;
 }

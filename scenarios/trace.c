@@ -134,15 +134,10 @@ static int read_header(scn_trace_reader *r, const scn_trace_spec *sp, sim_err *e
     const char *why;
     int n = sim_csv_width(copy);
     char **f = sim_xmalloc(sizeof *f * (size_t)n);
-    if ((n = sim_csv_split(copy, SIM_CSV_TRIM, f, n, &why)) < 0) {
-        rc = sim_errf(err, "%s:%lld: the header: %s", r->path, (long long)r->lineno, why);
-        free(f);
-        free(copy);
-        return rc;
-    }
-    r->ncols = n;
-    r->fields = sim_xmalloc(sizeof *r->fields * (size_t)n);
-    rc = 0;
+    n = sim_csv_split(copy, SIM_CSV_TRIM, f, n, &why);
+    rc = n < 0 ? sim_errf(err, "%s:%lld: the header: %s", r->path, (long long)r->lineno, why) : 0;
+    r->ncols = n < 0 ? 0 : n;
+    r->fields = sim_xmalloc(sizeof *r->fields * (size_t)(r->ncols + 1));
     for (int c = 0; c < C_COUNT && !rc; c++) {
         r->col[c] = -1;
         if (!r->name[c])

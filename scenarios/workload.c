@@ -325,13 +325,7 @@ static int load_lengths(scn_lctx *c, const scn_node *w, scn_lengths *l)
         return -1;
     if (!strcmp(l->format, "csv") && (!*l->col_prompt || !*l->col_output))
         return scn_missing(c, m, pre, "columns", "(format csv needs columns: {prompt, output})");
-    scn_trace_spec sp = {.path = l->path,
-                         .format = l->format,
-                         .col_prompt = *l->col_prompt ? l->col_prompt : NULL,
-                         .col_output = *l->col_output ? l->col_output : NULL,
-                         .lengths_only = 1,
-                         .want_prompt = 1,
-                         .want_output = 1};
+    scn_trace_spec sp = scn_lengths_spec_of(l);
     return probe_trace(c, scn_tree_get(m, "path"), scn_kp(pre, "path").s, &sp, NULL);
 }
 
@@ -425,6 +419,24 @@ static int load_prefix(scn_lctx *c, const scn_node *w, scn_workload *wl, int32_t
     return 0;
 }
 
+/* A think time: a number of ms (may be 0; 0 when absent), or a distribution of whole ms. */
+static int load_think(scn_lctx *c, const scn_node *m, const char *pre, scn_sessions *ss)
+{
+    static const eng_key ms = {
+        "think_time_ms", ENG_KEY_NUM, 0, 0, SCN_HORIZON_S * 1e3, "ms", NULL, NULL, "",
+        ENG_KEY_NOWHERE};
+    const scn_node *tn = scn_tree_get(m, "think_time_ms");
+    eng_key_val v;
+    if (tn && tn->kind != SCN_NODE_SCALAR) {
+        ss->think_fixed_ms = -1;
+        return scn_load_dist(c, m, pre, "think_time_ms", &ss->think);
+    }
+    if (scn_check(c, m, pre, "think_time_ms", &ms, &v) < 0)
+        return -1;
+    ss->think_fixed_ms = tn ? v.num : 0;
+    return 0;
+}
+
 /* `sessions: {turns, user_tokens, system_prompt_tokens, think_time_ms, kind, tool_tokens}` */
 static int load_sessions(scn_lctx *c, const scn_node *w, scn_workload *wl)
 {
@@ -441,20 +453,8 @@ static int load_sessions(scn_lctx *c, const scn_node *w, scn_workload *wl)
         scn_load_dist(c, m, pre, "turns", &ss->turns) ||
         scn_load_dist(c, m, pre, "user_tokens", &ss->user))
         return -1;
-    tn = scn_tree_get(m, "think_time_ms");
-    if (tn && tn->kind != SCN_NODE_SCALAR) {
-        ss->think_fixed_ms = -1;
-        if (scn_load_dist(c, m, pre, "think_time_ms", &ss->think))
-            return -1;
-    } else if (tn) {
-        static const eng_key ms = {
-            "think_time_ms", ENG_KEY_NUM, 0, 0, SCN_HORIZON_S * 1e3, "ms", NULL, NULL, "",
-            ENG_KEY_NOWHERE};
-        eng_key_val v;
-        if (scn_check(c, m, pre, "think_time_ms", &ms, &v) < 0)
-            return -1;
-        ss->think_fixed_ms = v.num;
-    }
+    if (load_think(c, m, pre, ss))
+        return -1;
     if (ss->agent && scn_load_dist(c, m, pre, "tool_tokens", &ss->tool))
         return -1;
     if (!ss->agent && scn_tree_get(m, "tool_tokens"))
@@ -512,6 +512,18 @@ static int load_lengths_dists(scn_lctx *c, const scn_node *m, scn_workload *w)
     return 0;
 }
 
+/* Closed-loop clients with fixed drawn lengths all start at 0 and stay in lock-step. */
+static void lockstep_note(scn_lctx *c, const scn_node *an, const scn_workload *w)
+{
+    const scn_arrival *a = &w->arrival;
+    if (!w->trace.present && !w->lengths.present && a->kind == SCN_ARR_CLOSED &&
+        a->concurrency > 1 && a->ramp_up_s == 0 && w->prompt.kind == SCN_DIST_FIXED &&
+        w->output.kind == SCN_DIST_FIXED)
+        scn_note(c, an,
+                 "closed-loop clients with fixed lengths all start at 0 and stay in lock-step "
+                 "(they prefill together every round); arrival.ramp_up_s staggers their starts");
+}
+
 int scn_load_workload(scn_lctx *c, const scn_node *root, scn_workload *w)
 {
     const scn_node *m;
@@ -544,12 +556,7 @@ int scn_load_workload(scn_lctx *c, const scn_node *root, scn_workload *w)
     const eng_config *e = &c->out->engine;
     if (load_prefix(c, m, w, e->max_model_len > 0 ? e->max_model_len : e->model.max_context))
         return -1;
-    const scn_arrival *a = &w->arrival;
-    if (!timed && !w->trace.present && !w->lengths.present && a->kind == SCN_ARR_CLOSED &&
-        a->concurrency > 1 && a->ramp_up_s == 0 && w->prompt.kind == SCN_DIST_FIXED &&
-        w->output.kind == SCN_DIST_FIXED)
-        scn_note(c, an,
-                 "closed-loop clients with fixed lengths all start at 0 and stay in lock-step "
-                 "(they prefill together every round); arrival.ramp_up_s staggers their starts");
+    if (!timed)
+        lockstep_note(c, an, w);
     return timed ? 0 : check_span(c, m, w);
 }

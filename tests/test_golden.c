@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "e2e_util.h"
 #include "study.h"
 
 #define GOLDEN_DIR LLMSIM_SOURCE_DIR "/tests/golden/"
@@ -156,18 +157,6 @@ static char *summary_of(const golden_case *gc)
     return text;
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char *buf = malloc(1 << 16);
-    size_t n = fread(buf, 1, (1 << 16) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* The first line where a and b differ, for the failure message. */
 static void first_difference(const char *a, const char *b, char *out, size_t len)
 {
@@ -200,7 +189,7 @@ static void test_golden_summaries(void **state)
             fclose(f);
             print_message("golden: wrote %s\n", path);
         } else {
-            char *want = read_file(path);
+            char *want = e2e_slurp(path, 1 << 16);
             if (!want) {
                 print_message("golden: %s is missing\n", path);
                 bad++;

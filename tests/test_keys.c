@@ -11,7 +11,9 @@
  *  - a pool's settings go in and out of a configuration whole;
  *  - docs/keys.md is exactly what `llmsim list keys --markdown` prints;
  *  - the metric vocabulary is one table: the summary's names, capacity's SLOs and the older
- *    spelling `e2e` all come from it.
+ *    spelling `e2e` all come from it;
+ *  - an arrival process the workload source does not know stops the run (it used to be drawn
+ *    as Poisson).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -21,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -177,22 +181,10 @@ static void pools_whole(void **state)
     }
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char *buf = malloc(1 << 20);
-    size_t n = fread(buf, 1, (1 << 20) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static void docs_keys_md_is_generated(void **state)
 {
     size_t cap = 1 << 18;
-    char *got = malloc(cap), *want = slurp(LLMSIM_SOURCE_DIR "/docs/keys.md");
+    char *got = malloc(cap), *want = e2e_slurp(LLMSIM_SOURCE_DIR "/docs/keys.md", 1 << 20);
     assert_int_equal(e2e_mkdir(), 0);
     assert_int_equal(e2e_sh(got, cap, NULL, 0, "%s list keys --markdown", LLMSIM_BINARY), 0);
     e2e_rmdir();
@@ -239,12 +231,48 @@ static void metric_vocabulary(void **state)
     assert_non_null(strstr(err.msg, "ttft, tpot, itl, e2el (or e2e)"));
 }
 
+/* The first arrival of a workload whose process is kind (a fixed 100-token request). */
+static void first_arrival(scn_arrival_kind kind)
+{
+    scn_scenario sc;
+    sim_err err;
+    eng_arrival a;
+    memset(&sc, 0, sizeof sc);
+    eng_config_defaults(&sc.engine);
+    sc.workload.num_requests = 4;
+    sc.workload.arrival.kind = kind;
+    sc.workload.arrival.rate = 1;
+    sc.workload.prompt = (scn_dist){.kind = SCN_DIST_FIXED, .value = 100};
+    sc.workload.output = sc.workload.prompt;
+    scn_source *src = scn_source_new(&sc, 1, &err);
+    if (!src)
+        fail_msg("%s", err.msg);
+    scn_source_ops()->next(src, 0, &a, &err);
+    scn_source_free(src);
+}
+
+static void unknown_arrival_stops(void **state)
+{
+    first_arrival(SCN_ARR_POISSON); /* the known one draws */
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        fclose(stderr); /* the assertion's message is expected */
+        first_arrival(SCN_ARR_COUNT);
+        _exit(0);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st)); /* aborted by the check, not drawn as Poisson */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tables_are_sound),          cmocka_unit_test(rows_check_and_store),
         cmocka_unit_test(defaults_are_the_tables),   cmocka_unit_test(pools_whole),
         cmocka_unit_test(docs_keys_md_is_generated), cmocka_unit_test(metric_vocabulary),
+        cmocka_unit_test(unknown_arrival_stops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -131,6 +131,8 @@ void scn_sampler_free(scn_sampler *s);
 /* Joint (prompt, output) pairs read from a trace (or borrowed from cache when not NULL),
  * sampled with replacement. */
 typedef struct scn_pairs scn_pairs;
+/* The reader spec of a lengths file: its (prompt, output) columns, lengths only. */
+scn_trace_spec scn_lengths_spec_of(const scn_lengths *l);
 scn_pairs *scn_pairs_new(const scn_lengths *l, scn_cache *cache, sim_err *err);
 void scn_pairs_draw(const scn_pairs *p, gsl_rng *rng, int64_t *prompt, int64_t *output);
 int64_t scn_pairs_count(const scn_pairs *p);
