@@ -35,14 +35,15 @@ case "$LLMSIM" in /*) ;; *) LLMSIM="$ROOT/$LLMSIM" ;; esac
 DATA="$ROOT/../shared/data"
 SHOWN="build/llmsim" # how commands are shown
 
-# ---- the fragments: name, class, needs (data: ../shared/data; sqlite3: the sqlite3 program) ----
+# ---- the fragments: name, class, needs (data: ../shared/data; sqlite3: the sqlite3 program),
+# and for a generated file, its path (the generator prints the whole file) ----
 FRAGMENTS=(
+  "keys cheap - docs/keys.md"
   "quickstart slow -"
   "commands cheap -"
   "scenario-check cheap -"
   "run-demo slow -"
   "scenario-list cheap -"
-  "keys cheap -"
   "list-schedulers cheap -"
   "list-engines cheap -"
   "list-routers cheap -"
@@ -190,9 +191,8 @@ gen_run_demo() {
   fence_close
 }
 
-# The scenario keys, from the settings tables (docs/keys.md). Its markers go in once
-# `llmsim list keys --markdown` exists.
-gen_keys() { "$LLMSIM" list keys --markdown | clean; }
+# docs/keys.md, whole: every scenario key from the settings tables (test_keys checks it too).
+gen_keys() { "$LLMSIM" list keys --markdown; }
 
 gen_list_schedulers() { fence_open; show llmsim list schedulers; fence_close; }
 gen_list_engines() { fence_open; show llmsim list engines; fence_close; }
@@ -425,10 +425,11 @@ while [ $# -gt 0 ]; do
 done
 
 FILES=(README.md docs/*.md)
-declare -A CLASS NEEDS WHERE
+declare -A CLASS NEEDS WHERE WHOLE
 for f in "${FRAGMENTS[@]}"; do
-  read -r n c d <<<"$f"
-  CLASS[$n]=$c NEEDS[$n]=$d
+  read -r n c d w <<<"$f"
+  CLASS[$n]=$c NEEDS[$n]=$d WHOLE[$n]=${w:-}
+  [ -z "${w:-}" ] || WHERE[$n]=$w
 done
 
 # Every marker pairs with its END and names a fragment listed above.
@@ -454,8 +455,9 @@ done
 
 if [ $list = 1 ]; then
   for f in "${FRAGMENTS[@]}"; do
-    read -r n c d <<<"$f"
-    printf '%-22s %-6s %-14s %s\n' "$n" "$c" "$d" "${WHERE[$n]:-(not used)}"
+    read -r n c d _ <<<"$f"
+    printf '%-22s %-6s %-14s %s%s\n' "$n" "$c" "$d" "${WHERE[$n]:-(not used)}" \
+      "${WHOLE[$n]:+ (the whole file)}"
   done
   exit 0
 fi
@@ -538,6 +540,15 @@ body() {
 stale=0
 if [ $check = 1 ]; then
   for n in "${made[@]}"; do
+    if [ -n "${WHOLE[$n]}" ]; then
+      if ! cmp -s "${WHOLE[$n]}" "$WORK/$n.md"; then
+        echo "docs.sh: STALE: ${WHOLE[$n]}, generated whole by '$n' (regenerate: scripts/docs.sh $n)"
+        diff -u --label "${WHOLE[$n]}" --label "what the build prints" "${WHOLE[$n]}" \
+          "$WORK/$n.md" | head -40 || true
+        stale=1
+      fi
+      continue
+    fi
     for file in ${WHERE[$n]}; do
       if ! body "$file" "$n" | cmp -s - "$WORK/$n.md"; then
         echo "docs.sh: STALE: $file, fragment '$n' (regenerate: scripts/docs.sh $n)"
@@ -553,6 +564,13 @@ if [ $check = 1 ]; then
   exit $stale
 fi
 
+for n in "${made[@]}"; do
+  w=${WHOLE[$n]}
+  if [ -n "$w" ] && ! cmp -s "$WORK/$n.md" "$w"; then
+    cat "$WORK/$n.md" >"$w"
+    echo "docs.sh: rewrote $w" >&2
+  fi
+done
 for file in "${FILES[@]}"; do
   splice "$file" >"$WORK/.new"
   cmp -s "$WORK/.new" "$file" || { cat "$WORK/.new" >"$file"; echo "docs.sh: rewrote $file" >&2; }
