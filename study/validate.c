@@ -12,8 +12,11 @@
  *          row is predicted under, or the reason it cannot be expressed (its overrides are then
  *          kept, checked, and not applied: a mapping ready to switch on).
  * TEMPLATE is text with placeholders {COL}, {COL:KEY} (the value of KEY in a cell holding
- * "k=v; k=v"), {A|B} (the first non-empty alternative) and {...*N} (the number times N); {{ and
+ * "k=v; k=v"), {A|B} (the first non-empty alternative; a number stands for itself, {A|1}) and
+ * {...*N} (the number times N); {{ and
  * }} stand for literal braces (a YAML flow map as a value: "{{dist: fixed, value: {isl}}}").
+ * A template that begins with '=' is arithmetic once expanded (vexpr.c): an engine limit a
+ * harness derives from a row, "=ceil(({batch_size} + {isl} + 1500) / 32) * 32".
  * Later overrides of a key win, as with --set. Every constant override is tried on the base
  * scenario when the set is read, so a misspelt key is an error naming the set's line; an
  * override made from a row's values that the scenario refuses makes that row inexpressible,
@@ -335,9 +338,15 @@ static int placeholder(const char *ph, const vcsv *c, int check, char *out, size
     out[0] = '\0';
     char *save = NULL;
     for (char *alt = strtok_r(body, "|", &save); alt; alt = strtok_r(NULL, "|", &save)) {
-        char *colon = strchr(alt, ':');
+        char *colon = strchr(alt, ':'), *end;
         if (colon)
             *colon = '\0';
+        double lit = strtod(alt, &end);
+        if (!colon && end != alt && !*end && isfinite(lit)) { /* a number: its own value */
+            if (!check)
+                snprintf(out, len, "%s", alt);
+            break;
+        }
         int col = vcsv_col(c, alt);
         if (col < 0 || (colon && !colon[1]))
             return snprintf(why, wlen, "{%s}: %s '%s'", ph,
@@ -354,8 +363,8 @@ static int placeholder(const char *ph, const vcsv *c, int check, char *out, size
         if (*out)
             break;
     }
-    if (check)
-        return 0;
+    if (check) /* a stand-in value, so that an expression's syntax can be checked */
+        return snprintf(out, len, "1"), 0;
     if (!*out && empty_ok)
         return 0;
     if (!*out)
@@ -410,10 +419,19 @@ static int expand_as(const char *tmpl, const vcsv *c, int check, char *out, size
     return off < len ? 0 : (snprintf(why, wlen, "longer than %zu characters", len - 1), -1);
 }
 
+/* expand_as without empty placeholders; a template beginning with '=' is an expression
+ * (vexpr.c), evaluated once expanded: its value is printed as %.10g. */
 static int expand(const char *tmpl, const vcsv *c, int check, char *out, size_t len, char *why,
                   size_t wlen)
 {
-    return expand_as(tmpl, c, check, out, len, why, wlen, 0);
+    int rc = expand_as(tmpl, c, check, out, len, why, wlen, 0);
+    if (rc || tmpl[0] != '=')
+        return rc;
+    double x;
+    if (validate_expr(out + 1, &x, why, wlen) != 0)
+        return check ? -1 : 1;
+    snprintf(out, len, "%.10g", x);
+    return 0;
 }
 
 /* ---- a serving set's mapping ---- */
@@ -495,7 +513,7 @@ static int try_overrides(const study_vset *v, const scn_node *n, const char *key
 /* Whether a `set` value is a template (has placeholders) rather than a constant. */
 static int is_template(const char *t)
 {
-    return strchr(t, '{') != NULL || strchr(t, '}') != NULL;
+    return t[0] == '=' || strchr(t, '{') != NULL || strchr(t, '}') != NULL;
 }
 
 /* The constant overrides of the map `where`, tried together on the base scenario (a preset's
