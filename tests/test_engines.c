@@ -413,6 +413,28 @@ static void test_sglang_chunked_prefill(void **state)
     free_rec(r);
 }
 
+/* enable_mixed_chunk: the running requests decode in the prefill steps, and their decode tokens
+ * come out of the prefill budgets (chunks of 512 - 1 tokens while one request runs). Off, the
+ * decode batch waits (the test above). */
+static void test_sglang_mixed_chunk(void **state)
+{
+    eng_config c;
+    config(&c, "sglang", 100000);
+    eng_cfg_set(&c.sched, "chunked_prefill_size", "512");
+    eng_cfg_set(&c.sched, "enable_mixed_chunk", "true");
+    eng_arrival a[] = {arrival(0, 50, 100, NULL, 0), arrival(5 * SIM_NS_PER_MS, 2000, 5, NULL, 0)};
+    rec *r = run(&c, a, 2);
+    int k = 0;
+    while (r->it[k].start_ns < r->rq[1].t_first_sched)
+        k++;
+    const int32_t want[] = {511, 511, 511, 467};
+    for (int j = 0; j < 4; j++) {
+        assert_int_equal(r->it[k + j].prefill_tokens, want[j]);
+        assert_int_equal(r->it[k + j].decode_tokens, 1);
+    }
+    free_rec(r);
+}
+
 /* schedule_policy lpm: the waiting request with the longest cached prefix goes first. */
 static void test_sglang_lpm(void **state)
 {
@@ -501,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_sglang_ratio_admission_and_decay),
         cmocka_unit_test(test_sglang_retracts_fewest_outputs),
         cmocka_unit_test(test_sglang_chunked_prefill),
+        cmocka_unit_test(test_sglang_mixed_chunk),
         cmocka_unit_test(test_sglang_lpm),
         cmocka_unit_test(test_trtllm_capacity_policies),
         cmocka_unit_test(test_trtllm_max_num_tokens),
