@@ -186,7 +186,7 @@ static int64_t norm_params(const eng_model *m)
 /* Parameters per part on one GPU of layout l (the whole model when l is NULL). */
 static void count_parts(const eng_model *m, const eng_layout *l, int64_t p[ENG_PART_COUNT])
 {
-    int64_t t = l ? l->tp : 1, gpus = l ? (int64_t)l->tp * l->dp : 1, ep = l ? l->ep : 1;
+    int64_t t = l ? l->tp : 1, ep = l ? l->ep : 1;
     int64_t h = m->hidden, emb = (int64_t)m->vocab * h;
     int64_t dense = m->layers - m->moe_layers;
     memset(p, 0, sizeof(int64_t) * ENG_PART_COUNT);
@@ -203,10 +203,12 @@ static void count_parts(const eng_model *m, const eng_layout *l, int64_t p[ENG_P
     if (m->moe_layers > 0) {
         /* MODEL: vLLM's FusedMoE: with expert parallelism each of the ep ranks holds
          * experts / ep whole experts; without it every expert's inner dimension is split
-         * over all tp x dp GPUs (the MoE group spans the DP ranks). Shared experts are a dense
-         * MLP split over the TP ranks; the router is replicated. */
-        int64_t n = ep > 1 ? m->experts / ep : m->experts;
-        int64_t inter = ep > 1 ? m->expert_inter : m->expert_inter / gpus;
+         * over all tp x dp GPUs (the MoE group spans the DP ranks). TensorRT-LLM and SGLang
+         * also split both ways (moe_tp_size x moe_ep_size = the GPUs): experts / ep experts,
+         * each split over moe_tp GPUs. Shared experts are a dense MLP split over the TP ranks;
+         * the router is replicated. */
+        int64_t n = m->experts / ep;
+        int64_t inter = m->expert_inter / (l ? eng_layout_moe_tp(l) : 1);
         p[part_index(ENG_PART_EXPERTS)] = m->moe_layers * n * mlp_params(m, inter, m->expert_bias);
         int64_t shared = m->shared_inter ? mlp_params(m, m->shared_inter / t, 0) : 0;
         p[part_index(ENG_PART_SHARED)] = m->moe_layers * (shared + (m->shared_gate ? h : 0));
@@ -389,25 +391,34 @@ static int check_moe(const eng_model *m, const eng_layout *l, char *why, size_t 
                           l->dp, m->name);
         return 0;
     }
-    if (l->ep > 1 && l->ep != gpus)
+    if (gpus % l->ep != 0)
         return refuse(why, len,
-                      "expert_parallel %d must be 1 or tensor_parallel x data_parallel_attention "
-                      "= %d: llmsim spreads the experts over every GPU of the replica, as "
-                      "vLLM's --enable-expert-parallel does",
-                      l->ep, gpus);
-    if (l->ep > 1 && m->experts % l->ep != 0)
+                      "expert_parallel %d must divide tensor_parallel x data_parallel_attention "
+                      "= %d (the experts are placed over expert_parallel groups and each is split "
+                      "over the GPUs of its group; %d places them whole, as vLLM's "
+                      "--enable-expert-parallel does)",
+                      l->ep, gpus, gpus);
+    if (m->experts % l->ep != 0)
         return refuse(why, len, "expert_parallel %d does not divide model %s's %d routed experts",
                       l->ep, m->name, m->experts);
-    if (l->ep == 1 && m->expert_inter % gpus != 0)
+    int32_t split = eng_layout_moe_tp(l);
+    if (m->expert_inter % split != 0)
         return refuse(why, len,
-                      "%d GPUs (tensor_parallel x data_parallel_attention) do not divide model "
-                      "%s's expert width %d; use expert_parallel %d",
-                      gpus, m->name, m->expert_inter, gpus);
+                      "%d GPUs per expert (tensor_parallel x data_parallel_attention / "
+                      "expert_parallel) do not divide model %s's expert width %d; use "
+                      "expert_parallel %d",
+                      split, m->name, m->expert_inter, gpus);
     if (m->shared_inter % l->tp != 0)
         return refuse(why, len,
                       "tensor_parallel %d does not divide model %s's shared-expert width %d", l->tp,
                       m->name, m->shared_inter);
     return 0;
+}
+
+int32_t eng_layout_moe_tp(const eng_layout *l)
+{
+    int32_t gpus = l->tp * l->dp;
+    return l->ep > 0 && gpus % l->ep == 0 ? gpus / l->ep : 1;
 }
 
 int eng_layout_check(const eng_model *m, const eng_layout *l, char *why, size_t len)

@@ -131,9 +131,14 @@ typedef struct eng_model {
 /* How one replica's GPUs divide a model. GPUs per replica = tp x dp. */
 typedef struct eng_layout {
     int32_t tp; /* tensor parallel: GPUs splitting each attention and dense layer */
-    int32_t ep; /* expert parallel: GPUs the routed experts are spread over (1 = none) */
+    int32_t ep; /* expert parallel: groups the routed experts are placed over (1 = none); it
+                   divides tp x dp, and each expert is split over the tp x dp / ep GPUs of its
+                   group (TensorRT-LLM's moe_tp_size x moe_ep_size) */
     int32_t dp; /* attention data-parallel ranks, each with its own requests and KV (1 = none) */
 } eng_layout;
+
+/* GPUs each routed expert's inner dimension is split over: tp x dp / ep. */
+int32_t eng_layout_moe_tp(const eng_layout *l);
 
 /* Parameters (elements): every weight of the language model (embeddings, layers, LM head;
  * multi-token-prediction layers and vision towers are not part of the description). */

@@ -396,8 +396,8 @@ static void test_layout_checks(void **state)
     expect_plan(&c, 0, "has no routed experts");
     c = config("llama-3-8b", "h100-sxm", 1, 1, 2);
     expect_plan(&c, 0, "needs an MoE model");
-    c = config("deepseek-v3", "h200", 8, 4, 1);
-    expect_plan(&c, 0, "must be 1 or tensor_parallel x data_parallel_attention = 8");
+    c = config("deepseek-v3", "h200", 8, 3, 1);
+    expect_plan(&c, 0, "must divide tensor_parallel x data_parallel_attention = 8");
     c = config("mixtral-8x7b", "h100-sxm", 16, 16, 1);
     expect_plan(&c, 0, "does not divide model mixtral-8x7b's 8 routed experts");
     c = config("mixtral-8x22b", "h200", 1, 1, 3);
@@ -411,6 +411,26 @@ static void test_layout_checks(void **state)
     eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &tp2, &a);
     eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &ep2, &b);
     assert_int_equal(a.weight_bytes, b.weight_bytes); /* the same bytes, split differently */
+}
+
+/* Experts split both ways (TensorRT-LLM's moe_tp_size x moe_ep_size): on 4 GPUs, expert_parallel
+ * 2 places half the experts on each pair and splits each over the pair's 2 GPUs: the same bytes
+ * per GPU as placing them whole (ep 4) or splitting each over all 4 (ep 1). */
+static void test_experts_split_both_ways(void **state)
+{
+    eng_config c = config("qwen3-30b-a3b", "h100-sxm", 4, 2, 1);
+    expect_plan(&c, 1, NULL);
+    eng_model m = model("qwen3-30b-a3b");
+    eng_layout l1 = {4, 1, 1}, l2 = {4, 2, 1}, l4 = {4, 4, 1};
+    assert_int_equal(eng_layout_moe_tp(&l1), 4);
+    assert_int_equal(eng_layout_moe_tp(&l2), 2);
+    assert_int_equal(eng_layout_moe_tp(&l4), 1);
+    eng_gpu_share a, b, d;
+    eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &l1, &a);
+    eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &l2, &b);
+    eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &l4, &d);
+    assert_int_equal(a.weight_bytes, b.weight_bytes);
+    assert_int_equal(b.weight_bytes, d.weight_bytes);
 }
 
 /* GQA KV heads are replicated when TP exceeds their number: capacity counts each GPU's copy. */
@@ -799,6 +819,7 @@ int main(void)
         cmocka_unit_test(test_checkpoint_quantization),
         cmocka_unit_test(test_fits_and_refusals),
         cmocka_unit_test(test_layout_checks),
+        cmocka_unit_test(test_experts_split_both_ways),
         cmocka_unit_test(test_gqa_replication),
         cmocka_unit_test(test_reader_families),
         cmocka_unit_test(test_reader_refusals),
