@@ -19,11 +19,13 @@ typedef enum eng_dtype {
     ENG_DTYPE_AUTO = -1,
     ENG_BF16 = 0,
     ENG_FP16,
-    ENG_FP8,   /* E4M3, block- or tensor-scaled */
-    ENG_NVFP4, /* E2M1 in 16-element blocks with an E4M3 scale */
-    ENG_MXFP4, /* E2M1 in 32-element blocks with an E8M0 scale (OCP MX) */
-    ENG_INT4,  /* AWQ/GPTQ-style 4-bit integers, group 128, fp16 scale and 4-bit zero */
-    ENG_FP32,  /* state of linear-attention layers (mamba_ssm_dtype); never a weights dtype */
+    ENG_FP8,       /* E4M3, block- or tensor-scaled */
+    ENG_NVFP4,     /* E2M1 in 16-element blocks with an E4M3 scale */
+    ENG_MXFP4,     /* E2M1 in 32-element blocks with an E8M0 scale (OCP MX) */
+    ENG_INT4,      /* AWQ/GPTQ-style 4-bit integers, group 128, fp16 scale and 4-bit zero */
+    ENG_FP32,      /* state of linear-attention layers (mamba_ssm_dtype); never a weights dtype */
+    ENG_MXFP4_FP8, /* MXFP4 weights computed with fp8 activations (W4A8: TensorRT-LLM's
+                      W4A8_MXFP4_FP8 MoE); stored as mxfp4 */
     ENG_DTYPE_COUNT
 } eng_dtype;
 
@@ -215,9 +217,12 @@ typedef enum eng_compute {
 
 /* Decides how GPU g runs weights in d with a KV cache in kv, the way serving engines run them
  * there: fp8 on fp8 tensor cores (an error naming the GPU when it has none); nvfp4 on NVFP4
- * tensor cores, else weight-only; mxfp4 and int4 weight-only (see model.c for the sources).
+ * tensor cores, else weight-only; mxfp4 and int4 weight-only; mxfp4-fp8 on fp8 tensor cores
+ * (see model.c for the sources).
  * Returns 0 with *out set and, when the run differs from what the dtype suggests, a sentence in
  * note ("" otherwise); or -1 with a message in why. */
+/* The dtype weights in d are stored in: d itself, mxfp4 for mxfp4-fp8. */
+eng_dtype eng_dtype_storage(eng_dtype d);
 int eng_precision(const eng_gpu *g, eng_dtype d, eng_dtype kv, eng_compute *out, char *note,
                   size_t notelen, char *why, size_t len);
 
