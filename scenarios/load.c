@@ -608,8 +608,8 @@ static void add_note(lctx *c, const char *fmt, ...)
  * the precision rules. */
 static int load_precision(lctx *c, const scn_node *root, eng_config *e)
 {
-    static const char *const dtypes[] = {"bf16",  "fp16", "fp8", "nvfp4",
-                                         "mxfp4", "int4", "fp4", NULL};
+    static const char *const dtypes[] = {"bf16", "fp16",      "fp8", "nvfp4", "mxfp4",
+                                         "int4", "mxfp4-fp8", "fp4", NULL};
     static const char *const kv_dtypes[] = {"auto", "bf16", "fp16", "fp8", NULL};
     int idx = -1, kidx = -1;
     if (get_choice(c, root, "", "dtype", "dtype", dtypes, &idx) ||
