@@ -753,7 +753,9 @@ static void map_row(const study_vset *v, const serving *sv, const vcsv *c, study
     for (int i = 0; i < sv->nrules; i++) {
         const vrule *ru = &sv->rules[i];
         char val[512], why[256];
-        if (expand_as(ru->value, c, 0, val, sizeof val, why, sizeof why, 1) != 0)
+        if ((ru->value[0] == '='
+                 ? expand(ru->value, c, 0, val, sizeof val, why, sizeof why)
+                 : expand_as(ru->value, c, 0, val, sizeof val, why, sizeof why, 1)) != 0)
             val[0] = '\0';
         const vaction *a = ru->has_otherwise ? &ru->otherwise : NULL;
         for (int k = 0; k < ru->ncases; k++)
