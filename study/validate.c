@@ -428,8 +428,14 @@ static int expand(const char *tmpl, const vcsv *c, int check, char *out, size_t 
     if (rc || tmpl[0] != '=')
         return rc;
     double x;
-    if (validate_expr(out + 1, &x, why, wlen) != 0)
+    if (validate_expr(out + 1, &x, why, wlen) != 0) {
+        if (check) { /* name the template, not its stand-in expansion */
+            char inner[256];
+            snprintf(inner, sizeof inner, "%s", why);
+            snprintf(why, wlen, "%s (its placeholders read as 1: %s)", tmpl, inner);
+        }
         return check ? -1 : 1;
+    }
     snprintf(out, len, "%.10g", x);
     return 0;
 }

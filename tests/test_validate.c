@@ -461,6 +461,46 @@ static void write_set(const char *path, const char *extra, const char *rules)
     e2e_write(path, text);
 }
 
+/* Templates that begin with '=' are arithmetic once expanded (a harness's limit derived from a
+ * row: a sum rounded up to a block), a number stands for itself among alternatives, and a rule's
+ * value may be an expression (a comparison gives 1 or 0). */
+static void test_template_arithmetic(void **state)
+{
+    (void)state;
+    char path[300], msg[1024];
+    snprintf(path, sizeof path, "%s/arith.yaml", e2e_dir);
+    write_set(path,
+              "set:\n  workload.arrival.concurrency: \"{conc}\"\n"
+              "  workload.num_requests: \"=ceil(({conc} + {isl} + 100) / 32) * 32\"\n"
+              "  workload.prompt_tokens: \"=max({isl}, 100) - min(1, 2)\"\n"
+              "  workload.output_tokens: \"={note|4} * 2\"\n",
+              "  - value: \"={tp} > 1 && {conc} >= 4\"\n    cases:\n"
+              "      \"0\": {}\n      \"1\": {approx: wide}\n"
+              "  - column: backend\n    cases: {chunked: {}, orca: {}, tgi2: {}}\n");
+    study_vset v;
+    load_ok(path, NULL, &v);
+    const study_vrow *r1 = row_named(&v, "r1"), *r2 = row_named(&v, "r2");
+    assert_string_equal(r1->sets[1], "workload.num_requests=192"); /* ceil(166 / 32) x 32 */
+    assert_string_equal(r1->sets[2], "workload.prompt_tokens=99");
+    assert_string_equal(r1->sets[3], "workload.output_tokens=8"); /* an empty note: 4 */
+    assert_null(r1->approx && strstr(r1->approx, "wide") ? r1->approx : NULL);
+    assert_has(r2->approx, "wide");                               /* tp 2 and 4 clients */
+    assert_string_equal(r2->sets[3], "workload.output_tokens=6"); /* its note, 3 */
+    study_vrow *r3 = (study_vrow *)row_named(&v, "r3");
+    assert_int_equal(r3->status, STUDY_V_OK);
+    study_vset_free(&v);
+    /* a malformed expression is refused when the set is read, naming its line and key */
+    write_set(path, "set: {workload.num_requests: \"={conc} +* 2\"}\n",
+              "  - column: mode\n    cases: {agg: {}}\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "arith.yaml:9: set.workload.num_requests: ={conc} +* 2 (its placeholders "
+                    "read as 1: '1 +* 2': expected a number");
+    write_set(path, "set: {workload.num_requests: \"=floor({conc}, 2)\"}\n",
+              "  - column: mode\n    cases: {agg: {}}\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "unknown function or wrong argument count");
+}
+
 static void test_bad_sets(void **state)
 {
     (void)state;
@@ -647,6 +687,7 @@ int main(void)
         cmocka_unit_test(test_transcribed_rows),
         cmocka_unit_test(test_disaggregated_row),
         cmocka_unit_test(test_stored_table),
+        cmocka_unit_test(test_template_arithmetic),
         cmocka_unit_test(test_bad_sets),
         cmocka_unit_test(test_operator_rows),
         cmocka_unit_test(test_operator_kernel_sums),
