@@ -92,6 +92,7 @@ static void print_head(const study_capacity *cap, const scn_scenario *scn)
     if (cap->target > 0)
         printf(" | target %g req/s", cap->target);
     printf("\n");
+    cli_print_validated(stdout, scn);
 }
 
 /* A disaggregated answer's GPUs per pool for n copies of its pools. */

@@ -121,6 +121,7 @@ static void print(const cli_common *c, const scn_scenario *scn, uint64_t seed,
                e->model.name, cli_deployment(scn, where, sizeof where), r->label,
                e->pd.enabled ? e->pd.pool[ENG_POOL_DECODE].sched.name : e->sched.name,
                (unsigned long long)seed);
+        cli_print_validated(stdout, scn);
         cli_print_summary(stdout, r);
     }
     fflush(stdout);

@@ -2,7 +2,8 @@
  * vexpr.c: the arithmetic of validation-set templates (see validate_int.h): a template whose
  * text begins with '=' is, once its placeholders are expanded, an expression over numbers:
  *   + - * /, parentheses, unary minus, ceil(x), floor(x), min(a, b, ...), max(a, b, ...),
- *   comparisons < <= > >= == != (1 or 0) and && || (lowest precedence, 1 or 0).
+ *   comparisons < <= > >= == != (1 or 0), 'text' == 'text' and != (a column's value against
+ *   a name), and && || (lowest precedence, 1 or 0).
  * So an engine limit a harness derives from a row's columns is written as its rule reads:
  * "=ceil(({batch_size} + {isl} + 1500) / 32) * 32". Recursive descent over the text; no
  * allocation.
@@ -127,8 +128,38 @@ static double sum(parser *ps)
     }
 }
 
+/* 'text' (single quotes, no escapes) into out; 0, or -1 when there is none at ps->p. */
+static int quoted(parser *ps, char *out, size_t len)
+{
+    skip(ps);
+    if (*ps->p != '\'')
+        return -1;
+    const char *end = strchr(ps->p + 1, '\'');
+    if (!end)
+        return fail(ps, "unterminated quote"), -1;
+    snprintf(out, len, "%.*s", (int)(end - ps->p - 1), ps->p + 1);
+    ps->p = end + 1;
+    return 0;
+}
+
+/* 'a' == 'b' or 'a' != 'b': texts compare equal or not (a row's column against a value). */
+static double text_compare(parser *ps)
+{
+    char a[256], b[256];
+    quoted(ps, a, sizeof a);
+    int eq = eat(ps, "==");
+    if (!eq && !eat(ps, "!="))
+        return fail(ps, "expected == or != after a quoted text");
+    if (quoted(ps, b, sizeof b) != 0)
+        return fail(ps, "expected a quoted text");
+    return (strcmp(a, b) == 0) == eq;
+}
+
 static double compare(parser *ps)
 {
+    skip(ps);
+    if (*ps->p == '\'')
+        return text_compare(ps);
     double a = sum(ps);
     /* two-character operators first */
     if (eat(ps, "<="))

@@ -52,6 +52,8 @@ static void load_fails(const char *path, char *msg, size_t len)
     study_vset_free(&v);
 }
 
+static void write_set(const char *path, const char *extra, const char *rules);
+
 static void assert_has(const char *text, const char *want)
 {
     if (!text || !strstr(text, want))
@@ -228,6 +230,77 @@ static void test_serving_run(void **state)
     free(res);
     study_vset_free(&v);
     study_vset_free(&w);
+}
+
+/* Regimes: each row falls in the first whose condition holds (a column's text compared, a
+ * measured value against the others), and the errors are summarised by regime and by
+ * validated group (engine, GPU generation, kind of model, serving); the table of the latter is
+ * written and read back for the nearest group. */
+static void test_regimes_and_error_table(void **state)
+{
+    (void)state;
+    char path[300], table[300];
+    snprintf(path, sizeof path, "%s/regimes.yaml", e2e_dir);
+    snprintf(table, sizeof table, "%s/errors.csv", e2e_dir);
+    write_set(
+        path,
+        "set:\n  workload.arrival.concurrency: \"{conc}\"\n"
+        "  workload.num_requests: \"{conc*4}\"\n  tensor_parallel: \"{tp}\"\n"
+        "regimes:\n  - {name: orca, when: \"'{backend}' == 'orca'\"}\n"
+        "  - {name: slow, when: \"{ttft_ms} > 10 * {tpot_ms}\"}\n  - {name: rest}\n",
+        "  - column: backend\n    cases: {chunked: {}, orca: {set: {scheduler.name: orca}}}\n");
+    study_vset v;
+    sim_err err = {{0}};
+    load_ok(path, NULL, &v);
+    assert_string_equal(row_named(&v, "r2")->regime, "orca");
+    assert_string_equal(row_named(&v, "r3")->regime, "slow"); /* 25 > 10 x 2 */
+    assert_string_equal(row_named(&v, "r1")->regime, "rest"); /* 20.5 < 10 x 2.5 */
+    assert_string_equal(row_named(&v, "r1")->key.engine, "chunked");
+    assert_string_equal(row_named(&v, "r1")->key.generation, "hopper");
+    assert_string_equal(row_named(&v, "r1")->key.kind, "dense");
+    assert_string_equal(row_named(&v, "r1")->key.serving, "agg");
+    if (study_vset_run(&v, NULL, 1, STORE_SUMMARY, NULL, NULL, &err))
+        fail_msg("%s", err.msg);
+    study_vstat *st = NULL;
+    int n = study_vset_stats_by(&v, STUDY_VBY_REGIME, &st);
+    int seen_orca = 0;
+    for (int k = 0; k < n; k++)
+        if (strcmp(st[k].group, "orca") == 0 && st[k].metric == 0) {
+            seen_orca = 1;
+            assert_int_equal(st[k].n, 1);
+            assert_true(fabs(st[k].median_abs - fabs(study_vrow_error(row_named(&v, "r2"), 0))) <
+                        1e-12);
+        }
+    assert_true(seen_orca);
+    free(st);
+    n = study_vset_stats_by(&v, STUDY_VBY_VALIDATED, &st);
+    assert_true(n >= 2);
+    assert_string_equal(st[0].group, "chunked hopper dense agg");
+    free(st);
+    if (study_verrors_write(&v, table, &err))
+        fail_msg("%s", err.msg);
+    /* the nearest group: exact, then the other kind of model, else none */
+    study_vkey k = {"chunked", "hopper", "dense", "agg"};
+    study_verror e[4];
+    int exact = -1;
+    assert_int_equal(study_verrors_nearest(table, &k, e, 4, &exact, &err), 1); /* TTFT */
+    assert_int_equal(exact, 1);
+    assert_string_equal(e[0].metric, "TTFT");
+    assert_string_equal(e[0].set, "bad");
+    snprintf(k.kind, sizeof k.kind, "moe");
+    assert_int_equal(study_verrors_nearest(table, &k, e, 4, &exact, &err), 1);
+    assert_int_equal(exact, 0);
+    snprintf(k.generation, sizeof k.generation, "cdna");
+    assert_int_equal(study_verrors_nearest(table, &k, e, 4, &exact, &err), 0);
+    snprintf(k.generation, sizeof k.generation, "hopper");
+    snprintf(k.serving, sizeof k.serving, "pd");
+    assert_int_equal(study_verrors_nearest(table, &k, e, 4, &exact, &err), 0);
+    /* a malformed table is an error naming its line */
+    e2e_write(table, "set,engine,generation,kind,serving,metric,n,median_abs,p90_abs,"
+                     "signed_median\nx,y\n");
+    assert_int_equal(study_verrors_nearest(table, &k, e, 4, &exact, &err), -1);
+    assert_has(err.msg, "errors.csv:2: expected set,engine");
+    study_vset_free(&v);
 }
 
 /* Mean TTFT and TPOT over the requests that arrive after the first `skip`, by hand. */
@@ -688,6 +761,7 @@ int main(void)
         cmocka_unit_test(test_disaggregated_row),
         cmocka_unit_test(test_stored_table),
         cmocka_unit_test(test_template_arithmetic),
+        cmocka_unit_test(test_regimes_and_error_table),
         cmocka_unit_test(test_bad_sets),
         cmocka_unit_test(test_operator_rows),
         cmocka_unit_test(test_operator_kernel_sums),
