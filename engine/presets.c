@@ -102,7 +102,7 @@ static const eng_preset presets[] = {
      "1.0",
      0,
      "trtllm",
-     "",
+     "overlap_scheduler=true",
      0.9,
      32,
      {580, 0, 1},

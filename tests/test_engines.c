@@ -477,6 +477,36 @@ static void test_trtllm_capacity_policies(void **state)
     free_rec(r);
 }
 
+/* The overlap scheduler forms step n+1 before it reads step n's results: a request that
+ * finished in step n still holds its seat in step n+1, so with max_batch_size 2 a waiting
+ * request starts a step later than without the overlap scheduler (a long runner keeps the GPU
+ * busy meanwhile). */
+static void test_trtllm_overlap_retiring_seat(void **state)
+{
+    eng_arrival a[] = {arrival(0, 16, 4, NULL, 0), arrival(0, 16, 40, NULL, 0),
+                       arrival(0, 16, 4, NULL, 0)};
+    int64_t start[2];
+    for (int ov = 0; ov < 2; ov++) {
+        eng_config c;
+        config(&c, "trtllm", 100000);
+        eng_cfg_set(&c.sched, "max_batch_size", "2");
+        eng_cfg_set(&c.sched, "overlap_scheduler", ov ? "true" : "false");
+        rec *r = run(&c, a, 3);
+        int k = 0; /* the step in which the third request starts */
+        while (r->it[k].start_ns < r->rq[2].t_first_sched)
+            k++;
+        assert_true(r->it[k].start_ns == r->rq[2].t_first_sched);
+        /* the first finished in the step before the third's first, or one more before */
+        int j = 0;
+        while (r->it[j].start_ns + r->it[j].duration_ns < r->rq[0].t_finish)
+            j++;
+        assert_int_equal(k - j, ov ? 2 : 1);
+        start[ov] = r->rq[2].t_first_sched;
+        free_rec(r);
+    }
+    assert_true(start[1] > start[0]);
+}
+
 /* max_num_tokens counts context tokens and one per generation request; without chunked context
  * a context must fit a step whole (a longer one is refused); with it, a cut chunk is a whole
  * number of blocks. */
@@ -527,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_sglang_lpm),
         cmocka_unit_test(test_trtllm_capacity_policies),
         cmocka_unit_test(test_trtllm_max_num_tokens),
+        cmocka_unit_test(test_trtllm_overlap_retiring_seat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
