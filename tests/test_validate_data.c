@@ -119,6 +119,13 @@ static void test_shipped_limits(void **state)
     /* attention data parallelism: each rank's batch and budget, summed over the ranks */
     r = row_like(&v, "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x1024_c64_tp4_ep4_");
     assert_string_equal(set_of(r, "scheduler.max_num_seqs"), "64");
+    /* batch_size a quarter of the 192 clients with no attention DP stated: attention DP over
+     * 4 ranks of the 4 GPUs, the experts W4A8 */
+    r = row_like(&v, "openai_gpt_oss_120b_h100_sxm_trtllm_agg_4000x1000_c192_tp4_");
+    assert_string_equal(set_of(r, "data_parallel_attention"), "4");
+    assert_string_equal(set_of(r, "tensor_parallel"), "1");
+    assert_string_equal(set_of(r, "scheduler.max_batch_size"), "192");
+    assert_string_equal(set_of(r, "dtype"), "mxfp4-fp8");
     /* a disaggregated row without worker counts: one worker per pool, the columns' layout */
     r = row_like(&v, "deepseek_r1_h100_sxm_trtllm_fp8_disagg_1024x1024_c6_");
     assert_int_equal(r->status, STUDY_V_OK);
