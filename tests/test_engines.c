@@ -393,46 +393,40 @@ static void test_sglang_retracts_fewest_outputs(void **state)
     free_rec(r);
 }
 
-/* One request at a time is chunk-prefilled, chunked_prefill_size tokens per prefill batch, and
- * the decode batch waits meanwhile (no mixed chunks). */
-static void test_sglang_chunked_prefill(void **state)
+/* The prefill steps of a 2000-token request chunk-prefilled 512 tokens at a time next to one
+ * running request, mixed or not: each step's prefill tokens (want) and decode tokens. */
+static void expect_sglang_chunks(const char *mixed, const int32_t want[4], int32_t decode)
 {
     eng_config c;
     config(&c, "sglang", 100000);
     eng_cfg_set(&c.sched, "chunked_prefill_size", "512");
+    eng_cfg_set(&c.sched, "enable_mixed_chunk", mixed);
     eng_arrival a[] = {arrival(0, 50, 100, NULL, 0), arrival(5 * SIM_NS_PER_MS, 2000, 5, NULL, 0)};
     rec *r = run(&c, a, 2);
     int k = 0;
     while (r->it[k].start_ns < r->rq[1].t_first_sched)
         k++;
-    const int32_t want[] = {512, 512, 512, 464};
     for (int j = 0; j < 4; j++) {
         assert_int_equal(r->it[k + j].prefill_tokens, want[j]);
-        assert_int_equal(r->it[k + j].decode_tokens, 0);
+        assert_int_equal(r->it[k + j].decode_tokens, decode);
     }
     free_rec(r);
 }
 
+/* One request at a time is chunk-prefilled, chunked_prefill_size tokens per prefill batch, and
+ * the decode batch waits meanwhile (no mixed chunks). */
+static void test_sglang_chunked_prefill(void **state)
+{
+    const int32_t want[] = {512, 512, 512, 464};
+    expect_sglang_chunks("false", want, 0);
+}
+
 /* enable_mixed_chunk: the running requests decode in the prefill steps, and their decode tokens
- * come out of the prefill budgets (chunks of 512 - 1 tokens while one request runs). Off, the
- * decode batch waits (the test above). */
+ * come out of the prefill budgets (chunks of 512 - 1 tokens while one request runs). */
 static void test_sglang_mixed_chunk(void **state)
 {
-    eng_config c;
-    config(&c, "sglang", 100000);
-    eng_cfg_set(&c.sched, "chunked_prefill_size", "512");
-    eng_cfg_set(&c.sched, "enable_mixed_chunk", "true");
-    eng_arrival a[] = {arrival(0, 50, 100, NULL, 0), arrival(5 * SIM_NS_PER_MS, 2000, 5, NULL, 0)};
-    rec *r = run(&c, a, 2);
-    int k = 0;
-    while (r->it[k].start_ns < r->rq[1].t_first_sched)
-        k++;
     const int32_t want[] = {511, 511, 511, 467};
-    for (int j = 0; j < 4; j++) {
-        assert_int_equal(r->it[k + j].prefill_tokens, want[j]);
-        assert_int_equal(r->it[k + j].decode_tokens, 1);
-    }
-    free_rec(r);
+    expect_sglang_chunks("true", want, 1);
 }
 
 /* schedule_policy lpm: the waiting request with the longest cached prefix goes first. */
