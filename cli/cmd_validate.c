@@ -538,6 +538,10 @@ int cmd_validate(int argc, char **argv)
         fprintf(stderr, "llmsim validate: --profile NAME goes with --ops and no SET\n");
         return 2;
     }
+    if (o.errors && o.ops) {
+        fprintf(stderr, "llmsim validate: --errors FILE goes with a serving set, not --ops\n");
+        return 2;
+    }
     if (!set && !o.ops) {
         fprintf(stderr, "llmsim validate: give a SET (llmsim validate --list shows them), or "
                         "--ops\n");
