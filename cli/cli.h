@@ -166,5 +166,8 @@ void cli_print_validated(FILE *f, const scn_scenario *scn);
 /* The same sentence for a stored scenario's text, into buf ("" when the text does not load). */
 const char *cli_validated_of_text(const char *text, char *buf, size_t len);
 void cli_print_metrics_json(cli_json *j, const char *key, const study_result *r);
+/* The sentence cal_gpu_extrapolated gives for a GPU the scenario prices with the built-in
+ * roofline (either pool's, when disaggregated), or NULL: run, capacity and report show it. */
+const char *cli_extrapolated(const scn_scenario *scn);
 
 #endif
