@@ -63,6 +63,7 @@ FRAGMENTS=(
   "sweep-demo slow -"
   "schema cheap sqlite3"
   "validate-list cheap -"
+  "validated-error slow -"
   "fidelity-aic slow data"
   "fidelity-512 slow data"
   "fidelity-ops slow data"
@@ -317,6 +318,18 @@ validate_summary() {
        skip {next}
        /^$/ {blank++; next}
        {for (; blank > 0; blank--) print ""; print}'
+}
+
+# The heading of two runs: a validated group, and none (the first two lines of each).
+gen_validated_error() {
+  local f
+  fence_open
+  for f in shared_prefix demo; do
+    show llmsim run "scenarios/$f.yaml" --no-db >"$SCRATCH/.out"
+    head -3 "$SCRATCH/.out"
+    [ $f = demo ] || echo
+  done
+  fence_close
 }
 
 gen_fidelity_aic() {
