@@ -16,10 +16,15 @@
 #   scripts/docs.sh                 rewrite every checked fragment (classes cheap and slow)
 #   scripts/docs.sh --check         compare them with what the build prints; exit 1 naming each
 #                                   stale fragment (with a diff), 0 when all match
+#
 #   scripts/docs.sh NAME...         only these fragments (either mode)
 #   --class cheap|slow|bench|all    only fragments of one class (default: cheap and slow)
 #   --pictures                      also draw the pictures in docs/ (*.png); never checked
 #   --list                          list the fragments: name, class, what they need, where
+#
+# Either mode also checks the pages' structure: README.md within 20,000 bytes, every relative
+# link of README.md and docs/*.md to an existing file and heading, and every
+# `docs/PAGE.md, "Heading"` the tree's code and scripts cite naming an existing one.
 #
 # Classes: `cheap` fragments take seconds even in the Debug build (help, catalogs, sizes, one
 # request): CTest's test_docs checks them in every build (`scripts/test.sh`). `slow` ones
@@ -411,6 +416,72 @@ pictures() {
   rm -f "$out"/*.dat "$out"/*.gp
 }
 
+# ---- the pages' structure: checked with the fragments, in every class ----
+
+README_MAX=20000 # bytes: the README says what llmsim is and points into docs/
+
+# Prints each heading and link of the pages outside code fences: "H FILE SLUG" (GitHub's anchor:
+# lower case, punctuation dropped, spaces as hyphens) and "L FILE LINE TARGET" for each relative
+# link.
+outline() {
+  awk '/^ *```/ { fence = !fence; next }
+       fence { next }
+       /^#+ / { h = $0; sub(/^#+ +/, "", h); h = tolower(h); gsub(/[^a-z0-9 _-]/, "", h)
+                gsub(/ /, "-", h); print "H", FILENAME, h; next }
+       { l = $0
+         while (match(l, /\]\([^) ]+\)/)) {
+           t = substr(l, RSTART + 2, RLENGTH - 3); l = substr(l, RSTART + RLENGTH)
+           if (t !~ /^[a-z]+:/) print "L", FILENAME, FNR, t } }' "${FILES[@]}"
+}
+
+# The README's size, every link between the pages (file and heading), and every
+# `docs/PAGE.md, "Heading"` the tree's code and scripts point readers to. Prints each defect;
+# returns 1 if any.
+structure() {
+  local bad=0 kind file line target path anchor size
+  declare -A heads=()
+  size=$(wc -c <README.md)
+  if [ "$size" -gt $README_MAX ]; then
+    echo "docs.sh: README.md is $size bytes, over $README_MAX: move sections into the docs/ pages" \
+      "its table lists"
+    bad=1
+  fi
+  while read -r kind file line target; do
+    [ "$kind" = H ] && heads["$file#$line"]=1
+  done < <(outline)
+  while read -r kind file line target; do
+    [ "$kind" = L ] || continue
+    path=${target%%#*} anchor=
+    [[ $target == *#* ]] && anchor=${target#*#}
+    if [ -z "$path" ]; then
+      path=$file
+    else
+      path=$(realpath -m --relative-to="$ROOT" "$(dirname "$file")/$path")
+    fi
+    if [ ! -e "$path" ]; then
+      echo "docs.sh: $file:$line: link to $target: no $path"
+      bad=1
+    elif [ -n "$anchor" ] && [ -z "${heads["$path#$anchor"]:-}" ]; then
+      echo "docs.sh: $file:$line: link to $target: $path has no heading '#$anchor'"
+      bad=1
+    fi
+  done < <(outline)
+  if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+    while IFS=: read -r file line target; do
+      path=${target%%,*} anchor=${target#*\"}
+      anchor=$(printf '%s' "${anchor%\"}" | tr 'A-Z' 'a-z' | tr -cd 'a-z0-9 _-' | tr ' ' '-')
+      if [ ! -e "$path" ]; then
+        echo "docs.sh: $file:$line: points to $path, which does not exist"
+        bad=1
+      elif [[ $target == *'"'* ]] && [ -z "${heads["$path#$anchor"]:-}" ]; then
+        echo "docs.sh: $file:$line: points to ${target#*, } in $path, which has no such heading"
+        bad=1
+      fi
+    done < <(git -C "$ROOT" grep -noE 'docs/[a-z0-9-]+\.md(, "[^"]+")?' -- ':!docs/' ':!README.md')
+  fi
+  return $bad
+}
+
 # ---- the machinery ----
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
@@ -571,8 +642,10 @@ if [ $check = 1 ]; then
       fi
     done
   done
+  structure || stale=1
   if [ $stale = 0 ]; then
-    echo "docs.sh: ${#made[@]} fragments match the build${skipped:+; skipped: ${skipped[*]}}"
+    echo "docs.sh: ${#made[@]} fragments match the build${skipped:+; skipped: ${skipped[*]}};" \
+      "links and the README's size are sound"
   fi
   exit $stale
 fi
@@ -594,3 +667,4 @@ if [ $pics = 1 ]; then
   ln -s "$ROOT/scenarios" "$SCRATCH/scenarios"
   (cd "$SCRATCH" && pictures)
 fi
+structure || exit 1
