@@ -70,6 +70,7 @@ FRAGMENTS=(
   "validate-list cheap -"
   "validated-error slow -"
   "fidelity-aic slow data"
+  "validation-errors slow data validation/errors.csv"
   "fidelity-512 slow data"
   "fidelity-ops slow data"
   "fidelity-h100-ops cheap -"
@@ -340,8 +341,17 @@ gen_validated_error() {
 gen_fidelity_aic() {
   fence_open
   echo "\$ $SHOWN validate aic-silicon-h100 --jobs 2"
-  "$LLMSIM" validate aic-silicon-h100 --jobs 2 --quiet | clean | validate_summary
+  "$LLMSIM" validate aic-silicon-h100 --jobs 2 --quiet --errors "$WORK/aic-errors.csv" | clean |
+    validate_summary
   fence_close
+}
+
+# validation/errors.csv, whole: the development set's error per validated group, which `run`,
+# `capacity` and `report` quote (written by the fidelity-aic fragment's run when it ran).
+gen_validation_errors() {
+  [ -f "$WORK/aic-errors.csv" ] ||
+    "$LLMSIM" validate aic-silicon-h100 --jobs 2 --quiet --errors "$WORK/aic-errors.csv" >/dev/null
+  cat "$WORK/aic-errors.csv"
 }
 
 # The rows of one selection, without the summary.
