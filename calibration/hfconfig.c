@@ -897,11 +897,11 @@ static int apply_exclusions(rd *r, const sim_json *q, const char *key, uint32_t 
     return 0;
 }
 
-/* compressed-tensors: every config group must share one weights scheme. */
-static int read_compressed(rd *r, const sim_json *q, eng_model *m)
+/* compressed-tensors' config_groups: one scheme for every group, each targeting Linear layers;
+ * *w0 and *a0 are the weights' and input activations' objects (*a0 NULL when unquantized). */
+static int read_config_groups(rd *r, const sim_json *q, const sim_json **w0, const sim_json **a0)
 {
     const sim_json *groups = sim_json_get(q, "config_groups");
-    const sim_json *w0 = NULL, *a0 = NULL;
     if (!groups || groups->kind != SIM_JSON_OBJ || groups->n == 0)
         return fail_at(r, groups, "quantization_config.config_groups", "missing or empty");
     for (const sim_json *g = groups->child; g; g = g->next) {
@@ -915,12 +915,36 @@ static int read_compressed(rd *r, const sim_json *q, eng_model *m)
         if (!w || w->kind != SIM_JSON_OBJ)
             return fail_at(r, g, "quantization_config.config_groups", "group '%s' has no weights",
                            g->key);
-        if (w0 && (w->n != w0->n || (a && a->kind) != (a0 && a0->kind)))
+        if (*w0 && (w->n != (*w0)->n || (a && a->kind) != (*a0 && (*a0)->kind)))
             return fail_at(r, g, "quantization_config.config_groups",
                            "groups with different schemes are not modelled");
-        w0 = w;
-        a0 = a;
+        *w0 = w;
+        *a0 = a;
     }
+    return 0;
+}
+
+/* compressed-tensors' kv_cache_scheme: only an 8-bit float cache. */
+static int read_kv_scheme(rd *r, const sim_json *q, eng_model *m)
+{
+    const sim_json *kv = sim_json_get(q, "kv_cache_scheme");
+    if (!kv || kv->kind != SIM_JSON_OBJ)
+        return 0;
+    const sim_json *kb = sim_json_get(kv, "num_bits"), *kt = sim_json_get(kv, "type");
+    if (!kb || kb->kind != SIM_JSON_NUM || kb->num != 8 || !kt || kt->kind != SIM_JSON_STR ||
+        strcmp(kt->str, "float") != 0)
+        return fail_at(r, kv, "quantization_config.kv_cache_scheme",
+                       "only an 8-bit float KV cache is modelled");
+    m->kv_dtype = ENG_FP8;
+    return 0;
+}
+
+/* compressed-tensors: every config group must share one weights scheme. */
+static int read_compressed(rd *r, const sim_json *q, eng_model *m)
+{
+    const sim_json *w0 = NULL, *a0 = NULL;
+    if (read_config_groups(r, q, &w0, &a0))
+        return -1;
     const sim_json *bits = sim_json_get(w0, "num_bits"), *type = sim_json_get(w0, "type");
     const sim_json *gs = sim_json_get(w0, "group_size"), *sym = sim_json_get(w0, "symmetric");
     int nb = bits && bits->kind == SIM_JSON_NUM ? (int)bits->num : 0;
@@ -943,16 +967,7 @@ static int read_compressed(rd *r, const sim_json *q, eng_model *m)
                        "W8A8, nvfp4)",
                        nb, ty, acts ? "" : " without quantized activations");
     }
-    const sim_json *kv = sim_json_get(q, "kv_cache_scheme");
-    if (kv && kv->kind == SIM_JSON_OBJ) {
-        const sim_json *kb = sim_json_get(kv, "num_bits"), *kt = sim_json_get(kv, "type");
-        if (!kb || kb->kind != SIM_JSON_NUM || kb->num != 8 || !kt || kt->kind != SIM_JSON_STR ||
-            strcmp(kt->str, "float") != 0)
-            return fail_at(r, kv, "quantization_config.kv_cache_scheme",
-                           "only an 8-bit float KV cache is modelled");
-        m->kv_dtype = ENG_FP8;
-    }
-    return apply_exclusions(r, q, "ignore", &m->quant_parts);
+    return read_kv_scheme(r, q, m) || apply_exclusions(r, q, "ignore", &m->quant_parts) ? -1 : 0;
 }
 
 /* ModelOpt, as quantization_config (quant_method modelopt) or hf_quant_config.json's
@@ -1125,46 +1140,49 @@ static void model_name(const char *path, char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* The largest value of each count llmsim can size without overflow. */
+static const struct size_limit {
+    const char *what;
+    size_t off;
+    int32_t most;
+} size_limits[] = {
+    {"num_hidden_layers", offsetof(eng_model, layers), 1024},
+    {"hidden_size", offsetof(eng_model, hidden), 65536},
+    {"num_attention_heads", offsetof(eng_model, heads), 1024},
+    {"num_key_value_heads", offsetof(eng_model, kv_heads), 1024},
+    {"head_dim", offsetof(eng_model, head_dim), 1024},
+    {"intermediate_size", offsetof(eng_model, intermediate), 1 << 20},
+    {"vocab_size", offsetof(eng_model, vocab), 1 << 22},
+    {"q_lora_rank", offsetof(eng_model, q_lora_rank), 65536},
+    {"kv_lora_rank", offsetof(eng_model, kv_lora_rank), 65536},
+    {"qk_nope_head_dim", offsetof(eng_model, qk_nope_dim), 1024},
+    {"qk_rope_head_dim", offsetof(eng_model, qk_rope_dim), 1024},
+    {"v_head_dim", offsetof(eng_model, v_head_dim), 1024},
+    {"linear_num_key_heads", offsetof(eng_model, lin_k_heads), 1024},
+    {"linear_num_value_heads", offsetof(eng_model, lin_v_heads), 1024},
+    {"linear_key_head_dim", offsetof(eng_model, lin_k_dim), 1024},
+    {"linear_value_head_dim", offsetof(eng_model, lin_v_dim), 1024},
+    {"index_n_heads", offsetof(eng_model, index_heads), 1024},
+    {"index_head_dim", offsetof(eng_model, index_dim), 1024},
+    {"routed experts", offsetof(eng_model, experts), 4096},
+    {"moe_intermediate_size", offsetof(eng_model, expert_inter), 1 << 20},
+    {"shared experts' intermediate size", offsetof(eng_model, shared_inter), 1 << 20},
+};
+
 /* Dimensions beyond any model's, by a wide margin: within them every parameter, byte and FLOP
  * count of the model description and the cost model stays far inside 64-bit integers (the
  * largest product, layers x experts x 3 x hidden x expert size, is under 2^60). */
 static int check_sizes(const char *file, const eng_model *m, char *why, size_t len)
 {
-    static const struct {
-        const char *what;
-        size_t off;
-        int32_t most;
-    } lim[] = {
-        {"num_hidden_layers", offsetof(eng_model, layers), 1024},
-        {"hidden_size", offsetof(eng_model, hidden), 65536},
-        {"num_attention_heads", offsetof(eng_model, heads), 1024},
-        {"num_key_value_heads", offsetof(eng_model, kv_heads), 1024},
-        {"head_dim", offsetof(eng_model, head_dim), 1024},
-        {"intermediate_size", offsetof(eng_model, intermediate), 1 << 20},
-        {"vocab_size", offsetof(eng_model, vocab), 1 << 22},
-        {"q_lora_rank", offsetof(eng_model, q_lora_rank), 65536},
-        {"kv_lora_rank", offsetof(eng_model, kv_lora_rank), 65536},
-        {"qk_nope_head_dim", offsetof(eng_model, qk_nope_dim), 1024},
-        {"qk_rope_head_dim", offsetof(eng_model, qk_rope_dim), 1024},
-        {"v_head_dim", offsetof(eng_model, v_head_dim), 1024},
-        {"linear_num_key_heads", offsetof(eng_model, lin_k_heads), 1024},
-        {"linear_num_value_heads", offsetof(eng_model, lin_v_heads), 1024},
-        {"linear_key_head_dim", offsetof(eng_model, lin_k_dim), 1024},
-        {"linear_value_head_dim", offsetof(eng_model, lin_v_dim), 1024},
-        {"index_n_heads", offsetof(eng_model, index_heads), 1024},
-        {"index_head_dim", offsetof(eng_model, index_dim), 1024},
-        {"routed experts", offsetof(eng_model, experts), 4096},
-        {"moe_intermediate_size", offsetof(eng_model, expert_inter), 1 << 20},
-        {"shared experts' intermediate size", offsetof(eng_model, shared_inter), 1 << 20},
-    };
-    for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
+    for (size_t i = 0; i < sizeof size_limits / sizeof size_limits[0]; i++) {
+        const struct size_limit *lim = &size_limits[i];
         int32_t v;
-        memcpy(&v, (const char *)m + lim[i].off, sizeof v);
-        if (v > lim[i].most) {
+        memcpy(&v, (const char *)m + lim->off, sizeof v);
+        if (v > lim->most) {
             snprintf(why, len,
                      "%s: %s %d is over %d, beyond any model llmsim can size (its counts would "
                      "overflow)",
-                     file, lim[i].what, v, lim[i].most);
+                     file, lim->what, v, lim->most);
             return -1;
         }
     }
@@ -1200,6 +1218,36 @@ static int read_family(rd *r, const family *f)
     return rc;
 }
 
+/* A multimodal wrapper f: its text_config's language model. */
+static int read_wrapped(rd *r, const family *f)
+{
+    eng_model *m = r->m;
+    const sim_json *root = r->root, *tc = sim_json_get(root, "text_config");
+    if (!tc || tc->kind != SIM_JSON_OBJ)
+        return missing(r, "text_config");
+    r->cfg = tc;
+    r->pre = "text_config.";
+    const char *tt = model_type_of(tc);
+    const family *tf = find_family(tt ? tt : f->text_type);
+    if (!tf || !tf->read)
+        return unknown_type(r, sim_json_get(tc, "model_type"), tt ? tt : "?");
+    if (sim_json_get(root, "vision_config"))
+        eng_model_note(m,
+                       "%s: the vision tower (vision_config) is not counted; llmsim "
+                       "models the language model",
+                       m->name);
+    snprintf(m->arch, sizeof m->arch, "%s", tf->type);
+    int32_t tied = -1; /* the wrapper's tie_word_embeddings when text_config has none */
+    const sim_json *tw = sim_json_get(root, "tie_word_embeddings");
+    if (tw && tw->kind == SIM_JSON_BOOL && !sim_json_get(tc, "tie_word_embeddings"))
+        tied = (int32_t)tw->num;
+    if (read_family(r, tf))
+        return -1;
+    if (tied >= 0)
+        m->tied_embeddings = tied;
+    return 0;
+}
+
 static int read_document(rd *r, const char *name)
 {
     eng_model *m = r->m;
@@ -1220,34 +1268,8 @@ static int read_document(rd *r, const char *name)
     snprintf(m->arch, sizeof m->arch, "%s", type);
     r->cfg = root;
     r->pre = "";
-    if (!f->read) { /* a multimodal wrapper */
-        const sim_json *tc = sim_json_get(root, "text_config");
-        if (!tc || tc->kind != SIM_JSON_OBJ)
-            return missing(r, "text_config");
-        r->cfg = tc;
-        r->pre = "text_config.";
-        const char *tt = model_type_of(tc);
-        const family *tf = find_family(tt ? tt : f->text_type);
-        if (!tf || !tf->read)
-            return unknown_type(r, sim_json_get(tc, "model_type"), tt ? tt : "?");
-        if (sim_json_get(root, "vision_config"))
-            eng_model_note(m,
-                           "%s: the vision tower (vision_config) is not counted; llmsim "
-                           "models the language model",
-                           m->name);
-        snprintf(m->arch, sizeof m->arch, "%s", tf->type);
-        f = tf;
-        int32_t tied = -1; /* the wrapper's tie_word_embeddings when text_config has none */
-        const sim_json *tw = sim_json_get(root, "tie_word_embeddings");
-        if (tw && tw->kind == SIM_JSON_BOOL && !sim_json_get(tc, "tie_word_embeddings"))
-            tied = (int32_t)tw->num;
-        if (read_family(r, f))
-            return -1;
-        if (tied >= 0)
-            m->tied_embeddings = tied;
-    } else if (read_family(r, f)) {
+    if (f->read ? read_family(r, f) : read_wrapped(r, f))
         return -1;
-    }
     if (read_dtype(r) || read_quant(r) || check_sizes(r->file, m, r->why, r->len))
         return -1;
     for (int i = 0; i < ENG_PART_COUNT; i++) /* name only the parts this model has */
