@@ -791,18 +791,25 @@ static const char *model_type_of(const sim_json *o)
 
 /* ---------------- precision ---------------- */
 
-/* torch_dtype (or dtype) of the language model, else of the wrapper. */
-static int read_dtype(rd *r)
+/* torch_dtype, else dtype: the language model's, else the document's; NULL when none. */
+static const sim_json *dtype_value(const rd *r)
 {
-    eng_model *m = r->m;
-    const sim_json *v = NULL;
-    const char *keys[] = {"torch_dtype", "dtype"};
-    for (int i = 0; i < 2 && !v; i++) {
+    static const char *const keys[] = {"torch_dtype", "dtype"};
+    for (int i = 0; i < 2; i++) {
         const sim_json *c = sim_json_get(r->cfg, keys[i]);
         if (!c || c->kind == SIM_JSON_NULL)
             c = sim_json_get(r->root, keys[i]);
-        v = c && c->kind != SIM_JSON_NULL ? c : NULL;
+        if (c && c->kind != SIM_JSON_NULL)
+            return c;
     }
+    return NULL;
+}
+
+/* The activation dtype (torch_dtype or dtype of the language model, else of the wrapper). */
+static int read_dtype(rd *r)
+{
+    eng_model *m = r->m;
+    const sim_json *v = dtype_value(r);
     m->act_dtype = ENG_BF16;
     if (!v) {
         eng_model_note(m, "%s: no torch_dtype in the config: bfloat16 assumed", m->name);
@@ -1077,6 +1084,26 @@ static int read_hf_quant(rd *r, eng_model *m, int *found)
     return rc;
 }
 
+/* A note when the model's name says it is quantized but no quantization config says how. */
+static void note_quantized_name(eng_model *m)
+{
+    static const char *const hints[] = {"fp8", "fp4", "int4", "awq", "gptq", "w4a16", "w8a8"};
+    char lower[64];
+    size_t i = 0;
+    for (; m->name[i] && i + 1 < sizeof lower; i++)
+        lower[i] = (char)tolower((unsigned char)m->name[i]);
+    lower[i] = '\0';
+    for (size_t k = 0; k < sizeof hints / sizeof hints[0]; k++)
+        if (strstr(lower, hints[k])) {
+            eng_model_note(m,
+                           "%s: the name says '%s' but config.json has no quantization_config "
+                           "and no hf_quant_config.json sits beside it: weights taken as %s "
+                           "(set dtype in the scenario)",
+                           m->name, hints[k], eng_dtype_name(m->weight_dtype));
+            return;
+        }
+}
+
 static int read_quant(rd *r)
 {
     eng_model *m = r->m;
@@ -1096,23 +1123,8 @@ static int read_quant(rd *r)
     } else if (read_hf_quant(r, m, &found)) {
         return -1;
     }
-    if (found)
-        return 0;
-    static const char *const hints[] = {"fp8", "fp4", "int4", "awq", "gptq", "w4a16", "w8a8"};
-    char lower[64];
-    size_t i = 0;
-    for (; m->name[i] && i + 1 < sizeof lower; i++)
-        lower[i] = (char)tolower((unsigned char)m->name[i]);
-    lower[i] = '\0';
-    for (size_t k = 0; k < sizeof hints / sizeof hints[0]; k++)
-        if (strstr(lower, hints[k])) {
-            eng_model_note(m,
-                           "%s: the name says '%s' but config.json has no quantization_config "
-                           "and no hf_quant_config.json sits beside it: weights taken as %s "
-                           "(set dtype in the scenario)",
-                           m->name, hints[k], eng_dtype_name(m->weight_dtype));
-            break;
-        }
+    if (!found)
+        note_quantized_name(m);
     return 0;
 }
 

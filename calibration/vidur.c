@@ -342,6 +342,17 @@ static const struct {
 };
 #define N_MLP_OPS ((int)(sizeof mlp_ops / sizeof mlp_ops[0]))
 
+/* The usable times of an MLP row's operators (columns tcol; -1 absent) as points at tokens. */
+static void mlp_row_times(const csv *c, char **hdr, const int *tcol, double tokens, raw *r,
+                          sim_err *err)
+{
+    double t;
+    for (int k = 0; k < N_MLP_OPS; k++)
+        if (tcol[k] >= 0 && c->field[tcol[k]][0] && num(c, hdr, tcol[k], &t, err) == 0 &&
+            usable_ms(t))
+            raw_add(r, mlp_ops[k].op, tokens, 0, t * 1e6);
+}
+
 static int read_mlp(const char *path, const eng_model *m, int tp, raw *r, int *rows, sim_err *err)
 {
     csv c;
@@ -366,20 +377,15 @@ static int read_mlp(const char *path, const eng_model *m, int tp, raw *r, int *r
     }
     *rows = 0;
     while (csv_row(&c)) {
-        double tokens, workers, t;
-        if (bad_row(&c, nh, err))
-            goto done;
-        if (num(&c, hdr, ntp, &workers, err))
+        double tokens, workers;
+        if (bad_row(&c, nh, err) || num(&c, hdr, ntp, &workers, err))
             goto done;
         if (workers != (double)tp) /* compared as read: a cast of 1e20 or a fraction lies */
             continue;
         if (size_field(&c, hdr, ntok, 1, &tokens, err) || row_matches(&c, hdr, sc, 5, err))
             goto done;
         (*rows)++;
-        for (int k = 0; k < N_MLP_OPS; k++)
-            if (tcol[k] >= 0 && c.field[tcol[k]][0] && num(&c, hdr, tcol[k], &t, err) == 0 &&
-                usable_ms(t))
-                raw_add(r, mlp_ops[k].op, tokens, 0, t * 1e6);
+        mlp_row_times(&c, hdr, tcol, tokens, r, err);
     }
     if (*rows == 0)
         sim_errf(err, "%s: no rows with num_tensor_parallel_workers = %d", path, tp);
