@@ -176,10 +176,8 @@ static int read_gqa(rd *r)
 /* Layer kinds of layer_types, as a bit set of what a family allows. */
 enum { LT_FULL = 1, LT_SLIDING = 2, LT_CHUNKED = 4, LT_LINEAR = 8 };
 
-/* Counts the kinds in layer_types (absent: *present = 0). Each entry must be a kind in
- * `allowed`; the list must have one entry per layer. */
-static int read_layer_types(rd *r, int allowed, int *present, int32_t *sliding, int32_t *chunked,
-                            int32_t *linear)
+/* A layer_types entry's LT_* kind; 0 for one llmsim does not know. */
+static int layer_kind(const sim_json *e)
 {
     static const struct {
         const char *name;
@@ -188,6 +186,17 @@ static int read_layer_types(rd *r, int allowed, int *present, int32_t *sliding, 
                  {"sliding_attention", LT_SLIDING},
                  {"chunked_attention", LT_CHUNKED},
                  {"linear_attention", LT_LINEAR}};
+    for (size_t k = 0; e->kind == SIM_JSON_STR && k < sizeof kinds / sizeof kinds[0]; k++)
+        if (strcmp(e->str, kinds[k].name) == 0)
+            return kinds[k].kind;
+    return 0;
+}
+
+/* Counts the kinds in layer_types (absent: *present = 0). Each entry must be a kind in
+ * `allowed`; the list must have one entry per layer. */
+static int read_layer_types(rd *r, int allowed, int *present, int32_t *sliding, int32_t *chunked,
+                            int32_t *linear)
+{
     const sim_json *lt = get(r, "layer_types");
     *present = 0;
     *sliding = *chunked = *linear = 0;
@@ -200,10 +209,7 @@ static int read_layer_types(rd *r, int allowed, int *present, int32_t *sliding, 
                        lt->n, r->m->layers);
     int i = 0;
     for (const sim_json *e = lt->child; e; e = e->next, i++) {
-        int kind = 0;
-        for (size_t k = 0; e->kind == SIM_JSON_STR && k < sizeof kinds / sizeof kinds[0]; k++)
-            if (strcmp(e->str, kinds[k].name) == 0)
-                kind = kinds[k].kind;
+        int kind = layer_kind(e);
         if (!(kind & allowed))
             return fail_at(r, e, "layer_types",
                            "entry %d ('%s') is a layer kind llmsim does not model for model_type "
