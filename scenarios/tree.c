@@ -312,6 +312,57 @@ static scn_node *step(scn_node *cur, const char *seg, const char *done, int crea
     return c;
 }
 
+/* Walks override o's key path (path: its first klen bytes, split here at '.') to the parent of
+ * the last segment, making maps on the way; *last is that segment, done the path walked.
+ * NULL with err. */
+static scn_node *walk_override(scn_node *root, const char *o, size_t klen, char *path, char *done,
+                               int ovr, char **last, sim_err *err)
+{
+    scn_node *cur = root;
+    char *seg = path;
+    for (;;) {
+        char *dot = strchr(seg, '.');
+        if (dot)
+            *dot = '\0';
+        if (!*seg) {
+            sim_errf(err, "override '%s': empty key in '%.*s'", o, (int)klen, o);
+            return NULL;
+        }
+        if (!dot)
+            break;
+        cur = step(cur, seg, done, 1, ovr, o, err);
+        if (!cur)
+            return NULL;
+        if (*done)
+            strcat(done, ".");
+        strcat(done, seg);
+        seg = dot + 1;
+    }
+    if (cur->kind == SCN_NODE_SCALAR) {
+        sim_errf(err, "override '%s': '%s' is a value, not a map", o, done);
+        return NULL;
+    }
+    *last = seg;
+    return cur;
+}
+
+/* Puts val as cur's child seg, replacing one there; -1 with err (val not taken). */
+static int put_override(scn_node *cur, const char *seg, scn_node *val, const char *done, int ovr,
+                        const char *o, sim_err *err)
+{
+    scn_node *old =
+        cur->kind == SCN_NODE_MAP ? scn_tree_get(cur, seg) : step(cur, seg, done, 0, ovr, o, err);
+    if (cur->kind == SCN_NODE_SEQ && !old)
+        return -1;
+    if (old) {
+        replace_child(cur, old, val);
+    } else {
+        val->key = sim_xstrdup(seg);
+        append(cur, val);
+    }
+    return 0;
+}
+
 int scn_tree_set(scn_node *root, const char *o, int ovr, sim_err *err)
 {
     const char *eq = strchr(o, '=');
@@ -324,36 +375,14 @@ int scn_tree_set(scn_node *root, const char *o, int ovr, sim_err *err)
     if (levels >= SCN_MAX_DEPTH)
         return sim_errf(err, "override '%.40s...': a key path of %d segments or more", o,
                         SCN_MAX_DEPTH - 1);
-    char *path = sim_xmalloc(klen + 1), *done = sim_xmalloc(klen + 1);
+    char *path = sim_xmalloc(klen + 1), *done = sim_xmalloc(klen + 1), *seg = NULL;
     memcpy(path, o, klen);
     path[klen] = '\0';
     done[0] = '\0';
-    scn_node *val = NULL, *cur = root;
+    scn_node *val = NULL, *cur = walk_override(root, o, klen, path, done, ovr, &seg, err);
     int rc = -1;
-    char *seg = path;
-    for (;;) {
-        char *dot = strchr(seg, '.');
-        if (dot)
-            *dot = '\0';
-        if (!*seg) {
-            sim_errf(err, "override '%s': empty key in '%.*s'", o, (int)klen, o);
-            goto out;
-        }
-        if (!dot)
-            break;
-        cur = step(cur, seg, done, 1, ovr, o, err);
-        if (!cur)
-            goto out;
-        if (*done)
-            strcat(done, ".");
-        strcat(done, seg);
-        seg = dot + 1;
-    }
-    /* seg is the last segment; cur its parent */
-    if (cur->kind == SCN_NODE_SCALAR) {
-        sim_errf(err, "override '%s': '%s' is a value, not a map", o, done);
+    if (!cur)
         goto out;
-    }
     if (parse_any("override value", eq + 1, strlen(eq + 1), SCN_MAX_DEPTH - levels, &val, err)) {
         sim_err_prefix(err, "override '%s'", o);
         goto out;
@@ -363,18 +392,10 @@ int scn_tree_set(scn_node *root, const char *o, int ovr, sim_err *err)
         val->text = sim_xstrdup("");
     }
     mark_override(val, ovr);
-    scn_node *old =
-        cur->kind == SCN_NODE_MAP ? scn_tree_get(cur, seg) : step(cur, seg, done, 0, ovr, o, err);
-    if (cur->kind == SCN_NODE_SEQ && !old)
-        goto out;
-    if (old) {
-        replace_child(cur, old, val);
-    } else {
-        val->key = sim_xstrdup(seg);
-        append(cur, val);
+    if (put_override(cur, seg, val, done, ovr, o, err) == 0) {
+        val = NULL;
+        rc = 0;
     }
-    val = NULL;
-    rc = 0;
 out:
     scn_tree_free(val);
     free(path);
