@@ -176,26 +176,18 @@ static int build(parse_ctx *c, yaml_event_t *ev, int depth, scn_node **out)
     return rc;
 }
 
-/* Parses one document whose root may be any node and whose tree is at most max_depth levels
- * deep; an empty document gives NULL. */
-static int parse_any(const char *name, const char *text, size_t len, int max_depth, scn_node **out,
-                     sim_err *err)
+/* The parser's events to the stream's end: at most one document's node into *out. */
+static int parse_documents(parse_ctx *c, scn_node **out)
 {
-    parse_ctx c = {.name = name, .err = err, .max_depth = max_depth};
     yaml_event_t ev;
-    int rc = -1;
-    *out = NULL;
-    if (!yaml_parser_initialize(&c.p))
-        return sim_errf(err, "%s: cannot initialise the YAML parser", name);
-    yaml_parser_set_input_string(&c.p, (const unsigned char *)text, len);
     for (;;) {
-        if (next_event(&c, &ev))
-            goto done;
+        if (next_event(c, &ev))
+            return -1;
         yaml_event_type_t t = ev.type;
         int line = (int)ev.start_mark.line + 1;
         if (t == YAML_STREAM_END_EVENT) {
             yaml_event_delete(&ev);
-            break;
+            return 0;
         }
         if (t == YAML_STREAM_START_EVENT || t == YAML_DOCUMENT_START_EVENT ||
             t == YAML_DOCUMENT_END_EVENT) {
@@ -204,14 +196,24 @@ static int parse_any(const char *name, const char *text, size_t len, int max_dep
         }
         if (*out) {
             yaml_event_delete(&ev);
-            sim_errf(err, "%s:%d: only one YAML document is allowed", name, line);
-            goto done;
+            return sim_errf(c->err, "%s:%d: only one YAML document is allowed", c->name, line);
         }
-        if (build(&c, &ev, 1, out))
-            goto done;
+        if (build(c, &ev, 1, out))
+            return -1;
     }
-    rc = 0;
-done:
+}
+
+/* Parses one document whose root may be any node and whose tree is at most max_depth levels
+ * deep; an empty document gives NULL. */
+static int parse_any(const char *name, const char *text, size_t len, int max_depth, scn_node **out,
+                     sim_err *err)
+{
+    parse_ctx c = {.name = name, .err = err, .max_depth = max_depth};
+    *out = NULL;
+    if (!yaml_parser_initialize(&c.p))
+        return sim_errf(err, "%s: cannot initialise the YAML parser", name);
+    yaml_parser_set_input_string(&c.p, (const unsigned char *)text, len);
+    int rc = parse_documents(&c, out);
     yaml_parser_delete(&c.p);
     if (rc) {
         scn_tree_free(*out);
@@ -460,10 +462,26 @@ static int emit_node(yaml_emitter_t *em, const scn_node *n)
     return yaml_emitter_emit(em, &ev);
 }
 
+/* One stream of one document holding root; 0 when the emitter fails. */
+static int emit_document(yaml_emitter_t *em, const scn_node *root)
+{
+    yaml_event_t ev;
+    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+    if (!yaml_emitter_emit(em, &ev))
+        return 0;
+    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+    if (!yaml_emitter_emit(em, &ev) || !emit_node(em, root))
+        return 0;
+    yaml_document_end_event_initialize(&ev, 1);
+    if (!yaml_emitter_emit(em, &ev))
+        return 0;
+    yaml_stream_end_event_initialize(&ev);
+    return yaml_emitter_emit(em, &ev);
+}
+
 char *scn_tree_emit(const scn_node *root, sim_err *err)
 {
     yaml_emitter_t em;
-    yaml_event_t ev;
     outbuf o = {0};
     if (!yaml_emitter_initialize(&em)) {
         sim_errf(err, "cannot initialise the YAML emitter");
@@ -472,21 +490,7 @@ char *scn_tree_emit(const scn_node *root, sim_err *err)
     yaml_emitter_set_output(&em, write_out, &o);
     yaml_emitter_set_unicode(&em, 1);
     yaml_emitter_set_width(&em, -1);
-    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-    int ok = yaml_emitter_emit(&em, &ev);
-    if (ok) {
-        yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
-        ok = yaml_emitter_emit(&em, &ev);
-    }
-    ok = ok && emit_node(&em, root);
-    if (ok) {
-        yaml_document_end_event_initialize(&ev, 1);
-        ok = yaml_emitter_emit(&em, &ev);
-    }
-    if (ok) {
-        yaml_stream_end_event_initialize(&ev);
-        ok = yaml_emitter_emit(&em, &ev);
-    }
+    int ok = emit_document(&em, root);
     if (!ok && o.full) {
         sim_errf(err, "the scenario written back as YAML (what a run stores) would exceed %d bytes",
                  SCN_MAX_EMITTED);
