@@ -427,6 +427,22 @@ static int read_run_info(store *s, int64_t run_id, store_replay_run *info, sim_e
     return 0;
 }
 
+/* An iteration row's shape (columns 0-8 of the replay query). */
+static void column_shape(sqlite3_stmt *st, eng_shape *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    sh->num_seqs = sqlite3_column_int(st, 0);
+    sh->prefill_tokens = sqlite3_column_int64(st, 1);
+    sh->decode_seqs = sqlite3_column_int(st, 2);
+    sh->tokens = sh->prefill_tokens + sh->decode_seqs;
+    sh->prefill_seqs = sqlite3_column_int(st, 3);
+    sh->prefill_pairs = sqlite3_column_double(st, 4);
+    sh->prefill_kv = sqlite3_column_double(st, 5);
+    sh->prefill_q2 = sqlite3_column_double(st, 6);
+    sh->decode_ctx = sqlite3_column_int64(st, 7);
+    sh->emit_seqs = sqlite3_column_int(st, 8);
+}
+
 int store_profile_replay_shapes(store *s, int64_t run_id, int max, store_replay_run *info,
                                 eng_shape *shapes, int64_t *gpu_ns, int *n, sim_err *err)
 {
@@ -458,18 +474,7 @@ int store_profile_replay_shapes(store *s, int64_t run_id, int max, store_replay_
             return sim_errf(err, "%s: run %lld's iterations lack the shape columns", s->path,
                             (long long)run_id);
         }
-        eng_shape *sh = &shapes[*n];
-        memset(sh, 0, sizeof *sh);
-        sh->num_seqs = sqlite3_column_int(st, 0);
-        sh->prefill_tokens = sqlite3_column_int64(st, 1);
-        sh->decode_seqs = sqlite3_column_int(st, 2);
-        sh->tokens = sh->prefill_tokens + sh->decode_seqs;
-        sh->prefill_seqs = sqlite3_column_int(st, 3);
-        sh->prefill_pairs = sqlite3_column_double(st, 4);
-        sh->prefill_kv = sqlite3_column_double(st, 5);
-        sh->prefill_q2 = sqlite3_column_double(st, 6);
-        sh->decode_ctx = sqlite3_column_int64(st, 7);
-        sh->emit_seqs = sqlite3_column_int(st, 8);
+        column_shape(st, &shapes[*n]);
         if (gpu_ns)
             gpu_ns[*n] = sqlite3_column_int64(st, 9);
         (*n)++;
