@@ -249,6 +249,30 @@ static int64_t read_meta(sqlite3_stmt *st, cal_profile *p)
     return sqlite3_column_int64(st, 0);
 }
 
+/* A profile_fits row (columns 2-9 of read_fits' query) as operator op's fit of form. */
+static void column_fit(sqlite3_stmt *st, int op, int form, cal_fit *f)
+{
+    memset(f, 0, sizeof *f);
+    f->op = op;
+    f->form = (cal_form)form;
+    const char *c = (const char *)sqlite3_column_text(st, 2);
+    char *end;
+    while (c && f->ncoef < CAL_MAX_COEF) {
+        double v = strtod(c, &end);
+        if (end == c)
+            break;
+        f->coef[f->ncoef++] = v;
+        c = end;
+    }
+    f->knee = sqlite3_column_double(st, 3);
+    f->n_train = sqlite3_column_int(st, 4);
+    f->n_held = sqlite3_column_int(st, 5);
+    f->med_ape[CAL_FORM_ROOFLINE] = col_real(st, 6);
+    f->p95_ape[CAL_FORM_ROOFLINE] = col_real(st, 7);
+    f->med_ape[CAL_FORM_INTERP] = col_real(st, 8);
+    f->p95_ape[CAL_FORM_INTERP] = col_real(st, 9);
+}
+
 static int read_fits(store *s, int64_t id, cal_profile *p, sim_err *err)
 {
     sqlite3_stmt *st =
@@ -269,26 +293,7 @@ static int read_fits(store *s, int64_t id, cal_profile *p, sim_err *err)
             return sim_errf(err, "%s: profile %s: unknown operator or form in profile_fits",
                             s->path, p->name);
         }
-        cal_fit *f = &p->fits[op];
-        memset(f, 0, sizeof *f);
-        f->op = op;
-        f->form = (cal_form)form;
-        const char *c = (const char *)sqlite3_column_text(st, 2);
-        char *end;
-        while (c && f->ncoef < CAL_MAX_COEF) {
-            double v = strtod(c, &end);
-            if (end == c)
-                break;
-            f->coef[f->ncoef++] = v;
-            c = end;
-        }
-        f->knee = sqlite3_column_double(st, 3);
-        f->n_train = sqlite3_column_int(st, 4);
-        f->n_held = sqlite3_column_int(st, 5);
-        f->med_ape[CAL_FORM_ROOFLINE] = col_real(st, 6);
-        f->p95_ape[CAL_FORM_ROOFLINE] = col_real(st, 7);
-        f->med_ape[CAL_FORM_INTERP] = col_real(st, 8);
-        f->p95_ape[CAL_FORM_INTERP] = col_real(st, 9);
+        column_fit(st, op, form, &p->fits[op]);
         p->has_fit[op] = 1;
     }
     sqlite3_finalize(st);
