@@ -33,6 +33,8 @@
 
 #define STUDY_MAX_KEYS 8
 #define STUDY_MAX_VALUES 1024
+/* points x repetitions: a task is an int32 (study_pool) */
+#define STUDY_MAX_TASKS ((int64_t)INT32_MAX)
 
 typedef struct study_vary {
     char key[128];

@@ -12,3 +12,5 @@ add_dependencies(test_sweep_scale llmsim)
 add_test(NAME test_sweep_parallel
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/scripts/sweep_parallel.sh ${CMAKE_BINARY_DIR}/llmsim)
 set_tests_properties(test_sweep_parallel PROPERTIES LABELS "e2e" TIMEOUT 300 SKIP_RETURN_CODE 77)
+# a sweep's grid: point counts checked, values never cut short, ';' refused
+llmsim_test(test_sweep_grid SOURCES test_sweep_grid.c LIBS llmsim_study LABELS unit)
