@@ -50,8 +50,14 @@ int store_schema_version(const store *s);
 /* Whether the last failure on s was a lock another connection held (SQLITE_BUSY): trying again
  * later may succeed. */
 int store_was_busy(const store *s);
-/* How long a statement waits for another connection's lock before failing (10 s by default). */
+/* How long a statement waits (retrying) for another connection's lock before failing: by
+ * default STORE_BUSY_TIMEOUT_S, or $LLMSIM_DB_TIMEOUT seconds when set. A failure after the wait
+ * names the process holding the lock and its command line (store_fail). Writers hold the lock
+ * only to write a finished run (study_simulate stages a run's rows while it simulates). */
+#define STORE_BUSY_TIMEOUT_S 60
 void store_set_busy_timeout(store *s, int ms);
+/* The wait store_set_busy_timeout set, in ms. */
+int store_busy_timeout(const store *s);
 
 /* Transactions: 0, or -1 with err. */
 int store_begin(store *s, sim_err *err);

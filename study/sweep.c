@@ -528,10 +528,11 @@ int study_sweep_run(const study_sweep *sw, store *s, const char *db, int jobs,
     pool_arg a = {sw, s, db, done, arg, 0, n, st};
     /* the only writer waits for other processes' locks (a reader's checkpoint, a second sweep
      * writing the same database) rather than losing a finished run */
+    int wait_ms = store_busy_timeout(s);
     store_set_busy_timeout(s, 600000);
     study_pool_stats ps;
     int rc = study_pool_run(&ops, &a, jobs, pending, n, &ps, err);
-    store_set_busy_timeout(s, 10000);
+    store_set_busy_timeout(s, wait_ms);
     if (rc != 0)
         return -1;
     st->failed = ps.failed; /* with the tasks lost with a worker, which never reached task_done */
