@@ -609,17 +609,46 @@ void store_close(store *s)
     free(s);
 }
 
+/* Transactions nest: the outermost is BEGIN IMMEDIATE ... COMMIT, an inner one a savepoint
+ * (SAVEPOINT llmsim_N ... RELEASE), so a run written inside a larger transaction (a validation
+ * storing its runs with its rows) commits or rolls back with it. */
 int store_begin(store *s, sim_err *err)
 {
-    return store_exec(s, "BEGIN IMMEDIATE", err);
+    if (sqlite3_get_autocommit(s->db))
+        s->depth = 0; /* SQLite ended the transaction itself (a failed COMMIT, an I/O error) */
+    char sql[48];
+    if (s->depth == 0)
+        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE");
+    else
+        snprintf(sql, sizeof sql, "SAVEPOINT llmsim_%d", s->depth);
+    if (store_exec(s, sql, err) != 0)
+        return -1;
+    s->depth++;
+    return 0;
 }
 
 int store_commit(store *s, sim_err *err)
 {
-    return store_exec(s, "COMMIT", err);
+    char sql[48];
+    if (s->depth <= 1)
+        snprintf(sql, sizeof sql, "COMMIT");
+    else
+        snprintf(sql, sizeof sql, "RELEASE llmsim_%d", s->depth - 1);
+    if (store_exec(s, sql, err) != 0)
+        return -1;
+    s->depth = s->depth > 0 ? s->depth - 1 : 0;
+    return 0;
 }
 
 void store_rollback(store *s)
 {
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    char sql[96];
+    if (s->depth <= 1 || sqlite3_get_autocommit(s->db)) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        s->depth = 0;
+        return;
+    }
+    s->depth--;
+    snprintf(sql, sizeof sql, "ROLLBACK TO llmsim_%d; RELEASE llmsim_%d", s->depth, s->depth);
+    sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 }

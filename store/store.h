@@ -59,7 +59,9 @@ void store_set_busy_timeout(store *s, int ms);
 /* The wait store_set_busy_timeout set, in ms. */
 int store_busy_timeout(const store *s);
 
-/* Transactions: 0, or -1 with err. */
+/* Transactions: 0, or -1 with err. They nest: store_begin inside an open transaction starts a
+ * savepoint, which its store_commit releases into the outer transaction (committed only with
+ * it) and its store_rollback undoes alone. */
 int store_begin(store *s, sim_err *err);
 int store_commit(store *s, sim_err *err);
 void store_rollback(store *s);

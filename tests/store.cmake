@@ -10,3 +10,6 @@ llmsim_test(test_store_readonly SOURCES test_store_readonly.c LIBS llmsim_store 
 # the lock's holder named
 llmsim_test(test_store_concurrent SOURCES test_store_concurrent.c LIBS llmsim_store LABELS store e2e)
 add_dependencies(test_store_concurrent llmsim)
+# a validate or capacity search killed part way: nothing left to pile up; capacity resumes
+llmsim_test(test_killed_work SOURCES test_killed_work.c LIBS llmsim_store LABELS store e2e)
+add_dependencies(test_killed_work llmsim)
