@@ -1120,7 +1120,7 @@ static int load_steps(lctx *c, const scn_node *m, const char *pre, scn_arrival *
     return 0;
 }
 
-static int load_arrival(lctx *c, const scn_node *w, scn_arrival *a)
+static int read_arrival(lctx *c, const scn_node *w, scn_arrival *a)
 {
     static const char *const keys[SCN_ARR_COUNT][5] = {
         {"process", "rate", NULL},
@@ -1175,6 +1175,17 @@ static int load_arrival(lctx *c, const scn_node *w, scn_arrival *a)
     default:
         return 0;
     }
+}
+
+/* An arrival process, read, then checked for representable gaps (scenarios/dist.c). */
+static int load_arrival(lctx *c, const scn_node *w, scn_arrival *a)
+{
+    char why[256];
+    if (read_arrival(c, w, a) != 0)
+        return -1;
+    return scn_arrival_check(a, why, sizeof why)
+               ? fail(c, scn_tree_get(w, "arrival"), "workload.arrival", "%s", why)
+               : 0;
 }
 
 /* Opens a trace file once to check that it exists and has the columns asked for. */
@@ -1234,7 +1245,7 @@ static int load_empirical(lctx *c, const scn_node *m, const char *pre, scn_dist 
 }
 
 /* A length distribution `key` of map w, whose path is `parent`; `parent` names it in messages. */
-static int load_dist_in(lctx *c, const scn_node *w, const char *parent, const char *key,
+static int read_dist_in(lctx *c, const scn_node *w, const char *parent, const char *key,
                         scn_dist *d)
 {
     static const char *const keys[SCN_DIST_COUNT][7] = {
@@ -1301,6 +1312,18 @@ static int load_dist_in(lctx *c, const scn_node *w, const char *parent, const ch
     default:
         return 0;
     }
+}
+
+/* A length distribution, read, then checked for representable draws (scenarios/dist.c). */
+static int load_dist_in(lctx *c, const scn_node *w, const char *parent, const char *key,
+                        scn_dist *d)
+{
+    char why[256];
+    if (read_dist_in(c, w, parent, key, d) != 0)
+        return -1;
+    return scn_dist_check(d, why, sizeof why)
+               ? fail(c, scn_tree_get(w, key), kp(parent, key).s, "%s", why)
+               : 0;
 }
 
 static int load_dist(lctx *c, const scn_node *w, const char *key, scn_dist *d)

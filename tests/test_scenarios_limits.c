@@ -343,17 +343,65 @@ static void not_a_trace_file(void **state)
     expect_error(text, NULL, 0, "long.csv:1: a line of 1048587 bytes (at most 1048576)");
 }
 
+/* Distribution parameters whose draws are no numbers: gamma cv 1e300 passed `scenario check`
+ * and every arrival was NaN ("arrives at -nan s" in run); a lognormal sigma whose square
+ * overflows; a normal with no mass in its window failed only when the run built its sampler. */
+static void unrepresentable_params(void **state)
+{
+    char text[1024];
+    static const struct {
+        const char *arrival, *prompt, *frag;
+    } bad[] = {
+        {"{process: gamma, rate: 2, cv: 1e300}", "10",
+         "l.yaml:6: workload.arrival: gamma {rate: 2, cv: 1e+300}: shape 1/cv^2 = 0"},
+        {"{process: gamma, rate: 1e-300, cv: 1e10}", "10", "workload.arrival: gamma"},
+        {"{process: poisson, rate: 2}", "{dist: lognormal, mean: 100, sigma: 1e200}",
+         "l.yaml:7: workload.prompt_tokens: lognormal {mean: 100, sigma: 1e+200}"},
+        {"{process: poisson, rate: 2}", "{dist: normal, mean: 1e9, std: 1, max: 100}",
+         "workload.prompt_tokens: normal {mean: 1e+09, std: 1} has no mass in [1, 100]"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text,
+                 "%sworkload:\n  num_requests: 10\n  arrival: %s\n  prompt_tokens: %s\n"
+                 "  output_tokens: 10\n",
+                 HEAD, bad[i].arrival, bad[i].prompt);
+        expect_error(text, NULL, 0, bad[i].frag);
+    }
+    /* an override is checked as the file is */
+    snprintf(text, sizeof text,
+             "%sworkload:\n  num_requests: 10\n  arrival: {process: gamma, rate: 2, cv: 1}\n"
+             "  prompt_tokens: 10\n  output_tokens: 10\n",
+             HEAD);
+    const char *sets[] = {"workload.arrival.cv=1e300"};
+    expect_error(text, sets, 1, "shape 1/cv^2 = 0");
+    /* a large but representable cv loads and draws numbers */
+    scn_scenario s;
+    scn_source *src = source_of("  num_requests: 10\n  arrival: {process: gamma, rate: 2, cv: "
+                                "1e100}\n  prompt_tokens: 10\n  output_tokens: 10\n",
+                                &s);
+    sim_err e = {{0}};
+    assert_int_equal(drain(src, 10, &e), ENG_SRC_OK);
+    scn_source_free(src);
+    scn_free(&s);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/llmsim-limits-XXXXXX");
     if (!mkdtemp(dir))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(deep_sequences),   cmocka_unit_test(deep_maps),
-        cmocka_unit_test(deep_enough),      cmocka_unit_test(emitted_text_limit),
-        cmocka_unit_test(file_size_limit),  cmocka_unit_test(deep_overrides),
-        cmocka_unit_test(tiny_rate),        cmocka_unit_test(stretched_trace),
-        cmocka_unit_test(azure_far_future), cmocka_unit_test(not_a_trace_file),
+        cmocka_unit_test(deep_sequences),
+        cmocka_unit_test(deep_maps),
+        cmocka_unit_test(deep_enough),
+        cmocka_unit_test(emitted_text_limit),
+        cmocka_unit_test(file_size_limit),
+        cmocka_unit_test(deep_overrides),
+        cmocka_unit_test(tiny_rate),
+        cmocka_unit_test(stretched_trace),
+        cmocka_unit_test(azure_far_future),
+        cmocka_unit_test(not_a_trace_file),
+        cmocka_unit_test(unrepresentable_params),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];
