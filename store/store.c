@@ -499,12 +499,39 @@ static store *open_with(const char *path, int flags, sim_err *err)
     return s;
 }
 
+/* After a failed store_open: removes the database file (and its -journal, -wal and -shm)
+ * when the open created it and nothing was ever written to it (0 bytes: no header page), so a
+ * failure (a full disk, a lock never granted) leaves no empty file behind. A file another
+ * process is creating has its header page as soon as its journal mode is set, and is kept. */
+static void remove_if_created(const char *path, int existed)
+{
+    struct stat st;
+    if (existed || stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0)
+        return;
+    store_remove_files(path);
+}
+
+void store_remove_files(const char *path)
+{
+    static const char *const side[] = {"-journal", "-wal", "-shm"};
+    for (size_t i = 0; i < sizeof side / sizeof side[0]; i++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s%s", path, side[i]);
+        unlink(p);
+    }
+    unlink(path);
+}
+
 store *store_open(const char *path, sim_err *err)
 {
+    struct stat st;
+    int existed = stat(path, &st) == 0;
     store *s =
         open_with(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, err);
-    if (!s)
+    if (!s) {
+        remove_if_created(path, existed);
         return NULL;
+    }
     db_kind kind;
     int64_t app;
     if (identify(s, &kind, &app, err) != 0)
@@ -521,6 +548,7 @@ store *store_open(const char *path, sim_err *err)
     return s;
 fail:
     store_close(s);
+    remove_if_created(path, existed);
     return NULL;
 }
 

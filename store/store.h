@@ -41,6 +41,9 @@ store *store_open(const char *path, sim_err *err);
  * commits the main file lacks (then refused, saying so). */
 store *store_open_readonly(const char *path, sim_err *err);
 void store_close(store *s);
+/* Deletes the database file at path and its -journal, -wal and -shm files (closed first by the
+ * caller): what a command that created it leaves after failing. */
+void store_remove_files(const char *path);
 
 /* The path the store was opened with (for messages). */
 const char *store_path(const store *s);

@@ -119,9 +119,11 @@ typedef struct study_sweep_merge_ops {
 } study_sweep_merge_ops;
 
 /* Merges the databases in[0..n-1] into out (created when missing), each input in one
- * transaction (store_merge), then reports every sweep of out. 0, or -1 with err at the first
- * input that cannot be merged (the inputs before it stay merged; merging is idempotent, so the
- * same command can be run again). */
+ * transaction (store_merge), then reports every sweep of out. Every input is checked (exists,
+ * is an llmsim database no newer than this one) before out is opened. 0, or -1 with err at the
+ * first input that cannot be merged: the inputs before it stay merged into an out that existed
+ * (merging is idempotent, so the same command can be run again); an out this call created is
+ * removed. */
 int study_sweep_merge(const char *out, const char *const *in, int n,
                       const study_sweep_merge_ops *ops, void *arg, sim_err *err);
 

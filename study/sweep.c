@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "store_query.h"
 #include "store_sweep.h"
@@ -557,6 +558,13 @@ static int list_sweep(void *arg, const store_sweep_row *row)
 int study_sweep_merge(const char *out, const char *const *in, int n,
                       const study_sweep_merge_ops *ops, void *arg, sim_err *err)
 {
+    /* every input is checked before the output is touched; an output this merge creates is
+     * removed again when the merge fails */
+    for (int i = 0; i < n; i++)
+        if (store_merge_check(out, in[i], err) != 0)
+            return -1;
+    struct stat sb;
+    int existed = stat(out, &sb) == 0;
     store *s = store_open(out, err);
     if (!s)
         return -1;
@@ -571,6 +579,8 @@ int study_sweep_merge(const char *out, const char *const *in, int n,
     if (rc == 0 && ops->sweep)
         rc = store_sweep_list(s, list_sweep, &l, err);
     store_close(s);
+    if (rc != 0 && !existed)
+        store_remove_files(out);
     return rc;
 }
 

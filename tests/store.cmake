@@ -13,3 +13,6 @@ add_dependencies(test_store_concurrent llmsim)
 # a validate or capacity search killed part way: nothing left to pile up; capacity resumes
 llmsim_test(test_killed_work SOURCES test_killed_work.c LIBS llmsim_store LABELS store e2e)
 add_dependencies(test_killed_work llmsim)
+# a failed merge or a new database on a full disk leaves no file it created
+llmsim_test(test_store_outputs SOURCES test_store_outputs.c LIBS llmsim_store LABELS store e2e)
+add_dependencies(test_store_outputs llmsim)
