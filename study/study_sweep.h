@@ -164,5 +164,8 @@ int study_sweep_paired_key(const study_sweep *sw);
 int study_sweep_base_point(const study_sweep *sw, int p, int k);
 /* The paired difference (point p minus base) of metric m over the repetitions both have. */
 sim_interval study_sweep_paired(const study_sweep_table *t, int m, int p, int base);
+/* The repetitions both point p and base have (0: no paired difference; in a shard's database
+ * the base's runs may be in another shard). */
+int study_sweep_paired_reps(const study_sweep_table *t, int p, int base);
 
 #endif

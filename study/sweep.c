@@ -712,3 +712,12 @@ sim_interval study_sweep_paired(const study_sweep_table *t, int m, int p, int ba
 {
     return over_reps(study_sweep_cell(t, m, p), study_sweep_cell(t, m, base), t->reps);
 }
+
+int study_sweep_paired_reps(const study_sweep_table *t, int p, int base)
+{
+    const study_cell *c = study_sweep_cell(t, 0, p), *b = study_sweep_cell(t, 0, base);
+    int n = 0;
+    for (int r = 0; r < t->reps; r++)
+        n += !isnan(c->rep[r]) && !isnan(b->rep[r]);
+    return n;
+}
