@@ -35,6 +35,9 @@
 #define STUDY_MAX_VALUES 1024
 /* points x repetitions: a task is an int32 (study_pool) */
 #define STUDY_MAX_TASKS ((int64_t)INT32_MAX)
+/* points of one sweep: each is checked (its scenario loaded) before any runs, and the table
+ * holds a cell per point and metric; a million points is weeks of simulation */
+#define STUDY_MAX_POINTS ((int64_t)1 << 20)
 
 typedef struct study_vary {
     char key[128];

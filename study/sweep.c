@@ -105,7 +105,7 @@ void study_sweep_free(study_sweep *sw)
 
 int64_t study_sweep_points_of(const char *varied)
 {
-    int64_t n = 1; /* at most STUDY_MAX_TASKS: more is no sweep of ours */
+    int64_t n = 1; /* at most STUDY_MAX_POINTS: more is no sweep of ours */
     int keys = 0;
     for (const char *k = varied; *k;) {
         const char *end = strchr(k, ';'), *eq = strchr(k, '=');
@@ -116,7 +116,7 @@ int64_t study_sweep_points_of(const char *varied)
         int64_t values = 1;
         for (const char *c = eq + 1; c < end; c++)
             values += *c == ',';
-        if (values > STUDY_MAX_TASKS / n)
+        if (values > STUDY_MAX_POINTS / n)
             return 0;
         n *= values;
         keys++;
@@ -159,12 +159,13 @@ int study_sweep_load_point(const study_sweep *sw, int p, scn_scenario *scn, sim_
 }
 
 /* sw->npoints: the product of the keys' value counts, checked: -1 with err when it exceeds
- * STUDY_MAX_TASKS (an int product would overflow: 4 keys of 250 values). */
+ * STUDY_MAX_POINTS (an int product overflowed: 4 keys of 250 values; a database's description
+ * is held to the same limit, so reading one never allocates a table for billions of points). */
 static int grid_size(study_sweep *sw, sim_err *err)
 {
     int64_t n = 1;
     for (int k = 0; k < sw->nv; k++) {
-        if (sw->v[k].n > STUDY_MAX_TASKS / n) {
+        if (sw->v[k].n > STUDY_MAX_POINTS / n) {
             char dims[256];
             size_t off = 0;
             for (int j = 0; j < sw->nv && off < sizeof dims; j++)
@@ -173,7 +174,7 @@ static int grid_size(study_sweep *sw, sim_err *err)
             return sim_errf(err,
                             "%s: more points than a sweep may have (%lld); vary fewer keys or "
                             "values, or split the sweep",
-                            dims, (long long)STUDY_MAX_TASKS);
+                            dims, (long long)STUDY_MAX_POINTS);
         }
         n *= sw->v[k].n;
     }
