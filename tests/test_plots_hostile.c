@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
+#include "gp_check.h"
 
 extern char **environ;
 
@@ -123,56 +124,14 @@ static void assert_no_marker(const char *what)
         fail_msg("%s ran a command from the data: %s/%s exists", what, e2e_dir, MARKER);
 }
 
-/* Reads a gnuplot script as gnuplot does: outside strings a '#' starts a comment (which a
- * trailing backslash would continue onto the next line), '...' is a string without
- * substitution ('' is a quote), "..." one with backslash escapes and `command` substitution.
- * Fails when a backquote, an @macro or the marker is anywhere but in a single-quoted string,
- * when a comment would continue, or when a string is not closed on its line. */
+/* The script read as gnuplot reads it (gp_check.h): the marker, backquotes and @macros only
+ * in single-quoted strings, every string closed on its line, no comment continued. */
 static void check_script(const char *path, const char *text)
 {
-    enum { CODE, SINGLE, DOUBLE, COMMENT } at = CODE;
-    int line = 1;
-    for (const char *p = text; *p; p++) {
-        if (at != SINGLE && at != COMMENT && strncmp(p, MARKER, strlen(MARKER)) == 0)
-            fail_msg("%s:%d: '%s' outside a single-quoted string", path, line, MARKER);
-        if (*p == '\n') {
-            if (at == SINGLE || at == DOUBLE)
-                fail_msg("%s:%d: a string is not closed on its line", path, line);
-            if (at == COMMENT && p > text && p[-1] == '\\')
-                fail_msg("%s:%d: a comment ends in a backslash (continues)", path, line);
-            at = CODE;
-            line++;
-            continue;
-        }
-        switch (at) {
-        case CODE:
-            if (*p == '#')
-                at = COMMENT;
-            else if (*p == '\'')
-                at = SINGLE;
-            else if (*p == '"')
-                at = DOUBLE;
-            else if (*p == '`' || *p == '@')
-                fail_msg("%s:%d: '%c' outside a string", path, line, *p);
-            break;
-        case SINGLE:
-            if (*p == '\'' && p[1] == '\'')
-                p++;
-            else if (*p == '\'')
-                at = CODE;
-            break;
-        case DOUBLE:
-            if (*p == '\\' && p[1] && p[1] != '\n')
-                p++;
-            else if (*p == '"')
-                at = CODE;
-            else if (*p == '`')
-                fail_msg("%s:%d: a backquote in a double-quoted string", path, line);
-            break;
-        case COMMENT:
-            break;
-        }
-    }
+    int line;
+    const char *why = gp_check(text, MARKER, &line);
+    if (why)
+        fail_msg("%s:%d: %s", path, line, why);
 }
 
 /* Every line of a data file that holds the marker is a comment. */
