@@ -36,10 +36,10 @@ if(LLMSIM_HAVE_FUZZ)
     target_link_options(fuzz_${h} PRIVATE -fsanitize=fuzzer)
     set(work ${CMAKE_BINARY_DIR}/fuzz-corpus/${h})
     set(art ${CMAKE_BINARY_DIR}/fuzz-artifacts/${h})
-    add_test(NAME fuzz_${h}
-             COMMAND sh -c "mkdir -p '${work}' '${art}' && exec \"$0\" -max_total_time=${LLMSIM_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 ${fuzz_flags_${h}} -artifact_prefix='${art}/' '${work}' '${fuzz_dir}/corpus/${h}'"
+    llmsim_add_test(fuzz_${h} CPU 600
+             sh -c "mkdir -p '${work}' '${art}' && exec \"$0\" -max_total_time=${LLMSIM_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 ${fuzz_flags_${h}} -artifact_prefix='${art}/' '${work}' '${fuzz_dir}/corpus/${h}'"
                      $<TARGET_FILE:fuzz_${h}>)
-    set_tests_properties(fuzz_${h} PROPERTIES LABELS "fuzz" TIMEOUT 300)
+    set_tests_properties(fuzz_${h} PROPERTIES LABELS "fuzz")
   endforeach()
 endif()
 if(LLMSIM_HAVE_FUZZ)
