@@ -45,6 +45,19 @@ static void bind_pos_int(sqlite3_stmt *st, int i, int64_t v)
         sqlite3_bind_null(st, i);
 }
 
+/* The search's question as parameters 1..7 of st (file, scenario, slo, target_rate,
+ * compare_key, precision, base_seed: the columns that say what a search asked). */
+static void bind_question(sqlite3_stmt *st, const store_capacity_info *info)
+{
+    store_bind_text(st, 1, info->file);
+    sqlite3_bind_text(st, 2, info->scenario ? info->scenario : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, info->slo ? info->slo : "", -1, SQLITE_STATIC);
+    bind_pos_real(st, 4, info->target_rate);
+    store_bind_text(st, 5, info->compare_key);
+    bind_pos_real(st, 6, info->precision);
+    sqlite3_bind_int64(st, 7, (sqlite3_int64)info->base_seed);
+}
+
 int store_capacity_open(store *s, const store_capacity_info *info, int64_t *id, sim_err *err)
 {
     sqlite3_stmt *st = store_prepare(s,
@@ -54,13 +67,7 @@ int store_capacity_open(store *s, const store_capacity_info *info, int64_t *id, 
                                      err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, info->file);
-    sqlite3_bind_text(st, 2, info->scenario ? info->scenario : "", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, info->slo ? info->slo : "", -1, SQLITE_STATIC);
-    bind_pos_real(st, 4, info->target_rate);
-    store_bind_text(st, 5, info->compare_key);
-    bind_pos_real(st, 6, info->precision);
-    sqlite3_bind_int64(st, 7, (sqlite3_int64)info->base_seed);
+    bind_question(st, info);
     if (store_step_once(s, st, "recording the capacity search", err))
         return -1;
     *id = sqlite3_last_insert_rowid(s->db);
@@ -114,13 +121,7 @@ int store_capacity_resume(store *s, const store_capacity_info *info, int results
         err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, info->file);
-    sqlite3_bind_text(st, 2, info->scenario ? info->scenario : "", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, info->slo ? info->slo : "", -1, SQLITE_STATIC);
-    bind_pos_real(st, 4, info->target_rate);
-    store_bind_text(st, 5, info->compare_key);
-    bind_pos_real(st, 6, info->precision);
-    sqlite3_bind_int64(st, 7, (sqlite3_int64)info->base_seed);
+    bind_question(st, info);
     sqlite3_bind_int(st, 8, results > 0 ? results : 1);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)

@@ -29,8 +29,7 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
-
-extern char **environ;
+#include "proc_util.h"
 
 static char errbuf[8192];
 
@@ -38,78 +37,24 @@ static char errbuf[8192];
  * e2e_dir/err.txt. Its pid (= its group). */
 static pid_t start(const char *arg0, ...)
 {
-    const char *argv[40] = {LLMSIM_BINARY, arg0};
-    int n = 2;
-    va_list ap;
-    va_start(ap, arg0);
-    while (n < 39 && (argv[n] = va_arg(ap, const char *)))
-        n++;
-    va_end(ap);
-    argv[n] = NULL;
     char errpath[400];
     snprintf(errpath, sizeof errpath, "%s/err.txt", e2e_dir);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&at, 0);
-    pid_t pid;
-    int rc = posix_spawn(&pid, LLMSIM_BINARY, &fa, &at, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    assert_int_equal(rc, 0);
+    va_list ap;
+    va_start(ap, arg0);
+    pid_t pid = proc_startv(LLMSIM_BINARY, errpath, 1, arg0, ap);
+    va_end(ap);
+    assert_true(pid > 0);
     return pid;
 }
 
 /* Waits for pid; its exit status (-1 when killed); stderr into errbuf. */
 static int finish(pid_t pid)
 {
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        assert_int_equal(errno, EINTR);
+    int rc = proc_finish(pid);
     char path[400];
     snprintf(path, sizeof path, "%s/err.txt", e2e_dir);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(errbuf, 1, sizeof errbuf - 1, f) : 0;
-    errbuf[n] = '\0';
-    if (f)
-        fclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* CPU seconds used by pid and its children (recursively), or -1 when pid is gone or a zombie. */
-static double tree_cpu(pid_t pid)
-{
-    char path[96], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    char state;
-    unsigned long ut, st;
-    if (!p ||
-        sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &state, &ut, &st) !=
-            3 ||
-        state == 'Z')
-        return -1;
-    double cpu = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)pid, (long)pid);
-    if ((f = fopen(path, "r"))) {
-        long child;
-        while (fscanf(f, "%ld", &child) == 1) {
-            double c = tree_cpu((pid_t)child);
-            cpu += c > 0 ? c : 0;
-        }
-        fclose(f);
-    }
-    return cpu;
+    proc_read_text(path, errbuf, sizeof errbuf);
+    return rc;
 }
 
 static void nap(void)
@@ -150,7 +95,7 @@ static void test_validate_killed(void **state)
     pid_t pid = start("validate", set, "--db", db, "--jobs", "2", "--quiet", NULL);
     double cpu;
     int64_t runs = 0;
-    while ((cpu = tree_cpu(pid)) >= 0 && cpu < 1.5 &&
+    while ((cpu = proc_tree_cpu(pid)) >= 0 && cpu < 1.5 &&
            (runs = e2e_query_int(db, "SELECT count(*) FROM runs")) <= 0)
         nap();
     kill(-pid, SIGKILL);
@@ -173,7 +118,7 @@ static void test_validate_killed(void **state)
 
 #define CAPACITY                                                                                   \
     "capacity", LLMSIM_SOURCE_DIR "/scenarios/capacity.yaml", "--slo", "ttft_p99=1000ms",          \
-        "--target-rate", "4", "--precision", "0.1", "--set", "workload.num_requests=100",         \
+        "--target-rate", "4", "--precision", "0.1", "--set", "workload.num_requests=100",          \
         "--quiet", "--json"
 
 static void test_capacity_killed(void **state)
@@ -187,7 +132,7 @@ static void test_capacity_killed(void **state)
     /* stopped once two probes are stored */
     pid_t pid = start(CAPACITY, "--db", db, NULL);
     int64_t got = 0;
-    while (tree_cpu(pid) >= 0 &&
+    while (proc_tree_cpu(pid) >= 0 &&
            (got = e2e_query_int(db, "SELECT count(*) FROM capacity_probes")) < 2)
         nap();
     kill(-pid, SIGKILL);

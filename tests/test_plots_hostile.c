@@ -30,8 +30,7 @@
 
 #include "e2e_util.h"
 #include "gp_check.h"
-
-extern char **environ;
+#include "proc_util.h"
 
 #define MARKER "PWNED"
 /* Each way out of a gnuplot string or comment, and each substitution gnuplot makes (short: a
@@ -49,33 +48,16 @@ static char db[320], errbuf[1 << 15];
  * errbuf; returns the exit status. */
 static int llmsim(const char *arg0, ...)
 {
-    const char *argv[32] = {LLMSIM_BINARY, arg0};
-    int n = 2;
-    va_list ap;
-    va_start(ap, arg0);
-    while (n < 31 && (argv[n] = va_arg(ap, const char *)))
-        n++;
-    va_end(ap);
-    argv[n] = NULL;
     char errpath[320];
     snprintf(errpath, sizeof errpath, "%s/err.txt", e2e_dir);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    int rc = posix_spawn(&pid, LLMSIM_BINARY, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    assert_int_equal(rc, 0);
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        assert_int_equal(errno, EINTR);
-    FILE *f = fopen(errpath, "r");
-    size_t got = f ? fread(errbuf, 1, sizeof errbuf - 1, f) : 0;
-    errbuf[got] = '\0';
-    if (f)
-        fclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    va_list ap;
+    va_start(ap, arg0);
+    pid_t pid = proc_startv(LLMSIM_BINARY, errpath, 0, arg0, ap);
+    va_end(ap);
+    assert_true(pid > 0);
+    int rc = proc_finish(pid);
+    proc_read_text(errpath, errbuf, sizeof errbuf);
+    return rc;
 }
 
 static void exec_sql(const char *sql)
@@ -104,17 +86,9 @@ static void sql_text(char *out, size_t len, const char *s)
 
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    char *b = e2e_slurp(path);
+    if (!b)
         fail_msg("cannot read %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    b[n] = '\0';
-    fclose(f);
     return b;
 }
 

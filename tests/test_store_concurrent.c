@@ -28,55 +28,40 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
-
-extern char **environ;
+#include "proc_util.h"
 
 #define DEMO LLMSIM_SOURCE_DIR "/scenarios/demo.yaml"
 
 static char db[320];
 
+static void err_path(char *buf, size_t len, const char *tag)
+{
+    snprintf(buf, len, "%s/err-%s.txt", e2e_dir, tag);
+}
+
 /* Starts llmsim with the NULL-terminated arguments, stderr to e2e_dir/err-TAG.txt; its pid. */
 static pid_t start(const char *tag, const char *arg0, ...)
 {
-    const char *argv[32] = {LLMSIM_BINARY, arg0};
-    int n = 2;
+    char errpath[400];
+    err_path(errpath, sizeof errpath, tag);
     va_list ap;
     va_start(ap, arg0);
-    while (n < 31 && (argv[n] = va_arg(ap, const char *)))
-        n++;
+    pid_t pid = proc_startv(LLMSIM_BINARY, errpath, 0, arg0, ap);
     va_end(ap);
-    argv[n] = NULL;
-    char errpath[400];
-    snprintf(errpath, sizeof errpath, "%s/err-%s.txt", e2e_dir, tag);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    int rc = posix_spawn(&pid, LLMSIM_BINARY, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    assert_int_equal(rc, 0);
+    assert_true(pid > 0);
     return pid;
 }
 
-/* Waits for pid; its exit status (-1 when killed). */
 static int finish(pid_t pid)
 {
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        assert_int_equal(errno, EINTR);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return proc_finish(pid);
 }
 
 static void read_err(const char *tag, char *buf, size_t len)
 {
     char path[400];
-    snprintf(path, sizeof path, "%s/err-%s.txt", e2e_dir, tag);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
+    err_path(path, sizeof path, tag);
+    proc_read_text(path, buf, len);
 }
 
 static int64_t q(const char *sql)
@@ -127,29 +112,6 @@ static void test_four_writers(void **state)
                      5);
 }
 
-/* CPU seconds (user + system) pid has used, or -1 once it is gone. */
-static double cpu_seconds(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    char state;
-    unsigned long ut, st;
-    /* after "pid (comm)": state and 10 fields, then utime and stime (proc(5)) */
-    if (!p ||
-        sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &state, &ut, &st) !=
-            3 ||
-        state == 'Z')
-        return -1;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 static void test_no_lock_while_simulating(void **state)
 {
     /* the database exists (another run), so the probe below finds its schema */
@@ -161,7 +123,7 @@ static void test_no_lock_while_simulating(void **state)
                       "workload.num_requests=3000", NULL);
     double used;
     struct timespec nap = {0, 5 * 1000 * 1000};
-    while ((used = cpu_seconds(pid)) >= 0 && used < 0.3)
+    while ((used = proc_tree_cpu(pid)) >= 0 && used < 0.3)
         nanosleep(&nap, NULL);
     if (used < 0)
         fail_msg("the run ended before it had used 0.3 s of CPU time: make it longer");

@@ -36,8 +36,8 @@ int llmsim_main(int argc, char **argv);
 
 #define MAX_ARGS 24
 
-static const char *const cmds[] = {"run",    "scenario", "list",   "sweep",  "merge",   "capacity",
-                                   "plot",   "export",   "report", "profile", "validate"};
+static const char *const cmds[] = {"run",  "scenario", "list",   "sweep",   "merge",   "capacity",
+                                   "plot", "export",   "report", "profile", "validate"};
 #define NCMDS (sizeof cmds / sizeof cmds[0])
 
 /* The folder's own files: everything else is removed after each input. */
@@ -76,9 +76,9 @@ static void setup(void)
 /* Whether an argument could make the command run for long or write elsewhere. */
 static int too_much(const char *a)
 {
-    static const char *const sizes[] = {
-        "num_requests", "rate",   "duration", "concurrency", "turns",  "limit",
-        "replicas",     "--reps", "--jobs",   "--precision", "time_scale", NULL};
+    static const char *const sizes[] = {"num_requests", "rate",        "duration",   "concurrency",
+                                        "turns",        "limit",       "replicas",   "--reps",
+                                        "--jobs",       "--precision", "time_scale", NULL};
     if (strchr(a, '/'))
         return 1;
     for (int i = 0; sizes[i]; i++)
@@ -101,7 +101,7 @@ static void tidy(void)
         return;
     struct dirent *e;
     while ((e = readdir(d))) {
-        int kept = e->d_name[0] == '.';
+        int kept = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
         for (int i = 0; keep[i] && !kept; i++)
             kept = strcmp(e->d_name, keep[i]) == 0 ||
                    (strncmp(e->d_name, keep[i], strlen(keep[i])) == 0 &&

@@ -1,86 +1,13 @@
 /*
  * fuzz_db.c: see fuzz_db.h.
  */
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
-#include <unistd.h>
 
 #include "fuzz_db.h"
+#include "fuzz_mem.h"
 #include "store.h"
 #include "store_run.h"
 #include "store_sweep.h"
-
-static char dir[128];
-static char *files[16];
-static int nfiles;
-
-static void remove_all(void)
-{
-    for (int i = 0; i < nfiles; i++) {
-        store_remove_files(files[i]);
-        free(files[i]);
-    }
-    rmdir(dir);
-}
-
-const char *fuzz_dir(const char *name)
-{
-    if (dir[0])
-        return dir;
-    struct statfs fs;
-    const char *tmp = getenv("TMPDIR");
-    const char *base = statfs("/dev/shm", &fs) == 0 && fs.f_type == 0x01021994 /* TMPFS_MAGIC */
-                           ? "/dev/shm"
-                       : tmp && *tmp ? tmp
-                                     : "/tmp";
-    snprintf(dir, sizeof dir, "%s/llmsim-fuzz-%s-XXXXXX", base, name);
-    fuzz_must(mkdtemp(dir) != NULL);
-    atexit(remove_all);
-    return dir;
-}
-
-const char *fuzz_file(char *buf, size_t len, const char *name)
-{
-    snprintf(buf, len, "%s/%s", dir, name);
-    for (int i = 0; i < nfiles; i++)
-        if (strcmp(files[i], buf) == 0)
-            return buf;
-    fuzz_must(nfiles < 16);
-    files[nfiles++] = strdup(buf);
-    return buf;
-}
-
-void fuzz_put(const char *path, const void *b, size_t n)
-{
-    store_remove_files(path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    fuzz_must(fd >= 0 && (!n || write(fd, b, n) == (ssize_t)n));
-    close(fd);
-}
-
-uint8_t *fuzz_slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    fuzz_must(f != NULL);
-    fseek(f, 0, SEEK_END);
-    *n = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(*n + 1);
-    fuzz_must(b && fread(b, 1, *n, f) == *n);
-    b[*n] = 0;
-    fclose(f);
-    return b;
-}
-
-void fuzz_must(int ok)
-{
-    if (!ok)
-        abort();
-}
 
 void fuzz_db_template(const char *path)
 {
@@ -127,24 +54,25 @@ void fuzz_db_template(const char *path)
     }
     int64_t id;
     fuzz_must(store_sweep_open(s, "k", "t.yaml", "name: t\n", "scheduler.name=orca,vllm", 1, 1, &id,
-                          &err) == 0);
+                               &err) == 0);
     const char *keys[1] = {"scheduler.name"}, *vals[2] = {"orca", "vllm"};
     for (int p = 0; p < 2; p++)
         fuzz_must(store_sweep_set_params(s, id, p, 1, keys, &vals[p], &err) == 0 &&
-             store_sweep_add(s, id, p, 0, 1, p + 1, vals[p], 0, &err) == 0);
-    fuzz_must(store_exec(s,
-                    "INSERT INTO capacity_searches (file, scenario, slo, base_seed) VALUES "
-                    "('c.yaml', 'name: c', 'ttft_p99=1000ms', 1);"
-                    "INSERT INTO capacity_probes VALUES (1, 0, '', 'search', 0.25, 1, 1, 0, 2);"
-                    "INSERT INTO capacity_results VALUES (1, '', 0.25, 1, 1);"
-                    "INSERT INTO validations (name, kind, version, total_rows, ok, cannot, failed)"
-                    " VALUES ('v', 'serving', 'fuzz', 1, 1, 0, 0);"
-                    "INSERT INTO validation_rows VALUES (1, 0, 'r1', 'g', 2, 1, 'ok', NULL, NULL,"
-                    " 1);"
-                    "INSERT INTO validation_values VALUES (1, 0, 'mean_ttft_ms', 0, 2, 1.5, -0.25);"
-                    "INSERT INTO validation_stats VALUES (1, 'g', 'mean_ttft_ms', 1, 0.25, 0.25,"
-                    " 0.25, -0.25, 'r1')",
-                    &err) == 0);
+                  store_sweep_add(s, id, p, 0, 1, p + 1, vals[p], 0, &err) == 0);
+    fuzz_must(
+        store_exec(s,
+                   "INSERT INTO capacity_searches (file, scenario, slo, base_seed) VALUES "
+                   "('c.yaml', 'name: c', 'ttft_p99=1000ms', 1);"
+                   "INSERT INTO capacity_probes VALUES (1, 0, '', 'search', 0.25, 1, 1, 0, 2);"
+                   "INSERT INTO capacity_results VALUES (1, '', 0.25, 1, 1);"
+                   "INSERT INTO validations (name, kind, version, total_rows, ok, cannot, failed)"
+                   " VALUES ('v', 'serving', 'fuzz', 1, 1, 0, 0);"
+                   "INSERT INTO validation_rows VALUES (1, 0, 'r1', 'g', 2, 1, 'ok', NULL, NULL,"
+                   " 1);"
+                   "INSERT INTO validation_values VALUES (1, 0, 'mean_ttft_ms', 0, 2, 1.5, -0.25);"
+                   "INSERT INTO validation_stats VALUES (1, 'g', 'mean_ttft_ms', 1, 0.25, 0.25,"
+                   " 0.25, -0.25, 'r1')",
+                   &err) == 0);
     store_close(s);
     /* one file, no -wal beside it */
     s = store_open(path, &err);

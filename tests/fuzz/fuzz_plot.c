@@ -3,14 +3,14 @@
  * from a database through to the gnuplot script and the HTML page, checked for code.
  *
  * Input: one byte choosing what to draw (its value modulo 8: one of the seven plots below, or
- * 7 for the report), then texts separated by NUL bytes. They become, in turn, the runs' names, schedulers,
- * models and GPUs, a `# --set` value in the runs' scenario text, the sweep's two values of
- * scheduler.name (kept apart by a suffix: one line each), the capacity search's choice, the validation's name, group, row and metric,
- * and the report's title, setting, note, table cells, caption, scenario and footer (a text
- * missing reads as ""). The database (fuzz_db.h's template) is rewritten with them, then the
- * plot chosen writes its script and data (gnuplot itself is not run: $LLMSIM_GNUPLOT names no
- * program), or the report is written. One drawing per input: each opens the database, which
- * costs more than the rest. Checked, each failure an abort:
+ * 7 for the report), then texts separated by NUL bytes. They become, in turn, the runs' names,
+ * schedulers, models and GPUs, a `# --set` value in the runs' scenario text, the sweep's two values
+ * of scheduler.name (kept apart by a suffix: one line each), the capacity search's choice, the
+ * validation's name, group, row and metric, and the report's title, setting, note, table cells,
+ * caption, scenario and footer (a text missing reads as ""). The database (fuzz_db.h's template) is
+ * rewritten with them, then the plot chosen writes its script and data (gnuplot itself is not run:
+ * $LLMSIM_GNUPLOT names no program), or the report is written. One drawing per input: each opens
+ * the database, which costs more than the rest. Checked, each failure an abort:
  *   - the script, read as gnuplot reads it (gp_check.h), holds a backquote or @ only in single
  *     quotes, closes every string on its line and continues no comment;
  *   - the script and the data file have as many lines as with plain names (a newline from a
@@ -155,8 +155,14 @@ static void report(const char *const *t, int ref)
     tb.cells = cells;
     plt_figure fig = {.plot = kinds[0]};
     snprintf(fig.caption, sizeof fig.caption, "%s", x[5]);
-    plt_report r = {.db = db, .out = page, .scenario = x[6], .tables = &tb, .ntables = 1,
-                    .figs = &fig, .nfigs = 1, .nnotes = 1};
+    plt_report r = {.db = db,
+                    .out = page,
+                    .scenario = x[6],
+                    .tables = &tb,
+                    .ntables = 1,
+                    .figs = &fig,
+                    .nfigs = 1,
+                    .nnotes = 1};
     snprintf(r.title, sizeof r.title, "%s", x[0]);
     snprintf(r.setting, sizeof r.setting, "%s", x[1]);
     snprintf(r.notes[0], sizeof r.notes[0], "%s", x[2]);
@@ -190,8 +196,9 @@ static void setup(void)
     fuzz_db_template(fuzz_file(path, sizeof path, "tmpl.db"));
     tmpl = fuzz_slurp(path, &ntmpl);
     setenv("LLMSIM_GNUPLOT", "/nonexistent/gnuplot", 1); /* scripts only */
-    const char *plain[NTEXT] = {"run", "orca", "m", "g", "v", "orca", "vllm", "c", "val", "grp",
-                                "mean_ttft_ms", "T", "S", "N", "a", "b", "C", "s", "F"};
+    const char *plain[NTEXT] = {"run", "orca",         "m", "g", "v", "orca", "vllm", "c", "val",
+                                "grp", "mean_ttft_ms", "T", "S", "N", "a",    "b",    "C", "s",
+                                "F"};
     poison(plain);
     for (int k = 0; k < NKINDS; k++)
         plot(k, 1);

@@ -7,19 +7,17 @@
  * optionally a NUL byte and attention.csv's text. The tables describe the tests' tiny model
  * (n_embd 64, 4 heads, 2 KV heads, n_expanded_embd 128, vocab 256).
  *
- * Speed (about 5M executions in 10 minutes): the two files are rewritten in place (open,
- * write, truncate at the end) in a folder in memory (/dev/shm where it is one, else $TMPDIR or
- * /tmp): a file truncated and rewritten on ext4 is flushed to the disk when closed, and that
- * wait was most of an execution's time.
+ * Speed: the two files are rewritten in place in a folder in memory (fuzz_mem.h): a file
+ * truncated and rewritten on ext4 is flushed to the disk when closed, and that wait was most of
+ * an execution's time.
  */
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
+
+#include "fuzz_mem.h"
 
 #include "catalog.h"
 #include "profile.h"
@@ -40,43 +38,11 @@ static const eng_model tiny = {.name = "tiny",
                                .max_context = 4096,
                                .gated_mlp = 1};
 
-static void remove_dir(void)
-{
-    char p[192];
-    snprintf(p, sizeof p, "%s/mlp.csv", dir);
-    unlink(p);
-    snprintf(p, sizeof p, "%s/attention.csv", dir);
-    unlink(p);
-    rmdir(dir);
-}
-
-/* The file's contents become b[0..n): written over the old ones, then cut to n bytes (no
- * O_TRUNC, which makes some filesystems flush on close). */
+/* The file `name` of the folder holds b[0..n). */
 static void put(const char *name, const uint8_t *b, size_t n)
 {
     char p[192];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    int fd = open(p, O_WRONLY | O_CREAT, 0600);
-    if (fd < 0)
-        return;
-    if ((n && pwrite(fd, b, n, 0) != (ssize_t)n) || ftruncate(fd, (off_t)n) != 0)
-        abort();
-    close(fd);
-}
-
-/* A folder for the files: in memory when /dev/shm is a tmpfs. */
-static void make_dir(void)
-{
-    struct statfs fs;
-    const char *tmp = getenv("TMPDIR");
-    const char *base = statfs("/dev/shm", &fs) == 0 && fs.f_type == 0x01021994 /* TMPFS_MAGIC */
-                           ? "/dev/shm"
-                       : tmp && *tmp ? tmp
-                                     : "/tmp";
-    snprintf(dir, sizeof dir, "%s/llmsim-fuzz-vidur-XXXXXX", base);
-    if (!mkdtemp(dir))
-        abort();
-    atexit(remove_dir);
+    fuzz_rewrite(fuzz_file(p, sizeof p, name), b, n);
 }
 
 static void price(const cal_profile *p, int tp)
@@ -106,13 +72,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     if (!dir[0])
-        make_dir();
+        snprintf(dir, sizeof dir, "%s", fuzz_dir("vidur"));
     int tp = 1 + data[0] % 4;
     const uint8_t *mlp = data + 1, *nul = memchr(mlp, 0, size - 1);
     size_t nmlp = nul ? (size_t)(nul - mlp) : size - 1;
     put("mlp.csv", mlp, nmlp);
     char attn[192];
-    snprintf(attn, sizeof attn, "%s/attention.csv", dir);
+    fuzz_file(attn, sizeof attn, "attention.csv");
     if (nul)
         put("attention.csv", nul + 1, size - 1 - nmlp - 1);
     else

@@ -70,6 +70,27 @@ static inline int e2e_sh(char *out, size_t outlen, char *err, size_t errlen, con
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The whole file at path, NUL-terminated (malloc'd; the caller frees), or NULL when it cannot
+ * be read. */
+static inline char *e2e_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b)
+        b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
 /* The first column of the first row of sql on db (opened read-only through the store), or -1
  * when the database cannot be opened or the query fails. */
 static inline int64_t e2e_query_int(const char *db, const char *sql)

@@ -27,29 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_PROCS 65536
+#include "proc_util.h"
 
-/* One /proc/PID/stat: parent, and CPU ticks of itself and its reaped children. */
-static int read_stat(long pid, long *ppid, unsigned long long *ticks)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    unsigned long ut, st;
-    long cut, cst;
-    /* after "pid (comm)": state, ppid, 9 fields, utime, stime, cutime, cstime (proc(5)) */
-    if (!p || sscanf(p + 2, "%*c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %ld %ld", ppid,
-                     &ut, &st, &cut, &cst) != 5)
-        return -1;
-    *ticks = ut + st + (unsigned long long)(cut > 0 ? cut : 0) + (cst > 0 ? cst : 0);
-    return 0;
-}
+#define MAX_PROCS 65536
 
 /* CPU ticks of root and every process below it; -1 when /proc cannot be read. */
 static long long tree_ticks(long root)
@@ -65,8 +45,11 @@ static long long tree_ticks(long root)
     while ((e = readdir(d)) && n < MAX_PROCS) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0 || read_stat(pid, &parents[n], &t[n]) != 0)
+        proc_stat ps;
+        if (*end || pid <= 0 || proc_read(pid, &ps) != 0)
             continue;
+        parents[n] = ps.ppid;
+        t[n] = ps.self + ps.children;
         pids[n] = pid;
         in[n] = pid == root;
         n++;
