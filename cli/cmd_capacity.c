@@ -92,6 +92,9 @@ static void print_head(const study_capacity *cap, const scn_scenario *scn)
     if (cap->target > 0)
         printf(" | target %g req/s", cap->target);
     printf("\n");
+    const char *x = cli_extrapolated(scn);
+    if (x)
+        printf("note: %s\n", x);
 }
 
 /* A disaggregated answer's GPUs per pool for n copies of its pools. */
@@ -215,6 +218,9 @@ static void print_json(const study_capacity *cap, const scn_scenario *scn, const
     cli_json_str(&j, "model", scn->engine.model.name);
     cli_json_str(&j, "gpu", scn->engine.gpu.name);
     cli_json_str(&j, "scheduler", scn->engine.sched.name);
+    const char *x = cli_extrapolated(scn);
+    if (x)
+        cli_json_str(&j, "extrapolated", x);
     cli_json_open(&j, "slo_ms", '{');
     for (int i = 0; i < cap->nslo; i++)
         cli_json_num(&j, cap->slo[i].label, cap->slo[i].limit_ms);
