@@ -106,6 +106,14 @@ static void note(report *rp, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The validated error of the group nearest the stored scenario (validation/errors.csv). */
+static void validated_note(report *rp)
+{
+    char buf[512];
+    if (*cli_validated_of_text(rp->scenario, buf, sizeof buf))
+        note(rp, "Validation: %s.", buf);
+}
+
 static void free_report(report *rp)
 {
     for (int i = 0; i < rp->r.ntables; i++) {
@@ -180,17 +188,16 @@ static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
                  "The queue was still growing when arrivals ended: the latency percentiles "
                  "depend on the run's length.");
     t = table(rp, "Latency (ms)", 7, "", "mean", "median", "p90", "p95", "p99", "std");
-    static const char *const lat[][2] = {{"ttft_ms", "TTFT"},
-                                         {"tpot_ms", "TPOT"},
-                                         {"itl_ms", "ITL"},
-                                         {"e2el_ms", "E2E latency"},
-                                         {"waiting_ms", "waiting"}};
     static const char *const pre[6] = {"mean", "median", "p90", "p95", "p99", "std"};
-    for (size_t i = 0; i < sizeof lat / sizeof lat[0]; i++) {
+    int nlat;
+    const eng_latency *lat = eng_latency_all(&nlat);
+    for (int i = 0; i < nlat; i++) {
         char cells[7][64], name[64];
-        const char *c[7] = {lat[i][1]};
+        const char *c[7] = {lat[i].label};
+        if (!(lat[i].flags & ENG_LAT_CLIENT))
+            continue;
         for (int j = 0; j < 6; j++) {
-            snprintf(name, sizeof name, "%s_%s", pre[j], lat[i][0]);
+            snprintf(name, sizeof name, "%s_%s", pre[j], lat[i].stem);
             c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
         }
         row(t, c);
@@ -277,14 +284,11 @@ static int run_report(report *rp, store *s, int64_t run, sim_err *err)
     snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: run %lld of %s, stored %s.",
              study_version(), (long long)run, rp->r.db, m.created);
     rp->r.scenario = rp->scenario;
+    validated_note(rp);
     return 0;
 }
 
 /* ---- a sweep ---- */
-
-static const char *const shown[] = {"output_throughput", "median_ttft_ms", "p99_ttft_ms",
-                                    "median_tpot_ms",    "p99_tpot_ms",    "p99_itl_ms"};
-#define NSHOWN 6
 
 static const char *interval(char *buf, size_t len, sim_interval v)
 {
@@ -302,15 +306,15 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
     char title[160];
     snprintf(title, sizeof title, "Points (%d repetitions each%s)", sw->reps,
              sw->reps > 1 ? "; mean ± 95% CI" : "");
-    plt_table *t = table(rp, title, NSHOWN + 2, "point", "output tok/s", "median TTFT ms",
+    plt_table *t = table(rp, title, CLI_SWEEP_SHOWN + 2, "point", "output tok/s", "median TTFT ms",
                          "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms", "saturated");
     int partial = 0;
     for (int p = 0; p < sw->npoints; p++) {
-        char params[1024], cells[NSHOWN][64], sat[48];
-        const char *c[NSHOWN + 2];
+        char params[1024], cells[CLI_SWEEP_SHOWN][64], sat[48];
+        const char *c[CLI_SWEEP_SHOWN + 2];
         study_sweep_params(sw, p, params, sizeof params);
         c[0] = params;
-        for (int m = 0; m < NSHOWN; m++)
+        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             c[m + 1] = interval(cells[m], sizeof cells[m], study_sweep_cell(tb, m, p)->v);
         const study_cell *cl = study_sweep_cell(tb, 0, p);
         if (cl->saturated == 0)
@@ -320,7 +324,7 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
         else
             snprintf(sat, sizeof sat, "in %d of %d", cl->saturated, cl->n);
         partial += cl->saturated > 0 && cl->saturated < cl->n;
-        c[NSHOWN + 1] = sat;
+        c[CLI_SWEEP_SHOWN + 1] = sat;
         row(t, c);
     }
     if (partial)
@@ -333,19 +337,19 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
         return;
     snprintf(title, sizeof title, "Paired differences against scheduler %s (same seeds)",
              sw->v[k].val[0]);
-    t = table(rp, title, NSHOWN + 1, "point", "output tok/s", "median TTFT ms", "p99 TTFT ms",
-              "median TPOT ms", "p99 TPOT ms", "p99 ITL ms");
+    t = table(rp, title, CLI_SWEEP_SHOWN + 1, "point", "output tok/s", "median TTFT ms",
+              "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms");
     int unpaired = 0;
     for (int p = 0; p < sw->npoints; p++) {
         int base = study_sweep_base_point(sw, p, k);
         if (base == p)
             continue;
         unpaired += study_sweep_paired_reps(tb, p, base) == 0;
-        char params[1024], cells[NSHOWN][64];
-        const char *c[NSHOWN + 1];
+        char params[1024], cells[CLI_SWEEP_SHOWN][64];
+        const char *c[CLI_SWEEP_SHOWN + 1];
         study_sweep_params(sw, p, params, sizeof params);
         c[0] = params;
-        for (int m = 0; m < NSHOWN; m++)
+        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             c[m + 1] = interval(cells[m], sizeof cells[m], study_sweep_paired(tb, m, p, base));
         row(t, c);
     }
@@ -372,7 +376,7 @@ static int sweep_report(report *rp, store *s, int64_t id, sim_err *err)
     if (store_sweep_get(s, id, &m, err) != 0 || study_sweep_from_store(s, id, &sw, err) != 0)
         return -1;
     study_sweep_table tb;
-    int rc = study_sweep_table_load(&sw, s, shown, NSHOWN, &tb, err);
+    int rc = study_sweep_table_load(&sw, s, cli_sweep_shown, CLI_SWEEP_SHOWN, &tb, err);
     if (rc == 0) {
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT scenario FROM sweeps WHERE id = %lld", (long long)id);
@@ -398,6 +402,7 @@ static int sweep_report(report *rp, store *s, int64_t id, sim_err *err)
         snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: sweep %lld of %s, made %s.",
                  study_version(), (long long)id, rp->r.db, m.created);
         rp->r.scenario = rp->scenario;
+        validated_note(rp);
     }
     study_sweep_table_free(&tb);
     study_sweep_free(&sw);
@@ -477,6 +482,7 @@ static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
     snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: capacity search %lld of %s.",
              study_version(), (long long)id, rp->r.db);
     rp->r.scenario = rp->scenario;
+    validated_note(rp);
     return 0;
 }
 

@@ -86,7 +86,7 @@ static void sql_text(char *out, size_t len, const char *s)
 
 static char *slurp(const char *path)
 {
-    char *b = e2e_slurp(path);
+    char *b = e2e_slurp(path, 1 << 22);
     if (!b)
         fail_msg("cannot read %s", path);
     return b;

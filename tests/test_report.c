@@ -68,7 +68,7 @@ static int teardown(void **state)
 
 static char *read_file(const char *path)
 {
-    char *b = e2e_slurp(path);
+    char *b = e2e_slurp(path, 1 << 22);
     assert_non_null(b);
     return b;
 }

@@ -42,6 +42,20 @@ static inline void e2e_write(const char *path, const char *text)
     fclose(f);
 }
 
+/* The text of the file at path (at most max - 1 bytes; malloc'd, the caller frees), or NULL
+ * when it cannot be opened. */
+static inline char *e2e_slurp(const char *path, size_t max)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *buf = malloc(max);
+    size_t n = fread(buf, 1, max - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
 /* Runs a shell command; returns its exit status and captures stdout and stderr (either buffer
  * may be NULL). */
 static inline int e2e_sh(char *out, size_t outlen, char *err, size_t errlen, const char *fmt, ...)
@@ -68,27 +82,6 @@ static inline int e2e_sh(char *out, size_t outlen, char *err, size_t errlen, con
             fclose(f);
     }
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* The whole file at path, NUL-terminated (malloc'd; the caller frees), or NULL when it cannot
- * be read. */
-static inline char *e2e_slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b)
-        b[n] = '\0';
-    fclose(f);
-    return b;
 }
 
 /* The first column of the first row of sql on db (opened read-only through the store), or -1
