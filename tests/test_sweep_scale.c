@@ -359,9 +359,10 @@ static void a_long_lock_loses_nothing(void **state)
                         "sweep %s --db %s --vary name=a,b --jobs 2 --set "
                         "workload.num_requests=3000 --set workload.arrival.rate=20",
                         scn, db);
-    /* once the sweep has registered its points (its runs are being simulated), take the lock */
+    /* once the sweep has registered its points (its runs are being simulated), take the lock;
+     * no limit on the wait but the sweep's own end */
     int64_t registered = 0;
-    for (int i = 0; i < 3000 && registered < 2; i++) {
+    while (registered < 2 && waitpid(sweep, NULL, WNOHANG) == 0) {
         nanosleep(&(struct timespec){0, 10000000}, NULL);
         registered = e2e_query_int(db, "SELECT count(*) FROM sweep_params");
     }
