@@ -49,6 +49,7 @@ if(LLMSIM_HAVE_FUZZ)
   endforeach()
 endif()
 if(LLMSIM_HAVE_FUZZ)
+  # the watchdog too: the fuzz tests run under it, and .ci/run builds this target alone
   add_custom_target(fuzzers DEPENDS fuzz_scenario fuzz_trace fuzz_config fuzz_vidur fuzz_store fuzz_plot
-                    fuzz_argv)
+                    fuzz_argv llmsim_watchdog)
 endif()
