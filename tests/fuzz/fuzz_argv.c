@@ -7,7 +7,8 @@
  * out), then its arguments separated by NUL bytes (at most 24). Everything happens in a folder
  * of its own (in memory where /dev/shm is a tmpfs) holding s.yaml (four requests), d.db (an
  * llmsim database with two runs, a sweep, a capacity search and a validation) and v.yaml (a
- * one-row validation set); files a command writes there are removed after it.
+ * one-row validation set); files a command writes there are removed after it, and the harness
+ * returns to the folder it was started in (libFuzzer reads corpus paths relative to it).
  *
  * So that no input runs for minutes or writes outside that folder, an input is skipped when an
  * argument holds '/' (every path is the folder's), when it names a key that sets the size of a
@@ -18,6 +19,7 @@
  * command (-close_fd_mask=3).
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,10 +61,16 @@ static void put_text(const char *name, const char *text)
     fuzz_put(fuzz_file(path, sizeof path, name), text, strlen(text));
 }
 
+/* The folder libFuzzer was started in (its corpus and artifact paths may be relative to it)
+ * and the harness's own; each input runs in the latter and returns to the former. */
+static int home_fd = -1, work_fd = -1;
+
 static void setup(void)
 {
     char path[256];
-    fuzz_must(chdir(fuzz_dir("argv")) == 0);
+    home_fd = open(".", O_RDONLY | O_DIRECTORY);
+    work_fd = open(fuzz_dir("argv"), O_RDONLY | O_DIRECTORY);
+    fuzz_must(home_fd >= 0 && work_fd >= 0);
     put_text("s.yaml", scenario);
     put_text("v.yaml", vset);
     put_text("v.csv", "id,g,osl,ttft\nr1,a,4,20\n");
@@ -132,8 +140,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     argv[argc] = NULL;
     if (!skip) {
+        fuzz_must(fchdir(work_fd) == 0);
         llmsim_main(argc, argv);
         tidy();
+        fuzz_must(fchdir(home_fd) == 0);
     }
     free(buf);
     return 0;
