@@ -213,7 +213,7 @@ static int32_t member_blocks(const eng_replica *r, const eng_request *rq)
 {
     const eng_cohort *c = &r->co;
     int64_t ctx = a_of(rq) + cls_of(c, rq)->t;
-    int64_t ahead = r->busy && r->batch.decode ? 1 + c->step_k : 0;
+    int64_t ahead = c->in_step ? 1 + c->step_k : 0;
     return (int32_t)eng_lay_held(&r->kv.lay, ctx, ahead);
 }
 
@@ -425,6 +425,7 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
     const eng_spec *sp = &r->e->cfg.spec;
     int64_t need = 0, out = 0;
     c->step_k = k;
+    c->in_step = 1;
     for (int32_t i = 0; i < c->nclass; i++) {
         eng_cclass *cl = &c->cls[i];
         /* MODEL: vLLM's synthetic rejection sampler draws per request and step; SGLang's
@@ -446,6 +447,50 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
     return out;
 }
 
+int eng_cohort_step_finishes(const eng_cohort *c)
+{
+    for (int32_t i = 0; i < c->nclass; i++) {
+        const eng_request *rq = eng_heap_top(&c->cls[i].fin);
+        if (rq && rq->c_fin_t <= c->cls[i].t + c->cls[i].adv)
+            return 1;
+    }
+    return 0;
+}
+
+int eng_cohort_plain(const eng_replica *r)
+{
+    const eng_cohort *c = &r->co;
+    return c->nclass == 1 && cap_kind(c) == 0 && r->kv.lay.wm == 0 && c->nfresh == 0 &&
+           c->step_k == 0;
+}
+
+int64_t eng_cohort_plain_need(const eng_replica *r)
+{
+    const eng_cohort *c = &r->co;
+    const eng_cclass *cl = &c->cls[0];
+    /* grow_blocks(cl, 1): the paged members whose context a + t is a multiple of bs */
+    return (int64_t)r->kv.lay.fm * cl->grow[res(c->bs - cl->t, c->bs)];
+}
+
+void eng_cohort_plain_end(eng_replica *r, int64_t now)
+{
+    eng_cohort *c = &r->co;
+    eng_cclass *cl = &c->cls[0];
+    SIM_ASSERT(r->e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(c));
+    c->in_step = 0;
+    eng_emit_itl(r->e, now - c->last_step_end, c->n);
+    c->step++;
+    c->last_step_end = now;
+    cl->t++;
+}
+
+void eng_cohort_plain_begin(eng_replica *r, int64_t need)
+{
+    SIM_ASSERT(r->e->ctx, need == eng_cohort_need(r, 0, 1) && need <= eng_kv_nfree(&r->kv));
+    r->co.in_step = 1;
+    eng_kv_alloc_derived(&r->kv, need);
+}
+
 int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps)
 {
     const eng_cohort *c = &r->co;
@@ -461,6 +506,7 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     eng_engine *e = r->e;
     const eng_kvlay *l = &r->kv.lay;
     int64_t old = c->n - c->nfresh, zeros = 0, freed = 0, ahead = 1 + c->step_k;
+    c->in_step = 0;
     if (old > 0)
         eng_emit_itl(e, now - c->last_step_end, old);
     for (int32_t i = 0; i < c->nfresh; i++) {

@@ -231,6 +231,23 @@ static void trtllm_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t no
     eng_list_insert_by_id(&t->started, rq);
 }
 
+/* Decode runs: the next step is the same decode batch while no context is under way and no new
+ * one could start: none waits, no token or seat is left, or (GUARANTEED_NO_EVICT) every request
+ * holds its blocks to completion, so nothing the first waiting request's admission reads moves
+ * before a finish. */
+static int64_t trtllm_run_steps(const void *st, const eng_replica *r)
+{
+    const trtllm *t = st;
+    if (t->nctx > 0)
+        return 1;
+    if (t->waiting.n == 0 || t->no_evict || t->max_num_tokens - eng_cohort_size(r) <= 0 ||
+        t->max_batch_size - eng_cohort_size(r) <= 0)
+        return INT64_MAX;
+    return 1;
+}
+
+static void trtllm_on_run(void *st, eng_replica *r, int64_t n) {}
+
 static void trtllm_fini(void *st)
 {
     trtllm *t = st;
@@ -259,4 +276,6 @@ const eng_sched_ops eng_sched_trtllm = {
     .check = trtllm_check,
     .pd_admit = trtllm_pd_admit,
     .pd_join = trtllm_pd_join,
+    .run_steps = trtllm_run_steps,
+    .on_run = trtllm_on_run,
 };

@@ -246,6 +246,7 @@ typedef struct eng_cohort {
     int32_t cap_chunked;
     int64_t paged;       /* paged members */
     int32_t step_k;      /* draft tokens each member verifies in the step in flight */
+    int in_step;         /* 1 from a decode step's start to its end: its slots are allocated */
     eng_request **fresh; /* members that joined since the last decode step (own ITL gap) */
     int32_t nfresh, capfresh;
     gsl_rng *accept; /* acceptance draws (SIM_STREAM_ACCEPT), with speculative decoding */
@@ -459,6 +460,18 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k);
 /* Ends a decode step at now: advances the members, frees the blocks they no longer hold,
  * counts ITL gaps; returns finished members through fn. */
 void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *));
+/* Plain decode steps: one class, no drafts, no cap or window, no member that joined since the
+ * last step (eng_cohort_plain). Between two such steps only the class's t, the step count and
+ * the blocks in use move: eng_cohort_plain_end ends the step in flight at now (one ITL gap for
+ * every member, none finishing), eng_cohort_plain_begin starts the next, allocating the blocks
+ * eng_cohort_plain_need says it takes (free: the caller checked) -- what eng_cohort_end_step
+ * and eng_cohort_begin_step do for such a cohort, in O(1). */
+int eng_cohort_plain(const eng_replica *r);
+int64_t eng_cohort_plain_need(const eng_replica *r);
+void eng_cohort_plain_end(eng_replica *r, int64_t now);
+void eng_cohort_plain_begin(eng_replica *r, int64_t need);
+/* Whether a member reaches its output in the decode step in flight (its draws made). */
+int eng_cohort_step_finishes(const eng_cohort *c);
 /* Blocks the next decode step needs when each member verifies k draft tokens, if nothing
  * finishes first; over `steps` steps. */
 int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps);
