@@ -285,6 +285,7 @@ static void set_content(eng_request *rq, const eng_arrival *a)
     pc->nseg = a->nseg > 0 ? a->nseg : 0;
     pc->uid = unique_id(rq, UINT64_C(0x70726f6d7074));
     pc->out_id = a->out_id ? a->out_id : unique_id(rq, UINT64_C(0x6f7574707574));
+    pc->out_shared = a->out_id != 0;
 }
 
 void eng_ensure_content(eng_replica *r, eng_request *rq)
@@ -1164,6 +1165,7 @@ static int replica_init(eng_engine *e, eng_pool *p, int32_t i, sim_err *err)
     r->ops = p->ops;
     int32_t ahead = 1 + (p->cfg.spec.method != ENG_SPEC_NONE ? p->cfg.spec.k : 0);
     eng_kv_init(&r->kv, &p->plan, p->cfg.block_size, ahead);
+    r->kv.table_all = e->cfg.prefix_table_all;
     r->wake_at = -1;
     eng_cohort_init(&r->co, e, &p->cfg);
     r->st = sim_xcalloc(1, p->ops->state_size ? p->ops->state_size : 1);

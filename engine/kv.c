@@ -173,6 +173,7 @@ void eng_kv_init(eng_kv *kv, const eng_kv_plan *p, int32_t block_size, int32_t a
     if (p->window_mul == 0)
         kv->lay.window = 0;
     kv->ahead = ahead;
+    kv->table_all = 0;
 }
 
 static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, size_t len);
@@ -295,23 +296,35 @@ static void q_unlink(eng_pstore *ps, int32_t i)
     ps->qfree = i;
 }
 
-/* Appends a cached block (blk >= 0) or count anonymous blocks (blk < 0, merged into a tail
+/* Links a new node for count blocks of kind blk (a cached block, ENG_Q_ANON or ENG_Q_OWN)
+ * after node `after` (-1: at the head); returns it. */
+static int32_t q_insert(eng_pstore *ps, int32_t after, int32_t blk, int64_t count)
+{
+    int32_t i = q_new(ps);
+    int32_t next = after >= 0 ? ps->q[after].next : ps->qhead;
+    ps->q[i] = (eng_qnode){count, blk, after, next, 0, NULL};
+    if (after >= 0)
+        ps->q[after].next = i;
+    else
+        ps->qhead = i;
+    if (next >= 0)
+        ps->q[next].prev = i;
+    else
+        ps->qtail = i;
+    if (blk >= 0)
+        ps->b[blk].qnode = i;
+    return i;
+}
+
+/* Appends a cached block (blk >= 0) or count anonymous blocks (ENG_Q_ANON, merged into a tail
  * run) to the queue's tail. */
 static void q_push(eng_pstore *ps, int32_t blk, int64_t count)
 {
-    if (blk < 0 && ps->qtail >= 0 && ps->q[ps->qtail].blk < 0) {
+    if (blk == ENG_Q_ANON && ps->qtail >= 0 && ps->q[ps->qtail].blk == ENG_Q_ANON) {
         ps->q[ps->qtail].count += count;
         return;
     }
-    int32_t i = q_new(ps);
-    ps->q[i] = (eng_qnode){count, blk, ps->qtail, -1};
-    if (ps->qtail >= 0)
-        ps->q[ps->qtail].next = i;
-    else
-        ps->qhead = i;
-    ps->qtail = i;
-    if (blk >= 0)
-        ps->b[blk].qnode = i;
+    q_insert(ps, ps->qtail, blk, count);
 }
 
 /* ---- the hash table (linear probing, backward-shift deletion) ---- */
@@ -386,7 +399,8 @@ static void tab_erase(eng_pstore *ps, int32_t idx)
 
 /* ---- cached blocks ---- */
 
-static int32_t block_new(eng_pstore *ps, uint64_t h)
+/* A new cached block of hash h with `ref` holders (0: the caller queues it). */
+static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
 {
     int32_t idx;
     if (ps->freeb >= 0) {
@@ -401,10 +415,12 @@ static int32_t block_new(eng_pstore *ps, uint64_t h)
     }
     if (2 * (ps->tabn + 1) > (int64_t)ps->tabmask + 1 || !ps->tab)
         tab_grow(ps);
-    ps->b[idx] = (eng_pblock){h, 1, -1};
+    ps->b[idx] = (eng_pblock){h, ref, -1};
     tab_put(ps, idx);
-    ps->inuse++;
-    ps->refs++;
+    if (ref > 0) {
+        ps->inuse++;
+        ps->refs += ref;
+    }
     return idx;
 }
 
@@ -422,6 +438,15 @@ static void evict(eng_pstore *ps, int32_t idx)
     ps->evictions++;
 }
 
+/* A request's own run loses its link to the request (consumed, or the request is gone). */
+static void own_detach(eng_pcreq *pc)
+{
+    if (pc->own_ps && pc->own_q >= 0)
+        pc->own_ps->q[pc->own_q].owner = NULL;
+    pc->own_ps = NULL;
+    pc->own_q = -1;
+}
+
 void eng_ps_take(eng_pstore *ps, int64_t n)
 {
     while (n > 0) {
@@ -436,14 +461,21 @@ void eng_ps_take(eng_pstore *ps, int64_t n)
         int64_t k = q->count < n ? q->count : n;
         q->count -= k;
         n -= k;
-        if (q->count == 0)
+        if (q->blk == ENG_Q_OWN) { /* its blocks are evicted, tail blocks first */
+            ps->evictions += k;
+            ps->own -= k;
+        }
+        if (q->count == 0) {
+            if (q->owner)
+                own_detach(q->owner);
             q_unlink(ps, i);
+        }
     }
 }
 
 void eng_ps_give(eng_pstore *ps, int64_t n)
 {
-    q_push(ps, -1, n);
+    q_push(ps, ENG_Q_ANON, n);
 }
 
 /* ---- a request's content and block hashes ---- */
@@ -462,8 +494,11 @@ static int32_t find_block(const eng_pstore *ps, const eng_pcreq *pc, int32_t j)
 
 void eng_pcreq_reset(eng_pcreq *pc)
 {
+    own_detach(pc);
     pc->nseg = 0;
     pc->uid = pc->out_id = 0;
+    pc->out_shared = 0;
+    pc->tabled = 0;
     pc->nbh = pc->cur_seg = pc->cur_off = 0;
     pc->nblk = pc->nident = pc->nmemo = 0;
 }
@@ -544,6 +579,59 @@ static int32_t content_blocks(const eng_kv *kv, const eng_request *rq)
     return (int32_t)(((int64_t)rq->prompt + rq->output) / kv->block_size);
 }
 
+/* The leading blocks of rq that go through the table: those another request can hold too. A
+ * block's hash covers every block before it, so once a block holds content of rq's alone (a
+ * prompt the workload gave no content, an output without the workload's id), so does every
+ * later one: only rq itself can find them again (after a preemption), and they are kept as
+ * its own, unhashed (eng_pcreq). All of them once rq's own blocks went to the table. */
+static int32_t tabled_blocks(const eng_kv *kv, const eng_request *rq)
+{
+    const eng_pcreq *pc = rq->pc;
+    if (pc->tabled || kv->table_all)
+        return INT32_MAX;
+    if (pc->nseg == 0)
+        return 0;
+    return (int32_t)(((int64_t)rq->prompt + (pc->out_shared ? rq->output : 0)) / kv->block_size);
+}
+
+/* Whether rq has a run of its own blocks in kv's free queue. */
+static int own_run_here(const eng_kv *kv, const eng_pcreq *pc)
+{
+    return pc->own_ps == kv->ps && pc->own_q >= 0;
+}
+
+/* Sends rq's own blocks to the table, one by one, as the prefix cache without own runs keeps
+ * them: the ones it holds (referenced by it) and those of its run in the free queue (in the
+ * run's place, tail blocks nearest the head). Needed once rq's run is not taken whole (a hit
+ * that stops short of it): from then on its own blocks can be computed twice. */
+static void own_settle(eng_kv *kv, eng_request *rq)
+{
+    eng_pstore *ps = kv->ps;
+    eng_pcreq *pc = rq->pc;
+    int32_t t = tabled_blocks(kv, rq), held = pc->nblk > t ? pc->nblk - t : 0, first = 0,
+            queued = 0;
+    if (own_run_here(kv, pc)) {
+        first = ps->q[pc->own_q].first;
+        queued = (int32_t)ps->q[pc->own_q].count;
+    }
+    pc->tabled = 1;
+    int32_t n = t + held > first + queued ? t + held : first + queued;
+    ensure_hashes(kv, rq, n);
+    ensure_table(pc, n);
+    for (int32_t j = t; j < t + held; j++) {
+        pc->blk[j] = block_new(ps, pc->bh[j], 1);
+        pc->nident++;
+    }
+    if (queued > 0) {
+        int32_t at = pc->own_q, before = ps->q[at].prev;
+        for (int32_t j = first + queued - 1; j >= first; j--)
+            before = q_insert(ps, before, block_new(ps, pc->bh[j], 0), 1);
+        own_detach(pc);
+        q_unlink(ps, at);
+    }
+    ps->own -= held + queued;
+}
+
 void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
 {
     eng_pstore *ps = kv->ps;
@@ -557,9 +645,14 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
         n = content_blocks(kv, rq);
     if (n <= pc->nblk)
         return;
-    ensure_hashes(kv, rq, (int32_t)n);
-    ensure_table(pc, (int32_t)n);
-    for (int32_t j = pc->nblk; j < n; j++) {
+    if (own_run_here(kv, pc))
+        own_settle(kv, rq); /* its copies in the queue: the new ones may be computed twice */
+    int32_t t = tabled_blocks(kv, rq), m = n < t ? (int32_t)n : t;
+    if (m > pc->nblk) {
+        ensure_hashes(kv, rq, m);
+        ensure_table(pc, m);
+    }
+    for (int32_t j = pc->nblk; j < m; j++) {
         /* MODEL: vLLM block_pool.cache_full_blocks: a full block gets its hash and enters the
          * table; a block whose hash is already there (computed twice at once) stays anonymous
          * here (vLLM keeps both; the first serves the hits) */
@@ -567,10 +660,27 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
             pc->blk[j] = -1;
             continue;
         }
-        pc->blk[j] = block_new(ps, pc->bh[j]);
+        pc->blk[j] = block_new(ps, pc->bh[j], 1);
         pc->nident++;
     }
+    if (n > t)
+        ps->own += n - (pc->nblk > t ? pc->nblk : t);
     pc->nblk = (int32_t)n;
+}
+
+/* rq's own computed blocks [t, nblk), freed: one run at the queue's tail (cached: taking them
+ * from it evicts them, tail blocks first), linked to rq. */
+static void own_push(eng_kv *kv, eng_request *rq, int32_t t)
+{
+    eng_pstore *ps = kv->ps;
+    eng_pcreq *pc = rq->pc;
+    int64_t n = pc->nblk - t;
+    kv->used -= n;
+    own_detach(pc);
+    pc->own_q = q_insert(ps, ps->qtail, ENG_Q_OWN, n);
+    pc->own_ps = ps;
+    ps->q[pc->own_q].owner = pc;
+    ps->q[pc->own_q].first = t;
 }
 
 void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
@@ -584,10 +694,15 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     }
     if (keep_tokens > 0)
         eng_kv_register(kv, rq, keep_tokens);
+    if (own_run_here(kv, pc))
+        own_settle(kv, rq);
     /* MODEL: vLLM KVCacheManager.free: blocks are freed in reverse order so that the tail
      * blocks are evicted first */
     eng_kv_give(kv, rq->kv_blocks - pc->nblk);
-    for (int32_t j = pc->nblk - 1; j >= 0; j--) {
+    int32_t t = tabled_blocks(kv, rq), m = pc->nblk < t ? pc->nblk : t;
+    if (pc->nblk > m)
+        own_push(kv, rq, m);
+    for (int32_t j = m - 1; j >= 0; j--) {
         int32_t idx = pc->blk[j];
         if (idx < 0) {
             eng_kv_give(kv, 1);
@@ -636,6 +751,9 @@ static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, 
         free_blocks += q->count;
         if (q->blk >= 0 && (ps->b[q->blk].ref != 0 || ps->b[q->blk].qnode != i))
             cached = -1;
+        if (q->blk == ENG_Q_OWN && q->owner &&
+            (q->owner->own_q != i || q->owner->own_ps != ps || q->count <= 0))
+            cached = -1;
     }
     if (free_blocks != kv->total - kv->used || cached < 0) {
         snprintf(buf, len, "replica %d: free queue holds %lld blocks, %lld are free", replica,
@@ -662,7 +780,7 @@ void eng_prefix_cache_enable(eng_replica *r, int mode)
     ps->mode = mode;
     ps->freeb = ps->qfree = ps->qhead = ps->qtail = -1;
     kv->ps = ps;
-    q_push(ps, -1, kv->total); /* every block starts free, never used */
+    q_push(ps, ENG_Q_ANON, kv->total); /* every block starts free, never used */
 }
 
 int eng_prefix_cache_mode(const eng_replica *r)
@@ -683,12 +801,14 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
     int32_t most = (int32_t)(((int64_t)rq->prefill_target - 1) / kv->block_size);
     if (most <= 0)
         return 0;
-    ensure_hashes(kv, rq, most);
     eng_pcreq *pc = rq->pc;
-    ensure_table(pc, most);
-    int32_t j = 0;
+    int32_t t = tabled_blocks(kv, rq), m = most < t ? most : t, j = 0;
     int64_t ev = 0;
-    for (; j < most; j++) {
+    if (m > 0) {
+        ensure_hashes(kv, rq, m);
+        ensure_table(pc, m);
+    }
+    for (; j < m; j++) {
         int32_t idx = find_block(ps, pc, j);
         if (idx < 0)
             break;
@@ -696,6 +816,14 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
         ev += ps->b[idx].ref == 0;
     }
     pc->nmemo = j;
+    if (j == t && j < most && own_run_here(kv, pc) && ps->q[pc->own_q].first == j) {
+        /* its own blocks left in the queue after a preemption: the run's head side is evicted
+         * first, so what is left of it is its first blocks */
+        int64_t own = ps->q[pc->own_q].count;
+        own = own < most - j ? own : most - j;
+        j += (int32_t)own;
+        ev += own;
+    }
     if (evictable)
         *evictable = ev;
     return j * kv->block_size;
@@ -708,11 +836,13 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     eng_pcreq *pc = rq->pc;
     int32_t n = hit / kv->block_size;
     SIM_CHECK(r->e->ctx, hit % kv->block_size == 0 && rq->kv_blocks == 0 &&
-                             (n == 0 || (ps && pc && pc->nblk == 0 && n <= pc->nbh)));
+                             (n == 0 || (ps && pc && pc->nblk == 0)));
     if (n == 0)
         return;
-    ensure_table(pc, n);
-    for (int32_t j = 0; j < n; j++) {
+    int32_t t = tabled_blocks(kv, rq), m = n < t ? n : t;
+    SIM_CHECK(r->e->ctx, m <= pc->nbh);
+    ensure_table(pc, m);
+    for (int32_t j = 0; j < m; j++) {
         int32_t idx = find_block(ps, pc, j);
         SIM_CHECK(r->e->ctx, idx >= 0);
         eng_pblock *b = &ps->b[idx];
@@ -727,7 +857,22 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
         ps->refs++;
         pc->blk[j] = idx;
     }
-    pc->nblk = pc->nident = n;
+    if (n > m) {
+        /* the first blocks of its own run: they leave the queue's tail side of the run */
+        SIM_CHECK(r->e->ctx, own_run_here(kv, pc) && ps->q[pc->own_q].first == m &&
+                                 ps->q[pc->own_q].count >= n - m);
+        eng_qnode *q = &ps->q[pc->own_q];
+        q->first += n - m;
+        q->count -= n - m;
+        kv->used += n - m;
+        if (q->count == 0) {
+            int32_t at = pc->own_q;
+            own_detach(pc);
+            q_unlink(ps, at);
+        }
+    }
+    pc->nblk = n;
+    pc->nident = m;
     pc->nmemo = 0;
     rq->kv_blocks = n;
     rq->prefilled = hit;
@@ -737,13 +882,14 @@ int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *r
                                       int32_t tokens)
 {
     const eng_kv *kv = &r->kv;
-    int32_t n = hit / kv->block_size;
+    int32_t n = hit / kv->block_size, t = n > 0 ? tabled_blocks(kv, rq) : 0;
+    int32_t m = n < t ? n : t;
     int64_t need = eng_lay_held(&kv->lay, hit, tokens) - n;
     /* MODEL: vLLM get_num_blocks_to_allocate counts the hit's blocks no request holds: touching
      * them takes them out of the free queue */
-    for (int32_t j = 0; j < n; j++)
+    for (int32_t j = 0; j < m; j++)
         need += kv->ps->b[find_block(kv->ps, rq->pc, j)].ref == 0;
-    return need;
+    return need + (n - m); /* its own blocks wait in the queue */
 }
 
 int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, int32_t max,
@@ -768,5 +914,5 @@ int64_t eng_prefix_evictions(const eng_replica *r)
 int64_t eng_prefix_cached_blocks(const eng_replica *r)
 {
     const eng_pstore *ps = r->kv.ps;
-    return ps ? ps->tabn : 0;
+    return ps ? ps->tabn + ps->own : 0;
 }

@@ -167,8 +167,10 @@ typedef struct outcome {
     study_result r;
 } outcome;
 
-/* Runs policy p on variant v with decode runs at most max_run_steps long (0: as declared). */
-static void run_one(const eng_sched_ops *p, const variant *v, int32_t max_run_steps, outcome *out)
+/* Runs policy p on variant v with decode runs at most max_run_steps long (0: as declared), its
+ * requests' own blocks in the prefix cache's table (table_all) or kept apart. */
+static void run_one(const eng_sched_ops *p, const variant *v, int32_t max_run_steps, int table_all,
+                    outcome *out)
 {
     char text[4096], set[128] = "";
     if (v->key && eng_sched_param(p, v->key))
@@ -181,6 +183,7 @@ static void run_one(const eng_sched_ops *p, const variant *v, int32_t max_run_st
     if (scn_load_text("runs.yaml", text, NULL, 0, study_resolver(), &s, &err) != 0)
         fail_msg("%s/%s: %s", p->name, v->name, err.msg);
     s.engine.max_run_steps = max_run_steps;
+    s.engine.prefix_table_all = table_all;
     memset(out, 0, sizeof *out);
     study_hooks hooks = {.rec = &trace_ops, .rec_st = &out->t, .check_every = 64};
     if (study_run(&s, s.seed, NULL, NULL, &hooks, &out->r, &err) != 0)
@@ -188,11 +191,27 @@ static void run_one(const eng_sched_ops *p, const variant *v, int32_t max_run_st
     scn_free(&s);
 }
 
+/* Fails naming the first kind of record, or the first metric, in which a and b differ. */
+static void same(const char *what, const char *policy, const char *vname, const outcome *a,
+                 const outcome *b)
+{
+    static const char *const kinds[] = {"request", "iteration", "ITL", "span"};
+    for (int k = 0; k < 4; k++)
+        if (a->t.n[k] != b->t.n[k] || a->t.h[k] != b->t.h[k])
+            fail_msg("%s/%s: %s records differ %s (%lld against %lld)", policy, vname, kinds[k],
+                     what, (long long)a->t.n[k], (long long)b->t.n[k]);
+    assert_int_equal(a->r.n, b->r.n);
+    for (int m = 0; m < a->r.n; m++)
+        if (memcmp(&a->r.m[m].value, &b->r.m[m].value, sizeof(double)) != 0)
+            fail_msg("%s/%s: %s is %.17g, %.17g %s", policy, vname, a->r.m[m].name, a->r.m[m].value,
+                     b->r.m[m].value, what);
+    assert_int_equal(a->r.tot.iterations, b->r.tot.iterations);
+}
+
 static void test_runs_change_nothing(void **state)
 {
     size_t np;
     const eng_sched_ops *const *all = eng_sched_all(&np);
-    static const char *const kinds[] = {"request", "iteration", "ITL", "span"};
     outcome *one = test_malloc(sizeof *one), *runs = test_malloc(sizeof *runs);
     for (size_t i = 0; i < np; i++) {
         for (size_t j = 0; j < sizeof variants / sizeof variants[0]; j++) {
@@ -200,20 +219,9 @@ static void test_runs_change_nothing(void **state)
             if ((v->pd && !all[i]->pd_join) || (v->skip && strcmp(v->skip, all[i]->name) == 0) ||
                 (v->key && !eng_sched_param(all[i], v->key)))
                 continue;
-            run_one(all[i], v, 1, one);
-            run_one(all[i], v, 0, runs);
-            for (int k = 0; k < 4; k++)
-                if (one->t.n[k] != runs->t.n[k] || one->t.h[k] != runs->t.h[k])
-                    fail_msg("%s/%s: %s records differ with decode runs (%lld against %lld)",
-                             all[i]->name, v->name, kinds[k], (long long)one->t.n[k],
-                             (long long)runs->t.n[k]);
-            assert_int_equal(one->r.n, runs->r.n);
-            for (int m = 0; m < one->r.n; m++)
-                if (memcmp(&one->r.m[m].value, &runs->r.m[m].value, sizeof(double)) != 0)
-                    fail_msg("%s/%s: %s is %.17g one step an event, %.17g with decode runs",
-                             all[i]->name, v->name, one->r.m[m].name, one->r.m[m].value,
-                             runs->r.m[m].value);
-            assert_int_equal(one->r.tot.iterations, runs->r.tot.iterations);
+            run_one(all[i], v, 1, 0, one);
+            run_one(all[i], v, 0, 0, runs);
+            same("with decode runs", all[i]->name, v->name, one, runs);
             print_message("%-8s %-12s %6lld iterations, %6lld events one step an event, %6lld with "
                           "runs\n",
                           all[i]->name, v->name, (long long)one->r.tot.iterations,
@@ -224,10 +232,58 @@ static void test_runs_change_nothing(void **state)
     test_free(runs);
 }
 
+/* A request's own blocks kept apart from the prefix cache's table change nothing either: the
+ * policies with a prefix cache, under memory pressure (preempted requests find their own blocks
+ * again, or part of them), with prefixes shared and content of their own after them. */
+static void test_own_blocks_change_nothing(void **state)
+{
+    static const char *const policies[] = {"vllm", "sglang", "trtllm"};
+    static const variant cases[] = {
+        {"tight",
+         "model: llama-3-8b\ngpu: h100-sxm\nmemory: {gpu_utilization: 0.215}\n"
+         "workload:\n  num_requests: 300\n  arrival: {process: poisson, rate: 12}\n" LENGTHS,
+         0, NULL, "capacity_scheduler_policy", "max_utilization"},
+        {"prefix",
+         "model: llama-3-8b\ngpu: h100-sxm\nmemory: {gpu_utilization: 0.215}\n"
+         "workload:\n  num_requests: 300\n  arrival: {process: poisson, rate: 12}\n"
+         "  shared_prefix: {tokens: 600, groups: 3}\n" LENGTHS,
+         0, NULL, "capacity_scheduler_policy", "max_utilization"},
+        {"sessions",
+         "model: llama-3-8b\ngpu: h100-sxm\nmemory: {gpu_utilization: 0.22}\n"
+         "workload:\n  num_requests: 300\n"
+         "  arrival: {process: closed, concurrency: 40, think_time_ms: 100, ramp_up_s: 1}\n"
+         "  output_tokens: {dist: lognormal, mean: 200, sigma: 0.8, max: 900}\n"
+         "  sessions: {turns: {dist: uniform, min: 2, max: 8}, user_tokens: {dist: uniform, min: "
+         "20, max: 400}, system_prompt_tokens: 400, think_time_ms: {dist: uniform, min: 50, max: "
+         "500}}\n",
+         0, NULL, "capacity_scheduler_policy", "max_utilization"},
+        {"pd",
+         "model: llama-3-8b\ngpu: h100-sxm\nprefill: {replicas: 1, memory: {gpu_utilization: "
+         "0.22}}\ndecode: {replicas: 2}\nkv_transfer: {link: rdma}\n"
+         "workload:\n  num_requests: 300\n  arrival: {process: poisson, rate: 14}\n"
+         "  shared_prefix: {tokens: 300, groups: 2}\n" LENGTHS,
+         1, NULL, NULL, NULL},
+    };
+    outcome *a = test_malloc(sizeof *a), *b = test_malloc(sizeof *b);
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
+        for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++) {
+            const eng_sched_ops *p = eng_sched_find(policies[i]);
+            run_one(p, &cases[j], 0, 1, a);
+            run_one(p, &cases[j], 0, 0, b);
+            same("with own blocks apart", p->name, cases[j].name, a, b);
+            print_message("%-8s %-10s prefix_evicted_blocks %g, prefix hit rate %g\n", p->name,
+                          cases[j].name, study_metric(&b->r, "prefix_evicted_blocks"),
+                          study_metric(&b->r, "prefix_hit_rate"));
+        }
+    test_free(a);
+    test_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runs_change_nothing),
+        cmocka_unit_test(test_own_blocks_change_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

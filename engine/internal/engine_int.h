@@ -37,10 +37,16 @@ typedef struct eng_pblock {
     int32_t qnode; /* its free-queue node while ref == 0, else -1; next free slot when unused */
 } eng_pblock;
 
+/* A free-queue node: one cached block, a run of anonymous free blocks, or a run of one request's
+ * own blocks (content no other request has: kept unhashed for the request itself after a
+ * preemption, cached all the same: taking them from the queue evicts them, head side first). */
+enum { ENG_Q_ANON = -1, ENG_Q_OWN = -2 };
 typedef struct eng_qnode {
-    int64_t count; /* blocks: an anonymous run's length, 1 for a cached block */
-    int32_t blk;   /* the cached block, or -1 for a run of anonymous free blocks */
+    int64_t count; /* blocks: a run's length, 1 for a cached block */
+    int32_t blk;   /* the cached block, or ENG_Q_ANON, ENG_Q_OWN */
     int32_t prev, next;
+    int32_t first;           /* ENG_Q_OWN: the run holds its request's blocks first .. + count */
+    struct eng_pcreq *owner; /* ENG_Q_OWN: the request's, NULL once it is gone */
 } eng_qnode;
 
 typedef struct eng_pstore {
@@ -55,19 +61,31 @@ typedef struct eng_pstore {
     int64_t inuse;                     /* cached blocks with ref > 0 */
     int64_t refs;                      /* sum of their refs */
     int64_t evictions;                 /* cached blocks evicted */
+    int64_t own; /* requests' own computed blocks (not in the table): held, or in own runs */
 } eng_pstore;
 
 /* A request's content and its place in the prefix cache (requests of a replica with the cache
- * on; the engine keeps the buffers with the pooled request for reuse). */
+ * on; the engine keeps the buffers with the pooled request for reuse). Its leading blocks made
+ * of content the workload named (segments, an output id) may be another request's too: they are
+ * hashed and go through the table. The blocks after them hold content of its own: no other
+ * request can hit them, so they are never hashed; computed, they are its own blocks (counted as
+ * anonymous on its account), and when it frees them they wait as one run in the free queue,
+ * where only it can find them again (a recompute after a preemption). A run it takes only in
+ * part sends its own blocks to the table for the rest of its life (own_settle in kv.c). */
 typedef struct eng_pcreq {
     eng_segment *seg; /* its prompt's content; none: unique content */
     int32_t nseg, capseg;
     uint64_t uid;    /* content id of a prompt without segments */
     uint64_t out_id; /* content id of its output tokens */
-    uint64_t *bh;    /* chained hashes of its leading full blocks */
+    int out_shared;  /* out_id came from the workload (another request may hold that content) */
+    int tabled;      /* its own blocks go through the table too */
+    struct eng_pstore *own_ps; /* the cache whose free queue holds its own run, or NULL */
+    int32_t own_q;             /* that run's node */
+    uint64_t *bh;              /* chained hashes of its leading full blocks */
     int32_t nbh, capbh;
     int32_t cur_seg, cur_off; /* where block nbh starts in the content */
-    int32_t *blk;             /* its first nblk blocks: cached block index, or -1 (anonymous) */
+    int32_t *blk;             /* its first nblk blocks computed: those through the table: cached
+                                 block index, or -1 (computed twice: anonymous) */
     int32_t nblk, capblk;
     int32_t nident; /* entries of blk that are cached blocks */
     int32_t nmemo;  /* waiting requests: blk[0..nmemo) remembers the blocks the last match found
@@ -124,6 +142,7 @@ typedef struct eng_kv {
     eng_pstore *ps;     /* the prefix cache, or NULL */
     eng_kvlay lay;      /* how a sequence's blocks follow its context */
     int32_t ahead;      /* slots a decode step allocates beyond the context: 1 + spec.k */
+    int table_all;      /* eng_config.prefix_table_all */
 } eng_kv;
 
 /* Prefix cache internals (kv.c): blocks leave and join the free queue. */
