@@ -254,7 +254,7 @@ void eng_kv_release(eng_replica *r, int64_t blocks)
 /* ================= the prefix cache ================= */
 
 /* splitmix64's finaliser: every input bit moves every output bit */
-static uint64_t mix64(uint64_t x)
+static inline uint64_t mix64(uint64_t x)
 {
     x ^= x >> 30;
     x *= UINT64_C(0xbf58476d1ce4e5b9);
@@ -263,138 +263,140 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-/* ---- the free queue ---- */
+/* ---- records: cached blocks and the queue's runs ---- */
 
-static int32_t q_new(eng_pstore *ps)
+static int32_t rec_new(eng_pstore *ps)
 {
-    if (ps->qfree < 0) {
-        int32_t old = ps->capq;
-        ps->capq = old ? 2 * old : 1024;
-        ps->q = sim_xrealloc(ps->q, (size_t)ps->capq * sizeof *ps->q);
-        for (int32_t i = ps->capq - 1; i >= old; i--) {
-            ps->q[i].next = ps->qfree;
-            ps->qfree = i;
-        }
+    if (ps->freeb >= 0) {
+        int32_t i = ps->freeb;
+        ps->freeb = ps->b[i].next;
+        return i;
     }
-    int32_t i = ps->qfree;
-    ps->qfree = ps->q[i].next;
-    return i;
+    if (ps->nb == ps->capb) {
+        ps->capb = ps->capb ? 2 * ps->capb : 1024;
+        ps->b = sim_xrealloc(ps->b, (size_t)ps->capb * sizeof *ps->b);
+    }
+    return ps->nb++;
 }
+
+static void rec_free(eng_pstore *ps, int32_t i)
+{
+    ps->b[i].ref = ENG_B_UNUSED;
+    ps->b[i].owner = NULL;
+    ps->b[i].next = ps->freeb;
+    ps->freeb = i;
+}
+
+/* ---- the free queue, through the records ---- */
 
 static void q_unlink(eng_pstore *ps, int32_t i)
 {
-    eng_qnode *n = &ps->q[i];
+    eng_pblock *n = &ps->b[i];
     if (n->prev >= 0)
-        ps->q[n->prev].next = n->next;
+        ps->b[n->prev].next = n->next;
     else
         ps->qhead = n->next;
     if (n->next >= 0)
-        ps->q[n->next].prev = n->prev;
+        ps->b[n->next].prev = n->prev;
     else
         ps->qtail = n->prev;
-    n->next = ps->qfree;
-    ps->qfree = i;
 }
 
-/* Links a new node for count blocks of kind blk (a cached block, ENG_Q_ANON or ENG_Q_OWN)
- * after node `after` (-1: at the head); returns it. */
-static int32_t q_insert(eng_pstore *ps, int32_t after, int32_t blk, int64_t count)
+/* Links record i into the queue after record `after` (-1: at the head). */
+static void q_link(eng_pstore *ps, int32_t i, int32_t after)
 {
-    int32_t i = q_new(ps);
-    int32_t next = after >= 0 ? ps->q[after].next : ps->qhead;
-    ps->q[i] = (eng_qnode){count, blk, after, next, 0, NULL};
+    int32_t next = after >= 0 ? ps->b[after].next : ps->qhead;
+    ps->b[i].prev = after;
+    ps->b[i].next = next;
     if (after >= 0)
-        ps->q[after].next = i;
+        ps->b[after].next = i;
     else
         ps->qhead = i;
     if (next >= 0)
-        ps->q[next].prev = i;
+        ps->b[next].prev = i;
     else
         ps->qtail = i;
-    if (blk >= 0)
-        ps->b[blk].qnode = i;
+}
+
+/* A new run of count blocks of kind ENG_Q_ANON or ENG_Q_OWN, linked after `after`. */
+static int32_t run_new(eng_pstore *ps, int32_t after, int32_t kind, int64_t count)
+{
+    int32_t i = rec_new(ps);
+    ps->b[i] = (eng_pblock){(uint64_t)count, kind, -1, -1, 0, NULL};
+    q_link(ps, i, after);
     return i;
 }
 
-/* Appends a cached block (blk >= 0) or count anonymous blocks (ENG_Q_ANON, merged into a tail
- * run) to the queue's tail. */
-static void q_push(eng_pstore *ps, int32_t blk, int64_t count)
+/* n anonymous blocks join the queue's tail (merged into a tail run of them). */
+static void q_push_anon(eng_pstore *ps, int64_t n)
 {
-    if (blk == ENG_Q_ANON && ps->qtail >= 0 && ps->q[ps->qtail].blk == ENG_Q_ANON) {
-        ps->q[ps->qtail].count += count;
-        return;
-    }
-    q_insert(ps, ps->qtail, blk, count);
+    if (ps->qtail >= 0 && ps->b[ps->qtail].ref == ENG_Q_ANON)
+        ps->b[ps->qtail].key += (uint64_t)n;
+    else
+        run_new(ps, ps->qtail, ENG_Q_ANON, n);
 }
 
-/* ---- the hash table (linear probing, backward-shift deletion) ---- */
+/* ---- the table (linear probing; tombstones, swept by a rebuild) ---- */
 
-static uint32_t home(const eng_pstore *ps, uint64_t h)
+static inline uint32_t home(const eng_pstore *ps, uint64_t h)
 {
     return (uint32_t)(h ^ (h >> 32)) & ps->tabmask;
 }
 
-static int32_t tab_find(const eng_pstore *ps, uint64_t h)
+/* The record of the cached block with hash h, or -1. */
+static inline int32_t tab_find(const eng_pstore *ps, uint64_t h)
 {
+    if (!ps->tab)
+        return -1;
     for (uint32_t i = home(ps, h);; i = (i + 1) & ps->tabmask) {
-        int32_t v = ps->tab[i];
-        if (v == 0)
+        const eng_tslot *t = &ps->tab[i];
+        if (t->rec == 0)
             return -1;
-        if (ps->b[v - 1].hash == h)
-            return v - 1;
+        if (t->rec > 0 && t->hash == h)
+            return t->rec - 1;
     }
 }
 
 int32_t eng_ps_find(const eng_pstore *ps, uint64_t h)
 {
-    return ps->tab ? tab_find(ps, h) : -1;
+    return tab_find(ps, h);
 }
 
+/* Enters record idx (its key the hash, absent from the table) in the first free slot of its
+ * probe sequence. */
 static void tab_put(eng_pstore *ps, int32_t idx)
 {
-    uint32_t i = home(ps, ps->b[idx].hash);
-    while (ps->tab[i])
+    uint64_t h = ps->b[idx].key;
+    uint32_t i = home(ps, h);
+    while (ps->tab[i].rec > 0)
         i = (i + 1) & ps->tabmask;
-    ps->tab[i] = idx + 1;
+    ps->tombs -= ps->tab[i].rec < 0;
+    ps->tab[i] = (eng_tslot){h, idx + 1};
+    ps->b[idx].slot = i;
     ps->tabn++;
 }
 
-static void tab_grow(eng_pstore *ps)
+/* Rebuilds the table without its tombstones, twice as large when the live entries need it. */
+static void tab_rebuild(eng_pstore *ps)
 {
-    int32_t *old = ps->tab;
-    uint32_t oldcap = ps->tab ? ps->tabmask + 1 : 0;
-    uint32_t cap = oldcap ? 2 * oldcap : 4096;
+    eng_tslot *old = ps->tab;
+    uint32_t oldcap = old ? ps->tabmask + 1 : 0, cap = oldcap ? oldcap : 4096;
+    while (4 * ((int64_t)ps->tabn + 1) > (int64_t)cap)
+        cap *= 2;
     ps->tab = sim_xcalloc(cap, sizeof *ps->tab);
     ps->tabmask = cap - 1;
-    ps->tabn = 0;
+    ps->tabn = ps->tombs = 0;
     for (uint32_t i = 0; i < oldcap; i++)
-        if (old[i])
-            tab_put(ps, old[i] - 1);
+        if (old[i].rec > 0)
+            tab_put(ps, old[i].rec - 1);
     free(old);
 }
 
 static void tab_erase(eng_pstore *ps, int32_t idx)
 {
-    uint32_t i = home(ps, ps->b[idx].hash);
-    while (ps->tab[i] != idx + 1)
-        i = (i + 1) & ps->tabmask;
-    for (;;) {
-        ps->tab[i] = 0;
-        uint32_t j = i;
-        for (;;) {
-            j = (j + 1) & ps->tabmask;
-            if (!ps->tab[j]) {
-                ps->tabn--;
-                return;
-            }
-            uint32_t k = home(ps, ps->b[ps->tab[j] - 1].hash);
-            int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-            if (!stays)
-                break;
-        }
-        ps->tab[i] = ps->tab[j];
-        i = j;
-    }
+    ps->tab[ps->b[idx].slot].rec = -1;
+    ps->tabn--;
+    ps->tombs++;
 }
 
 /* ---- cached blocks ---- */
@@ -402,25 +404,16 @@ static void tab_erase(eng_pstore *ps, int32_t idx)
 /* A new cached block of hash h with `ref` holders (0: the caller queues it). */
 static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
 {
-    int32_t idx;
-    if (ps->freeb >= 0) {
-        idx = ps->freeb;
-        ps->freeb = ps->b[idx].qnode;
-    } else {
-        if (ps->nb == ps->capb) {
-            ps->capb = ps->capb ? 2 * ps->capb : 1024;
-            ps->b = sim_xrealloc(ps->b, (size_t)ps->capb * sizeof *ps->b);
-        }
-        idx = ps->nb++;
-    }
-    if (2 * (ps->tabn + 1) > (int64_t)ps->tabmask + 1 || !ps->tab)
-        tab_grow(ps);
-    ps->b[idx] = (eng_pblock){h, ref, -1};
+    if (!ps->tab || 2 * ((int64_t)ps->tabn + ps->tombs + 1) > (int64_t)ps->tabmask + 1)
+        tab_rebuild(ps);
+    int32_t idx = rec_new(ps);
+    ps->b[idx] = (eng_pblock){h, ref, -1, -1, 0, NULL};
     tab_put(ps, idx);
     if (ref > 0) {
         ps->inuse++;
         ps->refs += ref;
     }
+    ps->epoch++;
     return idx;
 }
 
@@ -430,19 +423,20 @@ static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
  * head evicts leaves first here too) */
 static void evict(eng_pstore *ps, int32_t idx)
 {
-    q_unlink(ps, ps->b[idx].qnode);
+    q_unlink(ps, idx);
     tab_erase(ps, idx);
-    ps->b[idx].ref = -1;
-    ps->b[idx].qnode = ps->freeb;
-    ps->freeb = idx;
+    rec_free(ps, idx);
     ps->evictions++;
+    ps->epoch++;
 }
 
 /* A request's own run loses its link to the request (consumed, or the request is gone). */
 static void own_detach(eng_pcreq *pc)
 {
-    if (pc->own_ps && pc->own_q >= 0)
-        pc->own_ps->q[pc->own_q].owner = NULL;
+    if (pc->own_ps && pc->own_q >= 0) {
+        pc->own_ps->b[pc->own_q].owner = NULL;
+        pc->own_ps->epoch++;
+    }
     pc->own_ps = NULL;
     pc->own_q = -1;
 }
@@ -452,44 +446,46 @@ void eng_ps_take(eng_pstore *ps, int64_t n)
     while (n > 0) {
         int32_t i = ps->qhead;
         SIM_ASSERT(NULL, i >= 0);
-        eng_qnode *q = &ps->q[i];
-        if (q->blk >= 0) {
-            evict(ps, q->blk);
+        eng_pblock *q = &ps->b[i];
+        if (q->ref >= 0) {
+            evict(ps, i);
             n--;
             continue;
         }
-        int64_t k = q->count < n ? q->count : n;
-        q->count -= k;
+        int64_t k = (int64_t)q->key < n ? (int64_t)q->key : n;
+        q->key -= (uint64_t)k;
         n -= k;
-        if (q->blk == ENG_Q_OWN) { /* its blocks are evicted, tail blocks first */
+        if (q->ref == ENG_Q_OWN) { /* its blocks are evicted, tail blocks first */
             ps->evictions += k;
             ps->own -= k;
+            ps->epoch++;
         }
-        if (q->count == 0) {
+        if (q->key == 0) {
             if (q->owner)
                 own_detach(q->owner);
             q_unlink(ps, i);
+            rec_free(ps, i);
         }
     }
 }
 
 void eng_ps_give(eng_pstore *ps, int64_t n)
 {
-    q_push(ps, ENG_Q_ANON, n);
+    q_push_anon(ps, n);
 }
 
 /* ---- a request's content and block hashes ---- */
 
 /* The cached block holding rq's block j: the one the last match remembered if it still holds
  * that content, else a table lookup. */
-static int32_t find_block(const eng_pstore *ps, const eng_pcreq *pc, int32_t j)
+static inline int32_t find_block(const eng_pstore *ps, const eng_pcreq *pc, int32_t j)
 {
     if (j < pc->nmemo) {
         int32_t idx = pc->blk[j];
-        if (idx >= 0 && idx < ps->nb && ps->b[idx].ref >= 0 && ps->b[idx].hash == pc->bh[j])
+        if (idx >= 0 && idx < ps->nb && ps->b[idx].ref >= 0 && ps->b[idx].key == pc->bh[j])
             return idx;
     }
-    return eng_ps_find(ps, pc->bh[j]);
+    return tab_find(ps, pc->bh[j]);
 }
 
 void eng_pcreq_reset(eng_pcreq *pc)
@@ -501,6 +497,7 @@ void eng_pcreq_reset(eng_pcreq *pc)
     pc->tabled = 0;
     pc->nbh = pc->cur_seg = pc->cur_off = 0;
     pc->nblk = pc->nident = pc->nmemo = 0;
+    pc->m_ps = NULL;
 }
 
 void eng_pcreq_free(eng_pcreq *pc)
@@ -514,7 +511,7 @@ void eng_pcreq_free(eng_pcreq *pc)
 }
 
 /* Segment k of rq's content (its prompt's segments, then its output): 0 past the end. */
-static int seg_at(const eng_request *rq, int32_t k, uint64_t *id, int32_t *len)
+static inline int seg_at(const eng_request *rq, int32_t k, uint64_t *id, int32_t *len)
 {
     const eng_pcreq *pc = rq->pc;
     int32_t np = pc->nseg ? pc->nseg : 1;
@@ -541,27 +538,32 @@ static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
         pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
         pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
     }
+    /* the segment the next block starts in, walked with it */
+    int32_t k = pc->cur_seg, off = pc->cur_off, len = 0, bs = kv->block_size;
+    uint64_t id = 0;
+    if (!seg_at(rq, k, &id, &len))
+        SIM_CHECK(NULL, !"block hashes asked for beyond the request's content");
+    uint64_t acc = pc->nbh ? pc->bh[pc->nbh - 1] : UINT64_C(0x6c6c6d73696d5043);
     for (int32_t j = pc->nbh; j < n; j++) {
         /* MODEL: vLLM kv_cache_utils.hash_block_tokens: a block's hash covers the hash of the
          * block before it and its own tokens (here: the content pieces it is made of) */
-        uint64_t acc = j ? pc->bh[j - 1] : UINT64_C(0x6c6c6d73696d5043);
-        int32_t need = kv->block_size;
+        int32_t need = bs;
         while (need > 0) {
-            uint64_t id = 0;
-            int32_t len = need;
-            if (!seg_at(rq, pc->cur_seg, &id, &len))
-                SIM_CHECK(NULL, !"block hashes asked for beyond the request's content");
-            int32_t take = len - pc->cur_off < need ? len - pc->cur_off : need;
-            acc = mix64(acc ^ mix64(id ^ ((uint64_t)pc->cur_off << 32) ^ (uint64_t)take));
-            pc->cur_off += take;
+            int32_t take = len - off < need ? len - off : need;
+            acc = mix64(acc ^ mix64(id ^ ((uint64_t)off << 32) ^ (uint64_t)take));
+            off += take;
             need -= take;
-            if (pc->cur_off == len) {
-                pc->cur_seg++;
-                pc->cur_off = 0;
+            if (off == len) {
+                k++;
+                off = 0;
+                if (!seg_at(rq, k, &id, &len) && (need > 0 || j + 1 < n))
+                    SIM_CHECK(NULL, !"block hashes asked for beyond the request's content");
             }
         }
         pc->bh[j] = acc;
     }
+    pc->cur_seg = k;
+    pc->cur_off = off;
     pc->nbh = n;
 }
 
@@ -611,8 +613,8 @@ static void own_settle(eng_kv *kv, eng_request *rq)
     int32_t t = tabled_blocks(kv, rq), held = pc->nblk > t ? pc->nblk - t : 0, first = 0,
             queued = 0;
     if (own_run_here(kv, pc)) {
-        first = ps->q[pc->own_q].first;
-        queued = (int32_t)ps->q[pc->own_q].count;
+        first = (int32_t)ps->b[pc->own_q].slot;
+        queued = (int32_t)ps->b[pc->own_q].key;
     }
     pc->tabled = 1;
     int32_t n = t + held > first + queued ? t + held : first + queued;
@@ -623,13 +625,18 @@ static void own_settle(eng_kv *kv, eng_request *rq)
         pc->nident++;
     }
     if (queued > 0) {
-        int32_t at = pc->own_q, before = ps->q[at].prev;
-        for (int32_t j = first + queued - 1; j >= first; j--)
-            before = q_insert(ps, before, block_new(ps, pc->bh[j], 0), 1);
+        int32_t at = pc->own_q, before = ps->b[at].prev;
         own_detach(pc);
         q_unlink(ps, at);
+        rec_free(ps, at);
+        for (int32_t j = first + queued - 1; j >= first; j--) {
+            int32_t idx = block_new(ps, pc->bh[j], 0);
+            q_link(ps, idx, before);
+            before = idx;
+        }
     }
     ps->own -= held + queued;
+    ps->epoch++;
 }
 
 void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
@@ -656,7 +663,7 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
         /* MODEL: vLLM block_pool.cache_full_blocks: a full block gets its hash and enters the
          * table; a block whose hash is already there (computed twice at once) stays anonymous
          * here (vLLM keeps both; the first serves the hits) */
-        if (eng_ps_find(ps, pc->bh[j]) >= 0) {
+        if (tab_find(ps, pc->bh[j]) >= 0) {
             pc->blk[j] = -1;
             continue;
         }
@@ -677,10 +684,11 @@ static void own_push(eng_kv *kv, eng_request *rq, int32_t t)
     int64_t n = pc->nblk - t;
     kv->used -= n;
     own_detach(pc);
-    pc->own_q = q_insert(ps, ps->qtail, ENG_Q_OWN, n);
+    pc->own_q = run_new(ps, ps->qtail, ENG_Q_OWN, n);
     pc->own_ps = ps;
-    ps->q[pc->own_q].owner = pc;
-    ps->q[pc->own_q].first = t;
+    ps->b[pc->own_q].owner = pc;
+    ps->b[pc->own_q].slot = (uint32_t)t;
+    ps->epoch++;
 }
 
 void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
@@ -713,9 +721,11 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
         if (--b->ref == 0) {
             ps->inuse--;
             kv->used--;
-            q_push(ps, idx, 1);
+            q_link(ps, idx, ps->qtail);
         }
     }
+    if (m > 0)
+        ps->epoch++;
     pc->nblk = pc->nident = pc->nmemo = 0;
     rq->kv_blocks = 0;
 }
@@ -729,7 +739,6 @@ void eng_kv_fini(eng_kv *kv)
         return;
     free(ps->b);
     free(ps->tab);
-    free(ps->q);
     free(ps);
     kv->ps = NULL;
 }
@@ -745,17 +754,17 @@ static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, 
     /* the free queue holds exactly the free blocks; walked in full on small caches */
     if (kv->total > 65536)
         return 0;
-    int64_t free_blocks = 0, cached = 0;
-    for (int32_t i = ps->qhead; i >= 0; i = ps->q[i].next) {
-        const eng_qnode *q = &ps->q[i];
-        free_blocks += q->count;
-        if (q->blk >= 0 && (ps->b[q->blk].ref != 0 || ps->b[q->blk].qnode != i))
-            cached = -1;
-        if (q->blk == ENG_Q_OWN && q->owner &&
-            (q->owner->own_q != i || q->owner->own_ps != ps || q->count <= 0))
-            cached = -1;
+    int64_t free_blocks = 0, bad = 0;
+    for (int32_t i = ps->qhead; i >= 0; i = ps->b[i].next) {
+        const eng_pblock *q = &ps->b[i];
+        free_blocks += q->ref >= 0 ? 1 : (int64_t)q->key;
+        if (q->ref > 0 || q->ref == ENG_B_UNUSED ||
+            (q->ref == 0 && ps->tab[q->slot].rec != i + 1) ||
+            (q->ref == ENG_Q_OWN && q->owner &&
+             (q->owner->own_q != i || q->owner->own_ps != ps || q->key == 0)))
+            bad = 1;
     }
-    if (free_blocks != kv->total - kv->used || cached < 0) {
+    if (free_blocks != kv->total - kv->used || bad) {
         snprintf(buf, len, "replica %d: free queue holds %lld blocks, %lld are free", replica,
                  (long long)free_blocks, (long long)(kv->total - kv->used));
         return -1;
@@ -778,14 +787,21 @@ void eng_prefix_cache_enable(eng_replica *r, int mode)
         return;
     eng_pstore *ps = sim_xcalloc(1, sizeof *ps);
     ps->mode = mode;
-    ps->freeb = ps->qfree = ps->qhead = ps->qtail = -1;
+    ps->freeb = ps->qhead = ps->qtail = -1;
     kv->ps = ps;
-    q_push(ps, ENG_Q_ANON, kv->total); /* every block starts free, never used */
+    q_push_anon(ps, kv->total); /* every block starts free, never used */
 }
 
 int eng_prefix_cache_mode(const eng_replica *r)
 {
     return r->kv.ps ? r->kv.ps->mode : ENG_PC_OFF;
+}
+
+/* Whether rq's last match still holds: same cache, nothing in it changed, same target. */
+static inline int memo_valid(const eng_pstore *ps, const eng_request *rq)
+{
+    const eng_pcreq *pc = rq->pc;
+    return pc->m_ps == ps && pc->m_epoch == ps->epoch && pc->m_target == rq->prefill_target;
 }
 
 int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
@@ -796,12 +812,15 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
         *evictable = 0;
     if (!ps || !rq->pc || !rq->pc->out_id || rq->kv_blocks > 0)
         return 0;
+    eng_pcreq *pc = rq->pc;
+    if (memo_valid(ps, rq)) {
+        if (evictable)
+            *evictable = pc->m_ev;
+        return pc->m_hit * kv->block_size;
+    }
     /* MODEL: vLLM KVCacheManager.get_computed_blocks: when every token hits, the last one is
      * computed again for its logits: at most num_tokens - 1 tokens, in whole blocks */
     int32_t most = (int32_t)(((int64_t)rq->prefill_target - 1) / kv->block_size);
-    if (most <= 0)
-        return 0;
-    eng_pcreq *pc = rq->pc;
     int32_t t = tabled_blocks(kv, rq), m = most < t ? most : t, j = 0;
     int64_t ev = 0;
     if (m > 0) {
@@ -816,17 +835,22 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
         ev += ps->b[idx].ref == 0;
     }
     pc->nmemo = j;
-    if (j == t && j < most && own_run_here(kv, pc) && ps->q[pc->own_q].first == j) {
+    if (j == t && j < most && own_run_here(kv, pc) && (int32_t)ps->b[pc->own_q].slot == j) {
         /* its own blocks left in the queue after a preemption: the run's head side is evicted
          * first, so what is left of it is its first blocks */
-        int64_t own = ps->q[pc->own_q].count;
+        int64_t own = (int64_t)ps->b[pc->own_q].key;
         own = own < most - j ? own : most - j;
         j += (int32_t)own;
         ev += own;
     }
+    pc->m_ps = ps;
+    pc->m_epoch = ps->epoch;
+    pc->m_target = rq->prefill_target;
+    pc->m_hit = j > 0 ? j : 0;
+    pc->m_ev = ev;
     if (evictable)
         *evictable = ev;
-    return j * kv->block_size;
+    return pc->m_hit * kv->block_size;
 }
 
 void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
@@ -840,16 +864,16 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     if (n == 0)
         return;
     int32_t t = tabled_blocks(kv, rq), m = n < t ? n : t;
+    int known = memo_valid(ps, rq) && n <= pc->m_hit; /* blk[0..m) as the match found them */
     SIM_CHECK(r->e->ctx, m <= pc->nbh);
     ensure_table(pc, m);
     for (int32_t j = 0; j < m; j++) {
-        int32_t idx = find_block(ps, pc, j);
+        int32_t idx = known ? pc->blk[j] : find_block(ps, pc, j);
         SIM_CHECK(r->e->ctx, idx >= 0);
         eng_pblock *b = &ps->b[idx];
         if (b->ref == 0) {
             /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue */
-            q_unlink(ps, b->qnode);
-            b->qnode = -1;
+            q_unlink(ps, idx);
             kv->used++;
             ps->inuse++;
         }
@@ -859,18 +883,20 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     }
     if (n > m) {
         /* the first blocks of its own run: they leave the queue's tail side of the run */
-        SIM_CHECK(r->e->ctx, own_run_here(kv, pc) && ps->q[pc->own_q].first == m &&
-                                 ps->q[pc->own_q].count >= n - m);
-        eng_qnode *q = &ps->q[pc->own_q];
-        q->first += n - m;
-        q->count -= n - m;
+        SIM_CHECK(r->e->ctx, own_run_here(kv, pc) && (int32_t)ps->b[pc->own_q].slot == m &&
+                                 (int64_t)ps->b[pc->own_q].key >= n - m);
+        eng_pblock *q = &ps->b[pc->own_q];
+        q->slot += (uint32_t)(n - m);
+        q->key -= (uint64_t)(n - m);
         kv->used += n - m;
-        if (q->count == 0) {
+        if (q->key == 0) {
             int32_t at = pc->own_q;
             own_detach(pc);
             q_unlink(ps, at);
+            rec_free(ps, at);
         }
     }
+    ps->epoch++;
     pc->nblk = n;
     pc->nident = m;
     pc->nmemo = 0;
@@ -882,14 +908,18 @@ int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *r
                                       int32_t tokens)
 {
     const eng_kv *kv = &r->kv;
-    int32_t n = hit / kv->block_size, t = n > 0 ? tabled_blocks(kv, rq) : 0;
-    int32_t m = n < t ? n : t;
+    int32_t n = hit / kv->block_size;
     int64_t need = eng_lay_held(&kv->lay, hit, tokens) - n;
+    if (n == 0)
+        return need;
     /* MODEL: vLLM get_num_blocks_to_allocate counts the hit's blocks no request holds: touching
-     * them takes them out of the free queue */
+     * them takes them out of the free queue (its own blocks all wait in the queue) */
+    if (memo_valid(kv->ps, rq) && n == rq->pc->m_hit)
+        return need + rq->pc->m_ev;
+    int32_t t = tabled_blocks(kv, rq), m = n < t ? n : t;
     for (int32_t j = 0; j < m; j++)
         need += kv->ps->b[find_block(kv->ps, rq->pc, j)].ref == 0;
-    return need + (n - m); /* its own blocks wait in the queue */
+    return need + (n - m);
 }
 
 int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, int32_t max,

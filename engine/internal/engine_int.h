@@ -30,38 +30,46 @@ int eng_heap_check(const eng_rq_heap *h);
  * stays cached but counts as free: it waits in the free queue, which also holds runs of
  * anonymous free blocks, and is evicted when an allocation reaches it. Allocations take blocks
  * from the queue's head; freed blocks join its tail (a request's in reverse order, its tail
- * blocks first), as vLLM's block pool does. */
+ * blocks first), as vLLM's block pool does.
+ *
+ * One array of records holds the cached blocks and the queue's runs, linked into the queue
+ * through the records themselves (an intrusive list: joining or leaving it touches the record
+ * and its neighbours only). A run is a count: of anonymous free blocks, or of one request's own
+ * blocks (content no other request has, kept unhashed for the request itself after a
+ * preemption; cached all the same: taking them from the queue evicts them, head side first).
+ * The table keeps each entry's hash beside its record (a probe compares hashes without leaving
+ * the table) and each block its slot, so an eviction clears that slot (a tombstone) without
+ * probing; tombstones are swept when the table is rebuilt. */
+enum { ENG_Q_ANON = -2, ENG_Q_OWN = -3, ENG_B_UNUSED = -4 };
 typedef struct eng_pblock {
-    uint64_t hash;
-    int32_t ref;   /* requests holding it; -1 while the slot is unused */
-    int32_t qnode; /* its free-queue node while ref == 0, else -1; next free slot when unused */
+    uint64_t key;       /* a cached block: its content's hash; a run: its length in blocks */
+    int32_t ref;        /* a cached block: requests holding it (0: in the free queue); a run:
+                           ENG_Q_ANON or ENG_Q_OWN; ENG_B_UNUSED */
+    int32_t prev, next; /* free-queue neighbours (-1: none); the next unused record when unused */
+    uint32_t slot;      /* a cached block: its table slot; an own run: its request's first block
+                           in it (it holds blocks slot .. slot + key - 1) */
+    struct eng_pcreq *owner; /* an own run: its request, NULL once it is gone */
 } eng_pblock;
 
-/* A free-queue node: one cached block, a run of anonymous free blocks, or a run of one request's
- * own blocks (content no other request has: kept unhashed for the request itself after a
- * preemption, cached all the same: taking them from the queue evicts them, head side first). */
-enum { ENG_Q_ANON = -1, ENG_Q_OWN = -2 };
-typedef struct eng_qnode {
-    int64_t count; /* blocks: a run's length, 1 for a cached block */
-    int32_t blk;   /* the cached block, or ENG_Q_ANON, ENG_Q_OWN */
-    int32_t prev, next;
-    int32_t first;           /* ENG_Q_OWN: the run holds its request's blocks first .. + count */
-    struct eng_pcreq *owner; /* ENG_Q_OWN: the request's, NULL once it is gone */
-} eng_qnode;
+typedef struct eng_tslot {
+    uint64_t hash;
+    int32_t rec; /* record + 1; 0: empty; -1: a tombstone */
+} eng_tslot;
 
 typedef struct eng_pstore {
     int mode; /* ENG_PC_AT_SCHEDULE or ENG_PC_AT_COMPLETION */
     eng_pblock *b;
-    int32_t nb, capb, freeb; /* slots used, allocated, head of the unused ones (-1: none) */
-    int32_t *tab;            /* open addressing: block index + 1, 0 = empty */
+    int32_t nb, capb, freeb; /* records used, allocated, head of the unused ones (-1: none) */
+    int32_t qhead, qtail;    /* the free queue (-1: empty) */
+    eng_tslot *tab;          /* open addressing, linear probing */
     uint32_t tabmask;
-    int32_t tabn;
-    eng_qnode *q;
-    int32_t capq, qfree, qhead, qtail; /* -1: none */
-    int64_t inuse;                     /* cached blocks with ref > 0 */
-    int64_t refs;                      /* sum of their refs */
-    int64_t evictions;                 /* cached blocks evicted */
-    int64_t own; /* requests' own computed blocks (not in the table): held, or in own runs */
+    int32_t tabn, tombs; /* live entries, tombstones */
+    int64_t inuse;       /* cached blocks with ref > 0 */
+    int64_t refs;        /* sum of their refs */
+    int64_t evictions;   /* cached blocks evicted */
+    int64_t own;         /* requests' own computed blocks (not in the table): held or queued */
+    uint64_t epoch;      /* bumped whenever a match could change: a block cached, evicted, held
+                            or let go, an own run taken from */
 } eng_pstore;
 
 /* A request's content and its place in the prefix cache (requests of a replica with the cache
@@ -80,7 +88,7 @@ typedef struct eng_pcreq {
     int out_shared;  /* out_id came from the workload (another request may hold that content) */
     int tabled;      /* its own blocks go through the table too */
     struct eng_pstore *own_ps; /* the cache whose free queue holds its own run, or NULL */
-    int32_t own_q;             /* that run's node */
+    int32_t own_q;             /* that run's record */
     uint64_t *bh;              /* chained hashes of its leading full blocks */
     int32_t nbh, capbh;
     int32_t cur_seg, cur_off; /* where block nbh starts in the content */
@@ -90,6 +98,12 @@ typedef struct eng_pcreq {
     int32_t nident; /* entries of blk that are cached blocks */
     int32_t nmemo;  /* waiting requests: blk[0..nmemo) remembers the blocks the last match found
                        (checked before use: a block may have been evicted since) */
+    /* the last match, kept while nothing in its cache changed (its epoch): its hit in blocks
+     * and how many of them no request holds */
+    const struct eng_pstore *m_ps;
+    uint64_t m_epoch;
+    int32_t m_target, m_hit;
+    int64_t m_ev;
 } eng_pcreq;
 
 /* How a sequence's KV blocks follow its context (kv.c; see eng_kv_plan): the growing layers
