@@ -265,7 +265,7 @@ static inline uint64_t mix64(uint64_t x)
 
 /* ---- records: cached blocks and the queue's runs ---- */
 
-static int32_t rec_new(eng_pstore *ps)
+static inline int32_t rec_new(eng_pstore *ps)
 {
     if (ps->freeb >= 0) {
         int32_t i = ps->freeb;
@@ -279,7 +279,7 @@ static int32_t rec_new(eng_pstore *ps)
     return ps->nb++;
 }
 
-static void rec_free(eng_pstore *ps, int32_t i)
+static inline void rec_free(eng_pstore *ps, int32_t i)
 {
     ps->b[i].ref = ENG_B_UNUSED;
     ps->b[i].owner = NULL;
@@ -289,7 +289,7 @@ static void rec_free(eng_pstore *ps, int32_t i)
 
 /* ---- the free queue, through the records ---- */
 
-static void q_unlink(eng_pstore *ps, int32_t i)
+static inline void q_unlink(eng_pstore *ps, int32_t i)
 {
     eng_pblock *n = &ps->b[i];
     if (n->prev >= 0)
@@ -303,7 +303,7 @@ static void q_unlink(eng_pstore *ps, int32_t i)
 }
 
 /* Links record i into the queue after record `after` (-1: at the head). */
-static void q_link(eng_pstore *ps, int32_t i, int32_t after)
+static inline void q_link(eng_pstore *ps, int32_t i, int32_t after)
 {
     int32_t next = after >= 0 ? ps->b[after].next : ps->qhead;
     ps->b[i].prev = after;
@@ -364,7 +364,7 @@ int32_t eng_ps_find(const eng_pstore *ps, uint64_t h)
 
 /* Enters record idx (its key the hash, absent from the table) in the first free slot of its
  * probe sequence. */
-static void tab_put(eng_pstore *ps, int32_t idx)
+static inline void tab_put(eng_pstore *ps, int32_t idx)
 {
     uint64_t h = ps->b[idx].key;
     uint32_t i = home(ps, h);
@@ -528,6 +528,13 @@ static inline int seg_at(const eng_request *rq, int32_t k, uint64_t *id, int32_t
     return 0;
 }
 
+/* A piece of content: `take` tokens of content id from token off (odd multiplier: distinct
+ * pieces stay distinct). */
+static inline uint64_t piece(uint64_t id, int32_t off, int32_t take)
+{
+    return (id ^ ((uint64_t)off << 32) ^ (uint64_t)take) * UINT64_C(0x9e3779b97f4a7c15);
+}
+
 /* Computes the chained hashes of rq's first n full blocks (n within its content). */
 static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
 {
@@ -547,10 +554,16 @@ static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
     for (int32_t j = pc->nbh; j < n; j++) {
         /* MODEL: vLLM kv_cache_utils.hash_block_tokens: a block's hash covers the hash of the
          * block before it and its own tokens (here: the content pieces it is made of) */
+        if (len - off > bs) { /* the whole block inside one segment, not its end */
+            acc = mix64(acc ^ piece(id, off, bs));
+            off += bs;
+            pc->bh[j] = acc;
+            continue;
+        }
         int32_t need = bs;
         while (need > 0) {
             int32_t take = len - off < need ? len - off : need;
-            acc = mix64(acc ^ mix64(id ^ ((uint64_t)off << 32) ^ (uint64_t)take));
+            acc = mix64(acc ^ piece(id, off, take));
             off += take;
             need -= take;
             if (off == len) {
@@ -710,20 +723,19 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     int32_t t = tabled_blocks(kv, rq), m = pc->nblk < t ? pc->nblk : t;
     if (pc->nblk > m)
         own_push(kv, rq, m);
+    int64_t freed = 0; /* cached blocks nobody holds any more */
     for (int32_t j = m - 1; j >= 0; j--) {
         int32_t idx = pc->blk[j];
         if (idx < 0) {
             eng_kv_give(kv, 1);
-            continue;
-        }
-        eng_pblock *b = &ps->b[idx];
-        ps->refs--;
-        if (--b->ref == 0) {
-            ps->inuse--;
-            kv->used--;
+        } else if (--ps->b[idx].ref == 0) {
+            freed++;
             q_link(ps, idx, ps->qtail);
         }
     }
+    ps->refs -= pc->nident;
+    ps->inuse -= freed;
+    kv->used -= freed;
     if (m > 0)
         ps->epoch++;
     pc->nblk = pc->nident = pc->nmemo = 0;
@@ -867,6 +879,7 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     int known = memo_valid(ps, rq) && n <= pc->m_hit; /* blk[0..m) as the match found them */
     SIM_CHECK(r->e->ctx, m <= pc->nbh);
     ensure_table(pc, m);
+    int64_t touched = 0; /* cached blocks nobody held */
     for (int32_t j = 0; j < m; j++) {
         int32_t idx = known ? pc->blk[j] : find_block(ps, pc, j);
         SIM_CHECK(r->e->ctx, idx >= 0);
@@ -874,13 +887,14 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
         if (b->ref == 0) {
             /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue */
             q_unlink(ps, idx);
-            kv->used++;
-            ps->inuse++;
+            touched++;
         }
         b->ref++;
-        ps->refs++;
         pc->blk[j] = idx;
     }
+    kv->used += touched;
+    ps->inuse += touched;
+    ps->refs += m;
     if (n > m) {
         /* the first blocks of its own run: they leave the queue's tail side of the run */
         SIM_CHECK(r->e->ctx, own_run_here(kv, pc) && (int32_t)ps->b[pc->own_q].slot == m &&
