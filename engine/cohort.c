@@ -144,14 +144,42 @@ static inline int paged(const eng_request *rq)
     return !rq->kv_reserved;
 }
 
-/* Members counted in cnt[a mod bs] whose (a + off) crosses a multiple of bs when it grows by
- * len: sum of floor(((a + off) mod bs + len) / bs). O(len mod bs). */
-static int64_t cross(const int32_t *cnt, int64_t total, int32_t bs, int64_t off, int64_t len)
+static void rc_init(eng_rescount *rc, int32_t bs)
+{
+    rc->cnt = sim_xcalloc((size_t)bs, sizeof *rc->cnt);
+    rc->pre = sim_xcalloc((size_t)bs + 1, sizeof *rc->pre);
+}
+
+static void rc_free(eng_rescount *rc)
+{
+    free(rc->cnt);
+    free(rc->pre);
+    rc->cnt = NULL;
+    rc->pre = NULL;
+}
+
+/* d more members with residue i (O(bs): the running sums above it move). */
+static void rc_add(eng_rescount *rc, int32_t bs, int32_t i, int32_t d)
+{
+    rc->cnt[i] += d;
+    for (int32_t k = i + 1; k <= bs; k++)
+        rc->pre[k] += d;
+}
+
+/* Members counted in rc by a mod bs whose (a + off) crosses a multiple of bs when it grows by
+ * len: sum of floor(((a + off) mod bs + len) / bs): every member len / bs times, and once more
+ * those whose residue lies in the window of the last len mod bs residues before a multiple.
+ * O(1). */
+static int64_t cross(const eng_rescount *rc, int64_t total, int32_t bs, int64_t off, int64_t len)
 {
     int64_t n = total * (len / bs);
-    for (int64_t r = bs - len % bs; r < bs; r++)
-        n += cnt[res(r - off, bs)];
-    return n;
+    int32_t w = (int32_t)(len % bs);
+    if (w == 0)
+        return n;
+    int32_t s = res(bs - w - off, bs); /* the window's first residue: a + off = bs - w mod bs */
+    if (s + w <= bs)
+        return n + rc->pre[s + w] - rc->pre[s];
+    return n + rc->pre[bs] - rc->pre[s] + rc->pre[s + w - bs];
 }
 
 /* Blocks the growing and windowed layers of a class's paged members add when every context
@@ -159,7 +187,7 @@ static int64_t cross(const int32_t *cnt, int64_t total, int32_t bs, int64_t off,
 static int64_t grow_blocks(const eng_replica *r, const eng_cclass *cl, int64_t len)
 {
     const eng_kvlay *l = &r->kv.lay;
-    return (l->fm + l->wm) * cross(cl->grow, cl->paged, l->bs, cl->t - 1, len);
+    return (l->fm + l->wm) * cross(&cl->grow, cl->paged, l->bs, cl->t - 1, len);
 }
 
 /* The cap's kind: 0 none, 1 min(context, cap), 2 context mod (cap + 1). */
@@ -186,8 +214,8 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
         eng_cclass *cl = &c->cls[i];
         eng_heap_init(&cl->fin, offsetof(eng_request, c_fin_t), offsetof(eng_request, c_fin_idx));
         eng_heap_init(&cl->ev, offsetof(eng_request, c_ev_t), offsetof(eng_request, c_ev_idx));
-        cl->grow = sim_xcalloc((size_t)c->bs, sizeof *cl->grow);
-        cl->slide = sim_xcalloc((size_t)c->bs, sizeof *cl->slide);
+        rc_init(&cl->grow, c->bs);
+        rc_init(&cl->slide, c->bs);
         cl->adv = 1;
     }
     if (spec)
@@ -199,8 +227,8 @@ void eng_cohort_free(eng_cohort *c)
     for (int32_t i = 0; c->cls && i < c->nclass; i++) {
         eng_heap_free(&c->cls[i].fin);
         eng_heap_free(&c->cls[i].ev);
-        free(c->cls[i].grow);
-        free(c->cls[i].slide);
+        rc_free(&c->cls[i].grow);
+        rc_free(&c->cls[i].slide);
     }
     free(c->cls);
     free(c->fresh);
@@ -251,7 +279,7 @@ static void cap_enter(eng_replica *r, eng_cclass *cl, eng_request *rq)
             rq->c_ev_t = c->cap - a;
             eng_heap_push(&cl->ev, rq);
         } else if (sliding(r) && paged(rq)) {
-            cl->slide[res(a, c->bs)]++;
+            rc_add(&cl->slide, c->bs, res(a, c->bs), 1);
             cl->nslide++;
         }
         break;
@@ -279,7 +307,7 @@ static void cap_leave(eng_replica *r, eng_cclass *cl, eng_request *rq)
             cl->n_low--;
             cl->a_low -= a;
         } else if (sliding(r) && paged(rq)) {
-            cl->slide[res(a, c->bs)]--;
+            rc_add(&cl->slide, c->bs, res(a, c->bs), -1);
             cl->nslide--;
         }
         break;
@@ -319,7 +347,7 @@ static int64_t cap_events(eng_replica *r, eng_cclass *cl)
                 /* MODEL: vLLM SlidingWindowManager.remove_skipped_blocks: blocks wholly before
                  * the window of the next token (c - W + 1 tokens skipped) are freed */
                 freed += l->wm * ((a + cl->t - l->window + 1) / l->bs);
-                cl->slide[res(a, c->bs)]++;
+                rc_add(&cl->slide, c->bs, res(a, c->bs), 1);
                 cl->nslide++;
             }
         }
@@ -342,7 +370,7 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
     eng_heap_push(&cl->fin, rq);
     if (paged(rq)) {
         SIM_ASSERT(r->e->ctx, rq->kv_blocks == member_blocks(r, rq));
-        cl->grow[res(a_of(rq), c->bs)]++;
+        rc_add(&cl->grow, c->bs, res(a_of(rq), c->bs), 1);
         cl->paged++;
         c->paged++;
     }
@@ -380,7 +408,7 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
     cap_leave(r, cl, rq);
     if (paged(rq)) {
         rq->kv_blocks = member_blocks(r, rq);
-        cl->grow[res(a_of(rq), c->bs)]--;
+        rc_add(&cl->grow, c->bs, res(a_of(rq), c->bs), -1);
         cl->paged--;
         c->paged--;
     }
@@ -433,7 +461,10 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
          * share a draw (one class is SGLang's rule) */
         cl->adv = k > 0 ? draw_accepted(sp, c->accept, k) : 1;
         need += grow_blocks(r, cl, 1 + k);
-        out += (int64_t)cl->n * cl->adv - heap_short(&cl->fin, 0, cl->t + cl->adv);
+        out += (int64_t)cl->n * cl->adv;
+        const eng_request *top = eng_heap_top(&cl->fin);
+        if (top && top->c_fin_t < cl->t + cl->adv)
+            out -= heap_short(&cl->fin, 0, cl->t + cl->adv);
         if (k > 0) {
             c->spec_steps += cl->n;
             c->spec_drafts += (int64_t)cl->n * k;
@@ -469,7 +500,7 @@ int64_t eng_cohort_plain_need(const eng_replica *r)
     const eng_cohort *c = &r->co;
     const eng_cclass *cl = &c->cls[0];
     /* grow_blocks(cl, 1): the paged members whose context a + t is a multiple of bs */
-    return (int64_t)r->kv.lay.fm * cl->grow[res(c->bs - cl->t, c->bs)];
+    return (int64_t)r->kv.lay.fm * cl->grow.cnt[res(c->bs - cl->t, c->bs)];
 }
 
 void eng_cohort_plain_end(eng_replica *r, int64_t now)
@@ -525,7 +556,7 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
          * allocating again then leaves the same blocks free when the next step is formed) */
         freed += grow_blocks(r, cl, ahead) - grow_blocks(r, cl, n);
         if (sliding(r))
-            freed += l->wm * cross(cl->slide, cl->nslide, l->bs, cl->t - l->window + 1, n);
+            freed += l->wm * cross(&cl->slide, cl->nslide, l->bs, cl->t - l->window + 1, n);
         zeros += (int64_t)cl->n * (n - 1);
         cl->t += n;
         freed += cap_events(r, cl);
@@ -631,7 +662,10 @@ static int class_check(const eng_replica *r, int32_t ci, char *buf, size_t len)
         }
     }
     for (int32_t b = 0; rc == 0 && b < c->bs; b++)
-        if (grow[b] != cl->grow[b] || slide[b] != cl->slide[b]) {
+        if (grow[b] != cl->grow.cnt[b] || slide[b] != cl->slide.cnt[b] ||
+            cl->grow.pre[b + 1] - cl->grow.pre[b] != grow[b] ||
+            cl->slide.pre[b + 1] - cl->slide.pre[b] != slide[b] || cl->grow.pre[0] != 0 ||
+            cl->slide.pre[0] != 0) {
             snprintf(buf, len, "replica %d: cohort class %d block residue %d miscounted", r->id, ci,
                      b);
             rc = -1;

@@ -245,25 +245,32 @@ static inline int32_t eng_kv_ident(const eng_request *rq)
     return rq->pc ? rq->pc->nident : 0;
 }
 
+/* Members counted by a residue mod the block size, with running sums, so that the members whose
+ * residue lies in a window of consecutive residues are counted in O(1) (cohort.c). */
+typedef struct eng_rescount {
+    int32_t *cnt; /* by residue */
+    int64_t *pre; /* pre[i]: members with a residue below i (block size + 1 entries) */
+} eng_rescount;
+
 /* A class of the decode cohort: members that advance by the same number of tokens each step
  * (all of them without speculative decoding; with it, the members that drew the class). A
  * member's context is a + t, a fixed at its join; the class keeps the sums that let a step cost
  * O(1) plus the members that change (cohort.c). */
 typedef struct eng_cclass {
-    int32_t n;       /* members */
-    int64_t t;       /* tokens each member has advanced since the cohort began */
-    int64_t a_sum;   /* sum of (context - t) over members */
-    int32_t adv;     /* tokens the step in flight advances its members (1 .. 1 + K) */
-    eng_rq_heap fin; /* by c_fin_t: the t at which a member has generated its output */
-    eng_rq_heap ev;  /* by c_ev_t: the t at which a member's context reaches the cap or its
-                        next chunk boundary */
-    int32_t *grow;   /* paged members by a mod block size (block growth residues) */
-    int32_t *slide;  /* paged members past their sliding window, by a mod block size */
-    int64_t nslide;  /* their number */
-    int64_t paged;   /* paged members */
-    int32_t n_low;   /* members whose context is below the cap (windows, top-k) */
-    int64_t a_low;   /* sum of a over them */
-    int64_t wraps;   /* chunked local attention: sum of floor(context / (cap + 1)) */
+    int32_t n;          /* members */
+    int64_t t;          /* tokens each member has advanced since the cohort began */
+    int64_t a_sum;      /* sum of (context - t) over members */
+    int32_t adv;        /* tokens the step in flight advances its members (1 .. 1 + K) */
+    eng_rq_heap fin;    /* by c_fin_t: the t at which a member has generated its output */
+    eng_rq_heap ev;     /* by c_ev_t: the t at which a member's context reaches the cap or its
+                           next chunk boundary */
+    eng_rescount grow;  /* paged members by a mod block size (block growth residues) */
+    eng_rescount slide; /* paged members past their sliding window, by a mod block size */
+    int64_t nslide;     /* their number */
+    int64_t paged;      /* paged members */
+    int32_t n_low;      /* members whose context is below the cap (windows, top-k) */
+    int64_t a_low;      /* sum of a over them */
+    int64_t wraps;      /* chunked local attention: sum of floor(context / (cap + 1)) */
 } eng_cclass;
 
 /* The decoding sequences of one replica, advanced together: one token per decode step, or with
