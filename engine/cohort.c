@@ -124,6 +124,8 @@ int eng_heap_check(const eng_rq_heap *h)
 
 static inline int32_t res(int64_t x, int32_t m)
 {
+    if ((m & (m - 1)) == 0) /* a power of two, as block sizes are: a mask, no division */
+        return (int32_t)(x & (m - 1));
     int64_t r = x % m;
     return (int32_t)(r < 0 ? r + m : r);
 }
@@ -172,8 +174,9 @@ static void rc_add(eng_rescount *rc, int32_t bs, int32_t i, int32_t d)
  * O(1). */
 static int64_t cross(const eng_rescount *rc, int64_t total, int32_t bs, int64_t off, int64_t len)
 {
-    int64_t n = total * (len / bs);
-    int32_t w = (int32_t)(len % bs);
+    int64_t q = (bs & (bs - 1)) == 0 ? len >> __builtin_ctz((unsigned)bs) : len / bs;
+    int64_t n = total * q;
+    int32_t w = (int32_t)(len - q * bs);
     if (w == 0)
         return n;
     int32_t s = res(bs - w - off, bs); /* the window's first residue: a + off = bs - w mod bs */
@@ -186,8 +189,16 @@ static int64_t cross(const eng_rescount *rc, int64_t total, int32_t bs, int64_t 
  * extends by len slots (the top block index moves: ceil((x + len) / bs) - ceil(x / bs)). */
 static int64_t grow_blocks(const eng_replica *r, const eng_cclass *cl, int64_t len)
 {
+    if (cl->gm_len == len && cl->gm_t == cl->t && cl->gm_ver == cl->gver)
+        return cl->gm_val;
     const eng_kvlay *l = &r->kv.lay;
-    return (l->fm + l->wm) * cross(&cl->grow, cl->paged, l->bs, cl->t - 1, len);
+    /* a cache of the count: the class holds the same members whether it is kept or not */
+    eng_cclass *m = (eng_cclass *)cl;
+    m->gm_len = len;
+    m->gm_t = cl->t;
+    m->gm_ver = cl->gver;
+    m->gm_val = (l->fm + l->wm) * cross(&cl->grow, cl->paged, l->bs, cl->t - 1, len);
+    return m->gm_val;
 }
 
 /* The cap's kind: 0 none, 1 min(context, cap), 2 context mod (cap + 1). */
@@ -217,6 +228,7 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
         rc_init(&cl->grow, c->bs);
         rc_init(&cl->slide, c->bs);
         cl->adv = 1;
+        cl->gm_len = -1;
     }
     if (spec)
         c->accept = sim_rng(e->ctx, SIM_STREAM_ACCEPT);
@@ -371,6 +383,7 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
     if (paged(rq)) {
         SIM_ASSERT(r->e->ctx, rq->kv_blocks == member_blocks(r, rq));
         rc_add(&cl->grow, c->bs, res(a_of(rq), c->bs), 1);
+        cl->gver++;
         cl->paged++;
         c->paged++;
     }
@@ -409,6 +422,7 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
     if (paged(rq)) {
         rq->kv_blocks = member_blocks(r, rq);
         rc_add(&cl->grow, c->bs, res(a_of(rq), c->bs), -1);
+        cl->gver++;
         cl->paged--;
         c->paged--;
     }
@@ -460,7 +474,8 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
          * SGLANG_SIMULATE_ACC_LEN one length per step for the whole batch: members of a class
          * share a draw (one class is SGLang's rule) */
         cl->adv = k > 0 ? draw_accepted(sp, c->accept, k) : 1;
-        need += grow_blocks(r, cl, 1 + k);
+        cl->alloc = grow_blocks(r, cl, 1 + k);
+        need += cl->alloc;
         out += (int64_t)cl->n * cl->adv;
         const eng_request *top = eng_heap_top(&cl->fin);
         if (top && top->c_fin_t < cl->t + cl->adv)
@@ -554,7 +569,7 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
         /* MODEL: rejected draft tokens free their slots: the blocks beyond the accepted tokens
          * go back (vLLM reuses them in the next step's allocate_slots; freeing them here and
          * allocating again then leaves the same blocks free when the next step is formed) */
-        freed += grow_blocks(r, cl, ahead) - grow_blocks(r, cl, n);
+        freed += n == ahead ? 0 : cl->alloc - grow_blocks(r, cl, n);
         if (sliding(r))
             freed += l->wm * cross(&cl->slide, cl->nslide, l->bs, cl->t - l->window + 1, n);
         zeros += (int64_t)cl->n * (n - 1);

@@ -257,10 +257,14 @@ typedef struct eng_rescount {
  * member's context is a + t, a fixed at its join; the class keeps the sums that let a step cost
  * O(1) plus the members that change (cohort.c). */
 typedef struct eng_cclass {
-    int32_t n;          /* members */
-    int64_t t;          /* tokens each member has advanced since the cohort began */
-    int64_t a_sum;      /* sum of (context - t) over members */
-    int32_t adv;        /* tokens the step in flight advances its members (1 .. 1 + K) */
+    int32_t n;     /* members */
+    int64_t t;     /* tokens each member has advanced since the cohort began */
+    int64_t a_sum; /* sum of (context - t) over members */
+    int32_t adv;   /* tokens the step in flight advances its members (1 .. 1 + K) */
+    int64_t alloc; /* blocks the step in flight allocated for them */
+    /* the last growth counted (grow_blocks): at t, for len tokens, with the residues as of
+     * version gver (bumped when a paged member joins or leaves) */
+    int64_t gm_t, gm_len, gm_val, gver, gm_ver;
     eng_rq_heap fin;    /* by c_fin_t: the t at which a member has generated its output */
     eng_rq_heap ev;     /* by c_ev_t: the t at which a member's context reaches the cap or its
                            next chunk boundary */
