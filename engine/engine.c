@@ -684,6 +684,10 @@ static int64_t decode_run(eng_replica *r, int64_t end, int *ended)
     int32_t k = spec_k(r, &r->batch), kp = spec_k(r, NULL);
     eng_shape s;
     int shaped = 0; /* s is the step in flight's, formed here */
+    int recorded = e->rec && e->rec->on_iteration;
+    /* without a recorder, the steps' counts are summed: tokens by the second they come out in,
+     * from (the start of) the first step that put tokens in that second */
+    int64_t tok = 0, tok_from = 0, tok_end = 0, second_end = 0, first = e->tot.first_arrival_ns;
     while (n < most && end < until && !eng_cohort_step_finishes(&r->co)) {
         int plain = k == 0 && kp == 0 && eng_cohort_plain(r);
         if (plain)
@@ -713,10 +717,28 @@ static int64_t decode_run(eng_replica *r, int64_t end, int *ended)
         }
         int64_t gpu = step_gpu(r, &s, k, &draft);
         end = place_step(r, start, cpu, gpu);
-        eng_metrics_iteration_cpu(&e->m, cpu, 1);
-        record_iteration(r, r->iter, start, start, cpu, gpu, end, &s, tokens, draft);
         n++;
+        if (recorded) {
+            record_iteration(r, r->iter, start, start, cpu, gpu, end, &s, tokens, draft);
+            continue;
+        }
+        e->tot.iterations++;
+        e->tot.pool_busy_ns[r->pool->id] += end - start;
+        if (tok > 0 && end >= second_end) {
+            eng_metrics_tokens(&e->m, tok_from - first, tok_end - first, tok);
+            tok = 0;
+        }
+        if (tok == 0) {
+            tok_from = start;
+            second_end = first + ((end - first) / 1000000000 + 1) * 1000000000;
+        }
+        tok += tokens;
+        tok_end = end;
     }
+    if (tok > 0)
+        eng_metrics_tokens(&e->m, tok_from - first, tok_end - first, tok);
+    /* the steps after the first: the same CPU work each (the same sequences) */
+    eng_metrics_iterations_cpu_each(&e->m, cpu, n - 1);
     if (n > 1)
         r->ops->on_run(r->st, r, n);
     return end;
