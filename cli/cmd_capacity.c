@@ -92,6 +92,9 @@ static void print_head(const study_capacity *cap, const scn_scenario *scn)
     if (cap->target > 0)
         printf(" | target %g req/s", cap->target);
     printf("\n");
+    const char *x = cli_extrapolated(scn);
+    if (x)
+        printf("note: %s\n", x);
 }
 
 /* A disaggregated answer's GPUs per pool for n copies of its pools. */
@@ -169,85 +172,88 @@ static void print_split(const study_capacity *cap, const scn_scenario *scn, cons
 static void print_split_json(const study_capacity *cap, const scn_scenario *scn,
                              const study_answer *ans, int n, int best)
 {
-    cli_json j;
-    cli_json_begin(&j, stdout);
-    cli_json_open(&j, NULL, '{');
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '{');
     if (cap->search_id)
-        cli_json_int(&j, "search_id", cap->search_id);
-    cli_json_str(&j, "scenario", scn->name);
-    cli_json_str(&j, "model", scn->engine.model.name);
-    cli_json_num(&j, "target_rate", cap->target);
-    cli_json_open(&j, "slo_ms", '{');
+        sim_jsonw_int(&j, "search_id", cap->search_id);
+    sim_jsonw_str(&j, "scenario", scn->name);
+    sim_jsonw_str(&j, "model", scn->engine.model.name);
+    sim_jsonw_num(&j, "target_rate", cap->target);
+    sim_jsonw_open(&j, "slo_ms", '{');
     for (int i = 0; i < cap->nslo; i++)
-        cli_json_num(&j, cap->slo[i].label, cap->slo[i].limit_ms);
-    cli_json_close(&j, '}');
-    cli_json_open(&j, "splits", '[');
+        sim_jsonw_num(&j, cap->slo[i].label, cap->slo[i].limit_ms);
+    sim_jsonw_close(&j, '}');
+    sim_jsonw_open(&j, "splits", '[');
     for (int k = 0; k < n; k++) {
         const study_answer *a = &ans[k];
         int gp, gd;
         pool_gpus(a, 1, &gp, &gd);
-        cli_json_open(&j, NULL, '{');
-        cli_json_int(&j, "prefill_replicas", a->prefill);
-        cli_json_int(&j, "decode_replicas", a->decode);
-        cli_json_int(&j, "prefill_gpus", gp);
-        cli_json_int(&j, "decode_gpus", gd);
-        cli_json_int(&j, "gpus", gp + gd);
-        cli_json_bool(&j, "fewest_gpus", k == best);
-        cli_json_open(&j, "at_target", '{');
+        sim_jsonw_open(&j, NULL, '{');
+        sim_jsonw_int(&j, "prefill_replicas", a->prefill);
+        sim_jsonw_int(&j, "decode_replicas", a->decode);
+        sim_jsonw_int(&j, "prefill_gpus", gp);
+        sim_jsonw_int(&j, "decode_gpus", gd);
+        sim_jsonw_int(&j, "gpus", gp + gd);
+        sim_jsonw_bool(&j, "fewest_gpus", k == best);
+        sim_jsonw_open(&j, "at_target", '{');
         for (int i = 0; i < cap->nslo; i++)
-            cli_json_num(&j, cap->slo[i].label, a->at_target.value[i]);
-        cli_json_close(&j, '}');
-        cli_json_close(&j, '}');
+            sim_jsonw_num(&j, cap->slo[i].label, a->at_target.value[i]);
+        sim_jsonw_close(&j, '}');
+        sim_jsonw_close(&j, '}');
     }
-    cli_json_close(&j, ']');
-    cli_json_close(&j, '}');
+    sim_jsonw_close(&j, ']');
+    sim_jsonw_close(&j, '}');
 }
 
 static void print_json(const study_capacity *cap, const scn_scenario *scn, const study_answer *ans,
                        int nchoice)
 {
-    cli_json j;
-    cli_json_begin(&j, stdout);
-    cli_json_open(&j, NULL, '{');
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '{');
     if (cap->search_id)
-        cli_json_int(&j, "search_id", cap->search_id);
-    cli_json_str(&j, "scenario", scn->name);
-    cli_json_str(&j, "model", scn->engine.model.name);
-    cli_json_str(&j, "gpu", scn->engine.gpu.name);
-    cli_json_str(&j, "scheduler", scn->engine.sched.name);
-    cli_json_open(&j, "slo_ms", '{');
+        sim_jsonw_int(&j, "search_id", cap->search_id);
+    sim_jsonw_str(&j, "scenario", scn->name);
+    sim_jsonw_str(&j, "model", scn->engine.model.name);
+    sim_jsonw_str(&j, "gpu", scn->engine.gpu.name);
+    sim_jsonw_str(&j, "scheduler", scn->engine.sched.name);
+    const char *x = cli_extrapolated(scn);
+    if (x)
+        sim_jsonw_str(&j, "extrapolated", x);
+    sim_jsonw_open(&j, "slo_ms", '{');
     for (int i = 0; i < cap->nslo; i++)
-        cli_json_num(&j, cap->slo[i].label, cap->slo[i].limit_ms);
-    cli_json_close(&j, '}');
+        sim_jsonw_num(&j, cap->slo[i].label, cap->slo[i].limit_ms);
+    sim_jsonw_close(&j, '}');
     if (cap->target > 0)
-        cli_json_num(&j, "target_rate", cap->target);
+        sim_jsonw_num(&j, "target_rate", cap->target);
     if (cap->ncmp)
-        cli_json_str(&j, "compare", cap->cmp_key);
-    cli_json_open(&j, "choices", '[');
+        sim_jsonw_str(&j, "compare", cap->cmp_key);
+    sim_jsonw_open(&j, "choices", '[');
     for (int k = 0; k < nchoice; k++) {
         const study_answer *a = &ans[k];
-        cli_json_open(&j, NULL, '{');
+        sim_jsonw_open(&j, NULL, '{');
         if (cap->ncmp)
-            cli_json_str(&j, "choice", cap->cmp_val[k]);
-        cli_json_num(&j, "rate_per_replica", a->rate);
+            sim_jsonw_str(&j, "choice", cap->cmp_val[k]);
+        sim_jsonw_num(&j, "rate_per_replica", a->rate);
         if (cap->target > 0) {
-            cli_json_int(&j, "replicas", a->replicas);
-            cli_json_int(&j, "gpus", (int64_t)a->replicas * a->tp);
+            sim_jsonw_int(&j, "replicas", a->replicas);
+            sim_jsonw_int(&j, "gpus", (int64_t)a->replicas * a->tp);
         }
         if (a->prefill) {
             int gp, gd;
             pool_gpus(a, cap->target > 0 && a->replicas ? a->replicas : 1, &gp, &gd);
-            cli_json_int(&j, "prefill_gpus", gp);
-            cli_json_int(&j, "decode_gpus", gd);
+            sim_jsonw_int(&j, "prefill_gpus", gp);
+            sim_jsonw_int(&j, "decode_gpus", gd);
         }
-        cli_json_open(&j, cap->target > 0 && a->replicas ? "at_target" : "at_rate", '{');
+        sim_jsonw_open(&j, cap->target > 0 && a->replicas ? "at_target" : "at_rate", '{');
         for (int i = 0; i < cap->nslo; i++)
-            cli_json_num(&j, cap->slo[i].label, shown_trial(cap, a)->value[i]);
-        cli_json_close(&j, '}');
-        cli_json_close(&j, '}');
+            sim_jsonw_num(&j, cap->slo[i].label, shown_trial(cap, a)->value[i]);
+        sim_jsonw_close(&j, '}');
+        sim_jsonw_close(&j, '}');
     }
-    cli_json_close(&j, ']');
-    cli_json_close(&j, '}');
+    sim_jsonw_close(&j, ']');
+    sim_jsonw_close(&j, '}');
 }
 
 /* The search's options into cap (and ca's SLO text, c); CLI_GO, or the exit status. */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "cli.h"
 #include "plots.h"
 #include "store_query.h"
@@ -179,17 +180,16 @@ static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
                  "The queue was still growing when arrivals ended: the latency percentiles "
                  "depend on the run's length.");
     t = table(rp, "Latency (ms)", 7, "", "mean", "median", "p90", "p95", "p99", "std");
-    static const char *const lat[][2] = {{"ttft_ms", "TTFT"},
-                                         {"tpot_ms", "TPOT"},
-                                         {"itl_ms", "ITL"},
-                                         {"e2el_ms", "E2E latency"},
-                                         {"waiting_ms", "waiting"}};
     static const char *const pre[6] = {"mean", "median", "p90", "p95", "p99", "std"};
-    for (size_t i = 0; i < sizeof lat / sizeof lat[0]; i++) {
+    int nlat;
+    const eng_latency *lat = eng_latency_all(&nlat);
+    for (int i = 0; i < nlat; i++) {
         char cells[7][64], name[64];
-        const char *c[7] = {lat[i][1]};
+        const char *c[7] = {lat[i].label};
+        if (!(lat[i].flags & ENG_LAT_CLIENT))
+            continue;
         for (int j = 0; j < 6; j++) {
-            snprintf(name, sizeof name, "%s_%s", pre[j], lat[i][0]);
+            snprintf(name, sizeof name, "%s_%s", pre[j], lat[i].stem);
             c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
         }
         row(t, c);
@@ -232,6 +232,28 @@ static void run_figures(report *rp, store *s, const store_run_meta *m, sim_err *
         note(rp, "No timeline: the run was stored without iteration rows.");
 }
 
+/* A note when a run's roofline prices are extrapolated (cal_gpu_extrapolated): a row of
+ * (gpu, profile) at a time, the profile being the cost model's label. */
+static int extrapolated_row(void *arg, int ncols, const char *const *names, const char *const *vals)
+{
+    report *rp = arg;
+    const char *x = ncols >= 2 && vals[0] && vals[1] && strncmp(vals[1], "roofline", 8) == 0
+                        ? cal_gpu_extrapolated(vals[0])
+                        : NULL;
+    if (x)
+        note(rp, "%s: %s.", vals[0], x);
+    return 0;
+}
+
+/* The notes of extrapolated_row for the distinct (gpu, profile) of the runs `where` selects. */
+static int extrapolation_notes(report *rp, store *s, const char *where, sim_err *err)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT DISTINCT gpu, profile FROM runs WHERE %s ORDER BY gpu",
+             where);
+    return store_query(s, sql, extrapolated_row, rp, err);
+}
+
 static int run_report(report *rp, store *s, int64_t run, sim_err *err)
 {
     store_run_meta m;
@@ -245,6 +267,10 @@ static int run_report(report *rp, store *s, int64_t run, sim_err *err)
              "%.60s on %.40s (%s, %d replica%s x TP %d), scheduler %.40s, cost model: %.160s",
              m.model, m.gpu, m.dtype, m.replicas, m.replicas == 1 ? "" : "s", m.tensor_parallel,
              m.scheduler, m.profile);
+    char where[64];
+    snprintf(where, sizeof where, "id = %lld", (long long)run);
+    if (extrapolation_notes(rp, s, where, err) != 0)
+        return -1;
     run_tables(rp, &m, &ms);
     run_figures(rp, s, &m, err);
     snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: run %lld of %s, stored %s.",
@@ -254,10 +280,6 @@ static int run_report(report *rp, store *s, int64_t run, sim_err *err)
 }
 
 /* ---- a sweep ---- */
-
-static const char *const shown[] = {"output_throughput", "median_ttft_ms", "p99_ttft_ms",
-                                    "median_tpot_ms",    "p99_tpot_ms",    "p99_itl_ms"};
-#define NSHOWN 6
 
 static const char *interval(char *buf, size_t len, sim_interval v)
 {
@@ -275,15 +297,15 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
     char title[160];
     snprintf(title, sizeof title, "Points (%d repetitions each%s)", sw->reps,
              sw->reps > 1 ? "; mean ± 95% CI" : "");
-    plt_table *t = table(rp, title, NSHOWN + 2, "point", "output tok/s", "median TTFT ms",
+    plt_table *t = table(rp, title, CLI_SWEEP_SHOWN + 2, "point", "output tok/s", "median TTFT ms",
                          "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms", "saturated");
     int partial = 0;
     for (int p = 0; p < sw->npoints; p++) {
-        char params[1024], cells[NSHOWN][64], sat[48];
-        const char *c[NSHOWN + 2];
+        char params[1024], cells[CLI_SWEEP_SHOWN][64], sat[48];
+        const char *c[CLI_SWEEP_SHOWN + 2];
         study_sweep_params(sw, p, params, sizeof params);
         c[0] = params;
-        for (int m = 0; m < NSHOWN; m++)
+        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             c[m + 1] = interval(cells[m], sizeof cells[m], study_sweep_cell(tb, m, p)->v);
         const study_cell *cl = study_sweep_cell(tb, 0, p);
         if (cl->saturated == 0)
@@ -293,7 +315,7 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
         else
             snprintf(sat, sizeof sat, "in %d of %d", cl->saturated, cl->n);
         partial += cl->saturated > 0 && cl->saturated < cl->n;
-        c[NSHOWN + 1] = sat;
+        c[CLI_SWEEP_SHOWN + 1] = sat;
         row(t, c);
     }
     if (partial)
@@ -306,17 +328,17 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
         return;
     snprintf(title, sizeof title, "Paired differences against scheduler %s (same seeds)",
              sw->v[k].val[0]);
-    t = table(rp, title, NSHOWN + 1, "point", "output tok/s", "median TTFT ms", "p99 TTFT ms",
-              "median TPOT ms", "p99 TPOT ms", "p99 ITL ms");
+    t = table(rp, title, CLI_SWEEP_SHOWN + 1, "point", "output tok/s", "median TTFT ms",
+              "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms");
     for (int p = 0; p < sw->npoints; p++) {
         int base = study_sweep_base_point(sw, p, k);
         if (base == p)
             continue;
-        char params[1024], cells[NSHOWN][64];
-        const char *c[NSHOWN + 1];
+        char params[1024], cells[CLI_SWEEP_SHOWN][64];
+        const char *c[CLI_SWEEP_SHOWN + 1];
         study_sweep_params(sw, p, params, sizeof params);
         c[0] = params;
-        for (int m = 0; m < NSHOWN; m++)
+        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             c[m + 1] = interval(cells[m], sizeof cells[m], study_sweep_paired(tb, m, p, base));
         row(t, c);
     }
@@ -337,11 +359,17 @@ static int sweep_report(report *rp, store *s, int64_t id, sim_err *err)
     if (store_sweep_get(s, id, &m, err) != 0 || study_sweep_from_store(s, id, &sw, err) != 0)
         return -1;
     study_sweep_table tb;
-    int rc = study_sweep_table_load(&sw, s, shown, NSHOWN, &tb, err);
+    int rc = study_sweep_table_load(&sw, s, cli_sweep_shown, CLI_SWEEP_SHOWN, &tb, err);
     if (rc == 0) {
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT scenario FROM sweeps WHERE id = %lld", (long long)id);
         rc = store_query(s, sql, first_text, &rp->scenario, err) ? -1 : 0;
+    }
+    if (rc == 0) {
+        char where[128];
+        snprintf(where, sizeof where,
+                 "id IN (SELECT run_id FROM sweep_points WHERE sweep_id = %lld)", (long long)id);
+        rc = extrapolation_notes(rp, s, where, err);
     }
     if (rc == 0) {
         snprintf(rp->r.title, sizeof rp->r.title, "Sweep %lld: %.160s", (long long)id, m.file);
@@ -420,6 +448,11 @@ static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
              " WHERE p.search_id = %lld ORDER BY p.seq",
              (long long)id);
     if (store_query(s, sql, add_rows, &r, err) != 0)
+        return -1;
+    char where[128];
+    snprintf(where, sizeof where,
+             "id IN (SELECT run_id FROM capacity_probes WHERE search_id = %lld)", (long long)id);
+    if (extrapolation_notes(rp, s, where, err) != 0)
         return -1;
     snprintf(rp->r.title, sizeof rp->r.title, "Capacity search %lld", (long long)id);
     snprintf(rp->r.setting, sizeof rp->r.setting, "SLOs %s; %d choices, %d probes",
