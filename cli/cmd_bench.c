@@ -28,7 +28,10 @@ static const cli_command bench_cmd = {
         "alone); deepseek-v3 and deepseek-v3-dp8: vllm-v0 at 1M requests of DeepSeek-V3 in "
         "fp8 on 8 x H200 as TP8 and as DP8 + EP8; vllm (V1, prefix caching on, as by default), "
         "vllm-small (the same at 100k), vllm-nocache (V1 with prefix caching off), sglang and "
-        "trtllm (their default policies, radix cache and block reuse on) at 1M requests.",
+        "trtllm (their default policies, radix cache and block reuse on) at 1M requests; "
+        "sglang-mixed (SGLang with mixed chunks), trtllm-overlap (TensorRT-LLM's overlap "
+        "scheduler) and gpt-oss-w4a8 (gpt-oss-120b as TensorRT-LLM's W4A8 on 4 x H100, experts "
+        "over 2 groups of 2), 1M requests each.",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)
