@@ -156,6 +156,17 @@ static const variant variants[] = {
      "cpu_overhead: {per_iteration_us: 200, per_seq_us: 1, async: true}\n"
      "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 9}\n" LENGTHS,
      0, NULL, "num_scheduler_steps", "4"},
+    /* SGLang's decode batch mixed into its prefill steps */
+    {"mixed",
+     "model: llama-3-8b\ngpu: h100-sxm\nmemory: {gpu_utilization: 0.25}\n"
+     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 9}\n" LENGTHS,
+     0, NULL, "enable_mixed_chunk", "true"},
+    /* TensorRT-LLM's overlap scheduler: a finished request's seat held one step more, with
+     * requests waiting for seats (the value goes into the scheduler's flow map as written) */
+    {"overlap",
+     "model: llama-3-8b\ngpu: h100-sxm\n"
+     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 12}\n" LENGTHS,
+     0, NULL, "overlap_scheduler", "true, max_batch_size: 12"},
     {"tgi-wait",
      "model: llama-3-8b\ngpu: h100-sxm\n"
      "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 9}\n" LENGTHS,
