@@ -102,28 +102,28 @@ typedef struct variant {
     "  prompt_tokens: {dist: uniform, min: 50, max: 1500}\n"                                       \
     "  output_tokens: {dist: uniform, min: 2, max: 300}\n"
 
+#define LLAMA "model: llama-3-8b\ngpu: h100-sxm\n"
+/* 200 requests of LENGTHS arriving at `rate` a second */
+#define POISSON200(rate)                                                                           \
+    "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: " #rate "}\n" LENGTHS
+
 static const variant variants[] = {
     {"poisson",
-     "model: llama-3-8b\ngpu: h100-sxm\n"
-     "cpu_overhead: {per_iteration_us: 150, per_seq_us: 3, async: false}\n"
-     "workload:\n  num_requests: 240\n  arrival: {process: poisson, rate: 12}\n" LENGTHS,
+     LLAMA "cpu_overhead: {per_iteration_us: 150, per_seq_us: 3, async: false}\n"
+           "workload:\n  num_requests: 240\n  arrival: {process: poisson, rate: 12}\n" LENGTHS,
      0, NULL, NULL, NULL},
-    {"tight",
-     "model: llama-3-8b\ngpu: h100-sxm\nmemory: {gpu_utilization: 0.215}\n"
-     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 9}\n" LENGTHS,
-     0, NULL, NULL, NULL},
+    {"tight", LLAMA "memory: {gpu_utilization: 0.215}\n" POISSON200(9), 0, NULL, NULL, NULL},
     {"async",
-     "model: llama-3-8b\ngpu: h100-sxm\n"
-     "cpu_overhead: {per_iteration_us: 400, per_seq_us: 2, async: true}\n"
-     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 8}\n" LENGTHS,
-     0, NULL, NULL, NULL},
+     LLAMA "cpu_overhead: {per_iteration_us: 400, per_seq_us: 2, async: true}\n" POISSON200(8), 0,
+     NULL, NULL, NULL},
     {"replicas",
-     "model: llama-3-8b\ngpu: h100-sxm\nreplicas: 3\nrouter: weighted\n"
-     "memory: {gpu_utilization: 0.3}\n"
-     "workload:\n  num_requests: 300\n  arrival: {process: poisson, rate: 20}\n" LENGTHS,
+     LLAMA "replicas: 3\nrouter: weighted\n"
+           "memory: {gpu_utilization: 0.3}\n"
+           "workload:\n  num_requests: 300\n  arrival: {process: poisson, rate: 20}\n" LENGTHS,
      0, NULL, NULL, NULL},
     {"sessions",
-     "model: llama-3-8b\ngpu: h100-sxm\nmemory: {gpu_utilization: 0.25}\n"
+     LLAMA
+     "memory: {gpu_utilization: 0.25}\n"
      "workload:\n  num_requests: 200\n"
      "  arrival: {process: closed, concurrency: 24, think_time_ms: 300, ramp_up_s: 2}\n"
      "  output_tokens: {dist: lognormal, mean: 120, sigma: 0.6, max: 600}\n"
@@ -131,10 +131,8 @@ static const variant variants[] = {
      "max: 300}, system_prompt_tokens: 500, think_time_ms: {dist: uniform, min: 200, max: 2000}}\n",
      0, NULL, NULL, NULL},
     {"speculative",
-     "model: llama-3-8b\ngpu: h100-sxm\n"
-     "speculative: {method: eagle3, num_speculative_tokens: 3, acceptance: {length: "
-     "2.4, classes: 4}}\n"
-     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 6}\n" LENGTHS,
+     LLAMA "speculative: {method: eagle3, num_speculative_tokens: 3, acceptance: {length: "
+           "2.4, classes: 4}}\n" POISSON200(6),
      0, NULL, NULL, NULL},
     {"window",
      "model: gemma-3-4b\ngpu: h100-sxm\nmemory: {gpu_utilization: 0.3}\n"
@@ -143,34 +141,22 @@ static const variant variants[] = {
      "  output_tokens: {dist: uniform, min: 2, max: 1500}\n",
      0, "static", NULL, NULL},
     {"pd",
-     "model: llama-3-8b\ngpu: h100-sxm\nprefill: {replicas: 1}\ndecode: {replicas: 2}\n"
-     "kv_transfer: {link: rdma}\n"
-     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 10}\n" LENGTHS,
+     LLAMA "prefill: {replicas: 1}\ndecode: {replicas: 2}\n"
+           "kv_transfer: {link: rdma}\n" POISSON200(10),
      1, NULL, NULL, NULL},
-    {"swap",
-     "model: llama-3-8b\ngpu: h100-sxm\nmemory: {gpu_utilization: 0.215}\n"
-     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 9}\n" LENGTHS,
-     0, NULL, "preemption", "swap"},
+    {"swap", LLAMA "memory: {gpu_utilization: 0.215}\n" POISSON200(9), 0, NULL, "preemption",
+     "swap"},
     {"multistep",
-     "model: llama-3-8b\ngpu: h100-sxm\nmemory: {gpu_utilization: 0.25}\n"
-     "cpu_overhead: {per_iteration_us: 200, per_seq_us: 1, async: true}\n"
-     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 9}\n" LENGTHS,
+     LLAMA "memory: {gpu_utilization: 0.25}\n"
+           "cpu_overhead: {per_iteration_us: 200, per_seq_us: 1, async: true}\n" POISSON200(9),
      0, NULL, "num_scheduler_steps", "4"},
     /* SGLang's decode batch mixed into its prefill steps */
-    {"mixed",
-     "model: llama-3-8b\ngpu: h100-sxm\nmemory: {gpu_utilization: 0.25}\n"
-     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 9}\n" LENGTHS,
-     0, NULL, "enable_mixed_chunk", "true"},
+    {"mixed", LLAMA "memory: {gpu_utilization: 0.25}\n" POISSON200(9), 0, NULL,
+     "enable_mixed_chunk", "true"},
     /* TensorRT-LLM's overlap scheduler: a finished request's seat held one step more, with
      * requests waiting for seats (the value goes into the scheduler's flow map as written) */
-    {"overlap",
-     "model: llama-3-8b\ngpu: h100-sxm\n"
-     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 12}\n" LENGTHS,
-     0, NULL, "overlap_scheduler", "true, max_batch_size: 12"},
-    {"tgi-wait",
-     "model: llama-3-8b\ngpu: h100-sxm\n"
-     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 9}\n" LENGTHS,
-     0, NULL, "max_waiting_tokens", "40"},
+    {"overlap", LLAMA POISSON200(12), 0, NULL, "overlap_scheduler", "true, max_batch_size: 12"},
+    {"tgi-wait", LLAMA POISSON200(9), 0, NULL, "max_waiting_tokens", "40"},
 };
 
 typedef struct outcome {
