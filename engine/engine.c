@@ -644,6 +644,92 @@ static void no_finish(eng_replica *r, eng_request *rq)
     SIM_CHECK(r->e->ctx, !"a decode run's inner step finished a request");
 }
 
+/* The output tokens of a decode run's steps when no recorder takes them: summed by the second
+ * they come out in, from (the start of) the first step that put tokens in that second. */
+typedef struct run_tokens {
+    int64_t n, from, end, second_end;
+} run_tokens;
+
+static void run_tokens_flush(eng_engine *e, const run_tokens *t)
+{
+    int64_t first = e->tot.first_arrival_ns;
+    if (t->n > 0)
+        eng_metrics_tokens(&e->m, t->from - first, t->end - first, t->n);
+}
+
+static void run_tokens_add(eng_engine *e, run_tokens *t, int64_t start, int64_t end, int64_t n)
+{
+    int64_t first = e->tot.first_arrival_ns;
+    if (t->n > 0 && end >= t->second_end) {
+        run_tokens_flush(e, t);
+        t->n = 0;
+    }
+    if (t->n == 0) {
+        t->from = start;
+        t->second_end = first + ((end - first) / 1000000000 + 1) * 1000000000;
+    }
+    t->n += n;
+    t->end = end;
+}
+
+/* A decode run under way: its steps' drafts (k, and kp for the step after), the step in flight's
+ * shape and CPU time, and its tokens summed. */
+typedef struct run_ctx {
+    eng_shape s;
+    int shaped; /* s is the step in flight's, formed here */
+    int32_t k, kp;
+    int64_t cpu;
+    run_tokens tok;
+} run_ctx;
+
+/* Ends a decode run's step in flight at end (none of its members finishes) and says whether the
+ * next step's blocks fit (*need: how many it takes). */
+static int run_step_end(eng_replica *r, const run_ctx *c, int plain, int64_t end, int64_t *need)
+{
+    if (plain)
+        eng_cohort_plain_end(r, end);
+    else
+        eng_cohort_end_step(r, end, no_finish);
+    r->iter++;
+    *need = plain ? eng_cohort_plain_need(r) : eng_cohort_need(r, c->k, 1);
+    return *need <= eng_kv_nfree(&r->kv) &&
+           (c->kp == c->k || eng_cohort_need(r, c->kp, 1) <= eng_kv_nfree(&r->kv));
+}
+
+/* Forms a decode run's next step (its `need` blocks taken); of a plain cohort whose step was
+ * shaped here, only the summed context moves. Returns the step's output tokens. */
+static int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int64_t need)
+{
+    r->batch.pad_ctx += r->batch.pad_seqs; /* padded slots one token longer, as next_batch
+                                              counts them */
+    if (plain && c->shaped) {
+        /* every member and padded slot one token further */
+        eng_cohort_plain_begin(r, need);
+        c->s.decode_ctx += c->s.decode_seqs;
+        SIM_ASSERT(r->e->ctx, c->s.decode_ctx == eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx);
+        return r->co.n;
+    }
+    int64_t tokens = step_shape(r, c->k, &c->s);
+    c->cpu = step_cpu(r, c->s.num_seqs, 0);
+    c->shaped = 1;
+    return tokens;
+}
+
+/* Counts a decode run's step from start to end: its record, or, with no recorder, its iteration,
+ * busy time and tokens summed. */
+static void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int64_t gpu, int64_t end,
+                           int64_t tokens, int64_t draft)
+{
+    eng_engine *e = r->e;
+    if (e->rec && e->rec->on_iteration) {
+        record_iteration(r, r->iter, start, start, c->cpu, gpu, end, &c->s, tokens, draft);
+        return;
+    }
+    e->tot.iterations++;
+    e->tot.pool_busy_ns[r->pool->id] += end - start;
+    run_tokens_add(e, &c->tok, start, end, tokens);
+}
+
 /* A decode run: the decode steps after the first that the policy would form the same
  * (run_steps), formed now, up to the simulation's next event, the cohort's next finish, or the
  * step whose blocks would not fit. Each step before the last is ended here at its end time as
@@ -660,65 +746,24 @@ static int64_t decode_run(eng_replica *r, int64_t end, int *ended)
     int64_t most = r->ops->run_steps(r->st, r);
     if (e->cfg.max_run_steps > 0 && most > e->cfg.max_run_steps)
         most = e->cfg.max_run_steps;
-    int64_t until = sim_next_time(e->ctx), n = 1, cpu = 0;
-    int32_t k = spec_k(r, &r->batch), kp = spec_k(r, NULL);
-    eng_shape s;
-    int shaped = 0; /* s is the step in flight's, formed here */
-    int recorded = e->rec && e->rec->on_iteration;
-    /* without a recorder, the steps' counts are summed: tokens by the second they come out in,
-     * from (the start of) the first step that put tokens in that second */
-    int64_t tok = 0, tok_from = 0, tok_end = 0, second_end = 0, first = e->tot.first_arrival_ns;
+    int64_t until = sim_next_time(e->ctx), n = 1, need;
+    run_ctx c = {.k = spec_k(r, &r->batch), .kp = spec_k(r, NULL)};
     while (n < most && end < until && !eng_cohort_step_finishes(&r->co)) {
-        int plain = k == 0 && kp == 0 && eng_cohort_plain(r);
-        if (plain)
-            eng_cohort_plain_end(r, end);
-        else
-            eng_cohort_end_step(r, end, no_finish);
-        r->iter++;
-        int64_t need = plain ? eng_cohort_plain_need(r) : eng_cohort_need(r, k, 1);
-        if (need > eng_kv_nfree(&r->kv) ||
-            (kp != k && eng_cohort_need(r, kp, 1) > eng_kv_nfree(&r->kv))) {
+        int plain = c.k == 0 && c.kp == 0 && eng_cohort_plain(r);
+        if (!run_step_end(r, &c, plain, end, &need)) {
             *ended = 1; /* the policy preempts first: it decides at this step's end */
             break;
         }
-        int64_t start = end, draft = 0, tokens;
-        r->batch.pad_ctx += r->batch.pad_seqs; /* padded slots one token longer, as next_batch
-                                                  counts them */
-        if (plain && shaped) {
-            /* every member and padded slot one token further: only the summed context moves */
-            eng_cohort_plain_begin(r, need);
-            s.decode_ctx += s.decode_seqs;
-            tokens = r->co.n;
-            SIM_ASSERT(e->ctx, s.decode_ctx == eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx);
-        } else {
-            tokens = step_shape(r, k, &s);
-            cpu = step_cpu(r, s.num_seqs, 0);
-            shaped = 1;
-        }
-        int64_t gpu = step_gpu(r, &s, k, &draft);
-        end = place_step(r, start, cpu, gpu);
+        int64_t start = end, draft;
+        int64_t tokens = run_step_shape(r, &c, plain, need);
+        int64_t gpu = step_gpu(r, &c.s, c.k, &draft);
+        end = place_step(r, start, c.cpu, gpu);
         n++;
-        if (recorded) {
-            record_iteration(r, r->iter, start, start, cpu, gpu, end, &s, tokens, draft);
-            continue;
-        }
-        e->tot.iterations++;
-        e->tot.pool_busy_ns[r->pool->id] += end - start;
-        if (tok > 0 && end >= second_end) {
-            eng_metrics_tokens(&e->m, tok_from - first, tok_end - first, tok);
-            tok = 0;
-        }
-        if (tok == 0) {
-            tok_from = start;
-            second_end = first + ((end - first) / 1000000000 + 1) * 1000000000;
-        }
-        tok += tokens;
-        tok_end = end;
+        run_step_count(r, &c, start, gpu, end, tokens, draft);
     }
-    if (tok > 0)
-        eng_metrics_tokens(&e->m, tok_from - first, tok_end - first, tok);
+    run_tokens_flush(e, &c.tok);
     /* the steps after the first: the same CPU work each (the same sequences) */
-    eng_metrics_iterations_cpu_each(&e->m, cpu, n - 1);
+    eng_metrics_iterations_cpu_each(&e->m, c.cpu, n - 1);
     if (n > 1)
         r->ops->on_run(r->st, r, n);
     return end;
