@@ -216,12 +216,7 @@ static void same(const char *what, const char *policy, const char *vname, const 
         if (a->t.n[k] != b->t.n[k] || a->t.h[k] != b->t.h[k])
             fail_msg("%s/%s: %s records differ %s (%lld against %lld)", policy, vname, kinds[k],
                      what, (long long)a->t.n[k], (long long)b->t.n[k]);
-    assert_int_equal(a->r.n, b->r.n);
-    for (int m = 0; m < a->r.n; m++)
-        if (memcmp(&a->r.m[m].value, &b->r.m[m].value, sizeof(double)) != 0)
-            fail_msg("%s/%s: %s is %.17g, %.17g %s", policy, vname, a->r.m[m].name, a->r.m[m].value,
-                     b->r.m[m].value, what);
-    assert_int_equal(a->r.tot.iterations, b->r.tot.iterations);
+    same_summary(what, policy, vname, a, b);
 }
 
 static void test_runs_change_nothing(void **state)
