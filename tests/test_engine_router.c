@@ -26,9 +26,9 @@
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
 
-static const char *const names[] = {
-    "round_robin", "least_outstanding", "least_tokens",     "power_of_two",    "prefix_affinity",
-    "weighted",    "precise_prefix",    "kv_router",        "session_affinity"};
+static const char *const names[] = {"round_robin",    "least_outstanding", "least_tokens",
+                                    "power_of_two",   "prefix_affinity",   "weighted",
+                                    "precise_prefix", "kv_router",         "session_affinity"};
 #define NNAMES ((int)(sizeof names / sizeof names[0]))
 
 /* ---- a recorder of each request's replica ---- */
@@ -61,6 +61,9 @@ static placed *run(const eng_config *c, const eng_arrival *a, int n, uint64_t se
     placed *p = calloc(1, sizeof *p);
     list_src src = {a, n, 0};
     sim_ctx *ctx = sim_new(seed);
+    /* the engine's invariant walkers (Debug) after every event on a short run; a long one, every
+     * 1024th, so that it stays a test of routing rather than of the walkers */
+    sim_set_check_every(ctx, n > 1000 ? 1024 : 1);
     sim_err err;
     eng_engine *e =
         eng_new(ctx, c, &(eng_costs){&linear, NULL}, &list_ops, &src, &rec_ops, p, &err);
@@ -451,8 +454,8 @@ static void test_weighted_long_trace_small_table(void **state)
         follow[k] = followed(p, N, G);
         free(p);
     }
-    print_message("followed their group: %d with 4 blocks per replica, %d with 31250\n",
-                  follow[0], follow[1]);
+    print_message("followed their group: %d with 4 blocks per replica, %d with 31250\n", follow[0],
+                  follow[1]);
     assert_true(follow[1] > follow[0]);
     assert_true(follow[1] > (N - G) * 9 / 10);
 }
