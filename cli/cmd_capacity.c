@@ -95,6 +95,7 @@ static void print_head(const study_capacity *cap, const scn_scenario *scn)
     const char *x = cli_extrapolated(scn);
     if (x)
         printf("note: %s\n", x);
+    cli_print_validated(stdout, scn);
 }
 
 /* A disaggregated answer's GPUs per pool for n copies of its pools. */
