@@ -253,7 +253,8 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
     sgl_trim(s, bs, rq->t_arrival);
     const uint64_t *h;
     int32_t nb = eng_request_block_hashes(reps[0], rq, INT32_MAX, &h);
-    /* MODEL: sgl-router cache_aware select_worker: the load is each worker's count of requests
+    /* MODEL: sgl-router cache_aware select_worker (sgl-router/src/policies/cache_aware.rs;
+     * CacheAwareConfig's defaults 0.5, 32, 1.0001): the load is each worker's count of requests
      * the router sent it and has not seen answered (WorkerLoadGuard); imbalanced when max - min
      * > balance_abs_threshold and max > min x balance_rel_threshold: then the least loaded
      * (the first of equals), its tree updated all the same */
@@ -363,8 +364,8 @@ static int32_t dyn_select(dyn_state *d, const eng_replica *const *reps, gsl_rng 
         for (int32_t i = 0; i < n; i++)
             sum += hi > lo ? exp(-(d->logit[i] - lo) / ((hi - lo) * d->p.temperature)) : 1.0;
         for (int32_t i = 0; i < n; i++) {
-            acc += (hi > lo ? exp(-(d->logit[i] - lo) / ((hi - lo) * d->p.temperature)) : 1.0) /
-                   sum;
+            acc +=
+                (hi > lo ? exp(-(d->logit[i] - lo) / ((hi - lo) * d->p.temperature)) : 1.0) / sum;
             if (u <= acc)
                 return i;
         }
@@ -389,8 +390,8 @@ static int32_t dyn_select(dyn_state *d, const eng_replica *const *reps, gsl_rng 
     return d->tied[gsl_rng_uniform_int(rng, (unsigned long)nt)];
 }
 
-static int32_t dyn_pick(void *st, const eng_replica *const *reps, int32_t n,
-                        const eng_request *rq, gsl_rng *rng)
+static int32_t dyn_pick(void *st, const eng_replica *const *reps, int32_t n, const eng_request *rq,
+                        gsl_rng *rng)
 {
     dyn_state *d = st;
     int32_t bs = eng_kv_block_size(reps[0]);
@@ -599,8 +600,8 @@ static void sess_count(sess_state *s, int32_t i, int64_t now)
     s->seen[i] = s->seen[i] < 0 ? 1 : s->seen[i] + 1;
 }
 
-static int32_t sess_pick(void *st, const eng_replica *const *reps, int32_t n,
-                         const eng_request *rq, gsl_rng *rng)
+static int32_t sess_pick(void *st, const eng_replica *const *reps, int32_t n, const eng_request *rq,
+                         gsl_rng *rng)
 {
     sess_state *s = st;
     int64_t now = rq->t_arrival;
