@@ -53,7 +53,10 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
         return usage(stdout);
     if (!strcmp(argv[1], "--version")) {
-        printf("llmsim %s\n", study_version());
+        /* what runs stored by this build record as their version, then its parts in full */
+        printf("llmsim %s\ncommit %s%s\ncost model inputs sha256 %s\n", study_version(),
+               study_build_commit(), study_build_modified() ? " (tree modified)" : "",
+               study_cost_model_hash());
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
