@@ -344,7 +344,7 @@ static void test_build_identity(void **state)
 {
     char out[4096], err[4096], scn[300], a[300], b[300], c[300];
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s --version", LLMSIM_BINARY), 0);
-    char version[128], line[256];
+    char version[256], line[256];
     first_line(out, line, sizeof line);
     assert_int_equal(strncmp(line, "llmsim 0.1.0+", 13), 0);
     snprintf(version, sizeof version, "%s", line + 7);
@@ -355,7 +355,7 @@ static void test_build_identity(void **state)
     commit += 8;
     cost += 26;
     assert_true(is_hex(cost, 64));
-    char want[128];
+    char want[256];
     if (strncmp(commit, "unknown", 7) == 0) {
         snprintf(want, sizeof want, "0.1.0+unknown.cm%.8s", cost);
     } else {
