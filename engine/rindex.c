@@ -1,9 +1,9 @@
 /*
  * rindex.c: a router's index of (block hash, replica) pairs (rindex.h).
  *
- * Invariants (eng_rix_check): a live node sits in exactly one slot, reachable from its home
- * slot without crossing an empty one; it is on its replica's recency list exactly once; the
- * per-replica counts sum to `live`; `live` <= slots / 2.
+ * Invariants (eng_rix_check): a live node sits in exactly one slot, which holds its key, reachable
+ * from its home slot without crossing an empty one; it is on its replica's recency list exactly
+ * once; the per-replica counts sum to `live`; `live` <= slots / 2.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,12 +48,11 @@ int32_t eng_rix_find(const eng_rix *x, uint64_t h, int32_t rep)
 {
     uint32_t i = home(x, h, rep);
     for (uint32_t k = 0; k <= x->mask; k++, i = (i + 1) & x->mask) {
-        uint32_t s = x->slot[i];
-        if (!s)
+        const eng_rix_slot *s = &x->slot[i];
+        if (!s->node)
             return -1;
-        const eng_rix_node *n = &x->node[s - 1];
-        if (n->hash == h && n->rep == rep)
-            return (int32_t)(s - 1);
+        if (s->hash == h && s->rep == rep)
+            return (int32_t)(s->node - 1);
     }
     return -1; /* unreachable while the table is at most half full */
 }
@@ -61,10 +60,11 @@ int32_t eng_rix_find(const eng_rix *x, uint64_t h, int32_t rep)
 /* Puts node n in the first empty slot from its home. */
 static void place(eng_rix *x, int32_t n)
 {
-    uint32_t i = home(x, x->node[n].hash, x->node[n].rep);
-    while (x->slot[i])
+    const eng_rix_node *e = &x->node[n];
+    uint32_t i = home(x, e->hash, e->rep);
+    while (x->slot[i].node)
         i = (i + 1) & x->mask;
-    x->slot[i] = (uint32_t)n + 1;
+    x->slot[i] = (eng_rix_slot){e->hash, e->rep, (uint32_t)n + 1};
 }
 
 static void grow(eng_rix *x)
@@ -142,18 +142,17 @@ void eng_rix_erase(eng_rix *x, int32_t n)
 {
     eng_rix_node *e = &x->node[n];
     uint32_t i = home(x, e->hash, e->rep);
-    while (x->slot[i] != (uint32_t)n + 1)
+    while (x->slot[i].node != (uint32_t)n + 1)
         i = (i + 1) & x->mask;
     /* backward-shift: later members of the run move up unless that would put them before
      * their home */
     for (uint32_t j = i;;) {
-        x->slot[i] = 0;
+        x->slot[i].node = 0;
         for (;;) {
             j = (j + 1) & x->mask;
-            if (!x->slot[j])
+            if (!x->slot[j].node)
                 goto unlinked;
-            const eng_rix_node *m = &x->node[x->slot[j] - 1];
-            uint32_t k = home(x, m->hash, m->rep);
+            uint32_t k = home(x, x->slot[j].hash, x->slot[j].rep);
             if (i <= j ? (k <= i || k > j) : (k <= i && k > j))
                 break;
         }
@@ -180,11 +179,12 @@ int eng_rix_check(const eng_rix *x)
     if (2 * x->live > (int64_t)x->mask + 1)
         return -1;
     for (uint32_t i = 0; i <= x->mask; i++) {
-        if (!x->slot[i])
+        const eng_rix_slot *sl = &x->slot[i];
+        if (!sl->node)
             continue;
-        int32_t n = (int32_t)x->slot[i] - 1;
-        if (n >= x->nnode || x->node[n].rep < 0 ||
-            eng_rix_find(x, x->node[n].hash, x->node[n].rep) != n)
+        int32_t n = (int32_t)sl->node - 1;
+        if (n >= x->nnode || x->node[n].rep < 0 || x->node[n].hash != sl->hash ||
+            x->node[n].rep != sl->rep || eng_rix_find(x, sl->hash, sl->rep) != n)
             return -1;
         seen++;
     }

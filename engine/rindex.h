@@ -8,7 +8,8 @@
  * doubles first), and backward-shift deletion, so a lookup ends at an empty slot within a few
  * probes and never runs past the table's size. A pair leaves only when its router erases it:
  * the index never holds a pair no one put there, and a replica's count is its pairs exactly.
- * Memory: one node per pair (40 bytes) and two table slots; nothing is allocated per lookup.
+ * Memory: one node per pair (40 bytes) and two table slots (16 bytes each, the pair's key beside
+ * its node's number: a probe reads the table alone); nothing is allocated per lookup.
  */
 #ifndef ENG_RINDEX_H
 #define ENG_RINDEX_H
@@ -23,9 +24,16 @@ typedef struct eng_rix_node {
     int64_t serial;     /* creation order: smaller was added earlier */
 } eng_rix_node;
 
+/* A table slot holds its pair's key beside the node's number, so a probe reads the table alone. */
+typedef struct eng_rix_slot {
+    uint64_t hash;
+    int32_t rep;
+    uint32_t node; /* node number + 1; 0: empty */
+} eng_rix_slot;
+
 typedef struct eng_rix {
-    uint32_t *slot; /* node number + 1; 0: empty */
-    uint32_t mask;  /* slots - 1 (a power of two) */
+    eng_rix_slot *slot;
+    uint32_t mask; /* slots - 1 (a power of two) */
     eng_rix_node *node;
     int32_t nnode, capnode; /* nodes ever made (used or on the free list), room */
     int32_t freel;          /* free node list through .next, -1: none */
