@@ -20,7 +20,7 @@ static const cli_command bench_cmd = {
                "(100k), vllm-v0-large (10M), cluster16 (16 replicas), vllm-v0-stored (every "
                "request and iteration stored); vllm-mooncake (vLLM V1 with prefix caching on the "
                "Mooncake conversation trace, 12k requests, 2 replicas, behind prefix_affinity); "
-               "weighted-mooncake and kv-router-mooncake (the same behind weighted and "
+               "llmd-mooncake and dynamo-mooncake (the same behind weighted and "
                "kv_router); sessions (1M turns of "
                "multi-turn chat, vLLM V1); speculative (vLLM V1 with an EAGLE-3 head, 3 draft "
                "tokens, at half its plain burst capacity, 1M requests); pd (1M ShareGPT requests, "
