@@ -35,10 +35,12 @@ static const struct {
 
 static int usage(FILE *f)
 {
+    /* the release alone: which build this is, --version says */
+    const char *v = study_version();
     fprintf(f,
-            "llmsim %s: discrete-event simulator of LLM serving schedulers\n\n"
+            "llmsim %.*s: discrete-event simulator of LLM serving schedulers\n\n"
             "usage: llmsim COMMAND [ARGS]   (llmsim COMMAND --help: its options and defaults)\n\n",
-            study_version());
+            (int)strcspn(v, "+"), v);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nEvery command that touches results takes --db PATH (default llmsim.db).\n");
