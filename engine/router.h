@@ -35,14 +35,14 @@ typedef struct eng_router_params {
     double staleness_ms;  /* how old the load signals a router sees may be (0: current) */
     int32_t lru_capacity; /* weighted: blocks the prefix index keeps per replica */
     /* prefix_affinity (sgl-router's cache_aware policy) */
-    double cache_threshold;       /* follow a match above this fraction of the prompt */
-    int32_t balance_abs;          /* imbalanced when max - min load exceeds this ... */
-    double balance_rel;           /* ... and max load exceeds min load times this */
-    double eviction_interval_s;   /* how often the tree is trimmed */
-    int64_t max_tree_tokens;      /* tokens the tree keeps per replica after a trim */
-    double overlap_weight;        /* kv_router: weight of the prefill blocks against decode */
-    double temperature;           /* kv_router: softmax temperature (0: the cheapest) */
-    double qps_window_s;          /* session_affinity: the window its QPS is counted over */
+    double cache_threshold;     /* follow a match above this fraction of the prompt */
+    int32_t balance_abs;        /* imbalanced when max - min load exceeds this ... */
+    double balance_rel;         /* ... and max load exceeds min load times this */
+    double eviction_interval_s; /* how often the tree is trimmed */
+    int64_t max_tree_tokens;    /* tokens the tree keeps per replica after a trim */
+    double overlap_weight;      /* kv_router: weight of the prefill blocks against decode */
+    double temperature;         /* kv_router: softmax temperature (0: the cheapest) */
+    double qps_window_s;        /* session_affinity: the window its QPS is counted over */
 } eng_router_params;
 
 typedef struct eng_router_ops {

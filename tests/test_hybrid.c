@@ -520,7 +520,8 @@ static void test_prefix_cache_windows(void **state)
             seg[i][1] =
                 (eng_segment){(uint64_t)(100 + i), 20 + (int32_t)gsl_rng_uniform_int(g, 200)};
             a[i] = (eng_arrival){
-                t, 200 + seg[i][1].len, 1 + (int32_t)gsl_rng_uniform_int(g, 300), seg[i], 2, 0, 0, 0};
+                t, 200 + seg[i][1].len, 1 + (int32_t)gsl_rng_uniform_int(g, 300), seg[i], 2, 0, 0,
+                0};
         }
         gsl_rng_free(g);
         eng_totals tot;
