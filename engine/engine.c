@@ -89,6 +89,7 @@ static void pull_arrival(eng_engine *e);
 static void request_done(eng_replica *r, eng_request *rq)
 {
     eng_engine *e = r->e;
+    eng_router_left(r, rq);
     r->outstanding--;
     r->outstanding_tokens -= rq->prompt + rq->output;
     e->in_system--;
@@ -224,6 +225,21 @@ void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why)
 }
 
 /* ---------------- routing ---------------- */
+
+void eng_router_left(eng_replica *r, const eng_request *rq)
+{
+    eng_pool *p = r->pool;
+    if (p->nrep > 1 && p->router->on_leave)
+        p->router->on_leave(p->router_st, p->rep_list, (int32_t)(r - p->reps), rq);
+}
+
+/* rq's prompt is computed on r: r's router is told (it may count prefill work still owed). */
+static void router_prefilled(eng_replica *r, const eng_request *rq)
+{
+    eng_pool *p = r->pool;
+    if (p->nrep > 1 && p->router->on_prefilled)
+        p->router->on_prefilled(p->router_st, p->rep_list, (int32_t)(r - p->reps), rq);
+}
 
 /* The replica rq goes to: pool p's router's choice (none to make with one replica). */
 eng_replica *eng_route(eng_engine *e, eng_pool *p, const eng_request *rq)
@@ -371,6 +387,7 @@ static void pull_arrival(eng_engine *e)
     rq->prompt = a.prompt;
     rq->output = a.output;
     rq->tag = a.tag;
+    rq->session = a.session;
     if (a.nseg > 0 || a.out_id) {
         int64_t sum = 0;
         for (int32_t i = 0; i < a.nseg; i++)
@@ -868,6 +885,7 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
     rq->generated++;
     rq->t_span_decode = now;
     if (rq->t_first_token < 0 && !rq->first_unseen) {
+        router_prefilled(r, rq);
         if (r->pool->cfg.cpu.async) {
             rq->first_unseen = 1; /* delivered with the next iteration, as a finish is */
             if (rq->generated < rq->output)

@@ -265,7 +265,9 @@ typedef struct eng_arrival {
     const eng_segment *seg;
     int32_t nseg;
     uint64_t out_id;
-    uint64_t tag; /* handed back to on_done (sessions) */
+    uint64_t tag;     /* handed back to on_done (sessions) */
+    uint64_t session; /* the conversation it belongs to (a session id a router may key on),
+                         from 1; 0: none */
 } eng_arrival;
 
 enum { ENG_SRC_OK = 1, ENG_SRC_LATER = 0, ENG_SRC_END = -1, ENG_SRC_ERROR = -2 };

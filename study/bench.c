@@ -45,6 +45,9 @@ static const study_bench_case cases[] = {
     {"cluster16", "vllm-v0", 1000000, 16, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
     {"vllm-v0-stored", "vllm-v0", 1000000, 1, STUDY_BENCH_STORED, STUDY_BENCH_POISSON, NULL, NULL},
     {"vllm-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE, NULL, NULL},
+    {"llmd-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE_WEIGHTED, NULL,
+     NULL},
+    {"dynamo-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE_KV, NULL, NULL},
     {"sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, NULL, NULL},
     {"speculative", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SPEC, NULL, NULL},
     {"pd", "vllm-v0", 1000000, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_PD, NULL, NULL},
@@ -120,13 +123,16 @@ static int own_scenario(char *buf, size_t len, const char *data, const study_ben
                         int64_t n)
 {
     int w;
-    if (c->workload == STUDY_BENCH_MOONCAKE) {
+    const char *router = c->workload == STUDY_BENCH_MOONCAKE_WEIGHTED ? "weighted"
+                         : c->workload == STUDY_BENCH_MOONCAKE_KV     ? "kv_router"
+                                                                      : "prefix_affinity";
+    if (c->workload != STUDY_BENCH_SESSIONS) {
         w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: qwen2.5-7b\ngpu: h100-sxm\nengine: {name: %s}\n"
-                     "replicas: %d\nrouter: prefix_affinity\nworkload:\n  trace: {path: "
+                     "replicas: %d\nrouter: %s\nworkload:\n  trace: {path: "
                      "%s/traces/mooncake-fast25/conversation_trace.jsonl, format: mooncake, "
                      "limit: %lld}\n",
-                     c->policy, c->replicas, data, (long long)n);
+                     c->policy, c->replicas, router, data, (long long)n);
     } else {
         w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: {name: %s}\n"

@@ -465,6 +465,9 @@ static inline void eng_emit_itl(eng_engine *e, int64_t gap_ns, int64_t count)
 /* engine.c, for pd.c */
 /* The replica pool p's router picks for rq (its only one without asking). */
 eng_replica *eng_route(eng_engine *e, eng_pool *p, const eng_request *rq);
+/* rq leaves r (finished, turned away, or handed on to a decode replica): r's pool's router is
+ * told, before r's load counts drop. */
+void eng_router_left(eng_replica *r, const eng_request *rq);
 /* Counts rq as arrived in the system and waiting on r (queue statistics). */
 void eng_count_arrival(eng_replica *r, eng_request *rq);
 /* Gives rq content ids when r keeps a prefix cache and rq has none yet. */
