@@ -124,6 +124,10 @@ void eng_deliver_finish(eng_replica *r, eng_request *rq, int64_t now)
     end_span(r, rq, now, ENG_SPAN_FINISHED);
     rq->t_finish = now;
     rq->t_last_token = now;
+    if (rq->first_unseen) {
+        rq->t_first_token = now;
+        rq->first_unseen = 0;
+    }
     e->tot.finished++;
     e->tot.prompt_tokens += rq->prompt;
     e->tot.output_tokens += rq->output;
@@ -131,6 +135,30 @@ void eng_deliver_finish(eng_replica *r, eng_request *rq, int64_t now)
         e->tot.last_finish_ns = now;
     eng_metrics_request(&e->m, rq);
     request_done(r, rq);
+}
+
+static void defer(eng_replica *r, eng_request *rq)
+{
+    if (r->nunseen == r->capunseen) {
+        r->capunseen = r->capunseen ? 2 * r->capunseen : 64;
+        r->unseen = sim_xrealloc(r->unseen, (size_t)r->capunseen * sizeof *r->unseen);
+    }
+    r->unseen[r->nunseen++] = rq;
+}
+
+/* Delivers the tokens deferred by async output processing: first tokens and finishes. */
+static void deliver_deferred(eng_replica *r, int64_t now)
+{
+    for (int32_t i = 0; i < r->nunseen; i++) {
+        eng_request *rq = r->unseen[i];
+        if (rq->status == ENG_RQ_FINISHED)
+            eng_deliver_finish(r, rq, now);
+        else if (rq->first_unseen) {
+            rq->t_first_token = now;
+            rq->first_unseen = 0;
+        }
+    }
+    r->nunseen = 0;
 }
 
 static void finish(eng_replica *r, eng_request *rq)
@@ -162,15 +190,18 @@ static void finish(eng_replica *r, eng_request *rq)
         r->run_pad_seqs++;
         r->run_pad_ctx += last_ctx;
     }
-    if (r->pool->cfg.cpu.async && r->run_left == 0) {
-        /* MODEL: an overlap loop (TensorRT-LLM's _executor_loop_overlap, SGLang's
-         * event_loop_overlap, vLLM's step_with_batch_queue) forms step n+1 before it reads step
-         * n's tokens, so a sequence that finished in step n is computed once more in step n+1;
-         * its client has the last token when step n ends (the loop reads step n's results and
-         * sends them while step n+1 runs) */
-        r->async_pad_seqs++;
-        r->async_pad_ctx += last_ctx;
-        r->async_pad_capped += eng_cohort_capped_of(&r->co, last_ctx);
+    if (r->pool->cfg.cpu.async) {
+        /* MODEL: vLLM async output processing (v0.6): the outputs of step n are processed
+         * while step n+1 runs, so a sequence that finished in step n was already scheduled into
+         * step n+1, which computes it once more, and its client sees the last token when step
+         * n+1 ends */
+        if (r->run_left == 0) {
+            r->async_pad_seqs++;
+            r->async_pad_ctx += last_ctx;
+            r->async_pad_capped += eng_cohort_capped_of(&r->co, last_ctx);
+        }
+        defer(r, rq);
+        return;
     }
     eng_deliver_finish(r, rq, now);
 }
@@ -280,8 +311,7 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
     else if (eng_kv_blocks_for(r, total) > r->kv.total)
         eng_reject(r, rq, ENG_REJECT_KV);
     else {
-        if (!eng_overlap_hold(r, rq))
-            r->ops->on_arrival(r->st, r, rq, now);
+        r->ops->on_arrival(r->st, r, rq, now);
         /* after the policy's admission check (TGI's can reject the request right here): a
          * request turned away never counts toward the peak */
         eng_metrics_concurrency(&e->m, e->in_system);
@@ -570,20 +600,6 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
     sim_schedule(e->ctx, end, ENG_PRIO_ITER_END, on_iteration_end, r, 0);
 }
 
-/* Forms r's next batch; returns 1 when it has work (chunks, or a decode step with someone to
- * decode), else 0. */
-static int form_batch(eng_replica *r, int64_t now)
-{
-    batch_reset(&r->batch);
-    int n = r->ops->next_batch(r->st, r, &r->batch, now);
-    if (n <= 0 && r->batch.nchunks == 0 && !r->batch.decode) {
-        SIM_CHECK(r->e->ctx, r->batch.pad_seqs == 0);
-        return 0;
-    }
-    /* a decode step with nobody to decode is no step */
-    return r->batch.nchunks > 0 || !r->batch.decode || r->co.n > 0;
-}
-
 static void kick(eng_replica *r)
 {
     if (r->busy || r->e->failed)
@@ -591,25 +607,26 @@ static void kick(eng_replica *r)
     int64_t now = sim_now(r->e->ctx);
     if (r->pool->role != ENG_ROLE_MIXED)
         eng_pd_kick(r, now);
-    if (r->held_head) /* those that arrived before the step that just ended was formed */
-        eng_overlap_release(r, r->formed_at, now);
-    int n = form_batch(r, now);
-    /* nothing to run: an overlap loop with nothing in flight takes what has arrived at once */
-    if (n <= 0 && r->held_head && eng_overlap_release(r, -1, now) > 0)
-        n = form_batch(r, now);
-    if (n <= 0)
+    batch_reset(&r->batch);
+    int n = r->ops->next_batch(r->st, r, &r->batch, now);
+    if (n <= 0 && r->batch.nchunks == 0 && !r->batch.decode) {
+        SIM_CHECK(r->e->ctx, r->batch.pad_seqs == 0);
         goto idle;
+    }
+    if (r->batch.decode && r->co.n == 0 && r->batch.nchunks == 0)
+        goto idle; /* a decode step with nobody to decode */
     if (r->batch.decode && r->batch.nchunks == 0 && r->batch.fixed_steps > 1)
         r->run_left = r->batch.fixed_steps - 1;
-    r->formed_at = now;
     start_iteration(r, now, 0);
     if (r->pool->role == ENG_ROLE_PREFILL && r->e->cfg.pd.mode == ENG_XFER_LAYERWISE)
         eng_pd_started(r, now);
     return;
 idle:
-    /* no next step: no step computes the finished sequences again */
+    /* no next step: what async output processing held back is delivered now, and no step
+     * computes the finished sequences again */
     r->async_pad_seqs = 0;
     r->async_pad_ctx = 0;
+    deliver_deferred(r, now);
 }
 
 static void on_wake(sim_ctx *ctx, void *obj, int64_t arg)
@@ -656,8 +673,13 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
     /* the prefill's last position samples the next token */
     rq->generated++;
     rq->t_span_decode = now;
-    if (rq->t_first_token < 0) {
-        rq->t_first_token = now;
+    if (rq->t_first_token < 0 && !rq->first_unseen) {
+        if (r->pool->cfg.cpu.async) {
+            rq->first_unseen = 1; /* delivered with the next iteration, as a finish is */
+            if (rq->generated < rq->output)
+                defer(r, rq);
+        } else
+            rq->t_first_token = now;
     } else {
         eng_emit_itl(e, now - rq->t_last_token, 1);
     }
@@ -677,6 +699,7 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg)
     r->run_pad_ctx += r->run_pad_seqs; /* padded slots grew one token this step */
     for (int32_t i = 0; r->co.cap > 0 && i < r->run_pad_seqs; i++)
         r->run_pad_c[i]++;
+    deliver_deferred(r, now);
     if (b->decode) {
         for (int32_t j = 0; j + 1 < r->nsteps; j++)
             eng_cohort_end_step(r, r->step_end[j], finish);
@@ -1137,6 +1160,7 @@ void eng_free(eng_engine *e)
             r->ops->fini(r->st);
         free(r->st);
         free(r->batch.chunks);
+        free(r->unseen);
         free(r->step_end);
         free(r->run_pad_c);
         free(r->joining);

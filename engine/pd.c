@@ -313,6 +313,7 @@ void eng_pd_prefilled(eng_replica *p, eng_request *rq)
     rq->t_prefilled = now;
     /* the token is the client's only once its KV is on the decode side (eng_pd_kick) */
     rq->t_first_token = -1;
+    rq->first_unseen = 0;
     if (e->cfg.pd.mode == ENG_XFER_LAYERWISE)
         return; /* its KV is on its way already */
     /* MODEL: Dynamo's PrefillRouter routes the request to a decode worker once the prefill

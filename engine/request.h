@@ -73,6 +73,7 @@ struct eng_request {
     int32_t kv_blocks;      /* KV blocks held */
     int32_t kv_reserved;    /* 1: blocks reserved up front for prompt + output */
     int32_t padded_prompt;  /* tokens charged for the prefill (static batching pads) */
+    int32_t first_unseen;   /* async: first token produced, not yet delivered */
 
     /* decode cohort (engine) */
     int64_t c_t0;      /* its class's token count t when it joined */

@@ -353,11 +353,10 @@ struct eng_replica {
     int64_t run_pad_ctx;  /* their contexts before the next step, summed */
     int64_t *run_pad_c;   /* each one's context before the next step (for the capped sum) */
     int32_t caprunpad;
-    /* async (the overlap loop, overlap.c): requests that arrived after the step in flight was
-     * formed, in arrival order through pool_next, held from the policy until the next step is
-     * formed; and when the step in flight was formed */
-    eng_request *held_head, *held_tail;
-    int64_t formed_at;
+    /* async: tokens produced by the last iteration and delivered by the end of the next one
+     * (first tokens, and requests whose last token it was) */
+    eng_request **unseen;
+    int32_t nunseen, capunseen;
     int64_t outstanding;        /* requests routed here and not yet done */
     int64_t outstanding_tokens; /* their prompt + output tokens */
     int64_t waiting;            /* requests routed here and not running */
@@ -427,14 +426,6 @@ void eng_count_arrival(eng_replica *r, eng_request *rq);
 void eng_ensure_content(eng_replica *r, eng_request *rq);
 /* The client has rq's last token at now: records it and lets it go (r: where it finished). */
 void eng_deliver_finish(eng_replica *r, eng_request *rq, int64_t now);
-
-/* overlap.c: arrivals as an overlap loop (cpu_overhead.async) sees them */
-/* rq arrived at r while a step is in flight on an async replica: held, returns 1 (it reaches
- * the policy once a step is formed after its arrival); 0: hand it to the policy now. */
-int eng_overlap_hold(eng_replica *r, eng_request *rq);
-/* Hands r's policy, in arrival order, the held requests that arrived before `before` (every
- * one when before < 0); returns how many. */
-int32_t eng_overlap_release(eng_replica *r, int64_t before, int64_t now);
 
 /* pd.c: the disaggregated request flow */
 /* rq arrived (now): routed to a prefill replica (and, layer-wise, a decode one). */
