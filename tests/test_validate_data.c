@@ -154,7 +154,8 @@ static void test_shipped_limits(void **state)
     assert_string_equal(set_of(r, "prefill.replicas"), "1");
     assert_string_equal(set_of(r, "prefill.tensor_parallel"), "16");
     assert_string_equal(set_of(r, "decode.scheduler.max_running_requests"), "128");
-    assert_string_equal(set_of(r, "prefill.scheduler.max_prefill_tokens"), "2524"); /* 1024 + 1500 */
+    assert_string_equal(set_of(r, "prefill.scheduler.max_prefill_tokens"),
+                        "2524"); /* 1024 + 1500 */
     study_vset_free(&v);
 }
 
