@@ -14,23 +14,12 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "catalog.h"
 #include "roofline.h"
 
 static char tmpdir[256];
-
-static int make_tmpdir(void **state)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/llmsim-cal-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 /* Writes text to tmpdir/<sub>/config.json and returns its path (static buffer). */
 static const char *write_config(const char *sub, const char *text)
@@ -591,6 +580,8 @@ static void test_roofline_tp(void **state)
 
 int main(void)
 {
+    if (scratch_make(tmpdir, sizeof tmpdir, "/tmp/llmsim-cal-XXXXXX") != 0)
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_catalog),       cmocka_unit_test(test_gpu_from_device),
         cmocka_unit_test(test_gpu_rows_complete), cmocka_unit_test(test_model_catalog),
@@ -599,5 +590,5 @@ int main(void)
         cmocka_unit_test(test_roofline_fp8),      cmocka_unit_test(test_roofline_monotone),
         cmocka_unit_test(test_roofline_tp),
     };
-    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+    return scratch_run_group(tests, tmpdir);
 }

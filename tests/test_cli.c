@@ -328,8 +328,5 @@ int main(void)
         cmocka_unit_test(test_check_refuses_what_run_refuses),
         cmocka_unit_test(test_list),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (e2e_rmdir() != 0)
-        rc = rc ? rc : 1;
-    return rc;
+    return scratch_run_group(tests, e2e_dir);
 }

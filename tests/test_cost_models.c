@@ -86,7 +86,5 @@ int main(void)
     if (e2e_mkdir() != 0)
         return 1;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_model_runs)};
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    e2e_rmdir();
-    return rc;
+    return scratch_run_group(tests, e2e_dir);
 }

@@ -16,24 +16,14 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "catalog.h"
 #include "engine.h"
+#include "models_util.h"
 #include "roofline.h"
 
 static char tmpdir[256];
-
-static int make_tmpdir(void **state)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/llmsim-models-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 /* Writes text to tmpdir/<sub>/<file> and returns its path (static buffer). */
 static const char *write_file(const char *sub, const char *file, const char *text)
@@ -216,27 +206,6 @@ static void test_catalog_params(void **state)
 }
 
 /* ---------------- KV cache, windows, state ---------------- */
-
-static const char dsv32[] =
-    "{\"model_type\": \"deepseek_v32\", \"num_hidden_layers\": 61, \"hidden_size\": 7168, "
-    "\"num_attention_heads\": 128, \"num_key_value_heads\": 128, \"intermediate_size\": 18432, "
-    "\"q_lora_rank\": 1536, \"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128, "
-    "\"qk_rope_head_dim\": 64, \"v_head_dim\": 128, \"n_routed_experts\": 256, "
-    "\"num_experts_per_tok\": 8, \"moe_intermediate_size\": 2048, \"n_shared_experts\": 1, "
-    "\"first_k_dense_replace\": 3, \"index_topk\": 2048, \"index_n_heads\": 64, "
-    "\"index_head_dim\": 128, \"vocab_size\": 129280, \"max_position_embeddings\": 163840, "
-    "\"torch_dtype\": \"bfloat16\"}";
-
-static const char qwen35[] =
-    "{\"model_type\": \"qwen3_5_moe\", \"text_config\": {\"model_type\": \"qwen3_5_moe_text\", "
-    "\"num_hidden_layers\": 60, \"hidden_size\": 4096, \"num_attention_heads\": 32, "
-    "\"num_key_value_heads\": 2, \"head_dim\": 256, \"attn_output_gate\": true, "
-    "\"full_attention_interval\": 4, \"linear_conv_kernel_dim\": 4, \"linear_key_head_dim\": "
-    "128, \"linear_num_key_heads\": 16, \"linear_num_value_heads\": 64, "
-    "\"linear_value_head_dim\": 128, \"num_experts\": 512, \"num_experts_per_tok\": 10, "
-    "\"moe_intermediate_size\": 1024, \"shared_expert_intermediate_size\": 1024, "
-    "\"vocab_size\": 248320, \"max_position_embeddings\": 262144, \"mamba_ssm_dtype\": "
-    "\"float32\", \"dtype\": \"bfloat16\"}, \"tie_word_embeddings\": false}";
 
 static void test_kv_bytes(void **state)
 {
@@ -828,6 +797,8 @@ static void test_roofline_refusals(void **state)
 
 int main(void)
 {
+    if (scratch_make(tmpdir, sizeof tmpdir, "/tmp/llmsim-models-XXXXXX") != 0)
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dtype_bytes),
         cmocka_unit_test(test_precision_rules),
@@ -844,5 +815,5 @@ int main(void)
         cmocka_unit_test(test_json_handling),
         cmocka_unit_test(test_roofline_refusals),
     };
-    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+    return scratch_run_group(tests, tmpdir);
 }

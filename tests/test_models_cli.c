@@ -192,7 +192,5 @@ int main(void)
         cmocka_unit_test(test_run_weight_only),
         cmocka_unit_test(test_amd_extrapolated),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    e2e_rmdir();
-    return rc;
+    return scratch_run_group(tests, e2e_dir);
 }

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "scenario.h"
 
 extern const scn_resolver test_resolver;
@@ -345,8 +347,7 @@ static void not_a_trace_file(void **state)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/llmsim-limits-XXXXXX");
-    if (!mkdtemp(dir))
+    if (scratch_make(dir, sizeof dir, "/tmp/llmsim-limits-XXXXXX") != 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(deep_sequences),   cmocka_unit_test(deep_maps),
@@ -355,10 +356,5 @@ int main(void)
         cmocka_unit_test(tiny_rate),        cmocka_unit_test(stretched_trace),
         cmocka_unit_test(azure_far_future), cmocka_unit_test(not_a_trace_file),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        rc = rc ? rc : 1;
-    return rc;
+    return scratch_run_group(tests, dir);
 }

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "metrics.h"
 #include "store.h"
 #include "store_capacity.h"
@@ -1156,21 +1158,10 @@ static void test_generic_reads(void **state)
     store_close(s);
 }
 
-static int setup(void **state)
-{
-    snprintf(dir, sizeof dir, "/tmp/llmsim-test-store-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
+    if (scratch_make(dir, sizeof dir, "/tmp/llmsim-test-store-XXXXXX") != 0)
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_metric_names),
         cmocka_unit_test(test_create),
@@ -1186,5 +1177,5 @@ int main(void)
         cmocka_unit_test(test_capacity),
         cmocka_unit_test(test_generic_reads),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return scratch_run_group(tests, dir);
 }

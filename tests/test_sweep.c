@@ -305,8 +305,5 @@ int main(void)
         cmocka_unit_test(test_sweep_resumes_after_kill),
         cmocka_unit_test(test_capacity_answer_meets_slos),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (e2e_rmdir() != 0)
-        rc = rc ? rc : 1;
-    return rc;
+    return scratch_run_group(tests, e2e_dir);
 }

@@ -734,18 +734,6 @@ static void test_shipped_list(void **state)
     assert_has(err.msg, "aic-silicon-h100, vidur-a100-ops, vidur-h100-ops");
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return e2e_mkdir();
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return e2e_rmdir();
-}
-
 int main(void)
 {
     /* one test per line */
@@ -768,5 +756,5 @@ int main(void)
         cmocka_unit_test(test_shipped_list),
     };
     // clang-format on
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, e2e_group_setup, e2e_group_teardown);
 }

@@ -1,0 +1,43 @@
+/*
+ * models_util.h: model shapes the calibration and cost-model tests share: a tiny dense model
+ * (2 layers, hidden 64: quick to benchmark on the CPU) and the config.json texts of
+ * DeepSeek-V3.2 (MLA, MoE, sparse-attention indexer) and Qwen3.5-MoE (linear attention).
+ */
+#ifndef LLMSIM_TESTS_MODELS_UTIL_H
+#define LLMSIM_TESTS_MODELS_UTIL_H
+
+#include "engine.h"
+
+static const eng_model tiny_model = {.name = "tiny",
+                                     .layers = 2,
+                                     .hidden = 64,
+                                     .heads = 4,
+                                     .kv_heads = 2,
+                                     .head_dim = 16,
+                                     .intermediate = 128,
+                                     .vocab = 256,
+                                     .max_context = 4096,
+                                     .gated_mlp = 1};
+
+static const char dsv32[] =
+    "{\"model_type\": \"deepseek_v32\", \"num_hidden_layers\": 61, \"hidden_size\": 7168, "
+    "\"num_attention_heads\": 128, \"num_key_value_heads\": 128, \"intermediate_size\": 18432, "
+    "\"q_lora_rank\": 1536, \"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128, "
+    "\"qk_rope_head_dim\": 64, \"v_head_dim\": 128, \"n_routed_experts\": 256, "
+    "\"num_experts_per_tok\": 8, \"moe_intermediate_size\": 2048, \"n_shared_experts\": 1, "
+    "\"first_k_dense_replace\": 3, \"index_topk\": 2048, \"index_n_heads\": 64, "
+    "\"index_head_dim\": 128, \"vocab_size\": 129280, \"max_position_embeddings\": 163840, "
+    "\"torch_dtype\": \"bfloat16\"}";
+
+static const char qwen35[] =
+    "{\"model_type\": \"qwen3_5_moe\", \"text_config\": {\"model_type\": \"qwen3_5_moe_text\", "
+    "\"num_hidden_layers\": 60, \"hidden_size\": 4096, \"num_attention_heads\": 32, "
+    "\"num_key_value_heads\": 2, \"head_dim\": 256, \"attn_output_gate\": true, "
+    "\"full_attention_interval\": 4, \"linear_conv_kernel_dim\": 4, \"linear_key_head_dim\": "
+    "128, \"linear_num_key_heads\": 16, \"linear_num_value_heads\": 64, "
+    "\"linear_value_head_dim\": 128, \"num_experts\": 512, \"num_experts_per_tok\": 10, "
+    "\"moe_intermediate_size\": 1024, \"shared_expert_intermediate_size\": 1024, "
+    "\"vocab_size\": 248320, \"max_position_embeddings\": 262144, \"mamba_ssm_dtype\": "
+    "\"float32\", \"dtype\": \"bfloat16\"}, \"tie_word_embeddings\": false}";
+
+#endif
