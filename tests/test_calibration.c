@@ -580,8 +580,6 @@ static void test_roofline_tp(void **state)
 
 int main(void)
 {
-    if (scratch_make(tmpdir, sizeof tmpdir, "/tmp/llmsim-cal-XXXXXX") != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_catalog),       cmocka_unit_test(test_gpu_from_device),
         cmocka_unit_test(test_gpu_rows_complete), cmocka_unit_test(test_model_catalog),
@@ -590,5 +588,5 @@ int main(void)
         cmocka_unit_test(test_roofline_fp8),      cmocka_unit_test(test_roofline_monotone),
         cmocka_unit_test(test_roofline_tp),
     };
-    return scratch_run_group(tests, tmpdir);
+    return scratch_run_group(tests, tmpdir, "/tmp/llmsim-cal-XXXXXX");
 }

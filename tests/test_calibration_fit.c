@@ -448,8 +448,6 @@ static void test_vidur_bad_csv(void **state)
 
 int main(void)
 {
-    if (scratch_make(tmpdir, sizeof tmpdir, "/tmp/llmsim-calfit-XXXXXX") != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_recovers),
         cmocka_unit_test(test_interp_chosen_for_curves),
@@ -460,5 +458,5 @@ int main(void)
         cmocka_unit_test(test_vidur_attention_history),
         cmocka_unit_test(test_vidur_bad_csv),
     };
-    return scratch_run_group(tests, tmpdir);
+    return scratch_run_group(tests, tmpdir, "/tmp/llmsim-calfit-XXXXXX");
 }

@@ -149,12 +149,10 @@ static void rows_without_times(void **state)
 
 int main(void)
 {
-    if (scratch_make(dir, sizeof dir, "/tmp/llmsim-vidur-XXXXXX") != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(huge_and_non_finite),
         cmocka_unit_test(empty_mlp),
         cmocka_unit_test(rows_without_times),
     };
-    return scratch_run_group(tests, dir);
+    return scratch_run_group(tests, dir, "/tmp/llmsim-vidur-XXXXXX");
 }

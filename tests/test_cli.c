@@ -317,8 +317,6 @@ static void test_list(void **state)
 
 int main(void)
 {
-    if (e2e_mkdir() != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_is_deterministic),
         cmocka_unit_test(test_run_progress),
@@ -328,5 +326,5 @@ int main(void)
         cmocka_unit_test(test_check_refuses_what_run_refuses),
         cmocka_unit_test(test_list),
     };
-    return scratch_run_group(tests, e2e_dir);
+    return e2e_run_group(tests);
 }

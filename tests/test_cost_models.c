@@ -83,8 +83,6 @@ int main(void)
         printf("skipped: no model configs under %s\n", models);
         return 77;
     }
-    if (e2e_mkdir() != 0)
-        return 1;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_model_runs)};
-    return scratch_run_group(tests, e2e_dir);
+    return e2e_run_group(tests);
 }

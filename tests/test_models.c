@@ -797,8 +797,6 @@ static void test_roofline_refusals(void **state)
 
 int main(void)
 {
-    if (scratch_make(tmpdir, sizeof tmpdir, "/tmp/llmsim-models-XXXXXX") != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dtype_bytes),
         cmocka_unit_test(test_precision_rules),
@@ -815,5 +813,5 @@ int main(void)
         cmocka_unit_test(test_json_handling),
         cmocka_unit_test(test_roofline_refusals),
     };
-    return scratch_run_group(tests, tmpdir);
+    return scratch_run_group(tests, tmpdir, "/tmp/llmsim-models-XXXXXX");
 }

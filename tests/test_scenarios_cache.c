@@ -140,5 +140,5 @@ int main(void)
         cmocka_unit_test(joint_pairs),
         cmocka_unit_test(empirical_columns),
     };
-    return scratch_run_group(tests, dir);
+    return scratch_run_group_in(tests, dir);
 }

@@ -347,8 +347,6 @@ static void not_a_trace_file(void **state)
 
 int main(void)
 {
-    if (scratch_make(dir, sizeof dir, "/tmp/llmsim-limits-XXXXXX") != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(deep_sequences),   cmocka_unit_test(deep_maps),
         cmocka_unit_test(deep_enough),      cmocka_unit_test(emitted_text_limit),
@@ -356,5 +354,5 @@ int main(void)
         cmocka_unit_test(tiny_rate),        cmocka_unit_test(stretched_trace),
         cmocka_unit_test(azure_far_future), cmocka_unit_test(not_a_trace_file),
     };
-    return scratch_run_group(tests, dir);
+    return scratch_run_group(tests, dir, "/tmp/llmsim-limits-XXXXXX");
 }

@@ -1160,8 +1160,6 @@ static void test_generic_reads(void **state)
 
 int main(void)
 {
-    if (scratch_make(dir, sizeof dir, "/tmp/llmsim-test-store-XXXXXX") != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_metric_names),
         cmocka_unit_test(test_create),
@@ -1177,5 +1175,5 @@ int main(void)
         cmocka_unit_test(test_capacity),
         cmocka_unit_test(test_generic_reads),
     };
-    return scratch_run_group(tests, dir);
+    return scratch_run_group(tests, dir, "/tmp/llmsim-test-store-XXXXXX");
 }

@@ -118,5 +118,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(wal_database_on_a_read_only_folder),
     };
-    return scratch_run_group(tests, dir);
+    return scratch_run_group_in(tests, dir);
 }

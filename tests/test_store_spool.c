@@ -371,13 +371,11 @@ static void replay_shapes_count(void **state)
 
 int main(void)
 {
-    if (scratch_make(dir, sizeof dir, "/tmp/llmsim-spool-test-XXXXXX") != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(replay_equals_direct),
         cmocka_unit_test(damaged_spool),
         cmocka_unit_test(spool_memory_is_flat),
         cmocka_unit_test(replay_shapes_count),
     };
-    return scratch_run_group(tests, dir);
+    return scratch_run_group(tests, dir, "/tmp/llmsim-spool-test-XXXXXX");
 }

@@ -404,5 +404,5 @@ int main(void)
     };
     if (getenv("LLMSIM_TEST_FILTER")) /* one test while iterating: LLMSIM_TEST_FILTER=name */
         cmocka_set_test_filter(getenv("LLMSIM_TEST_FILTER"));
-    return scratch_run_group(tests, e2e_dir);
+    return scratch_run_group_in(tests, e2e_dir);
 }

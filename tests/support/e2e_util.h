@@ -23,10 +23,15 @@
 /* A scratch folder made by e2e_mkdir; files of a test go there. */
 static char e2e_dir[256];
 
+#define E2E_DIR_PATTERN "/tmp/llmsim-test-XXXXXX"
+
 static inline int e2e_mkdir(void)
 {
-    return scratch_make(e2e_dir, sizeof e2e_dir, "/tmp/llmsim-test-XXXXXX");
+    return scratch_make(e2e_dir, sizeof e2e_dir, E2E_DIR_PATTERN);
 }
+
+/* Runs the cmocka group tests in a fresh scratch folder e2e_dir, removed after (scratch.h). */
+#define e2e_run_group(tests) scratch_run_group(tests, e2e_dir, E2E_DIR_PATTERN)
 
 static inline int e2e_rmdir(void)
 {

@@ -25,12 +25,17 @@ static inline int scratch_remove(const char *dir)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-/* Runs the cmocka group tests, then removes the scratch folder dir: the group's result, or 1
- * when the group passed but the folder could not be removed. */
-#define scratch_run_group(tests, dir)                                                              \
+/* Runs the cmocka group tests in the scratch folder dir (already made), then removes it: the
+ * group's result, or 1 when the group passed but the folder could not be removed. */
+#define scratch_run_group_in(tests, dir)                                                           \
     scratch_after_group(                                                                           \
         _cmocka_run_group_tests(#tests, tests, sizeof(tests) / sizeof((tests)[0]), NULL, NULL),    \
         dir)
+
+/* As scratch_run_group_in, making the folder dir (a char array) from pattern first: 1 when it
+ * cannot be made. */
+#define scratch_run_group(tests, dir, pattern)                                                     \
+    (scratch_make(dir, sizeof(dir), pattern) != 0 ? 1 : scratch_run_group_in(tests, dir))
 
 static inline int scratch_after_group(int rc, const char *dir)
 {
