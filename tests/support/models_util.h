@@ -1,11 +1,19 @@
 /*
  * models_util.h: model shapes the calibration and cost-model tests share: a tiny dense model
  * (2 layers, hidden 64: quick to benchmark on the CPU) and the config.json texts of
- * DeepSeek-V3.2 (MLA, MoE, sparse-attention indexer) and Qwen3.5-MoE (linear attention).
+ * DeepSeek-V3.2 (MLA, MoE, sparse-attention indexer) and Qwen3.5-MoE (linear attention); the
+ * catalog's models and GPUs, and a config text's model, read or the test fails.
  */
 #ifndef LLMSIM_TESTS_MODELS_UTIL_H
 #define LLMSIM_TESTS_MODELS_UTIL_H
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "catalog.h"
 #include "engine.h"
 
 static const eng_model tiny_model = {.name = "tiny",
@@ -39,5 +47,34 @@ static const char qwen35[] =
     "\"moe_intermediate_size\": 1024, \"shared_expert_intermediate_size\": 1024, "
     "\"vocab_size\": 248320, \"max_position_embeddings\": 262144, \"mamba_ssm_dtype\": "
     "\"float32\", \"dtype\": \"bfloat16\"}, \"tie_word_embeddings\": false}";
+
+/* The catalog's model name; the test fails when there is none. */
+static inline eng_model catalog_model(const char *name)
+{
+    eng_model m;
+    if (cal_model_find(name, &m) != 0)
+        fail_msg("no catalog model %s", name);
+    return m;
+}
+
+/* The catalog's GPU name; the test fails when there is none. */
+static inline eng_gpu catalog_gpu(const char *name)
+{
+    eng_gpu g;
+    if (cal_gpu_find(name, &g) != 0)
+        fail_msg("no catalog GPU %s", name);
+    return g;
+}
+
+/* The model of a config.json text; the test fails with the reader's message when it refuses
+ * it. */
+static inline eng_model config_model(const char *text)
+{
+    eng_model m;
+    char why[600];
+    if (cal_model_from_config_text("test/config.json", text, &m, why, sizeof why) != 0)
+        fail_msg("refused: %s", why);
+    return m;
+}
 
 #endif
