@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "engine.h"
+#include "rng.h"
 
 typedef struct list_src {
     const eng_arrival *a;
@@ -60,4 +61,23 @@ static inline void tiny_config(eng_config *c, int64_t kv_tokens)
         eng_model_params(m) * 2 + kv_tokens * eng_model_kv_bytes_per_token(m, ENG_BF16);
 }
 
+/* Fills a[0..n) with arrivals of stream 0 of seed: gaps uniform in [0, gap_ns), prompts of 20
+ * + uniform [0, prompt_span) tokens, outputs of 1 + uniform [0, output_span). */
+static inline void random_arrivals(eng_arrival *a, int n, uint64_t seed, double gap_ns,
+                                   int prompt_span, int output_span)
+{
+    gsl_rng *g = sim_rng_new_stream(seed, 0);
+    int64_t t = 0;
+    for (int i = 0; i < n; i++) {
+        t += (int64_t)(gsl_rng_uniform(g) * gap_ns);
+        a[i] = (eng_arrival){t,
+                             20 + (int32_t)gsl_rng_uniform_int(g, prompt_span),
+                             1 + (int32_t)gsl_rng_uniform_int(g, output_span),
+                             NULL,
+                             0,
+                             0,
+                             0};
+    }
+    gsl_rng_free(g);
+}
 #endif
