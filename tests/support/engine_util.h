@@ -1,7 +1,8 @@
 /*
  * engine_util.h: what engine-level tests share: a workload source over a fixed list of
  * arrivals, a linear cost model (1 ms per iteration + 1 us per token; swap at 25 GB/s), and a
- * tiny model on a fake GPU sized to hold an exact number of KV tokens.
+ * tiny model on a fake GPU sized to hold an exact number of KV tokens, and seeded random
+ * arrivals.
  */
 #ifndef LLMSIM_TESTS_ENGINE_UTIL_H
 #define LLMSIM_TESTS_ENGINE_UTIL_H
