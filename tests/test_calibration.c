@@ -19,6 +19,8 @@
 #include "catalog.h"
 #include "roofline.h"
 
+#include "models_util.h"
+
 static char tmpdir[256];
 
 /* Writes text to tmpdir/<sub>/config.json and returns its path (static buffer). */
@@ -407,16 +409,9 @@ static void test_config_errors(void **state)
 /* The roofline predictor for (model, gpu, dtype, tp), which must build. */
 static eng_predictor make(const char *model, const char *gpu, eng_dtype dt, int tp)
 {
-    eng_model m;
-    eng_gpu g;
-    eng_predictor p;
-    sim_err err = {{0}};
-    assert_int_equal(cal_model_find(model, &m), 0);
-    assert_int_equal(cal_gpu_find(gpu, &g), 0);
+    eng_model m = catalog_model(model);
     cal_serving sv = cal_serving_tp(dt, tp);
-    if (cal_roofline_new(&m, &g, &sv, &p, &err) != 0)
-        fail_msg("cal_roofline_new: %s", err.msg);
-    return p;
+    return roofline_of(&m, gpu, &sv);
 }
 
 static int64_t prefill_ns(const eng_predictor *p, int64_t q, int64_t c, int emit)

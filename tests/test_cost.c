@@ -23,13 +23,7 @@
 
 static eng_predictor make(const eng_model *m, const char *gpu, cal_serving s)
 {
-    eng_gpu g;
-    eng_predictor p;
-    sim_err err = {{0}};
-    assert_int_equal(cal_gpu_find(gpu, &g), 0);
-    if (cal_roofline_new(m, &g, &s, &p, &err) != 0)
-        fail_msg("%s: %s", m->name, err.msg);
-    return p;
+    return roofline_of(m, gpu, &s);
 }
 
 static cal_serving layout(eng_dtype dt, int tp, int dp, int ep)

@@ -2,7 +2,8 @@
  * models_util.h: model shapes the calibration and cost-model tests share: a tiny dense model
  * (2 layers, hidden 64: quick to benchmark on the CPU) and the config.json texts of
  * DeepSeek-V3.2 (MLA, MoE, sparse-attention indexer) and Qwen3.5-MoE (linear attention); the
- * catalog's models and GPUs, and a config text's model, read or the test fails.
+ * catalog's models and GPUs, a config text's model and a roofline predictor, read or built or
+ * the test fails.
  */
 #ifndef LLMSIM_TESTS_MODELS_UTIL_H
 #define LLMSIM_TESTS_MODELS_UTIL_H
@@ -15,6 +16,7 @@
 
 #include "catalog.h"
 #include "engine.h"
+#include "roofline.h"
 
 static const eng_model tiny_model = {.name = "tiny",
                                      .layers = 2,
@@ -75,6 +77,18 @@ static inline eng_model config_model(const char *text)
     if (cal_model_from_config_text("test/config.json", text, &m, why, sizeof why) != 0)
         fail_msg("refused: %s", why);
     return m;
+}
+
+/* The roofline predictor of model m on catalog GPU gpu, served as *sv (the caller frees it with
+ * cal_predictor_free); the test fails when the GPU is unknown or the roofline refuses. */
+static inline eng_predictor roofline_of(const eng_model *m, const char *gpu, const cal_serving *sv)
+{
+    eng_gpu g = catalog_gpu(gpu);
+    eng_predictor p;
+    sim_err err = {{0}};
+    if (cal_roofline_new(m, &g, sv, &p, &err) != 0)
+        fail_msg("%s on %s (tp %d): %s", m->name, gpu, (int)sv->layout.tp, err.msg);
+    return p;
 }
 
 #endif
