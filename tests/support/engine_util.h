@@ -2,7 +2,7 @@
  * engine_util.h: what engine-level tests share: a workload source over a fixed list of
  * arrivals, a linear cost model (1 ms per iteration + 1 us per token; swap at 25 GB/s), and a
  * tiny model on a fake GPU sized to hold an exact number of KV tokens, and seeded random
- * arrivals.
+ * arrivals (of GSL's generator or of an LCG).
  */
 #ifndef LLMSIM_TESTS_ENGINE_UTIL_H
 #define LLMSIM_TESTS_ENGINE_UTIL_H
@@ -81,4 +81,19 @@ static inline void random_arrivals(eng_arrival *a, int n, uint64_t seed, double 
     }
     gsl_rng_free(g);
 }
+/* Fills a[0..n) with arrivals drawn by a 64-bit LCG from seed x: gaps of (state >> gap_shift)
+ * ns, prompts of 1 + [0, prompt_span) tokens, outputs of 1 + [0, output_span). */
+static inline void lcg_arrivals(eng_arrival *a, int n, uint64_t x, int gap_shift, int prompt_span,
+                                int output_span)
+{
+    int64_t t = 0;
+    for (int i = 0; i < n; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        t += (int64_t)(x >> gap_shift);
+        a[i] = (eng_arrival){.t = t,
+                             .prompt = 1 + (int32_t)((x >> 20) % prompt_span),
+                             .output = 1 + (int32_t)((x >> 8) % output_span)};
+    }
+}
+
 #endif
