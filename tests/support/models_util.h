@@ -1,6 +1,6 @@
 /*
- * models_util.h: model shapes the calibration and cost-model tests share: a tiny dense model
- * (2 layers, hidden 64: quick to benchmark on the CPU) and the config.json texts of
+ * models_util.h: model shapes the calibration and cost-model tests share: the tiny dense model
+ * (tiny_model.h) and the config.json texts of
  * DeepSeek-V3.2 (MLA, MoE, sparse-attention indexer) and Qwen3.5-MoE (linear attention); the
  * catalog's models and GPUs, a config text's model and a roofline predictor, read or built or
  * the test fails.
@@ -17,17 +17,7 @@
 #include "catalog.h"
 #include "engine.h"
 #include "roofline.h"
-
-static const eng_model tiny_model = {.name = "tiny",
-                                     .layers = 2,
-                                     .hidden = 64,
-                                     .heads = 4,
-                                     .kv_heads = 2,
-                                     .head_dim = 16,
-                                     .intermediate = 128,
-                                     .vocab = 256,
-                                     .max_context = 4096,
-                                     .gated_mlp = 1};
+#include "tiny_model.h"
 
 static const char dsv32[] =
     "{\"model_type\": \"deepseek_v32\", \"num_hidden_layers\": 61, \"hidden_size\": 7168, "
