@@ -170,6 +170,9 @@ typedef struct eng_config {
     };
     int32_t max_run_steps; /* most decode steps run as one event (0: no limit; 1: one
                               event per step, for checking that runs change nothing) */
+    int prefix_table_all;  /* 1: a request's own computed blocks go through the prefix cache's
+                              table as shared ones do (for checking that keeping them apart
+                              changes nothing) */
     eng_spec spec;         /* speculative decoding (method ENG_SPEC_NONE: off) */
     /* disaggregated prefill/decode (pd.enabled): the pools' own settings replace the pool
      * fields above, which are then unused */

@@ -51,8 +51,10 @@ typedef struct study_bench_case {
     int replicas;
     study_bench_store store;
     study_bench_workload workload;
-    const char *setup; /* scenario lines naming model, GPU and layout; NULL = Llama-3-8B on
-                          one H100 SXM */
+    const char *setup;  /* scenario lines naming model, GPU and layout; NULL = Llama-3-8B on
+                           one H100 SXM */
+    const char *params; /* the policy's settings as flow-map entries ("batch_size: 64"), or
+                           NULL */
 } study_bench_case;
 
 /* The cases, in the order they are run; *n gets their count. */
