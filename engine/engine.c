@@ -423,6 +423,7 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
                        .draft_ns = draft};
     e->tot.iterations++;
     e->tot.pool_busy_ns[r->pool->id] += end - start;
+    e->tot.pool_gpu_ns[r->pool->id] += gpu;
     eng_metrics_tokens(&e->m, sim_now(e->ctx) - e->tot.first_arrival_ns,
                        end - e->tot.first_arrival_ns, tokens);
     if (e->rec && e->rec->on_iteration)
@@ -1107,7 +1108,7 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
     e->npools = eng_config_pools(cfg);
     eng_metrics_init(&e->m);
     int32_t n = 0;
-    if (check_modelled(e, err) != 0)
+    if (check_modelled(e, err) != 0 || eng_fleet_check(cfg, err) != 0)
         goto fail;
     if (cfg->spec.method != ENG_SPEC_NONE && cfg->spec.classes > 1)
         e->class_rng = sim_rng(ctx, SIM_STREAM_SPEC_CLASS);
@@ -1239,6 +1240,7 @@ int eng_summary(eng_engine *e, eng_metric *out)
         e->m.pool_gpus[k] = e->pools[k].plan.gpus;
         e->m.pool_replicas[k] = e->pools[k].nrep;
     }
+    eng_fleet_fill(e);
     int n = eng_metrics_summary(&e->m, out);
     if (e->cfg.spec.method == ENG_SPEC_NONE)
         return n;

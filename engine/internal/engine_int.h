@@ -444,6 +444,12 @@ void eng_pd_flow_done(eng_engine *e, eng_request *rq, int64_t now);
  * decode policy that takes transfers, a bandwidth for each side (asserted). */
 void eng_pd_init(eng_engine *e);
 
+/* fleet.c */
+/* Refuses power figures that contradict each other (idle above full). 0, or -1 with err. */
+int eng_fleet_check(const eng_config *c, sim_err *err);
+/* Sets e->m's fleet figures (GPU-seconds, cost, energy) for the summary. */
+void eng_fleet_fill(eng_engine *e);
+
 /* cohort.c */
 /* An empty cohort for replica r's configuration (block size, cap, acceptance classes). */
 void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg);

@@ -1,0 +1,3 @@
+# Fleets: GPU-hours, cost and energy in the summary, the catalog's price and power rows, the
+# price: and power: settings.
+llmsim_test(test_fleet SOURCES test_fleet.c LIBS llmsim_study LABELS e2e TIMEOUT 600)

@@ -1,0 +1,160 @@
+/*
+ * test_fleet.c: the deployment as a fleet: GPU-hours, cost and energy in the summary, the
+ * catalog's price and power rows, and the price: and power: settings.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "catalog.h"
+#include "study.h"
+
+#define DEMO LLMSIM_SOURCE_DIR "/scenarios/demo.yaml"
+#define PD70 LLMSIM_SOURCE_DIR "/scenarios/pd_llama70b.yaml"
+
+/* Runs scenario path with the overrides (NULL-terminated); the result is the caller's. */
+static study_result *run_with(const char *path, const char *const *sets, scn_scenario *s)
+{
+    int n = 0;
+    while (sets && sets[n])
+        n++;
+    sim_err err;
+    if (study_load(path, sets, n, s, &err) != 0)
+        fail_msg("%s", err.msg);
+    study_result *r = test_calloc(1, sizeof *r);
+    if (study_run(s, s->seed, NULL, NULL, NULL, r, &err) != 0)
+        fail_msg("%s", err.msg);
+    return r;
+}
+
+static void test_catalog_rows(void **state)
+{
+    (void)state;
+    char why[256];
+    if (cal_gpu_cost_check(why, sizeof why) != 0)
+        fail_msg("%s", why);
+    eng_gpu g;
+    assert_int_equal(cal_gpu_find("h100-sxm", &g), 0);
+    assert_true(g.price_per_hour > 0 && g.max_w == 700);
+    assert_true(g.idle_w > 0 && g.idle_w < g.max_w);
+    assert_non_null(strstr(cal_gpu_price_source("h100-sxm"), "2026"));
+    assert_int_equal(cal_gpu_find("gh200", &g), 0); /* no GPU-only power figure: none */
+    assert_true(g.max_w == 0);
+}
+
+/* Cost per Mtok is the price times the GPU-hours over the tokens, exactly; the GPU-hours are
+ * every GPU over the duration. */
+static void test_cost_per_mtok_exact(void **state)
+{
+    (void)state;
+    const char *sets[] = {"replicas=2", "tensor_parallel=2", "workload.num_requests=200",
+                          "price.per_gpu_hour_usd=3.25", NULL};
+    scn_scenario s;
+    study_result *r = run_with(DEMO, sets, &s);
+    double dur = study_metric(r, "duration"), gh = study_metric(r, "gpu_hours");
+    double tok = study_metric(r, "total_input_tokens") + study_metric(r, "total_output_tokens");
+    assert_true(dur > 0);
+    assert_true(gh == 4 * dur / 3600);
+    assert_true(study_metric(r, "cost_usd") == 3.25 * gh);
+    assert_true(study_metric(r, "cost_per_mtok_usd") == 3.25 * gh * 1e6 / tok);
+    assert_true(study_metric(r, "cost_per_output_mtok_usd") ==
+                3.25 * gh * 1e6 / study_metric(r, "total_output_tokens"));
+    test_free(r);
+    scn_free(&s);
+}
+
+/* Energy: idle power throughout plus the rest up to full power while forward passes run; it
+ * lies between all-idle and all-full, and the overrides move it as the model says. A light
+ * load (one request every 5 s) leaves the GPU idle between requests. */
+static void test_energy_model(void **state)
+{
+    (void)state;
+    const char *full[] = {"workload.num_requests=100", "workload.arrival.rate=0.2",
+                          "power={idle_w: 500, max_w: 500}", NULL};
+    const char *idle0[] = {"workload.num_requests=100", "workload.arrival.rate=0.2",
+                           "power={idle_w: 0, max_w: 500}", NULL};
+    scn_scenario s;
+    study_result *a = run_with(DEMO, full, &s);
+    double dur = study_metric(a, "duration");
+    /* at a constant 500 W whatever it does: 500 W x duration, exactly the GPU-hours' energy */
+    assert_true(fabs(study_metric(a, "energy_kwh") - 500 * dur / 3.6e6) < 1e-12);
+    scn_free(&s);
+    study_result *b = run_with(DEMO, idle0, &s);
+    double busy_kwh = study_metric(b, "energy_kwh");
+    assert_true(busy_kwh > 0 && busy_kwh < 0.9 * study_metric(a, "energy_kwh"));
+    /* with no idle power the energy is full power over the GPU's busy time: at most the
+     * duration, at least the forward passes of the prefills and decodes it ran */
+    assert_true(busy_kwh * 3.6e6 / 500 <= dur);
+    /* the default: the catalog's 700 W and its idle floor */
+    scn_free(&s);
+    const char *def[] = {"workload.num_requests=100", "workload.arrival.rate=0.2", NULL};
+    study_result *c = run_with(DEMO, def, &s);
+    double e = study_metric(c, "energy_kwh"), lo = 105 * dur / 3.6e6, hi = 700 * dur / 3.6e6;
+    assert_true(e > lo && e < hi);
+    assert_true(fabs(study_metric(c, "joules_per_output_token") -
+                     e * 3.6e6 / study_metric(c, "total_output_tokens")) < 1e-9);
+    test_free(a);
+    test_free(b);
+    test_free(c);
+    scn_free(&s);
+}
+
+/* A GPU without a price reports no cost (NaN), never a guessed one, and says so. */
+static void test_no_price(void **state)
+{
+    (void)state;
+    const char *sets[] = {"gpu=a100-40gb", "workload.num_requests=50", NULL};
+    scn_scenario s;
+    study_result *r = run_with(DEMO, sets, &s);
+    assert_true(isnan(study_metric(r, "cost_usd")));
+    assert_true(isnan(study_metric(r, "cost_per_mtok_usd")));
+    assert_true(study_metric(r, "gpu_hours") > 0 && study_metric(r, "energy_kwh") > 0);
+    assert_non_null(strstr(s.notes, "no list price"));
+    test_free(r);
+    scn_free(&s);
+    /* power figures that contradict each other are refused */
+    const char *bad[] = {"power={idle_w: 800, max_w: 700}", NULL};
+    sim_err err;
+    assert_int_equal(study_load(DEMO, bad, 1, &s, &err), 0);
+    study_result *x = test_calloc(1, sizeof *x);
+    assert_int_not_equal(study_run(&s, s.seed, NULL, NULL, NULL, x, &err), 0);
+    assert_non_null(strstr(err.msg, "idle_w"));
+    test_free(x);
+    scn_free(&s);
+}
+
+/* Both pools of a disaggregated deployment are paid for, each at its GPU's price. */
+static void test_pd_pools(void **state)
+{
+    (void)state;
+    const char *sets[] = {"workload.num_requests=100", NULL};
+    scn_scenario s;
+    study_result *r = run_with(PD70, sets, &s);
+    double gpus = study_metric(r, "prefill_gpus") + study_metric(r, "decode_gpus");
+    assert_true(fabs(study_metric(r, "gpu_hours") - gpus * study_metric(r, "duration") / 3600) <
+                1e-12);
+    eng_gpu g;
+    assert_int_equal(cal_gpu_find(s.engine.pd.pool[0].gpu.name, &g), 0);
+    if (!strcmp(s.engine.pd.pool[0].gpu.name, s.engine.pd.pool[1].gpu.name) && g.price_per_hour > 0)
+        assert_true(fabs(study_metric(r, "cost_usd") -
+                         g.price_per_hour * study_metric(r, "gpu_hours")) < 1e-9);
+    test_free(r);
+    scn_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_catalog_rows), cmocka_unit_test(test_cost_per_mtok_exact),
+        cmocka_unit_test(test_energy_model), cmocka_unit_test(test_no_price),
+        cmocka_unit_test(test_pd_pools),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
