@@ -115,6 +115,11 @@ static void print_fleet(FILE *f, const study_result *r)
             fputc('\n', f);
         }
     }
+    if (!isnan(study_metric(r, "replicas_mean")))
+        fprintf(f, "%-38s %12.2f (at most %.0f; %.0f up, %.0f down; cold start %.1f s)\n",
+                "Replicas (autoscaled, mean):", study_metric(r, "replicas_mean"),
+                study_metric(r, "replicas_max"), study_metric(r, "scale_ups"),
+                study_metric(r, "scale_downs"), study_metric(r, "cold_start_s"));
 }
 
 void cli_print_summary(FILE *f, const study_result *r)

@@ -92,6 +92,8 @@ static void request_done(eng_replica *r, eng_request *rq)
     r->outstanding--;
     r->outstanding_tokens -= rq->prompt + rq->output;
     e->in_system--;
+    if (r->fleet == ENG_FLEET_DRAINING && r->outstanding == 0)
+        eng_autoscale_drained(r);
     if (e->rec && e->rec->on_request)
         e->rec->on_request(e->rec_st, rq);
     if (e->src->on_done)
@@ -228,11 +230,11 @@ void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why)
 /* The replica rq goes to: pool p's router's choice (none to make with one replica). */
 eng_replica *eng_route(eng_engine *e, eng_pool *p, const eng_request *rq)
 {
-    if (p->nrep == 1)
-        return &p->reps[0];
-    int32_t i = p->router->pick(p->router_st, p->rep_list, p->nrep, rq, p->router_rng);
-    SIM_CHECK(e->ctx, i >= 0 && i < p->nrep);
-    return &p->reps[i];
+    if (p->nact == 1)
+        return (eng_replica *)p->rep_list[0];
+    int32_t i = p->router->pick(p->router_st, p->rep_list, p->nact, rq, p->router_rng);
+    SIM_CHECK(e->ctx, i >= 0 && i < p->nact);
+    return (eng_replica *)p->rep_list[i]; /* the ready replicas (autoscale.c) */
 }
 
 /* ---------------- arrivals ---------------- */
@@ -977,6 +979,7 @@ static int router_init(eng_engine *e, eng_pool *p, const eng_router_ops *ops, si
     p->rep_list = sim_xcalloc((size_t)p->nrep, sizeof *p->rep_list);
     for (int32_t i = 0; i < p->nrep; i++)
         p->rep_list[i] = &p->reps[i];
+    p->nact = p->nrep;
     p->router_st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
     if (ops->init && ops->init(p->router_st, p->nrep, &p->cfg.router_params) != 0)
         return sim_errf(err, "%srouter %s: cannot route over %d replicas", pool_name(e, p),
@@ -1041,7 +1044,7 @@ static int pool_init(eng_engine *e, int k, const eng_costs *costs, int32_t *firs
                      : -1;
     p->router = router;
     p->first = *first;
-    p->nrep = p->cfg.replicas;
+    p->nrep = eng_autoscale_slots(e, p);
     *first += p->nrep;
     return 0;
 }
@@ -1108,7 +1111,8 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
     e->npools = eng_config_pools(cfg);
     eng_metrics_init(&e->m);
     int32_t n = 0;
-    if (check_modelled(e, err) != 0 || eng_fleet_check(cfg, err) != 0)
+    if (check_modelled(e, err) != 0 || eng_fleet_check(cfg, err) != 0 ||
+        eng_autoscale_check(cfg, err) != 0)
         goto fail;
     if (cfg->spec.method != ENG_SPEC_NONE && cfg->spec.classes > 1)
         e->class_rng = sim_rng(ctx, SIM_STREAM_SPEC_CLASS);
@@ -1130,6 +1134,7 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
     }
     if (e->pd)
         eng_pd_init(e);
+    eng_autoscale_init(e);
 #ifdef SIM_DEBUG
     sim_set_check(ctx, debug_check, e);
 #endif
@@ -1177,6 +1182,7 @@ void eng_free(eng_engine *e)
         free(p->rep_list);
     }
     eng_link_fini(e);
+    eng_autoscale_free(e);
     while (e->slabs) {
         eng_slab *s = e->slabs;
         e->slabs = s->next;
@@ -1242,6 +1248,8 @@ int eng_summary(eng_engine *e, eng_metric *out)
     }
     eng_fleet_fill(e);
     int n = eng_metrics_summary(&e->m, out);
+    if (e->as)
+        n = eng_autoscale_summary(e, out, n, eng_metrics_duration(&e->m));
     if (e->cfg.spec.method == ENG_SPEC_NONE)
         return n;
     /* MODEL: vLLM's spec-decode counters (vllm:spec_decode_num_drafts, num_draft_tokens,

@@ -66,6 +66,10 @@ void eng_fleet_fill(eng_engine *e)
         double price, idle, max;
         figures(&e->cfg.fleet, &p->cfg.gpu, &price, &idle, &max);
         double gpus = (double)p->plan.gpus * p->nrep, pool_s = gpus * dur;
+        if (e->as) /* autoscaled: the replicas' GPUs while they were held */
+            pool_s =
+                eng_autoscale_gpu_s(e, p, e->m.t_first_arrival,
+                                    e->m.completed ? e->m.t_last_finish : e->m.t_first_arrival);
         double busy_s = (double)p->plan.gpus * (double)e->tot.pool_gpu_ns[k] / 1e9;
         gpu_s += pool_s;
         cost += price > 0 ? price * (pool_s / 3600) : NAN;
