@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "catalog.h"
+#include "e2e_util.h"
 #include "study.h"
 
 #define DEMO LLMSIM_SOURCE_DIR "/scenarios/demo.yaml"
@@ -149,12 +150,38 @@ static void test_pd_pools(void **state)
     scn_free(&s);
 }
 
+/* The fleet's metrics travel to run --json and sweep --json; `list gpus` shows prices. */
+static void test_cli_outputs(void **state)
+{
+    (void)state;
+    static char out[1 << 16], err[4096];
+    assert_int_equal(e2e_mkdir(), 0);
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s run %s --no-db --json --quiet --set workload.num_requests=50",
+                            LLMSIM_BINARY, DEMO),
+                     0);
+    assert_non_null(strstr(out, "\"cost_per_mtok_usd\": "));
+    assert_non_null(strstr(out, "\"joules_per_output_token\": "));
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s sweep %s --db %s/s.db --json --quiet --jobs 1 --vary "
+                            "workload.arrival.rate=2,4 --set workload.num_requests=50",
+                            LLMSIM_BINARY, DEMO, e2e_dir),
+                     0);
+    assert_non_null(strstr(out, "\"cost_per_mtok_usd\": {\"mean\": "));
+    assert_non_null(strstr(out, "\"gpu_hours\": {\"mean\": "));
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list gpus --json", LLMSIM_BINARY),
+                     0);
+    assert_non_null(strstr(out, "\"price_per_gpu_hour_usd\": 4.7599"));
+    assert_non_null(strstr(out, "\"max_w\": 700"));
+    e2e_rmdir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_catalog_rows), cmocka_unit_test(test_cost_per_mtok_exact),
         cmocka_unit_test(test_energy_model), cmocka_unit_test(test_no_price),
-        cmocka_unit_test(test_pd_pools),
+        cmocka_unit_test(test_pd_pools),     cmocka_unit_test(test_cli_outputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
