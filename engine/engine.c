@@ -19,7 +19,8 @@
 static const char *const status_names[ENG_RQ_STATUS_COUNT] = {
     "waiting", "prefill", "decode", "swapped", "finished", "rejected", "transfer"};
 static const char *const reject_names[ENG_REJECT_REASON_COUNT] = {
-    "", "exceeds model context", "exceeds KV cache capacity", "exceeds batch token limit"};
+    "", "exceeds model context", "exceeds KV cache capacity", "exceeds batch token limit",
+    "shed at admission: every replica saturated"};
 
 const char *eng_rq_status_name(eng_rq_status s)
 {
@@ -304,11 +305,15 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
         pull_arrival(e);
         return;
     }
-    eng_replica *r = eng_route(e, &e->pools[0], rq);
+    int shed = e->cfg.fleet.admission && eng_admission_shed(e, &e->pools[0]);
+    /* a shed request is counted on the first ready replica; the router never sees it */
+    eng_replica *r = shed ? (eng_replica *)e->pools[0].rep_list[0] : eng_route(e, &e->pools[0], rq);
     eng_ensure_content(r, rq);
     eng_count_arrival(r, rq);
     int64_t total = (int64_t)rq->prompt + rq->output;
-    if (total > e->max_len)
+    if (shed)
+        eng_reject(r, rq, ENG_REJECT_SHED);
+    else if (total > e->max_len)
         eng_reject(r, rq, ENG_REJECT_CONTEXT);
     else if (eng_kv_blocks_for(r, total) > r->kv.total)
         eng_reject(r, rq, ENG_REJECT_KV);

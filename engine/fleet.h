@@ -48,13 +48,22 @@ typedef struct eng_fleet_cfg {
     double idle_w, max_w;  /* power: {idle_w, max_w} */
     int idle_given;        /* idle_w was given (it may be 0) */
     eng_autoscale_cfg autoscale;
+    /* admission: {queue_depth, kv_utilisation}: the router sheds an arriving request when every
+     * ready replica has at least queue_depth requests waiting or that KV usage (fleet.c) */
+    int admission;
+    double shed_queue, shed_kv;
 } eng_fleet_cfg;
 
 /* Settings tables (keys.h) of price: and power:, relative to eng_fleet_cfg. */
 extern const eng_key eng_price_keys[];
 extern const eng_key eng_power_keys[];
+/* admission:, relative to eng_fleet_cfg. */
+extern const eng_key eng_admission_keys[];
 /* autoscale:, relative to eng_autoscale_cfg. */
 extern const eng_key eng_autoscale_keys[];
+
+/* The defaults of the tables above; admission and autoscaling off. */
+void eng_fleet_defaults(eng_fleet_cfg *f);
 
 /* The cold start of a replica whose GPUs each hold weight_bytes: seconds (autoscale.c). */
 double eng_autoscale_cold_start_s(const eng_autoscale_cfg *a, int64_t weight_bytes);

@@ -150,6 +150,39 @@ static void test_pd_pools(void **state)
     scn_free(&s);
 }
 
+/* Admission control at the router sheds what an overloaded replica cannot take: the shed
+ * requests are rejections (with their reason), and the admitted ones keep a short TTFT. */
+static void test_admission_sheds(void **state)
+{
+    (void)state;
+    const char *over[] = {"gpu=l40s",
+                          "workload.num_requests=1500",
+                          "workload.arrival.rate=8",
+                          "workload.prompt_tokens={dist: uniform, min: 200, max: 2000}",
+                          "workload.output_tokens={dist: uniform, min: 50, max: 400}",
+                          NULL};
+    const char *shed[] = {"gpu=l40s",
+                          "workload.num_requests=1500",
+                          "workload.arrival.rate=8",
+                          "workload.prompt_tokens={dist: uniform, min: 200, max: 2000}",
+                          "workload.output_tokens={dist: uniform, min: 50, max: 400}",
+                          "admission={queue_depth: 5}",
+                          NULL};
+    scn_scenario s;
+    study_result *a = run_with(DEMO, over, &s);
+    scn_free(&s);
+    study_result *b = run_with(DEMO, shed, &s);
+    scn_free(&s);
+    assert_true(study_metric(a, "rejected") == 0 && study_metric(a, "p99_ttft_ms") > 10000);
+    assert_true(study_metric(b, "rejected") > 100);
+    assert_true(study_metric(b, "failed") == study_metric(b, "rejected"));
+    assert_true(b->tot.rejected_by[ENG_REJECT_SHED] == (int64_t)study_metric(b, "rejected"));
+    assert_true(study_metric(b, "completed") + study_metric(b, "rejected") == 1500);
+    assert_true(study_metric(b, "p99_ttft_ms") < 2000);
+    test_free(a);
+    test_free(b);
+}
+
 /* The fleet's metrics travel to run --json and sweep --json; `list gpus` shows prices. */
 static void test_cli_outputs(void **state)
 {
@@ -179,9 +212,10 @@ static void test_cli_outputs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_catalog_rows), cmocka_unit_test(test_cost_per_mtok_exact),
-        cmocka_unit_test(test_energy_model), cmocka_unit_test(test_no_price),
-        cmocka_unit_test(test_pd_pools),     cmocka_unit_test(test_cli_outputs),
+        cmocka_unit_test(test_catalog_rows),    cmocka_unit_test(test_cost_per_mtok_exact),
+        cmocka_unit_test(test_energy_model),    cmocka_unit_test(test_no_price),
+        cmocka_unit_test(test_pd_pools),        cmocka_unit_test(test_cli_outputs),
+        cmocka_unit_test(test_admission_sheds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

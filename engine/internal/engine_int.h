@@ -455,6 +455,9 @@ void eng_pd_init(eng_engine *e);
 /* fleet.c */
 /* Refuses power figures that contradict each other (idle above full). 0, or -1 with err. */
 int eng_fleet_check(const eng_config *c, sim_err *err);
+/* Whether admission control sheds a request arriving at pool p now: every ready replica is
+ * saturated. */
+int eng_admission_shed(const eng_engine *e, const eng_pool *p);
 /* Sets e->m's fleet figures (GPU-seconds, cost, energy) for the summary. */
 void eng_fleet_fill(eng_engine *e);
 
