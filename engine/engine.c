@@ -305,7 +305,7 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
         pull_arrival(e);
         return;
     }
-    int shed = e->cfg.fleet.admission && eng_admission_shed(e, &e->pools[0]);
+    int shed = eng_admission_on(&e->cfg.fleet) && eng_admission_shed(e, &e->pools[0]);
     /* a shed request is counted on the first ready replica; the router never sees it */
     eng_replica *r = shed ? (eng_replica *)e->pools[0].rep_list[0] : eng_route(e, &e->pools[0], rq);
     eng_ensure_content(r, rq);

@@ -35,32 +35,19 @@ const eng_key eng_power_keys[] = {
      ENG_KEY_AT(eng_fleet_cfg, max_w)},
     ENG_KEY_END};
 
-static void set_queue(void *obj, double v)
-{
-    eng_fleet_cfg *f = obj;
-    f->shed_queue = v;
-    f->admission = 1;
-}
-
-static void set_kv(void *obj, double v)
-{
-    eng_fleet_cfg *f = obj;
-    f->shed_kv = v;
-    f->admission = 1;
-}
-
+/* Absent keys stay 0: the admission map's presence is either key given, and an absent one
+ * takes its default (eng_admission_shed). */
 const eng_key eng_admission_keys[] = {
-    {"queue_depth", ENG_KEY_INT, 0, 1, 1e9, "requests", "5", NULL,
-     "a replica with this many requests waiting is saturated", .set = set_queue},
-    {"kv_utilisation", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, 1, "", "0.8", NULL,
-     "a replica with this KV usage is saturated", .set = set_kv},
+    {"queue_depth", ENG_KEY_INT, ENG_KEY_DOUBLE, 1, 1e9, "requests", "(5)", NULL,
+     "a replica with this many requests waiting is saturated",
+     ENG_KEY_AT(eng_fleet_cfg, shed_queue)},
+    {"kv_utilisation", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, 1, "", "(0.8)", NULL,
+     "a replica with this KV usage is saturated", ENG_KEY_AT(eng_fleet_cfg, shed_kv)},
     ENG_KEY_END};
 
 void eng_fleet_defaults(eng_fleet_cfg *f)
 {
     eng_keys_defaults(eng_autoscale_keys, &f->autoscale);
-    eng_keys_defaults(eng_admission_keys, f);
-    f->admission = 0; /* the map's presence turns it on */
 }
 
 int eng_admission_shed(const eng_engine *e, const eng_pool *p)
@@ -71,9 +58,10 @@ int eng_admission_shed(const eng_engine *e, const eng_pool *p)
      * pod has room the request director drops sheddable requests (HTTP 429). Every request is
      * sheddable here: classes with priorities are not modelled yet. */
     const eng_fleet_cfg *f = &e->cfg.fleet;
+    double queue = f->shed_queue > 0 ? f->shed_queue : 5, kv = f->shed_kv > 0 ? f->shed_kv : 0.8;
     for (int32_t i = 0; i < p->nact; i++) {
         const eng_replica *r = p->rep_list[i];
-        if ((double)r->waiting < f->shed_queue && eng_replica_kv_usage(r) < f->shed_kv)
+        if ((double)r->waiting < queue && eng_replica_kv_usage(r) < kv)
             return 0;
     }
     return 1;
@@ -90,7 +78,7 @@ static void figures(const eng_fleet_cfg *f, const eng_gpu *g, double *price, dou
 
 int eng_fleet_check(const eng_config *c, sim_err *err)
 {
-    if (c->fleet.admission && c->pd.enabled)
+    if (eng_admission_on(&c->fleet) && c->pd.enabled)
         return sim_errf(err, "admission: shedding in front of a disaggregated deployment is not "
                              "modelled yet");
     for (int k = 0; k < eng_config_pools(c); k++) {

@@ -50,9 +50,14 @@ typedef struct eng_fleet_cfg {
     eng_autoscale_cfg autoscale;
     /* admission: {queue_depth, kv_utilisation}: the router sheds an arriving request when every
      * ready replica has at least queue_depth requests waiting or that KV usage (fleet.c) */
-    int admission;
-    double shed_queue, shed_kv;
+    double shed_queue, shed_kv; /* 0: not given */
 } eng_fleet_cfg;
+
+/* Whether the admission: map is given. */
+static inline int eng_admission_on(const eng_fleet_cfg *f)
+{
+    return f->shed_queue > 0 || f->shed_kv > 0;
+}
 
 /* Settings tables (keys.h) of price: and power:, relative to eng_fleet_cfg. */
 extern const eng_key eng_price_keys[];
@@ -62,7 +67,7 @@ extern const eng_key eng_admission_keys[];
 /* autoscale:, relative to eng_autoscale_cfg. */
 extern const eng_key eng_autoscale_keys[];
 
-/* The defaults of the tables above; admission and autoscaling off. */
+/* The defaults of the tables above; autoscaling off. */
 void eng_fleet_defaults(eng_fleet_cfg *f);
 
 /* The cold start of a replica whose GPUs each hold weight_bytes: seconds (autoscale.c). */
