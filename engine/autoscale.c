@@ -123,6 +123,13 @@ int eng_autoscale_check(const eng_config *c, sim_err *err)
     if (a->metric == ENG_AS_TTFT_P90)
         return sim_errf(err, "autoscale.metric ttft_p90 is not modelled yet (use queue, "
                              "concurrency, kv_utilisation or rate)");
+    const eng_router_ops *ro = eng_router_find(c->router);
+    if (ro && ro->init) /* its state is per position in the list of replicas it routes over */
+        return sim_errf(err,
+                        "autoscale: router %s keeps state per replica, which is not modelled "
+                        "across replicas starting and draining yet (use round_robin, "
+                        "least_outstanding, least_tokens or power_of_two)",
+                        c->router);
     if (a->min_replicas > a->max_replicas)
         return sim_errf(err, "autoscale: min_replicas %d above max_replicas %d", a->min_replicas,
                         a->max_replicas);
