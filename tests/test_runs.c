@@ -133,6 +133,9 @@ static const variant variants[] = {
            "      - {start_s: 0, rate: 6}\n      - {start_s: 3, rate: 45}\n"
            "      - {start_s: 7, rate: 4}\n" LENGTHS,
      0, NULL, NULL, NULL},
+    /* admission in front of one replica: it sheds by that replica's queue and KV usage */
+    {"shed", LLAMA "memory: {gpu_utilization: 0.25}\nadmission: {queue_depth: 3}\n" POISSON200(14),
+     0, NULL, NULL, NULL},
     {"sessions",
      LLAMA
      "memory: {gpu_utilization: 0.25}\n"
@@ -250,6 +253,8 @@ static void test_runs_change_nothing(void **state)
             if (strcmp(v->name, "fleet") == 0) /* the fleet did scale, both ways */
                 assert_true(study_metric(&one->r, "scale_ups") > 0 &&
                             study_metric(&one->r, "scale_downs") > 0);
+            if (strcmp(v->name, "shed") == 0 || strcmp(v->name, "fleet") == 0)
+                assert_true(study_metric(&one->r, "rejected") > 0); /* some were shed */
             print_message("%-8s %-12s %6lld iterations, %6lld events one step an event, %6lld with "
                           "runs\n",
                           all[i]->name, v->name, (long long)one->r.tot.iterations,
