@@ -33,7 +33,9 @@ static const cli_command bench_cmd = {
         "trtllm (their default policies, radix cache and block reuse on) at 1M requests; "
         "sglang-mixed (SGLang with mixed chunks), trtllm-overlap (TensorRT-LLM's overlap "
         "scheduler) and gpt-oss-w4a8 (gpt-oss-120b as TensorRT-LLM's W4A8 on 4 x H100, experts "
-        "over 2 groups of 2), 1M requests each.",
+        "over 2 groups of 2), 1M requests each; fleet-day (a 24-hour day of ServeGen's hourly "
+        "rates / 8, 172,800 requests, served by vLLM V1 on up to 10 autoscaled L4 replicas with "
+        "cold starts).",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)
