@@ -1,7 +1,8 @@
 /*
  * cmd_capacity.c: `llmsim capacity FILE --slo ttft_p99=1000ms,tpot_p99=50ms [--target-rate R]
- * [--compare KEY=V1,V2,...]`: the highest rate per replica within the SLOs and the replicas a
- * target rate needs (study/capacity.c), one row per choice.
+ * [--compare KEY=V1,V2,... | --compare 'NAME: K=V,K=V; ...']...`: the highest rate per replica
+ * within the SLOs and the replicas a target rate needs (study/capacity.c), one row per choice,
+ * or the verdict that says why there is none.
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,16 +18,23 @@ static const cli_command capacity_cmd = {
     .summary =
         "Finds, for the scenario in FILE (or each --compare choice), the highest arrival rate one "
         "replica sustains within the SLOs, and with --target-rate the replicas (and GPUs) that "
-        "rate "
-        "needs, checked by simulating the whole cluster behind the scenario's router.",
+        "rate needs, checked by simulating the whole cluster behind the scenario's router.",
     .details =
-        "Search: doubling rates from 0.25 req/s until one fails, then bisection to --precision; a "
-        "saturated run fails whatever its percentiles. SLO metrics: ttft, tpot, itl, e2el (or "
-        "e2e) "
-        "with p50, p90, p95 or p99; values in ms or s. Every probe is an ordinary run, stored "
-        "with "
-        "the search (tables capacity_searches, capacity_probes, capacity_results). A scenario "
-        "with prefill and decode pools counts one copy of its pools as a replica; --compare "
+        "Search: first the unloaded case (one request at a time): if it misses an SLO or rejects "
+        "more than --max-rejected, the answer is 'unreachable' and that choice stops. Then "
+        "Poisson arrivals from the unloaded capacity (its throughput), doubling until a rate "
+        "fails, then bisection to --precision; the search never goes below the unloaded "
+        "capacity. A probe fails when saturated, when it rejects more than --max-rejected of its "
+        "requests, or when a percentile is over its SLO; each percentile has a 95% interval "
+        "(batch means over tenths of the run), and a probe whose interval holds a limit is run "
+        "again with the next seed, up to --seeds (decided by the mean then, marked '~'). SLO "
+        "metrics: ttft, tpot, itl, e2el (or e2e) with p50, p90, p95 or p99; values in ms or s; "
+        "tps_per_user=N bounds the mean TPOT at 1000/N ms. Every probe is an ordinary run, "
+        "stored with the search (tables capacity_searches, capacity_probes, capacity_results). "
+        "--compare KEY=V1,V2 compares values of one key; --compare 'tp8: tensor_parallel=8; "
+        "dp8ep8: data_parallel_attention=8,expert_parallel=8' compares named choices of "
+        "several keys; a second --compare makes the cross product (named A/B). A scenario with "
+        "prefill and decode pools counts one copy of its pools as a replica; --compare "
         "pd=1:1,1:2,2:3 tries prefill:decode replica ratios, and --target-rate without "
         "--compare searches the split with the fewest GPUs (for 1, 2, ... prefill replicas, the "
         "fewest decode replicas that meet the SLOs at that rate), reporting GPUs per pool.",
@@ -39,6 +47,12 @@ typedef struct cap_args {
     study_capacity *cap;
     char slo_text[1024];
 } cap_args;
+
+/* What the progress callbacks see. */
+typedef struct cap_state {
+    cli_common c;
+    study_capacity cap;
+} cap_state;
 
 static int add_slo(void *arg, const char *v)
 {
@@ -62,21 +76,54 @@ static int add_compare(void *arg, const char *v)
     return -1;
 }
 
+/* ---- progress ---- */
+
 static void on_probe(void *arg, const char *choice, const char *phase, double rate, int replicas,
                      const study_trial *t)
 {
-    const cli_common *c = arg;
-    const char *verdict = t->ok ? "meets the SLOs" : (t->saturated ? "saturated" : "misses");
-    if (strcmp(phase, "search") == 0)
-        cli_note(c, "  %s%s%.4g req/s: %s\n", choice ? choice : "", choice ? ": " : "", rate,
-                 verdict);
+    const cap_state *s = arg;
+    const cli_common *c = &s->c;
+    const study_capacity *cap = &s->cap;
+    char r[32], v[96], rej[200], line[600];
+    size_t n = 0;
+    line[0] = '\0';
+    for (int i = 0; i < cap->nslo && n < sizeof line; i++)
+        n += (size_t)snprintf(line + n, sizeof line - n, "%s%s", i ? ", " : "",
+                              study_trial_value(cap, t, i, v, sizeof v));
+    const char *verdict = t->ok ? (t->uncertain ? "meets (by the mean)" : "meets")
+                                : (t->saturated ? "saturated" : "misses");
+    cli_note(c, "  %s%s[%s] ", choice ? choice : "", choice ? " " : "", phase);
+    if (strcmp(phase, "unloaded") == 0)
+        cli_note(c, "one request at a time, %s req/s", study_fmt_num(rate, r, sizeof r));
+    else if (strcmp(phase, "search") == 0)
+        cli_note(c, "%s req/s", study_fmt_num(rate, r, sizeof r));
     else
-        cli_note(c, "  %s%s%d replicas at %.4g req/s: %s\n", choice ? choice : "",
-                 choice ? ": " : "", replicas, rate, t->ok ? "meets the SLOs" : "misses");
+        cli_note(c, "%d replicas at %s req/s", replicas, study_fmt_num(rate, r, sizeof r));
+    cli_note(c, ": %s, %s, %d seed%s: %s\n", line, study_trial_rejections(t, rej, sizeof rej),
+             t->seeds, t->seeds == 1 ? "" : "s", verdict);
 }
+
+static void on_cluster(void *arg, const char *choice, double rate, int replicas, int gpus,
+                       int64_t requests)
+{
+    const cli_common *c = &((const cap_state *)arg)->c;
+    char r[32], q[32];
+    cli_note(c, "  %s%s[cluster] checking %d replicas", choice ? choice : "", choice ? " " : "",
+             replicas);
+    if (gpus > 0)
+        cli_note(c, " (%d GPUs)", gpus);
+    cli_note(c, " at %s req/s", study_fmt_num(rate, r, sizeof r));
+    if (requests > 0)
+        cli_note(c, ", %s requests", study_fmt_num((double)requests, q, sizeof q));
+    cli_note(c, "...\n");
+}
+
+/* ---- the table ---- */
 
 static const study_trial *shown_trial(const study_capacity *cap, const study_answer *a)
 {
+    if (a->verdict == STUDY_UNREACHABLE)
+        return &a->unloaded;
     return cap->target > 0 && a->replicas ? &a->at_target : &a->at_rate;
 }
 
@@ -91,7 +138,16 @@ static void print_head(const study_capacity *cap, const scn_scenario *scn)
         printf(" %s<=%gms", cap->slo[i].label, cap->slo[i].limit_ms);
     if (cap->target > 0)
         printf(" | target %g req/s", cap->target);
+    printf(" | max rejected %g%%", 100 * cap->max_rejected);
+    if (cap->max_gpus > 0)
+        printf(" | max %d GPUs", cap->max_gpus);
     printf("\n");
+    if (cap->nsets) {
+        printf("--set:");
+        for (int i = 0; i < cap->nsets; i++)
+            printf(" %s", cap->sets[i]);
+        printf("\n");
+    }
 }
 
 /* A disaggregated answer's GPUs per pool for n copies of its pools. */
@@ -101,53 +157,98 @@ static void pool_gpus(const study_answer *a, int n, int *p, int *d)
     *d = n * a->decode * a->decode_gpus;
 }
 
+/* "1,004~" or "1,004" (~: decided by the mean), right-aligned in w. */
+static void print_value(const study_trial *t, int i, int w)
+{
+    char v[40], cell[48];
+    study_fmt_num(t->value[i], v, sizeof v);
+    snprintf(cell, sizeof cell, "%s%s", v, t->uncertain ? "~" : "");
+    printf(" %*s", w, cell);
+}
+
+static void print_row(const study_capacity *cap, int pd, const char *name, const study_answer *a)
+{
+    char r[32], done[32], rej[32];
+    const study_trial *t = shown_trial(cap, a);
+    printf("%-16s", name);
+    if (a->verdict == STUDY_UNREACHABLE || a->verdict == STUDY_UNREACHABLE_LOAD) {
+        printf(" %s\n", a->why);
+        return;
+    }
+    snprintf(r, sizeof r, "%.4g", a->rate);
+    printf(" %14s", r);
+    if (cap->target > 0 && a->replicas)
+        printf(" %9d %6d", a->replicas, a->replicas * a->tp);
+    else if (cap->target > 0)
+        printf(" %9s %6s", "n/a", "n/a");
+    if (pd) {
+        int gp, gd;
+        pool_gpus(a, cap->target > 0 && a->replicas ? a->replicas : 1, &gp, &gd);
+        printf(" %5dx%-4d %5dx%-4d", gp / a->prefill_gpus, a->prefill_gpus, gd / a->decode_gpus,
+               a->decode_gpus);
+    }
+    for (int i = 0; i < cap->nslo; i++)
+        print_value(t, i, 16);
+    printf(" %10s %9s", study_fmt_num((double)t->completed, done, sizeof done),
+           study_fmt_num((double)t->rejected, rej, sizeof rej));
+    if (a->verdict != STUDY_FOUND)
+        printf("  %s", a->why);
+    printf("\n");
+}
+
+/* Under the table: each choice's overrides, and the reasons of any rejections. */
+static void print_notes(const study_capacity *cap, const study_answer *ans, int nchoice)
+{
+    char sets[600], rej[300];
+    for (int k = 0; k < cap->ncmp; k++)
+        printf("(%s: %s)\n", cap->choice[k].name,
+               study_choice_sets(&cap->choice[k], sets, sizeof sets));
+    for (int k = 0; k < nchoice; k++) {
+        const study_trial *t = shown_trial(cap, &ans[k]);
+        if (t->rejected && ans[k].verdict != STUDY_UNREACHABLE)
+            printf("(%s: %s)\n", cap->ncmp ? cap->choice[k].name : "rejections",
+                   study_trial_rejections(t, rej, sizeof rej));
+    }
+}
+
 static void print_table(const study_capacity *cap, const scn_scenario *scn, const study_answer *ans,
                         int nchoice)
 {
     int pd = scn->engine.pd.enabled;
     print_head(cap, scn);
-    printf("%-16s %14s", cap->ncmp ? cap->cmp_key : "choice", pd ? "rate/copy" : "rate/replica");
+    printf("%-16s %14s", "choice", pd ? "rate/copy" : "rate/replica");
     if (cap->target > 0)
         printf(" %9s %6s", pd ? "copies" : "replicas", "GPUs");
     if (pd)
         printf(" %10s %10s", "prefill", "decode");
     for (int i = 0; i < cap->nslo; i++)
         printf(" %16s", cap->slo[i].label);
-    printf("\n");
-    for (int k = 0; k < nchoice; k++) {
-        const study_answer *a = &ans[k];
-        printf("%-16s %14.3f", cap->ncmp ? cap->cmp_val[k] : "-", a->rate);
-        if (cap->target > 0 && a->replicas)
-            printf(" %9d %6d", a->replicas, a->replicas * a->tp);
-        else if (cap->target > 0)
-            printf(" %9s %6s", "n/a", "n/a");
-        if (pd) {
-            int gp, gd;
-            pool_gpus(a, cap->target > 0 && a->replicas ? a->replicas : 1, &gp, &gd);
-            printf(" %5dx%-4d %5dx%-4d", gp / a->prefill_gpus, a->prefill_gpus, gd / a->decode_gpus,
-                   a->decode_gpus);
-        }
-        for (int i = 0; i < cap->nslo; i++)
-            printf(" %16.2f", shown_trial(cap, a)->value[i]);
-        printf("\n");
-    }
-    printf("(SLO columns: the percentiles achieved %s)\n",
-           cap->target > 0 ? "by the cluster at the target rate" : "at the highest rate found");
+    printf(" %10s %9s\n", "completed", "rejected");
+    for (int k = 0; k < nchoice; k++)
+        print_row(cap, pd, cap->ncmp ? cap->choice[k].name : "-", &ans[k]);
+    int rough = 0;
+    for (int k = 0; k < nchoice; k++)
+        rough |= shown_trial(cap, &ans[k])->uncertain;
+    printf("(SLO columns: the percentiles achieved %s, mean over the seeds run%s)\n",
+           cap->target > 0 ? "by the cluster at the target rate" : "at the highest rate found",
+           rough ? "; ~: no interval (a run too short for batches), decided by the value" : "");
     if (pd)
         printf("(a copy is the scenario's pools, or the ratio's replicas; prefill and decode: "
                "replicas x GPUs each%s)\n",
                cap->target > 0 ? ", for the copies the target rate needs" : " in one copy");
+    print_notes(cap, ans, nchoice);
 }
 
 /* The prefill:decode search's splits, the cheapest marked. */
 static void print_split(const study_capacity *cap, const scn_scenario *scn, const study_answer *ans,
                         int n, int best)
 {
+    char done[32], rej[32];
     print_head(cap, scn);
     printf("%-14s %12s %12s %6s", "prefill:decode", "prefill GPUs", "decode GPUs", "GPUs");
     for (int i = 0; i < cap->nslo; i++)
         printf(" %16s", cap->slo[i].label);
-    printf("\n");
+    printf(" %10s %9s\n", "completed", "rejected");
     for (int k = 0; k < n; k++) {
         const study_answer *a = &ans[k];
         int gp, gd;
@@ -156,14 +257,68 @@ static void print_split(const study_capacity *cap, const scn_scenario *scn, cons
         snprintf(ratio, sizeof ratio, "%d:%d", a->prefill, a->decode);
         printf("%-14s %12d %12d %6d", ratio, gp, gd, gp + gd);
         for (int i = 0; i < cap->nslo; i++)
-            printf(" %16.2f", a->at_target.value[i]);
+            print_value(&a->at_target, i, 16);
+        printf(" %10s %9s", study_fmt_num((double)a->at_target.completed, done, sizeof done),
+               study_fmt_num((double)a->at_target.rejected, rej, sizeof rej));
         printf("%s\n", k == best ? "  <- fewest GPUs" : "");
     }
     if (best < 0)
-        printf("(no split of up to %d replicas per pool met the SLOs at %g req/s)\n", STUDY_PD_MAX,
-               cap->target);
+        printf("(no split of up to %d replicas per pool%s met the SLOs at %g req/s)\n",
+               STUDY_PD_MAX, cap->max_gpus > 0 ? " within --max-gpus" : "", cap->target);
     printf("(for each prefill count, the fewest decode replicas meeting the SLOs at the target "
            "rate; SLO columns: the percentiles achieved)\n");
+}
+
+/* ---- JSON ---- */
+
+static void json_head(cli_json *j, const study_capacity *cap, const scn_scenario *scn)
+{
+    if (cap->search_id)
+        cli_json_int(j, "search_id", cap->search_id);
+    cli_json_str(j, "scenario", scn->name);
+    cli_json_str(j, "model", scn->engine.model.name);
+    cli_json_str(j, "gpu", scn->engine.gpu.name);
+    cli_json_str(j, "scheduler", scn->engine.sched.name);
+    cli_json_open(j, "sets", '[');
+    for (int i = 0; i < cap->nsets; i++)
+        cli_json_str(j, NULL, cap->sets[i]);
+    cli_json_close(j, ']');
+    cli_json_open(j, "slo_ms", '{');
+    for (int i = 0; i < cap->nslo; i++)
+        cli_json_num(j, cap->slo[i].label, cap->slo[i].limit_ms);
+    cli_json_close(j, '}');
+    if (cap->target > 0)
+        cli_json_num(j, "target_rate", cap->target);
+    cli_json_num(j, "max_rejected", cap->max_rejected);
+    if (cap->max_gpus > 0)
+        cli_json_int(j, "max_gpus", cap->max_gpus);
+    cli_json_int(j, "runs", cap->runs);
+}
+
+static void json_trial(cli_json *j, const char *key, const study_capacity *cap,
+                       const study_trial *t)
+{
+    char k[128];
+    cli_json_open(j, key, '{');
+    for (int i = 0; i < cap->nslo; i++) {
+        cli_json_num(j, cap->slo[i].label, t->value[i]);
+        snprintf(k, sizeof k, "%s_half", cap->slo[i].label);
+        cli_json_num(j, k, t->half[i]);
+    }
+    cli_json_bool(j, "ok", t->ok);
+    cli_json_bool(j, "uncertain", t->uncertain);
+    cli_json_bool(j, "saturated", t->saturated);
+    cli_json_int(j, "seeds", t->seeds);
+    cli_json_num(j, "throughput", t->throughput);
+    cli_json_int(j, "arrived", t->arrived);
+    cli_json_int(j, "completed", t->completed);
+    cli_json_int(j, "rejected", t->rejected);
+    cli_json_open(j, "rejected_by", '{');
+    for (int r = 1; r < ENG_REJECT_REASON_COUNT; r++)
+        if (t->rejected_by[r])
+            cli_json_int(j, eng_reject_reason_name((eng_reject_reason)r), t->rejected_by[r]);
+    cli_json_close(j, '}');
+    cli_json_close(j, '}');
 }
 
 static void print_split_json(const study_capacity *cap, const scn_scenario *scn,
@@ -172,15 +327,7 @@ static void print_split_json(const study_capacity *cap, const scn_scenario *scn,
     cli_json j;
     cli_json_begin(&j, stdout);
     cli_json_open(&j, NULL, '{');
-    if (cap->search_id)
-        cli_json_int(&j, "search_id", cap->search_id);
-    cli_json_str(&j, "scenario", scn->name);
-    cli_json_str(&j, "model", scn->engine.model.name);
-    cli_json_num(&j, "target_rate", cap->target);
-    cli_json_open(&j, "slo_ms", '{');
-    for (int i = 0; i < cap->nslo; i++)
-        cli_json_num(&j, cap->slo[i].label, cap->slo[i].limit_ms);
-    cli_json_close(&j, '}');
+    json_head(&j, cap, scn);
     cli_json_open(&j, "splits", '[');
     for (int k = 0; k < n; k++) {
         const study_answer *a = &ans[k];
@@ -193,10 +340,7 @@ static void print_split_json(const study_capacity *cap, const scn_scenario *scn,
         cli_json_int(&j, "decode_gpus", gd);
         cli_json_int(&j, "gpus", gp + gd);
         cli_json_bool(&j, "fewest_gpus", k == best);
-        cli_json_open(&j, "at_target", '{');
-        for (int i = 0; i < cap->nslo; i++)
-            cli_json_num(&j, cap->slo[i].label, a->at_target.value[i]);
-        cli_json_close(&j, '}');
+        json_trial(&j, "at_target", cap, &a->at_target);
         cli_json_close(&j, '}');
     }
     cli_json_close(&j, ']');
@@ -209,27 +353,26 @@ static void print_json(const study_capacity *cap, const scn_scenario *scn, const
     cli_json j;
     cli_json_begin(&j, stdout);
     cli_json_open(&j, NULL, '{');
-    if (cap->search_id)
-        cli_json_int(&j, "search_id", cap->search_id);
-    cli_json_str(&j, "scenario", scn->name);
-    cli_json_str(&j, "model", scn->engine.model.name);
-    cli_json_str(&j, "gpu", scn->engine.gpu.name);
-    cli_json_str(&j, "scheduler", scn->engine.sched.name);
-    cli_json_open(&j, "slo_ms", '{');
-    for (int i = 0; i < cap->nslo; i++)
-        cli_json_num(&j, cap->slo[i].label, cap->slo[i].limit_ms);
-    cli_json_close(&j, '}');
-    if (cap->target > 0)
-        cli_json_num(&j, "target_rate", cap->target);
+    json_head(&j, cap, scn);
     if (cap->ncmp)
-        cli_json_str(&j, "compare", cap->cmp_key);
+        cli_json_str(&j, "compare", cap->compare);
     cli_json_open(&j, "choices", '[');
     for (int k = 0; k < nchoice; k++) {
         const study_answer *a = &ans[k];
         cli_json_open(&j, NULL, '{');
-        if (cap->ncmp)
-            cli_json_str(&j, "choice", cap->cmp_val[k]);
+        if (cap->ncmp) {
+            cli_json_str(&j, "choice", cap->choice[k].name);
+            cli_json_open(&j, "sets", '[');
+            for (int s = 0; s < cap->choice[k].nsets; s++)
+                cli_json_str(&j, NULL, cap->choice[k].set[s]);
+            cli_json_close(&j, ']');
+        }
+        cli_json_str(&j, "verdict", study_verdict_name(a->verdict));
+        if (a->why[0])
+            cli_json_str(&j, "why", a->why);
+        cli_json_num(&j, "unloaded_rate", a->unloaded_rate);
         cli_json_num(&j, "rate_per_replica", a->rate);
+        cli_json_int(&j, "gpus_per_replica", a->tp);
         if (cap->target > 0) {
             cli_json_int(&j, "replicas", a->replicas);
             cli_json_int(&j, "gpus", (int64_t)a->replicas * a->tp);
@@ -240,19 +383,24 @@ static void print_json(const study_capacity *cap, const scn_scenario *scn, const
             cli_json_int(&j, "prefill_gpus", gp);
             cli_json_int(&j, "decode_gpus", gd);
         }
-        cli_json_open(&j, cap->target > 0 && a->replicas ? "at_target" : "at_rate", '{');
-        for (int i = 0; i < cap->nslo; i++)
-            cli_json_num(&j, cap->slo[i].label, shown_trial(cap, a)->value[i]);
-        cli_json_close(&j, '}');
+        json_trial(&j, "unloaded", cap, &a->unloaded);
+        if (a->verdict != STUDY_UNREACHABLE)
+            json_trial(&j, "at_rate", cap, &a->at_rate);
+        if (cap->target > 0 && a->replicas)
+            json_trial(&j, "at_target", cap, &a->at_target);
         cli_json_close(&j, '}');
     }
     cli_json_close(&j, ']');
     cli_json_close(&j, '}');
 }
 
+/* ---- the command ---- */
+
 /* The search's options into cap (and ca's SLO text, c); CLI_GO, or the exit status. */
-static int parse(int argc, char **argv, study_capacity *cap, cap_args *ca, cli_common *c)
+static int parse(int argc, char **argv, cap_state *s, cap_args *ca)
 {
+    study_capacity *cap = &s->cap;
+    cli_common *c = &s->c;
     cap->precision = 0.03;
     const cli_option opts[] = {
         {"--slo", "LIST", CLI_CALL, NULL,
@@ -261,14 +409,28 @@ static int parse(int argc, char **argv, study_capacity *cap, cap_args *ca, cli_c
         {"--target-rate", "R", CLI_DOUBLE, &cap->target,
          "requests/s the cluster must sustain; 0: the per-replica rate only", "0", 0, 1e9, NULL,
          NULL},
-        {"--compare", "KEY=V1,V2", CLI_CALL, NULL,
-         "search each value of a scenario key (scheduler is short for scheduler.name)", NULL, 0, 0,
-         add_compare, cap},
+        {"--compare", "SPEC", CLI_CALL, NULL,
+         "KEY=V1,V2,... or 'NAME: K=V,K=V; NAME2: K=V': the choices to search (scheduler is "
+         "short for scheduler.name, pd=P:D sets both pools' replicas); repeated: the cross "
+         "product",
+         NULL, 0, 0, add_compare, cap},
         {"--precision", "F", CLI_DOUBLE, &cap->precision,
          "relative width at which the bisection stops", "0.03", 1e-6, 0.999999, NULL, NULL},
+        {"--max-rejected", "F", CLI_DOUBLE, &cap->max_rejected,
+         "fraction of requests a probe may reject (or drop) and still meet the SLOs", "0", 0, 1,
+         NULL, NULL},
+        {"--max-gpus", "N", CLI_INT, &cap->max_gpus,
+         "most GPUs a cluster may use; a target rate needing more is 'over budget' (0: no cap)",
+         "1024", 0, 1e7, NULL, NULL},
+        {"--seeds", "N", CLI_INT, &cap->max_seeds,
+         "most seeds a probe runs while its interval holds an SLO's limit", "3", 1, 100, NULL,
+         NULL},
         CLI_END};
     const char *file;
-    int npos, st = cli_parse(&capacity_cmd, opts, c, argc, argv, &file, &npos);
+    int npos;
+    cap->max_gpus = 1024;
+    cap->max_seeds = 3;
+    int st = cli_parse(&capacity_cmd, opts, c, argc, argv, &file, &npos);
     if (st == CLI_GO && cap->nslo == 0) {
         fprintf(stderr, "llmsim capacity: give the SLOs with --slo, e.g. ttft_p99=1000ms\n");
         st = 2;
@@ -280,59 +442,61 @@ static int parse(int argc, char **argv, study_capacity *cap, cap_args *ca, cli_c
     cap->seed_given = c->seed_given;
     cap->level = c->level;
     cap->probe = on_probe;
-    cap->probe_arg = c;
+    cap->cluster = on_cluster;
+    cap->probe_arg = s;
     return st;
 }
 
 int cmd_capacity(int argc, char **argv)
 {
-    study_capacity cap;
-    memset(&cap, 0, sizeof cap);
-    cap_args ca = {&cap, ""};
-    cli_common c;
-    int st = parse(argc, argv, &cap, &ca, &c);
+    cap_state *s = sim_xcalloc(1, sizeof *s);
+    study_capacity *cap = &s->cap;
+    cap_args ca = {cap, ""};
+    int st = parse(argc, argv, s, &ca);
     if (st != CLI_GO) {
-        study_capacity_free(&cap);
+        study_capacity_free(cap);
+        free(s);
         return st;
     }
     sim_err err = {{0}};
     scn_scenario scn;
-    int nchoice = cap.ncmp ? cap.ncmp : 1, rc = 1;
+    int nchoice = cap->ncmp ? cap->ncmp : 1, rc = 1;
     study_answer *ans = sim_xcalloc((size_t)nchoice, sizeof *ans);
-    if (study_capacity_load(&cap, &scn, &err) != 0)
+    if (study_capacity_load(cap, &scn, &err) != 0)
         goto fail;
-    cli_note(&c, "%s", scn.notes);
-    if (!(cap.db = store_open(c.db, &err)) ||
-        study_capacity_begin(&cap, &scn, ca.slo_text, &err) != 0)
+    cli_note(&s->c, "%s", scn.notes);
+    if (!(cap->db = store_open(s->c.db, &err)) ||
+        study_capacity_begin(cap, &scn, ca.slo_text, &err) != 0)
         goto fail;
-    if (scn.engine.pd.enabled && cap.target > 0 && !cap.ncmp) {
+    if (scn.engine.pd.enabled && cap->target > 0 && !cap->ncmp) {
         int n, best;
         free(ans);
         ans = sim_xcalloc(STUDY_PD_MAX, sizeof *ans);
-        if (study_capacity_pd_search(&cap, ans, STUDY_PD_MAX, &n, &best, &err) != 0)
+        if (study_capacity_pd_search(cap, ans, STUDY_PD_MAX, &n, &best, &err) != 0)
             goto fail;
-        if (c.json)
-            print_split_json(&cap, &scn, ans, n, best);
+        if (s->c.json)
+            print_split_json(cap, &scn, ans, n, best);
         else
-            print_split(&cap, &scn, ans, n, best);
+            print_split(cap, &scn, ans, n, best);
         rc = 0;
         goto out;
     }
     for (int k = 0; k < nchoice; k++)
-        if (study_capacity_find(&cap, k, &ans[k], &err) != 0)
+        if (study_capacity_find(cap, k, &ans[k], &err) != 0)
             goto fail;
-    if (c.json)
-        print_json(&cap, &scn, ans, nchoice);
+    if (s->c.json)
+        print_json(cap, &scn, ans, nchoice);
     else
-        print_table(&cap, &scn, ans, nchoice);
+        print_table(cap, &scn, ans, nchoice);
     rc = 0;
     goto out;
 fail:
     cli_fail(NULL, &err);
 out:
     free(ans);
-    store_close(cap.db);
+    store_close(cap->db);
     scn_free(&scn);
-    study_capacity_free(&cap);
+    study_capacity_free(cap);
+    free(s);
     return rc;
 }
