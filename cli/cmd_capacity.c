@@ -228,7 +228,7 @@ static void print_table(const study_capacity *cap, const scn_scenario *scn, cons
         print_row(cap, pd, cap->ncmp ? cap->choice[k].name : "-", &ans[k]);
     int rough = 0;
     for (int k = 0; k < nchoice; k++)
-        rough |= shown_trial(cap, &ans[k])->uncertain;
+        rough |= ans[k].verdict == STUDY_FOUND && shown_trial(cap, &ans[k])->uncertain;
     printf("(SLO columns: the percentiles achieved %s, mean over the seeds run%s)\n",
            cap->target > 0 ? "by the cluster at the target rate" : "at the highest rate found",
            rough ? "; ~: no interval (a run too short for batches), decided by the value" : "");

@@ -303,7 +303,7 @@ static int run_seed(study_capacity *c, const probe_sets *p, int64_t nreq, uint64
     scn_scenario scn;
     int rc = load(c, p->v, p->n, &scn, err);
     batcher_init(b, nreq);
-    study_hooks hooks = {.rec = &batcher_ops, .rec_st = b};
+    study_hooks hooks = {.rec = &batcher_ops, .rec_st = b, .check_every = c->check_every};
     study_sink sink = {.s = c->db, .level = c->level};
     if (rc == 0)
         rc = study_run(&scn, seed, c->db, c->search_id ? &sink : NULL, &hooks, res, err);

@@ -122,11 +122,12 @@ typedef struct study_capacity {
     char compare[512]; /* the --compare arguments, "; "-joined (for the store) */
     int seed_given;
     uint64_t seed;
-    store *db;         /* profiles come from here, and probes are stored here (may be NULL) */
-    store_level level; /* how much of each probe is stored */
-    int64_t search_id; /* set by study_capacity_begin when db is given */
-    int64_t probes;    /* probes run so far (their order in the search) */
-    int64_t runs;      /* runs made (a probe makes one per seed) */
+    store *db;            /* profiles come from here, and probes are stored here (may be NULL) */
+    store_level level;    /* how much of each probe is stored */
+    int64_t search_id;    /* set by study_capacity_begin when db is given */
+    int64_t probes;       /* probes run so far (their order in the search) */
+    int64_t runs;         /* runs made (a probe makes one per seed) */
+    uint64_t check_every; /* debug builds: the engine's walkers after every n-th event (0 = 1) */
     /* told of each probe as it finishes (may be NULL); phase is "unloaded", "search" (one
      * replica) or "cluster" (the target rate over `replicas`) */
     void (*probe)(void *arg, const char *choice, const char *phase, double rate, int replicas,

@@ -1,0 +1,3 @@
+# Capacity search and recommendation: rejections as failures, the unloaded verdict, intervals
+# and seeds, named and crossed --compare choices, the GPU cap.
+llmsim_test(test_capacity SOURCES test_capacity.c LIBS llmsim_study LABELS e2e TIMEOUT 900)
