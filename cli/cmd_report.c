@@ -172,6 +172,11 @@ static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
     char b[64];
     for (size_t i = 0; i < sizeof tp / sizeof tp[0]; i++)
         row2(t, tp[i][0], "%s", num(b, sizeof b, metric(ms, tp[i][1]), tp[i][2][0] - '0'));
+    for (int k = 1; k < ENG_REJECT_REASON_COUNT; k++) {
+        double v = metric(ms, study_reject_metric((eng_reject_reason)k));
+        if (v > 0)
+            row2(t, "", "rejected: %s: %.0f", eng_reject_reason_name((eng_reject_reason)k), v);
+    }
     double sat = metric(ms, "saturated");
     row2(t, "saturated", "%s", isnan(sat) ? "-" : sat > 0 ? "yes" : "no");
     if (sat > 0)
@@ -256,8 +261,10 @@ static int run_report(report *rp, store *s, int64_t run, sim_err *err)
 /* ---- a sweep ---- */
 
 static const char *const shown[] = {"output_throughput", "median_ttft_ms", "p99_ttft_ms",
-                                    "median_tpot_ms",    "p99_tpot_ms",    "p99_itl_ms"};
-#define NSHOWN 6
+                                    "median_tpot_ms",    "p99_tpot_ms",    "p99_itl_ms",
+                                    "completed",         "rejected"};
+#define NSHOWN 6 /* with intervals (and paired); then the completed and rejected requests */
+#define NLOADED 8
 
 static const char *interval(char *buf, size_t len, sim_interval v)
 {
@@ -275,16 +282,20 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
     char title[160];
     snprintf(title, sizeof title, "Points (%d repetitions each%s)", sw->reps,
              sw->reps > 1 ? "; mean ± 95% CI" : "");
-    plt_table *t = table(rp, title, NSHOWN + 2, "point", "output tok/s", "median TTFT ms",
-                         "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms", "saturated");
-    int partial = 0;
+    plt_table *t =
+        table(rp, title, NLOADED + 2, "point", "output tok/s", "median TTFT ms", "p99 TTFT ms",
+              "median TPOT ms", "p99 TPOT ms", "p99 ITL ms", "completed", "rejected", "saturated");
+    int partial = 0, rejecting = 0;
     for (int p = 0; p < sw->npoints; p++) {
-        char params[1024], cells[NSHOWN][64], sat[48];
-        const char *c[NSHOWN + 2];
+        char params[1024], cells[NLOADED][64], sat[48];
+        const char *c[NLOADED + 2];
         study_sweep_params(sw, p, params, sizeof params);
         c[0] = params;
         for (int m = 0; m < NSHOWN; m++)
             c[m + 1] = interval(cells[m], sizeof cells[m], study_sweep_cell(tb, m, p)->v);
+        for (int m = NSHOWN; m < NLOADED; m++)
+            c[m + 1] = num(cells[m], sizeof cells[m], study_sweep_cell(tb, m, p)->v.mean, 0);
+        rejecting += study_sweep_cell(tb, NSHOWN + 1, p)->v.mean > 0;
         const study_cell *cl = study_sweep_cell(tb, 0, p);
         if (cl->saturated == 0)
             snprintf(sat, sizeof sat, "no");
@@ -293,14 +304,21 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
         else
             snprintf(sat, sizeof sat, "in %d of %d", cl->saturated, cl->n);
         partial += cl->saturated > 0 && cl->saturated < cl->n;
-        c[NSHOWN + 1] = sat;
+        c[NLOADED + 1] = sat;
         row(t, c);
     }
+    size_t nn = 0;
     if (partial)
-        snprintf(t->note, sizeof t->note,
-                 "%d point%s saturated in only some repetitions: %s mean mixes saturated and "
-                 "stable runs.",
-                 partial, partial > 1 ? "s are" : " is", partial > 1 ? "their" : "its");
+        nn =
+            (size_t)snprintf(t->note, sizeof t->note,
+                             "%d point%s saturated in only some repetitions: %s mean mixes "
+                             "saturated and stable runs. ",
+                             partial, partial > 1 ? "s are" : " is", partial > 1 ? "their" : "its");
+    if (rejecting && nn < sizeof t->note)
+        snprintf(t->note + nn, sizeof t->note - nn,
+                 "%d point%s rejected requests: a rejected request is a failed one, left out of "
+                 "the latencies.",
+                 rejecting, rejecting > 1 ? "s" : "");
     int k = study_sweep_paired_key(sw);
     if (k < 0)
         return;
@@ -337,7 +355,7 @@ static int sweep_report(report *rp, store *s, int64_t id, sim_err *err)
     if (store_sweep_get(s, id, &m, err) != 0 || study_sweep_from_store(s, id, &sw, err) != 0)
         return -1;
     study_sweep_table tb;
-    int rc = study_sweep_table_load(&sw, s, shown, NSHOWN, &tb, err);
+    int rc = study_sweep_table_load(&sw, s, shown, NLOADED, &tb, err);
     if (rc == 0) {
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT scenario FROM sweeps WHERE id = %lld", (long long)id);
@@ -382,7 +400,7 @@ static int add_rows(void *arg, int ncols, const char *const *names, const char *
 
 static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
 {
-    char sql[1024];
+    char sql[2048];
     plt_table *t = table(rp, "Question", 6, "scenario file", "SLOs", "target rate (req/s)",
                          "compared key", "precision", "base seed");
     rows r = {t};
@@ -402,21 +420,29 @@ static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
         return -1;
     r.t = table(rp, "Answer", 4, "choice", "rate per replica (req/s)", "replicas", "GPUs");
     snprintf(sql, sizeof sql,
-             "SELECT coalesce(nullif(choice, ''), '(scenario)'), printf('%%.3f',"
-             " rate_per_replica), replicas, gpus FROM capacity_results WHERE search_id = %lld"
+             "SELECT coalesce(nullif(choice, ''), '(scenario)'), CASE WHEN rate_per_replica"
+             " IS NULL THEN 'none: unreachable (see the probes)' ELSE printf('%%.3f',"
+             " rate_per_replica) END, replicas, gpus"
+             " FROM capacity_results WHERE search_id = %lld"
              " ORDER BY choice",
              (long long)id);
     if (store_query(s, sql, add_rows, &r, err) != 0)
         return -1;
-    r.t = table(rp, "Probes (every run the search made)", 9, "#", "choice", "phase", "rate (req/s)",
-                "replicas", "met the SLOs", "saturated", "p99 TTFT ms", "p99 TPOT ms");
+    r.t = table(rp, "Probes (every probe the search made; its first seed's run)", 12, "#", "choice",
+                "phase", "rate (req/s)", "replicas", "met the SLOs", "saturated", "p99 TTFT ms",
+                "p99 TPOT ms", "completed", "rejected", "why rejected");
     snprintf(sql, sizeof sql,
              "SELECT p.seq, coalesce(nullif(p.choice, ''), '(scenario)'), p.phase,"
              " printf('%%.3f', p.rate), p.replicas, CASE p.ok WHEN 1 THEN 'yes' ELSE 'no' END,"
              " CASE p.saturated WHEN 1 THEN 'yes' ELSE 'no' END,"
              " printf('%%.1f', (SELECT value FROM metrics m WHERE m.run_id = p.run_id AND"
              " m.name = 'p99_ttft_ms')), printf('%%.2f', (SELECT value FROM metrics m WHERE"
-             " m.run_id = p.run_id AND m.name = 'p99_tpot_ms')) FROM capacity_probes p"
+             " m.run_id = p.run_id AND m.name = 'p99_tpot_ms')),"
+             " (SELECT CAST(value AS INTEGER) FROM metrics m WHERE m.run_id = p.run_id AND"
+             " m.name = 'completed'), (SELECT CAST(value AS INTEGER) FROM metrics m WHERE"
+             " m.run_id = p.run_id AND m.name = 'rejected'), (SELECT group_concat(substr(name,"
+             " 10) || ' ' || CAST(value AS INTEGER), ', ') FROM metrics m WHERE m.run_id ="
+             " p.run_id AND m.name LIKE 'rejected\\_%%' ESCAPE '\\') FROM capacity_probes p"
              " WHERE p.search_id = %lld ORDER BY p.seq",
              (long long)id);
     if (store_query(s, sql, add_rows, &r, err) != 0)

@@ -31,9 +31,16 @@ static const cli_command sweep_cmd = {
     .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET,
     .def_level = "requests"};
 
+/* The latencies and throughput shown with intervals (and paired), then the requests each
+ * point completed and rejected, then why they were rejected (a metric only runs that rejected
+ * some have: its mean is over those). */
 static const char *const shown[] = {"output_throughput", "median_ttft_ms", "p99_ttft_ms",
-                                    "median_tpot_ms",    "p99_tpot_ms",    "p99_itl_ms"};
-#define NSHOWN (int)(sizeof shown / sizeof shown[0])
+                                    "median_tpot_ms",    "p99_tpot_ms",    "p99_itl_ms",
+                                    "completed",         "rejected",       "rejected_context",
+                                    "rejected_kv",       "rejected_batch"};
+#define NSHOWN 6
+#define NCOUNTS 2
+#define NLOADED (int)(sizeof shown / sizeof shown[0])
 
 static int set_shard(void *arg, const char *v)
 {
@@ -89,6 +96,35 @@ static void print_paired(const study_sweep *sw, const study_sweep_table *t)
     }
 }
 
+/* A count's mean over the repetitions, "-" when none has it. */
+static void print_count(sim_interval v)
+{
+    char buf[48];
+    snprintf(buf, sizeof buf, isnan(v.mean) ? "-" : "%.0f", v.mean);
+    printf(" %9s", buf);
+}
+
+/* Under the table: the points that rejected requests, and why (means over repetitions). */
+static void print_rejections(const study_sweep *sw, const study_sweep_table *t)
+{
+    for (int p = 0; p < sw->npoints; p++) {
+        double rej = study_sweep_cell(t, NSHOWN + 1, p)->v.mean;
+        if (!shown_point(sw, t, p) || !(rej > 0))
+            continue;
+        char params[1024];
+        study_sweep_params(sw, p, params, sizeof params);
+        printf("(%s: %.0f rejected, not in its latencies:", params, rej);
+        for (int m = NSHOWN + NCOUNTS; m < NLOADED; m++) {
+            const study_cell *c = study_sweep_cell(t, m, p);
+            if (c->n > 0)
+                printf(" %s: %.0f in %d of %d reps;",
+                       eng_reject_reason_name((eng_reject_reason)(m - NSHOWN - NCOUNTS + 1)),
+                       c->v.mean, c->n, study_sweep_cell(t, 0, p)->n);
+        }
+        printf(")\n");
+    }
+}
+
 static void print_table(const study_sweep *sw, const study_sweep_table *t)
 {
     printf("sweep %lld: %d points x %d reps%s\n", (long long)sw->id, sw->npoints, sw->reps,
@@ -96,7 +132,7 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
     printf("%-48s", "point");
     for (int m = 0; m < NSHOWN; m++)
         printf(" %18s", shown[m]);
-    printf("  saturated\n");
+    printf(" %9s %9s  saturated\n", "completed", "rejected");
     for (int p = 0; p < sw->npoints; p++) {
         if (!shown_point(sw, t, p))
             continue;
@@ -105,6 +141,8 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
         printf("%-48s", params);
         for (int m = 0; m < NSHOWN; m++)
             print_value(study_sweep_cell(t, m, p)->v);
+        for (int m = NSHOWN; m < NSHOWN + NCOUNTS; m++)
+            print_count(study_sweep_cell(t, m, p)->v);
         /* a point saturated in some repetitions only has a mean that mixes saturated and
          * stable runs: say how many */
         const study_cell *c = study_sweep_cell(t, 0, p);
@@ -115,6 +153,7 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
         else
             printf("  in %d of %d\n", c->saturated, c->n);
     }
+    print_rejections(sw, t);
     print_paired(sw, t);
 }
 
@@ -142,8 +181,13 @@ static void json_point(cli_json *j, const study_sweep *sw, const study_sweep_tab
              study_sweep_cell(t, 0, p)->n);
     cli_json_str(j, "saturated_in", sat);
     cli_json_open(j, "metrics", '{');
-    for (int m = 0; m < NSHOWN; m++)
+    for (int m = 0; m < NSHOWN + NCOUNTS; m++)
         json_interval(j, shown[m], study_sweep_cell(t, m, p)->v);
+    cli_json_close(j, '}');
+    cli_json_open(j, "rejected_by", '{');
+    for (int m = NSHOWN + NCOUNTS; m < NLOADED; m++)
+        if (study_sweep_cell(t, m, p)->n > 0)
+            json_interval(j, shown[m] + 9, study_sweep_cell(t, m, p)->v);
     cli_json_close(j, '}');
     if (base != p) {
         cli_json_open(j, "paired", '{');
@@ -190,7 +234,7 @@ static void task_done(void *arg, int32_t task, int ok, const char *msg, int fini
 static int summarize(const cli_common *c, const study_sweep *sw, store *s, int failed, sim_err *err)
 {
     study_sweep_table t;
-    int rc = study_sweep_table_load(sw, s, shown, NSHOWN, &t, err);
+    int rc = study_sweep_table_load(sw, s, shown, NLOADED, &t, err);
     if (rc == 0 && c->json)
         print_json(sw, &t, failed);
     else if (rc == 0)

@@ -147,9 +147,11 @@ static void why_fails(const study_capacity *c, const study_trial *t, const char 
     if (t->completed == 0)
         snprintf(buf, len, "no request completed %s", where);
     else if ((double)t->rejected > c->max_rejected * (double)t->arrived)
-        snprintf(buf, len, "%.1f%% of requests rejected %s (%s) > --max-rejected %g",
+        snprintf(buf, len, "%.1f%% of requests rejected %s (%s of %s; %s) > --max-rejected %g",
                  100.0 * (double)t->rejected / (double)t->arrived, where,
-                 study_trial_rejections(t, r, sizeof r), c->max_rejected);
+                 study_fmt_num((double)t->rejected, a, sizeof a),
+                 study_fmt_num((double)t->arrived, b, sizeof b),
+                 study_trial_reasons(t, r, sizeof r), c->max_rejected);
     else if (t->saturated)
         snprintf(buf, len, "saturated %s (the queue kept growing)", where);
     else if (i >= 0) {

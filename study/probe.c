@@ -443,6 +443,20 @@ const char *study_trial_value(const study_capacity *c, const study_trial *t, int
     return buf;
 }
 
+const char *study_trial_reasons(const study_trial *t, char *buf, size_t len)
+{
+    char r[32];
+    int w = 0;
+    if (len)
+        buf[0] = '\0';
+    for (int k = 1; k < ENG_REJECT_REASON_COUNT && w >= 0 && (size_t)w < len; k++)
+        if (t->rejected_by[k])
+            w += snprintf(buf + w, len - (size_t)w, "%s%s: %s", w ? ", " : "",
+                          eng_reject_reason_name((eng_reject_reason)k),
+                          study_fmt_num((double)t->rejected_by[k], r, sizeof r));
+    return buf;
+}
+
 const char *study_trial_rejections(const study_trial *t, char *buf, size_t len)
 {
     char a[32], b[32], r[32];

@@ -76,6 +76,9 @@ typedef struct study_trial {
     int64_t run_id;    /* the first seed's run; 0 when not stored */
 } study_trial;
 
+/* "exceeds batch token limit: 2,123" (each reason that occurred, comma-separated) into buf;
+ * returns buf. */
+const char *study_trial_reasons(const study_trial *t, char *buf, size_t len);
 /* "2,123 of 10,000 rejected (batch 2,123)" or "none rejected" into buf; returns buf. */
 const char *study_trial_rejections(const study_trial *t, char *buf, size_t len);
 

@@ -26,7 +26,7 @@
 
 #define SHAREGPT                                                                                   \
     LLMSIM_SHARED_DIR                                                                              \
-        "/data/traces/etalon-processed/sharegpt_8k_filtered_stats_llama2_tokenizer.csv"
+    "/data/traces/etalon-processed/sharegpt_8k_filtered_stats_llama2_tokenizer.csv"
 
 /* Llama-3-8B on one H100: TGI turning away prompts over max_batch_prefill_tokens (uniform
  * prompts of 100-1000 tokens: 20% are over 820). */
@@ -140,6 +140,52 @@ static void rejecting_policy_never_meets(void **state)
     assert_int_equal(a.verdict, STUDY_FOUND);
     assert_true(a.rate > 0 && a.at_rate.ok && a.at_rate.rejected > 0);
     free(s);
+}
+
+/* Sweep tables, curve plots and reports show what was rejected and why. */
+static void rejections_shown(void **state)
+{
+    (void)state;
+    char scn[300], db[300], out[32768], err[32768], path[1024];
+    snprintf(scn, sizeof scn, "%s/rej.yaml", e2e_dir);
+    snprintf(db, sizeof db, "%s/rej.db", e2e_dir);
+    e2e_write(scn, reject_text);
+    int st = e2e_sh(out, sizeof out, err, sizeof err,
+                    "%s sweep %s --db %s --store summary --jobs 1 --quiet --vary "
+                    "workload.arrival.rate=1,3 --set workload.num_requests=100",
+                    LLMSIM_BINARY, scn, db);
+    print_message("%s%s", err, out);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, " completed  rejected  saturated"));
+    assert_non_null(strstr(out, "(workload.arrival.rate=1: "));
+    assert_non_null(strstr(out, "rejected, not in its latencies: exceeds batch token limit: "));
+    int64_t rej = e2e_query_int(db, "SELECT sum(value) FROM metrics WHERE name = 'rejected'");
+    assert_int_equal(rej, e2e_query_int(db, "SELECT sum(value) FROM metrics WHERE name = "
+                                            "'rejected_batch'"));
+    assert_true(rej > 0);
+    /* the curve marks both points and says so */
+    snprintf(path, sizeof path, "%s/rej.png", e2e_dir);
+    st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot curve --sweep 1 --db %s -o %s",
+                LLMSIM_BINARY, db, path);
+    assert_true(st == 0 || st == 3);
+    assert_non_null(strstr(err, "2 points rejected requests"));
+    snprintf(path, sizeof path, "cat %s/rej.png.dat %s/rej.dat %s/rej.gp 2>/dev/null", e2e_dir,
+             e2e_dir, e2e_dir);
+    e2e_sh(out, sizeof out, NULL, 0, "%s", path);
+    assert_non_null(strstr(out, "# points whose runs rejected requests"));
+    assert_non_null(strstr(out, "nrej = 2"));
+    /* a run's report names the reason */
+    st = e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --db %s --quiet", LLMSIM_BINARY, scn,
+                db);
+    assert_int_equal(st, 0);
+    int64_t run = e2e_query_int(db, "SELECT max(id) FROM runs");
+    snprintf(path, sizeof path, "%s/rej.html", e2e_dir);
+    st = e2e_sh(out, sizeof out, err, sizeof err, "%s report --run %lld --db %s -o %s",
+                LLMSIM_BINARY, (long long)run, db, path);
+    assert_true(st == 0 || st == 3);
+    e2e_sh(out, sizeof out, NULL, 0, "grep -o 'rejected: exceeds batch token limit: [0-9]*' %s",
+           path);
+    assert_non_null(strstr(out, "rejected: exceeds batch token limit: "));
 }
 
 /* ---- unreachable ---- */
@@ -407,6 +453,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rejecting_policy_never_meets),
+        cmocka_unit_test(rejections_shown),
         cmocka_unit_test(unreachable_stops_at_unloaded),
         cmocka_unit_test(noisy_boundary_stays_above_unloaded),
         cmocka_unit_test(probe_decided_by_interval),
