@@ -116,6 +116,30 @@ int cli_fail(const char *what, const sim_err *err);
 /* fprintf to stderr unless quiet. */
 void cli_note(const cli_common *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- questions without a scenario file (quick.c) ---- */
+
+/* --model, --gpu, --tp, --ep, --dp, --engine, --rate, --isl, --osl, --lengths, --requests. */
+typedef struct cli_quick {
+    const char *model, *gpu, *engine, *lengths;
+    int tp, ep, dp, isl, osl;
+    double rate;
+    int64_t requests;
+    char buf[16][640]; /* the overrides they make */
+    int nbuf;
+} cli_quick;
+#define CLI_QUICK_NOPTS 11
+
+/* Writes the options into opts[n..] (room for CLI_QUICK_NOPTS) bound to q (zeroed by the
+ * caller); returns the new count. */
+int cli_quick_options(cli_quick *q, cli_option *opts, int n);
+/* After cli_parse: turns the options given into --set overrides placed before the user's in
+ * c->sets. Without *file, the question needs --model, --gpu and --isl/--osl or --lengths; then
+ * *file becomes "(options)" and *text a small scenario the overrides complete (NULL when FILE
+ * is given). CLI_GO, or the exit status (2) after a message naming the option at fault (an
+ * unknown engine or lengths table with the nearest valid names). */
+int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **file,
+                    const char **text);
+
 /* ---- JSON ---- */
 
 /* A JSON writer: cli_json_open writes '{' or '[', keys and values separate themselves with

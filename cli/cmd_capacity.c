@@ -14,7 +14,7 @@
 
 static const cli_command capacity_cmd = {
     .name = "capacity",
-    .args = "FILE --slo METRIC_PCT=VALUE,...",
+    .args = "[FILE] --slo METRIC_PCT=VALUE,...",
     .summary =
         "Finds, for the scenario in FILE (or each --compare choice), the highest arrival rate one "
         "replica sustains within the SLOs, and with --target-rate the replicas (and GPUs) that "
@@ -37,8 +37,10 @@ static const cli_command capacity_cmd = {
         "prefill and decode pools counts one copy of its pools as a replica; --compare "
         "pd=1:1,1:2,2:3 tries prefill:decode replica ratios, and --target-rate without "
         "--compare searches the split with the fewest GPUs (for 1, 2, ... prefill replicas, the "
-        "fewest decode replicas that meet the SLOs at that rate), reporting GPUs per pool.",
-    .min_pos = 1,
+        "fewest decode replicas that meet the SLOs at that rate), reporting GPUs per pool. "
+        "Without FILE, --model, --gpu and --isl/--osl (or --lengths sharegpt) describe the "
+        "question (vLLM, 1,000 Poisson requests); with FILE they override its keys.",
+    .min_pos = 0,
     .max_pos = 1,
     .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET,
     .def_level = "summary"};
@@ -52,6 +54,7 @@ typedef struct cap_args {
 typedef struct cap_state {
     cli_common c;
     study_capacity cap;
+    cli_quick q;
 } cap_state;
 
 static int add_slo(void *arg, const char *v)
@@ -402,7 +405,7 @@ static int parse(int argc, char **argv, cap_state *s, cap_args *ca)
     study_capacity *cap = &s->cap;
     cli_common *c = &s->c;
     cap->precision = 0.03;
-    const cli_option opts[] = {
+    cli_option opts[8 + CLI_QUICK_NOPTS] = {
         {"--slo", "LIST", CLI_CALL, NULL,
          "service-level objectives, e.g. ttft_p99=1000ms,tpot_p99=50ms (repeatable)", NULL, 0, 0,
          add_slo, ca},
@@ -424,13 +427,15 @@ static int parse(int argc, char **argv, cap_state *s, cap_args *ca)
          "1024", 0, 1e7, NULL, NULL},
         {"--seeds", "N", CLI_INT, &cap->max_seeds,
          "most seeds a probe runs while its interval holds an SLO's limit", "3", 1, 100, NULL,
-         NULL},
-        CLI_END};
-    const char *file;
+         NULL}};
+    opts[cli_quick_options(&s->q, opts, 7)] = (cli_option)CLI_END;
+    const char *file = NULL;
     int npos;
     cap->max_gpus = 1024;
     cap->max_seeds = 3;
     int st = cli_parse(&capacity_cmd, opts, c, argc, argv, &file, &npos);
+    if (st == CLI_GO)
+        st = cli_quick_apply("capacity", &s->q, c, &file, &cap->text);
     if (st == CLI_GO && cap->nslo == 0) {
         fprintf(stderr, "llmsim capacity: give the SLOs with --slo, e.g. ttft_p99=1000ms\n");
         st = 2;

@@ -8,7 +8,10 @@
  *  - a probe is decided by its interval: one straddling its limit runs more seeds;
  *  - --compare: named choices of several keys, the one-key form, the cross product of two,
  *    their errors; the CLI's table and JSON echo the choices and --set;
- *  - the cluster check respects --max-gpus (an "over budget" verdict, no simulation past it).
+ *  - the cluster check respects --max-gpus (an "over budget" verdict, no simulation past it);
+ *  - names: GPU spellings and Hugging Face ids resolve to the catalogs, a folder's config.json
+ *    is read, unknown names get the nearest valid ones; questions asked with options give
+ *    what the scenario file saying the same gives.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -17,10 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "catalog.h"
 #include "e2e_util.h"
 #include "study_capacity.h"
 
@@ -426,6 +431,118 @@ static void cli_echoes_choices(void **state)
     assert_non_null(strstr(err, "two choices are named 'a'"));
 }
 
+/* ---- names and questions without YAML ---- */
+
+static int load_with(const char *key, const char *val, scn_scenario *scn, sim_err *err)
+{
+    char set[600];
+    snprintf(set, sizeof set, "%s=%s", key, val);
+    const char *sets[] = {set};
+    return study_load_text("names.yaml", small_text, sets, 1, scn, err);
+}
+
+static void names_resolve_and_suggest(void **state)
+{
+    (void)state;
+    const char *gpus[][2] = {{"h100", "h100-sxm"}, {"H100-SXM5", "h100-sxm"}, {"h200-sxm", "h200"},
+                             {"b200-sxm", "b200"}, {"rtx4090", "rtx-4090"},   {"H200", "h200"}};
+    sim_err err;
+    scn_scenario scn;
+    for (size_t k = 0; k < sizeof gpus / sizeof gpus[0]; k++) {
+        if (load_with("gpu", gpus[k][0], &scn, &err) != 0)
+            fail_msg("%s: %s", gpus[k][0], err.msg);
+        assert_string_equal(scn.engine.gpu.name, gpus[k][1]);
+        scn_free(&scn);
+    }
+    const char *models[][2] = {{"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"},
+                               {"meta-llama/Meta-Llama-3-8B-Instruct", "llama-3-8b"},
+                               {"Qwen/Qwen3-8B", "qwen3-8b"},
+                               {"google/gemma-2-9b-it", "gemma-2-9b"},
+                               {"meta-llama/Llama-2-7b-hf", "llama-2-7b"}};
+    for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
+        if (load_with("model", models[k][0], &scn, &err) != 0)
+            fail_msg("%s: %s", models[k][0], err.msg);
+        assert_string_equal(scn.engine.model.name, models[k][1]);
+        scn_free(&scn);
+    }
+    /* a folder holding a config.json is read (named by the folder) */
+    char dir[400], path[500];
+    snprintf(dir, sizeof dir, "%s/my-model", e2e_dir);
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    e2e_write(path, cal_model_config_text(0));
+    if (load_with("model", dir, &scn, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_string_equal(scn.engine.model.name, "my-model");
+    scn_free(&scn);
+    /* unknown names: the nearest valid ones; an ambiguous spelling is not guessed */
+    const char *bad[][3] = {{"gpu", "h10", "nearest: h100-sxm, h100-pcie"},
+                            {"gpu", "a100", "nearest: a100-80gb, a100-40gb"},
+                            {"gpu", "b2000", "nearest: b200"},
+                            {"model", "llama-3.1-7b", "nearest: llama-3.1-8b"},
+                            {"model", "Qwen/Qwen3-235B-A22B-FP8", "nearest: qwen3-235b-a22b"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        assert_int_not_equal(load_with(bad[k][0], bad[k][1], &scn, &err), 0);
+        print_message("%s\n", err.msg);
+        assert_non_null(strstr(err.msg, bad[k][2]));
+        scn_free(&scn);
+    }
+}
+
+/* `run --model ... --gpu ... --isl --osl --rate` is the scenario file that says the same. */
+static void question_without_yaml(void **state)
+{
+    (void)state;
+    char scn[300], a[16384], b[16384], err[8192];
+    snprintf(scn, sizeof scn, "%s/q.yaml", e2e_dir);
+    e2e_write(scn, "name: question\nseed: 1\nengine: sglang\nmodel: llama-3.1-8b\n"
+                   "gpu: h100-sxm\ntensor_parallel: 2\n"
+                   "workload:\n  num_requests: 120\n  arrival: {process: poisson, rate: 6}\n"
+                   "  prompt_tokens: 700\n  output_tokens: 60\n");
+    int st = e2e_sh(a, sizeof a, err, sizeof err,
+                    "%s run --model meta-llama/Llama-3.1-8B-Instruct --gpu h100 --tp 2 --engine "
+                    "sglang --isl 700 --osl 60 --rate 6 --requests 120 --no-db --json",
+                    LLMSIM_BINARY);
+    print_message("%s", err);
+    assert_int_equal(st, 0);
+    assert_int_equal(
+        e2e_sh(b, sizeof b, err, sizeof err, "%s run %s --no-db --json", LLMSIM_BINARY, scn), 0);
+    /* the same metrics, from "num_prompts" on (date and run_id differ) */
+    assert_string_equal(strstr(a, "\"num_prompts\""), strstr(b, "\"num_prompts\""));
+    /* capacity asks the same way; a file's keys yield to the options */
+    st = e2e_sh(a, sizeof a, err, sizeof err,
+                "%s capacity --model llama-3.1-8b --gpu h100 --isl 500 --osl 50 --requests 100 "
+                "--slo ttft_p99=500ms --precision 0.3 --db %s/q.db --json",
+                LLMSIM_BINARY, e2e_dir);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(a, "\"gpu\": \"h100-sxm\""));
+    assert_non_null(strstr(a, "\"verdict\": \"found\""));
+    /* what is missing or misspelt is named */
+    assert_int_equal(e2e_sh(NULL, 0, err, sizeof err, "%s run --model llama-3.1-8b --isl 5 --osl 5",
+                            LLMSIM_BINARY),
+                     2);
+    assert_non_null(strstr(err, "needs --gpu"));
+    assert_int_equal(
+        e2e_sh(NULL, 0, err, sizeof err, "%s run --model llama-3.1-8b --gpu h100", LLMSIM_BINARY),
+        2);
+    assert_non_null(strstr(err, "--isl and --osl, or --lengths sharegpt"));
+    assert_int_equal(e2e_sh(NULL, 0, err, sizeof err,
+                            "%s run --model llama-3.1-8b --gpu h100 --isl 5 --osl 5 --engine vlm",
+                            LLMSIM_BINARY),
+                     2);
+    assert_non_null(strstr(err, "unknown engine 'vlm'; nearest: vllm"));
+    assert_int_equal(e2e_sh(NULL, 0, err, sizeof err,
+                            "%s run --model llama-3.1-8b --gpu h100 --lengths sharegtp",
+                            LLMSIM_BINARY),
+                     2);
+    assert_non_null(strstr(err, "nearest: sharegpt"));
+    assert_int_equal(e2e_sh(NULL, 0, err, sizeof err,
+                            "%s run --model llama-3.1-8b --gpu h10 --isl 5 --osl 5 --no-db",
+                            LLMSIM_BINARY),
+                     1);
+    assert_non_null(strstr(err, "nearest: h100-sxm"));
+}
+
 /* ---- the GPU cap ---- */
 
 static void cluster_over_budget(void **state)
@@ -461,6 +578,8 @@ int main(void)
         cmocka_unit_test(two_key_layouts_by_name),
         cmocka_unit_test(cli_echoes_choices),
         cmocka_unit_test(cluster_over_budget),
+        cmocka_unit_test(names_resolve_and_suggest),
+        cmocka_unit_test(question_without_yaml),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     e2e_rmdir();
