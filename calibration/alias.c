@@ -118,6 +118,42 @@ int cal_model_alias(const char *name, char *buf, size_t len)
     return -1;
 }
 
+/* Hugging Face repositories whose config.json each catalog model is (the instruct variant where
+ * one is published, as a serving command names it). */
+static const struct {
+    const char *model, *id;
+} hf_ids[] = {
+    {"llama-2-7b", "meta-llama/Llama-2-7b-chat-hf"},
+    {"llama-2-13b", "meta-llama/Llama-2-13b-chat-hf"},
+    {"llama-2-70b", "meta-llama/Llama-2-70b-chat-hf"},
+    {"llama-3-8b", "meta-llama/Meta-Llama-3-8B-Instruct"},
+    {"llama-3-70b", "meta-llama/Meta-Llama-3-70B-Instruct"},
+    {"llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct"},
+    {"llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"},
+    {"llama-3.1-405b", "meta-llama/Llama-3.1-405B-Instruct"},
+    {"mistral-7b", "mistralai/Mistral-7B-Instruct-v0.1"},
+    {"mixtral-8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1"},
+    {"mixtral-8x22b", "mistralai/Mixtral-8x22B-Instruct-v0.1"},
+    {"qwen2.5-7b", "Qwen/Qwen2.5-7B-Instruct"},
+    {"qwen3-8b", "Qwen/Qwen3-8B"},
+    {"qwen3-32b", "Qwen/Qwen3-32B"},
+    {"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B"},
+    {"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"},
+    {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
+    {"deepseek-r1", "deepseek-ai/DeepSeek-R1"},
+    {"kimi-k2", "moonshotai/Kimi-K2-Instruct"},
+    {"gpt-oss-20b", "openai/gpt-oss-20b"},
+    {"gpt-oss-120b", "openai/gpt-oss-120b"},
+};
+
+const char *cal_model_hf_id(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof hf_ids / sizeof hf_ids[0]; i++)
+        if (strcmp(hf_ids[i].model, name) == 0)
+            return hf_ids[i].id;
+    return NULL;
+}
+
 const char *cal_gpu_nearest(const char *name, char *buf, size_t len)
 {
     const char *names[128];

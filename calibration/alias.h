@@ -16,6 +16,10 @@ const char *cal_gpu_alias(const char *name);
  * llama-3.1-8b) into buf; 0, or -1 when none (buf untouched). */
 int cal_model_alias(const char *name, char *buf, size_t len);
 
+/* The Hugging Face repository a serving command names for catalog model `name`, or NULL when
+ * the table has none. The string is static. */
+const char *cal_model_hf_id(const char *name);
+
 /* The catalog GPUs (models) nearest to an unknown name, "a, b, c" into buf ("" when none is
  * near). Returns buf. */
 const char *cal_gpu_nearest(const char *name, char *buf, size_t len);

@@ -25,6 +25,7 @@ int cmd_sweep(int argc, char **argv);
 int cmd_merge(int argc, char **argv); /* merge OUT.db IN.db... */
 int cmd_plot(int argc, char **argv);
 int cmd_capacity(int argc, char **argv);
+int cmd_recommend(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_report(int argc, char **argv);   /* report --run|--sweep|--capacity ID -o FILE.html */
