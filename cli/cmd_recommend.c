@@ -102,7 +102,7 @@ static int parse(int argc, char **argv, rec_state *s)
     study_recommend *r = &s->r;
     r->cap.precision = 0.05;
     r->cap.max_seeds = 3;
-    cli_option opts[12 + CLI_QUICK_NOPTS] = {
+    cli_option opts[13 + CLI_QUICK_NOPTS] = {
         {"--slo", "LIST", CLI_CALL, NULL,
          "service-level objectives: ttft_p99=1000ms, tpot_p99=50ms, tps_per_user=N (repeatable)",
          NULL, 0, 0, add_slo, s},

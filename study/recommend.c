@@ -113,6 +113,18 @@ static const char *layout_name(const study_rec_layout *l, char *buf, size_t len)
     return buf;
 }
 
+/* " s128 t2048" (seats, token budget; each only when set) into buf. */
+static const char *knobs_name(const study_rec_cand *k, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    if (k->seats)
+        n += (size_t)snprintf(buf, len, " s%d", k->seats);
+    if (k->tokens && n < len)
+        snprintf(buf + n, len - n, " t%d%s", k->tokens, k->chunked ? "c" : "");
+    return buf;
+}
+
 /* The choice (overrides and name) of candidate k. */
 static void make_choice(study_rec_cand *k)
 {
@@ -135,8 +147,9 @@ static void make_choice(study_rec_cand *k)
             add_set(ch, "scheduler.%s=%d", tokens, k->tokens);
         if (k->chunked)
             add_set(ch, "scheduler.enable_chunked_context=true");
-        snprintf(ch->name, sizeof ch->name, "%s %s %s s%d t%d%s", k->gpu, k->engine,
-                 layout_name(&k->lay, a, sizeof a), k->seats, k->tokens, k->kv_fp8 ? " kv8" : "");
+        snprintf(ch->name, sizeof ch->name, "%s %s %s%s%s", k->gpu, k->engine,
+                 layout_name(&k->lay, a, sizeof a), knobs_name(k, b, sizeof b),
+                 k->kv_fp8 ? " kv8" : "");
         return;
     }
     /* MODEL: both pools on one node's NVLink (the unit is at most MAX_UNIT GPUs); the KV moves
@@ -154,9 +167,10 @@ static void make_choice(study_rec_cand *k)
             k->ndecode, k->dec.tp, k->dec.ep, k->dec.dp, sched);
     add_set(ch, "kv_transfer={link: nvlink, discipline: %s}",
             strcmp(k->engine, "sglang") == 0 ? "layerwise" : "after_prefill");
-    snprintf(ch->name, sizeof ch->name, "%s %s %dx%s:%dx%s s%d%s", k->gpu, k->engine, k->nprefill,
+    char c[32];
+    snprintf(ch->name, sizeof ch->name, "%s %s %dx%s:%dx%s%s%s", k->gpu, k->engine, k->nprefill,
              layout_name(&k->lay, a, sizeof a), k->ndecode, layout_name(&k->dec, b, sizeof b),
-             k->seats, k->kv_fp8 ? " kv8" : "");
+             knobs_name(k, c, sizeof c), k->kv_fp8 ? " kv8" : "");
 }
 
 typedef struct cands {
@@ -404,6 +418,10 @@ static void screen_unit(study_recommend *r, study_rec_cand *k, const pricer *pre
             k->a_tps_gpu = tps_gpu;
             k->a_tps_user = tps_user;
         }
+        if (k->a_npts < (int)(sizeof k->a_pts / sizeof k->a_pts[0])) {
+            k->a_pts[k->a_npts][0] = tps_gpu;
+            k->a_pts[k->a_npts++][1] = tps_user;
+        }
     }
 }
 
@@ -444,20 +462,31 @@ static void screen(study_recommend *r, study_rec_cand *k)
     r->cap.ncmp = 0;
 }
 
-/* Each kept candidate's share of the analytic front at its own tokens/s per user: its tokens/s
- * per GPU over the best any candidate reaches at that interactivity or more. */
+/* The most tokens/s per GPU any kept candidate's screen reaches at tps_user or more. */
+static double front_at(const study_recommend *r, double tps_user)
+{
+    double best = 0;
+    for (int j = 0; j < r->nc; j++)
+        for (int p = 0; r->c[j].state == STUDY_REC_KEPT && p < r->c[j].a_npts; p++)
+            if (r->c[j].a_pts[p][1] >= tps_user && r->c[j].a_pts[p][0] > best)
+                best = r->c[j].a_pts[p][0];
+    return best;
+}
+
+/* Each kept candidate's score: the most any of its screen points reaches of the analytic front
+ * at that point's tokens/s per user, so a candidate best at high interactivity ranks as high
+ * as one best at high throughput. */
 static void score(study_recommend *r)
 {
     for (int i = 0; i < r->nc; i++) {
         study_rec_cand *k = &r->c[i];
-        if (k->state != STUDY_REC_KEPT || !(k->a_tps_gpu > 0))
-            continue;
-        double best = 0;
-        for (int j = 0; j < r->nc; j++)
-            if (r->c[j].state == STUDY_REC_KEPT && r->c[j].a_tps_user >= k->a_tps_user &&
-                r->c[j].a_tps_gpu > best)
-                best = r->c[j].a_tps_gpu;
-        k->a_score = best > 0 ? k->a_tps_gpu / best : 0;
+        k->a_score = 0;
+        for (int p = 0; k->state == STUDY_REC_KEPT && p < k->a_npts; p++) {
+            double best = front_at(r, k->a_pts[p][1]);
+            double share = best > 0 ? k->a_pts[p][0] / best : 0;
+            if (share > k->a_score)
+                k->a_score = share;
+        }
     }
 }
 
@@ -470,17 +499,22 @@ static int by_score(const void *a, const void *b)
     return x->a_tps_gpu < y->a_tps_gpu ? 1 : x->a_tps_gpu > y->a_tps_gpu ? -1 : 0;
 }
 
-/* Whether a and b differ only in a setting that does not bind: the same unit, engine and KV
- * dtype with the same screen estimate (a token budget above every prompt, seats above what the
- * KV cache holds). The first is simulated for both. */
+static int within(double a, double b, double rel)
+{
+    return fabs(a - b) <= rel * (fabs(a) > fabs(b) ? fabs(a) : fabs(b));
+}
+
+/* Whether a and b differ only in settings that hardly bind: the same GPU, engine and unit with
+ * screen estimates within 2% (a token budget above every prompt, seats above what the KV cache
+ * holds, an fp8 cache the batch never fills). The better ranked is simulated for both. */
 static int same_in_effect(const study_rec_cand *a, const study_rec_cand *b)
 {
     return strcmp(a->gpu, b->gpu) == 0 && strcmp(a->engine, b->engine) == 0 &&
-           a->disagg == b->disagg && a->kv_fp8 == b->kv_fp8 && a->gpus == b->gpus &&
+           a->disagg == b->disagg && a->gpus == b->gpus &&
            memcmp(&a->lay, &b->lay, sizeof a->lay) == 0 &&
            memcmp(&a->dec, &b->dec, sizeof a->dec) == 0 && a->nprefill == b->nprefill &&
-           a->ndecode == b->ndecode && a->a_tps_gpu == b->a_tps_gpu &&
-           a->a_tps_user == b->a_tps_user;
+           a->ndecode == b->ndecode && within(a->a_tps_gpu, b->a_tps_gpu, 0.02) &&
+           within(a->a_tps_user, b->a_tps_user, 0.02);
 }
 
 /* The candidates in the order they are simulated: the best scores first, then the best of
@@ -490,15 +524,19 @@ static int select_top(study_recommend *r, study_rec_cand ***out, int *first)
 {
     study_rec_cand **v = sim_xcalloc((size_t)(r->nc > 0 ? r->nc : 1), sizeof *v);
     int n = 0, top = r->top > 0 ? r->top : DEFAULT_TOP;
-    for (int i = 0; i < r->nc; i++) {
-        study_rec_cand *k = &r->c[i];
-        int dup = 0;
-        for (int j = 0; j < n && !dup && !r->exhaustive; j++)
-            dup = same_in_effect(v[j], k);
-        if (k->state == STUDY_REC_KEPT && k->a_tps_gpu > 0 && !dup)
-            v[n++] = k;
-    }
+    for (int i = 0; i < r->nc; i++)
+        if (r->c[i].state == STUDY_REC_KEPT && r->c[i].a_tps_gpu > 0)
+            v[n++] = &r->c[i];
     qsort(v, (size_t)n, sizeof *v, by_score);
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        int dup = 0;
+        for (int j = 0; j < kept && !dup && !r->exhaustive; j++)
+            dup = same_in_effect(v[j], v[i]);
+        if (!dup)
+            v[kept++] = v[i];
+    }
+    n = kept;
     int m = top < n ? top : n;
     for (int i = m; i < n && !r->exhaustive; i++) {
         int new_kind = 1;
@@ -530,7 +568,7 @@ static void add_point(study_recommend *r, int ci, double rate, const study_trial
     p->confirmed = -1;
 }
 
-/* Candidate ci's capacity search, then half and a quarter of its rate. */
+/* Candidate ci's capacity search, then fractions of its rate. */
 static int simulate(study_recommend *r, int ci, sim_err *err)
 {
     study_rec_cand *k = &r->c[ci];
@@ -539,14 +577,18 @@ static int simulate(study_recommend *r, int ci, sim_err *err)
     int rc = study_capacity_find(&r->cap, 0, &k->ans, err);
     k->state = STUDY_REC_SIMULATED;
     r->n_sim++;
+    /* the rate found, and fractions of it: lower rates trade throughput for interactivity,
+     * and a point at the boundary that fails its confirmation has a neighbour below */
+    static const double frac[] = {0.9, 0.75, 0.5, 0.25};
     if (rc == 0 && k->ans.verdict == STUDY_FOUND) {
         add_point(r, ci, k->ans.rate, &k->ans.at_rate);
-        for (int d = 2; d <= 4 && rc == 0; d *= 2) {
+        for (size_t f = 0; f < sizeof frac / sizeof frac[0] && rc == 0; f++) {
             study_trial t;
-            rc = study_capacity_probe(&r->cap, 0, "search", STUDY_LOAD_RATE, k->ans.rate / d, 1,
-                                      NULL, &t, err);
+            double rate = k->ans.rate * frac[f];
+            rc =
+                study_capacity_probe(&r->cap, 0, "search", STUDY_LOAD_RATE, rate, 1, NULL, &t, err);
             if (rc == 0 && t.ok)
-                add_point(r, ci, k->ans.rate / d, &t);
+                add_point(r, ci, rate, &t);
         }
     }
     char v[64];

@@ -15,7 +15,7 @@
  *     batch sizes up to the seats and the KV cache, each giving tokens/s per GPU and per user;
  *  4. the best candidates are simulated: a capacity search each (the unloaded check, the rate
  *     search, intervals and seeds; every candidate on the same seeds, so comparisons are
- *     paired), then half and a quarter of the rate found;
+ *     paired), then 0.9, 0.75, 0.5 and 0.25 of the rate found;
  *  5. the Pareto front of the simulated points that met the SLOs, each confirmed by a run at
  *     fresh seeds; a point that fails confirmation leaves the front.
  * Every simulated probe is stored as a capacity search (choices named by candidate), so `llmsim
@@ -56,7 +56,11 @@ typedef struct study_rec_cand {
     study_rec_prune state;
     char why[200];                /* why pruned (fit, roofline) */
     double a_tps_gpu, a_tps_user; /* the screen's best point within the SLOs */
-    double a_score;               /* its share of the analytic front at its tokens/s per user */
+    double a_pts[24][2];          /* the screen's points within the SLOs: tokens/s per GPU, per
+                                     user */
+    int a_npts;
+    double a_score; /* the most any of its points reaches of the analytic front at its tokens/s
+                       per user (1: on the front) */
     study_answer ans;             /* the capacity search's answer (simulated ones) */
 } study_rec_cand;
 
