@@ -36,7 +36,7 @@ static const cli_command report_cmd = {
 
 /* ---- tables ---- */
 
-#define MAX_TABLES 6
+#define MAX_TABLES 8
 #define MAX_FIGS 6
 
 typedef struct report {
@@ -201,6 +201,43 @@ static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
     }
 }
 
+/* A disaggregated run: its pools (from the stored scenario, which loads again as it ran), the
+ * split in GPUs, how busy each pool was, and the KV transfers. */
+static void pd_tables(report *rp, const metrics *ms)
+{
+    if (isnan(metric(ms, "prefill_gpus")))
+        return;
+    char where[240] = "(the stored scenario does not load here)", b[64];
+    scn_scenario scn;
+    sim_err ignore;
+    if (rp->scenario && study_load_text("(stored run)", rp->scenario, NULL, 0, &scn, &ignore) == 0)
+        cli_deployment(&scn, where, sizeof where);
+    scn_free(&scn);
+    plt_table *t = table(rp, "Disaggregated pools", 2, "", "");
+    row2(t, "pools", "%s", where);
+    row2(t, "split (GPUs)", "%.0f prefill : %.0f decode", metric(ms, "prefill_gpus"),
+         metric(ms, "decode_gpus"));
+    row2(t, "prefill pool busy", "%.1f%%", 100 * metric(ms, "prefill_utilization"));
+    row2(t, "decode pool busy", "%.1f%%", 100 * metric(ms, "decode_utilization"));
+    row2(t, "KV transfers", "%.0f (%.0f held back by the decode pool)", metric(ms, "kv_transfers"),
+         metric(ms, "kv_transfers_held"));
+    row2(t, "KV per request (MB)", "%s",
+         num(b, sizeof b, metric(ms, "kv_transfer_bytes_per_request") / 1e6, 2));
+    t = table(rp, "KV transfer latency (ms)", 6, "", "mean", "median", "p90", "p95", "p99");
+    static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};
+    static const char *const what[2][2] = {{"kv_transfer_ms", "transfer (prefill end to arrival)"},
+                                           {"kv_wait_ms", "wait for decode-side KV"}};
+    for (int i = 0; i < 2; i++) {
+        char cells[6][64], name[64];
+        const char *c[6] = {what[i][1]};
+        for (int j = 0; j < 5; j++) {
+            snprintf(name, sizeof name, "%s_%s", pre[j], what[i][0]);
+            c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
+        }
+        row(t, c);
+    }
+}
+
 static void run_figures(report *rp, store *s, const store_run_meta *m, sim_err *err)
 {
     int64_t nrq = store_run_count_requests(s, m->id, err);
@@ -251,6 +288,7 @@ static int run_report(report *rp, store *s, int64_t run, sim_err *err)
              m.model, m.gpu, m.dtype, m.replicas, m.replicas == 1 ? "" : "s", m.tensor_parallel,
              m.scheduler, m.profile);
     run_tables(rp, &m, &ms);
+    pd_tables(rp, &ms);
     run_figures(rp, s, &m, err);
     snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: run %lld of %s, stored %s.",
              study_version(), (long long)run, rp->r.db, m.created);

@@ -9,6 +9,8 @@
  *  - --compare: named choices of several keys, the one-key form, the cross product of two,
  *    their errors; the CLI's table and JSON echo the choices and --set;
  *  - the cluster check respects --max-gpus (an "over budget" verdict, no simulation past it);
+ *  - reports that scale: a long run's CDF and timeline are drawn from a bounded number of
+ *    points, and a disaggregated run's report shows its pools, split and transfers;
  *  - names: GPU spellings and Hugging Face ids resolve to the catalogs, a folder's config.json
  *    is read, unknown names get the nearest valid ones; questions asked with options give
  *    what the scenario file saying the same gives.
@@ -191,6 +193,75 @@ static void rejections_shown(void **state)
     e2e_sh(out, sizeof out, NULL, 0, "grep -o 'rejected: exceeds batch token limit: [0-9]*' %s",
            path);
     assert_non_null(strstr(out, "rejected: exceeds batch token limit: "));
+}
+
+/* Data lines (not comments, not blank) of a file. */
+static int64_t data_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int64_t n = 0;
+    while (f && fgets(line, sizeof line, f))
+        n += line[0] != '#' && line[0] != '\n';
+    if (f)
+        fclose(f);
+    return f ? n : -1;
+}
+
+/* A run's plots and report stay small however long the run: the CDF keeps 2,000 order
+ * statistics and the top 0.1% of values, the timeline 4,000 bars of grouped iterations. A
+ * disaggregated run's report shows its pools, split and transfers. */
+static void reports_scale(void **state)
+{
+    (void)state;
+    char out[16384], err[16384], db[400], path[600];
+    snprintf(db, sizeof db, "%s/big.db", e2e_dir);
+    int st = e2e_sh(out, sizeof out, err, sizeof err,
+                    "%s run %s/scenarios/demo.yaml --db %s --quiet --set scheduler.name=vllm "
+                    "--set workload.num_requests=2200 --set workload.arrival.rate=10 --set "
+                    "workload.output_tokens=40",
+                    LLMSIM_BINARY, LLMSIM_SOURCE_DIR, db);
+    assert_int_equal(st, 0);
+    int64_t iters = e2e_query_int(db, "SELECT count(*) FROM iterations");
+    print_message("2,200 requests, %lld iterations\n", (long long)iters);
+    assert_true(iters > 4000);
+    snprintf(path, sizeof path, "%s/cdf.png", e2e_dir);
+    st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot cdf --run 1 --db %s -o %s",
+                LLMSIM_BINARY, db, path);
+    assert_true(st == 0 || st == 3);
+    snprintf(path, sizeof path, "%s/cdf.dat", e2e_dir);
+    int64_t n = data_lines(path);
+    print_message("cdf: %lld points for 2,200 requests\n", (long long)n);
+    assert_true(n >= 2000 && n <= 2000 + 3);
+    snprintf(path, sizeof path, "%s/tl.png", e2e_dir);
+    st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot timeline --run 1 --db %s -o %s",
+                LLMSIM_BINARY, db, path);
+    assert_true(st == 0 || st == 3);
+    assert_non_null(strstr(err, "drawn in groups"));
+    snprintf(path, sizeof path, "%s/tl.dat", e2e_dir);
+    n = data_lines(path);
+    print_message("timeline: %lld rows for %lld iterations\n", (long long)n, (long long)iters);
+    assert_true(n > 1000 && n <= 4000);
+    /* a disaggregated run's report */
+    snprintf(db, sizeof db, "%s/pd.db", e2e_dir);
+    st = e2e_sh(out, sizeof out, err, sizeof err,
+                "%s run %s/scenarios/pd_llama70b.yaml --db %s --quiet --set "
+                "workload.num_requests=150",
+                LLMSIM_BINARY, LLMSIM_SOURCE_DIR, db);
+    assert_int_equal(st, 0);
+    snprintf(path, sizeof path, "%s/pd.html", e2e_dir);
+    st = e2e_sh(out, sizeof out, err, sizeof err, "%s report --run 1 --db %s -o %s", LLMSIM_BINARY,
+                db, path);
+    assert_true(st == 0 || st == 3);
+    e2e_sh(out, sizeof out, NULL, 0,
+           "grep -o 'Disaggregated pools\\|prefill 1 x h200 tp4, decode 2 x b200 tp2\\|split "
+           "(GPUs)\\|4 prefill : 4 decode\\|KV transfer latency' %s | sort -u",
+           path);
+    print_message("%s", out);
+    assert_non_null(strstr(out, "Disaggregated pools"));
+    assert_non_null(strstr(out, "prefill 1 x h200 tp4, decode 2 x b200 tp2"));
+    assert_non_null(strstr(out, "4 prefill : 4 decode"));
+    assert_non_null(strstr(out, "KV transfer latency"));
 }
 
 /* ---- unreachable ---- */
@@ -571,6 +642,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rejecting_policy_never_meets),
         cmocka_unit_test(rejections_shown),
+        cmocka_unit_test(reports_scale),
         cmocka_unit_test(unreachable_stops_at_unloaded),
         cmocka_unit_test(noisy_boundary_stays_above_unloaded),
         cmocka_unit_test(probe_decided_by_interval),
