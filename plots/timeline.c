@@ -20,7 +20,7 @@
 /* Rows of a run's iterations: MAX_ROWS at most; past that, each row is `group` consecutive
  * iterations of one replica (first start to last end, the most sequences and KV blocks, the
  * tokens and preemptions summed), so the plot of an hour-long run stays small. */
-#define MAX_ROWS 4000
+#define MAX_ROWS 10000
 
 typedef struct row {
     int64_t n, start, end, replica, seqs, kv, pre, dec, preempted;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# docs-capacity.sh [BUILD_DIR] [OUT_DIR]: runs every command docs/capacity.md quotes and writes
+# each one's output to OUT_DIR/<name>.txt (stdout, then the command itself as the first line),
+# so the page's figures come out of the tool and can be checked against it. A fragment of
+# scripts/docs.sh: it sources this file and calls docs_capacity, or runs it on its own.
+# Defaults: BUILD_DIR=build (a Release build), OUT_DIR=docs/generated/capacity.
+set -euo pipefail
+
+docs_capacity() {
+  local b=${1:-build} out=${2:-docs/generated/capacity} db
+  mkdir -p "$out"
+  db=$(mktemp -u /tmp/llmsim-docs-capacity-XXXXXX.db)
+  run() { # run NAME ARGS...: the command's stdout into OUT/NAME.txt
+    local name=$1; shift
+    { echo "\$ llmsim $*"; "$b/llmsim" "$@" --db "$db" --quiet; } > "$out/$name.txt"
+  }
+  # "How many GPUs?": a question in three commands, no scenario file
+  run quick-run run --model meta-llama/Llama-3.1-70B-Instruct --gpu h100 --tp 8 \
+      --lengths sharegpt --rate 2
+  run quick-capacity capacity --model meta-llama/Llama-3.1-70B-Instruct --gpu h100 --tp 8 \
+      --lengths sharegpt --slo ttft_p99=2s,tpot_p99=50ms --target-rate 10
+  run quick-recommend recommend --model meta-llama/Llama-3.1-70B-Instruct --gpu h100 \
+      --target-rate 10 --lengths sharegpt --slo ttft_p99=2s,tpot_p99=50ms
+  # rejections are failures; an unreachable SLO stops at the unloaded case
+  run engines capacity --model meta-llama/Llama-3.1-70B-Instruct --gpu h100 --tp 8 \
+      --lengths sharegpt --slo ttft_p99=2s,tpot_p99=100ms --target-rate 10 \
+      --compare engine=vllm,tgi
+  run unreachable capacity --model meta-llama/Llama-3.1-70B-Instruct --gpu h100 --tp 2 \
+      --lengths sharegpt --slo ttft_p99=1s --target-rate 10
+  # layouts compared by name, crossed with engines
+  run layouts capacity --model deepseek-ai/DeepSeek-V3 --gpu h200 --isl 1000 --osl 500 \
+      --slo ttft_p99=2s,tpot_p99=50ms \
+      --compare 'tp8: tensor_parallel=8; tp8ep8: tensor_parallel=8,expert_parallel=8; dp8ep8: tensor_parallel=1,data_parallel_attention=8,expert_parallel=8' \
+      --compare engine=vllm,sglang,trtllm
+  # a recommendation on a GPU budget
+  run recommend-dsv3 recommend --model deepseek-ai/DeepSeek-V3 --gpu h200 --gpus 8 \
+      --isl 1000 --osl 500 --slo ttft_p99=2s,tpot_p99=50ms
+  rm -f "$db" "$db"-*
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  cd "$(dirname "$0")/.."
+  docs_capacity "$@"
+fi
