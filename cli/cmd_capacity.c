@@ -232,7 +232,8 @@ static void print_table(const study_capacity *cap, const scn_scenario *scn, cons
     int rough = 0;
     for (int k = 0; k < nchoice; k++)
         rough |= ans[k].verdict == STUDY_FOUND && shown_trial(cap, &ans[k])->uncertain;
-    printf("(SLO columns: the percentiles achieved %s, mean over the seeds run%s)\n",
+    printf("(SLO columns: the percentiles achieved %s, mean over the seeds run; completed and "
+           "rejected: summed over them%s)\n",
            cap->target > 0 ? "by the cluster at the target rate" : "at the highest rate found",
            rough ? "; ~: no interval (a run too short for batches), decided by the value" : "");
     if (pd)

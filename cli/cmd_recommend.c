@@ -230,6 +230,21 @@ static void print_front(const rec_state *s)
     for (int i = 0; i < n; i++)
         printf("[%d] %s\n", i + 1,
                study_launch(&r->c[v[i]->cand], r->launch_model, launch, sizeof launch));
+    for (int i = 0; i < n; i++) {
+        const study_rec_point *p = v[i];
+        if (r->best < 0 || p != &r->p[r->best])
+            continue;
+        const study_rec_cand *k = &r->c[p->cand];
+        printf("recommended: [%d] %s, %d unit%s of %d GPU%s (%d GPUs), %.4g req/s in all", i + 1,
+               k->choice.name, p->units, p->units == 1 ? "" : "s", k->gpus, k->gpus == 1 ? "" : "s",
+               p->units * k->gpus, p->total_rate);
+        if (r->cluster_ok >= 0)
+            printf("; as a cluster at %g req/s: %s", r->target,
+                   r->cluster_ok ? "meets the SLOs" : "misses them (more units needed)");
+        printf(" (%s)\n", r->target > 0   ? "the fewest GPUs for the target rate"
+                          : r->budget > 0 ? "the most requests/s within the budget"
+                                          : "the most tokens/s per GPU");
+    }
     free(v);
 }
 
@@ -323,9 +338,17 @@ static void print_json(const rec_state *s, const scn_scenario *scn)
     int n;
     const study_rec_point **v = front(r, &n);
     cli_json_open(&j, "front", '[');
-    for (int i = 0; i < n; i++)
+    int best = -1;
+    for (int i = 0; i < n; i++) {
         json_point(&j, r, v[i]);
+        if (r->best >= 0 && v[i] == &r->p[r->best])
+            best = i;
+    }
     cli_json_close(&j, ']');
+    if (best >= 0)
+        cli_json_int(&j, "recommended", best);
+    if (r->cluster_ok >= 0)
+        cli_json_bool(&j, "cluster_meets_slos", r->cluster_ok);
     free(v);
     cli_json_close(&j, '}');
 }

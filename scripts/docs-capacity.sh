@@ -12,7 +12,8 @@ docs_capacity() {
   db=$(mktemp -u /tmp/llmsim-docs-capacity-XXXXXX.db)
   run() { # run NAME ARGS...: the command's stdout into OUT/NAME.txt
     local name=$1; shift
-    { echo "\$ llmsim $*"; "$b/llmsim" "$@" --db "$db" --quiet; } > "$out/$name.txt"
+    { printf '$ llmsim'; printf ' %q' "$@"; echo; "$b/llmsim" "$@" --db "$db" --quiet; } \
+      > "$out/$name.txt"
   }
   # "How many GPUs?": a question in three commands, no scenario file
   run quick-run run --model meta-llama/Llama-3.1-70B-Instruct --gpu h100 --tp 8 \

@@ -683,8 +683,63 @@ static void size_points(study_recommend *r)
     }
 }
 
+/* The point recommended among the front's (see study_recommend.best). */
+static int pick(const study_recommend *r)
+{
+    int best = -1;
+    for (int i = 0; i < r->np; i++) {
+        const study_rec_point *p = &r->p[i], *b = best >= 0 ? &r->p[best] : NULL;
+        if (!p->front)
+            continue;
+        double cost = (double)p->units * r->c[p->cand].gpus;
+        int better = !b;
+        if (b && r->target > 0)
+            better = cost < (double)b->units * r->c[b->cand].gpus ||
+                     (cost == (double)b->units * r->c[b->cand].gpus && p->tps_user > b->tps_user);
+        else if (b && r->budget > 0)
+            better = p->total_rate > b->total_rate ||
+                     (p->total_rate == b->total_rate && p->tps_user > b->tps_user);
+        else if (b)
+            better = p->tps_gpu > b->tps_gpu;
+        if (better)
+            best = i;
+    }
+    return best;
+}
+
+/* The recommended point's units at the target rate, simulated as a cluster behind the
+ * scenario's router; a unit is added while it misses (three tries). */
+static int check_cluster(study_recommend *r, sim_err *err)
+{
+    r->cluster_ok = -1;
+    if (r->best < 0 || r->target <= 0)
+        return 0;
+    study_rec_point *p = &r->p[r->best];
+    r->cap.choice[0] = r->c[p->cand].choice;
+    r->cap.ncmp = 1;
+    r->cluster_ok = 0;
+    for (int tries = 0; tries < 3 && !r->cluster_ok; tries++, p->units++) {
+        if (r->cap.cluster)
+            r->cap.cluster(r->cap.probe_arg, r->c[p->cand].choice.name, r->target, p->units, -1, 0);
+        if (study_capacity_probe(&r->cap, 0, "cluster", STUDY_LOAD_RATE, r->target, p->units, NULL,
+                                 &r->cluster, err) != 0)
+            return -1;
+        r->cluster_ok = r->cluster.ok;
+        say(r, "  cluster: %d units of %s at %g req/s: %s", p->units, r->c[p->cand].choice.name,
+            r->target, r->cluster.ok ? "meets the SLOs" : "misses");
+        if (r->cluster_ok)
+            break;
+        r->units_added++;
+    }
+    p->total_rate = p->units * p->rate;
+    r->cap.ncmp = 0;
+    return 0;
+}
+
 int study_recommend_run(study_recommend *r, sim_err *err)
 {
+    r->best = -1;
+    r->cluster_ok = -1;
     if (r->ngpus == 0)
         return sim_errf(err, "recommend: no GPU type to search (--gpu)");
     if (workload_stats(r, err) != 0 || enumerate(r, err) != 0)
@@ -718,10 +773,13 @@ int study_recommend_run(study_recommend *r, sim_err *err)
     free(top);
     if (rc == 0)
         rc = confirm(r, err);
-    r->sim_s = sim_wall_seconds() - t0;
     r->n_screened = r->nc - r->n_fit - r->n_roofline - r->n_sim;
-    if (rc == 0)
+    if (rc == 0) {
         size_points(r);
+        r->best = pick(r);
+        rc = check_cluster(r, err);
+    }
+    r->sim_s = sim_wall_seconds() - t0;
     return rc;
 }
 

@@ -59,9 +59,9 @@ typedef struct study_rec_cand {
     double a_pts[24][2];          /* the screen's points within the SLOs: tokens/s per GPU, per
                                      user */
     int a_npts;
-    double a_score; /* the most any of its points reaches of the analytic front at its tokens/s
-                       per user (1: on the front) */
-    study_answer ans;             /* the capacity search's answer (simulated ones) */
+    double a_score;   /* the most any of its points reaches of the analytic front at its tokens/s
+                         per user (1: on the front) */
+    study_answer ans; /* the capacity search's answer (simulated ones) */
 } study_rec_cand;
 
 typedef struct study_rec_point {
@@ -96,6 +96,14 @@ typedef struct study_recommend {
     study_rec_point *p;
     int np;
     int n_fit, n_roofline, n_screened, n_sim, n_unconfirmed;
+    /* the point recommended (-1: none): with a target rate the fewest GPUs, checked by
+     * simulating its units as a cluster at that rate (one unit added at a time, up to three,
+     * until it meets the SLOs: cluster_ok); with a budget the most requests/s; else the most
+     * tokens/s per GPU */
+    int best;
+    int cluster_ok;  /* -1: no target rate; 0: no cluster tried met the SLOs; 1: it did */
+    int units_added; /* units the cluster check added to the recommended point */
+    study_trial cluster;
     double isl, osl, isl_p99; /* the workload's mean prompt and output, the prompts' p99 */
     char launch_model[256];   /* what the launch commands name: the id given, a catalog model's
                                  Hugging Face id, or its name */

@@ -201,6 +201,36 @@ static void pruned_by_fit(void **state)
     study_recommend_free(&r);
 }
 
+/* With a target rate: the point with the fewest GPUs, its units simulated as a cluster. */
+static void target_rate_cluster(void **state)
+{
+    (void)state;
+    study_recommend r;
+    setup(&r, "ttft_p99=400ms,tpot_p99=25ms");
+    r.budget = 0;
+    r.target = 60;
+    r.no_disagg = 1;
+    r.engines[0] = "vllm";
+    r.nengines = 1;
+    sim_err err;
+    if (study_recommend_run(&r, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_true(r.best >= 0);
+    const study_rec_point *b = &r.p[r.best];
+    print_message("recommended %s: %d units of %d GPUs at %.3g req/s each; cluster %s\n",
+                  r.c[b->cand].choice.name, b->units, r.c[b->cand].gpus, b->rate,
+                  r.cluster_ok ? "meets" : "misses");
+    assert_true(b->front && b->units * b->rate >= 60 * (1 - 1e-9));
+    assert_int_equal(r.cluster_ok, 1);
+    assert_true(r.cluster.ok && r.cluster.completed > 0);
+    /* the fewest GPUs of the front (before the cluster check added any units) */
+    int gpus = (b->units - r.units_added) * r.c[b->cand].gpus;
+    for (int i = 0; i < r.np; i++)
+        if (r.p[i].front && &r.p[i] != b)
+            assert_true(r.p[i].units * r.c[r.p[i].cand].gpus >= gpus);
+    study_recommend_free(&r);
+}
+
 static void cli_prints_front(void **state)
 {
     (void)state;
@@ -218,6 +248,7 @@ static void cli_prints_front(void **state)
     assert_non_null(strstr(out, "--model-path meta-llama/Meta-Llama-3-8B-Instruct")
                         ?: strstr(out, "vllm serve meta-llama/Meta-Llama-3-8B-Instruct"));
     assert_non_null(strstr(out, "simulated candidates"));
+    assert_non_null(strstr(out, "recommended: ["));
     assert_non_null(strstr(err, "recommend: "));
     snprintf(path, sizeof path, "%s/front.points", e2e_dir);
     e2e_sh(out, sizeof out, NULL, 0, "cat %s", path);
@@ -249,6 +280,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(front_meets_slos),
         cmocka_unit_test(pruned_by_fit),
+        cmocka_unit_test(target_rate_cluster),
         cmocka_unit_test(cli_prints_front),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
