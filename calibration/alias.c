@@ -66,17 +66,22 @@ static void normalize(const char *name, char *buf, size_t len)
     buf[i] = '\0';
 }
 
-const char *cal_gpu_alias(const char *name)
+int cal_gpu_alias(const char *name, char *buf, size_t len)
 {
     char n[96];
+    eng_gpu g;
     normalize(name, n, sizeof n);
     for (int i = 0; i < cal_gpu_count(); i++)
-        if (strcmp(cal_gpu_at(i)->name, n) == 0)
-            return cal_gpu_at(i)->name;
+        if (cal_gpu_at(i, &g) == 0 && strcmp(g.name, n) == 0) {
+            snprintf(buf, len, "%s", g.name);
+            return 0;
+        }
     for (int i = 0; i < NALIASES; i++)
-        if (strcmp(gpu_aliases[i].alias, n) == 0)
-            return gpu_aliases[i].gpu;
-    return NULL;
+        if (strcmp(gpu_aliases[i].alias, n) == 0) {
+            snprintf(buf, len, "%s", gpu_aliases[i].gpu);
+            return 0;
+        }
+    return -1;
 }
 
 /* Strips `suffix` from the end of s (in place): 1 when it did. */
@@ -157,9 +162,15 @@ const char *cal_model_hf_id(const char *name)
 const char *cal_gpu_nearest(const char *name, char *buf, size_t len)
 {
     const char *names[128];
+    char nm[128][32];
     int n = 0;
+    eng_gpu g;
     for (int i = 0; i < cal_gpu_count() && n < 128; i++)
-        names[n++] = cal_gpu_at(i)->name;
+        if (cal_gpu_at(i, &g) == 0) {
+            snprintf(nm[n], sizeof nm[n], "%s", g.name);
+            names[n] = nm[n];
+            n++;
+        }
     char found[512] = "";
     sim_nearest(name, names, n, 4, found, sizeof found);
     snprintf(buf, len, "%s", found);

@@ -7,10 +7,10 @@
 
 #include <stddef.h>
 
-/* The catalog GPU a name means: a catalog name in any case, or a usual spelling of one
- * ("h100" and "h100-sxm5": h100-sxm; "h200-sxm": h200; "b200-sxm": b200). NULL when none.
- * The string is static. */
-const char *cal_gpu_alias(const char *name);
+/* The catalog GPU a name means, into buf: a catalog name in any case, or a usual spelling of
+ * one ("h100" and "h100-sxm5": h100-sxm; "h200-sxm": h200; "b200-sxm": b200). 0, or -1 when
+ * none (buf untouched). */
+int cal_gpu_alias(const char *name, char *buf, size_t len);
 
 /* The catalog model a name or Hugging Face id means ("meta-llama/Llama-3.1-8B-Instruct":
  * llama-3.1-8b) into buf; 0, or -1 when none (buf untouched). */

@@ -7,6 +7,7 @@
  * (hfconfig.c): the catalog cannot describe a model differently from its own config. The
  * tables are const and never change at run time.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,183 +18,504 @@
 #define TB 1e12 /* TB/s and TFLOP/s: decimal, as datasheets state them */
 #define GB 1e9
 
-typedef struct gpu_entry {
-    eng_gpu gpu;
-    cal_gpu_sheet sheet;
-} gpu_entry;
-
-/* Memory: "GB" of GPU memory read as GiB (see catalog.h). Bandwidth in the datasheet's unit. */
-#define MEM_GB(v) (int64_t)((v)*GIB)
+/* Each row names every field (a designated initialiser per field), so a row cannot shift a
+ * figure into its neighbour's place, and cal_gpu_sheet_check refuses a row that leaves one out:
+ * a figure the datasheet does not have is written CAL_NONE, never left to default to 0.
+ * Memory: "GB" of GPU memory read as GiB (see catalog.h); bandwidth in the datasheet's unit;
+ * FLOP/s in dense TFLOP/s (a datasheet figure given only "with sparsity" is halved).
+ * link is per direction: NVLink's datasheet figure is the bidirectional total over all links
+ * (H100 SXM: 900 GB/s = 450 GB/s each way). GPUs without NVLink talk over PCIe, so link is then
+ * the PCIe figure. PCIe x16 per direction: Gen4 32 GB/s, Gen5 64 GB/s, Gen6 128 GB/s. nic: the
+ * scale-out NIC per GPU of the vendor's reference system, per direction (400 Gb/s = 50 GB/s);
+ * CAL_NONE where no system datasheet gives one. device: the words of a device description
+ * (nvidia-smi, rocm-smi) that name the GPU, the second (or NULL) a qualifier that must also
+ * appear ("H100" and "PCIe"). */
 #define NV_MX (ENG_FP4_NV | ENG_FP4_MX)
+#define CAL_FP4_NONE 0u
 
-/* link_bw is per direction: NVLink's datasheet figure is the bidirectional total over all links
- * (H100 SXM: 900 GB/s = 450 GB/s each way). GPUs without NVLink talk over PCIe, so link_bw is
- * then the PCIe figure. PCIe x16 per direction: Gen4 32 GB/s, Gen5 64 GB/s, Gen6 128 GB/s.
- * nic_bw: the scale-out NIC per GPU of the vendor's reference system, per direction
- * (400 Gb/s = 50 GB/s); 0 where no system datasheet gives one. Dense figures: a datasheet
- * figure given only "with sparsity" is halved. */
-static const gpu_entry gpus[] = {
+static const cal_gpu_sheet gpus[] = {
     /* NVIDIA H100 Tensor Core GPU datasheet (SXM5 column): BF16 1,979 TFLOPS and FP8 3,958
      * TFLOPS "with sparsity", i.e. 989.4 and 1,978.9 dense; 80 GB HBM3 at 3.35 TB/s; NVLink
      * 900 GB/s; PCIe Gen5 128 GB/s (both directions). NVIDIA DGX H100 datasheet: 8 ConnectX-7
      * 400 Gb/s, one per GPU. */
-    {{"h100-sxm", MEM_GB(80), 3.35 * TB, 989.4 * TB, 1978.9 * TB, 450 * GB, 64 * GB, 0, 0, 50 * GB},
-     {80, "GB", 3.35, "TB/s",
-      "NVIDIA H100 datasheet, SXM5: 989.4 TF bf16 / 1978.9 TF fp8 dense, 80 GB HBM3 3.35 TB/s, "
-      "NVLink 900 GB/s; DGX H100: ConnectX-7 400 Gb/s per GPU"}},
+    {.name = "h100-sxm",
+     .arch = CAL_ARCH_HOPPER,
+     .memory = CAL_MEM_HBM,
+     .mem = 80,
+     .mem_unit = "GB",
+     .bw = 3.35,
+     .bw_unit = "TB/s",
+     .bf16 = 989.4,
+     .fp8 = 1978.9,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 450,
+     .pcie = 64,
+     .nic = 50,
+     .device = {"H100", NULL},
+     .source =
+         "NVIDIA H100 datasheet, SXM5: 989.4 TF bf16 / 1978.9 TF fp8 dense, 80 GB HBM3 3.35 TB/s, "
+         "NVLink 900 GB/s; DGX H100: ConnectX-7 400 Gb/s per GPU"},
+
     /* Same datasheet, PCIe column: BF16 1,513 / FP8 3,026 TFLOPS with sparsity -> 756.5 and
      * 1,513 dense; 80 GB HBM2e at 2.0 TB/s. Its NVLink bridge joins pairs only, so the fabric
      * modelled for any tensor-parallel degree is PCIe Gen5 (64 GB/s each way). */
-    {{"h100-pcie", MEM_GB(80), 2.0 * TB, 756.5 * TB, 1513.0 * TB, 64 * GB, 64 * GB, 0, 0, 0},
-     {80, "GB", 2.0, "TB/s",
-      "NVIDIA H100 datasheet, PCIe: 756.5 TF bf16 / 1513 TF fp8 dense, 80 GB HBM2e 2.0 TB/s, "
-      "PCIe Gen5"}},
+    {.name = "h100-pcie",
+     .arch = CAL_ARCH_HOPPER,
+     .memory = CAL_MEM_HBM,
+     .mem = 80,
+     .mem_unit = "GB",
+     .bw = 2.0,
+     .bw_unit = "TB/s",
+     .bf16 = 756.5,
+     .fp8 = 1513.0,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 64,
+     .pcie = 64,
+     .nic = CAL_NONE,
+     .device = {"H100", "PCIe"},
+     .source =
+         "NVIDIA H100 datasheet, PCIe: 756.5 TF bf16 / 1513 TF fp8 dense, 80 GB HBM2e 2.0 TB/s, "
+         "PCIe Gen5"},
+
     /* NVIDIA H200 Tensor Core GPU datasheet (SXM): same Hopper compute as H100 SXM (989.4 /
      * 1,978.9 TFLOPS dense); 141 GB HBM3e at 4.8 TB/s; NVLink 900 GB/s; PCIe Gen5. NVIDIA DGX
      * H200: 8 ConnectX-7 400 Gb/s. */
-    {{"h200", MEM_GB(141), 4.8 * TB, 989.4 * TB, 1978.9 * TB, 450 * GB, 64 * GB, 0, 0, 50 * GB},
-     {141, "GB", 4.8, "TB/s",
-      "NVIDIA H200 datasheet, SXM: 989.4 TF bf16 / 1978.9 TF fp8 dense, 141 GB HBM3e 4.8 TB/s, "
-      "NVLink 900 GB/s; DGX H200: ConnectX-7 400 Gb/s per GPU"}},
+    {.name = "h200",
+     .arch = CAL_ARCH_HOPPER,
+     .memory = CAL_MEM_HBM,
+     .mem = 141,
+     .mem_unit = "GB",
+     .bw = 4.8,
+     .bw_unit = "TB/s",
+     .bf16 = 989.4,
+     .fp8 = 1978.9,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 450,
+     .pcie = 64,
+     .nic = 50,
+     .device = {"H200", NULL},
+     .source =
+         "NVIDIA H200 datasheet, SXM: 989.4 TF bf16 / 1978.9 TF fp8 dense, 141 GB HBM3e 4.8 TB/s, "
+         "NVLink 900 GB/s; DGX H200: ConnectX-7 400 Gb/s per GPU"},
+
     /* NVIDIA A100 Tensor Core GPU datasheet (80GB SXM): BF16 312 TFLOPS dense (624 sparse); no
      * fp8 tensor cores (Ampere); 80 GB HBM2e at 2,039 GB/s; NVLink 600 GB/s; PCIe Gen4 64 GB/s
      * (both directions). NVIDIA DGX A100: 8 ConnectX-6 200 Gb/s. */
-    {{"a100-80gb", MEM_GB(80), 2.039 * TB, 312 * TB, 0, 300 * GB, 32 * GB, 0, 0, 25 * GB},
-     {80, "GB", 2039, "GB/s",
-      "NVIDIA A100 datasheet, 80GB SXM: 312 TF bf16 dense, no fp8, 80 GB HBM2e 2,039 GB/s, "
-      "NVLink 600 GB/s; DGX A100: ConnectX-6 200 Gb/s per GPU"}},
+    {.name = "a100-80gb",
+     .arch = CAL_ARCH_AMPERE,
+     .memory = CAL_MEM_HBM,
+     .mem = 80,
+     .mem_unit = "GB",
+     .bw = 2039,
+     .bw_unit = "GB/s",
+     .bf16 = 312,
+     .fp8 = CAL_NONE,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 300,
+     .pcie = 32,
+     .nic = 25,
+     .device = {"A100", "80GB"},
+     .source =
+         "NVIDIA A100 datasheet, 80GB SXM: 312 TF bf16 dense, no fp8, 80 GB HBM2e 2,039 GB/s, "
+         "NVLink 600 GB/s; DGX A100: ConnectX-6 200 Gb/s per GPU"},
+
     /* Same datasheet (40GB SXM): 312 TFLOPS; 40 GB HBM2 at 1,555 GB/s; NVLink 600 GB/s. */
-    {{"a100-40gb", MEM_GB(40), 1.555 * TB, 312 * TB, 0, 300 * GB, 32 * GB, 0, 0, 25 * GB},
-     {40, "GB", 1555, "GB/s",
-      "NVIDIA A100 datasheet, 40GB SXM: 312 TF bf16 dense, no fp8, 40 GB HBM2 1,555 GB/s, "
-      "NVLink 600 GB/s; DGX A100: ConnectX-6 200 Gb/s per GPU"}},
+    {.name = "a100-40gb",
+     .arch = CAL_ARCH_AMPERE,
+     .memory = CAL_MEM_HBM,
+     .mem = 40,
+     .mem_unit = "GB",
+     .bw = 1555,
+     .bw_unit = "GB/s",
+     .bf16 = 312,
+     .fp8 = CAL_NONE,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 300,
+     .pcie = 32,
+     .nic = 25,
+     .device = {"A100", NULL},
+     .source = "NVIDIA A100 datasheet, 40GB SXM: 312 TF bf16 dense, no fp8, 40 GB HBM2 1,555 GB/s, "
+               "NVLink 600 GB/s; DGX A100: ConnectX-6 200 Gb/s per GPU"},
+
     /* NVIDIA L40S datasheet: BF16 362.05 / FP8 733 TFLOPS dense (733 / 1,466 with sparsity);
      * 48 GB GDDR6 at 864 GB/s; no NVLink; PCIe Gen4 x16 64 GB/s (both directions). */
-    {{"l40s", MEM_GB(48), 0.864 * TB, 362.05 * TB, 733 * TB, 32 * GB, 32 * GB, 0, 0, 0},
-     {48, "GB", 864, "GB/s",
-      "NVIDIA L40S datasheet: 362.05 TF bf16 / 733 TF fp8 dense, 48 GB GDDR6 864 GB/s, PCIe "
-      "Gen4"}},
+    {.name = "l40s",
+     .arch = CAL_ARCH_ADA,
+     .memory = CAL_MEM_GDDR,
+     .mem = 48,
+     .mem_unit = "GB",
+     .bw = 864,
+     .bw_unit = "GB/s",
+     .bf16 = 362.05,
+     .fp8 = 733,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 32,
+     .pcie = 32,
+     .nic = CAL_NONE,
+     .device = {"L40S", NULL},
+     .source =
+         "NVIDIA L40S datasheet: 362.05 TF bf16 / 733 TF fp8 dense, 48 GB GDDR6 864 GB/s, PCIe "
+         "Gen4"},
+
     /* NVIDIA L4 datasheet: BF16 242 / FP8 485 TFLOPS with sparsity -> 121 and 242.5 dense;
      * 24 GB GDDR6 at 300 GB/s; PCIe Gen4 x16. */
-    {{"l4", MEM_GB(24), 0.300 * TB, 121 * TB, 242.5 * TB, 32 * GB, 32 * GB, 0, 0, 0},
-     {24, "GB", 300, "GB/s",
-      "NVIDIA L4 datasheet: 121 TF bf16 / 242.5 TF fp8 dense, 24 GB GDDR6 300 GB/s, PCIe Gen4"}},
+    {.name = "l4",
+     .arch = CAL_ARCH_ADA,
+     .memory = CAL_MEM_GDDR,
+     .mem = 24,
+     .mem_unit = "GB",
+     .bw = 300,
+     .bw_unit = "GB/s",
+     .bf16 = 121,
+     .fp8 = 242.5,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 32,
+     .pcie = 32,
+     .nic = CAL_NONE,
+     .device = {"L4", NULL},
+     .source =
+         "NVIDIA L4 datasheet: 121 TF bf16 / 242.5 TF fp8 dense, 24 GB GDDR6 300 GB/s, PCIe Gen4"},
+
     /* NVIDIA Ada Lovelace architecture whitepaper, GeForce RTX 4090: FP16/BF16 tensor with FP32
      * accumulate 165.2 TFLOPS dense, FP8 with FP32 accumulate 330.3 dense (the accumulation
      * inference frameworks use); 24 GB GDDR6X at 1,008 GB/s; no NVLink; PCIe Gen4 x16. */
-    {{"rtx-4090", MEM_GB(24), 1.008 * TB, 165.2 * TB, 330.3 * TB, 32 * GB, 32 * GB, 0, 0, 0},
-     {24, "GB", 1008, "GB/s",
-      "NVIDIA Ada whitepaper, RTX 4090: 165.2 TF bf16 / 330.3 TF fp8 dense (fp32 accumulate), "
-      "24 GB GDDR6X 1,008 GB/s, PCIe Gen4"}},
+    {.name = "rtx-4090",
+     .arch = CAL_ARCH_ADA,
+     .memory = CAL_MEM_GDDR,
+     .mem = 24,
+     .mem_unit = "GB",
+     .bw = 1008,
+     .bw_unit = "GB/s",
+     .bf16 = 165.2,
+     .fp8 = 330.3,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 32,
+     .pcie = 32,
+     .nic = CAL_NONE,
+     .device = {"4090", NULL},
+     .source =
+         "NVIDIA Ada whitepaper, RTX 4090: 165.2 TF bf16 / 330.3 TF fp8 dense (fp32 accumulate), "
+         "24 GB GDDR6X 1,008 GB/s, PCIe Gen4"},
+
     /* NVIDIA Blackwell architecture technical brief, HGX B200 (1,000 W) per GPU: BF16 2.25 /
      * FP8 4.5 / FP4 9 PFLOPS dense (4.5 / 9 / 18 sparse), as tabulated at
      * glennklockwood.com/garden/processors/B200; NVIDIA DGX B200 datasheet: 1,440 GB HBM3e and
      * 64 TB/s over 8 GPUs (180 GB, 8 TB/s each), 8 ConnectX-7 400 Gb/s; NVLink 5 1.8 TB/s per
      * GPU; PCIe Gen5 host. FP4 tensor cores compute NVFP4 and MXFP4. */
-    {{"b200", MEM_GB(180), 8 * TB, 2250 * TB, 4500 * TB, 900 * GB, 64 * GB, 9000 * TB, NV_MX,
-      50 * GB},
-     {180, "GB", 8, "TB/s",
-      "NVIDIA Blackwell brief / DGX B200 datasheet: 2.25 PF bf16 / 4.5 PF fp8 / 9 PF fp4 dense, "
-      "180 GB HBM3e 8 TB/s, NVLink 5 1.8 TB/s; ConnectX-7 400 Gb/s per GPU"}},
+    {.name = "b200",
+     .arch = CAL_ARCH_BLACKWELL,
+     .memory = CAL_MEM_HBM,
+     .mem = 180,
+     .mem_unit = "GB",
+     .bw = 8,
+     .bw_unit = "TB/s",
+     .bf16 = 2250,
+     .fp8 = 4500,
+     .fp4 = 9000,
+     .fp4_formats = NV_MX,
+     .link = 900,
+     .pcie = 64,
+     .nic = 50,
+     .device = {"B200", NULL},
+     .source =
+         "NVIDIA Blackwell brief / DGX B200 datasheet: 2.25 PF bf16 / 4.5 PF fp8 / 9 PF fp4 dense, "
+         "180 GB HBM3e 8 TB/s, NVLink 5 1.8 TB/s; ConnectX-7 400 Gb/s per GPU"},
+
     /* Blackwell Ultra, HGX B300 per GPU: BF16 2.25 / FP8 4.5 PFLOPS dense, FP4 13.1 PFLOPS
      * dense (glennklockwood.com/garden/processors/B300, from NVIDIA's HGX B300 figures); NVIDIA
      * DGX B300 datasheet: 2.3 TB HBM3e over 8 GPUs (288 GB each), 8 ConnectX-8 800 Gb/s;
      * 8 TB/s; NVLink 5 1.8 TB/s; PCIe Gen6 host. */
-    {{"b300", MEM_GB(288), 8 * TB, 2250 * TB, 4500 * TB, 900 * GB, 128 * GB, 13125 * TB, NV_MX,
-      100 * GB},
-     {288, "GB", 8, "TB/s",
-      "NVIDIA HGX/DGX B300: 2.25 PF bf16 / 4.5 PF fp8 / 13.1 PF fp4 dense, 288 GB HBM3e 8 TB/s, "
-      "NVLink 5 1.8 TB/s, PCIe Gen6; ConnectX-8 800 Gb/s per GPU"}},
+    {.name = "b300",
+     .arch = CAL_ARCH_BLACKWELL,
+     .memory = CAL_MEM_HBM,
+     .mem = 288,
+     .mem_unit = "GB",
+     .bw = 8,
+     .bw_unit = "TB/s",
+     .bf16 = 2250,
+     .fp8 = 4500,
+     .fp4 = 13125,
+     .fp4_formats = NV_MX,
+     .link = 900,
+     .pcie = 128,
+     .nic = 100,
+     .device = {"B300", NULL},
+     .source =
+         "NVIDIA HGX/DGX B300: 2.25 PF bf16 / 4.5 PF fp8 / 13.1 PF fp4 dense, 288 GB HBM3e 8 TB/s, "
+         "NVLink 5 1.8 TB/s, PCIe Gen6; ConnectX-8 800 Gb/s per GPU"},
+
     /* NVIDIA GB200 NVL72 datasheet, per GPU (rack / 72): FP4 1,440 / FP8 720 / BF16 360
      * PFLOPS with sparsity -> 10 / 5 / 2.5 PFLOPS dense; HBM3e 13.4 TB -> 186 GB; 576 TB/s -> 8
      * TB/s; NVLink 130 TB/s -> 1.8 TB/s; host: NVLink-C2C 900 GB/s per Grace, shared by its two
      * GPUs (225 GB/s each way per GPU); ConnectX-7 400 Gb/s per GPU. */
-    {{"gb200", MEM_GB(186), 8 * TB, 2500 * TB, 5000 * TB, 900 * GB, 225 * GB, 10000 * TB, NV_MX,
-      50 * GB},
-     {186, "GB", 8, "TB/s",
-      "NVIDIA GB200 NVL72 datasheet / 72: 2.5 PF bf16 / 5 PF fp8 / 10 PF fp4 dense, 186 GB HBM3e "
-      "8 TB/s, NVLink 1.8 TB/s, NVLink-C2C host; ConnectX-7 400 Gb/s per GPU"}},
+    {.name = "gb200",
+     .arch = CAL_ARCH_BLACKWELL,
+     .memory = CAL_MEM_HBM,
+     .mem = 186,
+     .mem_unit = "GB",
+     .bw = 8,
+     .bw_unit = "TB/s",
+     .bf16 = 2500,
+     .fp8 = 5000,
+     .fp4 = 10000,
+     .fp4_formats = NV_MX,
+     .link = 900,
+     .pcie = 225,
+     .nic = 50,
+     .device = {"GB200", NULL},
+     .source = "NVIDIA GB200 NVL72 datasheet / 72: 2.5 PF bf16 / 5 PF fp8 / 10 PF fp4 dense, 186 "
+               "GB HBM3e "
+               "8 TB/s, NVLink 1.8 TB/s, NVLink-C2C host; ConnectX-7 400 Gb/s per GPU"},
+
     /* NVIDIA GB300 NVL72 datasheet, per GPU: FP4 1,080 PFLOPS dense -> 15 PF; FP8 360 and BF16
      * 180 PFLOPS dense -> 5 and 2.5 PF; 20.7 TB HBM3e -> 288 GB; 576 TB/s -> 8 TB/s; NVLink
      * 130 TB/s; NVLink-C2C host as GB200; 72 ConnectX-8 800 Gb/s. */
-    {{"gb300", MEM_GB(288), 8 * TB, 2500 * TB, 5000 * TB, 900 * GB, 225 * GB, 15000 * TB, NV_MX,
-      100 * GB},
-     {288, "GB", 8, "TB/s",
-      "NVIDIA GB300 NVL72 datasheet / 72: 2.5 PF bf16 / 5 PF fp8 / 15 PF fp4 dense, 288 GB "
-      "HBM3e 8 TB/s, NVLink 1.8 TB/s; ConnectX-8 800 Gb/s per GPU"}},
+    {.name = "gb300",
+     .arch = CAL_ARCH_BLACKWELL,
+     .memory = CAL_MEM_HBM,
+     .mem = 288,
+     .mem_unit = "GB",
+     .bw = 8,
+     .bw_unit = "TB/s",
+     .bf16 = 2500,
+     .fp8 = 5000,
+     .fp4 = 15000,
+     .fp4_formats = NV_MX,
+     .link = 900,
+     .pcie = 225,
+     .nic = 100,
+     .device = {"GB300", NULL},
+     .source =
+         "NVIDIA GB300 NVL72 datasheet / 72: 2.5 PF bf16 / 5 PF fp8 / 15 PF fp4 dense, 288 GB "
+         "HBM3e 8 TB/s, NVLink 1.8 TB/s; ConnectX-8 800 Gb/s per GPU"},
+
     /* NVIDIA H20 (Hopper for China): FP16/BF16 148 TFLOPS, FP8 296 TFLOPS, 96 GB HBM3 at
      * 4.0 TB/s, NVLink 900 GB/s, PCIe Gen5 (NVIDIA's H20 specification as republished, e.g.
      * willitrunai.com/gpus/h20-96gb). */
-    {{"h20", MEM_GB(96), 4.0 * TB, 148 * TB, 296 * TB, 450 * GB, 64 * GB, 0, 0, 0},
-     {96, "GB", 4.0, "TB/s",
-      "NVIDIA H20: 148 TF bf16 / 296 TF fp8, 96 GB HBM3 4.0 TB/s, NVLink 900 GB/s, PCIe Gen5"}},
+    {.name = "h20",
+     .arch = CAL_ARCH_HOPPER,
+     .memory = CAL_MEM_HBM,
+     .mem = 96,
+     .mem_unit = "GB",
+     .bw = 4.0,
+     .bw_unit = "TB/s",
+     .bf16 = 148,
+     .fp8 = 296,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 450,
+     .pcie = 64,
+     .nic = CAL_NONE,
+     .device = {"H20", NULL},
+     .source =
+         "NVIDIA H20: 148 TF bf16 / 296 TF fp8, 96 GB HBM3 4.0 TB/s, NVLink 900 GB/s, PCIe Gen5"},
+
     /* NVIDIA H800 SXM5 (the H100 SXM for China): H100 SXM compute and memory (989.4 / 1,978.9
      * TFLOPS dense, 80 GB HBM3 at 3.35 TB/s) with NVLink cut to 400 GB/s. */
-    {{"h800", MEM_GB(80), 3.35 * TB, 989.4 * TB, 1978.9 * TB, 200 * GB, 64 * GB, 0, 0, 0},
-     {80, "GB", 3.35, "TB/s",
-      "NVIDIA H800 SXM5: 989.4 TF bf16 / 1978.9 TF fp8 dense, 80 GB HBM3 3.35 TB/s, NVLink 400 "
-      "GB/s"}},
+    {.name = "h800",
+     .arch = CAL_ARCH_HOPPER,
+     .memory = CAL_MEM_HBM,
+     .mem = 80,
+     .mem_unit = "GB",
+     .bw = 3.35,
+     .bw_unit = "TB/s",
+     .bf16 = 989.4,
+     .fp8 = 1978.9,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 200,
+     .pcie = 64,
+     .nic = CAL_NONE,
+     .device = {"H800", NULL},
+     .source =
+         "NVIDIA H800 SXM5: 989.4 TF bf16 / 1978.9 TF fp8 dense, 80 GB HBM3 3.35 TB/s, NVLink 400 "
+         "GB/s"},
+
     /* NVIDIA GH200 Grace Hopper Superchip datasheet (HBM3e version): the H100 GPU's FP8 3,958
      * and BF16 1,979 TFLOPS with sparsity -> 1,978.9 / 989.4 dense; 144 GB HBM3e at 4.9 TB/s;
      * NVLink 900 GB/s; host NVLink-C2C 900 GB/s (450 GB/s each way). */
-    {{"gh200", MEM_GB(144), 4.9 * TB, 989.4 * TB, 1978.9 * TB, 450 * GB, 450 * GB, 0, 0, 0},
-     {144, "GB", 4.9, "TB/s",
-      "NVIDIA GH200 datasheet (HBM3e): 989.4 TF bf16 / 1978.9 TF fp8 dense, 144 GB HBM3e 4.9 "
-      "TB/s, NVLink 900 GB/s, NVLink-C2C 900 GB/s host"}},
+    {.name = "gh200",
+     .arch = CAL_ARCH_HOPPER,
+     .memory = CAL_MEM_HBM,
+     .mem = 144,
+     .mem_unit = "GB",
+     .bw = 4.9,
+     .bw_unit = "TB/s",
+     .bf16 = 989.4,
+     .fp8 = 1978.9,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 450,
+     .pcie = 450,
+     .nic = CAL_NONE,
+     .device = {"GH200", NULL},
+     .source =
+         "NVIDIA GH200 datasheet (HBM3e): 989.4 TF bf16 / 1978.9 TF fp8 dense, 144 GB HBM3e 4.9 "
+         "TB/s, NVLink 900 GB/s, NVLink-C2C 900 GB/s host"},
+
     /* AMD Instinct MI300X data sheet: FP16/BF16 1,307.4 TFLOPS and FP8 2,614.9 TFLOPS dense
      * (2,614.9 / 5,229.8 with sparsity); no FP4; 192 GB HBM3 at 5.3 TB/s; 7 Infinity Fabric
      * links, 896 GB/s peak aggregate (448 GB/s each way over the fully connected 8-GPU
      * platform); PCIe Gen5 x16. */
-    {{"mi300x", MEM_GB(192), 5.3 * TB, 1307.4 * TB, 2614.9 * TB, 448 * GB, 64 * GB, 0, 0, 0},
-     {192, "GB", 5.3, "TB/s",
-      "AMD Instinct MI300X data sheet: 1307.4 TF bf16 / 2614.9 TF fp8 dense, 192 GB HBM3 5.3 "
-      "TB/s, Infinity Fabric 896 GB/s aggregate, PCIe Gen5"}},
+    {.name = "mi300x",
+     .arch = CAL_ARCH_CDNA,
+     .memory = CAL_MEM_HBM,
+     .mem = 192,
+     .mem_unit = "GB",
+     .bw = 5.3,
+     .bw_unit = "TB/s",
+     .bf16 = 1307.4,
+     .fp8 = 2614.9,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 448,
+     .pcie = 64,
+     .nic = CAL_NONE,
+     .device = {"MI300X", NULL},
+     .source =
+         "AMD Instinct MI300X data sheet: 1307.4 TF bf16 / 2614.9 TF fp8 dense, 192 GB HBM3 5.3 "
+         "TB/s, Infinity Fabric 896 GB/s aggregate, PCIe Gen5"},
+
     /* AMD Instinct MI325X data sheet: MI300X compute (1,307.4 / 2,614.9 TFLOPS dense); 256 GB
      * HBM3E at 6 TB/s; same 7 Infinity Fabric links; PCIe Gen5 x16. */
-    {{"mi325x", MEM_GB(256), 6.0 * TB, 1307.4 * TB, 2614.9 * TB, 448 * GB, 64 * GB, 0, 0, 0},
-     {256, "GB", 6.0, "TB/s",
-      "AMD Instinct MI325X data sheet: 1307.4 TF bf16 / 2614.9 TF fp8 dense, 256 GB HBM3E 6 "
-      "TB/s, Infinity Fabric 896 GB/s aggregate, PCIe Gen5"}},
+    {.name = "mi325x",
+     .arch = CAL_ARCH_CDNA,
+     .memory = CAL_MEM_HBM,
+     .mem = 256,
+     .mem_unit = "GB",
+     .bw = 6.0,
+     .bw_unit = "TB/s",
+     .bf16 = 1307.4,
+     .fp8 = 2614.9,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 448,
+     .pcie = 64,
+     .nic = CAL_NONE,
+     .device = {"MI325X", NULL},
+     .source =
+         "AMD Instinct MI325X data sheet: 1307.4 TF bf16 / 2614.9 TF fp8 dense, 256 GB HBM3E 6 "
+         "TB/s, Infinity Fabric 896 GB/s aggregate, PCIe Gen5"},
+
     /* AMD Instinct MI355X data sheet: FP16/BF16 2.5 PFLOPS and FP8 5.0 PFLOPS dense (5 / 10.1
      * with sparsity), MXFP4 (and MXFP6) 10 PFLOPS; 288 GB HBM3E at 8 TB/s; 7 Infinity Fabric
      * links of 153.6 GB/s (1,075 GB/s aggregate, 537.6 each way); PCIe Gen5 x16. CDNA 4
      * computes the OCP MX formats, not NVFP4. */
-    {{"mi355x", MEM_GB(288), 8 * TB, 2500 * TB, 5000 * TB, 537.6 * GB, 64 * GB, 10000 * TB,
-      ENG_FP4_MX, 0},
-     {288, "GB", 8, "TB/s",
-      "AMD Instinct MI355X data sheet: 2.5 PF bf16 / 5 PF fp8 / 10 PF mxfp4 dense, 288 GB HBM3E "
-      "8 TB/s, Infinity Fabric 1,075 GB/s aggregate, PCIe Gen5"}},
+    {.name = "mi355x",
+     .arch = CAL_ARCH_CDNA,
+     .memory = CAL_MEM_HBM,
+     .mem = 288,
+     .mem_unit = "GB",
+     .bw = 8,
+     .bw_unit = "TB/s",
+     .bf16 = 2500,
+     .fp8 = 5000,
+     .fp4 = 10000,
+     .fp4_formats = ENG_FP4_MX,
+     .link = 537.6,
+     .pcie = 64,
+     .nic = CAL_NONE,
+     .device = {"MI355X", NULL},
+     .source =
+         "AMD Instinct MI355X data sheet: 2.5 PF bf16 / 5 PF fp8 / 10 PF mxfp4 dense, 288 GB HBM3E "
+         "8 TB/s, Infinity Fabric 1,075 GB/s aggregate, PCIe Gen5"},
+
     /* NVIDIA RTX PRO 6000 Blackwell Server Edition datasheet: 96 GB GDDR7 at 1,597 GB/s, FP4
      * 4 PFLOPS with sparsity -> 2 PF dense; FP8 and BF16 dense at 1/2 and 1/4 of the FP4 rate
      * (Blackwell's 5th-generation tensor cores, FP32 accumulate at full rate on the
      * professional part); no NVLink; PCIe Gen5 x16. */
-    {{"rtx-pro-6000", MEM_GB(96), 1.597 * TB, 500 * TB, 1000 * TB, 64 * GB, 64 * GB, 2000 * TB,
-      NV_MX, 0},
-     {96, "GB", 1597, "GB/s",
-      "NVIDIA RTX PRO 6000 Blackwell Server Edition datasheet: 2 PF fp4 dense (4 sparse), fp8 "
-      "and bf16 at 1/2 and 1/4 of it, 96 GB GDDR7 1,597 GB/s, PCIe Gen5"}},
+    {.name = "rtx-pro-6000",
+     .arch = CAL_ARCH_BLACKWELL_RTX,
+     .memory = CAL_MEM_GDDR,
+     .mem = 96,
+     .mem_unit = "GB",
+     .bw = 1597,
+     .bw_unit = "GB/s",
+     .bf16 = 500,
+     .fp8 = 1000,
+     .fp4 = 2000,
+     .fp4_formats = NV_MX,
+     .link = 64,
+     .pcie = 64,
+     .nic = CAL_NONE,
+     .device = {"RTX PRO 6000", NULL},
+     .source =
+         "NVIDIA RTX PRO 6000 Blackwell Server Edition datasheet: 2 PF fp4 dense (4 sparse), fp8 "
+         "and bf16 at 1/2 and 1/4 of it, 96 GB GDDR7 1,597 GB/s, PCIe Gen5"},
+
     /* NVIDIA RTX Blackwell GPU architecture whitepaper, GeForce RTX 5090 (FP32 accumulate, as
      * for the RTX 4090): FP16/BF16 209.5, FP8 419, FP4 1,676 TFLOPS dense (838 / 1,676 / 3,352
      * with FP16 accumulate or sparsity, as GeForce spec sheets quote them); 32 GB GDDR7 at
      * 1,792 GB/s; PCIe Gen5 x16; no NVLink. */
-    {{"rtx-5090", MEM_GB(32), 1.792 * TB, 209.5 * TB, 419 * TB, 64 * GB, 64 * GB, 1676 * TB, NV_MX,
-      0},
-     {32, "GB", 1792, "GB/s",
-      "NVIDIA RTX Blackwell whitepaper, RTX 5090: 209.5 TF bf16 / 419 TF fp8 / 1676 TF fp4 "
-      "dense (fp32 accumulate), 32 GB GDDR7 1,792 GB/s, PCIe Gen5"}},
+    {.name = "rtx-5090",
+     .arch = CAL_ARCH_BLACKWELL_RTX,
+     .memory = CAL_MEM_GDDR,
+     .mem = 32,
+     .mem_unit = "GB",
+     .bw = 1792,
+     .bw_unit = "GB/s",
+     .bf16 = 209.5,
+     .fp8 = 419,
+     .fp4 = 1676,
+     .fp4_formats = NV_MX,
+     .link = 64,
+     .pcie = 64,
+     .nic = CAL_NONE,
+     .device = {"5090", NULL},
+     .source =
+         "NVIDIA RTX Blackwell whitepaper, RTX 5090: 209.5 TF bf16 / 419 TF fp8 / 1676 TF fp4 "
+         "dense (fp32 accumulate), 32 GB GDDR7 1,792 GB/s, PCIe Gen5"},
+
     /* NVIDIA A10G (AWS G5): 24 GB GDDR6 at 600 GB/s, PCIe Gen4. NVIDIA publishes no A10G
      * datasheet; its tensor rate is half the A10's (A10 datasheet: BF16 125 TFLOPS dense) at
      * 80 SMs, ~70 TFLOPS BF16 dense as Baseten's "NVIDIA A10 vs A10G" comparison tabulates it;
      * no fp8 (Ampere). */
-    {{"a10g", MEM_GB(24), 0.600 * TB, 70 * TB, 0, 32 * GB, 32 * GB, 0, 0, 0},
-     {24, "GB", 600, "GB/s",
-      "NVIDIA A10G (AWS G5; no NVIDIA datasheet): ~70 TF bf16 dense, no fp8, 24 GB GDDR6 600 "
-      "GB/s, PCIe Gen4"}},
+    {.name = "a10g",
+     .arch = CAL_ARCH_AMPERE,
+     .memory = CAL_MEM_GDDR,
+     .mem = 24,
+     .mem_unit = "GB",
+     .bw = 600,
+     .bw_unit = "GB/s",
+     .bf16 = 70,
+     .fp8 = CAL_NONE,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 32,
+     .pcie = 32,
+     .nic = CAL_NONE,
+     .device = {"A10G", NULL},
+     .source =
+         "NVIDIA A10G (AWS G5; no NVIDIA datasheet): ~70 TF bf16 dense, no fp8, 24 GB GDDR6 600 "
+         "GB/s, PCIe Gen4"},
+
     /* NVIDIA L20 datasheet: FP8 239 / BF16 119.5 TFLOPS dense (478 / 239 with sparsity); 48 GB
      * GDDR6 at 864 GB/s; PCIe Gen4 x16; no NVLink. */
-    {{"l20", MEM_GB(48), 0.864 * TB, 119.5 * TB, 239 * TB, 32 * GB, 32 * GB, 0, 0, 0},
-     {48, "GB", 864, "GB/s",
-      "NVIDIA L20 datasheet: 119.5 TF bf16 / 239 TF fp8 dense, 48 GB GDDR6 864 GB/s, PCIe Gen4"}},
+    {.name = "l20",
+     .arch = CAL_ARCH_ADA,
+     .memory = CAL_MEM_GDDR,
+     .mem = 48,
+     .mem_unit = "GB",
+     .bw = 864,
+     .bw_unit = "GB/s",
+     .bf16 = 119.5,
+     .fp8 = 239,
+     .fp4 = CAL_NONE,
+     .fp4_formats = CAL_FP4_NONE,
+     .link = 32,
+     .pcie = 32,
+     .nic = CAL_NONE,
+     .device = {"L20", NULL},
+     .source =
+         "NVIDIA L20 datasheet: 119.5 TF bf16 / 239 TF fp8 dense, 48 GB GDDR6 864 GB/s, PCIe Gen4"},
 };
 
 /* Each model: its name, and the values of its published config.json (Hugging Face) written as
@@ -366,122 +688,187 @@ static const model_entry models[] = {
 #define NGPUS ((int)(sizeof gpus / sizeof gpus[0]))
 #define NMODELS ((int)(sizeof models / sizeof models[0]))
 
+/* Writes "row NAME: FIELD ..." into why and returns -1 (0 when the row is complete). */
+static int row_fail(char *why, size_t len, const cal_gpu_sheet *s, const char *field,
+                    const char *expected)
+{
+    if (len)
+        snprintf(why, len, "GPU catalog row %s: field .%s %s", s->name ? s->name : "(unnamed)",
+                 field, expected);
+    return -1;
+}
+
+/* A figure the datasheet may lack: present (> 0) or stated absent (CAL_NONE), never 0. */
+static int stated(double v)
+{
+    return v > 0 || v == CAL_NONE;
+}
+
+int cal_gpu_sheet_check(const cal_gpu_sheet *s, char *why, size_t len)
+{
+    if (!s->name || !*s->name)
+        return row_fail(why, len, s, "name", "is missing");
+    if (s->arch <= CAL_ARCH_UNKNOWN || s->arch > CAL_ARCH_CDNA)
+        return row_fail(why, len, s, "arch", "is missing (a CAL_ARCH_* other than UNKNOWN)");
+    if (s->memory <= CAL_MEM_UNKNOWN || s->memory > CAL_MEM_GDDR)
+        return row_fail(why, len, s, "memory", "is missing (CAL_MEM_HBM or CAL_MEM_GDDR)");
+    if (!(s->mem > 0) || !s->mem_unit || strcmp(s->mem_unit, "GB") != 0)
+        return row_fail(why, len, s, "mem", "is missing (a positive size with .mem_unit \"GB\")");
+    if (!(s->bw > 0) || !s->bw_unit ||
+        (strcmp(s->bw_unit, "TB/s") != 0 && strcmp(s->bw_unit, "GB/s") != 0))
+        return row_fail(why, len, s, "bw",
+                        "is missing (a positive bandwidth with .bw_unit \"TB/s\" or \"GB/s\")");
+    if (!(s->bf16 > 0))
+        return row_fail(why, len, s, "bf16", "is missing (dense TFLOP/s)");
+    if (!stated(s->fp8))
+        return row_fail(why, len, s, "fp8", "is missing (dense TFLOP/s, or CAL_NONE)");
+    if (!stated(s->fp4))
+        return row_fail(why, len, s, "fp4", "is missing (dense TFLOP/s, or CAL_NONE)");
+    if ((s->fp4 > 0) != (s->fp4_formats != 0))
+        return row_fail(why, len, s, "fp4_formats",
+                        "does not match .fp4 (ENG_FP4_* with an fp4 figure, none with CAL_NONE)");
+    if (!(s->link > 0))
+        return row_fail(why, len, s, "link", "is missing (GB/s per direction)");
+    if (!(s->pcie > 0))
+        return row_fail(why, len, s, "pcie", "is missing (GB/s per direction)");
+    if (!stated(s->nic))
+        return row_fail(why, len, s, "nic", "is missing (GB/s per direction, or CAL_NONE)");
+    if (!s->device[0] || !*s->device[0])
+        return row_fail(why, len, s, "device", "is missing (the word a device description has)");
+    if (!s->source || !*s->source)
+        return row_fail(why, len, s, "source", "is missing (the datasheets, one line)");
+    return 0;
+}
+
+int cal_gpu_catalog_check(char *why, size_t len)
+{
+    for (int i = 0; i < NGPUS; i++) {
+        if (cal_gpu_sheet_check(&gpus[i], why, len) != 0)
+            return -1;
+        for (int j = 0; j < i; j++)
+            if (strcmp(gpus[j].name, gpus[i].name) == 0)
+                return row_fail(why, len, &gpus[i], "name", "is the name of an earlier row");
+    }
+    return 0;
+}
+
+/* The catalog's rows, checked: a row with a missing field is a bug in this file, and stops the
+ * program (naming the row and the field) before any GPU is priced from it. */
+static const cal_gpu_sheet *rows(void)
+{
+    char why[256];
+    if (cal_gpu_catalog_check(why, sizeof why) != 0) {
+        fprintf(stderr, "%s\n", why);
+        sim_assert_fail(NULL, __FILE__, __LINE__, "every GPU catalog row names every field");
+    }
+    return gpus;
+}
+
 int cal_gpu_count(void)
 {
     return NGPUS;
 }
 
-const eng_gpu *cal_gpu_at(int i)
+/* The eng_gpu of a row: the datasheet's units turned into bytes, bytes/s and FLOP/s. A GB/s
+ * bandwidth is divided by 1000 before the TB/s scale, so 2039 GB/s is the same double as the
+ * 2.039 TB/s it states. */
+static void gpu_of(const cal_gpu_sheet *s, eng_gpu *g)
 {
-    return i >= 0 && i < NGPUS ? &gpus[i].gpu : NULL;
+    memset(g, 0, sizeof *g);
+    snprintf(g->name, sizeof g->name, "%s", s->name);
+    g->mem_bytes = (int64_t)(s->mem * GIB);
+    g->mem_bw = (strcmp(s->bw_unit, "GB/s") == 0 ? s->bw / 1000 : s->bw) * TB;
+    g->flops_bf16 = s->bf16 * TB;
+    g->flops_fp8 = s->fp8 > 0 ? s->fp8 * TB : 0;
+    g->flops_fp4 = s->fp4 > 0 ? s->fp4 * TB : 0;
+    g->fp4_formats = s->fp4_formats;
+    g->link_bw = s->link * GB;
+    g->pcie_bw = s->pcie * GB;
+    g->nic_bw = s->nic > 0 ? s->nic * GB : 0;
+}
+
+int cal_gpu_at(int i, eng_gpu *out)
+{
+    if (i < 0 || i >= NGPUS)
+        return -1;
+    gpu_of(&rows()[i], out);
+    return 0;
 }
 
 const cal_gpu_sheet *cal_gpu_sheet_at(int i)
 {
-    return i >= 0 && i < NGPUS ? &gpus[i].sheet : NULL;
+    return i >= 0 && i < NGPUS ? &rows()[i] : NULL;
+}
+
+/* The row named `name`, or NULL. */
+static const cal_gpu_sheet *row_named(const char *name)
+{
+    const cal_gpu_sheet *all = rows();
+    for (int i = 0; name && i < NGPUS; i++)
+        if (strcmp(all[i].name, name) == 0)
+            return &all[i];
+    return NULL;
 }
 
 int cal_gpu_find(const char *name, eng_gpu *out)
 {
-    for (int i = 0; name && i < NGPUS; i++)
-        if (strcmp(gpus[i].gpu.name, name) == 0) {
-            *out = gpus[i].gpu;
-            return 0;
-        }
-    return -1;
+    const cal_gpu_sheet *s = row_named(name);
+    if (!s)
+        return -1;
+    gpu_of(s, out);
+    return 0;
 }
 
 const char *cal_gpu_source(const char *name)
 {
-    for (int i = 0; name && i < NGPUS; i++)
-        if (strcmp(gpus[i].gpu.name, name) == 0)
-            return gpus[i].sheet.source;
-    return NULL;
+    const cal_gpu_sheet *s = row_named(name);
+    return s ? s->source : NULL;
 }
-
-/* Each catalog GPU's architecture, from the datasheet each entry cites. */
-static const struct {
-    const char *name;
-    cal_arch arch;
-} archs[] = {
-    {"h100-sxm", CAL_ARCH_HOPPER},
-    {"h100-pcie", CAL_ARCH_HOPPER},
-    {"h200", CAL_ARCH_HOPPER},
-    {"h20", CAL_ARCH_HOPPER},
-    {"h800", CAL_ARCH_HOPPER},
-    {"gh200", CAL_ARCH_HOPPER},
-    {"a100-80gb", CAL_ARCH_AMPERE},
-    {"a100-40gb", CAL_ARCH_AMPERE},
-    {"a10g", CAL_ARCH_AMPERE},
-    {"l40s", CAL_ARCH_ADA},
-    {"l4", CAL_ARCH_ADA},
-    {"l20", CAL_ARCH_ADA},
-    {"rtx-4090", CAL_ARCH_ADA},
-    {"b200", CAL_ARCH_BLACKWELL},
-    {"b300", CAL_ARCH_BLACKWELL},
-    {"gb200", CAL_ARCH_BLACKWELL},
-    {"gb300", CAL_ARCH_BLACKWELL},
-    {"rtx-pro-6000", CAL_ARCH_BLACKWELL_RTX},
-    {"rtx-5090", CAL_ARCH_BLACKWELL_RTX},
-    {"mi300x", CAL_ARCH_CDNA},
-    {"mi325x", CAL_ARCH_CDNA},
-    {"mi355x", CAL_ARCH_CDNA},
-};
 
 cal_arch cal_gpu_arch(const char *name)
 {
-    for (size_t i = 0; name && i < sizeof archs / sizeof archs[0]; i++)
-        if (strcmp(archs[i].name, name) == 0)
-            return archs[i].arch;
-    return CAL_ARCH_UNKNOWN;
+    const cal_gpu_sheet *s = row_named(name);
+    return s ? s->arch : CAL_ARCH_UNKNOWN;
 }
 
-/* desc contains `word` not followed by a letter or digit ("H20" but not "H200"). */
+cal_memory cal_gpu_memory(const char *name)
+{
+    const cal_gpu_sheet *s = row_named(name);
+    return s ? s->memory : CAL_MEM_UNKNOWN;
+}
+
+/* MODEL: every efficiency of the roofline's kernel classes was measured on NVIDIA GPUs (Vidur's
+ * A100 and A40 tables, FlashAttention's H100 figures, NVIDIA's collective latencies); none on
+ * AMD's, whose kernels (hipBLASLt, CK and aiter attention, RCCL) differ. An AMD GPU is priced
+ * from its datasheet with NVIDIA's efficiencies, and every output says so. */
+const char *cal_gpu_extrapolated(const char *name)
+{
+    if (cal_gpu_arch(name) != CAL_ARCH_CDNA)
+        return NULL;
+    return "extrapolated: AMD Instinct is priced from its datasheet with kernel efficiencies "
+           "measured on NVIDIA GPUs; no AMD operator measurement backs them";
+}
+
+/* desc contains `word` as a word: neither preceded nor followed by a letter or digit ("H20" is
+ * not in "H200", "H200" not in "GH200"), so no row's word can match another GPU's name. */
 static int has_word(const char *desc, const char *word)
 {
     size_t n = strlen(word);
-    for (const char *p = strstr(desc, word); p; p = strstr(p + 1, word)) {
-        char after = p[n];
-        if (!((after >= '0' && after <= '9') || (after >= 'A' && after <= 'Z') ||
-              (after >= 'a' && after <= 'z')))
+    for (const char *p = strstr(desc, word); p; p = strstr(p + 1, word))
+        if ((p == desc || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
             return 1;
-    }
     return 0;
 }
 
 const char *cal_gpu_from_device(const char *desc)
 {
-    /* most specific first: GB200 before B200, GH200 before H200, H100 PCIe before H100, L40S
-     * before L4; a word match keeps H20 from matching H200 */
-    static const struct {
-        const char *a, *b, *gpu;
-    } rules[] = {
-        {"GB300", NULL, "gb300"},
-        {"GB200", NULL, "gb200"},
-        {"GH200", NULL, "gh200"},
-        {"B300", NULL, "b300"},
-        {"B200", NULL, "b200"},
-        {"H100", "PCIe", "h100-pcie"},
-        {"H100", NULL, "h100-sxm"},
-        {"H200", NULL, "h200"},
-        {"H800", NULL, "h800"},
-        {"H20", NULL, "h20"},
-        {"A100", "80GB", "a100-80gb"},
-        {"A100", NULL, "a100-40gb"},
-        {"A10G", NULL, "a10g"},
-        {"L40S", NULL, "l40s"},
-        {"L20", NULL, "l20"},
-        {"L4", NULL, "l4"},
-        {"RTX PRO 6000", NULL, "rtx-pro-6000"},
-        {"5090", NULL, "rtx-5090"},
-        {"4090", NULL, "rtx-4090"},
-        {"MI355X", NULL, "mi355x"},
-        {"MI325X", NULL, "mi325x"},
-        {"MI300X", NULL, "mi300x"},
-    };
-    for (size_t i = 0; desc && i < sizeof rules / sizeof rules[0]; i++)
-        if (has_word(desc, rules[i].a) && (!rules[i].b || strstr(desc, rules[i].b)))
-            return rules[i].gpu;
+    /* a row with a qualifier ("H100" and "PCIe") before the rows without one ("H100") */
+    const cal_gpu_sheet *all = rows();
+    for (int qualified = 1; desc && qualified >= 0; qualified--)
+        for (int i = 0; i < NGPUS; i++)
+            if ((all[i].device[1] != NULL) == qualified && has_word(desc, all[i].device[0]) &&
+                (!qualified || strstr(desc, all[i].device[1])))
+                return all[i].name;
     return NULL;
 }
 
@@ -535,7 +922,7 @@ const char *cal_gpu_names(char *buf, size_t len)
         return buf;
     buf[0] = '\0';
     for (int i = 0; i < NGPUS; i++)
-        used = append_name(buf, len, used, gpus[i].gpu.name);
+        used = append_name(buf, len, used, rows()[i].name);
     return buf;
 }
 

@@ -14,24 +14,74 @@
 #define CAL_CATALOG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model.h"
 
-/* Number of GPUs in the catalog, and the i-th entry (0 <= i < cal_gpu_count(); NULL otherwise).
- * The returned pointer is to static storage, valid for the whole program. */
-int cal_gpu_count(void);
-const eng_gpu *cal_gpu_at(int i);
+/* GPU architectures: which kernels the engines run there (FlashAttention-3 and its kin need
+ * Hopper or data-center Blackwell). */
+typedef enum cal_arch {
+    CAL_ARCH_UNKNOWN = 0,
+    CAL_ARCH_AMPERE,
+    CAL_ARCH_ADA,
+    CAL_ARCH_HOPPER,
+    CAL_ARCH_BLACKWELL,     /* data-center: B200, B300, GB200, GB300 */
+    CAL_ARCH_BLACKWELL_RTX, /* workstation and consumer: RTX PRO 6000, RTX 5090 */
+    CAL_ARCH_CDNA           /* AMD Instinct MI300X, MI325X, MI355X */
+} cal_arch;
 
-/* What the i-th GPU's datasheet states, in its own units (NULL when i is out of range): memory
- * as `mem` `mem_unit` ("80 GB", the bytes in eng_gpu.mem_bytes being mem x 2^30 for "GB"),
- * bandwidth as `bw` `bw_unit` ("3.35 TB/s", "864 GB/s"), and the source line. */
+/* The memory a GPU's datasheet states: HBM stacks beside the die, or GDDR chips on the board.
+ * Memory-bound kernels reach a different fraction of the datasheet bandwidth on each (the
+ * roofline's classes, calibration/roofline.c). */
+typedef enum cal_memory {
+    CAL_MEM_UNKNOWN = 0,
+    CAL_MEM_HBM, /* HBM2e, HBM3, HBM3e */
+    CAL_MEM_GDDR /* GDDR6, GDDR6X, GDDR7 */
+} cal_memory;
+
+/* A figure a datasheet does not have (no fp8 or fp4 tensor cores, no reference NIC). */
+#define CAL_NONE (-1.0)
+
+/* One GPU of the catalog as its datasheets state it, in their own units: one row per GPU, each
+ * field named. Memory as `mem` `mem_unit` ("80 GB": eng_gpu.mem_bytes is mem x 2^30 for "GB"),
+ * bandwidth as `bw` `bw_unit` ("3.35 TB/s", "864 GB/s"), tensor rates in dense TFLOP/s, links
+ * in GB/s per direction; fp8, fp4 and nic are CAL_NONE where the GPU or its system has none. */
 typedef struct cal_gpu_sheet {
-    double mem;
-    const char *mem_unit;
-    double bw;
-    const char *bw_unit;
-    const char *source;
+    const char *name;      /* catalog name, lower case */
+    cal_arch arch;         /* architecture (never CAL_ARCH_UNKNOWN in a row) */
+    cal_memory memory;     /* the memory's kind (never CAL_MEM_UNKNOWN in a row) */
+    double mem;            /* memory, in mem_unit */
+    const char *mem_unit;  /* "GB" */
+    double bw;             /* memory bandwidth, in bw_unit */
+    const char *bw_unit;   /* "TB/s" or "GB/s" */
+    double bf16;           /* dense bf16/fp16 TFLOP/s */
+    double fp8;            /* dense fp8 TFLOP/s, or CAL_NONE */
+    double fp4;            /* dense fp4 TFLOP/s, or CAL_NONE */
+    uint32_t fp4_formats;  /* ENG_FP4_* the fp4 tensor cores compute (0 without fp4) */
+    double link;           /* GB/s per direction between GPUs (NVLink, Infinity Fabric, PCIe) */
+    double pcie;           /* GB/s per direction host <-> device */
+    double nic;            /* scale-out GB/s per GPU per direction, or CAL_NONE */
+    const char *device[2]; /* a device description names this GPU when it has device[0] as a word
+                              and device[1] (NULL: no qualifier) anywhere */
+    const char *source;    /* the datasheets, one line */
 } cal_gpu_sheet;
+
+/* 0 when every field of row s is given; -1 with a message in why naming the row and the first
+ * missing or inconsistent field. A figure the datasheet lacks must be CAL_NONE: a 0 (a field
+ * left out of the initialiser) is refused. */
+int cal_gpu_sheet_check(const cal_gpu_sheet *s, char *why, size_t len);
+
+/* cal_gpu_sheet_check over every catalog row, and no name twice: 0, or -1 with why. Every
+ * lookup below runs it first and stops the program (a bug in catalog.c) when it fails, so no GPU
+ * is priced from an incomplete row. */
+int cal_gpu_catalog_check(char *why, size_t len);
+
+/* Number of GPUs in the catalog; the i-th entry into *out (0 <= i < cal_gpu_count(); returns 0,
+ * or -1 with *out untouched when i is out of range). */
+int cal_gpu_count(void);
+int cal_gpu_at(int i, eng_gpu *out);
+
+/* The i-th row as its datasheet states it (NULL when i is out of range); static storage. */
 const cal_gpu_sheet *cal_gpu_sheet_at(int i);
 /* Copies the GPU named `name` into *out and returns 0; returns -1 (out untouched) when no GPU has
  * that name. */
@@ -56,19 +106,16 @@ const char *cal_model_names(char *buf, size_t len);
  * "h100-sxm"), or NULL when none matches. */
 const char *cal_gpu_from_device(const char *desc);
 
-/* GPU architectures: which kernels the engines run there (FlashAttention-3 and its kin need
- * Hopper or data-center Blackwell). */
-typedef enum cal_arch {
-    CAL_ARCH_UNKNOWN = 0,
-    CAL_ARCH_AMPERE,
-    CAL_ARCH_ADA,
-    CAL_ARCH_HOPPER,
-    CAL_ARCH_BLACKWELL,     /* data-center: B200, B300, GB200, GB300 */
-    CAL_ARCH_BLACKWELL_RTX, /* workstation and consumer: RTX PRO 6000, RTX 5090 */
-    CAL_ARCH_CDNA           /* AMD Instinct MI300X, MI325X, MI355X */
-} cal_arch;
 /* The architecture of catalog GPU `name`; CAL_ARCH_UNKNOWN for a name not in the catalog. */
 cal_arch cal_gpu_arch(const char *name);
+/* The memory kind of catalog GPU `name`; CAL_MEM_UNKNOWN for a name not in the catalog. */
+cal_memory cal_gpu_memory(const char *name);
+
+/* A sentence saying that the built-in roofline's prices for catalog GPU `name` are an
+ * extrapolation, for every output that shows them, or NULL when operator measurements on its
+ * kind of GPU back them. Its kernel efficiencies were all measured on NVIDIA GPUs, so AMD
+ * Instinct (CDNA) GPUs are extrapolated. Static storage. */
+const char *cal_gpu_extrapolated(const char *name);
 
 /* A one-line description of the datasheet source of GPU `name`, or NULL when unknown. */
 const char *cal_gpu_source(const char *name);

@@ -59,16 +59,39 @@ enum {
     KC_COUNT
 };
 
-/* GEMMs (qkv, o, up/gate, down in every model and TP degree of the tables): 36,188 points. */
-static const kclass K_GEMM = {9930, 0.728, 0.770, KC_GEMM};
-/* Elementwise classes; their FLOPs are negligible (e_c unused). RMSNorm 17,835 points, RoPE,
- * SiLU-and-mul, residual add and the embedding gather 9,047 each: floors of 2-4 us where the
- * old roofline had one 2 us figure, and the fraction of the bandwidth each kernel reaches. */
-static const kclass K_NORM = {3940, 1, 0.352, KC_NORM};
-static const kclass K_ROPE = {3120, 1, 0.428, KC_ROPE};
-static const kclass K_ACT = {3070, 1, 0.485, KC_ACT};
-static const kclass K_ADD = {1890, 1, 0.896, KC_ADD};
-static const kclass K_EMBED = {4000, 1, 0.150, KC_EMBED};
+/* The GEMM and elementwise classes of one memory kind. */
+typedef struct kset {
+    kclass gemm, norm, rope, act, add, embed;
+} kset;
+
+/* HBM GPUs, fitted on the A100 tables. GEMMs (qkv, o, up/gate, down in every model and TP
+ * degree of the tables): 36,188 points. Elementwise classes; their FLOPs are negligible (e_c
+ * unused). RMSNorm 17,835 points, RoPE, SiLU-and-mul, residual add and the embedding gather
+ * 9,047 each: floors of 2-4 us where the old roofline had one 2 us figure, and the fraction of
+ * the bandwidth each kernel reaches. */
+static const kset K_HBM = {
+    .gemm = {9930, 0.728, 0.770, KC_GEMM},
+    .norm = {3940, 1, 0.352, KC_NORM},
+    .rope = {3120, 1, 0.428, KC_ROPE},
+    .act = {3070, 1, 0.485, KC_ACT},
+    .add = {1890, 1, 0.896, KC_ADD},
+    .embed = {4000, 1, 0.150, KC_EMBED},
+};
+/* MODEL: GDDR GPUs, fitted the same way on Vidur's A40 tables (GDDR6, 696 GB/s, 149.7 TFLOPS
+ * bf16 dense: 21,756 GEMM and 32,375 elementwise points; fit_vidur_ops.py --gpu a40, median
+ * |error| 4.0%). The same kernels reach a larger fraction of a GDDR part's bandwidth, whose SMs
+ * keep more of it in flight: the norm 59% against 35%, SiLU-and-mul and RoPE 77% against
+ * 43-49%, the embedding gather 50% against 15%; the GEMMs 79% of the tensor peak. Ada, the
+ * Blackwell workstation parts and the A10G are priced with these (their datasheets state GDDR6,
+ * GDDR6X or GDDR7); the attention classes stay the A100's. */
+static const kset K_GDDR = {
+    .gemm = {7740, 0.792, 0.795, KC_GEMM},
+    .norm = {3840, 1, 0.592, KC_NORM},
+    .rope = {1830, 1, 0.770, KC_ROPE},
+    .act = {1980, 1, 0.770, KC_ACT},
+    .add = {980, 1, 0.832, KC_ADD},
+    .embed = {2960, 1, 0.498, KC_EMBED},
+};
 /* Decode attention (10,112 points of the attention table: Llama-2-70B at TP2, 32 query and 4
  * KV heads per GPU, FlashAttention backend): a ~20 us floor, K and V read at 80% of the
  * bandwidth, and the query heads' work (4 x query heads x head_dim FLOPs per key, not the KV
@@ -76,28 +99,42 @@ static const kclass K_EMBED = {4000, 1, 0.150, KC_EMBED};
  * tile, close to the CUDA-core rate (A100: 19.5 of 312 TFLOP/s). The query-head term is what
  * prices a GQA model above its KV bytes. */
 static const kclass K_DECODE = {20540, 0.136, 0.800, KC_DECODE};
-/* Prefill attention (4,206 points, one sequence each): floor and the key/value term fitted;
- * e_m stands for the per-key cost of a chunk whose few query tiles cannot fill the GPU
- * (FlashAttention parallelises over query tiles x heads). The compute term is per engine. */
-#define PREFILL_FLOOR_NS 10730.0
-#define PREFILL_MEFF 0.078
+/* Prefill attention's floor (4,206 points of Vidur's A100 table, one sequence each, fitted with
+ * the FlashAttention-2 class's e_c and row overhead below). MODEL: its memory term counts the
+ * bytes the kernel moves through HBM (Q in, O out, each cached key and value once, the chunk's
+ * new keys and values) at the GEMM class's e_m (see prefill_ns): FlashAttention streams K and V
+ * tiles once per query tile from L2 and is compute-bound at every chunk the tables hold. (Until
+ * this model the term was fitted at 7.8% of the bandwidth on the one GQA shape of the table, where
+ * it stood in for the per-query-row overhead below; on MHA models, whose KV bytes per key are 8x
+ * that shape's, and on Hopper, whose FlashAttention-3 compute term is a third of Ampere's, it
+ * dominated: Llama-2-7B's attention over a 2,016-token prompt on H100 cost 396 us a layer,
+ * 6.2x the 64 us of FlashAttention-3's published rate.) */
+#define PREFILL_FLOOR_NS 22510.0
 /* MODEL: FlashMLA, the MLA decode kernel of vLLM and SGLang on Hopper, reaches 3,000 GB/s
  * memory-bound and 660 TFLOPS compute-bound on H800 (README of deepseek-ai/FlashMLA): 90% of
  * the 3.35 TB/s and 67% of the 989 TFLOPS; decode's floor as above. */
 static const kclass K_MLA = {20540, 0.667, 0.896, KC_MLA};
 
 /* MODEL: prefill attention compute per engine and attention backend: the causal square of a
- * chunk costs `causal_weight` times its pairs (2: masked tiles are computed, 1: skipped) at
- * e_c of the 16-bit peak. FlashAttention-2 class kernels (vLLM and SGLang before Hopper):
- * fitted on Vidur's A100 table, which vLLM's FlashAttention backend produced (weight 2 chosen
- * from 1, 1.5, 2, 2.5: median |error| 13.2, 8.4, 5.0, 3.6%; 2 is the physical reading).
- * TensorRT-LLM's context FMHA skips masked tiles and reaches near 50% of the peak in measured
- * profiles (issue 13). FlashAttention-3 class kernels on Hopper and data-center Blackwell
- * (vLLM V1 and SGLang use FA3 there, TensorRT-LLM its Hopper FMHA): 540-640 of 989 TFLOPS for
- * causal head_dim 128 at 2k-8k tokens in the FlashAttention-3 paper (Shah et al. 2024,
- * figure 5), about 55%. */
+ * chunk costs `causal_weight` times its pairs (2: masked tiles are computed, 1: skipped), and
+ * each query row costs `row_keys` keys more (a query tile's fixed work: loading Q, the last
+ * rescale and writing O, the pipeline's fill and drain, which a short sequence cannot hide),
+ * all at e_c of the 16-bit peak.
+ * - FlashAttention-2 class kernels as vLLM and SGLang run them before Hopper: fitted on Vidur's
+ *   A100 table, which vLLM's FlashAttention backend produced, by tests/fidelity/fit_vidur_ops.py:
+ *   e_c 0.467 and 812 keys per query row at weight 2, the physical reading (weights 1 and 1.5
+ *   fit worse: median |error| 10% and 7% against 4.3%).
+ * - TensorRT-LLM's context FMHA before Hopper skips masked tiles and reaches near 50% of the
+ *   peak in measured profiles (issue 13); its row overhead is a FlashAttention-2 class
+ *   kernel's: 198 keys, the fit of FlashAttention-2's causal head_dim-128 bars in the
+ *   FlashAttention-3 paper (Shah et al. 2024, figure 5: 191, 260, 298, 319, 333, 335 TFLOPS at
+ *   512 to 16k tokens; 349 TFLOPS asymptote, within 3.2%).
+ * - FlashAttention-3 class kernels on Hopper and data-center Blackwell (vLLM V1 and SGLang use
+ *   FA3 there, TensorRT-LLM its Hopper FMHA): the same figure's FlashAttention-3 bars, 292,
+ *   423, 521, 579, 602, 616 TFLOPS at 512 to 16k tokens (causal, head_dim 128, H100 SXM5), are
+ *   643 TFLOPS (e_c 0.650) with 278 keys per query row, within 5.6% at every length. */
 typedef struct attn_eff {
-    double causal_weight, ceff;
+    double causal_weight, ceff, row_keys;
 } attn_eff;
 
 /* MODEL: all-reduce. NCCL's ring, fitted on Vidur's DGX A100 network table (2,982 rows within
@@ -149,12 +186,33 @@ typedef struct lin {
 /* MODEL: kernel floors are latency: they scale with the SM clock. The datasheets' dense 16-bit
  * peaks give the clocks: A100 312 TFLOPS / (108 SMs x 2,048 FLOP/clock) = 1.41 GHz, H100 SXM
  * 989.4 TFLOPS / (132 SMs x 4,096 FLOP/clock) = 1.83 GHz (A100 and H100 whitepapers); the
- * floors fitted on the A100 are scaled by 1.41 / 1.83 = 0.77 on Hopper. Other architectures
- * keep the A100's floors (not measured; a stated approximation). */
+ * floors fitted on the A100 are scaled by 1.41 / 1.83 = 0.77 on Hopper (Vidur's H100 tables
+ * bear it out: their smallest kernels take 0.75-0.9 of the A100's). Data-center Blackwell runs
+ * its tensor cores at the same clocks: HGX B200's 2.25 PFLOPS dense / (148 SMs x 8,192
+ * FLOP/clock, twice Hopper's per SM) = 1.86 GHz, so 1.41 / 1.86 = 0.76 (until this model it kept
+ * the A100's floors, which priced a batch-1 decode step at TP8, made of kernels at their floors,
+ * a third too slow). Other architectures keep the A100's floors, or the A40's for GDDR parts
+ * (not measured; a stated approximation). */
 static double floor_scale(cal_arch arch)
 {
-    return arch == CAL_ARCH_HOPPER ? 1.41 / 1.83 : 1.0;
+    return arch == CAL_ARCH_HOPPER ? 1.41 / 1.83 : arch == CAL_ARCH_BLACKWELL ? 1.41 / 1.86 : 1.0;
 }
+
+/* MODEL: SGLang fuses the tensor-parallel all-reduce with the residual add and the RMSNorm that
+ * follow it (FlashInfer's trtllm_allreduce_fusion, one kernel) on data-center Blackwell for the
+ * MoE architectures its server enables it for: DeepseekV3 (and Kimi-K2, which runs as it),
+ * GptOss, Glm4Moe, Qwen3Moe, with tensor parallelism, no attention data parallelism and no
+ * expert all-to-all (python/sglang/srt/server_args.py, _handle_model_specific_adjustments),
+ * for passes of up to max_token_num = 2,048 tokens (layers/flashinfer_comm_fusion.py); longer
+ * ones take the unfused path. On 8 x B200 the fused kernel takes 8.7 us where the all-reduce and
+ * a separate add-and-norm took 13.5 us (SGLang PR 7621, DeepSeek-R1 at TP8), which the unfused
+ * pricing here reproduces (the custom all-reduce's 9 us, then the norm and add at their
+ * Blackwell floors). Hopper is left unfused: no fused latency is measured there, and vLLM PR
+ * 22086 measures none faster than the unfused pair at TP2 on H100. */
+#define FUSED_AR_FLOOR_NS 8700.0
+#define FUSED_AR_MAX_TOKENS 2048.0
+static const char *const fused_ar_arch[] = {"deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe",
+                                            "qwen3_moe"};
 
 /* MODEL: a pass with prefill tokens runs its kernels eagerly (vLLM and SGLang replay CUDA
  * graphs for decode batches only; TensorRT-LLM for generation-only batches), so a kernel
@@ -171,9 +229,9 @@ typedef struct engine_eff {
 } engine_eff;
 
 static const engine_eff engines[] = {
-    {"vllm", {2.0, 0.424}, {1.0, 0.55}},
-    {"sglang", {2.0, 0.424}, {1.0, 0.55}},
-    {"trtllm", {1.0, 0.50}, {1.0, 0.55}},
+    {"vllm", {2.0, 0.467, 812}, {1.0, 0.650, 278}},
+    {"sglang", {2.0, 0.467, 812}, {1.0, 0.650, 278}},
+    {"trtllm", {1.0, 0.50, 198}, {1.0, 0.650, 278}},
 };
 #define NENGINES ((int)(sizeof engines / sizeof engines[0]))
 
@@ -189,7 +247,9 @@ typedef struct roofline {
     double index_peak;           /* FLOP/s of the indexer's scoring (fp8 where the GPU has it) */
     attn_eff prefill;            /* prefill attention of the engine on this GPU */
     int nvlink;                  /* 1: GPUs joined by a link faster than PCIe */
+    int ar_fused;                /* 1: all-reduce, residual add and norm are one kernel */
     double floor_scale;          /* kernel floors relative to the A100 they were fitted on */
+    const kset *k;               /* the GEMM and elementwise classes of this GPU's memory */
     int *eager;                  /* owned scratch: 1 when the pass being priced launches its kernels
                                     eagerly (a kernel then costs at least EAGER_LAUNCH_NS), set per
                                     operator from cal_work.eager */
@@ -278,10 +338,30 @@ static double allreduce_ns(const roofline *r, double bytes, int nccl)
     return car < nc ? car : nc;
 }
 
+/* The all-reduce of `bytes` fused with the residual add and RMSNorm after it (see
+ * FUSED_AR_FLOOR_NS): its measured floor and the custom all-reduce's bandwidth term. */
+static double fused_ar_ns(const roofline *r, double bytes)
+{
+    double t = r->tp, ring = 2.0 * (t - 1) / t * bytes;
+    return smooth(FUSED_AR_FLOOR_NS, 0, ring / (r->g.link_bw * CAR_LINK_EFF) * 1e9);
+}
+
+/* 1 when the engine fuses the all-reduce with the add and norm after it (FUSED_AR_FLOOR_NS). */
+static int fuses_allreduce(const roofline *r, const cal_serving *s, cal_arch arch)
+{
+    if (strcmp(s->engine, "sglang") != 0 || arch != CAL_ARCH_BLACKWELL || r->tp < 2 || r->dp > 1 ||
+        r->ep > 1 || !r->nvlink)
+        return 0;
+    for (size_t i = 0; i < sizeof fused_ar_arch / sizeof fused_ar_arch[0]; i++)
+        if (strcmp(r->m.arch, fused_ar_arch[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* A linear layer of n rows, k inputs, o outputs (this GPU's shard), stored and run as l. */
 static double gemm_ns(const roofline *r, const lin *l, double n, double k, double o)
 {
-    return kern(r, &K_GEMM, 2.0 * n * k * o, l->peak, l->wb * k * o + ACT_BYTES * n * (k + o));
+    return kern(r, &r->k->gemm, 2.0 * n * k * o, l->peak, l->wb * k * o + ACT_BYTES * n * (k + o));
 }
 
 /* An elementwise operator of class k reading and writing `bytes` in total. */
@@ -292,12 +372,26 @@ static double elem_ns(const roofline *r, const kclass *k, double bytes)
 
 /* ---------------- attention ---------------- */
 
-/* Prefill attention's compute (ns) for `causal` pairs of chunks' own squares and `ctx` pairs
- * over cached context, `per_pair` FLOPs each, as the engine's kernels run it. */
-static double prefill_compute_ns(const roofline *r, double per_pair, double causal, double ctx)
+/* Prefill attention's compute (ns) for `causal` pairs of chunks' own squares, `ctx` pairs over
+ * cached context and q query rows, `per_pair` FLOPs each, as the engine's kernels run it. */
+static double prefill_compute_ns(const roofline *r, double per_pair, double causal, double ctx,
+                                 double q)
 {
-    double flops = per_pair * (ctx + r->prefill.causal_weight * causal);
+    double flops = per_pair * (ctx + r->prefill.causal_weight * causal + r->prefill.row_keys * q);
     return flops / (r->attn_peak * r->prefill.ceff) * 1e9;
+}
+
+/* A prefill attention kernel of compute time tc (ns) moving `bytes` through HBM. MODEL: the
+ * traffic overlaps the compute (FlashAttention-2's double-buffered asynchronous copies,
+ * FlashAttention-3's TMA producer warps), so the kernel takes the larger of the two, not their
+ * smooth sum: FlashAttention-3 at 512 tokens (Shah et al. 2024, figure 5: 16 heads of 128, 16k
+ * tokens, 292 TFLOPS) runs 118 us while it reads and writes 268 MB, 80 us of the H100's HBM at
+ * its datasheet rate. The floor combines with the compute as every kernel's does. */
+static double prefill_ns(const roofline *r, double tc, double bytes)
+{
+    double t = smooth15(r->floor15[KC_PREFILL][*r->eager], tc, 0);
+    double tm = bytes / (r->g.mem_bw * r->k->gemm.meff) * 1e9;
+    return t > tm ? t : tm;
 }
 
 /* GQA prefill attention of one rank (sums already divided among the attention ranks): q chunk
@@ -308,9 +402,8 @@ static double gqa_prefill_ns(const roofline *r, double q, double pairs, double k
     double bytes = ACT_BYTES * 2 * q * nh * d  /* Q in, O out */
                    + r->kvb * 2 * nkv * d * kv /* K and V read */
                    + r->kvb * 2 * nkv * d * q; /* new K and V cached */
-    double tc = prefill_compute_ns(r, 4.0 * nh * d, causal, pairs - causal);
-    return smooth15(r->floor15[KC_PREFILL][*r->eager], tc,
-                    bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
+    double tc = prefill_compute_ns(r, 4.0 * nh * d, causal, pairs - causal, q);
+    return prefill_ns(r, tc, bytes);
 }
 
 /* GQA decode attention of one rank: `seqs` sequences reading `pairs` keys (sums already divided
@@ -340,8 +433,8 @@ static void dec_setup(roofline *r)
  * EAGER_LAUNCH_NS); prefill attention's floor is PREFILL_FLOOR_NS. */
 static void floors_setup(roofline *r)
 {
-    static const kclass *const classes[] = {&K_GEMM, &K_NORM,  &K_ROPE,   &K_ACT,
-                                            &K_ADD,  &K_EMBED, &K_DECODE, &K_MLA};
+    const kclass *const classes[] = {&r->k->gemm, &r->k->norm,  &r->k->rope, &r->k->act,
+                                     &r->k->add,  &r->k->embed, &K_DECODE,   &K_MLA};
     for (int e = 0; e < 2; e++) {
         double eager_floor = e ? EAGER_LAUNCH_NS : 0;
         for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
@@ -380,9 +473,9 @@ static double mla_absorbed_ns(const roofline *r, double rows, double pairs, doub
     double nope = r->m.qk_nope_dim, v = r->m.v_head_dim;
     double peak = r->g.flops_bf16, uk = 0, uv = 0;
     if (rows > 0) {
-        uk = kern(r, &K_GEMM, 2.0 * rows * nh * nope * lora, peak,
+        uk = kern(r, &r->k->gemm, 2.0 * rows * nh * nope * lora, peak,
                   ACT_BYTES * nh * nope * lora + ACT_BYTES * rows * nh * (nope + lora));
-        uv = kern(r, &K_GEMM, 2.0 * rows * nh * lora * v, peak,
+        uv = kern(r, &r->k->gemm, 2.0 * rows * nh * lora * v, peak,
                   ACT_BYTES * nh * lora * v + ACT_BYTES * rows * nh * (lora + v));
     }
     double flops = 2.0 * nh * pairs * (lora + rope) + 2.0 * nh * pairs * lora;
@@ -402,9 +495,8 @@ static double mla_prefill_ns(const roofline *r, double q, double pairs, double k
     double per_pair = 2.0 * nh * (nope + rope) + 2.0 * nh * v;
     double bytes = ACT_BYTES * q * nh * (nope + rope + v) + ACT_BYTES * kv * nh * (nope + v) +
                    kv * latent_bytes(r);
-    double tc = prefill_compute_ns(r, per_pair, causal, pairs - causal);
-    return up + smooth15(r->floor15[KC_PREFILL][*r->eager], tc,
-                         bytes / (r->g.mem_bw * PREFILL_MEFF) * 1e9);
+    double tc = prefill_compute_ns(r, per_pair, causal, pairs - causal, q);
+    return up + prefill_ns(r, tc, bytes);
 }
 
 /* Attention of one layer of kind w->kind on one rank. */
@@ -443,8 +535,8 @@ static double indexer_ns(const roofline *r, const cal_work *w)
                   gemm_ns(r, &r->indexer, n, h, ih);
     double kb = id + id / 128 * 4;
     /* the fp8 MQA logits run on tensor cores like a GEMM (DeepGEMM) */
-    double score =
-        kern(r, &K_GEMM, 2.0 * ih * id * pairs, r->index_peak, keys * kb + 2 * LOGIT_BYTES * pairs);
+    double score = kern(r, &r->k->gemm, 2.0 * ih * id * pairs, r->index_peak,
+                        keys * kb + 2 * LOGIT_BYTES * pairs);
     return proj + score;
 }
 
@@ -468,7 +560,7 @@ static double linear_attn_ns(const roofline *r, const cal_work *w)
                    vh * dk * dv * eng_dtype_bytes(m->state_dtype);
     double bytes = 2 * seqs * state + ACT_BYTES * n * (conv_dim + vh * dv);
     /* unmeasured: fla's Triton kernels are taken at the GEMM class's efficiencies */
-    return kern(r, &K_GEMM, flops, r->attn_peak, bytes);
+    return kern(r, &r->k->gemm, flops, r->attn_peak, bytes);
 }
 
 /* The query/key/value projections of one layer of kind w->kind on one rank. */
@@ -506,13 +598,13 @@ static double o_ns(const roofline *r, const cal_work *w)
     if (w->kind == CAL_KIND_LINEAR) {
         /* MODEL: vLLM's GatedDeltaNet: a gated RMSNorm of the output, then out_proj */
         double vv = (double)m->lin_v_heads * m->lin_v_dim / r->tp;
-        return elem_ns(r, &K_NORM, ACT_BYTES * 3 * n * vv) + gemm_ns(r, &r->linear, n, vv, h);
+        return elem_ns(r, &r->k->norm, ACT_BYTES * 3 * n * vv) + gemm_ns(r, &r->linear, n, vv, h);
     }
     if (r->mla)
         return gemm_ns(r, &r->attn, n, nh * m->v_head_dim, h);
     double t = gemm_ns(r, &r->attn, n, nh * r->d, h);
     if (m->attn_output_gate) /* sigmoid(gate) * output, before o_proj */
-        t += elem_ns(r, &K_ACT, ACT_BYTES * 3 * n * nh * r->d);
+        t += elem_ns(r, &r->k->act, ACT_BYTES * 3 * n * nh * r->d);
     return t;
 }
 
@@ -524,12 +616,12 @@ static double rope_ns(const roofline *r, const cal_work *w)
         /* rotary part of each query head and of the shared key, plus the RMSNorms of the
          * query and KV latents */
         double rd = m->qk_rope_dim, lat = (double)m->q_lora_rank + m->kv_lora_rank;
-        t = elem_ns(r, &K_ROPE, ACT_BYTES * 2 * n * (nh + 1) * rd);
-        return t + 2 * elem_ns(r, &K_NORM, ACT_BYTES * n * lat);
+        t = elem_ns(r, &r->k->rope, ACT_BYTES * 2 * n * (nh + 1) * rd);
+        return t + 2 * elem_ns(r, &r->k->norm, ACT_BYTES * n * lat);
     }
-    t = elem_ns(r, &K_ROPE, ACT_BYTES * 2 * n * (nh + nkv) * d);
+    t = elem_ns(r, &r->k->rope, ACT_BYTES * 2 * n * (nh + nkv) * d);
     if (m->qk_norm) /* MODEL: Qwen3/Gemma-3 normalise q and k per head before rotation */
-        t += elem_ns(r, &K_NORM, ACT_BYTES * 2 * n * (nh + nkv) * d);
+        t += elem_ns(r, &r->k->norm, ACT_BYTES * 2 * n * (nh + nkv) * d);
     return t;
 }
 
@@ -539,7 +631,7 @@ static double rope_ns(const roofline *r, const cal_work *w)
 static double mlp3_ns(const roofline *r, const lin *l, double n, double in)
 {
     double g = r->m.gated_mlp ? 2.0 : 1.0, h = r->h;
-    return gemm_ns(r, l, n, h, g * in) + elem_ns(r, &K_ACT, ACT_BYTES * n * (g * in + in)) +
+    return gemm_ns(r, l, n, h, g * in) + elem_ns(r, &r->k->act, ACT_BYTES * n * (g * in + in)) +
            gemm_ns(r, l, n, in, h);
 }
 
@@ -566,11 +658,11 @@ static double experts_ns(const roofline *r, double T)
     double g = r->m.gated_mlp ? 2.0 : 1.0, h = r->h, in = r->e_inter;
     double pairs = T * r->e_pairs, used = touched(r, T);
     double wb = r->experts.wb, peak = r->experts.peak;
-    double up = kern(r, &K_GEMM, 2.0 * pairs * h * g * in, peak,
+    double up = kern(r, &r->k->gemm, 2.0 * pairs * h * g * in, peak,
                      wb * used * h * g * in + ACT_BYTES * pairs * (h + g * in));
-    double down = kern(r, &K_GEMM, 2.0 * pairs * in * h, peak,
+    double down = kern(r, &r->k->gemm, 2.0 * pairs * in * h, peak,
                        wb * used * in * h + ACT_BYTES * pairs * (in + h));
-    return up + elem_ns(r, &K_ACT, ACT_BYTES * pairs * (g * in + in)) + down;
+    return up + elem_ns(r, &r->k->act, ACT_BYTES * pairs * (g * in + in)) + down;
 }
 
 /* MODEL: the expert-parallel exchange of one MoE layer with attention data parallelism.
@@ -615,23 +707,29 @@ static double op_ns(const void *st, const cal_work *w)
     case KERN_OP_ATTN_DECODE:
         return attn_ns(r, w);
     case KERN_OP_MLP_ACT:
-        return elem_ns(r, &K_ACT,
+        return elem_ns(r, &r->k->act,
                        ACT_BYTES * n * ((r->m.gated_mlp ? 2.0 : 1.0) * r->inter + r->inter));
     case KERN_OP_RMSNORM:
-        t = elem_ns(r, &K_NORM, ACT_BYTES * (2 * n * h + h));
+        if (w->per_layer && r->ar_fused && n <= FUSED_AR_MAX_TOKENS)
+            return 0; /* inside the fused all-reduce (FUSED_AR_FLOOR_NS) */
+        t = elem_ns(r, &r->k->norm, ACT_BYTES * (2 * n * h + h));
         /* MODEL: Gemma-2/3 add post-attention and post-MLP norms: two norms per visit */
         return w->per_layer && r->m.norms_per_layer > 2 ? t * r->m.norms_per_layer / 2 : t;
     case KERN_OP_ROPE:
         return rope_ns(r, w);
     case KERN_OP_ADD:
-        return elem_ns(r, &K_ADD, ACT_BYTES * 3 * n * h);
+        if (r->ar_fused && n <= FUSED_AR_MAX_TOKENS)
+            return 0; /* inside the fused all-reduce */
+        return elem_ns(r, &r->k->add, ACT_BYTES * 3 * n * h);
     case CAL_OP_EMBED:
-        return elem_ns(r, &K_EMBED, ACT_BYTES * 2 * n * h);
+        return elem_ns(r, &r->k->embed, ACT_BYTES * 2 * n * h);
     case CAL_OP_ALLREDUCE:
+        if (r->ar_fused && n <= FUSED_AR_MAX_TOKENS)
+            return fused_ar_ns(r, n * h * ACT_BYTES);
         return allreduce_ns(r, n * h * ACT_BYTES, 0);
     case KERN_OP_LM_HEAD:
         /* the LM head GEMM writes fp32 logits */
-        t = kern(r, &K_GEMM, 2.0 * n * h * r->vocab, r->head.peak,
+        t = kern(r, &r->k->gemm, 2.0 * n * h * r->vocab, r->head.peak,
                  r->head.wb * h * r->vocab + ACT_BYTES * n * h + LOGIT_BYTES * n * r->vocab);
         if (r->tp > 1) { /* MODEL: vLLM gathers the vocabulary shards of the logits (NCCL) */
             double bytes = (r->tp - 1.0) / r->tp * LOGIT_BYTES * n * r->vocab * r->tp;
@@ -643,13 +741,13 @@ static double op_ns(const void *st, const cal_work *w)
     case CAL_OP_SAMPLE:
         /* softmax reads and writes the logits, the filter and the draw read them again:
          * unmeasured, taken as the activation class */
-        return elem_ns(r, &K_ACT, 2 * LOGIT_BYTES * n * r->vocab * r->tp) +
-               (SAMPLE_KERNELS - 1) * elem_ns(r, &K_ACT, LOGIT_BYTES * n * r->vocab * r->tp);
+        return elem_ns(r, &r->k->act, 2 * LOGIT_BYTES * n * r->vocab * r->tp) +
+               (SAMPLE_KERNELS - 1) * elem_ns(r, &r->k->act, LOGIT_BYTES * n * r->vocab * r->tp);
     case CAL_OP_ROUTER:
         /* MODEL: the router is a replicated hidden -> experts GEMM in 16 bits (vLLM's MoE
          * models build it with quant_config=None), then a top-k softmax over the logits */
         return gemm_ns(r, &r->router, n, h, r->m.experts) +
-               elem_ns(r, &K_ACT, LOGIT_BYTES * 2 * n * r->m.experts);
+               elem_ns(r, &r->k->act, LOGIT_BYTES * 2 * n * r->m.experts);
     case CAL_OP_EXPERTS:
         return experts_ns(r, w->tokens);
     case CAL_OP_SHARED:
@@ -867,8 +965,9 @@ static void label_of(const roofline *r, const cal_serving *s, char *out, size_t 
         snprintf(extra, sizeof extra, " skew %g", s->moe_skew);
     if (s->engine[0] && strcmp(s->engine, engines[0].name) != 0)
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " %s", s->engine);
-    snprintf(out, len, "roofline %s%s %s%s%s (not measured)", r->g.name, lay, eng_dtype_name(r->dt),
-             kvs, extra);
+    snprintf(out, len, "roofline %s%s %s%s%s (not measured%s)", r->g.name, lay,
+             eng_dtype_name(r->dt), kvs, extra,
+             cal_gpu_extrapolated(r->g.name) ? "; extrapolated from NVIDIA kernels" : "");
 }
 
 int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s, eng_predictor *out,
@@ -924,7 +1023,9 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     const engine_eff *ee = find_engine(s->engine);
     r->prefill = arch == CAL_ARCH_HOPPER || arch == CAL_ARCH_BLACKWELL ? ee->fa3 : ee->fa2;
     r->nvlink = g->link_bw > g->pcie_bw;
+    r->ar_fused = fuses_allreduce(r, s, arch);
     r->floor_scale = floor_scale(arch);
+    r->k = cal_gpu_memory(g->name) == CAL_MEM_GDDR ? &K_GDDR : &K_HBM;
     r->plan = plan_of(m, l);
     floors_setup(r);
     dec_setup(r);

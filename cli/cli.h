@@ -186,5 +186,8 @@ void cli_print_summary(FILE *f, const study_result *r);
  * 1 x h200 tp8, decode 2 x b200 tp4 (rdma, after_prefill)"). Returns buf. */
 const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len);
 void cli_print_metrics_json(cli_json *j, const char *key, const study_result *r);
+/* The sentence cal_gpu_extrapolated gives for a GPU the scenario prices with the built-in
+ * roofline (either pool's, when disaggregated), or NULL: run, capacity and report show it. */
+const char *cli_extrapolated(const scn_scenario *scn);
 
 #endif

@@ -145,6 +145,9 @@ static void print_head(const study_capacity *cap, const scn_scenario *scn)
     if (cap->max_gpus > 0)
         printf(" | max %d GPUs", cap->max_gpus);
     printf("\n");
+    const char *x = cli_extrapolated(scn);
+    if (x)
+        printf("note: %s\n", x);
     if (cap->nsets) {
         printf("--set:");
         for (int i = 0; i < cap->nsets; i++)
@@ -283,6 +286,9 @@ static void json_head(cli_json *j, const study_capacity *cap, const scn_scenario
     cli_json_str(j, "model", scn->engine.model.name);
     cli_json_str(j, "gpu", scn->engine.gpu.name);
     cli_json_str(j, "scheduler", scn->engine.sched.name);
+    const char *x = cli_extrapolated(scn);
+    if (x)
+        cli_json_str(j, "extrapolated", x);
     cli_json_open(j, "sets", '[');
     for (int i = 0; i < cap->nsets; i++)
         cli_json_str(j, NULL, cap->sets[i]);

@@ -37,8 +37,9 @@ static void gpus(const cli_common *c)
         printf("%-13s %8s %11s %10s %10s %10s %10s %10s %9s\n", "gpu", "memory", "bandwidth",
                "bf16_TF", "fp8_TF", "fp4_TF", "link_GB/s", "pcie_GB/s", "nic_GB/s");
     for (int i = 0; i < cal_gpu_count(); i++) {
-        const eng_gpu *g = cal_gpu_at(i);
+        eng_gpu gpu, *g = &gpu;
         const cal_gpu_sheet *d = cal_gpu_sheet_at(i);
+        cal_gpu_at(i, &gpu);
         char mem[32], bw[32];
         qty(mem, sizeof mem, d->mem, d->mem_unit);
         qty(bw, sizeof bw, d->bw, d->bw_unit);

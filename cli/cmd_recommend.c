@@ -200,6 +200,9 @@ static void print_head(const rec_state *s, const scn_scenario *scn)
     for (int i = 0; i < r->cap.nslo; i++)
         printf(" %s<=%gms", r->cap.slo[i].label, r->cap.slo[i].limit_ms);
     printf(" | prompts %.0f (p99 %.0f), outputs %.0f tokens\n", r->isl, r->isl_p99, r->osl);
+    const char *x = cli_extrapolated(scn);
+    if (x)
+        printf("note: %s\n", x);
 }
 
 static void print_front(const rec_state *s)
@@ -312,6 +315,9 @@ static void print_json(const rec_state *s, const scn_scenario *scn)
     if (r->cap.search_id)
         cli_json_int(&j, "search_id", r->cap.search_id);
     cli_json_str(&j, "model", scn->engine.model.name);
+    const char *x = cli_extrapolated(scn);
+    if (x)
+        cli_json_str(&j, "extrapolated", x);
     cli_json_open(&j, "gpus", '[');
     for (int g = 0; g < r->ngpus; g++)
         cli_json_str(&j, NULL, r->gpus[g]);

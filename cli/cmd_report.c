@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog.h"
 #include "cli.h"
 #include "plots.h"
 #include "store_query.h"
@@ -274,6 +275,28 @@ static void run_figures(report *rp, store *s, const store_run_meta *m, sim_err *
         note(rp, "No timeline: the run was stored without iteration rows.");
 }
 
+/* A note when a run's roofline prices are extrapolated (cal_gpu_extrapolated): a row of
+ * (gpu, profile) at a time, the profile being the cost model's label. */
+static int extrapolated_row(void *arg, int ncols, const char *const *names, const char *const *vals)
+{
+    report *rp = arg;
+    const char *x = ncols >= 2 && vals[0] && vals[1] && strncmp(vals[1], "roofline", 8) == 0
+                        ? cal_gpu_extrapolated(vals[0])
+                        : NULL;
+    if (x)
+        note(rp, "%s: %s.", vals[0], x);
+    return 0;
+}
+
+/* The notes of extrapolated_row for the distinct (gpu, profile) of the runs `where` selects. */
+static int extrapolation_notes(report *rp, store *s, const char *where, sim_err *err)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT DISTINCT gpu, profile FROM runs WHERE %s ORDER BY gpu",
+             where);
+    return store_query(s, sql, extrapolated_row, rp, err);
+}
+
 static int run_report(report *rp, store *s, int64_t run, sim_err *err)
 {
     store_run_meta m;
@@ -287,6 +310,10 @@ static int run_report(report *rp, store *s, int64_t run, sim_err *err)
              "%.60s on %.40s (%s, %d replica%s x TP %d), scheduler %.40s, cost model: %.160s",
              m.model, m.gpu, m.dtype, m.replicas, m.replicas == 1 ? "" : "s", m.tensor_parallel,
              m.scheduler, m.profile);
+    char where[64];
+    snprintf(where, sizeof where, "id = %lld", (long long)run);
+    if (extrapolation_notes(rp, s, where, err) != 0)
+        return -1;
     run_tables(rp, &m, &ms);
     pd_tables(rp, &ms);
     run_figures(rp, s, &m, err);
@@ -400,6 +427,12 @@ static int sweep_report(report *rp, store *s, int64_t id, sim_err *err)
         rc = store_query(s, sql, first_text, &rp->scenario, err) ? -1 : 0;
     }
     if (rc == 0) {
+        char where[128];
+        snprintf(where, sizeof where,
+                 "id IN (SELECT run_id FROM sweep_points WHERE sweep_id = %lld)", (long long)id);
+        rc = extrapolation_notes(rp, s, where, err);
+    }
+    if (rc == 0) {
         snprintf(rp->r.title, sizeof rp->r.title, "Sweep %lld: %.160s", (long long)id, m.file);
         snprintf(rp->r.setting, sizeof rp->r.setting,
                  "%d points x %d repetitions (seeds from %llu); varied: %.300s", sw.npoints,
@@ -484,6 +517,11 @@ static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
              " WHERE p.search_id = %lld ORDER BY p.seq",
              (long long)id);
     if (store_query(s, sql, add_rows, &r, err) != 0)
+        return -1;
+    char where[128];
+    snprintf(where, sizeof where,
+             "id IN (SELECT run_id FROM capacity_probes WHERE search_id = %lld)", (long long)id);
+    if (extrapolation_notes(rp, s, where, err) != 0)
         return -1;
     snprintf(rp->r.title, sizeof rp->r.title, "Capacity search %lld", (long long)id);
     snprintf(rp->r.setting, sizeof rp->r.setting, "SLOs %s; %d choices, %d probes",

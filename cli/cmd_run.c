@@ -103,6 +103,9 @@ static void print_meta(cli_json *j, const scn_scenario *scn, const study_result 
         cli_json_int(j, "max_concurrency", a->concurrency);
     else
         cli_json_num(j, "max_concurrency", NAN);
+    const char *x = cli_extrapolated(scn);
+    if (x) /* only on a GPU the cost model extrapolates to: other runs' JSON is unchanged */
+        cli_json_str(j, "extrapolated", x);
 }
 
 static void print(const cli_common *c, const scn_scenario *scn, uint64_t seed,
@@ -124,6 +127,9 @@ static void print(const cli_common *c, const scn_scenario *scn, uint64_t seed,
                e->model.name, cli_deployment(scn, where, sizeof where), r->label,
                e->pd.enabled ? e->pd.pool[ENG_POOL_DECODE].sched.name : e->sched.name,
                (unsigned long long)seed);
+        const char *x = cli_extrapolated(scn);
+        if (x)
+            printf("note: %s\n", x);
         cli_print_summary(stdout, r);
     }
     fflush(stdout);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "cli.h"
 
 /* ---- JSON ---- */
@@ -242,6 +243,19 @@ const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len)
              d->tensor_parallel * d->data_parallel_attention, eng_link_kind_name(c->pd.link),
              eng_xfer_mode_name(c->pd.mode));
     return buf;
+}
+
+const char *cli_extrapolated(const scn_scenario *scn)
+{
+    const eng_config *c = &scn->engine;
+    const char *x = NULL;
+    if (scn->profile[0]) /* a stored profile prices it, not the roofline */
+        return NULL;
+    if (!c->pd.enabled)
+        return cal_gpu_extrapolated(c->gpu.name);
+    for (int k = 0; k < ENG_POOLS_MAX && !x; k++)
+        x = cal_gpu_extrapolated(c->pd.pool[k].gpu.name);
+    return x;
 }
 
 void cli_print_metrics_json(cli_json *j, const char *key, const study_result *r)

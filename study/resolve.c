@@ -73,10 +73,10 @@ static int resolve_model(void *st, const char *name, const char *base_dir, eng_m
 /* A GPU: a catalog name or a usual spelling of one; else an error with the nearest. */
 static int resolve_gpu(void *st, const char *name, eng_gpu *out, char *why, size_t len)
 {
-    char names[512], near[256];
-    const char *alias = cal_gpu_alias(name);
+    char names[512], near[256], alias[64];
     (void)st;
-    if (cal_gpu_find(name, out) == 0 || (alias && cal_gpu_find(alias, out) == 0))
+    if (cal_gpu_find(name, out) == 0 ||
+        (cal_gpu_alias(name, alias, sizeof alias) == 0 && cal_gpu_find(alias, out) == 0))
         return 0;
     cal_gpu_nearest(name, near, sizeof near);
     if (near[0])

@@ -49,8 +49,10 @@ static eng_shape shape_of(int op, double x, double y)
         eng_shape_add_decodes(&s, n, n * (c > 0 ? c - 1 : 0));
     else if (op == KERN_OP_ATTN_PREFILL) /* a chunk of x tokens after y cached ones */
         eng_shape_add_prefill(&s, n, c);
-    else
-        eng_shape_add_prefill(&s, n, 0);
+    else /* x rows as decodes: a pass launched from a graph, whose kernels pay no host-side
+            launch (the tables time kernels on the GPU; a pass with prefill would add
+            roofline.c's eager launch floor to every kernel) */
+        eng_shape_add_decodes(&s, n, 0);
     return s;
 }
 

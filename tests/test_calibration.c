@@ -80,7 +80,10 @@ static void test_gpu_catalog(void **state)
         assert_true(g.flops_fp4 == 0 || g.flops_fp4 >= g.flops_fp8);
         assert_true((g.flops_fp4 > 0) == (g.fp4_formats != 0));
         assert_non_null(cal_gpu_source(want[i]));
-        assert_string_equal(cal_gpu_at(i)->name, want[i]);
+        eng_gpu at;
+        assert_int_equal(cal_gpu_at(i, &at), 0);
+        assert_string_equal(at.name, want[i]);
+        assert_memory_equal(&at, &g, sizeof g);
         /* the datasheet's own figures, in its units, give the bytes and bytes/s used */
         const cal_gpu_sheet *d = cal_gpu_sheet_at(i);
         assert_non_null(d);
@@ -90,9 +93,9 @@ static void test_gpu_catalog(void **state)
         assert_true(strcmp(d->bw_unit, "TB/s") == 0 || strcmp(d->bw_unit, "GB/s") == 0);
         assert_true(near(g.mem_bw, d->bw * unit));
     }
-    assert_null(cal_gpu_at(22));
+    assert_int_equal(cal_gpu_at(22, &g), -1);
     assert_null(cal_gpu_sheet_at(22));
-    assert_null(cal_gpu_at(-1));
+    assert_int_equal(cal_gpu_at(-1, &g), -1);
     memset(&g, 0x5a, sizeof g);
     assert_int_equal(cal_gpu_find("h100", &g), -1);
     assert_int_equal(cal_gpu_find("", &g), -1);
@@ -135,6 +138,9 @@ static void test_gpu_from_device(void **state)
         {"rocm: AMD Instinct MI300X", "mi300x"},
         {"rocm: AMD Instinct MI325X", "mi325x"},
         {"rocm: AMD Instinct MI355X", "mi355x"},
+        {"cuda: NVIDIA A100-SXM4-40GB, sm_80", "a100-40gb"},
+        {"cuda: NVIDIA A100 80GB PCIe, sm_80", "a100-80gb"},
+        {"cuda: NVIDIA GeForce RTX 4090, sm_89", "rtx-4090"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *got = cal_gpu_from_device(cases[i][0]);
@@ -142,7 +148,84 @@ static void test_gpu_from_device(void **state)
             fail_msg("%s: got %s, want %s", cases[i][0], got ? got : "NULL", cases[i][1]);
     }
     assert_null(cal_gpu_from_device("cpu: AMD EPYC"));
+    assert_null(cal_gpu_from_device("cuda: NVIDIA L40, sm_89")); /* neither L4 nor L40S */
     assert_null(cal_gpu_from_device(NULL));
+}
+
+/* Every catalog row names every field; a row that leaves one out (a 0 or NULL where the
+ * initialiser lacks it) is refused naming the row and the field, and every row's architecture is
+ * known, so no GPU falls back to another's kernels. */
+static void test_gpu_rows_complete(void **state)
+{
+    char why[256];
+    assert_int_equal(cal_gpu_catalog_check(why, sizeof why), 0);
+    for (int i = 0; i < cal_gpu_count(); i++) {
+        const cal_gpu_sheet *s = cal_gpu_sheet_at(i);
+        assert_int_equal(cal_gpu_sheet_check(s, why, sizeof why), 0);
+        assert_int_not_equal(cal_gpu_arch(s->name), CAL_ARCH_UNKNOWN);
+        assert_int_not_equal(cal_gpu_memory(s->name), CAL_MEM_UNKNOWN);
+        /* only AMD's prices are extrapolated from NVIDIA's kernels */
+        assert_true((cal_gpu_extrapolated(s->name) != NULL) == (s->arch == CAL_ARCH_CDNA));
+    }
+    static const char *const fields[] = {"name", "arch", "mem",  "bw",  "bf16",   "fp8",
+                                         "fp4",  "link", "pcie", "nic", "device", "source"};
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        cal_gpu_sheet r = *cal_gpu_sheet_at(0);
+        switch (f) {
+        case 0:
+            r.name = NULL;
+            break;
+        case 1:
+            r.arch = CAL_ARCH_UNKNOWN;
+            break;
+        case 2:
+            r.mem = 0;
+            break;
+        case 3:
+            r.bw_unit = NULL;
+            break;
+        case 4:
+            r.bf16 = 0;
+            break;
+        case 5:
+            r.fp8 = 0;
+            break;
+        case 6:
+            r.fp4 = 0;
+            break;
+        case 7:
+            r.link = 0;
+            break;
+        case 8:
+            r.pcie = 0;
+            break;
+        case 9:
+            r.nic = 0;
+            break;
+        case 10:
+            r.device[0] = NULL;
+            break;
+        case 11:
+            r.source = NULL;
+            break;
+        default:
+            r.memory = CAL_MEM_UNKNOWN;
+            break;
+        }
+        char want[32];
+        snprintf(want, sizeof want, "field .%s ", fields[f]);
+        assert_int_equal(cal_gpu_sheet_check(&r, why, sizeof why), -1);
+        if (!strstr(why, want))
+            fail_msg("removing .%s: %s", fields[f], why);
+    }
+    /* an fp4 figure needs the formats its tensor cores compute, and no fp4 none */
+    cal_gpu_sheet r = *cal_gpu_sheet_at(0);
+    r.fp4 = 1000;
+    assert_int_equal(cal_gpu_sheet_check(&r, why, sizeof why), -1);
+    assert_non_null(strstr(why, "field .fp4_formats"));
+    r.fp4 = CAL_NONE;
+    r.fp4_formats = ENG_FP4_MX;
+    assert_int_equal(cal_gpu_sheet_check(&r, why, sizeof why), -1);
 }
 
 /* The catalog's first ten entries, as they were before the catalog became config texts:
@@ -509,11 +592,12 @@ static void test_roofline_tp(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu_catalog),         cmocka_unit_test(test_gpu_from_device),
-        cmocka_unit_test(test_model_catalog),       cmocka_unit_test(test_config_llama),
-        cmocka_unit_test(test_config_qwen_and_opt), cmocka_unit_test(test_config_errors),
-        cmocka_unit_test(test_roofline_sanity),     cmocka_unit_test(test_roofline_fp8),
-        cmocka_unit_test(test_roofline_monotone),   cmocka_unit_test(test_roofline_tp),
+        cmocka_unit_test(test_gpu_catalog),       cmocka_unit_test(test_gpu_from_device),
+        cmocka_unit_test(test_gpu_rows_complete), cmocka_unit_test(test_model_catalog),
+        cmocka_unit_test(test_config_llama),      cmocka_unit_test(test_config_qwen_and_opt),
+        cmocka_unit_test(test_config_errors),     cmocka_unit_test(test_roofline_sanity),
+        cmocka_unit_test(test_roofline_fp8),      cmocka_unit_test(test_roofline_monotone),
+        cmocka_unit_test(test_roofline_tp),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

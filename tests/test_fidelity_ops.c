@@ -122,16 +122,21 @@ static int model_of(const char *dir, const char *name, eng_model *m)
     return m->hidden > 0 && m->heads > 0 && m->kv_heads > 0 && m->intermediate > 0 ? 0 : -1;
 }
 
-static eng_predictor predictor(const eng_model *m, int tp)
+static eng_predictor predictor_on(const char *gpu, const eng_model *m, int tp)
 {
     eng_gpu g;
     eng_predictor p;
     sim_err err = {{0}};
-    assert_int_equal(cal_gpu_find("a100-80gb", &g), 0);
+    assert_int_equal(cal_gpu_find(gpu, &g), 0);
     cal_serving sv = cal_serving_tp(ENG_FP16, tp);
     if (cal_roofline_new(m, &g, &sv, &p, &err) != 0)
         fail_msg("%s tp%d: %s", m->name, tp, err.msg);
     return p;
+}
+
+static eng_predictor predictor(const eng_model *m, int tp)
+{
+    return predictor_on("a100-80gb", m, tp);
 }
 
 /* Every point of a profile against the roofline; returns the points compared. */
@@ -276,11 +281,10 @@ static void network_table(void)
     print_message("network/a100_dgx/all_reduce.csv: %d points\n", n);
 }
 
-static void test_vidur_ops(void **state)
+/* Prints the table of every group, empties the groups, checks there were at least min_points,
+ * and returns the median |error| over all their points. */
+static double print_groups(int min_points)
 {
-    compute_tables();
-    attention_table();
-    network_table();
     double *all = NULL;
     int nall = 0;
     print_message("\n%-22s %7s %8s %8s %8s %8s\n", "operator", "points", "med|e|%", "p90|e|%",
@@ -293,17 +297,218 @@ static void test_vidur_ops(void **state)
         all = realloc(all, (size_t)(nall + groups[i].n) * sizeof *all);
         memcpy(all + nall, groups[i].v, (size_t)groups[i].n * sizeof *all);
         nall += groups[i].n;
+        free(groups[i].v);
+        memset(&groups[i], 0, sizeof groups[i]);
     }
+    ngroups = 0;
     double s[4];
     stats(all, nall, s);
     print_message("%-22s %7d %8.1f %8.1f %8.1f %+8.1f\n", "all", nall, 100 * s[0], 100 * s[1],
                   100 * s[2], 100 * s[3]);
     free(all);
-    for (int i = 0; i < ngroups; i++)
-        free(groups[i].v);
-    assert_true(nall > 10000);
+    assert_true(nall >= min_points);
+    return s[0];
+}
+
+static void test_vidur_ops(void **state)
+{
+    compute_tables();
+    attention_table();
+    network_table();
+    double all = print_groups(10000);
     /* issue 13's target: per-operator median |error| at most 6% */
-    assert_true(s[0] <= 0.06);
+    assert_true(all <= 0.06);
+}
+
+/* ---- H100: tests/fidelity/vidur-h100, an extract of Vidur's H100 tables (in the tree) ---- */
+
+/* Every point of the H100 extract of one model at each tensor-parallel degree in tps. */
+static void h100_table(const char *dir, const char *name, const int *tps, int ntp)
+{
+    char mdir[800], note[600];
+    snprintf(mdir, sizeof mdir, "%s/tests/fidelity/vidur-h100/meta-llama/%s", LLMSIM_SOURCE_DIR,
+             dir);
+    eng_model m;
+    assert_int_equal(model_of(mdir, name, &m), 0);
+    for (int i = 0; i < ntp; i++) {
+        cal_profile *pr = cal_profile_new("h");
+        sim_err err = {{0}};
+        if (cal_vidur_read(mdir, NULL, &m, tps[i], pr, note, sizeof note, &err) != 0)
+            fail_msg("%s", err.msg);
+        eng_predictor p = predictor_on("h100-sxm", &m, tps[i]);
+        print_message("%-16s tp%d: %d points\n", name, tps[i], compare(pr, &p));
+        cal_predictor_free(&p);
+        cal_profile_free(pr);
+    }
+}
+
+/* The roofline's per-kernel times against Vidur's H100 measurements of Llama-2-7B and -70B. No
+ * roofline constant is fitted on these points: they check how the A100-fitted classes and the
+ * cited Hopper figures carry over. Measured at this commit: all 927 points median |error| 11.9%
+ * (qkv and up/gate 6%, o and down 11-12%; the elementwise classes 12-19%: Hopper's kernels
+ * reach a larger fraction of the datasheet bandwidth than the A100 fits give them, the norm a
+ * smaller one), where the same shapes of the A100 tables come out at 4.6-8.2%. */
+static void test_h100_ops(void **state)
+{
+    const int tp7[] = {1, 2, 4, 8}, tp70[] = {1, 8};
+    h100_table("Llama-2-7b-hf", "llama-2-7b", tp7, 4);
+    h100_table("Llama-2-70b-hf", "llama-2-70b", tp70, 2);
+    double all = print_groups(900);
+    assert_true(all <= 0.12);
+}
+
+/* Batch-1 prefill of Llama-2-7B on H100 (issue 21): the roofline's layer, non-attention
+ * operators, against the sum of Vidur's measured H100 kernels at the same token counts, plus the
+ * layer's causal attention at FlashAttention-3's published rate (Shah et al. 2024, figure 5:
+ * 521 TFLOPS at 2k tokens, 579 at 4k). Before this check the pass came out about 40% over that
+ * sum (prefill attention's memory term); the GEMM classes' A100 efficiency leaves it within
+ * +15%. */
+static void test_h100_prefill_sum(void **state)
+{
+    static const struct {
+        int tokens;
+        double measured_us; /* the ten operators of one layer, Vidur's medians */
+        double fa3_tflops;
+    } rows[] = {{2016, 60 + 26 + 281 + 41 + 96 + 28 + 490.5 + 70 + 220.5 + 14, 521},
+                {4096, 119 + 66.5 + 584 + 83.5 + 193 + 67 + 987 + 139 + 441 + 31, 579}};
+    eng_model m;
+    char mdir[800];
+    snprintf(mdir, sizeof mdir, "%s/tests/fidelity/vidur-h100/meta-llama/Llama-2-7b-hf",
+             LLMSIM_SOURCE_DIR);
+    assert_int_equal(model_of(mdir, "llama-2-7b", &m), 0);
+    eng_predictor p = predictor_on("h100-sxm", &m, 1);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        double n = rows[i].tokens, ours = 0;
+        static const int ops[] = {KERN_OP_QKV_PROJ, KERN_OP_O_PROJ,      KERN_OP_MLP_UP_GATE,
+                                  KERN_OP_MLP_ACT,  KERN_OP_MLP_DOWN,    KERN_OP_ROPE,
+                                  KERN_OP_ADD,      KERN_OP_ADD,         KERN_OP_RMSNORM,
+                                  KERN_OP_RMSNORM,  CAL_PROFILE_OP_EMBED};
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+            ours += cal_roofline_point_ns(&p, ops[k], n, 0);
+        double attn = cal_roofline_point_ns(&p, KERN_OP_ATTN_PREFILL, n, 0);
+        double fa3 = 4.0 * m.heads * m.head_dim * (n * (n + 1) / 2) / (rows[i].fa3_tflops * 1e12);
+        double want = rows[i].measured_us * 1e3 + fa3 * 1e9;
+        print_message("llama-2-7b h100 %5.0f tokens: roofline %.0f us (attention %.0f), measured "
+                      "kernels + FlashAttention-3 %.0f us: %+.1f%%\n",
+                      n, (ours + attn) / 1e3, attn / 1e3, want / 1e3,
+                      100 * ((ours + attn) / want - 1));
+        assert_true(ours + attn < 1.15 * want && ours + attn > 0.9 * want);
+        /* the attention itself within 15% of the published rate */
+        assert_true(attn < 1.15 * fa3 * 1e9 && attn > 0.85 * fa3 * 1e9);
+    }
+    cal_predictor_free(&p);
+}
+
+/* The roofline of catalog model `model` on catalog GPU `gpu`, served as *sv with `engine`'s
+ * kernels; the model into *m when m is not NULL. */
+static eng_predictor served(const char *model, const char *gpu, cal_serving *sv, const char *engine,
+                            eng_model *m)
+{
+    eng_model mm;
+    eng_gpu g;
+    eng_predictor p;
+    sim_err err = {{0}};
+    assert_int_equal(cal_model_find(model, &mm), 0);
+    assert_int_equal(cal_gpu_find(gpu, &g), 0);
+    snprintf(sv->engine, sizeof sv->engine, "%s", engine);
+    if (cal_roofline_new(&mm, &g, sv, &p, &err) != 0)
+        fail_msg("%s on %s: %s", model, gpu, err.msg);
+    if (m)
+        *m = mm;
+    return p;
+}
+
+/* TensorRT-LLM's published batch-1 first-token latency (docs/source/performance.md, "Low
+ * Latency", TensorRT-LLM v0.5: H100 and L40S in fp8 with an fp8 KV cache, A100 in fp16) against
+ * the roofline's pass of the prompt with the trtllm engine's kernels. Issue 21: the L40S row at
+ * 2,048 tokens went from -5% to +57% when prefill attention gained its bandwidth-bound term and
+ * the elementwise classes took the A100's fractions of bandwidth; it is +12% with the
+ * attention's HBM traffic and the GDDR classes fitted on Vidur's A40 tables. v0.5's Hopper
+ * kernels predate FlashAttention-3, which the trtllm engine's Hopper class reproduces: the H100
+ * rows come out under the figure. */
+static void test_trtllm_first_token(void **state)
+{
+    static const struct {
+        const char *model, *gpu;
+        int tp, tokens;
+        double ms, tol;
+    } rows[] = {
+        {"llama-2-7b", "h100-sxm", 1, 2048, 36, 0.20},
+        {"llama-2-70b", "h100-sxm", 4, 2048, 109, 0.15},
+        {"llama-2-7b", "l40s", 1, 2048, 73, 0.15},
+        {"llama-2-7b", "l40s", 1, 128, 14, 0.15},
+        {"llama-2-7b", "a100-80gb", 1, 2048, 133, 0.15},
+        {"llama-2-7b", "a100-80gb", 1, 128, 16, 0.15},
+        {"llama-2-70b", "a100-80gb", 4, 2048, 377, 0.15},
+        {"llama-2-70b", "a100-80gb", 4, 128, 47, 0.15},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        eng_gpu g;
+        assert_int_equal(cal_gpu_find(rows[i].gpu, &g), 0);
+        eng_dtype dt = g.flops_fp8 > 0 ? ENG_FP8 : ENG_FP16;
+        cal_serving sv = cal_serving_tp(dt, rows[i].tp);
+        sv.kv_dtype = dt;
+        eng_predictor p = served(rows[i].model, rows[i].gpu, &sv, "trtllm", NULL);
+        eng_shape s;
+        memset(&s, 0, sizeof s);
+        eng_shape_add_prefill(&s, rows[i].tokens, 0);
+        s.emit_seqs = 1;
+        double ms = p.ops->iteration_ns(p.st, &s) / 1e6, e = ms / rows[i].ms - 1;
+        print_message("%-12s %-10s tp%d %5d tokens: %6.1f ms, published %4.0f ms: %+.1f%%\n",
+                      rows[i].model, rows[i].gpu, rows[i].tp, rows[i].tokens, ms, rows[i].ms,
+                      100 * e);
+        if (fabs(e) > rows[i].tol)
+            fail_msg("%s on %s: %.1f ms against %.0f ms published", rows[i].model, rows[i].gpu, ms,
+                     rows[i].ms);
+        cal_predictor_free(&p);
+    }
+}
+
+/* Published single-stream decode on 8 x B200 (issue 21: SGLang 0.5.8, 1K/1K, concurrency 1:
+ * gpt-oss-120b in MXFP4 2.41 ms per token, Qwen3-235B-A22B in BF16 6.70 ms) against the
+ * roofline's batch-1 decode step at the run's mean context (1.5K), with SGLang's kernels. At
+ * TP8 every kernel of such a step sits at its floor: with the A100's floors and the unfused
+ * all-reduce, add and norm the step came out 1.68x and 1.65x the figures; Blackwell's floors
+ * scaled by its clock and SGLang's fused all-reduce leave +21% and +20% (the decode attention's
+ * floor, fitted on the A100's 2024 FlashAttention decode, and the MoE's unfused kernels are
+ * what remains). */
+static void test_b200_decode(void **state)
+{
+    static const struct {
+        const char *model;
+        eng_dtype dt;
+        double ms;
+    } rows[] = {{"gpt-oss-120b", ENG_DTYPE_AUTO, 2.41}, {"qwen3-235b-a22b", ENG_BF16, 6.70}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        eng_model m;
+        cal_serving sv = cal_serving_tp(rows[i].dt, 8);
+        sv.capped_sums = 1;
+        eng_predictor p = served(rows[i].model, "b200", &sv, "sglang", &m);
+        int32_t chunked, cap = eng_shape_cap(&m, &chunked);
+        int64_t ctx = 1536;
+        eng_shape s;
+        memset(&s, 0, sizeof s);
+        eng_shape_set_cap(&s, cap, chunked);
+        eng_shape_add_decodes_capped(&s, 1, ctx, cap > 0 && cap < ctx ? cap : ctx);
+        s.emit_seqs = 1;
+        double ms = p.ops->iteration_ns(p.st, &s) / 1e6, e = ms / rows[i].ms - 1;
+        print_message("%-16s b200 tp8 sglang decode: %.2f ms, published %.2f ms: %+.1f%%\n",
+                      rows[i].model, ms, rows[i].ms, 100 * e);
+        assert_true(fabs(e) <= 0.25);
+        /* the fused all-reduce takes the residual add; a pass over FUSED_AR_MAX_TOKENS (2,048)
+         * takes the unfused path */
+        assert_true(cal_roofline_op_ns(&p, &s, "add") == 0);
+        eng_shape big;
+        memset(&big, 0, sizeof big);
+        eng_shape_set_cap(&big, cap, chunked);
+        eng_shape_add_prefill_capped(&big, 4096, 0);
+        assert_true(cal_roofline_op_ns(&p, &big, "add") > 0);
+        cal_predictor_free(&p);
+        /* vLLM's kernels: no fusion there */
+        p = served(rows[i].model, "b200", &sv, "vllm", NULL);
+        assert_true(cal_roofline_op_ns(&p, &s, "add") > 0);
+        cal_predictor_free(&p);
+    }
 }
 
 int main(void)
@@ -312,10 +517,14 @@ int main(void)
     snprintf(root, sizeof root, "%s/data/vidur", base ? base : LLMSIM_SHARED_DIR);
     char probe[800];
     snprintf(probe, sizeof probe, "%s/data/profiling/compute/a100", root);
+    const struct CMUnitTest h100[] = {
+        cmocka_unit_test(test_h100_ops), cmocka_unit_test(test_h100_prefill_sum),
+        cmocka_unit_test(test_trtllm_first_token), cmocka_unit_test(test_b200_decode)};
+    int rc = cmocka_run_group_tests(h100, NULL, NULL);
     if (access(probe, R_OK) != 0) {
-        printf("skipped: no Vidur tables under %s\n", root);
-        return 77;
+        printf("skipped: the A100 tables (no Vidur tables under %s)\n", root);
+        return rc;
     }
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_vidur_ops)};
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return rc | cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * total and active parameters, `list gpus` the datasheets' units, `scenario check --json` the
  * parameters, bytes per GPU, KV tokens per replica and the layout (and exits 1, sizes printed,
  * when the cost model refuses the model), MoE models and layouts priced and run, weights that do
- * not fit are refused with the sizes, and a run says when 4-bit weights run weight-only. */
+ * not fit are refused with the sizes, a run says when 4-bit weights run weight-only, and every
+ * output of an AMD run says its prices are extrapolated. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -146,6 +147,39 @@ static void test_run_weight_only(void **state)
     assert_null(strstr(err, "weight-only"));
 }
 
+/* AMD predictions say they are extrapolated in every output: the run's heading and JSON, the
+ * capacity answer and its JSON, and the report; an NVIDIA run says nothing of it. */
+static void test_amd_extrapolated(void **state)
+{
+    const char *s = scenario("llama-3-8b", "mi300x", "");
+    char db[400], html[400];
+    snprintf(db, sizeof db, "%s/amd.db", e2e_dir);
+    snprintf(html, sizeof html, "%s/amd.html", e2e_dir);
+    assert_int_equal(
+        e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --db %s --quiet", LLMSIM_BINARY, s, db),
+        0);
+    must(out, "extrapolated from NVIDIA kernels");
+    must(out, "note: extrapolated: AMD Instinct is priced from its datasheet");
+    assert_int_equal(
+        e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --no-db --json", LLMSIM_BINARY, s), 0);
+    must(out, "\"extrapolated\": \"extrapolated: AMD Instinct");
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s report --run 1 --db %s -o %s",
+                            LLMSIM_BINARY, db, html),
+                     0);
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "cat %s", html), 0);
+    must(out, "mi300x: extrapolated: AMD Instinct");
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "%s capacity %s --slo ttft_p99=2000 --db %s --quiet --json",
+                            LLMSIM_BINARY, s, db),
+                     0);
+    must(out, "\"extrapolated\": \"extrapolated: AMD Instinct");
+    /* an NVIDIA GPU's outputs say nothing of it */
+    s = scenario("llama-3-8b", "h100-sxm", "");
+    assert_int_equal(
+        e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --no-db --json", LLMSIM_BINARY, s), 0);
+    assert_null(strstr(out, "extrapolated"));
+}
+
 int main(void)
 {
     if (e2e_mkdir() != 0)
@@ -156,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_check_moe),
         cmocka_unit_test(test_does_not_fit),
         cmocka_unit_test(test_run_weight_only),
+        cmocka_unit_test(test_amd_extrapolated),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     e2e_rmdir();

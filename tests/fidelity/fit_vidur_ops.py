@@ -24,9 +24,9 @@ import sys
 
 PEAK = 312e12
 LINK = 300e9
-# the causal square of a chunk costs its full square (masked tiles are not skipped): chosen from
-# 1, 1.5, 2 and 2.5 by this fit (median |error| of attn_prefill 13.2%, 8.4%, 5.0%, 3.6%); 2 is
-# the physical reading, the full square computed
+# the causal square of a chunk costs its full square (masked tiles are not skipped): 2 is the
+# physical reading, the full square computed; 1 and 1.5 fit worse (median |error| of
+# attn_prefill about 10% and 7% against 4.3%)
 CAUSAL_WEIGHT = 2.0
 BW = 2039e9
 ACT = 2.0
@@ -49,10 +49,10 @@ def shard(row, tp):
     return h, nh, nkv, d, inter, gated
 
 
-def mlp_points(data):
+def mlp_points(data, gpu="a100"):
     """(class, flops, bytes, measured seconds) of every mlp.csv operator point."""
     pts = []
-    for path in glob.glob(os.path.join(data, "data/profiling/compute/a100/*/*/mlp.csv")):
+    for path in glob.glob(os.path.join(data, "data/profiling/compute/%s/*/*/mlp.csv" % gpu)):
         seen = {}
         for row in csv.DictReader(open(path)):
             tp = int(row["num_tensor_parallel_workers"])
@@ -114,12 +114,17 @@ def attention_points(data):
                 continue
             q = int(row["prefill_chunk_size"])
             # the causal square of the chunk and its rectangle over the cached context run
-            # at different efficiencies: FLOPs of the square weighted by CAUSAL_WEIGHT
+            # at different efficiencies: FLOPs of the square weighted by CAUSAL_WEIGHT; each
+            # query row costs ROW_KEYS keys more (fitted, the `em` slot of this class), and the
+            # bytes through HBM (Q, O, keys and values once) run at the GEMM class's e_m,
+            # overlapped with the compute (the larger of the two, not a smooth sum)
             causal, ctx = q * (q + 1) / 2, q * c
             f = 4.0 * nh * d * (ctx + CAUSAL_WEIGHT * causal)
             b = ACT * 2 * q * nh * d + ACT * 2 * nkv * d * (c + q) + ACT * 2 * nkv * d * q
             key = ("prefill", q, c)
             cls = "attn_prefill"
+            f = (f, 4.0 * nh * d * q, b)
+            b = 0.0
         else:
             v = row["time_stats.attn_decode.median"]
             if not v:
@@ -156,8 +161,15 @@ def network_points(data):
     return pts
 
 
+# the GEMM class's e_m, at which prefill attention's bytes run (set by main once fitted)
+GEMM_EM = [0.770]
+
+
 def model(pt, F, ec, em, p):
     f, b = pt[1], pt[2]
+    if isinstance(f, tuple):  # attn_prefill: em is its row overhead in keys (see above)
+        f, b = f[0] + em * f[1], f[2]
+        return max((F ** p + (f / (PEAK * ec)) ** p) ** (1.0 / p), b / (BW * GEMM_EM[0]))
     terms = [F]
     if f > 0:
         terms.append(f / (PEAK * ec))
@@ -181,7 +193,8 @@ def fit(pts, p, fit_ec, start):
                 for mult in (step, 1 / step):
                     cand = {"F": F, "ec": ec, "em": em}
                     cand[which] *= mult
-                    if cand["ec"] > 1 or cand["em"] > 1:
+                    row_keys = isinstance(pts[0][1], tuple)
+                    if cand["ec"] > 1 or (cand["em"] > 1 and not row_keys):
                         continue
                     l = loss(pts, cand["F"], cand["ec"], cand["em"], p)
                     if l < best - 1e-12:
@@ -204,11 +217,19 @@ def main():
     ap.add_argument("--p", type=float, nargs="*", default=[1.5, 2, 3, 4, 6])
     ap.add_argument("--holdout", action="store_true",
                     help="fit the mlp.csv classes on the Llama models, report on the others")
+    ap.add_argument("--gpu", default="a100", choices=("a100", "a40"),
+                    help="a40: the GDDR6 tables (NVIDIA A40 datasheet: 149.7 TFLOPS bf16 "
+                         "dense, 696 GB/s), mlp.csv only, for roofline.c's GDDR classes")
     a = ap.parse_args()
     if not os.path.isdir(a.data):
         print("skipped: %s is absent" % a.data)
         return 77
-    pts = mlp_points(a.data) + attention_points(a.data) + network_points(a.data)
+    global PEAK, BW
+    if a.gpu == "a40":
+        PEAK, BW = 149.7e12, 696e9
+        pts = mlp_points(a.data, "a40")
+    else:
+        pts = mlp_points(a.data) + attention_points(a.data) + network_points(a.data)
     if a.holdout:
         train = [x for x in pts if len(x) > 4 and "lama" in x[4] and "Code" not in x[4]]
         test = [x for x in pts if len(x) > 4 and not ("lama" in x[4] and "Code" not in x[4])]
@@ -226,14 +247,16 @@ def main():
             print("  held-out median |error| over %d points %.1f%%" % (
                 len(every), 100 * every[len(every) // 2]))
         return 0
-    classes = sorted(set(x[0] for x in pts))
+    classes = sorted(set(x[0] for x in pts), key=lambda c: c != "gemm")  # gemm first
     by = {c: [x for x in pts if x[0] == c] for c in classes}
     for p in a.p:
         print("\np = %g" % p)
         total, every = 0, []
         for c in classes:
             fit_ec = c in ("gemm", "attn_prefill", "attn_decode")
-            F, ec, em, l = fit(by[c], p, fit_ec, (3e-6, 0.7, 0.8))
+            F, ec, em, l = fit(by[c], p, fit_ec, (3e-6, 0.7, 300 if c == "attn_prefill" else 0.8))
+            if c == "gemm":
+                GEMM_EM[0] = em
             total += l * len(by[c])
             every += [abs(model(x, F, ec, em, p) / x[3] - 1) for x in by[c]]
             print("  " + table(c, by[c], F, ec, em, p))
