@@ -21,14 +21,14 @@
 
 #include "cal_int.h"
 #include "catalog.h"
-#include "json_int.h"
+#include "json.h"
 #include "sim.h"
 
 typedef struct rd {
     const char *file;     /* for messages */
     const char *dir;      /* the file's folder (for hf_quant_config.json), or NULL */
-    const cal_json *root; /* the document */
-    const cal_json *cfg;  /* the language model's object: root or root.text_config */
+    const sim_json *root; /* the document */
+    const sim_json *cfg;  /* the language model's object: root or root.text_config */
     const char *pre;      /* "" or "text_config." before key names in messages */
     char *why;
     size_t len;
@@ -37,9 +37,9 @@ typedef struct rd {
 
 /* ---------------- messages and typed getters ---------------- */
 
-static int fail_at(rd *r, const cal_json *at, const char *key, const char *fmt, ...)
+static int fail_at(rd *r, const sim_json *at, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-static int fail_at(rd *r, const cal_json *at, const char *key, const char *fmt, ...)
+static int fail_at(rd *r, const sim_json *at, const char *key, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
@@ -60,19 +60,19 @@ static int missing(rd *r, const char *key)
 }
 
 /* key of r->cfg, treating JSON null as absent */
-static const cal_json *get(rd *r, const char *key)
+static const sim_json *get(rd *r, const char *key)
 {
-    const cal_json *v = cal_json_get(r->cfg, key);
-    return v && v->kind != CAL_JSON_NULL ? v : NULL;
+    const sim_json *v = sim_json_get(r->cfg, key);
+    return v && v->kind != SIM_JSON_NULL ? v : NULL;
 }
 
 /* An integer >= min into *out; absent (or null) is an error when required, else leaves *out. */
 static int get_int(rd *r, const char *key, int32_t min, int required, int32_t *out)
 {
-    const cal_json *v = get(r, key);
+    const sim_json *v = get(r, key);
     if (!v)
         return required ? missing(r, key) : 0;
-    if (v->kind != CAL_JSON_NUM || v->num != floor(v->num) || v->num < min ||
+    if (v->kind != SIM_JSON_NUM || v->num != floor(v->num) || v->num < min ||
         v->num > 2147483647.0) {
         if (min == 1)
             return fail_at(r, v, key, "must be a positive integer");
@@ -84,10 +84,10 @@ static int get_int(rd *r, const char *key, int32_t min, int required, int32_t *o
 
 static int get_bool(rd *r, const char *key, int32_t *out)
 {
-    const cal_json *v = get(r, key);
+    const sim_json *v = get(r, key);
     if (!v)
         return 0;
-    if (v->kind != CAL_JSON_BOOL)
+    if (v->kind != SIM_JSON_BOOL)
         return fail_at(r, v, key, "must be true or false");
     *out = (int32_t)v->num;
     return 0;
@@ -96,12 +96,12 @@ static int get_bool(rd *r, const char *key, int32_t *out)
 /* A string value (NULL when absent); -1 with a message when present but not a string. */
 static int get_str(rd *r, const char *key, const char **out)
 {
-    const cal_json *v = get(r, key);
+    const sim_json *v = get(r, key);
     *out = NULL;
     if (!v)
         return 0;
-    if (v->kind != CAL_JSON_STR)
-        return fail_at(r, v, key, "must be a string, not %s", cal_json_kind_name(v->kind));
+    if (v->kind != SIM_JSON_STR)
+        return fail_at(r, v, key, "must be a string, not %s", sim_json_kind_name(v->kind));
     *out = v->str;
     return 0;
 }
@@ -124,7 +124,7 @@ static int read_gqa(rd *r)
         get_int(r, "head_dim", 1, 0, &m->head_dim) ||
         get_bool(r, "tie_word_embeddings", &m->tied_embeddings))
         return -1;
-    const cal_json *h = get(r, "num_attention_heads");
+    const sim_json *h = get(r, "num_attention_heads");
     if (m->head_dim == 0) {
         if (m->hidden % m->heads != 0)
             return fail_at(r, h, "num_attention_heads",
@@ -134,7 +134,7 @@ static int read_gqa(rd *r)
         m->head_dim = m->hidden / m->heads;
     }
     if (m->heads % m->kv_heads != 0) {
-        const cal_json *k = get(r, "num_key_value_heads");
+        const sim_json *k = get(r, "num_key_value_heads");
         snprintf(r->why, r->len,
                  "%s:%d: num_key_value_heads %d does not divide num_attention_heads %d", r->file,
                  k ? k->line : h->line, m->kv_heads, m->heads);
@@ -158,27 +158,27 @@ static int read_layer_types(rd *r, int allowed, int *present, int32_t *sliding, 
                  {"sliding_attention", LT_SLIDING},
                  {"chunked_attention", LT_CHUNKED},
                  {"linear_attention", LT_LINEAR}};
-    const cal_json *lt = get(r, "layer_types");
+    const sim_json *lt = get(r, "layer_types");
     *present = 0;
     *sliding = *chunked = *linear = 0;
     if (!lt)
         return 0;
-    if (lt->kind != CAL_JSON_ARR)
+    if (lt->kind != SIM_JSON_ARR)
         return fail_at(r, lt, "layer_types", "must be a list of layer kinds");
     if (lt->n != r->m->layers)
         return fail_at(r, lt, "layer_types", "has %d entries for %d layers (num_hidden_layers)",
                        lt->n, r->m->layers);
     int i = 0;
-    for (const cal_json *e = lt->child; e; e = e->next, i++) {
+    for (const sim_json *e = lt->child; e; e = e->next, i++) {
         int kind = 0;
-        for (size_t k = 0; e->kind == CAL_JSON_STR && k < sizeof kinds / sizeof kinds[0]; k++)
+        for (size_t k = 0; e->kind == SIM_JSON_STR && k < sizeof kinds / sizeof kinds[0]; k++)
             if (strcmp(e->str, kinds[k].name) == 0)
                 kind = kinds[k].kind;
         if (!(kind & allowed))
             return fail_at(r, e, "layer_types",
                            "entry %d ('%s') is a layer kind llmsim does not model for model_type "
                            "%s",
-                           i, e->kind == CAL_JSON_STR ? e->str : "?", r->m->arch);
+                           i, e->kind == SIM_JSON_STR ? e->str : "?", r->m->arch);
         *sliding += kind == LT_SLIDING;
         *chunked += kind == LT_CHUNKED;
         *linear += kind == LT_LINEAR;
@@ -219,14 +219,14 @@ static int refuse_qwen_window(rd *r)
 /* The set of layer indices in an integer list (mlp_only_layers, moe_layers); flags[i] = 1. */
 static int read_index_list(rd *r, const char *key, unsigned char *flags, int *present)
 {
-    const cal_json *v = get(r, key);
+    const sim_json *v = get(r, key);
     *present = v != NULL;
     if (!v)
         return 0;
-    if (v->kind != CAL_JSON_ARR)
+    if (v->kind != SIM_JSON_ARR)
         return fail_at(r, v, key, "must be a list of layer indices");
-    for (const cal_json *e = v->child; e; e = e->next) {
-        if (e->kind != CAL_JSON_NUM || e->num != floor(e->num) || e->num < 0 ||
+    for (const sim_json *e = v->child; e; e = e->next) {
+        if (e->kind != SIM_JSON_NUM || e->num != floor(e->num) || e->num < 0 ||
             e->num >= r->m->layers)
             return fail_at(r, e, key, "entries must be layer indices in [0, %d)", r->m->layers);
         flags[(int)e->num] = 1;
@@ -485,10 +485,10 @@ static int read_minimax(rd *r)
         get_bool(r, "use_qk_norm", &qk) || get_str(r, "qk_norm_type", &qk_type) ||
         get_bool(r, "use_routing_bias", &routing_bias))
         return -1;
-    const cal_json *at = get(r, "attn_type_list");
-    if (at && at->kind == CAL_JSON_ARR)
-        for (const cal_json *e = at->child; e; e = e->next)
-            if (e->kind != CAL_JSON_NUM || e->num != 1)
+    const sim_json *at = get(r, "attn_type_list");
+    if (at && at->kind == SIM_JSON_ARR)
+        for (const sim_json *e = at->child; e; e = e->next)
+            if (e->kind != SIM_JSON_NUM || e->num != 1)
                 return fail_at(r, e, "attn_type_list",
                                "lightning (linear) attention layers of MiniMax-M1 are not "
                                "modelled");
@@ -538,14 +538,14 @@ static int read_llama4(rd *r)
     if (rc || read_layer_types(r, LT_FULL | LT_CHUNKED, &present, &sliding, &chunked, &linear))
         return -1;
     if (!present) {
-        const cal_json *nr = get(r, "no_rope_layers");
+        const sim_json *nr = get(r, "no_rope_layers");
         chunked = 0;
-        if (nr && nr->kind == CAL_JSON_ARR && nr->n > 0) {
+        if (nr && nr->kind == SIM_JSON_ARR && nr->n > 0) {
             if (nr->n != m->layers)
                 return fail_at(r, nr, "no_rope_layers", "has %d entries for %d layers", nr->n,
                                m->layers);
-            for (const cal_json *e = nr->child; e; e = e->next)
-                chunked += e->kind == CAL_JSON_NUM && e->num != 0;
+            for (const sim_json *e = nr->child; e; e = e->next)
+                chunked += e->kind == SIM_JSON_NUM && e->num != 0;
         } else {
             for (int32_t i = 0; i < m->layers; i++)
                 chunked += (i + 1) % 4 != 0;
@@ -676,7 +676,7 @@ static const family *find_family(const char *type)
     return NULL;
 }
 
-static int unknown_type(rd *r, const cal_json *at, const char *type)
+static int unknown_type(rd *r, const sim_json *at, const char *type)
 {
     char list[600] = "";
     size_t used = 0;
@@ -690,13 +690,13 @@ static int unknown_type(rd *r, const cal_json *at, const char *type)
 }
 
 /* The model_type of object o: model_type, else the first architectures entry llmsim maps. */
-static const char *model_type_of(const cal_json *o)
+static const char *model_type_of(const sim_json *o)
 {
-    const cal_json *t = cal_json_get(o, "model_type");
-    if (t && t->kind == CAL_JSON_STR)
+    const sim_json *t = sim_json_get(o, "model_type");
+    if (t && t->kind == SIM_JSON_STR)
         return t->str;
-    const cal_json *a = cal_json_get(o, "architectures");
-    if (a && a->kind == CAL_JSON_ARR && a->child && a->child->kind == CAL_JSON_STR)
+    const sim_json *a = sim_json_get(o, "architectures");
+    if (a && a->kind == SIM_JSON_ARR && a->child && a->child->kind == SIM_JSON_STR)
         return type_of_architecture(a->child->str);
     return NULL;
 }
@@ -707,23 +707,23 @@ static const char *model_type_of(const cal_json *o)
 static int read_dtype(rd *r)
 {
     eng_model *m = r->m;
-    const cal_json *v = NULL;
+    const sim_json *v = NULL;
     const char *keys[] = {"torch_dtype", "dtype"};
     for (int i = 0; i < 2 && !v; i++) {
-        const cal_json *c = cal_json_get(r->cfg, keys[i]);
-        if (!c || c->kind == CAL_JSON_NULL)
-            c = cal_json_get(r->root, keys[i]);
-        v = c && c->kind != CAL_JSON_NULL ? c : NULL;
+        const sim_json *c = sim_json_get(r->cfg, keys[i]);
+        if (!c || c->kind == SIM_JSON_NULL)
+            c = sim_json_get(r->root, keys[i]);
+        v = c && c->kind != SIM_JSON_NULL ? c : NULL;
     }
     m->act_dtype = ENG_BF16;
     if (!v) {
         eng_model_note(m, "%s: no torch_dtype in the config: bfloat16 assumed", m->name);
-    } else if (v->kind == CAL_JSON_STR && strcmp(v->str, "bfloat16") == 0) {
+    } else if (v->kind == SIM_JSON_STR && strcmp(v->str, "bfloat16") == 0) {
         m->act_dtype = ENG_BF16;
-    } else if (v->kind == CAL_JSON_STR &&
+    } else if (v->kind == SIM_JSON_STR &&
                (strcmp(v->str, "float16") == 0 || strcmp(v->str, "half") == 0)) {
         m->act_dtype = ENG_FP16;
-    } else if (v->kind == CAL_JSON_STR &&
+    } else if (v->kind == SIM_JSON_STR &&
                (strcmp(v->str, "float32") == 0 || strcmp(v->str, "float") == 0)) {
         /* MODEL: vLLM's --dtype auto serves float32 checkpoints in float16 */
         m->act_dtype = ENG_FP16;
@@ -733,7 +733,7 @@ static int read_dtype(rd *r)
         return fail_at(r, v, "torch_dtype",
                        "'%s' is not a model dtype llmsim knows (bfloat16, "
                        "float16, float32)",
-                       v->kind == CAL_JSON_STR ? v->str : "?");
+                       v->kind == SIM_JSON_STR ? v->str : "?");
     }
     if (m->state_dtype == ENG_DTYPE_AUTO)
         m->state_dtype = m->act_dtype;
@@ -784,21 +784,21 @@ static int names_one_layer(const char *p)
 }
 
 /* Removes from *parts what the exclusion list `key` of object q names. */
-static int apply_exclusions(rd *r, const cal_json *q, const char *key, uint32_t *parts)
+static int apply_exclusions(rd *r, const sim_json *q, const char *key, uint32_t *parts)
 {
-    const cal_json *list = cal_json_get(q, key);
-    if (!list || list->kind == CAL_JSON_NULL)
+    const sim_json *list = sim_json_get(q, key);
+    if (!list || list->kind == SIM_JSON_NULL)
         return 0;
-    if (list->kind != CAL_JSON_ARR)
+    if (list->kind != SIM_JSON_ARR)
         return fail_at(r, list, key, "must be a list of module names or patterns");
     int i = 0;
-    for (const cal_json *e = list->child; e; e = e->next, i++) {
-        int bits = e->kind == CAL_JSON_STR ? pattern_parts(e->str) : -1;
+    for (const sim_json *e = list->child; e; e = e->next, i++) {
+        int bits = e->kind == SIM_JSON_STR ? pattern_parts(e->str) : -1;
         if (bits < 0)
             return fail_at(r, e, key,
                            "entry %d ('%s') names no part llmsim can place (attention, MLP, "
                            "experts, shared experts, router, embeddings, LM head, norms)",
-                           i, e->kind == CAL_JSON_STR ? e->str : "?");
+                           i, e->kind == SIM_JSON_STR ? e->str : "?");
         if ((*parts & (uint32_t)bits) && names_one_layer(e->str))
             return fail_at(r, e, key,
                            "entry %d ('%s') keeps one layer's %s out of the quantization; "
@@ -810,21 +810,21 @@ static int apply_exclusions(rd *r, const cal_json *q, const char *key, uint32_t 
 }
 
 /* compressed-tensors: every config group must share one weights scheme. */
-static int read_compressed(rd *r, const cal_json *q, eng_model *m)
+static int read_compressed(rd *r, const sim_json *q, eng_model *m)
 {
-    const cal_json *groups = cal_json_get(q, "config_groups");
-    const cal_json *w0 = NULL, *a0 = NULL;
-    if (!groups || groups->kind != CAL_JSON_OBJ || groups->n == 0)
+    const sim_json *groups = sim_json_get(q, "config_groups");
+    const sim_json *w0 = NULL, *a0 = NULL;
+    if (!groups || groups->kind != SIM_JSON_OBJ || groups->n == 0)
         return fail_at(r, groups, "quantization_config.config_groups", "missing or empty");
-    for (const cal_json *g = groups->child; g; g = g->next) {
-        const cal_json *w = cal_json_get(g, "weights"), *a = cal_json_get(g, "input_activations");
-        const cal_json *tg = cal_json_get(g, "targets");
-        if (!tg || tg->kind != CAL_JSON_ARR || !tg->child || tg->child->kind != CAL_JSON_STR ||
+    for (const sim_json *g = groups->child; g; g = g->next) {
+        const sim_json *w = sim_json_get(g, "weights"), *a = sim_json_get(g, "input_activations");
+        const sim_json *tg = sim_json_get(g, "targets");
+        if (!tg || tg->kind != SIM_JSON_ARR || !tg->child || tg->child->kind != SIM_JSON_STR ||
             strcmp(tg->child->str, "Linear") != 0 || tg->n != 1)
             return fail_at(r, tg ? tg : g, "quantization_config.config_groups",
                            "group '%s' targets something other than [\"Linear\"]; not modelled",
                            g->key);
-        if (!w || w->kind != CAL_JSON_OBJ)
+        if (!w || w->kind != SIM_JSON_OBJ)
             return fail_at(r, g, "quantization_config.config_groups", "group '%s' has no weights",
                            g->key);
         if (w0 && (w->n != w0->n || (a && a->kind) != (a0 && a0->kind)))
@@ -833,17 +833,17 @@ static int read_compressed(rd *r, const cal_json *q, eng_model *m)
         w0 = w;
         a0 = a;
     }
-    const cal_json *bits = cal_json_get(w0, "num_bits"), *type = cal_json_get(w0, "type");
-    const cal_json *gs = cal_json_get(w0, "group_size"), *sym = cal_json_get(w0, "symmetric");
-    int nb = bits && bits->kind == CAL_JSON_NUM ? (int)bits->num : 0;
-    const char *ty = type && type->kind == CAL_JSON_STR ? type->str : "";
-    int group = gs && gs->kind == CAL_JSON_NUM && gs->num > 0 ? (int)gs->num : 0;
-    int acts = a0 && a0->kind == CAL_JSON_OBJ;
+    const sim_json *bits = sim_json_get(w0, "num_bits"), *type = sim_json_get(w0, "type");
+    const sim_json *gs = sim_json_get(w0, "group_size"), *sym = sim_json_get(w0, "symmetric");
+    int nb = bits && bits->kind == SIM_JSON_NUM ? (int)bits->num : 0;
+    const char *ty = type && type->kind == SIM_JSON_STR ? type->str : "";
+    int group = gs && gs->kind == SIM_JSON_NUM && gs->num > 0 ? (int)gs->num : 0;
+    int acts = a0 && a0->kind == SIM_JSON_OBJ;
     if (nb == 4 && strcmp(ty, "int") == 0 && !acts) {
         /* MODEL: compressed-tensors pack-quantized W4A16: int4 values packed eight per int32,
          * one 16-bit scale per group (and a zero point when asymmetric) */
         m->weight_dtype = ENG_INT4;
-        int zero = sym && sym->kind == CAL_JSON_BOOL && sym->num == 0;
+        int zero = sym && sym->kind == SIM_JSON_BOOL && sym->num == 0;
         m->quant_bytes = group ? 0.5 + (2.0 + (zero ? 0.5 : 0)) / group : 0.5;
     } else if (nb == 8 && strcmp(ty, "float") == 0 && acts) {
         m->weight_dtype = ENG_FP8;
@@ -855,10 +855,10 @@ static int read_compressed(rd *r, const cal_json *q, eng_model *m)
                        "W8A8, nvfp4)",
                        nb, ty, acts ? "" : " without quantized activations");
     }
-    const cal_json *kv = cal_json_get(q, "kv_cache_scheme");
-    if (kv && kv->kind == CAL_JSON_OBJ) {
-        const cal_json *kb = cal_json_get(kv, "num_bits"), *kt = cal_json_get(kv, "type");
-        if (!kb || kb->kind != CAL_JSON_NUM || kb->num != 8 || !kt || kt->kind != CAL_JSON_STR ||
+    const sim_json *kv = sim_json_get(q, "kv_cache_scheme");
+    if (kv && kv->kind == SIM_JSON_OBJ) {
+        const sim_json *kb = sim_json_get(kv, "num_bits"), *kt = sim_json_get(kv, "type");
+        if (!kb || kb->kind != SIM_JSON_NUM || kb->num != 8 || !kt || kt->kind != SIM_JSON_STR ||
             strcmp(kt->str, "float") != 0)
             return fail_at(r, kv, "quantization_config.kv_cache_scheme",
                            "only an 8-bit float KV cache is modelled");
@@ -869,11 +869,11 @@ static int read_compressed(rd *r, const cal_json *q, eng_model *m)
 
 /* ModelOpt, as quantization_config (quant_method modelopt) or hf_quant_config.json's
  * "quantization" object. */
-static int read_modelopt(rd *r, const cal_json *q, eng_model *m)
+static int read_modelopt(rd *r, const sim_json *q, eng_model *m)
 {
-    const cal_json *algo = cal_json_get(q, "quant_algo"),
-                   *kv = cal_json_get(q, "kv_cache_quant_algo");
-    const char *a = algo && algo->kind == CAL_JSON_STR ? algo->str : "";
+    const sim_json *algo = sim_json_get(q, "quant_algo"),
+                   *kv = sim_json_get(q, "kv_cache_quant_algo");
+    const char *a = algo && algo->kind == SIM_JSON_STR ? algo->str : "";
     if (strcmp(a, "FP8") == 0)
         m->weight_dtype = ENG_FP8;
     else if (strcmp(a, "NVFP4") == 0)
@@ -881,7 +881,7 @@ static int read_modelopt(rd *r, const cal_json *q, eng_model *m)
     else
         return fail_at(r, algo, "quantization_config.quant_algo",
                        "'%s' is not modelled (FP8, NVFP4)", a);
-    if (kv && kv->kind == CAL_JSON_STR) {
+    if (kv && kv->kind == SIM_JSON_STR) {
         if (strcmp(kv->str, "FP8") != 0)
             return fail_at(r, kv, "quantization_config.kv_cache_quant_algo",
                            "'%s' is not modelled (FP8)", kv->str);
@@ -894,24 +894,24 @@ static int read_modelopt(rd *r, const cal_json *q, eng_model *m)
 }
 
 /* AWQ and GPTQ: 4-bit integer weights with a group size. */
-static int read_awq_gptq(rd *r, const cal_json *q, eng_model *m, int awq)
+static int read_awq_gptq(rd *r, const sim_json *q, eng_model *m, int awq)
 {
-    const cal_json *bits = cal_json_get(q, awq && !cal_json_get(q, "bits") ? "w_bit" : "bits");
-    const cal_json *gs =
-        cal_json_get(q, awq && !cal_json_get(q, "group_size") ? "q_group_size" : "group_size");
-    if (!bits || bits->kind != CAL_JSON_NUM || bits->num != 4)
+    const sim_json *bits = sim_json_get(q, awq && !sim_json_get(q, "bits") ? "w_bit" : "bits");
+    const sim_json *gs =
+        sim_json_get(q, awq && !sim_json_get(q, "group_size") ? "q_group_size" : "group_size");
+    if (!bits || bits->kind != SIM_JSON_NUM || bits->num != 4)
         return fail_at(r, bits, "quantization_config.bits", "only 4-bit weights are modelled");
-    int group = gs && gs->kind == CAL_JSON_NUM && gs->num > 0 ? (int)gs->num : 0;
+    int group = gs && gs->kind == SIM_JSON_NUM && gs->num > 0 ? (int)gs->num : 0;
     /* MODEL: AutoAWQ / AutoGPTQ: per group an fp16 scale and a 4-bit zero point */
     m->weight_dtype = ENG_INT4;
     m->quant_bytes = group ? 0.5 + 2.5 / group : 0.5;
     return apply_exclusions(r, q, "modules_to_not_convert", &m->quant_parts);
 }
 
-static int read_quant_object(rd *r, const cal_json *q, eng_model *m)
+static int read_quant_object(rd *r, const sim_json *q, eng_model *m)
 {
-    const cal_json *meth = cal_json_get(q, "quant_method");
-    const char *s = meth && meth->kind == CAL_JSON_STR ? meth->str : "";
+    const sim_json *meth = sim_json_get(q, "quant_method");
+    const char *s = meth && meth->kind == SIM_JSON_STR ? meth->str : "";
     m->quant_parts = ENG_PARTS_LINEAR_LAYERS;
     if (strcmp(s, "fp8") == 0) {
         /* MODEL: DeepSeek-style block-wise fp8 checkpoints (vLLM Fp8Config): every linear layer
@@ -958,18 +958,18 @@ static int read_hf_quant(rd *r, eng_model *m, int *found)
     char *text = read_file(path, &n, r->why, r->len);
     if (!text)
         return -1;
-    cal_json_doc *d = cal_json_parse(path, text, r->why, r->len);
+    sim_json_doc *d = sim_json_parse(path, text, r->why, r->len);
     free(text);
     if (!d)
         return -1;
     rd qr = *r;
     qr.file = path;
     qr.pre = "";
-    const cal_json *q = cal_json_get(cal_json_root(d), "quantization");
-    int rc = q && q->kind == CAL_JSON_OBJ
+    const sim_json *q = sim_json_get(sim_json_root(d), "quantization");
+    int rc = q && q->kind == SIM_JSON_OBJ
                  ? (m->quant_parts = ENG_PARTS_LINEAR_LAYERS, read_modelopt(&qr, q, m))
                  : fail_at(&qr, NULL, "quantization", "missing (a ModelOpt hf_quant_config.json)");
-    cal_json_free(d);
+    sim_json_free(d);
     *found = rc == 0;
     return rc;
 }
@@ -977,18 +977,18 @@ static int read_hf_quant(rd *r, eng_model *m, int *found)
 static int read_quant(rd *r)
 {
     eng_model *m = r->m;
-    const cal_json *q = cal_json_get(r->cfg, "quantization_config");
+    const sim_json *q = sim_json_get(r->cfg, "quantization_config");
     rd qr = *r;
-    if (!q || q->kind == CAL_JSON_NULL) {
-        q = cal_json_get(r->root, "quantization_config");
+    if (!q || q->kind == SIM_JSON_NULL) {
+        q = sim_json_get(r->root, "quantization_config");
         qr.pre = "";
     }
     int found = 0;
-    if (q && q->kind == CAL_JSON_OBJ) {
+    if (q && q->kind == SIM_JSON_OBJ) {
         found = 1;
         if (read_quant_object(&qr, q, m))
             return -1;
-    } else if (q && q->kind != CAL_JSON_NULL) {
+    } else if (q && q->kind != SIM_JSON_NULL) {
         return fail_at(&qr, q, "quantization_config", "must be an object");
     } else if (read_hf_quant(r, m, &found)) {
         return -1;
@@ -1092,38 +1092,38 @@ static int read_family(rd *r, const family *f)
         return f->read(r);
     /* overlay: a merged object whose members are the defaults, then the config's */
     char why[256];
-    cal_json_doc *d =
-        cal_json_parse("Gemma3TextConfig defaults", gemma3_text_defaults, why, sizeof why);
+    sim_json_doc *d =
+        sim_json_parse("Gemma3TextConfig defaults", gemma3_text_defaults, why, sizeof why);
     if (!d)
         return fail_at(r, NULL, "model_type", "internal error: %s", why);
-    cal_json merged = *r->cfg;
-    cal_json *defs = (cal_json *)cal_json_root(d);
-    cal_json *last = defs->child;
+    sim_json merged = *r->cfg;
+    sim_json *defs = (sim_json *)sim_json_root(d);
+    sim_json *last = defs->child;
     while (last->next)
         last = last->next;
-    last->next = (cal_json *)r->cfg->child; /* later members win in cal_json_get */
+    last->next = (sim_json *)r->cfg->child; /* later members win in sim_json_get */
     merged.child = defs->child;
-    const cal_json *saved = r->cfg;
+    const sim_json *saved = r->cfg;
     r->cfg = &merged;
     int rc = f->read(r);
     r->cfg = saved;
     last->next = NULL;
-    cal_json_free(d);
+    sim_json_free(d);
     return rc;
 }
 
 static int read_document(rd *r, const char *name)
 {
     eng_model *m = r->m;
-    const cal_json *root = r->root;
-    if (root->kind != CAL_JSON_OBJ) {
+    const sim_json *root = r->root;
+    if (root->kind != SIM_JSON_OBJ) {
         snprintf(r->why, r->len, "%s:%d:1: expected '{' (a config.json is one JSON object)",
                  r->file, root->line);
         return -1;
     }
     model_name(name, m->name, sizeof m->name);
     const char *type = model_type_of(root);
-    const cal_json *tat = cal_json_get(root, "model_type");
+    const sim_json *tat = sim_json_get(root, "model_type");
     if (!type)
         return tat ? fail_at(r, tat, "model_type", "must be a string") : missing(r, "model_type");
     const family *f = find_family(type);
@@ -1133,16 +1133,16 @@ static int read_document(rd *r, const char *name)
     r->cfg = root;
     r->pre = "";
     if (!f->read) { /* a multimodal wrapper */
-        const cal_json *tc = cal_json_get(root, "text_config");
-        if (!tc || tc->kind != CAL_JSON_OBJ)
+        const sim_json *tc = sim_json_get(root, "text_config");
+        if (!tc || tc->kind != SIM_JSON_OBJ)
             return missing(r, "text_config");
         r->cfg = tc;
         r->pre = "text_config.";
         const char *tt = model_type_of(tc);
         const family *tf = find_family(tt ? tt : f->text_type);
         if (!tf || !tf->read)
-            return unknown_type(r, cal_json_get(tc, "model_type"), tt ? tt : "?");
-        if (cal_json_get(root, "vision_config"))
+            return unknown_type(r, sim_json_get(tc, "model_type"), tt ? tt : "?");
+        if (sim_json_get(root, "vision_config"))
             eng_model_note(m,
                            "%s: the vision tower (vision_config) is not counted; llmsim "
                            "models the language model",
@@ -1150,8 +1150,8 @@ static int read_document(rd *r, const char *name)
         snprintf(m->arch, sizeof m->arch, "%s", tf->type);
         f = tf;
         int32_t tied = -1; /* the wrapper's tie_word_embeddings when text_config has none */
-        const cal_json *tw = cal_json_get(root, "tie_word_embeddings");
-        if (tw && tw->kind == CAL_JSON_BOOL && !cal_json_get(tc, "tie_word_embeddings"))
+        const sim_json *tw = sim_json_get(root, "tie_word_embeddings");
+        if (tw && tw->kind == SIM_JSON_BOOL && !sim_json_get(tc, "tie_word_embeddings"))
             tied = (int32_t)tw->num;
         if (read_family(r, f))
             return -1;
@@ -1172,18 +1172,18 @@ static int read_text(const char *file, const char *dir, const char *name, const 
                      eng_model *out, char *why, size_t len)
 {
     memset(out, 0, sizeof *out);
-    cal_json_doc *d = cal_json_parse(file, text, why, len);
+    sim_json_doc *d = sim_json_parse(file, text, why, len);
     if (!d)
         return -1;
     rd r = {.file = file,
             .dir = dir,
-            .root = cal_json_root(d),
+            .root = sim_json_root(d),
             .why = why,
             .len = len,
             .m = out,
             .pre = ""};
     int rc = read_document(&r, name);
-    cal_json_free(d);
+    sim_json_free(d);
     return rc;
 }
 

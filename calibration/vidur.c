@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "cal_int.h"
+#include "csv.h"
 #include "vidur.h"
 
 static const struct {
@@ -116,9 +117,11 @@ typedef struct csv {
     int lineno;
     char **field;
     int nfield, fcap;
+    const char *why; /* what is wrong with a malformed row */
 } csv;
 
-/* Reads the next row into c->field; 1 on a row, 0 at end of file. */
+/* Reads the next row into c->field (split by sim_csv_split); 1 on a row, 0 at end of file, -1
+ * on a malformed row (c->why says how). */
 static int csv_row(csv *c)
 {
     ssize_t n = getline(&c->line, &c->cap, c->f);
@@ -127,27 +130,24 @@ static int csv_row(csv *c)
     c->lineno++;
     while (n > 0 && (c->line[n - 1] == '\n' || c->line[n - 1] == '\r'))
         c->line[--n] = '\0';
-    c->nfield = 0;
-    char *p = c->line;
-    for (;;) {
-        if (c->nfield == c->fcap) {
-            c->fcap = c->fcap ? 2 * c->fcap : 64;
-            c->field = sim_xrealloc(c->field, (size_t)c->fcap * sizeof *c->field);
-        }
-        char *comma = strchr(p, ',');
-        if (comma)
-            *comma = '\0';
-        size_t l = strlen(p);
-        if (l >= 2 && p[0] == '"' && p[l - 1] == '"') {
-            p[l - 1] = '\0';
-            p++;
-        }
-        c->field[c->nfield++] = p;
-        if (!comma)
-            break;
-        p = comma + 1;
+    int w = sim_csv_width(c->line);
+    if (w > c->fcap) {
+        c->fcap = w > 64 ? w : 64;
+        c->field = sim_xrealloc(c->field, (size_t)c->fcap * sizeof *c->field);
     }
-    return 1;
+    c->nfield = sim_csv_split(c->line, 0, c->field, c->fcap, &c->why);
+    return c->nfield < 0 ? -1 : 1;
+}
+
+/* A row that is malformed or has fewer fields than the header's nh: -1 with err, else 0. */
+static int bad_row(const csv *c, int nh, sim_err *err)
+{
+    if (c->nfield < 0)
+        return sim_errf(err, "%s:%d: %s", c->path, c->lineno, c->why);
+    if (c->nfield < nh)
+        return sim_errf(err, "%s:%d: %d fields, the header has %d", c->path, c->lineno, c->nfield,
+                        nh);
+    return 0;
 }
 
 /* Column index of name in the header row held in hdr (n names); -1 when absent. */
@@ -258,10 +258,13 @@ static int open_csv(csv *c, const char *path, sim_err *err)
     c->f = fopen(path, "r");
     if (!c->f)
         return sim_errf(err, "%s: cannot open: %s", path, strerror(errno));
-    if (!csv_row(c)) { /* getline allocated the line buffer even at end of file */
+    int rc = csv_row(c);
+    if (rc <= 0) { /* getline allocated the line buffer even at end of file */
         fclose(c->f);
         free(c->line);
-        return sim_errf(err, "%s: empty file (no header row)", path);
+        free(c->field);
+        return rc ? sim_errf(err, "%s:1: %s", path, c->why)
+                  : sim_errf(err, "%s: empty file (no header row)", path);
     }
     return 0;
 }
@@ -357,10 +360,8 @@ static int read_mlp(const char *path, const eng_model *m, int tp, raw *r, int *r
     *rows = 0;
     while (csv_row(&c)) {
         double tokens, workers, t;
-        if (c.nfield < nh) {
-            sim_errf(err, "%s:%d: %d fields, the header has %d", path, c.lineno, c.nfield, nh);
+        if (bad_row(&c, nh, err))
             goto done;
-        }
         if (num(&c, hdr, ntp, &workers, err))
             goto done;
         if (workers != (double)tp) /* compared as read: a cast of 1e20 or a fraction lies */
@@ -410,10 +411,8 @@ static int read_attention(const char *path, const eng_model *m, int tp, raw *r, 
     *rows = 0;
     while (csv_row(&c)) {
         double v[5], t;
-        if (c.nfield < nh) {
-            sim_errf(err, "%s:%d: %d fields, the header has %d", path, c.lineno, c.nfield, nh);
+        if (bad_row(&c, nh, err))
             goto done;
-        }
         if (num(&c, hdr, col[0], &v[0], err) || num(&c, hdr, col[4], &v[4], err))
             goto done;
         if (v[0] != (double)tp)
@@ -472,8 +471,7 @@ static int read_network(const char *path, const char *name, int op, int workers,
     rows = 0;
     while (csv_row(&c)) {
         double v[4];
-        if (c.nfield < nh) {
-            sim_errf(err, "%s:%d: %d fields, the header has %d", path, c.lineno, c.nfield, nh);
+        if (bad_row(&c, nh, err)) {
             rows = -1;
             goto done;
         }

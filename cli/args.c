@@ -147,8 +147,12 @@ static int take(const cli_command *cmd, const cli_option *o, const char *v)
         return 0;
     case CLI_CALL:
         return o->fn(o->arg, v) == 0 ? 0 : 2;
+    case CLI_INT:
+    case CLI_INT64:
+    case CLI_DOUBLE:
+        break; /* a number, below */
     default:
-        break;
+        SIM_CHECK(NULL, !"an option kind take() does not know");
     }
     if (parse_number(o, v, &x) != 0)
         return usage_error(cmd, "%s expects %s in [%g, %g], got '%s'", o->name,
@@ -189,9 +193,12 @@ static int take_common(const cli_command *cmd, int which, const char *v, cli_com
     case CLI_JSON:
         c->json = 1;
         return 0;
-    default:
+    case CLI_QUIET:
         c->quiet = 1;
         return 0;
+    default:
+        SIM_CHECK(NULL, !"a shared option take_common() does not know");
+        return 2;
     }
 }
 

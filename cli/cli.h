@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "json.h"
 #include "store_run.h"
 #include "study.h"
 
@@ -141,24 +142,6 @@ int cli_quick_options(cli_quick *q, cli_option *opts, int n);
 int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **file,
                     const char **text);
 
-/* ---- JSON ---- */
-
-/* A JSON writer: cli_json_open writes '{' or '[', keys and values separate themselves with
- * commas; numbers are written with %.17g (NaN and infinities as null). */
-typedef struct cli_json {
-    FILE *f;
-    int depth;
-    int count[32]; /* items written at each depth */
-} cli_json;
-
-void cli_json_begin(cli_json *j, FILE *f);
-void cli_json_open(cli_json *j, const char *key, char bracket); /* key NULL inside an array */
-void cli_json_close(cli_json *j, char bracket);                 /* ends with '\n' at depth 0 */
-void cli_json_str(cli_json *j, const char *key, const char *v);
-void cli_json_num(cli_json *j, const char *key, double v);
-void cli_json_int(cli_json *j, const char *key, int64_t v);
-void cli_json_bool(cli_json *j, const char *key, int v);
-
 /* ---- progress ---- */
 
 /* A progress report on stderr: a bar redrawn in place when stderr is a terminal, otherwise a
@@ -179,15 +162,28 @@ void cli_progress_update(cli_progress *p, int done);
 /* The last update, when anything was shown (ends the bar's line on a terminal). */
 void cli_progress_finish(cli_progress *p, int done);
 
+/* `list keys`: every scenario key from the settings tables, as text, JSON (c->json) or the
+ * Markdown of docs/keys.md (list_keys.c). */
+void cli_list_keys(const cli_common *c, int markdown);
+
 /* ---- the summary of a run ---- */
 
 void cli_print_summary(FILE *f, const study_result *r);
 /* Where a scenario runs, for headings: its GPU, or a disaggregated deployment's pools ("prefill
  * 1 x h200 tp8, decode 2 x b200 tp4 (rdma, after_prefill)"). Returns buf. */
 const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len);
-void cli_print_metrics_json(cli_json *j, const char *key, const study_result *r);
+void cli_print_metrics_json(sim_jsonw *j, const char *key, const study_result *r);
 /* The sentence cal_gpu_extrapolated gives for a GPU the scenario prices with the built-in
  * roofline (either pool's, when disaggregated), or NULL: run, capacity and report show it. */
 const char *cli_extrapolated(const scn_scenario *scn);
+/* The metrics a sweep's table (sweep, report) shows for each point, in its columns' order. */
+#define CLI_SWEEP_SHOWN 6
+extern const char *const cli_sweep_shown[CLI_SWEEP_SHOWN];
+/* What the sweep's table loads: those, then the requests completed and rejected
+ * (CLI_SWEEP_COUNTS), then the rejections by reason (rejected_context, _kv, _batch: metrics
+ * only runs that rejected some have). */
+#define CLI_SWEEP_COUNTS 2
+#define CLI_SWEEP_LOADED (CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS + 3)
+extern const char *const cli_sweep_loaded[CLI_SWEEP_LOADED];
 
 #endif

@@ -278,130 +278,130 @@ static void print_split(const study_capacity *cap, const scn_scenario *scn, cons
 
 /* ---- JSON ---- */
 
-static void json_head(cli_json *j, const study_capacity *cap, const scn_scenario *scn)
+static void json_head(sim_jsonw *j, const study_capacity *cap, const scn_scenario *scn)
 {
     if (cap->search_id)
-        cli_json_int(j, "search_id", cap->search_id);
-    cli_json_str(j, "scenario", scn->name);
-    cli_json_str(j, "model", scn->engine.model.name);
-    cli_json_str(j, "gpu", scn->engine.gpu.name);
-    cli_json_str(j, "scheduler", scn->engine.sched.name);
+        sim_jsonw_int(j, "search_id", cap->search_id);
+    sim_jsonw_str(j, "scenario", scn->name);
+    sim_jsonw_str(j, "model", scn->engine.model.name);
+    sim_jsonw_str(j, "gpu", scn->engine.gpu.name);
+    sim_jsonw_str(j, "scheduler", scn->engine.sched.name);
     const char *x = cli_extrapolated(scn);
     if (x)
-        cli_json_str(j, "extrapolated", x);
-    cli_json_open(j, "sets", '[');
+        sim_jsonw_str(j, "extrapolated", x);
+    sim_jsonw_open(j, "sets", '[');
     for (int i = 0; i < cap->nsets; i++)
-        cli_json_str(j, NULL, cap->sets[i]);
-    cli_json_close(j, ']');
-    cli_json_open(j, "slo_ms", '{');
+        sim_jsonw_str(j, NULL, cap->sets[i]);
+    sim_jsonw_close(j, ']');
+    sim_jsonw_open(j, "slo_ms", '{');
     for (int i = 0; i < cap->nslo; i++)
-        cli_json_num(j, cap->slo[i].label, cap->slo[i].limit_ms);
-    cli_json_close(j, '}');
+        sim_jsonw_num(j, cap->slo[i].label, cap->slo[i].limit_ms);
+    sim_jsonw_close(j, '}');
     if (cap->target > 0)
-        cli_json_num(j, "target_rate", cap->target);
-    cli_json_num(j, "max_rejected", cap->max_rejected);
+        sim_jsonw_num(j, "target_rate", cap->target);
+    sim_jsonw_num(j, "max_rejected", cap->max_rejected);
     if (cap->max_gpus > 0)
-        cli_json_int(j, "max_gpus", cap->max_gpus);
-    cli_json_int(j, "runs", cap->runs);
+        sim_jsonw_int(j, "max_gpus", cap->max_gpus);
+    sim_jsonw_int(j, "runs", cap->runs);
 }
 
-static void json_trial(cli_json *j, const char *key, const study_capacity *cap,
+static void json_trial(sim_jsonw *j, const char *key, const study_capacity *cap,
                        const study_trial *t)
 {
     char k[128];
-    cli_json_open(j, key, '{');
+    sim_jsonw_open(j, key, '{');
     for (int i = 0; i < cap->nslo; i++) {
-        cli_json_num(j, cap->slo[i].label, t->value[i]);
+        sim_jsonw_num(j, cap->slo[i].label, t->value[i]);
         snprintf(k, sizeof k, "%s_half", cap->slo[i].label);
-        cli_json_num(j, k, t->half[i]);
+        sim_jsonw_num(j, k, t->half[i]);
     }
-    cli_json_bool(j, "ok", t->ok);
-    cli_json_bool(j, "uncertain", t->uncertain);
-    cli_json_bool(j, "saturated", t->saturated);
-    cli_json_int(j, "seeds", t->seeds);
-    cli_json_num(j, "throughput", t->throughput);
-    cli_json_int(j, "arrived", t->arrived);
-    cli_json_int(j, "completed", t->completed);
-    cli_json_int(j, "rejected", t->rejected);
-    cli_json_open(j, "rejected_by", '{');
+    sim_jsonw_bool(j, "ok", t->ok);
+    sim_jsonw_bool(j, "uncertain", t->uncertain);
+    sim_jsonw_bool(j, "saturated", t->saturated);
+    sim_jsonw_int(j, "seeds", t->seeds);
+    sim_jsonw_num(j, "throughput", t->throughput);
+    sim_jsonw_int(j, "arrived", t->arrived);
+    sim_jsonw_int(j, "completed", t->completed);
+    sim_jsonw_int(j, "rejected", t->rejected);
+    sim_jsonw_open(j, "rejected_by", '{');
     for (int r = 1; r < ENG_REJECT_REASON_COUNT; r++)
         if (t->rejected_by[r])
-            cli_json_int(j, eng_reject_reason_name((eng_reject_reason)r), t->rejected_by[r]);
-    cli_json_close(j, '}');
-    cli_json_close(j, '}');
+            sim_jsonw_int(j, eng_reject_reason_name((eng_reject_reason)r), t->rejected_by[r]);
+    sim_jsonw_close(j, '}');
+    sim_jsonw_close(j, '}');
 }
 
 static void print_split_json(const study_capacity *cap, const scn_scenario *scn,
                              const study_answer *ans, int n, int best)
 {
-    cli_json j;
-    cli_json_begin(&j, stdout);
-    cli_json_open(&j, NULL, '{');
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '{');
     json_head(&j, cap, scn);
-    cli_json_open(&j, "splits", '[');
+    sim_jsonw_open(&j, "splits", '[');
     for (int k = 0; k < n; k++) {
         const study_answer *a = &ans[k];
         int gp, gd;
         pool_gpus(a, 1, &gp, &gd);
-        cli_json_open(&j, NULL, '{');
-        cli_json_int(&j, "prefill_replicas", a->prefill);
-        cli_json_int(&j, "decode_replicas", a->decode);
-        cli_json_int(&j, "prefill_gpus", gp);
-        cli_json_int(&j, "decode_gpus", gd);
-        cli_json_int(&j, "gpus", gp + gd);
-        cli_json_bool(&j, "fewest_gpus", k == best);
+        sim_jsonw_open(&j, NULL, '{');
+        sim_jsonw_int(&j, "prefill_replicas", a->prefill);
+        sim_jsonw_int(&j, "decode_replicas", a->decode);
+        sim_jsonw_int(&j, "prefill_gpus", gp);
+        sim_jsonw_int(&j, "decode_gpus", gd);
+        sim_jsonw_int(&j, "gpus", gp + gd);
+        sim_jsonw_bool(&j, "fewest_gpus", k == best);
         json_trial(&j, "at_target", cap, &a->at_target);
-        cli_json_close(&j, '}');
+        sim_jsonw_close(&j, '}');
     }
-    cli_json_close(&j, ']');
-    cli_json_close(&j, '}');
+    sim_jsonw_close(&j, ']');
+    sim_jsonw_close(&j, '}');
 }
 
 static void print_json(const study_capacity *cap, const scn_scenario *scn, const study_answer *ans,
                        int nchoice)
 {
-    cli_json j;
-    cli_json_begin(&j, stdout);
-    cli_json_open(&j, NULL, '{');
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '{');
     json_head(&j, cap, scn);
     if (cap->ncmp)
-        cli_json_str(&j, "compare", cap->compare);
-    cli_json_open(&j, "choices", '[');
+        sim_jsonw_str(&j, "compare", cap->compare);
+    sim_jsonw_open(&j, "choices", '[');
     for (int k = 0; k < nchoice; k++) {
         const study_answer *a = &ans[k];
-        cli_json_open(&j, NULL, '{');
+        sim_jsonw_open(&j, NULL, '{');
         if (cap->ncmp) {
-            cli_json_str(&j, "choice", cap->choice[k].name);
-            cli_json_open(&j, "sets", '[');
+            sim_jsonw_str(&j, "choice", cap->choice[k].name);
+            sim_jsonw_open(&j, "sets", '[');
             for (int s = 0; s < cap->choice[k].nsets; s++)
-                cli_json_str(&j, NULL, cap->choice[k].set[s]);
-            cli_json_close(&j, ']');
+                sim_jsonw_str(&j, NULL, cap->choice[k].set[s]);
+            sim_jsonw_close(&j, ']');
         }
-        cli_json_str(&j, "verdict", study_verdict_name(a->verdict));
+        sim_jsonw_str(&j, "verdict", study_verdict_name(a->verdict));
         if (a->why[0])
-            cli_json_str(&j, "why", a->why);
-        cli_json_num(&j, "unloaded_rate", a->unloaded_rate);
-        cli_json_num(&j, "rate_per_replica", a->rate);
-        cli_json_int(&j, "gpus_per_replica", a->tp);
+            sim_jsonw_str(&j, "why", a->why);
+        sim_jsonw_num(&j, "unloaded_rate", a->unloaded_rate);
+        sim_jsonw_num(&j, "rate_per_replica", a->rate);
+        sim_jsonw_int(&j, "gpus_per_replica", a->tp);
         if (cap->target > 0) {
-            cli_json_int(&j, "replicas", a->replicas);
-            cli_json_int(&j, "gpus", (int64_t)a->replicas * a->tp);
+            sim_jsonw_int(&j, "replicas", a->replicas);
+            sim_jsonw_int(&j, "gpus", (int64_t)a->replicas * a->tp);
         }
         if (a->prefill) {
             int gp, gd;
             pool_gpus(a, cap->target > 0 && a->replicas ? a->replicas : 1, &gp, &gd);
-            cli_json_int(&j, "prefill_gpus", gp);
-            cli_json_int(&j, "decode_gpus", gd);
+            sim_jsonw_int(&j, "prefill_gpus", gp);
+            sim_jsonw_int(&j, "decode_gpus", gd);
         }
         json_trial(&j, "unloaded", cap, &a->unloaded);
         if (a->verdict != STUDY_UNREACHABLE)
             json_trial(&j, "at_rate", cap, &a->at_rate);
         if (cap->target > 0 && a->replicas)
             json_trial(&j, "at_target", cap, &a->at_target);
-        cli_json_close(&j, '}');
+        sim_jsonw_close(&j, '}');
     }
-    cli_json_close(&j, ']');
-    cli_json_close(&j, '}');
+    sim_jsonw_close(&j, ']');
+    sim_jsonw_close(&j, '}');
 }
 
 /* ---- the command ---- */

@@ -1,5 +1,6 @@
 /*
- * cmd_list.c: `llmsim list gpus|models|schedulers`: the catalogs and the scheduler registry.
+ * cmd_list.c: `llmsim list gpus|models|schedulers|routers|engines|keys`: the catalogs, the
+ * registries and the scenario keys (list_keys.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,12 +12,13 @@
 #include "router.h"
 
 static const cli_command list_cmd = {.name = "list",
-                                     .args = "gpus|models|schedulers|routers|engines",
+                                     .args = "gpus|models|schedulers|routers|engines|keys",
                                      .summary = "Prints a catalog: the GPUs and models llmsim "
                                                 "knows by name, the scheduling policies with "
                                                 "their parameters, ranges and defaults, the "
-                                                "routers, or the engine presets with their "
-                                                "settings and sources.",
+                                                "routers, the engine presets with their "
+                                                "settings and sources, or every scenario key "
+                                                "with its type, unit, range, default and doc.",
                                      .min_pos = 1,
                                      .max_pos = 1,
                                      .common = CLI_JSON};
@@ -29,10 +31,10 @@ static void qty(char *buf, size_t len, double v, const char *unit)
 
 static void gpus(const cli_common *c)
 {
-    cli_json j;
+    sim_jsonw j;
     if (c->json) {
-        cli_json_begin(&j, stdout);
-        cli_json_open(&j, NULL, '[');
+        sim_jsonw_begin(&j, stdout);
+        sim_jsonw_open(&j, NULL, '[');
     } else
         printf("%-13s %8s %11s %10s %10s %10s %10s %10s %9s\n", "gpu", "memory", "bandwidth",
                "bf16_TF", "fp8_TF", "fp4_TF", "link_GB/s", "pcie_GB/s", "nic_GB/s");
@@ -49,38 +51,38 @@ static void gpus(const cli_common *c)
                    g->pcie_bw / 1e9, g->nic_bw / 1e9);
             continue;
         }
-        cli_json_open(&j, NULL, '{');
-        cli_json_str(&j, "name", g->name);
-        cli_json_num(&j, "memory", d->mem);
-        cli_json_str(&j, "memory_unit", d->mem_unit);
-        cli_json_int(&j, "mem_bytes", g->mem_bytes);
-        cli_json_num(&j, "bandwidth", d->bw);
-        cli_json_str(&j, "bandwidth_unit", d->bw_unit);
-        cli_json_num(&j, "mem_bw", g->mem_bw);
-        cli_json_num(&j, "flops_bf16", g->flops_bf16);
-        cli_json_num(&j, "flops_fp8", g->flops_fp8);
-        cli_json_num(&j, "flops_fp4", g->flops_fp4);
-        cli_json_str(&j, "fp4_formats",
-                     g->fp4_formats == (ENG_FP4_NV | ENG_FP4_MX) ? "nvfp4,mxfp4"
-                     : g->fp4_formats == ENG_FP4_MX              ? "mxfp4"
-                     : g->fp4_formats == ENG_FP4_NV              ? "nvfp4"
-                                                                 : "");
-        cli_json_num(&j, "link_bw", g->link_bw);
-        cli_json_num(&j, "pcie_bw", g->pcie_bw);
-        cli_json_num(&j, "nic_bw", g->nic_bw);
-        cli_json_str(&j, "source", d->source);
-        cli_json_close(&j, '}');
+        sim_jsonw_open(&j, NULL, '{');
+        sim_jsonw_str(&j, "name", g->name);
+        sim_jsonw_num(&j, "memory", d->mem);
+        sim_jsonw_str(&j, "memory_unit", d->mem_unit);
+        sim_jsonw_int(&j, "mem_bytes", g->mem_bytes);
+        sim_jsonw_num(&j, "bandwidth", d->bw);
+        sim_jsonw_str(&j, "bandwidth_unit", d->bw_unit);
+        sim_jsonw_num(&j, "mem_bw", g->mem_bw);
+        sim_jsonw_num(&j, "flops_bf16", g->flops_bf16);
+        sim_jsonw_num(&j, "flops_fp8", g->flops_fp8);
+        sim_jsonw_num(&j, "flops_fp4", g->flops_fp4);
+        sim_jsonw_str(&j, "fp4_formats",
+                      g->fp4_formats == (ENG_FP4_NV | ENG_FP4_MX) ? "nvfp4,mxfp4"
+                      : g->fp4_formats == ENG_FP4_MX              ? "mxfp4"
+                      : g->fp4_formats == ENG_FP4_NV              ? "nvfp4"
+                                                                  : "");
+        sim_jsonw_num(&j, "link_bw", g->link_bw);
+        sim_jsonw_num(&j, "pcie_bw", g->pcie_bw);
+        sim_jsonw_num(&j, "nic_bw", g->nic_bw);
+        sim_jsonw_str(&j, "source", d->source);
+        sim_jsonw_close(&j, '}');
     }
     if (c->json)
-        cli_json_close(&j, ']');
+        sim_jsonw_close(&j, ']');
 }
 
 static void models(const cli_common *c)
 {
-    cli_json j;
+    sim_jsonw j;
     if (c->json) {
-        cli_json_begin(&j, stdout);
-        cli_json_open(&j, NULL, '[');
+        sim_jsonw_begin(&j, stdout);
+        sim_jsonw_open(&j, NULL, '[');
     } else
         printf("%-17s %-13s %9s %9s %6s %6s %5s %4s %4s %8s %9s %8s %s\n", "model", "arch",
                "params", "active", "layers", "hidden", "heads", "kv", "moe", "experts", "context",
@@ -102,36 +104,36 @@ static void models(const cli_common *c)
                    m->max_context, (long long)kvb, eng_dtype_name(m->weight_dtype));
             continue;
         }
-        cli_json_open(&j, NULL, '{');
-        cli_json_str(&j, "name", m->name);
-        cli_json_str(&j, "arch", m->arch);
-        cli_json_int(&j, "params", eng_model_params(m));
-        cli_json_int(&j, "params_active", eng_model_params_active(m));
-        cli_json_int(&j, "layers", m->layers);
-        cli_json_int(&j, "hidden", m->hidden);
-        cli_json_int(&j, "heads", m->heads);
-        cli_json_int(&j, "kv_heads", m->kv_heads);
-        cli_json_int(&j, "head_dim", m->head_dim);
-        cli_json_str(&j, "attention", m->attn == ENG_ATTN_MLA ? "mla" : "gqa");
-        cli_json_int(&j, "intermediate", m->intermediate);
-        cli_json_int(&j, "moe_layers", m->moe_layers);
-        cli_json_int(&j, "experts", m->experts);
-        cli_json_int(&j, "experts_per_tok", m->experts_per_tok);
-        cli_json_int(&j, "window_layers", m->window_layers);
-        cli_json_int(&j, "window", m->window);
-        cli_json_int(&j, "linear_layers", m->linear_layers);
-        cli_json_int(&j, "vocab", m->vocab);
-        cli_json_int(&j, "max_context", m->max_context);
-        cli_json_str(&j, "dtype", eng_dtype_name(m->weight_dtype));
-        cli_json_str(&j, "kv_dtype", eng_dtype_name(m->kv_dtype));
-        cli_json_int(&j, "kv_bytes_per_token", kvb);
-        cli_json_int(&j, "kv_bytes_per_token_bf16",
-                     eng_model_kv_bytes_per_token(m, ENG_BF16) +
-                         eng_model_window_bytes_per_token(m, ENG_BF16));
-        cli_json_close(&j, '}');
+        sim_jsonw_open(&j, NULL, '{');
+        sim_jsonw_str(&j, "name", m->name);
+        sim_jsonw_str(&j, "arch", m->arch);
+        sim_jsonw_int(&j, "params", eng_model_params(m));
+        sim_jsonw_int(&j, "params_active", eng_model_params_active(m));
+        sim_jsonw_int(&j, "layers", m->layers);
+        sim_jsonw_int(&j, "hidden", m->hidden);
+        sim_jsonw_int(&j, "heads", m->heads);
+        sim_jsonw_int(&j, "kv_heads", m->kv_heads);
+        sim_jsonw_int(&j, "head_dim", m->head_dim);
+        sim_jsonw_str(&j, "attention", m->attn == ENG_ATTN_MLA ? "mla" : "gqa");
+        sim_jsonw_int(&j, "intermediate", m->intermediate);
+        sim_jsonw_int(&j, "moe_layers", m->moe_layers);
+        sim_jsonw_int(&j, "experts", m->experts);
+        sim_jsonw_int(&j, "experts_per_tok", m->experts_per_tok);
+        sim_jsonw_int(&j, "window_layers", m->window_layers);
+        sim_jsonw_int(&j, "window", m->window);
+        sim_jsonw_int(&j, "linear_layers", m->linear_layers);
+        sim_jsonw_int(&j, "vocab", m->vocab);
+        sim_jsonw_int(&j, "max_context", m->max_context);
+        sim_jsonw_str(&j, "dtype", eng_dtype_name(m->weight_dtype));
+        sim_jsonw_str(&j, "kv_dtype", eng_dtype_name(m->kv_dtype));
+        sim_jsonw_int(&j, "kv_bytes_per_token", kvb);
+        sim_jsonw_int(&j, "kv_bytes_per_token_bf16",
+                      eng_model_kv_bytes_per_token(m, ENG_BF16) +
+                          eng_model_window_bytes_per_token(m, ENG_BF16));
+        sim_jsonw_close(&j, '}');
     }
     if (c->json)
-        cli_json_close(&j, ']');
+        sim_jsonw_close(&j, ']');
 }
 
 static void param_range(const eng_param *p, char *buf, size_t len)
@@ -148,28 +150,28 @@ static void schedulers_json(void)
 {
     size_t n;
     const eng_sched_ops *const *all = eng_sched_all(&n);
-    cli_json j;
-    cli_json_begin(&j, stdout);
-    cli_json_open(&j, NULL, '[');
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '[');
     for (size_t i = 0; i < n; i++) {
-        cli_json_open(&j, NULL, '{');
-        cli_json_str(&j, "name", all[i]->name);
-        cli_json_str(&j, "summary", all[i]->summary ? all[i]->summary : "");
-        cli_json_open(&j, "params", '[');
+        sim_jsonw_open(&j, NULL, '{');
+        sim_jsonw_str(&j, "name", all[i]->name);
+        sim_jsonw_str(&j, "summary", all[i]->summary ? all[i]->summary : "");
+        sim_jsonw_open(&j, "params", '[');
         for (const eng_param *p = all[i]->params; p && p->name; p++) {
             char range[96];
             param_range(p, range, sizeof range);
-            cli_json_open(&j, NULL, '{');
-            cli_json_str(&j, "name", p->name);
-            cli_json_str(&j, "default", p->def);
-            cli_json_str(&j, "range", range);
-            cli_json_str(&j, "help", p->help);
-            cli_json_close(&j, '}');
+            sim_jsonw_open(&j, NULL, '{');
+            sim_jsonw_str(&j, "name", p->name);
+            sim_jsonw_str(&j, "default", p->def);
+            sim_jsonw_str(&j, "range", range);
+            sim_jsonw_str(&j, "help", p->help);
+            sim_jsonw_close(&j, '}');
         }
-        cli_json_close(&j, ']');
-        cli_json_close(&j, '}');
+        sim_jsonw_close(&j, ']');
+        sim_jsonw_close(&j, '}');
     }
-    cli_json_close(&j, ']');
+    sim_jsonw_close(&j, ']');
 }
 
 static void schedulers(const cli_common *c)
@@ -194,33 +196,33 @@ static void routers(const cli_common *c)
 {
     size_t n;
     const eng_router_ops *const *all = eng_router_all(&n);
-    cli_json j;
+    sim_jsonw j;
     if (c->json) {
-        cli_json_begin(&j, stdout);
-        cli_json_open(&j, NULL, '[');
+        sim_jsonw_begin(&j, stdout);
+        sim_jsonw_open(&j, NULL, '[');
     }
     for (size_t i = 0; i < n; i++) {
         if (!c->json) {
             printf("%-18s %s\n", all[i]->name, all[i]->summary);
             continue;
         }
-        cli_json_open(&j, NULL, '{');
-        cli_json_str(&j, "name", all[i]->name);
-        cli_json_str(&j, "summary", all[i]->summary);
-        cli_json_close(&j, '}');
+        sim_jsonw_open(&j, NULL, '{');
+        sim_jsonw_str(&j, "name", all[i]->name);
+        sim_jsonw_str(&j, "summary", all[i]->summary);
+        sim_jsonw_close(&j, '}');
     }
     if (c->json)
-        cli_json_close(&j, ']');
+        sim_jsonw_close(&j, ']');
 }
 
 static void engines(const cli_common *c)
 {
     size_t n;
     const eng_preset *all = eng_preset_all(&n);
-    cli_json j;
+    sim_jsonw j;
     if (c->json) {
-        cli_json_begin(&j, stdout);
-        cli_json_open(&j, NULL, '[');
+        sim_jsonw_begin(&j, stdout);
+        sim_jsonw_open(&j, NULL, '[');
     }
     for (size_t i = 0; i < n; i++) {
         const eng_preset *p = &all[i];
@@ -234,23 +236,30 @@ static void engines(const cli_common *c)
                    p->cpu.async ? "overlapped with the GPU" : "before the GPU work", p->cpu_source);
             continue;
         }
-        cli_json_open(&j, NULL, '{');
-        cli_json_str(&j, "engine", p->engine);
-        cli_json_str(&j, "version", p->version);
-        cli_json_int(&j, "default", p->is_default);
-        cli_json_str(&j, "scheduler", p->policy);
-        cli_json_str(&j, "params", p->params);
-        cli_json_num(&j, "gpu_utilization", p->gpu_utilization);
-        cli_json_int(&j, "block_size", p->block_size);
-        cli_json_num(&j, "cpu_per_iteration_us", p->cpu.per_iteration_us);
-        cli_json_num(&j, "cpu_per_seq_us", p->cpu.per_seq_us);
-        cli_json_int(&j, "cpu_async", p->cpu.async);
-        cli_json_str(&j, "cpu_source", p->cpu_source);
-        cli_json_str(&j, "summary", p->summary);
-        cli_json_close(&j, '}');
+        sim_jsonw_open(&j, NULL, '{');
+        sim_jsonw_str(&j, "engine", p->engine);
+        sim_jsonw_str(&j, "version", p->version);
+        sim_jsonw_int(&j, "default", p->is_default);
+        sim_jsonw_str(&j, "scheduler", p->policy);
+        sim_jsonw_str(&j, "params", p->params);
+        sim_jsonw_num(&j, "gpu_utilization", p->gpu_utilization);
+        sim_jsonw_int(&j, "block_size", p->block_size);
+        sim_jsonw_num(&j, "cpu_per_iteration_us", p->cpu.per_iteration_us);
+        sim_jsonw_num(&j, "cpu_per_seq_us", p->cpu.per_seq_us);
+        sim_jsonw_int(&j, "cpu_async", p->cpu.async);
+        sim_jsonw_str(&j, "cpu_source", p->cpu_source);
+        sim_jsonw_str(&j, "summary", p->summary);
+        sim_jsonw_close(&j, '}');
     }
     if (c->json)
-        cli_json_close(&j, ']');
+        sim_jsonw_close(&j, ']');
+}
+
+static int markdown;
+
+static void keys(const cli_common *c)
+{
+    cli_list_keys(c, markdown);
 }
 
 int cmd_list(int argc, char **argv)
@@ -258,14 +267,15 @@ int cmd_list(int argc, char **argv)
     static const struct {
         const char *name;
         void (*fn)(const cli_common *c);
-    } what[] = {{"gpus", gpus},
-                {"models", models},
-                {"schedulers", schedulers},
-                {"routers", routers},
-                {"engines", engines}};
+    } what[] = {{"gpus", gpus},       {"models", models},   {"schedulers", schedulers},
+                {"routers", routers}, {"engines", engines}, {"keys", keys}};
+    const cli_option opts[] = {{"--markdown", NULL, CLI_FLAG, &markdown,
+                                "keys: as the Markdown of docs/keys.md (a table per section)", NULL,
+                                0, 0, NULL, NULL},
+                               CLI_END};
     cli_common c;
     const char *name;
-    int npos, st = cli_parse(&list_cmd, NULL, &c, argc, argv, &name, &npos);
+    int npos, st = cli_parse(&list_cmd, opts, &c, argc, argv, &name, &npos);
     if (st != CLI_GO)
         return st;
     for (size_t i = 0; i < sizeof what / sizeof what[0]; i++)
@@ -275,7 +285,7 @@ int cmd_list(int argc, char **argv)
         }
     fprintf(stderr,
             "llmsim list: unknown catalog '%s'; valid: gpus, models, schedulers, routers, "
-            "engines\n",
+            "engines, keys\n",
             name);
     return 2;
 }

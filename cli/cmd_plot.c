@@ -166,6 +166,9 @@ static int plot(plt_kind kind, int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.kind = kind;
     int curve = kind == PLT_CURVE;
+    char names[120], metrics[200];
+    eng_latency_names(ENG_LAT_SLO, names, sizeof names);
+    snprintf(metrics, sizeof metrics, "%s%s", names, curve ? "" : " (cdf: not itl)");
     cli_option opts[] = {
         {"--sweep", "ID", CLI_CALL, NULL, "the sweep to draw", NULL, 0, 0, take_sweep, &o},
         {"--run", "IDS", CLI_CALL, NULL, "the runs to draw, e.g. 3 or 1,2,5", NULL, 0, 0, take_runs,
@@ -177,8 +180,7 @@ static int plot(plt_kind kind, int argc, char **argv)
         {"-o", "FILE", CLI_STRING, &o.out, "the image (.png, .svg or .pdf)",
          "<kind>-run<ID>.png, <kind>-sweep<ID>.png or validation<ID>.png", 0, 0, NULL, NULL},
         {"--output", "FILE", CLI_STRING, &o.out, "the same as -o", NULL, 0, 0, NULL, NULL},
-        {"--metric", "M", CLI_STRING, &o.metric,
-         curve ? "ttft, tpot, itl or e2e" : "ttft, tpot or e2e (cdf)", "ttft", 0, 0, NULL, NULL},
+        {"--metric", "M", CLI_STRING, &o.metric, metrics, "ttft", 0, 0, NULL, NULL},
         {"--pct", "P", CLI_STRING, &o.pct, "p50, p90, p95, p99 or mean (curve)", "p99", 0, 0, NULL,
          NULL},
         {"--x", "X", CLI_CALL, NULL, "throughput (output tokens/s), requests or rate (curve)",

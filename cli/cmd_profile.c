@@ -49,7 +49,7 @@ static void pct(char *buf, size_t len, double v)
 
 typedef struct list_arg {
     int count;
-    cli_json *j; /* NULL: a table */
+    sim_jsonw *j; /* NULL: a table */
 } list_arg;
 
 static void list_row(void *arg, const cal_profile *p)
@@ -57,18 +57,18 @@ static void list_row(void *arg, const cal_profile *p)
     list_arg *a = arg;
     a->count++;
     if (a->j) {
-        cli_json_open(a->j, NULL, '{');
-        cli_json_str(a->j, "name", p->name);
-        cli_json_str(a->j, "kind", p->kind);
-        cli_json_str(a->j, "backend", p->backend);
-        cli_json_str(a->j, "model", p->model);
-        cli_json_str(a->j, "gpu", p->gpu);
-        cli_json_int(a->j, "tp", p->tp);
-        cli_json_int(a->j, "points", p->npts);
-        cli_json_num(a->j, "median_ape", p->med_ape);
-        cli_json_num(a->j, "p95_ape", p->p95_ape);
-        cli_json_str(a->j, "created", p->created);
-        cli_json_close(a->j, '}');
+        sim_jsonw_open(a->j, NULL, '{');
+        sim_jsonw_str(a->j, "name", p->name);
+        sim_jsonw_str(a->j, "kind", p->kind);
+        sim_jsonw_str(a->j, "backend", p->backend);
+        sim_jsonw_str(a->j, "model", p->model);
+        sim_jsonw_str(a->j, "gpu", p->gpu);
+        sim_jsonw_int(a->j, "tp", p->tp);
+        sim_jsonw_int(a->j, "points", p->npts);
+        sim_jsonw_num(a->j, "median_ape", p->med_ape);
+        sim_jsonw_num(a->j, "p95_ape", p->p95_ape);
+        sim_jsonw_str(a->j, "created", p->created);
+        sim_jsonw_close(a->j, '}');
         return;
     }
     char med[16], p95[16];
@@ -88,11 +88,11 @@ static int list(int argc, char **argv)
     store *s = store_open_readonly(c.db, &err);
     if (!s)
         return cli_fail("profile list", &err);
-    cli_json j;
+    sim_jsonw j;
     list_arg a = {0, c.json ? &j : NULL};
     if (c.json) {
-        cli_json_begin(&j, stdout);
-        cli_json_open(&j, NULL, '[');
+        sim_jsonw_begin(&j, stdout);
+        sim_jsonw_open(&j, NULL, '[');
     } else {
         printf("%-28s %-9s %-6s %-16s %-10s %3s %7s %8s %8s  %s\n", "name", "kind", "from", "model",
                "gpu", "tp", "points", "med.err", "p95.err", "created");
@@ -104,7 +104,7 @@ static int list(int argc, char **argv)
     if (rc)
         return cli_fail("profile list", &err);
     if (c.json) {
-        cli_json_close(&j, ']');
+        sim_jsonw_close(&j, ']');
         return 0;
     }
     char names[512];
@@ -133,41 +133,41 @@ static void print_fit_coefficients(const cal_profile *p)
 
 static void show_json(const cal_profile *p, const char *unmeasured)
 {
-    cli_json j;
-    cli_json_begin(&j, stdout);
-    cli_json_open(&j, NULL, '{');
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '{');
     static const char *const keys[] = {"name",   "kind",     "backend", "model",   "gpu",
                                        "device", "versions", "source",  "created", "dtype"};
     const char *vals[] = {p->name,   p->kind,     p->backend, p->model,   p->gpu,
                           p->device, p->versions, p->source,  p->created, p->dtype};
     for (int i = 0; i < 10; i++)
-        cli_json_str(&j, keys[i], vals[i]);
-    cli_json_int(&j, "tp", p->tp);
-    cli_json_int(&j, "points", p->npts);
-    cli_json_num(&j, "median_ape", p->med_ape);
-    cli_json_num(&j, "p95_ape", p->p95_ape);
-    cli_json_str(&j, "unmeasured", unmeasured);
-    cli_json_open(&j, "fits", '[');
+        sim_jsonw_str(&j, keys[i], vals[i]);
+    sim_jsonw_int(&j, "tp", p->tp);
+    sim_jsonw_int(&j, "points", p->npts);
+    sim_jsonw_num(&j, "median_ape", p->med_ape);
+    sim_jsonw_num(&j, "p95_ape", p->p95_ape);
+    sim_jsonw_str(&j, "unmeasured", unmeasured);
+    sim_jsonw_open(&j, "fits", '[');
     for (int op = 0; op < CAL_PROFILE_OPS; op++) {
         if (!p->has_fit[op])
             continue;
         const cal_fit *f = &p->fits[op];
-        cli_json_open(&j, NULL, '{');
-        cli_json_str(&j, "op", cal_profile_op_name(op));
-        cli_json_str(&j, "form", cal_form_name(f->form));
-        cli_json_int(&j, "train", f->n_train);
-        cli_json_int(&j, "held_out", f->n_held);
-        cli_json_num(&j, "median_ape", f->med_ape[f->form]);
-        cli_json_num(&j, "p95_ape", f->p95_ape[f->form]);
-        cli_json_open(&j, "coefficients", '[');
+        sim_jsonw_open(&j, NULL, '{');
+        sim_jsonw_str(&j, "op", cal_profile_op_name(op));
+        sim_jsonw_str(&j, "form", cal_form_name(f->form));
+        sim_jsonw_int(&j, "train", f->n_train);
+        sim_jsonw_int(&j, "held_out", f->n_held);
+        sim_jsonw_num(&j, "median_ape", f->med_ape[f->form]);
+        sim_jsonw_num(&j, "p95_ape", f->p95_ape[f->form]);
+        sim_jsonw_open(&j, "coefficients", '[');
         for (int k = 0; k < f->ncoef; k++)
-            cli_json_num(&j, NULL, f->coef[k]);
-        cli_json_close(&j, ']');
-        cli_json_num(&j, "knee", f->knee);
-        cli_json_close(&j, '}');
+            sim_jsonw_num(&j, NULL, f->coef[k]);
+        sim_jsonw_close(&j, ']');
+        sim_jsonw_num(&j, "knee", f->knee);
+        sim_jsonw_close(&j, '}');
     }
-    cli_json_close(&j, ']');
-    cli_json_close(&j, '}');
+    sim_jsonw_close(&j, ']');
+    sim_jsonw_close(&j, '}');
 }
 
 static void show_text(const cal_profile *p, const char *un)

@@ -274,89 +274,89 @@ static void print_counts(const study_recommend *r)
            r->n_unconfirmed, r->screen_s, r->sim_s);
 }
 
-static void json_point(cli_json *j, const study_recommend *r, const study_rec_point *p)
+static void json_point(sim_jsonw *j, const study_recommend *r, const study_rec_point *p)
 {
     const study_rec_cand *k = &r->c[p->cand];
     char launch[2048];
-    cli_json_open(j, NULL, '{');
-    cli_json_str(j, "candidate", k->choice.name);
-    cli_json_open(j, "sets", '[');
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_str(j, "candidate", k->choice.name);
+    sim_jsonw_open(j, "sets", '[');
     for (int s = 0; s < k->choice.nsets; s++)
-        cli_json_str(j, NULL, k->choice.set[s]);
-    cli_json_close(j, ']');
-    cli_json_str(j, "gpu", k->gpu);
-    cli_json_str(j, "engine", k->engine);
-    cli_json_bool(j, "disaggregated", k->disagg);
-    cli_json_int(j, "gpus_per_unit", k->gpus);
-    cli_json_num(j, "rate_per_unit", p->rate);
-    cli_json_int(j, "units", p->units);
-    cli_json_num(j, "total_rate", p->total_rate);
-    cli_json_num(j, "output_tps_per_gpu", p->tps_gpu);
-    cli_json_num(j, "tps_per_user", p->tps_user);
-    cli_json_open(j, "slo_values", '{');
+        sim_jsonw_str(j, NULL, k->choice.set[s]);
+    sim_jsonw_close(j, ']');
+    sim_jsonw_str(j, "gpu", k->gpu);
+    sim_jsonw_str(j, "engine", k->engine);
+    sim_jsonw_bool(j, "disaggregated", k->disagg);
+    sim_jsonw_int(j, "gpus_per_unit", k->gpus);
+    sim_jsonw_num(j, "rate_per_unit", p->rate);
+    sim_jsonw_int(j, "units", p->units);
+    sim_jsonw_num(j, "total_rate", p->total_rate);
+    sim_jsonw_num(j, "output_tps_per_gpu", p->tps_gpu);
+    sim_jsonw_num(j, "tps_per_user", p->tps_user);
+    sim_jsonw_open(j, "slo_values", '{');
     for (int i = 0; i < r->cap.nslo; i++)
-        cli_json_num(j, r->cap.slo[i].label, p->t.value[i]);
-    cli_json_close(j, '}');
-    cli_json_open(j, "confirm", '{');
+        sim_jsonw_num(j, r->cap.slo[i].label, p->t.value[i]);
+    sim_jsonw_close(j, '}');
+    sim_jsonw_open(j, "confirm", '{');
     for (int i = 0; i < r->cap.nslo; i++)
-        cli_json_num(j, r->cap.slo[i].label, p->confirm.value[i]);
-    cli_json_bool(j, "ok", p->confirm.ok);
-    cli_json_close(j, '}');
-    cli_json_str(j, "launch", study_launch(k, r->launch_model, launch, sizeof launch));
-    cli_json_close(j, '}');
+        sim_jsonw_num(j, r->cap.slo[i].label, p->confirm.value[i]);
+    sim_jsonw_bool(j, "ok", p->confirm.ok);
+    sim_jsonw_close(j, '}');
+    sim_jsonw_str(j, "launch", study_launch(k, r->launch_model, launch, sizeof launch));
+    sim_jsonw_close(j, '}');
 }
 
 static void print_json(const rec_state *s, const scn_scenario *scn)
 {
     const study_recommend *r = &s->r;
-    cli_json j;
-    cli_json_begin(&j, stdout);
-    cli_json_open(&j, NULL, '{');
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '{');
     if (r->cap.search_id)
-        cli_json_int(&j, "search_id", r->cap.search_id);
-    cli_json_str(&j, "model", scn->engine.model.name);
+        sim_jsonw_int(&j, "search_id", r->cap.search_id);
+    sim_jsonw_str(&j, "model", scn->engine.model.name);
     const char *x = cli_extrapolated(scn);
     if (x)
-        cli_json_str(&j, "extrapolated", x);
-    cli_json_open(&j, "gpus", '[');
+        sim_jsonw_str(&j, "extrapolated", x);
+    sim_jsonw_open(&j, "gpus", '[');
     for (int g = 0; g < r->ngpus; g++)
-        cli_json_str(&j, NULL, r->gpus[g]);
-    cli_json_close(&j, ']');
+        sim_jsonw_str(&j, NULL, r->gpus[g]);
+    sim_jsonw_close(&j, ']');
     if (r->budget > 0)
-        cli_json_int(&j, "budget_gpus", r->budget);
+        sim_jsonw_int(&j, "budget_gpus", r->budget);
     if (r->target > 0)
-        cli_json_num(&j, "target_rate", r->target);
-    cli_json_open(&j, "slo_ms", '{');
+        sim_jsonw_num(&j, "target_rate", r->target);
+    sim_jsonw_open(&j, "slo_ms", '{');
     for (int i = 0; i < r->cap.nslo; i++)
-        cli_json_num(&j, r->cap.slo[i].label, r->cap.slo[i].limit_ms);
-    cli_json_close(&j, '}');
-    cli_json_open(&j, "search", '{');
-    cli_json_int(&j, "candidates", r->nc);
-    cli_json_int(&j, "pruned_fit", r->n_fit);
-    cli_json_int(&j, "pruned_roofline", r->n_roofline);
-    cli_json_int(&j, "screened_out", r->n_screened);
-    cli_json_int(&j, "simulated", r->n_sim);
-    cli_json_int(&j, "runs", r->cap.runs);
-    cli_json_int(&j, "unconfirmed", r->n_unconfirmed);
-    cli_json_num(&j, "screen_s", r->screen_s);
-    cli_json_num(&j, "simulation_s", r->sim_s);
-    cli_json_close(&j, '}');
+        sim_jsonw_num(&j, r->cap.slo[i].label, r->cap.slo[i].limit_ms);
+    sim_jsonw_close(&j, '}');
+    sim_jsonw_open(&j, "search", '{');
+    sim_jsonw_int(&j, "candidates", r->nc);
+    sim_jsonw_int(&j, "pruned_fit", r->n_fit);
+    sim_jsonw_int(&j, "pruned_roofline", r->n_roofline);
+    sim_jsonw_int(&j, "screened_out", r->n_screened);
+    sim_jsonw_int(&j, "simulated", r->n_sim);
+    sim_jsonw_int(&j, "runs", r->cap.runs);
+    sim_jsonw_int(&j, "unconfirmed", r->n_unconfirmed);
+    sim_jsonw_num(&j, "screen_s", r->screen_s);
+    sim_jsonw_num(&j, "simulation_s", r->sim_s);
+    sim_jsonw_close(&j, '}');
     int n;
     const study_rec_point **v = front(r, &n);
-    cli_json_open(&j, "front", '[');
+    sim_jsonw_open(&j, "front", '[');
     int best = -1;
     for (int i = 0; i < n; i++) {
         json_point(&j, r, v[i]);
         if (r->best >= 0 && v[i] == &r->p[r->best])
             best = i;
     }
-    cli_json_close(&j, ']');
+    sim_jsonw_close(&j, ']');
     if (best >= 0)
-        cli_json_int(&j, "recommended", best);
+        sim_jsonw_int(&j, "recommended", best);
     if (r->cluster_ok >= 0)
-        cli_json_bool(&j, "cluster_meets_slos", r->cluster_ok);
+        sim_jsonw_bool(&j, "cluster_meets_slos", r->cluster_ok);
     free(v);
-    cli_json_close(&j, '}');
+    sim_jsonw_close(&j, '}');
 }
 
 /* The points file the front plot reads (plots/front.c), beside the image. */

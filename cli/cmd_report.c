@@ -185,17 +185,16 @@ static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
                  "The queue was still growing when arrivals ended: the latency percentiles "
                  "depend on the run's length.");
     t = table(rp, "Latency (ms)", 7, "", "mean", "median", "p90", "p95", "p99", "std");
-    static const char *const lat[][2] = {{"ttft_ms", "TTFT"},
-                                         {"tpot_ms", "TPOT"},
-                                         {"itl_ms", "ITL"},
-                                         {"e2el_ms", "E2E latency"},
-                                         {"waiting_ms", "waiting"}};
     static const char *const pre[6] = {"mean", "median", "p90", "p95", "p99", "std"};
-    for (size_t i = 0; i < sizeof lat / sizeof lat[0]; i++) {
+    int nlat;
+    const eng_latency *lat = eng_latency_all(&nlat);
+    for (int i = 0; i < nlat; i++) {
         char cells[7][64], name[64];
-        const char *c[7] = {lat[i][1]};
+        const char *c[7] = {lat[i].label};
+        if (!(lat[i].flags & ENG_LAT_CLIENT))
+            continue;
         for (int j = 0; j < 6; j++) {
-            snprintf(name, sizeof name, "%s_%s", pre[j], lat[i][0]);
+            snprintf(name, sizeof name, "%s_%s", pre[j], lat[i].stem);
             c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
         }
         row(t, c);
@@ -325,11 +324,8 @@ static int run_report(report *rp, store *s, int64_t run, sim_err *err)
 
 /* ---- a sweep ---- */
 
-static const char *const shown[] = {"output_throughput", "median_ttft_ms", "p99_ttft_ms",
-                                    "median_tpot_ms",    "p99_tpot_ms",    "p99_itl_ms",
-                                    "completed",         "rejected"};
-#define NSHOWN 6 /* with intervals (and paired); then the completed and rejected requests */
-#define NLOADED 8
+/* The shown metrics with intervals (and paired), then the completed and rejected requests. */
+#define NLOADED (CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS)
 
 static const char *interval(char *buf, size_t len, sim_interval v)
 {
@@ -356,11 +352,11 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
         const char *c[NLOADED + 2];
         study_sweep_params(sw, p, params, sizeof params);
         c[0] = params;
-        for (int m = 0; m < NSHOWN; m++)
+        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             c[m + 1] = interval(cells[m], sizeof cells[m], study_sweep_cell(tb, m, p)->v);
-        for (int m = NSHOWN; m < NLOADED; m++)
+        for (int m = CLI_SWEEP_SHOWN; m < NLOADED; m++)
             c[m + 1] = num(cells[m], sizeof cells[m], study_sweep_cell(tb, m, p)->v.mean, 0);
-        rejecting += study_sweep_cell(tb, NSHOWN + 1, p)->v.mean > 0;
+        rejecting += study_sweep_cell(tb, CLI_SWEEP_SHOWN + 1, p)->v.mean > 0;
         const study_cell *cl = study_sweep_cell(tb, 0, p);
         if (cl->saturated == 0)
             snprintf(sat, sizeof sat, "no");
@@ -389,17 +385,17 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
         return;
     snprintf(title, sizeof title, "Paired differences against scheduler %s (same seeds)",
              sw->v[k].val[0]);
-    t = table(rp, title, NSHOWN + 1, "point", "output tok/s", "median TTFT ms", "p99 TTFT ms",
-              "median TPOT ms", "p99 TPOT ms", "p99 ITL ms");
+    t = table(rp, title, CLI_SWEEP_SHOWN + 1, "point", "output tok/s", "median TTFT ms",
+              "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms");
     for (int p = 0; p < sw->npoints; p++) {
         int base = study_sweep_base_point(sw, p, k);
         if (base == p)
             continue;
-        char params[1024], cells[NSHOWN][64];
-        const char *c[NSHOWN + 1];
+        char params[1024], cells[CLI_SWEEP_SHOWN][64];
+        const char *c[CLI_SWEEP_SHOWN + 1];
         study_sweep_params(sw, p, params, sizeof params);
         c[0] = params;
-        for (int m = 0; m < NSHOWN; m++)
+        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             c[m + 1] = interval(cells[m], sizeof cells[m], study_sweep_paired(tb, m, p, base));
         row(t, c);
     }
@@ -420,7 +416,7 @@ static int sweep_report(report *rp, store *s, int64_t id, sim_err *err)
     if (store_sweep_get(s, id, &m, err) != 0 || study_sweep_from_store(s, id, &sw, err) != 0)
         return -1;
     study_sweep_table tb;
-    int rc = study_sweep_table_load(&sw, s, shown, NLOADED, &tb, err);
+    int rc = study_sweep_table_load(&sw, s, cli_sweep_loaded, NLOADED, &tb, err);
     if (rc == 0) {
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT scenario FROM sweeps WHERE id = %lld", (long long)id);

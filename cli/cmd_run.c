@@ -73,39 +73,39 @@ static void run_date(store *s, int64_t run, char *buf, size_t len)
  * (the gamma shape: 1 for Poisson, 1 / cv^2 for gamma, "inf" for constant gaps), max_concurrency
  * (null without a cap)), and the run id; null where the workload has no such figure (a trace
  * at its own pace). */
-static void print_meta(cli_json *j, const scn_scenario *scn, const study_result *r,
+static void print_meta(sim_jsonw *j, const scn_scenario *scn, const study_result *r,
                        const char *date)
 {
     const scn_workload *w = &scn->workload;
     const scn_arrival *a = &w->arrival;
     int trace = w->trace.present && !w->trace.lengths_only;
     double rate = study_offered_rate(scn);
-    cli_json_str(j, "date", date);
+    sim_jsonw_str(j, "date", date);
     if (r->run_id)
-        cli_json_int(j, "run_id", r->run_id);
+        sim_jsonw_int(j, "run_id", r->run_id);
     else
-        cli_json_num(j, "run_id", NAN);
-    cli_json_str(j, "model_id", scn->engine.model.name);
-    cli_json_int(j, "num_prompts", r->tot.arrived);
+        sim_jsonw_num(j, "run_id", NAN);
+    sim_jsonw_str(j, "model_id", scn->engine.model.name);
+    sim_jsonw_int(j, "num_prompts", r->tot.arrived);
     if (!trace && (a->kind == SCN_ARR_BURST || a->kind == SCN_ARR_CLOSED))
-        cli_json_str(j, "request_rate", "inf");
+        sim_jsonw_str(j, "request_rate", "inf");
     else
-        cli_json_num(j, "request_rate", rate > 0 ? rate : NAN);
+        sim_jsonw_num(j, "request_rate", rate > 0 ? rate : NAN);
     if (trace || a->kind == SCN_ARR_BURST || a->kind == SCN_ARR_CLOSED)
-        cli_json_num(j, "burstiness", NAN);
+        sim_jsonw_num(j, "burstiness", NAN);
     else if (a->kind == SCN_ARR_CONSTANT)
-        cli_json_str(j, "burstiness", "inf");
+        sim_jsonw_str(j, "burstiness", "inf");
     else if (a->kind == SCN_ARR_GAMMA)
-        cli_json_num(j, "burstiness", a->cv > 0 ? 1.0 / (a->cv * a->cv) : NAN);
+        sim_jsonw_num(j, "burstiness", a->cv > 0 ? 1.0 / (a->cv * a->cv) : NAN);
     else
-        cli_json_num(j, "burstiness", 1.0);
+        sim_jsonw_num(j, "burstiness", 1.0);
     if (!trace && a->kind == SCN_ARR_CLOSED)
-        cli_json_int(j, "max_concurrency", a->concurrency);
+        sim_jsonw_int(j, "max_concurrency", a->concurrency);
     else
-        cli_json_num(j, "max_concurrency", NAN);
+        sim_jsonw_num(j, "max_concurrency", NAN);
     const char *x = cli_extrapolated(scn);
     if (x) /* only on a GPU the cost model extrapolates to: other runs' JSON is unchanged */
-        cli_json_str(j, "extrapolated", x);
+        sim_jsonw_str(j, "extrapolated", x);
 }
 
 static void print(const cli_common *c, const scn_scenario *scn, uint64_t seed,
@@ -114,12 +114,12 @@ static void print(const cli_common *c, const scn_scenario *scn, uint64_t seed,
     if (c->json) {
         char date[32];
         run_date(s, r->run_id, date, sizeof date);
-        cli_json j;
-        cli_json_begin(&j, stdout);
-        cli_json_open(&j, NULL, '{');
+        sim_jsonw j;
+        sim_jsonw_begin(&j, stdout);
+        sim_jsonw_open(&j, NULL, '{');
         print_meta(&j, scn, r, date);
         cli_print_metrics_json(&j, NULL, r);
-        cli_json_close(&j, '}');
+        sim_jsonw_close(&j, '}');
     } else {
         char where[200];
         const eng_config *e = &scn->engine;

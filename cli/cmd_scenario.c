@@ -25,24 +25,24 @@ static const cli_command check_cmd = {
     .common = CLI_DB | CLI_SET | CLI_JSON | CLI_QUIET};
 
 /* One pool's (or the deployment's) layout and KV cache, as JSON fields. */
-static void json_pool(cli_json *j, const eng_config *e, const eng_kv_plan *plan)
+static void json_pool(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan)
 {
-    cli_json_str(j, "gpu", e->gpu.name);
-    cli_json_str(j, "scheduler", e->sched.name);
-    cli_json_int(j, "replicas", e->replicas);
-    cli_json_int(j, "tensor_parallel", e->tensor_parallel);
-    cli_json_int(j, "expert_parallel", e->expert_parallel);
-    cli_json_int(j, "data_parallel_attention", e->data_parallel_attention);
-    cli_json_int(j, "gpus_per_replica", plan->gpus);
-    cli_json_int(j, "weight_bytes", plan->weight_bytes);
-    cli_json_int(j, "kv_bytes", plan->kv_bytes);
-    cli_json_int(j, "kv_bytes_per_token", plan->bytes_per_token);
-    cli_json_int(j, "kv_heads_per_gpu", plan->kv_heads);
-    cli_json_int(j, "window_bytes_per_token", plan->window_bytes_per_token);
-    cli_json_int(j, "window", plan->window);
-    cli_json_int(j, "state_bytes_per_seq", plan->state_bytes);
-    cli_json_int(j, "kv_blocks", plan->blocks);
-    cli_json_int(j, "kv_tokens", plan->tokens);
+    sim_jsonw_str(j, "gpu", e->gpu.name);
+    sim_jsonw_str(j, "scheduler", e->sched.name);
+    sim_jsonw_int(j, "replicas", e->replicas);
+    sim_jsonw_int(j, "tensor_parallel", e->tensor_parallel);
+    sim_jsonw_int(j, "expert_parallel", e->expert_parallel);
+    sim_jsonw_int(j, "data_parallel_attention", e->data_parallel_attention);
+    sim_jsonw_int(j, "gpus_per_replica", plan->gpus);
+    sim_jsonw_int(j, "weight_bytes", plan->weight_bytes);
+    sim_jsonw_int(j, "kv_bytes", plan->kv_bytes);
+    sim_jsonw_int(j, "kv_bytes_per_token", plan->bytes_per_token);
+    sim_jsonw_int(j, "kv_heads_per_gpu", plan->kv_heads);
+    sim_jsonw_int(j, "window_bytes_per_token", plan->window_bytes_per_token);
+    sim_jsonw_int(j, "window", plan->window);
+    sim_jsonw_int(j, "state_bytes_per_seq", plan->state_bytes);
+    sim_jsonw_int(j, "kv_blocks", plan->blocks);
+    sim_jsonw_int(j, "kv_tokens", plan->tokens);
 }
 
 static void print_json(const char *file, const scn_scenario *scn, const eng_kv_plan *plan,
@@ -50,24 +50,24 @@ static void print_json(const char *file, const scn_scenario *scn, const eng_kv_p
 {
     const eng_config *e = &scn->engine;
     const eng_model *m = &e->model;
-    cli_json j;
-    cli_json_begin(&j, stdout);
-    cli_json_open(&j, NULL, '{');
-    cli_json_str(&j, "file", file);
-    cli_json_bool(&j, "ok", error == NULL);
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '{');
+    sim_jsonw_str(&j, "file", file);
+    sim_jsonw_bool(&j, "ok", error == NULL);
     if (error)
-        cli_json_str(&j, "error", error);
-    cli_json_str(&j, "name", scn->name);
-    cli_json_str(&j, "model", m->name);
-    cli_json_str(&j, "arch", m->arch);
-    cli_json_int(&j, "params_total", eng_model_params(m));
-    cli_json_int(&j, "params_active", eng_model_params_active(m));
-    cli_json_str(&j, "dtype", eng_dtype_name(eng_config_dtype(e)));
-    cli_json_str(&j, "kv_dtype", eng_dtype_name(eng_config_kv_dtype(e)));
+        sim_jsonw_str(&j, "error", error);
+    sim_jsonw_str(&j, "name", scn->name);
+    sim_jsonw_str(&j, "model", m->name);
+    sim_jsonw_str(&j, "arch", m->arch);
+    sim_jsonw_int(&j, "params_total", eng_model_params(m));
+    sim_jsonw_int(&j, "params_active", eng_model_params_active(m));
+    sim_jsonw_str(&j, "dtype", eng_dtype_name(eng_config_dtype(e)));
+    sim_jsonw_str(&j, "kv_dtype", eng_dtype_name(eng_config_kv_dtype(e)));
     if (cost[0])
-        cli_json_str(&j, "cost_model", cost);
+        sim_jsonw_str(&j, "cost_model", cost);
     else if (!error)
-        cli_json_str(&j, "cost_model", "not built: the profile was not looked up (no --db)");
+        sim_jsonw_str(&j, "cost_model", "not built: the profile was not looked up (no --db)");
     if (!e->pd.enabled) {
         json_pool(&j, e, &plan[0]);
     } else {
@@ -75,19 +75,19 @@ static void print_json(const char *file, const scn_scenario *scn, const eng_kv_p
         for (int k = 0; k < 2; k++) {
             eng_config pc;
             eng_config_pool(e, k, &pc);
-            cli_json_open(&j, names[k], '{');
+            sim_jsonw_open(&j, names[k], '{');
             json_pool(&j, &pc, &plan[k]);
-            cli_json_close(&j, '}');
+            sim_jsonw_close(&j, '}');
         }
-        cli_json_open(&j, "kv_transfer", '{');
-        cli_json_str(&j, "link", eng_link_kind_name(e->pd.link));
-        cli_json_num(&j, "bandwidth_gb_s", e->pd.link_bw / 1e9);
-        cli_json_num(&j, "latency_us", e->pd.latency_ns / 1e3);
-        cli_json_str(&j, "discipline", eng_xfer_mode_name(e->pd.mode));
-        cli_json_close(&j, '}');
+        sim_jsonw_open(&j, "kv_transfer", '{');
+        sim_jsonw_str(&j, "link", eng_link_kind_name(e->pd.link));
+        sim_jsonw_num(&j, "bandwidth_gb_s", e->pd.link_bw / 1e9);
+        sim_jsonw_num(&j, "latency_us", e->pd.latency_ns / 1e3);
+        sim_jsonw_str(&j, "discipline", eng_xfer_mode_name(e->pd.mode));
+        sim_jsonw_close(&j, '}');
     }
-    cli_json_str(&j, "notes", scn->notes);
-    cli_json_close(&j, '}');
+    sim_jsonw_str(&j, "notes", scn->notes);
+    sim_jsonw_close(&j, '}');
 }
 
 /* One pool's (or the deployment's) layout and KV cache, indented under its heading. */

@@ -31,17 +31,6 @@ static const cli_command sweep_cmd = {
     .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET,
     .def_level = "requests"};
 
-/* The latencies and throughput shown with intervals (and paired), then the requests each
- * point completed and rejected, then why they were rejected (a metric only runs that rejected
- * some have: its mean is over those). */
-static const char *const shown[] = {"output_throughput", "median_ttft_ms", "p99_ttft_ms",
-                                    "median_tpot_ms",    "p99_tpot_ms",    "p99_itl_ms",
-                                    "completed",         "rejected",       "rejected_context",
-                                    "rejected_kv",       "rejected_batch"};
-#define NSHOWN 6
-#define NCOUNTS 2
-#define NLOADED (int)(sizeof shown / sizeof shown[0])
-
 static int set_shard(void *arg, const char *v)
 {
     sim_err err = {{0}};
@@ -90,7 +79,7 @@ static void print_paired(const study_sweep *sw, const study_sweep_table *t)
         char params[1024];
         study_sweep_params(sw, p, params, sizeof params);
         printf("%-48s", params);
-        for (int m = 0; m < NSHOWN; m++)
+        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             print_value(study_sweep_paired(t, m, p, base));
         printf("\n");
     }
@@ -108,17 +97,18 @@ static void print_count(sim_interval v)
 static void print_rejections(const study_sweep *sw, const study_sweep_table *t)
 {
     for (int p = 0; p < sw->npoints; p++) {
-        double rej = study_sweep_cell(t, NSHOWN + 1, p)->v.mean;
+        double rej = study_sweep_cell(t, CLI_SWEEP_SHOWN + 1, p)->v.mean;
         if (!shown_point(sw, t, p) || !(rej > 0))
             continue;
         char params[1024];
         study_sweep_params(sw, p, params, sizeof params);
         printf("(%s: %.0f rejected, not in its latencies:", params, rej);
-        for (int m = NSHOWN + NCOUNTS; m < NLOADED; m++) {
+        for (int m = CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS; m < CLI_SWEEP_LOADED; m++) {
             const study_cell *c = study_sweep_cell(t, m, p);
             if (c->n > 0)
                 printf(" %s: %.0f in %d of %d reps;",
-                       eng_reject_reason_name((eng_reject_reason)(m - NSHOWN - NCOUNTS + 1)),
+                       eng_reject_reason_name(
+                           (eng_reject_reason)(m - CLI_SWEEP_SHOWN - CLI_SWEEP_COUNTS + 1)),
                        c->v.mean, c->n, study_sweep_cell(t, 0, p)->n);
         }
         printf(")\n");
@@ -130,8 +120,8 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
     printf("sweep %lld: %d points x %d reps%s\n", (long long)sw->id, sw->npoints, sw->reps,
            sw->reps > 1 ? " (mean ± 95% CI)" : "");
     printf("%-48s", "point");
-    for (int m = 0; m < NSHOWN; m++)
-        printf(" %18s", shown[m]);
+    for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
+        printf(" %18s", cli_sweep_loaded[m]);
     printf(" %9s %9s  saturated\n", "completed", "rejected");
     for (int p = 0; p < sw->npoints; p++) {
         if (!shown_point(sw, t, p))
@@ -139,9 +129,9 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
         char params[1024];
         study_sweep_params(sw, p, params, sizeof params);
         printf("%-48s", params);
-        for (int m = 0; m < NSHOWN; m++)
+        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             print_value(study_sweep_cell(t, m, p)->v);
-        for (int m = NSHOWN; m < NSHOWN + NCOUNTS; m++)
+        for (int m = CLI_SWEEP_SHOWN; m < CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS; m++)
             print_count(study_sweep_cell(t, m, p)->v);
         /* a point saturated in some repetitions only has a mean that mixes saturated and
          * stable runs: say how many */
@@ -157,63 +147,63 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
     print_paired(sw, t);
 }
 
-static void json_interval(cli_json *j, const char *key, sim_interval v)
+static void json_interval(sim_jsonw *j, const char *key, sim_interval v)
 {
-    cli_json_open(j, key, '{');
-    cli_json_num(j, "mean", v.mean);
-    cli_json_num(j, "ci95", v.half);
-    cli_json_close(j, '}');
+    sim_jsonw_open(j, key, '{');
+    sim_jsonw_num(j, "mean", v.mean);
+    sim_jsonw_num(j, "ci95", v.half);
+    sim_jsonw_close(j, '}');
 }
 
-static void json_point(cli_json *j, const study_sweep *sw, const study_sweep_table *t, int p)
+static void json_point(sim_jsonw *j, const study_sweep *sw, const study_sweep_table *t, int p)
 {
     int k = study_sweep_paired_key(sw), base = k >= 0 ? study_sweep_base_point(sw, p, k) : p;
-    cli_json_open(j, NULL, '{');
-    cli_json_int(j, "point", p);
-    cli_json_open(j, "params", '{');
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_int(j, "point", p);
+    sim_jsonw_open(j, "params", '{');
     for (int v = 0; v < sw->nv; v++)
-        cli_json_str(j, sw->v[v].key, sw->v[v].val[study_sweep_digit(sw, p, v)]);
-    cli_json_close(j, '}');
-    cli_json_int(j, "reps", study_sweep_cell(t, 0, p)->n);
-    cli_json_int(j, "saturated_reps", study_sweep_cell(t, 0, p)->saturated);
+        sim_jsonw_str(j, sw->v[v].key, sw->v[v].val[study_sweep_digit(sw, p, v)]);
+    sim_jsonw_close(j, '}');
+    sim_jsonw_int(j, "reps", study_sweep_cell(t, 0, p)->n);
+    sim_jsonw_int(j, "saturated_reps", study_sweep_cell(t, 0, p)->saturated);
     char sat[48];
     snprintf(sat, sizeof sat, "%d of %d", study_sweep_cell(t, 0, p)->saturated,
              study_sweep_cell(t, 0, p)->n);
-    cli_json_str(j, "saturated_in", sat);
-    cli_json_open(j, "metrics", '{');
-    for (int m = 0; m < NSHOWN + NCOUNTS; m++)
-        json_interval(j, shown[m], study_sweep_cell(t, m, p)->v);
-    cli_json_close(j, '}');
-    cli_json_open(j, "rejected_by", '{');
-    for (int m = NSHOWN + NCOUNTS; m < NLOADED; m++)
+    sim_jsonw_str(j, "saturated_in", sat);
+    sim_jsonw_open(j, "metrics", '{');
+    for (int m = 0; m < CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS; m++)
+        json_interval(j, cli_sweep_loaded[m], study_sweep_cell(t, m, p)->v);
+    sim_jsonw_close(j, '}');
+    sim_jsonw_open(j, "rejected_by", '{');
+    for (int m = CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS; m < CLI_SWEEP_LOADED; m++)
         if (study_sweep_cell(t, m, p)->n > 0)
-            json_interval(j, shown[m] + 9, study_sweep_cell(t, m, p)->v);
-    cli_json_close(j, '}');
+            json_interval(j, cli_sweep_loaded[m] + 9, study_sweep_cell(t, m, p)->v);
+    sim_jsonw_close(j, '}');
     if (base != p) {
-        cli_json_open(j, "paired", '{');
-        cli_json_str(j, "against", sw->v[k].val[0]);
-        for (int m = 0; m < NSHOWN; m++)
-            json_interval(j, shown[m], study_sweep_paired(t, m, p, base));
-        cli_json_close(j, '}');
+        sim_jsonw_open(j, "paired", '{');
+        sim_jsonw_str(j, "against", sw->v[k].val[0]);
+        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
+            json_interval(j, cli_sweep_shown[m], study_sweep_paired(t, m, p, base));
+        sim_jsonw_close(j, '}');
     }
-    cli_json_close(j, '}');
+    sim_jsonw_close(j, '}');
 }
 
 static void print_json(const study_sweep *sw, const study_sweep_table *t, int failed)
 {
-    cli_json j;
-    cli_json_begin(&j, stdout);
-    cli_json_open(&j, NULL, '{');
-    cli_json_int(&j, "sweep_id", sw->id);
-    cli_json_int(&j, "points", sw->npoints);
-    cli_json_int(&j, "reps", sw->reps);
-    cli_json_int(&j, "failed_runs", failed);
-    cli_json_open(&j, "results", '[');
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '{');
+    sim_jsonw_int(&j, "sweep_id", sw->id);
+    sim_jsonw_int(&j, "points", sw->npoints);
+    sim_jsonw_int(&j, "reps", sw->reps);
+    sim_jsonw_int(&j, "failed_runs", failed);
+    sim_jsonw_open(&j, "results", '[');
     for (int p = 0; p < sw->npoints; p++)
         if (shown_point(sw, t, p))
             json_point(&j, sw, t, p);
-    cli_json_close(&j, ']');
-    cli_json_close(&j, '}');
+    sim_jsonw_close(&j, ']');
+    sim_jsonw_close(&j, '}');
 }
 
 typedef struct progress_arg {
@@ -234,7 +224,7 @@ static void task_done(void *arg, int32_t task, int ok, const char *msg, int fini
 static int summarize(const cli_common *c, const study_sweep *sw, store *s, int failed, sim_err *err)
 {
     study_sweep_table t;
-    int rc = study_sweep_table_load(sw, s, shown, NLOADED, &t, err);
+    int rc = study_sweep_table_load(sw, s, cli_sweep_loaded, CLI_SWEEP_LOADED, &t, err);
     if (rc == 0 && c->json)
         print_json(sw, &t, failed);
     else if (rc == 0)

@@ -52,15 +52,15 @@ typedef struct vopts {
 
 static void list_one(void *arg, const study_vset_brief *b)
 {
-    cli_json *j = arg;
+    sim_jsonw *j = arg;
     if (j->f) {
-        cli_json_open(j, NULL, '{');
-        cli_json_str(j, "name", b->name);
-        cli_json_str(j, "kind", b->kind == STUDY_V_SERVING ? "serving" : "operators");
-        cli_json_str(j, "description", b->description);
-        cli_json_str(j, "source", b->source);
-        cli_json_str(j, "path", b->path);
-        cli_json_close(j, '}');
+        sim_jsonw_open(j, NULL, '{');
+        sim_jsonw_str(j, "name", b->name);
+        sim_jsonw_str(j, "kind", b->kind == STUDY_V_SERVING ? "serving" : "operators");
+        sim_jsonw_str(j, "description", b->description);
+        sim_jsonw_str(j, "source", b->source);
+        sim_jsonw_str(j, "path", b->path);
+        sim_jsonw_close(j, '}');
         return;
     }
     printf("%-24s %-10s %s\n%-35s set file: %s\n", b->name,
@@ -69,18 +69,18 @@ static void list_one(void *arg, const study_vset_brief *b)
 
 static int list_sets(const cli_common *c)
 {
-    cli_json j;
+    sim_jsonw j;
     memset(&j, 0, sizeof j);
     sim_err err = {{0}};
     if (c->json) {
-        cli_json_begin(&j, stdout);
-        cli_json_open(&j, NULL, '[');
+        sim_jsonw_begin(&j, stdout);
+        sim_jsonw_open(&j, NULL, '[');
     } else {
         printf("%-24s %-10s %s\n", "set", "kind", "what it holds");
     }
     int n = study_vset_list(list_one, &j, &err);
     if (c->json)
-        cli_json_close(&j, ']');
+        sim_jsonw_close(&j, ']');
     if (n < 0)
         return cli_fail("validate", &err);
     if (!c->json)
@@ -269,90 +269,90 @@ static void print_report(const study_vset *v, const study_vstat *st, int nst, in
 
 /* ---- JSON ---- */
 
-static void json_values(cli_json *j, const study_vset *v, const study_vrow *r, const char *key,
+static void json_values(sim_jsonw *j, const study_vset *v, const study_vrow *r, const char *key,
                         int which)
 {
-    cli_json_open(j, key, '{');
+    sim_jsonw_open(j, key, '{');
     for (int m = 0; m < v->nmetrics; m++) {
         double x = which == 0   ? r->measured[m]
                    : which == 1 ? r->predicted[m]
                                 : study_vrow_error(r, m);
         if (isfinite(x))
-            cli_json_num(j, v->metric[m].name, x);
+            sim_jsonw_num(j, v->metric[m].name, x);
     }
-    cli_json_close(j, '}');
+    sim_jsonw_close(j, '}');
 }
 
-static void json_row(cli_json *j, const study_vset *v, const study_vrow *r)
+static void json_row(sim_jsonw *j, const study_vset *v, const study_vrow *r)
 {
-    cli_json_open(j, NULL, '{');
-    cli_json_str(j, "id", r->id);
-    cli_json_str(j, "group", r->group);
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_str(j, "id", r->id);
+    sim_jsonw_str(j, "group", r->group);
     if (r->line > 0)
-        cli_json_int(j, "line", r->line);
+        sim_jsonw_int(j, "line", r->line);
     if (r->count != 1)
-        cli_json_int(j, "measurements", r->count);
-    cli_json_str(j, "status", status_name(r->status));
+        sim_jsonw_int(j, "measurements", r->count);
+    sim_jsonw_str(j, "status", status_name(r->status));
     if (r->reason)
-        cli_json_str(j, "reason", r->reason);
+        sim_jsonw_str(j, "reason", r->reason);
     if (r->approx)
-        cli_json_str(j, "approx", r->approx);
+        sim_jsonw_str(j, "approx", r->approx);
     if (r->run_id > 0)
-        cli_json_int(j, "run_id", r->run_id);
+        sim_jsonw_int(j, "run_id", r->run_id);
     json_values(j, v, r, "measured", 0);
     json_values(j, v, r, "predicted", 1);
     json_values(j, v, r, "error", 2);
-    cli_json_close(j, '}');
+    sim_jsonw_close(j, '}');
 }
 
 static void print_json(const study_vset *v, const study_vstat *st, int nst, int64_t id)
 {
     int64_t ok, cannot, failed;
     study_vset_counts(v, &ok, &cannot, &failed);
-    cli_json j;
-    cli_json_begin(&j, stdout);
-    cli_json_open(&j, NULL, '{');
-    cli_json_int(&j, "validation_id", id);
-    cli_json_str(&j, "set", v->name);
-    cli_json_str(&j, "kind", v->kind == STUDY_V_SERVING ? "serving" : "operators");
-    cli_json_str(&j, "file", v->path);
-    cli_json_str(&j, "source", v->source);
-    cli_json_str(&j, "cost_model", v->cost_model);
-    cli_json_open(&j, "notes", '[');
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '{');
+    sim_jsonw_int(&j, "validation_id", id);
+    sim_jsonw_str(&j, "set", v->name);
+    sim_jsonw_str(&j, "kind", v->kind == STUDY_V_SERVING ? "serving" : "operators");
+    sim_jsonw_str(&j, "file", v->path);
+    sim_jsonw_str(&j, "source", v->source);
+    sim_jsonw_str(&j, "cost_model", v->cost_model);
+    sim_jsonw_open(&j, "notes", '[');
     for (const char *l = v->notes; *l;) {
         size_t n = strcspn(l, "\n");
         char line[1024];
         snprintf(line, sizeof line, "%.*s", (int)n, l);
-        cli_json_str(&j, NULL, line);
+        sim_jsonw_str(&j, NULL, line);
         l += n + (l[n] == '\n');
     }
-    cli_json_close(&j, ']');
-    cli_json_open(&j, "measurements", '{');
-    cli_json_int(&j, "predicted", ok);
-    cli_json_int(&j, "cannot", cannot);
-    cli_json_int(&j, "failed", failed);
-    cli_json_int(&j, "not_selected", v->skipped);
-    cli_json_close(&j, '}');
-    cli_json_open(&j, "groups", '[');
+    sim_jsonw_close(&j, ']');
+    sim_jsonw_open(&j, "measurements", '{');
+    sim_jsonw_int(&j, "predicted", ok);
+    sim_jsonw_int(&j, "cannot", cannot);
+    sim_jsonw_int(&j, "failed", failed);
+    sim_jsonw_int(&j, "not_selected", v->skipped);
+    sim_jsonw_close(&j, '}');
+    sim_jsonw_open(&j, "groups", '[');
     for (int k = 0; k < nst; k++) {
-        cli_json_open(&j, NULL, '{');
-        cli_json_str(&j, "group", st[k].group);
-        cli_json_str(&j, "metric", v->metric[st[k].metric].name);
-        cli_json_int(&j, "n", st[k].n);
-        cli_json_num(&j, "median_abs_error", st[k].median_abs);
-        cli_json_num(&j, "p90_abs_error", st[k].p90_abs);
-        cli_json_num(&j, "worst_abs_error", st[k].worst_abs);
-        cli_json_num(&j, "signed_median_error", st[k].signed_median);
+        sim_jsonw_open(&j, NULL, '{');
+        sim_jsonw_str(&j, "group", st[k].group);
+        sim_jsonw_str(&j, "metric", v->metric[st[k].metric].name);
+        sim_jsonw_int(&j, "n", st[k].n);
+        sim_jsonw_num(&j, "median_abs_error", st[k].median_abs);
+        sim_jsonw_num(&j, "p90_abs_error", st[k].p90_abs);
+        sim_jsonw_num(&j, "worst_abs_error", st[k].worst_abs);
+        sim_jsonw_num(&j, "signed_median_error", st[k].signed_median);
         if (st[k].worst_row >= 0)
-            cli_json_str(&j, "worst_row", v->rows[st[k].worst_row].id);
-        cli_json_close(&j, '}');
+            sim_jsonw_str(&j, "worst_row", v->rows[st[k].worst_row].id);
+        sim_jsonw_close(&j, '}');
     }
-    cli_json_close(&j, ']');
-    cli_json_open(&j, "rows", '[');
+    sim_jsonw_close(&j, ']');
+    sim_jsonw_open(&j, "rows", '[');
     for (int i = 0; i < v->nrows; i++)
         json_row(&j, v, &v->rows[i]);
-    cli_json_close(&j, ']');
-    cli_json_close(&j, '}');
+    sim_jsonw_close(&j, ']');
+    sim_jsonw_close(&j, '}');
 }
 
 /* ---- running ---- */

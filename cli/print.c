@@ -10,87 +10,6 @@
 #include "catalog.h"
 #include "cli.h"
 
-/* ---- JSON ---- */
-
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch == '\n')
-            fputs("\\n", f);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-/* The comma and key before an item at the current depth. */
-static void item(cli_json *j, const char *key)
-{
-    if (j->count[j->depth]++)
-        fputs(", ", j->f);
-    if (key) {
-        json_string(j->f, key);
-        fputs(": ", j->f);
-    }
-}
-
-void cli_json_begin(cli_json *j, FILE *f)
-{
-    memset(j, 0, sizeof *j);
-    j->f = f;
-}
-
-void cli_json_open(cli_json *j, const char *key, char bracket)
-{
-    item(j, key);
-    fputc(bracket, j->f);
-    if (j->depth + 1 < (int)(sizeof j->count / sizeof j->count[0]))
-        j->depth++;
-    j->count[j->depth] = 0;
-}
-
-void cli_json_close(cli_json *j, char bracket)
-{
-    fputc(bracket, j->f);
-    if (j->depth > 0)
-        j->depth--;
-    if (j->depth == 0)
-        fputc('\n', j->f);
-}
-
-void cli_json_str(cli_json *j, const char *key, const char *v)
-{
-    item(j, key);
-    json_string(j->f, v);
-}
-
-void cli_json_num(cli_json *j, const char *key, double v)
-{
-    item(j, key);
-    if (isfinite(v))
-        fprintf(j->f, "%.17g", v);
-    else
-        fputs("null", j->f);
-}
-
-void cli_json_int(cli_json *j, const char *key, int64_t v)
-{
-    item(j, key);
-    fprintf(j->f, "%lld", (long long)v);
-}
-
-void cli_json_bool(cli_json *j, const char *key, int v)
-{
-    item(j, key);
-    fputs(v ? "true" : "false", j->f);
-}
-
 /* ---- progress ---- */
 
 void cli_progress_start(cli_progress *p, const char *what, int total, int quiet)
@@ -170,6 +89,14 @@ void cli_progress_update(cli_progress *p, int done)
 
 /* ---- the summary of a run ---- */
 
+const char *const cli_sweep_shown[CLI_SWEEP_SHOWN] = {"output_throughput", "median_ttft_ms",
+                                                      "p99_ttft_ms",       "median_tpot_ms",
+                                                      "p99_tpot_ms",       "p99_itl_ms"};
+const char *const cli_sweep_loaded[CLI_SWEEP_LOADED] = {
+    "output_throughput", "median_ttft_ms", "p99_ttft_ms",   "median_tpot_ms",
+    "p99_tpot_ms",       "p99_itl_ms",     "completed",     "rejected",
+    "rejected_context",  "rejected_kv",    "rejected_batch"};
+
 void cli_print_summary(FILE *f, const study_result *r)
 {
     fprintf(f, "%-38s %12.0f\n", "Successful requests:", study_metric(r, "completed"));
@@ -202,26 +129,22 @@ void cli_print_summary(FILE *f, const study_result *r)
         fprintf(f, "%-38s %12.2f\n",
                 "KV per request (MB):", study_metric(r, "kv_transfer_bytes_per_request") / 1e6);
     }
-    static const char *const what[][2] = {{"ttft_ms", "TTFT"},
-                                          {"tpot_ms", "TPOT"},
-                                          {"itl_ms", "ITL"},
-                                          {"e2el_ms", "E2E latency"},
-                                          {"waiting_ms", "Waiting"},
-                                          {"sched_overhead_ms", "Sched overhead"},
-                                          {"kv_transfer_ms", "KV transfer"},
-                                          {"kv_wait_ms", "KV wait"}};
+    int nlat;
+    const eng_latency *lat = eng_latency_all(&nlat);
     static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};
     fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95",
             "p99", "std");
-    for (size_t i = 0; i < sizeof what / sizeof what[0] - (pd ? 0 : 2); i++) {
-        fprintf(f, "%-18s", what[i][1]);
+    for (int i = 0; i < nlat; i++) {
+        if (lat[i].flags & ENG_LAT_PD && !pd)
+            continue;
+        fprintf(f, "%-18s", lat[i].label);
         for (int j = 0; j < 5; j++) {
             char k[48];
-            snprintf(k, sizeof k, "%s_%s", pre[j], what[i][0]);
+            snprintf(k, sizeof k, "%s_%s", pre[j], lat[i].stem);
             fprintf(f, " %10.2f", study_metric(r, k));
         }
         char k[48];
-        snprintf(k, sizeof k, "std_%s", what[i][0]);
+        snprintf(k, sizeof k, "std_%s", lat[i].stem);
         double sd = study_metric(r, k);
         if (isnan(sd))
             fprintf(f, " %10s\n", "-");
@@ -258,12 +181,12 @@ const char *cli_extrapolated(const scn_scenario *scn)
     return x;
 }
 
-void cli_print_metrics_json(cli_json *j, const char *key, const study_result *r)
+void cli_print_metrics_json(sim_jsonw *j, const char *key, const study_result *r)
 {
     if (key)
-        cli_json_open(j, key, '{');
+        sim_jsonw_open(j, key, '{');
     for (int i = 0; i < r->n; i++)
-        cli_json_num(j, r->m[i].name, r->m[i].value);
+        sim_jsonw_num(j, r->m[i].name, r->m[i].value);
     if (key)
-        cli_json_close(j, '}');
+        sim_jsonw_close(j, '}');
 }

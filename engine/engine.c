@@ -44,26 +44,6 @@ const char *eng_span_end_name(eng_span_end e)
     return (unsigned)e < ENG_SPAN_END_COUNT ? names[e] : "?";
 }
 
-void eng_config_defaults(eng_config *c)
-{
-    memset(c, 0, sizeof *c);
-    c->dtype = ENG_DTYPE_AUTO;
-    c->kv_dtype = ENG_DTYPE_AUTO;
-    c->gpu_utilization = 0.9;
-    c->block_size = 16;
-    c->activation_reserve = ENG_DEFAULT_ACTIVATION_RESERVE;
-    c->replicas = 1;
-    c->tensor_parallel = 1;
-    c->expert_parallel = 1;
-    c->data_parallel_attention = 1;
-    snprintf(c->router, sizeof c->router, "round_robin");
-    /* MODEL: llm-d-inference-scheduler's default profile weighs prefix-cache-scorer 3,
-     * queue-scorer 2, kv-cache-utilization-scorer 2; the inference extension refreshes pod
-     * metrics every 50 ms */
-    c->router_params = (eng_router_params){3, 2, 2, 50};
-    snprintf(c->sched.name, sizeof c->sched.name, "orca");
-}
-
 /* ---------------- request pool ---------------- */
 
 static eng_request *rq_new(eng_engine *e)
@@ -1147,8 +1127,8 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
         if (router_init(e, p, p->router, err) != 0)
             goto fail;
     }
-    if (e->pd && eng_pd_init(e, err) != 0)
-        goto fail;
+    if (e->pd)
+        eng_pd_init(e);
 #ifdef SIM_DEBUG
     sim_set_check(ctx, debug_check, e);
 #endif

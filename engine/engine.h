@@ -35,13 +35,9 @@
 #include "scheduler.h"
 #include "router.h"
 #include "metrics.h"
+#include "keys.h"
 
 enum { ENG_PRIO_ITER_END = 0, ENG_PRIO_XFER = 5, ENG_PRIO_ARRIVAL = 10, ENG_PRIO_WAKE = 20 };
-
-/* MODEL: vLLM sizes the KV cache after a profiling forward pass whose peak activation memory is
- * typically 1-2 GiB for 7B-13B models at its default 2048 batched tokens; we reserve a stated
- * 1 GiB unless memory.activation_reserve_gb says otherwise. */
-#define ENG_DEFAULT_ACTIVATION_RESERVE (INT64_C(1) << 30)
 
 typedef struct eng_cpu_overhead {
     double per_iteration_us; /* scheduling + input preparation + sampling, per iteration */
@@ -128,18 +124,28 @@ typedef enum eng_xfer_mode {
     ENG_XFER_LAYERWISE          /* layer by layer while the prefill computes (SGLang, Mooncake) */
 } eng_xfer_mode;
 
-/* The settings one pool of a disaggregated deployment has of its own (the model, its dtypes
- * and max_model_len are the deployment's). Field meanings as in eng_config. */
-typedef struct eng_pool_config {
-    eng_gpu gpu;
-    double gpu_utilization;
-    int32_t block_size;
-    int64_t activation_reserve;
-    int32_t replicas, tensor_parallel, expert_parallel, data_parallel_attention;
-    char router[ENG_ROUTER_NAME_MAX];
-    eng_router_params router_params;
-    eng_sched_cfg sched;
+/* The settings a pool of replicas has of its own: the whole deployment's when it is aggregated,
+ * each pool's when prefill and decode are disaggregated (the model, its dtypes and
+ * max_model_len are always the deployment's). Declared once, here: eng_pool_config is these
+ * fields, and eng_config holds the same fields as anonymous members (c->gpu, c->replicas, ...)
+ * overlaid by c->pool, so a pool's settings go in and out of a configuration whole. */
+#define ENG_POOL_FIELDS                                                                            \
+    eng_gpu gpu;                                                                                   \
+    double gpu_utilization;           /* fraction of GPU memory the engine may use */              \
+    int32_t block_size;               /* tokens per KV block */                                    \
+    int64_t activation_reserve;       /* bytes kept for activations */                             \
+    int32_t replicas;                 /* >= 1 */                                                   \
+    int32_t tensor_parallel;          /* GPUs splitting each attention and dense layer, >= 1 */    \
+    int32_t expert_parallel;          /* GPUs the routed experts are spread over: 1 or TP x DP */  \
+    int32_t data_parallel_attention;  /* attention ranks per replica (MoE models), >= 1; GPUs per  \
+                                         replica = tensor_parallel x this */                       \
+    char router[ENG_ROUTER_NAME_MAX]; /* a name in router.c's registry */                          \
+    eng_router_params router_params;                                                               \
+    eng_sched_cfg sched;                                                                           \
     eng_cpu_overhead cpu;
+
+typedef struct eng_pool_config {
+    ENG_POOL_FIELDS
 } eng_pool_config;
 
 typedef struct eng_pd_config {
@@ -153,42 +159,47 @@ typedef struct eng_pd_config {
 
 typedef struct eng_config {
     eng_model model;
-    eng_gpu gpu;
-    eng_dtype dtype;            /* weights as served; ENG_DTYPE_AUTO = the checkpoint's */
-    eng_dtype kv_dtype;         /* KV cache; ENG_DTYPE_AUTO = the checkpoint's (model.kv_dtype) */
-    double gpu_utilization;     /* fraction of GPU memory the engine may use */
-    int32_t block_size;         /* tokens per KV block */
-    int64_t activation_reserve; /* bytes kept for activations */
-    int32_t max_model_len;      /* tokens; 0 = the model's context */
-    int32_t replicas;           /* >= 1 */
-    int32_t tensor_parallel;    /* GPUs splitting each attention and dense layer, >= 1 */
-    int32_t expert_parallel;    /* GPUs the routed experts are spread over: 1 or TP x DP */
-    int32_t data_parallel_attention; /* attention ranks per replica (MoE models), >= 1;
-                                        GPUs per replica = tensor_parallel x this */
-    /* a name in router.c's registry (round_robin, least_outstanding, ...) */
-    char router[ENG_ROUTER_NAME_MAX];
-    eng_router_params router_params;
-    eng_sched_cfg sched;
-    eng_cpu_overhead cpu;
+    eng_dtype dtype;       /* weights as served; ENG_DTYPE_AUTO = the checkpoint's */
+    eng_dtype kv_dtype;    /* KV cache; ENG_DTYPE_AUTO = the checkpoint's (model.kv_dtype) */
+    int32_t max_model_len; /* tokens; 0 = the model's context */
+    union {
+        struct {
+            ENG_POOL_FIELDS
+        };
+        eng_pool_config pool; /* the same fields, whole */
+    };
     int32_t max_run_steps; /* most decode steps run as one event (0: no limit; 1: one
                               event per step, for checking that runs change nothing) */
     eng_spec spec;         /* speculative decoding (method ENG_SPEC_NONE: off) */
-    /* disaggregated prefill/decode (pd.enabled): the pools' own settings replace gpu, memory,
-     * replicas, the layout, the router, the scheduler and cpu above, which are then unused */
+    /* disaggregated prefill/decode (pd.enabled): the pools' own settings replace the pool
+     * fields above, which are then unused */
     eng_pd_config pd;
 } eng_config;
 
-/* Sets the defaults every scenario starts from (bf16, 0.9 utilisation, 16-token blocks, ...). */
+/* Sets the defaults every scenario starts from: the defaults of the settings tables below
+ * (0.9 utilisation, 16-token blocks, ...), the checkpoint's dtypes, the orca scheduler. */
 void eng_config_defaults(eng_config *c);
+
+/* Settings tables (keys.h) of a deployment, relative to eng_config: replicas and the parallel
+ * layout, engine, memory, scheduler, router and cpu_overhead (a prefill or decode pool has the
+ * same keys and gpu: eng_pool_keys); and speculative decoding's, relative to eng_spec. */
+extern const eng_key eng_deploy_keys[];
+extern const eng_key eng_router_keys[]; /* router.c */
+extern const eng_key eng_memory_keys[];
+extern const eng_key eng_pool_keys[];
+extern const eng_key eng_spec_keys[];
+extern const eng_key eng_acceptance_keys[];
+/* kv_transfer: the link between the pools, relative to eng_pd_config. */
+extern const eng_key eng_kv_transfer_keys[];
 
 /* Pools of a configuration: 1 (aggregated) or 2 (prefill, decode). */
 int eng_config_pools(const eng_config *c);
 /* The configuration pool p's replicas run with: c itself for an aggregated one; for a
  * disaggregated one c with pool p's settings in place of the deployment's. */
 void eng_config_pool(const eng_config *c, int p, eng_config *out);
-/* The pool settings of configuration c (its gpu, memory, replicas, layout, ...). */
-void eng_pool_config_of(const eng_config *c, eng_pool_config *out);
 const char *eng_link_kind_name(eng_link_kind k);
+/* The latency a transfer over link kind k adds when kv_transfer.latency_us is not given, in us. */
+double eng_link_default_latency_us(eng_link_kind k);
 const char *eng_xfer_mode_name(eng_xfer_mode m);
 /* Per-GPU bandwidth (bytes/s, one direction) of link kind k on GPU g by the catalog: NVLink's
  * link_bw, the NIC's nic_bw (0 when the catalog states none), PCIe's pcie_bw. */

@@ -8,30 +8,69 @@
 
 #include "metrics.h"
 
+/* the vocabulary (metrics.h); the order is the summary's */
+static const eng_latency latencies[ENG_LAT_COUNT] = {
+    {ENG_LAT_TTFT, "ttft", NULL, "ttft_ms", "TTFT", ENG_LAT_SLO | ENG_LAT_CLIENT},
+    {ENG_LAT_TPOT, "tpot", NULL, "tpot_ms", "TPOT", ENG_LAT_SLO | ENG_LAT_CLIENT},
+    {ENG_LAT_ITL, "itl", NULL, "itl_ms", "ITL", ENG_LAT_SLO | ENG_LAT_CLIENT},
+    {ENG_LAT_E2EL, "e2el", "e2e", "e2el_ms", "E2E latency", ENG_LAT_SLO | ENG_LAT_CLIENT},
+    {ENG_LAT_WAITING, "waiting", NULL, "waiting_ms", "Waiting", ENG_LAT_CLIENT},
+    {ENG_LAT_SCHED, "sched_overhead", NULL, "sched_overhead_ms", "Sched overhead", 0},
+    {ENG_LAT_KV_TRANSFER, "kv_transfer", NULL, "kv_transfer_ms", "KV transfer", ENG_LAT_PD},
+    {ENG_LAT_KV_WAIT, "kv_wait", NULL, "kv_wait_ms", "KV wait", ENG_LAT_PD}};
+
+const eng_latency *eng_latency_all(int *n)
+{
+    *n = ENG_LAT_COUNT;
+    return latencies;
+}
+
+const eng_latency *eng_latency_find(const char *name, unsigned flags)
+{
+    for (int i = 0; i < ENG_LAT_COUNT; i++) {
+        const eng_latency *l = &latencies[i];
+        if ((l->flags & flags) == flags &&
+            (!strcmp(l->name, name) || (l->alias && !strcmp(l->alias, name))))
+            return l;
+    }
+    return NULL;
+}
+
+const char *eng_latency_names(unsigned flags, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < ENG_LAT_COUNT && off < len; i++) {
+        const eng_latency *l = &latencies[i];
+        if ((l->flags & flags) != flags)
+            continue;
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", l->name);
+        if (l->alias && off < len)
+            off += (size_t)snprintf(buf + off, len - off, " (or %s)", l->alias);
+    }
+    return buf;
+}
+
+/* The samples of latency id in m. */
+static sim_samples *samples_of(eng_metrics *m, eng_lat_id id)
+{
+    sim_samples *const all[ENG_LAT_COUNT] = {&m->ttft,    &m->tpot,  &m->itl,  &m->e2el,
+                                             &m->waiting, &m->sched, &m->xfer, &m->xfer_wait};
+    return all[id];
+}
+
 void eng_metrics_init(eng_metrics *m)
 {
     memset(m, 0, sizeof *m);
-    sim_samples_init(&m->ttft);
-    sim_samples_init(&m->tpot);
-    sim_samples_init(&m->itl);
-    sim_samples_init(&m->e2el);
-    sim_samples_init(&m->waiting);
-    sim_samples_init(&m->sched);
-    sim_samples_init(&m->xfer);
-    sim_samples_init(&m->xfer_wait);
+    for (int i = 0; i < ENG_LAT_COUNT; i++)
+        sim_samples_init(samples_of(m, (eng_lat_id)i));
     m->t_first_arrival = -1;
 }
 
 void eng_metrics_free(eng_metrics *m)
 {
-    sim_samples_free(&m->ttft);
-    sim_samples_free(&m->tpot);
-    sim_samples_free(&m->itl);
-    sim_samples_free(&m->e2el);
-    sim_samples_free(&m->waiting);
-    sim_samples_free(&m->sched);
-    sim_samples_free(&m->xfer);
-    sim_samples_free(&m->xfer_wait);
+    for (int i = 0; i < ENG_LAT_COUNT; i++)
+        sim_samples_free(samples_of(m, (eng_lat_id)i));
     free(m->tok_win);
     m->tok_win = NULL;
 }
@@ -155,8 +194,8 @@ static int put_dist(eng_metric *out, int n, const char *what, sim_samples *s)
     return n;
 }
 
-/* Kept in eng_metrics_summary's order (put_dist's percentiles for each distribution);
- * tests/test_store.c checks the two agree. */
+/* Kept in eng_metrics_summary's order (put_dist's percentiles for each distribution of the
+ * latencies table, then std_ of its SLO metrics); tests/test_store.c checks the two agree. */
 #define DIST(w) "mean_" w, "median_" w, "p90_" w, "p95_" w, "p99_" w
 static const char *const metric_names[] = {"completed",
                                            "rejected",
@@ -223,8 +262,8 @@ static int put_pd(eng_metrics *m, eng_metric *out, int n, double dur)
     n = put(out, n, "kv_transfer_bytes", m->xfer_bytes);
     n = put(out, n, "kv_transfer_bytes_per_request",
             m->transfers ? m->xfer_bytes / (double)m->transfers : 0);
-    n = put_dist(out, n, "kv_transfer_ms", &m->xfer);
-    return put_dist(out, n, "kv_wait_ms", &m->xfer_wait);
+    n = put_dist(out, n, latencies[ENG_LAT_KV_TRANSFER].stem, &m->xfer);
+    return put_dist(out, n, latencies[ENG_LAT_KV_WAIT].stem, &m->xfer_wait);
 }
 
 int eng_metrics_summary(eng_metrics *m, eng_metric *out)
@@ -242,12 +281,9 @@ int eng_metrics_summary(eng_metrics *m, eng_metric *out)
     n = put(out, n, "total_token_throughput",
             (double)(m->prompt_tokens + m->output_tokens) * per_s);
     n = put(out, n, "request_goodput", (double)m->good * per_s);
-    n = put_dist(out, n, "ttft_ms", &m->ttft);
-    n = put_dist(out, n, "tpot_ms", &m->tpot);
-    n = put_dist(out, n, "itl_ms", &m->itl);
-    n = put_dist(out, n, "e2el_ms", &m->e2el);
-    n = put_dist(out, n, "waiting_ms", &m->waiting);
-    n = put_dist(out, n, "sched_overhead_ms", &m->sched);
+    for (int i = 0; i < ENG_LAT_COUNT; i++)
+        if (!(latencies[i].flags & ENG_LAT_PD))
+            n = put_dist(out, n, latencies[i].stem, samples_of(m, (eng_lat_id)i));
     n = put(out, n, "prefix_hit_rate",
             m->prompt_tokens ? (double)m->prefix_hit_tokens / (double)m->prompt_tokens : 0);
     n = put(out, n, "prefix_hit_tokens", (double)m->prefix_hit_tokens);
@@ -256,10 +292,12 @@ int eng_metrics_summary(eng_metrics *m, eng_metric *out)
     for (int64_t b = 0; b < m->tok_cap; b++)
         peak = m->tok_win[b] > peak ? m->tok_win[b] : peak;
     n = put(out, n, "failed", (double)m->rejected);
-    n = put(out, n, "std_ttft_ms", sim_samples_std(&m->ttft));
-    n = put(out, n, "std_tpot_ms", sim_samples_std(&m->tpot));
-    n = put(out, n, "std_itl_ms", sim_samples_std(&m->itl));
-    n = put(out, n, "std_e2el_ms", sim_samples_std(&m->e2el));
+    for (int i = 0; i < ENG_LAT_COUNT; i++) {
+        char name[40];
+        snprintf(name, sizeof name, "std_%s", latencies[i].stem);
+        if (latencies[i].flags & ENG_LAT_SLO)
+            n = put(out, n, name, sim_samples_std(samples_of(m, (eng_lat_id)i)));
+    }
     n = put(out, n, "max_output_tokens_per_s", (double)peak);
     n = put(out, n, "max_concurrent_requests", (double)m->max_concurrent);
     if (m->pd)

@@ -83,6 +83,45 @@ typedef struct eng_metric {
     double value;
 } eng_metric;
 
+/* The latency distributions of a run's summary: the one vocabulary that run, sweep, plot,
+ * capacity, JSON and the store's views read. Each has the name users write (`plot --metric`,
+ * `capacity --slo ttft_p99=...`) and an older spelling still accepted, the stem of its summary
+ * metrics (mean_<stem>, median_, p90_, p95_, p99_, std_), a label for tables and titles. */
+typedef enum eng_lat_id {
+    ENG_LAT_TTFT = 0,
+    ENG_LAT_TPOT,
+    ENG_LAT_ITL,
+    ENG_LAT_E2EL,
+    ENG_LAT_WAITING,
+    ENG_LAT_SCHED,
+    ENG_LAT_KV_TRANSFER,
+    ENG_LAT_KV_WAIT,
+    ENG_LAT_COUNT
+} eng_lat_id;
+
+enum {
+    ENG_LAT_SLO = 1 << 0,    /* a metric users bound and plot: ttft, tpot, itl, e2el */
+    ENG_LAT_CLIENT = 1 << 1, /* what a client sees of each request */
+    ENG_LAT_PD = 1 << 2      /* only a disaggregated run has it */
+};
+
+typedef struct eng_latency {
+    eng_lat_id id;
+    const char *name;  /* "ttft", "e2el" */
+    const char *alias; /* also accepted for name ("e2e"), or NULL */
+    const char *stem;  /* "ttft_ms" */
+    const char *label; /* "TTFT", "E2E latency" */
+    unsigned flags;    /* ENG_LAT_* */
+} eng_latency;
+
+/* Every latency, in the summary's order (indexed by eng_lat_id); *n gets ENG_LAT_COUNT. */
+const eng_latency *eng_latency_all(int *n);
+/* The latency named name (or its alias) having every flag in `flags`, or NULL. */
+const eng_latency *eng_latency_find(const char *name, unsigned flags);
+/* The names of the latencies having every flag in `flags`, "ttft, tpot, itl, e2el (or e2e)",
+ * into buf; returns buf. */
+const char *eng_latency_names(unsigned flags, char *buf, size_t len);
+
 #define ENG_MAX_METRICS 96
 /* Computes the summary into out[] (at most ENG_MAX_METRICS); returns the count. */
 int eng_metrics_summary(eng_metrics *m, eng_metric *out);

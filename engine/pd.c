@@ -18,6 +18,7 @@
  * its KV has arrived, and, from the reservation until then, rq->pd_blocks on its decode replica
  * (counted by eng_check); a decode replica's waiting transfers are admitted in arrival order.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,42 +31,55 @@ int eng_config_pools(const eng_config *c)
     return c->pd.enabled ? 2 : 1;
 }
 
-void eng_pool_config_of(const eng_config *c, eng_pool_config *out)
-{
-    memset(out, 0, sizeof *out);
-    out->gpu = c->gpu;
-    out->gpu_utilization = c->gpu_utilization;
-    out->block_size = c->block_size;
-    out->activation_reserve = c->activation_reserve;
-    out->replicas = c->replicas;
-    out->tensor_parallel = c->tensor_parallel;
-    out->expert_parallel = c->expert_parallel;
-    out->data_parallel_attention = c->data_parallel_attention;
-    memcpy(out->router, c->router, sizeof out->router);
-    out->router_params = c->router_params;
-    out->sched = c->sched;
-    out->cpu = c->cpu;
-}
-
 void eng_config_pool(const eng_config *c, int p, eng_config *out)
 {
     *out = *c;
-    if (!c->pd.enabled)
-        return;
-    const eng_pool_config *q = &c->pd.pool[p];
-    out->gpu = q->gpu;
-    out->gpu_utilization = q->gpu_utilization;
-    out->block_size = q->block_size;
-    out->activation_reserve = q->activation_reserve;
-    out->replicas = q->replicas;
-    out->tensor_parallel = q->tensor_parallel;
-    out->expert_parallel = q->expert_parallel;
-    out->data_parallel_attention = q->data_parallel_attention;
-    memcpy(out->router, q->router, sizeof out->router);
-    out->router_params = q->router_params;
-    out->sched = q->sched;
-    out->cpu = q->cpu;
+    if (c->pd.enabled)
+        out->pool = c->pd.pool[p];
 }
+
+/* A prefill or decode pool: the deployment's keys (a pool starts from the deployment's values)
+ * and a GPU of its own. */
+const eng_key eng_pool_keys[] = {
+    {"gpu", ENG_KEY_STR, ENG_KEY_CODE, 0, 0, "", "(the deployment's)", NULL,
+     "the pool's GPU (llmsim list gpus)", .size = 32},
+    {"", ENG_KEY_INCLUDE, 0, 0, 0, "", NULL, NULL, "", ENG_KEY_NOWHERE, .sub = eng_deploy_keys},
+    ENG_KEY_END};
+
+/* MODEL: default latency per transfer, by link: RDMA 2 us (one-way InfiniBand RC latency,
+ * ib_send_lat, 0.8-2.3 us for 32 B-4 KB messages: D. Potter, master's thesis, table
+ * mtu_performance); PCIe 4.1 us (GPU peer reads over PCIe 5.0, best pair, p2pmark,
+ * github.com/lukealonso/p2pmark); NVLink: no measured figure was found, taken as RDMA's. These
+ * are the wires'; a transfer library's handshakes and notifications add their own (set
+ * kv_transfer.latency_us from a measurement). */
+double eng_link_default_latency_us(eng_link_kind k)
+{
+    return k == ENG_LINK_PCIE ? 4.1 : 2.0;
+}
+
+static void set_bandwidth(void *obj, double gb_s)
+{
+    ((eng_pd_config *)obj)->link_bw = gb_s * 1e9;
+}
+
+static void set_latency(void *obj, double us)
+{
+    ((eng_pd_config *)obj)->latency_ns = us * 1e3;
+}
+
+const eng_key eng_kv_transfer_keys[] = {
+    {"link", ENG_KEY_ENUM, 0, 0, 0, "", "rdma", "rdma|nvlink|pcie",
+     "what the KV crosses: each GPU's NIC, one NVLink domain, or the hosts' PCIe",
+     ENG_KEY_AT(eng_pd_config, link)},
+    {"bandwidth_gb_s", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, INFINITY, "GB/s",
+     "(the catalog's figure for the link, per GPU)", NULL, "per GPU, each way",
+     .set = set_bandwidth},
+    {"latency_us", ENG_KEY_NUM, 0, 0, INFINITY, "us", "(2 for rdma and nvlink, 4.1 for pcie)", NULL,
+     "added to every transfer", .set = set_latency},
+    {"discipline", ENG_KEY_ENUM, 0, 0, 0, "", "after_prefill", "after_prefill|layerwise",
+     "when the KV moves: once the prefill is done, or layer by layer while it computes",
+     ENG_KEY_AT(eng_pd_config, mode)},
+    ENG_KEY_END};
 
 const char *eng_link_kind_name(eng_link_kind k)
 {
@@ -85,34 +99,27 @@ double eng_link_gpu_bw(const eng_gpu *g, eng_link_kind k)
         return g->link_bw;
     case ENG_LINK_PCIE:
         return g->pcie_bw;
-    default:
+    case ENG_LINK_RDMA:
         return g->nic_bw;
+    default:
+        SIM_CHECK(NULL, !"a link kind without a bandwidth");
+        return 0;
     }
 }
 
 /* ---------------- set-up ---------------- */
 
-int eng_pd_init(eng_engine *e, sim_err *err)
+/* The scenario loader has checked the configuration against the settings tables (kv_transfer's
+ * range, each pool's GPU's bandwidth when none is given, the decode policy's pd_join). */
+void eng_pd_init(eng_engine *e)
 {
     const eng_pd_config *pd = &e->cfg.pd;
-    eng_pool *dp = &e->pools[ENG_POOL_DECODE];
-    if (!dp->ops->pd_join)
-        return sim_errf(err,
-                        "decode pool: scheduler %s cannot take requests prefilled elsewhere (it "
-                        "forms its batches from its own prefills); a decode pool runs vllm, "
-                        "vllm-v0, chunked, orca, sglang, trtllm or tgi",
-                        dp->ops->name);
+    SIM_CHECK(NULL, e->pools[ENG_POOL_DECODE].ops->pd_join != NULL);
+    SIM_CHECK(NULL, pd->latency_ns >= 0);
     for (int k = 0; k < 2; k++) {
         eng_pool *p = &e->pools[k];
         double bw = pd->link_bw > 0 ? pd->link_bw : eng_link_gpu_bw(&p->cfg.gpu, pd->link);
-        if (!(bw > 0))
-            return sim_errf(err,
-                            "kv_transfer: the GPU catalog gives no %s bandwidth for %s (the %s "
-                            "pool's GPU); set kv_transfer.bandwidth_gb_s",
-                            eng_link_kind_name(pd->link), p->cfg.gpu.name,
-                            k == ENG_POOL_PREFILL ? "prefill" : "decode");
-        if (!(pd->latency_ns >= 0))
-            return sim_errf(err, "kv_transfer: latency must be >= 0");
+        SIM_CHECK(NULL, bw > 0);
         p->gpu_bw = bw / 1e9;
         for (int32_t i = 0; i < p->nrep; i++) {
             eng_port *port = &p->reps[i].port;
@@ -120,7 +127,6 @@ int eng_pd_init(eng_engine *e, sim_err *err)
             port->cap = p->gpu_bw * p->plan.gpus;
         }
     }
-    return 0;
 }
 
 /* ---------------- bytes and rates ---------------- */

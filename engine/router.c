@@ -5,6 +5,7 @@
  * Routers read the replicas' load through engine.h's accessors only, and keep their own state
  * (round robin's cursor) in the state the engine allocates for them. Ties go to the lowest index.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +299,25 @@ static const eng_router_ops weighted = {
     .pick = weighted_pick,
     .fini = weighted_fini,
 };
+
+/* ---- settings: `router: NAME` or `router: {name, prefix_weight, ...}` (keys.h) ---- */
+
+/* MODEL: llm-d-inference-scheduler's default profile weighs prefix-cache-scorer 3, queue-scorer
+ * 2, kv-cache-utilization-scorer 2; the inference extension refreshes pod metrics every 50 ms */
+const eng_key eng_router_keys[] = {
+    {"name", ENG_KEY_STR, ENG_KEY_CODE | ENG_KEY_REQUIRED, 0, 0, "", "round_robin", NULL,
+     "a router of the registry, as `llmsim list routers` prints them",
+     ENG_KEY_AT(eng_config, router)},
+    {"prefix_weight", ENG_KEY_NUM, 0, 0, INFINITY, "", "3", NULL,
+     "weighted: the prefix scorer's weight", ENG_KEY_AT(eng_config, router_params.prefix_weight)},
+    {"queue_weight", ENG_KEY_NUM, 0, 0, INFINITY, "", "2", NULL,
+     "weighted: the queue scorer's weight", ENG_KEY_AT(eng_config, router_params.queue_weight)},
+    {"kv_weight", ENG_KEY_NUM, 0, 0, INFINITY, "", "2", NULL,
+     "weighted: the KV usage scorer's weight", ENG_KEY_AT(eng_config, router_params.kv_weight)},
+    {"staleness_ms", ENG_KEY_NUM, 0, 0, INFINITY, "ms", "50", NULL,
+     "how old the load signals a router sees may be (0: current)",
+     ENG_KEY_AT(eng_config, router_params.staleness_ms)},
+    ENG_KEY_END};
 
 /* ---- registry ---- */
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keys.h"
 #include "scheduler.h"
 
 const eng_param *eng_sched_param(const eng_sched_ops *ops, const char *key)
@@ -39,44 +40,17 @@ static int parse_number(const char *s, int integer, double *out)
     return (errno == 0 && end != s && *end == '\0') ? 0 : -1;
 }
 
-static int enum_has(const char *choices, const char *val)
-{
-    size_t n = strlen(val);
-    for (const char *c = choices; c && *c;) {
-        const char *bar = strchr(c, '|');
-        size_t len = bar ? (size_t)(bar - c) : strlen(c);
-        if (len == n && strncmp(c, val, n) == 0)
-            return 1;
-        c = bar ? bar + 1 : c + len;
-    }
-    return 0;
-}
-
-/* 1 or 0 for a boolean's spellings, -1 for anything else */
-static int bool_of(const char *s)
-{
-    static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no",
-                                                                                "off", "0"};
-    for (int i = 0; i < 4; i++) {
-        if (strcmp(s, yes[i]) == 0)
-            return 1;
-        if (strcmp(s, no[i]) == 0)
-            return 0;
-    }
-    return -1;
-}
-
 int eng_param_validate(const eng_param *p, const char *val, char *buf, size_t len)
 {
     double v;
     switch (p->type) {
     case ENG_PARAM_BOOL:
-        if (bool_of(val) >= 0)
+        if (eng_key_bool(val) >= 0)
             return 0;
         snprintf(buf, len, "expected true or false, got '%s'", val);
         return -1;
     case ENG_PARAM_ENUM:
-        if (enum_has(p->choices, val))
+        if (eng_key_choice(p->choices, val) >= 0)
             return 0;
         snprintf(buf, len, "expected one of %s, got '%s'", p->choices, val);
         return -1;
@@ -137,7 +111,7 @@ int64_t eng_cfg_int(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const ch
 {
     const char *v = value_of(cfg, ops, key);
     if (eng_sched_param(ops, key)->type == ENG_PARAM_BOOL)
-        return bool_of(v) == 1;
+        return eng_key_bool(v) == 1;
     return strtoll(v, NULL, 10);
 }
 

@@ -3,6 +3,7 @@
  * a fixed pseudo-random pattern in [-0.5, 0.5) so no run meets denormals or NaNs. A run calls
  * the operator warmup times untimed, then timed until the kern_bench_cfg rules stop it, and
  * summarises the samples with kern_bench_stats. */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,11 +150,14 @@ static void cpu_prepare(kern_bench *b, const kern_shape *s, cpu_call *c)
         c->a = buf(b, BUF_A, t * 2 * d->intermediate);
         c->c = buf(b, BUF_C, t * d->intermediate);
         break;
-    default: /* rmsnorm, add */
+    case KERN_OP_RMSNORM:
+    case KERN_OP_ADD:
         c->a = buf(b, BUF_A, t * d->hidden);
         c->b = buf(b, BUF_B, t * d->hidden);
         c->c = buf(b, BUF_C, t * d->hidden);
         break;
+    default: /* the GEMMs are sized above */
+        assert(!"an operator the CPU driver does not size");
     }
 }
 
@@ -183,9 +187,15 @@ static void cpu_run(const cpu_call *c)
     case KERN_OP_ADD:
         kern_cpu_add(c->a, c->b, c->c, (size_t)s->tokens * d->hidden);
         break;
-    default:
+    case KERN_OP_QKV_PROJ:
+    case KERN_OP_O_PROJ:
+    case KERN_OP_MLP_UP_GATE:
+    case KERN_OP_MLP_DOWN:
+    case KERN_OP_LM_HEAD:
         kern_cpu_linear(c->a, c->b, c->c, c->m, c->k_dim, c->n);
         break;
+    default:
+        assert(!"an operator the CPU driver does not run");
     }
 }
 

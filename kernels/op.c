@@ -1,5 +1,6 @@
 /* op.c: the operator table (names, shape rules, nominal FLOPs and bytes) that the benchmark
  * driver and the calibration layer share. Pure functions; nothing is allocated. */
+#include <assert.h>
 #include <limits.h>
 #include <string.h>
 
@@ -84,8 +85,12 @@ static double largest_buffer(const kern_shape *s)
         return t * 2 * d->intermediate;
     case KERN_OP_ROPE:
         return t * (d->heads + d->kv_heads) * d->head_dim;
-    default:
+    case KERN_OP_RMSNORM:
+    case KERN_OP_ADD:
         return t * d->hidden;
+    default: /* the GEMMs are sized above */
+        assert(!"an operator without a buffer size");
+        return 0;
     }
 }
 
@@ -145,7 +150,8 @@ double kern_shape_flops(const kern_shape *s)
         return 3.0 * t * (d->heads + d->kv_heads) * d->head_dim;
     case KERN_OP_ADD:
         return t * d->hidden;
-    default:
+    default: /* the GEMMs are counted above */
+        assert(!"an operator without a flop count");
         return 0.0;
     }
 }
@@ -173,7 +179,8 @@ double kern_shape_bytes(const kern_shape *s, int elem_bytes)
         return e * 2.0 * t * (d->heads + d->kv_heads) * d->head_dim + 4.0 * t;
     case KERN_OP_ADD:
         return e * 3.0 * t * d->hidden;
-    default:
+    default: /* the GEMMs are counted above */
+        assert(!"an operator without a byte count");
         return 0.0;
     }
 }

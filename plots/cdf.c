@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "plt_int.h"
+#include "metrics.h"
 #include "store_query.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -21,11 +22,22 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The request rows' column of a latency with a value per request (not ITL). */
 static store_latency latency(const char *metric)
 {
-    return strcmp(metric, "ttft") == 0  ? STORE_LAT_TTFT
-           : strcmp(metric, "e2e") == 0 ? STORE_LAT_E2E
-                                        : STORE_LAT_TPOT;
+    const eng_latency *l = eng_latency_find(metric, ENG_LAT_SLO);
+    SIM_CHECK(NULL, l != NULL); /* plot.c checked the name */
+    switch (l->id) {
+    case ENG_LAT_TTFT:
+        return STORE_LAT_TTFT;
+    case ENG_LAT_E2EL:
+        return STORE_LAT_E2E;
+    case ENG_LAT_TPOT:
+        return STORE_LAT_TPOT;
+    default:
+        SIM_CHECK(NULL, !"a latency with a value per request row");
+        return STORE_LAT_TPOT;
+    }
 }
 
 /* The run's values, sorted, into *out (malloc'd); count or -1 with err. */
@@ -73,7 +85,7 @@ static void write_cdf(FILE *dat, const double *v, int64_t n)
 int plt_cdf_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err)
 {
     const char *metric = o->metric ? o->metric : "ttft";
-    if (strcmp(metric, "itl") == 0)
+    if (eng_latency_find(metric, ENG_LAT_SLO)->id == ENG_LAT_ITL)
         return sim_errf(err, "cdf: per-token times are not stored, so there is no per-request "
                              "ITL; use --metric tpot (mean gap per request), ttft or e2e");
     char names[PLT_MAX_RUNS][PLT_LABEL_MAX];

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "plt_int.h"
+#include "metrics.h"
 #include "store_query.h"
 
 static const char *const kind_names[] = {"curve",  "cdf",        "timeline", "gantt",
@@ -81,8 +82,10 @@ static int check_opts(const plt_opts *o, sim_err *err)
         return sim_errf(err, "%s plots runs: give --run ID[,ID...]", plt_kind_name(o->kind));
     if (o->kind == PLT_GANTT && o->nruns != 1)
         return sim_errf(err, "gantt draws one run; give a single --run ID");
+    char names[120];
     if (o->metric && !plt_metric_column(o->metric))
-        return sim_errf(err, "unknown metric '%s'; valid: ttft, tpot, itl, e2e", o->metric);
+        return sim_errf(err, "unknown metric '%s'; valid: %s", o->metric,
+                        eng_latency_names(ENG_LAT_SLO, names, sizeof names));
     if (o->width < 0 || o->height < 0 || o->width > 20000 || o->height > 20000)
         return sim_errf(err, "image size %dx%d is out of range (1..20000)", o->width, o->height);
     return 0;
@@ -90,22 +93,14 @@ static int check_opts(const plt_opts *o, sim_err *err)
 
 const char *plt_metric_column(const char *metric)
 {
-    static const char *const m[][2] = {
-        {"ttft", "ttft_ms"}, {"tpot", "tpot_ms"}, {"itl", "itl_ms"}, {"e2e", "e2el_ms"}};
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-        if (strcmp(metric, m[i][0]) == 0)
-            return m[i][1];
-    return NULL;
+    const eng_latency *l = eng_latency_find(metric, ENG_LAT_SLO);
+    return l ? l->stem : NULL;
 }
 
 const char *plt_metric_label(const char *metric)
 {
-    static const char *const m[][2] = {
-        {"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2e", "E2E latency"}};
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
-        if (strcmp(metric, m[i][0]) == 0)
-            return m[i][1];
-    return metric;
+    const eng_latency *l = eng_latency_find(metric, ENG_LAT_SLO);
+    return l ? l->label : metric;
 }
 
 int plt_run_sched(store *s, int64_t run, char *sched, size_t len, int *replicas, sim_err *err)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "plt_int.h"
+#include "metrics.h"
 #include "store_query.h"
 
 typedef struct probe {
@@ -118,8 +119,13 @@ int plt_probes_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_resul
         fprintf(dat, "%.10g %.10g %d %d %lld\n", ps.v[i].rate, ps.v[i].y, ps.v[i].ok,
                 ps.v[i].saturated, ps.v[i].seq);
     }
-    snprintf(key, sizeof key, "%s_%s", metric, pct);
+    const eng_latency *l = eng_latency_find(metric, ENG_LAT_SLO);
+    snprintf(key, sizeof key, "%s_%s", l->name, pct); /* as written, or by its older name */
     double slo = slo_ms(ps.slo, key);
+    if (isnan(slo) && l->alias) {
+        snprintf(key, sizeof key, "%s_%s", l->alias, pct);
+        slo = slo_ms(ps.slo, key);
+    }
     char title[256], ylabel[96];
     snprintf(ylabel, sizeof ylabel, "%s %s (ms)", pre, plt_metric_label(metric));
     snprintf(title, sizeof title, "capacity search %lld: %s of each probe (SLOs %.100s)",

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "plt_int.h"
 #include "store_query.h"
 
@@ -29,21 +30,6 @@
 typedef struct window {
     int64_t from, to; /* ns */
 } window;
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 /* Microseconds from ns, exact: "1234.567". */
 static void us(FILE *f, int64_t ns)
@@ -63,7 +49,7 @@ static void write_header(const store_run_meta *m, const window *w, FILE *f, int 
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"run\":%lld", (long long)m->id);
     for (int i = 0; i < 5; i++) {
         fprintf(f, ",\"%s\":", keys[i]);
-        json_str(f, vals[i]);
+        sim_json_write_str(f, vals[i]);
     }
     fprintf(f, ",\"seed\":%lld,\"clock\":\"simulated\"", (long long)m->seed);
     if (w->from > INT64_MIN || w->to < INT64_MAX) {
@@ -192,7 +178,7 @@ static void write_request(FILE *f, const eng_request *q, const rq_spans *sp, int
                 name, (long long)pid);
         us(f, q->t_arrival);
         fputs(",\"args\":{\"reason\":", f);
-        json_str(f, eng_reject_reason_name(q->reject));
+        sim_json_write_str(f, eng_reject_reason_name(q->reject));
         fputs("}},\n", f);
         return;
     }
@@ -206,7 +192,7 @@ static void write_request(FILE *f, const eng_request *q, const rq_spans *sp, int
             ",\"args\":{\"prompt_tokens\":%lld,\"output_tokens\":%lld,\"preemptions\":%lld,"
             "\"status\":",
             (long long)q->prompt, (long long)q->output, (long long)q->preemptions);
-    json_str(f, eng_rq_status_name(q->status));
+    sim_json_write_str(f, eng_rq_status_name(q->status));
     fputs("}},\n", f);
     phase(f, w, "queued", id, pid, q->t_arrival, sp->n ? sp->v[0].start_ns : end);
     for (int k = 0; k < sp->n; k++) {

@@ -199,7 +199,11 @@ static int build(scn_sampler *s, const char *what, int is_out, scn_cache *cache,
         s->n = s->tab->n;
         return 0;
     }
+    case SCN_DIST_FIXED:
+    case SCN_DIST_UNIFORM:
+        return 0; /* nothing to prepare */
     default:
+        SIM_CHECK(NULL, !"a distribution the sampler does not know");
         return 0;
     }
 }
@@ -260,6 +264,7 @@ static double draw_raw(scn_sampler *s, gsl_rng *rng)
     case SCN_DIST_EMPIRICAL:
         return (double)s->vals[gsl_rng_uniform_int(rng, (unsigned long)s->n)];
     default:
+        SIM_CHECK(NULL, !"a distribution the sampler does not know");
         return 1;
     }
 }
@@ -288,9 +293,8 @@ struct scn_pairs {
     int owned;
 };
 
-scn_pairs *scn_pairs_new(const scn_lengths *l, scn_cache *cache, sim_err *err)
+scn_trace_spec scn_lengths_spec_of(const scn_lengths *l)
 {
-    scn_pairs *p = sim_xcalloc(1, sizeof *p);
     scn_trace_spec sp = {.path = l->path,
                          .format = l->format,
                          .col_prompt = *l->col_prompt ? l->col_prompt : NULL,
@@ -298,6 +302,13 @@ scn_pairs *scn_pairs_new(const scn_lengths *l, scn_cache *cache, sim_err *err)
                          .lengths_only = 1,
                          .want_prompt = 1,
                          .want_output = 1};
+    return sp;
+}
+
+scn_pairs *scn_pairs_new(const scn_lengths *l, scn_cache *cache, sim_err *err)
+{
+    scn_pairs *p = sim_xcalloc(1, sizeof *p);
+    scn_trace_spec sp = scn_lengths_spec_of(l);
     if (!(p->tab = get_table(cache, &sp, &p->owned, err))) {
         sim_err_prefix(err, "workload.lengths");
         scn_pairs_free(p);

@@ -185,6 +185,10 @@ int scn_load_text(const char *name, const char *text, const char *const *overrid
                   const scn_resolver *res, scn_scenario *out, sim_err *err);
 void scn_free(scn_scenario *s);
 
+/* The settings table (keys.h) of a scenario's top level, whose rows lead to every section's:
+ * what `llmsim list keys` and docs/keys.md print. Static. */
+const eng_key *scn_keys(void);
+
 /* Tables a workload reads whole (an empirical length column, joint length pairs), kept so
  * that one process running many workloads (a sweep worker) reads each file once; a table is
  * read again when its file changes (device, inode, size or modification time). The cache owns

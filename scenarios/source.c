@@ -311,9 +311,11 @@ static int next_time(scn_source *s, int64_t now, int64_t *t, sim_err *err)
             s->t_s += gsl_ran_gamma(s->g_arr, k, 1.0 / (a->rate * k));
         }
         break;
-    default: /* poisson */
+    case SCN_ARR_POISSON:
         s->t_s = s->t_s < 0 ? 0 : s->t_s + gsl_ran_exponential(s->g_arr, 1.0 / a->rate);
         break;
+    default: /* the loader knows no other process: never priced as another one */
+        SIM_CHECK(NULL, !"an arrival process the source does not know");
     }
     return to_ns(s, s->t_s * 1e9, "workload.arrival", t, err) ? ENG_SRC_ERROR : ENG_SRC_OK;
 }

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "csv.h"
+#include "json.h"
 #include "scn_int.h"
 
 enum { F_AZURE = 0, F_MOONCAKE, F_VIDUR, F_CSV, F_COUNT };
@@ -121,32 +123,6 @@ static int read_line(scn_trace_reader *r, sim_err *err)
     }
 }
 
-/* Splits a CSV line in place into at most max fields; returns the count. */
-static int split_csv(char *s, char **fields, int max)
-{
-    int n = 0;
-    for (;;) {
-        char *end = strchr(s, ',');
-        if (end)
-            *end = '\0';
-        while (*s == ' ' || *s == '\t')
-            s++;
-        size_t len = strlen(s);
-        while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
-            s[--len] = '\0';
-        if (len >= 2 && s[0] == '"' && s[len - 1] == '"') {
-            s[len - 1] = '\0';
-            s++;
-        }
-        if (n < max)
-            fields[n] = s;
-        n++;
-        if (!end)
-            return n;
-        s = end + 1;
-    }
-}
-
 static int read_header(scn_trace_reader *r, const scn_trace_spec *sp, sim_err *err)
 {
     int rc = read_line(r, err);
@@ -155,14 +131,13 @@ static int read_header(scn_trace_reader *r, const scn_trace_spec *sp, sim_err *e
     if (rc < 0)
         return -1;
     char *copy = sim_xstrdup(r->line);
-    int n = 1;
-    for (const char *p = copy; *p; p++)
-        n += *p == ',';
+    const char *why;
+    int n = sim_csv_width(copy);
     char **f = sim_xmalloc(sizeof *f * (size_t)n);
-    split_csv(copy, f, n);
-    r->ncols = n;
-    r->fields = sim_xmalloc(sizeof *r->fields * (size_t)n);
-    rc = 0;
+    n = sim_csv_split(copy, SIM_CSV_TRIM, f, n, &why);
+    rc = n < 0 ? sim_errf(err, "%s:%lld: the header: %s", r->path, (long long)r->lineno, why) : 0;
+    r->ncols = n < 0 ? 0 : n;
+    r->fields = sim_xmalloc(sizeof *r->fields * (size_t)(r->ncols + 1));
     for (int c = 0; c < C_COUNT && !rc; c++) {
         r->col[c] = -1;
         if (!r->name[c])
@@ -371,94 +346,23 @@ static int parse_time(scn_trace_reader *r, const char *s, int64_t *out, sim_err 
 
 /* ---- JSON Lines (mooncake) ---- */
 
-static const char *skip_ws(const char *p)
-{
-    while (*p == ' ' || *p == '\t')
-        p++;
-    return p;
-}
-
-/* Skips a JSON string starting at the quote; NULL when unterminated. */
-static const char *skip_string(const char *p)
-{
-    for (p++; *p; p++) {
-        if (*p == '\\' && p[1])
-            p++;
-        else if (*p == '"')
-            return p + 1;
-    }
-    return NULL;
-}
-
-/* Skips one JSON value; NULL when malformed. */
-static const char *skip_value(const char *p)
-{
-    if (*p == '"')
-        return skip_string(p);
-    if (*p == '[' || *p == '{') {
-        int depth = 0;
-        for (; *p; p++) {
-            if (*p == '"') {
-                p = skip_string(p);
-                if (!p)
-                    return NULL;
-                p--;
-            } else if (*p == '[' || *p == '{') {
-                depth++;
-            } else if ((*p == ']' || *p == '}') && --depth == 0) {
-                return p + 1;
-            }
-        }
-        return NULL;
-    }
-    const char *s = p;
-    while (*p && *p != ',' && *p != '}' && *p != ' ' && *p != '\t')
-        p++;
-    return p > s ? p : NULL;
-}
-
-/* Finds the top-level keys of r->name in the object on r->line; vals[c] points at each value
- * (NUL-terminated in place for scalars) or stays NULL. Returns -1 when the line is not a JSON
- * object. */
+/* The top-level keys of r->name (and hash_ids, when wanted) in the object on r->line, through
+ * the shared scan (sim/json.h); vals[c] points at each value or stays NULL. Returns -1 when the
+ * line is not a JSON object. */
 static int scan_object(scn_trace_reader *r, char *vals[C_COUNT])
 {
-    char *p = (char *)skip_ws(r->line);
-    if (*p++ != '{')
+    const char *keys[C_COUNT + 1];
+    char *v[C_COUNT + 1] = {NULL};
+    for (int c = 0; c < C_COUNT; c++)
+        keys[c] = r->name[c];
+    keys[C_COUNT] = r->want_hash ? "hash_ids" : NULL;
+    if (sim_json_scan(r->line, keys, C_COUNT + 1, v))
         return -1;
-    for (;;) {
-        p = (char *)skip_ws(p);
-        if (*p == '}')
-            return 0;
-        if (*p != '"')
-            return -1;
-        char *k = p + 1, *ke = (char *)skip_string(p);
-        if (!ke)
-            return -1;
-        p = (char *)skip_ws(ke);
-        if (*p++ != ':')
-            return -1;
-        p = (char *)skip_ws(p);
-        char *v = p, *ve = (char *)skip_value(p);
-        if (!ve)
-            return -1;
-        p = (char *)skip_ws(ve);
-        char sep = *p;
-        if (sep != ',' && sep != '}')
-            return -1;
-        size_t klen = (size_t)(ke - 1 - k);
-        for (int c = 0; c < C_COUNT; c++)
-            if (r->name[c] && strlen(r->name[c]) == klen && !strncmp(k, r->name[c], klen)) {
-                *ve = '\0';
-                vals[c] = v;
-            }
-        if (r->want_hash && klen == 8 && !strncmp(k, "hash_ids", 8) && *v == '[') {
-            *ve = '\0';
-            r->hash_val = v;
-        }
-        if (sep == '}')
-            return 0;
-        p++;
-    }
+    for (int c = 0; c < C_COUNT; c++)
+        vals[c] = v[c];
+    if (v[C_COUNT] && *v[C_COUNT] == '[')
+        r->hash_val = v[C_COUNT];
+    return 0;
 }
 
 /* ---- rows ---- */
@@ -471,7 +375,10 @@ static int fields_of(scn_trace_reader *r, char *vals[C_COUNT], sim_err *err)
         if (scan_object(r, vals))
             return bad(r, err, "not a JSON object%s%s", "", "");
     } else {
-        int n = split_csv(r->line, r->fields, r->ncols);
+        const char *why;
+        int n = sim_csv_split(r->line, SIM_CSV_TRIM, r->fields, r->ncols, &why);
+        if (n < 0)
+            return bad(r, err, "%s%s", why, "");
         for (int c = 0; c < C_COUNT; c++)
             if (r->col[c] >= 0 && r->col[c] < n)
                 vals[c] = r->fields[r->col[c]];
@@ -490,7 +397,7 @@ static int32_t parse_hashes(scn_trace_reader *r)
     int32_t n = 0;
     const char *p = r->hash_val + 1;
     for (;;) {
-        p = skip_ws(p);
+        p = sim_json_skip_blanks(p);
         if (*p == ']' && n == 0)
             return 0;
         char *end;
@@ -503,7 +410,7 @@ static int32_t parse_hashes(scn_trace_reader *r)
             r->hash = sim_xrealloc(r->hash, (size_t)r->caphash * sizeof *r->hash);
         }
         r->hash[n++] = v;
-        p = skip_ws(end);
+        p = sim_json_skip_blanks(end);
         if (*p == ']')
             return n;
         if (*p++ != ',')

@@ -280,18 +280,22 @@ static char *run_summary_sql(void)
 
 static char *sweep_curve_sql(void)
 {
-    static const char *const metrics[] = {
-        "output_throughput", "request_throughput", "median_ttft_ms", "p99_ttft_ms",
-        "median_tpot_ms",    "p99_tpot_ms",        "median_itl_ms",  "p99_itl_ms",
-        "median_e2el_ms",    "p99_e2el_ms"};
+    int n;
+    const eng_latency *lat = eng_latency_all(&n);
     sqlbuf b = {0};
     add(&b, "CREATE VIEW sweep_curve AS SELECT p.sweep_id AS sweep_id, p.point AS point,"
             " p.rep AS rep, p.seed AS seed, p.run_id AS run_id, p.saturated AS saturated,"
             " p.params AS params, r.scheduler AS scheduler, coalesce(r.offered_rate,"
             " (SELECT CAST(q.value AS REAL) FROM sweep_params q WHERE q.sweep_id = p.sweep_id"
             " AND q.point = p.point AND q.key = 'workload.arrival.rate')) AS offered_rate");
-    for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++)
-        add_metric(&b, "p.run_id", metrics[i]);
+    add_metric(&b, "p.run_id", "output_throughput");
+    add_metric(&b, "p.run_id", "request_throughput");
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 2 && lat[i].flags & ENG_LAT_SLO; k++) {
+            char name[48];
+            snprintf(name, sizeof name, "%s_%s", k ? "p99" : "median", lat[i].stem);
+            add_metric(&b, "p.run_id", name);
+        }
     add(&b, " FROM sweep_points p JOIN runs r ON r.id = p.run_id");
     return b.p;
 }

@@ -42,10 +42,9 @@ static int parse_one(const char *item, study_slo *out)
     if (!us)
         return -1;
     *us = '\0';
-    const char *what = name, *pct = us + 1;
-    if (strcmp(what, "e2e") == 0)
-        what = "e2el";
-    if (strcmp(what, "ttft") && strcmp(what, "tpot") && strcmp(what, "itl") && strcmp(what, "e2el"))
+    const char *pct = us + 1;
+    const eng_latency *l = eng_latency_find(name, ENG_LAT_SLO);
+    if (!l)
         return -1;
     if (strcmp(pct, "p50") && strcmp(pct, "p90") && strcmp(pct, "p95") && strcmp(pct, "p99"))
         return -1;
@@ -56,26 +55,26 @@ static int parse_one(const char *item, study_slo *out)
     else
         return -1;
     out->pct = atof(pct + 1);
-    snprintf(out->what, sizeof out->what, "%.7s", what);
-    snprintf(out->metric, sizeof out->metric, "%s_%s_ms", strcmp(pct, "p50") ? pct : "median",
-             what);
-    snprintf(out->label, sizeof out->label, "%s_%s", what, pct);
+    snprintf(out->what, sizeof out->what, "%.7s", l->name);
+    snprintf(out->metric, sizeof out->metric, "%s_%s", strcmp(pct, "p50") ? pct : "median",
+             l->stem);
+    snprintf(out->label, sizeof out->label, "%s_%s", l->name, pct);
     return 0;
 }
 
 int study_slo_parse(const char *list, study_slo *out, int max, int *n, sim_err *err)
 {
-    char *copy = sim_xstrdup(list), *save = NULL;
+    char *copy = sim_xstrdup(list), *save = NULL, names[120];
     int rc = 0;
     for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
         if (*n == max)
             rc = sim_errf(err, "at most %d SLOs", max);
         else if (parse_one(t, &out[*n]) != 0)
             rc = sim_errf(err,
-                          "bad SLO '%s': expected METRIC_PCT=VALUE[ms|s] with METRIC ttft, tpot, "
-                          "itl or e2el and PCT p50, p90, p95 or p99 (e.g. ttft_p99=1000ms), or "
-                          "tps_per_user=N (output tokens/s each user sees)",
-                          t);
+                          "bad SLO '%s': expected METRIC_PCT=VALUE[ms|s] with METRIC %s and PCT "
+                          "p50, p90, p95 or p99 (e.g. ttft_p99=1000ms), or tps_per_user=N (output "
+                          "tokens/s each user sees)",
+                          t, eng_latency_names(ENG_LAT_SLO, names, sizeof names));
         else
             (*n)++;
     }

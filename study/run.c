@@ -188,7 +188,12 @@ double study_offered_rate(const scn_scenario *scn)
     case SCN_ARR_GAMMA:
     case SCN_ARR_CONSTANT:
         return w->arrival.rate;
+    case SCN_ARR_BURST:
+    case SCN_ARR_CLOSED:
+    case SCN_ARR_SCHEDULE:
+        return 0; /* no single nominal rate */
     default:
+        SIM_CHECK(NULL, !"an arrival process without a nominal rate rule");
         return 0;
     }
 }

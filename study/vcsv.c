@@ -6,48 +6,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "validate_int.h"
 
-/* Splits c->line into c->field (unquoting into c->buf). 0, or -1 with err. */
+/* Splits c->line into c->field (a copy in c->buf, unquoted by sim_csv_split). 0, or -1 with
+ * err. */
 static int split(vcsv *c, sim_err *err)
 {
     size_t n = strlen(c->line);
+    int w = sim_csv_width(c->line);
+    const char *why;
     if (c->bcap < n + 1) {
         c->bcap = n + 1;
         c->buf = sim_xrealloc(c->buf, c->bcap);
     }
-    char *out = c->buf;
-    const char *p = c->line;
-    c->nfield = 0;
-    for (;;) {
-        if (c->nfield == c->fcap) {
-            c->fcap = c->fcap ? 2 * c->fcap : 64;
-            c->field = sim_xrealloc(c->field, (size_t)c->fcap * sizeof *c->field);
-        }
-        c->field[c->nfield++] = out;
-        if (*p == '"') {
-            for (p++;; p++) {
-                if (*p == '\0')
-                    return sim_errf(err, "%s:%d: a quoted field is not closed", c->path, c->lineno);
-                if (*p == '"' && p[1] == '"')
-                    *out++ = *p++;
-                else if (*p == '"')
-                    break;
-                else
-                    *out++ = *p;
-            }
-            p++;
-            if (*p != ',' && *p != '\0')
-                return sim_errf(err, "%s:%d: text after a quoted field", c->path, c->lineno);
-        } else {
-            while (*p && *p != ',')
-                *out++ = *p++;
-        }
-        *out++ = '\0';
-        if (*p != ',')
-            return 0;
-        p++;
+    if (w > c->fcap) {
+        c->fcap = w > 64 ? w : 64;
+        c->field = sim_xrealloc(c->field, (size_t)c->fcap * sizeof *c->field);
     }
+    memcpy(c->buf, c->line, n + 1);
+    c->nfield = sim_csv_split(c->buf, 0, c->field, c->fcap, &why);
+    if (c->nfield < 0)
+        return sim_errf(err, "%s:%d: %s", c->path, c->lineno, why);
+    return 0;
 }
 
 /* Reads the next non-blank line into c->line: 1, 0 at the end, -1 with err. */

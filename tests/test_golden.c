@@ -1,13 +1,14 @@
 /*
  * test_golden.c: fixed-seed summaries compared exactly with files under tests/golden/.
  *
- * Each case is a shipped scenario with a few overrides (every scheduler, preemption by recompute
- * and by swap under a small KV cache, every router over three replicas, tensor parallelism,
- * async CPU overhead, a closed loop), run through study/ as `llmsim run` runs it. Its file holds
- * every summary metric as `name %.17g`, then the iteration and preemption counts. A change that
- * moves any figure fails here; when the change is intended, regenerate the files with
- *     LLMSIM_GOLDEN_UPDATE=1 build-debug/tests/test_golden
- * and commit them with the change that explains why they moved.
+ * Each case is a shipped scenario (or tests/golden/engine.yaml) with a few overrides (every
+ * scheduler, preemption by recompute and by swap under a small KV cache, every router over three
+ * replicas, tensor parallelism, async CPU overhead, a closed loop, every engine preset and
+ * version, prefill and decode pools, speculative decoding by each kind of drafter), run through
+ * study/ as `llmsim run` runs it. Its file holds every summary metric as `name %.17g`, then the
+ * iteration and preemption counts. A change that moves any figure fails here; when the change is
+ * intended, regenerate the files with LLMSIM_GOLDEN_UPDATE=1 build-debug/tests/test_golden and
+ * commit them with the change that explains why they moved.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,14 +20,18 @@
 
 #include <cmocka.h>
 
+#include "e2e_util.h"
 #include "study.h"
 
 #define GOLDEN_DIR LLMSIM_SOURCE_DIR "/tests/golden/"
 #define DEMO LLMSIM_SOURCE_DIR "/scenarios/demo.yaml"
+#define ENGINE GOLDEN_DIR "engine.yaml"
+#define PD70 LLMSIM_SOURCE_DIR "/scenarios/pd_llama70b.yaml"
+#define SPEC_K LLMSIM_SOURCE_DIR "/scenarios/speculative_k.yaml"
 
 typedef struct golden_case {
     const char *name, *scenario;
-    const char *sets[6];
+    const char *sets[8];
 } golden_case;
 
 static const golden_case cases[] = {
@@ -73,13 +78,62 @@ static const golden_case cases[] = {
      {"scheduler.name=trtllm", "scheduler.capacity_scheduler_policy=max_utilization",
       "memory.gpu_utilization=0.22", "workload.arrival.rate=6"}},
     {"sessions", LLMSIM_SOURCE_DIR "/scenarios/sessions.yaml", {NULL}},
+    /* every router: the two that follow cached prefixes see a shared prefix cached by vllm */
+    {"router_prefix_affinity",
+     DEMO,
+     {"replicas=3", "router=prefix_affinity", "scheduler.name=vllm", "workload.arrival.rate=10",
+      "workload.shared_prefix={tokens: 1000, groups: 6}"}},
+    {"router_weighted",
+     DEMO,
+     {"replicas=3",
+      "router={name: weighted, prefix_weight: 2, queue_weight: 1, kv_weight: 1, staleness_ms: 50}",
+      "scheduler.name=vllm", "workload.arrival.rate=10",
+      "workload.shared_prefix={tokens: 1000, groups: 6}"}},
+    /* every engine preset, each version, with nothing of the scenario's own over it */
+    {"engine_vllm", ENGINE, {"engine=vllm"}},
+    {"engine_vllm_0_14", ENGINE, {"engine={name: vllm, version: '0.14'}"}},
+    {"engine_vllm_0_6", ENGINE, {"engine={name: vllm, version: '0.6'}"}},
+    {"engine_vllm_0_5", ENGINE, {"engine={name: vllm, version: '0.5'}"}},
+    {"engine_sglang", ENGINE, {"engine=sglang"}},
+    {"engine_trtllm", ENGINE, {"engine=trtllm"}},
+    {"engine_trtllm_1_0", ENGINE, {"engine={name: trtllm, version: '1.0'}"}},
+    {"engine_tgi", ENGINE, {"engine=tgi"}},
+    /* prefill and decode pools: after-prefill over RDMA, layer-wise on an MoE model, and a
+     * decode pool short of KV that holds transfers, over PCIe with its own V0 policy */
+    {"pd_llama70b", PD70, {"workload.num_requests=300"}},
+    {"pd_deepseek_v3",
+     LLMSIM_SOURCE_DIR "/scenarios/pd_deepseek_v3.yaml",
+     {"workload.num_requests=200"}},
+    {"pd_held_pcie_layerwise",
+     PD70,
+     {"workload.num_requests=300", "workload.arrival.rate=8",
+      "kv_transfer={link: pcie, bandwidth_gb_s: 25, latency_us: 10, discipline: layerwise}",
+      "decode.memory.gpu_utilization=0.22", "decode.engine={name: vllm, version: '0.6'}",
+      "prefill.router=least_tokens"}},
+    /* speculative decoding: EAGLE-3 at an i.i.d. rate, MTP from a measured curve, a draft
+     * model at a mean length drawn as one class, off above a batch size, n-gram */
+    {"spec_eagle3_rate", SPEC_K, {NULL}},
+    {"spec_mtp_curve",
+     LLMSIM_SOURCE_DIR "/scenarios/speculative.yaml",
+     {"workload.num_requests=200"}},
+    {"spec_draft_length",
+     SPEC_K,
+     {"model=qwen3-8b", "speculative.method=draft", "speculative.draft_model=qwen2.5-0.5b",
+      "speculative.acceptance={length: 2.5, classes: 1}"}},
+    {"spec_disable_batch",
+     SPEC_K,
+     {"speculative.disable_by_batch_size=8", "workload.arrival.rate=8",
+      "speculative.acceptance={rate: 0.7, distribution: min_variance}"}},
+    {"spec_ngram_sglang",
+     SPEC_K,
+     {"engine=sglang", "speculative.method=ngram", "speculative.acceptance={length: 1.8}"}},
 };
 
 /* The summary of a case as its golden file holds it; returns a malloc'd string. */
 static char *summary_of(const golden_case *gc)
 {
     int nsets = 0;
-    while (nsets < 6 && gc->sets[nsets])
+    while (nsets < 8 && gc->sets[nsets])
         nsets++;
     scn_scenario s;
     sim_err err;
@@ -101,18 +155,6 @@ static char *summary_of(const golden_case *gc)
     test_free(r);
     scn_free(&s);
     return text;
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char *buf = malloc(1 << 16);
-    size_t n = fread(buf, 1, (1 << 16) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
 }
 
 /* The first line where a and b differ, for the failure message. */
@@ -147,7 +189,7 @@ static void test_golden_summaries(void **state)
             fclose(f);
             print_message("golden: wrote %s\n", path);
         } else {
-            char *want = read_file(path);
+            char *want = e2e_slurp(path, 1 << 16);
             if (!want) {
                 print_message("golden: %s is missing\n", path);
                 bad++;

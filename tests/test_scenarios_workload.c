@@ -472,14 +472,14 @@ static void trace_errors_at_load(void **state)
          "workload.trace.path: " DATA "bad.csv:1: no column 'x' in the header (columns: t, p, o)"},
         {"{path: " DATA "bad.csv, format: csv}", "workload.trace.columns: missing"},
         {"{path: " DATA "bad.csv, format: parquet}",
-         "workload.trace.format: unknown trace format 'parquet' (valid: azure, mooncake, vidur, "
+         "workload.trace.format: unknown format 'parquet' (valid: azure, mooncake, vidur, "
          "csv)"},
         {"{path: " DATA "bad.csv, format: csv, columns: {prompt: p, output: o}, rate: 3}",
          "need arrival times"},
         {"{path: " DATA "bad.jsonl, format: mooncake, rate: 2, time_scale: 2}",
          "workload.trace.rate: give rate or time_scale, not both"},
         {"{path: " DATA "bad.jsonl, format: mooncake, on_bad_row: ignore}",
-         "workload.trace.on_bad_row: unknown on_bad_row action 'ignore' (valid: error, skip)"},
+         "workload.trace.on_bad_row: unknown on_bad_row 'ignore' (valid: error, skip)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[1024];

@@ -72,7 +72,7 @@ static void test_key_errors(void **state)
                  "a mean acceptance length is 1 (nothing accepted) to 4");
     expect_error("speculative: {method: eagle, num_speculative_tokens: 3, "
                  "acceptance: {rate: 1.5}}",
-                 "per-position acceptance rate is in [0, 1]");
+                 "speculative.acceptance.rate: expected a number in [0, 1], got '1.5'");
     expect_error("speculative: {method: mtp, num_speculative_tokens: 3, draft_model: "
                  "llama-3.1-8b, acceptance: {length: 2}}",
                  "method mtp runs no draft model");

@@ -440,9 +440,9 @@ void eng_pd_started(eng_replica *r, int64_t now);
 void eng_pd_rejected(eng_replica *r, eng_request *rq);
 /* rq's last byte left (link.c): it arrives after the link's latency. */
 void eng_pd_flow_done(eng_engine *e, eng_request *rq, int64_t now);
-/* Sets up the pools' link figures and checks that a decode pool's policy can take transfers;
- * 0, or -1 with err. */
-int eng_pd_init(eng_engine *e, sim_err *err);
+/* Sets up the pools' link figures. The configuration is as the scenario loader checked it: a
+ * decode policy that takes transfers, a bandwidth for each side (asserted). */
+void eng_pd_init(eng_engine *e);
 
 /* cohort.c */
 /* An empty cohort for replica r's configuration (block size, cap, acceptance classes). */

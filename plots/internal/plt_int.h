@@ -50,8 +50,8 @@ int plt_probes_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_resul
 int plt_validation_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
                          sim_err *err);
 
-/* plot.c. Metric names in the metrics table: "ttft" -> "ttft_ms", "e2e" -> "e2el_ms"; NULL if
- * unknown. */
+/* plot.c. The latency vocabulary's (metrics.h) stem of a metric users write: "ttft" ->
+ * "ttft_ms", "e2e" or "e2el" -> "e2el_ms"; NULL if unknown. */
 const char *plt_metric_column(const char *metric);
 /* Human label: "ttft" -> "TTFT". */
 const char *plt_metric_label(const char *metric);

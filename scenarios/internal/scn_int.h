@@ -4,7 +4,11 @@
  * tree.c   the YAML tree (maps, sequences, scalars with their line numbers), overrides, emit
  * trace.c  streaming trace readers (azure, mooncake, vidur, csv): one row at a time
  * dist.c   length distributions (fixed, uniform, normal, lognormal, zipf, empirical)
- * load.c   tree -> scn_scenario with validation (the public scn_load*)
+ * load.c   tree -> scn_scenario: the interpreter of the settings tables (the public scn_load*)
+ * deploy.c the deployment: engine preset, scheduler, router, layout, pools and their link
+ * speculative.c speculative decoding's drafter and acceptance
+ * keys.c   the scenario's own tables (the top level, profile, slo, cost_model)
+ * workload.c the workload's tables and the checks between its keys
  * source.c the workload source the engine pulls arrivals from (the public scn_source_*)
  */
 #ifndef SCN_INT_H
@@ -127,6 +131,8 @@ void scn_sampler_free(scn_sampler *s);
 /* Joint (prompt, output) pairs read from a trace (or borrowed from cache when not NULL),
  * sampled with replacement. */
 typedef struct scn_pairs scn_pairs;
+/* The reader spec of a lengths file: its (prompt, output) columns, lengths only. */
+scn_trace_spec scn_lengths_spec_of(const scn_lengths *l);
 scn_pairs *scn_pairs_new(const scn_lengths *l, scn_cache *cache, sim_err *err);
 void scn_pairs_draw(const scn_pairs *p, gsl_rng *rng, int64_t *prompt, int64_t *output);
 int64_t scn_pairs_count(const scn_pairs *p);
@@ -151,6 +157,80 @@ void scn_sessions_free(scn_sessions_src *q);
 /* path resolved against the folder of `scenario_path` unless absolute; written to out. Returns
  * 0, or -1 when it does not fit. */
 int scn_resolve_path(const char *scenario_path, const char *path, char *out, size_t len);
+/* The folder of path ("." for none) into out. */
+void scn_base_dir(const char *path, char *out, size_t len);
+
+/* A load in progress: where messages point, what resolves names, where notes go. */
+typedef struct scn_lctx {
+    const char *file;       /* the scenario's name in messages */
+    const char *const *ovr; /* the overrides, for messages */
+    const scn_resolver *res;
+    sim_err *err;
+    scn_scenario *out;               /* notes go to out->notes */
+    const struct eng_preset *preset; /* the `engine:` preset in force, or NULL */
+    int in_pool;                     /* reading a prefill or decode pool (ENG_KEY_TOP refused) */
+} scn_lctx;
+
+/* "pre.key" (or "key" at the top), in a buffer the caller holds by value. */
+typedef struct scn_kpath {
+    char s[160];
+} scn_kpath;
+scn_kpath scn_kp(const char *pre, const char *key);
+
+/* Sets the error `file:line: path: message` (the line of node n; an override names itself
+ * instead). Returns -1. */
+int scn_fail(scn_lctx *c, const scn_node *n, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* "pre.key: missing why" at map's line; returns -1. */
+int scn_missing(scn_lctx *c, const scn_node *map, const char *pre, const char *key,
+                const char *why);
+/* Appends "file:line: note: ..." about node n to the scenario's notes. */
+void scn_note(scn_lctx *c, const scn_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The interpreter. Reads map m (path pre) by the table keys into obj (the table's struct):
+ * refuses a key the table lacks (naming the valid ones), checks and stores each row's value,
+ * reads the maps the table places (MAP rows not ENG_KEY_CODE) into obj at their offsets, and
+ * refuses a required row that is absent. Rows marked ENG_KEY_CODE are left to the caller. sel:
+ * the value of the section's selector (arrival.process, a dist's dist), for rows' `when`.
+ * 0, or -1 with the error set. */
+int scn_read_map(scn_lctx *c, const scn_node *m, const char *pre, const eng_key *keys, void *obj,
+                 const char *sel);
+/* Checks the child `key` of map m against row: 1 with *v filled, 0 when absent (-1 when the
+ * row is required), -1 on a bad value. */
+int scn_check(scn_lctx *c, const scn_node *m, const char *pre, const char *key, const eng_key *row,
+              eng_key_val *v);
+/* scn_check with the row named name in keys. */
+int scn_get(scn_lctx *c, const scn_node *m, const char *pre, const eng_key *keys, const char *name,
+            eng_key_val *v);
+/* The child `key` of parent, which must be a map when present: 0 with *out (NULL when absent),
+ * or -1. */
+int scn_get_map(scn_lctx *c, const scn_node *parent, const char *pre, const char *key,
+                const scn_node **out);
+/* A file path key, required, resolved against the scenario's folder into out. 0, or -1. */
+int scn_get_path(scn_lctx *c, const scn_node *m, const char *pre, const char *key, char *out,
+                 size_t len);
+
+/* ---------------- keys.c, deploy.c, workload.c, speculative.c ---------------- */
+
+extern const eng_key scn_root_keys[];
+extern const eng_key scn_workload_keys[];
+/* workload: {...} of root into w. 0, or -1 with the error set. */
+int scn_load_workload(scn_lctx *c, const scn_node *root, scn_workload *w);
+/* A length (or turn, or think-time) distribution `key` of map w, whose path is parent: a number
+ * (a fixed value) or {dist: ..., ...}. 0, or -1. */
+int scn_load_dist(scn_lctx *c, const scn_node *w, const char *parent, const char *key, scn_dist *d);
+/* `engine:` under root (pre "" or a pool's): the preset, applied to e before the scenario's
+ * own keys are read over it; c->preset gets it. 0, or -1. */
+int scn_load_engine(scn_lctx *c, const scn_node *root, const char *pre, eng_config *e);
+/* The deployment's layout (checked against the model), router, max_model_len, scheduler and
+ * the async CPU overlap its policy asks for, into e. 0, or -1. */
+int scn_load_deployment(scn_lctx *c, const scn_node *root, eng_config *e);
+/* `prefill:` and `decode:` (both or neither) and `kv_transfer:`. 0, or -1. */
+int scn_load_pools(scn_lctx *c, const scn_node *root, scn_scenario *s);
+/* speculative: {...} of root into e->spec (the drafter resolved and checked against the model
+ * and the scheduler, the acceptance read). 0, or -1 with the error set. */
+int scn_load_spec(scn_lctx *c, const scn_node *root, eng_config *e);
 
 /* curve.c: the mean acceptance length for k draft tokens in the acceptance curve at path, from
  * its series thinking_<thinking> (thinking NULL: the file's only series); *model gets the

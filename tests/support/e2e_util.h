@@ -42,6 +42,20 @@ static inline void e2e_write(const char *path, const char *text)
     fclose(f);
 }
 
+/* The text of the file at path (at most max - 1 bytes; malloc'd, the caller frees), or NULL
+ * when it cannot be opened. */
+static inline char *e2e_slurp(const char *path, size_t max)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *buf = malloc(max);
+    size_t n = fread(buf, 1, max - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
 /* Runs a shell command; returns its exit status and captures stdout and stderr (either buffer
  * may be NULL). */
 static inline int e2e_sh(char *out, size_t outlen, char *err, size_t errlen, const char *fmt, ...)

@@ -1,5 +1,5 @@
 /*
- * json.c: the JSON document model of json_int.h.
+ * json.c: the JSON reader and writer of json.h.
  *
  * One recursive-descent pass over the text; the current line and the start of that line are
  * carried along, so positions in messages cost nothing extra. Nodes and strings are carved from
@@ -12,18 +12,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_int.h"
+#include "json.h"
 #include "sim.h"
 
 typedef struct chunk {
     struct chunk *next;
     size_t used, cap;
-    char mem[]; /* aligned for cal_json by the allocation rounding below */
+    char mem[]; /* aligned for sim_json by the allocation rounding below */
 } chunk;
 
-struct cal_json_doc {
+struct sim_json_doc {
     chunk *chunks;
-    cal_json *root;
+    sim_json *root;
 };
 
 typedef struct parser {
@@ -34,12 +34,12 @@ typedef struct parser {
     const char *name;
     char *why;
     size_t len;
-    cal_json_doc *doc;
+    sim_json_doc *doc;
 } parser;
 
 #define CHUNK_BYTES 16384
 
-static void *arena(cal_json_doc *d, size_t n)
+static void *arena(sim_json_doc *d, size_t n)
 {
     n = (n + 15) & ~(size_t)15;
     chunk *c = d->chunks;
@@ -220,18 +220,18 @@ static int parse_number(parser *ps, double *out)
     return 0;
 }
 
-static int parse_value(parser *ps, cal_json *v);
+static int parse_value(parser *ps, sim_json *v);
 
 /* The members or elements of the object or array at ps->p. */
-static int parse_container(parser *ps, cal_json *v, char close)
+static int parse_container(parser *ps, sim_json *v, char close)
 {
-    if (++ps->depth > CAL_JSON_MAX_DEPTH) {
+    if (++ps->depth > SIM_JSON_MAX_DEPTH) {
         char msg[80];
-        snprintf(msg, sizeof msg, "nesting deeper than %d levels", CAL_JSON_MAX_DEPTH);
+        snprintf(msg, sizeof msg, "nesting deeper than %d levels", SIM_JSON_MAX_DEPTH);
         return syntax(ps, msg);
     }
-    v->kind = close == '}' ? CAL_JSON_OBJ : CAL_JSON_ARR;
-    cal_json **tail = &v->child;
+    v->kind = close == '}' ? SIM_JSON_OBJ : SIM_JSON_ARR;
+    sim_json **tail = &v->child;
     ps->p++;
     skip_ws(ps);
     if (*ps->p == close) {
@@ -241,7 +241,7 @@ static int parse_container(parser *ps, cal_json *v, char close)
     }
     for (;;) {
         skip_ws(ps);
-        cal_json *ch = arena(ps->doc, sizeof *ch);
+        sim_json *ch = arena(ps->doc, sizeof *ch);
         memset(ch, 0, sizeof *ch);
         if (close == '}') {
             if (*ps->p != '"')
@@ -272,7 +272,7 @@ static int parse_container(parser *ps, cal_json *v, char close)
     }
 }
 
-static int parse_value(parser *ps, cal_json *v)
+static int parse_value(parser *ps, sim_json *v)
 {
     skip_ws(ps);
     v->line = ps->line;
@@ -280,30 +280,30 @@ static int parse_value(parser *ps, cal_json *v)
     if (c == '{' || c == '[')
         return parse_container(ps, v, c == '{' ? '}' : ']');
     if (c == '"') {
-        v->kind = CAL_JSON_STR;
+        v->kind = SIM_JSON_STR;
         return parse_string(ps, &v->str);
     }
     if (strncmp(ps->p, "true", 4) == 0 || strncmp(ps->p, "false", 5) == 0) {
-        v->kind = CAL_JSON_BOOL;
+        v->kind = SIM_JSON_BOOL;
         v->num = c == 't';
         ps->p += c == 't' ? 4 : 5;
         return 0;
     }
     if (strncmp(ps->p, "null", 4) == 0) {
-        v->kind = CAL_JSON_NULL;
+        v->kind = SIM_JSON_NULL;
         ps->p += 4;
         return 0;
     }
     if (c == '-' || isdigit((unsigned char)c)) {
-        v->kind = CAL_JSON_NUM;
+        v->kind = SIM_JSON_NUM;
         return parse_number(ps, &v->num);
     }
     return syntax(ps, c ? "unexpected character" : "unexpected end of file");
 }
 
-cal_json_doc *cal_json_parse(const char *name, const char *text, char *why, size_t len)
+sim_json_doc *sim_json_parse(const char *name, const char *text, char *why, size_t len)
 {
-    cal_json_doc *d = sim_xcalloc(1, sizeof *d);
+    sim_json_doc *d = sim_xcalloc(1, sizeof *d);
     parser ps = {
         .p = text, .line_start = text, .line = 1, .name = name, .why = why, .len = len, .doc = d};
     d->root = arena(d, sizeof *d->root);
@@ -315,18 +315,18 @@ cal_json_doc *cal_json_parse(const char *name, const char *text, char *why, size
             rc = syntax(&ps, "text after the end of the document");
     }
     if (rc != 0) {
-        cal_json_free(d);
+        sim_json_free(d);
         return NULL;
     }
     return d;
 }
 
-const cal_json *cal_json_root(const cal_json_doc *d)
+const sim_json *sim_json_root(const sim_json_doc *d)
 {
     return d ? d->root : NULL;
 }
 
-void cal_json_free(cal_json_doc *d)
+void sim_json_free(sim_json_doc *d)
 {
     if (!d)
         return;
@@ -337,20 +337,194 @@ void cal_json_free(cal_json_doc *d)
     free(d);
 }
 
-const cal_json *cal_json_get(const cal_json *o, const char *key)
+const sim_json *sim_json_get(const sim_json *o, const char *key)
 {
-    const cal_json *hit = NULL;
-    if (!o || o->kind != CAL_JSON_OBJ)
+    const sim_json *hit = NULL;
+    if (!o || o->kind != SIM_JSON_OBJ)
         return NULL;
-    for (const cal_json *m = o->child; m; m = m->next)
+    for (const sim_json *m = o->child; m; m = m->next)
         if (strcmp(m->key, key) == 0)
             hit = m;
     return hit;
 }
 
-const char *cal_json_kind_name(cal_json_kind k)
+const char *sim_json_kind_name(sim_json_kind k)
 {
     static const char *const names[] = {"null",     "a boolean", "a number",
                                         "a string", "an array",  "an object"};
-    return (unsigned)k <= CAL_JSON_OBJ ? names[k] : "?";
+    return (unsigned)k <= SIM_JSON_OBJ ? names[k] : "?";
+}
+
+/* ---- the in-place scan ---- */
+
+const char *sim_json_skip_blanks(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+/* Skips a JSON string starting at the quote; NULL when unterminated. */
+static const char *skip_string(const char *p)
+{
+    for (p++; *p; p++) {
+        if (*p == '\\' && p[1])
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return NULL;
+}
+
+/* Skips one JSON value; NULL when malformed. */
+static const char *skip_value(const char *p)
+{
+    if (*p == '"')
+        return skip_string(p);
+    if (*p == '[' || *p == '{') {
+        int depth = 0;
+        for (; *p; p++) {
+            if (*p == '"') {
+                p = skip_string(p);
+                if (!p)
+                    return NULL;
+                p--;
+            } else if (*p == '[' || *p == '{') {
+                depth++;
+            } else if ((*p == ']' || *p == '}') && --depth == 0) {
+                return p + 1;
+            }
+        }
+        return NULL;
+    }
+    const char *s = p;
+    while (*p && *p != ',' && *p != '}' && *p != ' ' && *p != '\t')
+        p++;
+    return p > s ? p : NULL;
+}
+
+/* One member "key": value at p; *k, *klen, *v, *ve get its key and value; the end, or NULL. */
+static char *scan_member(char *p, char **k, size_t *klen, char **v, char **ve)
+{
+    if (*p != '"')
+        return NULL;
+    char *ke = (char *)skip_string(p);
+    if (!ke)
+        return NULL;
+    *k = p + 1;
+    *klen = (size_t)(ke - 1 - *k);
+    p = (char *)sim_json_skip_blanks(ke);
+    if (*p++ != ':')
+        return NULL;
+    *v = (char *)sim_json_skip_blanks(p);
+    *ve = (char *)skip_value(*v);
+    return *ve ? (char *)sim_json_skip_blanks(*ve) : NULL;
+}
+
+int sim_json_scan(char *line, const char *const *keys, int n, char **vals)
+{
+    char *p = (char *)sim_json_skip_blanks(line);
+    if (*p++ != '{')
+        return -1;
+    for (;;) {
+        char *k, *v, *ve;
+        size_t klen;
+        p = (char *)sim_json_skip_blanks(p);
+        if (*p == '}')
+            return 0;
+        if (!(p = scan_member(p, &k, &klen, &v, &ve)))
+            return -1;
+        char sep = *p;
+        if (sep != ',' && sep != '}')
+            return -1;
+        for (int i = 0; i < n; i++)
+            if (keys[i] && strlen(keys[i]) == klen && !strncmp(k, keys[i], klen)) {
+                *ve = '\0';
+                vals[i] = v;
+            }
+        if (sep == '}')
+            return 0;
+        p++;
+    }
+}
+
+/* ---- writing ---- */
+
+void sim_json_write_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch == '\n')
+            fputs("\\n", f);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+/* The comma and key before an item at the current depth. */
+static void item(sim_jsonw *j, const char *key)
+{
+    if (j->count[j->depth]++)
+        fputs(", ", j->f);
+    if (key) {
+        sim_json_write_str(j->f, key);
+        fputs(": ", j->f);
+    }
+}
+
+void sim_jsonw_begin(sim_jsonw *j, FILE *f)
+{
+    memset(j, 0, sizeof *j);
+    j->f = f;
+}
+
+void sim_jsonw_open(sim_jsonw *j, const char *key, char bracket)
+{
+    item(j, key);
+    fputc(bracket, j->f);
+    if (j->depth + 1 < (int)(sizeof j->count / sizeof j->count[0]))
+        j->depth++;
+    j->count[j->depth] = 0;
+}
+
+void sim_jsonw_close(sim_jsonw *j, char bracket)
+{
+    fputc(bracket, j->f);
+    if (j->depth > 0)
+        j->depth--;
+    if (j->depth == 0)
+        fputc('\n', j->f);
+}
+
+void sim_jsonw_str(sim_jsonw *j, const char *key, const char *v)
+{
+    item(j, key);
+    sim_json_write_str(j->f, v);
+}
+
+void sim_jsonw_num(sim_jsonw *j, const char *key, double v)
+{
+    item(j, key);
+    if (isfinite(v))
+        fprintf(j->f, "%.17g", v);
+    else
+        fputs("null", j->f);
+}
+
+void sim_jsonw_int(sim_jsonw *j, const char *key, int64_t v)
+{
+    item(j, key);
+    fprintf(j->f, "%lld", (long long)v);
+}
+
+void sim_jsonw_bool(sim_jsonw *j, const char *key, int v)
+{
+    item(j, key);
+    fputs(v ? "true" : "false", j->f);
 }
