@@ -128,6 +128,7 @@ typedef struct cli_quick {
     int64_t requests;
     char buf[16][640]; /* the overrides they make */
     int nbuf;
+    char shown[512]; /* the options as given ("--model M --gpu G ..."), for headings */
 } cli_quick;
 #define CLI_QUICK_NOPTS 11
 

@@ -130,8 +130,9 @@ static const study_trial *shown_trial(const study_capacity *cap, const study_ans
     return cap->target > 0 && a->replicas ? &a->at_target : &a->at_rate;
 }
 
-static void print_head(const study_capacity *cap, const scn_scenario *scn)
+static void print_head(const cap_state *s, const scn_scenario *scn)
 {
+    const study_capacity *cap = &s->cap;
     char where[200];
     const eng_config *e = &scn->engine;
     printf("capacity: %s | %s on %s | scheduler %s | SLO", scn->name, e->model.name,
@@ -148,9 +149,11 @@ static void print_head(const study_capacity *cap, const scn_scenario *scn)
     const char *x = cli_extrapolated(scn);
     if (x)
         printf("note: %s\n", x);
-    if (cap->nsets) {
+    if (s->q.shown[0])
+        printf("asked: %s\n", s->q.shown);
+    if (cap->nsets > s->q.nbuf) { /* the options' overrides come first: the user's follow */
         printf("--set:");
-        for (int i = 0; i < cap->nsets; i++)
+        for (int i = s->q.nbuf; i < cap->nsets; i++)
             printf(" %s", cap->sets[i]);
         printf("\n");
     }
@@ -217,11 +220,12 @@ static void print_notes(const study_capacity *cap, const study_answer *ans, int 
     }
 }
 
-static void print_table(const study_capacity *cap, const scn_scenario *scn, const study_answer *ans,
+static void print_table(const cap_state *s, const scn_scenario *scn, const study_answer *ans,
                         int nchoice)
 {
+    const study_capacity *cap = &s->cap;
     int pd = scn->engine.pd.enabled;
-    print_head(cap, scn);
+    print_head(s, scn);
     printf("%-16s %14s", "choice", pd ? "rate/copy" : "rate/replica");
     if (cap->target > 0)
         printf(" %9s %6s", pd ? "copies" : "replicas", "GPUs");
@@ -247,11 +251,12 @@ static void print_table(const study_capacity *cap, const scn_scenario *scn, cons
 }
 
 /* The prefill:decode search's splits, the cheapest marked. */
-static void print_split(const study_capacity *cap, const scn_scenario *scn, const study_answer *ans,
-                        int n, int best)
+static void print_split(const cap_state *s, const scn_scenario *scn, const study_answer *ans, int n,
+                        int best)
 {
+    const study_capacity *cap = &s->cap;
     char done[32], rej[32];
-    print_head(cap, scn);
+    print_head(s, scn);
     printf("%-14s %12s %12s %6s", "prefill:decode", "prefill GPUs", "decode GPUs", "GPUs");
     for (int i = 0; i < cap->nslo; i++)
         printf(" %16s", cap->slo[i].label);
@@ -489,7 +494,7 @@ int cmd_capacity(int argc, char **argv)
         if (s->c.json)
             print_split_json(cap, &scn, ans, n, best);
         else
-            print_split(cap, &scn, ans, n, best);
+            print_split(s, &scn, ans, n, best);
         rc = 0;
         goto out;
     }
@@ -499,7 +504,7 @@ int cmd_capacity(int argc, char **argv)
     if (s->c.json)
         print_json(cap, &scn, ans, nchoice);
     else
-        print_table(cap, &scn, ans, nchoice);
+        print_table(s, &scn, ans, nchoice);
     rc = 0;
     goto out;
 fail:

@@ -68,6 +68,22 @@ static void put(cli_quick *q, const char *fmt, ...)
     q->nbuf++;
 }
 
+/* Appends " NAME VALUE" to q->shown when value is given. */
+static void show(cli_quick *q, const char *name, const char *value)
+{
+    size_t n = strlen(q->shown);
+    if (value && n < sizeof q->shown)
+        snprintf(q->shown + n, sizeof q->shown - n, "%s%s %s", n ? " " : "", name, value);
+}
+
+static void show_num(cli_quick *q, const char *name, double v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%.10g", v);
+    if (v > 0)
+        show(q, name, b);
+}
+
 /* An engine preset name, or an error naming the nearest. */
 static int check_engine(const char *cmd, const char *e)
 {
@@ -117,6 +133,7 @@ int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **f
 {
     *text = NULL;
     q->nbuf = 0;
+    q->shown[0] = '\0';
     if (!*file && !q->model) {
         fprintf(stderr,
                 "llmsim %s: give a scenario FILE, or --model (with --gpu and --isl/--osl "
@@ -134,6 +151,10 @@ int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **f
     }
     if (q->engine && check_engine(cmd, q->engine) != 0)
         return 2;
+    show(q, "--model", q->model);
+    show(q, "--gpu", q->gpu);
+    show(q, "--engine", q->engine);
+    show(q, "--lengths", q->lengths);
     if (q->model)
         put(q, "model=%s", q->model);
     if (q->gpu)
@@ -146,6 +167,13 @@ int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **f
         put(q, "data_parallel_attention=%d", q->dp);
     if (q->engine)
         put(q, "engine=%s", q->engine);
+    show_num(q, "--tp", q->tp);
+    show_num(q, "--ep", q->ep);
+    show_num(q, "--dp", q->dp);
+    show_num(q, "--rate", q->rate);
+    show_num(q, "--isl", q->isl);
+    show_num(q, "--osl", q->osl);
+    show_num(q, "--requests", (double)q->requests);
     if (q->rate > 0)
         put(q, "workload.arrival.rate=%.10g", q->rate);
     if (q->requests > 0)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # docs-capacity.sh [BUILD_DIR] [OUT_DIR]: runs every command docs/capacity.md quotes and writes
 # each one's output to OUT_DIR/<name>.txt (stdout, then the command itself as the first line),
-# so the page's figures come out of the tool and can be checked against it. A fragment of
-# scripts/docs.sh: it sources this file and calls docs_capacity, or runs it on its own.
+# and fills the blocks of docs/capacity.md from them, so the page's figures come out of the
+# tool. A fragment of scripts/docs.sh: it sources this file and calls docs_capacity, or it runs
+# on its own.
 # Defaults: BUILD_DIR=build (a Release build), OUT_DIR=docs/generated/capacity.
 set -euo pipefail
 
@@ -10,10 +11,16 @@ docs_capacity() {
   local b=${1:-build} out=${2:-docs/generated/capacity} db
   mkdir -p "$out"
   db=$(mktemp -u /tmp/llmsim-docs-capacity-XXXXXX.db)
+  shown() { # an argument as a shell would need it typed: quoted when it has to be
+    case $1 in
+      *[!A-Za-z0-9_./:=,@+%-]*) printf " '%s'" "$1" ;;
+      *) printf ' %s' "$1" ;;
+    esac
+  }
   run() { # run NAME ARGS...: the command's stdout into OUT/NAME.txt
     local name=$1; shift
-    { printf '$ llmsim'; printf ' %q' "$@"; echo; "$b/llmsim" "$@" --db "$db" --quiet; } \
-      > "$out/$name.txt"
+    { printf '$ llmsim'; for a in "$@"; do shown "$a"; done; echo
+      "$b/llmsim" "$@" --db "$db" --quiet; } > "$out/$name.txt"
   }
   # "How many GPUs?": a question in three commands, no scenario file
   run quick-run run --model meta-llama/Llama-3.1-70B-Instruct --gpu h100 --tp 8 \
@@ -37,6 +44,22 @@ docs_capacity() {
   run recommend-dsv3 recommend --model deepseek-ai/DeepSeek-V3 --gpu h200 --gpus 8 \
       --isl 1000 --osl 500 --slo ttft_p99=2s,tpot_p99=50ms
   rm -f "$db" "$db"-*
+  docs_capacity_fill "$out" docs/capacity.md
+}
+
+# docs_capacity_fill OUT PAGE: the fenced block under each "<!-- docs-capacity: NAME -->" line
+# of PAGE becomes OUT/NAME.txt.
+docs_capacity_fill() {
+  local out=$1 page=$2 tmp
+  tmp=$(mktemp)
+  awk -v dir="$out" '
+    /^<!-- docs-capacity: [a-z0-9-]+ -->$/ { name = $3; print; want = 1; next }
+    want && /^```$/ && !inside { print; while ((getline l < (dir "/" name ".txt")) > 0) print l;
+                                 close(dir "/" name ".txt"); inside = 1; next }
+    inside && /^```$/ { print; inside = 0; want = 0; next }
+    inside { next }
+    { print }' "$page" > "$tmp"
+  mv "$tmp" "$page"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
