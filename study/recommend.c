@@ -203,9 +203,12 @@ static int layouts(int n, int moe, study_rec_layout *out)
     return k;
 }
 
-/* The seats and token budgets searched (0, 0: the engine's defaults). */
-static const int knob_seats[] = {32, 128, 512};
-static const int knob_tokens[] = {2048, 8192};
+/* The seats and token budgets searched; 0 is the engine's default (vLLM 1,024 seats and 8,192
+ * tokens on large GPUs, SGLang's seats from its KV cache and 8,192 tokens, TensorRT-LLM 2,048
+ * and 8,192: see the README's scheduler table). */
+static const int knob_seats[] = {0, 32, 128};
+static const int knob_tokens[] = {0, 2048};
+#define TRTLLM_DEFAULT_TOKENS 8192 /* max_num_tokens by default (engine/sched_trtllm.c) */
 
 static void add_aggregated(study_recommend *r, cands *c, const char *gpu, const char *engine,
                            int moe, int kv8_ok)
@@ -229,8 +232,8 @@ static void add_aggregated(study_recommend *r, cands *c, const char *gpu, const 
                         /* MODEL: TensorRT-LLM turns away a prompt over max_num_tokens unless
                          * chunked prefill is on (--enable_chunked_prefill, off by default in
                          * tensorrt_llm/commands/serve.py): on where the budget is shorter */
-                        k->chunked = strcmp(engine, "trtllm") == 0 && k->tokens > 0 &&
-                                     k->tokens < r->isl_p99;
+                        k->chunked = strcmp(engine, "trtllm") == 0 &&
+                                     (k->tokens ? k->tokens : TRTLLM_DEFAULT_TOKENS) < r->isl_p99;
                         make_choice(k);
                     }
     }
