@@ -16,6 +16,7 @@
 #include "json.h"
 #include "store_run.h"
 #include "study.h"
+#include "study_capacity.h"
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
@@ -142,6 +143,11 @@ int cli_quick_options(cli_quick *q, cli_option *opts, int n);
  * unknown engine or lengths table with the nearest valid names). */
 int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **file,
                     const char **text);
+
+/* Parses one --slo argument into cap's SLOs (study_slo_parse) and appends it, comma-separated,
+ * to text (len bytes; the SLOs as given, for the store). 0, or -1 after a message naming the
+ * command cmd. */
+int cli_slo_add(const char *cmd, study_capacity *cap, char *text, size_t len, const char *v);
 
 /* ---- progress ---- */
 

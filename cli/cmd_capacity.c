@@ -57,17 +57,24 @@ typedef struct cap_state {
     cli_quick q;
 } cap_state;
 
+/* Parses one --slo argument into cap's SLOs and appends it to text (for the store). 0, or -1
+ * after a message naming cmd. Shared with recommend. */
+int cli_slo_add(const char *cmd, study_capacity *cap, char *text, size_t len, const char *v)
+{
+    sim_err err = {{0}};
+    if (study_slo_parse(v, cap->slo, STUDY_MAX_SLO, &cap->nslo, &err) != 0) {
+        fprintf(stderr, "llmsim %s: %s\n", cmd, err.msg);
+        return -1;
+    }
+    size_t n = strlen(text);
+    snprintf(text + n, len - n, "%s%s", n ? "," : "", v);
+    return 0;
+}
+
 static int add_slo(void *arg, const char *v)
 {
     cap_args *a = arg;
-    sim_err err = {{0}};
-    if (study_slo_parse(v, a->cap->slo, STUDY_MAX_SLO, &a->cap->nslo, &err) != 0) {
-        fprintf(stderr, "llmsim capacity: %s\n", err.msg);
-        return -1;
-    }
-    size_t n = strlen(a->slo_text);
-    snprintf(a->slo_text + n, sizeof a->slo_text - n, "%s%s", n ? "," : "", v);
-    return 0;
+    return cli_slo_add("capacity", a->cap, a->slo_text, sizeof a->slo_text, v);
 }
 
 static int add_compare(void *arg, const char *v)

@@ -24,7 +24,8 @@ static const cli_command recommend_cmd = {
     .details =
         "Candidates are pruned by memory fit and roofline bounds, screened analytically (decode "
         "steps priced by the cost model), and the best --top are simulated: a capacity search "
-        "each on the same seeds, then half and a quarter of the rate found; the front's points "
+        "each on the same seeds, then 0.9, 0.75, 0.5 and 0.25 of the rate found; the front's "
+        "points "
         "are run again at fresh seeds and leave the front if they miss. --exhaustive simulates "
         "every candidate that fits. Pipeline parallelism is not modelled and not searched. The "
         "probes are stored as a capacity search (llmsim report --capacity ID). Without FILE, "
@@ -47,14 +48,7 @@ typedef struct rec_state {
 static int add_slo(void *arg, const char *v)
 {
     rec_state *s = arg;
-    sim_err err = {{0}};
-    if (study_slo_parse(v, s->r.cap.slo, STUDY_MAX_SLO, &s->r.cap.nslo, &err) != 0) {
-        fprintf(stderr, "llmsim recommend: %s\n", err.msg);
-        return -1;
-    }
-    size_t n = strlen(s->slo_text);
-    snprintf(s->slo_text + n, sizeof s->slo_text - n, "%s%s", n ? "," : "", v);
-    return 0;
+    return cli_slo_add("recommend", &s->r.cap, s->slo_text, sizeof s->slo_text, v);
 }
 
 static void on_note(void *arg, const char *line)

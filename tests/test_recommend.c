@@ -98,6 +98,15 @@ static void setup(study_recommend *r, const char *slo)
     r->no_knobs = 1;
 }
 
+/* setup() narrowed to aggregated vLLM alone. */
+static void setup_vllm(study_recommend *r, const char *slo)
+{
+    setup(r, slo);
+    r->no_disagg = 1;
+    r->engines[0] = "vllm";
+    r->nengines = 1;
+}
+
 static double best_front(const study_recommend *r)
 {
     double best = 0;
@@ -180,12 +189,9 @@ static void pruned_by_fit(void **state)
 {
     (void)state;
     study_recommend r;
-    setup(&r, "ttft_p99=2s,tpot_p99=100ms");
+    setup_vllm(&r, "ttft_p99=2s,tpot_p99=100ms");
     r.cap.sets = (const char *const[]){"model=llama-3-70b"};
     r.cap.nsets = 1;
-    r.no_disagg = 1;
-    r.engines[0] = "vllm";
-    r.nengines = 1;
     sim_err err;
     if (study_recommend_run(&r, &err) != 0)
         fail_msg("%s", err.msg);
@@ -206,12 +212,9 @@ static void target_rate_cluster(void **state)
 {
     (void)state;
     study_recommend r;
-    setup(&r, "ttft_p99=400ms,tpot_p99=25ms");
+    setup_vllm(&r, "ttft_p99=400ms,tpot_p99=25ms");
     r.budget = 0;
     r.target = 60;
-    r.no_disagg = 1;
-    r.engines[0] = "vllm";
-    r.nengines = 1;
     sim_err err;
     if (study_recommend_run(&r, &err) != 0)
         fail_msg("%s", err.msg);
