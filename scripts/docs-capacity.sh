@@ -4,11 +4,15 @@
 # and fills the blocks of docs/capacity.md from them, so the page's figures come out of the
 # tool. A fragment of scripts/docs.sh: it sources this file and calls docs_capacity, or it runs
 # on its own.
-# Defaults: BUILD_DIR=build (a Release build), OUT_DIR=docs/generated/capacity.
+# Defaults: BUILD_DIR=build (a Release build), OUT_DIR a scratch folder (removed after).
 set -euo pipefail
 
 docs_capacity() {
-  local b=${1:-build} out=${2:-docs/generated/capacity} db
+  local b=${1:-build} out=${2:-} db scratch=
+  if [ -z "$out" ]; then
+    out=$(mktemp -d /tmp/llmsim-docs-capacity-XXXXXX)
+    scratch=$out
+  fi
   mkdir -p "$out"
   db=$(mktemp -u /tmp/llmsim-docs-capacity-XXXXXX.db)
   shown() { # an argument as a shell would need it typed: quoted when it has to be
@@ -45,6 +49,7 @@ docs_capacity() {
       --isl 1000 --osl 500 --slo ttft_p99=2s,tpot_p99=50ms
   rm -f "$db" "$db"-*
   docs_capacity_fill "$out" docs/capacity.md
+  [ -z "$scratch" ] || rm -rf "$scratch"
 }
 
 # docs_capacity_fill OUT PAGE: the fenced block under each "<!-- docs-capacity: NAME -->" line
