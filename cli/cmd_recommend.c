@@ -259,13 +259,17 @@ static void print_simulated(const study_recommend *r)
     }
 }
 
-static void print_counts(const study_recommend *r)
+/* The search's counts (stdout: the same question gives the same table) and its time (stderr). */
+static void print_counts(const rec_state *s)
 {
+    const study_recommend *r = &s->r;
     printf("(%d candidates: %d do not fit, %d miss a roofline bound, %d screened out, %d simulated "
-           "in %lld runs; %d front points failed confirmation; screen %.2f s, simulation %.1f s; "
-           "pipeline parallelism: not modelled, not searched)\n",
+           "in %lld runs; %d front points failed confirmation; pipeline parallelism: not "
+           "modelled, not searched)\n",
            r->nc, r->n_fit, r->n_roofline, r->n_screened, r->n_sim, (long long)r->cap.runs,
-           r->n_unconfirmed, r->screen_s, r->sim_s);
+           r->n_unconfirmed);
+    fflush(stdout);
+    cli_note(&s->c, "llmsim recommend: screen %.2f s, simulation %.1f s\n", r->screen_s, r->sim_s);
 }
 
 static void json_point(sim_jsonw *j, const study_recommend *r, const study_rec_point *p)
@@ -438,7 +442,7 @@ int cmd_recommend(int argc, char **argv)
         print_head(s, &scn);
         print_front(s);
         print_simulated(r);
-        print_counts(r);
+        print_counts(s);
     }
     fflush(stdout);
     rc = 0;
