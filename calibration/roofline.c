@@ -911,8 +911,9 @@ static cal_plan plan_of(const eng_model *m, const eng_layout *l)
 static void moe_setup(roofline *r, const eng_model *m, double skew)
 {
     double E = m->experts, k = m->experts_per_tok;
-    r->e_inter = r->ep > 1 ? m->expert_inter : (double)m->expert_inter / r->gpus;
-    r->e_local = r->ep > 1 ? E / r->ep : E;
+    /* each expert split over the gpus / ep GPUs of its group (moe_tp x moe_ep, model.c) */
+    r->e_inter = (double)m->expert_inter / (r->gpus / r->ep);
+    r->e_local = E / r->ep;
     r->e_q0 = k / E;
     if (skew <= 0) {
         r->e_pairs = k * r->e_local / E;

@@ -179,6 +179,11 @@ void cli_print_summary(FILE *f, const study_result *r);
 /* Where a scenario runs, for headings: its GPU, or a disaggregated deployment's pools ("prefill
  * 1 x h200 tp8, decode 2 x b200 tp4 (rdma, after_prefill)"). Returns buf. */
 const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len);
+/* Prints, on a line of its own, the validated error of the group nearest scn (the shipped
+ * validation/errors.csv), or why it is not validated. */
+void cli_print_validated(FILE *f, const scn_scenario *scn);
+/* The same sentence for a stored scenario's text, into buf ("" when the text does not load). */
+const char *cli_validated_of_text(const char *text, char *buf, size_t len);
 void cli_print_metrics_json(sim_jsonw *j, const char *key, const study_result *r);
 /* The sentence cal_gpu_extrapolated gives for a GPU the scenario prices with the built-in
  * roofline (either pool's, when disaggregated), or NULL: run, capacity and report show it. */

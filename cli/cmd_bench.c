@@ -25,7 +25,10 @@ static const cli_command bench_cmd = {
                "vLLM V1 disaggregated: one prefill and two decode replicas, the KV over RDMA, at "
                "90% of that deployment's burst capacity); sqlite-rows (request rows into SQLite "
                "alone); deepseek-v3 and deepseek-v3-dp8: vllm-v0 at 1M requests of DeepSeek-V3 in "
-               "fp8 on 8 x H200 as TP8 and as DP8 + EP8.",
+               "fp8 on 8 x H200 as TP8 and as DP8 + EP8; sglang-mixed (SGLang with mixed chunks), "
+               "trtllm-overlap (TensorRT-LLM's overlap scheduler) and gpt-oss-w4a8 (gpt-oss-120b "
+               "as TensorRT-LLM's W4A8 on 4 x H100, experts over 2 groups of 2), 1M requests "
+               "each.",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)

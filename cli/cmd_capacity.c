@@ -156,6 +156,7 @@ static void print_head(const cap_state *s, const scn_scenario *scn)
     const char *x = cli_extrapolated(scn);
     if (x)
         printf("note: %s\n", x);
+    cli_print_validated(stdout, scn);
     if (s->q.shown[0])
         printf("asked: %s\n", s->q.shown);
     if (cap->nsets > s->q.nbuf) { /* the options' overrides come first: the user's follow */

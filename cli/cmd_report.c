@@ -106,6 +106,14 @@ static void note(report *rp, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The validated error of the group nearest the stored scenario (validation/errors.csv). */
+static void validated_note(report *rp)
+{
+    char buf[512];
+    if (*cli_validated_of_text(rp->scenario, buf, sizeof buf))
+        note(rp, "Validation: %s.", buf);
+}
+
 static void free_report(report *rp)
 {
     for (int i = 0; i < rp->r.ntables; i++) {
@@ -319,6 +327,7 @@ static int run_report(report *rp, store *s, int64_t run, sim_err *err)
     snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: run %lld of %s, stored %s.",
              study_version(), (long long)run, rp->r.db, m.created);
     rp->r.scenario = rp->scenario;
+    validated_note(rp);
     return 0;
 }
 
@@ -442,6 +451,7 @@ static int sweep_report(report *rp, store *s, int64_t id, sim_err *err)
         snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: sweep %lld of %s, made %s.",
                  study_version(), (long long)id, rp->r.db, m.created);
         rp->r.scenario = rp->scenario;
+        validated_note(rp);
     }
     study_sweep_table_free(&tb);
     study_sweep_free(&sw);
@@ -529,6 +539,7 @@ static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
     snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: capacity search %lld of %s.",
              study_version(), (long long)id, rp->r.db);
     rp->r.scenario = rp->scenario;
+    validated_note(rp);
     return 0;
 }
 

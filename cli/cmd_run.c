@@ -130,6 +130,7 @@ static void print(const cli_common *c, const scn_scenario *scn, uint64_t seed,
         const char *x = cli_extrapolated(scn);
         if (x)
             printf("note: %s\n", x);
+        cli_print_validated(stdout, scn);
         cli_print_summary(stdout, r);
     }
     fflush(stdout);

@@ -45,7 +45,7 @@ static const cli_command validate_cmd = {
 
 typedef struct vopts {
     int list, ops, rows, jobs;
-    const char *out, *profile, *match;
+    const char *out, *profile, *match, *errors;
 } vopts;
 
 /* ---- --list ---- */
@@ -136,7 +136,8 @@ static void print_rows(const study_vset *v)
     }
 }
 
-static void print_stats(const study_vset *v, const study_vstat *st, int n)
+static void print_stats_as(const study_vset *v, const study_vstat *st, int n, const char *title,
+                           const char *col)
 {
     int w = 12;
     for (int k = 0; k < n; k++) {
@@ -144,8 +145,8 @@ static void print_stats(const study_vset *v, const study_vstat *st, int n)
         w = l > w ? l : w;
     }
     w = w > 60 ? 60 : w;
-    printf("\nerror by group (error = predicted / measured - 1; the worst rows are in --json)\n");
-    printf("%-*s %-6s %6s %10s %10s %10s %14s\n", w, "group", "metric", "n", "median|e|", "p90|e|",
+    printf("\n%s\n", title);
+    printf("%-*s %-6s %6s %10s %10s %10s %14s\n", w, col, "metric", "n", "median|e|", "p90|e|",
            "worst|e|", "signed median");
     for (int k = 0; k < n; k++) {
         const study_vstat *s = &st[k];
@@ -157,6 +158,31 @@ static void print_stats(const study_vset *v, const study_vstat *st, int n)
     }
     if (n == 0)
         printf("(no row was predicted)\n");
+}
+
+static void print_stats(const study_vset *v, const study_vstat *st, int n)
+{
+    print_stats_as(
+        v, st, n, "error by group (error = predicted / measured - 1; the worst rows are in --json)",
+        "group");
+}
+
+/* By the set's regimes (when it has some), and by validated group (engine, GPU generation,
+ * dense or MoE: the figures `llmsim run` quotes from validation/errors.csv). */
+static void print_more_stats(const study_vset *v)
+{
+    study_vstat *st = NULL;
+    int n = study_vset_stats_by(v, STUDY_VBY_REGIME, &st);
+    if (n > 0)
+        print_stats_as(v, st, n, "error by regime (the set's regimes, first that holds)", "regime");
+    free(st);
+    n = study_vset_stats_by(v, STUDY_VBY_VALIDATED, &st);
+    if (n > 0)
+        print_stats_as(
+            v, st, n,
+            "error by validated group (engine, GPU generation, dense or MoE, aggregated or pd)",
+            "validated group");
+    free(st);
 }
 
 /* The distinct texts of one field over the rows of one status, with their counts. */
@@ -262,6 +288,8 @@ static void print_report(const study_vset *v, const study_vstat *st, int nst, in
         printf("\n(%lld predicted rows: --rows lists them, --json gives them all)\n",
                (long long)ok);
     print_stats(v, st, nst);
+    if (v->kind == STUDY_V_SERVING)
+        print_more_stats(v);
     print_approx(v);
     print_listing(v, STUDY_V_CANNOT, "cannot be expressed");
     print_listing(v, STUDY_V_FAILED, "failed");
@@ -293,6 +321,8 @@ static void json_row(sim_jsonw *j, const study_vset *v, const study_vrow *r)
     if (r->count != 1)
         sim_jsonw_int(j, "measurements", r->count);
     sim_jsonw_str(j, "status", status_name(r->status));
+    if (r->regime)
+        sim_jsonw_str(j, "regime", r->regime);
     if (r->reason)
         sim_jsonw_str(j, "reason", r->reason);
     if (r->approx)
@@ -303,6 +333,26 @@ static void json_row(sim_jsonw *j, const study_vset *v, const study_vrow *r)
     json_values(j, v, r, "predicted", 1);
     json_values(j, v, r, "error", 2);
     sim_jsonw_close(j, '}');
+}
+
+static void json_stats(sim_jsonw *j, const study_vset *v, const char *key, const study_vstat *st,
+                       int nst)
+{
+    sim_jsonw_open(j, key, '[');
+    for (int k = 0; k < nst; k++) {
+        sim_jsonw_open(j, NULL, '{');
+        sim_jsonw_str(j, "group", st[k].group);
+        sim_jsonw_str(j, "metric", v->metric[st[k].metric].name);
+        sim_jsonw_int(j, "n", st[k].n);
+        sim_jsonw_num(j, "median_abs_error", st[k].median_abs);
+        sim_jsonw_num(j, "p90_abs_error", st[k].p90_abs);
+        sim_jsonw_num(j, "worst_abs_error", st[k].worst_abs);
+        sim_jsonw_num(j, "signed_median_error", st[k].signed_median);
+        if (st[k].worst_row >= 0)
+            sim_jsonw_str(j, "worst_row", v->rows[st[k].worst_row].id);
+        sim_jsonw_close(j, '}');
+    }
+    sim_jsonw_close(j, ']');
 }
 
 static void print_json(const study_vset *v, const study_vstat *st, int nst, int64_t id)
@@ -333,21 +383,16 @@ static void print_json(const study_vset *v, const study_vstat *st, int nst, int6
     sim_jsonw_int(&j, "failed", failed);
     sim_jsonw_int(&j, "not_selected", v->skipped);
     sim_jsonw_close(&j, '}');
-    sim_jsonw_open(&j, "groups", '[');
-    for (int k = 0; k < nst; k++) {
-        sim_jsonw_open(&j, NULL, '{');
-        sim_jsonw_str(&j, "group", st[k].group);
-        sim_jsonw_str(&j, "metric", v->metric[st[k].metric].name);
-        sim_jsonw_int(&j, "n", st[k].n);
-        sim_jsonw_num(&j, "median_abs_error", st[k].median_abs);
-        sim_jsonw_num(&j, "p90_abs_error", st[k].p90_abs);
-        sim_jsonw_num(&j, "worst_abs_error", st[k].worst_abs);
-        sim_jsonw_num(&j, "signed_median_error", st[k].signed_median);
-        if (st[k].worst_row >= 0)
-            sim_jsonw_str(&j, "worst_row", v->rows[st[k].worst_row].id);
-        sim_jsonw_close(&j, '}');
+    json_stats(&j, v, "groups", st, nst);
+    if (v->kind == STUDY_V_SERVING) {
+        study_vstat *more = NULL;
+        int n = study_vset_stats_by(v, STUDY_VBY_REGIME, &more);
+        json_stats(&j, v, "regimes", more, n);
+        free(more);
+        n = study_vset_stats_by(v, STUDY_VBY_VALIDATED, &more);
+        json_stats(&j, v, "validated_groups", more, n);
+        free(more);
     }
-    sim_jsonw_close(&j, ']');
     sim_jsonw_open(&j, "rows", '[');
     for (int i = 0; i < v->nrows; i++)
         json_row(&j, v, &v->rows[i]);
@@ -430,6 +475,10 @@ static int run_set(const vopts *o, const cli_common *c, study_vset *v)
         free(st);
         return cli_fail("validate", &err);
     }
+    if (o->errors && study_verrors_write(v, o->errors, &err) != 0) {
+        free(st);
+        return cli_fail("validate", &err);
+    }
     if (c->json)
         print_json(v, st, nst, id);
     else {
@@ -467,6 +516,11 @@ int cmd_validate(int argc, char **argv)
         {"--match", "TEXT", CLI_STRING, &o.match,
          "replay only the rows whose id contains TEXT (the others are counted as not selected)",
          NULL, 0, 0, NULL, NULL},
+        {"--errors", "FILE", CLI_STRING, &o.errors,
+         "write the error per validated group (engine, GPU generation, dense or MoE) as CSV to "
+         "FILE: the table `run`, `capacity` and `report` quote (validation/errors.csv ships the "
+         "development set's)",
+         NULL, 0, 0, NULL, NULL},
         {"--rows", NULL, CLI_FLAG, &o.rows,
          "list every predicted row (by default only when there are at most 1000)", NULL, 0, 0, NULL,
          NULL},
@@ -482,6 +536,10 @@ int cmd_validate(int argc, char **argv)
         return list_sets(&c);
     if (o.profile && (!o.ops || set)) {
         fprintf(stderr, "llmsim validate: --profile NAME goes with --ops and no SET\n");
+        return 2;
+    }
+    if (o.errors && o.ops) {
+        fprintf(stderr, "llmsim validate: --errors FILE goes with a serving set, not --ops\n");
         return 2;
     }
     if (!set && !o.ops) {

@@ -9,6 +9,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "study_validate.h"
 
 /* ---- progress ---- */
 
@@ -189,4 +190,24 @@ void cli_print_metrics_json(sim_jsonw *j, const char *key, const study_result *r
         sim_jsonw_num(j, r->m[i].name, r->m[i].value);
     if (key)
         sim_jsonw_close(j, '}');
+}
+
+/* ---- the validated error of the nearest group ---- */
+
+void cli_print_validated(FILE *f, const scn_scenario *scn)
+{
+    char buf[512];
+    fprintf(f, "%s\n", study_verrors_describe(scn, buf, sizeof buf));
+}
+
+const char *cli_validated_of_text(const char *text, char *buf, size_t len)
+{
+    scn_scenario scn;
+    sim_err err = {{0}};
+    memset(&scn, 0, sizeof scn);
+    buf[0] = '\0';
+    if (text && study_load_text("(stored scenario)", text, NULL, 0, &scn, &err) == 0)
+        study_verrors_describe(&scn, buf, len);
+    scn_free(&scn);
+    return buf;
 }

@@ -12,8 +12,8 @@
 
 #include "model.h"
 
-static const char *const dtype_names[ENG_DTYPE_COUNT] = {"bf16",  "fp16", "fp8", "nvfp4",
-                                                         "mxfp4", "int4", "fp32"};
+static const char *const dtype_names[ENG_DTYPE_COUNT] = {"bf16",  "fp16", "fp8",  "nvfp4",
+                                                         "mxfp4", "int4", "fp32", "mxfp4-fp8"};
 
 /* MODEL: bytes per element, scales included.
  *  bf16, fp16: 2; fp32: 4.
@@ -28,7 +28,8 @@ static const char *const dtype_names[ENG_DTYPE_COUNT] = {"bf16",  "fp16", "fp8",
  *    group of 128 input channels an fp16 scale and a 4-bit zero point packed eight per int32:
  *    0.5 + (2 + 0.5) / 128 = 0.51953. A checkpoint with another group size carries its own
  *    figure in eng_model.quant_bytes. */
-static const double dtype_bytes[ENG_DTYPE_COUNT] = {2, 2, 1, 0.5625, 0.53125, 0.51953125, 4};
+static const double dtype_bytes[ENG_DTYPE_COUNT] = {2,       2,          1, 0.5625,
+                                                    0.53125, 0.51953125, 4, 0.53125};
 
 const char *eng_dtype_name(eng_dtype d)
 {
@@ -44,7 +45,12 @@ double eng_dtype_bytes(eng_dtype d)
 
 int eng_dtype_is_4bit(eng_dtype d)
 {
-    return d == ENG_NVFP4 || d == ENG_MXFP4 || d == ENG_INT4;
+    return d == ENG_NVFP4 || d == ENG_MXFP4 || d == ENG_INT4 || d == ENG_MXFP4_FP8;
+}
+
+eng_dtype eng_dtype_storage(eng_dtype d)
+{
+    return d == ENG_MXFP4_FP8 ? ENG_MXFP4 : d;
 }
 
 int eng_dtype_parse(const char *s, eng_dtype *out)
@@ -53,8 +59,8 @@ int eng_dtype_parse(const char *s, eng_dtype *out)
         *out = ENG_NVFP4;
         return 1;
     }
-    for (int i = 0; i < ENG_FP32; i++)
-        if (strcmp(s, dtype_names[i]) == 0) {
+    for (int i = 0; i < ENG_DTYPE_COUNT; i++)
+        if (i != ENG_FP32 && strcmp(s, dtype_names[i]) == 0) {
             *out = (eng_dtype)i;
             return 0;
         }
@@ -186,7 +192,7 @@ static int64_t norm_params(const eng_model *m)
 /* Parameters per part on one GPU of layout l (the whole model when l is NULL). */
 static void count_parts(const eng_model *m, const eng_layout *l, int64_t p[ENG_PART_COUNT])
 {
-    int64_t t = l ? l->tp : 1, gpus = l ? (int64_t)l->tp * l->dp : 1, ep = l ? l->ep : 1;
+    int64_t t = l ? l->tp : 1, ep = l ? l->ep : 1;
     int64_t h = m->hidden, emb = (int64_t)m->vocab * h;
     int64_t dense = m->layers - m->moe_layers;
     memset(p, 0, sizeof(int64_t) * ENG_PART_COUNT);
@@ -203,10 +209,12 @@ static void count_parts(const eng_model *m, const eng_layout *l, int64_t p[ENG_P
     if (m->moe_layers > 0) {
         /* MODEL: vLLM's FusedMoE: with expert parallelism each of the ep ranks holds
          * experts / ep whole experts; without it every expert's inner dimension is split
-         * over all tp x dp GPUs (the MoE group spans the DP ranks). Shared experts are a dense
-         * MLP split over the TP ranks; the router is replicated. */
-        int64_t n = ep > 1 ? m->experts / ep : m->experts;
-        int64_t inter = ep > 1 ? m->expert_inter : m->expert_inter / gpus;
+         * over all tp x dp GPUs (the MoE group spans the DP ranks). TensorRT-LLM and SGLang
+         * also split both ways (moe_tp_size x moe_ep_size = the GPUs): experts / ep experts,
+         * each split over moe_tp GPUs. Shared experts are a dense MLP split over the TP ranks;
+         * the router is replicated. */
+        int64_t n = m->experts / ep;
+        int64_t inter = m->expert_inter / (l ? eng_layout_moe_tp(l) : 1);
         p[part_index(ENG_PART_EXPERTS)] = m->moe_layers * n * mlp_params(m, inter, m->expert_bias);
         int64_t shared = m->shared_inter ? mlp_params(m, m->shared_inter / t, 0) : 0;
         p[part_index(ENG_PART_SHARED)] = m->moe_layers * (shared + (m->shared_gate ? h : 0));
@@ -251,6 +259,7 @@ int64_t eng_model_params_active(const eng_model *m)
 
 uint32_t eng_model_quant_parts(const eng_model *m, eng_dtype d)
 {
+    d = eng_dtype_storage(d);
     if (d == ENG_BF16 || d == ENG_FP16 || d == ENG_FP32 || d == ENG_DTYPE_AUTO)
         return d == ENG_DTYPE_AUTO ? eng_model_quant_parts(m, m->weight_dtype) : 0;
     if (d == m->weight_dtype && m->quant_parts)
@@ -266,6 +275,7 @@ double eng_model_part_bytes(const eng_model *m, eng_dtype d, uint32_t part)
 {
     if (d == ENG_DTYPE_AUTO)
         d = m->weight_dtype;
+    d = eng_dtype_storage(d);
     if (!(eng_model_quant_parts(m, d) & part))
         return 2; /* 16-bit */
     if (d == m->weight_dtype && m->quant_bytes > 0)
@@ -389,25 +399,34 @@ static int check_moe(const eng_model *m, const eng_layout *l, char *why, size_t 
                           l->dp, m->name);
         return 0;
     }
-    if (l->ep > 1 && l->ep != gpus)
+    if (gpus % l->ep != 0)
         return refuse(why, len,
-                      "expert_parallel %d must be 1 or tensor_parallel x data_parallel_attention "
-                      "= %d: llmsim spreads the experts over every GPU of the replica, as "
-                      "vLLM's --enable-expert-parallel does",
-                      l->ep, gpus);
-    if (l->ep > 1 && m->experts % l->ep != 0)
+                      "expert_parallel %d must divide tensor_parallel x data_parallel_attention "
+                      "= %d (the experts are placed over expert_parallel groups and each is split "
+                      "over the GPUs of its group; %d places them whole, as vLLM's "
+                      "--enable-expert-parallel does)",
+                      l->ep, gpus, gpus);
+    if (m->experts % l->ep != 0)
         return refuse(why, len, "expert_parallel %d does not divide model %s's %d routed experts",
                       l->ep, m->name, m->experts);
-    if (l->ep == 1 && m->expert_inter % gpus != 0)
+    int32_t split = eng_layout_moe_tp(l);
+    if (m->expert_inter % split != 0)
         return refuse(why, len,
-                      "%d GPUs (tensor_parallel x data_parallel_attention) do not divide model "
-                      "%s's expert width %d; use expert_parallel %d",
-                      gpus, m->name, m->expert_inter, gpus);
+                      "%d GPUs per expert (tensor_parallel x data_parallel_attention / "
+                      "expert_parallel) do not divide model %s's expert width %d; use "
+                      "expert_parallel %d",
+                      split, m->name, m->expert_inter, gpus);
     if (m->shared_inter % l->tp != 0)
         return refuse(why, len,
                       "tensor_parallel %d does not divide model %s's shared-expert width %d", l->tp,
                       m->name, m->shared_inter);
     return 0;
+}
+
+int32_t eng_layout_moe_tp(const eng_layout *l)
+{
+    int32_t gpus = l->tp * l->dp;
+    return l->ep > 0 && gpus % l->ep == 0 ? gpus / l->ep : 1;
 }
 
 int eng_layout_check(const eng_model *m, const eng_layout *l, char *why, size_t len)
@@ -484,6 +503,15 @@ int eng_precision(const eng_gpu *g, eng_dtype d, eng_dtype kv, eng_compute *out,
                      "dtype mxfp4 on %s: 4-bit weights read, 16-bit compute (weight-only, as "
                      "vLLM's default MXFP4 kernels run them%s)",
                      g->name, g->flops_fp4 > 0 ? ", although this GPU has FP4 tensor cores" : "");
+        break;
+    case ENG_MXFP4_FP8:
+        /* MODEL: TensorRT-LLM's W4A8_MXFP4_FP8 MoE (tensorrt_llm/_torch/modules/fused_moe,
+         * quant algo W4A8_MXFP4_FP8; the CUTLASS MoE backend on Hopper): MXFP4 weights are
+         * read and the activations quantized to fp8, computed on the fp8 tensor cores */
+        if (!(g->flops_fp8 > 0))
+            return refuse(why, len, "dtype mxfp4-fp8: gpu %s has no fp8 tensor cores; use mxfp4",
+                          g->name);
+        *out = ENG_COMPUTE_FP8;
         break;
     case ENG_INT4:
         /* MODEL: AWQ/GPTQ/compressed-tensors W4A16: vLLM's Marlin and Machete kernels read

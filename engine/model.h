@@ -19,11 +19,13 @@ typedef enum eng_dtype {
     ENG_DTYPE_AUTO = -1,
     ENG_BF16 = 0,
     ENG_FP16,
-    ENG_FP8,   /* E4M3, block- or tensor-scaled */
-    ENG_NVFP4, /* E2M1 in 16-element blocks with an E4M3 scale */
-    ENG_MXFP4, /* E2M1 in 32-element blocks with an E8M0 scale (OCP MX) */
-    ENG_INT4,  /* AWQ/GPTQ-style 4-bit integers, group 128, fp16 scale and 4-bit zero */
-    ENG_FP32,  /* state of linear-attention layers (mamba_ssm_dtype); never a weights dtype */
+    ENG_FP8,       /* E4M3, block- or tensor-scaled */
+    ENG_NVFP4,     /* E2M1 in 16-element blocks with an E4M3 scale */
+    ENG_MXFP4,     /* E2M1 in 32-element blocks with an E8M0 scale (OCP MX) */
+    ENG_INT4,      /* AWQ/GPTQ-style 4-bit integers, group 128, fp16 scale and 4-bit zero */
+    ENG_FP32,      /* state of linear-attention layers (mamba_ssm_dtype); never a weights dtype */
+    ENG_MXFP4_FP8, /* MXFP4 weights computed with fp8 activations (W4A8: TensorRT-LLM's
+                      W4A8_MXFP4_FP8 MoE); stored as mxfp4 */
     ENG_DTYPE_COUNT
 } eng_dtype;
 
@@ -131,9 +133,14 @@ typedef struct eng_model {
 /* How one replica's GPUs divide a model. GPUs per replica = tp x dp. */
 typedef struct eng_layout {
     int32_t tp; /* tensor parallel: GPUs splitting each attention and dense layer */
-    int32_t ep; /* expert parallel: GPUs the routed experts are spread over (1 = none) */
+    int32_t ep; /* expert parallel: groups the routed experts are placed over (1 = none); it
+                   divides tp x dp, and each expert is split over the tp x dp / ep GPUs of its
+                   group (TensorRT-LLM's moe_tp_size x moe_ep_size) */
     int32_t dp; /* attention data-parallel ranks, each with its own requests and KV (1 = none) */
 } eng_layout;
+
+/* GPUs each routed expert's inner dimension is split over: tp x dp / ep. */
+int32_t eng_layout_moe_tp(const eng_layout *l);
 
 /* Parameters (elements): every weight of the language model (embeddings, layers, LM head;
  * multi-token-prediction layers and vision towers are not part of the description). */
@@ -210,9 +217,12 @@ typedef enum eng_compute {
 
 /* Decides how GPU g runs weights in d with a KV cache in kv, the way serving engines run them
  * there: fp8 on fp8 tensor cores (an error naming the GPU when it has none); nvfp4 on NVFP4
- * tensor cores, else weight-only; mxfp4 and int4 weight-only (see model.c for the sources).
+ * tensor cores, else weight-only; mxfp4 and int4 weight-only; mxfp4-fp8 on fp8 tensor cores
+ * (see model.c for the sources).
  * Returns 0 with *out set and, when the run differs from what the dtype suggests, a sentence in
  * note ("" otherwise); or -1 with a message in why. */
+/* The dtype weights in d are stored in: d itself, mxfp4 for mxfp4-fp8. */
+eng_dtype eng_dtype_storage(eng_dtype d);
 int eng_precision(const eng_gpu *g, eng_dtype d, eng_dtype kv, eng_compute *out, char *note,
                   size_t notelen, char *why, size_t len);
 

@@ -23,6 +23,11 @@
  * defaults to False in tensorrt_llm/llmapi/llm_args.py; PyExecutor._executor_loop_overlap);
  * the 580 us of issue #13957 is what that loop left exposed where the GPU step was shorter than
  * the host's, so it stands in for the host work per iteration, overlapped.
+ *
+ * The versions aiconfigurator's H100 measurements ran (vLLM 0.15-0.18, SGLang 0.5.x,
+ * TensorRT-LLM 1.1-1.3) have presets of their own; none of those engines publishes a per-step
+ * CPU profile of these versions, so each borrows the figures above and says so. TensorRT-LLM's
+ * overlap scheduler holds a finished request's seat through the next step (sched_trtllm.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -56,6 +61,18 @@ static const eng_preset presets[] = {
      "vLLM V1 0.14: as 0.11, with async scheduling on by default (the CPU work of step n+1 "
      "overlaps step n)"},
     {"vllm",
+     "0.18",
+     0,
+     "vllm",
+     "async_scheduling=true",
+     0.9,
+     16,
+     {725, 27.0, 1},
+     V1_CPU ", overlapped (async scheduling); borrowed: vLLM publishes no per-step profile of "
+            "0.15-0.18",
+     "vLLM V1 0.15-0.18: as 0.14 (async scheduling on, the V1 scheduler's token budget and "
+     "defaults unchanged for these runs)"},
+    {"vllm",
      "0.6",
      0,
      "vllm-v0",
@@ -87,6 +104,18 @@ static const eng_preset presets[] = {
      V1_CPU ", overlapped (SGLang overlap scheduler)",
      "SGLang 0.4: radix cache, new-token-ratio admission, retraction; mem_fraction_static "
      "0.88 (TP 1); overlap scheduler on"},
+    {"sglang",
+     "0.5",
+     0,
+     "sglang",
+     "",
+     0.88,
+     16,
+     {725, 27.0, 1},
+     V1_CPU ", overlapped (SGLang's overlap scheduler); borrowed: SGLang publishes no per-step "
+            "CPU profile",
+     "SGLang 0.5.x: as 0.4 (overlap scheduler on), mixed chunk off unless "
+     "scheduler.enable_mixed_chunk (--enable-mixed-chunk)"},
     {"trtllm",
      "0.19",
      1,
@@ -102,15 +131,30 @@ static const eng_preset presets[] = {
      "1.0",
      0,
      "trtllm",
-     "",
+     "overlap_scheduler=true",
      0.9,
      32,
      {580, 0, 1},
      "TensorRT-LLM issue #13957: the host time its overlap loop left exposed, standing in for "
      "the host work per iteration, overlapped (PyTorch backend's overlap scheduler, on by "
      "default)",
-     "TensorRT-LLM 1.0: PyTorch backend, overlap scheduler on; GUARANTEED_NO_EVICT, "
-     "max_num_tokens 8192, 32-token blocks, block reuse"},
+     "TensorRT-LLM 1.0: PyTorch backend, overlap scheduler on (a finished request keeps its "
+     "seat while the next step forms); GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token "
+     "blocks, block reuse"},
+    {"trtllm",
+     "1.3",
+     0,
+     "trtllm",
+     "overlap_scheduler=true",
+     0.9,
+     32,
+     {580, 0, 1},
+     "TensorRT-LLM issue #13957 (its overlap loop's exposed host time), standing in for the "
+     "host work per iteration, overlapped; borrowed across 1.1-1.3, which publish no profile of "
+     "their own",
+     "TensorRT-LLM 1.1-1.3: PyTorch backend, overlap scheduler (a finished request keeps its "
+     "seat while the next step forms); GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token "
+     "blocks, block reuse"},
     {"tgi",
      "3",
      1,

@@ -27,7 +27,7 @@ typedef struct sglang {
     eng_rq_list waiting, running;
     eng_request *chunked;
     int64_t max_running, chunked_prefill_size, max_prefill_tokens;
-    int lpm;
+    int lpm, mixed;
     double ratio, init_ratio, min_ratio, decay;
     int batch_is_full;
     int retracted_now; /* retracted while forming the current batch */
@@ -51,6 +51,8 @@ static const eng_param sglang_params[] = {
      "scales the new-token ratio that reserves memory for running requests"},
     {"disable_radix_cache", ENG_PARAM_BOOL, "false", 0, 0, NULL,
      "turn the radix (prefix) cache off"},
+    {"enable_mixed_chunk", ENG_PARAM_BOOL, "false", 0, 0, NULL,
+     "run the decode batch in the same step as a prefill batch (--enable-mixed-chunk)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 extern const eng_sched_ops eng_sched_sglang;
@@ -79,6 +81,7 @@ static int sglang_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
         g->chunked_prefill_size = c->gpu.mem_bytes < INT64_C(25) * 1000 * 1000 * 1000 ? 2048 : 8192;
     g->max_prefill_tokens = eng_cfg_int(cfg, ops, "max_prefill_tokens");
     g->lpm = strcmp(eng_cfg_str(cfg, ops, "schedule_policy"), "lpm") == 0;
+    g->mixed = (int)eng_cfg_int(cfg, ops, "enable_mixed_chunk");
     /* MODEL: SGLang scheduler.py init: init_new_token_ratio = min(0.7 x conservativeness, 1),
      * min_new_token_ratio = init x 0.14, decay = (init - min) / 600 per decode step
      * (global_config.py defaults) */
@@ -238,6 +241,33 @@ static int add_one(sglang *g, eng_replica *r, eng_batch *out, adder *a, eng_requ
     return budget_state(a);
 }
 
+/* MODEL: SGLang scheduler.py get_new_batch_prefill: with --enable-mixed-chunk the running
+ * batch's decode tokens (one per running request) are taken from the prefill budgets
+ * (PrefillAdder(..., mixed_with_decode_tokens = running_bs): rem_total, cur_rem, rem_input and
+ * rem_chunk all start that much lower) */
+static void mixed_offset(const sglang *g, adder *a)
+{
+    if (!g->mixed)
+        return;
+    int64_t bs = running_n(g);
+    a->rem_total -= bs;
+    a->cur_rem -= bs;
+    a->rem_input -= bs;
+    a->rem_chunk -= bs;
+}
+
+/* MODEL: SGLang get_new_batch_prefill, mixed-style chunked prefill: when the running batch is
+ * not empty, it is prepared for decode and mixed into the prefill batch (mix_with_running):
+ * one step runs the new prefill chunks and a decode token of every running request. Mixing
+ * needs chunked prefill (chunked_prefill_size > 0, as SGLang's is_mixed_chunk requires); a
+ * step whose decode tokens would not fit the free blocks runs the prefill alone. */
+static void mix_running(const sglang *g, eng_replica *r, eng_batch *out)
+{
+    if (g->mixed && running_n(g) > 0 && eng_cohort_size(r) > 0 &&
+        eng_decode_blocks_needed(r) <= eng_kv_free(r))
+        eng_batch_decode_all(r, out);
+}
+
 static int new_prefill_batch(sglang *g, eng_replica *r, eng_batch *out)
 {
     if ((g->batch_is_full || g->waiting.n == 0) && !g->chunked)
@@ -253,6 +283,7 @@ static int new_prefill_batch(sglang *g, eng_replica *r, eng_batch *out)
     int64_t free_tokens = eng_kv_free(r) * eng_kv_block_size(r);
     adder a = {free_tokens - (int64_t)((double)running_need(g, r) * g->ratio), free_tokens,
                g->max_prefill_tokens, g->chunked_prefill_size, 0};
+    mixed_offset(g, &a);
     if (g->chunked) {
         /* MODEL: PrefillAdder.add_chunked_req: the chunked request continues first */
         eng_request *rq = g->chunked;
@@ -357,8 +388,10 @@ static int sglang_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t n
     g->retracted_now = 0;
     /* MODEL: Scheduler.get_next_batch_to_run: a new prefill batch if one can be formed (the
      * decode batch waits meanwhile), else the decode batch */
-    if (new_prefill_batch(g, r, out) > 0)
-        return out->nchunks;
+    if (new_prefill_batch(g, r, out) > 0) {
+        mix_running(g, r, out);
+        return out->nchunks + (g->mixed ? eng_cohort_size(r) : 0);
+    }
     if (running_n(g) == 0) {
         /* MODEL: Scheduler event loop: an idle server re-initialises new_token_ratio */
         g->ratio = g->init_ratio;

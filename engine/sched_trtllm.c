@@ -24,7 +24,8 @@ typedef struct trtllm {
     eng_request **ctx; /* started, still in context (sched_flag) */
     int32_t nctx, capctx;
     int64_t max_batch_size, max_num_tokens;
-    int no_evict, chunked;
+    int no_evict, chunked, overlap;
+    int64_t retiring; /* requests finished in the step that just ended (overlap scheduler) */
 } trtllm;
 
 static const eng_param trtllm_params[] = {
@@ -38,6 +39,9 @@ static const eng_param trtllm_params[] = {
      "split contexts into chunks (of whole KV blocks) that fill the step's token budget"},
     {"enable_block_reuse", ENG_PARAM_BOOL, "true", 0, 0, NULL,
      "reuse cached KV blocks of prefixes"},
+    {"overlap_scheduler", ENG_PARAM_BOOL, "false", 0, 0, NULL,
+     "the PyTorch backend's overlap scheduler: step n+1 is formed before step n's results are "
+     "read, so a request that finished in step n holds its seat through step n+1"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 extern const eng_sched_ops eng_sched_trtllm;
@@ -53,6 +57,7 @@ static int trtllm_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
     t->max_batch_size = eng_cfg_int(cfg, ops, "max_batch_size");
     t->max_num_tokens = eng_cfg_int(cfg, ops, "max_num_tokens");
     t->chunked = (int)eng_cfg_int(cfg, ops, "enable_chunked_context");
+    t->overlap = (int)eng_cfg_int(cfg, ops, "overlap_scheduler");
     if (eng_cfg_int(cfg, ops, "enable_block_reuse"))
         eng_prefix_cache_enable(r, ENG_PC_AT_COMPLETION);
     return 0;
@@ -134,6 +139,24 @@ static int64_t context_chunk(const trtllm *t, const eng_replica *r, const eng_re
     return left / unit * unit;
 }
 
+/* MODEL: TensorRT-LLM's overlap executor loop (tensorrt_llm/_torch/pyexecutor/py_executor.py,
+ * _executor_loop_overlap) fetches and schedules step n+1 before it processes step n's results
+ * (_process_previous_batch, whose _handle_responses tears finished requests down): a request
+ * that emitted its last token in step n is still active, and still counted against
+ * max_num_active_requests = max_batch_size, while step n+1 is formed ("retiring", as TensorRT-LLM
+ * PR #18457 calls it; PR #16278: "the overlap executor prepares the next iteration before
+ * finished requests from the previous iteration release their sequence slots"). Its seat frees
+ * for the step after. The seats of the requests that finished in the step just ended; reading
+ * them clears them. */
+static int64_t retiring_seats(trtllm *t, const eng_replica *r)
+{
+    /* with nothing else in flight the extra step is one lone wasted token: the seat is taken
+     * as free at once rather than stalling an idle replica (a step of one sequence early) */
+    int64_t n = t->overlap && (eng_cohort_size(r) > 0 || t->nctx > 0) ? t->retiring : 0;
+    t->retiring = 0;
+    return n;
+}
+
 static int trtllm_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now)
 {
     trtllm *t = st;
@@ -143,7 +166,7 @@ static int trtllm_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t n
         while (eng_decode_blocks_needed(r) > eng_kv_free(r) && t->started.tail)
             pause_last(t, r);
     int64_t left = t->max_num_tokens - eng_cohort_size(r);
-    int64_t seats = t->max_batch_size - eng_cohort_size(r);
+    int64_t seats = t->max_batch_size - eng_cohort_size(r) - retiring_seats(t, r);
     int64_t decode_need = eng_decode_blocks_needed(r);
     /* contexts under way continue, in arrival order */
     ctx_compact(t);
@@ -207,6 +230,7 @@ static int trtllm_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t n
 static void trtllm_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
 {
     trtllm *t = st;
+    t->retiring += rq->status == ENG_RQ_FINISHED;
     ctx_remove(t, rq);
     eng_list_remove(&t->started, rq);
 }

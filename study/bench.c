@@ -26,6 +26,11 @@ static const char lognormal_lengths[] =
 /* DeepSeek-V3 as the capacity planner of DESIGN.md asks about it: fp8 on 8 x H200 */
 #define DSV3_TP8 "model: deepseek-v3\ngpu: h200\ntensor_parallel: 8\n"
 #define DSV3_DP8 "model: deepseek-v3\ngpu: h200\ndata_parallel_attention: 8\nexpert_parallel: 8\n"
+/* gpt-oss-120b as TensorRT-LLM runs its "fp8": MXFP4 experts on fp8 tensor cores, 4 H100s with
+ * the experts placed over 2 groups and each split over 2 GPUs */
+#define GPTOSS_W4A8                                                                                \
+    "model: gpt-oss-120b\ngpu: h100-sxm\ndtype: mxfp4-fp8\ntensor_parallel: 4\nexpert_parallel: "  \
+    "2\n"
 
 /* The vllm-v0 cases are the ones that ran the `vllm` policy before it became V1 (the same V0
  * policy, renamed), so their figures compare with older benches like for like. */
@@ -45,6 +50,13 @@ static const study_bench_case cases[] = {
     {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS, STUDY_BENCH_POISSON, NULL},
     {"deepseek-v3", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_TP8},
     {"deepseek-v3-dp8", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_DP8},
+    /* SGLang with mixed chunks, TensorRT-LLM's overlap scheduler, and W4A8 experts split both
+     * ways (the aic validation set's engine settings) */
+    {"sglang-mixed", "sglang, enable_mixed_chunk: true", 1000000, 1, STUDY_BENCH_SUMMARY,
+     STUDY_BENCH_POISSON, NULL},
+    {"trtllm-overlap", "trtllm, overlap_scheduler: true", 1000000, 1, STUDY_BENCH_SUMMARY,
+     STUDY_BENCH_POISSON, NULL},
+    {"gpt-oss-w4a8", "trtllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, GPTOSS_W4A8},
 };
 
 const study_bench_case *study_bench_cases(int *n)

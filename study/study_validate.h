@@ -37,6 +37,15 @@ typedef struct study_vmetric {
     char column[96]; /* table sets: the measured column */
 } study_vmetric;
 
+/* A validated group: the engine a scenario runs, its GPU generation, its kind of model, and
+ * whether it is served aggregated or disaggregated. */
+typedef struct study_vkey {
+    char engine[32];     /* vllm, sglang, trtllm, tgi, or a scheduler policy's name */
+    char generation[16]; /* ampere, ada, hopper, blackwell, blackwell-rtx, cdna, unknown */
+    char kind[8];        /* dense, moe */
+    char serving[8];     /* agg (one pool), pd (prefill and decode pools) */
+} study_vkey;
+
 typedef struct study_vrow {
     char *id;      /* the row's name (the table's id column, or operator and shape) */
     char *group;   /* the group its errors are summarised in */
@@ -51,6 +60,8 @@ typedef struct study_vrow {
     char **sets;                          /* serving rows: the scenario overrides */
     int nsets;
     int64_t warmup; /* serving rows: the first arrivals left out of the compared metrics */
+    char *regime;   /* serving rows: the set's regime the row falls in (NULL: none) */
+    study_vkey key; /* serving rows: its validated group (engine "" until its scenario loads) */
 } study_vrow;
 
 typedef struct study_vset {
@@ -136,6 +147,44 @@ double study_vrow_error(const study_vrow *r, int m);
 /* The statistics per group (in order of first appearance) and metric, then "all" per metric.
  * *out is malloc'd (the caller frees); returns the count. */
 int study_vset_stats(const study_vset *v, study_vstat **out);
+
+/* What study_vset_stats_by groups the rows by. */
+typedef enum study_vby {
+    STUDY_VBY_GROUP = 0, /* the set's groups */
+    STUDY_VBY_REGIME,    /* the set's regimes (rows in none are left out) */
+    STUDY_VBY_VALIDATED  /* validated groups, "ENGINE GENERATION KIND SERVING" */
+} study_vby;
+/* Like study_vset_stats, grouped by `by`, without the "all" rows. Free *out with free(). */
+int study_vset_stats_by(const study_vset *v, study_vby by, study_vstat **out);
+
+/* ---- the validated error that travels with a prediction (verror.c) ---- */
+
+typedef struct study_verror {
+    char set[64];
+    study_vkey key;
+    char metric[32]; /* TTFT, TPOT, ... */
+    int64_t n;
+    double median_abs, p90_abs, signed_median;
+} study_verror;
+
+/* The validated group of scenario scn. */
+void study_vkey_of(const scn_scenario *scn, study_vkey *k);
+/* Writes the set's error per validated group and metric as CSV to path (set, engine,
+ * generation, kind, serving, metric, n, median_abs, p90_abs, signed_median). 0, or -1 with
+ * err. */
+int study_verrors_write(const study_vset *v, const char *path, sim_err *err);
+/* The table the project ships: <validation dir>/errors.csv, into buf. */
+const char *study_verrors_path(char *buf, size_t len);
+/* The entries (one per metric, at most max) of the group in the table at path nearest k: the
+ * same engine, generation, kind and serving (*exact = 1), else the same engine, generation and
+ * serving with the other kind. Returns
+ * how many, 0 when no group is near, or -1 with err (the file cannot be read, a malformed
+ * line). */
+int study_verrors_nearest(const char *path, const study_vkey *k, study_verror *out, int max,
+                          int *exact, sim_err *err);
+/* One sentence for scenario scn from the shipped table: "TTFT validated to a median 18% ...
+ * on 237 vllm hopper dense rows of aic-silicon-h100", or "not validated: ...". Returns buf. */
+const char *study_verrors_describe(const scn_scenario *scn, char *buf, size_t len);
 /* Counts of rows by status, each row weighted by its count. */
 void study_vset_counts(const study_vset *v, int64_t *ok, int64_t *cannot, int64_t *failed);
 

@@ -12,8 +12,11 @@
  *          row is predicted under, or the reason it cannot be expressed (its overrides are then
  *          kept, checked, and not applied: a mapping ready to switch on).
  * TEMPLATE is text with placeholders {COL}, {COL:KEY} (the value of KEY in a cell holding
- * "k=v; k=v"), {A|B} (the first non-empty alternative) and {...*N} (the number times N); {{ and
+ * "k=v; k=v"), {A|B} (the first non-empty alternative; a number stands for itself, {A|1}) and
+ * {...*N} (the number times N); {{ and
  * }} stand for literal braces (a YAML flow map as a value: "{{dist: fixed, value: {isl}}}").
+ * A template that begins with '=' is arithmetic once expanded (vexpr.c): an engine limit a
+ * harness derives from a row, "=ceil(({batch_size} + {isl} + 1500) / 32) * 32".
  * Later overrides of a key win, as with --set. Every constant override is tried on the base
  * scenario when the set is read, so a misspelt key is an error naming the set's line; an
  * override made from a row's values that the scenario refuses makes that row inexpressible,
@@ -335,9 +338,15 @@ static int placeholder(const char *ph, const vcsv *c, int check, char *out, size
     out[0] = '\0';
     char *save = NULL;
     for (char *alt = strtok_r(body, "|", &save); alt; alt = strtok_r(NULL, "|", &save)) {
-        char *colon = strchr(alt, ':');
+        char *colon = strchr(alt, ':'), *end;
         if (colon)
             *colon = '\0';
+        double lit = strtod(alt, &end);
+        if (!colon && end != alt && !*end && isfinite(lit)) { /* a number: its own value */
+            if (!check)
+                snprintf(out, len, "%s", alt);
+            break;
+        }
         int col = vcsv_col(c, alt);
         if (col < 0 || (colon && !colon[1]))
             return snprintf(why, wlen, "{%s}: %s '%s'", ph,
@@ -354,8 +363,8 @@ static int placeholder(const char *ph, const vcsv *c, int check, char *out, size
         if (*out)
             break;
     }
-    if (check)
-        return 0;
+    if (check) /* a stand-in value, so that an expression's syntax can be checked */
+        return snprintf(out, len, "1"), 0;
     if (!*out && empty_ok)
         return 0;
     if (!*out)
@@ -410,10 +419,25 @@ static int expand_as(const char *tmpl, const vcsv *c, int check, char *out, size
     return off < len ? 0 : (snprintf(why, wlen, "longer than %zu characters", len - 1), -1);
 }
 
+/* expand_as without empty placeholders; a template beginning with '=' is an expression
+ * (vexpr.c), evaluated once expanded: its value is printed as %.10g. */
 static int expand(const char *tmpl, const vcsv *c, int check, char *out, size_t len, char *why,
                   size_t wlen)
 {
-    return expand_as(tmpl, c, check, out, len, why, wlen, 0);
+    int rc = expand_as(tmpl, c, check, out, len, why, wlen, 0);
+    if (rc || tmpl[0] != '=')
+        return rc;
+    double x;
+    if (validate_expr(out + 1, &x, why, wlen) != 0) {
+        if (check) { /* name the template, not its stand-in expansion */
+            char inner[256];
+            snprintf(inner, sizeof inner, "%s", why);
+            snprintf(why, wlen, "%s (its placeholders read as 1: %s)", tmpl, inner);
+        }
+        return check ? -1 : 1;
+    }
+    snprintf(out, len, "%.10g", x);
+    return 0;
 }
 
 /* ---- a serving set's mapping ---- */
@@ -439,6 +463,13 @@ typedef struct vrule {
     vaction otherwise;
 } vrule;
 
+/* A regime the rows are also summarised by: the first whose `when` holds (no `when`: every
+ * row left). */
+typedef struct vregime {
+    char name[64];
+    char when[MAX_TEMPLATE]; /* "=EXPR" ("" = always) */
+} vregime;
+
 typedef struct serving {
     const char *file; /* the set file */
     int idcol;
@@ -447,7 +478,11 @@ typedef struct serving {
     vaction all;      /* `set`: every row */
     vrule *rules;
     int nrules;
+    vregime *regimes;
+    int nregimes;
 } serving;
+
+static void take_regime(const serving *sv, const vcsv *c, study_vrow *r);
 
 static void action_free(vaction *a)
 {
@@ -474,6 +509,7 @@ static void serving_free(serving *s)
         action_free(&s->rules[r].otherwise);
     }
     free(s->rules);
+    free(s->regimes);
 }
 
 /* Tries an action's constant overrides, together, on the base scenario (a preset's version
@@ -495,7 +531,7 @@ static int try_overrides(const study_vset *v, const scn_node *n, const char *key
 /* Whether a `set` value is a template (has placeholders) rather than a constant. */
 static int is_template(const char *t)
 {
-    return strchr(t, '{') != NULL || strchr(t, '}') != NULL;
+    return t[0] == '=' || strchr(t, '{') != NULL || strchr(t, '}') != NULL;
 }
 
 /* The constant overrides of the map `where`, tried together on the base scenario (a preset's
@@ -735,7 +771,9 @@ static void map_row(const study_vset *v, const serving *sv, const vcsv *c, study
     for (int i = 0; i < sv->nrules; i++) {
         const vrule *ru = &sv->rules[i];
         char val[512], why[256];
-        if (expand_as(ru->value, c, 0, val, sizeof val, why, sizeof why, 1) != 0)
+        if ((ru->value[0] == '='
+                 ? expand(ru->value, c, 0, val, sizeof val, why, sizeof why)
+                 : expand_as(ru->value, c, 0, val, sizeof val, why, sizeof why, 1)) != 0)
             val[0] = '\0';
         const vaction *a = ru->has_otherwise ? &ru->otherwise : NULL;
         for (int k = 0; k < ru->ncases; k++)
@@ -811,6 +849,7 @@ static void check_row(const study_vset *v, study_vrow *r)
         validate_row_fail(r, STUDY_V_CANNOT, "%s", msg);
     } else {
         take_notes(scn.notes, r);
+        study_vkey_of(&scn, &r->key);
     }
     scn_free(&scn);
 }
@@ -852,6 +891,7 @@ static void table_row(study_vset *v, const serving *sv, const vcsv *c)
     map_row(v, sv, c, r);
     if (r->status == STUDY_V_OK)
         check_row(v, r);
+    take_regime(sv, c, r);
 }
 
 static int matches(const char *match, const char *id)
@@ -916,6 +956,54 @@ static int read_warmup(const study_vset *v, const scn_node *root, const vcsv *c,
     return 0;
 }
 
+/* `regimes: [{name, when: EXPR}, ...]`: EXPR is an expression over the row's columns (as a
+ * template beginning with '=' is), checked against the table's columns here. */
+static int read_regimes(study_vset *v, const scn_node *list, const vcsv *c, serving *sv,
+                        sim_err *err)
+{
+    static const char *const keys[] = {"name", "when", NULL};
+    if (!list)
+        return 0;
+    if (scn_doc_type(list) != SCN_DOC_SEQ)
+        return validate_fail(err, v->path, list, "regimes", "expected a list of {name, when}");
+    sv->regimes = sim_xcalloc((size_t)scn_doc_count(list) + 1, sizeof *sv->regimes);
+    int i = 0;
+    for (const scn_node *n = scn_doc_first(list); n; n = scn_doc_next(n), i++) {
+        char where[64], why[256], out[MAX_TEMPLATE];
+        const char *name, *when;
+        snprintf(where, sizeof where, "regimes.%d", i);
+        if (scn_doc_type(n) != SCN_DOC_MAP || validate_keys(v->path, n, where, keys, err) ||
+            validate_scalar(v->path, n, "name", &name, err) ||
+            validate_scalar(v->path, n, "when", &when, err))
+            return scn_doc_type(n) != SCN_DOC_MAP
+                       ? validate_fail(err, v->path, n, where, "expected {name, when}")
+                       : -1;
+        if (!name || !*name || strlen(name) >= sizeof sv->regimes[i].name)
+            return validate_fail(err, v->path, n, where, "expected a name (under 64 characters)");
+        vregime *g = &sv->regimes[sv->nregimes++];
+        snprintf(g->name, sizeof g->name, "%s", name);
+        if (when && snprintf(g->when, sizeof g->when, "=%s", when) >= (int)sizeof g->when)
+            return validate_fail(err, v->path, n, where, "when: too long");
+        if (when && expand(g->when, c, 1, out, sizeof out, why, sizeof why) != 0)
+            return validate_fail(err, v->path, scn_doc_get(n, "when"), where, "when: %s", why);
+    }
+    return 0;
+}
+
+/* The first regime of sv whose condition holds for c's current row, into r (none: NULL). */
+static void take_regime(const serving *sv, const vcsv *c, study_vrow *r)
+{
+    for (int i = 0; i < sv->nregimes; i++) {
+        char out[MAX_TEMPLATE], why[256];
+        const vregime *g = &sv->regimes[i];
+        if (!g->when[0] ||
+            (expand(g->when, c, 0, out, sizeof out, why, sizeof why) == 0 && atof(out) != 0)) {
+            r->regime = sim_xstrdup(g->name);
+            return;
+        }
+    }
+}
+
 static int read_mapping(study_vset *v, const scn_node *root, const vcsv *c, serving *sv,
                         sim_err *err)
 {
@@ -948,7 +1036,7 @@ static int read_mapping(study_vset *v, const scn_node *root, const vcsv *c, serv
     for (const scn_node *r = scn_doc_first(rules); r; r = scn_doc_next(r), i++)
         if (read_rule(v, r, i, c, &sv->rules[sv->nrules++], err))
             return -1;
-    return 0;
+    return read_regimes(v, scn_doc_get(root, "regimes"), c, sv, err);
 }
 
 static int load_table(study_vset *v, const scn_node *root, const char *match, sim_err *err)
@@ -1065,9 +1153,9 @@ static int load_rows(study_vset *v, const scn_node *root, const char *match, sim
 
 static int load_serving(study_vset *v, const scn_node *root, const char *match, sim_err *err)
 {
-    static const char *const keys[] = {"name",     "kind",  "description", "source", "notes",
-                                       "scenario", "table", "rows",        "id",     "group",
-                                       "measured", "set",   "rules",       "warmup", NULL};
+    static const char *const keys[] = {
+        "name", "kind",  "description", "source", "notes", "scenario", "table",   "rows",
+        "id",   "group", "measured",    "set",    "rules", "warmup",   "regimes", NULL};
     const char *scn;
     if (validate_keys(v->path, root, "", keys, err) ||
         validate_scalar(v->path, root, "scenario", &scn, err))
@@ -1140,6 +1228,7 @@ void study_vset_free(study_vset *v)
         free(r->group);
         free(r->reason);
         free(r->approx);
+        free(r->regime);
         for (int k = 0; k < r->nsets; k++)
             free(r->sets[k]);
         free(r->sets);
@@ -1362,9 +1451,23 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The statistics of metric m over the rows whose group is g (NULL: every row). */
-static int stat_of(const study_vset *v, const char *g, int m, double *abs_e, double *sgn,
-                   study_vstat *st)
+/* The name a row is summarised under by `by` (NULL: none). */
+static const char *key_of(const study_vrow *r, study_vby by, char *buf, size_t len)
+{
+    if (by == STUDY_VBY_GROUP)
+        return r->group;
+    if (by == STUDY_VBY_REGIME)
+        return r->regime;
+    if (!r->key.engine[0])
+        return NULL;
+    snprintf(buf, len, "%s %s %s %s", r->key.engine, r->key.generation, r->key.kind,
+             r->key.serving);
+    return buf;
+}
+
+/* The statistics of metric m over the rows whose `by` key is g (NULL: every row). */
+static int stat_of(const study_vset *v, study_vby by, const char *g, int m, double *abs_e,
+                   double *sgn, study_vstat *st)
 {
     memset(st, 0, sizeof *st);
     snprintf(st->group, sizeof st->group, "%s", g ? g : "all");
@@ -1372,8 +1475,10 @@ static int stat_of(const study_vset *v, const char *g, int m, double *abs_e, dou
     st->worst_row = -1;
     int n = 0;
     for (int i = 0; i < v->nrows; i++) {
+        char buf[64];
         double e = study_vrow_error(&v->rows[i], m);
-        if (isnan(e) || (g && strcmp(v->rows[i].group, g) != 0))
+        const char *k = key_of(&v->rows[i], by, buf, sizeof buf);
+        if (isnan(e) || (g && (!k || strcmp(k, g) != 0)))
             continue;
         sgn[n] = e;
         abs_e[n++] = fabs(e);
@@ -1391,30 +1496,42 @@ static int stat_of(const study_vset *v, const char *g, int m, double *abs_e, dou
     return n;
 }
 
-int study_vset_stats(const study_vset *v, study_vstat **out)
+/* The statistics by `by`, its keys in order of first appearance, then every row when all. */
+static int stats(const study_vset *v, study_vby by, int all, study_vstat **out)
 {
-    /* the groups in order of first appearance */
-    const char **groups = sim_xmalloc(((size_t)v->nrows + 1) * sizeof *groups);
+    char(*keys)[64] = sim_xmalloc(((size_t)v->nrows + 1) * sizeof *keys);
     int ng = 0;
     for (int i = 0; i < v->nrows; i++) {
-        int seen = 0;
-        for (int k = ng - 1; k >= 0 && !seen; k--)
-            seen = strcmp(groups[k], v->rows[i].group) == 0;
+        char buf[64];
+        const char *k = key_of(&v->rows[i], by, buf, sizeof buf);
+        int seen = !k;
+        for (int j = ng - 1; j >= 0 && !seen; j--)
+            seen = strcmp(keys[j], k) == 0;
         if (!seen)
-            groups[ng++] = v->rows[i].group;
+            snprintf(keys[ng++], sizeof keys[0], "%s", k);
     }
     double *a = sim_xmalloc(((size_t)v->nrows + 1) * sizeof *a);
     double *s = sim_xmalloc(((size_t)v->nrows + 1) * sizeof *s);
     *out = sim_xmalloc(((size_t)(ng + 1) * (size_t)(v->nmetrics + 1)) * sizeof **out);
     int n = 0;
-    for (int g = 0; g <= ng; g++)
+    for (int g = 0; g < ng + all; g++)
         for (int m = 0; m < v->nmetrics; m++)
-            if (stat_of(v, g < ng ? groups[g] : NULL, m, a, s, &(*out)[n]) > 0)
+            if (stat_of(v, by, g < ng ? keys[g] : NULL, m, a, s, &(*out)[n]) > 0)
                 n++;
-    free(groups);
+    free(keys);
     free(a);
     free(s);
     return n;
+}
+
+int study_vset_stats(const study_vset *v, study_vstat **out)
+{
+    return stats(v, STUDY_VBY_GROUP, 1, out);
+}
+
+int study_vset_stats_by(const study_vset *v, study_vby by, study_vstat **out)
+{
+    return stats(v, by, 0, out);
 }
 
 void study_vset_counts(const study_vset *v, int64_t *ok, int64_t *cannot, int64_t *failed)

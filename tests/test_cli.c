@@ -129,6 +129,35 @@ static void test_run_is_deterministic(void **state)
     assert_string_not_equal(strstr(j1, "\"model_id\""), strstr(j2, "\"model_id\""));
 }
 
+/* The text summary states the validated error of the nearest group of the error table in the
+ * validation folder (LLMSIM_VALIDATION_DIR), or that the scenario is not validated. */
+static void test_run_states_validated_error(void **state)
+{
+    char scn[300], dir[300], table[400], out[8192], err[4096];
+    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
+    snprintf(dir, sizeof dir, "%s/vdir", e2e_dir);
+    snprintf(table, sizeof table, "%s/errors.csv", dir);
+    e2e_write(scn, small);
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "mkdir -p %s", dir), 0);
+    e2e_write(table, "set,engine,generation,kind,serving,metric,n,median_abs,p90_abs,"
+                     "signed_median\n"
+                     "dev,orca,hopper,dense,agg,TTFT,12,0.18,0.5,-0.05\n"
+                     "dev,orca,hopper,dense,agg,TPOT,12,0.07,0.2,0.02\n");
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "LLMSIM_VALIDATION_DIR=%s %s run %s --no-db", dir, LLMSIM_BINARY, scn),
+                     0);
+    if (!strstr(out, "TTFT validated to a median 18% (p90 50%, signed -5%); TPOT validated to a "
+                     "median 7% (p90 20%, signed +2%) on 12 orca hopper dense rows of dev\n"))
+        fail_msg("%s", out);
+    /* an A100 is another generation: not validated */
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
+                            "LLMSIM_VALIDATION_DIR=%s %s run %s --no-db --set gpu=a100-80gb", dir,
+                            LLMSIM_BINARY, scn),
+                     0);
+    if (!strstr(out, "not validated: no validated orca rows on ampere GPUs"))
+        fail_msg("%s", out);
+}
+
 /* A long run reports its progress on stderr (here after 0 s instead of 2), never with --quiet,
  * and a short one says nothing. */
 static void test_run_progress(void **state)
@@ -293,6 +322,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_is_deterministic),
         cmocka_unit_test(test_run_progress),
+        cmocka_unit_test(test_run_states_validated_error),
         cmocka_unit_test(test_override_and_store_levels),
         cmocka_unit_test(test_bad_scenarios_store_nothing),
         cmocka_unit_test(test_check_refuses_what_run_refuses),

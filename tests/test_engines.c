@@ -393,24 +393,40 @@ static void test_sglang_retracts_fewest_outputs(void **state)
     free_rec(r);
 }
 
-/* One request at a time is chunk-prefilled, chunked_prefill_size tokens per prefill batch, and
- * the decode batch waits meanwhile (no mixed chunks). */
-static void test_sglang_chunked_prefill(void **state)
+/* The prefill steps of a 2000-token request chunk-prefilled 512 tokens at a time next to one
+ * running request, mixed or not: each step's prefill tokens (want) and decode tokens. */
+static void expect_sglang_chunks(const char *mixed, const int32_t want[4], int32_t decode)
 {
     eng_config c;
     config(&c, "sglang", 100000);
     eng_cfg_set(&c.sched, "chunked_prefill_size", "512");
+    eng_cfg_set(&c.sched, "enable_mixed_chunk", mixed);
     eng_arrival a[] = {arrival(0, 50, 100, NULL, 0), arrival(5 * SIM_NS_PER_MS, 2000, 5, NULL, 0)};
     rec *r = run(&c, a, 2);
     int k = 0;
     while (r->it[k].start_ns < r->rq[1].t_first_sched)
         k++;
-    const int32_t want[] = {512, 512, 512, 464};
     for (int j = 0; j < 4; j++) {
         assert_int_equal(r->it[k + j].prefill_tokens, want[j]);
-        assert_int_equal(r->it[k + j].decode_tokens, 0);
+        assert_int_equal(r->it[k + j].decode_tokens, decode);
     }
     free_rec(r);
+}
+
+/* One request at a time is chunk-prefilled, chunked_prefill_size tokens per prefill batch, and
+ * the decode batch waits meanwhile (no mixed chunks). */
+static void test_sglang_chunked_prefill(void **state)
+{
+    const int32_t want[] = {512, 512, 512, 464};
+    expect_sglang_chunks("false", want, 0);
+}
+
+/* enable_mixed_chunk: the running requests decode in the prefill steps, and their decode tokens
+ * come out of the prefill budgets (chunks of 512 - 1 tokens while one request runs). */
+static void test_sglang_mixed_chunk(void **state)
+{
+    const int32_t want[] = {511, 511, 511, 467};
+    expect_sglang_chunks("true", want, 1);
 }
 
 /* schedule_policy lpm: the waiting request with the longest cached prefix goes first. */
@@ -453,6 +469,36 @@ static void test_trtllm_capacity_policies(void **state)
     assert_int_equal(r->rq[0].preemptions, 0);
     assert_true(r->rq[1].preemptions >= 1);
     free_rec(r);
+}
+
+/* The overlap scheduler forms step n+1 before it reads step n's results: a request that
+ * finished in step n still holds its seat in step n+1, so with max_batch_size 2 a waiting
+ * request starts a step later than without the overlap scheduler (a long runner keeps the GPU
+ * busy meanwhile). */
+static void test_trtllm_overlap_retiring_seat(void **state)
+{
+    eng_arrival a[] = {arrival(0, 16, 4, NULL, 0), arrival(0, 16, 40, NULL, 0),
+                       arrival(0, 16, 4, NULL, 0)};
+    int64_t start[2];
+    for (int ov = 0; ov < 2; ov++) {
+        eng_config c;
+        config(&c, "trtllm", 100000);
+        eng_cfg_set(&c.sched, "max_batch_size", "2");
+        eng_cfg_set(&c.sched, "overlap_scheduler", ov ? "true" : "false");
+        rec *r = run(&c, a, 3);
+        int k = 0; /* the step in which the third request starts */
+        while (r->it[k].start_ns < r->rq[2].t_first_sched)
+            k++;
+        assert_true(r->it[k].start_ns == r->rq[2].t_first_sched);
+        /* the first finished in the step before the third's first, or one more before */
+        int j = 0;
+        while (r->it[j].start_ns + r->it[j].duration_ns < r->rq[0].t_finish)
+            j++;
+        assert_int_equal(k - j, ov ? 2 : 1);
+        start[ov] = r->rq[2].t_first_sched;
+        free_rec(r);
+    }
+    assert_true(start[1] > start[0]);
 }
 
 /* max_num_tokens counts context tokens and one per generation request; without chunked context
@@ -501,9 +547,11 @@ int main(void)
         cmocka_unit_test(test_sglang_ratio_admission_and_decay),
         cmocka_unit_test(test_sglang_retracts_fewest_outputs),
         cmocka_unit_test(test_sglang_chunked_prefill),
+        cmocka_unit_test(test_sglang_mixed_chunk),
         cmocka_unit_test(test_sglang_lpm),
         cmocka_unit_test(test_trtllm_capacity_policies),
         cmocka_unit_test(test_trtllm_max_num_tokens),
+        cmocka_unit_test(test_trtllm_overlap_retiring_seat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

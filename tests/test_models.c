@@ -112,6 +112,10 @@ static void test_dtype_bytes(void **state)
         assert_int_equal(d, (eng_dtype)i);
         assert_string_equal(eng_dtype_name(d), names[i]);
     }
+    assert_int_equal(eng_dtype_parse("mxfp4-fp8", &d), 0);
+    assert_int_equal(d, ENG_MXFP4_FP8);
+    assert_true(eng_dtype_bytes(ENG_MXFP4_FP8) == 0.53125); /* stored as mxfp4 */
+    assert_int_equal(eng_dtype_storage(ENG_MXFP4_FP8), ENG_MXFP4);
     assert_int_equal(eng_dtype_parse("fp32", &d), -1); /* a state dtype, never weights */
     assert_int_equal(eng_dtype_parse("int8", &d), -1);
     assert_string_equal(eng_dtype_name(ENG_DTYPE_AUTO), "auto");
@@ -143,6 +147,14 @@ static void test_precision_rules(void **state)
     expect_compute("mi355x", ENG_NVFP4, ENG_BF16, ENG_COMPUTE_16, "no NVFP4 tensor cores");
     expect_compute("h100-sxm", ENG_MXFP4, ENG_BF16, ENG_COMPUTE_16, "weight-only");
     expect_compute("b200", ENG_MXFP4, ENG_BF16, ENG_COMPUTE_16, "FP4 tensor cores");
+    /* W4A8: MXFP4 weights on the fp8 tensor cores, refused where there are none */
+    expect_compute("h100-sxm", ENG_MXFP4_FP8, ENG_BF16, ENG_COMPUTE_FP8, NULL);
+    eng_gpu a100 = gpu("a100-80gb");
+    eng_compute cc;
+    char refusal[200];
+    assert_int_equal(
+        eng_precision(&a100, ENG_MXFP4_FP8, ENG_BF16, &cc, NULL, 0, refusal, sizeof refusal), -1);
+    assert_non_null(strstr(refusal, "no fp8 tensor cores"));
     /* int4 is always weight-only */
     expect_compute("b200", ENG_INT4, ENG_BF16, ENG_COMPUTE_16, "weight-only");
     expect_compute("a100-80gb", ENG_INT4, ENG_BF16, ENG_COMPUTE_16, "weight-only");
@@ -301,6 +313,11 @@ static void test_checkpoint_quantization(void **state)
     assert_true(within((double)sh.weight_bytes, want, 1e-9));
     print_message("gpt-oss-120b as shipped: %.1f GB (bf16 %.1f GB)\n", sh.weight_bytes / 1e9,
                   2.0 * eng_model_params(&g) / 1e9);
+    /* W4A8 keeps the checkpoint's parts and bytes: only the compute differs */
+    eng_gpu_share w4a8;
+    eng_model_gpu_share(&g, ENG_MXFP4_FP8, ENG_DTYPE_AUTO, NULL, &w4a8);
+    assert_int_equal(w4a8.weight_bytes, sh.weight_bytes);
+    assert_int_equal(eng_model_quant_parts(&g, ENG_MXFP4_FP8), ENG_PART_EXPERTS);
     /* Kimi-K2.5: int4 routed experts (group 32, bf16 scales), the rest bf16 */
     eng_model k = read_text(kimi25);
     assert_int_equal(k.weight_dtype, ENG_INT4);
@@ -396,8 +413,8 @@ static void test_layout_checks(void **state)
     expect_plan(&c, 0, "has no routed experts");
     c = config("llama-3-8b", "h100-sxm", 1, 1, 2);
     expect_plan(&c, 0, "needs an MoE model");
-    c = config("deepseek-v3", "h200", 8, 4, 1);
-    expect_plan(&c, 0, "must be 1 or tensor_parallel x data_parallel_attention = 8");
+    c = config("deepseek-v3", "h200", 8, 3, 1);
+    expect_plan(&c, 0, "must divide tensor_parallel x data_parallel_attention = 8");
     c = config("mixtral-8x7b", "h100-sxm", 16, 16, 1);
     expect_plan(&c, 0, "does not divide model mixtral-8x7b's 8 routed experts");
     c = config("mixtral-8x22b", "h200", 1, 1, 3);
@@ -411,6 +428,26 @@ static void test_layout_checks(void **state)
     eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &tp2, &a);
     eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &ep2, &b);
     assert_int_equal(a.weight_bytes, b.weight_bytes); /* the same bytes, split differently */
+}
+
+/* Experts split both ways (TensorRT-LLM's moe_tp_size x moe_ep_size): on 4 GPUs, expert_parallel
+ * 2 places half the experts on each pair and splits each over the pair's 2 GPUs: the same bytes
+ * per GPU as placing them whole (ep 4) or splitting each over all 4 (ep 1). */
+static void test_experts_split_both_ways(void **state)
+{
+    eng_config c = config("qwen3-30b-a3b", "h100-sxm", 4, 2, 1);
+    expect_plan(&c, 1, NULL);
+    eng_model m = model("qwen3-30b-a3b");
+    eng_layout l1 = {4, 1, 1}, l2 = {4, 2, 1}, l4 = {4, 4, 1};
+    assert_int_equal(eng_layout_moe_tp(&l1), 4);
+    assert_int_equal(eng_layout_moe_tp(&l2), 2);
+    assert_int_equal(eng_layout_moe_tp(&l4), 1);
+    eng_gpu_share a, b, d;
+    eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &l1, &a);
+    eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &l2, &b);
+    eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &l4, &d);
+    assert_int_equal(a.weight_bytes, b.weight_bytes);
+    assert_int_equal(b.weight_bytes, d.weight_bytes);
 }
 
 /* GQA KV heads are replicated when TP exceeds their number: capacity counts each GPU's copy. */
@@ -799,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_checkpoint_quantization),
         cmocka_unit_test(test_fits_and_refusals),
         cmocka_unit_test(test_layout_checks),
+        cmocka_unit_test(test_experts_split_both_ways),
         cmocka_unit_test(test_gqa_replication),
         cmocka_unit_test(test_reader_families),
         cmocka_unit_test(test_reader_refusals),

@@ -151,7 +151,7 @@ static void bad_inputs(void **state)
                  FRAGS("demo.yaml:9: scheduler.name: unknown scheduler 'fifo' (valid: ", "orca"));
     expect_error("dtype: fp16", "dtype: int8", NULL, 0,
                  FRAGS("demo.yaml:5: dtype: unknown dtype 'int8' (valid: bf16, fp16, fp8, nvfp4, "
-                       "mxfp4, int4, fp4)"));
+                       "mxfp4, int4, mxfp4-fp8, fp4)"));
     expect_error("router: least_tokens", "router: random", NULL, 0,
                  FRAGS("demo.yaml:12: router: unknown router 'random'", "power_of_two"));
     expect_error("process: poisson", "process: weibull", NULL, 0,

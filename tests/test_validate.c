@@ -52,6 +52,8 @@ static void load_fails(const char *path, char *msg, size_t len)
     study_vset_free(&v);
 }
 
+static void write_set(const char *path, const char *extra, const char *rules);
+
 static void assert_has(const char *text, const char *want)
 {
     if (!text || !strstr(text, want))
@@ -228,6 +230,77 @@ static void test_serving_run(void **state)
     free(res);
     study_vset_free(&v);
     study_vset_free(&w);
+}
+
+/* Regimes: each row falls in the first whose condition holds (a column's text compared, a
+ * measured value against the others), and the errors are summarised by regime and by
+ * validated group (engine, GPU generation, kind of model, serving); the table of the latter is
+ * written and read back for the nearest group. */
+static void test_regimes_and_error_table(void **state)
+{
+    (void)state;
+    char path[300], table[300];
+    snprintf(path, sizeof path, "%s/regimes.yaml", e2e_dir);
+    snprintf(table, sizeof table, "%s/errors.csv", e2e_dir);
+    write_set(
+        path,
+        "set:\n  workload.arrival.concurrency: \"{conc}\"\n"
+        "  workload.num_requests: \"{conc*4}\"\n  tensor_parallel: \"{tp}\"\n"
+        "regimes:\n  - {name: orca, when: \"'{backend}' == 'orca'\"}\n"
+        "  - {name: slow, when: \"{ttft_ms} > 10 * {tpot_ms}\"}\n  - {name: rest}\n",
+        "  - column: backend\n    cases: {chunked: {}, orca: {set: {scheduler.name: orca}}}\n");
+    study_vset v;
+    sim_err err = {{0}};
+    load_ok(path, NULL, &v);
+    assert_string_equal(row_named(&v, "r2")->regime, "orca");
+    assert_string_equal(row_named(&v, "r3")->regime, "slow"); /* 25 > 10 x 2 */
+    assert_string_equal(row_named(&v, "r1")->regime, "rest"); /* 20.5 < 10 x 2.5 */
+    assert_string_equal(row_named(&v, "r1")->key.engine, "chunked");
+    assert_string_equal(row_named(&v, "r1")->key.generation, "hopper");
+    assert_string_equal(row_named(&v, "r1")->key.kind, "dense");
+    assert_string_equal(row_named(&v, "r1")->key.serving, "agg");
+    if (study_vset_run(&v, NULL, 1, STORE_SUMMARY, NULL, NULL, &err))
+        fail_msg("%s", err.msg);
+    study_vstat *st = NULL;
+    int n = study_vset_stats_by(&v, STUDY_VBY_REGIME, &st);
+    int seen_orca = 0;
+    for (int k = 0; k < n; k++)
+        if (strcmp(st[k].group, "orca") == 0 && st[k].metric == 0) {
+            seen_orca = 1;
+            assert_int_equal(st[k].n, 1);
+            assert_true(fabs(st[k].median_abs - fabs(study_vrow_error(row_named(&v, "r2"), 0))) <
+                        1e-12);
+        }
+    assert_true(seen_orca);
+    free(st);
+    n = study_vset_stats_by(&v, STUDY_VBY_VALIDATED, &st);
+    assert_true(n >= 2);
+    assert_string_equal(st[0].group, "chunked hopper dense agg");
+    free(st);
+    if (study_verrors_write(&v, table, &err))
+        fail_msg("%s", err.msg);
+    /* the nearest group: exact, then the other kind of model, else none */
+    study_vkey k = {"chunked", "hopper", "dense", "agg"};
+    study_verror e[4];
+    int exact = -1;
+    assert_int_equal(study_verrors_nearest(table, &k, e, 4, &exact, &err), 1); /* TTFT */
+    assert_int_equal(exact, 1);
+    assert_string_equal(e[0].metric, "TTFT");
+    assert_string_equal(e[0].set, "bad");
+    snprintf(k.kind, sizeof k.kind, "moe");
+    assert_int_equal(study_verrors_nearest(table, &k, e, 4, &exact, &err), 1);
+    assert_int_equal(exact, 0);
+    snprintf(k.generation, sizeof k.generation, "cdna");
+    assert_int_equal(study_verrors_nearest(table, &k, e, 4, &exact, &err), 0);
+    snprintf(k.generation, sizeof k.generation, "hopper");
+    snprintf(k.serving, sizeof k.serving, "pd");
+    assert_int_equal(study_verrors_nearest(table, &k, e, 4, &exact, &err), 0);
+    /* a malformed table is an error naming its line */
+    e2e_write(table, "set,engine,generation,kind,serving,metric,n,median_abs,p90_abs,"
+                     "signed_median\nx,y\n");
+    assert_int_equal(study_verrors_nearest(table, &k, e, 4, &exact, &err), -1);
+    assert_has(err.msg, "errors.csv:2: expected set,engine");
+    study_vset_free(&v);
 }
 
 /* Mean TTFT and TPOT over the requests that arrive after the first `skip`, by hand. */
@@ -461,6 +534,46 @@ static void write_set(const char *path, const char *extra, const char *rules)
     e2e_write(path, text);
 }
 
+/* Templates that begin with '=' are arithmetic once expanded (a harness's limit derived from a
+ * row: a sum rounded up to a block), a number stands for itself among alternatives, and a rule's
+ * value may be an expression (a comparison gives 1 or 0). */
+static void test_template_arithmetic(void **state)
+{
+    (void)state;
+    char path[300], msg[1024];
+    snprintf(path, sizeof path, "%s/arith.yaml", e2e_dir);
+    write_set(path,
+              "set:\n  workload.arrival.concurrency: \"{conc}\"\n"
+              "  workload.num_requests: \"=ceil(({conc} + {isl} + 100) / 32) * 32\"\n"
+              "  workload.prompt_tokens: \"=max({isl}, 100) - min(1, 2)\"\n"
+              "  workload.output_tokens: \"={note|4} * 2\"\n",
+              "  - value: \"={tp} > 1 && {conc} >= 4\"\n    cases:\n"
+              "      \"0\": {}\n      \"1\": {approx: wide}\n"
+              "  - column: backend\n    cases: {chunked: {}, orca: {}, tgi2: {}}\n");
+    study_vset v;
+    load_ok(path, NULL, &v);
+    const study_vrow *r1 = row_named(&v, "r1"), *r2 = row_named(&v, "r2");
+    assert_string_equal(r1->sets[1], "workload.num_requests=192"); /* ceil(166 / 32) x 32 */
+    assert_string_equal(r1->sets[2], "workload.prompt_tokens=99");
+    assert_string_equal(r1->sets[3], "workload.output_tokens=8"); /* an empty note: 4 */
+    assert_null(r1->approx && strstr(r1->approx, "wide") ? r1->approx : NULL);
+    assert_has(r2->approx, "wide");                               /* tp 2 and 4 clients */
+    assert_string_equal(r2->sets[3], "workload.output_tokens=6"); /* its note, 3 */
+    study_vrow *r3 = (study_vrow *)row_named(&v, "r3");
+    assert_int_equal(r3->status, STUDY_V_OK);
+    study_vset_free(&v);
+    /* a malformed expression is refused when the set is read, naming its line and key */
+    write_set(path, "set: {workload.num_requests: \"={conc} +* 2\"}\n",
+              "  - column: mode\n    cases: {agg: {}}\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "arith.yaml:9: set.workload.num_requests: ={conc} +* 2 (its placeholders "
+                    "read as 1: '1 +* 2': expected a number");
+    write_set(path, "set: {workload.num_requests: \"=floor({conc}, 2)\"}\n",
+              "  - column: mode\n    cases: {agg: {}}\n");
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "unknown function or wrong argument count");
+}
+
 static void test_bad_sets(void **state)
 {
     (void)state;
@@ -647,6 +760,8 @@ int main(void)
         cmocka_unit_test(test_transcribed_rows),
         cmocka_unit_test(test_disaggregated_row),
         cmocka_unit_test(test_stored_table),
+        cmocka_unit_test(test_template_arithmetic),
+        cmocka_unit_test(test_regimes_and_error_table),
         cmocka_unit_test(test_bad_sets),
         cmocka_unit_test(test_operator_rows),
         cmocka_unit_test(test_operator_kernel_sums),

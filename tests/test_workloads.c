@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "preset.h"
+
 #include "study.h"
 
 static int load(const char *text, const char *const *sets, int nsets, scn_scenario *s)
@@ -303,7 +305,7 @@ static void test_engine_presets(void **state)
     sim_err err;
     snprintf(text, sizeof text, "%sengine: {name: vllm, version: '0.1'}\n", preset_base);
     assert_int_not_equal(scn_load_text("t.yaml", text, NULL, 0, study_resolver(), &s, &err), 0);
-    assert_non_null(strstr(err.msg, "0.11, 0.14, 0.6, 0.5"));
+    assert_non_null(strstr(err.msg, "0.11, 0.14, 0.18, 0.6, 0.5"));
     scn_free(&s);
     snprintf(text, sizeof text, "%sengine: vllm\nscheduler: {name: orca}\n", preset_base);
     assert_int_not_equal(scn_load_text("t.yaml", text, NULL, 0, study_resolver(), &s, &err), 0);
@@ -339,6 +341,26 @@ static void test_engine_presets(void **state)
     assert_true(s.engine.cpu.async == 1 && s.engine.cpu.per_iteration_us == 580);
     scn_free(&s);
     assert_int_equal(cpu_async_of("engine: trtllm\n"), 0);
+    /* the versions the H100 measurements ran: vLLM 0.18 async, SGLang 0.5 overlapped, and
+     * TensorRT-LLM 1.3's overlap scheduler holding a finished request's seat a step */
+    assert_int_equal(cpu_async_of("engine: {name: vllm, version: '0.18'}\n"), 1);
+    assert_int_equal(cpu_async_of("engine: {name: sglang, version: '0.5'}\n"), 1);
+    snprintf(text, sizeof text, "%sengine: {name: trtllm, version: '1.3'}\n", preset_base);
+    assert_int_equal(load(text, NULL, 0, &s), 0);
+    assert_string_equal(eng_cfg_get(&s.engine.sched, "overlap_scheduler"), "true");
+    assert_int_equal(s.engine.cpu.async, 1);
+    scn_free(&s);
+    /* each figure says where it comes from, and a borrowed one says so */
+    size_t n;
+    const eng_preset *all = eng_preset_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(all[i].cpu_source && *all[i].cpu_source);
+        int recent = (strcmp(all[i].engine, "vllm") == 0 && strcmp(all[i].version, "0.18") == 0) ||
+                     (strcmp(all[i].engine, "sglang") == 0 && strcmp(all[i].version, "0.5") == 0) ||
+                     (strcmp(all[i].engine, "trtllm") == 0 && strcmp(all[i].version, "1.3") == 0);
+        if (recent)
+            assert_non_null(strstr(all[i].cpu_source, "borrowed"));
+    }
 }
 
 int main(void)

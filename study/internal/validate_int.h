@@ -65,6 +65,13 @@ int validate_keys(const char *file, const scn_node *map, const char *where,
 /* path resolved against the folder of the set file. 0, or -1 when it does not fit. */
 int validate_path(const char *set_path, const char *path, char *out, size_t len);
 
+/* ---- vexpr.c: template arithmetic ---- */
+
+/* Evaluates text, an expression over numbers (+ - * /, parentheses, ceil, floor, min, max,
+ * comparisons and && || giving 1 or 0), into *out. 0, or -1 with why quoting the text and
+ * where it went wrong. */
+int validate_expr(const char *text, double *out, char *why, size_t wlen);
+
 /* ---- validate_ops.c: operator sets ---- */
 
 /* Reads the operator part of a set (gpu, compute, network) from root and expands and predicts
