@@ -4,15 +4,18 @@
 # and fills the blocks of docs/capacity.md from them, so the page's figures come out of the
 # tool. A fragment of scripts/docs.sh: it sources this file and calls docs_capacity, or it runs
 # on its own.
+# docs-capacity.sh --check [BUILD_DIR] [NAME...]: runs the named blocks' commands (every block
+# when none is named) and compares each output with its block of the page, byte for byte; exit
+# 1 naming the blocks that differ, with their diff (test_docs_capacity checks the cheap ones).
 # Defaults: BUILD_DIR=build (a Release build), OUT_DIR a scratch folder (removed after).
 set -euo pipefail
 
-docs_capacity() {
-  local b=${1:-build} out=${2:-} db scratch=
-  if [ -z "$out" ]; then
-    out=$(mktemp -d /tmp/llmsim-docs-capacity-XXXXXX)
-    scratch=$out
-  fi
+# docs_capacity_run BUILD OUT [NAME...]: the page's commands (only the named ones, when any are
+# named), each one's output in OUT/NAME.txt.
+docs_capacity_run() {
+  local b=$1 out=$2 db
+  shift 2
+  local only=" $* "
   mkdir -p "$out"
   db=$(mktemp -u /tmp/llmsim-docs-capacity-XXXXXX.db)
   shown() { # an argument as a shell would need it typed: quoted when it has to be
@@ -23,6 +26,7 @@ docs_capacity() {
   }
   run() { # run NAME ARGS...: the command's stdout into OUT/NAME.txt
     local name=$1; shift
+    [ "$only" = "  " ] || [[ $only == *" $name "* ]] || return 0
     { printf '$ llmsim'; for a in "$@"; do shown "$a"; done; echo
       "$b/llmsim" "$@" --db "$db" --quiet; } > "$out/$name.txt"
   }
@@ -48,8 +52,50 @@ docs_capacity() {
   run recommend-dsv3 recommend --model deepseek-ai/DeepSeek-V3 --gpu h200 --gpus 8 \
       --isl 1000 --osl 500 --slo ttft_p99=2s,tpot_p99=50ms
   rm -f "$db" "$db"-*
+}
+
+docs_capacity() {
+  local b=${1:-build} out=${2:-} scratch=
+  if [ -z "$out" ]; then
+    out=$(mktemp -d /tmp/llmsim-docs-capacity-XXXXXX)
+    scratch=$out
+  fi
+  docs_capacity_run "$b" "$out"
   docs_capacity_fill "$out" docs/capacity.md
   [ -z "$scratch" ] || rm -rf "$scratch"
+}
+
+# docs_capacity_block PAGE NAME: the fenced block under "<!-- docs-capacity: NAME -->" of PAGE.
+docs_capacity_block() {
+  awk -v name="$2" '
+    $0 == "<!-- docs-capacity: " name " -->" { want = 1; next }
+    want && /^```$/ && !inside { inside = 1; next }
+    inside && /^```$/ { exit }
+    inside { print }' "$1"
+}
+
+# docs_capacity_check BUILD PAGE [NAME...]: 0 when each named block (every block when none is
+# named) is what its command prints now; 1 naming those that are not, with the differences.
+docs_capacity_check() {
+  local b=$1 page=$2 out rc=0 n names
+  shift 2
+  names=("$@")
+  [ ${#names[@]} -gt 0 ] ||
+    mapfile -t names < <(sed -n 's/^<!-- docs-capacity: \([a-z0-9-]*\) -->$/\1/p' "$page")
+  out=$(mktemp -d /tmp/llmsim-docs-capacity-XXXXXX)
+  docs_capacity_run "$b" "$out" "${names[@]}"
+  for n in "${names[@]}"; do
+    if [ ! -f "$out/$n.txt" ]; then
+      echo "$page: no command makes block '$n'"; rc=1
+    elif ! docs_capacity_block "$page" "$n" | diff -u - "$out/$n.txt" > "$out/$n.diff"; then
+      echo "$page: block '$n' is not what its command prints now (scripts/docs-capacity.sh refills it):"
+      cat "$out/$n.diff"; rc=1
+    else
+      echo "$page: block '$n' matches"
+    fi
+  done
+  rm -rf "$out"
+  return $rc
 }
 
 # docs_capacity_fill OUT PAGE: the fenced block under each "<!-- docs-capacity: NAME -->" line
@@ -69,5 +115,10 @@ docs_capacity_fill() {
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   cd "$(dirname "$0")/.."
-  docs_capacity "$@"
+  if [ "${1:-}" = --check ]; then
+    shift
+    docs_capacity_check "${1:-build}" docs/capacity.md "${@:2}"
+  else
+    docs_capacity "$@"
+  fi
 fi
