@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "study_capacity.h"
+#include "study_validate.h"
 
 static const cli_command capacity_cmd = {
     .name = "capacity",
@@ -213,13 +214,32 @@ static void print_row(const study_capacity *cap, int pd, const char *name, const
     printf("\n");
 }
 
-/* Under the table: each choice's overrides, and the reasons of any rejections. */
-static void print_notes(const study_capacity *cap, const study_answer *ans, int nchoice)
+/* Choice k's validated error into buf, or "" when it is the scenario's (base: the heading's). */
+static const char *choice_validated(const study_capacity *cap, int k, const char *base, char *buf,
+                                    size_t len)
 {
-    char sets[600], rej[300];
-    for (int k = 0; k < cap->ncmp; k++)
-        printf("(%s: %s)\n", cap->choice[k].name,
-               study_choice_sets(&cap->choice[k], sets, sizeof sets));
+    scn_scenario c;
+    sim_err ignore = {{0}};
+    buf[0] = '\0';
+    if (study_capacity_load_choice(cap, k, &c, &ignore) == 0 &&
+        strcmp(study_verrors_describe(&c, buf, len), base) == 0)
+        buf[0] = '\0';
+    scn_free(&c);
+    return buf;
+}
+
+/* Under the table: each choice's overrides and, where it is not the heading's, its validated
+ * error; the reasons of any rejections. */
+static void print_notes(const study_capacity *cap, const scn_scenario *scn, const study_answer *ans,
+                        int nchoice)
+{
+    char sets[600], rej[300], base[512], mine[512];
+    study_verrors_describe(scn, base, sizeof base);
+    for (int k = 0; k < cap->ncmp; k++) {
+        choice_validated(cap, k, base, mine, sizeof mine);
+        printf("(%s: %s%s%s)\n", cap->choice[k].name,
+               study_choice_sets(&cap->choice[k], sets, sizeof sets), mine[0] ? "; " : "", mine);
+    }
     for (int k = 0; k < nchoice; k++) {
         const study_trial *t = shown_trial(cap, &ans[k]);
         if (t->rejected && ans[k].verdict != STUDY_UNREACHABLE)
@@ -255,7 +275,7 @@ static void print_table(const cap_state *s, const scn_scenario *scn, const study
         printf("(a copy is the scenario's pools, or the ratio's replicas; prefill and decode: "
                "replicas x GPUs each%s)\n",
                cap->target > 0 ? ", for the copies the target rate needs" : " in one copy");
-    print_notes(cap, ans, nchoice);
+    print_notes(cap, scn, ans, nchoice);
 }
 
 /* The prefill:decode search's splits, the cheapest marked. */

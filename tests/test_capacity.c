@@ -494,6 +494,16 @@ static void cli_echoes_choices(void **state)
     assert_int_equal(st, 0);
     assert_true(e2e_query_int(db, "SELECT count(*) FROM capacity_probes WHERE choice = 'vllm'") >=
                 2);
+    /* a choice on another engine says its own validated error (the heading's is the scenario's) */
+    st = e2e_sh(out, sizeof out, err, sizeof err,
+                "%s capacity %s --db %s --slo ttft_p99=1000ms --precision 0.3 --set "
+                "workload.num_requests=100 --compare engine=vllm,tgi",
+                LLMSIM_BINARY, scn, db);
+    print_message("%s", out);
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "\nTTFT validated to a median"));
+    assert_non_null(strstr(out, "(vllm: engine=vllm)\n"));
+    assert_non_null(strstr(out, "(tgi: engine=tgi; not validated: no validated tgi rows"));
     /* bad --compare: a usage error naming the part */
     st = e2e_sh(out, sizeof out, err, sizeof err,
                 "%s capacity %s --db %s --slo ttft_p99=1s --compare 'a: x=1; a: y=2'",
