@@ -43,6 +43,7 @@ typedef struct rec_state {
     char gpu_list[256];
     char engine_list[128];
     const char *engines_arg, *plot, *report;
+    char validated[512]; /* the recommended point's validated error ("" when none) */
 } rec_state;
 
 static int add_slo(void *arg, const char *v)
@@ -241,6 +242,8 @@ static void print_front(const rec_state *s)
         printf(" (%s)\n", r->target > 0   ? "the fewest GPUs for the target rate"
                           : r->budget > 0 ? "the most requests/s within the budget"
                                           : "the most tokens/s per GPU");
+        if (s->validated[0])
+            printf("[%d]: %s\n", i + 1, s->validated);
     }
     free(v);
 }
@@ -351,6 +354,8 @@ static void print_json(const rec_state *s, const scn_scenario *scn)
     sim_jsonw_close(&j, ']');
     if (best >= 0)
         sim_jsonw_int(&j, "recommended", best);
+    if (best >= 0 && s->validated[0])
+        sim_jsonw_str(&j, "recommended_validated", s->validated);
     if (r->cluster_ok >= 0)
         sim_jsonw_bool(&j, "cluster_meets_slos", r->cluster_ok);
     free(v);
@@ -436,6 +441,8 @@ int cmd_recommend(int argc, char **argv)
         study_capacity_begin(&r->cap, &scn, s->slo_text, &err) != 0 ||
         study_recommend_run(r, &err) != 0)
         goto fail;
+    if (r->best >= 0)
+        study_recommend_validated(r, r->p[r->best].cand, s->validated, sizeof s->validated);
     if (s->c.json) {
         print_json(s, &scn);
     } else {
@@ -552,6 +559,10 @@ static int write_report(rec_state *s, const scn_scenario *scn, sim_err *err)
              r->n_sim, (long long)r->cap.runs, (long long)r->cap.search_id,
              (int)(sizeof rep.setting / 2), s->slo_text);
     snprintf(rep.footer, sizeof rep.footer, "llmsim %s recommend", study_version());
+    if (r->best >= 0 && s->validated[0])
+        snprintf(rep.notes[rep.nnotes++], sizeof rep.notes[0],
+                 "Validation of the recommended %.96s: %.380s.",
+                 r->c[r->p[r->best].cand].choice.name, s->validated);
     plt_report_result res = {0};
     if (rc == 0)
         rc = plt_report_write(&rep, &res, err);

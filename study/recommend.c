@@ -11,6 +11,7 @@
 
 #include "alias.h"
 #include "study_recommend.h"
+#include "study_validate.h"
 
 #define MAX_UNIT 8 /* GPUs of one unit: one node's NVLink domain */
 #define DEFAULT_TOP 8
@@ -784,6 +785,23 @@ int study_recommend_run(study_recommend *r, sim_err *err)
     }
     r->sim_s = sim_wall_seconds() - t0;
     return rc;
+}
+
+const char *study_recommend_validated(study_recommend *r, int cand, char *buf, size_t len)
+{
+    study_choice keep = r->cap.choice[0];
+    int ncmp = r->cap.ncmp;
+    scn_scenario scn;
+    sim_err ignore = {{0}};
+    buf[0] = '\0';
+    r->cap.choice[0] = r->c[cand].choice;
+    r->cap.ncmp = 1;
+    if (study_capacity_load_choice(&r->cap, 0, &scn, &ignore) == 0)
+        study_verrors_describe(&scn, buf, len);
+    scn_free(&scn);
+    r->cap.choice[0] = keep;
+    r->cap.ncmp = ncmp;
+    return buf;
 }
 
 void study_recommend_free(study_recommend *r)

@@ -118,6 +118,10 @@ typedef struct study_recommend {
  * with err (a scenario that does not load, no GPU type). Free with study_recommend_free. */
 int study_recommend_run(study_recommend *r, sim_err *err);
 void study_recommend_free(study_recommend *r);
+/* The validated error of candidate `cand`'s engine, GPU and layout, as study_verrors_describe
+ * words it (the shipped validation/errors.csv), into buf; "" when its scenario does not load.
+ * Returns buf. */
+const char *study_recommend_validated(study_recommend *r, int cand, char *buf, size_t len);
 
 /* The launch command of candidate c's real engine for model id `model` into buf (len), one
  * line per process kind ("prefill: ...", "decode: ..." when disaggregated), flags from each

@@ -252,6 +252,9 @@ static void cli_prints_front(void **state)
                         ?: strstr(out, "vllm serve meta-llama/Meta-Llama-3-8B-Instruct"));
     assert_non_null(strstr(out, "simulated candidates"));
     assert_non_null(strstr(out, "recommended: ["));
+    /* the recommended point's validated error, on the line after it */
+    assert_non_null(strstr(out, "]: TTFT validated to a median")
+                        ?: strstr(out, "]: not validated"));
     assert_non_null(strstr(err, "recommend: "));
     snprintf(path, sizeof path, "%s/front.points", e2e_dir);
     e2e_sh(out, sizeof out, NULL, 0, "cat %s", path);
@@ -267,6 +270,8 @@ static void cli_prints_front(void **state)
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "\"front\": ["));
     assert_non_null(strstr(out, "\"launch\": \"vllm serve meta-llama/Meta-Llama-3-8B-Instruct"));
+    assert_non_null(strstr(out, "\"recommended_validated\": \"TTFT validated to a median"));
+    assert_non_null(strstr(out, "vllm hopper dense rows"));
     /* a misspelt engine is named with the nearest */
     st = e2e_sh(out, sizeof out, err, sizeof err,
                 "%s recommend --model llama-3-8b --gpu h100 --gpus 2 --isl 5 --osl 5 --slo "
