@@ -51,7 +51,26 @@ docs_capacity_run() {
   # a recommendation on a GPU budget
   run recommend-dsv3 recommend --model deepseek-ai/DeepSeek-V3 --gpu h200 --gpus 8 \
       --isl 1000 --osl 500 --slo ttft_p99=2s,tpot_p99=50ms
+  # how far the screened search is from an exhaustive one, on a small grid
+  run screened recommend --model meta-llama/Llama-3.1-8B-Instruct --gpu h100 --gpus 2 \
+      --isl 1000 --osl 200 --slo ttft_p99=1s,tpot_p99=30ms
+  run exhaustive recommend --model meta-llama/Llama-3.1-8B-Instruct --gpu h100 --gpus 2 \
+      --isl 1000 --osl 200 --slo ttft_p99=1s,tpot_p99=30ms --exhaustive
   rm -f "$db" "$db"-*
+  # the size of a 1,000,000-request run's report
+  if [ "$only" = "  " ] || [[ $only == *" report-size "* ]]; then
+    local rdb html args=(--model llama-3-8b --gpu h100 --rate 20 --isl 512 --osl 128
+                         --requests 1000000)
+    rdb=$(mktemp -u /tmp/llmsim-docs-capacity-XXXXXX.db)
+    html=$(mktemp -u /tmp/llmsim-docs-capacity-XXXXXX.html)
+    "$b/llmsim" run "${args[@]}" --db "$rdb" --quiet > /dev/null
+    "$b/llmsim" report --run 1 --db "$rdb" -o "$html" --quiet
+    { printf '$ llmsim run'; for a in "${args[@]}"; do shown "$a"; done; echo
+      echo '$ llmsim report --run 1 -o report-run1.html'
+      echo '$ wc -c report-run1.html'
+      echo "$(wc -c < "$html") report-run1.html"; } > "$out/report-size.txt"
+    rm -f "$rdb" "$rdb"-* "$html"
+  fi
 }
 
 docs_capacity() {
