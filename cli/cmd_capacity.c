@@ -322,6 +322,8 @@ static void json_head(sim_jsonw *j, const study_capacity *cap, const scn_scenari
     const char *x = cli_extrapolated(scn);
     if (x)
         sim_jsonw_str(j, "extrapolated", x);
+    char v[512];
+    sim_jsonw_str(j, "validated", study_verrors_describe(scn, v, sizeof v));
     sim_jsonw_open(j, "sets", '[');
     for (int i = 0; i < cap->nsets; i++)
         sim_jsonw_str(j, NULL, cap->sets[i]);
@@ -399,6 +401,8 @@ static void print_json(const study_capacity *cap, const scn_scenario *scn, const
     json_head(&j, cap, scn);
     if (cap->ncmp)
         sim_jsonw_str(&j, "compare", cap->compare);
+    char base[512], mine[512];
+    study_verrors_describe(scn, base, sizeof base);
     sim_jsonw_open(&j, "choices", '[');
     for (int k = 0; k < nchoice; k++) {
         const study_answer *a = &ans[k];
@@ -409,6 +413,8 @@ static void print_json(const study_capacity *cap, const scn_scenario *scn, const
             for (int s = 0; s < cap->choice[k].nsets; s++)
                 sim_jsonw_str(&j, NULL, cap->choice[k].set[s]);
             sim_jsonw_close(&j, ']');
+            if (*choice_validated(cap, k, base, mine, sizeof mine))
+                sim_jsonw_str(&j, "validated", mine);
         }
         sim_jsonw_str(&j, "verdict", study_verdict_name(a->verdict));
         if (a->why[0])

@@ -469,6 +469,10 @@ static void cli_echoes_choices(void **state)
     assert_non_null(strstr(out, "\"sets\": [\"workload.num_requests=100\"]"));
     assert_non_null(strstr(out, "[\"scheduler.max_num_seqs=64\", \"gpu=h200\"]"));
     assert_non_null(strstr(out, "\"verdict\": \"found\""));
+    /* the scenario's validated error; both GPUs are Hopper: no choice has one of its own */
+    assert_non_null(strstr(out, "\"validated\": \"TTFT validated to a median"));
+    const char *v = strstr(out, "\"validated\": ");
+    assert_null(strstr(v + 1, "\"validated\": "));
     /* progress names the phases */
     assert_non_null(strstr(err, "[unloaded]"));
     assert_non_null(strstr(err, "[search]"));
