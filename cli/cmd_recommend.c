@@ -267,10 +267,10 @@ static void print_counts(const rec_state *s)
 {
     const study_recommend *r = &s->r;
     printf("(%d candidates: %d do not fit, %d miss a roofline bound, %d screened out, %d simulated "
-           "in %lld runs; %d front points failed confirmation; pipeline parallelism: not "
-           "modelled, not searched)\n",
-           r->nc, r->n_fit, r->n_roofline, r->n_screened, r->n_sim, (long long)r->cap.runs,
-           r->n_unconfirmed);
+           "(%d of them the best's siblings in seats and budget) in %lld runs; %d front points "
+           "failed confirmation; pipeline parallelism: not modelled, not searched)\n",
+           r->nc, r->n_fit, r->n_roofline, r->n_screened, r->n_sim, r->n_refined,
+           (long long)r->cap.runs, r->n_unconfirmed);
     fflush(stdout);
     cli_note(&s->c, "llmsim recommend: screen %.2f s, simulation %.1f s\n", r->screen_s, r->sim_s);
 }
@@ -338,6 +338,7 @@ static void print_json(const rec_state *s, const scn_scenario *scn)
     sim_jsonw_int(&j, "screened_out", r->n_screened);
     sim_jsonw_int(&j, "simulated", r->n_sim);
     sim_jsonw_int(&j, "runs", r->cap.runs);
+    sim_jsonw_int(&j, "refined", r->n_refined);
     sim_jsonw_int(&j, "unconfirmed", r->n_unconfirmed);
     sim_jsonw_num(&j, "screen_s", r->screen_s);
     sim_jsonw_num(&j, "simulation_s", r->sim_s);

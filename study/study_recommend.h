@@ -96,6 +96,7 @@ typedef struct study_recommend {
     study_rec_point *p;
     int np;
     int n_fit, n_roofline, n_screened, n_sim, n_unconfirmed;
+    int n_refined; /* of n_sim: the best's siblings in seats and budget */
     /* the point recommended (-1: none): with a target rate the fewest GPUs, checked by
      * simulating its units as a cluster at that rate (one unit added at a time, up to three,
      * until it meets the SLOs: cluster_ok); with a budget the most requests/s; else the most

@@ -5,6 +5,7 @@
  *  - each launch command starts the right program and names only flags the engine documents
  *    (lists below, taken from each engine's own CLI source);
  *  - the candidates add up: pruned by fit, by roofline, screened out, simulated;
+ *  - the best simulated candidate's siblings in seats and token budget are simulated too;
  *  - a budget too small for the weights is pruned by fit; --exhaustive simulates every
  *    candidate that fits and finds a front at least as good at its best point;
  *  - the CLI prints the table, the JSON and the front's points file.
@@ -234,6 +235,42 @@ static void target_rate_cluster(void **state)
     study_recommend_free(&r);
 }
 
+/* The screen cannot see seats or a token budget act as admission control: the best simulated
+ * candidate's siblings in those settings are simulated too, whatever the screen thought. */
+static void best_siblings_simulated(void **state)
+{
+    (void)state;
+    study_recommend r;
+    setup_vllm(&r, "ttft_p99=400ms,tpot_p99=25ms");
+    r.no_knobs = 0;
+    r.top = 2;
+    sim_err err;
+    if (study_recommend_run(&r, &err) != 0)
+        fail_msg("%s", err.msg);
+    int best = -1;
+    for (int i = 0; i < r.nc; i++)
+        if (r.c[i].state == STUDY_REC_SIMULATED && r.c[i].ans.verdict == STUDY_FOUND &&
+            (best < 0 || r.c[i].ans.rate / r.c[i].gpus > r.c[best].ans.rate / r.c[best].gpus))
+            best = i;
+    assert_true(best >= 0);
+    const study_rec_cand *b = &r.c[best];
+    int siblings = 0;
+    for (int i = 0; i < r.nc; i++) {
+        const study_rec_cand *k = &r.c[i];
+        if (i == best || k->a_tps_gpu <= 0 || k->gpus != b->gpus || k->kv_fp8 != b->kv_fp8 ||
+            memcmp(&k->lay, &b->lay, sizeof k->lay) != 0)
+            continue;
+        print_message("sibling of %s: %s, %s\n", b->choice.name, k->choice.name,
+                      k->state == STUDY_REC_SIMULATED ? "simulated" : "not simulated");
+        assert_int_equal(k->state, STUDY_REC_SIMULATED);
+        siblings++;
+    }
+    print_message("%d simulated, %d of them siblings of the best\n", r.n_sim, r.n_refined);
+    assert_true(siblings >= 1 && r.n_refined >= 1 && r.n_refined <= siblings);
+    assert_int_equal(r.n_fit + r.n_roofline + r.n_screened + r.n_sim, r.nc);
+    study_recommend_free(&r);
+}
+
 static void cli_prints_front(void **state)
 {
     (void)state;
@@ -286,9 +323,8 @@ int main(void)
     if (e2e_mkdir() != 0)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(front_meets_slos),
-        cmocka_unit_test(pruned_by_fit),
-        cmocka_unit_test(target_rate_cluster),
+        cmocka_unit_test(front_meets_slos),    cmocka_unit_test(pruned_by_fit),
+        cmocka_unit_test(target_rate_cluster), cmocka_unit_test(best_siblings_simulated),
         cmocka_unit_test(cli_prints_front),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
