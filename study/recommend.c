@@ -508,16 +508,22 @@ static int within(double a, double b, double rel)
     return fabs(a - b) <= rel * (fabs(a) > fabs(b) ? fabs(a) : fabs(b));
 }
 
-/* Whether a and b differ only in settings that hardly bind: the same GPU, engine and unit with
- * screen estimates within 2% (a token budget above every prompt, seats above what the KV cache
- * holds, an fp8 cache the batch never fills). The better ranked is simulated for both. */
-static int same_in_effect(const study_rec_cand *a, const study_rec_cand *b)
+/* Whether a and b are the same GPU, engine and unit (layouts, pools), settings aside. */
+static int same_unit(const study_rec_cand *a, const study_rec_cand *b)
 {
     return strcmp(a->gpu, b->gpu) == 0 && strcmp(a->engine, b->engine) == 0 &&
            a->disagg == b->disagg && a->gpus == b->gpus &&
            memcmp(&a->lay, &b->lay, sizeof a->lay) == 0 &&
            memcmp(&a->dec, &b->dec, sizeof a->dec) == 0 && a->nprefill == b->nprefill &&
-           a->ndecode == b->ndecode && within(a->a_tps_gpu, b->a_tps_gpu, 0.02) &&
+           a->ndecode == b->ndecode;
+}
+
+/* Whether a and b differ only in settings that hardly bind: the same unit with screen
+ * estimates within 2% (a token budget above every prompt, seats above what the KV cache holds,
+ * an fp8 cache the batch never fills). The better ranked is simulated for both. */
+static int same_in_effect(const study_rec_cand *a, const study_rec_cand *b)
+{
+    return same_unit(a, b) && within(a->a_tps_gpu, b->a_tps_gpu, 0.02) &&
            within(a->a_tps_user, b->a_tps_user, 0.02);
 }
 
@@ -609,11 +615,7 @@ static int simulate(study_recommend *r, int ci, sim_err *err)
 /* Whether a and b are the same deployment but for seats and token budget. */
 static int knob_siblings(const study_rec_cand *a, const study_rec_cand *b)
 {
-    return a != b && strcmp(a->gpu, b->gpu) == 0 && strcmp(a->engine, b->engine) == 0 &&
-           a->disagg == b->disagg && a->gpus == b->gpus &&
-           memcmp(&a->lay, &b->lay, sizeof a->lay) == 0 &&
-           memcmp(&a->dec, &b->dec, sizeof a->dec) == 0 && a->nprefill == b->nprefill &&
-           a->ndecode == b->ndecode && a->kv_fp8 == b->kv_fp8;
+    return a != b && same_unit(a, b) && a->kv_fp8 == b->kv_fp8;
 }
 
 /* MODEL: the screen prices steady decode steps, so it cannot see a seat cap or a token budget
