@@ -93,6 +93,7 @@ struct eng_request {
     /* content and prefix caching */
     eng_pcreq *pc;         /* engine-owned: content, block hashes, cached-block table */
     uint64_t tag;          /* the workload source's tag (a session's turn), handed back to it */
+    uint64_t session;      /* its conversation's id, from 1 (eng_arrival.session); 0: none */
     int32_t cached_tokens; /* prompt tokens found in the prefix cache at its first admission */
 
     /* engine bookkeeping */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "store_capacity.h"
+#include "store_query.h"
 #include "study_capacity.h"
 
 /* ---- SLOs ---- */
@@ -120,7 +121,13 @@ int study_capacity_begin(study_capacity *c, const scn_scenario *scn, const char 
                                 .compare_key = c->ncmp ? c->compare : NULL,
                                 .precision = c->precision,
                                 .base_seed = c->seed_given ? c->seed : scn->seed};
-    return store_capacity_open(c->db, &info, &c->search_id, err);
+    /* a search asked exactly so that a killed process left unfinished is taken up: its probes
+     * are the ones this search makes first (same seeds), so they are read back, not run */
+    int found = store_capacity_resume(c->db, &info, c->ncmp ? c->ncmp : 1, &c->search_id, err);
+    if (found < 0)
+        return -1;
+    c->resumed = found;
+    return found ? 0 : store_capacity_open(c->db, &info, &c->search_id, err);
 }
 
 /* ---- verdicts in words ---- */

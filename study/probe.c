@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "store_capacity.h"
+#include "store_query.h"
 #include "study_capacity.h"
 
 #define BATCHES 10
@@ -312,12 +313,9 @@ static int run_seed(study_capacity *c, const probe_sets *p, int64_t nreq, uint64
     return rc;
 }
 
-static int store_probe(study_capacity *c, int ci, const char *phase, double rate, int replicas,
+static int store_probe(study_capacity *c, const char *phase, double rate, int replicas,
                        const char *choice, const study_trial *t, sim_err *err)
 {
-    (void)ci;
-    if (!c->search_id)
-        return 0;
     store_capacity_probe p = {.seq = c->probes,
                               .choice = choice,
                               .phase = strcmp(phase, "cluster") ? STORE_CAPACITY_SEARCH
@@ -328,6 +326,116 @@ static int store_probe(study_capacity *c, int ci, const char *phase, double rate
                               .saturated = t->saturated,
                               .run_id = t->run_id};
     return store_capacity_add_probe(c->db, c->search_id, &p, err);
+}
+
+/* Stored run `id`'s metrics into res, its totals from them (arrived: completed + rejected,
+ * the run having ended with every request done). 0, or -1 with err. */
+static int stored_run(study_capacity *c, int64_t id, study_result *res, sim_err *err)
+{
+    memset(res, 0, sizeof *res);
+    int n = store_run_metrics(c->db, id, res->m, ENG_MAX_METRICS, err);
+    if (n < 0)
+        return -1;
+    res->n = n;
+    res->run_id = id;
+    res->saturated = study_metric(res, "saturated") > 0;
+    res->tot.finished = (int64_t)study_metric(res, "completed");
+    res->tot.rejected = (int64_t)study_metric(res, "rejected");
+    res->tot.arrived = res->tot.finished + res->tot.rejected;
+    for (int k = 1; k < ENG_REJECT_REASON_COUNT; k++) {
+        double v = study_metric(res, study_reject_metric((eng_reject_reason)k));
+        res->tot.rejected_by[k] = isnan(v) ? 0 : (int64_t)v;
+    }
+    return 0;
+}
+
+/* A resumed search's stored probe c->probes into *t, when there is one: its verdict as judged
+ * when it ran (ok, saturated) and the means over its seeds' stored runs, which are consecutive
+ * (a probe's runs commit together with it, seeds base, base + 1, ...). Approximation: the
+ * batch intervals are not stored, so a read-back probe's half-widths are the seeds' interval
+ * alone (NAN after one seed). *shown gets the stored rate (the unloaded probe's throughput).
+ * 1, 0 when there is none (the probe is simulated), -1 with err when the stored probe is
+ * another one (another llmsim made it). */
+static int stored_probe(study_capacity *c, const char *name, const char *phase,
+                        study_load_kind kind, double rate, int replicas, uint64_t base,
+                        study_trial *t, double *shown, sim_err *err)
+{
+    store_capacity_probe p;
+    char was[256];
+    if (!c->resumed || !c->search_id)
+        return 0;
+    int got = store_capacity_probe_get(c->db, c->search_id, c->probes, &p, was, sizeof was, err);
+    if (got <= 0)
+        return got;
+    int cluster = strcmp(phase, "cluster") == 0;
+    if (strcmp(was, name ? name : "") != 0 || (p.phase == STORE_CAPACITY_CLUSTER) != cluster ||
+        (kind != STUDY_LOAD_UNLOADED && p.rate != rate) || p.replicas != replicas)
+        return sim_errf(err,
+                        "capacity search %lld (resumed) stored probe %lld as %s at %.6g req/s on "
+                        "%d replicas, where this search asks for %s at %.6g req/s on %d: another "
+                        "llmsim made it; use another database",
+                        (long long)c->search_id, (long long)c->probes, was, p.rate, p.replicas,
+                        name ? name : "", rate, replicas);
+    int max = c->max_seeds > 0 ? c->max_seeds : DEFAULT_SEEDS, rc = 0;
+    tally ty;
+    memset(&ty, 0, sizeof ty);
+    study_result *res = sim_xcalloc(1, sizeof *res);
+    for (int s = 0; s < max && p.run_id > 0 && rc == 0; s++) {
+        store_run_meta meta;
+        sim_err none = {{0}};
+        if (store_run_get(c->db, p.run_id + s, &meta, &none) != 0 ||
+            meta.seed != base + (uint64_t)s)
+            break; /* the next probe's first run (seed base again), or the last run */
+        batcher b;
+        batcher_init(&b, 0); /* no requests: no batch estimates */
+        rc = stored_run(c, p.run_id + s, res, err);
+        if (rc == 0)
+            add_run(c, res, &b, &ty, t);
+        batcher_free(&b);
+    }
+    free(res);
+    if (rc != 0)
+        return -1;
+    t->ok = p.ok;
+    t->saturated = p.saturated;
+    t->run_id = p.run_id;
+    if (kind == STUDY_LOAD_UNLOADED)
+        t->throughput = p.rate;
+    *shown = p.rate;
+    return 1;
+}
+
+/* Runs the probe's seeds until decided, and stores it: with a search in the store, its runs
+ * and its row in one transaction, so a killed process leaves a probe whole or not at all. */
+static int run_probe(study_capacity *c, const probe_sets *p, int64_t nreq, uint64_t base,
+                     const char *phase, double shown_rate, int replicas, const char *name,
+                     study_load_kind kind, study_trial *t, double *shown, sim_err *err)
+{
+    int max = c->max_seeds > 0 ? c->max_seeds : DEFAULT_SEEDS, rc = 0;
+    if (c->search_id && store_begin(c->db, err) != 0)
+        return -1;
+    tally ty;
+    memset(&ty, 0, sizeof ty);
+    study_result *res = sim_xcalloc(1, sizeof *res);
+    for (int s = 0; s < max && rc == 0; s++) {
+        batcher b;
+        rc = run_seed(c, p, nreq, base + (uint64_t)s, res, &b, err);
+        if (rc == 0)
+            add_run(c, res, &b, &ty, t);
+        batcher_free(&b);
+        if (rc == 0 && decide(c, t, s + 1 == max))
+            break;
+    }
+    free(res);
+    *shown = kind == STUDY_LOAD_UNLOADED ? t->throughput : shown_rate;
+    if (!c->search_id)
+        return rc;
+    if (rc == 0)
+        rc = store_probe(c, phase, *shown, replicas, name, t, err);
+    if (rc == 0)
+        return store_commit(c->db, err);
+    store_rollback(c->db);
+    return -1;
 }
 
 int study_capacity_probe(study_capacity *c, int ci, const char *phase, study_load_kind kind,
@@ -345,30 +453,16 @@ int study_capacity_probe(study_capacity *c, int ci, const char *phase, study_loa
     }
     uint64_t base = c->seed_given ? c->seed : scn.seed;
     scn_free(&scn);
-    int max = c->max_seeds > 0 ? c->max_seeds : DEFAULT_SEEDS, rc = 0;
-    tally ty;
-    memset(&ty, 0, sizeof ty);
-    study_result *res = sim_xcalloc(1, sizeof *res);
-    for (int s = 0; s < max && rc == 0; s++) {
-        batcher b;
-        rc = run_seed(c, &p, nreq, base + (uint64_t)s, res, &b, err);
-        if (rc == 0)
-            add_run(c, res, &b, &ty, t);
-        batcher_free(&b);
-        if (rc == 0 && decide(c, t, s + 1 == max))
-            break;
-    }
-    free(res);
     char pd_choice[32];
     const char *name = ci >= 0 ? c->choice[ci].name : NULL;
     if (pool) {
         snprintf(pd_choice, sizeof pd_choice, "%d:%d", pool[0], pool[1]);
         name = pd_choice;
     }
-    double shown = kind == STUDY_LOAD_UNLOADED ? t->throughput : rate;
-    if (rc == 0)
-        rc = store_probe(c, ci, phase, shown, replicas, name, t, err);
-    if (rc != 0)
+    double shown = rate;
+    int got = stored_probe(c, name, phase, kind, rate, replicas, base, t, &shown, err);
+    if (got < 0 || (got == 0 && run_probe(c, &p, nreq, base, phase, rate, replicas, name, kind, t,
+                                          &shown, err) != 0))
         return -1;
     c->probes++;
     if (c->probe)

@@ -10,11 +10,28 @@
 
 #include "alias.h"
 #include "catalog.h"
+#include "llmsim_build_id.h"
+#include "scn_data.h"
 #include "study.h"
 
 const char *study_version(void)
 {
-    return LLMSIM_VERSION;
+    return LLMSIM_BUILD_VERSION;
+}
+
+const char *study_build_commit(void)
+{
+    return LLMSIM_COMMIT;
+}
+
+int study_build_modified(void)
+{
+    return LLMSIM_MODIFIED;
+}
+
+const char *study_cost_model_hash(void)
+{
+    return LLMSIM_COST_HASH;
 }
 
 const char *study_shared_data(void)
@@ -41,6 +58,19 @@ static int config_path(const char *name, const char *base_dir, char *buf, size_t
     return 1;
 }
 
+/* After a failure to read path: names the public data set it belongs to when it is absent from
+ * ../shared/data. */
+static void add_data_source(const char *path, char *why, size_t len)
+{
+    const char *data = scn_data_source(path);
+    size_t n = strlen(why);
+    if (data && access(path, R_OK) != 0 && n < len)
+        snprintf(why + n, len - n,
+                 "; it is part of %s, read in place from ../shared/data "
+                 "(docs/scenarios.md)",
+                 data);
+}
+
 /* A model: a catalog name, a config.json (or a folder holding one), a Hugging Face id of a
  * catalog model; else an error with the nearest catalog names. */
 static int resolve_model(void *st, const char *name, const char *base_dir, eng_model *out,
@@ -60,6 +90,7 @@ static int resolve_model(void *st, const char *name, const char *base_dir, eng_m
                  "unknown model '%s': no config.json at %s, and not the Hugging Face id of a "
                  "catalog model%s%s (llmsim list models)",
                  name, path, near[0] ? "; nearest: " : "", near);
+        add_data_source(path, why, len);
         return -1;
     }
     if (near[0])
@@ -117,10 +148,10 @@ static int resolve_curve(void *st, const char *name, const char *base_dir, char 
     }
     if (d)
         closedir(d);
-    if (!d)
-        snprintf(why, len, "no acceptance curve '%s': %s is not there (the shared data)", name,
-                 dir);
-    else
+    if (!d) {
+        snprintf(why, len, "no acceptance curve '%s': %s is not there", name, dir);
+        add_data_source(path, why, len);
+    } else
         snprintf(why, len, "unknown acceptance curve '%s'; valid: %s, or a path to a .yaml", name,
                  names);
     return -1;

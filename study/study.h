@@ -21,8 +21,20 @@
 /* The most --set overrides one command line may carry. */
 #define STUDY_MAX_SETS 64
 
-/* The program's version ("0.1.0") and the folder of the shared data it was built beside. */
+/* The program's version with what this build is made of, as every stored run and validation
+ * records it: "0.1.0+g<commit, 7 hex digits>[.dirty].cm<cost model hash, 8 hex digits>" (".dirty":
+ * tracked files differed from the commit when it was built; "+unknown" for the commit outside a
+ * git checkout); at most 31 characters. Runs with different strings came from different builds;
+ * a different cm part, from differently priced ones. Static storage. */
 const char *study_version(void);
+/* The source commit this program was built from (40 hex digits, or "unknown"), and 1 when
+ * tracked files differed from it, else 0. */
+const char *study_build_commit(void);
+int study_build_modified(void);
+/* SHA-256 (64 hex digits) of the cost model's inputs: the sources of calibration/ (catalogs,
+ * roofline, layers, profiles) and of the engine's predictor and presets, as built. */
+const char *study_cost_model_hash(void);
+/* The folder of the shared data the program was built beside. */
 const char *study_shared_data(void);
 
 /* The resolver behind every scenario the program loads: model names from calibration's catalog
@@ -67,7 +79,10 @@ typedef struct study_sink {
     store *s;    /* NULL: not stored in a database */
     FILE *spool; /* not NULL (with s NULL): the run is spooled here, its rows streamed */
     store_level level;
-    int buffered;        /* with s: rows kept in memory, written in one short transaction */
+    /* with s: rows kept in memory, written in one short transaction; else staged in a
+     * temporary file while the run simulates, then written in one transaction (the database
+     * is never locked for a simulation) */
+    int buffered;
     store_run_hook hook; /* runs inside the run's transaction before commit (may be NULL; not
                             with a spool) */
     void *hook_arg;

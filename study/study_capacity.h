@@ -131,6 +131,7 @@ typedef struct study_capacity {
     int64_t probes;       /* probes run so far (their order in the search) */
     int64_t runs;         /* runs made (a probe makes one per seed) */
     uint64_t check_every; /* debug builds: the engine's walkers after every n-th event (0 = 1) */
+    int resumed;          /* 1: search_id is a search a killed process left unfinished, taken up */
     /* told of each probe as it finishes (may be NULL); phase is "unloaded", "search" (one
      * replica) or "cluster" (the target rate over `replicas`) */
     void (*probe)(void *arg, const char *choice, const char *phase, double rate, int replicas,
@@ -151,7 +152,11 @@ int study_capacity_load(const study_capacity *c, scn_scenario *scn, sim_err *err
 /* The same with choice i's overrides after the user's. */
 int study_capacity_load_choice(const study_capacity *c, int i, scn_scenario *scn, sim_err *err);
 
-/* Records the search in c->db (when given): c->search_id. 0, or -1 with err. */
+/* Records the search in c->db (when given): c->search_id. A search asked exactly so (same
+ * scenario text, SLOs, target, compared values' key, precision and seed) that holds fewer
+ * results than this one will is resumed instead (c->resumed): a killed search's stored probes
+ * are read back in order, not run again, and the search goes on from where it stopped. 0, or -1
+ * with err. */
 int study_capacity_begin(study_capacity *c, const scn_scenario *scn, const char *slo_text,
                          sim_err *err);
 
