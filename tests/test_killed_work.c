@@ -187,6 +187,20 @@ static void cut_search(const char *from, const char *to, int64_t seq)
     store_close(s);
 }
 
+/* The progress line (in errbuf) of the last probe that took several seeds: its means over them
+ * and their interval. */
+static void several_seeds(char *out, size_t len)
+{
+    const char *at = NULL, *p = errbuf;
+    while ((p = strstr(p, " seeds: ")) != NULL)
+        at = p++;
+    assert_non_null(at);
+    const char *b = at, *e = strchr(at, '\n');
+    while (b > errbuf && b[-1] != '\n')
+        b--;
+    snprintf(out, len, "%.*s", (int)(e ? e - b : (ptrdiff_t)strlen(b)), b);
+}
+
 /* A search whose probes take several seeds (an SLO the intervals straddle near the boundary):
  * cut before such a probe, the rerun reads every earlier probe back with all its seeds' runs
  * (those runs follow each other: a probe commits with them) and runs the rest, ending with the
@@ -198,9 +212,10 @@ static void test_capacity_seeds_resumed(void **state)
     snprintf(db, sizeof db, "%s/seeds.db", e2e_dir);
 #define SEEDS                                                                                      \
     "capacity", LLMSIM_SOURCE_DIR "/scenarios/capacity.yaml", "--slo", "ttft_p99=500ms",           \
-        "--target-rate", "4", "--precision", "0.1", "--set", "workload.num_requests=100",          \
-        "--quiet", "--json"
+        "--target-rate", "4", "--precision", "0.1", "--set", "workload.num_requests=100", "--json"
+    char line[512];
     assert_int_equal(finish(start(SEEDS, "--db", ref, NULL)), 0);
+    several_seeds(line, sizeof line);
     int64_t runs = e2e_query_int(ref, "SELECT count(*) FROM runs");
     int64_t probes = e2e_query_int(ref, "SELECT count(*) FROM capacity_probes");
     /* the last probe of several seeds, and the probe after it */
@@ -226,6 +241,10 @@ static void test_capacity_seeds_resumed(void **state)
         assert_int_equal(e2e_query_int(db, seeds), e2e_query_int(ref, seeds));
         assert_int_equal(e2e_query_int(db, seq), e2e_query_int(ref, seq));
         assert_int_equal(e2e_query_int(db, answer), e2e_query_int(ref, answer));
+        /* read back (cut after it) or run again: the probe of several seeds says the same */
+        char again[512];
+        several_seeds(again, sizeof again);
+        assert_string_equal(again, line);
     }
 #undef SEEDS
 }
