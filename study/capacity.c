@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "store_capacity.h"
-#include "store_query.h"
 #include "study_capacity.h"
 
 /* ---- SLOs ---- */
@@ -114,9 +113,15 @@ int study_capacity_begin(study_capacity *c, const scn_scenario *scn, const char 
     c->runs = 0;
     if (!c->db)
         return 0;
+    /* the settings that judge a probe belong to the question: a search resumed under others
+     * would read back verdicts they did not give */
+    char question[1024];
+    snprintf(question, sizeof question, "%s | --max-rejected %.17g --max-gpus %d --seeds %d",
+             slo_text ? slo_text : "", c->max_rejected, c->max_gpus,
+             c->max_seeds > 0 ? c->max_seeds : STUDY_CAPACITY_SEEDS);
     store_capacity_info info = {.file = c->file,
                                 .scenario = scn->text,
-                                .slo = slo_text,
+                                .slo = question,
                                 .target_rate = c->target,
                                 .compare_key = c->ncmp ? c->compare : NULL,
                                 .precision = c->precision,

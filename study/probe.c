@@ -22,7 +22,6 @@
 #include "study_capacity.h"
 
 #define BATCHES 10
-#define DEFAULT_SEEDS 3
 
 /* ---- the batches of one run: a recorder beside the store's ---- */
 
@@ -376,7 +375,7 @@ static int stored_probe(study_capacity *c, const char *name, const char *phase,
                         "llmsim made it; use another database",
                         (long long)c->search_id, (long long)c->probes, was, p.rate, p.replicas,
                         name ? name : "", rate, replicas);
-    int max = c->max_seeds > 0 ? c->max_seeds : DEFAULT_SEEDS, rc = 0;
+    int max = c->max_seeds > 0 ? c->max_seeds : STUDY_CAPACITY_SEEDS, rc = 0;
     tally ty;
     memset(&ty, 0, sizeof ty);
     study_result *res = sim_xcalloc(1, sizeof *res);
@@ -411,7 +410,7 @@ static int run_probe(study_capacity *c, const probe_sets *p, int64_t nreq, uint6
                      const char *phase, double shown_rate, int replicas, const char *name,
                      study_load_kind kind, study_trial *t, double *shown, sim_err *err)
 {
-    int max = c->max_seeds > 0 ? c->max_seeds : DEFAULT_SEEDS, rc = 0;
+    int max = c->max_seeds > 0 ? c->max_seeds : STUDY_CAPACITY_SEEDS, rc = 0;
     if (c->search_id && store_begin(c->db, err) != 0)
         return -1;
     tally ty;

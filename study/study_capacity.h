@@ -28,7 +28,8 @@
 
 #define STUDY_MAX_SLO 8
 #define STUDY_MAX_CHOICES 64
-#define STUDY_CHOICE_SETS 12 /* overrides one choice may carry (a cross product's, together) */
+#define STUDY_CAPACITY_SEEDS 3 /* most seeds per probe unless max_seeds says */
+#define STUDY_CHOICE_SETS 12   /* overrides one choice may carry (a cross product's, together) */
 
 typedef struct study_slo {
     char metric[96]; /* the metric it bounds, e.g. p99_ttft_ms */
@@ -119,7 +120,7 @@ typedef struct study_capacity {
     double precision;    /* relative width the bisection stops at */
     double max_rejected; /* fraction of requests a probe may reject and still pass (0) */
     int max_gpus;        /* most GPUs a cluster check may use; 0 = no cap */
-    int max_seeds;       /* most seeds per probe; 0 = 3 */
+    int max_seeds;       /* most seeds per probe; 0 = STUDY_CAPACITY_SEEDS */
     study_choice choice[STUDY_MAX_CHOICES];
     int ncmp;
     char compare[512]; /* the --compare arguments, "; "-joined (for the store) */
@@ -152,11 +153,12 @@ int study_capacity_load(const study_capacity *c, scn_scenario *scn, sim_err *err
 /* The same with choice i's overrides after the user's. */
 int study_capacity_load_choice(const study_capacity *c, int i, scn_scenario *scn, sim_err *err);
 
-/* Records the search in c->db (when given): c->search_id. A search asked exactly so (same
- * scenario text, SLOs, target, compared values' key, precision and seed) that holds fewer
- * results than this one will is resumed instead (c->resumed): a killed search's stored probes
- * are read back in order, not run again, and the search goes on from where it stopped. 0, or -1
- * with err. */
+/* Records the search in c->db (when given): c->search_id; its SLO text is slo_text followed by
+ * the settings that judge a probe (" | --max-rejected F --max-gpus N --seeds N"). A search
+ * asked exactly so (same scenario text, SLO text so extended, target, compared choices,
+ * precision and seed) that holds fewer results than this one will is resumed instead (c->resumed):
+ * a killed search's stored probes are read back in order, not run again, and the search goes on
+ * from where it stopped. 0, or -1 with err. */
 int study_capacity_begin(study_capacity *c, const scn_scenario *scn, const char *slo_text,
                          sim_err *err);
 

@@ -246,6 +246,11 @@ static void test_capacity_seeds_resumed(void **state)
         several_seeds(again, sizeof again);
         assert_string_equal(again, line);
     }
+    /* the settings that judge a probe are part of the question: with other seeds the unfinished
+     * search is not taken up (its verdicts are not this search's), a new one starts */
+    cut_search(ref, db, multi + 1);
+    assert_int_equal(finish(start(SEEDS, "--seeds", "2", "--db", db, NULL)), 0);
+    assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM capacity_searches"), 2);
 #undef SEEDS
 }
 
