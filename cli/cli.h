@@ -16,6 +16,7 @@
 #include "json.h"
 #include "store_run.h"
 #include "study.h"
+#include "study_capacity.h"
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
@@ -26,6 +27,7 @@ int cmd_sweep(int argc, char **argv);
 int cmd_merge(int argc, char **argv); /* merge OUT.db IN.db... */
 int cmd_plot(int argc, char **argv);
 int cmd_capacity(int argc, char **argv);
+int cmd_recommend(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_report(int argc, char **argv);   /* report --run|--sweep|--capacity ID -o FILE.html */
@@ -117,6 +119,36 @@ int cli_fail(const char *what, const sim_err *err);
 /* fprintf to stderr unless quiet. */
 void cli_note(const cli_common *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- questions without a scenario file (quick.c) ---- */
+
+/* --model, --gpu, --tp, --ep, --dp, --engine, --rate, --isl, --osl, --lengths, --requests. */
+typedef struct cli_quick {
+    const char *model, *gpu, *engine, *lengths;
+    int tp, ep, dp, isl, osl;
+    double rate;
+    int64_t requests;
+    char buf[16][640]; /* the overrides they make */
+    int nbuf;
+    char shown[512]; /* the options as given ("--model M --gpu G ..."), for headings */
+} cli_quick;
+#define CLI_QUICK_NOPTS 11
+
+/* Writes the options into opts[n..] (room for CLI_QUICK_NOPTS) bound to q (zeroed by the
+ * caller); returns the new count. */
+int cli_quick_options(cli_quick *q, cli_option *opts, int n);
+/* After cli_parse: turns the options given into --set overrides placed before the user's in
+ * c->sets. Without *file, the question needs --model, --gpu and --isl/--osl or --lengths; then
+ * *file becomes "(options)" and *text a small scenario the overrides complete (NULL when FILE
+ * is given). CLI_GO, or the exit status (2) after a message naming the option at fault (an
+ * unknown engine or lengths table with the nearest valid names). */
+int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **file,
+                    const char **text);
+
+/* Parses one --slo argument into cap's SLOs (study_slo_parse) and appends it, comma-separated,
+ * to text (len bytes; the SLOs as given, for the store). 0, or -1 after a message naming the
+ * command cmd. */
+int cli_slo_add(const char *cmd, study_capacity *cap, char *text, size_t len, const char *v);
+
 /* ---- progress ---- */
 
 /* A progress report on stderr: a bar redrawn in place when stderr is a terminal, otherwise a
@@ -159,5 +191,11 @@ const char *cli_extrapolated(const scn_scenario *scn);
 /* The metrics a sweep's table (sweep, report) shows for each point, in its columns' order. */
 #define CLI_SWEEP_SHOWN 6
 extern const char *const cli_sweep_shown[CLI_SWEEP_SHOWN];
+/* What the sweep's table loads: those, then the requests completed and rejected
+ * (CLI_SWEEP_COUNTS), then the rejections by reason (rejected_context, _kv, _batch: metrics
+ * only runs that rejected some have). */
+#define CLI_SWEEP_COUNTS 2
+#define CLI_SWEEP_LOADED (CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS + 3)
+extern const char *const cli_sweep_loaded[CLI_SWEEP_LOADED];
 
 #endif

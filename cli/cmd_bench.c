@@ -35,7 +35,9 @@ static const cli_command bench_cmd = {
         "scheduler) and gpt-oss-w4a8 (gpt-oss-120b as TensorRT-LLM's W4A8 on 4 x H100, experts "
         "over 2 groups of 2), 1M requests each; fleet-day (a 24-hour day of ServeGen's hourly "
         "rates / 8, 172,800 requests, served by vLLM V1 on up to 10 autoscaled L4 replicas with "
-        "cold starts).",
+        "cold starts); recommend-dsv3 (llmsim recommend's whole search for DeepSeek-V3 within 8 "
+        "x H200, 1000/500 tokens, p99 TTFT 2 s and TPOT 50 ms, 1,000 requests a run; requests: "
+        "those of all its runs).",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)
@@ -81,6 +83,10 @@ static void print_row(const study_bench_case *c, const study_bench_out *o)
 {
     if (!o->ok)
         printf("%-15s failed: %s\n", c->name, o->err);
+    else if (c->workload == STUDY_BENCH_RECOMMEND)
+        printf("%-15s %10.0f %8.2f %11s %13.0f %14s %14s %9.1f  (a recommend search: %.0f runs)\n",
+               c->name, o->requests, o->wall, "-", o->requests / o->wall, "-", "-", o->peak_mb,
+               o->runs);
     else if (c->store == STUDY_BENCH_ROWS)
         printf("%-15s %10.0f %8s %11s %13.0f %14s %14s %9.1f  (request rows/s into SQLite)\n",
                c->name, o->requests, "-", "-", o->rows_per_s, "-", "-", o->peak_mb);

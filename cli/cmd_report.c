@@ -37,7 +37,7 @@ static const cli_command report_cmd = {
 
 /* ---- tables ---- */
 
-#define MAX_TABLES 6
+#define MAX_TABLES 8
 #define MAX_FIGS 6
 
 typedef struct report {
@@ -181,6 +181,11 @@ static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
     char b[64];
     for (size_t i = 0; i < sizeof tp / sizeof tp[0]; i++)
         row2(t, tp[i][0], "%s", num(b, sizeof b, metric(ms, tp[i][1]), tp[i][2][0] - '0'));
+    for (int k = 1; k < ENG_REJECT_REASON_COUNT; k++) {
+        double v = metric(ms, study_reject_metric((eng_reject_reason)k));
+        if (v > 0)
+            row2(t, "", "rejected: %s: %.0f", eng_reject_reason_name((eng_reject_reason)k), v);
+    }
     double sat = metric(ms, "saturated");
     row2(t, "saturated", "%s", isnan(sat) ? "-" : sat > 0 ? "yes" : "no");
     if (sat > 0)
@@ -198,6 +203,43 @@ static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
             continue;
         for (int j = 0; j < 6; j++) {
             snprintf(name, sizeof name, "%s_%s", pre[j], lat[i].stem);
+            c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
+        }
+        row(t, c);
+    }
+}
+
+/* A disaggregated run: its pools (from the stored scenario, which loads again as it ran), the
+ * split in GPUs, how busy each pool was, and the KV transfers. */
+static void pd_tables(report *rp, const metrics *ms)
+{
+    if (isnan(metric(ms, "prefill_gpus")))
+        return;
+    char where[240] = "(the stored scenario does not load here)", b[64];
+    scn_scenario scn;
+    sim_err ignore;
+    if (rp->scenario && study_load_text("(stored run)", rp->scenario, NULL, 0, &scn, &ignore) == 0)
+        cli_deployment(&scn, where, sizeof where);
+    scn_free(&scn);
+    plt_table *t = table(rp, "Disaggregated pools", 2, "", "");
+    row2(t, "pools", "%s", where);
+    row2(t, "split (GPUs)", "%.0f prefill : %.0f decode", metric(ms, "prefill_gpus"),
+         metric(ms, "decode_gpus"));
+    row2(t, "prefill pool busy", "%.1f%%", 100 * metric(ms, "prefill_utilization"));
+    row2(t, "decode pool busy", "%.1f%%", 100 * metric(ms, "decode_utilization"));
+    row2(t, "KV transfers", "%.0f (%.0f held back by the decode pool)", metric(ms, "kv_transfers"),
+         metric(ms, "kv_transfers_held"));
+    row2(t, "KV per request (MB)", "%s",
+         num(b, sizeof b, metric(ms, "kv_transfer_bytes_per_request") / 1e6, 2));
+    t = table(rp, "KV transfer latency (ms)", 6, "", "mean", "median", "p90", "p95", "p99");
+    static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};
+    static const char *const what[2][2] = {{"kv_transfer_ms", "transfer (prefill end to arrival)"},
+                                           {"kv_wait_ms", "wait for decode-side KV"}};
+    for (int i = 0; i < 2; i++) {
+        char cells[6][64], name[64];
+        const char *c[6] = {what[i][1]};
+        for (int j = 0; j < 5; j++) {
+            snprintf(name, sizeof name, "%s_%s", pre[j], what[i][0]);
             c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
         }
         row(t, c);
@@ -280,6 +322,7 @@ static int run_report(report *rp, store *s, int64_t run, sim_err *err)
     if (extrapolation_notes(rp, s, where, err) != 0)
         return -1;
     run_tables(rp, &m, &ms);
+    pd_tables(rp, &ms);
     run_figures(rp, s, &m, err);
     snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: run %lld of %s, stored %s.",
              study_version(), (long long)run, rp->r.db, m.created);
@@ -289,6 +332,9 @@ static int run_report(report *rp, store *s, int64_t run, sim_err *err)
 }
 
 /* ---- a sweep ---- */
+
+/* The shown metrics with intervals (and paired), then the completed and rejected requests. */
+#define NLOADED (CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS)
 
 static const char *interval(char *buf, size_t len, sim_interval v)
 {
@@ -306,16 +352,20 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
     char title[160];
     snprintf(title, sizeof title, "Points (%d repetitions each%s)", sw->reps,
              sw->reps > 1 ? "; mean ± 95% CI" : "");
-    plt_table *t = table(rp, title, CLI_SWEEP_SHOWN + 2, "point", "output tok/s", "median TTFT ms",
-                         "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms", "saturated");
-    int partial = 0;
+    plt_table *t =
+        table(rp, title, NLOADED + 2, "point", "output tok/s", "median TTFT ms", "p99 TTFT ms",
+              "median TPOT ms", "p99 TPOT ms", "p99 ITL ms", "completed", "rejected", "saturated");
+    int partial = 0, rejecting = 0;
     for (int p = 0; p < sw->npoints; p++) {
-        char params[1024], cells[CLI_SWEEP_SHOWN][64], sat[48];
-        const char *c[CLI_SWEEP_SHOWN + 2];
+        char params[1024], cells[NLOADED][64], sat[48];
+        const char *c[NLOADED + 2];
         study_sweep_params(sw, p, params, sizeof params);
         c[0] = params;
         for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             c[m + 1] = interval(cells[m], sizeof cells[m], study_sweep_cell(tb, m, p)->v);
+        for (int m = CLI_SWEEP_SHOWN; m < NLOADED; m++)
+            c[m + 1] = num(cells[m], sizeof cells[m], study_sweep_cell(tb, m, p)->v.mean, 0);
+        rejecting += study_sweep_cell(tb, CLI_SWEEP_SHOWN + 1, p)->v.mean > 0;
         const study_cell *cl = study_sweep_cell(tb, 0, p);
         if (cl->saturated == 0)
             snprintf(sat, sizeof sat, "no");
@@ -324,14 +374,21 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
         else
             snprintf(sat, sizeof sat, "in %d of %d", cl->saturated, cl->n);
         partial += cl->saturated > 0 && cl->saturated < cl->n;
-        c[CLI_SWEEP_SHOWN + 1] = sat;
+        c[NLOADED + 1] = sat;
         row(t, c);
     }
+    size_t nn = 0;
     if (partial)
-        snprintf(t->note, sizeof t->note,
-                 "%d point%s saturated in only some repetitions: %s mean mixes saturated and "
-                 "stable runs.",
-                 partial, partial > 1 ? "s are" : " is", partial > 1 ? "their" : "its");
+        nn =
+            (size_t)snprintf(t->note, sizeof t->note,
+                             "%d point%s saturated in only some repetitions: %s mean mixes "
+                             "saturated and stable runs. ",
+                             partial, partial > 1 ? "s are" : " is", partial > 1 ? "their" : "its");
+    if (rejecting && nn < sizeof t->note)
+        snprintf(t->note + nn, sizeof t->note - nn,
+                 "%d point%s rejected requests: a rejected request is a failed one, left out of "
+                 "the latencies.",
+                 rejecting, rejecting > 1 ? "s" : "");
     int k = study_sweep_paired_key(sw);
     if (k < 0)
         return;
@@ -376,7 +433,7 @@ static int sweep_report(report *rp, store *s, int64_t id, sim_err *err)
     if (store_sweep_get(s, id, &m, err) != 0 || study_sweep_from_store(s, id, &sw, err) != 0)
         return -1;
     study_sweep_table tb;
-    int rc = study_sweep_table_load(&sw, s, cli_sweep_shown, CLI_SWEEP_SHOWN, &tb, err);
+    int rc = study_sweep_table_load(&sw, s, cli_sweep_loaded, NLOADED, &tb, err);
     if (rc == 0) {
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT scenario FROM sweeps WHERE id = %lld", (long long)id);
@@ -428,7 +485,7 @@ static int add_rows(void *arg, int ncols, const char *const *names, const char *
 
 static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
 {
-    char sql[1024];
+    char sql[2048];
     plt_table *t = table(rp, "Question", 6, "scenario file", "SLOs", "target rate (req/s)",
                          "compared key", "precision", "base seed");
     rows r = {t};
@@ -448,21 +505,29 @@ static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
         return -1;
     r.t = table(rp, "Answer", 4, "choice", "rate per replica (req/s)", "replicas", "GPUs");
     snprintf(sql, sizeof sql,
-             "SELECT coalesce(nullif(choice, ''), '(scenario)'), printf('%%.3f',"
-             " rate_per_replica), replicas, gpus FROM capacity_results WHERE search_id = %lld"
+             "SELECT coalesce(nullif(choice, ''), '(scenario)'), CASE WHEN rate_per_replica"
+             " IS NULL THEN 'none: unreachable (see the probes)' ELSE printf('%%.3f',"
+             " rate_per_replica) END, replicas, gpus"
+             " FROM capacity_results WHERE search_id = %lld"
              " ORDER BY choice",
              (long long)id);
     if (store_query(s, sql, add_rows, &r, err) != 0)
         return -1;
-    r.t = table(rp, "Probes (every run the search made)", 9, "#", "choice", "phase", "rate (req/s)",
-                "replicas", "met the SLOs", "saturated", "p99 TTFT ms", "p99 TPOT ms");
+    r.t = table(rp, "Probes (every probe the search made; its first seed's run)", 12, "#", "choice",
+                "phase", "rate (req/s)", "replicas", "met the SLOs", "saturated", "p99 TTFT ms",
+                "p99 TPOT ms", "completed", "rejected", "why rejected");
     snprintf(sql, sizeof sql,
              "SELECT p.seq, coalesce(nullif(p.choice, ''), '(scenario)'), p.phase,"
              " printf('%%.3f', p.rate), p.replicas, CASE p.ok WHEN 1 THEN 'yes' ELSE 'no' END,"
              " CASE p.saturated WHEN 1 THEN 'yes' ELSE 'no' END,"
              " printf('%%.1f', (SELECT value FROM metrics m WHERE m.run_id = p.run_id AND"
              " m.name = 'p99_ttft_ms')), printf('%%.2f', (SELECT value FROM metrics m WHERE"
-             " m.run_id = p.run_id AND m.name = 'p99_tpot_ms')) FROM capacity_probes p"
+             " m.run_id = p.run_id AND m.name = 'p99_tpot_ms')),"
+             " (SELECT CAST(value AS INTEGER) FROM metrics m WHERE m.run_id = p.run_id AND"
+             " m.name = 'completed'), (SELECT CAST(value AS INTEGER) FROM metrics m WHERE"
+             " m.run_id = p.run_id AND m.name = 'rejected'), (SELECT group_concat(substr(name,"
+             " 10) || ' ' || CAST(value AS INTEGER), ', ') FROM metrics m WHERE m.run_id ="
+             " p.run_id AND m.name LIKE 'rejected\\_%%' ESCAPE '\\') FROM capacity_probes p"
              " WHERE p.search_id = %lld ORDER BY p.seq",
              (long long)id);
     if (store_query(s, sql, add_rows, &r, err) != 0)

@@ -14,15 +14,18 @@
 
 static const cli_command run_cmd = {
     .name = "run",
-    .args = "FILE",
+    .args = "[FILE]",
     .summary =
         "Simulates the scenario in FILE, stores the run in one transaction and prints its summary.",
-    .details = "A failed run stores nothing. --json prints vLLM's benchmark keys (date, model_id, "
-               "num_prompts, request_rate, burstiness, max_concurrency, then the metrics) and the "
-               "run_id; the same scenario and seed give the same --json output but for run_id and "
-               "date (the stored run's creation time). A run that takes over 2 s shows its "
-               "progress on stderr (not with --quiet).",
-    .min_pos = 1,
+    .details =
+        "A failed run stores nothing. --json prints vLLM's benchmark keys (date, model_id, "
+        "num_prompts, request_rate, burstiness, max_concurrency, then the metrics) and the "
+        "run_id; the same scenario and seed give the same --json output but for run_id and "
+        "date (the stored run's creation time). A run that takes over 2 s shows its "
+        "progress on stderr (not with --quiet). Without FILE, --model, --gpu and --isl/--osl "
+        "(or --lengths sharegpt) describe the question: vLLM, 1,000 Poisson requests at "
+        "--rate (1 req/s by default); with FILE they override its keys.",
+    .min_pos = 0,
     .max_pos = 1,
     .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET,
     .def_level = "requests"};
@@ -171,12 +174,17 @@ static const eng_recorder_ops progress_ops = {progress_request, NULL, NULL, NULL
 int cmd_run(int argc, char **argv)
 {
     int no_db = 0;
-    const cli_option opts[] = {{"--no-db", NULL, CLI_FLAG, &no_db,
-                                "simulate without storing anything", NULL, 0, 0, NULL, NULL},
-                               CLI_END};
+    cli_quick q;
+    memset(&q, 0, sizeof q);
+    cli_option opts[2 + CLI_QUICK_NOPTS] = {{"--no-db", NULL, CLI_FLAG, &no_db,
+                                             "simulate without storing anything", NULL, 0, 0, NULL,
+                                             NULL}};
+    opts[cli_quick_options(&q, opts, 1)] = (cli_option)CLI_END;
     cli_common c;
-    const char *file;
+    const char *file = NULL, *text;
     int npos, st = cli_parse(&run_cmd, opts, &c, argc, argv, &file, &npos);
+    if (st == CLI_GO)
+        st = cli_quick_apply("run", &q, &c, &file, &text);
     if (st != CLI_GO)
         return st;
     sim_err err = {{0}};
@@ -184,7 +192,8 @@ int cmd_run(int argc, char **argv)
     store *s = NULL;
     study_result *res = sim_xcalloc(1, sizeof *res);
     int rc = 1;
-    if (study_load(file, c.sets, c.nsets, &scn, &err) != 0)
+    if ((text ? study_load_text(file, text, c.sets, c.nsets, &scn, &err)
+              : study_load(file, c.sets, c.nsets, &scn, &err)) != 0)
         goto fail;
     cli_note(&c, "%s", scn.notes);
     uint64_t seed = c.seed_given ? c.seed : scn.seed;

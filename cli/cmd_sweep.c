@@ -94,14 +94,44 @@ static void print_paired(const study_sweep *sw, const study_sweep_table *t)
     }
 }
 
+/* A count's mean over the repetitions, "-" when none has it. */
+static void print_count(sim_interval v)
+{
+    char buf[48];
+    snprintf(buf, sizeof buf, isnan(v.mean) ? "-" : "%.0f", v.mean);
+    printf(" %9s", buf);
+}
+
+/* Under the table: the points that rejected requests, and why (means over repetitions). */
+static void print_rejections(const study_sweep *sw, const study_sweep_table *t)
+{
+    for (int p = 0; p < sw->npoints; p++) {
+        double rej = study_sweep_cell(t, CLI_SWEEP_SHOWN + 1, p)->v.mean;
+        if (!shown_point(sw, t, p) || !(rej > 0))
+            continue;
+        char params[1024];
+        study_sweep_params(sw, p, params, sizeof params);
+        printf("(%s: %.0f rejected, not in its latencies:", params, rej);
+        for (int m = CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS; m < CLI_SWEEP_LOADED; m++) {
+            const study_cell *c = study_sweep_cell(t, m, p);
+            if (c->n > 0)
+                printf(" %s: %.0f in %d of %d reps;",
+                       eng_reject_reason_name(
+                           (eng_reject_reason)(m - CLI_SWEEP_SHOWN - CLI_SWEEP_COUNTS + 1)),
+                       c->v.mean, c->n, study_sweep_cell(t, 0, p)->n);
+        }
+        printf(")\n");
+    }
+}
+
 static void print_table(const study_sweep *sw, const study_sweep_table *t)
 {
     printf("sweep %lld: %d points x %d reps%s\n", (long long)sw->id, sw->npoints, sw->reps,
            sw->reps > 1 ? " (mean ± 95% CI)" : "");
     printf("%-48s", "point");
     for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
-        printf(" %18s", cli_sweep_shown[m]);
-    printf("  saturated\n");
+        printf(" %18s", cli_sweep_loaded[m]);
+    printf(" %9s %9s  saturated\n", "completed", "rejected");
     for (int p = 0; p < sw->npoints; p++) {
         if (!shown_point(sw, t, p))
             continue;
@@ -110,6 +140,8 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
         printf("%-48s", params);
         for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             print_value(study_sweep_cell(t, m, p)->v);
+        for (int m = CLI_SWEEP_SHOWN; m < CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS; m++)
+            print_count(study_sweep_cell(t, m, p)->v);
         /* a point saturated in some repetitions only has a mean that mixes saturated and
          * stable runs: say how many */
         const study_cell *c = study_sweep_cell(t, 0, p);
@@ -120,6 +152,7 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
         else
             printf("  in %d of %d\n", c->saturated, c->n);
     }
+    print_rejections(sw, t);
     print_paired(sw, t);
 }
 
@@ -131,19 +164,28 @@ static void json_interval(sim_jsonw *j, const char *key, sim_interval v)
     sim_jsonw_close(j, '}');
 }
 
-/* --json shows the table's metrics and then the fleet's (docs/fleet.md) */
-#define JSON_SHOWN (CLI_SWEEP_SHOWN + 4)
-static const char *json_shown[JSON_SHOWN];
+/* --json loads the table's metrics, counts and rejections (cli_sweep_loaded) and then the
+ * fleet's (docs/fleet.md) */
+#define JSON_FLEET 4
+#define JSON_LOADED (CLI_SWEEP_LOADED + JSON_FLEET)
+static const char *json_loaded[JSON_LOADED];
 
 static const char *const *json_metrics(void)
 {
-    static const char *const fleet[] = {"gpu_hours", "energy_kwh", "joules_per_output_token",
-                                        "cost_per_mtok_usd"};
-    for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
-        json_shown[m] = cli_sweep_shown[m];
-    for (int m = 0; m < 4; m++)
-        json_shown[CLI_SWEEP_SHOWN + m] = fleet[m];
-    return json_shown;
+    static const char *const fleet[JSON_FLEET] = {"gpu_hours", "energy_kwh",
+                                                  "joules_per_output_token", "cost_per_mtok_usd"};
+    for (int m = 0; m < CLI_SWEEP_LOADED; m++)
+        json_loaded[m] = cli_sweep_loaded[m];
+    for (int m = 0; m < JSON_FLEET; m++)
+        json_loaded[CLI_SWEEP_LOADED + m] = fleet[m];
+    return json_loaded;
+}
+
+/* Whether loaded metric m is one --json shows as a value (and pairs): the table's and the
+ * fleet's, not the counts or the rejections by reason. */
+static int json_valued(int m)
+{
+    return m < CLI_SWEEP_SHOWN || m >= CLI_SWEEP_LOADED;
 }
 
 static void json_point(sim_jsonw *j, const study_sweep *sw, const study_sweep_table *t, int p)
@@ -162,8 +204,15 @@ static void json_point(sim_jsonw *j, const study_sweep *sw, const study_sweep_ta
              study_sweep_cell(t, 0, p)->n);
     sim_jsonw_str(j, "saturated_in", sat);
     sim_jsonw_open(j, "metrics", '{');
-    for (int m = 0; m < JSON_SHOWN; m++)
-        json_interval(j, json_shown[m], study_sweep_cell(t, m, p)->v);
+    for (int m = 0; m < CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS; m++)
+        json_interval(j, json_loaded[m], study_sweep_cell(t, m, p)->v);
+    for (int m = CLI_SWEEP_LOADED; m < JSON_LOADED; m++)
+        json_interval(j, json_loaded[m], study_sweep_cell(t, m, p)->v);
+    sim_jsonw_close(j, '}');
+    sim_jsonw_open(j, "rejected_by", '{');
+    for (int m = CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS; m < CLI_SWEEP_LOADED; m++)
+        if (study_sweep_cell(t, m, p)->n > 0)
+            json_interval(j, json_loaded[m] + 9, study_sweep_cell(t, m, p)->v);
     sim_jsonw_close(j, '}');
     if (base != p) {
         sim_jsonw_open(j, "paired", '{');
@@ -173,8 +222,9 @@ static void json_point(sim_jsonw *j, const study_sweep *sw, const study_sweep_ta
                           sw->nshards > 1 ? "the baseline's repetitions are in other shards"
                                           : "the baseline has no stored repetition");
         else
-            for (int m = 0; m < JSON_SHOWN; m++)
-                json_interval(j, json_shown[m], study_sweep_paired(t, m, p, base));
+            for (int m = 0; m < JSON_LOADED; m++)
+                if (json_valued(m))
+                    json_interval(j, json_loaded[m], study_sweep_paired(t, m, p, base));
         sim_jsonw_close(j, '}');
     }
     sim_jsonw_close(j, '}');
@@ -215,8 +265,8 @@ static void task_done(void *arg, int32_t task, int ok, const char *msg, int fini
 static int summarize(const cli_common *c, const study_sweep *sw, store *s, int failed, sim_err *err)
 {
     study_sweep_table t;
-    int rc = c->json ? study_sweep_table_load(sw, s, json_metrics(), JSON_SHOWN, &t, err)
-                     : study_sweep_table_load(sw, s, cli_sweep_shown, CLI_SWEEP_SHOWN, &t, err);
+    int rc = c->json ? study_sweep_table_load(sw, s, json_metrics(), JSON_LOADED, &t, err)
+                     : study_sweep_table_load(sw, s, cli_sweep_loaded, CLI_SWEEP_LOADED, &t, err);
     if (rc == 0 && c->json)
         print_json(sw, &t, failed);
     else if (rc == 0)

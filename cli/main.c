@@ -18,6 +18,9 @@ static const struct {
     {"sweep", cmd_sweep, "sweep FILE --vary KEY=V1,V2: runs over the cross product, resumable"},
     {"merge", cmd_merge, "merge OUT.db IN.db...: combine databases (sweep shards), no duplicates"},
     {"capacity", cmd_capacity, "capacity FILE --slo ...: highest rate per replica, GPUs needed"},
+    {"recommend", cmd_recommend,
+     "recommend --model M --gpu G --gpus N --slo ...: a Pareto front of deployments, launch "
+     "commands"},
     {"calibrate", cmd_calibrate,
      "calibrate --backend cpu|cuda --model M: measure, fit and store a profile; calibrate "
      "validate --run ID"},

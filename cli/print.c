@@ -93,6 +93,10 @@ void cli_progress_update(cli_progress *p, int done)
 const char *const cli_sweep_shown[CLI_SWEEP_SHOWN] = {"output_throughput", "median_ttft_ms",
                                                       "p99_ttft_ms",       "median_tpot_ms",
                                                       "p99_tpot_ms",       "p99_itl_ms"};
+const char *const cli_sweep_loaded[CLI_SWEEP_LOADED] = {
+    "output_throughput", "median_ttft_ms", "p99_ttft_ms",   "median_tpot_ms",
+    "p99_tpot_ms",       "p99_itl_ms",     "completed",     "rejected",
+    "rejected_context",  "rejected_kv",    "rejected_batch"};
 
 /* GPU-hours, energy and cost; "-" where the GPU has no price or power figure. */
 static void print_fleet(FILE *f, const study_result *r)

@@ -62,6 +62,26 @@ static int64_t load(store *s, int64_t run, const char *metric, double **out, sim
     return n;
 }
 
+/* The CDF of n sorted values: every one up to MAX_POINTS, else MAX_POINTS order statistics
+ * evenly spaced in rank, the first and the last included, plus every value of the top 0.1%
+ * (its tail, where the percentiles people quote live), so a million-request run's plot stays
+ * small and its tail exact. */
+#define MAX_POINTS 2000
+
+static void write_cdf(FILE *dat, const double *v, int64_t n)
+{
+    int64_t tail = n - n / 1000, prev = -1;
+    for (int64_t j = 0; n > MAX_POINTS && j < MAX_POINTS; j++) {
+        int64_t k = (int64_t)((double)j * (double)(n - 1) / (MAX_POINTS - 1) + 0.5);
+        if (k >= tail)
+            break;
+        fprintf(dat, "%.15g %.10g\n", v[k], (double)(k + 1) / (double)n);
+        prev = k;
+    }
+    for (int64_t k = n > MAX_POINTS ? (tail > prev ? tail : prev + 1) : 0; k < n; k++)
+        fprintf(dat, "%.15g %.10g\n", v[k], (double)(k + 1) / (double)n);
+}
+
 int plt_cdf_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err)
 {
     const char *metric = o->metric ? o->metric : "ttft";
@@ -88,8 +108,7 @@ int plt_cdf_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *
         fputs(i ? "\n\n# series: " : "# series: ", dat);
         plt_put_clean(dat, names[i]);
         fprintf(dat, "\n# %s_ms fraction\n", metric);
-        for (int64_t k = 0; k < n; k++)
-            fprintf(dat, "%.15g %.10g\n", v[k], (double)(k + 1) / (double)n);
+        write_cdf(dat, v, n);
         lo = v[0] < lo ? v[0] : lo;
         hi = v[n - 1] > hi ? v[n - 1] : hi;
         free(v);

@@ -15,7 +15,9 @@
  * as error bars. Saturation (queue still growing at the end of a run, so its percentiles depend
  * on the run's length) is counted per repetition: a point saturated in every repetition is
  * circled, one saturated in k of n is circled dashed and labelled "k of n" (its mean mixes
- * saturated and stable runs), and res->note lists those. Offered rate is the sweep's value of
+ * saturated and stable runs), and res->note lists those. A point whose runs rejected requests
+ * (failed: not in its latencies, which then look better than the service given) is marked
+ * with an x and the mean count, and res->note lists those too. Offered rate is the sweep's value of
  * workload.arrival.rate when the sweep varies it (the nominal rate: the same x for every line
  * and repetition), else the run's offered_rate metric when one is stored, else the offered rate
  * stored with the run (runs.offered_rate).
@@ -26,8 +28,9 @@
  *
  * Data file: one block per line (separated by two blank lines, "# series: NAME" first), rows
  * "x y y_lo y_hi x_lo x_hi saturated reps point" sorted by x (saturated: repetitions flagged;
- * reps: repetitions with a value); then, when any point is saturated, one last block "x y series
- * saturated reps" of the saturated points.
+ * reps: repetitions with a value); then, when any point is saturated, a block "x y series
+ * saturated reps" of the saturated points; then, when any point's runs rejected requests, a
+ * block "x y series rejected reps" of those (rejected: the mean per repetition).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -52,6 +55,8 @@ typedef struct point {
     double sx, sxx;                  /* sums of x and x^2 */
     int saturated;                   /* repetitions flagged saturated */
     int reps;                        /* repetitions stored */
+    double rejected;                 /* requests rejected, summed over the repetitions */
+    int rej_reps;                    /* repetitions that rejected some */
     double x, xlo, xhi, y, ylo, yhi; /* filled by finish() */
 } point;
 
@@ -298,6 +303,8 @@ static int add_row(void *arg, const store_curve_row *r)
     point *p = point_for(c, series_index(c, name), r->point);
     p->saturated += r->saturated != 0;
     p->reps++;
+    p->rejected += r->rejected;
+    p->rej_reps += r->rejected > 0;
     if (!r->has_y) {
         c->skipped++;
         return 0;
@@ -323,7 +330,7 @@ static int load(store *s, const plt_opts *o, const char *ymetric, curve *c, sim_
 }
 
 typedef struct tally {
-    int max_reps, nsat, nsat_all, nsat_some;
+    int max_reps, nsat, nsat_all, nsat_some, nrej;
     double ymin, ymax;
 } tally;
 
@@ -340,6 +347,7 @@ static void finish(curve *c, tally *t)
         t->nsat += p->saturated > 0;
         t->nsat_all += p->saturated > 0 && p->saturated >= p->reps;
         t->nsat_some += p->saturated > 0 && p->saturated < p->reps;
+        t->nrej += p->rej_reps > 0;
         t->ymin = p->y < t->ymin ? p->y : t->ymin;
         t->ymax = p->y > t->ymax ? p->y : t->ymax;
         c->pts[k++] = *p;
@@ -348,8 +356,23 @@ static void finish(curve *c, tally *t)
     qsort(c->pts, (size_t)c->npts, sizeof *c->pts, by_series_x);
 }
 
-static void write_data(const curve *c, const char *ymetric, const plt_opts *o, int nsat, FILE *f)
+/* The last block, when any point's runs rejected requests: "x y series rejected reps" (the
+ * mean rejected per repetition): a failed request is not in the latencies, so such a point's
+ * percentiles look better than the service it gave. */
+static void write_rejecting(const curve *c, FILE *f)
 {
+    fprintf(f, "\n\n# points whose runs rejected requests (not in their latencies)\n"
+               "# x y series rejected reps\n");
+    for (int i = 0; i < c->npts; i++)
+        if (c->pts[i].rej_reps)
+            fprintf(f, "%.10g %.10g %d %.10g %d\n", c->pts[i].x, c->pts[i].y, c->pts[i].series + 1,
+                    c->pts[i].rejected / c->pts[i].reps, c->pts[i].reps);
+}
+
+static void write_data(const curve *c, const char *ymetric, const plt_opts *o, const tally *t,
+                       FILE *f)
+{
+    int nsat = t->nsat;
     fprintf(f, "# llmsim curve: sweep %lld, y = %s (ms), x = %s; 95%% CI over repetitions\n",
             (long long)o->sweep, ymetric, x_metric(o->x));
     if (c->skipped)
@@ -365,13 +388,38 @@ static void write_data(const curve *c, const char *ymetric, const plt_opts *o, i
                         p->yhi, p->xlo, p->xhi, p->saturated, p->n, (long long)p->point);
         }
     }
-    if (nsat == 0)
+    if (nsat > 0) {
+        fprintf(f, "\n\n# saturated points\n# x y series saturated reps\n");
+        for (int i = 0; i < c->npts; i++)
+            if (c->pts[i].saturated)
+                fprintf(f, "%.10g %.10g %d %d %d\n", c->pts[i].x, c->pts[i].y, c->pts[i].series + 1,
+                        c->pts[i].saturated, c->pts[i].reps);
+    }
+    if (t->nrej > 0)
+        write_rejecting(c, f);
+}
+
+/* Appends to res->note the points whose runs rejected requests. */
+static void note_rejecting(const curve *c, int nrej, plt_result *res)
+{
+    if (nrej == 0)
         return;
-    fprintf(f, "\n\n# saturated points\n# x y series saturated reps\n");
-    for (int i = 0; i < c->npts; i++)
-        if (c->pts[i].saturated)
-            fprintf(f, "%.10g %.10g %d %d %d\n", c->pts[i].x, c->pts[i].y, c->pts[i].series + 1,
-                    c->pts[i].saturated, c->pts[i].reps);
+    size_t n = strlen(res->note);
+    n += (size_t)snprintf(res->note + n, sizeof res->note - n,
+                          "%s%d point%s rejected requests (marked x; their latencies leave the "
+                          "rejected out):",
+                          n ? " " : "", nrej, nrej > 1 ? "s" : "");
+    for (int i = 0, shown = 0; i < c->npts && n < sizeof res->note; i++) {
+        const point *p = &c->pts[i];
+        if (!p->rej_reps)
+            continue;
+        if (shown++ == 6) {
+            snprintf(res->note + n, sizeof res->note - n, " ...");
+            break;
+        }
+        n += (size_t)snprintf(res->note + n, sizeof res->note - n, " %s at x=%.4g: %.0f;",
+                              c->names[p->series], p->x, p->rejected / p->reps);
+    }
 }
 
 /* res->note: the points saturated in some but not all of their repetitions. */
@@ -451,6 +499,7 @@ static void write_vars(store *s, const plt_opts *o, const curve *c, const keyset
     fprintf(gp, "nseries = %d\nhas_ci = %d\nnsat = %d\nnsat_all = %d\nnsat_some = %d\nlogy = %d\n",
             c->nseries, t->max_reps > 1, t->nsat, t->nsat_all, t->nsat_some,
             t->ymin > 0 && t->ymax / t->ymin > 50);
+    fprintf(gp, "nrej = %d\nrej_block = %d\n", t->nrej, c->nseries + (t->nsat > 0));
     plt_gp_array(gp, "titles", (const char *const *)c->names, c->nseries);
 }
 
@@ -464,7 +513,7 @@ int plt_curve_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result
         return -1;
     keyset lines = {0};
     curve c = {0};
-    tally t = {0, 0, 0, 0, INFINITY, -INFINITY};
+    tally t = {0, 0, 0, 0, 0, INFINITY, -INFINITY};
     int rc = -1;
     if (line_keys(s, o, &lines, err) != 0)
         goto out;
@@ -483,9 +532,10 @@ int plt_curve_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result
                  (long long)o->sweep, ymetric);
         goto out;
     }
-    write_data(&c, ymetric, o, t.nsat, dat);
+    write_data(&c, ymetric, o, &t, dat);
     write_vars(s, o, &c, &lines, &t, gp);
     note_partial(&c, t.nsat_some, res);
+    note_rejecting(&c, t.nrej, res);
     res->series = c.nseries;
     if (!res->width)
         res->width = 1000;

@@ -1,7 +1,8 @@
 # curve.gp: latency against throughput or offered rate, one line per series, from a sweep.
 # Set by llmsim plot before this text: datafile, plot_title, xlabel, ylabel, keytitle, nseries,
 # titles[nseries], has_ci (draw 95% CI bars), nsat (saturated points, in block nseries),
-# nsat_all (saturated in every repetition), nsat_some (in only some), logy.
+# nsat_all (saturated in every repetition), nsat_some (in only some), logy, nrej (points whose
+# runs rejected requests, in block rej_block: x y series rejected reps).
 # Data: block i-1 for series i, columns x y y_lo y_hi x_lo x_hi saturated reps point; block
 # nseries: x y series saturated reps.
 set title plot_title
@@ -32,5 +33,9 @@ if (nsat_all > 0) {
 if (nsat_some > 0) {
     cmd = cmd . ", datafile index nseries using 1:($4 < $5 ? $2 : 1/0) with points pt 6 ps 3 lw 1.5 dt 2 lc rgb '#555555' title 'saturated in k of n repetitions'"
     cmd = cmd . ", datafile index nseries using 1:($4 < $5 ? $2 : 1/0):(sprintf('%d of %d', $4, $5)) with labels offset 0,1.8 font ',8' tc rgb '#555555' notitle"
+}
+if (nrej > 0) {
+    cmd = cmd . ", datafile index rej_block using 1:2 with points pt 2 ps 3 lw 2 lc rgb '#d62728' title 'rejected requests (not in the latencies)'"
+    cmd = cmd . ", datafile index rej_block using 1:2:(sprintf('%.0f rejected', $4)) with labels offset 0,-1.8 font ',8' tc rgb '#d62728' notitle"
 }
 eval cmd

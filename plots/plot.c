@@ -14,8 +14,8 @@
 #include "metrics.h"
 #include "store_query.h"
 
-static const char *const kind_names[] = {"curve", "cdf",    "timeline",
-                                         "gantt", "probes", "validation"};
+static const char *const kind_names[] = {"curve",  "cdf",        "timeline", "gantt",
+                                         "probes", "validation", "front"};
 #define NKINDS (int)(sizeof kind_names / sizeof kind_names[0])
 
 int plt_kind_parse(const char *s, plt_kind *out)
@@ -42,6 +42,8 @@ const char *plt_default_name(const plt_opts *o, char *buf, size_t len)
         n = (size_t)snprintf(buf, len, "probes-capacity%lld", (long long)o->sweep);
     else if (o->kind == PLT_VALIDATION)
         n = (size_t)snprintf(buf, len, "validation%lld", (long long)o->validation);
+    else if (o->kind == PLT_FRONT)
+        n = (size_t)snprintf(buf, len, "front");
     else {
         n = (size_t)snprintf(buf, len, "%s-run", plt_kind_name(o->kind));
         for (int i = 0; i < o->nruns && n < len; i++)
@@ -72,6 +74,8 @@ static int check_opts(const plt_opts *o, sim_err *err)
         return o->validation > 0 ? 0
                                  : sim_errf(err, "validation plots a stored validation: give "
                                                  "--validation ID");
+    if (o->kind == PLT_FRONT)
+        return o->data ? 0 : sim_errf(err, "front plots a recommendation: give its points file");
     if (o->kind == PLT_PROBES && o->sweep <= 0)
         return sim_errf(err, "probes plots a capacity search: give --capacity ID");
     if (o->kind != PLT_CURVE && o->kind != PLT_PROBES && o->nruns < 1)
@@ -308,6 +312,8 @@ static int write_kind(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_resu
         return plt_probes_write(s, o, dat, gp, res, err);
     case PLT_VALIDATION:
         return plt_validation_write(s, o, dat, gp, res, err);
+    case PLT_FRONT:
+        return plt_front_write(o, dat, gp, res, err);
     }
     return sim_errf(err, "unknown plot kind %d", (int)o->kind);
 }
@@ -325,8 +331,8 @@ int plt_plot(const plt_opts *o, plt_result *res, sim_err *err)
         return -1;
     res->width = o->width;
     res->height = o->height;
-    store *s = store_open_readonly(o->db, err);
-    if (!s)
+    store *s = o->kind == PLT_FRONT ? NULL : store_open_readonly(o->db, err);
+    if (!s && o->kind != PLT_FRONT)
         return -1;
     int rc = -1;
     FILE *dat = fopen(res->data, "w"), *gp = fopen(res->script, "w");
@@ -338,7 +344,7 @@ int plt_plot(const plt_opts *o, plt_result *res, sim_err *err)
     fprintf(gp,
             "# llmsim plot %s from %s; redraw with: gnuplot %s\n"
             "# the numbers plotted are in the data file below\n",
-            plt_kind_name(o->kind), o->db, res->script);
+            plt_kind_name(o->kind), o->kind == PLT_FRONT ? o->data : o->db, res->script);
     plt_gp_str(gp, "datafile", res->data);
     if (write_kind(s, o, dat, gp, res, err) != 0 ||
         plt_gp_finish(gp, plt_kind_name(o->kind), res, err) != 0)

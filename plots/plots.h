@@ -26,7 +26,8 @@ typedef enum plt_kind {
     PLT_GANTT,    /* each request's queued, prefill and decode spans and its iterations */
     PLT_PROBES,   /* a capacity search's probes: latency against rate, per choice */
     /* predicted against measured, from a stored validation */
-    PLT_VALIDATION
+    PLT_VALIDATION,
+    PLT_FRONT /* a recommendation's Pareto front, from the points file it wrote (data) */
 } plt_kind;
 
 typedef enum plt_x {
@@ -48,6 +49,7 @@ typedef struct plt_opts {
     plt_x x;                    /* curve: the horizontal axis */
     const char *by;             /* curve: a varied key naming the lines; NULL: the scheduler */
     int width, height;          /* image size in pixels (pdf: 1/100 inch); 0: the kind's own */
+    const char *data;           /* front: the points file `llmsim recommend` wrote */
 } plt_opts;
 
 typedef struct plt_result {
@@ -60,8 +62,8 @@ typedef struct plt_result {
     char note[512];            /* what the reader should know the image does not show ("" none) */
 } plt_result;
 
-/* Parses "curve", "cdf", "timeline", "gantt", "probes" or "validation". 0, or -1 for an unknown
- * name. */
+/* Parses "curve", "cdf", "timeline", "gantt", "probes", "validation" or "front". 0, or -1 for
+ * an unknown name. */
 int plt_kind_parse(const char *s, plt_kind *out);
 const char *plt_kind_name(plt_kind k);
 

@@ -8,7 +8,8 @@
  * Data file: one block per run ("# series: run N (scheduler)" first, two blank lines between),
  * one row per stored iteration "start_s end_s replica num_seqs kv_blocks prefill_tokens
  * decode_tokens preempted", ordered by replica then iteration, a single blank line between
- * replicas.
+ * replicas; a run of more than MAX_ROWS iterations has a row per group of consecutive
+ * iterations instead (the most sequences and blocks, the sums of the rest).
  */
 #include <stdio.h>
 #include <string.h>
@@ -16,28 +17,66 @@
 #include "plt_int.h"
 #include "store_query.h"
 
-/* Writes run's iterations as one block; returns the rows written or -1 with err. */
-static int64_t write_run(store *s, int64_t run, FILE *dat, double *tmax, int64_t *npre,
-                         sim_err *err)
+/* Rows of a run's iterations: MAX_ROWS at most; past that, each row is `group` consecutive
+ * iterations of one replica (first start to last end, the most sequences and KV blocks, the
+ * tokens and preemptions summed), so the plot of an hour-long run stays small. */
+#define MAX_ROWS 10000
+
+typedef struct row {
+    int64_t n, start, end, replica, seqs, kv, pre, dec, preempted;
+} row;
+
+static void put_row(FILE *dat, const row *r)
+{
+    fprintf(dat, "%.9f %.9f %lld %lld %lld %lld %lld %lld\n", (double)r->start / 1e9,
+            (double)r->end / 1e9, (long long)r->replica, (long long)r->seqs, (long long)r->kv,
+            (long long)r->pre, (long long)r->dec, (long long)r->preempted);
+}
+
+static void add_iter(row *r, const eng_iter_rec *it)
+{
+    if (r->n++ == 0) {
+        memset(r, 0, sizeof *r);
+        r->n = 1;
+        r->start = it->start_ns;
+        r->replica = it->replica;
+    }
+    r->end = it->start_ns + it->duration_ns;
+    r->seqs = it->num_seqs > r->seqs ? it->num_seqs : r->seqs;
+    r->kv = it->kv_blocks_used > r->kv ? it->kv_blocks_used : r->kv;
+    r->pre += it->prefill_tokens;
+    r->dec += it->decode_tokens;
+    r->preempted += it->preempted;
+}
+
+/* Writes run's iterations as one block, `group` to a row; returns the iterations read or -1
+ * with err. */
+static int64_t write_run(store *s, int64_t run, int64_t group, FILE *dat, double *tmax,
+                         int64_t *npre, sim_err *err)
 {
     store_iter_cursor *c = store_iterations_open(s, run, err);
     if (!c)
         return -1;
     eng_iter_rec it;
     int64_t n = 0, prev_replica = -1;
+    row r = {0};
     int rc;
     while ((rc = store_iterations_next(c, &it, err)) == 1) {
-        double end = (double)(it.start_ns + it.duration_ns) / 1e9;
+        if (r.n > 0 && (it.replica != r.replica || r.n == group)) {
+            put_row(dat, &r);
+            r.n = 0;
+        }
         if (n > 0 && it.replica != prev_replica)
             fputc('\n', dat);
         prev_replica = it.replica;
-        fprintf(dat, "%.9f %.9f %lld %lld %lld %lld %lld %lld\n", (double)it.start_ns / 1e9, end,
-                (long long)it.replica, (long long)it.num_seqs, (long long)it.kv_blocks_used,
-                (long long)it.prefill_tokens, (long long)it.decode_tokens, (long long)it.preempted);
+        add_iter(&r, &it);
         *npre += it.preempted;
+        double end = (double)(it.start_ns + it.duration_ns) / 1e9;
         *tmax = end > *tmax ? end : *tmax;
         n++;
     }
+    if (r.n > 0)
+        put_row(dat, &r);
     store_iterations_close(c);
     if (rc < 0)
         return -1;
@@ -56,10 +95,11 @@ int plt_timeline_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_res
     const char *titles[PLT_MAX_RUNS];
     double tmax = 0;
     int maxrep = 1, unknown = 0;
+    int64_t grouped = 0; /* the first run drawn in groups of iterations: its group size */
     int64_t kvcap[PLT_MAX_RUNS], npre[PLT_MAX_RUNS];
     if (plt_run_labels(s, o->runs, o->nruns, names, err) != 0)
         return -1;
-    fprintf(dat, "# llmsim timeline: one row per iteration\n");
+    fprintf(dat, "# llmsim timeline: one row per iteration (or group of iterations)\n");
     for (int i = 0; i < o->nruns; i++) {
         store_run_meta m;
         if (store_run_get(s, o->runs[i], &m, err) != 0)
@@ -75,14 +115,26 @@ int plt_timeline_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_res
                 "# start_s end_s replica num_seqs kv_blocks prefill_tokens decode_tokens "
                 "preempted\n",
                 i ? "\n\n" : "", names[i]);
-        if (write_run(s, o->runs[i], dat, &tmax, &npre[i], err) < 0)
+        int64_t total = store_run_count_iterations(s, o->runs[i], err);
+        if (total < 0)
+            return -1;
+        int64_t group = total > MAX_ROWS ? (total + MAX_ROWS - 1) / MAX_ROWS : 1;
+        if (group > 1 && grouped == 0)
+            grouped = group;
+        if (write_run(s, o->runs[i], group, dat, &tmax, &npre[i], err) < 0)
             return -1;
     }
+    size_t nn = 0;
     if (unknown)
-        snprintf(res->note, sizeof res->note,
-                 "%d of the runs were stored before schema 3, without their KV capacity: no "
-                 "capacity line on their panels",
-                 unknown);
+        nn = (size_t)snprintf(res->note, sizeof res->note,
+                              "%d of the runs were stored before schema 3, without their KV "
+                              "capacity: no capacity line on their panels. ",
+                              unknown);
+    if (grouped && nn < sizeof res->note)
+        snprintf(res->note + nn, sizeof res->note - nn,
+                 "Over %d iterations a run is drawn in groups (%lld iterations a bar at the "
+                 "first such run): each bar is the most sequences and KV blocks of its group.",
+                 MAX_ROWS, (long long)grouped);
     plt_gp_str(gp, "plot_title",
                "batch occupancy per iteration, KV blocks in use against the KV capacity, "
                "preemptions");

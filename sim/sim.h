@@ -36,6 +36,12 @@ int sim_errf(sim_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* Prefixes e->msg with "prefix: " (for adding the file name at a boundary). Returns -1. */
 int sim_err_prefix(sim_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The (at most k) names of valid[n] nearest to `name` (edit distance, case-insensitive; a
+ * valid name starting with `name` counts as near), nearest first, as "a, b, c" into buf; ""
+ * when none is near enough to be a likely misspelling. Returns buf. */
+const char *sim_nearest(const char *name, const char *const *valid, int n, int k, char *buf,
+                        size_t len);
+
 /* Allocation that never returns NULL: out of memory aborts here, in one place. */
 void *sim_xmalloc(size_t n);
 void *sim_xcalloc(size_t n, size_t size);

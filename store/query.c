@@ -538,7 +538,8 @@ static const char curve_sql[] =
     "           AND q.point = p.point AND q.key = ?3),"
     "          (SELECT value FROM metrics m WHERE m.run_id = p.run_id AND m.name = ?2), %s),"
     " CASE WHEN ?4 IS NULL THEN r.scheduler ELSE (SELECT value FROM sweep_params q"
-    "  WHERE q.sweep_id = p.sweep_id AND q.point = p.point AND q.key = ?4) END"
+    "  WHERE q.sweep_id = p.sweep_id AND q.point = p.point AND q.key = ?4) END,"
+    " (SELECT value FROM metrics m WHERE m.run_id = p.run_id AND m.name = 'rejected')"
     " FROM sweep_points p JOIN runs r ON r.id = p.run_id WHERE p.sweep_id = ?5"
     " ORDER BY p.point, p.rep";
 
@@ -553,6 +554,7 @@ static void read_curve_row(sqlite3_stmt *st, store_curve_row *r)
     r->has_x = sqlite3_column_type(st, 5) != SQLITE_NULL;
     r->x = sqlite3_column_double(st, 5);
     r->series = (const char *)sqlite3_column_text(st, 6);
+    r->rejected = sqlite3_column_double(st, 7); /* NULL reads as 0 */
 }
 
 int store_sweep_curve(store *s, const store_curve_query *q,

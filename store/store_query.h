@@ -144,6 +144,7 @@ typedef struct store_curve_row {
     int has_y, has_x; /* 0: the run has no such value */
     double y, x;
     const char *series; /* NULL when the point lacks the key `by` */
+    double rejected;    /* requests the run rejected (0 when none or not stored) */
 } store_curve_row;
 
 /* Calls fn for each stored (point, rep) of q->sweep in (point, rep) order. */

@@ -12,6 +12,7 @@
 #include "store_run.h"
 #include "study.h"
 #include "study_bench.h"
+#include "study_recommend.h"
 
 #define SHAREGPT "traces/etalon-processed/sharegpt_8k_filtered_stats_llama2_tokenizer.csv"
 
@@ -26,6 +27,7 @@ static const char lognormal_lengths[] =
 /* DeepSeek-V3 as the capacity planner of DESIGN.md asks about it: fp8 on 8 x H200 */
 #define DSV3_TP8 "model: deepseek-v3\ngpu: h200\ntensor_parallel: 8\n"
 #define DSV3_DP8 "model: deepseek-v3\ngpu: h200\ndata_parallel_attention: 8\nexpert_parallel: 8\n"
+#define DSV3 "model: deepseek-v3\ngpu: h200\n"
 /* gpt-oss-120b as TensorRT-LLM runs its "fp8": MXFP4 experts on fp8 tensor cores, 4 H100s with
  * the experts placed over 2 groups and each split over 2 GPUs */
 #define GPTOSS_W4A8                                                                                \
@@ -75,6 +77,8 @@ static const study_bench_case cases[] = {
     /* a day of load served by an autoscaled fleet: every replica's cold start, drain and the
      * autoscaler's evaluations */
     {"fleet-day", "vllm", 172800, 10, STUDY_BENCH_SUMMARY, STUDY_BENCH_FLEET, NULL, NULL},
+    /* the recommend question docs/capacity.md answers: its screen and every simulation */
+    {"recommend-dsv3", "vllm", 1000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_RECOMMEND, DSV3, NULL},
 };
 
 const study_bench_case *study_bench_cases(int *n)
@@ -315,11 +319,49 @@ typedef struct case_arg {
     const char *data, *tmpdb;
 } case_arg;
 
+/* The recommend case: the whole search (screen, capacity searches, confirmation), nothing
+ * stored; requests counts those of every run. */
+static void run_recommend(const case_arg *a, study_bench_out *o)
+{
+    char text[1024];
+    sim_err err = {{0}};
+    snprintf(text, sizeof text,
+             "name: bench\nseed: 1\n%sengine: %s\nworkload:\n  num_requests: %lld\n  arrival: "
+             "{process: poisson, rate: 1}\n  prompt_tokens: 1000\n  output_tokens: 500\n",
+             a->c->setup ? a->c->setup : LLAMA_SETUP, a->c->policy, (long long)a->n);
+    study_recommend *r = sim_xcalloc(1, sizeof *r);
+    r->cap.file = "bench.yaml";
+    r->cap.text = text;
+    r->gpus[r->ngpus++] = strstr(text, "gpu: h200") ? "h200" : "h100-sxm";
+    r->engines[r->nengines++] = "vllm";
+    r->engines[r->nengines++] = "sglang";
+    r->engines[r->nengines++] = "trtllm";
+    r->budget = 8;
+    r->cap.precision = 0.05; /* recommend's defaults */
+    r->cap.max_seeds = 3;
+    double t0 = sim_wall_seconds();
+    if (study_slo_parse("ttft_p99=2s,tpot_p99=50ms", r->cap.slo, STUDY_MAX_SLO, &r->cap.nslo,
+                        &err) == 0 &&
+        study_recommend_run(r, &err) == 0) {
+        o->wall = sim_wall_seconds() - t0;
+        o->runs = (double)r->cap.runs;
+        o->requests = o->runs * (double)a->n;
+        o->ok = 1;
+    }
+    snprintf(o->err, sizeof o->err, "%s", err.msg);
+    study_recommend_free(r);
+    free(r);
+}
+
 static void run_case(void *arg, void *buf)
 {
     case_arg *a = arg;
     study_bench_out *o = buf;
     sim_err err = {{0}};
+    if (a->c->workload == STUDY_BENCH_RECOMMEND) {
+        run_recommend(a, o);
+        return;
+    }
     if (a->c->store == STUDY_BENCH_ROWS) {
         o->ok = store_rows(a->tmpdb, a->n, &o->rows_per_s, &err) == 0;
         o->requests = (double)a->n;

@@ -1,5 +1,7 @@
 /*
- * capacity.c: the capacity search (see study_capacity.h).
+ * capacity.c: the capacity search (see study_capacity.h): the SLOs, the unloaded check, the
+ * rate search, the cluster check and the prefill:decode split search, each ending in an answer
+ * or a verdict that says why there is none. Probes are run and judged by probe.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -7,8 +9,24 @@
 #include <string.h>
 
 #include "store_capacity.h"
-#include "store_query.h"
 #include "study_capacity.h"
+
+/* ---- SLOs ---- */
+
+/* "tps_per_user=30": at least 30 output tokens/s per user, i.e. mean TPOT <= 1000 / 30 ms. */
+static int parse_tps(const char *item, study_slo *out)
+{
+    double v;
+    char tail;
+    if (sscanf(item, "tps_per_user=%lf%c", &v, &tail) != 1 || !(v > 0))
+        return -1;
+    out->limit_ms = 1000.0 / v;
+    out->pct = -1;
+    snprintf(out->what, sizeof out->what, "tpot");
+    snprintf(out->metric, sizeof out->metric, "mean_tpot_ms");
+    snprintf(out->label, sizeof out->label, "tps_per_user");
+    return 0;
+}
 
 /* "ttft_p99=1000ms" -> metric p99_ttft_ms, limit 1000. 0, or -1. */
 static int parse_one(const char *item, study_slo *out)
@@ -16,6 +34,8 @@ static int parse_one(const char *item, study_slo *out)
     char name[64];
     double v;
     char unit[8] = "ms";
+    if (strncmp(item, "tps_per_user=", 13) == 0)
+        return parse_tps(item, out);
     if (sscanf(item, "%63[^=]=%lf%7s", name, &v, unit) < 2 || !(v > 0))
         return -1;
     char *us = strrchr(name, '_');
@@ -34,6 +54,8 @@ static int parse_one(const char *item, study_slo *out)
         out->limit_ms = v * 1000;
     else
         return -1;
+    out->pct = atof(pct + 1);
+    snprintf(out->what, sizeof out->what, "%.7s", l->name);
     snprintf(out->metric, sizeof out->metric, "%s_%s", strcmp(pct, "p50") ? pct : "median",
              l->stem);
     snprintf(out->label, sizeof out->label, "%s_%s", l->name, pct);
@@ -50,7 +72,8 @@ int study_slo_parse(const char *list, study_slo *out, int max, int *n, sim_err *
         else if (parse_one(t, &out[*n]) != 0)
             rc = sim_errf(err,
                           "bad SLO '%s': expected METRIC_PCT=VALUE[ms|s] with METRIC %s and PCT "
-                          "p50, p90, p95 or p99 (e.g. ttft_p99=1000ms)",
+                          "p50, p90, p95 or p99 (e.g. ttft_p99=1000ms), or tps_per_user=N (output "
+                          "tokens/s each user sees)",
                           t, eng_latency_names(ENG_LAT_SLO, names, sizeof names));
         else
             (*n)++;
@@ -59,79 +82,27 @@ int study_slo_parse(const char *list, study_slo *out, int max, int *n, sim_err *
     return rc;
 }
 
-/* "P:D" -> *p, *d (each >= 1). 0, or -1. */
-static int parse_ratio(const char *v, int *p, int *d)
-{
-    char tail;
-    return sscanf(v, "%d:%d%c", p, d, &tail) == 2 && *p >= 1 && *d >= 1 && *p <= 4096 && *d <= 4096
-               ? 0
-               : -1;
-}
+/* ---- the search's setting ---- */
 
 int study_capacity_compare(study_capacity *c, const char *arg, sim_err *err)
 {
-    const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof c->cmp_key || !eq[1])
-        return sim_errf(err, "--compare expects KEY=V1,V2,...; got '%s'", arg);
-    memcpy(c->cmp_key, arg, (size_t)(eq - arg));
-    c->cmp_key[eq - arg] = '\0';
-    if (strcmp(c->cmp_key, "scheduler") == 0)
-        snprintf(c->cmp_key, sizeof c->cmp_key, "scheduler.name");
-    char *copy = sim_xstrdup(eq + 1), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int p, d;
-        if (strcmp(c->cmp_key, "pd") == 0 && parse_ratio(t, &p, &d) != 0) {
-            sim_errf(err,
-                     "--compare pd: '%s' is not a prefill:decode replica ratio such as 1:2 (two "
-                     "integers >= 1)",
-                     t); /* before t's buffer is freed */
-            free(copy);
-            return -1;
-        }
-        if (c->ncmp == STUDY_MAX_CHOICES) {
-            free(copy);
-            return sim_errf(err, "--compare: at most %d values", STUDY_MAX_CHOICES);
-        }
-        c->cmp_val[c->ncmp++] = sim_xstrdup(t);
-    }
-    free(copy);
+    if (study_choices_add(c->choice, STUDY_MAX_CHOICES, &c->ncmp, arg, err) != 0)
+        return -1;
+    size_t n = strlen(c->compare);
+    snprintf(c->compare + n, sizeof c->compare - n, "%s%s", n ? " x " : "", arg);
     return 0;
 }
 
 void study_capacity_free(study_capacity *c)
 {
-    for (int i = 0; i < c->ncmp; i++)
-        free(c->cmp_val[i]);
     c->ncmp = 0;
 }
 
-/* The overrides of a probe: the user's, then the choice's (`pd=P:D` sets both pools'
- * replicas), into sets; room is left for four more. b holds the choice's texts. */
-typedef struct choice_buf {
-    char a[256], b[64];
-} choice_buf;
-
-static int probe_sets(const study_capacity *c, const char *choice, const char **sets, choice_buf *b)
+const char *study_verdict_name(study_verdict v)
 {
-    int n = 0;
-    for (int i = 0; i < c->nsets && n < STUDY_MAX_SETS - 6; i++)
-        sets[n++] = c->sets[i];
-    int p, d;
-    if (choice && strcmp(c->cmp_key, "pd") == 0 && parse_ratio(choice, &p, &d) == 0) {
-        snprintf(b->a, sizeof b->a, "prefill.replicas=%d", p);
-        snprintf(b->b, sizeof b->b, "decode.replicas=%d", d);
-        sets[n++] = b->a;
-        sets[n++] = b->b;
-    } else if (choice) {
-        snprintf(b->a, sizeof b->a, "%s=%s", c->cmp_key, choice);
-        sets[n++] = b->a;
-    }
-    return n;
-}
-
-int study_capacity_load(const study_capacity *c, scn_scenario *scn, sim_err *err)
-{
-    return study_load(c->file, c->sets, c->nsets, scn, err);
+    static const char *const names[] = {"found", "unreachable", "unreachable under load",
+                                        "over budget", "no cluster"};
+    return (unsigned)v < sizeof names / sizeof names[0] ? names[v] : "?";
 }
 
 int study_capacity_begin(study_capacity *c, const scn_scenario *scn, const char *slo_text,
@@ -139,13 +110,20 @@ int study_capacity_begin(study_capacity *c, const scn_scenario *scn, const char 
 {
     c->search_id = 0;
     c->probes = 0;
+    c->runs = 0;
     if (!c->db)
         return 0;
+    /* the settings that judge a probe belong to the question: a search resumed under others
+     * would read back verdicts they did not give */
+    char question[1024];
+    snprintf(question, sizeof question, "%s | --max-rejected %.17g --max-gpus %d --seeds %d",
+             slo_text ? slo_text : "", c->max_rejected, c->max_gpus,
+             c->max_seeds > 0 ? c->max_seeds : STUDY_CAPACITY_SEEDS);
     store_capacity_info info = {.file = c->file,
                                 .scenario = scn->text,
-                                .slo = slo_text,
+                                .slo = question,
                                 .target_rate = c->target,
-                                .compare_key = c->ncmp ? c->cmp_key : NULL,
+                                .compare_key = c->ncmp ? c->compare : NULL,
                                 .precision = c->precision,
                                 .base_seed = c->seed_given ? c->seed : scn->seed};
     /* a search asked exactly so that a killed process left unfinished is taken up: its probes
@@ -157,199 +135,163 @@ int study_capacity_begin(study_capacity *c, const scn_scenario *scn, const char 
     return found ? 0 : store_capacity_open(c->db, &info, &c->search_id, err);
 }
 
-static void judge(const study_capacity *c, const study_result *res, study_trial *t)
+/* ---- verdicts in words ---- */
+
+/* The first SLO t misses, or -1. */
+static int first_miss(const study_capacity *c, const study_trial *t)
 {
-    t->saturated = res->saturated;
-    t->ok = !res->saturated;
-    t->run_id = res->run_id;
-    for (int i = 0; i < c->nslo; i++) {
-        t->value[i] = study_metric(res, c->slo[i].metric);
+    for (int i = 0; i < c->nslo; i++)
         if (!(t->value[i] <= c->slo[i].limit_ms))
-            t->ok = 0;
-    }
+            return i;
+    for (int i = 0; i < c->nslo; i++)
+        if (t->value[i] + t->half[i] > c->slo[i].limit_ms)
+            return i;
+    return -1;
 }
 
-/* The stored probe c->probes of a resumed search, when it is this one (choice, phase, rate,
- * replicas), into *t (its percentiles from its run's metrics). 1, 0 when there is none (the
- * search goes on by simulating), -1 with err when it is another probe (the search was made by
- * another llmsim). */
-static int stored_probe(study_capacity *c, const char *choice, const char *phase, double rate,
-                        int replicas, study_trial *t, sim_err *err)
+/* Why t fails, after `where` ("unloaded", "at 0.33 req/s"), into buf. */
+static void why_fails(const study_capacity *c, const study_trial *t, const char *where, char *buf,
+                      size_t len)
 {
-    store_capacity_probe p;
-    char was[256];
-    if (!c->resumed)
+    char a[32], b[32], r[160];
+    int i = first_miss(c, t);
+    if (t->completed == 0)
+        snprintf(buf, len, "no request completed %s", where);
+    else if ((double)t->rejected > c->max_rejected * (double)t->arrived)
+        snprintf(buf, len, "%.1f%% of requests rejected %s (%s of %s; %s) > --max-rejected %g",
+                 100.0 * (double)t->rejected / (double)t->arrived, where,
+                 study_fmt_num((double)t->rejected, a, sizeof a),
+                 study_fmt_num((double)t->arrived, b, sizeof b),
+                 study_trial_reasons(t, r, sizeof r), c->max_rejected);
+    else if (t->saturated)
+        snprintf(buf, len, "saturated %s (the queue kept growing)", where);
+    else if (i >= 0) {
+        char name[24], h[40] = "";
+        if (!isnan(t->half[i]))
+            snprintf(h, sizeof h, " ± %s", study_fmt_num(t->half[i], b, sizeof b));
+        char seeds[24] = "";
+        if (t->uncertain)
+            snprintf(seeds, sizeof seeds, " (%d seeds)", t->seeds);
+        snprintf(buf, len, "%s %s %s%s ms%s %s %s ms",
+                 study_slo_name(&c->slo[i], name, sizeof name), where,
+                 study_fmt_num(t->value[i], a, sizeof a), h, seeds,
+                 t->value[i] > c->slo[i].limit_ms ? ">" : "not clear of",
+                 study_fmt_num(c->slo[i].limit_ms, b, sizeof b));
+    } else
+        snprintf(buf, len, "%s: within the SLOs only by the mean of %d seeds", where, t->seeds);
+}
+
+/* ---- the search ---- */
+
+static const char *choice_name(const study_capacity *c, int ci)
+{
+    return ci >= 0 && ci < c->ncmp ? c->choice[ci].name : NULL;
+}
+
+/* Poisson arrivals at `rate` per replica on one replica (a copy of the pools). */
+static int at_rate(study_capacity *c, int ci, double rate, study_trial *t, sim_err *err)
+{
+    return study_capacity_probe(c, ci, "search", STUDY_LOAD_RATE, rate, 1, NULL, t, err);
+}
+
+/* MODEL: the unloaded case bounds what any load can do: TTFT, TPOT and E2E with no other
+ * request in the system are the least a request can see (batching only adds), and a request
+ * rejected alone is rejected under load. So a miss there is a verdict, and the search starts
+ * from the rate the unloaded replica sustains (its throughput one request at a time): below
+ * it a replica is idle most of the time, and a noisy boundary there says nothing a planner can
+ * use. */
+static int search(study_capacity *c, int ci, study_answer *a, sim_err *err)
+{
+    char where[64];
+    if (study_capacity_probe(c, ci, "unloaded", STUDY_LOAD_UNLOADED, 0, 1, NULL, &a->unloaded,
+                             err) != 0)
+        return -1;
+    a->unloaded_rate = a->unloaded.throughput > 0 ? a->unloaded.throughput : 0;
+    if (!a->unloaded.ok || !(a->unloaded_rate > 0)) {
+        a->verdict = STUDY_UNREACHABLE;
+        char why[300];
+        why_fails(c, &a->unloaded, "unloaded", why, sizeof why);
+        snprintf(a->why, sizeof a->why, "unreachable: %s", why);
         return 0;
-    int got = store_capacity_probe_get(c->db, c->search_id, c->probes, &p, was, sizeof was, err);
-    if (got <= 0)
-        return got;
-    int cluster = strcmp(phase, "search") != 0;
-    if (strcmp(was, choice ? choice : "") != 0 || (p.phase == STORE_CAPACITY_CLUSTER) != cluster ||
-        p.rate != rate || p.replicas != replicas)
-        return sim_errf(err,
-                        "capacity search %lld (resumed) stored probe %lld as %s at %.6g req/s on "
-                        "%d replicas, where this search asks for %s at %.6g req/s on %d: another "
-                        "llmsim made it; use another database",
-                        (long long)c->search_id, (long long)c->probes, was, p.rate, p.replicas,
-                        choice ? choice : "", rate, replicas);
-    study_result *res = sim_xcalloc(1, sizeof *res);
-    int n = p.run_id > 0 ? store_run_metrics(c->db, p.run_id, res->m, ENG_MAX_METRICS, err) : 0;
-    if (n >= 0) {
-        res->n = n;
-        res->run_id = p.run_id;
-        res->saturated = p.saturated;
-        judge(c, res, t);
-        t->ok = p.ok; /* as judged when it ran */
-        c->probes++;
     }
-    free(res);
-    return n < 0 ? -1 : 1;
-}
-
-/* A probe being stored: its row is written inside its run's transaction. */
-typedef struct probe_arg {
-    study_capacity *c;
-    const char *choice;
-    const char *phase;
-    double rate;
-    int replicas;
-    const study_result *res; /* filled by study_simulate before its commit hook runs */
-} probe_arg;
-
-static int add_probe(void *arg, store *s, int64_t run_id, sim_err *err)
-{
-    probe_arg *a = arg;
+    double lo = a->unloaded_rate, hi = lo;
     study_trial t;
-    judge(a->c, a->res, &t);
-    store_capacity_probe p = {.seq = a->c->probes,
-                              .choice = a->choice,
-                              .phase = strcmp(a->phase, "search") ? STORE_CAPACITY_CLUSTER
-                                                                  : STORE_CAPACITY_SEARCH,
-                              .rate = a->rate,
-                              .replicas = a->replicas,
-                              .ok = t.ok,
-                              .saturated = t.saturated,
-                              .run_id = run_id};
-    return store_capacity_add_probe(s, a->c->search_id, &p, err);
-}
-
-/* Runs the choice at `rate` requests/s over `replicas` replicas (a disaggregated scenario:
- * `replicas` copies of its pools, or exactly `pool` prefill and decode replicas when pool is
- * given), stored with the search when there is a database. 0, or -1 with err. */
-static int try_rate(study_capacity *c, const char *choice, const char *phase, double rate,
-                    int replicas, const int *pool, study_trial *t, sim_err *err)
-{
-    int stored = stored_probe(c, choice, phase, rate, replicas, t, err);
-    if (stored != 0)
-        return stored < 0 ? -1 : 0;
-    const char *sets[STUDY_MAX_SETS];
-    choice_buf cb;
-    char b_rate[64], b_rep[64], b_dec[64], b_n[64];
-    int n = probe_sets(c, pool ? NULL : choice, sets, &cb); /* pool: the choice names it */
-    scn_scenario scn;
-    /* a first load finds the request count to scale with the replicas */
-    if (study_load(c->file, sets, n, &scn, err) != 0) {
-        scn_free(&scn);
+    if (at_rate(c, ci, lo, &t, err) != 0)
         return -1;
+    if (!t.ok) {
+        char why[200], r[32];
+        snprintf(where, sizeof where, "at %s req/s", study_fmt_num(lo, r, sizeof r));
+        why_fails(c, &t, where, why, sizeof why);
+        a->verdict = STUDY_UNREACHABLE_LOAD;
+        snprintf(a->why, sizeof a->why,
+                 "unreachable under load: met one request at a time, but %s (Poisson arrivals "
+                 "at the unloaded capacity)",
+                 why);
+        return 0;
     }
-    int64_t nreq = scn.workload.num_requests;
-    int has_trace = scn.workload.trace.present, pd = scn.engine.pd.enabled;
-    int p0 = scn.engine.pd.pool[ENG_POOL_PREFILL].replicas;
-    int d0 = scn.engine.pd.pool[ENG_POOL_DECODE].replicas;
-    scn_free(&scn);
-    snprintf(b_rate, sizeof b_rate, "%s=%.6g",
-             has_trace ? "workload.trace.rate" : "workload.arrival.rate", rate);
-    sets[n++] = b_rate;
-    double scale = replicas;
-    if (pd) {
-        int p = pool ? pool[0] : p0 * replicas, d = pool ? pool[1] : d0 * replicas;
-        snprintf(b_rep, sizeof b_rep, "prefill.replicas=%d", p);
-        snprintf(b_dec, sizeof b_dec, "decode.replicas=%d", d);
-        sets[n++] = b_rep;
-        sets[n++] = b_dec;
-        scale = (double)(p + d) / (p0 + d0);
-    } else {
-        snprintf(b_rep, sizeof b_rep, "replicas=%d", replicas);
-        sets[n++] = b_rep;
-    }
-    if (nreq > 0 && scale > 1) {
-        snprintf(b_n, sizeof b_n, "workload.num_requests=%lld",
-                 (long long)ceil((double)nreq * scale));
-        sets[n++] = b_n;
-    }
-    study_result *res = sim_xcalloc(1, sizeof *res);
-    probe_arg pa = {c, choice, phase, rate, replicas, res};
-    study_sink sink = {.s = c->db, .level = c->level, .hook = add_probe, .hook_arg = &pa};
-    int rc = study_load(c->file, sets, n, &scn, err);
-    if (rc == 0)
-        rc = study_run(&scn, c->seed_given ? c->seed : scn.seed, c->db, c->search_id ? &sink : NULL,
-                       NULL, res, err);
-    if (rc == 0) {
-        judge(c, res, t);
-        c->probes++;
-    }
-    scn_free(&scn);
-    free(res);
-    return rc;
-}
-
-static int probe(study_capacity *c, const char *choice, const char *phase, double rate,
-                 int replicas, study_trial *t, sim_err *err)
-{
-    if (try_rate(c, choice, phase, rate, replicas, NULL, t, err) != 0)
-        return -1;
-    if (c->probe)
-        c->probe(c->probe_arg, choice, phase, rate, replicas, t);
-    return 0;
-}
-
-/* The highest rate per replica within the SLOs: doubling, then bisection. */
-static int search(study_capacity *c, const char *choice, study_answer *a, sim_err *err)
-{
-    double lo = 0, hi = 0.25;
-    study_trial t, best = {0};
-    for (;;) {
-        if (probe(c, choice, "search", hi, 1, &t, err) != 0)
+    a->at_rate = t;
+    for (hi = 2 * lo; hi < 1e5; hi *= 2) {
+        if (at_rate(c, ci, hi, &t, err) != 0)
             return -1;
         if (!t.ok)
             break;
         lo = hi;
-        best = t;
-        if (hi > 1e5)
-            break;
-        hi *= 2;
+        a->at_rate = t;
     }
     while (hi - lo > c->precision * hi && lo < 1e5) {
         double mid = (lo + hi) / 2;
-        if (probe(c, choice, "search", mid, 1, &t, err) != 0)
+        if (at_rate(c, ci, mid, &t, err) != 0)
             return -1;
         if (t.ok) {
             lo = mid;
-            best = t;
+            a->at_rate = t;
         } else
             hi = mid;
     }
     a->rate = lo;
-    a->at_rate = best;
     return 0;
 }
 
-/* The replicas the target rate needs, checked by simulating the cluster. */
-static int size_cluster(study_capacity *c, const char *choice, study_answer *a, sim_err *err)
+/* Requests a cluster of n replicas of choice ci runs (the scenario's, scaled). */
+static int64_t cluster_requests(const study_capacity *c, int ci, int n)
 {
-    if (a->rate <= 0)
-        return 0;
-    int n = (int)ceil(c->target / a->rate - 1e-9);
-    if (n < 1)
-        n = 1;
+    scn_scenario scn;
+    sim_err ignore;
+    int64_t r = 0;
+    if (study_capacity_load_choice(c, ci, &scn, &ignore) == 0)
+        r = scn.workload.num_requests;
+    scn_free(&scn);
+    return r * (n > 1 ? n : 1);
+}
+
+/* The replicas the target rate needs, checked by simulating the cluster. */
+static int size_cluster(study_capacity *c, int ci, study_answer *a, sim_err *err)
+{
+    int n0 = (int)ceil(c->target / a->rate - 1e-9), n = n0 < 1 ? 1 : n0;
     for (int tries = 0; tries < 64; tries++, n++) {
-        if (probe(c, choice, "cluster", c->target, n, &a->at_target, err) != 0)
+        int gpus = n * a->tp;
+        if (c->max_gpus > 0 && gpus > c->max_gpus) {
+            a->verdict = STUDY_OVER_BUDGET;
+            snprintf(a->why, sizeof a->why,
+                     "over budget: %g req/s needs %s%d replicas (%d GPUs) > --max-gpus %d",
+                     c->target, tries ? "more than " : "", tries ? n - 1 : n,
+                     tries ? (n - 1) * a->tp : gpus, c->max_gpus);
+            return 0;
+        }
+        if (c->cluster)
+            c->cluster(c->probe_arg, choice_name(c, ci), c->target, n, gpus,
+                       cluster_requests(c, ci, n));
+        if (study_capacity_probe(c, ci, "cluster", STUDY_LOAD_RATE, c->target, n, NULL,
+                                 &a->at_target, err) != 0)
             return -1;
         if (a->at_target.ok) {
             a->replicas = n;
             return 0;
         }
     }
+    a->verdict = STUDY_NO_CLUSTER;
+    snprintf(a->why, sizeof a->why, "no cluster of %d to %d replicas met the SLOs at %g req/s",
+             n0 < 1 ? 1 : n0, n - 1, c->target);
     return 0;
 }
 
@@ -372,24 +314,19 @@ static void answer_layout(const scn_scenario *scn, study_answer *a)
 int study_capacity_find(study_capacity *c, int i, study_answer *a, sim_err *err)
 {
     memset(a, 0, sizeof *a);
-    const char *choice = c->ncmp ? c->cmp_val[i] : NULL;
+    int ci = c->ncmp ? i : -1;
     scn_scenario scn;
-    const char *sets[STUDY_MAX_SETS];
-    choice_buf cb;
-    int n = probe_sets(c, choice, sets, &cb);
-    int rc = study_load(c->file, sets, n, &scn, err);
-    if (rc == 0 && !scn.engine.pd.enabled && c->ncmp && strcmp(c->cmp_key, "pd") == 0)
-        rc = sim_errf(err, "--compare pd: %s has no prefill and decode pools", c->file);
+    int rc = study_capacity_load_choice(c, ci, &scn, err);
     if (rc == 0)
         answer_layout(&scn, a);
     scn_free(&scn);
-    if (rc != 0 || search(c, choice, a, err) != 0)
+    if (rc != 0 || search(c, ci, a, err) != 0)
         return -1;
-    if (c->target > 0 && size_cluster(c, choice, a, err) != 0)
+    if (a->verdict == STUDY_FOUND && c->target > 0 && size_cluster(c, ci, a, err) != 0)
         return -1;
     if (!c->search_id)
         return 0;
-    store_capacity_result res = {choice, a->rate, a->replicas, a->replicas * a->tp};
+    store_capacity_result res = {choice_name(c, ci), a->rate, a->replicas, a->replicas * a->tp};
     return store_capacity_add_result(c->db, c->search_id, &res, err);
 }
 
@@ -405,14 +342,13 @@ int study_capacity_find(study_capacity *c, int i, study_answer *a, sim_err *err)
 
 static int pd_trial(study_capacity *c, int p, int d, study_trial *t, sim_err *err)
 {
-    char choice[32];
     int pool[2] = {p, d};
-    snprintf(choice, sizeof choice, "%d:%d", p, d);
-    if (try_rate(c, choice, "cluster", c->target, p + d, pool, t, err) != 0)
-        return -1;
-    if (c->probe)
-        c->probe(c->probe_arg, choice, "cluster", c->target, p + d, t);
-    return 0;
+    if (c->cluster) {
+        char name[32];
+        snprintf(name, sizeof name, "%d:%d", p, d);
+        c->cluster(c->probe_arg, name, c->target, p + d, -1, 0);
+    }
+    return study_capacity_probe(c, -1, "cluster", STUDY_LOAD_RATE, c->target, p + d, pool, t, err);
 }
 
 /* Whether `now` (twice the decode replicas of `before`) misses its SLOs by what it missed
@@ -438,6 +374,8 @@ static int fewest_decode(study_capacity *c, int p, int hi, study_trial *t, sim_e
 {
     study_trial tt, prev = {0};
     int lo = 0, d = 1; /* lo misses (0: none tried) */
+    if (hi < 1)
+        return 0;
     for (;;) {
         if (pd_trial(c, p, d, &tt, err) != 0)
             return -1;
@@ -487,8 +425,11 @@ int study_capacity_pd_search(study_capacity *c, study_answer *out, int max, int 
         int cost = p * unit.prefill_gpus + unit.decode_gpus;
         if (*best >= 0 && cost >= out[*best].tp)
             break; /* even one decode replica costs more than the best split */
+        if (c->max_gpus > 0 && cost > c->max_gpus)
+            break; /* even one decode replica passes the cap */
+        int cap = c->max_gpus > 0 ? (c->max_gpus - p * unit.prefill_gpus) / unit.decode_gpus : hi;
         study_trial t = {0};
-        int d = fewest_decode(c, p, hi, &t, err);
+        int d = fewest_decode(c, p, cap < hi ? cap : hi, &t, err);
         if (d < 0)
             return -1;
         if (d == 0)

@@ -5,8 +5,10 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "alias.h"
 #include "catalog.h"
 #include "llmsim_build_id.h"
 #include "scn_data.h"
@@ -37,6 +39,25 @@ const char *study_shared_data(void)
     return LLMSIM_SHARED_DATA;
 }
 
+/* path (relative to base_dir unless absolute) into buf; a folder means its config.json.
+ * 1 when that file exists. */
+static int config_path(const char *name, const char *base_dir, char *buf, size_t len)
+{
+    if (name[0] == '/' || !base_dir || !*base_dir)
+        snprintf(buf, len, "%s", name);
+    else
+        snprintf(buf, len, "%s/%s", base_dir, name);
+    struct stat st;
+    if (stat(buf, &st) != 0)
+        return 0;
+    if (S_ISDIR(st.st_mode)) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, "%sconfig.json", n && buf[n - 1] == '/' ? "" : "/");
+        return access(buf, R_OK) == 0;
+    }
+    return 1;
+}
+
 /* After a failure to read path: names the public data set it belongs to when it is absent from
  * ../shared/data. */
 static void add_data_source(const char *path, char *why, size_t len)
@@ -50,34 +71,50 @@ static void add_data_source(const char *path, char *why, size_t len)
                  data);
 }
 
+/* A model: a catalog name, a config.json (or a folder holding one), a Hugging Face id of a
+ * catalog model; else an error with the nearest catalog names. */
 static int resolve_model(void *st, const char *name, const char *base_dir, eng_model *out,
                          char *why, size_t len)
 {
+    char path[1024], alias[64], near[256], names[1024];
+    (void)st;
     if (cal_model_find(name, out) == 0)
         return 0;
+    if (config_path(name, base_dir, path, sizeof path))
+        return cal_model_from_config_json(path, out, why, len);
+    if (cal_model_alias(name, alias, sizeof alias) == 0 && cal_model_find(alias, out) == 0)
+        return 0;
+    cal_model_nearest(name, near, sizeof near);
     if (strchr(name, '/') || strstr(name, ".json")) {
-        char path[1024];
-        if (name[0] == '/' || !base_dir || !*base_dir)
-            snprintf(path, sizeof path, "%s", name);
-        else
-            snprintf(path, sizeof path, "%s/%s", base_dir, name);
-        if (cal_model_from_config_json(path, out, why, len) == 0)
-            return 0;
+        snprintf(why, len,
+                 "unknown model '%s': no config.json at %s, and not the Hugging Face id of a "
+                 "catalog model%s%s (llmsim list models)",
+                 name, path, near[0] ? "; nearest: " : "", near);
         add_data_source(path, why, len);
         return -1;
     }
-    char names[1024];
-    snprintf(why, len, "unknown model '%s'; valid: %s, or a path to a config.json", name,
-             cal_model_names(names, sizeof names));
+    if (near[0])
+        snprintf(why, len, "unknown model '%s'; nearest: %s (all: llmsim list models)", name, near);
+    else
+        snprintf(why, len, "unknown model '%s'; valid: %s, or a path to a config.json", name,
+                 cal_model_names(names, sizeof names));
     return -1;
 }
 
+/* A GPU: a catalog name or a usual spelling of one; else an error with the nearest. */
 static int resolve_gpu(void *st, const char *name, eng_gpu *out, char *why, size_t len)
 {
-    if (cal_gpu_find(name, out) == 0)
+    char names[512], near[256], alias[64];
+    (void)st;
+    if (cal_gpu_find(name, out) == 0 ||
+        (cal_gpu_alias(name, alias, sizeof alias) == 0 && cal_gpu_find(alias, out) == 0))
         return 0;
-    char names[512];
-    snprintf(why, len, "unknown GPU '%s'; valid: %s", name, cal_gpu_names(names, sizeof names));
+    cal_gpu_nearest(name, near, sizeof near);
+    if (near[0])
+        snprintf(why, len, "unknown GPU '%s'; nearest: %s (all: %s)", name, near,
+                 cal_gpu_names(names, sizeof names));
+    else
+        snprintf(why, len, "unknown GPU '%s'; valid: %s", name, cal_gpu_names(names, sizeof names));
     return -1;
 }
 

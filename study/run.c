@@ -308,6 +308,13 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
     return *w ? 0 : -1;
 }
 
+const char *study_reject_metric(eng_reject_reason why)
+{
+    static const char *const names[ENG_REJECT_REASON_COUNT] = {"", "rejected_context",
+                                                               "rejected_kv", "rejected_batch"};
+    return (unsigned)why < ENG_REJECT_REASON_COUNT && names[why] ? names[why] : "rejected_other";
+}
+
 /* Finishes w: into the spool or buffered store as begun, or (staged) into the staging file and
  * from there into the database in one transaction with the sink's hook. 0, or -1 with err
  * (nothing committed). */
@@ -340,6 +347,14 @@ static void collect(eng_engine *e, const scn_source *src, sim_ctx *ctx, study_re
     out->saturated = eng_totals_saturated(&out->tot);
     snprintf(out->m[out->n].name, sizeof out->m[out->n].name, "saturated");
     out->m[out->n++].value = out->saturated;
+    /* why requests were turned away, for tables and reports read from the store (only the
+     * reasons that occurred: a run without rejections has none of these) */
+    for (int k = 1; k < ENG_REJECT_REASON_COUNT && out->n < ENG_MAX_METRICS; k++)
+        if (out->tot.rejected_by[k]) {
+            snprintf(out->m[out->n].name, sizeof out->m[out->n].name, "%s",
+                     study_reject_metric((eng_reject_reason)k));
+            out->m[out->n++].value = (double)out->tot.rejected_by[k];
+        }
     out->events = sim_events_run(ctx);
     out->clipped = src ? scn_source_clipped(src) : 0;
     out->skipped = src ? scn_source_skipped(src) : 0;

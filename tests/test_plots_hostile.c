@@ -36,7 +36,8 @@
 /* Each way out of a gnuplot string or comment, and each substitution gnuplot makes (short: a
  * scenario name is at most 63 characters); the database gets a longer one with newlines. */
 #define HOSTILE "x`touch " MARKER "`'\";system('touch " MARKER "')@m\\"
-/* A --vary value cannot hold ';' (it separates the keys in the stored sweep) */
+/* A --vary value cannot hold ';' (it separates the keys in the stored sweep), nor a --compare
+ * value (it separates named choices) */
 #define HOSTILE_VARY "x`touch " MARKER "`'\"system('touch " MARKER "')@m\\"
 #define HOSTILE_DB                                                                                 \
     "x`touch " MARKER "`'\"; system(\"touch " MARKER "\"); y='; system('touch " MARKER             \
@@ -181,7 +182,7 @@ static void make_db(void)
         fail_msg("llmsim sweep: %s", errbuf);
     if (llmsim("capacity", LLMSIM_SOURCE_DIR "/scenarios/capacity.yaml", "--db", db, "--quiet",
                "--slo", "ttft_p99=1000ms", "--target-rate", "4", "--precision", "0.3", "--set",
-               "workload.num_requests=40", "--compare", "name=" HOSTILE ",plain", NULL) != 0)
+               "workload.num_requests=40", "--compare", "name=" HOSTILE_VARY ",plain", NULL) != 0)
         fail_msg("llmsim capacity: %s", errbuf);
     if (llmsim("validate", LLMSIM_SOURCE_DIR "/tests/data_validate/small.yaml", "--db", db,
                "--quiet", NULL) != 0)

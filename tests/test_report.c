@@ -173,8 +173,8 @@ static void test_reports(void **state)
         {"--capacity 1",
          "capacity",
          {"<h1>Capacity search 1</h1>", "<h3>Question</h3>", "<h3>Answer</h3>",
-          "<h3>Probes (every run the search made)</h3>", "<h2>Plots</h2>", "<h2>Scenario</h2>",
-          NULL},
+          "<h3>Probes (every probe the search made; its first seed's run)</h3>", "<h2>Plots</h2>",
+          "<h2>Scenario</h2>", NULL},
          1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

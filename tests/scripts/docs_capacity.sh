@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# docs/capacity.md's blocks come out of the tool: the cheap ones (a run, and the unreachable
+# capacity question) are run again and compared byte for byte with the page, so a change to what
+# run or capacity prints fails here until `scripts/docs-capacity.sh` refills the page.
+# `scripts/docs-capacity.sh --check build` checks every block (minutes, a Release build).
+# Usage: docs_capacity.sh BUILD_DIR SOURCE_DIR.
+set -eu
+build=$(cd "$1" && pwd)
+exec bash "$2/scripts/docs-capacity.sh" --check "$build" quick-run unreachable
