@@ -212,6 +212,7 @@ void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why)
     SIM_CHECK(e->ctx, rq->status == ENG_RQ_WAITING && rq->kv_blocks == 0);
     if (rq->pd_src >= 0)
         eng_pd_rejected(r, rq);
+    eng_off_release(r, rq);
     rq->status = ENG_RQ_REJECTED;
     rq->reject = why;
     rq->t_finish = sim_now(e->ctx);
@@ -769,6 +770,7 @@ int32_t eng_replica_prefix_match(const eng_replica *r, const eng_request *rq)
 static void admit(eng_replica *r, eng_request *rq)
 {
     int64_t now = sim_now(r->e->ctx);
+    eng_off_release(r, rq); /* its pinned hit is on its own account now */
     if (rq->t_first_sched < 0) {
         rq->t_first_sched = now;
         rq->cached_tokens = rq->prefilled; /* a prefix-cache hit attached before admission */
@@ -833,6 +835,8 @@ int eng_batch_add_prefill_hit(eng_replica *r, eng_batch *b, eng_request *rq, int
                               int32_t tokens)
 {
     SIM_CHECK(r->e->ctx, rq->status == ENG_RQ_WAITING && rq->kv_blocks == 0 && tokens >= 1);
+    if (r->off && eng_off_gate(r, rq))
+        return -1; /* its offloaded KV is on its way */
     if (hit > 0) {
         SIM_CHECK(r->e->ctx, hit <= eng_prefix_match(r, rq, NULL));
         if (eng_prefill_hit_blocks_needed(r, rq, hit, tokens) > eng_kv_nfree(&r->kv))
@@ -1129,6 +1133,8 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
     }
     if (e->pd)
         eng_pd_init(e);
+    if (eng_off_init(e, err) != 0)
+        goto fail;
 #ifdef SIM_DEBUG
     sim_set_check(ctx, debug_check, e);
 #endif
@@ -1154,6 +1160,7 @@ void eng_free(eng_engine *e)
 {
     if (!e)
         return;
+    eng_off_fini(e);
     for (int32_t i = 0; e->reps && i < e->nrep; i++) {
         eng_replica *r = &e->reps[i];
         if (r->st && r->ops && r->ops->fini)
@@ -1239,7 +1246,7 @@ int eng_summary(eng_engine *e, eng_metric *out)
         e->m.pool_gpus[k] = e->pools[k].plan.gpus;
         e->m.pool_replicas[k] = e->pools[k].nrep;
     }
-    int n = eng_metrics_summary(&e->m, out);
+    int n = eng_off_summary(e, out, eng_metrics_summary(&e->m, out));
     if (e->cfg.spec.method == ENG_SPEC_NONE)
         return n;
     /* MODEL: vLLM's spec-decode counters (vllm:spec_decode_num_drafts, num_draft_tokens,
@@ -1291,6 +1298,7 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
         }
     for (int32_t i = 0; rc == 0 && i < e->nrep; i++) {
         const eng_replica *r = &e->reps[i];
+        refs[i] += r->off ? r->off->pins : 0; /* blocks pinned for requests loading offloaded KV */
         if (eng_kv_check(&r->kv, i, held[i], refs[i], buf, len) != 0) {
             rc = -1;
         } else if (eng_cohort_check(r, buf, len) != 0) {
@@ -1303,5 +1311,7 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
     free(held);
     if (rc == 0 && e->pd)
         rc = eng_link_check(e, buf, len);
+    if (rc == 0 && e->notiers)
+        rc = eng_off_check(e, buf, len);
     return rc;
 }

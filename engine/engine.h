@@ -157,6 +157,47 @@ typedef struct eng_pd_config {
     eng_xfer_mode mode;
 } eng_pd_config;
 
+/* ---- KV offload tiers (offload.c): host memory, local SSD, a remote store behind the GPU cache
+ * ---- */
+typedef enum eng_tier_kind {
+    ENG_TIER_CPU = 0, /* the host's DRAM, over the GPUs' host link (PCIe, NVLink-C2C) */
+    ENG_TIER_SSD,     /* local NVMe */
+    ENG_TIER_REMOTE,  /* a store shared by the deployment's replicas (Mooncake store, LMCache
+                         remote): one copy serves every replica */
+    ENG_TIER_KINDS
+} eng_tier_kind;
+
+#define ENG_MAX_TIERS 3
+
+typedef struct eng_tier_config {
+    eng_tier_kind kind;
+    double capacity_gb;    /* GB the tier holds (a replica's; remote: the deployment's); 0:
+                              unbounded */
+    double bandwidth_gb_s; /* GB/s per GPU, each way, between the tier and the GPUs (0: cpu's
+                              default, the catalog's host link) */
+    double latency_us;     /* added to every load from it */
+} eng_tier_config;
+
+/* When a GPU block is written down to the first tier. */
+typedef enum eng_offload_policy {
+    ENG_OFFLOAD_WRITE_BACK = 0, /* when the GPU cache evicts it (SGLang HiCache write_back) */
+    ENG_OFFLOAD_WRITE_THROUGH   /* as soon as it is computed (vLLM OffloadingConnector, LMCache,
+                                   SGLang HiCache write_through) */
+} eng_offload_policy;
+
+typedef struct eng_offload_config {
+    int32_t ntiers; /* 0: no offload */
+    eng_tier_config tier[ENG_MAX_TIERS];
+    eng_offload_policy policy;
+    int32_t min_load_tokens; /* hits shorter than this are recomputed, not loaded */
+} eng_offload_config;
+
+const char *eng_tier_kind_name(eng_tier_kind k);
+/* kv_offload's keys (relative to eng_offload_config) and a tier's (relative to
+ * eng_tier_config). */
+extern const eng_key eng_offload_keys[];
+extern const eng_key eng_tier_keys[];
+
 typedef struct eng_config {
     eng_model model;
     eng_dtype dtype;       /* weights as served; ENG_DTYPE_AUTO = the checkpoint's */
@@ -174,6 +215,7 @@ typedef struct eng_config {
     /* disaggregated prefill/decode (pd.enabled): the pools' own settings replace the pool
      * fields above, which are then unused */
     eng_pd_config pd;
+    eng_offload_config offload; /* KV offload tiers behind each replica's GPU cache */
 } eng_config;
 
 /* Sets the defaults every scenario starts from: the defaults of the settings tables below

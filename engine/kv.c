@@ -405,6 +405,8 @@ static int32_t block_new(eng_pstore *ps, uint64_t h)
     tab_put(ps, idx);
     ps->inuse++;
     ps->refs++;
+    if (ps->off)
+        eng_off_computed(ps->off, h);
     return idx;
 }
 
@@ -414,6 +416,8 @@ static int32_t block_new(eng_pstore *ps, uint64_t h)
  * head evicts leaves first here too) */
 static void evict(eng_pstore *ps, int32_t idx)
 {
+    if (ps->off)
+        eng_off_evicted(ps->off, ps->b[idx].hash);
     q_unlink(ps, ps->b[idx].qnode);
     tab_erase(ps, idx);
     ps->b[idx].ref = -1;
@@ -444,6 +448,39 @@ void eng_ps_take(eng_pstore *ps, int64_t n)
 void eng_ps_give(eng_pstore *ps, int64_t n)
 {
     q_push(ps, -1, n);
+}
+
+void eng_kv_pin(eng_kv *kv, int32_t idx)
+{
+    eng_pstore *ps = kv->ps;
+    eng_pblock *b = &ps->b[idx];
+    if (b->ref == 0) { /* as a hit's attach: it leaves the free queue */
+        q_unlink(ps, b->qnode);
+        b->qnode = -1;
+        kv->used++;
+        ps->inuse++;
+    }
+    b->ref++;
+    ps->refs++;
+}
+
+void eng_kv_unpin(eng_kv *kv, int32_t idx)
+{
+    eng_pstore *ps = kv->ps;
+    ps->refs--;
+    if (--ps->b[idx].ref == 0) {
+        ps->inuse--;
+        kv->used--;
+        q_push(ps, idx, 1);
+    }
+}
+
+int32_t eng_kv_insert(eng_kv *kv, uint64_t h)
+{
+    if (eng_kv_nfree(kv) < 1)
+        return -1;
+    eng_kv_take(kv, 1); /* the least recently used free block holds it now */
+    return block_new(kv->ps, h);
 }
 
 /* ---- a request's content and block hashes ---- */
@@ -737,6 +774,9 @@ int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *r
                                       int32_t tokens)
 {
     const eng_kv *kv = &r->kv;
+    /* a request whose offloaded KV is on its way (or starts it now) does not fit yet */
+    if (r->off && eng_off_gate((eng_replica *)r, (eng_request *)rq))
+        return INT64_MAX / 4;
     int32_t n = hit / kv->block_size;
     int64_t need = eng_lay_held(&kv->lay, hit, tokens) - n;
     /* MODEL: vLLM get_num_blocks_to_allocate counts the hit's blocks no request holds: touching

@@ -55,6 +55,7 @@ typedef struct eng_pstore {
     int64_t inuse;                     /* cached blocks with ref > 0 */
     int64_t refs;                      /* sum of their refs */
     int64_t evictions;                 /* cached blocks evicted */
+    struct eng_offload *off;           /* the replica's offload tiers, or NULL (offload.c) */
 } eng_pstore;
 
 /* A request's content and its place in the prefix cache (requests of a replica with the cache
@@ -131,6 +132,75 @@ void eng_ps_take(eng_pstore *ps, int64_t n);
 void eng_ps_give(eng_pstore *ps, int64_t n);
 /* The cached block with hash h, or -1. */
 int32_t eng_ps_find(const eng_pstore *ps, uint64_t h);
+
+/* ---- KV offload tiers (offload.c) ----
+ * A tier holds copies of KV blocks by content hash, up to its capacity, evicting its least
+ * recently used block (written down to the next tier when there is one). Each replica reaches
+ * each tier through a channel of its own (its GPUs' links to it), which carries the tier's
+ * writes and loads in turn; the remote tier's store is shared by the replicas. */
+typedef struct eng_onode {
+    uint64_t hash;
+    int64_t ready;      /* ns: when its write completes (a load may not start before) */
+    int32_t prev, next; /* LRU list (head: least recently used); next: free list when unused */
+} eng_onode;
+
+typedef struct eng_otier {
+    eng_tier_kind kind;
+    int64_t cap; /* blocks (INT64_MAX: unbounded) */
+    eng_onode *nd;
+    int32_t nn, capn, freen; /* nodes used, allocated, first unused (-1: none) */
+    int32_t *tab;            /* open addressing: node + 1, 0 empty */
+    uint32_t mask;
+    int64_t n; /* blocks held */
+    int32_t head, tail;
+    int32_t users; /* replicas sharing it */
+    int64_t hit_blocks, written_blocks, read_blocks, evicted_blocks;
+} eng_otier;
+
+/* A request's way through the offload (eng_request.off_state). */
+enum { ENG_OFF_NONE = 0, ENG_OFF_LOADING, ENG_OFF_PINNED };
+
+typedef struct eng_offload {
+    eng_replica *r;
+    int32_t ntiers;
+    eng_otier *tier[ENG_MAX_TIERS];
+    double bw[ENG_MAX_TIERS];    /* bytes/ns: the replica's channel to each tier */
+    int64_t lat[ENG_MAX_TIERS];  /* ns added to each load */
+    int64_t busy[ENG_MAX_TIERS]; /* ns: the channel is busy until */
+    double block_bytes;          /* one block's KV on the replica's GPUs */
+    eng_offload_policy policy;
+    int32_t min_load_tokens;
+    int64_t reserved; /* GPU blocks reserved for loads in flight (on the KV's held account) */
+    int64_t pins;     /* references pinned blocks hold for requests not yet admitted */
+} eng_offload;
+
+/* Sets up the tiers of every replica of an aggregated deployment (cfg.offload); 0, or -1 with
+ * err. */
+int eng_off_init(eng_engine *e, sim_err *err);
+void eng_off_fini(eng_engine *e);
+/* kv.c's hooks: the GPU cache evicts the block of hash h (write-back: it goes down a tier), or
+ * caches a newly computed one (write-through). */
+void eng_off_evicted(struct eng_offload *o, uint64_t h);
+void eng_off_computed(struct eng_offload *o, uint64_t h);
+/* Whether waiting request rq may not be admitted yet: the first time a policy asks (about to
+ * admit it), the blocks of its prompt the tiers hold past the GPU cache's hit start loading into
+ * blocks reserved for them, and it waits until they are in (1); 0 when there is nothing to load
+ * or once they are loaded (they stay pinned in the GPU cache until it is admitted). */
+int eng_off_gate(eng_replica *r, eng_request *rq);
+/* rq is admitted or rejected: the blocks pinned for it are its own now, or free (cached). */
+void eng_off_release(eng_replica *r, eng_request *rq);
+/* Appends the offload metrics to out[n..]; returns the new count. */
+int eng_off_summary(const eng_engine *e, eng_metric *out, int n);
+/* Tiers within capacity, LRU lists whole: 0, or -1 with a message. */
+int eng_off_check(const eng_engine *e, char *buf, size_t len);
+
+/* kv.c for offload.c: the engine takes (pin) or drops (unpin) a reference on cached block idx,
+ * as a request's block table does; a block of hash h not cached enters the cache in place of
+ * the least recently used free block, with one reference (pinned): its index, or -1 when no
+ * block is free. */
+void eng_kv_pin(eng_kv *kv, int32_t idx);
+void eng_kv_unpin(eng_kv *kv, int32_t idx);
+int32_t eng_kv_insert(eng_kv *kv, uint64_t h);
 
 /* A replica's blocks: `total` of them, laid out as plan p says. */
 void eng_kv_init(eng_kv *kv, const eng_kv_plan *p, int32_t block_size, int32_t ahead);
@@ -369,6 +439,7 @@ struct eng_replica {
     eng_request **joining;
     int32_t njoining, capjoining;
     eng_port port;
+    eng_offload *off; /* its KV offload tiers, or NULL */
 };
 
 #define ENG_SLAB 4096
@@ -407,6 +478,11 @@ struct eng_engine {
     eng_metrics m;
     int64_t waiting_total;
     int64_t in_system; /* requests arrived and not yet done, every replica */
+    /* KV offload (offload.c): every distinct tier store, and the loads' times */
+    eng_otier **otiers;
+    int32_t notiers;
+    sim_samples off_load; /* ms, one per load */
+    int64_t off_loads;
 };
 
 /* Reports `count` inter-token gaps of gap_ns to the metrics and the recorder. */
