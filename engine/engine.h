@@ -510,6 +510,11 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable);
  * the free ones: the chunk's new blocks plus the hit's blocks no request holds. */
 int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *rq, int32_t hit,
                                       int32_t tokens);
+/* Whether waiting request rq's KV is being loaded from the offload tiers (kv_offload): the first
+ * call for a request the tiers hold more of than the GPU cache starts the load when its blocks
+ * fit; a policy that can skips rq until the load is done (the engine wakes the replica then).
+ * 0 without offload tiers. */
+int eng_kv_loading(eng_replica *r, eng_request *rq);
 /* Admits waiting request rq with its first `hit` tokens taken from the cache (hit <= what
  * eng_prefix_match returns; 0 for none) and a chunk of `tokens` after them. Returns 0, or -1
  * when the blocks are short (nothing changes then). */

@@ -372,6 +372,14 @@ int eng_off_gate(eng_replica *r, eng_request *rq)
     return 1;
 }
 
+int eng_kv_loading(eng_replica *r, eng_request *rq)
+{
+    if (!r->off)
+        return 0;
+    eng_off_gate(r, rq);
+    return rq->off_state == ENG_OFF_LOADING;
+}
+
 void eng_off_release(eng_replica *r, eng_request *rq)
 {
     if (!r->off || rq->off_state == ENG_OFF_NONE)
