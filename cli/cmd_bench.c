@@ -28,7 +28,8 @@ static const cli_command bench_cmd = {
                "fp8 on 8 x H200 as TP8 and as DP8 + EP8; sglang-mixed (SGLang with mixed chunks), "
                "trtllm-overlap (TensorRT-LLM's overlap scheduler) and gpt-oss-w4a8 (gpt-oss-120b "
                "as TensorRT-LLM's W4A8 on 4 x H100, experts over 2 groups of 2), 1M requests "
-               "each.",
+               "each; offload-mooncake and offload-sessions: vllm-mooncake and sessions with an "
+               "unbounded host-memory tier behind each replica's KV cache (kv_offload).",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)

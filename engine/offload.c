@@ -77,31 +77,32 @@ static int32_t find(const eng_otier *t, uint64_t h)
     if (!t->tab)
         return -1;
     for (uint32_t i = home(t, h);; i = (i + 1) & t->mask) {
-        int32_t v = t->tab[i];
-        if (v == 0)
+        const eng_oslot *v = &t->tab[i];
+        if (v->node == 0)
             return -1;
-        if (t->nd[v - 1].hash == h)
-            return v - 1;
+        if (v->hash == h)
+            return v->node - 1;
     }
 }
 
 static void slot_put(eng_otier *t, int32_t idx)
 {
-    uint32_t i = home(t, t->nd[idx].hash);
-    while (t->tab[i])
+    uint64_t h = t->nd[idx].hash;
+    uint32_t i = home(t, h);
+    while (t->tab[i].node)
         i = (i + 1) & t->mask;
-    t->tab[i] = idx + 1;
+    t->tab[i] = (eng_oslot){h, idx + 1};
 }
 
 static void grow_table(eng_otier *t)
 {
-    int32_t *old = t->tab;
+    eng_oslot *old = t->tab;
     uint32_t oldcap = old ? t->mask + 1 : 0, cap = oldcap ? 2 * oldcap : 1024;
     t->tab = sim_xcalloc(cap, sizeof *t->tab);
     t->mask = cap - 1;
     for (uint32_t i = 0; i < oldcap; i++)
-        if (old[i])
-            slot_put(t, old[i] - 1);
+        if (old[i].node)
+            slot_put(t, old[i].node - 1);
     free(old);
 }
 
@@ -109,19 +110,19 @@ static void grow_table(eng_otier *t)
 static void slot_erase(eng_otier *t, int32_t idx)
 {
     uint32_t i = home(t, t->nd[idx].hash);
-    while (t->tab[i] != idx + 1)
+    while (t->tab[i].node != idx + 1)
         i = (i + 1) & t->mask;
     for (uint32_t j = i;;) {
         j = (j + 1) & t->mask;
-        if (!t->tab[j])
+        if (!t->tab[j].node)
             break;
-        uint32_t k = home(t, t->nd[t->tab[j] - 1].hash);
+        uint32_t k = home(t, t->tab[j].hash);
         if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
             continue; /* its home is past the hole: it stays */
         t->tab[i] = t->tab[j];
         i = j;
     }
-    t->tab[i] = 0;
+    t->tab[i].node = 0;
 }
 
 static void lru_unlink(eng_otier *t, int32_t i)

@@ -32,6 +32,9 @@ static const char lognormal_lengths[] =
     "model: gpt-oss-120b\ngpu: h100-sxm\ndtype: mxfp4-fp8\ntensor_parallel: 4\nexpert_parallel: "  \
     "2\n"
 
+/* an own-workload case's extra lines: an unbounded host tier */
+#define OFFLOAD "kv_offload: {tiers: [{kind: cpu}]}\n"
+
 /* The vllm-v0 cases are the ones that ran the `vllm` policy before it became V1 (the same V0
  * policy, renamed), so their figures compare with older benches like for like. */
 static const study_bench_case cases[] = {
@@ -57,6 +60,10 @@ static const study_bench_case cases[] = {
     {"trtllm-overlap", "trtllm, overlap_scheduler: true", 1000000, 1, STUDY_BENCH_SUMMARY,
      STUDY_BENCH_POISSON, NULL},
     {"gpt-oss-w4a8", "trtllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, GPTOSS_W4A8},
+    /* KV offload tiers: the Mooncake trace whole (12,031 requests) and a million chat turns, with
+     * an unbounded host tier behind each replica's cache */
+    {"offload-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE, OFFLOAD},
+    {"offload-sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, OFFLOAD},
 };
 
 const study_bench_case *study_bench_cases(int *n)
@@ -103,22 +110,23 @@ static int scenario_text(char *buf, size_t len, const char *data, const char *po
     return w > 0 && (size_t)w < len ? 0 : -1;
 }
 
-/* The scenario of a case with its own workload. */
+/* The scenario of a case with its own workload (its setup: extra lines). */
 static int own_scenario(char *buf, size_t len, const char *data, const study_bench_case *c,
                         int64_t n)
 {
     int w;
+    const char *extra = c->setup ? c->setup : "";
     if (c->workload == STUDY_BENCH_MOONCAKE) {
         w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: qwen2.5-7b\ngpu: h100-sxm\nengine: {name: %s}\n"
-                     "replicas: %d\nrouter: prefix_affinity\nworkload:\n  trace: {path: "
+                     "replicas: %d\nrouter: prefix_affinity\n%sworkload:\n  trace: {path: "
                      "%s/traces/mooncake-fast25/conversation_trace.jsonl, format: mooncake, "
                      "limit: %lld}\n",
-                     c->policy, c->replicas, data, (long long)n);
+                     c->policy, c->replicas, extra, data, (long long)n);
     } else {
         w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: {name: %s}\n"
-                     "replicas: %d\nworkload:\n  num_requests: %lld\n"
+                     "replicas: %d\n%sworkload:\n  num_requests: %lld\n"
                      "  arrival: {process: closed, concurrency: 128, think_time_ms: 500, "
                      "ramp_up_s: 10}\n"
                      "  output_tokens: {dist: lognormal, mean: 250, sigma: 0.6, max: 1500}\n"
@@ -126,7 +134,7 @@ static int own_scenario(char *buf, size_t len, const char *data, const study_ben
                      "lognormal, mean: 120, sigma: 0.8, min: 20, max: 400}, "
                      "system_prompt_tokens: 1000, think_time_ms: {dist: lognormal, mean: 3000, "
                      "sigma: 0.6, min: 500, max: 10000}}\n",
-                     c->policy, c->replicas, (long long)n);
+                     c->policy, c->replicas, extra, (long long)n);
     }
     return w > 0 && (size_t)w < len ? 0 : -1;
 }

@@ -144,12 +144,17 @@ typedef struct eng_onode {
     int32_t prev, next; /* LRU list (head: least recently used); next: free list when unused */
 } eng_onode;
 
+typedef struct eng_oslot {
+    uint64_t hash;
+    int32_t node; /* node + 1, 0 empty */
+} eng_oslot;
+
 typedef struct eng_otier {
     eng_tier_kind kind;
     int64_t cap; /* blocks (INT64_MAX: unbounded) */
     eng_onode *nd;
     int32_t nn, capn, freen; /* nodes used, allocated, first unused (-1: none) */
-    int32_t *tab;            /* open addressing: node + 1, 0 empty */
+    eng_oslot *tab;          /* open addressing, the hash beside its node */
     uint32_t mask;
     int64_t n; /* blocks held */
     int32_t head, tail;
