@@ -487,7 +487,7 @@ int32_t eng_kv_insert(eng_kv *kv, uint64_t h)
 
 /* The cached block holding rq's block j: the one the last match remembered if it still holds
  * that content, else a table lookup. */
-static int32_t find_block(const eng_pstore *ps, const eng_pcreq *pc, int32_t j)
+static inline int32_t find_block(const eng_pstore *ps, const eng_pcreq *pc, int32_t j)
 {
     if (j < pc->nmemo) {
         int32_t idx = pc->blk[j];
