@@ -436,7 +436,7 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
 static int64_t run_length(const eng_replica *r)
 {
     const eng_batch *b = &r->batch;
-    if (b->steps <= 1 || !b->decode || b->nchunks > 0 || r->co.paged > 0 ||
+    if (b->steps <= 1 || !b->decode || b->nchunks > 0 || r->co.paged > 0 || r->pipe ||
         r->pool->cfg.cpu.async || b->fixed_steps > 1 || r->e->cfg.spec.method != ENG_SPEC_NONE)
         return 1;
     /* one class: every member advances a token per step */
@@ -568,6 +568,10 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
     }
     r->gpu_start = gpu_start;
     int64_t end = gpu_start + gpu;
+    if (r->pipe) { /* through the stages, each after the batch before it */
+        int64_t busy;
+        end = eng_pipe_place(r->pipe, gpu_start, gpu, s.tokens, &busy);
+    }
     r->gpu_free_at = end;
     r->busy = 1;
 
@@ -1018,7 +1022,11 @@ static int replica_init(eng_engine *e, eng_pool *p, int32_t i, sim_err *err)
     r->id = p->first + i;
     r->ops = p->ops;
     int32_t ahead = 1 + (p->cfg.spec.method != ENG_SPEC_NONE ? p->cfg.spec.k : 0);
-    eng_kv_init(&r->kv, &p->plan, p->cfg.block_size, ahead);
+    /* MODEL: vLLM V0's scheduler of each virtual engine gets num_gpu_blocks //
+     * pipeline_parallel_size blocks (vllm/core/scheduler.py) */
+    eng_kv_plan plan = p->plan;
+    plan.blocks /= eng_pipe_batches(&p->cfg);
+    eng_kv_init(&r->kv, &plan, p->cfg.block_size, ahead);
     r->wake_at = -1;
     eng_cohort_init(&r->co, e, &p->cfg);
     r->st = sim_xcalloc(1, p->ops->state_size ? p->ops->state_size : 1);
@@ -1044,7 +1052,7 @@ static int pool_init(eng_engine *e, int k, const eng_costs *costs, int32_t *firs
                      : -1;
     p->router = router;
     p->first = *first;
-    p->nrep = p->cfg.replicas;
+    p->nrep = p->cfg.replicas * eng_pipe_batches(&p->cfg); /* a pipeline's virtual engines */
     *first += p->nrep;
     return 0;
 }
@@ -1055,6 +1063,12 @@ static int check_modelled(const eng_engine *e, sim_err *err)
     const eng_config *c = &e->cfg;
     const eng_spec *sp = &c->spec;
     int32_t chunked, cap = eng_shape_cap(&c->model, &chunked);
+    int pp = c->pipeline_parallel > 1;
+    for (int k = 0; k < 2 && c->pd.enabled; k++)
+        pp |= c->pd.pool[k].pipeline_parallel > 1;
+    if (pp && (c->pd.enabled || sp->method != ENG_SPEC_NONE))
+        return sim_errf(err, "pipeline_parallel with %s is not modelled yet",
+                        c->pd.enabled ? "prefill and decode pools" : "speculative decoding");
     if (c->model.index_topk > 0 && c->model.window_layers > 0)
         return sim_errf(err,
                         "model %s: DeepSeek sparse attention together with windowed layers is "
@@ -1128,7 +1142,7 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
         for (int32_t i = 0; i < p->nrep; i++)
             if (replica_init(e, p, i, err) != 0)
                 goto fail;
-        if (router_init(e, p, p->router, err) != 0)
+        if (router_init(e, p, p->router, err) != 0 || eng_pipe_init(e, p, err) != 0)
             goto fail;
     }
     if (e->pd)
@@ -1181,6 +1195,7 @@ void eng_free(eng_engine *e)
             p->router->fini(p->router_st);
         free(p->router_st);
         free(p->rep_list);
+        eng_pipe_fini(p);
     }
     eng_link_fini(e);
     while (e->slabs) {

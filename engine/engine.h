@@ -138,7 +138,10 @@ typedef enum eng_xfer_mode {
     int32_t tensor_parallel;          /* GPUs splitting each attention and dense layer, >= 1 */    \
     int32_t expert_parallel;          /* GPUs the routed experts are spread over: 1 or TP x DP */  \
     int32_t data_parallel_attention;  /* attention ranks per replica (MoE models), >= 1; GPUs per  \
-                                         replica = tensor_parallel x this */                       \
+                                         replica = tensor_parallel x this x pipeline_parallel */   \
+    int32_t pipeline_parallel;        /* stages the layers are split over, >= 1 */                 \
+    int32_t pipeline_batches;         /* batches in flight through the stages (1..stages; 0: as    \
+                                         many as stages) */                                        \
     char router[ENG_ROUTER_NAME_MAX]; /* a name in router.c's registry */                          \
     eng_router_params router_params;                                                               \
     eng_sched_cfg sched;                                                                           \
@@ -264,7 +267,8 @@ eng_dtype eng_config_kv_dtype(const eng_config *c);
  * or their current chunk (chunked local attention), and linear-attention layers hold one fixed
  * state per sequence, taken once. */
 typedef struct eng_kv_plan {
-    int32_t gpus;                   /* per replica: tensor_parallel x data_parallel_attention */
+    int32_t gpus; /* per replica: tensor_parallel x data_parallel_attention x pipeline_parallel */
+    int32_t stage_layers;           /* layers of the largest pipeline stage (all: no pipeline) */
     int32_t ranks;                  /* attention ranks (data_parallel_attention) */
     int64_t usable_bytes;           /* per GPU: memory x utilisation */
     int64_t weight_bytes;           /* per GPU */

@@ -94,9 +94,13 @@ int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err)
     eng_config_layout(c, &l);
     if (eng_layout_check(&c->model, &l, why, sizeof why) != 0)
         return sim_errf(err, "%s", why);
+    if (c->pipeline_parallel > c->model.layers)
+        return sim_errf(err, "pipeline_parallel %d: model %s has %d layers to split",
+                        c->pipeline_parallel, c->model.name, c->model.layers);
     eng_dtype dt = eng_config_dtype(c), kv = eng_config_kv_dtype(c);
     eng_model_gpu_share(&c->model, dt, kv, &l, &g);
-    p->gpus = l.tp * l.dp;
+    eng_pipe_plan(c, dt, &l, &g, p);
+    p->gpus = l.tp * l.dp * (c->pipeline_parallel > 1 ? c->pipeline_parallel : 1);
     p->ranks = l.dp;
     p->usable_bytes = (int64_t)((double)c->gpu.mem_bytes * c->gpu_utilization);
     draft_share(c, &l, dt, kv, &p->draft_weight_bytes, &p->draft_bytes_per_token);

@@ -6,3 +6,5 @@ llmsim_test(test_workloads SOURCES test_workloads.c LIBS llmsim_study LABELS e2e
 llmsim_test(test_prefix_traces SOURCES test_prefix_traces.c LIBS llmsim_study TIMEOUT 600)
 # KV offload tiers behind the GPU cache (kv_offload): hits, bandwidth, capacity, sharing, refusals.
 llmsim_test(test_offload SOURCES test_offload.c LIBS llmsim_study LABELS e2e TIMEOUT 600)
+# Pipeline parallelism (pipeline_parallel): Llama-3.1-405B as TP8 PP2, batches in flight.
+llmsim_test(test_pipeline SOURCES test_pipeline.c LIBS llmsim_study LABELS e2e TIMEOUT 600)

@@ -383,9 +383,39 @@ void eng_link_fini(eng_engine *e);
 /* Walks every open flow: ports' counts and lists agree; 0, or -1 with a message. */
 int eng_link_check(const eng_engine *e, char *buf, size_t len);
 
+typedef struct eng_pool eng_pool;
+
+/* ---- pipeline parallelism (pipeline.c) ----
+ * The stages of one pipelined replica, shared by its virtual engines (the replicas that form
+ * its batches in flight). */
+typedef struct eng_pipe {
+    int32_t stages;
+    int64_t *free_at; /* ns: each stage is busy until */
+    double share;     /* the largest stage's share of the layers */
+    double act_bytes; /* activation bytes of one token sent from a stage to the next */
+    double bw;        /* bytes/ns between stages, per GPU */
+    int64_t latency;  /* ns per send */
+} eng_pipe;
+
+/* Layers of the largest of `stages` stages. */
+int32_t eng_pipe_stage_layers(int32_t layers, int32_t stages);
+/* Scales one GPU's share *g of the model to the largest stage of c's pipeline, and sets
+ * p->stage_layers (all the layers without one). */
+void eng_pipe_plan(const eng_config *c, eng_dtype dt, const eng_layout *l, eng_gpu_share *g,
+                   eng_kv_plan *p);
+/* Batches in flight through c's pipeline (1 without one): its virtual engines per replica. */
+int32_t eng_pipe_batches(const eng_config *c);
+/* Gives pool p's pipelined replicas their pipes (nothing without pipeline_parallel); 0, or -1
+ * with err. */
+int eng_pipe_init(eng_engine *e, eng_pool *p, sim_err *err);
+void eng_pipe_fini(eng_pool *p);
+/* A batch whose whole-model GPU time is gpu, of `tokens` query tokens, ready at start: when it
+ * leaves the last stage; *busy gets the stages' time it takes. */
+int64_t eng_pipe_place(eng_pipe *q, int64_t start, int64_t gpu, int64_t tokens, int64_t *busy);
+
 /* One pool of replicas: all of them in an aggregated deployment, or the prefill or the decode
  * ones of a disaggregated one. */
-typedef struct eng_pool {
+struct eng_pool {
     int32_t id; /* 0, or ENG_POOL_PREFILL / ENG_POOL_DECODE */
     eng_role role;
     eng_config cfg;   /* what its replicas run with (eng_config_pool) */
@@ -399,7 +429,8 @@ typedef struct eng_pool {
     void *router_st;
     gsl_rng *router_rng; /* the run's SIM_STREAM_ROUTER (NULL with one replica) */
     double gpu_bw;       /* bytes/ns per GPU on the link (disaggregated) */
-} eng_pool;
+    eng_pipe *pipes;     /* one per pipelined replica (cfg.replicas), or NULL */
+};
 
 struct eng_replica {
     eng_engine *e;
@@ -445,6 +476,7 @@ struct eng_replica {
     int32_t njoining, capjoining;
     eng_port port;
     eng_offload *off; /* its KV offload tiers, or NULL */
+    eng_pipe *pipe;   /* the pipeline it is a virtual engine of, or NULL */
 };
 
 #define ENG_SLAB 4096
