@@ -32,6 +32,9 @@ static const char lognormal_lengths[] =
     "model: gpt-oss-120b\ngpu: h100-sxm\ndtype: mxfp4-fp8\ntensor_parallel: 4\nexpert_parallel: "  \
     "2\n"
 
+#define LLAMA405_PP2                                                                               \
+    "model: llama-3.1-405b\ngpu: h100-sxm\ntensor_parallel: 8\npipeline_parallel: 2\n"
+
 /* an own-workload case's extra lines: an unbounded host tier */
 #define OFFLOAD "kv_offload: {tiers: [{kind: cpu}]}\n"
 
@@ -64,6 +67,8 @@ static const study_bench_case cases[] = {
      * an unbounded host tier behind each replica's cache */
     {"offload-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE, OFFLOAD},
     {"offload-sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, OFFLOAD},
+    /* Llama-3.1-405B on two nodes of 8 H100s, two batches in flight through two stages */
+    {"pipeline", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, LLAMA405_PP2},
 };
 
 const study_bench_case *study_bench_cases(int *n)
