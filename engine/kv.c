@@ -458,7 +458,8 @@ void eng_kv_pin(eng_kv *kv, int32_t idx)
 {
     eng_pstore *ps = kv->ps;
     eng_pblock *b = &ps->b[idx];
-    if (b->ref == 0) { /* as a hit's attach: it leaves the free queue */
+    if (b->ref == 0) {
+        /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue */
         q_unlink(ps, b->qnode);
         b->qnode = -1;
         kv->used++;
@@ -756,16 +757,7 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     for (int32_t j = 0; j < n; j++) {
         int32_t idx = find_block(ps, pc, j);
         SIM_CHECK(r->e->ctx, idx >= 0);
-        eng_pblock *b = &ps->b[idx];
-        if (b->ref == 0) {
-            /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue */
-            q_unlink(ps, b->qnode);
-            b->qnode = -1;
-            kv->used++;
-            ps->inuse++;
-        }
-        b->ref++;
-        ps->refs++;
+        eng_kv_pin(kv, idx);
         pc->blk[j] = idx;
     }
     pc->nblk = pc->nident = n;

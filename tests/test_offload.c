@@ -24,6 +24,8 @@
 
 #include "study.h"
 
+#include "scn_runs.h"
+
 static const char chat[] =
     "name: chat\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: vllm\n"
     "memory: {gpu_utilization: 0.25}\n"
@@ -36,38 +38,12 @@ static const char chat[] =
     "    system_prompt_tokens: 1000\n"
     "    think_time_ms: {dist: lognormal, mean: 4000, sigma: 0.6, min: 1000, max: 10000}\n";
 
-/* The chat run with `sets` (NULL-terminated), its result in *r; -1 with the message in err
- * when it does not load or run. */
-static int run_text(const char *text, const char *const *sets, study_result *r, sim_err *err)
-{
-    scn_scenario s;
-    int n = 0;
-    while (sets && sets[n])
-        n++;
-    if (scn_load_text("chat.yaml", text, sets, n, study_resolver(), &s, err) != 0)
-        return -1;
-    study_hooks h = {.check_every = 1024};
-    int rc = study_run(&s, s.seed, NULL, NULL, &h, r, err);
-    scn_free(&s);
-    return rc;
-}
-
 static study_result *must_run(const char *const *sets)
 {
-    study_result *r = calloc(1, sizeof *r);
-    sim_err err;
-    if (run_text(chat, sets, r, &err) != 0)
-        fail_msg("run: %s", err.msg);
-    return r;
+    return must_run_sets(chat, sets);
 }
 
-static double m(const study_result *r, const char *name)
-{
-    double v = study_metric(r, name);
-    if (isnan(v))
-        fail_msg("no metric %s", name);
-    return v;
-}
+#define m(r, name) metric_of(r, name)
 
 static void test_host_tier_brings_back_evicted_prefixes(void **state)
 {
@@ -197,19 +173,9 @@ static void test_write_through(void **state)
     free(b);
 }
 
-static void refused_text(const char *text, const char *const *sets, const char *want)
-{
-    study_result *r = calloc(1, sizeof *r);
-    sim_err err;
-    assert_int_equal(run_text(text, sets, r, &err), -1);
-    if (!strstr(err.msg, want))
-        fail_msg("expected '%s' in: %s", want, err.msg);
-    free(r);
-}
-
 static void refused(const char *const *sets, const char *want)
 {
-    refused_text(chat, sets, want);
+    refused_sets(chat, sets, want);
 }
 
 static void test_refusals(void **state)
@@ -223,7 +189,7 @@ static void test_refusals(void **state)
     const char *zero[] = {"kv_offload.tiers=[{kind: cpu, bandwidth_gb_s: 0}]", NULL};
     refused(zero, "bandwidth_gb_s");
     const char *orca[] = {"kv_offload.tiers=[{kind: cpu}]", NULL};
-    refused_text("model: llama-3-8b\ngpu: h100-sxm\nscheduler: {name: orca}\n"
+    refused_sets("model: llama-3-8b\ngpu: h100-sxm\nscheduler: {name: orca}\n"
                  "workload: {num_requests: 10, arrival: {process: burst}, prompt_tokens: 100, "
                  "output_tokens: 10}\n",
                  orca, "without a prefix cache");

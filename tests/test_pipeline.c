@@ -22,62 +22,25 @@
 
 #include "study.h"
 
+#include "scn_runs.h"
+
 static const char pp[] = "name: pp\nseed: 1\nmodel: llama-3.1-405b\ngpu: h100-sxm\nengine: vllm\n"
                          "tensor_parallel: 8\npipeline_parallel: 2\n"
                          "workload:\n  num_requests: 200\n  arrival: {process: burst}\n"
                          "  prompt_tokens: {dist: uniform, min: 500, max: 2000}\n"
                          "  output_tokens: {dist: uniform, min: 100, max: 400}\n";
 
-static int load_text(const char *text, const char *const *sets, scn_scenario *s, sim_err *err)
-{
-    int n = 0;
-    while (sets && sets[n])
-        n++;
-    return scn_load_text("pp.yaml", text, sets, n, study_resolver(), s, err);
-}
-
 static int load(const char *const *sets, scn_scenario *s, sim_err *err)
 {
-    return load_text(pp, sets, s, err);
-}
-
-static int run_text(const char *text, const char *const *sets, study_result *r, sim_err *err)
-{
-    scn_scenario s;
-    if (load_text(text, sets, &s, err) != 0)
-        return -1;
-    study_hooks h = {.check_every = 1024};
-    int rc = study_run(&s, s.seed, NULL, NULL, &h, r, err);
-    scn_free(&s);
-    return rc;
-}
-
-static int run(const char *const *sets, study_result *r, sim_err *err)
-{
-    return run_text(pp, sets, r, err);
-}
-
-static study_result *must_run_text(const char *text, const char *const *sets)
-{
-    study_result *r = calloc(1, sizeof *r);
-    sim_err err;
-    if (run_text(text, sets, r, &err) != 0)
-        fail_msg("run: %s", err.msg);
-    return r;
+    return load_sets(pp, sets, s, err);
 }
 
 static study_result *must_run(const char *const *sets)
 {
-    return must_run_text(pp, sets);
+    return must_run_sets(pp, sets);
 }
 
-static double m(const study_result *r, const char *name)
-{
-    double v = study_metric(r, name);
-    if (isnan(v))
-        fail_msg("no metric %s", name);
-    return v;
-}
+#define m(r, name) metric_of(r, name)
 
 static void test_layers_split_over_stages(void **state)
 {
@@ -144,7 +107,7 @@ static void test_one_stage_is_no_pipeline(void **state)
                                 "  prompt_tokens: {dist: uniform, min: 500, max: 2000}\n"
                                 "  output_tokens: {dist: uniform, min: 100, max: 400}\n";
     static const char *const one[] = {"pipeline_parallel=1", "pipeline_batches=4", NULL};
-    study_result *x = must_run_text(plain, one), *y = must_run_text(plain, NULL);
+    study_result *x = must_run_sets(plain, one), *y = must_run_sets(plain, NULL);
     for (int i = 0; i < y->n; i++)
         if (y->m[i].value != m(x, y->m[i].name))
             fail_msg("%s: %.17g and %.17g", y->m[i].name, y->m[i].value, m(x, y->m[i].name));
@@ -154,12 +117,7 @@ static void test_one_stage_is_no_pipeline(void **state)
 
 static void refused(const char *const *sets, const char *want)
 {
-    study_result *r = calloc(1, sizeof *r);
-    sim_err err;
-    assert_int_equal(run(sets, r, &err), -1);
-    if (!strstr(err.msg, want))
-        fail_msg("expected '%s' in: %s", want, err.msg);
-    free(r);
+    refused_sets(pp, sets, want);
 }
 
 static void test_refusals(void **state)
