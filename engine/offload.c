@@ -428,14 +428,18 @@ int eng_off_init(eng_engine *e, sim_err *err)
     if (!p->reps[0].kv.ps)
         return sim_errf(err,
                         "kv_offload keeps blocks the prefix cache evicts: scheduler %s runs "
-                        "without a prefix cache (vllm, sglang and trtllm have one)",
+                        "without a prefix cache",
                         p->ops->name);
-    /* MODEL: TensorRT-LLM's GUARANTEED_NO_EVICT admits a request with its whole reservation in
-     * one step (sched_trtllm.c), with no step in which a load could keep it waiting */
-    if (!strcmp(p->ops->name, "trtllm") &&
-        strcmp(eng_cfg_str(&p->cfg.sched, p->ops, "capacity_scheduler_policy"), "max_utilization"))
-        return sim_errf(err, "kv_offload with trtllm's guaranteed_no_evict admission is not "
-                             "modelled: set scheduler.capacity_scheduler_policy: max_utilization");
+    /* MODEL: vLLM V1 loads a request's offloaded KV asynchronously while the requests behind it
+     * run (WAITING_FOR_REMOTE_KVS), as modelled here; SGLang HiCache (init_load_back in
+     * PrefillAdder) and TensorRT-LLM's host cache onboard it within the step that admits the
+     * request, which is not */
+    if (strcmp(p->ops->name, "vllm") != 0)
+        return sim_errf(err,
+                        "kv_offload is modelled for scheduler vllm (V1, asynchronous loads); "
+                        "%s loads offloaded KV within the step that admits a request, which "
+                        "is not modelled yet",
+                        p->ops->name);
     e->otiers = sim_xcalloc((size_t)oc->ntiers * (size_t)p->nrep, sizeof *e->otiers);
     eng_otier *shared[ENG_MAX_TIERS] = {0};
     /* a block of the growing layers on every GPU of one attention rank */

@@ -193,8 +193,8 @@ static void test_refusals(void **state)
                  "workload: {num_requests: 10, arrival: {process: burst}, prompt_tokens: 100, "
                  "output_tokens: 10}\n",
                  orca, "without a prefix cache");
-    const char *noevict[] = {"engine=trtllm", "kv_offload.tiers=[{kind: cpu}]", NULL};
-    refused(noevict, "max_utilization");
+    const char *sglang[] = {"engine=sglang", "kv_offload.tiers=[{kind: cpu}]", NULL};
+    refused(sglang, "modelled for scheduler vllm");
 }
 
 int main(void)
