@@ -568,10 +568,8 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
     }
     r->gpu_start = gpu_start;
     int64_t end = gpu_start + gpu;
-    if (r->pipe) { /* through the stages, each after the batch before it */
-        int64_t busy;
-        end = eng_pipe_place(r->pipe, gpu_start, gpu, s.tokens, &busy);
-    }
+    if (r->pipe) /* through the stages, each after the batch before it */
+        end = eng_pipe_place(r->pipe, gpu_start, gpu, s.tokens);
     r->gpu_free_at = end;
     r->busy = 1;
 

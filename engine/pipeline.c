@@ -107,17 +107,15 @@ void eng_pipe_fini(eng_pool *p)
     p->pipes = NULL;
 }
 
-int64_t eng_pipe_place(eng_pipe *q, int64_t start, int64_t gpu, int64_t tokens, int64_t *busy)
+int64_t eng_pipe_place(eng_pipe *q, int64_t start, int64_t gpu, int64_t tokens)
 {
     int64_t stage = (int64_t)ceil((double)gpu * q->share);
     int64_t xfer = (int64_t)ceil((double)tokens * q->act_bytes / q->bw) + q->latency;
     int64_t t = start, end = start;
-    *busy = 0;
     for (int32_t s = 0; s < q->stages; s++) {
         int64_t b = t > q->free_at[s] ? t : q->free_at[s];
         end = b + stage;
         q->free_at[s] = end;
-        *busy += stage;
         t = end + xfer;
     }
     return end;

@@ -410,8 +410,8 @@ int32_t eng_pipe_batches(const eng_config *c);
 int eng_pipe_init(eng_engine *e, eng_pool *p, sim_err *err);
 void eng_pipe_fini(eng_pool *p);
 /* A batch whose whole-model GPU time is gpu, of `tokens` query tokens, ready at start: when it
- * leaves the last stage; *busy gets the stages' time it takes. */
-int64_t eng_pipe_place(eng_pipe *q, int64_t start, int64_t gpu, int64_t tokens, int64_t *busy);
+ * leaves the last stage. */
+int64_t eng_pipe_place(eng_pipe *q, int64_t start, int64_t gpu, int64_t tokens);
 
 /* One pool of replicas: all of them in an aggregated deployment, or the prefill or the decode
  * ones of a disaggregated one. */
