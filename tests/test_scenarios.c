@@ -537,9 +537,9 @@ static void mangled_inputs(void **state)
  * read the shared traces are skipped when the data is absent. */
 static void shipped_examples(void **state)
 {
-    static const char *const files[] = {
-        "demo",        "capacity", "gamma_bursty", "azure_conv",       "mooncake_conv",
-        "closed_loop", "spike",    "sessions",     "mooncake_offload", "llama405b_pp2"};
+    static const char *const files[] = {"demo",       "capacity",      "gamma_bursty",
+                                        "azure_conv", "mooncake_conv", "closed_loop",
+                                        "spike",      "sessions",      "mooncake_offload"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[1024], *text;
         snprintf(path, sizeof path, "%s/scenarios/%s.yaml", LLMSIM_SOURCE_DIR, files[i]);
