@@ -106,18 +106,49 @@ static int get_str(rd *r, const char *key, const char **out)
     return 0;
 }
 
+/* An integer key of a family's table: the model field it fills, its minimum, whether the
+ * config must give it. */
+typedef struct int_key {
+    const char *key;
+    size_t at; /* offsetof(eng_model, the int32_t field) */
+    int32_t min;
+    int required;
+} int_key;
+
+#define INT_KEY(k, field, min, req)                                                                \
+    {                                                                                              \
+        k, offsetof(eng_model, field), min, req                                                    \
+    }
+#define GET_INTS(r, t) get_ints(r, t, sizeof(t) / sizeof((t)[0]))
+
+/* Reads the keys of t in table order into r->m; -1 at the first one that fails. */
+static int get_ints(rd *r, const int_key *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int32_t *field = (int32_t *)(void *)((char *)r->m + t[i].at);
+        if (get_int(r, t[i].key, t[i].min, t[i].required, field))
+            return -1;
+    }
+    return 0;
+}
+
 /* ---------------- shared parts of the families ---------------- */
+
+/* The keys every family gives its shape by. */
+static const int_key shape_keys[] = {
+    INT_KEY("num_hidden_layers", layers, 1, 1),
+    INT_KEY("hidden_size", hidden, 1, 1),
+    INT_KEY("num_attention_heads", heads, 1, 1),
+    INT_KEY("vocab_size", vocab, 1, 1),
+    INT_KEY("max_position_embeddings", max_context, 1, 1),
+};
 
 /* The attention shape every GQA family shares: layers, hidden, heads, KV heads, head_dim
  * (explicit, else hidden / heads), vocabulary, context. */
 static int read_gqa(rd *r)
 {
     eng_model *m = r->m;
-    if (get_int(r, "num_hidden_layers", 1, 1, &m->layers) ||
-        get_int(r, "hidden_size", 1, 1, &m->hidden) ||
-        get_int(r, "num_attention_heads", 1, 1, &m->heads) ||
-        get_int(r, "vocab_size", 1, 1, &m->vocab) ||
-        get_int(r, "max_position_embeddings", 1, 1, &m->max_context))
+    if (GET_INTS(r, shape_keys))
         return -1;
     m->kv_heads = m->heads;
     if (get_int(r, "num_key_value_heads", 1, 0, &m->kv_heads) ||
@@ -125,14 +156,13 @@ static int read_gqa(rd *r)
         get_bool(r, "tie_word_embeddings", &m->tied_embeddings))
         return -1;
     const sim_json *h = get(r, "num_attention_heads");
-    if (m->head_dim == 0) {
-        if (m->hidden % m->heads != 0)
-            return fail_at(r, h, "num_attention_heads",
-                           "hidden_size %d is not a multiple of num_attention_heads %d and no "
-                           "head_dim is given",
-                           m->hidden, m->heads);
+    if (m->head_dim == 0 && m->hidden % m->heads != 0)
+        return fail_at(r, h, "num_attention_heads",
+                       "hidden_size %d is not a multiple of num_attention_heads %d and no "
+                       "head_dim is given",
+                       m->hidden, m->heads);
+    if (m->head_dim == 0)
         m->head_dim = m->hidden / m->heads;
-    }
     if (m->heads % m->kv_heads != 0) {
         const sim_json *k = get(r, "num_key_value_heads");
         snprintf(r->why, r->len,
@@ -146,10 +176,8 @@ static int read_gqa(rd *r)
 /* Layer kinds of layer_types, as a bit set of what a family allows. */
 enum { LT_FULL = 1, LT_SLIDING = 2, LT_CHUNKED = 4, LT_LINEAR = 8 };
 
-/* Counts the kinds in layer_types (absent: *present = 0). Each entry must be a kind in
- * `allowed`; the list must have one entry per layer. */
-static int read_layer_types(rd *r, int allowed, int *present, int32_t *sliding, int32_t *chunked,
-                            int32_t *linear)
+/* A layer_types entry's LT_* kind; 0 for one llmsim does not know. */
+static int layer_kind(const sim_json *e)
 {
     static const struct {
         const char *name;
@@ -158,6 +186,17 @@ static int read_layer_types(rd *r, int allowed, int *present, int32_t *sliding, 
                  {"sliding_attention", LT_SLIDING},
                  {"chunked_attention", LT_CHUNKED},
                  {"linear_attention", LT_LINEAR}};
+    for (size_t k = 0; e->kind == SIM_JSON_STR && k < sizeof kinds / sizeof kinds[0]; k++)
+        if (strcmp(e->str, kinds[k].name) == 0)
+            return kinds[k].kind;
+    return 0;
+}
+
+/* Counts the kinds in layer_types (absent: *present = 0). Each entry must be a kind in
+ * `allowed`; the list must have one entry per layer. */
+static int read_layer_types(rd *r, int allowed, int *present, int32_t *sliding, int32_t *chunked,
+                            int32_t *linear)
+{
     const sim_json *lt = get(r, "layer_types");
     *present = 0;
     *sliding = *chunked = *linear = 0;
@@ -170,10 +209,7 @@ static int read_layer_types(rd *r, int allowed, int *present, int32_t *sliding, 
                        lt->n, r->m->layers);
     int i = 0;
     for (const sim_json *e = lt->child; e; e = e->next, i++) {
-        int kind = 0;
-        for (size_t k = 0; e->kind == SIM_JSON_STR && k < sizeof kinds / sizeof kinds[0]; k++)
-            if (strcmp(e->str, kinds[k].name) == 0)
-                kind = kinds[k].kind;
+        int kind = layer_kind(e);
         if (!(kind & allowed))
             return fail_at(r, e, "layer_types",
                            "entry %d ('%s') is a layer kind llmsim does not model for model_type "
@@ -326,24 +362,23 @@ static int read_moe(rd *r)
     return read_qwen_moe_layers(r);
 }
 
-/* deepseek_v2, deepseek_v3, kimi_k2, deepseek_v32, glm_moe_dsa: MLA and DeepSeekMoE. */
-static int read_deepseek(rd *r)
+/* MLA's shape beyond the common keys. */
+static const int_key mla_keys[] = {
+    INT_KEY("intermediate_size", intermediate, 1, 1),
+    INT_KEY("q_lora_rank", q_lora_rank, 0, 0),
+    INT_KEY("kv_lora_rank", kv_lora_rank, 1, 1),
+    INT_KEY("qk_nope_head_dim", qk_nope_dim, 1, 1),
+    INT_KEY("qk_rope_head_dim", qk_rope_dim, 1, 1),
+    INT_KEY("v_head_dim", v_head_dim, 1, 1),
+};
+
+/* The MLA attention of the DeepSeek family. */
+static int read_mla(rd *r)
 {
     eng_model *m = r->m;
-    int32_t bias = 0, first_dense = 0, freq = 1, shared = 0, qk = 0;
-    const char *topk = NULL;
+    int32_t bias = 0, qk = 0;
     m->attn = ENG_ATTN_MLA;
-    if (get_int(r, "num_hidden_layers", 1, 1, &m->layers) ||
-        get_int(r, "hidden_size", 1, 1, &m->hidden) ||
-        get_int(r, "num_attention_heads", 1, 1, &m->heads) ||
-        get_int(r, "vocab_size", 1, 1, &m->vocab) ||
-        get_int(r, "max_position_embeddings", 1, 1, &m->max_context) ||
-        get_int(r, "intermediate_size", 1, 1, &m->intermediate) ||
-        get_int(r, "q_lora_rank", 0, 0, &m->q_lora_rank) ||
-        get_int(r, "kv_lora_rank", 1, 1, &m->kv_lora_rank) ||
-        get_int(r, "qk_nope_head_dim", 1, 1, &m->qk_nope_dim) ||
-        get_int(r, "qk_rope_head_dim", 1, 1, &m->qk_rope_dim) ||
-        get_int(r, "v_head_dim", 1, 1, &m->v_head_dim) ||
+    if (GET_INTS(r, shape_keys) || GET_INTS(r, mla_keys) ||
         get_bool(r, "tie_word_embeddings", &m->tied_embeddings) ||
         get_bool(r, "attention_bias", &bias) || get_int(r, "qk_head_dim", 1, 0, &qk))
         return -1;
@@ -356,6 +391,15 @@ static int read_deepseek(rd *r)
                        m->qk_nope_dim + m->qk_rope_dim);
     m->kv_heads = m->heads;
     m->head_dim = m->qk_nope_dim + m->qk_rope_dim;
+    return 0;
+}
+
+/* DeepSeekMoE: which layers route, the shared experts, the router's correction bias. */
+static int read_deepseek_moe(rd *r)
+{
+    eng_model *m = r->m;
+    int32_t first_dense = 0, freq = 1, shared = 0;
+    const char *topk = NULL;
     /* MODEL: DeepseekV3DecoderLayer: the MLP is DeepseekV3MoE when n_routed_experts is set,
      * layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0; the MoE has
      * n_shared_experts x moe_intermediate_size of shared expert, and with topk_method noaux_tc
@@ -364,16 +408,25 @@ static int read_deepseek(rd *r)
         get_int(r, "first_k_dense_replace", 0, 0, &first_dense) ||
         get_int(r, "moe_layer_freq", 1, 0, &freq) || get_str(r, "topk_method", &topk))
         return -1;
-    if (m->experts > 0) {
-        if (get_int(r, "num_experts_per_tok", 1, 1, &m->experts_per_tok) ||
-            get_int(r, "moe_intermediate_size", 1, 1, &m->expert_inter) ||
-            get_int(r, "n_shared_experts", 0, 0, &shared))
-            return -1;
-        for (int32_t i = 0; i < m->layers; i++)
-            m->moe_layers += i >= first_dense && i % freq == 0;
-        m->shared_inter = shared * m->expert_inter;
-        m->router_bias = topk && strcmp(topk, "noaux_tc") == 0;
-    }
+    if (m->experts == 0)
+        return 0;
+    if (get_int(r, "num_experts_per_tok", 1, 1, &m->experts_per_tok) ||
+        get_int(r, "moe_intermediate_size", 1, 1, &m->expert_inter) ||
+        get_int(r, "n_shared_experts", 0, 0, &shared))
+        return -1;
+    for (int32_t i = 0; i < m->layers; i++)
+        m->moe_layers += i >= first_dense && i % freq == 0;
+    m->shared_inter = shared * m->expert_inter;
+    m->router_bias = topk && strcmp(topk, "noaux_tc") == 0;
+    return 0;
+}
+
+/* deepseek_v2, deepseek_v3, kimi_k2, deepseek_v32, glm_moe_dsa: MLA and DeepSeekMoE. */
+static int read_deepseek(rd *r)
+{
+    eng_model *m = r->m;
+    if (read_mla(r) || read_deepseek_moe(r))
+        return -1;
     /* DeepSeek sparse attention (DeepSeek-V3.2, GLM-5) */
     if (get_int(r, "index_topk", 1, 0, &m->index_topk))
         return -1;
@@ -472,18 +525,36 @@ static int read_opt(rd *r)
     return 0;
 }
 
+/* MiniMax-M2's experts. */
+static const int_key minimax_moe_keys[] = {
+    INT_KEY("num_local_experts", experts, 1, 1),
+    INT_KEY("num_experts_per_tok", experts_per_tok, 1, 1),
+    INT_KEY("intermediate_size", expert_inter, 1, 1),
+    INT_KEY("shared_intermediate_size", shared_inter, 0, 0),
+};
+
+/* MiniMax's multi-token-prediction modules: noted, not run. */
+static int note_minimax_mtp(rd *r)
+{
+    int32_t mtp = 0, modules = 0;
+    if (get_bool(r, "use_mtp", &mtp) || get_int(r, "num_mtp_modules", 0, 0, &modules))
+        return -1;
+    if (mtp && modules)
+        eng_model_note(r->m,
+                       "%s: use_mtp with num_mtp_modules %d: the multi-token-prediction "
+                       "modules are not counted or run",
+                       r->m->name, modules);
+    return 0;
+}
+
 /* minimax_m2: full attention with per-layer QK norm, MoE in every layer. */
 static int read_minimax(rd *r)
 {
     eng_model *m = r->m;
     int32_t qk = 0, routing_bias = 0;
     const char *qk_type = NULL;
-    if (read_gqa(r) || get_int(r, "num_local_experts", 1, 1, &m->experts) ||
-        get_int(r, "num_experts_per_tok", 1, 1, &m->experts_per_tok) ||
-        get_int(r, "intermediate_size", 1, 1, &m->expert_inter) ||
-        get_int(r, "shared_intermediate_size", 0, 0, &m->shared_inter) ||
-        get_bool(r, "use_qk_norm", &qk) || get_str(r, "qk_norm_type", &qk_type) ||
-        get_bool(r, "use_routing_bias", &routing_bias))
+    if (read_gqa(r) || GET_INTS(r, minimax_moe_keys) || get_bool(r, "use_qk_norm", &qk) ||
+        get_str(r, "qk_norm_type", &qk_type) || get_bool(r, "use_routing_bias", &routing_bias))
         return -1;
     const sim_json *at = get(r, "attn_type_list");
     if (at && at->kind == SIM_JSON_ARR)
@@ -498,14 +569,33 @@ static int read_minimax(rd *r)
     m->moe_layers = m->layers;
     m->qk_norm = qk ? (qk_type && strcmp(qk_type, "per_head") == 0 ? 1 : 2) : 0;
     m->router_bias = routing_bias;
-    int32_t mtp = 0, modules = 0;
-    if (get_bool(r, "use_mtp", &mtp) || get_int(r, "num_mtp_modules", 0, 0, &modules))
-        return -1;
-    if (mtp && modules)
-        eng_model_note(m,
-                       "%s: use_mtp with num_mtp_modules %d: the multi-token-prediction "
-                       "modules are not counted or run",
-                       m->name, modules);
+    return note_minimax_mtp(r);
+}
+
+/* Llama-4's experts: intermediate_size is an expert's, intermediate_size_mlp the dense MLP's. */
+static const int_key llama4_moe_keys[] = {
+    INT_KEY("intermediate_size", expert_inter, 1, 1),
+    INT_KEY("intermediate_size_mlp", intermediate, 1, 1),
+    INT_KEY("num_local_experts", experts, 1, 1),
+    INT_KEY("num_experts_per_tok", experts_per_tok, 1, 1),
+};
+
+/* Llama-4's layers that use RoPE (and so chunked attention) when layer_types is absent:
+ * those no_rope_layers marks 1, else all but every fourth. */
+static int rope_layers(rd *r, int32_t *n)
+{
+    const sim_json *nr = get(r, "no_rope_layers");
+    *n = 0;
+    if (!nr || nr->kind != SIM_JSON_ARR || nr->n == 0) {
+        for (int32_t i = 0; i < r->m->layers; i++)
+            *n += (i + 1) % 4 != 0;
+        return 0;
+    }
+    if (nr->n != r->m->layers)
+        return fail_at(r, nr, "no_rope_layers", "has %d entries for %d layers", nr->n,
+                       r->m->layers);
+    for (const sim_json *e = nr->child; e; e = e->next)
+        *n += e->kind == SIM_JSON_NUM && e->num != 0;
     return 0;
 }
 
@@ -516,10 +606,7 @@ static int read_llama4(rd *r)
     eng_model *m = r->m;
     int32_t bias = 0, step = 1, chunk = 0, sliding, chunked, linear;
     int present;
-    if (read_gqa(r) || get_int(r, "intermediate_size", 1, 1, &m->expert_inter) ||
-        get_int(r, "intermediate_size_mlp", 1, 1, &m->intermediate) ||
-        get_int(r, "num_local_experts", 1, 1, &m->experts) ||
-        get_int(r, "num_experts_per_tok", 1, 1, &m->experts_per_tok) ||
+    if (read_gqa(r) || GET_INTS(r, llama4_moe_keys) ||
         get_int(r, "interleave_moe_layer_step", 1, 0, &step) ||
         get_int(r, "attention_chunk_size", 1, 0, &chunk) || get_bool(r, "attention_bias", &bias))
         return -1;
@@ -537,20 +624,8 @@ static int read_llama4(rd *r)
     free(moe);
     if (rc || read_layer_types(r, LT_FULL | LT_CHUNKED, &present, &sliding, &chunked, &linear))
         return -1;
-    if (!present) {
-        const sim_json *nr = get(r, "no_rope_layers");
-        chunked = 0;
-        if (nr && nr->kind == SIM_JSON_ARR && nr->n > 0) {
-            if (nr->n != m->layers)
-                return fail_at(r, nr, "no_rope_layers", "has %d entries for %d layers", nr->n,
-                               m->layers);
-            for (const sim_json *e = nr->child; e; e = e->next)
-                chunked += e->kind == SIM_JSON_NUM && e->num != 0;
-        } else {
-            for (int32_t i = 0; i < m->layers; i++)
-                chunked += (i + 1) % 4 != 0;
-        }
-    }
+    if (!present && rope_layers(r, &chunked))
+        return -1;
     if (chunk > 0 && chunk < m->max_context && chunked > 0) {
         m->window_layers = chunked;
         m->window = chunk;
@@ -559,19 +634,52 @@ static int read_llama4(rd *r)
     return 0;
 }
 
+/* The gated DeltaNet layers' shape. */
+static const int_key linear_keys[] = {
+    INT_KEY("linear_num_key_heads", lin_k_heads, 1, 1),
+    INT_KEY("linear_num_value_heads", lin_v_heads, 1, 1),
+    INT_KEY("linear_key_head_dim", lin_k_dim, 1, 1),
+    INT_KEY("linear_value_head_dim", lin_v_dim, 1, 1),
+    INT_KEY("linear_conv_kernel_dim", lin_conv, 1, 1),
+};
+
+/* mamba_ssm_dtype: the linear layers' state dtype (absent: the activation dtype). */
+static int read_state_dtype(rd *r)
+{
+    static const struct {
+        const char *name;
+        eng_dtype dt;
+    } names[] = {{"float32", ENG_FP32}, {"bfloat16", ENG_BF16}, {"float16", ENG_FP16}};
+    const char *ssm = NULL;
+    if (get_str(r, "mamba_ssm_dtype", &ssm))
+        return -1;
+    if (!ssm)
+        return 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(ssm, names[i].name) == 0) {
+            r->m->state_dtype = names[i].dt;
+            return 0;
+        }
+    return fail_at(r, get(r, "mamba_ssm_dtype"), "mamba_ssm_dtype",
+                   "'%s' is not a state dtype llmsim knows (float32, bfloat16, float16)", ssm);
+}
+
+/* Qwen3.5's experts. */
+static const int_key qwen35_moe_keys[] = {
+    INT_KEY("num_experts", experts, 1, 1),
+    INT_KEY("num_experts_per_tok", experts_per_tok, 1, 1),
+    INT_KEY("moe_intermediate_size", expert_inter, 1, 1),
+    INT_KEY("shared_expert_intermediate_size", shared_inter, 0, 0),
+    INT_KEY("intermediate_size", intermediate, 1, 0),
+};
+
 /* qwen3_5_moe_text: gated DeltaNet linear attention mixed with gated full attention. */
 static int read_qwen35(rd *r)
 {
     eng_model *m = r->m;
     int32_t sliding, chunked, interval = 4, gate = 1;
     int present;
-    const char *ssm = NULL;
-    if (read_gqa(r) || get_int(r, "num_experts", 1, 1, &m->experts) ||
-        get_int(r, "num_experts_per_tok", 1, 1, &m->experts_per_tok) ||
-        get_int(r, "moe_intermediate_size", 1, 1, &m->expert_inter) ||
-        get_int(r, "shared_expert_intermediate_size", 0, 0, &m->shared_inter) ||
-        get_int(r, "intermediate_size", 1, 0, &m->intermediate) ||
-        get_bool(r, "attn_output_gate", &gate) ||
+    if (read_gqa(r) || GET_INTS(r, qwen35_moe_keys) || get_bool(r, "attn_output_gate", &gate) ||
         read_layer_types(r, LT_FULL | LT_LINEAR, &present, &sliding, &chunked, &m->linear_layers))
         return -1;
     if (!present) { /* MODEL: Qwen3.5's default: every full_attention_interval-th layer full */
@@ -583,23 +691,9 @@ static int read_qwen35(rd *r)
     m->attn_output_gate = gate;
     m->qk_norm = 1;
     m->shared_gate = m->shared_inter > 0;
-    if (m->linear_layers && (get_int(r, "linear_num_key_heads", 1, 1, &m->lin_k_heads) ||
-                             get_int(r, "linear_num_value_heads", 1, 1, &m->lin_v_heads) ||
-                             get_int(r, "linear_key_head_dim", 1, 1, &m->lin_k_dim) ||
-                             get_int(r, "linear_value_head_dim", 1, 1, &m->lin_v_dim) ||
-                             get_int(r, "linear_conv_kernel_dim", 1, 1, &m->lin_conv) ||
-                             get_str(r, "mamba_ssm_dtype", &ssm)))
-        return -1;
     m->state_dtype = ENG_DTYPE_AUTO; /* resolved to the activation dtype by read_dtype */
-    if (ssm && strcmp(ssm, "float32") == 0)
-        m->state_dtype = ENG_FP32;
-    else if (ssm && strcmp(ssm, "bfloat16") == 0)
-        m->state_dtype = ENG_BF16;
-    else if (ssm && strcmp(ssm, "float16") == 0)
-        m->state_dtype = ENG_FP16;
-    else if (ssm)
-        return fail_at(r, get(r, "mamba_ssm_dtype"), "mamba_ssm_dtype",
-                       "'%s' is not a state dtype llmsim knows (float32, bfloat16, float16)", ssm);
+    if (m->linear_layers && (GET_INTS(r, linear_keys) || read_state_dtype(r)))
+        return -1;
     return read_qwen_moe_layers(r) || note_mtp(r, "mtp_num_hidden_layers") ? -1 : 0;
 }
 
@@ -703,18 +797,25 @@ static const char *model_type_of(const sim_json *o)
 
 /* ---------------- precision ---------------- */
 
-/* torch_dtype (or dtype) of the language model, else of the wrapper. */
-static int read_dtype(rd *r)
+/* torch_dtype, else dtype: the language model's, else the document's; NULL when none. */
+static const sim_json *dtype_value(const rd *r)
 {
-    eng_model *m = r->m;
-    const sim_json *v = NULL;
-    const char *keys[] = {"torch_dtype", "dtype"};
-    for (int i = 0; i < 2 && !v; i++) {
+    static const char *const keys[] = {"torch_dtype", "dtype"};
+    for (int i = 0; i < 2; i++) {
         const sim_json *c = sim_json_get(r->cfg, keys[i]);
         if (!c || c->kind == SIM_JSON_NULL)
             c = sim_json_get(r->root, keys[i]);
-        v = c && c->kind != SIM_JSON_NULL ? c : NULL;
+        if (c && c->kind != SIM_JSON_NULL)
+            return c;
     }
+    return NULL;
+}
+
+/* The activation dtype (torch_dtype or dtype of the language model, else of the wrapper). */
+static int read_dtype(rd *r)
+{
+    eng_model *m = r->m;
+    const sim_json *v = dtype_value(r);
     m->act_dtype = ENG_BF16;
     if (!v) {
         eng_model_note(m, "%s: no torch_dtype in the config: bfloat16 assumed", m->name);
@@ -809,11 +910,11 @@ static int apply_exclusions(rd *r, const sim_json *q, const char *key, uint32_t 
     return 0;
 }
 
-/* compressed-tensors: every config group must share one weights scheme. */
-static int read_compressed(rd *r, const sim_json *q, eng_model *m)
+/* compressed-tensors' config_groups: one scheme for every group, each targeting Linear layers;
+ * *w0 and *a0 are the weights' and input activations' objects (*a0 NULL when unquantized). */
+static int read_config_groups(rd *r, const sim_json *q, const sim_json **w0, const sim_json **a0)
 {
     const sim_json *groups = sim_json_get(q, "config_groups");
-    const sim_json *w0 = NULL, *a0 = NULL;
     if (!groups || groups->kind != SIM_JSON_OBJ || groups->n == 0)
         return fail_at(r, groups, "quantization_config.config_groups", "missing or empty");
     for (const sim_json *g = groups->child; g; g = g->next) {
@@ -827,12 +928,36 @@ static int read_compressed(rd *r, const sim_json *q, eng_model *m)
         if (!w || w->kind != SIM_JSON_OBJ)
             return fail_at(r, g, "quantization_config.config_groups", "group '%s' has no weights",
                            g->key);
-        if (w0 && (w->n != w0->n || (a && a->kind) != (a0 && a0->kind)))
+        if (*w0 && (w->n != (*w0)->n || (a && a->kind) != (*a0 && (*a0)->kind)))
             return fail_at(r, g, "quantization_config.config_groups",
                            "groups with different schemes are not modelled");
-        w0 = w;
-        a0 = a;
+        *w0 = w;
+        *a0 = a;
     }
+    return 0;
+}
+
+/* compressed-tensors' kv_cache_scheme: only an 8-bit float cache. */
+static int read_kv_scheme(rd *r, const sim_json *q, eng_model *m)
+{
+    const sim_json *kv = sim_json_get(q, "kv_cache_scheme");
+    if (!kv || kv->kind != SIM_JSON_OBJ)
+        return 0;
+    const sim_json *kb = sim_json_get(kv, "num_bits"), *kt = sim_json_get(kv, "type");
+    if (!kb || kb->kind != SIM_JSON_NUM || kb->num != 8 || !kt || kt->kind != SIM_JSON_STR ||
+        strcmp(kt->str, "float") != 0)
+        return fail_at(r, kv, "quantization_config.kv_cache_scheme",
+                       "only an 8-bit float KV cache is modelled");
+    m->kv_dtype = ENG_FP8;
+    return 0;
+}
+
+/* compressed-tensors: every config group must share one weights scheme. */
+static int read_compressed(rd *r, const sim_json *q, eng_model *m)
+{
+    const sim_json *w0 = NULL, *a0 = NULL;
+    if (read_config_groups(r, q, &w0, &a0))
+        return -1;
     const sim_json *bits = sim_json_get(w0, "num_bits"), *type = sim_json_get(w0, "type");
     const sim_json *gs = sim_json_get(w0, "group_size"), *sym = sim_json_get(w0, "symmetric");
     int nb = bits && bits->kind == SIM_JSON_NUM ? (int)bits->num : 0;
@@ -855,16 +980,7 @@ static int read_compressed(rd *r, const sim_json *q, eng_model *m)
                        "W8A8, nvfp4)",
                        nb, ty, acts ? "" : " without quantized activations");
     }
-    const sim_json *kv = sim_json_get(q, "kv_cache_scheme");
-    if (kv && kv->kind == SIM_JSON_OBJ) {
-        const sim_json *kb = sim_json_get(kv, "num_bits"), *kt = sim_json_get(kv, "type");
-        if (!kb || kb->kind != SIM_JSON_NUM || kb->num != 8 || !kt || kt->kind != SIM_JSON_STR ||
-            strcmp(kt->str, "float") != 0)
-            return fail_at(r, kv, "quantization_config.kv_cache_scheme",
-                           "only an 8-bit float KV cache is modelled");
-        m->kv_dtype = ENG_FP8;
-    }
-    return apply_exclusions(r, q, "ignore", &m->quant_parts);
+    return read_kv_scheme(r, q, m) || apply_exclusions(r, q, "ignore", &m->quant_parts) ? -1 : 0;
 }
 
 /* ModelOpt, as quantization_config (quant_method modelopt) or hf_quant_config.json's
@@ -974,6 +1090,26 @@ static int read_hf_quant(rd *r, eng_model *m, int *found)
     return rc;
 }
 
+/* A note when the model's name says it is quantized but no quantization config says how. */
+static void note_quantized_name(eng_model *m)
+{
+    static const char *const hints[] = {"fp8", "fp4", "int4", "awq", "gptq", "w4a16", "w8a8"};
+    char lower[64];
+    size_t i = 0;
+    for (; m->name[i] && i + 1 < sizeof lower; i++)
+        lower[i] = (char)tolower((unsigned char)m->name[i]);
+    lower[i] = '\0';
+    for (size_t k = 0; k < sizeof hints / sizeof hints[0]; k++)
+        if (strstr(lower, hints[k])) {
+            eng_model_note(m,
+                           "%s: the name says '%s' but config.json has no quantization_config "
+                           "and no hf_quant_config.json sits beside it: weights taken as %s "
+                           "(set dtype in the scenario)",
+                           m->name, hints[k], eng_dtype_name(m->weight_dtype));
+            return;
+        }
+}
+
 static int read_quant(rd *r)
 {
     eng_model *m = r->m;
@@ -993,23 +1129,8 @@ static int read_quant(rd *r)
     } else if (read_hf_quant(r, m, &found)) {
         return -1;
     }
-    if (found)
-        return 0;
-    static const char *const hints[] = {"fp8", "fp4", "int4", "awq", "gptq", "w4a16", "w8a8"};
-    char lower[64];
-    size_t i = 0;
-    for (; m->name[i] && i + 1 < sizeof lower; i++)
-        lower[i] = (char)tolower((unsigned char)m->name[i]);
-    lower[i] = '\0';
-    for (size_t k = 0; k < sizeof hints / sizeof hints[0]; k++)
-        if (strstr(lower, hints[k])) {
-            eng_model_note(m,
-                           "%s: the name says '%s' but config.json has no quantization_config "
-                           "and no hf_quant_config.json sits beside it: weights taken as %s "
-                           "(set dtype in the scenario)",
-                           m->name, hints[k], eng_dtype_name(m->weight_dtype));
-            break;
-        }
+    if (!found)
+        note_quantized_name(m);
     return 0;
 }
 
@@ -1037,46 +1158,49 @@ static void model_name(const char *path, char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* The largest value of each count llmsim can size without overflow. */
+static const struct size_limit {
+    const char *what;
+    size_t off;
+    int32_t most;
+} size_limits[] = {
+    {"num_hidden_layers", offsetof(eng_model, layers), 1024},
+    {"hidden_size", offsetof(eng_model, hidden), 65536},
+    {"num_attention_heads", offsetof(eng_model, heads), 1024},
+    {"num_key_value_heads", offsetof(eng_model, kv_heads), 1024},
+    {"head_dim", offsetof(eng_model, head_dim), 1024},
+    {"intermediate_size", offsetof(eng_model, intermediate), 1 << 20},
+    {"vocab_size", offsetof(eng_model, vocab), 1 << 22},
+    {"q_lora_rank", offsetof(eng_model, q_lora_rank), 65536},
+    {"kv_lora_rank", offsetof(eng_model, kv_lora_rank), 65536},
+    {"qk_nope_head_dim", offsetof(eng_model, qk_nope_dim), 1024},
+    {"qk_rope_head_dim", offsetof(eng_model, qk_rope_dim), 1024},
+    {"v_head_dim", offsetof(eng_model, v_head_dim), 1024},
+    {"linear_num_key_heads", offsetof(eng_model, lin_k_heads), 1024},
+    {"linear_num_value_heads", offsetof(eng_model, lin_v_heads), 1024},
+    {"linear_key_head_dim", offsetof(eng_model, lin_k_dim), 1024},
+    {"linear_value_head_dim", offsetof(eng_model, lin_v_dim), 1024},
+    {"index_n_heads", offsetof(eng_model, index_heads), 1024},
+    {"index_head_dim", offsetof(eng_model, index_dim), 1024},
+    {"routed experts", offsetof(eng_model, experts), 4096},
+    {"moe_intermediate_size", offsetof(eng_model, expert_inter), 1 << 20},
+    {"shared experts' intermediate size", offsetof(eng_model, shared_inter), 1 << 20},
+};
+
 /* Dimensions beyond any model's, by a wide margin: within them every parameter, byte and FLOP
  * count of the model description and the cost model stays far inside 64-bit integers (the
  * largest product, layers x experts x 3 x hidden x expert size, is under 2^60). */
 static int check_sizes(const char *file, const eng_model *m, char *why, size_t len)
 {
-    static const struct {
-        const char *what;
-        size_t off;
-        int32_t most;
-    } lim[] = {
-        {"num_hidden_layers", offsetof(eng_model, layers), 1024},
-        {"hidden_size", offsetof(eng_model, hidden), 65536},
-        {"num_attention_heads", offsetof(eng_model, heads), 1024},
-        {"num_key_value_heads", offsetof(eng_model, kv_heads), 1024},
-        {"head_dim", offsetof(eng_model, head_dim), 1024},
-        {"intermediate_size", offsetof(eng_model, intermediate), 1 << 20},
-        {"vocab_size", offsetof(eng_model, vocab), 1 << 22},
-        {"q_lora_rank", offsetof(eng_model, q_lora_rank), 65536},
-        {"kv_lora_rank", offsetof(eng_model, kv_lora_rank), 65536},
-        {"qk_nope_head_dim", offsetof(eng_model, qk_nope_dim), 1024},
-        {"qk_rope_head_dim", offsetof(eng_model, qk_rope_dim), 1024},
-        {"v_head_dim", offsetof(eng_model, v_head_dim), 1024},
-        {"linear_num_key_heads", offsetof(eng_model, lin_k_heads), 1024},
-        {"linear_num_value_heads", offsetof(eng_model, lin_v_heads), 1024},
-        {"linear_key_head_dim", offsetof(eng_model, lin_k_dim), 1024},
-        {"linear_value_head_dim", offsetof(eng_model, lin_v_dim), 1024},
-        {"index_n_heads", offsetof(eng_model, index_heads), 1024},
-        {"index_head_dim", offsetof(eng_model, index_dim), 1024},
-        {"routed experts", offsetof(eng_model, experts), 4096},
-        {"moe_intermediate_size", offsetof(eng_model, expert_inter), 1 << 20},
-        {"shared experts' intermediate size", offsetof(eng_model, shared_inter), 1 << 20},
-    };
-    for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
+    for (size_t i = 0; i < sizeof size_limits / sizeof size_limits[0]; i++) {
+        const struct size_limit *lim = &size_limits[i];
         int32_t v;
-        memcpy(&v, (const char *)m + lim[i].off, sizeof v);
-        if (v > lim[i].most) {
+        memcpy(&v, (const char *)m + lim->off, sizeof v);
+        if (v > lim->most) {
             snprintf(why, len,
                      "%s: %s %d is over %d, beyond any model llmsim can size (its counts would "
                      "overflow)",
-                     file, lim[i].what, v, lim[i].most);
+                     file, lim->what, v, lim->most);
             return -1;
         }
     }
@@ -1112,6 +1236,36 @@ static int read_family(rd *r, const family *f)
     return rc;
 }
 
+/* A multimodal wrapper f: its text_config's language model. */
+static int read_wrapped(rd *r, const family *f)
+{
+    eng_model *m = r->m;
+    const sim_json *root = r->root, *tc = sim_json_get(root, "text_config");
+    if (!tc || tc->kind != SIM_JSON_OBJ)
+        return missing(r, "text_config");
+    r->cfg = tc;
+    r->pre = "text_config.";
+    const char *tt = model_type_of(tc);
+    const family *tf = find_family(tt ? tt : f->text_type);
+    if (!tf || !tf->read)
+        return unknown_type(r, sim_json_get(tc, "model_type"), tt ? tt : "?");
+    if (sim_json_get(root, "vision_config"))
+        eng_model_note(m,
+                       "%s: the vision tower (vision_config) is not counted; llmsim "
+                       "models the language model",
+                       m->name);
+    snprintf(m->arch, sizeof m->arch, "%s", tf->type);
+    int32_t tied = -1; /* the wrapper's tie_word_embeddings when text_config has none */
+    const sim_json *tw = sim_json_get(root, "tie_word_embeddings");
+    if (tw && tw->kind == SIM_JSON_BOOL && !sim_json_get(tc, "tie_word_embeddings"))
+        tied = (int32_t)tw->num;
+    if (read_family(r, tf))
+        return -1;
+    if (tied >= 0)
+        m->tied_embeddings = tied;
+    return 0;
+}
+
 static int read_document(rd *r, const char *name)
 {
     eng_model *m = r->m;
@@ -1132,34 +1286,8 @@ static int read_document(rd *r, const char *name)
     snprintf(m->arch, sizeof m->arch, "%s", type);
     r->cfg = root;
     r->pre = "";
-    if (!f->read) { /* a multimodal wrapper */
-        const sim_json *tc = sim_json_get(root, "text_config");
-        if (!tc || tc->kind != SIM_JSON_OBJ)
-            return missing(r, "text_config");
-        r->cfg = tc;
-        r->pre = "text_config.";
-        const char *tt = model_type_of(tc);
-        const family *tf = find_family(tt ? tt : f->text_type);
-        if (!tf || !tf->read)
-            return unknown_type(r, sim_json_get(tc, "model_type"), tt ? tt : "?");
-        if (sim_json_get(root, "vision_config"))
-            eng_model_note(m,
-                           "%s: the vision tower (vision_config) is not counted; llmsim "
-                           "models the language model",
-                           m->name);
-        snprintf(m->arch, sizeof m->arch, "%s", tf->type);
-        f = tf;
-        int32_t tied = -1; /* the wrapper's tie_word_embeddings when text_config has none */
-        const sim_json *tw = sim_json_get(root, "tie_word_embeddings");
-        if (tw && tw->kind == SIM_JSON_BOOL && !sim_json_get(tc, "tie_word_embeddings"))
-            tied = (int32_t)tw->num;
-        if (read_family(r, f))
-            return -1;
-        if (tied >= 0)
-            m->tied_embeddings = tied;
-    } else if (read_family(r, f)) {
+    if (f->read ? read_family(r, f) : read_wrapped(r, f))
         return -1;
-    }
     if (read_dtype(r) || read_quant(r) || check_sizes(r->file, m, r->why, r->len))
         return -1;
     for (int i = 0; i < ENG_PART_COUNT; i++) /* name only the parts this model has */

@@ -315,6 +315,16 @@ static int find_cols(const csv *c, char **hdr, shape_col *sc, int nsc, sim_err *
     return 0;
 }
 
+/* The columns of need, in order, into col; -1 with err naming the first one missing. */
+static int need_cols(const csv *c, char **hdr, const char *const *need, int n, int *col,
+                     sim_err *err)
+{
+    for (int k = 0; k < n; k++)
+        if ((col[k] = column(hdr, c->nfield, need[k])) < 0)
+            return sim_errf(err, "%s:1: missing column %s", c->path, need[k]);
+    return 0;
+}
+
 static const struct {
     const char *vidur;
     int op;
@@ -332,6 +342,17 @@ static const struct {
 };
 #define N_MLP_OPS ((int)(sizeof mlp_ops / sizeof mlp_ops[0]))
 
+/* The usable times of an MLP row's operators (columns tcol; -1 absent) as points at tokens. */
+static void mlp_row_times(const csv *c, char **hdr, const int *tcol, double tokens, raw *r,
+                          sim_err *err)
+{
+    double t;
+    for (int k = 0; k < N_MLP_OPS; k++)
+        if (tcol[k] >= 0 && c->field[tcol[k]][0] && num(c, hdr, tcol[k], &t, err) == 0 &&
+            usable_ms(t))
+            raw_add(r, mlp_ops[k].op, tokens, 0, t * 1e6);
+}
+
 static int read_mlp(const char *path, const eng_model *m, int tp, raw *r, int *rows, sim_err *err)
 {
     csv c;
@@ -344,14 +365,11 @@ static int read_mlp(const char *path, const eng_model *m, int tp, raw *r, int *r
                       {"n_kv_head", m->kv_heads, 0},
                       {"n_expanded_embd", m->intermediate, 0},
                       {"vocab_size", m->vocab, 0}};
-    int ntok = column(hdr, nh, "num_tokens"), ntp = column(hdr, nh, "num_tensor_parallel_workers");
-    if (find_cols(&c, hdr, sc, 5, err))
+    static const char *const need[] = {"num_tokens", "num_tensor_parallel_workers"};
+    int ncol[2];
+    if (find_cols(&c, hdr, sc, 5, err) || need_cols(&c, hdr, need, 2, ncol, err))
         goto done;
-    if (ntok < 0 || ntp < 0) {
-        sim_errf(err, "%s:1: missing column %s", path,
-                 ntok < 0 ? "num_tokens" : "num_tensor_parallel_workers");
-        goto done;
-    }
+    int ntok = ncol[0], ntp = ncol[1];
     for (int k = 0; k < N_MLP_OPS; k++) {
         char name[96];
         snprintf(name, sizeof name, "time_stats.%s.median", mlp_ops[k].vidur);
@@ -359,20 +377,15 @@ static int read_mlp(const char *path, const eng_model *m, int tp, raw *r, int *r
     }
     *rows = 0;
     while (csv_row(&c)) {
-        double tokens, workers, t;
-        if (bad_row(&c, nh, err))
-            goto done;
-        if (num(&c, hdr, ntp, &workers, err))
+        double tokens, workers;
+        if (bad_row(&c, nh, err) || num(&c, hdr, ntp, &workers, err))
             goto done;
         if (workers != (double)tp) /* compared as read: a cast of 1e20 or a fraction lies */
             continue;
         if (size_field(&c, hdr, ntok, 1, &tokens, err) || row_matches(&c, hdr, sc, 5, err))
             goto done;
         (*rows)++;
-        for (int k = 0; k < N_MLP_OPS; k++)
-            if (tcol[k] >= 0 && c.field[tcol[k]][0] && num(&c, hdr, tcol[k], &t, err) == 0 &&
-                usable_ms(t))
-                raw_add(r, mlp_ops[k].op, tokens, 0, t * 1e6);
+        mlp_row_times(&c, hdr, tcol, tokens, r, err);
     }
     if (*rows == 0)
         sim_errf(err, "%s: no rows with num_tensor_parallel_workers = %d", path, tp);
@@ -383,6 +396,46 @@ done:
     return rc;
 }
 
+/* attention.csv's columns the reader uses, in need_cols order. */
+enum { AT_TP, AT_BATCH, AT_CHUNK, AT_KV, AT_PREFILL, AT_T_PREFILL, AT_T_DECODE, AT_NCOLS };
+static const char *const attention_cols[AT_NCOLS] = {"num_tensor_parallel_workers",
+                                                     "batch_size",
+                                                     "prefill_chunk_size",
+                                                     "kv_cache_size",
+                                                     "is_prefill",
+                                                     "time_stats.attn_prefill.median",
+                                                     "time_stats.attn_decode.median"};
+
+/* One attention.csv row: 1 when it is one of tp's with a usable time (its point added to r),
+ * 0 when skipped, -1 with err. */
+static int attention_row(const csv *c, char **hdr, const int *col, shape_col *sc, int tp, raw *r,
+                         sim_err *err)
+{
+    double v[AT_T_PREFILL], t;
+    if (num(c, hdr, col[AT_TP], &v[AT_TP], err) ||
+        num(c, hdr, col[AT_PREFILL], &v[AT_PREFILL], err))
+        return -1;
+    if (v[AT_TP] != (double)tp)
+        return 0;
+    if (size_field(c, hdr, col[AT_BATCH], 1, &v[AT_BATCH], err) ||
+        size_field(c, hdr, col[AT_CHUNK], 0, &v[AT_CHUNK], err) ||
+        size_field(c, hdr, col[AT_KV], 0, &v[AT_KV], err) || row_matches(c, hdr, sc, 3, err))
+        return -1;
+    int prefill = v[AT_PREFILL] != 0;
+    int tc = prefill ? col[AT_T_PREFILL] : col[AT_T_DECODE];
+    if (!c->field[tc][0])
+        return 0;
+    if (num(c, hdr, tc, &t, err))
+        return -1;
+    if (!usable_ms(t))
+        return 0;
+    if (!prefill) /* one sequence per row: chunk after kv_cache_size cached tokens */
+        raw_add(r, KERN_OP_ATTN_DECODE, v[AT_BATCH], v[AT_KV], t * 1e6);
+    else if (v[AT_BATCH] == 1)
+        raw_add(r, KERN_OP_ATTN_PREFILL, v[AT_CHUNK], v[AT_KV], t * 1e6);
+    return 1;
+}
+
 static int read_attention(const char *path, const eng_model *m, int tp, raw *r, int *rows,
                           sim_err *err)
 {
@@ -390,52 +443,16 @@ static int read_attention(const char *path, const eng_model *m, int tp, raw *r, 
     if (open_csv(&c, path, err))
         return -1;
     char **hdr = take_header(&c);
-    int nh = c.nfield, rc = -1;
+    int nh = c.nfield, rc = -1, col[AT_NCOLS], got = 0;
     shape_col sc[] = {
         {"n_embd", m->hidden, 0}, {"n_q_head", m->heads, 0}, {"n_kv_head", m->kv_heads, 0}};
-    const char *need[] = {"num_tensor_parallel_workers",
-                          "batch_size",
-                          "prefill_chunk_size",
-                          "kv_cache_size",
-                          "is_prefill",
-                          "time_stats.attn_prefill.median",
-                          "time_stats.attn_decode.median"};
-    int col[7];
-    if (find_cols(&c, hdr, sc, 3, err))
+    if (find_cols(&c, hdr, sc, 3, err) || need_cols(&c, hdr, attention_cols, AT_NCOLS, col, err))
         goto done;
-    for (int k = 0; k < 7; k++)
-        if ((col[k] = column(hdr, nh, need[k])) < 0) {
-            sim_errf(err, "%s:1: missing column %s", path, need[k]);
-            goto done;
-        }
     *rows = 0;
     while (csv_row(&c)) {
-        double v[5], t;
-        if (bad_row(&c, nh, err))
+        if (bad_row(&c, nh, err) || (got = attention_row(&c, hdr, col, sc, tp, r, err)) < 0)
             goto done;
-        if (num(&c, hdr, col[0], &v[0], err) || num(&c, hdr, col[4], &v[4], err))
-            goto done;
-        if (v[0] != (double)tp)
-            continue;
-        if (size_field(&c, hdr, col[1], 1, &v[1], err) ||
-            size_field(&c, hdr, col[2], 0, &v[2], err) ||
-            size_field(&c, hdr, col[3], 0, &v[3], err) || row_matches(&c, hdr, sc, 3, err))
-            goto done;
-        int prefill = v[4] != 0;
-        int tc = prefill ? col[5] : col[6];
-        if (!c.field[tc][0])
-            continue;
-        if (num(&c, hdr, tc, &t, err))
-            goto done;
-        if (!usable_ms(t))
-            continue;
-        (*rows)++;
-        if (prefill) { /* one sequence per row: chunk after kv_cache_size cached tokens */
-            if (v[1] == 1)
-                raw_add(r, KERN_OP_ATTN_PREFILL, v[2], v[3], t * 1e6);
-        } else {
-            raw_add(r, KERN_OP_ATTN_DECODE, v[1], v[3], t * 1e6);
-        }
+        *rows += got;
     }
     if (*rows == 0)
         sim_errf(err, "%s: no rows with num_tensor_parallel_workers = %d", path, tp);
@@ -460,14 +477,10 @@ static int read_network(const char *path, const char *name, int op, int workers,
     int nh = c.nfield, rows = -1;
     char tcol[64];
     snprintf(tcol, sizeof tcol, "time_stats.%s.median", name);
-    int col[4] = {column(hdr, nh, "num_workers"), column(hdr, nh, "devices_per_node"),
-                  column(hdr, nh, "size"), column(hdr, nh, tcol)};
     const char *need[4] = {"num_workers", "devices_per_node", "size", tcol};
-    for (int k = 0; k < 4; k++)
-        if (col[k] < 0) {
-            sim_errf(err, "%s:1: missing column %s", path, need[k]);
-            goto done;
-        }
+    int col[4];
+    if (need_cols(&c, hdr, need, 4, col, err))
+        goto done;
     rows = 0;
     while (csv_row(&c)) {
         double v[4];

@@ -14,7 +14,7 @@ static const struct {
 } commands[] = {
     {"run", cmd_run, "run FILE: simulate a scenario, store the run, print its summary"},
     {"scenario", cmd_scenario, "scenario check FILE: validate a scenario without running it"},
-    {"list", cmd_list, "list gpus|models|schedulers|routers: print the catalogs"},
+    {"list", cmd_list, "list gpus|models|schedulers|routers|engines: print the catalogs"},
     {"sweep", cmd_sweep, "sweep FILE --vary KEY=V1,V2: runs over the cross product, resumable"},
     {"merge", cmd_merge, "merge OUT.db IN.db...: combine databases (sweep shards), no duplicates"},
     {"capacity", cmd_capacity, "capacity FILE --slo ...: highest rate per replica, GPUs needed"},

@@ -5,8 +5,8 @@
  * requests will still need (new_token_ratio, decaying while nothing goes wrong), one request at
  * a time is chunk-prefilled, and running requests are retracted when decode memory runs out.
  * The radix cache is the engine's block store (ENG_PC_AT_COMPLETION: a prefill's tokens are
- * inserted once computed); see README for where its block granularity differs from SGLang's
- * token-granular tree.
+ * inserted once computed); see docs/schedulers.md for where its block granularity differs from
+ * SGLang's token-granular tree.
  *
  * Queues: waiting (arrival order; retracted requests are appended, as _extend_requests_to_queue
  * does), running (the decode batch, in the engine's cohort), chunked (the request being

@@ -65,6 +65,55 @@ static int series_value(const char *path, const scn_node *series, int32_t k, dou
     return found;
 }
 
+/* The series of model node m that thinking names (NULL: the only one), or NULL with err. */
+static const scn_node *pick_series(const char *path, const scn_node *m, const char *thinking,
+                                   sim_err *err)
+{
+    const scn_node *series = NULL;
+    char names[128] = "";
+    size_t off = 0;
+    for (const scn_node *s = m->first; s; s = s->next) {
+        if (strcmp(s->key, "thinking_on") != 0 && strcmp(s->key, "thinking_off") != 0) {
+            sim_errf(err, "%s:%d: %s.%s: unknown series (expected thinking_on or thinking_off)",
+                     path, s->line, m->key, s->key);
+            return NULL;
+        }
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "",
+                                strcmp(s->key, "thinking_on") == 0 ? "on" : "off");
+        if (thinking ? strcmp(s->key + 9, thinking) == 0 : !series)
+            series = s;
+        if (!thinking && s != m->first) {
+            sim_errf(err, "%s: %s has the series thinking: %s; say which (acceptance.thinking)",
+                     path, m->key, names);
+            return NULL;
+        }
+    }
+    if (!series)
+        sim_errf(err, "%s: %s has no thinking_%s series (it has: %s)", path, m->key,
+                 thinking ? thinking : "on", *names ? names : "none");
+    return series;
+}
+
+/* The acceptance length of k draft tokens in the series, checked against k + 1. */
+static int series_length(const char *path, const scn_node *m, const scn_node *series, int32_t k,
+                         double *al, sim_err *err)
+{
+    if (series->kind != SCN_NODE_MAP)
+        return sim_errf(err, "%s:%d: %s.%s: expected a map of draft lengths to acceptance lengths",
+                        path, series->line, m->key, series->key);
+    char keys[256];
+    int r = series_value(path, series, k, al, keys, sizeof keys, err);
+    if (r < 0)
+        return -1;
+    if (r > 0)
+        return sim_errf(err, "%s: %s %s has no acceptance length for %d draft tokens (it has: %s)",
+                        path, m->key, series->key, k, keys);
+    if (*al > k + 1)
+        return sim_errf(err, "%s: %s %s: acceptance length %g for %d draft tokens exceeds %d", path,
+                        m->key, series->key, *al, k, k + 1);
+    return 0;
+}
+
 int scn_curve_length(const char *path, const char *thinking, int32_t k, double *al, char *model,
                      size_t mlen, sim_err *err)
 {
@@ -85,50 +134,9 @@ int scn_curve_length(const char *path, const char *thinking, int32_t k, double *
         goto done;
     }
     snprintf(model, mlen, "%s", m->key);
-    const scn_node *series = NULL;
-    char names[128] = "";
-    size_t off = 0;
-    for (const scn_node *s = m->first; s; s = s->next) {
-        if (strcmp(s->key, "thinking_on") != 0 && strcmp(s->key, "thinking_off") != 0) {
-            sim_errf(err, "%s:%d: %s.%s: unknown series (expected thinking_on or thinking_off)",
-                     path, s->line, m->key, s->key);
-            goto done;
-        }
-        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "",
-                                strcmp(s->key, "thinking_on") == 0 ? "on" : "off");
-        if (thinking ? strcmp(s->key + 9, thinking) == 0 : !series)
-            series = s;
-        if (!thinking && s != m->first) {
-            sim_errf(err, "%s: %s has the series thinking: %s; say which (acceptance.thinking)",
-                     path, m->key, names);
-            goto done;
-        }
-    }
-    if (!series) {
-        sim_errf(err, "%s: %s has no thinking_%s series (it has: %s)", path, m->key,
-                 thinking ? thinking : "on", *names ? names : "none");
-        goto done;
-    }
-    if (series->kind != SCN_NODE_MAP) {
-        sim_errf(err, "%s:%d: %s.%s: expected a map of draft lengths to acceptance lengths", path,
-                 series->line, m->key, series->key);
-        goto done;
-    }
-    char keys[256];
-    int r = series_value(path, series, k, al, keys, sizeof keys, err);
-    if (r < 0)
-        goto done;
-    if (r > 0) {
-        sim_errf(err, "%s: %s %s has no acceptance length for %d draft tokens (it has: %s)", path,
-                 m->key, series->key, k, keys);
-        goto done;
-    }
-    if (*al > k + 1) {
-        sim_errf(err, "%s: %s %s: acceptance length %g for %d draft tokens exceeds %d", path,
-                 m->key, series->key, *al, k, k + 1);
-        goto done;
-    }
-    rc = 0;
+    const scn_node *series = pick_series(path, m, thinking, err);
+    if (series && series_length(path, m, series, k, al, err) == 0)
+        rc = 0;
 done:
     scn_tree_free(root);
     free(text);

@@ -97,6 +97,19 @@ static int load_acceptance(scn_lctx *c, const scn_node *sp_node, eng_spec *sp, c
     return 0;
 }
 
+/* The draft model named at node dn, resolved by the scenario's model catalog into sp. */
+static int resolve_draft(scn_lctx *c, const scn_node *dn, const char *name, const char *dir,
+                         eng_spec *sp)
+{
+    char why[1024] = "";
+    if (!c->res || !c->res->model)
+        return scn_fail(c, dn, "speculative.draft_model", "no model catalog to resolve '%s'", name);
+    if (c->res->model(c->res->st, name, dir, &sp->draft, why, sizeof why))
+        return scn_fail(c, dn, "speculative.draft_model", "%s", *why ? why : "unknown model");
+    sp->has_draft = 1;
+    return 0;
+}
+
 /* The drafter: a draft model (or head) resolved by name, checked against the method and the
  * target by eng_spec_drafter. */
 static int load_drafter(scn_lctx *c, const scn_node *m, eng_config *e, const char *dir)
@@ -116,14 +129,8 @@ static int load_drafter(scn_lctx *c, const scn_node *m, eng_config *e, const cha
                         eng_spec_method_name(sp->method));
     if (mn && sp->method != ENG_SPEC_MTP)
         return scn_fail(c, mn, "speculative.mtp_layers", "only method mtp has MTP layers");
-    if (dn) {
-        if (!c->res || !c->res->model)
-            return scn_fail(c, dn, "speculative.draft_model", "no model catalog to resolve '%s'",
-                            draft.s);
-        if (c->res->model(c->res->st, draft.s, dir, &sp->draft, why, sizeof why))
-            return scn_fail(c, dn, "speculative.draft_model", "%s", *why ? why : "unknown model");
-        sp->has_draft = 1;
-    }
+    if (dn && resolve_draft(c, dn, draft.s, dir, sp))
+        return -1;
     if (eng_spec_drafter(sp, &e->model, (int32_t)mtp.i, why, sizeof why))
         return scn_fail(c, dn ? dn : scn_tree_get(m, "method"),
                         dn ? "speculative.draft_model" : "speculative.method", "%s", why);

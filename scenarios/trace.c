@@ -22,6 +22,7 @@
 
 #include "csv.h"
 #include "json.h"
+#include "scn_data.h"
 #include "scn_int.h"
 
 enum { F_AZURE = 0, F_MOONCAKE, F_VIDUR, F_CSV, F_COUNT };
@@ -212,7 +213,10 @@ scn_trace_reader *scn_trace_open(const scn_trace_spec *sp, sim_err *err)
         }
     r->f = fopen(sp->path, "rb");
     if (!r->f) {
-        sim_errf(err, "%s: cannot open: %s", sp->path, strerror(errno));
+        const char *why = strerror(errno), *data = scn_data_source(sp->path);
+        sim_errf(err, "%s: cannot open: %s%s%s%s", sp->path, why, data ? "; it is part of " : "",
+                 data ? data : "",
+                 data ? ", read in place from ../shared/data (docs/scenarios.md)" : "");
         goto fail;
     }
     /* a device (/dev/zero: one endless line), a directory or a pipe is no trace file */

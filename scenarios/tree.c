@@ -176,26 +176,18 @@ static int build(parse_ctx *c, yaml_event_t *ev, int depth, scn_node **out)
     return rc;
 }
 
-/* Parses one document whose root may be any node and whose tree is at most max_depth levels
- * deep; an empty document gives NULL. */
-static int parse_any(const char *name, const char *text, size_t len, int max_depth, scn_node **out,
-                     sim_err *err)
+/* The parser's events to the stream's end: at most one document's node into *out. */
+static int parse_documents(parse_ctx *c, scn_node **out)
 {
-    parse_ctx c = {.name = name, .err = err, .max_depth = max_depth};
     yaml_event_t ev;
-    int rc = -1;
-    *out = NULL;
-    if (!yaml_parser_initialize(&c.p))
-        return sim_errf(err, "%s: cannot initialise the YAML parser", name);
-    yaml_parser_set_input_string(&c.p, (const unsigned char *)text, len);
     for (;;) {
-        if (next_event(&c, &ev))
-            goto done;
+        if (next_event(c, &ev))
+            return -1;
         yaml_event_type_t t = ev.type;
         int line = (int)ev.start_mark.line + 1;
         if (t == YAML_STREAM_END_EVENT) {
             yaml_event_delete(&ev);
-            break;
+            return 0;
         }
         if (t == YAML_STREAM_START_EVENT || t == YAML_DOCUMENT_START_EVENT ||
             t == YAML_DOCUMENT_END_EVENT) {
@@ -204,14 +196,24 @@ static int parse_any(const char *name, const char *text, size_t len, int max_dep
         }
         if (*out) {
             yaml_event_delete(&ev);
-            sim_errf(err, "%s:%d: only one YAML document is allowed", name, line);
-            goto done;
+            return sim_errf(c->err, "%s:%d: only one YAML document is allowed", c->name, line);
         }
-        if (build(&c, &ev, 1, out))
-            goto done;
+        if (build(c, &ev, 1, out))
+            return -1;
     }
-    rc = 0;
-done:
+}
+
+/* Parses one document whose root may be any node and whose tree is at most max_depth levels
+ * deep; an empty document gives NULL. */
+static int parse_any(const char *name, const char *text, size_t len, int max_depth, scn_node **out,
+                     sim_err *err)
+{
+    parse_ctx c = {.name = name, .err = err, .max_depth = max_depth};
+    *out = NULL;
+    if (!yaml_parser_initialize(&c.p))
+        return sim_errf(err, "%s: cannot initialise the YAML parser", name);
+    yaml_parser_set_input_string(&c.p, (const unsigned char *)text, len);
+    int rc = parse_documents(&c, out);
     yaml_parser_delete(&c.p);
     if (rc) {
         scn_tree_free(*out);
@@ -312,6 +314,57 @@ static scn_node *step(scn_node *cur, const char *seg, const char *done, int crea
     return c;
 }
 
+/* Walks override o's key path (path: its first klen bytes, split here at '.') to the parent of
+ * the last segment, making maps on the way; *last is that segment, done the path walked.
+ * NULL with err. */
+static scn_node *walk_override(scn_node *root, const char *o, size_t klen, char *path, char *done,
+                               int ovr, char **last, sim_err *err)
+{
+    scn_node *cur = root;
+    char *seg = path;
+    for (;;) {
+        char *dot = strchr(seg, '.');
+        if (dot)
+            *dot = '\0';
+        if (!*seg) {
+            sim_errf(err, "override '%s': empty key in '%.*s'", o, (int)klen, o);
+            return NULL;
+        }
+        if (!dot)
+            break;
+        cur = step(cur, seg, done, 1, ovr, o, err);
+        if (!cur)
+            return NULL;
+        if (*done)
+            strcat(done, ".");
+        strcat(done, seg);
+        seg = dot + 1;
+    }
+    if (cur->kind == SCN_NODE_SCALAR) {
+        sim_errf(err, "override '%s': '%s' is a value, not a map", o, done);
+        return NULL;
+    }
+    *last = seg;
+    return cur;
+}
+
+/* Puts val as cur's child seg, replacing one there; -1 with err (val not taken). */
+static int put_override(scn_node *cur, const char *seg, scn_node *val, const char *done, int ovr,
+                        const char *o, sim_err *err)
+{
+    scn_node *old =
+        cur->kind == SCN_NODE_MAP ? scn_tree_get(cur, seg) : step(cur, seg, done, 0, ovr, o, err);
+    if (cur->kind == SCN_NODE_SEQ && !old)
+        return -1;
+    if (old) {
+        replace_child(cur, old, val);
+    } else {
+        val->key = sim_xstrdup(seg);
+        append(cur, val);
+    }
+    return 0;
+}
+
 int scn_tree_set(scn_node *root, const char *o, int ovr, sim_err *err)
 {
     const char *eq = strchr(o, '=');
@@ -324,36 +377,14 @@ int scn_tree_set(scn_node *root, const char *o, int ovr, sim_err *err)
     if (levels >= SCN_MAX_DEPTH)
         return sim_errf(err, "override '%.40s...': a key path of %d segments or more", o,
                         SCN_MAX_DEPTH - 1);
-    char *path = sim_xmalloc(klen + 1), *done = sim_xmalloc(klen + 1);
+    char *path = sim_xmalloc(klen + 1), *done = sim_xmalloc(klen + 1), *seg = NULL;
     memcpy(path, o, klen);
     path[klen] = '\0';
     done[0] = '\0';
-    scn_node *val = NULL, *cur = root;
+    scn_node *val = NULL, *cur = walk_override(root, o, klen, path, done, ovr, &seg, err);
     int rc = -1;
-    char *seg = path;
-    for (;;) {
-        char *dot = strchr(seg, '.');
-        if (dot)
-            *dot = '\0';
-        if (!*seg) {
-            sim_errf(err, "override '%s': empty key in '%.*s'", o, (int)klen, o);
-            goto out;
-        }
-        if (!dot)
-            break;
-        cur = step(cur, seg, done, 1, ovr, o, err);
-        if (!cur)
-            goto out;
-        if (*done)
-            strcat(done, ".");
-        strcat(done, seg);
-        seg = dot + 1;
-    }
-    /* seg is the last segment; cur its parent */
-    if (cur->kind == SCN_NODE_SCALAR) {
-        sim_errf(err, "override '%s': '%s' is a value, not a map", o, done);
+    if (!cur)
         goto out;
-    }
     if (parse_any("override value", eq + 1, strlen(eq + 1), SCN_MAX_DEPTH - levels, &val, err)) {
         sim_err_prefix(err, "override '%s'", o);
         goto out;
@@ -363,18 +394,10 @@ int scn_tree_set(scn_node *root, const char *o, int ovr, sim_err *err)
         val->text = sim_xstrdup("");
     }
     mark_override(val, ovr);
-    scn_node *old =
-        cur->kind == SCN_NODE_MAP ? scn_tree_get(cur, seg) : step(cur, seg, done, 0, ovr, o, err);
-    if (cur->kind == SCN_NODE_SEQ && !old)
-        goto out;
-    if (old) {
-        replace_child(cur, old, val);
-    } else {
-        val->key = sim_xstrdup(seg);
-        append(cur, val);
+    if (put_override(cur, seg, val, done, ovr, o, err) == 0) {
+        val = NULL;
+        rc = 0;
     }
-    val = NULL;
-    rc = 0;
 out:
     scn_tree_free(val);
     free(path);
@@ -439,10 +462,26 @@ static int emit_node(yaml_emitter_t *em, const scn_node *n)
     return yaml_emitter_emit(em, &ev);
 }
 
+/* One stream of one document holding root; 0 when the emitter fails. */
+static int emit_document(yaml_emitter_t *em, const scn_node *root)
+{
+    yaml_event_t ev;
+    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+    if (!yaml_emitter_emit(em, &ev))
+        return 0;
+    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+    if (!yaml_emitter_emit(em, &ev) || !emit_node(em, root))
+        return 0;
+    yaml_document_end_event_initialize(&ev, 1);
+    if (!yaml_emitter_emit(em, &ev))
+        return 0;
+    yaml_stream_end_event_initialize(&ev);
+    return yaml_emitter_emit(em, &ev);
+}
+
 char *scn_tree_emit(const scn_node *root, sim_err *err)
 {
     yaml_emitter_t em;
-    yaml_event_t ev;
     outbuf o = {0};
     if (!yaml_emitter_initialize(&em)) {
         sim_errf(err, "cannot initialise the YAML emitter");
@@ -451,21 +490,7 @@ char *scn_tree_emit(const scn_node *root, sim_err *err)
     yaml_emitter_set_output(&em, write_out, &o);
     yaml_emitter_set_unicode(&em, 1);
     yaml_emitter_set_width(&em, -1);
-    yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-    int ok = yaml_emitter_emit(&em, &ev);
-    if (ok) {
-        yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
-        ok = yaml_emitter_emit(&em, &ev);
-    }
-    ok = ok && emit_node(&em, root);
-    if (ok) {
-        yaml_document_end_event_initialize(&ev, 1);
-        ok = yaml_emitter_emit(&em, &ev);
-    }
-    if (ok) {
-        yaml_stream_end_event_initialize(&ev);
-        ok = yaml_emitter_emit(&em, &ev);
-    }
+    int ok = emit_document(&em, root);
     if (!ok && o.full) {
         sim_errf(err, "the scenario written back as YAML (what a run stores) would exceed %d bytes",
                  SCN_MAX_EMITTED);

@@ -249,6 +249,30 @@ static int64_t read_meta(sqlite3_stmt *st, cal_profile *p)
     return sqlite3_column_int64(st, 0);
 }
 
+/* A profile_fits row (columns 2-9 of read_fits' query) as operator op's fit of form. */
+static void column_fit(sqlite3_stmt *st, int op, int form, cal_fit *f)
+{
+    memset(f, 0, sizeof *f);
+    f->op = op;
+    f->form = (cal_form)form;
+    const char *c = (const char *)sqlite3_column_text(st, 2);
+    char *end;
+    while (c && f->ncoef < CAL_MAX_COEF) {
+        double v = strtod(c, &end);
+        if (end == c)
+            break;
+        f->coef[f->ncoef++] = v;
+        c = end;
+    }
+    f->knee = sqlite3_column_double(st, 3);
+    f->n_train = sqlite3_column_int(st, 4);
+    f->n_held = sqlite3_column_int(st, 5);
+    f->med_ape[CAL_FORM_ROOFLINE] = col_real(st, 6);
+    f->p95_ape[CAL_FORM_ROOFLINE] = col_real(st, 7);
+    f->med_ape[CAL_FORM_INTERP] = col_real(st, 8);
+    f->p95_ape[CAL_FORM_INTERP] = col_real(st, 9);
+}
+
 static int read_fits(store *s, int64_t id, cal_profile *p, sim_err *err)
 {
     sqlite3_stmt *st =
@@ -269,26 +293,7 @@ static int read_fits(store *s, int64_t id, cal_profile *p, sim_err *err)
             return sim_errf(err, "%s: profile %s: unknown operator or form in profile_fits",
                             s->path, p->name);
         }
-        cal_fit *f = &p->fits[op];
-        memset(f, 0, sizeof *f);
-        f->op = op;
-        f->form = (cal_form)form;
-        const char *c = (const char *)sqlite3_column_text(st, 2);
-        char *end;
-        while (c && f->ncoef < CAL_MAX_COEF) {
-            double v = strtod(c, &end);
-            if (end == c)
-                break;
-            f->coef[f->ncoef++] = v;
-            c = end;
-        }
-        f->knee = sqlite3_column_double(st, 3);
-        f->n_train = sqlite3_column_int(st, 4);
-        f->n_held = sqlite3_column_int(st, 5);
-        f->med_ape[CAL_FORM_ROOFLINE] = col_real(st, 6);
-        f->p95_ape[CAL_FORM_ROOFLINE] = col_real(st, 7);
-        f->med_ape[CAL_FORM_INTERP] = col_real(st, 8);
-        f->p95_ape[CAL_FORM_INTERP] = col_real(st, 9);
+        column_fit(st, op, form, &p->fits[op]);
         p->has_fit[op] = 1;
     }
     sqlite3_finalize(st);
@@ -427,6 +432,22 @@ static int read_run_info(store *s, int64_t run_id, store_replay_run *info, sim_e
     return 0;
 }
 
+/* An iteration row's shape (columns 0-8 of the replay query). */
+static void column_shape(sqlite3_stmt *st, eng_shape *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    sh->num_seqs = sqlite3_column_int(st, 0);
+    sh->prefill_tokens = sqlite3_column_int64(st, 1);
+    sh->decode_seqs = sqlite3_column_int(st, 2);
+    sh->tokens = sh->prefill_tokens + sh->decode_seqs;
+    sh->prefill_seqs = sqlite3_column_int(st, 3);
+    sh->prefill_pairs = sqlite3_column_double(st, 4);
+    sh->prefill_kv = sqlite3_column_double(st, 5);
+    sh->prefill_q2 = sqlite3_column_double(st, 6);
+    sh->decode_ctx = sqlite3_column_int64(st, 7);
+    sh->emit_seqs = sqlite3_column_int(st, 8);
+}
+
 int store_profile_replay_shapes(store *s, int64_t run_id, int max, store_replay_run *info,
                                 eng_shape *shapes, int64_t *gpu_ns, int *n, sim_err *err)
 {
@@ -458,18 +479,7 @@ int store_profile_replay_shapes(store *s, int64_t run_id, int max, store_replay_
             return sim_errf(err, "%s: run %lld's iterations lack the shape columns", s->path,
                             (long long)run_id);
         }
-        eng_shape *sh = &shapes[*n];
-        memset(sh, 0, sizeof *sh);
-        sh->num_seqs = sqlite3_column_int(st, 0);
-        sh->prefill_tokens = sqlite3_column_int64(st, 1);
-        sh->decode_seqs = sqlite3_column_int(st, 2);
-        sh->tokens = sh->prefill_tokens + sh->decode_seqs;
-        sh->prefill_seqs = sqlite3_column_int(st, 3);
-        sh->prefill_pairs = sqlite3_column_double(st, 4);
-        sh->prefill_kv = sqlite3_column_double(st, 5);
-        sh->prefill_q2 = sqlite3_column_double(st, 6);
-        sh->decode_ctx = sqlite3_column_int64(st, 7);
-        sh->emit_seqs = sqlite3_column_int(st, 8);
+        column_shape(st, &shapes[*n]);
         if (gpu_ns)
             gpu_ns[*n] = sqlite3_column_int64(st, 9);
         (*n)++;

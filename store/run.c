@@ -114,23 +114,9 @@ static sqlite3_stmt *insert_stmt(store *s, int which, const char *table, int col
     return s->cached[which] = st;
 }
 
-/* BEGIN, the run row, the row statements. */
-static int open_run(store_run *w, sim_err *err)
+/* Binds a run's row to the INSERT INTO runs statement (absent figures stay NULL). */
+static void bind_run(sqlite3_stmt *st, const store_run_info *in)
 {
-    store *s = w->s;
-    const store_run_info *in = &w->info;
-    if (store_begin(s, err) != 0)
-        return -1;
-    w->begun = 1;
-    sqlite3_stmt *st = s->cached[STORE_ST_RUN];
-    if (!st && sqlite3_prepare_v3(
-                   s->db,
-                   "INSERT INTO runs (name, scenario, scheduler, seed, version, profile, model, "
-                   "gpu, dtype, replicas, tensor_parallel, hardware, store_level, offered_rate, "
-                   "num_requests, kv_blocks) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                   -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
-        return store_fail(s, err, "preparing a statement");
-    s->cached[STORE_ST_RUN] = st;
     sqlite3_clear_bindings(st);
     store_bind_text(st, 1, in->name);
     store_bind_text(st, 2, in->scenario_text);
@@ -151,6 +137,26 @@ static int open_run(store_run *w, sim_err *err)
         sqlite3_bind_int64(st, 15, in->num_requests);
     if (in->kv_blocks > 0)
         sqlite3_bind_int64(st, 16, in->kv_blocks);
+}
+
+/* BEGIN, the run row, the row statements. */
+static int open_run(store_run *w, sim_err *err)
+{
+    store *s = w->s;
+    const store_run_info *in = &w->info;
+    if (store_begin(s, err) != 0)
+        return -1;
+    w->begun = 1;
+    sqlite3_stmt *st = s->cached[STORE_ST_RUN];
+    if (!st && sqlite3_prepare_v3(
+                   s->db,
+                   "INSERT INTO runs (name, scenario, scheduler, seed, version, profile, model, "
+                   "gpu, dtype, replicas, tensor_parallel, hardware, store_level, offered_rate, "
+                   "num_requests, kv_blocks) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+        return store_fail(s, err, "preparing a statement");
+    s->cached[STORE_ST_RUN] = st;
+    bind_run(st, in);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
@@ -633,6 +639,40 @@ static int parse_run(const reader *r, store_run_info *in, sim_err *err)
     return 0;
 }
 
+/* Reads the spool's next record into w (rows) or sum (metrics): 1 to go on, 0 at its end
+ * record, -1 with err. */
+static int replay_record(reader *r, store_run *w, store_run_summary *sum, sim_err *err)
+{
+    if (next_record(r, err))
+        return -1;
+    if (r->tag == SP_REQUEST && r->len == sizeof(rq_row)) {
+        rq_row row;
+        memcpy(&row, r->buf, sizeof row);
+        add_request_row(w, &row);
+    } else if (r->tag == SP_ITERATION && r->len == sizeof(eng_iter_rec)) {
+        eng_iter_rec it;
+        memcpy(&it, r->buf, sizeof it);
+        add_iteration_row(w, &it);
+    } else if (r->tag == SP_SPAN && r->len == sizeof(eng_span_rec)) {
+        eng_span_rec sp;
+        memcpy(&sp, r->buf, sizeof sp);
+        add_span_row(w, &sp);
+    } else if (r->tag == SP_METRICS && r->len >= sizeof(uint32_t)) {
+        uint32_t n;
+        memcpy(&n, r->buf, sizeof n);
+        if (n > ENG_MAX_METRICS || r->len != sizeof n + n * sizeof(eng_metric))
+            return sim_errf(err, "spool: a malformed metrics record");
+        memcpy(sum->m, r->buf + sizeof n, n * sizeof(eng_metric));
+        sum->n = (int)n;
+    } else if (r->tag == SP_END && r->len == 0 && r->left == 0) {
+        return 0;
+    } else {
+        return sim_errf(err, "spool: unexpected record (tag %u, %u bytes)", (unsigned)r->tag,
+                        (unsigned)r->len);
+    }
+    return 1;
+}
+
 int store_run_replay(store *s, FILE *f, int64_t len, store_run_hook hook, void *arg,
                      store_run_summary *sum, sim_err *err)
 {
@@ -650,38 +690,11 @@ int store_run_replay(store *s, FILE *f, int64_t len, store_run_hook hook, void *
     sum->seed = info.seed;
     if (!(w = store_run_begin(s, &info, 0, err)))
         goto out;
-    for (;;) {
-        if (next_record(&r, err))
-            goto out;
-        if (r.tag == SP_REQUEST && r.len == sizeof(rq_row)) {
-            rq_row row;
-            memcpy(&row, r.buf, sizeof row);
-            add_request_row(w, &row);
-        } else if (r.tag == SP_ITERATION && r.len == sizeof(eng_iter_rec)) {
-            eng_iter_rec it;
-            memcpy(&it, r.buf, sizeof it);
-            add_iteration_row(w, &it);
-        } else if (r.tag == SP_SPAN && r.len == sizeof(eng_span_rec)) {
-            eng_span_rec sp;
-            memcpy(&sp, r.buf, sizeof sp);
-            add_span_row(w, &sp);
-        } else if (r.tag == SP_METRICS && r.len >= sizeof(uint32_t)) {
-            uint32_t n;
-            memcpy(&n, r.buf, sizeof n);
-            if (n > ENG_MAX_METRICS || r.len != sizeof n + n * sizeof(eng_metric)) {
-                sim_errf(err, "spool: a malformed metrics record");
-                goto out;
-            }
-            memcpy(sum->m, r.buf + sizeof n, n * sizeof(eng_metric));
-            sum->n = (int)n;
-        } else if (r.tag == SP_END && r.len == 0 && r.left == 0) {
-            break;
-        } else {
-            sim_errf(err, "spool: unexpected record (tag %u, %u bytes)", (unsigned)r.tag,
-                     (unsigned)r.len);
-            goto out;
-        }
-    }
+    int more;
+    while ((more = replay_record(&r, w, sum, err)) > 0)
+        ;
+    if (more < 0)
+        goto out;
     store_run *done = w;
     w = NULL;
     rc = store_run_finish(done, sum->m, sum->n, hook, arg, &sum->run_id, err);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "scn_data.h"
 #include "study.h"
 
 const char *study_version(void)
@@ -18,6 +19,19 @@ const char *study_version(void)
 const char *study_shared_data(void)
 {
     return LLMSIM_SHARED_DATA;
+}
+
+/* After a failure to read path: names the public data set it belongs to when it is absent from
+ * ../shared/data. */
+static void add_data_source(const char *path, char *why, size_t len)
+{
+    const char *data = scn_data_source(path);
+    size_t n = strlen(why);
+    if (data && access(path, R_OK) != 0 && n < len)
+        snprintf(why + n, len - n,
+                 "; it is part of %s, read in place from ../shared/data "
+                 "(docs/scenarios.md)",
+                 data);
 }
 
 static int resolve_model(void *st, const char *name, const char *base_dir, eng_model *out,
@@ -31,7 +45,10 @@ static int resolve_model(void *st, const char *name, const char *base_dir, eng_m
             snprintf(path, sizeof path, "%s", name);
         else
             snprintf(path, sizeof path, "%s/%s", base_dir, name);
-        return cal_model_from_config_json(path, out, why, len);
+        if (cal_model_from_config_json(path, out, why, len) == 0)
+            return 0;
+        add_data_source(path, why, len);
+        return -1;
     }
     char names[1024];
     snprintf(why, len, "unknown model '%s'; valid: %s, or a path to a config.json", name,
@@ -78,10 +95,10 @@ static int resolve_curve(void *st, const char *name, const char *base_dir, char 
     }
     if (d)
         closedir(d);
-    if (!d)
-        snprintf(why, len, "no acceptance curve '%s': %s is not there (the shared data)", name,
-                 dir);
-    else
+    if (!d) {
+        snprintf(why, len, "no acceptance curve '%s': %s is not there", name, dir);
+        add_data_source(path, why, len);
+    } else
         snprintf(why, len, "unknown acceptance curve '%s'; valid: %s, or a path to a .yaml", name,
                  names);
     return -1;

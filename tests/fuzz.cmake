@@ -2,7 +2,7 @@
 # Each harness in tests/fuzz/ gets a target fuzz_<name> and a CTest test (label `fuzz`) that
 # fuzzes for LLMSIM_FUZZ_SECONDS (10 by default) starting from its seed corpus
 # tests/fuzz/corpus/<name>/ (never written to: new inputs go to build/fuzz-corpus/<name>/, and a
-# crash, timeout or leak to build/fuzz-artifacts/). README.md's "Fuzzing" explains a long run.
+# crash, timeout or leak to build/fuzz-artifacts/). docs/testing.md explains a long run.
 if(LLMSIM_HAVE_FUZZ)
   set(LLMSIM_FUZZ_SECONDS 10 CACHE STRING "Seconds each fuzz test runs its harness")
   set(fuzz_dir ${CMAKE_CURRENT_LIST_DIR}/fuzz)

@@ -6,7 +6,7 @@ llmsim_test(test_pool SOURCES test_pool.c LIBS llmsim_study LABELS unit TIMEOUT 
 # once, 30,000 tasks, shards merged to the whole sweep's bytes, merge's refusals
 llmsim_test(test_sweep_scale SOURCES test_sweep_scale.c LIBS llmsim_store LABELS e2e TIMEOUT 900)
 add_dependencies(test_sweep_scale llmsim)
-# the README's recipe end to end: shards run by GNU parallel (`-S :`), one resumed with
+# docs/sweeps.md's recipe end to end: shards run by GNU parallel (`-S :`), one resumed with
 # --resume-failed from the job log, merged, compared with the whole sweep (skipped without
 # GNU parallel; scripts/setup.sh installs it)
 add_test(NAME test_sweep_parallel

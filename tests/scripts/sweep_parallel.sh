@@ -2,7 +2,7 @@
 # A sweep run as shards by GNU parallel, as on many machines over ssh (here `-S :`, the local
 # machine through the same remote-execution path), a failed shard finished with
 # --resume-failed from the job log, the shards merged, and the result compared with the sweep
-# run whole: the same table, byte for byte. The README's "Sweeps on many machines" recipe.
+# run whole: the same table, byte for byte. The recipe of docs/sweeps.md, "Sweeps on many machines".
 # Usage: sweep_parallel.sh LLMSIM. Exit 77 (skipped) when GNU parallel is not installed.
 set -eu
 llmsim=$1
