@@ -29,7 +29,7 @@ static const cli_command bench_cmd = {
                "trtllm-overlap (TensorRT-LLM's overlap scheduler) and gpt-oss-w4a8 (gpt-oss-120b "
                "as TensorRT-LLM's W4A8 on 4 x H100, experts over 2 groups of 2), 1M requests "
                "each; offload-mooncake and offload-sessions: vllm-mooncake and sessions with an "
-               "unbounded host-memory tier behind each replica's KV cache (kv_offload); pipeline "
+               "256 GB host-memory tier behind each replica's KV cache (kv_offload); pipeline "
                "(Llama-3.1-405B as TP8 PP2 on two nodes of 8 H100s, vLLM V1, 1M requests).",
     .common = CLI_QUIET};
 

@@ -35,8 +35,8 @@ static const char lognormal_lengths[] =
 #define LLAMA405_PP2                                                                               \
     "model: llama-3.1-405b\ngpu: h100-sxm\ntensor_parallel: 8\npipeline_parallel: 2\n"
 
-/* an own-workload case's extra lines: an unbounded host tier */
-#define OFFLOAD "kv_offload: {tiers: [{kind: cpu}]}\n"
+/* an own-workload case's extra lines: a host tier of 256 GB (a DGX H100's 2 TB over its GPUs) */
+#define OFFLOAD "kv_offload: {tiers: [{kind: cpu, capacity_gb: 256}]}\n"
 
 /* The vllm-v0 cases are the ones that ran the `vllm` policy before it became V1 (the same V0
  * policy, renamed), so their figures compare with older benches like for like. */
@@ -64,7 +64,7 @@ static const study_bench_case cases[] = {
      STUDY_BENCH_POISSON, NULL},
     {"gpt-oss-w4a8", "trtllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, GPTOSS_W4A8},
     /* KV offload tiers: the Mooncake trace whole (12,031 requests) and a million chat turns, with
-     * an unbounded host tier behind each replica's cache */
+     * a host tier behind each replica's cache */
     {"offload-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE, OFFLOAD},
     {"offload-sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, OFFLOAD},
     /* Llama-3.1-405B on two nodes of 8 H100s, two batches in flight through two stages */
