@@ -442,8 +442,10 @@ int eng_off_init(eng_engine *e, sim_err *err)
                         p->ops->name);
     e->otiers = sim_xcalloc((size_t)oc->ntiers * (size_t)p->nrep, sizeof *e->otiers);
     eng_otier *shared[ENG_MAX_TIERS] = {0};
-    /* a block of the growing layers on every GPU of one attention rank */
-    double block_bytes = (double)p->plan.block_bytes * p->cfg.tensor_parallel;
+    /* a block of the growing layers on every GPU of one attention rank (and of every pipeline
+     * stage, each holding its layers' share) */
+    double block_bytes = (double)p->plan.block_bytes * p->cfg.tensor_parallel *
+                         (p->cfg.pipeline_parallel > 1 ? p->cfg.pipeline_parallel : 1);
     for (int32_t i = 0; i < p->nrep; i++) {
         eng_replica *r = &p->reps[i];
         eng_offload *o = sim_xcalloc(1, sizeof *o);
