@@ -312,6 +312,11 @@ int cmd_capacity(int argc, char **argv)
     if (!(cap.db = store_open(c.db, &err)) ||
         study_capacity_begin(&cap, &scn, ca.slo_text, &err) != 0)
         goto fail;
+    if (cap.resumed)
+        cli_note(&c,
+                 "llmsim capacity: taking up search %lld, which a stopped process left "
+                 "unfinished (its stored probes are read back, not run again)\n",
+                 (long long)cap.search_id);
     if (scn.engine.pd.enabled && cap.target > 0 && !cap.ncmp) {
         int n, best;
         free(ans);

@@ -339,10 +339,12 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
              sw->v[k].val[0]);
     t = table(rp, title, CLI_SWEEP_SHOWN + 1, "point", "output tok/s", "median TTFT ms",
               "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms");
+    int unpaired = 0;
     for (int p = 0; p < sw->npoints; p++) {
         int base = study_sweep_base_point(sw, p, k);
         if (base == p)
             continue;
+        unpaired += study_sweep_paired_reps(tb, p, base) == 0;
         char params[1024], cells[CLI_SWEEP_SHOWN][64];
         const char *c[CLI_SWEEP_SHOWN + 1];
         study_sweep_params(sw, p, params, sizeof params);
@@ -351,6 +353,12 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
             c[m + 1] = interval(cells[m], sizeof cells[m], study_sweep_paired(tb, m, p, base));
         row(t, c);
     }
+    if (unpaired)
+        snprintf(t->note, sizeof t->note,
+                 "%d point%s no difference (-): %s baseline has no repetition in this database "
+                 "(a shard's: the baseline's runs are in another shard; merge the shards' "
+                 "databases with llmsim merge).",
+                 unpaired, unpaired > 1 ? "s show" : " shows", unpaired > 1 ? "their" : "its");
 }
 
 static int first_text(void *arg, int ncols, const char *const *names, const char *const *vals)

@@ -79,6 +79,15 @@ static void print_paired(const study_sweep *sw, const study_sweep_table *t)
         char params[1024];
         study_sweep_params(sw, p, params, sizeof params);
         printf("%-48s", params);
+        if (study_sweep_paired_reps(t, p, base) == 0) {
+            char where[1024];
+            study_sweep_params(sw, base, where, sizeof where);
+            printf("  no difference: the baseline %s has no repetition %s\n", where,
+                   sw->nshards > 1 ? "in this shard (its runs are in the other shards: `llmsim "
+                                     "merge` the shards' databases, then `llmsim report --sweep`)"
+                                   : "stored");
+            continue;
+        }
         for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             print_value(study_sweep_paired(t, m, p, base));
         printf("\n");
@@ -144,8 +153,13 @@ static void json_point(sim_jsonw *j, const study_sweep *sw, const study_sweep_ta
     if (base != p) {
         sim_jsonw_open(j, "paired", '{');
         sim_jsonw_str(j, "against", sw->v[k].val[0]);
-        for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
-            json_interval(j, cli_sweep_shown[m], study_sweep_paired(t, m, p, base));
+        if (study_sweep_paired_reps(t, p, base) == 0)
+            sim_jsonw_str(j, "missing",
+                          sw->nshards > 1 ? "the baseline's repetitions are in other shards"
+                                          : "the baseline has no stored repetition");
+        else
+            for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
+                json_interval(j, cli_sweep_shown[m], study_sweep_paired(t, m, p, base));
         sim_jsonw_close(j, '}');
     }
     sim_jsonw_close(j, '}');

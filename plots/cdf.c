@@ -85,7 +85,9 @@ int plt_cdf_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *
                             (long long)o->runs[i], metric);
         }
         titles[i] = names[i];
-        fprintf(dat, "%s# series: %s\n# %s_ms fraction\n", i ? "\n\n" : "", names[i], metric);
+        fputs(i ? "\n\n# series: " : "# series: ", dat);
+        plt_put_clean(dat, names[i]);
+        fprintf(dat, "\n# %s_ms fraction\n", metric);
         for (int64_t k = 0; k < n; k++)
             fprintf(dat, "%.15g %.10g\n", v[k], (double)(k + 1) / (double)n);
         lo = v[0] < lo ? v[0] : lo;

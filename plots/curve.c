@@ -258,14 +258,12 @@ static const char *x_label(plt_x x)
                                  : "offered rate (req/s)";
 }
 
-/* The metrics-table name of the y value: "p99_ttft_ms", "median_tpot_ms", "mean_e2el_ms". */
+/* The metrics-table name of the y value: "p99_ttft_ms", "median_tpot_ms", "mean_e2el_ms" (the
+ * percentile was checked by plt_plot). */
 static int y_metric(const plt_opts *o, char *buf, size_t len, sim_err *err)
 {
     const char *pct = o->pct ? o->pct : "p99";
     const char *pre = strcmp(pct, "p50") == 0 ? "median" : pct;
-    if (strcmp(pre, "median") && strcmp(pre, "p90") && strcmp(pre, "p95") && strcmp(pre, "p99") &&
-        strcmp(pre, "mean"))
-        return sim_errf(err, "unknown percentile '%s'; valid: p50, p90, p95, p99, mean", pct);
     snprintf(buf, len, "%s_%s", pre, plt_metric_column(o->metric ? o->metric : "ttft"));
     return 0;
 }
@@ -357,8 +355,9 @@ static void write_data(const curve *c, const char *ymetric, const plt_opts *o, i
     if (c->skipped)
         fprintf(f, "# %d repetitions without a value of %s left out\n", c->skipped, ymetric);
     for (int s = 0; s < c->nseries; s++) {
-        fprintf(f, "%s# series: %s\n# x y y_lo y_hi x_lo x_hi saturated reps point\n",
-                s ? "\n\n" : "", c->names[s]);
+        fputs(s ? "\n\n# series: " : "# series: ", f);
+        plt_put_clean(f, c->names[s]);
+        fputs("\n# x y y_lo y_hi x_lo x_hi saturated reps point\n", f);
         for (int i = 0; i < c->npts; i++) {
             const point *p = &c->pts[i];
             if (p->series == s)

@@ -230,7 +230,9 @@ int plt_gantt_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result
     iters its = {0};
     spans stored = {0}, all = {0};
     int rc = -1;
-    fprintf(dat, "# llmsim gantt of run %lld (%s)\n", (long long)run, sched);
+    fprintf(dat, "# llmsim gantt of run %lld (", (long long)run);
+    plt_put_clean(dat, sched);
+    fputs(")\n", dat);
     if (read_iterations(s, run, &its, err) != 0 || read_spans(s, run, &stored, err) != 0 ||
         write_requests(s, run, &its, &stored, &all, dat, err) != 0)
         goto out;

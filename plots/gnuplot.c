@@ -19,31 +19,54 @@
 
 extern char **environ;
 
-void plt_gp_str(FILE *f, const char *name, const char *value)
+/* Writes s as a gnuplot single-quoted string. Inside single quotes gnuplot substitutes nothing
+ * (no `backquoted` shell command, no @macro, no backslash escape) and '' stands for one quote,
+ * so no text from a database or the command line can reach gnuplot as code; a control character
+ * (a newline would end the command) is written as a space. */
+static void put_quoted(FILE *f, const char *s)
 {
-    fprintf(f, "%s = '", name);
-    for (const char *c = value; *c; c++) {
+    fputc('\'', f);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
         if (*c == '\'')
             fputs("''", f);
-        else if (*c != '\n' && *c != '\r')
-            fputc(*c, f);
+        else
+            fputc(*c < 0x20 || *c == 0x7f ? ' ' : *c, f);
     }
-    fputs("'\n", f);
+    fputc('\'', f);
+}
+
+void plt_gp_str(FILE *f, const char *name, const char *value)
+{
+    fprintf(f, "%s = ", name);
+    put_quoted(f, value);
+    fputc('\n', f);
 }
 
 void plt_gp_array(FILE *f, const char *name, const char *const *v, int n)
 {
     fprintf(f, "array %s[%d] = [", name, n > 0 ? n : 1);
     for (int i = 0; i < n; i++) {
-        fputs(i ? ", \"" : "\"", f);
-        for (const char *c = v[i]; *c; c++)
-            if (*c == '"' || *c == '\\')
-                fprintf(f, "\\%c", *c);
-            else if (*c != '\n' && *c != '\r')
-                fputc(*c, f);
-        fputc('"', f);
+        fputs(i ? ", " : "", f);
+        put_quoted(f, v[i]);
     }
-    fputs(n > 0 ? "]\n" : "\"\"]\n", f);
+    fputs(n > 0 ? "]\n" : "'']\n", f);
+}
+
+void plt_put_clean(FILE *f, const char *text)
+{
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+        fputc(*c < 0x20 || *c == 0x7f ? ' ' : *c, f);
+}
+
+int plt_check_path(const char *path, const char *what, sim_err *err)
+{
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            return sim_errf(err,
+                            "%s path holds a control character (byte 0x%02x at %d); refused: it "
+                            "would be written into the gnuplot script",
+                            what, *c, (int)((const char *)c - path));
+    return 0;
 }
 
 /* The text of script `kind`: from $LLMSIM_PLOTS_DIR when set (malloc'd into *owned), else the

@@ -78,10 +78,19 @@ static int check_opts(const plt_opts *o, sim_err *err)
         return sim_errf(err, "%s plots runs: give --run ID[,ID...]", plt_kind_name(o->kind));
     if (o->kind == PLT_GANTT && o->nruns != 1)
         return sim_errf(err, "gantt draws one run; give a single --run ID");
+    static const char *const pcts[] = {"p50", "p90", "p95", "p99", "mean"};
+    int pct_ok = !o->pct;
+    for (size_t i = 0; i < sizeof pcts / sizeof pcts[0] && !pct_ok; i++)
+        pct_ok = strcmp(o->pct, pcts[i]) == 0;
+    if (!pct_ok) /* it also names a metrics row in the probes' SQL */
+        return sim_errf(err, "unknown percentile '%s'; valid: p50, p90, p95, p99, mean", o->pct);
     char names[120];
     if (o->metric && !plt_metric_column(o->metric))
         return sim_errf(err, "unknown metric '%s'; valid: %s", o->metric,
                         eng_latency_names(ENG_LAT_SLO, names, sizeof names));
+    if (plt_check_path(o->db, "--db", err) != 0 ||
+        (o->out && plt_check_path(o->out, "-o", err) != 0))
+        return -1;
     if (o->width < 0 || o->height < 0 || o->width > 20000 || o->height > 20000)
         return sim_errf(err, "image size %dx%d is out of range (1..20000)", o->width, o->height);
     return 0;
@@ -325,6 +334,7 @@ int plt_plot(const plt_opts *o, plt_result *res, sim_err *err)
         sim_errf(err, "%s: cannot write: %s", !dat ? res->data : res->script, strerror(errno));
         goto out;
     }
+    /* the paths hold no control character (check_opts): this comment ends where it should */
     fprintf(gp,
             "# llmsim plot %s from %s; redraw with: gnuplot %s\n"
             "# the numbers plotted are in the data file below\n",

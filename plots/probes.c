@@ -113,8 +113,9 @@ int plt_probes_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_resul
             if (nseries == 64)
                 break;
             titles[nseries++] = ps.v[i].choice;
-            fprintf(dat, "%s# series: %s\n# rate y ok saturated seq\n", i ? "\n\n" : "",
-                    ps.v[i].choice);
+            fputs(i ? "\n\n# series: " : "# series: ", dat);
+            plt_put_clean(dat, ps.v[i].choice);
+            fputs("\n# rate y ok saturated seq\n", dat);
         }
         fprintf(dat, "%.10g %.10g %d %d %lld\n", ps.v[i].rate, ps.v[i].y, ps.v[i].ok,
                 ps.v[i].saturated, ps.v[i].seq);

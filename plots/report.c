@@ -201,6 +201,8 @@ static int write_page(FILE *f, const plt_report *r, const char *dir, plt_report_
 int plt_report_write(const plt_report *r, plt_report_result *res, sim_err *err)
 {
     memset(res, 0, sizeof *res);
+    if (r->db && plt_check_path(r->db, "--db", err) != 0)
+        return -1;
     char dir[] = "/tmp/llmsim-report-XXXXXX", tmp[PLT_PATH_MAX];
     if (!mkdtemp(dir))
         return sim_errf(err, "cannot make a scratch folder for the figures: %s", strerror(errno));

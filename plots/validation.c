@@ -104,9 +104,13 @@ static void write_blocks(FILE *dat, const vcollect *c, int *mfirst, int *mcount,
                 const vpoint *p = &c->p[i];
                 if (p->metric != m || p->group != g)
                     continue;
-                if (!any)
-                    fprintf(dat, "%s# metric %s, group %s\n# measured predicted\n",
-                            *nb ? "\n\n" : "", c->metrics[m], c->groups[g]);
+                if (!any) {
+                    fputs(*nb ? "\n\n# metric " : "# metric ", dat);
+                    plt_put_clean(dat, c->metrics[m]);
+                    fputs(", group ", dat);
+                    plt_put_clean(dat, c->groups[g]);
+                    fputs("\n# measured predicted\n", dat);
+                }
                 any = 1;
                 fprintf(dat, "%.10g %.10g\n", p->x, p->y);
                 lo[m] = fmin(lo[m], fmin(p->x, p->y));
@@ -155,8 +159,9 @@ int plt_validation_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_r
     int mfirst[MAX_METRICS], mcount[MAX_METRICS], nb;
     int *bgroup = sim_xcalloc((size_t)(c->nm * c->ng) + 1, sizeof *bgroup);
     double lo[MAX_METRICS], hi[MAX_METRICS];
-    fprintf(dat, "# llmsim validation %lld (%s): predicted against measured\n", (long long)meta.id,
-            meta.name);
+    fprintf(dat, "# llmsim validation %lld (", (long long)meta.id);
+    plt_put_clean(dat, meta.name);
+    fputs("): predicted against measured\n", dat);
     write_blocks(dat, c, mfirst, mcount, bgroup, &nb, lo, hi);
     char title[512], mt[MAX_METRICS][64];
     const char *mtp[MAX_METRICS], *gtp[MAX_GROUPS];

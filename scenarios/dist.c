@@ -162,16 +162,99 @@ static table *get_table(scn_cache *c, const scn_trace_spec *sp, int *owned, sim_
     return t;
 }
 
+/* The CDF of a normal's truncation window [lo - 1/2, hi + 1/2] (the half token keeps rounded
+ * draws inside [lo, hi]). */
+static void normal_window(const scn_dist *d, double lo, double hi, double *plo, double *phi)
+{
+    *plo = gsl_cdf_gaussian_P(lo - 0.5 - d->mean, d->std);
+    *phi = isinf(hi) ? 1.0 : gsl_cdf_gaussian_P(hi + 0.5 - d->mean, d->std);
+}
+
+int scn_dist_check(const scn_dist *d, char *why, size_t len)
+{
+    double lo = d->min >= 1 ? d->min : 1, hi = d->max >= 1 ? d->max : INFINITY, plo, phi;
+    switch (d->kind) {
+    case SCN_DIST_NORMAL:
+        if (!isfinite(d->mean) || !(d->std > 0) || !isfinite(d->std))
+            break;
+        normal_window(d, lo, hi, &plo, &phi);
+        if (phi - plo > 1e-12)
+            return 0;
+        snprintf(why, len,
+                 "normal {mean: %g, std: %g} has no mass in [%g, %g] (draws there are "
+                 "rarer than 1e-12)",
+                 d->mean, d->std, lo, hi);
+        return -1;
+    case SCN_DIST_LOGNORMAL:
+        /* mu = ln(mean) - sigma^2 / 2 must be a number for exp(mu + sigma z) to be one */
+        if (isfinite(log(d->mean) - d->sigma * d->sigma / 2) && d->sigma > 0)
+            return 0;
+        snprintf(why, len,
+                 "lognormal {mean: %g, sigma: %g}: ln(mean) - sigma^2/2 is not a "
+                 "finite number (sigma must be below 1e150)",
+                 d->mean, d->sigma);
+        return -1;
+    case SCN_DIST_ZIPF:
+        if (isfinite(d->s) && d->s > 0)
+            return 0;
+        break;
+    default:
+        return 0;
+    }
+    snprintf(why, len, "%s: a parameter is not a finite positive number",
+             d->kind == SCN_DIST_NORMAL ? "normal" : "zipf");
+    return -1;
+}
+
+/* Whether a renewal process at `rate` has representable gaps 1/rate; else why. */
+static int rate_ok(double rate, const char *what, char *why, size_t len)
+{
+    if (isfinite(rate) && rate > 0 && isnormal(1.0 / rate))
+        return 0;
+    snprintf(why, len, "%s %g requests/s: its mean gap 1/rate is not a representable number", what,
+             rate);
+    return -1;
+}
+
+int scn_arrival_check(const scn_arrival *a, char *why, size_t len)
+{
+    switch (a->kind) {
+    case SCN_ARR_GAMMA: {
+        /* MODEL: gaps Gamma(k = 1/cv^2, theta = cv^2/rate), as source.c and session.c draw
+         * them; both must be normal numbers (cv 1e300: k = 0, and every arrival NaN) */
+        double k = 1.0 / (a->cv * a->cv), theta = 1.0 / (a->rate * k);
+        if (rate_ok(a->rate, "rate", why, len) != 0)
+            return -1;
+        if (isnormal(k) && isnormal(theta) && isfinite(a->cv) && a->cv > 0)
+            return 0;
+        snprintf(why, len,
+                 "gamma {rate: %g, cv: %g}: shape 1/cv^2 = %g and scale cv^2/rate = %g must be "
+                 "finite positive numbers (cv must be below about 1e150)",
+                 a->rate, a->cv, k, theta);
+        return -1;
+    }
+    case SCN_ARR_POISSON:
+    case SCN_ARR_CONSTANT:
+        return rate_ok(a->rate, "rate", why, len);
+    case SCN_ARR_SCHEDULE:
+        for (int i = 0; i < a->nsteps; i++)
+            if (a->step_rate[i] > 0 && rate_ok(a->step_rate[i], "a step's rate", why, len) != 0)
+                return -1;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
 static int build(scn_sampler *s, const char *what, int is_out, scn_cache *cache, sim_err *err)
 {
     const scn_dist *d = &s->d;
+    char why[256];
     switch (d->kind) {
     case SCN_DIST_NORMAL:
-        s->plo = gsl_cdf_gaussian_P(s->lo - 0.5 - d->mean, d->std);
-        s->phi = isinf(s->hi) ? 1.0 : gsl_cdf_gaussian_P(s->hi + 0.5 - d->mean, d->std);
-        if (!(s->phi - s->plo > 1e-12))
-            return sim_errf(err, "%s: normal {mean: %g, std: %g} has no mass in [%g, %g]", what,
-                            d->mean, d->std, s->lo, s->hi);
+        if (scn_dist_check(d, why, sizeof why) != 0)
+            return sim_errf(err, "%s: %s", what, why);
+        normal_window(d, s->lo, s->hi, &s->plo, &s->phi);
         return 0;
     case SCN_DIST_LOGNORMAL:
         s->mu = log(d->mean) - d->sigma * d->sigma / 2;

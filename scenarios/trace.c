@@ -10,9 +10,11 @@
  *            num_prefill_tokens, num_decode_tokens
  *   csv      CSV with the columns the scenario names; time in units of time_unit_s seconds
  * Column names given in the scenario replace a format's defaults. CSV fields are split on
- * commas; surrounding spaces and double quotes are stripped, CRLF line ends accepted. A trace
- * is a regular file (not a device or a pipe) whose lines are at most SCN_TRACE_MAX_LINE bytes.
- * The reader owns its path copy, line buffer and header names.
+ * commas; surrounding spaces and double quotes are stripped, CRLF line ends and a UTF-8
+ * byte-order mark (as spreadsheets write one) accepted. A trace is a regular file (not a device
+ * or a pipe) with at least one row, whose lines are at most SCN_TRACE_MAX_LINE bytes: a longer
+ * line is refused as soon as the limit is passed, never read whole. Azure times are calendar
+ * dates (2023-02-30 is refused). The reader owns its path copy, line buffer and header names.
  */
 #include <errno.h>
 #include <math.h>
@@ -41,6 +43,7 @@ struct scn_trace_reader {
     char *line; /* the line being parsed (getline's buffer) */
     size_t cap;
     int64_t lineno; /* 1-based line of the row last read */
+    int peeked;     /* 1: line holds the first row, read by scn_trace_open, not returned yet */
     int fmt;
     scn_time_kind tkind;
     double unit_s;       /* seconds per unit of a numeric time */
@@ -94,24 +97,55 @@ void scn_trace_close(scn_trace_reader *r)
     free(r);
 }
 
+/* One line with its '\n' into r->line (NUL-terminated): its length, 0 at the end of the file,
+ * -1 on a read error, -2 when it passes SCN_TRACE_MAX_LINE bytes (the rest is not read, so a
+ * 1 GB line costs no more memory than the limit). */
+static int64_t get_line(scn_trace_reader *r)
+{
+    size_t n = 0;
+    int ch = 0;
+    while (ch != '\n' && (ch = getc_unlocked(r->f)) != EOF) {
+        if (n + 2 > r->cap) {
+            if (n > SCN_TRACE_MAX_LINE)
+                return -2;
+            r->cap = r->cap ? 2 * r->cap : 4096;
+            if (r->cap > SCN_TRACE_MAX_LINE + 2)
+                r->cap = SCN_TRACE_MAX_LINE + 2;
+            r->line = sim_xrealloc(r->line, r->cap);
+        }
+        r->line[n++] = (char)ch;
+    }
+    if (n && n + 1 <= r->cap)
+        r->line[n] = '\0';
+    return ferror(r->f) ? -1 : (int64_t)n;
+}
+
 /* Reads the next non-blank line into r->line without its line end. 1, 0 at EOF, -2 on error. */
 static int read_line(scn_trace_reader *r, sim_err *err)
 {
+    if (r->peeked) {
+        r->peeked = 0;
+        return 1;
+    }
     for (;;) {
         errno = 0;
-        ssize_t n = getline(&r->line, &r->cap, r->f);
-        if (n < 0) {
-            if (ferror(r->f))
-                return sim_errf(err, "%s: read error: %s", r->path, strerror(errno)), -2;
+        int64_t n = get_line(r);
+        if (n == -1)
+            return sim_errf(err, "%s: read error: %s", r->path, strerror(errno)), -2;
+        if (n == 0)
             return 0;
-        }
         r->lineno++;
-        if (n > SCN_TRACE_MAX_LINE)
-            return sim_errf(err, "%s:%lld: a line of %lld bytes (at most %d)", r->path,
-                            (long long)r->lineno, (long long)n, SCN_TRACE_MAX_LINE),
+        if (n == -2 || n - (r->line[n - 1] == '\n') > SCN_TRACE_MAX_LINE)
+            return sim_errf(err, "%s:%lld: a line longer than %d bytes (the limit)", r->path,
+                            (long long)r->lineno, SCN_TRACE_MAX_LINE),
                    -2;
         while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
             r->line[--n] = '\0';
+        /* a UTF-8 byte-order mark before the first line (as spreadsheets save CSV) */
+        if (r->lineno == 1 && n >= 3 && memcmp(r->line, "\xEF\xBB\xBF", 3) == 0) {
+            memmove(r->line, r->line + 3, (size_t)n - 2);
+            n -= 3;
+        }
         if ((size_t)n != strlen(r->line))
             return sim_errf(err, "%s:%lld: NUL byte in a text trace", r->path,
                             (long long)r->lineno),
@@ -227,6 +261,17 @@ scn_trace_reader *scn_trace_open(const scn_trace_spec *sp, sim_err *err)
     }
     if (fmt != F_MOONCAKE && read_header(r, sp, err))
         goto fail;
+    /* the first row is read now, so that a trace without one is refused when it is opened (at
+     * load time), not replayed as no requests */
+    int rc = read_line(r, err);
+    if (rc < 0)
+        goto fail;
+    if (rc == 0) {
+        sim_errf(err, "%s: %s: the trace is empty", sp->path,
+                 fmt == F_MOONCAKE ? "no rows" : "no rows after the header line");
+        goto fail;
+    }
+    r->peeked = 1;
     return r;
 fail:
     scn_trace_close(r);
@@ -288,8 +333,9 @@ static int digits(const char **p, int n, int *out)
 }
 
 /* "YYYY-MM-DD HH:MM:SS[.fffffffff]" (or with a T) -> ns since 1970-01-01 (no time zone).
- * -1 when malformed, -2 when outside what int64 ns since 1970 hold (1970-01-01 00:00:00 to
- * 2262-04-11 23:47:16.854775807), like the non-negative numeric times. */
+ * -1 when malformed, -3 when no such day (2023-02-30), -2 when outside what int64 ns since 1970
+ * hold (1970-01-01 00:00:00 to 2262-04-11 23:47:16.854775807), like the non-negative numeric times.
+ */
 static int parse_datetime(const char *s, int64_t *out)
 {
     int y, mo, d, h, mi, se;
@@ -298,8 +344,12 @@ static int parse_datetime(const char *s, int64_t *out)
         digits(&p, 2, &d) || (*p != ' ' && *p != 'T') || !*p++ || digits(&p, 2, &h) ||
         *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' || digits(&p, 2, &se))
         return -1;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+    static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || se > 60)
         return -1;
+    if (d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap))
+        return -3;
     int64_t frac = 0, scale = SIM_NS_PER_S;
     if (*p == '.') {
         p++;
@@ -331,6 +381,8 @@ static int parse_time(scn_trace_reader *r, const char *s, int64_t *out, sim_err 
             return bad(r, err,
                        "field '%s' is outside 1970-01-01 .. 2262-04-11 (int64 nanoseconds): '%s'",
                        field, s);
+        if (rc == -3)
+            return bad(r, err, "field '%s' names a day the calendar does not have: '%s'", field, s);
         if (rc)
             return bad(r, err, "field '%s' is not a YYYY-MM-DD HH:MM:SS.fff time: '%s'", field, s);
         return 0;

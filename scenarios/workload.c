@@ -238,9 +238,11 @@ static int load_arrival(scn_lctx *c, const scn_node *w, scn_arrival *a)
     }
     if (scn_get_map(c, w, "workload", "arrival", &m) ||
         scn_get(c, m, pre, arrival_keys, "process", &v) < 0 ||
-        scn_read_map(c, m, pre, arrival_keys, a, v.s))
+        scn_read_map(c, m, pre, arrival_keys, a, v.s) ||
+        (a->kind == SCN_ARR_SCHEDULE && load_steps(c, m, pre, a)))
         return -1;
-    return a->kind == SCN_ARR_SCHEDULE ? load_steps(c, m, pre, a) : 0;
+    char why[256]; /* representable gaps (scenarios/dist.c) */
+    return scn_arrival_check(a, why, sizeof why) ? scn_fail(c, m, pre, "%s", why) : 0;
 }
 
 /* Opens a trace file once to check that it exists and has the columns asked for. */
@@ -306,9 +308,11 @@ int scn_load_dist(scn_lctx *c, const scn_node *w, const char *parent, const char
         return 0;
     }
     if (scn_get_map(c, w, parent, key, &m) || scn_get(c, m, pre.s, dist_keys, "dist", &v) < 0 ||
-        scn_read_map(c, m, pre.s, dist_keys, d, v.s))
+        scn_read_map(c, m, pre.s, dist_keys, d, v.s) ||
+        check_dist(c, m, pre.s, d, !strcmp(key, "output_tokens")))
         return -1;
-    return check_dist(c, m, pre.s, d, !strcmp(key, "output_tokens"));
+    char why[256]; /* representable draws (scenarios/dist.c) */
+    return scn_dist_check(d, why, sizeof why) ? scn_fail(c, m, pre.s, "%s", why) : 0;
 }
 
 static int load_lengths(scn_lctx *c, const scn_node *w, scn_lengths *l)

@@ -8,6 +8,8 @@
  * replicas, GPUs. A choice is '' when the search compares nothing. Probes and results belong to
  * their search (foreign keys).
  */
+#include <string.h>
+
 #include "store_capacity.h"
 #include "store_int.h"
 
@@ -43,6 +45,19 @@ static void bind_pos_int(sqlite3_stmt *st, int i, int64_t v)
         sqlite3_bind_null(st, i);
 }
 
+/* The search's question as parameters 1..7 of st (file, scenario, slo, target_rate,
+ * compare_key, precision, base_seed: the columns that say what a search asked). */
+static void bind_question(sqlite3_stmt *st, const store_capacity_info *info)
+{
+    store_bind_text(st, 1, info->file);
+    sqlite3_bind_text(st, 2, info->scenario ? info->scenario : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, info->slo ? info->slo : "", -1, SQLITE_STATIC);
+    bind_pos_real(st, 4, info->target_rate);
+    store_bind_text(st, 5, info->compare_key);
+    bind_pos_real(st, 6, info->precision);
+    sqlite3_bind_int64(st, 7, (sqlite3_int64)info->base_seed);
+}
+
 int store_capacity_open(store *s, const store_capacity_info *info, int64_t *id, sim_err *err)
 {
     sqlite3_stmt *st = store_prepare(s,
@@ -52,13 +67,7 @@ int store_capacity_open(store *s, const store_capacity_info *info, int64_t *id, 
                                      err);
     if (!st)
         return -1;
-    store_bind_text(st, 1, info->file);
-    sqlite3_bind_text(st, 2, info->scenario ? info->scenario : "", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, info->slo ? info->slo : "", -1, SQLITE_STATIC);
-    bind_pos_real(st, 4, info->target_rate);
-    store_bind_text(st, 5, info->compare_key);
-    bind_pos_real(st, 6, info->precision);
-    sqlite3_bind_int64(st, 7, (sqlite3_int64)info->base_seed);
+    bind_question(st, info);
     if (store_step_once(s, st, "recording the capacity search", err))
         return -1;
     *id = sqlite3_last_insert_rowid(s->db);
@@ -97,4 +106,60 @@ int store_capacity_add_result(store *s, int64_t search, const store_capacity_res
     bind_pos_int(st, 4, r->replicas);
     bind_pos_int(st, 5, r->gpus);
     return store_step_once(s, st, "recording a capacity result", err);
+}
+
+int store_capacity_resume(store *s, const store_capacity_info *info, int results, int64_t *id,
+                          sim_err *err)
+{
+    *id = 0;
+    sqlite3_stmt *st = store_prepare(
+        s,
+        "SELECT c.id FROM capacity_searches c WHERE c.file IS ? AND c.scenario = ? AND c.slo = ?"
+        " AND c.target_rate IS ? AND c.compare_key IS ? AND c.precision IS ? AND c.base_seed = ?"
+        " AND (SELECT count(*) FROM capacity_results r WHERE r.search_id = c.id) < ?"
+        " ORDER BY c.id DESC LIMIT 1",
+        err);
+    if (!st)
+        return -1;
+    bind_question(st, info);
+    sqlite3_bind_int(st, 8, results > 0 ? results : 1);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return store_fail(s, err, "looking for an unfinished capacity search");
+    return *id > 0;
+}
+
+int store_capacity_probe_get(store *s, int64_t search, int64_t seq, store_capacity_probe *p,
+                             char *choice, size_t len, sim_err *err)
+{
+    sqlite3_stmt *st = store_prepare(s,
+                                     "SELECT choice, phase, rate, replicas, ok, saturated, run_id"
+                                     " FROM capacity_probes WHERE search_id = ? AND seq = ?",
+                                     err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, search);
+    sqlite3_bind_int64(st, 2, seq);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        store_col_text(st, 0, choice, len);
+        const unsigned char *ph = sqlite3_column_text(st, 1);
+        *p = (store_capacity_probe){.seq = seq,
+                                    .choice = choice,
+                                    .phase = ph && strcmp((const char *)ph, "cluster") == 0
+                                                 ? STORE_CAPACITY_CLUSTER
+                                                 : STORE_CAPACITY_SEARCH,
+                                    .rate = sqlite3_column_double(st, 2),
+                                    .replicas = sqlite3_column_int(st, 3),
+                                    .ok = sqlite3_column_int(st, 4),
+                                    .saturated = sqlite3_column_int(st, 5),
+                                    .run_id = sqlite3_column_int64(st, 6)};
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return store_fail(s, err, "reading a capacity probe");
+    return rc == SQLITE_ROW;
 }

@@ -431,13 +431,12 @@ static int copy_table(store *s, const char *in, const char *t, sim_err *err)
 
 /* ---- the whole ---- */
 
-/* IN must be an llmsim database no newer than this llmsim, and not OUT itself. */
-static int check_input(store *out, const char *in, sim_err *err)
+int store_merge_check(const char *out, const char *in, sim_err *err)
 {
     struct stat a, b;
     if (stat(in, &b) != 0)
         return sim_errf(err, "%s: cannot open: no such file", in);
-    if (stat(out->path, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    if (stat(out, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
         return sim_errf(err, "%s: is the output database itself", in);
     store *s = store_open_readonly(in, err);
     if (!s)
@@ -504,7 +503,7 @@ static int merge_all(store *s, const char *in, store_merge_stats *st, sim_err *e
 int store_merge(store *out, const char *in, store_merge_stats *st, sim_err *err)
 {
     memset(st, 0, sizeof *st);
-    if (check_input(out, in, err))
+    if (store_merge_check(store_path(out), in, err))
         return -1;
     sqlite3_stmt *at = store_prepare(out, "ATTACH DATABASE ?1 AS src", err);
     if (!at)

@@ -54,11 +54,14 @@
  * Example: SELECT scheduler, offered_rate, avg(p99_ttft_ms) FROM sweep_curve WHERE sweep_id = 1
  * GROUP BY point ORDER BY scheduler, offered_rate;
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "metrics.h"
 #include "store_int.h"
@@ -108,10 +111,66 @@ static int locked(store *s)
     return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
 }
 
-int store_fail(store *s, sim_err *err, const char *what)
+/* The process holding a write lock on byte `at` of file path (fcntl's F_GETLK: SQLite's unix
+ * locks are POSIX record locks), or 0. */
+static pid_t lock_pid(const char *path, off_t at)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = at, .l_len = 1};
+    pid_t pid = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK ? fl.l_pid : 0;
+    close(fd);
+    return pid;
+}
+
+/* Who holds the database's write lock, as " (held by process PID: its command line)", or "".
+ * MODEL: SQLite's unix VFS (os_unix.c): in WAL mode the writer holds WAL_WRITE_LOCK, byte 120
+ * of the -shm file (WALINDEX_LOCK_OFFSET); with a rollback journal, RESERVED_BYTE
+ * (PENDING_BYTE + 1 = 0x40000001) of the database file. */
+static void lock_holder(const store *s, char *buf, size_t len)
+{
+    char shm[600];
+    snprintf(shm, sizeof shm, "%s-shm", s->path);
+    pid_t pid = lock_pid(shm, 120);
+    if (!pid)
+        pid = lock_pid(s->path, 0x40000001);
+    buf[0] = '\0';
+    if (!pid)
+        return;
+    char cmd[256] = "", proc[64];
+    snprintf(proc, sizeof proc, "/proc/%ld/cmdline", (long)pid);
+    FILE *f = fopen(proc, "rb");
+    size_t n = f ? fread(cmd, 1, sizeof cmd - 1, f) : 0;
+    if (f)
+        fclose(f);
+    for (size_t i = 0; i < n; i++)
+        cmd[i] = cmd[i] == '\0' ? ' ' : cmd[i] < 0x20 ? '?' : cmd[i];
+    while (n > 0 && cmd[n - 1] == ' ')
+        n--;
+    cmd[n] = '\0';
+    snprintf(buf, len, " (held by process %ld%s%s)", (long)pid, n ? ": " : "", cmd);
+}
+
+/* err = "PATH: WHAT: MSG"; when the failure is another connection's lock, also how long this
+ * one waited and who holds it. */
+static int fail_with(store *s, sim_err *err, const char *what, const char *msg)
 {
     s->busy = locked(s);
-    return sim_errf(err, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    if (!s->busy)
+        return what ? sim_errf(err, "%s: %s: %s", s->path, what, msg)
+                    : sim_errf(err, "%s: %s", s->path, msg);
+    char who[400];
+    lock_holder(s, who, sizeof who);
+    return sim_errf(
+        err,
+        "%s: %s%s%s after waiting %.3g s for another writer%s (LLMSIM_DB_TIMEOUT sets the wait)",
+        s->path, what ? what : "", what ? ": " : "", msg, s->timeout_ms / 1000.0, who);
+}
+
+int store_fail(store *s, sim_err *err, const char *what)
+{
+    return fail_with(s, err, what, sqlite3_errmsg(s->db));
 }
 
 sqlite3_stmt *store_prepare(store *s, const char *sql, sim_err *err)
@@ -149,8 +208,7 @@ int store_exec(store *s, const char *sql, sim_err *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        s->busy = locked(s);
-        sim_errf(err, "%s: %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
+        fail_with(s, err, NULL, msg ? msg : sqlite3_errmsg(s->db));
         sqlite3_free(msg);
         return -1;
     }
@@ -174,7 +232,29 @@ int store_was_busy(const store *s)
 
 void store_set_busy_timeout(store *s, int ms)
 {
+    s->timeout_ms = ms;
     sqlite3_busy_timeout(s->db, ms);
+}
+
+int store_busy_timeout(const store *s)
+{
+    return s->timeout_ms;
+}
+
+/* The wait for another connection's lock: $LLMSIM_DB_TIMEOUT seconds, else
+ * STORE_BUSY_TIMEOUT_S. 0, or -1 with err when the variable is not a number of seconds. */
+static int default_timeout(int *ms, sim_err *err)
+{
+    const char *env = getenv("LLMSIM_DB_TIMEOUT");
+    *ms = STORE_BUSY_TIMEOUT_S * 1000;
+    if (!env || !*env)
+        return 0;
+    char *end;
+    double sec = strtod(env, &end);
+    if (*end || !(sec >= 0 && sec <= 86400))
+        return sim_errf(err, "LLMSIM_DB_TIMEOUT='%s': expected seconds from 0 to 86400", env);
+    *ms = (int)(sec * 1000 + 0.5);
+    return 0;
 }
 
 /* The one integer sql yields (NULL reads as 0); 0, or -1 with err prefixed by what. */
@@ -410,7 +490,12 @@ static store *open_with(const char *path, int flags, sim_err *err)
         store_close(s);
         return NULL;
     }
-    sqlite3_busy_timeout(s->db, 10000);
+    int ms;
+    if (default_timeout(&ms, err) != 0) {
+        store_close(s);
+        return NULL;
+    }
+    store_set_busy_timeout(s, ms);
     if (store_exec(s, "PRAGMA foreign_keys=ON", err) != 0) {
         store_close(s);
         return NULL;
@@ -418,12 +503,39 @@ static store *open_with(const char *path, int flags, sim_err *err)
     return s;
 }
 
+/* After a failed store_open: removes the database file (and its -journal, -wal and -shm)
+ * when the open created it and nothing was ever written to it (0 bytes: no header page), so a
+ * failure (a full disk, a lock never granted) leaves no empty file behind. A file another
+ * process is creating has its header page as soon as its journal mode is set, and is kept. */
+static void remove_if_created(const char *path, int existed)
+{
+    struct stat st;
+    if (existed || stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0)
+        return;
+    store_remove_files(path);
+}
+
+void store_remove_files(const char *path)
+{
+    static const char *const side[] = {"-journal", "-wal", "-shm"};
+    for (size_t i = 0; i < sizeof side / sizeof side[0]; i++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s%s", path, side[i]);
+        unlink(p);
+    }
+    unlink(path);
+}
+
 store *store_open(const char *path, sim_err *err)
 {
+    struct stat st;
+    int existed = stat(path, &st) == 0;
     store *s =
         open_with(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, err);
-    if (!s)
+    if (!s) {
+        remove_if_created(path, existed);
         return NULL;
+    }
     db_kind kind;
     int64_t app;
     if (identify(s, &kind, &app, err) != 0)
@@ -440,6 +552,7 @@ store *store_open(const char *path, sim_err *err)
     return s;
 fail:
     store_close(s);
+    remove_if_created(path, existed);
     return NULL;
 }
 
@@ -528,17 +641,46 @@ void store_close(store *s)
     free(s);
 }
 
+/* Transactions nest: the outermost is BEGIN IMMEDIATE ... COMMIT, an inner one a savepoint
+ * (SAVEPOINT llmsim_N ... RELEASE), so a run written inside a larger transaction (a validation
+ * storing its runs with its rows) commits or rolls back with it. */
 int store_begin(store *s, sim_err *err)
 {
-    return store_exec(s, "BEGIN IMMEDIATE", err);
+    if (sqlite3_get_autocommit(s->db))
+        s->depth = 0; /* SQLite ended the transaction itself (a failed COMMIT, an I/O error) */
+    char sql[48];
+    if (s->depth == 0)
+        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE");
+    else
+        snprintf(sql, sizeof sql, "SAVEPOINT llmsim_%d", s->depth);
+    if (store_exec(s, sql, err) != 0)
+        return -1;
+    s->depth++;
+    return 0;
 }
 
 int store_commit(store *s, sim_err *err)
 {
-    return store_exec(s, "COMMIT", err);
+    char sql[48];
+    if (s->depth <= 1)
+        snprintf(sql, sizeof sql, "COMMIT");
+    else
+        snprintf(sql, sizeof sql, "RELEASE llmsim_%d", s->depth - 1);
+    if (store_exec(s, sql, err) != 0)
+        return -1;
+    s->depth = s->depth > 0 ? s->depth - 1 : 0;
+    return 0;
 }
 
 void store_rollback(store *s)
 {
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    char sql[96];
+    if (s->depth <= 1 || sqlite3_get_autocommit(s->db)) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        s->depth = 0;
+        return;
+    }
+    s->depth--;
+    snprintf(sql, sizeof sql, "ROLLBACK TO llmsim_%d; RELEASE llmsim_%d", s->depth, s->depth);
+    sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 }

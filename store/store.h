@@ -41,6 +41,9 @@ store *store_open(const char *path, sim_err *err);
  * commits the main file lacks (then refused, saying so). */
 store *store_open_readonly(const char *path, sim_err *err);
 void store_close(store *s);
+/* Deletes the database file at path and its -journal, -wal and -shm files (closed first by the
+ * caller): what a command that created it leaves after failing. */
+void store_remove_files(const char *path);
 
 /* The path the store was opened with (for messages). */
 const char *store_path(const store *s);
@@ -50,10 +53,18 @@ int store_schema_version(const store *s);
 /* Whether the last failure on s was a lock another connection held (SQLITE_BUSY): trying again
  * later may succeed. */
 int store_was_busy(const store *s);
-/* How long a statement waits for another connection's lock before failing (10 s by default). */
+/* How long a statement waits (retrying) for another connection's lock before failing: by
+ * default STORE_BUSY_TIMEOUT_S, or $LLMSIM_DB_TIMEOUT seconds when set. A failure after the wait
+ * names the process holding the lock and its command line (store_fail). Writers hold the lock
+ * only to write a finished run (study_simulate stages a run's rows while it simulates). */
+#define STORE_BUSY_TIMEOUT_S 60
 void store_set_busy_timeout(store *s, int ms);
+/* The wait store_set_busy_timeout set, in ms. */
+int store_busy_timeout(const store *s);
 
-/* Transactions: 0, or -1 with err. */
+/* Transactions: 0, or -1 with err. They nest: store_begin inside an open transaction starts a
+ * savepoint, which its store_commit releases into the outer transaction (committed only with
+ * it) and its store_rollback undoes alone. */
 int store_begin(store *s, sim_err *err);
 int store_commit(store *s, sim_err *err);
 void store_rollback(store *s);

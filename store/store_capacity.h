@@ -53,6 +53,15 @@ int store_capacity_open(store *s, const store_capacity_info *info, int64_t *id, 
 /* Adds probe p of search `search` (no transaction of its own: inside a run's transaction it
  * lands with the run). 0, or -1 with err (also when (search, seq) is already stored). */
 int store_capacity_add_probe(store *s, int64_t search, const store_capacity_probe *p, sim_err *err);
+/* The latest search asked exactly as info asks (every field equal) that holds fewer than
+ * `results` results (at least 1): one a killed process left unfinished. 1 with *id, 0 when
+ * there is none, -1 with err. */
+int store_capacity_resume(store *s, const store_capacity_info *info, int results, int64_t *id,
+                          sim_err *err);
+/* Probe `seq` of search `search` into *p (its choice copied into choice, len bytes; p->choice
+ * points there). 1, 0 when there is no such probe, -1 with err. */
+int store_capacity_probe_get(store *s, int64_t search, int64_t seq, store_capacity_probe *p,
+                             char *choice, size_t len, sim_err *err);
 /* Records (or replaces) the result for r->choice. 0, or -1 with err. */
 int store_capacity_add_result(store *s, int64_t search, const store_capacity_result *r,
                               sim_err *err);

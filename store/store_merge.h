@@ -35,6 +35,11 @@ typedef struct store_merge_stats {
     int64_t sweeps_added, profiles_added, searches_added, validations_added;
 } store_merge_stats;
 
+/* Whether the database at path `in` can be merged into the one at path `out` (which need not
+ * exist yet): an llmsim database no newer than this llmsim, and not out itself. 0, or -1 with
+ * err naming the file and what is wrong. Reads only, so a merge can check every input before
+ * it creates its output. */
+int store_merge_check(const char *out, const char *in, sim_err *err);
 /* Merges the database at path `in` into out, in one transaction: all of it or nothing. *st
  * gets what was added. 0, or -1 with err naming the file and what is wrong (not an llmsim
  * database, a newer schema, out itself, a conflicting sweep or profile). */

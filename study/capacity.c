@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store_capacity.h"
+#include "store_query.h"
 #include "study_capacity.h"
 
 /* "ttft_p99=1000ms" -> metric p99_ttft_ms, limit 1000. 0, or -1. */
@@ -147,7 +148,13 @@ int study_capacity_begin(study_capacity *c, const scn_scenario *scn, const char 
                                 .compare_key = c->ncmp ? c->cmp_key : NULL,
                                 .precision = c->precision,
                                 .base_seed = c->seed_given ? c->seed : scn->seed};
-    return store_capacity_open(c->db, &info, &c->search_id, err);
+    /* a search asked exactly so that a killed process left unfinished is taken up: its probes
+     * are the ones this search makes first (same seeds), so they are read back, not run */
+    int found = store_capacity_resume(c->db, &info, c->ncmp ? c->ncmp : 1, &c->search_id, err);
+    if (found < 0)
+        return -1;
+    c->resumed = found;
+    return found ? 0 : store_capacity_open(c->db, &info, &c->search_id, err);
 }
 
 static void judge(const study_capacity *c, const study_result *res, study_trial *t)
@@ -160,6 +167,43 @@ static void judge(const study_capacity *c, const study_result *res, study_trial 
         if (!(t->value[i] <= c->slo[i].limit_ms))
             t->ok = 0;
     }
+}
+
+/* The stored probe c->probes of a resumed search, when it is this one (choice, phase, rate,
+ * replicas), into *t (its percentiles from its run's metrics). 1, 0 when there is none (the
+ * search goes on by simulating), -1 with err when it is another probe (the search was made by
+ * another llmsim). */
+static int stored_probe(study_capacity *c, const char *choice, const char *phase, double rate,
+                        int replicas, study_trial *t, sim_err *err)
+{
+    store_capacity_probe p;
+    char was[256];
+    if (!c->resumed)
+        return 0;
+    int got = store_capacity_probe_get(c->db, c->search_id, c->probes, &p, was, sizeof was, err);
+    if (got <= 0)
+        return got;
+    int cluster = strcmp(phase, "search") != 0;
+    if (strcmp(was, choice ? choice : "") != 0 || (p.phase == STORE_CAPACITY_CLUSTER) != cluster ||
+        p.rate != rate || p.replicas != replicas)
+        return sim_errf(err,
+                        "capacity search %lld (resumed) stored probe %lld as %s at %.6g req/s on "
+                        "%d replicas, where this search asks for %s at %.6g req/s on %d: another "
+                        "llmsim made it; use another database",
+                        (long long)c->search_id, (long long)c->probes, was, p.rate, p.replicas,
+                        choice ? choice : "", rate, replicas);
+    study_result *res = sim_xcalloc(1, sizeof *res);
+    int n = p.run_id > 0 ? store_run_metrics(c->db, p.run_id, res->m, ENG_MAX_METRICS, err) : 0;
+    if (n >= 0) {
+        res->n = n;
+        res->run_id = p.run_id;
+        res->saturated = p.saturated;
+        judge(c, res, t);
+        t->ok = p.ok; /* as judged when it ran */
+        c->probes++;
+    }
+    free(res);
+    return n < 0 ? -1 : 1;
 }
 
 /* A probe being stored: its row is written inside its run's transaction. */
@@ -195,6 +239,9 @@ static int add_probe(void *arg, store *s, int64_t run_id, sim_err *err)
 static int try_rate(study_capacity *c, const char *choice, const char *phase, double rate,
                     int replicas, const int *pool, study_trial *t, sim_err *err)
 {
+    int stored = stored_probe(c, choice, phase, rate, replicas, t, err);
+    if (stored != 0)
+        return stored < 0 ? -1 : 0;
     const char *sets[STUDY_MAX_SETS];
     choice_buf cb;
     char b_rate[64], b_rep[64], b_dec[64], b_n[64];

@@ -63,6 +63,17 @@ static int temp_file(int *rd, sim_err *err)
     return fd;
 }
 
+FILE *study_pool_tmpfile(sim_err *err)
+{
+    int fd = temp_file(NULL, err);
+    FILE *f = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+    if (fd >= 0 && !f) {
+        sim_errf(err, "cannot open a spool file: %s", strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 static void pool_free(pool *p)
 {
     for (int j = 0; p->wfd && j < p->jobs; j++) {

@@ -1,6 +1,12 @@
 /*
  * run.c: one simulation from a loaded scenario: the cost model, the workload source, the engine,
  * and the run written to the store. Every workflow that simulates goes through study_simulate.
+ *
+ * A run bound for a database (not buffered) is staged: while it simulates, its rows stream to
+ * an unlinked temporary file (the spool format of store_run_begin_spool), and the finished run
+ * is written in one transaction (store_run_replay). The database's write lock is held for that
+ * writing only, never for the simulation, so runs and sweeps sharing a database wait for each
+ * other's writes, not for each other's simulations.
  */
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +15,7 @@
 #include "roofline.h"
 #include "store_profile.h"
 #include "study.h"
+#include "study_pool.h"
 
 /* How the scenario serves its model on the replicas configured as c (the deployment, or one of
  * its pools), as the cost models take it. */
@@ -248,11 +255,14 @@ typedef struct run_texts {
     char hw[256], gpu[80], sched[80];
 } run_texts;
 
-/* Starts the run's row in the store or the spool (NULL writer when not stored). */
+/* Starts the run's row in the spool, the staging file (*stage, for a database not buffered)
+ * or the buffered store (NULL writer when not stored). */
 static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
-                       const study_sink *sink, run_texts *text, store_run **w, sim_err *err)
+                       const study_sink *sink, run_texts *text, store_run **w, FILE **stage,
+                       sim_err *err)
 {
     *w = NULL;
+    *stage = NULL;
     if (!sink || (!sink->s && !sink->spool))
         return 0;
     eng_kv_plan plan;
@@ -289,9 +299,36 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
                            .kv_blocks = plan.blocks};
     if (sink->spool)
         *w = store_run_begin_spool(sink->spool, &info);
-    else
+    else if (!sink->buffered) {
+        if (!(*stage = study_pool_tmpfile(err)))
+            return sim_err_prefix(err, "staging the run's rows");
+        *w = store_run_begin_spool(*stage, &info);
+    } else
         *w = store_run_begin(sink->s, &info, sink->buffered, err);
     return *w ? 0 : -1;
+}
+
+/* Finishes w: into the spool or buffered store as begun, or (staged) into the staging file and
+ * from there into the database in one transaction with the sink's hook. 0, or -1 with err
+ * (nothing committed). */
+static int finish_store(store_run *w, FILE *stage, const study_sink *sink, study_result *out,
+                        sim_err *err)
+{
+    if (!stage)
+        return store_run_finish(w, out->m, out->n, sink->hook, sink->hook_arg, &out->run_id, err) ==
+                       0
+                   ? 0
+                   : -1;
+    if (store_run_finish(w, out->m, out->n, NULL, NULL, NULL, err) != 0)
+        return sim_err_prefix(err, "staging the run's rows");
+    off_t len = ftello(stage);
+    if (len < 0 || fseeko(stage, 0, SEEK_SET) != 0)
+        return sim_errf(err, "staging the run's rows: cannot read them back");
+    store_run_summary *sum = sim_xmalloc(sizeof *sum);
+    int rc = store_run_replay(sink->s, stage, (int64_t)len, sink->hook, sink->hook_arg, sum, err);
+    out->run_id = sum->run_id;
+    free(sum);
+    return rc == 0 ? 0 : -1;
 }
 
 /* Copies what the finished engine and source say into out. */
@@ -320,8 +357,9 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
     snprintf(out->note, sizeof out->note, "%s", cost->note);
     double t0 = sim_wall_seconds();
     store_run *w;
+    FILE *stage;
     run_texts text;
-    if (begin_store(scn, seed, cost, sink, &text, &w, err) != 0)
+    if (begin_store(scn, seed, cost, sink, &text, &w, &stage, err) != 0)
         return -1;
     int rc = -1;
     sim_ctx *ctx = sim_new(seed);
@@ -350,14 +388,15 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
     if (w) {
         store_run *done = w;
         w = NULL;
-        if (store_run_finish(done, out->m, out->n, sink->hook, sink->hook_arg, &out->run_id, err) !=
-            0)
+        if (finish_store(done, stage, sink, out, err) != 0)
             goto out;
     }
     rc = 0;
 out:
     if (w)
         store_run_abort(w);
+    if (stage)
+        fclose(stage);
     eng_free(e);
     scn_source_free(src);
     sim_free(ctx);

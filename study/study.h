@@ -67,7 +67,10 @@ typedef struct study_sink {
     store *s;    /* NULL: not stored in a database */
     FILE *spool; /* not NULL (with s NULL): the run is spooled here, its rows streamed */
     store_level level;
-    int buffered;        /* with s: rows kept in memory, written in one short transaction */
+    /* with s: rows kept in memory, written in one short transaction; else staged in a
+     * temporary file while the run simulates, then written in one transaction (the database
+     * is never locked for a simulation) */
+    int buffered;
     store_run_hook hook; /* runs inside the run's transaction before commit (may be NULL; not
                             with a spool) */
     void *hook_arg;

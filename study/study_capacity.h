@@ -65,6 +65,7 @@ typedef struct study_capacity {
     store_level level; /* how much of each probe is stored */
     int64_t search_id; /* set by study_capacity_begin when db is given */
     int64_t probes;    /* probes run so far (their order in the search) */
+    int resumed;       /* 1: search_id is a search a killed process left unfinished, taken up */
     /* told of each probe as it finishes (may be NULL); phase is "search" (one replica) or
      * "cluster" (the target rate over `replicas`) */
     void (*probe)(void *arg, const char *choice, const char *phase, double rate, int replicas,
@@ -80,7 +81,11 @@ void study_capacity_free(study_capacity *c);
 /* The scenario the search starts from (overrides applied), for its name and settings. */
 int study_capacity_load(const study_capacity *c, scn_scenario *scn, sim_err *err);
 
-/* Records the search in c->db (when given): c->search_id. 0, or -1 with err. */
+/* Records the search in c->db (when given): c->search_id. A search asked exactly so (same
+ * scenario text, SLOs, target, compared values' key, precision and seed) that holds fewer
+ * results than this one will is resumed instead (c->resumed): a killed search's stored probes
+ * are read back in order, not run again, and the search goes on from where it stopped. 0, or -1
+ * with err. */
 int study_capacity_begin(study_capacity *c, const scn_scenario *scn, const char *slo_text,
                          sim_err *err);
 

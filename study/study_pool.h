@@ -52,4 +52,8 @@ typedef struct study_pool_stats {
 int study_pool_run(const study_pool_ops *ops, void *arg, int jobs, const int32_t *tasks, int n,
                    study_pool_stats *st, sim_err *err);
 
+/* A new, empty temporary file in $TMPDIR (or /tmp), already unlinked (it goes when closed),
+ * open for writing and reading. NULL with err when it cannot be made. Close with fclose. */
+FILE *study_pool_tmpfile(sim_err *err);
+
 #endif

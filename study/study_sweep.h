@@ -33,6 +33,11 @@
 
 #define STUDY_MAX_KEYS 8
 #define STUDY_MAX_VALUES 1024
+/* points x repetitions: a task is an int32 (study_pool) */
+#define STUDY_MAX_TASKS ((int64_t)INT32_MAX)
+/* points of one sweep: each is checked (its scenario loaded) before any runs, and the table
+ * holds a cell per point and metric; a million points is weeks of simulation */
+#define STUDY_MAX_POINTS ((int64_t)1 << 20)
 
 typedef struct study_vary {
     char key[128];
@@ -117,9 +122,11 @@ typedef struct study_sweep_merge_ops {
 } study_sweep_merge_ops;
 
 /* Merges the databases in[0..n-1] into out (created when missing), each input in one
- * transaction (store_merge), then reports every sweep of out. 0, or -1 with err at the first
- * input that cannot be merged (the inputs before it stay merged; merging is idempotent, so the
- * same command can be run again). */
+ * transaction (store_merge), then reports every sweep of out. Every input is checked (exists,
+ * is an llmsim database no newer than this one) before out is opened. 0, or -1 with err at the
+ * first input that cannot be merged: the inputs before it stay merged into an out that existed
+ * (merging is idempotent, so the same command can be run again); an out this call created is
+ * removed. */
 int study_sweep_merge(const char *out, const char *const *in, int n,
                       const study_sweep_merge_ops *ops, void *arg, sim_err *err);
 
@@ -160,5 +167,8 @@ int study_sweep_paired_key(const study_sweep *sw);
 int study_sweep_base_point(const study_sweep *sw, int p, int k);
 /* The paired difference (point p minus base) of metric m over the repetitions both have. */
 sim_interval study_sweep_paired(const study_sweep_table *t, int m, int p, int base);
+/* The repetitions both point p and base have (0: no paired difference; in a shard's database
+ * the base's runs may be in another shard). */
+int study_sweep_paired_reps(const study_sweep_table *t, int p, int base);
 
 #endif

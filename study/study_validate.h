@@ -57,7 +57,9 @@ typedef struct study_vrow {
     double measured[STUDY_VMAX_METRICS];  /* NAN: not measured */
     double predicted[STUDY_VMAX_METRICS]; /* NAN: not predicted */
     int64_t run_id;                       /* serving rows: the stored run (0: not stored) */
-    char **sets;                          /* serving rows: the scenario overrides */
+    int64_t run_at, run_len; /* serving rows: the spooled run's place in v->runs (run_len 0:
+                                none), until study_vset_store writes it and sets run_id */
+    char **sets;             /* serving rows: the scenario overrides */
     int nsets;
     int64_t warmup; /* serving rows: the first arrivals left out of the compared metrics */
     char *regime;   /* serving rows: the set's regime the row falls in (NULL: none) */
@@ -78,6 +80,7 @@ typedef struct study_vset {
     study_vrow *rows;
     int nrows, cap;
     int64_t skipped; /* rows left out by a --match filter */
+    FILE *runs;      /* the serving rows' spooled runs, until study_vset_store (NULL: none) */
 } study_vset;
 
 /* The folder of the shipped sets: $LLMSIM_VALIDATION_DIR when set, else the source tree's
@@ -121,10 +124,11 @@ int study_vset_from_profile(store *s, const char *profile, const char *match, st
                             sim_err *err);
 
 /*
- * Predicts the serving rows still to run, in `jobs` worker processes, each storing its run in
- * the database at db (NULL: runs are not stored) at `level`. done (may be NULL) is called in
- * this process after each row. A row whose run fails becomes STUDY_V_FAILED with the error.
- * Returns 0, or -1 with err when the workers cannot be started.
+ * Predicts the serving rows still to run, in `jobs` worker processes; with a database at db
+ * (NULL: runs are not stored; it is created or upgraded here) each row's run at `level` is kept
+ * in v->runs for study_vset_store, which writes it with the validation. done (may be NULL) is
+ * called in this process after each row. A row whose run fails becomes STUDY_V_FAILED with the
+ * error. Returns 0, or -1 with err when the workers cannot be started.
  */
 int study_vset_run(study_vset *v, const char *db, int jobs, store_level level,
                    void (*done)(void *arg, int finished, int total), void *arg, sim_err *err);
@@ -188,9 +192,10 @@ const char *study_verrors_describe(const scn_scenario *scn, char *buf, size_t le
 /* Counts of rows by status, each row weighted by its count. */
 void study_vset_counts(const study_vset *v, int64_t *ok, int64_t *cannot, int64_t *failed);
 
-/* Stores the set's rows, values and statistics as one validation in s (one transaction); *id
- * gets its id. 0, or -1 with err (nothing written). */
-int study_vset_store(const study_vset *v, const study_vstat *st, int nst, store *s, int64_t *id,
+/* Stores the set's rows (with the runs study_vset_run kept, setting each row's run_id), values
+ * and statistics as one validation in s (one transaction); *id gets its id. 0, or -1 with err
+ * (nothing written). */
+int study_vset_store(study_vset *v, const study_vstat *st, int nst, store *s, int64_t *id,
                      sim_err *err);
 
 #endif

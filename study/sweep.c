@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "store_query.h"
 #include "store_sweep.h"
@@ -42,13 +43,21 @@ int study_vary_parse(const char *arg, study_vary *v, sim_err *err)
         return sim_errf(err, "--vary expects KEY=V1,V2,... or KEY=START:STOP:STEP, got '%s'", arg);
     memcpy(v->key, arg, (size_t)(eq - arg));
     v->key[eq - arg] = '\0';
+    /* the stored description is "k1=v1,v2;k2=...": a ';' in a key or value would split it */
+    if (strchr(arg, ';'))
+        return sim_errf(err,
+                        "--vary %s: a key or value may not hold ';' (it separates the keys "
+                        "in the sweep's stored description)",
+                        v->key);
     int rc = parse_range(eq + 1, v, err);
     if (rc <= 0)
         return rc;
     char *copy = sim_xstrdup(eq + 1), *save = NULL;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (v->n == STUDY_MAX_VALUES)
-            break;
+        if (v->n == STUDY_MAX_VALUES) {
+            free(copy);
+            return sim_errf(err, "--vary %s: more than %d values", v->key, STUDY_MAX_VALUES);
+        }
         v->val[v->n++] = sim_xstrdup(t);
     }
     free(copy);
@@ -96,7 +105,7 @@ void study_sweep_free(study_sweep *sw)
 
 int64_t study_sweep_points_of(const char *varied)
 {
-    int64_t n = 1;
+    int64_t n = 1; /* at most STUDY_MAX_POINTS: more is no sweep of ours */
     int keys = 0;
     for (const char *k = varied; *k;) {
         const char *end = strchr(k, ';'), *eq = strchr(k, '=');
@@ -107,6 +116,8 @@ int64_t study_sweep_points_of(const char *varied)
         int64_t values = 1;
         for (const char *c = eq + 1; c < end; c++)
             values += *c == ',';
+        if (values > STUDY_MAX_POINTS / n)
+            return 0;
         n *= values;
         keys++;
         k = *end ? end + 1 : end;
@@ -147,13 +158,37 @@ int study_sweep_load_point(const study_sweep *sw, int p, scn_scenario *scn, sim_
     return study_load(sw->file, sets, n, scn, err);
 }
 
+/* sw->npoints: the product of the keys' value counts, checked: -1 with err when it exceeds
+ * STUDY_MAX_POINTS (an int product overflowed: 4 keys of 250 values; a database's description
+ * is held to the same limit, so reading one never allocates a table for billions of points). */
+static int grid_size(study_sweep *sw, sim_err *err)
+{
+    int64_t n = 1;
+    for (int k = 0; k < sw->nv; k++) {
+        if (sw->v[k].n > STUDY_MAX_POINTS / n) {
+            char dims[256];
+            size_t off = 0;
+            for (int j = 0; j < sw->nv && off < sizeof dims; j++)
+                off += (size_t)snprintf(dims + off, sizeof dims - off, "%s%s (%d)", j ? " x " : "",
+                                        sw->v[j].key, sw->v[j].n);
+            return sim_errf(err,
+                            "%s: more points than a sweep may have (%lld); vary fewer keys or "
+                            "values, or split the sweep",
+                            dims, (long long)STUDY_MAX_POINTS);
+        }
+        n *= sw->v[k].n;
+    }
+    sw->npoints = (int)n;
+    return 0;
+}
+
 /* The grid's size and its description as stored; -1 with err when it does not fit. */
 static int describe(study_sweep *sw, sim_err *err)
 {
-    sw->npoints = 1;
+    if (grid_size(sw, err) != 0)
+        return -1;
     size_t off = 0, cap = sizeof sw->spec;
     for (int k = 0; k < sw->nv; k++) {
-        sw->npoints *= sw->v[k].n;
         off += (size_t)snprintf(sw->spec + off, off < cap ? cap - off : 0, "%s%s=", k ? ";" : "",
                                 sw->v[k].key);
         for (int i = 0; i < sw->v[k].n; i++)
@@ -215,9 +250,9 @@ int study_sweep_check(study_sweep *sw, scn_scenario *base, sim_err *err)
         return -1;
     if (study_load_text(sw->file, sw->text, sw->sets, sw->nsets, base, err) != 0)
         return -1;
-    if ((int64_t)sw->npoints * sw->reps > INT32_MAX)
-        return sim_errf(err, "%d points x %d repetitions: more tasks than a sweep may have (%d)",
-                        sw->npoints, sw->reps, INT32_MAX);
+    if ((int64_t)sw->npoints * sw->reps > STUDY_MAX_TASKS)
+        return sim_errf(err, "%d points x %d repetitions: more tasks than a sweep may have (%lld)",
+                        sw->npoints, sw->reps, (long long)STUDY_MAX_TASKS);
     for (int p = 0; p < sw->npoints; p++) {
         scn_scenario one;
         int bad = study_sweep_load_point(sw, p, &one, err);
@@ -495,10 +530,11 @@ int study_sweep_run(const study_sweep *sw, store *s, const char *db, int jobs,
     pool_arg a = {sw, s, db, done, arg, 0, n, st};
     /* the only writer waits for other processes' locks (a reader's checkpoint, a second sweep
      * writing the same database) rather than losing a finished run */
+    int wait_ms = store_busy_timeout(s);
     store_set_busy_timeout(s, 600000);
     study_pool_stats ps;
     int rc = study_pool_run(&ops, &a, jobs, pending, n, &ps, err);
-    store_set_busy_timeout(s, 10000);
+    store_set_busy_timeout(s, wait_ms);
     if (rc != 0)
         return -1;
     st->failed = ps.failed; /* with the tasks lost with a worker, which never reached task_done */
@@ -523,6 +559,13 @@ static int list_sweep(void *arg, const store_sweep_row *row)
 int study_sweep_merge(const char *out, const char *const *in, int n,
                       const study_sweep_merge_ops *ops, void *arg, sim_err *err)
 {
+    /* every input is checked before the output is touched; an output this merge creates is
+     * removed again when the merge fails */
+    for (int i = 0; i < n; i++)
+        if (store_merge_check(out, in[i], err) != 0)
+            return -1;
+    struct stat sb;
+    int existed = stat(out, &sb) == 0;
     store *s = store_open(out, err);
     if (!s)
         return -1;
@@ -537,6 +580,8 @@ int study_sweep_merge(const char *out, const char *const *in, int n,
     if (rc == 0 && ops->sweep)
         rc = store_sweep_list(s, list_sweep, &l, err);
     store_close(s);
+    if (rc != 0 && !existed)
+        store_remove_files(out);
     return rc;
 }
 
@@ -555,9 +600,10 @@ int study_sweep_from_store(store *s, int64_t id, study_sweep *sw, sim_err *err)
             return sim_err_prefix(err, "%s: sweep %lld", store_path(s), (long long)id);
         }
     free(copy);
-    sw->npoints = 1;
-    for (int k = 0; k < sw->nv; k++)
-        sw->npoints *= sw->v[k].n;
+    if (grid_size(sw, err) != 0) {
+        study_sweep_free(sw);
+        return sim_err_prefix(err, "%s: sweep %lld", store_path(s), (long long)id);
+    }
     sw->reps = m.reps > 0 ? m.reps : 1;
     sw->seed = m.base_seed;
     sw->seed_given = 1;
@@ -666,4 +712,13 @@ int study_sweep_base_point(const study_sweep *sw, int p, int k)
 sim_interval study_sweep_paired(const study_sweep_table *t, int m, int p, int base)
 {
     return over_reps(study_sweep_cell(t, m, p), study_sweep_cell(t, m, base), t->reps);
+}
+
+int study_sweep_paired_reps(const study_sweep_table *t, int p, int base)
+{
+    const study_cell *c = study_sweep_cell(t, 0, p), *b = study_sweep_cell(t, 0, base);
+    int n = 0;
+    for (int r = 0; r < t->reps; r++)
+        n += !isnan(c->rep[r]) && !isnan(b->rep[r]);
+    return n;
 }

@@ -23,8 +23,10 @@
  * with the scenario's message.
  *
  * Worker processes write each row's prediction into a shared mapping (one slot per row), so
- * the parent needs no channel but the pool's; each run is stored by its worker as an ordinary
- * run (summary level unless asked), and the validation itself in one transaction afterwards.
+ * the parent needs no channel but the pool's; each worker spools its row's run (summary level
+ * unless asked) through the pool, the parent keeps the spooled runs in a temporary file
+ * (v->runs), and study_vset_store writes them with the validation in one transaction: a
+ * validation stopped part way (killed) leaves no run behind, and no worker writes the database.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -1236,6 +1238,9 @@ void study_vset_free(study_vset *v)
     free(v->rows);
     v->rows = NULL;
     v->nrows = v->cap = 0;
+    if (v->runs)
+        fclose(v->runs);
+    v->runs = NULL;
 }
 
 /* ---- running the rows ---- */
@@ -1244,7 +1249,7 @@ void study_vset_free(study_vset *v)
 typedef struct vslot {
     int ok;
     double predicted[STUDY_VMAX_METRICS];
-    int64_t run_id, completed, rejected;
+    int64_t completed, rejected;
     char msg[512]; /* failure */
 } vslot;
 
@@ -1300,14 +1305,13 @@ static void close_worker(void *worker)
 /* The row's results go to its slot in the shared mapping, not to out. */
 static int run_row(void *arg, void *worker, int32_t task, FILE *out, sim_err *err)
 {
-    (void)out;
     vrun *a = arg;
     vworker *w = worker;
     const study_vrow *r = &a->v->rows[task];
     vslot *sl = &a->slots[task];
     scn_scenario scn;
     study_result *res = sim_xcalloc(1, sizeof *res);
-    study_sink sink = {.s = w->s, .level = a->level, .buffered = 1};
+    study_sink sink = {.spool = out, .level = a->level};
     steady sd = {.skip = r->warmup};
     eng_metrics_init(&sd.m);
     study_hooks hooks = {.rec = &steady_ops, .rec_st = &sd};
@@ -1327,7 +1331,6 @@ static int run_row(void *arg, void *worker, int32_t task, FILE *out, sim_err *er
         sl->rejected = r->warmup > 0 ? sd.m.rejected : res->tot.rejected;
         if (from != res)
             free(from);
-        sl->run_id = res->run_id;
         sl->ok = 1;
     } else {
         snprintf(sl->msg, sizeof sl->msg, "%.500s", err->msg);
@@ -1338,11 +1341,34 @@ static int run_row(void *arg, void *worker, int32_t task, FILE *out, sim_err *er
     return rc;
 }
 
+/* Copies the len bytes of row r's spooled run at in's position to the end of v->runs. 0, or -1
+ * with err. */
+static int keep_run(study_vset *v, study_vrow *r, FILE *in, int64_t len, sim_err *err)
+{
+    if (!v->runs && !(v->runs = study_pool_tmpfile(err)))
+        return -1;
+    char buf[65536];
+    if (fseeko(v->runs, 0, SEEK_END) != 0 || (r->run_at = ftello(v->runs)) < 0)
+        return sim_errf(err, "keeping the row's run: %s", strerror(errno));
+    for (int64_t left = len; left > 0;) {
+        size_t want = left < (int64_t)sizeof buf ? (size_t)left : sizeof buf;
+        if (fread(buf, 1, want, in) != want || fwrite(buf, 1, want, v->runs) != want)
+            return sim_errf(err, "keeping the row's run: %s", strerror(errno));
+        left -= (int64_t)want;
+    }
+    r->run_len = len;
+    return 0;
+}
+
 static int row_done(void *arg, int32_t task, int ok, const char *msg, FILE *in, int64_t len)
 {
     vrun *a = arg;
-    (void)in;
-    (void)len;
+    vslot *sl = &a->slots[task];
+    sim_err err = {{0}};
+    if (ok && sl->ok && a->db && len > 0 && keep_run(a->v, &a->v->rows[task], in, len, &err) != 0) {
+        sl->ok = 0;
+        snprintf(sl->msg, sizeof sl->msg, "%.500s", err.msg);
+    }
     if (!ok && !a->slots[task].ok && !a->slots[task].msg[0])
         snprintf(a->slots[task].msg, sizeof a->slots[task].msg, "%s",
                  msg && *msg ? msg : "its worker process died");
@@ -1366,7 +1392,6 @@ static void take_slot(study_vset *v, study_vrow *r, const vslot *sl)
     }
     for (int m = 0; m < v->nmetrics; m++)
         r->predicted[m] = sl->predicted[m];
-    r->run_id = sl->run_id;
     if (sl->rejected > 0) {
         char t[160];
         snprintf(t, sizeof t, "%lld of %lld requests rejected (longer than the context or cache)",
@@ -1545,7 +1570,7 @@ void study_vset_counts(const study_vset *v, int64_t *ok, int64_t *cannot, int64_
 
 /* ---- storing ---- */
 
-int study_vset_store(const study_vset *v, const study_vstat *st, int nst, store *s, int64_t *id,
+int study_vset_store(study_vset *v, const study_vstat *st, int nst, store *s, int64_t *id,
                      sim_err *err)
 {
     int64_t ok, cannot, failed;
@@ -1565,8 +1590,16 @@ int study_vset_store(const study_vset *v, const study_vstat *st, int nst, store 
     store_vwriter *w = store_validation_begin(s, &info, err);
     if (!w)
         return -1;
+    store_run_summary *sum = sim_xmalloc(sizeof *sum);
     for (int i = 0; i < v->nrows; i++) {
-        const study_vrow *r = &v->rows[i];
+        study_vrow *r = &v->rows[i];
+        /* the row's run, inside the validation's transaction */
+        if (r->status == STUDY_V_OK && r->run_len > 0) {
+            if (fseeko(v->runs, r->run_at, SEEK_SET) != 0 ||
+                store_run_replay(s, v->runs, r->run_len, NULL, NULL, sum, err) != 0)
+                goto fail;
+            r->run_id = sum->run_id;
+        }
         store_vrow row = {.seq = i,
                           .row_id = r->id,
                           .grp = r->group,
@@ -1596,8 +1629,10 @@ int study_vset_store(const study_vset *v, const study_vstat *st, int nst, store 
         if (store_validation_stat(w, &sv, err))
             goto fail;
     }
+    free(sum);
     return store_validation_finish(w, id, err);
 fail:
+    free(sum);
     store_validation_abort(w);
     return -1;
 }

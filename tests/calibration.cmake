@@ -4,10 +4,10 @@ llmsim_test(test_calibration SOURCES test_calibration.c LIBS llmsim_calibration
 # fitting, fitted profiles, the CPU benchmark grid and the Vidur import (its shared-data parts
 # are skipped when ../shared/data/vidur is absent)
 llmsim_test(test_calibration_fit SOURCES test_calibration_fit.c LIBS llmsim_calibration
-            LABELS calibration unit TIMEOUT 300)
+            LABELS calibration unit CPU 1200)
 # calibrate, calibrate validate and profile list|show|import-vidur through the llmsim binary
 llmsim_test(test_calibration_cli SOURCES test_calibration_cli.c LIBS llmsim_core
-            LABELS calibration cli TIMEOUT 600)
+            LABELS calibration cli CPU 2400)
 if(TARGET llmsim)
   add_dependencies(test_calibration_cli llmsim)
 endif()
@@ -27,12 +27,12 @@ llmsim_test(test_cost SOURCES test_cost.c LIBS llmsim_calibration LABELS calibra
 # every config.json of ../shared/data/models through the chunked scheduler (skipped when the
 # shared data is absent)
 llmsim_test(test_cost_models SOURCES test_cost_models.c LIBS llmsim_store
-            LABELS calibration e2e validation TIMEOUT 300)
+            LABELS calibration e2e validation CPU 1200)
 if(TARGET llmsim)
   add_dependencies(test_cost_models llmsim)
 endif()
 # the roofline per operator against Vidur's A100 tables (development data; skipped when absent)
 llmsim_test(test_fidelity_ops SOURCES test_fidelity_ops.c LIBS llmsim_calibration
-            LABELS calibration validation TIMEOUT 300)
+            LABELS calibration validation CPU 1200)
 # end to end against the measured H100 serving rows: `llmsim validate aic-silicon-h100`
 # (tests/validate.cmake runs the shipped set)

@@ -4,20 +4,18 @@
 # texts, catalogs, sizes, one-request runs: seconds in any build); test_docs_slow the fragments
 # that simulate whole workloads, in a Release build only (the Debug build's invariant checks make
 # them take many minutes): .ci/run runs it with `ctest --test-dir build -L docs`.
-add_test(NAME test_docs
-         COMMAND ${CMAKE_COMMAND} -E env LLMSIM=$<TARGET_FILE:llmsim>
-                 ${PROJECT_SOURCE_DIR}/scripts/docs.sh --check --class cheap)
-set_tests_properties(test_docs PROPERTIES LABELS "docs" TIMEOUT 300)
+llmsim_add_test(test_docs CPU 600 ${CMAKE_COMMAND} -E env LLMSIM=$<TARGET_FILE:llmsim>
+                ${PROJECT_SOURCE_DIR}/scripts/docs.sh --check --class cheap)
+set_tests_properties(test_docs PROPERTIES LABELS "docs")
 if(CMAKE_BUILD_TYPE STREQUAL "Release")
-  add_test(NAME test_docs_slow
-           COMMAND ${CMAKE_COMMAND} -E env LLMSIM=$<TARGET_FILE:llmsim>
-                   ${PROJECT_SOURCE_DIR}/scripts/docs.sh --check --class slow)
+  llmsim_add_test(test_docs_slow CPU 2400 ${CMAKE_COMMAND} -E env LLMSIM=$<TARGET_FILE:llmsim>
+                  ${PROJECT_SOURCE_DIR}/scripts/docs.sh --check --class slow)
 else()
-  add_test(NAME test_docs_slow
-           COMMAND sh -c "echo 'test_docs_slow: the slow fragments are checked in a Release build \
-(ctest --test-dir build -L docs, as .ci/run does): this is a ${CMAKE_BUILD_TYPE} build'; exit 77")
+  llmsim_add_test(test_docs_slow CPU 60 sh -c "echo 'test_docs_slow: the slow fragments are \
+checked in a Release build (ctest --test-dir build -L docs, as .ci/run does): this is a \
+${CMAKE_BUILD_TYPE} build'; exit 77")
 endif()
-set_tests_properties(test_docs_slow PROPERTIES LABELS "docs-slow" TIMEOUT 900 SKIP_RETURN_CODE 77)
+set_tests_properties(test_docs_slow PROPERTIES LABELS "docs-slow" SKIP_RETURN_CODE 77)
 # Scenarios that read ../shared/data name the public data set they need and where it comes from,
 # in their header and in their error when it is absent.
 llmsim_test(test_data_source SOURCES test_data_source.c LIBS llmsim_study LABELS scenarios unit)

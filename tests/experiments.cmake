@@ -5,4 +5,4 @@ llmsim_test(test_experiments
   SOURCES test_experiments.c
   LIBS llmsim_study
   LABELS experiments
-  TIMEOUT 300)
+  CPU 1200)

@@ -10,6 +10,6 @@ add_library(house_later_folder OBJECT EXCLUDE_FROM_ALL ${house_dir}/later_folder
 target_link_libraries(house_later_folder PRIVATE llmsim_engine)
 add_library(house_allowed OBJECT EXCLUDE_FROM_ALL ${house_dir}/allowed.c)
 target_link_libraries(house_allowed PRIVATE llmsim_engine)
-add_test(NAME test_house_includes
-         COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR} -P ${house_dir}/check.cmake)
-set_tests_properties(test_house_includes PROPERTIES LABELS "house" TIMEOUT 300)
+llmsim_add_test(test_house_includes CPU 1200
+         ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR} -P ${house_dir}/check.cmake)
+set_tests_properties(test_house_includes PROPERTIES LABELS "house")

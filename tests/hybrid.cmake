@@ -6,4 +6,4 @@ llmsim_test(test_hybrid SOURCES test_hybrid.c LIBS llmsim_engine llmsim_calibrat
 llmsim_test(test_spec SOURCES test_spec.c LIBS llmsim_engine)
 # Speculative decoding as scenarios say it: keys, the measured acceptance curves (read in place
 # from ../shared/data/speculative, skipped when absent), drafters, and runs on the roofline.
-llmsim_test(test_spec_scn SOURCES test_spec_scn.c LIBS llmsim_study LABELS e2e TIMEOUT 600)
+llmsim_test(test_spec_scn SOURCES test_spec_scn.c LIBS llmsim_study LABELS e2e CPU 2400)

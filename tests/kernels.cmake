@@ -6,7 +6,7 @@ set(kern_dir ${CMAKE_CURRENT_LIST_DIR}/../kernels)
 get_filename_component(kern_dir ${kern_dir} ABSOLUTE)
 
 llmsim_test(test_kernels SOURCES test_kernels.c LIBS llmsim_kernels LABELS kernels unit
-            TIMEOUT 300)
+            CPU 1200)
 
 if(CMAKE_CUDA_COMPILER)
   set(kern_nvcc ${CMAKE_CUDA_COMPILER})
@@ -20,12 +20,12 @@ endif()
 file(GLOB kern_cu CONFIGURE_DEPENDS ${kern_dir}/*.cu)
 string(JOIN "|" kern_cu_list ${kern_cu})
 llmsim_test(test_kernels_cuda_build SOURCES test_kernels_cuda_build.c LABELS kernels cuda-build
-            TIMEOUT 900)
+            CPU 3600)
 target_compile_definitions(test_kernels_cuda_build PRIVATE KERN_NVCC="${kern_nvcc}"
   KERN_SOURCE_DIR="${kern_dir}" KERN_CUDA_SOURCES="${kern_cu_list}")
 
 llmsim_test(test_kernels_gpu SOURCES test_kernels_gpu.c LIBS llmsim_kernels LABELS kernels gpu
-            TIMEOUT 300)
+            CPU 1200)
 # The CUDA runtime maps memory where ASan keeps its shadow gap, and the driver's own
 # allocations at exit are not ours to free.
 set_tests_properties(test_kernels_gpu PROPERTIES

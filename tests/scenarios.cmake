@@ -9,7 +9,7 @@ llmsim_test(test_scenarios_workload
 llmsim_test(test_scenarios_traces
   SOURCES test_scenarios_traces.c support/scenarios_resolver.c
   LIBS llmsim_scenarios
-  TIMEOUT 300)
+  CPU 1200)
 # the loader's limits (depth, sizes) and the simulated horizon (int64 ns): defects found by fuzz
 # and fault tests, each case a reproducer
 llmsim_test(test_scenarios_limits

@@ -6,3 +6,13 @@ llmsim_test(test_store SOURCES test_store.c LIBS llmsim_store ${MATH_LIB} LABELS
 llmsim_test(test_store_spool SOURCES test_store_spool.c LIBS llmsim_store LABELS store unit)
 # a WAL database on a read-only medium is read (immutable), a leftover -wal there refused
 llmsim_test(test_store_readonly SOURCES test_store_readonly.c LIBS llmsim_store LABELS store unit)
+# one database shared by several processes: four writers at once, no lock while simulating,
+# the lock's holder named
+llmsim_test(test_store_concurrent SOURCES test_store_concurrent.c LIBS llmsim_store LABELS store e2e)
+add_dependencies(test_store_concurrent llmsim)
+# a validate or capacity search killed part way: nothing left to pile up; capacity resumes
+llmsim_test(test_killed_work SOURCES test_killed_work.c LIBS llmsim_store LABELS store e2e)
+add_dependencies(test_killed_work llmsim)
+# a failed merge or a new database on a full disk leaves no file it created
+llmsim_test(test_store_outputs SOURCES test_store_outputs.c LIBS llmsim_store LABELS store e2e)
+add_dependencies(test_store_outputs llmsim)

@@ -68,16 +68,8 @@ static int teardown(void **state)
 
 static char *read_file(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
+    char *b = e2e_slurp(path, 1 << 22);
     assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    b[n] = '\0';
-    fclose(f);
     return b;
 }
 

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -340,7 +342,158 @@ static void not_a_trace_file(void **state)
              "%sworkload:\n  trace: {path: %s, format: csv, columns: {time: t, prompt: p, "
              "output: o}}\n",
              HEAD, path);
-    expect_error(text, NULL, 0, "long.csv:1: a line of 1048587 bytes (at most 1048576)");
+    expect_error(text, NULL, 0, "long.csv:1: a line longer than 1048576 bytes (the limit)");
+}
+
+/* A line over the limit was read whole before it was refused: 1 GB of line took 1 GB. A 64 MiB
+ * line (a sparse file) must be refused having grown the process's peak memory by little more
+ * than the limit; measured in a child, whose peak starts where this process stands. */
+static void huge_line_not_read_whole(void **state)
+{
+    char path[128], text[1024];
+    snprintf(path, sizeof path, "%s/huge.csv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), (off_t)64 << 20), 0);
+    fclose(f);
+    snprintf(text, sizeof text,
+             "%sworkload:\n  trace: {path: %s, format: csv, columns: {time: t, prompt: p, "
+             "output: o}}\n",
+             HEAD, path);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rusage before, after;
+        getrusage(RUSAGE_SELF, &before);
+        sim_err e = {{0}};
+        int rc = load(text, NULL, 0, &e);
+        getrusage(RUSAGE_SELF, &after);
+        if (rc == 0 || !strstr(e.msg, "huge.csv:1: a line "))
+            _exit(2);
+        _exit(after.ru_maxrss - before.ru_maxrss > 16 * 1024 ? 1 : 0); /* kB */
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 1)
+        fail_msg("refusing a 64 MiB line grew the peak memory by more than 16 MiB");
+    assert_int_equal(WEXITSTATUS(st), 0);
+    remove(path);
+}
+
+/* A header and no rows replayed as no requests with exit status 0; said empty, at load time. */
+static void empty_traces(void **state)
+{
+    char path[128], text[1024];
+    static const struct {
+        const char *name, *body, *format, *frag;
+    } cases[] = {
+        {"header.csv", "t,p,o\n", "csv", "header.csv: no rows after the header line"},
+        {"blank.csv", "t,p,o\n\n  \n", "csv", "blank.csv: no rows after the header line"},
+        {"empty.jsonl", "", "mooncake", "empty.jsonl: no rows: the trace is empty"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_file(cases[i].name, cases[i].body, path);
+        snprintf(text, sizeof text,
+                 "%sworkload:\n  trace: {path: %s, format: %s, columns: {time: t, prompt: p, "
+                 "output: o}}\n",
+                 HEAD, path, cases[i].format);
+        if (strcmp(cases[i].format, "mooncake") == 0)
+            snprintf(text, sizeof text, "%sworkload:\n  trace: {path: %s, format: mooncake}\n",
+                     HEAD, path);
+        expect_error(text, NULL, 0, cases[i].frag);
+    }
+}
+
+/* A CSV saved by a spreadsheet starts with a UTF-8 byte-order mark: "no column 't'". */
+static void byte_order_mark(void **state)
+{
+    char path[128], w[512];
+    write_file("bom.csv", "\xEF\xBB\xBFt,p,o\n0,10,10\n1,20,20\n", path);
+    snprintf(w, sizeof w,
+             "  trace: {path: %s, format: csv, columns: {time: t, prompt: p, output: o}}\n", path);
+    scn_scenario s;
+    scn_source *src = source_of(w, &s);
+    sim_err e = {{0}};
+    eng_arrival a;
+    assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+    assert_int_equal(a.prompt, 10);
+    assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+    assert_int_equal(a.prompt, 20);
+    scn_source_free(src);
+    scn_free(&s);
+}
+
+/* 2023-02-30 was accepted as an Azure time (as 2023-03-02); leap days are calendar ones. */
+static void calendar_dates(void **state)
+{
+    char path[128], w[512];
+    static const struct {
+        const char *date;
+        int ok;
+    } cases[] = {{"2023-02-30", 0}, {"2023-02-29", 0}, {"2100-02-29", 0}, {"2023-04-31", 0},
+                 {"2024-02-29", 1}, {"2000-02-29", 1}, {"2023-12-31", 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char body[256];
+        snprintf(body, sizeof body,
+                 "TIMESTAMP,ContextTokens,GeneratedTokens\n%s 00:00:00.0000000,10,10\n",
+                 cases[i].date);
+        write_file("az-date.csv", body, path);
+        snprintf(w, sizeof w, "  trace: {path: %s, format: azure}\n", path);
+        scn_scenario s;
+        scn_source *src = source_of(w, &s);
+        sim_err e = {{0}};
+        eng_arrival a;
+        int rc = scn_source_ops()->next(src, 0, &a, &e);
+        if (cases[i].ok)
+            assert_int_equal(rc, ENG_SRC_OK);
+        else if (rc != ENG_SRC_ERROR || !strstr(e.msg, "a day the calendar does not have"))
+            fail_msg("%s: accepted or the wrong error: %s", cases[i].date, e.msg);
+        scn_source_free(src);
+        scn_free(&s);
+    }
+}
+
+/* Distribution parameters whose draws are no numbers: gamma cv 1e300 passed `scenario check`
+ * and every arrival was NaN ("arrives at -nan s" in run); a lognormal sigma whose square
+ * overflows; a normal with no mass in its window failed only when the run built its sampler. */
+static void unrepresentable_params(void **state)
+{
+    char text[1024];
+    static const struct {
+        const char *arrival, *prompt, *frag;
+    } bad[] = {
+        {"{process: gamma, rate: 2, cv: 1e300}", "10",
+         "l.yaml:6: workload.arrival: gamma {rate: 2, cv: 1e+300}: shape 1/cv^2 = 0"},
+        {"{process: gamma, rate: 1e-300, cv: 1e10}", "10", "workload.arrival: gamma"},
+        {"{process: poisson, rate: 2}", "{dist: lognormal, mean: 100, sigma: 1e200}",
+         "l.yaml:7: workload.prompt_tokens: lognormal {mean: 100, sigma: 1e+200}"},
+        {"{process: poisson, rate: 2}", "{dist: normal, mean: 1e9, std: 1, max: 100}",
+         "workload.prompt_tokens: normal {mean: 1e+09, std: 1} has no mass in [1, 100]"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text,
+                 "%sworkload:\n  num_requests: 10\n  arrival: %s\n  prompt_tokens: %s\n"
+                 "  output_tokens: 10\n",
+                 HEAD, bad[i].arrival, bad[i].prompt);
+        expect_error(text, NULL, 0, bad[i].frag);
+    }
+    /* an override is checked as the file is */
+    snprintf(text, sizeof text,
+             "%sworkload:\n  num_requests: 10\n  arrival: {process: gamma, rate: 2, cv: 1}\n"
+             "  prompt_tokens: 10\n  output_tokens: 10\n",
+             HEAD);
+    const char *sets[] = {"workload.arrival.cv=1e300"};
+    expect_error(text, sets, 1, "shape 1/cv^2 = 0");
+    /* a large but representable cv loads and draws numbers */
+    scn_scenario s;
+    scn_source *src = source_of("  num_requests: 10\n  arrival: {process: gamma, rate: 2, cv: "
+                                "1e100}\n  prompt_tokens: 10\n  output_tokens: 10\n",
+                                &s);
+    sim_err e = {{0}};
+    assert_int_equal(drain(src, 10, &e), ENG_SRC_OK);
+    scn_source_free(src);
+    scn_free(&s);
 }
 
 int main(void)
@@ -349,11 +502,21 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(deep_sequences),   cmocka_unit_test(deep_maps),
-        cmocka_unit_test(deep_enough),      cmocka_unit_test(emitted_text_limit),
-        cmocka_unit_test(file_size_limit),  cmocka_unit_test(deep_overrides),
-        cmocka_unit_test(tiny_rate),        cmocka_unit_test(stretched_trace),
-        cmocka_unit_test(azure_far_future), cmocka_unit_test(not_a_trace_file),
+        cmocka_unit_test(deep_sequences),
+        cmocka_unit_test(deep_maps),
+        cmocka_unit_test(deep_enough),
+        cmocka_unit_test(emitted_text_limit),
+        cmocka_unit_test(file_size_limit),
+        cmocka_unit_test(deep_overrides),
+        cmocka_unit_test(tiny_rate),
+        cmocka_unit_test(stretched_trace),
+        cmocka_unit_test(azure_far_future),
+        cmocka_unit_test(not_a_trace_file),
+        cmocka_unit_test(unrepresentable_params),
+        cmocka_unit_test(huge_line_not_read_whole),
+        cmocka_unit_test(empty_traces),
+        cmocka_unit_test(byte_order_mark),
+        cmocka_unit_test(calendar_dates),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[128];

@@ -158,6 +158,21 @@ static void shards_merge_to_the_whole(void **state)
     assert_non_null(strstr(out, "sweep 2 ("));
     assert_non_null(strstr(out, "4 of 12 runs"));
     assert_non_null(strstr(err, "note: sweeps 1 and 2 vary the same values"));
+    /* a shard whose paired difference has its baseline in another shard says so (it printed
+     * nan): one repetition, orca in shard 1, vllm in shard 2 */
+    assert_int_equal(llmsim("sweep %s --db %s --vary scheduler.name=orca,vllm --jobs 1 --shard "
+                            "2/2",
+                            scn, at("half.db")),
+                     0);
+    assert_non_null(strstr(out, "no difference: the baseline scheduler.name=orca has no "
+                                "repetition in this shard"));
+    assert_null(strstr(out, "nan"));
+    assert_int_equal(llmsim("sweep %s --db %s --vary scheduler.name=orca,vllm --jobs 1 --shard "
+                            "2/2 --json",
+                            scn, at("half.db")),
+                     0);
+    assert_non_null(strstr(out, "\"missing\": \"the baseline's repetitions are in other shards\""));
+    assert_null(strstr(out, "nan"));
 }
 
 static void merge_refusals(void **state)
@@ -173,7 +188,11 @@ static void merge_refusals(void **state)
     assert_int_equal(llmsim("merge %s %s %s", at("rm.db"), at("r1.db"), at("r2.db")), 1);
     assert_non_null(strstr(err, "is defined differently"));
     assert_non_null(strstr(err, "not shards of one sweep"));
-    /* the first input stays merged, the second added nothing */
+    /* the output the failed merge created is gone: no half-merged database */
+    assert_int_not_equal(access(at("rm.db"), F_OK), 0);
+    /* into an output that exists, the inputs before the failure stay merged */
+    assert_int_equal(llmsim("merge %s %s", at("rm.db"), at("r1.db")), 0);
+    assert_int_equal(llmsim("merge %s %s %s", at("rm.db"), at("r1.db"), at("r2.db")), 1);
     assert_int_equal(e2e_query_int(at("rm.db"), "SELECT count(*) FROM runs"), 6);
     /* not an llmsim database, the output itself, a missing file */
     e2e_write(at("notes.db"), "not a database\n");
@@ -340,9 +359,10 @@ static void a_long_lock_loses_nothing(void **state)
                         "sweep %s --db %s --vary name=a,b --jobs 2 --set "
                         "workload.num_requests=3000 --set workload.arrival.rate=20",
                         scn, db);
-    /* once the sweep has registered its points (its runs are being simulated), take the lock */
+    /* once the sweep has registered its points (its runs are being simulated), take the lock;
+     * no limit on the wait but the sweep's own end */
     int64_t registered = 0;
-    for (int i = 0; i < 3000 && registered < 2; i++) {
+    while (registered < 2 && waitpid(sweep, NULL, WNOHANG) == 0) {
         nanosleep(&(struct timespec){0, 10000000}, NULL);
         registered = e2e_query_int(db, "SELECT count(*) FROM sweep_params");
     }

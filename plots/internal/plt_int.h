@@ -23,10 +23,18 @@ extern const plt_script plt_scripts[];
 
 /* gnuplot.c: the script next to the image is variables, then terminal lines, then the kind's
  * embedded script. */
-/* Writes `name = 'value'` (quotes doubled, newlines dropped). */
+/* Every text from a database or the command line reaches the script as a single-quoted string
+ * (no substitution inside; quotes doubled; control characters written as spaces), never as code. */
+/* Writes `name = 'value'`. */
 void plt_gp_str(FILE *f, const char *name, const char *value);
-/* Writes `array name[n] = ["v0", ...]`. */
+/* Writes `array name[n] = ['v0', ...]`. */
 void plt_gp_array(FILE *f, const char *name, const char *const *v, int n);
+/* Writes text with each control character as a space: for a comment line of the script or the
+ * data file, which a newline would end. */
+void plt_put_clean(FILE *f, const char *text);
+/* 0 when path (a file the script names: `what` says which, "--db" or "-o") holds no control
+ * character, else -1 with err: a newline in it would end the script's line. */
+int plt_check_path(const char *path, const char *what, sim_err *err);
 /* Writes the terminal and output lines for res->image at res->width x res->height, then the
  * embedded script `kind`. 0, or -1 with err (unknown extension or script). */
 int plt_gp_finish(FILE *f, const char *kind, const plt_result *res, sim_err *err);

@@ -117,6 +117,15 @@ int scn_trace_format_known(const char *f);
 
 typedef struct scn_sampler scn_sampler;
 
+/* Whether length distribution d (its parameters as the loader read them) gives finite,
+ * representable draws: 0, or -1 with why (len bytes) naming the parameter and the limit (a
+ * normal with no mass in its window, a lognormal whose sigma^2 overflows). The loader refuses
+ * what this refuses, so `scenario check` catches it before a run does. */
+int scn_dist_check(const scn_dist *d, char *why, size_t len);
+/* The same for an arrival process: rates whose gaps 1/rate are representable, a gamma process
+ * whose shape 1/cv^2 and scale cv^2/rate are normal numbers (cv 1e300 gave NaN arrivals). */
+int scn_arrival_check(const scn_arrival *a, char *why, size_t len);
+
 /* Builds a sampler for d (empirical: reads the column into memory, 4 bytes a row, or borrows
  * it from cache when not NULL; zipf: a CDF table). `what` names the distribution in messages;
  * output_column: an empirical column defaults to the format's output column rather than its prompt

@@ -29,6 +29,8 @@ struct store {
     char path[512];
     sqlite3_stmt *cached[STORE_ST_COUNT]; /* NULL until first used */
     int busy;                             /* the last failure was a lock another connection held */
+    int timeout_ms;                       /* how long a statement waits for another's lock */
+    int depth;                            /* transactions open (store_begin nests) */
 };
 
 /* Prepares sql; returns NULL with err set. */

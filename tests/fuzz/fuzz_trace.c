@@ -8,11 +8,19 @@
  * scenario names. Options: bits 0-1 the format; bit 2 on_bad_row: skip; bits 3-4 the use
  * (timed trace, lengths-only trace, joint pairs, empirical columns); bit 5 rate: 10; bit 6
  * time_scale: 0.001; bit 7 a window (start_s 1, duration_s 5). Up to 512 arrivals are drawn.
+ *
+ * Speed (about 5M executions in 10 minutes): the file lives in memory (memfd_create, named
+ * /proc/self/fd/N), rewritten in place, never on a disk whose filesystem flushes a truncated
+ * file on close; and the scenario of each options byte is loaded once (against a well-formed
+ * file of its format) and kept: every execution opens the fuzzed file through
+ * scn_source_new, whose trace reader is the one the loader probes with.
  */
+#define _GNU_SOURCE /* memfd_create */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "scenario.h"
@@ -65,37 +73,62 @@ static void scenario_of(unsigned o, char *text, size_t len)
     }
 }
 
-static void remove_file(void)
+static int fd = -1;
+
+/* The file's contents become data[0..n). */
+static void put(const void *data, size_t n)
 {
-    unlink(path);
+    if (ftruncate(fd, 0) != 0 || (n && pwrite(fd, data, n, 0) != (ssize_t)n))
+        abort();
+}
+
+/* A well-formed file of each format, for loading a scenario once. */
+static const char *const sample[] = {
+    "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n",
+    "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [1]}\n",
+    "arrived_at,num_prefill_tokens,num_decode_tokens\n0.5,10,5\n", "t,p,o\n0,10,5\n"};
+
+/* The scenario of options o, loaded once; NULL when it does not load (then no content could
+ * make it load: the options contradict each other). */
+static const scn_scenario *scenario(unsigned o)
+{
+    static scn_scenario cache[256];
+    static signed char state[256]; /* 0 not tried, 1 loaded, -1 failed */
+    if (!state[o]) {
+        char text[1024];
+        sim_err err = {{0}};
+        scenario_of(o, text, sizeof text);
+        put(sample[o & 3], strlen(sample[o & 3]));
+        state[o] =
+            scn_load_text("fuzz/trace.yaml", text, NULL, 0, &test_resolver, &cache[o], &err) == 0
+                ? 1
+                : -1;
+        if (state[o] < 0)
+            scn_free(&cache[o]);
+    }
+    return state[o] > 0 ? &cache[o] : NULL;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    if (!path[0]) {
-        snprintf(path, sizeof path, "/tmp/llmsim-fuzz-trace-%ld", (long)getpid());
-        atexit(remove_file);
+    if (fd < 0) {
+        if ((fd = memfd_create("llmsim-fuzz-trace", 0)) < 0)
+            abort();
+        snprintf(path, sizeof path, "/proc/%ld/fd/%d", (long)getpid(), fd);
     }
-    FILE *f = fopen(path, "wb");
-    if (!f)
+    const scn_scenario *s = scenario(data[0]);
+    if (!s)
         return 0;
-    fwrite(data + 1, 1, size - 1, f);
-    fclose(f);
-    char text[1024];
-    scenario_of(data[0], text, sizeof text);
-    scn_scenario s;
+    put(data + 1, size - 1);
     sim_err err = {{0}};
-    if (scn_load_text("fuzz/trace.yaml", text, NULL, 0, &test_resolver, &s, &err) == 0) {
-        scn_source *src = scn_source_new(&s, 1, &err);
-        eng_arrival a;
-        memset(&a, 0, sizeof a);
-        for (int i = 0; src && i < 512; i++)
-            if (scn_source_ops()->next(src, a.t, &a, &err) != ENG_SRC_OK)
-                break;
-        scn_source_free(src);
-    }
-    scn_free(&s);
+    scn_source *src = scn_source_new(s, 1, &err);
+    eng_arrival a;
+    memset(&a, 0, sizeof a);
+    for (int i = 0; src && i < 512; i++)
+        if (scn_source_ops()->next(src, a.t, &a, &err) != ENG_SRC_OK)
+            break;
+    scn_source_free(src);
     return 0;
 }
