@@ -16,21 +16,27 @@ static const cli_command bench_cmd = {
     .summary =
         "Measures how fast the simulator is: Llama-3-8B on one H100 SXM, ShareGPT lengths, Poisson "
         "arrivals at 90% of each policy's burst capacity, each case in its own process.",
-    .details = "Cases: static (batch 64), orca, vllm-v0, chunked at 1M requests; vllm-v0-small "
-               "(100k), vllm-v0-large (10M), cluster16 (16 replicas), vllm-v0-stored (every "
-               "request and iteration stored); vllm-mooncake (vLLM V1 with prefix caching on the "
-               "Mooncake conversation trace, 12k requests, 2 replicas); sessions (1M turns of "
-               "multi-turn chat, vLLM V1); speculative (vLLM V1 with an EAGLE-3 head, 3 draft "
-               "tokens, at half its plain burst capacity, 1M requests); pd (1M ShareGPT requests, "
-               "vLLM V1 disaggregated: one prefill and two decode replicas, the KV over RDMA, at "
-               "90% of that deployment's burst capacity); sqlite-rows (request rows into SQLite "
-               "alone); deepseek-v3 and deepseek-v3-dp8: vllm-v0 at 1M requests of DeepSeek-V3 in "
-               "fp8 on 8 x H200 as TP8 and as DP8 + EP8; sglang-mixed (SGLang with mixed chunks), "
-               "trtllm-overlap (TensorRT-LLM's overlap scheduler) and gpt-oss-w4a8 (gpt-oss-120b "
-               "as TensorRT-LLM's W4A8 on 4 x H100, experts over 2 groups of 2), 1M requests "
-               "each; offload-mooncake and offload-sessions: vllm-mooncake and sessions with an "
-               "256 GB host-memory tier behind each replica's KV cache (kv_offload); pipeline "
-               "(Llama-3.1-405B as TP8 PP2 on two nodes of 8 H100s, vLLM V1, 1M requests).",
+    .details =
+        "Cases: static (batch 64), orca, vllm-v0, chunked at 1M requests; vllm-v0-small "
+        "(100k), vllm-v0-large (10M), cluster16 (16 replicas), vllm-v0-stored (every "
+        "request and iteration stored); vllm-mooncake (vLLM V1 with prefix caching on the "
+        "Mooncake conversation trace, 12k requests, 2 replicas, behind prefix_affinity); "
+        "llmd-mooncake and dynamo-mooncake (the same behind weighted and kv_router); "
+        "sessions (1M turns of "
+        "multi-turn chat, vLLM V1); speculative (vLLM V1 with an EAGLE-3 head, 3 draft "
+        "tokens, at half its plain burst capacity, 1M requests); pd (1M ShareGPT requests, "
+        "vLLM V1 disaggregated: one prefill and two decode replicas, the KV over RDMA, at "
+        "90% of that deployment's burst capacity); sqlite-rows (request rows into SQLite "
+        "alone); deepseek-v3 and deepseek-v3-dp8: vllm-v0 at 1M requests of DeepSeek-V3 in "
+        "fp8 on 8 x H200 as TP8 and as DP8 + EP8; vllm (V1, prefix caching on, as by default), "
+        "vllm-small (the same at 100k), vllm-nocache (V1 with prefix caching off), sglang and "
+        "trtllm (their default policies, radix cache and block reuse on) at 1M requests; "
+        "sglang-mixed (SGLang with mixed chunks), trtllm-overlap (TensorRT-LLM's overlap "
+        "scheduler) and gpt-oss-w4a8 (gpt-oss-120b as TensorRT-LLM's W4A8 on 4 x H100, experts "
+        "over 2 groups of 2), 1M requests each; offload-mooncake and offload-sessions: "
+        "vllm-mooncake and sessions with a 256 GB host-memory tier behind each replica's KV "
+        "cache (kv_offload); pipeline (Llama-3.1-405B as TP8 PP2 on two nodes of 8 H100s, vLLM "
+        "V1, 1M requests).",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)
@@ -44,9 +50,9 @@ static int selected(const char *list, const char *name)
     return 0;
 }
 
-/* Each (policy, setup, disaggregation)'s burst capacity, measured once. */
+/* Each (policy, settings, setup, disaggregation)'s burst capacity, measured once. */
 typedef struct capacities {
-    const char *name[16], *setup[16];
+    const char *name[16], *params[16], *setup[16];
     int decode[16];
     double cap[16];
     int n;
@@ -58,11 +64,13 @@ static double capacity_of(capacities *caps, const char *data, const study_bench_
     int decode = c->workload == STUDY_BENCH_PD ? c->replicas : 0;
     for (int k = 0; k < caps->n; k++)
         if (strcmp(caps->name[k], c->policy) == 0 && caps->decode[k] == decode &&
+            strcmp(caps->params[k] ? caps->params[k] : "", c->params ? c->params : "") == 0 &&
             strcmp(caps->setup[k] ? caps->setup[k] : "", c->setup ? c->setup : "") == 0)
             return caps->cap[k];
     double cap = study_bench_capacity(data, c, quick, err);
     if (cap > 0 && caps->n < 16) {
         caps->name[caps->n] = c->policy;
+        caps->params[caps->n] = c->params;
         caps->setup[caps->n] = c->setup;
         caps->decode[caps->n] = decode;
         caps->cap[caps->n++] = cap;
@@ -135,7 +143,7 @@ int cmd_bench(int argc, char **argv)
     fflush(stdout);
     int n, failed = 0;
     const study_bench_case *cases = study_bench_cases(&n);
-    capacities caps = {{0}, {0}, {0}, {0}, 0};
+    capacities caps = {{0}, {0}, {0}, {0}, {0}, 0};
     for (int i = 0; i < n; i++) {
         const study_bench_case *bc = &cases[i];
         if (!selected(only, bc->name))

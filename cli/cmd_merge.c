@@ -2,7 +2,9 @@
  * cmd_merge.c: `llmsim merge OUT.db IN.db...`: combines llmsim databases (the shards of a
  * sweep run on many machines, or any others) without duplicates (study_sweep_merge, store_merge.h),
  * and reports each sweep of the result: how many of its runs are there, and which sweeps vary
- * the same keys of the same file under different keys (shards run with different arguments).
+ * the same keys of the same file under different keys (shards run with different arguments);
+ * and, when the result holds runs of different builds (their recorded versions differ: another
+ * commit, a modified tree, another cost model), how many runs each build made.
  * Exit status: 0, 1 on a user error (an input that is not an llmsim database, a newer schema,
  * shards of different sweeps under one key), 2 on bad usage.
  */
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "store_query.h"
 #include "study_sweep.h"
 
 static const cli_command merge_cmd = {
@@ -73,6 +76,50 @@ static void on_sweep(void *arg, const store_sweep_row *row, int64_t expected)
     r->v[r->n++] = (seen){row->id, sim_xstrdup(row->file), sim_xstrdup(row->varied)};
 }
 
+/* The distinct versions of a database's runs, with how many runs each. */
+typedef struct builds {
+    char (*version)[64];
+    int64_t *runs;
+    int n;
+} builds;
+
+static int count_build(void *arg, const store_run_meta *m)
+{
+    builds *b = arg;
+    for (int i = 0; i < b->n; i++)
+        if (!strcmp(b->version[i], m->version)) {
+            b->runs[i]++;
+            return 0;
+        }
+    b->version = sim_xrealloc(b->version, sizeof *b->version * (size_t)(b->n + 1));
+    b->runs = sim_xrealloc(b->runs, sizeof *b->runs * (size_t)(b->n + 1));
+    snprintf(b->version[b->n], sizeof b->version[b->n], "%s", m->version);
+    b->runs[b->n++] = 1;
+    return 0;
+}
+
+/* A note on stderr when out holds runs of more than one build: their figures may differ for
+ * that alone. */
+static void note_builds(const char *out)
+{
+    sim_err err = {{0}};
+    store *s = store_open_readonly(out, &err);
+    builds b = {0};
+    if (s && store_run_list(s, count_build, &b, &err) == 0 && b.n > 1) {
+        fprintf(stderr,
+                "llmsim merge: note: %s holds runs of %d builds (a different commit, "
+                "modified tree or cost model may price the same scenario differently):",
+                out, b.n);
+        for (int i = 0; i < b.n; i++)
+            fprintf(stderr, "%s %s (%lld runs)", i ? "," : "", b.version[i], (long long)b.runs[i]);
+        fprintf(stderr, "\n");
+    }
+    if (s)
+        store_close(s);
+    free(b.version);
+    free(b.runs);
+}
+
 int cmd_merge(int argc, char **argv)
 {
     const char *pos[4096];
@@ -90,5 +137,8 @@ int cmd_merge(int argc, char **argv)
         free(r.v[i].varied);
     }
     free(r.v);
-    return rc == 0 ? 0 : cli_fail("merge", &err);
+    if (rc != 0)
+        return cli_fail("merge", &err);
+    note_builds(pos[0]);
+    return 0;
 }

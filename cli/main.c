@@ -35,10 +35,12 @@ static const struct {
 
 static int usage(FILE *f)
 {
+    /* the release alone: which build this is, --version says */
+    const char *v = study_version();
     fprintf(f,
-            "llmsim %s: discrete-event simulator of LLM serving schedulers\n\n"
+            "llmsim %.*s: discrete-event simulator of LLM serving schedulers\n\n"
             "usage: llmsim COMMAND [ARGS]   (llmsim COMMAND --help: its options and defaults)\n\n",
-            study_version());
+            (int)strcspn(v, "+"), v);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nEvery command that touches results takes --db PATH (default llmsim.db).\n");
@@ -53,7 +55,10 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
         return usage(stdout);
     if (!strcmp(argv[1], "--version")) {
-        printf("llmsim %s\n", study_version());
+        /* what runs stored by this build record as their version, then its parts in full */
+        printf("llmsim %s\ncommit %s%s\ncost model inputs sha256 %s\n", study_version(),
+               study_build_commit(), study_build_modified() ? " (tree modified)" : "",
+               study_cost_model_hash());
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

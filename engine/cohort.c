@@ -124,6 +124,8 @@ int eng_heap_check(const eng_rq_heap *h)
 
 static inline int32_t res(int64_t x, int32_t m)
 {
+    if ((m & (m - 1)) == 0) /* a power of two, as block sizes are: a mask, no division */
+        return (int32_t)(x & (m - 1));
     int64_t r = x % m;
     return (int32_t)(r < 0 ? r + m : r);
 }
@@ -144,22 +146,59 @@ static inline int paged(const eng_request *rq)
     return !rq->kv_reserved;
 }
 
-/* Members counted in cnt[a mod bs] whose (a + off) crosses a multiple of bs when it grows by
- * len: sum of floor(((a + off) mod bs + len) / bs). O(len mod bs). */
-static int64_t cross(const int32_t *cnt, int64_t total, int32_t bs, int64_t off, int64_t len)
+static void rc_init(eng_rescount *rc, int32_t bs)
 {
-    int64_t n = total * (len / bs);
-    for (int64_t r = bs - len % bs; r < bs; r++)
-        n += cnt[res(r - off, bs)];
-    return n;
+    rc->cnt = sim_xcalloc((size_t)bs, sizeof *rc->cnt);
+    rc->pre = sim_xcalloc((size_t)bs + 1, sizeof *rc->pre);
+}
+
+static void rc_free(eng_rescount *rc)
+{
+    free(rc->cnt);
+    free(rc->pre);
+    rc->cnt = NULL;
+    rc->pre = NULL;
+}
+
+/* d more members with residue i (O(bs): the running sums above it move). */
+static void rc_add(eng_rescount *rc, int32_t bs, int32_t i, int32_t d)
+{
+    rc->cnt[i] += d;
+    for (int32_t k = i + 1; k <= bs; k++)
+        rc->pre[k] += d;
+}
+
+/* Members counted in rc by a mod bs whose (a + off) crosses a multiple of bs when it grows by
+ * len: sum of floor(((a + off) mod bs + len) / bs): every member len / bs times, and once more
+ * those whose residue lies in the window of the last len mod bs residues before a multiple.
+ * O(1). */
+static int64_t cross(const eng_rescount *rc, int64_t total, int32_t bs, int64_t off, int64_t len)
+{
+    int64_t q = (bs & (bs - 1)) == 0 ? len >> __builtin_ctz((unsigned)bs) : len / bs;
+    int64_t n = total * q;
+    int32_t w = (int32_t)(len - q * bs);
+    if (w == 0)
+        return n;
+    int32_t s = res(bs - w - off, bs); /* the window's first residue: a + off = bs - w mod bs */
+    if (s + w <= bs)
+        return n + rc->pre[s + w] - rc->pre[s];
+    return n + rc->pre[bs] - rc->pre[s] + rc->pre[s + w - bs];
 }
 
 /* Blocks the growing and windowed layers of a class's paged members add when every context
  * extends by len slots (the top block index moves: ceil((x + len) / bs) - ceil(x / bs)). */
 static int64_t grow_blocks(const eng_replica *r, const eng_cclass *cl, int64_t len)
 {
+    if (cl->gm_len == len && cl->gm_t == cl->t && cl->gm_ver == cl->gver)
+        return cl->gm_val;
     const eng_kvlay *l = &r->kv.lay;
-    return (l->fm + l->wm) * cross(cl->grow, cl->paged, l->bs, cl->t - 1, len);
+    /* a cache of the count: the class holds the same members whether it is kept or not */
+    eng_cclass *m = (eng_cclass *)cl;
+    m->gm_len = len;
+    m->gm_t = cl->t;
+    m->gm_ver = cl->gver;
+    m->gm_val = (l->fm + l->wm) * cross(&cl->grow, cl->paged, l->bs, cl->t - 1, len);
+    return m->gm_val;
 }
 
 /* The cap's kind: 0 none, 1 min(context, cap), 2 context mod (cap + 1). */
@@ -186,9 +225,10 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
         eng_cclass *cl = &c->cls[i];
         eng_heap_init(&cl->fin, offsetof(eng_request, c_fin_t), offsetof(eng_request, c_fin_idx));
         eng_heap_init(&cl->ev, offsetof(eng_request, c_ev_t), offsetof(eng_request, c_ev_idx));
-        cl->grow = sim_xcalloc((size_t)c->bs, sizeof *cl->grow);
-        cl->slide = sim_xcalloc((size_t)c->bs, sizeof *cl->slide);
+        rc_init(&cl->grow, c->bs);
+        rc_init(&cl->slide, c->bs);
         cl->adv = 1;
+        cl->gm_len = -1;
     }
     if (spec)
         c->accept = sim_rng(e->ctx, SIM_STREAM_ACCEPT);
@@ -199,8 +239,8 @@ void eng_cohort_free(eng_cohort *c)
     for (int32_t i = 0; c->cls && i < c->nclass; i++) {
         eng_heap_free(&c->cls[i].fin);
         eng_heap_free(&c->cls[i].ev);
-        free(c->cls[i].grow);
-        free(c->cls[i].slide);
+        rc_free(&c->cls[i].grow);
+        rc_free(&c->cls[i].slide);
     }
     free(c->cls);
     free(c->fresh);
@@ -213,7 +253,7 @@ static int32_t member_blocks(const eng_replica *r, const eng_request *rq)
 {
     const eng_cohort *c = &r->co;
     int64_t ctx = a_of(rq) + cls_of(c, rq)->t;
-    int64_t ahead = r->busy && r->batch.decode ? 1 + c->step_k : 0;
+    int64_t ahead = c->in_step ? 1 + c->step_k : 0;
     return (int32_t)eng_lay_held(&r->kv.lay, ctx, ahead);
 }
 
@@ -251,7 +291,7 @@ static void cap_enter(eng_replica *r, eng_cclass *cl, eng_request *rq)
             rq->c_ev_t = c->cap - a;
             eng_heap_push(&cl->ev, rq);
         } else if (sliding(r) && paged(rq)) {
-            cl->slide[res(a, c->bs)]++;
+            rc_add(&cl->slide, c->bs, res(a, c->bs), 1);
             cl->nslide++;
         }
         break;
@@ -279,7 +319,7 @@ static void cap_leave(eng_replica *r, eng_cclass *cl, eng_request *rq)
             cl->n_low--;
             cl->a_low -= a;
         } else if (sliding(r) && paged(rq)) {
-            cl->slide[res(a, c->bs)]--;
+            rc_add(&cl->slide, c->bs, res(a, c->bs), -1);
             cl->nslide--;
         }
         break;
@@ -319,7 +359,7 @@ static int64_t cap_events(eng_replica *r, eng_cclass *cl)
                 /* MODEL: vLLM SlidingWindowManager.remove_skipped_blocks: blocks wholly before
                  * the window of the next token (c - W + 1 tokens skipped) are freed */
                 freed += l->wm * ((a + cl->t - l->window + 1) / l->bs);
-                cl->slide[res(a, c->bs)]++;
+                rc_add(&cl->slide, c->bs, res(a, c->bs), 1);
                 cl->nslide++;
             }
         }
@@ -342,7 +382,8 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
     eng_heap_push(&cl->fin, rq);
     if (paged(rq)) {
         SIM_ASSERT(r->e->ctx, rq->kv_blocks == member_blocks(r, rq));
-        cl->grow[res(a_of(rq), c->bs)]++;
+        rc_add(&cl->grow, c->bs, res(a_of(rq), c->bs), 1);
+        cl->gver++;
         cl->paged++;
         c->paged++;
     }
@@ -380,7 +421,8 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
     cap_leave(r, cl, rq);
     if (paged(rq)) {
         rq->kv_blocks = member_blocks(r, rq);
-        cl->grow[res(a_of(rq), c->bs)]--;
+        rc_add(&cl->grow, c->bs, res(a_of(rq), c->bs), -1);
+        cl->gver++;
         cl->paged--;
         c->paged--;
     }
@@ -425,14 +467,19 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
     const eng_spec *sp = &r->e->cfg.spec;
     int64_t need = 0, out = 0;
     c->step_k = k;
+    c->in_step = 1;
     for (int32_t i = 0; i < c->nclass; i++) {
         eng_cclass *cl = &c->cls[i];
         /* MODEL: vLLM's synthetic rejection sampler draws per request and step; SGLang's
          * SGLANG_SIMULATE_ACC_LEN one length per step for the whole batch: members of a class
          * share a draw (one class is SGLang's rule) */
         cl->adv = k > 0 ? draw_accepted(sp, c->accept, k) : 1;
-        need += grow_blocks(r, cl, 1 + k);
-        out += (int64_t)cl->n * cl->adv - heap_short(&cl->fin, 0, cl->t + cl->adv);
+        cl->alloc = grow_blocks(r, cl, 1 + k);
+        need += cl->alloc;
+        out += (int64_t)cl->n * cl->adv;
+        const eng_request *top = eng_heap_top(&cl->fin);
+        if (top && top->c_fin_t < cl->t + cl->adv)
+            out -= heap_short(&cl->fin, 0, cl->t + cl->adv);
         if (k > 0) {
             c->spec_steps += cl->n;
             c->spec_drafts += (int64_t)cl->n * k;
@@ -444,6 +491,50 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
     SIM_CHECK(r->e->ctx, need <= eng_kv_nfree(&r->kv));
     eng_kv_alloc_derived(&r->kv, need);
     return out;
+}
+
+int eng_cohort_step_finishes(const eng_cohort *c)
+{
+    for (int32_t i = 0; i < c->nclass; i++) {
+        const eng_request *rq = eng_heap_top(&c->cls[i].fin);
+        if (rq && rq->c_fin_t <= c->cls[i].t + c->cls[i].adv)
+            return 1;
+    }
+    return 0;
+}
+
+int eng_cohort_plain(const eng_replica *r)
+{
+    const eng_cohort *c = &r->co;
+    return c->nclass == 1 && cap_kind(c) == 0 && r->kv.lay.wm == 0 && c->nfresh == 0 &&
+           c->step_k == 0;
+}
+
+int64_t eng_cohort_plain_need(const eng_replica *r)
+{
+    const eng_cohort *c = &r->co;
+    const eng_cclass *cl = &c->cls[0];
+    /* grow_blocks(cl, 1): the paged members whose context a + t is a multiple of bs */
+    return (int64_t)r->kv.lay.fm * cl->grow.cnt[res(c->bs - cl->t, c->bs)];
+}
+
+void eng_cohort_plain_end(eng_replica *r, int64_t now)
+{
+    eng_cohort *c = &r->co;
+    eng_cclass *cl = &c->cls[0];
+    SIM_ASSERT(r->e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(c));
+    c->in_step = 0;
+    eng_emit_itl(r->e, now - c->last_step_end, c->n);
+    c->step++;
+    c->last_step_end = now;
+    cl->t++;
+}
+
+void eng_cohort_plain_begin(eng_replica *r, int64_t need)
+{
+    SIM_ASSERT(r->e->ctx, need == eng_cohort_need(r, 0, 1) && need <= eng_kv_nfree(&r->kv));
+    r->co.in_step = 1;
+    eng_kv_alloc_derived(&r->kv, need);
 }
 
 int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps)
@@ -461,6 +552,7 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     eng_engine *e = r->e;
     const eng_kvlay *l = &r->kv.lay;
     int64_t old = c->n - c->nfresh, zeros = 0, freed = 0, ahead = 1 + c->step_k;
+    c->in_step = 0;
     if (old > 0)
         eng_emit_itl(e, now - c->last_step_end, old);
     for (int32_t i = 0; i < c->nfresh; i++) {
@@ -477,9 +569,9 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
         /* MODEL: rejected draft tokens free their slots: the blocks beyond the accepted tokens
          * go back (vLLM reuses them in the next step's allocate_slots; freeing them here and
          * allocating again then leaves the same blocks free when the next step is formed) */
-        freed += grow_blocks(r, cl, ahead) - grow_blocks(r, cl, n);
+        freed += n == ahead ? 0 : cl->alloc - grow_blocks(r, cl, n);
         if (sliding(r))
-            freed += l->wm * cross(cl->slide, cl->nslide, l->bs, cl->t - l->window + 1, n);
+            freed += l->wm * cross(&cl->slide, cl->nslide, l->bs, cl->t - l->window + 1, n);
         zeros += (int64_t)cl->n * (n - 1);
         cl->t += n;
         freed += cap_events(r, cl);
@@ -585,7 +677,10 @@ static int class_check(const eng_replica *r, int32_t ci, char *buf, size_t len)
         }
     }
     for (int32_t b = 0; rc == 0 && b < c->bs; b++)
-        if (grow[b] != cl->grow[b] || slide[b] != cl->slide[b]) {
+        if (grow[b] != cl->grow.cnt[b] || slide[b] != cl->slide.cnt[b] ||
+            cl->grow.pre[b + 1] - cl->grow.pre[b] != grow[b] ||
+            cl->slide.pre[b + 1] - cl->slide.pre[b] != slide[b] || cl->grow.pre[0] != 0 ||
+            cl->slide.pre[0] != 0) {
             snprintf(buf, len, "replica %d: cohort class %d block residue %d miscounted", r->id, ci,
                      b);
             rc = -1;

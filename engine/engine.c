@@ -89,6 +89,7 @@ static void pull_arrival(eng_engine *e);
 static void request_done(eng_replica *r, eng_request *rq)
 {
     eng_engine *e = r->e;
+    eng_router_left(r, rq);
     r->outstanding--;
     r->outstanding_tokens -= rq->prompt + rq->output;
     e->in_system--;
@@ -226,6 +227,21 @@ void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why)
 
 /* ---------------- routing ---------------- */
 
+void eng_router_left(eng_replica *r, const eng_request *rq)
+{
+    eng_pool *p = r->pool;
+    if (p->nrep > 1 && p->router->on_leave)
+        p->router->on_leave(p->router_st, p->rep_list, (int32_t)(r - p->reps), rq);
+}
+
+/* rq's prompt is computed on r: r's router is told (it may count prefill work still owed). */
+static void router_prefilled(eng_replica *r, const eng_request *rq)
+{
+    eng_pool *p = r->pool;
+    if (p->nrep > 1 && p->router->on_prefilled)
+        p->router->on_prefilled(p->router_st, p->rep_list, (int32_t)(r - p->reps), rq);
+}
+
 /* The replica rq goes to: pool p's router's choice (none to make with one replica). */
 eng_replica *eng_route(eng_engine *e, eng_pool *p, const eng_request *rq)
 {
@@ -266,6 +282,7 @@ static void set_content(eng_request *rq, const eng_arrival *a)
     pc->nseg = a->nseg > 0 ? a->nseg : 0;
     pc->uid = unique_id(rq, UINT64_C(0x70726f6d7074));
     pc->out_id = a->out_id ? a->out_id : unique_id(rq, UINT64_C(0x6f7574707574));
+    pc->out_shared = a->out_id != 0;
 }
 
 void eng_ensure_content(eng_replica *r, eng_request *rq)
@@ -371,6 +388,7 @@ static void pull_arrival(eng_engine *e)
     rq->prompt = a.prompt;
     rq->output = a.output;
     rq->tag = a.tag;
+    rq->session = a.session;
     if (a.nseg > 0 || a.out_id) {
         int64_t sum = 0;
         for (int32_t i = 0; i < a.nseg; i++)
@@ -404,10 +422,18 @@ static void batch_reset(eng_batch *b)
     b->speculate = -1;
 }
 
-static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_t cpu, int64_t gpu,
-                             int64_t end, const eng_shape *s, int64_t tokens, int64_t draft)
+/* Counts an iteration formed at now (its tokens in their second) and hands its record to the
+ * recorder. */
+static void record_iteration(eng_replica *r, int64_t iter, int64_t now, int64_t start, int64_t cpu,
+                             int64_t gpu, int64_t end, const eng_shape *s, int64_t tokens,
+                             int64_t draft)
 {
     eng_engine *e = r->e;
+    e->tot.iterations++;
+    e->tot.pool_busy_ns[r->pool->id] += end - start;
+    eng_metrics_tokens(&e->m, now - e->tot.first_arrival_ns, end - e->tot.first_arrival_ns, tokens);
+    if (!e->rec || !e->rec->on_iteration)
+        return;
     eng_iter_rec it = {.replica = r->id,
                        .iter = iter,
                        .start_ns = start,
@@ -422,22 +448,27 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t start, int64_
                        .shape = *s,
                        .output_tokens = tokens,
                        .draft_ns = draft};
-    e->tot.iterations++;
-    e->tot.pool_busy_ns[r->pool->id] += end - start;
-    eng_metrics_tokens(&e->m, sim_now(e->ctx) - e->tot.first_arrival_ns,
-                       end - e->tot.first_arrival_ns, tokens);
-    if (e->rec && e->rec->on_iteration)
-        e->rec->on_iteration(e->rec_st, &it);
+    e->rec->on_iteration(e->rec_st, &it);
 }
 
-/* Decode steps the current batch may run as one event: what the policy allows, up to the
- * cohort's next finish, and only where nothing else happens per step (no prefill chunks, no
- * paged blocks to allocate, no async output delivery, no swap traffic). */
+/* Whether offloaded KV is on its way into r's cache or loaded and waiting for its request's
+ * admission: the request joins at the next step the policy forms, so no step is run ahead. */
+static int off_pending(const eng_replica *r)
+{
+    return r->off && (r->off->reserved > 0 || r->off->pins > 0);
+}
+
+/* Decode steps the current batch may run as one event whatever happens meanwhile: what the
+ * policy allows (eng_batch.steps), up to the cohort's next finish, and only where nothing else
+ * happens per step (no prefill chunks, no paged blocks to allocate, no async output delivery, no
+ * swap traffic) and nothing else can see the replica in between (it is the only one: another's
+ * records would come between its steps). */
 static int64_t run_length(const eng_replica *r)
 {
     const eng_batch *b = &r->batch;
     if (b->steps <= 1 || !b->decode || b->nchunks > 0 || r->co.paged > 0 || r->pipe ||
-        r->pool->cfg.cpu.async || b->fixed_steps > 1 || r->e->cfg.spec.method != ENG_SPEC_NONE)
+        off_pending(r) || r->pool->cfg.cpu.async || b->fixed_steps > 1 ||
+        r->e->cfg.spec.method != ENG_SPEC_NONE || r->e->nrep > 1)
         return 1;
     /* one class: every member advances a token per step */
     const eng_request *top = eng_heap_top(&r->co.cls[0].fin);
@@ -512,51 +543,67 @@ static int64_t pads_capped(const eng_replica *r, const eng_batch *b)
     return c;
 }
 
-/* cont: a continuation step of a fixed multi-step run (no scheduler call, no CPU charged) */
-static void start_iteration(eng_replica *r, int64_t now, int cont)
+/* A step's shape: the batch's prefill chunks (a chunk that ends its prefill emits a token), its
+ * decode cohort verifying k drafts each (eng_cohort_begin_step draws the acceptance and
+ * allocates the step's blocks) and its padded slots. Returns the output tokens it emits. */
+static int64_t step_shape(eng_replica *r, int32_t k, eng_shape *s)
 {
-    eng_engine *e = r->e;
-    eng_batch *b = &r->batch;
-    eng_shape s = {0};
+    const eng_batch *b = &r->batch;
     int64_t tokens = 0;
-    eng_shape_set_cap(&s, r->co.cap, r->co.cap_chunked);
+    memset(s, 0, sizeof *s);
+    eng_shape_set_cap(s, r->co.cap, r->co.cap_chunked);
     for (int32_t i = 0; i < b->nchunks; i++) {
         const struct eng_chunk *ch = &b->chunks[i];
-        eng_shape_add_prefill_capped(&s, ch->charged, ch->rq->prefilled);
+        eng_shape_add_prefill_capped(s, ch->charged, ch->rq->prefilled);
         if (ch->rq->prefilled + ch->tokens == ch->rq->prefill_target) {
-            s.emit_seqs++;
+            s->emit_seqs++;
             tokens++;
         }
     }
-    int32_t k = spec_k(r, b);
     int32_t vk = b->decode ? k : 0;
     if (b->decode) {
         tokens += eng_cohort_begin_step(r, vk);
-        eng_shape_add_verify(&s, r->co.n, eng_cohort_ctx_sum(&r->co), eng_cohort_capped_sum(&r->co),
+        eng_shape_add_verify(s, r->co.n, eng_cohort_ctx_sum(&r->co), eng_cohort_capped_sum(&r->co),
                              vk);
         /* MODEL: each decode sequence samples its token; verifying k drafts, vLLM computes the
          * logits of all k + 1 positions (RejectionSampler over target_logits) */
-        s.emit_seqs += r->co.n * (vk + 1);
+        s->emit_seqs += r->co.n * (vk + 1);
     }
-    eng_shape_add_verify(&s, b->pad_seqs + r->async_pad_seqs + r->run_pad_seqs,
+    eng_shape_add_verify(s, b->pad_seqs + r->async_pad_seqs + r->run_pad_seqs,
                          b->pad_ctx + r->async_pad_ctx + r->run_pad_ctx, pads_capped(r, b), vk);
     r->async_pad_seqs = 0;
     r->async_pad_ctx = 0;
     r->async_pad_capped = 0;
+    return tokens;
+}
 
+/* The GPU time of a step of shape s whose decodes verify k drafts: the target's forward pass,
+ * the drafter's (*draft, included) and the swap traffic charged to it. */
+static int64_t step_gpu(eng_replica *r, const eng_shape *s, int32_t k, int64_t *draft)
+{
     const eng_predictor *pred = r->pool->pred;
-    int64_t draft = draft_time(r, &s, k);
-    int64_t gpu = pred->ops->iteration_ns(pred->st, &s) + draft;
+    *draft = draft_time(r, s, k);
+    int64_t gpu = pred->ops->iteration_ns(pred->st, s) + *draft;
     if (r->pending_xfer_bytes && pred->ops->transfer_ns)
         gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
     r->pending_xfer_bytes = 0;
+    return gpu;
+}
+
+/* The CPU time of a step of num_seqs sequences; cont: a continuation of a fixed multi-step run.
+ * MODEL: vLLM 0.6 multi-step scheduling runs the scheduler and prepares inputs once per run; the
+ * later steps advance the inputs on the GPU (advance_step) */
+static int64_t step_cpu(const eng_replica *r, int64_t num_seqs, int cont)
+{
     const eng_cpu_overhead *c = &r->pool->cfg.cpu;
-    /* MODEL: vLLM 0.6 multi-step scheduling runs the scheduler and prepares inputs once per
-     * run; the later steps advance the inputs on the GPU (advance_step) */
-    int64_t cpu =
-        cont ? 0 : (int64_t)((c->per_iteration_us + c->per_seq_us * s.num_seqs) * 1e3 + 0.5);
+    return cont ? 0 : (int64_t)((c->per_iteration_us + c->per_seq_us * num_seqs) * 1e3 + 0.5);
+}
+
+/* Places a step formed at now, with cpu and gpu ns of work, on r's GPU; returns its end. */
+static int64_t place_step(eng_replica *r, int64_t now, int64_t cpu, int64_t gpu)
+{
     int64_t gpu_start;
-    if (c->async) {
+    if (r->pool->cfg.cpu.async) {
         /* MODEL: async scheduling (vLLM v0.6 multi-step/async output, SGLang overlap): the CPU
          * work of this iteration ran while the previous iteration's GPU work did, so the GPU
          * starts when both are done. That needs a previous iteration running until now: after
@@ -567,40 +614,213 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
         gpu_start = now + cpu;
     }
     r->gpu_start = gpu_start;
-    int64_t end = gpu_start + gpu;
-    if (r->pipe) /* through the stages, each after the batch before it */
-        end = eng_pipe_place(r->pipe, gpu_start, gpu, s.tokens);
-    r->gpu_free_at = end;
-    r->busy = 1;
+    r->gpu_free_at = gpu_start + gpu;
+    return r->gpu_free_at;
+}
 
-    record_iteration(r, r->iter, now, cpu, gpu, end, &s, tokens, draft);
+/* The steps of a batch nothing can join (static batching) up to the cohort's next finish, as one
+ * event: the first is formed (shape s); each later one costs its own shape, every context one
+ * token longer. Returns the last one's end. */
+static int64_t fixed_batch_run(eng_replica *r, eng_shape *s, int64_t run, int64_t cpu, int64_t gpu,
+                               int64_t end)
+{
+    eng_engine *e = r->e;
+    const eng_predictor *pred = r->pool->pred;
+    int64_t now = sim_now(e->ctx);
+    /* MODEL: the same decode batch for k steps: each step's cost from its own shape (every
+     * context one token longer), no event in between */
+    if (run > r->capsteps) {
+        r->capsteps = (int32_t)run;
+        r->step_end = sim_xrealloc(r->step_end, (size_t)run * sizeof *r->step_end);
+    }
+    r->step_end[0] = end;
+    int64_t growth = eng_cohort_capped_growth(&r->co);
+    for (int64_t j = 1; j < run; j++) {
+        s->decode_ctx += s->decode_seqs;
+        s->decode_ctx_capped += growth;
+        int64_t start = end;
+        gpu = pred->ops->iteration_ns(pred->st, s);
+        end = start + cpu + gpu;
+        r->step_end[j] = end;
+        eng_metrics_iteration_cpu(&e->m, cpu, 1);
+        record_iteration(r, r->iter + j, now, start, cpu, gpu, end, s, s->emit_seqs, 0);
+    }
+    r->nsteps = (int32_t)run;
+    r->gpu_start = end - gpu;
+    r->gpu_free_at = end;
+    return end;
+}
+
+/* Whether r's batch may open a decode run: its policy runs them, the batch is the whole cohort
+ * and nothing else, and nothing would happen between its steps but the decodes (no output held
+ * back by async processing, no fixed multi-step run, no transfer waiting to join). */
+static int run_possible(const eng_replica *r)
+{
+    const eng_batch *b = &r->batch;
+    if (!r->ops->run_steps || !b->decode || b->nchunks > 0 || b->fixed_steps > 1 ||
+        r->run_left > 0 || r->nunseen > 0 || r->co.n == 0 || r->e->cfg.max_run_steps == 1 ||
+        r->pipe || /* a pipeline's stages are shared with its other batches */
+        off_pending(r))
+        return 0;
+    return r->pool->role == ENG_ROLE_MIXED ||
+           (r->pool->role == ENG_ROLE_DECODE && !r->pdq_head && r->njoining == 0);
+}
+
+static void no_finish(eng_replica *r, eng_request *rq)
+{
+    SIM_CHECK(r->e->ctx, !"a decode run's inner step finished a request");
+}
+
+/* The output tokens of a decode run's steps when no recorder takes them: summed by the second
+ * they come out in, from (the start of) the first step that put tokens in that second. */
+typedef struct run_tokens {
+    int64_t n, from, end, second_end;
+} run_tokens;
+
+static void run_tokens_flush(eng_engine *e, const run_tokens *t)
+{
+    int64_t first = e->tot.first_arrival_ns;
+    if (t->n > 0)
+        eng_metrics_tokens(&e->m, t->from - first, t->end - first, t->n);
+}
+
+static void run_tokens_add(eng_engine *e, run_tokens *t, int64_t start, int64_t end, int64_t n)
+{
+    int64_t first = e->tot.first_arrival_ns;
+    if (t->n > 0 && end >= t->second_end) {
+        run_tokens_flush(e, t);
+        t->n = 0;
+    }
+    if (t->n == 0) {
+        t->from = start;
+        t->second_end = first + ((end - first) / 1000000000 + 1) * 1000000000;
+    }
+    t->n += n;
+    t->end = end;
+}
+
+/* A decode run under way: its steps' drafts (k, and kp for the step after), the step in flight's
+ * shape and CPU time, and its tokens summed. */
+typedef struct run_ctx {
+    eng_shape s;
+    int shaped; /* s is the step in flight's, formed here */
+    int32_t k, kp;
+    int64_t cpu;
+    run_tokens tok;
+} run_ctx;
+
+/* Ends a decode run's step in flight at end (none of its members finishes) and says whether the
+ * next step's blocks fit (*need: how many it takes). */
+static int run_step_end(eng_replica *r, const run_ctx *c, int plain, int64_t end, int64_t *need)
+{
+    if (plain)
+        eng_cohort_plain_end(r, end);
+    else
+        eng_cohort_end_step(r, end, no_finish);
+    r->iter++;
+    *need = plain ? eng_cohort_plain_need(r) : eng_cohort_need(r, c->k, 1);
+    return *need <= eng_kv_nfree(&r->kv) &&
+           (c->kp == c->k || eng_cohort_need(r, c->kp, 1) <= eng_kv_nfree(&r->kv));
+}
+
+/* Forms a decode run's next step (its `need` blocks taken); of a plain cohort whose step was
+ * shaped here, only the summed context moves. Returns the step's output tokens. */
+static int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int64_t need)
+{
+    r->batch.pad_ctx += r->batch.pad_seqs; /* padded slots one token longer, as next_batch
+                                              counts them */
+    if (plain && c->shaped) {
+        /* every member and padded slot one token further */
+        eng_cohort_plain_begin(r, need);
+        c->s.decode_ctx += c->s.decode_seqs;
+        SIM_ASSERT(r->e->ctx, c->s.decode_ctx == eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx);
+        return r->co.n;
+    }
+    int64_t tokens = step_shape(r, c->k, &c->s);
+    c->cpu = step_cpu(r, c->s.num_seqs, 0);
+    c->shaped = 1;
+    return tokens;
+}
+
+/* Counts a decode run's step from start to end: its record, or, with no recorder, its iteration,
+ * busy time and tokens summed. */
+static void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int64_t gpu, int64_t end,
+                           int64_t tokens, int64_t draft)
+{
+    eng_engine *e = r->e;
+    if (e->rec && e->rec->on_iteration) {
+        record_iteration(r, r->iter, start, start, c->cpu, gpu, end, &c->s, tokens, draft);
+        return;
+    }
+    e->tot.iterations++;
+    e->tot.pool_busy_ns[r->pool->id] += end - start;
+    run_tokens_add(e, &c->tok, start, end, tokens);
+}
+
+/* A decode run: the decode steps after the first that the policy would form the same
+ * (run_steps), formed now, up to the simulation's next event, the cohort's next finish, or the
+ * step whose blocks would not fit. Each step before the last is ended here at its end time as
+ * its event would end it (its tokens, ITL samples and freed blocks, in the same order: nothing
+ * else happens before the next event); the last ends by its event. When the step after the last
+ * would not fit, the last is ended here too (*ended = 1) and the event only asks the policy.
+ * Returns the event's time. */
+static int64_t decode_run(eng_replica *r, int64_t end, int *ended)
+{
+    eng_engine *e = r->e;
+    *ended = 0;
+    if (!run_possible(r))
+        return end;
+    int64_t most = r->ops->run_steps(r->st, r);
+    if (e->cfg.max_run_steps > 0 && most > e->cfg.max_run_steps)
+        most = e->cfg.max_run_steps;
+    int64_t until = sim_next_time(e->ctx), n = 1, need;
+    run_ctx c = {.k = spec_k(r, &r->batch), .kp = spec_k(r, NULL)};
+    while (n < most && end < until && !eng_cohort_step_finishes(&r->co)) {
+        int plain = c.k == 0 && c.kp == 0 && eng_cohort_plain(r);
+        if (!run_step_end(r, &c, plain, end, &need)) {
+            *ended = 1; /* the policy preempts first: it decides at this step's end */
+            break;
+        }
+        int64_t start = end, draft;
+        int64_t tokens = run_step_shape(r, &c, plain, need);
+        int64_t gpu = step_gpu(r, &c.s, c.k, &draft);
+        end = place_step(r, start, c.cpu, gpu);
+        n++;
+        run_step_count(r, &c, start, gpu, end, tokens, draft);
+    }
+    run_tokens_flush(e, &c.tok);
+    /* the steps after the first: the same CPU work each (the same sequences) */
+    eng_metrics_iterations_cpu_each(&e->m, c.cpu, n - 1);
+    if (n > 1)
+        r->ops->on_run(r->st, r, n);
+    return end;
+}
+
+/* Forms and prices the batch's step (cont: a continuation of a fixed multi-step run: no
+ * scheduler call, no CPU charged), records it and schedules its end: with the steps a run adds
+ * (fixed_batch_run, decode_run), the end of the last. */
+static void start_iteration(eng_replica *r, int64_t now, int cont)
+{
+    eng_engine *e = r->e;
+    eng_shape s;
+    int32_t k = spec_k(r, &r->batch);
+    int64_t draft, tokens = step_shape(r, k, &s);
+    int64_t gpu = step_gpu(r, &s, k, &draft), cpu = step_cpu(r, s.num_seqs, cont);
+    int64_t end = place_step(r, now, cpu, gpu);
+    if (r->pipe) /* through the stages, each after the batch before it */
+        end = r->gpu_free_at = eng_pipe_place(r->pipe, r->gpu_start, gpu, s.tokens);
+    r->busy = 1;
+    eng_metrics_iteration_cpu(&e->m, cpu, 1);
+    record_iteration(r, r->iter, now, now, cpu, gpu, end, &s, tokens, draft);
     r->preempted_now = 0;
     r->nsteps = 1;
     int64_t run = run_length(r);
-    eng_metrics_iteration_cpu(&e->m, cpu, run); /* the same CPU work for every step of a run */
-    if (run > 1) {
-        /* MODEL: the same decode batch for k steps: each step's cost from its own shape (every
-         * context one token longer), no event in between */
-        if (run > r->capsteps) {
-            r->capsteps = (int32_t)run;
-            r->step_end = sim_xrealloc(r->step_end, (size_t)run * sizeof *r->step_end);
-        }
-        r->step_end[0] = end;
-        int64_t growth = eng_cohort_capped_growth(&r->co);
-        for (int64_t j = 1; j < run; j++) {
-            s.decode_ctx += s.decode_seqs;
-            s.decode_ctx_capped += growth;
-            int64_t start = end;
-            gpu = pred->ops->iteration_ns(pred->st, &s);
-            end = start + cpu + gpu;
-            r->step_end[j] = end;
-            record_iteration(r, r->iter + j, start, cpu, gpu, end, &s, s.emit_seqs, 0);
-        }
-        r->nsteps = (int32_t)run;
-        r->gpu_start = end - gpu;
-        r->gpu_free_at = end;
-    }
-    sim_schedule(e->ctx, end, ENG_PRIO_ITER_END, on_iteration_end, r, 0);
+    int ended = 0;
+    if (run > 1)
+        end = fixed_batch_run(r, &s, run, cpu, gpu, end);
+    else
+        end = decode_run(r, end, &ended);
+    sim_schedule(e->ctx, end, ENG_PRIO_ITER_END, on_iteration_end, r, ended);
 }
 
 static void kick(eng_replica *r)
@@ -677,6 +897,7 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
     rq->generated++;
     rq->t_span_decode = now;
     if (rq->t_first_token < 0 && !rq->first_unseen) {
+        router_prefilled(r, rq);
         if (r->pool->cfg.cpu.async) {
             rq->first_unseen = 1; /* delivered with the next iteration, as a finish is */
             if (rq->generated < rq->output)
@@ -693,24 +914,27 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
         eng_cohort_join(r, rq, now);
 }
 
-static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t arg)
+/* The end of an iteration (ended: a decode run's steps all ended already, decode_run). */
+static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t ended)
 {
     eng_replica *r = obj;
     int64_t now = sim_now(ctx);
     eng_batch *b = &r->batch;
-    r->busy = 0; /* first: derived block counts stop counting a step in flight */
+    r->busy = 0;
     r->run_pad_ctx += r->run_pad_seqs; /* padded slots grew one token this step */
     for (int32_t i = 0; r->co.cap > 0 && i < r->run_pad_seqs; i++)
         r->run_pad_c[i]++;
     deliver_deferred(r, now);
-    if (b->decode) {
-        for (int32_t j = 0; j + 1 < r->nsteps; j++)
-            eng_cohort_end_step(r, r->step_end[j], finish);
-        eng_cohort_end_step(r, now, finish);
+    if (!ended) {
+        if (b->decode) {
+            for (int32_t j = 0; j + 1 < r->nsteps; j++)
+                eng_cohort_end_step(r, r->step_end[j], finish);
+            eng_cohort_end_step(r, now, finish);
+        }
+        for (int32_t i = 0; i < b->nchunks; i++)
+            complete_chunk(r, &b->chunks[i], now);
+        r->iter += r->nsteps;
     }
-    for (int32_t i = 0; i < b->nchunks; i++)
-        complete_chunk(r, &b->chunks[i], now);
-    r->iter += r->nsteps;
     r->nsteps = 1;
     if (r->ops->on_batch_end)
         r->ops->on_batch_end(r->st, r, b, now);
@@ -1025,6 +1249,7 @@ static int replica_init(eng_engine *e, eng_pool *p, int32_t i, sim_err *err)
     eng_kv_plan plan = p->plan;
     plan.blocks /= eng_pipe_batches(&p->cfg);
     eng_kv_init(&r->kv, &plan, p->cfg.block_size, ahead);
+    r->kv.table_all = e->cfg.prefix_table_all;
     r->wake_at = -1;
     eng_cohort_init(&r->co, e, &p->cfg);
     r->st = sim_xcalloc(1, p->ops->state_size ? p->ops->state_size : 1);

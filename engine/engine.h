@@ -214,6 +214,9 @@ typedef struct eng_config {
     };
     int32_t max_run_steps; /* most decode steps run as one event (0: no limit; 1: one
                               event per step, for checking that runs change nothing) */
+    int prefix_table_all;  /* 1: a request's own computed blocks go through the prefix cache's
+                              table as shared ones do (for checking that keeping them apart
+                              changes nothing) */
     eng_spec spec;         /* speculative decoding (method ENG_SPEC_NONE: off) */
     /* disaggregated prefill/decode (pd.enabled): the pools' own settings replace the pool
      * fields above, which are then unused */
@@ -308,7 +311,9 @@ typedef struct eng_arrival {
     const eng_segment *seg;
     int32_t nseg;
     uint64_t out_id;
-    uint64_t tag; /* handed back to on_done (sessions) */
+    uint64_t tag;     /* handed back to on_done (sessions) */
+    uint64_t session; /* the conversation it belongs to (a session id a router may key on),
+                         from 1; 0: none */
 } eng_arrival;
 
 enum { ENG_SRC_OK = 1, ENG_SRC_LATER = 0, ENG_SRC_END = -1, ENG_SRC_ERROR = -2 };

@@ -177,6 +177,7 @@ void eng_kv_init(eng_kv *kv, const eng_kv_plan *p, int32_t block_size, int32_t a
     if (p->window_mul == 0)
         kv->lay.window = 0;
     kv->ahead = ahead;
+    kv->table_all = 0;
 }
 
 static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, size_t len);
@@ -257,7 +258,7 @@ void eng_kv_release(eng_replica *r, int64_t blocks)
 /* ================= the prefix cache ================= */
 
 /* splitmix64's finaliser: every input bit moves every output bit */
-static uint64_t mix64(uint64_t x)
+static inline uint64_t mix64(uint64_t x)
 {
     x ^= x >> 30;
     x *= UINT64_C(0xbf58476d1ce4e5b9);
@@ -266,149 +267,157 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-/* ---- the free queue ---- */
+/* ---- records: cached blocks and the queue's runs ---- */
 
-static int32_t q_new(eng_pstore *ps)
+static inline int32_t rec_new(eng_pstore *ps)
 {
-    if (ps->qfree < 0) {
-        int32_t old = ps->capq;
-        ps->capq = old ? 2 * old : 1024;
-        ps->q = sim_xrealloc(ps->q, (size_t)ps->capq * sizeof *ps->q);
-        for (int32_t i = ps->capq - 1; i >= old; i--) {
-            ps->q[i].next = ps->qfree;
-            ps->qfree = i;
-        }
+    if (ps->freeb >= 0) {
+        int32_t i = ps->freeb;
+        ps->freeb = ps->b[i].next;
+        return i;
     }
-    int32_t i = ps->qfree;
-    ps->qfree = ps->q[i].next;
-    return i;
+    if (ps->nb == ps->capb) {
+        ps->capb = ps->capb ? 2 * ps->capb : 1024;
+        ps->b = sim_xrealloc(ps->b, (size_t)ps->capb * sizeof *ps->b);
+    }
+    return ps->nb++;
 }
 
-static void q_unlink(eng_pstore *ps, int32_t i)
+static inline void rec_free(eng_pstore *ps, int32_t i)
 {
-    eng_qnode *n = &ps->q[i];
+    ps->b[i].ref = ENG_B_UNUSED;
+    ps->b[i].owner = NULL;
+    ps->b[i].next = ps->freeb;
+    ps->freeb = i;
+}
+
+/* ---- the free queue, through the records ---- */
+
+static inline void q_unlink(eng_pstore *ps, int32_t i)
+{
+    eng_pblock *n = &ps->b[i];
     if (n->prev >= 0)
-        ps->q[n->prev].next = n->next;
+        ps->b[n->prev].next = n->next;
     else
         ps->qhead = n->next;
     if (n->next >= 0)
-        ps->q[n->next].prev = n->prev;
+        ps->b[n->next].prev = n->prev;
     else
         ps->qtail = n->prev;
-    n->next = ps->qfree;
-    ps->qfree = i;
 }
 
-/* Appends a cached block (blk >= 0) or count anonymous blocks (blk < 0, merged into a tail
- * run) to the queue's tail. */
-static void q_push(eng_pstore *ps, int32_t blk, int64_t count)
+/* Links record i into the queue after record `after` (-1: at the head). */
+static inline void q_link(eng_pstore *ps, int32_t i, int32_t after)
 {
-    if (blk < 0 && ps->qtail >= 0 && ps->q[ps->qtail].blk < 0) {
-        ps->q[ps->qtail].count += count;
-        return;
-    }
-    int32_t i = q_new(ps);
-    ps->q[i] = (eng_qnode){count, blk, ps->qtail, -1};
-    if (ps->qtail >= 0)
-        ps->q[ps->qtail].next = i;
+    int32_t next = after >= 0 ? ps->b[after].next : ps->qhead;
+    ps->b[i].prev = after;
+    ps->b[i].next = next;
+    if (after >= 0)
+        ps->b[after].next = i;
     else
         ps->qhead = i;
-    ps->qtail = i;
-    if (blk >= 0)
-        ps->b[blk].qnode = i;
+    if (next >= 0)
+        ps->b[next].prev = i;
+    else
+        ps->qtail = i;
 }
 
-/* ---- the hash table (linear probing, backward-shift deletion) ---- */
+/* A new run of count blocks of kind ENG_Q_ANON or ENG_Q_OWN, linked after `after`. */
+static int32_t run_new(eng_pstore *ps, int32_t after, int32_t kind, int64_t count)
+{
+    int32_t i = rec_new(ps);
+    ps->b[i] = (eng_pblock){(uint64_t)count, kind, -1, -1, 0, NULL};
+    q_link(ps, i, after);
+    return i;
+}
 
-static uint32_t home(const eng_pstore *ps, uint64_t h)
+/* n anonymous blocks join the queue's tail (merged into a tail run of them). */
+static void q_push_anon(eng_pstore *ps, int64_t n)
+{
+    if (ps->qtail >= 0 && ps->b[ps->qtail].ref == ENG_Q_ANON)
+        ps->b[ps->qtail].key += (uint64_t)n;
+    else
+        run_new(ps, ps->qtail, ENG_Q_ANON, n);
+}
+
+/* ---- the table (linear probing; tombstones, swept by a rebuild) ---- */
+
+static inline uint32_t home(const eng_pstore *ps, uint64_t h)
 {
     return (uint32_t)(h ^ (h >> 32)) & ps->tabmask;
 }
 
-static int32_t tab_find(const eng_pstore *ps, uint64_t h)
+/* The record of the cached block with hash h, or -1. */
+static inline int32_t tab_find(const eng_pstore *ps, uint64_t h)
 {
+    if (!ps->tab)
+        return -1;
     for (uint32_t i = home(ps, h);; i = (i + 1) & ps->tabmask) {
-        int32_t v = ps->tab[i];
-        if (v == 0)
+        const eng_tslot *t = &ps->tab[i];
+        if (t->rec == 0)
             return -1;
-        if (ps->b[v - 1].hash == h)
-            return v - 1;
+        if (t->rec > 0 && t->hash == h)
+            return t->rec - 1;
     }
 }
 
 int32_t eng_ps_find(const eng_pstore *ps, uint64_t h)
 {
-    return ps->tab ? tab_find(ps, h) : -1;
+    return tab_find(ps, h);
 }
 
-static void tab_put(eng_pstore *ps, int32_t idx)
+/* Enters record idx (its key the hash, absent from the table) in the first free slot of its
+ * probe sequence. */
+static inline void tab_put(eng_pstore *ps, int32_t idx)
 {
-    uint32_t i = home(ps, ps->b[idx].hash);
-    while (ps->tab[i])
+    uint64_t h = ps->b[idx].key;
+    uint32_t i = home(ps, h);
+    while (ps->tab[i].rec > 0)
         i = (i + 1) & ps->tabmask;
-    ps->tab[i] = idx + 1;
+    ps->tombs -= ps->tab[i].rec < 0;
+    ps->tab[i] = (eng_tslot){h, idx + 1};
+    ps->b[idx].slot = i;
     ps->tabn++;
 }
 
-static void tab_grow(eng_pstore *ps)
+/* Rebuilds the table without its tombstones, twice as large when the live entries need it. */
+static void tab_rebuild(eng_pstore *ps)
 {
-    int32_t *old = ps->tab;
-    uint32_t oldcap = ps->tab ? ps->tabmask + 1 : 0;
-    uint32_t cap = oldcap ? 2 * oldcap : 4096;
+    eng_tslot *old = ps->tab;
+    uint32_t oldcap = old ? ps->tabmask + 1 : 0, cap = oldcap ? oldcap : 4096;
+    while (4 * ((int64_t)ps->tabn + 1) > (int64_t)cap)
+        cap *= 2;
     ps->tab = sim_xcalloc(cap, sizeof *ps->tab);
     ps->tabmask = cap - 1;
-    ps->tabn = 0;
+    ps->tabn = ps->tombs = 0;
     for (uint32_t i = 0; i < oldcap; i++)
-        if (old[i])
-            tab_put(ps, old[i] - 1);
+        if (old[i].rec > 0)
+            tab_put(ps, old[i].rec - 1);
     free(old);
 }
 
 static void tab_erase(eng_pstore *ps, int32_t idx)
 {
-    uint32_t i = home(ps, ps->b[idx].hash);
-    while (ps->tab[i] != idx + 1)
-        i = (i + 1) & ps->tabmask;
-    for (;;) {
-        ps->tab[i] = 0;
-        uint32_t j = i;
-        for (;;) {
-            j = (j + 1) & ps->tabmask;
-            if (!ps->tab[j]) {
-                ps->tabn--;
-                return;
-            }
-            uint32_t k = home(ps, ps->b[ps->tab[j] - 1].hash);
-            int stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-            if (!stays)
-                break;
-        }
-        ps->tab[i] = ps->tab[j];
-        i = j;
-    }
+    ps->tab[ps->b[idx].slot].rec = -1;
+    ps->tabn--;
+    ps->tombs++;
 }
 
 /* ---- cached blocks ---- */
 
-static int32_t block_new(eng_pstore *ps, uint64_t h)
+/* A new cached block of hash h with `ref` holders (0: the caller queues it). */
+static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
 {
-    int32_t idx;
-    if (ps->freeb >= 0) {
-        idx = ps->freeb;
-        ps->freeb = ps->b[idx].qnode;
-    } else {
-        if (ps->nb == ps->capb) {
-            ps->capb = ps->capb ? 2 * ps->capb : 1024;
-            ps->b = sim_xrealloc(ps->b, (size_t)ps->capb * sizeof *ps->b);
-        }
-        idx = ps->nb++;
-    }
-    if (2 * (ps->tabn + 1) > (int64_t)ps->tabmask + 1 || !ps->tab)
-        tab_grow(ps);
-    ps->b[idx] = (eng_pblock){h, 1, -1};
+    if (!ps->tab || 2 * ((int64_t)ps->tabn + ps->tombs + 1) > (int64_t)ps->tabmask + 1)
+        tab_rebuild(ps);
+    int32_t idx = rec_new(ps);
+    ps->b[idx] = (eng_pblock){h, ref, -1, -1, 0, NULL};
     tab_put(ps, idx);
-    ps->inuse++;
-    ps->refs++;
+    if (ref > 0) {
+        ps->inuse++;
+        ps->refs += ref;
+    }
+    ps->epoch++;
     if (ps->off)
         eng_off_computed(ps->off, h);
     return idx;
@@ -421,13 +430,23 @@ static int32_t block_new(eng_pstore *ps, uint64_t h)
 static void evict(eng_pstore *ps, int32_t idx)
 {
     if (ps->off)
-        eng_off_evicted(ps->off, ps->b[idx].hash);
-    q_unlink(ps, ps->b[idx].qnode);
+        eng_off_evicted(ps->off, ps->b[idx].key);
+    q_unlink(ps, idx);
     tab_erase(ps, idx);
-    ps->b[idx].ref = -1;
-    ps->b[idx].qnode = ps->freeb;
-    ps->freeb = idx;
+    rec_free(ps, idx);
     ps->evictions++;
+    ps->epoch++;
+}
+
+/* A request's own run loses its link to the request (consumed, or the request is gone). */
+static void own_detach(eng_pcreq *pc)
+{
+    if (pc->own_ps && pc->own_q >= 0) {
+        pc->own_ps->b[pc->own_q].owner = NULL;
+        pc->own_ps->epoch++;
+    }
+    pc->own_ps = NULL;
+    pc->own_q = -1;
 }
 
 void eng_ps_take(eng_pstore *ps, int64_t n)
@@ -435,23 +454,32 @@ void eng_ps_take(eng_pstore *ps, int64_t n)
     while (n > 0) {
         int32_t i = ps->qhead;
         SIM_ASSERT(NULL, i >= 0);
-        eng_qnode *q = &ps->q[i];
-        if (q->blk >= 0) {
-            evict(ps, q->blk);
+        eng_pblock *q = &ps->b[i];
+        if (q->ref >= 0) {
+            evict(ps, i);
             n--;
             continue;
         }
-        int64_t k = q->count < n ? q->count : n;
-        q->count -= k;
+        int64_t k = (int64_t)q->key < n ? (int64_t)q->key : n;
+        q->key -= (uint64_t)k;
         n -= k;
-        if (q->count == 0)
+        if (q->ref == ENG_Q_OWN) { /* its blocks are evicted, tail blocks first */
+            ps->evictions += k;
+            ps->own -= k;
+            ps->epoch++;
+        }
+        if (q->key == 0) {
+            if (q->owner)
+                own_detach(q->owner);
             q_unlink(ps, i);
+            rec_free(ps, i);
+        }
     }
 }
 
 void eng_ps_give(eng_pstore *ps, int64_t n)
 {
-    q_push(ps, -1, n);
+    q_push_anon(ps, n);
 }
 
 void eng_kv_pin(eng_kv *kv, int32_t idx)
@@ -459,14 +487,14 @@ void eng_kv_pin(eng_kv *kv, int32_t idx)
     eng_pstore *ps = kv->ps;
     eng_pblock *b = &ps->b[idx];
     if (b->ref == 0) {
-        /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue */
-        q_unlink(ps, b->qnode);
-        b->qnode = -1;
+        /* as a hit's attach: it leaves the free queue */
+        q_unlink(ps, idx);
         kv->used++;
         ps->inuse++;
     }
     b->ref++;
     ps->refs++;
+    ps->epoch++;
 }
 
 void eng_kv_unpin(eng_kv *kv, int32_t idx)
@@ -476,8 +504,9 @@ void eng_kv_unpin(eng_kv *kv, int32_t idx)
     if (--ps->b[idx].ref == 0) {
         ps->inuse--;
         kv->used--;
-        q_push(ps, idx, 1);
+        q_link(ps, idx, ps->qtail);
     }
+    ps->epoch++;
 }
 
 int32_t eng_kv_insert(eng_kv *kv, uint64_t h)
@@ -485,7 +514,7 @@ int32_t eng_kv_insert(eng_kv *kv, uint64_t h)
     if (eng_kv_nfree(kv) < 1)
         return -1;
     eng_kv_take(kv, 1); /* the least recently used free block holds it now */
-    return block_new(kv->ps, h);
+    return block_new(kv->ps, h, 1);
 }
 
 /* ---- a request's content and block hashes ---- */
@@ -496,18 +525,22 @@ static inline int32_t find_block(const eng_pstore *ps, const eng_pcreq *pc, int3
 {
     if (j < pc->nmemo) {
         int32_t idx = pc->blk[j];
-        if (idx >= 0 && idx < ps->nb && ps->b[idx].ref >= 0 && ps->b[idx].hash == pc->bh[j])
+        if (idx >= 0 && idx < ps->nb && ps->b[idx].ref >= 0 && ps->b[idx].key == pc->bh[j])
             return idx;
     }
-    return eng_ps_find(ps, pc->bh[j]);
+    return tab_find(ps, pc->bh[j]);
 }
 
 void eng_pcreq_reset(eng_pcreq *pc)
 {
+    own_detach(pc);
     pc->nseg = 0;
     pc->uid = pc->out_id = 0;
+    pc->out_shared = 0;
+    pc->tabled = 0;
     pc->nbh = pc->cur_seg = pc->cur_off = 0;
     pc->nblk = pc->nident = pc->nmemo = 0;
+    pc->m_ps = NULL;
 }
 
 void eng_pcreq_free(eng_pcreq *pc)
@@ -521,7 +554,7 @@ void eng_pcreq_free(eng_pcreq *pc)
 }
 
 /* Segment k of rq's content (its prompt's segments, then its output): 0 past the end. */
-static int seg_at(const eng_request *rq, int32_t k, uint64_t *id, int32_t *len)
+static inline int seg_at(const eng_request *rq, int32_t k, uint64_t *id, int32_t *len)
 {
     const eng_pcreq *pc = rq->pc;
     int32_t np = pc->nseg ? pc->nseg : 1;
@@ -538,6 +571,13 @@ static int seg_at(const eng_request *rq, int32_t k, uint64_t *id, int32_t *len)
     return 0;
 }
 
+/* A piece of content: `take` tokens of content id from token off (odd multiplier: distinct
+ * pieces stay distinct). */
+static inline uint64_t piece(uint64_t id, int32_t off, int32_t take)
+{
+    return (id ^ ((uint64_t)off << 32) ^ (uint64_t)take) * UINT64_C(0x9e3779b97f4a7c15);
+}
+
 /* Computes the chained hashes of rq's first n full blocks (n within its content). */
 static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
 {
@@ -548,27 +588,38 @@ static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
         pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
         pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
     }
+    /* the segment the next block starts in, walked with it */
+    int32_t k = pc->cur_seg, off = pc->cur_off, len = 0, bs = kv->block_size;
+    uint64_t id = 0;
+    if (!seg_at(rq, k, &id, &len))
+        SIM_CHECK(NULL, !"block hashes asked for beyond the request's content");
+    uint64_t acc = pc->nbh ? pc->bh[pc->nbh - 1] : UINT64_C(0x6c6c6d73696d5043);
     for (int32_t j = pc->nbh; j < n; j++) {
         /* MODEL: vLLM kv_cache_utils.hash_block_tokens: a block's hash covers the hash of the
          * block before it and its own tokens (here: the content pieces it is made of) */
-        uint64_t acc = j ? pc->bh[j - 1] : UINT64_C(0x6c6c6d73696d5043);
-        int32_t need = kv->block_size;
+        if (len - off > bs) { /* the whole block inside one segment, not its end */
+            acc = mix64(acc ^ piece(id, off, bs));
+            off += bs;
+            pc->bh[j] = acc;
+            continue;
+        }
+        int32_t need = bs;
         while (need > 0) {
-            uint64_t id = 0;
-            int32_t len = need;
-            if (!seg_at(rq, pc->cur_seg, &id, &len))
-                SIM_CHECK(NULL, !"block hashes asked for beyond the request's content");
-            int32_t take = len - pc->cur_off < need ? len - pc->cur_off : need;
-            acc = mix64(acc ^ mix64(id ^ ((uint64_t)pc->cur_off << 32) ^ (uint64_t)take));
-            pc->cur_off += take;
+            int32_t take = len - off < need ? len - off : need;
+            acc = mix64(acc ^ piece(id, off, take));
+            off += take;
             need -= take;
-            if (pc->cur_off == len) {
-                pc->cur_seg++;
-                pc->cur_off = 0;
+            if (off == len) {
+                k++;
+                off = 0;
+                if (!seg_at(rq, k, &id, &len) && (need > 0 || j + 1 < n))
+                    SIM_CHECK(NULL, !"block hashes asked for beyond the request's content");
             }
         }
         pc->bh[j] = acc;
     }
+    pc->cur_seg = k;
+    pc->cur_off = off;
     pc->nbh = n;
 }
 
@@ -586,6 +637,64 @@ static int32_t content_blocks(const eng_kv *kv, const eng_request *rq)
     return (int32_t)(((int64_t)rq->prompt + rq->output) / kv->block_size);
 }
 
+/* The leading blocks of rq that go through the table: those another request can hold too. A
+ * block's hash covers every block before it, so once a block holds content of rq's alone (a
+ * prompt the workload gave no content, an output without the workload's id), so does every
+ * later one: only rq itself can find them again (after a preemption), and they are kept as
+ * its own, unhashed (eng_pcreq). All of them once rq's own blocks went to the table. */
+static int32_t tabled_blocks(const eng_kv *kv, const eng_request *rq)
+{
+    const eng_pcreq *pc = rq->pc;
+    if (pc->tabled || kv->table_all)
+        return INT32_MAX;
+    if (pc->nseg == 0)
+        return 0;
+    return (int32_t)(((int64_t)rq->prompt + (pc->out_shared ? rq->output : 0)) / kv->block_size);
+}
+
+/* Whether rq has a run of its own blocks in kv's free queue. */
+static int own_run_here(const eng_kv *kv, const eng_pcreq *pc)
+{
+    return pc->own_ps == kv->ps && pc->own_q >= 0;
+}
+
+/* Sends rq's own blocks to the table, one by one, as the prefix cache without own runs keeps
+ * them: the ones it holds (referenced by it) and those of its run in the free queue (in the
+ * run's place, tail blocks nearest the head). Needed once rq's run is not taken whole (a hit
+ * that stops short of it): from then on its own blocks can be computed twice. */
+static void own_settle(eng_kv *kv, eng_request *rq)
+{
+    eng_pstore *ps = kv->ps;
+    eng_pcreq *pc = rq->pc;
+    int32_t t = tabled_blocks(kv, rq), held = pc->nblk > t ? pc->nblk - t : 0, first = 0,
+            queued = 0;
+    if (own_run_here(kv, pc)) {
+        first = (int32_t)ps->b[pc->own_q].slot;
+        queued = (int32_t)ps->b[pc->own_q].key;
+    }
+    pc->tabled = 1;
+    int32_t n = t + held > first + queued ? t + held : first + queued;
+    ensure_hashes(kv, rq, n);
+    ensure_table(pc, n);
+    for (int32_t j = t; j < t + held; j++) {
+        pc->blk[j] = block_new(ps, pc->bh[j], 1);
+        pc->nident++;
+    }
+    if (queued > 0) {
+        int32_t at = pc->own_q, before = ps->b[at].prev;
+        own_detach(pc);
+        q_unlink(ps, at);
+        rec_free(ps, at);
+        for (int32_t j = first + queued - 1; j >= first; j--) {
+            int32_t idx = block_new(ps, pc->bh[j], 0);
+            q_link(ps, idx, before);
+            before = idx;
+        }
+    }
+    ps->own -= held + queued;
+    ps->epoch++;
+}
+
 void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
 {
     eng_pstore *ps = kv->ps;
@@ -599,20 +708,43 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
         n = content_blocks(kv, rq);
     if (n <= pc->nblk)
         return;
-    ensure_hashes(kv, rq, (int32_t)n);
-    ensure_table(pc, (int32_t)n);
-    for (int32_t j = pc->nblk; j < n; j++) {
+    if (own_run_here(kv, pc))
+        own_settle(kv, rq); /* its copies in the queue: the new ones may be computed twice */
+    int32_t t = tabled_blocks(kv, rq), m = n < t ? (int32_t)n : t;
+    if (m > pc->nblk) {
+        ensure_hashes(kv, rq, m);
+        ensure_table(pc, m);
+    }
+    for (int32_t j = pc->nblk; j < m; j++) {
         /* MODEL: vLLM block_pool.cache_full_blocks: a full block gets its hash and enters the
          * table; a block whose hash is already there (computed twice at once) stays anonymous
          * here (vLLM keeps both; the first serves the hits) */
-        if (eng_ps_find(ps, pc->bh[j]) >= 0) {
+        if (tab_find(ps, pc->bh[j]) >= 0) {
             pc->blk[j] = -1;
             continue;
         }
-        pc->blk[j] = block_new(ps, pc->bh[j]);
+        pc->blk[j] = block_new(ps, pc->bh[j], 1);
         pc->nident++;
     }
+    if (n > t)
+        ps->own += n - (pc->nblk > t ? pc->nblk : t);
     pc->nblk = (int32_t)n;
+}
+
+/* rq's own computed blocks [t, nblk), freed: one run at the queue's tail (cached: taking them
+ * from it evicts them, tail blocks first), linked to rq. */
+static void own_push(eng_kv *kv, eng_request *rq, int32_t t)
+{
+    eng_pstore *ps = kv->ps;
+    eng_pcreq *pc = rq->pc;
+    int64_t n = pc->nblk - t;
+    kv->used -= n;
+    own_detach(pc);
+    pc->own_q = run_new(ps, ps->qtail, ENG_Q_OWN, n);
+    pc->own_ps = ps;
+    ps->b[pc->own_q].owner = pc;
+    ps->b[pc->own_q].slot = (uint32_t)t;
+    ps->epoch++;
 }
 
 void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
@@ -626,23 +758,29 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     }
     if (keep_tokens > 0)
         eng_kv_register(kv, rq, keep_tokens);
+    if (own_run_here(kv, pc))
+        own_settle(kv, rq);
     /* MODEL: vLLM KVCacheManager.free: blocks are freed in reverse order so that the tail
      * blocks are evicted first */
     eng_kv_give(kv, rq->kv_blocks - pc->nblk);
-    for (int32_t j = pc->nblk - 1; j >= 0; j--) {
+    int32_t t = tabled_blocks(kv, rq), m = pc->nblk < t ? pc->nblk : t;
+    if (pc->nblk > m)
+        own_push(kv, rq, m);
+    int64_t freed = 0; /* cached blocks nobody holds any more */
+    for (int32_t j = m - 1; j >= 0; j--) {
         int32_t idx = pc->blk[j];
         if (idx < 0) {
             eng_kv_give(kv, 1);
-            continue;
-        }
-        eng_pblock *b = &ps->b[idx];
-        ps->refs--;
-        if (--b->ref == 0) {
-            ps->inuse--;
-            kv->used--;
-            q_push(ps, idx, 1);
+        } else if (--ps->b[idx].ref == 0) {
+            freed++;
+            q_link(ps, idx, ps->qtail);
         }
     }
+    ps->refs -= pc->nident;
+    ps->inuse -= freed;
+    kv->used -= freed;
+    if (m > 0)
+        ps->epoch++;
     pc->nblk = pc->nident = pc->nmemo = 0;
     rq->kv_blocks = 0;
 }
@@ -656,7 +794,6 @@ void eng_kv_fini(eng_kv *kv)
         return;
     free(ps->b);
     free(ps->tab);
-    free(ps->q);
     free(ps);
     kv->ps = NULL;
 }
@@ -672,14 +809,17 @@ static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, 
     /* the free queue holds exactly the free blocks; walked in full on small caches */
     if (kv->total > 65536)
         return 0;
-    int64_t free_blocks = 0, cached = 0;
-    for (int32_t i = ps->qhead; i >= 0; i = ps->q[i].next) {
-        const eng_qnode *q = &ps->q[i];
-        free_blocks += q->count;
-        if (q->blk >= 0 && (ps->b[q->blk].ref != 0 || ps->b[q->blk].qnode != i))
-            cached = -1;
+    int64_t free_blocks = 0, bad = 0;
+    for (int32_t i = ps->qhead; i >= 0; i = ps->b[i].next) {
+        const eng_pblock *q = &ps->b[i];
+        free_blocks += q->ref >= 0 ? 1 : (int64_t)q->key;
+        if (q->ref > 0 || q->ref == ENG_B_UNUSED ||
+            (q->ref == 0 && ps->tab[q->slot].rec != i + 1) ||
+            (q->ref == ENG_Q_OWN && q->owner &&
+             (q->owner->own_q != i || q->owner->own_ps != ps || q->key == 0)))
+            bad = 1;
     }
-    if (free_blocks != kv->total - kv->used || cached < 0) {
+    if (free_blocks != kv->total - kv->used || bad) {
         snprintf(buf, len, "replica %d: free queue holds %lld blocks, %lld are free", replica,
                  (long long)free_blocks, (long long)(kv->total - kv->used));
         return -1;
@@ -702,14 +842,21 @@ void eng_prefix_cache_enable(eng_replica *r, int mode)
         return;
     eng_pstore *ps = sim_xcalloc(1, sizeof *ps);
     ps->mode = mode;
-    ps->freeb = ps->qfree = ps->qhead = ps->qtail = -1;
+    ps->freeb = ps->qhead = ps->qtail = -1;
     kv->ps = ps;
-    q_push(ps, -1, kv->total); /* every block starts free, never used */
+    q_push_anon(ps, kv->total); /* every block starts free, never used */
 }
 
 int eng_prefix_cache_mode(const eng_replica *r)
 {
     return r->kv.ps ? r->kv.ps->mode : ENG_PC_OFF;
+}
+
+/* Whether rq's last match still holds: same cache, nothing in it changed, same target. */
+static inline int memo_valid(const eng_pstore *ps, const eng_request *rq)
+{
+    const eng_pcreq *pc = rq->pc;
+    return pc->m_ps == ps && pc->m_epoch == ps->epoch && pc->m_target == rq->prefill_target;
 }
 
 int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
@@ -720,17 +867,22 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
         *evictable = 0;
     if (!ps || !rq->pc || !rq->pc->out_id || rq->kv_blocks > 0)
         return 0;
+    eng_pcreq *pc = rq->pc;
+    if (memo_valid(ps, rq)) {
+        if (evictable)
+            *evictable = pc->m_ev;
+        return pc->m_hit * kv->block_size;
+    }
     /* MODEL: vLLM KVCacheManager.get_computed_blocks: when every token hits, the last one is
      * computed again for its logits: at most num_tokens - 1 tokens, in whole blocks */
     int32_t most = (int32_t)(((int64_t)rq->prefill_target - 1) / kv->block_size);
-    if (most <= 0)
-        return 0;
-    ensure_hashes(kv, rq, most);
-    eng_pcreq *pc = rq->pc;
-    ensure_table(pc, most);
-    int32_t j = 0;
+    int32_t t = tabled_blocks(kv, rq), m = most < t ? most : t, j = 0;
     int64_t ev = 0;
-    for (; j < most; j++) {
+    if (m > 0) {
+        ensure_hashes(kv, rq, m);
+        ensure_table(pc, m);
+    }
+    for (; j < m; j++) {
         int32_t idx = find_block(ps, pc, j);
         if (idx < 0)
             break;
@@ -738,9 +890,22 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
         ev += ps->b[idx].ref == 0;
     }
     pc->nmemo = j;
+    if (j == t && j < most && own_run_here(kv, pc) && (int32_t)ps->b[pc->own_q].slot == j) {
+        /* its own blocks left in the queue after a preemption: the run's head side is evicted
+         * first, so what is left of it is its first blocks */
+        int64_t own = (int64_t)ps->b[pc->own_q].key;
+        own = own < most - j ? own : most - j;
+        j += (int32_t)own;
+        ev += own;
+    }
+    pc->m_ps = ps;
+    pc->m_epoch = ps->epoch;
+    pc->m_target = rq->prefill_target;
+    pc->m_hit = j > 0 ? j : 0;
+    pc->m_ev = ev;
     if (evictable)
         *evictable = ev;
-    return j * kv->block_size;
+    return pc->m_hit * kv->block_size;
 }
 
 void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
@@ -750,17 +915,47 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     eng_pcreq *pc = rq->pc;
     int32_t n = hit / kv->block_size;
     SIM_CHECK(r->e->ctx, hit % kv->block_size == 0 && rq->kv_blocks == 0 &&
-                             (n == 0 || (ps && pc && pc->nblk == 0 && n <= pc->nbh)));
+                             (n == 0 || (ps && pc && pc->nblk == 0)));
     if (n == 0)
         return;
-    ensure_table(pc, n);
-    for (int32_t j = 0; j < n; j++) {
-        int32_t idx = find_block(ps, pc, j);
+    int32_t t = tabled_blocks(kv, rq), m = n < t ? n : t;
+    int known = memo_valid(ps, rq) && n <= pc->m_hit; /* blk[0..m) as the match found them */
+    SIM_CHECK(r->e->ctx, m <= pc->nbh);
+    ensure_table(pc, m);
+    int64_t touched = 0; /* cached blocks nobody held */
+    for (int32_t j = 0; j < m; j++) {
+        int32_t idx = known ? pc->blk[j] : find_block(ps, pc, j);
         SIM_CHECK(r->e->ctx, idx >= 0);
-        eng_kv_pin(kv, idx);
+        eng_pblock *b = &ps->b[idx];
+        if (b->ref == 0) {
+            /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue */
+            q_unlink(ps, idx);
+            touched++;
+        }
+        b->ref++;
         pc->blk[j] = idx;
     }
-    pc->nblk = pc->nident = n;
+    kv->used += touched;
+    ps->inuse += touched;
+    ps->refs += m;
+    if (n > m) {
+        /* the first blocks of its own run: they leave the queue's tail side of the run */
+        SIM_CHECK(r->e->ctx, own_run_here(kv, pc) && (int32_t)ps->b[pc->own_q].slot == m &&
+                                 (int64_t)ps->b[pc->own_q].key >= n - m);
+        eng_pblock *q = &ps->b[pc->own_q];
+        q->slot += (uint32_t)(n - m);
+        q->key -= (uint64_t)(n - m);
+        kv->used += n - m;
+        if (q->key == 0) {
+            int32_t at = pc->own_q;
+            own_detach(pc);
+            q_unlink(ps, at);
+            rec_free(ps, at);
+        }
+    }
+    ps->epoch++;
+    pc->nblk = n;
+    pc->nident = m;
     pc->nmemo = 0;
     rq->kv_blocks = n;
     rq->prefilled = hit;
@@ -775,11 +970,16 @@ int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *r
         return INT64_MAX / 4;
     int32_t n = hit / kv->block_size;
     int64_t need = eng_lay_held(&kv->lay, hit, tokens) - n;
+    if (n == 0)
+        return need;
     /* MODEL: vLLM get_num_blocks_to_allocate counts the hit's blocks no request holds: touching
-     * them takes them out of the free queue */
-    for (int32_t j = 0; j < n; j++)
+     * them takes them out of the free queue (its own blocks all wait in the queue) */
+    if (memo_valid(kv->ps, rq) && n == rq->pc->m_hit)
+        return need + rq->pc->m_ev;
+    int32_t t = tabled_blocks(kv, rq), m = n < t ? n : t;
+    for (int32_t j = 0; j < m; j++)
         need += kv->ps->b[find_block(kv->ps, rq->pc, j)].ref == 0;
-    return need;
+    return need + (n - m);
 }
 
 int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, int32_t max,
@@ -804,5 +1004,5 @@ int64_t eng_prefix_evictions(const eng_replica *r)
 int64_t eng_prefix_cached_blocks(const eng_replica *r)
 {
     const eng_pstore *ps = r->kv.ps;
-    return ps ? ps->tabn : 0;
+    return ps ? ps->tabn + ps->own : 0;
 }

@@ -118,6 +118,11 @@ void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count)
     sim_samples_add_n(&m->sched, ms(cpu_ns), (size_t)count);
 }
 
+void eng_metrics_iterations_cpu_each(eng_metrics *m, int64_t cpu_ns, int64_t count)
+{
+    sim_samples_add_each(&m->sched, ms(cpu_ns), (size_t)count);
+}
+
 /* Folds the buckets before b into the peak and moves the window to start at b. */
 static void tokens_advance(eng_metrics *m, int64_t b)
 {

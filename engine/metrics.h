@@ -68,6 +68,8 @@ void eng_metrics_request(eng_metrics *m, const eng_request *rq);
 void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count);
 /* count iterations, each with cpu_ns of CPU time */
 void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count);
+/* The same, the count iterations recorded one by one (to the bit as count calls with 1). */
+void eng_metrics_iterations_cpu_each(eng_metrics *m, int64_t cpu_ns, int64_t count);
 /* count output tokens come out at end_ns after the first arrival (max_output_tokens_per_s),
  * recorded at now_ns (<= end_ns) after it: no later record ends before now_ns. */
 void eng_metrics_tokens(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count);

@@ -288,6 +288,7 @@ void eng_pd_rejected(eng_replica *r, eng_request *rq)
         return;
     eng_replica *d = &e->reps[rq->pd_dst];
     int64_t now = sim_now(e->ctx);
+    eng_router_left(d, rq);
     d->outstanding--;
     d->outstanding_tokens -= rq->prompt + rq->pd_output;
     if (rq->pd_flow)
@@ -308,6 +309,7 @@ void eng_pd_prefilled(eng_replica *p, eng_request *rq)
     int64_t now = sim_now(e->ctx);
     rq->status = ENG_RQ_TRANSFER;
     p->ops->on_finish(p->st, p, rq, now);
+    eng_router_left(p, rq);
     p->outstanding--;
     p->outstanding_tokens -= rq->prompt + rq->output;
     rq->t_prefilled = now;

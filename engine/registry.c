@@ -42,6 +42,11 @@ int eng_sched_registry_check(char *buf, size_t len)
                      o->name ? o->name : "?");
             return -1;
         }
+        if (!o->run_steps != !o->on_run) {
+            snprintf(buf, len, "scheduler %s declares run_steps or on_run without the other",
+                     o->name);
+            return -1;
+        }
         if (o->abi != ENG_SCHED_ABI) {
             snprintf(buf, len, "scheduler %s has ABI %d, engine has %d", o->name, o->abi,
                      ENG_SCHED_ABI);

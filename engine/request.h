@@ -93,6 +93,7 @@ struct eng_request {
     /* content and prefix caching */
     eng_pcreq *pc;         /* engine-owned: content, block hashes, cached-block table */
     uint64_t tag;          /* the workload source's tag (a session's turn), handed back to it */
+    uint64_t session;      /* its conversation's id, from 1 (eng_arrival.session); 0: none */
     int32_t cached_tokens; /* prompt tokens found in the prefix cache at its first admission */
     /* KV offload (offload.c): where it is (ENG_OFF_*); the first block it loads from the tiers
      * and how many; its leading blocks pinned in the GPU cache until it is admitted */

@@ -1,6 +1,7 @@
 /*
- * router.c: the routers llmsim knows and their registry. Adding a router: its ops table here and
- * one line in the registry table below.
+ * router.c: the routers llmsim knows and their registry, and the settings they read. Adding a
+ * router: its ops table here (or in router_cache.c, the cache-aware ones) and one line in the
+ * registry table below.
  *
  * Routers read the replicas' load through engine.h's accessors only, and keep their own state
  * (round robin's cursor) in the state the engine allocates for them. Ties go to the lowest index.
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "router_int.h"
 
 /* ---- round_robin ---- */
 
@@ -99,230 +101,75 @@ static const eng_router_ops power_of_two = {
     .pick = power_of_two_pick,
 };
 
-/* ---- prefix_affinity ---- */
-
-static int32_t prefix_affinity_pick(void *st, const eng_replica *const *reps, int32_t n,
-                                    const eng_request *rq, gsl_rng *rng)
-{
-    /* MODEL: precise prefix-cache-aware routing (llm-d's precise-prefix-cache-scorer, fed by
-     * vLLM's KV events; SGLang router's cache-aware policy): the replica holding the longest
-     * cached prefix of the prompt; among equals, the one with the fewest requests not done */
-    int32_t best = 0, hit = eng_replica_prefix_match(reps[0], rq);
-    int64_t load = eng_replica_outstanding(reps[0]);
-    for (int32_t i = 1; i < n; i++) {
-        int32_t h = eng_replica_prefix_match(reps[i], rq);
-        int64_t x = eng_replica_outstanding(reps[i]);
-        if (h > hit || (h == hit && x < load)) {
-            best = i;
-            hit = h;
-            load = x;
-        }
-    }
-    return best;
-}
-
-static const eng_router_ops prefix_affinity = {
-    .name = "prefix_affinity",
-    .summary = "the replica with the longest cached prefix of the prompt (ties: fewest requests)",
-    .pick = prefix_affinity_pick,
-};
-
-/* ---- weighted (llm-d's scorers) ---- */
-
-/* MODEL: llm-d-inference-scheduler prefix-cache-scorer: maxPrefixBlocksToMatch 256,
- * lruCapacityPerServer 31250 */
-#define PREFIX_MAX_BLOCKS 256
-#define PREFIX_LRU_PER_REPLICA 31250
-
-typedef struct wslot {
-    uint64_t hash;
-    uint64_t mask; /* replicas the router sent a request with this block to */
-} wslot;
-
-typedef struct weighted_state {
-    eng_router_params p;
-    int32_t nrep;
-    int64_t refreshed; /* ns: when the load signals were last read; -1: never */
-    int64_t *queue;    /* the signals as last read */
-    double *kv;
-    wslot *tab; /* open addressing, hash 0 = empty (a real 0 is stored as 1) */
-    uint32_t mask;
-    uint64_t *ring; /* (hash, replica) pairs in insertion order: hash in the ring, replica in
-                       rep_of */
-    int32_t *rep_of;
-    int64_t ring_cap, ring_head, ring_n;
-    double *score;
-} weighted_state;
-
-static uint64_t key_of(uint64_t h)
-{
-    return h ? h : 1;
-}
-
-static wslot *wfind(weighted_state *w, uint64_t h)
-{
-    for (uint32_t i = (uint32_t)(h ^ (h >> 29)) & w->mask;; i = (i + 1) & w->mask) {
-        if (w->tab[i].hash == h || w->tab[i].hash == 0)
-            return &w->tab[i];
-    }
-}
-
-static void werase(weighted_state *w, wslot *e)
-{
-    uint32_t i = (uint32_t)(e - w->tab);
-    for (;;) {
-        w->tab[i].hash = 0;
-        uint32_t j = i;
-        for (;;) {
-            j = (j + 1) & w->mask;
-            if (!w->tab[j].hash)
-                return;
-            uint64_t h = w->tab[j].hash;
-            uint32_t k = (uint32_t)(h ^ (h >> 29)) & w->mask;
-            if (!(i <= j ? (i < k && k <= j) : (i < k || k <= j)))
-                break;
-        }
-        w->tab[i] = w->tab[j];
-        i = j;
-    }
-}
-
-static int weighted_init(void *st, int32_t nrep, const eng_router_params *p)
-{
-    weighted_state *w = st;
-    if (nrep > 64)
-        return -1; /* the replica sets are 64-bit masks */
-    w->p = *p;
-    w->nrep = nrep;
-    w->refreshed = -1;
-    w->queue = sim_xcalloc((size_t)nrep, sizeof *w->queue);
-    w->kv = sim_xcalloc((size_t)nrep, sizeof *w->kv);
-    w->score = sim_xcalloc((size_t)nrep, sizeof *w->score);
-    w->ring_cap = (int64_t)PREFIX_LRU_PER_REPLICA * nrep;
-    w->ring = sim_xcalloc((size_t)w->ring_cap, sizeof *w->ring);
-    w->rep_of = sim_xcalloc((size_t)w->ring_cap, sizeof *w->rep_of);
-    uint32_t cap = 1;
-    while (cap < 2 * w->ring_cap)
-        cap <<= 1;
-    w->tab = sim_xcalloc(cap, sizeof *w->tab);
-    w->mask = cap - 1;
-    return 0;
-}
-
-static void weighted_fini(void *st)
-{
-    weighted_state *w = st;
-    free(w->queue);
-    free(w->kv);
-    free(w->score);
-    free(w->ring);
-    free(w->rep_of);
-    free(w->tab);
-}
-
-/* Records that replica i was sent block hash h (the prefix scorer's index, LRU by insertion). */
-static void wrecord(weighted_state *w, uint64_t h, int32_t i)
-{
-    h = key_of(h);
-    if (w->ring_n == w->ring_cap) { /* the oldest record goes */
-        uint64_t old = w->ring[w->ring_head];
-        wslot *e = wfind(w, old);
-        if (e->hash) {
-            e->mask &= ~(UINT64_C(1) << w->rep_of[w->ring_head]);
-            if (!e->mask)
-                werase(w, e);
-        }
-        w->ring_head = (w->ring_head + 1) % w->ring_cap;
-        w->ring_n--;
-    }
-    int64_t at = (w->ring_head + w->ring_n) % w->ring_cap;
-    w->ring[at] = h;
-    w->rep_of[at] = i;
-    w->ring_n++;
-    wslot *e = wfind(w, h);
-    e->hash = h;
-    e->mask |= UINT64_C(1) << i;
-}
-
-static int32_t weighted_pick(void *st, const eng_replica *const *reps, int32_t n,
-                             const eng_request *rq, gsl_rng *rng)
-{
-    weighted_state *w = st;
-    /* MODEL: the inference extension scrapes each pod's queue length and KV usage
-     * periodically: the scorers see values up to staleness_ms old */
-    int64_t now = rq->t_arrival, stale = (int64_t)(w->p.staleness_ms * 1e6);
-    if (w->refreshed < 0 || now - w->refreshed >= stale) {
-        for (int32_t i = 0; i < n; i++) {
-            w->queue[i] = eng_replica_waiting(reps[i]);
-            w->kv[i] = eng_replica_kv_usage(reps[i]);
-        }
-        w->refreshed = now;
-    }
-    const uint64_t *h;
-    int32_t nb = eng_request_block_hashes(reps[0], rq, PREFIX_MAX_BLOCKS, &h);
-    int64_t qmin = w->queue[0], qmax = w->queue[0];
-    for (int32_t i = 1; i < n; i++) {
-        qmin = w->queue[i] < qmin ? w->queue[i] : qmin;
-        qmax = w->queue[i] > qmax ? w->queue[i] : qmax;
-    }
-    for (int32_t i = 0; i < n; i++) {
-        /* MODEL: queue-scorer: (max - queue) / (max - min) over the pods, 1 when all equal;
-         * kv-cache-utilization-scorer: 1 - KV usage; prefix-cache-scorer: the prompt's leading
-         * blocks the router last sent to this pod / the prompt's blocks (up to 256) */
-        double q = qmax > qmin ? (double)(qmax - w->queue[i]) / (double)(qmax - qmin) : 1.0;
-        int32_t m = 0;
-        while (m < nb) {
-            wslot *e = wfind(w, key_of(h[m]));
-            if (!e->hash || !(e->mask & (UINT64_C(1) << i)))
-                break;
-            m++;
-        }
-        double pre = nb ? (double)m / nb : 0;
-        w->score[i] =
-            w->p.prefix_weight * pre + w->p.queue_weight * q + w->p.kv_weight * (1.0 - w->kv[i]);
-    }
-    int32_t best = 0; /* MODEL: max-score-picker (ties: the first here) */
-    for (int32_t i = 1; i < n; i++)
-        if (w->score[i] > w->score[best])
-            best = i;
-    for (int32_t j = 0; j < nb; j++)
-        wrecord(w, h[j], best);
-    return best;
-}
-
-static const eng_router_ops weighted = {
-    .name = "weighted",
-    .summary = "llm-d's scorers: prefix (router-side index), queue and KV usage, weighted, with "
-               "signals up to staleness_ms old",
-    .state_size = sizeof(weighted_state),
-    .init = weighted_init,
-    .pick = weighted_pick,
-    .fini = weighted_fini,
-};
-
 /* ---- settings: `router: NAME` or `router: {name, prefix_weight, ...}` (keys.h) ---- */
 
-/* MODEL: llm-d-inference-scheduler's default profile weighs prefix-cache-scorer 3, queue-scorer
- * 2, kv-cache-utilization-scorer 2; the inference extension refreshes pod metrics every 50 ms */
+#define LLMD "weighted|precise_prefix"
+#define SGL "prefix_affinity"
+
+/* MODEL: gateway-api-inference-extension's default-plugins.yaml (llm-d's inference-scheduling
+ * guide) weighs queue-scorer 2, kv-cache-utilization-scorer 2, prefix-cache-scorer 3; llm-d's
+ * precise-prefix-cache-aware guide weighs precise-prefix-cache-scorer 3 against the same two;
+ * the inference extension refreshes pod metrics every 50 ms. sgl-router's defaults are its
+ * Python Router class's (sglang_router/router.py: cache_threshold 0.5, balance_abs_threshold
+ * 32, balance_rel_threshold 1.0001, eviction_interval_secs 60, max_tree_size 2^24 characters,
+ * taken as 2^22 tokens at about 4 characters a token); the later launch_router's RouterArgs
+ * default to 0.3, 64, 1.5, 120 and 2^26. Dynamo's --kv-overlap-score-weight defaults to 1 and
+ * --router-temperature to 0 (docs/router/kv_cache_routing.md); production-stack's
+ * --request-stats-window to 60 s (src/vllm_router/parsers/parser.py). */
 const eng_key eng_router_keys[] = {
     {"name", ENG_KEY_STR, ENG_KEY_CODE | ENG_KEY_REQUIRED, 0, 0, "", "round_robin", NULL,
      "a router of the registry, as `llmsim list routers` prints them",
      ENG_KEY_AT(eng_config, router)},
-    {"prefix_weight", ENG_KEY_NUM, 0, 0, INFINITY, "", "3", NULL,
-     "weighted: the prefix scorer's weight", ENG_KEY_AT(eng_config, router_params.prefix_weight)},
-    {"queue_weight", ENG_KEY_NUM, 0, 0, INFINITY, "", "2", NULL,
-     "weighted: the queue scorer's weight", ENG_KEY_AT(eng_config, router_params.queue_weight)},
-    {"kv_weight", ENG_KEY_NUM, 0, 0, INFINITY, "", "2", NULL,
-     "weighted: the KV usage scorer's weight", ENG_KEY_AT(eng_config, router_params.kv_weight)},
+    {"prefix_weight", ENG_KEY_NUM, 0, 0, INFINITY, "", "3", NULL, "the prefix scorer's weight",
+     ENG_KEY_AT(eng_config, router_params.prefix_weight), .when = LLMD},
+    {"queue_weight", ENG_KEY_NUM, 0, 0, INFINITY, "", "2", NULL, "the queue scorer's weight",
+     ENG_KEY_AT(eng_config, router_params.queue_weight), .when = LLMD},
+    {"kv_weight", ENG_KEY_NUM, 0, 0, INFINITY, "", "2", NULL, "the KV usage scorer's weight",
+     ENG_KEY_AT(eng_config, router_params.kv_weight), .when = LLMD},
     {"staleness_ms", ENG_KEY_NUM, 0, 0, INFINITY, "ms", "50", NULL,
-     "how old the load signals a router sees may be (0: current)",
-     ENG_KEY_AT(eng_config, router_params.staleness_ms)},
+     "how old the load signals the scorers see may be (0: current)",
+     ENG_KEY_AT(eng_config, router_params.staleness_ms), .when = LLMD},
+    {"lru_capacity", ENG_KEY_INT, 0, 1, INT32_MAX, "blocks", "31250", NULL,
+     "blocks the prefix index remembers per replica (lruCapacityPerServer)",
+     ENG_KEY_AT(eng_config, router_params.lru_capacity), .when = "weighted"},
+    {"cache_threshold", ENG_KEY_NUM, 0, 0, 1, "", "0.5", NULL,
+     "follow the longest match when it covers more than this fraction of the prompt",
+     ENG_KEY_AT(eng_config, router_params.cache_threshold), .when = SGL},
+    {"balance_abs_threshold", ENG_KEY_INT, 0, 0, INT32_MAX, "requests", "32", NULL,
+     "the load is imbalanced when max - min exceeds this ...",
+     ENG_KEY_AT(eng_config, router_params.balance_abs), .when = SGL},
+    {"balance_rel_threshold", ENG_KEY_NUM, 0, 1, INFINITY, "", "1.0001", NULL,
+     "... and max exceeds min times this: then the least loaded replica",
+     ENG_KEY_AT(eng_config, router_params.balance_rel), .when = SGL},
+    {"eviction_interval_s", ENG_KEY_NUM, 0, 0, INFINITY, "s", "60", NULL,
+     "how often the router's tree is trimmed (0: at every request)",
+     ENG_KEY_AT(eng_config, router_params.eviction_interval_s), .when = SGL},
+    {"max_tree_tokens", ENG_KEY_INT, 0, 1, INFINITY, "tokens", "4194304", NULL,
+     "tokens a replica's tree keeps after a trim (max_tree_size, in tokens)",
+     ENG_KEY_AT(eng_config, router_params.max_tree_tokens), .when = SGL},
+    {"overlap_weight", ENG_KEY_NUM, 0, 0, INFINITY, "", "1", NULL,
+     "the prefill blocks' weight against the decode blocks (kv_overlap_score_weight)",
+     ENG_KEY_AT(eng_config, router_params.overlap_weight), .when = "kv_router"},
+    {"temperature", ENG_KEY_NUM, 0, 0, INFINITY, "", "0", NULL,
+     "softmax temperature over the costs (0: the cheapest replica)",
+     ENG_KEY_AT(eng_config, router_params.temperature), .when = "kv_router"},
+    {"qps_window_s", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, INFINITY, "s", "60", NULL,
+     "the window requests without a session are balanced over (--request-stats-window)",
+     ENG_KEY_AT(eng_config, router_params.qps_window_s), .when = "session_affinity"},
     ENG_KEY_END};
 
 /* ---- registry ---- */
 
 static const eng_router_ops *const registry[] = {
-    &round_robin, &least_outstanding, &least_tokens, &power_of_two, &prefix_affinity, &weighted,
+    &round_robin,
+    &least_outstanding,
+    &least_tokens,
+    &power_of_two,
+    &eng_router_prefix_affinity,
+    &eng_router_weighted,
+    &eng_router_precise_prefix,
+    &eng_router_kv_router,
+    &eng_router_session,
 };
 
 const eng_router_ops *const *eng_router_all(size_t *n)

@@ -9,7 +9,10 @@
  * pick returns an index into that array, not a replica id.
  *
  * With a single replica there is nothing to choose: the engine does not call pick (and the
- * router draws no random number).
+ * router draws no random number), nor the optional hooks. A router that keeps its own account
+ * of what it sent where (the load a real router counts, as sgl-router and Dynamo do) is told
+ * when a request it routed has its first token (on_prefilled) and when it leaves the replica
+ * (on_leave: finished, turned away, or handed from a prefill replica to a decode replica).
  */
 #ifndef ENG_ROUTER_H
 #define ENG_ROUTER_H
@@ -25,10 +28,21 @@ typedef struct eng_replica eng_replica;
 /* Longest router name, with its terminating NUL (eng_config.router holds one). */
 #define ENG_ROUTER_NAME_MAX 32
 
-/* Router settings (`router: {name, ...}` in a scenario); routers read the ones they use. */
+/* Router settings (`router: {name, ...}` in a scenario, rows in router.c's eng_router_keys);
+ * routers read the ones they use. */
 typedef struct eng_router_params {
-    double prefix_weight, queue_weight, kv_weight; /* weighted: the scorers' weights */
-    double staleness_ms; /* how old the load signals a router sees may be (0: current) */
+    double prefix_weight, queue_weight, kv_weight; /* weighted, precise_prefix: scorer weights */
+    double staleness_ms;  /* how old the load signals a router sees may be (0: current) */
+    int32_t lru_capacity; /* weighted: blocks the prefix index keeps per replica */
+    /* prefix_affinity (sgl-router's cache_aware policy) */
+    double cache_threshold;     /* follow a match above this fraction of the prompt */
+    int32_t balance_abs;        /* imbalanced when max - min load exceeds this ... */
+    double balance_rel;         /* ... and max load exceeds min load times this */
+    double eviction_interval_s; /* how often the tree is trimmed */
+    int64_t max_tree_tokens;    /* tokens the tree keeps per replica after a trim */
+    double overlap_weight;      /* kv_router: weight of the prefill blocks against decode */
+    double temperature;         /* kv_router: softmax temperature (0: the cheapest) */
+    double qps_window_s;        /* session_affinity: the window its QPS is counted over */
 } eng_router_params;
 
 typedef struct eng_router_ops {
@@ -42,6 +56,12 @@ typedef struct eng_router_ops {
     int32_t (*pick)(void *st, const eng_replica *const *reps, int32_t n, const eng_request *rq,
                     gsl_rng *rng);
     void (*fini)(void *st); /* optional */
+    /* Optional: rq, sent to reps[i] by this router, has computed its prompt (its first token). */
+    void (*on_prefilled)(void *st, const eng_replica *const *reps, int32_t i,
+                         const eng_request *rq);
+    /* Optional: rq, sent to reps[i] by this router, leaves it (finished, turned away, or handed
+     * to a decode replica); called before rq is reused, once per pick. */
+    void (*on_leave)(void *st, const eng_replica *const *reps, int32_t i, const eng_request *rq);
 } eng_router_ops;
 
 /* The router registered as name, or NULL. */

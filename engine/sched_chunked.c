@@ -214,6 +214,22 @@ static void chunked_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t n
     eng_list_insert_by_id(&c->running, rq);
 }
 
+/* Decode runs: the next step is the same decode batch while nothing is swapped out or under
+ * way in its prefill and no waiting request could start (none waits, or no seat or budget is
+ * left). */
+static int64_t chunked_run_steps(const void *st, const eng_replica *r)
+{
+    const chunked *c = st;
+    if (c->swapped.n > 0 || c->npf > 0)
+        return 1;
+    if (c->waiting.n > 0 && c->running.n < c->max_num_seqs &&
+        c->token_budget - eng_cohort_size(r) > 0)
+        return 1;
+    return INT64_MAX;
+}
+
+static void chunked_on_run(void *st, eng_replica *r, int64_t n) {}
+
 static int chunked_check(const void *st, const eng_replica *r)
 {
     const chunked *c = st;
@@ -237,4 +253,6 @@ const eng_sched_ops eng_sched_chunked = {
     .check = chunked_check,
     .pd_admit = chunked_pd_admit,
     .pd_join = chunked_pd_join,
+    .run_steps = chunked_run_steps,
+    .on_run = chunked_on_run,
 };

@@ -89,6 +89,16 @@ static void orca_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
     o->running++;
 }
 
+/* Decode runs: every running request reserved its blocks to completion, so nothing the first
+ * waiting request's admission reads (seats, free blocks) moves before a finish or an arrival:
+ * the next step is the same decode batch. */
+static int64_t orca_run_steps(const void *st, const eng_replica *r)
+{
+    return INT64_MAX;
+}
+
+static void orca_on_run(void *st, eng_replica *r, int64_t n) {}
+
 static int orca_check(const void *st, const eng_replica *r)
 {
     const orca *o = st;
@@ -111,4 +121,6 @@ const eng_sched_ops eng_sched_orca = {
     .check = orca_check,
     .pd_admit = orca_pd_admit,
     .pd_join = orca_pd_join,
+    .run_steps = orca_run_steps,
+    .on_run = orca_on_run,
 };

@@ -449,6 +449,25 @@ static void sglang_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t no
     run_add(st, r, rq);
 }
 
+/* Decode runs: the next step is the same decode batch while no request is chunk-prefilled and
+ * no new prefill batch can form (none waits, or the batch is full until a finish); nothing was
+ * retracted this step (retraction makes room for prefills). Each skipped step decays
+ * new_token_ratio as its decode step would. */
+static int64_t sglang_run_steps(const void *st, const eng_replica *r)
+{
+    const sglang *g = st;
+    if (g->chunked || g->retracted_now > 0 || (g->waiting.n > 0 && !g->batch_is_full))
+        return 1;
+    return INT64_MAX;
+}
+
+static void sglang_on_run(void *st, eng_replica *r, int64_t n)
+{
+    sglang *g = st;
+    for (int64_t i = 1; i < n && g->ratio > g->min_ratio; i++)
+        g->ratio = g->ratio - g->decay > g->min_ratio ? g->ratio - g->decay : g->min_ratio;
+}
+
 static int sglang_check(const void *st, const eng_replica *r)
 {
     const sglang *g = st;
@@ -472,4 +491,6 @@ const eng_sched_ops eng_sched_sglang = {
     .check = sglang_check,
     .pd_admit = sglang_pd_admit,
     .pd_join = sglang_pd_join,
+    .run_steps = sglang_run_steps,
+    .on_run = sglang_on_run,
 };

@@ -127,6 +127,15 @@ static void static_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t 
     }
 }
 
+/* Decode runs: nothing joins a running batch, so every step up to a finish is the same batch
+ * (its padded slots one token longer each step, as next_batch counts them). */
+static int64_t static_run_steps(const void *st, const eng_replica *r)
+{
+    return INT64_MAX;
+}
+
+static void static_on_run(void *st, eng_replica *r, int64_t n) {}
+
 static int static_check(const void *st, const eng_replica *r)
 {
     const stat_batch *s = st;
@@ -147,4 +156,6 @@ const eng_sched_ops eng_sched_static = {
     .next_batch = static_next_batch,
     .on_finish = static_on_finish,
     .check = static_check,
+    .run_steps = static_run_steps,
+    .on_run = static_on_run,
 };

@@ -65,9 +65,8 @@ static void tgi_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t no
 }
 
 /* MODEL: TGI Queue::next_batch: entries in order while the prefill budget, the token budget
- * left by the running batch and the batch size allow; fewer than min_size means no batch.
- * Returns the number admitted into out (0 when the batch would be smaller than min_size). */
-static int32_t new_batch(tgi *t, eng_replica *r, eng_batch *out, int32_t min_size)
+ * left by the running batch and the batch size allow. Returns how many. */
+static int32_t batch_fit(const tgi *t, const eng_replica *r)
 {
     int32_t n = 0;
     int64_t prefill = 0, budget = t->max_batch_total_tokens - t->running_tokens;
@@ -85,6 +84,14 @@ static int32_t new_batch(tgi *t, eng_replica *r, eng_batch *out, int32_t min_siz
         blocks -= eng_kv_blocks_for(r, need);
         n++;
     }
+    return n;
+}
+
+/* The waiting requests batch_fit takes, prefilled as a new batch; fewer than min_size means no
+ * batch. Returns the number admitted into out (0 when the batch would be smaller). */
+static int32_t new_batch(tgi *t, eng_replica *r, eng_batch *out, int32_t min_size)
+{
+    int32_t n = batch_fit(t, r);
     if (n == 0 || n < min_size)
         return 0;
     for (int32_t i = 0; i < n; i++) {
@@ -148,6 +155,28 @@ static void tgi_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
     t->running_tokens += (int64_t)rq->prompt + rq->output;
 }
 
+/* Decode runs: every running request reserved its blocks, so the waiting requests that fit stay
+ * the same until a finish or an arrival; they are prefilled once they are waiting_served_ratio
+ * x the running ones, or once waiting_tokens reaches max_waiting_tokens: the steps until then
+ * are the same decode batch (all of them when none fits). Each skipped step counts its decode
+ * in waiting_tokens. */
+static int64_t tgi_run_steps(const void *st, const eng_replica *r)
+{
+    const tgi *t = st;
+    if (t->waiting.n == 0 || batch_fit(t, r) == 0)
+        return INT64_MAX;
+    /* this step's call counted waiting_steps - 1; the call counting w batches when
+     * w >= max_waiting_tokens */
+    int64_t left = t->max_waiting_tokens - (t->waiting_steps - 1);
+    return left > 1 ? left : 1;
+}
+
+static void tgi_on_run(void *st, eng_replica *r, int64_t n)
+{
+    tgi *t = st;
+    t->waiting_steps += n - 1;
+}
+
 static int tgi_check(const void *st, const eng_replica *r)
 {
     const tgi *t = st;
@@ -171,4 +200,6 @@ const eng_sched_ops eng_sched_tgi = {
     .check = tgi_check,
     .pd_admit = tgi_pd_admit,
     .pd_join = tgi_pd_join,
+    .run_steps = tgi_run_steps,
+    .on_run = tgi_on_run,
 };

@@ -26,6 +26,7 @@ typedef struct trtllm {
     int64_t max_batch_size, max_num_tokens;
     int no_evict, chunked, overlap;
     int64_t retiring; /* requests finished in the step that just ended (overlap scheduler) */
+    int64_t held;     /* of them, the seats held while the current step was formed */
 } trtllm;
 
 static const eng_param trtllm_params[] = {
@@ -166,7 +167,8 @@ static int trtllm_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t n
         while (eng_decode_blocks_needed(r) > eng_kv_free(r) && t->started.tail)
             pause_last(t, r);
     int64_t left = t->max_num_tokens - eng_cohort_size(r);
-    int64_t seats = t->max_batch_size - eng_cohort_size(r) - retiring_seats(t, r);
+    t->held = retiring_seats(t, r);
+    int64_t seats = t->max_batch_size - eng_cohort_size(r) - t->held;
     int64_t decode_need = eng_decode_blocks_needed(r);
     /* contexts under way continue, in arrival order */
     ctx_compact(t);
@@ -255,6 +257,24 @@ static void trtllm_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t no
     eng_list_insert_by_id(&t->started, rq);
 }
 
+/* Decode runs: the next step is the same decode batch while no context is under way and no new
+ * one could start: none waits, no token or seat is left, or (GUARANTEED_NO_EVICT) every request
+ * holds its blocks to completion, so nothing the first waiting request's admission reads moves
+ * before a finish. Seats held by retiring requests (overlap scheduler) free at the next step:
+ * with requests waiting, that step is formed anew. */
+static int64_t trtllm_run_steps(const void *st, const eng_replica *r)
+{
+    const trtllm *t = st;
+    if (t->nctx > 0 || (t->held > 0 && t->waiting.n > 0))
+        return 1;
+    if (t->waiting.n == 0 || t->no_evict || t->max_num_tokens - eng_cohort_size(r) <= 0 ||
+        t->max_batch_size - eng_cohort_size(r) <= 0)
+        return INT64_MAX;
+    return 1;
+}
+
+static void trtllm_on_run(void *st, eng_replica *r, int64_t n) {}
+
 static void trtllm_fini(void *st)
 {
     trtllm *t = st;
@@ -283,4 +303,6 @@ const eng_sched_ops eng_sched_trtllm = {
     .check = trtllm_check,
     .pd_admit = trtllm_pd_admit,
     .pd_join = trtllm_pd_join,
+    .run_steps = trtllm_run_steps,
+    .on_run = trtllm_on_run,
 };

@@ -22,6 +22,7 @@ typedef struct vllm1 {
     int32_t npf, cappf;
     int64_t max_num_seqs, max_num_batched_tokens, long_prefill_threshold;
     int prefix_caching;
+    int preempted; /* the last step formed preempted a request */
 } vllm1;
 
 static const eng_param vllm1_params[] = {
@@ -184,6 +185,7 @@ static int vllm1_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t no
 {
     vllm1 *v = st;
     int64_t budget = schedule_running(v, r, out);
+    v->preempted = budget < 0;
     /* MODEL: vLLM V1 schedule(): waiting requests only when no running request was preempted
      * this step, in FCFS order while budget and seats remain; each starts after its longest
      * cached prefix (get_computed_blocks) and stops the loop when its blocks do not fit */
@@ -236,6 +238,21 @@ static void vllm1_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now
     eng_list_push_back(&v->running, rq);
 }
 
+/* Decode runs: the next step is the same decode batch while no prefill is under way, nothing was
+ * preempted and no waiting request could start (none waits, or no seat or budget is left). */
+static int64_t vllm1_run_steps(const void *st, const eng_replica *r)
+{
+    const vllm1 *v = st;
+    if (v->npf > 0 || v->preempted)
+        return 1;
+    if (v->waiting.n > 0 && v->running.n < v->max_num_seqs &&
+        v->max_num_batched_tokens - eng_cohort_size(r) > 0)
+        return 1;
+    return INT64_MAX;
+}
+
+static void vllm1_on_run(void *st, eng_replica *r, int64_t n) {}
+
 static void vllm1_fini(void *st)
 {
     vllm1 *v = st;
@@ -265,4 +282,6 @@ const eng_sched_ops eng_sched_vllm = {
     .check = vllm1_check,
     .pd_admit = vllm1_pd_admit,
     .pd_join = vllm1_pd_join,
+    .run_steps = vllm1_run_steps,
+    .on_run = vllm1_on_run,
 };

@@ -175,6 +175,22 @@ static void vllm_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
     eng_list_insert_by_id(&v->running, rq);
 }
 
+/* Decode runs: the next step is the same decode batch while nothing waits to be admitted or
+ * swapped in (or the first waiting request has no seat: only a finish frees one), without
+ * multi-step scheduling (its lookahead slots are its own rule). */
+static int64_t vllm_run_steps(const void *st, const eng_replica *r)
+{
+    const vllm *v = st;
+    if (v->steps > 1 || v->swapped.n > 0)
+        return 1;
+    const eng_request *head = v->waiting.head;
+    if (head && (v->running.n + 1 <= v->max_num_seqs || never_fits(v, r, head->prefill_target)))
+        return 1;
+    return INT64_MAX;
+}
+
+static void vllm_on_run(void *st, eng_replica *r, int64_t n) {}
+
 static int vllm_check(const void *st, const eng_replica *r)
 {
     const vllm *v = st;
@@ -200,4 +216,6 @@ const eng_sched_ops eng_sched_vllm_v0 = {
     .check = vllm_check,
     .pd_admit = vllm_pd_admit,
     .pd_join = vllm_pd_join,
+    .run_steps = vllm_run_steps,
+    .on_run = vllm_on_run,
 };

@@ -21,7 +21,7 @@
 
 #include "request.h"
 
-#define ENG_SCHED_ABI 1
+#define ENG_SCHED_ABI 2
 
 typedef struct eng_replica eng_replica;
 typedef struct eng_batch eng_batch;
@@ -80,6 +80,16 @@ typedef struct eng_sched_ops {
     int64_t (*pd_admit)(const void *st, const eng_replica *r, const eng_request *rq,
                         int64_t incoming, int64_t incoming_tokens);
     void (*pd_join)(void *st, eng_replica *r, eng_request *rq, int64_t now);
+    /* Decode runs (optional: without them next_batch forms every step). run_steps is asked
+     * right after next_batch formed a decode-only batch (the whole cohort, no prefill chunk, no
+     * padding): the most consecutive decode steps, this one included, for which next_batch
+     * would form that same batch again if nothing arrived, no member finished and each step's
+     * KV blocks fit (eng_decode_blocks_needed() <= eng_kv_free()); 1 or less: none. The engine
+     * may then run n of them (1 < n <= that) as one event, ending the run before the next
+     * event of the simulation; on_run(n) then moves the policy's state as the n - 1 next_batch
+     * and on_batch_end calls it skipped would have (both or neither). */
+    int64_t (*run_steps)(const void *st, const eng_replica *r);
+    void (*on_run)(void *st, eng_replica *r, int64_t n);
 } eng_sched_ops;
 
 /* Registry. */

@@ -185,7 +185,7 @@ static int check_layout(scn_lctx *c, const scn_node *root, const char *pre, eng_
 }
 
 /* router: a name the engine's router registry knows, or {name, prefix_weight, ...} (the
- * weights read by the table into e). */
+ * router's settings read by the table into e). */
 static int load_router(scn_lctx *c, const scn_node *root, const char *pre, eng_config *e)
 {
     const scn_node *n = scn_tree_get(root, "router"), *nn = n;
@@ -195,8 +195,9 @@ static int load_router(scn_lctx *c, const scn_node *root, const char *pre, eng_c
     if (!n)
         return 0;
     if (n->kind == SCN_NODE_MAP) {
-        if (scn_read_map(c, n, rp.s, eng_router_keys, e, NULL) ||
-            scn_get(c, n, rp.s, eng_router_keys, "name", &name) < 0)
+        /* a router's own keys apply only to it (their rows' `when`) */
+        if (scn_get(c, n, rp.s, eng_router_keys, "name", &name) < 0 ||
+            scn_read_map(c, n, rp.s, eng_router_keys, e, name.s))
             return -1;
         nn = scn_tree_get(n, "name");
     } else if (scn_check(c, root, pre, "router", &eng_router_keys[0], &name) < 0) {

@@ -291,6 +291,7 @@ static int emit_turn(scn_sessions_src *q, int32_t i, int64_t t, eng_arrival *out
     out->nseg = x->nseg;
     out->out_id = x->out_id;
     out->tag = (uint64_t)i + 1;
+    out->session = (uint64_t)x->number + 1;
     return 1;
 }
 

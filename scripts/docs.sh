@@ -61,6 +61,7 @@ FRAGMENTS=(
   "offload-h200 slow data,sqlite3"
   "offload-mooncake slow data"
   "pipeline-405b slow -"
+  "routers slow sqlite3"
   "speculative-run slow data"
   "pd-llama70b slow -"
   "pd-deepseek-v3 slow -"
@@ -265,6 +266,20 @@ gen_offload_h200() {
   show --silent llmsim run scenarios/mooncake_conv.yaml "${s[@]}"
   show --silent llmsim run scenarios/mooncake_conv.yaml "${s[@]}" \
     --set 'kv_offload.tiers=[{kind: cpu}]'
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+gen_routers() {
+  local q="SELECT id, round(request_throughput, 2) AS req_per_s, round(prefix_hit_rate, 3) AS
+    prefix_hit_rate, round(mean_ttft_ms, 1) AS mean_ttft_ms, round(p99_ttft_ms, 1) AS p99_ttft_ms
+    FROM run_summary"
+  local r
+  fence_open
+  for r in round_robin least_outstanding prefix_affinity weighted precise_prefix kv_router \
+    session_affinity; do
+    show --silent llmsim run scenarios/routers.yaml --store summary --set router=$r
+  done
   show sqlite3 -header -column llmsim.db "$q"
   fence_close
 }

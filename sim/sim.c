@@ -177,6 +177,11 @@ double sim_wall_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+int64_t sim_next_time(sim_ctx *ctx)
+{
+    return sim_evq_peek_time(ctx->q);
+}
+
 uint64_t sim_run(sim_ctx *ctx, int64_t until)
 {
     uint64_t n = 0;

@@ -57,6 +57,9 @@ sim_event_id sim_schedule(sim_ctx *ctx, int64_t t, int prio, sim_handler fn, voi
                           int64_t arg);
 /* Cancels a pending event; cancelling one that already ran or was cancelled is a no-op. */
 void sim_cancel(sim_ctx *ctx, sim_event_id id);
+/* Time of the next live event (SIM_TIME_MAX when none is queued): nothing happens before it
+ * unless the running handler schedules it. */
+int64_t sim_next_time(sim_ctx *ctx);
 
 /* Runs events until none is left, sim_stop is called, or the next event is after `until`.
  * Returns the number of events run. */

@@ -134,6 +134,33 @@ void sim_samples_add(sim_samples *s, double x)
     sim_samples_add_n(s, x, 1);
 }
 
+void sim_samples_add_each(sim_samples *s, double x, size_t count)
+{
+    while (count > 0 && !s->sketch && s->n < s->max_pairs) {
+        s->count += 1.0;
+        s->sum += x;
+        s->sumsq += x * x;
+        if (s->n == s->cap) {
+            s->cap = s->cap ? 2 * s->cap : 64;
+            s->p = sim_xrealloc(s->p, s->cap * sizeof *s->p);
+        }
+        s->p[s->n++] = (sim_pair){x, 1.0};
+        s->sorted = 0;
+        count--;
+    }
+    if (count == 0)
+        return;
+    if (!s->sketch)
+        to_sketch(s);
+    /* every one lands in x's bucket: its count grows by count, exactly (whole numbers) */
+    for (size_t i = 0; i < count; i++) {
+        s->count += 1.0;
+        s->sum += x;
+        s->sumsq += x * x;
+    }
+    sketch_add(s, x, (double)count);
+}
+
 double sim_samples_count(const sim_samples *s)
 {
     return s->count;

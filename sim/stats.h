@@ -69,6 +69,9 @@ void sim_samples_free(sim_samples *s);
 void sim_samples_add(sim_samples *s, double x);
 /* Adds x count times in O(1). */
 void sim_samples_add_n(sim_samples *s, double x, size_t count);
+/* Adds x as count separate samples: exactly what count calls of sim_samples_add(s, x) do (the
+ * same sums, to the bit, and the same pairs), in one call. */
+void sim_samples_add_each(sim_samples *s, double x, size_t count);
 double sim_samples_count(const sim_samples *s);
 double sim_samples_mean(const sim_samples *s); /* 0 when empty */
 /* The population standard deviation (numpy.std's default, ddof = 0); 0 when empty. Exact (two

@@ -41,34 +41,51 @@ static const char lognormal_lengths[] =
 /* The vllm-v0 cases are the ones that ran the `vllm` policy before it became V1 (the same V0
  * policy, renamed), so their figures compare with older benches like for like. */
 static const study_bench_case cases[] = {
-    {"static", "static", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
-    {"orca", "orca", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
-    {"vllm-v0", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
-    {"chunked", "chunked", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
-    {"vllm-v0-small", "vllm-v0", 100000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
-    {"vllm-v0-large", "vllm-v0", 10000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
-    {"cluster16", "vllm-v0", 1000000, 16, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL},
-    {"vllm-v0-stored", "vllm-v0", 1000000, 1, STUDY_BENCH_STORED, STUDY_BENCH_POISSON, NULL},
-    {"vllm-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE, NULL},
-    {"sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, NULL},
-    {"speculative", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SPEC, NULL},
-    {"pd", "vllm-v0", 1000000, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_PD, NULL},
-    {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS, STUDY_BENCH_POISSON, NULL},
-    {"deepseek-v3", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_TP8},
-    {"deepseek-v3-dp8", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_DP8},
+    {"static", "static", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL,
+     "batch_size: 64"},
+    {"orca", "orca", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
+    {"vllm-v0", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
+    {"chunked", "chunked", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
+    {"vllm-v0-small", "vllm-v0", 100000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
+    {"vllm-v0-large", "vllm-v0", 10000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
+    {"cluster16", "vllm-v0", 1000000, 16, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
+    {"vllm-v0-stored", "vllm-v0", 1000000, 1, STUDY_BENCH_STORED, STUDY_BENCH_POISSON, NULL, NULL},
+    {"vllm-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE, NULL, NULL},
+    {"llmd-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE_WEIGHTED, NULL,
+     NULL},
+    {"dynamo-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE_KV, NULL, NULL},
+    {"sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, NULL, NULL},
+    {"speculative", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SPEC, NULL, NULL},
+    {"pd", "vllm-v0", 1000000, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_PD, NULL, NULL},
+    {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS, STUDY_BENCH_POISSON, NULL, NULL},
+    {"deepseek-v3", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_TP8,
+     NULL},
+    {"deepseek-v3-dp8", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_DP8,
+     NULL},
+    /* the engines' own policies on the plain ShareGPT workload: their prefix caches are on by
+     * default, and this workload gives each request content of its own */
+    {"vllm", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
+    {"vllm-small", "vllm", 100000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
+    {"vllm-nocache", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL,
+     "enable_prefix_caching: false"},
+    {"sglang", "sglang", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
+    {"trtllm", "trtllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
     /* SGLang with mixed chunks, TensorRT-LLM's overlap scheduler, and W4A8 experts split both
      * ways (the aic validation set's engine settings) */
-    {"sglang-mixed", "sglang, enable_mixed_chunk: true", 1000000, 1, STUDY_BENCH_SUMMARY,
-     STUDY_BENCH_POISSON, NULL},
-    {"trtllm-overlap", "trtllm, overlap_scheduler: true", 1000000, 1, STUDY_BENCH_SUMMARY,
-     STUDY_BENCH_POISSON, NULL},
-    {"gpt-oss-w4a8", "trtllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, GPTOSS_W4A8},
+    {"sglang-mixed", "sglang", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL,
+     "enable_mixed_chunk: true"},
+    {"trtllm-overlap", "trtllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL,
+     "overlap_scheduler: true"},
+    {"gpt-oss-w4a8", "trtllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, GPTOSS_W4A8,
+     NULL},
     /* KV offload tiers: the Mooncake trace whole (12,031 requests) and a million chat turns, with
      * a host tier behind each replica's cache */
-    {"offload-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE, OFFLOAD},
-    {"offload-sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, OFFLOAD},
+    {"offload-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE, OFFLOAD,
+     NULL},
+    {"offload-sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, OFFLOAD,
+     NULL},
     /* Llama-3.1-405B on two nodes of 8 H100s, two batches in flight through two stages */
-    {"pipeline", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, LLAMA405_PP2},
+    {"pipeline", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, LLAMA405_PP2, NULL},
 };
 
 const study_bench_case *study_bench_cases(int *n)
@@ -87,7 +104,7 @@ int study_bench_have_table(const char *data)
 /* The ShareGPT scenario of a policy on a setup (NULL: Llama-3-8B on an H100) over `replicas`
  * replicas, or, with decode > 0, over one prefill and `decode` decode replicas. */
 static int scenario_text(char *buf, size_t len, const char *data, const char *policy,
-                         const char *setup, int64_t n, int replicas, int decode,
+                         const char *params, const char *setup, int64_t n, int replicas, int decode,
                          const char *arrival, int spec)
 {
     char lengths[1200], pools[200];
@@ -104,10 +121,10 @@ static int scenario_text(char *buf, size_t len, const char *data, const char *po
         snprintf(pools, sizeof pools, "replicas: %d\n", replicas);
     int w = snprintf(buf, len,
                      "name: bench\nseed: 1\n%s"
-                     "scheduler: {name: %s%s}\n%srouter: least_outstanding\n%s"
+                     "scheduler: {name: %s%s%s}\n%srouter: least_outstanding\n%s"
                      "workload:\n  num_requests: %lld\n  arrival: %s\n%s",
-                     setup ? setup : LLAMA_SETUP, policy,
-                     strcmp(policy, "static") ? "" : ", batch_size: 64", pools,
+                     setup ? setup : LLAMA_SETUP, policy, params ? ", " : "", params ? params : "",
+                     pools,
                      spec ? "speculative: {method: eagle3, num_speculative_tokens: 3, "
                             "acceptance: {length: 2.5}}\n"
                           : "",
@@ -121,13 +138,16 @@ static int own_scenario(char *buf, size_t len, const char *data, const study_ben
 {
     int w;
     const char *extra = c->setup ? c->setup : "";
-    if (c->workload == STUDY_BENCH_MOONCAKE) {
+    const char *router = c->workload == STUDY_BENCH_MOONCAKE_WEIGHTED ? "weighted"
+                         : c->workload == STUDY_BENCH_MOONCAKE_KV     ? "kv_router"
+                                                                      : "prefix_affinity";
+    if (c->workload != STUDY_BENCH_SESSIONS) {
         w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: qwen2.5-7b\ngpu: h100-sxm\nengine: {name: %s}\n"
-                     "replicas: %d\nrouter: prefix_affinity\n%sworkload:\n  trace: {path: "
+                     "replicas: %d\nrouter: %s\n%sworkload:\n  trace: {path: "
                      "%s/traces/mooncake-fast25/conversation_trace.jsonl, format: mooncake, "
                      "limit: %lld}\n",
-                     c->policy, c->replicas, extra, data, (long long)n);
+                     c->policy, c->replicas, router, extra, data, (long long)n);
     } else {
         w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: {name: %s}\n"
@@ -198,7 +218,7 @@ double study_bench_baseline_mb(void)
 }
 
 typedef struct cap_arg {
-    const char *data, *policy, *setup;
+    const char *data, *policy, *params, *setup;
     int decode;
     int64_t n;
 } cap_arg;
@@ -211,8 +231,8 @@ static void measure_capacity(void *arg, void *buf)
     sim_err err = {{0}};
     study_result *res = sim_xcalloc(1, sizeof *res);
     *cap = -1;
-    if (scenario_text(text, sizeof text, a->data, a->policy, a->setup, a->n, 1, a->decode, "burst",
-                      0) == 0 &&
+    if (scenario_text(text, sizeof text, a->data, a->policy, a->params, a->setup, a->n, 1,
+                      a->decode, "burst", 0) == 0 &&
         simulate_text(text, NULL, res, &err) == 0)
         *cap = study_metric(res, "request_throughput");
     else
@@ -222,7 +242,11 @@ static void measure_capacity(void *arg, void *buf)
 
 double study_bench_capacity(const char *data, const study_bench_case *c, int quick, sim_err *err)
 {
-    cap_arg a = {data, c->policy, c->setup, c->workload == STUDY_BENCH_PD ? c->replicas : 0,
+    cap_arg a = {data,
+                 c->policy,
+                 c->params,
+                 c->setup,
+                 c->workload == STUDY_BENCH_PD ? c->replicas : 0,
                  quick ? 2000 : 20000};
     double cap = -1;
     if (in_child(measure_capacity, &a, &cap, sizeof cap, NULL) != 0 || cap <= 0) {
@@ -308,12 +332,12 @@ static void run_case(void *arg, void *buf)
     }
     study_result *res = sim_xcalloc(1, sizeof *res);
     double t0 = sim_wall_seconds();
-    int made = poisson
-                   ? scenario_text(text, sizeof text, a->data, a->c->policy, a->c->setup, a->n,
-                                   a->c->replicas, 0, arrival, a->c->workload == STUDY_BENCH_SPEC)
+    int made = poisson ? scenario_text(text, sizeof text, a->data, a->c->policy, a->c->params,
+                                       a->c->setup, a->n, a->c->replicas, 0, arrival,
+                                       a->c->workload == STUDY_BENCH_SPEC)
                : a->c->workload == STUDY_BENCH_PD
-                   ? scenario_text(text, sizeof text, a->data, a->c->policy, a->c->setup, a->n, 1,
-                                   a->c->replicas, arrival, 0)
+                   ? scenario_text(text, sizeof text, a->data, a->c->policy, a->c->params,
+                                   a->c->setup, a->n, 1, a->c->replicas, arrival, 0)
                    : own_scenario(text, sizeof text, a->data, a->c, a->n);
     if (made == 0 && simulate_text(text, s, res, &err) == 0) {
         o->wall = sim_wall_seconds() - t0;

@@ -8,12 +8,28 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "llmsim_build_id.h"
 #include "scn_data.h"
 #include "study.h"
 
 const char *study_version(void)
 {
-    return LLMSIM_VERSION;
+    return LLMSIM_BUILD_VERSION;
+}
+
+const char *study_build_commit(void)
+{
+    return LLMSIM_COMMIT;
+}
+
+int study_build_modified(void)
+{
+    return LLMSIM_MODIFIED;
+}
+
+const char *study_cost_model_hash(void)
+{
+    return LLMSIM_COST_HASH;
 }
 
 const char *study_shared_data(void)

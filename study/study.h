@@ -21,8 +21,20 @@
 /* The most --set overrides one command line may carry. */
 #define STUDY_MAX_SETS 64
 
-/* The program's version ("0.1.0") and the folder of the shared data it was built beside. */
+/* The program's version with what this build is made of, as every stored run and validation
+ * records it: "0.1.0+g<commit, 7 hex digits>[.dirty].cm<cost model hash, 8 hex digits>" (".dirty":
+ * tracked files differed from the commit when it was built; "+unknown" for the commit outside a
+ * git checkout); at most 31 characters. Runs with different strings came from different builds;
+ * a different cm part, from differently priced ones. Static storage. */
 const char *study_version(void);
+/* The source commit this program was built from (40 hex digits, or "unknown"), and 1 when
+ * tracked files differed from it, else 0. */
+const char *study_build_commit(void);
+int study_build_modified(void);
+/* SHA-256 (64 hex digits) of the cost model's inputs: the sources of calibration/ (catalogs,
+ * roofline, layers, profiles) and of the engine's predictor and presets, as built. */
+const char *study_cost_model_hash(void);
+/* The folder of the shared data the program was built beside. */
 const char *study_shared_data(void);
 
 /* The resolver behind every scenario the program loads: model names from calibration's catalog

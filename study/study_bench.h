@@ -36,13 +36,17 @@ typedef enum study_bench_workload {
     STUDY_BENCH_MOONCAKE, /* the Mooncake conversation trace (its first `requests` rows) with its
                              hash_ids, Qwen2.5-7B on two H100s behind prefix_affinity, at its
                              own pace */
-    STUDY_BENCH_SESSIONS, /* closed-loop chat sessions sharing a system prompt */
-    STUDY_BENCH_SPEC,     /* the Poisson workload at half the policy's burst capacity, decoded
-                             speculatively (an EAGLE-3 head, 3 draft tokens, acceptance length
-                             2.5 drawn in 8 classes) */
-    STUDY_BENCH_PD        /* ShareGPT lengths on a disaggregated deployment: one prefill replica
-                             and `replicas` decode replicas, Poisson arrivals at 90% of that
-                             deployment's burst capacity */
+    STUDY_BENCH_MOONCAKE_WEIGHTED, /* the same trace behind weighted (llm-d's scorers: a
+                                      router-side LRU prefix index, 256 blocks a prompt) */
+    STUDY_BENCH_MOONCAKE_KV,       /* the same trace behind kv_router (Dynamo: every prompt block
+                                      against the blocks in flight, hooks at first token and end) */
+    STUDY_BENCH_SESSIONS,          /* closed-loop chat sessions sharing a system prompt */
+    STUDY_BENCH_SPEC, /* the Poisson workload at half the policy's burst capacity, decoded
+                         speculatively (an EAGLE-3 head, 3 draft tokens, acceptance length
+                         2.5 drawn in 8 classes) */
+    STUDY_BENCH_PD    /* ShareGPT lengths on a disaggregated deployment: one prefill replica
+                         and `replicas` decode replicas, Poisson arrivals at 90% of that
+                         deployment's burst capacity */
 } study_bench_workload;
 
 typedef struct study_bench_case {
@@ -51,9 +55,11 @@ typedef struct study_bench_case {
     int replicas;
     study_bench_store store;
     study_bench_workload workload;
-    const char *setup; /* scenario lines naming model, GPU and layout; NULL = Llama-3-8B on
-                          one H100 SXM (a case with its own workload: lines added to its
-                          scenario) */
+    const char *setup;  /* scenario lines naming model, GPU and layout; NULL = Llama-3-8B on
+                           one H100 SXM (a case with its own workload: lines added to its
+                           scenario) */
+    const char *params; /* the policy's settings as flow-map entries ("batch_size: 64"), or
+                           NULL */
 } study_bench_case;
 
 /* The cases, in the order they are run; *n gets their count. */

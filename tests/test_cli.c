@@ -1,7 +1,9 @@
 /*
  * test_cli.c: the llmsim program end to end: a run is stored and summarised, the same scenario
  * and seed give byte-identical JSON and identical rows, overrides apply, and bad input exits
- * non-zero with a message naming the file, line and key, adding nothing to the database.
+ * non-zero with a message naming the file, line and key, adding nothing to the database; --version
+ * names the build (commit, modified tree, cost model) that stored runs record, and merge notes
+ * runs of different builds.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -315,6 +317,86 @@ static void test_list(void **state)
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list nothing", LLMSIM_BINARY), 2);
 }
 
+/* The first line of text (at most len - 1 characters) into out. */
+static void first_line(const char *text, char *out, size_t len)
+{
+    size_t n = strcspn(text, "\n");
+    snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), text);
+}
+
+static int is_hex(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!s[i] || !strchr("0123456789abcdef", s[i]))
+            return 0;
+    return 1;
+}
+
+static int copy_version(void *arg, int ncols, const char *const *names, const char *const *vals)
+{
+    snprintf(arg, 64, "%s", vals[0] ? vals[0] : "");
+    return 0;
+}
+
+/* --version names the source commit (and a modified tree) and the cost model's inputs; a stored
+ * run records that version; merge says when the runs it combines came from different builds. */
+static void test_build_identity(void **state)
+{
+    char out[4096], err[4096], scn[300], a[300], b[300], c[300];
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s --version", LLMSIM_BINARY), 0);
+    char version[256], line[256];
+    first_line(out, line, sizeof line);
+    assert_int_equal(strncmp(line, "llmsim 0.1.0+", 13), 0);
+    snprintf(version, sizeof version, "%s", line + 7);
+    const char *commit = strstr(out, "\ncommit "),
+               *cost = strstr(out, "\ncost model inputs sha256 ");
+    assert_non_null(commit);
+    assert_non_null(cost);
+    commit += 8;
+    cost += 26;
+    assert_true(is_hex(cost, 64));
+    char want[256];
+    if (strncmp(commit, "unknown", 7) == 0) {
+        snprintf(want, sizeof want, "0.1.0+unknown.cm%.8s", cost);
+    } else {
+        assert_true(is_hex(commit, 40));
+        int dirty = strncmp(commit + 40, " (tree modified)", 16) == 0;
+        snprintf(want, sizeof want, "0.1.0+g%.7s%s.cm%.8s", commit, dirty ? ".dirty" : "", cost);
+    }
+    assert_string_equal(version, want);
+
+    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
+    snprintf(a, sizeof a, "%s/build-a.db", e2e_dir);
+    snprintf(b, sizeof b, "%s/build-b.db", e2e_dir);
+    snprintf(c, sizeof c, "%s/build-c.db", e2e_dir);
+    e2e_write(scn, small);
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --db %s --quiet",
+                            LLMSIM_BINARY, scn, a),
+                     0);
+    sim_err e = {{0}};
+    store *s = store_open_readonly(a, &e);
+    assert_non_null(s);
+    char stored[64] = "";
+    assert_int_equal(store_query(s, "SELECT version FROM runs", copy_version, stored, &e), 0);
+    store_close(s);
+    assert_string_equal(stored, version);
+
+    /* one build: no note; a run of another cost model merged in: a note naming both */
+    assert_int_equal(
+        e2e_sh(out, sizeof out, err, sizeof err, "%s merge %s %s", LLMSIM_BINARY, c, a), 0);
+    assert_null(strstr(err, "builds"));
+    assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "cp %s %s", a, b), 0);
+    s = store_open(b, &e);
+    assert_non_null(s);
+    assert_int_equal(store_exec(s, "UPDATE runs SET version = '0.1.0+g0000000.cm00000000'", &e), 0);
+    store_close(s);
+    assert_int_equal(
+        e2e_sh(out, sizeof out, err, sizeof err, "%s merge %s %s", LLMSIM_BINARY, c, b), 0);
+    assert_non_null(strstr(err, "holds runs of 2 builds"));
+    assert_non_null(strstr(err, version));
+    assert_non_null(strstr(err, "0.1.0+g0000000.cm00000000 (1 runs)"));
+}
+
 int main(void)
 {
     if (e2e_mkdir() != 0)
@@ -327,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_bad_scenarios_store_nothing),
         cmocka_unit_test(test_check_refuses_what_run_refuses),
         cmocka_unit_test(test_list),
+        cmocka_unit_test(test_build_identity),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (e2e_rmdir() != 0)

@@ -1,8 +1,12 @@
 /*
  * test_engine_router.c: the routers and their registry: lookup by name, round robin's cycle, the
  * load-aware routers' choice of the lightest replica, power of two's determinism for a seed, the
- * engine refusing an unknown router with the valid names, prefix_affinity following cached
- * prefixes, and weighted's stale load signals and router-side prefix index.
+ * engine refusing an unknown router with the valid names; the routers' prefix index (rindex.h)
+ * bounded under a long stream of keys; prefix_affinity (sgl-router's cache_aware) following
+ * cached prefixes while the load is balanced and not beyond its thresholds; weighted's stale
+ * load signals and its LRU index over a long trace in a small table; precise_prefix reading the
+ * replicas' own caches; kv_router weighing overlap against load and its temperature; and
+ * session_affinity keeping a session on one replica.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,17 +20,19 @@
 
 #include "engine.h"
 #include "engine_util.h"
+#include "rindex.h"
 #include "rng.h"
 
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
 
-static const char *const names[] = {"round_robin",  "least_outstanding", "least_tokens",
-                                    "power_of_two", "prefix_affinity",   "weighted"};
+static const char *const names[] = {"round_robin",    "least_outstanding", "least_tokens",
+                                    "power_of_two",   "prefix_affinity",   "weighted",
+                                    "precise_prefix", "kv_router",         "session_affinity"};
 #define NNAMES ((int)(sizeof names / sizeof names[0]))
 
 /* ---- a recorder of each request's replica ---- */
-#define MAXR 512
+#define MAXR 8192
 typedef struct placed {
     int32_t replica[MAXR]; /* by request id */
     int n;
@@ -55,6 +61,9 @@ static placed *run(const eng_config *c, const eng_arrival *a, int n, uint64_t se
     placed *p = calloc(1, sizeof *p);
     list_src src = {a, n, 0};
     sim_ctx *ctx = sim_new(seed);
+    /* the engine's invariant walkers (Debug) after every event on a short run; a long one, every
+     * 1024th, so that it stays a test of routing rather than of the walkers */
+    sim_set_check_every(ctx, n > 1000 ? 1024 : 1);
     sim_err err;
     eng_engine *e =
         eng_new(ctx, c, &(eng_costs){&linear, NULL}, &list_ops, &src, &rec_ops, p, &err);
@@ -128,7 +137,8 @@ static void test_registry(void **state)
     assert_null(eng_router_find("Round_Robin"));
     assert_ptr_equal(eng_router_names(buf, sizeof buf), buf);
     assert_string_equal(buf, "round_robin, least_outstanding, least_tokens, power_of_two, "
-                             "prefix_affinity, weighted");
+                             "prefix_affinity, weighted, precise_prefix, kv_router, "
+                             "session_affinity");
     /* a short buffer is cut, never overrun */
     char small[8];
     eng_router_names(small, sizeof small);
@@ -348,6 +358,255 @@ static void test_weighted_prefix_index(void **state)
     free(p);
 }
 
+/* The routers' prefix index: a long stream of touches and LRU evictions over a small key space,
+ * checked against a plain model after every step: the pairs present are exactly the model's,
+ * the table stays small (it never fills, so every lookup of a missing pair ends), and a pair
+ * never inherits another's replica when a slot is reused. */
+static void test_rix_bounded(void **state)
+{
+    enum { NREP = 3, CAP = 8, KEYS = 64, STEPS = 100000 };
+    eng_rix x;
+    eng_rix_init(&x, NREP);
+    uint64_t lru[NREP][CAP + 1];
+    int n[NREP] = {0};
+    uint64_t s = 5;
+    for (int step = 0; step < STEPS; step++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint64_t key = (s >> 33) % KEYS; /* 0 included */
+        int32_t rep = (int32_t)((s >> 20) % NREP);
+        int made, at = -1;
+        eng_rix_touch(&x, key, rep, &made);
+        for (int k = 0; k < n[rep]; k++)
+            if (lru[rep][k] == key)
+                at = k;
+        assert_int_equal(made, at < 0);
+        if (at >= 0) {
+            memmove(&lru[rep][at], &lru[rep][at + 1], (size_t)(n[rep] - at - 1) * sizeof key);
+            n[rep]--;
+        }
+        lru[rep][n[rep]++] = key;
+        if (n[rep] > CAP) {
+            int32_t old = eng_rix_oldest(&x, rep);
+            assert_true(old >= 0 && x.node[old].hash == lru[rep][0]);
+            eng_rix_erase(&x, old);
+            memmove(&lru[rep][0], &lru[rep][1], CAP * sizeof key);
+            n[rep]--;
+        }
+        if (step % 97 == 0 || step == STEPS - 1) {
+            assert_int_equal(eng_rix_check(&x), 0);
+            for (int32_t r = 0; r < NREP; r++) {
+                assert_int_equal(x.count[r], n[r]);
+                for (uint64_t k = 0; k < KEYS; k++) {
+                    int in = 0;
+                    for (int j = 0; j < n[r]; j++)
+                        in |= lru[r][j] == k;
+                    assert_int_equal(eng_rix_find(&x, k, r) >= 0, in);
+                }
+            }
+        }
+    }
+    assert_true(x.live <= NREP * CAP);
+    assert_true(x.mask + 1 <= 64); /* never grew past its first size */
+    eng_rix_free(&x);
+}
+
+/* A trace of `n` requests, each a group's shared prefix and a unique tail (content segments),
+ * `gap` apart, in `groups` groups (request i in group i mod groups). seg holds 2 x n segments. */
+static void group_trace(eng_arrival *a, eng_segment (*seg)[2], int n, int groups, int32_t shared,
+                        int32_t tail, int32_t output, int64_t gap)
+{
+    for (int i = 0; i < n; i++) {
+        seg[i][0] = (eng_segment){1000 + (uint64_t)(i % groups), shared};
+        seg[i][1] = (eng_segment){50000 + (uint64_t)i, tail};
+        a[i] = (eng_arrival){.t = (int64_t)i * gap,
+                             .prompt = shared + tail,
+                             .output = output,
+                             .seg = seg[i],
+                             .nseg = 2};
+    }
+}
+
+/* Of requests groups.. n-1, those on the replica of the first request of their group. */
+static int followed(const placed *p, int n, int groups)
+{
+    int f = 0;
+    for (int i = groups; i < n; i++)
+        f += p->replica[i] == p->replica[i % groups];
+    return f;
+}
+
+/* weighted over a long trace with a prefix index of a few blocks per replica: the run ends (the
+ * index never fills), and a small index forgets what a full-size one remembers. The requests
+ * overlap (200 output tokens), so KV usage tells the replicas apart where no prefix does. */
+static void test_weighted_long_trace_small_table(void **state)
+{
+    enum { N = 6000, G = 60 };
+    static eng_segment seg[N][2];
+    static eng_arrival a[N];
+    group_trace(a, seg, N, G, 256, 256, 200, 20 * SIM_NS_PER_MS);
+    int follow[2];
+    for (int k = 0; k < 2; k++) {
+        eng_config c;
+        small_config(&c, 200000, 3, "weighted");
+        snprintf(c.sched.name, sizeof c.sched.name, "vllm");
+        c.router_params.lru_capacity = k ? 31250 : 4;
+        placed *p = run(&c, a, N, 1);
+        follow[k] = followed(p, N, G);
+        free(p);
+    }
+    print_message("followed their group: %d with 4 blocks per replica, %d with 31250\n", follow[0],
+                  follow[1]);
+    assert_true(follow[1] > follow[0]);
+    assert_true(follow[1] > (N - G) * 9 / 10);
+}
+
+/* prefix_affinity (sgl-router's cache_aware): 200 requests sharing a 1000-token prefix arrive
+ * at once over four replicas. While the load is balanced each follows the match to the replica
+ * that cached the prefix first; once it leads the least loaded by more than
+ * balance_abs_threshold, the least loaded takes the next one: the placement is exactly that
+ * rule's, and the lead never exceeds the threshold by more than one. Above the match's share
+ * of the prompt, cache_threshold sends each to the smallest tree instead: an even spread. */
+static void test_prefix_affinity_thresholds(void **state)
+{
+    enum { N = 200, R = 4, ABS = 8 };
+    static eng_segment seg[N][2];
+    static eng_arrival a[N];
+    group_trace(a, seg, N, 1, 1000, 100, 5, 0);
+    eng_config c;
+    small_config(&c, 1000000, R, "prefix_affinity");
+    snprintf(c.sched.name, sizeof c.sched.name, "vllm");
+    c.router_params.balance_abs = ABS;
+    placed *p = run(&c, a, N, 1);
+    int64_t load[R] = {0};
+    for (int i = 0; i < N; i++) {
+        int32_t lo = 0, hi = 0, want;
+        for (int32_t r = 1; r < R; r++) {
+            lo = load[r] < load[lo] ? r : lo;
+            hi = load[r] > load[hi] ? r : hi;
+        }
+        if (load[hi] - load[lo] > ABS && load[hi] > load[lo] * 1.0001)
+            want = lo;
+        else
+            want = 0; /* the first request found no match and took replica 0 (all trees empty) */
+        assert_int_equal(p->replica[i], want);
+        load[want]++;
+    }
+    assert_true(load[0] - load[1] <= ABS + 1 && load[0] > load[1]);
+    free(p);
+
+    c.router_params.cache_threshold = 0.95; /* the prefix is 1000 / 1100 of each prompt */
+    p = run(&c, a, N, 1);
+    int count[R] = {0};
+    for (int i = 0; i < N; i++)
+        count[p->replica[i]]++;
+    for (int32_t r = 0; r < R; r++)
+        assert_int_equal(count[r], N / R);
+    free(p);
+}
+
+/* precise_prefix reads the replicas' own caches: with vLLM's prefix cache each group follows its
+ * first request; with no prefix cache there is nothing to follow and the load scorers spread
+ * the groups, where weighted, following its own index of what it sent, still keeps them. The
+ * requests overlap, so KV usage tells the replicas apart where no prefix does. */
+static void test_precise_prefix_reads_caches(void **state)
+{
+    enum { N = 60, G = 4 };
+    static eng_segment seg[N][2];
+    static eng_arrival a[N];
+    group_trace(a, seg, N, G, 1000, 50, 200, 50 * SIM_NS_PER_MS);
+    const char *sched[2] = {"vllm", "orca"};
+    int got[2][2];
+    for (int k = 0; k < 2; k++)
+        for (int w = 0; w < 2; w++) {
+            eng_config c;
+            small_config(&c, 100000, 3, w ? "weighted" : "precise_prefix");
+            snprintf(c.sched.name, sizeof c.sched.name, "%s", sched[k]);
+            placed *p = run(&c, a, N, 1);
+            got[k][w] = followed(p, N, G);
+            free(p);
+        }
+    assert_int_equal(got[0][0], N - G); /* precise, cached: every one follows */
+    assert_int_equal(got[1][1], N - G); /* weighted, no cache: its index still says so */
+    assert_true(got[1][0] < (N - G) / 2);
+}
+
+/* kv_router: with no load, a prompt goes where its prefix is cached (its prefill is cheapest);
+ * a burst of equal prompts spreads by the prefill and blocks it adds; what a finished burst
+ * added is gone when the next arrives (the engine's hooks release it); a high temperature
+ * spreads what temperature 0 keeps together. */
+static void test_kv_router(void **state)
+{
+    enum { N = 60, G = 4 };
+    static eng_segment seg[N][2];
+    static eng_arrival a[N];
+    group_trace(a, seg, N, G, 1000, 50, 5, 50 * SIM_NS_PER_MS);
+    eng_config c;
+    small_config(&c, 100000, 3, "kv_router");
+    snprintf(c.sched.name, sizeof c.sched.name, "vllm");
+    placed *p = run(&c, a, N, 1);
+    assert_int_equal(followed(p, N, G), N - G);
+    free(p);
+
+    /* a long prompt, then (long after it finished) a burst of three short ones: all three
+     * replicas take one; had the long prompt's blocks and prefill stayed counted, its replica
+     * would take none */
+    eng_arrival b[4] = {{.t = 0, .prompt = 3000, .output = 5},
+                        {.t = 60 * SIM_NS_PER_S, .prompt = 200, .output = 5},
+                        {.t = 60 * SIM_NS_PER_S, .prompt = 200, .output = 5},
+                        {.t = 60 * SIM_NS_PER_S, .prompt = 200, .output = 5}};
+    p = run(&c, b, 4, 1);
+    int seen[3] = {0};
+    for (int i = 1; i < 4; i++)
+        seen[p->replica[i]]++;
+    assert_true(seen[0] == 1 && seen[1] == 1 && seen[2] == 1);
+    free(p);
+
+    /* one group, temperature 0: all on one replica; a high temperature: all three used */
+    group_trace(a, seg, N, 1, 1000, 50, 5, 50 * SIM_NS_PER_MS);
+    for (int k = 0; k < 2; k++) {
+        c.router_params.temperature = k ? 100.0 : 0.0;
+        p = run(&c, a, N, 3);
+        int used[3] = {0};
+        for (int i = 0; i < N; i++)
+            used[p->replica[i]] = 1;
+        if (k)
+            assert_true(used[0] && used[1] && used[2]);
+        else
+            assert_int_equal(used[0] + used[1] + used[2], 1);
+        free(p);
+    }
+}
+
+/* session_affinity: every turn of a session goes to the replica the ring gives its session, the
+ * sessions spread over the replicas; requests without a session go to a replica with none yet,
+ * then to the fewest in the window. */
+static void test_session_affinity(void **state)
+{
+    enum { N = 200, S = 24 };
+    eng_arrival a[N];
+    for (int i = 0; i < N; i++)
+        a[i] = (eng_arrival){.t = (int64_t)i * 10 * SIM_NS_PER_MS,
+                             .prompt = 100,
+                             .output = 5,
+                             .session = 1 + (uint64_t)(i % S)};
+    eng_config c;
+    small_config(&c, 100000, 3, "session_affinity");
+    placed *p = run(&c, a, N, 1);
+    int used[3] = {0};
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(p->replica[i], p->replica[i % S]);
+        used[p->replica[i]] = 1;
+    }
+    assert_true(used[0] && used[1] && used[2]);
+    free(p);
+    for (int i = 0; i < 6; i++)
+        a[i] = (eng_arrival){.t = 0, .prompt = 100, .output = 5};
+    p = run(&c, a, 6, 1);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(p->replica[i], i % 3);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +619,12 @@ int main(void)
         cmocka_unit_test(test_prefix_affinity),
         cmocka_unit_test(test_weighted_staleness),
         cmocka_unit_test(test_weighted_prefix_index),
+        cmocka_unit_test(test_rix_bounded),
+        cmocka_unit_test(test_weighted_long_trace_small_table),
+        cmocka_unit_test(test_prefix_affinity_thresholds),
+        cmocka_unit_test(test_precise_prefix_reads_caches),
+        cmocka_unit_test(test_kv_router),
+        cmocka_unit_test(test_session_affinity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -193,6 +193,80 @@ static void test_prefix_visible_at_schedule_or_completion(void **state)
     free_rec(r);
 }
 
+/* A request's own blocks (content no other request has) are kept apart from the table, unhashed,
+ * and wait in the free queue as one run; that changes nothing: random workloads of prompts that
+ * share prefixes (or not) followed by content of their own, outputs shared or not, through tight
+ * caches with chunked prefills (long_prefill_token_threshold lets two requests compute the same
+ * prefix at once, so one holds blocks computed twice), preemptions and recomputes that find their
+ * blocks again (all, part, or, past a block computed twice, none of their own run), give every
+ * request and iteration record and the evictions exactly as with every computed block in the
+ * table. */
+static void test_prefix_own_blocks_apart(void **state)
+{
+    enum { N = 60 };
+    static const char *const setups[][4] = {
+        {"vllm", "max_num_batched_tokens", "96", "max_num_seqs"},
+        {"vllm", "max_num_batched_tokens", "2048", "max_num_seqs"},
+        {"sglang", "chunked_prefill_size", "96", "max_running_requests"},
+        {"trtllm", "capacity_scheduler_policy", "max_utilization", "max_batch_size"},
+    };
+    eng_segment seg[N][2];
+    eng_arrival a[N];
+    uint64_t x = 88172645463325252ULL;
+    for (int round = 0; round < 48; round++) {
+        int64_t t = 0;
+        for (int i = 0; i < N; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int32_t pre = (int32_t)(x % 4) * 250, own = 1 + (int32_t)((x >> 8) % 100);
+            seg[i][0] = (eng_segment){1000 + (x >> 16) % 3, pre};
+            seg[i][1] = (eng_segment){(uint64_t)round * 1000000 + (uint64_t)i + 7, own};
+            t += (int64_t)((x >> 24) % 4) * SIM_NS_PER_MS;
+            a[i] = arrival(t, pre + own, 1 + (int32_t)((x >> 32) % 400), pre ? seg[i] : seg[i] + 1,
+                           pre ? 2 : 1);
+            if ((x >> 40) % 5 == 0) /* no content given: all of it its own */
+                a[i] = arrival(t, own, a[i].output, NULL, 0);
+            else if ((x >> 48) % 3 == 0)
+                a[i].out_id = 5000 + (x >> 50) % 4; /* an answer others give too */
+        }
+        const char *const *su = setups[round % 4];
+        eng_config c;
+        config(&c, su[0], 100 * 16 + (int64_t)(round % 5) * 640);
+        eng_cfg_set(&c.sched, su[1], su[2]);
+        eng_cfg_set(&c.sched, su[3], "8");
+        if (round % 4 < 2)
+            eng_cfg_set(&c.sched, "long_prefill_token_threshold", "32");
+        c.prefix_table_all = 1;
+        rec *all = run(&c, a, N);
+        c.prefix_table_all = 0;
+        rec *apart = run(&c, a, N);
+        assert_int_equal(all->evictions, apart->evictions);
+        assert_int_equal(all->tot.preemptions, apart->tot.preemptions);
+        assert_int_equal(all->nit, apart->nit);
+        for (int i = 0; i < N; i++) {
+            const eng_request *p = &all->rq[i], *q = &apart->rq[i];
+            if (p->t_finish != q->t_finish || p->t_first_token != q->t_first_token ||
+                p->cached_tokens != q->cached_tokens || p->preemptions != q->preemptions ||
+                p->status != q->status)
+                fail_msg("%s round %d: request %d differs with own blocks apart", su[0], round, i);
+        }
+        for (int i = 0; i < all->nit; i++) {
+            const eng_iter_rec *p = &all->it[i], *q = &apart->it[i];
+            if (p->start_ns != q->start_ns || p->duration_ns != q->duration_ns ||
+                p->kv_blocks_used != q->kv_blocks_used || p->num_seqs != q->num_seqs ||
+                p->prefill_tokens != q->prefill_tokens || p->preempted != q->preempted ||
+                p->output_tokens != q->output_tokens || p->shape.tokens != q->shape.tokens ||
+                p->shape.decode_ctx != q->shape.decode_ctx)
+                fail_msg("%s round %d: iteration %d differs with own blocks apart: kv %lld/%lld "
+                         "tokens %lld/%lld",
+                         su[0], round, i, (long long)p->kv_blocks_used,
+                         (long long)q->kv_blocks_used, (long long)p->shape.tokens,
+                         (long long)q->shape.tokens);
+        }
+        free_rec(all);
+        free_rec(apart);
+    }
+}
+
 /* ================= vllm (V1) ================= */
 
 /* The defaults vLLM's arg_utils picks: at least 70 GiB and not an A100: 8192 batched tokens for
@@ -537,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_prefix_longest_leading_match),
         cmocka_unit_test(test_prefix_eviction_order),
         cmocka_unit_test(test_prefix_visible_at_schedule_or_completion),
+        cmocka_unit_test(test_prefix_own_blocks_apart),
         cmocka_unit_test(test_vllm_defaults_per_gpu_and_entry_point),
         cmocka_unit_test(test_vllm_running_then_waiting),
         cmocka_unit_test(test_vllm_preempts_tail_admits_none),

@@ -78,7 +78,8 @@ static const golden_case cases[] = {
      {"scheduler.name=trtllm", "scheduler.capacity_scheduler_policy=max_utilization",
       "memory.gpu_utilization=0.22", "workload.arrival.rate=6"}},
     {"sessions", LLMSIM_SOURCE_DIR "/scenarios/sessions.yaml", {NULL}},
-    /* every router: the two that follow cached prefixes see a shared prefix cached by vllm */
+    /* every router: those that follow cached prefixes see a shared prefix cached by vllm;
+     * session_affinity, conversations */
     {"router_prefix_affinity",
      DEMO,
      {"replicas=3", "router=prefix_affinity", "scheduler.name=vllm", "workload.arrival.rate=10",
@@ -89,6 +90,18 @@ static const golden_case cases[] = {
       "router={name: weighted, prefix_weight: 2, queue_weight: 1, kv_weight: 1, staleness_ms: 50}",
       "scheduler.name=vllm", "workload.arrival.rate=10",
       "workload.shared_prefix={tokens: 1000, groups: 6}"}},
+    {"router_precise_prefix",
+     DEMO,
+     {"replicas=3", "router=precise_prefix", "scheduler.name=vllm", "workload.arrival.rate=10",
+      "workload.shared_prefix={tokens: 1000, groups: 6}"}},
+    {"router_kv_router",
+     DEMO,
+     {"replicas=3", "router={name: kv_router, overlap_weight: 1, temperature: 0.5}",
+      "scheduler.name=vllm", "workload.arrival.rate=10",
+      "workload.shared_prefix={tokens: 1000, groups: 6}"}},
+    {"router_session_affinity",
+     LLMSIM_SOURCE_DIR "/scenarios/sessions.yaml",
+     {"replicas=3", "router=session_affinity", "workload.num_requests=1000"}},
     /* every engine preset, each version, with nothing of the scenario's own over it */
     {"engine_vllm", ENGINE, {"engine=vllm"}},
     {"engine_vllm_0_14", ENGINE, {"engine={name: vllm, version: '0.14'}"}},

@@ -259,7 +259,7 @@ static int64_t first_batch(const eng_config *c, int n, int32_t prompt, int32_t o
 {
     eng_arrival *a = calloc((size_t)n, sizeof *a);
     for (int i = 0; i < n; i++)
-        a[i] = (eng_arrival){0, prompt, output, NULL, 0, 0, 0};
+        a[i] = (eng_arrival){0, prompt, output, NULL, 0, 0, 0, 0};
     rec *r = run(c, &lin, a, n, NULL);
     int64_t most = 0;
     for (int64_t i = 0; i < r->n; i++)
@@ -317,7 +317,7 @@ static int64_t most_running_paged(const eng_config *c, int n, int32_t prompt, in
 {
     eng_arrival *a = calloc((size_t)n, sizeof *a);
     for (int i = 0; i < n; i++)
-        a[i] = (eng_arrival){(int64_t)i * 1000000, prompt, output, NULL, 0, 0, 0};
+        a[i] = (eng_arrival){(int64_t)i * 1000000, prompt, output, NULL, 0, 0, 0, 0};
     rec *r = run(c, &lin, a, n, NULL);
     int64_t most = 0;
     for (int64_t i = 0; i < r->n; i++)
@@ -369,6 +369,7 @@ static void test_paged_accounting_exact(void **state)
                                      NULL,
                                      0,
                                      0,
+                                     0,
                                      0};
             }
             gsl_rng_free(g);
@@ -390,7 +391,7 @@ static void test_state_taken_once(void **state)
     eng_kv_plan p = plan_of(&c);
     rule ru = rule_of(&p, c.block_size);
     const int32_t prompt = 100, output = 300;
-    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0};
+    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0};
     rec *r = run(&c, &lin, &a, 1, NULL);
     assert_int_equal(r->n, output); /* the prefill, then output - 1 decode steps */
     assert_int_equal(r->blocks[0], held(&ru, 0, prompt));
@@ -419,7 +420,7 @@ static void test_window_cost_flat(void **state)
     eng_kv_plan p = plan_of(&c);
     rule ru = rule_of(&p, c.block_size);
     const int32_t prompt = 10, output = 200;
-    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0};
+    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0};
     rec *r = run(&c, &capped_pred, &a, 1, NULL);
     int64_t flat = -1;
     for (int64_t i = 1; i < r->n; i++) {
@@ -452,7 +453,7 @@ static void test_chunked_sum(void **state)
     eng_kv_plan p = plan_of(&c);
     rule ru = rule_of(&p, c.block_size);
     const int32_t prompt = 10, output = 200;
-    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0};
+    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0};
     rec *r = run(&c, &capped_pred, &a, 1, NULL);
     for (int64_t i = 1; i < r->n; i++) {
         int64_t ctx = prompt + i - 1;
@@ -477,7 +478,7 @@ static void test_prefill_capped_sums(void **state)
         int32_t chunked, cap = eng_shape_cap(&c.model, &chunked);
         const int64_t w = (int64_t)cap + 1, prompt = 700;
         assert_true(cap > 0 && w < prompt);
-        eng_arrival a = {0, (int32_t)prompt, 3, NULL, 0, 0, 0};
+        eng_arrival a = {0, (int32_t)prompt, 3, NULL, 0, 0, 0, 0};
         rec *r = run(&c, &lin, &a, 1, NULL);
         int64_t done = 0, chunks = 0;
         for (int64_t i = 0; i < r->n; i++) {
@@ -519,7 +520,8 @@ static void test_prefix_cache_windows(void **state)
             seg[i][1] =
                 (eng_segment){(uint64_t)(100 + i), 20 + (int32_t)gsl_rng_uniform_int(g, 200)};
             a[i] = (eng_arrival){
-                t, 200 + seg[i][1].len, 1 + (int32_t)gsl_rng_uniform_int(g, 300), seg[i], 2, 0, 0};
+                t, 200 + seg[i][1].len, 1 + (int32_t)gsl_rng_uniform_int(g, 300), seg[i], 2, 0, 0,
+                0};
         }
         gsl_rng_free(g);
         eng_totals tot;

@@ -182,6 +182,37 @@ static void test_samples_std(void **state)
     sim_samples_free(&c);
 }
 
+/* sim_samples_add_each is, to the bit, that many single adds: the sums, the pairs, the switch to
+ * the sketch (crossed in the middle of one call) and the percentiles after it. */
+static void test_samples_add_each(void **state)
+{
+    sim_samples a, b;
+    sim_samples_init(&a);
+    sim_samples_init(&b);
+    sim_samples_set_cap(&a, 100);
+    sim_samples_set_cap(&b, 100);
+    const double xs[] = {0.3, 1e-12, 7.25, 0.3, 19.0 / 7};
+    const size_t ns[] = {17, 3, 60, 45, 1000};
+    for (int i = 0; i < 5; i++) {
+        for (size_t j = 0; j < ns[i]; j++)
+            sim_samples_add(&a, xs[i]);
+        sim_samples_add_each(&b, xs[i], ns[i]);
+        assert_true(sim_samples_count(&a) == sim_samples_count(&b));
+        assert_memory_equal(&a.sum, &b.sum, sizeof a.sum);
+        assert_memory_equal(&a.sumsq, &b.sumsq, sizeof a.sumsq);
+        assert_int_equal(sim_samples_exact(&a), sim_samples_exact(&b));
+    }
+    assert_false(sim_samples_exact(&b)); /* the sketch took over inside the fourth call */
+    for (double p = 0; p <= 100; p += 12.5) {
+        double pa = sim_samples_percentile(&a, p), pb = sim_samples_percentile(&b, p);
+        assert_memory_equal(&pa, &pb, sizeof pa);
+    }
+    double sa = sim_samples_std(&a), sb = sim_samples_std(&b);
+    assert_memory_equal(&sa, &sb, sizeof sa);
+    sim_samples_free(&a);
+    sim_samples_free(&b);
+}
+
 static void test_samples_weighted_and_sketch(void **state)
 {
     sim_samples a, b;
@@ -223,6 +254,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_samples_weighted_and_sketch),
+        cmocka_unit_test(test_samples_add_each),
         cmocka_unit_test(test_samples_std),
         cmocka_unit_test(test_welford_vs_two_pass),
         cmocka_unit_test(test_welford_small),

@@ -30,49 +30,81 @@ int eng_heap_check(const eng_rq_heap *h);
  * stays cached but counts as free: it waits in the free queue, which also holds runs of
  * anonymous free blocks, and is evicted when an allocation reaches it. Allocations take blocks
  * from the queue's head; freed blocks join its tail (a request's in reverse order, its tail
- * blocks first), as vLLM's block pool does. */
+ * blocks first), as vLLM's block pool does.
+ *
+ * One array of records holds the cached blocks and the queue's runs, linked into the queue
+ * through the records themselves (an intrusive list: joining or leaving it touches the record
+ * and its neighbours only). A run is a count: of anonymous free blocks, or of one request's own
+ * blocks (content no other request has, kept unhashed for the request itself after a
+ * preemption; cached all the same: taking them from the queue evicts them, head side first).
+ * The table keeps each entry's hash beside its record (a probe compares hashes without leaving
+ * the table) and each block its slot, so an eviction clears that slot (a tombstone) without
+ * probing; tombstones are swept when the table is rebuilt. */
+enum { ENG_Q_ANON = -2, ENG_Q_OWN = -3, ENG_B_UNUSED = -4 };
 typedef struct eng_pblock {
-    uint64_t hash;
-    int32_t ref;   /* requests holding it; -1 while the slot is unused */
-    int32_t qnode; /* its free-queue node while ref == 0, else -1; next free slot when unused */
+    uint64_t key;       /* a cached block: its content's hash; a run: its length in blocks */
+    int32_t ref;        /* a cached block: requests holding it (0: in the free queue); a run:
+                           ENG_Q_ANON or ENG_Q_OWN; ENG_B_UNUSED */
+    int32_t prev, next; /* free-queue neighbours (-1: none); the next unused record when unused */
+    uint32_t slot;      /* a cached block: its table slot; an own run: its request's first block
+                           in it (it holds blocks slot .. slot + key - 1) */
+    struct eng_pcreq *owner; /* an own run: its request, NULL once it is gone */
 } eng_pblock;
 
-typedef struct eng_qnode {
-    int64_t count; /* blocks: an anonymous run's length, 1 for a cached block */
-    int32_t blk;   /* the cached block, or -1 for a run of anonymous free blocks */
-    int32_t prev, next;
-} eng_qnode;
+typedef struct eng_tslot {
+    uint64_t hash;
+    int32_t rec; /* record + 1; 0: empty; -1: a tombstone */
+} eng_tslot;
 
 typedef struct eng_pstore {
     int mode; /* ENG_PC_AT_SCHEDULE or ENG_PC_AT_COMPLETION */
     eng_pblock *b;
-    int32_t nb, capb, freeb; /* slots used, allocated, head of the unused ones (-1: none) */
-    int32_t *tab;            /* open addressing: block index + 1, 0 = empty */
+    int32_t nb, capb, freeb; /* records used, allocated, head of the unused ones (-1: none) */
+    int32_t qhead, qtail;    /* the free queue (-1: empty) */
+    eng_tslot *tab;          /* open addressing, linear probing */
     uint32_t tabmask;
-    int32_t tabn;
-    eng_qnode *q;
-    int32_t capq, qfree, qhead, qtail; /* -1: none */
-    int64_t inuse;                     /* cached blocks with ref > 0 */
-    int64_t refs;                      /* sum of their refs */
-    int64_t evictions;                 /* cached blocks evicted */
-    struct eng_offload *off;           /* the replica's offload tiers, or NULL (offload.c) */
+    int32_t tabn, tombs;     /* live entries, tombstones */
+    int64_t inuse;           /* cached blocks with ref > 0 */
+    int64_t refs;            /* sum of their refs */
+    int64_t evictions;       /* cached blocks evicted */
+    int64_t own;             /* requests' own computed blocks (not in the table): held or queued */
+    uint64_t epoch;          /* bumped whenever a match could change: a block cached, evicted, held
+                                or let go, an own run taken from */
+    struct eng_offload *off; /* the replica's offload tiers, or NULL (offload.c) */
 } eng_pstore;
 
 /* A request's content and its place in the prefix cache (requests of a replica with the cache
- * on; the engine keeps the buffers with the pooled request for reuse). */
+ * on; the engine keeps the buffers with the pooled request for reuse). Its leading blocks made
+ * of content the workload named (segments, an output id) may be another request's too: they are
+ * hashed and go through the table. The blocks after them hold content of its own: no other
+ * request can hit them, so they are never hashed; computed, they are its own blocks (counted as
+ * anonymous on its account), and when it frees them they wait as one run in the free queue,
+ * where only it can find them again (a recompute after a preemption). A run it takes only in
+ * part sends its own blocks to the table for the rest of its life (own_settle in kv.c). */
 typedef struct eng_pcreq {
     eng_segment *seg; /* its prompt's content; none: unique content */
     int32_t nseg, capseg;
     uint64_t uid;    /* content id of a prompt without segments */
     uint64_t out_id; /* content id of its output tokens */
-    uint64_t *bh;    /* chained hashes of its leading full blocks */
+    int out_shared;  /* out_id came from the workload (another request may hold that content) */
+    int tabled;      /* its own blocks go through the table too */
+    struct eng_pstore *own_ps; /* the cache whose free queue holds its own run, or NULL */
+    int32_t own_q;             /* that run's record */
+    uint64_t *bh;              /* chained hashes of its leading full blocks */
     int32_t nbh, capbh;
     int32_t cur_seg, cur_off; /* where block nbh starts in the content */
-    int32_t *blk;             /* its first nblk blocks: cached block index, or -1 (anonymous) */
+    int32_t *blk;             /* its first nblk blocks computed: those through the table: cached
+                                 block index, or -1 (computed twice: anonymous) */
     int32_t nblk, capblk;
     int32_t nident; /* entries of blk that are cached blocks */
     int32_t nmemo;  /* waiting requests: blk[0..nmemo) remembers the blocks the last match found
                        (checked before use: a block may have been evicted since) */
+    /* the last match, kept while nothing in its cache changed (its epoch): its hit in blocks
+     * and how many of them no request holds */
+    const struct eng_pstore *m_ps;
+    uint64_t m_epoch;
+    int32_t m_target, m_hit;
+    int64_t m_ev;
 } eng_pcreq;
 
 /* How a sequence's KV blocks follow its context (kv.c; see eng_kv_plan): the growing layers
@@ -125,6 +157,7 @@ typedef struct eng_kv {
     eng_pstore *ps;     /* the prefix cache, or NULL */
     eng_kvlay lay;      /* how a sequence's blocks follow its context */
     int32_t ahead;      /* slots a decode step allocates beyond the context: 1 + spec.k */
+    int table_all;      /* eng_config.prefix_table_all */
 } eng_kv;
 
 /* Prefix cache internals (kv.c): blocks leave and join the free queue. */
@@ -287,25 +320,36 @@ static inline int32_t eng_kv_ident(const eng_request *rq)
     return rq->pc ? rq->pc->nident : 0;
 }
 
+/* Members counted by a residue mod the block size, with running sums, so that the members whose
+ * residue lies in a window of consecutive residues are counted in O(1) (cohort.c). */
+typedef struct eng_rescount {
+    int32_t *cnt; /* by residue */
+    int64_t *pre; /* pre[i]: members with a residue below i (block size + 1 entries) */
+} eng_rescount;
+
 /* A class of the decode cohort: members that advance by the same number of tokens each step
  * (all of them without speculative decoding; with it, the members that drew the class). A
  * member's context is a + t, a fixed at its join; the class keeps the sums that let a step cost
  * O(1) plus the members that change (cohort.c). */
 typedef struct eng_cclass {
-    int32_t n;       /* members */
-    int64_t t;       /* tokens each member has advanced since the cohort began */
-    int64_t a_sum;   /* sum of (context - t) over members */
-    int32_t adv;     /* tokens the step in flight advances its members (1 .. 1 + K) */
-    eng_rq_heap fin; /* by c_fin_t: the t at which a member has generated its output */
-    eng_rq_heap ev;  /* by c_ev_t: the t at which a member's context reaches the cap or its
-                        next chunk boundary */
-    int32_t *grow;   /* paged members by a mod block size (block growth residues) */
-    int32_t *slide;  /* paged members past their sliding window, by a mod block size */
-    int64_t nslide;  /* their number */
-    int64_t paged;   /* paged members */
-    int32_t n_low;   /* members whose context is below the cap (windows, top-k) */
-    int64_t a_low;   /* sum of a over them */
-    int64_t wraps;   /* chunked local attention: sum of floor(context / (cap + 1)) */
+    int32_t n;     /* members */
+    int64_t t;     /* tokens each member has advanced since the cohort began */
+    int64_t a_sum; /* sum of (context - t) over members */
+    int32_t adv;   /* tokens the step in flight advances its members (1 .. 1 + K) */
+    int64_t alloc; /* blocks the step in flight allocated for them */
+    /* the last growth counted (grow_blocks): at t, for len tokens, with the residues as of
+     * version gver (bumped when a paged member joins or leaves) */
+    int64_t gm_t, gm_len, gm_val, gver, gm_ver;
+    eng_rq_heap fin;    /* by c_fin_t: the t at which a member has generated its output */
+    eng_rq_heap ev;     /* by c_ev_t: the t at which a member's context reaches the cap or its
+                           next chunk boundary */
+    eng_rescount grow;  /* paged members by a mod block size (block growth residues) */
+    eng_rescount slide; /* paged members past their sliding window, by a mod block size */
+    int64_t nslide;     /* their number */
+    int64_t paged;      /* paged members */
+    int32_t n_low;      /* members whose context is below the cap (windows, top-k) */
+    int64_t a_low;      /* sum of a over them */
+    int64_t wraps;      /* chunked local attention: sum of floor(context / (cap + 1)) */
 } eng_cclass;
 
 /* The decoding sequences of one replica, advanced together: one token per decode step, or with
@@ -321,6 +365,7 @@ typedef struct eng_cohort {
     int32_t cap_chunked;
     int64_t paged;       /* paged members */
     int32_t step_k;      /* draft tokens each member verifies in the step in flight */
+    int in_step;         /* 1 from a decode step's start to its end: its slots are allocated */
     eng_request **fresh; /* members that joined since the last decode step (own ITL gap) */
     int32_t nfresh, capfresh;
     gsl_rng *accept; /* acceptance draws (SIM_STREAM_ACCEPT), with speculative decoding */
@@ -533,6 +578,9 @@ static inline void eng_emit_itl(eng_engine *e, int64_t gap_ns, int64_t count)
 /* engine.c, for pd.c */
 /* The replica pool p's router picks for rq (its only one without asking). */
 eng_replica *eng_route(eng_engine *e, eng_pool *p, const eng_request *rq);
+/* rq leaves r (finished, turned away, or handed on to a decode replica): r's pool's router is
+ * told, before r's load counts drop. */
+void eng_router_left(eng_replica *r, const eng_request *rq);
 /* Counts rq as arrived in the system and waiting on r (queue statistics). */
 void eng_count_arrival(eng_replica *r, eng_request *rq);
 /* Gives rq content ids when r keeps a prefix cache and rq has none yet. */
@@ -572,6 +620,18 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k);
 /* Ends a decode step at now: advances the members, frees the blocks they no longer hold,
  * counts ITL gaps; returns finished members through fn. */
 void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *));
+/* Plain decode steps: one class, no drafts, no cap or window, no member that joined since the
+ * last step (eng_cohort_plain). Between two such steps only the class's t, the step count and
+ * the blocks in use move: eng_cohort_plain_end ends the step in flight at now (one ITL gap for
+ * every member, none finishing), eng_cohort_plain_begin starts the next, allocating the blocks
+ * eng_cohort_plain_need says it takes (free: the caller checked) -- what eng_cohort_end_step
+ * and eng_cohort_begin_step do for such a cohort, in O(1). */
+int eng_cohort_plain(const eng_replica *r);
+int64_t eng_cohort_plain_need(const eng_replica *r);
+void eng_cohort_plain_end(eng_replica *r, int64_t now);
+void eng_cohort_plain_begin(eng_replica *r, int64_t need);
+/* Whether a member reaches its output in the decode step in flight (its draws made). */
+int eng_cohort_step_finishes(const eng_cohort *c);
 /* Blocks the next decode step needs when each member verifies k draft tokens, if nothing
  * finishes first; over `steps` steps. */
 int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps);
