@@ -353,6 +353,12 @@ static void mlp_row_times(const csv *c, char **hdr, const int *tcol, double toke
             raw_add(r, mlp_ops[k].op, tokens, 0, t * 1e6);
 }
 
+/* 0 when a table had rows of tensor parallelism tp, else -1 with err saying it had none. */
+static int tp_rows_found(const char *path, int tp, int rows, sim_err *err)
+{
+    return rows ? 0 : sim_errf(err, "%s: no rows with num_tensor_parallel_workers = %d", path, tp);
+}
+
 static int read_mlp(const char *path, const eng_model *m, int tp, raw *r, int *rows, sim_err *err)
 {
     csv c;
@@ -387,10 +393,7 @@ static int read_mlp(const char *path, const eng_model *m, int tp, raw *r, int *r
         (*rows)++;
         mlp_row_times(&c, hdr, tcol, tokens, r, err);
     }
-    if (*rows == 0)
-        sim_errf(err, "%s: no rows with num_tensor_parallel_workers = %d", path, tp);
-    else
-        rc = 0;
+    rc = tp_rows_found(path, tp, *rows, err);
 done:
     close_csv(&c, hdr);
     return rc;
@@ -454,10 +457,7 @@ static int read_attention(const char *path, const eng_model *m, int tp, raw *r, 
             goto done;
         *rows += got;
     }
-    if (*rows == 0)
-        sim_errf(err, "%s: no rows with num_tensor_parallel_workers = %d", path, tp);
-    else
-        rc = 0;
+    rc = tp_rows_found(path, tp, *rows, err);
 done:
     close_csv(&c, hdr);
     return rc;

@@ -1,6 +1,8 @@
 /*
  * rqlist.h: an intrusive FIFO of requests through their sched_prev/sched_next links, for
- * policies' queues. A request is in at most one such list at a time.
+ * policies' queues. A request is in at most one such list at a time. And eng_rq_array: an
+ * array of requests each marked by its sched_flag while in it, for a policy's requests still
+ * prefilling.
  */
 #ifndef ENG_RQLIST_H
 #define ENG_RQLIST_H
@@ -9,6 +11,7 @@
 #include <stdint.h>
 
 #include "request.h"
+#include "sim.h"
 
 typedef struct eng_rq_list {
     eng_request *head, *tail;
@@ -91,6 +94,66 @@ static inline int eng_list_check(const eng_rq_list *l)
         if (rq->sched_prev != prev)
             return -1;
     return (n == l->n && prev == l->tail) ? 0 : -1;
+}
+
+typedef struct eng_rq_array {
+    eng_request **rq;
+    int32_t n, cap;
+} eng_rq_array;
+
+/* Makes room for one more request. */
+static inline void eng_array_grow(eng_rq_array *a)
+{
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 16;
+        a->rq = sim_xrealloc(a->rq, (size_t)a->cap * sizeof *a->rq);
+    }
+}
+
+/* Appends rq and marks it. */
+static inline void eng_array_push(eng_rq_array *a, eng_request *rq)
+{
+    eng_array_grow(a);
+    a->rq[a->n++] = rq;
+    rq->sched_flag = 1;
+}
+
+/* Inserts rq keeping the array ordered by request id (arrival order), and marks it; appending
+ * the newest request is O(1). */
+static inline void eng_array_insert_by_id(eng_rq_array *a, eng_request *rq)
+{
+    eng_array_grow(a);
+    int32_t i = a->n++;
+    for (; i > 0 && a->rq[i - 1]->id > rq->id; i--)
+        a->rq[i] = a->rq[i - 1];
+    a->rq[i] = rq;
+    rq->sched_flag = 1;
+}
+
+/* Takes rq out (when it is marked as in) and unmarks it. */
+static inline void eng_array_remove(eng_rq_array *a, eng_request *rq)
+{
+    if (!rq->sched_flag)
+        return;
+    int32_t j = 0;
+    for (int32_t i = 0; i < a->n; i++)
+        if (a->rq[i] != rq)
+            a->rq[j++] = a->rq[i];
+    a->n = j;
+    rq->sched_flag = 0;
+}
+
+/* Drops (and unmarks) the requests whose prefill completed: they decode now. */
+static inline void eng_array_drop_prefilled(eng_rq_array *a)
+{
+    int32_t j = 0;
+    for (int32_t i = 0; i < a->n; i++) {
+        if (a->rq[i]->status == ENG_RQ_PREFILL)
+            a->rq[j++] = a->rq[i];
+        else
+            a->rq[i]->sched_flag = 0;
+    }
+    a->n = j;
 }
 
 #endif

@@ -12,8 +12,7 @@
 
 typedef struct chunked {
     eng_rq_list waiting, running, swapped;
-    eng_request **pf; /* admitted requests still prefilling, by arrival (sched_flag) */
-    int32_t npf, cappf;
+    eng_rq_array pf; /* admitted requests still prefilling, by arrival (sched_flag) */
     int64_t token_budget, max_num_seqs, watermark_blocks;
     int swap;
 } chunked;
@@ -52,49 +51,9 @@ static void chunked_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_
     eng_list_push_back(&c->waiting, rq);
 }
 
-static void pf_remove(chunked *c, eng_request *rq)
-{
-    if (!rq->sched_flag)
-        return;
-    int32_t j = 0;
-    for (int32_t i = 0; i < c->npf; i++)
-        if (c->pf[i] != rq)
-            c->pf[j++] = c->pf[i];
-    c->npf = j;
-    rq->sched_flag = 0;
-}
-
-/* MODEL: Sarathi-Serve (sarathi/core/scheduler/sarathi_scheduler.py) sorts the running
- * requests by FCFS priority, so partial prefills continue in arrival order */
-static void pf_push(chunked *c, eng_request *rq)
-{
-    if (c->npf == c->cappf) {
-        c->cappf = c->cappf ? 2 * c->cappf : 16;
-        c->pf = sim_xrealloc(c->pf, (size_t)c->cappf * sizeof *c->pf);
-    }
-    int32_t i = c->npf++;
-    for (; i > 0 && c->pf[i - 1]->id > rq->id; i--)
-        c->pf[i] = c->pf[i - 1];
-    c->pf[i] = rq;
-    rq->sched_flag = 1;
-}
-
-/* Drops the requests whose prefill completed (they decode now). */
-static void pf_compact(chunked *c)
-{
-    int32_t j = 0;
-    for (int32_t i = 0; i < c->npf; i++) {
-        if (c->pf[i]->status == ENG_RQ_PREFILL)
-            c->pf[j++] = c->pf[i];
-        else
-            c->pf[i]->sched_flag = 0;
-    }
-    c->npf = j;
-}
-
 static void preempt(chunked *c, eng_replica *r, eng_request *rq)
 {
-    pf_remove(c, rq);
+    eng_array_remove(&c->pf, rq);
     eng_list_remove(&c->running, rq);
     int swap = c->swap && rq->status == ENG_RQ_DECODE;
     eng_preempt(r, rq, swap);
@@ -157,9 +116,9 @@ static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
     /* partially prefilled requests continue before new ones start (they are in running);
      * what they still need is promised to them */
     int64_t promised = 0;
-    pf_compact(c);
-    for (int32_t i = 0; i < c->npf; i++) {
-        rq = c->pf[i];
+    eng_array_drop_prefilled(&c->pf);
+    for (int32_t i = 0; i < c->pf.n; i++) {
+        rq = c->pf.rq[i];
         if (left > 0)
             left -= add_chunk(r, out, rq, left, decode_need);
         promised += eng_prefill_blocks_needed(r, rq, rq->prefill_target - rq->prefilled);
@@ -178,7 +137,9 @@ static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
         promised += eng_prefill_blocks_needed(r, rq, rq->prefill_target);
         eng_list_pop_front(&c->waiting);
         eng_list_insert_by_id(&c->running, rq);
-        pf_push(c, rq);
+        /* MODEL: Sarathi-Serve (sarathi/core/scheduler/sarathi_scheduler.py) sorts the running
+         * requests by FCFS priority, so partial prefills continue in arrival order */
+        eng_array_insert_by_id(&c->pf, rq);
         left -= n;
     }
     if (eng_cohort_size(r) > 0)
@@ -189,14 +150,14 @@ static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
 static void chunked_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
 {
     chunked *c = st;
-    pf_remove(c, rq);
+    eng_array_remove(&c->pf, rq);
     eng_list_remove(&c->running, rq);
 }
 
 static void chunked_fini(void *st)
 {
     chunked *c = st;
-    free(c->pf);
+    free(c->pf.rq);
 }
 
 /* A request prefilled elsewhere takes a seat as a prefill would: under max_num_seqs, its
@@ -220,7 +181,7 @@ static void chunked_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t n
 static int64_t chunked_run_steps(const void *st, const eng_replica *r)
 {
     const chunked *c = st;
-    if (c->swapped.n > 0 || c->npf > 0)
+    if (c->swapped.n > 0 || c->pf.n > 0)
         return 1;
     if (c->waiting.n > 0 && c->running.n < c->max_num_seqs &&
         c->token_budget - eng_cohort_size(r) > 0)

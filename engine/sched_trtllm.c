@@ -21,8 +21,7 @@
 
 typedef struct trtllm {
     eng_rq_list waiting, started;
-    eng_request **ctx; /* started, still in context (sched_flag) */
-    int32_t nctx, capctx;
+    eng_rq_array ctx; /* started, still in context (sched_flag) */
     int64_t max_batch_size, max_num_tokens;
     int no_evict, chunked, overlap;
     int64_t retiring; /* requests finished in the step that just ended (overlap scheduler) */
@@ -76,50 +75,13 @@ static void trtllm_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t
     eng_list_push_back(&t->waiting, rq);
 }
 
-static void ctx_push(trtllm *t, eng_request *rq)
-{
-    if (t->nctx == t->capctx) {
-        t->capctx = t->capctx ? 2 * t->capctx : 16;
-        t->ctx = sim_xrealloc(t->ctx, (size_t)t->capctx * sizeof *t->ctx);
-    }
-    int32_t i = t->nctx++;
-    for (; i > 0 && t->ctx[i - 1]->id > rq->id; i--)
-        t->ctx[i] = t->ctx[i - 1];
-    t->ctx[i] = rq;
-    rq->sched_flag = 1;
-}
-
-static void ctx_remove(trtllm *t, eng_request *rq)
-{
-    if (!rq->sched_flag)
-        return;
-    int32_t j = 0;
-    for (int32_t i = 0; i < t->nctx; i++)
-        if (t->ctx[i] != rq)
-            t->ctx[j++] = t->ctx[i];
-    t->nctx = j;
-    rq->sched_flag = 0;
-}
-
-static void ctx_compact(trtllm *t)
-{
-    int32_t j = 0;
-    for (int32_t i = 0; i < t->nctx; i++) {
-        if (t->ctx[i]->status == ENG_RQ_PREFILL)
-            t->ctx[j++] = t->ctx[i];
-        else
-            t->ctx[i]->sched_flag = 0;
-    }
-    t->nctx = j;
-}
-
 /* MODEL: MaxUtilizationScheduler: when a started request cannot get its next step's blocks, the
  * last started request of the active list (the latest-arrived) is paused: its blocks are freed
  * and it returns to the context phase later, with its generated tokens (LlmRequest::pause) */
 static void pause_last(trtllm *t, eng_replica *r)
 {
     eng_request *rq = t->started.tail;
-    ctx_remove(t, rq);
+    eng_array_remove(&t->ctx, rq);
     eng_list_remove(&t->started, rq);
     eng_preempt(r, rq, 0);
     eng_list_insert_by_id(&t->waiting, rq);
@@ -153,7 +115,7 @@ static int64_t retiring_seats(trtllm *t, const eng_replica *r)
 {
     /* with nothing else in flight the extra step is one lone wasted token: the seat is taken
      * as free at once rather than stalling an idle replica (a step of one sequence early) */
-    int64_t n = t->overlap && (eng_cohort_size(r) > 0 || t->nctx > 0) ? t->retiring : 0;
+    int64_t n = t->overlap && (eng_cohort_size(r) > 0 || t->ctx.n > 0) ? t->retiring : 0;
     t->retiring = 0;
     return n;
 }
@@ -171,9 +133,9 @@ static int trtllm_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t n
     int64_t seats = t->max_batch_size - eng_cohort_size(r) - t->held;
     int64_t decode_need = eng_decode_blocks_needed(r);
     /* contexts under way continue, in arrival order */
-    ctx_compact(t);
-    for (int32_t i = 0; i < t->nctx && left > 0 && seats > 0; i++) {
-        eng_request *rq = t->ctx[i];
+    eng_array_drop_prefilled(&t->ctx);
+    for (int32_t i = 0; i < t->ctx.n && left > 0 && seats > 0; i++) {
+        eng_request *rq = t->ctx.rq[i];
         int64_t n = context_chunk(t, r, rq, 0, left);
         if (n <= 0)
             break;
@@ -220,7 +182,7 @@ static int trtllm_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t n
         }
         eng_list_insert_by_id(&t->started, rq);
         if (rq->prefilled + n < rq->prefill_target)
-            ctx_push(t, rq);
+            eng_array_insert_by_id(&t->ctx, rq);
         left -= n;
         seats--;
     }
@@ -233,7 +195,7 @@ static void trtllm_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t 
 {
     trtllm *t = st;
     t->retiring += rq->status == ENG_RQ_FINISHED;
-    ctx_remove(t, rq);
+    eng_array_remove(&t->ctx, rq);
     eng_list_remove(&t->started, rq);
 }
 
@@ -265,7 +227,7 @@ static void trtllm_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t no
 static int64_t trtllm_run_steps(const void *st, const eng_replica *r)
 {
     const trtllm *t = st;
-    if (t->nctx > 0 || (t->held > 0 && t->waiting.n > 0))
+    if (t->ctx.n > 0 || (t->held > 0 && t->waiting.n > 0))
         return 1;
     if (t->waiting.n == 0 || t->no_evict || t->max_num_tokens - eng_cohort_size(r) <= 0 ||
         t->max_batch_size - eng_cohort_size(r) <= 0)
@@ -278,7 +240,7 @@ static void trtllm_on_run(void *st, eng_replica *r, int64_t n) {}
 static void trtllm_fini(void *st)
 {
     trtllm *t = st;
-    free(t->ctx);
+    free(t->ctx.rq);
 }
 
 static int trtllm_check(const void *st, const eng_replica *r)

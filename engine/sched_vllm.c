@@ -18,8 +18,7 @@
 
 typedef struct vllm1 {
     eng_rq_list waiting, running;
-    eng_request **pf; /* running requests still prefilling, running order (sched_flag) */
-    int32_t npf, cappf;
+    eng_rq_array pf; /* running requests still prefilling, running order (sched_flag) */
     int64_t max_num_seqs, max_num_batched_tokens, long_prefill_threshold;
     int prefix_caching;
     int preempted; /* the last step formed preempted a request */
@@ -89,48 +88,11 @@ static void vllm1_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t 
     eng_list_push_back(&v->waiting, rq);
 }
 
-/* ---- pf: the running requests still prefilling ---- */
-
-static void pf_push(vllm1 *v, eng_request *rq)
-{
-    if (v->npf == v->cappf) {
-        v->cappf = v->cappf ? 2 * v->cappf : 16;
-        v->pf = sim_xrealloc(v->pf, (size_t)v->cappf * sizeof *v->pf);
-    }
-    v->pf[v->npf++] = rq;
-    rq->sched_flag = 1;
-}
-
-static void pf_remove(vllm1 *v, eng_request *rq)
-{
-    if (!rq->sched_flag)
-        return;
-    int32_t j = 0;
-    for (int32_t i = 0; i < v->npf; i++)
-        if (v->pf[i] != rq)
-            v->pf[j++] = v->pf[i];
-    v->npf = j;
-    rq->sched_flag = 0;
-}
-
-/* Drops the requests whose prefill completed (they decode now). */
-static void pf_compact(vllm1 *v)
-{
-    int32_t j = 0;
-    for (int32_t i = 0; i < v->npf; i++) {
-        if (v->pf[i]->status == ENG_RQ_PREFILL)
-            v->pf[j++] = v->pf[i];
-        else
-            v->pf[i]->sched_flag = 0;
-    }
-    v->npf = j;
-}
-
 /* MODEL: vLLM V1 Scheduler._preempt_request: recompute preemption; the request's blocks are
  * freed (to the prefix cache) and it goes back to the front of the waiting queue */
 static void preempt(vllm1 *v, eng_replica *r, eng_request *rq)
 {
-    pf_remove(v, rq);
+    eng_array_remove(&v->pf, rq);
     eng_list_remove(&v->running, rq);
     eng_preempt(r, rq, 0);
     eng_list_push_front(&v->waiting, rq);
@@ -161,9 +123,9 @@ static int64_t schedule_running(vllm1 *v, eng_replica *r, eng_batch *out)
         preempted = 1;
     }
     int64_t budget = v->max_num_batched_tokens - eng_cohort_size(r);
-    pf_compact(v);
-    for (int32_t i = 0; i < v->npf && budget > 0; i++) {
-        eng_request *rq = v->pf[i];
+    eng_array_drop_prefilled(&v->pf);
+    for (int32_t i = 0; i < v->pf.n && budget > 0; i++) {
+        eng_request *rq = v->pf.rq[i];
         int64_t n = chunk_of(v, rq, 0, budget);
         while (eng_prefill_blocks_needed(r, rq, (int32_t)n) + eng_decode_blocks_needed(r) >
                eng_kv_free(r)) {
@@ -205,7 +167,7 @@ static int vllm1_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t no
         eng_batch_add_prefill_hit(r, out, rq, hit, (int32_t)n);
         eng_list_push_back(&v->running, rq);
         if (rq->prefilled + n < rq->prefill_target)
-            pf_push(v, rq);
+            eng_array_push(&v->pf, rq);
         budget -= n;
     }
     if (eng_cohort_size(r) > 0)
@@ -216,7 +178,7 @@ static int vllm1_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t no
 static void vllm1_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
 {
     vllm1 *v = st;
-    pf_remove(v, rq);
+    eng_array_remove(&v->pf, rq);
     eng_list_remove(&v->running, rq);
 }
 
@@ -243,7 +205,7 @@ static void vllm1_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now
 static int64_t vllm1_run_steps(const void *st, const eng_replica *r)
 {
     const vllm1 *v = st;
-    if (v->npf > 0 || v->preempted)
+    if (v->pf.n > 0 || v->preempted)
         return 1;
     if (v->waiting.n > 0 && v->running.n < v->max_num_seqs &&
         v->max_num_batched_tokens - eng_cohort_size(r) > 0)
@@ -256,7 +218,7 @@ static void vllm1_on_run(void *st, eng_replica *r, int64_t n) {}
 static void vllm1_fini(void *st)
 {
     vllm1 *v = st;
-    free(v->pf);
+    free(v->pf.rq);
 }
 
 static int vllm1_check(const void *st, const eng_replica *r)

@@ -158,6 +158,33 @@ static int read_line(scn_trace_reader *r, sim_err *err)
     }
 }
 
+/* Finds column c (by its name) among the header's n names f into r->col[c]; a vidur trace whose
+ * time column is not named and absent is the length-only variant; -1 with err listing the
+ * header's columns when a named one is missing. */
+static int find_column(scn_trace_reader *r, const scn_trace_spec *sp, int c, char **f, int n,
+                       sim_err *err)
+{
+    r->col[c] = -1;
+    if (!r->name[c])
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(f[i], r->name[c]) == 0)
+            r->col[c] = i;
+    if (r->col[c] >= 0)
+        return 0;
+    if (c == C_TIME && r->fmt == F_VIDUR && !sp->col_time) {
+        r->tkind = SCN_TIME_NONE; /* the length-only vidur variant */
+        return 0;
+    }
+    char list[512];
+    size_t off = 0;
+    list[0] = '\0';
+    for (int i = 0; i < n && off < sizeof list; i++)
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", f[i]);
+    return sim_errf(err, "%s:%lld: no column '%s' in the header (columns: %s)", r->path,
+                    (long long)r->lineno, r->name[c], list);
+}
+
 static int read_header(scn_trace_reader *r, const scn_trace_spec *sp, sim_err *err)
 {
     int rc = read_line(r, err);
@@ -173,27 +200,8 @@ static int read_header(scn_trace_reader *r, const scn_trace_spec *sp, sim_err *e
     rc = n < 0 ? sim_errf(err, "%s:%lld: the header: %s", r->path, (long long)r->lineno, why) : 0;
     r->ncols = n < 0 ? 0 : n;
     r->fields = sim_xmalloc(sizeof *r->fields * (size_t)(r->ncols + 1));
-    for (int c = 0; c < C_COUNT && !rc; c++) {
-        r->col[c] = -1;
-        if (!r->name[c])
-            continue;
-        for (int i = 0; i < n; i++)
-            if (strcmp(f[i], r->name[c]) == 0)
-                r->col[c] = i;
-        if (r->col[c] >= 0)
-            continue;
-        if (c == C_TIME && r->fmt == F_VIDUR && !sp->col_time) {
-            r->tkind = SCN_TIME_NONE; /* the length-only vidur variant */
-            continue;
-        }
-        char list[512];
-        size_t off = 0;
-        list[0] = '\0';
-        for (int i = 0; i < n && off < sizeof list; i++)
-            off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", f[i]);
-        rc = sim_errf(err, "%s:%lld: no column '%s' in the header (columns: %s)", r->path,
-                      (long long)r->lineno, r->name[c], list);
-    }
+    for (int c = 0; c < C_COUNT && !rc; c++)
+        rc = find_column(r, sp, c, f, n, err);
     free(f);
     free(copy);
     return rc;
@@ -213,22 +221,24 @@ scn_trace_spec scn_trace_spec_of(const scn_trace *t)
                             .want_hash = t->hash_block > 0};
 }
 
-scn_trace_reader *scn_trace_open(const scn_trace_spec *sp, sim_err *err)
+/* The index of sp's format in format_names, or -1 with err naming the valid ones. */
+static int format_of(const scn_trace_spec *sp, sim_err *err)
 {
     int fmt = 0;
     while (fmt < F_COUNT && strcmp(sp->format, format_names[fmt]) != 0)
         fmt++;
-    if (fmt == F_COUNT) {
-        sim_errf(err, "%s: unknown trace format '%s' (valid: %s)", sp->path, sp->format,
-                 scn_trace_formats());
-        return NULL;
-    }
-    scn_trace_reader *r = sim_xcalloc(1, sizeof *r);
-    r->path = sim_xstrdup(sp->path);
-    r->fmt = fmt;
-    r->want_hash = sp->want_hash && fmt == F_MOONCAKE;
+    if (fmt < F_COUNT)
+        return fmt;
+    return sim_errf(err, "%s: unknown trace format '%s' (valid: %s)", sp->path, sp->format,
+                    scn_trace_formats());
+}
+
+/* The columns r reads (the spec's names, else the format's), its time kind and unit; -1 with
+ * err when a length the spec wants has no column name. */
+static int name_columns(scn_trace_reader *r, const scn_trace_spec *sp, sim_err *err)
+{
     const char *given[C_COUNT] = {sp->col_time, sp->col_prompt, sp->col_output};
-    int want[C_COUNT] = {!sp->lengths_only, sp->want_prompt, sp->want_output};
+    int want[C_COUNT] = {!sp->lengths_only, sp->want_prompt, sp->want_output}, fmt = r->fmt;
     for (int c = 0; c < C_COUNT; c++) {
         const char *nm = given[c] ? given[c] : default_cols[fmt][c];
         if (want[c] && nm)
@@ -240,42 +250,59 @@ scn_trace_reader *scn_trace_open(const scn_trace_spec *sp, sim_err *err)
         r->unit_s = sp->time_unit_s > 0 ? sp->time_unit_s : fmt == F_MOONCAKE ? 1e-3 : 1.0;
     }
     for (int c = C_PROMPT; c < C_COUNT; c++)
-        if (want[c] && !r->name[c]) {
-            sim_errf(err, "%s: format %s needs the %s column named", sp->path, sp->format,
-                     c == C_PROMPT ? "prompt" : "output");
-            goto fail;
-        }
-    r->f = fopen(sp->path, "rb");
+        if (want[c] && !r->name[c])
+            return sim_errf(err, "%s: format %s needs the %s column named", sp->path, sp->format,
+                            c == C_PROMPT ? "prompt" : "output");
+    return 0;
+}
+
+/* Opens the trace file into r->f; -1 with err (naming the public data set a shared path is part
+ * of) when it cannot be opened or is not a regular file. */
+static int open_file(scn_trace_reader *r, const char *path, sim_err *err)
+{
+    r->f = fopen(path, "rb");
     if (!r->f) {
-        const char *why = strerror(errno), *data = scn_data_source(sp->path);
-        sim_errf(err, "%s: cannot open: %s%s%s%s", sp->path, why, data ? "; it is part of " : "",
-                 data ? data : "",
-                 data ? ", read in place from ../shared/data (docs/scenarios.md)" : "");
-        goto fail;
+        const char *why = strerror(errno), *data = scn_data_source(path);
+        return sim_errf(err, "%s: cannot open: %s%s%s%s", path, why, data ? "; it is part of " : "",
+                        data ? data : "",
+                        data ? ", read in place from ../shared/data (docs/scenarios.md)" : "");
     }
     /* a device (/dev/zero: one endless line), a directory or a pipe is no trace file */
     struct stat st;
-    if (fstat(fileno(r->f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        sim_errf(err, "%s: not a regular file", sp->path);
-        goto fail;
-    }
-    if (fmt != F_MOONCAKE && read_header(r, sp, err))
-        goto fail;
-    /* the first row is read now, so that a trace without one is refused when it is opened (at
-     * load time), not replayed as no requests */
+    if (fstat(fileno(r->f), &st) != 0 || !S_ISREG(st.st_mode))
+        return sim_errf(err, "%s: not a regular file", path);
+    return 0;
+}
+
+/* Reads the first row now (kept for the first scn_trace_next), so that a trace without one is
+ * refused when it is opened (at load time), not replayed as no requests. */
+static int peek_first_row(scn_trace_reader *r, const scn_trace_spec *sp, sim_err *err)
+{
     int rc = read_line(r, err);
     if (rc < 0)
-        goto fail;
-    if (rc == 0) {
-        sim_errf(err, "%s: %s: the trace is empty", sp->path,
-                 fmt == F_MOONCAKE ? "no rows" : "no rows after the header line");
-        goto fail;
-    }
+        return -1;
+    if (rc == 0)
+        return sim_errf(err, "%s: %s: the trace is empty", sp->path,
+                        r->fmt == F_MOONCAKE ? "no rows" : "no rows after the header line");
     r->peeked = 1;
+    return 0;
+}
+
+scn_trace_reader *scn_trace_open(const scn_trace_spec *sp, sim_err *err)
+{
+    int fmt = format_of(sp, err);
+    if (fmt < 0)
+        return NULL;
+    scn_trace_reader *r = sim_xcalloc(1, sizeof *r);
+    r->path = sim_xstrdup(sp->path);
+    r->fmt = fmt;
+    r->want_hash = sp->want_hash && fmt == F_MOONCAKE;
+    if (name_columns(r, sp, err) || open_file(r, sp->path, err) ||
+        (fmt != F_MOONCAKE && read_header(r, sp, err)) || peek_first_row(r, sp, err)) {
+        scn_trace_close(r);
+        return NULL;
+    }
     return r;
-fail:
-    scn_trace_close(r);
-    return NULL;
 }
 
 /* ---- field parsing ---- */

@@ -439,13 +439,7 @@ static void column_shape(sqlite3_stmt *st, eng_shape *sh)
     sh->num_seqs = sqlite3_column_int(st, 0);
     sh->prefill_tokens = sqlite3_column_int64(st, 1);
     sh->decode_seqs = sqlite3_column_int(st, 2);
-    sh->tokens = sh->prefill_tokens + sh->decode_seqs;
-    sh->prefill_seqs = sqlite3_column_int(st, 3);
-    sh->prefill_pairs = sqlite3_column_double(st, 4);
-    sh->prefill_kv = sqlite3_column_double(st, 5);
-    sh->prefill_q2 = sqlite3_column_double(st, 6);
-    sh->decode_ctx = sqlite3_column_int64(st, 7);
-    sh->emit_seqs = sqlite3_column_int(st, 8);
+    store_col_shape(st, 3, sh);
 }
 
 int store_profile_replay_shapes(store *s, int64_t run_id, int max, store_replay_run *info,

@@ -235,14 +235,19 @@ int store_iterations_next(store_iter_cursor *c, eng_iter_rec *out, sim_err *err)
     sh->num_seqs = out->num_seqs;
     sh->prefill_tokens = out->prefill_tokens;
     sh->decode_seqs = out->decode_tokens;
-    sh->tokens = sh->prefill_tokens + sh->decode_seqs;
-    sh->prefill_seqs = sqlite3_column_int(st, 11);
-    sh->prefill_pairs = sqlite3_column_double(st, 12);
-    sh->prefill_kv = sqlite3_column_double(st, 13);
-    sh->prefill_q2 = sqlite3_column_double(st, 14);
-    sh->decode_ctx = sqlite3_column_int64(st, 15);
-    sh->emit_seqs = sqlite3_column_int(st, 16);
+    store_col_shape(st, 11, sh);
     return 1;
+}
+
+void store_col_shape(sqlite3_stmt *st, int first, eng_shape *sh)
+{
+    sh->tokens = sh->prefill_tokens + sh->decode_seqs;
+    sh->prefill_seqs = sqlite3_column_int(st, first);
+    sh->prefill_pairs = sqlite3_column_double(st, first + 1);
+    sh->prefill_kv = sqlite3_column_double(st, first + 2);
+    sh->prefill_q2 = sqlite3_column_double(st, first + 3);
+    sh->decode_ctx = sqlite3_column_int64(st, first + 4);
+    sh->emit_seqs = sqlite3_column_int(st, first + 5);
 }
 
 void store_iterations_close(store_iter_cursor *c)

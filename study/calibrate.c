@@ -57,6 +57,27 @@ static int check_name(store *s, const char *name, int replace, sim_err *err)
     return 0;
 }
 
+/* The profile's name: --out, else backend-model-grid. */
+static void profile_name(const study_calibration *c, const eng_model *m, char *name, size_t len)
+{
+    if (c->out)
+        snprintf(name, len, "%s", c->out);
+    else
+        snprintf(name, len, "%s-%.40s-%s", c->backend_name, m->name, cal_grid_name(c->grid));
+}
+
+/* How often each shape is timed: five calls at least (a shared CPU's medians need more than
+ * the driver's three), or exactly --runs (as long as the machine takes, no timing rule). */
+static kern_bench_cfg timing_of(const study_calibration *c)
+{
+    kern_bench_cfg cfg;
+    kern_bench_cfg_default(&cfg);
+    cfg.min_runs = 5;
+    if (c->runs > 0)
+        cfg.min_runs = cfg.max_runs = c->runs;
+    return cfg;
+}
+
 int study_calibrate(const study_calibration *c, store *s, cal_profile **out, sim_err *err)
 {
     eng_model m;
@@ -67,10 +88,7 @@ int study_calibrate(const study_calibration *c, store *s, cal_profile **out, sim
     *out = NULL;
     if (study_model(c->model, &m, err))
         return -1;
-    if (c->out)
-        snprintf(name, sizeof name, "%s", c->out);
-    else
-        snprintf(name, sizeof name, "%s-%.40s-%s", c->backend_name, m.name, cal_grid_name(c->grid));
+    profile_name(c, &m, name, sizeof name);
     if (check_name(s, name, c->replace, err)) /* before spending minutes measuring */
         return -1;
     if (kern_bench_new(c->be, &b, msg, sizeof msg) != 0)
@@ -83,12 +101,7 @@ int study_calibrate(const study_calibration *c, store *s, cal_profile **out, sim
     if (c->progress)
         fprintf(c->progress, "calibrate: %s, %d shapes of %s (%s grid) on %s\n", name, n, m.name,
                 cal_grid_name(c->grid), p->device);
-    /* five timed calls at least: a shared CPU's medians need more than the driver's three */
-    kern_bench_cfg cfg;
-    kern_bench_cfg_default(&cfg);
-    cfg.min_runs = 5;
-    if (c->runs > 0) /* a fixed count: as long as the machine takes, no timing rule */
-        cfg.min_runs = cfg.max_runs = c->runs;
+    kern_bench_cfg cfg = timing_of(c);
     if (cal_measure_grid(b, &m, shapes, n, &cfg, p, c->progress, err) ||
         cal_profile_fit(p, c->seed, err) || store_profile_save(s, p, c->replace, err))
         goto out;
@@ -222,6 +235,23 @@ static int replay_shapes(const study_replay_spec *r, kern_bench *b, const eng_mo
     return rc;
 }
 
+/* The profile the batches are replayed against into out->profile: --profile, else the one the
+ * run used; -1 with err when the run's was not a stored profile. */
+static int replay_profile(const study_replay_spec *r, const store_replay_run *info,
+                          study_replay_out *out, sim_err *err)
+{
+    if (r->profile) {
+        snprintf(out->profile, sizeof out->profile, "%s", r->profile);
+        return 0;
+    }
+    if (profile_of_label(info->profile, out->profile, sizeof out->profile) == 0)
+        return 0;
+    return sim_errf(err,
+                    "run %lld used '%s', not a stored profile; pass --profile NAME to replay its "
+                    "batches against one",
+                    (long long)r->run, info->profile);
+}
+
 int study_replay(const study_replay_spec *r, store *s, study_replay_out *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -236,15 +266,8 @@ int study_replay(const study_replay_spec *r, store *s, study_replay_out *out, si
     if (store_profile_replay_shapes(s, r->run, r->max_iters, &info, shapes, NULL, &out->n, err))
         goto out;
     out->iterations = info.iterations;
-    if (r->profile)
-        snprintf(out->profile, sizeof out->profile, "%s", r->profile);
-    else if (profile_of_label(info.profile, out->profile, sizeof out->profile) != 0) {
-        sim_errf(err,
-                 "run %lld used '%s', not a stored profile; pass --profile NAME to replay its "
-                 "batches against one",
-                 (long long)r->run, info.profile);
+    if (replay_profile(r, &info, out, err))
         goto out;
-    }
     if (!(p = store_profile_load(s, out->profile, err)) || run_model(r, &info, p, &m, err) ||
         cal_profile_predictor_new(p, &m, ENG_BF16, p->tp, NULL, &pred, err))
         goto out;

@@ -236,6 +236,62 @@ static void take(const study_pool_ops *ops, void *arg, pool *p, const report *r,
         st->failed++;
 }
 
+/* The pool's spools and its two pipes; -1 with err (and nothing left open) when one cannot be
+ * made. */
+static int pool_make(pool *p, sim_err *err)
+{
+    if (pool_open(p, err) != 0) {
+        pool_free(p);
+        return -1;
+    }
+    if (pipe(p->task_pipe) || pipe(p->done_pipe)) {
+        pool_free(p);
+        return sim_errf(err, "cannot create the worker pipes: %s", strerror(errno));
+    }
+    return 0;
+}
+
+/* Where the parent is in handing out the tasks. */
+typedef struct feed {
+    int next;     /* the next task to send */
+    int inflight; /* tasks sent whose report has not come back */
+    int open_in;  /* the task pipe is still open */
+} feed;
+
+/* Sends tasks while fewer than two per worker are in flight (skipping those ops->skip
+ * passes over), and closes the task pipe once the last is sent or none is in flight. */
+static void feed_tasks(const study_pool_ops *ops, void *arg, pool *p, const int32_t *tasks, int n,
+                       feed *f, study_pool_stats *st)
+{
+    while (f->open_in && f->next < n && f->inflight < 2 * p->jobs) {
+        if (ops->skip && ops->skip(arg, tasks[f->next])) {
+            st->skipped++;
+            f->next++;
+            continue;
+        }
+        if (write(p->task_pipe[1], &tasks[f->next], sizeof tasks[f->next]) !=
+            (ssize_t)sizeof tasks[f->next])
+            break;
+        f->next++;
+        f->inflight++;
+    }
+    if (f->open_in && (f->next == n || f->inflight == 0)) {
+        close(p->task_pipe[1]);
+        f->open_in = 0;
+    }
+}
+
+/* Closes the parent's pipe ends and waits for every worker. */
+static void pool_reap(pool *p, const feed *f)
+{
+    if (f->open_in)
+        close(p->task_pipe[1]);
+    close(p->done_pipe[0]);
+    for (int j = 0; j < p->jobs; j++)
+        if (p->pids[j] > 0)
+            waitpid(p->pids[j], NULL, 0);
+}
+
 int study_pool_run(const study_pool_ops *ops, void *arg, int jobs, const int32_t *tasks, int n,
                    study_pool_stats *st, sim_err *err)
 {
@@ -243,14 +299,8 @@ int study_pool_run(const study_pool_ops *ops, void *arg, int jobs, const int32_t
     if (n <= 0)
         return 0;
     pool p = {.jobs = jobs > n ? n : jobs < 1 ? 1 : jobs};
-    if (pool_open(&p, err) != 0) {
-        pool_free(&p);
+    if (pool_make(&p, err) != 0)
         return -1;
-    }
-    if (pipe(p.task_pipe) || pipe(p.done_pipe)) {
-        pool_free(&p);
-        return sim_errf(err, "cannot create the worker pipes: %s", strerror(errno));
-    }
     /* a write to the task pipe after every worker died must fail, not kill this process */
     void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
     int rc = start_workers(ops, arg, &p, err);
@@ -259,40 +309,19 @@ int study_pool_run(const study_pool_ops *ops, void *arg, int jobs, const int32_t
     /* at most two tasks per worker wait in the pipe, so it never fills whatever n is; once the
      * last task is sent the pipe closes, so the workers exit when it is drained and a worker
      * that died cannot leave the parent waiting: reading ends at end of file */
-    int next = 0, inflight = 0, open_in = rc == 0;
+    feed f = {.open_in = rc == 0};
     report r;
     for (;;) {
-        while (open_in && next < n && inflight < 2 * p.jobs) {
-            if (ops->skip && ops->skip(arg, tasks[next])) {
-                st->skipped++;
-                next++;
-                continue;
-            }
-            if (write(p.task_pipe[1], &tasks[next], sizeof tasks[next]) !=
-                (ssize_t)sizeof tasks[next])
-                break;
-            next++;
-            inflight++;
-        }
-        if (open_in && (next == n || inflight == 0)) {
-            close(p.task_pipe[1]);
-            open_in = 0;
-        }
-        if (inflight == 0 && !open_in)
+        feed_tasks(ops, arg, &p, tasks, n, &f, st);
+        if ((f.inflight == 0 && !f.open_in) ||
+            read(p.done_pipe[0], &r, sizeof r) != (ssize_t)sizeof r)
             break;
-        if (read(p.done_pipe[0], &r, sizeof r) != (ssize_t)sizeof r)
-            break;
-        inflight--;
+        f.inflight--;
         take(ops, arg, &p, &r, st);
     }
-    if (open_in)
-        close(p.task_pipe[1]);
-    close(p.done_pipe[0]);
-    for (int j = 0; j < p.jobs; j++)
-        if (p.pids[j] > 0)
-            waitpid(p.pids[j], NULL, 0);
+    pool_reap(&p, &f);
     signal(SIGPIPE, old_pipe);
-    st->failed += inflight + (n - next); /* lost with a worker, or never sent */
+    st->failed += f.inflight + (n - f.next); /* lost with a worker, or never sent */
     pool_free(&p);
     return rc;
 }

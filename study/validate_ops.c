@@ -226,6 +226,82 @@ static void profile_rows(opsctx *o, const cal_profile *p, const eng_model *m, in
     kroof_free(&k);
 }
 
+/* The optional vocab key of a compute entry: the table's vocabulary size into *vsize (0 when
+ * absent); -1 with an error naming where when it is not a positive integer. */
+static int read_vocab(opsctx *o, const scn_node *n, const char *where, const char *vocab,
+                      long *vsize)
+{
+    *vsize = 0;
+    if (!vocab)
+        return 0;
+    char *end, p[96];
+    *vsize = strtol(vocab, &end, 10);
+    snprintf(p, sizeof p, "%s.vocab", where);
+    if (!*vocab || *end || *vsize < 1 || *vsize > 100000000)
+        return validate_fail(o->err, o->v->path, scn_doc_get(n, "vocab"), p,
+                             "expected the table's vocabulary size (an integer)");
+    return 0;
+}
+
+/* A compute table that cannot be expressed at tensor parallelism tp: one row counting its MLP
+ * table's rows. */
+static int compute_cannot(opsctx *o, const scn_node *n, const char *where, const char *dir, int tp,
+                          const char *cannot)
+{
+    char id[256], csv[1100];
+    snprintf(id, sizeof id, "%.200s tp%d", base_name(dir), tp);
+    snprintf(csv, sizeof csv, "%s/mlp.csv", dir);
+    int64_t cnt = count_table(csv, tp, o->err);
+    if (cnt < 0)
+        return sim_err_prefix(o->err, "%s:%d: %s", o->v->path, scn_doc_line(n), where);
+    cannot_row(o, id, "compute", scn_doc_line(n), cnt, cannot);
+    return 0;
+}
+
+/* The rows of one compute table at tensor parallelism tp: the catalog's model (with the
+ * table's vocabulary where it names one; noted once, on the first tp) read through the Vidur
+ * import and compared point by point. */
+static int compute_tp(opsctx *o, const scn_node *n, const char *where, const char *model,
+                      const char *dir, const char *attn, long vsize, int tp, int first)
+{
+    eng_model m;
+    cal_profile *prof = cal_profile_new(base_name(dir));
+    char note[2048];
+    int bad = study_model(model, &m, o->err);
+    if (!bad && vsize > 0 && vsize != m.vocab && first)
+        validate_note(o->v,
+                      "%s: the table's vocabulary is %ld, the catalog's %s has %d; the "
+                      "table's is used (only the embedding depends on it)",
+                      base_name(dir), vsize, m.name, m.vocab);
+    if (vsize > 0)
+        m.vocab = (int32_t)vsize;
+    if (bad || cal_vidur_read(dir, attn, &m, tp, prof, note, sizeof note, o->err)) {
+        cal_profile_free(prof);
+        return sim_err_prefix(o->err, "%s:%d: %s", o->v->path, scn_doc_line(n), where);
+    }
+    profile_rows(o, prof, &m, tp, scn_doc_line(n));
+    cal_profile_free(prof);
+    return 0;
+}
+
+/* A compute entry's folder d (and attention table a, when given) resolved against the set
+ * file into dir and attn (1024 bytes each); -1 with an error when d, or a model or the reason
+ * it `cannot` be expressed (named), is missing, or a path is too long. */
+static int compute_paths(opsctx *o, const scn_node *n, const char *where, int named, const char *d,
+                         const char *a, char *dir, char *attn)
+{
+    const char *path = o->v->path;
+    char p[96];
+    snprintf(p, sizeof p, "%s.%s", where, !d ? "dir" : "model");
+    if (!d || !named)
+        return validate_fail(o->err, path, n, p,
+                             !d ? "missing (the model's folder of Vidur tables)"
+                                : "missing (a catalog model, or `cannot` with the reason)");
+    if (validate_path(path, d, dir, 1024) || (a && validate_path(path, a, attn, 1024)))
+        return validate_fail(o->err, path, n, where, "path too long");
+    return 0;
+}
+
 static int compute_entry(opsctx *o, const scn_node *n, int i)
 {
     static const char *const keys[] = {"model", "dir", "tp", "attention", "vocab", "cannot", NULL};
@@ -233,6 +309,7 @@ static int compute_entry(opsctx *o, const scn_node *n, int i)
     char where[64], dir[1024], attn[1024], p[96];
     snprintf(where, sizeof where, "compute.%d", i);
     const char *model, *d, *a, *cannot, *vocab;
+    long vsize;
     if (scn_doc_type(n) != SCN_DOC_MAP)
         return validate_fail(o->err, v->path, n, where, "expected a map {model, dir, tp, ...}");
     if (validate_keys(v->path, n, where, keys, o->err) ||
@@ -240,61 +317,19 @@ static int compute_entry(opsctx *o, const scn_node *n, int i)
         validate_scalar(v->path, n, "dir", &d, o->err) ||
         validate_scalar(v->path, n, "attention", &a, o->err) ||
         validate_scalar(v->path, n, "cannot", &cannot, o->err) ||
-        validate_scalar(v->path, n, "vocab", &vocab, o->err))
+        validate_scalar(v->path, n, "vocab", &vocab, o->err) ||
+        read_vocab(o, n, where, vocab, &vsize))
         return -1;
-    long vsize = 0;
-    if (vocab) {
-        char *end;
-        vsize = strtol(vocab, &end, 10);
-        snprintf(p, sizeof p, "%s.vocab", where);
-        if (!*vocab || *end || vsize < 1 || vsize > 100000000)
-            return validate_fail(o->err, v->path, scn_doc_get(n, "vocab"), p,
-                                 "expected the table's vocabulary size (an integer)");
-    }
-    snprintf(p, sizeof p, "%s.%s", where, !d ? "dir" : "model");
-    if (!d || (!model && !cannot))
-        return validate_fail(o->err, v->path, n, p,
-                             !d ? "missing (the model's folder of Vidur tables)"
-                                : "missing (a catalog model, or `cannot` with the reason)");
-    if (validate_path(v->path, d, dir, sizeof dir) ||
-        (a && validate_path(v->path, a, attn, sizeof attn)))
-        return validate_fail(o->err, v->path, n, where, "path too long");
+    if (compute_paths(o, n, where, model || cannot, d, a, dir, attn))
+        return -1;
     int tps[16];
     snprintf(p, sizeof p, "%s.tp", where);
     int ntp = read_tps(o, scn_doc_get(n, "tp"), p, tps, 16);
-    if (ntp < 0)
-        return -1;
-    for (int t = 0; t < ntp; t++) {
-        char id[256], csv[1100];
-        if (cannot) {
-            snprintf(id, sizeof id, "%.200s tp%d", base_name(dir), tps[t]);
-            snprintf(csv, sizeof csv, "%s/mlp.csv", dir);
-            int64_t cnt = count_table(csv, tps[t], o->err);
-            if (cnt < 0)
-                return sim_err_prefix(o->err, "%s:%d: %s", v->path, scn_doc_line(n), where);
-            cannot_row(o, id, "compute", scn_doc_line(n), cnt, cannot);
-            continue;
-        }
-        eng_model m;
-        cal_profile *prof = cal_profile_new(base_name(dir));
-        char note[2048];
-        int bad = study_model(model, &m, o->err);
-        if (!bad && vsize > 0 && vsize != m.vocab && t == 0)
-            validate_note(v,
-                          "%s: the table's vocabulary is %ld, the catalog's %s has %d; the "
-                          "table's is used (only the embedding depends on it)",
-                          base_name(dir), vsize, m.name, m.vocab);
-        if (vsize > 0)
-            m.vocab = (int32_t)vsize;
-        if (bad ||
-            cal_vidur_read(dir, a ? attn : NULL, &m, tps[t], prof, note, sizeof note, o->err)) {
-            cal_profile_free(prof);
-            return sim_err_prefix(o->err, "%s:%d: %s", v->path, scn_doc_line(n), where);
-        }
-        profile_rows(o, prof, &m, tps[t], scn_doc_line(n));
-        cal_profile_free(prof);
-    }
-    return 0;
+    for (int t = 0; t < ntp; t++)
+        if (cannot ? compute_cannot(o, n, where, dir, tps[t], cannot)
+                   : compute_tp(o, n, where, model, dir, a ? attn : NULL, vsize, tps[t], t == 0))
+            return -1;
+    return ntp < 0 ? -1 : 0;
 }
 
 /* ---- network tables ---- */
@@ -362,6 +397,43 @@ static int net_roof(opsctx *o, kroof *ks, int workers)
     return 0;
 }
 
+/* The multi-node all-reduces, one row a (workers, devices per node) spread: not expressed. */
+static void spread_rows(opsctx *o, const spread *sp, int nsp, int line)
+{
+    for (int i = 0; i < nsp; i++) {
+        char id[160], why[400];
+        snprintf(id, sizeof id, "all_reduce %d GPUs on %d nodes", sp[i].workers,
+                 (sp[i].workers + sp[i].per_node - 1) / sp[i].per_node);
+        snprintf(why, sizeof why,
+                 "an all-reduce across nodes (%d GPUs, %d per node): the roofline prices one "
+                 "node's GPU links, not the network between nodes",
+                 sp[i].workers, sp[i].per_node);
+        cannot_row(o, id, "allreduce", line, sp[i].n, why);
+    }
+}
+
+/* The all-reduce in the table's current row: compared when it runs in one node (its roofline
+ * made on first use in ks), counted in sp when it spans nodes, passed over when the row is
+ * another collective; -1 with an error naming the line when its numbers are out of range. */
+static int network_row(opsctx *o, vcsv *c, const netcols *k, kroof *ks, spread *sp, int *nsp)
+{
+    int w = atoi(vcsv_get(c, k->workers)), pn = atoi(vcsv_get(c, k->per_node));
+    double size = atof(vcsv_get(c, k->size)), ms = atof(vcsv_get(c, k->t));
+    if (strcmp(vcsv_get(c, k->coll), "all_reduce") != 0)
+        return 0;
+    if (w < 2 || size <= 0 || !(ms > 0))
+        return sim_errf(o->err, "%s:%d: expected num_workers >= 2, size > 0 and a time > 0",
+                        c->path, c->lineno);
+    if (pn != w || w > 8) {
+        count_spread(sp, nsp, w, pn);
+        return 0;
+    }
+    if (net_roof(o, ks, w))
+        return -1;
+    allreduce_row(o, &ks[w], w, size, ms, c->lineno);
+    return 0;
+}
+
 static int read_network(opsctx *o, const char *path, const scn_node *n, const char *where)
 {
     vcsv c;
@@ -372,42 +444,33 @@ static int read_network(opsctx *o, const char *path, const scn_node *n, const ch
     int nsp = 0, got, rc = -1;
     if (vcsv_open(&c, path, o->err) || net_cols(o, &c, n, where, &k))
         goto done;
-    while ((got = vcsv_next(&c, o->err)) > 0) {
-        int w = atoi(vcsv_get(&c, k.workers)), pn = atoi(vcsv_get(&c, k.per_node));
-        double size = atof(vcsv_get(&c, k.size)), ms = atof(vcsv_get(&c, k.t));
-        if (strcmp(vcsv_get(&c, k.coll), "all_reduce") != 0)
-            continue;
-        if (w < 2 || size <= 0 || !(ms > 0)) {
-            sim_errf(o->err, "%s:%d: expected num_workers >= 2, size > 0 and a time > 0", path,
-                     c.lineno);
+    while ((got = vcsv_next(&c, o->err)) > 0)
+        if (network_row(o, &c, &k, ks, sp, &nsp))
             goto done;
-        }
-        if (pn != w || w > 8) {
-            count_spread(sp, &nsp, w, pn);
-            continue;
-        }
-        if (net_roof(o, ks, w))
-            goto done;
-        allreduce_row(o, &ks[w], w, size, ms, c.lineno);
-    }
     if (got < 0)
         goto done;
-    for (int i = 0; i < nsp; i++) {
-        char id[160], why[400];
-        snprintf(id, sizeof id, "all_reduce %d GPUs on %d nodes", sp[i].workers,
-                 (sp[i].workers + sp[i].per_node - 1) / sp[i].per_node);
-        snprintf(why, sizeof why,
-                 "an all-reduce across nodes (%d GPUs, %d per node): the roofline prices one "
-                 "node's GPU links, not the network between nodes",
-                 sp[i].workers, sp[i].per_node);
-        cannot_row(o, id, "allreduce", scn_doc_line(n), sp[i].n, why);
-    }
+    spread_rows(o, sp, nsp, scn_doc_line(n));
     rc = 0;
 done:
     for (int w = 0; w < 9; w++)
         kroof_free(&ks[w]);
     vcsv_close(&c);
     return rc;
+}
+
+/* The rows of the CSV table at path, or -1 with an error when it cannot be read. */
+static int64_t count_rows(const char *path, sim_err *err)
+{
+    vcsv c;
+    int64_t rows = 0;
+    int got;
+    if (vcsv_open(&c, path, err) == 0)
+        while ((got = vcsv_next(&c, err)) > 0)
+            rows++;
+    else
+        got = -1;
+    vcsv_close(&c);
+    return got < 0 ? -1 : rows;
 }
 
 static int network_entry(opsctx *o, const scn_node *n, int i)
@@ -427,16 +490,8 @@ static int network_entry(opsctx *o, const scn_node *n, int i)
                              !t ? "missing table (a Vidur all_reduce.csv)" : "path too long");
     if (!cannot)
         return read_network(o, path, n, where);
-    vcsv c;
-    int64_t rows = 0;
-    int got;
-    if (vcsv_open(&c, path, o->err) == 0)
-        while ((got = vcsv_next(&c, o->err)) > 0)
-            rows++;
-    else
-        got = -1;
-    vcsv_close(&c);
-    if (got < 0)
+    int64_t rows = count_rows(path, o->err);
+    if (rows < 0)
         return sim_err_prefix(o->err, "%s:%d: %s", o->v->path, scn_doc_line(n), where);
     char id[256];
     snprintf(id, sizeof id, "%s", t);
@@ -497,14 +552,10 @@ int validate_ops_load(study_vset *v, const scn_node *root, const char *match, si
                : 0;
 }
 
-int study_vset_from_profile(store *s, const char *profile, const char *match, study_vset *v,
-                            sim_err *err)
+/* The set's path, name, description, source, kind and metric for profile p's points. */
+static void profile_set_header(study_vset *v, const cal_profile *p, const char *path)
 {
-    memset(v, 0, sizeof *v);
-    cal_profile *p = store_profile_load(s, profile, err);
-    if (!p)
-        return -1;
-    snprintf(v->path, sizeof v->path, "%s", store_path(s));
+    snprintf(v->path, sizeof v->path, "%s", path);
     snprintf(v->name, sizeof v->name, "profile %.55s", p->name);
     snprintf(v->description, sizeof v->description,
              "the measured points of profile %s (%s %s, %s on %s, tp %d) against the roofline",
@@ -512,6 +563,16 @@ int study_vset_from_profile(store *s, const char *profile, const char *match, st
     snprintf(v->source, sizeof v->source, "%s", p->source);
     v->kind = STUDY_V_OPERATORS;
     ops_metric(v);
+}
+
+int study_vset_from_profile(store *s, const char *profile, const char *match, study_vset *v,
+                            sim_err *err)
+{
+    memset(v, 0, sizeof *v);
+    cal_profile *p = store_profile_load(s, profile, err);
+    if (!p)
+        return -1;
+    profile_set_header(v, p, store_path(s));
     opsctx o = {.v = v, .match = match, .dtype = ENG_DTYPE_AUTO, .err = err};
     eng_model m;
     int rc = -1;

@@ -14,23 +14,14 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "catalog.h"
 #include "roofline.h"
 
+#include "models_util.h"
+
 static char tmpdir[256];
-
-static int make_tmpdir(void **state)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/llmsim-cal-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 /* Writes text to tmpdir/<sub>/config.json and returns its path (static buffer). */
 static const char *write_config(const char *sub, const char *text)
@@ -418,16 +409,9 @@ static void test_config_errors(void **state)
 /* The roofline predictor for (model, gpu, dtype, tp), which must build. */
 static eng_predictor make(const char *model, const char *gpu, eng_dtype dt, int tp)
 {
-    eng_model m;
-    eng_gpu g;
-    eng_predictor p;
-    sim_err err = {{0}};
-    assert_int_equal(cal_model_find(model, &m), 0);
-    assert_int_equal(cal_gpu_find(gpu, &g), 0);
+    eng_model m = catalog_model(model);
     cal_serving sv = cal_serving_tp(dt, tp);
-    if (cal_roofline_new(&m, &g, &sv, &p, &err) != 0)
-        fail_msg("cal_roofline_new: %s", err.msg);
-    return p;
+    return roofline_of(&m, gpu, &sv);
 }
 
 static int64_t prefill_ns(const eng_predictor *p, int64_t q, int64_t c, int emit)
@@ -599,5 +583,5 @@ int main(void)
         cmocka_unit_test(test_roofline_fp8),      cmocka_unit_test(test_roofline_monotone),
         cmocka_unit_test(test_roofline_tp),
     };
-    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+    return scratch_run_group(tests, tmpdir, "/tmp/llmsim-cal-XXXXXX");
 }

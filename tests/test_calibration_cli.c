@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 static char tmpdir[256];
 static char out[1 << 16];
 
@@ -64,8 +66,7 @@ static int mkdir_tiny(const char *dir)
 
 static int setup(void **state)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/llmsim-calcli-XXXXXX");
-    if (!mkdtemp(tmpdir))
+    if (scratch_make(tmpdir, sizeof tmpdir, "/tmp/llmsim-calcli-XXXXXX") != 0)
         return -1;
     char dir[300];
     snprintf(dir, sizeof dir, "%s/tiny", tmpdir);
@@ -76,9 +77,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return scratch_remove(tmpdir);
 }
 
 /* Runs llmsim and fails, showing its output, unless it exits with `status`. */

@@ -17,26 +17,17 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "catalog.h"
 #include "measure.h"
 #include "profile.h"
 #include "roofline.h"
 #include "vidur.h"
 
+#include "models_util.h"
+
 static char tmpdir[256];
-
-static int make_tmpdir(void **state)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/llmsim-calfit-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 /* A GEMM-like time: flat (memory-bound) up to 256 tokens, then linear. */
 static double gemm_like(double x)
@@ -221,17 +212,6 @@ static void test_predictor(void **state)
     assert_true(pr.ops->iteration_ns(pr.st, &s) > 0);
     cal_predictor_free(&pr);
 }
-
-static const eng_model tiny_model = {.name = "tiny",
-                                     .layers = 2,
-                                     .hidden = 64,
-                                     .heads = 4,
-                                     .kv_heads = 2,
-                                     .head_dim = 16,
-                                     .intermediate = 128,
-                                     .vocab = 256,
-                                     .max_context = 4096,
-                                     .gated_mlp = 1};
 
 static void test_measure_cpu(void **state)
 {
@@ -478,5 +458,5 @@ int main(void)
         cmocka_unit_test(test_vidur_attention_history),
         cmocka_unit_test(test_vidur_bad_csv),
     };
-    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+    return scratch_run_group(tests, tmpdir, "/tmp/llmsim-calfit-XXXXXX");
 }

@@ -16,21 +16,14 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "profile.h"
 #include "vidur.h"
 
-static char dir[128];
-static const eng_model tiny = {.name = "tiny",
-                               .layers = 2,
-                               .hidden = 64,
-                               .heads = 4,
-                               .kv_heads = 2,
-                               .head_dim = 16,
-                               .intermediate = 128,
-                               .vocab = 256,
-                               .max_context = 4096,
-                               .gated_mlp = 1};
+#include "models_util.h"
 
+static char dir[128];
 static const char MLP_HEAD[] = "time_stats.add.median,n_head,n_kv_head,n_embd,n_expanded_embd,"
                                "vocab_size,num_tokens,num_tensor_parallel_workers\n";
 static const char ATTN_HEAD[] = "n_embd,n_q_head,n_kv_head,num_tensor_parallel_workers,batch_size,"
@@ -53,7 +46,7 @@ static int read_tables(sim_err *e, int *npts)
 {
     char note[512];
     cal_profile *p = cal_profile_new("t");
-    int rc = cal_vidur_read(dir, NULL, &tiny, 1, p, note, sizeof note, e);
+    int rc = cal_vidur_read(dir, NULL, &tiny_model, 1, p, note, sizeof note, e);
     *npts = p->npts;
     cal_profile_free(p);
     return rc;
@@ -156,18 +149,10 @@ static void rows_without_times(void **state)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/llmsim-vidur-XXXXXX");
-    if (!mkdtemp(dir))
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(huge_and_non_finite),
         cmocka_unit_test(empty_mlp),
         cmocka_unit_test(rows_without_times),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        rc = rc ? rc : 1;
-    return rc;
+    return scratch_run_group(tests, dir, "/tmp/llmsim-vidur-XXXXXX");
 }

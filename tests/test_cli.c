@@ -399,8 +399,6 @@ static void test_build_identity(void **state)
 
 int main(void)
 {
-    if (e2e_mkdir() != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_is_deterministic),
         cmocka_unit_test(test_run_progress),
@@ -411,8 +409,5 @@ int main(void)
         cmocka_unit_test(test_list),
         cmocka_unit_test(test_build_identity),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (e2e_rmdir() != 0)
-        rc = rc ? rc : 1;
-    return rc;
+    return e2e_run_group(tests);
 }

@@ -18,34 +18,12 @@
 #include "catalog.h"
 #include "kernels.h"
 #include "profile.h"
+#include "models_util.h"
 #include "roofline.h"
-
-static eng_model model(const char *name)
-{
-    eng_model m;
-    if (cal_model_find(name, &m) != 0)
-        fail_msg("no catalog model %s", name);
-    return m;
-}
-
-static eng_model read_text(const char *text)
-{
-    eng_model m;
-    char why[600];
-    if (cal_model_from_config_text("test/config.json", text, &m, why, sizeof why) != 0)
-        fail_msg("refused: %s", why);
-    return m;
-}
 
 static eng_predictor make(const eng_model *m, const char *gpu, cal_serving s)
 {
-    eng_gpu g;
-    eng_predictor p;
-    sim_err err = {{0}};
-    assert_int_equal(cal_gpu_find(gpu, &g), 0);
-    if (cal_roofline_new(m, &g, &s, &p, &err) != 0)
-        fail_msg("%s: %s", m->name, err.msg);
-    return p;
+    return roofline_of(m, gpu, &s);
 }
 
 static cal_serving layout(eng_dtype dt, int tp, int dp, int ep)
@@ -72,27 +50,6 @@ static double step(const eng_predictor *p, const eng_shape *s)
 {
     return (double)p->ops->iteration_ns(p->st, s);
 }
-
-static const char dsv32[] =
-    "{\"model_type\": \"deepseek_v32\", \"num_hidden_layers\": 61, \"hidden_size\": 7168, "
-    "\"num_attention_heads\": 128, \"num_key_value_heads\": 128, \"intermediate_size\": 18432, "
-    "\"q_lora_rank\": 1536, \"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128, "
-    "\"qk_rope_head_dim\": 64, \"v_head_dim\": 128, \"n_routed_experts\": 256, "
-    "\"num_experts_per_tok\": 8, \"moe_intermediate_size\": 2048, \"n_shared_experts\": 1, "
-    "\"first_k_dense_replace\": 3, \"index_topk\": 2048, \"index_n_heads\": 64, "
-    "\"index_head_dim\": 128, \"vocab_size\": 129280, \"max_position_embeddings\": 163840, "
-    "\"torch_dtype\": \"bfloat16\"}";
-
-static const char qwen35[] =
-    "{\"model_type\": \"qwen3_5_moe\", \"text_config\": {\"model_type\": \"qwen3_5_moe_text\", "
-    "\"num_hidden_layers\": 60, \"hidden_size\": 4096, \"num_attention_heads\": 32, "
-    "\"num_key_value_heads\": 2, \"head_dim\": 256, \"attn_output_gate\": true, "
-    "\"full_attention_interval\": 4, \"linear_conv_kernel_dim\": 4, \"linear_key_head_dim\": "
-    "128, \"linear_num_key_heads\": 16, \"linear_num_value_heads\": 64, "
-    "\"linear_value_head_dim\": 128, \"num_experts\": 512, \"num_experts_per_tok\": 10, "
-    "\"moe_intermediate_size\": 1024, \"shared_expert_intermediate_size\": 1024, "
-    "\"vocab_size\": 248320, \"max_position_embeddings\": 262144, \"mamba_ssm_dtype\": "
-    "\"float32\", \"dtype\": \"bfloat16\"}, \"tie_word_embeddings\": false}";
 
 /* ---------------- the shape's capped sums ---------------- */
 
@@ -137,13 +94,14 @@ static void test_capped_sums(void **state)
                 }
     /* the caps of the model families */
     int32_t ch;
-    eng_model g2 = model("gemma-2-9b"), l4 = model("llama-4-scout"), ds = read_text(dsv32);
+    eng_model g2 = catalog_model("gemma-2-9b"), l4 = catalog_model("llama-4-scout"),
+              ds = config_model(dsv32);
     assert_int_equal(eng_shape_cap(&g2, &ch), 4095);
     assert_int_equal(ch, 0);
     assert_int_equal(eng_shape_cap(&l4, &ch), 8191);
     assert_int_equal(ch, 1);
     assert_int_equal(eng_shape_cap(&ds, &ch), 2047);
-    eng_model l = model("llama-3-8b");
+    eng_model l = catalog_model("llama-3-8b");
     assert_int_equal(eng_shape_cap(&l, &ch), 0);
 }
 
@@ -154,7 +112,7 @@ static void test_moe_experts_touched(void **state)
     /* Qwen3-30B-A3B: 128 experts, top-8. One token touches 8 experts' weights; 1024 tokens
      * touch all of them: the experts' time at batch 1024 is far below 1024 x batch 1 (weights
      * are read once) and above the batch-1 time by less than E / k = 16 */
-    eng_model m = model("qwen3-30b-a3b");
+    eng_model m = catalog_model("qwen3-30b-a3b");
     eng_predictor p = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 1));
     eng_shape one = decodes(&m, 1, 100), many = decodes(&m, 64, 100);
     double e1 = cal_roofline_op_ns(&p, &one, "moe_experts");
@@ -179,7 +137,7 @@ static void test_moe_expert_parallel(void **state)
     const char *names[] = {"qwen3-30b-a3b", "mixtral-8x7b", "deepseek-v3"};
     const char *gpus[] = {"h100-sxm", "h200", "b200"};
     for (int k = 0; k < 3; k++) {
-        eng_model m = model(names[k]);
+        eng_model m = catalog_model(names[k]);
         double prev_e = 0, prev_step = 0;
         eng_dtype dt = k == 2 ? ENG_FP8 : ENG_BF16;
         for (int ep = k == 2 ? 4 : 1; ep <= 8; ep *= 2) {
@@ -212,7 +170,7 @@ static eng_shape mixed(const eng_model *m, int64_t q, int64_t n, int64_t ctx)
 
 static void test_moe_skew_and_all2all(void **state)
 {
-    eng_model m = model("deepseek-v3");
+    eng_model m = catalog_model("deepseek-v3");
     cal_serving bal = layout(ENG_FP8, 1, 8, 8), sk = bal, sk2 = bal;
     sk.moe_skew = 0.5;
     sk2.moe_skew = 1.2;
@@ -253,7 +211,7 @@ static void test_data_parallel_attention(void **state)
 {
     /* DP8 splits the batch over 8 attention ranks: 256 decodes cost each rank's attention what
      * 32 cost one GPU holding the whole model (the roofline does not check that it fits) */
-    eng_model m = model("deepseek-v3");
+    eng_model m = catalog_model("deepseek-v3");
     eng_predictor d8 = make(&m, "h200", layout(ENG_FP8, 1, 8, 8));
     eng_predictor d1 = make(&m, "h200", layout(ENG_FP8, 1, 1, 1));
     eng_shape s8 = decodes(&m, 256, 8000), s1 = decodes(&m, 32, 8000);
@@ -277,7 +235,7 @@ static void test_mla_decode_reads_latent(void **state)
     /* DeepSeek-V3 TP8 on H200, one sequence at 100k tokens: decode attention reads the latent
      * (576 values x 2 bytes per token and layer) once for all heads: at least that at the
      * bandwidth, and far less than full MHA K and V for 16 heads of 192 + 128 would read */
-    eng_model m = model("deepseek-v3");
+    eng_model m = catalog_model("deepseek-v3");
     eng_predictor p = make(&m, "h200", cal_serving_tp(ENG_FP8, 8));
     eng_gpu g;
     cal_gpu_find("h200", &g);
@@ -300,7 +258,7 @@ static void test_mla_decode_reads_latent(void **state)
 
 static void test_dsa(void **state)
 {
-    eng_model m = read_text(dsv32);
+    eng_model m = config_model(dsv32);
     cal_serving s = cal_serving_tp(ENG_BF16, 8);
     s.capped_sums = 1;
     eng_predictor p = make(&m, "h200", s);
@@ -331,7 +289,7 @@ static void test_linear_attention(void **state)
 {
     /* Qwen3.5: 45 gated DeltaNet layers of 60. Their cost does not depend on the context; the
      * 15 full-attention layers' does. */
-    eng_model m = read_text(qwen35);
+    eng_model m = config_model(qwen35);
     eng_predictor p = make(&m, "h200", cal_serving_tp(ENG_BF16, 8));
     eng_shape a = decodes(&m, 64, 1000), b = decodes(&m, 64, 100000);
     double la = cal_roofline_op_ns(&p, &a, "linear_attn"),
@@ -351,7 +309,7 @@ static void test_windows(void **state)
     /* Gemma-2-9B: 21 of 42 layers keep a 4,096-token window. With the engine's capped sums,
      * decode at 64k costs less than the same shape priced without the cap, and more than at
      * 4k (the full layers still grow). */
-    eng_model m = model("gemma-2-9b");
+    eng_model m = catalog_model("gemma-2-9b");
     cal_serving s = cal_serving_tp(ENG_BF16, 1);
     s.capped_sums = 1;
     eng_predictor p = make(&m, "h200", s);
@@ -382,7 +340,7 @@ static void test_fp8_lm_head_16bit(void **state)
     /* fp8 weights (online, as vLLM's --quantization fp8 and FP8 checkpoints ship them) leave
      * the LM head in 16 bits: its time at decode is the bf16 model's, while the projections
      * read half the bytes */
-    eng_model m = model("llama-3-8b");
+    eng_model m = catalog_model("llama-3-8b");
     eng_predictor b = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 1));
     eng_predictor f = make(&m, "h100-sxm", cal_serving_tp(ENG_FP8, 1));
     eng_shape s = decodes(&m, 8, 1000);
@@ -390,7 +348,7 @@ static void test_fp8_lm_head_16bit(void **state)
     assert_true(cal_roofline_op_ns(&f, &s, "mlp_up_gate") <
                 0.7 * cal_roofline_op_ns(&b, &s, "mlp_up_gate"));
     /* DeepSeek-V3's fp8 checkpoint: its LM head is not among the quantized parts either */
-    eng_model d = model("deepseek-v3");
+    eng_model d = catalog_model("deepseek-v3");
     assert_true(eng_model_part_bytes(&d, ENG_FP8, ENG_PART_LM_HEAD) == 2);
     assert_true(eng_model_part_bytes(&d, ENG_FP8, ENG_PART_EXPERTS) == 1);
     cal_predictor_free(&b);
@@ -401,7 +359,7 @@ static void test_fp8_lm_head_16bit(void **state)
 
 static void test_point_ns(void **state)
 {
-    eng_model m = model("llama-3-8b");
+    eng_model m = catalog_model("llama-3-8b");
     eng_predictor p = make(&m, "a100-80gb", cal_serving_tp(ENG_BF16, 1));
     /* one layer's operator at a profile coordinate equals the whole-pass breakdown divided by
      * the layers, for a linear operator and for decode attention */
@@ -425,7 +383,7 @@ static void test_point_ns(void **state)
  * eagerness or emitting sequences do not take each other's cached parts. */
 static void test_walk_cache_exact(void **state)
 {
-    eng_model m = model("llama-3-8b");
+    eng_model m = catalog_model("llama-3-8b");
     eng_predictor warm = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 2));
     eng_shape sh[6];
     memset(sh, 0, sizeof sh);
@@ -469,7 +427,7 @@ static void test_walk_decode_run_exact(void **state)
         {"qwen3-8b", "l40s", ENG_DTYPE_AUTO, 4},
     };
     for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
-        eng_model m = model(cfg[i].model);
+        eng_model m = catalog_model(cfg[i].model);
         cal_serving sv = cal_serving_tp(ENG_BF16, cfg[i].tp);
         sv.kv_dtype = cfg[i].kv;
         eng_predictor warm = make(&m, cfg[i].gpu, sv);

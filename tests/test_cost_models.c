@@ -83,10 +83,6 @@ int main(void)
         printf("skipped: no model configs under %s\n", models);
         return 77;
     }
-    if (e2e_mkdir() != 0)
-        return 1;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_model_runs)};
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    e2e_rmdir();
-    return rc;
+    return e2e_run_group(tests);
 }

@@ -202,15 +202,7 @@ static void test_deterministic(void **state)
     eng_config c;
     tiny_config(&c, 4096);
     eng_arrival a[300];
-    uint64_t x = 7;
-    int64_t t = 0;
-    for (int i = 0; i < 300; i++) {
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        t += (int64_t)(x >> 44);
-        a[i] = (eng_arrival){.t = t,
-                             .prompt = 1 + (int32_t)((x >> 20) % 500),
-                             .output = 1 + (int32_t)((x >> 8) % 300)};
-    }
+    lcg_arrivals(a, 300, 7, 44, 500, 300);
     rec *r1 = run(&c, a, 300, NULL);
     rec *r2 = run(&c, a, 300, NULL);
     assert_int_equal(r1->nrq, r2->nrq);
@@ -231,15 +223,7 @@ static void test_all_policies_drain(void **state)
     size_t np;
     const eng_sched_ops *const *all = eng_sched_all(&np);
     eng_arrival a[400];
-    uint64_t x = 11;
-    int64_t t = 0;
-    for (int i = 0; i < 400; i++) {
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        t += (int64_t)(x >> 46);
-        a[i] = (eng_arrival){.t = t,
-                             .prompt = 1 + (int32_t)((x >> 20) % 700),
-                             .output = 1 + (int32_t)((x >> 8) % 400)};
-    }
+    lcg_arrivals(a, 400, 11, 46, 700, 400);
     for (size_t p = 0; p < np; p++) {
         for (int swap = 0; swap < 2; swap++) {
             eng_config c;
@@ -273,15 +257,7 @@ static void test_routers(void **state)
     static const char *const routers[] = {"round_robin", "least_outstanding", "least_tokens",
                                           "power_of_two"};
     eng_arrival a[400];
-    uint64_t x = 5;
-    int64_t t = 0;
-    for (int i = 0; i < 400; i++) {
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        t += (int64_t)(x >> 47);
-        a[i] = (eng_arrival){.t = t,
-                             .prompt = 1 + (int32_t)((x >> 20) % 500),
-                             .output = 1 + (int32_t)((x >> 8) % 200)};
-    }
+    lcg_arrivals(a, 400, 5, 47, 500, 200);
     for (size_t k = 0; k < sizeof routers / sizeof routers[0]; k++) {
         eng_config c;
         tiny_config(&c, 4096);
@@ -318,15 +294,7 @@ static void test_routers(void **state)
 static void test_decode_runs_change_nothing(void **state)
 {
     eng_arrival a[200];
-    uint64_t x = 21;
-    int64_t t = 0;
-    for (int i = 0; i < 200; i++) {
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        t += (int64_t)(x >> 45);
-        a[i] = (eng_arrival){.t = t,
-                             .prompt = 1 + (int32_t)((x >> 20) % 600),
-                             .output = 1 + (int32_t)((x >> 8) % 300)};
-    }
+    lcg_arrivals(a, 200, 21, 45, 600, 300);
     eng_config c;
     tiny_config(&c, 4096);
     snprintf(c.sched.name, sizeof c.sched.name, "static");

@@ -25,6 +25,8 @@
 #include "roofline.h"
 #include "vidur.h"
 
+#include "models_util.h"
+
 static char root[600];
 
 /* Signed relative errors of one group. */
@@ -124,14 +126,8 @@ static int model_of(const char *dir, const char *name, eng_model *m)
 
 static eng_predictor predictor_on(const char *gpu, const eng_model *m, int tp)
 {
-    eng_gpu g;
-    eng_predictor p;
-    sim_err err = {{0}};
-    assert_int_equal(cal_gpu_find(gpu, &g), 0);
     cal_serving sv = cal_serving_tp(ENG_FP16, tp);
-    if (cal_roofline_new(m, &g, &sv, &p, &err) != 0)
-        fail_msg("%s tp%d: %s", m->name, tp, err.msg);
-    return p;
+    return roofline_of(m, gpu, &sv);
 }
 
 static eng_predictor predictor(const eng_model *m, int tp)
@@ -404,15 +400,9 @@ static void test_h100_prefill_sum(void **state)
 static eng_predictor served(const char *model, const char *gpu, cal_serving *sv, const char *engine,
                             eng_model *m)
 {
-    eng_model mm;
-    eng_gpu g;
-    eng_predictor p;
-    sim_err err = {{0}};
-    assert_int_equal(cal_model_find(model, &mm), 0);
-    assert_int_equal(cal_gpu_find(gpu, &g), 0);
+    eng_model mm = catalog_model(model);
     snprintf(sv->engine, sizeof sv->engine, "%s", engine);
-    if (cal_roofline_new(&mm, &g, sv, &p, &err) != 0)
-        fail_msg("%s on %s: %s", model, gpu, err.msg);
+    eng_predictor p = roofline_of(&mm, gpu, sv);
     if (m)
         *m = mm;
     return p;

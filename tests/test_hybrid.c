@@ -359,20 +359,7 @@ static void test_paged_accounting_exact(void **state)
                 eng_cfg_set(&c.sched, "token_budget", "96");
             enum { N = 120 };
             eng_arrival a[N];
-            gsl_rng *g = sim_rng_new_stream(3, 0);
-            int64_t t = 0;
-            for (int i = 0; i < N; i++) {
-                t += (int64_t)(gsl_rng_uniform(g) * 40e6);
-                a[i] = (eng_arrival){t,
-                                     20 + (int32_t)gsl_rng_uniform_int(g, 300),
-                                     1 + (int32_t)gsl_rng_uniform_int(g, 400),
-                                     NULL,
-                                     0,
-                                     0,
-                                     0,
-                                     0};
-            }
-            gsl_rng_free(g);
+            random_arrivals(a, N, 3, 40e6, 300, 400);
             eng_totals tot;
             rec *r = run(&c, &lin, a, N, &tot);
             assert_int_equal(tot.finished + tot.rejected, N);

@@ -16,24 +16,14 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "catalog.h"
 #include "engine.h"
+#include "models_util.h"
 #include "roofline.h"
 
 static char tmpdir[256];
-
-static int make_tmpdir(void **state)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/llmsim-models-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 /* Writes text to tmpdir/<sub>/<file> and returns its path (static buffer). */
 static const char *write_file(const char *sub, const char *file, const char *text)
@@ -49,32 +39,6 @@ static const char *write_file(const char *sub, const char *file, const char *tex
     fputs(text, f);
     fclose(f);
     return path;
-}
-
-static eng_model model(const char *name)
-{
-    eng_model m;
-    if (cal_model_find(name, &m) != 0)
-        fail_msg("no catalog model %s", name);
-    return m;
-}
-
-static eng_gpu gpu(const char *name)
-{
-    eng_gpu g;
-    if (cal_gpu_find(name, &g) != 0)
-        fail_msg("no catalog GPU %s", name);
-    return g;
-}
-
-/* Reads config text; fails the test with the reader's message when it refuses it. */
-static eng_model read_text(const char *text)
-{
-    eng_model m;
-    char why[600];
-    if (cal_model_from_config_text("test/config.json", text, &m, why, sizeof why) != 0)
-        fail_msg("refused: %s", why);
-    return m;
 }
 
 /* Expects the reader to refuse text with a message containing each fragment. */
@@ -125,7 +89,7 @@ static void test_dtype_bytes(void **state)
 static void expect_compute(const char *g, eng_dtype d, eng_dtype kv, eng_compute want,
                            const char *note_frag)
 {
-    eng_gpu gp = gpu(g);
+    eng_gpu gp = catalog_gpu(g);
     eng_compute c;
     char note[400], why[400];
     if (eng_precision(&gp, d, kv, &c, note, sizeof note, why, sizeof why) != 0)
@@ -149,7 +113,7 @@ static void test_precision_rules(void **state)
     expect_compute("b200", ENG_MXFP4, ENG_BF16, ENG_COMPUTE_16, "FP4 tensor cores");
     /* W4A8: MXFP4 weights on the fp8 tensor cores, refused where there are none */
     expect_compute("h100-sxm", ENG_MXFP4_FP8, ENG_BF16, ENG_COMPUTE_FP8, NULL);
-    eng_gpu a100 = gpu("a100-80gb");
+    eng_gpu a100 = catalog_gpu("a100-80gb");
     eng_compute cc;
     char refusal[200];
     assert_int_equal(
@@ -162,7 +126,7 @@ static void test_precision_rules(void **state)
     expect_compute("a100-80gb", ENG_BF16, ENG_FP8, ENG_COMPUTE_16, "stored in fp8");
     expect_compute("h200", ENG_BF16, ENG_FP8, ENG_COMPUTE_16, NULL);
     /* fp8 compute without fp8 tensor cores is an error naming the GPU */
-    eng_gpu a = gpu("a100-40gb");
+    eng_gpu a = catalog_gpu("a100-40gb");
     eng_compute c;
     char note[200], why[400];
     assert_int_equal(eng_precision(&a, ENG_FP8, ENG_BF16, &c, note, sizeof note, why, sizeof why),
@@ -192,7 +156,7 @@ static void test_catalog_params(void **state)
         {"gpt-oss-120b", 116.83, 5.13}, {"qwen2.5-7b", 7.61, 7.61},
     };
     for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
-        eng_model m = model(pub[i].name);
+        eng_model m = catalog_model(pub[i].name);
         double t = eng_model_params(&m) / 1e9, a = eng_model_params_active(&m) / 1e9;
         print_message("%-16s total %8.2f B (published %g), active %6.2f B (published %g)\n",
                       pub[i].name, t, pub[i].total, a, pub[i].active);
@@ -201,67 +165,46 @@ static void test_catalog_params(void **state)
                      pub[i].active);
     }
     /* exact: gpt-oss-120b's card gives 116.83 B total, 5.13 B active */
-    eng_model g = model("gpt-oss-120b");
+    eng_model g = catalog_model("gpt-oss-120b");
     assert_true(within(eng_model_params(&g) / 1e9, 116.83, 0.001));
     assert_true(within(eng_model_params_active(&g) / 1e9, 5.13, 0.002));
     /* the parts add up to the total */
-    eng_model d = model("deepseek-v3");
+    eng_model d = catalog_model("deepseek-v3");
     int64_t sum = 0;
     for (int i = 0; i < ENG_PART_COUNT; i++)
         sum += eng_model_part_params(&d, 1u << i);
     assert_int_equal(sum, eng_model_params(&d));
     /* a dense model's active count leaves out only the input embedding table */
-    eng_model l = model("llama-3-8b");
+    eng_model l = catalog_model("llama-3-8b");
     assert_int_equal(eng_model_params(&l) - eng_model_params_active(&l), INT64_C(128256) * 4096);
 }
 
 /* ---------------- KV cache, windows, state ---------------- */
 
-static const char dsv32[] =
-    "{\"model_type\": \"deepseek_v32\", \"num_hidden_layers\": 61, \"hidden_size\": 7168, "
-    "\"num_attention_heads\": 128, \"num_key_value_heads\": 128, \"intermediate_size\": 18432, "
-    "\"q_lora_rank\": 1536, \"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128, "
-    "\"qk_rope_head_dim\": 64, \"v_head_dim\": 128, \"n_routed_experts\": 256, "
-    "\"num_experts_per_tok\": 8, \"moe_intermediate_size\": 2048, \"n_shared_experts\": 1, "
-    "\"first_k_dense_replace\": 3, \"index_topk\": 2048, \"index_n_heads\": 64, "
-    "\"index_head_dim\": 128, \"vocab_size\": 129280, \"max_position_embeddings\": 163840, "
-    "\"torch_dtype\": \"bfloat16\"}";
-
-static const char qwen35[] =
-    "{\"model_type\": \"qwen3_5_moe\", \"text_config\": {\"model_type\": \"qwen3_5_moe_text\", "
-    "\"num_hidden_layers\": 60, \"hidden_size\": 4096, \"num_attention_heads\": 32, "
-    "\"num_key_value_heads\": 2, \"head_dim\": 256, \"attn_output_gate\": true, "
-    "\"full_attention_interval\": 4, \"linear_conv_kernel_dim\": 4, \"linear_key_head_dim\": "
-    "128, \"linear_num_key_heads\": 16, \"linear_num_value_heads\": 64, "
-    "\"linear_value_head_dim\": 128, \"num_experts\": 512, \"num_experts_per_tok\": 10, "
-    "\"moe_intermediate_size\": 1024, \"shared_expert_intermediate_size\": 1024, "
-    "\"vocab_size\": 248320, \"max_position_embeddings\": 262144, \"mamba_ssm_dtype\": "
-    "\"float32\", \"dtype\": \"bfloat16\"}, \"tie_word_embeddings\": false}";
-
 static void test_kv_bytes(void **state)
 {
-    eng_model d = model("deepseek-v3");
+    eng_model d = catalog_model("deepseek-v3");
     /* MLA: one latent of 512 + 64 per layer: 61 x 576 x 2 */
     assert_int_equal(eng_model_kv_bytes_per_token(&d, ENG_BF16), 70272);
     assert_int_equal(eng_model_kv_bytes_per_token(&d, ENG_FP8), 61 * 576);
     /* DeepSeek sparse attention adds the indexer's fp8 key (128 + 4 bytes) per layer; its fp8
      * latent is FlashMLA's 656-byte layout */
-    eng_model s = read_text(dsv32);
+    eng_model s = config_model(dsv32);
     assert_int_equal(eng_model_kv_bytes_per_token(&s, ENG_BF16), 61 * (1152 + 132));
     assert_int_equal(eng_model_kv_bytes_per_token(&s, ENG_FP8), 61 * (656 + 132));
     /* GQA */
-    eng_model l = model("llama-3-8b");
+    eng_model l = catalog_model("llama-3-8b");
     assert_int_equal(eng_model_kv_bytes_per_token(&l, ENG_BF16), 131072);
     assert_int_equal(eng_model_kv_bytes_per_token(&l, ENG_FP8), 65536);
     /* Gemma-3-27B: 10 global layers, 52 windowed (1,024 tokens) */
-    eng_model g = model("gemma-3-27b");
+    eng_model g = catalog_model("gemma-3-27b");
     assert_int_equal(g.window_layers, 52);
     assert_int_equal(g.window, 1024);
     assert_int_equal(eng_model_kv_bytes_per_token(&g, ENG_BF16), 10 * 2 * 16 * 128 * 2);
     assert_int_equal(eng_model_window_bytes_per_token(&g, ENG_BF16), 52 * 2 * 16 * 128 * 2);
     /* Qwen3.5: 15 full layers of 2 KV heads x 256, 45 gated DeltaNet layers with a conv state
      * (2 x 16 x 128 + 64 x 128 channels x 3 taps, bf16) and a 64 x 128 x 128 fp32 state */
-    eng_model q = read_text(qwen35);
+    eng_model q = config_model(qwen35);
     assert_int_equal(q.linear_layers, 45);
     assert_int_equal(eng_model_kv_bytes_per_token(&q, ENG_BF16), 15 * 2 * 2 * 256 * 2);
     assert_int_equal(eng_model_state_bytes(&q), INT64_C(45) * (12288 * 3 * 2 + 64 * 128 * 128 * 4));
@@ -294,14 +237,14 @@ static const char kimi25[] =
 
 static void test_checkpoint_quantization(void **state)
 {
-    eng_model d = model("deepseek-v3");
+    eng_model d = catalog_model("deepseek-v3");
     assert_int_equal(d.weight_dtype, ENG_FP8);
     /* every linear layer but the embeddings, the LM head and the router */
     assert_int_equal(d.quant_parts,
                      ENG_PART_ATTN | ENG_PART_MLP | ENG_PART_EXPERTS | ENG_PART_SHARED);
     assert_int_equal(d.act_dtype, ENG_BF16);
     assert_int_equal(d.kv_dtype, ENG_BF16); /* fp8 weights do not make an fp8 KV cache */
-    eng_model g = model("gpt-oss-120b");
+    eng_model g = catalog_model("gpt-oss-120b");
     assert_int_equal(g.weight_dtype, ENG_MXFP4);
     assert_int_equal(g.quant_parts, ENG_PART_EXPERTS);
     /* the checkpoint's bytes: experts in MXFP4, everything else bf16 */
@@ -319,7 +262,7 @@ static void test_checkpoint_quantization(void **state)
     assert_int_equal(w4a8.weight_bytes, sh.weight_bytes);
     assert_int_equal(eng_model_quant_parts(&g, ENG_MXFP4_FP8), ENG_PART_EXPERTS);
     /* Kimi-K2.5: int4 routed experts (group 32, bf16 scales), the rest bf16 */
-    eng_model k = read_text(kimi25);
+    eng_model k = config_model(kimi25);
     assert_int_equal(k.weight_dtype, ENG_INT4);
     assert_int_equal(k.quant_parts, ENG_PART_EXPERTS);
     assert_true(k.quant_bytes == 0.5 + 2.0 / 32);
@@ -328,7 +271,7 @@ static void test_checkpoint_quantization(void **state)
     assert_true(eng_model_part_bytes(&k, ENG_INT4, ENG_PART_ATTN) == 2);
     /* asked for another dtype, the engine quantizes the linear layers but not the embeddings,
      * LM head or router */
-    eng_model l = model("llama-3-8b");
+    eng_model l = catalog_model("llama-3-8b");
     eng_model_gpu_share(&l, ENG_FP8, ENG_DTYPE_AUTO, NULL, &sh);
     int64_t emb = INT64_C(128256) * 4096, norms = eng_model_part_params(&l, ENG_PART_NORM);
     assert_int_equal(sh.weight_bytes,
@@ -343,8 +286,8 @@ static eng_config config(const char *m, const char *g, int tp, int ep, int dp)
 {
     eng_config c;
     eng_config_defaults(&c);
-    c.model = model(m);
-    c.gpu = gpu(g);
+    c.model = catalog_model(m);
+    c.gpu = catalog_gpu(g);
     c.tensor_parallel = tp;
     c.expert_parallel = ep;
     c.data_parallel_attention = dp;
@@ -422,7 +365,7 @@ static void test_layout_checks(void **state)
     c = config("mixtral-8x7b", "h100-sxm", 2, 2, 1);
     expect_plan(&c, 1, NULL);
     /* experts over EP: each GPU holds experts / EP whole experts */
-    eng_model m = model("mixtral-8x7b");
+    eng_model m = catalog_model("mixtral-8x7b");
     eng_layout tp2 = {2, 1, 1}, ep2 = {2, 2, 1};
     eng_gpu_share a, b;
     eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &tp2, &a);
@@ -437,7 +380,7 @@ static void test_experts_split_both_ways(void **state)
 {
     eng_config c = config("qwen3-30b-a3b", "h100-sxm", 4, 2, 1);
     expect_plan(&c, 1, NULL);
-    eng_model m = model("qwen3-30b-a3b");
+    eng_model m = catalog_model("qwen3-30b-a3b");
     eng_layout l1 = {4, 1, 1}, l2 = {4, 2, 1}, l4 = {4, 4, 1};
     assert_int_equal(eng_layout_moe_tp(&l1), 4);
     assert_int_equal(eng_layout_moe_tp(&l2), 2);
@@ -486,7 +429,7 @@ static void test_reader_families(void **state)
 {
     /* Gemma-3 wrapper: text_config with the class defaults for what it leaves out, 5 local : 1
      * global, tied embeddings, q/k norms, vision tower noted */
-    eng_model g = read_text(
+    eng_model g = config_model(
         "{\"model_type\": \"gemma3\", \"text_config\": {\"model_type\": \"gemma3_text\", "
         "\"hidden_size\": 5376, \"intermediate_size\": 21504, \"num_attention_heads\": 32, "
         "\"num_hidden_layers\": 62, \"num_key_value_heads\": 16, \"head_dim\": 128, "
@@ -497,19 +440,19 @@ static void test_reader_families(void **state)
     assert_true(g.window_layers == 52 && g.window == 1024 && g.tied_embeddings && g.qk_norm);
     assert_int_equal(g.norms_per_layer, 4);
     assert_non_null(strstr(g.notes, "vision tower"));
-    eng_model catalog = model("gemma-3-27b");
+    eng_model catalog = catalog_model("gemma-3-27b");
     assert_int_equal(eng_model_params(&g), eng_model_params(&catalog));
     /* Gemma-2 alternates */
-    eng_model g2 = model("gemma-2-9b");
+    eng_model g2 = catalog_model("gemma-2-9b");
     assert_int_equal(g2.window_layers, 21);
     /* Llama-4: chunked attention on 3 of 4 layers, MoE every interleave step */
-    eng_model s = model("llama-4-scout"), v = model("llama-4-maverick");
+    eng_model s = catalog_model("llama-4-scout"), v = catalog_model("llama-4-maverick");
     assert_true(s.window_layers == 36 && s.window_chunked && s.window == 8192);
     assert_int_equal(s.moe_layers, 48);
     assert_int_equal(v.moe_layers, 24);
     assert_true(s.shared_inter == 8192 && v.intermediate == 16384);
     /* Qwen3-MoE: decoder_sparse_step and mlp_only_layers */
-    eng_model q = read_text(
+    eng_model q = config_model(
         "{\"model_type\": \"qwen3_moe\", \"num_hidden_layers\": 8, \"hidden_size\": 256, "
         "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 64, "
         "\"intermediate_size\": 512, \"moe_intermediate_size\": 64, \"num_experts\": 8, "
@@ -518,26 +461,27 @@ static void test_reader_families(void **state)
         "\"bfloat16\"}");
     assert_int_equal(q.moe_layers, 3); /* layers 3, 5, 7 */
     /* DeepSeek: first_k_dense_replace dense layers, a shared expert, noaux_tc bias */
-    eng_model d = model("deepseek-v3");
+    eng_model d = catalog_model("deepseek-v3");
     assert_true(d.moe_layers == 58 && d.shared_inter == 2048 && d.router_bias);
     assert_true(d.attn == ENG_ATTN_MLA && d.kv_lora_rank == 512 && d.qk_rope_dim == 64);
     /* gpt-oss: sinks, biases, alternating 128-token windows */
-    eng_model o = model("gpt-oss-20b");
+    eng_model o = catalog_model("gpt-oss-20b");
     assert_true(o.sinks && o.qkv_bias && o.o_bias && o.expert_bias && o.router_bias);
     assert_true(o.window_layers == 12 && o.window == 128);
     /* tied embeddings by each class's default */
-    assert_true(model("opt-13b").tied_embeddings && !model("llama-3-8b").tied_embeddings);
+    assert_true(catalog_model("opt-13b").tied_embeddings &&
+                !catalog_model("llama-3-8b").tied_embeddings);
     /* no model_type: architectures */
     eng_model a =
-        read_text("{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
-                  "\"hidden_size\": 64, \"num_attention_heads\": 4, \"intermediate_size\": 128, "
-                  "\"vocab_size\": 100, \"max_position_embeddings\": 512, \"torch_dtype\": "
-                  "\"bfloat16\"}");
+        config_model("{\"architectures\": [\"LlamaForCausalLM\"], \"num_hidden_layers\": 2, "
+                     "\"hidden_size\": 64, \"num_attention_heads\": 4, \"intermediate_size\": 128, "
+                     "\"vocab_size\": 100, \"max_position_embeddings\": 512, \"torch_dtype\": "
+                     "\"bfloat16\"}");
     assert_string_equal(a.arch, "llama");
     /* DeepSeek sparse attention and hybrid linear attention are read */
-    eng_model ds = read_text(dsv32);
+    eng_model ds = config_model(dsv32);
     assert_true(ds.index_topk == 2048 && ds.index_heads == 64 && ds.index_dim == 128);
-    eng_model q35 = read_text(qwen35);
+    eng_model q35 = config_model(qwen35);
     assert_true(q35.attn_output_gate && q35.state_dtype == ENG_FP32 && q35.shared_gate);
 }
 
@@ -587,7 +531,7 @@ static void test_reader_refusals(void **state)
         "%s\"quantization_config\": {\"quant_method\": \"fp8\", \"modules_to_not_convert\": "
         "[\"lm_head\", \"model.layers.0.input_layernorm\", \"model.layers.*.mlp.down_proj\"]}}",
         llama);
-    eng_model m = read_text(text);
+    eng_model m = config_model(text);
     assert_int_equal(m.weight_dtype, ENG_FP8);
     assert_int_equal(m.quant_parts, ENG_PART_ATTN);
     /* OPT's project_in/out, MiniMax-M1's lightning attention */
@@ -605,7 +549,7 @@ static void test_reader_refusals(void **state)
              "%s\"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4, "
              "\"group_size\": 128, \"zero_point\": true}}",
              llama);
-    m = read_text(text);
+    m = config_model(text);
     assert_int_equal(m.weight_dtype, ENG_INT4);
     assert_true(m.quant_bytes == 0.5 + 2.5 / 128);
     snprintf(text, sizeof text,
@@ -618,7 +562,7 @@ static void test_reader_refusals(void **state)
              "8, \"type\": \"float\"}}}, \"kv_cache_scheme\": {\"num_bits\": 8, \"type\": "
              "\"float\"}}}",
              llama);
-    m = read_text(text);
+    m = config_model(text);
     assert_int_equal(m.weight_dtype, ENG_FP8);
     assert_int_equal(m.kv_dtype, ENG_FP8);
     snprintf(text, sizeof text,
@@ -626,18 +570,18 @@ static void test_reader_refusals(void **state)
              "\"NVFP4\", \"kv_cache_quant_algo\": \"FP8\", \"exclude_modules\": "
              "[\"lm_head\"]}}",
              llama);
-    m = read_text(text);
+    m = config_model(text);
     assert_true(m.weight_dtype == ENG_NVFP4 && m.kv_dtype == ENG_FP8);
     /* Phi-3-mini-4k: every layer windowed to 2,047 tokens */
-    m = read_text("{\"model_type\": \"phi3\", \"num_hidden_layers\": 32, \"hidden_size\": "
-                  "3072, \"num_attention_heads\": 32, \"intermediate_size\": 8192, "
-                  "\"vocab_size\": 32064, \"max_position_embeddings\": 4096, "
-                  "\"sliding_window\": 2047, \"torch_dtype\": \"bfloat16\"}");
+    m = config_model("{\"model_type\": \"phi3\", \"num_hidden_layers\": 32, \"hidden_size\": "
+                     "3072, \"num_attention_heads\": 32, \"intermediate_size\": 8192, "
+                     "\"vocab_size\": 32064, \"max_position_embeddings\": 4096, "
+                     "\"sliding_window\": 2047, \"torch_dtype\": \"bfloat16\"}");
     assert_true(m.window_layers == 32 && m.window == 2047 && !m.tied_embeddings);
     /* a missing torch_dtype is assumed bf16 and said */
-    m = read_text("{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
-                  "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
-                  "\"max_position_embeddings\": 512}");
+    m = config_model("{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+                     "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+                     "\"max_position_embeddings\": 512}");
     assert_non_null(strstr(m.notes, "bfloat16 assumed"));
 }
 
@@ -686,10 +630,10 @@ static void test_json_handling(void **state)
     refused("{\"model_type\": \"llama\", \"a\": \"tab\there\"}", "control character", NULL);
     /* a repeated key: the later value wins, as in Python's json */
     eng_model m =
-        read_text("{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
-                  "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
-                  "\"max_position_embeddings\": 512, \"torch_dtype\": \"bfloat16\", "
-                  "\"num_hidden_layers\": 4, \"note\": \"\\u00e9\\ud83d\\ude00\"}");
+        config_model("{\"model_type\": \"llama\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+                     "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+                     "\"max_position_embeddings\": 512, \"torch_dtype\": \"bfloat16\", "
+                     "\"num_hidden_layers\": 4, \"note\": \"\\u00e9\\ud83d\\ude00\"}");
     assert_int_equal(m.layers, 4);
     /* a 1.4 MB config (a long per-layer exclusion list) reads in linear time: the old reader
      * rescanned the text for every member's line and took about two minutes */
@@ -714,7 +658,7 @@ static void test_json_handling(void **state)
     }
     snprintf(big + used, cap - used, "]}}");
     double t0 = sim_wall_seconds();
-    m = read_text(big);
+    m = config_model(big);
     double dt = sim_wall_seconds() - t0;
     print_message("a %.2f MB config with %d exclusion entries read in %.3f s\n", strlen(big) / 1e6,
                   entries, dt);
@@ -729,7 +673,7 @@ static void test_json_handling(void **state)
 static void expect_unpriced(const eng_model *m, cal_serving s, const char *frag)
 {
     char why[600];
-    eng_gpu g = gpu("h200");
+    eng_gpu g = catalog_gpu("h200");
     eng_predictor p;
     sim_err err = {{0}};
     assert_int_equal(cal_roofline_priced(m, &s, why, sizeof why), -1);
@@ -742,7 +686,7 @@ static void expect_unpriced(const eng_model *m, cal_serving s, const char *frag)
 static void expect_priced(const eng_model *m, cal_serving s)
 {
     char why[600];
-    eng_gpu g = gpu("b200");
+    eng_gpu g = catalog_gpu("b200");
     eng_predictor p;
     sim_err err = {{0}};
     if (cal_roofline_priced(m, &s, why, sizeof why) != 0)
@@ -754,9 +698,11 @@ static void expect_priced(const eng_model *m, cal_serving s)
 
 static void test_roofline_refusals(void **state)
 {
-    eng_model mx = model("mixtral-8x7b"), ds = read_text(dsv32), q = read_text(qwen35);
-    eng_model g2 = model("gemma-2-9b"), l4 = model("llama-4-scout"), dv3 = model("deepseek-v3");
-    eng_model mla = read_text(
+    eng_model mx = catalog_model("mixtral-8x7b"), ds = config_model(dsv32),
+              q = config_model(qwen35);
+    eng_model g2 = catalog_model("gemma-2-9b"), l4 = catalog_model("llama-4-scout"),
+              dv3 = catalog_model("deepseek-v3");
+    eng_model mla = config_model(
         "{\"model_type\": \"deepseek_v2\", \"num_hidden_layers\": 2, \"hidden_size\": 256, "
         "\"num_attention_heads\": 4, \"intermediate_size\": 512, \"kv_lora_rank\": 64, "
         "\"qk_nope_head_dim\": 32, \"qk_rope_head_dim\": 16, \"v_head_dim\": 32, "
@@ -782,7 +728,7 @@ static void test_roofline_refusals(void **state)
     s.max_len = 4096;
     char why[400];
     assert_int_equal(cal_roofline_priced(&g2, &s, why, sizeof why), 0);
-    eng_gpu g = gpu("h200");
+    eng_gpu g = catalog_gpu("h200");
     eng_predictor p;
     sim_err err;
     assert_int_equal(cal_roofline_new(&g2, &g, &s, &p, &err), 0);
@@ -796,7 +742,7 @@ static void test_roofline_refusals(void **state)
     assert_int_equal(cal_roofline_priced(&g2, &s, why, sizeof why), -1);
     assert_non_null(strstr(why, "engine 'tgi'"));
     /* dense models with TP keep working; 4-bit weights read fewer bytes */
-    eng_model l = model("llama-3-8b");
+    eng_model l = catalog_model("llama-3-8b");
     cal_serving b16 = cal_serving_tp(ENG_BF16, 2), w4 = cal_serving_tp(ENG_INT4, 2);
     eng_predictor pb, p4;
     assert_int_equal(cal_roofline_new(&l, &g, &b16, &pb, &err), 0);
@@ -810,7 +756,7 @@ static void test_roofline_refusals(void **state)
     /* nvfp4 on a B200 runs at the fp4 peak: a large prefill's GEMMs run 4x faster than
      * weight-only int4's; attention and the elementwise kernels are the same, so the pass
      * takes well under two thirds of the time */
-    eng_gpu b = gpu("b200");
+    eng_gpu b = catalog_gpu("b200");
     cal_serving nv = cal_serving_tp(ENG_NVFP4, 1), i4 = cal_serving_tp(ENG_INT4, 1);
     eng_predictor pn, pi;
     assert_int_equal(cal_roofline_new(&l, &b, &nv, &pn, &err), 0);
@@ -844,5 +790,5 @@ int main(void)
         cmocka_unit_test(test_json_handling),
         cmocka_unit_test(test_roofline_refusals),
     };
-    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+    return scratch_run_group(tests, tmpdir, "/tmp/llmsim-models-XXXXXX");
 }

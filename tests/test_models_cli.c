@@ -182,8 +182,6 @@ static void test_amd_extrapolated(void **state)
 
 int main(void)
 {
-    if (e2e_mkdir() != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_list),
         cmocka_unit_test(test_check_dense),
@@ -192,7 +190,5 @@ int main(void)
         cmocka_unit_test(test_run_weight_only),
         cmocka_unit_test(test_amd_extrapolated),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    e2e_rmdir();
-    return rc;
+    return e2e_run_group(tests);
 }

@@ -22,6 +22,9 @@
 
 #include <cmocka.h>
 
+#include "e2e_util.h"
+#include "scratch.h"
+
 #include "store.h"
 #include "store_query.h"
 
@@ -29,7 +32,6 @@ static char dir[256], db[300];
 static int have_gnuplot;
 static int64_t preempt_run; /* vLLM in a small KV cache: requests preempted and resumed */
 
-static char *read_all(const char *path);
 static char out[65536], err[65536];
 
 /* Runs a shell command; returns its exit status with stdout and stderr in out and err. */
@@ -145,8 +147,7 @@ static void make_sweep(void)
 
 static int setup(void **state)
 {
-    snprintf(dir, sizeof dir, "/tmp/llmsim-test-plots-XXXXXX");
-    if (!mkdtemp(dir))
+    if (scratch_make(dir, sizeof dir, "/tmp/llmsim-test-plots-XXXXXX") != 0)
         return -1;
     snprintf(db, sizeof db, "%s/plots.db", dir);
     have_gnuplot = on_path("gnuplot");
@@ -170,9 +171,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return scratch_remove(dir);
 }
 
 /* Checks path is a PNG of w x h pixels (the IHDR chunk right after the signature). */
@@ -313,7 +312,7 @@ static void test_curve(void **state)
     assert_non_null(strstr(err, "orca at x="));
     assert_non_null(strstr(err, "1 of 2"));
     snprintf(path, sizeof path, "%s/curve.gp", dir);
-    char *gp = read_all(path);
+    char *gp = e2e_read_all(path);
     /* titles and axes in words, with the setting; plain tick labels */
     assert_non_null(strstr(gp, "plot_title = 'p99 TTFT (ms) vs output throughput (tok/s) — "
                                "llama-3-8b, h100-sxm, demo workload'"));
@@ -335,7 +334,7 @@ static void test_curve(void **state)
     assert_true(cell(&t, 1, 0, 0) == 2.0 && cell(&t, 1, 1, 0) == 8.0);
     free_table(&t);
     snprintf(path, sizeof path, "%s/rate.gp", dir);
-    gp = read_all(path);
+    gp = e2e_read_all(path);
     assert_non_null(strstr(gp, "'median TPOT (ms) vs offered rate (req/s)"));
     free(gp);
     /* lines by rate would join orca and vllm points: refused, naming --by */
@@ -402,7 +401,7 @@ static void test_curve_other_keys(void **state)
     }
     free_table(&t);
     snprintf(path, sizeof path, "%s/budget.gp", dir);
-    char *gp = read_all(path);
+    char *gp = e2e_read_all(path);
     assert_non_null(strstr(gp, "keytitle = 'token_budget'"));
     free(gp);
 }
@@ -496,7 +495,7 @@ static void test_timeline(void **state)
     assert_true(pre > 0);
     free_table(&t);
     snprintf(path, sizeof path, "%s/timeline-pre.gp", dir);
-    char *gp = read_all(path), want[64];
+    char *gp = e2e_read_all(path), want[64];
     snprintf(
         want, sizeof want, "kvcap[1] = %lld\n",
         (long long)query_int("SELECT kv_blocks FROM runs WHERE id = %lld", (long long)preempt_run));
@@ -816,21 +815,6 @@ static int j_value(json *j)
     }
 }
 
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static void test_export_trace(void **state)
 {
     for (int run = 1; run <= 3; run++) {
@@ -838,7 +822,7 @@ static void test_export_trace(void **state)
         snprintf(path, sizeof path, "%s/trace%d.json", dir, run);
         assert_int_equal(sh("%s export trace --run %d --db %s -o %s", LLMSIM_BINARY, run, db, path),
                          0);
-        char *text = read_all(path);
+        char *text = e2e_read_all(path);
         json j = {text, 0};
         assert_int_equal(j_value(&j), 0);
         j_ws(&j);
@@ -882,7 +866,7 @@ static void test_export_trace_preemptions_and_window(void **state)
     snprintf(path, sizeof path, "%s/trace-pre.json", dir);
     assert_int_equal(sh("%s export trace --run %lld --db %s -o %s", LLMSIM_BINARY, run, db, path),
                      0);
-    char *text = read_all(path);
+    char *text = e2e_read_all(path);
     json j = {text, 0};
     assert_int_equal(j_value(&j), 0);
     int64_t pre = query_int("SELECT sum(preemptions) FROM requests WHERE run_id = %lld", run);
@@ -902,7 +886,7 @@ static void test_export_trace_preemptions_and_window(void **state)
     assert_int_equal(sh("%s export trace --run %lld --db %s -o %s --from %g --to %g", LLMSIM_BINARY,
                         run, db, path, from, to),
                      0);
-    text = read_all(path);
+    text = e2e_read_all(path);
     j = (json){text, 0};
     assert_int_equal(j_value(&j), 0);
     assert_true((long)strlen(text) < whole / 4);

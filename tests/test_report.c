@@ -66,13 +66,6 @@ static int teardown(void **state)
     return e2e_rmdir();
 }
 
-static char *read_file(const char *path)
-{
-    char *b = e2e_slurp(path, 1 << 22);
-    assert_non_null(b);
-    return b;
-}
-
 static int count(const char *s, const char *what, const char *end)
 {
     int n = 0;
@@ -114,7 +107,7 @@ static char *render(const char *html, const char *shot)
     assert_memory_equal(h, "\x89PNG", 4);
     assert_int_equal((h[16] << 24 | h[17] << 16 | h[18] << 8 | h[19]), 1200);
     print_message("screenshot: %s\n", shot);
-    return read_file(dom);
+    return e2e_read_all(dom);
 }
 
 /* The rendered page has these headings, nfigs figures each holding a drawn SVG, and asks for
@@ -137,7 +130,7 @@ static void check_page(const char *html_path, const char *dom, const char *const
         if (paths < 20)
             fail_msg("%s: a figure's SVG has only %d drawing elements", html_path, paths);
     }
-    char *html = read_file(html_path);
+    char *html = e2e_read_all(html_path);
     assert_null(strstr(html, "<script"));
     assert_null(strstr(html, "<link"));
     assert_null(strstr(html, "<img"));
@@ -197,7 +190,7 @@ static void test_reports(void **state)
     /* the run's report holds its preemptions: the gantt's legend names the waits */
     char path[320];
     snprintf(path, sizeof path, "%s/report-run.html", e2e_dir);
-    char *html = read_file(path);
+    char *html = e2e_read_all(path);
     assert_non_null(strstr(html, "waiting after a preemption"));
     assert_non_null(strstr(html, "KV capacity"));
     free(html);

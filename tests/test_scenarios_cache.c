@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "scenario.h"
 
 extern const scn_resolver test_resolver;
@@ -131,18 +133,12 @@ static void empirical_columns(void **state)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/llmsim-cache-XXXXXX");
-    if (!mkdtemp(dir))
+    if (scratch_make(dir, sizeof dir, "/tmp/llmsim-cache-XXXXXX") != 0)
         return 1;
     snprintf(table, sizeof table, "%s/lengths.csv", dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(joint_pairs),
         cmocka_unit_test(empirical_columns),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        rc = rc ? rc : 1;
-    return rc;
+    return scratch_run_group_in(tests, dir);
 }

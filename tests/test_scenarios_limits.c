@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "scenario.h"
 
 extern const scn_resolver test_resolver;
@@ -498,9 +500,6 @@ static void unrepresentable_params(void **state)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/llmsim-limits-XXXXXX");
-    if (!mkdtemp(dir))
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(deep_sequences),
         cmocka_unit_test(deep_maps),
@@ -518,10 +517,5 @@ int main(void)
         cmocka_unit_test(byte_order_mark),
         cmocka_unit_test(calendar_dates),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        rc = rc ? rc : 1;
-    return rc;
+    return scratch_run_group(tests, dir, "/tmp/llmsim-limits-XXXXXX");
 }

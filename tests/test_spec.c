@@ -370,20 +370,7 @@ static void test_cohort_exact(void **state)
         snprintf(c.sched.name, sizeof c.sched.name, "%s", policies[pi]);
         enum { N = 150 };
         eng_arrival a[N];
-        gsl_rng *g = sim_rng_new_stream(5, 0);
-        int64_t t = 0;
-        for (int i = 0; i < N; i++) {
-            t += (int64_t)(gsl_rng_uniform(g) * 30e6);
-            a[i] = (eng_arrival){t,
-                                 20 + (int32_t)gsl_rng_uniform_int(g, 400),
-                                 1 + (int32_t)gsl_rng_uniform_int(g, 500),
-                                 NULL,
-                                 0,
-                                 0,
-                                 0,
-                                 0};
-        }
-        gsl_rng_free(g);
+        random_arrivals(a, N, 5, 30e6, 400, 500);
         result res = run(&c, a, N, 4);
         assert_int_equal(res.tot.finished + res.tot.rejected, N);
         assert_true(res.tot.finished > N / 2);

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "metrics.h"
 #include "store.h"
 #include "store_capacity.h"
@@ -1156,19 +1158,6 @@ static void test_generic_reads(void **state)
     store_close(s);
 }
 
-static int setup(void **state)
-{
-    snprintf(dir, sizeof dir, "/tmp/llmsim-test-store-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1186,5 +1175,5 @@ int main(void)
         cmocka_unit_test(test_capacity),
         cmocka_unit_test(test_generic_reads),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return scratch_run_group(tests, dir, "/tmp/llmsim-test-store-XXXXXX");
 }

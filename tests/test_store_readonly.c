@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "store.h"
 #include "store_query.h"
 #include "store_run.h"
@@ -110,17 +112,11 @@ static void wal_database_on_a_read_only_folder(void **state)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/llmsim-ro-XXXXXX");
-    if (!mkdtemp(dir))
+    if (scratch_make(dir, sizeof dir, "/tmp/llmsim-ro-XXXXXX") != 0)
         return 1;
     snprintf(db, sizeof db, "%s/r.db", dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(wal_database_on_a_read_only_folder),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "chmod -R u+w '%s'; rm -rf '%s'", dir, dir);
-    if (system(cmd) != 0)
-        rc = rc ? rc : 1;
-    return rc;
+    return scratch_run_group_in(tests, dir);
 }

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 /* AddressSanitizer's allocator (its header is not always installed) */
 size_t __sanitizer_get_current_allocated_bytes(void);
@@ -369,19 +371,11 @@ static void replay_shapes_count(void **state)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/llmsim-spool-test-XXXXXX");
-    if (!mkdtemp(dir))
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(replay_equals_direct),
         cmocka_unit_test(damaged_spool),
         cmocka_unit_test(spool_memory_is_flat),
         cmocka_unit_test(replay_shapes_count),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        rc = rc ? rc : 1;
-    return rc;
+    return scratch_run_group(tests, dir, "/tmp/llmsim-spool-test-XXXXXX");
 }

@@ -295,8 +295,6 @@ static void test_capacity_answer_meets_slos(void **state)
 
 int main(void)
 {
-    if (e2e_mkdir() != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sweep_stores_each_point_once),
         cmocka_unit_test(test_sweep_stores_what_run_stores),
@@ -306,8 +304,5 @@ int main(void)
         cmocka_unit_test(test_sweep_resumes_after_kill),
         cmocka_unit_test(test_capacity_answer_meets_slos),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (e2e_rmdir() != 0)
-        rc = rc ? rc : 1;
-    return rc;
+    return e2e_run_group(tests);
 }

@@ -424,8 +424,5 @@ int main(void)
     };
     if (getenv("LLMSIM_TEST_FILTER")) /* one test while iterating: LLMSIM_TEST_FILTER=name */
         cmocka_set_test_filter(getenv("LLMSIM_TEST_FILTER"));
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (e2e_rmdir() != 0)
-        rc = rc ? rc : 1;
-    return rc;
+    return scratch_run_group_in(tests, e2e_dir);
 }

@@ -24,6 +24,8 @@
 #include "store_validation.h"
 #include "study_validate.h"
 
+#include "models_util.h"
+
 #define DATA LLMSIM_SOURCE_DIR "/tests/data_validate"
 
 static const study_vrow *row_named(const study_vset *v, const char *id)
@@ -689,15 +691,9 @@ static void test_operator_kernel_sums(void **state)
     (void)state;
     study_vset v;
     load_ok(DATA "/ops.yaml", "tp1", &v);
-    eng_model m;
-    eng_gpu g;
-    eng_predictor p;
-    sim_err err = {{0}};
-    assert_int_equal(cal_model_find("llama-2-7b", &m), 0);
-    assert_int_equal(cal_gpu_find("a100-80gb", &g), 0);
+    eng_model m = catalog_model("llama-2-7b");
     cal_serving sv = cal_serving_tp(ENG_FP16, 1);
-    if (cal_roofline_new(&m, &g, &sv, &p, &err))
-        fail_msg("%s", err.msg);
+    eng_predictor p = roofline_of(&m, "a100-80gb", &sv);
     eng_shape s;
     memset(&s, 0, sizeof s);
     eng_shape_add_decodes(&s, 1024, 0); /* the set prices kernels in a graph-launched pass */
@@ -734,18 +730,6 @@ static void test_shipped_list(void **state)
     assert_has(err.msg, "aic-silicon-h100, vidur-a100-ops, vidur-h100-ops");
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return e2e_mkdir();
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return e2e_rmdir();
-}
-
 int main(void)
 {
     /* one test per line */
@@ -768,5 +752,5 @@ int main(void)
         cmocka_unit_test(test_shipped_list),
     };
     // clang-format on
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, e2e_group_setup, e2e_group_teardown);
 }

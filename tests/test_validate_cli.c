@@ -154,18 +154,6 @@ static void test_ops(void **state)
     assert_int_equal(st, 1);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return e2e_mkdir();
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return e2e_rmdir();
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -175,5 +163,5 @@ int main(void)
         cmocka_unit_test(test_bad_set),
         cmocka_unit_test(test_ops),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, e2e_group_setup, e2e_group_teardown);
 }

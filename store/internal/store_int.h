@@ -7,6 +7,7 @@
 
 #include <sqlite3.h>
 
+#include "predictor.h"
 #include "store.h"
 
 /* Statements kept prepared on a connection for its life (the run writer's; store_close
@@ -44,6 +45,10 @@ int store_step_once(store *s, sqlite3_stmt *st, const char *what, sim_err *err);
 void store_bind_text(sqlite3_stmt *st, int i, const char *v);
 /* Copies column i's text into out (cap bytes, truncated; "" for NULL). */
 void store_col_text(sqlite3_stmt *st, int i, char *out, size_t cap);
+/* Reads an iteration's shape details from six columns from first on (prefill_seqs,
+ * prefill_pairs, prefill_kv, prefill_q2, decode_ctx, emit_seqs), and its tokens from the
+ * prefill tokens and decode sequences already in sh (query.c). */
+void store_col_shape(sqlite3_stmt *st, int first, eng_shape *sh);
 
 /* Each store file contributes CREATE TABLE IF NOT EXISTS statements to the schema. */
 extern const char store_schema_runs[];     /* store.c: runs, requests, iterations, metrics */

@@ -24,19 +24,11 @@
 #include "roofline.h"
 #include "vidur.h"
 
+#include "../support/tiny_model.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[128];
-static const eng_model tiny = {.name = "tiny",
-                               .layers = 2,
-                               .hidden = 64,
-                               .heads = 4,
-                               .kv_heads = 2,
-                               .head_dim = 16,
-                               .intermediate = 128,
-                               .vocab = 256,
-                               .max_context = 4096,
-                               .gated_mlp = 1};
 
 /* The file `name` of the folder holds b[0..n). */
 static void put(const char *name, const uint8_t *b, size_t n)
@@ -51,7 +43,7 @@ static void price(const cal_profile *p, int tp)
     eng_predictor pred;
     sim_err err = {{0}};
     if (cal_gpu_find("a100-80gb", &g) != 0 ||
-        cal_profile_predictor_new(p, &tiny, ENG_FP16, tp, &g, &pred, &err) != 0)
+        cal_profile_predictor_new(p, &tiny_model, ENG_FP16, tp, &g, &pred, &err) != 0)
         return;
     eng_shape s = {.tokens = 100,
                    .num_seqs = 3,
@@ -86,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cal_profile *p = cal_profile_new("fuzz");
     char note[512];
     sim_err err = {{0}};
-    if (cal_vidur_read(dir, NULL, &tiny, tp, p, note, sizeof note, &err) == 0 &&
+    if (cal_vidur_read(dir, NULL, &tiny_model, tp, p, note, sizeof note, &err) == 0 &&
         cal_profile_fit(p, 1, &err) == 0)
         price(p, tp);
     cal_profile_free(p);

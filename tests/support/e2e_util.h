@@ -6,29 +6,47 @@
 #ifndef LLMSIM_TESTS_E2E_UTIL_H
 #define LLMSIM_TESTS_E2E_UTIL_H
 
+#include <setjmp.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <cmocka.h>
+
+#include "scratch.h"
 #include "store.h"
 #include "store_query.h"
 
 /* A scratch folder made by e2e_mkdir; files of a test go there. */
 static char e2e_dir[256];
 
+#define E2E_DIR_PATTERN "/tmp/llmsim-test-XXXXXX"
+
 static inline int e2e_mkdir(void)
 {
-    snprintf(e2e_dir, sizeof e2e_dir, "/tmp/llmsim-test-XXXXXX");
-    return mkdtemp(e2e_dir) ? 0 : -1;
+    return scratch_make(e2e_dir, sizeof e2e_dir, E2E_DIR_PATTERN);
 }
+
+/* Runs the cmocka group tests in a fresh scratch folder e2e_dir, removed after (scratch.h). */
+#define e2e_run_group(tests) scratch_run_group(tests, e2e_dir, E2E_DIR_PATTERN)
 
 static inline int e2e_rmdir(void)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", e2e_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return scratch_remove(e2e_dir);
+}
+
+/* The scratch folder as a cmocka group's fixtures: made before the group, removed after it. */
+static inline int e2e_group_setup(void **state)
+{
+    return e2e_mkdir();
+}
+
+static inline int e2e_group_teardown(void **state)
+{
+    return e2e_rmdir();
 }
 
 static inline void e2e_write(const char *path, const char *text)
@@ -51,6 +69,23 @@ static inline char *e2e_slurp(const char *path, size_t max)
         return NULL;
     char *buf = malloc(max);
     size_t n = fread(buf, 1, max - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* The whole text of the file at path (malloc'd, the caller frees); the test fails when the file
+ * cannot be opened or read. */
+static inline char *e2e_read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
     buf[n] = '\0';
     fclose(f);
     return buf;
