@@ -785,6 +785,7 @@ static void gpu_of(const cal_gpu_sheet *s, eng_gpu *g)
     g->link_bw = s->link * GB;
     g->pcie_bw = s->pcie * GB;
     g->nic_bw = s->nic > 0 ? s->nic * GB : 0;
+    cal_gpu_cost_of(s->name, g); /* price and power: price.c */
 }
 
 int cal_gpu_at(int i, eng_gpu *out)

@@ -117,6 +117,19 @@ cal_memory cal_gpu_memory(const char *name);
  * Instinct (CDNA) GPUs are extrapolated. Static storage. */
 const char *cal_gpu_extrapolated(const char *name);
 
+/* Price and power (price.c). Every catalog GPU has a row there giving its list price per
+ * GPU-hour (or none) with where and when it is stated, and its board power at full load (or
+ * none) with the datasheet; eng_gpu.price_per_hour, max_w and idle_w come from it. */
+/* 0 when every row is complete, names a catalog GPU, and every catalog GPU has one; -1 with a
+ * message in why naming the row. */
+int cal_gpu_cost_check(char *why, size_t len);
+/* Where GPU `name`'s price and its power figure come from (static), or NULL for a name not in
+ * the catalog. */
+const char *cal_gpu_price_source(const char *name);
+const char *cal_gpu_power_source(const char *name);
+/* The idle floor taken as a fraction of the board's power where none is measured. */
+double cal_gpu_idle_fraction(void);
+
 /* A one-line description of the datasheet source of GPU `name`, or NULL when unknown. */
 const char *cal_gpu_source(const char *name);
 

@@ -36,7 +36,8 @@ static const cli_command bench_cmd = {
         "over 2 groups of 2), 1M requests each; offload-mooncake and offload-sessions: "
         "vllm-mooncake and sessions with a 256 GB host-memory tier behind each replica's KV "
         "cache (kv_offload); pipeline (Llama-3.1-405B as TP8 PP2 on two nodes of 8 H100s, vLLM "
-        "V1, 1M requests).",
+        "V1, 1M requests); fleet-day (a 24-hour day of ServeGen's hourly rates / 8, 172,800 "
+        "requests, served by vLLM V1 on up to 10 autoscaled L4 replicas with cold starts).",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)

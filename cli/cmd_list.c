@@ -2,6 +2,7 @@
  * cmd_list.c: `llmsim list gpus|models|schedulers|routers|engines|keys`: the catalogs, the
  * registries and the scenario keys (list_keys.c).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,8 +37,9 @@ static void gpus(const cli_common *c)
         sim_jsonw_begin(&j, stdout);
         sim_jsonw_open(&j, NULL, '[');
     } else
-        printf("%-13s %8s %11s %10s %10s %10s %10s %10s %9s\n", "gpu", "memory", "bandwidth",
-               "bf16_TF", "fp8_TF", "fp4_TF", "link_GB/s", "pcie_GB/s", "nic_GB/s");
+        printf("%-13s %8s %11s %10s %10s %10s %10s %10s %9s %7s %6s\n", "gpu", "memory",
+               "bandwidth", "bf16_TF", "fp8_TF", "fp4_TF", "link_GB/s", "pcie_GB/s", "nic_GB/s",
+               "usd/h", "max_W");
     for (int i = 0; i < cal_gpu_count(); i++) {
         eng_gpu gpu, *g = &gpu;
         const cal_gpu_sheet *d = cal_gpu_sheet_at(i);
@@ -46,9 +48,10 @@ static void gpus(const cli_common *c)
         qty(mem, sizeof mem, d->mem, d->mem_unit);
         qty(bw, sizeof bw, d->bw, d->bw_unit);
         if (!c->json) {
-            printf("%-13s %8s %11s %10.1f %10.1f %10.1f %10.1f %10.0f %9.0f\n", g->name, mem, bw,
-                   g->flops_bf16 / 1e12, g->flops_fp8 / 1e12, g->flops_fp4 / 1e12, g->link_bw / 1e9,
-                   g->pcie_bw / 1e9, g->nic_bw / 1e9);
+            printf("%-13s %8s %11s %10.1f %10.1f %10.1f %10.1f %10.0f %9.0f %7.2f %6.0f\n", g->name,
+                   mem, bw, g->flops_bf16 / 1e12, g->flops_fp8 / 1e12, g->flops_fp4 / 1e12,
+                   g->link_bw / 1e9, g->pcie_bw / 1e9, g->nic_bw / 1e9, g->price_per_hour,
+                   g->max_w);
             continue;
         }
         sim_jsonw_open(&j, NULL, '{');
@@ -71,6 +74,12 @@ static void gpus(const cli_common *c)
         sim_jsonw_num(&j, "pcie_bw", g->pcie_bw);
         sim_jsonw_num(&j, "nic_bw", g->nic_bw);
         sim_jsonw_str(&j, "source", d->source);
+        sim_jsonw_num(&j, "price_per_gpu_hour_usd",
+                      g->price_per_hour > 0 ? g->price_per_hour : NAN);
+        sim_jsonw_str(&j, "price_source", cal_gpu_price_source(g->name));
+        sim_jsonw_num(&j, "max_w", g->max_w > 0 ? g->max_w : NAN);
+        sim_jsonw_num(&j, "idle_w", g->max_w > 0 ? g->idle_w : NAN);
+        sim_jsonw_str(&j, "power_source", cal_gpu_power_source(g->name));
         sim_jsonw_close(&j, '}');
     }
     if (c->json)

@@ -131,6 +131,21 @@ static void json_interval(sim_jsonw *j, const char *key, sim_interval v)
     sim_jsonw_close(j, '}');
 }
 
+/* --json shows the table's metrics and then the fleet's (docs/fleet.md) */
+#define JSON_SHOWN (CLI_SWEEP_SHOWN + 4)
+static const char *json_shown[JSON_SHOWN];
+
+static const char *const *json_metrics(void)
+{
+    static const char *const fleet[] = {"gpu_hours", "energy_kwh", "joules_per_output_token",
+                                        "cost_per_mtok_usd"};
+    for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
+        json_shown[m] = cli_sweep_shown[m];
+    for (int m = 0; m < 4; m++)
+        json_shown[CLI_SWEEP_SHOWN + m] = fleet[m];
+    return json_shown;
+}
+
 static void json_point(sim_jsonw *j, const study_sweep *sw, const study_sweep_table *t, int p)
 {
     int k = study_sweep_paired_key(sw), base = k >= 0 ? study_sweep_base_point(sw, p, k) : p;
@@ -147,8 +162,8 @@ static void json_point(sim_jsonw *j, const study_sweep *sw, const study_sweep_ta
              study_sweep_cell(t, 0, p)->n);
     sim_jsonw_str(j, "saturated_in", sat);
     sim_jsonw_open(j, "metrics", '{');
-    for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
-        json_interval(j, cli_sweep_shown[m], study_sweep_cell(t, m, p)->v);
+    for (int m = 0; m < JSON_SHOWN; m++)
+        json_interval(j, json_shown[m], study_sweep_cell(t, m, p)->v);
     sim_jsonw_close(j, '}');
     if (base != p) {
         sim_jsonw_open(j, "paired", '{');
@@ -158,8 +173,8 @@ static void json_point(sim_jsonw *j, const study_sweep *sw, const study_sweep_ta
                           sw->nshards > 1 ? "the baseline's repetitions are in other shards"
                                           : "the baseline has no stored repetition");
         else
-            for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
-                json_interval(j, cli_sweep_shown[m], study_sweep_paired(t, m, p, base));
+            for (int m = 0; m < JSON_SHOWN; m++)
+                json_interval(j, json_shown[m], study_sweep_paired(t, m, p, base));
         sim_jsonw_close(j, '}');
     }
     sim_jsonw_close(j, '}');
@@ -200,7 +215,8 @@ static void task_done(void *arg, int32_t task, int ok, const char *msg, int fini
 static int summarize(const cli_common *c, const study_sweep *sw, store *s, int failed, sim_err *err)
 {
     study_sweep_table t;
-    int rc = study_sweep_table_load(sw, s, cli_sweep_shown, CLI_SWEEP_SHOWN, &t, err);
+    int rc = c->json ? study_sweep_table_load(sw, s, json_metrics(), JSON_SHOWN, &t, err)
+                     : study_sweep_table_load(sw, s, cli_sweep_shown, CLI_SWEEP_SHOWN, &t, err);
     if (rc == 0 && c->json)
         print_json(sw, &t, failed);
     else if (rc == 0)

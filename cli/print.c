@@ -120,6 +120,34 @@ static void print_offload(FILE *f, const study_result *r)
             study_metric(r, "kv_offload_mean_load_ms"), study_metric(r, "kv_offload_p99_load_ms"));
 }
 
+/* GPU-hours, energy and cost; "-" where the GPU has no price or power figure. */
+static void print_fleet(FILE *f, const study_result *r)
+{
+    static const struct {
+        const char *label, *metric, *fmt;
+    } rows[] = {{"GPU-hours:", "gpu_hours", "%12.4f"},
+                {"Energy (kWh):", "energy_kwh", "%12.4f"},
+                {"Energy per output token (J):", "joules_per_output_token", "%12.3f"},
+                {"Cost (USD):", "cost_usd", "%12.4f"},
+                {"Cost per 1M tokens (USD):", "cost_per_mtok_usd", "%12.4f"},
+                {"Cost per 1M output tokens (USD):", "cost_per_output_mtok_usd", "%12.4f"}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        double v = study_metric(r, rows[i].metric);
+        fprintf(f, "%-38s ", rows[i].label);
+        if (isnan(v))
+            fprintf(f, "%12s\n", "-");
+        else {
+            fprintf(f, rows[i].fmt, v);
+            fputc('\n', f);
+        }
+    }
+    if (!isnan(study_metric(r, "replicas_mean")))
+        fprintf(f, "%-38s %12.2f (at most %.0f; %.0f up, %.0f down; cold start %.1f s)\n",
+                "Replicas (autoscaled, mean):", study_metric(r, "replicas_mean"),
+                study_metric(r, "replicas_max"), study_metric(r, "scale_ups"),
+                study_metric(r, "scale_downs"), study_metric(r, "cold_start_s"));
+}
+
 void cli_print_summary(FILE *f, const study_result *r)
 {
     fprintf(f, "%-38s %12.0f\n", "Successful requests:", study_metric(r, "completed"));
@@ -138,6 +166,7 @@ void cli_print_summary(FILE *f, const study_result *r)
             "Peak output token throughput (tok/s):", study_metric(r, "max_output_tokens_per_s"));
     fprintf(f, "%-38s %12.0f\n",
             "Peak concurrent requests:", study_metric(r, "max_concurrent_requests"));
+    print_fleet(f, r);
     int pd = !isnan(study_metric(r, "kv_transfers"));
     if (pd) {
         fprintf(f, "%-38s %7.0f GPUs %8.1f%% busy\n",

@@ -96,6 +96,7 @@ void eng_config_defaults(eng_config *c)
     eng_keys_defaults(eng_deploy_keys, c);
     eng_keys_defaults(eng_router_keys, c);
     eng_keys_defaults(sched_keys, c);
+    eng_fleet_defaults(&c->fleet);
 }
 
 /* ---------------- speculative decoding ---------------- */

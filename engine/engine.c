@@ -19,7 +19,8 @@
 static const char *const status_names[ENG_RQ_STATUS_COUNT] = {
     "waiting", "prefill", "decode", "swapped", "finished", "rejected", "transfer"};
 static const char *const reject_names[ENG_REJECT_REASON_COUNT] = {
-    "", "exceeds model context", "exceeds KV cache capacity", "exceeds batch token limit"};
+    "", "exceeds model context", "exceeds KV cache capacity", "exceeds batch token limit",
+    "shed at admission: every replica saturated"};
 
 const char *eng_rq_status_name(eng_rq_status s)
 {
@@ -93,6 +94,8 @@ static void request_done(eng_replica *r, eng_request *rq)
     r->outstanding--;
     r->outstanding_tokens -= rq->prompt + rq->output;
     e->in_system--;
+    if (r->fleet == ENG_FLEET_DRAINING && r->outstanding == 0)
+        eng_autoscale_drained(r);
     if (e->rec && e->rec->on_request)
         e->rec->on_request(e->rec_st, rq);
     if (e->src->on_done)
@@ -245,11 +248,11 @@ static void router_prefilled(eng_replica *r, const eng_request *rq)
 /* The replica rq goes to: pool p's router's choice (none to make with one replica). */
 eng_replica *eng_route(eng_engine *e, eng_pool *p, const eng_request *rq)
 {
-    if (p->nrep == 1)
-        return &p->reps[0];
-    int32_t i = p->router->pick(p->router_st, p->rep_list, p->nrep, rq, p->router_rng);
-    SIM_CHECK(e->ctx, i >= 0 && i < p->nrep);
-    return &p->reps[i];
+    if (p->nact == 1)
+        return (eng_replica *)p->rep_list[0];
+    int32_t i = p->router->pick(p->router_st, p->rep_list, p->nact, rq, p->router_rng);
+    SIM_CHECK(e->ctx, i >= 0 && i < p->nact);
+    return (eng_replica *)p->rep_list[i]; /* the ready replicas (autoscale.c) */
 }
 
 /* ---------------- arrivals ---------------- */
@@ -320,11 +323,15 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
         pull_arrival(e);
         return;
     }
-    eng_replica *r = eng_route(e, &e->pools[0], rq);
+    int shed = eng_admission_on(&e->cfg.fleet) && eng_admission_shed(e, &e->pools[0]);
+    /* a shed request is counted on the first ready replica; the router never sees it */
+    eng_replica *r = shed ? (eng_replica *)e->pools[0].rep_list[0] : eng_route(e, &e->pools[0], rq);
     eng_ensure_content(r, rq);
     eng_count_arrival(r, rq);
     int64_t total = (int64_t)rq->prompt + rq->output;
-    if (total > e->max_len)
+    if (shed)
+        eng_reject(r, rq, ENG_REJECT_SHED);
+    else if (total > e->max_len)
         eng_reject(r, rq, ENG_REJECT_CONTEXT);
     else if (eng_kv_blocks_for(r, total) > r->kv.total)
         eng_reject(r, rq, ENG_REJECT_KV);
@@ -431,6 +438,7 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t now, int64_t 
     eng_engine *e = r->e;
     e->tot.iterations++;
     e->tot.pool_busy_ns[r->pool->id] += end - start;
+    e->tot.pool_gpu_ns[r->pool->id] += gpu;
     eng_metrics_tokens(&e->m, now - e->tot.first_arrival_ns, end - e->tot.first_arrival_ns, tokens);
     if (!e->rec || !e->rec->on_iteration)
         return;
@@ -754,6 +762,7 @@ static void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int64_t gp
     }
     e->tot.iterations++;
     e->tot.pool_busy_ns[r->pool->id] += end - start;
+    e->tot.pool_gpu_ns[r->pool->id] += gpu;
     run_tokens_add(e, &c->tok, start, end, tokens);
 }
 
@@ -1206,6 +1215,7 @@ static int router_init(eng_engine *e, eng_pool *p, const eng_router_ops *ops, si
     p->rep_list = sim_xcalloc((size_t)p->nrep, sizeof *p->rep_list);
     for (int32_t i = 0; i < p->nrep; i++)
         p->rep_list[i] = &p->reps[i];
+    p->nact = p->nrep;
     p->router_st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
     if (ops->init && ops->init(p->router_st, p->nrep, &p->cfg.router_params) != 0)
         return sim_errf(err, "%srouter %s: cannot route over %d replicas", pool_name(e, p),
@@ -1275,7 +1285,8 @@ static int pool_init(eng_engine *e, int k, const eng_costs *costs, int32_t *firs
                      : -1;
     p->router = router;
     p->first = *first;
-    p->nrep = p->cfg.replicas * eng_pipe_batches(&p->cfg); /* a pipeline's virtual engines */
+    /* a pipeline's virtual engines, of every replica autoscaling may start */
+    p->nrep = eng_autoscale_slots(e, p) * eng_pipe_batches(&p->cfg);
     *first += p->nrep;
     return 0;
 }
@@ -1289,9 +1300,11 @@ static int check_modelled(const eng_engine *e, sim_err *err)
     int pp = c->pipeline_parallel > 1;
     for (int k = 0; k < 2 && c->pd.enabled; k++)
         pp |= c->pd.pool[k].pipeline_parallel > 1;
-    if (pp && (c->pd.enabled || sp->method != ENG_SPEC_NONE))
+    if (pp && (c->pd.enabled || sp->method != ENG_SPEC_NONE || c->fleet.autoscale.enabled))
         return sim_errf(err, "pipeline_parallel with %s is not modelled yet",
-                        c->pd.enabled ? "prefill and decode pools" : "speculative decoding");
+                        c->pd.enabled                 ? "prefill and decode pools"
+                        : sp->method != ENG_SPEC_NONE ? "speculative decoding"
+                                                      : "autoscale");
     if (c->model.index_topk > 0 && c->model.window_layers > 0)
         return sim_errf(err,
                         "model %s: DeepSeek sparse attention together with windowed layers is "
@@ -1348,7 +1361,8 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
     e->npools = eng_config_pools(cfg);
     eng_metrics_init(&e->m);
     int32_t n = 0;
-    if (check_modelled(e, err) != 0)
+    if (check_modelled(e, err) != 0 || eng_fleet_check(cfg, err) != 0 ||
+        eng_autoscale_check(cfg, err) != 0)
         goto fail;
     if (cfg->spec.method != ENG_SPEC_NONE && cfg->spec.classes > 1)
         e->class_rng = sim_rng(ctx, SIM_STREAM_SPEC_CLASS);
@@ -1372,6 +1386,7 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
         eng_pd_init(e);
     if (eng_off_init(e, err) != 0)
         goto fail;
+    eng_autoscale_init(e);
 #ifdef SIM_DEBUG
     sim_set_check(ctx, debug_check, e);
 #endif
@@ -1421,6 +1436,7 @@ void eng_free(eng_engine *e)
         eng_pipe_fini(p);
     }
     eng_link_fini(e);
+    eng_autoscale_free(e);
     while (e->slabs) {
         eng_slab *s = e->slabs;
         e->slabs = s->next;
@@ -1484,7 +1500,10 @@ int eng_summary(eng_engine *e, eng_metric *out)
         e->m.pool_gpus[k] = e->pools[k].plan.gpus;
         e->m.pool_replicas[k] = e->pools[k].nrep;
     }
+    eng_fleet_fill(e);
     int n = eng_off_summary(e, out, eng_metrics_summary(&e->m, out));
+    if (e->as)
+        n = eng_autoscale_summary(e, out, n, eng_metrics_duration(&e->m));
     if (e->cfg.spec.method == ENG_SPEC_NONE)
         return n;
     /* MODEL: vLLM's spec-decode counters (vllm:spec_decode_num_drafts, num_draft_tokens,

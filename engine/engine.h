@@ -36,6 +36,7 @@
 #include "router.h"
 #include "metrics.h"
 #include "keys.h"
+#include "fleet.h"
 
 enum { ENG_PRIO_ITER_END = 0, ENG_PRIO_XFER = 5, ENG_PRIO_ARRIVAL = 10, ENG_PRIO_WAKE = 20 };
 
@@ -222,6 +223,7 @@ typedef struct eng_config {
      * fields above, which are then unused */
     eng_pd_config pd;
     eng_offload_config offload; /* KV offload tiers behind each replica's GPU cache */
+    eng_fleet_cfg fleet;        /* price and power overrides (fleet.h) */
 } eng_config;
 
 /* Sets the defaults every scenario starts from: the defaults of the settings tables below
@@ -414,6 +416,7 @@ typedef struct eng_totals {
     double transfer_bytes;   /* their bytes */
     int64_t transfers_held;  /* transfers that waited for decode-side KV or a seat */
     int64_t pool_busy_ns[2]; /* per pool: iteration time summed over its replicas */
+    int64_t pool_gpu_ns[2];  /* per pool: GPU time (forward passes, swaps) summed likewise */
 } eng_totals;
 /* Whether the queue was still growing when arrivals ended: the waiting count at the last
  * arrival against the count at the largest power-of-two arrival at or below half of them. A

@@ -2,6 +2,7 @@
  * metrics.c: summary metrics of a run, in a fixed order with the names vLLM's serving benchmark
  * uses (completed, duration, request_throughput, ..., mean_ttft_ms, median_ttft_ms, p99_ttft_ms).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,7 +228,13 @@ static const char *const metric_names[] = {"completed",
                                            "std_itl_ms",
                                            "std_e2el_ms",
                                            "max_output_tokens_per_s",
-                                           "max_concurrent_requests"};
+                                           "max_concurrent_requests",
+                                           "gpu_hours",
+                                           "energy_kwh",
+                                           "joules_per_output_token",
+                                           "cost_usd",
+                                           "cost_per_mtok_usd",
+                                           "cost_per_output_mtok_usd"};
 static const char *const pd_metric_names[] = {
     "prefill_gpus",         "decode_gpus",
     "prefill_utilization",  "decode_utilization",
@@ -271,9 +278,28 @@ static int put_pd(eng_metrics *m, eng_metric *out, int n, double dur)
     return put_dist(out, n, latencies[ENG_LAT_KV_WAIT].stem, &m->xfer_wait);
 }
 
+double eng_metrics_duration(const eng_metrics *m)
+{
+    return m->completed ? (double)(m->t_last_finish - m->t_first_arrival) / 1e9 : 0;
+}
+
+/* The fleet's metrics (metric_names' order after max_concurrent_requests). */
+static int put_fleet(const eng_metrics *m, eng_metric *out, int n)
+{
+    double tokens = (double)(m->prompt_tokens + m->output_tokens),
+           out_tok = (double)m->output_tokens;
+    n = put(out, n, "gpu_hours", m->fleet_gpu_s / 3600);
+    n = put(out, n, "energy_kwh", m->fleet_energy_j / 3.6e6);
+    n = put(out, n, "joules_per_output_token", out_tok > 0 ? m->fleet_energy_j / out_tok : NAN);
+    n = put(out, n, "cost_usd", m->fleet_cost_usd);
+    n = put(out, n, "cost_per_mtok_usd", tokens > 0 ? m->fleet_cost_usd * 1e6 / tokens : NAN);
+    return put(out, n, "cost_per_output_mtok_usd",
+               out_tok > 0 ? m->fleet_cost_usd * 1e6 / out_tok : NAN);
+}
+
 int eng_metrics_summary(eng_metrics *m, eng_metric *out)
 {
-    double dur = m->completed ? (double)(m->t_last_finish - m->t_first_arrival) / 1e9 : 0;
+    double dur = eng_metrics_duration(m);
     double per_s = dur > 0 ? 1.0 / dur : 0;
     int n = 0;
     n = put(out, n, "completed", (double)m->completed);
@@ -305,6 +331,7 @@ int eng_metrics_summary(eng_metrics *m, eng_metric *out)
     }
     n = put(out, n, "max_output_tokens_per_s", (double)peak);
     n = put(out, n, "max_concurrent_requests", (double)m->max_concurrent);
+    n = put_fleet(m, out, n);
     if (m->pd)
         n = put_pd(m, out, n, dur);
     return n;

@@ -18,6 +18,13 @@
  * (the most requests in the system at once, arrival to finish, half-open: a finish at the
  * instant of an arrival comes first).
  *
+ * Then the fleet's (fleet.h): gpu_hours (every GPU of the deployment over the duration),
+ * energy_kwh and joules_per_output_token (idle power throughout plus the rest of the board's
+ * power while a forward pass runs), cost_usd (GPU-hours x price per GPU-hour), and
+ * cost_per_mtok_usd and cost_per_output_mtok_usd (cost_usd x 10^6 / (input + output) tokens,
+ * / output tokens); cost and energy are NaN (null in JSON) for a GPU without a price or a
+ * power figure.
+ *
  * A disaggregated run (prefill and decode pools) adds, after those: prefill_gpus, decode_gpus,
  * prefill_utilization and decode_utilization (the pool's iteration time summed over its
  * replicas / (replicas x duration)), kv_transfers, kv_transfers_held (those the decode replica
@@ -60,9 +67,15 @@ typedef struct eng_metrics {
     double xfer_bytes;
     int64_t pool_busy_ns[2];
     int32_t pool_gpus[2], pool_replicas[2];
+    /* the fleet (set by the engine before the summary, fleet.c): GPU-seconds, cost in USD
+     * (NaN when a GPU has no price), energy in J (NaN when a GPU has no power figure) */
+    double fleet_gpu_s, fleet_cost_usd, fleet_energy_j;
 } eng_metrics;
 
 void eng_metrics_init(eng_metrics *m);
+/* The summary's duration: seconds from the first arrival to the last finish (0 before any
+ * request completed). */
+double eng_metrics_duration(const eng_metrics *m);
 void eng_metrics_free(eng_metrics *m);
 void eng_metrics_request(eng_metrics *m, const eng_request *rq);
 void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count);

@@ -424,6 +424,8 @@ int eng_off_init(eng_engine *e, sim_err *err)
     sim_samples_init(&e->off_load);
     if (e->pd)
         return sim_errf(err, "kv_offload with prefill and decode pools is not modelled yet");
+    if (e->cfg.fleet.autoscale.enabled)
+        return sim_errf(err, "kv_offload with autoscale is not modelled yet");
     eng_pool *p = &e->pools[0];
     if (!p->reps[0].kv.ps)
         return sim_errf(err,

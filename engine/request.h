@@ -29,6 +29,7 @@ typedef enum eng_reject_reason {
     ENG_REJECT_CONTEXT, /* prompt + output beyond the model's context (or max_model_len) */
     ENG_REJECT_KV,      /* prompt + output can never fit in the KV cache */
     ENG_REJECT_BATCH,   /* prompt larger than the scheduler's per-iteration token limit */
+    ENG_REJECT_SHED,    /* shed at the router: every ready replica saturated (admission) */
     ENG_REJECT_REASON_COUNT
 } eng_reject_reason;
 

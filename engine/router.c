@@ -24,8 +24,8 @@ static int32_t rr_pick(void *st, const eng_replica *const *reps, int32_t n, cons
                        gsl_rng *rng)
 {
     rr_state *s = st;
-    int32_t i = s->next;
-    s->next = (s->next + 1) % n;
+    int32_t i = s->next % n; /* n shrinks when an autoscaled pool scales down */
+    s->next = (i + 1) % n;
     return i;
 }
 

@@ -322,6 +322,30 @@ static void cost_defaults(scn_lctx *c, const scn_node *root, scn_scenario *s)
                  s->engine.model.name);
 }
 
+/* A GPU without a list price or a power figure: what the run then leaves out, and how to give
+ * it. Always 0. */
+static int fleet_notes(scn_lctx *c, const scn_scenario *s)
+{
+    const eng_config *e = &s->engine;
+    for (int k = 0; k < eng_config_pools(e); k++) {
+        eng_config pc;
+        eng_config_pool(e, k, &pc);
+        if (k == 1 && !strcmp(pc.gpu.name, e->pd.pool[0].gpu.name))
+            break;
+        if (pc.gpu.price_per_hour <= 0 && e->fleet.price_per_hour <= 0)
+            scn_note(c, NULL,
+                     "gpu %s has no list price in the catalog: cost_usd and cost_per_mtok_usd are "
+                     "not reported (set price.per_gpu_hour_usd)",
+                     pc.gpu.name);
+        if (pc.gpu.max_w <= 0 && e->fleet.max_w <= 0)
+            scn_note(c, NULL,
+                     "gpu %s has no board power in the catalog: energy_kwh is not reported (set "
+                     "power.max_w)",
+                     pc.gpu.name);
+    }
+    return 0;
+}
+
 static int load_top(scn_lctx *c, const scn_node *root, scn_scenario *s)
 {
     eng_config *e = &s->engine;
@@ -335,7 +359,7 @@ static int load_top(scn_lctx *c, const scn_node *root, scn_scenario *s)
                  "%s: linear-attention layers hold a fixed state per sequence; prefix "
                  "caching stays off for it (vLLM does not support it for such hybrid models)",
                  e->model.name);
-    return scn_load_pools(c, root, s) || scn_load_offload(c, root, e) ? -1 : 0;
+    return scn_load_pools(c, root, s) || scn_load_offload(c, root, e) || fleet_notes(c, s) ? -1 : 0;
 }
 
 /* ---- entry points ---- */

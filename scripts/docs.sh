@@ -78,6 +78,9 @@ FRAGMENTS=(
   "fidelity-512 slow data"
   "fidelity-ops slow data"
   "fidelity-h100-ops cheap -"
+  "fleet-cost slow sqlite3"
+  "fleet-admission slow sqlite3"
+  "fleet-diurnal slow sqlite3"
   "bench bench -"
 )
 
@@ -410,6 +413,53 @@ gen_fidelity_ops() {
   fence_open
   echo "\$ $SHOWN validate --ops"
   "$LLMSIM" validate --ops --quiet | clean | validate_summary
+  fence_close
+}
+
+# docs/fleet.md: a run's cost and energy, the catalog's and a scenario's price and power
+gen_fleet_cost() {
+  local q="SELECT id, round(gpu_hours, 4) AS gpu_hours, round(energy_kwh, 4) AS energy_kwh,
+    round(joules_per_output_token, 3) AS j_per_out_tok, round(cost_usd, 4) AS cost_usd,
+    round(cost_per_mtok_usd, 4) AS usd_per_mtok FROM run_summary"
+  fence_open
+  show --silent llmsim run scenarios/demo.yaml
+  show --silent llmsim run scenarios/demo.yaml --set price.per_gpu_hour_usd=2.0 \
+    --set 'power={idle_w: 70, max_w: 700}'
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+# docs/fleet.md: admission control on an overloaded replica
+gen_fleet_admission() {
+  local over=(--set gpu=l40s --set workload.num_requests=1500 --set workload.arrival.rate=8
+    --set 'workload.prompt_tokens={dist: uniform, min: 200, max: 2000}'
+    --set 'workload.output_tokens={dist: uniform, min: 50, max: 400}')
+  local q="SELECT id, CAST(completed AS INTEGER) AS completed, CAST(rejected AS INTEGER) AS
+    rejected, round(p99_ttft_ms) AS p99_ttft_ms FROM run_summary"
+  fence_open
+  show --silent llmsim run scenarios/demo.yaml "${over[@]}"
+  show --silent llmsim run scenarios/demo.yaml "${over[@]}" --set 'admission={queue_depth: 5}'
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+# docs/fleet.md: the ServeGen day, autoscaled, on fixed fleets, with a long cold start
+gen_fleet_diurnal() {
+  local m="(SELECT round(value, 2) FROM metrics WHERE run_id = id AND name"
+  local q="SELECT id, round(gpu_hours, 2) AS gpu_hours, round(cost_usd, 2) AS cost_usd,
+    round(energy_kwh, 2) AS kwh, round(p99_ttft_ms) AS p99_ttft_ms,
+    round(request_goodput / request_throughput, 4) AS within_slo,
+    $m = 'replicas_mean') AS replicas_mean, $m = 'replicas_max') AS replicas_max FROM run_summary"
+  local n
+  fence_open
+  show --silent llmsim run scenarios/fleet_diurnal.yaml --store summary
+  for n in 4 5; do
+    show --silent llmsim run scenarios/fleet_diurnal.yaml --store summary --set replicas=$n \
+      --set autoscale.min_replicas=$n --set autoscale.max_replicas=$n
+  done
+  show --silent llmsim run scenarios/fleet_diurnal.yaml --store summary \
+    --set autoscale.startup_s=600
+  show sqlite3 -header -column llmsim.db "$q"
   fence_close
 }
 

@@ -86,6 +86,9 @@ static const study_bench_case cases[] = {
      NULL},
     /* Llama-3.1-405B on two nodes of 8 H100s, two batches in flight through two stages */
     {"pipeline", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, LLAMA405_PP2, NULL},
+    /* a day of load served by an autoscaled fleet: every replica's cold start, drain and the
+     * autoscaler's evaluations */
+    {"fleet-day", "vllm", 172800, 10, STUDY_BENCH_SUMMARY, STUDY_BENCH_FLEET, NULL, NULL},
 };
 
 const study_bench_case *study_bench_cases(int *n)
@@ -132,11 +135,35 @@ static int scenario_text(char *buf, size_t len, const char *data, const char *po
     return w > 0 && (size_t)w < len ? 0 : -1;
 }
 
+/* ServeGen's DeepSeek-R1 day, the clients' rates summed and averaged per hour (requests/s). */
+static const double servegen_hourly[24] = {19.31, 22.25, 32.58, 28.64, 17.04, 14.54, 12.00, 9.24,
+                                           9.54,  10.63, 12.97, 13.29, 7.16,  8.72,  10.96, 11.27,
+                                           14.06, 8.86,  12.00, 9.41,  19.86, 25.97, 35.13, 18.91};
+
+/* The autoscaled day of STUDY_BENCH_FLEET: the rates / 8, hour by hour. */
+static int fleet_scenario(char *buf, size_t len, const study_bench_case *c, int64_t n)
+{
+    int w = snprintf(buf, len,
+                     "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: l4\nengine: {name: %s}\n"
+                     "router: least_outstanding\nreplicas: 2\nautoscale: {metric: concurrency, "
+                     "target: 16, max_replicas: %d}\nslo: {ttft_ms: 2000}\nworkload:\n  "
+                     "num_requests: %lld\n  prompt_tokens: {dist: uniform, min: 200, max: 2000}\n"
+                     "  output_tokens: {dist: uniform, min: 50, max: 400}\n  arrival:\n    "
+                     "process: schedule\n    steps:\n",
+                     c->policy, c->replicas, (long long)n);
+    for (int h = 0; h < 24 && w > 0 && (size_t)w < len; h++)
+        w += snprintf(buf + w, len - (size_t)w, "      - {start_s: %d, rate: %.4f}\n", h * 3600,
+                      servegen_hourly[h] / 8);
+    return w > 0 && (size_t)w < len ? 0 : -1;
+}
+
 /* The scenario of a case with its own workload (its setup: extra lines). */
 static int own_scenario(char *buf, size_t len, const char *data, const study_bench_case *c,
                         int64_t n)
 {
     int w;
+    if (c->workload == STUDY_BENCH_FLEET)
+        return fleet_scenario(buf, len, c, n);
     const char *extra = c->setup ? c->setup : "";
     const char *router = c->workload == STUDY_BENCH_MOONCAKE_WEIGHTED ? "weighted"
                          : c->workload == STUDY_BENCH_MOONCAKE_KV     ? "kv_router"

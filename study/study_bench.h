@@ -47,6 +47,10 @@ typedef enum study_bench_workload {
     STUDY_BENCH_PD    /* ShareGPT lengths on a disaggregated deployment: one prefill replica
                          and `replicas` decode replicas, Poisson arrivals at 90% of that
                          deployment's burst capacity */
+    ,
+    STUDY_BENCH_FLEET /* a 24-hour day (ServeGen's hourly rates / 8, as
+                         scenarios/fleet_diurnal.yaml) served by an autoscaled fleet of up
+                         to `replicas` Llama-3-8B replicas on L4s, at its own pace */
 } study_bench_workload;
 
 typedef struct study_bench_case {

@@ -5,9 +5,10 @@
  * the same order: each request row, each iteration row, each inter-token gap, each scheduled
  * span, and the summary's every metric to the bit. The workloads reach the paths a run must get
  * right: a CPU overhead per step (synchronous and overlapped), preemption under a small cache,
- * several replicas behind routers that read the replicas' load and KV usage, prefix hits of
- * multi-turn sessions, speculative decoding in acceptance classes, a sliding-window model, a
- * disaggregated deployment, swap preemption, multi-step scheduling and TGI's waiting steps.
+ * several replicas behind routers that read the replicas' load and KV usage, an autoscaled fleet
+ * with cold starts and admission shedding, prefix hits of multi-turn sessions, speculative
+ * decoding in acceptance classes, a sliding-window model, a disaggregated deployment, swap
+ * preemption, multi-step scheduling and TGI's waiting steps.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -120,6 +121,20 @@ static const variant variants[] = {
      LLAMA "replicas: 3\nrouter: weighted\n"
            "memory: {gpu_utilization: 0.3}\n"
            "workload:\n  num_requests: 300\n  arrival: {process: poisson, rate: 20}\n" LENGTHS,
+     0, NULL, NULL, NULL},
+    /* an autoscaled fleet: the autoscaler's evaluations and the replicas' cold starts end are
+     * events a run stops at, and admission sheds by the replicas' queues and KV usage */
+    {"fleet",
+     LLAMA "replicas: 1\nrouter: least_outstanding\nmemory: {gpu_utilization: 0.25}\n"
+           "autoscale: {metric: concurrency, target: 6, max_replicas: 3, interval_s: 0.7, "
+           "scale_down_delay_s: 1.5, startup_s: 1, graph_capture_s: 0.3}\n"
+           "admission: {queue_depth: 4}\n"
+           "workload:\n  num_requests: 300\n  arrival:\n    process: schedule\n    steps:\n"
+           "      - {start_s: 0, rate: 6}\n      - {start_s: 3, rate: 45}\n"
+           "      - {start_s: 7, rate: 4}\n" LENGTHS,
+     0, NULL, NULL, NULL},
+    /* admission in front of one replica: it sheds by that replica's queue and KV usage */
+    {"shed", LLAMA "memory: {gpu_utilization: 0.25}\nadmission: {queue_depth: 3}\n" POISSON200(14),
      0, NULL, NULL, NULL},
     {"sessions",
      LLAMA
@@ -235,6 +250,11 @@ static void test_runs_change_nothing(void **state)
             same("with decode runs", all[i]->name, v->name, one, runs);
             run_rec(all[i], v, 0, 0, 0, runs); /* no recorder: a run's counts are summed */
             same_summary("with decode runs and no recorder", all[i]->name, v->name, one, runs);
+            if (strcmp(v->name, "fleet") == 0) /* the fleet did scale, both ways */
+                assert_true(study_metric(&one->r, "scale_ups") > 0 &&
+                            study_metric(&one->r, "scale_downs") > 0);
+            if (strcmp(v->name, "shed") == 0 || strcmp(v->name, "fleet") == 0)
+                assert_true(study_metric(&one->r, "rejected") > 0); /* some were shed */
             print_message("%-8s %-12s %6lld iterations, %6lld events one step an event, %6lld with "
                           "runs\n",
                           all[i]->name, v->name, (long long)one->r.tot.iterations,

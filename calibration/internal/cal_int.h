@@ -153,6 +153,12 @@ double cal_fit_grid_at(const cal_grid2 *g, const cal_fit *f, double x, double y)
 int cal_model_named_from_text(const char *name, const char *text, eng_model *out, char *why,
                               size_t len);
 
+/* ---- price.c ---- */
+
+/* Sets g's price per GPU-hour and power figures from price.c's row for catalog GPU `name`
+ * (0 where the row states none). */
+void cal_gpu_cost_of(const char *name, eng_gpu *g);
+
 /* Converts a predicted time in ns to the iteration_ns contract (>= 1, rounded). */
 int64_t cal_ns_round(double ns);
 

@@ -469,7 +469,8 @@ struct eng_pool {
     const eng_sched_ops *ops;
     eng_replica *reps; /* &e->reps[first], nrep of them */
     int32_t first, nrep;
-    const eng_replica **rep_list; /* the array its router picks from */
+    const eng_replica **rep_list; /* the array its router picks from: its ready replicas */
+    int32_t nact;                 /* how many: nrep, or fewer under autoscaling */
     const eng_router_ops *router;
     void *router_st;
     gsl_rng *router_rng; /* the run's SIM_STREAM_ROUTER (NULL with one replica) */
@@ -520,9 +521,15 @@ struct eng_replica {
     eng_request **joining;
     int32_t njoining, capjoining;
     eng_port port;
-    eng_offload *off; /* its KV offload tiers, or NULL */
-    eng_pipe *pipe;   /* the pipeline it is a virtual engine of, or NULL */
+    eng_offload *off;    /* its KV offload tiers, or NULL */
+    eng_pipe *pipe;      /* the pipeline it is a virtual engine of, or NULL */
+    int32_t fleet;       /* ENG_FLEET_*: autoscaling's state of it (ready otherwise) */
+    int64_t fleet_since; /* ns: when it last left ENG_FLEET_OFF */
 };
+
+/* A replica under autoscaling: off (no GPUs held), starting (cold start: paid, not routed
+ * to), ready (routed to), draining (not routed to, finishing what it has). */
+enum { ENG_FLEET_READY = 0, ENG_FLEET_OFF, ENG_FLEET_STARTING, ENG_FLEET_DRAINING };
 
 #define ENG_SLAB 4096
 typedef struct eng_slab {
@@ -565,6 +572,8 @@ struct eng_engine {
     int32_t notiers;
     sim_samples off_load; /* ms, one per load */
     int64_t off_loads;
+    int64_t in_system;         /* requests arrived and not yet done, every replica */
+    struct eng_autoscaler *as; /* autoscale.c, or NULL */
 };
 
 /* Reports `count` inter-token gaps of gap_ns to the metrics and the recorder. */
@@ -604,6 +613,32 @@ void eng_pd_flow_done(eng_engine *e, eng_request *rq, int64_t now);
 /* Sets up the pools' link figures. The configuration is as the scenario loader checked it: a
  * decode policy that takes transfers, a bandwidth for each side (asserted). */
 void eng_pd_init(eng_engine *e);
+
+/* fleet.c */
+/* Refuses power figures that contradict each other (idle above full). 0, or -1 with err. */
+int eng_fleet_check(const eng_config *c, sim_err *err);
+/* Whether admission control sheds a request arriving at pool p now: every ready replica is
+ * saturated. */
+int eng_admission_shed(const eng_engine *e, const eng_pool *p);
+/* Sets e->m's fleet figures (GPU-seconds, cost, energy) for the summary. */
+void eng_fleet_fill(eng_engine *e);
+
+/* autoscale.c */
+/* The replicas pool p allocates: its replicas, or autoscale.max_replicas. */
+int32_t eng_autoscale_slots(const eng_engine *e, const eng_pool *p);
+/* Refuses what autoscaling does not model (disaggregated pools, ttft_p90, bounds). */
+int eng_autoscale_check(const eng_config *c, sim_err *err);
+/* Sets up the autoscaler of an engine whose configuration asks for one: the starting replicas
+ * ready, the others off, the first evaluation scheduled. */
+void eng_autoscale_init(eng_engine *e);
+void eng_autoscale_free(eng_engine *e);
+/* Replica r, draining, has finished its last request. */
+void eng_autoscale_drained(eng_replica *r);
+/* GPU-seconds of pool p's replicas within [t0, t1) ns (every replica held throughout without
+ * autoscaling). */
+double eng_autoscale_gpu_s(const eng_engine *e, const eng_pool *p, int64_t t0, int64_t t1);
+/* Appends the autoscaler's metrics (replicas_mean, ...) to out from n; returns the count. */
+int eng_autoscale_summary(const eng_engine *e, eng_metric *out, int n, double dur);
 
 /* cohort.c */
 /* An empty cohort for replica r's configuration (block size, cap, acceptance classes). */

@@ -1,0 +1,394 @@
+/*
+ * autoscale.c: an aggregated deployment whose replicas follow the load, as Kubernetes'
+ * Horizontal Pod Autoscaler scales a model server's pods (llm-d and KServe run vLLM that way,
+ * KEDA feeding the HPA the server's metrics).
+ *
+ * MODEL: the HPA's algorithm (kubernetes.io, "Horizontal Pod Autoscaling", algorithm details;
+ * pkg/controller/podautoscaler/replica_calculator.go): every sync period (15 s by default) the
+ * controller reads the metric of the ready pods; with an AverageValue target the wanted count
+ * is ceil(sum / target), and nothing changes while the ratio of the ready pods' average to the
+ * target is within the tolerance (0.1). Pods not yet ready count as 0 when scaling up, so a
+ * scale-up already under way is not asked for twice. The recommendation is then stabilised:
+ * scaling down takes the highest recommendation of the last scale_down_delay_s (300 s by
+ * default), scaling up the lowest of the last scale_up_delay_s (0 by default), and the result is
+ * kept within [min_replicas, max_replicas]. The HPA's rate policies (at most 4 pods or 100% per
+ * 15 s up) are not modelled: a scale-up takes every replica it asks for at once.
+ *
+ * MODEL: a new replica serves only after its cold start (the steps of vLLM's startup as
+ * "Breaking the Ice: Analyzing Cold Start Latency in vLLM", arXiv 2606.07362, breaks them
+ * down): the container and engine start (process launch, imports, distributed init: startup_s),
+ * each GPU's share of the weights read at the storage link's bandwidth (load_gb_s, GB/s per
+ * GPU), and CUDA-graph capture with the compilation around it (graph_capture_s). The defaults
+ * are stated figures, not measurements: 20 s, 2 GB/s (a local NVMe drive's sequential read) and
+ * 10 s; a scenario gives its own. Its GPUs are held (and paid for, at idle power) from the
+ * moment it is asked for.
+ *
+ * MODEL: scaling down picks replicas still starting first (the newest), then the ready ones the
+ * router saw last; a ready replica stops being routed to at once and drains: it finishes every
+ * request it holds (Kubernetes removes a terminating pod from the Service's endpoints; the
+ * server's graceful shutdown finishes its in-flight requests), and its GPUs are released when
+ * the last one is done.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+/* the evaluations run after everything else of their instant */
+enum { ENG_PRIO_AUTOSCALE = 30 };
+
+static void set_max(void *obj, double v)
+{
+    eng_autoscale_cfg *a = obj;
+    a->max_replicas = (int32_t)v;
+    a->enabled = 1;
+}
+
+const eng_key eng_autoscale_keys[] = {
+    {"metric", ENG_KEY_ENUM, ENG_KEY_REQUIRED, 0, 0, "", NULL,
+     "queue|concurrency|kv_utilisation|rate|ttft_p90",
+     "what the autoscaler watches: requests waiting, requests running or waiting, KV usage "
+     "(0..1 per replica), arrivals per second; ttft_p90 is not modelled yet",
+     ENG_KEY_AT(eng_autoscale_cfg, metric)},
+    {"target", ENG_KEY_NUM, ENG_KEY_LO_OPEN | ENG_KEY_REQUIRED, 0, 1e9, "", NULL, NULL,
+     "the metric's value per ready replica the autoscaler holds (HPA AverageValue)",
+     ENG_KEY_AT(eng_autoscale_cfg, target)},
+    {"min_replicas", ENG_KEY_INT, 0, 1, 1 << 20, "", "1", NULL,
+     "fewest replicas (scaling to zero is not modelled)",
+     ENG_KEY_AT(eng_autoscale_cfg, min_replicas)},
+    {"max_replicas", ENG_KEY_INT, ENG_KEY_REQUIRED, 1, 1 << 16, "", NULL, NULL,
+     "most replicas (the deployment's replicas: how many are ready at the start)", .set = set_max},
+    {"interval_s", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, 86400, "s", "15", NULL,
+     "between two evaluations (the HPA's sync period)", ENG_KEY_AT(eng_autoscale_cfg, interval_s)},
+    {"scale_up_delay_s", ENG_KEY_NUM, 0, 0, 86400, "s", "0", NULL,
+     "scale-up stabilisation window: the lowest recommendation over it is taken",
+     ENG_KEY_AT(eng_autoscale_cfg, up_window_s)},
+    {"scale_down_delay_s", ENG_KEY_NUM, 0, 0, 86400, "s", "300", NULL,
+     "scale-down stabilisation window: the highest recommendation over it is taken",
+     ENG_KEY_AT(eng_autoscale_cfg, down_window_s)},
+    {"tolerance", ENG_KEY_NUM, 0, 0, 1, "", "0.1", NULL,
+     "no change while the ready replicas' average is within this fraction of the target",
+     ENG_KEY_AT(eng_autoscale_cfg, tolerance)},
+    {"startup_s", ENG_KEY_NUM, 0, 0, 86400, "s", "20", NULL,
+     "cold start: container and engine start before the weights load",
+     ENG_KEY_AT(eng_autoscale_cfg, startup_s)},
+    {"load_gb_s", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, 1e4, "GB/s", "2", NULL,
+     "cold start: the storage bandwidth each GPU reads its weights at",
+     ENG_KEY_AT(eng_autoscale_cfg, load_gb_s)},
+    {"graph_capture_s", ENG_KEY_NUM, 0, 0, 86400, "s", "10", NULL,
+     "cold start: CUDA-graph capture and compilation after the weights load",
+     ENG_KEY_AT(eng_autoscale_cfg, graph_capture_s)},
+    ENG_KEY_END};
+
+double eng_autoscale_cold_start_s(const eng_autoscale_cfg *a, int64_t weight_bytes)
+{
+    return a->startup_s + (double)weight_bytes / (a->load_gb_s * 1e9) + a->graph_capture_s;
+}
+
+typedef struct as_rec {
+    int64_t t;
+    int32_t want;
+} as_rec;
+
+typedef struct eng_autoscaler {
+    eng_engine *e;
+    eng_pool *p;
+    const eng_autoscale_cfg *cfg;
+    int64_t interval, cold, up_win, down_win; /* ns */
+    sim_event_id tick, *ready;                /* per replica: its cold start's end */
+    int64_t last_arrived;                     /* arrivals counted at the last evaluation */
+    as_rec *rec;                              /* recommendations, a ring */
+    int32_t nrec, caprec, headrec;
+    int64_t (*spans)[2]; /* closed [on, off) ns of replicas held */
+    int64_t nspans, capspans;
+    int32_t held, held_max; /* replicas holding GPUs now, and at most */
+    int64_t ups, downs;
+} eng_autoscaler;
+
+int32_t eng_autoscale_slots(const eng_engine *e, const eng_pool *p)
+{
+    const eng_autoscale_cfg *a = &e->cfg.fleet.autoscale;
+    return a->enabled && !e->pd ? a->max_replicas : p->cfg.replicas;
+}
+
+int eng_autoscale_check(const eng_config *c, sim_err *err)
+{
+    const eng_autoscale_cfg *a = &c->fleet.autoscale;
+    if (!a->enabled)
+        return 0;
+    if (c->pd.enabled)
+        return sim_errf(err, "autoscale: scaling a disaggregated deployment's prefill and decode "
+                             "pools is not modelled yet");
+    if (a->metric == ENG_AS_TTFT_P90)
+        return sim_errf(err, "autoscale.metric ttft_p90 is not modelled yet (use queue, "
+                             "concurrency, kv_utilisation or rate)");
+    const eng_router_ops *ro = eng_router_find(c->router);
+    if (ro && ro->init) /* its state is per position in the list of replicas it routes over */
+        return sim_errf(err,
+                        "autoscale: router %s keeps state per replica, which is not modelled "
+                        "across replicas starting and draining yet (use round_robin, "
+                        "least_outstanding, least_tokens or power_of_two)",
+                        c->router);
+    if (a->min_replicas > a->max_replicas)
+        return sim_errf(err, "autoscale: min_replicas %d above max_replicas %d", a->min_replicas,
+                        a->max_replicas);
+    if (c->replicas < a->min_replicas || c->replicas > a->max_replicas)
+        return sim_errf(err,
+                        "autoscale: replicas %d (the replicas ready at the start) outside "
+                        "[min_replicas %d, max_replicas %d]",
+                        c->replicas, a->min_replicas, a->max_replicas);
+    return 0;
+}
+
+/* The metric summed over the ready replicas. */
+static double observe(eng_autoscaler *as)
+{
+    const eng_pool *p = as->p;
+    double v = 0;
+    if (as->cfg->metric == ENG_AS_RATE) {
+        int64_t n = as->e->tot.arrived - as->last_arrived;
+        as->last_arrived = as->e->tot.arrived;
+        return (double)n / ((double)as->interval / 1e9);
+    }
+    for (int32_t i = 0; i < p->nact; i++) {
+        const eng_replica *r = p->rep_list[i];
+        if (as->cfg->metric == ENG_AS_QUEUE)
+            v += (double)r->waiting;
+        else if (as->cfg->metric == ENG_AS_CONCURRENCY)
+            v += (double)r->outstanding;
+        else
+            v += eng_replica_kv_usage(r);
+    }
+    return v;
+}
+
+/* Replicas holding GPUs and counted by the HPA: ready and starting (not draining). */
+static int32_t current(const eng_autoscaler *as)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < as->p->nrep; i++)
+        n += as->p->reps[i].fleet == ENG_FLEET_READY || as->p->reps[i].fleet == ENG_FLEET_STARTING;
+    return n;
+}
+
+/* The HPA's raw recommendation from the observed sum. */
+static int32_t recommend(const eng_autoscaler *as, double sum, int32_t cur)
+{
+    int32_t ready = as->p->nact;
+    double ratio = ready ? sum / (as->cfg->target * ready) : 0;
+    if (fabs(ratio - 1) <= as->cfg->tolerance)
+        return cur;
+    double want = ceil(sum / as->cfg->target - 1e-9);
+    if (want > cur && sum / (as->cfg->target * cur) <= 1) /* starting ones count as 0 */
+        return cur;
+    return (int32_t)fmin(want, (double)INT32_MAX);
+}
+
+static void remember(eng_autoscaler *as, int64_t now, int32_t want)
+{
+    if (as->nrec == as->caprec) { /* the oldest falls out (beyond both windows) */
+        as->headrec = (as->headrec + 1) % as->caprec;
+        as->nrec--;
+    }
+    as->rec[(as->headrec + as->nrec++) % as->caprec] = (as_rec){now, want};
+}
+
+/* Stabilised: the highest recommendation of the down window when scaling down, the lowest of
+ * the up window when scaling up. */
+static int32_t stabilise(const eng_autoscaler *as, int64_t now, int32_t cur)
+{
+    int32_t up = INT32_MAX, down = 0;
+    for (int32_t k = 0; k < as->nrec; k++) {
+        const as_rec *r = &as->rec[(as->headrec + k) % as->caprec];
+        if (now - r->t <= as->down_win && r->want > down)
+            down = r->want;
+        if (now - r->t <= as->up_win && r->want < up)
+            up = r->want;
+    }
+    int32_t want = up > cur ? up : down < cur ? down : cur;
+    if (want < as->cfg->min_replicas)
+        want = as->cfg->min_replicas;
+    return want > as->cfg->max_replicas ? as->cfg->max_replicas : want;
+}
+
+static void hold(eng_autoscaler *as, eng_replica *r, int64_t now)
+{
+    r->fleet_since = now;
+    if (++as->held > as->held_max)
+        as->held_max = as->held;
+}
+
+static void release(eng_autoscaler *as, eng_replica *r, int64_t now)
+{
+    if (as->nspans == as->capspans) {
+        as->capspans = as->capspans ? 2 * as->capspans : 64;
+        as->spans = sim_xrealloc(as->spans, (size_t)as->capspans * sizeof *as->spans);
+    }
+    as->spans[as->nspans][0] = r->fleet_since;
+    as->spans[as->nspans++][1] = now;
+    r->fleet = ENG_FLEET_OFF;
+    as->held--;
+}
+
+static void on_ready(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_replica *r = obj;
+    eng_pool *p = r->pool;
+    r->e->as->ready[r - p->reps] = 0;
+    r->fleet = ENG_FLEET_READY;
+    p->rep_list[p->nact++] = r;
+}
+
+/* Leaves the router's list (keeping the others' order). */
+static void unlist(eng_pool *p, const eng_replica *r)
+{
+    int32_t i = 0;
+    while (i < p->nact && p->rep_list[i] != r)
+        i++;
+    SIM_ASSERT(r->e->ctx, i < p->nact);
+    memmove(&p->rep_list[i], &p->rep_list[i + 1], (size_t)(p->nact - i - 1) * sizeof *p->rep_list);
+    p->nact--;
+}
+
+static void scale_up(eng_autoscaler *as, int32_t n, int64_t now)
+{
+    eng_pool *p = as->p;
+    for (int32_t i = 0; i < p->nrep && n > 0; i++) {
+        eng_replica *r = &p->reps[i];
+        if (r->fleet != ENG_FLEET_OFF)
+            continue; /* a draining replica's slot is not free until it is off */
+        r->fleet = ENG_FLEET_STARTING;
+        hold(as, r, now);
+        as->ready[i] = sim_schedule(as->e->ctx, now + as->cold, ENG_PRIO_AUTOSCALE, on_ready, r, 0);
+        as->ups++;
+        n--;
+    }
+}
+
+static void scale_down(eng_autoscaler *as, int32_t n, int64_t now)
+{
+    eng_pool *p = as->p;
+    for (int32_t i = p->nrep - 1; i >= 0 && n > 0; i--) { /* the newest starting ones */
+        eng_replica *r = &p->reps[i];
+        if (r->fleet != ENG_FLEET_STARTING)
+            continue;
+        sim_cancel(as->e->ctx, as->ready[i]);
+        as->ready[i] = 0;
+        release(as, r, now);
+        as->downs++;
+        n--;
+    }
+    while (n > 0 && p->nact > 1) { /* then the ready ones the router saw last */
+        eng_replica *r = (eng_replica *)p->rep_list[p->nact - 1];
+        unlist(p, r);
+        r->fleet = ENG_FLEET_DRAINING;
+        as->downs++;
+        n--;
+        if (r->outstanding == 0)
+            release(as, r, now);
+    }
+}
+
+void eng_autoscale_drained(eng_replica *r)
+{
+    release(r->e->as, r, sim_now(r->e->ctx));
+}
+
+static void on_tick(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_autoscaler *as = obj;
+    eng_engine *e = as->e;
+    int64_t now = sim_now(ctx);
+    as->tick = 0;
+    if (e->failed)
+        return;
+    int32_t cur = current(as);
+    remember(as, now, recommend(as, observe(as), cur));
+    int32_t want = stabilise(as, now, cur);
+    if (want > cur)
+        scale_up(as, want - cur, now);
+    else if (want < cur)
+        scale_down(as, cur - want, now);
+    /* MODEL: the controller runs as long as anything is left to serve */
+    if (e->src_state != ENG_SRC_END || e->in_system > 0)
+        as->tick = sim_schedule(ctx, now + as->interval, ENG_PRIO_AUTOSCALE, on_tick, as, 0);
+}
+
+void eng_autoscale_init(eng_engine *e)
+{
+    const eng_autoscale_cfg *a = &e->cfg.fleet.autoscale;
+    if (!a->enabled || e->pd)
+        return;
+    eng_autoscaler *as = sim_xcalloc(1, sizeof *as);
+    eng_pool *p = &e->pools[0];
+    as->e = e;
+    as->p = p;
+    as->cfg = a;
+    as->interval = (int64_t)llround(a->interval_s * 1e9);
+    as->up_win = (int64_t)llround(a->up_window_s * 1e9);
+    as->down_win = (int64_t)llround(a->down_window_s * 1e9);
+    as->cold = (int64_t)llround(eng_autoscale_cold_start_s(a, p->plan.weight_bytes) * 1e9);
+    double win = fmax(a->up_window_s, a->down_window_s);
+    as->caprec = (int32_t)fmin(ceil(win / a->interval_s) + 2, 1 << 20);
+    as->rec = sim_xcalloc((size_t)as->caprec, sizeof *as->rec);
+    as->ready = sim_xcalloc((size_t)p->nrep, sizeof *as->ready);
+    e->as = as;
+    p->nact = 0;
+    for (int32_t i = 0; i < p->nrep; i++) {
+        eng_replica *r = &p->reps[i];
+        r->fleet = i < e->cfg.replicas ? ENG_FLEET_READY : ENG_FLEET_OFF;
+        if (r->fleet == ENG_FLEET_READY) {
+            hold(as, r, 0);
+            p->rep_list[p->nact++] = r;
+        }
+    }
+    as->tick = sim_schedule(e->ctx, as->interval, ENG_PRIO_AUTOSCALE, on_tick, as, 0);
+}
+
+void eng_autoscale_free(eng_engine *e)
+{
+    if (!e->as)
+        return;
+    free(e->as->rec);
+    free(e->as->ready);
+    free(e->as->spans);
+    free(e->as);
+    e->as = NULL;
+}
+
+/* The length of [a, b) within [t0, t1), ns. */
+static int64_t within(int64_t a, int64_t b, int64_t t0, int64_t t1)
+{
+    a = a > t0 ? a : t0;
+    b = b < t1 ? b : t1;
+    return b > a ? b - a : 0;
+}
+
+double eng_autoscale_gpu_s(const eng_engine *e, const eng_pool *p, int64_t t0, int64_t t1)
+{
+    const eng_autoscaler *as = e->as;
+    int64_t ns = 0;
+    for (int64_t k = 0; k < as->nspans; k++)
+        ns += within(as->spans[k][0], as->spans[k][1], t0, t1);
+    for (int32_t i = 0; i < p->nrep; i++)
+        if (p->reps[i].fleet != ENG_FLEET_OFF)
+            ns += within(p->reps[i].fleet_since, t1, t0, t1);
+    return (double)p->plan.gpus * (double)ns / 1e9;
+}
+
+int eng_autoscale_summary(const eng_engine *e, eng_metric *out, int n, double dur)
+{
+    const eng_autoscaler *as = e->as;
+    const eng_pool *p = &e->pools[0];
+    double gpu_s = e->m.fleet_gpu_s;
+    double v[] = {dur > 0 ? gpu_s / p->plan.gpus / dur : 0, (double)as->held_max, (double)as->ups,
+                  (double)as->downs, (double)as->cold / 1e9};
+    static const char *const names[] = {"replicas_mean", "replicas_max", "scale_ups", "scale_downs",
+                                        "cold_start_s"};
+    for (int i = 0; i < 5 && n < ENG_MAX_METRICS; i++) {
+        snprintf(out[n].name, sizeof out[n].name, "%s", names[i]);
+        out[n++].value = v[i];
+    }
+    return n;
+}

@@ -1,0 +1,5 @@
+# Fleets: GPU-hours, cost and energy in the summary, the catalog's price and power rows, the
+# price: and power: settings.
+llmsim_test(test_fleet SOURCES test_fleet.c LIBS llmsim_study LABELS e2e CPU 120)
+# Autoscaling: a day against fixed fleets, cold starts, draining.
+llmsim_test(test_autoscale SOURCES test_autoscale.c LIBS llmsim_study LABELS e2e CPU 160)
