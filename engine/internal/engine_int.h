@@ -566,7 +566,6 @@ struct eng_engine {
     eng_totals tot;
     eng_metrics m;
     int64_t waiting_total;
-    int64_t in_system; /* requests arrived and not yet done, every replica */
     /* KV offload (offload.c): every distinct tier store, and the loads' times */
     eng_otier **otiers;
     int32_t notiers;
