@@ -195,6 +195,9 @@ static void test_refusals(void **state)
                  orca, "without a prefix cache");
     const char *sglang[] = {"engine=sglang", "kv_offload.tiers=[{kind: cpu}]", NULL};
     refused(sglang, "modelled for scheduler vllm");
+    const char *scaled[] = {"kv_offload.tiers=[{kind: cpu}]", "router=round_robin",
+                            "autoscale={metric: concurrency, target: 16, max_replicas: 4}", NULL};
+    refused(scaled, "kv_offload with autoscale is not modelled");
 }
 
 int main(void)

@@ -128,6 +128,8 @@ static void test_refusals(void **state)
                           "{length: 2}}",
                           NULL};
     refused(spec, "speculative decoding is not modelled");
+    const char *scaled[] = {"autoscale={metric: concurrency, target: 16, max_replicas: 4}", NULL};
+    refused(scaled, "pipeline_parallel with autoscale is not modelled");
 }
 
 int main(void)
