@@ -33,11 +33,14 @@ static const cli_command bench_cmd = {
         "trtllm (their default policies, radix cache and block reuse on) at 1M requests; "
         "sglang-mixed (SGLang with mixed chunks), trtllm-overlap (TensorRT-LLM's overlap "
         "scheduler) and gpt-oss-w4a8 (gpt-oss-120b as TensorRT-LLM's W4A8 on 4 x H100, experts "
-        "over 2 groups of 2), 1M requests each; fleet-day (a 24-hour day of ServeGen's hourly "
-        "rates / 8, 172,800 requests, served by vLLM V1 on up to 10 autoscaled L4 replicas with "
-        "cold starts); recommend-dsv3 (llmsim recommend's whole search for DeepSeek-V3 within 8 "
-        "x H200, 1000/500 tokens, p99 TTFT 2 s and TPOT 50 ms, 1,000 requests a run; requests: "
-        "those of all its runs).",
+        "over 2 groups of 2), 1M requests each; offload-mooncake and offload-sessions: "
+        "vllm-mooncake and sessions with a 256 GB host-memory tier behind each replica's KV "
+        "cache (kv_offload); pipeline (Llama-3.1-405B as TP8 PP2 on two nodes of 8 H100s, vLLM "
+        "V1, 1M requests); fleet-day (a 24-hour day of ServeGen's hourly rates / 8, 172,800 "
+        "requests, served by vLLM V1 on up to 10 autoscaled L4 replicas with cold starts); "
+        "recommend-dsv3 (llmsim recommend's whole search for DeepSeek-V3 within 8 x H200, "
+        "1000/500 tokens, p99 TTFT 2 s and TPOT 50 ms, 1,000 requests a run; requests: those of "
+        "all its runs).",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)

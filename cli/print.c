@@ -98,6 +98,32 @@ const char *const cli_sweep_loaded[CLI_SWEEP_LOADED] = {
     "p99_tpot_ms",       "p99_itl_ms",     "completed",     "rejected",
     "rejected_context",  "rejected_kv",    "rejected_batch"};
 
+/* The KV offload tiers' lines (nothing without them). */
+static void print_offload(FILE *f, const study_result *r)
+{
+    if (isnan(study_metric(r, "kv_offload_loads")))
+        return;
+    fprintf(f, "%-38s %11.2f%%\n",
+            "Prefix hit rate (GPU and tiers):", 100 * study_metric(r, "prefix_hit_rate"));
+    for (int k = 0; k < ENG_TIER_KINDS; k++) {
+        char name[64], label[64];
+        const char *kind = eng_tier_kind_name((eng_tier_kind)k);
+        snprintf(name, sizeof name, "kv_offload_%s_hit_rate", kind);
+        if (isnan(study_metric(r, name)))
+            continue;
+        double hit = study_metric(r, name);
+        snprintf(name, sizeof name, "kv_offload_%s_write_bytes", kind);
+        double wr = study_metric(r, name);
+        snprintf(name, sizeof name, "kv_offload_%s_read_bytes", kind);
+        snprintf(label, sizeof label, "Loaded from %s (GB written, read):", kind);
+        fprintf(f, "%-38s %11.2f%% (%.1f, %.1f)\n", label, 100 * hit, wr / 1e9,
+                study_metric(r, name) / 1e9);
+    }
+    fprintf(f, "%-38s %12.0f (mean %.2f ms, p99 %.2f ms)\n",
+            "KV loads:", study_metric(r, "kv_offload_loads"),
+            study_metric(r, "kv_offload_mean_load_ms"), study_metric(r, "kv_offload_p99_load_ms"));
+}
+
 /* GPU-hours, energy and cost; "-" where the GPU has no price or power figure. */
 static void print_fleet(FILE *f, const study_result *r)
 {
@@ -159,6 +185,7 @@ void cli_print_summary(FILE *f, const study_result *r)
         fprintf(f, "%-38s %12.2f\n",
                 "KV per request (MB):", study_metric(r, "kv_transfer_bytes_per_request") / 1e6);
     }
+    print_offload(f, r);
     int nlat;
     const eng_latency *lat = eng_latency_all(&nlat);
     static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};

@@ -66,6 +66,12 @@ const eng_key eng_deploy_keys[] = {
     {"data_parallel_attention", ENG_KEY_INT, 0, 1, 1024, "ranks", "1", NULL,
      "attention ranks per replica (MoE models); GPUs per replica = tensor_parallel x this",
      ENG_KEY_AT(eng_config, data_parallel_attention)},
+    {"pipeline_parallel", ENG_KEY_INT, 0, 1, 64, "stages", "1", NULL,
+     "stages the layers are split over, each on tensor_parallel x data_parallel_attention GPUs",
+     ENG_KEY_AT(eng_config, pipeline_parallel)},
+    {"pipeline_batches", ENG_KEY_INT, 0, 0, 64, "batches", "0", NULL,
+     "batches in flight through the stages, 1 to pipeline_parallel (0: pipeline_parallel)",
+     ENG_KEY_AT(eng_config, pipeline_batches)},
     {"engine", ENG_KEY_MAP, ENG_KEY_SCALAR | ENG_KEY_CODE, 0, 0, "", "(none)", NULL,
      "an engine preset: NAME or {name, version}; its policy, defaults and CPU overheads, under "
      "the scenario's own keys",

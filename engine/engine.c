@@ -216,6 +216,7 @@ void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why)
     SIM_CHECK(e->ctx, rq->status == ENG_RQ_WAITING && rq->kv_blocks == 0);
     if (rq->pd_src >= 0)
         eng_pd_rejected(r, rq);
+    eng_off_release(r, rq);
     rq->status = ENG_RQ_REJECTED;
     rq->reject = why;
     rq->t_finish = sim_now(e->ctx);
@@ -458,6 +459,13 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t now, int64_t 
     e->rec->on_iteration(e->rec_st, &it);
 }
 
+/* Whether offloaded KV is on its way into r's cache or loaded and waiting for its request's
+ * admission: the request joins at the next step the policy forms, so no step is run ahead. */
+static int off_pending(const eng_replica *r)
+{
+    return r->off && (r->off->reserved > 0 || r->off->pins > 0);
+}
+
 /* Decode steps the current batch may run as one event whatever happens meanwhile: what the
  * policy allows (eng_batch.steps), up to the cohort's next finish, and only where nothing else
  * happens per step (no prefill chunks, no paged blocks to allocate, no async output delivery, no
@@ -466,9 +474,9 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t now, int64_t 
 static int64_t run_length(const eng_replica *r)
 {
     const eng_batch *b = &r->batch;
-    if (b->steps <= 1 || !b->decode || b->nchunks > 0 || r->co.paged > 0 ||
-        r->pool->cfg.cpu.async || b->fixed_steps > 1 || r->e->cfg.spec.method != ENG_SPEC_NONE ||
-        r->e->nrep > 1)
+    if (b->steps <= 1 || !b->decode || b->nchunks > 0 || r->co.paged > 0 || r->pipe ||
+        off_pending(r) || r->pool->cfg.cpu.async || b->fixed_steps > 1 ||
+        r->e->cfg.spec.method != ENG_SPEC_NONE || r->e->nrep > 1)
         return 1;
     /* one class: every member advances a token per step */
     const eng_request *top = eng_heap_top(&r->co.cls[0].fin);
@@ -658,7 +666,9 @@ static int run_possible(const eng_replica *r)
 {
     const eng_batch *b = &r->batch;
     if (!r->ops->run_steps || !b->decode || b->nchunks > 0 || b->fixed_steps > 1 ||
-        r->run_left > 0 || r->nunseen > 0 || r->co.n == 0 || r->e->cfg.max_run_steps == 1)
+        r->run_left > 0 || r->nunseen > 0 || r->co.n == 0 || r->e->cfg.max_run_steps == 1 ||
+        r->pipe || /* a pipeline's stages are shared with its other batches */
+        off_pending(r))
         return 0;
     return r->pool->role == ENG_ROLE_MIXED ||
            (r->pool->role == ENG_ROLE_DECODE && !r->pdq_head && r->njoining == 0);
@@ -806,6 +816,8 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
     int64_t draft, tokens = step_shape(r, k, &s);
     int64_t gpu = step_gpu(r, &s, k, &draft), cpu = step_cpu(r, s.num_seqs, cont);
     int64_t end = place_step(r, now, cpu, gpu);
+    if (r->pipe) /* through the stages, each after the batch before it */
+        end = r->gpu_free_at = eng_pipe_place(r->pipe, r->gpu_start, gpu, s.tokens);
     r->busy = 1;
     eng_metrics_iteration_cpu(&e->m, cpu, 1);
     record_iteration(r, r->iter, now, now, cpu, gpu, end, &s, tokens, draft);
@@ -993,6 +1005,7 @@ int32_t eng_replica_prefix_match(const eng_replica *r, const eng_request *rq)
 static void admit(eng_replica *r, eng_request *rq)
 {
     int64_t now = sim_now(r->e->ctx);
+    eng_off_release(r, rq); /* its pinned hit is on its own account now */
     if (rq->t_first_sched < 0) {
         rq->t_first_sched = now;
         rq->cached_tokens = rq->prefilled; /* a prefix-cache hit attached before admission */
@@ -1057,6 +1070,8 @@ int eng_batch_add_prefill_hit(eng_replica *r, eng_batch *b, eng_request *rq, int
                               int32_t tokens)
 {
     SIM_CHECK(r->e->ctx, rq->status == ENG_RQ_WAITING && rq->kv_blocks == 0 && tokens >= 1);
+    if (r->off && eng_off_gate(r, rq))
+        return -1; /* its offloaded KV is on its way */
     if (hit > 0) {
         SIM_CHECK(r->e->ctx, hit <= eng_prefix_match(r, rq, NULL));
         if (eng_prefill_hit_blocks_needed(r, rq, hit, tokens) > eng_kv_nfree(&r->kv))
@@ -1239,7 +1254,11 @@ static int replica_init(eng_engine *e, eng_pool *p, int32_t i, sim_err *err)
     r->id = p->first + i;
     r->ops = p->ops;
     int32_t ahead = 1 + (p->cfg.spec.method != ENG_SPEC_NONE ? p->cfg.spec.k : 0);
-    eng_kv_init(&r->kv, &p->plan, p->cfg.block_size, ahead);
+    /* MODEL: vLLM V0's scheduler of each virtual engine gets num_gpu_blocks //
+     * pipeline_parallel_size blocks (vllm/core/scheduler.py) */
+    eng_kv_plan plan = p->plan;
+    plan.blocks /= eng_pipe_batches(&p->cfg);
+    eng_kv_init(&r->kv, &plan, p->cfg.block_size, ahead);
     r->kv.table_all = e->cfg.prefix_table_all;
     r->wake_at = -1;
     eng_cohort_init(&r->co, e, &p->cfg);
@@ -1266,7 +1285,8 @@ static int pool_init(eng_engine *e, int k, const eng_costs *costs, int32_t *firs
                      : -1;
     p->router = router;
     p->first = *first;
-    p->nrep = eng_autoscale_slots(e, p);
+    /* a pipeline's virtual engines, of every replica autoscaling may start */
+    p->nrep = eng_autoscale_slots(e, p) * eng_pipe_batches(&p->cfg);
     *first += p->nrep;
     return 0;
 }
@@ -1277,6 +1297,14 @@ static int check_modelled(const eng_engine *e, sim_err *err)
     const eng_config *c = &e->cfg;
     const eng_spec *sp = &c->spec;
     int32_t chunked, cap = eng_shape_cap(&c->model, &chunked);
+    int pp = c->pipeline_parallel > 1;
+    for (int k = 0; k < 2 && c->pd.enabled; k++)
+        pp |= c->pd.pool[k].pipeline_parallel > 1;
+    if (pp && (c->pd.enabled || sp->method != ENG_SPEC_NONE || c->fleet.autoscale.enabled))
+        return sim_errf(err, "pipeline_parallel with %s is not modelled yet",
+                        c->pd.enabled                 ? "prefill and decode pools"
+                        : sp->method != ENG_SPEC_NONE ? "speculative decoding"
+                                                      : "autoscale");
     if (c->model.index_topk > 0 && c->model.window_layers > 0)
         return sim_errf(err,
                         "model %s: DeepSeek sparse attention together with windowed layers is "
@@ -1351,11 +1379,13 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
         for (int32_t i = 0; i < p->nrep; i++)
             if (replica_init(e, p, i, err) != 0)
                 goto fail;
-        if (router_init(e, p, p->router, err) != 0)
+        if (router_init(e, p, p->router, err) != 0 || eng_pipe_init(e, p, err) != 0)
             goto fail;
     }
     if (e->pd)
         eng_pd_init(e);
+    if (eng_off_init(e, err) != 0)
+        goto fail;
     eng_autoscale_init(e);
 #ifdef SIM_DEBUG
     sim_set_check(ctx, debug_check, e);
@@ -1382,6 +1412,7 @@ void eng_free(eng_engine *e)
 {
     if (!e)
         return;
+    eng_off_fini(e);
     for (int32_t i = 0; e->reps && i < e->nrep; i++) {
         eng_replica *r = &e->reps[i];
         if (r->st && r->ops && r->ops->fini)
@@ -1402,6 +1433,7 @@ void eng_free(eng_engine *e)
             p->router->fini(p->router_st);
         free(p->router_st);
         free(p->rep_list);
+        eng_pipe_fini(p);
     }
     eng_link_fini(e);
     eng_autoscale_free(e);
@@ -1469,7 +1501,7 @@ int eng_summary(eng_engine *e, eng_metric *out)
         e->m.pool_replicas[k] = e->pools[k].nrep;
     }
     eng_fleet_fill(e);
-    int n = eng_metrics_summary(&e->m, out);
+    int n = eng_off_summary(e, out, eng_metrics_summary(&e->m, out));
     if (e->as)
         n = eng_autoscale_summary(e, out, n, eng_metrics_duration(&e->m));
     if (e->cfg.spec.method == ENG_SPEC_NONE)
@@ -1523,6 +1555,7 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
         }
     for (int32_t i = 0; rc == 0 && i < e->nrep; i++) {
         const eng_replica *r = &e->reps[i];
+        refs[i] += r->off ? r->off->pins : 0; /* blocks pinned for requests loading offloaded KV */
         if (eng_kv_check(&r->kv, i, held[i], refs[i], buf, len) != 0) {
             rc = -1;
         } else if (eng_cohort_check(r, buf, len) != 0) {
@@ -1535,5 +1568,7 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
     free(held);
     if (rc == 0 && e->pd)
         rc = eng_link_check(e, buf, len);
+    if (rc == 0 && e->notiers)
+        rc = eng_off_check(e, buf, len);
     return rc;
 }

@@ -139,7 +139,10 @@ typedef enum eng_xfer_mode {
     int32_t tensor_parallel;          /* GPUs splitting each attention and dense layer, >= 1 */    \
     int32_t expert_parallel;          /* GPUs the routed experts are spread over: 1 or TP x DP */  \
     int32_t data_parallel_attention;  /* attention ranks per replica (MoE models), >= 1; GPUs per  \
-                                         replica = tensor_parallel x this */                       \
+                                         replica = tensor_parallel x this x pipeline_parallel */   \
+    int32_t pipeline_parallel;        /* stages the layers are split over, >= 1 */                 \
+    int32_t pipeline_batches;         /* batches in flight through the stages (1..stages; 0: as    \
+                                         many as stages) */                                        \
     char router[ENG_ROUTER_NAME_MAX]; /* a name in router.c's registry */                          \
     eng_router_params router_params;                                                               \
     eng_sched_cfg sched;                                                                           \
@@ -157,6 +160,47 @@ typedef struct eng_pd_config {
     double latency_ns; /* added to every transfer */
     eng_xfer_mode mode;
 } eng_pd_config;
+
+/* ---- KV offload tiers (offload.c): host memory, local SSD, a remote store behind the GPU cache
+ * ---- */
+typedef enum eng_tier_kind {
+    ENG_TIER_CPU = 0, /* the host's DRAM, over the GPUs' host link (PCIe, NVLink-C2C) */
+    ENG_TIER_SSD,     /* local NVMe */
+    ENG_TIER_REMOTE,  /* a store shared by the deployment's replicas (Mooncake store, LMCache
+                         remote): one copy serves every replica */
+    ENG_TIER_KINDS
+} eng_tier_kind;
+
+#define ENG_MAX_TIERS 3
+
+typedef struct eng_tier_config {
+    eng_tier_kind kind;
+    double capacity_gb;    /* GB the tier holds (a replica's; remote: the deployment's); 0:
+                              unbounded */
+    double bandwidth_gb_s; /* GB/s per GPU, each way, between the tier and the GPUs (0: cpu's
+                              default, the catalog's host link) */
+    double latency_us;     /* added to every load from it */
+} eng_tier_config;
+
+/* When a GPU block is written down to the first tier. */
+typedef enum eng_offload_policy {
+    ENG_OFFLOAD_WRITE_BACK = 0, /* when the GPU cache evicts it (SGLang HiCache write_back) */
+    ENG_OFFLOAD_WRITE_THROUGH   /* as soon as it is computed (vLLM OffloadingConnector, LMCache,
+                                   SGLang HiCache write_through) */
+} eng_offload_policy;
+
+typedef struct eng_offload_config {
+    int32_t ntiers; /* 0: no offload */
+    eng_tier_config tier[ENG_MAX_TIERS];
+    eng_offload_policy policy;
+    int32_t min_load_tokens; /* hits shorter than this are recomputed, not loaded */
+} eng_offload_config;
+
+const char *eng_tier_kind_name(eng_tier_kind k);
+/* kv_offload's keys (relative to eng_offload_config) and a tier's (relative to
+ * eng_tier_config). */
+extern const eng_key eng_offload_keys[];
+extern const eng_key eng_tier_keys[];
 
 typedef struct eng_config {
     eng_model model;
@@ -178,7 +222,8 @@ typedef struct eng_config {
     /* disaggregated prefill/decode (pd.enabled): the pools' own settings replace the pool
      * fields above, which are then unused */
     eng_pd_config pd;
-    eng_fleet_cfg fleet; /* price and power overrides (fleet.h) */
+    eng_offload_config offload; /* KV offload tiers behind each replica's GPU cache */
+    eng_fleet_cfg fleet;        /* price and power overrides (fleet.h) */
 } eng_config;
 
 /* Sets the defaults every scenario starts from: the defaults of the settings tables below
@@ -227,7 +272,8 @@ eng_dtype eng_config_kv_dtype(const eng_config *c);
  * or their current chunk (chunked local attention), and linear-attention layers hold one fixed
  * state per sequence, taken once. */
 typedef struct eng_kv_plan {
-    int32_t gpus;                   /* per replica: tensor_parallel x data_parallel_attention */
+    int32_t gpus; /* per replica: tensor_parallel x data_parallel_attention x pipeline_parallel */
+    int32_t stage_layers;           /* layers of the largest pipeline stage (all: no pipeline) */
     int32_t ranks;                  /* attention ranks (data_parallel_attention) */
     int64_t usable_bytes;           /* per GPU: memory x utilisation */
     int64_t weight_bytes;           /* per GPU */
@@ -476,6 +522,11 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable);
  * the free ones: the chunk's new blocks plus the hit's blocks no request holds. */
 int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *rq, int32_t hit,
                                       int32_t tokens);
+/* Whether waiting request rq's KV is being loaded from the offload tiers (kv_offload): the first
+ * call for a request the tiers hold more of than the GPU cache starts the load when its blocks
+ * fit; a policy that can skips rq until the load is done (the engine wakes the replica then).
+ * 0 without offload tiers. */
+int eng_kv_loading(eng_replica *r, eng_request *rq);
 /* Admits waiting request rq with its first `hit` tokens taken from the cache (hit <= what
  * eng_prefix_match returns; 0 for none) and a chunk of `tokens` after them. Returns 0, or -1
  * when the blocks are short (nothing changes then). */

@@ -100,7 +100,9 @@ void eng_fleet_fill(eng_engine *e)
         const eng_pool *p = &e->pools[k];
         double price, idle, max;
         figures(&e->cfg.fleet, &p->cfg.gpu, &price, &idle, &max);
-        double gpus = (double)p->plan.gpus * p->nrep, pool_s = gpus * dur;
+        /* a pipelined replica's virtual engines share its GPUs */
+        double gpus = (double)p->plan.gpus * p->nrep / eng_pipe_batches(&p->cfg),
+               pool_s = gpus * dur;
         if (e->as) /* autoscaled: the replicas' GPUs while they were held */
             pool_s =
                 eng_autoscale_gpu_s(e, p, e->m.t_first_arrival,

@@ -94,9 +94,13 @@ int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err)
     eng_config_layout(c, &l);
     if (eng_layout_check(&c->model, &l, why, sizeof why) != 0)
         return sim_errf(err, "%s", why);
+    if (c->pipeline_parallel > c->model.layers)
+        return sim_errf(err, "pipeline_parallel %d: model %s has %d layers to split",
+                        c->pipeline_parallel, c->model.name, c->model.layers);
     eng_dtype dt = eng_config_dtype(c), kv = eng_config_kv_dtype(c);
     eng_model_gpu_share(&c->model, dt, kv, &l, &g);
-    p->gpus = l.tp * l.dp;
+    eng_pipe_plan(c, dt, &l, &g, p);
+    p->gpus = l.tp * l.dp * (c->pipeline_parallel > 1 ? c->pipeline_parallel : 1);
     p->ranks = l.dp;
     p->usable_bytes = (int64_t)((double)c->gpu.mem_bytes * c->gpu_utilization);
     draft_share(c, &l, dt, kv, &p->draft_weight_bytes, &p->draft_bytes_per_token);
@@ -414,6 +418,8 @@ static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
         ps->refs += ref;
     }
     ps->epoch++;
+    if (ps->off)
+        eng_off_computed(ps->off, h);
     return idx;
 }
 
@@ -423,6 +429,8 @@ static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
  * head evicts leaves first here too) */
 static void evict(eng_pstore *ps, int32_t idx)
 {
+    if (ps->off)
+        eng_off_evicted(ps->off, ps->b[idx].key);
     q_unlink(ps, idx);
     tab_erase(ps, idx);
     rec_free(ps, idx);
@@ -472,6 +480,41 @@ void eng_ps_take(eng_pstore *ps, int64_t n)
 void eng_ps_give(eng_pstore *ps, int64_t n)
 {
     q_push_anon(ps, n);
+}
+
+void eng_kv_pin(eng_kv *kv, int32_t idx)
+{
+    eng_pstore *ps = kv->ps;
+    eng_pblock *b = &ps->b[idx];
+    if (b->ref == 0) {
+        /* as a hit's attach: it leaves the free queue */
+        q_unlink(ps, idx);
+        kv->used++;
+        ps->inuse++;
+    }
+    b->ref++;
+    ps->refs++;
+    ps->epoch++;
+}
+
+void eng_kv_unpin(eng_kv *kv, int32_t idx)
+{
+    eng_pstore *ps = kv->ps;
+    ps->refs--;
+    if (--ps->b[idx].ref == 0) {
+        ps->inuse--;
+        kv->used--;
+        q_link(ps, idx, ps->qtail);
+    }
+    ps->epoch++;
+}
+
+int32_t eng_kv_insert(eng_kv *kv, uint64_t h)
+{
+    if (eng_kv_nfree(kv) < 1)
+        return -1;
+    eng_kv_take(kv, 1); /* the least recently used free block holds it now */
+    return block_new(kv->ps, h, 1);
 }
 
 /* ---- a request's content and block hashes ---- */
@@ -922,6 +965,9 @@ int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *r
                                       int32_t tokens)
 {
     const eng_kv *kv = &r->kv;
+    /* a request whose offloaded KV is on its way (or starts it now) does not fit yet */
+    if (r->off && eng_off_gate((eng_replica *)r, (eng_request *)rq))
+        return INT64_MAX / 4;
     int32_t n = hit / kv->block_size;
     int64_t need = eng_lay_held(&kv->lay, hit, tokens) - n;
     if (n == 0)

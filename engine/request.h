@@ -96,6 +96,10 @@ struct eng_request {
     uint64_t tag;          /* the workload source's tag (a session's turn), handed back to it */
     uint64_t session;      /* its conversation's id, from 1 (eng_arrival.session); 0: none */
     int32_t cached_tokens; /* prompt tokens found in the prefix cache at its first admission */
+    /* KV offload (offload.c): where it is (ENG_OFF_*); the first block it loads from the tiers
+     * and how many; its leading blocks pinned in the GPU cache until it is admitted */
+    int32_t off_state;
+    int32_t off_first, off_blocks, off_pinned;
 
     /* engine bookkeeping */
     eng_request *pool_next; /* free list; a decode replica's queue of transfers (pd.c) */

@@ -151,14 +151,19 @@ static int vllm1_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t no
     /* MODEL: vLLM V1 schedule(): waiting requests only when no running request was preempted
      * this step, in FCFS order while budget and seats remain; each starts after its longest
      * cached prefix (get_computed_blocks) and stops the loop when its blocks do not fit */
-    eng_request *rq;
-    while (budget > 0 && (rq = v->waiting.head) && v->running.n < v->max_num_seqs) {
+    eng_request *rq, *next;
+    for (rq = v->waiting.head; budget > 0 && rq && v->running.n < v->max_num_seqs; rq = next) {
+        next = rq->sched_next;
+        /* MODEL: vLLM V1 schedule(): a request whose KV an offload tier is loading
+         * (WAITING_FOR_REMOTE_KVS) is skipped; those behind it may go */
+        if (eng_kv_loading(r, rq))
+            continue;
         int32_t hit = eng_prefix_match(r, rq, NULL);
         int64_t n = chunk_of(v, rq, hit, budget);
         if (eng_prefill_hit_blocks_needed(r, rq, hit, (int32_t)n) + eng_decode_blocks_needed(r) >
             eng_kv_free(r))
             break;
-        eng_list_pop_front(&v->waiting);
+        eng_list_remove(&v->waiting, rq);
         eng_batch_add_prefill_hit(r, out, rq, hit, (int32_t)n);
         eng_list_push_back(&v->running, rq);
         if (rq->prefilled + n < rq->prefill_target)

@@ -64,6 +64,10 @@ const eng_key scn_root_keys[] = {
     {"kv_transfer", ENG_KEY_MAP, ENG_KEY_CODE, 0, 0, "", NULL, NULL,
      "the link the KV crosses from prefill to decode", ENG_KEY_NOWHERE,
      .sub = eng_kv_transfer_keys},
+    {"kv_offload", ENG_KEY_MAP, ENG_KEY_CODE, 0, 0, "", "(none)", NULL,
+     "KV offload tiers behind each replica's GPU cache: {tiers: [{kind, capacity_gb, "
+     "bandwidth_gb_s}], policy}",
+     ENG_KEY_NOWHERE, .sub = eng_offload_keys},
     {"slo", ENG_KEY_MAP, 0, 0, 0, "", NULL, NULL, "the goodput's service-level objectives",
      ENG_KEY_AT(scn_scenario, slo), .sub = slo_keys},
     {"speculative", ENG_KEY_MAP, ENG_KEY_CODE, 0, 0, "", NULL, NULL, "speculative decoding",

@@ -58,6 +58,9 @@ FRAGMENTS=(
   "roofline-one-request cheap -"
   "shared-prefix slow sqlite3"
   "prefix-mooncake slow data,sqlite3"
+  "offload-h200 slow data,sqlite3"
+  "offload-mooncake slow data"
+  "pipeline-405b slow -"
   "routers slow sqlite3"
   "speculative-run slow data"
   "pd-llama70b slow -"
@@ -254,6 +257,22 @@ gen_prefix_mooncake() {
   fence_close
 }
 
+gen_offload_h200() {
+  local q="SELECT round(prefix_hit_rate, 4) AS prefix_hit_rate,
+    round(kv_offload_cpu_hit_rate, 4) AS from_host, round(mean_ttft_ms) AS mean_ttft_ms FROM
+    (SELECT r.id, (SELECT value FROM metrics WHERE run_id = r.id AND name = 'prefix_hit_rate') AS
+    prefix_hit_rate, (SELECT value FROM metrics WHERE run_id = r.id AND name =
+    'kv_offload_cpu_hit_rate') AS kv_offload_cpu_hit_rate, (SELECT value FROM metrics WHERE run_id
+    = r.id AND name = 'mean_ttft_ms') AS mean_ttft_ms FROM runs r ORDER BY r.id)"
+  local s=(--set replicas=1 --set gpu=h200 --set memory.block_size=256 --store summary)
+  fence_open
+  show --silent llmsim run scenarios/mooncake_conv.yaml "${s[@]}"
+  show --silent llmsim run scenarios/mooncake_conv.yaml "${s[@]}" \
+    --set 'kv_offload.tiers=[{kind: cpu}]'
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
 gen_routers() {
   local q="SELECT id, round(request_throughput, 2) AS req_per_s, round(prefix_hit_rate, 3) AS
     prefix_hit_rate, round(mean_ttft_ms, 1) AS mean_ttft_ms, round(p99_ttft_ms, 1) AS p99_ttft_ms
@@ -265,6 +284,15 @@ gen_routers() {
     show --silent llmsim run scenarios/routers.yaml --store summary --set router=$r
   done
   show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+gen_offload_mooncake() { fence_open; show llmsim run scenarios/mooncake_offload.yaml; fence_close; }
+
+gen_pipeline_405b() {
+  fence_open
+  show llmsim run scenarios/llama405b_pp2.yaml
+  show llmsim run scenarios/llama405b_pp2.yaml --set pipeline_batches=1
   fence_close
 }
 

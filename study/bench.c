@@ -34,6 +34,12 @@ static const char lognormal_lengths[] =
     "model: gpt-oss-120b\ngpu: h100-sxm\ndtype: mxfp4-fp8\ntensor_parallel: 4\nexpert_parallel: "  \
     "2\n"
 
+#define LLAMA405_PP2                                                                               \
+    "model: llama-3.1-405b\ngpu: h100-sxm\ntensor_parallel: 8\npipeline_parallel: 2\n"
+
+/* an own-workload case's extra lines: a host tier of 256 GB (a DGX H100's 2 TB over its GPUs) */
+#define OFFLOAD "kv_offload: {tiers: [{kind: cpu, capacity_gb: 256}]}\n"
+
 /* The vllm-v0 cases are the ones that ran the `vllm` policy before it became V1 (the same V0
  * policy, renamed), so their figures compare with older benches like for like. */
 static const study_bench_case cases[] = {
@@ -74,6 +80,14 @@ static const study_bench_case cases[] = {
      "overlap_scheduler: true"},
     {"gpt-oss-w4a8", "trtllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, GPTOSS_W4A8,
      NULL},
+    /* KV offload tiers: the Mooncake trace whole (12,031 requests) and a million chat turns, with
+     * a host tier behind each replica's cache */
+    {"offload-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE, OFFLOAD,
+     NULL},
+    {"offload-sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, OFFLOAD,
+     NULL},
+    /* Llama-3.1-405B on two nodes of 8 H100s, two batches in flight through two stages */
+    {"pipeline", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, LLAMA405_PP2, NULL},
     /* a day of load served by an autoscaled fleet: every replica's cold start, drain and the
      * autoscaler's evaluations */
     {"fleet-day", "vllm", 172800, 10, STUDY_BENCH_SUMMARY, STUDY_BENCH_FLEET, NULL, NULL},
@@ -125,7 +139,6 @@ static int scenario_text(char *buf, size_t len, const char *data, const char *po
     return w > 0 && (size_t)w < len ? 0 : -1;
 }
 
-/* The scenario of a case with its own workload. */
 /* ServeGen's DeepSeek-R1 day, the clients' rates summed and averaged per hour (requests/s). */
 static const double servegen_hourly[24] = {19.31, 22.25, 32.58, 28.64, 17.04, 14.54, 12.00, 9.24,
                                            9.54,  10.63, 12.97, 13.29, 7.16,  8.72,  10.96, 11.27,
@@ -148,26 +161,28 @@ static int fleet_scenario(char *buf, size_t len, const study_bench_case *c, int6
     return w > 0 && (size_t)w < len ? 0 : -1;
 }
 
+/* The scenario of a case with its own workload (its setup: extra lines). */
 static int own_scenario(char *buf, size_t len, const char *data, const study_bench_case *c,
                         int64_t n)
 {
     int w;
     if (c->workload == STUDY_BENCH_FLEET)
         return fleet_scenario(buf, len, c, n);
+    const char *extra = c->setup ? c->setup : "";
     const char *router = c->workload == STUDY_BENCH_MOONCAKE_WEIGHTED ? "weighted"
                          : c->workload == STUDY_BENCH_MOONCAKE_KV     ? "kv_router"
                                                                       : "prefix_affinity";
     if (c->workload != STUDY_BENCH_SESSIONS) {
         w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: qwen2.5-7b\ngpu: h100-sxm\nengine: {name: %s}\n"
-                     "replicas: %d\nrouter: %s\nworkload:\n  trace: {path: "
+                     "replicas: %d\nrouter: %s\n%sworkload:\n  trace: {path: "
                      "%s/traces/mooncake-fast25/conversation_trace.jsonl, format: mooncake, "
                      "limit: %lld}\n",
-                     c->policy, c->replicas, router, data, (long long)n);
+                     c->policy, c->replicas, router, extra, data, (long long)n);
     } else {
         w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: {name: %s}\n"
-                     "replicas: %d\nworkload:\n  num_requests: %lld\n"
+                     "replicas: %d\n%sworkload:\n  num_requests: %lld\n"
                      "  arrival: {process: closed, concurrency: 128, think_time_ms: 500, "
                      "ramp_up_s: 10}\n"
                      "  output_tokens: {dist: lognormal, mean: 250, sigma: 0.6, max: 1500}\n"
@@ -175,7 +190,7 @@ static int own_scenario(char *buf, size_t len, const char *data, const study_ben
                      "lognormal, mean: 120, sigma: 0.8, min: 20, max: 400}, "
                      "system_prompt_tokens: 1000, think_time_ms: {dist: lognormal, mean: 3000, "
                      "sigma: 0.6, min: 500, max: 10000}}\n",
-                     c->policy, c->replicas, (long long)n);
+                     c->policy, c->replicas, extra, (long long)n);
     }
     return w > 0 && (size_t)w < len ? 0 : -1;
 }

@@ -300,7 +300,8 @@ static void answer_layout(const scn_scenario *scn, study_answer *a)
 {
     const eng_config *e = &scn->engine;
     if (!e->pd.enabled) {
-        a->tp = e->tensor_parallel * e->data_parallel_attention;
+        a->tp = e->tensor_parallel * e->data_parallel_attention *
+                (e->pipeline_parallel > 1 ? e->pipeline_parallel : 1); /* GPUs a replica */
         return;
     }
     const eng_pool_config *p = &e->pd.pool[ENG_POOL_PREFILL], *d = &e->pd.pool[ENG_POOL_DECODE];

@@ -62,7 +62,8 @@ typedef struct study_bench_case {
     study_bench_store store;
     study_bench_workload workload;
     const char *setup;  /* scenario lines naming model, GPU and layout; NULL = Llama-3-8B on
-                           one H100 SXM */
+                           one H100 SXM (a case with its own workload: lines added to its
+                           scenario) */
     const char *params; /* the policy's settings as flow-map entries ("batch_size: 64"), or
                            NULL */
 } study_bench_case;

@@ -5,7 +5,9 @@
  * of prompt tokens for the conversation trace, 65.1% for the synthetic one, as the traces'
  * SOURCE.md says); a replay through vllm with an unbounded cache reports a hit rate at or just
  * below it (a block is cached once its computation is scheduled; hits are whole 256-token
- * blocks here, and the last prompt token is always computed), and an H200's real cache less.
+ * blocks here, and the last prompt token is always computed), and an H200's real cache less;
+ * the same H200 with an unbounded host-memory tier behind its cache (kv_offload) reaches the
+ * bound again for the conversation trace.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -142,6 +144,18 @@ static void test_mooncake_bound_and_replay(void **state)
         double bounded = metric(&s, "prefix_hit_rate");
         scn_free(&s);
         free(text);
+        double offload = -1;
+        if (t == 0) { /* and with an unbounded host tier behind its cache */
+            text = trace_scenario(traces[t].file, "replicas: 1\nmemory: {block_size: 256}\n"
+                                                  "kv_offload: {tiers: [{kind: cpu}]}\n");
+            assert_int_equal(load(text, &s), 0);
+            offload = metric(&s, "prefix_hit_rate");
+            scn_free(&s);
+            free(text);
+            print_message("%s: an H200's cache with an unbounded host tier %.4f\n", traces[t].file,
+                          offload);
+            assert_true(offload <= bound && offload > bound - 0.02);
+        }
         print_message("%s: ideal bound %.4f, unbounded cache %.4f (%g evictions), an H200's "
                       "cache %.4f\n",
                       traces[t].file, bound, unbounded, evicted, bounded);

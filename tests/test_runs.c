@@ -312,11 +312,53 @@ static void test_own_blocks_change_nothing(void **state)
     test_free(b);
 }
 
+/* multi-turn sessions, closed loop, their prefixes back after a think time */
+#define OFF_SESSIONS                                                                               \
+    "workload:\n  num_requests: 300\n"                                                             \
+    "  arrival: {process: closed, concurrency: 40, think_time_ms: 100, ramp_up_s: 1}\n"            \
+    "  output_tokens: {dist: lognormal, mean: 200, sigma: 0.8, max: 900}\n"                        \
+    "  sessions: {turns: {dist: uniform, min: 2, max: 8}, user_tokens: {dist: uniform, min: 20, "  \
+    "max: 400}, system_prompt_tokens: 400, think_time_ms: {dist: uniform, min: 500, max: 3000}}\n"
+
+/* Decode runs change nothing with KV offload tiers either: vLLM V1 (the policy offload is
+ * modelled for) under memory pressure, multi-turn sessions whose prefixes the GPU cache loses and
+ * the tiers give back, written back at eviction and written through as computed. */
+static void test_offload_runs_change_nothing(void **state)
+{
+    static const variant cases[] = {
+        {"write-back",
+         "model: llama-3-8b\ngpu: h100-sxm\nmemory: {gpu_utilization: 0.22}\n"
+         "kv_offload: {policy: write_back, tiers: [{kind: cpu, capacity_gb: 1}, {kind: ssd, "
+         "capacity_gb: 8, bandwidth_gb_s: 7, latency_us: 100}]}\n" OFF_SESSIONS,
+         0, NULL, NULL, NULL},
+        {"write-through",
+         "model: llama-3-8b\ngpu: h100-sxm\nmemory: {gpu_utilization: 0.22}\n"
+         "kv_offload: {policy: write_through, tiers: [{kind: cpu, capacity_gb: 2}]}\n" OFF_SESSIONS,
+         0, NULL, NULL, NULL},
+    };
+    const eng_sched_ops *p = eng_sched_find("vllm");
+    outcome *one = test_malloc(sizeof *one), *runs = test_malloc(sizeof *runs);
+    for (size_t j = 0; j < sizeof cases / sizeof cases[0]; j++) {
+        run_one(p, &cases[j], 1, 0, one);
+        run_one(p, &cases[j], 0, 0, runs);
+        same("with decode runs and offload", p->name, cases[j].name, one, runs);
+        /* the tiers served hits, and runs were formed */
+        assert_true(study_metric(&one->r, "kv_offload_cpu_hit_rate") > 0);
+        assert_true(runs->r.events < one->r.events);
+        print_message("%-14s host hit rate %g, %lld events one step an event, %lld with runs\n",
+                      cases[j].name, study_metric(&one->r, "kv_offload_cpu_hit_rate"),
+                      (long long)one->r.events, (long long)runs->r.events);
+    }
+    test_free(one);
+    test_free(runs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runs_change_nothing),
         cmocka_unit_test(test_own_blocks_change_nothing),
+        cmocka_unit_test(test_offload_runs_change_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

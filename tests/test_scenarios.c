@@ -539,7 +539,7 @@ static void shipped_examples(void **state)
 {
     static const char *const files[] = {"demo",       "capacity",      "gamma_bursty",
                                         "azure_conv", "mooncake_conv", "closed_loop",
-                                        "spike",      "sessions"};
+                                        "spike",      "sessions",      "mooncake_offload"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[1024], *text;
         snprintf(path, sizeof path, "%s/scenarios/%s.yaml", LLMSIM_SOURCE_DIR, files[i]);

@@ -63,13 +63,14 @@ typedef struct eng_pstore {
     int32_t qhead, qtail;    /* the free queue (-1: empty) */
     eng_tslot *tab;          /* open addressing, linear probing */
     uint32_t tabmask;
-    int32_t tabn, tombs; /* live entries, tombstones */
-    int64_t inuse;       /* cached blocks with ref > 0 */
-    int64_t refs;        /* sum of their refs */
-    int64_t evictions;   /* cached blocks evicted */
-    int64_t own;         /* requests' own computed blocks (not in the table): held or queued */
-    uint64_t epoch;      /* bumped whenever a match could change: a block cached, evicted, held
-                            or let go, an own run taken from */
+    int32_t tabn, tombs;     /* live entries, tombstones */
+    int64_t inuse;           /* cached blocks with ref > 0 */
+    int64_t refs;            /* sum of their refs */
+    int64_t evictions;       /* cached blocks evicted */
+    int64_t own;             /* requests' own computed blocks (not in the table): held or queued */
+    uint64_t epoch;          /* bumped whenever a match could change: a block cached, evicted, held
+                                or let go, an own run taken from */
+    struct eng_offload *off; /* the replica's offload tiers, or NULL (offload.c) */
 } eng_pstore;
 
 /* A request's content and its place in the prefix cache (requests of a replica with the cache
@@ -164,6 +165,80 @@ void eng_ps_take(eng_pstore *ps, int64_t n);
 void eng_ps_give(eng_pstore *ps, int64_t n);
 /* The cached block with hash h, or -1. */
 int32_t eng_ps_find(const eng_pstore *ps, uint64_t h);
+
+/* ---- KV offload tiers (offload.c) ----
+ * A tier holds copies of KV blocks by content hash, up to its capacity, evicting its least
+ * recently used block (written down to the next tier when there is one). Each replica reaches
+ * each tier through a channel of its own (its GPUs' links to it), which carries the tier's
+ * writes and loads in turn; the remote tier's store is shared by the replicas. */
+typedef struct eng_onode {
+    uint64_t hash;
+    int64_t ready;      /* ns: when its write completes (a load may not start before) */
+    int32_t prev, next; /* LRU list (head: least recently used); next: free list when unused */
+} eng_onode;
+
+typedef struct eng_oslot {
+    uint64_t hash;
+    int32_t node; /* node + 1, 0 empty */
+} eng_oslot;
+
+typedef struct eng_otier {
+    eng_tier_kind kind;
+    int64_t cap; /* blocks (INT64_MAX: unbounded) */
+    eng_onode *nd;
+    int32_t nn, capn, freen; /* nodes used, allocated, first unused (-1: none) */
+    eng_oslot *tab;          /* open addressing, the hash beside its node */
+    uint32_t mask;
+    int64_t n; /* blocks held */
+    int32_t head, tail;
+    int32_t users; /* replicas sharing it */
+    int64_t hit_blocks, written_blocks, read_blocks, evicted_blocks;
+} eng_otier;
+
+/* A request's way through the offload (eng_request.off_state). */
+enum { ENG_OFF_NONE = 0, ENG_OFF_LOADING, ENG_OFF_PINNED };
+
+typedef struct eng_offload {
+    eng_replica *r;
+    int32_t ntiers;
+    eng_otier *tier[ENG_MAX_TIERS];
+    double bw[ENG_MAX_TIERS];    /* bytes/ns: the replica's channel to each tier */
+    int64_t lat[ENG_MAX_TIERS];  /* ns added to each load */
+    int64_t busy[ENG_MAX_TIERS]; /* ns: the channel is busy until */
+    double block_bytes;          /* one block's KV on the replica's GPUs */
+    eng_offload_policy policy;
+    int32_t min_load_tokens;
+    int64_t reserved; /* GPU blocks reserved for loads in flight (on the KV's held account) */
+    int64_t pins;     /* references pinned blocks hold for requests not yet admitted */
+} eng_offload;
+
+/* Sets up the tiers of every replica of an aggregated deployment (cfg.offload); 0, or -1 with
+ * err. */
+int eng_off_init(eng_engine *e, sim_err *err);
+void eng_off_fini(eng_engine *e);
+/* kv.c's hooks: the GPU cache evicts the block of hash h (write-back: it goes down a tier), or
+ * caches a newly computed one (write-through). */
+void eng_off_evicted(struct eng_offload *o, uint64_t h);
+void eng_off_computed(struct eng_offload *o, uint64_t h);
+/* Whether waiting request rq may not be admitted yet: the first time a policy asks (about to
+ * admit it), the blocks of its prompt the tiers hold past the GPU cache's hit start loading into
+ * blocks reserved for them, and it waits until they are in (1); 0 when there is nothing to load
+ * or once they are loaded (they stay pinned in the GPU cache until it is admitted). */
+int eng_off_gate(eng_replica *r, eng_request *rq);
+/* rq is admitted or rejected: the blocks pinned for it are its own now, or free (cached). */
+void eng_off_release(eng_replica *r, eng_request *rq);
+/* Appends the offload metrics to out[n..]; returns the new count. */
+int eng_off_summary(const eng_engine *e, eng_metric *out, int n);
+/* Tiers within capacity, LRU lists whole: 0, or -1 with a message. */
+int eng_off_check(const eng_engine *e, char *buf, size_t len);
+
+/* kv.c for offload.c: the engine takes (pin) or drops (unpin) a reference on cached block idx,
+ * as a request's block table does; a block of hash h not cached enters the cache in place of
+ * the least recently used free block, with one reference (pinned): its index, or -1 when no
+ * block is free. */
+void eng_kv_pin(eng_kv *kv, int32_t idx);
+void eng_kv_unpin(eng_kv *kv, int32_t idx);
+int32_t eng_kv_insert(eng_kv *kv, uint64_t h);
 
 /* A replica's blocks: `total` of them, laid out as plan p says. */
 void eng_kv_init(eng_kv *kv, const eng_kv_plan *p, int32_t block_size, int32_t ahead);
@@ -353,9 +428,39 @@ void eng_link_fini(eng_engine *e);
 /* Walks every open flow: ports' counts and lists agree; 0, or -1 with a message. */
 int eng_link_check(const eng_engine *e, char *buf, size_t len);
 
+typedef struct eng_pool eng_pool;
+
+/* ---- pipeline parallelism (pipeline.c) ----
+ * The stages of one pipelined replica, shared by its virtual engines (the replicas that form
+ * its batches in flight). */
+typedef struct eng_pipe {
+    int32_t stages;
+    int64_t *free_at; /* ns: each stage is busy until */
+    double share;     /* the largest stage's share of the layers */
+    double act_bytes; /* activation bytes of one token sent from a stage to the next */
+    double bw;        /* bytes/ns between stages, per GPU */
+    int64_t latency;  /* ns per send */
+} eng_pipe;
+
+/* Layers of the largest of `stages` stages. */
+int32_t eng_pipe_stage_layers(int32_t layers, int32_t stages);
+/* Scales one GPU's share *g of the model to the largest stage of c's pipeline, and sets
+ * p->stage_layers (all the layers without one). */
+void eng_pipe_plan(const eng_config *c, eng_dtype dt, const eng_layout *l, eng_gpu_share *g,
+                   eng_kv_plan *p);
+/* Batches in flight through c's pipeline (1 without one): its virtual engines per replica. */
+int32_t eng_pipe_batches(const eng_config *c);
+/* Gives pool p's pipelined replicas their pipes (nothing without pipeline_parallel); 0, or -1
+ * with err. */
+int eng_pipe_init(eng_engine *e, eng_pool *p, sim_err *err);
+void eng_pipe_fini(eng_pool *p);
+/* A batch whose whole-model GPU time is gpu, of `tokens` query tokens, ready at start: when it
+ * leaves the last stage. */
+int64_t eng_pipe_place(eng_pipe *q, int64_t start, int64_t gpu, int64_t tokens);
+
 /* One pool of replicas: all of them in an aggregated deployment, or the prefill or the decode
  * ones of a disaggregated one. */
-typedef struct eng_pool {
+struct eng_pool {
     int32_t id; /* 0, or ENG_POOL_PREFILL / ENG_POOL_DECODE */
     eng_role role;
     eng_config cfg;   /* what its replicas run with (eng_config_pool) */
@@ -370,7 +475,8 @@ typedef struct eng_pool {
     void *router_st;
     gsl_rng *router_rng; /* the run's SIM_STREAM_ROUTER (NULL with one replica) */
     double gpu_bw;       /* bytes/ns per GPU on the link (disaggregated) */
-} eng_pool;
+    eng_pipe *pipes;     /* one per pipelined replica (cfg.replicas), or NULL */
+};
 
 struct eng_replica {
     eng_engine *e;
@@ -415,6 +521,8 @@ struct eng_replica {
     eng_request **joining;
     int32_t njoining, capjoining;
     eng_port port;
+    eng_offload *off;    /* its KV offload tiers, or NULL */
+    eng_pipe *pipe;      /* the pipeline it is a virtual engine of, or NULL */
     int32_t fleet;       /* ENG_FLEET_*: autoscaling's state of it (ready otherwise) */
     int64_t fleet_since; /* ns: when it last left ENG_FLEET_OFF */
 };
@@ -458,6 +566,11 @@ struct eng_engine {
     eng_totals tot;
     eng_metrics m;
     int64_t waiting_total;
+    /* KV offload (offload.c): every distinct tier store, and the loads' times */
+    eng_otier **otiers;
+    int32_t notiers;
+    sim_samples off_load; /* ms, one per load */
+    int64_t off_loads;
     int64_t in_system;         /* requests arrived and not yet done, every replica */
     struct eng_autoscaler *as; /* autoscale.c, or NULL */
 };

@@ -1,0 +1,564 @@
+/*
+ * offload.c: KV offload tiers behind a replica's GPU prefix cache: host memory, local SSD and a
+ * remote store, as vLLM's OffloadingConnector (vllm/distributed/kv_transfer/kv_connector/v1/
+ * offloading_connector.py with vllm/v1/kv_offload/), LMCache (local CPU, local disk, remote
+ * backends), NVIDIA Dynamo's KV block manager (G2 host, G3 disk, G4 remote) and Mooncake's store
+ * keep KV blocks the GPU no longer holds.
+ *
+ * A tier holds copies of blocks by their content hash (the GPU cache's chained hash), up to its
+ * capacity, and evicts its least recently used block, which goes down to the next tier when
+ * there is one. A GPU block reaches the first tier when the GPU cache evicts it (write-back) or
+ * as soon as it is computed (write-through). Each replica reaches each tier through one channel
+ * (its GPUs' links to the tier), which carries that tier's writes and loads in turn (FIFO): a
+ * load queued behind write-downs waits for them, and concurrent loads wait for each other.
+ *
+ * A request that reaches a replica looks up the blocks of its prompt past those the GPU cache
+ * holds, block after block, in the fastest tier that has each, stopping at the first block no
+ * tier has (a prefix). When there are such blocks, they are loaded before the request reaches
+ * the replica's policy: its load time is on its path to the first token, and the link's queue
+ * is in it. Once loaded, the blocks enter the GPU cache unreferenced at the free queue's tail
+ * (with the GPU-cached part of the prefix refreshed first), where the policy's prefix match
+ * finds them.
+ *
+ * Invariants (eng_off_check): a tier holds at most its capacity; its LRU list and its table
+ * hold the same blocks. Memory: one node per block a tier holds; nothing per token.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+/* ---------------- settings ---------------- */
+
+const char *eng_tier_kind_name(eng_tier_kind k)
+{
+    static const char *const names[ENG_TIER_KINDS] = {"cpu", "ssd", "remote"};
+    return (unsigned)k < ENG_TIER_KINDS ? names[k] : "?";
+}
+
+const eng_key eng_tier_keys[] = {
+    {"kind", ENG_KEY_ENUM, ENG_KEY_REQUIRED, 0, 0, "", NULL, "cpu|ssd|remote",
+     "host memory, local NVMe, or a store every replica shares", ENG_KEY_AT(eng_tier_config, kind)},
+    {"capacity_gb", ENG_KEY_NUM, 0, 0, INFINITY, "GB", "0", NULL,
+     "what the tier holds: a replica's (remote: the deployment's); 0 is unbounded",
+     ENG_KEY_AT(eng_tier_config, capacity_gb)},
+    {"bandwidth_gb_s", ENG_KEY_NUM, ENG_KEY_CODE | ENG_KEY_LO_OPEN, 0, INFINITY, "GB/s",
+     "(cpu: the catalog's host link; required for ssd and remote)", NULL,
+     "per GPU, each way, between the tier and the GPUs",
+     ENG_KEY_AT(eng_tier_config, bandwidth_gb_s)},
+    {"latency_us", ENG_KEY_NUM, 0, 0, 1e9, "us", "0", NULL, "added to every load from the tier",
+     ENG_KEY_AT(eng_tier_config, latency_us)},
+    ENG_KEY_END};
+
+const eng_key eng_offload_keys[] = {
+    {"tiers", ENG_KEY_MAP, ENG_KEY_LIST | ENG_KEY_CODE | ENG_KEY_REQUIRED, 0, 0, "", NULL, NULL,
+     "a list of 1 to 3 {kind, capacity_gb, bandwidth_gb_s, latency_us}, fastest first",
+     ENG_KEY_NOWHERE, .sub = eng_tier_keys},
+    {"policy", ENG_KEY_ENUM, 0, 0, 0, "", "write_back", "write_back|write_through",
+     "when a GPU block goes down to the first tier: when the GPU cache evicts it, or once computed",
+     ENG_KEY_AT(eng_offload_config, policy)},
+    {"min_load_tokens", ENG_KEY_INT, 0, 0, INT32_MAX, "tokens", "0", NULL,
+     "hits in the tiers shorter than this are recomputed, not loaded (SGLang HiCache: 10)",
+     ENG_KEY_AT(eng_offload_config, min_load_tokens)},
+    ENG_KEY_END};
+
+/* ---------------- a tier: table and LRU list ---------------- */
+
+static uint32_t home(const eng_otier *t, uint64_t h)
+{
+    return (uint32_t)(h ^ (h >> 29)) & t->mask;
+}
+
+/* The node holding hash h, or -1. */
+static int32_t find(const eng_otier *t, uint64_t h)
+{
+    if (!t->tab)
+        return -1;
+    for (uint32_t i = home(t, h);; i = (i + 1) & t->mask) {
+        const eng_oslot *v = &t->tab[i];
+        if (v->node == 0)
+            return -1;
+        if (v->hash == h)
+            return v->node - 1;
+    }
+}
+
+static void slot_put(eng_otier *t, int32_t idx)
+{
+    uint64_t h = t->nd[idx].hash;
+    uint32_t i = home(t, h);
+    while (t->tab[i].node)
+        i = (i + 1) & t->mask;
+    t->tab[i] = (eng_oslot){h, idx + 1};
+}
+
+static void grow_table(eng_otier *t)
+{
+    eng_oslot *old = t->tab;
+    uint32_t oldcap = old ? t->mask + 1 : 0, cap = oldcap ? 2 * oldcap : 1024;
+    t->tab = sim_xcalloc(cap, sizeof *t->tab);
+    t->mask = cap - 1;
+    for (uint32_t i = 0; i < oldcap; i++)
+        if (old[i].node)
+            slot_put(t, old[i].node - 1);
+    free(old);
+}
+
+/* Removes node idx from the table (backward-shift deletion keeps probe runs whole). */
+static void slot_erase(eng_otier *t, int32_t idx)
+{
+    uint32_t i = home(t, t->nd[idx].hash);
+    while (t->tab[i].node != idx + 1)
+        i = (i + 1) & t->mask;
+    for (uint32_t j = i;;) {
+        j = (j + 1) & t->mask;
+        if (!t->tab[j].node)
+            break;
+        uint32_t k = home(t, t->tab[j].hash);
+        if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+            continue; /* its home is past the hole: it stays */
+        t->tab[i] = t->tab[j];
+        i = j;
+    }
+    t->tab[i].node = 0;
+}
+
+static void lru_unlink(eng_otier *t, int32_t i)
+{
+    eng_onode *n = &t->nd[i];
+    if (n->prev >= 0)
+        t->nd[n->prev].next = n->next;
+    else
+        t->head = n->next;
+    if (n->next >= 0)
+        t->nd[n->next].prev = n->prev;
+    else
+        t->tail = n->prev;
+}
+
+static void lru_append(eng_otier *t, int32_t i)
+{
+    t->nd[i].prev = t->tail;
+    t->nd[i].next = -1;
+    if (t->tail >= 0)
+        t->nd[t->tail].next = i;
+    else
+        t->head = i;
+    t->tail = i;
+}
+
+/* MODEL: vLLM's LRUOffloadingManager.touch (vllm/v1/kv_offload/lru_manager.py): a block a lookup
+ * finds becomes the most recently used */
+static void touch(eng_otier *t, int32_t i)
+{
+    lru_unlink(t, i);
+    lru_append(t, i);
+}
+
+static int32_t node_new(eng_otier *t, uint64_t h, int64_t ready)
+{
+    int32_t i;
+    if (t->freen >= 0) {
+        i = t->freen;
+        t->freen = t->nd[i].next;
+    } else {
+        if (t->nn == t->capn) {
+            t->capn = t->capn ? 2 * t->capn : 1024;
+            t->nd = sim_xrealloc(t->nd, (size_t)t->capn * sizeof *t->nd);
+        }
+        i = t->nn++;
+    }
+    if (!t->tab || 2 * (t->n + 1) > (int64_t)t->mask + 1)
+        grow_table(t);
+    t->nd[i] = (eng_onode){h, ready, -1, -1};
+    slot_put(t, i);
+    lru_append(t, i);
+    t->n++;
+    return i;
+}
+
+static void node_free(eng_otier *t, int32_t i)
+{
+    slot_erase(t, i);
+    lru_unlink(t, i);
+    t->nd[i].next = t->freen;
+    t->freen = i;
+    t->n--;
+}
+
+/* ---------------- writes ---------------- */
+
+/* The replica's channel to tier k carries `blocks` blocks from now (or when it is free): the time
+ * the last one has crossed. */
+static int64_t carry(eng_offload *o, int k, int64_t blocks, int64_t now)
+{
+    int64_t start = o->busy[k] > now ? o->busy[k] : now;
+    o->busy[k] = start + (int64_t)ceil((double)blocks * o->block_bytes / o->bw[k]);
+    return o->busy[k];
+}
+
+static void put(eng_offload *o, int k, uint64_t h, int64_t now);
+
+/* Tier k makes room for one block: its least recently used goes down a tier (or is dropped from
+ * the last). MODEL: vLLM LRUOffloadingManager.prepare_store evicts the least recently used
+ * blocks; Dynamo's KVBM and LMCache's hierarchy write a block evicted from host memory down to
+ * disk and then to the remote store. */
+static void make_room(eng_offload *o, int k, int64_t now)
+{
+    eng_otier *t = o->tier[k];
+    while (t->n >= t->cap) {
+        int32_t v = t->head;
+        uint64_t h = t->nd[v].hash;
+        node_free(t, v);
+        t->evicted_blocks++;
+        if (k + 1 < o->ntiers)
+            put(o, k + 1, h, now);
+    }
+}
+
+/* Block h is written to tier k unless it is there already (then it is refreshed). MODEL: vLLM
+ * prepare_store skips blocks already stored; a block can be loaded once its store completes
+ * (BlockStatus.is_ready). */
+static void put(eng_offload *o, int k, uint64_t h, int64_t now)
+{
+    eng_otier *t = o->tier[k];
+    int32_t i = find(t, h);
+    if (i >= 0) {
+        touch(t, i);
+        return;
+    }
+    if (t->cap <= 0)
+        return;
+    make_room(o, k, now);
+    node_new(t, h, carry(o, k, 1, now));
+    t->written_blocks++;
+}
+
+void eng_off_evicted(eng_offload *o, uint64_t h)
+{
+    /* MODEL: SGLang HiRadixCache.evict under write_back backs an evicted node up to host memory
+     * (write_backup) before freeing it; under write_through it is there already */
+    if (o->policy == ENG_OFFLOAD_WRITE_BACK)
+        put(o, 0, h, sim_now(o->r->e->ctx));
+}
+
+void eng_off_computed(eng_offload *o, uint64_t h)
+{
+    /* MODEL: vLLM OffloadingConnector stores each request's new full blocks after the step that
+     * computed them (build_connector_meta: store jobs per request); LMCache stores a request's KV
+     * as it is computed; SGLang HiCache write_through backs up each inserted node */
+    if (o->policy == ENG_OFFLOAD_WRITE_THROUGH)
+        put(o, 0, h, sim_now(o->r->e->ctx));
+}
+
+/* ---------------- loads ---------------- */
+
+/* The fastest tier holding block h, ready by now, or -1 (*node gets its node). */
+static int tier_of(const eng_offload *o, uint64_t h, int64_t now, int32_t *node)
+{
+    for (int k = 0; k < o->ntiers; k++) {
+        int32_t i = find(o->tier[k], h);
+        if (i >= 0 && o->tier[k]->nd[i].ready <= now) {
+            *node = i;
+            return k;
+        }
+    }
+    return -1;
+}
+
+/* The blocks of rq's prompt that the tiers hold past the GPU cache's hit (g blocks), up to most,
+ * counted per tier into per[]; each found block is refreshed in its tier. Returns how many. */
+static int32_t look_up(eng_offload *o, const uint64_t *bh, int32_t g, int32_t most, int64_t now,
+                       int64_t per[ENG_MAX_TIERS])
+{
+    int32_t j = g;
+    for (; j < most; j++) {
+        int32_t node;
+        int k = tier_of(o, bh[j], now, &node);
+        if (k < 0)
+            break;
+        touch(o->tier[k], node);
+        per[k]++;
+    }
+    return j - g;
+}
+
+/* The loaded blocks are in: the reservation becomes them, pinned with the GPU-cached part of the
+ * prefix before them; a block the GPU lost meanwhile ends the usable prefix. */
+static void on_loaded(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_replica *r = obj;
+    eng_request *rq = (eng_request *)(intptr_t)arg;
+    eng_offload *o = r->off;
+    eng_kv *kv = &r->kv;
+    const uint64_t *bh;
+    int32_t end = rq->off_first + rq->off_blocks, j = 0;
+    int32_t n = eng_request_block_hashes(r, rq, end, &bh);
+    SIM_ASSERT(ctx, n == end && rq->status == ENG_RQ_WAITING);
+    kv->held -= rq->off_blocks;
+    o->reserved -= rq->off_blocks;
+    eng_kv_give(kv, rq->off_blocks);
+    for (; j < n; j++) {
+        int32_t idx = eng_ps_find(kv->ps, bh[j]);
+        if (idx >= 0)
+            eng_kv_pin(kv, idx);
+        else if (j < rq->off_first || eng_kv_insert(kv, bh[j]) < 0)
+            break;
+    }
+    rq->off_pinned = j;
+    o->pins += j;
+    rq->off_state = ENG_OFF_PINNED;
+    if (!r->busy)
+        eng_replica_wake_at(r, sim_now(ctx));
+}
+
+/* Starts loading rq's blocks [g, g + n), counted per tier in per[], into n reserved blocks. */
+static void start_load(eng_replica *r, eng_request *rq, int32_t g, int32_t n,
+                       const int64_t per[ENG_MAX_TIERS], int64_t now)
+{
+    eng_offload *o = r->off;
+    eng_engine *e = r->e;
+    int64_t done = now;
+    for (int k = 0; k < o->ntiers; k++) {
+        if (!per[k])
+            continue;
+        int64_t t = carry(o, k, per[k], now) + o->lat[k];
+        done = t > done ? t : done;
+        o->tier[k]->read_blocks += per[k];
+        o->tier[k]->hit_blocks += per[k];
+    }
+    eng_kv_take(&r->kv, n);
+    r->kv.held += n;
+    o->reserved += n;
+    rq->off_first = g;
+    rq->off_blocks = n;
+    rq->off_state = ENG_OFF_LOADING;
+    e->off_loads++;
+    sim_samples_add(&e->off_load, (double)(done - now) / 1e6);
+    sim_schedule(e->ctx, done, ENG_PRIO_XFER, on_loaded, r, (int64_t)(intptr_t)rq);
+}
+
+int eng_off_gate(eng_replica *r, eng_request *rq)
+{
+    eng_offload *o = r->off;
+    if (!o || rq->off_state == ENG_OFF_PINNED)
+        return 0;
+    if (rq->off_state == ENG_OFF_LOADING)
+        return 1;
+    /* MODEL: vLLM's scheduler asks the connector for the tokens past the GPU cache's hit when it
+     * reaches a waiting request (get_num_new_matched_tokens); the offloading manager counts the
+     * leading blocks it has ready and stops at the first it has not (LRUOffloadingManager.
+     * lookup); the last prompt token is always computed (get_computed_blocks) */
+    int64_t now = sim_now(r->e->ctx);
+    int32_t bs = r->kv.block_size, g = eng_prefix_match(r, rq, NULL) / bs;
+    int32_t most = (int32_t)(((int64_t)rq->prefill_target - 1) / bs);
+    const uint64_t *bh;
+    most = eng_request_block_hashes(r, rq, most, &bh);
+    if (g >= most)
+        return 0;
+    int64_t per[ENG_MAX_TIERS] = {0};
+    int32_t n = look_up(o, bh, g, most, now, per);
+    /* MODEL: SGLang HiRadixCache.load_back refuses loads shorter than load_back_threshold (10
+     * tokens) and recomputes them; vLLM's OffloadingConnector and LMCache load every hit */
+    if (n == 0 || (int64_t)n * bs < o->min_load_tokens)
+        return 0;
+    /* MODEL: vLLM allocates the blocks of the external hit (allocate_slots with
+     * num_external_computed_tokens) or leaves the request waiting when they do not fit; the
+     * load is asynchronous: the request waits in WAITING_FOR_REMOTE_KVS while others run */
+    if (n + eng_decode_blocks_needed(r) > eng_kv_nfree(&r->kv))
+        return 1; /* the running requests' next step comes first */
+    start_load(r, rq, g, n, per, now);
+    return 1;
+}
+
+int eng_kv_loading(eng_replica *r, eng_request *rq)
+{
+    if (!r->off)
+        return 0;
+    eng_off_gate(r, rq);
+    return rq->off_state == ENG_OFF_LOADING;
+}
+
+void eng_off_release(eng_replica *r, eng_request *rq)
+{
+    if (!r->off || rq->off_state == ENG_OFF_NONE)
+        return;
+    SIM_CHECK(r->e->ctx, rq->off_state == ENG_OFF_PINNED); /* never admitted while loading */
+    const uint64_t *bh;
+    int32_t n = eng_request_block_hashes(r, rq, rq->off_pinned, &bh);
+    SIM_ASSERT(r->e->ctx, n == rq->off_pinned);
+    for (int32_t j = 0; j < n; j++)
+        eng_kv_unpin(&r->kv, eng_ps_find(r->kv.ps, bh[j]));
+    r->off->pins -= n;
+    rq->off_state = ENG_OFF_NONE;
+    rq->off_pinned = rq->off_first = rq->off_blocks = 0;
+}
+
+/* ---------------- set-up ---------------- */
+
+static eng_otier *tier_new(eng_tier_kind kind, int64_t cap)
+{
+    eng_otier *t = sim_xcalloc(1, sizeof *t);
+    t->kind = kind;
+    t->cap = cap;
+    t->freen = t->head = t->tail = -1;
+    return t;
+}
+
+/* MODEL: the host tier's default link is the catalog's host link per GPU (PCIe; NVLink-C2C on
+ * Grace parts), the one vLLM's and SGLang's host copies cross; a tier's bandwidth is per GPU,
+ * and a replica's GPUs move their shards of a block in parallel */
+static double tier_bw(const eng_pool *p, const eng_tier_config *tc)
+{
+    double per_gpu = tc->bandwidth_gb_s > 0 ? tc->bandwidth_gb_s * 1e9 : p->cfg.gpu.pcie_bw;
+    return per_gpu * p->plan.gpus / 1e9;
+}
+
+int eng_off_init(eng_engine *e, sim_err *err)
+{
+    const eng_offload_config *oc = &e->cfg.offload;
+    if (oc->ntiers == 0)
+        return 0;
+    sim_samples_init(&e->off_load);
+    if (e->pd)
+        return sim_errf(err, "kv_offload with prefill and decode pools is not modelled yet");
+    if (e->cfg.fleet.autoscale.enabled)
+        return sim_errf(err, "kv_offload with autoscale is not modelled yet");
+    eng_pool *p = &e->pools[0];
+    if (!p->reps[0].kv.ps)
+        return sim_errf(err,
+                        "kv_offload keeps blocks the prefix cache evicts: scheduler %s runs "
+                        "without a prefix cache",
+                        p->ops->name);
+    /* MODEL: vLLM V1 loads a request's offloaded KV asynchronously while the requests behind it
+     * run (WAITING_FOR_REMOTE_KVS), as modelled here; SGLang HiCache (init_load_back in
+     * PrefillAdder) and TensorRT-LLM's host cache onboard it within the step that admits the
+     * request, which is not */
+    if (strcmp(p->ops->name, "vllm") != 0)
+        return sim_errf(err,
+                        "kv_offload is modelled for scheduler vllm (V1, asynchronous loads); "
+                        "%s loads offloaded KV within the step that admits a request, which "
+                        "is not modelled yet",
+                        p->ops->name);
+    e->otiers = sim_xcalloc((size_t)oc->ntiers * (size_t)p->nrep, sizeof *e->otiers);
+    eng_otier *shared[ENG_MAX_TIERS] = {0};
+    /* a block of the growing layers on every GPU of one attention rank (and of every pipeline
+     * stage, each holding its layers' share) */
+    double block_bytes = (double)p->plan.block_bytes * p->cfg.tensor_parallel *
+                         (p->cfg.pipeline_parallel > 1 ? p->cfg.pipeline_parallel : 1);
+    for (int32_t i = 0; i < p->nrep; i++) {
+        eng_replica *r = &p->reps[i];
+        eng_offload *o = sim_xcalloc(1, sizeof *o);
+        o->r = r;
+        o->ntiers = oc->ntiers;
+        o->block_bytes = block_bytes;
+        o->policy = oc->policy;
+        o->min_load_tokens = oc->min_load_tokens;
+        for (int k = 0; k < oc->ntiers; k++) {
+            const eng_tier_config *tc = &oc->tier[k];
+            int64_t cap =
+                tc->capacity_gb > 0 ? (int64_t)(tc->capacity_gb * 1e9 / block_bytes) : INT64_MAX;
+            o->bw[k] = tier_bw(p, tc);
+            o->lat[k] = (int64_t)llround(tc->latency_us * 1e3);
+            if (tc->kind == ENG_TIER_REMOTE && shared[k]) {
+                o->tier[k] = shared[k];
+            } else {
+                o->tier[k] = tier_new(tc->kind, cap);
+                e->otiers[e->notiers++] = o->tier[k];
+                if (tc->kind == ENG_TIER_REMOTE)
+                    shared[k] = o->tier[k];
+            }
+            o->tier[k]->users++;
+            if (o->bw[k] <= 0)
+                return sim_errf(err, "kv_offload.tiers[%d]: no bandwidth for a %s tier", k,
+                                eng_tier_kind_name(tc->kind));
+        }
+        r->off = o;
+        if (r->kv.ps)
+            r->kv.ps->off = o;
+    }
+    return 0;
+}
+
+void eng_off_fini(eng_engine *e)
+{
+    for (int32_t i = 0; i < e->notiers; i++) {
+        free(e->otiers[i]->nd);
+        free(e->otiers[i]->tab);
+        free(e->otiers[i]);
+    }
+    free(e->otiers);
+    e->otiers = NULL;
+    e->notiers = 0;
+    for (int32_t i = 0; e->reps && i < e->nrep; i++) {
+        free(e->reps[i].off);
+        e->reps[i].off = NULL;
+    }
+    if (e->cfg.offload.ntiers > 0)
+        sim_samples_free(&e->off_load);
+}
+
+/* ---------------- metrics and checks ---------------- */
+
+static int put_metric(eng_metric *out, int n, const char *kind, const char *what, double v)
+{
+    if (n >= ENG_MAX_METRICS)
+        return n;
+    snprintf(out[n].name, sizeof out[n].name, "kv_offload_%s%s%s", kind, *kind ? "_" : "", what);
+    out[n].value = v;
+    return n + 1;
+}
+
+int eng_off_summary(const eng_engine *e, eng_metric *out, int n)
+{
+    if (e->cfg.offload.ntiers == 0)
+        return n;
+    const eng_offload *o = e->reps[0].off;
+    double prompt = (double)e->m.prompt_tokens, bs = e->reps[0].kv.block_size;
+    for (int k = 0; k < o->ntiers; k++) {
+        int64_t hit = 0, wr = 0, rd = 0, ev = 0, held = 0;
+        for (int32_t i = 0; i < e->notiers; i++) {
+            const eng_otier *t = e->otiers[i];
+            if (t->kind != e->cfg.offload.tier[k].kind)
+                continue;
+            hit += t->hit_blocks;
+            wr += t->written_blocks;
+            rd += t->read_blocks;
+            ev += t->evicted_blocks;
+            held += t->n;
+        }
+        const char *kind = eng_tier_kind_name(e->cfg.offload.tier[k].kind);
+        n = put_metric(out, n, kind, "hit_tokens", (double)hit * bs);
+        n = put_metric(out, n, kind, "hit_rate", prompt > 0 ? (double)hit * bs / prompt : 0);
+        n = put_metric(out, n, kind, "write_bytes", (double)wr * o->block_bytes);
+        n = put_metric(out, n, kind, "read_bytes", (double)rd * o->block_bytes);
+        n = put_metric(out, n, kind, "evicted_blocks", (double)ev);
+        n = put_metric(out, n, kind, "blocks", (double)held);
+    }
+    sim_samples *s = (sim_samples *)&e->off_load;
+    double ttft_total = sim_samples_mean(&((eng_engine *)e)->m.ttft) * (double)e->m.completed;
+    n = put_metric(out, n, "", "loads", (double)e->off_loads);
+    n = put_metric(out, n, "", "mean_load_ms", sim_samples_mean(s));
+    n = put_metric(out, n, "", "p99_load_ms", sim_samples_percentile(s, 99));
+    return put_metric(out, n, "", "load_ttft_share",
+                      ttft_total > 0 ? sim_samples_mean(s) * (double)e->off_loads / ttft_total : 0);
+}
+
+int eng_off_check(const eng_engine *e, char *buf, size_t len)
+{
+    for (int32_t i = 0; i < e->notiers; i++) {
+        const eng_otier *t = e->otiers[i];
+        int64_t walked = 0;
+        for (int32_t v = t->head; v >= 0 && walked <= t->n && t->n <= 65536; v = t->nd[v].next)
+            walked += find(t, t->nd[v].hash) == v;
+        if (t->n > t->cap || t->n < 0 || (t->n <= 65536 && walked != t->n)) {
+            snprintf(buf, len, "offload tier %d (%s): %lld blocks, capacity %lld, %lld listed", i,
+                     eng_tier_kind_name(t->kind), (long long)t->n, (long long)t->cap,
+                     (long long)walked);
+            return -1;
+        }
+    }
+    return 0;
+}
