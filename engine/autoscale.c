@@ -238,6 +238,20 @@ static void on_ready(sim_ctx *ctx, void *obj, int64_t arg)
     r->e->as->ready[r - p->reps] = 0;
     r->fleet = ENG_FLEET_READY;
     p->rep_list[p->nact++] = r;
+    eng_fault_ready(r->e);
+}
+
+int eng_autoscale_restart(eng_replica *r, int64_t ready_at)
+{
+    eng_autoscaler *as = r->e->as;
+    if (!as)
+        return 0;
+    int32_t i = (int32_t)(r - as->p->reps);
+    if (as->ready[i])
+        sim_cancel(as->e->ctx, as->ready[i]);
+    r->fleet = ENG_FLEET_STARTING;
+    as->ready[i] = sim_schedule(as->e->ctx, ready_at, ENG_PRIO_AUTOSCALE, on_ready, r, 0);
+    return 1;
 }
 
 /* Leaves the router's list (keeping the others' order). */

@@ -41,6 +41,32 @@ typedef struct eng_autoscale_cfg {
     double startup_s, load_gb_s, graph_capture_s;
 } eng_autoscale_cfg;
 
+/* A fault injected into one replica (fault.c): a crash (its requests dropped, a replacement
+ * after the cold start), a slowdown of its steps by `factor` for duration_s, or its link down
+ * (refused: not modelled yet). */
+typedef enum eng_fault_kind {
+    ENG_FAULT_CRASH = 0,
+    ENG_FAULT_SLOW,
+    ENG_FAULT_LINK_DOWN
+} eng_fault_kind;
+
+#define ENG_MAX_FAULTS 32
+typedef struct eng_fault {
+    double at_s;       /* when, from the simulation's start */
+    int32_t replica;   /* which: its index in the deployment, 0 .. replicas - 1 (or max_replicas) */
+    int kind;          /* eng_fault_kind */
+    double duration_s; /* slow: how long; crash: before the replacement's cold start begins */
+    double factor;     /* slow: step times multiplied by this */
+} eng_fault;
+
+/* The faults of a run and what a crash does to the requests it drops. */
+typedef struct eng_faults_cfg {
+    eng_fault f[ENG_MAX_FAULTS];
+    int32_t n;
+    int retry;            /* fault_retries.enabled: dropped requests re-enter the router */
+    int32_t max_attempts; /* attempts a request gets, the first included */
+} eng_faults_cfg;
+
 /* What a deployment's GPUs cost to run, where the scenario overrides the catalog (0: the
  * catalog's figure, for every pool's GPU), and how its replicas follow the load. */
 typedef struct eng_fleet_cfg {
@@ -51,6 +77,7 @@ typedef struct eng_fleet_cfg {
     /* admission: {queue_depth, kv_utilisation}: the router sheds an arriving request when every
      * ready replica has at least queue_depth requests waiting or that KV usage (fleet.c) */
     double shed_queue, shed_kv; /* 0: not given */
+    eng_faults_cfg faults;      /* faults: and fault_retries: (fault.c) */
 } eng_fleet_cfg;
 
 /* Whether the admission: map is given. */
@@ -66,6 +93,10 @@ extern const eng_key eng_power_keys[];
 extern const eng_key eng_admission_keys[];
 /* autoscale:, relative to eng_autoscale_cfg. */
 extern const eng_key eng_autoscale_keys[];
+
+/* A fault of faults: (relative to eng_fault) and fault_retries: (relative to eng_faults_cfg). */
+extern const eng_key eng_fault_keys[];
+extern const eng_key eng_fault_retry_keys[];
 
 /* The defaults of the tables above; autoscaling off. */
 void eng_fleet_defaults(eng_fleet_cfg *f);
