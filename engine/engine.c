@@ -235,7 +235,8 @@ void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why)
 void eng_drop_request(eng_replica *r, eng_request *rq, int lost)
 {
     eng_engine *e = r->e;
-    int running = rq->status == ENG_RQ_PREFILL || rq->status == ENG_RQ_DECODE;
+    int running = rq->status == ENG_RQ_PREFILL || rq->status == ENG_RQ_DECODE ||
+                  rq->status == ENG_RQ_FINISHED; /* its last token held back (async) */
     if (running)
         end_span(r, rq, sim_now(e->ctx), ENG_SPAN_PREEMPTED);
     if (rq->status != ENG_RQ_WAITING && rq->status != ENG_RQ_SWAPPED) {

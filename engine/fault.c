@@ -190,8 +190,10 @@ static void reset_replica(eng_replica *r)
 {
     eng_engine *e = r->e;
     eng_pool *p = r->pool;
-    if (r->iter_ev)
+    if (r->iter_ev) { /* its steps are recorded: the replacement's are numbered after them */
         sim_cancel(e->ctx, r->iter_ev);
+        r->iter += r->nsteps;
+    }
     if (r->wake_ev)
         sim_cancel(e->ctx, r->wake_ev);
     r->iter_ev = r->wake_ev = 0;

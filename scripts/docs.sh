@@ -81,6 +81,7 @@ FRAGMENTS=(
   "fleet-cost slow sqlite3"
   "fleet-admission slow sqlite3"
   "fleet-diurnal slow sqlite3"
+  "fleet-faults slow sqlite3"
   "bench bench -"
 )
 
@@ -459,6 +460,23 @@ gen_fleet_diurnal() {
   done
   show --silent llmsim run scenarios/fleet_diurnal.yaml --store summary \
     --set autoscale.startup_s=600
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+# docs/fleet.md: a crash and a slowdown in a fleet of four, without them, without retries, with a
+# spare replica
+gen_fleet_faults() {
+  local m="(SELECT CAST(value AS INTEGER) FROM metrics WHERE run_id = id AND name"
+  local q="SELECT id, CAST(completed AS INTEGER) AS completed, CAST(rejected AS INTEGER) AS lost,
+    $m = 'fault_retried') AS retried, round(p99_ttft_ms) AS p99_ttft_ms,
+    round(request_goodput / request_throughput, 4) AS within_slo, round(gpu_hours, 3) AS gpu_hours
+    FROM run_summary"
+  fence_open
+  show --silent llmsim run scenarios/fleet_faults.yaml
+  show --silent llmsim run scenarios/fleet_faults.yaml --set 'faults=[]'
+  show --silent llmsim run scenarios/fleet_faults.yaml --set fault_retries.enabled=false
+  show --silent llmsim run scenarios/fleet_faults.yaml --set replicas=5
   show sqlite3 -header -column llmsim.db "$q"
   fence_close
 }

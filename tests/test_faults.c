@@ -29,9 +29,26 @@ typedef struct tally {
     int64_t finished, lost, retried_ok, late_first; /* late_first: retried, first token after
                                                        the replacement was ready */
     double crash_ns, ready_ns;
-    int64_t max_ttft_ns; /* of the retried requests */
-    uint64_t hash;       /* of every request's id, status and times */
+    int64_t max_ttft_ns;    /* of the retried requests */
+    uint64_t hash;          /* of every request's id, status and times */
+    int64_t last_iter[8];   /* per replica: the last iteration recorded, + 1 */
+    int32_t last_span[400]; /* per request: its last span recorded, + 1 */
 } tally;
+
+/* Iterations and spans are recorded once each, in order: the store's keys stay unique. */
+static void on_iteration(void *st, const eng_iter_rec *it)
+{
+    tally *t = st;
+    assert_true(it->replica < 8 && it->iter + 1 > t->last_iter[it->replica]);
+    t->last_iter[it->replica] = it->iter + 1;
+}
+
+static void on_span(void *st, const eng_span_rec *sp)
+{
+    tally *t = st;
+    assert_true(sp->req < 400 && sp->span + 1 > t->last_span[sp->req]);
+    t->last_span[sp->req] = sp->span + 1;
+}
 
 static void on_request(void *st, const eng_request *rq)
 {
@@ -63,7 +80,8 @@ static study_result *run(const char *path, const char *const *sets, tally *t)
     if (study_load(path, sets, n, &s, &err) != 0)
         fail_msg("%s", err.msg);
     study_result *r = test_calloc(1, sizeof *r);
-    static const eng_recorder_ops rec = {.on_request = on_request};
+    static const eng_recorder_ops rec = {
+        .on_request = on_request, .on_iteration = on_iteration, .on_span = on_span};
     study_hooks hooks = {.check_every = 1, .rec = t ? &rec : NULL, .rec_st = t};
     if (study_run(&s, s.seed, NULL, NULL, &hooks, r, &err) != 0)
         fail_msg("%s", err.msg);
