@@ -349,14 +349,19 @@ static void release(eng_autoscaler *as, eng_replica *r, int64_t now)
     as->held--;
 }
 
-static void on_ready(sim_ctx *ctx, void *obj, int64_t arg)
+void eng_replica_ready(eng_replica *r)
 {
-    eng_replica *r = obj;
     eng_pool *p = r->pool;
-    r->e->as->ready[r - p->reps] = 0;
     r->fleet = ENG_FLEET_READY;
     p->rep_list[p->nact++] = r;
     eng_fault_ready(r->e);
+}
+
+static void on_ready(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_replica *r = obj;
+    r->e->as->ready[r - r->pool->reps] = 0;
+    eng_replica_ready(r);
 }
 
 int eng_autoscale_restart(eng_replica *r, int64_t ready_at)
@@ -372,8 +377,7 @@ int eng_autoscale_restart(eng_replica *r, int64_t ready_at)
     return 1;
 }
 
-/* Leaves the router's list (keeping the others' order). */
-static void unlist(eng_pool *p, const eng_replica *r)
+void eng_pool_unlist(eng_pool *p, const eng_replica *r)
 {
     int32_t i = 0;
     while (i < p->nact && p->rep_list[i] != r)
@@ -413,7 +417,7 @@ static void scale_down(eng_autoscaler *as, int32_t n, int64_t now)
     }
     while (n > 0 && p->nact > 1) { /* then the ready ones the router saw last */
         eng_replica *r = (eng_replica *)p->rep_list[p->nact - 1];
-        unlist(p, r);
+        eng_pool_unlist(p, r);
         r->fleet = ENG_FLEET_DRAINING;
         as->downs++;
         n--;

@@ -138,17 +138,6 @@ int eng_fault_check(const eng_config *c, sim_err *err)
     return 0;
 }
 
-/* Leaves the router's list, the others keeping their order (as autoscale.c's scale-down). */
-static void unlist(eng_pool *p, const eng_replica *r)
-{
-    int32_t i = 0;
-    while (i < p->nact && p->rep_list[i] != r)
-        i++;
-    SIM_ASSERT(r->e->ctx, i < p->nact);
-    memmove(&p->rep_list[i], &p->rep_list[i + 1], (size_t)(p->nact - i - 1) * sizeof *p->rep_list);
-    p->nact--;
-}
-
 static void push(eng_faulter *f, eng_request *rq)
 {
     if (f->nbuf == f->capbuf) {
@@ -227,11 +216,8 @@ static void reset_replica(eng_replica *r)
 static void on_restarted(sim_ctx *ctx, void *obj, int64_t arg)
 {
     eng_replica *r = obj;
-    eng_pool *p = r->pool;
-    r->e->fault->restart[r - p->reps] = 0;
-    r->fleet = ENG_FLEET_READY;
-    p->rep_list[p->nact++] = r;
-    eng_fault_ready(r->e);
+    r->e->fault->restart[r - r->pool->reps] = 0;
+    eng_replica_ready(r);
 }
 
 /* r serves again at `at` (under autoscaling, as a replica starting). */
@@ -255,7 +241,7 @@ static void crash(eng_faulter *f, eng_replica *r, double wait_s)
         return; /* an autoscaled slot holding no replica: nothing to crash */
     f->crashes++;
     if (r->fleet == ENG_FLEET_READY)
-        unlist(r->pool, r);
+        eng_pool_unlist(r->pool, r);
     collect(f, r);
     reset_replica(r);
     int32_t n = 0;

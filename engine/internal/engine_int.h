@@ -642,6 +642,10 @@ double eng_autoscale_gpu_s(const eng_engine *e, const eng_pool *p, int64_t t0, i
 /* Appends the autoscaler's metrics (replicas_mean, ...) to out from n; returns the count. */
 int eng_autoscale_summary(const eng_engine *e, eng_metric *out, int n, double dur);
 
+/* r leaves pool p's router's list, the others keeping their order (autoscale.c). */
+void eng_pool_unlist(eng_pool *p, const eng_replica *r);
+/* Starting replica r is ready: it joins the end of its pool's router's list (autoscale.c). */
+void eng_replica_ready(eng_replica *r);
 /* Replica r went from starting to ready (restarted after a crash, or scaled up): requests that
  * arrived while no replica was ready are routed now (fault.c). */
 void eng_fault_ready(eng_engine *e);
