@@ -38,6 +38,8 @@ static const cli_command bench_cmd = {
         "cache (kv_offload); pipeline (Llama-3.1-405B as TP8 PP2 on two nodes of 8 H100s, vLLM "
         "V1, 1M requests); fleet-day (a 24-hour day of ServeGen's hourly rates / 8, 172,800 "
         "requests, served by vLLM V1 on up to 10 autoscaled L4 replicas with cold starts); "
+        "fleet-faults (the same day with a replica crash every two hours, each retried and "
+        "replaced after its cold start, and two hour-long slowdowns); "
         "recommend-dsv3 (llmsim recommend's whole search for DeepSeek-V3 within 8 x H200, "
         "1000/500 tokens, p99 TTFT 2 s and TPOT 50 ms, 1,000 requests a run; requests: those of "
         "all its runs).",

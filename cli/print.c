@@ -150,6 +150,11 @@ static void print_fleet(FILE *f, const study_result *r)
                 "Replicas (autoscaled, mean):", study_metric(r, "replicas_mean"),
                 study_metric(r, "replicas_max"), study_metric(r, "scale_ups"),
                 study_metric(r, "scale_downs"), study_metric(r, "cold_start_s"));
+    if (!isnan(study_metric(r, "fault_crashes")))
+        fprintf(f, "%-38s %12.0f (%.0f requests retried, %.0f lost, %.0f waited for a replica)\n",
+                "Replica crashes:", study_metric(r, "fault_crashes"),
+                study_metric(r, "fault_retried"), study_metric(r, "fault_lost"),
+                study_metric(r, "fault_held"));
 }
 
 void cli_print_summary(FILE *f, const study_result *r)

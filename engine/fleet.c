@@ -48,6 +48,7 @@ const eng_key eng_admission_keys[] = {
 void eng_fleet_defaults(eng_fleet_cfg *f)
 {
     eng_keys_defaults(eng_autoscale_keys, &f->autoscale);
+    eng_keys_defaults(eng_fault_retry_keys, &f->faults);
 }
 
 int eng_admission_shed(const eng_engine *e, const eng_pool *p)

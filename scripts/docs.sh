@@ -81,6 +81,8 @@ FRAGMENTS=(
   "fleet-cost slow sqlite3"
   "fleet-admission slow sqlite3"
   "fleet-diurnal slow sqlite3"
+  "fleet-burst slow sqlite3"
+  "fleet-faults slow sqlite3"
   "bench bench -"
 )
 
@@ -459,6 +461,38 @@ gen_fleet_diurnal() {
   done
   show --silent llmsim run scenarios/fleet_diurnal.yaml --store summary \
     --set autoscale.startup_s=600
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+# docs/fleet.md: a burst under Kubernetes' default scale-up policies, a cautious one, none
+gen_fleet_burst() {
+  local m="(SELECT round(value, 2) FROM metrics WHERE run_id = id AND name"
+  local q="SELECT id, round(gpu_hours, 2) AS gpu_hours, round(p99_ttft_ms) AS p99_ttft_ms,
+    round(request_goodput / request_throughput, 4) AS within_slo,
+    $m = 'replicas_mean') AS replicas_mean, $m = 'replicas_max') AS replicas_max FROM run_summary"
+  fence_open
+  show --silent llmsim run scenarios/fleet_burst.yaml
+  show --silent llmsim run scenarios/fleet_burst.yaml \
+    --set 'autoscale.behavior.scale_up={policies: [{type: pods, value: 1, period_s: 60}]}'
+  show --silent llmsim run scenarios/fleet_burst.yaml --set 'autoscale.behavior={}'
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+# docs/fleet.md: a crash and a slowdown in a fleet of four, without them, without retries, with a
+# spare replica
+gen_fleet_faults() {
+  local m="(SELECT CAST(value AS INTEGER) FROM metrics WHERE run_id = id AND name"
+  local q="SELECT id, CAST(completed AS INTEGER) AS completed, CAST(rejected AS INTEGER) AS lost,
+    $m = 'fault_retried') AS retried, round(p99_ttft_ms) AS p99_ttft_ms,
+    round(request_goodput / request_throughput, 4) AS within_slo, round(gpu_hours, 3) AS gpu_hours
+    FROM run_summary"
+  fence_open
+  show --silent llmsim run scenarios/fleet_faults.yaml
+  show --silent llmsim run scenarios/fleet_faults.yaml --set 'faults=[]'
+  show --silent llmsim run scenarios/fleet_faults.yaml --set fault_retries.enabled=false
+  show --silent llmsim run scenarios/fleet_faults.yaml --set replicas=5
   show sqlite3 -header -column llmsim.db "$q"
   fence_close
 }
