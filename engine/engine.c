@@ -1309,9 +1309,24 @@ static int pool_init(eng_engine *e, int k, const eng_costs *costs, int32_t *firs
 }
 
 /* What the engine does not model is refused, naming what is missing. 0, or -1 with err. */
+/* Priority scheduling where the engine orders by something else first: refused by name. */
+static int check_priority(const eng_sched_cfg *sc, sim_err *err)
+{
+    const char *on = eng_cfg_get(sc, "enable_priority_scheduling"),
+               *pol = eng_cfg_get(sc, "schedule_policy");
+    /* MODEL: SGLang schedule_policy.py sorts lpm's queue by cached prefix alone */
+    if (!strcmp(sc->name, "sglang") && on && eng_key_bool(on) == 1 && pol && !strcmp(pol, "lpm"))
+        return sim_errf(err, "scheduler sglang: enable_priority_scheduling with schedule_policy "
+                             "lpm is not modelled (SGLang sorts lpm's queue by cached prefix "
+                             "alone): use schedule_policy fcfs");
+    return 0;
+}
+
 static int check_modelled(const eng_engine *e, sim_err *err)
 {
     const eng_config *c = &e->cfg;
+    if (check_priority(&c->sched, err) != 0)
+        return -1;
     const eng_spec *sp = &c->spec;
     int32_t chunked, cap = eng_shape_cap(&c->model, &chunked);
     int pp = c->pipeline_parallel > 1;
