@@ -164,8 +164,8 @@ static void print_classes(FILE *f, const study_result *r)
             continue;
         len = (size_t)(dot - nm) + 1; /* "class.<name>." */
         if (!head++)
-            fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(class)", "completed",
-                    "rejected", "SLO met %", "goodput/s", "p99 TTFT", "p99 TPOT");
+            fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(class)", "completed", "rejected",
+                    "SLO met %", "goodput/s", "p99 TTFT", "p99 TPOT");
         fprintf(f, "%-18.*s", (int)(len - 7), nm + 6);
         static const char *const cols[] = {"completed",       "rejected",    "slo_attainment",
                                            "request_goodput", "p99_ttft_ms", "p99_tpot_ms"};
@@ -234,7 +234,8 @@ void cli_print_summary(FILE *f, const study_result *r)
             fprintf(f, " %10s\n", "-");
         else
             fprintf(f, " %10.2f\n", sd);
-    }    print_classes(f, r);
+    }
+    print_classes(f, r);
 }
 
 const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len)

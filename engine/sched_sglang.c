@@ -326,11 +326,11 @@ static int64_t reserve_of(const sglang *g, eng_replica *r, const eng_request *rq
 
 /* MODEL: SGLang PrefillAdder.preempt_to_schedule: the running requests in order of (priority
  * x -sign, -wait_queue_entry_time) (the least important, then the newest, first) are taken
- * while each is more than priority_scheduling_preemption_threshold below rq, until their
- * reservations (min(max_new - generated, CLIP) x new_token_ratio each) cover what rq asks for
- * beyond rem_total_tokens (its extend tokens plus min(max_new, CLIP)); if they do, they are
- * released (their KV freed, back to the waiting queue) and rq may be added. The candidates
- * come off the running heap one by one, O(log n) each; those not taken go back. */
+ * while each is more than priority_scheduling_preemption_threshold below rq (at least one),
+ * until their reservations (min(max_new - generated, CLIP) x new_token_ratio each) cover what rq
+ * asks for beyond rem_total_tokens (its extend tokens plus min(max_new, CLIP)); if they do, they
+ * are released (their KV freed, back to the waiting queue) and rq may be added. The candidates come
+ * off the running heap one by one, O(log n) each; those not taken go back. */
 static int preempt_to_schedule(sglang *g, eng_replica *r, adder *a, eng_request *rq)
 {
     int64_t need = rq->prefill_target - eng_prefix_match(r, rq, NULL) +
@@ -338,11 +338,13 @@ static int preempt_to_schedule(sglang *g, eng_replica *r, adder *a, eng_request 
     int64_t n = 0, bs = eng_kv_block_size(r);
     eng_request **v = sim_xmalloc((size_t)(g->rheap.n + 1) * sizeof *v);
     eng_request *x;
-    while (need > 0 && (x = eng_heap_top(&g->rheap)) &&
+    while ((x = eng_heap_top(&g->rheap)) &&
            (int64_t)g->rheap.sign * (x->priority - rq->priority) > g->prio_threshold) {
         eng_heap_remove(&g->rheap, x);
         v[n++] = x;
         need -= reserve_of(g, r, x);
+        if (need <= 0) /* checked after taking one: at least one is taken */
+            break;
     }
     int ok = n > 0 && need <= 0;
     for (int64_t i = 0; i < n; i++) {
