@@ -330,6 +330,20 @@ static uint64_t unique_id(const eng_request *rq, uint64_t salt)
     return x ^ (x >> 32);
 }
 
+/* rq's workload class: class k with probability its share (the shares sum to 1). */
+static void draw_class(const eng_classes *cl, gsl_rng *rng, eng_request *rq)
+{
+    double u = gsl_rng_uniform(rng), acc = 0;
+    int32_t k = 0;
+    for (; k < cl->n - 1; k++) {
+        acc += cl->c[k].share;
+        if (u < acc)
+            break;
+    }
+    rq->wclass = k;
+    rq->priority = cl->c[k].priority;
+}
+
 static void set_content(eng_request *rq, const eng_arrival *a)
 {
     eng_pcreq *pc = pc_of(rq);
@@ -377,7 +391,8 @@ void eng_dispatch(eng_engine *e, eng_request *rq, int64_t now)
         eng_fault_park(e, rq);
         return;
     }
-    int shed = eng_admission_on(&e->cfg.fleet) && eng_admission_shed(e, &e->pools[0]);
+    int shed = eng_admission_on(&e->cfg.fleet) && eng_admission_sheddable(e, rq) &&
+               eng_admission_shed(e, &e->pools[0]);
     /* a shed request is counted on the first ready replica; the router never sees it */
     eng_replica *r = shed ? (eng_replica *)e->pools[0].rep_list[0] : eng_route(e, &e->pools[0], rq);
     eng_ensure_content(r, rq);
@@ -473,6 +488,8 @@ static void pull_arrival(eng_engine *e)
     if (e->class_rng) /* the workload's arrival order: the same classes whatever the policy */
         rq->c_class =
             (int32_t)gsl_rng_uniform_int(e->class_rng, (unsigned long)e->cfg.spec.classes);
+    if (e->wclass_rng) /* likewise: one draw per arrival, in arrival order */
+        draw_class(&e->cfg.classes, e->wclass_rng, rq);
     rq->t_arrival = a.t;
     if (e->tot.arrived++ == 0)
         e->tot.first_arrival_ns = a.t;
@@ -1364,9 +1381,24 @@ static int pool_init(eng_engine *e, int k, const eng_costs *costs, int32_t *firs
 }
 
 /* What the engine does not model is refused, naming what is missing. 0, or -1 with err. */
+/* Priority scheduling where the engine orders by something else first: refused by name. */
+static int check_priority(const eng_sched_cfg *sc, sim_err *err)
+{
+    const char *on = eng_cfg_get(sc, "enable_priority_scheduling"),
+               *pol = eng_cfg_get(sc, "schedule_policy");
+    /* MODEL: SGLang schedule_policy.py sorts lpm's queue by cached prefix alone */
+    if (!strcmp(sc->name, "sglang") && on && eng_key_bool(on) == 1 && pol && !strcmp(pol, "lpm"))
+        return sim_errf(err, "scheduler sglang: enable_priority_scheduling with schedule_policy "
+                             "lpm is not modelled (SGLang sorts lpm's queue by cached prefix "
+                             "alone): use schedule_policy fcfs");
+    return 0;
+}
+
 static int check_modelled(const eng_engine *e, sim_err *err)
 {
     const eng_config *c = &e->cfg;
+    if (check_priority(&c->sched, err) != 0)
+        return -1;
     const eng_spec *sp = &c->spec;
     int32_t chunked, cap = eng_shape_cap(&c->model, &chunked);
     int pp = c->pipeline_parallel > 1;
@@ -1438,6 +1470,10 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
         goto fail;
     if (cfg->spec.method != ENG_SPEC_NONE && cfg->spec.classes > 1)
         e->class_rng = sim_rng(ctx, SIM_STREAM_SPEC_CLASS);
+    if (cfg->classes.n > 0) {
+        e->wclass_rng = sim_rng(ctx, SIM_STREAM_WORK_CLASS);
+        eng_metrics_classes(&e->m, &e->cfg.classes);
+    }
     for (int k = 0; k < e->npools; k++)
         if (pool_init(e, k, costs, &n, err) != 0)
             goto fail;
@@ -1580,6 +1616,7 @@ int eng_summary(eng_engine *e, eng_metric *out)
         n = eng_autoscale_summary(e, out, n, eng_metrics_duration(&e->m));
     if (e->fault)
         n = eng_fault_summary(e, out, n);
+    n = eng_metrics_class_summary(&e->m, out, n);
     if (e->cfg.spec.method == ENG_SPEC_NONE)
         return n;
     /* MODEL: vLLM's spec-decode counters (vllm:spec_decode_num_drafts, num_draft_tokens,

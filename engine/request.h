@@ -92,6 +92,12 @@ struct eng_request {
     eng_request *sched_prev, *sched_next;
     int64_t sched_key;
     int32_t sched_flag;
+    int32_t sched_idx; /* its index in a policy's heap (rqheap.h) */
+
+    /* workload class (workload.classes), drawn at arrival: its index and the priority its
+     * client sends (0 and 0 without classes) */
+    int32_t wclass;
+    int32_t priority;
 
     /* content and prefix caching */
     eng_pcreq *pc;         /* engine-owned: content, block hashes, cached-block table */

@@ -83,6 +83,8 @@ FRAGMENTS=(
   "fleet-diurnal slow sqlite3"
   "fleet-burst slow sqlite3"
   "fleet-faults slow sqlite3"
+  "priority-run slow -"
+  "priority-classes slow sqlite3"
   "bench bench -"
 )
 
@@ -441,6 +443,30 @@ gen_fleet_admission() {
   fence_open
   show --silent llmsim run scenarios/demo.yaml "${over[@]}"
   show --silent llmsim run scenarios/demo.yaml "${over[@]}" --set 'admission={queue_depth: 5}'
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+# docs/priorities.md: the shipped two-class scenario, its per-class lines
+gen_priority_run() { fence_open; show llmsim run scenarios/priority_classes.yaml; fence_close; }
+
+# docs/priorities.md: the two classes under vLLM's priority and fcfs orders, SGLang's, and
+# shedding the batch class at admission
+gen_priority_classes() {
+  local m="(SELECT round(value, 3) FROM metrics WHERE run_id = id AND name"
+  local t="(SELECT round(value) FROM metrics WHERE run_id = id AND name"
+  local q="SELECT id, $t = 'class.interactive.p99_ttft_ms') AS inter_p99_ttft,
+    $m = 'class.interactive.slo_attainment') AS inter_slo, $t = 'class.batch.p99_ttft_ms')
+    AS batch_p99_ttft, $m = 'class.batch.slo_attainment') AS batch_slo,
+    $t = 'class.batch.rejected') AS batch_shed FROM run_summary"
+  fence_open
+  show --silent llmsim run scenarios/priority_classes.yaml
+  show --silent llmsim run scenarios/priority_classes.yaml --set scheduler.scheduling_policy=fcfs
+  show --silent llmsim run scenarios/priority_classes.yaml --set engine=sglang \
+    --set 'scheduler={name: sglang, enable_priority_scheduling: true, schedule_low_priority_values_first: true}'
+  show --silent llmsim run scenarios/priority_classes.yaml --set engine=sglang \
+    --set 'scheduler={name: sglang}'
+  show --silent llmsim run scenarios/priority_classes.yaml --set 'admission={queue_depth: 5}'
   show sqlite3 -header -column llmsim.db "$q"
   fence_close
 }

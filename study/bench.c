@@ -114,6 +114,11 @@ static const study_bench_case cases[] = {
     {"fleet-faults", "vllm", 172800, 10, STUDY_BENCH_SUMMARY, STUDY_BENCH_FLEET, DAY_FAULTS, NULL},
     /* the recommend question docs/capacity.md answers: its screen and every simulation */
     {"recommend-dsv3", "vllm", 1000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_RECOMMEND, DSV3, NULL},
+    /* two request classes, each engine's priority order and preemption by priority */
+    {"vllm-priority", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_CLASSES, NULL,
+     "scheduling_policy: priority"},
+    {"sglang-priority", "sglang", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_CLASSES, NULL,
+     "enable_priority_scheduling: true, schedule_low_priority_values_first: true"},
 };
 
 const study_bench_case *study_bench_cases(int *n)
@@ -158,6 +163,16 @@ static int scenario_text(char *buf, size_t len, const char *data, const char *po
                           : "",
                      (long long)n, arrival, lengths);
     return w > 0 && (size_t)w < len ? 0 : -1;
+}
+
+/* Appends STUDY_BENCH_CLASSES's two classes to a scenario whose last section is its workload. */
+static int add_classes(char *buf, size_t len)
+{
+    size_t n = strlen(buf);
+    int w = snprintf(buf + n, len - n,
+                     "  classes:\n    - {name: interactive, share: 0.3, priority: 0}\n"
+                     "    - {name: batch, share: 0.7, priority: 1}\n");
+    return w > 0 && (size_t)w < len - n ? 0 : -1;
 }
 
 /* ServeGen's DeepSeek-R1 day, the clients' rates summed and averaged per hour (requests/s). */
@@ -408,7 +423,8 @@ static void run_case(void *arg, void *buf)
         return;
     }
     char text[4096], arrival[128];
-    int poisson = a->c->workload == STUDY_BENCH_POISSON || a->c->workload == STUDY_BENCH_SPEC;
+    int poisson = a->c->workload == STUDY_BENCH_POISSON || a->c->workload == STUDY_BENCH_SPEC ||
+                  a->c->workload == STUDY_BENCH_CLASSES;
     /* speculation pays at moderate load, where batches stay small: half the plain capacity */
     double load = a->c->workload == STUDY_BENCH_SPEC ? 0.5 : 0.9;
     o->rate = poisson                            ? load * a->cap * a->c->replicas
@@ -432,6 +448,8 @@ static void run_case(void *arg, void *buf)
                    ? scenario_text(text, sizeof text, a->data, a->c->policy, a->c->params,
                                    a->c->setup, a->n, 1, a->c->replicas, arrival, 0)
                    : own_scenario(text, sizeof text, a->data, a->c, a->n);
+    if (made == 0 && a->c->workload == STUDY_BENCH_CLASSES) /* workload: is the text's last map */
+        made = add_classes(text, sizeof text);
     if (made == 0 && simulate_text(text, s, res, &err) == 0) {
         o->wall = sim_wall_seconds() - t0;
         o->requests = study_metric(res, "completed") + study_metric(res, "rejected");

@@ -544,7 +544,8 @@ struct eng_engine {
     eng_config cfg;
     eng_kv_plan plan; /* pool 0's */
     int32_t max_len;
-    gsl_rng *class_rng; /* SIM_STREAM_SPEC_CLASS: a request's acceptance class */
+    gsl_rng *class_rng;  /* SIM_STREAM_SPEC_CLASS: a request's acceptance class */
+    gsl_rng *wclass_rng; /* SIM_STREAM_WORK_CLASS: a request's workload class (classes given) */
     eng_pool pools[ENG_POOLS_MAX];
     int32_t npools;
     int pd; /* disaggregated: pools[ENG_POOL_PREFILL] and pools[ENG_POOL_DECODE] */
@@ -622,6 +623,8 @@ int eng_fleet_check(const eng_config *c, sim_err *err);
 /* Whether admission control sheds a request arriving at pool p now: every ready replica is
  * saturated. */
 int eng_admission_shed(const eng_engine *e, const eng_pool *p);
+/* Whether rq's class may be shed at admission (every request without classes). */
+int eng_admission_sheddable(const eng_engine *e, const eng_request *rq);
 /* Sets e->m's fleet figures (GPU-seconds, cost, energy) for the summary. */
 void eng_fleet_fill(eng_engine *e);
 
