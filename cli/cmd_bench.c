@@ -38,9 +38,13 @@ static const cli_command bench_cmd = {
         "cache (kv_offload); pipeline (Llama-3.1-405B as TP8 PP2 on two nodes of 8 H100s, vLLM "
         "V1, 1M requests); fleet-day (a 24-hour day of ServeGen's hourly rates / 8, 172,800 "
         "requests, served by vLLM V1 on up to 10 autoscaled L4 replicas with cold starts); "
+        "fleet-faults (the same day with a replica crash every two hours, each retried and "
+        "replaced after its cold start, and two hour-long slowdowns); "
         "recommend-dsv3 (llmsim recommend's whole search for DeepSeek-V3 within 8 x H200, "
         "1000/500 tokens, p99 TTFT 2 s and TPOT 50 ms, 1,000 requests a run; requests: those of "
-        "all its runs).",
+        "all its runs); vllm-priority and sglang-priority (1M ShareGPT requests in two classes, "
+        "30% priority 0 and 70% priority 1, under vLLM V1's scheduling_policy priority and "
+        "SGLang's enable_priority_scheduling).",
     .common = CLI_QUIET};
 
 static int selected(const char *list, const char *name)
@@ -157,9 +161,9 @@ int cmd_bench(int argc, char **argv)
         if (!selected(only, bc->name))
             continue;
         sim_err err = {{0}};
-        int needs_cap =
-            bc->policy && (bc->workload == STUDY_BENCH_POISSON ||
-                           bc->workload == STUDY_BENCH_SPEC || bc->workload == STUDY_BENCH_PD);
+        int needs_cap = bc->policy &&
+                        (bc->workload == STUDY_BENCH_POISSON || bc->workload == STUDY_BENCH_SPEC ||
+                         bc->workload == STUDY_BENCH_PD || bc->workload == STUDY_BENCH_CLASSES);
         double cap = needs_cap ? capacity_of(&caps, data, bc, quick, &err) : 0;
         if (needs_cap && cap <= 0)
             return cli_fail("bench", &err);

@@ -15,8 +15,8 @@ enum { OUT_TEXT, OUT_MARKDOWN, OUT_JSON };
 typedef struct keys_out {
     int fmt;
     sim_jsonw j;
-    const eng_key *seen[32]; /* tables already listed, and where */
-    char seen_at[32][200];
+    const eng_key *seen[64]; /* tables already listed, and where */
+    char seen_at[64][200];
     int nseen;
 } keys_out;
 
@@ -81,7 +81,7 @@ static const char *listed_at(keys_out *o, const eng_key *t, const char *path)
     for (int i = 0; i < o->nseen; i++)
         if (o->seen[i] == t)
             return o->seen_at[i];
-    SIM_CHECK(NULL, o->nseen < 32);
+    SIM_CHECK(NULL, o->nseen < (int)(sizeof o->seen / sizeof o->seen[0]));
     o->seen[o->nseen] = t;
     snprintf(o->seen_at[o->nseen], sizeof o->seen_at[0], "%s", path);
     return o->seen_at[o->nseen++];

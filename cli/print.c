@@ -150,6 +150,38 @@ static void print_fleet(FILE *f, const study_result *r)
                 "Replicas (autoscaled, mean):", study_metric(r, "replicas_mean"),
                 study_metric(r, "replicas_max"), study_metric(r, "scale_ups"),
                 study_metric(r, "scale_downs"), study_metric(r, "cold_start_s"));
+    if (!isnan(study_metric(r, "fault_crashes")))
+        fprintf(f, "%-38s %12.0f (%.0f requests retried, %.0f lost, %.0f waited for a replica)\n",
+                "Replica crashes:", study_metric(r, "fault_crashes"),
+                study_metric(r, "fault_retried"), study_metric(r, "fault_lost"),
+                study_metric(r, "fault_held"));
+}
+
+/* One line per request class (workload.classes), found by its class.<name>.completed metric;
+ * nothing without classes. */
+static void print_classes(FILE *f, const study_result *r)
+{
+    int head = 0;
+    for (int i = 0; i < r->n; i++) {
+        const char *nm = r->m[i].name, *dot;
+        size_t len;
+        if (strncmp(nm, "class.", 6) || !(dot = strchr(nm + 6, '.')) || strcmp(dot, ".completed"))
+            continue;
+        len = (size_t)(dot - nm) + 1; /* "class.<name>." */
+        if (!head++)
+            fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(class)", "completed", "rejected",
+                    "SLO met %", "goodput/s", "p99 TTFT", "p99 TPOT");
+        fprintf(f, "%-18.*s", (int)(len - 7), nm + 6);
+        static const char *const cols[] = {"completed",       "rejected",    "slo_attainment",
+                                           "request_goodput", "p99_ttft_ms", "p99_tpot_ms"};
+        for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
+            char k[64];
+            snprintf(k, sizeof k, "%.*s%s", (int)len, nm, cols[c]);
+            double v = study_metric(r, k) * (c == 2 ? 100 : 1);
+            fprintf(f, c < 2 ? " %10.0f" : " %10.2f", v);
+        }
+        fputc('\n', f);
+    }
 }
 
 void cli_print_summary(FILE *f, const study_result *r)
@@ -208,6 +240,7 @@ void cli_print_summary(FILE *f, const study_result *r)
         else
             fprintf(f, " %10.2f\n", sd);
     }
+    print_classes(f, r);
 }
 
 const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len)

@@ -11,8 +11,8 @@
  * scale-up already under way is not asked for twice. The recommendation is then stabilised:
  * scaling down takes the highest recommendation of the last scale_down_delay_s (300 s by
  * default), scaling up the lowest of the last scale_up_delay_s (0 by default), and the result is
- * kept within [min_replicas, max_replicas]. The HPA's rate policies (at most 4 pods or 100% per
- * 15 s up) are not modelled: a scale-up takes every replica it asks for at once.
+ * kept within [min_replicas, max_replicas], then within the rate policies of `behavior` when
+ * given (rate_limit below).
  *
  * MODEL: a new replica serves only after its cold start (the steps of vLLM's startup as
  * "Breaking the Ice: Analyzing Cold Start Latency in vLLM", arXiv 2606.07362, breaks them
@@ -44,6 +44,34 @@ static void set_max(void *obj, double v)
     a->max_replicas = (int32_t)v;
     a->enabled = 1;
 }
+
+const eng_key eng_as_policy_keys[] = {
+    {"type", ENG_KEY_ENUM, ENG_KEY_REQUIRED, 0, 0, "", NULL, "pods|percent",
+     "a number of replicas, or a percentage of those at the period's start",
+     ENG_KEY_AT(eng_as_policy, type)},
+    {"value", ENG_KEY_NUM, ENG_KEY_REQUIRED | ENG_KEY_LO_OPEN, 0, 1e6, "", NULL, NULL,
+     "how many replicas (pods) or what percentage may change per period",
+     ENG_KEY_AT(eng_as_policy, value)},
+    {"period_s", ENG_KEY_NUM, ENG_KEY_REQUIRED | ENG_KEY_LO_OPEN, 0, 1800, "s", NULL, NULL,
+     "the window the change is counted over (periodSeconds)", ENG_KEY_AT(eng_as_policy, period_s)},
+    ENG_KEY_END};
+
+static const eng_key rules_keys[] = {
+    {"select_policy", ENG_KEY_ENUM, 0, 0, 0, "", "max", "max|min|disabled",
+     "the policy allowing the most change, the least, or no change in this direction",
+     ENG_KEY_AT(eng_as_rules, select)},
+    {"policies", ENG_KEY_MAP, ENG_KEY_LIST | ENG_KEY_CODE, 0, 0, "", "(none: no limit)", NULL,
+     "a list of {type: pods|percent, value, period_s}", ENG_KEY_NOWHERE, .sub = eng_as_policy_keys},
+    ENG_KEY_END};
+
+static const eng_key behavior_keys[] = {
+    {"scale_up", ENG_KEY_MAP, 0, 0, 0, "", NULL, NULL,
+     "how fast replicas may be added (the HPA's behavior.scaleUp)", ENG_KEY_AT(eng_as_behavior, up),
+     .sub = rules_keys},
+    {"scale_down", ENG_KEY_MAP, 0, 0, 0, "", NULL, NULL,
+     "how fast replicas may be removed (the HPA's behavior.scaleDown)",
+     ENG_KEY_AT(eng_as_behavior, down), .sub = rules_keys},
+    ENG_KEY_END};
 
 const eng_key eng_autoscale_keys[] = {
     {"metric", ENG_KEY_ENUM, ENG_KEY_REQUIRED, 0, 0, "", NULL,
@@ -79,6 +107,9 @@ const eng_key eng_autoscale_keys[] = {
     {"graph_capture_s", ENG_KEY_NUM, 0, 0, 86400, "s", "10", NULL,
      "cold start: CUDA-graph capture and compilation after the weights load",
      ENG_KEY_AT(eng_autoscale_cfg, graph_capture_s)},
+    {"behavior", ENG_KEY_MAP, 0, 0, 0, "", "(no rate limit)", NULL,
+     "the HPA's rate policies: {scale_up: {select_policy, policies}, scale_down: {...}}",
+     ENG_KEY_AT(eng_autoscale_cfg, behavior), .sub = behavior_keys},
     ENG_KEY_END};
 
 double eng_autoscale_cold_start_s(const eng_autoscale_cfg *a, int64_t weight_bytes)
@@ -104,6 +135,13 @@ typedef struct eng_autoscaler {
     int64_t nspans, capspans;
     int32_t held, held_max; /* replicas holding GPUs now, and at most */
     int64_t ups, downs;
+    /* scale events within the longest policy period (behavior): when, replicas added, removed */
+    struct as_ev {
+        int64_t t;
+        int32_t added, removed;
+    } * ev;
+    int32_t nev, capev, headev;
+    int64_t ev_keep; /* ns: the longest period */
 } eng_autoscaler;
 
 int32_t eng_autoscale_slots(const eng_engine *e, const eng_pool *p)
@@ -212,6 +250,86 @@ static int32_t stabilise(const eng_autoscaler *as, int64_t now, int32_t cur)
     return want > as->cfg->max_replicas ? as->cfg->max_replicas : want;
 }
 
+/* MODEL: the HPA's rate policies (pkg/controller/podautoscaler/horizontal.go,
+ * calculateScaleUpLimitWithScalingRules and calculateScaleDownLimitWithBehaviors): for each
+ * policy the replicas at its period's start are the current ones less those added plus those
+ * removed by scale events within the period (getReplicasChangePerPeriod: events after now -
+ * period); a pods policy allows that start plus (minus) its value, a percent policy
+ * ceil(start x (1 + value/100)) up and int(start x (1 - value/100)) down; select_policy max takes
+ * the policy allowing the most change, min the least, disabled none. The kubernetes API's
+ * default rules (up: 4 pods or 100% per 15 s; down: 100% per 15 s) are not applied unless given:
+ * without `behavior` a change is taken at once, as before it was modelled. */
+static void changes(const eng_autoscaler *as, int64_t now, double period_s, int32_t *added,
+                    int32_t *removed)
+{
+    int64_t cutoff = now - (int64_t)llround(period_s * 1e9);
+    *added = *removed = 0;
+    for (int32_t k = 0; k < as->nev; k++) {
+        const struct as_ev *v = &as->ev[(as->headev + k) % as->capev];
+        if (v->t > cutoff) {
+            *added += v->added;
+            *removed += v->removed;
+        }
+    }
+}
+
+/* The most replicas (up) or the fewest (down) the rules allow from cur at now. */
+static int32_t rate_bound(const eng_autoscaler *as, const eng_as_rules *ru, int up, int64_t now,
+                          int32_t cur)
+{
+    int most = (ru->select == ENG_AS_SELECT_MAX) == up; /* keep the largest proposal */
+    double bound = most ? -INFINITY : INFINITY;
+    for (int32_t i = 0; i < ru->n; i++) {
+        const eng_as_policy *p = &ru->p[i];
+        int32_t added, removed;
+        changes(as, now, p->period_s, &added, &removed);
+        double start = (double)cur - added + removed, v;
+        if (p->type == ENG_AS_PODS)
+            v = up ? start + p->value : start - p->value;
+        else
+            v = up ? ceil(start * (1 + p->value / 100)) : trunc(start * (1 - p->value / 100));
+        bound = most ? fmax(bound, v) : fmin(bound, v);
+    }
+    return (int32_t)fmax(fmin(bound, INT32_MAX), INT32_MIN);
+}
+
+/* want, within what the rate policies allow from cur. */
+static int32_t rate_limit(const eng_autoscaler *as, int64_t now, int32_t cur, int32_t want)
+{
+    const eng_as_behavior *b = &as->cfg->behavior;
+    const eng_as_rules *ru = want > cur ? &b->up : &b->down;
+    if (want == cur || (ru->n == 0 && ru->select != ENG_AS_SELECT_DISABLED))
+        return want;
+    if (ru->select == ENG_AS_SELECT_DISABLED)
+        return cur;
+    int32_t bound = rate_bound(as, ru, want > cur, now, cur);
+    if (want > cur)
+        return want < bound ? want : bound > cur ? bound : cur;
+    return want > bound ? want : bound < cur ? bound : cur;
+}
+
+/* Remembers a scale event for the rate policies (nothing without them). */
+static void scaled(eng_autoscaler *as, int64_t now, int32_t added, int32_t removed)
+{
+    if (as->ev_keep == 0 || (added == 0 && removed == 0))
+        return;
+    while (as->nev > 0 && as->ev[as->headev].t <= now - as->ev_keep) {
+        as->headev = (as->headev + 1) % as->capev;
+        as->nev--;
+    }
+    if (as->nev == as->capev) {
+        int32_t cap = as->capev ? 2 * as->capev : 16;
+        struct as_ev *ev = sim_xmalloc((size_t)cap * sizeof *ev);
+        for (int32_t k = 0; k < as->nev; k++)
+            ev[k] = as->ev[(as->headev + k) % as->capev];
+        free(as->ev);
+        as->ev = ev;
+        as->capev = cap;
+        as->headev = 0;
+    }
+    as->ev[(as->headev + as->nev++) % as->capev] = (struct as_ev){now, added, removed};
+}
+
 static void hold(eng_autoscaler *as, eng_replica *r, int64_t now)
 {
     r->fleet_since = now;
@@ -231,17 +349,35 @@ static void release(eng_autoscaler *as, eng_replica *r, int64_t now)
     as->held--;
 }
 
+void eng_replica_ready(eng_replica *r)
+{
+    eng_pool *p = r->pool;
+    r->fleet = ENG_FLEET_READY;
+    p->rep_list[p->nact++] = r;
+    eng_fault_ready(r->e);
+}
+
 static void on_ready(sim_ctx *ctx, void *obj, int64_t arg)
 {
     eng_replica *r = obj;
-    eng_pool *p = r->pool;
-    r->e->as->ready[r - p->reps] = 0;
-    r->fleet = ENG_FLEET_READY;
-    p->rep_list[p->nact++] = r;
+    r->e->as->ready[r - r->pool->reps] = 0;
+    eng_replica_ready(r);
 }
 
-/* Leaves the router's list (keeping the others' order). */
-static void unlist(eng_pool *p, const eng_replica *r)
+int eng_autoscale_restart(eng_replica *r, int64_t ready_at)
+{
+    eng_autoscaler *as = r->e->as;
+    if (!as)
+        return 0;
+    int32_t i = (int32_t)(r - as->p->reps);
+    if (as->ready[i])
+        sim_cancel(as->e->ctx, as->ready[i]);
+    r->fleet = ENG_FLEET_STARTING;
+    as->ready[i] = sim_schedule(as->e->ctx, ready_at, ENG_PRIO_AUTOSCALE, on_ready, r, 0);
+    return 1;
+}
+
+void eng_pool_unlist(eng_pool *p, const eng_replica *r)
 {
     int32_t i = 0;
     while (i < p->nact && p->rep_list[i] != r)
@@ -281,7 +417,7 @@ static void scale_down(eng_autoscaler *as, int32_t n, int64_t now)
     }
     while (n > 0 && p->nact > 1) { /* then the ready ones the router saw last */
         eng_replica *r = (eng_replica *)p->rep_list[p->nact - 1];
-        unlist(p, r);
+        eng_pool_unlist(p, r);
         r->fleet = ENG_FLEET_DRAINING;
         as->downs++;
         n--;
@@ -305,11 +441,13 @@ static void on_tick(sim_ctx *ctx, void *obj, int64_t arg)
         return;
     int32_t cur = current(as);
     remember(as, now, recommend(as, observe(as), cur));
-    int32_t want = stabilise(as, now, cur);
+    int32_t want = rate_limit(as, now, cur, stabilise(as, now, cur));
+    int64_t ups = as->ups, downs = as->downs;
     if (want > cur)
         scale_up(as, want - cur, now);
     else if (want < cur)
         scale_down(as, cur - want, now);
+    scaled(as, now, (int32_t)(as->ups - ups), (int32_t)(as->downs - downs));
     /* MODEL: the controller runs as long as anything is left to serve */
     if (e->src_state != ENG_SRC_END || e->in_system > 0)
         as->tick = sim_schedule(ctx, now + as->interval, ENG_PRIO_AUTOSCALE, on_tick, as, 0);
@@ -332,6 +470,11 @@ void eng_autoscale_init(eng_engine *e)
     double win = fmax(a->up_window_s, a->down_window_s);
     as->caprec = (int32_t)fmin(ceil(win / a->interval_s) + 2, 1 << 20);
     as->rec = sim_xcalloc((size_t)as->caprec, sizeof *as->rec);
+    for (int d = 0; d < 2; d++) {
+        const eng_as_rules *ru = d ? &a->behavior.down : &a->behavior.up;
+        for (int32_t i = 0; i < ru->n; i++)
+            as->ev_keep = (int64_t)fmax((double)as->ev_keep, llround(ru->p[i].period_s * 1e9));
+    }
     as->ready = sim_xcalloc((size_t)p->nrep, sizeof *as->ready);
     e->as = as;
     p->nact = 0;
@@ -351,6 +494,7 @@ void eng_autoscale_free(eng_engine *e)
     if (!e->as)
         return;
     free(e->as->rec);
+    free(e->as->ev);
     free(e->as->ready);
     free(e->as->spans);
     free(e->as);

@@ -19,8 +19,12 @@
 static const char *const status_names[ENG_RQ_STATUS_COUNT] = {
     "waiting", "prefill", "decode", "swapped", "finished", "rejected", "transfer"};
 static const char *const reject_names[ENG_REJECT_REASON_COUNT] = {
-    "", "exceeds model context", "exceeds KV cache capacity", "exceeds batch token limit",
-    "shed at admission: every replica saturated"};
+    "",
+    "exceeds model context",
+    "exceeds KV cache capacity",
+    "exceeds batch token limit",
+    "shed at admission: every replica saturated",
+    "lost in a replica crash"};
 
 const char *eng_rq_status_name(eng_rq_status s)
 {
@@ -228,6 +232,59 @@ void eng_reject(eng_replica *r, eng_request *rq, eng_reject_reason why)
     request_done(r, rq);
 }
 
+void eng_drop_request(eng_replica *r, eng_request *rq, int lost)
+{
+    eng_engine *e = r->e;
+    int running = rq->status == ENG_RQ_PREFILL || rq->status == ENG_RQ_DECODE ||
+                  rq->status == ENG_RQ_FINISHED; /* its last token held back (async) */
+    if (running)
+        end_span(r, rq, sim_now(e->ctx), ENG_SPAN_PREEMPTED);
+    if (rq->status != ENG_RQ_WAITING && rq->status != ENG_RQ_SWAPPED) {
+        r->waiting++; /* counted as waiting again, as a request routed here and not running */
+        e->waiting_total++;
+    }
+    /* MODEL: the crashed engine's KV and progress are gone: a retry computes the prompt again
+     * and generates its whole output; what the client saw streamed before the crash is
+     * discarded (its TTFT still counts from the original arrival) */
+    eng_request k = *rq;
+    memset(rq, 0, sizeof *rq);
+    *rq = (eng_request){.id = k.id,
+                        .prompt = k.prompt,
+                        .output = k.output,
+                        .replica = k.replica,
+                        .t_arrival = k.t_arrival,
+                        .tag = k.tag,
+                        .session = k.session,
+                        .attempts = k.attempts,
+                        .scheduled = k.scheduled,
+                        .preemptions = k.preemptions,
+                        .t_first_sched = k.t_first_sched,
+                        .cached_tokens = k.cached_tokens,
+                        .c_class = k.c_class,
+                        .pc = k.pc};
+    if (k.pc) { /* its content stays; its place in the crashed cache does not */
+        k.pc->tabled = 0;
+        k.pc->nblk = k.pc->nident = k.pc->nmemo = 0;
+        k.pc->m_ps = NULL;
+    }
+    rq->t_last_sched = rq->t_first_token = rq->t_finish = rq->t_span_decode = -1;
+    rq->c_fin_idx = -1;
+    rq->pd_src = rq->pd_dst = -1;
+    rq->t_prefilled = rq->t_reserved = -1;
+    rq->prefill_target = rq->padded_prompt = rq->prompt;
+    rq->status = ENG_RQ_WAITING;
+    if (lost) {
+        eng_reject(r, rq, ENG_REJECT_FAULT);
+        return;
+    }
+    eng_router_left(r, rq);
+    r->outstanding--;
+    r->outstanding_tokens -= rq->prompt + rq->output;
+    r->waiting--;
+    e->waiting_total--;
+    e->in_system--;
+}
+
 /* ---------------- routing ---------------- */
 
 void eng_router_left(eng_replica *r, const eng_request *rq)
@@ -273,6 +330,20 @@ static uint64_t unique_id(const eng_request *rq, uint64_t salt)
     return x ^ (x >> 32);
 }
 
+/* rq's workload class: class k with probability its share (the shares sum to 1). */
+static void draw_class(const eng_classes *cl, gsl_rng *rng, eng_request *rq)
+{
+    double u = gsl_rng_uniform(rng), acc = 0;
+    int32_t k = 0;
+    for (; k < cl->n - 1; k++) {
+        acc += cl->c[k].share;
+        if (u < acc)
+            break;
+    }
+    rq->wclass = k;
+    rq->priority = cl->c[k].priority;
+}
+
 static void set_content(eng_request *rq, const eng_arrival *a)
 {
     eng_pcreq *pc = pc_of(rq);
@@ -301,6 +372,7 @@ void eng_count_arrival(eng_replica *r, eng_request *rq)
     eng_engine *e = r->e;
     rq->replica = r->id;
     rq->status = ENG_RQ_WAITING;
+    rq->attempts++;
     r->outstanding++;
     r->outstanding_tokens += rq->prompt + rq->output;
     e->in_system++;
@@ -308,22 +380,19 @@ void eng_count_arrival(eng_replica *r, eng_request *rq)
     e->waiting_total++;
     if (e->waiting_total > e->tot.max_waiting)
         e->tot.max_waiting = e->waiting_total;
-    if ((rq->id & (rq->id + 1)) == 0) /* arrival number id + 1 is a power of two */
+    if (rq->attempts == 1 && (rq->id & (rq->id + 1)) == 0) /* arrival id + 1 a power of two */
         e->tot.waiting_at_pow2[__builtin_ctzll((unsigned long long)(rq->id + 1))] =
             e->waiting_total;
 }
 
-static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
+void eng_dispatch(eng_engine *e, eng_request *rq, int64_t now)
 {
-    eng_engine *e = obj;
-    eng_request *rq = (eng_request *)(intptr_t)arg;
-    int64_t now = sim_now(ctx);
-    if (e->pd) {
-        eng_pd_arrival(e, rq, now);
-        pull_arrival(e);
+    if (e->pools[0].nact == 0) { /* every replica crashed: it waits for one (fault.c) */
+        eng_fault_park(e, rq);
         return;
     }
-    int shed = eng_admission_on(&e->cfg.fleet) && eng_admission_shed(e, &e->pools[0]);
+    int shed = eng_admission_on(&e->cfg.fleet) && eng_admission_sheddable(e, rq) &&
+               eng_admission_shed(e, &e->pools[0]);
     /* a shed request is counted on the first ready replica; the router never sees it */
     eng_replica *r = shed ? (eng_replica *)e->pools[0].rep_list[0] : eng_route(e, &e->pools[0], rq);
     eng_ensure_content(r, rq);
@@ -346,6 +415,17 @@ static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
         if (!r->busy)
             eng_replica_wake_at(r, now);
     }
+}
+
+static void on_arrival(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_engine *e = obj;
+    eng_request *rq = (eng_request *)(intptr_t)arg;
+    int64_t now = sim_now(ctx);
+    if (e->pd)
+        eng_pd_arrival(e, rq, now);
+    else
+        eng_dispatch(e, rq, now);
     pull_arrival(e);
 }
 
@@ -408,6 +488,8 @@ static void pull_arrival(eng_engine *e)
     if (e->class_rng) /* the workload's arrival order: the same classes whatever the policy */
         rq->c_class =
             (int32_t)gsl_rng_uniform_int(e->class_rng, (unsigned long)e->cfg.spec.classes);
+    if (e->wclass_rng) /* likewise: one draw per arrival, in arrival order */
+        draw_class(&e->cfg.classes, e->wclass_rng, rq);
     rq->t_arrival = a.t;
     if (e->tot.arrived++ == 0)
         e->tot.first_arrival_ns = a.t;
@@ -594,6 +676,12 @@ static int64_t step_shape(eng_replica *r, int32_t k, eng_shape *s)
     return tokens;
 }
 
+/* GPU time gpu on r, under a `slow` fault (fault.c) longer by its factor. */
+static inline int64_t slowed(const eng_replica *r, int64_t gpu)
+{
+    return r->slow > 0 ? (int64_t)((double)gpu * r->slow + 0.5) : gpu;
+}
+
 /* The GPU time of a step of shape s whose decodes verify k drafts: the target's forward pass,
  * the drafter's (*draft, included) and the swap traffic charged to it. */
 static int64_t step_gpu(eng_replica *r, const eng_shape *s, int32_t k, int64_t *draft)
@@ -604,7 +692,7 @@ static int64_t step_gpu(eng_replica *r, const eng_shape *s, int32_t k, int64_t *
     if (r->pending_xfer_bytes && pred->ops->transfer_ns)
         gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
     r->pending_xfer_bytes = 0;
-    return gpu;
+    return slowed(r, gpu);
 }
 
 /* The CPU time of a step of num_seqs sequences; cont: a continuation of a fixed multi-step run.
@@ -675,7 +763,7 @@ static int64_t fixed_batch_run(eng_replica *r, eng_shape *s, int64_t run, int64_
         s->decode_ctx += s->decode_seqs;
         s->decode_ctx_capped += growth;
         int64_t start = end;
-        gpu = pred->ops->iteration_ns(pred->st, s);
+        gpu = slowed(r, pred->ops->iteration_ns(pred->st, s));
         end = start + cpu + gpu;
         r->step_end[j] = end;
         eng_metrics_iteration_cpu(&e->m, cpu, 1);
@@ -858,7 +946,7 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
         end = fixed_batch_run(r, &s, run, cpu, gpu, end);
     else
         end = decode_run(r, end, &ended);
-    sim_schedule(e->ctx, end, ENG_PRIO_ITER_END, on_iteration_end, r, ended);
+    r->iter_ev = sim_schedule(e->ctx, end, ENG_PRIO_ITER_END, on_iteration_end, r, ended);
 }
 
 static void kick(eng_replica *r)
@@ -959,6 +1047,7 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t ended)
     int64_t now = sim_now(ctx);
     eng_batch *b = &r->batch;
     r->busy = 0;
+    r->iter_ev = 0;
     r->run_pad_ctx += r->run_pad_seqs; /* padded slots grew one token this step */
     for (int32_t i = 0; r->co.cap > 0 && i < r->run_pad_seqs; i++)
         r->run_pad_c[i]++;
@@ -1321,9 +1410,24 @@ static int pool_init(eng_engine *e, int k, const eng_costs *costs, int32_t *firs
 }
 
 /* What the engine does not model is refused, naming what is missing. 0, or -1 with err. */
+/* Priority scheduling where the engine orders by something else first: refused by name. */
+static int check_priority(const eng_sched_cfg *sc, sim_err *err)
+{
+    const char *on = eng_cfg_get(sc, "enable_priority_scheduling"),
+               *pol = eng_cfg_get(sc, "schedule_policy");
+    /* MODEL: SGLang schedule_policy.py sorts lpm's queue by cached prefix alone */
+    if (!strcmp(sc->name, "sglang") && on && eng_key_bool(on) == 1 && pol && !strcmp(pol, "lpm"))
+        return sim_errf(err, "scheduler sglang: enable_priority_scheduling with schedule_policy "
+                             "lpm is not modelled (SGLang sorts lpm's queue by cached prefix "
+                             "alone): use schedule_policy fcfs");
+    return 0;
+}
+
 static int check_modelled(const eng_engine *e, sim_err *err)
 {
     const eng_config *c = &e->cfg;
+    if (check_priority(&c->sched, err) != 0)
+        return -1;
     const eng_spec *sp = &c->spec;
     int32_t chunked, cap = eng_shape_cap(&c->model, &chunked);
     int pp = c->pipeline_parallel > 1;
@@ -1391,10 +1495,14 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
     eng_metrics_init(&e->m);
     int32_t n = 0;
     if (check_modelled(e, err) != 0 || eng_fleet_check(cfg, err) != 0 ||
-        eng_autoscale_check(cfg, err) != 0)
+        eng_autoscale_check(cfg, err) != 0 || eng_fault_check(cfg, err) != 0)
         goto fail;
     if (cfg->spec.method != ENG_SPEC_NONE && cfg->spec.classes > 1)
         e->class_rng = sim_rng(ctx, SIM_STREAM_SPEC_CLASS);
+    if (cfg->classes.n > 0) {
+        e->wclass_rng = sim_rng(ctx, SIM_STREAM_WORK_CLASS);
+        eng_metrics_classes(&e->m, &e->cfg.classes);
+    }
     for (int k = 0; k < e->npools; k++)
         if (pool_init(e, k, costs, &n, err) != 0)
             goto fail;
@@ -1416,6 +1524,7 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
     if (eng_off_init(e, err) != 0)
         goto fail;
     eng_autoscale_init(e);
+    eng_fault_init(e);
 #ifdef SIM_DEBUG
     sim_set_check(ctx, debug_check, e);
 #endif
@@ -1466,6 +1575,7 @@ void eng_free(eng_engine *e)
     }
     eng_link_fini(e);
     eng_autoscale_free(e);
+    eng_fault_free(e);
     while (e->slabs) {
         eng_slab *s = e->slabs;
         e->slabs = s->next;
@@ -1533,6 +1643,9 @@ int eng_summary(eng_engine *e, eng_metric *out)
     int n = eng_off_summary(e, out, eng_metrics_summary(&e->m, out));
     if (e->as)
         n = eng_autoscale_summary(e, out, n, eng_metrics_duration(&e->m));
+    if (e->fault)
+        n = eng_fault_summary(e, out, n);
+    n = eng_metrics_class_summary(&e->m, out, n);
     if (e->cfg.spec.method == ENG_SPEC_NONE)
         return n;
     /* MODEL: vLLM's spec-decode counters (vllm:spec_decode_num_drafts, num_draft_tokens,
@@ -1568,8 +1681,8 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
     for (const eng_slab *s = e->slabs; s; s = s->next)
         for (int i = 0; i < ENG_SLAB; i++) {
             const eng_request *rq = &s->rq[i];
-            if (rq->status == ENG_RQ_FINISHED || rq->status == ENG_RQ_REJECTED)
-                continue;
+            if (rq->status == ENG_RQ_FINISHED || rq->status == ENG_RQ_REJECTED || rq->replica < 0)
+                continue; /* done, or waiting for a replica to restart (fault.c) */
             if (rq->status != ENG_RQ_SWAPPED) {
                 held[rq->replica] +=
                     eng_cohort_blocks_of(&e->reps[rq->replica], rq) - eng_kv_ident(rq);

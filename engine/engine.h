@@ -224,6 +224,7 @@ typedef struct eng_config {
     eng_pd_config pd;
     eng_offload_config offload; /* KV offload tiers behind each replica's GPU cache */
     eng_fleet_cfg fleet;        /* price and power overrides (fleet.h) */
+    eng_classes classes;        /* request classes (workload.classes; metrics.h); n 0: none */
 } eng_config;
 
 /* Sets the defaults every scenario starts from: the defaults of the settings tables below

@@ -48,6 +48,7 @@ const eng_key eng_admission_keys[] = {
 void eng_fleet_defaults(eng_fleet_cfg *f)
 {
     eng_keys_defaults(eng_autoscale_keys, &f->autoscale);
+    eng_keys_defaults(eng_fault_retry_keys, &f->faults);
 }
 
 int eng_admission_shed(const eng_engine *e, const eng_pool *p)
@@ -56,7 +57,7 @@ int eng_admission_shed(const eng_engine *e, const eng_pool *p)
      * saturationdetector: DefaultQueueDepthThreshold 5, DefaultKVCacheUtilThreshold 0.8): a pod
      * has room while its waiting queue and its KV usage are both below the thresholds; when no
      * pod has room the request director drops sheddable requests (HTTP 429). Every request is
-     * sheddable here: classes with priorities are not modelled yet. */
+     * sheddable without request classes (eng_admission_sheddable). */
     const eng_fleet_cfg *f = &e->cfg.fleet;
     double queue = f->shed_queue > 0 ? f->shed_queue : 5, kv = f->shed_kv > 0 ? f->shed_kv : 0.8;
     for (int32_t i = 0; i < p->nact; i++) {
@@ -65,6 +66,16 @@ int eng_admission_shed(const eng_engine *e, const eng_pool *p)
             return 0;
     }
     return 1;
+}
+
+int eng_admission_sheddable(const eng_engine *e, const eng_request *rq)
+{
+    /* MODEL: the Gateway API Inference Extension's LegacyAdmissionController
+     * (pkg/epp/requestcontrol/admission.go, rejectIfSheddableAndSaturated): only sheddable
+     * requests (InferenceObjective priority < 0) are shed when the pool is saturated; the others
+     * are admitted whatever the load. Without classes every request is sheddable. */
+    const eng_classes *cl = &e->cfg.classes;
+    return cl->n == 0 || cl->c[rq->wclass].sheddable;
 }
 
 /* GPU g's figures with the deployment's overrides: price per hour, idle and full power. */

@@ -25,6 +25,29 @@ typedef enum eng_as_metric {
     ENG_AS_METRIC_COUNT
 } eng_as_metric;
 
+/* One of the HPA's scaling policies (behavior.scaleUp.policies): at most `value` pods, or
+ * `value` percent of the replicas at the period's start, added (or removed) per period_s. */
+enum { ENG_AS_PODS = 0, ENG_AS_PERCENT };
+/* Which of the policies limits: the one allowing the most change, the least, or none at all. */
+enum { ENG_AS_SELECT_MAX = 0, ENG_AS_SELECT_MIN, ENG_AS_SELECT_DISABLED };
+#define ENG_AS_MAX_POLICIES 8
+typedef struct eng_as_policy {
+    int type;        /* ENG_AS_PODS or ENG_AS_PERCENT */
+    double value;    /* pods, or percent */
+    double period_s; /* the window the change is counted over */
+} eng_as_policy;
+
+/* The rate rules of one direction (behavior.scale_up or scale_down); no policy: no limit. */
+typedef struct eng_as_rules {
+    eng_as_policy p[ENG_AS_MAX_POLICIES];
+    int32_t n;
+    int select; /* ENG_AS_SELECT_* */
+} eng_as_rules;
+
+typedef struct eng_as_behavior {
+    eng_as_rules up, down;
+} eng_as_behavior;
+
 /* Horizontal autoscaling of an aggregated deployment's replicas, as Kubernetes' HPA (and KEDA
  * feeding it) scales a model server's pods (autoscale.c). enabled: the autoscale: map is
  * present. */
@@ -39,7 +62,34 @@ typedef struct eng_autoscale_cfg {
     /* a new replica's cold start: engine start, its GPUs' weights at the storage bandwidth,
      * CUDA-graph capture */
     double startup_s, load_gb_s, graph_capture_s;
+    eng_as_behavior behavior; /* the HPA's rate policies (none: a change is taken at once) */
 } eng_autoscale_cfg;
+
+/* A fault injected into one replica (fault.c): a crash (its requests dropped, a replacement
+ * after the cold start), a slowdown of its steps by `factor` for duration_s, or its link down
+ * (refused: not modelled yet). */
+typedef enum eng_fault_kind {
+    ENG_FAULT_CRASH = 0,
+    ENG_FAULT_SLOW,
+    ENG_FAULT_LINK_DOWN
+} eng_fault_kind;
+
+#define ENG_MAX_FAULTS 32
+typedef struct eng_fault {
+    double at_s;       /* when, from the simulation's start */
+    int32_t replica;   /* which: its index in the deployment, 0 .. replicas - 1 (or max_replicas) */
+    int kind;          /* eng_fault_kind */
+    double duration_s; /* slow: how long; crash: before the replacement's cold start begins */
+    double factor;     /* slow: step times multiplied by this */
+} eng_fault;
+
+/* The faults of a run and what a crash does to the requests it drops. */
+typedef struct eng_faults_cfg {
+    eng_fault f[ENG_MAX_FAULTS];
+    int32_t n;
+    int retry;            /* fault_retries.enabled: dropped requests re-enter the router */
+    int32_t max_attempts; /* attempts a request gets, the first included */
+} eng_faults_cfg;
 
 /* What a deployment's GPUs cost to run, where the scenario overrides the catalog (0: the
  * catalog's figure, for every pool's GPU), and how its replicas follow the load. */
@@ -51,6 +101,7 @@ typedef struct eng_fleet_cfg {
     /* admission: {queue_depth, kv_utilisation}: the router sheds an arriving request when every
      * ready replica has at least queue_depth requests waiting or that KV usage (fleet.c) */
     double shed_queue, shed_kv; /* 0: not given */
+    eng_faults_cfg faults;      /* faults: and fault_retries: (fault.c) */
 } eng_fleet_cfg;
 
 /* Whether the admission: map is given. */
@@ -64,8 +115,14 @@ extern const eng_key eng_price_keys[];
 extern const eng_key eng_power_keys[];
 /* admission:, relative to eng_fleet_cfg. */
 extern const eng_key eng_admission_keys[];
-/* autoscale:, relative to eng_autoscale_cfg. */
+/* autoscale:, relative to eng_autoscale_cfg; a scaling policy of autoscale.behavior.scale_up
+ * or scale_down's policies list, relative to eng_as_policy. */
 extern const eng_key eng_autoscale_keys[];
+extern const eng_key eng_as_policy_keys[];
+
+/* A fault of faults: (relative to eng_fault) and fault_retries: (relative to eng_faults_cfg). */
+extern const eng_key eng_fault_keys[];
+extern const eng_key eng_fault_retry_keys[];
 
 /* The defaults of the tables above; autoscaling off. */
 void eng_fleet_defaults(eng_fleet_cfg *f);

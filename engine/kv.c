@@ -787,6 +787,15 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
 
 /* ---- set-up and checks ---- */
 
+void eng_kv_drop(eng_kv *kv)
+{
+    eng_pstore *ps = kv->ps;
+    for (int32_t i = 0; ps && i < ps->nb; i++)
+        if (ps->b[i].ref == ENG_Q_OWN && ps->b[i].owner)
+            own_detach(ps->b[i].owner); /* a request gone keeps no link into a freed cache */
+    eng_kv_fini(kv);
+}
+
 void eng_kv_fini(eng_kv *kv)
 {
     eng_pstore *ps = kv->ps;

@@ -74,6 +74,55 @@ void eng_metrics_free(eng_metrics *m)
         sim_samples_free(samples_of(m, (eng_lat_id)i));
     free(m->tok_win);
     m->tok_win = NULL;
+    for (int32_t k = 0; m->cls && k < m->classes->n; k++) {
+        sim_samples_free(&m->cls[k].ttft);
+        sim_samples_free(&m->cls[k].tpot);
+        sim_samples_free(&m->cls[k].e2el);
+    }
+    free(m->cls);
+    m->cls = NULL;
+}
+
+void eng_metrics_classes(eng_metrics *m, const eng_classes *cl)
+{
+    m->classes = cl;
+    m->cls = sim_xcalloc((size_t)cl->n, sizeof *m->cls);
+    for (int32_t k = 0; k < cl->n; k++) {
+        sim_samples_init(&m->cls[k].ttft);
+        sim_samples_init(&m->cls[k].tpot);
+        sim_samples_init(&m->cls[k].e2el);
+    }
+}
+
+/* Whether a request with these latencies meets the SLO (ms; 0: none). */
+static int meets(double ttft, double tpot, double e2el, double slo_ttft, double slo_tpot,
+                 double slo_e2e)
+{
+    return (slo_ttft <= 0 || ttft <= slo_ttft) && (slo_tpot <= 0 || tpot <= slo_tpot) &&
+           (slo_e2e <= 0 || e2el <= slo_e2e);
+}
+
+/* Class k's SLO: its own, else the run's. */
+static void class_slo(const eng_metrics *m, int32_t k, double *ttft, double *tpot, double *e2e)
+{
+    const eng_class *c = &m->classes->c[k];
+    *ttft = c->slo.ttft_ms > 0 ? c->slo.ttft_ms : m->slo_ttft_ms;
+    *tpot = c->slo.tpot_ms > 0 ? c->slo.tpot_ms : m->slo_tpot_ms;
+    *e2e = c->slo.e2e_ms > 0 ? c->slo.e2e_ms : m->slo_e2e_ms;
+}
+
+static void class_request(eng_metrics *m, const eng_request *rq, double ttft, double tpot,
+                          double e2el)
+{
+    eng_class_metrics *c = &m->cls[rq->wclass];
+    double st, sp, se;
+    c->completed++;
+    sim_samples_add(&c->ttft, ttft);
+    sim_samples_add(&c->e2el, e2el);
+    if (rq->output > 1)
+        sim_samples_add(&c->tpot, tpot);
+    class_slo(m, rq->wclass, &st, &sp, &se);
+    c->good += meets(ttft, tpot, e2el, st, sp, se);
 }
 
 static double ms(int64_t ns)
@@ -87,6 +136,8 @@ void eng_metrics_request(eng_metrics *m, const eng_request *rq)
         m->t_first_arrival = rq->t_arrival;
     if (rq->status == ENG_RQ_REJECTED) {
         m->rejected++;
+        if (m->cls)
+            m->cls[rq->wclass].rejected++;
         return;
     }
     m->completed++;
@@ -103,10 +154,9 @@ void eng_metrics_request(eng_metrics *m, const eng_request *rq)
     if (rq->output > 1)
         sim_samples_add(&m->tpot, tpot);
     sim_samples_add(&m->waiting, ms(rq->t_first_sched - rq->t_arrival));
-    int good = (m->slo_ttft_ms <= 0 || ttft <= m->slo_ttft_ms) &&
-               (m->slo_tpot_ms <= 0 || tpot <= m->slo_tpot_ms) &&
-               (m->slo_e2e_ms <= 0 || e2el <= m->slo_e2e_ms);
-    m->good += good;
+    m->good += meets(ttft, tpot, e2el, m->slo_ttft_ms, m->slo_tpot_ms, m->slo_e2e_ms);
+    if (m->cls)
+        class_request(m, rq, ttft, tpot, e2el);
 }
 
 void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count)
@@ -334,5 +384,34 @@ int eng_metrics_summary(eng_metrics *m, eng_metric *out)
     n = put_fleet(m, out, n);
     if (m->pd)
         n = put_pd(m, out, n, dur);
+    return n;
+}
+
+int eng_metrics_class_summary(eng_metrics *m, eng_metric *out, int n)
+{
+    double dur = eng_metrics_duration(m);
+    for (int32_t k = 0; m->cls && k < m->classes->n; k++) {
+        eng_class_metrics *c = &m->cls[k];
+        double arrived = (double)(c->completed + c->rejected);
+        const struct {
+            const char *name;
+            double v;
+        } rows[] = {{"completed", (double)c->completed},
+                    {"rejected", (double)c->rejected},
+                    {"slo_attainment", arrived > 0 ? (double)c->good / arrived : NAN},
+                    {"request_goodput", dur > 0 ? (double)c->good / dur : 0},
+                    {"mean_ttft_ms", sim_samples_mean(&c->ttft)},
+                    {"median_ttft_ms", sim_samples_percentile(&c->ttft, 50)},
+                    {"p90_ttft_ms", sim_samples_percentile(&c->ttft, 90)},
+                    {"p99_ttft_ms", sim_samples_percentile(&c->ttft, 99)},
+                    {"mean_tpot_ms", sim_samples_mean(&c->tpot)},
+                    {"p99_tpot_ms", sim_samples_percentile(&c->tpot, 99)},
+                    {"p99_e2el_ms", sim_samples_percentile(&c->e2el, 99)}};
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0] && n < ENG_MAX_METRICS; i++) {
+            snprintf(out[n].name, sizeof out[n].name, "class.%s.%s", m->classes->c[k].name,
+                     rows[i].name);
+            out[n++].value = rows[i].v;
+        }
+    }
     return n;
 }

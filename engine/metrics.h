@@ -43,6 +43,35 @@
 #include "stats.h"
 #include "request.h"
 
+/* Request classes (workload.classes): each arrival is of one class, drawn with probability
+ * share; the class's priority is what its client sends the engine (vLLM serves smaller values
+ * first, SGLang larger ones unless told otherwise); sheddable classes are those the router's
+ * admission control may shed (fleet.c); its SLO (0: the run's) decides its goodput. */
+#define ENG_MAX_CLASSES 8
+#define ENG_CLASS_NAME 17
+typedef struct eng_class_slo {
+    double ttft_ms, tpot_ms, e2e_ms; /* 0: the run's slo */
+} eng_class_slo;
+
+typedef struct eng_class {
+    char name[ENG_CLASS_NAME];
+    double share;
+    int32_t priority;
+    int sheddable;
+    eng_class_slo slo;
+} eng_class;
+
+typedef struct eng_classes {
+    int32_t n; /* 0: no classes */
+    eng_class c[ENG_MAX_CLASSES];
+} eng_classes;
+
+/* One class's share of the summary. */
+typedef struct eng_class_metrics {
+    sim_samples ttft, tpot, e2el;
+    int64_t completed, rejected, good;
+} eng_class_metrics;
+
 typedef struct eng_metrics {
     sim_samples ttft, tpot, itl, e2el, waiting, sched;
     int64_t completed, rejected, prompt_tokens, output_tokens;
@@ -70,6 +99,9 @@ typedef struct eng_metrics {
     /* the fleet (set by the engine before the summary, fleet.c): GPU-seconds, cost in USD
      * (NaN when a GPU has no price), energy in J (NaN when a GPU has no power figure) */
     double fleet_gpu_s, fleet_cost_usd, fleet_energy_j;
+    /* request classes (eng_metrics_classes): their settings and their metrics */
+    const eng_classes *classes;
+    eng_class_metrics *cls;
 } eng_metrics;
 
 void eng_metrics_init(eng_metrics *m);
@@ -77,6 +109,8 @@ void eng_metrics_init(eng_metrics *m);
  * request completed). */
 double eng_metrics_duration(const eng_metrics *m);
 void eng_metrics_free(eng_metrics *m);
+/* Keeps metrics per class of cl (borrowed: it must outlive m) from now on. */
+void eng_metrics_classes(eng_metrics *m, const eng_classes *cl);
 void eng_metrics_request(eng_metrics *m, const eng_request *rq);
 void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count);
 /* count iterations, each with cpu_ns of CPU time */
@@ -137,9 +171,15 @@ const eng_latency *eng_latency_find(const char *name, unsigned flags);
  * into buf; returns buf. */
 const char *eng_latency_names(unsigned flags, char *buf, size_t len);
 
-#define ENG_MAX_METRICS 96
+#define ENG_MAX_METRICS 200
 /* Computes the summary into out[] (at most ENG_MAX_METRICS); returns the count. */
 int eng_metrics_summary(eng_metrics *m, eng_metric *out);
+/* Appends each class's metrics to out[n..] (at most ENG_MAX_METRICS in all) as
+ * class.<name>.<metric>: completed, rejected, slo_attainment (requests meeting the class's SLO
+ * over those that arrived, rejected ones included), request_goodput, mean_, median_, p90_ and
+ * p99_ttft_ms, mean_ and p99_tpot_ms, p99_e2el_ms; returns the new count. None without
+ * classes. */
+int eng_metrics_class_summary(eng_metrics *m, eng_metric *out, int n);
 /* The names eng_metrics_summary produces, in its order, without computing anything (for the
  * store's views); *n gets the count. The array is static: do not free it. */
 const char *const *eng_metric_names(int *n);

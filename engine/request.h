@@ -30,6 +30,7 @@ typedef enum eng_reject_reason {
     ENG_REJECT_KV,      /* prompt + output can never fit in the KV cache */
     ENG_REJECT_BATCH,   /* prompt larger than the scheduler's per-iteration token limit */
     ENG_REJECT_SHED,    /* shed at the router: every ready replica saturated (admission) */
+    ENG_REJECT_FAULT,   /* lost: its replica crashed and it was not retried (faults) */
     ENG_REJECT_REASON_COUNT
 } eng_reject_reason;
 
@@ -65,6 +66,7 @@ struct eng_request {
     int64_t t_finish;      /* ns; -1 until then */
     int32_t preemptions;
     int32_t scheduled; /* admissions, counting resumes after preemption */
+    int32_t attempts;  /* times routed to a replica: 1, more after a crash's retries; 0 before */
 
     /* progress */
     int32_t generated;      /* output tokens produced (valid when not in the cohort) */
@@ -90,6 +92,12 @@ struct eng_request {
     eng_request *sched_prev, *sched_next;
     int64_t sched_key;
     int32_t sched_flag;
+    int32_t sched_idx; /* its index in a policy's heap (rqheap.h) */
+
+    /* workload class (workload.classes), drawn at arrival: its index and the priority its
+     * client sends (0 and 0 without classes) */
+    int32_t wclass;
+    int32_t priority;
 
     /* content and prefix caching */
     eng_pcreq *pc;         /* engine-owned: content, block hashes, cached-block table */

@@ -10,12 +10,15 @@
  *
  * Queues: waiting (arrival order; retracted requests are appended, as _extend_requests_to_queue
  * does), running (the decode batch, in the engine's cohort), chunked (the request being
- * chunk-prefilled, or NULL).
+ * chunk-prefilled, or NULL). With enable_priority_scheduling the waiting queue is a heap by
+ * (priority, arrival) and a second heap over the running batch gives the requests a
+ * high-priority arrival may preempt (rqheap.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
+#include "rqheap.h"
 #include "rqlist.h"
 
 /* MODEL: schedule_policy.py CLIP_MAX_NEW_TOKENS_ESTIMATION; global_config.py
@@ -36,6 +39,10 @@ typedef struct sglang {
      * joining; requests that joined with more than CLIP left are rescanned (they are rare) */
     int64_t r0_sum, unclipped;
     eng_rq_list longs; /* running requests that joined with more than CLIP tokens left */
+    /* --enable-priority-scheduling: waiting and running as heaps; the preemption threshold */
+    int prio;
+    eng_rq_heap wheap, rheap;
+    int64_t prio_threshold;
 } sglang;
 
 static const eng_param sglang_params[] = {
@@ -53,6 +60,13 @@ static const eng_param sglang_params[] = {
      "turn the radix (prefix) cache off"},
     {"enable_mixed_chunk", ENG_PARAM_BOOL, "false", 0, 0, NULL,
      "run the decode batch in the same step as a prefill batch (--enable-mixed-chunk)"},
+    {"enable_priority_scheduling", ENG_PARAM_BOOL, "false", 0, 0, NULL,
+     "waiting order by (priority, arrival), and a full batch preempts running requests of "
+     "much lower priority (--enable-priority-scheduling; priorities from workload.classes)"},
+    {"schedule_low_priority_values_first", ENG_PARAM_BOOL, "false", 0, 0, NULL,
+     "smaller priority values go first (SGLang's default: larger first)"},
+    {"priority_scheduling_preemption_threshold", ENG_PARAM_INT, "10", 0, 1e9, NULL,
+     "a waiting request preempts running ones whose priority is more than this below its own"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 extern const eng_sched_ops eng_sched_sglang;
@@ -92,7 +106,39 @@ static int sglang_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
     g->ratio = g->init_ratio;
     if (!eng_cfg_int(cfg, ops, "disable_radix_cache"))
         eng_prefix_cache_enable(r, ENG_PC_AT_COMPLETION);
-    return 0;
+    /* MODEL: SGLang schedule_policy.py _sort_by_priority_and_fcfs: the waiting queue sorted by
+     * (priority x sign, wait_queue_entry_time), sign -1 (larger values first) unless
+     * --schedule-low-priority-values-first; scheduler.py: try_preemption =
+     * enable_priority_scheduling. Priority with lpm sorts by prefix alone there: refused. */
+    g->prio = (int)eng_cfg_int(cfg, ops, "enable_priority_scheduling");
+    int32_t sign = eng_cfg_int(cfg, ops, "schedule_low_priority_values_first") ? 1 : -1;
+    g->wheap = (eng_rq_heap){.sign = sign};
+    g->rheap = (eng_rq_heap){.sign = sign, .max = 1};
+    g->prio_threshold = eng_cfg_int(cfg, ops, "priority_scheduling_preemption_threshold");
+    return g->prio && g->lpm ? -1 : 0;
+}
+
+/* ---- the waiting queue: a list in arrival order, or a heap by priority ---- */
+
+static void waiting_push(sglang *g, eng_request *rq)
+{
+    if (g->prio)
+        eng_heap_push(&g->wheap, rq);
+    else
+        eng_list_push_back(&g->waiting, rq);
+}
+
+static void waiting_remove(sglang *g, eng_request *rq)
+{
+    if (g->prio)
+        eng_heap_remove(&g->wheap, rq);
+    else
+        eng_list_remove(&g->waiting, rq);
+}
+
+static int64_t waiting_n(const sglang *g)
+{
+    return g->prio ? g->wheap.n : g->waiting.n;
 }
 
 static int64_t clip_new(int64_t n)
@@ -109,7 +155,7 @@ static void sglang_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t
         eng_reject(r, rq, ENG_REJECT_KV);
         return;
     }
-    eng_list_push_back(&g->waiting, rq);
+    waiting_push(g, rq);
 }
 
 /* ---- the running batch's remaining outputs ---- */
@@ -127,6 +173,8 @@ static void run_add(sglang *g, eng_replica *r, eng_request *rq)
         g->r0_sum += rq->sched_key;
         g->unclipped++;
     }
+    if (g->prio)
+        eng_heap_push(&g->rheap, rq);
 }
 
 static void run_remove(sglang *g, eng_request *rq)
@@ -138,6 +186,8 @@ static void run_remove(sglang *g, eng_request *rq)
         g->r0_sum -= rq->sched_key;
         g->unclipped--;
     }
+    if (g->prio && rq->sched_flag)
+        eng_heap_remove(&g->rheap, rq);
     rq->sched_flag = 0;
 }
 
@@ -228,7 +278,7 @@ static int add_one(sglang *g, eng_replica *r, eng_batch *out, adder *a, eng_requ
         return OTHER;
     if (eng_batch_add_prefill_hit(r, out, rq, hit, (int32_t)n) != 0)
         return NO_TOKEN; /* the blocks are short: the estimate let too much in */
-    eng_list_remove(&g->waiting, rq);
+    waiting_remove(g, rq);
     if (n < extend) {
         g->chunked = rq; /* new_being_chunked_req: no max_new reserved until its last chunk */
         max_new = 0;
@@ -268,11 +318,80 @@ static void mix_running(const sglang *g, eng_replica *r, eng_batch *out)
         eng_batch_decode_all(r, out);
 }
 
+/* A running request's clipped remaining output, as the adder reserves it. */
+static int64_t reserve_of(const sglang *g, eng_replica *r, const eng_request *rq)
+{
+    return (int64_t)((double)clip_new(rq->output - eng_rq_generated(r, rq)) * g->ratio);
+}
+
+/* MODEL: SGLang PrefillAdder.preempt_to_schedule: the running requests in order of (priority
+ * x -sign, -wait_queue_entry_time) (the least important, then the newest, first) are taken
+ * while each is more than priority_scheduling_preemption_threshold below rq (at least one),
+ * until their reservations (min(max_new - generated, CLIP) x new_token_ratio each) cover what rq
+ * asks for beyond rem_total_tokens (its extend tokens plus min(max_new, CLIP)); if they do, they
+ * are released (their KV freed, back to the waiting queue) and rq may be added. The candidates come
+ * off the running heap one by one, O(log n) each; those not taken go back. */
+static int preempt_to_schedule(sglang *g, eng_replica *r, adder *a, eng_request *rq)
+{
+    int64_t need = rq->prefill_target - eng_prefix_match(r, rq, NULL) +
+                   clip_new(rq->output - rq->generated) - a->rem_total;
+    int64_t n = 0, bs = eng_kv_block_size(r);
+    eng_request **v = sim_xmalloc((size_t)(g->rheap.n + 1) * sizeof *v);
+    eng_request *x;
+    while ((x = eng_heap_top(&g->rheap)) &&
+           (int64_t)g->rheap.sign * (x->priority - rq->priority) > g->prio_threshold) {
+        eng_heap_remove(&g->rheap, x);
+        v[n++] = x;
+        need -= reserve_of(g, r, x);
+        if (need <= 0) /* checked after taking one: at least one is taken */
+            break;
+    }
+    int ok = n > 0 && need <= 0;
+    for (int64_t i = 0; i < n; i++) {
+        eng_heap_push(&g->rheap, v[i]);
+        if (!ok)
+            continue;
+        int64_t credit = reserve_of(g, r, v[i]), before = eng_kv_free(r);
+        run_remove(g, v[i]);
+        eng_preempt(r, v[i], 0);
+        waiting_push(g, v[i]);
+        int64_t freed = (eng_kv_free(r) - before) * bs;
+        a->rem_total += credit + freed;
+        a->cur_rem += freed;
+    }
+    free(v);
+    g->retracted_now += ok ? (int)n : 0;
+    return ok;
+}
+
+/* The waiting requests in the queue's order, the next after rq (NULL: the first); with a heap,
+ * its top, rq having left it or stopped the walk. */
+static eng_request *waiting_next(const sglang *g, const eng_request *rq)
+{
+    if (g->prio)
+        return eng_heap_top(&g->wheap);
+    return rq ? rq->sched_next : g->waiting.head;
+}
+
+/* MODEL: SGLang _get_new_batch_prefill_raw: a batch is full once the running and the new
+ * requests reach max_running_requests; without priority scheduling that ends the batch; with
+ * it (try_preemption) the request may preempt lower-priority running ones and go on. */
+static int batch_full(sglang *g, eng_replica *r, adder *a, eng_request *rq)
+{
+    if (running_n(g) + a->n >= g->max_running)
+        g->batch_is_full = 1;
+    return g->batch_is_full && !(g->prio && preempt_to_schedule(g, r, a, rq));
+}
+
 static int new_prefill_batch(sglang *g, eng_replica *r, eng_batch *out)
 {
-    if ((g->batch_is_full || g->waiting.n == 0) && !g->chunked)
+    /* MODEL: get_new_batch_prefill: with try_preemption, batch_is_full is reset at each try and
+     * a full running batch does not skip the try */
+    if (g->prio)
+        g->batch_is_full = 0;
+    if ((g->batch_is_full || waiting_n(g) == 0) && !g->chunked)
         return 0;
-    if (running_n(g) >= g->max_running) {
+    if (running_n(g) >= g->max_running && !g->prio) {
         g->batch_is_full = 1;
         return 0;
     }
@@ -301,13 +420,11 @@ static int new_prefill_batch(sglang *g, eng_replica *r, eng_batch *out)
         if (n == left)
             g->chunked = NULL;
     }
-    eng_request *rq = g->waiting.head;
+    eng_request *rq = waiting_next(g, NULL);
     while (rq) {
-        eng_request *next = rq->sched_next;
-        if (running_n(g) + a.n >= g->max_running) {
-            g->batch_is_full = 1;
+        eng_request *next = g->prio ? NULL : rq->sched_next;
+        if (batch_full(g, r, &a, rq))
             break;
-        }
         if (g->chunked) /* one request is chunked at a time */
             break;
         int res = add_one(g, r, out, &a, rq);
@@ -316,7 +433,7 @@ static int new_prefill_batch(sglang *g, eng_replica *r, eng_batch *out)
                 g->batch_is_full = 1;
             break;
         }
-        rq = next;
+        rq = g->prio ? waiting_next(g, NULL) : next;
     }
     return out->nchunks;
 }
@@ -349,6 +466,7 @@ static void retract(sglang *g, eng_replica *r)
     /* the running lists are rebuilt from the survivors below */
     g->running = (eng_rq_list){0};
     g->longs = (eng_rq_list){0};
+    g->rheap.n = 0;
     g->r0_sum = g->unclipped = 0;
     for (int64_t i = 0; i < n; i++) /* the sort's key, in sched_key until run_add */
         v[i]->sched_key = eng_rq_generated(r, v[i]);
@@ -359,7 +477,7 @@ static void retract(sglang *g, eng_replica *r)
         eng_request *rq = v[--n];
         rq->sched_flag = 0;
         eng_preempt(r, rq, 0);
-        eng_list_push_back(&g->waiting, rq);
+        waiting_push(g, rq);
         g->retracted_now++;
     }
     int64_t decoded = 0, max_new = 0;
@@ -377,7 +495,10 @@ static void retract(sglang *g, eng_replica *r)
      * has no rule for this corner; without one the replica would stop) */
     if (eng_decode_blocks_needed(r) > eng_kv_free(r) && g->chunked) {
         eng_preempt(r, g->chunked, 0);
-        eng_list_push_front(&g->waiting, g->chunked);
+        if (g->prio)
+            eng_heap_push(&g->wheap, g->chunked);
+        else
+            eng_list_push_front(&g->waiting, g->chunked);
         g->chunked = NULL;
     }
 }
@@ -456,7 +577,7 @@ static void sglang_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t no
 static int64_t sglang_run_steps(const void *st, const eng_replica *r)
 {
     const sglang *g = st;
-    if (g->chunked || g->retracted_now > 0 || (g->waiting.n > 0 && !g->batch_is_full))
+    if (g->chunked || g->retracted_now > 0 || (waiting_n(g) > 0 && (!g->batch_is_full || g->prio)))
         return 1;
     return INT64_MAX;
 }
@@ -468,10 +589,20 @@ static void sglang_on_run(void *st, eng_replica *r, int64_t n)
         g->ratio = g->ratio - g->decay > g->min_ratio ? g->ratio - g->decay : g->min_ratio;
 }
 
+static void sglang_fini(void *st)
+{
+    sglang *g = st;
+    free(g->wheap.a);
+    free(g->rheap.a);
+}
+
 static int sglang_check(const void *st, const eng_replica *r)
 {
     const sglang *g = st;
     if (eng_list_check(&g->waiting) || eng_list_check(&g->running) || eng_list_check(&g->longs))
+        return -1;
+    if (g->prio && (eng_heap_check(&g->wheap) || eng_heap_check(&g->rheap) ||
+                    g->rheap.n != running_n(g) || g->waiting.n != 0))
         return -1;
     return running_n(g) <= g->max_running ? 0 : -1;
 }
@@ -488,6 +619,7 @@ const eng_sched_ops eng_sched_sglang = {
     .next_batch = sglang_next_batch,
     .on_finish = sglang_on_finish,
     .on_batch_end = sglang_on_batch_end,
+    .fini = sglang_fini,
     .check = sglang_check,
     .pd_admit = sglang_pd_admit,
     .pd_join = sglang_pd_join,

@@ -87,6 +87,13 @@ const eng_key scn_root_keys[] = {
     {"autoscale", ENG_KEY_MAP, 0, 0, 0, "", NULL, NULL,
      "replicas that follow the load (Kubernetes HPA), each new one after a cold start",
      ENG_KEY_AT(scn_scenario, engine.fleet.autoscale), .sub = eng_autoscale_keys},
+    {"faults", ENG_KEY_MAP, ENG_KEY_LIST | ENG_KEY_CODE, 0, 0, "", "(none)", NULL,
+     "faults injected into replicas: a list of {at_s, replica, kind: crash|slow, duration_s, "
+     "factor}",
+     ENG_KEY_NOWHERE, .sub = eng_fault_keys},
+    {"fault_retries", ENG_KEY_MAP, 0, 0, 0, "", NULL, NULL,
+     "whether a crashed replica's requests are retried on another, or lost",
+     ENG_KEY_AT(scn_scenario, engine.fleet.faults), .sub = eng_fault_retry_keys},
     {"workload", ENG_KEY_MAP, ENG_KEY_CODE, 0, 0, "", NULL, NULL,
      "the requests: how many, when they arrive, how long (required)", ENG_KEY_NOWHERE,
      .sub = scn_workload_keys},

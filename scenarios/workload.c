@@ -166,6 +166,32 @@ static const eng_key session_keys[] = {
     DIST_ROW("tool_tokens", "kind agent: tool-output tokens per turn after the first"),
     ENG_KEY_END};
 
+static const eng_key class_slo_keys[] = {
+    {"ttft_ms", ENG_KEY_NUM, 0, 0, INFINITY, "ms", "(the run's slo)", NULL,
+     "time to first token the class's good requests meet", ENG_KEY_AT(eng_class_slo, ttft_ms)},
+    {"tpot_ms", ENG_KEY_NUM, 0, 0, INFINITY, "ms", "(the run's slo)", NULL,
+     "time per output token the class's good requests meet", ENG_KEY_AT(eng_class_slo, tpot_ms)},
+    {"e2e_ms", ENG_KEY_NUM, 0, 0, INFINITY, "ms", "(the run's slo)", NULL,
+     "end-to-end latency the class's good requests meet", ENG_KEY_AT(eng_class_slo, e2e_ms)},
+    ENG_KEY_END};
+
+static const eng_key class_keys[] = {
+    {"name", ENG_KEY_STR, ENG_KEY_REQUIRED, 0, 0, "", NULL, NULL,
+     "the class's name in the results (letters, digits, _ and -; at most 16)",
+     ENG_KEY_AT(eng_class, name)},
+    {"share", ENG_KEY_NUM, ENG_KEY_REQUIRED | ENG_KEY_LO_OPEN, 0, 1, "", NULL, NULL,
+     "the fraction of arrivals of this class (the shares sum to 1)", ENG_KEY_AT(eng_class, share)},
+    {"priority", ENG_KEY_INT, 0, -1e6, 1e6, "", "0", NULL,
+     "the priority its client sends (vLLM serves smaller values first; SGLang larger ones unless "
+     "schedule_low_priority_values_first)",
+     ENG_KEY_AT(eng_class, priority)},
+    {"sheddable", ENG_KEY_BOOL, 0, 0, 0, "", "false", NULL,
+     "admission control may shed it when every replica is saturated (the others pass)",
+     ENG_KEY_AT(eng_class, sheddable)},
+    {"slo", ENG_KEY_MAP, 0, 0, 0, "", NULL, NULL, "the class's own objectives for its goodput",
+     ENG_KEY_AT(eng_class, slo), .sub = class_slo_keys},
+    ENG_KEY_END};
+
 const eng_key scn_workload_keys[] = {
     {"num_requests", ENG_KEY_INT, ENG_KEY_CODE, 0, INFINITY, "requests", NULL, NULL,
      "requests to send (a trace: at most this many, 0 or absent: all; sessions: turns in all)",
@@ -185,6 +211,9 @@ const eng_key scn_workload_keys[] = {
     {"sessions", ENG_KEY_MAP, ENG_KEY_CODE, 0, 0, "", NULL, NULL,
      "multi-turn sessions: each turn's prompt is the context so far plus new tokens",
      ENG_KEY_NOWHERE, .sub = session_keys},
+    {"classes", ENG_KEY_MAP, ENG_KEY_LIST | ENG_KEY_CODE, 0, 0, "", "(none)", NULL,
+     "a list of request classes {name, share, priority, sheddable, slo}, drawn per arrival",
+     ENG_KEY_NOWHERE, .sub = class_keys},
     ENG_KEY_END};
 
 /* ---- sections ---- */
@@ -473,6 +502,52 @@ static int load_sessions(scn_lctx *c, const scn_node *w, scn_workload *wl)
     return 0;
 }
 
+/* Class i's checks beyond its rows: its name's characters, a name not taken before it. */
+static int check_class(scn_lctx *c, const scn_node *cn, const char *ip, const eng_classes *cl,
+                       int32_t i)
+{
+    const eng_class *k = &cl->c[i];
+    const scn_node *nn = scn_tree_get(cn, "name");
+    char np[220];
+    snprintf(np, sizeof np, "%s.name", ip);
+    if (!*k->name || strspn(k->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789_-") != strlen(k->name))
+        return scn_fail(c, nn, np, "'%s': expected letters, digits, _ and - only", k->name);
+    for (int32_t j = 0; j < i; j++)
+        if (!strcmp(cl->c[j].name, k->name))
+            return scn_fail(c, nn, np, "class '%s' is named twice", k->name);
+    return 0;
+}
+
+/* `classes: [{name, share, priority, sheddable, slo}]`: into the engine's configuration, whose
+ * run draws each arrival's class (engine.c). */
+static int load_classes(scn_lctx *c, const scn_node *w)
+{
+    const scn_node *l = scn_tree_get(w, "classes");
+    const char *pre = "workload.classes";
+    eng_classes *cl = &c->out->engine.classes;
+    memset(cl, 0, sizeof *cl);
+    if (!l)
+        return 0;
+    if (l->kind != SCN_NODE_SEQ || l->n < 1 || l->n > ENG_MAX_CLASSES)
+        return scn_fail(c, l, pre, "expected a list of 1 to %d {name, share, ...} maps",
+                        ENG_MAX_CLASSES);
+    double sum = 0;
+    for (const scn_node *cn = l->first; cn; cn = cn->next, cl->n++) {
+        char ip[200];
+        snprintf(ip, sizeof ip, "%s[%d]", pre, cl->n);
+        if (cn->kind != SCN_NODE_MAP)
+            return scn_fail(c, cn, ip, "expected a map {name: N, share: S, ...}");
+        if (scn_read_map(c, cn, ip, class_keys, &cl->c[cl->n], NULL) ||
+            check_class(c, cn, ip, cl, cl->n))
+            return -1;
+        sum += cl->c[cl->n].share;
+    }
+    if (fabs(sum - 1) > 1e-9)
+        return scn_fail(c, l, pre, "the classes' shares sum to %.6g; expected 1", sum);
+    return 0;
+}
+
 /* num_requests, at least lo (1, or 0 with a trace); required unless a trace gives the rows. */
 static int load_count(scn_lctx *c, const scn_node *m, scn_workload *w, int64_t lo, const char *why)
 {
@@ -538,7 +613,7 @@ int scn_load_workload(scn_lctx *c, const scn_node *root, scn_workload *w)
         return scn_missing(c, root, "", "workload", "(num_requests, arrival, prompt_tokens, ...)");
     if (scn_read_map(c, m, "workload", scn_workload_keys, w, NULL) ||
         load_trace(c, m, &w->trace, &has_time) || load_lengths(c, m, &w->lengths) ||
-        load_sessions(c, m, w))
+        load_sessions(c, m, w) || load_classes(c, m))
         return -1;
     if (w->sessions.present)
         return load_sessions_workload(c, m, w);

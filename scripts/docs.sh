@@ -81,6 +81,10 @@ FRAGMENTS=(
   "fleet-cost slow sqlite3"
   "fleet-admission slow sqlite3"
   "fleet-diurnal slow sqlite3"
+  "fleet-burst slow sqlite3"
+  "fleet-faults slow sqlite3"
+  "priority-run slow -"
+  "priority-classes slow sqlite3"
   "bench bench -"
 )
 
@@ -443,6 +447,30 @@ gen_fleet_admission() {
   fence_close
 }
 
+# docs/priorities.md: the shipped two-class scenario, its per-class lines
+gen_priority_run() { fence_open; show llmsim run scenarios/priority_classes.yaml; fence_close; }
+
+# docs/priorities.md: the two classes under vLLM's priority and fcfs orders, SGLang's, and
+# shedding the batch class at admission
+gen_priority_classes() {
+  local m="(SELECT round(value, 3) FROM metrics WHERE run_id = id AND name"
+  local t="(SELECT round(value) FROM metrics WHERE run_id = id AND name"
+  local q="SELECT id, $t = 'class.interactive.p99_ttft_ms') AS inter_p99_ttft,
+    $m = 'class.interactive.slo_attainment') AS inter_slo, $t = 'class.batch.p99_ttft_ms')
+    AS batch_p99_ttft, $m = 'class.batch.slo_attainment') AS batch_slo,
+    $t = 'class.batch.rejected') AS batch_shed FROM run_summary"
+  fence_open
+  show --silent llmsim run scenarios/priority_classes.yaml
+  show --silent llmsim run scenarios/priority_classes.yaml --set scheduler.scheduling_policy=fcfs
+  show --silent llmsim run scenarios/priority_classes.yaml --set engine=sglang \
+    --set 'scheduler={name: sglang, enable_priority_scheduling: true, schedule_low_priority_values_first: true}'
+  show --silent llmsim run scenarios/priority_classes.yaml --set engine=sglang \
+    --set 'scheduler={name: sglang}'
+  show --silent llmsim run scenarios/priority_classes.yaml --set 'admission={queue_depth: 5}'
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
 # docs/fleet.md: the ServeGen day, autoscaled, on fixed fleets, with a long cold start
 gen_fleet_diurnal() {
   local m="(SELECT round(value, 2) FROM metrics WHERE run_id = id AND name"
@@ -459,6 +487,38 @@ gen_fleet_diurnal() {
   done
   show --silent llmsim run scenarios/fleet_diurnal.yaml --store summary \
     --set autoscale.startup_s=600
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+# docs/fleet.md: a burst under Kubernetes' default scale-up policies, a cautious one, none
+gen_fleet_burst() {
+  local m="(SELECT round(value, 2) FROM metrics WHERE run_id = id AND name"
+  local q="SELECT id, round(gpu_hours, 2) AS gpu_hours, round(p99_ttft_ms) AS p99_ttft_ms,
+    round(request_goodput / request_throughput, 4) AS within_slo,
+    $m = 'replicas_mean') AS replicas_mean, $m = 'replicas_max') AS replicas_max FROM run_summary"
+  fence_open
+  show --silent llmsim run scenarios/fleet_burst.yaml
+  show --silent llmsim run scenarios/fleet_burst.yaml \
+    --set 'autoscale.behavior.scale_up={policies: [{type: pods, value: 1, period_s: 60}]}'
+  show --silent llmsim run scenarios/fleet_burst.yaml --set 'autoscale.behavior={}'
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+# docs/fleet.md: a crash and a slowdown in a fleet of four, without them, without retries, with a
+# spare replica
+gen_fleet_faults() {
+  local m="(SELECT CAST(value AS INTEGER) FROM metrics WHERE run_id = id AND name"
+  local q="SELECT id, CAST(completed AS INTEGER) AS completed, CAST(rejected AS INTEGER) AS lost,
+    $m = 'fault_retried') AS retried, round(p99_ttft_ms) AS p99_ttft_ms,
+    round(request_goodput / request_throughput, 4) AS within_slo, round(gpu_hours, 3) AS gpu_hours
+    FROM run_summary"
+  fence_open
+  show --silent llmsim run scenarios/fleet_faults.yaml
+  show --silent llmsim run scenarios/fleet_faults.yaml --set 'faults=[]'
+  show --silent llmsim run scenarios/fleet_faults.yaml --set fault_retries.enabled=false
+  show --silent llmsim run scenarios/fleet_faults.yaml --set replicas=5
   show sqlite3 -header -column llmsim.db "$q"
   fence_close
 }

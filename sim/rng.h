@@ -22,6 +22,7 @@ typedef enum sim_stream {
     SIM_STREAM_CLIENT,       /* closed-loop think times */
     SIM_STREAM_ACCEPT,       /* speculative decoding: draft tokens accepted per step */
     SIM_STREAM_SPEC_CLASS,   /* speculative decoding: a request's acceptance class */
+    SIM_STREAM_WORK_CLASS,   /* workload classes: a request's class (priority, SLO) */
     SIM_STREAM_COUNT
 } sim_stream;
 

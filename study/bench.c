@@ -40,6 +40,24 @@ static const char lognormal_lengths[] =
 /* an own-workload case's extra lines: a host tier of 256 GB (a DGX H100's 2 TB over its GPUs) */
 #define OFFLOAD "kv_offload: {tiers: [{kind: cpu, capacity_gb: 256}]}\n"
 
+/* fleet-faults's extra lines: a crash every two hours (replicas 0 and 1 in turn, 10 s before
+ * each cold start) and two slowdowns of an hour */
+#define DAY_FAULTS                                                                                 \
+    "faults: [{at_s: 1800, replica: 0, kind: crash, duration_s: 10}, "                             \
+    "{at_s: 9000, replica: 1, kind: crash, duration_s: 10}, "                                      \
+    "{at_s: 16200, replica: 0, kind: crash, duration_s: 10}, "                                     \
+    "{at_s: 23400, replica: 1, kind: crash, duration_s: 10}, "                                     \
+    "{at_s: 30600, replica: 0, kind: crash, duration_s: 10}, "                                     \
+    "{at_s: 37800, replica: 1, kind: crash, duration_s: 10}, "                                     \
+    "{at_s: 45000, replica: 0, kind: crash, duration_s: 10}, "                                     \
+    "{at_s: 52200, replica: 1, kind: crash, duration_s: 10}, "                                     \
+    "{at_s: 59400, replica: 0, kind: crash, duration_s: 10}, "                                     \
+    "{at_s: 66600, replica: 1, kind: crash, duration_s: 10}, "                                     \
+    "{at_s: 73800, replica: 0, kind: crash, duration_s: 10}, "                                     \
+    "{at_s: 81000, replica: 1, kind: crash, duration_s: 10}, "                                     \
+    "{at_s: 21600, replica: 2, kind: slow, duration_s: 3600, factor: 2}, "                         \
+    "{at_s: 64800, replica: 3, kind: slow, duration_s: 3600, factor: 1.5}]\n"
+
 /* The vllm-v0 cases are the ones that ran the `vllm` policy before it became V1 (the same V0
  * policy, renamed), so their figures compare with older benches like for like. */
 static const study_bench_case cases[] = {
@@ -91,8 +109,16 @@ static const study_bench_case cases[] = {
     /* a day of load served by an autoscaled fleet: every replica's cold start, drain and the
      * autoscaler's evaluations */
     {"fleet-day", "vllm", 172800, 10, STUDY_BENCH_SUMMARY, STUDY_BENCH_FLEET, NULL, NULL},
+    /* the same day with a crash every two hours and two slowdowns: each crash's walk over the
+     * requests, its retries and its replacement's cold start */
+    {"fleet-faults", "vllm", 172800, 10, STUDY_BENCH_SUMMARY, STUDY_BENCH_FLEET, DAY_FAULTS, NULL},
     /* the recommend question docs/capacity.md answers: its screen and every simulation */
     {"recommend-dsv3", "vllm", 1000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_RECOMMEND, DSV3, NULL},
+    /* two request classes, each engine's priority order and preemption by priority */
+    {"vllm-priority", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_CLASSES, NULL,
+     "scheduling_policy: priority"},
+    {"sglang-priority", "sglang", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_CLASSES, NULL,
+     "enable_priority_scheduling: true, schedule_low_priority_values_first: true"},
 };
 
 const study_bench_case *study_bench_cases(int *n)
@@ -139,12 +165,23 @@ static int scenario_text(char *buf, size_t len, const char *data, const char *po
     return w > 0 && (size_t)w < len ? 0 : -1;
 }
 
+/* Appends STUDY_BENCH_CLASSES's two classes to a scenario whose last section is its workload. */
+static int add_classes(char *buf, size_t len)
+{
+    size_t n = strlen(buf);
+    int w = snprintf(buf + n, len - n,
+                     "  classes:\n    - {name: interactive, share: 0.3, priority: 0}\n"
+                     "    - {name: batch, share: 0.7, priority: 1}\n");
+    return w > 0 && (size_t)w < len - n ? 0 : -1;
+}
+
 /* ServeGen's DeepSeek-R1 day, the clients' rates summed and averaged per hour (requests/s). */
 static const double servegen_hourly[24] = {19.31, 22.25, 32.58, 28.64, 17.04, 14.54, 12.00, 9.24,
                                            9.54,  10.63, 12.97, 13.29, 7.16,  8.72,  10.96, 11.27,
                                            14.06, 8.86,  12.00, 9.41,  19.86, 25.97, 35.13, 18.91};
 
-/* The autoscaled day of STUDY_BENCH_FLEET: the rates / 8, hour by hour. */
+/* The autoscaled day of STUDY_BENCH_FLEET: the rates / 8, hour by hour (and the case's setup
+ * lines after them). */
 static int fleet_scenario(char *buf, size_t len, const study_bench_case *c, int64_t n)
 {
     int w = snprintf(buf, len,
@@ -158,6 +195,8 @@ static int fleet_scenario(char *buf, size_t len, const study_bench_case *c, int6
     for (int h = 0; h < 24 && w > 0 && (size_t)w < len; h++)
         w += snprintf(buf + w, len - (size_t)w, "      - {start_s: %d, rate: %.4f}\n", h * 3600,
                       servegen_hourly[h] / 8);
+    if (c->setup && w > 0 && (size_t)w < len)
+        w += snprintf(buf + w, len - (size_t)w, "%s", c->setup);
     return w > 0 && (size_t)w < len ? 0 : -1;
 }
 
@@ -384,7 +423,8 @@ static void run_case(void *arg, void *buf)
         return;
     }
     char text[4096], arrival[128];
-    int poisson = a->c->workload == STUDY_BENCH_POISSON || a->c->workload == STUDY_BENCH_SPEC;
+    int poisson = a->c->workload == STUDY_BENCH_POISSON || a->c->workload == STUDY_BENCH_SPEC ||
+                  a->c->workload == STUDY_BENCH_CLASSES;
     /* speculation pays at moderate load, where batches stay small: half the plain capacity */
     double load = a->c->workload == STUDY_BENCH_SPEC ? 0.5 : 0.9;
     o->rate = poisson                            ? load * a->cap * a->c->replicas
@@ -408,6 +448,8 @@ static void run_case(void *arg, void *buf)
                    ? scenario_text(text, sizeof text, a->data, a->c->policy, a->c->params,
                                    a->c->setup, a->n, 1, a->c->replicas, arrival, 0)
                    : own_scenario(text, sizeof text, a->data, a->c, a->n);
+    if (made == 0 && a->c->workload == STUDY_BENCH_CLASSES) /* workload: is the text's last map */
+        made = add_classes(text, sizeof text);
     if (made == 0 && simulate_text(text, s, res, &err) == 0) {
         o->wall = sim_wall_seconds() - t0;
         o->requests = study_metric(res, "completed") + study_metric(res, "rejected");

@@ -310,8 +310,8 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
 
 const char *study_reject_metric(eng_reject_reason why)
 {
-    static const char *const names[ENG_REJECT_REASON_COUNT] = {"", "rejected_context",
-                                                               "rejected_kv", "rejected_batch"};
+    static const char *const names[ENG_REJECT_REASON_COUNT] = {
+        "", "rejected_context", "rejected_kv", "rejected_batch", "rejected_shed", "rejected_fault"};
     return (unsigned)why < ENG_REJECT_REASON_COUNT && names[why] ? names[why] : "rejected_other";
 }
 

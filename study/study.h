@@ -126,7 +126,8 @@ int study_run(const scn_scenario *scn, uint64_t seed, store *db, const study_sin
               const study_hooks *hooks, study_result *out, sim_err *err);
 
 /* The metric that counts a run's requests rejected for `why` ("rejected_context",
- * "rejected_kv", "rejected_batch"; "" for none): stored only when the run rejected some. */
+ * "rejected_kv", "rejected_batch", "rejected_shed"; "" for none): stored only when the run
+ * rejected some. */
 const char *study_reject_metric(eng_reject_reason why);
 
 /* The value of metric name in r, or NAN. */

@@ -41,18 +41,20 @@ typedef enum study_bench_workload {
     STUDY_BENCH_MOONCAKE_KV,       /* the same trace behind kv_router (Dynamo: every prompt block
                                       against the blocks in flight, hooks at first token and end) */
     STUDY_BENCH_SESSIONS,          /* closed-loop chat sessions sharing a system prompt */
-    STUDY_BENCH_SPEC,     /* the Poisson workload at half the policy's burst capacity, decoded
-                             speculatively (an EAGLE-3 head, 3 draft tokens, acceptance length
-                             2.5 drawn in 8 classes) */
-    STUDY_BENCH_PD,       /* ShareGPT lengths on a disaggregated deployment: one prefill replica
-                             and `replicas` decode replicas, Poisson arrivals at 90% of that
-                             deployment's burst capacity */
-    STUDY_BENCH_FLEET,    /* a 24-hour day (ServeGen's hourly rates / 8, as
-                             scenarios/fleet_diurnal.yaml) served by an autoscaled fleet of up
-                             to `replicas` Llama-3-8B replicas on L4s, at its own pace */
-    STUDY_BENCH_RECOMMEND /* llmsim recommend's whole search for the case's model and GPU within
-                             a budget of 8 GPUs, 1,000 prompt and 500 output tokens, p99 TTFT
-                             2 s and p99 TPOT 50 ms; `requests` per run */
+    STUDY_BENCH_SPEC,      /* the Poisson workload at half the policy's burst capacity, decoded
+                              speculatively (an EAGLE-3 head, 3 draft tokens, acceptance length
+                              2.5 drawn in 8 classes) */
+    STUDY_BENCH_PD,        /* ShareGPT lengths on a disaggregated deployment: one prefill replica
+                              and `replicas` decode replicas, Poisson arrivals at 90% of that
+                              deployment's burst capacity */
+    STUDY_BENCH_FLEET,     /* a 24-hour day (ServeGen's hourly rates / 8, as
+                              scenarios/fleet_diurnal.yaml) served by an autoscaled fleet of up
+                              to `replicas` Llama-3-8B replicas on L4s, at its own pace */
+    STUDY_BENCH_RECOMMEND, /* llmsim recommend's whole search for the case's model and GPU
+                              within a budget of 8 GPUs, 1,000 prompt and 500 output tokens,
+                              p99 TTFT 2 s and p99 TPOT 50 ms; `requests` per run */
+    STUDY_BENCH_CLASSES    /* the Poisson workload in two request classes (30% priority 0, 70%
+                              priority 1), for the policies' priority scheduling */
 } study_bench_workload;
 
 typedef struct study_bench_case {

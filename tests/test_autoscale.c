@@ -150,6 +150,67 @@ static void test_drain_loses_nothing(void **state)
     assert_int_equal(o.rejected, 0);
 }
 
+/* The first request each replica admits: when it began to serve. */
+static void on_first(void *st, const eng_request *rq)
+{
+    int64_t *first = st;
+    if (rq->replica < 10 && rq->t_first_sched >= 0 &&
+        (first[rq->replica] < 0 || rq->t_first_sched < first[rq->replica]))
+        first[rq->replica] = rq->t_first_sched;
+}
+
+/* When each of the ten replica slots first served (-1: never), the day's first hour from one
+ * replica with a cold start of 18.03 s, under the given behavior (NULL: none). */
+static void first_service(const char *behavior, int64_t *first)
+{
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", DAY, AUTOSCALE);
+    const char *sets[] = {"replicas=1", "workload.num_requests=1500", behavior};
+    scn_scenario s;
+    sim_err err;
+    if (study_load_text("day.yaml", text, sets, behavior ? 3 : 2, &s, &err) != 0)
+        fail_msg("%s", err.msg);
+    for (int i = 0; i < 10; i++)
+        first[i] = -1;
+    static const eng_recorder_ops rec = {.on_request = on_first};
+    study_hooks hooks = {.check_every = 4096, .rec = &rec, .rec_st = first};
+    study_result *r = test_calloc(1, sizeof *r);
+    if (study_run(&s, s.seed, NULL, NULL, &hooks, r, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_true(study_metric(r, "completed") == 1500);
+    test_free(r);
+    scn_free(&s);
+}
+
+/* A scale-up policy of one replica a minute (the HPA's behavior.scaleUp.policies) caps the
+ * replicas added per period: the k-th added serves no earlier than the first evaluation plus
+ * k - 1 minutes plus the cold start; without it the first evaluation asks for several at once. */
+static void test_rate_policy_caps_scale_up(void **state)
+{
+    (void)state;
+    int64_t free_[10], capped[10], pct[10];
+    first_service(NULL, free_);
+    first_service("autoscale.behavior={scale_up: {policies: [{type: pods, value: 1, period_s: "
+                  "60}]}}",
+                  capped);
+    first_service("autoscale.behavior={scale_up: {policies: [{type: percent, value: 100, "
+                  "period_s: 60}, {type: pods, value: 1, period_s: 60}], select_policy: min}}",
+                  pct);
+    double cold = 18.03;
+    assert_true(free_[2] >= 0 && free_[2] < (15 + 60 + cold) * 1e9); /* two at the first ask */
+    int added = 0;
+    for (int k = 1; k < 10; k++) {
+        if (capped[k] < 0)
+            continue;
+        added++;
+        print_message("slot %d first serves at %.1f s (no limit: %.1f s)\n", k, capped[k] / 1e9,
+                      free_[k] / 1e9);
+        assert_true(capped[k] >= (15 + 60 * (k - 1) + cold) * 1e9);
+        assert_true(pct[k] < 0 || pct[k] >= (15 + 60 * (k - 1) + cold) * 1e9); /* min: 1 pod */
+    }
+    assert_true(added >= 2); /* it did scale, one at a time */
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -190,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_cold_start_needs_headroom),
         cmocka_unit_test(test_cold_start_delays_service),
         cmocka_unit_test(test_drain_loses_nothing),
+        cmocka_unit_test(test_rate_policy_caps_scale_up),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

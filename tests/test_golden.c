@@ -140,6 +140,16 @@ static const golden_case cases[] = {
     {"spec_ngram_sglang",
      SPEC_K,
      {"engine=sglang", "speculative.method=ngram", "speculative.acceptance={length: 1.8}"}},
+    /* request classes under each engine's priority scheduling, preempting by priority */
+    {"priority_vllm",
+     LLMSIM_SOURCE_DIR "/scenarios/priority_classes.yaml",
+     {"workload.num_requests=400", "memory.gpu_utilization=0.5"}},
+    {"priority_sglang",
+     LLMSIM_SOURCE_DIR "/scenarios/priority_classes.yaml",
+     {"workload.num_requests=400", "engine=sglang",
+      "scheduler={name: sglang, enable_priority_scheduling: true, "
+      "schedule_low_priority_values_first: true, max_running_requests: 24, "
+      "priority_scheduling_preemption_threshold: 0}"}},
 };
 
 /* The summary of a case as its golden file holds it; returns a malloc'd string. */

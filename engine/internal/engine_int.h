@@ -521,10 +521,12 @@ struct eng_replica {
     eng_request **joining;
     int32_t njoining, capjoining;
     eng_port port;
-    eng_offload *off;    /* its KV offload tiers, or NULL */
-    eng_pipe *pipe;      /* the pipeline it is a virtual engine of, or NULL */
-    int32_t fleet;       /* ENG_FLEET_*: autoscaling's state of it (ready otherwise) */
-    int64_t fleet_since; /* ns: when it last left ENG_FLEET_OFF */
+    eng_offload *off;     /* its KV offload tiers, or NULL */
+    eng_pipe *pipe;       /* the pipeline it is a virtual engine of, or NULL */
+    int32_t fleet;        /* ENG_FLEET_*: autoscaling's state of it (ready otherwise) */
+    int64_t fleet_since;  /* ns: when it last left ENG_FLEET_OFF */
+    sim_event_id iter_ev; /* the end of the iteration in flight, or 0 */
+    double slow;          /* its steps' GPU time is multiplied by this (a `slow` fault), or 0 */
 };
 
 /* A replica under autoscaling: off (no GPUs held), starting (cold start: paid, not routed
@@ -542,7 +544,8 @@ struct eng_engine {
     eng_config cfg;
     eng_kv_plan plan; /* pool 0's */
     int32_t max_len;
-    gsl_rng *class_rng; /* SIM_STREAM_SPEC_CLASS: a request's acceptance class */
+    gsl_rng *class_rng;  /* SIM_STREAM_SPEC_CLASS: a request's acceptance class */
+    gsl_rng *wclass_rng; /* SIM_STREAM_WORK_CLASS: a request's workload class (classes given) */
     eng_pool pools[ENG_POOLS_MAX];
     int32_t npools;
     int pd; /* disaggregated: pools[ENG_POOL_PREFILL] and pools[ENG_POOL_DECODE] */
@@ -573,6 +576,7 @@ struct eng_engine {
     int64_t off_loads;
     int64_t in_system;         /* requests arrived and not yet done, every replica */
     struct eng_autoscaler *as; /* autoscale.c, or NULL */
+    struct eng_faulter *fault; /* fault.c, or NULL */
 };
 
 /* Reports `count` inter-token gaps of gap_ns to the metrics and the recorder. */
@@ -619,6 +623,8 @@ int eng_fleet_check(const eng_config *c, sim_err *err);
 /* Whether admission control sheds a request arriving at pool p now: every ready replica is
  * saturated. */
 int eng_admission_shed(const eng_engine *e, const eng_pool *p);
+/* Whether rq's class may be shed at admission (every request without classes). */
+int eng_admission_sheddable(const eng_engine *e, const eng_request *rq);
 /* Sets e->m's fleet figures (GPU-seconds, cost, energy) for the summary. */
 void eng_fleet_fill(eng_engine *e);
 
@@ -638,6 +644,40 @@ void eng_autoscale_drained(eng_replica *r);
 double eng_autoscale_gpu_s(const eng_engine *e, const eng_pool *p, int64_t t0, int64_t t1);
 /* Appends the autoscaler's metrics (replicas_mean, ...) to out from n; returns the count. */
 int eng_autoscale_summary(const eng_engine *e, eng_metric *out, int n, double dur);
+
+/* r leaves pool p's router's list, the others keeping their order (autoscale.c). */
+void eng_pool_unlist(eng_pool *p, const eng_replica *r);
+/* Starting replica r is ready: it joins the end of its pool's router's list (autoscale.c). */
+void eng_replica_ready(eng_replica *r);
+/* Replica r went from starting to ready (restarted after a crash, or scaled up): requests that
+ * arrived while no replica was ready are routed now (fault.c). */
+void eng_fault_ready(eng_engine *e);
+/* Restarts replica r after a crash: under autoscaling it is starting until ready_at (ns), where
+ * the autoscaler may cancel it as any replica starting; 1, or 0 without an autoscaler. */
+int eng_autoscale_restart(eng_replica *r, int64_t ready_at);
+
+/* fault.c */
+/* Refuses faults the engine does not model (a link going down, a crash with state it cannot
+ * rebuild: disaggregated pools, offload tiers, pipelines, routers with state per replica) and
+ * faults that overlap on one replica. 0, or -1 with err. */
+int eng_fault_check(const eng_config *c, sim_err *err);
+/* Schedules the configured faults (nothing without any). */
+void eng_fault_init(eng_engine *e);
+void eng_fault_free(eng_engine *e);
+/* Routes rq, arrived or retried, at pool 0 (aggregated): the router's pick, or a wait for the
+ * first ready replica when none is (fault.c keeps it). */
+void eng_dispatch(eng_engine *e, eng_request *rq, int64_t now);
+/* rq waits at the router until a replica is ready again (none is now). */
+void eng_fault_park(eng_engine *e, eng_request *rq);
+/* Takes rq off crashed replica r (engine.c): its span ends, the router and r's counts let it
+ * go, its progress is reset (prompt to recompute, nothing generated). lost: it is then counted
+ * as rejected (ENG_REJECT_FAULT), else it is left for the caller to route again. */
+void eng_drop_request(eng_replica *r, eng_request *rq, int lost);
+/* Appends the fault metrics (fault_retried, fault_lost) to out from n; returns the count. */
+int eng_fault_summary(const eng_engine *e, eng_metric *out, int n);
+/* kv.c: forgets every block of a crashed replica's cache (requests' own runs let go first);
+ * the cache is off until its policy enables it again. */
+void eng_kv_drop(eng_kv *kv);
 
 /* cohort.c */
 /* An empty cohort for replica r's configuration (block size, cap, acceptance classes). */

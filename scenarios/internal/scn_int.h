@@ -240,6 +240,10 @@ int scn_load_pools(scn_lctx *c, const scn_node *root, scn_scenario *s);
 /* kv_offload: {...} of root into e->offload (nothing when absent); after the pools (refused
  * with them). 0, or -1. */
 int scn_load_offload(scn_lctx *c, const scn_node *root, eng_config *e);
+/* faults: the list of faults a run injects into its replicas (fault.c). 0, or -1. */
+int scn_load_faults(scn_lctx *c, const scn_node *root, eng_config *e);
+/* autoscale.behavior's policy lists (autoscale.c), after the top level is read. 0, or -1. */
+int scn_load_behavior(scn_lctx *c, const scn_node *root, eng_config *e);
 /* speculative: {...} of root into e->spec (the drafter resolved and checked against the model
  * and the scheduler, the acceptance read). 0, or -1 with the error set. */
 int scn_load_spec(scn_lctx *c, const scn_node *root, eng_config *e);

@@ -1,0 +1,261 @@
+/*
+ * test_faults.c: faults injected into replicas: a crash loses no request with retries on and
+ * loses the ones it held with them off; retried requests keep their original arrival; requests
+ * wait for a replica when none is ready; a slowdown slows; same seed, same results; the
+ * refusals.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "study.h"
+
+#define SHARED LLMSIM_SOURCE_DIR "/scenarios/shared_prefix.yaml"
+
+/* vLLM with prefix caching (shared_prefix.yaml, 400 requests, here at 20/s); a crash of replica
+ * 0 at 10 s. */
+#define RATE "workload.arrival.rate=20"
+#define CRASH "faults=[{at_s: 10, replica: 0, kind: crash}]"
+
+/* What a run's requests did, summed by a recorder. */
+typedef struct tally {
+    int64_t finished, lost, retried_ok, late_first; /* late_first: retried, first token after
+                                                       the replacement was ready */
+    double crash_ns, ready_ns;
+    int64_t max_ttft_ns;    /* of the retried requests */
+    uint64_t hash;          /* of every request's id, status and times */
+    int64_t last_iter[8];   /* per replica: the last iteration recorded, + 1 */
+    int32_t last_span[400]; /* per request: its last span recorded, + 1 */
+} tally;
+
+/* Iterations and spans are recorded once each, in order: the store's keys stay unique. */
+static void on_iteration(void *st, const eng_iter_rec *it)
+{
+    tally *t = st;
+    assert_true(it->replica < 8 && it->iter + 1 > t->last_iter[it->replica]);
+    t->last_iter[it->replica] = it->iter + 1;
+}
+
+static void on_span(void *st, const eng_span_rec *sp)
+{
+    tally *t = st;
+    assert_true(sp->req < 400 && sp->span + 1 > t->last_span[sp->req]);
+    t->last_span[sp->req] = sp->span + 1;
+}
+
+static void on_request(void *st, const eng_request *rq)
+{
+    tally *t = st;
+    t->finished += rq->status == ENG_RQ_FINISHED;
+    t->lost += rq->status == ENG_RQ_REJECTED && rq->reject == ENG_REJECT_FAULT;
+    if (rq->attempts > 1 && rq->status == ENG_RQ_FINISHED) {
+        t->retried_ok++;
+        assert_true(rq->t_arrival < t->crash_ns); /* its arrival is the original one */
+        t->late_first += rq->t_first_token >= t->ready_ns;
+        if (rq->t_first_token - rq->t_arrival > t->max_ttft_ns)
+            t->max_ttft_ns = rq->t_first_token - rq->t_arrival;
+    }
+    uint64_t v[] = {(uint64_t)rq->id, (uint64_t)rq->status, (uint64_t)rq->t_first_token,
+                    (uint64_t)rq->t_finish, (uint64_t)rq->replica};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        t->hash = (t->hash ^ v[i]) * UINT64_C(0x100000001b3);
+}
+
+/* Runs path with the overrides (NULL-terminated), every engine walker after every event in
+ * debug builds; the result is the caller's. */
+static study_result *run(const char *path, const char *const *sets, tally *t)
+{
+    int n = 0;
+    while (sets && sets[n])
+        n++;
+    scn_scenario s;
+    sim_err err;
+    if (study_load(path, sets, n, &s, &err) != 0)
+        fail_msg("%s", err.msg);
+    study_result *r = test_calloc(1, sizeof *r);
+    static const eng_recorder_ops rec = {
+        .on_request = on_request, .on_iteration = on_iteration, .on_span = on_span};
+    study_hooks hooks = {.check_every = 1, .rec = t ? &rec : NULL, .rec_st = t};
+    if (study_run(&s, s.seed, NULL, NULL, &hooks, r, &err) != 0)
+        fail_msg("%s", err.msg);
+    scn_free(&s);
+    return r;
+}
+
+static void test_crash_retried_loses_nothing(void **state)
+{
+    (void)state;
+    const char *sets[] = {"replicas=2", RATE, CRASH, NULL};
+    tally t = {.crash_ns = 10e9};
+    study_result *r = run(SHARED, sets, &t);
+    print_message("crash with retries: %g retried, %g lost, %g completed\n",
+                  study_metric(r, "fault_retried"), study_metric(r, "fault_lost"),
+                  study_metric(r, "completed"));
+    assert_true(study_metric(r, "fault_crashes") == 1);
+    assert_true(study_metric(r, "fault_retried") > 0); /* it held requests */
+    assert_true(study_metric(r, "fault_lost") == 0);
+    assert_true(study_metric(r, "completed") == 400 && study_metric(r, "rejected") == 0);
+    assert_int_equal(t.finished, 400);
+    assert_int_equal(t.retried_ok, (int64_t)study_metric(r, "fault_retried"));
+    test_free(r);
+}
+
+static void test_crash_without_retries_loses(void **state)
+{
+    (void)state;
+    const char *off[] = {"replicas=2", RATE, CRASH, "fault_retries.enabled=false", NULL};
+    const char *once[] = {"replicas=2", RATE, CRASH, "fault_retries.max_attempts=1", NULL};
+    tally t = {.crash_ns = 10e9}, u = {.crash_ns = 10e9};
+    study_result *r = run(SHARED, off, &t), *q = run(SHARED, once, &u);
+    double lost = study_metric(r, "fault_lost");
+    assert_true(lost > 0 && study_metric(r, "fault_retried") == 0);
+    /* a lost request is a rejection, with its reason, wherever rejections are counted */
+    assert_true(study_metric(r, "rejected") == lost);
+    assert_true(study_metric(r, "rejected_fault") == lost);
+    assert_true(r->tot.rejected_by[ENG_REJECT_FAULT] == (int64_t)lost);
+    assert_true(study_metric(r, "completed") + lost == 400);
+    assert_int_equal(t.lost, (int64_t)lost);
+    /* one attempt in all is no retry */
+    assert_true(study_metric(q, "fault_lost") == lost && u.hash == t.hash);
+    test_free(r);
+    test_free(q);
+}
+
+/* One replica: what it held and what arrives while it restarts wait for its replacement, which
+ * serves after the cold start (Llama-3-8B: 20 + 16.06 / 2 + 10 = 38.03 s) and duration_s. */
+static void test_single_replica_waits_for_replacement(void **state)
+{
+    (void)state;
+    const char *sets[] = {RATE, "faults=[{at_s: 10, replica: 0, kind: crash, duration_s: 10}]",
+                          NULL};
+    tally t = {.crash_ns = 10e9, .ready_ns = (10 + 10 + 38.03) * 1e9};
+    study_result *r = run(SHARED, sets, &t);
+    assert_true(study_metric(r, "completed") == 400);
+    assert_true(study_metric(r, "fault_held") > study_metric(r, "fault_retried"));
+    assert_true(t.retried_ok > 0 && t.late_first == t.retried_ok);
+    /* the first token of a retried request counts from its original arrival */
+    assert_true(t.max_ttft_ns > 48e9);
+    print_message("one replica: %g retried, %g waited\n", study_metric(r, "fault_retried"),
+                  study_metric(r, "fault_held"));
+    test_free(r);
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    const char *sets[] = {"replicas=3", RATE,
+                          "faults=[{at_s: 10, replica: 1, kind: crash}, {at_s: 12, replica: 2, "
+                          "kind: slow, duration_s: 30, factor: 2.5}, {at_s: 30, replica: 1, kind: "
+                          "crash}]",
+                          NULL};
+    tally a = {.crash_ns = 30e9}, b = {.crash_ns = 30e9};
+    study_result *r = run(SHARED, sets, &a), *q = run(SHARED, sets, &b);
+    assert_true(a.hash == b.hash);
+    assert_int_equal(r->n, q->n);
+    for (int i = 0; i < r->n; i++) {
+        assert_string_equal(r->m[i].name, q->m[i].name);
+        assert_memory_equal(&r->m[i].value, &q->m[i].value, sizeof(double));
+    }
+    assert_true(study_metric(r, "fault_crashes") == 2 && study_metric(r, "completed") == 400);
+    test_free(r);
+    test_free(q);
+}
+
+/* A slowed replica's steps take longer: the run's latency rises, and a factor over a stretch
+ * with no request changes nothing. */
+static void test_slow(void **state)
+{
+    (void)state;
+    const char *none[] = {"replicas=2", NULL};
+    const char *slow[] = {"replicas=2",
+                          "faults=[{at_s: 10, replica: 0, kind: slow, duration_s: 60, factor: 3}]",
+                          NULL};
+    const char *after[] = {"replicas=2",
+                           "faults=[{at_s: 5000, replica: 0, kind: slow, duration_s: 60}]", NULL};
+    study_result *a = run(SHARED, none, NULL), *b = run(SHARED, slow, NULL),
+                 *c = run(SHARED, after, NULL);
+    print_message("mean e2e: %.1f ms, slowed %.1f ms\n", study_metric(a, "mean_e2el_ms"),
+                  study_metric(b, "mean_e2el_ms"));
+    assert_true(study_metric(b, "mean_e2el_ms") > 1.1 * study_metric(a, "mean_e2el_ms"));
+    assert_true(study_metric(c, "mean_e2el_ms") == study_metric(a, "mean_e2el_ms"));
+    test_free(a);
+    test_free(b);
+    test_free(c);
+}
+
+/* Crashes under autoscaling: the replacement starts as a scaled-up replica does; nothing is
+ * lost with retries. */
+static void test_crash_autoscaled(void **state)
+{
+    (void)state;
+    const char *sets[] = {"replicas=2",
+                          RATE,
+                          "autoscale={metric: concurrency, target: 8, min_replicas: 1, "
+                          "max_replicas: 4, interval_s: 5, scale_down_delay_s: 10}",
+                          "router=least_outstanding",
+                          "faults=[{at_s: 10, replica: 0, kind: crash}, {at_s: 14, replica: 1, "
+                          "kind: crash}, {at_s: 16, replica: 3, kind: crash}]",
+                          NULL};
+    study_result *r = run(SHARED, sets, NULL);
+    assert_true(study_metric(r, "completed") == 400 && study_metric(r, "fault_lost") == 0);
+    assert_true(study_metric(r, "fault_crashes") == 2); /* replica 3 was off at 16 s */
+    assert_true(study_metric(r, "fault_held") > 0);     /* none was ready for a while */
+    test_free(r);
+}
+
+/* Loading path with the overrides succeeds, the run is refused naming `what`. */
+static void refused_in(const char *path, const char *const *sets, int n, const char *what)
+{
+    scn_scenario s;
+    sim_err err;
+    study_result *r = test_calloc(1, sizeof *r);
+    assert_int_equal(study_load(path, sets, n, &s, &err), 0);
+    assert_int_not_equal(study_run(&s, s.seed, NULL, NULL, NULL, r, &err), 0);
+    if (!strstr(err.msg, what))
+        fail_msg("expected '%s' in: %s", what, err.msg);
+    scn_free(&s);
+    test_free(r);
+}
+
+static void refused(const char *set, const char *what)
+{
+    const char *sets[] = {"replicas=2", set};
+    refused_in(SHARED, sets, 2, what);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    refused("faults=[{at_s: 1, replica: 0, kind: link_down, duration_s: 5}]",
+            "link_down is not modelled");
+    refused("faults=[{at_s: 1, replica: 2, kind: crash}]", "replica 2, but the deployment has 2");
+    refused("faults=[{at_s: 1, replica: 0, kind: slow}]", "needs duration_s > 0");
+    refused("faults=[{at_s: 1, replica: 0, kind: slow, duration_s: 5}, {at_s: 3, replica: 0, "
+            "kind: slow, duration_s: 5}]",
+            "overlap");
+    const char *kv[] = {"replicas=2", "router=kv_router", CRASH};
+    refused_in(SHARED, kv, 3, "keeps state per replica position");
+    const char *pd[] = {"faults=[{at_s: 1, replica: 0, kind: slow, duration_s: 1}]"};
+    refused_in(LLMSIM_SOURCE_DIR "/scenarios/pd_llama70b.yaml", pd, 1, "disaggregated");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crash_retried_loses_nothing),
+        cmocka_unit_test(test_crash_without_retries_loses),
+        cmocka_unit_test(test_single_replica_waits_for_replacement),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_slow),
+        cmocka_unit_test(test_crash_autoscaled),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
