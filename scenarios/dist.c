@@ -198,8 +198,13 @@ int scn_dist_check(const scn_dist *d, char *why, size_t len)
         if (isfinite(d->s) && d->s > 0)
             return 0;
         break;
-    default:
+    case SCN_DIST_FIXED:
+    case SCN_DIST_UNIFORM:
+    case SCN_DIST_EMPIRICAL:
         return 0;
+    default:
+        SIM_CHECK(NULL, !"a distribution the check does not know");
+        return -1;
     }
     snprintf(why, len, "%s: a parameter is not a finite positive number",
              d->kind == SCN_DIST_NORMAL ? "normal" : "zipf");
@@ -241,8 +246,12 @@ int scn_arrival_check(const scn_arrival *a, char *why, size_t len)
             if (a->step_rate[i] > 0 && rate_ok(a->step_rate[i], "a step's rate", why, len) != 0)
                 return -1;
         return 0;
-    default:
+    case SCN_ARR_BURST:
+    case SCN_ARR_CLOSED:
         return 0;
+    default:
+        SIM_CHECK(NULL, !"an arrival process the check does not know");
+        return -1;
     }
 }
 
