@@ -231,9 +231,11 @@ static void field(const store_run_meta *m, int i, char *buf, size_t len)
     case 9:
         snprintf(buf, len, "%.60s", m->profile);
         break;
-    default:
+    case 10:
         snprintf(buf, len, "scenario %.60s", m->name);
         break;
+    default:
+        SIM_CHECK(NULL, !"a legend field past NFIELDS");
     }
 }
 #define NFIELDS 11
