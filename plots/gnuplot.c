@@ -106,6 +106,14 @@ static const char *extension(const char *path)
     return dot && (!slash || dot > slash) ? dot + 1 : "";
 }
 
+void plt_default_size(plt_result *res, int width, int height)
+{
+    if (!res->width)
+        res->width = width;
+    if (!res->height)
+        res->height = height;
+}
+
 int plt_gp_finish(FILE *f, const char *kind, const plt_result *res, sim_err *err)
 {
     const char *ext = extension(res->image);
