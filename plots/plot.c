@@ -137,6 +137,17 @@ int plt_run_sched(store *s, int64_t run, char *sched, size_t len, int *replicas,
     return 0;
 }
 
+int64_t plt_request_rows(store *s, int64_t run, sim_err *err)
+{
+    int64_t nrq = store_run_count_requests(s, run, err);
+    if (nrq == 0)
+        return sim_errf(err,
+                        "%s: run %lld has no request rows (stored with --store summary or "
+                        "iterations); run it again with --store requests",
+                        store_path(s), (long long)run);
+    return nrq;
+}
+
 /* ---- legends for several runs ---- */
 
 #define MAX_SETS 32

@@ -35,6 +35,10 @@ void plt_put_clean(FILE *f, const char *text);
 /* 0 when path (a file the script names: `what` says which, "--db" or "-o") holds no control
  * character, else -1 with err: a newline in it would end the script's line. */
 int plt_check_path(const char *path, const char *what, sim_err *err);
+/* The request rows stored of run: their count, or -1 with err (none: the run was stored with
+ * --store summary or iterations). */
+int64_t plt_request_rows(store *s, int64_t run, sim_err *err);
+
 /* Sets res's image size to width x height where the options left it 0. */
 void plt_default_size(plt_result *res, int width, int height);
 
