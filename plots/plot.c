@@ -148,6 +148,14 @@ int64_t plt_request_rows(store *s, int64_t run, sim_err *err)
     return nrq;
 }
 
+int plt_no_iterations(store *s, int64_t run, sim_err *err)
+{
+    return sim_errf(err,
+                    "%s: run %lld has no iteration rows (stored with --store summary); run it "
+                    "again with --store iterations or requests",
+                    store_path(s), (long long)run);
+}
+
 /* ---- legends for several runs ---- */
 
 #define MAX_SETS 32

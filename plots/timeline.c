@@ -82,10 +82,7 @@ static int64_t write_run(store *s, int64_t run, int64_t group, FILE *dat, double
     if (rc < 0)
         return -1;
     if (n == 0)
-        return sim_errf(err,
-                        "%s: run %lld has no iteration rows (stored with --store summary); run "
-                        "it again with --store iterations or requests",
-                        store_path(s), (long long)run);
+        return plt_no_iterations(s, run, err);
     return n;
 }
 

@@ -39,6 +39,9 @@ int plt_check_path(const char *path, const char *what, sim_err *err);
  * --store summary or iterations). */
 int64_t plt_request_rows(store *s, int64_t run, sim_err *err);
 
+/* Refuses run for having no iteration rows (stored with --store summary): returns -1 with err. */
+int plt_no_iterations(store *s, int64_t run, sim_err *err);
+
 /* Sets res's image size to width x height where the options left it 0. */
 void plt_default_size(plt_result *res, int width, int height);
 
