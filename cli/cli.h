@@ -114,6 +114,10 @@ typedef struct cli_sub {
 } cli_sub;
 int cli_dispatch(const char *group, const cli_sub *subs, int n, int argc, char **argv);
 
+/* The command as typed (prefix, then argv's words, a space between), truncated to buf's len: for a
+ * stored profile's source. */
+void cli_command_line(const char *prefix, int argc, char **argv, char *buf, size_t len);
+
 /* Prints err as "llmsim[ what]: message" on stderr; returns 1 (a user error). */
 int cli_fail(const char *what, const sim_err *err);
 /* fprintf to stderr unless quiet. */

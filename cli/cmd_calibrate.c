@@ -54,18 +54,6 @@ static int take_grid(void *arg, const char *v)
     return -1;
 }
 
-/* "llmsim calibrate --backend cpu ...": the command as typed, for the profile's source. */
-static void command_line(const char *prefix, int argc, char **argv, char *buf, size_t len)
-{
-    size_t used = (size_t)snprintf(buf, len, "%s", prefix);
-    for (int i = 0; i < argc && used + 1 < len; i++) {
-        int w = snprintf(buf + used, len - used, "%s%s", used ? " " : "", argv[i]);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-}
-
 /* Times, fits and stores the profile cal asks for in db, and prints its report. The exit status. */
 static int run_calibration(study_calibration *cal, const char *db)
 {
@@ -119,7 +107,7 @@ static int calibrate(int argc, char **argv)
         return 2;
     }
     char cmdline[512];
-    command_line("llmsim", argc, argv, cmdline, sizeof cmdline);
+    cli_command_line("llmsim", argc, argv, cmdline, sizeof cmdline);
     cal.backend_name = cal.be == KERN_BACKEND_CUDA ? "cuda" : "cpu";
     cal.seed = (uint64_t)seed;
     cal.command = cmdline;
