@@ -17,6 +17,7 @@
 #include "store_run.h"
 #include "study.h"
 #include "study_capacity.h"
+#include "study_sweep.h"
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
@@ -180,6 +181,9 @@ void cli_list_keys(const cli_common *c, int markdown);
 /* ---- the summary of a run ---- */
 
 void cli_print_summary(FILE *f, const study_result *r);
+/* Whether a sweep point's repetitions saturated: "no", "yes" (its one repetition), or "in K of N"
+ * (some only: the point's mean mixes saturated and stable runs). Returns buf. */
+const char *cli_saturation(const study_cell *cl, char *buf, size_t len);
 /* Where a scenario runs, for headings: its GPU, or a disaggregated deployment's pools ("prefill
  * 1 x h200 tp8, decode 2 x b200 tp4 (rdma, after_prefill)"). Returns buf. */
 const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len);

@@ -378,17 +378,6 @@ static const char *interval(char *buf, size_t len, sim_interval v)
     return buf;
 }
 
-/* Whether the repetitions of a point saturated: "no", "yes", or "in K of N", into sat. */
-static void saturation(const study_cell *cl, char *sat, size_t len)
-{
-    if (cl->saturated == 0)
-        snprintf(sat, len, "no");
-    else if (cl->n <= 1)
-        snprintf(sat, len, "yes");
-    else
-        snprintf(sat, len, "in %d of %d", cl->saturated, cl->n);
-}
-
 /* The note under the points: points saturated in some repetitions only, points rejecting. */
 static void points_note(plt_table *t, int partial, int rejecting)
 {
@@ -427,7 +416,7 @@ static void points_table(report *rp, const study_sweep *sw, const study_sweep_ta
             c[m + 1] = num(cells[m], sizeof cells[m], study_sweep_cell(tb, m, p)->v.mean, 0);
         rejecting += study_sweep_cell(tb, CLI_SWEEP_SHOWN + 1, p)->v.mean > 0;
         const study_cell *cl = study_sweep_cell(tb, 0, p);
-        saturation(cl, sat, sizeof sat);
+        cli_saturation(cl, sat, sizeof sat);
         partial += cl->saturated > 0 && cl->saturated < cl->n;
         c[NLOADED + 1] = sat;
         row(t, c);

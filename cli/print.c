@@ -223,6 +223,17 @@ void cli_print_summary(FILE *f, const study_result *r)
             print_latency(f, r, &lat[i]);
 }
 
+const char *cli_saturation(const study_cell *cl, char *buf, size_t len)
+{
+    if (cl->saturated == 0)
+        snprintf(buf, len, "no");
+    else if (cl->n <= 1)
+        snprintf(buf, len, "yes");
+    else
+        snprintf(buf, len, "in %d of %d", cl->saturated, cl->n);
+    return buf;
+}
+
 const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len)
 {
     const eng_config *c = &scn->engine;
