@@ -54,6 +54,17 @@ void cli_progress_finish(cli_progress *p, int done)
         progress_count(p, done, sim_wall_seconds(), sim_wall_seconds() - p->t0, 1);
 }
 
+/* Off a terminal: a line at each tenth of the work done. */
+static void progress_decile(cli_progress *p, int done, double el, double eta)
+{
+    int decile = (int)((int64_t)done * 10 / p->total);
+    if (decile <= p->last_decile)
+        return;
+    p->last_decile = decile;
+    fprintf(stderr, "%d/%d %s done (%d%%), %.0fs elapsed, ~%.0fs left\n", done, p->total, p->what,
+            decile * 10, el, eta);
+}
+
 void cli_progress_update(cli_progress *p, int done)
 {
     if (p->quiet)
@@ -69,12 +80,7 @@ void cli_progress_update(cli_progress *p, int done)
     double eta = done ? el / done * (p->total - done) : 0;
     int final = done >= p->total;
     if (!p->tty) {
-        int decile = (int)((int64_t)done * 10 / p->total);
-        if (decile > p->last_decile) {
-            p->last_decile = decile;
-            fprintf(stderr, "%d/%d %s done (%d%%), %.0fs elapsed, ~%.0fs left\n", done, p->total,
-                    p->what, decile * 10, el, eta);
-        }
+        progress_decile(p, done, el, eta);
         return;
     }
     if (!final && t - p->last < 0.2)
