@@ -114,7 +114,8 @@ void plt_default_size(plt_result *res, int width, int height)
         res->height = height;
 }
 
-int plt_gp_finish(FILE *f, const char *kind, const plt_result *res, sim_err *err)
+/* The terminal line for res->image's extension at its size. 0, or -1 with err (unknown type). */
+static int put_terminal(FILE *f, const plt_result *res, sim_err *err)
 {
     const char *ext = extension(res->image);
     int w = res->width, h = res->height;
@@ -136,6 +137,13 @@ int plt_gp_finish(FILE *f, const char *kind, const plt_result *res, sim_err *err
     else
         return sim_errf(err, "%s: unknown image type '.%s'; use .png, .svg or .pdf", res->image,
                         ext);
+    return 0;
+}
+
+int plt_gp_finish(FILE *f, const char *kind, const plt_result *res, sim_err *err)
+{
+    if (put_terminal(f, res, err) != 0)
+        return -1;
     plt_gp_str(f, "outfile", res->image);
     fputs("set output outfile\n\n", f);
     char *owned;
