@@ -66,17 +66,11 @@ static int name_files(plt_result *res, sim_err *err)
     return 0;
 }
 
-/* Whether the options name what plot kind o->kind draws from (a sweep, runs, a file...). */
+/* Whether the options name the sweep, capacity search or runs that plot kind o->kind draws. */
 static int check_source(const plt_opts *o, sim_err *err)
 {
     if (o->kind == PLT_CURVE && o->sweep <= 0)
         return sim_errf(err, "curve plots a sweep: give --sweep ID");
-    if (o->kind == PLT_VALIDATION)
-        return o->validation > 0 ? 0
-                                 : sim_errf(err, "validation plots a stored validation: give "
-                                                 "--validation ID");
-    if (o->kind == PLT_FRONT)
-        return o->data ? 0 : sim_errf(err, "front plots a recommendation: give its points file");
     if (o->kind == PLT_PROBES && o->sweep <= 0)
         return sim_errf(err, "probes plots a capacity search: give --capacity ID");
     if (o->kind != PLT_CURVE && o->kind != PLT_PROBES && o->nruns < 1)
@@ -98,6 +92,13 @@ static int pct_known(const char *pct)
 
 static int check_opts(const plt_opts *o, sim_err *err)
 {
+    /* a validation and a front take no other option */
+    if (o->kind == PLT_VALIDATION)
+        return o->validation > 0 ? 0
+                                 : sim_errf(err, "validation plots a stored validation: give "
+                                                 "--validation ID");
+    if (o->kind == PLT_FRONT)
+        return o->data ? 0 : sim_errf(err, "front plots a recommendation: give its points file");
     if (check_source(o, err) != 0)
         return -1;
     if (o->pct && !pct_known(o->pct))
