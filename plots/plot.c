@@ -228,51 +228,77 @@ static void append(char *label, const char *text)
     snprintf(label + n, PLT_LABEL_MAX - n, "%s%s", first ? "" : ", ", text);
 }
 
-/* Field i of a run that is a name (scheduler, GPU, model, dtype), or NULL for the others. */
-static const char *name_field(const store_run_meta *m, int i)
+/* The fields of a run a legend may name, each written into buf. */
+static void scheduler_field(const store_run_meta *m, char *buf, size_t len)
 {
-    const char *const names[] = {m->scheduler, m->gpu, m->model, m->dtype};
-    return i < 4 ? names[i] : NULL;
+    snprintf(buf, len, "%s", m->scheduler);
 }
+
+static void gpu_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", m->gpu);
+}
+
+static void model_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", m->model);
+}
+
+static void dtype_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", m->dtype);
+}
+
+static void replicas_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d replica%s", m->replicas, m->replicas == 1 ? "" : "s");
+}
+
+static void tp_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "TP %d", m->tensor_parallel);
+}
+
+static void rate_field(const store_run_meta *m, char *buf, size_t len)
+{
+    if (m->offered_rate > 0)
+        snprintf(buf, len, "%.4g req/s", m->offered_rate);
+    else
+        snprintf(buf, len, "no nominal rate");
+}
+
+static void requests_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%lld requests", (long long)m->num_requests);
+}
+
+static void seed_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "seed %llu", (unsigned long long)m->seed);
+}
+
+static void profile_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.60s", m->profile);
+}
+
+static void scenario_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "scenario %.60s", m->name);
+}
+
+/* The fields in the order a legend names those that differ. */
+static void (*const fields[])(const store_run_meta *m, char *buf, size_t len) = {
+    scheduler_field, gpu_field,      model_field, dtype_field,   replicas_field, tp_field,
+    rate_field,      requests_field, seed_field,  profile_field, scenario_field};
+#define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
 
 /* Field i of a run, as a legend names it, into buf. */
 static void field(const store_run_meta *m, int i, char *buf, size_t len)
 {
-    const char *name = name_field(m, i);
-    if (name) {
-        snprintf(buf, len, "%s", name);
-        return;
-    }
-    switch (i) {
-    case 4:
-        snprintf(buf, len, "%d replica%s", m->replicas, m->replicas == 1 ? "" : "s");
-        break;
-    case 5:
-        snprintf(buf, len, "TP %d", m->tensor_parallel);
-        break;
-    case 6:
-        if (m->offered_rate > 0)
-            snprintf(buf, len, "%.4g req/s", m->offered_rate);
-        else
-            snprintf(buf, len, "no nominal rate");
-        break;
-    case 7:
-        snprintf(buf, len, "%lld requests", (long long)m->num_requests);
-        break;
-    case 8:
-        snprintf(buf, len, "seed %llu", (unsigned long long)m->seed);
-        break;
-    case 9:
-        snprintf(buf, len, "%.60s", m->profile);
-        break;
-    case 10:
-        snprintf(buf, len, "scenario %.60s", m->name);
-        break;
-    default:
-        SIM_CHECK(NULL, !"a legend field past NFIELDS");
-    }
+    SIM_ASSERT(NULL, i >= 0 && i < NFIELDS);
+    fields[i](m, buf, len);
 }
-#define NFIELDS 11
 
 /* Appends to each label the fields (scheduler, GPU, ...) that are not the same in every run. */
 static void label_fields(const run_facts *f, int n, char (*labels)[PLT_LABEL_MAX])
