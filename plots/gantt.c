@@ -225,6 +225,23 @@ static void write_vars(FILE *gp, int64_t run, const char *sched, int64_t nrq, do
     fprintf(gp, "nreq = %lld\ntmax = %.9g\nnwait = %lld\n", (long long)nrq, tmax, (long long)nwait);
 }
 
+/* The note on a database from before schema 3, without scheduled spans. */
+static void note_no_spans(store *s, plt_result *res)
+{
+    snprintf(res->note, sizeof res->note,
+             "%s predates schema 3: scheduled spans were not stored, so each request is drawn "
+             "from its first scheduling to its finish and preemptions are not shown",
+             store_path(s));
+}
+
+/* The gantt's header line: the run and its scheduler. */
+static void write_title(FILE *dat, int64_t run, const char *sched)
+{
+    fprintf(dat, "# llmsim gantt of run %lld (", (long long)run);
+    plt_put_clean(dat, sched);
+    fputs(")\n", dat);
+}
+
 int plt_gantt_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err)
 {
     int64_t run = o->runs[0];
@@ -238,19 +255,14 @@ int plt_gantt_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result
     iters its = {0};
     spans stored = {0}, all = {0};
     int rc = -1;
-    fprintf(dat, "# llmsim gantt of run %lld (", (long long)run);
-    plt_put_clean(dat, sched);
-    fputs(")\n", dat);
+    write_title(dat, run, sched);
     if (read_iterations(s, run, &its, err) != 0 || read_spans(s, run, &stored, err) != 0 ||
         write_requests(s, run, &its, &stored, &all, dat, err) != 0)
         goto out;
     write_iterations(&its, dat, &tmax);
     int64_t nwait = write_spans(&all, dat);
     if (!store_has_spans(s))
-        snprintf(res->note, sizeof res->note,
-                 "%s predates schema 3: scheduled spans were not stored, so each request is "
-                 "drawn from its first scheduling to its finish and preemptions are not shown",
-                 store_path(s));
+        note_no_spans(s, res);
     write_vars(gp, run, sched, nrq, tmax, nwait);
     res->series = 1;
     plt_default_size(res, 1000, nrq * 12 + 160 > 400 ? (int)nrq * 12 + 160 : 400);

@@ -11,6 +11,7 @@
  * replicas; a run of more than MAX_ROWS iterations has a row per group of consecutive
  * iterations instead (the most sequences and blocks, the sums of the rest).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,12 @@ static void add_iter(row *r, const eng_iter_rec *it)
 
 /* Writes run's iterations as one block, `group` to a row; returns the iterations read or -1
  * with err. */
+/* When an iteration ends, in s. */
+static double iteration_end(const eng_iter_rec *it)
+{
+    return (double)(it->start_ns + it->duration_ns) / 1e9;
+}
+
 static int64_t write_run(store *s, int64_t run, int64_t group, FILE *dat, double *tmax,
                          int64_t *npre, sim_err *err)
 {
@@ -72,8 +79,7 @@ static int64_t write_run(store *s, int64_t run, int64_t group, FILE *dat, double
         prev_replica = it.replica;
         add_iter(&r, &it);
         *npre += it.preempted;
-        double end = (double)(it.start_ns + it.duration_ns) / 1e9;
-        *tmax = end > *tmax ? end : *tmax;
+        *tmax = fmax(*tmax, iteration_end(&it));
         n++;
     }
     if (r.n > 0)

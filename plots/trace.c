@@ -41,6 +41,19 @@ static void us(FILE *f, int64_t ns)
     fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
 }
 
+/* The window's bounds in the header, when it has any. */
+static void write_window(FILE *f, const window *w)
+{
+    if (w->from == INT64_MIN && w->to == INT64_MAX)
+        return;
+    fputs(",\"window_from_us\":", f);
+    us(f, w->from > INT64_MIN ? w->from : 0);
+    if (w->to < INT64_MAX) {
+        fputs(",\"window_to_us\":", f);
+        us(f, w->to);
+    }
+}
+
 /* The "otherData" header and one process per replica. */
 static void write_header(const store_run_meta *m, const window *w, FILE *f, int *replicas)
 {
@@ -52,14 +65,7 @@ static void write_header(const store_run_meta *m, const window *w, FILE *f, int 
         sim_json_write_str(f, vals[i]);
     }
     fprintf(f, ",\"seed\":%lld,\"clock\":\"simulated\"", (long long)m->seed);
-    if (w->from > INT64_MIN || w->to < INT64_MAX) {
-        fputs(",\"window_from_us\":", f);
-        us(f, w->from > INT64_MIN ? w->from : 0);
-        if (w->to < INT64_MAX) {
-            fputs(",\"window_to_us\":", f);
-            us(f, w->to);
-        }
-    }
+    write_window(f, w);
     fputs("},\n\"traceEvents\":[\n", f);
     *replicas = m->replicas > 0 ? m->replicas : 1;
     for (int r = 0; r < *replicas; r++)
