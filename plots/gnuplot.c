@@ -84,20 +84,26 @@ static const char *script_text(const char *kind, char **owned, sim_err *err)
                      strerror(errno));
             return NULL;
         }
-        size_t cap = 4096, n = 0, got;
-        char *buf = sim_xmalloc(cap);
-        while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0)
-            if ((n += got) + 1 == cap)
-                buf = sim_xrealloc(buf, cap *= 2);
+        *owned = plt_read_all(f);
         fclose(f);
-        buf[n] = '\0';
-        return *owned = buf;
+        return *owned;
     }
     for (const plt_script *s = plt_scripts; s->name; s++)
         if (strcmp(s->name, kind) == 0)
             return (const char *)s->text;
     sim_errf(err, "no embedded plot script '%s'", kind);
     return NULL;
+}
+
+char *plt_read_all(FILE *f)
+{
+    size_t cap = 4096, n = 0, got;
+    char *buf = sim_xmalloc(cap);
+    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0)
+        if ((n += got) + 1 == cap)
+            buf = sim_xrealloc(buf, cap *= 2);
+    buf[n] = '\0';
+    return buf;
 }
 
 static const char *extension(const char *path)

@@ -57,13 +57,8 @@ static char *slurp(const char *path, sim_err *err)
         sim_errf(err, "%s: cannot read: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 1 << 16, n = 0, got;
-    char *buf = sim_xmalloc(cap);
-    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0)
-        if ((n += got) + 1 == cap)
-            buf = sim_xrealloc(buf, cap *= 2);
+    char *buf = plt_read_all(f);
     fclose(f);
-    buf[n] = '\0';
     return buf;
 }
 

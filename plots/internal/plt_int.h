@@ -42,6 +42,9 @@ int64_t plt_request_rows(store *s, int64_t run, sim_err *err);
 /* Refuses run for having no iteration rows (stored with --store summary): returns -1 with err. */
 int plt_no_iterations(store *s, int64_t run, sim_err *err);
 
+/* The rest of f, read to its end, as a NUL-terminated string (malloc'd: the caller frees). */
+char *plt_read_all(FILE *f);
+
 /* Sets res's image size to width x height where the options left it 0. */
 void plt_default_size(plt_result *res, int width, int height);
 
