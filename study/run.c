@@ -360,6 +360,24 @@ static void collect(eng_engine *e, const scn_source *src, sim_ctx *ctx, study_re
     out->skipped = src ? scn_source_skipped(src) : 0;
 }
 
+/* The engine of scn priced by cost, fed by src (else the hooks' source), recording to the store's
+ * writer t->ast (when stored) and the hooks' recorder (both through t when there are both). NULL
+ * with err. */
+static eng_engine *new_engine(sim_ctx *ctx, const scn_scenario *scn, const study_cost *cost,
+                              scn_source *src, const study_hooks *hooks, tee *t, sim_err *err)
+{
+    const eng_recorder_ops *rec = t->ast ? t->a : hooks->rec;
+    void *rec_st = t->ast ? t->ast : hooks->rec_st;
+    if (t->ast && hooks->rec) {
+        rec = &tee_ops;
+        rec_st = t;
+    }
+    const eng_predictor *draft = cost->draft.ops ? &cost->draft : NULL;
+    eng_costs costs[ENG_POOLS_MAX] = {{&cost->pred, draft}, {&cost->decode_pred, NULL}};
+    return src ? eng_new(ctx, &scn->engine, costs, scn_source_ops(), src, rec, rec_st, err)
+               : eng_new(ctx, &scn->engine, costs, hooks->src, hooks->src_st, rec, rec_st, err);
+}
+
 int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
                    const study_sink *sink, const study_hooks *hooks, study_result *out,
                    sim_err *err)
@@ -382,18 +400,8 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
     eng_engine *e = NULL;
     if (!hooks->src && !(src = scn_source_new_cached(scn, seed, hooks->cache, err)))
         goto out;
-    const eng_recorder_ops *rec = w ? store_run_recorder() : hooks->rec;
-    void *rec_st = w ? (void *)w : hooks->rec_st;
     tee t = {store_run_recorder(), hooks->rec, w, hooks->rec_st};
-    if (w && hooks->rec) {
-        rec = &tee_ops;
-        rec_st = &t;
-    }
-    const eng_predictor *draft = cost->draft.ops ? &cost->draft : NULL;
-    eng_costs costs[ENG_POOLS_MAX] = {{&cost->pred, draft}, {&cost->decode_pred, NULL}};
-    e = src ? eng_new(ctx, &scn->engine, costs, scn_source_ops(), src, rec, rec_st, err)
-            : eng_new(ctx, &scn->engine, costs, hooks->src, hooks->src_st, rec, rec_st, err);
-    if (!e)
+    if (!(e = new_engine(ctx, scn, cost, src, hooks, &t, err)))
         goto out;
     sim_set_check_every(ctx, hooks->check_every);
     eng_set_slo(e, scn->slo.ttft_ms, scn->slo.tpot_ms, scn->slo.e2e_ms);
