@@ -255,6 +255,34 @@ typedef struct run_texts {
     char hw[256], gpu[80], sched[80];
 } run_texts;
 
+/* The run's writer, as the sink asks: into its spool, a staging file (*stage) or the buffered
+ * store. 0, or -1 with err. */
+static int begin_writer(const study_sink *sink, const store_run_info *info, store_run **w,
+                        FILE **stage, sim_err *err)
+{
+    if (sink->spool)
+        *w = store_run_begin_spool(sink->spool, info);
+    else if (!sink->buffered) {
+        if (!(*stage = study_pool_tmpfile(err)))
+            return sim_err_prefix(err, "staging the run's rows");
+        *w = store_run_begin_spool(*stage, info);
+    } else
+        *w = store_run_begin(sink->s, info, sink->buffered, err);
+    return *w ? 0 : -1;
+}
+
+/* The GPU and policy names of the run's pools (np of pc): the first pool's, or "a+b" where the
+ * two pools of a disaggregated run differ. */
+static void pool_names(const eng_config *pc, int np, run_texts *text)
+{
+    snprintf(text->gpu, sizeof text->gpu, "%s", pc[0].gpu.name);
+    snprintf(text->sched, sizeof text->sched, "%s", pc[0].sched.name);
+    if (np == 2 && strcmp(pc[0].gpu.name, pc[1].gpu.name) != 0)
+        snprintf(text->gpu, sizeof text->gpu, "%s+%s", pc[0].gpu.name, pc[1].gpu.name);
+    if (np == 2 && strcmp(pc[0].sched.name, pc[1].sched.name) != 0)
+        snprintf(text->sched, sizeof text->sched, "%s+%s", pc[0].sched.name, pc[1].sched.name);
+}
+
 /* Starts the run's row in the spool, the staging file (*stage, for a database not buffered)
  * or the buffered store (NULL writer when not stored). */
 static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
@@ -275,12 +303,7 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
      * pool's KV cache (the prefill pool's tensor_parallel) */
     if (eng_kv_plan_compute(&pc[np - 1], &plan, err) != 0)
         return -1;
-    snprintf(text->gpu, sizeof text->gpu, "%s", pc[0].gpu.name);
-    snprintf(text->sched, sizeof text->sched, "%s", pc[0].sched.name);
-    if (np == 2 && strcmp(pc[0].gpu.name, pc[1].gpu.name) != 0)
-        snprintf(text->gpu, sizeof text->gpu, "%s+%s", pc[0].gpu.name, pc[1].gpu.name);
-    if (np == 2 && strcmp(pc[0].sched.name, pc[1].sched.name) != 0)
-        snprintf(text->sched, sizeof text->sched, "%s+%s", pc[0].sched.name, pc[1].sched.name);
+    pool_names(pc, np, text);
     store_run_info info = {.name = scn->name,
                            .scenario_text = scn->text,
                            .scheduler = text->sched,
@@ -297,15 +320,7 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
                            .offered_rate = study_offered_rate(scn),
                            .num_requests = scn->workload.num_requests,
                            .kv_blocks = plan.blocks};
-    if (sink->spool)
-        *w = store_run_begin_spool(sink->spool, &info);
-    else if (!sink->buffered) {
-        if (!(*stage = study_pool_tmpfile(err)))
-            return sim_err_prefix(err, "staging the run's rows");
-        *w = store_run_begin_spool(*stage, &info);
-    } else
-        *w = store_run_begin(sink->s, &info, sink->buffered, err);
-    return *w ? 0 : -1;
+    return begin_writer(sink, &info, w, stage, err);
 }
 
 const char *study_reject_metric(eng_reject_reason why)
