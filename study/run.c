@@ -73,6 +73,20 @@ static int draft_cost(const scn_scenario *scn, study_cost *out, sim_err *err)
     return rc ? sim_err_prefix(err, "%s: speculative drafter %s", scn->path, sp->draft.name) : 0;
 }
 
+/* Says in the predictor's label (stored with every run) and in the notes that profile p,
+ * measured on another GPU, prices `gpu`. */
+static void note_borrowed(const cal_profile *p, const char *gpu, const char *pool,
+                          eng_predictor *pred, study_cost *out)
+{
+    size_t n = strlen(pred->label);
+    snprintf(pred->label + n, sizeof pred->label - n, ", borrowed for %s", gpu);
+    n = strlen(out->note);
+    snprintf(out->note + n, sizeof out->note - n,
+             "llmsim: %spriced with profile '%s', measured on %s and borrowed for %s "
+             "(profile: {borrow_from: %s})\n",
+             pool, p->name, p->gpu, gpu, p->gpu);
+}
+
 /* The cost model of the replicas configured as c (a pool, or the whole deployment) into
  * *pred; a named profile is loaded into *profile once and shared. "pool: " prefixes messages
  * about one pool. */
@@ -100,16 +114,8 @@ static int cost_of(const scn_scenario *scn, const eng_config *c, const char *poo
     if (cal_profile_predictor_new(out->profile, &c->model, sv.dtype, c->tensor_parallel, &c->gpu,
                                   pred, err) != 0)
         return sim_err_prefix(err, "%s: %sprofile '%s'", scn->path, pool, scn->profile);
-    if (strcmp(p->gpu, c->gpu.name) != 0) {
-        /* the label is stored with every run: a borrowed profile says so there */
-        size_t n = strlen(pred->label);
-        snprintf(pred->label + n, sizeof pred->label - n, ", borrowed for %s", c->gpu.name);
-        n = strlen(out->note);
-        snprintf(out->note + n, sizeof out->note - n,
-                 "llmsim: %spriced with profile '%s', measured on %s and borrowed for %s "
-                 "(profile: {borrow_from: %s})\n",
-                 pool, p->name, p->gpu, c->gpu.name, p->gpu);
-    }
+    if (strcmp(p->gpu, c->gpu.name) != 0)
+        note_borrowed(p, c->gpu.name, pool, pred, out);
     return 0;
 }
 
