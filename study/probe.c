@@ -187,6 +187,16 @@ static void put_arrival(probe_sets *p, study_load_kind kind, int timed_trace, sc
     }
 }
 
+/* A disaggregated load's pools: pool[0] prefill and pool[1] decode replicas, else `replicas`
+ * copies of the scenario's p0 + d0. Returns the scale of the load against the scenario's. */
+static double put_pools(probe_sets *p, int replicas, const int *pool, int p0, int d0)
+{
+    int np = pool ? pool[0] : p0 * replicas, nd = pool ? pool[1] : d0 * replicas;
+    put(p, "prefill.replicas=%d", np);
+    put(p, "decode.replicas=%d", nd);
+    return (double)(np + nd) / (p0 + d0);
+}
+
 /* The load's overrides after the base ones; *nreq gets the requests the run will have. */
 static int load_sets(const study_capacity *c, int ci, study_load_kind kind, double rate,
                      int replicas, const int *pool, probe_sets *p, int64_t *nreq, sim_err *err)
@@ -209,15 +219,9 @@ static int load_sets(const study_capacity *c, int ci, study_load_kind kind, doub
         replicas = 1;
         pool = NULL;
     }
-    double scale = replicas;
-    if (pd) {
-        int np = pool ? pool[0] : p0 * replicas, nd = pool ? pool[1] : d0 * replicas;
-        put(p, "prefill.replicas=%d", np);
-        put(p, "decode.replicas=%d", nd);
-        scale = (double)(np + nd) / (p0 + d0);
-    } else {
+    double scale = pd ? put_pools(p, replicas, pool, p0, d0) : replicas;
+    if (!pd)
         put(p, "replicas=%d", replicas);
-    }
     if (*nreq > 0 && scale > 1) {
         *nreq = (int64_t)ceil((double)*nreq * scale);
         put(p, "workload.num_requests=%lld", (long long)*nreq);

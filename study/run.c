@@ -277,6 +277,16 @@ static int begin_writer(const study_sink *sink, const store_run_info *info, stor
     return *w ? 0 : -1;
 }
 
+/* The pools of c into pc and the KV cache plan the run stores: a disaggregated run's is the decode
+ * pool's (the prefill pool's tensor_parallel is stored). 0, or -1 with err. */
+static int pools_of(const eng_config *c, eng_config *pc, eng_kv_plan *plan, sim_err *err)
+{
+    int np = eng_config_pools(c);
+    for (int k = 0; k < np; k++)
+        eng_config_pool(c, k, &pc[k]);
+    return eng_kv_plan_compute(&pc[np - 1], plan, err) != 0 ? -1 : 0;
+}
+
 /* The GPU and policy names of the run's pools (np of pc): the first pool's, or "a+b" where the
  * two pools of a disaggregated run differ. */
 static void pool_names(const eng_config *pc, int np, run_texts *text)
@@ -303,11 +313,7 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
     const eng_config *c = &scn->engine;
     eng_config pc[ENG_POOLS_MAX];
     int np = eng_config_pools(c);
-    for (int k = 0; k < np; k++)
-        eng_config_pool(c, k, &pc[k]);
-    /* a disaggregated run: the GPUs and policies of both pools, every replica, the decode
-     * pool's KV cache (the prefill pool's tensor_parallel) */
-    if (eng_kv_plan_compute(&pc[np - 1], &plan, err) != 0)
+    if (pools_of(c, pc, &plan, err) != 0)
         return -1;
     pool_names(pc, np, text);
     store_run_info info = {.name = scn->name,
