@@ -405,6 +405,22 @@ static eng_engine *new_engine(sim_ctx *ctx, const scn_scenario *scn, const study
                : eng_new(ctx, &scn->engine, costs, hooks->src, hooks->src_st, rec, rec_st, err);
 }
 
+/* Builds the engine (*e, freed by the caller), runs it to its end and collects what it says into
+ * out. 0, or -1 with err. */
+static int run_engine(sim_ctx *ctx, const scn_scenario *scn, const study_cost *cost,
+                      scn_source *src, const study_hooks *hooks, tee *t, eng_engine **e,
+                      study_result *out, sim_err *err)
+{
+    if (!(*e = new_engine(ctx, scn, cost, src, hooks, t, err)))
+        return -1;
+    sim_set_check_every(ctx, hooks->check_every);
+    eng_set_slo(*e, scn->slo.ttft_ms, scn->slo.tpot_ms, scn->slo.e2e_ms);
+    if (eng_run(*e, err) != 0)
+        return -1;
+    collect(*e, src, ctx, out);
+    return 0;
+}
+
 int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
                    const study_sink *sink, const study_hooks *hooks, study_result *out,
                    sim_err *err)
@@ -428,13 +444,8 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
     if (!hooks->src && !(src = scn_source_new_cached(scn, seed, hooks->cache, err)))
         goto out;
     tee t = {store_run_recorder(), hooks->rec, w, hooks->rec_st};
-    if (!(e = new_engine(ctx, scn, cost, src, hooks, &t, err)))
+    if (run_engine(ctx, scn, cost, src, hooks, &t, &e, out, err) != 0)
         goto out;
-    sim_set_check_every(ctx, hooks->check_every);
-    eng_set_slo(e, scn->slo.ttft_ms, scn->slo.tpot_ms, scn->slo.e2e_ms);
-    if (eng_run(e, err) != 0)
-        goto out;
-    collect(e, src, ctx, out);
     if (w) {
         store_run *done = w;
         w = NULL;
