@@ -299,6 +299,32 @@ static void pool_names(const eng_config *pc, int np, run_texts *text)
         snprintf(text->sched, sizeof text->sched, "%s+%s", pc[0].sched.name, pc[1].sched.name);
 }
 
+/* The run's row: what it ran (scenario, model, pools' GPUs and policies, seed, workload) and where
+ * (version, cost model, hardware), stored at level. */
+static store_run_info run_info(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
+                               store_level level, run_texts *text, const eng_config *pc, int np,
+                               int64_t kv_blocks)
+{
+    const eng_config *c = &scn->engine;
+    store_run_info info = {.name = scn->name,
+                           .scenario_text = scn->text,
+                           .scheduler = text->sched,
+                           .version = study_version(),
+                           .profile = cost->label,
+                           .model = c->model.name,
+                           .gpu = text->gpu,
+                           .dtype = eng_dtype_name(c->dtype),
+                           .hardware = study_hardware(text->hw, sizeof text->hw),
+                           .seed = seed,
+                           .replicas = np == 2 ? pc[0].replicas + pc[1].replicas : c->replicas,
+                           .tensor_parallel = pc[0].tensor_parallel,
+                           .level = level,
+                           .offered_rate = study_offered_rate(scn),
+                           .num_requests = scn->workload.num_requests,
+                           .kv_blocks = kv_blocks};
+    return info;
+}
+
 /* Starts the run's row in the spool, the staging file (*stage, for a database not buffered)
  * or the buffered store (NULL writer when not stored). */
 static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
@@ -316,22 +342,7 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
     if (pools_of(c, pc, &plan, err) != 0)
         return -1;
     pool_names(pc, np, text);
-    store_run_info info = {.name = scn->name,
-                           .scenario_text = scn->text,
-                           .scheduler = text->sched,
-                           .version = study_version(),
-                           .profile = cost->label,
-                           .model = c->model.name,
-                           .gpu = text->gpu,
-                           .dtype = eng_dtype_name(c->dtype),
-                           .hardware = study_hardware(text->hw, sizeof text->hw),
-                           .seed = seed,
-                           .replicas = np == 2 ? pc[0].replicas + pc[1].replicas : c->replicas,
-                           .tensor_parallel = pc[0].tensor_parallel,
-                           .level = sink->level,
-                           .offered_rate = study_offered_rate(scn),
-                           .num_requests = scn->workload.num_requests,
-                           .kv_blocks = plan.blocks};
+    store_run_info info = run_info(scn, seed, cost, sink->level, text, pc, np, plan.blocks);
     return begin_writer(sink, &info, w, stage, err);
 }
 
