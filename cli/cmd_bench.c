@@ -125,24 +125,10 @@ static int check_cases(const char *only)
     return CLI_GO;
 }
 
-int cmd_bench(int argc, char **argv)
+/* The table's heading: the setting, the machine, the columns, the baseline process's memory. */
+static void print_head(int quick, const char *data)
 {
-    int quick = 0;
-    const char *data = study_shared_data(), *only = NULL;
-    const cli_option opts[] = {
-        {"--quick", NULL, CLI_FLAG, &quick, "run a tenth of each case", NULL, 0, 0, NULL, NULL},
-        {"--data", "DIR", CLI_STRING, &data, "the shared data folder (the ShareGPT length table)",
-         "the one beside the source tree", 0, 0, NULL, NULL},
-        {"--cases", "A,B,...", CLI_STRING, &only, "run only these cases", "all", 0, 0, NULL, NULL},
-        CLI_END};
-    cli_common c;
-    int npos, st = cli_parse(&bench_cmd, opts, &c, argc, argv, NULL, &npos);
-    if (st == CLI_GO)
-        st = check_cases(only);
-    if (st != CLI_GO)
-        return st;
-    char tmpdb[64], hw[256];
-    snprintf(tmpdb, sizeof tmpdb, "/tmp/llmsim-bench-%ld.db", (long)getpid());
+    char hw[256];
     printf("llmsim bench%s: llama-3-8b on h100-sxm (roofline), lengths %s, Poisson arrivals at "
            "90%% of each policy's burst capacity\nmachine: %s\n",
            quick ? " --quick" : "",
@@ -153,6 +139,13 @@ int cmd_bench(int argc, char **argv)
     printf("%-15s %10s %8s %11s %13s %14s %14s %9.1f  (a process that runs nothing)\n", "baseline",
            "-", "-", "-", "-", "-", "-", study_bench_baseline_mb());
     fflush(stdout);
+}
+
+/* Runs the cases `only` selects (NULL: all), a row each. 0, or 1 when one failed. */
+static int run_cases(int quick, const char *data, const char *only)
+{
+    char tmpdb[64];
+    snprintf(tmpdb, sizeof tmpdb, "/tmp/llmsim-bench-%ld.db", (long)getpid());
     int n, failed = 0;
     const study_bench_case *cases = study_bench_cases(&n);
     capacities caps = {{0}, {0}, {0}, {0}, {0}, 0};
@@ -173,4 +166,24 @@ int cmd_bench(int argc, char **argv)
         failed += !o.ok;
     }
     return failed ? 1 : 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    int quick = 0;
+    const char *data = study_shared_data(), *only = NULL;
+    const cli_option opts[] = {
+        {"--quick", NULL, CLI_FLAG, &quick, "run a tenth of each case", NULL, 0, 0, NULL, NULL},
+        {"--data", "DIR", CLI_STRING, &data, "the shared data folder (the ShareGPT length table)",
+         "the one beside the source tree", 0, 0, NULL, NULL},
+        {"--cases", "A,B,...", CLI_STRING, &only, "run only these cases", "all", 0, 0, NULL, NULL},
+        CLI_END};
+    cli_common c;
+    int npos, st = cli_parse(&bench_cmd, opts, &c, argc, argv, NULL, &npos);
+    if (st == CLI_GO)
+        st = check_cases(only);
+    if (st != CLI_GO)
+        return st;
+    print_head(quick, data);
+    return run_cases(quick, data, only);
 }

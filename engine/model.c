@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "sim.h"
 
 static const char *const dtype_names[ENG_DTYPE_COUNT] = {"bf16",  "fp16", "fp8",  "nvfp4",
                                                          "mxfp4", "int4", "fp32", "mxfp4-fp8"};
@@ -519,8 +520,11 @@ int eng_precision(const eng_gpu *g, eng_dtype d, eng_dtype kv, eng_compute *out,
         if (notelen)
             snprintf(note, notelen, "dtype int4: weight-only (4-bit weights read, 16-bit compute)");
         break;
-    default:
+    case ENG_FP32:
         return refuse(why, len, "dtype %s is not a weights dtype", eng_dtype_name(d));
+    default:
+        SIM_CHECK(NULL, !"a weights dtype without a compute rule");
+        return -1;
     }
     if (kv == ENG_FP8 && !(g->flops_fp8 > 0) && notelen) {
         /* MODEL: vLLM stores an fp8 KV cache on GPUs without fp8 tensor cores and dequantizes

@@ -386,16 +386,22 @@ store_run *store_run_begin_spool(FILE *f, const store_run_info *info)
 
 /* ---- rows ---- */
 
+/* A buffer of n rows of elem bytes (capacity *cap) with room for one more: grown by doubling. */
+static void *room_for_one(void *rows, size_t n, size_t *cap, size_t elem)
+{
+    if (n < *cap)
+        return rows;
+    *cap = *cap ? 2 * *cap : 1024;
+    return sim_xrealloc(rows, *cap * elem);
+}
+
 static void add_request_row(store_run *w, const rq_row *r)
 {
     if (w->spool) {
         sp_put(w, SP_REQUEST, r, sizeof *r, NULL, 0);
         return;
     }
-    if (w->nrq == w->caprq) {
-        w->caprq = w->caprq ? 2 * w->caprq : 1024;
-        w->rqs = sim_xrealloc(w->rqs, w->caprq * sizeof *w->rqs);
-    }
+    w->rqs = room_for_one(w->rqs, w->nrq, &w->caprq, sizeof *w->rqs);
     w->rqs[w->nrq++] = *r;
     if (!w->buffered && w->nrq == BATCH)
         flush(w, 0);
@@ -407,10 +413,7 @@ static void add_span_row(store_run *w, const eng_span_rec *sp)
         sp_put(w, SP_SPAN, sp, sizeof *sp, NULL, 0);
         return;
     }
-    if (w->nsp == w->capsp) {
-        w->capsp = w->capsp ? 2 * w->capsp : 1024;
-        w->sps = sim_xrealloc(w->sps, w->capsp * sizeof *w->sps);
-    }
+    w->sps = room_for_one(w->sps, w->nsp, &w->capsp, sizeof *w->sps);
     w->sps[w->nsp++] = *sp;
     if (!w->buffered && w->nsp == BATCH)
         flush_spans(w, 0);
@@ -422,10 +425,7 @@ static void add_iteration_row(store_run *w, const eng_iter_rec *it)
         sp_put(w, SP_ITERATION, it, sizeof *it, NULL, 0);
         return;
     }
-    if (w->nit == w->capit) {
-        w->capit = w->capit ? 2 * w->capit : 1024;
-        w->its = sim_xrealloc(w->its, w->capit * sizeof *w->its);
-    }
+    w->its = room_for_one(w->its, w->nit, &w->capit, sizeof *w->its);
     w->its[w->nit++] = *it;
     if (!w->buffered && w->nit == BATCH)
         flush(w, 0);
