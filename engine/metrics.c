@@ -103,10 +103,19 @@ void eng_metrics_request(eng_metrics *m, const eng_request *rq)
     if (rq->output > 1)
         sim_samples_add(&m->tpot, tpot);
     sim_samples_add(&m->waiting, ms(rq->t_first_sched - rq->t_arrival));
-    int good = (m->slo_ttft_ms <= 0 || ttft <= m->slo_ttft_ms) &&
-               (m->slo_tpot_ms <= 0 || tpot <= m->slo_tpot_ms) &&
-               (m->slo_e2e_ms <= 0 || e2el <= m->slo_e2e_ms);
-    m->good += good;
+    m->good += eng_metrics_good(m, rq);
+}
+
+int eng_metrics_good(const eng_metrics *m, const eng_request *rq)
+{
+    if (rq->status == ENG_RQ_REJECTED)
+        return 0;
+    double ttft = ms(rq->t_first_token - rq->t_arrival);
+    double e2el = ms(rq->t_finish - rq->t_arrival);
+    double tpot = rq->output > 1 ? ms(rq->t_finish - rq->t_first_token) / (rq->output - 1) : 0;
+    return (m->slo_ttft_ms <= 0 || ttft <= m->slo_ttft_ms) &&
+           (m->slo_tpot_ms <= 0 || tpot <= m->slo_tpot_ms) &&
+           (m->slo_e2e_ms <= 0 || e2el <= m->slo_e2e_ms);
 }
 
 void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count)
