@@ -425,6 +425,9 @@ int eng_totals_saturated(const eng_totals *t);
 const eng_totals *eng_get_totals(const eng_engine *e);
 /* The summary metrics (see metrics.h) into out[ENG_MAX_METRICS]; returns how many. */
 int eng_summary(eng_engine *e, eng_metric *out);
+/* What one GPU g costs per hour in a deployment with fleet settings f: the scenario's price:
+ * override, else the catalog's list price; 0 when neither states one. */
+double eng_fleet_gpu_price(const eng_fleet_cfg *f, const eng_gpu *g);
 /* The fleet timeline of a finished autoscaled run (fleet.h: eng_fleet_window), in time order,
  * into *out (malloc'd; the caller frees it; NULL when none). Returns the windows: 0 when the run
  * has no autoscaler or completed nothing. GPUs per replica: eng_get_pool_plan(e, 0)->gpus. */

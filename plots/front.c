@@ -5,9 +5,11 @@
  *
  * Fed by a points file that `llmsim recommend` writes beside its image (o->data; every number
  * in it comes from the recommendation's simulated runs, which the store holds as a capacity
- * search): an optional "# title: TEXT" line, then blocks "# series: NAME" then rows "x y front" (x
- * tokens/s per user, y tokens/s per GPU, front 1 or 0), blocks separated by two blank lines. The
- * data file is those blocks, then one block "x y" of the front points sorted by x.
+ * search): an optional "# title: TEXT" line and "# ylabel: TEXT" line (the y axis when it is not
+ * tokens/s per GPU: output tokens per USD when the recommendation minimised cost), then blocks "#
+ * series: NAME" then rows "x y front" (x tokens/s per user, y tokens/s per GPU, front 1 or 0),
+ * blocks separated by two blank lines. The data file is those blocks, then one block "x y" of the
+ * front points sorted by x.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,18 +30,26 @@ static int by_x(const void *a, const void *b)
     return p->x < q->x ? -1 : p->x > q->x;
 }
 
+/* The chart's title and y axis, from the points file's comment lines. */
+typedef struct labels {
+    char title[512], ylabel[128];
+} labels;
+
 /* Copies the points file into dat, collecting series names and the front. */
 static int copy_points(FILE *in, FILE *dat, char **names, int *nseries, fpt *front, int *nfront,
-                       char *title, size_t tlen, sim_err *err, const char *path)
+                       labels *lb, sim_err *err, const char *path)
 {
     char line[512];
     int lineno = 0;
     while (fgets(line, sizeof line, in)) {
         lineno++;
         fputs(line, dat);
-        if (strncmp(line, "# title: ", 9) == 0) {
+        if (strncmp(line, "# title: ", 9) == 0 || strncmp(line, "# ylabel: ", 10) == 0) {
             line[strcspn(line, "\n")] = '\0';
-            snprintf(title, tlen, "%s", line + 9);
+            if (line[2] == 't')
+                snprintf(lb->title, sizeof lb->title, "%s", line + 9);
+            else
+                snprintf(lb->ylabel, sizeof lb->ylabel, "%.127s", line + 10);
             continue;
         }
         if (strncmp(line, "# series: ", 10) == 0) {
@@ -70,9 +80,8 @@ int plt_front_write(const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim
     char *names[MAX_SERIES];
     fpt front[MAX_FRONT];
     int nseries = 0, nfront = 0;
-    char title[512] = "output tokens/s per GPU vs tokens/s per user";
-    int rc =
-        copy_points(in, dat, names, &nseries, front, &nfront, title, sizeof title, err, o->data);
+    labels lb = {"output tokens/s per GPU vs tokens/s per user", "output tokens/s per GPU"};
+    int rc = copy_points(in, dat, names, &nseries, front, &nfront, &lb, err, o->data);
     fclose(in);
     if (rc == 0 && nseries == 0)
         rc = sim_errf(err, "%s: no series of points", o->data);
@@ -81,9 +90,9 @@ int plt_front_write(const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim
         fprintf(dat, "\n\n# the front, by tokens/s per user\n");
         for (int i = 0; i < nfront; i++)
             fprintf(dat, "%.10g %.10g\n", front[i].x, front[i].y);
-        plt_gp_str(gp, "plot_title", title);
+        plt_gp_str(gp, "plot_title", lb.title);
         plt_gp_str(gp, "xlabel", "output tokens/s per user (1000 / mean TPOT)");
-        plt_gp_str(gp, "ylabel", "output tokens/s per GPU");
+        plt_gp_str(gp, "ylabel", lb.ylabel);
         fprintf(gp, "nseries = %d\nnfront = %d\n", nseries, nfront);
         plt_gp_array(gp, "titles", (const char *const *)names, nseries);
         res->series = nseries;

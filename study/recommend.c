@@ -295,7 +295,14 @@ static int enumerate(study_recommend *r, sim_err *err)
         rc = r->cap.text ? study_load_text(r->cap.file, r->cap.text, sets, n, &one, err)
                          : study_load(r->cap.file, sets, n, &one, err);
         gpu = one.engine.gpu;
+        double price = rc == 0 ? eng_fleet_gpu_price(&one.engine.fleet, &gpu) : 0;
         scn_free(&one);
+        if (rc == 0 && r->cap.minimise == STUDY_MIN_COST && !(price > 0))
+            rc = sim_errf(err,
+                          "recommend: minimising cost: GPU %s has no list price in the catalog "
+                          "(llmsim list gpus); give one with --set price.per_gpu_hour_usd=USD, "
+                          "leave it out, or minimise GPUs",
+                          gpu.name);
         if (rc != 0) {
             free(c.v);
             return -1;
@@ -450,6 +457,8 @@ static void screen(study_recommend *r, study_rec_cand *k)
             rc = sim_errf(&err, "a %.0f-token request does not fit the KV cache (%lld tokens)",
                           r->isl_p99 + r->osl, (long long)plan[p].tokens);
     }
+    if (np > 0)
+        k->usd_h = k->gpus * eng_fleet_gpu_price(&scn.engine.fleet, &pc[0].gpu);
     if (rc == 0)
         rc = study_cost_new(&scn, NULL, &cost, &err);
     if (rc != 0) {
@@ -466,14 +475,31 @@ static void screen(study_recommend *r, study_rec_cand *k)
     r->cap.ncmp = 0;
 }
 
-/* The most tokens/s per GPU any kept candidate's screen reaches at tps_user or more. */
+/* Tokens/s per GPU of candidate k as the objective weighs them: as they are, or (minimising
+ * cost) as output tokens per USD of its unit's GPUs. */
+static double weigh(const study_recommend *r, const study_rec_cand *k, double tps_gpu)
+{
+    if (r->cap.minimise != STUDY_MIN_COST)
+        return tps_gpu;
+    return k->usd_h > 0 ? tps_gpu * k->gpus * 3600 / k->usd_h : 0;
+}
+
+/* What one unit of k costs as the objective counts: GPUs, or USD per hour. */
+static double unit_cost(const study_recommend *r, const study_rec_cand *k)
+{
+    return r->cap.minimise == STUDY_MIN_COST ? k->usd_h : k->gpus;
+}
+
+/* The most any kept candidate's screen reaches (weighed) at tps_user or more. */
 static double front_at(const study_recommend *r, double tps_user)
 {
     double best = 0;
     for (int j = 0; j < r->nc; j++)
-        for (int p = 0; r->c[j].state == STUDY_REC_KEPT && p < r->c[j].a_npts; p++)
-            if (r->c[j].a_pts[p][1] >= tps_user && r->c[j].a_pts[p][0] > best)
-                best = r->c[j].a_pts[p][0];
+        for (int p = 0; r->c[j].state == STUDY_REC_KEPT && p < r->c[j].a_npts; p++) {
+            double x = weigh(r, &r->c[j], r->c[j].a_pts[p][0]);
+            if (r->c[j].a_pts[p][1] >= tps_user && x > best)
+                best = x;
+        }
     return best;
 }
 
@@ -485,9 +511,10 @@ static void score(study_recommend *r)
     for (int i = 0; i < r->nc; i++) {
         study_rec_cand *k = &r->c[i];
         k->a_score = 0;
+        k->a_x = weigh(r, k, k->a_tps_gpu);
         for (int p = 0; k->state == STUDY_REC_KEPT && p < k->a_npts; p++) {
             double best = front_at(r, k->a_pts[p][1]);
-            double share = best > 0 ? k->a_pts[p][0] / best : 0;
+            double share = best > 0 ? weigh(r, k, k->a_pts[p][0]) / best : 0;
             if (share > k->a_score)
                 k->a_score = share;
         }
@@ -500,7 +527,7 @@ static int by_score(const void *a, const void *b)
     const study_rec_cand *y = *(const study_rec_cand *const *)b;
     if (x->a_score != y->a_score)
         return x->a_score < y->a_score ? 1 : -1;
-    return x->a_tps_gpu < y->a_tps_gpu ? 1 : x->a_tps_gpu > y->a_tps_gpu ? -1 : 0;
+    return x->a_x < y->a_x ? 1 : x->a_x > y->a_x ? -1 : 0;
 }
 
 static int within(double a, double b, double rel)
@@ -575,6 +602,8 @@ static void add_point(study_recommend *r, int ci, double rate, const study_trial
     p->t = *t;
     p->tps_gpu = t->output_tps / r->c[ci].gpus;
     p->tps_user = t->mean_tpot > 0 ? 1000 / t->mean_tpot : 0;
+    p->tok_usd = r->c[ci].usd_h > 0 ? t->output_tps * 3600 / r->c[ci].usd_h : 0;
+    p->x = weigh(r, &r->c[ci], p->tps_gpu);
     p->confirmed = -1;
 }
 
@@ -628,7 +657,8 @@ static int refine(study_recommend *r, sim_err *err)
     for (int i = 0; i < r->nc; i++) {
         const study_rec_cand *k = &r->c[i];
         if (k->state == STUDY_REC_SIMULATED && k->ans.verdict == STUDY_FOUND &&
-            (best < 0 || k->ans.rate / k->gpus > r->c[best].ans.rate / r->c[best].gpus))
+            (best < 0 ||
+             k->ans.rate / unit_cost(r, k) > r->c[best].ans.rate / unit_cost(r, &r->c[best])))
             best = i;
     }
     int rc = 0;
@@ -653,8 +683,8 @@ static void mark_front(study_recommend *r)
             const study_rec_point *q = &r->p[j];
             if (j == i || !q->t.ok || q->confirmed == 0)
                 continue;
-            if (q->tps_gpu >= p->tps_gpu && q->tps_user >= p->tps_user &&
-                (q->tps_gpu > p->tps_gpu || q->tps_user > p->tps_user || j < i))
+            if (q->x >= p->x && q->tps_user >= p->tps_user &&
+                (q->x > p->x || q->tps_user > p->tps_user || j < i))
                 p->front = 0;
         }
     }
@@ -719,6 +749,7 @@ static void size_points(study_recommend *r)
         else
             p->units = 1;
         p->total_rate = p->units * p->rate;
+        p->usd_h = p->units * r->c[p->cand].usd_h;
     }
 }
 
@@ -730,16 +761,16 @@ static int pick(const study_recommend *r)
         const study_rec_point *p = &r->p[i], *b = best >= 0 ? &r->p[best] : NULL;
         if (!p->front)
             continue;
-        double cost = (double)p->units * r->c[p->cand].gpus;
+        double cost = p->units * unit_cost(r, &r->c[p->cand]);
         int better = !b;
-        if (b && r->target > 0)
-            better = cost < (double)b->units * r->c[b->cand].gpus ||
-                     (cost == (double)b->units * r->c[b->cand].gpus && p->tps_user > b->tps_user);
-        else if (b && r->budget > 0)
+        if (b && r->target > 0) {
+            double bc = b->units * unit_cost(r, &r->c[b->cand]);
+            better = cost < bc || (cost == bc && p->tps_user > b->tps_user);
+        } else if (b && r->budget > 0)
             better = p->total_rate > b->total_rate ||
                      (p->total_rate == b->total_rate && p->tps_user > b->tps_user);
         else if (b)
-            better = p->tps_gpu > b->tps_gpu;
+            better = p->x > b->x;
         if (better)
             best = i;
     }
@@ -771,6 +802,7 @@ static int check_cluster(study_recommend *r, sim_err *err)
         r->units_added++;
     }
     p->total_rate = p->units * p->rate;
+    p->usd_h = p->units * r->c[p->cand].usd_h;
     r->cap.ncmp = 0;
     return 0;
 }
