@@ -18,7 +18,7 @@ static const cli_command recommend_cmd = {
     .args = "[FILE] --slo METRIC_PCT=VALUE,...",
     .summary = "Recommends deployments for a model on GPU types within a GPU budget (--gpus) or "
                "for a target rate: the Pareto front of output tokens/s per GPU against tokens/s "
-               "per user over layouts (TP, EP, attention DP), aggregated or disaggregated "
+               "per user over layouts (TP, PP, EP, attention DP), aggregated or disaggregated "
                "splits, engines, seats, token budget and KV dtype, each point confirmed by "
                "simulation and given with the real engine's launch command.",
     .details =
@@ -31,7 +31,8 @@ static const cli_command recommend_cmd = {
         "GPU-hour (the catalog's, or the scenario's price:): the front is output tokens per USD "
         "against tokens/s per user, and the recommended point the cheapest for the target rate "
         "(or the most tokens per USD); a GPU type without a price is refused. "
-        "Pipeline parallelism is not modelled and not searched. The "
+        "Pipeline parallelism is searched with aggregated units: TP x PP within a node, and "
+        "units of 2 or 4 nodes with TP 8 in each and a stage a node. The "
         "probes are stored as a capacity search (llmsim report --capacity ID). Without FILE, "
         "--model, --gpu and --isl/--osl (or --lengths sharegpt) describe the workload.",
     .min_pos = 0,
@@ -293,7 +294,7 @@ static void print_counts(const rec_state *s)
     const study_recommend *r = &s->r;
     printf("(%d candidates: %d do not fit, %d miss a roofline bound, %d screened out, %d simulated "
            "(%d of them the best's siblings in seats and budget) in %lld runs; %d front points "
-           "failed confirmation; pipeline parallelism: not modelled, not searched)\n",
+           "failed confirmation)\n",
            r->nc, r->n_fit, r->n_roofline, r->n_screened, r->n_sim, r->n_refined,
            (long long)r->cap.runs, r->n_unconfirmed);
     fflush(stdout);

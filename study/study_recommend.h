@@ -6,9 +6,11 @@
  * The search (study/recommend.c):
  *  1. candidates: for each GPU type, engine (vllm, sglang, trtllm by default), unit size of 1,
  *     2, 4 or 8 GPUs within the budget: tensor parallel, and for MoE models expert parallel
- *     and attention data parallel; aggregated, and disaggregated prefill:decode splits of one
- *     node; max_num_seqs and the token budget (each engine's names); the KV dtype (the
- *     checkpoint's, fp8). Pipeline parallelism is not modelled yet and not searched.
+ *     and attention data parallel; tensor parallel x pipeline parallel within the node, and
+ *     past it units of 2 or 4 nodes, TP 8 in each node and a pipeline stage a node (aggregated
+ *     only: pipelines with prefill and decode pools are not modelled); aggregated, and
+ *     disaggregated prefill:decode splits of one node; max_num_seqs and the token budget (each
+ *     engine's names); the KV dtype (the checkpoint's, fp8).
  *  2. pruned by memory fit (the weights and a sequence's KV must fit the unit) and roofline
  *     bounds (TPOT at batch 1, TTFT of the longest prompts alone, against the SLOs);
  *  3. screened analytically: steady-state decode steps priced by the scenario's cost model at
@@ -34,7 +36,8 @@
 #define STUDY_REC_MAX_ENGINES 4
 
 typedef struct study_rec_layout {
-    int tp, ep, dp; /* GPUs = tp x dp; pipeline parallelism: not modelled (1) */
+    int tp, ep, dp; /* GPUs of a stage = tp x dp */
+    int pp;         /* pipeline stages (>= 1): GPUs = tp x dp x pp */
 } study_rec_layout;
 
 typedef enum study_rec_prune {
