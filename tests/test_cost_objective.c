@@ -41,12 +41,19 @@ static const char *row(const char *name)
     return NULL;
 }
 
+/* `llmsim capacity` on the question comparing `gpus`, minimising `what`, with `extra`
+ * options; its exit status, the output in out and err. */
+static int capacity_of(const char *gpus, const char *what, const char *extra)
+{
+    return e2e_sh(out, sizeof out, err, sizeof err,
+                  "%s capacity " QUESTION
+                  " --compare gpu=%s --minimise %s --db %s/cap.db --quiet%s",
+                  LLMSIM_BINARY, gpus, what, e2e_dir, extra);
+}
+
 static void capacity(const char *minimise)
 {
-    int st = e2e_sh(out, sizeof out, err, sizeof err,
-                    "%s capacity " QUESTION " --compare gpu=h100-sxm,l40s --minimise %s --db "
-                    "%s/cap.db --quiet",
-                    LLMSIM_BINARY, minimise, e2e_dir);
+    int st = capacity_of("h100-sxm,l40s", minimise, "");
     if (st != 0)
         fail_msg("capacity --minimise %s: %d: %s", minimise, st, err);
     print_message("%s", out);
@@ -73,11 +80,7 @@ static void test_capacity_objectives(void **state)
     assert_true(fabs(usd - 4.76) < 0.006);
     assert_null(strstr(h100, "<-"));
     /* the JSON says the same */
-    int st = e2e_sh(out, sizeof out, err, sizeof err,
-                    "%s capacity " QUESTION " --compare gpu=h100-sxm,l40s --minimise cost --db "
-                    "%s/cap.db --quiet --json",
-                    LLMSIM_BINARY, e2e_dir);
-    assert_int_equal(st, 0);
+    assert_int_equal(capacity_of("h100-sxm,l40s", "cost", " --json"), 0);
     assert_non_null(strstr(out, "\"minimise\": \"cost\""));
     const char *l = strstr(out, "\"choice\": \"l40s\"");
     assert_non_null(l);
@@ -92,16 +95,13 @@ static void test_capacity_objectives(void **state)
 /* A GPU without a list price is refused before anything runs, naming it. */
 static void test_unpriced_refused(void **state)
 {
-    int st = e2e_sh(out, sizeof out, err, sizeof err,
-                    "%s capacity " QUESTION " --compare gpu=h100-sxm,mi300x --minimise cost --db "
-                    "%s/cap.db --quiet",
-                    LLMSIM_BINARY, e2e_dir);
-    assert_int_equal(st, 1);
+    assert_int_equal(capacity_of("h100-sxm,mi300x", "cost", ""), 1);
     assert_non_null(strstr(err, "GPU mi300x of choice mi300x has no list price"));
-    st = e2e_sh(out, sizeof out, err, sizeof err,
-                "%s recommend " QUESTION " --gpu h100-sxm,mi300x --minimise cost --db %s/rec.db "
-                "--quiet",
-                LLMSIM_BINARY, e2e_dir);
+    int st =
+        e2e_sh(out, sizeof out, err, sizeof err,
+               "%s recommend " QUESTION " --gpu h100-sxm,mi300x --minimise cost --db %s/rec.db "
+               "--quiet",
+               LLMSIM_BINARY, e2e_dir);
     assert_int_equal(st, 1);
     assert_non_null(strstr(err, "GPU mi300x has no list price"));
     st = e2e_sh(out, sizeof out, err, sizeof err, "%s capacity " QUESTION " --minimise money",
