@@ -1,6 +1,6 @@
 /*
- * cmd_plot.c: `llmsim plot curve|cdf|timeline|gantt|validation`: draws a stored sweep, runs or
- * validation with gnuplot (plots/).
+ * cmd_plot.c: `llmsim plot curve|cdf|timeline|gantt|validation|fleet`: draws a stored sweep, runs
+ * or validation with gnuplot (plots/).
  *
  * Exit status: 0 when the image was drawn; 1 on a user error (unknown run or sweep, a run stored
  * without the rows the plot needs, a database or gnuplot failure); 2 on bad usage; 3 when
@@ -62,6 +62,14 @@ static const cli_command plot_cmds[] = {
                 "log-log, the line y = x, one panel per metric and one colour per group.",
      .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
                 "script).",
+     .common = CLI_DB},
+    {.name = "plot fleet",
+     .args = "--run ID[,ID...]",
+     .summary = "Draws autoscaled runs' fleets over time: the offered load, the replicas serving "
+                "and held, and the p99 TTFT and the share of requests within the SLO per "
+                "autoscaler interval.",
+     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
+                "script). Only a run with autoscale: stores a fleet timeline.",
      .common = CLI_DB}};
 
 static int parse_id(const char *s, int64_t *out)
@@ -241,11 +249,12 @@ int cmd_plot(int argc, char **argv)
         {"gantt", plot_kind, "each request's spans and the iterations of one run"},
         {"probes", plot_kind, "a capacity search's probes: latency against rate, per choice"},
         {"validation", plot_kind, "predicted against measured, from a validation"},
+        {"fleet", plot_kind, "an autoscaled fleet's load, replicas and p99 TTFT over time"},
     };
     if (argc >= 2 && argv[1][0] != '-' && plt_kind_parse(argv[1], &(plt_kind){0}) != 0) {
         fprintf(stderr,
                 "llmsim plot: unknown kind '%s'; valid: curve, cdf, timeline, gantt, probes, "
-                "validation\n",
+                "validation, fleet\n",
                 argv[1]);
         return 2;
     }

@@ -98,6 +98,8 @@ static void request_done(eng_replica *r, eng_request *rq)
     r->outstanding--;
     r->outstanding_tokens -= rq->prompt + rq->output;
     e->in_system--;
+    if (e->as)
+        eng_autoscale_request(e, rq);
     if (r->fleet == ENG_FLEET_DRAINING && r->outstanding == 0)
         eng_autoscale_drained(r);
     if (e->rec && e->rec->on_request)

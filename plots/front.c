@@ -28,12 +28,20 @@ static int by_x(const void *a, const void *b)
     return p->x < q->x ? -1 : p->x > q->x;
 }
 
-/* A comment line of the points file (its newline cut): "# title: T" into title, "# series: S"
- * into names; others are passed over. 0, or -1 when there are already MAX_SERIES series. */
-static int header_line(const char *line, char **names, int *nseries, char *title, size_t tlen)
+/* The chart's title and y axis, from the points file's comment lines. */
+typedef struct labels {
+    char title[512], ylabel[128];
+} labels;
+
+/* A comment line of the points file (its newline cut): "# title: T" and "# ylabel: Y" into lb,
+ * "# series: S" into names; others are passed over. 0, or -1 when there are already MAX_SERIES
+ * series. */
+static int header_line(const char *line, char **names, int *nseries, labels *lb)
 {
     if (strncmp(line, "# title: ", 9) == 0)
-        snprintf(title, tlen, "%s", line + 9);
+        snprintf(lb->title, sizeof lb->title, "%s", line + 9);
+    else if (strncmp(line, "# ylabel: ", 10) == 0)
+        snprintf(lb->ylabel, sizeof lb->ylabel, "%.127s", line + 10);
     else if (strncmp(line, "# series: ", 10) == 0 && *nseries == MAX_SERIES)
         return -1;
     else if (strncmp(line, "# series: ", 10) == 0)
@@ -43,7 +51,7 @@ static int header_line(const char *line, char **names, int *nseries, char *title
 
 /* Copies the points file into dat, collecting series names and the front. */
 static int copy_points(FILE *in, FILE *dat, char **names, int *nseries, fpt *front, int *nfront,
-                       char *title, size_t tlen, sim_err *err, const char *path)
+                       labels *lb, sim_err *err, const char *path)
 {
     char line[512];
     int lineno = 0;
@@ -52,7 +60,7 @@ static int copy_points(FILE *in, FILE *dat, char **names, int *nseries, fpt *fro
         fputs(line, dat);
         if (line[0] == '#' || line[0] == '\n') {
             line[strcspn(line, "\n")] = '\0';
-            if (header_line(line, names, nseries, title, tlen) != 0)
+            if (header_line(line, names, nseries, lb) != 0)
                 return sim_errf(err, "%s:%d: more than %d series", path, lineno, MAX_SERIES);
             continue;
         }
@@ -84,17 +92,16 @@ int plt_front_write(const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim
     char *names[MAX_SERIES];
     fpt front[MAX_FRONT];
     int nseries = 0, nfront = 0;
-    char title[512] = "output tokens/s per GPU vs tokens/s per user";
-    int rc =
-        copy_points(in, dat, names, &nseries, front, &nfront, title, sizeof title, err, o->data);
+    labels lb = {"output tokens/s per GPU vs tokens/s per user", "output tokens/s per GPU"};
+    int rc = copy_points(in, dat, names, &nseries, front, &nfront, &lb, err, o->data);
     fclose(in);
     if (rc == 0 && nseries == 0)
         rc = sim_errf(err, "%s: no series of points", o->data);
     if (rc == 0) {
         write_front(dat, front, nfront);
-        plt_gp_str(gp, "plot_title", title);
+        plt_gp_str(gp, "plot_title", lb.title);
         plt_gp_str(gp, "xlabel", "output tokens/s per user (1000 / mean TPOT)");
-        plt_gp_str(gp, "ylabel", "output tokens/s per GPU");
+        plt_gp_str(gp, "ylabel", lb.ylabel);
         fprintf(gp, "nseries = %d\nnfront = %d\n", nseries, nfront);
         plt_gp_array(gp, "titles", (const char *const *)names, nseries);
         res->series = nseries;

@@ -15,7 +15,7 @@
 #include "store_query.h"
 
 static const char *const kind_names[] = {"curve",  "cdf",        "timeline", "gantt",
-                                         "probes", "validation", "front"};
+                                         "probes", "validation", "fleet",    "front"};
 #define NKINDS (int)(sizeof kind_names / sizeof kind_names[0])
 
 int plt_kind_parse(const char *s, plt_kind *out)
@@ -394,6 +394,8 @@ static int write_kind(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_resu
         return plt_probes_write(s, o, dat, gp, res, err);
     case PLT_VALIDATION:
         return plt_validation_write(s, o, dat, gp, res, err);
+    case PLT_FLEET:
+        return plt_fleet_write(s, o, dat, gp, res, err);
     case PLT_FRONT:
         return plt_front_write(o, dat, gp, res, err);
     }

@@ -85,6 +85,7 @@ FRAGMENTS=(
   "fleet-faults slow sqlite3"
   "priority-run slow -"
   "priority-classes slow sqlite3"
+  "fleet-timeline slow sqlite3"
   "bench bench -"
 )
 
@@ -520,6 +521,20 @@ gen_fleet_faults() {
   show --silent llmsim run scenarios/fleet_faults.yaml --set fault_retries.enabled=false
   show --silent llmsim run scenarios/fleet_faults.yaml --set replicas=5
   show sqlite3 -header -column llmsim.db "$q"
+# docs/fleet.md: the ServeGen day's fleet timeline, hour by hour, and its replica time against the
+# run's GPU-hours
+gen_fleet_timeline() {
+  local q="SELECT CAST(start_s / 3600 AS INTEGER) AS hour, round(avg(offered_rate), 2) AS offered,
+    round(avg(serving), 2) AS serving, round(max(serving + starting + draining), 2) AS held_max,
+    round(max(p99_ttft_ms)) AS worst_p99_ttft, round(min(slo_attainment), 3) AS worst_within_slo
+    FROM fleet_timeline WHERE run_id = 1 GROUP BY hour"
+  local g="SELECT count(*) AS windows, round(sum(gpu_hours), 6) AS timeline_gpu_hours,
+    (SELECT round(gpu_hours, 6) FROM run_summary WHERE id = 1) AS run_gpu_hours
+    FROM fleet_timeline WHERE run_id = 1"
+  fence_open
+  show --silent llmsim run scenarios/fleet_diurnal.yaml --store summary
+  show sqlite3 -header -column llmsim.db "$q"
+  show sqlite3 -header -column llmsim.db "$g"
   fence_close
 }
 
@@ -557,6 +572,10 @@ pictures() {
     --set memory.gpu_utilization=0.22 --set workload.arrival.rate=6 --set workload.num_requests=50 \
     >/dev/null
   "$LLMSIM" plot gantt --run 1 --db gantt.db -o "$out/gantt.png"
+  "$LLMSIM" run scenarios/fleet_diurnal.yaml --db fleet.db --store summary --quiet >/dev/null
+  "$LLMSIM" run scenarios/fleet_diurnal.yaml --db fleet.db --store summary --quiet --set replicas=5 \
+    --set autoscale.min_replicas=5 --set autoscale.max_replicas=5 >/dev/null
+  "$LLMSIM" plot fleet --run 1,2 --db fleet.db -o "$out/fleet.png"
   "$LLMSIM" sweep scenarios/speculative_k.yaml --db spec.db --store summary --quiet \
     --vary speculative.num_speculative_tokens=0,1,2,3,5,7 --vary workload.arrival.rate=2:22:5 >/dev/null
   "$LLMSIM" plot curve --sweep 1 --db spec.db --metric tpot --pct mean \

@@ -458,6 +458,10 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
     if (run_engine(ctx, scn, cost, src, hooks, &t, &e, out, err) != 0)
         goto out;
     if (w) {
+        eng_fleet_window *win;
+        int64_t nwin = eng_fleet_timeline(e, &win);
+        store_run_fleet(w, win, nwin, eng_get_pool_plan(e, 0)->gpus);
+        free(win);
         store_run *done = w;
         w = NULL;
         if (finish_store(done, stage, sink, out, err) != 0)

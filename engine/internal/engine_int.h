@@ -639,6 +639,8 @@ void eng_autoscale_init(eng_engine *e);
 void eng_autoscale_free(eng_engine *e);
 /* Replica r, draining, has finished its last request. */
 void eng_autoscale_drained(eng_replica *r);
+/* rq finished or was rejected: the fleet timeline counts it (e->as set). */
+void eng_autoscale_request(eng_engine *e, const eng_request *rq);
 /* GPU-seconds of pool p's replicas within [t0, t1) ns (every replica held throughout without
  * autoscaling). */
 double eng_autoscale_gpu_s(const eng_engine *e, const eng_pool *p, int64_t t0, int64_t t1);

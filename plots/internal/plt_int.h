@@ -64,6 +64,8 @@ int plt_timeline_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_res
                        sim_err *err);
 int plt_gantt_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
                     sim_err *err);
+int plt_fleet_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+                    sim_err *err);
 /* front reads no database: its points come from o->data (see front.c). */
 int plt_front_write(const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err);
 int plt_probes_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
