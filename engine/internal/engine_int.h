@@ -471,6 +471,11 @@ struct eng_pool {
     int32_t first, nrep;
     const eng_replica **rep_list; /* the array its router picks from: its ready replicas */
     int32_t nact;                 /* how many: nrep, or fewer under autoscaling */
+    /* routing: the pool whose router sends requests to this one's replicas (itself, or a
+     * mixed pool's first group, whose router routes over every group's replicas) */
+    struct eng_pool *route;
+    int32_t nroute; /* replicas its router routes over (route == this pool) */
+    double weight;  /* a replica's capacity as routers weigh it (1 without groups) */
     const eng_router_ops *router;
     void *router_st;
     gsl_rng *router_rng; /* the run's SIM_STREAM_ROUTER (NULL with one replica) */
@@ -612,6 +617,14 @@ void eng_pd_flow_done(eng_engine *e, eng_request *rq, int64_t now);
 /* Sets up the pools' link figures. The configuration is as the scenario loader checked it: a
  * decode policy that takes transfers, a bandwidth for each side (asserted). */
 void eng_pd_init(eng_engine *e);
+
+/* groups.c: a mixed pool */
+/* Refuses what a mixed pool does not model (prefill and decode pools, speculative decoding,
+ * autoscaling, offload tiers). 0, or -1 with err. */
+int eng_groups_check(const eng_config *c, sim_err *err);
+/* Sets each group's weight: the configured one, or its priced throughput (eng_pool_weight),
+ * relative to the first group's. Nothing without groups (weights stay 1). */
+void eng_groups_weigh(eng_engine *e);
 
 /* fleet.c */
 /* Refuses power figures that contradict each other (idle above full). 0, or -1 with err. */
