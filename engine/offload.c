@@ -502,6 +502,23 @@ void eng_off_fini(eng_engine *e)
 
 /* ---------------- metrics and checks ---------------- */
 
+#define TIER_NAMES(k)                                                                              \
+    "kv_offload_" k "_hit_tokens", "kv_offload_" k "_hit_rate", "kv_offload_" k "_write_bytes",    \
+        "kv_offload_" k "_read_bytes", "kv_offload_" k "_evicted_blocks",                          \
+        "kv_offload_" k "_blocks"
+
+/* eng_off_summary's names, every kind's (eng_tier_kind_name order), then the loads'. */
+static const char *const offload_names[] = {TIER_NAMES("cpu"),           TIER_NAMES("ssd"),
+                                            TIER_NAMES("remote"),        "kv_offload_loads",
+                                            "kv_offload_mean_load_ms",   "kv_offload_p99_load_ms",
+                                            "kv_offload_load_ttft_share"};
+
+const char *const *eng_offload_metric_names(int *n)
+{
+    *n = (int)(sizeof offload_names / sizeof offload_names[0]);
+    return offload_names;
+}
+
 static int put_metric(eng_metric *out, int n, const char *kind, const char *what, double v)
 {
     if (n >= ENG_MAX_METRICS)

@@ -159,6 +159,32 @@ static void test_remote_tier_is_shared(void **state)
     free(b);
 }
 
+/* Every kv_offload_* metric a run with all three kinds of tier reports is one of the names the
+ * store's run_summary view has a column for, and every such name is reported. */
+static void test_names_are_the_views(void **state)
+{
+    const char *all[] = {
+        "replicas=2", "router=round_robin",
+        "kv_offload.tiers=[{kind: cpu, capacity_gb: 5}, {kind: ssd, "
+        "bandwidth_gb_s: 10, capacity_gb: 50}, {kind: remote, bandwidth_gb_s: 10}]",
+        NULL};
+    study_result *r = must_run(all);
+    int n, seen = 0;
+    const char *const *names = eng_offload_metric_names(&n);
+    for (int i = 0; i < r->n; i++) {
+        if (strncmp(r->m[i].name, "kv_offload_", 11) != 0)
+            continue;
+        int k = 0;
+        while (k < n && strcmp(names[k], r->m[i].name) != 0)
+            k++;
+        if (k == n)
+            fail_msg("%s is not among eng_offload_metric_names", r->m[i].name);
+        seen++;
+    }
+    assert_int_equal(seen, n);
+    free(r);
+}
+
 static void test_write_through(void **state)
 {
     const char *back[] = {"kv_offload.tiers=[{kind: cpu}]", NULL};
@@ -209,6 +235,7 @@ int main(void)
         cmocka_unit_test(test_bounded_host_tier_and_ssd),
         cmocka_unit_test(test_remote_tier_is_shared),
         cmocka_unit_test(test_write_through),
+        cmocka_unit_test(test_names_are_the_views),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
