@@ -621,9 +621,10 @@ static int64_t place_step(eng_replica *r, int64_t now, int64_t cpu, int64_t gpu)
     } else {
         gpu_start = now + cpu;
     }
-    r->gpu_start = gpu_start;
-    r->gpu_free_at = gpu_start + gpu;
-    return r->gpu_free_at;
+    int64_t end = r->off ? eng_off_step_end(r, gpu_start, gpu) : gpu_start + gpu;
+    r->gpu_start = end - gpu;
+    r->gpu_free_at = end;
+    return end;
 }
 
 /* The steps of a batch nothing can join (static batching) up to the cohort's next finish, as one

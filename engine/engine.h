@@ -553,6 +553,12 @@ int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *r
  * fit; a policy that can skips rq until the load is done (the engine wakes the replica then).
  * 0 without offload tiers. */
 int eng_kv_loading(eng_replica *r, eng_request *rq);
+/* Policies whose engine loads offloaded KV within the step that admits a request (SGLang, TRT-
+ * LLM): brings the blocks of rq's prompt the tiers hold past the GPU cache's hit into the GPU
+ * cache now (pinned for rq; the step that admits rq waits for them), when they fit. Returns the
+ * blocks onboarded (0: none, no tiers, an asynchronous policy, or done before). Call before
+ * eng_prefix_match when about to admit rq. */
+int32_t eng_kv_onboard(eng_replica *r, eng_request *rq);
 /* Admits waiting request rq with its first `hit` tokens taken from the cache (hit <= what
  * eng_prefix_match returns; 0 for none) and a chunk of `tokens` after them. Returns 0, or -1
  * when the blocks are short (nothing changes then). */

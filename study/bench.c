@@ -92,6 +92,9 @@ static const study_bench_case cases[] = {
      NULL},
     {"offload-sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, OFFLOAD,
      NULL},
+    /* the same with SGLang's HiCache, whose loads come within the admitting step */
+    {"offload-sglang", "sglang", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, OFFLOAD,
+     NULL},
     /* Llama-3.1-405B on two nodes of 8 H100s, two batches in flight through two stages */
     {"pipeline", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, LLAMA405_PP2, NULL},
     {"mixed-pool", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, MIXED_POOL, NULL},

@@ -9,6 +9,9 @@
  *  - a remote tier is one store for every replica: a round-robin pool finds there what the
  *    other replica computed, which per-replica disks do not;
  *  - write-through writes at least what write-back writes;
+ *  - SGLang (HiCache) and TensorRT-LLM (its host cache) bring back what their GPU caches
+ *    evicted within the step that admits the request: the hit rate rises, the TTFT falls, and
+ *    a slower host link costs TTFT;
  *  - what is not modelled or not given is refused with the key at fault.
  */
 #include <math.h>
@@ -185,6 +188,32 @@ static void test_names_are_the_views(void **state)
     free(r);
 }
 
+static void test_sglang_and_trtllm_host_tier(void **state)
+{
+    static const char *const engines[] = {"engine=sglang", "engine=trtllm"};
+    for (int i = 0; i < 2; i++) {
+        const char *plain[] = {engines[i], NULL};
+        const char *cpu[] = {engines[i], "kv_offload.tiers=[{kind: cpu}]", NULL};
+        const char *slow[] = {engines[i], "kv_offload.tiers=[{kind: cpu, bandwidth_gb_s: 0.25}]",
+                              NULL};
+        study_result *none = must_run(plain), *off = must_run(cpu), *low = must_run(slow);
+        print_message("%s: no tiers: hit rate %.3f, mean TTFT %.1f ms; host tier: hit rate %.3f "
+                      "(%.3f from it), mean TTFT %.1f ms, %g loads of %.2f ms; at 0.25 GB/s: "
+                      "mean TTFT %.1f ms\n",
+                      engines[i], m(none, "prefix_hit_rate"), m(none, "mean_ttft_ms"),
+                      m(off, "prefix_hit_rate"), m(off, "kv_offload_cpu_hit_rate"),
+                      m(off, "mean_ttft_ms"), m(off, "kv_offload_loads"),
+                      m(off, "kv_offload_mean_load_ms"), m(low, "mean_ttft_ms"));
+        assert_true(m(off, "prefix_hit_rate") > m(none, "prefix_hit_rate") + 0.2);
+        assert_true(m(off, "mean_ttft_ms") < m(none, "mean_ttft_ms"));
+        assert_true(m(off, "kv_offload_loads") > 0);
+        assert_true(m(low, "mean_ttft_ms") > m(off, "mean_ttft_ms"));
+        free(none);
+        free(off);
+        free(low);
+    }
+}
+
 static void test_write_through(void **state)
 {
     const char *back[] = {"kv_offload.tiers=[{kind: cpu}]", NULL};
@@ -219,8 +248,12 @@ static void test_refusals(void **state)
                  "workload: {num_requests: 10, arrival: {process: burst}, prompt_tokens: 100, "
                  "output_tokens: 10}\n",
                  orca, "without a prefix cache");
-    const char *sglang[] = {"engine=sglang", "kv_offload.tiers=[{kind: cpu}]", NULL};
-    refused(sglang, "modelled for scheduler vllm");
+    const char *sglang[] = {"engine=sglang",
+                            "kv_offload.tiers=[{kind: cpu}, {kind: ssd, bandwidth_gb_s: 7}]", NULL};
+    refused(sglang, "kv_offload with scheduler sglang: one cpu tier only");
+    const char *trt[] = {"engine=trtllm", "kv_offload.tiers=[{kind: cpu}]",
+                         "kv_offload.policy=write_through", NULL};
+    refused(trt, "TensorRT-LLM offloads a block to host memory when it is evicted");
     const char *scaled[] = {"kv_offload.tiers=[{kind: cpu}]", "router=round_robin",
                             "autoscale={metric: concurrency, target: 16, max_replicas: 4}", NULL};
     refused(scaled, "kv_offload with autoscale is not modelled");
@@ -235,6 +268,7 @@ int main(void)
         cmocka_unit_test(test_bounded_host_tier_and_ssd),
         cmocka_unit_test(test_remote_tier_is_shared),
         cmocka_unit_test(test_write_through),
+        cmocka_unit_test(test_sglang_and_trtllm_host_tier),
         cmocka_unit_test(test_names_are_the_views),
         cmocka_unit_test(test_refusals),
     };
