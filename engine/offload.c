@@ -347,7 +347,7 @@ static int32_t pin_prefix(eng_replica *r, eng_request *rq, int32_t g, int32_t n)
     const uint64_t *bh;
     int32_t got = eng_request_block_hashes(r, rq, n, &bh), j = 0;
     SIM_ASSERT(r->e->ctx, got == n);
-    for (; j < n; j++) {
+    for (; j < got; j++) {
         int32_t idx = eng_ps_find(kv->ps, bh[j]);
         if (idx >= 0)
             eng_kv_pin(kv, idx);
