@@ -360,28 +360,42 @@ static int32_t pin_prefix(eng_replica *r, eng_request *rq, int32_t g, int32_t n)
     return j;
 }
 
+/* The blocks of rq's prompt the tiers hold past the GPU cache's hit (*g blocks), counted per
+ * tier into per[] and refreshed there; 0 when they are fewer than min_load_tokens.
+ * MODEL: vLLM's scheduler asks the connector for the tokens past the GPU cache's hit when it
+ * reaches a waiting request (get_num_new_matched_tokens); the offloading manager counts the
+ * leading blocks it has ready and stops at the first it has not (LRUOffloadingManager.lookup);
+ * the last prompt token is always computed (get_computed_blocks). SGLang HiRadixCache.load_back
+ * refuses loads shorter than load_back_threshold (10 tokens) and recomputes them; vLLM's
+ * OffloadingConnector and LMCache load every hit. */
+static int32_t past_hit(eng_replica *r, eng_request *rq, int64_t now, int32_t *g,
+                        int64_t per[ENG_MAX_TIERS])
+{
+    int32_t bs = r->kv.block_size, most = (int32_t)(((int64_t)rq->prefill_target - 1) / bs);
+    const uint64_t *bh;
+    *g = eng_prefix_match(r, rq, NULL) / bs;
+    most = eng_request_block_hashes(r, rq, most, &bh);
+    if (*g >= most)
+        return 0;
+    int32_t n = look_up(r->off, bh, *g, most, now, per);
+    return (int64_t)n * bs < r->off->min_load_tokens ? 0 : n;
+}
+
 int32_t eng_kv_onboard(eng_replica *r, eng_request *rq)
 {
     eng_offload *o = r->off;
     if (!o || o->mode == ENG_OFF_ASYNC || rq->off_state != ENG_OFF_NONE)
         return 0;
-    int64_t now = sim_now(r->e->ctx);
-    int32_t bs = r->kv.block_size, g = eng_prefix_match(r, rq, NULL) / bs;
-    int32_t most = (int32_t)(((int64_t)rq->prefill_target - 1) / bs);
-    const uint64_t *bh;
-    most = eng_request_block_hashes(r, rq, most, &bh);
-    if (g >= most)
-        return 0;
-    int64_t per[ENG_MAX_TIERS] = {0};
+    int64_t now = sim_now(r->e->ctx), per[ENG_MAX_TIERS] = {0};
+    int32_t g;
     /* MODEL: SGLang HiRadixCache.match_prefix finds the host-held continuation of the device
      * prefix (host_hit_length) and init_load_back allocates device memory for it, evicting if it
      * must, and loads it unless it is shorter than load_back_threshold; when the memory cannot be
      * had the tokens are recomputed. TensorRT-LLM's BlockManager reuses a block found in the
      * secondary (host) pool by copying it back into a primary block (onboardBlock) as it
      * schedules the context request. */
-    int32_t n = look_up(o, bh, g, most, now, per);
-    if (n == 0 || (int64_t)n * bs < o->min_load_tokens ||
-        n + eng_decode_blocks_needed(r) > eng_kv_nfree(&r->kv))
+    int32_t n = past_hit(r, rq, now, &g, per);
+    if (n == 0 || n + eng_decode_blocks_needed(r) > eng_kv_nfree(&r->kv))
         return 0;
     rq->off_ready = load_blocks(r, per, now);
     return pin_prefix(r, rq, g, g + n) - g;
@@ -417,22 +431,9 @@ int eng_off_gate(eng_replica *r, eng_request *rq)
         return 0;
     if (rq->off_state == ENG_OFF_LOADING)
         return 1;
-    /* MODEL: vLLM's scheduler asks the connector for the tokens past the GPU cache's hit when it
-     * reaches a waiting request (get_num_new_matched_tokens); the offloading manager counts the
-     * leading blocks it has ready and stops at the first it has not (LRUOffloadingManager.
-     * lookup); the last prompt token is always computed (get_computed_blocks) */
-    int64_t now = sim_now(r->e->ctx);
-    int32_t bs = r->kv.block_size, g = eng_prefix_match(r, rq, NULL) / bs;
-    int32_t most = (int32_t)(((int64_t)rq->prefill_target - 1) / bs);
-    const uint64_t *bh;
-    most = eng_request_block_hashes(r, rq, most, &bh);
-    if (g >= most)
-        return 0;
-    int64_t per[ENG_MAX_TIERS] = {0};
-    int32_t n = look_up(o, bh, g, most, now, per);
-    /* MODEL: SGLang HiRadixCache.load_back refuses loads shorter than load_back_threshold (10
-     * tokens) and recomputes them; vLLM's OffloadingConnector and LMCache load every hit */
-    if (n == 0 || (int64_t)n * bs < o->min_load_tokens)
+    int64_t now = sim_now(r->e->ctx), per[ENG_MAX_TIERS] = {0};
+    int32_t g, n = past_hit(r, rq, now, &g, per);
+    if (n == 0)
         return 0;
     /* MODEL: vLLM allocates the blocks of the external hit (allocate_slots with
      * num_external_computed_tokens) or leaves the request waiting when they do not fit; the
