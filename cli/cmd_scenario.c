@@ -64,6 +64,21 @@ static void json_pd(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan)
     sim_jsonw_close(j, '}');
 }
 
+/* A mixed pool's groups, as a JSON array: each group's GPU, layout and KV cache. */
+static void json_groups(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan)
+{
+    sim_jsonw_open(j, "groups", '[');
+    for (int k = 0; k < e->groups.n; k++) {
+        eng_config pc;
+        eng_config_pool(e, k, &pc);
+        sim_jsonw_open(j, NULL, '{');
+        sim_jsonw_str(j, "gpu", pc.gpu.name);
+        json_pool(j, &pc, &plan[k]);
+        sim_jsonw_close(j, '}');
+    }
+    sim_jsonw_close(j, ']');
+}
+
 static void print_json(const char *file, const scn_scenario *scn, const eng_kv_plan *plan,
                        const char *cost, const char *error)
 {
@@ -87,7 +102,9 @@ static void print_json(const char *file, const scn_scenario *scn, const eng_kv_p
         sim_jsonw_str(&j, "cost_model", cost);
     else if (!error)
         sim_jsonw_str(&j, "cost_model", "not built: the profile was not looked up (no --db)");
-    if (!e->pd.enabled)
+    if (e->groups.n > 0)
+        json_groups(&j, e, plan);
+    else if (!e->pd.enabled)
         json_pool(&j, e, &plan[0]);
     else
         json_pd(&j, e, plan);
@@ -140,11 +157,29 @@ static void text_pd(const eng_config *e, const eng_kv_plan *p)
            pd->latency_ns / 1e3, eng_xfer_mode_name(pd->mode));
 }
 
+/* A mixed pool's groups: each one's replicas, GPU, policy and KV cache, and its layout. */
+static void text_groups(const eng_config *e, const eng_kv_plan *p)
+{
+    for (int k = 0; k < e->groups.n; k++) {
+        eng_config pc;
+        eng_config_pool(e, k, &pc);
+        printf("replicas[%d]: %d x %s, scheduler %s, KV cache %lld blocks = %lld tokens per "
+               "replica\n",
+               k, pc.replicas, pc.gpu.name, pc.sched.name, (long long)p[k].blocks,
+               (long long)p[k].tokens);
+        text_pool(&pc, &p[k]);
+    }
+}
+
 static void print_text(const char *file, const scn_scenario *scn, const eng_kv_plan *p, int ok)
 {
     const eng_config *e = &scn->engine;
     const eng_model *m = &e->model;
-    if (!e->pd.enabled)
+    if (e->groups.n > 0)
+        printf("%s: %s (%s %s, a mixed pool of %d groups behind router %s)\n", file,
+               ok ? "ok" : "sizes", m->name, eng_dtype_name(eng_config_dtype(e)), e->groups.n,
+               e->router);
+    else if (!e->pd.enabled)
         printf("%s: %s (%s on %s %s, scheduler %s, KV cache %lld blocks = %lld tokens)\n", file,
                ok ? "ok" : "sizes", m->name, e->gpu.name, eng_dtype_name(eng_config_dtype(e)),
                e->sched.name, (long long)p->blocks, (long long)p->tokens);
@@ -154,7 +189,9 @@ static void print_text(const char *file, const scn_scenario *scn, const eng_kv_p
     printf("  model      %s: %.2f B parameters, %.2f B active per token\n",
            *m->arch ? m->arch : "?", (double)eng_model_params(m) / 1e9,
            (double)eng_model_params_active(m) / 1e9);
-    if (!e->pd.enabled)
+    if (e->groups.n > 0)
+        text_groups(e, p);
+    else if (!e->pd.enabled)
         text_pool(e, p);
     else
         text_pd(e, p);
@@ -191,6 +228,8 @@ static int plan_pools(const char *file, const scn_scenario *scn, eng_kv_plan *pl
         if (eng_kv_plan_compute(&pc, &plan[k], err) != 0) {
             if (scn->engine.pd.enabled)
                 sim_err_prefix(err, "%s: %s pool", file, k ? "decode" : "prefill");
+            else if (scn->engine.groups.n > 0)
+                sim_err_prefix(err, "%s: replicas[%d]", file, k);
             return -1;
         }
     }

@@ -276,6 +276,17 @@ const char *cli_saturation(const study_cell *cl, char *buf, size_t len)
 const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len)
 {
     const eng_config *c = &scn->engine;
+    if (c->groups.n > 0) { /* a mixed pool: each group's count, GPU and GPUs per replica */
+        size_t off = 0;
+        buf[0] = '\0';
+        for (int k = 0; k < c->groups.n && off < len; k++) {
+            const eng_pool_config *g = &c->groups.group[k];
+            off += (size_t)snprintf(buf + off, len - off, "%s%d x %s tp%d", k ? " + " : "",
+                                    g->replicas, g->gpu.name,
+                                    g->tensor_parallel * g->data_parallel_attention);
+        }
+        return buf;
+    }
     if (!c->pd.enabled) {
         snprintf(buf, len, "%s", c->gpu.name);
         return buf;
@@ -294,10 +305,11 @@ const char *cli_extrapolated(const scn_scenario *scn)
     const char *x = NULL;
     if (scn->profile[0]) /* a stored profile prices it, not the roofline */
         return NULL;
-    if (!c->pd.enabled)
-        return cal_gpu_extrapolated(c->gpu.name);
-    for (int k = 0; k < ENG_POOLS_MAX && !x; k++)
-        x = cal_gpu_extrapolated(c->pd.pool[k].gpu.name);
+    for (int k = 0; k < eng_config_pools(c) && !x; k++) { /* each pool's or group's GPU */
+        eng_config pc;
+        eng_config_pool(c, k, &pc);
+        x = cal_gpu_extrapolated(pc.gpu.name);
+    }
     return x;
 }
 

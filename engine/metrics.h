@@ -187,5 +187,9 @@ int eng_metrics_class_summary(eng_metrics *m, eng_metric *out, int n);
 const char *const *eng_metric_names(int *n);
 /* The names a disaggregated run's summary adds after those, in its order (static). */
 const char *const *eng_pd_metric_names(int *n);
+/* The KV offload tiers' metric names (offload.c), every tier kind's in eng_tier_kind order and
+ * then the loads' (kv_offload_cpu_hit_tokens, ..., kv_offload_load_ttft_share): what a run with
+ * kv_offload may report; *n gets the count. The table is static. */
+const char *const *eng_offload_metric_names(int *n);
 
 #endif

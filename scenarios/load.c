@@ -359,8 +359,9 @@ static int load_top(scn_lctx *c, const scn_node *root, scn_scenario *s)
                  "%s: linear-attention layers hold a fixed state per sequence; prefix "
                  "caching stays off for it (vLLM does not support it for such hybrid models)",
                  e->model.name);
-    return scn_load_pools(c, root, s) || scn_load_offload(c, root, e) ||
-                   scn_load_faults(c, root, e) || scn_load_behavior(c, root, e) || fleet_notes(c, s)
+    return scn_load_pools(c, root, s) || scn_load_groups(c, root, e) ||
+                   scn_load_offload(c, root, e) || scn_load_faults(c, root, e) ||
+                   scn_load_behavior(c, root, e) || fleet_notes(c, s)
                ? -1
                : 0;
 }

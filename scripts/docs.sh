@@ -62,6 +62,7 @@ FRAGMENTS=(
   "offload-mooncake slow data"
   "pipeline-405b slow -"
   "routers slow sqlite3"
+  "mixed-pool slow sqlite3"
   "speculative-run slow data"
   "pd-llama70b slow -"
   "pd-deepseek-v3 slow -"
@@ -265,10 +266,7 @@ gen_prefix_mooncake() {
 gen_offload_h200() {
   local q="SELECT round(prefix_hit_rate, 4) AS prefix_hit_rate,
     round(kv_offload_cpu_hit_rate, 4) AS from_host, round(mean_ttft_ms) AS mean_ttft_ms FROM
-    (SELECT r.id, (SELECT value FROM metrics WHERE run_id = r.id AND name = 'prefix_hit_rate') AS
-    prefix_hit_rate, (SELECT value FROM metrics WHERE run_id = r.id AND name =
-    'kv_offload_cpu_hit_rate') AS kv_offload_cpu_hit_rate, (SELECT value FROM metrics WHERE run_id
-    = r.id AND name = 'mean_ttft_ms') AS mean_ttft_ms FROM runs r ORDER BY r.id)"
+    run_summary ORDER BY id"
   local s=(--set replicas=1 --set gpu=h200 --set memory.block_size=256 --store summary)
   fence_open
   show --silent llmsim run scenarios/mooncake_conv.yaml "${s[@]}"
@@ -287,6 +285,24 @@ gen_routers() {
   for r in round_robin least_outstanding prefix_affinity weighted precise_prefix kv_router \
     session_affinity; do
     show --silent llmsim run scenarios/routers.yaml --store summary --set router=$r
+  done
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+gen_mixed_pool() {
+  local q="SELECT id, gpu, round(request_throughput, 2) AS req_per_s, round(p99_ttft_ms, 1) AS
+    p99_ttft_ms, round(gpu_hours, 4) AS gpu_hours, round(cost_usd, 4) AS cost_usd FROM run_summary"
+  local m=scenarios/mixed_pool.yaml s=(--store summary) r
+  local equal='replicas=[{gpu: a100-80gb, count: 4, weight: 1}, {gpu: h200, count: 2, weight: 1}]'
+  fence_open
+  for r in round_robin least_outstanding least_tokens kv_router; do
+    show --silent llmsim run $m "${s[@]}" --set router=$r
+  done
+  show --silent llmsim run $m "${s[@]}" --set "$equal"
+  for r in '{gpu: a100-80gb, count: 6}' '{gpu: a100-80gb, count: 4}, {gpu: h200, count: 2}' \
+    '{gpu: h200, count: 6}'; do
+    show --silent llmsim run $m "${s[@]}" --set workload.arrival.rate=80 --set "replicas=[$r]"
   done
   show sqlite3 -header -column llmsim.db "$q"
   fence_close
@@ -521,6 +537,9 @@ gen_fleet_faults() {
   show --silent llmsim run scenarios/fleet_faults.yaml --set fault_retries.enabled=false
   show --silent llmsim run scenarios/fleet_faults.yaml --set replicas=5
   show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
 # docs/fleet.md: the ServeGen day's fleet timeline, hour by hour, and its replica time against the
 # run's GPU-hours
 gen_fleet_timeline() {

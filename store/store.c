@@ -40,8 +40,11 @@
  *   tensor_parallel, offered_rate, num_requests, seed, profile, created, then one column per
  *   metric, named as eng_metric_names() lists them (completed, ..., p99_ttft_ms, ...) followed
  *   by saturated (appended by the program), then the disaggregated runs' metrics
- *   (eng_pd_metric_names: prefill_gpus, ..., p99_kv_wait_ms): the metrics table pivoted, NULL
- *   where a run has no such metric.
+ *   (eng_pd_metric_names: prefill_gpus, ..., p99_kv_wait_ms), then the KV offload tiers'
+ *   (eng_offload_metric_names: kv_offload_cpu_hit_tokens, ..., kv_offload_load_ttft_share):
+ *   the metrics table pivoted, NULL where a run has no such metric. The view's text changes
+ *   with these lists; an older database gets the new view on its next writable open (below),
+ *   its tables untouched, so the schema version stays.
  *     CREATE VIEW run_summary AS SELECT r.id AS id, r.name AS name, r.model AS model, ...,
  *     r.created AS created,
  *     (SELECT m.value FROM metrics m WHERE m.run_id = r.id AND m.name = 'completed')
@@ -367,6 +370,9 @@ static char *run_summary_sql(void)
         add_metric(&b, "r.id", names[i]);
     add_metric(&b, "r.id", "saturated");
     names = eng_pd_metric_names(&n);
+    for (int i = 0; i < n; i++)
+        add_metric(&b, "r.id", names[i]);
+    names = eng_offload_metric_names(&n);
     for (int i = 0; i < n; i++)
         add_metric(&b, "r.id", names[i]);
     add(&b, " FROM runs r");

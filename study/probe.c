@@ -124,8 +124,18 @@ static double batch_value(batcher *b, const study_slo *slo, int k)
 static int load(const study_capacity *c, const char *const *sets, int n, scn_scenario *scn,
                 sim_err *err)
 {
-    return c->text ? study_load_text(c->file, c->text, sets, n, scn, err)
-                   : study_load(c->file, sets, n, scn, err);
+    int rc = c->text ? study_load_text(c->file, c->text, sets, n, scn, err)
+                     : study_load(c->file, sets, n, scn, err);
+    /* a probe's replicas=N would turn the groups into N replicas of the deployment's GPU */
+    if (rc == 0 && scn->engine.groups.n > 0) {
+        scn_free(scn);
+        memset(scn, 0, sizeof *scn); /* the caller may free it again */
+        return sim_errf(err,
+                        "%s: a mixed pool (replicas: [...]) is not sized by capacity or "
+                        "recommend yet: give a count of one kind of replica",
+                        c->file);
+    }
+    return rc;
 }
 
 int study_capacity_load(const study_capacity *c, scn_scenario *scn, sim_err *err)

@@ -119,10 +119,42 @@ static int cost_of(const scn_scenario *scn, const eng_config *c, const char *poo
     return 0;
 }
 
+/* Pool k's cost model in c: the first pool's is pred, the second's decode_pred. */
+static eng_predictor *pool_pred(study_cost *c, int k)
+{
+    return k == 0 ? &c->pred : k == 1 ? &c->decode_pred : &c->more[k - 2];
+}
+
+/* A mixed pool: each group's cost model, for its own GPU and layout. */
+static int groups_cost(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
+{
+    const eng_config *c = &scn->engine;
+    size_t off = 0;
+    for (int k = 0; k < c->groups.n; k++) {
+        eng_config pc;
+        char pre[32];
+        eng_config_pool(c, k, &pc);
+        snprintf(pre, sizeof pre, "replicas[%d]: ", k);
+        if (cost_of(scn, &pc, pre, s, out, pool_pred(out, k), err) != 0)
+            return -1;
+        if (off < sizeof out->label)
+            off += (size_t)snprintf(out->label + off, sizeof out->label - off, "%s%s",
+                                    k ? "; " : "", pool_pred(out, k)->label);
+    }
+    return 0;
+}
+
 int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
     const eng_config *c = &scn->engine;
+    if (c->groups.n > 0) {
+        if (groups_cost(scn, s, out, err) != 0) {
+            study_cost_free(out);
+            return -1;
+        }
+        return 0;
+    }
     if (!c->pd.enabled) {
         if (cost_of(scn, c, "", s, out, &out->pred, err) != 0 || draft_cost(scn, out, err) != 0) {
             study_cost_free(out);
@@ -176,6 +208,8 @@ void study_cost_free(study_cost *c)
     cal_predictor_free(&c->pred);
     cal_predictor_free(&c->decode_pred);
     cal_predictor_free(&c->draft);
+    for (int k = 0; k < ENG_POOLS_MAX - 2; k++)
+        cal_predictor_free(&c->more[k]);
     if (c->profile)
         cal_profile_free(c->profile);
     c->profile = NULL;
@@ -261,6 +295,15 @@ typedef struct run_texts {
     char hw[256], gpu[80], sched[80];
 } run_texts;
 
+/* Whether pc[k]'s GPU is an earlier pool's. */
+static int gpu_named(const eng_config *pc, int k)
+{
+    for (int j = 0; j < k; j++)
+        if (!strcmp(pc[j].gpu.name, pc[k].gpu.name))
+            return 1;
+    return 0;
+}
+
 /* The run's writer, as the sink asks: into its spool, a staging file (*stage) or the buffered
  * store. 0, or -1 with err. */
 static int begin_writer(const study_sink *sink, const store_run_info *info, store_run **w,
@@ -278,23 +321,27 @@ static int begin_writer(const study_sink *sink, const store_run_info *info, stor
 }
 
 /* The pools of c into pc and the KV cache plan the run stores: a disaggregated run's is the decode
- * pool's (the prefill pool's tensor_parallel is stored). 0, or -1 with err. */
+ * pool's (the prefill pool's tensor_parallel is stored), a mixed pool's its first group's. 0, or -1
+ * with err. */
 static int pools_of(const eng_config *c, eng_config *pc, eng_kv_plan *plan, sim_err *err)
 {
     int np = eng_config_pools(c);
     for (int k = 0; k < np; k++)
         eng_config_pool(c, k, &pc[k]);
-    return eng_kv_plan_compute(&pc[np - 1], plan, err) != 0 ? -1 : 0;
+    return eng_kv_plan_compute(&pc[c->groups.n > 0 ? 0 : np - 1], plan, err) != 0 ? -1 : 0;
 }
 
-/* The GPU and policy names of the run's pools (np of pc): the first pool's, or "a+b" where the
- * two pools of a disaggregated run differ. */
+/* The GPU and policy names of the run's pools (np of pc): the first pool's, with every other GPU
+ * named once ("a+b"), and "a+b" where the two policies of a disaggregated run differ. */
 static void pool_names(const eng_config *pc, int np, run_texts *text)
 {
     snprintf(text->gpu, sizeof text->gpu, "%s", pc[0].gpu.name);
     snprintf(text->sched, sizeof text->sched, "%s", pc[0].sched.name);
-    if (np == 2 && strcmp(pc[0].gpu.name, pc[1].gpu.name) != 0)
-        snprintf(text->gpu, sizeof text->gpu, "%s+%s", pc[0].gpu.name, pc[1].gpu.name);
+    for (int k = 1; k < np; k++) /* every pool's or group's GPU, each named once */
+        if (!gpu_named(pc, k)) {
+            size_t n = strlen(text->gpu);
+            snprintf(text->gpu + n, sizeof text->gpu - n, "+%s", pc[k].gpu.name);
+        }
     if (np == 2 && strcmp(pc[0].sched.name, pc[1].sched.name) != 0)
         snprintf(text->sched, sizeof text->sched, "%s+%s", pc[0].sched.name, pc[1].sched.name);
 }
@@ -412,6 +459,8 @@ static eng_engine *new_engine(sim_ctx *ctx, const scn_scenario *scn, const study
     }
     const eng_predictor *draft = cost->draft.ops ? &cost->draft : NULL;
     eng_costs costs[ENG_POOLS_MAX] = {{&cost->pred, draft}, {&cost->decode_pred, NULL}};
+    for (int k = 2; k < ENG_POOLS_MAX; k++)
+        costs[k].target = &cost->more[k - 2];
     return src ? eng_new(ctx, &scn->engine, costs, scn_source_ops(), src, rec, rec_st, err)
                : eng_new(ctx, &scn->engine, costs, hooks->src, hooks->src_st, rec, rec_st, err);
 }

@@ -298,7 +298,7 @@ typedef struct cost_key {
     int has_draft;
     eng_model draft; /* zero without a drafter */
     char profile[64], borrow[32];
-    int pd;                          /* disaggregated: each pool's GPU and layout */
+    int pd; /* disaggregated (-1) or a mixed pool's groups (n): each pool's GPU and layout */
     eng_gpu pool_gpu[ENG_POOLS_MAX]; /* zero when aggregated */
     eng_layout pool_layout[ENG_POOLS_MAX];
     int32_t pool_tp[ENG_POOLS_MAX];
@@ -325,7 +325,7 @@ static void key_of(const scn_scenario *scn, cost_key *k)
     snprintf(k->borrow, sizeof k->borrow, "%s", scn->profile_borrow);
     k->cost.moe_skew = scn->cost.moe_skew;
     memcpy(k->cost.engine, scn->cost.engine, sizeof k->cost.engine);
-    k->pd = c->pd.enabled;
+    k->pd = c->pd.enabled ? -1 : c->groups.n; /* a mixed pool's groups likewise */
     for (int p = 0; k->pd && p < eng_config_pools(c); p++) {
         eng_config pc;
         eng_config_pool(c, p, &pc);

@@ -706,7 +706,7 @@ static void test_views(void **state)
     sim_err err = {{0}};
     assert_int_equal(store_query(s, "SELECT * FROM run_summary WHERE id = 1", first, &r, &err), 0);
     assert_int_equal(r.rows, 1);
-    char expect[4096] = "id,name,model,gpu,dtype,scheduler,replicas,tensor_parallel,offered_rate,"
+    char expect[8192] = "id,name,model,gpu,dtype,scheduler,replicas,tensor_parallel,offered_rate,"
                         "num_requests,seed,profile,created";
     int n;
     const char *const *names = eng_metric_names(&n);
@@ -714,6 +714,9 @@ static void test_views(void **state)
         snprintf(expect + strlen(expect), sizeof expect - strlen(expect), ",%s", names[i]);
     strcat(expect, ",saturated");
     names = eng_pd_metric_names(&n); /* NULL for an aggregated run */
+    for (int i = 0; i < n; i++)
+        snprintf(expect + strlen(expect), sizeof expect - strlen(expect), ",%s", names[i]);
+    names = eng_offload_metric_names(&n); /* NULL without offload tiers */
     for (int i = 0; i < n; i++)
         snprintf(expect + strlen(expect), sizeof expect - strlen(expect), ",%s", names[i]);
     assert_string_equal(r.cols, expect);
