@@ -26,11 +26,12 @@
  * n's results right after launching step n+1 (_update_requests waits on step n's decoder event,
  * then _handle_responses streams them), so a step's tokens reach the client when the step ends
  * (cpu_overhead.own_step), not a step later as vLLM 0.6's async output processor delivers them.
- * The TensorRT-LLM presets still deliver a step late: with own_step on, the development set's
- * TensorRT-LLM TTFT median |error| goes from 25-38% to 44-55% per model, all under-predicted
- * further, because the time those rows spend outside the GPU steps (the per-request host path,
- * the missing seat of the Llama rows, docs/fidelity.md) is not modelled yet and the step of late
- * delivery stands in for part of it. Turn it on with that time modelled.
+ * The TensorRT-LLM presets still deliver a step late: with own_step on, the TTFT median |error|
+ * of the development set's three large TensorRT-LLM groups goes from 25-38% to 44-55%, all
+ * under-predicted further, because the time those rows spend outside the GPU steps (the
+ * per-request host path, the missing seat of the Llama rows, docs/fidelity.md) is not modelled
+ * yet and the step of late delivery stands in for part of it. Turn it on with that time
+ * modelled.
  *
  * The versions aiconfigurator's H100 measurements ran (vLLM 0.15-0.18, SGLang 0.5.x,
  * TensorRT-LLM 1.1-1.3) have presets of their own; none of those engines publishes a per-step
