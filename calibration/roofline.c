@@ -247,6 +247,7 @@ typedef struct roofline {
     double index_peak;           /* FLOP/s of the indexer's scoring (fp8 where the GPU has it) */
     attn_eff prefill;            /* prefill attention of the engine on this GPU */
     int nvlink;                  /* 1: GPUs joined by a link faster than PCIe */
+    int xnode;                   /* 1: the TP group spans NVLink domains joined by NICs */
     int ar_fused;                /* 1: all-reduce, residual add and norm are one kernel */
     double floor_scale;          /* kernel floors relative to the A100 they were fitted on */
     const kset *k;               /* the GEMM and elementwise classes of this GPU's memory */
@@ -324,13 +325,40 @@ static double kern(const roofline *r, const kclass *k, double flops, double peak
     return smooth15(r->floor15[k->id][*r->eager], tc, bytes / (r->g.mem_bw * k->meff) * 1e9);
 }
 
+/* MODEL: the GPUs one NVLink domain joins: 8 on the HGX/DGX baseboards (NVIDIA DGX A100, H100,
+ * H200 and B200 datasheets: 8 GPUs on NVSwitch), the whole rack on GB200/GB300 NVL72 (NVIDIA
+ * GB200 NVL72 datasheet: 72 GPUs in one NVLink domain). */
+static int nvlink_domain(const eng_gpu *g)
+{
+    return strcmp(g->name, "gb200") == 0 || strcmp(g->name, "gb300") == 0 ? 72 : 8;
+}
+
+/* MODEL: a tensor-parallel group wider than one NVLink domain reduces with NCCL alone: vLLM's
+ * and SGLang's custom all-reduce refuse a group that spans nodes ("Custom allreduce is disabled
+ * because this process group spans across nodes", vllm/distributed/device_communicators/
+ * custom_all_reduce.py; SGLang logs the same on TP16 over two nodes). NCCL's ring then crosses
+ * the nodes on every GPU's NIC, one channel per NIC (the reference systems give one NIC per GPU,
+ * the catalog's nic): besides the ring over NVLink inside a node, each GPU sends its 1/g shard's
+ * 2 (N - 1) / N over its NIC for N nodes of g GPUs, at the ring efficiency measured on NVLink
+ * (NCCL_LINK_EFF). The floor stays NCCL's. */
+static double xnode_ring_ns(const roofline *r, double bytes)
+{
+    double g = nvlink_domain(&r->g), nodes = ceil(r->tp / g);
+    double in_node = 2.0 * (g - 1) / g * bytes, across = 2.0 * (nodes - 1) / nodes * bytes / g;
+    return smooth(NCCL_FLOOR_NS, in_node / (r->g.link_bw * NCCL_LINK_EFF) * 1e9,
+                  across / (r->g.nic_bw * NCCL_LINK_EFF) * 1e9);
+}
+
 /* Ring all-reduce of `bytes` over tp GPUs (see the MODEL note on all-reduce above): NCCL, or
- * on NVLink for messages up to CAR_MAX_BYTES the faster of NCCL and the custom all-reduce. */
+ * on NVLink for messages up to CAR_MAX_BYTES the faster of NCCL and the custom all-reduce; a
+ * group across nodes with NCCL over the NICs (xnode_ring_ns). */
 static double allreduce_ns(const roofline *r, double bytes, int nccl)
 {
     double t = r->tp, ring = 2.0 * (t - 1) / t * bytes;
     if (!r->nvlink)
         return smooth(PCIE_AR_FLOOR_NS, 0, ring / (r->g.link_bw * PCIE_AR_EFF) * 1e9);
+    if (r->xnode)
+        return xnode_ring_ns(r, bytes);
     double nc = smooth(NCCL_FLOOR_NS, 0, ring / (r->g.link_bw * NCCL_LINK_EFF) * 1e9);
     if (nccl || bytes > CAR_MAX_BYTES)
         return nc;
@@ -350,7 +378,7 @@ static double fused_ar_ns(const roofline *r, double bytes)
 static int fuses_allreduce(const roofline *r, const cal_serving *s, cal_arch arch)
 {
     if (strcmp(s->engine, "sglang") != 0 || arch != CAL_ARCH_BLACKWELL || r->tp < 2 || r->dp > 1 ||
-        r->ep > 1 || !r->nvlink)
+        r->ep > 1 || !r->nvlink || r->xnode)
         return 0;
     for (size_t i = 0; i < sizeof fused_ar_arch / sizeof fused_ar_arch[0]; i++)
         if (strcmp(r->m.arch, fused_ar_arch[i]) == 0)
@@ -1025,6 +1053,7 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     const engine_eff *ee = find_engine(s->engine);
     r->prefill = arch == CAL_ARCH_HOPPER || arch == CAL_ARCH_BLACKWELL ? ee->fa3 : ee->fa2;
     r->nvlink = g->link_bw > g->pcie_bw;
+    r->xnode = r->nvlink && g->nic_bw > 0 && tp > nvlink_domain(g);
     r->ar_fused = fuses_allreduce(r, s, arch);
     r->floor_scale = floor_scale(arch);
     r->k = cal_gpu_memory(g->name) == CAL_MEM_GDDR ? &K_GDDR : &K_HBM;

@@ -92,7 +92,10 @@ static int list_sets(const cli_common *c)
 
 static const char *status_name(study_vstatus s)
 {
-    return s == STUDY_V_OK ? "ok" : s == STUDY_V_CANNOT ? "cannot" : "failed";
+    return s == STUDY_V_OK       ? "ok"
+           : s == STUDY_V_CANNOT ? "cannot"
+           : s == STUDY_V_REPEAT ? "repeat"
+                                 : "failed";
 }
 
 static void print_num(double x)
@@ -249,6 +252,20 @@ static void print_listing(const study_vset *v, study_vstatus st, const char *tit
     free(t);
 }
 
+/* The rows that repeat an earlier row's measurement, each with the row it repeats. */
+static void print_repeats(const study_vset *v)
+{
+    int n = 0;
+    for (int i = 0; i < v->nrows; i++)
+        n += v->rows[i].status == STUDY_V_REPEAT;
+    if (n == 0)
+        return;
+    printf("\nrepeated measurements: %d rows, each compared once, as the row it repeats\n", n);
+    for (int i = 0; i < v->nrows; i++)
+        if (v->rows[i].status == STUDY_V_REPEAT)
+            printf("  %s\n      repeats %s\n", v->rows[i].id, v->rows[i].reason);
+}
+
 static void print_approx(const study_vset *v)
 {
     tally *t = sim_xcalloc((size_t)v->nrows + 1, sizeof *t);
@@ -298,6 +315,7 @@ static void print_report(const study_vset *v, const study_vstat *st, int nst, in
     print_approx(v);
     print_listing(v, STUDY_V_CANNOT, "cannot be expressed");
     print_listing(v, STUDY_V_FAILED, "failed");
+    print_repeats(v);
 }
 
 /* ---- JSON ---- */

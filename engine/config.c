@@ -40,6 +40,11 @@ static const eng_key cpu_keys[] = {
     {"async", ENG_KEY_BOOL, 0, 0, 0, "", "false", NULL,
      "the CPU work of iteration n+1 overlaps the GPU work of iteration n",
      ENG_KEY_AT(eng_cpu_overhead, async)},
+    {"own_step", ENG_KEY_BOOL, 0, 0, 0, "", "false", NULL,
+     "with async: a step's tokens reach the client when that step ends (true: the engine reads "
+     "them right after launching the next step, TensorRT-LLM's overlap loop) rather than when "
+     "the next step ends (false: vLLM 0.6's async output processor)",
+     ENG_KEY_AT(eng_cpu_overhead, own_step)},
     ENG_KEY_END};
 
 static const eng_key engine_keys[] = {

@@ -204,14 +204,20 @@ static void finish(eng_replica *r, eng_request *rq)
         /* MODEL: vLLM async output processing (v0.6): the outputs of step n are processed
          * while step n+1 runs, so a sequence that finished in step n was already scheduled into
          * step n+1, which computes it once more, and its client sees the last token when step
-         * n+1 ends */
+         * n+1 ends. TensorRT-LLM's overlap loop (tensorrt_llm/_torch/pyexecutor/py_executor.py,
+         * _executor_loop_overlap) also computes it once more in step n+1, formed before step n's
+         * results were read, but reads them (_update_requests waits on step n's decoder event,
+         * then _handle_responses) right after launching step n+1: its client sees the token when
+         * step n ends (cpu.own_step) */
         if (r->run_left == 0) {
             r->async_pad_seqs++;
             r->async_pad_ctx += last_ctx;
             r->async_pad_capped += eng_cohort_capped_of(&r->co, last_ctx);
         }
-        defer(r, rq);
-        return;
+        if (!r->pool->cfg.cpu.own_step) {
+            defer(r, rq);
+            return;
+        }
     }
     eng_deliver_finish(r, rq, now);
 }
@@ -998,7 +1004,7 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
     rq->t_span_decode = now;
     if (rq->t_first_token < 0 && !rq->first_unseen) {
         router_prefilled(r, rq);
-        if (r->pool->cfg.cpu.async) {
+        if (r->pool->cfg.cpu.async && !r->pool->cfg.cpu.own_step) {
             rq->first_unseen = 1; /* delivered with the next iteration, as a finish is */
             if (rq->generated < rq->output)
                 defer(r, rq);

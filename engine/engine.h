@@ -44,6 +44,10 @@ typedef struct eng_cpu_overhead {
     double per_iteration_us; /* scheduling + input preparation + sampling, per iteration */
     double per_seq_us;       /* the same, per sequence in the batch */
     int async;               /* 1: CPU work of iteration n+1 overlaps GPU work of iteration n */
+    int own_step;            /* with async, 1: a step's tokens reach the client when that step
+                                ends (its results are read right after the next step is
+                                launched), 0: when the next step ends (vLLM 0.6's async output
+                                processor) */
 } eng_cpu_overhead;
 
 /* Speculative decoding: how a replica's decode steps draft and verify tokens. */
