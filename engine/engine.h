@@ -150,6 +150,7 @@ typedef enum eng_xfer_mode {
     int32_t pipeline_parallel;        /* stages the layers are split over, >= 1 */                 \
     int32_t pipeline_batches;         /* batches in flight through the stages (1..stages; 0: as    \
                                          many as stages) */                                        \
+    eng_moe moe;                      /* expert placement and routing skew */                      \
     char router[ENG_ROUTER_NAME_MAX]; /* a name in router.c's registry */                          \
     eng_router_params router_params;                                                               \
     eng_sched_cfg sched;                                                                           \

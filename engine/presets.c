@@ -164,16 +164,33 @@ static const eng_preset presets[] = {
      "TensorRT-LLM 1.1-1.3: PyTorch backend, overlap scheduler (a finished request keeps its "
      "seat while the next step forms); GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token "
      "blocks, block reuse"},
+    /* MODEL: TGI 3's launcher (launcher/src/main.rs resolve_attention) turns prefix caching
+     * on unless the model is a VLM, seq2seq, needs paged attention or has LoRA adapters, and
+     * its v3 backend chunks prefills (backends/v3/src/backend.rs, queue.rs); with no
+     * --max-batch-prefill-tokens the launcher computes the budget (sched_tgi.c) */
     {"tgi",
      "3",
      1,
+     "tgi",
+     "chunked_prefill=true,prefix_caching=true,max_batch_prefill_tokens=0",
+     0.9,
+     16,
+     {790, 42.6, 0},
+     V0_CPU " (stand-in: no TGI profile)",
+     "text-generation-inference 3: prefix caching, chunked prefill within "
+     "max_batch_prefill_tokens (the launcher's: card FLOP/s over the model's FLOPs per token, "
+     "else 4096)"},
+    {"tgi",
+     "2",
+     0,
      "tgi",
      "",
      0.9,
      16,
      {790, 42.6, 0, 0},
      V0_CPU " (stand-in: no TGI profile)",
-     "text-generation-inference 3: waiting_served_ratio 0.3, max_waiting_tokens 20"},
+     "text-generation-inference 2: waiting_served_ratio 0.3, max_waiting_tokens 20, "
+     "max_batch_prefill_tokens 4096, no prefix caching"},
 };
 
 const eng_preset *eng_preset_all(size_t *n)

@@ -174,6 +174,8 @@ static int check_layout(scn_lctx *c, const scn_node *root, const char *pre, eng_
         return 0;
     const scn_node *at = NULL;
     const char *key = "tensor_parallel";
+    if (strncmp(why, "moe", 3) == 0 && (at = scn_tree_get(root, "moe")))
+        key = "moe";
     for (int i = 0; i < 3 && !at; i++)
         if (strstr(why, keys[i]) && (at = scn_tree_get(root, keys[i])))
             key = keys[i];

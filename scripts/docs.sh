@@ -56,6 +56,7 @@ FRAGMENTS=(
   "list-gpus cheap -"
   "layouts cheap -"
   "roofline-one-request cheap -"
+  "moe-placement cheap -"
   "shared-prefix slow sqlite3"
   "prefix-mooncake slow data,sqlite3"
   "offload-h200 slow data,sqlite3"
@@ -239,6 +240,22 @@ gen_roofline_one_request() {
   fence_open
   show llmsim run scenarios/demo.yaml --no-db --set workload.num_requests=1 \
     --set workload.arrival=burst --set workload.prompt_tokens=2048 --set workload.output_tokens=128
+  fence_close
+}
+
+# One 16k-token prompt on DeepSeek-V3 with expert parallelism: balanced routing, skewed routing
+# on static placement, the same skew with EPLB's redundant experts (the run's label and TTFT).
+gen_moe_placement() {
+  local dsv3=(scenarios/capacity.yaml --no-db --set model=deepseek-v3 --set gpu=h200
+    --set dtype=fp8 --set data_parallel_attention=8 --set expert_parallel=8
+    --set workload.num_requests=1 --set workload.arrival=burst
+    --set workload.prompt_tokens=16384 --set workload.output_tokens=64)
+  local keep='^(\$|llmsim run|TTFT  |TPOT  )'
+  fence_open
+  show llmsim run "${dsv3[@]}" | grep -E "$keep"
+  show llmsim run "${dsv3[@]}" --set moe.skew=1.2 | grep -E "$keep"
+  show llmsim run "${dsv3[@]}" --set moe.skew=1.2 --set moe.placement=eplb \
+    --set moe.redundant_experts=32 | grep -E "$keep"
   fence_close
 }
 

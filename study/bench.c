@@ -88,6 +88,9 @@ static const study_bench_case cases[] = {
      NULL},
     {"deepseek-v3-dp8", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_DP8,
      NULL},
+    /* the same with skewed routing on EPLB's placement (32 redundant experts) */
+    {"deepseek-v3-eplb", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON,
+     DSV3_DP8 "moe: {placement: eplb, redundant_experts: 32, skew: 1.2}\n", NULL},
     /* the engines' own policies on the plain ShareGPT workload: their prefix caches are on by
      * default, and this workload gives each request content of its own */
     {"vllm", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
@@ -96,6 +99,9 @@ static const study_bench_case cases[] = {
      "enable_prefix_caching: false"},
     {"sglang", "sglang", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
     {"trtllm", "trtllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
+    /* TGI 3 as the tgi preset runs it: chunked prefill, prefix caching, the launcher's budget */
+    {"tgi3", "tgi", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL,
+     "chunked_prefill: true, prefix_caching: true, max_batch_prefill_tokens: 0"},
     /* SGLang with mixed chunks, TensorRT-LLM's overlap scheduler, and W4A8 experts split both
      * ways (the aic validation set's engine settings) */
     {"sglang-mixed", "sglang", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL,

@@ -24,7 +24,6 @@ static cal_serving serving_of(const scn_scenario *scn, const eng_config *c)
     cal_serving sv = {.dtype = eng_config_dtype(c),
                       .kv_dtype = eng_config_kv_dtype(c),
                       .max_len = c->max_model_len,
-                      .moe_skew = scn->cost.moe_skew,
                       /* the engine fills eng_shape's capped sums for every pass it prices (its
                        * decode cohort, prefill chunks, pads and the drafter's passes), so windows
                        * and sparse attention whose cap binds are priced */
@@ -103,6 +102,12 @@ static int cost_of(const scn_scenario *scn, const eng_config *c, const char *poo
                          : -1;
         return 0;
     }
+    if (c->moe.skew > 0 || c->moe.placement == ENG_MOE_EPLB)
+        return sim_errf(err,
+                        "%s: %smoe: profile '%s' prices the experts as measured, without the "
+                        "expert placement's imbalance (the built-in roofline prices it); drop "
+                        "moe: or the profile",
+                        scn->path, pool, scn->profile);
     if (!s)
         return sim_errf(err, "%s: profile '%s' needs a database (drop --no-db)", scn->path,
                         scn->profile);

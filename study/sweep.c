@@ -302,7 +302,7 @@ typedef struct cost_key {
     eng_gpu pool_gpu[ENG_POOLS_MAX]; /* zero when aggregated */
     eng_layout pool_layout[ENG_POOLS_MAX];
     int32_t pool_tp[ENG_POOLS_MAX];
-    scn_cost cost; /* cost_model: {moe_skew, engine} */
+    scn_cost cost; /* cost_model: {engine} (moe_skew is read into the layouts) */
 } cost_key;
 
 /* The key of scn, padding included (zeroed first), so that memcmp compares it. */
@@ -323,7 +323,6 @@ static void key_of(const scn_scenario *scn, cost_key *k)
         memcpy(&k->draft, &c->spec.draft, sizeof k->draft);
     snprintf(k->profile, sizeof k->profile, "%s", scn->profile);
     snprintf(k->borrow, sizeof k->borrow, "%s", scn->profile_borrow);
-    k->cost.moe_skew = scn->cost.moe_skew;
     memcpy(k->cost.engine, scn->cost.engine, sizeof k->cost.engine);
     k->pd = c->pd.enabled ? -1 : c->groups.n; /* a mixed pool's groups likewise */
     for (int p = 0; k->pd && p < eng_config_pools(c); p++) {

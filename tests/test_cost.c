@@ -172,8 +172,8 @@ static void test_moe_skew_and_all2all(void **state)
 {
     eng_model m = catalog_model("deepseek-v3");
     cal_serving bal = layout(ENG_FP8, 1, 8, 8), sk = bal, sk2 = bal;
-    sk.moe_skew = 0.5;
-    sk2.moe_skew = 1.2;
+    sk.layout.moe.skew = 0.5;
+    sk2.layout.moe.skew = 1.2;
     eng_predictor pb = make(&m, "h200", bal), ps = make(&m, "h200", sk),
                   ps2 = make(&m, "h200", sk2);
     assert_non_null(strstr(ps.label, "skew 0.5"));
@@ -197,7 +197,7 @@ static void test_moe_skew_and_all2all(void **state)
     assert_true(cal_roofline_op_ns(&pt, &s, "allreduce") > 0);
     /* skew 0 is the balanced predictor exactly */
     cal_serving zero = bal;
-    zero.moe_skew = 0;
+    zero.layout.moe.skew = 0;
     eng_predictor pz = make(&m, "h200", zero);
     assert_true(step(&pz, &s) == step(&pb, &s));
     cal_predictor_free(&pb);
