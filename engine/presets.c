@@ -175,7 +175,7 @@ static const eng_preset presets[] = {
      "chunked_prefill=true,prefix_caching=true,max_batch_prefill_tokens=0",
      0.9,
      16,
-     {790, 42.6, 0},
+     {790, 42.6, 0, 0},
      V0_CPU " (stand-in: no TGI profile)",
      "text-generation-inference 3: prefix caching, chunked prefill within "
      "max_batch_prefill_tokens (the launcher's: card FLOP/s over the model's FLOPs per token, "
