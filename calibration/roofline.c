@@ -26,6 +26,7 @@
 
 #include "cal_int.h"
 #include "catalog.h"
+#include "placement.h"
 #include "roofline.h"
 
 /*
@@ -247,6 +248,7 @@ typedef struct roofline {
     double index_peak;           /* FLOP/s of the indexer's scoring (fp8 where the GPU has it) */
     attn_eff prefill;            /* prefill attention of the engine on this GPU */
     int nvlink;                  /* 1: GPUs joined by a link faster than PCIe */
+    int xnode;                   /* 1: the TP group spans NVLink domains joined by NICs */
     int ar_fused;                /* 1: all-reduce, residual add and norm are one kernel */
     double floor_scale;          /* kernel floors relative to the A100 they were fitted on */
     const kset *k;               /* the GEMM and elementwise classes of this GPU's memory */
@@ -261,9 +263,8 @@ typedef struct roofline {
     double e_inter;        /* inner size of one routed expert on this GPU */
     double e_local;        /* experts on this GPU */
     double e_pairs;        /* token-expert pairs per routed token on the busiest GPU */
-    double *e_q;           /* per-token selection probability of each expert it holds */
-    int e_n;               /* how many (0: balanced, closed forms) */
-    double e_q0;           /* balanced: k / E */
+    double e_q0;           /* per-token selection probability of one slot: k / (E + R) */
+    double e_f;            /* placement's imbalance factor (1: balanced) */
     double disp_bytes;     /* bytes per element dispatched (fp8 when the experts compute fp8) */
     double hot_recv;       /* probability that a token has an expert on the busiest GPU */
     int only;              /* cal_roofline_op_ns: the one op to count, or -1 */
@@ -324,13 +325,40 @@ static double kern(const roofline *r, const kclass *k, double flops, double peak
     return smooth15(r->floor15[k->id][*r->eager], tc, bytes / (r->g.mem_bw * k->meff) * 1e9);
 }
 
+/* MODEL: the GPUs one NVLink domain joins: 8 on the HGX/DGX baseboards (NVIDIA DGX A100, H100,
+ * H200 and B200 datasheets: 8 GPUs on NVSwitch), the whole rack on GB200/GB300 NVL72 (NVIDIA
+ * GB200 NVL72 datasheet: 72 GPUs in one NVLink domain). */
+static int nvlink_domain(const eng_gpu *g)
+{
+    return strcmp(g->name, "gb200") == 0 || strcmp(g->name, "gb300") == 0 ? 72 : 8;
+}
+
+/* MODEL: a tensor-parallel group wider than one NVLink domain reduces with NCCL alone: vLLM's
+ * and SGLang's custom all-reduce refuse a group that spans nodes ("Custom allreduce is disabled
+ * because this process group spans across nodes", vllm/distributed/device_communicators/
+ * custom_all_reduce.py; SGLang logs the same on TP16 over two nodes). NCCL's ring then crosses
+ * the nodes on every GPU's NIC, one channel per NIC (the reference systems give one NIC per GPU,
+ * the catalog's nic): besides the ring over NVLink inside a node, each GPU sends its 1/g shard's
+ * 2 (N - 1) / N over its NIC for N nodes of g GPUs, at the ring efficiency measured on NVLink
+ * (NCCL_LINK_EFF). The floor stays NCCL's. */
+static double xnode_ring_ns(const roofline *r, double bytes)
+{
+    double g = nvlink_domain(&r->g), nodes = ceil(r->tp / g);
+    double in_node = 2.0 * (g - 1) / g * bytes, across = 2.0 * (nodes - 1) / nodes * bytes / g;
+    return smooth(NCCL_FLOOR_NS, in_node / (r->g.link_bw * NCCL_LINK_EFF) * 1e9,
+                  across / (r->g.nic_bw * NCCL_LINK_EFF) * 1e9);
+}
+
 /* Ring all-reduce of `bytes` over tp GPUs (see the MODEL note on all-reduce above): NCCL, or
- * on NVLink for messages up to CAR_MAX_BYTES the faster of NCCL and the custom all-reduce. */
+ * on NVLink for messages up to CAR_MAX_BYTES the faster of NCCL and the custom all-reduce; a
+ * group across nodes with NCCL over the NICs (xnode_ring_ns). */
 static double allreduce_ns(const roofline *r, double bytes, int nccl)
 {
     double t = r->tp, ring = 2.0 * (t - 1) / t * bytes;
     if (!r->nvlink)
         return smooth(PCIE_AR_FLOOR_NS, 0, ring / (r->g.link_bw * PCIE_AR_EFF) * 1e9);
+    if (r->xnode)
+        return xnode_ring_ns(r, bytes);
     double nc = smooth(NCCL_FLOOR_NS, 0, ring / (r->g.link_bw * NCCL_LINK_EFF) * 1e9);
     if (nccl || bytes > CAR_MAX_BYTES)
         return nc;
@@ -350,7 +378,7 @@ static double fused_ar_ns(const roofline *r, double bytes)
 static int fuses_allreduce(const roofline *r, const cal_serving *s, cal_arch arch)
 {
     if (strcmp(s->engine, "sglang") != 0 || arch != CAL_ARCH_BLACKWELL || r->tp < 2 || r->dp > 1 ||
-        r->ep > 1 || !r->nvlink)
+        r->ep > 1 || !r->nvlink || r->xnode)
         return 0;
     for (size_t i = 0; i < sizeof fused_ar_arch / sizeof fused_ar_arch[0]; i++)
         if (strcmp(r->m.arch, fused_ar_arch[i]) == 0)
@@ -639,12 +667,7 @@ static double mlp3_ns(const roofline *r, const lin *l, double n, double in)
  * expert 1 - (1 - q)^T with q its per-token selection probability. */
 static double touched(const roofline *r, double T)
 {
-    if (r->e_n == 0)
-        return r->e_local * (r->e_q0 >= 1 ? 1 : -expm1(T * log1p(-r->e_q0)));
-    double s = 0;
-    for (int i = 0; i < r->e_n; i++)
-        s += r->e_q[i] >= 1 ? 1 : -expm1(T * log1p(-r->e_q[i]));
-    return s;
+    return r->e_local * (r->e_q0 >= 1 ? 1 : -expm1(T * r->e_f * log1p(-r->e_q0)));
 }
 
 /* MODEL: the routed experts of one MoE layer on the busiest GPU, as a grouped GEMM (vLLM's
@@ -784,7 +807,6 @@ static void rl_fini(void *st)
     roofline *r = st;
     cal_walk_cache_free(r->cache);
     free(r->eager);
-    free(r->e_q);
     free(r);
 }
 
@@ -797,7 +819,7 @@ static const eng_predictor_ops roofline_ops = {
 
 cal_serving cal_serving_tp(eng_dtype dt, int tp)
 {
-    cal_serving s = {dt, ENG_DTYPE_AUTO, {tp, 1, 1}, 0, 0, 0, ""};
+    cal_serving s = {dt, ENG_DTYPE_AUTO, {tp, 1, 1, {0, 0, 0}}, 0, 0, ""};
     return s;
 }
 
@@ -832,9 +854,10 @@ int cal_roofline_priced(const eng_model *m, const cal_serving *s, char *why, siz
                      s->engine);
         return -1;
     }
-    if (!(s->moe_skew >= 0) || s->moe_skew > 10) {
+    if (!(s->layout.moe.skew >= 0) || s->layout.moe.skew > 10) {
         if (len)
-            snprintf(why, len, "moe skew %g: expected a Zipf exponent from 0 to 10", s->moe_skew);
+            snprintf(why, len, "moe skew %g: expected a Zipf exponent from 0 to 10",
+                     s->layout.moe.skew);
         return -1;
     }
     if (cap > 0 && max_len > cap + 1 && !s->capped_sums) {
@@ -901,55 +924,32 @@ static cal_plan plan_of(const eng_model *m, const eng_layout *l)
     return p;
 }
 
-/* MODEL: routing skew. Expert popularity follows a Zipf law over its rank (share of rank i
- * proportional to i^-skew; AIConfigurator samples per-expert loads from a power law for the
- * same purpose, collect_moe.py: alpha 1.01 for DeepSeek-R1, 1.2 for Qwen3-235B), and experts
- * are placed on the EP ranks in popularity order, round robin (the hottest rank holds ranks 1,
- * 1 + ep, ...: it is the busiest in tokens and in experts touched). A token picks k distinct
- * experts, so expert i is selected with probability q_i = min(1, c x share_i), c set so that
- * the q_i sum to k (an expert cannot take more than every token). Balanced routing (skew 0)
- * keeps closed forms. */
-static void moe_setup(roofline *r, const eng_model *m, double skew)
+/* MODEL: the routed experts on the busiest expert-parallel GPU. Balanced routing keeps closed
+ * forms over the GPU's (E + R) / ep slots, each picked by a token with probability k / (E + R);
+ * under skewed routing the busiest GPU is taken as a balanced one that receives f times the
+ * routed tokens, f the placement's imbalance factor (placement.c: the busiest GPU's expected
+ * token-expert pairs over the mean, computed once here): f times the pairs, the slots touched
+ * by f x T tokens, a token reaching it with f times the odds of missing it in the exponent. */
+static void moe_setup(roofline *r, const eng_model *m, const eng_layout *l)
 {
-    double E = m->experts, k = m->experts_per_tok;
+    double E = m->experts + l->moe.redundant, k = m->experts_per_tok;
     /* each expert split over the gpus / ep GPUs of its group (moe_tp x moe_ep, model.c) */
     r->e_inter = (double)m->expert_inter / (r->gpus / r->ep);
     r->e_local = E / r->ep;
     r->e_q0 = k / E;
-    if (skew <= 0) {
-        r->e_pairs = k * r->e_local / E;
-        /* P(a token has at least one of its k experts on a given GPU), experts drawn without
-         * replacement: 1 - C(E - local, k) / C(E, k) */
-        double miss = 1;
-        for (int j = 0; j < (int)k; j++)
-            miss *= (E - r->e_local - j) / (E - j);
-        r->hot_recv = 1 - (miss > 0 ? miss : 0);
-        return;
+    r->e_pairs = k * r->e_local / E;
+    /* P(a token has at least one of its k experts on a given GPU), experts drawn without
+     * replacement: 1 - C(E - local, k) / C(E, k) */
+    double miss = 1;
+    for (int j = 0; j < (int)k; j++)
+        miss *= (E - r->e_local - j) / (E - j);
+    miss = miss > 0 ? miss : 0;
+    r->e_f = cal_moe_imbalance(m->experts, m->experts_per_tok, r->ep, &l->moe);
+    if (r->e_f != 1) {
+        r->e_pairs *= r->e_f;
+        miss = pow(miss, r->e_f);
     }
-    int n = m->experts;
-    double *share = sim_xcalloc((size_t)n, sizeof *share), sum = 0;
-    for (int i = 0; i < n; i++)
-        sum += share[i] = pow(i + 1, -skew);
-    /* water-filling: the hottest experts saturate at 1, the rest share what is left of k */
-    double left = k, rest = sum;
-    int sat = 0;
-    while (sat < n && left * share[sat] / rest >= 1) {
-        left -= 1;
-        rest -= share[sat++];
-    }
-    int stride = r->ep > 1 ? r->ep : 1;
-    double pairs = 0, logmiss = 0;
-    r->e_n = (int)r->e_local;
-    r->e_q = sim_xcalloc((size_t)r->e_n, sizeof *r->e_q);
-    for (int j = 0; j < r->e_n; j++) {
-        int i = j * stride;
-        r->e_q[j] = i < sat ? 1 : left * share[i] / rest;
-        pairs += r->e_q[j];
-        logmiss += r->e_q[j] < 1 ? log1p(-r->e_q[j]) : -INFINITY;
-    }
-    free(share);
-    r->e_pairs = pairs;
-    r->hot_recv = 1 - exp(logmiss);
+    r->hot_recv = 1 - miss;
 }
 
 static void label_of(const roofline *r, const cal_serving *s, char *out, size_t len)
@@ -963,8 +963,11 @@ static void label_of(const roofline *r, const cal_serving *s, char *out, size_t 
         snprintf(lay + strlen(lay), sizeof lay - strlen(lay), " ep%d", r->ep);
     if (s->kv_dtype != ENG_DTYPE_AUTO && r->kv != r->m.kv_dtype)
         snprintf(kvs, sizeof kvs, " kv %s", eng_dtype_name(r->kv));
-    if (s->moe_skew > 0 && r->m.moe_layers > 0)
-        snprintf(extra, sizeof extra, " skew %g", s->moe_skew);
+    const eng_moe *x = &s->layout.moe;
+    if (x->skew > 0 && r->m.moe_layers > 0)
+        snprintf(extra, sizeof extra, " skew %g", x->skew);
+    if (x->placement == ENG_MOE_EPLB && r->m.moe_layers > 0)
+        snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " eplb+%d", x->redundant);
     if (s->engine[0] && strcmp(s->engine, engines[0].name) != 0)
         snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " %s", s->engine);
     snprintf(out, len, "roofline %s%s %s%s%s (not measured%s)", r->g.name, lay,
@@ -1025,6 +1028,7 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     const engine_eff *ee = find_engine(s->engine);
     r->prefill = arch == CAL_ARCH_HOPPER || arch == CAL_ARCH_BLACKWELL ? ee->fa3 : ee->fa2;
     r->nvlink = g->link_bw > g->pcie_bw;
+    r->xnode = r->nvlink && g->nic_bw > 0 && tp > nvlink_domain(g);
     r->ar_fused = fuses_allreduce(r, s, arch);
     r->floor_scale = floor_scale(arch);
     r->k = cal_gpu_memory(g->name) == CAL_MEM_GDDR ? &K_GDDR : &K_HBM;
@@ -1038,7 +1042,7 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
      * dispatch components"); otherwise the 16-bit activations */
     r->disp_bytes = r->experts.peak == g->flops_fp8 && g->flops_fp8 > 0 ? 1.0 : ACT_BYTES;
     if (m->moe_layers > 0)
-        moe_setup(r, m, s->moe_skew);
+        moe_setup(r, m, l);
     out->ops = &roofline_ops;
     out->st = r;
     label_of(r, s, out->label, sizeof out->label);

@@ -21,10 +21,9 @@
 typedef struct cal_serving {
     eng_dtype dtype;     /* weights; ENG_DTYPE_AUTO = the checkpoint's */
     eng_dtype kv_dtype;  /* KV cache; ENG_DTYPE_AUTO = the checkpoint's */
-    eng_layout layout;   /* tensor, expert and attention-data parallelism, each >= 1 */
+    eng_layout layout;   /* tensor, expert and attention-data parallelism, each >= 1; expert
+                            placement and routing skew (layout.moe) */
     int32_t max_len;     /* longest sequence served (tokens); 0 = the model's context */
-    double moe_skew;     /* routing skew: the expert of popularity rank i gets a share of the
-                            tokens proportional to i^-moe_skew (a Zipf law); 0 = balanced */
     int32_t capped_sums; /* 1: the engine fills eng_shape's capped sums (eng_shape_set_cap,
                             eng_shape_add_*_capped), so windows and DeepSeek sparse attention
                             whose cap can bind are priced; 0: they are refused */

@@ -279,6 +279,17 @@ int cli_dispatch(const char *group, const cli_sub *subs, int n, int argc, char *
     return help ? 0 : 2;
 }
 
+void cli_command_line(const char *prefix, int argc, char **argv, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "%s", prefix);
+    for (int i = 0; i < argc && used + 1 < len; i++) {
+        int w = snprintf(buf + used, len - used, "%s%s", used ? " " : "", argv[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
 int cli_fail(const char *what, const sim_err *err)
 {
     fprintf(stderr, "llmsim%s%s: %s\n", what ? " " : "", what ? what : "", err->msg);

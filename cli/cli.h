@@ -17,6 +17,7 @@
 #include "store_run.h"
 #include "study.h"
 #include "study_capacity.h"
+#include "study_sweep.h"
 
 int cmd_run(int argc, char **argv);
 int cmd_list(int argc, char **argv);
@@ -114,6 +115,10 @@ typedef struct cli_sub {
 } cli_sub;
 int cli_dispatch(const char *group, const cli_sub *subs, int n, int argc, char **argv);
 
+/* The command as typed (prefix, then argv's words, a space between), truncated to buf's len: for a
+ * stored profile's source. */
+void cli_command_line(const char *prefix, int argc, char **argv, char *buf, size_t len);
+
 /* Prints err as "llmsim[ what]: message" on stderr; returns 1 (a user error). */
 int cli_fail(const char *what, const sim_err *err);
 /* fprintf to stderr unless quiet. */
@@ -176,6 +181,9 @@ void cli_list_keys(const cli_common *c, int markdown);
 /* ---- the summary of a run ---- */
 
 void cli_print_summary(FILE *f, const study_result *r);
+/* Whether a sweep point's repetitions saturated: "no", "yes" (its one repetition), or "in K of N"
+ * (some only: the point's mean mixes saturated and stable runs). Returns buf. */
+const char *cli_saturation(const study_cell *cl, char *buf, size_t len);
 /* Where a scenario runs, for headings: its GPU, or a disaggregated deployment's pools ("prefill
  * 1 x h200 tp8, decode 2 x b200 tp4 (rdma, after_prefill)"). Returns buf. */
 const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len);

@@ -28,15 +28,21 @@ static const cli_command bench_cmd = {
         "vLLM V1 disaggregated: one prefill and two decode replicas, the KV over RDMA, at "
         "90% of that deployment's burst capacity); sqlite-rows (request rows into SQLite "
         "alone); deepseek-v3 and deepseek-v3-dp8: vllm-v0 at 1M requests of DeepSeek-V3 in "
-        "fp8 on 8 x H200 as TP8 and as DP8 + EP8; vllm (V1, prefix caching on, as by default), "
+        "fp8 on 8 x H200 as TP8 and as DP8 + EP8; deepseek-v3-eplb (DP8 + EP8 with routing skew "
+        "1.2 on EPLB's placement, 32 redundant experts); vllm (V1, prefix caching on, as by "
+        "default), "
         "vllm-small (the same at 100k), vllm-nocache (V1 with prefix caching off), sglang and "
-        "trtllm (their default policies, radix cache and block reuse on) at 1M requests; "
+        "trtllm (their default policies, radix cache and block reuse on) at 1M requests; tgi3 "
+        "(TGI 3: chunked prefill, prefix caching, the launcher's prefill budget), 1M requests; "
         "sglang-mixed (SGLang with mixed chunks), trtllm-overlap (TensorRT-LLM's overlap "
         "scheduler) and gpt-oss-w4a8 (gpt-oss-120b as TensorRT-LLM's W4A8 on 4 x H100, experts "
         "over 2 groups of 2), 1M requests each; offload-mooncake and offload-sessions: "
         "vllm-mooncake and sessions with a 256 GB host-memory tier behind each replica's KV "
-        "cache (kv_offload); pipeline (Llama-3.1-405B as TP8 PP2 on two nodes of 8 H100s, vLLM "
-        "V1, 1M requests); fleet-day (a 24-hour day of ServeGen's hourly rates / 8, 172,800 "
+        "cache (kv_offload); offload-sglang (offload-sessions with SGLang's HiCache); pipeline "
+        "(Llama-3.1-405B as TP8 PP2 on two nodes of 8 H100s, vLLM "
+        "V1, 1M requests); mixed-pool (a mixed GPU pool, one H100 and two A100-80GB behind "
+        "least_outstanding weighed by capacity, vLLM V1, 1M requests at 90% of the pool's "
+        "burst capacity); fleet-day (a 24-hour day of ServeGen's hourly rates / 8, 172,800 "
         "requests, served by vLLM V1 on up to 10 autoscaled L4 replicas with cold starts); "
         "fleet-faults (the same day with a replica crash every two hours, each retried and "
         "replaced after its cold start, and two hour-long slowdowns); "
@@ -125,24 +131,10 @@ static int check_cases(const char *only)
     return CLI_GO;
 }
 
-int cmd_bench(int argc, char **argv)
+/* The table's heading: the setting, the machine, the columns, the baseline process's memory. */
+static void print_head(int quick, const char *data)
 {
-    int quick = 0;
-    const char *data = study_shared_data(), *only = NULL;
-    const cli_option opts[] = {
-        {"--quick", NULL, CLI_FLAG, &quick, "run a tenth of each case", NULL, 0, 0, NULL, NULL},
-        {"--data", "DIR", CLI_STRING, &data, "the shared data folder (the ShareGPT length table)",
-         "the one beside the source tree", 0, 0, NULL, NULL},
-        {"--cases", "A,B,...", CLI_STRING, &only, "run only these cases", "all", 0, 0, NULL, NULL},
-        CLI_END};
-    cli_common c;
-    int npos, st = cli_parse(&bench_cmd, opts, &c, argc, argv, NULL, &npos);
-    if (st == CLI_GO)
-        st = check_cases(only);
-    if (st != CLI_GO)
-        return st;
-    char tmpdb[64], hw[256];
-    snprintf(tmpdb, sizeof tmpdb, "/tmp/llmsim-bench-%ld.db", (long)getpid());
+    char hw[256];
     printf("llmsim bench%s: llama-3-8b on h100-sxm (roofline), lengths %s, Poisson arrivals at "
            "90%% of each policy's burst capacity\nmachine: %s\n",
            quick ? " --quick" : "",
@@ -153,6 +145,13 @@ int cmd_bench(int argc, char **argv)
     printf("%-15s %10s %8s %11s %13s %14s %14s %9.1f  (a process that runs nothing)\n", "baseline",
            "-", "-", "-", "-", "-", "-", study_bench_baseline_mb());
     fflush(stdout);
+}
+
+/* Runs the cases `only` selects (NULL: all), a row each. 0, or 1 when one failed. */
+static int run_cases(int quick, const char *data, const char *only)
+{
+    char tmpdb[64];
+    snprintf(tmpdb, sizeof tmpdb, "/tmp/llmsim-bench-%ld.db", (long)getpid());
     int n, failed = 0;
     const study_bench_case *cases = study_bench_cases(&n);
     capacities caps = {{0}, {0}, {0}, {0}, {0}, 0};
@@ -173,4 +172,24 @@ int cmd_bench(int argc, char **argv)
         failed += !o.ok;
     }
     return failed ? 1 : 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    int quick = 0;
+    const char *data = study_shared_data(), *only = NULL;
+    const cli_option opts[] = {
+        {"--quick", NULL, CLI_FLAG, &quick, "run a tenth of each case", NULL, 0, 0, NULL, NULL},
+        {"--data", "DIR", CLI_STRING, &data, "the shared data folder (the ShareGPT length table)",
+         "the one beside the source tree", 0, 0, NULL, NULL},
+        {"--cases", "A,B,...", CLI_STRING, &only, "run only these cases", "all", 0, 0, NULL, NULL},
+        CLI_END};
+    cli_common c;
+    int npos, st = cli_parse(&bench_cmd, opts, &c, argc, argv, NULL, &npos);
+    if (st == CLI_GO)
+        st = check_cases(only);
+    if (st != CLI_GO)
+        return st;
+    print_head(quick, data);
+    return run_cases(quick, data, only);
 }

@@ -54,16 +54,23 @@ static int take_grid(void *arg, const char *v)
     return -1;
 }
 
-/* "llmsim calibrate --backend cpu ...": the command as typed, for the profile's source. */
-static void command_line(const char *prefix, int argc, char **argv, char *buf, size_t len)
+/* Times, fits and stores the profile cal asks for in db, and prints its report. The exit status. */
+static int run_calibration(study_calibration *cal, const char *db)
 {
-    size_t used = (size_t)snprintf(buf, len, "%s", prefix);
-    for (int i = 0; i < argc && used + 1 < len; i++) {
-        int w = snprintf(buf + used, len - used, "%s%s", used ? " " : "", argv[i]);
-        if (w < 0)
-            break;
-        used += (size_t)w;
+    sim_err err = {{0}};
+    cal_profile *p = NULL;
+    double t0 = sim_wall_seconds();
+    store *s = store_open(db, &err);
+    if (!s || study_calibrate(cal, s, &p, &err) != 0) {
+        store_close(s);
+        return cli_fail("calibrate", &err);
     }
+    cal_profile_report(p, stdout);
+    printf("profile %s saved to %s: %d points, %s, wall time %.1f s\n", p->name, db, p->npts,
+           p->device, sim_wall_seconds() - t0);
+    cal_profile_free(p);
+    store_close(s);
+    return 0;
 }
 
 static int calibrate(int argc, char **argv)
@@ -72,7 +79,6 @@ static int calibrate(int argc, char **argv)
     memset(&cal, 0, sizeof cal);
     cal.be = (kern_backend)-1;
     int64_t seed = 1;
-    const char *backend = NULL;
     const cli_option opts[] = {
         {"--backend", "cpu|cuda", CLI_CALL, NULL, "the kernels to time", NULL, 0, 0, take_backend,
          &cal.be},
@@ -100,27 +106,13 @@ static int calibrate(int argc, char **argv)
         fprintf(stderr, "llmsim calibrate: give --backend cpu|cuda and --model M\n");
         return 2;
     }
-    backend = cal.be == KERN_BACKEND_CUDA ? "cuda" : "cpu";
     char cmdline[512];
-    command_line("llmsim", argc, argv, cmdline, sizeof cmdline);
-    cal.backend_name = backend;
+    cli_command_line("llmsim", argc, argv, cmdline, sizeof cmdline);
+    cal.backend_name = cal.be == KERN_BACKEND_CUDA ? "cuda" : "cpu";
     cal.seed = (uint64_t)seed;
     cal.command = cmdline;
     cal.progress = c.quiet ? NULL : stderr;
-    sim_err err = {{0}};
-    cal_profile *p = NULL;
-    double t0 = sim_wall_seconds();
-    store *s = store_open(c.db, &err);
-    if (!s || study_calibrate(&cal, s, &p, &err) != 0) {
-        store_close(s);
-        return cli_fail("calibrate", &err);
-    }
-    cal_profile_report(p, stdout);
-    printf("profile %s saved to %s: %d points, %s, wall time %.1f s\n", p->name, c.db, p->npts,
-           p->device, sim_wall_seconds() - t0);
-    cal_profile_free(p);
-    store_close(s);
-    return 0;
+    return run_calibration(&cal, c.db);
 }
 
 typedef struct replay_print {
@@ -147,6 +139,27 @@ static void replay_row(void *arg, const study_replay_out *o, int i, const eng_sh
     if (!rp->c->quiet)
         fprintf(stderr, "\rvalidate: %d/%d iterations replayed (%.0f s)", i + 1, o->n,
                 sim_wall_seconds() - rp->t0);
+}
+
+/* Replays r's batches, a row printed as each is timed, and prints the error. The exit status. */
+static int run_replay(study_replay_spec *r, const cli_common *c)
+{
+    replay_print rp = {c, r, sim_wall_seconds()};
+    r->row = replay_row;
+    r->row_arg = &rp;
+    sim_err err = {{0}};
+    study_replay_out o;
+    store *s = store_open_readonly(c->db, &err);
+    int rc = s ? study_replay(r, s, &o, &err) : -1;
+    store_close(s);
+    if (!c->quiet && rc == 0)
+        fprintf(stderr, "\n");
+    if (rc != 0)
+        return cli_fail("calibrate validate", &err);
+    printf("iteration time error over %d iterations: median %.2f%%, p95 %.2f%% "
+           "(absolute percentage error of predicted vs measured)\n",
+           o.n, o.med_ape, o.p95_ape);
+    return 0;
 }
 
 static int validate(int argc, char **argv)
@@ -176,22 +189,7 @@ static int validate(int argc, char **argv)
         return 2;
     }
     r.backend_name = r.be == KERN_BACKEND_CUDA ? "cuda" : "cpu";
-    replay_print rp = {&c, &r, sim_wall_seconds()};
-    r.row = replay_row;
-    r.row_arg = &rp;
-    sim_err err = {{0}};
-    study_replay_out o;
-    store *s = store_open_readonly(c.db, &err);
-    int rc = s ? study_replay(&r, s, &o, &err) : -1;
-    store_close(s);
-    if (!c.quiet && rc == 0)
-        fprintf(stderr, "\n");
-    if (rc != 0)
-        return cli_fail("calibrate validate", &err);
-    printf("iteration time error over %d iterations: median %.2f%%, p95 %.2f%% "
-           "(absolute percentage error of predicted vs measured)\n",
-           o.n, o.med_ape, o.p95_ape);
-    return 0;
+    return run_replay(&r, &c);
 }
 
 int cmd_calibrate(int argc, char **argv)

@@ -39,6 +39,11 @@ static const cli_command capacity_cmd = {
         "pd=1:1,1:2,2:3 tries prefill:decode replica ratios, and --target-rate without "
         "--compare searches the split with the fewest GPUs (for 1, 2, ... prefill replicas, the "
         "fewest decode replicas that meet the SLOs at that rate), reporting GPUs per pool. "
+        "--minimise cost adds each choice's cost per hour (its GPUs at their catalog price, or "
+        "the scenario's price:) and marks the cheapest choice meeting the SLOs (with "
+        "--target-rate: the cheapest cluster; without: the most requests/s per USD), and the "
+        "prefill:decode search looks for the cheapest split; --minimise gpus marks the fewest "
+        "GPUs. A GPU without a price is refused, never priced as another. "
         "Without FILE, --model, --gpu and --isl/--osl (or --lengths sharegpt) describe the "
         "question (vLLM, 1,000 Poisson requests); with FILE they override its keys.",
     .min_pos = 0,
@@ -56,7 +61,19 @@ typedef struct cap_state {
     cli_common c;
     study_capacity cap;
     cli_quick q;
+    int objective; /* --minimise given: the table marks the choice it picks */
 } cap_state;
+
+static int take_objective(void *arg, const char *v)
+{
+    cap_state *s = arg;
+    if (study_objective_parse(v, &s->cap.minimise) == 0) {
+        s->objective = 1;
+        return 0;
+    }
+    fprintf(stderr, "llmsim capacity: --minimise expects gpus or cost; got '%s'\n", v);
+    return -1;
+}
 
 /* Parses one --slo argument into cap's SLOs and appends it to text (for the store). 0, or -1
  * after a message naming cmd. Shared with recommend. */
@@ -184,7 +201,39 @@ static void print_value(const study_trial *t, int i, int w)
     printf(" %*s", w, cell);
 }
 
-static void print_row(const study_capacity *cap, int pd, const char *name, const study_answer *a)
+/* What the objective weighs of answer a (lower is better): with a target rate its cluster's
+ * GPUs or USD per hour, without one the GPUs or USD per hour of a request/s of one replica;
+ * NaN when a is not found or has no price. */
+static double objective(const study_capacity *cap, const study_answer *a)
+{
+    if (a->verdict != STUDY_FOUND || (cap->target > 0 && !a->replicas) || !(a->rate > 0))
+        return NAN;
+    if (cap->target > 0)
+        return study_answer_cost(a, a->replicas, cap->minimise);
+    return study_answer_cost(a, 1, cap->minimise) / a->rate;
+}
+
+/* The choice the objective picks, -1 when none is found (ties: the first). */
+static int best_choice(const study_capacity *cap, const study_answer *ans, int n)
+{
+    int best = -1;
+    for (int k = 0; k < n; k++) {
+        double v = objective(cap, &ans[k]);
+        if (!isnan(v) && (best < 0 || v < objective(cap, &ans[best])))
+            best = k;
+    }
+    return best;
+}
+
+static const char *best_mark(const study_capacity *cap)
+{
+    if (cap->minimise == STUDY_MIN_COST)
+        return cap->target > 0 ? "  <- cheapest" : "  <- most req/s per USD";
+    return cap->target > 0 ? "  <- fewest GPUs" : "  <- most req/s per GPU";
+}
+
+static void print_row(const study_capacity *cap, int pd, const char *name, const study_answer *a,
+                      const char *mark)
 {
     char r[32], done[32], rej[32];
     const study_trial *t = shown_trial(cap, a);
@@ -199,6 +248,8 @@ static void print_row(const study_capacity *cap, int pd, const char *name, const
         printf(" %9d %6d", a->replicas, a->replicas * a->tp);
     else if (cap->target > 0)
         printf(" %9s %6s", "n/a", "n/a");
+    if (cap->minimise == STUDY_MIN_COST)
+        printf(" %8.2f", study_answer_usd_h(a, cap->target > 0 && a->replicas ? a->replicas : 1));
     if (pd) {
         int gp, gd;
         pool_gpus(a, cap->target > 0 && a->replicas ? a->replicas : 1, &gp, &gd);
@@ -211,7 +262,7 @@ static void print_row(const study_capacity *cap, int pd, const char *name, const
            study_fmt_num((double)t->rejected, rej, sizeof rej));
     if (a->verdict != STUDY_FOUND)
         printf("  %s", a->why);
-    printf("\n");
+    printf("%s\n", mark);
 }
 
 /* Choice k's validated error into buf, or "" when it is the scenario's (base: the heading's). */
@@ -257,13 +308,17 @@ static void print_table(const cap_state *s, const scn_scenario *scn, const study
     printf("%-16s %14s", "choice", pd ? "rate/copy" : "rate/replica");
     if (cap->target > 0)
         printf(" %9s %6s", pd ? "copies" : "replicas", "GPUs");
+    if (cap->minimise == STUDY_MIN_COST)
+        printf(" %8s", "USD/h");
     if (pd)
         printf(" %10s %10s", "prefill", "decode");
     for (int i = 0; i < cap->nslo; i++)
         printf(" %16s", cap->slo[i].label);
     printf(" %10s %9s\n", "completed", "rejected");
+    int best = s->objective ? best_choice(cap, ans, nchoice) : -1;
     for (int k = 0; k < nchoice; k++)
-        print_row(cap, pd, cap->ncmp ? cap->choice[k].name : "-", &ans[k]);
+        print_row(cap, pd, cap->ncmp ? cap->choice[k].name : "-", &ans[k],
+                  k == best ? best_mark(cap) : "");
     int rough = 0;
     for (int k = 0; k < nchoice; k++)
         rough |= ans[k].verdict == STUDY_FOUND && shown_trial(cap, &ans[k])->uncertain;
@@ -271,6 +326,9 @@ static void print_table(const cap_state *s, const scn_scenario *scn, const study
            "rejected: summed over them%s)\n",
            cap->target > 0 ? "by the cluster at the target rate" : "at the highest rate found",
            rough ? "; ~: no interval (a run too short for batches), decided by the value" : "");
+    if (cap->minimise == STUDY_MIN_COST)
+        printf("(USD/h: the GPUs of %s at each GPU's price per GPU-hour; n/a: no price)\n",
+               cap->target > 0 ? "the cluster" : "one replica");
     if (pd)
         printf("(a copy is the scenario's pools, or the ratio's replicas; prefill and decode: "
                "replicas x GPUs each%s)\n",
@@ -285,7 +343,10 @@ static void print_split(const cap_state *s, const scn_scenario *scn, const study
     const study_capacity *cap = &s->cap;
     char done[32], rej[32];
     print_head(s, scn);
+    int cost = cap->minimise == STUDY_MIN_COST;
     printf("%-14s %12s %12s %6s", "prefill:decode", "prefill GPUs", "decode GPUs", "GPUs");
+    if (cost)
+        printf(" %8s", "USD/h");
     for (int i = 0; i < cap->nslo; i++)
         printf(" %16s", cap->slo[i].label);
     printf(" %10s %9s\n", "completed", "rejected");
@@ -296,17 +357,20 @@ static void print_split(const cap_state *s, const scn_scenario *scn, const study
         pool_gpus(a, 1, &gp, &gd);
         snprintf(ratio, sizeof ratio, "%d:%d", a->prefill, a->decode);
         printf("%-14s %12d %12d %6d", ratio, gp, gd, gp + gd);
+        if (cost)
+            printf(" %8.2f", study_answer_usd_h(a, 1));
         for (int i = 0; i < cap->nslo; i++)
             print_value(&a->at_target, i, 16);
         printf(" %10s %9s", study_fmt_num((double)a->at_target.completed, done, sizeof done),
                study_fmt_num((double)a->at_target.rejected, rej, sizeof rej));
-        printf("%s\n", k == best ? "  <- fewest GPUs" : "");
+        printf("%s\n", k != best ? "" : cost ? "  <- cheapest" : "  <- fewest GPUs");
     }
     if (best < 0)
         printf("(no split of up to %d replicas per pool%s met the SLOs at %g req/s)\n",
                STUDY_PD_MAX, cap->max_gpus > 0 ? " within --max-gpus" : "", cap->target);
     printf("(for each prefill count, the fewest decode replicas meeting the SLOs at the target "
-           "rate; SLO columns: the percentiles achieved)\n");
+           "rate; SLO columns: the percentiles achieved%s)\n",
+           cost ? "; USD/h: each pool's GPUs at their price per GPU-hour" : "");
 }
 
 /* ---- JSON ---- */
@@ -384,7 +448,11 @@ static void print_split_json(const study_capacity *cap, const scn_scenario *scn,
         sim_jsonw_int(&j, "prefill_gpus", gp);
         sim_jsonw_int(&j, "decode_gpus", gd);
         sim_jsonw_int(&j, "gpus", gp + gd);
-        sim_jsonw_bool(&j, "fewest_gpus", k == best);
+        sim_jsonw_bool(&j, "fewest_gpus", k == best && cap->minimise == STUDY_MIN_GPUS);
+        if (cap->minimise == STUDY_MIN_COST) {
+            sim_jsonw_num(&j, "usd_per_hour", study_answer_usd_h(a, 1));
+            sim_jsonw_bool(&j, "cheapest", k == best);
+        }
         json_trial(&j, "at_target", cap, &a->at_target);
         sim_jsonw_close(&j, '}');
     }
@@ -392,15 +460,19 @@ static void print_split_json(const study_capacity *cap, const scn_scenario *scn,
     sim_jsonw_close(&j, '}');
 }
 
-static void print_json(const study_capacity *cap, const scn_scenario *scn, const study_answer *ans,
+static void print_json(const cap_state *st, const scn_scenario *scn, const study_answer *ans,
                        int nchoice)
 {
+    const study_capacity *cap = &st->cap;
+    int best = st->objective ? best_choice(cap, ans, nchoice) : -1;
     sim_jsonw j;
     sim_jsonw_begin(&j, stdout);
     sim_jsonw_open(&j, NULL, '{');
     json_head(&j, cap, scn);
     if (cap->ncmp)
         sim_jsonw_str(&j, "compare", cap->compare);
+    if (st->objective)
+        sim_jsonw_str(&j, "minimise", cap->minimise == STUDY_MIN_COST ? "cost" : "gpus");
     char base[512], mine[512];
     study_verrors_describe(scn, base, sizeof base);
     sim_jsonw_open(&j, "choices", '[');
@@ -426,6 +498,11 @@ static void print_json(const study_capacity *cap, const scn_scenario *scn, const
             sim_jsonw_int(&j, "replicas", a->replicas);
             sim_jsonw_int(&j, "gpus", (int64_t)a->replicas * a->tp);
         }
+        if (cap->minimise == STUDY_MIN_COST)
+            sim_jsonw_num(&j, "usd_per_hour",
+                          study_answer_usd_h(a, cap->target > 0 && a->replicas ? a->replicas : 1));
+        if (st->objective)
+            sim_jsonw_bool(&j, "best", k == best);
         if (a->prefill) {
             int gp, gd;
             pool_gpus(a, cap->target > 0 && a->replicas ? a->replicas : 1, &gp, &gd);
@@ -451,7 +528,7 @@ static int parse(int argc, char **argv, cap_state *s, cap_args *ca)
     study_capacity *cap = &s->cap;
     cli_common *c = &s->c;
     cap->precision = 0.03;
-    cli_option opts[8 + CLI_QUICK_NOPTS] = {
+    cli_option opts[9 + CLI_QUICK_NOPTS] = {
         {"--slo", "LIST", CLI_CALL, NULL,
          "service-level objectives, e.g. ttft_p99=1000ms,tpot_p99=50ms (repeatable)", NULL, 0, 0,
          add_slo, ca},
@@ -473,8 +550,11 @@ static int parse(int argc, char **argv, cap_state *s, cap_args *ca)
          "1024", 0, 1e7, NULL, NULL},
         {"--seeds", "N", CLI_INT, &cap->max_seeds,
          "most seeds a probe runs while its interval holds an SLO's limit", "3", 1, 100, NULL,
-         NULL}};
-    opts[cli_quick_options(&s->q, opts, 7)] = (cli_option)CLI_END;
+         NULL},
+        {"--minimise", "WHAT", CLI_CALL, NULL,
+         "gpus or cost (USD per hour at each GPU's price): the choice marked, the split searched",
+         "gpus", 0, 0, take_objective, s}};
+    opts[cli_quick_options(&s->q, opts, 8)] = (cli_option)CLI_END;
     const char *file = NULL;
     int npos;
     cap->max_gpus = 1024;
@@ -516,6 +596,8 @@ int cmd_capacity(int argc, char **argv)
     if (study_capacity_load(cap, &scn, &err) != 0)
         goto fail;
     cli_note(&s->c, "%s", scn.notes);
+    if (study_capacity_priced(cap, &err) != 0)
+        goto fail;
     if (!(cap->db = store_open(s->c.db, &err)) ||
         study_capacity_begin(cap, &scn, ca.slo_text, &err) != 0)
         goto fail;
@@ -541,7 +623,7 @@ int cmd_capacity(int argc, char **argv)
         if (study_capacity_find(cap, k, &ans[k], &err) != 0)
             goto fail;
     if (s->c.json)
-        print_json(cap, &scn, ans, nchoice);
+        print_json(s, &scn, ans, nchoice);
     else
         print_table(s, &scn, ans, nchoice);
     rc = 0;

@@ -23,6 +23,29 @@ static const cli_command trace_cmd = {
                "requests alive in it, cut to its edges.",
     .common = CLI_DB | CLI_QUIET};
 
+/* Writes run's trace in the window [from, to] s (a bound below 0: the run's own) to out
+ * (NULL: trace-run<ID>.json; "-": stdout). The exit status. */
+static int export(const cli_common *c, int64_t run, double from, double to, const char *out)
+{
+    char name[64];
+    if (!out) {
+        snprintf(name, sizeof name, "trace-run%lld.json", (long long)run);
+        out = name;
+    }
+    int64_t from_ns = from >= 0 ? (int64_t)(from * 1e9 + 0.5) : INT64_MIN;
+    int64_t to_ns = to >= 0 ? (int64_t)(to * 1e9 + 0.5) : INT64_MAX;
+    sim_err err = {{0}};
+    int64_t n = plt_trace_export(c->db, run, from_ns, to_ns, out, &err);
+    if (n < 0)
+        return cli_fail("export", &err);
+    if (strcmp(out, "-") != 0)
+        cli_note(c,
+                 "llmsim: wrote %s (%lld iterations); open it in https://ui.perfetto.dev or "
+                 "chrome://tracing\n",
+                 out, (long long)n);
+    return 0;
+}
+
 static int trace(int argc, char **argv)
 {
     const char *out = NULL;
@@ -47,27 +70,11 @@ static int trace(int argc, char **argv)
         fprintf(stderr, "llmsim export trace: give the run with --run ID\n");
         return 2;
     }
-    char name[64];
-    if (!out) {
-        snprintf(name, sizeof name, "trace-run%lld.json", (long long)run);
-        out = name;
-    }
     if (from >= 0 && to >= 0 && to < from) {
         fprintf(stderr, "llmsim export trace: --to %g is before --from %g\n", to, from);
         return 2;
     }
-    int64_t from_ns = from >= 0 ? (int64_t)(from * 1e9 + 0.5) : INT64_MIN;
-    int64_t to_ns = to >= 0 ? (int64_t)(to * 1e9 + 0.5) : INT64_MAX;
-    sim_err err = {{0}};
-    int64_t n = plt_trace_export(c.db, run, from_ns, to_ns, out, &err);
-    if (n < 0)
-        return cli_fail("export", &err);
-    if (strcmp(out, "-") != 0)
-        cli_note(&c,
-                 "llmsim: wrote %s (%lld iterations); open it in https://ui.perfetto.dev or "
-                 "chrome://tracing\n",
-                 out, (long long)n);
-    return 0;
+    return export(&c, run, from, to, out);
 }
 
 int cmd_export(int argc, char **argv)

@@ -30,116 +30,153 @@ static void qty(char *buf, size_t len, double v, const char *unit)
     snprintf(buf, len, "%g %s", v, unit);
 }
 
+/* Begins a JSON array on stdout in j when the listing is JSON; returns whether it is. */
+static int json_list(const cli_common *c, sim_jsonw *j)
+{
+    if (!c->json)
+        return 0;
+    sim_jsonw_begin(j, stdout);
+    sim_jsonw_open(j, NULL, '[');
+    return 1;
+}
+
+/* "nvfp4,mxfp4", "mxfp4", "nvfp4" or "": the FP4 formats a GPU's tensor cores compute. */
+static const char *fp4_formats(const eng_gpu *g)
+{
+    return g->fp4_formats == (ENG_FP4_NV | ENG_FP4_MX) ? "nvfp4,mxfp4"
+           : g->fp4_formats == ENG_FP4_MX              ? "mxfp4"
+           : g->fp4_formats == ENG_FP4_NV              ? "nvfp4"
+                                                       : "";
+}
+
+static void gpu_row(const eng_gpu *g, const cal_gpu_sheet *d)
+{
+    char mem[32], bw[32];
+    qty(mem, sizeof mem, d->mem, d->mem_unit);
+    qty(bw, sizeof bw, d->bw, d->bw_unit);
+    printf("%-13s %8s %11s %10.1f %10.1f %10.1f %10.1f %10.0f %9.0f %7.2f %6.0f\n", g->name, mem,
+           bw, g->flops_bf16 / 1e12, g->flops_fp8 / 1e12, g->flops_fp4 / 1e12, g->link_bw / 1e9,
+           g->pcie_bw / 1e9, g->nic_bw / 1e9, g->price_per_hour, g->max_w);
+}
+
+/* A GPU's datasheet: memory, bandwidths and tensor-core rates, as JSON fields. */
+static void gpu_json_sheet(sim_jsonw *j, const eng_gpu *g, const cal_gpu_sheet *d)
+{
+    sim_jsonw_str(j, "name", g->name);
+    sim_jsonw_num(j, "memory", d->mem);
+    sim_jsonw_str(j, "memory_unit", d->mem_unit);
+    sim_jsonw_int(j, "mem_bytes", g->mem_bytes);
+    sim_jsonw_num(j, "bandwidth", d->bw);
+    sim_jsonw_str(j, "bandwidth_unit", d->bw_unit);
+    sim_jsonw_num(j, "mem_bw", g->mem_bw);
+    sim_jsonw_num(j, "flops_bf16", g->flops_bf16);
+    sim_jsonw_num(j, "flops_fp8", g->flops_fp8);
+    sim_jsonw_num(j, "flops_fp4", g->flops_fp4);
+    sim_jsonw_str(j, "fp4_formats", fp4_formats(g));
+    sim_jsonw_num(j, "link_bw", g->link_bw);
+    sim_jsonw_num(j, "pcie_bw", g->pcie_bw);
+    sim_jsonw_num(j, "nic_bw", g->nic_bw);
+    sim_jsonw_str(j, "source", d->source);
+}
+
+static void gpu_json(sim_jsonw *j, const eng_gpu *g, const cal_gpu_sheet *d)
+{
+    sim_jsonw_open(j, NULL, '{');
+    gpu_json_sheet(j, g, d);
+    sim_jsonw_num(j, "price_per_gpu_hour_usd", g->price_per_hour > 0 ? g->price_per_hour : NAN);
+    sim_jsonw_str(j, "price_source", cal_gpu_price_source(g->name));
+    sim_jsonw_num(j, "max_w", g->max_w > 0 ? g->max_w : NAN);
+    sim_jsonw_num(j, "idle_w", g->max_w > 0 ? g->idle_w : NAN);
+    sim_jsonw_str(j, "power_source", cal_gpu_power_source(g->name));
+    sim_jsonw_close(j, '}');
+}
+
 static void gpus(const cli_common *c)
 {
     sim_jsonw j;
-    if (c->json) {
-        sim_jsonw_begin(&j, stdout);
-        sim_jsonw_open(&j, NULL, '[');
-    } else
+    if (!json_list(c, &j))
         printf("%-13s %8s %11s %10s %10s %10s %10s %10s %9s %7s %6s\n", "gpu", "memory",
                "bandwidth", "bf16_TF", "fp8_TF", "fp4_TF", "link_GB/s", "pcie_GB/s", "nic_GB/s",
                "usd/h", "max_W");
     for (int i = 0; i < cal_gpu_count(); i++) {
-        eng_gpu gpu, *g = &gpu;
-        const cal_gpu_sheet *d = cal_gpu_sheet_at(i);
-        cal_gpu_at(i, &gpu);
-        char mem[32], bw[32];
-        qty(mem, sizeof mem, d->mem, d->mem_unit);
-        qty(bw, sizeof bw, d->bw, d->bw_unit);
-        if (!c->json) {
-            printf("%-13s %8s %11s %10.1f %10.1f %10.1f %10.1f %10.0f %9.0f %7.2f %6.0f\n", g->name,
-                   mem, bw, g->flops_bf16 / 1e12, g->flops_fp8 / 1e12, g->flops_fp4 / 1e12,
-                   g->link_bw / 1e9, g->pcie_bw / 1e9, g->nic_bw / 1e9, g->price_per_hour,
-                   g->max_w);
-            continue;
-        }
-        sim_jsonw_open(&j, NULL, '{');
-        sim_jsonw_str(&j, "name", g->name);
-        sim_jsonw_num(&j, "memory", d->mem);
-        sim_jsonw_str(&j, "memory_unit", d->mem_unit);
-        sim_jsonw_int(&j, "mem_bytes", g->mem_bytes);
-        sim_jsonw_num(&j, "bandwidth", d->bw);
-        sim_jsonw_str(&j, "bandwidth_unit", d->bw_unit);
-        sim_jsonw_num(&j, "mem_bw", g->mem_bw);
-        sim_jsonw_num(&j, "flops_bf16", g->flops_bf16);
-        sim_jsonw_num(&j, "flops_fp8", g->flops_fp8);
-        sim_jsonw_num(&j, "flops_fp4", g->flops_fp4);
-        sim_jsonw_str(&j, "fp4_formats",
-                      g->fp4_formats == (ENG_FP4_NV | ENG_FP4_MX) ? "nvfp4,mxfp4"
-                      : g->fp4_formats == ENG_FP4_MX              ? "mxfp4"
-                      : g->fp4_formats == ENG_FP4_NV              ? "nvfp4"
-                                                                  : "");
-        sim_jsonw_num(&j, "link_bw", g->link_bw);
-        sim_jsonw_num(&j, "pcie_bw", g->pcie_bw);
-        sim_jsonw_num(&j, "nic_bw", g->nic_bw);
-        sim_jsonw_str(&j, "source", d->source);
-        sim_jsonw_num(&j, "price_per_gpu_hour_usd",
-                      g->price_per_hour > 0 ? g->price_per_hour : NAN);
-        sim_jsonw_str(&j, "price_source", cal_gpu_price_source(g->name));
-        sim_jsonw_num(&j, "max_w", g->max_w > 0 ? g->max_w : NAN);
-        sim_jsonw_num(&j, "idle_w", g->max_w > 0 ? g->idle_w : NAN);
-        sim_jsonw_str(&j, "power_source", cal_gpu_power_source(g->name));
-        sim_jsonw_close(&j, '}');
+        eng_gpu g;
+        cal_gpu_at(i, &g);
+        if (c->json)
+            gpu_json(&j, &g, cal_gpu_sheet_at(i));
+        else
+            gpu_row(&g, cal_gpu_sheet_at(i));
     }
     if (c->json)
         sim_jsonw_close(&j, ']');
 }
 
+/* A model's KV cache bytes per token in dtype, the windowed layers' included. */
+static int64_t kv_per_token(const eng_model *m, eng_dtype dtype)
+{
+    return eng_model_kv_bytes_per_token(m, dtype) + eng_model_window_bytes_per_token(m, dtype);
+}
+
+static void model_row(const eng_model *m)
+{
+    char experts[16] = "-";
+    if (m->moe_layers)
+        snprintf(experts, sizeof experts, "%d/%d", m->experts_per_tok, m->experts);
+    printf("%-17s %-13s %8.2fB %8.2fB %6d %6d %5d %4d %4d %8s %9d %8lld %s\n", m->name, m->arch,
+           (double)eng_model_params(m) / 1e9, (double)eng_model_params_active(m) / 1e9, m->layers,
+           m->hidden, m->heads, m->attn == ENG_ATTN_MLA ? 1 : m->kv_heads, m->moe_layers, experts,
+           m->max_context, (long long)kv_per_token(m, m->kv_dtype),
+           eng_dtype_name(m->weight_dtype));
+}
+
+/* A model's shape: layers, widths, attention, experts, windows, as JSON fields. */
+static void model_json_shape(sim_jsonw *j, const eng_model *m)
+{
+    sim_jsonw_int(j, "layers", m->layers);
+    sim_jsonw_int(j, "hidden", m->hidden);
+    sim_jsonw_int(j, "heads", m->heads);
+    sim_jsonw_int(j, "kv_heads", m->kv_heads);
+    sim_jsonw_int(j, "head_dim", m->head_dim);
+    sim_jsonw_str(j, "attention", m->attn == ENG_ATTN_MLA ? "mla" : "gqa");
+    sim_jsonw_int(j, "intermediate", m->intermediate);
+    sim_jsonw_int(j, "moe_layers", m->moe_layers);
+    sim_jsonw_int(j, "experts", m->experts);
+    sim_jsonw_int(j, "experts_per_tok", m->experts_per_tok);
+    sim_jsonw_int(j, "window_layers", m->window_layers);
+    sim_jsonw_int(j, "window", m->window);
+    sim_jsonw_int(j, "linear_layers", m->linear_layers);
+    sim_jsonw_int(j, "vocab", m->vocab);
+    sim_jsonw_int(j, "max_context", m->max_context);
+}
+
+static void model_json(sim_jsonw *j, const eng_model *m)
+{
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_str(j, "name", m->name);
+    sim_jsonw_str(j, "arch", m->arch);
+    sim_jsonw_int(j, "params", eng_model_params(m));
+    sim_jsonw_int(j, "params_active", eng_model_params_active(m));
+    model_json_shape(j, m);
+    sim_jsonw_str(j, "dtype", eng_dtype_name(m->weight_dtype));
+    sim_jsonw_str(j, "kv_dtype", eng_dtype_name(m->kv_dtype));
+    sim_jsonw_int(j, "kv_bytes_per_token", kv_per_token(m, m->kv_dtype));
+    sim_jsonw_int(j, "kv_bytes_per_token_bf16", kv_per_token(m, ENG_BF16));
+    sim_jsonw_close(j, '}');
+}
+
 static void models(const cli_common *c)
 {
     sim_jsonw j;
-    if (c->json) {
-        sim_jsonw_begin(&j, stdout);
-        sim_jsonw_open(&j, NULL, '[');
-    } else
+    if (!json_list(c, &j))
         printf("%-17s %-13s %9s %9s %6s %6s %5s %4s %4s %8s %9s %8s %s\n", "model", "arch",
                "params", "active", "layers", "hidden", "heads", "kv", "moe", "experts", "context",
                "KV_B/tok", "dtype");
     for (int i = 0; i < cal_model_count(); i++) {
-        eng_model mm;
-        cal_model_at(i, &mm);
-        const eng_model *m = &mm;
-        int64_t kvb = eng_model_kv_bytes_per_token(m, m->kv_dtype) +
-                      eng_model_window_bytes_per_token(m, m->kv_dtype);
-        if (!c->json) {
-            char experts[16] = "-";
-            if (m->moe_layers)
-                snprintf(experts, sizeof experts, "%d/%d", m->experts_per_tok, m->experts);
-            printf("%-17s %-13s %8.2fB %8.2fB %6d %6d %5d %4d %4d %8s %9d %8lld %s\n", m->name,
-                   m->arch, (double)eng_model_params(m) / 1e9,
-                   (double)eng_model_params_active(m) / 1e9, m->layers, m->hidden, m->heads,
-                   m->attn == ENG_ATTN_MLA ? 1 : m->kv_heads, m->moe_layers, experts,
-                   m->max_context, (long long)kvb, eng_dtype_name(m->weight_dtype));
-            continue;
-        }
-        sim_jsonw_open(&j, NULL, '{');
-        sim_jsonw_str(&j, "name", m->name);
-        sim_jsonw_str(&j, "arch", m->arch);
-        sim_jsonw_int(&j, "params", eng_model_params(m));
-        sim_jsonw_int(&j, "params_active", eng_model_params_active(m));
-        sim_jsonw_int(&j, "layers", m->layers);
-        sim_jsonw_int(&j, "hidden", m->hidden);
-        sim_jsonw_int(&j, "heads", m->heads);
-        sim_jsonw_int(&j, "kv_heads", m->kv_heads);
-        sim_jsonw_int(&j, "head_dim", m->head_dim);
-        sim_jsonw_str(&j, "attention", m->attn == ENG_ATTN_MLA ? "mla" : "gqa");
-        sim_jsonw_int(&j, "intermediate", m->intermediate);
-        sim_jsonw_int(&j, "moe_layers", m->moe_layers);
-        sim_jsonw_int(&j, "experts", m->experts);
-        sim_jsonw_int(&j, "experts_per_tok", m->experts_per_tok);
-        sim_jsonw_int(&j, "window_layers", m->window_layers);
-        sim_jsonw_int(&j, "window", m->window);
-        sim_jsonw_int(&j, "linear_layers", m->linear_layers);
-        sim_jsonw_int(&j, "vocab", m->vocab);
-        sim_jsonw_int(&j, "max_context", m->max_context);
-        sim_jsonw_str(&j, "dtype", eng_dtype_name(m->weight_dtype));
-        sim_jsonw_str(&j, "kv_dtype", eng_dtype_name(m->kv_dtype));
-        sim_jsonw_int(&j, "kv_bytes_per_token", kvb);
-        sim_jsonw_int(&j, "kv_bytes_per_token_bf16",
-                      eng_model_kv_bytes_per_token(m, ENG_BF16) +
-                          eng_model_window_bytes_per_token(m, ENG_BF16));
-        sim_jsonw_close(&j, '}');
+        eng_model m;
+        cal_model_at(i, &m);
+        if (c->json)
+            model_json(&j, &m);
+        else
+            model_row(&m);
     }
     if (c->json)
         sim_jsonw_close(&j, ']');
@@ -155,29 +192,34 @@ static void param_range(const eng_param *p, char *buf, size_t len)
         snprintf(buf, len, "%g..%g", p->min, p->max);
 }
 
-static void schedulers_json(void)
+/* A policy's parameters as a JSON array "params". */
+static void params_json(sim_jsonw *j, const eng_param *params)
+{
+    sim_jsonw_open(j, "params", '[');
+    for (const eng_param *p = params; p && p->name; p++) {
+        char range[96];
+        param_range(p, range, sizeof range);
+        sim_jsonw_open(j, NULL, '{');
+        sim_jsonw_str(j, "name", p->name);
+        sim_jsonw_str(j, "default", p->def);
+        sim_jsonw_str(j, "range", range);
+        sim_jsonw_str(j, "help", p->help);
+        sim_jsonw_close(j, '}');
+    }
+    sim_jsonw_close(j, ']');
+}
+
+static void schedulers_json(const cli_common *c)
 {
     size_t n;
     const eng_sched_ops *const *all = eng_sched_all(&n);
     sim_jsonw j;
-    sim_jsonw_begin(&j, stdout);
-    sim_jsonw_open(&j, NULL, '[');
+    json_list(c, &j);
     for (size_t i = 0; i < n; i++) {
         sim_jsonw_open(&j, NULL, '{');
         sim_jsonw_str(&j, "name", all[i]->name);
         sim_jsonw_str(&j, "summary", all[i]->summary ? all[i]->summary : "");
-        sim_jsonw_open(&j, "params", '[');
-        for (const eng_param *p = all[i]->params; p && p->name; p++) {
-            char range[96];
-            param_range(p, range, sizeof range);
-            sim_jsonw_open(&j, NULL, '{');
-            sim_jsonw_str(&j, "name", p->name);
-            sim_jsonw_str(&j, "default", p->def);
-            sim_jsonw_str(&j, "range", range);
-            sim_jsonw_str(&j, "help", p->help);
-            sim_jsonw_close(&j, '}');
-        }
-        sim_jsonw_close(&j, ']');
+        params_json(&j, all[i]->params);
         sim_jsonw_close(&j, '}');
     }
     sim_jsonw_close(&j, ']');
@@ -186,7 +228,7 @@ static void schedulers_json(void)
 static void schedulers(const cli_common *c)
 {
     if (c->json) {
-        schedulers_json();
+        schedulers_json(c);
         return;
     }
     size_t n;
@@ -206,10 +248,7 @@ static void routers(const cli_common *c)
     size_t n;
     const eng_router_ops *const *all = eng_router_all(&n);
     sim_jsonw j;
-    if (c->json) {
-        sim_jsonw_begin(&j, stdout);
-        sim_jsonw_open(&j, NULL, '[');
-    }
+    json_list(c, &j);
     for (size_t i = 0; i < n; i++) {
         if (!c->json) {
             printf("%-18s %s\n", all[i]->name, all[i]->summary);
@@ -224,42 +263,45 @@ static void routers(const cli_common *c)
         sim_jsonw_close(&j, ']');
 }
 
+static void engine_text(const eng_preset *p)
+{
+    printf("%s %s%s: %s\n", p->engine, p->version, p->is_default ? " (default)" : "", p->summary);
+    printf("    scheduler %s%s%s; gpu_utilization %.2f; block_size %d\n", p->policy,
+           *p->params ? ", " : "", p->params, p->gpu_utilization, p->block_size);
+    printf("    cpu_overhead %.0f us + %.1f us per sequence, %s; from %s\n",
+           p->cpu.per_iteration_us, p->cpu.per_seq_us,
+           p->cpu.async ? "overlapped with the GPU" : "before the GPU work", p->cpu_source);
+}
+
+static void engine_json(sim_jsonw *j, const eng_preset *p)
+{
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_str(j, "engine", p->engine);
+    sim_jsonw_str(j, "version", p->version);
+    sim_jsonw_int(j, "default", p->is_default);
+    sim_jsonw_str(j, "scheduler", p->policy);
+    sim_jsonw_str(j, "params", p->params);
+    sim_jsonw_num(j, "gpu_utilization", p->gpu_utilization);
+    sim_jsonw_int(j, "block_size", p->block_size);
+    sim_jsonw_num(j, "cpu_per_iteration_us", p->cpu.per_iteration_us);
+    sim_jsonw_num(j, "cpu_per_seq_us", p->cpu.per_seq_us);
+    sim_jsonw_int(j, "cpu_async", p->cpu.async);
+    sim_jsonw_str(j, "cpu_source", p->cpu_source);
+    sim_jsonw_str(j, "summary", p->summary);
+    sim_jsonw_close(j, '}');
+}
+
 static void engines(const cli_common *c)
 {
     size_t n;
     const eng_preset *all = eng_preset_all(&n);
     sim_jsonw j;
-    if (c->json) {
-        sim_jsonw_begin(&j, stdout);
-        sim_jsonw_open(&j, NULL, '[');
-    }
-    for (size_t i = 0; i < n; i++) {
-        const eng_preset *p = &all[i];
-        if (!c->json) {
-            printf("%s %s%s: %s\n", p->engine, p->version, p->is_default ? " (default)" : "",
-                   p->summary);
-            printf("    scheduler %s%s%s; gpu_utilization %.2f; block_size %d\n", p->policy,
-                   *p->params ? ", " : "", p->params, p->gpu_utilization, p->block_size);
-            printf("    cpu_overhead %.0f us + %.1f us per sequence, %s; from %s\n",
-                   p->cpu.per_iteration_us, p->cpu.per_seq_us,
-                   p->cpu.async ? "overlapped with the GPU" : "before the GPU work", p->cpu_source);
-            continue;
-        }
-        sim_jsonw_open(&j, NULL, '{');
-        sim_jsonw_str(&j, "engine", p->engine);
-        sim_jsonw_str(&j, "version", p->version);
-        sim_jsonw_int(&j, "default", p->is_default);
-        sim_jsonw_str(&j, "scheduler", p->policy);
-        sim_jsonw_str(&j, "params", p->params);
-        sim_jsonw_num(&j, "gpu_utilization", p->gpu_utilization);
-        sim_jsonw_int(&j, "block_size", p->block_size);
-        sim_jsonw_num(&j, "cpu_per_iteration_us", p->cpu.per_iteration_us);
-        sim_jsonw_num(&j, "cpu_per_seq_us", p->cpu.per_seq_us);
-        sim_jsonw_int(&j, "cpu_async", p->cpu.async);
-        sim_jsonw_str(&j, "cpu_source", p->cpu_source);
-        sim_jsonw_str(&j, "summary", p->summary);
-        sim_jsonw_close(&j, '}');
-    }
+    json_list(c, &j);
+    for (size_t i = 0; i < n; i++)
+        if (c->json)
+            engine_json(&j, &all[i]);
+        else
+            engine_text(&all[i]);
     if (c->json)
         sim_jsonw_close(&j, ']');
 }

@@ -1,6 +1,6 @@
 /*
- * cmd_plot.c: `llmsim plot curve|cdf|timeline|gantt|validation`: draws a stored sweep, runs or
- * validation with gnuplot (plots/).
+ * cmd_plot.c: `llmsim plot curve|cdf|timeline|gantt|validation|fleet`: draws a stored sweep, runs
+ * or validation with gnuplot (plots/).
  *
  * Exit status: 0 when the image was drawn; 1 on a user error (unknown run or sweep, a run stored
  * without the rows the plot needs, a database or gnuplot failure); 2 on bad usage; 3 when
@@ -62,6 +62,14 @@ static const cli_command plot_cmds[] = {
                 "log-log, the line y = x, one panel per metric and one colour per group.",
      .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
                 "script).",
+     .common = CLI_DB},
+    {.name = "plot fleet",
+     .args = "--run ID[,ID...]",
+     .summary = "Draws autoscaled runs' fleets over time: the offered load, the replicas serving "
+                "and held, and the p99 TTFT and the share of requests within the SLO per "
+                "autoscaler interval.",
+     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
+                "script). Only a run with autoscale: stores a fleet timeline.",
      .common = CLI_DB}};
 
 static int parse_id(const char *s, int64_t *out)
@@ -160,6 +168,31 @@ static int draw(plt_opts *o)
     return 0;
 }
 
+/* Whether o names what its kind draws, and nothing else: a validation, a sweep, a capacity search
+ * or runs. 0, or -1 after a message. */
+static int check_source(const plt_opts *o)
+{
+    if (o->kind == PLT_VALIDATION) {
+        if (o->validation > 0 && !o->sweep && !o->nruns)
+            return 0;
+        fprintf(stderr, "llmsim plot: validation draws one stored validation: give --validation "
+                        "ID (no --sweep, no --run)\n");
+        return -1;
+    }
+    if (o->validation > 0) {
+        fprintf(stderr, "llmsim plot: --validation goes with `plot validation`\n");
+        return -1;
+    }
+    int curve = o->kind == PLT_CURVE, probes = o->kind == PLT_PROBES, one = curve || probes;
+    if (one == (o->sweep > 0) && one != (o->nruns > 0))
+        return 0;
+    fprintf(stderr, "llmsim plot: %s\n",
+            curve    ? "curve plots one sweep: give --sweep ID (and no --run)"
+            : probes ? "probes plots one capacity search: give --capacity ID (and no --run)"
+                     : "this kind plots runs: give --run ID[,ID...] (no --sweep)");
+    return -1;
+}
+
 static int plot(plt_kind kind, int argc, char **argv)
 {
     plt_opts o;
@@ -195,72 +228,33 @@ static int plot(plt_kind kind, int argc, char **argv)
     if (st != CLI_GO)
         return st;
     o.db = c.db;
-    if (kind == PLT_VALIDATION) {
-        if (o.validation > 0 && !o.sweep && !o.nruns)
-            return draw(&o);
-        fprintf(stderr, "llmsim plot: validation draws one stored validation: give --validation "
-                        "ID (no --sweep, no --run)\n");
-        return 2;
-    }
-    if (o.validation > 0) {
-        fprintf(stderr, "llmsim plot: --validation goes with `plot validation`\n");
-        return 2;
-    }
-    int probes = kind == PLT_PROBES, one = curve || probes;
-    if (one != (o.sweep > 0) || one == (o.nruns > 0)) {
-        fprintf(stderr, "llmsim plot: %s\n",
-                curve    ? "curve plots one sweep: give --sweep ID (and no --run)"
-                : probes ? "probes plots one capacity search: give --capacity ID (and no --run)"
-                         : "this kind plots runs: give --run ID[,ID...] (no --sweep)");
-        return 2;
-    }
-    return draw(&o);
+    return check_source(&o) != 0 ? 2 : draw(&o);
 }
 
-static int plot_curve(int argc, char **argv)
+/* `llmsim plot KIND`: argv[0] names the kind (cli_dispatch matched it). */
+static int plot_kind(int argc, char **argv)
 {
-    return plot(PLT_CURVE, argc, argv);
-}
-
-static int plot_cdf(int argc, char **argv)
-{
-    return plot(PLT_CDF, argc, argv);
-}
-
-static int plot_timeline(int argc, char **argv)
-{
-    return plot(PLT_TIMELINE, argc, argv);
-}
-
-static int plot_gantt(int argc, char **argv)
-{
-    return plot(PLT_GANTT, argc, argv);
-}
-
-static int plot_probes(int argc, char **argv)
-{
-    return plot(PLT_PROBES, argc, argv);
-}
-
-static int plot_validation(int argc, char **argv)
-{
-    return plot(PLT_VALIDATION, argc, argv);
+    plt_kind kind = PLT_CURVE;
+    int known = plt_kind_parse(argv[0], &kind) == 0;
+    SIM_CHECK(NULL, known);
+    return plot(kind, argc, argv);
 }
 
 int cmd_plot(int argc, char **argv)
 {
     static const cli_sub subs[] = {
-        {"curve", plot_curve, "latency against throughput or offered rate, from a sweep"},
-        {"cdf", plot_cdf, "latency CDFs of runs"},
-        {"timeline", plot_timeline, "batch occupancy and KV blocks per iteration of runs"},
-        {"gantt", plot_gantt, "each request's spans and the iterations of one run"},
-        {"probes", plot_probes, "a capacity search's probes: latency against rate, per choice"},
-        {"validation", plot_validation, "predicted against measured, from a validation"},
+        {"curve", plot_kind, "latency against throughput or offered rate, from a sweep"},
+        {"cdf", plot_kind, "latency CDFs of runs"},
+        {"timeline", plot_kind, "batch occupancy and KV blocks per iteration of runs"},
+        {"gantt", plot_kind, "each request's spans and the iterations of one run"},
+        {"probes", plot_kind, "a capacity search's probes: latency against rate, per choice"},
+        {"validation", plot_kind, "predicted against measured, from a validation"},
+        {"fleet", plot_kind, "an autoscaled fleet's load, replicas and p99 TTFT over time"},
     };
     if (argc >= 2 && argv[1][0] != '-' && plt_kind_parse(argv[1], &(plt_kind){0}) != 0) {
         fprintf(stderr,
                 "llmsim plot: unknown kind '%s'; valid: curve, cdf, timeline, gantt, probes, "
-                "validation\n",
+                "validation, fleet\n",
                 argv[1]);
         return 2;
     }

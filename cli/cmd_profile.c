@@ -78,6 +78,15 @@ static void list_row(void *arg, const cal_profile *p)
            p->model, p->gpu, p->tp, p->npts, med, p95, p->created);
 }
 
+/* The text listing's header and its first row, the built-in roofline. */
+static void list_head(void)
+{
+    printf("%-28s %-9s %-6s %-16s %-10s %3s %7s %8s %8s  %s\n", "name", "kind", "from", "model",
+           "gpu", "tp", "points", "med.err", "p95.err", "created");
+    printf("%-28s %-9s %-6s %-16s %-10s %3s %7s %8s %8s  %s\n", "roofline (built in)", "roofline",
+           "-", "any", "any", "any", "-", "-", "-", "not measured");
+}
+
 static int list(int argc, char **argv)
 {
     cli_common c;
@@ -93,12 +102,8 @@ static int list(int argc, char **argv)
     if (c.json) {
         sim_jsonw_begin(&j, stdout);
         sim_jsonw_open(&j, NULL, '[');
-    } else {
-        printf("%-28s %-9s %-6s %-16s %-10s %3s %7s %8s %8s  %s\n", "name", "kind", "from", "model",
-               "gpu", "tp", "points", "med.err", "p95.err", "created");
-        printf("%-28s %-9s %-6s %-16s %-10s %3s %7s %8s %8s  %s\n", "roofline (built in)",
-               "roofline", "-", "any", "any", "any", "-", "-", "-", "not measured");
-    }
+    } else
+        list_head();
     int rc = store_profile_list(s, list_row, &a, &err);
     store_close(s);
     if (rc)
@@ -131,6 +136,24 @@ static void print_fit_coefficients(const cal_profile *p)
     }
 }
 
+/* Operator op's fit: its form, sizes, held-out errors and coefficients, as a JSON object. */
+static void fit_json(sim_jsonw *j, int op, const cal_fit *f)
+{
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_str(j, "op", cal_profile_op_name(op));
+    sim_jsonw_str(j, "form", cal_form_name(f->form));
+    sim_jsonw_int(j, "train", f->n_train);
+    sim_jsonw_int(j, "held_out", f->n_held);
+    sim_jsonw_num(j, "median_ape", f->med_ape[f->form]);
+    sim_jsonw_num(j, "p95_ape", f->p95_ape[f->form]);
+    sim_jsonw_open(j, "coefficients", '[');
+    for (int k = 0; k < f->ncoef; k++)
+        sim_jsonw_num(j, NULL, f->coef[k]);
+    sim_jsonw_close(j, ']');
+    sim_jsonw_num(j, "knee", f->knee);
+    sim_jsonw_close(j, '}');
+}
+
 static void show_json(const cal_profile *p, const char *unmeasured)
 {
     sim_jsonw j;
@@ -148,24 +171,9 @@ static void show_json(const cal_profile *p, const char *unmeasured)
     sim_jsonw_num(&j, "p95_ape", p->p95_ape);
     sim_jsonw_str(&j, "unmeasured", unmeasured);
     sim_jsonw_open(&j, "fits", '[');
-    for (int op = 0; op < CAL_PROFILE_OPS; op++) {
-        if (!p->has_fit[op])
-            continue;
-        const cal_fit *f = &p->fits[op];
-        sim_jsonw_open(&j, NULL, '{');
-        sim_jsonw_str(&j, "op", cal_profile_op_name(op));
-        sim_jsonw_str(&j, "form", cal_form_name(f->form));
-        sim_jsonw_int(&j, "train", f->n_train);
-        sim_jsonw_int(&j, "held_out", f->n_held);
-        sim_jsonw_num(&j, "median_ape", f->med_ape[f->form]);
-        sim_jsonw_num(&j, "p95_ape", f->p95_ape[f->form]);
-        sim_jsonw_open(&j, "coefficients", '[');
-        for (int k = 0; k < f->ncoef; k++)
-            sim_jsonw_num(&j, NULL, f->coef[k]);
-        sim_jsonw_close(&j, ']');
-        sim_jsonw_num(&j, "knee", f->knee);
-        sim_jsonw_close(&j, '}');
-    }
+    for (int op = 0; op < CAL_PROFILE_OPS; op++)
+        if (p->has_fit[op])
+            fit_json(&j, op, &p->fits[op]);
     sim_jsonw_close(&j, ']');
     sim_jsonw_close(&j, '}');
 }
@@ -212,6 +220,25 @@ static int show(int argc, char **argv)
     return 0;
 }
 
+/* Imports the tables im names as a profile stored in db, and prints its report. The exit status. */
+static int run_import(study_import *im, const char *db)
+{
+    sim_err err = {{0}};
+    char note[2048];
+    cal_profile *p = NULL;
+    if (study_import_vidur(im, db, &p, note, sizeof note, &err) != 0)
+        return cli_fail("profile import-vidur", &err);
+    printf("import-vidur: %s\n", note);
+    cal_profile_report(p, stdout);
+    char un[256];
+    cal_profile_unmeasured(p, un, sizeof un);
+    if (un[0])
+        printf("not in the tables (costed by the roofline of %s): %s\n", p->gpu, un);
+    printf("profile %s saved to %s: %d points\n", p->name, db, p->npts);
+    cal_profile_free(p);
+    return 0;
+}
+
 static int import_vidur(int argc, char **argv)
 {
     study_import im;
@@ -243,27 +270,11 @@ static int import_vidur(int argc, char **argv)
         fprintf(stderr, "llmsim profile import-vidur: give --gpu G and --model M\n");
         return 2;
     }
-    char cmdline[512] = "";
-    for (int i = 0; i < argc; i++) {
-        size_t n = strlen(cmdline);
-        snprintf(cmdline + n, sizeof cmdline - n, "%s%s", i ? " " : "", argv[i]);
-    }
+    char cmdline[512];
+    cli_command_line("", argc, argv, cmdline, sizeof cmdline);
     im.seed = (uint64_t)seed;
     im.command = cmdline;
-    sim_err err = {{0}};
-    char note[2048];
-    cal_profile *p = NULL;
-    if (study_import_vidur(&im, c.db, &p, note, sizeof note, &err) != 0)
-        return cli_fail("profile import-vidur", &err);
-    printf("import-vidur: %s\n", note);
-    cal_profile_report(p, stdout);
-    char un[256];
-    cal_profile_unmeasured(p, un, sizeof un);
-    if (un[0])
-        printf("not in the tables (costed by the roofline of %s): %s\n", p->gpu, un);
-    printf("profile %s saved to %s: %d points\n", p->name, c.db, p->npts);
-    cal_profile_free(p);
-    return 0;
+    return run_import(&im, c.db);
 }
 
 int cmd_profile(int argc, char **argv)

@@ -18,7 +18,7 @@ static const cli_command recommend_cmd = {
     .args = "[FILE] --slo METRIC_PCT=VALUE,...",
     .summary = "Recommends deployments for a model on GPU types within a GPU budget (--gpus) or "
                "for a target rate: the Pareto front of output tokens/s per GPU against tokens/s "
-               "per user over layouts (TP, EP, attention DP), aggregated or disaggregated "
+               "per user over layouts (TP, PP, EP, attention DP), aggregated or disaggregated "
                "splits, engines, seats, token budget and KV dtype, each point confirmed by "
                "simulation and given with the real engine's launch command.",
     .details =
@@ -27,7 +27,12 @@ static const cli_command recommend_cmd = {
         "each on the same seeds, then 0.9, 0.75, 0.5 and 0.25 of the rate found; the front's "
         "points "
         "are run again at fresh seeds and leave the front if they miss. --exhaustive simulates "
-        "every candidate that fits. Pipeline parallelism is not modelled and not searched. The "
+        "every candidate that fits. --minimise cost weighs each unit's GPUs at their price per "
+        "GPU-hour (the catalog's, or the scenario's price:): the front is output tokens per USD "
+        "against tokens/s per user, and the recommended point the cheapest for the target rate "
+        "(or the most tokens per USD); a GPU type without a price is refused. "
+        "Pipeline parallelism is searched with aggregated units: TP x PP within a node, and "
+        "units of 2 or 4 nodes with TP 8 in each and a stage a node. The "
         "probes are stored as a capacity search (llmsim report --capacity ID). Without FILE, "
         "--model, --gpu and --isl/--osl (or --lengths sharegpt) describe the workload.",
     .min_pos = 0,
@@ -45,6 +50,14 @@ typedef struct rec_state {
     const char *engines_arg, *plot, *report;
     char validated[512]; /* the recommended point's validated error ("" when none) */
 } rec_state;
+
+static int take_objective(void *arg, const char *v)
+{
+    if (study_objective_parse(v, arg) == 0)
+        return 0;
+    fprintf(stderr, "llmsim recommend: --minimise expects gpus or cost; got '%s'\n", v);
+    return -1;
+}
 
 static int add_slo(void *arg, const char *v)
 {
@@ -97,7 +110,7 @@ static int parse(int argc, char **argv, rec_state *s)
     study_recommend *r = &s->r;
     r->cap.precision = 0.05;
     r->cap.max_seeds = 3;
-    cli_option opts[13 + CLI_QUICK_NOPTS] = {
+    cli_option opts[14 + CLI_QUICK_NOPTS] = {
         {"--slo", "LIST", CLI_CALL, NULL,
          "service-level objectives: ttft_p99=1000ms, tpot_p99=50ms, tps_per_user=N (repeatable)",
          NULL, 0, 0, add_slo, s},
@@ -122,8 +135,11 @@ static int parse(int argc, char **argv, rec_state *s)
         {"-o", "FILE", CLI_STRING, &s->plot, "draw the front (.png, .svg or .pdf)", NULL, 0, 0,
          NULL, NULL},
         {"--report", "FILE", CLI_STRING, &s->report, "write an HTML report", NULL, 0, 0, NULL,
-         NULL}};
-    opts[cli_quick_options(&s->q, opts, 12)] = (cli_option)CLI_END;
+         NULL},
+        {"--minimise", "WHAT", CLI_CALL, NULL,
+         "gpus or cost (each unit's GPUs at their price per GPU-hour): the front and the pick",
+         "gpus", 0, 0, take_objective, &r->cap.minimise}};
+    opts[cli_quick_options(&s->q, opts, 13)] = (cli_option)CLI_END;
     const char *file = NULL;
     int npos, st = cli_parse(&recommend_cmd, opts, &s->c, argc, argv, &file, &npos);
     if (st != CLI_GO)
@@ -206,10 +222,14 @@ static void print_front(const rec_state *s)
     int n;
     const study_rec_point **v = front(r, &n);
     char launch[2048], a[32], b[32];
-    printf("Pareto front: output tokens/s per GPU against tokens/s per user (each point met the "
-           "SLOs, and again at fresh seeds):\n");
+    int cost = r->cap.minimise == STUDY_MIN_COST;
+    printf("Pareto front: %s against tokens/s per user (each point met the SLOs, and again at "
+           "fresh seeds):\n",
+           cost ? "output tokens per USD" : "output tokens/s per GPU");
     printf("%-3s %-36s %5s %10s %6s %11s %10s %10s", "#", "candidate", "GPUs", "rate/unit", "units",
            "total req/s", "tok/s/GPU", "tok/s/user");
+    if (cost)
+        printf(" %8s %9s", "USD/h", "tok/USD");
     for (int i = 0; i < r->cap.nslo; i++)
         printf(" %12s", r->cap.slo[i].label);
     printf("\n");
@@ -219,6 +239,8 @@ static void print_front(const rec_state *s)
         printf("%-3d %-36s %5d %10.4g %6d %11.4g %10s %10.1f", i + 1, k->choice.name, k->gpus,
                p->rate, p->units, p->total_rate, study_fmt_num(p->tps_gpu, a, sizeof a),
                p->tps_user);
+        if (cost)
+            printf(" %8.2f %9s", p->usd_h, study_fmt_num(p->tok_usd, a, sizeof a));
         for (int j = 0; j < r->cap.nslo; j++)
             printf(" %12s", study_fmt_num(p->t.value[j], b, sizeof b));
         printf("\n");
@@ -236,12 +258,16 @@ static void print_front(const rec_state *s)
         printf("recommended: [%d] %s, %d unit%s of %d GPU%s (%d GPUs), %.4g req/s in all", i + 1,
                k->choice.name, p->units, p->units == 1 ? "" : "s", k->gpus, k->gpus == 1 ? "" : "s",
                p->units * k->gpus, p->total_rate);
+        if (cost)
+            printf(", %.2f USD/h", p->usd_h);
         if (r->cluster_ok >= 0)
             printf("; as a cluster at %g req/s: %s", r->target,
                    r->cluster_ok ? "meets the SLOs" : "misses them (more units needed)");
-        printf(" (%s)\n", r->target > 0   ? "the fewest GPUs for the target rate"
-                          : r->budget > 0 ? "the most requests/s within the budget"
-                                          : "the most tokens/s per GPU");
+        printf(" (%s)\n", r->target > 0 && cost ? "the cheapest for the target rate"
+                          : r->target > 0       ? "the fewest GPUs for the target rate"
+                          : r->budget > 0       ? "the most requests/s within the budget"
+                          : cost                ? "the most output tokens per USD"
+                                                : "the most tokens/s per GPU");
         if (s->validated[0])
             printf("[%d]: %s\n", i + 1, s->validated);
     }
@@ -268,7 +294,7 @@ static void print_counts(const rec_state *s)
     const study_recommend *r = &s->r;
     printf("(%d candidates: %d do not fit, %d miss a roofline bound, %d screened out, %d simulated "
            "(%d of them the best's siblings in seats and budget) in %lld runs; %d front points "
-           "failed confirmation; pipeline parallelism: not modelled, not searched)\n",
+           "failed confirmation)\n",
            r->nc, r->n_fit, r->n_roofline, r->n_screened, r->n_sim, r->n_refined,
            (long long)r->cap.runs, r->n_unconfirmed);
     fflush(stdout);
@@ -294,6 +320,10 @@ static void json_point(sim_jsonw *j, const study_recommend *r, const study_rec_p
     sim_jsonw_num(j, "total_rate", p->total_rate);
     sim_jsonw_num(j, "output_tps_per_gpu", p->tps_gpu);
     sim_jsonw_num(j, "tps_per_user", p->tps_user);
+    if (r->cap.minimise == STUDY_MIN_COST) {
+        sim_jsonw_num(j, "usd_per_hour", p->usd_h);
+        sim_jsonw_num(j, "output_tokens_per_usd", p->tok_usd);
+    }
     sim_jsonw_open(j, "slo_values", '{');
     for (int i = 0; i < r->cap.nslo; i++)
         sim_jsonw_num(j, r->cap.slo[i].label, p->t.value[i]);
@@ -327,6 +357,7 @@ static void print_json(const rec_state *s, const scn_scenario *scn)
         sim_jsonw_int(&j, "budget_gpus", r->budget);
     if (r->target > 0)
         sim_jsonw_num(&j, "target_rate", r->target);
+    sim_jsonw_str(&j, "minimise", r->cap.minimise == STUDY_MIN_COST ? "cost" : "gpus");
     sim_jsonw_open(&j, "slo_ms", '{');
     for (int i = 0; i < r->cap.nslo; i++)
         sim_jsonw_num(&j, r->cap.slo[i].label, r->cap.slo[i].limit_ms);
@@ -369,10 +400,13 @@ static int write_points(const study_recommend *r, const char *title, const char 
     FILE *f = fopen(path, "w");
     if (!f)
         return sim_errf(err, "%s: cannot write", path);
+    int cost = r->cap.minimise == STUDY_MIN_COST;
     fprintf(f,
-            "# llmsim recommend: x = output tokens/s per user, y = output tokens/s per GPU, "
+            "# llmsim recommend: x = output tokens/s per user, y = output %s, "
             "front = on the confirmed Pareto front\n# title: %s\n",
-            title);
+            cost ? "tokens per USD" : "tokens/s per GPU", title);
+    if (cost)
+        fprintf(f, "# ylabel: output tokens per USD (GPUs at their price per GPU-hour)\n");
     int blocks = 0;
     for (int i = 0; i < r->nc; i++) {
         int any = 0;
@@ -380,7 +414,7 @@ static int write_points(const study_recommend *r, const char *title, const char 
             if (r->p[k].cand == i && r->p[k].t.ok) {
                 if (!any++)
                     fprintf(f, "%s# series: %s\n", blocks++ ? "\n\n" : "", r->c[i].choice.name);
-                fprintf(f, "%.6g %.6g %d\n", r->p[k].tps_user, r->p[k].tps_gpu, r->p[k].front);
+                fprintf(f, "%.6g %.6g %d\n", r->p[k].tps_user, r->p[k].x, r->p[k].front);
             }
     }
     return fclose(f) == 0 && blocks ? 0 : sim_errf(err, "%s: no point met the SLOs", path);
@@ -403,7 +437,9 @@ static const char *front_title(const rec_state *s, const scn_scenario *scn, char
     if (r->budget > 0 && n < len)
         n += (size_t)snprintf(buf + n, len - n, ", %d GPUs", r->budget);
     if (n < len)
-        snprintf(buf + n, len - n, ": output tokens/s per GPU vs per user");
+        snprintf(buf + n, len - n, ": %s",
+                 r->cap.minimise == STUDY_MIN_COST ? "output tokens per USD vs tokens/s per user"
+                                                   : "output tokens/s per GPU vs per user");
     return buf;
 }
 

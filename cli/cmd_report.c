@@ -149,7 +149,8 @@ static double metric(const metrics *ms, const char *name)
     return NAN;
 }
 
-static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
+/* The run's setting: scenario, deployment, scheduler, cost model, seed, workload. */
+static void setting_table(report *rp, const store_run_meta *m)
 {
     plt_table *t = table(rp, "Run", 2, "", "");
     row2(t, "run", "%lld", (long long)m->id);
@@ -167,7 +168,12 @@ static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
     if (m->kv_blocks > 0)
         row2(t, "KV cache of a replica (blocks)", "%lld", (long long)m->kv_blocks);
     row2(t, "stored", "%s (level %s), llmsim %s", m->created, m->level, m->version);
-    t = table(rp, "Throughput", 2, "", "");
+}
+
+/* Requests completed and rejected, throughput and goodput, and whether the run saturated. */
+static void throughput_table(report *rp, const metrics *ms)
+{
+    plt_table *t = table(rp, "Throughput", 2, "", "");
     static const char *const tp[][3] = {
         {"completed requests", "completed", "0"},
         {"failed (rejected) requests", "failed", "0"},
@@ -192,7 +198,12 @@ static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
         snprintf(t->note, sizeof t->note, "%s",
                  "The queue was still growing when arrivals ended: the latency percentiles "
                  "depend on the run's length.");
-    t = table(rp, "Latency (ms)", 7, "", "mean", "median", "p90", "p95", "p99", "std");
+}
+
+/* Each client-side latency's mean, percentiles and deviation. */
+static void latency_table(report *rp, const metrics *ms)
+{
+    plt_table *t = table(rp, "Latency (ms)", 7, "", "mean", "median", "p90", "p95", "p99", "std");
     static const char *const pre[6] = {"mean", "median", "p90", "p95", "p99", "std"};
     int nlat;
     const eng_latency *lat = eng_latency_all(&nlat);
@@ -203,6 +214,32 @@ static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
             continue;
         for (int j = 0; j < 6; j++) {
             snprintf(name, sizeof name, "%s_%s", pre[j], lat[i].stem);
+            c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
+        }
+        row(t, c);
+    }
+}
+
+static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
+{
+    setting_table(rp, m);
+    throughput_table(rp, ms);
+    latency_table(rp, ms);
+}
+
+/* A disaggregated run's KV transfer and wait times. */
+static void transfer_table(report *rp, const metrics *ms)
+{
+    plt_table *t =
+        table(rp, "KV transfer latency (ms)", 6, "", "mean", "median", "p90", "p95", "p99");
+    static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};
+    static const char *const what[2][2] = {{"kv_transfer_ms", "transfer (prefill end to arrival)"},
+                                           {"kv_wait_ms", "wait for decode-side KV"}};
+    for (int i = 0; i < 2; i++) {
+        char cells[6][64], name[64];
+        const char *c[6] = {what[i][1]};
+        for (int j = 0; j < 5; j++) {
+            snprintf(name, sizeof name, "%s_%s", pre[j], what[i][0]);
             c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
         }
         row(t, c);
@@ -231,19 +268,22 @@ static void pd_tables(report *rp, const metrics *ms)
          metric(ms, "kv_transfers_held"));
     row2(t, "KV per request (MB)", "%s",
          num(b, sizeof b, metric(ms, "kv_transfer_bytes_per_request") / 1e6, 2));
-    t = table(rp, "KV transfer latency (ms)", 6, "", "mean", "median", "p90", "p95", "p99");
-    static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};
-    static const char *const what[2][2] = {{"kv_transfer_ms", "transfer (prefill end to arrival)"},
-                                           {"kv_wait_ms", "wait for decode-side KV"}};
-    for (int i = 0; i < 2; i++) {
-        char cells[6][64], name[64];
-        const char *c[6] = {what[i][1]};
-        for (int j = 0; j < 5; j++) {
-            snprintf(name, sizeof name, "%s_%s", pre[j], what[i][0]);
-            c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
-        }
-        row(t, c);
-    }
+    transfer_table(rp, ms);
+}
+
+/* Notes on the figures a run's stored rows (nrq requests, nit iterations) leave out. */
+static void figure_notes(report *rp, const store_run_meta *m, int64_t nrq, int64_t nit)
+{
+    if (nrq == 0)
+        note(rp,
+             "The run was stored at level %s, without request rows: no CDF or gantt chart (run "
+             "it again with --store requests).",
+             m->level);
+    else if (nrq > PLT_GANTT_MAX_REQ)
+        note(rp, "No gantt chart: the run has %lld requests (at most %d are drawn).",
+             (long long)nrq, PLT_GANTT_MAX_REQ);
+    if (nit == 0)
+        note(rp, "No timeline: the run was stored without iteration rows.");
 }
 
 static void run_figures(report *rp, store *s, const store_run_meta *m, sim_err *err)
@@ -270,16 +310,7 @@ static void run_figures(report *rp, store *s, const store_run_meta *m, sim_err *
                    "Each request: queued, prefill, decode, and the waits after preemptions.");
         f->plot.runs[f->plot.nruns++] = m->id;
     }
-    if (nrq == 0)
-        note(rp,
-             "The run was stored at level %s, without request rows: no CDF or gantt chart (run "
-             "it again with --store requests).",
-             m->level);
-    else if (nrq > PLT_GANTT_MAX_REQ)
-        note(rp, "No gantt chart: the run has %lld requests (at most %d are drawn).",
-             (long long)nrq, PLT_GANTT_MAX_REQ);
-    if (nit == 0)
-        note(rp, "No timeline: the run was stored without iteration rows.");
+    figure_notes(rp, m, nrq, nit);
 }
 
 /* A note when a run's roofline prices are extrapolated (cal_gpu_extrapolated): a row of
@@ -347,7 +378,25 @@ static const char *interval(char *buf, size_t len, sim_interval v)
     return buf;
 }
 
-static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_table *tb)
+/* The note under the points: points saturated in some repetitions only, points rejecting. */
+static void points_note(plt_table *t, int partial, int rejecting)
+{
+    size_t nn = 0;
+    if (partial)
+        nn =
+            (size_t)snprintf(t->note, sizeof t->note,
+                             "%d point%s saturated in only some repetitions: %s mean mixes "
+                             "saturated and stable runs. ",
+                             partial, partial > 1 ? "s are" : " is", partial > 1 ? "their" : "its");
+    if (rejecting && nn < sizeof t->note)
+        snprintf(t->note + nn, sizeof t->note - nn,
+                 "%d point%s rejected requests: a rejected request is a failed one, left out of "
+                 "the latencies.",
+                 rejecting, rejecting > 1 ? "s" : "");
+}
+
+/* Each point's metrics (mean and interval over its repetitions), counts and saturation. */
+static void points_table(report *rp, const study_sweep *sw, const study_sweep_table *tb)
 {
     char title[160];
     snprintf(title, sizeof title, "Points (%d repetitions each%s)", sw->reps,
@@ -367,35 +416,22 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
             c[m + 1] = num(cells[m], sizeof cells[m], study_sweep_cell(tb, m, p)->v.mean, 0);
         rejecting += study_sweep_cell(tb, CLI_SWEEP_SHOWN + 1, p)->v.mean > 0;
         const study_cell *cl = study_sweep_cell(tb, 0, p);
-        if (cl->saturated == 0)
-            snprintf(sat, sizeof sat, "no");
-        else if (cl->n <= 1)
-            snprintf(sat, sizeof sat, "yes");
-        else
-            snprintf(sat, sizeof sat, "in %d of %d", cl->saturated, cl->n);
+        cli_saturation(cl, sat, sizeof sat);
         partial += cl->saturated > 0 && cl->saturated < cl->n;
         c[NLOADED + 1] = sat;
         row(t, c);
     }
-    size_t nn = 0;
-    if (partial)
-        nn =
-            (size_t)snprintf(t->note, sizeof t->note,
-                             "%d point%s saturated in only some repetitions: %s mean mixes "
-                             "saturated and stable runs. ",
-                             partial, partial > 1 ? "s are" : " is", partial > 1 ? "their" : "its");
-    if (rejecting && nn < sizeof t->note)
-        snprintf(t->note + nn, sizeof t->note - nn,
-                 "%d point%s rejected requests: a rejected request is a failed one, left out of "
-                 "the latencies.",
-                 rejecting, rejecting > 1 ? "s" : "");
-    int k = study_sweep_paired_key(sw);
-    if (k < 0)
-        return;
+    points_note(t, partial, rejecting);
+}
+
+/* Each point's differences from its baseline scheduler's point (key k), over paired seeds. */
+static void paired_table(report *rp, const study_sweep *sw, const study_sweep_table *tb, int k)
+{
+    char title[160];
     snprintf(title, sizeof title, "Paired differences against scheduler %s (same seeds)",
              sw->v[k].val[0]);
-    t = table(rp, title, CLI_SWEEP_SHOWN + 1, "point", "output tok/s", "median TTFT ms",
-              "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms");
+    plt_table *t = table(rp, title, CLI_SWEEP_SHOWN + 1, "point", "output tok/s", "median TTFT ms",
+                         "p99 TTFT ms", "median TPOT ms", "p99 TPOT ms", "p99 ITL ms");
     int unpaired = 0;
     for (int p = 0; p < sw->npoints; p++) {
         int base = study_sweep_base_point(sw, p, k);
@@ -418,12 +454,40 @@ static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_tab
                  unpaired, unpaired > 1 ? "s show" : " shows", unpaired > 1 ? "their" : "its");
 }
 
+static void sweep_table(report *rp, const study_sweep *sw, const study_sweep_table *tb)
+{
+    points_table(rp, sw, tb);
+    int k = study_sweep_paired_key(sw);
+    if (k >= 0)
+        paired_table(rp, sw, tb, k);
+}
+
 static int first_text(void *arg, int ncols, const char *const *names, const char *const *vals)
 {
     char **out = arg;
     if (!*out && ncols > 0)
         *out = sim_xstrdup(vals[0] ? vals[0] : "");
     return 0;
+}
+
+/* The page of sweep id: its title and setting, the tables, two curves, the footer. */
+static void sweep_page(report *rp, int64_t id, const store_sweep_meta *m, const study_sweep *sw,
+                       const study_sweep_table *tb)
+{
+    snprintf(rp->r.title, sizeof rp->r.title, "Sweep %lld: %.160s", (long long)id, m->file);
+    snprintf(rp->r.setting, sizeof rp->r.setting,
+             "%d points x %d repetitions (seeds from %llu); varied: %.300s", sw->npoints, sw->reps,
+             (unsigned long long)sw->seed, m->varied);
+    sweep_table(rp, sw, tb);
+    plt_figure *f = figure(rp, PLT_CURVE, "p99 TTFT against output throughput.");
+    f->plot.sweep = id;
+    f = figure(rp, PLT_CURVE, "p99 TPOT against output throughput.");
+    f->plot.sweep = id;
+    f->plot.metric = "tpot";
+    snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: sweep %lld of %s, made %s.",
+             study_version(), (long long)id, rp->r.db, m->created);
+    rp->r.scenario = rp->scenario;
+    validated_note(rp);
 }
 
 static int sweep_report(report *rp, store *s, int64_t id, sim_err *err)
@@ -445,22 +509,8 @@ static int sweep_report(report *rp, store *s, int64_t id, sim_err *err)
                  "id IN (SELECT run_id FROM sweep_points WHERE sweep_id = %lld)", (long long)id);
         rc = extrapolation_notes(rp, s, where, err);
     }
-    if (rc == 0) {
-        snprintf(rp->r.title, sizeof rp->r.title, "Sweep %lld: %.160s", (long long)id, m.file);
-        snprintf(rp->r.setting, sizeof rp->r.setting,
-                 "%d points x %d repetitions (seeds from %llu); varied: %.300s", sw.npoints,
-                 sw.reps, (unsigned long long)sw.seed, m.varied);
-        sweep_table(rp, &sw, &tb);
-        plt_figure *f = figure(rp, PLT_CURVE, "p99 TTFT against output throughput.");
-        f->plot.sweep = id;
-        f = figure(rp, PLT_CURVE, "p99 TPOT against output throughput.");
-        f->plot.sweep = id;
-        f->plot.metric = "tpot";
-        snprintf(rp->r.footer, sizeof rp->r.footer, "llmsim %s: sweep %lld of %s, made %s.",
-                 study_version(), (long long)id, rp->r.db, m.created);
-        rp->r.scenario = rp->scenario;
-        validated_note(rp);
-    }
+    if (rc == 0)
+        sweep_page(rp, id, &m, &sw, &tb);
     study_sweep_table_free(&tb);
     study_sweep_free(&sw);
     return rc;
@@ -483,9 +533,10 @@ static int add_rows(void *arg, int ncols, const char *const *names, const char *
     return 0;
 }
 
-static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
+/* The search's question (file, SLOs, target, compared key) and its scenario. */
+static int question_table(report *rp, store *s, int64_t id, sim_err *err)
 {
-    char sql[2048];
+    char sql[512];
     plt_table *t = table(rp, "Question", 6, "scenario file", "SLOs", "target rate (req/s)",
                          "compared key", "precision", "base seed");
     rows r = {t};
@@ -501,8 +552,14 @@ static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
                         (long long)id);
     snprintf(sql, sizeof sql, "SELECT scenario FROM capacity_searches WHERE id = %lld",
              (long long)id);
-    if (store_query(s, sql, first_text, &rp->scenario, err) != 0)
-        return -1;
+    return store_query(s, sql, first_text, &rp->scenario, err) != 0 ? -1 : 0;
+}
+
+/* Each choice's answer: its rate per replica, replicas and GPUs. */
+static int answer_table(report *rp, store *s, int64_t id, sim_err *err)
+{
+    char sql[512];
+    rows r;
     r.t = table(rp, "Answer", 4, "choice", "rate per replica (req/s)", "replicas", "GPUs");
     snprintf(sql, sizeof sql,
              "SELECT coalesce(nullif(choice, ''), '(scenario)'), CASE WHEN rate_per_replica"
@@ -511,8 +568,14 @@ static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
              " FROM capacity_results WHERE search_id = %lld"
              " ORDER BY choice",
              (long long)id);
-    if (store_query(s, sql, add_rows, &r, err) != 0)
-        return -1;
+    return store_query(s, sql, add_rows, &r, err);
+}
+
+/* Every probe the search made, with its first seed's run's latencies and rejections. */
+static int probes_table(report *rp, store *s, int64_t id, sim_err *err)
+{
+    char sql[2048];
+    rows r;
     r.t = table(rp, "Probes (every probe the search made; its first seed's run)", 12, "#", "choice",
                 "phase", "rate (req/s)", "replicas", "met the SLOs", "saturated", "p99 TTFT ms",
                 "p99 TPOT ms", "completed", "rejected", "why rejected");
@@ -530,7 +593,13 @@ static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
              " p.run_id AND m.name LIKE 'rejected\\_%%' ESCAPE '\\') FROM capacity_probes p"
              " WHERE p.search_id = %lld ORDER BY p.seq",
              (long long)id);
-    if (store_query(s, sql, add_rows, &r, err) != 0)
+    return store_query(s, sql, add_rows, &r, err);
+}
+
+static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
+{
+    if (question_table(rp, s, id, err) != 0 || answer_table(rp, s, id, err) != 0 ||
+        probes_table(rp, s, id, err) != 0)
         return -1;
     char where[128];
     snprintf(where, sizeof where,
@@ -552,6 +621,33 @@ static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
 }
 
 /* ---- the command ---- */
+
+/* report-run<ID>.html, report-sweep<ID>.html or report-capacity<ID>.html, into name. */
+static const char *default_name(int64_t run, int64_t sweep, int64_t cap, char *name, size_t len)
+{
+    snprintf(name, len, "report-%s%lld.html",
+             run     ? "run"
+             : sweep ? "sweep"
+                     : "capacity",
+             (long long)(run + sweep + cap));
+    return name;
+}
+
+/* Says what the page holds: 0, or 3 when its figures are missing for want of gnuplot. */
+static int written(const cli_common *c, const char *out, const plt_report_result *res)
+{
+    cli_note(c, "llmsim: wrote %s (%d figure%s drawn", out, res->drawn, res->drawn == 1 ? "" : "s");
+    if (res->failed)
+        cli_note(c, ", %d could not be drawn: the page says why", res->failed);
+    cli_note(c, ")\n");
+    if (!res->missing)
+        return 0;
+    fprintf(stderr,
+            "llmsim report: gnuplot is not installed, so the %d figures are missing from the "
+            "page. Install it (apt-get install gnuplot-nox) and run the report again.\n",
+            res->missing);
+    return 3;
+}
 
 int cmd_report(int argc, char **argv)
 {
@@ -576,14 +672,8 @@ int cmd_report(int argc, char **argv)
         return 2;
     }
     char name[96];
-    if (!out) {
-        snprintf(name, sizeof name, "report-%s%lld.html",
-                 run     ? "run"
-                 : sweep ? "sweep"
-                         : "capacity",
-                 (long long)(run + sweep + cap));
-        out = name;
-    }
+    if (!out)
+        out = default_name(run, sweep, cap, name, sizeof name);
     report rp;
     memset(&rp, 0, sizeof rp);
     rp.r.db = c.db;
@@ -602,18 +692,7 @@ int cmd_report(int argc, char **argv)
     plt_report_result res;
     if (plt_report_write(&rp.r, &res, &err) != 0)
         goto fail;
-    cli_note(&c, "llmsim: wrote %s (%d figure%s drawn", out, res.drawn, res.drawn == 1 ? "" : "s");
-    if (res.failed)
-        cli_note(&c, ", %d could not be drawn: the page says why", res.failed);
-    cli_note(&c, ")\n");
-    rc = 0;
-    if (res.missing) {
-        fprintf(stderr,
-                "llmsim report: gnuplot is not installed, so the %d figures are missing from the "
-                "page. Install it (apt-get install gnuplot-nox) and run the report again.\n",
-                res.missing);
-        rc = 3;
-    }
+    rc = written(&c, out, &res);
     goto out;
 fail:
     cli_fail("report", &err);

@@ -73,6 +73,20 @@ static void run_date(store *s, int64_t run, char *buf, size_t len)
  * (the gamma shape: 1 for Poisson, 1 / cv^2 for gamma, "inf" for constant gaps), max_concurrency
  * (null without a cap)), and the run id; null where the workload has no such figure (a trace
  * at its own pace). */
+/* vLLM's "burstiness" of arrival process a: the gamma shape, "inf" for constant gaps, null for a
+ * trace, a burst or a closed loop. */
+static void put_burstiness(sim_jsonw *j, const scn_arrival *a, int trace)
+{
+    if (trace || a->kind == SCN_ARR_BURST || a->kind == SCN_ARR_CLOSED)
+        sim_jsonw_num(j, "burstiness", NAN);
+    else if (a->kind == SCN_ARR_CONSTANT)
+        sim_jsonw_str(j, "burstiness", "inf");
+    else if (a->kind == SCN_ARR_GAMMA)
+        sim_jsonw_num(j, "burstiness", a->cv > 0 ? 1.0 / (a->cv * a->cv) : NAN);
+    else
+        sim_jsonw_num(j, "burstiness", 1.0);
+}
+
 static void print_meta(sim_jsonw *j, const scn_scenario *scn, const study_result *r,
                        const char *date)
 {
@@ -91,14 +105,7 @@ static void print_meta(sim_jsonw *j, const scn_scenario *scn, const study_result
         sim_jsonw_str(j, "request_rate", "inf");
     else
         sim_jsonw_num(j, "request_rate", rate > 0 ? rate : NAN);
-    if (trace || a->kind == SCN_ARR_BURST || a->kind == SCN_ARR_CLOSED)
-        sim_jsonw_num(j, "burstiness", NAN);
-    else if (a->kind == SCN_ARR_CONSTANT)
-        sim_jsonw_str(j, "burstiness", "inf");
-    else if (a->kind == SCN_ARR_GAMMA)
-        sim_jsonw_num(j, "burstiness", a->cv > 0 ? 1.0 / (a->cv * a->cv) : NAN);
-    else
-        sim_jsonw_num(j, "burstiness", 1.0);
+    put_burstiness(j, a, trace);
     if (!trace && a->kind == SCN_ARR_CLOSED)
         sim_jsonw_int(j, "max_concurrency", a->concurrency);
     else
@@ -108,31 +115,40 @@ static void print_meta(sim_jsonw *j, const scn_scenario *scn, const study_result
         sim_jsonw_str(j, "extrapolated", x);
 }
 
+static void print_json(const scn_scenario *scn, const study_result *r, store *s)
+{
+    char date[32];
+    run_date(s, r->run_id, date, sizeof date);
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '{');
+    print_meta(&j, scn, r, date);
+    cli_print_metrics_json(&j, NULL, r);
+    sim_jsonw_close(&j, '}');
+}
+
+static void print_text(const scn_scenario *scn, uint64_t seed, const study_result *r)
+{
+    char where[200];
+    const eng_config *e = &scn->engine;
+    printf("llmsim run: %s | %s on %s (%s) | scheduler %s | seed %llu\n", scn->name, e->model.name,
+           cli_deployment(scn, where, sizeof where), r->label,
+           e->pd.enabled ? e->pd.pool[ENG_POOL_DECODE].sched.name : e->sched.name,
+           (unsigned long long)seed);
+    const char *x = cli_extrapolated(scn);
+    if (x)
+        printf("note: %s\n", x);
+    cli_print_validated(stdout, scn);
+    cli_print_summary(stdout, r);
+}
+
 static void print(const cli_common *c, const scn_scenario *scn, uint64_t seed,
                   const study_result *r, store *s)
 {
-    if (c->json) {
-        char date[32];
-        run_date(s, r->run_id, date, sizeof date);
-        sim_jsonw j;
-        sim_jsonw_begin(&j, stdout);
-        sim_jsonw_open(&j, NULL, '{');
-        print_meta(&j, scn, r, date);
-        cli_print_metrics_json(&j, NULL, r);
-        sim_jsonw_close(&j, '}');
-    } else {
-        char where[200];
-        const eng_config *e = &scn->engine;
-        printf("llmsim run: %s | %s on %s (%s) | scheduler %s | seed %llu\n", scn->name,
-               e->model.name, cli_deployment(scn, where, sizeof where), r->label,
-               e->pd.enabled ? e->pd.pool[ENG_POOL_DECODE].sched.name : e->sched.name,
-               (unsigned long long)seed);
-        const char *x = cli_extrapolated(scn);
-        if (x)
-            printf("note: %s\n", x);
-        cli_print_validated(stdout, scn);
-        cli_print_summary(stdout, r);
-    }
+    if (c->json)
+        print_json(scn, r, s);
+    else
+        print_text(scn, seed, r);
     fflush(stdout);
 }
 
@@ -171,6 +187,20 @@ static void progress_end(progress *p)
 
 static const eng_recorder_ops progress_ops = {progress_request, NULL, NULL, NULL};
 
+/* Runs scn with seed into res, storing it in s (when not NULL) at c's level, with a progress
+ * report unless quiet. 0, or -1 with err. */
+static int simulate(const cli_common *c, const scn_scenario *scn, uint64_t seed, store *s,
+                    study_result *res, sim_err *err)
+{
+    study_sink sink = {.s = s, .level = c->level};
+    progress pr;
+    progress_start(&pr, c, scn);
+    study_hooks hooks = {.rec = &progress_ops, .rec_st = &pr};
+    int rc = study_run(scn, seed, s, s ? &sink : NULL, c->quiet ? NULL : &hooks, res, err);
+    progress_end(&pr);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     int no_db = 0;
@@ -199,13 +229,7 @@ int cmd_run(int argc, char **argv)
     uint64_t seed = c.seed_given ? c.seed : scn.seed;
     if (!no_db && !(s = store_open(c.db, &err)))
         goto fail;
-    study_sink sink = {.s = s, .level = c.level};
-    progress pr;
-    progress_start(&pr, &c, &scn);
-    study_hooks hooks = {.rec = &progress_ops, .rec_st = &pr};
-    int rc_run = study_run(&scn, seed, s, s ? &sink : NULL, c.quiet ? NULL : &hooks, res, &err);
-    progress_end(&pr);
-    if (rc_run != 0)
+    if (simulate(&c, &scn, seed, s, res, &err) != 0)
         goto fail;
     report_notes(&c, res);
     print(&c, &scn, seed, res, s);

@@ -45,6 +45,40 @@ static void json_pool(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan
     sim_jsonw_int(j, "kv_tokens", plan->tokens);
 }
 
+/* A disaggregated deployment's two pools and its KV transfer, as JSON objects. */
+static void json_pd(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan)
+{
+    static const char *const names[2] = {"prefill", "decode"};
+    for (int k = 0; k < 2; k++) {
+        eng_config pc;
+        eng_config_pool(e, k, &pc);
+        sim_jsonw_open(j, names[k], '{');
+        json_pool(j, &pc, &plan[k]);
+        sim_jsonw_close(j, '}');
+    }
+    sim_jsonw_open(j, "kv_transfer", '{');
+    sim_jsonw_str(j, "link", eng_link_kind_name(e->pd.link));
+    sim_jsonw_num(j, "bandwidth_gb_s", e->pd.link_bw / 1e9);
+    sim_jsonw_num(j, "latency_us", e->pd.latency_ns / 1e3);
+    sim_jsonw_str(j, "discipline", eng_xfer_mode_name(e->pd.mode));
+    sim_jsonw_close(j, '}');
+}
+
+/* A mixed pool's groups, as a JSON array: each group's GPU, layout and KV cache. */
+static void json_groups(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan)
+{
+    sim_jsonw_open(j, "groups", '[');
+    for (int k = 0; k < e->groups.n; k++) {
+        eng_config pc;
+        eng_config_pool(e, k, &pc);
+        sim_jsonw_open(j, NULL, '{');
+        sim_jsonw_str(j, "gpu", pc.gpu.name);
+        json_pool(j, &pc, &plan[k]);
+        sim_jsonw_close(j, '}');
+    }
+    sim_jsonw_close(j, ']');
+}
+
 static void print_json(const char *file, const scn_scenario *scn, const eng_kv_plan *plan,
                        const char *cost, const char *error)
 {
@@ -68,24 +102,12 @@ static void print_json(const char *file, const scn_scenario *scn, const eng_kv_p
         sim_jsonw_str(&j, "cost_model", cost);
     else if (!error)
         sim_jsonw_str(&j, "cost_model", "not built: the profile was not looked up (no --db)");
-    if (!e->pd.enabled) {
+    if (e->groups.n > 0)
+        json_groups(&j, e, plan);
+    else if (!e->pd.enabled)
         json_pool(&j, e, &plan[0]);
-    } else {
-        static const char *const names[2] = {"prefill", "decode"};
-        for (int k = 0; k < 2; k++) {
-            eng_config pc;
-            eng_config_pool(e, k, &pc);
-            sim_jsonw_open(&j, names[k], '{');
-            json_pool(&j, &pc, &plan[k]);
-            sim_jsonw_close(&j, '}');
-        }
-        sim_jsonw_open(&j, "kv_transfer", '{');
-        sim_jsonw_str(&j, "link", eng_link_kind_name(e->pd.link));
-        sim_jsonw_num(&j, "bandwidth_gb_s", e->pd.link_bw / 1e9);
-        sim_jsonw_num(&j, "latency_us", e->pd.latency_ns / 1e3);
-        sim_jsonw_str(&j, "discipline", eng_xfer_mode_name(e->pd.mode));
-        sim_jsonw_close(&j, '}');
-    }
+    else
+        json_pd(&j, e, plan);
     sim_jsonw_str(&j, "notes", scn->notes);
     sim_jsonw_close(&j, '}');
 }
@@ -111,24 +133,9 @@ static void text_pool(const eng_config *e, const eng_kv_plan *p)
                (long long)p->state_bytes);
 }
 
-static void print_text(const char *file, const scn_scenario *scn, const eng_kv_plan *p, int ok)
+/* A disaggregated deployment's two pools and its KV transfer link. */
+static void text_pd(const eng_config *e, const eng_kv_plan *p)
 {
-    const eng_config *e = &scn->engine;
-    const eng_model *m = &e->model;
-    if (!e->pd.enabled)
-        printf("%s: %s (%s on %s %s, scheduler %s, KV cache %lld blocks = %lld tokens)\n", file,
-               ok ? "ok" : "sizes", m->name, e->gpu.name, eng_dtype_name(eng_config_dtype(e)),
-               e->sched.name, (long long)p->blocks, (long long)p->tokens);
-    else
-        printf("%s: %s (%s %s, disaggregated: prefill and decode pools)\n", file,
-               ok ? "ok" : "sizes", m->name, eng_dtype_name(eng_config_dtype(e)));
-    printf("  model      %s: %.2f B parameters, %.2f B active per token\n",
-           *m->arch ? m->arch : "?", (double)eng_model_params(m) / 1e9,
-           (double)eng_model_params_active(m) / 1e9);
-    if (!e->pd.enabled) {
-        text_pool(e, p);
-        return;
-    }
     for (int k = 0; k < 2; k++) {
         eng_config pc;
         eng_config_pool(e, k, &pc);
@@ -148,6 +155,46 @@ static void print_text(const char *file, const scn_scenario *scn, const eng_kv_p
                  eng_link_gpu_bw(&pd->pool[1].gpu, pd->link) / 1e9);
     printf("kv transfer  %s, %s, latency %.1f us, %s\n", eng_link_kind_name(pd->link), bw,
            pd->latency_ns / 1e3, eng_xfer_mode_name(pd->mode));
+}
+
+/* A mixed pool's groups: each one's replicas, GPU, policy and KV cache, and its layout. */
+static void text_groups(const eng_config *e, const eng_kv_plan *p)
+{
+    for (int k = 0; k < e->groups.n; k++) {
+        eng_config pc;
+        eng_config_pool(e, k, &pc);
+        printf("replicas[%d]: %d x %s, scheduler %s, KV cache %lld blocks = %lld tokens per "
+               "replica\n",
+               k, pc.replicas, pc.gpu.name, pc.sched.name, (long long)p[k].blocks,
+               (long long)p[k].tokens);
+        text_pool(&pc, &p[k]);
+    }
+}
+
+static void print_text(const char *file, const scn_scenario *scn, const eng_kv_plan *p, int ok)
+{
+    const eng_config *e = &scn->engine;
+    const eng_model *m = &e->model;
+    if (e->groups.n > 0)
+        printf("%s: %s (%s %s, a mixed pool of %d groups behind router %s)\n", file,
+               ok ? "ok" : "sizes", m->name, eng_dtype_name(eng_config_dtype(e)), e->groups.n,
+               e->router);
+    else if (!e->pd.enabled)
+        printf("%s: %s (%s on %s %s, scheduler %s, KV cache %lld blocks = %lld tokens)\n", file,
+               ok ? "ok" : "sizes", m->name, e->gpu.name, eng_dtype_name(eng_config_dtype(e)),
+               e->sched.name, (long long)p->blocks, (long long)p->tokens);
+    else
+        printf("%s: %s (%s %s, disaggregated: prefill and decode pools)\n", file,
+               ok ? "ok" : "sizes", m->name, eng_dtype_name(eng_config_dtype(e)));
+    printf("  model      %s: %.2f B parameters, %.2f B active per token\n",
+           *m->arch ? m->arch : "?", (double)eng_model_params(m) / 1e9,
+           (double)eng_model_params_active(m) / 1e9);
+    if (e->groups.n > 0)
+        text_groups(e, p);
+    else if (!e->pd.enabled)
+        text_pool(e, p);
+    else
+        text_pd(e, p);
 }
 
 /* Builds the cost model `run` would build (the roofline, or the stored profile from --db) and
@@ -172,6 +219,36 @@ static int check_cost(const cli_common *c, const scn_scenario *scn, char *desc, 
     return rc;
 }
 
+/* The KV cache plan of each pool of scn into plan. 0, or -1 with err naming the pool. */
+static int plan_pools(const char *file, const scn_scenario *scn, eng_kv_plan *plan, sim_err *err)
+{
+    for (int k = 0; k < eng_config_pools(&scn->engine); k++) {
+        eng_config pc;
+        eng_config_pool(&scn->engine, k, &pc);
+        if (eng_kv_plan_compute(&pc, &plan[k], err) != 0) {
+            if (scn->engine.pd.enabled)
+                sim_err_prefix(err, "%s: %s pool", file, k ? "decode" : "prefill");
+            else if (scn->engine.groups.n > 0)
+                sim_err_prefix(err, "%s: replicas[%d]", file, k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The text report of a check: the notes, the deployment, and the cost model (desc; NULL when it
+ * was refused). */
+static void print_checked(const cli_common *c, const char *file, const scn_scenario *scn,
+                          const eng_kv_plan *plan, const char *desc)
+{
+    cli_note(c, "%s", scn->notes);
+    print_text(file, scn, plan, desc != NULL);
+    if (desc && desc[0])
+        printf("  cost model %s\n", desc);
+    else if (desc)
+        printf("  cost model profile '%s' not looked up (give --db to check it)\n", scn->profile);
+}
+
 static int check(int argc, char **argv)
 {
     cli_common c;
@@ -188,30 +265,17 @@ static int check(int argc, char **argv)
         scn_free(&scn);
         return rc;
     }
-    for (int k = 0; k < eng_config_pools(&scn.engine); k++) {
-        eng_config pc;
-        eng_config_pool(&scn.engine, k, &pc);
-        if (eng_kv_plan_compute(&pc, &plan[k], &err) != 0) {
-            if (scn.engine.pd.enabled)
-                sim_err_prefix(&err, "%s: %s pool", file, k ? "decode" : "prefill");
-            rc = cli_fail(NULL, &err);
-            scn_free(&scn);
-            return rc;
-        }
+    if (plan_pools(file, &scn, plan, &err) != 0) {
+        rc = cli_fail(NULL, &err);
+        scn_free(&scn);
+        return rc;
     }
     char desc[300];
     int cost = check_cost(&c, &scn, desc, sizeof desc, &err);
-    if (c.json) {
+    if (c.json)
         print_json(file, &scn, plan, desc, cost ? err.msg : NULL);
-    } else {
-        cli_note(&c, "%s", scn.notes);
-        print_text(file, &scn, plan, cost == 0);
-        if (cost == 0 && desc[0])
-            printf("  cost model %s\n", desc);
-        else if (cost == 0)
-            printf("  cost model profile '%s' not looked up (give --db to check it)\n",
-                   scn.profile);
-    }
+    else
+        print_checked(&c, file, &scn, plan, cost == 0 ? desc : NULL);
     if (cost)
         rc = cli_fail(NULL, &err);
     scn_free(&scn);

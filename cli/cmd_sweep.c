@@ -144,13 +144,8 @@ static void print_table(const study_sweep *sw, const study_sweep_table *t)
             print_count(study_sweep_cell(t, m, p)->v);
         /* a point saturated in some repetitions only has a mean that mixes saturated and
          * stable runs: say how many */
-        const study_cell *c = study_sweep_cell(t, 0, p);
-        if (c->saturated == 0)
-            printf("  no\n");
-        else if (c->n <= 1)
-            printf("  yes\n");
-        else
-            printf("  in %d of %d\n", c->saturated, c->n);
+        char sat[48];
+        printf("  %s\n", cli_saturation(study_sweep_cell(t, 0, p), sat, sizeof sat));
     }
     print_rejections(sw, t);
     print_paired(sw, t);
@@ -188,6 +183,39 @@ static int json_valued(int m)
     return m < CLI_SWEEP_SHOWN || m >= CLI_SWEEP_LOADED;
 }
 
+/* Point p's metrics, counts and fleet figures ("metrics"), and its rejections by reason. */
+static void json_point_metrics(sim_jsonw *j, const study_sweep_table *t, int p)
+{
+    sim_jsonw_open(j, "metrics", '{');
+    for (int m = 0; m < CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS; m++)
+        json_interval(j, json_loaded[m], study_sweep_cell(t, m, p)->v);
+    for (int m = CLI_SWEEP_LOADED; m < JSON_LOADED; m++)
+        json_interval(j, json_loaded[m], study_sweep_cell(t, m, p)->v);
+    sim_jsonw_close(j, '}');
+    sim_jsonw_open(j, "rejected_by", '{');
+    for (int m = CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS; m < CLI_SWEEP_LOADED; m++)
+        if (study_sweep_cell(t, m, p)->n > 0)
+            json_interval(j, json_loaded[m] + 9, study_sweep_cell(t, m, p)->v);
+    sim_jsonw_close(j, '}');
+}
+
+/* Point p's differences from its baseline point base (paired key k), or why there are none. */
+static void json_paired(sim_jsonw *j, const study_sweep *sw, const study_sweep_table *t, int p,
+                        int base, int k)
+{
+    sim_jsonw_open(j, "paired", '{');
+    sim_jsonw_str(j, "against", sw->v[k].val[0]);
+    if (study_sweep_paired_reps(t, p, base) == 0)
+        sim_jsonw_str(j, "missing",
+                      sw->nshards > 1 ? "the baseline's repetitions are in other shards"
+                                      : "the baseline has no stored repetition");
+    else
+        for (int m = 0; m < JSON_LOADED; m++)
+            if (json_valued(m))
+                json_interval(j, json_loaded[m], study_sweep_paired(t, m, p, base));
+    sim_jsonw_close(j, '}');
+}
+
 static void json_point(sim_jsonw *j, const study_sweep *sw, const study_sweep_table *t, int p)
 {
     int k = study_sweep_paired_key(sw), base = k >= 0 ? study_sweep_base_point(sw, p, k) : p;
@@ -203,30 +231,9 @@ static void json_point(sim_jsonw *j, const study_sweep *sw, const study_sweep_ta
     snprintf(sat, sizeof sat, "%d of %d", study_sweep_cell(t, 0, p)->saturated,
              study_sweep_cell(t, 0, p)->n);
     sim_jsonw_str(j, "saturated_in", sat);
-    sim_jsonw_open(j, "metrics", '{');
-    for (int m = 0; m < CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS; m++)
-        json_interval(j, json_loaded[m], study_sweep_cell(t, m, p)->v);
-    for (int m = CLI_SWEEP_LOADED; m < JSON_LOADED; m++)
-        json_interval(j, json_loaded[m], study_sweep_cell(t, m, p)->v);
-    sim_jsonw_close(j, '}');
-    sim_jsonw_open(j, "rejected_by", '{');
-    for (int m = CLI_SWEEP_SHOWN + CLI_SWEEP_COUNTS; m < CLI_SWEEP_LOADED; m++)
-        if (study_sweep_cell(t, m, p)->n > 0)
-            json_interval(j, json_loaded[m] + 9, study_sweep_cell(t, m, p)->v);
-    sim_jsonw_close(j, '}');
-    if (base != p) {
-        sim_jsonw_open(j, "paired", '{');
-        sim_jsonw_str(j, "against", sw->v[k].val[0]);
-        if (study_sweep_paired_reps(t, p, base) == 0)
-            sim_jsonw_str(j, "missing",
-                          sw->nshards > 1 ? "the baseline's repetitions are in other shards"
-                                          : "the baseline has no stored repetition");
-        else
-            for (int m = 0; m < JSON_LOADED; m++)
-                if (json_valued(m))
-                    json_interval(j, json_loaded[m], study_sweep_paired(t, m, p, base));
-        sim_jsonw_close(j, '}');
-    }
+    json_point_metrics(j, t, p);
+    if (base != p)
+        json_paired(j, sw, t, p, base, k);
     sim_jsonw_close(j, '}');
 }
 

@@ -92,7 +92,10 @@ static int list_sets(const cli_common *c)
 
 static const char *status_name(study_vstatus s)
 {
-    return s == STUDY_V_OK ? "ok" : s == STUDY_V_CANNOT ? "cannot" : "failed";
+    return s == STUDY_V_OK       ? "ok"
+           : s == STUDY_V_CANNOT ? "cannot"
+           : s == STUDY_V_REPEAT ? "repeat"
+                                 : "failed";
 }
 
 static void print_num(double x)
@@ -211,6 +214,26 @@ static int tally_of(const study_vset *v, study_vstatus st, int approx, tally *t,
     return n;
 }
 
+/* The ids of the rows of status st that give reason t, wrapped at 100 columns. */
+static void print_reason_rows(const study_vset *v, study_vstatus st, const tally *t)
+{
+    int col = 15;
+    for (int i = t->first; i < v->nrows; i++) {
+        const study_vrow *r = &v->rows[i];
+        if (r->status != st || strcmp(r->reason, t->text) != 0)
+            continue;
+        char item[200];
+        int l = r->count > 1 ? snprintf(item, sizeof item, " %s (%lld)", r->id, (long long)r->count)
+                             : snprintf(item, sizeof item, " %s", r->id);
+        if (col + l > 100) {
+            printf("\n               ");
+            col = 15;
+        }
+        fputs(item, stdout);
+        col += l;
+    }
+}
+
 static void print_listing(const study_vset *v, study_vstatus st, const char *title)
 {
     int64_t total = 0;
@@ -223,25 +246,24 @@ static void print_listing(const study_vset *v, study_vstatus st, const char *tit
     printf("\n%s: %lld measurements, by reason\n", title, (long long)total);
     for (int k = 0; k < n; k++) {
         printf("  %6lld  %s\n          rows:", (long long)t[k].n, t[k].text);
-        int col = 15;
-        for (int i = t[k].first; i < v->nrows; i++) {
-            const study_vrow *r = &v->rows[i];
-            if (r->status != st || strcmp(r->reason, t[k].text) != 0)
-                continue;
-            char item[200];
-            int l = r->count > 1
-                        ? snprintf(item, sizeof item, " %s (%lld)", r->id, (long long)r->count)
-                        : snprintf(item, sizeof item, " %s", r->id);
-            if (col + l > 100) {
-                printf("\n               ");
-                col = 15;
-            }
-            fputs(item, stdout);
-            col += l;
-        }
+        print_reason_rows(v, st, &t[k]);
         printf("\n");
     }
     free(t);
+}
+
+/* The rows that repeat an earlier row's measurement, each with the row it repeats. */
+static void print_repeats(const study_vset *v)
+{
+    int n = 0;
+    for (int i = 0; i < v->nrows; i++)
+        n += v->rows[i].status == STUDY_V_REPEAT;
+    if (n == 0)
+        return;
+    printf("\nrepeated measurements: %d rows, each compared once, as the row it repeats\n", n);
+    for (int i = 0; i < v->nrows; i++)
+        if (v->rows[i].status == STUDY_V_REPEAT)
+            printf("  %s\n      repeats %s\n", v->rows[i].id, v->rows[i].reason);
 }
 
 static void print_approx(const study_vset *v)
@@ -293,6 +315,7 @@ static void print_report(const study_vset *v, const study_vstat *st, int nst, in
     print_approx(v);
     print_listing(v, STUDY_V_CANNOT, "cannot be expressed");
     print_listing(v, STUDY_V_FAILED, "failed");
+    print_repeats(v);
 }
 
 /* ---- JSON ---- */
@@ -355,6 +378,29 @@ static void json_stats(sim_jsonw *j, const study_vset *v, const char *key, const
     sim_jsonw_close(j, ']');
 }
 
+/* The set's notes, a line a string, as the JSON array "notes". */
+static void json_notes(sim_jsonw *j, const char *notes)
+{
+    sim_jsonw_open(j, "notes", '[');
+    for (const char *l = notes; *l;) {
+        size_t n = strcspn(l, "\n");
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)n, l);
+        sim_jsonw_str(j, NULL, line);
+        l += n + (l[n] == '\n');
+    }
+    sim_jsonw_close(j, ']');
+}
+
+/* The set's statistics grouped by `by`, as the JSON array `name`. */
+static void json_stats_by(sim_jsonw *j, const study_vset *v, study_vby by, const char *name)
+{
+    study_vstat *more = NULL;
+    int n = study_vset_stats_by(v, by, &more);
+    json_stats(j, v, name, more, n);
+    free(more);
+}
+
 static void print_json(const study_vset *v, const study_vstat *st, int nst, int64_t id)
 {
     int64_t ok, cannot, failed;
@@ -368,15 +414,7 @@ static void print_json(const study_vset *v, const study_vstat *st, int nst, int6
     sim_jsonw_str(&j, "file", v->path);
     sim_jsonw_str(&j, "source", v->source);
     sim_jsonw_str(&j, "cost_model", v->cost_model);
-    sim_jsonw_open(&j, "notes", '[');
-    for (const char *l = v->notes; *l;) {
-        size_t n = strcspn(l, "\n");
-        char line[1024];
-        snprintf(line, sizeof line, "%.*s", (int)n, l);
-        sim_jsonw_str(&j, NULL, line);
-        l += n + (l[n] == '\n');
-    }
-    sim_jsonw_close(&j, ']');
+    json_notes(&j, v->notes);
     sim_jsonw_open(&j, "measurements", '{');
     sim_jsonw_int(&j, "predicted", ok);
     sim_jsonw_int(&j, "cannot", cannot);
@@ -385,13 +423,8 @@ static void print_json(const study_vset *v, const study_vstat *st, int nst, int6
     sim_jsonw_close(&j, '}');
     json_stats(&j, v, "groups", st, nst);
     if (v->kind == STUDY_V_SERVING) {
-        study_vstat *more = NULL;
-        int n = study_vset_stats_by(v, STUDY_VBY_REGIME, &more);
-        json_stats(&j, v, "regimes", more, n);
-        free(more);
-        n = study_vset_stats_by(v, STUDY_VBY_VALIDATED, &more);
-        json_stats(&j, v, "validated_groups", more, n);
-        free(more);
+        json_stats_by(&j, v, STUDY_VBY_REGIME, "regimes");
+        json_stats_by(&j, v, STUDY_VBY_VALIDATED, "validated_groups");
     }
     sim_jsonw_open(&j, "rows", '[');
     for (int i = 0; i < v->nrows; i++)
@@ -457,6 +490,16 @@ static int load_set(const vopts *o, const char *name, const cli_common *c, study
     return 0;
 }
 
+/* Stores the replayed set v and its statistics in db as validation *id. 0, or -1 with err. */
+static int store_set(const char *db, study_vset *v, const study_vstat *st, int nst, int64_t *id,
+                     sim_err *err)
+{
+    store *s = store_open(db, err);
+    int rc = s && study_vset_store(v, st, nst, s, id, err) == 0 ? 0 : -1;
+    store_close(s);
+    return rc;
+}
+
 static int run_set(const vopts *o, const cli_common *c, study_vset *v)
 {
     sim_err err = {{0}};
@@ -468,14 +511,8 @@ static int run_set(const vopts *o, const cli_common *c, study_vset *v)
     study_vstat *st = NULL;
     int nst = study_vset_stats(v, &st);
     int64_t id = 0;
-    store *s = store_open(c->db, &err);
-    int rc = s && study_vset_store(v, st, nst, s, &id, &err) == 0 ? 0 : 1;
-    store_close(s);
-    if (rc) {
-        free(st);
-        return cli_fail("validate", &err);
-    }
-    if (o->errors && study_verrors_write(v, o->errors, &err) != 0) {
+    if (store_set(c->db, v, st, nst, &id, &err) != 0 ||
+        (o->errors && study_verrors_write(v, o->errors, &err) != 0)) {
         free(st);
         return cli_fail("validate", &err);
     }
@@ -489,6 +526,26 @@ static int run_set(const vopts *o, const cli_common *c, study_vset *v)
     free(st);
     fflush(stdout);
     return o->out ? draw(c->db, id, o->out, c) : 0;
+}
+
+/* Whether the options go together: --profile with --ops alone, --errors with a serving set, a SET
+ * or --ops. 0, or -1 after a message. */
+static int check_options(const vopts *o, const char *set)
+{
+    if (o->profile && (!o->ops || set)) {
+        fprintf(stderr, "llmsim validate: --profile NAME goes with --ops and no SET\n");
+        return -1;
+    }
+    if (o->errors && o->ops) {
+        fprintf(stderr, "llmsim validate: --errors FILE goes with a serving set, not --ops\n");
+        return -1;
+    }
+    if (!set && !o->ops) {
+        fprintf(stderr, "llmsim validate: give a SET (llmsim validate --list shows them), or "
+                        "--ops\n");
+        return -1;
+    }
+    return 0;
 }
 
 int cmd_validate(int argc, char **argv)
@@ -534,19 +591,8 @@ int cmd_validate(int argc, char **argv)
         set = NULL;
     if (o.list)
         return list_sets(&c);
-    if (o.profile && (!o.ops || set)) {
-        fprintf(stderr, "llmsim validate: --profile NAME goes with --ops and no SET\n");
+    if (check_options(&o, set) != 0)
         return 2;
-    }
-    if (o.errors && o.ops) {
-        fprintf(stderr, "llmsim validate: --errors FILE goes with a serving set, not --ops\n");
-        return 2;
-    }
-    if (!set && !o.ops) {
-        fprintf(stderr, "llmsim validate: give a SET (llmsim validate --list shows them), or "
-                        "--ops\n");
-        return 2;
-    }
     study_vset v;
     memset(&v, 0, sizeof v);
     int rc = load_set(&o, set, &c, &v);

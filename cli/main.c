@@ -26,7 +26,7 @@ static const struct {
      "validate --run ID"},
     {"profile", cmd_profile, "profile list|show NAME|import-vidur DIR: stored cost profiles"},
     {"plot", cmd_plot,
-     "plot curve|cdf|timeline|gantt|probes|validation (--sweep|--run|--capacity|--validation "
+     "plot curve|cdf|timeline|gantt|probes|validation|fleet (--sweep|--run|--capacity|--validation "
      "ID): gnuplot charts"},
     {"validate", cmd_validate,
      "validate SET | --ops | --list: replay measurements, print the prediction error"},

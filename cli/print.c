@@ -54,6 +54,17 @@ void cli_progress_finish(cli_progress *p, int done)
         progress_count(p, done, sim_wall_seconds(), sim_wall_seconds() - p->t0, 1);
 }
 
+/* Off a terminal: a line at each tenth of the work done. */
+static void progress_decile(cli_progress *p, int done, double el, double eta)
+{
+    int decile = (int)((int64_t)done * 10 / p->total);
+    if (decile <= p->last_decile)
+        return;
+    p->last_decile = decile;
+    fprintf(stderr, "%d/%d %s done (%d%%), %.0fs elapsed, ~%.0fs left\n", done, p->total, p->what,
+            decile * 10, el, eta);
+}
+
 void cli_progress_update(cli_progress *p, int done)
 {
     if (p->quiet)
@@ -69,12 +80,7 @@ void cli_progress_update(cli_progress *p, int done)
     double eta = done ? el / done * (p->total - done) : 0;
     int final = done >= p->total;
     if (!p->tty) {
-        int decile = (int)((int64_t)done * 10 / p->total);
-        if (decile > p->last_decile) {
-            p->last_decile = decile;
-            fprintf(stderr, "%d/%d %s done (%d%%), %.0fs elapsed, ~%.0fs left\n", done, p->total,
-                    p->what, decile * 10, el, eta);
-        }
+        progress_decile(p, done, el, eta);
         return;
     }
     if (!final && t - p->last < 0.2)
@@ -184,68 +190,103 @@ static void print_classes(FILE *f, const study_result *r)
     }
 }
 
+/* The requests, tokens and throughputs of a run: a line each. */
+static void print_counts(FILE *f, const study_result *r)
+{
+    static const struct {
+        const char *label, *metric;
+        int decimals;
+    } rows[] = {
+        {"Successful requests:", "completed", 0},
+        {"Rejected requests:", "rejected", 0},
+        {"Duration (s, simulated):", "duration", 2},
+        {"Total input tokens:", "total_input_tokens", 0},
+        {"Total generated tokens:", "total_output_tokens", 0},
+        {"Request throughput (req/s):", "request_throughput", 2},
+        {"Output token throughput (tok/s):", "output_throughput", 2},
+        {"Total token throughput (tok/s):", "total_token_throughput", 2},
+        {"Request goodput (req/s):", "request_goodput", 2},
+        {"Peak output token throughput (tok/s):", "max_output_tokens_per_s", 0},
+        {"Peak concurrent requests:", "max_concurrent_requests", 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        fprintf(f, "%-38s %12.*f\n", rows[i].label, rows[i].decimals,
+                study_metric(r, rows[i].metric));
+}
+
+/* A disaggregated run's pools and KV transfers. */
+static void print_pools(FILE *f, const study_result *r)
+{
+    fprintf(f, "%-38s %7.0f GPUs %8.1f%% busy\n", "Prefill pool:", study_metric(r, "prefill_gpus"),
+            100 * study_metric(r, "prefill_utilization"));
+    fprintf(f, "%-38s %7.0f GPUs %8.1f%% busy\n", "Decode pool:", study_metric(r, "decode_gpus"),
+            100 * study_metric(r, "decode_utilization"));
+    fprintf(f, "%-38s %12.0f (%.0f held back by the decode pool)\n",
+            "KV transfers:", study_metric(r, "kv_transfers"), study_metric(r, "kv_transfers_held"));
+    fprintf(f, "%-38s %12.2f\n",
+            "KV per request (MB):", study_metric(r, "kv_transfer_bytes_per_request") / 1e6);
+}
+
+/* One latency's line: its mean, percentiles and deviation ("-" where there is none). */
+static void print_latency(FILE *f, const study_result *r, const eng_latency *l)
+{
+    static const char *const pre[6] = {"mean", "median", "p90", "p95", "p99", "std"};
+    fprintf(f, "%-18s", l->label);
+    for (int j = 0; j < 6; j++) {
+        char k[48];
+        snprintf(k, sizeof k, "%s_%s", pre[j], l->stem);
+        double v = study_metric(r, k);
+        if (j == 5 && isnan(v))
+            fprintf(f, " %10s", "-");
+        else
+            fprintf(f, " %10.2f", v);
+    }
+    fputc('\n', f);
+}
+
 void cli_print_summary(FILE *f, const study_result *r)
 {
-    fprintf(f, "%-38s %12.0f\n", "Successful requests:", study_metric(r, "completed"));
-    fprintf(f, "%-38s %12.0f\n", "Rejected requests:", study_metric(r, "rejected"));
-    fprintf(f, "%-38s %12.2f\n", "Duration (s, simulated):", study_metric(r, "duration"));
-    fprintf(f, "%-38s %12.0f\n", "Total input tokens:", study_metric(r, "total_input_tokens"));
-    fprintf(f, "%-38s %12.0f\n", "Total generated tokens:", study_metric(r, "total_output_tokens"));
-    fprintf(f, "%-38s %12.2f\n",
-            "Request throughput (req/s):", study_metric(r, "request_throughput"));
-    fprintf(f, "%-38s %12.2f\n",
-            "Output token throughput (tok/s):", study_metric(r, "output_throughput"));
-    fprintf(f, "%-38s %12.2f\n",
-            "Total token throughput (tok/s):", study_metric(r, "total_token_throughput"));
-    fprintf(f, "%-38s %12.2f\n", "Request goodput (req/s):", study_metric(r, "request_goodput"));
-    fprintf(f, "%-38s %12.0f\n",
-            "Peak output token throughput (tok/s):", study_metric(r, "max_output_tokens_per_s"));
-    fprintf(f, "%-38s %12.0f\n",
-            "Peak concurrent requests:", study_metric(r, "max_concurrent_requests"));
+    print_counts(f, r);
     print_fleet(f, r);
     int pd = !isnan(study_metric(r, "kv_transfers"));
-    if (pd) {
-        fprintf(f, "%-38s %7.0f GPUs %8.1f%% busy\n",
-                "Prefill pool:", study_metric(r, "prefill_gpus"),
-                100 * study_metric(r, "prefill_utilization"));
-        fprintf(f, "%-38s %7.0f GPUs %8.1f%% busy\n",
-                "Decode pool:", study_metric(r, "decode_gpus"),
-                100 * study_metric(r, "decode_utilization"));
-        fprintf(f, "%-38s %12.0f (%.0f held back by the decode pool)\n",
-                "KV transfers:", study_metric(r, "kv_transfers"),
-                study_metric(r, "kv_transfers_held"));
-        fprintf(f, "%-38s %12.2f\n",
-                "KV per request (MB):", study_metric(r, "kv_transfer_bytes_per_request") / 1e6);
-    }
+    if (pd)
+        print_pools(f, r);
     print_offload(f, r);
     int nlat;
     const eng_latency *lat = eng_latency_all(&nlat);
-    static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};
     fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95",
             "p99", "std");
-    for (int i = 0; i < nlat; i++) {
-        if (lat[i].flags & ENG_LAT_PD && !pd)
-            continue;
-        fprintf(f, "%-18s", lat[i].label);
-        for (int j = 0; j < 5; j++) {
-            char k[48];
-            snprintf(k, sizeof k, "%s_%s", pre[j], lat[i].stem);
-            fprintf(f, " %10.2f", study_metric(r, k));
-        }
-        char k[48];
-        snprintf(k, sizeof k, "std_%s", lat[i].stem);
-        double sd = study_metric(r, k);
-        if (isnan(sd))
-            fprintf(f, " %10s\n", "-");
-        else
-            fprintf(f, " %10.2f\n", sd);
-    }
+    for (int i = 0; i < nlat; i++)
+        if (!(lat[i].flags & ENG_LAT_PD) || pd)
+            print_latency(f, r, &lat[i]);
     print_classes(f, r);
+}
+
+const char *cli_saturation(const study_cell *cl, char *buf, size_t len)
+{
+    if (cl->saturated == 0)
+        snprintf(buf, len, "no");
+    else if (cl->n <= 1)
+        snprintf(buf, len, "yes");
+    else
+        snprintf(buf, len, "in %d of %d", cl->saturated, cl->n);
+    return buf;
 }
 
 const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len)
 {
     const eng_config *c = &scn->engine;
+    if (c->groups.n > 0) { /* a mixed pool: each group's count, GPU and GPUs per replica */
+        size_t off = 0;
+        buf[0] = '\0';
+        for (int k = 0; k < c->groups.n && off < len; k++) {
+            const eng_pool_config *g = &c->groups.group[k];
+            off += (size_t)snprintf(buf + off, len - off, "%s%d x %s tp%d", k ? " + " : "",
+                                    g->replicas, g->gpu.name,
+                                    g->tensor_parallel * g->data_parallel_attention);
+        }
+        return buf;
+    }
     if (!c->pd.enabled) {
         snprintf(buf, len, "%s", c->gpu.name);
         return buf;
@@ -264,10 +305,11 @@ const char *cli_extrapolated(const scn_scenario *scn)
     const char *x = NULL;
     if (scn->profile[0]) /* a stored profile prices it, not the roofline */
         return NULL;
-    if (!c->pd.enabled)
-        return cal_gpu_extrapolated(c->gpu.name);
-    for (int k = 0; k < ENG_POOLS_MAX && !x; k++)
-        x = cal_gpu_extrapolated(c->pd.pool[k].gpu.name);
+    for (int k = 0; k < eng_config_pools(c) && !x; k++) { /* each pool's or group's GPU */
+        eng_config pc;
+        eng_config_pool(c, k, &pc);
+        x = cal_gpu_extrapolated(pc.gpu.name);
+    }
     return x;
 }
 

@@ -128,33 +128,47 @@ static int add_lengths(const char *cmd, cli_quick *q)
     return 0;
 }
 
-int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **file,
-                    const char **text)
+/* Whether the options ask a question without a scenario file: model, GPU and lengths. 0, or 2
+ * after a message. */
+static int check_without_file(const char *cmd, const cli_quick *q)
 {
-    *text = NULL;
-    q->nbuf = 0;
-    q->shown[0] = '\0';
-    if (!*file && !q->model) {
+    if (!q->model) {
         fprintf(stderr,
                 "llmsim %s: give a scenario FILE, or --model (with --gpu and --isl/--osl "
                 "or --lengths) to ask without one\n",
                 cmd);
         return 2;
     }
-    if (!*file && !q->gpu) {
+    if (!q->gpu) {
         fprintf(stderr, "llmsim %s: --model without a FILE needs --gpu\n", cmd);
         return 2;
     }
-    if (!*file && !q->lengths && !(q->isl && q->osl)) {
+    if (!q->lengths && !(q->isl && q->osl)) {
         fprintf(stderr, "llmsim %s: give --isl and --osl, or --lengths sharegpt\n", cmd);
         return 2;
     }
-    if (q->engine && check_engine(cmd, q->engine) != 0)
-        return 2;
+    return 0;
+}
+
+/* The options given, as the command line wrote them, into q->shown. */
+static void show_options(cli_quick *q)
+{
     show(q, "--model", q->model);
     show(q, "--gpu", q->gpu);
     show(q, "--engine", q->engine);
     show(q, "--lengths", q->lengths);
+    show_num(q, "--tp", q->tp);
+    show_num(q, "--ep", q->ep);
+    show_num(q, "--dp", q->dp);
+    show_num(q, "--rate", q->rate);
+    show_num(q, "--isl", q->isl);
+    show_num(q, "--osl", q->osl);
+    show_num(q, "--requests", (double)q->requests);
+}
+
+/* The deployment options as --set overrides. */
+static void put_deployment(cli_quick *q)
+{
     if (q->model)
         put(q, "model=%s", q->model);
     if (q->gpu)
@@ -167,13 +181,11 @@ int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **f
         put(q, "data_parallel_attention=%d", q->dp);
     if (q->engine)
         put(q, "engine=%s", q->engine);
-    show_num(q, "--tp", q->tp);
-    show_num(q, "--ep", q->ep);
-    show_num(q, "--dp", q->dp);
-    show_num(q, "--rate", q->rate);
-    show_num(q, "--isl", q->isl);
-    show_num(q, "--osl", q->osl);
-    show_num(q, "--requests", (double)q->requests);
+}
+
+/* The workload options as --set overrides. */
+static void put_workload(cli_quick *q)
+{
     if (q->rate > 0)
         put(q, "workload.arrival.rate=%.10g", q->rate);
     if (q->requests > 0)
@@ -182,18 +194,41 @@ int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **f
         put(q, "workload.prompt_tokens=%d", q->isl);
     if (q->osl)
         put(q, "workload.output_tokens=%d", q->osl);
-    if (q->lengths && add_lengths(cmd, q) != 0)
-        return 2;
+}
+
+/* Puts the options' overrides before the user's --set (an explicit --set wins). 0, or 2 after a
+ * message (too many). */
+static int prepend_sets(const char *cmd, const cli_quick *q, cli_common *c)
+{
     if (c->nsets + q->nbuf > STUDY_MAX_SETS) {
         fprintf(stderr, "llmsim %s: at most %d --set overrides with the options\n", cmd,
                 STUDY_MAX_SETS);
         return 2;
     }
-    /* the options first, the user's --set after them (an explicit --set wins) */
     memmove(c->sets + q->nbuf, c->sets, (size_t)c->nsets * sizeof c->sets[0]);
     for (int i = 0; i < q->nbuf; i++)
         c->sets[i] = q->buf[i];
     c->nsets += q->nbuf;
+    return 0;
+}
+
+int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **file,
+                    const char **text)
+{
+    *text = NULL;
+    q->nbuf = 0;
+    q->shown[0] = '\0';
+    if (!*file && check_without_file(cmd, q) != 0)
+        return 2;
+    if (q->engine && check_engine(cmd, q->engine) != 0)
+        return 2;
+    show_options(q);
+    put_deployment(q);
+    put_workload(q);
+    if (q->lengths && add_lengths(cmd, q) != 0)
+        return 2;
+    if (prepend_sets(cmd, q, c) != 0)
+        return 2;
     if (!*file) {
         *file = "(options)";
         *text = base_text;

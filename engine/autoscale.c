@@ -122,6 +122,20 @@ typedef struct as_rec {
     int32_t want;
 } as_rec;
 
+/* A replica changed state (ENG_FLEET_*) at t: the fleet timeline integrates these. */
+typedef struct as_trans {
+    int64_t t;
+    int8_t from, to;
+} as_trans;
+
+/* What a finished or rejected request adds to the timeline's windows (window indices). */
+enum { AS_ARRIVALS = 0, AS_COMPLETED, AS_GOOD, AS_REJECTED, AS_COUNTS };
+
+typedef struct as_ttft {
+    int64_t w; /* the window of its first token */
+    double ms;
+} as_ttft;
+
 typedef struct eng_autoscaler {
     eng_engine *e;
     eng_pool *p;
@@ -142,7 +156,26 @@ typedef struct eng_autoscaler {
     } * ev;
     int32_t nev, capev, headev;
     int64_t ev_keep; /* ns: the longest period */
+    /* the fleet timeline: state changes in time order; per window from wbase, the requests'
+     * counts; each completed request's TTFT with its window */
+    as_trans *trans;
+    int64_t ntrans, captrans;
+    int64_t (*cnt)[AS_COUNTS];
+    int64_t wbase, ncnt;
+    as_ttft *tt;
+    int64_t ntt, captt;
 } eng_autoscaler;
+
+/* r enters state `to` at now (logged for the timeline). */
+static void set_state(eng_autoscaler *as, eng_replica *r, int to, int64_t now)
+{
+    if (as->ntrans == as->captrans) {
+        as->captrans = as->captrans ? 2 * as->captrans : 64;
+        as->trans = sim_xrealloc(as->trans, (size_t)as->captrans * sizeof *as->trans);
+    }
+    as->trans[as->ntrans++] = (as_trans){now, (int8_t)r->fleet, (int8_t)to};
+    r->fleet = to;
+}
 
 int32_t eng_autoscale_slots(const eng_engine *e, const eng_pool *p)
 {
@@ -345,7 +378,7 @@ static void release(eng_autoscaler *as, eng_replica *r, int64_t now)
     }
     as->spans[as->nspans][0] = r->fleet_since;
     as->spans[as->nspans++][1] = now;
-    r->fleet = ENG_FLEET_OFF;
+    set_state(as, r, ENG_FLEET_OFF, now);
     as->held--;
 }
 
@@ -361,6 +394,7 @@ static void on_ready(sim_ctx *ctx, void *obj, int64_t arg)
 {
     eng_replica *r = obj;
     r->e->as->ready[r - r->pool->reps] = 0;
+    set_state(r->e->as, r, ENG_FLEET_READY, sim_now(ctx));
     eng_replica_ready(r);
 }
 
@@ -372,7 +406,7 @@ int eng_autoscale_restart(eng_replica *r, int64_t ready_at)
     int32_t i = (int32_t)(r - as->p->reps);
     if (as->ready[i])
         sim_cancel(as->e->ctx, as->ready[i]);
-    r->fleet = ENG_FLEET_STARTING;
+    set_state(as, r, ENG_FLEET_STARTING, sim_now(as->e->ctx));
     as->ready[i] = sim_schedule(as->e->ctx, ready_at, ENG_PRIO_AUTOSCALE, on_ready, r, 0);
     return 1;
 }
@@ -394,7 +428,7 @@ static void scale_up(eng_autoscaler *as, int32_t n, int64_t now)
         eng_replica *r = &p->reps[i];
         if (r->fleet != ENG_FLEET_OFF)
             continue; /* a draining replica's slot is not free until it is off */
-        r->fleet = ENG_FLEET_STARTING;
+        set_state(as, r, ENG_FLEET_STARTING, now);
         hold(as, r, now);
         as->ready[i] = sim_schedule(as->e->ctx, now + as->cold, ENG_PRIO_AUTOSCALE, on_ready, r, 0);
         as->ups++;
@@ -418,7 +452,7 @@ static void scale_down(eng_autoscaler *as, int32_t n, int64_t now)
     while (n > 0 && p->nact > 1) { /* then the ready ones the router saw last */
         eng_replica *r = (eng_replica *)p->rep_list[p->nact - 1];
         eng_pool_unlist(p, r);
-        r->fleet = ENG_FLEET_DRAINING;
+        set_state(as, r, ENG_FLEET_DRAINING, now);
         as->downs++;
         n--;
         if (r->outstanding == 0)
@@ -480,8 +514,9 @@ void eng_autoscale_init(eng_engine *e)
     p->nact = 0;
     for (int32_t i = 0; i < p->nrep; i++) {
         eng_replica *r = &p->reps[i];
-        r->fleet = i < e->cfg.replicas ? ENG_FLEET_READY : ENG_FLEET_OFF;
-        if (r->fleet == ENG_FLEET_READY) {
+        r->fleet = ENG_FLEET_OFF;
+        if (i < e->cfg.replicas) {
+            set_state(as, r, ENG_FLEET_READY, 0);
             hold(as, r, 0);
             p->rep_list[p->nact++] = r;
         }
@@ -497,6 +532,9 @@ void eng_autoscale_free(eng_engine *e)
     free(e->as->ev);
     free(e->as->ready);
     free(e->as->spans);
+    free(e->as->trans);
+    free(e->as->cnt);
+    free(e->as->tt);
     free(e->as);
     e->as = NULL;
 }
@@ -535,4 +573,133 @@ int eng_autoscale_summary(const eng_engine *e, eng_metric *out, int n, double du
         out[n++].value = v[i];
     }
     return n;
+}
+
+/* ---- the fleet timeline (fleet.h: eng_fleet_window) ---- */
+
+/* The counts of window w (grown on demand; no event comes before the first arrival's window). */
+static int64_t *counts_of(eng_autoscaler *as, int64_t w)
+{
+    if (as->ncnt == 0)
+        as->wbase = w;
+    SIM_ASSERT(as->e->ctx, w >= as->wbase);
+    int64_t i = w - as->wbase;
+    if (i >= as->ncnt) {
+        int64_t n = as->ncnt ? as->ncnt : 64;
+        while (n <= i)
+            n *= 2;
+        as->cnt = sim_xrealloc(as->cnt, (size_t)n * sizeof *as->cnt);
+        memset(as->cnt + as->ncnt, 0, (size_t)(n - as->ncnt) * sizeof *as->cnt);
+        as->ncnt = n;
+    }
+    return as->cnt[i];
+}
+
+void eng_autoscale_request(eng_engine *e, const eng_request *rq)
+{
+    eng_autoscaler *as = e->as;
+    int64_t iv = as->interval;
+    counts_of(as, e->tot.first_arrival_ns / iv); /* the base: the first arrival's window */
+    counts_of(as, rq->t_arrival / iv)[AS_ARRIVALS]++;
+    int64_t *at_end = counts_of(as, rq->t_finish / iv);
+    if (rq->status == ENG_RQ_REJECTED) {
+        at_end[AS_REJECTED]++;
+        return;
+    }
+    at_end[AS_COMPLETED]++;
+    at_end[AS_GOOD] += eng_metrics_good(&e->m, rq);
+    if (as->ntt == as->captt) {
+        as->captt = as->captt ? 2 * as->captt : 1024;
+        as->tt = sim_xrealloc(as->tt, (size_t)as->captt * sizeof *as->tt);
+    }
+    as->tt[as->ntt++] =
+        (as_ttft){rq->t_first_token / iv, (double)(rq->t_first_token - rq->t_arrival) / 1e6};
+}
+
+/* Adds the replicas in each state (n[ENG_FLEET_*]) over [a, b) to the windows it crosses. */
+static void integrate(eng_fleet_window *win, int64_t w0, int64_t iv, const int32_t *n, int64_t a,
+                      int64_t b)
+{
+    while (a < b) {
+        int64_t end = (a / iv + 1) * iv;
+        end = end < b ? end : b;
+        eng_fleet_window *x = &win[a / iv - w0];
+        x->serving_ns += n[ENG_FLEET_READY] * (end - a);
+        x->starting_ns += n[ENG_FLEET_STARTING] * (end - a);
+        x->draining_ns += n[ENG_FLEET_DRAINING] * (end - a);
+        a = end;
+    }
+}
+
+/* The replica time of each window from the state changes, within [t0, t1). */
+static void replica_time(const eng_autoscaler *as, eng_fleet_window *win, int64_t w0, int64_t t0,
+                         int64_t t1)
+{
+    int32_t n[4] = {0};
+    int64_t prev = t0;
+    for (int64_t k = 0; k < as->ntrans; k++) {
+        const as_trans *c = &as->trans[k];
+        int64_t t = c->t < t0 ? t0 : c->t > t1 ? t1 : c->t;
+        integrate(win, w0, as->interval, n, prev, t);
+        prev = t;
+        n[c->from]--;
+        n[c->to]++;
+    }
+    integrate(win, w0, as->interval, n, prev, t1);
+}
+
+/* Each window's p99 TTFT (numpy's linear interpolation, as the summary's) from the samples. */
+static void window_ttft(const eng_autoscaler *as, eng_fleet_window *win, int64_t w0, int64_t nw)
+{
+    int64_t *first = sim_xcalloc((size_t)nw + 1, sizeof *first);
+    double *v = sim_xmalloc((size_t)(as->ntt ? as->ntt : 1) * sizeof *v);
+    for (int64_t k = 0; k < as->ntt; k++) /* a counting sort by window */
+        first[as->tt[k].w - w0 < nw ? as->tt[k].w - w0 + 1 : nw]++;
+    for (int64_t i = 0; i < nw; i++)
+        first[i + 1] += first[i];
+    int64_t *fill = sim_xmalloc((size_t)nw * sizeof *fill);
+    memcpy(fill, first, (size_t)nw * sizeof *fill);
+    for (int64_t k = 0; k < as->ntt; k++) {
+        int64_t i = as->tt[k].w - w0 < nw ? as->tt[k].w - w0 : nw - 1;
+        v[fill[i]++] = as->tt[k].ms;
+    }
+    for (int64_t i = 0; i < nw; i++) {
+        sim_samples s;
+        sim_samples_init(&s);
+        for (int64_t k = first[i]; k < first[i + 1]; k++)
+            sim_samples_add(&s, v[k]);
+        win[i].ttft_count = first[i + 1] - first[i];
+        win[i].p99_ttft_ms = win[i].ttft_count ? sim_samples_percentile(&s, 99) : NAN;
+        sim_samples_free(&s);
+    }
+    free(fill);
+    free(v);
+    free(first);
+}
+
+int64_t eng_fleet_timeline(const eng_engine *e, eng_fleet_window **out)
+{
+    const eng_autoscaler *as = e->as;
+    *out = NULL;
+    if (!as || !e->m.completed || e->m.t_last_finish <= e->m.t_first_arrival)
+        return 0;
+    int64_t iv = as->interval, t0 = e->m.t_first_arrival, t1 = e->m.t_last_finish;
+    int64_t w0 = t0 / iv, nw = (t1 - 1) / iv - w0 + 1;
+    eng_fleet_window *win = sim_xcalloc((size_t)nw, sizeof *win);
+    for (int64_t i = 0; i < nw; i++) {
+        win[i].start_ns = i ? (w0 + i) * iv : t0;
+        win[i].end_ns = i < nw - 1 ? (w0 + i + 1) * iv : t1;
+    }
+    replica_time(as, win, w0, t0, t1);
+    for (int64_t i = 0; i < as->ncnt; i++) { /* late events count in the last window */
+        int64_t w = as->wbase + i - w0;
+        eng_fleet_window *x = &win[w < 0 ? 0 : w < nw ? w : nw - 1];
+        x->arrivals += as->cnt[i][AS_ARRIVALS];
+        x->completed += as->cnt[i][AS_COMPLETED];
+        x->good += as->cnt[i][AS_GOOD];
+        x->rejected += as->cnt[i][AS_REJECTED];
+    }
+    window_ttft(as, win, w0, nw);
+    *out = win;
+    return nw;
 }

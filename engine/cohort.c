@@ -271,7 +271,10 @@ int64_t eng_cohort_capped_of(const eng_cohort *c, int64_t ctx)
         return ctx < c->cap ? ctx : c->cap;
     case 2:
         return ctx % ((int64_t)c->cap + 1);
+    case 0:
+        return 0;
     default:
+        SIM_CHECK(NULL, !"a cap kind the cohort does not know");
         return 0;
     }
 }
@@ -302,8 +305,10 @@ static void cap_enter(eng_replica *r, eng_cclass *cl, eng_request *rq)
         eng_heap_push(&cl->ev, rq);
         break;
     }
-    default:
+    case 0:
         break;
+    default:
+        SIM_CHECK(NULL, !"a cap kind the cohort does not know");
     }
 }
 
@@ -326,8 +331,10 @@ static void cap_leave(eng_replica *r, eng_cclass *cl, eng_request *rq)
     case 2:
         cl->wraps -= ctx / ((int64_t)c->cap + 1);
         break;
-    default:
+    case 0:
         break;
+    default:
+        SIM_CHECK(NULL, !"a cap kind the cohort does not know");
     }
 }
 

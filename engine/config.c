@@ -40,6 +40,11 @@ static const eng_key cpu_keys[] = {
     {"async", ENG_KEY_BOOL, 0, 0, 0, "", "false", NULL,
      "the CPU work of iteration n+1 overlaps the GPU work of iteration n",
      ENG_KEY_AT(eng_cpu_overhead, async)},
+    {"own_step", ENG_KEY_BOOL, 0, 0, 0, "", "false", NULL,
+     "with async: a step's tokens reach the client when that step ends (true: the engine reads "
+     "them right after launching the next step, TensorRT-LLM's overlap loop) rather than when "
+     "the next step ends (false: vLLM 0.6's async output processor)",
+     ENG_KEY_AT(eng_cpu_overhead, own_step)},
     ENG_KEY_END};
 
 static const eng_key engine_keys[] = {
@@ -55,9 +60,27 @@ static const eng_key sched_keys[] = {
      ENG_KEY_AT(eng_config, sched.name)},
     ENG_KEY_END};
 
+/* MODEL: expert placement as vLLM and SGLang run it: experts by index over the EP ranks
+ * unless EPLB is on (--enable-eplb, num_redundant_experts), which places them by measured load
+ * with redundant copies of the heaviest (github.com/deepseek-ai/EPLB, eplb.py). The factor it
+ * gives the busiest GPU: calibration/placement.c. */
+static const eng_key moe_keys[] = {
+    {"placement", ENG_KEY_ENUM, 0, 0, 0, "", "static", "static|eplb",
+     "static: experts by index over the expert-parallel GPUs; eplb: by load, with redundant "
+     "copies",
+     ENG_KEY_AT(eng_moe, placement)},
+    {"redundant_experts", ENG_KEY_INT, 0, 0, 4096, "experts", "0", NULL,
+     "redundant expert slots per MoE layer over the expert-parallel GPUs (eplb)",
+     ENG_KEY_AT(eng_moe, redundant)},
+    {"skew", ENG_KEY_NUM, 0, 0, 10, "", "0", NULL,
+     "Zipf exponent of expert popularity (0: balanced routing)", ENG_KEY_AT(eng_moe, skew)},
+    ENG_KEY_END};
+
 const eng_key eng_deploy_keys[] = {
-    {"replicas", ENG_KEY_INT, 0, 1, 1 << 20, "", "1", NULL,
-     "replicas serving the deployment (in a pool: the pool's)", ENG_KEY_AT(eng_config, replicas)},
+    {"replicas", ENG_KEY_INT, ENG_KEY_CODE, 1, 1 << 20, "", "1", NULL,
+     "replicas serving the deployment (in a pool: the pool's); or a list of groups that differ "
+     "in GPU or layout, [{gpu, count, tensor_parallel, ...}, ...] (a mixed pool)",
+     ENG_KEY_AT(eng_config, replicas)},
     {"tensor_parallel", ENG_KEY_INT, 0, 1, 1024, "GPUs", "1", NULL,
      "GPUs splitting each attention and dense layer", ENG_KEY_AT(eng_config, tensor_parallel)},
     {"expert_parallel", ENG_KEY_INT, 0, 1, 1024, "GPUs", "1", NULL,
@@ -72,6 +95,9 @@ const eng_key eng_deploy_keys[] = {
     {"pipeline_batches", ENG_KEY_INT, 0, 0, 64, "batches", "0", NULL,
      "batches in flight through the stages, 1 to pipeline_parallel (0: pipeline_parallel)",
      ENG_KEY_AT(eng_config, pipeline_batches)},
+    {"moe", ENG_KEY_MAP, 0, 0, 0, "", NULL, NULL,
+     "routed experts: {placement: static|eplb, redundant_experts, skew}",
+     ENG_KEY_AT(eng_config, moe), .sub = moe_keys},
     {"engine", ENG_KEY_MAP, ENG_KEY_SCALAR | ENG_KEY_CODE, 0, 0, "", "(none)", NULL,
      "an engine preset: NAME or {name, version}; its policy, defaults and CPU overheads, under "
      "the scenario's own keys",

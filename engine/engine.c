@@ -98,6 +98,8 @@ static void request_done(eng_replica *r, eng_request *rq)
     r->outstanding--;
     r->outstanding_tokens -= rq->prompt + rq->output;
     e->in_system--;
+    if (e->as)
+        eng_autoscale_request(e, rq);
     if (r->fleet == ENG_FLEET_DRAINING && r->outstanding == 0)
         eng_autoscale_drained(r);
     if (e->rec && e->rec->on_request)
@@ -202,14 +204,20 @@ static void finish(eng_replica *r, eng_request *rq)
         /* MODEL: vLLM async output processing (v0.6): the outputs of step n are processed
          * while step n+1 runs, so a sequence that finished in step n was already scheduled into
          * step n+1, which computes it once more, and its client sees the last token when step
-         * n+1 ends */
+         * n+1 ends. TensorRT-LLM's overlap loop (tensorrt_llm/_torch/pyexecutor/py_executor.py,
+         * _executor_loop_overlap) also computes it once more in step n+1, formed before step n's
+         * results were read, but reads them (_update_requests waits on step n's decoder event,
+         * then _handle_responses) right after launching step n+1: its client sees the token when
+         * step n ends (cpu.own_step) */
         if (r->run_left == 0) {
             r->async_pad_seqs++;
             r->async_pad_ctx += last_ctx;
             r->async_pad_capped += eng_cohort_capped_of(&r->co, last_ctx);
         }
-        defer(r, rq);
-        return;
+        if (!r->pool->cfg.cpu.own_step) {
+            defer(r, rq);
+            return;
+        }
     }
     eng_deliver_finish(r, rq, now);
 }
@@ -289,16 +297,16 @@ void eng_drop_request(eng_replica *r, eng_request *rq, int lost)
 
 void eng_router_left(eng_replica *r, const eng_request *rq)
 {
-    eng_pool *p = r->pool;
-    if (p->nrep > 1 && p->router->on_leave)
+    eng_pool *p = r->pool->route;
+    if (p->nroute > 1 && p->router->on_leave)
         p->router->on_leave(p->router_st, p->rep_list, (int32_t)(r - p->reps), rq);
 }
 
 /* rq's prompt is computed on r: r's router is told (it may count prefill work still owed). */
 static void router_prefilled(eng_replica *r, const eng_request *rq)
 {
-    eng_pool *p = r->pool;
-    if (p->nrep > 1 && p->router->on_prefilled)
+    eng_pool *p = r->pool->route;
+    if (p->nroute > 1 && p->router->on_prefilled)
         p->router->on_prefilled(p->router_st, p->rep_list, (int32_t)(r - p->reps), rq);
 }
 
@@ -737,9 +745,10 @@ static int64_t place_step(eng_replica *r, int64_t now, int64_t cpu, int64_t gpu)
     } else {
         gpu_start = now + cpu;
     }
-    r->gpu_start = gpu_start;
-    r->gpu_free_at = gpu_start + gpu;
-    return r->gpu_free_at;
+    int64_t end = r->off ? eng_off_step_end(r, gpu_start, gpu) : gpu_start + gpu;
+    r->gpu_start = end - gpu;
+    r->gpu_free_at = end;
+    return end;
 }
 
 /* The steps of a batch nothing can join (static batching) up to the cohort's next finish, as one
@@ -1024,7 +1033,7 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
     rq->t_span_decode = now;
     if (rq->t_first_token < 0 && !rq->first_unseen) {
         router_prefilled(r, rq);
-        if (r->pool->cfg.cpu.async) {
+        if (r->pool->cfg.cpu.async && !r->pool->cfg.cpu.own_step) {
             rq->first_unseen = 1; /* delivered with the next iteration, as a finish is */
             if (rq->generated < rq->output)
                 defer(r, rq);
@@ -1107,6 +1116,16 @@ int64_t eng_replica_outstanding_tokens(const eng_replica *r)
 int64_t eng_replica_waiting(const eng_replica *r)
 {
     return r->waiting;
+}
+
+double eng_replica_capacity(const eng_replica *r)
+{
+    return r->pool->weight;
+}
+
+int eng_replica_weighed(const eng_replica *r)
+{
+    return r->e->cfg.groups.n > 1;
 }
 
 double eng_replica_kv_usage(const eng_replica *r)
@@ -1321,26 +1340,48 @@ static void debug_check(void *arg)
 /* "prefill pool: " for messages about a disaggregated deployment's pool, "" otherwise. */
 static const char *pool_name(const eng_engine *e, const eng_pool *p)
 {
+    static const char *const groups[ENG_MAX_GROUPS] = {
+        "replicas[0]: ", "replicas[1]: ", "replicas[2]: ", "replicas[3]: ",
+        "replicas[4]: ", "replicas[5]: ", "replicas[6]: ", "replicas[7]: "};
+    if (e->cfg.groups.n > 0)
+        return groups[p->id];
     if (!e->pd)
         return "";
     return p->role == ENG_ROLE_PREFILL ? "prefill pool: " : "decode pool: ";
 }
 
-/* Pool p's router state, and the replica array it picks from; -1 with err when init refuses. */
-static int router_init(eng_engine *e, eng_pool *p, const eng_router_ops *ops, sim_err *err)
+/* Pool p's router state over its n replicas from p->reps on (a mixed pool's first group: every
+ * group's), and the replica array it picks from; -1 with err when init refuses. */
+static int router_init(eng_engine *e, eng_pool *p, int32_t n, sim_err *err)
 {
-    p->router = ops;
-    p->rep_list = sim_xcalloc((size_t)p->nrep, sizeof *p->rep_list);
-    for (int32_t i = 0; i < p->nrep; i++)
+    const eng_router_ops *ops = p->router;
+    p->route = p;
+    p->nroute = n;
+    p->rep_list = sim_xcalloc((size_t)n, sizeof *p->rep_list);
+    for (int32_t i = 0; i < n; i++)
         p->rep_list[i] = &p->reps[i];
-    p->nact = p->nrep;
+    p->nact = n;
     p->router_st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
-    if (ops->init && ops->init(p->router_st, p->nrep, &p->cfg.router_params) != 0)
+    if (ops->init && ops->init(p->router_st, n, &p->cfg.router_params) != 0)
         return sim_errf(err, "%srouter %s: cannot route over %d replicas", pool_name(e, p),
-                        ops->name, p->nrep);
+                        ops->name, n);
     /* both pools' routers draw from the one router stream, in event order */
-    if (p->nrep > 1)
+    if (n > 1)
         p->router_rng = sim_rng(e->ctx, SIM_STREAM_ROUTER);
+    return 0;
+}
+
+/* Every pool's router: its own, or (a mixed pool) the first group's over all the replicas. */
+static int routers_init(eng_engine *e, sim_err *err)
+{
+    if (e->cfg.groups.n > 0) {
+        for (int k = 1; k < e->npools; k++)
+            e->pools[k].route = &e->pools[0];
+        return router_init(e, &e->pools[0], e->nrep, err);
+    }
+    for (int k = 0; k < e->npools; k++)
+        if (router_init(e, &e->pools[k], e->pools[k].nrep, err) != 0)
+            return -1;
     return 0;
 }
 
@@ -1394,13 +1435,15 @@ static int pool_init(eng_engine *e, int k, const eng_costs *costs, int32_t *firs
     const eng_router_ops *router;
     p->id = k;
     p->role = e->pd ? (k == ENG_POOL_PREFILL ? ENG_ROLE_PREFILL : ENG_ROLE_DECODE) : ENG_ROLE_MIXED;
+    p->weight = 1;
     eng_config_pool(&e->cfg, k, &p->cfg);
     p->pred = costs[k].target;
     p->draft = p->cfg.spec.method != ENG_SPEC_NONE && p->cfg.spec.has_draft ? costs[k].draft : NULL;
     if (find_policies(&p->cfg, &p->ops, &router, err) != 0 ||
         eng_kv_plan_compute(&p->cfg, &p->plan, err) != 0)
-        return e->pd ? sim_err_prefix(err, "%s pool", k == ENG_POOL_PREFILL ? "prefill" : "decode")
-                     : -1;
+        return e->pd || e->cfg.groups.n > 0
+                   ? sim_err_prefix(err, "%.*s", (int)strlen(pool_name(e, p)) - 2, pool_name(e, p))
+                   : -1;
     p->router = router;
     p->first = *first;
     /* a pipeline's virtual engines, of every replica autoscaling may start */
@@ -1494,8 +1537,9 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
     e->npools = eng_config_pools(cfg);
     eng_metrics_init(&e->m);
     int32_t n = 0;
-    if (check_modelled(e, err) != 0 || eng_fleet_check(cfg, err) != 0 ||
-        eng_autoscale_check(cfg, err) != 0 || eng_fault_check(cfg, err) != 0)
+    if (check_modelled(e, err) != 0 || eng_groups_check(cfg, err) != 0 ||
+        eng_fleet_check(cfg, err) != 0 || eng_autoscale_check(cfg, err) != 0 ||
+        eng_fault_check(cfg, err) != 0)
         goto fail;
     if (cfg->spec.method != ENG_SPEC_NONE && cfg->spec.classes > 1)
         e->class_rng = sim_rng(ctx, SIM_STREAM_SPEC_CLASS);
@@ -1516,9 +1560,12 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
         for (int32_t i = 0; i < p->nrep; i++)
             if (replica_init(e, p, i, err) != 0)
                 goto fail;
-        if (router_init(e, p, p->router, err) != 0 || eng_pipe_init(e, p, err) != 0)
+        if (eng_pipe_init(e, p, err) != 0)
             goto fail;
     }
+    if (routers_init(e, err) != 0)
+        goto fail;
+    eng_groups_weigh(e);
     if (e->pd)
         eng_pd_init(e);
     if (eng_off_init(e, err) != 0)

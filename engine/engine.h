@@ -44,6 +44,10 @@ typedef struct eng_cpu_overhead {
     double per_iteration_us; /* scheduling + input preparation + sampling, per iteration */
     double per_seq_us;       /* the same, per sequence in the batch */
     int async;               /* 1: CPU work of iteration n+1 overlaps GPU work of iteration n */
+    int own_step;            /* with async, 1: a step's tokens reach the client when that step
+                                ends (its results are read right after the next step is
+                                launched), 0: when the next step ends (vLLM 0.6's async output
+                                processor) */
 } eng_cpu_overhead;
 
 /* Speculative decoding: how a replica's decode steps draft and verify tokens. */
@@ -105,7 +109,10 @@ double eng_spec_length_of_rate(double r, int32_t k);
 double eng_spec_rate_of_length(double al, int32_t k);
 
 /* ---- disaggregated prefill/decode: pools and the link between them ---- */
-enum { ENG_POOL_PREFILL = 0, ENG_POOL_DECODE = 1, ENG_POOLS_MAX = 2 };
+/* Pools: an aggregated deployment's one (or its groups of different GPUs, eng_groups_config),
+ * or a disaggregated one's prefill and decode pools. */
+#define ENG_MAX_GROUPS 8
+enum { ENG_POOL_PREFILL = 0, ENG_POOL_DECODE = 1, ENG_POOLS_MAX = ENG_MAX_GROUPS };
 
 /* What a pool's replicas do: everything (an aggregated deployment), or one phase. */
 typedef enum eng_role { ENG_ROLE_MIXED = 0, ENG_ROLE_PREFILL, ENG_ROLE_DECODE } eng_role;
@@ -143,6 +150,7 @@ typedef enum eng_xfer_mode {
     int32_t pipeline_parallel;        /* stages the layers are split over, >= 1 */                 \
     int32_t pipeline_batches;         /* batches in flight through the stages (1..stages; 0: as    \
                                          many as stages) */                                        \
+    eng_moe moe;                      /* expert placement and routing skew */                      \
     char router[ENG_ROUTER_NAME_MAX]; /* a name in router.c's registry */                          \
     eng_router_params router_params;                                                               \
     eng_sched_cfg sched;                                                                           \
@@ -160,6 +168,19 @@ typedef struct eng_pd_config {
     double latency_ns; /* added to every transfer */
     eng_xfer_mode mode;
 } eng_pd_config;
+
+/* A mixed pool (`replicas: [{gpu, count, tensor_parallel, ...}, ...]`): groups of replicas that
+ * differ in GPU or layout behind one router, each group with its own cost model and KV plan
+ * (groups.c). */
+typedef struct eng_groups_config {
+    int32_t n;                             /* 0: one kind of replica (the scalar `replicas`) */
+    eng_pool_config group[ENG_MAX_GROUPS]; /* each starts from the deployment's settings */
+    double weight[ENG_MAX_GROUPS];         /* a replica's capacity as routers weigh it (0: priced by
+                                              the group's cost model, eng_pool_weight) */
+} eng_groups_config;
+
+/* A group's keys (relative to eng_config, whose pool fields a group's loading fills). */
+extern const eng_key eng_group_keys[];
 
 /* ---- KV offload tiers (offload.c): host memory, local SSD, a remote store behind the GPU cache
  * ---- */
@@ -222,6 +243,8 @@ typedef struct eng_config {
     /* disaggregated prefill/decode (pd.enabled): the pools' own settings replace the pool
      * fields above, which are then unused */
     eng_pd_config pd;
+    eng_groups_config groups;   /* a mixed pool (groups.n > 0): the groups replace the pool
+                                   fields above, which are then unused */
     eng_offload_config offload; /* KV offload tiers behind each replica's GPU cache */
     eng_fleet_cfg fleet;        /* price and power overrides (fleet.h) */
     eng_classes classes;        /* request classes (workload.classes; metrics.h); n 0: none */
@@ -243,10 +266,12 @@ extern const eng_key eng_acceptance_keys[];
 /* kv_transfer: the link between the pools, relative to eng_pd_config. */
 extern const eng_key eng_kv_transfer_keys[];
 
-/* Pools of a configuration: 1 (aggregated) or 2 (prefill, decode). */
+/* Pools of a configuration: 1 (aggregated), its groups (a mixed pool: every group a pool of
+ * its own, one router over them all) or 2 (prefill, decode). */
 int eng_config_pools(const eng_config *c);
 /* The configuration pool p's replicas run with: c itself for an aggregated one; for a
- * disaggregated one c with pool p's settings in place of the deployment's. */
+ * disaggregated one (or a mixed pool's group p) c with pool p's settings in place of the
+ * deployment's. */
 void eng_config_pool(const eng_config *c, int p, eng_config *out);
 const char *eng_link_kind_name(eng_link_kind k);
 /* The latency a transfer over link kind k adds when kv_transfer.latency_us is not given, in us. */
@@ -413,11 +438,11 @@ typedef struct eng_totals {
     int64_t waiting_at_end_of_arrivals; /* queue length when the last arrival came */
     int64_t waiting_at_pow2[63];        /* queue length when arrival number 2^k came */
     /* disaggregated prefill/decode (zero otherwise) */
-    int64_t transfers;       /* KV transfers completed */
-    double transfer_bytes;   /* their bytes */
-    int64_t transfers_held;  /* transfers that waited for decode-side KV or a seat */
-    int64_t pool_busy_ns[2]; /* per pool: iteration time summed over its replicas */
-    int64_t pool_gpu_ns[2];  /* per pool: GPU time (forward passes, swaps) summed likewise */
+    int64_t transfers;                   /* KV transfers completed */
+    double transfer_bytes;               /* their bytes */
+    int64_t transfers_held;              /* transfers that waited for decode-side KV or a seat */
+    int64_t pool_busy_ns[ENG_POOLS_MAX]; /* per pool: iteration time summed over its replicas */
+    int64_t pool_gpu_ns[ENG_POOLS_MAX];  /* per pool: GPU time (forward passes, swaps) likewise */
 } eng_totals;
 /* Whether the queue was still growing when arrivals ended: the waiting count at the last
  * arrival against the count at the largest power-of-two arrival at or below half of them. A
@@ -426,6 +451,13 @@ int eng_totals_saturated(const eng_totals *t);
 const eng_totals *eng_get_totals(const eng_engine *e);
 /* The summary metrics (see metrics.h) into out[ENG_MAX_METRICS]; returns how many. */
 int eng_summary(eng_engine *e, eng_metric *out);
+/* What one GPU g costs per hour in a deployment with fleet settings f: the scenario's price:
+ * override, else the catalog's list price; 0 when neither states one. */
+double eng_fleet_gpu_price(const eng_fleet_cfg *f, const eng_gpu *g);
+/* The fleet timeline of a finished autoscaled run (fleet.h: eng_fleet_window), in time order,
+ * into *out (malloc'd; the caller frees it; NULL when none). Returns the windows: 0 when the run
+ * has no autoscaler or completed nothing. GPUs per replica: eng_get_pool_plan(e, 0)->gpus. */
+int64_t eng_fleet_timeline(const eng_engine *e, eng_fleet_window **out);
 /* SLOs for goodput (0 = none); set before eng_run. */
 void eng_set_slo(eng_engine *e, double ttft_ms, double tpot_ms, double e2e_ms);
 const eng_kv_plan *eng_get_kv_plan(const eng_engine *e);
@@ -476,6 +508,12 @@ int32_t eng_replica_max_len(const eng_replica *r); /* max_model_len, or the mode
 int64_t eng_replica_outstanding(const eng_replica *r);        /* requests here, not yet done */
 int64_t eng_replica_outstanding_tokens(const eng_replica *r); /* their prompt + output tokens */
 int64_t eng_replica_waiting(const eng_replica *r);            /* requests here, not running */
+/* Replica r's capacity as routers weigh it: 1 in a pool of one kind of replica; in a mixed pool
+ * its group's weight (given, or priced by its cost model: eng_pool_weight), relative to the
+ * first group's. */
+double eng_replica_capacity(const eng_replica *r);
+/* Whether the replicas routers choose among differ in capacity (a mixed pool). */
+int eng_replica_weighed(const eng_replica *r);
 double
 eng_replica_kv_usage(const eng_replica *r); /* blocks in use / total (cached free excluded) */
 /* Tokens of rq's prompt cached on r right now (0 without a prefix cache or content); O(blocks
@@ -528,6 +566,12 @@ int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *r
  * fit; a policy that can skips rq until the load is done (the engine wakes the replica then).
  * 0 without offload tiers. */
 int eng_kv_loading(eng_replica *r, eng_request *rq);
+/* Policies whose engine loads offloaded KV within the step that admits a request (SGLang, TRT-
+ * LLM): brings the blocks of rq's prompt the tiers hold past the GPU cache's hit into the GPU
+ * cache now (pinned for rq; the step that admits rq waits for them), when they fit. Returns the
+ * blocks onboarded (0: none, no tiers, an asynchronous policy, or done before). Call before
+ * eng_prefix_match when about to admit rq. */
+int32_t eng_kv_onboard(eng_replica *r, eng_request *rq);
 /* Admits waiting request rq with its first `hit` tokens taken from the cache (hit <= what
  * eng_prefix_match returns; 0 for none) and a chunk of `tokens` after them. Returns 0, or -1
  * when the blocks are short (nothing changes then). */

@@ -78,11 +78,16 @@ int eng_admission_sheddable(const eng_engine *e, const eng_request *rq)
     return cl->n == 0 || cl->c[rq->wclass].sheddable;
 }
 
+double eng_fleet_gpu_price(const eng_fleet_cfg *f, const eng_gpu *g)
+{
+    return f->price_per_hour > 0 ? f->price_per_hour : g->price_per_hour;
+}
+
 /* GPU g's figures with the deployment's overrides: price per hour, idle and full power. */
 static void figures(const eng_fleet_cfg *f, const eng_gpu *g, double *price, double *idle,
                     double *max)
 {
-    *price = f->price_per_hour > 0 ? f->price_per_hour : g->price_per_hour;
+    *price = eng_fleet_gpu_price(f, g);
     *max = f->max_w > 0 ? f->max_w : g->max_w;
     *idle = f->idle_given ? f->idle_w : g->idle_w;
 }

@@ -127,6 +127,21 @@ extern const eng_key eng_fault_retry_keys[];
 /* The defaults of the tables above; autoscaling off. */
 void eng_fleet_defaults(eng_fleet_cfg *f);
 
+/* One window of an autoscaled run's fleet timeline: the autoscaler's evaluation intervals
+ * ([k x interval_s, (k + 1) x interval_s)), clipped to the summary's duration (first arrival to
+ * last finish), so that the replica time of every window summed, times the GPUs of a replica,
+ * is the run's GPU-seconds to the bit (gpu_hours x 3600). Requests are counted in the window of
+ * their own event: an arrival when it arrives, a TTFT when its first token comes out (as vLLM's
+ * time_to_first_token histogram observes it), a finish or a rejection when it happens; an event
+ * after the last finish (a late rejection) counts in the last window. */
+typedef struct eng_fleet_window {
+    int64_t start_ns, end_ns;                     /* the window */
+    int64_t serving_ns, starting_ns, draining_ns; /* replica time in each state */
+    int64_t arrivals, completed, good, rejected;  /* good: completed within every SLO */
+    int64_t ttft_count;                           /* first tokens in the window */
+    double p99_ttft_ms;                           /* of those; NaN when none */
+} eng_fleet_window;
+
 /* The cold start of a replica whose GPUs each hold weight_bytes: seconds (autoscale.c). */
 double eng_autoscale_cold_start_s(const eng_autoscale_cfg *a, int64_t weight_bytes);
 

@@ -26,6 +26,7 @@ void eng_config_layout(const eng_config *c, eng_layout *out)
     out->tp = c->tensor_parallel > 0 ? c->tensor_parallel : 1;
     out->ep = c->expert_parallel > 0 ? c->expert_parallel : 1;
     out->dp = c->data_parallel_attention > 0 ? c->data_parallel_attention : 1;
+    out->moe = c->moe;
 }
 
 eng_dtype eng_config_dtype(const eng_config *c)

@@ -159,6 +159,16 @@ void eng_metrics_request(eng_metrics *m, const eng_request *rq)
         class_request(m, rq, ttft, tpot, e2el);
 }
 
+int eng_metrics_good(const eng_metrics *m, const eng_request *rq)
+{
+    if (rq->status == ENG_RQ_REJECTED)
+        return 0;
+    double ttft = ms(rq->t_first_token - rq->t_arrival);
+    double e2el = ms(rq->t_finish - rq->t_arrival);
+    double tpot = rq->output > 1 ? ms(rq->t_finish - rq->t_first_token) / (rq->output - 1) : 0;
+    return meets(ttft, tpot, e2el, m->slo_ttft_ms, m->slo_tpot_ms, m->slo_e2e_ms);
+}
+
 void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count)
 {
     sim_samples_add_n(&m->itl, ms(gap_ns), (size_t)count);

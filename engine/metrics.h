@@ -112,6 +112,8 @@ void eng_metrics_free(eng_metrics *m);
 /* Keeps metrics per class of cl (borrowed: it must outlive m) from now on. */
 void eng_metrics_classes(eng_metrics *m, const eng_classes *cl);
 void eng_metrics_request(eng_metrics *m, const eng_request *rq);
+/* 1 when rq (finished) met every SLO of m (goodput counts it), 0 otherwise (rejected too). */
+int eng_metrics_good(const eng_metrics *m, const eng_request *rq);
 void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count);
 /* count iterations, each with cpu_ns of CPU time */
 void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count);
@@ -185,5 +187,9 @@ int eng_metrics_class_summary(eng_metrics *m, eng_metric *out, int n);
 const char *const *eng_metric_names(int *n);
 /* The names a disaggregated run's summary adds after those, in its order (static). */
 const char *const *eng_pd_metric_names(int *n);
+/* The KV offload tiers' metric names (offload.c), every tier kind's in eng_tier_kind order and
+ * then the loads' (kv_offload_cpu_hit_tokens, ..., kv_offload_load_ttft_share): what a run with
+ * kv_offload may report; *n gets the count. The table is static. */
+const char *const *eng_offload_metric_names(int *n);
 
 #endif

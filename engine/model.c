@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "sim.h"
 
 static const char *const dtype_names[ENG_DTYPE_COUNT] = {"bf16",  "fp16", "fp8",  "nvfp4",
                                                          "mxfp4", "int4", "fp32", "mxfp4-fp8"};
@@ -212,8 +213,10 @@ static void count_parts(const eng_model *m, const eng_layout *l, int64_t p[ENG_P
          * over all tp x dp GPUs (the MoE group spans the DP ranks). TensorRT-LLM and SGLang
          * also split both ways (moe_tp_size x moe_ep_size = the GPUs): experts / ep experts,
          * each split over moe_tp GPUs. Shared experts are a dense MLP split over the TP ranks;
-         * the router is replicated. */
-        int64_t n = m->experts / ep;
+         * the router is replicated. MODEL: EPLB's redundant experts are extra physical
+         * slots, (experts + redundant) / ep per rank, each holding a whole copy (vLLM's
+         * num_redundant_experts; DeepSeek-V3 report, section 3.4: 32 redundant experts). */
+        int64_t n = (m->experts + (l ? l->moe.redundant : 0)) / ep;
         int64_t inter = m->expert_inter / (l ? eng_layout_moe_tp(l) : 1);
         p[part_index(ENG_PART_EXPERTS)] = m->moe_layers * n * mlp_params(m, inter, m->expert_bias);
         int64_t shared = m->shared_inter ? mlp_params(m, m->shared_inter / t, 0) : 0;
@@ -309,7 +312,7 @@ static int64_t index_key_bytes(const eng_model *m)
 void eng_model_gpu_share(const eng_model *m, eng_dtype d, eng_dtype kv, const eng_layout *l,
                          eng_gpu_share *out)
 {
-    static const eng_layout one = {1, 1, 1};
+    static const eng_layout one = {1, 1, 1, {0, 0, 0}};
     if (!l)
         l = &one;
     if (kv == ENG_DTYPE_AUTO)
@@ -385,6 +388,41 @@ static int refuse(char *why, size_t len, const char *fmt, ...)
     return -1;
 }
 
+/* The moe: section against the model and layout: placement, redundant slots, skew. */
+static int check_placement(const eng_model *m, const eng_layout *l, char *why, size_t len)
+{
+    const eng_moe *x = &l->moe;
+    int set = x->placement != ENG_MOE_STATIC || x->redundant != 0 || x->skew != 0;
+    if (m->moe_layers == 0)
+        return set ? refuse(why, len,
+                            "moe: model %s has no routed experts; expert placement and routing "
+                            "skew apply to MoE models",
+                            m->name)
+                   : 0;
+    if (!(x->skew >= 0 && x->skew <= 10) || x->redundant < 0)
+        return refuse(why, len,
+                      "moe: skew %g, redundant_experts %d: expected a skew from 0 to 10 and "
+                      "redundant experts >= 0",
+                      x->skew, x->redundant);
+    if (x->redundant > 0 && x->placement != ENG_MOE_EPLB)
+        return refuse(why, len,
+                      "moe.redundant_experts %d: redundant copies are EPLB's; set moe.placement: "
+                      "eplb",
+                      x->redundant);
+    if (l->ep <= 1 && (x->placement == ENG_MOE_EPLB || x->skew > 0))
+        return refuse(why, len,
+                      "moe.%s: needs expert_parallel > 1; without it every GPU holds a slice of "
+                      "every expert, so routing skew does not unbalance the GPUs and there is "
+                      "nothing to place (llmsim does not model skew within one GPU)",
+                      x->placement == ENG_MOE_EPLB ? "placement eplb" : "skew");
+    if ((m->experts + x->redundant) % l->ep != 0)
+        return refuse(why, len,
+                      "moe.redundant_experts %d: model %s's %d experts plus the redundant ones "
+                      "must split evenly over expert_parallel %d (each rank holds as many slots)",
+                      x->redundant, m->name, m->experts, l->ep);
+    return 0;
+}
+
 static int check_moe(const eng_model *m, const eng_layout *l, char *why, size_t len)
 {
     int32_t gpus = l->tp * l->dp;
@@ -397,7 +435,7 @@ static int check_moe(const eng_model *m, const eng_layout *l, char *why, size_t 
                           "data_parallel_attention %d needs an MoE model (its attention ranks "
                           "share the experts); model %s is dense: use replicas",
                           l->dp, m->name);
-        return 0;
+        return check_placement(m, l, why, len);
     }
     if (gpus % l->ep != 0)
         return refuse(why, len,
@@ -420,7 +458,7 @@ static int check_moe(const eng_model *m, const eng_layout *l, char *why, size_t 
         return refuse(why, len,
                       "tensor_parallel %d does not divide model %s's shared-expert width %d", l->tp,
                       m->name, m->shared_inter);
-    return 0;
+    return check_placement(m, l, why, len);
 }
 
 int32_t eng_layout_moe_tp(const eng_layout *l)
@@ -519,8 +557,11 @@ int eng_precision(const eng_gpu *g, eng_dtype d, eng_dtype kv, eng_compute *out,
         if (notelen)
             snprintf(note, notelen, "dtype int4: weight-only (4-bit weights read, 16-bit compute)");
         break;
-    default:
+    case ENG_FP32:
         return refuse(why, len, "dtype %s is not a weights dtype", eng_dtype_name(d));
+    default:
+        SIM_CHECK(NULL, !"a weights dtype without a compute rule");
+        return -1;
     }
     if (kv == ENG_FP8 && !(g->flops_fp8 > 0) && notelen) {
         /* MODEL: vLLM stores an fp8 KV cache on GPUs without fp8 tensor cores and dequantizes

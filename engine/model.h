@@ -130,13 +130,27 @@ typedef struct eng_model {
     char notes[384];        /* approximations the reader made, one per line, for the user */
 } eng_model;
 
+/* Where the routed experts sit on the expert-parallel GPUs (moe.placement). */
+typedef enum eng_moe_placement {
+    ENG_MOE_STATIC, /* expert e on group e / (experts / ep), whatever its load (no EPLB) */
+    ENG_MOE_EPLB,   /* rebalanced by load, with redundant copies (DeepSeek's EPLB) */
+} eng_moe_placement;
+
+/* The routed experts' placement and popularity (the scenario's moe: section). */
+typedef struct eng_moe {
+    int32_t placement; /* eng_moe_placement */
+    int32_t redundant; /* redundant expert slots per MoE layer over the ep groups (EPLB) */
+    double skew;       /* Zipf exponent of expert popularity; 0 = balanced routing */
+} eng_moe;
+
 /* How one replica's GPUs divide a model. GPUs per replica = tp x dp. */
 typedef struct eng_layout {
-    int32_t tp; /* tensor parallel: GPUs splitting each attention and dense layer */
-    int32_t ep; /* expert parallel: groups the routed experts are placed over (1 = none); it
-                   divides tp x dp, and each expert is split over the tp x dp / ep GPUs of its
-                   group (TensorRT-LLM's moe_tp_size x moe_ep_size) */
-    int32_t dp; /* attention data-parallel ranks, each with its own requests and KV (1 = none) */
+    int32_t tp;  /* tensor parallel: GPUs splitting each attention and dense layer */
+    int32_t ep;  /* expert parallel: groups the routed experts are placed over (1 = none); it
+                    divides tp x dp, and each expert is split over the tp x dp / ep GPUs of its
+                    group (TensorRT-LLM's moe_tp_size x moe_ep_size) */
+    int32_t dp;  /* attention data-parallel ranks, each with its own requests and KV (1 = none) */
+    eng_moe moe; /* expert placement and routing skew (zero: static, balanced) */
 } eng_layout;
 
 /* GPUs each routed expert's inner dimension is split over: tp x dp / ep. */

@@ -285,6 +285,8 @@ static int32_t look_up(eng_offload *o, const uint64_t *bh, int32_t g, int32_t mo
     return j - g;
 }
 
+static int32_t pin_prefix(eng_replica *r, eng_request *rq, int32_t g, int32_t n);
+
 /* The loaded blocks are in: the reservation becomes them, pinned with the GPU-cached part of the
  * prefix before them; a block the GPU lost meanwhile ends the usable prefix. */
 static void on_loaded(sim_ctx *ctx, void *obj, int64_t arg)
@@ -293,33 +295,20 @@ static void on_loaded(sim_ctx *ctx, void *obj, int64_t arg)
     eng_request *rq = (eng_request *)(intptr_t)arg;
     eng_offload *o = r->off;
     eng_kv *kv = &r->kv;
-    const uint64_t *bh;
-    int32_t end = rq->off_first + rq->off_blocks, j = 0;
-    int32_t n = eng_request_block_hashes(r, rq, end, &bh);
-    SIM_ASSERT(ctx, n == end && rq->status == ENG_RQ_WAITING);
+    SIM_ASSERT(ctx, rq->status == ENG_RQ_WAITING);
     kv->held -= rq->off_blocks;
     o->reserved -= rq->off_blocks;
     eng_kv_give(kv, rq->off_blocks);
-    for (; j < n; j++) {
-        int32_t idx = eng_ps_find(kv->ps, bh[j]);
-        if (idx >= 0)
-            eng_kv_pin(kv, idx);
-        else if (j < rq->off_first || eng_kv_insert(kv, bh[j]) < 0)
-            break;
-    }
-    rq->off_pinned = j;
-    o->pins += j;
-    rq->off_state = ENG_OFF_PINNED;
+    pin_prefix(r, rq, rq->off_first, rq->off_first + rq->off_blocks);
     if (!r->busy)
         eng_replica_wake_at(r, sim_now(ctx));
 }
 
-/* Starts loading rq's blocks [g, g + n), counted per tier in per[], into n reserved blocks. */
-static void start_load(eng_replica *r, eng_request *rq, int32_t g, int32_t n,
-                       const int64_t per[ENG_MAX_TIERS], int64_t now)
+/* The loads of per[k] blocks from each tier k over r's channels from now: when the last is in,
+ * counted as one load. */
+static int64_t load_blocks(eng_replica *r, const int64_t per[ENG_MAX_TIERS], int64_t now)
 {
     eng_offload *o = r->off;
-    eng_engine *e = r->e;
     int64_t done = now;
     for (int k = 0; k < o->ntiers; k++) {
         if (!per[k])
@@ -329,40 +318,122 @@ static void start_load(eng_replica *r, eng_request *rq, int32_t g, int32_t n,
         o->tier[k]->read_blocks += per[k];
         o->tier[k]->hit_blocks += per[k];
     }
+    r->e->off_loads++;
+    sim_samples_add(&r->e->off_load, (double)(done - now) / 1e6);
+    return done;
+}
+
+/* Starts loading rq's blocks [g, g + n), counted per tier in per[], into n reserved blocks. */
+static void start_load(eng_replica *r, eng_request *rq, int32_t g, int32_t n,
+                       const int64_t per[ENG_MAX_TIERS], int64_t now)
+{
+    eng_offload *o = r->off;
+    eng_engine *e = r->e;
+    int64_t done = load_blocks(r, per, now);
     eng_kv_take(&r->kv, n);
     r->kv.held += n;
     o->reserved += n;
     rq->off_first = g;
     rq->off_blocks = n;
     rq->off_state = ENG_OFF_LOADING;
-    e->off_loads++;
-    sim_samples_add(&e->off_load, (double)(done - now) / 1e6);
     sim_schedule(e->ctx, done, ENG_PRIO_XFER, on_loaded, r, (int64_t)(intptr_t)rq);
+}
+
+/* Pins rq's first n blocks in the GPU cache (cached ones, or new ones for the hashes the tiers
+ * hold past the first g); returns how many it pinned (a block lost ends the prefix). */
+static int32_t pin_prefix(eng_replica *r, eng_request *rq, int32_t g, int32_t n)
+{
+    eng_kv *kv = &r->kv;
+    const uint64_t *bh;
+    int32_t got = eng_request_block_hashes(r, rq, n, &bh), j = 0;
+    SIM_ASSERT(r->e->ctx, got == n);
+    for (; j < got; j++) {
+        int32_t idx = eng_ps_find(kv->ps, bh[j]);
+        if (idx >= 0)
+            eng_kv_pin(kv, idx);
+        else if (j < g || eng_kv_insert(kv, bh[j]) < 0)
+            break;
+    }
+    rq->off_pinned = j;
+    r->off->pins += j;
+    rq->off_state = ENG_OFF_PINNED;
+    return j;
+}
+
+/* The blocks of rq's prompt the tiers hold past the GPU cache's hit (*g blocks), counted per
+ * tier into per[] and refreshed there; 0 when they are fewer than min_load_tokens.
+ * MODEL: vLLM's scheduler asks the connector for the tokens past the GPU cache's hit when it
+ * reaches a waiting request (get_num_new_matched_tokens); the offloading manager counts the
+ * leading blocks it has ready and stops at the first it has not (LRUOffloadingManager.lookup);
+ * the last prompt token is always computed (get_computed_blocks). SGLang HiRadixCache.load_back
+ * refuses loads shorter than load_back_threshold (10 tokens) and recomputes them; vLLM's
+ * OffloadingConnector and LMCache load every hit. */
+static int32_t past_hit(eng_replica *r, eng_request *rq, int64_t now, int32_t *g,
+                        int64_t per[ENG_MAX_TIERS])
+{
+    int32_t bs = r->kv.block_size, most = (int32_t)(((int64_t)rq->prefill_target - 1) / bs);
+    const uint64_t *bh;
+    *g = eng_prefix_match(r, rq, NULL) / bs;
+    most = eng_request_block_hashes(r, rq, most, &bh);
+    if (*g >= most)
+        return 0;
+    int32_t n = look_up(r->off, bh, *g, most, now, per);
+    return (int64_t)n * bs < r->off->min_load_tokens ? 0 : n;
+}
+
+int32_t eng_kv_onboard(eng_replica *r, eng_request *rq)
+{
+    eng_offload *o = r->off;
+    if (!o || o->mode == ENG_OFF_ASYNC || rq->off_state != ENG_OFF_NONE)
+        return 0;
+    int64_t now = sim_now(r->e->ctx), per[ENG_MAX_TIERS] = {0};
+    int32_t g;
+    /* MODEL: SGLang HiRadixCache.match_prefix finds the host-held continuation of the device
+     * prefix (host_hit_length) and init_load_back allocates device memory for it, evicting if it
+     * must, and loads it unless it is shorter than load_back_threshold; when the memory cannot be
+     * had the tokens are recomputed. TensorRT-LLM's BlockManager reuses a block found in the
+     * secondary (host) pool by copying it back into a primary block (onboardBlock) as it
+     * schedules the context request. */
+    int32_t n = past_hit(r, rq, now, &g, per);
+    if (n == 0 || n + eng_decode_blocks_needed(r) > eng_kv_nfree(&r->kv))
+        return 0;
+    rq->off_ready = load_blocks(r, per, now);
+    return pin_prefix(r, rq, g, g + n) - g;
+}
+
+/* MODEL: TensorRT-LLM's onboardBlock copies a block from the host pool on the forward pass's
+ * stream ahead of the pass, so the step starts once its onboarded blocks are in. SGLang HiCache
+ * loads on a stream of its own, layer by layer, and each layer of the pass waits for its own
+ * layer's KV (HiCacheController's layer_done_counter, waited on per layer by the KV pool): the
+ * pass ends a layer's compute after the load does, at the earliest. */
+int64_t eng_off_step_end(const eng_replica *r, int64_t gpu_start, int64_t gpu)
+{
+    const eng_offload *o = r->off;
+    int64_t ready = 0;
+    if (o->mode == ENG_OFF_ASYNC)
+        return gpu_start + gpu;
+    for (int32_t i = 0; i < r->batch.nchunks; i++) {
+        int64_t t = r->batch.chunks[i].rq->off_ready;
+        ready = t > ready ? t : ready;
+    }
+    if (ready <= gpu_start)
+        return gpu_start + gpu;
+    if (o->mode == ENG_OFF_ONBOARD)
+        return ready + gpu;
+    int64_t last = ready + gpu / (o->layers > 0 ? o->layers : 1);
+    return last > gpu_start + gpu ? last : gpu_start + gpu;
 }
 
 int eng_off_gate(eng_replica *r, eng_request *rq)
 {
     eng_offload *o = r->off;
-    if (!o || rq->off_state == ENG_OFF_PINNED)
+    if (!o || o->mode != ENG_OFF_ASYNC || rq->off_state == ENG_OFF_PINNED)
         return 0;
     if (rq->off_state == ENG_OFF_LOADING)
         return 1;
-    /* MODEL: vLLM's scheduler asks the connector for the tokens past the GPU cache's hit when it
-     * reaches a waiting request (get_num_new_matched_tokens); the offloading manager counts the
-     * leading blocks it has ready and stops at the first it has not (LRUOffloadingManager.
-     * lookup); the last prompt token is always computed (get_computed_blocks) */
-    int64_t now = sim_now(r->e->ctx);
-    int32_t bs = r->kv.block_size, g = eng_prefix_match(r, rq, NULL) / bs;
-    int32_t most = (int32_t)(((int64_t)rq->prefill_target - 1) / bs);
-    const uint64_t *bh;
-    most = eng_request_block_hashes(r, rq, most, &bh);
-    if (g >= most)
-        return 0;
-    int64_t per[ENG_MAX_TIERS] = {0};
-    int32_t n = look_up(o, bh, g, most, now, per);
-    /* MODEL: SGLang HiRadixCache.load_back refuses loads shorter than load_back_threshold (10
-     * tokens) and recomputes them; vLLM's OffloadingConnector and LMCache load every hit */
-    if (n == 0 || (int64_t)n * bs < o->min_load_tokens)
+    int64_t now = sim_now(r->e->ctx), per[ENG_MAX_TIERS] = {0};
+    int32_t g, n = past_hit(r, rq, now, &g, per);
+    if (n == 0)
         return 0;
     /* MODEL: vLLM allocates the blocks of the external hit (allocate_slots with
      * num_external_computed_tokens) or leaves the request waiting when they do not fit; the
@@ -410,6 +481,48 @@ static eng_otier *tier_new(eng_tier_kind kind, int64_t cap)
 /* MODEL: the host tier's default link is the catalog's host link per GPU (PCIe; NVLink-C2C on
  * Grace parts), the one vLLM's and SGLang's host copies cross; a tier's bandwidth is per GPU,
  * and a replica's GPUs move their shards of a block in parallel */
+/* How pool p's policy brings offloaded KV back (*mode), or a refusal of what its engine does
+ * not do. */
+static int offload_mode(const eng_pool *p, const eng_offload_config *oc, int *mode, sim_err *err)
+{
+    const char *name = p->ops->name;
+    /* MODEL: vLLM V1 loads a request's offloaded KV asynchronously while the requests behind it
+     * run (WAITING_FOR_REMOTE_KVS); SGLang HiCache (init_load_back in PrefillAdder.add_one_req)
+     * and TensorRT-LLM's host cache (onboardBlock) bring it back within the step that admits the
+     * request */
+    *mode = !strcmp(name, "vllm")     ? ENG_OFF_ASYNC
+            : !strcmp(name, "sglang") ? ENG_OFF_LAYERWISE
+            : !strcmp(name, "trtllm") ? ENG_OFF_ONBOARD
+                                      : -1;
+    if (*mode < 0)
+        return sim_errf(err,
+                        "kv_offload is modelled for schedulers vllm (V1), sglang (HiCache) and "
+                        "trtllm (its host cache); %s has no offload tier to follow",
+                        name);
+    if (*mode == ENG_OFF_ASYNC)
+        return 0;
+    /* MODEL: TensorRT-LLM's KV cache has one secondary pool, host memory
+     * (KvCacheConfig.host_cache_size), which takes a primary block when it is evicted
+     * (offloadBlock from getFreeBlock): write-back to one host tier. SGLang HiCache's host tier
+     * takes write_back or write_through (--hicache-write-policy; write_through_selective
+     * writes a block through once it is hit often enough, not modelled); its storage backends
+     * (L3: file, mooncake, hf3fs) prefetch into the host tier before a request is scheduled
+     * (prefetch policies best_effort, wait_complete, timeout), not modelled yet */
+    if (oc->ntiers > 1 || oc->tier[0].kind != ENG_TIER_CPU)
+        return sim_errf(err,
+                        "kv_offload with scheduler %s: one cpu tier only (%s); its %s tier is "
+                        "not modelled",
+                        name,
+                        *mode == ENG_OFF_ONBOARD ? "TensorRT-LLM's secondary pool is host memory"
+                                                 : "SGLang HiCache's host tier",
+                        *mode == ENG_OFF_ONBOARD ? "disk or remote"
+                                                 : "storage backends' prefetch into the host");
+    if (*mode == ENG_OFF_ONBOARD && oc->policy == ENG_OFFLOAD_WRITE_THROUGH)
+        return sim_errf(err, "kv_offload.policy write_through with scheduler trtllm: TensorRT-LLM "
+                             "offloads a block to host memory when it is evicted (write_back)");
+    return 0;
+}
+
 static double tier_bw(const eng_pool *p, const eng_tier_config *tc)
 {
     double per_gpu = tc->bandwidth_gb_s > 0 ? tc->bandwidth_gb_s * 1e9 : p->cfg.gpu.pcie_bw;
@@ -432,16 +545,9 @@ int eng_off_init(eng_engine *e, sim_err *err)
                         "kv_offload keeps blocks the prefix cache evicts: scheduler %s runs "
                         "without a prefix cache",
                         p->ops->name);
-    /* MODEL: vLLM V1 loads a request's offloaded KV asynchronously while the requests behind it
-     * run (WAITING_FOR_REMOTE_KVS), as modelled here; SGLang HiCache (init_load_back in
-     * PrefillAdder) and TensorRT-LLM's host cache onboard it within the step that admits the
-     * request, which is not */
-    if (strcmp(p->ops->name, "vllm") != 0)
-        return sim_errf(err,
-                        "kv_offload is modelled for scheduler vllm (V1, asynchronous loads); "
-                        "%s loads offloaded KV within the step that admits a request, which "
-                        "is not modelled yet",
-                        p->ops->name);
+    int mode;
+    if (offload_mode(p, oc, &mode, err) != 0)
+        return -1;
     e->otiers = sim_xcalloc((size_t)oc->ntiers * (size_t)p->nrep, sizeof *e->otiers);
     eng_otier *shared[ENG_MAX_TIERS] = {0};
     /* a block of the growing layers on every GPU of one attention rank (and of every pipeline
@@ -452,6 +558,8 @@ int eng_off_init(eng_engine *e, sim_err *err)
         eng_replica *r = &p->reps[i];
         eng_offload *o = sim_xcalloc(1, sizeof *o);
         o->r = r;
+        o->mode = mode;
+        o->layers = p->cfg.model.layers;
         o->ntiers = oc->ntiers;
         o->block_bytes = block_bytes;
         o->policy = oc->policy;
@@ -501,6 +609,23 @@ void eng_off_fini(eng_engine *e)
 }
 
 /* ---------------- metrics and checks ---------------- */
+
+#define TIER_NAMES(k)                                                                              \
+    "kv_offload_" k "_hit_tokens", "kv_offload_" k "_hit_rate", "kv_offload_" k "_write_bytes",    \
+        "kv_offload_" k "_read_bytes", "kv_offload_" k "_evicted_blocks",                          \
+        "kv_offload_" k "_blocks"
+
+/* eng_off_summary's names, every kind's (eng_tier_kind_name order), then the loads'. */
+static const char *const offload_names[] = {TIER_NAMES("cpu"),           TIER_NAMES("ssd"),
+                                            TIER_NAMES("remote"),        "kv_offload_loads",
+                                            "kv_offload_mean_load_ms",   "kv_offload_p99_load_ms",
+                                            "kv_offload_load_ttft_share"};
+
+const char *const *eng_offload_metric_names(int *n)
+{
+    *n = (int)(sizeof offload_names / sizeof offload_names[0]);
+    return offload_names;
+}
 
 static int put_metric(eng_metric *out, int n, const char *kind, const char *what, double v)
 {

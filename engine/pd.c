@@ -28,7 +28,7 @@
 
 int eng_config_pools(const eng_config *c)
 {
-    return c->pd.enabled ? 2 : 1;
+    return c->pd.enabled ? 2 : c->groups.n > 0 ? c->groups.n : 1;
 }
 
 void eng_config_pool(const eng_config *c, int p, eng_config *out)
@@ -36,6 +36,8 @@ void eng_config_pool(const eng_config *c, int p, eng_config *out)
     *out = *c;
     if (c->pd.enabled)
         out->pool = c->pd.pool[p];
+    else if (c->groups.n > 0)
+        out->pool = c->groups.group[p];
 }
 
 /* A prefill or decode pool: the deployment's keys (a pool starts from the deployment's values)

@@ -108,6 +108,7 @@ struct eng_request {
      * and how many; its leading blocks pinned in the GPU cache until it is admitted */
     int32_t off_state;
     int32_t off_first, off_blocks, off_pinned;
+    int64_t off_ready; /* ns: its onboarded KV is in (loads within the admitting step) */
 
     /* engine bookkeeping */
     eng_request *pool_next; /* free list; a decode replica's queue of transfers (pd.c) */

@@ -38,21 +38,40 @@ static const eng_router_ops round_robin = {
 
 /* ---- least_outstanding, least_tokens ---- */
 
-static int32_t least_outstanding_pick(void *st, const eng_replica *const *reps, int32_t n,
-                                      const eng_request *rq, gsl_rng *rng)
+/* MODEL: in a mixed pool a replica's load counts against its capacity (eng_replica_capacity):
+ * load a on replica i is lighter than load b on replica j when a / w_i < b / w_j, compared as
+ * a x w_j < b x w_i, as nginx's least_conn weighs its servers (ngx_http_upstream_least_conn_
+ * module.c: peer->conns * best->weight < best->conns * peer->weight) and LVS's weighted
+ * least-connection does. */
+int eng_router_lighter(const eng_replica *a, double la, const eng_replica *b, double lb)
 {
-    /* MODEL: least connections (nginx's least_conn): the replica with the fewest requests
-     * routed to it and not yet done */
+    return la * eng_replica_capacity(b) < lb * eng_replica_capacity(a);
+}
+
+/* The replica with the least load(r), weighed by capacity in a mixed pool (the first of
+ * equals). */
+static int32_t least_load(const eng_replica *const *reps, int32_t n,
+                          int64_t (*load)(const eng_replica *))
+{
     int32_t best = 0;
-    int64_t low = eng_replica_outstanding(reps[0]);
+    int64_t low = load(reps[0]);
+    int weighed = eng_replica_weighed(reps[0]);
     for (int32_t i = 1; i < n; i++) {
-        int64_t x = eng_replica_outstanding(reps[i]);
-        if (x < low) {
+        int64_t x = load(reps[i]);
+        if (weighed ? eng_router_lighter(reps[i], (double)x, reps[best], (double)low) : x < low) {
             best = i;
             low = x;
         }
     }
     return best;
+}
+
+static int32_t least_outstanding_pick(void *st, const eng_replica *const *reps, int32_t n,
+                                      const eng_request *rq, gsl_rng *rng)
+{
+    /* MODEL: least connections (nginx's least_conn): the replica with the fewest requests
+     * routed to it and not yet done */
+    return least_load(reps, n, eng_replica_outstanding);
 }
 
 static const eng_router_ops least_outstanding = {
@@ -66,16 +85,7 @@ static int32_t least_tokens_pick(void *st, const eng_replica *const *reps, int32
 {
     /* MODEL: least work, weighed as the prompt + output tokens of the requests routed to each
      * replica and not yet done (whole requests: tokens already computed still count) */
-    int32_t best = 0;
-    int64_t low = eng_replica_outstanding_tokens(reps[0]);
-    for (int32_t i = 1; i < n; i++) {
-        int64_t x = eng_replica_outstanding_tokens(reps[i]);
-        if (x < low) {
-            best = i;
-            low = x;
-        }
-    }
-    return best;
+    return least_load(reps, n, eng_replica_outstanding_tokens);
 }
 
 static const eng_router_ops least_tokens = {
@@ -92,7 +102,10 @@ static int32_t power_of_two_pick(void *st, const eng_replica *const *reps, int32
     /* MODEL: power of two choices (Mitzenmacher): two replicas at random, the less loaded */
     int32_t a = (int32_t)gsl_rng_uniform_int(rng, (unsigned long)n);
     int32_t b = (int32_t)gsl_rng_uniform_int(rng, (unsigned long)n);
-    return eng_replica_outstanding(reps[b]) < eng_replica_outstanding(reps[a]) ? b : a;
+    int64_t la = eng_replica_outstanding(reps[a]), lb = eng_replica_outstanding(reps[b]);
+    if (eng_replica_weighed(reps[0]))
+        return eng_router_lighter(reps[b], (double)lb, reps[a], (double)la) ? b : a;
+    return lb < la ? b : a;
 }
 
 static const eng_router_ops power_of_two = {

@@ -42,7 +42,7 @@ typedef struct llmd_state {
     eng_router_params p;
     int32_t nrep;
     int64_t refreshed; /* ns: when the load signals were last read; -1: never */
-    int64_t *queue;    /* the signals as last read */
+    double *queue;     /* the signals as last read */
     double *kv, *score, *pre;
     eng_rix ix; /* weighted: which blocks the router sent where */
 } llmd_state;
@@ -77,8 +77,13 @@ static void llmd_refresh(llmd_state *w, const eng_replica *const *reps, int64_t 
 {
     if (w->refreshed >= 0 && now - w->refreshed < ns_of_ms(w->p.staleness_ms))
         return;
+    /* MODEL: in a mixed pool the queue a scorer sees is the waiting count over the replica's
+     * capacity (eng_replica_capacity), an approximation of ours: llm-d's queue-scorer reads raw
+     * queue lengths; KV usage is already a fraction of each replica's own cache */
+    int weighed = eng_replica_weighed(reps[0]);
     for (int32_t i = 0; i < w->nrep; i++) {
-        w->queue[i] = eng_replica_waiting(reps[i]);
+        double q = (double)eng_replica_waiting(reps[i]);
+        w->queue[i] = weighed ? q / eng_replica_capacity(reps[i]) : q;
         w->kv[i] = eng_replica_kv_usage(reps[i]);
     }
     w->refreshed = now;
@@ -87,7 +92,7 @@ static void llmd_refresh(llmd_state *w, const eng_replica *const *reps, int64_t 
 /* The weighted sum of the scorers (pre[] filled) and the max-score pick. */
 static int32_t llmd_pick_max(llmd_state *w)
 {
-    int64_t qmin = w->queue[0], qmax = w->queue[0];
+    double qmin = w->queue[0], qmax = w->queue[0];
     for (int32_t i = 1; i < w->nrep; i++) {
         qmin = w->queue[i] < qmin ? w->queue[i] : qmin;
         qmax = w->queue[i] > qmax ? w->queue[i] : qmax;
@@ -96,7 +101,7 @@ static int32_t llmd_pick_max(llmd_state *w)
     for (int32_t i = 0; i < w->nrep; i++) {
         /* MODEL: queue-scorer: (max - queue) / (max - min) over the pods, 1 when all equal;
          * kv-cache-utilization-scorer: 1 - KV usage */
-        double q = qmax > qmin ? (double)(qmax - w->queue[i]) / (double)(qmax - qmin) : 1.0;
+        double q = qmax > qmin ? (qmax - w->queue[i]) / (qmax - qmin) : 1.0;
         w->score[i] = w->p.prefix_weight * w->pre[i] + w->p.queue_weight * q +
                       w->p.kv_weight * (1.0 - w->kv[i]);
         if (w->score[i] > w->score[best]) /* MODEL: max-score-picker (ties: the first here) */
@@ -258,10 +263,16 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
      * the router sent it and has not seen answered (WorkerLoadGuard); imbalanced when max - min
      * > balance_abs_threshold and max > min x balance_rel_threshold: then the least loaded
      * (the first of equals), its tree updated all the same */
-    int64_t lo = eng_replica_outstanding(reps[0]), hi = lo;
+    /* MODEL: in a mixed pool each load is over the replica's capacity (eng_replica_capacity),
+     * an approximation of ours: sgl-router counts raw requests */
+    int weighed = eng_replica_weighed(reps[0]);
+    double lo = (double)eng_replica_outstanding(reps[0]), hi;
+    lo = weighed ? lo / eng_replica_capacity(reps[0]) : lo;
+    hi = lo;
     int32_t least = 0;
     for (int32_t i = 1; i < n; i++) {
-        int64_t x = eng_replica_outstanding(reps[i]);
+        double x = (double)eng_replica_outstanding(reps[i]);
+        x = weighed ? x / eng_replica_capacity(reps[i]) : x;
         if (x < lo) {
             lo = x;
             least = i;
@@ -269,7 +280,7 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
         hi = x > hi ? x : hi;
     }
     int32_t best;
-    if (hi - lo > s->p.balance_abs && (double)hi > (double)lo * s->p.balance_rel) {
+    if (hi - lo > s->p.balance_abs && hi > lo * s->p.balance_rel) {
         best = least;
     } else {
         /* MODEL: balanced: the longest match in the tree; above cache_threshold of the prompt
@@ -416,6 +427,10 @@ static int32_t dyn_pick(void *st, const eng_replica *const *reps, int32_t n, con
             tokens += rq->prompt - eng_replica_prefix_match(reps[i], rq);
         d->logit[i] = d->p.overlap_weight * (double)tokens / bs +
                       (double)(d->active.count[i] + d->anon[i] + fresh);
+        /* MODEL: in a mixed pool the cost is over the replica's capacity
+         * (eng_replica_capacity), an approximation of ours: Dynamo's logit counts blocks */
+        if (eng_replica_weighed(reps[0]))
+            d->logit[i] /= eng_replica_capacity(reps[i]);
     }
     int32_t best = dyn_select(d, reps, rng);
     int made;

@@ -267,6 +267,7 @@ static int budget_state(const adder *a)
 /* MODEL: PrefillAdder.add_one_req (non-chunked and chunked cases) for waiting request rq */
 static int add_one(sglang *g, eng_replica *r, eng_batch *out, adder *a, eng_request *rq)
 {
+    eng_kv_onboard(r, rq); /* HiCache: init_load_back of its host-held prefix (kv_offload) */
     int32_t hit = eng_prefix_match(r, rq, NULL);
     int64_t extend = rq->prefill_target - hit, max_new = clip_new(rq->output - rq->generated);
     if (extend + max_new >= a->rem_total)

@@ -6,7 +6,14 @@
  * only when it would hold at least waiting_served_ratio x the running requests, or when
  * requests have waited max_waiting_tokens decode steps; it then joins the running batch.
  * Admission reserves prompt + max new tokens against max_batch_total_tokens and the KV cache.
+ *
+ * TGI 3 (chunked_prefill, prefix_caching: the `tgi` engine preset): every step offers the
+ * queue the prefill budget the running batch leaves, a prompt over it is prefilled in chunks
+ * (one request at a time is partly prefilled), and a prompt starts after its longest cached
+ * prefix.
  */
+#include <string.h>
+
 #include "engine.h"
 #include "rqlist.h"
 
@@ -18,6 +25,8 @@ typedef struct tgi {
     double ratio;
     int64_t max_waiting_tokens, max_batch_prefill_tokens, max_batch_total_tokens;
     int64_t max_batch_size;
+    int chunked;          /* 1: TGI 3's chunked prefill */
+    eng_request *partial; /* chunked: the request whose prefill continues (NULL: none) */
 } tgi;
 
 static const eng_param tgi_params[] = {
@@ -25,14 +34,46 @@ static const eng_param tgi_params[] = {
      "prefill during decoding only when waiting >= ratio x running"},
     {"max_waiting_tokens", ENG_PARAM_INT, "20", 0, 1e9, NULL,
      "decode steps after which waiting requests are prefilled regardless of the ratio"},
-    {"max_batch_prefill_tokens", ENG_PARAM_INT, "4096", 1, 1e9, NULL,
-     "most prompt tokens in one prefill"},
+    {"max_batch_prefill_tokens", ENG_PARAM_INT, "4096", 0, 1e9, NULL,
+     "most prompt tokens in one prefill (0: as TGI 3's launcher computes it, else 4096)"},
     {"max_batch_total_tokens", ENG_PARAM_INT, "0", 0, 1e10, NULL,
      "most prompt + new tokens reserved by the running batch (0: the KV cache's capacity)"},
     {"max_batch_size", ENG_PARAM_INT, "0", 0, 1e6, NULL, "most requests running (0: no limit)"},
+    {"chunked_prefill", ENG_PARAM_BOOL, "false", 0, 0, NULL,
+     "TGI 3: every step fills the prefill budget the running batch leaves, chunking a longer "
+     "prompt (waiting_served_ratio and max_waiting_tokens then unused)"},
+    {"prefix_caching", ENG_PARAM_BOOL, "false", 0, 0, NULL,
+     "TGI 3's radix allocator: a prompt starts after its longest cached prefix"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 extern const eng_sched_ops eng_sched_tgi;
+
+/* MODEL: TGI 3's launcher (launcher/src/main.rs, main and compute_optimal): with no
+ * --max-batch-prefill-tokens it takes the card's f16 FLOP/s times the shards over the model's
+ * FLOPs per token (Config::flop: 2 x hidden x head_dim x (3 heads + 2 KV heads) for attention,
+ * 6 x hidden x intermediate_size (x num_experts_per_tok) for the MLP, times the layers), when
+ * the card is one it knows by nvidia-smi's name and the result exceeds 100, else 4096; then at
+ * most max_position_embeddings. Its table: NVIDIA H100 80GB HBM3 900, L4 121, A10G 125 TFLOP/s
+ * (its A100, T4 and 4090 entries never match the names nvidia-smi prints). */
+static int64_t launcher_prefill_tokens(const eng_config *c)
+{
+    static const struct {
+        const char *gpu;
+        double flops;
+    } cards[] = {{"h100-sxm", 900e12}, {"l4", 121e12}, {"a10g", 125e12}};
+    const eng_model *m = &c->model;
+    double card = 0, h = m->hidden, d = m->head_dim > 0 ? m->head_dim : h / m->heads;
+    for (size_t i = 0; i < sizeof cards / sizeof cards[0]; i++)
+        if (strcmp(c->gpu.name, cards[i].gpu) == 0)
+            card = cards[i].flops * (c->tensor_parallel > 0 ? c->tensor_parallel : 1);
+    double inter = (double)m->intermediate * (m->experts_per_tok > 0 ? m->experts_per_tok : 1);
+    double flop =
+        (2 * h * d * (3.0 * m->heads + 2.0 * m->kv_heads) + 6 * h * inter) * (double)m->layers;
+    int64_t v = 4096;
+    if (card > 0 && flop > 0 && card / flop > 100)
+        v = (int64_t)(card / flop);
+    return m->max_context > 0 && m->max_context < v ? m->max_context : v;
+}
 
 static int tgi_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
@@ -43,6 +84,13 @@ static int tgi_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
     t->ratio = eng_cfg_double(cfg, ops, "waiting_served_ratio");
     t->max_waiting_tokens = eng_cfg_int(cfg, ops, "max_waiting_tokens");
     t->max_batch_prefill_tokens = eng_cfg_int(cfg, ops, "max_batch_prefill_tokens");
+    if (t->max_batch_prefill_tokens == 0)
+        t->max_batch_prefill_tokens = launcher_prefill_tokens(eng_replica_config(r));
+    t->chunked = (int)eng_cfg_int(cfg, ops, "chunked_prefill");
+    /* MODEL: TGI's radix allocator (backends/v3/src/radix.rs) inserts a request's blocks into
+     * the trie when they are freed; the engine's nearest mode shares them once computed */
+    if (eng_cfg_int(cfg, ops, "prefix_caching"))
+        eng_prefix_cache_enable(r, ENG_PC_AT_COMPLETION);
     t->max_batch_total_tokens = eng_cfg_int(cfg, ops, "max_batch_total_tokens");
     /* MODEL: TGI derives max_batch_total_tokens from the memory left after warm-up */
     if (t->max_batch_total_tokens == 0)
@@ -56,7 +104,7 @@ static void tgi_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t no
     tgi *t = st;
     /* MODEL: TGI validation refuses inputs above max_batch_prefill_tokens and requests whose
      * input + max_new_tokens exceed max_batch_total_tokens */
-    if (rq->prompt > t->max_batch_prefill_tokens ||
+    if ((!t->chunked && rq->prompt > t->max_batch_prefill_tokens) ||
         (int64_t)rq->prompt + rq->output > t->max_batch_total_tokens) {
         eng_reject(r, rq, ENG_REJECT_BATCH);
         return;
@@ -104,9 +152,64 @@ static int32_t new_batch(tgi *t, eng_replica *r, eng_batch *out, int32_t min_siz
     return n;
 }
 
+/* Whether waiting request rq can join now (chunked): the token budget left by the running
+ * batch, max_batch_size and its blocks to completion. */
+static int admissible(const tgi *t, const eng_replica *r, const eng_request *rq)
+{
+    int64_t need = (int64_t)rq->prompt + rq->output;
+    return need <= t->max_batch_total_tokens - t->running_tokens &&
+           !(t->max_batch_size > 0 && t->running + 1 > t->max_batch_size) &&
+           eng_kv_blocks_for(r, need) <= eng_kv_free(r);
+}
+
+/* Admits rq with `hit` cached tokens and a first chunk of n. */
+static void admit(tgi *t, eng_replica *r, eng_batch *out, eng_request *rq, int32_t hit, int32_t n)
+{
+    eng_list_pop_front(&t->waiting);
+    if (hit > 0)
+        eng_prefix_attach(r, rq, hit);
+    eng_kv_reserve(r, rq, (int64_t)rq->prompt + rq->output);
+    eng_batch_add_prefill(r, out, rq, n, n);
+    t->running++;
+    t->running_tokens += (int64_t)rq->prompt + rq->output;
+    if (rq->prefilled + n < rq->prefill_target)
+        t->partial = rq;
+}
+
+/* MODEL: TGI 3 with chunking (backends/v3/src/backend.rs batching_task: the next batch gets
+ * max_batch_prefill_tokens less the running batch's current tokens, no min_size;
+ * backends/v3/src/queue.rs State::next_batch: entries in order, each prefilling what follows
+ * its cached prefix, the one over the budget cut to what is left, which closes the batch). The
+ * running requests decode in the same step; a chunked prompt's next chunk comes first. */
+static int chunked_next_batch(tgi *t, eng_replica *r, eng_batch *out)
+{
+    int64_t budget = t->max_batch_prefill_tokens - eng_cohort_size(r);
+    if (t->partial && t->partial->prefilled >= t->partial->prefill_target)
+        t->partial = NULL;
+    if (t->partial && budget > 0) {
+        eng_request *rq = t->partial;
+        int64_t n = rq->prefill_target - rq->prefilled;
+        n = n < budget ? n : budget;
+        eng_batch_add_prefill(r, out, rq, (int32_t)n, (int32_t)n);
+        budget -= n;
+    }
+    eng_request *rq;
+    while (!t->partial && budget > 0 && (rq = t->waiting.head) && admissible(t, r, rq)) {
+        int32_t hit = eng_prefix_match(r, rq, NULL);
+        int64_t n = rq->prefill_target - hit;
+        admit(t, r, out, rq, hit, (int32_t)(n < budget ? n : budget));
+        budget -= n;
+    }
+    if (eng_cohort_size(r) > 0)
+        eng_batch_decode_all(r, out);
+    return out->nchunks + eng_cohort_size(r);
+}
+
 static int tgi_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now)
 {
     tgi *t = st;
+    if (t->chunked)
+        return chunked_next_batch(t, r, out);
     if (t->waiting.n > 0) {
         /* MODEL: TGI batching_task: min_size = floor(batch x waiting_served_ratio), dropped
          * once waiting_tokens >= max_waiting_tokens; with nothing running any batch goes */
@@ -163,6 +266,11 @@ static void tgi_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
 static int64_t tgi_run_steps(const void *st, const eng_replica *r)
 {
     const tgi *t = st;
+    if (t->chunked) /* every step offers the queue the budget the decodes leave */
+        return t->waiting.n > 0 && t->max_batch_prefill_tokens > eng_cohort_size(r) &&
+                       admissible(t, r, t->waiting.head)
+                   ? 1
+                   : INT64_MAX;
     if (t->waiting.n == 0 || batch_fit(t, r) == 0)
         return INT64_MAX;
     /* this step's call counted waiting_steps - 1; the call counting w batches when

@@ -154,6 +154,7 @@ static int trtllm_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t n
     /* new contexts in arrival order, while they fit; the first that does not stops the step */
     eng_request *rq;
     while (left > 0 && seats > 0 && (rq = t->waiting.head)) {
+        eng_kv_onboard(r, rq); /* its host-held blocks onboarded (kv_offload) */
         int32_t hit = eng_prefix_match(r, rq, NULL);
         int64_t n = context_chunk(t, r, rq, t->chunked ? hit : 0, left);
         if (!t->chunked && n > 0) /* the whole context, what the cache holds not computed */

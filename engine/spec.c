@@ -111,8 +111,11 @@ int eng_spec_drafter(eng_spec *sp, const eng_model *target, int32_t mtp_n, char 
          * pass (its CPU time is not modelled) */
         sp->has_draft = 0;
         return 0;
-    default:
+    case ENG_SPEC_NONE:
         snprintf(why, len, "no speculative decoding method");
+        return -1;
+    default:
+        SIM_CHECK(NULL, !"a speculative decoding method without a drafter rule");
         return -1;
     }
 }

@@ -44,14 +44,8 @@ static store_latency latency(const char *metric)
 static int64_t load(store *s, int64_t run, const char *metric, double **out, sim_err *err)
 {
     *out = NULL;
-    int64_t nrq = store_run_count_requests(s, run, err);
-    if (nrq < 0)
+    if (plt_request_rows(s, run, err) < 0)
         return -1;
-    if (nrq == 0)
-        return sim_errf(err,
-                        "%s: run %lld has no request rows (stored with --store summary or "
-                        "iterations); run it again with --store requests",
-                        store_path(s), (long long)run);
     double *v;
     int64_t n = store_request_latencies(s, run, latency(metric), &v, err);
     if (n < 0)
@@ -82,6 +76,30 @@ static void write_cdf(FILE *dat, const double *v, int64_t n)
         fprintf(dat, "%.15g %.10g\n", v[k], (double)(k + 1) / (double)n);
 }
 
+/* Writes the CDF of run's metric (its block, named name, series i) into dat; widens [lo, hi] to
+ * its values. 0, or -1 with err (no request rows, no finished request). */
+static int write_series(store *s, int64_t run, const char *metric, const char *name, int i,
+                        FILE *dat, double *lo, double *hi, sim_err *err)
+{
+    double *v;
+    int64_t n = load(s, run, metric, &v, err);
+    if (n < 0)
+        return -1;
+    if (n == 0) {
+        free(v);
+        return sim_errf(err, "%s: run %lld has no finished request with a %s", store_path(s),
+                        (long long)run, metric);
+    }
+    fputs(i ? "\n\n# series: " : "# series: ", dat);
+    plt_put_clean(dat, name);
+    fprintf(dat, "\n# %s_ms fraction\n", metric);
+    write_cdf(dat, v, n);
+    *lo = v[0] < *lo ? v[0] : *lo;
+    *hi = v[n - 1] > *hi ? v[n - 1] : *hi;
+    free(v);
+    return 0;
+}
+
 int plt_cdf_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err)
 {
     const char *metric = o->metric ? o->metric : "ttft";
@@ -95,23 +113,9 @@ int plt_cdf_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *
         return -1;
     fprintf(dat, "# llmsim cdf of %s (ms) over finished requests\n", metric);
     for (int i = 0; i < o->nruns; i++) {
-        double *v;
-        int64_t n = load(s, o->runs[i], metric, &v, err);
-        if (n < 0)
-            return -1;
-        if (n == 0) {
-            free(v);
-            return sim_errf(err, "%s: run %lld has no finished request with a %s", store_path(s),
-                            (long long)o->runs[i], metric);
-        }
         titles[i] = names[i];
-        fputs(i ? "\n\n# series: " : "# series: ", dat);
-        plt_put_clean(dat, names[i]);
-        fprintf(dat, "\n# %s_ms fraction\n", metric);
-        write_cdf(dat, v, n);
-        lo = v[0] < lo ? v[0] : lo;
-        hi = v[n - 1] > hi ? v[n - 1] : hi;
-        free(v);
+        if (write_series(s, o->runs[i], metric, names[i], i, dat, &lo, &hi, err) != 0)
+            return -1;
     }
     char title[128], xlabel[64];
     snprintf(title, sizeof title, "CDF of %s over finished requests", plt_metric_label(metric));
@@ -121,9 +125,6 @@ int plt_cdf_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *
     fprintf(gp, "nseries = %d\nlogx = %d\n", o->nruns, lo > 0 && hi / lo > 100);
     plt_gp_array(gp, "titles", titles, o->nruns);
     res->series = o->nruns;
-    if (!res->width)
-        res->width = 1000;
-    if (!res->height)
-        res->height = 600;
+    plt_default_size(res, 1000, 600);
     return 0;
 }

@@ -163,6 +163,31 @@ static int by_series_x(const void *a, const void *b)
     return p->point < q->point ? -1 : p->point > q->point;
 }
 
+/* --by's keys into lines: each must be one the sweep varies (varied, listed in list), and every
+ * varied key but the load keys must be among them. 0, or -1 with err. */
+static int by_keys(store *s, const plt_opts *o, const keyset *varied, const char *list,
+                   keyset *lines, sim_err *err)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", o->by);
+    for (char *save = NULL, *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+        if (!keys_has(varied, k))
+            return sim_errf(err, "%s: sweep %lld does not vary '%s'; its varied keys: %s",
+                            store_path(s), (long long)o->sweep, k, varied->n ? list : "(none)");
+        keys_add(lines, k);
+    }
+    for (int i = 0; i < varied->n; i++)
+        if (!keys_has(lines, varied->v[i]) && !is_load_key(varied->v[i]))
+            return sim_errf(err,
+                            "%s: sweep %lld also varies %s, which --by does not name: a line "
+                            "would join points that differ in it. Name it too (--by %s,%s) or "
+                            "leave --by out for one line per combination of the varied keys (%s) "
+                            "other than the load",
+                            store_path(s), (long long)o->sweep, varied->v[i], o->by, varied->v[i],
+                            list);
+    return 0;
+}
+
 /* The keys naming the lines into lines: --by's (each must be varied; no other non-load key may
  * vary), or every varied key but the load keys. */
 static int line_keys(store *s, const plt_opts *o, keyset *lines, sim_err *err)
@@ -174,26 +199,8 @@ static int line_keys(store *s, const plt_opts *o, keyset *lines, sim_err *err)
         goto out;
     keys_list(&varied, list, sizeof list);
     if (o->by) {
-        char buf[1024];
-        snprintf(buf, sizeof buf, "%s", o->by);
-        for (char *save = NULL, *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
-            if (!keys_has(&varied, k)) {
-                sim_errf(err, "%s: sweep %lld does not vary '%s'; its varied keys: %s",
-                         store_path(s), (long long)o->sweep, k, varied.n ? list : "(none)");
-                goto out;
-            }
-            keys_add(lines, k);
-        }
-        for (int i = 0; i < varied.n; i++)
-            if (!keys_has(lines, varied.v[i]) && !is_load_key(varied.v[i])) {
-                sim_errf(err,
-                         "%s: sweep %lld also varies %s, which --by does not name: a line would "
-                         "join points that differ in it. Name it too (--by %s,%s) or leave --by "
-                         "out for one line per combination of the varied keys (%s) other than "
-                         "the load",
-                         store_path(s), (long long)o->sweep, varied.v[i], o->by, varied.v[i], list);
-                goto out;
-            }
+        if (by_keys(s, o, &varied, list, lines, err) != 0)
+            goto out;
     } else {
         for (int i = 0; i < varied.n; i++)
             if (!is_load_key(varied.v[i]))
@@ -281,39 +288,49 @@ typedef struct loader {
     sim_err *err;
 } loader;
 
+/* Refuses row r for having no x value: says which metric is missing, with the way out. */
+static int no_x(const loader *l, const store_curve_row *r)
+{
+    if (l->o->x == PLT_X_RATE)
+        return sim_errf(l->err,
+                        "%s: run %lld has no offered_rate metric and sweep %lld does not vary %s; "
+                        "plot against --x throughput instead",
+                        store_path(l->s), (long long)r->run_id, (long long)l->o->sweep, RATE_KEY);
+    return sim_errf(l->err, "%s: run %lld has no %s metric", store_path(l->s), (long long)r->run_id,
+                    x_metric(l->o->x));
+}
+
+/* Adds repetition r to point p: its saturation and rejections, and its x and y when it has a y. */
+static void add_rep(point *p, const store_curve_row *r)
+{
+    p->saturated += r->saturated != 0;
+    p->reps++;
+    p->rejected += r->rejected;
+    p->rej_reps += r->rejected > 0;
+    if (!r->has_y)
+        return;
+    p->n++;
+    p->sy += r->y;
+    p->syy += r->y * r->y;
+    p->sx += r->x;
+    p->sxx += r->x * r->x;
+}
+
 static int add_row(void *arg, const store_curve_row *r)
 {
     loader *l = arg;
-    const plt_opts *o = l->o;
     curve *c = l->c;
-    if (!r->has_x) {
-        if (o->x == PLT_X_RATE)
-            return sim_errf(l->err,
-                            "%s: run %lld has no offered_rate metric and sweep %lld does "
-                            "not vary %s; plot against --x throughput instead",
-                            store_path(l->s), (long long)r->run_id, (long long)o->sweep, RATE_KEY);
-        return sim_errf(l->err, "%s: run %lld has no %s metric", store_path(l->s),
-                        (long long)r->run_id, x_metric(o->x));
-    }
+    if (!r->has_x)
+        return no_x(l, r);
     if (!c->run)
         c->run = r->run_id;
     const char *name = r->series ? r->series : "?";
     if (c->label)
         name = r->point < c->nlabel && c->label[r->point] ? c->label[r->point] : "?";
     point *p = point_for(c, series_index(c, name), r->point);
-    p->saturated += r->saturated != 0;
-    p->reps++;
-    p->rejected += r->rejected;
-    p->rej_reps += r->rejected > 0;
-    if (!r->has_y) {
+    if (!r->has_y)
         c->skipped++;
-        return 0;
-    }
-    p->n++;
-    p->sy += r->y;
-    p->syy += r->y * r->y;
-    p->sx += r->x;
-    p->sxx += r->x * r->x;
+    add_rep(p, r);
     return 0;
 }
 
@@ -503,6 +520,15 @@ static void write_vars(store *s, const plt_opts *o, const curve *c, const keyset
     plt_gp_array(gp, "titles", (const char *const *)c->names, c->nseries);
 }
 
+/* Names each point's line from the values it gives the line keys. 0, or -1 with err. */
+static int label_points(store *s, const plt_opts *o, curve *c, const keyset *lines, sim_err *err)
+{
+    labeling l = {c, lines};
+    c->label = sim_xcalloc(1, sizeof *c->label);
+    c->nlabel = 1;
+    return store_sweep_params(s, o->sweep, add_label, &l, err);
+}
+
 int plt_curve_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err)
 {
     char ymetric[64];
@@ -517,13 +543,8 @@ int plt_curve_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result
     int rc = -1;
     if (line_keys(s, o, &lines, err) != 0)
         goto out;
-    if (lines.n) {
-        labeling l = {&c, &lines};
-        c.label = sim_xcalloc(1, sizeof *c.label);
-        c.nlabel = 1;
-        if (store_sweep_params(s, o->sweep, add_label, &l, err) != 0)
-            goto out;
-    }
+    if (lines.n && label_points(s, o, &c, &lines, err) != 0)
+        goto out;
     if (load(s, o, ymetric, &c, err) != 0)
         goto out;
     finish(&c, &t);
@@ -537,10 +558,7 @@ int plt_curve_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result
     note_partial(&c, t.nsat_some, res);
     note_rejecting(&c, t.nrej, res);
     res->series = c.nseries;
-    if (!res->width)
-        res->width = 1000;
-    if (!res->height)
-        res->height = 600;
+    plt_default_size(res, 1000, 600);
     rc = 0;
 out:
     keys_free(&lines);

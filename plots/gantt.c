@@ -199,14 +199,9 @@ static int64_t write_spans(const spans *sp, FILE *dat)
 /* Refuses runs without request rows or with too many to draw. */
 static int64_t count_requests(store *s, int64_t run, sim_err *err)
 {
-    int64_t nrq = store_run_count_requests(s, run, err);
+    int64_t nrq = plt_request_rows(s, run, err);
     if (nrq < 0)
         return -1;
-    if (nrq == 0)
-        return sim_errf(err,
-                        "%s: run %lld has no request rows (stored with --store summary or "
-                        "iterations); run it again with --store requests",
-                        store_path(s), (long long)run);
     if (nrq > PLT_GANTT_MAX_REQ)
         return sim_errf(err,
                         "%s: run %lld has %lld requests; gantt draws at most %d (one bar per "
@@ -215,6 +210,36 @@ static int64_t count_requests(store *s, int64_t run, sim_err *err)
                         store_path(s), (long long)run, (long long)nrq, PLT_GANTT_MAX_REQ,
                         PLT_GANTT_MAX_REQ / 4);
     return nrq;
+}
+
+/* The script's title and sizes of run's chart (nrq requests, nwait waits, until tmax s). */
+static void write_vars(FILE *gp, int64_t run, const char *sched, int64_t nrq, double tmax,
+                       int64_t nwait)
+{
+    char title[200];
+    snprintf(title, sizeof title,
+             "run %lld (%s): each request queued, in prefill, in decode, waiting after a "
+             "preemption; iteration starts below",
+             (long long)run, sched);
+    plt_gp_str(gp, "plot_title", title);
+    fprintf(gp, "nreq = %lld\ntmax = %.9g\nnwait = %lld\n", (long long)nrq, tmax, (long long)nwait);
+}
+
+/* The note on a database from before schema 3, without scheduled spans. */
+static void note_no_spans(store *s, plt_result *res)
+{
+    snprintf(res->note, sizeof res->note,
+             "%s predates schema 3: scheduled spans were not stored, so each request is drawn "
+             "from its first scheduling to its finish and preemptions are not shown",
+             store_path(s));
+}
+
+/* The gantt's header line: the run and its scheduler. */
+static void write_title(FILE *dat, int64_t run, const char *sched)
+{
+    fprintf(dat, "# llmsim gantt of run %lld (", (long long)run);
+    plt_put_clean(dat, sched);
+    fputs(")\n", dat);
 }
 
 int plt_gantt_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err)
@@ -230,31 +255,17 @@ int plt_gantt_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result
     iters its = {0};
     spans stored = {0}, all = {0};
     int rc = -1;
-    fprintf(dat, "# llmsim gantt of run %lld (", (long long)run);
-    plt_put_clean(dat, sched);
-    fputs(")\n", dat);
+    write_title(dat, run, sched);
     if (read_iterations(s, run, &its, err) != 0 || read_spans(s, run, &stored, err) != 0 ||
         write_requests(s, run, &its, &stored, &all, dat, err) != 0)
         goto out;
     write_iterations(&its, dat, &tmax);
     int64_t nwait = write_spans(&all, dat);
     if (!store_has_spans(s))
-        snprintf(res->note, sizeof res->note,
-                 "%s predates schema 3: scheduled spans were not stored, so each request is "
-                 "drawn from its first scheduling to its finish and preemptions are not shown",
-                 store_path(s));
-    char title[200];
-    snprintf(title, sizeof title,
-             "run %lld (%s): each request queued, in prefill, in decode, waiting after a "
-             "preemption; iteration starts below",
-             (long long)run, sched);
-    plt_gp_str(gp, "plot_title", title);
-    fprintf(gp, "nreq = %lld\ntmax = %.9g\nnwait = %lld\n", (long long)nrq, tmax, (long long)nwait);
+        note_no_spans(s, res);
+    write_vars(gp, run, sched, nrq, tmax, nwait);
     res->series = 1;
-    if (!res->width)
-        res->width = 1000;
-    if (!res->height)
-        res->height = nrq * 12 + 160 > 400 ? (int)nrq * 12 + 160 : 400;
+    plt_default_size(res, 1000, nrq * 12 + 160 > 400 ? (int)nrq * 12 + 160 : 400);
     rc = 0;
 out:
     free(its.v);

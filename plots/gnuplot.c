@@ -84,14 +84,9 @@ static const char *script_text(const char *kind, char **owned, sim_err *err)
                      strerror(errno));
             return NULL;
         }
-        size_t cap = 4096, n = 0, got;
-        char *buf = sim_xmalloc(cap);
-        while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0)
-            if ((n += got) + 1 == cap)
-                buf = sim_xrealloc(buf, cap *= 2);
+        *owned = plt_read_all(f);
         fclose(f);
-        buf[n] = '\0';
-        return *owned = buf;
+        return *owned;
     }
     for (const plt_script *s = plt_scripts; s->name; s++)
         if (strcmp(s->name, kind) == 0)
@@ -100,13 +95,33 @@ static const char *script_text(const char *kind, char **owned, sim_err *err)
     return NULL;
 }
 
+char *plt_read_all(FILE *f)
+{
+    size_t cap = 4096, n = 0, got;
+    char *buf = sim_xmalloc(cap);
+    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0)
+        if ((n += got) + 1 == cap)
+            buf = sim_xrealloc(buf, cap *= 2);
+    buf[n] = '\0';
+    return buf;
+}
+
 static const char *extension(const char *path)
 {
     const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
     return dot && (!slash || dot > slash) ? dot + 1 : "";
 }
 
-int plt_gp_finish(FILE *f, const char *kind, const plt_result *res, sim_err *err)
+void plt_default_size(plt_result *res, int width, int height)
+{
+    if (!res->width)
+        res->width = width;
+    if (!res->height)
+        res->height = height;
+}
+
+/* The terminal line for res->image's extension at its size. 0, or -1 with err (unknown type). */
+static int put_terminal(FILE *f, const plt_result *res, sim_err *err)
 {
     const char *ext = extension(res->image);
     int w = res->width, h = res->height;
@@ -128,6 +143,13 @@ int plt_gp_finish(FILE *f, const char *kind, const plt_result *res, sim_err *err
     else
         return sim_errf(err, "%s: unknown image type '.%s'; use .png, .svg or .pdf", res->image,
                         ext);
+    return 0;
+}
+
+int plt_gp_finish(FILE *f, const char *kind, const plt_result *res, sim_err *err)
+{
+    if (put_terminal(f, res, err) != 0)
+        return -1;
     plt_gp_str(f, "outfile", res->image);
     fputs("set output outfile\n\n", f);
     char *owned;

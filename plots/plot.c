@@ -15,7 +15,7 @@
 #include "store_query.h"
 
 static const char *const kind_names[] = {"curve",  "cdf",        "timeline", "gantt",
-                                         "probes", "validation", "front"};
+                                         "probes", "validation", "fleet",    "front"};
 #define NKINDS (int)(sizeof kind_names / sizeof kind_names[0])
 
 int plt_kind_parse(const char *s, plt_kind *out)
@@ -66,27 +66,42 @@ static int name_files(plt_result *res, sim_err *err)
     return 0;
 }
 
-static int check_opts(const plt_opts *o, sim_err *err)
+/* Whether the options name the sweep, capacity search or runs that plot kind o->kind draws. */
+static int check_source(const plt_opts *o, sim_err *err)
 {
     if (o->kind == PLT_CURVE && o->sweep <= 0)
         return sim_errf(err, "curve plots a sweep: give --sweep ID");
-    if (o->kind == PLT_VALIDATION)
-        return o->validation > 0 ? 0
-                                 : sim_errf(err, "validation plots a stored validation: give "
-                                                 "--validation ID");
-    if (o->kind == PLT_FRONT)
-        return o->data ? 0 : sim_errf(err, "front plots a recommendation: give its points file");
     if (o->kind == PLT_PROBES && o->sweep <= 0)
         return sim_errf(err, "probes plots a capacity search: give --capacity ID");
     if (o->kind != PLT_CURVE && o->kind != PLT_PROBES && o->nruns < 1)
         return sim_errf(err, "%s plots runs: give --run ID[,ID...]", plt_kind_name(o->kind));
     if (o->kind == PLT_GANTT && o->nruns != 1)
         return sim_errf(err, "gantt draws one run; give a single --run ID");
+    return 0;
+}
+
+/* Whether pct is a percentile the metrics rows hold (it also names a row in the probes' SQL). */
+static int pct_known(const char *pct)
+{
     static const char *const pcts[] = {"p50", "p90", "p95", "p99", "mean"};
-    int pct_ok = !o->pct;
-    for (size_t i = 0; i < sizeof pcts / sizeof pcts[0] && !pct_ok; i++)
-        pct_ok = strcmp(o->pct, pcts[i]) == 0;
-    if (!pct_ok) /* it also names a metrics row in the probes' SQL */
+    for (size_t i = 0; i < sizeof pcts / sizeof pcts[0]; i++)
+        if (strcmp(pct, pcts[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int check_opts(const plt_opts *o, sim_err *err)
+{
+    /* a validation and a front take no other option */
+    if (o->kind == PLT_VALIDATION)
+        return o->validation > 0 ? 0
+                                 : sim_errf(err, "validation plots a stored validation: give "
+                                                 "--validation ID");
+    if (o->kind == PLT_FRONT)
+        return o->data ? 0 : sim_errf(err, "front plots a recommendation: give its points file");
+    if (check_source(o, err) != 0)
+        return -1;
+    if (o->pct && !pct_known(o->pct))
         return sim_errf(err, "unknown percentile '%s'; valid: p50, p90, p95, p99, mean", o->pct);
     char names[120];
     if (o->metric && !plt_metric_column(o->metric))
@@ -121,6 +136,25 @@ int plt_run_sched(store *s, int64_t run, char *sched, size_t len, int *replicas,
     if (replicas)
         *replicas = m.replicas > 0 ? m.replicas : 1;
     return 0;
+}
+
+int64_t plt_request_rows(store *s, int64_t run, sim_err *err)
+{
+    int64_t nrq = store_run_count_requests(s, run, err);
+    if (nrq == 0)
+        return sim_errf(err,
+                        "%s: run %lld has no request rows (stored with --store summary or "
+                        "iterations); run it again with --store requests",
+                        store_path(s), (long long)run);
+    return nrq;
+}
+
+int plt_no_iterations(store *s, int64_t run, sim_err *err)
+{
+    return sim_errf(err,
+                    "%s: run %lld has no iteration rows (stored with --store summary); run it "
+                    "again with --store iterations or requests",
+                    store_path(s), (long long)run);
 }
 
 /* ---- legends for several runs ---- */
@@ -194,49 +228,127 @@ static void append(char *label, const char *text)
     snprintf(label + n, PLT_LABEL_MAX - n, "%s%s", first ? "" : ", ", text);
 }
 
+/* The fields of a run a legend may name, each written into buf. */
+static void scheduler_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", m->scheduler);
+}
+
+static void gpu_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", m->gpu);
+}
+
+static void model_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", m->model);
+}
+
+static void dtype_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", m->dtype);
+}
+
+static void replicas_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d replica%s", m->replicas, m->replicas == 1 ? "" : "s");
+}
+
+static void tp_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "TP %d", m->tensor_parallel);
+}
+
+static void rate_field(const store_run_meta *m, char *buf, size_t len)
+{
+    if (m->offered_rate > 0)
+        snprintf(buf, len, "%.4g req/s", m->offered_rate);
+    else
+        snprintf(buf, len, "no nominal rate");
+}
+
+static void requests_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%lld requests", (long long)m->num_requests);
+}
+
+static void seed_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "seed %llu", (unsigned long long)m->seed);
+}
+
+static void profile_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "%.60s", m->profile);
+}
+
+static void scenario_field(const store_run_meta *m, char *buf, size_t len)
+{
+    snprintf(buf, len, "scenario %.60s", m->name);
+}
+
+/* The fields in the order a legend names those that differ. */
+static void (*const fields[])(const store_run_meta *m, char *buf, size_t len) = {
+    scheduler_field, gpu_field,      model_field, dtype_field,   replicas_field, tp_field,
+    rate_field,      requests_field, seed_field,  profile_field, scenario_field};
+#define NFIELDS ((int)(sizeof fields / sizeof fields[0]))
+
 /* Field i of a run, as a legend names it, into buf. */
 static void field(const store_run_meta *m, int i, char *buf, size_t len)
 {
-    switch (i) {
-    case 0:
-        snprintf(buf, len, "%s", m->scheduler);
-        break;
-    case 1:
-        snprintf(buf, len, "%s", m->gpu);
-        break;
-    case 2:
-        snprintf(buf, len, "%s", m->model);
-        break;
-    case 3:
-        snprintf(buf, len, "%s", m->dtype);
-        break;
-    case 4:
-        snprintf(buf, len, "%d replica%s", m->replicas, m->replicas == 1 ? "" : "s");
-        break;
-    case 5:
-        snprintf(buf, len, "TP %d", m->tensor_parallel);
-        break;
-    case 6:
-        if (m->offered_rate > 0)
-            snprintf(buf, len, "%.4g req/s", m->offered_rate);
-        else
-            snprintf(buf, len, "no nominal rate");
-        break;
-    case 7:
-        snprintf(buf, len, "%lld requests", (long long)m->num_requests);
-        break;
-    case 8:
-        snprintf(buf, len, "seed %llu", (unsigned long long)m->seed);
-        break;
-    case 9:
-        snprintf(buf, len, "%.60s", m->profile);
-        break;
-    default:
-        snprintf(buf, len, "scenario %.60s", m->name);
-        break;
+    SIM_ASSERT(NULL, i >= 0 && i < NFIELDS);
+    fields[i](m, buf, len);
+}
+
+/* Appends to each label the fields (scheduler, GPU, ...) that are not the same in every run. */
+static void label_fields(const run_facts *f, int n, char (*labels)[PLT_LABEL_MAX])
+{
+    char a[128], b[128];
+    for (int k = 0; k < NFIELDS; k++) {
+        int differs = 0;
+        field(&f[0].m, k, a, sizeof a);
+        for (int i = 1; i < n && !differs; i++) {
+            field(&f[i].m, k, b, sizeof b);
+            differs = strcmp(a, b) != 0;
+        }
+        for (int i = 0; differs && i < n; i++) {
+            field(&f[i].m, k, b, sizeof b);
+            append(labels[i], b);
+        }
     }
 }
-#define NFIELDS 11
+
+/* Whether set key k of run i is first named by run i and differs in some run. */
+static int set_differs(const run_facts *f, int n, int i, int k)
+{
+    const char *key = f[i].sets[k][0];
+    for (int j = 0; j < i; j++)
+        if (set_value(&f[j], key))
+            return 0; /* an earlier run named it */
+    for (int j = 0; j < n; j++) {
+        const char *v = set_value(&f[j], key);
+        if (!v || strcmp(v, f[i].sets[k][1]) != 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Appends to each label each --set key whose value is not the same in every run. */
+static void label_sets(const run_facts *f, int n, char (*labels)[PLT_LABEL_MAX])
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < f[i].nsets; k++) {
+            if (!set_differs(f, n, i, k))
+                continue;
+            const char *key = f[i].sets[k][0], *dot = strrchr(key, '.');
+            for (int j = 0; j < n; j++) {
+                const char *v = set_value(&f[j], key);
+                char part[160];
+                snprintf(part, sizeof part, "%s=%s", dot ? dot + 1 : key, v ? v : "(scenario's)");
+                append(labels[j], part);
+            }
+        }
+}
 
 int plt_run_labels(store *s, const int64_t *runs, int n, char (*labels)[PLT_LABEL_MAX],
                    sim_err *err)
@@ -253,38 +365,8 @@ int plt_run_labels(store *s, const int64_t *runs, int n, char (*labels)[PLT_LABE
         rc = 0;
         goto out;
     }
-    char a[128], b[128];
-    for (int k = 0; k < NFIELDS; k++) {
-        int differs = 0;
-        field(&f[0].m, k, a, sizeof a);
-        for (int i = 1; i < n && !differs; i++) {
-            field(&f[i].m, k, b, sizeof b);
-            differs = strcmp(a, b) != 0;
-        }
-        for (int i = 0; differs && i < n; i++) {
-            field(&f[i].m, k, b, sizeof b);
-            append(labels[i], b);
-        }
-    }
-    /* each --set key whose value is not the same in every run */
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < f[i].nsets; k++) {
-            const char *key = f[i].sets[k][0];
-            int seen = 0, differs = 0;
-            for (int j = 0; j < i && !seen; j++)
-                seen = set_value(&f[j], key) != NULL;
-            for (int j = 0; j < n && !seen && !differs; j++) {
-                const char *v = set_value(&f[j], key);
-                differs = !v || strcmp(v, f[i].sets[k][1]) != 0;
-            }
-            const char *dot = strrchr(key, '.');
-            for (int j = 0; differs && j < n; j++) {
-                const char *v = set_value(&f[j], key);
-                char part[160];
-                snprintf(part, sizeof part, "%s=%s", dot ? dot + 1 : key, v ? v : "(scenario's)");
-                append(labels[j], part);
-            }
-        }
+    label_fields(f, n, labels);
+    label_sets(f, n, labels);
     for (int i = 0; i < n; i++) {
         size_t len = strlen(labels[i]);
         if (labels[i][len - 2] == ':')
@@ -312,17 +394,35 @@ static int write_kind(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_resu
         return plt_probes_write(s, o, dat, gp, res, err);
     case PLT_VALIDATION:
         return plt_validation_write(s, o, dat, gp, res, err);
+    case PLT_FLEET:
+        return plt_fleet_write(s, o, dat, gp, res, err);
     case PLT_FRONT:
         return plt_front_write(o, dat, gp, res, err);
     }
     return sim_errf(err, "unknown plot kind %d", (int)o->kind);
 }
 
-int plt_plot(const plt_opts *o, plt_result *res, sim_err *err)
+/* Writes the data file and the gnuplot script of plot o into the open dat and gp. */
+static int write_files(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+                       sim_err *err)
 {
-    memset(res, 0, sizeof *res);
-    if (check_opts(o, err) != 0)
+    /* the paths hold no control character (check_opts): this comment ends where it should */
+    fprintf(gp,
+            "# llmsim plot %s from %s; redraw with: gnuplot %s\n"
+            "# the numbers plotted are in the data file below\n",
+            plt_kind_name(o->kind), o->kind == PLT_FRONT ? o->data : o->db, res->script);
+    plt_gp_str(gp, "datafile", res->data);
+    if (write_kind(s, o, dat, gp, res, err) != 0 ||
+        plt_gp_finish(gp, plt_kind_name(o->kind), res, err) != 0)
         return -1;
+    if (ferror(dat) || ferror(gp))
+        return sim_errf(err, "%s: write error", ferror(dat) ? res->data : res->script);
+    return 0;
+}
+
+/* Names the image (o->out or the kind's default) and the data and script files beside it. */
+static int name_outputs(const plt_opts *o, plt_result *res, sim_err *err)
+{
     if (o->out)
         snprintf(res->image, sizeof res->image, "%s", o->out);
     else
@@ -331,6 +431,14 @@ int plt_plot(const plt_opts *o, plt_result *res, sim_err *err)
         return -1;
     res->width = o->width;
     res->height = o->height;
+    return 0;
+}
+
+int plt_plot(const plt_opts *o, plt_result *res, sim_err *err)
+{
+    memset(res, 0, sizeof *res);
+    if (check_opts(o, err) != 0 || name_outputs(o, res, err) != 0)
+        return -1;
     store *s = o->kind == PLT_FRONT ? NULL : store_open_readonly(o->db, err);
     if (!s && o->kind != PLT_FRONT)
         return -1;
@@ -340,20 +448,7 @@ int plt_plot(const plt_opts *o, plt_result *res, sim_err *err)
         sim_errf(err, "%s: cannot write: %s", !dat ? res->data : res->script, strerror(errno));
         goto out;
     }
-    /* the paths hold no control character (check_opts): this comment ends where it should */
-    fprintf(gp,
-            "# llmsim plot %s from %s; redraw with: gnuplot %s\n"
-            "# the numbers plotted are in the data file below\n",
-            plt_kind_name(o->kind), o->kind == PLT_FRONT ? o->data : o->db, res->script);
-    plt_gp_str(gp, "datafile", res->data);
-    if (write_kind(s, o, dat, gp, res, err) != 0 ||
-        plt_gp_finish(gp, plt_kind_name(o->kind), res, err) != 0)
-        goto out;
-    if (ferror(dat) || ferror(gp)) {
-        sim_errf(err, "%s: write error", ferror(dat) ? res->data : res->script);
-        goto out;
-    }
-    rc = 0;
+    rc = write_files(s, o, dat, gp, res, err);
 out:
     if (dat && fclose(dat) != 0 && rc == 0)
         rc = sim_errf(err, "%s: write error: %s", res->data, strerror(errno));

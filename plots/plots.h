@@ -27,7 +27,8 @@ typedef enum plt_kind {
     PLT_PROBES,   /* a capacity search's probes: latency against rate, per choice */
     /* predicted against measured, from a stored validation */
     PLT_VALIDATION,
-    PLT_FRONT /* a recommendation's Pareto front, from the points file it wrote (data) */
+    PLT_FLEET, /* an autoscaled run's load, replicas and p99 TTFT over time (fleet_windows) */
+    PLT_FRONT  /* a recommendation's Pareto front, from the points file it wrote (data) */
 } plt_kind;
 
 typedef enum plt_x {
@@ -41,7 +42,7 @@ typedef struct plt_opts {
     const char *db;             /* database path */
     int64_t sweep;              /* curve: the sweep id; probes: the capacity search's id */
     int64_t validation;         /* validation: the validation id */
-    int64_t runs[PLT_MAX_RUNS]; /* cdf, timeline, gantt: run ids */
+    int64_t runs[PLT_MAX_RUNS]; /* cdf, timeline, gantt, fleet: run ids */
     int nruns;                  /* gantt takes exactly one */
     const char *out;            /* image path (.png, .svg or .pdf); NULL: <kind>-run<ID>.png */
     const char *metric;         /* ttft | tpot | itl | e2e (itl: curve only) */
@@ -62,8 +63,8 @@ typedef struct plt_result {
     char note[512];            /* what the reader should know the image does not show ("" none) */
 } plt_result;
 
-/* Parses "curve", "cdf", "timeline", "gantt", "probes", "validation" or "front". 0, or -1 for
- * an unknown name. */
+/* Parses "curve", "cdf", "timeline", "gantt", "probes", "validation", "fleet" or "front". 0, or -1
+ * for an unknown name. */
 int plt_kind_parse(const char *s, plt_kind *out);
 const char *plt_kind_name(plt_kind k);
 

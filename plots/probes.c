@@ -73,20 +73,17 @@ static double slo_ms(const char *slo, const char *key)
     return v;
 }
 
-int plt_probes_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
-                     sim_err *err)
+/* Reads capacity search o->sweep's SLO text and its search probes (metric row mname) into ps,
+ * sorted by choice and rate. 0, or -1 with err (no such search, no probe); the caller frees
+ * ps->v. */
+static int read_probes(store *s, const plt_opts *o, const char *mname, probes *ps, sim_err *err)
 {
-    const char *metric = o->metric ? o->metric : "ttft";
-    const char *pct = o->pct ? o->pct : "p99";
-    const char *pre = strcmp(pct, "p50") == 0 ? "median" : pct;
-    char mname[64], sql[1024], key[64];
-    snprintf(mname, sizeof mname, "%s_%s", pre, plt_metric_column(metric));
-    probes ps = {0};
+    char sql[1024];
     snprintf(sql, sizeof sql, "SELECT slo FROM capacity_searches WHERE id = %lld",
              (long long)o->sweep);
-    if (store_query(s, sql, read_slo, &ps, err) != 0)
+    if (store_query(s, sql, read_slo, ps, err) != 0)
         return -1;
-    if (!ps.slo[0])
+    if (!ps->slo[0])
         return sim_errf(err, "%s: no capacity search %lld in this database", store_path(s),
                         (long long)o->sweep);
     snprintf(sql, sizeof sql,
@@ -94,39 +91,66 @@ int plt_probes_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_resul
              " m.name = '%s'), p.ok, p.saturated, p.seq FROM capacity_probes p WHERE"
              " p.search_id = %lld AND p.phase = 'search' ORDER BY p.seq",
              mname, (long long)o->sweep);
-    if (store_query(s, sql, add_probe, &ps, err) != 0) {
+    if (store_query(s, sql, add_probe, ps, err) != 0)
+        return -1;
+    if (ps->n == 0)
+        return sim_errf(err, "%s: capacity search %lld has no probe", store_path(s),
+                        (long long)o->sweep);
+    qsort(ps->v, (size_t)ps->n, sizeof *ps->v, by_choice_rate);
+    return 0;
+}
+
+/* Writes one block per choice (at most 64) into dat, its name into titles. Returns the blocks. */
+static int write_series(FILE *dat, const probes *ps, const char **titles)
+{
+    int nseries = 0;
+    for (int i = 0; i < ps->n; i++) {
+        if (i == 0 || strcmp(ps->v[i].choice, ps->v[i - 1].choice) != 0) {
+            if (nseries == 64)
+                break;
+            titles[nseries++] = ps->v[i].choice;
+            fputs(i ? "\n\n# series: " : "# series: ", dat);
+            plt_put_clean(dat, ps->v[i].choice);
+            fputs("\n# rate y ok saturated seq\n", dat);
+        }
+        fprintf(dat, "%.10g %.10g %d %d %lld\n", ps->v[i].rate, ps->v[i].y, ps->v[i].ok,
+                ps->v[i].saturated, ps->v[i].seq);
+    }
+    return nseries;
+}
+
+/* The search's SLO on metric at pct in ms, under its name as written or its older name, or NaN. */
+static double metric_slo(const char *slo, const char *metric, const char *pct)
+{
+    const eng_latency *l = eng_latency_find(metric, ENG_LAT_SLO);
+    char key[64];
+    snprintf(key, sizeof key, "%s_%s", l->name, pct);
+    double v = slo_ms(slo, key);
+    if (isnan(v) && l->alias) {
+        snprintf(key, sizeof key, "%s_%s", l->alias, pct);
+        v = slo_ms(slo, key);
+    }
+    return v;
+}
+
+int plt_probes_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+                     sim_err *err)
+{
+    const char *metric = o->metric ? o->metric : "ttft";
+    const char *pct = o->pct ? o->pct : "p99";
+    const char *pre = strcmp(pct, "p50") == 0 ? "median" : pct;
+    char mname[64];
+    snprintf(mname, sizeof mname, "%s_%s", pre, plt_metric_column(metric));
+    probes ps = {0};
+    if (read_probes(s, o, mname, &ps, err) != 0) {
         free(ps.v);
         return -1;
     }
-    if (ps.n == 0) {
-        free(ps.v);
-        return sim_errf(err, "%s: capacity search %lld has no probe", store_path(s),
-                        (long long)o->sweep);
-    }
-    qsort(ps.v, (size_t)ps.n, sizeof *ps.v, by_choice_rate);
     fprintf(dat, "# llmsim probes of capacity search %lld: %s (ms) against rate (req/s)\n",
             (long long)o->sweep, mname);
     const char *titles[64];
-    int nseries = 0;
-    for (int i = 0; i < ps.n; i++) {
-        if (i == 0 || strcmp(ps.v[i].choice, ps.v[i - 1].choice) != 0) {
-            if (nseries == 64)
-                break;
-            titles[nseries++] = ps.v[i].choice;
-            fputs(i ? "\n\n# series: " : "# series: ", dat);
-            plt_put_clean(dat, ps.v[i].choice);
-            fputs("\n# rate y ok saturated seq\n", dat);
-        }
-        fprintf(dat, "%.10g %.10g %d %d %lld\n", ps.v[i].rate, ps.v[i].y, ps.v[i].ok,
-                ps.v[i].saturated, ps.v[i].seq);
-    }
-    const eng_latency *l = eng_latency_find(metric, ENG_LAT_SLO);
-    snprintf(key, sizeof key, "%s_%s", l->name, pct); /* as written, or by its older name */
-    double slo = slo_ms(ps.slo, key);
-    if (isnan(slo) && l->alias) {
-        snprintf(key, sizeof key, "%s_%s", l->alias, pct);
-        slo = slo_ms(ps.slo, key);
-    }
+    int nseries = write_series(dat, &ps, titles);
+    double slo = metric_slo(ps.slo, metric, pct);
     char title[256], ylabel[96];
     snprintf(ylabel, sizeof ylabel, "%s %s (ms)", pre, plt_metric_label(metric));
     snprintf(title, sizeof title, "capacity search %lld: %s of each probe (SLOs %.100s)",
@@ -136,10 +160,7 @@ int plt_probes_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_resul
     fprintf(gp, "nseries = %d\nslo = %.10g\n", nseries, isnan(slo) ? -1.0 : slo);
     plt_gp_array(gp, "titles", titles, nseries);
     res->series = nseries;
-    if (!res->width)
-        res->width = 1000;
-    if (!res->height)
-        res->height = 600;
+    plt_default_size(res, 1000, 600);
     free(ps.v);
     return 0;
 }

@@ -42,6 +42,14 @@ static void esc(FILE *f, const char *s)
         }
 }
 
+/* open, text with the HTML specials escaped, close. */
+static void put_elem(FILE *f, const char *open, const char *text, const char *close)
+{
+    fputs(open, f);
+    esc(f, text);
+    fputs(close, f);
+}
+
 static char *slurp(const char *path, sim_err *err)
 {
     FILE *f = fopen(path, "rb");
@@ -49,13 +57,8 @@ static char *slurp(const char *path, sim_err *err)
         sim_errf(err, "%s: cannot read: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 1 << 16, n = 0, got;
-    char *buf = sim_xmalloc(cap);
-    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0)
-        if ((n += got) + 1 == cap)
-            buf = sim_xrealloc(buf, cap *= 2);
+    char *buf = plt_read_all(f);
     fclose(f);
-    buf[n] = '\0';
     return buf;
 }
 
@@ -86,29 +89,40 @@ static void put_svg(FILE *f, const char *svg, int fig)
 
 static void put_table(FILE *f, const plt_table *t)
 {
-    fputs("<h3>", f);
-    esc(f, t->title);
-    fputs("</h3>\n<table>\n<thead><tr>", f);
-    for (int c = 0; c < t->ncols; c++) {
-        fputs("<th>", f);
-        esc(f, t->cells[c]);
-        fputs("</th>", f);
-    }
+    put_elem(f, "<h3>", t->title, "</h3>\n<table>\n<thead><tr>");
+    for (int c = 0; c < t->ncols; c++)
+        put_elem(f, "<th>", t->cells[c], "</th>");
     fputs("</tr></thead>\n<tbody>\n", f);
     for (int r = 1; r <= t->nrows; r++) {
         fputs("<tr>", f);
-        for (int c = 0; c < t->ncols; c++) {
-            fputs(c ? "<td class=\"n\">" : "<td>", f);
-            esc(f, t->cells[r * t->ncols + c]);
-            fputs("</td>", f);
-        }
+        for (int c = 0; c < t->ncols; c++)
+            put_elem(f, c ? "<td class=\"n\">" : "<td>", t->cells[r * t->ncols + c], "</td>");
         fputs("</tr>\n", f);
     }
     fputs("</tbody>\n</table>\n", f);
-    if (t->note[0]) {
-        fputs("<p class=\"note\">", f);
-        esc(f, t->note);
-        fputs("</p>\n", f);
+    if (t->note[0])
+        put_elem(f, "<p class=\"note\">", t->note, "</p>\n");
+}
+
+/* Draws plot o (figure i) into pr and writes it as inline SVG to f, or why it is missing. */
+static void draw(FILE *f, const plt_opts *o, int i, plt_result *pr, plt_report_result *res)
+{
+    sim_err err = {{0}};
+    if (plt_plot(o, pr, &err) != 0) {
+        put_elem(f, "<p class=\"missing\">Not drawn: ", err.msg, "</p>\n");
+        res->failed++;
+    } else if (!pr->rendered) {
+        fputs("<p class=\"missing\">Not drawn: gnuplot is not installed (apt-get install "
+              "gnuplot-nox).</p>\n",
+              f);
+        res->missing++;
+    } else {
+        char *svg = slurp(pr->image, &err);
+        if (svg) {
+            put_svg(f, svg, i + 1);
+            free(svg);
+            res->drawn++;
+        }
     }
 }
 
@@ -122,36 +136,14 @@ static void put_figure(FILE *f, const plt_report *r, int i, const char *dir, plt
     o.db = r->db;
     o.out = img;
     plt_result pr;
-    sim_err err = {{0}};
     fprintf(f, "<figure id=\"figure-%d\">\n", i + 1);
-    if (plt_plot(&o, &pr, &err) != 0) {
-        fputs("<p class=\"missing\">Not drawn: ", f);
-        esc(f, err.msg);
-        fputs("</p>\n", f);
-        res->failed++;
-    } else if (!pr.rendered) {
-        fputs("<p class=\"missing\">Not drawn: gnuplot is not installed (apt-get install "
-              "gnuplot-nox).</p>\n",
-              f);
-        res->missing++;
-    } else {
-        char *svg = slurp(pr.image, &err);
-        if (svg) {
-            put_svg(f, svg, i + 1);
-            free(svg);
-            res->drawn++;
-        }
-    }
+    draw(f, &o, i, &pr, res);
     remove(pr.image);
     remove(pr.data);
     remove(pr.script);
-    fputs("<figcaption>", f);
-    esc(f, fig->caption);
-    if (pr.note[0]) {
-        fputs(" <span class=\"note\">", f);
-        esc(f, pr.note);
-        fputs("</span>", f);
-    }
+    put_elem(f, "<figcaption>", fig->caption, "");
+    if (pr.note[0])
+        put_elem(f, " <span class=\"note\">", pr.note, "</span>");
     fputs("</figcaption>\n</figure>\n", f);
 }
 
@@ -165,20 +157,21 @@ static const char style[] =
     ".note{color:#8a5a00}.missing{color:#a00}pre{background:#f7f7f7;padding:.8em;"
     "overflow:auto;font-size:.85em}footer{color:#777;font-size:.8em;margin-top:2em}";
 
+/* The page's head (title, style) and its heading, setting and notes. */
+static void put_head(FILE *f, const plt_report *r)
+{
+    put_elem(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>",
+             r->title, "</title>\n");
+    fprintf(f, "<style>%s</style>\n</head>\n<body>\n", style);
+    put_elem(f, "<h1>", r->title, "</h1>\n");
+    put_elem(f, "<p class=\"setting\">", r->setting, "</p>\n");
+    for (int i = 0; i < r->nnotes; i++)
+        put_elem(f, "<p class=\"note\">", r->notes[i], "</p>\n");
+}
+
 static int write_page(FILE *f, const plt_report *r, const char *dir, plt_report_result *res)
 {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", f);
-    esc(f, r->title);
-    fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", style);
-    esc(f, r->title);
-    fputs("</h1>\n<p class=\"setting\">", f);
-    esc(f, r->setting);
-    fputs("</p>\n", f);
-    for (int i = 0; i < r->nnotes; i++) {
-        fputs("<p class=\"note\">", f);
-        esc(f, r->notes[i]);
-        fputs("</p>\n", f);
-    }
+    put_head(f, r);
     if (r->nfigs > 0) {
         fputs("<h2>Plots</h2>\n", f);
         for (int i = 0; i < r->nfigs; i++)
@@ -187,15 +180,31 @@ static int write_page(FILE *f, const plt_report *r, const char *dir, plt_report_
     fputs("<h2>Summary</h2>\n", f);
     for (int i = 0; i < r->ntables; i++)
         put_table(f, &r->tables[i]);
-    if (r->scenario) {
-        fputs("<h2>Scenario</h2>\n<pre>", f);
-        esc(f, r->scenario);
-        fputs("</pre>\n", f);
-    }
-    fputs("<footer>", f);
-    esc(f, r->footer);
-    fputs("</footer>\n</body>\n</html>\n", f);
+    if (r->scenario)
+        put_elem(f, "<h2>Scenario</h2>\n<pre>", r->scenario, "</pre>\n");
+    put_elem(f, "<footer>", r->footer, "</footer>\n</body>\n</html>\n");
     return ferror(f) ? -1 : 0;
+}
+
+/* Writes the page into tmp (its figures drawn in dir), then renames it to r->out: the finished
+ * page replaces any old one at once, never half a report. 0, or -1 with err (tmp removed). */
+static int write_file(const plt_report *r, const char *tmp, const char *dir, plt_report_result *res,
+                      sim_err *err)
+{
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return sim_errf(err, "%s: cannot write: %s", tmp, strerror(errno));
+    int bad = write_page(f, r, dir, res);
+    if (fclose(f) != 0 || bad) {
+        remove(tmp);
+        return sim_errf(err, "%s: write error", tmp);
+    }
+    if (rename(tmp, r->out) != 0) {
+        sim_errf(err, "%s: cannot write: %s", r->out, strerror(errno));
+        remove(tmp);
+        return -1;
+    }
+    return 0;
 }
 
 int plt_report_write(const plt_report *r, plt_report_result *res, sim_err *err)
@@ -207,26 +216,7 @@ int plt_report_write(const plt_report *r, plt_report_result *res, sim_err *err)
     if (!mkdtemp(dir))
         return sim_errf(err, "cannot make a scratch folder for the figures: %s", strerror(errno));
     snprintf(tmp, sizeof tmp, "%s.tmp", r->out);
-    FILE *f = fopen(tmp, "w");
-    int rc = -1;
-    if (!f) {
-        sim_errf(err, "%s: cannot write: %s", tmp, strerror(errno));
-        goto out;
-    }
-    int bad = write_page(f, r, dir, res);
-    if (fclose(f) != 0 || bad) {
-        sim_errf(err, "%s: write error", tmp);
-        remove(tmp);
-        goto out;
-    }
-    /* the finished page replaces any old one at once: never half a report */
-    if (rename(tmp, r->out) != 0) {
-        sim_errf(err, "%s: cannot write: %s", r->out, strerror(errno));
-        remove(tmp);
-        goto out;
-    }
-    rc = 0;
-out:
+    int rc = write_file(r, tmp, dir, res, err);
     rmdir(dir);
     return rc;
 }

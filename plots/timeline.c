@@ -11,7 +11,9 @@
  * replicas; a run of more than MAX_ROWS iterations has a row per group of consecutive
  * iterations instead (the most sequences and blocks, the sums of the rest).
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plt_int.h"
@@ -51,6 +53,12 @@ static void add_iter(row *r, const eng_iter_rec *it)
 
 /* Writes run's iterations as one block, `group` to a row; returns the iterations read or -1
  * with err. */
+/* When an iteration ends, in s. */
+static double iteration_end(const eng_iter_rec *it)
+{
+    return (double)(it->start_ns + it->duration_ns) / 1e9;
+}
+
 static int64_t write_run(store *s, int64_t run, int64_t group, FILE *dat, double *tmax,
                          int64_t *npre, sim_err *err)
 {
@@ -71,8 +79,7 @@ static int64_t write_run(store *s, int64_t run, int64_t group, FILE *dat, double
         prev_replica = it.replica;
         add_iter(&r, &it);
         *npre += it.preempted;
-        double end = (double)(it.start_ns + it.duration_ns) / 1e9;
-        *tmax = end > *tmax ? end : *tmax;
+        *tmax = fmax(*tmax, iteration_end(&it));
         n++;
     }
     if (r.n > 0)
@@ -81,73 +88,88 @@ static int64_t write_run(store *s, int64_t run, int64_t group, FILE *dat, double
     if (rc < 0)
         return -1;
     if (n == 0)
-        return sim_errf(err,
-                        "%s: run %lld has no iteration rows (stored with --store summary); run "
-                        "it again with --store iterations or requests",
-                        store_path(s), (long long)run);
+        return plt_no_iterations(s, run, err);
     return n;
+}
+
+/* What the script needs of the runs drawn. */
+typedef struct timeline {
+    char names[PLT_MAX_RUNS][PLT_LABEL_MAX];
+    const char *titles[PLT_MAX_RUNS];
+    double tmax;         /* s: the last iteration's end */
+    int maxrep, unknown; /* the most replicas of a run; runs without their KV capacity */
+    int64_t grouped;     /* the first run drawn in groups of iterations: its group size */
+    int64_t kvcap[PLT_MAX_RUNS], npre[PLT_MAX_RUNS];
+} timeline;
+
+/* Writes run i of o (its block of rows) into dat and what the script needs of it into t. */
+static int write_series(store *s, const plt_opts *o, int i, FILE *dat, timeline *t, sim_err *err)
+{
+    store_run_meta m;
+    if (store_run_get(s, o->runs[i], &m, err) != 0)
+        return -1;
+    int replicas = m.replicas > 0 ? m.replicas : 1;
+    t->maxrep = replicas > t->maxrep ? replicas : t->maxrep;
+    t->kvcap[i] = m.kv_blocks;
+    t->unknown += m.kv_blocks <= 0;
+    t->npre[i] = 0;
+    t->titles[i] = t->names[i];
+    fprintf(dat,
+            "%s# series: %s\n"
+            "# start_s end_s replica num_seqs kv_blocks prefill_tokens decode_tokens "
+            "preempted\n",
+            i ? "\n\n" : "", t->names[i]);
+    int64_t total = store_run_count_iterations(s, o->runs[i], err);
+    if (total < 0)
+        return -1;
+    int64_t group = total > MAX_ROWS ? (total + MAX_ROWS - 1) / MAX_ROWS : 1;
+    if (group > 1 && t->grouped == 0)
+        t->grouped = group;
+    return write_run(s, o->runs[i], group, dat, &t->tmax, &t->npre[i], err) < 0 ? -1 : 0;
+}
+
+/* The note on runs without their KV capacity and on runs drawn in groups, into res->note. */
+static void write_note(const timeline *t, plt_result *res)
+{
+    size_t nn = 0;
+    if (t->unknown)
+        nn = (size_t)snprintf(res->note, sizeof res->note,
+                              "%d of the runs were stored before schema 3, without their KV "
+                              "capacity: no capacity line on their panels. ",
+                              t->unknown);
+    if (t->grouped && nn < sizeof res->note)
+        snprintf(res->note + nn, sizeof res->note - nn,
+                 "Over %d iterations a run is drawn in groups (%lld iterations a bar at the "
+                 "first such run): each bar is the most sequences and KV blocks of its group.",
+                 MAX_ROWS, (long long)t->grouped);
 }
 
 int plt_timeline_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
                        sim_err *err)
 {
-    char names[PLT_MAX_RUNS][PLT_LABEL_MAX];
-    const char *titles[PLT_MAX_RUNS];
-    double tmax = 0;
-    int maxrep = 1, unknown = 0;
-    int64_t grouped = 0; /* the first run drawn in groups of iterations: its group size */
-    int64_t kvcap[PLT_MAX_RUNS], npre[PLT_MAX_RUNS];
-    if (plt_run_labels(s, o->runs, o->nruns, names, err) != 0)
-        return -1;
+    timeline *t = sim_xcalloc(1, sizeof *t);
+    int rc = -1;
+    t->maxrep = 1;
+    if (plt_run_labels(s, o->runs, o->nruns, t->names, err) != 0)
+        goto out;
     fprintf(dat, "# llmsim timeline: one row per iteration (or group of iterations)\n");
-    for (int i = 0; i < o->nruns; i++) {
-        store_run_meta m;
-        if (store_run_get(s, o->runs[i], &m, err) != 0)
-            return -1;
-        int replicas = m.replicas > 0 ? m.replicas : 1;
-        maxrep = replicas > maxrep ? replicas : maxrep;
-        kvcap[i] = m.kv_blocks;
-        unknown += m.kv_blocks <= 0;
-        npre[i] = 0;
-        titles[i] = names[i];
-        fprintf(dat,
-                "%s# series: %s\n"
-                "# start_s end_s replica num_seqs kv_blocks prefill_tokens decode_tokens "
-                "preempted\n",
-                i ? "\n\n" : "", names[i]);
-        int64_t total = store_run_count_iterations(s, o->runs[i], err);
-        if (total < 0)
-            return -1;
-        int64_t group = total > MAX_ROWS ? (total + MAX_ROWS - 1) / MAX_ROWS : 1;
-        if (group > 1 && grouped == 0)
-            grouped = group;
-        if (write_run(s, o->runs[i], group, dat, &tmax, &npre[i], err) < 0)
-            return -1;
-    }
-    size_t nn = 0;
-    if (unknown)
-        nn = (size_t)snprintf(res->note, sizeof res->note,
-                              "%d of the runs were stored before schema 3, without their KV "
-                              "capacity: no capacity line on their panels. ",
-                              unknown);
-    if (grouped && nn < sizeof res->note)
-        snprintf(res->note + nn, sizeof res->note - nn,
-                 "Over %d iterations a run is drawn in groups (%lld iterations a bar at the "
-                 "first such run): each bar is the most sequences and KV blocks of its group.",
-                 MAX_ROWS, (long long)grouped);
+    for (int i = 0; i < o->nruns; i++)
+        if (write_series(s, o, i, dat, t, err) != 0)
+            goto out;
+    write_note(t, res);
     plt_gp_str(gp, "plot_title",
                "batch occupancy per iteration, KV blocks in use against the KV capacity, "
                "preemptions");
-    fprintf(gp, "nseries = %d\ntmax = %.9g\nreplicas = %d\n", o->nruns, tmax, maxrep);
-    plt_gp_array(gp, "titles", titles, o->nruns);
+    fprintf(gp, "nseries = %d\ntmax = %.9g\nreplicas = %d\n", o->nruns, t->tmax, t->maxrep);
+    plt_gp_array(gp, "titles", t->titles, o->nruns);
     fprintf(gp, "array kvcap[%d]\narray npre[%d]\n", o->nruns, o->nruns);
     for (int i = 0; i < o->nruns; i++)
-        fprintf(gp, "kvcap[%d] = %lld\nnpre[%d] = %lld\n", i + 1, (long long)kvcap[i], i + 1,
-                (long long)npre[i]);
+        fprintf(gp, "kvcap[%d] = %lld\nnpre[%d] = %lld\n", i + 1, (long long)t->kvcap[i], i + 1,
+                (long long)t->npre[i]);
     res->series = o->nruns;
-    if (!res->width)
-        res->width = 1000;
-    if (!res->height)
-        res->height = 200 + 300 * o->nruns;
-    return 0;
+    plt_default_size(res, 1000, 200 + 300 * o->nruns);
+    rc = 0;
+out:
+    free(t);
+    return rc;
 }

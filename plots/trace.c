@@ -41,6 +41,19 @@ static void us(FILE *f, int64_t ns)
     fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
 }
 
+/* The window's bounds in the header, when it has any. */
+static void write_window(FILE *f, const window *w)
+{
+    if (w->from == INT64_MIN && w->to == INT64_MAX)
+        return;
+    fputs(",\"window_from_us\":", f);
+    us(f, w->from > INT64_MIN ? w->from : 0);
+    if (w->to < INT64_MAX) {
+        fputs(",\"window_to_us\":", f);
+        us(f, w->to);
+    }
+}
+
 /* The "otherData" header and one process per replica. */
 static void write_header(const store_run_meta *m, const window *w, FILE *f, int *replicas)
 {
@@ -52,14 +65,7 @@ static void write_header(const store_run_meta *m, const window *w, FILE *f, int 
         sim_json_write_str(f, vals[i]);
     }
     fprintf(f, ",\"seed\":%lld,\"clock\":\"simulated\"", (long long)m->seed);
-    if (w->from > INT64_MIN || w->to < INT64_MAX) {
-        fputs(",\"window_from_us\":", f);
-        us(f, w->from > INT64_MIN ? w->from : 0);
-        if (w->to < INT64_MAX) {
-            fputs(",\"window_to_us\":", f);
-            us(f, w->to);
-        }
-    }
+    write_window(f, w);
     fputs("},\n\"traceEvents\":[\n", f);
     *replicas = m->replicas > 0 ? m->replicas : 1;
     for (int r = 0; r < *replicas; r++)
@@ -161,6 +167,41 @@ typedef struct rq_spans {
     int n, cap;
 } rq_spans;
 
+/* A rejected request q (named name): an instant at its arrival, when the window holds it. */
+static void write_rejected(FILE *f, const eng_request *q, const char *name, const window *w)
+{
+    if (q->t_arrival < w->from || q->t_arrival > w->to)
+        return;
+    fprintf(f,
+            "{\"name\":\"%s rejected\",\"cat\":\"request\",\"ph\":\"i\",\"s\":\"p\","
+            "\"pid\":%lld,\"tid\":0,\"ts\":",
+            name, (long long)q->replica);
+    us(f, q->t_arrival);
+    fputs(",\"args\":{\"reason\":", f);
+    sim_json_write_str(f, eng_reject_reason_name(q->reject));
+    fputs("}},\n", f);
+}
+
+/* Each scheduled span of q as prefill (a recompute after a preemption) and decode, and the
+ * waits between spans, the last until end. */
+static void write_phases(FILE *f, const window *w, const eng_request *q, const rq_spans *sp,
+                         int64_t end)
+{
+    int64_t id = q->id, pid = q->replica;
+    for (int k = 0; k < sp->n; k++) {
+        const eng_span_rec *s = &sp->v[k];
+        int64_t dec = s->decode_ns >= 0 ? s->decode_ns : s->end_ns;
+        phase(f, w, s->span == 0 ? "prefill" : "recompute", id, pid, s->start_ns, dec);
+        phase(f, w, "decode", id, pid, dec, s->end_ns);
+        if (s->end == ENG_SPAN_FINISHED)
+            continue;
+        mark(f, w, s->end == ENG_SPAN_SWAPPED ? "swapped out" : "preempted", s);
+        int64_t next = k + 1 < sp->n ? sp->v[k + 1].start_ns : end;
+        phase(f, w, s->end == ENG_SPAN_SWAPPED ? "swapped out" : "preempted", id, pid, s->end_ns,
+              next);
+    }
+}
+
 /* One request: the enclosing span, its queueing, then each scheduled span as prefill (a
  * recompute after a preemption) and decode, and the waits between spans, in nesting order. */
 static void write_request(FILE *f, const eng_request *q, const rq_spans *sp, int64_t tend,
@@ -170,16 +211,7 @@ static void write_request(FILE *f, const eng_request *q, const rq_spans *sp, int
     char name[48];
     snprintf(name, sizeof name, "request %lld", (long long)id);
     if (q->status == ENG_RQ_REJECTED) {
-        if (q->t_arrival < w->from || q->t_arrival > w->to)
-            return;
-        fprintf(f,
-                "{\"name\":\"%s rejected\",\"cat\":\"request\",\"ph\":\"i\",\"s\":\"p\","
-                "\"pid\":%lld,\"tid\":0,\"ts\":",
-                name, (long long)pid);
-        us(f, q->t_arrival);
-        fputs(",\"args\":{\"reason\":", f);
-        sim_json_write_str(f, eng_reject_reason_name(q->reject));
-        fputs("}},\n", f);
+        write_rejected(f, q, name, w);
         return;
     }
     int64_t end = q->t_finish >= 0 ? q->t_finish : tend > q->t_arrival ? tend : q->t_arrival;
@@ -195,19 +227,19 @@ static void write_request(FILE *f, const eng_request *q, const rq_spans *sp, int
     sim_json_write_str(f, eng_rq_status_name(q->status));
     fputs("}},\n", f);
     phase(f, w, "queued", id, pid, q->t_arrival, sp->n ? sp->v[0].start_ns : end);
-    for (int k = 0; k < sp->n; k++) {
-        const eng_span_rec *s = &sp->v[k];
-        int64_t dec = s->decode_ns >= 0 ? s->decode_ns : s->end_ns;
-        phase(f, w, s->span == 0 ? "prefill" : "recompute", id, pid, s->start_ns, dec);
-        phase(f, w, "decode", id, pid, dec, s->end_ns);
-        if (s->end == ENG_SPAN_FINISHED)
-            continue;
-        mark(f, w, s->end == ENG_SPAN_SWAPPED ? "swapped out" : "preempted", s);
-        int64_t next = k + 1 < sp->n ? sp->v[k + 1].start_ns : end;
-        phase(f, w, s->end == ENG_SPAN_SWAPPED ? "swapped out" : "preempted", id, pid, s->end_ns,
-              next);
-    }
+    write_phases(f, w, q, sp, end);
     span(f, "e", name, id, pid, clip(w, end));
+}
+
+/* For a database without spans: one span derived from q's row, when it was scheduled and
+ * finished. */
+static void row_span(const eng_request *q, rq_spans *sp)
+{
+    if (q->t_first_sched < 0 || q->t_finish < 0)
+        return;
+    sp->v[0] = (eng_span_rec){q->id,       q->replica,       0, q->t_first_sched, q->t_first_token,
+                              q->t_finish, ENG_SPAN_FINISHED};
+    sp->n = 1;
 }
 
 /* Moves the span cursor to request q and collects its spans into sp; for a database without
@@ -217,12 +249,7 @@ static int spans_for(store *s, store_span_cursor *c, eng_span_rec *ahead, int *h
 {
     sp->n = 0;
     if (!store_has_spans(s)) {
-        if (q->t_first_sched >= 0 && q->t_finish >= 0) {
-            sp->v[0] =
-                (eng_span_rec){q->id,       q->replica,       0, q->t_first_sched, q->t_first_token,
-                               q->t_finish, ENG_SPAN_FINISHED};
-            sp->n = 1;
-        }
+        row_span(q, sp);
         return 0;
     }
     for (;;) {
@@ -279,10 +306,7 @@ static int64_t write_trace(store *s, const store_run_meta *m, const window *w, F
     if (nit < 0)
         return -1;
     if (nit == 0 && store_run_count_iterations(s, run, err) == 0)
-        return sim_errf(err,
-                        "%s: run %lld has no iteration rows (stored with --store summary); run "
-                        "it again with --store iterations or requests",
-                        store_path(s), (long long)run);
+        return plt_no_iterations(s, run, err);
     if (nit == 0)
         return sim_errf(err, "%s: run %lld has no iteration between %.9g s and %.9g s",
                         store_path(s), (long long)run, (double)w->from / 1e9, (double)w->to / 1e9);
@@ -294,6 +318,27 @@ static int64_t write_trace(store *s, const store_run_meta *m, const window *w, F
           "\"args\":{\"name\":\"iterations\"}}\n]}\n",
           f);
     return nit;
+}
+
+/* Writes run m's trace in window w to path ("-": stdout); a file half-written is removed. The
+ * iterations written, or -1 with err. */
+static int64_t write_file(store *s, const store_run_meta *m, const window *w, const char *path,
+                          sim_err *err)
+{
+    int to_stdout = strcmp(path, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(path, "w");
+    if (!f)
+        return sim_errf(err, "%s: cannot write: %s", path, strerror(errno));
+    int64_t n = write_trace(s, m, w, f, err);
+    if (ferror(f) && n >= 0)
+        n = sim_errf(err, "%s: write error", path);
+    if (to_stdout)
+        fflush(f);
+    else if (fclose(f) != 0 && n >= 0)
+        n = sim_errf(err, "%s: write error: %s", path, strerror(errno));
+    if (n < 0 && !to_stdout)
+        remove(path);
+    return n;
 }
 
 int64_t plt_trace_export(const char *db, int64_t run, int64_t from_ns, int64_t to_ns,
@@ -311,22 +356,7 @@ int64_t plt_trace_export(const char *db, int64_t run, int64_t from_ns, int64_t t
         store_close(s);
         return -1;
     }
-    int to_stdout = strcmp(path, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
-    if (!f) {
-        sim_errf(err, "%s: cannot write: %s", path, strerror(errno));
-        store_close(s);
-        return -1;
-    }
-    int64_t n = write_trace(s, &m, &w, f, err);
+    int64_t n = write_file(s, &m, &w, path, err);
     store_close(s);
-    if (ferror(f) && n >= 0)
-        n = sim_errf(err, "%s: write error", path);
-    if (to_stdout)
-        fflush(f);
-    else if (fclose(f) != 0 && n >= 0)
-        n = sim_errf(err, "%s: write error: %s", path, strerror(errno));
-    if (n < 0 && !to_stdout)
-        remove(path);
     return n;
 }

@@ -89,38 +89,50 @@ static void metric_title(const char *m, char *out, size_t len)
     snprintf(out, len, "%s %s (%s)", stat, what, unit);
 }
 
-static void write_blocks(FILE *dat, const vcollect *c, int *mfirst, int *mcount, int *bgroup,
-                         int *nb, double *lo, double *hi)
+/* Where each metric's blocks are in the data file, the group of each block, each metric's range. */
+typedef struct vblocks {
+    int mfirst[MAX_METRICS], mcount[MAX_METRICS]; /* a metric's first block, its count */
+    int *bgroup, nb;                              /* each block's group (1-based); blocks */
+    double lo[MAX_METRICS], hi[MAX_METRICS];
+} vblocks;
+
+/* Writes the block of metric m and group g (the rows of c that are theirs) into dat, block
+ * number b; widens b's range of m to them. Returns 1, or 0 when no row is theirs. */
+static int write_block(FILE *dat, const vcollect *c, int m, int g, vblocks *b)
 {
-    *nb = 0;
-    for (int m = 0; m < c->nm; m++) {
-        mfirst[m] = *nb;
-        mcount[m] = 0;
-        lo[m] = INFINITY;
-        hi[m] = 0;
-        for (int g = 0; g < c->ng; g++) {
-            int any = 0;
-            for (size_t i = 0; i < c->n; i++) {
-                const vpoint *p = &c->p[i];
-                if (p->metric != m || p->group != g)
-                    continue;
-                if (!any) {
-                    fputs(*nb ? "\n\n# metric " : "# metric ", dat);
-                    plt_put_clean(dat, c->metrics[m]);
-                    fputs(", group ", dat);
-                    plt_put_clean(dat, c->groups[g]);
-                    fputs("\n# measured predicted\n", dat);
-                }
-                any = 1;
-                fprintf(dat, "%.10g %.10g\n", p->x, p->y);
-                lo[m] = fmin(lo[m], fmin(p->x, p->y));
-                hi[m] = fmax(hi[m], fmax(p->x, p->y));
-            }
-            if (any) {
-                bgroup[(*nb)++] = g + 1;
-                mcount[m]++;
-            }
+    int any = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const vpoint *p = &c->p[i];
+        if (p->metric != m || p->group != g)
+            continue;
+        if (!any) {
+            fputs(b->nb ? "\n\n# metric " : "# metric ", dat);
+            plt_put_clean(dat, c->metrics[m]);
+            fputs(", group ", dat);
+            plt_put_clean(dat, c->groups[g]);
+            fputs("\n# measured predicted\n", dat);
         }
+        any = 1;
+        fprintf(dat, "%.10g %.10g\n", p->x, p->y);
+        b->lo[m] = fmin(b->lo[m], fmin(p->x, p->y));
+        b->hi[m] = fmax(b->hi[m], fmax(p->x, p->y));
+    }
+    return any;
+}
+
+static void write_blocks(FILE *dat, const vcollect *c, vblocks *b)
+{
+    b->nb = 0;
+    for (int m = 0; m < c->nm; m++) {
+        b->mfirst[m] = b->nb;
+        b->mcount[m] = 0;
+        b->lo[m] = INFINITY;
+        b->hi[m] = 0;
+        for (int g = 0; g < c->ng; g++)
+            if (write_block(dat, c, m, g, b)) {
+                b->bgroup[b->nb++] = g + 1;
+                b->mcount[m]++;
+            }
     }
 }
 
@@ -140,56 +152,67 @@ static void gp_ints(FILE *gp, const char *name, const int *v, int n)
     fputs("]\n", gp);
 }
 
-int plt_validation_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
-                         sim_err *err)
+/* Validation o->validation's meta and its points (calloc'd: the caller frees c->p and c), or
+ * NULL with err (no such validation, no point to draw). */
+static vcollect *read_points(store *s, const plt_opts *o, store_validation_meta *meta, sim_err *err)
 {
-    store_validation_meta meta;
-    if (store_validation_get(s, o->validation, &meta, err) != 0)
-        return -1;
+    if (store_validation_get(s, o->validation, meta, err) != 0)
+        return NULL;
     vcollect *c = sim_xcalloc(1, sizeof *c);
     int rc = store_validation_points(s, o->validation, collect, c, err);
     if (rc == 0 && c->n == 0)
         rc = sim_errf(err, "%s: validation %lld (%s) has no predicted row to draw", store_path(s),
-                      (long long)o->validation, meta.name);
-    if (rc != 0) {
-        free(c->p);
-        free(c);
-        return -1;
-    }
-    int mfirst[MAX_METRICS], mcount[MAX_METRICS], nb;
-    int *bgroup = sim_xcalloc((size_t)(c->nm * c->ng) + 1, sizeof *bgroup);
-    double lo[MAX_METRICS], hi[MAX_METRICS];
-    fprintf(dat, "# llmsim validation %lld (", (long long)meta.id);
-    plt_put_clean(dat, meta.name);
-    fputs("): predicted against measured\n", dat);
-    write_blocks(dat, c, mfirst, mcount, bgroup, &nb, lo, hi);
+                      (long long)o->validation, meta->name);
+    if (rc == 0)
+        return c;
+    free(c->p);
+    free(c);
+    return NULL;
+}
+
+/* The script's variables: the panels' titles and ranges (widened by 1.5 each way), the blocks. */
+static void write_vars(FILE *gp, const store_validation_meta *meta, const vcollect *c, vblocks *b)
+{
     char title[512], mt[MAX_METRICS][64];
     const char *mtp[MAX_METRICS], *gtp[MAX_GROUPS];
     for (int m = 0; m < c->nm; m++) {
         metric_title(c->metrics[m], mt[m], sizeof mt[m]);
         mtp[m] = mt[m];
-        lo[m] /= 1.5;
-        hi[m] *= 1.5;
+        b->lo[m] /= 1.5;
+        b->hi[m] *= 1.5;
     }
     for (int g = 0; g < c->ng; g++)
         gtp[g] = c->groups[g];
     snprintf(title, sizeof title, "%s (validation %lld): %lld of %lld measurements predicted",
-             meta.name, (long long)meta.id, (long long)meta.ok, (long long)meta.rows);
+             meta->name, (long long)meta->id, (long long)meta->ok, (long long)meta->rows);
     plt_gp_str(gp, "plot_title", title);
     fprintf(gp, "nmetrics = %d\nngroups = %d\n", c->nm, c->ng);
     plt_gp_array(gp, "mtitles", mtp, c->nm);
-    gp_ints(gp, "mfirst", mfirst, c->nm);
-    gp_ints(gp, "mcount", mcount, c->nm);
-    gp_numbers(gp, "lo", lo, c->nm);
-    gp_numbers(gp, "hi", hi, c->nm);
+    gp_ints(gp, "mfirst", b->mfirst, c->nm);
+    gp_ints(gp, "mcount", b->mcount, c->nm);
+    gp_numbers(gp, "lo", b->lo, c->nm);
+    gp_numbers(gp, "hi", b->hi, c->nm);
     plt_gp_array(gp, "gtitles", gtp, c->ng);
-    gp_ints(gp, "bgroup", bgroup, nb);
+    gp_ints(gp, "bgroup", b->bgroup, b->nb);
+}
+
+int plt_validation_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+                         sim_err *err)
+{
+    store_validation_meta meta;
+    vcollect *c = read_points(s, o, &meta, err);
+    if (!c)
+        return -1;
+    vblocks b = {0};
+    b.bgroup = sim_xcalloc((size_t)(c->nm * c->ng) + 1, sizeof *b.bgroup);
+    fprintf(dat, "# llmsim validation %lld (", (long long)meta.id);
+    plt_put_clean(dat, meta.name);
+    fputs("): predicted against measured\n", dat);
+    write_blocks(dat, c, &b);
+    write_vars(gp, &meta, c, &b);
     res->series = c->ng;
-    if (!res->width)
-        res->width = c->nm > 1 ? 560 * c->nm + 40 : 700;
-    if (!res->height)
-        res->height = 600;
-    free(bgroup);
+    plt_default_size(res, c->nm > 1 ? 560 * c->nm + 40 : 700, 600);
+    free(b.bgroup);
     free(c->p);
     free(c);
     return 0;

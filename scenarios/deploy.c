@@ -174,6 +174,8 @@ static int check_layout(scn_lctx *c, const scn_node *root, const char *pre, eng_
         return 0;
     const scn_node *at = NULL;
     const char *key = "tensor_parallel";
+    if (strncmp(why, "moe", 3) == 0 && (at = scn_tree_get(root, "moe")))
+        key = "moe";
     for (int i = 0; i < 3 && !at; i++)
         if (strstr(why, keys[i]) && (at = scn_tree_get(root, keys[i])))
             key = keys[i];
@@ -246,21 +248,37 @@ static int load_pool_gpu(scn_lctx *c, const scn_node *m, const char *pre, eng_co
     return 0;
 }
 
-/* `prefill: {...}` or `decode: {...}`: a pool starts from the deployment's settings (GPU,
- * layout, engine, memory, scheduler, router, CPU overhead) and its own keys replace them. */
-static int load_pool(scn_lctx *c, const scn_node *root, const char *pre, const eng_config *dep,
-                     eng_pool_config *out)
+/* `replicas: N` in map m (the top level, or a pool, pre its name); a list of groups at the top
+ * level is scn_load_groups's. */
+static int load_count(scn_lctx *c, const scn_node *m, const char *pre, eng_config *e)
 {
-    const scn_node *m;
-    if (scn_get_map(c, root, "", pre, &m))
-        return -1;
+    const scn_node *n = scn_tree_get(m, "replicas");
+    eng_key_val v;
+    if (n && n->kind == SCN_NODE_SEQ)
+        return *pre ? scn_fail(c, n, scn_kp(pre, "replicas").s,
+                               "a list of groups (a mixed pool) in a prefill or decode pool is "
+                               "not modelled yet: give a count")
+                    : 0;
+    int rc = scn_get(c, m, pre, eng_deploy_keys, "replicas", &v);
+    if (rc > 0)
+        e->replicas = (int32_t)v.i;
+    return rc < 0 ? -1 : 0;
+}
+
+/* A pool's map m (`prefill: {...}`, `decode: {...}`, a group of `replicas: [...]`, read by
+ * table keys): it starts from the deployment's settings (GPU, layout, engine, memory,
+ * scheduler, router, CPU overhead) and its own keys replace them. */
+static int load_pool_map(scn_lctx *c, const scn_node *root, const scn_node *m, const char *pre,
+                         const eng_config *dep, const eng_key *keys, eng_pool_config *out)
+{
     eng_config t = *dep;
     t.replicas = 1;
     const eng_preset *saved = c->preset;
     c->in_pool = 1;
-    int rc = scn_load_engine(c, m, pre, &t) || scn_read_map(c, m, pre, eng_pool_keys, &t, NULL) ||
-                     load_pool_gpu(c, m, pre, &t) || check_layout(c, m, pre, &t) ||
-                     load_router(c, m, pre, &t) || load_scheduler(c, m, pre, &t)
+    int rc = scn_load_engine(c, m, pre, &t) || scn_read_map(c, m, pre, keys, &t, NULL) ||
+                     load_count(c, m, pre, &t) || load_pool_gpu(c, m, pre, &t) ||
+                     check_layout(c, m, pre, &t) || load_router(c, m, pre, &t) ||
+                     load_scheduler(c, m, pre, &t)
                  ? -1
                  : 0;
     c->preset = saved;
@@ -269,6 +287,64 @@ static int load_pool(scn_lctx *c, const scn_node *root, const char *pre, const e
         return -1;
     async_from_scheduler(m, root, &t);
     *out = t.pool;
+    return 0;
+}
+
+/* `prefill: {...}` or `decode: {...}`. */
+static int load_pool(scn_lctx *c, const scn_node *root, const char *pre, const eng_config *dep,
+                     eng_pool_config *out)
+{
+    const scn_node *m;
+    if (scn_get_map(c, root, "", pre, &m))
+        return -1;
+    return load_pool_map(c, root, m, pre, dep, eng_pool_keys, out);
+}
+
+/* Group i of `replicas: [...]` at node n. */
+static int load_group(scn_lctx *c, const scn_node *root, const scn_node *n, int i,
+                      const eng_config *dep, eng_config *e)
+{
+    static const char *const deployment[] = {"replicas", "router"};
+    char ip[32];
+    eng_key_val v;
+    snprintf(ip, sizeof ip, "replicas[%d]", i);
+    if (n->kind != SCN_NODE_MAP)
+        return scn_fail(c, n, ip, "expected a map {gpu, count, tensor_parallel, ...}");
+    for (int k = 0; k < 2; k++)
+        if (scn_tree_get(n, deployment[k]))
+            return scn_fail(c, scn_tree_get(n, deployment[k]), scn_kp(ip, deployment[k]).s, "%s",
+                            k ? "one router routes the whole pool: set router at the top level"
+                              : "a group's size is its count");
+    if (load_pool_map(c, root, n, ip, dep, eng_group_keys, &e->groups.group[i]) ||
+        scn_get(c, n, ip, eng_group_keys, "weight", &v) < 0)
+        return -1;
+    e->groups.weight[i] = scn_tree_get(n, "weight") ? v.num : 0;
+    return 0;
+}
+
+int scn_load_groups(scn_lctx *c, const scn_node *root, eng_config *e)
+{
+    const scn_node *n = scn_tree_get(root, "replicas");
+    if (!n || n->kind != SCN_NODE_SEQ)
+        return 0;
+    if (n->n < 1 || n->n > ENG_MAX_GROUPS)
+        return scn_fail(c, n, "replicas",
+                        "expected a count, or a list of 1 to %d groups {gpu, count, "
+                        "tensor_parallel, ...}",
+                        ENG_MAX_GROUPS);
+    if (e->spec.method != ENG_SPEC_NONE)
+        return scn_fail(c, scn_tree_get(root, "speculative"), "speculative",
+                        "speculative decoding in a mixed pool (a list of replica groups) is not "
+                        "modelled yet");
+    eng_config dep = *e;
+    int i = 0;
+    e->replicas = 0;
+    for (const scn_node *g = n->first; g; g = g->next, i++) {
+        if (load_group(c, root, g, i, &dep, e))
+            return -1;
+        e->replicas += e->groups.group[i].replicas;
+    }
+    e->groups.n = i;
     return 0;
 }
 
@@ -344,8 +420,8 @@ int scn_load_pools(scn_lctx *c, const scn_node *root, scn_scenario *s)
 
 int scn_load_deployment(scn_lctx *c, const scn_node *root, eng_config *e)
 {
-    if (check_layout(c, root, "", e) || load_router(c, root, "", e) || check_context(c, root, e) ||
-        load_scheduler(c, root, "", e))
+    if (load_count(c, root, "", e) || check_layout(c, root, "", e) || load_router(c, root, "", e) ||
+        check_context(c, root, e) || load_scheduler(c, root, "", e))
         return -1;
     async_from_scheduler(root, NULL, e);
     return 0;

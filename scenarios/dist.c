@@ -170,21 +170,27 @@ static void normal_window(const scn_dist *d, double lo, double hi, double *plo, 
     *phi = isinf(hi) ? 1.0 : gsl_cdf_gaussian_P(hi + 0.5 - d->mean, d->std);
 }
 
-int scn_dist_check(const scn_dist *d, char *why, size_t len)
+/* Whether a normal distribution has mass in its window [min, max] (min at least 1); else why. */
+static int normal_mass_ok(const scn_dist *d, char *why, size_t len)
 {
     double lo = d->min >= 1 ? d->min : 1, hi = d->max >= 1 ? d->max : INFINITY, plo, phi;
+    normal_window(d, lo, hi, &plo, &phi);
+    if (phi - plo > 1e-12)
+        return 0;
+    snprintf(why, len,
+             "normal {mean: %g, std: %g} has no mass in [%g, %g] (draws there are rarer than "
+             "1e-12)",
+             d->mean, d->std, lo, hi);
+    return -1;
+}
+
+int scn_dist_check(const scn_dist *d, char *why, size_t len)
+{
     switch (d->kind) {
     case SCN_DIST_NORMAL:
         if (!isfinite(d->mean) || !(d->std > 0) || !isfinite(d->std))
             break;
-        normal_window(d, lo, hi, &plo, &phi);
-        if (phi - plo > 1e-12)
-            return 0;
-        snprintf(why, len,
-                 "normal {mean: %g, std: %g} has no mass in [%g, %g] (draws there are "
-                 "rarer than 1e-12)",
-                 d->mean, d->std, lo, hi);
-        return -1;
+        return normal_mass_ok(d, why, len);
     case SCN_DIST_LOGNORMAL:
         /* mu = ln(mean) - sigma^2 / 2 must be a number for exp(mu + sigma z) to be one */
         if (isfinite(log(d->mean) - d->sigma * d->sigma / 2) && d->sigma > 0)
@@ -198,8 +204,13 @@ int scn_dist_check(const scn_dist *d, char *why, size_t len)
         if (isfinite(d->s) && d->s > 0)
             return 0;
         break;
-    default:
+    case SCN_DIST_FIXED:
+    case SCN_DIST_UNIFORM:
+    case SCN_DIST_EMPIRICAL:
         return 0;
+    default:
+        SIM_CHECK(NULL, !"a distribution the check does not know");
+        return -1;
     }
     snprintf(why, len, "%s: a parameter is not a finite positive number",
              d->kind == SCN_DIST_NORMAL ? "normal" : "zipf");
@@ -216,23 +227,28 @@ static int rate_ok(double rate, const char *what, char *why, size_t len)
     return -1;
 }
 
+/* Whether gamma arrivals have representable gaps; else why. */
+static int gamma_ok(const scn_arrival *a, char *why, size_t len)
+{
+    /* MODEL: gaps Gamma(k = 1/cv^2, theta = cv^2/rate), as source.c and session.c draw them;
+     * both must be normal numbers (cv 1e300: k = 0, and every arrival NaN) */
+    double k = 1.0 / (a->cv * a->cv), theta = 1.0 / (a->rate * k);
+    if (rate_ok(a->rate, "rate", why, len) != 0)
+        return -1;
+    if (isnormal(k) && isnormal(theta) && isfinite(a->cv) && a->cv > 0)
+        return 0;
+    snprintf(why, len,
+             "gamma {rate: %g, cv: %g}: shape 1/cv^2 = %g and scale cv^2/rate = %g must be "
+             "finite positive numbers (cv must be below about 1e150)",
+             a->rate, a->cv, k, theta);
+    return -1;
+}
+
 int scn_arrival_check(const scn_arrival *a, char *why, size_t len)
 {
     switch (a->kind) {
-    case SCN_ARR_GAMMA: {
-        /* MODEL: gaps Gamma(k = 1/cv^2, theta = cv^2/rate), as source.c and session.c draw
-         * them; both must be normal numbers (cv 1e300: k = 0, and every arrival NaN) */
-        double k = 1.0 / (a->cv * a->cv), theta = 1.0 / (a->rate * k);
-        if (rate_ok(a->rate, "rate", why, len) != 0)
-            return -1;
-        if (isnormal(k) && isnormal(theta) && isfinite(a->cv) && a->cv > 0)
-            return 0;
-        snprintf(why, len,
-                 "gamma {rate: %g, cv: %g}: shape 1/cv^2 = %g and scale cv^2/rate = %g must be "
-                 "finite positive numbers (cv must be below about 1e150)",
-                 a->rate, a->cv, k, theta);
-        return -1;
-    }
+    case SCN_ARR_GAMMA:
+        return gamma_ok(a, why, len);
     case SCN_ARR_POISSON:
     case SCN_ARR_CONSTANT:
         return rate_ok(a->rate, "rate", why, len);
@@ -241,8 +257,12 @@ int scn_arrival_check(const scn_arrival *a, char *why, size_t len)
             if (a->step_rate[i] > 0 && rate_ok(a->step_rate[i], "a step's rate", why, len) != 0)
                 return -1;
         return 0;
-    default:
+    case SCN_ARR_BURST:
+    case SCN_ARR_CLOSED:
         return 0;
+    default:
+        SIM_CHECK(NULL, !"an arrival process the check does not know");
+        return -1;
     }
 }
 

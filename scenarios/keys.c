@@ -27,8 +27,8 @@ static const eng_key slo_keys[] = {
     ENG_KEY_END};
 
 static const eng_key cost_keys[] = {
-    {"moe_skew", ENG_KEY_NUM, 0, 0, 10, "", "0", NULL,
-     "Zipf exponent of expert popularity (0: balanced routing)", ENG_KEY_AT(scn_cost, moe_skew)},
+    {"moe_skew", ENG_KEY_NUM, 0, 0, 10, "", "0", NULL, "old name of moe.skew (read as it)",
+     ENG_KEY_AT(scn_cost, moe_skew)},
     {"engine", ENG_KEY_ENUM, ENG_KEY_TEXT, 0, 0, "", "(the engine preset's, else vllm)",
      "vllm|sglang|trtllm", "whose kernels price the pass", ENG_KEY_AT(scn_cost, engine)},
     ENG_KEY_END};

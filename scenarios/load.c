@@ -346,12 +346,31 @@ static int fleet_notes(scn_lctx *c, const scn_scenario *s)
     return 0;
 }
 
+/* cost_model.moe_skew, the old name of moe.skew: read as moe.skew (static placement unless
+ * moe.placement says otherwise) on an MoE model; a dense model keeps cost_defaults' note. */
+static void legacy_skew(scn_lctx *c, const scn_node *root, scn_scenario *s)
+{
+    const scn_node *moe = scn_tree_get(root, "moe");
+    if (!(s->cost.moe_skew > 0) || s->engine.model.moe_layers == 0)
+        return;
+    if (moe && scn_tree_get(moe, "skew")) {
+        scn_note(c, NULL,
+                 "cost_model.moe_skew: an old name of moe.skew, which the scenario "
+                 "also sets; moe.skew is used");
+        return;
+    }
+    s->engine.moe.skew = s->cost.moe_skew;
+    scn_note(c, NULL, "cost_model.moe_skew: an old name; read as moe.skew");
+}
+
 static int load_top(scn_lctx *c, const scn_node *root, scn_scenario *s)
 {
     eng_config *e = &s->engine;
     if (scn_load_engine(c, root, "", e) || scn_read_map(c, root, "", scn_root_keys, s, NULL) ||
-        load_profile(c, root, s) || resolve_model_gpu(c, root, s) || load_precision(c, root, e) ||
-        scn_load_deployment(c, root, e) || scn_load_spec(c, root, e))
+        load_profile(c, root, s) || resolve_model_gpu(c, root, s) || load_precision(c, root, e))
+        return -1;
+    legacy_skew(c, root, s);
+    if (scn_load_deployment(c, root, e) || scn_load_spec(c, root, e))
         return -1;
     cost_defaults(c, root, s);
     if (e->model.linear_layers > 0)
@@ -359,8 +378,9 @@ static int load_top(scn_lctx *c, const scn_node *root, scn_scenario *s)
                  "%s: linear-attention layers hold a fixed state per sequence; prefix "
                  "caching stays off for it (vLLM does not support it for such hybrid models)",
                  e->model.name);
-    return scn_load_pools(c, root, s) || scn_load_offload(c, root, e) ||
-                   scn_load_faults(c, root, e) || scn_load_behavior(c, root, e) || fleet_notes(c, s)
+    return scn_load_pools(c, root, s) || scn_load_groups(c, root, e) ||
+                   scn_load_offload(c, root, e) || scn_load_faults(c, root, e) ||
+                   scn_load_behavior(c, root, e) || fleet_notes(c, s)
                ? -1
                : 0;
 }

@@ -56,6 +56,17 @@ docs_capacity_run() {
       --isl 1000 --osl 200 --slo ttft_p99=1s,tpot_p99=30ms
   run exhaustive recommend --model meta-llama/Llama-3.1-8B-Instruct --gpu h100 --gpus 2 \
       --isl 1000 --osl 200 --slo ttft_p99=1s,tpot_p99=30ms --exhaustive
+  # minimising cost: one H100 is the fewest GPUs for 10 req/s, two L40S the cheapest
+  run cost-capacity capacity --model llama-3-8b --gpu h100 --isl 1000 --osl 200 \
+      --slo ttft_p99=2s,tpot_p99=100ms --target-rate 10 --compare gpu=h100-sxm,l40s \
+      --minimise cost
+  run cost-recommend recommend --model llama-3-8b --gpu h100-sxm,l40s --isl 1000 --osl 200 \
+      --slo ttft_p99=2s,tpot_p99=100ms --target-rate 10 --engines vllm --no-disagg --no-knobs \
+      --minimise cost
+  # a model no node holds: pipelines of TP 8 a node
+  run pp-recommend recommend --model meta-llama/Llama-3.1-405B-Instruct --gpu h100 \
+      --isl 1000 --osl 200 --slo ttft_p99=5s,tpot_p99=200ms --target-rate 2 --engines vllm \
+      --no-disagg --no-knobs
   rm -f "$db" "$db"-*
   # the size of a 1,000,000-request run's report
   if [ "$only" = "  " ] || [[ $only == *" report-size "* ]]; then

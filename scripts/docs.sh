@@ -56,12 +56,14 @@ FRAGMENTS=(
   "list-gpus cheap -"
   "layouts cheap -"
   "roofline-one-request cheap -"
+  "moe-placement cheap -"
   "shared-prefix slow sqlite3"
   "prefix-mooncake slow data,sqlite3"
   "offload-h200 slow data,sqlite3"
   "offload-mooncake slow data"
   "pipeline-405b slow -"
   "routers slow sqlite3"
+  "mixed-pool slow sqlite3"
   "speculative-run slow data"
   "pd-llama70b slow -"
   "pd-deepseek-v3 slow -"
@@ -85,6 +87,7 @@ FRAGMENTS=(
   "fleet-faults slow sqlite3"
   "priority-run slow -"
   "priority-classes slow sqlite3"
+  "fleet-timeline slow sqlite3"
   "bench bench -"
 )
 
@@ -240,6 +243,22 @@ gen_roofline_one_request() {
   fence_close
 }
 
+# One 16k-token prompt on DeepSeek-V3 with expert parallelism: balanced routing, skewed routing
+# on static placement, the same skew with EPLB's redundant experts (the run's label and TTFT).
+gen_moe_placement() {
+  local dsv3=(scenarios/capacity.yaml --no-db --set model=deepseek-v3 --set gpu=h200
+    --set dtype=fp8 --set data_parallel_attention=8 --set expert_parallel=8
+    --set workload.num_requests=1 --set workload.arrival=burst
+    --set workload.prompt_tokens=16384 --set workload.output_tokens=64)
+  local keep='^(\$|llmsim run|TTFT  |TPOT  )'
+  fence_open
+  show llmsim run "${dsv3[@]}" | grep -E "$keep"
+  show llmsim run "${dsv3[@]}" --set moe.skew=1.2 | grep -E "$keep"
+  show llmsim run "${dsv3[@]}" --set moe.skew=1.2 --set moe.placement=eplb \
+    --set moe.redundant_experts=32 | grep -E "$keep"
+  fence_close
+}
+
 gen_shared_prefix() {
   local q="SELECT id, round(prefix_hit_rate, 3) AS prefix_hit_rate, round(mean_ttft_ms, 1) AS
     mean_ttft_ms, round(p99_ttft_ms, 1) AS p99_ttft_ms FROM run_summary"
@@ -264,10 +283,7 @@ gen_prefix_mooncake() {
 gen_offload_h200() {
   local q="SELECT round(prefix_hit_rate, 4) AS prefix_hit_rate,
     round(kv_offload_cpu_hit_rate, 4) AS from_host, round(mean_ttft_ms) AS mean_ttft_ms FROM
-    (SELECT r.id, (SELECT value FROM metrics WHERE run_id = r.id AND name = 'prefix_hit_rate') AS
-    prefix_hit_rate, (SELECT value FROM metrics WHERE run_id = r.id AND name =
-    'kv_offload_cpu_hit_rate') AS kv_offload_cpu_hit_rate, (SELECT value FROM metrics WHERE run_id
-    = r.id AND name = 'mean_ttft_ms') AS mean_ttft_ms FROM runs r ORDER BY r.id)"
+    run_summary ORDER BY id"
   local s=(--set replicas=1 --set gpu=h200 --set memory.block_size=256 --store summary)
   fence_open
   show --silent llmsim run scenarios/mooncake_conv.yaml "${s[@]}"
@@ -286,6 +302,24 @@ gen_routers() {
   for r in round_robin least_outstanding prefix_affinity weighted precise_prefix kv_router \
     session_affinity; do
     show --silent llmsim run scenarios/routers.yaml --store summary --set router=$r
+  done
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+gen_mixed_pool() {
+  local q="SELECT id, gpu, round(request_throughput, 2) AS req_per_s, round(p99_ttft_ms, 1) AS
+    p99_ttft_ms, round(gpu_hours, 4) AS gpu_hours, round(cost_usd, 4) AS cost_usd FROM run_summary"
+  local m=scenarios/mixed_pool.yaml s=(--store summary) r
+  local equal='replicas=[{gpu: a100-80gb, count: 4, weight: 1}, {gpu: h200, count: 2, weight: 1}]'
+  fence_open
+  for r in round_robin least_outstanding least_tokens kv_router; do
+    show --silent llmsim run $m "${s[@]}" --set router=$r
+  done
+  show --silent llmsim run $m "${s[@]}" --set "$equal"
+  for r in '{gpu: a100-80gb, count: 6}' '{gpu: a100-80gb, count: 4}, {gpu: h200, count: 2}' \
+    '{gpu: h200, count: 6}'; do
+    show --silent llmsim run $m "${s[@]}" --set workload.arrival.rate=80 --set "replicas=[$r]"
   done
   show sqlite3 -header -column llmsim.db "$q"
   fence_close
@@ -523,6 +557,23 @@ gen_fleet_faults() {
   fence_close
 }
 
+# docs/fleet.md: the ServeGen day's fleet timeline, hour by hour, and its replica time against the
+# run's GPU-hours
+gen_fleet_timeline() {
+  local q="SELECT CAST(start_s / 3600 AS INTEGER) AS hour, round(avg(offered_rate), 2) AS offered,
+    round(avg(serving), 2) AS serving, round(max(serving + starting + draining), 2) AS held_max,
+    round(max(p99_ttft_ms)) AS worst_p99_ttft, round(min(slo_attainment), 3) AS worst_within_slo
+    FROM fleet_timeline WHERE run_id = 1 GROUP BY hour"
+  local g="SELECT count(*) AS windows, round(sum(gpu_hours), 6) AS timeline_gpu_hours,
+    (SELECT round(gpu_hours, 6) FROM run_summary WHERE id = 1) AS run_gpu_hours
+    FROM fleet_timeline WHERE run_id = 1"
+  fence_open
+  show --silent llmsim run scenarios/fleet_diurnal.yaml --store summary
+  show sqlite3 -header -column llmsim.db "$q"
+  show sqlite3 -header -column llmsim.db "$g"
+  fence_close
+}
+
 gen_bench() {
   echo "Measured by \`scripts/docs.sh --class bench\` on $(nproc) cores of" \
     "$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), load average" \
@@ -557,6 +608,10 @@ pictures() {
     --set memory.gpu_utilization=0.22 --set workload.arrival.rate=6 --set workload.num_requests=50 \
     >/dev/null
   "$LLMSIM" plot gantt --run 1 --db gantt.db -o "$out/gantt.png"
+  "$LLMSIM" run scenarios/fleet_diurnal.yaml --db fleet.db --store summary --quiet >/dev/null
+  "$LLMSIM" run scenarios/fleet_diurnal.yaml --db fleet.db --store summary --quiet --set replicas=5 \
+    --set autoscale.min_replicas=5 --set autoscale.max_replicas=5 >/dev/null
+  "$LLMSIM" plot fleet --run 1,2 --db fleet.db -o "$out/fleet.png"
   "$LLMSIM" sweep scenarios/speculative_k.yaml --db spec.db --store summary --quiet \
     --vary speculative.num_speculative_tokens=0,1,2,3,5,7 --vary workload.arrival.rate=2:22:5 >/dev/null
   "$LLMSIM" plot curve --sweep 1 --db spec.db --metric tpot --pct mean \

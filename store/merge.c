@@ -228,28 +228,38 @@ static int map_identical(store *s, int p, const char *lead, sim_err *err)
     return run(s, &b, parents[p], err);
 }
 
+/* Runs query q and copies its first row's first column into buf. 1 when there was a row, 0
+ * when none, -1 with err. */
+static int first_row(store *s, const char *q, char *buf, size_t len, sim_err *err)
+{
+    sqlite3_stmt *st = store_prepare(s, q, err);
+    if (!st)
+        return -1;
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found)
+        snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return found;
+}
+
 /* Sweeps: by key; a key whose definition differs is refused. */
 static int map_sweeps(store *s, const char *in, sim_err *err)
 {
     if (!src_has(s, "sweeps"))
         return 0;
-    sqlite3_stmt *st = store_prepare(
-        s,
-        "SELECT s.key FROM src.sweeps s JOIN main.sweeps m ON m.key = s.key WHERE NOT (m.scenario "
-        "IS s.scenario AND m.varied IS s.varied AND m.reps IS s.reps AND m.base_seed IS "
-        "s.base_seed) LIMIT 1",
-        err);
-    if (!st)
-        return -1;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        sim_errf(err,
-                 "%s: sweep %s is defined differently here and in %s (scenario, values, "
-                 "repetitions or seed): they are not shards of one sweep",
-                 in, (const char *)sqlite3_column_text(st, 0), s->path);
-        sqlite3_finalize(st);
-        return -1;
-    }
-    sqlite3_finalize(st);
+    char key[1024];
+    int differs = first_row(s,
+                            "SELECT s.key FROM src.sweeps s JOIN main.sweeps m ON m.key = s.key "
+                            "WHERE NOT (m.scenario IS s.scenario AND m.varied IS s.varied AND "
+                            "m.reps IS s.reps AND m.base_seed IS s.base_seed) LIMIT 1",
+                            key, sizeof key, err);
+    if (differs)
+        return differs < 0 ? -1
+                           : sim_errf(err,
+                                      "%s: sweep %s is defined differently here and in %s "
+                                      "(scenario, values, repetitions or seed): they are not "
+                                      "shards of one sweep",
+                                      in, key, s->path);
     sql b = {0};
     add(&b, "INSERT INTO temp.m_sweeps SELECT s.id, m.id, 0 FROM src.sweeps s JOIN main.sweeps m "
             "ON m.key = s.key");
@@ -259,17 +269,15 @@ static int map_sweeps(store *s, const char *in, sim_err *err)
 /* Runs: those of a sweep point OUT has, those with an equal row, then the rest. */
 static int map_runs(store *s, sim_err *err)
 {
-    if (!src_has(s, "sweep_points"))
-        return map_identical(s, P_RUN, "m.seed = s.seed AND m.created = s.created", err) ||
-                       map_rest(s, P_RUN, err)
-                   ? -1
-                   : 0;
-    sql b = {0};
-    add(&b, "INSERT OR IGNORE INTO temp.m_runs SELECT p.run_id, q.run_id, 0 FROM "
-            "src.sweep_points p JOIN temp.m_sweeps w ON w.old = p.sweep_id JOIN "
-            "main.sweep_points q ON q.sweep_id = w.new AND q.point = p.point AND q.rep = p.rep");
-    if (run(s, &b, "runs of sweep points", err))
-        return -1;
+    if (src_has(s, "sweep_points")) {
+        sql b = {0};
+        add(&b, "INSERT OR IGNORE INTO temp.m_runs SELECT p.run_id, q.run_id, 0 FROM "
+                "src.sweep_points p JOIN temp.m_sweeps w ON w.old = p.sweep_id JOIN "
+                "main.sweep_points q ON q.sweep_id = w.new AND q.point = p.point AND q.rep = "
+                "p.rep");
+        if (run(s, &b, "runs of sweep points", err))
+            return -1;
+    }
     return map_identical(s, P_RUN, "m.seed = s.seed AND m.created = s.created", err) ||
                    map_rest(s, P_RUN, err)
                ? -1
@@ -290,19 +298,16 @@ static int map_profiles(store *s, const char *in, sim_err *err)
     same_row(&b, &c);
     add(&b, ") LIMIT 1");
     names_free(&c);
-    sqlite3_stmt *st = store_prepare(s, b.p, err);
+    char name[1024];
+    int differs = first_row(s, b.p, name, sizeof name, err);
     free(b.p);
-    if (!st)
-        return -1;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        sim_errf(err,
-                 "%s: profile '%s' differs here and in %s; import one under another name "
-                 "(profile import-vidur --as NAME) before merging",
-                 in, (const char *)sqlite3_column_text(st, 0), s->path);
-        sqlite3_finalize(st);
-        return -1;
-    }
-    sqlite3_finalize(st);
+    if (differs)
+        return differs < 0 ? -1
+                           : sim_errf(err,
+                                      "%s: profile '%s' differs here and in %s; import one under "
+                                      "another name (profile import-vidur --as NAME) before "
+                                      "merging",
+                                      in, name, s->path);
     memset(&b, 0, sizeof b);
     add(&b, "INSERT INTO temp.m_profiles SELECT s.id, m.id, 0 FROM src.profiles s JOIN "
             "main.profiles m ON m.name = s.name");

@@ -358,6 +358,63 @@ int store_has_spans(const store *s)
     return s->version >= 3;
 }
 
+int store_has_fleet(const store *s)
+{
+    return s->version >= 5;
+}
+
+/* One fleet_windows row (columns from start_ns on) into *x. */
+static void fleet_row(sqlite3_stmt *st, eng_fleet_window *x, int64_t *gpus)
+{
+    x->start_ns = sqlite3_column_int64(st, 0);
+    x->end_ns = sqlite3_column_int64(st, 1);
+    *gpus = sqlite3_column_int64(st, 2);
+    x->serving_ns = sqlite3_column_int64(st, 3);
+    x->starting_ns = sqlite3_column_int64(st, 4);
+    x->draining_ns = sqlite3_column_int64(st, 5);
+    x->arrivals = sqlite3_column_int64(st, 6);
+    x->completed = sqlite3_column_int64(st, 7);
+    x->good = sqlite3_column_int64(st, 8);
+    x->rejected = sqlite3_column_int64(st, 9);
+    x->ttft_count = sqlite3_column_int64(st, 10);
+    x->p99_ttft_ms =
+        sqlite3_column_type(st, 11) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 11);
+}
+
+int64_t store_run_fleet_windows(store *s, int64_t run, eng_fleet_window **out, int64_t *gpus,
+                                sim_err *err)
+{
+    *out = NULL;
+    *gpus = 0;
+    if (!store_has_fleet(s))
+        return 0;
+    sqlite3_stmt *st = store_prepare(
+        s,
+        "SELECT start_ns, end_ns, gpus, serving_ns, starting_ns, draining_ns, arrivals,"
+        " completed, good, rejected, ttft_count, p99_ttft_ms FROM fleet_windows"
+        " WHERE run_id = ? ORDER BY win",
+        err);
+    if (!st)
+        return -1;
+    sqlite3_bind_int64(st, 1, run);
+    int64_t n = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 256;
+            *out = sim_xrealloc(*out, (size_t)cap * sizeof **out);
+        }
+        fleet_row(st, &(*out)[n++], gpus);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        free(*out);
+        *out = NULL;
+        return store_fail(s, err, "reading the fleet timeline");
+    }
+    return n;
+}
+
 store_span_cursor *store_spans_open(store *s, int64_t run, int64_t from_ns, int64_t to_ns,
                                     sim_err *err)
 {

@@ -13,6 +13,7 @@
  *   SP_ITERATION  one eng_iter_rec
  *   SP_SPAN       one eng_span_rec (a request's scheduled span, as store_run_span keeps it)
  *   SP_METRICS    `u32 n` and n eng_metric
+ *   SP_FLEET      `i64 gpus` and the run's eng_fleet_window rows (its fleet timeline)
  *   SP_END        nothing: the run is whole; always the last record
  * A new kind of row is one more tag: its writer encodes the row in spool mode, and replay
  * hands it to the same row buffer the database mode fills.
@@ -48,10 +49,12 @@ struct store_run {
     size_t nit, capit;
     eng_span_rec *sps;
     size_t nsp, capsp;
+    eng_fleet_window *fw; /* the fleet timeline, written at finish */
+    int64_t nfw, fgpus;
 };
 
 /* Spool record tags. */
-enum { SP_RUN = 1, SP_REQUEST, SP_ITERATION, SP_METRICS, SP_END, SP_SPAN };
+enum { SP_RUN = 1, SP_REQUEST, SP_ITERATION, SP_METRICS, SP_END, SP_SPAN, SP_FLEET };
 #define SP_NULL UINT32_MAX
 
 static const char *const level_names[] = {"summary", "iterations", "requests"};
@@ -76,6 +79,7 @@ static void free_run(store_run *w)
     free(w->rqs);
     free(w->its);
     free(w->sps);
+    free(w->fw);
     free(w);
 }
 
@@ -386,16 +390,22 @@ store_run *store_run_begin_spool(FILE *f, const store_run_info *info)
 
 /* ---- rows ---- */
 
+/* A buffer of n rows of elem bytes (capacity *cap) with room for one more: grown by doubling. */
+static void *room_for_one(void *rows, size_t n, size_t *cap, size_t elem)
+{
+    if (n < *cap)
+        return rows;
+    *cap = *cap ? 2 * *cap : 1024;
+    return sim_xrealloc(rows, *cap * elem);
+}
+
 static void add_request_row(store_run *w, const rq_row *r)
 {
     if (w->spool) {
         sp_put(w, SP_REQUEST, r, sizeof *r, NULL, 0);
         return;
     }
-    if (w->nrq == w->caprq) {
-        w->caprq = w->caprq ? 2 * w->caprq : 1024;
-        w->rqs = sim_xrealloc(w->rqs, w->caprq * sizeof *w->rqs);
-    }
+    w->rqs = room_for_one(w->rqs, w->nrq, &w->caprq, sizeof *w->rqs);
     w->rqs[w->nrq++] = *r;
     if (!w->buffered && w->nrq == BATCH)
         flush(w, 0);
@@ -407,10 +417,7 @@ static void add_span_row(store_run *w, const eng_span_rec *sp)
         sp_put(w, SP_SPAN, sp, sizeof *sp, NULL, 0);
         return;
     }
-    if (w->nsp == w->capsp) {
-        w->capsp = w->capsp ? 2 * w->capsp : 1024;
-        w->sps = sim_xrealloc(w->sps, w->capsp * sizeof *w->sps);
-    }
+    w->sps = room_for_one(w->sps, w->nsp, &w->capsp, sizeof *w->sps);
     w->sps[w->nsp++] = *sp;
     if (!w->buffered && w->nsp == BATCH)
         flush_spans(w, 0);
@@ -422,10 +429,7 @@ static void add_iteration_row(store_run *w, const eng_iter_rec *it)
         sp_put(w, SP_ITERATION, it, sizeof *it, NULL, 0);
         return;
     }
-    if (w->nit == w->capit) {
-        w->capit = w->capit ? 2 * w->capit : 1024;
-        w->its = sim_xrealloc(w->its, w->capit * sizeof *w->its);
-    }
+    w->its = room_for_one(w->its, w->nit, &w->capit, sizeof *w->its);
     w->its[w->nit++] = *it;
     if (!w->buffered && w->nit == BATCH)
         flush(w, 0);
@@ -477,6 +481,54 @@ void store_run_span(store_run *w, const eng_span_rec *sp)
     r.end_ns = sp->end_ns;
     r.end = sp->end;
     add_span_row(w, &r);
+}
+
+void store_run_fleet(store_run *w, const eng_fleet_window *win, int64_t n, int64_t gpus)
+{
+    if (w->failed || n <= 0)
+        return;
+    if (w->spool) {
+        sp_put(w, SP_FLEET, &gpus, sizeof gpus, win, (size_t)n * sizeof *win);
+        return;
+    }
+    w->fw = sim_xrealloc(w->fw, (size_t)(w->nfw + n) * sizeof *w->fw);
+    memcpy(w->fw + w->nfw, win, (size_t)n * sizeof *win);
+    w->nfw += n;
+    w->fgpus = gpus;
+}
+
+/* The fleet timeline's rows (fleet_windows), inside the run's transaction. */
+static int insert_fleet(store_run *w, sim_err *err)
+{
+    if (w->nfw == 0)
+        return 0;
+    sqlite3_stmt *st = store_prepare(w->s,
+                                     "INSERT INTO fleet_windows VALUES "
+                                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                     err);
+    if (!st)
+        return -1;
+    int rc = SQLITE_DONE;
+    for (int64_t i = 0; i < w->nfw && rc == SQLITE_DONE; i++) {
+        const eng_fleet_window *x = &w->fw[i];
+        int64_t v[] = {w->id,          i,
+                       x->start_ns,    x->end_ns,
+                       w->fgpus,       x->serving_ns,
+                       x->starting_ns, x->draining_ns,
+                       x->arrivals,    x->completed,
+                       x->good,        x->rejected,
+                       x->ttft_count};
+        for (int c = 0; c < 13; c++)
+            sqlite3_bind_int64(st, c + 1, v[c]);
+        if (x->ttft_count > 0)
+            sqlite3_bind_double(st, 14, x->p99_ttft_ms);
+        else
+            sqlite3_bind_null(st, 14);
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : store_fail(w->s, err, "inserting the fleet timeline");
 }
 
 static void rec_request(void *st, const eng_request *rq)
@@ -552,7 +604,7 @@ int store_run_finish(store_run *w, const eng_metric *m, int n, store_run_hook ho
             *err = w->err;
         goto fail;
     }
-    if (insert_metrics(w, m, n, err) != 0)
+    if (insert_metrics(w, m, n, err) != 0 || insert_fleet(w, err) != 0)
         goto fail;
     if (hook && (rc = hook(arg, w->s, w->id, err)) != 0)
         goto fail; /* rc 1: the hook asks for a quiet roll-back */
@@ -664,6 +716,14 @@ static int replay_record(reader *r, store_run *w, store_run_summary *sum, sim_er
             return sim_errf(err, "spool: a malformed metrics record");
         memcpy(sum->m, r->buf + sizeof n, n * sizeof(eng_metric));
         sum->n = (int)n;
+    } else if (r->tag == SP_FLEET && r->len >= sizeof(int64_t) &&
+               (r->len - sizeof(int64_t)) % sizeof(eng_fleet_window) == 0) {
+        int64_t gpus, n = (int64_t)((r->len - sizeof gpus) / sizeof(eng_fleet_window));
+        memcpy(&gpus, r->buf, sizeof gpus);
+        eng_fleet_window *win = sim_xmalloc((size_t)(n ? n : 1) * sizeof *win);
+        memcpy(win, r->buf + sizeof gpus, (size_t)n * sizeof *win);
+        store_run_fleet(w, win, n, gpus);
+        free(win);
     } else if (r->tag == SP_END && r->len == 0 && r->left == 0) {
         return 0;
     } else {

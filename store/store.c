@@ -10,12 +10,20 @@
  * untouched. Creating and upgrading run in one BEGIN IMMEDIATE transaction, so two processes
  * opening a new database at once create it once.
  *
- * Schema version 4 (this file's runs tables, sweep.c, profile.c, capacity.c, validation.c).
+ * Schema version 5 (this file's runs tables, sweep.c, profile.c, capacity.c, validation.c).
  * Upgrade from 1: ALTER TABLE runs ADD COLUMN offered_rate REAL, ADD COLUMN num_requests
  * INTEGER, the capacity tables; from 2 (and after those, from 1): ALTER TABLE runs ADD COLUMN
  * kv_blocks INTEGER and the request_spans table; from 3 (and after those): the validation
- * tables; then the views, application_id, and schema_version set to 4, all in one
- * transaction.
+ * tables; from 4 (and after those): the fleet_windows table; then the views, application_id,
+ * and schema_version set to 5, all in one transaction.
+ *
+ * fleet_windows (version 5): an autoscaled run's fleet timeline (engine/fleet.h,
+ * eng_fleet_window), one row per autoscaler interval within the run's duration, stored at every
+ * level: run_id, win (0, 1, ...), start_ns, end_ns, gpus (per replica), serving_ns, starting_ns,
+ * draining_ns (replica time in each state), arrivals, completed, good (within every SLO),
+ * rejected, ttft_count (first tokens in the window), p99_ttft_ms (NULL when none). The replica
+ * time summed over a run's rows, times gpus, is its gpu_hours x 3.6e12 ns exactly. The view
+ * fleet_timeline gives them per window in seconds, replicas, requests/s and GPU-hours.
  *
  * request_spans (version 3): the scheduled spans (admission or swap-in to preemption, swap-out
  * or finish) of every request preempted at least once: run_id, req_id, span (0, 1, ...),
@@ -32,8 +40,11 @@
  *   tensor_parallel, offered_rate, num_requests, seed, profile, created, then one column per
  *   metric, named as eng_metric_names() lists them (completed, ..., p99_ttft_ms, ...) followed
  *   by saturated (appended by the program), then the disaggregated runs' metrics
- *   (eng_pd_metric_names: prefill_gpus, ..., p99_kv_wait_ms): the metrics table pivoted, NULL
- *   where a run has no such metric.
+ *   (eng_pd_metric_names: prefill_gpus, ..., p99_kv_wait_ms), then the KV offload tiers'
+ *   (eng_offload_metric_names: kv_offload_cpu_hit_tokens, ..., kv_offload_load_ttft_share):
+ *   the metrics table pivoted, NULL where a run has no such metric. The view's text changes
+ *   with these lists; an older database gets the new view on its next writable open (below),
+ *   its tables untouched, so the schema version stays.
  *     CREATE VIEW run_summary AS SELECT r.id AS id, r.name AS name, r.model AS model, ...,
  *     r.created AS created,
  *     (SELECT m.value FROM metrics m WHERE m.run_id = r.id AND m.name = 'completed')
@@ -96,7 +107,14 @@ const char store_schema_runs[] =
     " run_id INTEGER NOT NULL REFERENCES runs(id), req_id INTEGER NOT NULL,"
     " span INTEGER NOT NULL, replica INTEGER NOT NULL, start_ns INTEGER NOT NULL,"
     " decode_ns INTEGER, end_ns INTEGER NOT NULL, end_reason TEXT NOT NULL,"
-    " PRIMARY KEY (run_id, req_id, span)) WITHOUT ROWID;";
+    " PRIMARY KEY (run_id, req_id, span)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS fleet_windows ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id), win INTEGER NOT NULL,"
+    " start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, gpus INTEGER NOT NULL,"
+    " serving_ns INTEGER NOT NULL, starting_ns INTEGER NOT NULL, draining_ns INTEGER NOT NULL,"
+    " arrivals INTEGER NOT NULL, completed INTEGER NOT NULL, good INTEGER NOT NULL,"
+    " rejected INTEGER NOT NULL, ttft_count INTEGER NOT NULL, p99_ttft_ms REAL,"
+    " PRIMARY KEY (run_id, win)) WITHOUT ROWID;";
 
 /* Version 1 -> 2 and 2 -> 3, on top of the CREATE TABLE IF NOT EXISTS of every table (which
  * adds the tables a version lacks: request_spans for 3). */
@@ -354,6 +372,9 @@ static char *run_summary_sql(void)
     names = eng_pd_metric_names(&n);
     for (int i = 0; i < n; i++)
         add_metric(&b, "r.id", names[i]);
+    names = eng_offload_metric_names(&n);
+    for (int i = 0; i < n; i++)
+        add_metric(&b, "r.id", names[i]);
     add(&b, " FROM runs r");
     return b.p;
 }
@@ -389,6 +410,22 @@ static char *spans_all_sql(void)
         " decode_ns, end_ns, end_reason FROM request_spans UNION ALL SELECT run_id, req_id, 0,"
         " replica, first_scheduled_ns, first_token_ns, finish_ns, 'finished' FROM requests"
         " WHERE status = 'finished' AND preemptions = 0");
+}
+
+/* The fleet timeline in the units users read: replicas in each state (time-averaged over the
+ * window), offered load, SLO attainment (a rejection is a miss), GPU-hours. */
+static char *fleet_timeline_sql(void)
+{
+    return sim_xstrdup(
+        "CREATE VIEW fleet_timeline AS SELECT run_id, win, start_ns / 1e9 AS start_s,"
+        " end_ns / 1e9 AS end_s, CAST(serving_ns AS REAL) / (end_ns - start_ns) AS serving,"
+        " CAST(starting_ns AS REAL) / (end_ns - start_ns) AS starting,"
+        " CAST(draining_ns AS REAL) / (end_ns - start_ns) AS draining,"
+        " arrivals * 1e9 / (end_ns - start_ns) AS offered_rate, completed, rejected,"
+        " p99_ttft_ms, CASE WHEN completed + rejected > 0 THEN CAST(good AS REAL) /"
+        " (completed + rejected) END AS slo_attainment,"
+        " gpus * (serving_ns + starting_ns + draining_ns) / 3.6e12 AS gpu_hours"
+        " FROM fleet_windows");
 }
 
 /* Creates view `name` from sql unless the database already holds exactly that text. Frees
@@ -437,7 +474,8 @@ static int build_schema(store *s, int64_t v, int64_t app, sim_err *err)
         store_exec(s, store_schema_validation, err) ||
         put_view(s, "run_summary", run_summary_sql(), err) ||
         put_view(s, "sweep_curve", sweep_curve_sql(), err) ||
-        put_view(s, "request_spans_all", spans_all_sql(), err))
+        put_view(s, "request_spans_all", spans_all_sql(), err) ||
+        put_view(s, "fleet_timeline", fleet_timeline_sql(), err))
         return -1;
     char sql[96];
     if (app != STORE_APPLICATION_ID) {

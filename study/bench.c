@@ -37,6 +37,12 @@ static const char lognormal_lengths[] =
 #define LLAMA405_PP2                                                                               \
     "model: llama-3.1-405b\ngpu: h100-sxm\ntensor_parallel: 8\npipeline_parallel: 2\n"
 
+/* a mixed pool: an H100 and two A100s behind least_outstanding, weighed by capacity (its
+ * capacity is the three replicas', so the case's rate is 90% of the pool's) */
+#define MIXED_POOL                                                                                 \
+    "model: llama-3-8b\ngpu: h100-sxm\nreplicas: [{gpu: h100-sxm, count: 1}, {gpu: a100-80gb, "    \
+    "count: 2}]\n"
+
 /* an own-workload case's extra lines: a host tier of 256 GB (a DGX H100's 2 TB over its GPUs) */
 #define OFFLOAD "kv_offload: {tiers: [{kind: cpu, capacity_gb: 256}]}\n"
 
@@ -82,6 +88,9 @@ static const study_bench_case cases[] = {
      NULL},
     {"deepseek-v3-dp8", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_DP8,
      NULL},
+    /* the same with skewed routing on EPLB's placement (32 redundant experts) */
+    {"deepseek-v3-eplb", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON,
+     DSV3_DP8 "moe: {placement: eplb, redundant_experts: 32, skew: 1.2}\n", NULL},
     /* the engines' own policies on the plain ShareGPT workload: their prefix caches are on by
      * default, and this workload gives each request content of its own */
     {"vllm", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
@@ -90,6 +99,9 @@ static const study_bench_case cases[] = {
      "enable_prefix_caching: false"},
     {"sglang", "sglang", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
     {"trtllm", "trtllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL, NULL},
+    /* TGI 3 as the tgi preset runs it: chunked prefill, prefix caching, the launcher's budget */
+    {"tgi3", "tgi", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL,
+     "chunked_prefill: true, prefix_caching: true, max_batch_prefill_tokens: 0"},
     /* SGLang with mixed chunks, TensorRT-LLM's overlap scheduler, and W4A8 experts split both
      * ways (the aic validation set's engine settings) */
     {"sglang-mixed", "sglang", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, NULL,
@@ -104,8 +116,12 @@ static const study_bench_case cases[] = {
      NULL},
     {"offload-sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, OFFLOAD,
      NULL},
+    /* the same with SGLang's HiCache, whose loads come within the admitting step */
+    {"offload-sglang", "sglang", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, OFFLOAD,
+     NULL},
     /* Llama-3.1-405B on two nodes of 8 H100s, two batches in flight through two stages */
     {"pipeline", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, LLAMA405_PP2, NULL},
+    {"mixed-pool", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, MIXED_POOL, NULL},
     /* a day of load served by an autoscaled fleet: every replica's cold start, drain and the
      * autoscaler's evaluations */
     {"fleet-day", "vllm", 172800, 10, STUDY_BENCH_SUMMARY, STUDY_BENCH_FLEET, NULL, NULL},
@@ -150,6 +166,8 @@ static int scenario_text(char *buf, size_t len, const char *data, const char *po
         snprintf(pools, sizeof pools,
                  "prefill: {replicas: 1}\ndecode: {replicas: %d}\nkv_transfer: {link: rdma}\n",
                  decode);
+    else if (setup && strstr(setup, "replicas:")) /* a mixed pool: the setup's groups */
+        pools[0] = '\0';
     else
         snprintf(pools, sizeof pools, "replicas: %d\n", replicas);
     int w = snprintf(buf, len,

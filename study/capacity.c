@@ -295,6 +295,32 @@ static int size_cluster(study_capacity *c, int ci, study_answer *a, sim_err *err
     return 0;
 }
 
+int study_objective_parse(const char *s, study_objective *out)
+{
+    if (strcmp(s, "gpus") == 0)
+        *out = STUDY_MIN_GPUS;
+    else if (strcmp(s, "cost") == 0)
+        *out = STUDY_MIN_COST;
+    else
+        return -1;
+    return 0;
+}
+
+double study_answer_usd_h(const study_answer *a, int n)
+{
+    if (!a->prefill)
+        return a->price > 0 ? (double)n * a->tp * a->price : NAN;
+    if (!(a->price > 0) || !(a->decode_price > 0))
+        return NAN;
+    return (double)n *
+           (a->prefill * a->prefill_gpus * a->price + a->decode * a->decode_gpus * a->decode_price);
+}
+
+double study_answer_cost(const study_answer *a, int n, study_objective o)
+{
+    return o == STUDY_MIN_COST ? study_answer_usd_h(a, n) : (double)n * a->tp;
+}
+
 /* What one replica (a disaggregated scenario: one copy of its pools) of scn is made of. */
 static void answer_layout(const scn_scenario *scn, study_answer *a)
 {
@@ -302,14 +328,46 @@ static void answer_layout(const scn_scenario *scn, study_answer *a)
     if (!e->pd.enabled) {
         a->tp = e->tensor_parallel * e->data_parallel_attention *
                 (e->pipeline_parallel > 1 ? e->pipeline_parallel : 1); /* GPUs a replica */
+        a->price = eng_fleet_gpu_price(&e->fleet, &e->gpu);
         return;
     }
+    a->price = eng_fleet_gpu_price(&e->fleet, &e->pd.pool[ENG_POOL_PREFILL].gpu);
+    a->decode_price = eng_fleet_gpu_price(&e->fleet, &e->pd.pool[ENG_POOL_DECODE].gpu);
     const eng_pool_config *p = &e->pd.pool[ENG_POOL_PREFILL], *d = &e->pd.pool[ENG_POOL_DECODE];
     a->prefill = p->replicas;
     a->decode = d->replicas;
     a->prefill_gpus = p->tensor_parallel * p->data_parallel_attention;
     a->decode_gpus = d->tensor_parallel * d->data_parallel_attention;
     a->tp = a->prefill * a->prefill_gpus + a->decode * a->decode_gpus;
+}
+
+int study_capacity_priced(const study_capacity *c, sim_err *err)
+{
+    if (c->minimise != STUDY_MIN_COST)
+        return 0;
+    for (int i = 0; i < (c->ncmp ? c->ncmp : 1); i++) {
+        scn_scenario scn;
+        study_answer a = {0};
+        if (study_capacity_load_choice(c, c->ncmp ? i : -1, &scn, err) != 0) {
+            scn_free(&scn);
+            return -1;
+        }
+        answer_layout(&scn, &a);
+        const eng_config *e = &scn.engine;
+        const char *gpu = !(a.price > 0) ? (e->pd.enabled ? e->pd.pool[0].gpu.name : e->gpu.name)
+                          : e->pd.enabled && !(a.decode_price > 0) ? e->pd.pool[1].gpu.name
+                                                                   : NULL;
+        int rc = gpu ? sim_errf(err,
+                                "minimising cost: GPU %s%s%s has no list price in the catalog "
+                                "(llmsim list gpus); give one with --set "
+                                "price.per_gpu_hour_usd=USD or minimise GPUs",
+                                gpu, c->ncmp ? " of choice " : "", c->ncmp ? c->choice[i].name : "")
+                     : 0;
+        scn_free(&scn);
+        if (rc)
+            return -1;
+    }
+    return 0;
 }
 
 int study_capacity_find(study_capacity *c, int i, study_answer *a, sim_err *err)
@@ -423,10 +481,14 @@ int study_capacity_pd_search(study_capacity *c, study_answer *out, int max, int 
         return -1;
     int hi = STUDY_PD_MAX;
     for (int p = 1; p <= STUDY_PD_MAX && *n < max; p++) {
-        int cost = p * unit.prefill_gpus + unit.decode_gpus;
-        if (*best >= 0 && cost >= out[*best].tp)
+        study_answer least = unit; /* p prefill replicas and one decode replica */
+        least.prefill = p;
+        least.decode = 1;
+        least.tp = p * unit.prefill_gpus + unit.decode_gpus;
+        if (*best >= 0 && study_answer_cost(&least, 1, c->minimise) >=
+                              study_answer_cost(&out[*best], 1, c->minimise))
             break; /* even one decode replica costs more than the best split */
-        if (c->max_gpus > 0 && cost > c->max_gpus)
+        if (c->max_gpus > 0 && least.tp > c->max_gpus)
             break; /* even one decode replica passes the cap */
         int cap = c->max_gpus > 0 ? (c->max_gpus - p * unit.prefill_gpus) / unit.decode_gpus : hi;
         study_trial t = {0};
@@ -443,7 +505,8 @@ int study_capacity_pd_search(study_capacity *c, study_answer *out, int max, int 
         a->tp = p * unit.prefill_gpus + d * unit.decode_gpus;
         a->at_target = t;
         a->rate = c->target;
-        if (*best < 0 || a->tp < out[*best].tp)
+        if (*best < 0 ||
+            study_answer_cost(a, 1, c->minimise) < study_answer_cost(&out[*best], 1, c->minimise))
             *best = *n - 1;
         if (c->search_id) {
             char choice[32];

@@ -5,7 +5,8 @@
  *   vLLM:   vllm/engine/arg_utils.py, EngineArgs.add_cli_args (the parallel, cache, scheduler
  *           and VllmConfig groups): `vllm serve MODEL ...`;
  *   SGLang: python/sglang/srt/server_args.py, ServerArgs (each field's flag is its name with
- *           dashes): `python -m sglang.launch_server --model-path MODEL ...`;
+ *           dashes; pp_size's is --pp-size): `python -m sglang.launch_server --model-path MODEL
+ *           ...`;
  *   TensorRT-LLM: tensorrt_llm/commands/serve.py, the `serve` command's click options:
  *           `trtllm-serve serve MODEL ...`; attention data parallelism and the KV dtype are
  *           LLM API fields (tensorrt_llm/llmapi/llm_args.py: enable_attention_dp,
@@ -17,12 +18,13 @@
 
 #include "study_recommend.h"
 
-static const char *const vllm_flags[] = {"--tensor-parallel-size",   "--data-parallel-size",
-                                         "--enable-expert-parallel", "--max-num-seqs",
-                                         "--max-num-batched-tokens", "--kv-cache-dtype",
-                                         "--kv-transfer-config",     NULL};
+static const char *const vllm_flags[] = {
+    "--tensor-parallel-size",   "--pipeline-parallel-size", "--data-parallel-size",
+    "--enable-expert-parallel", "--max-num-seqs",           "--max-num-batched-tokens",
+    "--kv-cache-dtype",         "--kv-transfer-config",     NULL};
 static const char *const sglang_flags[] = {"--model-path",
                                            "--tp-size",
+                                           "--pp-size",
                                            "--dp-size",
                                            "--ep-size",
                                            "--enable-dp-attention",
@@ -34,6 +36,7 @@ static const char *const sglang_flags[] = {"--model-path",
                                            NULL};
 static const char *const trtllm_flags[] = {"--backend",
                                            "--tp_size",
+                                           "--pp_size",
                                            "--ep_size",
                                            "--max_batch_size",
                                            "--max_num_tokens",
@@ -93,6 +96,8 @@ static void flag_int(cmd *c, const char *f, int v)
 static void vllm_layout(cmd *c, const study_rec_layout *l, const study_rec_cand *k)
 {
     flag_int(c, "--tensor-parallel-size", l->tp);
+    if (l->pp > 1)
+        flag_int(c, "--pipeline-parallel-size", l->pp);
     if (l->dp > 1)
         flag_int(c, "--data-parallel-size", l->dp);
     if (l->ep > 1)
@@ -109,6 +114,8 @@ static void vllm_layout(cmd *c, const study_rec_layout *l, const study_rec_cand 
 static void sglang_layout(cmd *c, const study_rec_layout *l, const study_rec_cand *k)
 {
     flag_int(c, "--tp-size", l->tp * l->dp);
+    if (l->pp > 1)
+        flag_int(c, "--pp-size", l->pp);
     if (l->dp > 1) {
         flag_int(c, "--dp-size", l->dp);
         flag(c, "--enable-dp-attention", NULL);
@@ -129,6 +136,8 @@ static void trtllm_layout(cmd *c, const study_rec_layout *l, const study_rec_can
 {
     flag(c, "--backend", "pytorch");
     flag_int(c, "--tp_size", l->tp * l->dp);
+    if (l->pp > 1)
+        flag_int(c, "--pp_size", l->pp);
     if (l->ep > 1)
         flag_int(c, "--ep_size", l->ep);
     if (k->seats)

@@ -292,6 +292,24 @@ static void pool_reap(pool *p, const feed *f)
             waitpid(p->pids[j], NULL, 0);
 }
 
+/* Feeds the tasks to the workers and takes their reports until none is in flight or the workers
+ * are gone. At most two tasks per worker wait in the pipe, so it never fills whatever n is; once
+ * the last task is sent the pipe closes, so the workers exit when it is drained and a worker that
+ * died cannot leave the parent waiting: reading ends at end of file. */
+static void run_tasks(const study_pool_ops *ops, void *arg, pool *p, const int32_t *tasks, int n,
+                      feed *f, study_pool_stats *st)
+{
+    report r;
+    for (;;) {
+        feed_tasks(ops, arg, p, tasks, n, f, st);
+        if ((f->inflight == 0 && !f->open_in) ||
+            read(p->done_pipe[0], &r, sizeof r) != (ssize_t)sizeof r)
+            break;
+        f->inflight--;
+        take(ops, arg, p, &r, st);
+    }
+}
+
 int study_pool_run(const study_pool_ops *ops, void *arg, int jobs, const int32_t *tasks, int n,
                    study_pool_stats *st, sim_err *err)
 {
@@ -306,19 +324,8 @@ int study_pool_run(const study_pool_ops *ops, void *arg, int jobs, const int32_t
     int rc = start_workers(ops, arg, &p, err);
     close(p.task_pipe[0]);
     close(p.done_pipe[1]);
-    /* at most two tasks per worker wait in the pipe, so it never fills whatever n is; once the
-     * last task is sent the pipe closes, so the workers exit when it is drained and a worker
-     * that died cannot leave the parent waiting: reading ends at end of file */
     feed f = {.open_in = rc == 0};
-    report r;
-    for (;;) {
-        feed_tasks(ops, arg, &p, tasks, n, &f, st);
-        if ((f.inflight == 0 && !f.open_in) ||
-            read(p.done_pipe[0], &r, sizeof r) != (ssize_t)sizeof r)
-            break;
-        f.inflight--;
-        take(ops, arg, &p, &r, st);
-    }
+    run_tasks(ops, arg, &p, tasks, n, &f, st);
     pool_reap(&p, &f);
     signal(SIGPIPE, old_pipe);
     st->failed += f.inflight + (n - f.next); /* lost with a worker, or never sent */

@@ -124,8 +124,18 @@ static double batch_value(batcher *b, const study_slo *slo, int k)
 static int load(const study_capacity *c, const char *const *sets, int n, scn_scenario *scn,
                 sim_err *err)
 {
-    return c->text ? study_load_text(c->file, c->text, sets, n, scn, err)
-                   : study_load(c->file, sets, n, scn, err);
+    int rc = c->text ? study_load_text(c->file, c->text, sets, n, scn, err)
+                     : study_load(c->file, sets, n, scn, err);
+    /* a probe's replicas=N would turn the groups into N replicas of the deployment's GPU */
+    if (rc == 0 && scn->engine.groups.n > 0) {
+        scn_free(scn);
+        memset(scn, 0, sizeof *scn); /* the caller may free it again */
+        return sim_errf(err,
+                        "%s: a mixed pool (replicas: [...]) is not sized by capacity or "
+                        "recommend yet: give a count of one kind of replica",
+                        c->file);
+    }
+    return rc;
 }
 
 int study_capacity_load(const study_capacity *c, scn_scenario *scn, sim_err *err)
@@ -168,6 +178,35 @@ int study_capacity_load_choice(const study_capacity *c, int i, scn_scenario *scn
     return load(c, p.v, p.n, scn, err);
 }
 
+/* The load's arrival overrides: one client at a time (unloaded), a timed trace replayed at rate,
+ * or the scenario's process (else Poisson) at rate. */
+static void put_arrival(probe_sets *p, study_load_kind kind, int timed_trace, scn_arrival_kind ak,
+                        double rate)
+{
+    if (kind == STUDY_LOAD_UNLOADED) {
+        /* MODEL: unloaded = no request ever waits for another: one client, no think time */
+        if (timed_trace)
+            put(p, "workload.trace.lengths_only=true");
+        put(p, "workload.arrival={process: closed, concurrency: 1, think_time_ms: 0}");
+    } else if (timed_trace) {
+        put(p, "workload.trace.rate=%.6g", rate);
+    } else if (ak != SCN_ARR_POISSON && ak != SCN_ARR_GAMMA && ak != SCN_ARR_CONSTANT) {
+        put(p, "workload.arrival={process: poisson, rate: %.6g}", rate);
+    } else {
+        put(p, "workload.arrival.rate=%.6g", rate);
+    }
+}
+
+/* A disaggregated load's pools: pool[0] prefill and pool[1] decode replicas, else `replicas`
+ * copies of the scenario's p0 + d0. Returns the scale of the load against the scenario's. */
+static double put_pools(probe_sets *p, int replicas, const int *pool, int p0, int d0)
+{
+    int np = pool ? pool[0] : p0 * replicas, nd = pool ? pool[1] : d0 * replicas;
+    put(p, "prefill.replicas=%d", np);
+    put(p, "decode.replicas=%d", nd);
+    return (double)(np + nd) / (p0 + d0);
+}
+
 /* The load's overrides after the base ones; *nreq gets the requests the run will have. */
 static int load_sets(const study_capacity *c, int ci, study_load_kind kind, double rate,
                      int replicas, const int *pool, probe_sets *p, int64_t *nreq, sim_err *err)
@@ -185,30 +224,14 @@ static int load_sets(const study_capacity *c, int ci, study_load_kind kind, doub
     scn_arrival_kind ak = w->arrival.kind;
     *nreq = w->num_requests;
     scn_free(&scn);
+    put_arrival(p, kind, timed_trace, ak, rate);
     if (kind == STUDY_LOAD_UNLOADED) {
-        /* MODEL: unloaded = no request ever waits for another: one client, no think time */
-        if (timed_trace)
-            put(p, "workload.trace.lengths_only=true");
-        put(p, "workload.arrival={process: closed, concurrency: 1, think_time_ms: 0}");
         replicas = 1;
         pool = NULL;
-    } else if (timed_trace) {
-        put(p, "workload.trace.rate=%.6g", rate);
-    } else {
-        if (ak != SCN_ARR_POISSON && ak != SCN_ARR_GAMMA && ak != SCN_ARR_CONSTANT)
-            put(p, "workload.arrival={process: poisson, rate: %.6g}", rate);
-        else
-            put(p, "workload.arrival.rate=%.6g", rate);
     }
-    double scale = replicas;
-    if (pd) {
-        int np = pool ? pool[0] : p0 * replicas, nd = pool ? pool[1] : d0 * replicas;
-        put(p, "prefill.replicas=%d", np);
-        put(p, "decode.replicas=%d", nd);
-        scale = (double)(np + nd) / (p0 + d0);
-    } else {
+    double scale = pd ? put_pools(p, replicas, pool, p0, d0) : replicas;
+    if (!pd)
         put(p, "replicas=%d", replicas);
-    }
     if (*nreq > 0 && scale > 1) {
         *nreq = (int64_t)ceil((double)*nreq * scale);
         put(p, "workload.num_requests=%lld", (long long)*nreq);
@@ -224,8 +247,8 @@ typedef struct tally {
     double thr, otps, tpot;
 } tally;
 
-static void add_run(const study_capacity *c, const study_result *res, batcher *b, tally *ty,
-                    study_trial *t)
+/* Adds a seed's counts to the trial: saturation, arrivals, completions and rejections. */
+static void add_counts(const study_result *res, study_trial *t)
 {
     t->saturated |= res->saturated;
     t->arrived += res->tot.arrived;
@@ -235,6 +258,35 @@ static void add_run(const study_capacity *c, const study_result *res, batcher *b
         t->rejected_by[k] += res->tot.rejected_by[k];
     if (t->seeds == 0)
         t->run_id = res->run_id;
+}
+
+/* Adds a seed's value of SLO i, and its batches' estimates, to the trial's mean and interval. */
+static void add_slo(const study_capacity *c, const study_result *res, batcher *b, tally *ty,
+                    study_trial *t, int i)
+{
+    double x = study_metric(res, c->slo[i].metric);
+    ty->sum[i] += x;
+    ty->sq[i] += x * x;
+    t->value[i] = ty->sum[i] / t->seeds;
+    for (int k = 0; k < BATCHES; k++) {
+        double v = batch_value(b, &c->slo[i], k);
+        if (isnan(v))
+            continue;
+        ty->bsum[i] += v;
+        ty->bsq[i] += v * v;
+        ty->nb[i]++;
+    }
+    /* the wider of the batches' interval and the seeds' (a short run near saturation varies
+     * from seed to seed more than its batches say) */
+    double hb = sim_t_interval(ty->bsum[i], ty->bsq[i], ty->nb[i], 0.95).half;
+    double hs = sim_t_interval(ty->sum[i], ty->sq[i], t->seeds, 0.95).half;
+    t->half[i] = isnan(hs) || hb > hs ? hb : hs;
+}
+
+static void add_run(const study_capacity *c, const study_result *res, batcher *b, tally *ty,
+                    study_trial *t)
+{
+    add_counts(res, t);
     t->seeds++;
     ty->thr += study_metric(res, "request_throughput");
     ty->otps += study_metric(res, "output_throughput");
@@ -242,25 +294,8 @@ static void add_run(const study_capacity *c, const study_result *res, batcher *b
     t->throughput = ty->thr / t->seeds;
     t->output_tps = ty->otps / t->seeds;
     t->mean_tpot = ty->tpot / t->seeds;
-    for (int i = 0; i < c->nslo; i++) {
-        double x = study_metric(res, c->slo[i].metric);
-        ty->sum[i] += x;
-        ty->sq[i] += x * x;
-        t->value[i] = ty->sum[i] / t->seeds;
-        for (int k = 0; k < BATCHES; k++) {
-            double v = batch_value(b, &c->slo[i], k);
-            if (isnan(v))
-                continue;
-            ty->bsum[i] += v;
-            ty->bsq[i] += v * v;
-            ty->nb[i]++;
-        }
-        /* the wider of the batches' interval and the seeds' (a short run near saturation
-         * varies from seed to seed more than its batches say) */
-        double hb = sim_t_interval(ty->bsum[i], ty->bsq[i], ty->nb[i], 0.95).half;
-        double hs = sim_t_interval(ty->sum[i], ty->sq[i], t->seeds, 0.95).half;
-        t->half[i] = isnan(hs) || hb > hs ? hb : hs;
-    }
+    for (int i = 0; i < c->nslo; i++)
+        add_slo(c, res, b, ty, t, i);
 }
 
 /* MODEL: a probe meets an SLO when its interval lies below the limit (met with 95%

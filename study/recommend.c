@@ -13,7 +13,8 @@
 #include "study_recommend.h"
 #include "study_validate.h"
 
-#define MAX_UNIT 8 /* GPUs of one unit: one node's NVLink domain */
+#define MAX_UNIT 8     /* GPUs of one node's NVLink domain: a unit's, but for pipelines */
+#define MAX_PP_NODES 4 /* nodes a pipelined unit spans at most */
 #define DEFAULT_TOP 8
 #define CONFIRM_SEED_OFFSET 1000 /* the confirming runs' seeds: base + this, + 1, ... */
 
@@ -109,6 +110,8 @@ static const char *layout_name(const study_rec_layout *l, char *buf, size_t len)
 {
     if (l->dp > 1)
         snprintf(buf, len, "dp%d%s", l->dp, l->ep > 1 ? "ep" : "");
+    else if (l->pp > 1)
+        snprintf(buf, len, "tp%dpp%d", l->tp, l->pp);
     else
         snprintf(buf, len, "tp%d%s", l->tp, l->ep > 1 ? "ep" : "");
     return buf;
@@ -142,6 +145,8 @@ static void make_choice(study_rec_cand *k)
         add_set(ch, "tensor_parallel=%d", k->lay.tp);
         add_set(ch, "expert_parallel=%d", k->lay.ep);
         add_set(ch, "data_parallel_attention=%d", k->lay.dp);
+        if (k->lay.pp > 1)
+            add_set(ch, "pipeline_parallel=%d", k->lay.pp);
         if (k->seats)
             add_set(ch, "scheduler.%s=%d", seats, k->seats);
         if (k->tokens)
@@ -190,17 +195,30 @@ static study_rec_cand *push(cands *c)
     return k;
 }
 
-/* The layouts of n GPUs: TP; for MoE models, TP with EP, and attention DP with EP.
- * MODEL: pipeline parallelism is not modelled (no scenario key prices it): when it is, its
- * layouts (pp > 1, units past one node) belong here. */
-static int layouts(int n, int moe, study_rec_layout *out)
+#define MAX_LAYOUTS 8
+
+/* The layouts of n GPUs (at most MAX_LAYOUTS): TP; for MoE models, TP with EP, and attention
+ * DP with EP; with `layers` > 0 (pipelines allowed), TP x PP for each PP degree that leaves TP
+ * at least 1 and a layer a stage. Past one node (n > MAX_UNIT) only pipelines, TP 8 a stage.
+ * MODEL: vLLM's multi-node practice (docs, "Distributed inference and serving": the tensor
+ * parallel size is the GPUs in each node, the pipeline parallel size the number of nodes); the
+ * stages hold ceil(layers / PP) layers at most, as vLLM's get_pp_indices splits them
+ * (engine/pipeline.c). */
+static int layouts(int n, int moe, int layers, study_rec_layout *out)
 {
     int k = 0;
-    out[k++] = (study_rec_layout){n, 1, 1};
-    if (moe && n > 1) {
-        out[k++] = (study_rec_layout){n, n, 1};
-        out[k++] = (study_rec_layout){1, n, n};
+    if (n > MAX_UNIT) {
+        if (layers >= n / MAX_UNIT)
+            out[k++] = (study_rec_layout){MAX_UNIT, 1, 1, n / MAX_UNIT};
+        return k;
     }
+    out[k++] = (study_rec_layout){n, 1, 1, 1};
+    if (moe && n > 1) {
+        out[k++] = (study_rec_layout){n, n, 1, 1};
+        out[k++] = (study_rec_layout){1, n, n, 1};
+    }
+    for (int pp = 2; pp <= n && pp <= layers && k < MAX_LAYOUTS; pp *= 2)
+        out[k++] = (study_rec_layout){n / pp, 1, 1, pp};
     return k;
 }
 
@@ -212,12 +230,13 @@ static const int knob_tokens[] = {0, 2048};
 #define TRTLLM_DEFAULT_TOKENS 8192 /* max_num_tokens by default (engine/sched_trtllm.c) */
 
 static void add_aggregated(study_recommend *r, cands *c, const char *gpu, const char *engine,
-                           int moe, int kv8_ok)
+                           int moe, int layers, int kv8_ok)
 {
-    int max = r->budget > 0 && r->budget < MAX_UNIT ? r->budget : MAX_UNIT;
+    int most = MAX_UNIT * MAX_PP_NODES;
+    int max = r->budget > 0 && r->budget < most ? r->budget : most;
     for (int n = 1; n <= max; n *= 2) {
-        study_rec_layout lay[3];
-        int nl = layouts(n, moe, lay);
+        study_rec_layout lay[MAX_LAYOUTS];
+        int nl = layouts(n, moe, layers, lay);
         for (int l = 0; l < nl; l++)
             for (int s = 0; s < (r->no_knobs ? 1 : 3); s++)
                 for (int t = 0; t < (r->no_knobs ? 1 : 2); t++)
@@ -226,6 +245,7 @@ static void add_aggregated(study_recommend *r, cands *c, const char *gpu, const 
                         snprintf(k->gpu, sizeof k->gpu, "%s", gpu);
                         snprintf(k->engine, sizeof k->engine, "%s", engine);
                         k->lay = lay[l];
+                        k->dec.pp = 1;
                         k->seats = r->no_knobs ? 0 : knob_seats[s];
                         k->tokens = r->no_knobs ? 0 : knob_tokens[t];
                         k->kv_fp8 = kv;
@@ -248,8 +268,8 @@ static void add_disaggregated(study_recommend *r, cands *c, const char *gpu, con
     int max = r->budget > 0 && r->budget < MAX_UNIT ? r->budget : MAX_UNIT;
     for (int gp = 1; gp <= max / 2; gp *= 2)
         for (int gd = 1; gd <= max / 2; gd *= 2) {
-            study_rec_layout lp[3], ld[3];
-            int np = layouts(gp, moe, lp), nd = layouts(gd, moe, ld);
+            study_rec_layout lp[MAX_LAYOUTS], ld[MAX_LAYOUTS];
+            int np = layouts(gp, moe, 0, lp), nd = layouts(gd, moe, 0, ld);
             for (int P = 1; P * gp + gd <= max; P++)
                 for (int D = 1; P * gp + D * gd <= max; D++)
                     for (int a = 0; a < np; a++)
@@ -277,6 +297,7 @@ static int enumerate(study_recommend *r, sim_err *err)
     scn_scenario scn;
     int rc = study_capacity_load(&r->cap, &scn, err);
     int moe = rc == 0 && scn.engine.model.moe_layers > 0;
+    int layers = rc == 0 ? scn.engine.model.layers : 0;
     eng_dtype kv = rc == 0 ? eng_config_kv_dtype(&scn.engine) : ENG_BF16;
     scn_free(&scn);
     if (rc != 0)
@@ -295,7 +316,14 @@ static int enumerate(study_recommend *r, sim_err *err)
         rc = r->cap.text ? study_load_text(r->cap.file, r->cap.text, sets, n, &one, err)
                          : study_load(r->cap.file, sets, n, &one, err);
         gpu = one.engine.gpu;
+        double price = rc == 0 ? eng_fleet_gpu_price(&one.engine.fleet, &gpu) : 0;
         scn_free(&one);
+        if (rc == 0 && r->cap.minimise == STUDY_MIN_COST && !(price > 0))
+            rc = sim_errf(err,
+                          "recommend: minimising cost: GPU %s has no list price in the catalog "
+                          "(llmsim list gpus); give one with --set price.per_gpu_hour_usd=USD, "
+                          "leave it out, or minimise GPUs",
+                          gpu.name);
         if (rc != 0) {
             free(c.v);
             return -1;
@@ -304,7 +332,7 @@ static int enumerate(study_recommend *r, sim_err *err)
          * gain */
         int kv8_ok = gpu.flops_fp8 > 0 && kv != ENG_FP8;
         for (int e = 0; e < r->nengines; e++) {
-            add_aggregated(r, &c, gpu.name, r->engines[e], moe, kv8_ok);
+            add_aggregated(r, &c, gpu.name, r->engines[e], moe, layers, kv8_ok);
             if (!r->no_disagg &&
                 (strcmp(r->engines[e], "vllm") == 0 || strcmp(r->engines[e], "sglang") == 0))
                 add_disaggregated(r, &c, gpu.name, r->engines[e], moe, kv8_ok);
@@ -364,7 +392,11 @@ static void limits(const study_capacity *c, double *ttft_ms, double *tpot_ms)
  * the requests that replace those finishing); TPOT is that step, throughput b per step. TTFT
  * is bounded below by the longest prompts' prefill alone plus one step. Disaggregated: the
  * prefill pool's rate is its token budget per pass; the decode pool's steps are decodes only;
- * the unit serves the lower of the two rates. Queueing is the simulation's business. */
+ * the unit serves the lower of the two rates. Pipelined (PP stages): P batches in flight, each
+ * through every stage in turn (vLLM's virtual engines, engine/pipeline.c), each with its share
+ * of the KV cache: a step is the whole model's pass (the stages' sum; the activations' hops
+ * are left out) and the replica serves P times one batch's rate. Queueing is the simulation's
+ * business. */
 static void screen_unit(study_recommend *r, study_rec_cand *k, const pricer *pre, const pricer *dec,
                         int64_t kv_tokens, int seats)
 {
@@ -379,7 +411,8 @@ static void screen_unit(study_recommend *r, study_rec_cand *k, const pricer *pre
                  t1 > tpot_lim ? t1 : ttft_lb, t1 > tpot_lim ? tpot_lim : ttft_lim);
         return;
     }
-    int64_t bmax = kv_tokens / (int64_t)(r->isl + r->osl + 1);
+    int pp = k->lay.pp > 1 ? k->lay.pp : 1;
+    int64_t bmax = kv_tokens / pp / (int64_t)(r->isl + r->osl + 1);
     if (seats > 0 && bmax > seats)
         bmax = seats;
     double prefill_rate = 0; /* disaggregated: requests/s of the prefill pool */
@@ -406,7 +439,7 @@ static void screen_unit(study_recommend *r, study_rec_cand *k, const pricer *pre
             if (k->tokens > 0 && q + b > k->tokens)
                 break; /* the budget cannot keep up with the arrivals b implies */
             step = pass_s(dec, b, ctx, q);
-            rate = (double)b / (r->osl * step);
+            rate = (double)pp * b / (r->osl * step);
             /* the longest prompts are chunked over the steps' room for prefill */
             int64_t room = k->tokens > 0 ? k->tokens - b : 8192 - b;
             ttft = ceil(r->isl_p99 / (double)(room > 1 ? room : 1)) * step * 1e3;
@@ -450,6 +483,8 @@ static void screen(study_recommend *r, study_rec_cand *k)
             rc = sim_errf(&err, "a %.0f-token request does not fit the KV cache (%lld tokens)",
                           r->isl_p99 + r->osl, (long long)plan[p].tokens);
     }
+    if (np > 0)
+        k->usd_h = k->gpus * eng_fleet_gpu_price(&scn.engine.fleet, &pc[0].gpu);
     if (rc == 0)
         rc = study_cost_new(&scn, NULL, &cost, &err);
     if (rc != 0) {
@@ -466,14 +501,31 @@ static void screen(study_recommend *r, study_rec_cand *k)
     r->cap.ncmp = 0;
 }
 
-/* The most tokens/s per GPU any kept candidate's screen reaches at tps_user or more. */
+/* Tokens/s per GPU of candidate k as the objective weighs them: as they are, or (minimising
+ * cost) as output tokens per USD of its unit's GPUs. */
+static double weigh(const study_recommend *r, const study_rec_cand *k, double tps_gpu)
+{
+    if (r->cap.minimise != STUDY_MIN_COST)
+        return tps_gpu;
+    return k->usd_h > 0 ? tps_gpu * k->gpus * 3600 / k->usd_h : 0;
+}
+
+/* What one unit of k costs as the objective counts: GPUs, or USD per hour. */
+static double unit_cost(const study_recommend *r, const study_rec_cand *k)
+{
+    return r->cap.minimise == STUDY_MIN_COST ? k->usd_h : k->gpus;
+}
+
+/* The most any kept candidate's screen reaches (weighed) at tps_user or more. */
 static double front_at(const study_recommend *r, double tps_user)
 {
     double best = 0;
     for (int j = 0; j < r->nc; j++)
-        for (int p = 0; r->c[j].state == STUDY_REC_KEPT && p < r->c[j].a_npts; p++)
-            if (r->c[j].a_pts[p][1] >= tps_user && r->c[j].a_pts[p][0] > best)
-                best = r->c[j].a_pts[p][0];
+        for (int p = 0; r->c[j].state == STUDY_REC_KEPT && p < r->c[j].a_npts; p++) {
+            double x = weigh(r, &r->c[j], r->c[j].a_pts[p][0]);
+            if (r->c[j].a_pts[p][1] >= tps_user && x > best)
+                best = x;
+        }
     return best;
 }
 
@@ -485,9 +537,10 @@ static void score(study_recommend *r)
     for (int i = 0; i < r->nc; i++) {
         study_rec_cand *k = &r->c[i];
         k->a_score = 0;
+        k->a_x = weigh(r, k, k->a_tps_gpu);
         for (int p = 0; k->state == STUDY_REC_KEPT && p < k->a_npts; p++) {
             double best = front_at(r, k->a_pts[p][1]);
-            double share = best > 0 ? k->a_pts[p][0] / best : 0;
+            double share = best > 0 ? weigh(r, k, k->a_pts[p][0]) / best : 0;
             if (share > k->a_score)
                 k->a_score = share;
         }
@@ -500,7 +553,7 @@ static int by_score(const void *a, const void *b)
     const study_rec_cand *y = *(const study_rec_cand *const *)b;
     if (x->a_score != y->a_score)
         return x->a_score < y->a_score ? 1 : -1;
-    return x->a_tps_gpu < y->a_tps_gpu ? 1 : x->a_tps_gpu > y->a_tps_gpu ? -1 : 0;
+    return x->a_x < y->a_x ? 1 : x->a_x > y->a_x ? -1 : 0;
 }
 
 static int within(double a, double b, double rel)
@@ -575,6 +628,8 @@ static void add_point(study_recommend *r, int ci, double rate, const study_trial
     p->t = *t;
     p->tps_gpu = t->output_tps / r->c[ci].gpus;
     p->tps_user = t->mean_tpot > 0 ? 1000 / t->mean_tpot : 0;
+    p->tok_usd = r->c[ci].usd_h > 0 ? t->output_tps * 3600 / r->c[ci].usd_h : 0;
+    p->x = weigh(r, &r->c[ci], p->tps_gpu);
     p->confirmed = -1;
 }
 
@@ -628,7 +683,8 @@ static int refine(study_recommend *r, sim_err *err)
     for (int i = 0; i < r->nc; i++) {
         const study_rec_cand *k = &r->c[i];
         if (k->state == STUDY_REC_SIMULATED && k->ans.verdict == STUDY_FOUND &&
-            (best < 0 || k->ans.rate / k->gpus > r->c[best].ans.rate / r->c[best].gpus))
+            (best < 0 ||
+             k->ans.rate / unit_cost(r, k) > r->c[best].ans.rate / unit_cost(r, &r->c[best])))
             best = i;
     }
     int rc = 0;
@@ -653,8 +709,8 @@ static void mark_front(study_recommend *r)
             const study_rec_point *q = &r->p[j];
             if (j == i || !q->t.ok || q->confirmed == 0)
                 continue;
-            if (q->tps_gpu >= p->tps_gpu && q->tps_user >= p->tps_user &&
-                (q->tps_gpu > p->tps_gpu || q->tps_user > p->tps_user || j < i))
+            if (q->x >= p->x && q->tps_user >= p->tps_user &&
+                (q->x > p->x || q->tps_user > p->tps_user || j < i))
                 p->front = 0;
         }
     }
@@ -719,6 +775,7 @@ static void size_points(study_recommend *r)
         else
             p->units = 1;
         p->total_rate = p->units * p->rate;
+        p->usd_h = p->units * r->c[p->cand].usd_h;
     }
 }
 
@@ -730,16 +787,16 @@ static int pick(const study_recommend *r)
         const study_rec_point *p = &r->p[i], *b = best >= 0 ? &r->p[best] : NULL;
         if (!p->front)
             continue;
-        double cost = (double)p->units * r->c[p->cand].gpus;
+        double cost = p->units * unit_cost(r, &r->c[p->cand]);
         int better = !b;
-        if (b && r->target > 0)
-            better = cost < (double)b->units * r->c[b->cand].gpus ||
-                     (cost == (double)b->units * r->c[b->cand].gpus && p->tps_user > b->tps_user);
-        else if (b && r->budget > 0)
+        if (b && r->target > 0) {
+            double bc = b->units * unit_cost(r, &r->c[b->cand]);
+            better = cost < bc || (cost == bc && p->tps_user > b->tps_user);
+        } else if (b && r->budget > 0)
             better = p->total_rate > b->total_rate ||
                      (p->total_rate == b->total_rate && p->tps_user > b->tps_user);
         else if (b)
-            better = p->tps_gpu > b->tps_gpu;
+            better = p->x > b->x;
         if (better)
             best = i;
     }
@@ -771,6 +828,7 @@ static int check_cluster(study_recommend *r, sim_err *err)
         r->units_added++;
     }
     p->total_rate = p->units * p->rate;
+    p->usd_h = p->units * r->c[p->cand].usd_h;
     r->cap.ncmp = 0;
     return 0;
 }

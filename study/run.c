@@ -24,7 +24,6 @@ static cal_serving serving_of(const scn_scenario *scn, const eng_config *c)
     cal_serving sv = {.dtype = eng_config_dtype(c),
                       .kv_dtype = eng_config_kv_dtype(c),
                       .max_len = c->max_model_len,
-                      .moe_skew = scn->cost.moe_skew,
                       /* the engine fills eng_shape's capped sums for every pass it prices (its
                        * decode cohort, prefill chunks, pads and the drafter's passes), so windows
                        * and sparse attention whose cap binds are priced */
@@ -73,6 +72,20 @@ static int draft_cost(const scn_scenario *scn, study_cost *out, sim_err *err)
     return rc ? sim_err_prefix(err, "%s: speculative drafter %s", scn->path, sp->draft.name) : 0;
 }
 
+/* Says in the predictor's label (stored with every run) and in the notes that profile p,
+ * measured on another GPU, prices `gpu`. */
+static void note_borrowed(const cal_profile *p, const char *gpu, const char *pool,
+                          eng_predictor *pred, study_cost *out)
+{
+    size_t n = strlen(pred->label);
+    snprintf(pred->label + n, sizeof pred->label - n, ", borrowed for %s", gpu);
+    n = strlen(out->note);
+    snprintf(out->note + n, sizeof out->note - n,
+             "llmsim: %spriced with profile '%s', measured on %s and borrowed for %s "
+             "(profile: {borrow_from: %s})\n",
+             pool, p->name, p->gpu, gpu, p->gpu);
+}
+
 /* The cost model of the replicas configured as c (a pool, or the whole deployment) into
  * *pred; a named profile is loaded into *profile once and shared. "pool: " prefixes messages
  * about one pool. */
@@ -89,6 +102,12 @@ static int cost_of(const scn_scenario *scn, const eng_config *c, const char *poo
                          : -1;
         return 0;
     }
+    if (c->moe.skew > 0 || c->moe.placement == ENG_MOE_EPLB)
+        return sim_errf(err,
+                        "%s: %smoe: profile '%s' prices the experts as measured, without the "
+                        "expert placement's imbalance (the built-in roofline prices it); drop "
+                        "moe: or the profile",
+                        scn->path, pool, scn->profile);
     if (!s)
         return sim_errf(err, "%s: profile '%s' needs a database (drop --no-db)", scn->path,
                         scn->profile);
@@ -100,15 +119,32 @@ static int cost_of(const scn_scenario *scn, const eng_config *c, const char *poo
     if (cal_profile_predictor_new(out->profile, &c->model, sv.dtype, c->tensor_parallel, &c->gpu,
                                   pred, err) != 0)
         return sim_err_prefix(err, "%s: %sprofile '%s'", scn->path, pool, scn->profile);
-    if (strcmp(p->gpu, c->gpu.name) != 0) {
-        /* the label is stored with every run: a borrowed profile says so there */
-        size_t n = strlen(pred->label);
-        snprintf(pred->label + n, sizeof pred->label - n, ", borrowed for %s", c->gpu.name);
-        n = strlen(out->note);
-        snprintf(out->note + n, sizeof out->note - n,
-                 "llmsim: %spriced with profile '%s', measured on %s and borrowed for %s "
-                 "(profile: {borrow_from: %s})\n",
-                 pool, p->name, p->gpu, c->gpu.name, p->gpu);
+    if (strcmp(p->gpu, c->gpu.name) != 0)
+        note_borrowed(p, c->gpu.name, pool, pred, out);
+    return 0;
+}
+
+/* Pool k's cost model in c: the first pool's is pred, the second's decode_pred. */
+static eng_predictor *pool_pred(study_cost *c, int k)
+{
+    return k == 0 ? &c->pred : k == 1 ? &c->decode_pred : &c->more[k - 2];
+}
+
+/* A mixed pool: each group's cost model, for its own GPU and layout. */
+static int groups_cost(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
+{
+    const eng_config *c = &scn->engine;
+    size_t off = 0;
+    for (int k = 0; k < c->groups.n; k++) {
+        eng_config pc;
+        char pre[32];
+        eng_config_pool(c, k, &pc);
+        snprintf(pre, sizeof pre, "replicas[%d]: ", k);
+        if (cost_of(scn, &pc, pre, s, out, pool_pred(out, k), err) != 0)
+            return -1;
+        if (off < sizeof out->label)
+            off += (size_t)snprintf(out->label + off, sizeof out->label - off, "%s%s",
+                                    k ? "; " : "", pool_pred(out, k)->label);
     }
     return 0;
 }
@@ -117,6 +153,13 @@ int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *
 {
     memset(out, 0, sizeof *out);
     const eng_config *c = &scn->engine;
+    if (c->groups.n > 0) {
+        if (groups_cost(scn, s, out, err) != 0) {
+            study_cost_free(out);
+            return -1;
+        }
+        return 0;
+    }
     if (!c->pd.enabled) {
         if (cost_of(scn, c, "", s, out, &out->pred, err) != 0 || draft_cost(scn, out, err) != 0) {
             study_cost_free(out);
@@ -170,6 +213,8 @@ void study_cost_free(study_cost *c)
     cal_predictor_free(&c->pred);
     cal_predictor_free(&c->decode_pred);
     cal_predictor_free(&c->draft);
+    for (int k = 0; k < ENG_POOLS_MAX - 2; k++)
+        cal_predictor_free(&c->more[k]);
     if (c->profile)
         cal_profile_free(c->profile);
     c->profile = NULL;
@@ -255,6 +300,83 @@ typedef struct run_texts {
     char hw[256], gpu[80], sched[80];
 } run_texts;
 
+/* Whether pc[k]'s GPU is an earlier pool's. */
+static int gpu_named(const eng_config *pc, int k)
+{
+    for (int j = 0; j < k; j++)
+        if (!strcmp(pc[j].gpu.name, pc[k].gpu.name))
+            return 1;
+    return 0;
+}
+
+/* The run's writer, as the sink asks: into its spool, a staging file (*stage) or the buffered
+ * store. 0, or -1 with err. */
+static int begin_writer(const study_sink *sink, const store_run_info *info, store_run **w,
+                        FILE **stage, sim_err *err)
+{
+    if (sink->spool)
+        *w = store_run_begin_spool(sink->spool, info);
+    else if (!sink->buffered) {
+        if (!(*stage = study_pool_tmpfile(err)))
+            return sim_err_prefix(err, "staging the run's rows");
+        *w = store_run_begin_spool(*stage, info);
+    } else
+        *w = store_run_begin(sink->s, info, sink->buffered, err);
+    return *w ? 0 : -1;
+}
+
+/* The pools of c into pc and the KV cache plan the run stores: a disaggregated run's is the decode
+ * pool's (the prefill pool's tensor_parallel is stored), a mixed pool's its first group's. 0, or -1
+ * with err. */
+static int pools_of(const eng_config *c, eng_config *pc, eng_kv_plan *plan, sim_err *err)
+{
+    int np = eng_config_pools(c);
+    for (int k = 0; k < np; k++)
+        eng_config_pool(c, k, &pc[k]);
+    return eng_kv_plan_compute(&pc[c->groups.n > 0 ? 0 : np - 1], plan, err) != 0 ? -1 : 0;
+}
+
+/* The GPU and policy names of the run's pools (np of pc): the first pool's, with every other GPU
+ * named once ("a+b"), and "a+b" where the two policies of a disaggregated run differ. */
+static void pool_names(const eng_config *pc, int np, run_texts *text)
+{
+    snprintf(text->gpu, sizeof text->gpu, "%s", pc[0].gpu.name);
+    snprintf(text->sched, sizeof text->sched, "%s", pc[0].sched.name);
+    for (int k = 1; k < np; k++) /* every pool's or group's GPU, each named once */
+        if (!gpu_named(pc, k)) {
+            size_t n = strlen(text->gpu);
+            snprintf(text->gpu + n, sizeof text->gpu - n, "+%s", pc[k].gpu.name);
+        }
+    if (np == 2 && strcmp(pc[0].sched.name, pc[1].sched.name) != 0)
+        snprintf(text->sched, sizeof text->sched, "%s+%s", pc[0].sched.name, pc[1].sched.name);
+}
+
+/* The run's row: what it ran (scenario, model, pools' GPUs and policies, seed, workload) and where
+ * (version, cost model, hardware), stored at level. */
+static store_run_info run_info(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
+                               store_level level, run_texts *text, const eng_config *pc, int np,
+                               int64_t kv_blocks)
+{
+    const eng_config *c = &scn->engine;
+    store_run_info info = {.name = scn->name,
+                           .scenario_text = scn->text,
+                           .scheduler = text->sched,
+                           .version = study_version(),
+                           .profile = cost->label,
+                           .model = c->model.name,
+                           .gpu = text->gpu,
+                           .dtype = eng_dtype_name(c->dtype),
+                           .hardware = study_hardware(text->hw, sizeof text->hw),
+                           .seed = seed,
+                           .replicas = np == 2 ? pc[0].replicas + pc[1].replicas : c->replicas,
+                           .tensor_parallel = pc[0].tensor_parallel,
+                           .level = level,
+                           .offered_rate = study_offered_rate(scn),
+                           .num_requests = scn->workload.num_requests,
+                           .kv_blocks = kv_blocks};
+    return info;
+}
+
 /* Starts the run's row in the spool, the staging file (*stage, for a database not buffered)
  * or the buffered store (NULL writer when not stored). */
 static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
@@ -269,43 +391,11 @@ static int begin_store(const scn_scenario *scn, uint64_t seed, const study_cost 
     const eng_config *c = &scn->engine;
     eng_config pc[ENG_POOLS_MAX];
     int np = eng_config_pools(c);
-    for (int k = 0; k < np; k++)
-        eng_config_pool(c, k, &pc[k]);
-    /* a disaggregated run: the GPUs and policies of both pools, every replica, the decode
-     * pool's KV cache (the prefill pool's tensor_parallel) */
-    if (eng_kv_plan_compute(&pc[np - 1], &plan, err) != 0)
+    if (pools_of(c, pc, &plan, err) != 0)
         return -1;
-    snprintf(text->gpu, sizeof text->gpu, "%s", pc[0].gpu.name);
-    snprintf(text->sched, sizeof text->sched, "%s", pc[0].sched.name);
-    if (np == 2 && strcmp(pc[0].gpu.name, pc[1].gpu.name) != 0)
-        snprintf(text->gpu, sizeof text->gpu, "%s+%s", pc[0].gpu.name, pc[1].gpu.name);
-    if (np == 2 && strcmp(pc[0].sched.name, pc[1].sched.name) != 0)
-        snprintf(text->sched, sizeof text->sched, "%s+%s", pc[0].sched.name, pc[1].sched.name);
-    store_run_info info = {.name = scn->name,
-                           .scenario_text = scn->text,
-                           .scheduler = text->sched,
-                           .version = study_version(),
-                           .profile = cost->label,
-                           .model = c->model.name,
-                           .gpu = text->gpu,
-                           .dtype = eng_dtype_name(c->dtype),
-                           .hardware = study_hardware(text->hw, sizeof text->hw),
-                           .seed = seed,
-                           .replicas = np == 2 ? pc[0].replicas + pc[1].replicas : c->replicas,
-                           .tensor_parallel = pc[0].tensor_parallel,
-                           .level = sink->level,
-                           .offered_rate = study_offered_rate(scn),
-                           .num_requests = scn->workload.num_requests,
-                           .kv_blocks = plan.blocks};
-    if (sink->spool)
-        *w = store_run_begin_spool(sink->spool, &info);
-    else if (!sink->buffered) {
-        if (!(*stage = study_pool_tmpfile(err)))
-            return sim_err_prefix(err, "staging the run's rows");
-        *w = store_run_begin_spool(*stage, &info);
-    } else
-        *w = store_run_begin(sink->s, &info, sink->buffered, err);
-    return *w ? 0 : -1;
+    pool_names(pc, np, text);
+    store_run_info info = run_info(scn, seed, cost, sink->level, text, pc, np, plan.blocks);
+    return begin_writer(sink, &info, w, stage, err);
 }
 
 const char *study_reject_metric(eng_reject_reason why)
@@ -360,6 +450,42 @@ static void collect(eng_engine *e, const scn_source *src, sim_ctx *ctx, study_re
     out->skipped = src ? scn_source_skipped(src) : 0;
 }
 
+/* The engine of scn priced by cost, fed by src (else the hooks' source), recording to the store's
+ * writer t->ast (when stored) and the hooks' recorder (both through t when there are both). NULL
+ * with err. */
+static eng_engine *new_engine(sim_ctx *ctx, const scn_scenario *scn, const study_cost *cost,
+                              scn_source *src, const study_hooks *hooks, tee *t, sim_err *err)
+{
+    const eng_recorder_ops *rec = t->ast ? t->a : hooks->rec;
+    void *rec_st = t->ast ? t->ast : hooks->rec_st;
+    if (t->ast && hooks->rec) {
+        rec = &tee_ops;
+        rec_st = t;
+    }
+    const eng_predictor *draft = cost->draft.ops ? &cost->draft : NULL;
+    eng_costs costs[ENG_POOLS_MAX] = {{&cost->pred, draft}, {&cost->decode_pred, NULL}};
+    for (int k = 2; k < ENG_POOLS_MAX; k++)
+        costs[k].target = &cost->more[k - 2];
+    return src ? eng_new(ctx, &scn->engine, costs, scn_source_ops(), src, rec, rec_st, err)
+               : eng_new(ctx, &scn->engine, costs, hooks->src, hooks->src_st, rec, rec_st, err);
+}
+
+/* Builds the engine (*e, freed by the caller), runs it to its end and collects what it says into
+ * out. 0, or -1 with err. */
+static int run_engine(sim_ctx *ctx, const scn_scenario *scn, const study_cost *cost,
+                      scn_source *src, const study_hooks *hooks, tee *t, eng_engine **e,
+                      study_result *out, sim_err *err)
+{
+    if (!(*e = new_engine(ctx, scn, cost, src, hooks, t, err)))
+        return -1;
+    sim_set_check_every(ctx, hooks->check_every);
+    eng_set_slo(*e, scn->slo.ttft_ms, scn->slo.tpot_ms, scn->slo.e2e_ms);
+    if (eng_run(*e, err) != 0)
+        return -1;
+    collect(*e, src, ctx, out);
+    return 0;
+}
+
 int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
                    const study_sink *sink, const study_hooks *hooks, study_result *out,
                    sim_err *err)
@@ -382,25 +508,14 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
     eng_engine *e = NULL;
     if (!hooks->src && !(src = scn_source_new_cached(scn, seed, hooks->cache, err)))
         goto out;
-    const eng_recorder_ops *rec = w ? store_run_recorder() : hooks->rec;
-    void *rec_st = w ? (void *)w : hooks->rec_st;
     tee t = {store_run_recorder(), hooks->rec, w, hooks->rec_st};
-    if (w && hooks->rec) {
-        rec = &tee_ops;
-        rec_st = &t;
-    }
-    const eng_predictor *draft = cost->draft.ops ? &cost->draft : NULL;
-    eng_costs costs[ENG_POOLS_MAX] = {{&cost->pred, draft}, {&cost->decode_pred, NULL}};
-    e = src ? eng_new(ctx, &scn->engine, costs, scn_source_ops(), src, rec, rec_st, err)
-            : eng_new(ctx, &scn->engine, costs, hooks->src, hooks->src_st, rec, rec_st, err);
-    if (!e)
+    if (run_engine(ctx, scn, cost, src, hooks, &t, &e, out, err) != 0)
         goto out;
-    sim_set_check_every(ctx, hooks->check_every);
-    eng_set_slo(e, scn->slo.ttft_ms, scn->slo.tpot_ms, scn->slo.e2e_ms);
-    if (eng_run(e, err) != 0)
-        goto out;
-    collect(e, src, ctx, out);
     if (w) {
+        eng_fleet_window *win;
+        int64_t nwin = eng_fleet_timeline(e, &win);
+        store_run_fleet(w, win, nwin, eng_get_pool_plan(e, 0)->gpus);
+        free(win);
         store_run *done = w;
         w = NULL;
         if (finish_store(done, stage, sink, out, err) != 0)

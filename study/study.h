@@ -56,6 +56,8 @@ typedef struct study_cost {
     eng_predictor pred;        /* the replicas' (a disaggregated deployment's prefill pool's) */
     eng_predictor decode_pred; /* a disaggregated deployment's decode pool's; empty otherwise */
     eng_predictor draft;       /* the drafter's, with speculative decoding (ops NULL: none) */
+    /* a mixed pool's groups: pred is the first's, decode_pred the second's, these the rest */
+    eng_predictor more[ENG_POOLS_MAX - 2];
     cal_profile *profile;
     char label[272]; /* what prices the run (both pools' predictors when disaggregated) */
     char note[640];  /* for the user ("" none): a profile borrowed from another GPU */

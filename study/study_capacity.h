@@ -107,7 +107,22 @@ typedef struct study_answer {
     /* disaggregated: a copy of the pools is `prefill` prefill replicas of prefill_gpus GPUs and
      * `decode` decode replicas of decode_gpus GPUs (0 for an aggregated scenario) */
     int prefill, decode, prefill_gpus, decode_gpus;
+    /* USD per GPU-hour of the replica's GPUs (disaggregated: the prefill pool's) and of the
+     * decode pool's (eng_fleet_gpu_price); 0: no price stated */
+    double price, decode_price;
 } study_answer;
+
+/* What a capacity search or a recommendation minimises among the deployments that meet the
+ * SLOs: GPUs (the default), or their cost per hour at each GPU's price (eng_fleet_gpu_price). */
+typedef enum study_objective { STUDY_MIN_GPUS = 0, STUDY_MIN_COST } study_objective;
+
+/* Parses "gpus" or "cost" into *out; -1 otherwise. */
+int study_objective_parse(const char *s, study_objective *out);
+/* USD per hour of n replicas (copies of the pools) of a's layout; NaN when a GPU of it has no
+ * price. */
+double study_answer_usd_h(const study_answer *a, int n);
+/* a's GPUs for n replicas, or their USD per hour, as c->minimise measures cost. */
+double study_answer_cost(const study_answer *a, int n, study_objective o);
 
 typedef struct study_capacity {
     const char *file;
@@ -133,6 +148,7 @@ typedef struct study_capacity {
     int64_t runs;         /* runs made (a probe makes one per seed) */
     uint64_t check_every; /* debug builds: the engine's walkers after every n-th event (0 = 1) */
     int resumed;          /* 1: search_id is a search a killed process left unfinished, taken up */
+    study_objective minimise; /* the cheapest split (pd search) in GPUs or in USD per hour */
     /* told of each probe as it finishes (may be NULL); phase is "unloaded", "search" (one
      * replica) or "cluster" (the target rate over `replicas`) */
     void (*probe)(void *arg, const char *choice, const char *phase, double rate, int replicas,
@@ -152,6 +168,10 @@ void study_capacity_free(study_capacity *c);
 int study_capacity_load(const study_capacity *c, scn_scenario *scn, sim_err *err);
 /* The same with choice i's overrides after the user's. */
 int study_capacity_load_choice(const study_capacity *c, int i, scn_scenario *scn, sim_err *err);
+
+/* With c->minimise == STUDY_MIN_COST: 0 when every choice's GPUs (each pool's) have a price,
+ * else -1 with err naming the GPU and the choice (a cost is never guessed). 0 otherwise. */
+int study_capacity_priced(const study_capacity *c, sim_err *err);
 
 /* Records the search in c->db (when given): c->search_id; its SLO text is slo_text followed by
  * the settings that judge a probe (" | --max-rejected F --max-gpus N --seeds N"). A search
@@ -175,9 +195,10 @@ int study_capacity_find(study_capacity *c, int i, study_answer *a, sim_err *err)
  * replicas, the fewest decode replicas that meet the SLOs at the target rate (each a simulated
  * cluster; doubling from 1, then bisection; a prefill count whose misses doubling the decode
  * pool no longer improves by 5% gets none), stopping once more prefill replicas cannot be cheaper
- * in GPUs, or would pass max_gpus. out[max] gets one answer per prefill count that has one (*n
- * of them; prefill, decode, tp = GPUs, at_target), *best the index of the one with the fewest
- * GPUs (-1: none met the SLOs). 0, or -1 with err. */
+ * in GPUs (in USD per hour with c->minimise == STUDY_MIN_COST), or would pass max_gpus. out[max]
+ * gets one answer per prefill count that has one (*n of them; prefill, decode, tp = GPUs,
+ * at_target), *best the index of the cheapest (fewest GPUs, or lowest USD per hour; -1: none
+ * met the SLOs). 0, or -1 with err. */
 int study_capacity_pd_search(study_capacity *c, study_answer *out, int max, int *n, int *best,
                              sim_err *err);
 

@@ -6,9 +6,11 @@
  * The search (study/recommend.c):
  *  1. candidates: for each GPU type, engine (vllm, sglang, trtllm by default), unit size of 1,
  *     2, 4 or 8 GPUs within the budget: tensor parallel, and for MoE models expert parallel
- *     and attention data parallel; aggregated, and disaggregated prefill:decode splits of one
- *     node; max_num_seqs and the token budget (each engine's names); the KV dtype (the
- *     checkpoint's, fp8). Pipeline parallelism is not modelled yet and not searched.
+ *     and attention data parallel; tensor parallel x pipeline parallel within the node, and
+ *     past it units of 2 or 4 nodes, TP 8 in each node and a pipeline stage a node (aggregated
+ *     only: pipelines with prefill and decode pools are not modelled); aggregated, and
+ *     disaggregated prefill:decode splits of one node; max_num_seqs and the token budget (each
+ *     engine's names); the KV dtype (the checkpoint's, fp8).
  *  2. pruned by memory fit (the weights and a sequence's KV must fit the unit) and roofline
  *     bounds (TPOT at batch 1, TTFT of the longest prompts alone, against the SLOs);
  *  3. screened analytically: steady-state decode steps priced by the scenario's cost model at
@@ -18,6 +20,10 @@
  *     paired), then 0.9, 0.75, 0.5 and 0.25 of the rate found;
  *  5. the Pareto front of the simulated points that met the SLOs, each confirmed by a run at
  *     fresh seeds; a point that fails confirmation leaves the front.
+ * Minimising cost (cap.minimise = STUDY_MIN_COST), tokens/s per GPU becomes output tokens per
+ * USD (each unit's GPUs at their price per GPU-hour, eng_fleet_gpu_price) in the screen's
+ * ranking, the front and the pick, so GPU types of different prices compare by what they cost;
+ * a GPU type without a price is refused.
  * Every simulated probe is stored as a capacity search (choices named by candidate), so `llmsim
  * plot front --capacity ID` and `llmsim report --capacity ID` draw it again.
  */
@@ -30,7 +36,8 @@
 #define STUDY_REC_MAX_ENGINES 4
 
 typedef struct study_rec_layout {
-    int tp, ep, dp; /* GPUs = tp x dp; pipeline parallelism: not modelled (1) */
+    int tp, ep, dp; /* GPUs of a stage = tp x dp */
+    int pp;         /* pipeline stages (>= 1): GPUs = tp x dp x pp */
 } study_rec_layout;
 
 typedef enum study_rec_prune {
@@ -52,6 +59,7 @@ typedef struct study_rec_cand {
     int kv_fp8;                /* 1: fp8 KV cache; 0: the checkpoint's */
     int chunked;               /* trtllm: chunked prefill on (its budget is below the prompts) */
     int gpus;                  /* per unit */
+    double usd_h;              /* one unit's GPUs per hour at their price (0: no price) */
     study_choice choice;       /* its overrides, its name */
     study_rec_prune state;
     char why[200];                /* why pruned (fit, roofline) */
@@ -61,6 +69,7 @@ typedef struct study_rec_cand {
     int a_npts;
     double a_score;   /* the most any of its points reaches of the analytic front at its tokens/s
                          per user (1: on the front) */
+    double a_x;       /* a_tps_gpu as the objective weighs it (study_rec_point.x) */
     study_answer ans; /* the capacity search's answer (simulated ones) */
 } study_rec_cand;
 
@@ -69,12 +78,15 @@ typedef struct study_rec_point {
     double rate;     /* requests/s per unit */
     double tps_gpu;  /* output tokens/s per GPU */
     double tps_user; /* output tokens/s each user sees: 1000 / mean TPOT */
+    double tok_usd;  /* output tokens per USD of its unit's GPUs at their price */
+    double x;        /* the front's other axis: tps_gpu, or tok_usd when minimising cost */
     study_trial t;
     int front;     /* on the Pareto front (confirmed) */
     int confirmed; /* -1 not tried, 0 failed, 1 met the SLOs at fresh seeds */
     study_trial confirm;
     int units;         /* units the budget holds, or the target rate needs */
     double total_rate; /* requests/s of those units */
+    double usd_h;      /* those units' GPUs per hour at their price */
 } study_rec_point;
 
 typedef struct study_recommend {
@@ -97,10 +109,11 @@ typedef struct study_recommend {
     int np;
     int n_fit, n_roofline, n_screened, n_sim, n_unconfirmed;
     int n_refined; /* of n_sim: the best's siblings in seats and budget */
-    /* the point recommended (-1: none): with a target rate the fewest GPUs, checked by
+    /* the point recommended (-1: none): with a target rate the fewest GPUs (cap.minimise ==
+     * STUDY_MIN_COST: the lowest USD per hour), checked by
      * simulating its units as a cluster at that rate (one unit added at a time, up to three,
      * until it meets the SLOs: cluster_ok); with a budget the most requests/s; else the most
-     * tokens/s per GPU */
+     * tokens/s per GPU (minimising cost: the most output tokens per USD) */
     int best;
     int cluster_ok;  /* -1: no target rate; 0: no cluster tried met the SLOs; 1: it did */
     int units_added; /* units the cluster check added to the recommended point */

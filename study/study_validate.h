@@ -28,7 +28,14 @@
 #define STUDY_VMAX_METRICS 4
 
 typedef enum study_vkind { STUDY_V_SERVING = 0, STUDY_V_OPERATORS } study_vkind;
-typedef enum study_vstatus { STUDY_V_OK = 0, STUDY_V_CANNOT, STUDY_V_FAILED } study_vstatus;
+/* REPEAT: the row repeats an earlier row's measurement (the set's `repeats`): listed, its
+ * count 0, compared once through the earlier row. */
+typedef enum study_vstatus {
+    STUDY_V_OK = 0,
+    STUDY_V_CANNOT,
+    STUDY_V_FAILED,
+    STUDY_V_REPEAT
+} study_vstatus;
 
 typedef struct study_vmetric {
     char name[48];   /* what is predicted: a summary metric (mean_ttft_ms) or time_us */
@@ -52,7 +59,7 @@ typedef struct study_vrow {
     int line;      /* where it comes from: the table's line, or the set file's */
     int64_t count; /* measurements it stands for: 1, or a whole table that cannot be expressed */
     study_vstatus status;
-    char *reason; /* CANNOT and FAILED: why (NULL otherwise) */
+    char *reason; /* CANNOT and FAILED: why; REPEAT: which row it repeats (NULL otherwise) */
     char *approx; /* the approximations it was predicted under, "; "-separated (NULL: none) */
     double measured[STUDY_VMAX_METRICS];  /* NAN: not measured */
     double predicted[STUDY_VMAX_METRICS]; /* NAN: not predicted */

@@ -298,11 +298,11 @@ typedef struct cost_key {
     int has_draft;
     eng_model draft; /* zero without a drafter */
     char profile[64], borrow[32];
-    int pd;                          /* disaggregated: each pool's GPU and layout */
+    int pd; /* disaggregated (-1) or a mixed pool's groups (n): each pool's GPU and layout */
     eng_gpu pool_gpu[ENG_POOLS_MAX]; /* zero when aggregated */
     eng_layout pool_layout[ENG_POOLS_MAX];
     int32_t pool_tp[ENG_POOLS_MAX];
-    scn_cost cost; /* cost_model: {moe_skew, engine} */
+    scn_cost cost; /* cost_model: {engine} (moe_skew is read into the layouts) */
 } cost_key;
 
 /* The key of scn, padding included (zeroed first), so that memcmp compares it. */
@@ -323,9 +323,8 @@ static void key_of(const scn_scenario *scn, cost_key *k)
         memcpy(&k->draft, &c->spec.draft, sizeof k->draft);
     snprintf(k->profile, sizeof k->profile, "%s", scn->profile);
     snprintf(k->borrow, sizeof k->borrow, "%s", scn->profile_borrow);
-    k->cost.moe_skew = scn->cost.moe_skew;
     memcpy(k->cost.engine, scn->cost.engine, sizeof k->cost.engine);
-    k->pd = c->pd.enabled;
+    k->pd = c->pd.enabled ? -1 : c->groups.n; /* a mixed pool's groups likewise */
     for (int p = 0; k->pd && p < eng_config_pools(c); p++) {
         eng_config pc;
         eng_config_pool(c, p, &pc);
@@ -585,22 +584,42 @@ int study_sweep_merge(const char *out, const char *const *in, int n,
     return rc;
 }
 
+/* The varied keys of a stored description, as describe() wrote it: "k1=v1,v2;k2=v3,...". 0, or
+ * -1 with err. */
+static int add_described(study_sweep *sw, const char *varied, sim_err *err)
+{
+    char *copy = sim_xstrdup(varied), *save = NULL;
+    int rc = 0;
+    for (char *kv = strtok_r(copy, ";", &save); kv && rc == 0; kv = strtok_r(NULL, ";", &save))
+        rc = study_sweep_add_vary(sw, kv, err);
+    free(copy);
+    return rc;
+}
+
+/* Whether the points stored of sweep sw->id lie in the grid its description (varied) makes. 0,
+ * or -1 with err. */
+static int check_points(store *s, const study_sweep *sw, const char *varied, sim_err *err)
+{
+    char sql[128];
+    int64_t maxp;
+    snprintf(sql, sizeof sql,
+             "SELECT coalesce(max(point), -1) FROM sweep_points WHERE sweep_id = %lld",
+             (long long)sw->id);
+    if (store_query_int(s, sql, &maxp, err) != 0)
+        return -1;
+    if (maxp >= sw->npoints)
+        return sim_errf(err, "%s: sweep %lld stores point %lld but describes %d points (%s)",
+                        store_path(s), (long long)sw->id, (long long)maxp, sw->npoints, varied);
+    return 0;
+}
+
 int study_sweep_from_store(store *s, int64_t id, study_sweep *sw, sim_err *err)
 {
     memset(sw, 0, sizeof *sw);
     store_sweep_meta m;
     if (store_sweep_get(s, id, &m, err) != 0)
         return -1;
-    /* the description as describe() stored it: "k1=v1,v2;k2=v3,..." */
-    char *copy = sim_xstrdup(m.varied), *save = NULL;
-    for (char *kv = strtok_r(copy, ";", &save); kv; kv = strtok_r(NULL, ";", &save))
-        if (study_sweep_add_vary(sw, kv, err) != 0) {
-            free(copy);
-            study_sweep_free(sw);
-            return sim_err_prefix(err, "%s: sweep %lld", store_path(s), (long long)id);
-        }
-    free(copy);
-    if (grid_size(sw, err) != 0) {
+    if (add_described(sw, m.varied, err) != 0 || grid_size(sw, err) != 0) {
         study_sweep_free(sw);
         return sim_err_prefix(err, "%s: sweep %lld", store_path(s), (long long)id);
     }
@@ -609,19 +628,9 @@ int study_sweep_from_store(store *s, int64_t id, study_sweep *sw, sim_err *err)
     sw->seed_given = 1;
     sw->id = id;
     snprintf(sw->spec, sizeof sw->spec, "%s", m.varied);
-    char sql[128];
-    int64_t maxp;
-    snprintf(sql, sizeof sql,
-             "SELECT coalesce(max(point), -1) FROM sweep_points WHERE sweep_id = %lld",
-             (long long)id);
-    if (store_query_int(s, sql, &maxp, err) != 0) {
+    if (check_points(s, sw, m.varied, err) != 0) {
         study_sweep_free(sw);
         return -1;
-    }
-    if (maxp >= sw->npoints) {
-        study_sweep_free(sw);
-        return sim_errf(err, "%s: sweep %lld stores point %lld but describes %d points (%s)",
-                        store_path(s), (long long)id, (long long)maxp, sw->npoints, m.varied);
     }
     return 0;
 }

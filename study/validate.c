@@ -1051,12 +1051,13 @@ static int load_table(study_vset *v, const scn_node *root, const char *match, si
         return validate_fail(err, v->path, scn_doc_get(root, "table"), "table", "path too long");
     vcsv c;
     serving sv = {.file = v->path};
+    vrepeats rp = {0};
     int rc = -1;
     if (vcsv_open(&c, path, err)) {
         sim_err_prefix(err, "%s:%d: table", v->path, scn_doc_line(scn_doc_get(root, "table")));
         goto done;
     }
-    if (read_mapping(v, root, &c, &sv, err))
+    if (read_mapping(v, root, &c, &sv, err) || vrepeats_read(&rp, v->path, root, &c, err))
         goto done;
     for (;;) {
         int got = vcsv_next(&c, err);
@@ -1064,13 +1065,16 @@ static int load_table(study_vset *v, const scn_node *root, const char *match, si
             goto done;
         if (got == 0)
             break;
-        if (matches(match, vcsv_get(&c, sv.idcol)))
+        if (matches(match, vcsv_get(&c, sv.idcol))) {
             table_row(v, &sv, &c);
-        else
+            vrepeats_add(&rp, &c, v->nrows - 1);
+        } else {
             v->skipped++;
+        }
     }
     rc = 0;
 done:
+    vrepeats_mark(&rp, v); /* and frees it */
     serving_free(&sv);
     vcsv_close(&c);
     return rc;
@@ -1156,8 +1160,8 @@ static int load_rows(study_vset *v, const scn_node *root, const char *match, sim
 static int load_serving(study_vset *v, const scn_node *root, const char *match, sim_err *err)
 {
     static const char *const keys[] = {
-        "name", "kind",  "description", "source", "notes", "scenario", "table",   "rows",
-        "id",   "group", "measured",    "set",    "rules", "warmup",   "regimes", NULL};
+        "name",  "kind",     "description", "source", "notes",  "scenario", "table",   "rows", "id",
+        "group", "measured", "set",         "rules",  "warmup", "regimes",  "repeats", NULL};
     const char *scn;
     if (validate_keys(v->path, root, "", keys, err) ||
         validate_scalar(v->path, root, "scenario", &scn, err))
@@ -1564,7 +1568,10 @@ void study_vset_counts(const study_vset *v, int64_t *ok, int64_t *cannot, int64_
     *ok = *cannot = *failed = 0;
     for (int i = 0; i < v->nrows; i++) {
         const study_vrow *r = &v->rows[i];
-        *(r->status == STUDY_V_OK ? ok : r->status == STUDY_V_CANNOT ? cannot : failed) += r->count;
+        if (r->status != STUDY_V_REPEAT) /* no measurement of its own */
+            *(r->status == STUDY_V_OK       ? ok
+              : r->status == STUDY_V_CANNOT ? cannot
+                                            : failed) += r->count;
     }
 }
 
@@ -1593,6 +1600,8 @@ int study_vset_store(study_vset *v, const study_vstat *st, int nst, store *s, in
     store_run_summary *sum = sim_xmalloc(sizeof *sum);
     for (int i = 0; i < v->nrows; i++) {
         study_vrow *r = &v->rows[i];
+        if (r->status == STUDY_V_REPEAT) /* the set's notes count them; the first is stored */
+            continue;
         /* the row's run, inside the validation's transaction */
         if (r->status == STUDY_V_OK && r->run_len > 0) {
             if (fseeko(v->runs, r->run_at, SEEK_SET) != 0 ||

@@ -36,7 +36,10 @@ static const char *generation_name(cal_arch a)
         return "blackwell-rtx";
     case CAL_ARCH_CDNA:
         return "cdna";
+    case CAL_ARCH_UNKNOWN:
+        return "unknown";
     default:
+        SIM_CHECK(NULL, !"an architecture without a name");
         return "unknown";
     }
 }

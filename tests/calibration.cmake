@@ -24,6 +24,8 @@ llmsim_test(test_models_data SOURCES test_models_data.c LIBS llmsim_calibration
 # the roofline on today's models: capped sums, MoE (touched experts, expert parallelism, skew,
 # all-to-all), MLA, DeepSeek sparse attention, gated DeltaNet, windows, per-operator points
 llmsim_test(test_cost SOURCES test_cost.c LIBS llmsim_calibration LABELS calibration unit)
+# expert placement: the imbalance factor's properties, the step time against the skew, refusals
+llmsim_test(test_placement SOURCES test_placement.c LIBS llmsim_study LABELS calibration unit)
 # every config.json of ../shared/data/models through the chunked scheduler (skipped when the
 # shared data is absent)
 llmsim_test(test_cost_models SOURCES test_cost_models.c LIBS llmsim_store

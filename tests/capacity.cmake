@@ -7,3 +7,7 @@ llmsim_test(test_recommend SOURCES test_recommend.c LIBS llmsim_study LABELS e2e
 llmsim_add_test(test_docs_capacity CPU 1500 bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/docs_capacity.sh
                 ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_docs_capacity PROPERTIES LABELS "e2e")
+# Capacity and recommend minimising cost: the cheapest deployment (more, cheaper GPUs) against
+# the fewest GPUs; a GPU without a price refused.
+llmsim_test(test_cost_objective SOURCES test_cost_objective.c LIBS llmsim_study LABELS e2e CPU 1200)
+add_dependencies(test_cost_objective llmsim)

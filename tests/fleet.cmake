@@ -8,3 +8,7 @@ llmsim_test(test_faults SOURCES test_faults.c LIBS llmsim_study LABELS e2e CPU 1
 # Request classes and priority scheduling: vLLM's and SGLang's priority orders and preemption,
 # shedding by class, per-class goodput, the classes' keys.
 llmsim_test(test_prio SOURCES test_prio.c LIBS llmsim_study LABELS e2e CPU 60)
+# The fleet timeline an autoscaled run stores, and llmsim plot fleet (the shipped diurnal day's
+# first 6,000 requests).
+llmsim_test(test_fleet_plot SOURCES test_fleet_plot.c LIBS llmsim_store LABELS e2e CPU 600)
+add_dependencies(test_fleet_plot llmsim)

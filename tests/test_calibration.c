@@ -265,7 +265,7 @@ static void test_model_catalog(void **state)
     assert_true(m.window_layers == 32 && m.window == 4096);
     for (int i = 0; i < cal_model_count(); i++) {
         eng_model e;
-        eng_layout one = {1, 1, 1};
+        eng_layout one = {1, 1, 1, {0, 0, 0}};
         char why[256];
         assert_int_equal(cal_model_at(i, &e), 0);
         assert_int_equal(e.heads % e.kv_heads, 0);

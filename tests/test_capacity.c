@@ -35,10 +35,11 @@
     LLMSIM_SHARED_DIR                                                                              \
     "/data/traces/etalon-processed/sharegpt_8k_filtered_stats_llama2_tokenizer.csv"
 
-/* Llama-3-8B on one H100: TGI turning away prompts over max_batch_prefill_tokens (uniform
+/* Llama-3-8B on one H100: TGI 2 turning away prompts over max_batch_prefill_tokens (uniform
  * prompts of 100-1000 tokens: 20% are over 820). */
 static const char reject_text[] = "name: rej\nseed: 3\nmodel: llama-3-8b\ngpu: h100-sxm\n"
-                                  "engine: tgi\nscheduler: {max_batch_prefill_tokens: 820}\n"
+                                  "engine: {name: tgi, version: \"2\"}\n"
+                                  "scheduler: {max_batch_prefill_tokens: 820}\n"
                                   "workload:\n  num_requests: 400\n"
                                   "  arrival: {process: poisson, rate: 2}\n"
                                   "  prompt_tokens: {dist: uniform, min: 100, max: 1000}\n"

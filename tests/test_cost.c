@@ -172,8 +172,8 @@ static void test_moe_skew_and_all2all(void **state)
 {
     eng_model m = catalog_model("deepseek-v3");
     cal_serving bal = layout(ENG_FP8, 1, 8, 8), sk = bal, sk2 = bal;
-    sk.moe_skew = 0.5;
-    sk2.moe_skew = 1.2;
+    sk.layout.moe.skew = 0.5;
+    sk2.layout.moe.skew = 1.2;
     eng_predictor pb = make(&m, "h200", bal), ps = make(&m, "h200", sk),
                   ps2 = make(&m, "h200", sk2);
     assert_non_null(strstr(ps.label, "skew 0.5"));
@@ -197,7 +197,7 @@ static void test_moe_skew_and_all2all(void **state)
     assert_true(cal_roofline_op_ns(&pt, &s, "allreduce") > 0);
     /* skew 0 is the balanced predictor exactly */
     cal_serving zero = bal;
-    zero.moe_skew = 0;
+    zero.layout.moe.skew = 0;
     eng_predictor pz = make(&m, "h200", zero);
     assert_true(step(&pz, &s) == step(&pb, &s));
     cal_predictor_free(&pb);
@@ -376,6 +376,28 @@ static void test_point_ns(void **state)
     cal_predictor_free(&p);
 }
 
+/* A tensor-parallel group wider than an 8-GPU H100 node reduces with NCCL alone (the custom
+ * all-reduce refuses groups across nodes), its ring crossing the nodes on each GPU's NIC; on a
+ * GB200 NVL72 the same 16 GPUs share one NVLink domain. */
+static void test_allreduce_across_nodes(void **state)
+{
+    eng_model m = catalog_model("llama-3-70b");
+    eng_predictor p8 = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 8));
+    eng_predictor p16 = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 16));
+    eng_predictor nvl = make(&m, "gb200", cal_serving_tp(ENG_BF16, 16));
+    double small = 64 * 1024, big = 256.0 * 1024 * 1024;
+    assert_true(cal_roofline_allreduce_ns(&p8, small, 0) < 20e3);   /* custom all-reduce */
+    assert_true(cal_roofline_allreduce_ns(&p16, small, 0) >= 60e3); /* NCCL's floor */
+    assert_true(cal_roofline_allreduce_ns(&nvl, small, 0) < 20e3);
+    /* 256 MiB: each GPU sends its eighth's half over a 50 GB/s NIC at the ring's efficiency */
+    double nic = big / 8 / (50e9 * 0.503) * 1e9;
+    assert_true(cal_roofline_allreduce_ns(&p16, big, 0) >= nic);
+    assert_true(cal_roofline_allreduce_ns(&p16, big, 0) > cal_roofline_allreduce_ns(&p8, big, 0));
+    cal_predictor_free(&p8);
+    cal_predictor_free(&p16);
+    cal_predictor_free(&nvl);
+}
+
 /* ---------------- the walk's caches ---------------- */
 
 /* A predictor that has priced other passes (its caches and token tables filled) prices a pass
@@ -463,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_windows),
         cmocka_unit_test(test_fp8_lm_head_16bit),
         cmocka_unit_test(test_point_ns),
+        cmocka_unit_test(test_allreduce_across_nodes),
         cmocka_unit_test(test_walk_cache_exact),
         cmocka_unit_test(test_walk_decode_run_exact),
     };

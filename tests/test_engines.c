@@ -15,6 +15,7 @@
 
 #include "engine.h"
 #include "engine_util.h"
+#include "preset.h"
 
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, linear_xfer_ns, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
@@ -430,6 +431,65 @@ static void test_tgi_current_defaults(void **state)
     free_rec(r);
 }
 
+/* TGI 3 (chunked_prefill, prefix_caching, as the `tgi` preset sets them): a prompt longer than
+ * max_batch_prefill_tokens is prefilled in chunks instead of refused, each step's prefill plus
+ * its decodes within the budget; a repeated prompt starts after its cached blocks. */
+static void test_tgi3_chunked_prefix(void **state)
+{
+    eng_config c;
+    config(&c, "tgi", 100000);
+    eng_cfg_set(&c.sched, "max_batch_prefill_tokens", "512");
+    eng_arrival a[] = {arrival(0, 1000, 10, seg_a, 1),
+                       arrival(200 * SIM_NS_PER_MS, 1000, 10, seg_a, 1)};
+    rec *r = run(&c, a, 2);
+    assert_int_equal(r->rq[0].reject, ENG_REJECT_BATCH); /* TGI 2: over the prefill budget */
+    free_rec(r);
+    eng_cfg_set(&c.sched, "chunked_prefill", "true");
+    eng_cfg_set(&c.sched, "prefix_caching", "true");
+    r = run(&c, a, 2);
+    assert_int_equal(r->rq[0].reject, 0);
+    assert_int_equal(r->rq[1].reject, 0);
+    assert_int_equal(r->rq[1].cached_tokens, (1000 - 1) / 16 * 16);
+    int chunks = 0;
+    for (int i = 0; i < r->nit; i++) {
+        assert_true(r->it[i].prefill_tokens + r->it[i].decode_tokens <= 512);
+        chunks += r->it[i].prefill_tokens > 0 && r->it[i].start_ns < 200 * SIM_NS_PER_MS;
+    }
+    assert_int_equal(chunks, 2); /* 512 + 488 */
+    free_rec(r);
+}
+
+/* The launcher's budget (max_batch_prefill_tokens 0): the card's FLOP/s over the model's FLOPs
+ * per token on the cards it knows, 4096 on the others. */
+static int tgi3_prefill_steps(const char *gpu)
+{
+    eng_config c;
+    config(&c, "tgi", 100000);
+    c.model.max_context = 1 << 20;
+    snprintf(c.gpu.name, sizeof c.gpu.name, "%s", gpu);
+    eng_cfg_set(&c.sched, "chunked_prefill", "true");
+    eng_cfg_set(&c.sched, "max_batch_prefill_tokens", "0");
+    eng_arrival a[] = {arrival(0, 5000, 3, NULL, 0)};
+    rec *r = run(&c, a, 1);
+    int steps = 0;
+    for (int i = 0; i < r->nit; i++)
+        steps += r->it[i].prefill_tokens > 0;
+    free_rec(r);
+    return steps;
+}
+
+static void test_tgi3_launcher_budget(void **state)
+{
+    const eng_preset *p = eng_preset_find("tgi", NULL);
+    assert_string_equal(p->version, "3");
+    assert_non_null(strstr(p->params, "max_batch_prefill_tokens=0"));
+    assert_non_null(eng_preset_find("tgi", "2"));
+    /* a card the launcher does not know: 4096 (4096 + 904); an H100 SXM: 900 TFLOP/s over the
+     * tiny model's 46 MFLOP per token, far above the 5000-token prompt */
+    assert_int_equal(tgi3_prefill_steps("fake"), 2);
+    assert_int_equal(tgi3_prefill_steps("h100-sxm"), 1);
+}
+
 /* ================= sglang ================= */
 
 /* Admission reserves new_token_ratio x the running requests' remaining outputs; the ratio
@@ -619,6 +679,8 @@ int main(void)
         cmocka_unit_test(test_vllm_v0_latest_arrived),
         cmocka_unit_test(test_vllm_v0_multi_step),
         cmocka_unit_test(test_tgi_current_defaults),
+        cmocka_unit_test(test_tgi3_chunked_prefix),
+        cmocka_unit_test(test_tgi3_launcher_budget),
         cmocka_unit_test(test_sglang_ratio_admission_and_decay),
         cmocka_unit_test(test_sglang_retracts_fewest_outputs),
         cmocka_unit_test(test_sglang_chunked_prefill),

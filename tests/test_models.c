@@ -209,11 +209,11 @@ static void test_kv_bytes(void **state)
     assert_int_equal(eng_model_kv_bytes_per_token(&q, ENG_BF16), 15 * 2 * 2 * 256 * 2);
     assert_int_equal(eng_model_state_bytes(&q), INT64_C(45) * (12288 * 3 * 2 + 64 * 128 * 128 * 4));
     eng_gpu_share sh;
-    eng_layout t2 = {2, 1, 1};
+    eng_layout t2 = {2, 1, 1, {0, 0, 0}};
     eng_model_gpu_share(&q, ENG_BF16, ENG_BF16, &t2, &sh);
     assert_int_equal(sh.state_per_seq, eng_model_state_bytes(&q) / 2);
     /* KV bytes follow the KV dtype, not the weights' */
-    eng_layout one = {1, 1, 1};
+    eng_layout one = {1, 1, 1, {0, 0, 0}};
     eng_model_gpu_share(&l, ENG_FP8, ENG_DTYPE_AUTO, &one, &sh);
     assert_int_equal(sh.kv_per_token, 131072);
 }
@@ -366,7 +366,7 @@ static void test_layout_checks(void **state)
     expect_plan(&c, 1, NULL);
     /* experts over EP: each GPU holds experts / EP whole experts */
     eng_model m = catalog_model("mixtral-8x7b");
-    eng_layout tp2 = {2, 1, 1}, ep2 = {2, 2, 1};
+    eng_layout tp2 = {2, 1, 1, {0, 0, 0}}, ep2 = {2, 2, 1, {0, 0, 0}};
     eng_gpu_share a, b;
     eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &tp2, &a);
     eng_model_gpu_share(&m, ENG_BF16, ENG_BF16, &ep2, &b);
@@ -381,7 +381,7 @@ static void test_experts_split_both_ways(void **state)
     eng_config c = config("qwen3-30b-a3b", "h100-sxm", 4, 2, 1);
     expect_plan(&c, 1, NULL);
     eng_model m = catalog_model("qwen3-30b-a3b");
-    eng_layout l1 = {4, 1, 1}, l2 = {4, 2, 1}, l4 = {4, 4, 1};
+    eng_layout l1 = {4, 1, 1, {0, 0, 0}}, l2 = {4, 2, 1, {0, 0, 0}}, l4 = {4, 4, 1, {0, 0, 0}};
     assert_int_equal(eng_layout_moe_tp(&l1), 4);
     assert_int_equal(eng_layout_moe_tp(&l2), 2);
     assert_int_equal(eng_layout_moe_tp(&l4), 1);
@@ -734,10 +734,10 @@ static void test_roofline_refusals(void **state)
     assert_int_equal(cal_roofline_new(&g2, &g, &s, &p, &err), 0);
     cal_predictor_free(&p);
     /* a skew out of range and an unknown engine are refused by name */
-    s.moe_skew = -1;
+    s.layout.moe.skew = -1;
     assert_int_equal(cal_roofline_priced(&g2, &s, why, sizeof why), -1);
     assert_non_null(strstr(why, "moe skew -1"));
-    s.moe_skew = 0;
+    s.layout.moe.skew = 0;
     snprintf(s.engine, sizeof s.engine, "tgi");
     assert_int_equal(cal_roofline_priced(&g2, &s, why, sizeof why), -1);
     assert_non_null(strstr(why, "engine 'tgi'"));

@@ -9,6 +9,9 @@
  *  - a remote tier is one store for every replica: a round-robin pool finds there what the
  *    other replica computed, which per-replica disks do not;
  *  - write-through writes at least what write-back writes;
+ *  - SGLang (HiCache) and TensorRT-LLM (its host cache) bring back what their GPU caches
+ *    evicted within the step that admits the request: the hit rate rises, the TTFT falls, and
+ *    a slower host link costs TTFT;
  *  - what is not modelled or not given is refused with the key at fault.
  */
 #include <math.h>
@@ -159,6 +162,58 @@ static void test_remote_tier_is_shared(void **state)
     free(b);
 }
 
+/* Every kv_offload_* metric a run with all three kinds of tier reports is one of the names the
+ * store's run_summary view has a column for, and every such name is reported. */
+static void test_names_are_the_views(void **state)
+{
+    const char *all[] = {
+        "replicas=2", "router=round_robin",
+        "kv_offload.tiers=[{kind: cpu, capacity_gb: 5}, {kind: ssd, "
+        "bandwidth_gb_s: 10, capacity_gb: 50}, {kind: remote, bandwidth_gb_s: 10}]",
+        NULL};
+    study_result *r = must_run(all);
+    int n, seen = 0;
+    const char *const *names = eng_offload_metric_names(&n);
+    for (int i = 0; i < r->n; i++) {
+        if (strncmp(r->m[i].name, "kv_offload_", 11) != 0)
+            continue;
+        int k = 0;
+        while (k < n && strcmp(names[k], r->m[i].name) != 0)
+            k++;
+        if (k == n)
+            fail_msg("%s is not among eng_offload_metric_names", r->m[i].name);
+        seen++;
+    }
+    assert_int_equal(seen, n);
+    free(r);
+}
+
+static void test_sglang_and_trtllm_host_tier(void **state)
+{
+    static const char *const engines[] = {"engine=sglang", "engine=trtllm"};
+    for (int i = 0; i < 2; i++) {
+        const char *plain[] = {engines[i], NULL};
+        const char *cpu[] = {engines[i], "kv_offload.tiers=[{kind: cpu}]", NULL};
+        const char *slow[] = {engines[i], "kv_offload.tiers=[{kind: cpu, bandwidth_gb_s: 0.25}]",
+                              NULL};
+        study_result *none = must_run(plain), *off = must_run(cpu), *low = must_run(slow);
+        print_message("%s: no tiers: hit rate %.3f, mean TTFT %.1f ms; host tier: hit rate %.3f "
+                      "(%.3f from it), mean TTFT %.1f ms, %g loads of %.2f ms; at 0.25 GB/s: "
+                      "mean TTFT %.1f ms\n",
+                      engines[i], m(none, "prefix_hit_rate"), m(none, "mean_ttft_ms"),
+                      m(off, "prefix_hit_rate"), m(off, "kv_offload_cpu_hit_rate"),
+                      m(off, "mean_ttft_ms"), m(off, "kv_offload_loads"),
+                      m(off, "kv_offload_mean_load_ms"), m(low, "mean_ttft_ms"));
+        assert_true(m(off, "prefix_hit_rate") > m(none, "prefix_hit_rate") + 0.2);
+        assert_true(m(off, "mean_ttft_ms") < m(none, "mean_ttft_ms"));
+        assert_true(m(off, "kv_offload_loads") > 0);
+        assert_true(m(low, "mean_ttft_ms") > m(off, "mean_ttft_ms"));
+        free(none);
+        free(off);
+        free(low);
+    }
+}
+
 static void test_write_through(void **state)
 {
     const char *back[] = {"kv_offload.tiers=[{kind: cpu}]", NULL};
@@ -193,8 +248,12 @@ static void test_refusals(void **state)
                  "workload: {num_requests: 10, arrival: {process: burst}, prompt_tokens: 100, "
                  "output_tokens: 10}\n",
                  orca, "without a prefix cache");
-    const char *sglang[] = {"engine=sglang", "kv_offload.tiers=[{kind: cpu}]", NULL};
-    refused(sglang, "modelled for scheduler vllm");
+    const char *sglang[] = {"engine=sglang",
+                            "kv_offload.tiers=[{kind: cpu}, {kind: ssd, bandwidth_gb_s: 7}]", NULL};
+    refused(sglang, "kv_offload with scheduler sglang: one cpu tier only");
+    const char *trt[] = {"engine=trtllm", "kv_offload.tiers=[{kind: cpu}]",
+                         "kv_offload.policy=write_through", NULL};
+    refused(trt, "TensorRT-LLM offloads a block to host memory when it is evicted");
     const char *scaled[] = {"kv_offload.tiers=[{kind: cpu}]", "router=round_robin",
                             "autoscale={metric: concurrency, target: 16, max_replicas: 4}", NULL};
     refused(scaled, "kv_offload with autoscale is not modelled");
@@ -209,6 +268,8 @@ int main(void)
         cmocka_unit_test(test_bounded_host_tier_and_ssd),
         cmocka_unit_test(test_remote_tier_is_shared),
         cmocka_unit_test(test_write_through),
+        cmocka_unit_test(test_sglang_and_trtllm_host_tier),
+        cmocka_unit_test(test_names_are_the_views),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

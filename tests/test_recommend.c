@@ -38,9 +38,10 @@ static const char *const documented[][16] = {
      "--enable-expert-parallel", "--max-num-seqs", "--max-num-batched-tokens", "--kv-cache-dtype",
      "--gpu-memory-utilization", "--block-size", "--kv-transfer-config", "--async-scheduling",
      NULL},
-    {"sglang", "--model-path", "--tp-size", "--dp-size", "--ep-size", "--enable-dp-attention",
-     "--max-running-requests", "--chunked-prefill-size", "--kv-cache-dtype",
-     "--mem-fraction-static", "--disaggregation-mode", "--disaggregation-transfer-backend", NULL},
+    {"sglang", "--model-path", "--tp-size", "--pp-size", "--dp-size", "--ep-size",
+     "--enable-dp-attention", "--max-running-requests", "--chunked-prefill-size",
+     "--kv-cache-dtype", "--mem-fraction-static", "--disaggregation-mode",
+     "--disaggregation-transfer-backend", NULL},
     {"trtllm", "--backend", "--tp_size", "--pp_size", "--ep_size", "--max_batch_size",
      "--max_num_tokens", "--kv_cache_free_gpu_memory_fraction", "--extra_llm_api_options",
      "--enable_chunked_prefill", NULL}};
@@ -208,6 +209,89 @@ static void pruned_by_fit(void **state)
     study_recommend_free(&r);
 }
 
+/* Llama-3.1-405B in bf16 (811 GB) does not fit one node of 8 H100s (640 GB): every unit of
+ * one node is pruned by fit, and the front is pipelines of TP 8 a node, PP 2 or 4 (each stage
+ * a node's share of the 126 layers), launched with the engines' pipeline flags. */
+static void pipeline_past_one_node(void **state)
+{
+    (void)state;
+    study_recommend r;
+    setup_vllm(&r, "ttft_p99=5s,tpot_p99=200ms");
+    r.cap.sets = (const char *const[]){"model=llama-3.1-405b"};
+    r.cap.nsets = 1;
+    r.budget = 0;
+    r.target = 2;
+    sim_err err;
+    if (study_recommend_run(&r, &err) != 0)
+        fail_msg("%s", err.msg);
+    int pipelines = 0;
+    for (int i = 0; i < r.nc; i++) {
+        const study_rec_cand *k = &r.c[i];
+        assert_int_equal(k->gpus, k->lay.tp * k->lay.dp * k->lay.pp);
+        if (k->gpus <= 8)
+            assert_int_equal(k->state, STUDY_REC_FIT);
+        pipelines += k->lay.pp > 1 && k->gpus > 8;
+    }
+    assert_true(pipelines >= 2); /* TP 8 x PP 2 and x PP 4 */
+    assert_true(r.best >= 0);
+    int front = 0;
+    char launch[2048];
+    for (int i = 0; i < r.np; i++) {
+        const study_rec_cand *k = &r.c[r.p[i].cand];
+        if (!r.p[i].front)
+            continue;
+        front++;
+        assert_int_equal(k->lay.tp, 8);
+        assert_true(k->lay.pp == 2 || k->lay.pp == 4);
+        assert_true(strstr(k->choice.name, "pp") != NULL);
+        study_launch(k, "meta-llama/Llama-3.1-405B-Instruct", launch, sizeof launch);
+        check_launch(k->engine, launch);
+        assert_non_null(strstr(launch, "--pipeline-parallel-size"));
+    }
+    const study_rec_point *b = &r.p[r.best];
+    print_message("%d pipelined candidates, %d front points; recommended %s: %d units of %d GPUs, "
+                  "cluster %s\n",
+                  pipelines, front, r.c[b->cand].choice.name, b->units, r.c[b->cand].gpus,
+                  r.cluster_ok ? "meets" : "misses");
+    assert_true(front >= 1);
+    assert_int_equal(r.cluster_ok, 1);
+    study_recommend_free(&r);
+}
+
+/* A model that fits one GPU is offered pipelines within the node too (TP x PP of 2 GPUs), and
+ * each is launched with every engine's own pipeline flag. */
+static void pipeline_within_node(void **state)
+{
+    (void)state;
+    study_recommend r;
+    setup(&r, "ttft_p99=2s,tpot_p99=100ms");
+    r.no_disagg = 1;
+    r.top = 1;
+    sim_err err;
+    if (study_recommend_run(&r, &err) != 0)
+        fail_msg("%s", err.msg);
+    static const char *const pp_flag[][2] = {{"vllm", "--pipeline-parallel-size 2"},
+                                             {"sglang", "--pp-size 2"},
+                                             {"trtllm", "--pp_size 2"}};
+    char launch[2048];
+    for (size_t e = 0; e < 3; e++) {
+        int found = 0;
+        for (int i = 0; i < r.nc && !found; i++) {
+            const study_rec_cand *k = &r.c[i];
+            if (strcmp(k->engine, pp_flag[e][0]) != 0 || k->lay.pp != 2)
+                continue;
+            found = 1;
+            assert_int_equal(k->gpus, 2);
+            assert_int_equal(k->lay.tp, 1);
+            study_launch(k, "meta-llama/Meta-Llama-3-8B-Instruct", launch, sizeof launch);
+            check_launch(k->engine, launch);
+            assert_non_null(strstr(launch, pp_flag[e][1]));
+        }
+        assert_true(found);
+    }
+    study_recommend_free(&r);
+}
+
 /* With a target rate: the point with the fewest GPUs, its units simulated as a cluster. */
 static void target_rate_cluster(void **state)
 {
@@ -323,9 +407,10 @@ int main(void)
     if (e2e_mkdir() != 0)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(front_meets_slos),    cmocka_unit_test(pruned_by_fit),
-        cmocka_unit_test(target_rate_cluster), cmocka_unit_test(best_siblings_simulated),
-        cmocka_unit_test(cli_prints_front),
+        cmocka_unit_test(front_meets_slos),     cmocka_unit_test(pruned_by_fit),
+        cmocka_unit_test(target_rate_cluster),  cmocka_unit_test(best_siblings_simulated),
+        cmocka_unit_test(cli_prints_front),     cmocka_unit_test(pipeline_past_one_node),
+        cmocka_unit_test(pipeline_within_node),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     e2e_rmdir();

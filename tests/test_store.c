@@ -361,16 +361,17 @@ static void test_create(void **state)
     store *s = open_rw(path);
     assert_string_equal(store_path(s), path);
     assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
-    assert_int_equal(STORE_SCHEMA_VERSION, 4);
+    assert_int_equal(STORE_SCHEMA_VERSION, 5);
     assert_int_equal(qint(s, "PRAGMA application_id"), 0x4C4C4D53);
     assert_int_equal(qint(s, "SELECT count(*) FROM schema_version"), 1);
-    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 4);
+    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 5);
     assert_int_equal(qint(s, "SELECT count(*) FROM sqlite_master WHERE name IN"
                              " ('capacity_searches', 'capacity_probes', 'capacity_results',"
                              " 'run_summary', 'sweep_curve', 'request_spans',"
                              " 'request_spans_all', 'validations', 'validation_rows',"
-                             " 'validation_values', 'validation_stats')"),
-                     11);
+                             " 'validation_values', 'validation_stats', 'fleet_windows',"
+                             " 'fleet_timeline')"),
+                     13);
     int64_t cookie = qint(s, "PRAGMA schema_version");
     store_close(s);
     /* opening again changes nothing (the views are kept when their text is the same) */
@@ -568,8 +569,8 @@ static void test_upgrade_v2_validation(void **state)
     assert_non_null(strstr(err.msg, "schema version 2 keeps no validations"));
     store_close(s);
     s = open_rw(path);
-    assert_int_equal(store_schema_version(s), 4);
-    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 4);
+    assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+    assert_int_equal(qint(s, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
     assert_int_equal(qint(s, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'validation%'"),
                      4);
     store_close(s);
@@ -648,9 +649,9 @@ static void test_upgrade_is_atomic(void **state)
                      0);
     store_close(s);
     /* a newer schema is refused */
-    const char *newer = path_of("v5.db");
+    const char *newer = path_of("v6.db");
     s = open_rw(newer);
-    exec(s, "UPDATE schema_version SET version = 5");
+    exec(s, "UPDATE schema_version SET version = 6");
     store_close(s);
     memset(&err, 0, sizeof err);
     assert_null(store_open(newer, &err));
@@ -705,7 +706,7 @@ static void test_views(void **state)
     sim_err err = {{0}};
     assert_int_equal(store_query(s, "SELECT * FROM run_summary WHERE id = 1", first, &r, &err), 0);
     assert_int_equal(r.rows, 1);
-    char expect[4096] = "id,name,model,gpu,dtype,scheduler,replicas,tensor_parallel,offered_rate,"
+    char expect[8192] = "id,name,model,gpu,dtype,scheduler,replicas,tensor_parallel,offered_rate,"
                         "num_requests,seed,profile,created";
     int n;
     const char *const *names = eng_metric_names(&n);
@@ -713,6 +714,9 @@ static void test_views(void **state)
         snprintf(expect + strlen(expect), sizeof expect - strlen(expect), ",%s", names[i]);
     strcat(expect, ",saturated");
     names = eng_pd_metric_names(&n); /* NULL for an aggregated run */
+    for (int i = 0; i < n; i++)
+        snprintf(expect + strlen(expect), sizeof expect - strlen(expect), ",%s", names[i]);
+    names = eng_offload_metric_names(&n); /* NULL without offload tiers */
     for (int i = 0; i < n; i++)
         snprintf(expect + strlen(expect), sizeof expect - strlen(expect), ",%s", names[i]);
     assert_string_equal(r.cols, expect);

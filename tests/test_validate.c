@@ -646,6 +646,56 @@ static void test_bad_sets(void **state)
     assert_has(msg, "bad.yaml:2: kind: unknown kind 'service'");
 }
 
+/* Rows equal in every column but the set's `repeats.except` are one measurement: the later ones
+ * are listed as repeats of the first and counted once, whether the first is predicted or not. */
+static void test_repeats(void **state)
+{
+    (void)state;
+    char path[300], csv[300], text[2048], msg[1024];
+    snprintf(csv, sizeof csv, "%s/rep.csv", e2e_dir);
+    snprintf(path, sizeof path, "%s/rep.yaml", e2e_dir);
+    e2e_write(csv, "id,backend,conc,isl,osl,ttft_ms,note\n"
+                   "a,chunked,2,64,8,20.5,first file\n"
+                   "b,chunked,2,64,8,20.5,second file\n"
+                   "c,chunked,2,64,8,21,\n"
+                   "d,tgi2,2,64,8,25,x\n"
+                   "e,tgi2,2,64,8,25,y\n");
+    const char *head = "name: rep\nkind: serving\ndescription: d\nsource: s\n"
+                       "table: %s\nscenario: " DATA "/base.yaml\nid: id\n"
+                       "measured: {mean_ttft_ms: ttft_ms}\n%s"
+                       "rules:\n  - column: backend\n    cases: {chunked: {}}\n";
+    snprintf(text, sizeof text, head, csv, "repeats: {except: [id, note]}\n");
+    e2e_write(path, text);
+    study_vset v;
+    int64_t ok, cannot, failed;
+    load_ok(path, NULL, &v);
+    assert_int_equal(v.nrows, 5);
+    const study_vrow *b = row_named(&v, "b"), *e = row_named(&v, "e");
+    assert_int_equal(b->status, STUDY_V_REPEAT);
+    assert_string_equal(b->reason, "a (line 2)");
+    assert_int_equal(e->status, STUDY_V_REPEAT);
+    assert_string_equal(e->reason, "d (line 5)");
+    assert_true(b->count == 0 && isnan(study_vrow_error(b, 0)));
+    assert_int_equal(row_named(&v, "c")->status, STUDY_V_OK);
+    study_vset_counts(&v, &ok, &cannot, &failed);
+    assert_true(ok == 2 && cannot == 1 && failed == 0);
+    assert_has(v.notes, "2 rows repeat an earlier row's measurement (every column equal but id, "
+                        "note)");
+    study_vset_free(&v);
+    /* without `repeats` every row stands for itself */
+    snprintf(text, sizeof text, head, csv, "");
+    e2e_write(path, text);
+    load_ok(path, NULL, &v);
+    study_vset_counts(&v, &ok, &cannot, &failed);
+    assert_true(ok == 3 && cannot == 2 && failed == 0);
+    study_vset_free(&v);
+    /* a column the table does not have */
+    snprintf(text, sizeof text, head, csv, "repeats: {except: [id, nope]}\n");
+    e2e_write(path, text);
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "rep.yaml:9: repeats.except: no column 'nope'");
+}
+
 /* ---- operator sets ---- */
 
 static void test_operator_rows(void **state)
@@ -747,6 +797,7 @@ int main(void)
         cmocka_unit_test(test_template_arithmetic),
         cmocka_unit_test(test_regimes_and_error_table),
         cmocka_unit_test(test_bad_sets),
+        cmocka_unit_test(test_repeats),
         cmocka_unit_test(test_operator_rows),
         cmocka_unit_test(test_operator_kernel_sums),
         cmocka_unit_test(test_shipped_list),

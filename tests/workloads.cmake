@@ -8,3 +8,5 @@ llmsim_test(test_prefix_traces SOURCES test_prefix_traces.c LIBS llmsim_study CP
 llmsim_test(test_offload SOURCES test_offload.c LIBS llmsim_study LABELS e2e CPU 1200)
 # Pipeline parallelism (pipeline_parallel): Llama-3.1-405B as TP8 PP2, batches in flight.
 llmsim_test(test_pipeline SOURCES test_pipeline.c LIBS llmsim_study LABELS e2e CPU 1200)
+# Mixed GPU pools (replicas: [{gpu, count, ...}]): throughput between its parts, routing by capacity.
+llmsim_test(test_mixed SOURCES test_mixed.c LIBS llmsim_study LABELS e2e CPU 1200)

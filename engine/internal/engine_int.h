@@ -198,8 +198,17 @@ typedef struct eng_otier {
 /* A request's way through the offload (eng_request.off_state). */
 enum { ENG_OFF_NONE = 0, ENG_OFF_LOADING, ENG_OFF_PINNED };
 
+/* How a replica's policy brings offloaded KV back (eng_offload.mode). */
+enum {
+    ENG_OFF_ASYNC = 0, /* the request waits while others run (vLLM V1) */
+    ENG_OFF_ONBOARD,   /* copied in before the forward pass of the step admitting it (TRT-LLM) */
+    ENG_OFF_LAYERWISE  /* loaded during that step's pass, layer by layer (SGLang HiCache) */
+};
+
 typedef struct eng_offload {
     eng_replica *r;
+    int mode;       /* ENG_OFF_* above */
+    int32_t layers; /* the model's, for a layer-wise load's last layer */
     int32_t ntiers;
     eng_otier *tier[ENG_MAX_TIERS];
     double bw[ENG_MAX_TIERS];    /* bytes/ns: the replica's channel to each tier */
@@ -225,6 +234,9 @@ void eng_off_computed(struct eng_offload *o, uint64_t h);
  * blocks reserved for them, and it waits until they are in (1); 0 when there is nothing to load
  * or once they are loaded (they stay pinned in the GPU cache until it is admitted). */
 int eng_off_gate(eng_replica *r, eng_request *rq);
+/* When a step placed on the GPU at gpu_start with gpu ns of work ends, given the loads its
+ * prefill chunks wait for (ENG_OFF_ONBOARD, ENG_OFF_LAYERWISE); gpu_start + gpu otherwise. */
+int64_t eng_off_step_end(const eng_replica *r, int64_t gpu_start, int64_t gpu);
 /* rq is admitted or rejected: the blocks pinned for it are its own now, or free (cached). */
 void eng_off_release(eng_replica *r, eng_request *rq);
 /* Appends the offload metrics to out[n..]; returns the new count. */
@@ -471,6 +483,11 @@ struct eng_pool {
     int32_t first, nrep;
     const eng_replica **rep_list; /* the array its router picks from: its ready replicas */
     int32_t nact;                 /* how many: nrep, or fewer under autoscaling */
+    /* routing: the pool whose router sends requests to this one's replicas (itself, or a
+     * mixed pool's first group, whose router routes over every group's replicas) */
+    struct eng_pool *route;
+    int32_t nroute; /* replicas its router routes over (route == this pool) */
+    double weight;  /* a replica's capacity as routers weigh it (1 without groups) */
     const eng_router_ops *router;
     void *router_st;
     gsl_rng *router_rng; /* the run's SIM_STREAM_ROUTER (NULL with one replica) */
@@ -617,6 +634,14 @@ void eng_pd_flow_done(eng_engine *e, eng_request *rq, int64_t now);
  * decode policy that takes transfers, a bandwidth for each side (asserted). */
 void eng_pd_init(eng_engine *e);
 
+/* groups.c: a mixed pool */
+/* Refuses what a mixed pool does not model (prefill and decode pools, speculative decoding,
+ * autoscaling, offload tiers). 0, or -1 with err. */
+int eng_groups_check(const eng_config *c, sim_err *err);
+/* Sets each group's weight: the configured one, or its priced throughput (eng_pool_weight),
+ * relative to the first group's. Nothing without groups (weights stay 1). */
+void eng_groups_weigh(eng_engine *e);
+
 /* fleet.c */
 /* Refuses power figures that contradict each other (idle above full). 0, or -1 with err. */
 int eng_fleet_check(const eng_config *c, sim_err *err);
@@ -639,6 +664,8 @@ void eng_autoscale_init(eng_engine *e);
 void eng_autoscale_free(eng_engine *e);
 /* Replica r, draining, has finished its last request. */
 void eng_autoscale_drained(eng_replica *r);
+/* rq finished or was rejected: the fleet timeline counts it (e->as set). */
+void eng_autoscale_request(eng_engine *e, const eng_request *rq);
 /* GPU-seconds of pool p's replicas within [t0, t1) ns (every replica held throughout without
  * autoscaling). */
 double eng_autoscale_gpu_s(const eng_engine *e, const eng_pool *p, int64_t t0, int64_t t1);

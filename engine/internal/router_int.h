@@ -12,4 +12,8 @@ extern const eng_router_ops eng_router_prefix_affinity; /* sgl-router's cache_aw
 extern const eng_router_ops eng_router_kv_router;       /* Dynamo's KV router */
 extern const eng_router_ops eng_router_session;         /* production-stack's session router */
 
+/* Whether load la on replica a is lighter than lb on b, each against its capacity (a mixed
+ * pool's weights; router.c). */
+int eng_router_lighter(const eng_replica *a, double la, const eng_replica *b, double lb);
+
 #endif

@@ -35,6 +35,19 @@ void plt_put_clean(FILE *f, const char *text);
 /* 0 when path (a file the script names: `what` says which, "--db" or "-o") holds no control
  * character, else -1 with err: a newline in it would end the script's line. */
 int plt_check_path(const char *path, const char *what, sim_err *err);
+/* The request rows stored of run: their count, or -1 with err (none: the run was stored with
+ * --store summary or iterations). */
+int64_t plt_request_rows(store *s, int64_t run, sim_err *err);
+
+/* Refuses run for having no iteration rows (stored with --store summary): returns -1 with err. */
+int plt_no_iterations(store *s, int64_t run, sim_err *err);
+
+/* The rest of f, read to its end, as a NUL-terminated string (malloc'd: the caller frees). */
+char *plt_read_all(FILE *f);
+
+/* Sets res's image size to width x height where the options left it 0. */
+void plt_default_size(plt_result *res, int width, int height);
+
 /* Writes the terminal and output lines for res->image at res->width x res->height, then the
  * embedded script `kind`. 0, or -1 with err (unknown extension or script). */
 int plt_gp_finish(FILE *f, const char *kind, const plt_result *res, sim_err *err);
@@ -50,6 +63,8 @@ int plt_cdf_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *
 int plt_timeline_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
                        sim_err *err);
 int plt_gantt_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+                    sim_err *err);
+int plt_fleet_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
                     sim_err *err);
 /* front reads no database: its points come from o->data (see front.c). */
 int plt_front_write(const plt_opts *o, FILE *dat, FILE *gp, plt_result *res, sim_err *err);

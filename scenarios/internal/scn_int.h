@@ -237,6 +237,9 @@ int scn_load_engine(scn_lctx *c, const scn_node *root, const char *pre, eng_conf
 int scn_load_deployment(scn_lctx *c, const scn_node *root, eng_config *e);
 /* `prefill:` and `decode:` (both or neither) and `kv_transfer:`. 0, or -1. */
 int scn_load_pools(scn_lctx *c, const scn_node *root, scn_scenario *s);
+/* `replicas: [{gpu, count, ...}, ...]`: a mixed pool's groups, each from the deployment's
+ * settings (nothing for a count). 0, or -1 with the error set. */
+int scn_load_groups(scn_lctx *c, const scn_node *root, eng_config *e);
 /* kv_offload: {...} of root into e->offload (nothing when absent); after the pools (refused
  * with them). 0, or -1. */
 int scn_load_offload(scn_lctx *c, const scn_node *root, eng_config *e);

@@ -42,6 +42,25 @@ const char *vcsv_get(const vcsv *c, int i);
 const char *vcsv_names(const vcsv *c, char *buf, size_t len);
 void vcsv_close(vcsv *c);
 
+/* Repeated measurements: rows of a table equal in every column but a few (`repeats: {except:
+ * [...]}`) are one measurement published twice. */
+typedef struct vrepeats {
+    char *skip;       /* per header column: 1 when it may differ between repeats (owned) */
+    char except[512]; /* those columns' names, ", "-separated */
+    char **key;       /* per row read: its other cells joined (owned) */
+    int32_t *row;     /* per row read: its index in the set's rows */
+    int n, cap;
+} vrepeats;
+/* Reads the set's `repeats` map against c's header into *rp (zeroed when absent). 0, or -1
+ * with err naming the set file, line and column. */
+int vrepeats_read(vrepeats *rp, const char *file, const scn_node *root, const vcsv *c,
+                  sim_err *err);
+/* Notes c's current row as the set's row `row` (a no-op without `repeats`). */
+void vrepeats_add(vrepeats *rp, const vcsv *c, int32_t row);
+/* Marks each row that repeats an earlier one's cells STUDY_V_REPEAT (counted as no measurement,
+ * its reason naming the first) and frees rp. */
+void vrepeats_mark(vrepeats *rp, study_vset *v);
+
 /* ---- validate.c: rows ---- */
 
 /* Appends a row (count 1, nothing measured or predicted) with copies of id and group. */

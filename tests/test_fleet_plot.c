@@ -1,0 +1,197 @@
+/*
+ * test_fleet_plot.c: the fleet timeline an autoscaled run stores (fleet_windows) and `llmsim
+ * plot fleet` end to end: the shipped fleet_diurnal scenario (its first 6,000 requests) is
+ * drawn; the stored replica time is the run's GPU-hours to the bit and the windows' request
+ * counts are the run's; a run without a timeline, and a database from before it, are refused
+ * saying why.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "e2e_util.h"
+
+static char out[65536], err[65536], db[300];
+
+/* The shipped day, cut to its first 6,000 requests (about 40 minutes of it), stored at the
+ * summary level (run 1), and the demo scenario without autoscaling (run 2). */
+static int setup(void **state)
+{
+    if (e2e_mkdir() != 0)
+        return -1;
+    snprintf(db, sizeof db, "%s/fleet.db", e2e_dir);
+    int st = e2e_sh(out, sizeof out, err, sizeof err,
+                    "%s run %s/scenarios/fleet_diurnal.yaml --set workload.num_requests=6000 "
+                    "--store summary --db %s --quiet",
+                    LLMSIM_BINARY, LLMSIM_SOURCE_DIR, db);
+    if (st != 0) {
+        fprintf(stderr, "run fleet_diurnal: %d: %s\n", st, err);
+        return -1;
+    }
+    st = e2e_sh(out, sizeof out, err, sizeof err,
+                "%s run %s/scenarios/demo.yaml --set workload.num_requests=50 --db %s --quiet",
+                LLMSIM_BINARY, LLMSIM_SOURCE_DIR, db);
+    if (st != 0)
+        fprintf(stderr, "run demo: %d: %s\n", st, err);
+    return st == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    return e2e_rmdir();
+}
+
+static double metric(const char *name)
+{
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT value FROM metrics WHERE run_id = 1 AND name = '%s'", name);
+    return e2e_query_double(db, sql);
+}
+
+/* The windows: the autoscaler's 15 s intervals over the run's duration, replica time summed
+ * times the GPUs of a replica is gpu_hours exactly; arrivals, completions and good requests add
+ * up to the run's. */
+static void test_timeline_adds_up(void **state)
+{
+    sim_err e = {{0}};
+    store *s = store_open_readonly(db, &e);
+    assert_non_null(s);
+    eng_fleet_window *w;
+    int64_t gpus, n = store_run_fleet_windows(s, 1, &w, &gpus, &e);
+    store_close(s);
+    assert_true(n > 100);
+    assert_int_equal(gpus, 1); /* an L4, TP 1 */
+    int64_t ns = 0, arrivals = 0, completed = 0, good = 0, starting = 0, draining = 0;
+    double ttft_max = 0;
+    for (int64_t i = 0; i < n; i++) {
+        assert_true(w[i].end_ns > w[i].start_ns);
+        if (i) {
+            assert_int_equal(w[i].start_ns, w[i - 1].end_ns);
+            assert_int_equal(w[i].start_ns % 15000000000LL, 0);
+        }
+        /* no more replica time than max_replicas the whole window */
+        assert_true(w[i].serving_ns + w[i].starting_ns + w[i].draining_ns <=
+                    10 * (w[i].end_ns - w[i].start_ns));
+        ns += w[i].serving_ns + w[i].starting_ns + w[i].draining_ns;
+        starting += w[i].starting_ns;
+        draining += w[i].draining_ns;
+        arrivals += w[i].arrivals;
+        completed += w[i].completed;
+        good += w[i].good;
+        assert_true(w[i].ttft_count == 0 || w[i].p99_ttft_ms > 0);
+        if (w[i].ttft_count && w[i].p99_ttft_ms > ttft_max)
+            ttft_max = w[i].p99_ttft_ms;
+    }
+    double duration_s = metric("duration");
+    print_message("%lld windows, %.4f GPU-hours, starting %.1f s, draining %.1f s, "
+                  "worst window p99 TTFT %.0f ms\n",
+                  (long long)n, (double)gpus * (double)ns / 1e9 / 3600, (double)starting / 1e9,
+                  (double)draining / 1e9, ttft_max);
+    assert_true((double)gpus * (double)ns / 1e9 / 3600 == metric("gpu_hours"));
+    assert_true(starting > 0);                                 /* it scaled up */
+    assert_int_equal(arrivals, 6000);                          /* every request counted */
+    assert_int_equal(completed, (int64_t)metric("completed")); /* once */
+    assert_true(fabs((double)good - metric("request_goodput") * duration_s) <= 1e-6 * good);
+    assert_true(w[0].start_ns < 15000000000LL); /* the first arrival's window */
+    assert_true(ttft_max > 0);
+    free(w);
+}
+
+/* The figure: an image (or, without gnuplot, exit 3 with the data and script), a data row per
+ * window with the offered load, replicas and p99 TTFT. */
+static void test_plot_fleet(void **state)
+{
+    int have = system("command -v gnuplot >/dev/null 2>&1") == 0;
+    int st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot fleet --run 1 --db %s -o %s/f.png",
+                    LLMSIM_BINARY, db, e2e_dir);
+    if (st != (have ? 0 : 3))
+        fail_msg("plot fleet: status %d: %s", st, err);
+    char path[400];
+    if (have) {
+        snprintf(path, sizeof path, "%s/f.png", e2e_dir);
+        assert_int_equal(access(path, R_OK), 0);
+    }
+    snprintf(path, sizeof path, "%s/f.dat", e2e_dir);
+    char *dat = e2e_read_all(path);
+    int64_t rows = 0;
+    double offered = 0, held_max = 0;
+    for (char *line = dat; line && *line;) {
+        char *nl = strchr(line, '\n');
+        double v[8];
+        if (line[0] != '#' && sscanf(line, "%lf %lf %lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2],
+                                     &v[3], &v[4], &v[5], &v[6], &v[7]) >= 6) {
+            rows++;
+            offered += v[3] * (v[2] - v[1]);
+            held_max = v[5] > held_max ? v[5] : held_max;
+            assert_true(v[5] >= v[4]); /* held includes serving */
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    free(dat);
+    int64_t windows = e2e_query_int(db, "SELECT count(*) FROM fleet_windows WHERE run_id = 1");
+    assert_int_equal(rows, windows);
+    assert_true(fabs(offered - 6000) < 1e-3); /* rate x window length: the arrivals */
+    assert_true(held_max > 2 && held_max <= 10);
+    snprintf(path, sizeof path, "%s/f.gp", e2e_dir);
+    char *gp = e2e_read_all(path);
+    assert_non_null(strstr(gp, "p99 TTFT"));
+    free(gp);
+}
+
+/* A run without autoscaling has no timeline: refused, naming the run and what stores one; so is
+ * a database written before schema 5. Nothing is left behind. */
+static void test_refusals(void **state)
+{
+    int st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot fleet --run 2 --db %s -o %s/g.png",
+                    LLMSIM_BINARY, db, e2e_dir);
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(err, "run 2 has no fleet timeline"));
+    assert_non_null(strstr(err, "autoscale"));
+    char path[400];
+    snprintf(path, sizeof path, "%s/g.dat", e2e_dir);
+    assert_int_not_equal(access(path, F_OK), 0);
+    st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot fleet --run 9 --db %s -o %s/g.png",
+                LLMSIM_BINARY, db, e2e_dir);
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(err, "no run 9"));
+    char old[400];
+    snprintf(old, sizeof old, "%s/v4.db", e2e_dir);
+    assert_int_equal(e2e_sh(NULL, 0, NULL, 0, "cp %s %s", db, old), 0);
+    sim_err e = {{0}};
+    store *s = store_open(old, &e);
+    assert_non_null(s);
+    assert_int_equal(store_exec(s,
+                                "DROP VIEW fleet_timeline; DROP TABLE fleet_windows;"
+                                " UPDATE schema_version SET version = 4",
+                                &e),
+                     0);
+    store_close(s);
+    st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot fleet --run 1 --db %s -o %s/g.png",
+                LLMSIM_BINARY, old, e2e_dir);
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(err, "before schema version 5"));
+    /* opened for writing, it is upgraded: the table is back, empty for the old runs */
+    s = store_open(old, &e);
+    assert_non_null(s);
+    assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
+    store_close(s);
+    assert_int_equal(e2e_query_int(old, "SELECT count(*) FROM fleet_windows"), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_timeline_adds_up),
+        cmocka_unit_test(test_plot_fleet),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
