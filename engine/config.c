@@ -29,6 +29,12 @@ const eng_key eng_memory_keys[] = {
     {"max_model_len", ENG_KEY_INT, ENG_KEY_TOP, 0, INT32_MAX, "tokens", "0", NULL,
      "longest a request's sequence may grow (0: the model's context)",
      ENG_KEY_AT(eng_config, max_model_len)},
+    /* MODEL: vLLM CacheConfig.mamba_cache_mode (vllm/config/cache.py): none, or align, which
+     * caches a hybrid model's linear-attention state at block boundaries (kv_hybrid.c) */
+    {"mamba_cache_mode", ENG_KEY_ENUM, ENG_KEY_TOP, 0, 0, "", "none", "none|align",
+     "prefix caching of a model with linear-attention layers: none (off), align (vLLM's "
+     "opt-in: blocks raised to hold a layer's state, one state kept per cached block)",
+     ENG_KEY_AT(eng_config, mamba_cache_mode)},
     ENG_KEY_END};
 
 static const eng_key cpu_keys[] = {

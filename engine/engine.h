@@ -223,11 +223,15 @@ const char *eng_tier_kind_name(eng_tier_kind k);
 extern const eng_key eng_offload_keys[];
 extern const eng_key eng_tier_keys[];
 
+/* memory.mamba_cache_mode: how a model with linear-attention layers caches prefixes. */
+enum { ENG_MAMBA_NONE = 0, ENG_MAMBA_ALIGN = 1 };
+
 typedef struct eng_config {
     eng_model model;
-    eng_dtype dtype;       /* weights as served; ENG_DTYPE_AUTO = the checkpoint's */
-    eng_dtype kv_dtype;    /* KV cache; ENG_DTYPE_AUTO = the checkpoint's (model.kv_dtype) */
-    int32_t max_model_len; /* tokens; 0 = the model's context */
+    eng_dtype dtype;          /* weights as served; ENG_DTYPE_AUTO = the checkpoint's */
+    eng_dtype kv_dtype;       /* KV cache; ENG_DTYPE_AUTO = the checkpoint's (model.kv_dtype) */
+    int32_t max_model_len;    /* tokens; 0 = the model's context */
+    int32_t mamba_cache_mode; /* ENG_MAMBA_*: prefix caching of a hybrid model (kv_hybrid.c) */
     union {
         struct {
             ENG_POOL_FIELDS
@@ -327,6 +331,17 @@ typedef struct eng_kv_plan {
 /* Fills *p; returns -1 with a message when the layout does not divide the model or the weights
  * and reserve do not fit (the message gives the sizes). */
 int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err);
+
+/* memory.mamba_cache_mode: align (kv_hybrid.c), vLLM's opt-in prefix caching for models with
+ * linear-attention layers. The attention block size vLLM raises to hold one layer's state in
+ * one page, for c's model and layout: the smallest multiple of 16 tokens whose full-attention KV
+ * of one layer holds one linear-attention layer's state on a GPU (0: the model has no such
+ * layers, or no full-attention layer). */
+int32_t eng_kv_hybrid_block_size(const eng_config *c);
+/* Applies mamba_cache_mode to c (and its prefill and decode pools): align raises block_size
+ * to eng_kv_hybrid_block_size. Returns 0, or -1 with a message when align is asked of a model
+ * without linear-attention layers or of an engine other than vLLM V1. */
+int eng_kv_hybrid_apply(eng_config *c, sim_err *err);
 
 /* ---- the workload source: the engine pulls arrivals one at a time ---- */
 typedef struct eng_arrival {
@@ -528,6 +543,10 @@ int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, in
 int64_t eng_kv_total(const eng_replica *r);
 int64_t eng_kv_free(const eng_replica *r);
 int32_t eng_kv_block_size(const eng_replica *r);
+/* The prefill chunk of n tokens rq starts at `start` with, cut to end at a block boundary as
+ * vLLM's memory.mamba_cache_mode align does (kv_hybrid.c; may return 0: rq waits a step); n
+ * itself otherwise. */
+int64_t eng_kv_align_chunk(const eng_replica *r, const eng_request *rq, int64_t start, int64_t n);
 /* The most blocks a sequence of `tokens` tokens holds on its way, its windows, state and
  * speculative lookahead included (ceil(tokens / block size) for a plain model). */
 int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens);

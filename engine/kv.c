@@ -84,6 +84,7 @@ static void hybrid_layout(const eng_config *c, eng_kv_plan *p)
                              ? eng_model_kv_bytes_per_token(&c->model, eng_config_kv_dtype(c))
                              : eng_model_window_bytes_per_token(&c->model, eng_config_kv_dtype(c));
     p->model_block_bytes = model_unit * c->block_size;
+    eng_kv_hybrid_layout(c, p);
 }
 
 int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err)
@@ -847,7 +848,8 @@ void eng_prefix_cache_enable(eng_replica *r, int mode)
     eng_kv_fini(kv);
     /* MODEL: vLLM's supported-models page: "prefix caching is not yet supported" for hybrid
      * models with linear-attention (Mamba-like) layers; a model whose every layer is windowed
-     * keeps no block past its window to share. Their prefix cache stays off. */
+     * keeps no block past its window to share. Their prefix cache stays off, but for vLLM's
+     * opt-in mamba_cache_mode align, whose plan leaves no per-sequence state (kv_hybrid.c). */
     if (mode == ENG_PC_OFF || kv->lay.state > 0 || kv->lay.fm == 0)
         return;
     eng_pstore *ps = sim_xcalloc(1, sizeof *ps);

@@ -153,14 +153,16 @@ static eng_request *victim(const vllm1 *v)
 }
 
 /* Prefill tokens rq would get with `budget` left. */
-static int64_t chunk_of(const vllm1 *v, const eng_request *rq, int64_t hit, int64_t budget)
+static int64_t chunk_of(const vllm1 *v, const eng_replica *r, const eng_request *rq, int64_t hit,
+                        int64_t budget)
 {
-    int64_t n = rq->prefill_target - (hit > rq->prefilled ? hit : rq->prefilled);
+    int64_t start = hit > rq->prefilled ? hit : rq->prefilled;
+    int64_t n = rq->prefill_target - start;
     /* MODEL: vLLM V1 schedule(): num_new_tokens capped by long_prefill_token_threshold, then by
      * the budget left */
     if (v->long_prefill_threshold > 0 && n > v->long_prefill_threshold)
         n = v->long_prefill_threshold;
-    return n < budget ? n : budget;
+    return eng_kv_align_chunk(r, rq, start, n < budget ? n : budget);
 }
 
 /* The running requests: every decode, then the unfinished prefills in running order, under the
@@ -177,7 +179,9 @@ static int64_t schedule_running(vllm1 *v, eng_replica *r, eng_batch *out)
     eng_array_drop_prefilled(&v->pf);
     for (int32_t i = 0; i < v->pf.n && budget > 0; i++) {
         eng_request *rq = v->pf.rq[i];
-        int64_t n = chunk_of(v, rq, 0, budget);
+        int64_t n = chunk_of(v, r, rq, 0, budget);
+        if (n == 0)
+            continue; /* MODEL: vLLM V1: an aligned chunk of no token waits a step */
         int stop = 0;
         while (!stop && eng_prefill_blocks_needed(r, rq, (int32_t)n) + eng_decode_blocks_needed(r) >
                             eng_kv_free(r)) {
@@ -249,7 +253,9 @@ static void schedule_waiting(vllm1 *v, eng_replica *r, eng_batch *out, int64_t b
             continue;
         }
         int32_t hit = eng_prefix_match(r, rq, NULL);
-        int64_t n = chunk_of(v, rq, hit, budget);
+        int64_t n = chunk_of(v, r, rq, hit, budget);
+        if (n == 0)
+            break; /* MODEL: vLLM V1: an aligned chunk of no token stops the waiting loop */
         if (eng_prefill_hit_blocks_needed(r, rq, hit, (int32_t)n) + eng_decode_blocks_needed(r) >
             eng_kv_free(r))
             break;

@@ -363,6 +363,21 @@ static void legacy_skew(scn_lctx *c, const scn_node *root, scn_scenario *s)
     scn_note(c, NULL, "cost_model.moe_skew: an old name; read as moe.skew");
 }
 
+/* memory.mamba_cache_mode align: the blocks raised to hold a layer's state, said in a note. */
+static int hybrid_align(scn_lctx *c, eng_config *e)
+{
+    int32_t was = e->block_size;
+    if (eng_kv_hybrid_apply(e, c->err) != 0)
+        return sim_err_prefix(c->err, "%s", c->file);
+    if (e->mamba_cache_mode == ENG_MAMBA_ALIGN)
+        scn_note(c, NULL,
+                 "%s: mamba_cache_mode align: prefix caching on, attention blocks of %d tokens "
+                 "(from %d) so that one holds a layer's linear-attention state; each cached "
+                 "block keeps its state",
+                 e->model.name, e->block_size, was);
+    return 0;
+}
+
 static int load_top(scn_lctx *c, const scn_node *root, scn_scenario *s)
 {
     eng_config *e = &s->engine;
@@ -373,16 +388,15 @@ static int load_top(scn_lctx *c, const scn_node *root, scn_scenario *s)
     if (scn_load_deployment(c, root, e) || scn_load_spec(c, root, e))
         return -1;
     cost_defaults(c, root, s);
-    if (e->model.linear_layers > 0)
+    if (e->model.linear_layers > 0 && e->mamba_cache_mode == ENG_MAMBA_NONE)
         scn_note(c, NULL,
                  "%s: linear-attention layers hold a fixed state per sequence; prefix "
-                 "caching stays off for it (vLLM does not support it for such hybrid models)",
+                 "caching stays off for it (vLLM's is opt-in: memory.mamba_cache_mode: align)",
                  e->model.name);
-    return scn_load_pools(c, root, s) || scn_load_groups(c, root, e) ||
-                   scn_load_offload(c, root, e) || scn_load_faults(c, root, e) ||
-                   scn_load_behavior(c, root, e) || fleet_notes(c, s)
-               ? -1
-               : 0;
+    if (scn_load_pools(c, root, s) || scn_load_groups(c, root, e) || scn_load_offload(c, root, e) ||
+        scn_load_faults(c, root, e) || scn_load_behavior(c, root, e) || fleet_notes(c, s))
+        return -1;
+    return hybrid_align(c, e);
 }
 
 /* ---- entry points ---- */

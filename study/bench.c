@@ -81,6 +81,9 @@ static const study_bench_case cases[] = {
      NULL},
     {"dynamo-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE_KV, NULL, NULL},
     {"sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, NULL, NULL},
+    /* the same chats on a hybrid model whose prefix cache keeps a linear-attention state per
+     * 528-token block (memory.mamba_cache_mode align) */
+    {"sessions-hybrid", "vllm", 100000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_HYBRID, NULL, NULL},
     {"speculative", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SPEC, NULL, NULL},
     {"pd", "vllm-v0", 1000000, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_PD, NULL, NULL},
     {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS, STUDY_BENCH_POISSON, NULL, NULL},
@@ -229,7 +232,13 @@ static int own_scenario(char *buf, size_t len, const char *data, const study_ben
     const char *router = c->workload == STUDY_BENCH_MOONCAKE_WEIGHTED ? "weighted"
                          : c->workload == STUDY_BENCH_MOONCAKE_KV     ? "kv_router"
                                                                       : "prefix_affinity";
-    if (c->workload != STUDY_BENCH_SESSIONS) {
+    char who[512] = "model: llama-3-8b\ngpu: h100-sxm\n";
+    if (c->workload == STUDY_BENCH_HYBRID)
+        snprintf(who, sizeof who,
+                 "model: %s/models/qwen3.5-397b-a17b/config.json\ngpu: h200\ntensor_parallel: 8\n"
+                 "memory: {mamba_cache_mode: align}\n",
+                 data);
+    if (c->workload != STUDY_BENCH_SESSIONS && c->workload != STUDY_BENCH_HYBRID) {
         w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: qwen2.5-7b\ngpu: h100-sxm\nengine: {name: %s}\n"
                      "replicas: %d\nrouter: %s\n%sworkload:\n  trace: {path: "
@@ -238,7 +247,7 @@ static int own_scenario(char *buf, size_t len, const char *data, const study_ben
                      c->policy, c->replicas, router, extra, data, (long long)n);
     } else {
         w = snprintf(buf, len,
-                     "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: {name: %s}\n"
+                     "name: bench\nseed: 1\n%sengine: {name: %s}\n"
                      "replicas: %d\n%sworkload:\n  num_requests: %lld\n"
                      "  arrival: {process: closed, concurrency: 128, think_time_ms: 500, "
                      "ramp_up_s: 10}\n"
@@ -247,7 +256,7 @@ static int own_scenario(char *buf, size_t len, const char *data, const study_ben
                      "lognormal, mean: 120, sigma: 0.8, min: 20, max: 400}, "
                      "system_prompt_tokens: 1000, think_time_ms: {dist: lognormal, mean: 3000, "
                      "sigma: 0.6, min: 500, max: 10000}}\n",
-                     c->policy, c->replicas, extra, (long long)n);
+                     who, c->policy, c->replicas, extra, (long long)n);
     }
     return w > 0 && (size_t)w < len ? 0 : -1;
 }

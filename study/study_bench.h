@@ -53,8 +53,10 @@ typedef enum study_bench_workload {
     STUDY_BENCH_RECOMMEND, /* llmsim recommend's whole search for the case's model and GPU
                               within a budget of 8 GPUs, 1,000 prompt and 500 output tokens,
                               p99 TTFT 2 s and p99 TPOT 50 ms; `requests` per run */
-    STUDY_BENCH_CLASSES    /* the Poisson workload in two request classes (30% priority 0, 70%
+    STUDY_BENCH_CLASSES,   /* the Poisson workload in two request classes (30% priority 0, 70%
                               priority 1), for the policies' priority scheduling */
+    STUDY_BENCH_HYBRID     /* the sessions workload on Qwen3.5-397B-A17B (its config from the
+                              shared data) on 8 H200s, prefix caching by mamba_cache_mode align */
 } study_bench_workload;
 
 typedef struct study_bench_case {

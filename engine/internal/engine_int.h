@@ -254,6 +254,10 @@ int32_t eng_kv_insert(eng_kv *kv, uint64_t h);
 
 /* A replica's blocks: `total` of them, laid out as plan p says. */
 void eng_kv_init(eng_kv *kv, const eng_kv_plan *p, int32_t block_size, int32_t ahead);
+/* kv_hybrid.c, memory.mamba_cache_mode align: each block carries its boundary's
+ * linear-attention state (p's block_bytes grow, its per-sequence state blocks go); nothing
+ * otherwise. */
+void eng_kv_hybrid_layout(const eng_config *c, eng_kv_plan *p);
 void eng_kv_fini(eng_kv *kv);
 /* Conservation: `on_requests` anonymous blocks counted on requests' accounts, plus the held
  * ones, plus the referenced cached blocks must be the blocks in use, within [0, total]; the
