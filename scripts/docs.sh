@@ -57,6 +57,7 @@ FRAGMENTS=(
   "layouts cheap -"
   "roofline-one-request cheap -"
   "moe-placement cheap -"
+  "hybrid-align slow sqlite3"
   "shared-prefix slow sqlite3"
   "prefix-mooncake slow data,sqlite3"
   "offload-h200 slow data,sqlite3"
@@ -256,6 +257,22 @@ gen_moe_placement() {
   show llmsim run "${dsv3[@]}" --set moe.skew=1.2 | grep -E "$keep"
   show llmsim run "${dsv3[@]}" --set moe.skew=1.2 --set moe.placement=eplb \
     --set moe.redundant_experts=32 | grep -E "$keep"
+  fence_close
+}
+
+# docs/models.md: a hybrid model's shared prefixes with and without vLLM's opt-in prefix cache
+gen_hybrid_align() {
+  local q="SELECT id, round(prefix_hit_rate, 3) AS prefix_hit_rate, CAST(prefix_hit_tokens AS
+    INTEGER) AS prefix_hit_tokens, round(mean_ttft_ms, 1) AS mean_ttft_ms FROM run_summary"
+  local m
+  fence_open
+  for m in none align; do
+    show --silent llmsim run scenarios/shared_prefix.yaml \
+      --set model=../../shared/data/models/qwen3.5-397b-a17b/config.json --set gpu=h200 \
+      --set tensor_parallel=8 --set workload.num_requests=200 --set workload.arrival.rate=2 \
+      --set seed=3 --set memory.mamba_cache_mode=$m
+  done
+  show sqlite3 -header -column llmsim.db "$q"
   fence_close
 }
 
