@@ -147,13 +147,19 @@ void eng_deliver_finish(eng_replica *r, eng_request *rq, int64_t now)
     request_done(r, rq);
 }
 
+/* Appends rq to the growing array *a of *n (room for *cap). */
+static void rq_push(eng_request ***a, int32_t *n, int32_t *cap, eng_request *rq)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        *a = sim_xrealloc(*a, (size_t)*cap * sizeof **a);
+    }
+    (*a)[(*n)++] = rq;
+}
+
 static void defer(eng_replica *r, eng_request *rq)
 {
-    if (r->nunseen == r->capunseen) {
-        r->capunseen = r->capunseen ? 2 * r->capunseen : 64;
-        r->unseen = sim_xrealloc(r->unseen, (size_t)r->capunseen * sizeof *r->unseen);
-    }
-    r->unseen[r->nunseen++] = rq;
+    rq_push(&r->unseen, &r->nunseen, &r->capunseen, rq);
 }
 
 /* Delivers the tokens deferred by async output processing: first tokens and finishes. */
@@ -403,11 +409,7 @@ void eng_count_arrival(eng_replica *r, eng_request *rq)
  * it reaches the policy once the next step is formed (kick, fetch_now). */
 static void fetch_later(eng_replica *r, eng_request *rq)
 {
-    if (r->nfetch == r->capfetch) {
-        r->capfetch = r->capfetch ? 2 * r->capfetch : 64;
-        r->fetch = sim_xrealloc(r->fetch, (size_t)r->capfetch * sizeof *r->fetch);
-    }
-    r->fetch[r->nfetch++] = rq;
+    rq_push(&r->fetch, &r->nfetch, &r->capfetch, rq);
 }
 
 /* Gives the policy the requests fetch_later held, in arrival order; returns how many. */
