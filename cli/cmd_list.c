@@ -268,9 +268,11 @@ static void engine_text(const eng_preset *p)
     printf("%s %s%s: %s\n", p->engine, p->version, p->is_default ? " (default)" : "", p->summary);
     printf("    scheduler %s%s%s; gpu_utilization %.2f; block_size %d\n", p->policy,
            *p->params ? ", " : "", p->params, p->gpu_utilization, p->block_size);
-    printf("    cpu_overhead %.0f us + %.1f us per sequence, %s; from %s\n",
+    printf("    cpu_overhead %.0f us + %.1f us per sequence, %s%s; from %s\n",
            p->cpu.per_iteration_us, p->cpu.per_seq_us,
-           p->cpu.async ? "overlapped with the GPU" : "before the GPU work", p->cpu_source);
+           p->cpu.async ? "overlapped with the GPU" : "before the GPU work",
+           p->cpu.async && p->cpu.form_ahead ? " (each step formed as the one before starts)" : "",
+           p->cpu_source);
 }
 
 static void engine_json(sim_jsonw *j, const eng_preset *p)
@@ -286,6 +288,8 @@ static void engine_json(sim_jsonw *j, const eng_preset *p)
     sim_jsonw_num(j, "cpu_per_iteration_us", p->cpu.per_iteration_us);
     sim_jsonw_num(j, "cpu_per_seq_us", p->cpu.per_seq_us);
     sim_jsonw_int(j, "cpu_async", p->cpu.async);
+    sim_jsonw_int(j, "cpu_own_step", p->cpu.own_step);
+    sim_jsonw_int(j, "cpu_form_ahead", p->cpu.form_ahead);
     sim_jsonw_str(j, "cpu_source", p->cpu_source);
     sim_jsonw_str(j, "summary", p->summary);
     sim_jsonw_close(j, '}');

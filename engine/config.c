@@ -51,6 +51,12 @@ static const eng_key cpu_keys[] = {
      "them right after launching the next step, TensorRT-LLM's overlap loop) rather than when "
      "the next step ends (false: vLLM 0.6's async output processor)",
      ENG_KEY_AT(eng_cpu_overhead, own_step)},
+    {"form_ahead", ENG_KEY_BOOL, 0, 0, 0, "", "false", NULL,
+     "with async: step n+1 is formed when step n starts (the engine schedules the next step "
+     "before reading the last one's results), so a request arriving during step n is first "
+     "scheduled in step n+2 (true: the overlap loops of TensorRT-LLM, SGLang and vLLM V1's "
+     "async scheduling) rather than in step n+1",
+     ENG_KEY_AT(eng_cpu_overhead, form_ahead)},
     ENG_KEY_END};
 
 static const eng_key engine_keys[] = {

@@ -147,13 +147,19 @@ void eng_deliver_finish(eng_replica *r, eng_request *rq, int64_t now)
     request_done(r, rq);
 }
 
+/* Appends rq to the growing array *a of *n (room for *cap). */
+static void rq_push(eng_request ***a, int32_t *n, int32_t *cap, eng_request *rq)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        *a = sim_xrealloc(*a, (size_t)*cap * sizeof **a);
+    }
+    (*a)[(*n)++] = rq;
+}
+
 static void defer(eng_replica *r, eng_request *rq)
 {
-    if (r->nunseen == r->capunseen) {
-        r->capunseen = r->capunseen ? 2 * r->capunseen : 64;
-        r->unseen = sim_xrealloc(r->unseen, (size_t)r->capunseen * sizeof *r->unseen);
-    }
-    r->unseen[r->nunseen++] = rq;
+    rq_push(&r->unseen, &r->nunseen, &r->capunseen, rq);
 }
 
 /* Delivers the tokens deferred by async output processing: first tokens and finishes. */
@@ -393,6 +399,29 @@ void eng_count_arrival(eng_replica *r, eng_request *rq)
             e->waiting_total;
 }
 
+/* MODEL: an overlap loop forms step n+1 when step n starts: TensorRT-LLM's
+ * _executor_loop_overlap (tensorrt_llm/_torch/pyexecutor/py_executor.py) fetches new requests
+ * and schedules the next batch (_prepare_and_schedule_batch), launches it (_forward_step), and
+ * only then waits for the step before (_update_requests, _process_previous_batch); SGLang's
+ * event_loop_overlap (recv_requests, get_next_batch_to_run, run_batch, then
+ * process_batch_result of the last batch) and vLLM V1's async scheduling do the same. A
+ * request arriving while a step is in flight therefore misses the step formed at its start:
+ * it reaches the policy once the next step is formed (kick, fetch_now). */
+static void fetch_later(eng_replica *r, eng_request *rq)
+{
+    rq_push(&r->fetch, &r->nfetch, &r->capfetch, rq);
+}
+
+/* Gives the policy the requests fetch_later held, in arrival order; returns how many. */
+static int32_t fetch_now(eng_replica *r, int64_t now)
+{
+    int32_t n = r->nfetch;
+    r->nfetch = 0;
+    for (int32_t i = 0; i < n; i++)
+        r->ops->on_arrival(r->st, r, r->fetch[i], now);
+    return n;
+}
+
 void eng_dispatch(eng_engine *e, eng_request *rq, int64_t now)
 {
     if (e->pools[0].nact == 0) { /* every replica crashed: it waits for one (fault.c) */
@@ -413,7 +442,10 @@ void eng_dispatch(eng_engine *e, eng_request *rq, int64_t now)
     else if (eng_kv_blocks_for(r, total) > r->kv.total)
         eng_reject(r, rq, ENG_REJECT_KV);
     else {
-        r->ops->on_arrival(r->st, r, rq, now);
+        if (r->busy && r->pool->cfg.cpu.async && r->pool->cfg.cpu.form_ahead)
+            fetch_later(r, rq);
+        else
+            r->ops->on_arrival(r->st, r, rq, now);
         /* after the policy's admission check (TGI's can reject the request right here): a
          * request turned away never counts toward the peak */
         eng_metrics_concurrency(&e->m, e->in_system);
@@ -792,7 +824,7 @@ static int run_possible(const eng_replica *r)
     const eng_batch *b = &r->batch;
     if (!r->ops->run_steps || !b->decode || b->nchunks > 0 || b->fixed_steps > 1 ||
         r->run_left > 0 || r->nunseen > 0 || r->co.n == 0 || r->e->cfg.max_run_steps == 1 ||
-        r->pipe || /* a pipeline's stages are shared with its other batches */
+        r->fetched > 0 || r->pipe || /* a pipeline's stages are shared with its other batches */
         off_pending(r))
         return 0;
     return r->pool->role == ENG_ROLE_MIXED ||
@@ -965,6 +997,7 @@ static void kick(eng_replica *r)
     int64_t now = sim_now(r->e->ctx);
     if (r->pool->role != ENG_ROLE_MIXED)
         eng_pd_kick(r, now);
+again:
     batch_reset(&r->batch);
     int n = r->ops->next_batch(r->st, r, &r->batch, now);
     if (n <= 0 && r->batch.nchunks == 0 && !r->batch.decode) {
@@ -975,11 +1008,16 @@ static void kick(eng_replica *r)
         goto idle; /* a decode step with nobody to decode */
     if (r->batch.decode && r->batch.nchunks == 0 && r->batch.fixed_steps > 1)
         r->run_left = r->batch.fixed_steps - 1;
+    /* arrived during the last step: after the next one is formed; the policy has not looked at
+     * them, so that step opens no decode run */
+    r->fetched = fetch_now(r, now);
     start_iteration(r, now, 0);
     if (r->pool->role == ENG_ROLE_PREFILL && r->e->cfg.pd.mode == ENG_XFER_LAYERWISE)
         eng_pd_started(r, now);
     return;
 idle:
+    if (fetch_now(r, now) > 0)
+        goto again; /* nothing to run: the loop fetches what arrived and schedules it at once */
     /* no next step: what async output processing held back is delivered now, and no step
      * computes the finished sequences again */
     r->async_pad_seqs = 0;
@@ -1605,6 +1643,7 @@ void eng_free(eng_engine *e)
         free(r->st);
         free(r->batch.chunks);
         free(r->unseen);
+        free(r->fetch);
         free(r->step_end);
         free(r->run_pad_c);
         free(r->joining);

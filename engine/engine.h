@@ -48,6 +48,9 @@ typedef struct eng_cpu_overhead {
                                 ends (its results are read right after the next step is
                                 launched), 0: when the next step ends (vLLM 0.6's async output
                                 processor) */
+    int form_ahead;          /* with async, 1: step n+1 is formed when step n starts, so a
+                                request arriving during step n is first scheduled in step n+2
+                                (the overlap loops of TensorRT-LLM, SGLang, vLLM V1) */
 } eng_cpu_overhead;
 
 /* Speculative decoding: how a replica's decode steps draft and verify tokens. */

@@ -210,6 +210,7 @@ static void reset_replica(eng_replica *r)
     r->preempted_now = r->run_left = r->run_pad_seqs = r->async_pad_seqs = 0;
     r->run_pad_ctx = r->async_pad_ctx = r->async_pad_capped = 0;
     r->nunseen = 0;
+    r->nfetch = 0; /* collect took them: their status is waiting */
     r->gpu_free_at = r->gpu_start = sim_now(e->ctx);
 }
 

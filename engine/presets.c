@@ -26,12 +26,17 @@
  * n's results right after launching step n+1 (_update_requests waits on step n's decoder event,
  * then _handle_responses streams them), so a step's tokens reach the client when the step ends
  * (cpu_overhead.own_step), not a step later as vLLM 0.6's async output processor delivers them.
- * The TensorRT-LLM presets still deliver a step late: with own_step on, the TTFT median |error|
- * of the development set's three large TensorRT-LLM groups goes from 25-38% to 44-55%, all
- * under-predicted further, because the time those rows spend outside the GPU steps (the
- * per-request host path, the missing seat of the Llama rows, docs/fidelity.md) is not modelled
- * yet and the step of late delivery stands in for part of it. Turn it on with that time
- * modelled.
+ * The same loop formed step n+1 before it read step n: it fetches new requests and schedules
+ * (_prepare_and_schedule_batch), launches (_forward_step), then waits on the step before, so a
+ * request that arrives while step n runs is first scheduled in step n+2
+ * (cpu_overhead.form_ahead). SGLang's overlap loop (python/sglang/srt/managers/scheduler.py,
+ * event_loop_overlap: recv_requests, get_next_batch_to_run, run_batch, then
+ * process_batch_result of the last batch) and vLLM V1's async scheduling (vllm/v1/engine/
+ * core.py, step_with_batch_queue: schedule and launch while the batch queue of two has room,
+ * then block on the oldest batch and hand its outputs on; new requests are taken between
+ * steps) have the same structure, so their presets set both too. (Before form_ahead was
+ * modelled these presets delivered a step late, which on TensorRT-LLM stood in for time outside
+ * the GPU steps that is still not modelled: docs/fidelity.md.)
  *
  * The versions aiconfigurator's H100 measurements ran (vLLM 0.15-0.18, SGLang 0.5.x,
  * TensorRT-LLM 1.1-1.3) have presets of their own; none of those engines publishes a per-step
@@ -54,7 +59,7 @@ static const eng_preset presets[] = {
      "",
      0.9,
      16,
-     {725, 27.0, 0, 0},
+     {725, 27.0, 0, 0, 0},
      V1_CPU,
      "vLLM V1: token budget for running then waiting requests, chunked prefill, prefix "
      "caching on; defaults from arg_utils per GPU and entry point"},
@@ -65,7 +70,7 @@ static const eng_preset presets[] = {
      "async_scheduling=true",
      0.9,
      16,
-     {725, 27.0, 1, 0},
+     {725, 27.0, 1, 1, 1},
      V1_CPU ", overlapped (async scheduling on by default since 0.14, PR #27614)",
      "vLLM V1 0.14: as 0.11, with async scheduling on by default (the CPU work of step n+1 "
      "overlaps step n)"},
@@ -76,7 +81,7 @@ static const eng_preset presets[] = {
      "async_scheduling=true",
      0.9,
      16,
-     {725, 27.0, 1, 0},
+     {725, 27.0, 1, 1, 1},
      V1_CPU ", overlapped (async scheduling); borrowed: vLLM publishes no per-step profile of "
             "0.15-0.18",
      "vLLM V1 0.15-0.18: as 0.14 (async scheduling on, the V1 scheduler's token budget and "
@@ -88,7 +93,7 @@ static const eng_preset presets[] = {
      "num_scheduler_steps=8",
      0.9,
      16,
-     {725, 27.0, 0, 0},
+     {725, 27.0, 0, 0, 0},
      V1_CPU " (output processing async, PR #7049)",
      "vLLM V0 0.6: prefill-first, multi-step scheduling (8 steps, as vLLM PR #7000 "
      "benchmarked it)"},
@@ -99,7 +104,7 @@ static const eng_preset presets[] = {
      "",
      0.9,
      16,
-     {790, 42.6, 0, 0},
+     {790, 42.6, 0, 0, 0},
      V0_CPU,
      "vLLM V0 0.5: prefill-first, synchronous output processing"},
     {"sglang",
@@ -109,7 +114,7 @@ static const eng_preset presets[] = {
      "",
      0.88,
      16,
-     {725, 27.0, 1, 0},
+     {725, 27.0, 1, 1, 1},
      V1_CPU ", overlapped (SGLang overlap scheduler)",
      "SGLang 0.4: radix cache, new-token-ratio admission, retraction; mem_fraction_static "
      "0.88 (TP 1); overlap scheduler on"},
@@ -120,7 +125,7 @@ static const eng_preset presets[] = {
      "",
      0.88,
      16,
-     {725, 27.0, 1, 0},
+     {725, 27.0, 1, 1, 1},
      V1_CPU ", overlapped (SGLang's overlap scheduler); borrowed: SGLang publishes no per-step "
             "CPU profile",
      "SGLang 0.5.x: as 0.4 (overlap scheduler on), mixed chunk off unless "
@@ -132,7 +137,7 @@ static const eng_preset presets[] = {
      "",
      0.9,
      32,
-     {580, 0, 0, 0},
+     {580, 0, 0, 0, 0},
      "TensorRT-LLM issue #13957: host time exposed per iteration",
      "TensorRT-LLM 0.19: GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token blocks, block "
      "reuse"},
@@ -143,7 +148,7 @@ static const eng_preset presets[] = {
      "overlap_scheduler=true",
      0.9,
      32,
-     {580, 0, 1, 0},
+     {580, 0, 1, 1, 1},
      "TensorRT-LLM issue #13957: the host time its overlap loop left exposed, standing in for "
      "the host work per iteration, overlapped (PyTorch backend's overlap scheduler, on by "
      "default)",
@@ -157,7 +162,7 @@ static const eng_preset presets[] = {
      "overlap_scheduler=true",
      0.9,
      32,
-     {580, 0, 1, 0},
+     {580, 0, 1, 1, 1},
      "TensorRT-LLM issue #13957 (its overlap loop's exposed host time), standing in for the "
      "host work per iteration, overlapped; borrowed across 1.1-1.3, which publish no profile of "
      "their own",
@@ -175,7 +180,7 @@ static const eng_preset presets[] = {
      "chunked_prefill=true,prefix_caching=true,max_batch_prefill_tokens=0",
      0.9,
      16,
-     {790, 42.6, 0, 0},
+     {790, 42.6, 0, 0, 0},
      V0_CPU " (stand-in: no TGI profile)",
      "text-generation-inference 3: prefix caching, chunked prefill within "
      "max_batch_prefill_tokens (the launcher's: card FLOP/s over the model's FLOPs per token, "
@@ -187,7 +192,7 @@ static const eng_preset presets[] = {
      "",
      0.9,
      16,
-     {790, 42.6, 0, 0},
+     {790, 42.6, 0, 0, 0},
      V0_CPU " (stand-in: no TGI profile)",
      "text-generation-inference 2: waiting_served_ratio 0.3, max_waiting_tokens 20, "
      "max_batch_prefill_tokens 4096, no prefix caching"},

@@ -65,7 +65,8 @@ typedef struct workload {
     int32_t p_lo, p_hi;       /* prompt tokens, uniform */
     int32_t o_lo, o_hi;       /* output tokens, uniform */
     int async;                /* CPU overhead, overlapped with the GPU (2: tokens delivered at
-                                 the end of their own step, cpu.own_step) */
+                                 the end of their own step, cpu.own_step; 3: also each step
+                                 formed when the one before starts, cpu.form_ahead) */
     int want_preemption;      /* policies declaring `preemption` must preempt here */
     int edge_cases;           /* replace some requests with lengths at the limits */
     const eng_arrival *fixed; /* non-NULL: exactly these n arrivals */
@@ -87,6 +88,8 @@ static const workload workloads[] = {
     {"overload, async CPU", 0, 2048, 300, 2 * SIM_NS_PER_MS, 20, 400, 1, 300, 1, 1, 0, NULL},
     {"overload, async CPU, own step", 0, 2048, 300, 2 * SIM_NS_PER_MS, 20, 400, 1, 300, 2, 1, 0,
      NULL},
+    {"overload, async CPU, own step, formed ahead", 0, 2048, 300, 2 * SIM_NS_PER_MS, 20, 400, 1,
+     300, 3, 1, 0, NULL},
     {"preempted at the cache's edge", 0, 2048, 2, 0, 1, 1, 1, 1, 0, 1, 0, edge_preempt},
     {"llama-3-8b on 2 x h100-sxm", 1, 0, 200, 150 * SIM_NS_PER_MS, 100, 7000, 1, 1500, 0, 0, 0,
      NULL},
@@ -567,8 +570,11 @@ static void run_one(const variant *v, const workload *w)
         tiny_config(&cfg, w->kv_tokens);
     }
     if (w->async)
-        cfg.cpu = (eng_cpu_overhead){
-            .per_iteration_us = 200, .per_seq_us = 2, .async = 1, .own_step = w->async == 2};
+        cfg.cpu = (eng_cpu_overhead){.per_iteration_us = 200,
+                                     .per_seq_us = 2,
+                                     .async = 1,
+                                     .own_step = w->async >= 2,
+                                     .form_ahead = w->async == 3};
     snprintf(cfg.sched.name, sizeof cfg.sched.name, "%s", v->ops->name);
     if (v->key)
         assert_int_equal(eng_cfg_set(&cfg.sched, v->key, v->val), 0);

@@ -635,6 +635,32 @@ static void test_trtllm_overlap_retiring_seat(void **state)
     assert_true(start[1] > start[0]);
 }
 
+/* An overlap loop forms step n+1 when step n starts (cpu.form_ahead): a request that arrives
+ * while a step is in flight is first scheduled in the step after the next, one step later than
+ * without it. */
+static void test_form_ahead(void **state)
+{
+    eng_arrival a[] = {arrival(0, 16, 40, NULL, 0), arrival(1, 16, 4, NULL, 0)};
+    for (int fa = 0; fa < 2; fa++) {
+        eng_config c;
+        config(&c, "trtllm", 100000);
+        c.cpu = (eng_cpu_overhead){.async = 1, .own_step = 1, .form_ahead = fa};
+        rec *r = run(&c, a, 2);
+        int j = 0; /* the step in flight when the second arrived */
+        while (r->it[j].start_ns + r->it[j].duration_ns <= r->rq[1].t_arrival)
+            j++;
+        assert_true(r->it[j].start_ns <= r->rq[1].t_arrival);
+        int k = 0; /* the step in which it starts */
+        while (r->it[k].start_ns < r->rq[1].t_first_sched)
+            k++;
+        assert_int_equal(r->it[k].start_ns, r->rq[1].t_first_sched);
+        assert_int_equal(k - j, fa ? 2 : 1);
+        assert_int_equal(r->rq[1].output, 4); /* it ran to its end */
+        assert_true(r->rq[1].t_finish > 0);
+        free_rec(r);
+    }
+}
+
 /* max_num_tokens counts context tokens and one per generation request; without chunked context
  * a context must fit a step whole (a longer one is refused); with it, a cut chunk is a whole
  * number of blocks. */
@@ -689,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_trtllm_capacity_policies),
         cmocka_unit_test(test_trtllm_max_num_tokens),
         cmocka_unit_test(test_trtllm_overlap_retiring_seat),
+        cmocka_unit_test(test_form_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

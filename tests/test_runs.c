@@ -4,11 +4,11 @@
  * policy declares (max_run_steps 0), and every record the store would write must be the same in
  * the same order: each request row, each iteration row, each inter-token gap, each scheduled
  * span, and the summary's every metric to the bit. The workloads reach the paths a run must get
- * right: a CPU overhead per step (synchronous and overlapped), preemption under a small cache,
- * several replicas behind routers that read the replicas' load and KV usage, an autoscaled fleet
- * with cold starts and admission shedding, prefix hits of multi-turn sessions, speculative
- * decoding in acceptance classes, a sliding-window model, a disaggregated deployment, swap
- * preemption, multi-step scheduling and TGI's waiting steps.
+ * right: a CPU overhead per step (synchronous, overlapped, and formed a step ahead), preemption
+ * under a small cache, several replicas behind routers that read the replicas' load and KV usage,
+ * an autoscaled fleet with cold starts and admission shedding, prefix hits of multi-turn sessions,
+ * speculative decoding in acceptance classes, a sliding-window model, a disaggregated deployment,
+ * swap preemption, multi-step scheduling and TGI's waiting steps.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -117,6 +117,11 @@ static const variant variants[] = {
     {"async",
      LLAMA "cpu_overhead: {per_iteration_us: 400, per_seq_us: 2, async: true}\n" POISSON200(8), 0,
      NULL, NULL, NULL},
+    /* each step formed as the one before starts: arrivals reach the policy after it */
+    {"formed ahead",
+     LLAMA "cpu_overhead: {per_iteration_us: 400, per_seq_us: 2, async: true, own_step: true, "
+           "form_ahead: true}\n" POISSON200(8),
+     0, NULL, NULL, NULL},
     {"replicas",
      LLAMA "replicas: 3\nrouter: weighted\n"
            "memory: {gpu_utilization: 0.3}\n"

@@ -530,9 +530,12 @@ struct eng_replica {
      * (first tokens, and requests whose last token it was) */
     eng_request **unseen;
     int32_t nunseen, capunseen;
-    int64_t outstanding;        /* requests routed here and not yet done */
-    int64_t outstanding_tokens; /* their prompt + output tokens */
-    int64_t waiting;            /* requests routed here and not running */
+    eng_request **fetch; /* cpu.form_ahead: arrived during the step in flight, given to the
+                            policy once the next step is formed (engine.c fetch_later) */
+    int32_t nfetch, capfetch, fetched; /* fetched: given to the policy as this step formed */
+    int64_t outstanding;               /* requests routed here and not yet done */
+    int64_t outstanding_tokens;        /* their prompt + output tokens */
+    int64_t waiting;                   /* requests routed here and not running */
     /* disaggregated (pd.c): a decode replica's queue of transfers waiting for its KV (FIFO
      * through pool_next), the transfers admitted and on their way, and those arrived, joining
      * at its next step; every replica's port on the link */
