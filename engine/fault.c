@@ -31,8 +31,8 @@
  *
  * Not modelled (refused by eng_fault_check): link_down (a KV transfer link or an offload store
  * going down), faults in a disaggregated deployment, and a crash where the replica's state
- * outlives it elsewhere (offload tiers, a pipeline's shared stages, a router keeping state per
- * replica position).
+ * outlives it elsewhere (offload tiers, a pipeline's shared stages). A router keeping state per
+ * replica forgets the crashed one's when it leaves the ready replicas (router.h: on_gone).
  */
 #include <math.h>
 #include <stdio.h>
@@ -88,12 +88,8 @@ static int32_t slots(const eng_config *c)
 /* What a crash cannot rebuild; NULL when nothing. */
 static const char *crash_refused(const eng_config *c)
 {
-    const eng_router_ops *ro = eng_router_find(c->router);
     if (c->offload.ntiers > 0)
         return "kv_offload tiers (what they hold for the replica)";
-    if (ro && ro->init)
-        return "a router that keeps state per replica position (use round_robin, "
-               "least_outstanding, least_tokens or power_of_two)";
     return NULL;
 }
 
@@ -170,7 +166,8 @@ static void collect(eng_faulter *f, const eng_replica *r)
     for (int32_t i = 0; i < r->nunseen; i++)
         if (r->unseen[i]->status == ENG_RQ_FINISHED)
             push(f, r->unseen[i]);
-    qsort(f->buf, (size_t)f->nbuf, sizeof *f->buf, by_id);
+    if (f->nbuf > 1) /* (none: a replica started and crashed before its first request) */
+        qsort(f->buf, (size_t)f->nbuf, sizeof *f->buf, by_id);
 }
 
 /* r's engine as a fresh start leaves it: no iteration in flight, an empty KV cache and cohort,

@@ -610,6 +610,10 @@ eng_replica *eng_route(eng_engine *e, eng_pool *p, const eng_request *rq);
 /* rq leaves r (finished, turned away, or handed on to a decode replica): r's pool's router is
  * told, before r's load counts drop. */
 void eng_router_left(eng_replica *r, const eng_request *rq);
+/* Replica r joined its pool's ready replicas (an empty engine), or left them (draining, or
+ * crashed): its router is told (router.h: on_join, on_gone). */
+void eng_router_joined(const eng_replica *r);
+void eng_router_gone(const eng_replica *r);
 /* Counts rq as arrived in the system and waiting on r (queue statistics). */
 void eng_count_arrival(eng_replica *r, eng_request *rq);
 /* Gives rq content ids when r keeps a prefix cache and rq has none yet. */
@@ -685,7 +689,7 @@ int eng_autoscale_restart(eng_replica *r, int64_t ready_at);
 
 /* fault.c */
 /* Refuses faults the engine does not model (a link going down, a crash with state it cannot
- * rebuild: disaggregated pools, offload tiers, pipelines, routers with state per replica) and
+ * rebuild: disaggregated pools, offload tiers, pipelines) and
  * faults that overlap on one replica. 0, or -1 with err. */
 int eng_fault_check(const eng_config *c, sim_err *err);
 /* Schedules the configured faults (nothing without any). */
