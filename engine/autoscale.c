@@ -377,7 +377,7 @@ static void release(eng_autoscaler *as, eng_replica *r, int64_t now)
 
 void eng_replica_ready(eng_replica *r)
 {
-    eng_pool *p = r->pool;
+    eng_pool *p = r->pool->route; /* a mixed pool's router lists every group's replicas */
     r->fleet = ENG_FLEET_READY;
     p->rep_list[p->nact++] = r;
     eng_router_joined(r);

@@ -283,6 +283,22 @@ static void test_stateful_routers_autoscaled(void **state)
     }
 }
 
+/* A crash in a mixed pool: the replica leaves the list of the router that routes over every
+ * group (the first group's), and its replacement joins it again. */
+static void test_crash_mixed_pool(void **state)
+{
+    (void)state;
+    const char *sets[] = {"replicas=[{gpu: h100-sxm, count: 1}, {gpu: a100-80gb, count: 2}]",
+                          "router=least_outstanding", RATE,
+                          "faults=[{at_s: 10, replica: 2, kind: crash}]", NULL};
+    tally t = {.crash_ns = 10e9};
+    study_result *r = run(SHARED, sets, &t);
+    assert_true(study_metric(r, "fault_crashes") == 1 && study_metric(r, "fault_retried") > 0);
+    assert_true(study_metric(r, "completed") == 400 && study_metric(r, "fault_lost") == 0);
+    assert_int_equal(t.finished, 400);
+    test_free(r);
+}
+
 /* Per session (an open-addressed table of 1024): the replicas its requests' last attempts ran
  * on, as a bit set. */
 typedef struct sess_map {
@@ -384,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_stateful_routers_crash),
         cmocka_unit_test(test_stateful_routers_autoscaled),
         cmocka_unit_test(test_session_ring_survives_crash),
+        cmocka_unit_test(test_crash_mixed_pool),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

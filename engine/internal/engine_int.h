@@ -678,7 +678,8 @@ int eng_autoscale_summary(const eng_engine *e, eng_metric *out, int n, double du
 
 /* r leaves pool p's router's list, the others keeping their order (autoscale.c). */
 void eng_pool_unlist(eng_pool *p, const eng_replica *r);
-/* Starting replica r is ready: it joins the end of its pool's router's list (autoscale.c). */
+/* Starting replica r is ready: it joins the end of its router's list (autoscale.c; in a mixed
+ * pool, the first group's, which routes over every group). */
 void eng_replica_ready(eng_replica *r);
 /* Replica r went from starting to ready (restarted after a crash, or scaled up): requests that
  * arrived while no replica was ready are routed now (fault.c). */
