@@ -22,6 +22,7 @@ static const cli_command bench_cmd = {
         "request and iteration stored); vllm-mooncake (vLLM V1 with prefix caching on the "
         "Mooncake conversation trace, 12k requests, 2 replicas, behind prefix_affinity); "
         "llmd-mooncake and dynamo-mooncake (the same behind weighted and kv_router); "
+        "dynamo-mooncake-fleet (behind kv_router, autoscaled up to 6 replicas, one crash); "
         "sessions (1M turns of "
         "multi-turn chat, vLLM V1); sessions-hybrid (100k of those turns on Qwen3.5-397B-A17B, "
         "8 x H200, prefix caching by mamba_cache_mode align); speculative (vLLM V1 with an EAGLE-3 "

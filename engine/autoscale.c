@@ -194,13 +194,6 @@ int eng_autoscale_check(const eng_config *c, sim_err *err)
     if (a->metric == ENG_AS_TTFT_P90)
         return sim_errf(err, "autoscale.metric ttft_p90 is not modelled yet (use queue, "
                              "concurrency, kv_utilisation or rate)");
-    const eng_router_ops *ro = eng_router_find(c->router);
-    if (ro && ro->init) /* its state is per position in the list of replicas it routes over */
-        return sim_errf(err,
-                        "autoscale: router %s keeps state per replica, which is not modelled "
-                        "across replicas starting and draining yet (use round_robin, "
-                        "least_outstanding, least_tokens or power_of_two)",
-                        c->router);
     if (a->min_replicas > a->max_replicas)
         return sim_errf(err, "autoscale: min_replicas %d above max_replicas %d", a->min_replicas,
                         a->max_replicas);
@@ -384,9 +377,10 @@ static void release(eng_autoscaler *as, eng_replica *r, int64_t now)
 
 void eng_replica_ready(eng_replica *r)
 {
-    eng_pool *p = r->pool;
+    eng_pool *p = r->pool->route; /* a mixed pool's router lists every group's replicas */
     r->fleet = ENG_FLEET_READY;
     p->rep_list[p->nact++] = r;
+    eng_router_joined(r);
     eng_fault_ready(r->e);
 }
 
@@ -419,6 +413,7 @@ void eng_pool_unlist(eng_pool *p, const eng_replica *r)
     SIM_ASSERT(r->e->ctx, i < p->nact);
     memmove(&p->rep_list[i], &p->rep_list[i + 1], (size_t)(p->nact - i - 1) * sizeof *p->rep_list);
     p->nact--;
+    eng_router_gone(r);
 }
 
 static void scale_up(eng_autoscaler *as, int32_t n, int64_t now)
@@ -519,6 +514,8 @@ void eng_autoscale_init(eng_engine *e)
             set_state(as, r, ENG_FLEET_READY, 0);
             hold(as, r, 0);
             p->rep_list[p->nact++] = r;
+        } else {
+            eng_router_gone(r); /* its router started with every slot ready */
         }
     }
     as->tick = sim_schedule(e->ctx, as->interval, ENG_PRIO_AUTOSCALE, on_tick, as, 0);

@@ -305,7 +305,7 @@ void eng_router_left(eng_replica *r, const eng_request *rq)
 {
     eng_pool *p = r->pool->route;
     if (p->nroute > 1 && p->router->on_leave)
-        p->router->on_leave(p->router_st, p->rep_list, (int32_t)(r - p->reps), rq);
+        p->router->on_leave(p->router_st, r, eng_replica_slot(r), rq);
 }
 
 /* rq's prompt is computed on r: r's router is told (it may count prefill work still owed). */
@@ -313,13 +313,28 @@ static void router_prefilled(eng_replica *r, const eng_request *rq)
 {
     eng_pool *p = r->pool->route;
     if (p->nroute > 1 && p->router->on_prefilled)
-        p->router->on_prefilled(p->router_st, p->rep_list, (int32_t)(r - p->reps), rq);
+        p->router->on_prefilled(p->router_st, r, eng_replica_slot(r), rq);
 }
 
-/* The replica rq goes to: pool p's router's choice (none to make with one replica). */
+void eng_router_joined(const eng_replica *r)
+{
+    eng_pool *p = r->pool->route;
+    if (p->nroute > 1 && p->router->on_join)
+        p->router->on_join(p->router_st, r, eng_replica_slot(r));
+}
+
+void eng_router_gone(const eng_replica *r)
+{
+    eng_pool *p = r->pool->route;
+    if (p->nroute > 1 && p->router->on_gone)
+        p->router->on_gone(p->router_st, eng_replica_slot(r));
+}
+
+/* The replica rq goes to: pool p's router's choice (none to make with one replica; a router
+ * with state is asked even when one of several is ready, to keep its account). */
 eng_replica *eng_route(eng_engine *e, eng_pool *p, const eng_request *rq)
 {
-    if (p->nact == 1)
+    if (p->nact == 1 && (p->nroute == 1 || !p->router->init))
         return (eng_replica *)p->rep_list[0];
     int32_t i = p->router->pick(p->router_st, p->rep_list, p->nact, rq, p->router_rng);
     SIM_CHECK(e->ctx, i >= 0 && i < p->nact);
@@ -1134,6 +1149,11 @@ const eng_config *eng_replica_config(const eng_replica *r)
 int32_t eng_replica_id(const eng_replica *r)
 {
     return r->id;
+}
+
+int32_t eng_replica_slot(const eng_replica *r)
+{
+    return (int32_t)(r - r->pool->route->reps);
 }
 
 int32_t eng_replica_max_len(const eng_replica *r)

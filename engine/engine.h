@@ -520,6 +520,9 @@ struct eng_batch {
 
 const eng_config *eng_replica_config(const eng_replica *r);
 int32_t eng_replica_id(const eng_replica *r);
+/* r's slot among the replicas its router routes over, in [0, the nslots its init got): fixed for
+ * the run, whatever the replicas ready around it (router.h). */
+int32_t eng_replica_slot(const eng_replica *r);
 int32_t eng_replica_max_len(const eng_replica *r); /* max_model_len, or the model's context */
 
 /* Load, as routers see it. */

@@ -31,8 +31,8 @@
  *
  * Not modelled (refused by eng_fault_check): link_down (a KV transfer link or an offload store
  * going down), faults in a disaggregated deployment, and a crash where the replica's state
- * outlives it elsewhere (offload tiers, a pipeline's shared stages, a router keeping state per
- * replica position).
+ * outlives it elsewhere (offload tiers, a pipeline's shared stages). A router keeping state per
+ * replica forgets the crashed one's when it leaves the ready replicas (router.h: on_gone).
  */
 #include <math.h>
 #include <stdio.h>
@@ -73,7 +73,7 @@ const eng_key eng_fault_retry_keys[] = {
 
 typedef struct eng_faulter {
     eng_engine *e;
-    sim_event_id *restart;              /* per replica of pool 0: its replacement's readiness */
+    sim_event_id *restart;              /* per replica: its replacement's readiness */
     eng_request *park_head, *park_tail; /* waiting for a ready replica (through pool_next) */
     eng_request **buf;                  /* a crashed replica's requests */
     int32_t nbuf, capbuf;
@@ -88,12 +88,8 @@ static int32_t slots(const eng_config *c)
 /* What a crash cannot rebuild; NULL when nothing. */
 static const char *crash_refused(const eng_config *c)
 {
-    const eng_router_ops *ro = eng_router_find(c->router);
     if (c->offload.ntiers > 0)
         return "kv_offload tiers (what they hold for the replica)";
-    if (ro && ro->init)
-        return "a router that keeps state per replica position (use round_robin, "
-               "least_outstanding, least_tokens or power_of_two)";
     return NULL;
 }
 
@@ -170,7 +166,8 @@ static void collect(eng_faulter *f, const eng_replica *r)
     for (int32_t i = 0; i < r->nunseen; i++)
         if (r->unseen[i]->status == ENG_RQ_FINISHED)
             push(f, r->unseen[i]);
-    qsort(f->buf, (size_t)f->nbuf, sizeof *f->buf, by_id);
+    if (f->nbuf > 1) /* (none: a replica started and crashed before its first request) */
+        qsort(f->buf, (size_t)f->nbuf, sizeof *f->buf, by_id);
 }
 
 /* r's engine as a fresh start leaves it: no iteration in flight, an empty KV cache and cohort,
@@ -217,14 +214,14 @@ static void reset_replica(eng_replica *r)
 static void on_restarted(sim_ctx *ctx, void *obj, int64_t arg)
 {
     eng_replica *r = obj;
-    r->e->fault->restart[r - r->pool->reps] = 0;
+    r->e->fault->restart[r->id] = 0;
     eng_replica_ready(r);
 }
 
 /* r serves again at `at` (under autoscaling, as a replica starting). */
 static void restart(eng_faulter *f, eng_replica *r, int64_t at)
 {
-    int32_t i = (int32_t)(r - r->pool->reps);
+    int32_t i = r->id; /* (every group's replicas, in a mixed pool) */
     if (eng_autoscale_restart(r, at))
         return;
     if (f->restart[i])
@@ -242,7 +239,7 @@ static void crash(eng_faulter *f, eng_replica *r, double wait_s)
         return; /* an autoscaled slot holding no replica: nothing to crash */
     f->crashes++;
     if (r->fleet == ENG_FLEET_READY)
-        eng_pool_unlist(r->pool, r);
+        eng_pool_unlist(r->pool->route, r); /* (a mixed pool's: the first group's list) */
     collect(f, r);
     reset_replica(r);
     int32_t n = 0;
@@ -277,7 +274,7 @@ static void on_fault(sim_ctx *ctx, void *obj, int64_t i)
     eng_faulter *f = obj;
     eng_engine *e = f->e;
     const eng_fault *ft = &e->cfg.fleet.faults.f[i];
-    eng_replica *r = &e->pools[0].reps[ft->replica];
+    eng_replica *r = &e->reps[ft->replica]; /* (a mixed pool's groups follow each other) */
     if (e->failed)
         return;
     if (ft->kind == ENG_FAULT_CRASH) {
@@ -296,7 +293,7 @@ void eng_fault_init(eng_engine *e)
         return;
     eng_faulter *f = sim_xcalloc(1, sizeof *f);
     f->e = e;
-    f->restart = sim_xcalloc((size_t)e->pools[0].nrep, sizeof *f->restart);
+    f->restart = sim_xcalloc((size_t)e->nrep, sizeof *f->restart);
     e->fault = f;
     for (int32_t i = 0; i < fc->n; i++)
         sim_schedule(e->ctx, (int64_t)llround(fc->f[i].at_s * 1e9), ENG_PRIO_FAULT, on_fault, f, i);

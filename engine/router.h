@@ -3,16 +3,27 @@
  *
  * A router is one ops table in router.c plus one line in its registry table. The engine looks
  * the configured router up once (eng_new), allocates its state (state_size bytes, zeroed), calls
- * init with the number of replicas it routes over, then pick once per arrival, and fini at the
- * end. A router sees replicas only through the public accessors of engine.h, and gets them as an
- * array of pointers, so the same router can route over all replicas or over one pool of them;
- * pick returns an index into that array, not a replica id.
+ * init with the number of replica slots it routes over, then pick once per arrival, and fini at
+ * the end. A router sees replicas only through the public accessors of engine.h, and gets the
+ * ready ones as an array of pointers, so the same router can route over all replicas or over one
+ * pool of them; pick returns an index into that array, not a replica id.
  *
- * With a single replica there is nothing to choose: the engine does not call pick (and the
- * router draws no random number), nor the optional hooks. A router that keeps its own account
- * of what it sent where (the load a real router counts, as sgl-router and Dynamo do) is told
- * when a request it routed has its first token (on_prefilled) and when it leaves the replica
- * (on_leave: finished, turned away, or handed from a prefill replica to a decode replica).
+ * Slots: each replica a router routes over has a slot in [0, nslots) that stays its own for the
+ * whole run (eng_replica_slot), while its position in the array pick gets moves as replicas
+ * start, drain and crash (autoscaling, faults). A router that keeps state per replica keys it by
+ * slot. It is told when a replica joins the ready ones (on_join: a fresh engine, started or
+ * restarted) and when one leaves them (on_gone: draining, or crashed), so that it forgets what
+ * it knew of that replica, as the routers people deploy do when a worker is removed; a request
+ * routed there before may still finish there afterwards (on_leave then names a slot that is
+ * gone). A slot is not reused before every request it held has left.
+ *
+ * With a single replica slot there is nothing to choose: the engine does not call pick (and the
+ * router draws no random number), nor the optional hooks. A router with state (init) is asked
+ * even while only one of several slots is ready, so that its account stays whole; a stateless
+ * one is not. A router that keeps its own account of what it sent where (the load a real router
+ * counts, as sgl-router and Dynamo do) is told when a request it routed has its first token
+ * (on_prefilled) and when it leaves the replica (on_leave: finished, turned away, dropped in a
+ * crash, or handed from a prefill replica to a decode replica).
  */
 #ifndef ENG_ROUTER_H
 #define ENG_ROUTER_H
@@ -49,19 +60,26 @@ typedef struct eng_router_ops {
     const char *name;    /* registry key, shorter than ENG_ROUTER_NAME_MAX */
     const char *summary; /* one line for listings */
     size_t state_size;   /* bytes of state the engine allocates (zeroed); 0 for none */
-    /* Prepares the state for routing over nrep replicas; 0, or -1 when it cannot. Optional. */
-    int (*init)(void *st, int32_t nrep, const eng_router_params *p);
+    /* Prepares the state for routing over nslots replica slots, all of them ready; 0, or -1
+     * when it cannot. Optional. */
+    int (*init)(void *st, int32_t nslots, const eng_router_params *p);
     /* The replica for rq, as an index in [0, n) into reps (n >= 2). rng is the run's router
      * stream; a router that draws must do so here, in a fixed order, for runs to repeat. */
     int32_t (*pick)(void *st, const eng_replica *const *reps, int32_t n, const eng_request *rq,
                     gsl_rng *rng);
     void (*fini)(void *st); /* optional */
-    /* Optional: rq, sent to reps[i] by this router, has computed its prompt (its first token). */
-    void (*on_prefilled)(void *st, const eng_replica *const *reps, int32_t i,
-                         const eng_request *rq);
-    /* Optional: rq, sent to reps[i] by this router, leaves it (finished, turned away, or handed
-     * to a decode replica); called before rq is reused, once per pick. */
-    void (*on_leave)(void *st, const eng_replica *const *reps, int32_t i, const eng_request *rq);
+    /* Optional: rq, sent by this router to replica r (in slot `slot`), has computed its prompt
+     * (its first token). */
+    void (*on_prefilled)(void *st, const eng_replica *r, int32_t slot, const eng_request *rq);
+    /* Optional: rq, sent by this router to replica r (in slot `slot`), leaves it (finished,
+     * turned away, dropped in a crash, or handed to a decode replica); called before rq is
+     * reused, once per pick. The slot may be gone by then (on_gone). */
+    void (*on_leave)(void *st, const eng_replica *r, int32_t slot, const eng_request *rq);
+    /* Optional: replica r, in slot `slot`, joins the ready replicas with an empty engine. */
+    void (*on_join)(void *st, const eng_replica *r, int32_t slot);
+    /* Optional: the replica in slot `slot` leaves the ready replicas (it drains, or crashed):
+     * what the router keeps for it is forgotten. */
+    void (*on_gone)(void *st, int32_t slot);
 } eng_router_ops;
 
 /* The router registered as name, or NULL. */

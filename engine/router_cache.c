@@ -5,9 +5,13 @@
  * and vLLM production-stack's session router (session_affinity). Each cites its source.
  *
  * What a router believes a replica holds lives in an eng_rix (rindex.h): pairs of (block hash,
- * replica) with one recency list per replica, bounded as the system bounds it (an LRU per
- * replica, a tree trimmed on a timer, the blocks of requests in flight). Routers see the
- * replicas only through engine.h's accessors; a pick costs O(replicas x prompt blocks).
+ * replica slot) with one recency list per slot, bounded as the system bounds it (an LRU per
+ * replica, a tree trimmed on a timer, the blocks of requests in flight). Everything a router
+ * keeps per replica is keyed by the replica's slot (eng_replica_slot), which stays its own while
+ * replicas start, drain and crash around it; pick gets the ready replicas only, and a replica
+ * leaving them (on_gone) has its entries cleared, as each system does when a worker is removed
+ * (cited at each router's on_gone). Routers see the replicas only through engine.h's accessors;
+ * a pick costs O(ready replicas x prompt blocks).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,13 +28,31 @@ static int64_t ns_of_ms(double ms)
     return (int64_t)llround(ms * 1e6);
 }
 
-/* Blocks at the head of h[0..nb) that replica i holds in x. */
+/* Blocks at the head of h[0..nb) that slot i holds in x. */
 static int32_t leading(const eng_rix *x, const uint64_t *h, int32_t nb, int32_t i)
 {
     int32_t m = 0;
     while (m < nb && eng_rix_find(x, h[m], i) >= 0)
         m++;
     return m;
+}
+
+/* Forgets every pair of slot i in x. O(its pairs). */
+static void forget(eng_rix *x, int32_t i)
+{
+    int32_t n;
+    while ((n = eng_rix_oldest(x, i)) >= 0)
+        eng_rix_erase(x, n);
+}
+
+/* Slot i's position among the n ready replicas reps (it is one of them). */
+static int32_t position(const eng_replica *const *reps, int32_t n, int32_t i)
+{
+    for (int32_t k = 0; k < n; k++)
+        if (eng_replica_slot(reps[k]) == i)
+            return k;
+    SIM_CHECK(NULL, !"a slot among the ready replicas");
+    return 0;
 }
 
 /* ---- llm-d: weighted (prefix-cache-scorer) and precise_prefix (precise-prefix-cache-scorer) */
@@ -40,9 +62,9 @@ static int32_t leading(const eng_rix *x, const uint64_t *h, int32_t nb, int32_t 
 
 typedef struct llmd_state {
     eng_router_params p;
-    int32_t nrep;
+    int32_t nrep;      /* slots */
     int64_t refreshed; /* ns: when the load signals were last read; -1: never */
-    double *queue;     /* the signals as last read */
+    double *queue;     /* per slot: the signals as last read */
     double *kv, *score, *pre;
     eng_rix ix; /* weighted: which blocks the router sent where */
 } llmd_state;
@@ -73,7 +95,7 @@ static void llmd_fini(void *st)
 
 /* MODEL: the inference extension scrapes each pod's queue length and KV usage periodically:
  * the scorers see values up to staleness_ms old */
-static void llmd_refresh(llmd_state *w, const eng_replica *const *reps, int64_t now)
+static void llmd_refresh(llmd_state *w, const eng_replica *const *reps, int32_t n, int64_t now)
 {
     if (w->refreshed >= 0 && now - w->refreshed < ns_of_ms(w->p.staleness_ms))
         return;
@@ -81,47 +103,76 @@ static void llmd_refresh(llmd_state *w, const eng_replica *const *reps, int64_t 
      * capacity (eng_replica_capacity), an approximation of ours: llm-d's queue-scorer reads raw
      * queue lengths; KV usage is already a fraction of each replica's own cache */
     int weighed = eng_replica_weighed(reps[0]);
-    for (int32_t i = 0; i < w->nrep; i++) {
-        double q = (double)eng_replica_waiting(reps[i]);
-        w->queue[i] = weighed ? q / eng_replica_capacity(reps[i]) : q;
-        w->kv[i] = eng_replica_kv_usage(reps[i]);
+    for (int32_t k = 0; k < n; k++) {
+        int32_t i = eng_replica_slot(reps[k]);
+        double q = (double)eng_replica_waiting(reps[k]);
+        w->queue[i] = weighed ? q / eng_replica_capacity(reps[k]) : q;
+        w->kv[i] = eng_replica_kv_usage(reps[k]);
     }
     w->refreshed = now;
 }
 
-/* The weighted sum of the scorers (pre[] filled) and the max-score pick. */
-static int32_t llmd_pick_max(llmd_state *w)
+/* The weighted sum of the scorers (pre[] filled per slot) and the max-score pick among the n
+ * ready replicas: its position in reps. */
+static int32_t llmd_pick_max(llmd_state *w, const eng_replica *const *reps, int32_t n)
 {
-    double qmin = w->queue[0], qmax = w->queue[0];
-    for (int32_t i = 1; i < w->nrep; i++) {
+    int32_t s0 = eng_replica_slot(reps[0]);
+    double qmin = w->queue[s0], qmax = w->queue[s0];
+    for (int32_t k = 1; k < n; k++) {
+        int32_t i = eng_replica_slot(reps[k]);
         qmin = w->queue[i] < qmin ? w->queue[i] : qmin;
         qmax = w->queue[i] > qmax ? w->queue[i] : qmax;
     }
     int32_t best = 0;
-    for (int32_t i = 0; i < w->nrep; i++) {
+    double top = -INFINITY;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t i = eng_replica_slot(reps[k]);
         /* MODEL: queue-scorer: (max - queue) / (max - min) over the pods, 1 when all equal;
          * kv-cache-utilization-scorer: 1 - KV usage */
         double q = qmax > qmin ? (qmax - w->queue[i]) / (qmax - qmin) : 1.0;
         w->score[i] = w->p.prefix_weight * w->pre[i] + w->p.queue_weight * q +
                       w->p.kv_weight * (1.0 - w->kv[i]);
-        if (w->score[i] > w->score[best]) /* MODEL: max-score-picker (ties: the first here) */
-            best = i;
+        if (k == 0 || w->score[i] > top) { /* MODEL: max-score-picker (ties: the first here) */
+            best = k;
+            top = w->score[i];
+        }
     }
     return best;
+}
+
+/* MODEL: a pod that joins the pool is a fresh server: its queue and KV usage are 0 until the
+ * next scrape says otherwise (the datastore adds it with empty metrics) */
+static void llmd_join(void *st, const eng_replica *r, int32_t slot)
+{
+    llmd_state *w = st;
+    w->queue[slot] = 0;
+    w->kv[slot] = 0;
+}
+
+/* MODEL: the prefix plugin drops the pods that left the pool from its indexer
+ * (gateway-api-inference-extension prefix plugin CleanUpInactivePods: every pod no longer in
+ * the datastore's pod list is removed; it does so on a 2-minute ticker, here at once: a pod
+ * gone is never scored, and a pod that comes back is a new pod with an empty LRU) */
+static void llmd_gone(void *st, int32_t slot)
+{
+    llmd_state *w = st;
+    forget(&w->ix, slot);
 }
 
 static int32_t weighted_pick(void *st, const eng_replica *const *reps, int32_t n,
                              const eng_request *rq, gsl_rng *rng)
 {
     llmd_state *w = st;
-    llmd_refresh(w, reps, rq->t_arrival);
+    llmd_refresh(w, reps, n, rq->t_arrival);
     const uint64_t *h;
     int32_t nb = eng_request_block_hashes(reps[0], rq, LLMD_MAX_BLOCKS, &h);
     /* MODEL: prefix-cache-scorer: the prompt's leading blocks the router last sent to this pod
      * / the prompt's blocks (up to 256) */
-    for (int32_t i = 0; i < n; i++)
+    for (int32_t k = 0; k < n; k++) {
+        int32_t i = eng_replica_slot(reps[k]);
         w->pre[i] = nb ? (double)leading(&w->ix, h, nb, i) / nb : 0;
-    int32_t best = llmd_pick_max(w);
+    }
+    int32_t pick = llmd_pick_max(w, reps, n), best = eng_replica_slot(reps[pick]);
     /* MODEL: the prefix plugin's indexer keeps an LRU of block hashes per pod
      * (lruCapacityPerServer 31250); Add inserts a prompt's hashes tail first, so the leading
      * blocks, on which every match is anchored, are evicted last; an evicted hash leaves the
@@ -133,7 +184,7 @@ static int32_t weighted_pick(void *st, const eng_replica *const *reps, int32_t n
         if (made && w->ix.count[best] > w->p.lru_capacity)
             eng_rix_erase(&w->ix, eng_rix_oldest(&w->ix, best));
     }
-    return best;
+    return pick;
 }
 
 const eng_router_ops eng_router_weighted = {
@@ -144,13 +195,15 @@ const eng_router_ops eng_router_weighted = {
     .init = llmd_init,
     .pick = weighted_pick,
     .fini = llmd_fini,
+    .on_join = llmd_join,
+    .on_gone = llmd_gone,
 };
 
 static int32_t precise_pick(void *st, const eng_replica *const *reps, int32_t n,
                             const eng_request *rq, gsl_rng *rng)
 {
     llmd_state *w = st;
-    llmd_refresh(w, reps, rq->t_arrival);
+    llmd_refresh(w, reps, n, rq->t_arrival);
     /* MODEL: llm-d precise-prefix-cache-scorer: the kv-cache indexer, fed by vLLM's KV events,
      * gives each pod holding the prompt's first block the length of its cached prefix in
      * blocks; indexedScoresToNormalizedScoredPods maps those to (s - min) / (max - min) (1 when
@@ -158,18 +211,20 @@ static int32_t precise_pick(void *st, const eng_replica *const *reps, int32_t n,
      * pkg/plugins/scorer/precise_prefix_cache.go, utils.go). The events are taken as arriving
      * at once. */
     int32_t lo = INT32_MAX, hi = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t m = eng_replica_prefix_match(reps[i], rq);
-        w->pre[i] = m;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t m = eng_replica_prefix_match(reps[k], rq);
+        w->pre[eng_replica_slot(reps[k])] = m;
         if (m > 0) {
             lo = m < lo ? m : lo;
             hi = m > hi ? m : hi;
         }
     }
-    for (int32_t i = 0; i < n; i++)
-        if (w->pre[i] > 0)
-            w->pre[i] = hi > lo ? (w->pre[i] - lo) / (hi - lo) : 1.0;
-    return llmd_pick_max(w);
+    for (int32_t k = 0; k < n; k++) {
+        double *pre = &w->pre[eng_replica_slot(reps[k])];
+        if (*pre > 0)
+            *pre = hi > lo ? (*pre - lo) / (hi - lo) : 1.0;
+    }
+    return llmd_pick_max(w, reps, n);
 }
 
 const eng_router_ops eng_router_precise_prefix = {
@@ -180,16 +235,18 @@ const eng_router_ops eng_router_precise_prefix = {
     .init = llmd_init,
     .pick = precise_pick,
     .fini = llmd_fini,
+    .on_join = llmd_join, /* the kv-cache indexer forgets a pod's blocks with the pod: its index
+                             is the replicas' own caches, read afresh at each pick */
 };
 
 /* ---- prefix_affinity: sgl-router's cache_aware policy ---- */
 
 typedef struct sgl_state {
     eng_router_params p;
-    int32_t nrep;
-    eng_rix tree;      /* the approximate tree: a block per (node, tenant) */
+    int32_t nrep;      /* slots */
+    eng_rix tree;      /* the approximate tree: a block per (node, tenant slot) */
     int64_t next_trim; /* ns */
-    int32_t *match;
+    int32_t *match;    /* per slot */
 } sgl_state;
 
 static int sgl_init(void *st, int32_t nrep, const eng_router_params *p)
@@ -232,19 +289,21 @@ static void sgl_insert(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i)
         eng_rix_touch(&s->tree, h[j], i, &made);
 }
 
-/* Of the tenants whose match is m blocks long, the one that reached that node first: the node
- * remembers the tenant that created it (tree.rs last_tenant). */
-static int32_t sgl_owner(const sgl_state *s, uint64_t node, int32_t m)
+/* Of the ready tenants whose match is m blocks long, the one that reached that node first: the
+ * node remembers the tenant that created it (tree.rs last_tenant). Its position in reps. */
+static int32_t sgl_owner(const sgl_state *s, const eng_replica *const *reps, int32_t n,
+                         uint64_t node, int32_t m)
 {
     int32_t best = -1;
     int64_t first = INT64_MAX;
-    for (int32_t i = 0; i < s->nrep; i++) {
+    for (int32_t k = 0; k < n; k++) {
+        int32_t i = eng_replica_slot(reps[k]);
         if (s->match[i] != m)
             continue;
         int64_t serial = s->tree.node[eng_rix_find(&s->tree, node, i)].serial;
         if (serial < first) {
             first = serial;
-            best = i;
+            best = k;
         }
     }
     return best;
@@ -287,21 +346,32 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
          * the tenant holding it, else the tenant with the smallest tree (get_smallest_tenant).
          * sgl-router matches characters; here whole blocks of the prompt. */
         int32_t top = 0;
-        for (int32_t i = 0; i < n; i++) {
+        for (int32_t k = 0; k < n; k++) {
+            int32_t i = eng_replica_slot(reps[k]);
             s->match[i] = leading(&s->tree, h, nb, i);
             top = s->match[i] > top ? s->match[i] : top;
         }
         if (rq->prompt > 0 && (double)top * bs / rq->prompt > s->p.cache_threshold) {
-            best = sgl_owner(s, h[top - 1], top);
+            best = sgl_owner(s, reps, n, h[top - 1], top);
         } else {
             best = 0;
-            for (int32_t i = 1; i < n; i++)
-                if (s->tree.count[i] < s->tree.count[best])
-                    best = i;
+            for (int32_t k = 1; k < n; k++)
+                if (s->tree.count[eng_replica_slot(reps[k])] <
+                    s->tree.count[eng_replica_slot(reps[best])])
+                    best = k;
         }
     }
-    sgl_insert(s, h, nb, best);
+    sgl_insert(s, h, nb, eng_replica_slot(reps[best]));
     return best;
+}
+
+/* MODEL: sgl-router removes a worker's tenant from its tree when the worker is removed
+ * (sgl-router/src/policies/cache_aware.rs remove_worker: tree.remove_tenant(url)); the worker
+ * removal workflow removes it from the cache-aware policies before the worker registry */
+static void sgl_gone(void *st, int32_t slot)
+{
+    sgl_state *s = st;
+    forget(&s->tree, slot);
 }
 
 const eng_router_ops eng_router_prefix_affinity = {
@@ -312,19 +382,21 @@ const eng_router_ops eng_router_prefix_affinity = {
     .init = sgl_init,
     .pick = sgl_pick,
     .fini = sgl_fini,
+    .on_gone = sgl_gone,
 };
 
 /* ---- kv_router: Dynamo's KV router ---- */
 
 typedef struct dyn_state {
     eng_router_params p;
-    int32_t nrep;
-    eng_rix active;   /* (block, replica) of the requests in flight; aux: how many hold it */
-    eng_rix reqs;     /* (2 x request id, replica): aux its prefill tokens not yet computed;
-                         (2 x id + 1, replica): aux its blocks, for a request without content */
-    int64_t *pending; /* per replica: prefill tokens routed and not yet computed */
-    int64_t *anon;    /* per replica: blocks of requests in flight without content */
-    double *logit;
+    int32_t nrep;     /* slots */
+    eng_rix active;   /* (block, slot) of the requests in flight; aux: how many hold it */
+    eng_rix reqs;     /* (2 x request id, slot): aux its prefill tokens not yet computed;
+                         (2 x id + 1, slot): aux its blocks, for a request without content */
+    int64_t *pending; /* per slot: prefill tokens routed and not yet computed */
+    int64_t *anon;    /* per slot: blocks of requests in flight without content */
+    uint8_t *gone;    /* per slot: left the ready replicas since its account was cleared */
+    double *logit;    /* per position among the ready replicas */
     int32_t *tied;
 } dyn_state;
 
@@ -335,6 +407,7 @@ static int dyn_init(void *st, int32_t nrep, const eng_router_params *p)
     d->nrep = nrep;
     d->pending = sim_xcalloc((size_t)nrep, sizeof *d->pending);
     d->anon = sim_xcalloc((size_t)nrep, sizeof *d->anon);
+    d->gone = sim_xcalloc((size_t)nrep, sizeof *d->gone);
     d->logit = sim_xcalloc((size_t)nrep, sizeof *d->logit);
     d->tied = sim_xcalloc((size_t)nrep, sizeof *d->tied);
     eng_rix_init(&d->active, nrep);
@@ -347,6 +420,7 @@ static void dyn_fini(void *st)
     dyn_state *d = st;
     free(d->pending);
     free(d->anon);
+    free(d->gone);
     free(d->logit);
     free(d->tied);
     eng_rix_free(&d->active);
@@ -362,9 +436,9 @@ static uint64_t req_key(const eng_request *rq, int anon)
  * worker whose cache (the indexer's tree) is smallest and, when those are equal too, to one at
  * random; above 0, softmax_sample: logits rescaled to [0, 1], negated, divided by the
  * temperature, one uniform draw (lib/llm/src/kv_router/scheduler.rs) */
-static int32_t dyn_select(dyn_state *d, const eng_replica *const *reps, gsl_rng *rng)
+static int32_t dyn_select(dyn_state *d, const eng_replica *const *reps, int32_t n, gsl_rng *rng)
 {
-    int32_t n = d->nrep, nt = 0;
+    int32_t nt = 0;
     double lo = INFINITY, hi = -INFINITY;
     for (int32_t i = 0; i < n; i++) {
         lo = d->logit[i] < lo ? d->logit[i] : lo;
@@ -412,7 +486,8 @@ static int32_t dyn_pick(void *st, const eng_replica *const *reps, int32_t n, con
     const uint64_t *h;
     int32_t nb = eng_request_block_hashes(reps[0], rq, INT32_MAX, &h);
     int32_t anon = nb ? 0 : rq->prompt / bs;
-    for (int32_t i = 0; i < n; i++) {
+    for (int32_t k = 0; k < n; k++) {
+        int32_t i = eng_replica_slot(reps[k]);
         /* MODEL: Dynamo's logit = kv_overlap_score_weight x prefill blocks + decode blocks:
          * the prefill tokens the worker still owes (routed, prompt not yet computed) plus this
          * prompt's tokens beyond its cached prefix (the KV indexer's overlap, from the
@@ -424,19 +499,19 @@ static int32_t dyn_pick(void *st, const eng_replica *const *reps, int32_t n, con
             fresh += eng_rix_find(&d->active, h[j], i) < 0;
         int64_t tokens = d->pending[i];
         if (prefills)
-            tokens += rq->prompt - eng_replica_prefix_match(reps[i], rq);
-        d->logit[i] = d->p.overlap_weight * (double)tokens / bs +
+            tokens += rq->prompt - eng_replica_prefix_match(reps[k], rq);
+        d->logit[k] = d->p.overlap_weight * (double)tokens / bs +
                       (double)(d->active.count[i] + d->anon[i] + fresh);
         /* MODEL: in a mixed pool the cost is over the replica's capacity
          * (eng_replica_capacity), an approximation of ours: Dynamo's logit counts blocks */
         if (eng_replica_weighed(reps[0]))
-            d->logit[i] /= eng_replica_capacity(reps[i]);
+            d->logit[k] /= eng_replica_capacity(reps[k]);
     }
-    int32_t best = dyn_select(d, reps, rng);
+    int32_t pick = dyn_select(d, reps, n, rng), best = eng_replica_slot(reps[pick]);
     int made;
     int32_t k; /* (touch may move the nodes: index them after it) */
     if (prefills) {
-        int32_t owed = rq->prompt - eng_replica_prefix_match(reps[best], rq);
+        int32_t owed = rq->prompt - eng_replica_prefix_match(reps[pick], rq);
         k = eng_rix_touch(&d->reqs, req_key(rq, 0), best, &made);
         d->reqs.node[k].aux = owed;
         d->pending[best] += owed;
@@ -450,12 +525,11 @@ static int32_t dyn_pick(void *st, const eng_replica *const *reps, int32_t n, con
         k = eng_rix_touch(&d->active, h[j], best, &made);
         d->active.node[k].aux++;
     }
-    return best;
+    return pick;
 }
 
 /* MODEL: Dynamo marks a request's prefill done at its first token (mark_prefill_completed) */
-static void dyn_prefilled(void *st, const eng_replica *const *reps, int32_t i,
-                          const eng_request *rq)
+static void dyn_prefilled(void *st, const eng_replica *r, int32_t i, const eng_request *rq)
 {
     dyn_state *d = st;
     int32_t k = eng_rix_find(&d->reqs, req_key(rq, 0), i);
@@ -466,10 +540,12 @@ static void dyn_prefilled(void *st, const eng_replica *const *reps, int32_t i,
 }
 
 /* MODEL: ... and frees its blocks when it completes (free) */
-static void dyn_leave(void *st, const eng_replica *const *reps, int32_t i, const eng_request *rq)
+static void dyn_leave(void *st, const eng_replica *r, int32_t i, const eng_request *rq)
 {
     dyn_state *d = st;
-    dyn_prefilled(st, reps, i, rq);
+    if (d->gone[i])
+        return; /* its account went with the worker (dyn_gone) */
+    dyn_prefilled(st, r, i, rq);
     int32_t k = eng_rix_find(&d->reqs, req_key(rq, 1), i);
     if (k >= 0) {
         d->anon[i] -= d->reqs.node[k].aux;
@@ -477,13 +553,32 @@ static void dyn_leave(void *st, const eng_replica *const *reps, int32_t i, const
         return;
     }
     const uint64_t *h;
-    int32_t nb = eng_request_block_hashes(reps[0], rq, INT32_MAX, &h);
+    int32_t nb = eng_request_block_hashes(r, rq, INT32_MAX, &h);
     for (int32_t j = 0; j < nb; j++) {
         int32_t b = eng_rix_find(&d->active, h[j], i);
         SIM_CHECK(NULL, b >= 0);
         if (--d->active.node[b].aux == 0)
             eng_rix_erase(&d->active, b);
     }
+}
+
+static void dyn_join(void *st, const eng_replica *r, int32_t slot)
+{
+    dyn_state *d = st;
+    d->gone[slot] = 0;
+}
+
+/* MODEL: when a worker leaves (its instance gone from discovery), Dynamo's KV router drops it:
+ * the indexer removes its blocks (lib/llm/src/kv_router/indexer.rs remove_worker) and the
+ * scheduler its active sequences (sequence.rs ActiveSequencesMultiWorker::update_workers); its
+ * requests still streaming are no longer counted anywhere */
+static void dyn_gone(void *st, int32_t slot)
+{
+    dyn_state *d = st;
+    forget(&d->active, slot);
+    forget(&d->reqs, slot);
+    d->pending[slot] = d->anon[slot] = 0;
+    d->gone[slot] = 1;
 }
 
 const eng_router_ops eng_router_kv_router = {
@@ -496,6 +591,8 @@ const eng_router_ops eng_router_kv_router = {
     .fini = dyn_fini,
     .on_prefilled = dyn_prefilled,
     .on_leave = dyn_leave,
+    .on_join = dyn_join,
+    .on_gone = dyn_gone,
 };
 
 /* ---- session_affinity: vLLM production-stack's session router ---- */
@@ -511,9 +608,11 @@ typedef struct ring_pt {
 
 typedef struct sess_state {
     eng_router_params p;
-    int32_t nrep;
-    ring_pt *ring; /* nrep x RING_POINTS, sorted */
-    int64_t *seen; /* per replica: requests routed in the window; -1: none ever */
+    int32_t nrep;   /* slots */
+    ring_pt *ring;  /* nrep x RING_POINTS, sorted: every slot's points */
+    uint8_t *live;  /* per slot: a node of the ring now (ready) */
+    int64_t *seen;  /* per slot: requests routed in the window; -1: none ever */
+    int64_t *stale; /* per slot: its entries in the window from before it left */
     /* the window: the times and replicas of the requests routed in it, oldest first */
     int64_t *t;
     int32_t *rep;
@@ -550,8 +649,12 @@ static int sess_init(void *st, int32_t nrep, const eng_router_params *p)
                 (ring_pt){mix64(((uint64_t)(i + 1) << 32) | (uint64_t)v), i};
     qsort(s->ring, (size_t)nrep * RING_POINTS, sizeof *s->ring, ring_cmp);
     s->seen = sim_xmalloc((size_t)nrep * sizeof *s->seen);
-    for (int32_t i = 0; i < nrep; i++)
+    s->live = sim_xmalloc((size_t)nrep * sizeof *s->live);
+    s->stale = sim_xcalloc((size_t)nrep, sizeof *s->stale);
+    for (int32_t i = 0; i < nrep; i++) {
         s->seen[i] = -1;
+        s->live[i] = 1;
+    }
     return 0;
 }
 
@@ -560,15 +663,18 @@ static void sess_fini(void *st)
     sess_state *s = st;
     free(s->ring);
     free(s->seen);
+    free(s->live);
+    free(s->stale);
     free(s->t);
     free(s->rep);
 }
 
-/* The ring's node for a session: the first point at or after its hash, round the ring. */
+/* The ring's node for a session: the first point of a ready slot at or after its hash, round
+ * the ring (a slot gone keeps its points in the array, skipped: the ring without its node). */
 static int32_t ring_node(const sess_state *s, uint64_t session)
 {
     uint64_t k = mix64(session ^ UINT64_C(0x73657373696f6e));
-    int64_t lo = 0, hi = (int64_t)s->nrep * RING_POINTS;
+    int64_t lo = 0, npt = (int64_t)s->nrep * RING_POINTS, hi = npt;
     while (lo < hi) {
         int64_t mid = (lo + hi) / 2;
         if (s->ring[mid].at < k)
@@ -576,7 +682,13 @@ static int32_t ring_node(const sess_state *s, uint64_t session)
         else
             hi = mid;
     }
-    return s->ring[lo == (int64_t)s->nrep * RING_POINTS ? 0 : lo].rep;
+    for (int64_t j = 0; j < npt; j++) {
+        const ring_pt *pt = &s->ring[(lo + j) % npt];
+        if (s->live[pt->rep])
+            return pt->rep;
+    }
+    SIM_CHECK(NULL, !"a ready slot on the ring");
+    return 0;
 }
 
 /* MODEL: production-stack's RequestStatsMonitor counts each engine's requests over a sliding
@@ -586,7 +698,11 @@ static void sess_window(sess_state *s, int64_t now)
 {
     int64_t w = (int64_t)llround(s->p.qps_window_s * 1e9);
     while (s->n > 0 && s->t[s->head] <= now - w) {
-        s->seen[s->rep[s->head]]--;
+        int32_t i = s->rep[s->head];
+        if (s->stale[i] > 0) /* counted before its slot left: no longer in seen */
+            s->stale[i]--;
+        else
+            s->seen[i]--;
         s->head = (s->head + 1) % s->cap;
         s->n--;
     }
@@ -626,19 +742,40 @@ static int32_t sess_pick(void *st, const eng_replica *const *reps, int32_t n, co
      * hash ring puts its session; one without, by QPS (production-stack
      * src/vllm_router/routers/routing_logic.py) */
     if (rq->session) {
-        best = ring_node(s, rq->session);
-    } else {
-        for (int32_t i = 0; i < n; i++) {
-            if (s->seen[i] < 0) {
-                best = i;
-                break;
-            }
-            if (s->seen[i] < s->seen[best])
-                best = i;
-        }
+        int32_t i = ring_node(s, rq->session);
+        sess_count(s, i, now);
+        return position(reps, n, i);
     }
-    sess_count(s, best, now);
+    for (int32_t k = 0; k < n; k++) {
+        int64_t seen = s->seen[eng_replica_slot(reps[k])];
+        if (seen < 0) {
+            best = k;
+            break;
+        }
+        if (seen < s->seen[eng_replica_slot(reps[best])])
+            best = k;
+    }
+    sess_count(s, eng_replica_slot(reps[best]), now);
     return best;
+}
+
+/* MODEL: the session router keeps its hash ring to the endpoints service discovery lists
+ * (SessionRouter._update_hash_ring adds the new ones and removes those gone, uhashring's
+ * remove_node: a removed node's sessions go to the next point round the ring, the others stay);
+ * the request stats monitor knows nothing of an engine that has served no request yet, which
+ * _qps_routing takes first. A replica back in its slot is taken as the same node name. */
+static void sess_join(void *st, const eng_replica *r, int32_t slot)
+{
+    sess_state *s = st;
+    s->live[slot] = 1;
+}
+
+static void sess_gone(void *st, int32_t slot)
+{
+    sess_state *s = st;
+    s->live[slot] = 0;
+    s->stale[slot] += s->seen[slot] > 0 ? s->seen[slot] : 0;
+    s->seen[slot] = -1;
 }
 
 const eng_router_ops eng_router_session = {
@@ -649,4 +786,6 @@ const eng_router_ops eng_router_session = {
     .init = sess_init,
     .pick = sess_pick,
     .fini = sess_fini,
+    .on_join = sess_join,
+    .on_gone = sess_gone,
 };

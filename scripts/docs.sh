@@ -86,6 +86,7 @@ FRAGMENTS=(
   "fleet-diurnal slow sqlite3"
   "fleet-burst slow sqlite3"
   "fleet-faults slow sqlite3"
+  "fleet-routers slow sqlite3"
   "priority-run slow -"
   "priority-classes slow sqlite3"
   "fleet-timeline slow sqlite3"
@@ -570,6 +571,24 @@ gen_fleet_faults() {
   show --silent llmsim run scenarios/fleet_faults.yaml --set 'faults=[]'
   show --silent llmsim run scenarios/fleet_faults.yaml --set fault_retries.enabled=false
   show --silent llmsim run scenarios/fleet_faults.yaml --set replicas=5
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+# docs/fleet.md: the multi-turn chat of sessions.yaml on an autoscaled fleet with a crash, behind
+# a stateless router and three that keep state per replica slot
+gen_fleet_routers() {
+  local m="(SELECT round(value, 2) FROM metrics WHERE run_id = id AND name"
+  local q="SELECT id, CAST(completed AS INTEGER) AS completed,
+    (SELECT CAST(value AS INTEGER) FROM metrics WHERE run_id = id AND name = 'fault_retried') AS retried,
+    round(prefix_hit_rate, 3) AS prefix_hit, round(mean_ttft_ms, 1) AS mean_ttft_ms,
+    round(p99_ttft_ms, 1) AS p99_ttft_ms, $m = 'replicas_mean') AS replicas_mean,
+    round(gpu_hours, 3) AS gpu_hours FROM run_summary"
+  local fleet=(--set replicas=2 --set 'autoscale={metric: concurrency, target: 16, max_replicas: 6, interval_s: 15, scale_down_delay_s: 60}' --set 'faults=[{at_s: 120, replica: 0, kind: crash}]')
+  fence_open
+  for r in least_outstanding prefix_affinity session_affinity kv_router; do
+    show --silent llmsim run scenarios/sessions.yaml --set router=$r "${fleet[@]}"
+  done
   show sqlite3 -header -column llmsim.db "$q"
   fence_close
 }

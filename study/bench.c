@@ -80,6 +80,12 @@ static const study_bench_case cases[] = {
     {"llmd-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE_WEIGHTED, NULL,
      NULL},
     {"dynamo-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE_KV, NULL, NULL},
+    /* the same hour behind kv_router with its replicas autoscaled and one crashing: the router's
+     * account keyed by slot as replicas start, drain and crash (on_join, on_gone) */
+    {"dynamo-mooncake-fleet", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE_KV,
+     "autoscale: {metric: concurrency, target: 24, max_replicas: 6, interval_s: 15, "
+     "scale_down_delay_s: 120}\nfaults: [{at_s: 1200, replica: 1, kind: crash}]\n",
+     NULL},
     {"sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, NULL, NULL},
     /* the same chats on a hybrid model whose prefix cache keeps a linear-attention state per
      * 528-token block (memory.mamba_cache_mode align) */

@@ -229,12 +229,6 @@ static void test_refusals(void **state)
     assert_int_not_equal(study_run(&s, s.seed, NULL, NULL, NULL, r, &err), 0);
     assert_non_null(strstr(err.msg, "outside"));
     scn_free(&s);
-    /* a router with state per replica would find its replicas moved as they start and drain */
-    const char *kv[] = {"router=kv_router", NULL};
-    assert_int_equal(study_load_text("day.yaml", text, kv, 1, &s, &err), 0);
-    assert_int_not_equal(study_run(&s, s.seed, NULL, NULL, NULL, r, &err), 0);
-    assert_non_null(strstr(err.msg, "router kv_router keeps state per replica"));
-    scn_free(&s);
     const char *pd[] = {"autoscale={metric: queue, target: 4, max_replicas: 4}", NULL};
     assert_int_equal(study_load(LLMSIM_SOURCE_DIR "/scenarios/pd_llama70b.yaml", pd, 1, &s, &err),
                      0);

@@ -210,6 +210,152 @@ static void test_crash_autoscaled(void **state)
     test_free(r);
 }
 
+/* The routers that keep state per replica (router_cache.c), keyed by slot: each runs through a
+ * crash of a replica in the middle of the list (the ready replicas after it move up a position)
+ * and through autoscaling with crashes, every engine walker after every event, losing nothing,
+ * and repeats itself. */
+static const char *const stateful[] = {"prefix_affinity", "weighted", "precise_prefix", "kv_router",
+                                       "session_affinity"};
+#define SESSIONS LLMSIM_SOURCE_DIR "/scenarios/sessions.yaml"
+#define AUTOSCALED                                                                                 \
+    "autoscale={metric: concurrency, target: 8, min_replicas: 1, max_replicas: 4, interval_s: 5, " \
+    "scale_down_delay_s: 10}"
+
+static void test_stateful_routers_crash(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof stateful / sizeof stateful[0]; k++) {
+        char router[64];
+        snprintf(router, sizeof router, "router=%s", stateful[k]);
+        const char *sets[] = {"replicas=3", RATE, router,
+                              "faults=[{at_s: 10, replica: 1, kind: crash}]", NULL};
+        tally t = {.crash_ns = 10e9}, u = {.crash_ns = 10e9};
+        study_result *r = run(SHARED, sets, &t), *q = run(SHARED, sets, &u);
+        print_message("%s, crash: %g retried, %g completed\n", stateful[k],
+                      study_metric(r, "fault_retried"), study_metric(r, "completed"));
+        assert_true(study_metric(r, "fault_crashes") == 1 && study_metric(r, "fault_retried") > 0);
+        assert_true(study_metric(r, "completed") == 400 && study_metric(r, "fault_lost") == 0);
+        assert_int_equal(t.finished, 400);
+        assert_true(t.hash == u.hash); /* same seed, same results */
+        test_free(r);
+        test_free(q);
+    }
+}
+
+/* An autoscaled run of 400 requests with crashes completed them all, losing none; it scaled up
+ * (and down, when `downs`). Frees r. */
+static void assert_followed(study_result *r, const char *router, int downs)
+{
+    print_message("%s: %g scale-ups, %g scale-downs, %g crashes, %g retried\n", router,
+                  study_metric(r, "scale_ups"), study_metric(r, "scale_downs"),
+                  study_metric(r, "fault_crashes"), study_metric(r, "fault_retried"));
+    assert_true(study_metric(r, "scale_ups") > 0 && study_metric(r, "fault_crashes") >= 1);
+    assert_true(!downs || study_metric(r, "scale_downs") > 0);
+    assert_true(study_metric(r, "completed") == 400 && study_metric(r, "fault_lost") == 0);
+    test_free(r);
+}
+
+static void test_stateful_routers_autoscaled(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof stateful / sizeof stateful[0]; k++) {
+        char router[64];
+        snprintf(router, sizeof router, "router=%s", stateful[k]);
+        /* multi-turn sessions (session_affinity's own case): the fleet grows to follow them */
+        const char *sets[] = {"replicas=2",
+                              "workload.num_requests=400",
+                              router,
+                              AUTOSCALED,
+                              "faults=[{at_s: 20, replica: 0, kind: crash}, {at_s: 40, replica: "
+                              "2, kind: crash}]",
+                              NULL};
+        /* a burst and a lull: the fleet grows, then drains replicas */
+        const char *swing[] = {"replicas=1",
+                               router,
+                               AUTOSCALED,
+                               "workload.arrival={process: schedule, steps: [{start_s: 0, rate: "
+                               "20}, {start_s: 10, rate: 2}]}",
+                               "faults=[{at_s: 12, replica: 1, kind: crash}]",
+                               NULL};
+        tally t = {.crash_ns = 20e9}, u = {.crash_ns = 20e9}, v = {.crash_ns = 12e9};
+        assert_followed(run(SESSIONS, sets, &t), stateful[k], 0);
+        assert_followed(run(SESSIONS, sets, &u), stateful[k], 0);
+        assert_true(t.hash == u.hash); /* same seed, same results */
+        assert_followed(run(SHARED, swing, &v), stateful[k], 1);
+    }
+}
+
+/* A crash in a mixed pool: the replica leaves the list of the router that routes over every
+ * group (the first group's), and its replacement joins it again. */
+static void test_crash_mixed_pool(void **state)
+{
+    (void)state;
+    const char *sets[] = {"replicas=[{gpu: h100-sxm, count: 1}, {gpu: a100-80gb, count: 2}]",
+                          "router=least_outstanding", RATE,
+                          "faults=[{at_s: 10, replica: 2, kind: crash}]", NULL};
+    tally t = {.crash_ns = 10e9};
+    study_result *r = run(SHARED, sets, &t);
+    assert_true(study_metric(r, "fault_crashes") == 1 && study_metric(r, "fault_retried") > 0);
+    assert_true(study_metric(r, "completed") == 400 && study_metric(r, "fault_lost") == 0);
+    assert_int_equal(t.finished, 400);
+    test_free(r);
+}
+
+/* Per session (an open-addressed table of 1024): the replicas its requests' last attempts ran
+ * on, as a bit set. */
+typedef struct sess_map {
+    uint64_t id[1024];
+    uint32_t reps[1024];
+} sess_map;
+
+static void on_session(void *st, const eng_request *rq)
+{
+    sess_map *m = st;
+    uint64_t k = rq->session & 1023;
+    while (m->id[k] && m->id[k] != rq->session)
+        k = (k + 1) & 1023;
+    m->id[k] = rq->session;
+    if (rq->status == ENG_RQ_FINISHED)
+        m->reps[k] |= 1u << rq->replica;
+}
+
+/* session_affinity's ring keyed by slot: a crash of replica 1 moves only its own sessions; every
+ * other session stays on its replica throughout (keyed by position, the sessions of replica 2
+ * would have moved to another one when replica 1 left the list). */
+static void test_session_ring_survives_crash(void **state)
+{
+    (void)state;
+    const char *sets[] = {"replicas=3", "workload.num_requests=400", "router=session_affinity",
+                          "faults=[{at_s: 20, replica: 1, kind: crash}]"};
+    scn_scenario s;
+    sim_err err;
+    assert_int_equal(study_load(SESSIONS, sets, 4, &s, &err), 0);
+    study_result *r = test_calloc(1, sizeof *r);
+    sess_map *m = test_calloc(1, sizeof *m);
+    static const eng_recorder_ops rec = {.on_request = on_session};
+    study_hooks hooks = {.rec = &rec, .rec_st = m};
+    assert_int_equal(study_run(&s, s.seed, NULL, NULL, &hooks, r, &err), 0);
+    int on1 = 0, moved = 0, stayed = 0;
+    for (int k = 0; k < 1024; k++) {
+        if (!m->id[k])
+            continue;
+        if (m->reps[k] & 2u) {
+            on1++;
+            moved += m->reps[k] != 2u;
+        } else {
+            stayed += m->reps[k] == 1u || m->reps[k] == 4u;
+            assert_true(m->reps[k] == 1u || m->reps[k] == 4u || m->reps[k] == 0);
+        }
+    }
+    print_message("sessions on the crashed replica: %d (%d moved), elsewhere: %d\n", on1, moved,
+                  stayed);
+    assert_true(on1 > 0 && moved > 0 && stayed > 0);
+    assert_true(study_metric(r, "fault_crashes") == 1 && study_metric(r, "fault_lost") == 0);
+    test_free(m);
+    test_free(r);
+    scn_free(&s);
+}
+
 /* Loading path with the overrides succeeds, the run is refused naming `what`. */
 static void refused_in(const char *path, const char *const *sets, int n, const char *what)
 {
@@ -240,8 +386,6 @@ static void test_refusals(void **state)
     refused("faults=[{at_s: 1, replica: 0, kind: slow, duration_s: 5}, {at_s: 3, replica: 0, "
             "kind: slow, duration_s: 5}]",
             "overlap");
-    const char *kv[] = {"replicas=2", "router=kv_router", CRASH};
-    refused_in(SHARED, kv, 3, "keeps state per replica position");
     const char *pd[] = {"faults=[{at_s: 1, replica: 0, kind: slow, duration_s: 1}]"};
     refused_in(LLMSIM_SOURCE_DIR "/scenarios/pd_llama70b.yaml", pd, 1, "disaggregated");
 }
@@ -255,6 +399,10 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_slow),
         cmocka_unit_test(test_crash_autoscaled),
+        cmocka_unit_test(test_stateful_routers_crash),
+        cmocka_unit_test(test_stateful_routers_autoscaled),
+        cmocka_unit_test(test_session_ring_survives_crash),
+        cmocka_unit_test(test_crash_mixed_pool),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

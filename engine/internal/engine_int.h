@@ -617,6 +617,10 @@ eng_replica *eng_route(eng_engine *e, eng_pool *p, const eng_request *rq);
 /* rq leaves r (finished, turned away, or handed on to a decode replica): r's pool's router is
  * told, before r's load counts drop. */
 void eng_router_left(eng_replica *r, const eng_request *rq);
+/* Replica r joined its pool's ready replicas (an empty engine), or left them (draining, or
+ * crashed): its router is told (router.h: on_join, on_gone). */
+void eng_router_joined(const eng_replica *r);
+void eng_router_gone(const eng_replica *r);
 /* Counts rq as arrived in the system and waiting on r (queue statistics). */
 void eng_count_arrival(eng_replica *r, eng_request *rq);
 /* Gives rq content ids when r keeps a prefix cache and rq has none yet. */
@@ -681,7 +685,8 @@ int eng_autoscale_summary(const eng_engine *e, eng_metric *out, int n, double du
 
 /* r leaves pool p's router's list, the others keeping their order (autoscale.c). */
 void eng_pool_unlist(eng_pool *p, const eng_replica *r);
-/* Starting replica r is ready: it joins the end of its pool's router's list (autoscale.c). */
+/* Starting replica r is ready: it joins the end of its router's list (autoscale.c; in a mixed
+ * pool, the first group's, which routes over every group). */
 void eng_replica_ready(eng_replica *r);
 /* Replica r went from starting to ready (restarted after a crash, or scaled up): requests that
  * arrived while no replica was ready are routed now (fault.c). */
@@ -692,7 +697,7 @@ int eng_autoscale_restart(eng_replica *r, int64_t ready_at);
 
 /* fault.c */
 /* Refuses faults the engine does not model (a link going down, a crash with state it cannot
- * rebuild: disaggregated pools, offload tiers, pipelines, routers with state per replica) and
+ * rebuild: disaggregated pools, offload tiers, pipelines) and
  * faults that overlap on one replica. 0, or -1 with err. */
 int eng_fault_check(const eng_config *c, sim_err *err);
 /* Schedules the configured faults (nothing without any). */
