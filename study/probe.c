@@ -127,7 +127,8 @@ static int load(const study_capacity *c, const char *const *sets, int n, scn_sce
     int rc = c->text ? study_load_text(c->file, c->text, sets, n, scn, err)
                      : study_load(c->file, sets, n, scn, err);
     /* a probe's replicas=N would turn the groups into N replicas of the deployment's GPU */
-    if (rc == 0 && scn->engine.groups.n > 0) {
+    if (rc == 0 && (scn->engine.groups.n > 0 || scn->engine.pd.ngroups[0] > 0 ||
+                    scn->engine.pd.ngroups[1] > 0)) {
         scn_free(scn);
         memset(scn, 0, sizeof *scn); /* the caller may free it again */
         return sim_errf(err,
