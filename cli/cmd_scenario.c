@@ -254,7 +254,8 @@ static int plan_pools(const char *file, const scn_scenario *scn, eng_kv_plan *pl
         if (eng_kv_plan_compute(&pc, &plan[k], err) != 0) {
             char name[48];
             if (scn->engine.pd.enabled)
-                sim_err_prefix(err, "%s: %s", file, pd_pool_name(&scn->engine, k, name, sizeof name));
+                sim_err_prefix(err, "%s: %s", file,
+                               pd_pool_name(&scn->engine, k, name, sizeof name));
             else if (scn->engine.groups.n > 0)
                 sim_err_prefix(err, "%s: replicas[%d]", file, k);
             return -1;

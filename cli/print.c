@@ -277,9 +277,9 @@ const char *cli_saturation(const study_cell *cl, char *buf, size_t len)
 static size_t put_groups(const eng_pool_config *g, int n, char *buf, size_t off, size_t len)
 {
     for (int k = 0; k < n && off < len; k++)
-        off += (size_t)snprintf(buf + off, len - off, "%s%d x %s tp%d", k ? " + " : "",
-                                g[k].replicas, g[k].gpu.name,
-                                g[k].tensor_parallel * g[k].data_parallel_attention);
+        off +=
+            (size_t)snprintf(buf + off, len - off, "%s%d x %s tp%d", k ? " + " : "", g[k].replicas,
+                             g[k].gpu.name, g[k].tensor_parallel * g[k].data_parallel_attention);
     return off;
 }
 

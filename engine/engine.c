@@ -1338,8 +1338,7 @@ static int router_init(eng_engine *e, eng_pool *p, int32_t n, sim_err *err)
     p->nact = n;
     p->router_st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
     if (ops->init && ops->init(p->router_st, n, &p->cfg.router_params) != 0)
-        return sim_errf(err, "%srouter %s: cannot route over %d replicas", p->name,
-                        ops->name, n);
+        return sim_errf(err, "%srouter %s: cannot route over %d replicas", p->name, ops->name, n);
     /* both pools' routers draw from the one router stream, in event order */
     if (n > 1)
         p->router_rng = sim_rng(e->ctx, SIM_STREAM_ROUTER);

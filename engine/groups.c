@@ -125,7 +125,7 @@ void eng_groups_weigh(eng_engine *e)
     double w[ENG_POOLS_MAX];
     for (int k = 0; k < e->npools; k++) {
         int g = eng_config_group(&e->cfg, k); /* -1: a pool of one kind of replica, weight 1 */
-        w[k] = g < 0                           ? 1
+        w[k] = g < 0                         ? 1
                : e->cfg.groups.weight[g] > 0 ? e->cfg.groups.weight[g]
                                              : priced(e, &e->pools[k]);
     }

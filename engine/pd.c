@@ -34,7 +34,7 @@ static int pd_pools(const eng_config *c, int k)
 
 int eng_config_pools(const eng_config *c)
 {
-    return c->pd.enabled    ? pd_pools(c, ENG_POOL_PREFILL) + pd_pools(c, ENG_POOL_DECODE)
+    return c->pd.enabled     ? pd_pools(c, ENG_POOL_PREFILL) + pd_pools(c, ENG_POOL_DECODE)
            : c->groups.n > 0 ? c->groups.n
                              : 1;
 }

@@ -299,8 +299,8 @@ static int load_pool(scn_lctx *c, const scn_node *root, const char *pre, const e
 
 /* Group i of `replicas: [...]` at node n (in pool pre: "" at the top level), starting from
  * dep's settings, into *out and its weight (0 when not given). */
-static int load_group(scn_lctx *c, const scn_node *root, const scn_node *n, const char *pre,
-                      int i, const eng_config *dep, eng_pool_config *out, double *weight)
+static int load_group(scn_lctx *c, const scn_node *root, const scn_node *n, const char *pre, int i,
+                      const eng_config *dep, eng_pool_config *out, double *weight)
 {
     static const char *const deployment[] = {"replicas", "router"};
     char ip[48];

@@ -28,7 +28,7 @@
 
 #define HEAD "name: mixedpd\nseed: 1\nmodel: llama-3.1-8b\ngpu: h200\nengine: vllm\n"
 #define OVERLOAD                                                                                   \
-    "workload:\n  num_requests: 1500\n  arrival: {process: poisson, rate: 60}\n"                  \
+    "workload:\n  num_requests: 1500\n  arrival: {process: poisson, rate: 60}\n"                   \
     "  prompt_tokens: {dist: lognormal, mean: 600, sigma: 0.5, max: 4000}\n"                       \
     "  output_tokens: {dist: lognormal, mean: 600, sigma: 0.5, max: 3000}\n"
 #define PREFILL "prefill: {replicas: 2}\n"
@@ -48,8 +48,8 @@ static void test_decode_throughput_between_its_parts(void **state)
     print_message("decode 3 x A100 %.2f req/s, 2 x A100 + 1 x H200 %.2f req/s, 3 x H200 %.2f "
                   "req/s (output %.0f / %.0f / %.0f tok/s)\n",
                   m(s, "request_throughput"), m(x, "request_throughput"),
-                  m(f, "request_throughput"), m(s, "output_throughput"),
-                  m(x, "output_throughput"), m(f, "output_throughput"));
+                  m(f, "request_throughput"), m(s, "output_throughput"), m(x, "output_throughput"),
+                  m(f, "output_throughput"));
     assert_true(m(s, "output_throughput") < m(x, "output_throughput"));
     assert_true(m(x, "output_throughput") < m(f, "output_throughput"));
     assert_true(m(s, "request_throughput") < m(x, "request_throughput"));
@@ -104,9 +104,9 @@ static void test_each_pair_its_own_link(void **state)
 
 static void same(const study_result *a, const study_result *b)
 {
-    static const char *const names[] = {"p99_ttft_ms",  "mean_tpot_ms", "duration",
-                                        "cost_usd",     "energy_kwh",   "mean_kv_transfer_ms",
-                                        "decode_gpus",  "prefill_gpus", "decode_utilization",
+    static const char *const names[] = {"p99_ttft_ms",        "mean_tpot_ms", "duration",
+                                        "cost_usd",           "energy_kwh",   "mean_kv_transfer_ms",
+                                        "decode_gpus",        "prefill_gpus", "decode_utilization",
                                         "prefill_utilization"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!(m(a, names[i]) == m(b, names[i])))
@@ -152,8 +152,7 @@ static void test_refusals(void **state)
     static const char stat[] =
         HEAD PREFILL TWO_D("{gpu: h200, count: 1, scheduler: {name: static}}") LONE;
     refused_sets(stat, NULL, "decode.replicas[1].scheduler");
-    static const char pp[] =
-        HEAD PREFILL TWO_D("{gpu: h200, count: 1, pipeline_parallel: 2}") LONE;
+    static const char pp[] = HEAD PREFILL TWO_D("{gpu: h200, count: 1, pipeline_parallel: 2}") LONE;
     refused_sets(pp, NULL, "pipeline_parallel with prefill and decode pools is not modelled");
     static const char many[] =
         HEAD "prefill:\n  replicas: [{count: 1}, {count: 1}, {count: 1}, {count: 1}, {count: 1}]\n"

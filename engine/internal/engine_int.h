@@ -489,7 +489,7 @@ struct eng_pool {
     struct eng_pool *route;
     int32_t nroute;  /* replicas its router routes over (route == this pool) */
     int32_t ngroups; /* groups its router routes over (route == this pool) */
-    double weight;  /* a replica's capacity as routers weigh it (1 without groups) */
+    double weight;   /* a replica's capacity as routers weigh it (1 without groups) */
     const eng_router_ops *router;
     void *router_st;
     gsl_rng *router_rng; /* the run's SIM_STREAM_ROUTER (NULL with one replica) */
