@@ -139,7 +139,6 @@ static int load(const study_capacity *c, const char *const *sets, int n, scn_sce
     return rc;
 }
 
-
 /* The texts a probe's overrides point to. */
 typedef struct probe_sets {
     const char *v[STUDY_MAX_SETS + 2 * STUDY_CHOICE_SETS + 8];
