@@ -174,6 +174,8 @@ static void print_head(const cap_state *s, const scn_scenario *scn)
     const char *x = cli_extrapolated(scn);
     if (x)
         printf("note: %s\n", x);
+    if (cap->fit_note[0])
+        printf("pipelined: %s\n", cap->fit_note);
     cli_print_validated(stdout, scn);
     if (s->q.shown[0])
         printf("asked: %s\n", s->q.shown);
@@ -392,6 +394,15 @@ static void json_head(sim_jsonw *j, const study_capacity *cap, const scn_scenari
     for (int i = 0; i < cap->nsets; i++)
         sim_jsonw_str(j, NULL, cap->sets[i]);
     sim_jsonw_close(j, ']');
+    if (cap->fit.nsets > 0) { /* the pipeline the model was searched on (study_capacity_fit) */
+        sim_jsonw_open(j, "pipelined", '{');
+        sim_jsonw_str(j, "why", cap->fit_note);
+        sim_jsonw_open(j, "sets", '[');
+        for (int i = 0; i < cap->fit.nsets; i++)
+            sim_jsonw_str(j, NULL, cap->fit.set[i]);
+        sim_jsonw_close(j, ']');
+        sim_jsonw_close(j, '}');
+    }
     sim_jsonw_open(j, "slo_ms", '{');
     for (int i = 0; i < cap->nslo; i++)
         sim_jsonw_num(j, cap->slo[i].label, cap->slo[i].limit_ms);
@@ -593,7 +604,7 @@ int cmd_capacity(int argc, char **argv)
     scn_scenario scn;
     int nchoice = cap->ncmp ? cap->ncmp : 1, rc = 1;
     study_answer *ans = sim_xcalloc((size_t)nchoice, sizeof *ans);
-    if (study_capacity_load(cap, &scn, &err) != 0)
+    if (study_capacity_fit(cap, &err) != 0 || study_capacity_load(cap, &scn, &err) != 0)
         goto fail;
     cli_note(&s->c, "%s", scn.notes);
     if (study_capacity_priced(cap, &err) != 0)

@@ -45,16 +45,27 @@ static void json_pool(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan
     sim_jsonw_int(j, "kv_tokens", plan->tokens);
 }
 
-/* A disaggregated deployment's two pools and its KV transfer, as JSON objects. */
+/* A disaggregated deployment's two pools and its KV transfer, as JSON objects (a pool of groups
+ * as an array of them, each with its GPU). */
 static void json_pd(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan)
 {
     static const char *const names[2] = {"prefill", "decode"};
+    int d = eng_config_decode_pool(e), np = eng_config_pools(e);
     for (int k = 0; k < 2; k++) {
-        eng_config pc;
-        eng_config_pool(e, k, &pc);
-        sim_jsonw_open(j, names[k], '{');
-        json_pool(j, &pc, &plan[k]);
-        sim_jsonw_close(j, '}');
+        int lo = k ? d : 0, hi = k ? np : d, ng = e->pd.ngroups[k];
+        if (ng)
+            sim_jsonw_open(j, names[k], '[');
+        for (int p = lo; p < hi; p++) {
+            eng_config pc;
+            eng_config_pool(e, p, &pc);
+            sim_jsonw_open(j, ng ? NULL : names[k], '{');
+            if (ng)
+                sim_jsonw_str(j, "gpu", pc.gpu.name);
+            json_pool(j, &pc, &plan[p]);
+            sim_jsonw_close(j, '}');
+        }
+        if (ng)
+            sim_jsonw_close(j, ']');
     }
     sim_jsonw_open(j, "kv_transfer", '{');
     sim_jsonw_str(j, "link", eng_link_kind_name(e->pd.link));
@@ -133,22 +144,37 @@ static void text_pool(const eng_config *e, const eng_kv_plan *p)
                (long long)p->state_bytes);
 }
 
-/* A disaggregated deployment's two pools and its KV transfer link. */
+/* How pool k of a disaggregated e is named: "prefill pool", "decode.replicas[1]". */
+static const char *pd_pool_name(const eng_config *e, int k, char *buf, size_t len)
+{
+    int d = eng_config_decode_pool(e), g = eng_config_group(e, k);
+    const char *role = k >= d ? "decode" : "prefill";
+    if (g >= 0)
+        snprintf(buf, len, "%s.replicas[%d]", role, k >= d ? g - e->pd.ngroups[0] : g);
+    else
+        snprintf(buf, len, "%s pool", role);
+    return buf;
+}
+
+/* A disaggregated deployment's pools (or their groups) and its KV transfer link. */
 static void text_pd(const eng_config *e, const eng_kv_plan *p)
 {
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < eng_config_pools(e); k++) {
         eng_config pc;
+        char name[48];
         eng_config_pool(e, k, &pc);
-        printf("%s pool: %d x %s, scheduler %s, router %s, KV cache %lld blocks = %lld tokens "
+        printf("%s: %d x %s, scheduler %s, router %s, KV cache %lld blocks = %lld tokens "
                "per replica\n",
-               k ? "decode" : "prefill", pc.replicas, pc.gpu.name, pc.sched.name, pc.router,
-               (long long)p[k].blocks, (long long)p[k].tokens);
+               pd_pool_name(e, k, name, sizeof name), pc.replicas, pc.gpu.name, pc.sched.name,
+               pc.router, (long long)p[k].blocks, (long long)p[k].tokens);
         text_pool(&pc, &p[k]);
     }
     const eng_pd_config *pd = &e->pd;
     char bw[64];
     if (pd->link_bw > 0)
         snprintf(bw, sizeof bw, "%.1f GB/s per GPU", pd->link_bw / 1e9);
+    else if (pd->ngroups[0] || pd->ngroups[1])
+        snprintf(bw, sizeof bw, "each group's GPU's figure (catalog)");
     else
         snprintf(bw, sizeof bw, "%.1f / %.1f GB/s per GPU (catalog)",
                  eng_link_gpu_bw(&pd->pool[0].gpu, pd->link) / 1e9,
@@ -226,8 +252,10 @@ static int plan_pools(const char *file, const scn_scenario *scn, eng_kv_plan *pl
         eng_config pc;
         eng_config_pool(&scn->engine, k, &pc);
         if (eng_kv_plan_compute(&pc, &plan[k], err) != 0) {
+            char name[48];
             if (scn->engine.pd.enabled)
-                sim_err_prefix(err, "%s: %s pool", file, k ? "decode" : "prefill");
+                sim_err_prefix(err, "%s: %s", file,
+                               pd_pool_name(&scn->engine, k, name, sizeof name));
             else if (scn->engine.groups.n > 0)
                 sim_err_prefix(err, "%s: replicas[%d]", file, k);
             return -1;

@@ -273,29 +273,38 @@ const char *cli_saturation(const study_cell *cl, char *buf, size_t len)
     return buf;
 }
 
+/* Groups g[0..n) as "4 x a100-80gb tp1 + 2 x h200 tp2" at buf + off: the new offset. */
+static size_t put_groups(const eng_pool_config *g, int n, char *buf, size_t off, size_t len)
+{
+    for (int k = 0; k < n && off < len; k++)
+        off +=
+            (size_t)snprintf(buf + off, len - off, "%s%d x %s tp%d", k ? " + " : "", g[k].replicas,
+                             g[k].gpu.name, g[k].tensor_parallel * g[k].data_parallel_attention);
+    return off;
+}
+
 const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len)
 {
     const eng_config *c = &scn->engine;
+    buf[0] = '\0';
     if (c->groups.n > 0) { /* a mixed pool: each group's count, GPU and GPUs per replica */
-        size_t off = 0;
-        buf[0] = '\0';
-        for (int k = 0; k < c->groups.n && off < len; k++) {
-            const eng_pool_config *g = &c->groups.group[k];
-            off += (size_t)snprintf(buf + off, len - off, "%s%d x %s tp%d", k ? " + " : "",
-                                    g->replicas, g->gpu.name,
-                                    g->tensor_parallel * g->data_parallel_attention);
-        }
+        put_groups(c->groups.group, c->groups.n, buf, 0, len);
         return buf;
     }
     if (!c->pd.enabled) {
         snprintf(buf, len, "%s", c->gpu.name);
         return buf;
     }
-    const eng_pool_config *p = &c->pd.pool[ENG_POOL_PREFILL], *d = &c->pd.pool[ENG_POOL_DECODE];
-    snprintf(buf, len, "prefill %d x %s tp%d, decode %d x %s tp%d (%s, %s)", p->replicas,
-             p->gpu.name, p->tensor_parallel * p->data_parallel_attention, d->replicas, d->gpu.name,
-             d->tensor_parallel * d->data_parallel_attention, eng_link_kind_name(c->pd.link),
-             eng_xfer_mode_name(c->pd.mode));
+    size_t off = 0;
+    for (int k = 0; k < 2 && off < len; k++) { /* each pool: its groups, or its one kind */
+        int ng = c->pd.ngroups[k];
+        off += (size_t)snprintf(buf + off, len - off, "%s", k ? ", decode " : "prefill ");
+        off = ng ? put_groups(&c->groups.group[k ? c->pd.ngroups[0] : 0], ng, buf, off, len)
+                 : put_groups(&c->pd.pool[k], 1, buf, off, len);
+    }
+    if (off < len)
+        snprintf(buf + off, len - off, " (%s, %s)", eng_link_kind_name(c->pd.link),
+                 eng_xfer_mode_name(c->pd.mode));
     return buf;
 }
 

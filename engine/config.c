@@ -91,7 +91,8 @@ static const eng_key moe_keys[] = {
 const eng_key eng_deploy_keys[] = {
     {"replicas", ENG_KEY_INT, ENG_KEY_CODE, 1, 1 << 20, "", "1", NULL,
      "replicas serving the deployment (in a pool: the pool's); or a list of groups that differ "
-     "in GPU or layout, [{gpu, count, tensor_parallel, ...}, ...] (a mixed pool)",
+     "in GPU or layout, [{gpu, count, tensor_parallel, ...}, ...] (a mixed pool; a prefill or "
+     "decode pool's groups start from that pool's settings)",
      ENG_KEY_AT(eng_config, replicas)},
     {"tensor_parallel", ENG_KEY_INT, 0, 1, 1024, "GPUs", "1", NULL,
      "GPUs splitting each attention and dense layer", ENG_KEY_AT(eng_config, tensor_parallel)},

@@ -1183,7 +1183,7 @@ double eng_replica_capacity(const eng_replica *r)
 
 int eng_replica_weighed(const eng_replica *r)
 {
-    return r->e->cfg.groups.n > 1;
+    return r->pool->route->ngroups > 1;
 }
 
 double eng_replica_kv_usage(const eng_replica *r)
@@ -1395,17 +1395,21 @@ static void debug_check(void *arg)
 }
 #endif
 
-/* "prefill pool: " for messages about a disaggregated deployment's pool, "" otherwise. */
-static const char *pool_name(const eng_engine *e, const eng_pool *p)
+/* How messages name pool k: "" (aggregated), "replicas[1]: " (a mixed pool's group), "prefill
+ * pool: ", "decode pool: " or "decode.replicas[1]: " (a disaggregated pool or its group). */
+static void name_pool(const eng_engine *e, eng_pool *p)
 {
-    static const char *const groups[ENG_MAX_GROUPS] = {
-        "replicas[0]: ", "replicas[1]: ", "replicas[2]: ", "replicas[3]: ",
-        "replicas[4]: ", "replicas[5]: ", "replicas[6]: ", "replicas[7]: "};
-    if (e->cfg.groups.n > 0)
-        return groups[p->id];
-    if (!e->pd)
-        return "";
-    return p->role == ENG_ROLE_PREFILL ? "prefill pool: " : "decode pool: ";
+    const char *role = p->role == ENG_ROLE_PREFILL ? "prefill" : "decode";
+    int g = eng_config_group(&e->cfg, p->id);
+    int first = p->role == ENG_ROLE_DECODE ? e->cfg.pd.ngroups[ENG_POOL_PREFILL] : 0;
+    if (g >= 0 && !e->pd)
+        snprintf(p->name, sizeof p->name, "replicas[%d]: ", g);
+    else if (g >= 0)
+        snprintf(p->name, sizeof p->name, "%s.replicas[%d]: ", role, g - first);
+    else if (e->pd)
+        snprintf(p->name, sizeof p->name, "%s pool: ", role);
+    else
+        p->name[0] = '\0';
 }
 
 /* Pool p's router state over its n replicas from p->reps on (a mixed pool's first group: every
@@ -1421,25 +1425,41 @@ static int router_init(eng_engine *e, eng_pool *p, int32_t n, sim_err *err)
     p->nact = n;
     p->router_st = sim_xcalloc(1, ops->state_size ? ops->state_size : 1);
     if (ops->init && ops->init(p->router_st, n, &p->cfg.router_params) != 0)
-        return sim_errf(err, "%srouter %s: cannot route over %d replicas", pool_name(e, p),
-                        ops->name, n);
+        return sim_errf(err, "%srouter %s: cannot route over %d replicas", p->name, ops->name, n);
     /* both pools' routers draw from the one router stream, in event order */
     if (n > 1)
         p->router_rng = sim_rng(e->ctx, SIM_STREAM_ROUTER);
     return 0;
 }
 
-/* Every pool's router: its own, or (a mixed pool) the first group's over all the replicas. */
+/* The pool whose router routes pool k's replicas: a mixed pool's first group, a disaggregated
+ * deployment's first prefill or first decode pool, or k itself. */
+static int route_head(const eng_engine *e, int k)
+{
+    if (e->cfg.groups.n > 0)
+        return 0;
+    if (e->pd)
+        return k < e->dpool ? 0 : e->dpool;
+    return k;
+}
+
+/* Every pool's router: its own, or (groups) its head's over every group's replicas, which lie
+ * one group after another. */
 static int routers_init(eng_engine *e, sim_err *err)
 {
-    if (e->cfg.groups.n > 0) {
-        for (int k = 1; k < e->npools; k++)
-            e->pools[k].route = &e->pools[0];
-        return router_init(e, &e->pools[0], e->nrep, err);
-    }
-    for (int k = 0; k < e->npools; k++)
-        if (router_init(e, &e->pools[k], e->pools[k].nrep, err) != 0)
+    for (int k = 0; k < e->npools; k++) {
+        int h = route_head(e, k);
+        if (h != k) {
+            e->pools[k].route = &e->pools[h];
+            continue;
+        }
+        int32_t n = 0, groups = 0;
+        for (int j = k; j < e->npools && route_head(e, j) == k; j++, groups++)
+            n += e->pools[j].nrep;
+        if (router_init(e, &e->pools[k], n, err) != 0)
             return -1;
+        e->pools[k].ngroups = groups;
+    }
     return 0;
 }
 
@@ -1481,7 +1501,7 @@ static int replica_init(eng_engine *e, eng_pool *p, int32_t i, sim_err *err)
     eng_cohort_init(&r->co, e, &p->cfg);
     r->st = sim_xcalloc(1, p->ops->state_size ? p->ops->state_size : 1);
     if (p->ops->init(r->st, &p->cfg.sched, r) != 0)
-        return sim_errf(err, "%sscheduler %s: bad settings", pool_name(e, p), p->ops->name);
+        return sim_errf(err, "%sscheduler %s: bad settings", p->name, p->ops->name);
     return 0;
 }
 
@@ -1492,16 +1512,15 @@ static int pool_init(eng_engine *e, int k, const eng_costs *costs, int32_t *firs
     eng_pool *p = &e->pools[k];
     const eng_router_ops *router;
     p->id = k;
-    p->role = e->pd ? (k == ENG_POOL_PREFILL ? ENG_ROLE_PREFILL : ENG_ROLE_DECODE) : ENG_ROLE_MIXED;
+    p->role = !e->pd ? ENG_ROLE_MIXED : k < e->dpool ? ENG_ROLE_PREFILL : ENG_ROLE_DECODE;
     p->weight = 1;
+    name_pool(e, p);
     eng_config_pool(&e->cfg, k, &p->cfg);
     p->pred = costs[k].target;
     p->draft = p->cfg.spec.method != ENG_SPEC_NONE && p->cfg.spec.has_draft ? costs[k].draft : NULL;
     if (find_policies(&p->cfg, &p->ops, &router, err) != 0 ||
         eng_kv_plan_compute(&p->cfg, &p->plan, err) != 0)
-        return e->pd || e->cfg.groups.n > 0
-                   ? sim_err_prefix(err, "%.*s", (int)strlen(pool_name(e, p)) - 2, pool_name(e, p))
-                   : -1;
+        return p->name[0] ? sim_err_prefix(err, "%.*s", (int)strlen(p->name) - 2, p->name) : -1;
     p->router = router;
     p->first = *first;
     /* a pipeline's virtual engines, of every replica autoscaling may start */
@@ -1534,6 +1553,8 @@ static int check_modelled(const eng_engine *e, sim_err *err)
     int pp = c->pipeline_parallel > 1;
     for (int k = 0; k < 2 && c->pd.enabled; k++)
         pp |= c->pd.pool[k].pipeline_parallel > 1;
+    for (int g = 0; c->pd.enabled && g < c->pd.ngroups[0] + c->pd.ngroups[1]; g++)
+        pp |= c->groups.group[g].pipeline_parallel > 1;
     if (pp && (c->pd.enabled || sp->method != ENG_SPEC_NONE || c->fleet.autoscale.enabled))
         return sim_errf(err, "pipeline_parallel with %s is not modelled yet",
                         c->pd.enabled                 ? "prefill and decode pools"
@@ -1593,6 +1614,7 @@ eng_engine *eng_new(sim_ctx *ctx, const eng_config *cfg, const eng_costs *costs,
     e->max_len = cfg->max_model_len > 0 ? cfg->max_model_len : cfg->model.max_context;
     e->pd = cfg->pd.enabled;
     e->npools = eng_config_pools(cfg);
+    e->dpool = cfg->pd.enabled ? eng_config_decode_pool(cfg) : 0;
     eng_metrics_init(&e->m);
     int32_t n = 0;
     if (check_modelled(e, err) != 0 || eng_groups_check(cfg, err) != 0 ||
@@ -1740,10 +1762,14 @@ int eng_summary(eng_engine *e, eng_metric *out)
     for (int32_t i = 0; i < e->nrep; i++)
         e->m.prefix_evictions += eng_prefix_evictions(&e->reps[i]);
     e->m.pd = e->pd;
-    for (int k = 0; e->pd && k < 2; k++) {
-        e->m.pool_busy_ns[k] = e->tot.pool_busy_ns[k];
-        e->m.pool_gpus[k] = e->pools[k].plan.gpus;
-        e->m.pool_replicas[k] = e->pools[k].nrep;
+    memset(e->m.pool_busy_ns, 0, sizeof e->m.pool_busy_ns);
+    memset(e->m.pool_gpus, 0, sizeof e->m.pool_gpus);
+    memset(e->m.pool_replicas, 0, sizeof e->m.pool_replicas);
+    for (int k = 0; e->pd && k < e->npools; k++) { /* by role: a pool's groups together */
+        int r = e->pools[k].role == ENG_ROLE_DECODE;
+        e->m.pool_busy_ns[r] += e->tot.pool_busy_ns[k];
+        e->m.pool_gpus[r] += e->pools[k].plan.gpus * e->pools[k].nrep;
+        e->m.pool_replicas[r] += e->pools[k].nrep;
     }
     eng_fleet_fill(e);
     int n = eng_off_summary(e, out, eng_metrics_summary(&e->m, out));

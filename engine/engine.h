@@ -170,6 +170,9 @@ typedef struct eng_pd_config {
     double link_bw;    /* bytes/s per GPU per direction; 0 = each side's catalog figure */
     double latency_ns; /* added to every transfer */
     eng_xfer_mode mode;
+    int32_t ngroups[2]; /* groups in the prefill and the decode pool (0: one kind of replica,
+                           pool[k]); a pool's groups lie in eng_config.groups.group, the
+                           prefill pool's first (groups.n stays 0) */
 } eng_pd_config;
 
 /* A mixed pool (`replicas: [{gpu, count, tensor_parallel, ...}, ...]`): groups of replicas that
@@ -274,8 +277,16 @@ extern const eng_key eng_acceptance_keys[];
 extern const eng_key eng_kv_transfer_keys[];
 
 /* Pools of a configuration: 1 (aggregated), its groups (a mixed pool: every group a pool of
- * its own, one router over them all) or 2 (prefill, decode). */
+ * its own, one router over them all) or a disaggregated one's prefill pools then decode pools
+ * (2, or more where a prefill or decode pool is a list of groups, each a pool of its own behind
+ * that pool's one router). */
 int eng_config_pools(const eng_config *c);
+/* The first decode pool of a disaggregated configuration (pools before it prefill): 1, or the
+ * prefill pool's groups. */
+int eng_config_decode_pool(const eng_config *c);
+/* Where pool p's settings lie in c->groups (a mixed pool's group, or a prefill or decode pool's
+ * group), or -1 for a pool of one kind of replica. */
+int eng_config_group(const eng_config *c, int p);
 /* The configuration pool p's replicas run with: c itself for an aggregated one; for a
  * disaggregated one (or a mixed pool's group p) c with pool p's settings in place of the
  * deployment's. */

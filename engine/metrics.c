@@ -322,7 +322,7 @@ static int put_pd(eng_metrics *m, eng_metric *out, int n, double dur)
     char name[40];
     for (int p = 0; p < 2; p++) {
         snprintf(name, sizeof name, "%s_gpus", pool[p]);
-        n = put(out, n, name, (double)m->pool_gpus[p] * m->pool_replicas[p]);
+        n = put(out, n, name, (double)m->pool_gpus[p]);
     }
     for (int p = 0; p < 2; p++) {
         double cap = (double)m->pool_replicas[p] * dur * 1e9;

@@ -94,8 +94,8 @@ typedef struct eng_metrics {
     sim_samples xfer, xfer_wait;
     int64_t transfers, transfers_held;
     double xfer_bytes;
-    int64_t pool_busy_ns[2];
-    int32_t pool_gpus[2], pool_replicas[2];
+    int64_t pool_busy_ns[2];                /* prefill, decode: summed over their groups */
+    int32_t pool_gpus[2], pool_replicas[2]; /* GPUs (every replica's) and replicas */
     /* the fleet (set by the engine before the summary, fleet.c): GPU-seconds, cost in USD
      * (NaN when a GPU has no price), energy in J (NaN when a GPU has no power figure) */
     double fleet_gpu_s, fleet_cost_usd, fleet_energy_j;

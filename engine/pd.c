@@ -26,18 +26,42 @@
 
 /* ---------------- configuration ---------------- */
 
+/* Pools of a disaggregated pool k (ENG_POOL_PREFILL or ENG_POOL_DECODE): its groups, or 1. */
+static int pd_pools(const eng_config *c, int k)
+{
+    return c->pd.ngroups[k] > 0 ? c->pd.ngroups[k] : 1;
+}
+
 int eng_config_pools(const eng_config *c)
 {
-    return c->pd.enabled ? 2 : c->groups.n > 0 ? c->groups.n : 1;
+    return c->pd.enabled     ? pd_pools(c, ENG_POOL_PREFILL) + pd_pools(c, ENG_POOL_DECODE)
+           : c->groups.n > 0 ? c->groups.n
+                             : 1;
+}
+
+int eng_config_decode_pool(const eng_config *c)
+{
+    return pd_pools(c, ENG_POOL_PREFILL);
+}
+
+int eng_config_group(const eng_config *c, int p)
+{
+    if (!c->pd.enabled)
+        return c->groups.n > 0 ? p : -1;
+    int d = eng_config_decode_pool(c), k = p >= d;
+    if (c->pd.ngroups[k] == 0)
+        return -1;
+    return k ? c->pd.ngroups[ENG_POOL_PREFILL] + p - d : p;
 }
 
 void eng_config_pool(const eng_config *c, int p, eng_config *out)
 {
     *out = *c;
-    if (c->pd.enabled)
-        out->pool = c->pd.pool[p];
-    else if (c->groups.n > 0)
-        out->pool = c->groups.group[p];
+    int g = eng_config_group(c, p);
+    if (g >= 0)
+        out->pool = c->groups.group[g];
+    else if (c->pd.enabled)
+        out->pool = c->pd.pool[p >= eng_config_decode_pool(c)];
 }
 
 /* A prefill or decode pool: the deployment's keys (a pool starts from the deployment's values)
@@ -112,20 +136,21 @@ double eng_link_gpu_bw(const eng_gpu *g, eng_link_kind k)
 /* ---------------- set-up ---------------- */
 
 /* The scenario loader has checked the configuration against the settings tables (kv_transfer's
- * range, each pool's GPU's bandwidth when none is given, the decode policy's pd_join). */
+ * range, each pool's or group's GPU's bandwidth when none is given, the decode policy's
+ * pd_join). */
 void eng_pd_init(eng_engine *e)
 {
     const eng_pd_config *pd = &e->cfg.pd;
-    SIM_CHECK(NULL, e->pools[ENG_POOL_DECODE].ops->pd_join != NULL);
     SIM_CHECK(NULL, pd->latency_ns >= 0);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < e->npools; k++) {
         eng_pool *p = &e->pools[k];
+        SIM_CHECK(NULL, p->role == ENG_ROLE_PREFILL || p->ops->pd_join != NULL);
         double bw = pd->link_bw > 0 ? pd->link_bw : eng_link_gpu_bw(&p->cfg.gpu, pd->link);
         SIM_CHECK(NULL, bw > 0);
         p->gpu_bw = bw / 1e9;
         for (int32_t i = 0; i < p->nrep; i++) {
             eng_port *port = &p->reps[i].port;
-            port->send = k == ENG_POOL_PREFILL;
+            port->send = p->role == ENG_ROLE_PREFILL;
             port->cap = p->gpu_bw * p->plan.gpus;
         }
     }
@@ -133,12 +158,12 @@ void eng_pd_init(eng_engine *e)
 
 /* ---------------- bytes and rates ---------------- */
 
-/* Bytes of the first n tokens' KV the decode replica receives: its per-GPU KV of a token
+/* Bytes of the first n tokens' KV decode replica r receives: its pool's per-GPU KV of a token
  * (windowed layers keep at most their window) on each GPU that holds the request's KV (the
  * tensor-parallel group of one attention rank). */
-static double kv_bytes(const eng_engine *e, int64_t n)
+static double kv_bytes(const eng_replica *r, int64_t n)
 {
-    const eng_pool *d = &e->pools[ENG_POOL_DECODE];
+    const eng_pool *d = r->pool;
     const eng_kv_plan *p = &d->plan;
     int64_t w = p->window > 0 && n > p->window ? p->window : n;
     return (double)d->cfg.tensor_parallel *
@@ -148,10 +173,11 @@ static double kv_bytes(const eng_engine *e, int64_t n)
 /* MODEL: a transfer moves over the links of the GPUs holding the request's KV on both sides
  * (each tensor-parallel rank sends its shard over its own NIC: vLLM NixlConnector and SGLang's
  * Mooncake backend pair the prefill and decode ranks), so one request gets at most the smaller
- * side's GPUs x per-GPU bandwidth. */
-static double flow_cap(const eng_engine *e)
+ * side's GPUs x per-GPU bandwidth. Each pair's own: in a pool of groups the two ends may differ
+ * in GPU (link bandwidth) and layout, and the slower end bounds the transfer. */
+static double flow_cap(const eng_replica *src, const eng_replica *dst)
 {
-    const eng_pool *p = &e->pools[ENG_POOL_PREFILL], *d = &e->pools[ENG_POOL_DECODE];
+    const eng_pool *p = src->pool, *d = dst->pool;
     double a = p->gpu_bw * p->cfg.tensor_parallel, b = d->gpu_bw * d->cfg.tensor_parallel;
     return a < b ? a : b;
 }
@@ -190,9 +216,9 @@ static void enqueue(eng_replica *d, eng_request *rq, int count_total)
 static void start(eng_engine *e, eng_request *rq, int64_t now)
 {
     eng_replica *p = &e->reps[rq->pd_src], *d = &e->reps[rq->pd_dst];
-    eng_flow_open(e, rq, &p->port, &d->port, flow_cap(e), now);
+    eng_flow_open(e, rq, &p->port, &d->port, flow_cap(p, d), now);
     if (e->cfg.pd.mode == ENG_XFER_AFTER_PREFILL) {
-        eng_flow_release(rq->pd_flow, kv_bytes(e, rq->prompt), 1, now);
+        eng_flow_release(rq->pd_flow, kv_bytes(d, rq->prompt), 1, now);
         return;
     }
     /* MODEL: SGLang's prefill server keeps a request in its bootstrap queue until the decode
@@ -241,9 +267,20 @@ static void admit_waiting(eng_replica *d, int64_t now)
 
 /* ---------------- the request's way ---------------- */
 
+/* Whether total tokens of KV fit a replica of every decode pool: the decode router may pick any
+ * (a request that fits only some groups is refused as one that fits none, an approximation of
+ * ours: the routers do not filter by size). */
+static int decode_fits(const eng_engine *e, int64_t total)
+{
+    for (int k = e->dpool; k < e->npools; k++)
+        if (eng_kv_blocks_for(&e->pools[k].reps[0], total) > e->pools[k].plan.blocks)
+            return 0;
+    return 1;
+}
+
 void eng_pd_arrival(eng_engine *e, eng_request *rq, int64_t now)
 {
-    eng_pool *pp = &e->pools[ENG_POOL_PREFILL], *dp = &e->pools[ENG_POOL_DECODE];
+    eng_pool *pp = &e->pools[ENG_POOL_PREFILL], *dp = &e->pools[e->dpool];
     eng_replica *p = eng_route(e, pp, rq);
     /* MODEL: the disaggregation proxies send the prefill instance the request with one output
      * token (vLLM's disagg proxy examples set max_tokens = 1; TensorRT-LLM's disaggregated
@@ -258,8 +295,7 @@ void eng_pd_arrival(eng_engine *e, eng_request *rq, int64_t now)
         eng_reject(p, rq, ENG_REJECT_CONTEXT);
         return;
     }
-    if (eng_kv_blocks_for(p, (int64_t)rq->prompt + 1) > eng_kv_total(p) ||
-        eng_kv_blocks_for(&dp->reps[0], total) > dp->plan.blocks) {
+    if (eng_kv_blocks_for(p, (int64_t)rq->prompt + 1) > eng_kv_total(p) || !decode_fits(e, total)) {
         eng_reject(p, rq, ENG_REJECT_KV);
         return;
     }
@@ -322,7 +358,7 @@ void eng_pd_prefilled(eng_replica *p, eng_request *rq)
         return; /* its KV is on its way already */
     /* MODEL: Dynamo's PrefillRouter routes the request to a decode worker once the prefill
      * worker has returned its transfer metadata (Dynamo architecture flow, S5-S7) */
-    eng_replica *d = eng_route(e, &e->pools[ENG_POOL_DECODE], rq);
+    eng_replica *d = eng_route(e, &e->pools[e->dpool], rq);
     route_decode(d, rq);
     enqueue(d, rq, 1);
     if (!d->busy)
@@ -341,7 +377,8 @@ void eng_pd_started(eng_replica *p, int64_t now)
         if (!f)
             continue;
         int64_t c = rq->prefilled, q = b->chunks[i].tokens;
-        double before = kv_bytes(e, c), target = kv_bytes(e, c + q);
+        const eng_replica *d = &e->reps[rq->pd_dst];
+        double before = kv_bytes(d, c), target = kv_bytes(d, c + q);
         double rel = eng_flow_released(f, now);
         /* a prefix found cached is not computed: its KV can go at once */
         if (before > rel) {
@@ -381,7 +418,7 @@ static void on_kv_arrived(sim_ctx *ctx, void *obj, int64_t arg)
     if (rq->pc && p->kv.block_size != d->kv.block_size) {
         rq->pc->nbh = rq->pc->cur_seg = rq->pc->cur_off = 0; /* hashes were of p's blocks */
     }
-    double bytes = kv_bytes(e, rq->prompt);
+    double bytes = kv_bytes(d, rq->prompt);
     int64_t ready = rq->t_prefilled > rq->t_reserved ? rq->t_prefilled : rq->t_reserved;
     int64_t asked = e->cfg.pd.mode == ENG_XFER_LAYERWISE ? rq->t_arrival : rq->t_prefilled;
     e->tot.transfers++;

@@ -248,17 +248,14 @@ static int load_pool_gpu(scn_lctx *c, const scn_node *m, const char *pre, eng_co
     return 0;
 }
 
-/* `replicas: N` in map m (the top level, or a pool, pre its name); a list of groups at the top
- * level is scn_load_groups's. */
+/* `replicas: N` in map m (the top level, or a pool, pre its name); a list of groups is
+ * scn_load_groups's at the top level, load_pool_groups's in a pool. */
 static int load_count(scn_lctx *c, const scn_node *m, const char *pre, eng_config *e)
 {
     const scn_node *n = scn_tree_get(m, "replicas");
     eng_key_val v;
     if (n && n->kind == SCN_NODE_SEQ)
-        return *pre ? scn_fail(c, n, scn_kp(pre, "replicas").s,
-                               "a list of groups (a mixed pool) in a prefill or decode pool is "
-                               "not modelled yet: give a count")
-                    : 0;
+        return 0; /* a list of groups: scn_load_groups's, or a pool's (load_pool_groups) */
     int rc = scn_get(c, m, pre, eng_deploy_keys, "replicas", &v);
     if (rc > 0)
         e->replicas = (int32_t)v.i;
@@ -300,26 +297,50 @@ static int load_pool(scn_lctx *c, const scn_node *root, const char *pre, const e
     return load_pool_map(c, root, m, pre, dep, eng_pool_keys, out);
 }
 
-/* Group i of `replicas: [...]` at node n. */
-static int load_group(scn_lctx *c, const scn_node *root, const scn_node *n, int i,
-                      const eng_config *dep, eng_config *e)
+/* Group i of `replicas: [...]` at node n (in pool pre: "" at the top level), starting from
+ * dep's settings, into *out and its weight (0 when not given). */
+static int load_group(scn_lctx *c, const scn_node *root, const scn_node *n, const char *pre, int i,
+                      const eng_config *dep, eng_pool_config *out, double *weight)
 {
     static const char *const deployment[] = {"replicas", "router"};
-    char ip[32];
+    char ip[48];
     eng_key_val v;
-    snprintf(ip, sizeof ip, "replicas[%d]", i);
+    snprintf(ip, sizeof ip, "%s%sreplicas[%d]", pre, *pre ? "." : "", i);
     if (n->kind != SCN_NODE_MAP)
         return scn_fail(c, n, ip, "expected a map {gpu, count, tensor_parallel, ...}");
     for (int k = 0; k < 2; k++)
         if (scn_tree_get(n, deployment[k]))
-            return scn_fail(c, scn_tree_get(n, deployment[k]), scn_kp(ip, deployment[k]).s, "%s",
-                            k ? "one router routes the whole pool: set router at the top level"
-                              : "a group's size is its count");
-    if (load_pool_map(c, root, n, ip, dep, eng_group_keys, &e->groups.group[i]) ||
+            return scn_fail(c, scn_tree_get(n, deployment[k]), scn_kp(ip, deployment[k]).s,
+                            "%s%s%s",
+                            k ? "one router routes the whole pool: set router at the " : "",
+                            k ? (*pre ? "pool's level" : "top level") : "",
+                            k ? "" : "a group's size is its count");
+    if (load_pool_map(c, root, n, ip, dep, eng_group_keys, out) ||
         scn_get(c, n, ip, eng_group_keys, "weight", &v) < 0)
         return -1;
-    e->groups.weight[i] = scn_tree_get(n, "weight") ? v.num : 0;
+    *weight = scn_tree_get(n, "weight") ? v.num : 0;
     return 0;
+}
+
+/* The groups of list n (`replicas: [...]` in pool pre, or at the top level) from
+ * e->groups.group[first] on, each starting from dep's settings: their count, or -1. */
+static int load_group_list(scn_lctx *c, const scn_node *root, const scn_node *n, const char *pre,
+                           int first, const eng_config *dep, eng_config *e)
+{
+    char at[32];
+    snprintf(at, sizeof at, "%s%sreplicas", pre, *pre ? "." : "");
+    if (n->n < 1 || first + n->n > ENG_MAX_GROUPS)
+        return scn_fail(c, n, at,
+                        "expected a count, or a list of 1 to %d groups {gpu, count, "
+                        "tensor_parallel, ...}%s",
+                        ENG_MAX_GROUPS - first,
+                        first ? " (at most 8 groups over the prefill and decode pools)" : "");
+    int i = 0;
+    for (const scn_node *g = n->first; g; g = g->next, i++)
+        if (load_group(c, root, g, pre, i, dep, &e->groups.group[first + i],
+                       &e->groups.weight[first + i]))
+            return -1;
+    return i;
 }
 
 int scn_load_groups(scn_lctx *c, const scn_node *root, eng_config *e)
@@ -327,30 +348,46 @@ int scn_load_groups(scn_lctx *c, const scn_node *root, eng_config *e)
     const scn_node *n = scn_tree_get(root, "replicas");
     if (!n || n->kind != SCN_NODE_SEQ)
         return 0;
-    if (n->n < 1 || n->n > ENG_MAX_GROUPS)
-        return scn_fail(c, n, "replicas",
-                        "expected a count, or a list of 1 to %d groups {gpu, count, "
-                        "tensor_parallel, ...}",
-                        ENG_MAX_GROUPS);
     if (e->spec.method != ENG_SPEC_NONE)
         return scn_fail(c, scn_tree_get(root, "speculative"), "speculative",
                         "speculative decoding in a mixed pool (a list of replica groups) is not "
                         "modelled yet");
     eng_config dep = *e;
-    int i = 0;
+    int n_groups = load_group_list(c, root, n, "", 0, &dep, e);
+    if (n_groups < 0)
+        return -1;
     e->replicas = 0;
-    for (const scn_node *g = n->first; g; g = g->next, i++) {
-        if (load_group(c, root, g, i, &dep, e))
-            return -1;
+    for (int i = 0; i < n_groups; i++)
         e->replicas += e->groups.group[i].replicas;
-    }
-    e->groups.n = i;
+    e->groups.n = n_groups;
     return 0;
 }
 
-/* `kv_transfer: {link, bandwidth_gb_s, latency_us, discipline}` */
-static int load_kv_transfer(scn_lctx *c, const scn_node *root, eng_pd_config *pd)
+/* Pool k's groups (`prefill: {replicas: [...]}`, pre its name), each starting from the pool's
+ * settings, after the groups of the pools before it; the pool's replicas are their sum. */
+static int load_pool_groups(scn_lctx *c, const scn_node *root, const char *pre, int k,
+                            eng_config *e)
 {
+    const scn_node *n = scn_tree_get(scn_tree_get(root, pre), "replicas");
+    if (!n || n->kind != SCN_NODE_SEQ)
+        return 0;
+    eng_config dep = *e;
+    dep.pool = e->pd.pool[k];
+    int first = k ? e->pd.ngroups[0] : 0;
+    int n_groups = load_group_list(c, root, n, pre, first, &dep, e);
+    if (n_groups < 0)
+        return -1;
+    e->pd.pool[k].replicas = 0;
+    for (int i = 0; i < n_groups; i++)
+        e->pd.pool[k].replicas += e->groups.group[first + i].replicas;
+    e->pd.ngroups[k] = n_groups;
+    return 0;
+}
+
+/* `kv_transfer: {link, bandwidth_gb_s, latency_us, discipline}` (e's pools loaded) */
+static int load_kv_transfer(scn_lctx *c, const scn_node *root, eng_config *e)
+{
+    eng_pd_config *pd = &e->pd;
     const scn_node *m;
     if (scn_get_map(c, root, "", "kv_transfer", &m))
         return -1;
@@ -359,16 +396,21 @@ static int load_kv_transfer(scn_lctx *c, const scn_node *root, eng_pd_config *pd
         return -1;
     if (!m || !scn_tree_get(m, "latency_us"))
         pd->latency_ns = eng_link_default_latency_us(pd->link) * 1e3;
-    for (int k = 0; k < 2 && pd->link_bw == 0; k++) {
-        const eng_gpu *g = &pd->pool[k].gpu;
-        if (eng_link_gpu_bw(g, pd->link) <= 0)
-            return scn_fail(c, m ? m : root,
-                            m   ? "kv_transfer"
-                            : k ? "decode.gpu"
-                                : "prefill.gpu",
-                            "the GPU catalog gives %s no %s bandwidth; set "
+    for (int p = 0; p < eng_config_pools(e) && pd->link_bw == 0; p++) {
+        int k = p >= eng_config_decode_pool(e), g = eng_config_group(e, p);
+        const eng_gpu *gpu = g >= 0 ? &e->groups.group[g].gpu : &pd->pool[k].gpu;
+        char at[48];
+        if (g >= 0)
+            snprintf(at, sizeof at, "%s.replicas[%d].gpu", k ? "decode" : "prefill",
+                     k ? g - pd->ngroups[0] : g);
+        else
+            snprintf(at, sizeof at, "%s.gpu", k ? "decode" : "prefill");
+        if (eng_link_gpu_bw(gpu, pd->link) <= 0)
+            return scn_fail(c, m ? m : root, m ? "kv_transfer" : at,
+                            "the GPU catalog gives %s%s%s%s no %s bandwidth; set "
                             "kv_transfer.bandwidth_gb_s (per GPU, each way)",
-                            g->name, eng_link_kind_name(pd->link));
+                            gpu->name, m ? " (" : "", m ? at : "", m ? ")" : "",
+                            eng_link_kind_name(pd->link));
     }
     return 0;
 }
@@ -384,6 +426,26 @@ static int pools_refuse(scn_lctx *c, const scn_node *root, const scn_node *rn, c
         return scn_fail(c, scn_tree_get(root, "speculative"), "speculative",
                         "speculative decoding in a disaggregated deployment (prefill and decode "
                         "pools) is not modelled yet: use one or the other");
+    return 0;
+}
+
+/* Every decode pool's (or decode group's) policy takes requests prefilled elsewhere. */
+static int check_decode_policies(scn_lctx *c, const scn_node *dn, const eng_config *e)
+{
+    int d = eng_config_decode_pool(e), ng = e->pd.ngroups[ENG_POOL_DECODE];
+    for (int p = d; p < eng_config_pools(e); p++) {
+        int g = eng_config_group(e, p);
+        const char *name = g >= 0 ? e->groups.group[g].sched.name : e->pd.pool[1].sched.name;
+        const eng_sched_ops *ops = eng_sched_find(name);
+        char at[48];
+        snprintf(at, sizeof at, ng ? "decode.replicas[%d].scheduler" : "decode.scheduler", p - d);
+        if (ops && !ops->pd_join)
+            return scn_fail(c, dn, at,
+                            "%s cannot take requests prefilled elsewhere (it forms its batches "
+                            "from its own prefills); a decode pool runs vllm, vllm-v0, chunked, "
+                            "orca, sglang, trtllm or tgi",
+                            ops->name);
+    }
     return 0;
 }
 
@@ -403,19 +465,20 @@ int scn_load_pools(scn_lctx *c, const scn_node *root, scn_scenario *s)
     if (pools_refuse(c, root, rn, e))
         return -1;
     e->replicas = 1;
+    e->pd.enabled = 1;
     if (load_pool(c, root, "prefill", e, &e->pd.pool[ENG_POOL_PREFILL]) ||
         load_pool(c, root, "decode", e, &e->pd.pool[ENG_POOL_DECODE]) ||
-        load_kv_transfer(c, root, &e->pd))
+        load_pool_groups(c, root, "prefill", ENG_POOL_PREFILL, e) ||
+        load_pool_groups(c, root, "decode", ENG_POOL_DECODE, e))
         return -1;
-    e->pd.enabled = 1;
-    const eng_sched_ops *ops = eng_sched_find(e->pd.pool[ENG_POOL_DECODE].sched.name);
-    if (ops && !ops->pd_join)
-        return scn_fail(c, dn, "decode.scheduler",
-                        "%s cannot take requests prefilled elsewhere (it forms its batches from "
-                        "its own prefills); a decode pool runs vllm, vllm-v0, chunked, orca, "
-                        "sglang, trtllm or tgi",
-                        ops->name);
-    return 0;
+    if (eng_config_pools(e) > ENG_POOLS_MAX)
+        return scn_fail(c, pn, "prefill.replicas",
+                        "at most %d pools in all: each group of the prefill and decode pools "
+                        "one, a pool of one kind of replica one",
+                        ENG_POOLS_MAX);
+    if (load_kv_transfer(c, root, e))
+        return -1;
+    return check_decode_policies(c, dn, e);
 }
 
 int scn_load_deployment(scn_lctx *c, const scn_node *root, eng_config *e)

@@ -322,6 +322,18 @@ static void cost_defaults(scn_lctx *c, const scn_node *root, scn_scenario *s)
                  s->engine.model.name);
 }
 
+/* Whether a pool of e before pool k runs GPU name. */
+static int gpu_seen(const eng_config *e, int k, const char *name)
+{
+    for (int j = 0; j < k; j++) {
+        eng_config pc;
+        eng_config_pool(e, j, &pc);
+        if (!strcmp(pc.gpu.name, name))
+            return 1;
+    }
+    return 0;
+}
+
 /* A GPU without a list price or a power figure: what the run then leaves out, and how to give
  * it. Always 0. */
 static int fleet_notes(scn_lctx *c, const scn_scenario *s)
@@ -330,8 +342,8 @@ static int fleet_notes(scn_lctx *c, const scn_scenario *s)
     for (int k = 0; k < eng_config_pools(e); k++) {
         eng_config pc;
         eng_config_pool(e, k, &pc);
-        if (k == 1 && !strcmp(pc.gpu.name, e->pd.pool[0].gpu.name))
-            break;
+        if (gpu_seen(e, k, pc.gpu.name))
+            continue;
         if (pc.gpu.price_per_hour <= 0 && e->fleet.price_per_hour <= 0)
             scn_note(c, NULL,
                      "gpu %s has no list price in the catalog: cost_usd and cost_per_mtok_usd are "

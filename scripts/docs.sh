@@ -68,6 +68,7 @@ FRAGMENTS=(
   "speculative-run slow data"
   "pd-llama70b slow -"
   "pd-deepseek-v3 slow -"
+  "pd-mixed slow sqlite3"
   "capacity-sweep slow -"
   "capacity-schedulers slow -"
   "capacity-pd-compare slow -"
@@ -360,6 +361,21 @@ gen_speculative_run() {
 
 gen_pd_llama70b() { fence_open; show llmsim run scenarios/pd_llama70b.yaml; fence_close; }
 gen_pd_deepseek_v3() { fence_open; show llmsim run scenarios/pd_deepseek_v3.yaml; fence_close; }
+
+gen_pd_mixed() {
+  local q="SELECT id, gpu, round(request_throughput, 2) AS req_per_s, round(mean_tpot_ms, 2) AS
+    mean_tpot_ms, round(p99_tpot_ms, 2) AS p99_tpot_ms, round(cost_usd, 4) AS cost_usd FROM run_summary"
+  local m=scenarios/pd_mixed.yaml s=(--store summary) r
+  fence_open
+  for r in round_robin least_tokens; do
+    show --silent llmsim run $m "${s[@]}" --set decode.router=$r
+  done
+  for r in '{gpu: h100-sxm, count: 3}' '{gpu: b200, count: 3}'; do
+    show --silent llmsim run $m "${s[@]}" --set "decode.replicas=[$r]"
+  done
+  show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
 
 gen_capacity_sweep() {
   fence_open

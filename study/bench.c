@@ -43,6 +43,12 @@ static const char lognormal_lengths[] =
     "model: llama-3-8b\ngpu: h100-sxm\nreplicas: [{gpu: h100-sxm, count: 1}, {gpu: a100-80gb, "    \
     "count: 2}]\n"
 
+/* disaggregated with a mixed decode pool: an H100 and an A100 behind the decode pool's router,
+ * weighed by capacity, each transfer at its pair's link */
+#define PD_MIXED                                                                                   \
+    "model: llama-3-8b\ngpu: h100-sxm\nprefill: {replicas: 1}\ndecode: {replicas: [{gpu: "         \
+    "h100-sxm, count: 1}, {gpu: a100-80gb, count: 1}]}\n"
+
 /* an own-workload case's extra lines: a host tier of 256 GB (a DGX H100's 2 TB over its GPUs) */
 #define OFFLOAD "kv_offload: {tiers: [{kind: cpu, capacity_gb: 256}]}\n"
 
@@ -92,6 +98,7 @@ static const study_bench_case cases[] = {
     {"sessions-hybrid", "vllm", 100000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_HYBRID, NULL, NULL},
     {"speculative", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SPEC, NULL, NULL},
     {"pd", "vllm-v0", 1000000, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_PD, NULL, NULL},
+    {"pd-mixed", "vllm-v0", 1000000, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_PD, PD_MIXED, NULL},
     {"sqlite-rows", NULL, 1000000, 1, STUDY_BENCH_ROWS, STUDY_BENCH_POISSON, NULL, NULL},
     {"deepseek-v3", "vllm-v0", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_POISSON, DSV3_TP8,
      NULL},
@@ -171,7 +178,9 @@ static int scenario_text(char *buf, size_t len, const char *data, const char *po
                  SHAREGPT);
     else
         snprintf(lengths, sizeof lengths, "%s", lognormal_lengths);
-    if (decode > 0)
+    if (decode > 0 && setup && strstr(setup, "decode:")) /* the setup's pools */
+        snprintf(pools, sizeof pools, "kv_transfer: {link: rdma}\n");
+    else if (decode > 0)
         snprintf(pools, sizeof pools,
                  "prefill: {replicas: 1}\ndecode: {replicas: %d}\nkv_transfer: {link: rdma}\n",
                  decode);

@@ -4,12 +4,14 @@
  * or a verdict that says why there is none. Probes are run and judged by probe.c.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store_capacity.h"
 #include "study_capacity.h"
+#include "study_recommend.h"
 
 /* ---- SLOs ---- */
 
@@ -133,6 +135,56 @@ int study_capacity_begin(study_capacity *c, const scn_scenario *scn, const char 
         return -1;
     c->resumed = found;
     return found ? 0 : store_capacity_open(c->db, &info, &c->search_id, err);
+}
+
+/* Whether c's scenario (its overrides and c->fit applied) loads and every pool's KV plan
+ * computes: 1 when it loads and a plan does not (err says why), 0 when all do, -1 when it does not
+ * load (err). The scenario's name, model and GPU into what (len) when it loads. */
+static int plan_fails(const study_capacity *c, char *what, size_t len, sim_err *err)
+{
+    scn_scenario scn;
+    int rc = study_capacity_load(c, &scn, err);
+    for (int k = 0; rc == 0 && k < eng_config_pools(&scn.engine); k++) {
+        eng_config pc;
+        eng_kv_plan plan;
+        eng_config_pool(&scn.engine, k, &pc);
+        if (eng_kv_plan_compute(&pc, &plan, err) != 0)
+            rc = 1;
+    }
+    if (rc >= 0)
+        snprintf(what, len, "%s (%s)", scn.engine.model.name, scn.engine.gpu.name);
+    scn_free(&scn);
+    return rc;
+}
+
+/* MODEL: a model whose weights do not fit one node is served over several, a pipeline stage a
+ * node and tensor parallel within it (vLLM's docs, "Distributed inference and serving": the
+ * tensor parallel size is the GPUs in each node, the pipeline parallel size the number of
+ * nodes); the layouts are recommend's (study_rec_pipelines), the fewest nodes that fit first. */
+int study_capacity_fit(study_capacity *c, sim_err *err)
+{
+    char what[128];
+    memset(&c->fit, 0, sizeof c->fit);
+    c->fit_note[0] = '\0';
+    int rc = plan_fails(c, what, sizeof what, err);
+    if (rc <= 0 || !strstr(err->msg, "does not fit:"))
+        return rc < 0 ? -1 : 0; /* a plan that fails otherwise: the search says so */
+    study_rec_layout lay[4];
+    int n = study_rec_pipelines(INT32_MAX, lay, 4);
+    for (int i = 0; i < n; i++) {
+        sim_err e2;
+        study_rec_layout_sets(&lay[i], &c->fit);
+        if (plan_fails(c, what, sizeof what, &e2) == 0) {
+            snprintf(c->fit_note, sizeof c->fit_note,
+                     "%s does not fit the scenario's layout: searched as tensor_parallel %d x "
+                     "pipeline_parallel %d, %d nodes of %d GPUs with a pipeline stage each, the "
+                     "fewest of recommend's layouts past one node that it fits",
+                     what, lay[i].tp, lay[i].pp, lay[i].pp, lay[i].tp);
+            return 0;
+        }
+        memset(&c->fit, 0, sizeof c->fit);
+    }
+    return 0; /* no pipeline fits either: the search says the scenario does not fit */
 }
 
 /* ---- verdicts in words ---- */

@@ -127,7 +127,8 @@ static int load(const study_capacity *c, const char *const *sets, int n, scn_sce
     int rc = c->text ? study_load_text(c->file, c->text, sets, n, scn, err)
                      : study_load(c->file, sets, n, scn, err);
     /* a probe's replicas=N would turn the groups into N replicas of the deployment's GPU */
-    if (rc == 0 && scn->engine.groups.n > 0) {
+    if (rc == 0 && (scn->engine.groups.n > 0 || scn->engine.pd.ngroups[0] > 0 ||
+                    scn->engine.pd.ngroups[1] > 0)) {
         scn_free(scn);
         memset(scn, 0, sizeof *scn); /* the caller may free it again */
         return sim_errf(err,
@@ -138,14 +139,9 @@ static int load(const study_capacity *c, const char *const *sets, int n, scn_sce
     return rc;
 }
 
-int study_capacity_load(const study_capacity *c, scn_scenario *scn, sim_err *err)
-{
-    return load(c, c->sets, c->nsets, scn, err);
-}
-
 /* The texts a probe's overrides point to. */
 typedef struct probe_sets {
-    const char *v[STUDY_MAX_SETS + STUDY_CHOICE_SETS + 8];
+    const char *v[STUDY_MAX_SETS + 2 * STUDY_CHOICE_SETS + 8];
     int n;
     char buf[8][96];
     int nbuf;
@@ -161,12 +157,14 @@ static void put(probe_sets *p, const char *fmt, ...)
     p->v[p->n++] = p->buf[p->nbuf++];
 }
 
-/* The user's overrides, then choice ci's. */
+/* The user's overrides, the fitting pipeline's (if any), then choice ci's. */
 static void base_sets(const study_capacity *c, int ci, probe_sets *p)
 {
     p->n = p->nbuf = 0;
     for (int i = 0; i < c->nsets && i < STUDY_MAX_SETS; i++)
         p->v[p->n++] = c->sets[i];
+    for (int k = 0; k < c->fit.nsets; k++) /* a pipeline the model fits (study_capacity_fit) */
+        p->v[p->n++] = c->fit.set[k];
     for (int k = 0; ci >= 0 && k < c->choice[ci].nsets; k++)
         p->v[p->n++] = c->choice[ci].set[k];
 }
@@ -176,6 +174,11 @@ int study_capacity_load_choice(const study_capacity *c, int i, scn_scenario *scn
     probe_sets p;
     base_sets(c, i, &p);
     return load(c, p.v, p.n, scn, err);
+}
+
+int study_capacity_load(const study_capacity *c, scn_scenario *scn, sim_err *err)
+{
+    return study_capacity_load_choice(c, -1, scn, err);
 }
 
 /* The load's arrival overrides: one client at a time (unloaded), a timed trace replayed at rate,

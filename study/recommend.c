@@ -142,11 +142,7 @@ static void make_choice(study_rec_cand *k)
     if (k->kv_fp8)
         add_set(ch, "kv_dtype=fp8");
     if (!k->disagg) {
-        add_set(ch, "tensor_parallel=%d", k->lay.tp);
-        add_set(ch, "expert_parallel=%d", k->lay.ep);
-        add_set(ch, "data_parallel_attention=%d", k->lay.dp);
-        if (k->lay.pp > 1)
-            add_set(ch, "pipeline_parallel=%d", k->lay.pp);
+        study_rec_layout_sets(&k->lay, ch);
         if (k->seats)
             add_set(ch, "scheduler.%s=%d", seats, k->seats);
         if (k->tokens)
@@ -220,6 +216,23 @@ static int layouts(int n, int moe, int layers, study_rec_layout *out)
     for (int pp = 2; pp <= n && pp <= layers && k < MAX_LAYOUTS; pp *= 2)
         out[k++] = (study_rec_layout){n / pp, 1, 1, pp};
     return k;
+}
+
+int study_rec_pipelines(int layers, study_rec_layout *out, int max)
+{
+    int k = 0;
+    for (int n = 2 * MAX_UNIT; n <= MAX_UNIT * MAX_PP_NODES && k < max; n *= 2)
+        k += layouts(n, 0, layers, out + k); /* past one node: one layout at most */
+    return k;
+}
+
+void study_rec_layout_sets(const study_rec_layout *l, study_choice *ch)
+{
+    add_set(ch, "tensor_parallel=%d", l->tp);
+    add_set(ch, "expert_parallel=%d", l->ep);
+    add_set(ch, "data_parallel_attention=%d", l->dp);
+    if (l->pp > 1)
+        add_set(ch, "pipeline_parallel=%d", l->pp);
 }
 
 /* The seats and token budgets searched; 0 is the engine's default (vLLM 1,024 seats and 8,192

@@ -130,21 +130,38 @@ static eng_predictor *pool_pred(study_cost *c, int k)
     return k == 0 ? &c->pred : k == 1 ? &c->decode_pred : &c->more[k - 2];
 }
 
-/* A mixed pool: each group's cost model, for its own GPU and layout. */
+/* How messages and labels name pool k of c: "replicas[1]: " (a mixed pool's group), "prefill
+ * pool: ", "decode.replicas[0]: " (a disaggregated pool or its group). */
+static void pool_prefix(const eng_config *c, int k, char *buf, size_t len)
+{
+    int g = eng_config_group(c, k), d = c->pd.enabled ? eng_config_decode_pool(c) : 0;
+    const char *role = !c->pd.enabled ? "" : k >= d ? "decode" : "prefill";
+    if (g >= 0)
+        snprintf(buf, len, "%s%sreplicas[%d]: ", role, *role ? "." : "",
+                 k >= d && *role ? g - c->pd.ngroups[ENG_POOL_PREFILL] : g);
+    else
+        snprintf(buf, len, "%s pool: ", role);
+}
+
+/* Pools (a mixed pool's groups, or a disaggregated deployment's prefill and decode pools and
+ * their groups): each pool's cost model, for its own GPU and layout; the label names each,
+ * "; "-separated, a disaggregated one's pools as "prefill ...; decode ...". */
 static int groups_cost(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
 {
     const eng_config *c = &scn->engine;
     size_t off = 0;
-    for (int k = 0; k < c->groups.n; k++) {
+    int d = c->pd.enabled ? eng_config_decode_pool(c) : 0;
+    for (int k = 0; k < eng_config_pools(c); k++) {
         eng_config pc;
-        char pre[32];
+        char pre[48];
         eng_config_pool(c, k, &pc);
-        snprintf(pre, sizeof pre, "replicas[%d]: ", k);
+        pool_prefix(c, k, pre, sizeof pre);
         if (cost_of(scn, &pc, pre, s, out, pool_pred(out, k), err) != 0)
             return -1;
+        const char *role = !c->pd.enabled ? "" : k == 0 ? "prefill " : k == d ? "decode " : "";
         if (off < sizeof out->label)
-            off += (size_t)snprintf(out->label + off, sizeof out->label - off, "%s%s",
-                                    k ? "; " : "", pool_pred(out, k)->label);
+            off += (size_t)snprintf(out->label + off, sizeof out->label - off, "%s%s%s",
+                                    k ? "; " : "", role, pool_pred(out, k)->label);
     }
     return 0;
 }
@@ -153,34 +170,18 @@ int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *
 {
     memset(out, 0, sizeof *out);
     const eng_config *c = &scn->engine;
-    if (c->groups.n > 0) {
+    if (c->groups.n > 0 || c->pd.enabled) {
         if (groups_cost(scn, s, out, err) != 0) {
             study_cost_free(out);
             return -1;
         }
         return 0;
     }
-    if (!c->pd.enabled) {
-        if (cost_of(scn, c, "", s, out, &out->pred, err) != 0 || draft_cost(scn, out, err) != 0) {
-            study_cost_free(out);
-            return -1;
-        }
-        snprintf(out->label, sizeof out->label, "%s", out->pred.label);
-        return 0;
-    }
-    eng_config pc;
-    eng_config_pool(c, ENG_POOL_PREFILL, &pc);
-    if (cost_of(scn, &pc, "prefill pool: ", s, out, &out->pred, err) != 0) {
+    if (cost_of(scn, c, "", s, out, &out->pred, err) != 0 || draft_cost(scn, out, err) != 0) {
         study_cost_free(out);
         return -1;
     }
-    eng_config_pool(c, ENG_POOL_DECODE, &pc);
-    if (cost_of(scn, &pc, "decode pool: ", s, out, &out->decode_pred, err) != 0) {
-        study_cost_free(out);
-        return -1;
-    }
-    snprintf(out->label, sizeof out->label, "prefill %s; decode %s", out->pred.label,
-             out->decode_pred.label);
+    snprintf(out->label, sizeof out->label, "%s", out->pred.label);
     return 0;
 }
 
@@ -325,15 +326,16 @@ static int begin_writer(const study_sink *sink, const store_run_info *info, stor
     return *w ? 0 : -1;
 }
 
-/* The pools of c into pc and the KV cache plan the run stores: a disaggregated run's is the decode
- * pool's (the prefill pool's tensor_parallel is stored), a mixed pool's its first group's. 0, or -1
- * with err. */
+/* The pools of c into pc and the KV cache plan the run stores: a disaggregated run's is the
+ * (first) decode pool's (the prefill pool's tensor_parallel is stored), a mixed pool's its first
+ * group's. 0, or -1 with err. */
 static int pools_of(const eng_config *c, eng_config *pc, eng_kv_plan *plan, sim_err *err)
 {
     int np = eng_config_pools(c);
     for (int k = 0; k < np; k++)
         eng_config_pool(c, k, &pc[k]);
-    return eng_kv_plan_compute(&pc[c->groups.n > 0 ? 0 : np - 1], plan, err) != 0 ? -1 : 0;
+    int k = c->pd.enabled ? eng_config_decode_pool(c) : 0;
+    return eng_kv_plan_compute(&pc[k], plan, err) != 0 ? -1 : 0;
 }
 
 /* The GPU and policy names of the run's pools (np of pc): the first pool's, with every other GPU
@@ -347,8 +349,18 @@ static void pool_names(const eng_config *pc, int np, run_texts *text)
             size_t n = strlen(text->gpu);
             snprintf(text->gpu + n, sizeof text->gpu - n, "+%s", pc[k].gpu.name);
         }
-    if (np == 2 && strcmp(pc[0].sched.name, pc[1].sched.name) != 0)
-        snprintf(text->sched, sizeof text->sched, "%s+%s", pc[0].sched.name, pc[1].sched.name);
+    int d = pc[0].pd.enabled ? eng_config_decode_pool(&pc[0]) : 0;
+    if (d > 0 && strcmp(pc[0].sched.name, pc[d].sched.name) != 0)
+        snprintf(text->sched, sizeof text->sched, "%s+%s", pc[0].sched.name, pc[d].sched.name);
+}
+
+/* Replicas of the np pools pc. */
+static int32_t pool_replicas(const eng_config *pc, int np)
+{
+    int32_t n = 0;
+    for (int k = 0; k < np; k++)
+        n += pc[k].replicas;
+    return n;
 }
 
 /* The run's row: what it ran (scenario, model, pools' GPUs and policies, seed, workload) and where
@@ -368,7 +380,7 @@ static store_run_info run_info(const scn_scenario *scn, uint64_t seed, const stu
                            .dtype = eng_dtype_name(c->dtype),
                            .hardware = study_hardware(text->hw, sizeof text->hw),
                            .seed = seed,
-                           .replicas = np == 2 ? pc[0].replicas + pc[1].replicas : c->replicas,
+                           .replicas = c->pd.enabled ? pool_replicas(pc, np) : c->replicas,
                            .tensor_parallel = pc[0].tensor_parallel,
                            .level = level,
                            .offered_rate = study_offered_rate(scn),

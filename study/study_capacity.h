@@ -138,6 +138,11 @@ typedef struct study_capacity {
     int max_seeds;       /* most seeds per probe; 0 = STUDY_CAPACITY_SEEDS */
     study_choice choice[STUDY_MAX_CHOICES];
     int ncmp;
+    /* the layout a model that does not fit the scenario's is searched with (study_capacity_fit):
+     * its overrides, after the user's and before a choice's (none: the scenario's fits), and
+     * what it is in words */
+    study_choice fit;
+    char fit_note[448];
     char compare[512]; /* the --compare arguments, "; "-joined (for the store) */
     int seed_given;
     uint64_t seed;
@@ -164,6 +169,12 @@ typedef struct study_capacity {
 int study_capacity_compare(study_capacity *c, const char *arg, sim_err *err);
 void study_capacity_free(study_capacity *c);
 
+/* Where the scenario's model does not fit its layout (the weights do not fit the GPUs of a
+ * replica), the first of recommend's layouts past one node that fits (study_rec_pipelines:
+ * pipeline stages of one node each, tensor parallel 8 in each) becomes c->fit, said in words in
+ * c->fit_note; nothing when the scenario fits. 0, or -1 with err: the scenario's own error when
+ * it fails for another reason or no pipeline fits either. */
+int study_capacity_fit(study_capacity *c, sim_err *err);
 /* The scenario the search starts from (overrides applied), for its name and settings. */
 int study_capacity_load(const study_capacity *c, scn_scenario *scn, sim_err *err);
 /* The same with choice i's overrides after the user's. */

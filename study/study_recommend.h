@@ -40,6 +40,14 @@ typedef struct study_rec_layout {
     int pp;         /* pipeline stages (>= 1): GPUs = tp x dp x pp */
 } study_rec_layout;
 
+/* The layouts past one node the search tries (and `capacity` falls back on where the model does
+ * not fit the scenario's layout): 2 and 4 nodes, tensor parallel 8 in each node and a pipeline
+ * stage a node, those with no more stages than `layers`, into out[max]; their count. */
+int study_rec_pipelines(int layers, study_rec_layout *out, int max);
+/* Layout l's overrides (tensor_parallel, expert_parallel, data_parallel_attention,
+ * pipeline_parallel when over 1) appended to ch's. */
+void study_rec_layout_sets(const study_rec_layout *l, study_choice *ch);
+
 typedef enum study_rec_prune {
     STUDY_REC_KEPT = 0,
     STUDY_REC_FIT,       /* the weights (or one request's KV) do not fit, or the layout does not

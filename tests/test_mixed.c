@@ -165,9 +165,6 @@ static void test_refusals(void **state)
     static const char pd[] =
         HEAD MIXED "prefill: {replicas: 1}\ndecode: {replicas: 1}\n" LOAD(1, 10);
     refused(pd, NULL, "replicas are per pool");
-    static const char pool[] = HEAD "prefill:\n  replicas: [{gpu: h200, count: 1}]\n"
-                                    "decode: {replicas: 1}\n" LOAD(1, 10);
-    refused(pool, NULL, "prefill.replicas: a list of groups");
 }
 
 int main(void)

@@ -10,3 +10,4 @@ llmsim_test(test_offload SOURCES test_offload.c LIBS llmsim_study LABELS e2e CPU
 llmsim_test(test_pipeline SOURCES test_pipeline.c LIBS llmsim_study LABELS e2e CPU 1200)
 # Mixed GPU pools (replicas: [{gpu, count, ...}]): throughput between its parts, routing by capacity.
 llmsim_test(test_mixed SOURCES test_mixed.c LIBS llmsim_study LABELS e2e CPU 1200)
+llmsim_test(test_mixed_pd SOURCES test_mixed_pd.c LIBS llmsim_study LABELS e2e CPU 1200)

@@ -477,7 +477,8 @@ int64_t eng_pipe_place(eng_pipe *q, int64_t start, int64_t gpu, int64_t tokens);
 /* One pool of replicas: all of them in an aggregated deployment, or the prefill or the decode
  * ones of a disaggregated one. */
 struct eng_pool {
-    int32_t id; /* 0, or ENG_POOL_PREFILL / ENG_POOL_DECODE */
+    int32_t id;    /* its index in e->pools */
+    char name[40]; /* how messages name it: "", "prefill pool: ", "decode.replicas[1]: " */
     eng_role role;
     eng_config cfg;   /* what its replicas run with (eng_config_pool) */
     eng_kv_plan plan; /* one replica's KV cache */
@@ -490,8 +491,9 @@ struct eng_pool {
     /* routing: the pool whose router sends requests to this one's replicas (itself, or a
      * mixed pool's first group, whose router routes over every group's replicas) */
     struct eng_pool *route;
-    int32_t nroute; /* replicas its router routes over (route == this pool) */
-    double weight;  /* a replica's capacity as routers weigh it (1 without groups) */
+    int32_t nroute;  /* replicas its router routes over (route == this pool) */
+    int32_t ngroups; /* groups its router routes over (route == this pool) */
+    double weight;   /* a replica's capacity as routers weigh it (1 without groups) */
     const eng_router_ops *router;
     void *router_st;
     gsl_rng *router_rng; /* the run's SIM_STREAM_ROUTER (NULL with one replica) */
@@ -572,7 +574,8 @@ struct eng_engine {
     gsl_rng *wclass_rng; /* SIM_STREAM_WORK_CLASS: a request's workload class (classes given) */
     eng_pool pools[ENG_POOLS_MAX];
     int32_t npools;
-    int pd; /* disaggregated: pools[ENG_POOL_PREFILL] and pools[ENG_POOL_DECODE] */
+    int pd;    /* disaggregated: prefill pools from pools[0], decode pools from pools[dpool] */
+    int dpool; /* the first decode pool (disaggregated): the one whose router routes them all */
     eng_flow *free_flows;
     eng_flow **flow_slabs;
     int32_t nflow_slabs;
