@@ -208,6 +208,32 @@ int store_step_once(store *s, sqlite3_stmt *st, const char *what, sim_err *err)
     return (rc == SQLITE_DONE || rc == SQLITE_ROW) ? 0 : store_fail(s, err, what);
 }
 
+int store_each_row(store *s, sqlite3_stmt *st, store_stmt_row_fn row, void *ctx, const char *what,
+                   sim_err *err)
+{
+    int rc, stop = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && (stop = row(ctx, st)) == 0)
+        ;
+    sqlite3_finalize(st);
+    if (stop)
+        return stop;
+    return rc == SQLITE_DONE ? 0 : store_fail(s, err, what);
+}
+
+int store_one_row(store *s, sqlite3_stmt *st, const char *noun, int64_t id, const char *what,
+                  sim_err *err)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        return 0;
+    if (rc == SQLITE_DONE)
+        sim_errf(err, "%s: no %s %lld in this database", s->path, noun, (long long)id);
+    else
+        store_fail(s, err, what);
+    sqlite3_finalize(st);
+    return -1;
+}
+
 void store_bind_text(sqlite3_stmt *st, int i, const char *v)
 {
     if (v)
