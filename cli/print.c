@@ -244,6 +244,18 @@ static void print_latency(FILE *f, const study_result *r, const eng_latency *l)
     fputc('\n', f);
 }
 
+/* The latency table: a line per latency (those of disaggregation only when pd). */
+static void print_latencies(FILE *f, const study_result *r, int pd)
+{
+    int nlat;
+    const eng_latency *lat = eng_latency_all(&nlat);
+    fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95",
+            "p99", "std");
+    for (int i = 0; i < nlat; i++)
+        if (!(lat[i].flags & ENG_LAT_PD) || pd)
+            print_latency(f, r, &lat[i]);
+}
+
 void cli_print_summary(FILE *f, const study_result *r)
 {
     print_counts(f, r);
@@ -252,13 +264,7 @@ void cli_print_summary(FILE *f, const study_result *r)
     if (pd)
         print_pools(f, r);
     print_offload(f, r);
-    int nlat;
-    const eng_latency *lat = eng_latency_all(&nlat);
-    fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95",
-            "p99", "std");
-    for (int i = 0; i < nlat; i++)
-        if (!(lat[i].flags & ENG_LAT_PD) || pd)
-            print_latency(f, r, &lat[i]);
+    print_latencies(f, r, pd);
     print_classes(f, r);
 }
 
@@ -273,29 +279,38 @@ const char *cli_saturation(const study_cell *cl, char *buf, size_t len)
     return buf;
 }
 
-const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len)
+/* A mixed pool: each group's count, GPU and GPUs per replica ("2 x h100 tp4 + 4 x a100 tp2"). */
+static void groups_deployment(const eng_config *c, char *buf, size_t len)
 {
-    const eng_config *c = &scn->engine;
-    if (c->groups.n > 0) { /* a mixed pool: each group's count, GPU and GPUs per replica */
-        size_t off = 0;
-        buf[0] = '\0';
-        for (int k = 0; k < c->groups.n && off < len; k++) {
-            const eng_pool_config *g = &c->groups.group[k];
-            off += (size_t)snprintf(buf + off, len - off, "%s%d x %s tp%d", k ? " + " : "",
-                                    g->replicas, g->gpu.name,
-                                    g->tensor_parallel * g->data_parallel_attention);
-        }
-        return buf;
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < c->groups.n && off < len; k++) {
+        const eng_pool_config *g = &c->groups.group[k];
+        off += (size_t)snprintf(buf + off, len - off, "%s%d x %s tp%d", k ? " + " : "", g->replicas,
+                                g->gpu.name, g->tensor_parallel * g->data_parallel_attention);
     }
-    if (!c->pd.enabled) {
-        snprintf(buf, len, "%s", c->gpu.name);
-        return buf;
-    }
+}
+
+/* A disaggregated deployment: each pool's count, GPU and GPUs per replica, the link and the
+ * transfer discipline. */
+static void pd_deployment(const eng_config *c, char *buf, size_t len)
+{
     const eng_pool_config *p = &c->pd.pool[ENG_POOL_PREFILL], *d = &c->pd.pool[ENG_POOL_DECODE];
     snprintf(buf, len, "prefill %d x %s tp%d, decode %d x %s tp%d (%s, %s)", p->replicas,
              p->gpu.name, p->tensor_parallel * p->data_parallel_attention, d->replicas, d->gpu.name,
              d->tensor_parallel * d->data_parallel_attention, eng_link_kind_name(c->pd.link),
              eng_xfer_mode_name(c->pd.mode));
+}
+
+const char *cli_deployment(const scn_scenario *scn, char *buf, size_t len)
+{
+    const eng_config *c = &scn->engine;
+    if (c->groups.n > 0)
+        groups_deployment(c, buf, len);
+    else if (c->pd.enabled)
+        pd_deployment(c, buf, len);
+    else
+        snprintf(buf, len, "%s", c->gpu.name);
     return buf;
 }
 
