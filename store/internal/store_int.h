@@ -51,6 +51,13 @@ int store_each_row(store *s, sqlite3_stmt *st, store_stmt_row_fn row, void *ctx,
  * finalized when there is none ("no NOUN ID in this database") or reading failed (WHAT). */
 int store_one_row(store *s, sqlite3_stmt *st, const char *noun, int64_t id, const char *what,
                   sim_err *err);
+/* A growing SQL text: p (NUL-terminated, NULL while empty) is the caller's to free. */
+typedef struct store_sql {
+    char *p;
+    size_t n, cap;
+} store_sql;
+/* Appends the formatted text to b, growing it as needed. */
+void store_sql_add(store_sql *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Binds text, or NULL when v is NULL. */
 void store_bind_text(sqlite3_stmt *st, int i, const char *v);
 /* Copies column i's text into out (cap bytes, truncated; "" for NULL). */
