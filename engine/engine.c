@@ -641,10 +641,11 @@ static int64_t pads_capped(const eng_replica *r, const eng_batch *b)
     return c;
 }
 
-/* A step's shape: the batch's prefill chunks (a chunk that ends its prefill emits a token), its
- * decode cohort verifying k drafts each (eng_cohort_begin_step draws the acceptance and
- * allocates the step's blocks) and its padded slots. Returns the output tokens it emits. */
-static int64_t step_shape(eng_replica *r, int32_t k, eng_shape *s)
+/* The shape of the step r's batch forms once its decode cohort has begun the step (its blocks
+ * taken, its acceptance drawn): the prefill chunks (a chunk that ends its prefill emits a token),
+ * the cohort verifying k drafts each and the padded slots. Moves nothing; returns the chunks'
+ * output tokens. */
+static int64_t shape_of(const eng_replica *r, int32_t k, eng_shape *s)
 {
     const eng_batch *b = &r->batch;
     int64_t tokens = 0;
@@ -660,7 +661,6 @@ static int64_t step_shape(eng_replica *r, int32_t k, eng_shape *s)
     }
     int32_t vk = b->decode ? k : 0;
     if (b->decode) {
-        tokens += eng_cohort_begin_step(r, vk);
         eng_shape_add_verify(s, r->co.n, eng_cohort_ctx_sum(&r->co), eng_cohort_capped_sum(&r->co),
                              vk);
         /* MODEL: each decode sequence samples its token; verifying k drafts, vLLM computes the
@@ -669,6 +669,15 @@ static int64_t step_shape(eng_replica *r, int32_t k, eng_shape *s)
     }
     eng_shape_add_verify(s, b->pad_seqs + r->async_pad_seqs + r->run_pad_seqs,
                          b->pad_ctx + r->async_pad_ctx + r->run_pad_ctx, pads_capped(r, b), vk);
+    return tokens;
+}
+
+/* A step's shape (shape_of), its decode cohort's step begun first (eng_cohort_begin_step draws
+ * the acceptance and allocates the step's blocks). Returns the output tokens it emits. */
+static int64_t step_shape(eng_replica *r, int32_t k, eng_shape *s)
+{
+    int64_t tokens = r->batch.decode ? eng_cohort_begin_step(r, k) : 0;
+    tokens += shape_of(r, k, s);
     r->async_pad_seqs = 0;
     r->async_pad_ctx = 0;
     r->async_pad_capped = 0;
@@ -701,6 +710,25 @@ static int64_t step_cpu(const eng_replica *r, int64_t num_seqs, int cont)
 {
     const eng_cpu_overhead *c = &r->pool->cfg.cpu;
     return cont ? 0 : (int64_t)((c->per_iteration_us + c->per_seq_us * num_seqs) * 1e3 + 0.5);
+}
+
+/* Debug builds: one step in RUN_CHECK_EVERY of those a run forms by moving the step before it
+ * (the summed contexts one token further) is formed again as the step-by-step engine forms it
+ * (shape_of, step_cpu) and must be the same to the field, so its price is the same to the ns. */
+#define RUN_CHECK_EVERY 64
+static void run_step_check(const eng_replica *r, int64_t iter, int32_t k, const eng_shape *s,
+                           int64_t cpu)
+{
+#ifdef SIM_DEBUG
+    if (iter % RUN_CHECK_EVERY != 0)
+        return;
+    eng_shape f;
+    shape_of(r, k, &f);
+    SIM_CHECK(r->e->ctx, memcmp(&f, s, sizeof f) == 0);
+    SIM_CHECK(r->e->ctx, cpu == step_cpu(r, s->num_seqs, 0));
+#else
+    (void)r, (void)iter, (void)k, (void)s, (void)cpu;
+#endif
 }
 
 /* Places a step formed at now, with cpu and gpu ns of work, on r's GPU; returns its end. */
@@ -839,6 +867,7 @@ static int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int64_t nee
         eng_cohort_plain_begin(r, need);
         c->s.decode_ctx += c->s.decode_seqs;
         SIM_ASSERT(r->e->ctx, c->s.decode_ctx == eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx);
+        run_step_check(r, r->iter, c->k, &c->s, c->cpu);
         return r->co.n;
     }
     int64_t tokens = step_shape(r, c->k, &c->s);
@@ -897,7 +926,7 @@ static int64_t decode_run(eng_replica *r, int64_t end, int *ended)
     run_tokens_flush(e, &c.tok);
     /* the steps after the first: the same CPU work each (the same sequences) */
     eng_metrics_iterations_cpu_each(&e->m, c.cpu, n - 1);
-    if (n > 1)
+    if (n > 1 && r->ops->on_run)
         r->ops->on_run(r->st, r, n);
     return end;
 }

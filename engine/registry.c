@@ -42,9 +42,8 @@ int eng_sched_registry_check(char *buf, size_t len)
                      o->name ? o->name : "?");
             return -1;
         }
-        if (!o->run_steps != !o->on_run) {
-            snprintf(buf, len, "scheduler %s declares run_steps or on_run without the other",
-                     o->name);
+        if (o->on_run && !o->run_steps) {
+            snprintf(buf, len, "scheduler %s declares on_run without run_steps", o->name);
             return -1;
         }
         if (o->abi != ENG_SCHED_ABI) {

@@ -189,8 +189,6 @@ static int64_t chunked_run_steps(const void *st, const eng_replica *r)
     return INT64_MAX;
 }
 
-static void chunked_on_run(void *st, eng_replica *r, int64_t n) {}
-
 static int chunked_check(const void *st, const eng_replica *r)
 {
     const chunked *c = st;
@@ -215,5 +213,4 @@ const eng_sched_ops eng_sched_chunked = {
     .pd_admit = chunked_pd_admit,
     .pd_join = chunked_pd_join,
     .run_steps = chunked_run_steps,
-    .on_run = chunked_on_run,
 };

@@ -97,8 +97,6 @@ static int64_t orca_run_steps(const void *st, const eng_replica *r)
     return INT64_MAX;
 }
 
-static void orca_on_run(void *st, eng_replica *r, int64_t n) {}
-
 static int orca_check(const void *st, const eng_replica *r)
 {
     const orca *o = st;
@@ -122,5 +120,4 @@ const eng_sched_ops eng_sched_orca = {
     .pd_admit = orca_pd_admit,
     .pd_join = orca_pd_join,
     .run_steps = orca_run_steps,
-    .on_run = orca_on_run,
 };

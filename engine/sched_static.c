@@ -134,8 +134,6 @@ static int64_t static_run_steps(const void *st, const eng_replica *r)
     return INT64_MAX;
 }
 
-static void static_on_run(void *st, eng_replica *r, int64_t n) {}
-
 static int static_check(const void *st, const eng_replica *r)
 {
     const stat_batch *s = st;
@@ -157,5 +155,4 @@ const eng_sched_ops eng_sched_static = {
     .on_finish = static_on_finish,
     .check = static_check,
     .run_steps = static_run_steps,
-    .on_run = static_on_run,
 };

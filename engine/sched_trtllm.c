@@ -236,8 +236,6 @@ static int64_t trtllm_run_steps(const void *st, const eng_replica *r)
     return 1;
 }
 
-static void trtllm_on_run(void *st, eng_replica *r, int64_t n) {}
-
 static void trtllm_fini(void *st)
 {
     trtllm *t = st;
@@ -267,5 +265,4 @@ const eng_sched_ops eng_sched_trtllm = {
     .pd_admit = trtllm_pd_admit,
     .pd_join = trtllm_pd_join,
     .run_steps = trtllm_run_steps,
-    .on_run = trtllm_on_run,
 };

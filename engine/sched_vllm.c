@@ -314,8 +314,6 @@ static int64_t vllm1_run_steps(const void *st, const eng_replica *r)
     return INT64_MAX;
 }
 
-static void vllm1_on_run(void *st, eng_replica *r, int64_t n) {}
-
 static void vllm1_fini(void *st)
 {
     vllm1 *v = st;
@@ -352,5 +350,4 @@ const eng_sched_ops eng_sched_vllm = {
     .pd_admit = vllm1_pd_admit,
     .pd_join = vllm1_pd_join,
     .run_steps = vllm1_run_steps,
-    .on_run = vllm1_on_run,
 };

@@ -189,8 +189,6 @@ static int64_t vllm_run_steps(const void *st, const eng_replica *r)
     return INT64_MAX;
 }
 
-static void vllm_on_run(void *st, eng_replica *r, int64_t n) {}
-
 static int vllm_check(const void *st, const eng_replica *r)
 {
     const vllm *v = st;
@@ -217,5 +215,4 @@ const eng_sched_ops eng_sched_vllm_v0 = {
     .pd_admit = vllm_pd_admit,
     .pd_join = vllm_pd_join,
     .run_steps = vllm_run_steps,
-    .on_run = vllm_on_run,
 };

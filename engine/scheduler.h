@@ -87,7 +87,8 @@ typedef struct eng_sched_ops {
      * KV blocks fit (eng_decode_blocks_needed() <= eng_kv_free()); 1 or less: none. The engine
      * may then run n of them (1 < n <= that) as one event, ending the run before the next
      * event of the simulation; on_run(n) then moves the policy's state as the n - 1 next_batch
-     * and on_batch_end calls it skipped would have (both or neither). */
+     * and on_batch_end calls it skipped would have. on_run is optional (NULL: those calls would
+     * have moved nothing); a policy with on_run must declare run_steps. */
     int64_t (*run_steps)(const void *st, const eng_replica *r);
     void (*on_run)(void *st, eng_replica *r, int64_t n);
 } eng_sched_ops;

@@ -208,7 +208,8 @@ static int cmp_pair(const void *a, const void *b)
 }
 
 /* Sorts the pairs by value: qsort when few, else an LSD radix sort (four stable passes of 16
- * bits, O(n)), several times faster than qsort on the million values of a large run. */
+ * bits, O(n)), several times faster than qsort on the million values of a large run. The four
+ * passes' digit counts are taken in one read of the pairs. */
 static void sort_pairs(sim_pair *p, size_t n)
 {
     if (n < 4096) {
@@ -216,23 +217,28 @@ static void sort_pairs(sim_pair *p, size_t n)
         return;
     }
     sim_pair *tmp = sim_xmalloc(n * sizeof *tmp);
-    size_t *count = sim_xmalloc(65536 * sizeof *count);
+    size_t *count = sim_xcalloc(4 * 65536, sizeof *count);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = sort_key(p[i].v);
+        count[k & 0xFFFF]++;
+        count[65536 + ((k >> 16) & 0xFFFF)]++;
+        count[2 * 65536 + ((k >> 32) & 0xFFFF)]++;
+        count[3 * 65536 + (k >> 48)]++;
+    }
     sim_pair *src = p, *dst = tmp;
     for (int pass = 0; pass < 4; pass++) {
         int shift = 16 * pass;
-        memset(count, 0, 65536 * sizeof *count);
-        for (size_t i = 0; i < n; i++)
-            count[(sort_key(src[i].v) >> shift) & 0xFFFF]++;
-        if (count[(sort_key(src[0].v) >> shift) & 0xFFFF] == n)
+        size_t *c = count + (size_t)pass * 65536;
+        if (c[(sort_key(src[0].v) >> shift) & 0xFFFF] == n)
             continue; /* every key has this digit: the pass would change nothing */
         size_t sum = 0;
         for (size_t d = 0; d < 65536; d++) {
-            size_t c = count[d];
-            count[d] = sum;
-            sum += c;
+            size_t x = c[d];
+            c[d] = sum;
+            sum += x;
         }
         for (size_t i = 0; i < n; i++)
-            dst[count[(sort_key(src[i].v) >> shift) & 0xFFFF]++] = src[i];
+            dst[c[(sort_key(src[i].v) >> shift) & 0xFFFF]++] = src[i];
         sim_pair *t = src;
         src = dst;
         dst = t;
@@ -280,10 +286,20 @@ double sim_samples_percentile(sim_samples *s, double p)
     if (!s->sorted) {
         sort_pairs(s->p, s->n);
         s->sorted = 1;
+        s->walk_i = 0;
+        s->walk_below = 0;
     }
+    /* every pair before the last walk's stop ends at or below lo: the walk goes on from there
+     * (the same additions in the same order as from the first pair) */
     size_t i = 0;
     double below = 0;
+    if (s->walk_below <= lo) {
+        i = s->walk_i;
+        below = s->walk_below;
+    }
     double a = kth(s, lo, &i, &below);
+    s->walk_i = i;
+    s->walk_below = below;
     double b = kth(s, hi, &i, &below);
     return a + (b - a) * frac;
 }

@@ -48,6 +48,10 @@ typedef struct sim_samples {
     size_t n, cap;    /* pairs held, allocated */
     size_t max_pairs; /* beyond this, switch to the sketch */
     int sorted;
+    /* exact mode, sorted: where the last percentile's walk stopped (pair walk_i, with walk_below
+     * the weight before it), so increasing percentiles walk the pairs once */
+    size_t walk_i;
+    double walk_below;
     double count; /* total weight */
     double sum;   /* sum of value x weight */
     double sumsq; /* sum of value^2 x weight (the standard deviation once sketched) */
