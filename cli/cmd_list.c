@@ -91,21 +91,30 @@ static void gpu_json(sim_jsonw *j, const eng_gpu *g, const cal_gpu_sheet *d)
     sim_jsonw_close(j, '}');
 }
 
+static void gpu_header(void)
+{
+    printf("%-13s %8s %11s %10s %10s %10s %10s %10s %9s %7s %6s\n", "gpu", "memory", "bandwidth",
+           "bf16_TF", "fp8_TF", "fp4_TF", "link_GB/s", "pcie_GB/s", "nic_GB/s", "usd/h", "max_W");
+}
+
+/* The catalog's i-th GPU: a JSON object into j, or a row of the table. */
+static void gpu_entry(const cli_common *c, sim_jsonw *j, int i)
+{
+    eng_gpu g;
+    cal_gpu_at(i, &g);
+    if (c->json)
+        gpu_json(j, &g, cal_gpu_sheet_at(i));
+    else
+        gpu_row(&g, cal_gpu_sheet_at(i));
+}
+
 static void gpus(const cli_common *c)
 {
     sim_jsonw j;
     if (!json_list(c, &j))
-        printf("%-13s %8s %11s %10s %10s %10s %10s %10s %9s %7s %6s\n", "gpu", "memory",
-               "bandwidth", "bf16_TF", "fp8_TF", "fp4_TF", "link_GB/s", "pcie_GB/s", "nic_GB/s",
-               "usd/h", "max_W");
-    for (int i = 0; i < cal_gpu_count(); i++) {
-        eng_gpu g;
-        cal_gpu_at(i, &g);
-        if (c->json)
-            gpu_json(&j, &g, cal_gpu_sheet_at(i));
-        else
-            gpu_row(&g, cal_gpu_sheet_at(i));
-    }
+        gpu_header();
+    for (int i = 0; i < cal_gpu_count(); i++)
+        gpu_entry(c, &j, i);
     if (c->json)
         sim_jsonw_close(&j, ']');
 }
@@ -163,21 +172,31 @@ static void model_json(sim_jsonw *j, const eng_model *m)
     sim_jsonw_close(j, '}');
 }
 
+static void model_header(void)
+{
+    printf("%-17s %-13s %9s %9s %6s %6s %5s %4s %4s %8s %9s %8s %s\n", "model", "arch", "params",
+           "active", "layers", "hidden", "heads", "kv", "moe", "experts", "context", "KV_B/tok",
+           "dtype");
+}
+
+/* The catalog's i-th model: a JSON object into j, or a row of the table. */
+static void model_entry(const cli_common *c, sim_jsonw *j, int i)
+{
+    eng_model m;
+    cal_model_at(i, &m);
+    if (c->json)
+        model_json(j, &m);
+    else
+        model_row(&m);
+}
+
 static void models(const cli_common *c)
 {
     sim_jsonw j;
     if (!json_list(c, &j))
-        printf("%-17s %-13s %9s %9s %6s %6s %5s %4s %4s %8s %9s %8s %s\n", "model", "arch",
-               "params", "active", "layers", "hidden", "heads", "kv", "moe", "experts", "context",
-               "KV_B/tok", "dtype");
-    for (int i = 0; i < cal_model_count(); i++) {
-        eng_model m;
-        cal_model_at(i, &m);
-        if (c->json)
-            model_json(&j, &m);
-        else
-            model_row(&m);
-    }
+        model_header();
+    for (int i = 0; i < cal_model_count(); i++)
+        model_entry(c, &j, i);
     if (c->json)
         sim_jsonw_close(&j, ']');
 }
@@ -192,21 +211,34 @@ static void param_range(const eng_param *p, char *buf, size_t len)
         snprintf(buf, len, "%g..%g", p->min, p->max);
 }
 
+static void param_json(sim_jsonw *j, const eng_param *p)
+{
+    char range[96];
+    param_range(p, range, sizeof range);
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_str(j, "name", p->name);
+    sim_jsonw_str(j, "default", p->def);
+    sim_jsonw_str(j, "range", range);
+    sim_jsonw_str(j, "help", p->help);
+    sim_jsonw_close(j, '}');
+}
+
 /* A policy's parameters as a JSON array "params". */
 static void params_json(sim_jsonw *j, const eng_param *params)
 {
     sim_jsonw_open(j, "params", '[');
-    for (const eng_param *p = params; p && p->name; p++) {
-        char range[96];
-        param_range(p, range, sizeof range);
-        sim_jsonw_open(j, NULL, '{');
-        sim_jsonw_str(j, "name", p->name);
-        sim_jsonw_str(j, "default", p->def);
-        sim_jsonw_str(j, "range", range);
-        sim_jsonw_str(j, "help", p->help);
-        sim_jsonw_close(j, '}');
-    }
+    for (const eng_param *p = params; p && p->name; p++)
+        param_json(j, p);
     sim_jsonw_close(j, ']');
+}
+
+static void scheduler_json(sim_jsonw *j, const eng_sched_ops *ops)
+{
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_str(j, "name", ops->name);
+    sim_jsonw_str(j, "summary", ops->summary ? ops->summary : "");
+    params_json(j, ops->params);
+    sim_jsonw_close(j, '}');
 }
 
 static void schedulers_json(const cli_common *c)
@@ -215,14 +247,20 @@ static void schedulers_json(const cli_common *c)
     const eng_sched_ops *const *all = eng_sched_all(&n);
     sim_jsonw j;
     json_list(c, &j);
-    for (size_t i = 0; i < n; i++) {
-        sim_jsonw_open(&j, NULL, '{');
-        sim_jsonw_str(&j, "name", all[i]->name);
-        sim_jsonw_str(&j, "summary", all[i]->summary ? all[i]->summary : "");
-        params_json(&j, all[i]->params);
-        sim_jsonw_close(&j, '}');
-    }
+    for (size_t i = 0; i < n; i++)
+        scheduler_json(&j, all[i]);
     sim_jsonw_close(&j, ']');
+}
+
+/* A policy's line, then a line per parameter: default, range, help. */
+static void scheduler_text(const eng_sched_ops *ops)
+{
+    printf("%s: %s\n", ops->name, ops->summary ? ops->summary : "");
+    for (const eng_param *p = ops->params; p && p->name; p++) {
+        char range[96];
+        param_range(p, range, sizeof range);
+        printf("    %-24s default %-8s [%s] %s\n", p->name, p->def, range, p->help);
+    }
 }
 
 static void schedulers(const cli_common *c)
@@ -233,14 +271,16 @@ static void schedulers(const cli_common *c)
     }
     size_t n;
     const eng_sched_ops *const *all = eng_sched_all(&n);
-    for (size_t i = 0; i < n; i++) {
-        printf("%s: %s\n", all[i]->name, all[i]->summary ? all[i]->summary : "");
-        for (const eng_param *p = all[i]->params; p && p->name; p++) {
-            char range[96];
-            param_range(p, range, sizeof range);
-            printf("    %-24s default %-8s [%s] %s\n", p->name, p->def, range, p->help);
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        scheduler_text(all[i]);
+}
+
+static void router_json(sim_jsonw *j, const eng_router_ops *ops)
+{
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_str(j, "name", ops->name);
+    sim_jsonw_str(j, "summary", ops->summary);
+    sim_jsonw_close(j, '}');
 }
 
 static void routers(const cli_common *c)
@@ -249,16 +289,11 @@ static void routers(const cli_common *c)
     const eng_router_ops *const *all = eng_router_all(&n);
     sim_jsonw j;
     json_list(c, &j);
-    for (size_t i = 0; i < n; i++) {
-        if (!c->json) {
+    for (size_t i = 0; i < n; i++)
+        if (c->json)
+            router_json(&j, all[i]);
+        else
             printf("%-18s %s\n", all[i]->name, all[i]->summary);
-            continue;
-        }
-        sim_jsonw_open(&j, NULL, '{');
-        sim_jsonw_str(&j, "name", all[i]->name);
-        sim_jsonw_str(&j, "summary", all[i]->summary);
-        sim_jsonw_close(&j, '}');
-    }
     if (c->json)
         sim_jsonw_close(&j, ']');
 }

@@ -119,21 +119,24 @@ static int list(int argc, char **argv)
     return 0;
 }
 
+/* Operator op's line of roofline-form coefficients (and its knee, when it has one). */
+static void print_fit_line(int op, const cal_fit *f)
+{
+    printf("  %-13s", cal_profile_op_name(op));
+    for (int k = 0; k < f->ncoef; k++)
+        printf(" c%d=%.6g", k, f->coef[k]);
+    if (f->knee > 0)
+        printf(" knee=%g", f->knee);
+    putchar('\n');
+}
+
 static void print_fit_coefficients(const cal_profile *p)
 {
     printf("\nroofline-form coefficients (ns; see calibration/fit.c for each operator's "
            "features):\n");
-    for (int op = 0; op < CAL_PROFILE_OPS; op++) {
-        if (!p->has_fit[op])
-            continue;
-        const cal_fit *f = &p->fits[op];
-        printf("  %-13s", cal_profile_op_name(op));
-        for (int k = 0; k < f->ncoef; k++)
-            printf(" c%d=%.6g", k, f->coef[k]);
-        if (f->knee > 0)
-            printf(" knee=%g", f->knee);
-        putchar('\n');
-    }
+    for (int op = 0; op < CAL_PROFILE_OPS; op++)
+        if (p->has_fit[op])
+            print_fit_line(op, &p->fits[op]);
 }
 
 /* Operator op's fit: its form, sizes, held-out errors and coefficients, as a JSON object. */
@@ -154,21 +157,27 @@ static void fit_json(sim_jsonw *j, int op, const cal_fit *f)
     sim_jsonw_close(j, '}');
 }
 
-static void show_json(const cal_profile *p, const char *unmeasured)
+/* A profile's names, sizes and overall errors, as JSON fields. */
+static void meta_json(sim_jsonw *j, const cal_profile *p)
 {
-    sim_jsonw j;
-    sim_jsonw_begin(&j, stdout);
-    sim_jsonw_open(&j, NULL, '{');
     static const char *const keys[] = {"name",   "kind",     "backend", "model",   "gpu",
                                        "device", "versions", "source",  "created", "dtype"};
     const char *vals[] = {p->name,   p->kind,     p->backend, p->model,   p->gpu,
                           p->device, p->versions, p->source,  p->created, p->dtype};
     for (int i = 0; i < 10; i++)
-        sim_jsonw_str(&j, keys[i], vals[i]);
-    sim_jsonw_int(&j, "tp", p->tp);
-    sim_jsonw_int(&j, "points", p->npts);
-    sim_jsonw_num(&j, "median_ape", p->med_ape);
-    sim_jsonw_num(&j, "p95_ape", p->p95_ape);
+        sim_jsonw_str(j, keys[i], vals[i]);
+    sim_jsonw_int(j, "tp", p->tp);
+    sim_jsonw_int(j, "points", p->npts);
+    sim_jsonw_num(j, "median_ape", p->med_ape);
+    sim_jsonw_num(j, "p95_ape", p->p95_ape);
+}
+
+static void show_json(const cal_profile *p, const char *unmeasured)
+{
+    sim_jsonw j;
+    sim_jsonw_begin(&j, stdout);
+    sim_jsonw_open(&j, NULL, '{');
+    meta_json(&j, p);
     sim_jsonw_str(&j, "unmeasured", unmeasured);
     sim_jsonw_open(&j, "fits", '[');
     for (int op = 0; op < CAL_PROFILE_OPS; op++)
@@ -178,7 +187,8 @@ static void show_json(const cal_profile *p, const char *unmeasured)
     sim_jsonw_close(&j, '}');
 }
 
-static void show_text(const cal_profile *p, const char *un)
+/* A profile's names, model shape, device and sources, a line each. */
+static void show_heading(const cal_profile *p)
 {
     const eng_model *d = &p->dims;
     printf("profile   %s\nkind      %s (%s)\nmodel     %s: hidden %d, heads %d/%d, head_dim %d, "
@@ -188,7 +198,12 @@ static void show_text(const cal_profile *p, const char *un)
     printf("gpu       %s\ndevice    %s\ndtype     %s\nversions  %s\nsource    %s\ncreated   "
            "%s\npoints    %d\n",
            p->gpu, p->device, p->dtype, p->versions, p->source, p->created, p->npts);
+}
+
+static void show_text(const cal_profile *p, const char *un)
+{
     eng_gpu g;
+    show_heading(p);
     printf("unmeasured %s%s\n\n", un[0] ? un : "none",
            un[0] ? (cal_gpu_find(p->gpu, &g) == 0 ? " (costed by the roofline of this GPU)"
                                                   : " (costed 0: no catalog GPU to roofline)")

@@ -170,6 +170,27 @@ static void setting_table(report *rp, const store_run_meta *m)
     row2(t, "stored", "%s (level %s), llmsim %s", m->created, m->level, m->version);
 }
 
+/* A row per reason requests were rejected for, when any were. */
+static void rejected_rows(plt_table *t, const metrics *ms)
+{
+    for (int k = 1; k < ENG_REJECT_REASON_COUNT; k++) {
+        double v = metric(ms, study_reject_metric((eng_reject_reason)k));
+        if (v > 0)
+            row2(t, "", "rejected: %s: %.0f", eng_reject_reason_name((eng_reject_reason)k), v);
+    }
+}
+
+/* Whether the run saturated, with a note on what that means for its percentiles. */
+static void saturated_row(plt_table *t, const metrics *ms)
+{
+    double sat = metric(ms, "saturated");
+    row2(t, "saturated", "%s", isnan(sat) ? "-" : sat > 0 ? "yes" : "no");
+    if (sat > 0)
+        snprintf(t->note, sizeof t->note, "%s",
+                 "The queue was still growing when arrivals ended: the latency percentiles "
+                 "depend on the run's length.");
+}
+
 /* Requests completed and rejected, throughput and goodput, and whether the run saturated. */
 static void throughput_table(report *rp, const metrics *ms)
 {
@@ -187,17 +208,22 @@ static void throughput_table(report *rp, const metrics *ms)
     char b[64];
     for (size_t i = 0; i < sizeof tp / sizeof tp[0]; i++)
         row2(t, tp[i][0], "%s", num(b, sizeof b, metric(ms, tp[i][1]), tp[i][2][0] - '0'));
-    for (int k = 1; k < ENG_REJECT_REASON_COUNT; k++) {
-        double v = metric(ms, study_reject_metric((eng_reject_reason)k));
-        if (v > 0)
-            row2(t, "", "rejected: %s: %.0f", eng_reject_reason_name((eng_reject_reason)k), v);
+    rejected_rows(t, ms);
+    saturated_row(t, ms);
+}
+
+/* A row: label, then for each of the n (at most 6) prefixes the metric "<prefix>_<stem>" (ms,
+ * 2 digits). */
+static void stat_row(plt_table *t, const metrics *ms, const char *label, const char *stem,
+                     const char *const *pre, int n)
+{
+    char cells[7][64], name[64];
+    const char *c[7] = {label};
+    for (int j = 0; j < n; j++) {
+        snprintf(name, sizeof name, "%s_%s", pre[j], stem);
+        c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
     }
-    double sat = metric(ms, "saturated");
-    row2(t, "saturated", "%s", isnan(sat) ? "-" : sat > 0 ? "yes" : "no");
-    if (sat > 0)
-        snprintf(t->note, sizeof t->note, "%s",
-                 "The queue was still growing when arrivals ended: the latency percentiles "
-                 "depend on the run's length.");
+    row(t, c);
 }
 
 /* Each client-side latency's mean, percentiles and deviation. */
@@ -207,17 +233,9 @@ static void latency_table(report *rp, const metrics *ms)
     static const char *const pre[6] = {"mean", "median", "p90", "p95", "p99", "std"};
     int nlat;
     const eng_latency *lat = eng_latency_all(&nlat);
-    for (int i = 0; i < nlat; i++) {
-        char cells[7][64], name[64];
-        const char *c[7] = {lat[i].label};
-        if (!(lat[i].flags & ENG_LAT_CLIENT))
-            continue;
-        for (int j = 0; j < 6; j++) {
-            snprintf(name, sizeof name, "%s_%s", pre[j], lat[i].stem);
-            c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
-        }
-        row(t, c);
-    }
+    for (int i = 0; i < nlat; i++)
+        if (lat[i].flags & ENG_LAT_CLIENT)
+            stat_row(t, ms, lat[i].label, lat[i].stem, pre, 6);
 }
 
 static void run_tables(report *rp, const store_run_meta *m, const metrics *ms)
@@ -235,15 +253,8 @@ static void transfer_table(report *rp, const metrics *ms)
     static const char *const pre[5] = {"mean", "median", "p90", "p95", "p99"};
     static const char *const what[2][2] = {{"kv_transfer_ms", "transfer (prefill end to arrival)"},
                                            {"kv_wait_ms", "wait for decode-side KV"}};
-    for (int i = 0; i < 2; i++) {
-        char cells[6][64], name[64];
-        const char *c[6] = {what[i][1]};
-        for (int j = 0; j < 5; j++) {
-            snprintf(name, sizeof name, "%s_%s", pre[j], what[i][0]);
-            c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
-        }
-        row(t, c);
-    }
+    for (int i = 0; i < 2; i++)
+        stat_row(t, ms, what[i][1], what[i][0], pre, 5);
 }
 
 /* A disaggregated run: its pools (from the stored scenario, which loads again as it ran), the
@@ -286,30 +297,33 @@ static void figure_notes(report *rp, const store_run_meta *m, int64_t nrq, int64
         note(rp, "No timeline: the run was stored without iteration rows.");
 }
 
+/* A figure of one run. */
+static plt_figure *run_figure(report *rp, plt_kind kind, const char *caption, int64_t run)
+{
+    plt_figure *f = figure(rp, kind, caption);
+    f->plot.runs[f->plot.nruns++] = run;
+    return f;
+}
+
 static void run_figures(report *rp, store *s, const store_run_meta *m, sim_err *err)
 {
     int64_t nrq = store_run_count_requests(s, m->id, err);
     int64_t nit = store_run_count_iterations(s, m->id, err);
-    plt_figure *f;
     if (nrq > 0) {
-        f = figure(rp, PLT_CDF, "TTFT of every finished request (CDF).");
-        f->plot.runs[f->plot.nruns++] = m->id;
-        f->plot.metric = "ttft";
-        f = figure(rp, PLT_CDF, "TPOT of every finished request (CDF).");
-        f->plot.runs[f->plot.nruns++] = m->id;
-        f->plot.metric = "tpot";
+        run_figure(rp, PLT_CDF, "TTFT of every finished request (CDF).", m->id)->plot.metric =
+            "ttft";
+        run_figure(rp, PLT_CDF, "TPOT of every finished request (CDF).", m->id)->plot.metric =
+            "tpot";
     }
-    if (nit > 0) {
-        f = figure(rp, PLT_TIMELINE,
+    if (nit > 0)
+        run_figure(rp, PLT_TIMELINE,
                    "Sequences in each iteration's batch, KV blocks in use against the KV capacity, "
-                   "and preemptions.");
-        f->plot.runs[f->plot.nruns++] = m->id;
-    }
-    if (nrq > 0 && nrq <= PLT_GANTT_MAX_REQ) {
-        f = figure(rp, PLT_GANTT,
-                   "Each request: queued, prefill, decode, and the waits after preemptions.");
-        f->plot.runs[f->plot.nruns++] = m->id;
-    }
+                   "and preemptions.",
+                   m->id);
+    if (nrq > 0 && nrq <= PLT_GANTT_MAX_REQ)
+        run_figure(rp, PLT_GANTT,
+                   "Each request: queued, prefill, decode, and the waits after preemptions.",
+                   m->id);
     figure_notes(rp, m, nrq, nit);
 }
 
@@ -649,6 +663,19 @@ static int written(const cli_common *c, const char *out, const plt_report_result
     return 3;
 }
 
+/* The report's sections, read from its database: a run's, a sweep's or a capacity search's. */
+static int build_report(report *rp, int64_t run, int64_t sweep, int64_t cap, sim_err *err)
+{
+    store *s = store_open_readonly(rp->r.db, err);
+    if (!s)
+        return -1;
+    int bad = (run && run_report(rp, s, run, err) != 0) ||
+              (sweep && sweep_report(rp, s, sweep, err) != 0) ||
+              (cap && capacity_report(rp, s, cap, err) != 0);
+    store_close(s);
+    return bad ? -1 : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
     int64_t run = 0, sweep = 0, cap = 0;
@@ -679,25 +706,12 @@ int cmd_report(int argc, char **argv)
     rp.r.db = c.db;
     rp.r.out = out;
     sim_err err = {{0}};
-    int rc = 1;
-    store *s = store_open_readonly(c.db, &err);
-    if (!s)
-        goto fail;
-    if ((run && run_report(&rp, s, run, &err) != 0) ||
-        (sweep && sweep_report(&rp, s, sweep, &err) != 0) ||
-        (cap && capacity_report(&rp, s, cap, &err) != 0))
-        goto fail;
-    store_close(s);
-    s = NULL;
     plt_report_result res;
-    if (plt_report_write(&rp.r, &res, &err) != 0)
-        goto fail;
-    rc = written(&c, out, &res);
-    goto out;
-fail:
-    cli_fail("report", &err);
-out:
-    store_close(s);
+    int rc = 1;
+    if (build_report(&rp, run, sweep, cap, &err) != 0 || plt_report_write(&rp.r, &res, &err) != 0)
+        cli_fail("report", &err);
+    else
+        rc = written(&c, out, &res);
     free_report(&rp);
     return rc;
 }

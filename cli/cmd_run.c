@@ -49,30 +49,32 @@ static void report_notes(const cli_common *c, const study_result *r)
                     "(latency percentiles depend on the run's length)\n");
 }
 
-/* vLLM's date format ("%Y%m%d-%H%M%S", vllm/benchmarks/serve.py) of the stored run's created
- * time (UTC), so the same stored run always says the same date; the current time when the run
- * is not stored. */
-static void run_date(store *s, int64_t run, char *buf, size_t len)
+/* The stored run's created time (UTC) in vLLM's date format ("%Y%m%d-%H%M%S",
+ * vllm/benchmarks/serve.py); -1 when the run is not stored. */
+static int stored_date(store *s, int64_t run, char *buf, size_t len)
 {
     store_run_meta m;
     sim_err ignore;
     int y, mo, d, h, mi, sec;
-    if (s && run && store_run_get(s, run, &m, &ignore) == 0 &&
-        sscanf(m.created, "%d-%d-%dT%d:%d:%dZ", &y, &mo, &d, &h, &mi, &sec) == 6) {
-        snprintf(buf, len, "%04d%02d%02d-%02d%02d%02d", y, mo, d, h, mi, sec);
+    if (!s || !run || store_run_get(s, run, &m, &ignore) != 0 ||
+        sscanf(m.created, "%d-%d-%dT%d:%d:%dZ", &y, &mo, &d, &h, &mi, &sec) != 6)
+        return -1;
+    snprintf(buf, len, "%04d%02d%02d-%02d%02d%02d", y, mo, d, h, mi, sec);
+    return 0;
+}
+
+/* The run's date: the stored run's, so the same stored run always says the same date; the
+ * current time when the run is not stored. */
+static void run_date(store *s, int64_t run, char *buf, size_t len)
+{
+    if (stored_date(s, run, buf, len) == 0)
         return;
-    }
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(buf, len, "%Y%m%d-%H%M%S", &tm);
 }
 
-/* The metadata vLLM's benchmark writes before its results (vllm/benchmarks/serve.py: date,
- * model_id, num_prompts, request_rate ("inf" when every request is sent at once), burstiness
- * (the gamma shape: 1 for Poisson, 1 / cv^2 for gamma, "inf" for constant gaps), max_concurrency
- * (null without a cap)), and the run id; null where the workload has no such figure (a trace
- * at its own pace). */
 /* vLLM's "burstiness" of arrival process a: the gamma shape, "inf" for constant gaps, null for a
  * trace, a burst or a closed loop. */
 static void put_burstiness(sim_jsonw *j, const scn_arrival *a, int trace)
@@ -87,20 +89,13 @@ static void put_burstiness(sim_jsonw *j, const scn_arrival *a, int trace)
         sim_jsonw_num(j, "burstiness", 1.0);
 }
 
-static void print_meta(sim_jsonw *j, const scn_scenario *scn, const study_result *r,
-                       const char *date)
+/* The offered load as vLLM's benchmark states it: request_rate, burstiness, max_concurrency. */
+static void put_load(sim_jsonw *j, const scn_scenario *scn)
 {
     const scn_workload *w = &scn->workload;
     const scn_arrival *a = &w->arrival;
     int trace = w->trace.present && !w->trace.lengths_only;
     double rate = study_offered_rate(scn);
-    sim_jsonw_str(j, "date", date);
-    if (r->run_id)
-        sim_jsonw_int(j, "run_id", r->run_id);
-    else
-        sim_jsonw_num(j, "run_id", NAN);
-    sim_jsonw_str(j, "model_id", scn->engine.model.name);
-    sim_jsonw_int(j, "num_prompts", r->tot.arrived);
     if (!trace && (a->kind == SCN_ARR_BURST || a->kind == SCN_ARR_CLOSED))
         sim_jsonw_str(j, "request_rate", "inf");
     else
@@ -110,6 +105,24 @@ static void print_meta(sim_jsonw *j, const scn_scenario *scn, const study_result
         sim_jsonw_int(j, "max_concurrency", a->concurrency);
     else
         sim_jsonw_num(j, "max_concurrency", NAN);
+}
+
+/* The metadata vLLM's benchmark writes before its results (vllm/benchmarks/serve.py: date,
+ * model_id, num_prompts, request_rate ("inf" when every request is sent at once), burstiness
+ * (the gamma shape: 1 for Poisson, 1 / cv^2 for gamma, "inf" for constant gaps), max_concurrency
+ * (null without a cap)), and the run id; null where the workload has no such figure (a trace
+ * at its own pace). */
+static void print_meta(sim_jsonw *j, const scn_scenario *scn, const study_result *r,
+                       const char *date)
+{
+    sim_jsonw_str(j, "date", date);
+    if (r->run_id)
+        sim_jsonw_int(j, "run_id", r->run_id);
+    else
+        sim_jsonw_num(j, "run_id", NAN);
+    sim_jsonw_str(j, "model_id", scn->engine.model.name);
+    sim_jsonw_int(j, "num_prompts", r->tot.arrived);
+    put_load(j, scn);
     const char *x = cli_extrapolated(scn);
     if (x) /* only on a GPU the cost model extrapolates to: other runs' JSON is unchanged */
         sim_jsonw_str(j, "extrapolated", x);

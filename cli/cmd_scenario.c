@@ -45,6 +45,17 @@ static void json_pool(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan
     sim_jsonw_int(j, "kv_tokens", plan->tokens);
 }
 
+/* A disaggregated deployment's KV transfer: link, bandwidth, latency, discipline. */
+static void json_kv_transfer(sim_jsonw *j, const eng_config *e)
+{
+    sim_jsonw_open(j, "kv_transfer", '{');
+    sim_jsonw_str(j, "link", eng_link_kind_name(e->pd.link));
+    sim_jsonw_num(j, "bandwidth_gb_s", e->pd.link_bw / 1e9);
+    sim_jsonw_num(j, "latency_us", e->pd.latency_ns / 1e3);
+    sim_jsonw_str(j, "discipline", eng_xfer_mode_name(e->pd.mode));
+    sim_jsonw_close(j, '}');
+}
+
 /* A disaggregated deployment's two pools and its KV transfer, as JSON objects (a pool of groups
  * as an array of them, each with its GPU). */
 static void json_pd(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan)
@@ -67,11 +78,17 @@ static void json_pd(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan)
         if (ng)
             sim_jsonw_close(j, ']');
     }
-    sim_jsonw_open(j, "kv_transfer", '{');
-    sim_jsonw_str(j, "link", eng_link_kind_name(e->pd.link));
-    sim_jsonw_num(j, "bandwidth_gb_s", e->pd.link_bw / 1e9);
-    sim_jsonw_num(j, "latency_us", e->pd.latency_ns / 1e3);
-    sim_jsonw_str(j, "discipline", eng_xfer_mode_name(e->pd.mode));
+    json_kv_transfer(j, e);
+}
+
+/* A mixed pool's group k: its GPU, layout and KV cache, as a JSON object. */
+static void json_group(sim_jsonw *j, const eng_config *e, int k, const eng_kv_plan *plan)
+{
+    eng_config pc;
+    eng_config_pool(e, k, &pc);
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_str(j, "gpu", pc.gpu.name);
+    json_pool(j, &pc, plan);
     sim_jsonw_close(j, '}');
 }
 
@@ -79,22 +96,38 @@ static void json_pd(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan)
 static void json_groups(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan)
 {
     sim_jsonw_open(j, "groups", '[');
-    for (int k = 0; k < e->groups.n; k++) {
-        eng_config pc;
-        eng_config_pool(e, k, &pc);
-        sim_jsonw_open(j, NULL, '{');
-        sim_jsonw_str(j, "gpu", pc.gpu.name);
-        json_pool(j, &pc, &plan[k]);
-        sim_jsonw_close(j, '}');
-    }
+    for (int k = 0; k < e->groups.n; k++)
+        json_group(j, e, k, &plan[k]);
     sim_jsonw_close(j, ']');
+}
+
+/* The model: name, architecture, parameters, weight and KV dtypes, as JSON fields. */
+static void json_model(sim_jsonw *j, const eng_config *e)
+{
+    const eng_model *m = &e->model;
+    sim_jsonw_str(j, "model", m->name);
+    sim_jsonw_str(j, "arch", m->arch);
+    sim_jsonw_int(j, "params_total", eng_model_params(m));
+    sim_jsonw_int(j, "params_active", eng_model_params_active(m));
+    sim_jsonw_str(j, "dtype", eng_dtype_name(eng_config_dtype(e)));
+    sim_jsonw_str(j, "kv_dtype", eng_dtype_name(eng_config_kv_dtype(e)));
+}
+
+/* The deployment: a mixed pool's groups, one pool's fields, or the prefill and decode pools. */
+static void json_deployment(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan)
+{
+    if (e->groups.n > 0)
+        json_groups(j, e, plan);
+    else if (!e->pd.enabled)
+        json_pool(j, e, &plan[0]);
+    else
+        json_pd(j, e, plan);
 }
 
 static void print_json(const char *file, const scn_scenario *scn, const eng_kv_plan *plan,
                        const char *cost, const char *error)
 {
     const eng_config *e = &scn->engine;
-    const eng_model *m = &e->model;
     sim_jsonw j;
     sim_jsonw_begin(&j, stdout);
     sim_jsonw_open(&j, NULL, '{');
@@ -103,22 +136,12 @@ static void print_json(const char *file, const scn_scenario *scn, const eng_kv_p
     if (error)
         sim_jsonw_str(&j, "error", error);
     sim_jsonw_str(&j, "name", scn->name);
-    sim_jsonw_str(&j, "model", m->name);
-    sim_jsonw_str(&j, "arch", m->arch);
-    sim_jsonw_int(&j, "params_total", eng_model_params(m));
-    sim_jsonw_int(&j, "params_active", eng_model_params_active(m));
-    sim_jsonw_str(&j, "dtype", eng_dtype_name(eng_config_dtype(e)));
-    sim_jsonw_str(&j, "kv_dtype", eng_dtype_name(eng_config_kv_dtype(e)));
+    json_model(&j, e);
     if (cost[0])
         sim_jsonw_str(&j, "cost_model", cost);
     else if (!error)
         sim_jsonw_str(&j, "cost_model", "not built: the profile was not looked up (no --db)");
-    if (e->groups.n > 0)
-        json_groups(&j, e, plan);
-    else if (!e->pd.enabled)
-        json_pool(&j, e, &plan[0]);
-    else
-        json_pd(&j, e, plan);
+    json_deployment(&j, e, plan);
     sim_jsonw_str(&j, "notes", scn->notes);
     sim_jsonw_close(&j, '}');
 }

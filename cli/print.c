@@ -244,6 +244,18 @@ static void print_latency(FILE *f, const study_result *r, const eng_latency *l)
     fputc('\n', f);
 }
 
+/* The latency table: a line per latency (those of disaggregation only when pd). */
+static void print_latencies(FILE *f, const study_result *r, int pd)
+{
+    int nlat;
+    const eng_latency *lat = eng_latency_all(&nlat);
+    fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95",
+            "p99", "std");
+    for (int i = 0; i < nlat; i++)
+        if (!(lat[i].flags & ENG_LAT_PD) || pd)
+            print_latency(f, r, &lat[i]);
+}
+
 void cli_print_summary(FILE *f, const study_result *r)
 {
     print_counts(f, r);
@@ -252,13 +264,7 @@ void cli_print_summary(FILE *f, const study_result *r)
     if (pd)
         print_pools(f, r);
     print_offload(f, r);
-    int nlat;
-    const eng_latency *lat = eng_latency_all(&nlat);
-    fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(ms)", "mean", "median", "p90", "p95",
-            "p99", "std");
-    for (int i = 0; i < nlat; i++)
-        if (!(lat[i].flags & ENG_LAT_PD) || pd)
-            print_latency(f, r, &lat[i]);
+    print_latencies(f, r, pd);
     print_classes(f, r);
 }
 

@@ -102,32 +102,8 @@ static int common(store *s, const char *table, const char *skip, names *out, sim
     return 0;
 }
 
-/* A growing SQL text. */
-typedef struct sql {
-    char *p;
-    size_t n, cap;
-} sql;
-
-static void add(sql *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(sql *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int w = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (b->p && b->n + (size_t)w < b->cap) {
-            b->n += (size_t)w;
-            return;
-        }
-        b->cap = 2 * (b->cap + (size_t)w + 256);
-        b->p = sim_xrealloc(b->p, b->cap);
-        b->p[b->n] = '\0';
-    }
-}
-
 /* Runs b's text (freed) with no result rows; 0, or -1 with err saying what. */
-static int run(store *s, sql *b, const char *what, sim_err *err)
+static int run(store *s, store_sql *b, const char *what, sim_err *err)
 {
     char *msg = NULL;
     int rc = sqlite3_exec(s->db, b->p, NULL, NULL, &msg);
@@ -152,10 +128,10 @@ static int64_t one(store *s, const char *text, sim_err *err)
 }
 
 /* " AND m.c IS s.c" for each column. */
-static void same_row(sql *b, const names *c)
+static void same_row(store_sql *b, const names *c)
 {
     for (int i = 0; i < c->n; i++)
-        add(b, " AND m.\"%s\" IS s.\"%s\"", c->v[i], c->v[i]);
+        store_sql_add(b, " AND m.\"%s\" IS s.\"%s\"", c->v[i], c->v[i]);
 }
 
 /* ---- parents ---- */
@@ -180,8 +156,9 @@ static int map_rest(store *s, int p, sim_err *err)
 {
     if (!src_has(s, parents[p]))
         return 0;
-    sql b = {0};
-    add(&b,
+    store_sql b = {0};
+    store_sql_add(
+        &b,
         "INSERT OR IGNORE INTO temp.m_%s SELECT id, id + (SELECT coalesce(max(id), 0) FROM "
         "main.%s), 1 FROM src.%s",
         parents[p], parents[p], parents[p]);
@@ -196,15 +173,15 @@ static int copy_parent(store *s, int p, sim_err *err)
     names c;
     if (common(s, parents[p], "id", &c, err))
         return -1;
-    sql b = {0};
-    add(&b, "INSERT INTO main.%s (id", parents[p]);
+    store_sql b = {0};
+    store_sql_add(&b, "INSERT INTO main.%s (id", parents[p]);
     for (int i = 0; i < c.n; i++)
-        add(&b, ", \"%s\"", c.v[i]);
-    add(&b, ") SELECT m.new");
+        store_sql_add(&b, ", \"%s\"", c.v[i]);
+    store_sql_add(&b, ") SELECT m.new");
     for (int i = 0; i < c.n; i++)
-        add(&b, ", s.\"%s\"", c.v[i]);
-    add(&b, " FROM src.%s s JOIN temp.m_%s m ON m.old = s.id AND m.copy = 1", parents[p],
-        parents[p]);
+        store_sql_add(&b, ", s.\"%s\"", c.v[i]);
+    store_sql_add(&b, " FROM src.%s s JOIN temp.m_%s m ON m.old = s.id AND m.copy = 1", parents[p],
+                  parents[p]);
     names_free(&c);
     return run(s, &b, parents[p], err);
 }
@@ -217,13 +194,14 @@ static int map_identical(store *s, int p, const char *lead, sim_err *err)
     names c;
     if (common(s, parents[p], "id", &c, err))
         return -1;
-    sql b = {0};
-    add(&b,
+    store_sql b = {0};
+    store_sql_add(
+        &b,
         "INSERT OR IGNORE INTO temp.m_%s SELECT s.id, min(m.id), 0 FROM src.%s s JOIN main.%s m "
         "ON %s",
         parents[p], parents[p], parents[p], lead);
     same_row(&b, &c);
-    add(&b, " GROUP BY s.id");
+    store_sql_add(&b, " GROUP BY s.id");
     names_free(&c);
     return run(s, &b, parents[p], err);
 }
@@ -260,8 +238,9 @@ static int map_sweeps(store *s, const char *in, sim_err *err)
                                       "(scenario, values, repetitions or seed): they are not "
                                       "shards of one sweep",
                                       in, key, s->path);
-    sql b = {0};
-    add(&b, "INSERT INTO temp.m_sweeps SELECT s.id, m.id, 0 FROM src.sweeps s JOIN main.sweeps m "
+    store_sql b = {0};
+    store_sql_add(
+        &b, "INSERT INTO temp.m_sweeps SELECT s.id, m.id, 0 FROM src.sweeps s JOIN main.sweeps m "
             "ON m.key = s.key");
     return run(s, &b, "sweeps", err) || map_rest(s, P_SWEEP, err) ? -1 : 0;
 }
@@ -270,11 +249,12 @@ static int map_sweeps(store *s, const char *in, sim_err *err)
 static int map_runs(store *s, sim_err *err)
 {
     if (src_has(s, "sweep_points")) {
-        sql b = {0};
-        add(&b, "INSERT OR IGNORE INTO temp.m_runs SELECT p.run_id, q.run_id, 0 FROM "
-                "src.sweep_points p JOIN temp.m_sweeps w ON w.old = p.sweep_id JOIN "
-                "main.sweep_points q ON q.sweep_id = w.new AND q.point = p.point AND q.rep = "
-                "p.rep");
+        store_sql b = {0};
+        store_sql_add(&b,
+                      "INSERT OR IGNORE INTO temp.m_runs SELECT p.run_id, q.run_id, 0 FROM "
+                      "src.sweep_points p JOIN temp.m_sweeps w ON w.old = p.sweep_id JOIN "
+                      "main.sweep_points q ON q.sweep_id = w.new AND q.point = p.point AND q.rep = "
+                      "p.rep");
         if (run(s, &b, "runs of sweep points", err))
             return -1;
     }
@@ -292,11 +272,12 @@ static int map_profiles(store *s, const char *in, sim_err *err)
     names c;
     if (common(s, "profiles", "id", &c, err))
         return -1;
-    sql b = {0};
-    add(&b, "SELECT s.name FROM src.profiles s JOIN main.profiles m ON m.name = s.name WHERE NOT "
+    store_sql b = {0};
+    store_sql_add(
+        &b, "SELECT s.name FROM src.profiles s JOIN main.profiles m ON m.name = s.name WHERE NOT "
             "(1");
     same_row(&b, &c);
-    add(&b, ") LIMIT 1");
+    store_sql_add(&b, ") LIMIT 1");
     names_free(&c);
     char name[1024];
     int differs = first_row(s, b.p, name, sizeof name, err);
@@ -309,8 +290,8 @@ static int map_profiles(store *s, const char *in, sim_err *err)
                                       "merging",
                                       in, name, s->path);
     memset(&b, 0, sizeof b);
-    add(&b, "INSERT INTO temp.m_profiles SELECT s.id, m.id, 0 FROM src.profiles s JOIN "
-            "main.profiles m ON m.name = s.name");
+    store_sql_add(&b, "INSERT INTO temp.m_profiles SELECT s.id, m.id, 0 FROM src.profiles s JOIN "
+                      "main.profiles m ON m.name = s.name");
     return run(s, &b, "profiles", err) || map_rest(s, P_PROFILE, err) ? -1 : 0;
 }
 
@@ -328,27 +309,27 @@ static int copy_child(store *s, const char *t, const names *from, const int *to,
     names c;
     if (common(s, t, NULL, &c, err))
         return -1;
-    sql b = {0};
+    store_sql b = {0};
     /* a sweep's points and parameters are keyed by what they describe: OUT keeps its own */
-    add(&b, "INSERT %sINTO main.\"%s\" (", owner == P_SWEEP ? "OR IGNORE " : "", t);
+    store_sql_add(&b, "INSERT %sINTO main.\"%s\" (", owner == P_SWEEP ? "OR IGNORE " : "", t);
     for (int i = 0; i < c.n; i++)
-        add(&b, "%s\"%s\"", i ? ", " : "", c.v[i]);
-    add(&b, ") SELECT ");
+        store_sql_add(&b, "%s\"%s\"", i ? ", " : "", c.v[i]);
+    store_sql_add(&b, ") SELECT ");
     for (int i = 0; i < c.n; i++) {
         int k = 0;
         while (k < from->n && strcmp(from->v[k], c.v[i]) != 0)
             k++;
         if (k < from->n)
-            add(&b, "%sf%d.new", i ? ", " : "", k);
+            store_sql_add(&b, "%sf%d.new", i ? ", " : "", k);
         else
-            add(&b, "%ss.\"%s\"", i ? ", " : "", c.v[i]);
+            store_sql_add(&b, "%ss.\"%s\"", i ? ", " : "", c.v[i]);
     }
-    add(&b, " FROM src.\"%s\" s", t);
+    store_sql_add(&b, " FROM src.\"%s\" s", t);
     for (int k = 0; k < from->n; k++) {
-        add(&b, " %sJOIN temp.m_%s f%d ON f%d.old = s.\"%s\"", k == ocol ? "" : "LEFT ",
-            parents[to[k]], k, k, from->v[k]);
+        store_sql_add(&b, " %sJOIN temp.m_%s f%d ON f%d.old = s.\"%s\"", k == ocol ? "" : "LEFT ",
+                      parents[to[k]], k, k, from->v[k]);
         if (k == ocol && owner != P_SWEEP) /* the rows of the owners copied */
-            add(&b, " AND f%d.copy = 1", k);
+            store_sql_add(&b, " AND f%d.copy = 1", k);
     }
     names_free(&c);
     return run(s, &b, t, err);
@@ -469,9 +450,9 @@ static int64_t count_of(store *s, const char *t, sim_err *err)
 /* Inside the transaction: maps, parents, children. */
 static int merge_all(store *s, const char *in, store_merge_stats *st, sim_err *err)
 {
-    sql b = {0};
+    store_sql b = {0};
     for (int p = 0; p < P_COUNT; p++)
-        add(&b, maps, parents[p], parents[p]);
+        store_sql_add(&b, maps, parents[p], parents[p]);
     if (run(s, &b, "temporary maps", err) || map_sweeps(s, in, err) || map_runs(s, err) ||
         map_profiles(s, in, err) || map_identical(s, P_SEARCH, "m.base_seed IS s.base_seed", err) ||
         map_rest(s, P_SEARCH, err) ||

@@ -97,6 +97,30 @@ static int insert_meta(store *s, const cal_profile *p, int64_t *id, sim_err *err
     return 0;
 }
 
+/* Steps a reset and bound INSERT statement once; finalizes it when that fails. 0, or -1 with
+ * err naming what failed. */
+static int insert_row(store *s, sqlite3_stmt *st, const char *what, sim_err *err)
+{
+    if (sqlite3_step(st) == SQLITE_DONE)
+        return 0;
+    sqlite3_finalize(st);
+    return store_fail(s, err, what);
+}
+
+static void bind_point(sqlite3_stmt *st, int64_t id, const cal_point *pt)
+{
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, cal_profile_op_name(pt->op), -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 3, pt->x);
+    sqlite3_bind_double(st, 4, pt->y);
+    sqlite3_bind_double(st, 5, pt->t_ns);
+    sqlite3_bind_double(st, 6, pt->p10_ns);
+    sqlite3_bind_double(st, 7, pt->p90_ns);
+    sqlite3_bind_int(st, 8, pt->runs);
+    sqlite3_bind_int(st, 9, pt->held_out);
+}
+
 static int insert_points(store *s, const cal_profile *p, int64_t id, sim_err *err)
 {
     sqlite3_stmt *st = store_prepare(s,
@@ -106,24 +130,41 @@ static int insert_points(store *s, const cal_profile *p, int64_t id, sim_err *er
     if (!st)
         return -1;
     for (int i = 0; i < p->npts; i++) {
-        const cal_point *pt = &p->pts[i];
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_text(st, 2, cal_profile_op_name(pt->op), -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 3, pt->x);
-        sqlite3_bind_double(st, 4, pt->y);
-        sqlite3_bind_double(st, 5, pt->t_ns);
-        sqlite3_bind_double(st, 6, pt->p10_ns);
-        sqlite3_bind_double(st, 7, pt->p90_ns);
-        sqlite3_bind_int(st, 8, pt->runs);
-        sqlite3_bind_int(st, 9, pt->held_out);
-        if (sqlite3_step(st) != SQLITE_DONE) {
-            sqlite3_finalize(st);
-            return store_fail(s, err, "inserting profile points");
-        }
+        bind_point(st, id, &p->pts[i]);
+        if (insert_row(s, st, "inserting profile points", err))
+            return -1;
     }
     sqlite3_finalize(st);
     return 0;
+}
+
+/* "c0 c1 ...": a fit's coefficients, each to 17 significant digits. */
+static void format_coef(const cal_fit *f, char *coef, size_t cap)
+{
+    size_t used = 0;
+    coef[0] = '\0';
+    for (int k = 0; k < f->ncoef && k < CAL_MAX_COEF; k++)
+        used += (size_t)snprintf(coef + used, cap - used, "%s%.17g", k ? " " : "", f->coef[k]);
+}
+
+static void bind_fit(sqlite3_stmt *st, int64_t id, int op, const cal_fit *f)
+{
+    char coef[CAL_MAX_COEF * 26 + 1];
+    format_coef(f, coef, sizeof coef);
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, cal_profile_op_name(op), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, cal_form_name(f->form), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, coef, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(st, 5, f->knee);
+    sqlite3_bind_int(st, 6, f->n_train);
+    sqlite3_bind_int(st, 7, f->n_held);
+    bind_real(st, 8, f->med_ape[f->form]);
+    bind_real(st, 9, f->p95_ape[f->form]);
+    bind_real(st, 10, f->med_ape[CAL_FORM_ROOFLINE]);
+    bind_real(st, 11, f->p95_ape[CAL_FORM_ROOFLINE]);
+    bind_real(st, 12, f->med_ape[CAL_FORM_INTERP]);
+    bind_real(st, 13, f->p95_ape[CAL_FORM_INTERP]);
 }
 
 static int insert_fits(store *s, const cal_profile *p, int64_t id, sim_err *err)
@@ -139,30 +180,9 @@ static int insert_fits(store *s, const cal_profile *p, int64_t id, sim_err *err)
     for (int op = 0; op < CAL_PROFILE_OPS; op++) {
         if (!p->has_fit[op])
             continue;
-        const cal_fit *f = &p->fits[op];
-        char coef[CAL_MAX_COEF * 26 + 1] = "";
-        size_t used = 0;
-        for (int k = 0; k < f->ncoef && k < CAL_MAX_COEF; k++)
-            used += (size_t)snprintf(coef + used, sizeof coef - used, "%s%.17g", k ? " " : "",
-                                     f->coef[k]);
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_text(st, 2, cal_profile_op_name(op), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, cal_form_name(f->form), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, coef, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_double(st, 5, f->knee);
-        sqlite3_bind_int(st, 6, f->n_train);
-        sqlite3_bind_int(st, 7, f->n_held);
-        bind_real(st, 8, f->med_ape[f->form]);
-        bind_real(st, 9, f->p95_ape[f->form]);
-        bind_real(st, 10, f->med_ape[CAL_FORM_ROOFLINE]);
-        bind_real(st, 11, f->p95_ape[CAL_FORM_ROOFLINE]);
-        bind_real(st, 12, f->med_ape[CAL_FORM_INTERP]);
-        bind_real(st, 13, f->p95_ape[CAL_FORM_INTERP]);
-        if (sqlite3_step(st) != SQLITE_DONE) {
-            sqlite3_finalize(st);
-            return store_fail(s, err, "inserting profile fits");
-        }
+        bind_fit(st, id, op, &p->fits[op]);
+        if (insert_row(s, st, "inserting profile fits", err))
+            return -1;
     }
     sqlite3_finalize(st);
     return 0;
@@ -273,6 +293,27 @@ static void column_fit(sqlite3_stmt *st, int op, int form, cal_fit *f)
     f->p95_ape[CAL_FORM_INTERP] = col_real(st, 9);
 }
 
+/* What a profile's row readers need: the store (for its path), the profile, the error. */
+typedef struct {
+    store *s;
+    cal_profile *p;
+    sim_err *err;
+} profile_read;
+
+/* A profile_fits row into the profile's fits; -1 with err for an unknown operator or form. */
+static int read_fit_row(void *ctx, sqlite3_stmt *st)
+{
+    profile_read *r = ctx;
+    int op = cal_profile_op_parse((const char *)sqlite3_column_text(st, 0));
+    int form = cal_form_parse((const char *)sqlite3_column_text(st, 1));
+    if (op < 0 || form < 0)
+        return sim_errf(r->err, "%s: profile %s: unknown operator or form in profile_fits",
+                        r->s->path, r->p->name);
+    column_fit(st, op, form, &r->p->fits[op]);
+    r->p->has_fit[op] = 1;
+    return 0;
+}
+
 static int read_fits(store *s, int64_t id, cal_profile *p, sim_err *err)
 {
     sqlite3_stmt *st =
@@ -284,20 +325,28 @@ static int read_fits(store *s, int64_t id, cal_profile *p, sim_err *err)
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, id);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int op = cal_profile_op_parse((const char *)sqlite3_column_text(st, 0));
-        int form = cal_form_parse((const char *)sqlite3_column_text(st, 1));
-        if (op < 0 || form < 0) {
-            sqlite3_finalize(st);
-            return sim_errf(err, "%s: profile %s: unknown operator or form in profile_fits",
-                            s->path, p->name);
-        }
-        column_fit(st, op, form, &p->fits[op]);
-        p->has_fit[op] = 1;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading profile fits");
+    profile_read r = {s, p, err};
+    return store_each_row(s, st, read_fit_row, &r, "reading profile fits", err);
+}
+
+/* A profile_points row added to the profile; -1 with err for an unknown operator. */
+static int read_point_row(void *ctx, sqlite3_stmt *st)
+{
+    profile_read *r = ctx;
+    cal_point pt = {0};
+    pt.op = cal_profile_op_parse((const char *)sqlite3_column_text(st, 0));
+    if (pt.op < 0)
+        return sim_errf(r->err, "%s: profile %s: unknown operator in profile_points", r->s->path,
+                        r->p->name);
+    pt.x = sqlite3_column_double(st, 1);
+    pt.y = sqlite3_column_double(st, 2);
+    pt.t_ns = sqlite3_column_double(st, 3);
+    pt.p10_ns = sqlite3_column_double(st, 4);
+    pt.p90_ns = sqlite3_column_double(st, 5);
+    pt.runs = sqlite3_column_int(st, 6);
+    pt.held_out = sqlite3_column_int(st, 7);
+    cal_profile_add_point(r->p, &pt);
+    return 0;
 }
 
 static int read_points(store *s, int64_t id, cal_profile *p, sim_err *err)
@@ -310,26 +359,8 @@ static int read_points(store *s, int64_t id, cal_profile *p, sim_err *err)
         return -1;
     sqlite3_bind_int64(st, 1, id);
     p->npts = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        cal_point pt = {0};
-        pt.op = cal_profile_op_parse((const char *)sqlite3_column_text(st, 0));
-        if (pt.op < 0) {
-            sqlite3_finalize(st);
-            return sim_errf(err, "%s: profile %s: unknown operator in profile_points", s->path,
-                            p->name);
-        }
-        pt.x = sqlite3_column_double(st, 1);
-        pt.y = sqlite3_column_double(st, 2);
-        pt.t_ns = sqlite3_column_double(st, 3);
-        pt.p10_ns = sqlite3_column_double(st, 4);
-        pt.p90_ns = sqlite3_column_double(st, 5);
-        pt.runs = sqlite3_column_int(st, 6);
-        pt.held_out = sqlite3_column_int(st, 7);
-        cal_profile_add_point(p, &pt);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading profile points");
+    profile_read r = {s, p, err};
+    return store_each_row(s, st, read_point_row, &r, "reading profile points", err);
 }
 
 /* "a, b, c": the names of the stored profiles, for a not-found message. */
@@ -377,28 +408,37 @@ cal_profile *store_profile_load(store *s, const char *name, sim_err *err)
     return p;
 }
 
+/* store_profile_list's store, error and caller's function and argument. */
+typedef struct {
+    store *s;
+    sim_err *err;
+    void (*fn)(void *arg, const cal_profile *meta);
+    void *arg;
+} profile_visit;
+
+/* A profile's row and its fits (not its points: npts is their count) shown to the caller. */
+static int visit_profile(void *ctx, sqlite3_stmt *st)
+{
+    profile_visit *v = ctx;
+    cal_profile *p = cal_profile_new("");
+    int64_t id = read_meta(st, p);
+    int npts = p->npts;
+    int rc = read_fits(v->s, id, p, v->err);
+    p->npts = npts;
+    if (rc == 0)
+        v->fn(v->arg, p);
+    cal_profile_free(p);
+    return rc;
+}
+
 int store_profile_list(store *s, void (*fn)(void *arg, const cal_profile *meta), void *arg,
                        sim_err *err)
 {
     sqlite3_stmt *st = store_prepare(s, "SELECT " META_COLS " FROM profiles ORDER BY name", err);
     if (!st)
         return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        cal_profile *p = cal_profile_new("");
-        int64_t id = read_meta(st, p);
-        int npts = p->npts;
-        if (read_fits(s, id, p, err)) {
-            cal_profile_free(p);
-            sqlite3_finalize(st);
-            return -1;
-        }
-        p->npts = npts;
-        fn(arg, p);
-        cal_profile_free(p);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "listing profiles");
+    profile_visit v = {s, err, fn, arg};
+    return store_each_row(s, st, visit_profile, &v, "listing profiles", err);
 }
 
 static int read_run_info(store *s, int64_t run_id, store_replay_run *info, sim_err *err)
@@ -442,6 +482,30 @@ static void column_shape(sqlite3_stmt *st, eng_shape *sh)
     store_col_shape(st, 3, sh);
 }
 
+/* Where store_profile_replay_shapes puts the shapes (and GPU times, when wanted) it reads. */
+typedef struct {
+    store *s;
+    int64_t run_id;
+    eng_shape *shapes;
+    int64_t *gpu_ns; /* NULL: not wanted */
+    int *n;
+    sim_err *err;
+} replay_read;
+
+/* A replay row's shape (and GPU time); -1 with err when the row lacks the shape columns. */
+static int read_replay_row(void *ctx, sqlite3_stmt *st)
+{
+    replay_read *r = ctx;
+    if (sqlite3_column_type(st, 3) == SQLITE_NULL || sqlite3_column_type(st, 7) == SQLITE_NULL)
+        return sim_errf(r->err, "%s: run %lld's iterations lack the shape columns", r->s->path,
+                        (long long)r->run_id);
+    column_shape(st, &r->shapes[*r->n]);
+    if (r->gpu_ns)
+        r->gpu_ns[*r->n] = sqlite3_column_int64(st, 9);
+    (*r->n)++;
+    return 0;
+}
+
 int store_profile_replay_shapes(store *s, int64_t run_id, int max, store_replay_run *info,
                                 eng_shape *shapes, int64_t *gpu_ns, int *n, sim_err *err)
 {
@@ -465,19 +529,6 @@ int store_profile_replay_shapes(store *s, int64_t run_id, int max, store_replay_
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int64(st, 2, stride > 0 ? stride : 1);
     sqlite3_bind_int(st, 3, max);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (sqlite3_column_type(st, 3) == SQLITE_NULL ||
-            sqlite3_column_type(st, 7) == SQLITE_NULL) {
-            sqlite3_finalize(st);
-            return sim_errf(err, "%s: run %lld's iterations lack the shape columns", s->path,
-                            (long long)run_id);
-        }
-        column_shape(st, &shapes[*n]);
-        if (gpu_ns)
-            gpu_ns[*n] = sqlite3_column_int64(st, 9);
-        (*n)++;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading the run's iterations");
+    replay_read r = {s, run_id, shapes, gpu_ns, n, err};
+    return store_each_row(s, st, read_replay_row, &r, "reading the run's iterations", err);
 }

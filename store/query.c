@@ -53,42 +53,48 @@ static void read_run(sqlite3_stmt *st, store_run_meta *m)
     m->kv_blocks = sqlite3_column_int64(st, 16);
 }
 
-int store_run_get(store *s, int64_t id, store_run_meta *out, sim_err *err)
+/* A statement reading run_cols from the runs table, with the clause `tail` after it. */
+static sqlite3_stmt *runs_stmt(store *s, const char *tail, sim_err *err)
 {
     char sql[512];
-    snprintf(sql, sizeof sql, "SELECT %s FROM runs WHERE id = ?", run_cols(s));
-    sqlite3_stmt *st = store_prepare(s, sql, err);
+    snprintf(sql, sizeof sql, "SELECT %s FROM runs %s", run_cols(s), tail);
+    return store_prepare(s, sql, err);
+}
+
+int store_run_get(store *s, int64_t id, store_run_meta *out, sim_err *err)
+{
+    sqlite3_stmt *st = runs_stmt(s, "WHERE id = ?", err);
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        read_run(st, out);
-    else if (rc == SQLITE_DONE)
-        sim_errf(err, "%s: no run %lld in this database", s->path, (long long)id);
-    else
-        store_fail(s, err, "reading the runs table");
+    if (store_one_row(s, st, "run", id, "reading the runs table", err))
+        return -1;
+    read_run(st, out);
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : -1;
+    return 0;
+}
+
+/* store_run_list's caller's function and argument. */
+typedef struct {
+    int (*fn)(void *arg, const store_run_meta *m);
+    void *arg;
+} run_visit;
+
+static int visit_run(void *ctx, sqlite3_stmt *st)
+{
+    run_visit *v = ctx;
+    store_run_meta m;
+    read_run(st, &m);
+    return v->fn(v->arg, &m);
 }
 
 int store_run_list(store *s, int (*fn)(void *arg, const store_run_meta *m), void *arg, sim_err *err)
 {
-    char sql[512];
-    snprintf(sql, sizeof sql, "SELECT %s FROM runs ORDER BY id", run_cols(s));
-    sqlite3_stmt *st = store_prepare(s, sql, err);
+    sqlite3_stmt *st = runs_stmt(s, "ORDER BY id", err);
     if (!st)
         return -1;
-    store_run_meta m;
-    int rc = SQLITE_DONE, stop = 0;
-    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        read_run(st, &m);
-        stop = fn(arg, &m);
-    }
-    sqlite3_finalize(st);
-    if (stop)
-        return stop;
-    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading the runs table");
+    run_visit v = {fn, arg};
+    return store_each_row(s, st, visit_run, &v, "reading the runs table", err);
 }
 
 /* The one integer of a query with the run id as its parameter; -1 with err. */
@@ -144,16 +150,12 @@ int store_run_scenario(store *s, int64_t run, char **text, sim_err *err)
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, run);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        const unsigned char *t = sqlite3_column_text(st, 0);
-        *text = sim_xstrdup(t ? (const char *)t : "");
-    } else if (rc == SQLITE_DONE)
-        sim_errf(err, "%s: no run %lld in this database", s->path, (long long)run);
-    else
-        store_fail(s, err, "reading the runs table");
+    if (store_one_row(s, st, "run", run, "reading the runs table", err))
+        return -1;
+    const unsigned char *t = sqlite3_column_text(st, 0);
+    *text = sim_xstrdup(t ? (const char *)t : "");
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : -1;
+    return 0;
 }
 
 /* ---------------- cursors ---------------- */
@@ -168,6 +170,22 @@ struct store_rq_cursor {
     int64_t run;
     sqlite3_stmt *st;
 };
+
+/* Steps a cursor's statement: 1 with a row, 0 at the end, or -1 with err naming what failed. */
+static int cursor_step(store *s, sqlite3_stmt *st, const char *what, sim_err *err)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        return 1;
+    return rc == SQLITE_DONE ? 0 : store_fail(s, err, what);
+}
+
+/* Ends a cursor: its statement, then the cursor itself. */
+static void cursor_free(sqlite3_stmt *st, void *cursor)
+{
+    sqlite3_finalize(st);
+    free(cursor);
+}
 
 static sqlite3_stmt *run_stmt(store *s, const char *sql, int64_t run, sim_err *err)
 {
@@ -216,9 +234,9 @@ store_iter_cursor *store_iterations_open_range(store *s, int64_t run, int64_t fr
 int store_iterations_next(store_iter_cursor *c, eng_iter_rec *out, sim_err *err)
 {
     sqlite3_stmt *st = c->st;
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW)
-        return rc == SQLITE_DONE ? 0 : store_fail(c->s, err, "reading iterations");
+    int rc = cursor_step(c->s, st, "reading iterations", err);
+    if (rc != 1)
+        return rc;
     memset(out, 0, sizeof *out);
     out->replica = sqlite3_column_int(st, 0);
     out->iter = sqlite3_column_int64(st, 1);
@@ -252,10 +270,8 @@ void store_col_shape(sqlite3_stmt *st, int first, eng_shape *sh)
 
 void store_iterations_close(store_iter_cursor *c)
 {
-    if (!c)
-        return;
-    sqlite3_finalize(c->st);
-    free(c);
+    if (c)
+        cursor_free(c->st, c);
 }
 
 store_rq_cursor *store_requests_open(store *s, int64_t run, sim_err *err)
@@ -312,9 +328,9 @@ static const char *reason_name(int k)
 int store_requests_next(store_rq_cursor *c, eng_request *out, sim_err *err)
 {
     sqlite3_stmt *st = c->st;
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW)
-        return rc == SQLITE_DONE ? 0 : store_fail(c->s, err, "reading requests");
+    int rc = cursor_step(c->s, st, "reading requests", err);
+    if (rc != 1)
+        return rc;
     memset(out, 0, sizeof *out);
     out->id = sqlite3_column_int64(st, 0);
     out->replica = sqlite3_column_int(st, 1);
@@ -341,10 +357,8 @@ int store_requests_next(store_rq_cursor *c, eng_request *out, sim_err *err)
 
 void store_requests_close(store_rq_cursor *c)
 {
-    if (!c)
-        return;
-    sqlite3_finalize(c->st);
-    free(c);
+    if (c)
+        cursor_free(c->st, c);
 }
 
 struct store_span_cursor {
@@ -443,9 +457,9 @@ int store_spans_next(store_span_cursor *c, eng_span_rec *out, sim_err *err)
     if (!c->st)
         return 0;
     sqlite3_stmt *st = c->st;
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW)
-        return rc == SQLITE_DONE ? 0 : store_fail(c->s, err, "reading request spans");
+    int rc = cursor_step(c->s, st, "reading request spans", err);
+    if (rc != 1)
+        return rc;
     memset(out, 0, sizeof *out);
     out->req = sqlite3_column_int64(st, 0);
     out->span = sqlite3_column_int(st, 1);
@@ -464,10 +478,8 @@ int store_spans_next(store_span_cursor *c, eng_span_rec *out, sim_err *err)
 
 void store_spans_close(store_span_cursor *c)
 {
-    if (!c)
-        return;
-    sqlite3_finalize(c->st);
-    free(c);
+    if (c)
+        cursor_free(c->st, c);
 }
 
 int64_t store_run_count_spans(store *s, int64_t run, sim_err *err)
@@ -530,22 +542,30 @@ int store_sweep_get(store *s, int64_t id, store_sweep_meta *out, sim_err *err)
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        memset(out, 0, sizeof *out);
-        out->id = sqlite3_column_int64(st, 0);
-        store_col_text(st, 1, out->key, sizeof out->key);
-        store_col_text(st, 2, out->file, sizeof out->file);
-        store_col_text(st, 3, out->varied, sizeof out->varied);
-        out->reps = sqlite3_column_int(st, 4);
-        out->base_seed = (uint64_t)sqlite3_column_int64(st, 5);
-        store_col_text(st, 6, out->created, sizeof out->created);
-    } else if (rc == SQLITE_DONE)
-        sim_errf(err, "%s: no sweep %lld in this database", s->path, (long long)id);
-    else
-        store_fail(s, err, "reading the sweeps table");
+    if (store_one_row(s, st, "sweep", id, "reading the sweeps table", err))
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->id = sqlite3_column_int64(st, 0);
+    store_col_text(st, 1, out->key, sizeof out->key);
+    store_col_text(st, 2, out->file, sizeof out->file);
+    store_col_text(st, 3, out->varied, sizeof out->varied);
+    out->reps = sqlite3_column_int(st, 4);
+    out->base_seed = (uint64_t)sqlite3_column_int64(st, 5);
+    store_col_text(st, 6, out->created, sizeof out->created);
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : -1;
+    return 0;
+}
+
+/* store_sweep_keys' caller's function and argument. */
+typedef struct {
+    int (*fn)(void *arg, const char *key);
+    void *arg;
+} key_visit;
+
+static int visit_key(void *ctx, sqlite3_stmt *st)
+{
+    key_visit *v = ctx;
+    return v->fn(v->arg, (const char *)sqlite3_column_text(st, 0));
 }
 
 int store_sweep_keys(store *s, int64_t id, int (*fn)(void *arg, const char *key), void *arg,
@@ -555,13 +575,22 @@ int store_sweep_keys(store *s, int64_t id, int (*fn)(void *arg, const char *key)
         s, "SELECT DISTINCT key FROM sweep_params WHERE sweep_id = ? ORDER BY key", id, err);
     if (!st)
         return -1;
-    int rc = SQLITE_DONE, stop = 0;
-    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW)
-        stop = fn(arg, (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    if (stop)
-        return stop;
-    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading the sweep's parameters");
+    key_visit v = {fn, arg};
+    return store_each_row(s, st, visit_key, &v, "reading the sweep's parameters", err);
+}
+
+/* store_sweep_params' caller's function and argument. */
+typedef struct {
+    int (*fn)(void *arg, int64_t point, const char *key, const char *value);
+    void *arg;
+} param_visit;
+
+static int visit_param(void *ctx, sqlite3_stmt *st)
+{
+    param_visit *v = ctx;
+    const char *val = (const char *)sqlite3_column_text(st, 2);
+    return v->fn(v->arg, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+                 val ? val : "");
 }
 
 int store_sweep_params(store *s, int64_t id,
@@ -574,16 +603,8 @@ int store_sweep_params(store *s, int64_t id,
                                 id, err);
     if (!st)
         return -1;
-    int rc = SQLITE_DONE, stop = 0;
-    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(st, 2);
-        stop = fn(arg, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
-                  v ? v : "");
-    }
-    sqlite3_finalize(st);
-    if (stop)
-        return stop;
-    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading the sweep's parameters");
+    param_visit v = {fn, arg};
+    return store_each_row(s, st, visit_param, &v, "reading the sweep's parameters", err);
 }
 
 /* ?1 y metric, ?2 x metric, ?3 x parameter, ?4 series key, ?5 sweep; %s: the run's
@@ -614,6 +635,20 @@ static void read_curve_row(sqlite3_stmt *st, store_curve_row *r)
     r->rejected = sqlite3_column_double(st, 7); /* NULL reads as 0 */
 }
 
+/* store_sweep_curve's caller's function and argument. */
+typedef struct {
+    int (*fn)(void *arg, const store_curve_row *r);
+    void *arg;
+} curve_visit;
+
+static int visit_curve_row(void *ctx, sqlite3_stmt *st)
+{
+    curve_visit *v = ctx;
+    store_curve_row r;
+    read_curve_row(st, &r);
+    return v->fn(v->arg, &r);
+}
+
 int store_sweep_curve(store *s, const store_curve_query *q,
                       int (*fn)(void *arg, const store_curve_row *r), void *arg, sim_err *err)
 {
@@ -628,16 +663,8 @@ int store_sweep_curve(store *s, const store_curve_query *q,
     store_bind_text(st, 3, q->x_param);
     store_bind_text(st, 4, q->by);
     sqlite3_bind_int64(st, 5, q->sweep);
-    store_curve_row r;
-    int rc = SQLITE_DONE, stop = 0;
-    while (!stop && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        read_curve_row(st, &r);
-        stop = fn(arg, &r);
-    }
-    sqlite3_finalize(st);
-    if (stop)
-        return stop;
-    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading the sweep's points");
+    curve_visit v = {fn, arg};
+    return store_each_row(s, st, visit_curve_row, &v, "reading the sweep's points", err);
 }
 
 /* ---------------- generic reads ---------------- */

@@ -208,6 +208,32 @@ int store_step_once(store *s, sqlite3_stmt *st, const char *what, sim_err *err)
     return (rc == SQLITE_DONE || rc == SQLITE_ROW) ? 0 : store_fail(s, err, what);
 }
 
+int store_each_row(store *s, sqlite3_stmt *st, store_stmt_row_fn row, void *ctx, const char *what,
+                   sim_err *err)
+{
+    int rc, stop = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW && (stop = row(ctx, st)) == 0)
+        ;
+    sqlite3_finalize(st);
+    if (stop)
+        return stop;
+    return rc == SQLITE_DONE ? 0 : store_fail(s, err, what);
+}
+
+int store_one_row(store *s, sqlite3_stmt *st, const char *noun, int64_t id, const char *what,
+                  sim_err *err)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        return 0;
+    if (rc == SQLITE_DONE)
+        sim_errf(err, "%s: no %s %lld in this database", s->path, noun, (long long)id);
+    else
+        store_fail(s, err, what);
+    sqlite3_finalize(st);
+    return -1;
+}
+
 void store_bind_text(sqlite3_stmt *st, int i, const char *v)
 {
     if (v)
@@ -323,13 +349,7 @@ static int refuse_foreign(store *s, int64_t app, sim_err *err)
                     s->path);
 }
 
-/* A growing SQL text. */
-typedef struct sqlbuf {
-    char *p;
-    size_t n, cap;
-} sqlbuf;
-
-static void add(sqlbuf *b, const char *fmt, ...)
+void store_sql_add(store_sql *b, const char *fmt, ...)
 {
     for (;;) {
         va_list ap;
@@ -348,9 +368,10 @@ static void add(sqlbuf *b, const char *fmt, ...)
 }
 
 /* `(SELECT m.value FROM metrics m WHERE m.run_id = RUN AND m.name = 'NAME') AS "NAME"` */
-static void add_metric(sqlbuf *b, const char *run, const char *name)
+static void add_metric(store_sql *b, const char *run, const char *name)
 {
-    add(b, ", (SELECT m.value FROM metrics m WHERE m.run_id = %s AND m.name = '%s') AS \"%s\"", run,
+    store_sql_add(
+        b, ", (SELECT m.value FROM metrics m WHERE m.run_id = %s AND m.name = '%s') AS \"%s\"", run,
         name, name);
 }
 
@@ -360,10 +381,10 @@ static char *run_summary_sql(void)
         "id",        "name",     "model",           "gpu",          "dtype",
         "scheduler", "replicas", "tensor_parallel", "offered_rate", "num_requests",
         "seed",      "profile",  "created"};
-    sqlbuf b = {0};
-    add(&b, "CREATE VIEW run_summary AS SELECT");
+    store_sql b = {0};
+    store_sql_add(&b, "CREATE VIEW run_summary AS SELECT");
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
-        add(&b, "%s r.%s AS %s", i ? "," : "", cols[i], cols[i]);
+        store_sql_add(&b, "%s r.%s AS %s", i ? "," : "", cols[i], cols[i]);
     int n;
     const char *const *names = eng_metric_names(&n);
     for (int i = 0; i < n; i++)
@@ -375,7 +396,7 @@ static char *run_summary_sql(void)
     names = eng_offload_metric_names(&n);
     for (int i = 0; i < n; i++)
         add_metric(&b, "r.id", names[i]);
-    add(&b, " FROM runs r");
+    store_sql_add(&b, " FROM runs r");
     return b.p;
 }
 
@@ -383,12 +404,13 @@ static char *sweep_curve_sql(void)
 {
     int n;
     const eng_latency *lat = eng_latency_all(&n);
-    sqlbuf b = {0};
-    add(&b, "CREATE VIEW sweep_curve AS SELECT p.sweep_id AS sweep_id, p.point AS point,"
-            " p.rep AS rep, p.seed AS seed, p.run_id AS run_id, p.saturated AS saturated,"
-            " p.params AS params, r.scheduler AS scheduler, coalesce(r.offered_rate,"
-            " (SELECT CAST(q.value AS REAL) FROM sweep_params q WHERE q.sweep_id = p.sweep_id"
-            " AND q.point = p.point AND q.key = 'workload.arrival.rate')) AS offered_rate");
+    store_sql b = {0};
+    store_sql_add(&b,
+                  "CREATE VIEW sweep_curve AS SELECT p.sweep_id AS sweep_id, p.point AS point,"
+                  " p.rep AS rep, p.seed AS seed, p.run_id AS run_id, p.saturated AS saturated,"
+                  " p.params AS params, r.scheduler AS scheduler, coalesce(r.offered_rate,"
+                  " (SELECT CAST(q.value AS REAL) FROM sweep_params q WHERE q.sweep_id = p.sweep_id"
+                  " AND q.point = p.point AND q.key = 'workload.arrival.rate')) AS offered_rate");
     add_metric(&b, "p.run_id", "output_throughput");
     add_metric(&b, "p.run_id", "request_throughput");
     for (int i = 0; i < n; i++)
@@ -397,7 +419,7 @@ static char *sweep_curve_sql(void)
             snprintf(name, sizeof name, "%s_%s", k ? "p99" : "median", lat[i].stem);
             add_metric(&b, "p.run_id", name);
         }
-    add(&b, " FROM sweep_points p JOIN runs r ON r.id = p.run_id");
+    store_sql_add(&b, " FROM sweep_points p JOIN runs r ON r.id = p.run_id");
     return b.p;
 }
 

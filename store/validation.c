@@ -220,26 +220,41 @@ int store_validation_get(store *s, int64_t id, store_validation_meta *out, sim_e
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, id);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        out->id = sqlite3_column_int64(st, 0);
-        store_col_text(st, 1, out->name, sizeof out->name);
-        store_col_text(st, 2, out->kind, sizeof out->kind);
-        store_col_text(st, 3, out->file, sizeof out->file);
-        store_col_text(st, 4, out->cost_model, sizeof out->cost_model);
-        store_col_text(st, 5, out->version, sizeof out->version);
-        store_col_text(st, 6, out->created, sizeof out->created);
-        out->rows = sqlite3_column_int64(st, 7);
-        out->ok = sqlite3_column_int64(st, 8);
-        out->cannot = sqlite3_column_int64(st, 9);
-        out->failed = sqlite3_column_int64(st, 10);
-    }
+    if (store_one_row(s, st, "validation", id, "reading the validation", err))
+        return -1;
+    out->id = sqlite3_column_int64(st, 0);
+    store_col_text(st, 1, out->name, sizeof out->name);
+    store_col_text(st, 2, out->kind, sizeof out->kind);
+    store_col_text(st, 3, out->file, sizeof out->file);
+    store_col_text(st, 4, out->cost_model, sizeof out->cost_model);
+    store_col_text(st, 5, out->version, sizeof out->version);
+    store_col_text(st, 6, out->created, sizeof out->created);
+    out->rows = sqlite3_column_int64(st, 7);
+    out->ok = sqlite3_column_int64(st, 8);
+    out->cannot = sqlite3_column_int64(st, 9);
+    out->failed = sqlite3_column_int64(st, 10);
     sqlite3_finalize(st);
-    if (rc == SQLITE_ROW)
-        return 0;
-    if (rc == SQLITE_DONE)
-        return sim_errf(err, "%s: no validation %lld in this database", s->path, (long long)id);
-    return store_fail(s, err, "reading the validation");
+    return 0;
+}
+
+/* store_validation_points' caller's function and argument. */
+typedef struct {
+    int (*fn)(void *arg, const char *metric, const char *grp, const char *row_id, double measured,
+              double predicted);
+    void *arg;
+} point_visit;
+
+static const char *col_str(sqlite3_stmt *st, int i)
+{
+    const char *t = (const char *)sqlite3_column_text(st, i);
+    return t ? t : "";
+}
+
+static int visit_point(void *ctx, sqlite3_stmt *st)
+{
+    point_visit *v = ctx;
+    return v->fn(v->arg, col_str(st, 0), col_str(st, 1), col_str(st, 2),
+                 sqlite3_column_double(st, 3), sqlite3_column_double(st, 4));
 }
 
 int store_validation_points(store *s, int64_t id,
@@ -260,18 +275,6 @@ int store_validation_points(store *s, int64_t id,
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, id);
-    int rc, ret = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *m = (const char *)sqlite3_column_text(st, 0);
-        const char *g = (const char *)sqlite3_column_text(st, 1);
-        const char *r = (const char *)sqlite3_column_text(st, 2);
-        ret = fn(arg, m ? m : "", g ? g : "", r ? r : "", sqlite3_column_double(st, 3),
-                 sqlite3_column_double(st, 4));
-        if (ret != 0)
-            break;
-    }
-    if (ret == 0 && rc != SQLITE_DONE)
-        ret = store_fail(s, err, "reading the validation's values");
-    sqlite3_finalize(st);
-    return ret;
+    point_visit v = {fn, arg};
+    return store_each_row(s, st, visit_point, &v, "reading the validation's values", err);
 }

@@ -43,25 +43,30 @@ static int add_set(study_choice *c, const char *key, const char *val, sim_err *e
     return 0;
 }
 
+/* pd=P:D into c: both pools' replicas. */
+static int add_ratio(study_choice *c, const char *val, sim_err *err)
+{
+    int p, d;
+    char a[32], b[32];
+    if (parse_ratio(val, &p, &d) != 0)
+        return sim_errf(err,
+                        "--compare pd: '%s' is not a prefill:decode replica ratio such as 1:2 "
+                        "(two integers >= 1)",
+                        val);
+    snprintf(a, sizeof a, "%d", p);
+    snprintf(b, sizeof b, "%d", d);
+    if (add_set(c, "prefill.replicas", a, err) != 0)
+        return -1;
+    return add_set(c, "decode.replicas", b, err);
+}
+
 /* key=val into c: pd=P:D sets both pools' replicas, scheduler is scheduler.name. */
 static int add_pair(study_choice *c, const char *key, const char *val, sim_err *err)
 {
     if (!*key || !*val)
         return sim_errf(err, "--compare: expected KEY=VALUE, got '%s=%s'", key, val);
-    if (strcmp(key, "pd") == 0) {
-        int p, d;
-        char a[32], b[32];
-        if (parse_ratio(val, &p, &d) != 0)
-            return sim_errf(err,
-                            "--compare pd: '%s' is not a prefill:decode replica ratio such as "
-                            "1:2 (two integers >= 1)",
-                            val);
-        snprintf(a, sizeof a, "%d", p);
-        snprintf(b, sizeof b, "%d", d);
-        if (add_set(c, "prefill.replicas", a, err) != 0)
-            return -1;
-        return add_set(c, "decode.replicas", b, err);
-    }
+    if (strcmp(key, "pd") == 0)
+        return add_ratio(c, val, err);
     return add_set(c, strcmp(key, "scheduler") == 0 ? "scheduler.name" : key, val, err);
 }
 
@@ -88,22 +93,31 @@ static int parse_values(char *s, study_choice *out, int max, int *n, sim_err *er
     return 0;
 }
 
+/* The NAME of "NAME: K=V,K=V" (or the whole text, when it has no name) into c->name; returns
+ * the K=V list, or NULL with err for an empty name. */
+static char *choice_name(char *s, study_choice *c, sim_err *err)
+{
+    char *colon = strchr(s, ':'), *eq = strchr(s, '=');
+    if (!colon || (eq && eq < colon)) {
+        snprintf(c->name, sizeof c->name, "%s", trim(s));
+        return s;
+    }
+    *colon = '\0';
+    snprintf(c->name, sizeof c->name, "%s", trim(s));
+    if (!c->name[0]) {
+        sim_errf(err, "--compare: a choice has an empty name before ':'");
+        return NULL;
+    }
+    return colon + 1;
+}
+
 /* "NAME: K=V,K=V" (or "K=V,K=V", named by its text) into c. */
 static int parse_named(char *s, study_choice *c, sim_err *err)
 {
     memset(c, 0, sizeof *c);
-    char *colon = strchr(s, ':'), *eq = strchr(s, '=');
-    char *body = s;
-    if (colon && (!eq || colon < eq)) {
-        *colon = '\0';
-        snprintf(c->name, sizeof c->name, "%s", trim(s));
-        body = colon + 1;
-        if (!c->name[0])
-            return sim_errf(err, "--compare: a choice has an empty name before ':'");
-    } else {
-        snprintf(c->name, sizeof c->name, "%s", trim(s));
-    }
-    char *save = NULL;
+    char *body = choice_name(s, c, err), *save = NULL;
+    if (!body)
+        return -1;
     for (char *t = strtok_r(body, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         char *e = strchr(t, '=');
         if (!e)
@@ -118,34 +132,45 @@ static int parse_named(char *s, study_choice *c, sim_err *err)
     return 0;
 }
 
+/* "NAME: K=V,K=V; NAME2: K=V": one choice per ';'-separated part, into out[max]. */
+static int parse_named_list(char *s, study_choice *out, int max, int *n, sim_err *err)
+{
+    char *save = NULL;
+    int rc = 0;
+    for (char *t = strtok_r(s, ";", &save); t && rc == 0; t = strtok_r(NULL, ";", &save)) {
+        if (!*trim(t))
+            continue;
+        if (*n == max)
+            rc = sim_errf(err, "--compare: at most %d choices", max);
+        else if ((rc = parse_named(t, &out[*n], err)) == 0)
+            (*n)++;
+    }
+    return rc;
+}
+
+/* -1 with err when two of the n choices have the same name. */
+static int check_unique(const study_choice *out, int n, sim_err *err)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(out[i].name, out[j].name) == 0)
+                return sim_errf(err, "--compare: two choices are named '%s'", out[i].name);
+    return 0;
+}
+
 /* The choices one --compare argument names, into out[max] (*n of them). */
 static int parse_arg(const char *arg, study_choice *out, int max, int *n, sim_err *err)
 {
     char *copy = sim_xstrdup(arg);
     const char *colon = strchr(arg, ':'), *eq = strchr(arg, '=');
-    int rc = 0;
     *n = 0;
-    if (strchr(arg, ';') || (colon && eq && colon < eq)) {
-        char *save = NULL;
-        for (char *t = strtok_r(copy, ";", &save); t && rc == 0; t = strtok_r(NULL, ";", &save)) {
-            if (!*trim(t))
-                continue;
-            if (*n == max)
-                rc = sim_errf(err, "--compare: at most %d choices", max);
-            else if ((rc = parse_named(t, &out[*n], err)) == 0)
-                (*n)++;
-        }
-    } else {
-        rc = parse_values(copy, out, max, n, err);
-    }
+    int rc = strchr(arg, ';') || (colon && eq && colon < eq)
+                 ? parse_named_list(copy, out, max, n, err)
+                 : parse_values(copy, out, max, n, err);
     free(copy);
     if (rc == 0 && *n == 0)
         rc = sim_errf(err, "--compare '%s' names no choice", arg);
-    for (int i = 0; rc == 0 && i < *n; i++)
-        for (int j = 0; j < i; j++)
-            if (strcmp(out[i].name, out[j].name) == 0)
-                return sim_errf(err, "--compare: two choices are named '%s'", out[i].name);
-    return rc;
+    return rc == 0 ? check_unique(out, *n, err) : rc;
 }
 
 /* a x b into out: names "a/b", a's overrides then b's. */
@@ -164,6 +189,23 @@ static int cross(const study_choice *a, const study_choice *b, study_choice *out
     return 0;
 }
 
+/* out[*n] x fresh[nf] into out (at most max), in place of out's choices. */
+static int cross_all(study_choice *out, int max, int *n, const study_choice *fresh, int nf,
+                     sim_err *err)
+{
+    study_choice *prod = sim_xcalloc((size_t)max, sizeof *prod);
+    int np = 0, rc = 0;
+    for (int i = 0; i < *n && rc == 0; i++)
+        for (int j = 0; j < nf && rc == 0; j++)
+            rc = cross(&out[i], &fresh[j], &prod[np++], err);
+    if (rc == 0) {
+        memcpy(out, prod, (size_t)np * sizeof *prod);
+        *n = np;
+    }
+    free(prod);
+    return rc;
+}
+
 int study_choices_add(study_choice *out, int max, int *n, const char *arg, sim_err *err)
 {
     study_choice *fresh = sim_xcalloc((size_t)max, sizeof *fresh);
@@ -175,16 +217,7 @@ int study_choices_add(study_choice *out, int max, int *n, const char *arg, sim_e
         rc = sim_errf(err, "--compare: the cross product has %d x %d choices, more than %d", *n, nf,
                       max);
     } else if (rc == 0) {
-        study_choice *prod = sim_xcalloc((size_t)max, sizeof *prod);
-        int np = 0;
-        for (int i = 0; i < *n && rc == 0; i++)
-            for (int j = 0; j < nf && rc == 0; j++)
-                rc = cross(&out[i], &fresh[j], &prod[np++], err);
-        if (rc == 0) {
-            memcpy(out, prod, (size_t)np * sizeof *prod);
-            *n = np;
-        }
-        free(prod);
+        rc = cross_all(out, max, n, fresh, nf, err);
     }
     free(fresh);
     return rc;

@@ -89,17 +89,10 @@ static void pool_free(pool *p)
     free(p->pids);
 }
 
-/* The spools and the shared counters. 0, or -1 with err. */
-static int pool_open(pool *p, sim_err *err)
+/* The counters of taken reports, one per worker, in a mapping the workers share. 0, or -1 with
+ * err. */
+static int map_counters(pool *p, sim_err *err)
 {
-    p->wfd = sim_xmalloc((size_t)p->jobs * sizeof *p->wfd);
-    p->rfd = sim_xmalloc((size_t)p->jobs * sizeof *p->rfd);
-    p->pids = sim_xcalloc((size_t)p->jobs, sizeof *p->pids);
-    for (int j = 0; j < p->jobs; j++)
-        p->wfd[j] = p->rfd[j] = -1;
-    for (int j = 0; j < p->jobs; j++)
-        if ((p->wfd[j] = temp_file(&p->rfd[j], err)) < 0)
-            return -1;
     size_t bytes = (size_t)p->jobs * sizeof *p->taken;
     int fd = temp_file(NULL, err);
     if (fd < 0)
@@ -114,6 +107,20 @@ static int pool_open(pool *p, sim_err *err)
     for (int j = 0; j < p->jobs; j++)
         atomic_init(&p->taken[j], 0);
     return 0;
+}
+
+/* The spools and the shared counters. 0, or -1 with err. */
+static int pool_open(pool *p, sim_err *err)
+{
+    p->wfd = sim_xmalloc((size_t)p->jobs * sizeof *p->wfd);
+    p->rfd = sim_xmalloc((size_t)p->jobs * sizeof *p->rfd);
+    p->pids = sim_xcalloc((size_t)p->jobs, sizeof *p->pids);
+    for (int j = 0; j < p->jobs; j++)
+        p->wfd[j] = p->rfd[j] = -1;
+    for (int j = 0; j < p->jobs; j++)
+        if ((p->wfd[j] = temp_file(&p->rfd[j], err)) < 0)
+            return -1;
+    return map_counters(p, err);
 }
 
 /* The worker's report for one task: runs it and flushes its output. */
@@ -144,6 +151,16 @@ static void wait_taken(pool *p, int j, int64_t reports)
         nanosleep(&(struct timespec){0, 200000}, NULL);
 }
 
+/* The parent is done with every report of this worker: its spool starts over. The new end of
+ * the spool (0, or end when it cannot be truncated). */
+static int64_t spool_restart(FILE *out, int64_t end)
+{
+    if (ftruncate(fileno(out), 0) != 0)
+        return end;
+    rewind(out);
+    return 0;
+}
+
 static _Noreturn void worker(const study_pool_ops *ops, void *arg, pool *p, int j)
 {
     sim_err open_err = {{0}};
@@ -155,13 +172,8 @@ static _Noreturn void worker(const study_pool_ops *ops, void *arg, pool *p, int 
     while (out && read(p->task_pipe[0], &t, sizeof t) == (ssize_t)sizeof t) {
         if (end > limit)
             wait_taken(p, j, reports);
-        if (end > 0 && atomic_load(&p->taken[j]) == reports) {
-            /* the parent is done with every report: start the spool over */
-            if (ftruncate(fileno(out), 0) == 0) {
-                rewind(out);
-                end = 0;
-            }
-        }
+        if (end > 0 && atomic_load(&p->taken[j]) == reports)
+            end = spool_restart(out, end);
         report r = {.task = t, .ok = 1, .worker = j, .off = end};
         run_one(ops, arg, w, &open_err, out, &r);
         end = r.off + r.len;
@@ -174,6 +186,19 @@ static _Noreturn void worker(const study_pool_ops *ops, void *arg, pool *p, int 
     _exit(0);
 }
 
+/* In worker j's process: closes the parent's pipe ends and the other spools, then works. */
+static _Noreturn void worker_child(const study_pool_ops *ops, void *arg, pool *p, int j)
+{
+    close(p->task_pipe[1]);
+    close(p->done_pipe[0]);
+    for (int k = 0; k < p->jobs; k++) {
+        close(p->rfd[k]);
+        if (k != j)
+            close(p->wfd[k]);
+    }
+    worker(ops, arg, p, j);
+}
+
 /* Forks the workers; 0, or -1 with err (the ones already started are stopped by the caller
  * closing the task pipe). */
 static int start_workers(const study_pool_ops *ops, void *arg, pool *p, sim_err *err)
@@ -183,16 +208,8 @@ static int start_workers(const study_pool_ops *ops, void *arg, pool *p, sim_err 
         p->pids[j] = fork();
         if (p->pids[j] < 0)
             return sim_errf(err, "cannot start a worker process: %s", strerror(errno));
-        if (p->pids[j] == 0) {
-            close(p->task_pipe[1]);
-            close(p->done_pipe[0]);
-            for (int k = 0; k < p->jobs; k++) {
-                close(p->rfd[k]);
-                if (k != j)
-                    close(p->wfd[k]);
-            }
-            worker(ops, arg, p, j);
-        }
+        if (p->pids[j] == 0)
+            worker_child(ops, arg, p, j);
     }
     return 0;
 }
@@ -210,6 +227,21 @@ static FILE *spool_at(const pool *p, int j, int64_t off)
     return f;
 }
 
+/* A report's output handed to ops->done, read from its spool; whether the task succeeded. */
+static int hand_over(const study_pool_ops *ops, void *arg, pool *p, const report *r)
+{
+    int ok = r->ok;
+    FILE *in = spool_at(p, r->worker, r->off);
+    const char *msg = in || !ok ? r->msg : "cannot read the spool file";
+    if (!in)
+        ok = 0;
+    if (ops->done(arg, r->task, ok, msg, in, in ? r->len : 0) != 0)
+        ok = 0;
+    if (in)
+        fclose(in);
+    return ok;
+}
+
 /* One report read in the parent: its output handed to done, then marked as read. */
 static void take(const study_pool_ops *ops, void *arg, pool *p, const report *r,
                  study_pool_stats *st)
@@ -219,16 +251,8 @@ static void take(const study_pool_ops *ops, void *arg, pool *p, const report *r,
         st->failed++;
         return;
     }
-    if (ops->done) {
-        FILE *in = spool_at(p, r->worker, r->off);
-        const char *msg = in || !ok ? r->msg : "cannot read the spool file";
-        if (!in)
-            ok = 0;
-        if (ops->done(arg, r->task, ok, msg, in, in ? r->len : 0) != 0)
-            ok = 0;
-        if (in)
-            fclose(in);
-    }
+    if (ops->done)
+        ok = hand_over(ops, arg, p, r);
     atomic_fetch_add(&p->taken[r->worker], 1);
     if (ok)
         st->done++;

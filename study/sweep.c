@@ -35,33 +35,48 @@ static int parse_range(const char *vals, study_vary *v, sim_err *err)
     return 0;
 }
 
+/* The values V1,V2,... of a --vary list into v. */
+static int parse_list(const char *vals, study_vary *v, sim_err *err)
+{
+    char *copy = sim_xstrdup(vals), *save = NULL;
+    int rc = 0;
+    for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
+        if (v->n == STUDY_MAX_VALUES)
+            rc = sim_errf(err, "--vary %s: more than %d values", v->key, STUDY_MAX_VALUES);
+        else
+            v->val[v->n++] = sim_xstrdup(t);
+    }
+    free(copy);
+    return rc != 0 || v->n ? rc : sim_errf(err, "--vary %s: no values", v->key);
+}
+
+/* The KEY of KEY=VALUES into v->key; returns the values, or NULL with err. */
+static const char *vary_key(const char *arg, study_vary *v, sim_err *err)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof v->key || !eq[1]) {
+        sim_errf(err, "--vary expects KEY=V1,V2,... or KEY=START:STOP:STEP, got '%s'", arg);
+        return NULL;
+    }
+    memcpy(v->key, arg, (size_t)(eq - arg));
+    v->key[eq - arg] = '\0';
+    return eq + 1;
+}
+
 int study_vary_parse(const char *arg, study_vary *v, sim_err *err)
 {
     memset(v, 0, sizeof *v);
-    const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof v->key || !eq[1])
-        return sim_errf(err, "--vary expects KEY=V1,V2,... or KEY=START:STOP:STEP, got '%s'", arg);
-    memcpy(v->key, arg, (size_t)(eq - arg));
-    v->key[eq - arg] = '\0';
+    const char *vals = vary_key(arg, v, err);
+    if (!vals)
+        return -1;
     /* the stored description is "k1=v1,v2;k2=...": a ';' in a key or value would split it */
     if (strchr(arg, ';'))
         return sim_errf(err,
                         "--vary %s: a key or value may not hold ';' (it separates the keys "
                         "in the sweep's stored description)",
                         v->key);
-    int rc = parse_range(eq + 1, v, err);
-    if (rc <= 0)
-        return rc;
-    char *copy = sim_xstrdup(eq + 1), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (v->n == STUDY_MAX_VALUES) {
-            free(copy);
-            return sim_errf(err, "--vary %s: more than %d values", v->key, STUDY_MAX_VALUES);
-        }
-        v->val[v->n++] = sim_xstrdup(t);
-    }
-    free(copy);
-    return v->n ? 0 : sim_errf(err, "--vary %s: no values", v->key);
+    int rc = parse_range(vals, v, err);
+    return rc <= 0 ? rc : parse_list(vals, v, err);
 }
 
 int study_sweep_add_vary(study_sweep *sw, const char *arg, sim_err *err)
@@ -161,16 +176,23 @@ int study_sweep_load_point(const study_sweep *sw, int p, scn_scenario *scn, sim_
 /* sw->npoints: the product of the keys' value counts, checked: -1 with err when it exceeds
  * STUDY_MAX_POINTS (an int product overflowed: 4 keys of 250 values; a database's description
  * is held to the same limit, so reading one never allocates a table for billions of points). */
+/* "k1 (n1) x k2 (n2) ...": the keys and their value counts. */
+static void grid_dims(const study_sweep *sw, char *dims, size_t cap)
+{
+    size_t off = 0;
+    dims[0] = '\0';
+    for (int j = 0; j < sw->nv && off < cap; j++)
+        off += (size_t)snprintf(dims + off, cap - off, "%s%s (%d)", j ? " x " : "", sw->v[j].key,
+                                sw->v[j].n);
+}
+
 static int grid_size(study_sweep *sw, sim_err *err)
 {
     int64_t n = 1;
     for (int k = 0; k < sw->nv; k++) {
         if (sw->v[k].n > STUDY_MAX_POINTS / n) {
             char dims[256];
-            size_t off = 0;
-            for (int j = 0; j < sw->nv && off < sizeof dims; j++)
-                off += (size_t)snprintf(dims + off, sizeof dims - off, "%s%s (%d)", j ? " x " : "",
-                                        sw->v[j].key, sw->v[j].n);
+            grid_dims(sw, dims, sizeof dims);
             return sim_errf(err,
                             "%s: more points than a sweep may have (%lld); vary fewer keys or "
                             "values, or split the sweep",
@@ -182,19 +204,25 @@ static int grid_size(study_sweep *sw, sim_err *err)
     return 0;
 }
 
+/* Appends key k's "KEY=V1,V2" (";" before all but the first) to buf at off; returns the new
+ * length, as snprintf would (past cap when it did not fit). */
+static size_t describe_key(const study_vary *v, int k, char *buf, size_t off, size_t cap)
+{
+    off += (size_t)snprintf(buf + off, off < cap ? cap - off : 0, "%s%s=", k ? ";" : "", v->key);
+    for (int i = 0; i < v->n; i++)
+        off +=
+            (size_t)snprintf(buf + off, off < cap ? cap - off : 0, "%s%s", i ? "," : "", v->val[i]);
+    return off;
+}
+
 /* The grid's size and its description as stored; -1 with err when it does not fit. */
 static int describe(study_sweep *sw, sim_err *err)
 {
     if (grid_size(sw, err) != 0)
         return -1;
     size_t off = 0, cap = sizeof sw->spec;
-    for (int k = 0; k < sw->nv; k++) {
-        off += (size_t)snprintf(sw->spec + off, off < cap ? cap - off : 0, "%s%s=", k ? ";" : "",
-                                sw->v[k].key);
-        for (int i = 0; i < sw->v[k].n; i++)
-            off += (size_t)snprintf(sw->spec + off, off < cap ? cap - off : 0, "%s%s", i ? "," : "",
-                                    sw->v[k].val[i]);
-    }
+    for (int k = 0; k < sw->nv; k++)
+        off = describe_key(&sw->v[k], k, sw->spec, off, cap);
     return off < cap ? 0 : sim_errf(err, "the varied values are too long");
 }
 
@@ -210,22 +238,34 @@ static void sweep_key(const study_sweep *sw, const char *text, uint64_t seed, ch
              (unsigned long long)seed, store_level_name(sw->level));
 }
 
+/* Whether any repetition of point p is in this shard. */
+static int point_in_shard(const study_sweep *sw, int p)
+{
+    for (int r = 0; r < sw->reps; r++)
+        if (study_sweep_in_shard(sw, (int64_t)p * sw->reps + r))
+            return 1;
+    return 0;
+}
+
+/* Stores point p's keys and values. 0, or -1 with err. */
+static int store_point_params(const study_sweep *sw, store *s, int p, sim_err *err)
+{
+    const char *keys[STUDY_MAX_KEYS], *vals[STUDY_MAX_KEYS];
+    for (int k = 0; k < sw->nv; k++) {
+        keys[k] = sw->v[k].key;
+        vals[k] = sw->v[k].val[study_sweep_digit(sw, p, k)];
+    }
+    return store_sweep_set_params(s, sw->id, p, sw->nv, keys, vals, err);
+}
+
 /* Records point p's parameters and adds its repetitions in the shard that are not stored to
  * pending. */
 static int register_point(study_sweep *sw, store *s, int p, int32_t *pending, int *n, int *stored,
                           sim_err *err)
 {
-    const char *keys[STUDY_MAX_KEYS], *vals[STUDY_MAX_KEYS];
-    int any = 0;
-    for (int r = 0; r < sw->reps; r++)
-        any |= study_sweep_in_shard(sw, (int64_t)p * sw->reps + r);
-    if (!any)
+    if (!point_in_shard(sw, p))
         return 0;
-    for (int k = 0; k < sw->nv; k++) {
-        keys[k] = sw->v[k].key;
-        vals[k] = sw->v[k].val[study_sweep_digit(sw, p, k)];
-    }
-    if (store_sweep_set_params(s, sw->id, p, sw->nv, keys, vals, err) != 0)
+    if (store_point_params(sw, s, p, err) != 0)
         return -1;
     for (int r = 0; r < sw->reps; r++) {
         if (!study_sweep_in_shard(sw, (int64_t)p * sw->reps + r))
@@ -497,17 +537,23 @@ static int write_run(pool_arg *a, int32_t t, FILE *in, int64_t len, sim_err *err
     return rc;
 }
 
+/* Counts a task's outcome: written (0), stored by another process (1) or failed (-1). */
+static void count_outcome(study_sweep_stats *st, int rc)
+{
+    if (rc == 0)
+        st->stored++;
+    else if (rc == 1)
+        st->skipped++;
+    else
+        st->failed++;
+}
+
 static int task_done(void *arg, int32_t t, int ok, const char *msg, FILE *in, int64_t len)
 {
     pool_arg *a = arg;
     sim_err err = {{0}};
     int rc = ok ? write_run(a, t, in, len, &err) : -1;
-    if (rc == 0)
-        a->st->stored++;
-    else if (rc == 1)
-        a->st->skipped++;
-    else
-        a->st->failed++;
+    count_outcome(a->st, rc);
     if (a->done)
         a->done(a->done_arg, t, rc >= 0,
                 rc == 1 ? "stored by another process"
@@ -555,6 +601,20 @@ static int list_sweep(void *arg, const store_sweep_row *row)
     return 0;
 }
 
+/* Merges each input into s in turn, telling ops->input; stops at the first that fails. */
+static int merge_inputs(store *s, const char *const *in, int n, const study_sweep_merge_ops *ops,
+                        void *arg, sim_err *err)
+{
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        store_merge_stats st;
+        rc = store_merge(s, in[i], &st, err);
+        if (rc == 0 && ops->input)
+            ops->input(arg, in[i], &st);
+    }
+    return rc;
+}
+
 int study_sweep_merge(const char *out, const char *const *in, int n,
                       const study_sweep_merge_ops *ops, void *arg, sim_err *err)
 {
@@ -568,13 +628,7 @@ int study_sweep_merge(const char *out, const char *const *in, int n,
     store *s = store_open(out, err);
     if (!s)
         return -1;
-    int rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        store_merge_stats st;
-        rc = store_merge(s, in[i], &st, err);
-        if (rc == 0 && ops->input)
-            ops->input(arg, in[i], &st);
-    }
+    int rc = merge_inputs(s, in, n, ops, arg, err);
     listing l = {ops, arg};
     if (rc == 0 && ops->sweep)
         rc = store_sweep_list(s, list_sweep, &l, err);
@@ -669,6 +723,31 @@ static sim_interval over_reps(const study_cell *c, const study_cell *base, int r
     return sim_t_interval(sum, sum2, n, 0.95);
 }
 
+/* A cell per metric and point, each repetition's value NaN (not stored). */
+static void table_cells(study_sweep_table *t)
+{
+    int cells = t->nmetrics * t->npoints;
+    t->c = sim_xcalloc((size_t)cells, sizeof *t->c);
+    for (int i = 0; i < cells; i++) {
+        t->c[i].rep = sim_xmalloc((size_t)t->reps * sizeof(double));
+        for (int r = 0; r < t->reps; r++)
+            t->c[i].rep[r] = NAN;
+    }
+}
+
+/* Metric m's stored values into its cells, and each point's interval over its repetitions. */
+static int load_metric(const study_sweep *sw, store *s, study_sweep_table *t, int m, sim_err *err)
+{
+    loading l = {t, m};
+    if (store_sweep_values(s, sw->id, t->metrics[m], collect, &l, err) != 0)
+        return -1;
+    for (int p = 0; p < sw->npoints; p++) {
+        study_cell *c = study_sweep_cell(t, m, p);
+        c->v = over_reps(c, NULL, sw->reps);
+    }
+    return 0;
+}
+
 int study_sweep_table_load(const study_sweep *sw, store *s, const char *const *metrics,
                            int nmetrics, study_sweep_table *t, sim_err *err)
 {
@@ -676,21 +755,10 @@ int study_sweep_table_load(const study_sweep *sw, store *s, const char *const *m
     t->npoints = sw->npoints;
     t->reps = sw->reps;
     t->metrics = metrics;
-    t->c = sim_xcalloc((size_t)nmetrics * (size_t)sw->npoints, sizeof *t->c);
-    for (int i = 0; i < nmetrics * sw->npoints; i++) {
-        t->c[i].rep = sim_xmalloc((size_t)sw->reps * sizeof(double));
-        for (int r = 0; r < sw->reps; r++)
-            t->c[i].rep[r] = NAN;
-    }
-    for (int m = 0; m < nmetrics; m++) {
-        loading l = {t, m};
-        if (store_sweep_values(s, sw->id, metrics[m], collect, &l, err) != 0)
+    table_cells(t);
+    for (int m = 0; m < nmetrics; m++)
+        if (load_metric(sw, s, t, m, err) != 0)
             return -1;
-        for (int p = 0; p < sw->npoints; p++) {
-            study_cell *c = study_sweep_cell(t, m, p);
-            c->v = over_reps(c, NULL, sw->reps);
-        }
-    }
     return 0;
 }
 

@@ -41,6 +41,23 @@ int store_fail(store *s, sim_err *err, const char *what);
 /* Steps st once and finalizes it; 0 when it ran (SQLITE_DONE or a row), else -1 with err
  * naming what failed. */
 int store_step_once(store *s, sqlite3_stmt *st, const char *what, sim_err *err);
+/* One row of a statement, for store_each_row: 0 to go on, non-zero (returned) to stop. */
+typedef int (*store_stmt_row_fn)(void *ctx, sqlite3_stmt *st);
+/* Steps st to its end, calling row per row until one returns non-zero, and finalizes it.
+ * Returns that non-zero value, 0 at the end, or -1 with err naming what failed. */
+int store_each_row(store *s, sqlite3_stmt *st, store_stmt_row_fn row, void *ctx, const char *what,
+                   sim_err *err);
+/* Steps st, looked up by id, to its one row: 0 with the row current; -1 with err and st
+ * finalized when there is none ("no NOUN ID in this database") or reading failed (WHAT). */
+int store_one_row(store *s, sqlite3_stmt *st, const char *noun, int64_t id, const char *what,
+                  sim_err *err);
+/* A growing SQL text: p (NUL-terminated, NULL while empty) is the caller's to free. */
+typedef struct store_sql {
+    char *p;
+    size_t n, cap;
+} store_sql;
+/* Appends the formatted text to b, growing it as needed. */
+void store_sql_add(store_sql *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Binds text, or NULL when v is NULL. */
 void store_bind_text(sqlite3_stmt *st, int i, const char *v);
 /* Copies column i's text into out (cap bytes, truncated; "" for NULL). */
