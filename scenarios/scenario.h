@@ -93,6 +93,7 @@ typedef struct scn_trace {
     int skip_bad_rows;          /* on_bad_row: skip */
     int lengths_only;           /* 1: ignore the time column; arrivals come from the process */
     int32_t hash_block;         /* mooncake: tokens per hash_ids entry (512); 0 = ignore them */
+    int64_t repeat;             /* the window replayed this many times back to back; 1 (0: 1) */
 } scn_trace;
 
 /* Joint (prompt, output) pairs sampled with replacement from a trace's rows, which keeps their

@@ -61,6 +61,9 @@ struct scn_source {
     int64_t base_raw;       /* raw time of the first replayed row, ns */
     int64_t win_lo, win_hi; /* window, ns after the first row; hi < 0 = open */
     double factor;          /* re-based ns -> replay ns */
+    /* trace.repeat: the copy being replayed, its rows so far, its latest arrival (ns after its
+     * first) and the shift of its arrivals (ns) */
+    int64_t copy, copy_n, copy_last, shift;
 };
 
 /* ---- trace rows ---- */
@@ -162,6 +165,32 @@ static int open_trace(scn_source *s, sim_err *err)
         s->factor = native / t->rate;
     }
     return 0;
+}
+
+/* MODEL: trace.repeat: the next copy of the window starts one mean gap after the last one's last
+ * arrival: shift += span + span / (n - 1), span its last arrival after its first (replay ns), n
+ * its rows (a copy of one row: no gap); the trace is read again from its start, nothing kept. */
+static int next_copy(scn_source *s, sim_err *err)
+{
+    s->shift += s->copy_last + (s->copy_n > 1 ? s->copy_last / (s->copy_n - 1) : 0);
+    s->copy++;
+    s->copy_n = s->copy_last = 0;
+    s->have_first = 0;
+    scn_trace_close(s->tr);
+    scn_trace_spec sp = scn_trace_spec_of(&s->w.trace);
+    s->tr = scn_trace_open(&sp, err);
+    return s->tr ? 0 : -1;
+}
+
+/* The next row of the replay, the copies of trace.repeat back to back: as window_row. */
+static int replay_row(scn_source *s, scn_trace_row *row, sim_err *err)
+{
+    int rc = window_row(s, s->tr, row, &s->have_first, &s->first_raw, &s->skipped, err);
+    if (rc != 0 || s->copy + 1 >= s->w.trace.repeat || s->copy_n == 0)
+        return rc;
+    if (next_copy(s, err))
+        return -1;
+    return window_row(s, s->tr, row, &s->have_first, &s->first_raw, &s->skipped, err);
 }
 
 /* ---- creation ---- */
@@ -358,18 +387,20 @@ static uint64_t seg_id(uint64_t kind, uint64_t n)
 }
 
 /* MODEL: Mooncake's hash_ids are remapped hashes of 512-token prompt blocks (prefix-chained: equal
- * leading ids mean a shared prefix): the prompt is one segment per id, the last one the rest. */
-static void hash_segments(scn_source *s, const scn_trace_row *row, eng_arrival *out)
+ * leading ids mean a shared prefix): the prompt is one segment per id, the last one the rest.
+ * Each copy of trace.repeat has content of its own (copy 0 the ids as recorded): prefixes are
+ * shared within a copy as in the trace, never across copies. */
+static void hash_segments(scn_source *s, const scn_trace_row *row, int64_t copy, eng_arrival *out)
 {
     if (row->nhash > s->caphseg) {
         s->caphseg = row->nhash;
         s->hseg = sim_xrealloc(s->hseg, (size_t)s->caphseg * sizeof *s->hseg);
     }
     int64_t hb = s->w.trace.hash_block, left = row->prompt;
+    uint64_t kind = UINT64_C(0x686173685f6964) + (uint64_t)copy;
     for (int32_t i = 0; i < row->nhash; i++) {
         int64_t len = left < hb ? left : hb;
-        s->hseg[i] =
-            (eng_segment){seg_id(UINT64_C(0x686173685f6964), (uint64_t)row->hash[i]), (int32_t)len};
+        s->hseg[i] = (eng_segment){seg_id(kind, (uint64_t)row->hash[i]), (int32_t)len};
         left -= len;
     }
     out->seg = s->hseg;
@@ -404,13 +435,13 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
     }
     if (s->tr) {
         scn_trace_row row;
-        int rc = window_row(s, s->tr, &row, &s->have_first, &s->first_raw, &s->skipped, err);
+        int rc = replay_row(s, &row, err);
         if (rc < 0)
             return ENG_SRC_ERROR;
         if (rc == 0)
             return ENG_SRC_END;
         if (s->timed) {
-            if (s->emitted == 0)
+            if (s->copy_n == 0)
                 s->base_raw = row.t_ns;
             int64_t rel = row.t_ns - s->base_raw;
             const char *key = s->w.trace.rate > 0 ? "workload.trace.rate (rescaled)"
@@ -419,14 +450,19 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
                 sim_err_prefix(err, "%s:%lld", s->w.trace.path, (long long)scn_trace_line(s->tr));
                 return ENG_SRC_ERROR;
             }
+            s->copy_last = rel;
+            if (s->shift > 0 &&
+                to_ns(s, (double)rel + (double)s->shift, "workload.trace.repeat", &rel, err))
+                return ENG_SRC_ERROR;
             t = rel;
         }
+        s->copy_n++;
         p = row.prompt;
         o = row.output;
         raise_zero(&p, &clipped);
         raise_zero(&o, &clipped);
         if (row.nhash > 0 && s->w.trace.hash_block > 0 && p == row.prompt)
-            hash_segments(s, &row, out);
+            hash_segments(s, &row, s->copy, out);
     } else {
         if (s->pairs)
             scn_pairs_draw(s->pairs, s->g_pairs, &p, &o);

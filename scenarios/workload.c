@@ -120,6 +120,9 @@ static const eng_key trace_keys[] = {
     {"hash_block_tokens", ENG_KEY_INT, ENG_KEY_CODE, 0, 1 << 20, "tokens", "(512 for mooncake)",
      NULL, "mooncake: prompt tokens per hash_ids entry (0: ignore them)",
      ENG_KEY_AT(scn_trace, hash_block)},
+    {"repeat", ENG_KEY_INT, 0, 1, 1000000, "", "1", NULL,
+     "replay the window N times back to back, each copy's content its own",
+     ENG_KEY_AT(scn_trace, repeat)},
     ENG_KEY_END};
 
 static const eng_key lengths_column_keys[] = {

@@ -52,6 +52,14 @@ static const char lognormal_lengths[] =
 /* an own-workload case's extra lines: a host tier of 256 GB (a DGX H100's 2 TB over its GPUs) */
 #define OFFLOAD "kv_offload: {tiers: [{kind: cpu, capacity_gb: 256}]}\n"
 
+/* the tiers of scenarios/mooncake_offload.yaml: host memory, then a local NVMe drive */
+#define OFFLOAD_NVME                                                                               \
+    "kv_offload: {policy: write_back, tiers: [{kind: cpu, capacity_gb: 256}, {kind: ssd, "         \
+    "capacity_gb: 3840, bandwidth_gb_s: 7, latency_us: 100}]}\n"
+
+/* the Mooncake conversation trace's rows: a case asking for more replays it (trace.repeat) */
+#define MOONCAKE_ROWS 12031
+
 /* fleet-faults's extra lines: a crash every two hours (replicas 0 and 1 in turn, 10 s before
  * each cold start) and two slowdowns of an hour */
 #define DAY_FAULTS                                                                                 \
@@ -130,6 +138,10 @@ static const study_bench_case cases[] = {
      * a host tier behind each replica's cache */
     {"offload-mooncake", "vllm", 12031, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE, OFFLOAD,
      NULL},
+    /* mooncake_offload.yaml's deployment (host and NVMe tiers) on the trace replayed to 1M
+     * requests: 84 copies back to back, each with content of its own */
+    {"offload-mooncake-1m", "vllm", 1000000, 2, STUDY_BENCH_SUMMARY, STUDY_BENCH_MOONCAKE,
+     OFFLOAD_NVME, NULL},
     {"offload-sessions", "vllm", 1000000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_SESSIONS, OFFLOAD,
      NULL},
     /* the same with SGLang's HiCache, whose loads come within the admitting step */
@@ -254,12 +266,16 @@ static int own_scenario(char *buf, size_t len, const char *data, const study_ben
                  "memory: {mamba_cache_mode: align}\n",
                  data);
     if (c->workload != STUDY_BENCH_SESSIONS && c->workload != STUDY_BENCH_HYBRID) {
+        char repeat[48] = "";
+        if (n > MOONCAKE_ROWS)
+            snprintf(repeat, sizeof repeat, ", repeat: %lld",
+                     (long long)((n + MOONCAKE_ROWS - 1) / MOONCAKE_ROWS));
         w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: qwen2.5-7b\ngpu: h100-sxm\nengine: {name: %s}\n"
                      "replicas: %d\nrouter: %s\n%sworkload:\n  trace: {path: "
                      "%s/traces/mooncake-fast25/conversation_trace.jsonl, format: mooncake, "
-                     "limit: %lld}\n",
-                     c->policy, c->replicas, router, extra, data, (long long)n);
+                     "limit: %lld%s}\n",
+                     c->policy, c->replicas, router, extra, data, (long long)n, repeat);
     } else {
         w = snprintf(buf, len,
                      "name: bench\nseed: 1\n%sengine: {name: %s}\n"

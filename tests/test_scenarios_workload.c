@@ -403,6 +403,85 @@ static void mooncake_hash_ids(void **state)
     unlink(path);
 }
 
+/* Drains a trace's source: arrival times and first content ids; the count. */
+static int replay_all(const char *trace, int64_t *t, uint64_t *id, int max)
+{
+    scn_scenario s;
+    scn_source *src = trace_src(trace, &s);
+    eng_arrival a;
+    sim_err e;
+    int n = 0, rc;
+    while ((rc = scn_source_ops()->next(src, 0, &a, &e)) == ENG_SRC_OK) {
+        assert_true(n < max);
+        t[n] = a.t;
+        id[n++] = a.nseg > 0 ? a.seg[0].id : 0;
+    }
+    assert_int_equal(rc, ENG_SRC_END);
+    scn_source_free(src);
+    scn_free(&s);
+    return n;
+}
+
+/* trace.repeat: copies back to back, each shifted by span + span / (n - 1) (here 30 + 15 ms),
+ * with content of its own; deterministic; a repeat below 1 or not an integer refused. */
+static void trace_repeat(void **state)
+{
+    char path[] = "/tmp/llmsim-repeat-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(
+        "{\"timestamp\": 1000, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [7, 8]}\n"
+        "{\"timestamp\": 1010, \"input_length\": 100, \"output_length\": 5, \"hash_ids\": [7]}\n"
+        "{\"timestamp\": 1030, \"input_length\": 512, \"output_length\": 5, \"hash_ids\": [9]}\n",
+        f);
+    fclose(f);
+    char tr[512];
+    int64_t t1[4], t3[12], t3b[12], ts[12];
+    uint64_t id1[4], id3[12], id3b[12], ids[12];
+    snprintf(tr, sizeof tr, "{path: %s, format: mooncake}", path);
+    assert_int_equal(replay_all(tr, t1, id1, 4), 3);
+    snprintf(tr, sizeof tr, "{path: %s, format: mooncake, repeat: 3}", path);
+    assert_int_equal(replay_all(tr, t3, id3, 12), 9);
+    assert_int_equal(replay_all(tr, t3b, id3b, 12), 9);
+    assert_memory_equal(t3, t3b, sizeof t3[0] * 9);
+    assert_memory_equal(id3, id3b, sizeof id3[0] * 9);
+    const int64_t ms = 1000000, off[3] = {0, 10, 30};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(t3[3 * k + i], (45 * k + off[i]) * ms);
+            /* copy 0 as recorded; later copies their own ids, shared within the copy */
+            if (k == 0)
+                assert_true(id3[i] == id1[i]);
+            for (int j = 0; j < 3 * k; j++)
+                assert_true(id3[3 * k + i] != id3[j]);
+        }
+    for (int k = 0; k < 3; k++)
+        assert_true(id3[3 * k] == id3[3 * k + 1] && id3[3 * k] != id3[3 * k + 2]);
+    /* stretched copies are shifted by their stretched span; limit counts over all copies */
+    snprintf(tr, sizeof tr, "{path: %s, format: mooncake, repeat: 3, time_scale: 2, limit: 7}",
+             path);
+    assert_int_equal(replay_all(tr, ts, ids, 12), 7);
+    assert_int_equal(ts[6], 180 * ms);
+    /* refusals */
+    static const char *bad[] = {"0", "-1", "1.5", "two"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[1024];
+        scn_scenario s;
+        sim_err e;
+        snprintf(text, sizeof text,
+                 "model: llama-3-8b\ngpu: h100-sxm\nworkload:\n  trace: {path: %s, format: "
+                 "mooncake, repeat: %s}\n",
+                 path, bad[i]);
+        assert_int_equal(scn_load_text("w.yaml", text, NULL, 0, &test_resolver, &s, &e), -1);
+        if (!strstr(e.msg, "workload.trace.repeat"))
+            fail_msg("'%s' lacks workload.trace.repeat", e.msg);
+        printf("  repeat: %s: %s\n", bad[i], e.msg);
+        scn_free(&s);
+    }
+    unlink(path);
+}
+
 /* A shared prefix: `groups` prefixes of `tokens` tokens, each request's own prompt after one. */
 static void shared_prefix_segments(void **state)
 {
@@ -555,6 +634,7 @@ int main(void)
         cmocka_unit_test(bad_rows_skip),
         cmocka_unit_test(mooncake_and_azure_parsing),
         cmocka_unit_test(mooncake_hash_ids),
+        cmocka_unit_test(trace_repeat),
         cmocka_unit_test(shared_prefix_segments),
         cmocka_unit_test(trace_errors_at_load),
         cmocka_unit_test(streaming),
