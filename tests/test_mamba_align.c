@@ -244,9 +244,9 @@ static void test_chunks_aligned(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_block_size),     cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_capacity),       cmocka_unit_test(test_hits_aligned),
-        cmocka_unit_test(test_deterministic),  cmocka_unit_test(test_chunks_aligned),
+        cmocka_unit_test(test_block_size),    cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_capacity),      cmocka_unit_test(test_hits_aligned),
+        cmocka_unit_test(test_deterministic), cmocka_unit_test(test_chunks_aligned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
