@@ -130,6 +130,14 @@ static double ms(int64_t ns)
     return (double)ns / 1e6;
 }
 
+/* A finished request's TTFT, TPOT (0 for a single output token) and end-to-end latency, in ms. */
+static void request_latencies(const eng_request *rq, double *ttft, double *tpot, double *e2el)
+{
+    *ttft = ms(rq->t_first_token - rq->t_arrival);
+    *e2el = ms(rq->t_finish - rq->t_arrival);
+    *tpot = rq->output > 1 ? ms(rq->t_finish - rq->t_first_token) / (rq->output - 1) : 0;
+}
+
 void eng_metrics_request(eng_metrics *m, const eng_request *rq)
 {
     if (m->t_first_arrival < 0 || rq->t_arrival < m->t_first_arrival)
@@ -146,9 +154,8 @@ void eng_metrics_request(eng_metrics *m, const eng_request *rq)
     m->output_tokens += rq->output;
     if (rq->t_finish > m->t_last_finish)
         m->t_last_finish = rq->t_finish;
-    double ttft = ms(rq->t_first_token - rq->t_arrival);
-    double e2el = ms(rq->t_finish - rq->t_arrival);
-    double tpot = rq->output > 1 ? ms(rq->t_finish - rq->t_first_token) / (rq->output - 1) : 0;
+    double ttft, tpot, e2el;
+    request_latencies(rq, &ttft, &tpot, &e2el);
     sim_samples_add(&m->ttft, ttft);
     sim_samples_add(&m->e2el, e2el);
     if (rq->output > 1)
@@ -163,9 +170,8 @@ int eng_metrics_good(const eng_metrics *m, const eng_request *rq)
 {
     if (rq->status == ENG_RQ_REJECTED)
         return 0;
-    double ttft = ms(rq->t_first_token - rq->t_arrival);
-    double e2el = ms(rq->t_finish - rq->t_arrival);
-    double tpot = rq->output > 1 ? ms(rq->t_finish - rq->t_first_token) / (rq->output - 1) : 0;
+    double ttft, tpot, e2el;
+    request_latencies(rq, &ttft, &tpot, &e2el);
     return meets(ttft, tpot, e2el, m->slo_ttft_ms, m->slo_tpot_ms, m->slo_e2e_ms);
 }
 
