@@ -143,6 +143,8 @@ typedef enum eng_xfer_mode {
 #define ENG_POOL_FIELDS                                                                            \
     eng_gpu gpu;                                                                                   \
     double gpu_utilization;           /* fraction of GPU memory the engine may use */              \
+    double free_memory_fraction;      /* the KV cache's share of what weights and activations      \
+                                         leave of that memory (1: all of it) */                    \
     int32_t block_size;               /* tokens per KV block */                                    \
     int64_t activation_reserve;       /* bytes kept for activations */                             \
     int32_t replicas;                 /* >= 1 */                                                   \
@@ -320,6 +322,7 @@ typedef struct eng_kv_plan {
     int32_t stage_layers;           /* layers of the largest pipeline stage (all: no pipeline) */
     int32_t ranks;                  /* attention ranks (data_parallel_attention) */
     int64_t usable_bytes;           /* per GPU: memory x utilisation */
+    double free_fraction;           /* the KV cache's share of usable - weights - activations */
     int64_t weight_bytes;           /* per GPU */
     int64_t activation_bytes;       /* per GPU */
     int64_t kv_bytes;               /* per GPU: what is left for the cache */
