@@ -322,10 +322,9 @@ typedef struct eng_kv_plan {
     int32_t stage_layers;           /* layers of the largest pipeline stage (all: no pipeline) */
     int32_t ranks;                  /* attention ranks (data_parallel_attention) */
     int64_t usable_bytes;           /* per GPU: memory x utilisation */
-    double free_fraction;           /* the KV cache's share of usable - weights - activations */
     int64_t weight_bytes;           /* per GPU */
     int64_t activation_bytes;       /* per GPU */
-    int64_t kv_bytes;               /* per GPU: what is left for the cache */
+    int64_t kv_bytes;               /* per GPU: the cache's share of what is left */
     int64_t bytes_per_token;        /* per GPU: full-attention KV (+ index keys) of one token */
     int64_t window_bytes_per_token; /* per GPU: windowed layers' KV of one token */
     int32_t window;                 /* tokens the windowed layers keep (0 = none) */
