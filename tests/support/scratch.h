@@ -25,6 +25,16 @@ static inline int scratch_remove(const char *dir)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* "dir/name" in one of eight rotating static buffers (a call's result lasts eight calls). */
+static inline const char *scratch_path(const char *dir, const char *name)
+{
+    static char buf[8][320];
+    static int k;
+    char *p = buf[k++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+    return p;
+}
+
 /* Runs the cmocka group tests in the scratch folder dir (already made), then removes it: the
  * group's result, or 1 when the group passed but the folder could not be removed. */
 #define scratch_run_group_in(tests, dir)                                                           \
