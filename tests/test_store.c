@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "run_info.h"
 #include "scratch.h"
 #include "store_util.h"
 
@@ -274,20 +275,7 @@ static int64_t write_run(store *s, const store_run_info *info, store_run_hook ho
 
 static store_run_info run_info(void)
 {
-    store_run_info in = {.name = "t",
-                         .scenario_text = "name: t",
-                         .scheduler = "vllm",
-                         .version = "test",
-                         .profile = "roofline",
-                         .model = "llama-3-8b",
-                         .gpu = "h100-sxm",
-                         .dtype = "fp16",
-                         .hardware = "cpu",
-                         .seed = 42,
-                         .replicas = 2,
-                         .tensor_parallel = 1,
-                         .level = STORE_REQUESTS};
-    return in;
+    return test_run_info("t", STORE_REQUESTS);
 }
 
 /* ---------------- tests ---------------- */
