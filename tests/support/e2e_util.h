@@ -92,6 +92,21 @@ static inline char *e2e_read_all(const char *path)
     return buf;
 }
 
+/* The width and height of the PNG image at path (from the IHDR chunk right after the signature)
+ * into *w and *h; the test fails unless the file starts as a PNG does. */
+static inline void e2e_png_size(const char *path, uint32_t *w, uint32_t *h)
+{
+    unsigned char b[24];
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(b, 1, sizeof b, f), sizeof b);
+    fclose(f);
+    assert_memory_equal(b, "\x89PNG\r\n\x1a\n", 8);
+    assert_memory_equal(b + 12, "IHDR", 4);
+    *w = (uint32_t)b[16] << 24 | (uint32_t)b[17] << 16 | (uint32_t)b[18] << 8 | b[19];
+    *h = (uint32_t)b[20] << 24 | (uint32_t)b[21] << 16 | (uint32_t)b[22] << 8 | b[23];
+}
+
 /* Runs a shell command (fmt with ap); returns its exit status and captures stdout and stderr
  * (either buffer may be NULL). */
 static inline int e2e_shv(char *out, size_t outlen, char *err, size_t errlen, const char *fmt,
