@@ -26,6 +26,7 @@
 
 #include "engine_run.h"
 #include "study.h"
+#include "scratch.h"
 #include "study_capacity.h"
 
 /* Llama-3-8B's KV in bf16: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes per token */
@@ -427,11 +428,7 @@ static void on_probe(void *arg, const char *choice, const char *phase, double ra
 static void test_capacity_split(void **state)
 {
     char path[] = "/tmp/llmsim-test-pd-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs(cap_text, f);
-    fclose(f);
+    assert_int_equal(scratch_write(path, cap_text), 0);
     study_capacity c;
     memset(&c, 0, sizeof c);
     c.file = path;
