@@ -17,12 +17,12 @@
 #include <strings.h>
 
 #include "alias.h"
+#include "cal_int.h"
 #include "catalog.h"
 #include "sim.h"
 
-static const struct {
-    const char *alias, *gpu;
-} gpu_aliases[] = {
+/* GPU aliases (normalized) and the catalog row each names. */
+static const cal_name_pair gpu_aliases[] = {
     {"h100", "h100-sxm"},
     {"h100-sxm5", "h100-sxm"},
     {"h100-sxm-80gb", "h100-sxm"},
@@ -53,7 +53,6 @@ static const struct {
     {"instinct-mi325x", "mi325x"},
     {"instinct-mi355x", "mi355x"},
 };
-#define NALIASES (int)(sizeof gpu_aliases / sizeof gpu_aliases[0])
 
 /* name lower-cased, '_' and ' ' as '-', into buf. */
 static void normalize(const char *name, char *buf, size_t len)
@@ -76,12 +75,11 @@ int cal_gpu_alias(const char *name, char *buf, size_t len)
             snprintf(buf, len, "%s", g.name);
             return 0;
         }
-    for (int i = 0; i < NALIASES; i++)
-        if (strcmp(gpu_aliases[i].alias, n) == 0) {
-            snprintf(buf, len, "%s", gpu_aliases[i].gpu);
-            return 0;
-        }
-    return -1;
+    const char *gpu = CAL_NAME_LOOKUP(gpu_aliases, n);
+    if (!gpu)
+        return -1;
+    snprintf(buf, len, "%s", gpu);
+    return 0;
 }
 
 /* Strips `suffix` from the end of s (in place): 1 when it did. */
@@ -125,9 +123,7 @@ int cal_model_alias(const char *name, char *buf, size_t len)
 
 /* Hugging Face repositories whose config.json each catalog model is (the instruct variant where
  * one is published, as a serving command names it). */
-static const struct {
-    const char *model, *id;
-} hf_ids[] = {
+static const cal_name_pair hf_ids[] = {
     {"llama-2-7b", "meta-llama/Llama-2-7b-chat-hf"},
     {"llama-2-13b", "meta-llama/Llama-2-13b-chat-hf"},
     {"llama-2-70b", "meta-llama/Llama-2-70b-chat-hf"},
@@ -153,9 +149,14 @@ static const struct {
 
 const char *cal_model_hf_id(const char *name)
 {
-    for (size_t i = 0; name && i < sizeof hf_ids / sizeof hf_ids[0]; i++)
-        if (strcmp(hf_ids[i].model, name) == 0)
-            return hf_ids[i].id;
+    return CAL_NAME_LOOKUP(hf_ids, name);
+}
+
+const char *cal_name_lookup(const cal_name_pair *table, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (strcmp(table[i].from, name) == 0)
+            return table[i].to;
     return NULL;
 }
 

@@ -18,13 +18,10 @@
 #include "csv.h"
 #include "vidur.h"
 
-static const struct {
-    const char *vidur, *catalog;
-} gpu_map[] = {{"a100", "a100-80gb"}, {"h100", "h100-sxm"}};
+/* Vidur's names of GPUs and models, and the catalog rows they are. */
+static const cal_name_pair gpu_map[] = {{"a100", "a100-80gb"}, {"h100", "h100-sxm"}};
 
-static const struct {
-    const char *vidur, *catalog;
-} model_map[] = {
+static const cal_name_pair model_map[] = {
     {"Meta-Llama-3-8B", "llama-3-8b"},
     {"Meta-Llama-3-70B", "llama-3-70b"},
     {"Llama-2-7b-hf", "llama-2-7b"},
@@ -33,10 +30,7 @@ static const struct {
 
 const char *cal_vidur_gpu(const char *vidur_gpu)
 {
-    for (size_t i = 0; vidur_gpu && i < sizeof gpu_map / sizeof gpu_map[0]; i++)
-        if (strcmp(gpu_map[i].vidur, vidur_gpu) == 0)
-            return gpu_map[i].catalog;
-    return NULL;
+    return CAL_NAME_LOOKUP(gpu_map, vidur_gpu);
 }
 
 const char *cal_vidur_model(const char *vidur_model)
@@ -45,10 +39,7 @@ const char *cal_vidur_model(const char *vidur_model)
         return NULL;
     const char *base = strrchr(vidur_model, '/');
     base = base ? base + 1 : vidur_model;
-    for (size_t i = 0; i < sizeof model_map / sizeof model_map[0]; i++)
-        if (strcmp(model_map[i].vidur, base) == 0)
-            return model_map[i].catalog;
-    return NULL;
+    return CAL_NAME_LOOKUP(model_map, base);
 }
 
 static int is_file(const char *path)

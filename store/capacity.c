@@ -77,10 +77,9 @@ int store_capacity_open(store *s, const store_capacity_info *info, int64_t *id, 
 int store_capacity_add_probe(store *s, int64_t search, const store_capacity_probe *p, sim_err *err)
 {
     sqlite3_stmt *st =
-        store_prepare(s, "INSERT INTO capacity_probes VALUES (?,?,?,?,?,?,?,?,?)", err);
+        store_prepare_id(s, "INSERT INTO capacity_probes VALUES (?,?,?,?,?,?,?,?,?)", search, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, search);
     sqlite3_bind_int64(st, 2, p->seq);
     sqlite3_bind_text(st, 3, p->choice ? p->choice : "", -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, p->phase == STORE_CAPACITY_CLUSTER ? "cluster" : "search", -1,
@@ -96,11 +95,10 @@ int store_capacity_add_probe(store *s, int64_t search, const store_capacity_prob
 int store_capacity_add_result(store *s, int64_t search, const store_capacity_result *r,
                               sim_err *err)
 {
-    sqlite3_stmt *st =
-        store_prepare(s, "INSERT OR REPLACE INTO capacity_results VALUES (?,?,?,?,?)", err);
+    sqlite3_stmt *st = store_prepare_id(
+        s, "INSERT OR REPLACE INTO capacity_results VALUES (?,?,?,?,?)", search, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, search);
     sqlite3_bind_text(st, 2, r->choice ? r->choice : "", -1, SQLITE_STATIC);
     bind_pos_real(st, 3, r->rate_per_replica);
     bind_pos_int(st, 4, r->replicas);
@@ -135,13 +133,13 @@ int store_capacity_resume(store *s, const store_capacity_info *info, int results
 int store_capacity_probe_get(store *s, int64_t search, int64_t seq, store_capacity_probe *p,
                              char *choice, size_t len, sim_err *err)
 {
-    sqlite3_stmt *st = store_prepare(s,
-                                     "SELECT choice, phase, rate, replicas, ok, saturated, run_id"
-                                     " FROM capacity_probes WHERE search_id = ? AND seq = ?",
-                                     err);
+    sqlite3_stmt *st =
+        store_prepare_id(s,
+                         "SELECT choice, phase, rate, replicas, ok, saturated, run_id"
+                         " FROM capacity_probes WHERE search_id = ? AND seq = ?",
+                         search, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, search);
     sqlite3_bind_int64(st, 2, seq);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {

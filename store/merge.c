@@ -165,14 +165,22 @@ static int map_rest(store *s, int p, sim_err *err)
     return run(s, &b, parents[p], err);
 }
 
+/* The columns of parent p that both databases have, but id, into c (free with names_free): 0;
+ * 1 when IN has no such table (nothing to do); -1 with err. */
+static int parent_columns(store *s, int p, names *c, sim_err *err)
+{
+    if (!src_has(s, parents[p]))
+        return 1;
+    return common(s, parents[p], "id", c, err) ? -1 : 0;
+}
+
 /* Inserts the rows of parent p marked copy, with their new ids. */
 static int copy_parent(store *s, int p, sim_err *err)
 {
-    if (!src_has(s, parents[p]))
-        return 0;
     names c;
-    if (common(s, parents[p], "id", &c, err))
-        return -1;
+    int rc = parent_columns(s, p, &c, err);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
     store_sql b = {0};
     store_sql_add(&b, "INSERT INTO main.%s (id", parents[p]);
     for (int i = 0; i < c.n; i++)
@@ -189,11 +197,10 @@ static int copy_parent(store *s, int p, sim_err *err)
 /* A parent whose rows are "already there" when OUT has a row with every column equal. */
 static int map_identical(store *s, int p, const char *lead, sim_err *err)
 {
-    if (!src_has(s, parents[p]))
-        return 0;
     names c;
-    if (common(s, parents[p], "id", &c, err))
-        return -1;
+    int rc = parent_columns(s, p, &c, err);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
     store_sql b = {0};
     store_sql_add(
         &b,
@@ -220,6 +227,17 @@ static int first_row(store *s, const char *q, char *buf, size_t len, sim_err *er
     return found;
 }
 
+/* Maps IN's rows of parent p to OUT's rows of the same `key` column, then the rest (map_rest). */
+static int map_by_key(store *s, int p, const char *key, sim_err *err)
+{
+    store_sql b = {0};
+    store_sql_add(&b,
+                  "INSERT INTO temp.m_%s SELECT s.id, m.id, 0 FROM src.%s s JOIN main.%s m ON "
+                  "m.%s = s.%s",
+                  parents[p], parents[p], parents[p], key, key);
+    return run(s, &b, parents[p], err) || map_rest(s, p, err) ? -1 : 0;
+}
+
 /* Sweeps: by key; a key whose definition differs is refused. */
 static int map_sweeps(store *s, const char *in, sim_err *err)
 {
@@ -238,11 +256,7 @@ static int map_sweeps(store *s, const char *in, sim_err *err)
                                       "(scenario, values, repetitions or seed): they are not "
                                       "shards of one sweep",
                                       in, key, s->path);
-    store_sql b = {0};
-    store_sql_add(
-        &b, "INSERT INTO temp.m_sweeps SELECT s.id, m.id, 0 FROM src.sweeps s JOIN main.sweeps m "
-            "ON m.key = s.key");
-    return run(s, &b, "sweeps", err) || map_rest(s, P_SWEEP, err) ? -1 : 0;
+    return map_by_key(s, P_SWEEP, "key", err);
 }
 
 /* Runs: those of a sweep point OUT has, those with an equal row, then the rest. */
@@ -289,10 +303,7 @@ static int map_profiles(store *s, const char *in, sim_err *err)
                                       "another name (profile import-vidur --as NAME) before "
                                       "merging",
                                       in, name, s->path);
-    memset(&b, 0, sizeof b);
-    store_sql_add(&b, "INSERT INTO temp.m_profiles SELECT s.id, m.id, 0 FROM src.profiles s JOIN "
-                      "main.profiles m ON m.name = s.name");
-    return run(s, &b, "profiles", err) || map_rest(s, P_PROFILE, err) ? -1 : 0;
+    return map_by_key(s, P_PROFILE, "name", err);
 }
 
 /* ---- children ---- */

@@ -317,14 +317,13 @@ static int read_fit_row(void *ctx, sqlite3_stmt *st)
 static int read_fits(store *s, int64_t id, cal_profile *p, sim_err *err)
 {
     sqlite3_stmt *st =
-        store_prepare(s,
-                      "SELECT op, form, coefficients, knee, n_train, n_held, roofline_med_ape,"
-                      " roofline_p95_ape, interp_med_ape, interp_p95_ape FROM profile_fits"
-                      " WHERE profile_id = ?",
-                      err);
+        store_prepare_id(s,
+                         "SELECT op, form, coefficients, knee, n_train, n_held, roofline_med_ape,"
+                         " roofline_p95_ape, interp_med_ape, interp_p95_ape FROM profile_fits"
+                         " WHERE profile_id = ?",
+                         id, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, id);
     profile_read r = {s, p, err};
     return store_each_row(s, st, read_fit_row, &r, "reading profile fits", err);
 }
@@ -351,13 +350,12 @@ static int read_point_row(void *ctx, sqlite3_stmt *st)
 
 static int read_points(store *s, int64_t id, cal_profile *p, sim_err *err)
 {
-    sqlite3_stmt *st = store_prepare(s,
-                                     "SELECT op, x, y, time_ns, p10_ns, p90_ns, runs, held_out"
-                                     " FROM profile_points WHERE profile_id = ? ORDER BY rowid",
-                                     err);
+    sqlite3_stmt *st = store_prepare_id(s,
+                                        "SELECT op, x, y, time_ns, p10_ns, p90_ns, runs, held_out"
+                                        " FROM profile_points WHERE profile_id = ? ORDER BY rowid",
+                                        id, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, id);
     p->npts = 0;
     profile_read r = {s, p, err};
     return store_each_row(s, st, read_point_row, &r, "reading profile points", err);
@@ -443,14 +441,13 @@ int store_profile_list(store *s, void (*fn)(void *arg, const cal_profile *meta),
 
 static int read_run_info(store *s, int64_t run_id, store_replay_run *info, sim_err *err)
 {
-    sqlite3_stmt *st = store_prepare(
+    sqlite3_stmt *st = store_prepare_id(
         s,
         "SELECT profile, model, dtype, tensor_parallel,"
         " (SELECT count(*) FROM iterations WHERE run_id = runs.id) FROM runs WHERE id = ?",
-        err);
+        run_id, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, run_id);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         col_text(st, 0, info->profile, sizeof info->profile);
@@ -517,16 +514,15 @@ int store_profile_replay_shapes(store *s, int64_t run_id, int max, store_replay_
      * run has that many (a rounded-up stride could give fewer, as many as the run's length
      * allowed, so the count depended on it) */
     int64_t stride = info->iterations / max;
-    sqlite3_stmt *st = store_prepare(
+    sqlite3_stmt *st = store_prepare_id(
         s,
         "SELECT num_seqs, prefill_tokens, decode_tokens, prefill_seqs, prefill_pairs,"
         " prefill_kv, prefill_q2, decode_ctx, emit_seqs, gpu_ns FROM ("
         "  SELECT *, row_number() OVER (ORDER BY replica, iter) - 1 AS k FROM iterations"
         "  WHERE run_id = ?) WHERE k % ? = 0 ORDER BY k LIMIT ?",
-        err);
+        run_id, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_int64(st, 2, stride > 0 ? stride : 1);
     sqlite3_bind_int(st, 3, max);
     replay_read r = {s, run_id, shapes, gpu_ns, n, err};

@@ -100,10 +100,9 @@ int store_run_list(store *s, int (*fn)(void *arg, const store_run_meta *m), void
 /* The one integer of a query with the run id as its parameter; -1 with err. */
 static int64_t count_for_run(store *s, const char *sql, int64_t run, const char *what, sim_err *err)
 {
-    sqlite3_stmt *st = store_prepare(s, sql, err);
+    sqlite3_stmt *st = store_prepare_id(s, sql, run, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, run);
     int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
     if (v < 0)
         store_fail(s, err, what);
@@ -125,11 +124,10 @@ int64_t store_run_count_iterations(store *s, int64_t run, sim_err *err)
 
 int store_run_metrics(store *s, int64_t run, eng_metric *out, int max, sim_err *err)
 {
-    sqlite3_stmt *st =
-        store_prepare(s, "SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", err);
+    sqlite3_stmt *st = store_prepare_id(
+        s, "SELECT name, value FROM metrics WHERE run_id = ? ORDER BY name", run, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, run);
     int n = 0, rc = SQLITE_DONE;
     while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         store_col_text(st, 0, out[n].name, sizeof out[n].name);
@@ -146,10 +144,9 @@ int store_run_metrics(store *s, int64_t run, eng_metric *out, int max, sim_err *
 int store_run_scenario(store *s, int64_t run, char **text, sim_err *err)
 {
     *text = NULL;
-    sqlite3_stmt *st = store_prepare(s, "SELECT scenario FROM runs WHERE id = ?", err);
+    sqlite3_stmt *st = store_prepare_id(s, "SELECT scenario FROM runs WHERE id = ?", run, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, run);
     if (store_one_row(s, st, "run", run, "reading the runs table", err))
         return -1;
     const unsigned char *t = sqlite3_column_text(st, 0);
@@ -187,19 +184,11 @@ static void cursor_free(sqlite3_stmt *st, void *cursor)
     free(cursor);
 }
 
-static sqlite3_stmt *run_stmt(store *s, const char *sql, int64_t run, sim_err *err)
-{
-    sqlite3_stmt *st = store_prepare(s, sql, err);
-    if (st)
-        sqlite3_bind_int64(st, 1, run);
-    return st;
-}
-
 /* A statement with the run (?1) and a window (?2 from, ?3 to) bound. */
 static sqlite3_stmt *window_stmt(store *s, const char *sql, int64_t run, int64_t from, int64_t to,
                                  sim_err *err)
 {
-    sqlite3_stmt *st = run_stmt(s, sql, run, err);
+    sqlite3_stmt *st = store_prepare_id(s, sql, run, err);
     if (st) {
         sqlite3_bind_int64(st, 2, from);
         sqlite3_bind_int64(st, 3, to);
@@ -402,15 +391,14 @@ int64_t store_run_fleet_windows(store *s, int64_t run, eng_fleet_window **out, i
     *gpus = 0;
     if (!store_has_fleet(s))
         return 0;
-    sqlite3_stmt *st = store_prepare(
+    sqlite3_stmt *st = store_prepare_id(
         s,
         "SELECT start_ns, end_ns, gpus, serving_ns, starting_ns, draining_ns, arrivals,"
         " completed, good, rejected, ttft_count, p99_ttft_ms FROM fleet_windows"
         " WHERE run_id = ? ORDER BY win",
-        err);
+        run, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, run);
     int64_t n = 0, cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -513,7 +501,7 @@ int64_t store_request_latencies(store *s, int64_t run, store_latency m, double *
                                 sim_err *err)
 {
     *values = NULL;
-    sqlite3_stmt *st = run_stmt(s, latency_sql(m), run, err);
+    sqlite3_stmt *st = store_prepare_id(s, latency_sql(m), run, err);
     if (!st)
         return -1;
     double *v = NULL;
@@ -537,11 +525,11 @@ int64_t store_request_latencies(store *s, int64_t run, store_latency m, double *
 
 int store_sweep_get(store *s, int64_t id, store_sweep_meta *out, sim_err *err)
 {
-    sqlite3_stmt *st = store_prepare(
-        s, "SELECT id, key, file, varied, reps, base_seed, created FROM sweeps WHERE id = ?", err);
+    sqlite3_stmt *st = store_prepare_id(
+        s, "SELECT id, key, file, varied, reps, base_seed, created FROM sweeps WHERE id = ?", id,
+        err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, id);
     if (store_one_row(s, st, "sweep", id, "reading the sweeps table", err))
         return -1;
     memset(out, 0, sizeof *out);
@@ -571,7 +559,7 @@ static int visit_key(void *ctx, sqlite3_stmt *st)
 int store_sweep_keys(store *s, int64_t id, int (*fn)(void *arg, const char *key), void *arg,
                      sim_err *err)
 {
-    sqlite3_stmt *st = run_stmt(
+    sqlite3_stmt *st = store_prepare_id(
         s, "SELECT DISTINCT key FROM sweep_params WHERE sweep_id = ? ORDER BY key", id, err);
     if (!st)
         return -1;
@@ -597,10 +585,11 @@ int store_sweep_params(store *s, int64_t id,
                        int (*fn)(void *arg, int64_t point, const char *key, const char *value),
                        void *arg, sim_err *err)
 {
-    sqlite3_stmt *st = run_stmt(s,
-                                "SELECT point, key, value FROM sweep_params WHERE sweep_id = ?"
-                                " ORDER BY point, key",
-                                id, err);
+    sqlite3_stmt *st =
+        store_prepare_id(s,
+                         "SELECT point, key, value FROM sweep_params WHERE sweep_id = ?"
+                         " ORDER BY point, key",
+                         id, err);
     if (!st)
         return -1;
     param_visit v = {fn, arg};

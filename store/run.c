@@ -27,6 +27,9 @@
 #include "store_int.h"
 #include "store_run.h"
 
+/* The kinds of row a run holds and writes BATCH at a time, in the order flush writes them. */
+enum row_kind { K_SPAN, K_REQUEST, K_ITERATION, K_COUNT };
+
 typedef struct rq_row {
     int64_t id, arrival, first_sched, last_sched, first_token, finish;
     int32_t replica, prompt, output, preemptions, scheduled;
@@ -39,16 +42,13 @@ struct store_run {
     store_run_info info;
     int buffered, begun;
     int64_t id;
-    sqlite3_stmt *rq, *it, *sp;    /* one row (the connection's, cached) */
-    sqlite3_stmt *rqn, *itn, *spn; /* BATCH rows */
     int failed;
     sim_err err;
-    rq_row *rqs;
-    size_t nrq, caprq;
-    eng_iter_rec *its;
-    size_t nit, capit;
-    eng_span_rec *sps;
-    size_t nsp, capsp;
+    struct held { /* a kind of row (enum row_kind) held until its batch is full */
+        char *rows;
+        size_t n, cap;
+        sqlite3_stmt *one, *many; /* one row; BATCH rows (the connection's, cached) */
+    } held[K_COUNT];
     eng_fleet_window *fw; /* the fleet timeline, written at finish */
     int64_t nfw, fgpus;
 };
@@ -76,9 +76,8 @@ const char *store_level_name(store_level l)
 
 static void free_run(store_run *w)
 {
-    free(w->rqs);
-    free(w->its);
-    free(w->sps);
+    for (int k = 0; k < K_COUNT; k++)
+        free(w->held[k].rows);
     free(w->fw);
     free(w);
 }
@@ -89,6 +88,31 @@ static void free_run(store_run *w)
 #define RQ_COLS 14
 #define IT_COLS 18
 #define SP_COLS 8
+
+static void bind_request(store_run *w, sqlite3_stmt *st, int o, const void *row);
+static void bind_iteration(store_run *w, sqlite3_stmt *st, int o, const void *row);
+static void bind_span(store_run *w, sqlite3_stmt *st, int o, const void *row);
+
+/* What each kind of row is: its table and columns, the connection's cached statements of one
+ * row and of BATCH rows, its spool tag and size, its binder, and what failed in a message. */
+typedef struct row_kind_def {
+    const char *table;
+    int cols, st_one, st_many;
+    uint32_t tag;
+    size_t size;
+    void (*bind)(store_run *w, sqlite3_stmt *st, int o, const void *row);
+    const char *one, *many;
+} row_kind_def;
+
+static const row_kind_def kinds[K_COUNT] = {
+    [K_SPAN] = {"request_spans", SP_COLS, STORE_ST_SP1, STORE_ST_SPN, SP_SPAN, sizeof(eng_span_rec),
+                bind_span, "inserting a request span", "inserting request spans"},
+    [K_REQUEST] = {"requests", RQ_COLS, STORE_ST_RQ1, STORE_ST_RQN, SP_REQUEST, sizeof(rq_row),
+                   bind_request, "inserting a request", "inserting requests"},
+    [K_ITERATION] = {"iterations", IT_COLS, STORE_ST_IT1, STORE_ST_ITN, SP_ITERATION,
+                     sizeof(eng_iter_rec), bind_iteration, "inserting an iteration",
+                     "inserting iterations"},
+};
 
 /* The connection's cached INSERT of `rows` rows into table (prepared on first use; the store
  * finalizes it on close). Reset after every use. */
@@ -168,13 +192,15 @@ static int open_run(store_run *w, sim_err *err)
     w->id = sqlite3_last_insert_rowid(s->db);
     if (in->level < STORE_ITERATIONS)
         return 0; /* no rows: no row statements */
-    w->rq = insert_stmt(s, STORE_ST_RQ1, "requests", RQ_COLS, 1, err);
-    w->it = insert_stmt(s, STORE_ST_IT1, "iterations", IT_COLS, 1, err);
-    w->sp = insert_stmt(s, STORE_ST_SP1, "request_spans", SP_COLS, 1, err);
-    w->rqn = insert_stmt(s, STORE_ST_RQN, "requests", RQ_COLS, BATCH, err);
-    w->itn = insert_stmt(s, STORE_ST_ITN, "iterations", IT_COLS, BATCH, err);
-    w->spn = insert_stmt(s, STORE_ST_SPN, "request_spans", SP_COLS, BATCH, err);
-    return (w->rq && w->it && w->sp && w->rqn && w->itn && w->spn) ? 0 : -1;
+    int ok = 1;
+    for (int k = 0; k < K_COUNT; k++) {
+        const row_kind_def *d = &kinds[k];
+        struct held *h = &w->held[k];
+        h->one = insert_stmt(s, d->st_one, d->table, d->cols, 1, err);
+        h->many = insert_stmt(s, d->st_many, d->table, d->cols, BATCH, err);
+        ok = ok && h->one && h->many;
+    }
+    return ok ? 0 : -1;
 }
 
 store_run *store_run_begin(store *s, const store_run_info *info, int buffered, sim_err *err)
@@ -207,8 +233,9 @@ static void step(store_run *w, sqlite3_stmt *st, const char *what)
     sqlite3_reset(st);
 }
 
-static void bind_request(store_run *w, sqlite3_stmt *st, int o, const rq_row *r)
+static void bind_request(store_run *w, sqlite3_stmt *st, int o, const void *row)
 {
+    const rq_row *r = row;
     sqlite3_bind_int64(st, o + 1, w->id);
     sqlite3_bind_int64(st, o + 2, r->id);
     sqlite3_bind_int(st, o + 3, r->replica);
@@ -229,8 +256,9 @@ static void bind_request(store_run *w, sqlite3_stmt *st, int o, const rq_row *r)
         sqlite3_bind_null(st, o + 14);
 }
 
-static void bind_iteration(store_run *w, sqlite3_stmt *st, int o, const eng_iter_rec *it)
+static void bind_iteration(store_run *w, sqlite3_stmt *st, int o, const void *row)
 {
+    const eng_iter_rec *it = row;
     sqlite3_bind_int64(st, o + 1, w->id);
     sqlite3_bind_int(st, o + 2, it->replica);
     sqlite3_bind_int64(st, o + 3, it->iter);
@@ -251,8 +279,9 @@ static void bind_iteration(store_run *w, sqlite3_stmt *st, int o, const eng_iter
     sqlite3_bind_int(st, o + 18, it->shape.emit_seqs);
 }
 
-static void bind_span(store_run *w, sqlite3_stmt *st, int o, const eng_span_rec *sp)
+static void bind_span(store_run *w, sqlite3_stmt *st, int o, const void *row)
 {
+    const eng_span_rec *sp = row;
     sqlite3_bind_int64(st, o + 1, w->id);
     sqlite3_bind_int64(st, o + 2, sp->req);
     sqlite3_bind_int(st, o + 3, sp->span);
@@ -263,54 +292,32 @@ static void bind_span(store_run *w, sqlite3_stmt *st, int o, const eng_span_rec 
     sqlite3_bind_text(st, o + 8, eng_span_end_name(sp->end), -1, SQLITE_STATIC);
 }
 
-/* The held spans, as flush() writes the other rows. */
-static void flush_spans(store_run *w, int all)
+/* Writes the held rows of kind k: full batches through the multi-row statement, the rest (only
+ * when `all`) one by one. */
+static void flush_kind(store_run *w, int k, int all)
 {
+    const row_kind_def *d = &kinds[k];
+    struct held *h = &w->held[k];
     size_t i = 0;
-    for (; i + BATCH <= w->nsp; i += BATCH) {
+    for (; i + BATCH <= h->n; i += BATCH) {
         for (int r = 0; r < BATCH; r++)
-            bind_span(w, w->spn, r * SP_COLS, &w->sps[i + (size_t)r]);
-        step(w, w->spn, "inserting request spans");
+            d->bind(w, h->many, r * d->cols, h->rows + (i + (size_t)r) * d->size);
+        step(w, h->many, d->many);
     }
-    for (; all && i < w->nsp; i++) {
-        bind_span(w, w->sp, 0, &w->sps[i]);
-        step(w, w->sp, "inserting a request span");
+    for (; all && i < h->n; i++) {
+        d->bind(w, h->one, 0, h->rows + i * d->size);
+        step(w, h->one, d->one);
     }
-    if (i > 0 && i < w->nsp)
-        memmove(w->sps, w->sps + i, (w->nsp - i) * sizeof *w->sps);
-    w->nsp -= i;
+    if (i > 0 && i < h->n)
+        memmove(h->rows, h->rows + i * d->size, (h->n - i) * d->size);
+    h->n -= i;
 }
 
-/* Writes the held rows: full batches through the multi-row statements, the rest (only when
- * `all`) one by one. */
+/* Writes the held rows of every kind (flush_kind). */
 static void flush(store_run *w, int all)
 {
-    flush_spans(w, all);
-    size_t i = 0;
-    for (; i + BATCH <= w->nrq; i += BATCH) {
-        for (int r = 0; r < BATCH; r++)
-            bind_request(w, w->rqn, r * RQ_COLS, &w->rqs[i + (size_t)r]);
-        step(w, w->rqn, "inserting requests");
-    }
-    for (; all && i < w->nrq; i++) {
-        bind_request(w, w->rq, 0, &w->rqs[i]);
-        step(w, w->rq, "inserting a request");
-    }
-    if (i > 0 && i < w->nrq)
-        memmove(w->rqs, w->rqs + i, (w->nrq - i) * sizeof *w->rqs);
-    w->nrq -= i;
-    for (i = 0; i + BATCH <= w->nit; i += BATCH) {
-        for (int r = 0; r < BATCH; r++)
-            bind_iteration(w, w->itn, r * IT_COLS, &w->its[i + (size_t)r]);
-        step(w, w->itn, "inserting iterations");
-    }
-    for (; all && i < w->nit; i++) {
-        bind_iteration(w, w->it, 0, &w->its[i]);
-        step(w, w->it, "inserting an iteration");
-    }
-    if (i > 0 && i < w->nit)
-        memmove(w->its, w->its + i, (w->nit - i) * sizeof *w->its);
-    w->nit -= i;
+    for (int k = 0; k < K_COUNT; k++)
+        flush_kind(w, k, all);
 }
 
 /* ---- the spool ---- */
@@ -399,40 +406,24 @@ static void *room_for_one(void *rows, size_t n, size_t *cap, size_t elem)
     return sim_xrealloc(rows, *cap * elem);
 }
 
-static void add_request_row(store_run *w, const rq_row *r)
+/* Holds a row of kind k (or spools it); a full batch of spans is written alone, a full batch of
+ * requests or iterations with every held row. */
+static void add_row(store_run *w, int k, const void *row)
 {
+    const row_kind_def *d = &kinds[k];
     if (w->spool) {
-        sp_put(w, SP_REQUEST, r, sizeof *r, NULL, 0);
+        sp_put(w, d->tag, row, d->size, NULL, 0);
         return;
     }
-    w->rqs = room_for_one(w->rqs, w->nrq, &w->caprq, sizeof *w->rqs);
-    w->rqs[w->nrq++] = *r;
-    if (!w->buffered && w->nrq == BATCH)
-        flush(w, 0);
-}
-
-static void add_span_row(store_run *w, const eng_span_rec *sp)
-{
-    if (w->spool) {
-        sp_put(w, SP_SPAN, sp, sizeof *sp, NULL, 0);
-        return;
+    struct held *h = &w->held[k];
+    h->rows = room_for_one(h->rows, h->n, &h->cap, d->size);
+    memcpy(h->rows + h->n++ * d->size, row, d->size);
+    if (!w->buffered && h->n == BATCH) {
+        if (k == K_SPAN)
+            flush_kind(w, k, 0);
+        else
+            flush(w, 0);
     }
-    w->sps = room_for_one(w->sps, w->nsp, &w->capsp, sizeof *w->sps);
-    w->sps[w->nsp++] = *sp;
-    if (!w->buffered && w->nsp == BATCH)
-        flush_spans(w, 0);
-}
-
-static void add_iteration_row(store_run *w, const eng_iter_rec *it)
-{
-    if (w->spool) {
-        sp_put(w, SP_ITERATION, it, sizeof *it, NULL, 0);
-        return;
-    }
-    w->its = room_for_one(w->its, w->nit, &w->capit, sizeof *w->its);
-    w->its[w->nit++] = *it;
-    if (!w->buffered && w->nit == BATCH)
-        flush(w, 0);
 }
 
 void store_run_request(store_run *w, const eng_request *rq)
@@ -454,14 +445,14 @@ void store_run_request(store_run *w, const eng_request *rq)
     r.scheduled = rq->scheduled;
     r.status = (int8_t)rq->status;
     r.reject = (int8_t)rq->reject;
-    add_request_row(w, &r);
+    add_row(w, K_REQUEST, &r);
 }
 
 void store_run_iteration(store_run *w, const eng_iter_rec *it)
 {
     if (w->info.level < STORE_ITERATIONS || w->failed)
         return;
-    add_iteration_row(w, it);
+    add_row(w, K_ITERATION, it);
 }
 
 void store_run_span(store_run *w, const eng_span_rec *sp)
@@ -480,7 +471,7 @@ void store_run_span(store_run *w, const eng_span_rec *sp)
     r.decode_ns = sp->decode_ns;
     r.end_ns = sp->end_ns;
     r.end = sp->end;
-    add_span_row(w, &r);
+    add_row(w, K_SPAN, &r);
 }
 
 void store_run_fleet(store_run *w, const eng_fleet_window *win, int64_t n, int64_t gpus)
@@ -700,15 +691,15 @@ static int replay_record(reader *r, store_run *w, store_run_summary *sum, sim_er
     if (r->tag == SP_REQUEST && r->len == sizeof(rq_row)) {
         rq_row row;
         memcpy(&row, r->buf, sizeof row);
-        add_request_row(w, &row);
+        add_row(w, K_REQUEST, &row);
     } else if (r->tag == SP_ITERATION && r->len == sizeof(eng_iter_rec)) {
         eng_iter_rec it;
         memcpy(&it, r->buf, sizeof it);
-        add_iteration_row(w, &it);
+        add_row(w, K_ITERATION, &it);
     } else if (r->tag == SP_SPAN && r->len == sizeof(eng_span_rec)) {
         eng_span_rec sp;
         memcpy(&sp, r->buf, sizeof sp);
-        add_span_row(w, &sp);
+        add_row(w, K_SPAN, &sp);
     } else if (r->tag == SP_METRICS && r->len >= sizeof(uint32_t)) {
         uint32_t n;
         memcpy(&n, r->buf, sizeof n);

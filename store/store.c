@@ -201,6 +201,14 @@ sqlite3_stmt *store_prepare(store *s, const char *sql, sim_err *err)
     return st;
 }
 
+sqlite3_stmt *store_prepare_id(store *s, const char *sql, int64_t id, sim_err *err)
+{
+    sqlite3_stmt *st = store_prepare(s, sql, err);
+    if (st)
+        sqlite3_bind_int64(st, 1, id);
+    return st;
+}
+
 int store_step_once(store *s, sqlite3_stmt *st, const char *what, sim_err *err)
 {
     int rc = sqlite3_step(st);

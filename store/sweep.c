@@ -64,10 +64,9 @@ int store_sweep_set_params(store *s, int64_t id, int point, int n, const char *c
 {
     for (int i = 0; i < n; i++) {
         sqlite3_stmt *st =
-            store_prepare(s, "INSERT OR IGNORE INTO sweep_params VALUES (?,?,?,?)", err);
+            store_prepare_id(s, "INSERT OR IGNORE INTO sweep_params VALUES (?,?,?,?)", id, err);
         if (!st)
             return -1;
-        sqlite3_bind_int64(st, 1, id);
         sqlite3_bind_int(st, 2, point);
         sqlite3_bind_text(st, 3, keys[i], -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 4, vals[i], -1, SQLITE_STATIC);
@@ -79,11 +78,10 @@ int store_sweep_set_params(store *s, int64_t id, int point, int n, const char *c
 
 int store_sweep_has(store *s, int64_t id, int point, int rep, sim_err *err)
 {
-    sqlite3_stmt *st = store_prepare(
-        s, "SELECT 1 FROM sweep_points WHERE sweep_id = ? AND point = ? AND rep = ?", err);
+    sqlite3_stmt *st = store_prepare_id(
+        s, "SELECT 1 FROM sweep_points WHERE sweep_id = ? AND point = ? AND rep = ?", id, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int(st, 2, point);
     sqlite3_bind_int(st, 3, rep);
     int rc = sqlite3_step(st);
@@ -96,10 +94,10 @@ int store_sweep_has(store *s, int64_t id, int point, int rep, sim_err *err)
 int store_sweep_add(store *s, int64_t id, int point, int rep, uint64_t seed, int64_t run_id,
                     const char *params, int saturated, sim_err *err)
 {
-    sqlite3_stmt *st = store_prepare(s, "INSERT INTO sweep_points VALUES (?,?,?,?,?,?,?)", err);
+    sqlite3_stmt *st =
+        store_prepare_id(s, "INSERT INTO sweep_points VALUES (?,?,?,?,?,?,?)", id, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_int(st, 2, point);
     sqlite3_bind_int(st, 3, rep);
     sqlite3_bind_int64(st, 4, (sqlite3_int64)seed);

@@ -212,14 +212,13 @@ int store_validation_get(store *s, int64_t id, store_validation_meta *out, sim_e
     memset(out, 0, sizeof *out);
     if (has_tables(s, id, err))
         return -1;
-    sqlite3_stmt *st = store_prepare(s,
-                                     "SELECT id, name, kind, file, cost_model, version, created,"
-                                     " total_rows, ok, cannot, failed FROM validations"
-                                     " WHERE id = ?",
-                                     err);
+    sqlite3_stmt *st = store_prepare_id(s,
+                                        "SELECT id, name, kind, file, cost_model, version, created,"
+                                        " total_rows, ok, cannot, failed FROM validations"
+                                        " WHERE id = ?",
+                                        id, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, id);
     if (store_one_row(s, st, "validation", id, "reading the validation", err))
         return -1;
     out->id = sqlite3_column_int64(st, 0);
@@ -264,17 +263,16 @@ int store_validation_points(store *s, int64_t id,
 {
     if (has_tables(s, id, err))
         return -1;
-    sqlite3_stmt *st = store_prepare(s,
-                                     "SELECT v.metric, r.grp, r.row_id, v.measured, v.predicted"
-                                     " FROM validation_values v JOIN validation_rows r"
-                                     " ON r.validation_id = v.validation_id AND r.seq = v.seq"
-                                     " WHERE v.validation_id = ? AND r.status = 'ok'"
-                                     " AND v.measured IS NOT NULL AND v.predicted IS NOT NULL"
-                                     " ORDER BY v.metric_order, v.seq",
-                                     err);
+    sqlite3_stmt *st = store_prepare_id(s,
+                                        "SELECT v.metric, r.grp, r.row_id, v.measured, v.predicted"
+                                        " FROM validation_values v JOIN validation_rows r"
+                                        " ON r.validation_id = v.validation_id AND r.seq = v.seq"
+                                        " WHERE v.validation_id = ? AND r.status = 'ok'"
+                                        " AND v.measured IS NOT NULL AND v.predicted IS NOT NULL"
+                                        " ORDER BY v.metric_order, v.seq",
+                                        id, err);
     if (!st)
         return -1;
-    sqlite3_bind_int64(st, 1, id);
     point_visit v = {fn, arg};
     return store_each_row(s, st, visit_point, &v, "reading the validation's values", err);
 }

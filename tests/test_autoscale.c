@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "study.h"
+#include "study_util.h"
 
 /* A day compressed into an hour (each hour of the day 150 s): the hourly means of ServeGen's
  * DeepSeek-R1 day (scenarios/fleet_diurnal.yaml) divided by 8, 7,200 requests of Llama-3-8B on
@@ -165,18 +166,14 @@ static void first_service(const char *behavior, int64_t *first)
 {
     char text[4096];
     snprintf(text, sizeof text, "%s%s", DAY, AUTOSCALE);
-    const char *sets[] = {"replicas=1", "workload.num_requests=1500", behavior};
+    const char *sets[] = {"replicas=1", "workload.num_requests=1500", behavior, NULL};
     scn_scenario s;
-    sim_err err;
-    if (study_load_text("day.yaml", text, sets, behavior ? 3 : 2, &s, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_load_text("day.yaml", text, sets, &s);
     for (int i = 0; i < 10; i++)
         first[i] = -1;
     static const eng_recorder_ops rec = {.on_request = on_first};
-    study_hooks hooks = {.check_every = 4096, .rec = &rec, .rec_st = first};
     study_result *r = test_calloc(1, sizeof *r);
-    if (study_run(&s, s.seed, NULL, NULL, &hooks, r, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_run(&s, &(study_hooks){.check_every = 4096, .rec = &rec, .rec_st = first}, r);
     assert_true(study_metric(r, "completed") == 1500);
     test_free(r);
     scn_free(&s);
@@ -215,27 +212,17 @@ static void test_refusals(void **state)
 {
     (void)state;
     scn_scenario s;
-    sim_err err;
-    study_result *r = test_calloc(1, sizeof *r);
     const char *ttft[] = {"autoscale.metric=ttft_p90", NULL};
     char text[4096];
     snprintf(text, sizeof text, "%s%s", DAY, AUTOSCALE);
-    assert_int_equal(study_load_text("day.yaml", text, ttft, 1, &s, &err), 0);
-    assert_int_not_equal(study_run(&s, s.seed, NULL, NULL, NULL, r, &err), 0);
-    assert_non_null(strstr(err.msg, "ttft_p90 is not modelled"));
-    scn_free(&s);
+    su_load_text("day.yaml", text, ttft, &s);
+    su_refused(&s, "ttft_p90 is not modelled");
     const char *bounds[] = {"replicas=12", NULL};
-    assert_int_equal(study_load_text("day.yaml", text, bounds, 1, &s, &err), 0);
-    assert_int_not_equal(study_run(&s, s.seed, NULL, NULL, NULL, r, &err), 0);
-    assert_non_null(strstr(err.msg, "outside"));
-    scn_free(&s);
+    su_load_text("day.yaml", text, bounds, &s);
+    su_refused(&s, "outside");
     const char *pd[] = {"autoscale={metric: queue, target: 4, max_replicas: 4}", NULL};
-    assert_int_equal(study_load(LLMSIM_SOURCE_DIR "/scenarios/pd_llama70b.yaml", pd, 1, &s, &err),
-                     0);
-    assert_int_not_equal(study_run(&s, s.seed, NULL, NULL, NULL, r, &err), 0);
-    assert_non_null(strstr(err.msg, "disaggregated"));
-    scn_free(&s);
-    test_free(r);
+    su_load(LLMSIM_SOURCE_DIR "/scenarios/pd_llama70b.yaml", pd, &s);
+    su_refused(&s, "disaggregated");
 }
 
 int main(void)

@@ -473,12 +473,10 @@ static void test_roofline_sanity(void **state)
 
 static void test_roofline_fp8(void **state)
 {
-    eng_model m;
-    eng_gpu g;
+    eng_model m = catalog_model("llama-3-8b");
+    eng_gpu g = catalog_gpu("a100-80gb");
     eng_predictor p;
     sim_err err = {{0}};
-    assert_int_equal(cal_model_find("llama-3-8b", &m), 0);
-    assert_int_equal(cal_gpu_find("a100-80gb", &g), 0);
     cal_serving sv = cal_serving_tp(ENG_FP8, 1);
     assert_int_equal(cal_roofline_new(&m, &g, &sv, &p, &err), -1);
     assert_non_null(strstr(err.msg, "a100-80gb"));

@@ -279,6 +279,21 @@ static const char *shared_vidur(void)
     return access(path, R_OK) == 0 ? path : NULL;
 }
 
+/* A profile (named name, on the a100-80gb) imported from the Vidur tables in mdir for catalog
+ * model model at tensor parallelism tp; its reader's note (len bytes) into note. The test fails
+ * when the reader refuses. */
+static cal_profile *vidur_import(const char *mdir, const eng_model *m, const char *name, int tp,
+                                 char *note, size_t len)
+{
+    sim_err err = {{0}};
+    cal_profile *p = cal_profile_new(name);
+    snprintf(p->gpu, sizeof p->gpu, "a100-80gb");
+    if (cal_vidur_read(mdir, NULL, m, tp, p, note, len, &err))
+        fail_msg("%s", err.msg);
+    print_message("%s\n", note);
+    return p;
+}
+
 static void test_vidur_llama3(void **state)
 {
     const char *dir = shared_vidur();
@@ -292,13 +307,8 @@ static void test_vidur_llama3(void **state)
     assert_string_equal(cal_vidur_gpu("a100"), "a100-80gb");
     assert_string_equal(cal_vidur_model("meta-llama/Meta-Llama-3-8B"), "llama-3-8b");
     assert_null(cal_vidur_model("phi-2"));
-    eng_model m;
-    assert_int_equal(cal_model_find("llama-3-8b", &m), 0);
-    cal_profile *p = cal_profile_new("vidur-a100-llama-3-8b");
-    snprintf(p->gpu, sizeof p->gpu, "a100-80gb");
-    if (cal_vidur_read(mdir, NULL, &m, 1, p, note, sizeof note, &err))
-        fail_msg("%s", err.msg);
-    print_message("%s\n", note);
+    eng_model m = catalog_model("llama-3-8b");
+    cal_profile *p = vidur_import(mdir, &m, "vidur-a100-llama-3-8b", 1, note, sizeof note);
     assert_int_equal(cal_profile_fit(p, 1, &err), 0);
     cal_profile_report(p, stdout);
     assert_true(p->has_fit[KERN_OP_MLP_UP_GATE] && p->has_fit[CAL_PROFILE_OP_EMBED]);
@@ -337,13 +347,8 @@ static void test_vidur_network(void **state)
     char mdir[1024], note[2048];
     sim_err err = {{0}};
     assert_int_equal(cal_vidur_find(dir, "a100", "Meta-Llama-3-70B", mdir, sizeof mdir, &err), 0);
-    eng_model m;
-    assert_int_equal(cal_model_find("llama-3-70b", &m), 0);
-    cal_profile *p = cal_profile_new("vidur-a100-llama-3-70b-tp2");
-    snprintf(p->gpu, sizeof p->gpu, "a100-80gb");
-    if (cal_vidur_read(mdir, NULL, &m, 2, p, note, sizeof note, &err))
-        fail_msg("%s", err.msg);
-    print_message("%s\n", note);
+    eng_model m = catalog_model("llama-3-70b");
+    cal_profile *p = vidur_import(mdir, &m, "vidur-a100-llama-3-70b-tp2", 2, note, sizeof note);
     assert_non_null(strstr(note, "network/a100_dgx/all_reduce.csv: 994 rows at 2 GPUs"));
     assert_non_null(strstr(note, "send_recv.csv: 994 rows"));
     assert_int_equal(cal_profile_fit(p, 1, &err), 0);

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "engine_run.h"
 #include "engine_util.h"
 
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL};
@@ -53,19 +54,10 @@ static const eng_request *find_rq(const rec *r, int64_t id)
 static rec *run(const eng_config *c, const eng_arrival *a, int n, eng_totals *tot)
 {
     rec *r = calloc(1, sizeof *r);
-    list_src src = {a, n, 0};
-    sim_ctx *ctx = sim_new(1);
-    sim_err err;
-    eng_engine *e =
-        eng_new(ctx, c, &(eng_costs){&linear, NULL}, &list_ops, &src, &rec_ops, r, &err);
-    assert_non_null(e);
-    assert_int_equal(eng_run(e, &err), 0);
-    char buf[256];
-    assert_int_equal(eng_check(e, buf, sizeof buf), 0);
+    eu_out o;
+    eu_run(c, &(eng_costs){&linear, NULL}, a, n, 1, &rec_ops, r, 0, &o);
     if (tot)
-        *tot = *eng_get_totals(e);
-    eng_free(e);
-    sim_free(ctx);
+        *tot = o.tot;
     return r;
 }
 

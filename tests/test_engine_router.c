@@ -284,29 +284,42 @@ static void test_unknown_router_refused(void **state)
     sim_free(ctx);
 }
 
-/* prefix_affinity: a request goes where the longest prefix of its prompt is cached. Four groups
- * of requests sharing 1000-token prefixes over three replicas with vllm (prefix caching on):
- * once a group's prefix is cached somewhere, the rest of the group follows it. */
-static void test_prefix_affinity(void **state)
+/* Groups of requests sharing prefixes, routed by router over three replicas with vllm (prefix
+ * caching on): n requests of 5 output tokens, one every gap_ms; request i's prompt is group
+ * i % groups' prefix of `prefix` tokens (content key + group), then `suffix` tokens of its own
+ * (content own + i). Once a group's first request is placed, the rest of the group must follow
+ * it. */
+static void check_groups_follow(const char *router, int n, int groups, uint64_t key, int prefix,
+                                uint64_t own, int suffix, int gap_ms)
 {
-    static eng_segment seg[40][2];
-    eng_arrival a[40];
-    for (int i = 0; i < 40; i++) {
-        seg[i][0] = (eng_segment){1000 + (uint64_t)(i % 4), 1000};
-        seg[i][1] = (eng_segment){5000 + (uint64_t)i, 50};
-        a[i] = (eng_arrival){.t = (int64_t)i * 50 * SIM_NS_PER_MS,
-                             .prompt = 1050,
+    eng_segment(*seg)[2] = calloc((size_t)n, sizeof *seg);
+    eng_arrival *a = calloc((size_t)n, sizeof *a);
+    for (int i = 0; i < n; i++) {
+        seg[i][0] = (eng_segment){key + (uint64_t)(i % groups), prefix};
+        seg[i][1] = (eng_segment){own + (uint64_t)i, suffix};
+        a[i] = (eng_arrival){.t = (int64_t)i * gap_ms * SIM_NS_PER_MS,
+                             .prompt = prefix + suffix,
                              .output = 5,
                              .seg = seg[i],
                              .nseg = 2};
     }
     eng_config c;
-    small_config(&c, 100000, 3, "prefix_affinity");
+    small_config(&c, 100000, 3, router);
     snprintf(c.sched.name, sizeof c.sched.name, "vllm");
-    placed *p = run(&c, a, 40, 1);
-    for (int i = 4; i < 40; i++)
-        assert_int_equal(p->replica[i], p->replica[i % 4]);
+    placed *p = run(&c, a, n, 1);
+    for (int i = groups; i < n; i++)
+        assert_int_equal(p->replica[i], p->replica[i % groups]);
     free(p);
+    free(a);
+    free(seg);
+}
+
+/* prefix_affinity: a request goes where the longest prefix of its prompt is cached. Four groups
+ * of requests sharing 1000-token prefixes: once a group's prefix is cached somewhere, the rest
+ * of the group follows it. */
+static void test_prefix_affinity(void **state)
+{
+    check_groups_follow("prefix_affinity", 40, 4, 1000, 1000, 5000, 50, 50);
 }
 
 /* weighted (llm-d's scorers): load signals may be up to staleness_ms old. Twenty requests within
@@ -338,24 +351,7 @@ static void test_weighted_staleness(void **state)
  * to a replica before to that replica again (prefix weight above the load weights). */
 static void test_weighted_prefix_index(void **state)
 {
-    static eng_segment seg[30][2];
-    eng_arrival a[30];
-    for (int i = 0; i < 30; i++) {
-        seg[i][0] = (eng_segment){700 + (uint64_t)(i % 3), 2000};
-        seg[i][1] = (eng_segment){9000 + (uint64_t)i, 40};
-        a[i] = (eng_arrival){.t = (int64_t)i * 100 * SIM_NS_PER_MS,
-                             .prompt = 2040,
-                             .output = 5,
-                             .seg = seg[i],
-                             .nseg = 2};
-    }
-    eng_config c;
-    small_config(&c, 100000, 3, "weighted");
-    snprintf(c.sched.name, sizeof c.sched.name, "vllm");
-    placed *p = run(&c, a, 30, 1);
-    for (int i = 3; i < 30; i++)
-        assert_int_equal(p->replica[i], p->replica[i % 3]);
-    free(p);
+    check_groups_follow("weighted", 30, 3, 700, 2000, 9000, 40, 100);
 }
 
 /* The routers' prefix index: a long stream of touches and LRU evictions over a small key space,

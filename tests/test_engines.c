@@ -14,42 +14,19 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "engine_run.h"
 #include "engine_util.h"
 #include "preset.h"
 
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, linear_xfer_ns, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
 
-/* ---- a recorder that keeps every request (by id) and iteration ---- */
-#define MAXR 512
+/* ---- a run's requests (by id) and iterations, its totals and prefix evictions ---- */
 typedef struct rec {
-    eng_request rq[MAXR];
-    int seen[MAXR];
-    eng_iter_rec *it;
-    int nit, capit;
+    eu_rec t;
     int64_t evictions;
     eng_totals tot;
 } rec;
-
-static void rec_rq(void *st, const eng_request *rq)
-{
-    rec *r = st;
-    assert_true(rq->id >= 0 && rq->id < MAXR);
-    r->rq[rq->id] = *rq;
-    r->seen[rq->id] = 1;
-}
-
-static void rec_it(void *st, const eng_iter_rec *it)
-{
-    rec *r = st;
-    if (r->nit == r->capit) {
-        r->capit = r->capit ? 2 * r->capit : 1024;
-        r->it = realloc(r->it, (size_t)r->capit * sizeof *r->it);
-    }
-    r->it[r->nit++] = *it;
-}
-
-static const eng_recorder_ops rec_ops = {rec_rq, rec_it, NULL, NULL};
 
 /* A source that runs eng_check (the policies' own queue walkers included) at every pull. */
 typedef struct checked_src {
@@ -79,7 +56,7 @@ static rec *run(const eng_config *c, const eng_arrival *a, int n)
     sim_ctx *ctx = sim_new(1);
     sim_err err;
     eng_engine *e =
-        eng_new(ctx, c, &(eng_costs){&linear, NULL}, &checked_ops, &src, &rec_ops, r, &err);
+        eng_new(ctx, c, &(eng_costs){&linear, NULL}, &checked_ops, &src, &eu_rec_ops, &r->t, &err);
     if (!e)
         fail_msg("eng_new: %s", err.msg);
     src.e = e;
@@ -96,7 +73,7 @@ static rec *run(const eng_config *c, const eng_arrival *a, int n)
 
 static void free_rec(rec *r)
 {
-    free(r->it);
+    eu_rec_free(&r->t);
     free(r);
 }
 
@@ -128,10 +105,10 @@ static void test_prefix_hit_skips_cached_blocks(void **state)
     eng_arrival a[] = {arrival(0, 1000, 10, seg_a, 1),
                        arrival(200 * SIM_NS_PER_MS, 1000, 10, seg_a, 1)};
     rec *r = run(&c, a, 2);
-    assert_int_equal(r->rq[0].cached_tokens, 0);
-    assert_int_equal(r->rq[1].cached_tokens, (1000 - 1) / 16 * 16);
-    int64_t ttft0 = r->rq[0].t_first_token - r->rq[0].t_arrival;
-    int64_t ttft1 = r->rq[1].t_first_token - r->rq[1].t_arrival;
+    assert_int_equal(r->t.rq[0].cached_tokens, 0);
+    assert_int_equal(r->t.rq[1].cached_tokens, (1000 - 1) / 16 * 16);
+    int64_t ttft0 = r->t.rq[0].t_first_token - r->t.rq[0].t_arrival;
+    int64_t ttft1 = r->t.rq[1].t_first_token - r->t.rq[1].t_arrival;
     /* linear cost: 1 ms + 1 us per computed token */
     assert_int_equal(ttft0, 1000000 + 1000 * 1000);
     assert_int_equal(ttft1, 1000000 + 1000 * (1000 - 992));
@@ -139,7 +116,7 @@ static void test_prefix_hit_skips_cached_blocks(void **state)
     /* off: nothing is reused */
     eng_cfg_set(&c.sched, "enable_prefix_caching", "false");
     r = run(&c, a, 2);
-    assert_int_equal(r->rq[1].cached_tokens, 0);
+    assert_int_equal(r->t.rq[1].cached_tokens, 0);
     free_rec(r);
 }
 
@@ -151,7 +128,7 @@ static void test_prefix_longest_leading_match(void **state)
     eng_arrival a[] = {arrival(0, 1000, 10, seg_a512_b, 2),
                        arrival(200 * SIM_NS_PER_MS, 1000, 10, seg_a512_c, 2)};
     rec *r = run(&c, a, 2);
-    assert_int_equal(r->rq[1].cached_tokens, 512);
+    assert_int_equal(r->t.rq[1].cached_tokens, 512);
     free_rec(r);
 }
 
@@ -168,8 +145,8 @@ static void test_prefix_eviction_order(void **state)
     rec *r = run(&c, a, 3);
     /* 1600 tokens = 100 blocks cached; the 800-token request takes the 28 never-used blocks and
      * evicts 22 of them, the last ones; the third request finds the first 78 */
-    assert_int_equal(r->rq[1].status, ENG_RQ_FINISHED);
-    assert_int_equal(r->rq[2].cached_tokens, 78 * 16);
+    assert_int_equal(r->t.rq[1].status, ENG_RQ_FINISHED);
+    assert_int_equal(r->t.rq[2].cached_tokens, 78 * 16);
     assert_true(r->evictions >= 22);
     free_rec(r);
 }
@@ -182,15 +159,15 @@ static void test_prefix_visible_at_schedule_or_completion(void **state)
     eng_arrival a[] = {arrival(0, 1000, 5, seg_a, 1), arrival(0, 1000, 5, seg_a, 1)};
     config(&c, "vllm", 8192);
     rec *r = run(&c, a, 2);
-    assert_int_equal(r->rq[0].t_first_sched, r->rq[1].t_first_sched);
-    assert_int_equal(r->rq[1].cached_tokens, 992);
+    assert_int_equal(r->t.rq[0].t_first_sched, r->t.rq[1].t_first_sched);
+    assert_int_equal(r->t.rq[1].cached_tokens, 992);
     /* the shared blocks are counted once: 63 for the first, 1 more for the second */
-    assert_int_equal(r->it[0].kv_blocks_used, 64);
+    assert_int_equal(r->t.it[0].kv_blocks_used, 64);
     free_rec(r);
     config(&c, "sglang", 8192);
     r = run(&c, a, 2);
-    assert_int_equal(r->rq[0].t_first_sched, r->rq[1].t_first_sched);
-    assert_int_equal(r->rq[1].cached_tokens, 0);
+    assert_int_equal(r->t.rq[0].t_first_sched, r->t.rq[1].t_first_sched);
+    assert_int_equal(r->t.rq[1].cached_tokens, 0);
     free_rec(r);
 }
 
@@ -242,16 +219,16 @@ static void test_prefix_own_blocks_apart(void **state)
         rec *apart = run(&c, a, N);
         assert_int_equal(all->evictions, apart->evictions);
         assert_int_equal(all->tot.preemptions, apart->tot.preemptions);
-        assert_int_equal(all->nit, apart->nit);
+        assert_int_equal(all->t.nit, apart->t.nit);
         for (int i = 0; i < N; i++) {
-            const eng_request *p = &all->rq[i], *q = &apart->rq[i];
+            const eng_request *p = &all->t.rq[i], *q = &apart->t.rq[i];
             if (p->t_finish != q->t_finish || p->t_first_token != q->t_first_token ||
                 p->cached_tokens != q->cached_tokens || p->preemptions != q->preemptions ||
                 p->status != q->status)
                 fail_msg("%s round %d: request %d differs with own blocks apart", su[0], round, i);
         }
-        for (int i = 0; i < all->nit; i++) {
-            const eng_iter_rec *p = &all->it[i], *q = &apart->it[i];
+        for (int i = 0; i < all->t.nit; i++) {
+            const eng_iter_rec *p = &all->t.it[i], *q = &apart->t.it[i];
             if (p->start_ns != q->start_ns || p->duration_ns != q->duration_ns ||
                 p->kv_blocks_used != q->kv_blocks_used || p->num_seqs != q->num_seqs ||
                 p->prefill_tokens != q->prefill_tokens || p->preempted != q->preempted ||
@@ -294,11 +271,11 @@ static void test_vllm_defaults_per_gpu_and_entry_point(void **state)
         eng_cfg_set(&c.sched, "entry_point", cases[k].entry);
         rec *r = run(&c, a, 300);
         int32_t most = 0;
-        for (int i = 0; i < r->nit; i++)
-            most = r->it[i].num_seqs > most ? r->it[i].num_seqs : most;
+        for (int i = 0; i < r->t.nit; i++)
+            most = r->t.it[i].num_seqs > most ? r->t.it[i].num_seqs : most;
         print_message("%s %s: first step %d tokens, most sequences %d\n", cases[k].gpu,
-                      cases[k].entry, (int)r->it[0].shape.tokens, most);
-        assert_int_equal(r->it[0].shape.tokens, cases[k].tokens);
+                      cases[k].entry, (int)r->t.it[0].shape.tokens, most);
+        assert_int_equal(r->t.it[0].shape.tokens, cases[k].tokens);
         assert_int_equal(most, cases[k].seqs < 300 ? cases[k].seqs : 300);
         free_rec(r);
     }
@@ -312,9 +289,9 @@ static void test_vllm_running_then_waiting(void **state)
     config(&c, "vllm", 100000); /* fake GPU: 2048-token budget */
     eng_arrival a[] = {arrival(0, 3000, 20, NULL, 0), arrival(SIM_NS_PER_MS / 2, 500, 20, NULL, 0)};
     rec *r = run(&c, a, 2);
-    assert_int_equal(r->it[0].prefill_tokens, 2048);      /* a chunk of the long prompt */
-    assert_int_equal(r->it[1].prefill_tokens, 952 + 500); /* its rest first, then the newcomer */
-    assert_int_equal(r->rq[1].t_first_sched, r->it[1].start_ns);
+    assert_int_equal(r->t.it[0].prefill_tokens, 2048);      /* a chunk of the long prompt */
+    assert_int_equal(r->t.it[1].prefill_tokens, 952 + 500); /* its rest first, then the newcomer */
+    assert_int_equal(r->t.rq[1].t_first_sched, r->t.it[1].start_ns);
     free_rec(r);
 }
 
@@ -327,12 +304,12 @@ static void test_vllm_preempts_tail_admits_none(void **state)
     eng_arrival a[] = {arrival(0, 200, 600, NULL, 0), arrival(0, 200, 600, NULL, 0),
                        arrival(300 * SIM_NS_PER_MS, 50, 10, NULL, 0)};
     rec *r = run(&c, a, 3);
-    assert_int_equal(r->rq[0].preemptions, 0);
-    assert_true(r->rq[1].preemptions >= 1);
+    assert_int_equal(r->t.rq[0].preemptions, 0);
+    assert_true(r->t.rq[1].preemptions >= 1);
     int steps = 0;
-    for (int i = 0; i < r->nit; i++)
-        if (r->it[i].preempted > 0) {
-            assert_int_equal(r->it[i].prefill_tokens, 0);
+    for (int i = 0; i < r->t.nit; i++)
+        if (r->t.it[i].preempted > 0) {
+            assert_int_equal(r->t.it[i].prefill_tokens, 0);
             steps++;
         }
     assert_true(steps >= 1);
@@ -349,7 +326,7 @@ static void test_vllm_v0_can_allocate_prompt_only(void **state)
     config(&c, "vllm-v0", 100 * 16); /* watermark: 1 block */
     eng_arrival a[] = {arrival(0, 1000, 600, NULL, 0)};
     rec *r = run(&c, a, 1);
-    assert_int_equal(r->rq[0].status, ENG_RQ_FINISHED);
+    assert_int_equal(r->t.rq[0].status, ENG_RQ_FINISHED);
     free_rec(r);
 }
 
@@ -368,7 +345,7 @@ static void test_vllm_v0_latest_arrived(void **state)
             a[i] = arrival((int64_t)i * 3 * SIM_NS_PER_MS, 16 + 8 * (i % 5), 300 + 37 * (i % 7),
                            NULL, 0);
         rec *r = run(&c, a, 40);
-        assert_int_equal(r->rq[0].preemptions, 0);
+        assert_int_equal(r->t.rq[0].preemptions, 0);
         assert_true(r->tot.preemptions > 0);
         free_rec(r);
     }
@@ -388,13 +365,13 @@ static void test_vllm_v0_multi_step(void **state)
     rec *r = run(&c, a, 3);
     /* iteration 0 prefills; then decode runs of 4 steps: CPU on the first of each */
     for (int i = 1; i <= 8; i++)
-        assert_int_equal(r->it[i].cpu_ns > 0, (i - 1) % 4 == 0);
+        assert_int_equal(r->t.it[i].cpu_ns > 0, (i - 1) % 4 == 0);
     /* the late request joins after the run that was going when it came */
-    int64_t sched = r->rq[2].t_first_sched;
+    int64_t sched = r->t.rq[2].t_first_sched;
     int k = 0;
-    while (k < r->nit && r->it[k].start_ns < sched)
+    while (k < r->t.nit && r->t.it[k].start_ns < sched)
         k++;
-    assert_true(k < r->nit && r->it[k].start_ns == sched && (k - 1) % 4 == 0);
+    assert_true(k < r->t.nit && r->t.it[k].start_ns == sched && (k - 1) % 4 == 0);
     free_rec(r);
 }
 
@@ -414,9 +391,9 @@ static void test_tgi_current_defaults(void **state)
     rec *r = run(&c, a, 13);
     /* the first iteration ending after 5 ms is followed by their prefill */
     int k = 0;
-    while (r->it[k].start_ns + r->it[k].duration_ns < 5 * SIM_NS_PER_MS)
+    while (r->t.it[k].start_ns + r->t.it[k].duration_ns < 5 * SIM_NS_PER_MS)
         k++;
-    assert_int_equal(r->rq[10].t_first_sched, r->it[k + 1].start_ns);
+    assert_int_equal(r->t.rq[10].t_first_sched, r->t.it[k + 1].start_ns);
     free_rec(r);
     /* counter: with max_waiting_tokens 2 and a ratio no batch meets, a request that came during
      * the first prefill is prefilled at the third iteration (one decode), not the fourth */
@@ -427,7 +404,7 @@ static void test_tgi_current_defaults(void **state)
     for (int i = 0; i < 5; i++)
         b[i] = arrival(i < 4 ? 0 : SIM_NS_PER_MS / 2, 20, 50, NULL, 0);
     r = run(&c, b, 5);
-    assert_int_equal(r->rq[4].t_first_sched, r->it[2].start_ns);
+    assert_int_equal(r->t.rq[4].t_first_sched, r->t.it[2].start_ns);
     free_rec(r);
 }
 
@@ -442,18 +419,18 @@ static void test_tgi3_chunked_prefix(void **state)
     eng_arrival a[] = {arrival(0, 1000, 10, seg_a, 1),
                        arrival(200 * SIM_NS_PER_MS, 1000, 10, seg_a, 1)};
     rec *r = run(&c, a, 2);
-    assert_int_equal(r->rq[0].reject, ENG_REJECT_BATCH); /* TGI 2: over the prefill budget */
+    assert_int_equal(r->t.rq[0].reject, ENG_REJECT_BATCH); /* TGI 2: over the prefill budget */
     free_rec(r);
     eng_cfg_set(&c.sched, "chunked_prefill", "true");
     eng_cfg_set(&c.sched, "prefix_caching", "true");
     r = run(&c, a, 2);
-    assert_int_equal(r->rq[0].reject, 0);
-    assert_int_equal(r->rq[1].reject, 0);
-    assert_int_equal(r->rq[1].cached_tokens, (1000 - 1) / 16 * 16);
+    assert_int_equal(r->t.rq[0].reject, 0);
+    assert_int_equal(r->t.rq[1].reject, 0);
+    assert_int_equal(r->t.rq[1].cached_tokens, (1000 - 1) / 16 * 16);
     int chunks = 0;
-    for (int i = 0; i < r->nit; i++) {
-        assert_true(r->it[i].prefill_tokens + r->it[i].decode_tokens <= 512);
-        chunks += r->it[i].prefill_tokens > 0 && r->it[i].start_ns < 200 * SIM_NS_PER_MS;
+    for (int i = 0; i < r->t.nit; i++) {
+        assert_true(r->t.it[i].prefill_tokens + r->t.it[i].decode_tokens <= 512);
+        chunks += r->t.it[i].prefill_tokens > 0 && r->t.it[i].start_ns < 200 * SIM_NS_PER_MS;
     }
     assert_int_equal(chunks, 2); /* 512 + 488 */
     free_rec(r);
@@ -472,8 +449,8 @@ static int tgi3_prefill_steps(const char *gpu)
     eng_arrival a[] = {arrival(0, 5000, 3, NULL, 0)};
     rec *r = run(&c, a, 1);
     int steps = 0;
-    for (int i = 0; i < r->nit; i++)
-        steps += r->it[i].prefill_tokens > 0;
+    for (int i = 0; i < r->t.nit; i++)
+        steps += r->t.it[i].prefill_tokens > 0;
     free_rec(r);
     return steps;
 }
@@ -503,12 +480,12 @@ static void test_sglang_ratio_admission_and_decay(void **state)
     eng_arrival a[] = {arrival(0, 100, 3000, NULL, 0), arrival(0, 100, 300, NULL, 0),
                        arrival(SIM_NS_PER_MS, 1800, 500, NULL, 0)};
     rec *r = run(&c, a, 3);
-    int64_t short_done = r->rq[1].t_finish, long_done = r->rq[0].t_finish;
+    int64_t short_done = r->t.rq[1].t_finish, long_done = r->t.rq[0].t_finish;
     print_message("short runner done %.1f ms, newcomer admitted %.1f ms, long runner done %.1f "
                   "ms\n",
-                  short_done / 1e6, r->rq[2].t_first_sched / 1e6, long_done / 1e6);
-    assert_true(r->rq[2].t_first_sched >= short_done); /* refused at first */
-    assert_true(r->rq[2].t_first_sched < long_done);   /* admitted once the ratio decayed */
+                  short_done / 1e6, r->t.rq[2].t_first_sched / 1e6, long_done / 1e6);
+    assert_true(r->t.rq[2].t_first_sched >= short_done); /* refused at first */
+    assert_true(r->t.rq[2].t_first_sched < long_done);   /* admitted once the ratio decayed */
     free_rec(r);
 }
 
@@ -522,8 +499,8 @@ static void test_sglang_retracts_fewest_outputs(void **state)
     eng_cfg_set(&c.sched, "schedule_conservativeness", "0"); /* admit both at once */
     eng_arrival a[] = {arrival(0, 100, 700, NULL, 0), arrival(SIM_NS_PER_MS, 300, 700, NULL, 0)};
     rec *r = run(&c, a, 2);
-    assert_int_equal(r->rq[0].preemptions, 0); /* the one with more output tokens stays */
-    assert_true(r->rq[1].preemptions >= 1);
+    assert_int_equal(r->t.rq[0].preemptions, 0); /* the one with more output tokens stays */
+    assert_true(r->t.rq[1].preemptions >= 1);
     free_rec(r);
 }
 
@@ -538,11 +515,11 @@ static void expect_sglang_chunks(const char *mixed, const int32_t want[4], int32
     eng_arrival a[] = {arrival(0, 50, 100, NULL, 0), arrival(5 * SIM_NS_PER_MS, 2000, 5, NULL, 0)};
     rec *r = run(&c, a, 2);
     int k = 0;
-    while (r->it[k].start_ns < r->rq[1].t_first_sched)
+    while (r->t.it[k].start_ns < r->t.rq[1].t_first_sched)
         k++;
     for (int j = 0; j < 4; j++) {
-        assert_int_equal(r->it[k + j].prefill_tokens, want[j]);
-        assert_int_equal(r->it[k + j].decode_tokens, decode);
+        assert_int_equal(r->t.it[k + j].prefill_tokens, want[j]);
+        assert_int_equal(r->t.it[k + j].decode_tokens, decode);
     }
     free_rec(r);
 }
@@ -576,9 +553,9 @@ static void test_sglang_lpm(void **state)
         eng_cfg_set(&c.sched, "max_prefill_tokens", "100"); /* one request per prefill batch */
         eng_cfg_set(&c.sched, "schedule_policy", lpm ? "lpm" : "fcfs");
         rec *r = run(&c, a, 4);
-        int first = r->rq[3].t_first_sched < r->rq[1].t_first_sched;
+        int first = r->t.rq[3].t_first_sched < r->t.rq[1].t_first_sched;
         assert_int_equal(first, lpm);
-        assert_int_equal(r->rq[3].cached_tokens, 992);
+        assert_int_equal(r->t.rq[3].cached_tokens, 992);
         free_rec(r);
     }
 }
@@ -595,13 +572,13 @@ static void test_trtllm_capacity_policies(void **state)
     config(&c, "trtllm", 64 * 16);
     rec *r = run(&c, a, 2);
     assert_int_equal(r->tot.preemptions, 0);
-    assert_true(r->rq[1].t_first_sched >= r->rq[0].t_finish);
+    assert_true(r->t.rq[1].t_first_sched >= r->t.rq[0].t_finish);
     free_rec(r);
     eng_cfg_set(&c.sched, "capacity_scheduler_policy", "max_utilization");
     r = run(&c, a, 2);
-    assert_int_equal(r->rq[0].t_first_sched, r->rq[1].t_first_sched);
-    assert_int_equal(r->rq[0].preemptions, 0);
-    assert_true(r->rq[1].preemptions >= 1);
+    assert_int_equal(r->t.rq[0].t_first_sched, r->t.rq[1].t_first_sched);
+    assert_int_equal(r->t.rq[0].preemptions, 0);
+    assert_true(r->t.rq[1].preemptions >= 1);
     free_rec(r);
 }
 
@@ -621,15 +598,15 @@ static void test_trtllm_overlap_retiring_seat(void **state)
         eng_cfg_set(&c.sched, "overlap_scheduler", ov ? "true" : "false");
         rec *r = run(&c, a, 3);
         int k = 0; /* the step in which the third request starts */
-        while (r->it[k].start_ns < r->rq[2].t_first_sched)
+        while (r->t.it[k].start_ns < r->t.rq[2].t_first_sched)
             k++;
-        assert_true(r->it[k].start_ns == r->rq[2].t_first_sched);
+        assert_true(r->t.it[k].start_ns == r->t.rq[2].t_first_sched);
         /* the first finished in the step before the third's first, or one more before */
         int j = 0;
-        while (r->it[j].start_ns + r->it[j].duration_ns < r->rq[0].t_finish)
+        while (r->t.it[j].start_ns + r->t.it[j].duration_ns < r->t.rq[0].t_finish)
             j++;
         assert_int_equal(k - j, ov ? 2 : 1);
-        start[ov] = r->rq[2].t_first_sched;
+        start[ov] = r->t.rq[2].t_first_sched;
         free_rec(r);
     }
     assert_true(start[1] > start[0]);
@@ -647,16 +624,16 @@ static void test_form_ahead(void **state)
         c.cpu = (eng_cpu_overhead){.async = 1, .own_step = 1, .form_ahead = fa};
         rec *r = run(&c, a, 2);
         int j = 0; /* the step in flight when the second arrived */
-        while (r->it[j].start_ns + r->it[j].duration_ns <= r->rq[1].t_arrival)
+        while (r->t.it[j].start_ns + r->t.it[j].duration_ns <= r->t.rq[1].t_arrival)
             j++;
-        assert_true(r->it[j].start_ns <= r->rq[1].t_arrival);
+        assert_true(r->t.it[j].start_ns <= r->t.rq[1].t_arrival);
         int k = 0; /* the step in which it starts */
-        while (r->it[k].start_ns < r->rq[1].t_first_sched)
+        while (r->t.it[k].start_ns < r->t.rq[1].t_first_sched)
             k++;
-        assert_int_equal(r->it[k].start_ns, r->rq[1].t_first_sched);
+        assert_int_equal(r->t.it[k].start_ns, r->t.rq[1].t_first_sched);
         assert_int_equal(k - j, fa ? 2 : 1);
-        assert_int_equal(r->rq[1].output, 4); /* it ran to its end */
-        assert_true(r->rq[1].t_finish > 0);
+        assert_int_equal(r->t.rq[1].output, 4); /* it ran to its end */
+        assert_true(r->t.rq[1].t_finish > 0);
         free_rec(r);
     }
 }
@@ -673,20 +650,20 @@ static void test_trtllm_max_num_tokens(void **state)
     config(&c, "trtllm", 100000);
     eng_cfg_set(&c.sched, "max_num_tokens", "1000");
     rec *r = run(&c, a, 12);
-    for (int i = 0; i < r->nit; i++) {
-        assert_true(r->it[i].prefill_tokens + r->it[i].decode_tokens <= 1000);
-        assert_int_equal(r->it[i].prefill_tokens % 700, 0);
+    for (int i = 0; i < r->t.nit; i++) {
+        assert_true(r->t.it[i].prefill_tokens + r->t.it[i].decode_tokens <= 1000);
+        assert_int_equal(r->t.it[i].prefill_tokens % 700, 0);
     }
     free_rec(r);
     eng_arrival b[] = {arrival(0, 2500, 3, NULL, 0)};
     r = run(&c, b, 1);
-    assert_int_equal(r->rq[0].reject, ENG_REJECT_BATCH);
+    assert_int_equal(r->t.rq[0].reject, ENG_REJECT_BATCH);
     free_rec(r);
     eng_cfg_set(&c.sched, "enable_chunked_context", "true");
     r = run(&c, b, 1);
-    assert_int_equal(r->it[0].prefill_tokens, 992); /* 1000 cut to 62 blocks of 16 */
-    assert_int_equal(r->it[1].prefill_tokens, 992);
-    assert_int_equal(r->it[2].prefill_tokens, 516);
+    assert_int_equal(r->t.it[0].prefill_tokens, 992); /* 1000 cut to 62 blocks of 16 */
+    assert_int_equal(r->t.it[1].prefill_tokens, 992);
+    assert_int_equal(r->t.it[2].prefill_tokens, 516);
     free_rec(r);
 }
 

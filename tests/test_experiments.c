@@ -120,6 +120,14 @@ static void run_scenario(const char *file, const char *const *ovr, int novr, con
     scn_free(&s);
 }
 
+/* scenarios/<file> run as it is into *plain, and with the one override `set` into *with. */
+static void run_ab(const char *file, const char *set, const run_opts *o, result *plain,
+                   result *with)
+{
+    run_scenario(file, NULL, 0, o, plain);
+    run_scenario(file, &set, 1, o, with);
+}
+
 /* ---------------- 1: static batching over batch sizes ---------------- */
 
 static void test_exp1_static_batch_size(void **state)
@@ -161,9 +169,7 @@ static void test_exp2_orca_drains_faster(void **state)
         a[i] = (eng_arrival){.t = 0, .prompt = prompt, .output = i % 8 == 0 ? 100 : 10};
     run_opts o = {a, n, 0};
     result st, orca;
-    run_scenario("exp2_orca_vs_static_queue.yaml", NULL, 0, &o, &st);
-    const char *ovr[] = {"scheduler.name=orca"};
-    run_scenario("exp2_orca_vs_static_queue.yaml", ovr, 1, &o, &orca);
+    run_ab("exp2_orca_vs_static_queue.yaml", "scheduler.name=orca", &o, &st, &orca);
     print_message("exp2 32 queued requests, batch 8, every 8th wants 100 tokens:\n"
                   "  static drains in %.3f s, orca in %.3f s (%.2f of static's time)\n",
                   st.drain_s, orca.drain_s, orca.drain_s / st.drain_s);
@@ -277,9 +283,7 @@ static void test_exp5_poisson_latency(void **state)
 static void test_exp6_chunked_itl(void **state)
 {
     result ch, vl;
-    run_scenario("exp6_long_prompts_itl.yaml", NULL, 0, NULL, &ch);
-    const char *ovr[] = {"scheduler.name=vllm-v0"};
-    run_scenario("exp6_long_prompts_itl.yaml", ovr, 1, NULL, &vl);
+    run_ab("exp6_long_prompts_itl.yaml", "scheduler.name=vllm-v0", NULL, &ch, &vl);
     print_message("exp6 prompts of 4k-8k tokens at 2 QPS:\n"
                   "  chunked: p99 ITL %7.2f ms (median %.2f), %.1f output tok/s\n"
                   "  vllm-v0: p99 ITL %7.2f ms (median %.2f), %.1f output tok/s\n"
@@ -298,9 +302,7 @@ static void test_exp6_chunked_itl(void **state)
 static void test_exp7_async_cpu(void **state)
 {
     result sy, as;
-    run_scenario("exp7_async_cpu.yaml", NULL, 0, NULL, &sy);
-    const char *ovr[] = {"cpu_overhead.async=true"};
-    run_scenario("exp7_async_cpu.yaml", ovr, 1, NULL, &as);
+    run_ab("exp7_async_cpu.yaml", "cpu_overhead.async=true", NULL, &sy, &as);
     print_message("exp7 burst of 500, 300 us of CPU per iteration:\n"
                   "  sync:  %.1f output tok/s, drain %.3f s, median E2E %.1f ms, median TTFT "
                   "%.1f ms, median TPOT %.3f ms\n"

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "study.h"
+#include "study_util.h"
 
 #define SHARED LLMSIM_SOURCE_DIR "/scenarios/shared_prefix.yaml"
 
@@ -72,19 +73,12 @@ static void on_request(void *st, const eng_request *rq)
  * debug builds; the result is the caller's. */
 static study_result *run(const char *path, const char *const *sets, tally *t)
 {
-    int n = 0;
-    while (sets && sets[n])
-        n++;
     scn_scenario s;
-    sim_err err;
-    if (study_load(path, sets, n, &s, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_load(path, sets, &s);
     study_result *r = test_calloc(1, sizeof *r);
     static const eng_recorder_ops rec = {
         .on_request = on_request, .on_iteration = on_iteration, .on_span = on_span};
-    study_hooks hooks = {.check_every = 1, .rec = t ? &rec : NULL, .rec_st = t};
-    if (study_run(&s, s.seed, NULL, NULL, &hooks, r, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_run(&s, &(study_hooks){.check_every = 1, .rec = t ? &rec : NULL, .rec_st = t}, r);
     scn_free(&s);
     return r;
 }
@@ -326,15 +320,13 @@ static void test_session_ring_survives_crash(void **state)
 {
     (void)state;
     const char *sets[] = {"replicas=3", "workload.num_requests=400", "router=session_affinity",
-                          "faults=[{at_s: 20, replica: 1, kind: crash}]"};
+                          "faults=[{at_s: 20, replica: 1, kind: crash}]", NULL};
     scn_scenario s;
-    sim_err err;
-    assert_int_equal(study_load(SESSIONS, sets, 4, &s, &err), 0);
+    su_load(SESSIONS, sets, &s);
     study_result *r = test_calloc(1, sizeof *r);
     sess_map *m = test_calloc(1, sizeof *m);
     static const eng_recorder_ops rec = {.on_request = on_session};
-    study_hooks hooks = {.rec = &rec, .rec_st = m};
-    assert_int_equal(study_run(&s, s.seed, NULL, NULL, &hooks, r, &err), 0);
+    su_run(&s, &(study_hooks){.rec = &rec, .rec_st = m}, r);
     int on1 = 0, moved = 0, stayed = 0;
     for (int k = 0; k < 1024; k++) {
         if (!m->id[k])
@@ -357,23 +349,17 @@ static void test_session_ring_survives_crash(void **state)
 }
 
 /* Loading path with the overrides succeeds, the run is refused naming `what`. */
-static void refused_in(const char *path, const char *const *sets, int n, const char *what)
+static void refused_in(const char *path, const char *const *sets, const char *what)
 {
     scn_scenario s;
-    sim_err err;
-    study_result *r = test_calloc(1, sizeof *r);
-    assert_int_equal(study_load(path, sets, n, &s, &err), 0);
-    assert_int_not_equal(study_run(&s, s.seed, NULL, NULL, NULL, r, &err), 0);
-    if (!strstr(err.msg, what))
-        fail_msg("expected '%s' in: %s", what, err.msg);
-    scn_free(&s);
-    test_free(r);
+    su_load(path, sets, &s);
+    su_refused(&s, what);
 }
 
 static void refused(const char *set, const char *what)
 {
-    const char *sets[] = {"replicas=2", set};
-    refused_in(SHARED, sets, 2, what);
+    const char *sets[] = {"replicas=2", set, NULL};
+    refused_in(SHARED, sets, what);
 }
 
 static void test_refusals(void **state)
@@ -386,8 +372,8 @@ static void test_refusals(void **state)
     refused("faults=[{at_s: 1, replica: 0, kind: slow, duration_s: 5}, {at_s: 3, replica: 0, "
             "kind: slow, duration_s: 5}]",
             "overlap");
-    const char *pd[] = {"faults=[{at_s: 1, replica: 0, kind: slow, duration_s: 1}]"};
-    refused_in(LLMSIM_SOURCE_DIR "/scenarios/pd_llama70b.yaml", pd, 1, "disaggregated");
+    const char *pd[] = {"faults=[{at_s: 1, replica: 0, kind: slow, duration_s: 1}]", NULL};
+    refused_in(LLMSIM_SOURCE_DIR "/scenarios/pd_llama70b.yaml", pd, "disaggregated");
 }
 
 int main(void)

@@ -16,6 +16,7 @@
 #include "catalog.h"
 #include "e2e_util.h"
 #include "study.h"
+#include "study_util.h"
 
 #define DEMO LLMSIM_SOURCE_DIR "/scenarios/demo.yaml"
 #define PD70 LLMSIM_SOURCE_DIR "/scenarios/pd_llama70b.yaml"
@@ -23,15 +24,9 @@
 /* Runs scenario path with the overrides (NULL-terminated); the result is the caller's. */
 static study_result *run_with(const char *path, const char *const *sets, scn_scenario *s)
 {
-    int n = 0;
-    while (sets && sets[n])
-        n++;
-    sim_err err;
-    if (study_load(path, sets, n, s, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_load(path, sets, s);
     study_result *r = test_calloc(1, sizeof *r);
-    if (study_run(s, s->seed, NULL, NULL, NULL, r, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_run(s, NULL, r);
     return r;
 }
 
@@ -122,13 +117,8 @@ static void test_no_price(void **state)
     scn_free(&s);
     /* power figures that contradict each other are refused */
     const char *bad[] = {"power={idle_w: 800, max_w: 700}", NULL};
-    sim_err err;
-    assert_int_equal(study_load(DEMO, bad, 1, &s, &err), 0);
-    study_result *x = test_calloc(1, sizeof *x);
-    assert_int_not_equal(study_run(&s, s.seed, NULL, NULL, NULL, x, &err), 0);
-    assert_non_null(strstr(err.msg, "idle_w"));
-    test_free(x);
-    scn_free(&s);
+    su_load(DEMO, bad, &s);
+    su_refused(&s, "idle_w");
 }
 
 /* Both pools of a disaggregated deployment are paid for, each at its GPU's price. */

@@ -19,6 +19,7 @@
 
 #include "catalog.h"
 #include "engine.h"
+#include "engine_run.h"
 #include "engine_util.h"
 #include "rng.h"
 
@@ -65,7 +66,6 @@ static int64_t peak(const rule *r, int64_t tokens)
 
 #define MAXIT 200000
 typedef struct rec {
-    eng_engine *e;
     int64_t n;
     int32_t num_seqs[MAXIT];
     int64_t blocks[MAXIT], gpu[MAXIT], capped[MAXIT], ctx[MAXIT];
@@ -73,15 +73,11 @@ typedef struct rec {
     int64_t ptok[MAXIT];
     double pairs_c[MAXIT], kv_c[MAXIT];
     double hit_rate; /* prefix_hit_rate of the run */
-    int checks_failed;
-    char why[256];
 } rec;
 
 static void on_it(void *st, const eng_iter_rec *it)
 {
     rec *r = st;
-    if (r->e && eng_check(r->e, r->why, sizeof r->why) != 0)
-        r->checks_failed++;
     if (r->n >= MAXIT)
         return;
     r->num_seqs[r->n] = it->num_seqs;
@@ -113,27 +109,11 @@ static rec *run(const eng_config *cfg, const eng_predictor *p, const eng_arrival
                 eng_totals *tot)
 {
     rec *r = calloc(1, sizeof *r);
-    list_src src = {a, n, 0};
-    sim_ctx *ctx = sim_new(7);
-    sim_err err;
-    eng_engine *e = eng_new(ctx, cfg, &(eng_costs){p, NULL}, &list_ops, &src, &rec_ops, r, &err);
-    if (!e)
-        fail_msg("eng_new: %s", err.msg);
-    r->e = e;
-    assert_int_equal(eng_run(e, &err), 0);
-    assert_int_equal(eng_check(e, r->why, sizeof r->why), 0);
-    if (r->checks_failed)
-        fail_msg("engine check failed %d times: %s", r->checks_failed, r->why);
+    eu_out o;
+    eu_run(cfg, &(eng_costs){p, NULL}, a, n, 7, &rec_ops, r, 1, &o);
     if (tot)
-        *tot = *eng_get_totals(e);
-    eng_metric m[ENG_MAX_METRICS];
-    int nm = eng_summary(e, m);
-    for (int i = 0; i < nm; i++)
-        if (strcmp(m[i].name, "prefix_hit_rate") == 0)
-            r->hit_rate = m[i].value;
-    eng_free(e);
-    sim_free(ctx);
-    r->e = NULL;
+        *tot = o.tot;
+    r->hit_rate = eu_metric(&o, "prefix_hit_rate");
     return r;
 }
 

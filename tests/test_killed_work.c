@@ -33,44 +33,17 @@
 
 static char errbuf[8192];
 
-/* Starts llmsim in a process group of its own with the NULL-terminated arguments; stderr to
- * e2e_dir/err.txt. Its pid (= its group). */
-static pid_t start(const char *arg0, ...)
-{
-    char errpath[400];
-    snprintf(errpath, sizeof errpath, "%s/err.txt", e2e_dir);
-    va_list ap;
-    va_start(ap, arg0);
-    pid_t pid = proc_startv(LLMSIM_BINARY, errpath, 1, arg0, ap);
-    va_end(ap);
-    assert_true(pid > 0);
-    return pid;
-}
-
-/* Waits for pid; its exit status (-1 when killed); stderr into errbuf. */
+/* Waits for pid (started in a process group of its own by e2e_start); its exit status (-1 when
+ * killed); stderr into errbuf. */
 static int finish(pid_t pid)
 {
-    int rc = proc_finish(pid);
-    char path[400];
-    snprintf(path, sizeof path, "%s/err.txt", e2e_dir);
-    proc_read_text(path, errbuf, sizeof errbuf);
-    return rc;
+    return e2e_finish(pid, NULL, errbuf, sizeof errbuf);
 }
 
 static void nap(void)
 {
     struct timespec ts = {0, 10 * 1000 * 1000};
     nanosleep(&ts, NULL);
-}
-
-static int setup(void **state)
-{
-    return e2e_mkdir();
-}
-
-static int teardown(void **state)
-{
-    return e2e_rmdir();
 }
 
 static void test_validate_killed(void **state)
@@ -92,7 +65,7 @@ static void test_validate_killed(void **state)
     static const char orphans[] = "SELECT count(*) FROM runs WHERE id NOT IN (SELECT run_id FROM"
                                   " validation_rows WHERE run_id IS NOT NULL)";
     /* stopped once a run is stored (every row's run at once, now) or a third of the work done */
-    pid_t pid = start("validate", set, "--db", db, "--jobs", "2", "--quiet", NULL);
+    pid_t pid = e2e_start(NULL, 1, "validate", set, "--db", db, "--jobs", "2", "--quiet", NULL);
     double cpu;
     int64_t runs = 0;
     while ((cpu = proc_tree_cpu(pid)) >= 0 && cpu < 1.5 &&
@@ -106,7 +79,8 @@ static void test_validate_killed(void **state)
     if (left > 0)
         fail_msg("a killed validate left %lld runs attached to no validation", (long long)left);
     /* the rerun: one validation holding all six runs, no other run */
-    assert_int_equal(finish(start("validate", set, "--db", db, "--jobs", "2", "--quiet", NULL)), 0);
+    assert_int_equal(
+        finish(e2e_start(NULL, 1, "validate", set, "--db", db, "--jobs", "2", "--quiet", NULL)), 0);
     assert_int_equal(e2e_query_int(db, orphans), 0);
     snprintf(sql, sizeof sql,
              "SELECT count(*) FROM validation_rows WHERE run_id IS NOT NULL AND"
@@ -126,11 +100,11 @@ static void test_capacity_killed(void **state)
     char ref[400], db[400];
     snprintf(ref, sizeof ref, "%s/capacity-ref.db", e2e_dir);
     snprintf(db, sizeof db, "%s/capacity.db", e2e_dir);
-    assert_int_equal(finish(start(CAPACITY, "--db", ref, NULL)), 0);
+    assert_int_equal(finish(e2e_start(NULL, 1, CAPACITY, "--db", ref, NULL)), 0);
     int64_t probes = e2e_query_int(ref, "SELECT count(*) FROM capacity_probes");
     assert_true(probes >= 6);
     /* stopped once two probes are stored */
-    pid_t pid = start(CAPACITY, "--db", db, NULL);
+    pid_t pid = e2e_start(NULL, 1, CAPACITY, "--db", db, NULL);
     int64_t got = 0;
     while (proc_tree_cpu(pid) >= 0 &&
            (got = e2e_query_int(db, "SELECT count(*) FROM capacity_probes")) < 2)
@@ -144,7 +118,7 @@ static void test_capacity_killed(void **state)
     print_message("capacity stopped with %lld of %lld probes stored\n", (long long)got,
                   (long long)probes);
     /* the rerun takes the search up: one search, the uninterrupted one's probes and answer */
-    assert_int_equal(finish(start(CAPACITY, "--db", db, NULL)), 0);
+    assert_int_equal(finish(e2e_start(NULL, 1, CAPACITY, "--db", db, NULL)), 0);
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM capacity_searches"), 1);
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM capacity_probes"), probes);
     /* a probe runs seed after seed until its intervals decide it (runs together with its row):
@@ -162,7 +136,7 @@ static void test_capacity_killed(void **state)
                               " FROM capacity_probes";
     assert_int_equal(e2e_query_int(db, seq), e2e_query_int(ref, seq));
     /* a finished search is not taken up again: the same command starts a new one */
-    assert_int_equal(finish(start(CAPACITY, "--db", db, NULL)), 0);
+    assert_int_equal(finish(e2e_start(NULL, 1, CAPACITY, "--db", db, NULL)), 0);
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM capacity_searches"), 2);
 }
 
@@ -214,7 +188,7 @@ static void test_capacity_seeds_resumed(void **state)
     "capacity", LLMSIM_SOURCE_DIR "/scenarios/capacity.yaml", "--slo", "ttft_p99=500ms",           \
         "--target-rate", "4", "--precision", "0.1", "--set", "workload.num_requests=100", "--json"
     char line[512];
-    assert_int_equal(finish(start(SEEDS, "--db", ref, NULL)), 0);
+    assert_int_equal(finish(e2e_start(NULL, 1, SEEDS, "--db", ref, NULL)), 0);
     several_seeds(line, sizeof line);
     int64_t runs = e2e_query_int(ref, "SELECT count(*) FROM runs");
     int64_t probes = e2e_query_int(ref, "SELECT count(*) FROM capacity_probes");
@@ -234,7 +208,7 @@ static void test_capacity_seeds_resumed(void **state)
     /* cut after it (its seeds read back) and cut at it (its seeds run again, none twice) */
     for (int64_t at = multi; at <= multi + 1; at++) {
         cut_search(ref, db, at);
-        assert_int_equal(finish(start(SEEDS, "--db", db, NULL)), 0);
+        assert_int_equal(finish(e2e_start(NULL, 1, SEEDS, "--db", db, NULL)), 0);
         assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM capacity_searches"), 1);
         assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM capacity_probes"), probes);
         assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM runs"), runs);
@@ -249,7 +223,7 @@ static void test_capacity_seeds_resumed(void **state)
     /* the settings that judge a probe are part of the question: with other seeds the unfinished
      * search is not taken up (its verdicts are not this search's), a new one starts */
     cut_search(ref, db, multi + 1);
-    assert_int_equal(finish(start(SEEDS, "--seeds", "2", "--db", db, NULL)), 0);
+    assert_int_equal(finish(e2e_start(NULL, 1, SEEDS, "--seeds", "2", "--db", db, NULL)), 0);
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM capacity_searches"), 2);
 #undef SEEDS
 }
@@ -259,5 +233,5 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_validate_killed),
                                        cmocka_unit_test(test_capacity_killed),
                                        cmocka_unit_test(test_capacity_seeds_resumed)};
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, e2e_group_setup, e2e_group_teardown);
 }

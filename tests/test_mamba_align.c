@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "study.h"
+#include "study_util.h"
 
 /* Qwen3.5-397B-A17B at tensor_parallel 8: 2 KV heads (one per GPU) of 256 in bf16, K and V;
  * a DeltaNet layer's state: 64 / 8 value heads x 128 x 128 in float32 (mamba_ssm_dtype) and a
@@ -85,10 +86,7 @@ static study_result *run(const char *memory, const char *work, const eng_recorde
     scn_scenario s;
     load_ok(memory, work, &s);
     study_result *r = calloc(1, sizeof *r);
-    study_hooks hk = {.rec = ops, .rec_st = st, .check_every = 64};
-    sim_err err = {{0}};
-    if (study_run(&s, s.seed, NULL, NULL, &hk, r, &err) != 0)
-        fail_msg("run: %s", err.msg);
+    su_run(&s, &(study_hooks){.rec = ops, .rec_st = st, .check_every = 64}, r);
     scn_free(&s);
     return r;
 }

@@ -24,7 +24,9 @@
 
 #include <cmocka.h>
 
+#include "engine_run.h"
 #include "study.h"
+#include "scratch.h"
 #include "study_capacity.h"
 
 /* Llama-3-8B's KV in bf16: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes per token */
@@ -36,31 +38,14 @@ static int load(const char *text, const char *const *sets, int nsets, scn_scenar
     return scn_load_text("pd.yaml", text, sets, nsets, study_resolver(), s, err);
 }
 
-/* ---- a recorder keeping each request and the prefill replica's iterations ---- */
-#define MAXR 4096
-typedef struct rec {
-    eng_request rq[MAXR];
-    int seen[MAXR];
-    int64_t gpu_ns[MAXR]; /* replica 0's iterations, in order */
-    int nit;
-} rec;
+/* A run's requests (by id) and iterations. */
+typedef eu_rec rec;
 
-static void rec_rq(void *st, const eng_request *rq)
+static void free_rec(rec *r)
 {
-    rec *r = st;
-    assert_true(rq->id >= 0 && rq->id < MAXR);
-    r->rq[rq->id] = *rq;
-    r->seen[rq->id] = 1;
+    eu_rec_free(r);
+    free(r);
 }
-
-static void rec_it(void *st, const eng_iter_rec *it)
-{
-    rec *r = st;
-    if (it->replica == 0 && r->nit < MAXR)
-        r->gpu_ns[r->nit++] = it->gpu_ns;
-}
-
-static const eng_recorder_ops rec_ops = {rec_rq, rec_it, NULL, NULL};
 
 /* Runs text with sets; every event checked when check_every is 1. Returns the result (free it);
  * r (may be NULL) gets the requests and iterations. */
@@ -72,7 +57,7 @@ static study_result *run_text(const char *text, const char *const *sets, int nse
     if (load(text, sets, nsets, &s, &err) != 0)
         fail_msg("load: %s", err.msg);
     study_result *res = calloc(1, sizeof *res);
-    study_hooks h = {.rec = r ? &rec_ops : NULL, .rec_st = r, .check_every = check_every};
+    study_hooks h = {.rec = r ? &eu_rec_ops : NULL, .rec_st = r, .check_every = check_every};
     if (study_run(&s, s.seed, NULL, NULL, &h, res, &err) != 0)
         fail_msg("run: %s", err.msg);
     scn_free(&s);
@@ -130,8 +115,8 @@ static void test_ttft_grows_by_transfer_time(void **state)
     assert_int_equal((int)m(ra, "kv_transfers_held"), 0);
     free(ra);
     free(rb);
-    free(a);
-    free(b);
+    free_rec(a);
+    free_rec(b);
 }
 
 /* Two requests prefilled in one batch send at once: where they share a port, each moves at
@@ -232,7 +217,7 @@ static void test_heterogeneous_pools(void **state)
     /* a request's KV moves over the smaller side's GPUs: 2 decode GPUs x 50 GB/s */
     assert_true(fabs(m(res, "mean_kv_transfer_ms") - xfer_ns(bytes, 100) / 1e6) < 1e-9);
     free(res);
-    free(r);
+    free_rec(r);
 }
 
 /* ================= the three disciplines ================= */
@@ -266,16 +251,24 @@ static void test_disciplines(void **state)
     rec *a = calloc(1, sizeof *a), *l = calloc(1, sizeof *l);
     ra = run_text(lone, after_slow, 2, a, 64);
     rl = run_text(lone, lw_slow, 2, l, 64);
-    assert_int_equal(a->nit, 30); /* one prefill iteration per request on the prefill replica */
+    /* one prefill iteration per request on the prefill replica (replica 0) */
+    int64_t gpu_ns[30];
+    int nit = 0;
+    for (int64_t k = 0; k < a->nit; k++)
+        if (a->it[k].replica == 0) {
+            assert_true(nit < 30);
+            gpu_ns[nit++] = a->it[k].gpu_ns;
+        }
+    assert_int_equal(nit, 30);
     for (int i = 0; i < 30; i++) {
         int64_t da = a->rq[i].t_first_token - a->rq[i].t_arrival;
         int64_t dl = l->rq[i].t_first_token - l->rq[i].t_arrival;
-        assert_true(llabs((da - dl) - a->gpu_ns[i]) <= 2);
+        assert_true(llabs((da - dl) - gpu_ns[i]) <= 2);
     }
     free(ra);
     free(rl);
-    free(a);
-    free(l);
+    free_rec(a);
+    free_rec(l);
 }
 
 /* Layer-wise and per chunk, the decode side's KV is reserved before the prefill may start: a
@@ -446,11 +439,7 @@ static void on_probe(void *arg, const char *choice, const char *phase, double ra
 static void test_capacity_split(void **state)
 {
     char path[] = "/tmp/llmsim-test-pd-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs(cap_text, f);
-    fclose(f);
+    assert_int_equal(scratch_write(path, cap_text), 0);
     study_capacity c;
     memset(&c, 0, sizeof c);
     c.file = path;

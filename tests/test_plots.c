@@ -7,7 +7,7 @@
  * sweep command). Each plot kind must produce an image of the expected size (read from the PNG
  * header) and a data file holding exactly the numbers in the database; where gnuplot is not
  * installed the image checks are skipped and the data files are still checked. The trace must
- * be well-formed JSON (checked by a small parser here) with one "X" event per iteration.
+ * be well-formed JSON (read by sim's JSON reader) with one "X" event per iteration.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -24,49 +24,24 @@
 
 #include "e2e_util.h"
 #include "scratch.h"
+#include "store_util.h"
 
+#include "json.h"
 #include "store.h"
 #include "store_query.h"
 
-static char dir[256], db[300];
+static char db[300];
 static int have_gnuplot;
 static int64_t preempt_run; /* vLLM in a small KV cache: requests preempted and resumed */
 
 static char out[65536], err[65536];
 
 /* Runs a shell command; returns its exit status with stdout and stderr in out and err. */
-static int sh(const char *fmt, ...)
-{
-    char cmd[2048], full[2800];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    snprintf(full, sizeof full, "%s >%s/out.txt 2>%s/err.txt", cmd, dir, dir);
-    int st = system(full);
-    const char *names[2] = {"out.txt", "err.txt"};
-    char *bufs[2] = {out, err};
-    for (int i = 0; i < 2; i++) {
-        char path[320];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        FILE *f = fopen(path, "r");
-        size_t n = f ? fread(bufs[i], 1, sizeof out - 1, f) : 0;
-        bufs[i][n] = '\0';
-        if (f)
-            fclose(f);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+#define sh(...) e2e_sh(out, sizeof out, err, sizeof err, __VA_ARGS__)
 
 static double query_double(const char *sql)
 {
-    sim_err e = {{0}};
-    double v = NAN;
-    store *s = store_open_readonly(db, &e);
-    if (!s || store_query_double(s, sql, &v, &e) != 0)
-        fail_msg("%s: %s", sql, e.msg);
-    store_close(s);
-    return v;
+    return tstore_double_at(db, sql);
 }
 
 static int64_t query_int(const char *fmt, ...)
@@ -81,11 +56,7 @@ static int64_t query_int(const char *fmt, ...)
 
 static void exec_sql(const char *sql)
 {
-    sim_err e = {{0}};
-    store *s = store_open(db, &e);
-    if (!s || store_exec(s, sql, &e) != 0)
-        fail_msg("%s: %s", sql, e.msg);
-    store_close(s);
+    tstore_exec_at(db, sql);
 }
 
 /* Runs the demo scenario with extra --set arguments; returns the new run's id. */
@@ -147,9 +118,9 @@ static void make_sweep(void)
 
 static int setup(void **state)
 {
-    if (scratch_make(dir, sizeof dir, "/tmp/llmsim-test-plots-XXXXXX") != 0)
+    if (e2e_mkdir() != 0)
         return -1;
-    snprintf(db, sizeof db, "%s/plots.db", dir);
+    snprintf(db, sizeof db, "%s/plots.db", e2e_dir);
     have_gnuplot = on_path("gnuplot");
     if (!have_gnuplot)
         fprintf(stderr, "test_plots: gnuplot not on PATH: image checks skipped, data checked\n");
@@ -171,7 +142,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    return scratch_remove(dir);
+    return e2e_rmdir();
 }
 
 /* Checks path is a PNG of w x h pixels (the IHDR chunk right after the signature). */
@@ -179,15 +150,8 @@ static void check_png(const char *path, int w, int h)
 {
     if (!have_gnuplot)
         return;
-    unsigned char b[24];
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fread(b, 1, sizeof b, f), sizeof b);
-    fclose(f);
-    assert_memory_equal(b, "\x89PNG\r\n\x1a\n", 8);
-    assert_memory_equal(b + 12, "IHDR", 4);
-    uint32_t pw = (uint32_t)b[16] << 24 | (uint32_t)b[17] << 16 | (uint32_t)b[18] << 8 | b[19];
-    uint32_t ph = (uint32_t)b[20] << 24 | (uint32_t)b[21] << 16 | (uint32_t)b[22] << 8 | b[23];
+    uint32_t pw, ph;
+    e2e_png_size(path, &pw, &ph);
     assert_int_equal(pw, w);
     assert_int_equal(ph, h);
 }
@@ -269,11 +233,11 @@ static double cell(const table *t, int b, int row, int col)
 static void test_curve(void **state)
 {
     char args[512], path[320];
-    snprintf(args, sizeof args, "curve --sweep 1 -o %s/curve.png --size 800x500", dir);
+    snprintf(args, sizeof args, "curve --sweep 1 -o %s/curve.png --size 800x500", e2e_dir);
     plot(args);
-    snprintf(path, sizeof path, "%s/curve.png", dir);
+    snprintf(path, sizeof path, "%s/curve.png", e2e_dir);
     check_png(path, 800, 500);
-    snprintf(path, sizeof path, "%s/curve.dat", dir);
+    snprintf(path, sizeof path, "%s/curve.dat", e2e_dir);
     table t;
     read_table(path, &t);
     assert_int_equal(t.nblocks, 3); /* orca, vllm, then the saturated points */
@@ -311,7 +275,7 @@ static void test_curve(void **state)
     assert_non_null(strstr(err, "saturated in only some repetitions"));
     assert_non_null(strstr(err, "orca at x="));
     assert_non_null(strstr(err, "1 of 2"));
-    snprintf(path, sizeof path, "%s/curve.gp", dir);
+    snprintf(path, sizeof path, "%s/curve.gp", e2e_dir);
     char *gp = e2e_read_all(path);
     /* titles and axes in words, with the setting; plain tick labels */
     assert_non_null(strstr(gp, "plot_title = 'p99 TTFT (ms) vs output throughput (tok/s) — "
@@ -325,27 +289,27 @@ static void test_curve(void **state)
     snprintf(args, sizeof args,
              "curve --sweep 1 -o %s/rate.svg --x rate --metric tpot --pct p50"
              " --by scheduler.name",
-             dir);
+             e2e_dir);
     plot(args);
-    snprintf(path, sizeof path, "%s/rate.dat", dir);
+    snprintf(path, sizeof path, "%s/rate.dat", e2e_dir);
     read_table(path, &t);
     assert_string_equal(t.names[0], "orca");
     assert_string_equal(t.names[1], "vllm");
     assert_true(cell(&t, 1, 0, 0) == 2.0 && cell(&t, 1, 1, 0) == 8.0);
     free_table(&t);
-    snprintf(path, sizeof path, "%s/rate.gp", dir);
+    snprintf(path, sizeof path, "%s/rate.gp", e2e_dir);
     gp = e2e_read_all(path);
     assert_non_null(strstr(gp, "'median TPOT (ms) vs offered rate (req/s)"));
     free(gp);
     /* lines by rate would join orca and vllm points: refused, naming --by */
     assert_int_equal(sh("%s plot curve --sweep 1 --db %s --x rate --by workload.arrival.rate"
                         " -o %s/x.png",
-                        LLMSIM_BINARY, db, dir),
+                        LLMSIM_BINARY, db, e2e_dir),
                      1);
     assert_non_null(strstr(err, "also varies scheduler.name"));
     assert_non_null(strstr(err, "--by workload.arrival.rate,scheduler.name"));
     if (have_gnuplot) {
-        snprintf(path, sizeof path, "%s/rate.svg", dir);
+        snprintf(path, sizeof path, "%s/rate.svg", e2e_dir);
         FILE *f = fopen(path, "r");
         assert_non_null(f);
         size_t n = fread(out, 1, 4096, f);
@@ -355,9 +319,10 @@ static void test_curve(void **state)
     }
     /* a key the sweep does not vary is a user error that lists the varied ones */
     assert_int_equal(
-        sh("%s plot curve --sweep 1 --db %s --by foo -o %s/x.png", LLMSIM_BINARY, db, dir), 1);
+        sh("%s plot curve --sweep 1 --db %s --by foo -o %s/x.png", LLMSIM_BINARY, db, e2e_dir), 1);
     assert_non_null(strstr(err, "scheduler.name, workload.arrival.rate"));
-    assert_int_equal(sh("%s plot curve --sweep 9 --db %s -o %s/x.png", LLMSIM_BINARY, db, dir), 1);
+    assert_int_equal(sh("%s plot curve --sweep 9 --db %s -o %s/x.png", LLMSIM_BINARY, db, e2e_dir),
+                     1);
     assert_non_null(strstr(err, "no sweep 9"));
 }
 
@@ -384,11 +349,11 @@ static void test_curve_other_keys(void **state)
                  p, (long long)run, p, rates[p / 2], p, budgets[p % 2]);
         exec_sql(sql);
     }
-    snprintf(args, sizeof args, "curve --sweep 2 -o %s/budget.png", dir);
+    snprintf(args, sizeof args, "curve --sweep 2 -o %s/budget.png", e2e_dir);
     plot(args);
-    snprintf(path, sizeof path, "%s/budget.png", dir);
+    snprintf(path, sizeof path, "%s/budget.png", e2e_dir);
     check_png(path, 1000, 600);
-    snprintf(path, sizeof path, "%s/budget.dat", dir);
+    snprintf(path, sizeof path, "%s/budget.dat", e2e_dir);
     table t;
     read_table(path, &t);
     assert_int_equal(t.nblocks, 2);
@@ -400,7 +365,7 @@ static void test_curve_other_keys(void **state)
             assert_int_equal((int)cell(&t, b, r, 8) % 2, b); /* points of one budget only */
     }
     free_table(&t);
-    snprintf(path, sizeof path, "%s/budget.gp", dir);
+    snprintf(path, sizeof path, "%s/budget.gp", e2e_dir);
     char *gp = e2e_read_all(path);
     assert_non_null(strstr(gp, "keytitle = 'token_budget'"));
     free(gp);
@@ -409,11 +374,11 @@ static void test_curve_other_keys(void **state)
 static void test_cdf(void **state)
 {
     char args[512], path[320];
-    snprintf(args, sizeof args, "cdf --run 1,2,3 -o %s/cdf.png", dir);
+    snprintf(args, sizeof args, "cdf --run 1,2,3 -o %s/cdf.png", e2e_dir);
     plot(args);
-    snprintf(path, sizeof path, "%s/cdf.png", dir);
+    snprintf(path, sizeof path, "%s/cdf.png", e2e_dir);
     check_png(path, 1000, 600);
-    snprintf(path, sizeof path, "%s/cdf.dat", dir);
+    snprintf(path, sizeof path, "%s/cdf.dat", e2e_dir);
     table t;
     read_table(path, &t);
     assert_int_equal(t.nblocks, 3);
@@ -436,9 +401,9 @@ static void test_cdf(void **state)
     assert_string_equal(t.names[2], "run 3: vllm");
     free_table(&t);
     /* and more than the scheduler when more differs */
-    snprintf(args, sizeof args, "cdf --run 1,%lld -o %s/cdf2.png", (long long)preempt_run, dir);
+    snprintf(args, sizeof args, "cdf --run 1,%lld -o %s/cdf2.png", (long long)preempt_run, e2e_dir);
     plot(args);
-    snprintf(path, sizeof path, "%s/cdf2.dat", dir);
+    snprintf(path, sizeof path, "%s/cdf2.dat", e2e_dir);
     read_table(path, &t);
     assert_non_null(strstr(t.names[0], "run 1: orca"));
     assert_non_null(strstr(t.names[1], "vllm"));
@@ -448,21 +413,21 @@ static void test_cdf(void **state)
     free_table(&t);
     /* per-token gaps are not stored: itl is refused with a pointer to tpot */
     assert_int_equal(
-        sh("%s plot cdf --run 1 --metric itl --db %s -o %s/x.png", LLMSIM_BINARY, db, dir), 1);
+        sh("%s plot cdf --run 1 --metric itl --db %s -o %s/x.png", LLMSIM_BINARY, db, e2e_dir), 1);
     assert_non_null(strstr(err, "tpot"));
     /* runs stored without requests say how to store them */
-    assert_int_equal(sh("%s plot cdf --run 4 --db %s -o %s/x.png", LLMSIM_BINARY, db, dir), 1);
+    assert_int_equal(sh("%s plot cdf --run 4 --db %s -o %s/x.png", LLMSIM_BINARY, db, e2e_dir), 1);
     assert_non_null(strstr(err, "--store requests"));
 }
 
 static void test_timeline(void **state)
 {
     char args[512], path[320];
-    snprintf(args, sizeof args, "timeline --run 1,2 -o %s/timeline.png", dir);
+    snprintf(args, sizeof args, "timeline --run 1,2 -o %s/timeline.png", e2e_dir);
     plot(args);
-    snprintf(path, sizeof path, "%s/timeline.png", dir);
+    snprintf(path, sizeof path, "%s/timeline.png", e2e_dir);
     check_png(path, 1000, 200 + 300 * 2);
-    snprintf(path, sizeof path, "%s/timeline.dat", dir);
+    snprintf(path, sizeof path, "%s/timeline.dat", e2e_dir);
     table t;
     read_table(path, &t);
     assert_int_equal(t.nblocks, 2);
@@ -482,9 +447,9 @@ static void test_timeline(void **state)
     free_table(&t);
     /* the KV capacity and the preemptions of a run that had some */
     snprintf(args, sizeof args, "timeline --run %lld -o %s/timeline-pre.png",
-             (long long)preempt_run, dir);
+             (long long)preempt_run, e2e_dir);
     plot(args);
-    snprintf(path, sizeof path, "%s/timeline-pre.dat", dir);
+    snprintf(path, sizeof path, "%s/timeline-pre.dat", e2e_dir);
     read_table(path, &t);
     assert_int_equal(t.cols[0], 8);
     int64_t pre = 0;
@@ -494,7 +459,7 @@ static void test_timeline(void **state)
                                     (long long)preempt_run));
     assert_true(pre > 0);
     free_table(&t);
-    snprintf(path, sizeof path, "%s/timeline-pre.gp", dir);
+    snprintf(path, sizeof path, "%s/timeline-pre.gp", e2e_dir);
     char *gp = e2e_read_all(path), want[64];
     snprintf(
         want, sizeof want, "kvcap[1] = %lld\n",
@@ -504,26 +469,26 @@ static void test_timeline(void **state)
                 0);
     free(gp);
     /* the default name; an unknown run is a user error naming it */
-    assert_int_equal(sh("cd %s && %s plot timeline --run 3 --db %s", dir, LLMSIM_BINARY, db),
+    assert_int_equal(sh("cd %s && %s plot timeline --run 3 --db %s", e2e_dir, LLMSIM_BINARY, db),
                      have_gnuplot ? 0 : 3);
-    snprintf(path, sizeof path, "%s/timeline-run3.png", dir);
+    snprintf(path, sizeof path, "%s/timeline-run3.png", e2e_dir);
     check_png(path, 1000, 500);
-    assert_int_equal(sh("%s plot timeline --run 99 --db %s -o %s/x.png", LLMSIM_BINARY, db, dir),
-                     1);
+    assert_int_equal(
+        sh("%s plot timeline --run 99 --db %s -o %s/x.png", LLMSIM_BINARY, db, e2e_dir), 1);
     assert_non_null(strstr(err, "no run 99"));
-    snprintf(path, sizeof path, "%s/x.dat", dir);
+    snprintf(path, sizeof path, "%s/x.dat", e2e_dir);
     assert_int_not_equal(access(path, F_OK), 0); /* a failed plot leaves no data file */
 }
 
 static void test_gantt(void **state)
 {
     char args[512], path[320];
-    snprintf(args, sizeof args, "gantt --run 2 -o %s/gantt.png", dir);
+    snprintf(args, sizeof args, "gantt --run 2 -o %s/gantt.png", e2e_dir);
     plot(args);
     int64_t nrq = query_int("SELECT count(*) FROM requests WHERE run_id = 2");
-    snprintf(path, sizeof path, "%s/gantt.png", dir);
+    snprintf(path, sizeof path, "%s/gantt.png", e2e_dir);
     check_png(path, 1000, (int)nrq * 12 + 160);
-    snprintf(path, sizeof path, "%s/gantt.dat", dir);
+    snprintf(path, sizeof path, "%s/gantt.dat", e2e_dir);
     table t;
     read_table(path, &t);
     assert_int_equal(t.nblocks, 4); /* requests, iterations, spans, waits after preemption */
@@ -544,9 +509,9 @@ static void test_gantt(void **state)
     free_table(&t);
     /* more than 200 requests: refused with a suggestion */
     int64_t big = run_demo("--set workload.num_requests=201 --set workload.output_tokens.value=4");
-    assert_int_equal(
-        sh("%s plot gantt --run %lld --db %s -o %s/x.png", LLMSIM_BINARY, (long long)big, db, dir),
-        1);
+    assert_int_equal(sh("%s plot gantt --run %lld --db %s -o %s/x.png", LLMSIM_BINARY,
+                        (long long)big, db, e2e_dir),
+                     1);
     assert_non_null(strstr(err, "at most 200"));
     assert_int_equal(sh("%s plot gantt --run 1,2 --db %s", LLMSIM_BINARY, db), 1);
 }
@@ -557,9 +522,9 @@ static void test_gantt_preemptions(void **state)
 {
     char args[512], path[320];
     long long run = (long long)preempt_run;
-    snprintf(args, sizeof args, "gantt --run %lld -o %s/gantt-pre.png", run, dir);
+    snprintf(args, sizeof args, "gantt --run %lld -o %s/gantt-pre.png", run, e2e_dir);
     plot(args);
-    snprintf(path, sizeof path, "%s/gantt-pre.dat", dir);
+    snprintf(path, sizeof path, "%s/gantt-pre.dat", e2e_dir);
     table t;
     read_table(path, &t);
     assert_int_equal(t.nblocks, 4);
@@ -606,7 +571,7 @@ static void test_gantt_preemptions(void **state)
     free_table(&t);
     /* a database from before schema 3 has no spans: drawn unbroken, and the note says so */
     char old[320];
-    snprintf(old, sizeof old, "%s/v2.db", dir);
+    snprintf(old, sizeof old, "%s/v2.db", e2e_dir);
     assert_int_equal(sh("cp %s %s", db, old), 0);
     sim_err e = {{0}};
     store *s = store_open(old, &e);
@@ -619,10 +584,10 @@ static void test_gantt_preemptions(void **state)
                      0);
     store_close(s);
     assert_int_equal(
-        sh("%s plot gantt --run %lld --db %s -o %s/gantt-v2.png", LLMSIM_BINARY, run, old, dir),
+        sh("%s plot gantt --run %lld --db %s -o %s/gantt-v2.png", LLMSIM_BINARY, run, old, e2e_dir),
         have_gnuplot ? 0 : 3);
     assert_non_null(strstr(err, "preemptions are not shown"));
-    snprintf(path, sizeof path, "%s/gantt-v2.dat", dir);
+    snprintf(path, sizeof path, "%s/gantt-v2.dat", e2e_dir);
     read_table(path, &t);
     assert_int_equal(t.rows[2], t.rows[0]);
     free_table(&t);
@@ -632,23 +597,23 @@ static void test_gantt_preemptions(void **state)
 static void test_without_gnuplot(void **state)
 {
     char path[320];
-    assert_int_equal(sh("PATH=%s/nothing-here %s plot cdf --run 1 --db %s -o %s/nognu.png", dir,
-                        LLMSIM_BINARY, db, dir),
+    assert_int_equal(sh("PATH=%s/nothing-here %s plot cdf --run 1 --db %s -o %s/nognu.png", e2e_dir,
+                        LLMSIM_BINARY, db, e2e_dir),
                      3);
     assert_non_null(strstr(err, "apt-get install gnuplot-nox"));
     assert_non_null(strstr(err, "nognu.dat"));
-    snprintf(path, sizeof path, "%s/nognu.dat", dir);
+    snprintf(path, sizeof path, "%s/nognu.dat", e2e_dir);
     table t;
     read_table(path, &t);
     assert_int_equal(t.rows[0], 60);
     free_table(&t);
-    snprintf(path, sizeof path, "%s/nognu.gp", dir);
+    snprintf(path, sizeof path, "%s/nognu.gp", e2e_dir);
     assert_int_equal(access(path, R_OK), 0);
-    snprintf(path, sizeof path, "%s/nognu.png", dir);
+    snprintf(path, sizeof path, "%s/nognu.png", e2e_dir);
     assert_int_not_equal(access(path, F_OK), 0);
     /* the script written beside it draws the image later */
     if (have_gnuplot) {
-        assert_int_equal(sh("gnuplot %s/nognu.gp", dir), 0);
+        assert_int_equal(sh("gnuplot %s/nognu.gp", e2e_dir), 0);
         check_png(path, 1000, 600);
     }
 }
@@ -660,191 +625,55 @@ static void test_bad_usage(void **state)
     assert_int_equal(sh("%s plot curve --run 1 --db %s", LLMSIM_BINARY, db), 2);
     assert_int_equal(sh("%s plot cdf --run x --db %s", LLMSIM_BINARY, db), 2);
     assert_int_equal(
-        sh("%s plot cdf --run 1 --db %s/missing.db -o %s/x.png", LLMSIM_BINARY, dir, dir), 1);
+        sh("%s plot cdf --run 1 --db %s/missing.db -o %s/x.png", LLMSIM_BINARY, e2e_dir, e2e_dir),
+        1);
     assert_non_null(strstr(err, "missing.db"));
-    assert_int_equal(sh("%s plot cdf --run 1 --db %s -o %s/x.gif", LLMSIM_BINARY, db, dir), 1);
+    assert_int_equal(sh("%s plot cdf --run 1 --db %s -o %s/x.gif", LLMSIM_BINARY, db, e2e_dir), 1);
     assert_non_null(strstr(err, ".gif"));
 }
 
-/* A minimal JSON parser: well-formedness only, counting "ph": "X" members. */
-typedef struct json {
-    const char *p;
-    long x_events;
-} json;
-
-static int j_value(json *j);
-
-static void j_ws(json *j)
+/* The members "ph": "X" (complete events) at any depth of the JSON value v. */
+static long x_events(const sim_json *v)
 {
-    while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r')
-        j->p++;
+    long n =
+        v->kind == SIM_JSON_STR && v->key && strcmp(v->key, "ph") == 0 && strcmp(v->str, "X") == 0;
+    for (const sim_json *c = v->child; c; c = c->next)
+        n += x_events(c);
+    return n;
 }
 
-/* A string; copies up to 7 characters of it into buf (may be NULL). */
-static int j_string(json *j, char *buf)
+/* The "X" events of the trace text (read from name); the test fails unless it is well-formed
+ * JSON. */
+static long trace_x_events(const char *name, const char *text)
 {
-    if (*j->p != '"')
-        return -1;
-    int n = 0;
-    for (j->p++; *j->p != '"'; j->p++) {
-        if ((unsigned char)*j->p < 0x20 || !*j->p)
-            return -1;
-        if (*j->p == '\\') {
-            j->p++;
-            if (*j->p == 'u') {
-                for (int i = 1; i <= 4; i++)
-                    if (!strchr("0123456789abcdefABCDEF", j->p[i]) || !j->p[i])
-                        return -1;
-                j->p += 4;
-            } else if (!*j->p || !strchr("\"\\/bfnrt", *j->p))
-                return -1;
-        }
-        if (buf && n < 7)
-            buf[n++] = *j->p;
-    }
-    if (buf)
-        buf[n] = '\0';
-    j->p++;
-    return 0;
-}
-
-static int j_number(json *j)
-{
-    const char *s = j->p;
-    if (*j->p == '-')
-        j->p++;
-    if (*j->p == '0')
-        j->p++;
-    else if (*j->p >= '1' && *j->p <= '9')
-        while (*j->p >= '0' && *j->p <= '9')
-            j->p++;
-    else
-        return -1;
-    if (*j->p == '.') {
-        j->p++;
-        if (!(*j->p >= '0' && *j->p <= '9'))
-            return -1;
-        while (*j->p >= '0' && *j->p <= '9')
-            j->p++;
-    }
-    if (*j->p == 'e' || *j->p == 'E') {
-        j->p++;
-        if (*j->p == '+' || *j->p == '-')
-            j->p++;
-        if (!(*j->p >= '0' && *j->p <= '9'))
-            return -1;
-        while (*j->p >= '0' && *j->p <= '9')
-            j->p++;
-    }
-    return j->p > s ? 0 : -1;
-}
-
-static int j_object(json *j)
-{
-    j->p++;
-    j_ws(j);
-    if (*j->p == '}') {
-        j->p++;
-        return 0;
-    }
-    for (;;) {
-        char key[8], val[8] = "";
-        j_ws(j);
-        if (j_string(j, key) != 0)
-            return -1;
-        j_ws(j);
-        if (*j->p++ != ':')
-            return -1;
-        j_ws(j);
-        if (*j->p == '"') {
-            if (j_string(j, val) != 0)
-                return -1;
-            if (strcmp(key, "ph") == 0 && strcmp(val, "X") == 0)
-                j->x_events++;
-        } else if (j_value(j) != 0)
-            return -1;
-        j_ws(j);
-        if (*j->p == '}') {
-            j->p++;
-            return 0;
-        }
-        if (*j->p++ != ',')
-            return -1;
-    }
-}
-
-static int j_array(json *j)
-{
-    j->p++;
-    j_ws(j);
-    if (*j->p == ']') {
-        j->p++;
-        return 0;
-    }
-    for (;;) {
-        if (j_value(j) != 0)
-            return -1;
-        j_ws(j);
-        if (*j->p == ']') {
-            j->p++;
-            return 0;
-        }
-        if (*j->p++ != ',')
-            return -1;
-    }
-}
-
-static int j_value(json *j)
-{
-    j_ws(j);
-    switch (*j->p) {
-    case '{':
-        return j_object(j);
-    case '[':
-        return j_array(j);
-    case '"':
-        return j_string(j, NULL);
-    case 't':
-        return strncmp(j->p, "true", 4) == 0 ? (j->p += 4, 0) : -1;
-    case 'f':
-        return strncmp(j->p, "false", 5) == 0 ? (j->p += 5, 0) : -1;
-    case 'n':
-        return strncmp(j->p, "null", 4) == 0 ? (j->p += 4, 0) : -1;
-    default:
-        return j_number(j);
-    }
+    char why[256];
+    sim_json_doc *d = sim_json_parse(name, text, why, sizeof why);
+    if (!d)
+        fail_msg("%s", why);
+    long n = x_events(sim_json_root(d));
+    sim_json_free(d);
+    return n;
 }
 
 static void test_export_trace(void **state)
 {
     for (int run = 1; run <= 3; run++) {
         char path[320];
-        snprintf(path, sizeof path, "%s/trace%d.json", dir, run);
+        snprintf(path, sizeof path, "%s/trace%d.json", e2e_dir, run);
         assert_int_equal(sh("%s export trace --run %d --db %s -o %s", LLMSIM_BINARY, run, db, path),
                          0);
         char *text = e2e_read_all(path);
-        json j = {text, 0};
-        assert_int_equal(j_value(&j), 0);
-        j_ws(&j);
-        assert_int_equal(*j.p, '\0');
-        assert_int_equal(j.x_events,
+        assert_int_equal(trace_x_events(path, text),
                          query_int("SELECT count(*) FROM iterations WHERE run_id = %d", run));
         assert_non_null(strstr(text, "\"traceEvents\""));
         assert_non_null(strstr(text, "\"name\":\"decode\",\"cat\":\"request\",\"ph\":\"b\""));
         free(text);
     }
-    /* the parser itself rejects what it should */
-    const char *bad[] = {"{\"a\":1,}", "[1 2]", "{\"a\" 1}", "\"\\x\"", "[01]", "{"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        json j = {bad[i], 0};
-        int rc = j_value(&j);
-        j_ws(&j);
-        assert_true(rc != 0 || *j.p != '\0');
-    }
-    assert_int_equal(sh("%s export trace --run 77 --db %s -o %s/t.json", LLMSIM_BINARY, db, dir),
-                     1);
+    assert_int_equal(
+        sh("%s export trace --run 77 --db %s -o %s/t.json", LLMSIM_BINARY, db, e2e_dir), 1);
     assert_non_null(strstr(err, "no run 77"));
-    assert_int_equal(sh("%s export trace --run 4 --db %s -o %s/t.json", LLMSIM_BINARY, db, dir), 1);
+    assert_int_equal(sh("%s export trace --run 4 --db %s -o %s/t.json", LLMSIM_BINARY, db, e2e_dir),
+                     1);
     assert_non_null(strstr(err, "no iteration rows"));
     assert_int_equal(sh("%s export chrome --run 1 --db %s", LLMSIM_BINARY, db), 2);
 }
@@ -863,12 +692,11 @@ static void test_export_trace_preemptions_and_window(void **state)
 {
     char path[320];
     long long run = (long long)preempt_run;
-    snprintf(path, sizeof path, "%s/trace-pre.json", dir);
+    snprintf(path, sizeof path, "%s/trace-pre.json", e2e_dir);
     assert_int_equal(sh("%s export trace --run %lld --db %s -o %s", LLMSIM_BINARY, run, db, path),
                      0);
     char *text = e2e_read_all(path);
-    json j = {text, 0};
-    assert_int_equal(j_value(&j), 0);
+    trace_x_events(path, text);
     int64_t pre = query_int("SELECT sum(preemptions) FROM requests WHERE run_id = %lld", run);
     assert_int_equal(count_of(text, "{\"name\":\"preempted\",\"cat\":\"request\",\"ph\":\"n\""),
                      pre);
@@ -882,18 +710,17 @@ static void test_export_trace_preemptions_and_window(void **state)
     double from = floor(query_int("SELECT max(start_ns) FROM iterations WHERE run_id = %lld", run) /
                         2e9),
            to = from + 1;
-    snprintf(path, sizeof path, "%s/trace-win.json", dir);
+    snprintf(path, sizeof path, "%s/trace-win.json", e2e_dir);
     assert_int_equal(sh("%s export trace --run %lld --db %s -o %s --from %g --to %g", LLMSIM_BINARY,
                         run, db, path, from, to),
                      0);
     text = e2e_read_all(path);
-    j = (json){text, 0};
-    assert_int_equal(j_value(&j), 0);
     assert_true((long)strlen(text) < whole / 4);
     int64_t lo = llround(from * 1e9), hi = llround(to * 1e9);
-    assert_int_equal(j.x_events, query_int("SELECT count(*) FROM iterations WHERE run_id = %lld AND"
-                                           " start_ns <= %lld AND start_ns + duration_ns >= %lld",
-                                           run, (long long)hi, (long long)lo));
+    assert_int_equal(trace_x_events(path, text),
+                     query_int("SELECT count(*) FROM iterations WHERE run_id = %lld AND"
+                               " start_ns <= %lld AND start_ns + duration_ns >= %lld",
+                               run, (long long)hi, (long long)lo));
     /* every request event lies in the window */
     for (const char *p = text; (p = strstr(p, "\"cat\":\"request\"")); p++) {
         const char *ts = strstr(p, "\"ts\":");
@@ -905,11 +732,11 @@ static void test_export_trace_preemptions_and_window(void **state)
     free(text);
     /* a window with nothing in it, and one that ends before it starts */
     assert_int_equal(sh("%s export trace --run %lld --db %s -o %s/t.json --from 1e6 --to 2e6",
-                        LLMSIM_BINARY, run, db, dir),
+                        LLMSIM_BINARY, run, db, e2e_dir),
                      1);
     assert_non_null(strstr(err, "no iteration between"));
     assert_int_equal(sh("%s export trace --run %lld --db %s -o %s/t.json --from 5 --to 2",
-                        LLMSIM_BINARY, run, db, dir),
+                        LLMSIM_BINARY, run, db, e2e_dir),
                      2);
 }
 

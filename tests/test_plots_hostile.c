@@ -49,16 +49,11 @@ static char db[320], errbuf[1 << 15];
  * errbuf; returns the exit status. */
 static int llmsim(const char *arg0, ...)
 {
-    char errpath[320];
-    snprintf(errpath, sizeof errpath, "%s/err.txt", e2e_dir);
     va_list ap;
     va_start(ap, arg0);
-    pid_t pid = proc_startv(LLMSIM_BINARY, errpath, 0, arg0, ap);
+    pid_t pid = e2e_startv(NULL, 0, arg0, ap);
     va_end(ap);
-    assert_true(pid > 0);
-    int rc = proc_finish(pid);
-    proc_read_text(errpath, errbuf, sizeof errbuf);
-    return rc;
+    return e2e_finish(pid, NULL, errbuf, sizeof errbuf);
 }
 
 static void exec_sql(const char *sql)

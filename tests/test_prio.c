@@ -16,6 +16,7 @@
 
 #include "rqheap.h"
 #include "study.h"
+#include "study_util.h"
 
 #define PRIO LLMSIM_SOURCE_DIR "/scenarios/priority_classes.yaml"
 
@@ -37,17 +38,10 @@ static const eng_recorder_ops counter = {.on_request = on_request};
  * NULL); the result is the caller's. */
 static study_result *run_with(const char *path, const char *const *sets, per_class *pc)
 {
-    int n = 0;
-    while (sets && sets[n])
-        n++;
-    sim_err err;
     scn_scenario s;
-    if (study_load(path, sets, n, &s, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_load(path, sets, &s);
     study_result *r = test_calloc(1, sizeof *r);
-    study_hooks h = {.rec = pc ? &counter : NULL, .rec_st = pc};
-    if (study_run(&s, s.seed, NULL, NULL, &h, r, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_run(&s, &(study_hooks){.rec = pc ? &counter : NULL, .rec_st = pc}, r);
     scn_free(&s);
     return r;
 }
@@ -269,16 +263,13 @@ static void test_keys_refused(void **state)
             fail_msg("%s: message '%s' lacks '%s'", bad[i].set, err.msg, bad[i].want);
     }
     /* SGLang's priority order with lpm is refused by name when the run starts */
-    const char *lpm[] = {"engine=sglang", "scheduler={name: sglang, enable_priority_scheduling: "
-                                          "true, schedule_policy: lpm}"};
+    const char *lpm[] = {"engine=sglang",
+                         "scheduler={name: sglang, enable_priority_scheduling: "
+                         "true, schedule_policy: lpm}",
+                         NULL};
     scn_scenario s;
-    sim_err err;
-    assert_int_equal(study_load(PRIO, lpm, 2, &s, &err), 0);
-    study_result *r = test_calloc(1, sizeof *r);
-    assert_int_not_equal(study_run(&s, s.seed, NULL, NULL, NULL, r, &err), 0);
-    assert_non_null(strstr(err.msg, "lpm"));
-    test_free(r);
-    scn_free(&s);
+    su_load(PRIO, lpm, &s);
+    su_refused(&s, "lpm");
 }
 
 /* The heap against a sorted order: random pushes, removals from the middle and pops. */

@@ -100,6 +100,14 @@ static void setup(study_recommend *r, const char *slo)
     r->no_knobs = 1;
 }
 
+/* Runs the recommendation r; the test fails with its message when it fails. */
+static void run_ok(study_recommend *r)
+{
+    sim_err err;
+    if (study_recommend_run(r, &err) != 0)
+        fail_msg("%s", err.msg);
+}
+
 /* setup() narrowed to aggregated vLLM alone. */
 static void setup_vllm(study_recommend *r, const char *slo)
 {
@@ -123,9 +131,7 @@ static void front_meets_slos(void **state)
     (void)state;
     study_recommend r;
     setup(&r, "ttft_p99=400ms,tpot_p99=25ms");
-    sim_err err;
-    if (study_recommend_run(&r, &err) != 0)
-        fail_msg("%s", err.msg);
+    run_ok(&r);
     print_message("%d candidates: %d fit, %d roofline, %d screened, %d simulated (%lld runs)\n",
                   r.nc, r.n_fit, r.n_roofline, r.n_screened, r.n_sim, (long long)r.cap.runs);
     assert_int_equal(r.n_fit + r.n_roofline + r.n_screened + r.n_sim, r.nc);
@@ -156,6 +162,7 @@ static void front_meets_slos(void **state)
         c.choice[0] = k->choice;
         c.ncmp = 1;
         study_trial t;
+        sim_err err;
         if (study_capacity_probe(&c, 0, "search", STUDY_LOAD_RATE, p->rate, 1, NULL, &t, &err))
             fail_msg("%s", err.msg);
         print_message("  at seed 777: p99 TTFT %.1f, p99 TPOT %.2f: %s\n", t.value[0], t.value[1],
@@ -174,8 +181,7 @@ static void front_meets_slos(void **state)
     study_recommend x;
     setup(&x, "ttft_p99=400ms,tpot_p99=25ms");
     x.exhaustive = 1;
-    if (study_recommend_run(&x, &err) != 0)
-        fail_msg("%s", err.msg);
+    run_ok(&x);
     print_message("exhaustive: %d simulated, best %.0f tok/s/GPU; recommend: %d, best %.0f\n",
                   x.n_sim, best_front(&x), r.n_sim, best_front(&r));
     assert_int_equal(x.n_sim, x.nc - x.n_fit - x.n_roofline);
@@ -194,9 +200,7 @@ static void pruned_by_fit(void **state)
     setup_vllm(&r, "ttft_p99=2s,tpot_p99=100ms");
     r.cap.sets = (const char *const[]){"model=llama-3-70b"};
     r.cap.nsets = 1;
-    sim_err err;
-    if (study_recommend_run(&r, &err) != 0)
-        fail_msg("%s", err.msg);
+    run_ok(&r);
     int one_gpu = 0;
     for (int i = 0; i < r.nc; i++)
         if (r.c[i].gpus == 1) {
@@ -221,9 +225,7 @@ static void pipeline_past_one_node(void **state)
     r.cap.nsets = 1;
     r.budget = 0;
     r.target = 2;
-    sim_err err;
-    if (study_recommend_run(&r, &err) != 0)
-        fail_msg("%s", err.msg);
+    run_ok(&r);
     int pipelines = 0;
     for (int i = 0; i < r.nc; i++) {
         const study_rec_cand *k = &r.c[i];
@@ -267,9 +269,7 @@ static void pipeline_within_node(void **state)
     setup(&r, "ttft_p99=2s,tpot_p99=100ms");
     r.no_disagg = 1;
     r.top = 1;
-    sim_err err;
-    if (study_recommend_run(&r, &err) != 0)
-        fail_msg("%s", err.msg);
+    run_ok(&r);
     static const char *const pp_flag[][2] = {{"vllm", "--pipeline-parallel-size 2"},
                                              {"sglang", "--pp-size 2"},
                                              {"trtllm", "--pp_size 2"}};
@@ -300,9 +300,7 @@ static void target_rate_cluster(void **state)
     setup_vllm(&r, "ttft_p99=400ms,tpot_p99=25ms");
     r.budget = 0;
     r.target = 60;
-    sim_err err;
-    if (study_recommend_run(&r, &err) != 0)
-        fail_msg("%s", err.msg);
+    run_ok(&r);
     assert_true(r.best >= 0);
     const study_rec_point *b = &r.p[r.best];
     print_message("recommended %s: %d units of %d GPUs at %.3g req/s each; cluster %s\n",
@@ -328,9 +326,7 @@ static void best_siblings_simulated(void **state)
     setup_vllm(&r, "ttft_p99=400ms,tpot_p99=25ms");
     r.no_knobs = 0;
     r.top = 2;
-    sim_err err;
-    if (study_recommend_run(&r, &err) != 0)
-        fail_msg("%s", err.msg);
+    run_ok(&r);
     int best = -1;
     for (int i = 0; i < r.nc; i++)
         if (r.c[i].state == STUDY_REC_SIMULATED && r.c[i].ans.verdict == STUDY_FOUND &&

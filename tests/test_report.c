@@ -23,7 +23,7 @@
 
 #include "e2e_util.h"
 
-static char db[300], out[65536], err[65536];
+static char out[65536], err[65536];
 static const char *chromium;
 
 static const char *find_prog(const char *const *names)
@@ -41,30 +41,14 @@ static const char *find_prog(const char *const *names)
     return NULL;
 }
 
-static void llmsim(const char *fmt, ...)
-{
-    char args[1500];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    int rc = e2e_sh(out, sizeof out, err, sizeof err, "%s %s --db %s", LLMSIM_BINARY, args, db);
-    if (rc != 0)
-        fail_msg("llmsim %s: status %d: %s", args, rc, err);
-}
-
-static int setup(void **state)
-{
-    if (e2e_mkdir() != 0)
-        return -1;
-    snprintf(db, sizeof db, "%s/report.db", e2e_dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    return e2e_rmdir();
-}
+/* Runs `llmsim ARGS --db DB`; the test fails unless it succeeds. */
+#define llmsim(fmt, ...)                                                                           \
+    do {                                                                                           \
+        int rc_ =                                                                                  \
+            e2e_llmsim(out, sizeof out, err, sizeof err, fmt " --db %s", __VA_ARGS__, e2e_db);     \
+        if (rc_ != 0)                                                                              \
+            fail_msg("llmsim " fmt ": status %d: %s", __VA_ARGS__, rc_, err);                      \
+    } while (0)
 
 static int count(const char *s, const char *what, const char *end)
 {
@@ -99,13 +83,9 @@ static char *render(const char *html, const char *shot)
     struct stat sb;
     assert_int_equal(stat(shot, &sb), 0);
     assert_true(sb.st_size > 20000); /* a page with tables and figures, not a blank one */
-    unsigned char h[24];
-    FILE *f = fopen(shot, "rb");
-    assert_non_null(f);
-    assert_int_equal(fread(h, 1, sizeof h, f), sizeof h);
-    fclose(f);
-    assert_memory_equal(h, "\x89PNG", 4);
-    assert_int_equal((h[16] << 24 | h[17] << 16 | h[18] << 8 | h[19]), 1200);
+    uint32_t w, h;
+    e2e_png_size(shot, &w, &h);
+    assert_int_equal(w, 1200);
     print_message("screenshot: %s\n", shot);
     return e2e_read_all(dom);
 }
@@ -196,10 +176,11 @@ static void test_reports(void **state)
     free(html);
     /* one of the three, not two; an unknown run names it */
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s report --run 1 --sweep 1 --db %s",
-                            LLMSIM_BINARY, db),
+                            LLMSIM_BINARY, e2e_db),
                      2);
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
-                            "%s report --run 999 --db %s -o %s/x.html", LLMSIM_BINARY, db, e2e_dir),
+                            "%s report --run 999 --db %s -o %s/x.html", LLMSIM_BINARY, e2e_db,
+                            e2e_dir),
                      1);
     assert_non_null(strstr(err, "no run 999"));
     snprintf(path, sizeof path, "%s/x.html", e2e_dir);
@@ -224,5 +205,5 @@ int main(void)
     snprintf(chrome, sizeof chrome, "%s", find_prog(chromes));
     chromium = chrome;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_reports)};
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, e2e_group_setup_db, e2e_group_teardown);
 }

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
 #include "scenario.h"
 #include "stats.h"
 
@@ -370,13 +371,12 @@ static void bad_rows_skip(void **state)
 static void mooncake_hash_ids(void **state)
 {
     char path[] = "/tmp/llmsim-hash-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs("{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [7, 8]}\n"
-          "{\"timestamp\": 10, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [7]}\n",
-          f);
-    fclose(f);
+    assert_int_equal(
+        scratch_write(path, "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, "
+                            "\"hash_ids\": [7, 8]}\n"
+                            "{\"timestamp\": 10, \"input_length\": 600, \"output_length\": 5, "
+                            "\"hash_ids\": [7]}\n"),
+        0);
     char w[512];
     snprintf(w, sizeof w, "  trace: {path: %s, format: mooncake}\n", path);
     scn_scenario s;
@@ -427,15 +427,13 @@ static int replay_all(const char *trace, int64_t *t, uint64_t *id, int max)
 static void trace_repeat(void **state)
 {
     char path[] = "/tmp/llmsim-repeat-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs(
-        "{\"timestamp\": 1000, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [7, 8]}\n"
-        "{\"timestamp\": 1010, \"input_length\": 100, \"output_length\": 5, \"hash_ids\": [7]}\n"
-        "{\"timestamp\": 1030, \"input_length\": 512, \"output_length\": 5, \"hash_ids\": [9]}\n",
-        f);
-    fclose(f);
+    assert_int_equal(scratch_write(path, "{\"timestamp\": 1000, \"input_length\": 600, "
+                                         "\"output_length\": 5, \"hash_ids\": [7, 8]}\n"
+                                         "{\"timestamp\": 1010, \"input_length\": 100, "
+                                         "\"output_length\": 5, \"hash_ids\": [7]}\n"
+                                         "{\"timestamp\": 1030, \"input_length\": 512, "
+                                         "\"output_length\": 5, \"hash_ids\": [9]}\n"),
+                     0);
     char tr[512];
     int64_t t1[4], t3[12], t3b[12], ts[12];
     uint64_t id1[4], id3[12], id3b[12], ids[12];
@@ -587,9 +585,8 @@ static void trace_errors_at_load(void **state)
 static void streaming(void **state)
 {
     char path[] = "/tmp/llmsim_stream_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
+    FILE *f = scratch_file(path);
+    assert_non_null(f);
     enum { ROWS = 3000000 };
     fprintf(f, "t,p,o\n");
     for (int i = 0; i < ROWS; i++)

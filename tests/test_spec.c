@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "engine_run.h"
 #include "engine_util.h"
 #include "rng.h"
 
@@ -29,22 +30,17 @@ typedef struct it_row {
 } it_row;
 
 typedef struct rec {
-    eng_engine *e;
     it_row *it;
     int64_t n;
     int64_t gaps, zeros; /* ITL samples: positive gaps, zero gaps */
     int64_t finished, out_tokens;
     double tpot_sum;
     int64_t tpot_n;
-    int checks_failed;
-    char why[256];
 } rec;
 
 static void on_it(void *st, const eng_iter_rec *it)
 {
     rec *r = st;
-    if (r->e && eng_check(r->e, r->why, sizeof r->why) != 0)
-        r->checks_failed++;
     if (r->n >= MAXIT)
         return;
     r->it[r->n++] = (it_row){it->output_tokens,     it->draft_ns,         it->gpu_ns,
@@ -88,18 +84,12 @@ static const eng_predictor drafter = {&draft_ops, NULL, "drafter test cost"};
 
 typedef struct result {
     rec *r;
-    eng_metric m[ENG_MAX_METRICS];
-    int nm;
-    eng_totals tot;
+    eu_out o;
 } result;
 
 static double metric(const result *res, const char *name)
 {
-    for (int i = 0; i < res->nm; i++)
-        if (strcmp(res->m[i].name, name) == 0)
-            return res->m[i].value;
-    fail_msg("no metric %s", name);
-    return NAN;
+    return eu_metric(&res->o, name);
 }
 
 static result run(const eng_config *cfg, const eng_arrival *a, int n, uint64_t seed)
@@ -107,22 +97,7 @@ static result run(const eng_config *cfg, const eng_arrival *a, int n, uint64_t s
     result res = {0};
     res.r = calloc(1, sizeof *res.r);
     res.r->it = calloc(MAXIT, sizeof *res.r->it);
-    list_src src = {a, n, 0};
-    sim_ctx *ctx = sim_new(seed);
-    sim_err err;
-    eng_engine *e =
-        eng_new(ctx, cfg, &(eng_costs){&lin, &drafter}, &list_ops, &src, &rec_ops, res.r, &err);
-    if (!e)
-        fail_msg("eng_new: %s", err.msg);
-    res.r->e = e;
-    assert_int_equal(eng_run(e, &err), 0);
-    if (res.r->checks_failed)
-        fail_msg("engine check failed %d times: %s", res.r->checks_failed, res.r->why);
-    res.nm = eng_summary(e, res.m);
-    res.tot = *eng_get_totals(e);
-    eng_free(e);
-    sim_free(ctx);
-    res.r->e = NULL;
+    eu_run(cfg, &(eng_costs){&lin, &drafter}, a, n, seed, &rec_ops, res.r, 1, &res.o);
     return res;
 }
 
@@ -372,9 +347,9 @@ static void test_cohort_exact(void **state)
         eng_arrival a[N];
         random_arrivals(a, N, 5, 30e6, 400, 500);
         result res = run(&c, a, N, 4);
-        assert_int_equal(res.tot.finished + res.tot.rejected, N);
-        assert_true(res.tot.finished > N / 2);
-        assert_int_equal(res.r->out_tokens, res.tot.output_tokens);
+        assert_int_equal(res.o.tot.finished + res.o.tot.rejected, N);
+        assert_true(res.o.tot.finished > N / 2);
+        assert_int_equal(res.r->out_tokens, res.o.tot.output_tokens);
         done(&res);
     }
 }
@@ -387,9 +362,9 @@ static void test_deterministic(void **state)
     spec_config(&c, 100000, 3, 2.2);
     snprintf(c.sched.name, sizeof c.sched.name, "vllm");
     result x = run(&c, a, 20, 8), y = run(&c, a, 20, 8), z = run(&c, a, 20, 9);
-    assert_int_equal(x.tot.last_finish_ns, y.tot.last_finish_ns);
+    assert_int_equal(x.o.tot.last_finish_ns, y.o.tot.last_finish_ns);
     assert_int_equal(x.r->n, y.r->n);
-    assert_true(x.tot.last_finish_ns != z.tot.last_finish_ns);
+    assert_true(x.o.tot.last_finish_ns != z.o.tot.last_finish_ns);
     done(&x);
     done(&y);
     done(&z);

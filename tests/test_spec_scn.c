@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "study.h"
+#include "study_util.h"
 
 static const char base[] = "name: spec\nmodel: llama-3.1-8b\ngpu: h100-sxm\nengine: vllm\n"
                            "workload:\n  num_requests: 200\n"
@@ -213,14 +214,22 @@ static double run_metric(const char *extra, const char *const *sets, int nsets, 
     if (load(extra, sets, nsets, &s, &err) != 0)
         fail_msg("load: %s", err.msg);
     study_result *r = calloc(1, sizeof *r);
-    study_hooks h = {.check_every = 64};
-    if (study_run(&s, s.seed, NULL, NULL, &h, r, &err) != 0)
-        fail_msg("run: %s", err.msg);
+    su_run(&s, &(study_hooks){.check_every = 64}, r);
     double v = name ? study_metric(r, name) : 0;
     *tpot = study_metric(r, "mean_tpot_ms");
     free(r);
     scn_free(&s);
     return v;
+}
+
+/* The realised acceptance length of a run of s (the engine's walkers every 64 events). */
+static double realised_al(scn_scenario *s)
+{
+    study_result *r = calloc(1, sizeof *r);
+    su_run(s, &(study_hooks){.check_every = 64}, r);
+    double al = study_metric(r, "spec_acceptance_length");
+    free(r);
+    return al;
 }
 
 /* On the roofline: an EAGLE-3 head accepting 2.5 tokens a step cuts TPOT; one accepting none
@@ -250,12 +259,10 @@ static void test_shipped_scenario(void **state)
 {
     if (!have_curves())
         skip();
-    char path[1024];
-    snprintf(path, sizeof path, "%s/scenarios/speculative.yaml", LLMSIM_SOURCE_DIR);
+    const char *path = LLMSIM_SOURCE_DIR "/scenarios/speculative.yaml";
     scn_scenario s;
     sim_err err;
-    if (study_load(path, NULL, 0, &s, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_load(path, NULL, &s);
     assert_int_equal(s.engine.spec.method, ENG_SPEC_MTP);
     assert_int_equal(s.engine.spec.k, 3);
     assert_true(fabs(s.engine.spec.al - 3.39) < 1e-12);
@@ -268,14 +275,9 @@ static void test_shipped_scenario(void **state)
         assert_non_null(strstr(err.msg, "does not price"));
     } else {
         /* priced: it runs, and realises its curve's length */
-        study_result *r = calloc(1, sizeof *r);
-        study_hooks h = {.check_every = 64};
-        if (study_run(&s, s.seed, NULL, NULL, &h, r, &err) != 0)
-            fail_msg("run: %s", err.msg);
-        double al = study_metric(r, "spec_acceptance_length");
+        double al = realised_al(&s);
         print_message("%s: realised acceptance length %.3f\n", path, al);
         assert_true(fabs(al - 3.39) / 3.39 < 0.02);
-        free(r);
     }
     scn_free(&s);
 }
@@ -284,22 +286,14 @@ static void test_shipped_scenario(void **state)
  * i.i.d. rate of 0.7 runs on today's roofline; it realises 1 + 0.7 + 0.49 + 0.343 a step. */
 static void test_shipped_k_scenario(void **state)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/scenarios/speculative_k.yaml", LLMSIM_SOURCE_DIR);
+    const char *path = LLMSIM_SOURCE_DIR "/scenarios/speculative_k.yaml";
     scn_scenario s;
-    sim_err err;
-    if (study_load(path, NULL, 0, &s, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_load(path, NULL, &s);
     assert_int_equal(s.engine.spec.method, ENG_SPEC_EAGLE3);
     assert_int_equal(s.engine.spec.dist, ENG_SPEC_IID);
-    study_result *r = calloc(1, sizeof *r);
-    study_hooks h = {.check_every = 64};
-    if (study_run(&s, s.seed, NULL, NULL, &h, r, &err) != 0)
-        fail_msg("run: %s", err.msg);
-    double al = study_metric(r, "spec_acceptance_length"), want = 1 + 0.7 + 0.49 + 0.343;
+    double al = realised_al(&s), want = 1 + 0.7 + 0.49 + 0.343;
     print_message("%s: realised acceptance length %.3f (i.i.d. 0.7: %.3f)\n", path, al, want);
     assert_true(fabs(al - want) / want < 0.02);
-    free(r);
     scn_free(&s);
 }
 

@@ -19,7 +19,9 @@
 
 #include <cmocka.h>
 
+#include "run_info.h"
 #include "scratch.h"
+#include "store_util.h"
 
 #include "metrics.h"
 #include "store.h"
@@ -33,59 +35,7 @@ static char dir[256];
 
 static const char *path_of(const char *name)
 {
-    static char buf[4][320];
-    static int k;
-    char *p = buf[k++ % 4];
-    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
-    return p;
-}
-
-static store *open_rw(const char *path)
-{
-    sim_err err = {{0}};
-    store *s = store_open(path, &err);
-    if (!s)
-        fail_msg("store_open %s: %s", path, err.msg);
-    return s;
-}
-
-static store *open_ro(const char *path)
-{
-    sim_err err = {{0}};
-    store *s = store_open_readonly(path, &err);
-    if (!s)
-        fail_msg("store_open_readonly %s: %s", path, err.msg);
-    return s;
-}
-
-static void exec(store *s, const char *sql)
-{
-    sim_err err = {{0}};
-    if (store_exec(s, sql, &err) != 0)
-        fail_msg("%s: %s", sql, err.msg);
-}
-
-static int64_t qint(store *s, const char *fmt, ...)
-{
-    char sql[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(sql, sizeof sql, fmt, ap);
-    va_end(ap);
-    sim_err err = {{0}};
-    int64_t v = 0;
-    if (store_query_int(s, sql, &v, &err) != 0)
-        fail_msg("%s: %s", sql, err.msg);
-    return v;
-}
-
-static double qdouble(store *s, const char *sql)
-{
-    sim_err err = {{0}};
-    double v = 0;
-    if (store_query_double(s, sql, &v, &err) != 0)
-        fail_msg("%s: %s", sql, err.msg);
-    return v;
+    return scratch_path(dir, name);
 }
 
 /* ---------------- whole files ---------------- */
@@ -132,14 +82,14 @@ static void drop_all(store *s)
                                  " 'table') AND name NOT LIKE 'sqlite_%' ORDER BY type DESC",
                                  collect, &ns, &err),
                      0);
-    exec(s, "PRAGMA foreign_keys=OFF");
+    tstore_exec(s, "PRAGMA foreign_keys=OFF");
     for (int i = 0; i < ns.n; i++) {
         char sql[128];
         snprintf(sql, sizeof sql, "DROP %s %s", strcmp(ns.type[i], "view") ? "TABLE" : "VIEW",
                  ns.v[i]);
-        exec(s, sql);
+        tstore_exec(s, sql);
     }
-    exec(s, "PRAGMA foreign_keys=ON");
+    tstore_exec(s, "PRAGMA foreign_keys=ON");
 }
 
 /* The schema of llmsim's version 1, as store.c, sweep.c and profile.c created it. */
@@ -202,12 +152,12 @@ static const char v1_schema[] =
 static void make_v1(const char *path, const char *extra)
 {
     unlink(path);
-    store *s = open_rw(path);
+    store *s = tstore_open(path, 0);
     drop_all(s);
-    exec(s, "PRAGMA application_id = 0");
-    exec(s, v1_schema);
+    tstore_exec(s, "PRAGMA application_id = 0");
+    tstore_exec(s, v1_schema);
     if (extra)
-        exec(s, extra);
+        tstore_exec(s, extra);
     store_close(s);
 }
 
@@ -325,20 +275,7 @@ static int64_t write_run(store *s, const store_run_info *info, store_run_hook ho
 
 static store_run_info run_info(void)
 {
-    store_run_info in = {.name = "t",
-                         .scenario_text = "name: t",
-                         .scheduler = "vllm",
-                         .version = "test",
-                         .profile = "roofline",
-                         .model = "llama-3-8b",
-                         .gpu = "h100-sxm",
-                         .dtype = "fp16",
-                         .hardware = "cpu",
-                         .seed = 42,
-                         .replicas = 2,
-                         .tensor_parallel = 1,
-                         .level = STORE_REQUESTS};
-    return in;
+    return test_run_info("t", STORE_REQUESTS);
 }
 
 /* ---------------- tests ---------------- */
@@ -358,28 +295,28 @@ static void test_metric_names(void **state)
 static void test_create(void **state)
 {
     const char *path = path_of("new.db");
-    store *s = open_rw(path);
+    store *s = tstore_open(path, 0);
     assert_string_equal(store_path(s), path);
     assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
     assert_int_equal(STORE_SCHEMA_VERSION, 5);
-    assert_int_equal(qint(s, "PRAGMA application_id"), 0x4C4C4D53);
-    assert_int_equal(qint(s, "SELECT count(*) FROM schema_version"), 1);
-    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 5);
-    assert_int_equal(qint(s, "SELECT count(*) FROM sqlite_master WHERE name IN"
-                             " ('capacity_searches', 'capacity_probes', 'capacity_results',"
-                             " 'run_summary', 'sweep_curve', 'request_spans',"
-                             " 'request_spans_all', 'validations', 'validation_rows',"
-                             " 'validation_values', 'validation_stats', 'fleet_windows',"
-                             " 'fleet_timeline')"),
+    assert_int_equal(tstore_intf(s, "PRAGMA application_id"), 0x4C4C4D53);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM schema_version"), 1);
+    assert_int_equal(tstore_intf(s, "SELECT version FROM schema_version"), 5);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM sqlite_master WHERE name IN"
+                                    " ('capacity_searches', 'capacity_probes', 'capacity_results',"
+                                    " 'run_summary', 'sweep_curve', 'request_spans',"
+                                    " 'request_spans_all', 'validations', 'validation_rows',"
+                                    " 'validation_values', 'validation_stats', 'fleet_windows',"
+                                    " 'fleet_timeline')"),
                      13);
-    int64_t cookie = qint(s, "PRAGMA schema_version");
+    int64_t cookie = tstore_intf(s, "PRAGMA schema_version");
     store_close(s);
     /* opening again changes nothing (the views are kept when their text is the same) */
-    s = open_rw(path);
-    assert_int_equal(qint(s, "PRAGMA schema_version"), cookie);
-    assert_int_equal(qint(s, "SELECT count(*) FROM schema_version"), 1);
+    s = tstore_open(path, 0);
+    assert_int_equal(tstore_intf(s, "PRAGMA schema_version"), cookie);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM schema_version"), 1);
     store_close(s);
-    s = open_ro(path);
+    s = tstore_open(path, 1);
     assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
     store_close(s);
     /* an empty file is a new database */
@@ -387,8 +324,8 @@ static void test_create(void **state)
     FILE *f = fopen(empty, "w");
     assert_non_null(f);
     fclose(f);
-    s = open_rw(empty);
-    assert_int_equal(qint(s, "PRAGMA application_id"), STORE_APPLICATION_ID);
+    s = tstore_open(empty, 0);
+    assert_int_equal(tstore_intf(s, "PRAGMA application_id"), STORE_APPLICATION_ID);
     store_close(s);
     /* read-only: a missing file is an error naming it */
     sim_err err = {{0}};
@@ -425,18 +362,18 @@ static void test_foreign_refused(void **state)
 {
     /* another application_id */
     const char *path = path_of("foreign.db");
-    store *s = open_rw(path);
+    store *s = tstore_open(path, 0);
     drop_all(s);
-    exec(s, "PRAGMA application_id = 305419896; CREATE TABLE notes (x TEXT);"
-            "INSERT INTO notes VALUES ('theirs'); PRAGMA journal_mode=DELETE");
+    tstore_exec(s, "PRAGMA application_id = 305419896; CREATE TABLE notes (x TEXT);"
+                   "INSERT INTO notes VALUES ('theirs'); PRAGMA journal_mode=DELETE");
     store_close(s);
     check_refused(path, "0x12345678");
     /* application_id 0 (the sqlite3 shell's), tables but no schema_version */
     const char *plain = path_of("plain.db");
-    s = open_rw(plain);
+    s = tstore_open(plain, 0);
     drop_all(s);
-    exec(s, "PRAGMA application_id = 0; CREATE TABLE t (x); INSERT INTO t VALUES (1);"
-            "PRAGMA journal_mode=DELETE");
+    tstore_exec(s, "PRAGMA application_id = 0; CREATE TABLE t (x); INSERT INTO t VALUES (1);"
+                   "PRAGMA journal_mode=DELETE");
     store_close(s);
     check_refused(plain, "another program");
     /* not a database at all */
@@ -456,7 +393,7 @@ static void test_upgrade_v1(void **state)
     const char *path = path_of("v1.db");
     make_v1(path, NULL);
     /* read-only, a version-1 database opens as it is and reads */
-    store *s = open_ro(path);
+    store *s = tstore_open(path, 1);
     assert_int_equal(store_schema_version(s), 1);
     store_run_meta m;
     sim_err err = {{0}};
@@ -465,22 +402,22 @@ static void test_upgrade_v1(void **state)
     assert_true(m.offered_rate == 0 && m.num_requests == 0);
     store_close(s);
     /* writable: upgraded in place, through version 2 to 3 */
-    s = open_rw(path);
+    s = tstore_open(path, 0);
     assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
-    assert_int_equal(qint(s, "PRAGMA application_id"), STORE_APPLICATION_ID);
-    assert_int_equal(qint(s, "SELECT count(*) FROM schema_version"), 1);
-    assert_int_equal(qint(s, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
-    assert_int_equal(qint(s, "SELECT count(*) FROM validations"), 0);
-    assert_int_equal(qint(s, "SELECT count(*) FROM pragma_table_info('runs') WHERE name IN"
-                             " ('offered_rate', 'num_requests', 'kv_blocks')"),
+    assert_int_equal(tstore_intf(s, "PRAGMA application_id"), STORE_APPLICATION_ID);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM schema_version"), 1);
+    assert_int_equal(tstore_intf(s, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM validations"), 0);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM pragma_table_info('runs') WHERE name IN"
+                                    " ('offered_rate', 'num_requests', 'kv_blocks')"),
                      3);
-    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans"), 0);
-    assert_int_equal(qint(s, "SELECT count(*) FROM runs WHERE name = 'old' AND seed = 7"
-                             " AND offered_rate IS NULL AND num_requests IS NULL"),
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM request_spans"), 0);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM runs WHERE name = 'old' AND seed = 7"
+                                    " AND offered_rate IS NULL AND num_requests IS NULL"),
                      1);
-    assert_true(qdouble(s, "SELECT p99_ttft_ms FROM run_summary WHERE id = 1") == 12.5);
-    assert_true(qdouble(s, "SELECT offered_rate FROM sweep_curve WHERE run_id = 1") == 3.0);
-    assert_int_equal(qint(s, "SELECT count(*) FROM capacity_searches"), 0);
+    assert_true(tstore_double(s, "SELECT p99_ttft_ms FROM run_summary WHERE id = 1") == 12.5);
+    assert_true(tstore_double(s, "SELECT offered_rate FROM sweep_curve WHERE run_id = 1") == 3.0);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM capacity_searches"), 0);
     /* new runs land beside the old one */
     fill_rows();
     store_run_info in = run_info();
@@ -493,17 +430,17 @@ static void test_upgrade_v1(void **state)
  * request_spans and runs.kv_blocks, with one run of requests. `extra` (may be NULL) runs after. */
 static void make_v2(const char *path, const char *extra)
 {
-    store *s = open_rw(path);
+    store *s = tstore_open(path, 0);
     fill_rows();
     store_run_info in = run_info();
     assert_int_equal(write_run(s, &in, NULL, NULL), 1);
-    exec(s, "DROP VIEW request_spans_all; DROP TABLE request_spans;"
-            "ALTER TABLE runs DROP COLUMN kv_blocks;"
-            "DROP TABLE validation_stats; DROP TABLE validation_values;"
-            " DROP TABLE validation_rows; DROP TABLE validations;"
-            "UPDATE schema_version SET version = 2");
+    tstore_exec(s, "DROP VIEW request_spans_all; DROP TABLE request_spans;"
+                   "ALTER TABLE runs DROP COLUMN kv_blocks;"
+                   "DROP TABLE validation_stats; DROP TABLE validation_values;"
+                   " DROP TABLE validation_rows; DROP TABLE validations;"
+                   "UPDATE schema_version SET version = 2");
     if (extra)
-        exec(s, extra);
+        tstore_exec(s, extra);
     store_close(s);
 }
 
@@ -513,7 +450,7 @@ static void test_upgrade_v2(void **state)
 {
     const char *path = path_of("v2.db");
     make_v2(path, NULL);
-    store *s = open_ro(path);
+    store *s = tstore_open(path, 1);
     sim_err err = {{0}};
     assert_int_equal(store_schema_version(s), 2);
     assert_int_equal(store_has_spans(s), 0);
@@ -527,18 +464,19 @@ static void test_upgrade_v2(void **state)
     assert_int_equal(store_spans_next(c, &sp, &err), 0);
     store_spans_close(c);
     store_close(s);
-    s = open_rw(path);
+    s = tstore_open(path, 0);
     assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
-    assert_int_equal(qint(s, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
-    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans"), 0);
-    assert_int_equal(qint(s, "SELECT count(*) FROM runs WHERE kv_blocks IS NULL"), 1);
+    assert_int_equal(tstore_intf(s, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM request_spans"), 0);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM runs WHERE kv_blocks IS NULL"), 1);
     store_run_info in = run_info();
     in.kv_blocks = 777;
     assert_int_equal(write_run(s, &in, NULL, NULL), 2);
     /* only request 2, preempted, has its spans stored; the view adds the others' */
-    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans WHERE run_id = 2"), 2);
-    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans_all WHERE run_id = 2"), NSP);
-    assert_int_equal(qint(s, "SELECT kv_blocks FROM runs WHERE id = 2"), 777);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM request_spans WHERE run_id = 2"), 2);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM request_spans_all WHERE run_id = 2"),
+                     NSP);
+    assert_int_equal(tstore_intf(s, "SELECT kv_blocks FROM runs WHERE id = 2"), 777);
     store_close(s);
     /* a table where a view must go fails the upgrade after its ALTER TABLE: nothing of it
      * stays */
@@ -546,10 +484,10 @@ static void test_upgrade_v2(void **state)
     make_v2(blocked, "DROP VIEW run_summary; CREATE TABLE run_summary (x)");
     assert_null(store_open(blocked, &err));
     print_message("upgrade failed as expected: %s\n", err.msg);
-    s = open_ro(blocked);
+    s = tstore_open(blocked, 1);
     assert_int_equal(store_schema_version(s), 2);
-    assert_int_equal(qint(s, "SELECT count(*) FROM pragma_table_info('runs') WHERE name ="
-                             " 'kv_blocks'"),
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM pragma_table_info('runs') WHERE name ="
+                                    " 'kv_blocks'"),
                      0);
     store_close(s);
 }
@@ -561,25 +499,25 @@ static void test_upgrade_v2_validation(void **state)
     const char *path = path_of("v2-validation.db");
     make_v2(path, NULL);
     store *s;
-    s = open_ro(path);
+    s = tstore_open(path, 1);
     assert_int_equal(store_schema_version(s), 2);
     store_validation_meta m;
     sim_err err = {{0}};
     assert_int_equal(store_validation_get(s, 1, &m, &err), -1);
     assert_non_null(strstr(err.msg, "schema version 2 keeps no validations"));
     store_close(s);
-    s = open_rw(path);
+    s = tstore_open(path, 0);
     assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
-    assert_int_equal(qint(s, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
-    assert_int_equal(qint(s, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'validation%'"),
-                     4);
+    assert_int_equal(tstore_intf(s, "SELECT version FROM schema_version"), STORE_SCHEMA_VERSION);
+    assert_int_equal(
+        tstore_intf(s, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'validation%%'"), 4);
     store_close(s);
 }
 
 /* A validation is written whole: heading, rows, values (with their error) and statistics. */
 static void test_validation_table(void **state)
 {
-    store *s = open_rw(path_of("validation.db"));
+    store *s = tstore_open(path_of("validation.db"), 0);
     sim_err err = {{0}};
     store_validation_info in = {
         .name = "v", .kind = "serving", .version = "test", .rows = 3, .ok = 1, .cannot = 2};
@@ -608,12 +546,12 @@ static void test_validation_table(void **state)
     int64_t id = 0;
     assert_int_equal(store_validation_finish(w, &id, &err), 0);
     assert_int_equal(id, 1);
-    assert_true(fabs(qdouble(s, "SELECT error FROM validation_values WHERE seq = 0") - 0.2) <
+    assert_true(fabs(tstore_double(s, "SELECT error FROM validation_values WHERE seq = 0") - 0.2) <
                 1e-12);
-    assert_int_equal(qint(s, "SELECT count(*) FROM validation_values WHERE seq = 1 AND"
-                             " predicted IS NULL AND error IS NULL"),
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM validation_values WHERE seq = 1 AND"
+                                    " predicted IS NULL AND error IS NULL"),
                      1);
-    assert_int_equal(qint(s, "SELECT measurements FROM validation_rows WHERE seq = 1"), 2);
+    assert_int_equal(tstore_intf(s, "SELECT measurements FROM validation_rows WHERE seq = 1"), 2);
     store_validation_meta m;
     assert_int_equal(store_validation_get(s, 1, &m, &err), 0);
     assert_true(m.rows == 3 && m.ok == 1 && m.cannot == 2 && !strcmp(m.kind, "serving"));
@@ -621,8 +559,8 @@ static void test_validation_table(void **state)
     w = store_validation_begin(s, &in, &err);
     assert_int_equal(store_validation_row(w, &r0, &err), 0);
     store_validation_abort(w);
-    assert_int_equal(qint(s, "SELECT count(*) FROM validations"), 1);
-    assert_int_equal(qint(s, "SELECT count(*) FROM validation_rows"), 2);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM validations"), 1);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM validation_rows"), 2);
     assert_int_equal(store_validation_get(s, 2, &m, &err), -1);
     assert_non_null(strstr(err.msg, "no validation 2"));
     store_close(s);
@@ -638,20 +576,20 @@ static void test_upgrade_is_atomic(void **state)
     assert_null(store_open(path, &err));
     print_message("upgrade failed as expected: %s\n", err.msg);
     assert_non_null(strstr(err.msg, path));
-    store *s = open_ro(path);
+    store *s = tstore_open(path, 1);
     assert_int_equal(store_schema_version(s), 1);
-    assert_int_equal(qint(s, "SELECT count(*) FROM pragma_table_info('runs') WHERE name ="
-                             " 'offered_rate'"),
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM pragma_table_info('runs') WHERE name ="
+                                    " 'offered_rate'"),
                      0);
-    assert_int_equal(qint(s, "PRAGMA application_id"), 0);
-    assert_int_equal(qint(s, "SELECT count(*) FROM sqlite_master WHERE name IN"
-                             " ('run_summary', 'capacity_searches')"),
+    assert_int_equal(tstore_intf(s, "PRAGMA application_id"), 0);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM sqlite_master WHERE name IN"
+                                    " ('run_summary', 'capacity_searches')"),
                      0);
     store_close(s);
     /* a newer schema is refused */
     const char *newer = path_of("v6.db");
-    s = open_rw(newer);
-    exec(s, "UPDATE schema_version SET version = 6");
+    s = tstore_open(newer, 0);
+    tstore_exec(s, "UPDATE schema_version SET version = 6");
     store_close(s);
     memset(&err, 0, sizeof err);
     assert_null(store_open(newer, &err));
@@ -694,7 +632,7 @@ static int add_point(void *arg, store *s, int64_t run_id, sim_err *err)
 
 static void test_views(void **state)
 {
-    store *s = open_rw(path_of("views.db"));
+    store *s = tstore_open(path_of("views.db"), 0);
     fill_rows();
     store_run_info in = run_info();
     in.offered_rate = 2.5;
@@ -726,20 +664,21 @@ static void test_views(void **state)
     for (int i = 0; i < nm; i++) {
         char sql[160];
         snprintf(sql, sizeof sql, "SELECT \"%.39s\" FROM run_summary WHERE id = 1", m[i].name);
-        double v = qdouble(s, sql); /* SQLite stores NaN as NULL, read back as NaN */
+        double v = tstore_double(s, sql); /* SQLite stores NaN as NULL, read back as NaN */
         assert_true(v == m[i].value || (isnan(v) && isnan(m[i].value)));
     }
-    assert_int_equal(qint(s, "SELECT completed FROM run_summary"), 3);
-    assert_int_equal(qint(s, "SELECT rejected FROM run_summary"), 1);
-    assert_int_equal(qint(s, "SELECT saturated FROM run_summary"), 1);
+    assert_int_equal(tstore_intf(s, "SELECT completed FROM run_summary"), 3);
+    assert_int_equal(tstore_intf(s, "SELECT rejected FROM run_summary"), 1);
+    assert_int_equal(tstore_intf(s, "SELECT saturated FROM run_summary"), 1);
     /* a zero-initialised info stores NULL for the offered rate and request count */
     store_run_info plain = run_info();
     int64_t run2 = write_run(s, &plain, NULL, NULL);
-    assert_int_equal(qint(s,
-                          "SELECT count(*) FROM run_summary WHERE id = %lld AND offered_rate IS"
-                          " NULL AND num_requests IS NULL",
-                          (long long)run2),
-                     1);
+    assert_int_equal(
+        tstore_intf(s,
+                    "SELECT count(*) FROM run_summary WHERE id = %lld AND offered_rate IS"
+                    " NULL AND num_requests IS NULL",
+                    (long long)run2),
+        1);
     /* sweep_curve: one row per point and repetition */
     int64_t sw;
     assert_int_equal(store_sweep_open(s, "key", "f.yaml", "name: t", "rate", 1, 42, &sw, &err), 0);
@@ -754,20 +693,21 @@ static void test_views(void **state)
                                 "offered_rate,output_throughput,request_throughput,"
                                 "median_ttft_ms,p99_ttft_ms,median_tpot_ms,p99_tpot_ms,"
                                 "median_itl_ms,p99_itl_ms,median_e2el_ms,p99_e2el_ms");
-    assert_int_equal(qint(s,
-                          "SELECT count(*) FROM sweep_curve WHERE sweep_id = %lld AND point = 0"
-                          " AND rep = 0 AND seed = 42 AND saturated = 1 AND params ="
-                          " 'workload.arrival.rate=4,scheduler.name=vllm' AND scheduler ="
-                          " 'vllm'",
-                          (long long)sw),
-                     1);
-    assert_int_equal(qint(s, "SELECT run_id FROM sweep_curve"), run3);
-    assert_true(qdouble(s, "SELECT offered_rate FROM sweep_curve") == 4.0);
-    assert_true(qdouble(s, "SELECT p99_ttft_ms FROM sweep_curve") ==
-                qdouble(s, "SELECT p99_ttft_ms FROM run_summary WHERE id = 1"));
+    assert_int_equal(
+        tstore_intf(s,
+                    "SELECT count(*) FROM sweep_curve WHERE sweep_id = %lld AND point = 0"
+                    " AND rep = 0 AND seed = 42 AND saturated = 1 AND params ="
+                    " 'workload.arrival.rate=4,scheduler.name=vllm' AND scheduler ="
+                    " 'vllm'",
+                    (long long)sw),
+        1);
+    assert_int_equal(tstore_intf(s, "SELECT run_id FROM sweep_curve"), run3);
+    assert_true(tstore_double(s, "SELECT offered_rate FROM sweep_curve") == 4.0);
+    assert_true(tstore_double(s, "SELECT p99_ttft_ms FROM sweep_curve") ==
+                tstore_double(s, "SELECT p99_ttft_ms FROM run_summary WHERE id = 1"));
     /* the run's own offered rate comes first */
-    exec(s, "UPDATE runs SET offered_rate = 3.5 WHERE id = 3");
-    assert_true(qdouble(s, "SELECT offered_rate FROM sweep_curve") == 3.5);
+    tstore_exec(s, "UPDATE runs SET offered_rate = 3.5 WHERE id = 3");
+    assert_true(tstore_double(s, "SELECT offered_rate FROM sweep_curve") == 3.5);
     store_close(s);
 }
 
@@ -799,7 +739,7 @@ static void check_iteration(const eng_iter_rec *a, const eng_iter_rec *e)
 static void test_cursors(void **state)
 {
     const char *path = path_of("cursors.db");
-    store *w = open_rw(path);
+    store *w = tstore_open(path, 0);
     fill_rows();
     store_run_info in = run_info();
     in.offered_rate = 2.5;
@@ -809,7 +749,7 @@ static void test_cursors(void **state)
     in.level = STORE_SUMMARY;
     assert_int_equal(write_run(w, &in, NULL, NULL), 2);
     store_close(w);
-    store *s = open_ro(path);
+    store *s = tstore_open(path, 1);
     sim_err err = {{0}};
     /* the run's row */
     store_run_meta m;
@@ -918,9 +858,9 @@ static void test_cursors(void **state)
     while (store_requests_next(qc, &q, &err) == 1)
         n += q.t_arrival <= 10000000 && (q.t_finish < 0 || q.t_finish >= 10000000);
     store_requests_close(qc);
-    assert_int_equal(n, qint(s, "SELECT count(*) FROM requests WHERE run_id = 1 AND"
-                                " arrival_ns <= 10000000 AND (finish_ns IS NULL OR"
-                                " finish_ns >= 10000000)"));
+    assert_int_equal(n, tstore_intf(s, "SELECT count(*) FROM requests WHERE run_id = 1 AND"
+                                       " arrival_ns <= 10000000 AND (finish_ns IS NULL OR"
+                                       " finish_ns >= 10000000)"));
     /* a summary-level run has no rows */
     ic = store_iterations_open(s, 2, &err);
     assert_int_equal(store_iterations_next(ic, &it, &err), 0);
@@ -970,7 +910,7 @@ static int curve_row(void *arg, const store_curve_row *r)
 static void test_sweep_reads(void **state)
 {
     const char *path = path_of("sweep.db");
-    store *s = open_rw(path);
+    store *s = tstore_open(path, 0);
     fill_rows();
     sim_err err = {{0}};
     int64_t sw;
@@ -988,7 +928,7 @@ static void test_sweep_reads(void **state)
             assert_true(write_run(s, &in, add_point, &h) > 0);
         }
     store_close(s);
-    s = open_ro(path);
+    s = tstore_open(path, 1);
     store_sweep_meta m;
     assert_int_equal(store_sweep_get(s, sw, &m, &err), 0);
     assert_string_equal(m.key, "k1");
@@ -1043,7 +983,7 @@ static int probe_hook(void *arg, store *s, int64_t run_id, sim_err *err)
 
 static void test_capacity(void **state)
 {
-    store *s = open_rw(path_of("capacity.db"));
+    store *s = tstore_open(path_of("capacity.db"), 0);
     fill_rows();
     sim_err err = {{0}};
     store_capacity_info info = {.file = "c.yaml",
@@ -1075,8 +1015,8 @@ static void test_capacity(void **state)
     p.seq = 2;
     p.ok = -1;
     assert_int_equal(write_run(s, &in, probe_hook, &p), -1);
-    assert_int_equal(qint(s, "SELECT count(*) FROM runs"), 2);
-    assert_int_equal(qint(s, "SELECT count(*) FROM capacity_probes"), 2);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM runs"), 2);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM capacity_probes"), 2);
     /* a cluster probe without a stored run; a duplicate seq is an error */
     store_capacity_probe c = {.seq = 2,
                               .choice = "vllm",
@@ -1094,22 +1034,25 @@ static void test_capacity(void **state)
     store_capacity_result none = {0};
     assert_int_equal(store_capacity_add_result(s, id, &none, &err), 0);
     /* what landed */
-    assert_int_equal(qint(s, "SELECT count(*) FROM capacity_searches WHERE file = 'c.yaml' AND"
-                             " slo = 'ttft_p99=1000ms,tpot_p99=50ms' AND target_rate = 12 AND"
-                             " compare_key = 'scheduler.name' AND precision = 0.05 AND"
-                             " base_seed = 5 AND scenario = 'name: c'"),
+    assert_int_equal(tstore_intf(s,
+                                 "SELECT count(*) FROM capacity_searches WHERE file = 'c.yaml' AND"
+                                 " slo = 'ttft_p99=1000ms,tpot_p99=50ms' AND target_rate = 12 AND"
+                                 " compare_key = 'scheduler.name' AND precision = 0.05 AND"
+                                 " base_seed = 5 AND scenario = 'name: c'"),
                      1);
-    assert_int_equal(qint(s, "SELECT count(*) FROM capacity_probes WHERE search_id = 1 AND"
-                             " seq = 1 AND choice = 'vllm' AND phase = 'search' AND rate = 8"
-                             " AND replicas = 1 AND ok = 0 AND saturated = 1 AND run_id = 2"),
+    assert_int_equal(tstore_intf(s,
+                                 "SELECT count(*) FROM capacity_probes WHERE search_id = 1 AND"
+                                 " seq = 1 AND choice = 'vllm' AND phase = 'search' AND rate = 8"
+                                 " AND replicas = 1 AND ok = 0 AND saturated = 1 AND run_id = 2"),
                      1);
-    assert_int_equal(qint(s, "SELECT count(*) FROM capacity_probes WHERE seq = 2 AND"
-                             " phase = 'cluster' AND run_id IS NULL AND replicas = 3"),
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM capacity_probes WHERE seq = 2 AND"
+                                    " phase = 'cluster' AND run_id IS NULL AND replicas = 3"),
                      1);
-    assert_int_equal(qint(s, "SELECT count(*) FROM capacity_results"), 2);
-    assert_int_equal(qint(s, "SELECT replicas FROM capacity_results WHERE choice = 'vllm'"), 4);
-    assert_int_equal(qint(s, "SELECT count(*) FROM capacity_results WHERE choice = '' AND"
-                             " rate_per_replica IS NULL AND replicas IS NULL"),
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM capacity_results"), 2);
+    assert_int_equal(tstore_intf(s, "SELECT replicas FROM capacity_results WHERE choice = 'vllm'"),
+                     4);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM capacity_results WHERE choice = '' AND"
+                                    " rate_per_replica IS NULL AND replicas IS NULL"),
                      1);
     /* a probe must name a search that exists */
     assert_int_equal(store_capacity_add_probe(s, 99, &c, &err), -1);
@@ -1128,7 +1071,7 @@ static int count_rows(void *arg, int ncols, const char *const *names, const char
 static void test_generic_reads(void **state)
 {
     const char *path = path_of("generic.db");
-    store *s = open_rw(path);
+    store *s = tstore_open(path, 0);
     sim_err err = {{0}};
     int n = 0;
     assert_int_equal(
@@ -1147,7 +1090,7 @@ static void test_generic_reads(void **state)
     assert_non_null(strstr(err.msg, "only read"));
     int64_t v;
     assert_int_equal(store_query_int(s, "INSERT INTO schema_version VALUES (9)", &v, &err), -1);
-    assert_int_equal(qint(s, "SELECT count(*) FROM schema_version"), 1);
+    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM schema_version"), 1);
     /* errors name the database */
     assert_int_equal(store_query(s, "SELECT nope FROM nowhere", NULL, NULL, &err), -1);
     assert_non_null(strstr(err.msg, path));

@@ -32,25 +32,8 @@
 
 #define DEMO LLMSIM_SOURCE_DIR "/scenarios/demo.yaml"
 
-static char db[320];
-
-static void err_path(char *buf, size_t len, const char *tag)
-{
-    snprintf(buf, len, "%s/err-%s.txt", e2e_dir, tag);
-}
-
 /* Starts llmsim with the NULL-terminated arguments, stderr to e2e_dir/err-TAG.txt; its pid. */
-static pid_t start(const char *tag, const char *arg0, ...)
-{
-    char errpath[400];
-    err_path(errpath, sizeof errpath, tag);
-    va_list ap;
-    va_start(ap, arg0);
-    pid_t pid = proc_startv(LLMSIM_BINARY, errpath, 0, arg0, ap);
-    va_end(ap);
-    assert_true(pid > 0);
-    return pid;
-}
+#define start(tag, ...) e2e_start(tag, 0, __VA_ARGS__)
 
 static int finish(pid_t pid)
 {
@@ -60,26 +43,12 @@ static int finish(pid_t pid)
 static void read_err(const char *tag, char *buf, size_t len)
 {
     char path[400];
-    err_path(path, sizeof path, tag);
-    proc_read_text(path, buf, len);
+    proc_read_text(e2e_err_path(path, sizeof path, tag), buf, len);
 }
 
 static int64_t q(const char *sql)
 {
-    return e2e_query_int(db, sql);
-}
-
-static int setup(void **state)
-{
-    if (e2e_mkdir() != 0)
-        return -1;
-    snprintf(db, sizeof db, "%s/shared.db", e2e_dir);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    return e2e_rmdir();
+    return e2e_query_int(e2e_db, sql);
 }
 
 static void test_four_writers(void **state)
@@ -89,10 +58,10 @@ static void test_four_writers(void **state)
     for (int i = 0; i < 3; i++) {
         char tag[8];
         snprintf(tag, sizeof tag, "w%d", i);
-        p[i] = start(tag, "run", DEMO, "--db", db, "--quiet", "--seed", seeds[i], "--set",
+        p[i] = start(tag, "run", DEMO, "--db", e2e_db, "--quiet", "--seed", seeds[i], "--set",
                      "workload.num_requests=400", NULL);
     }
-    p[3] = start("w3", "sweep", DEMO, "--db", db, "--quiet", "--jobs", "1", "--vary",
+    p[3] = start("w3", "sweep", DEMO, "--db", e2e_db, "--quiet", "--jobs", "1", "--vary",
                  "workload.arrival.rate=2,6", "--set", "workload.num_requests=400", NULL);
     for (int i = 0; i < 4; i++) {
         int rc = finish(p[i]);
@@ -115,11 +84,11 @@ static void test_four_writers(void **state)
 static void test_no_lock_while_simulating(void **state)
 {
     /* the database exists (another run), so the probe below finds its schema */
-    assert_int_equal(finish(start("first", "run", DEMO, "--db", db, "--quiet", "--set",
+    assert_int_equal(finish(start("first", "run", DEMO, "--db", e2e_db, "--quiet", "--set",
                                   "workload.num_requests=10", NULL)),
                      0);
     /* about 2 CPU seconds of simulation in a Debug build; starting up takes well under 0.3 */
-    pid_t pid = start("long", "run", DEMO, "--db", db, "--quiet", "--store", "summary", "--set",
+    pid_t pid = start("long", "run", DEMO, "--db", e2e_db, "--quiet", "--store", "summary", "--set",
                       "workload.num_requests=3000", NULL);
     double used;
     struct timespec nap = {0, 5 * 1000 * 1000};
@@ -130,7 +99,7 @@ static void test_no_lock_while_simulating(void **state)
     assert_int_equal(kill(pid, SIGSTOP), 0);
     sim_err err = {{0}};
     setenv("LLMSIM_DB_TIMEOUT", "0", 1); /* no wait: the lock is free, or this fails */
-    store *s = store_open(db, &err);
+    store *s = store_open(e2e_db, &err);
     unsetenv("LLMSIM_DB_TIMEOUT");
     int got = -1;
     if (s) {
@@ -148,11 +117,11 @@ static void test_no_lock_while_simulating(void **state)
 static void test_lock_holder_named(void **state)
 {
     sim_err err = {{0}};
-    store *s = store_open(db, &err);
+    store *s = store_open(e2e_db, &err);
     assert_non_null(s);
     assert_int_equal(store_begin(s, &err), 0);
     setenv("LLMSIM_DB_TIMEOUT", "0.2", 1);
-    pid_t pid = start("blocked", "run", DEMO, "--db", db, "--quiet", "--set",
+    pid_t pid = start("blocked", "run", DEMO, "--db", e2e_db, "--quiet", "--set",
                       "workload.num_requests=10", NULL);
     unsetenv("LLMSIM_DB_TIMEOUT");
     int rc = finish(pid);
@@ -167,7 +136,7 @@ static void test_lock_holder_named(void **state)
         fail_msg("the error does not name the lock's holder (%s): %s", want, msg);
     /* a wait that is not a number of seconds is refused */
     setenv("LLMSIM_DB_TIMEOUT", "soon", 1);
-    pid = start("badwait", "run", DEMO, "--db", db, "--quiet", NULL);
+    pid = start("badwait", "run", DEMO, "--db", e2e_db, "--quiet", NULL);
     unsetenv("LLMSIM_DB_TIMEOUT");
     assert_int_equal(finish(pid), 1);
     read_err("badwait", msg, sizeof msg);
@@ -179,5 +148,5 @@ int main(void)
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_four_writers),
                                        cmocka_unit_test(test_no_lock_while_simulating),
                                        cmocka_unit_test(test_lock_holder_named)};
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, e2e_group_setup_db, e2e_group_teardown);
 }

@@ -44,16 +44,6 @@ static int any_file(const char *path)
     return 0;
 }
 
-static int setup(void **state)
-{
-    return e2e_mkdir();
-}
-
-static int teardown(void **state)
-{
-    return e2e_rmdir();
-}
-
 static void test_merge_creates_nothing_on_failure(void **state)
 {
     char good[400], bad[400], missing[400], outdb[400];
@@ -127,5 +117,5 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_merge_creates_nothing_on_failure),
                                        cmocka_unit_test(test_full_disk_leaves_no_file)};
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, e2e_group_setup, e2e_group_teardown);
 }

@@ -26,6 +26,7 @@
 
 #include "store.h"
 #include "store_query.h"
+#include "run_info.h"
 #include "store_run.h"
 
 static char dir[64], db[128];
@@ -36,15 +37,7 @@ static void make_db(void)
     store *s = store_open(db, &e);
     if (!s)
         fail_msg("%s", e.msg);
-    store_run_info in = {.name = "ro",
-                         .scenario_text = "name: ro",
-                         .scheduler = "orca",
-                         .version = "test",
-                         .profile = "roofline",
-                         .seed = 1,
-                         .replicas = 1,
-                         .tensor_parallel = 1,
-                         .level = STORE_SUMMARY};
+    store_run_info in = test_run_info("ro", STORE_SUMMARY);
     store_run *w = store_run_begin(s, &in, 0, &e);
     eng_metric m = {"completed", 3};
     assert_int_equal(store_run_finish(w, &m, 1, NULL, NULL, NULL, &e), 0);

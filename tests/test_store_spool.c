@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "scratch.h"
+#include "store_util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 /* AddressSanitizer's allocator (its header is not always installed) */
@@ -37,11 +38,7 @@ static char dir[64];
 
 static const char *path_of(const char *name)
 {
-    static char buf[4][128];
-    static int k;
-    char *p = buf[k++ % 4];
-    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
-    return p;
+    return scratch_path(dir, name);
 }
 
 static store_run_info info_of(store_level level)
@@ -173,28 +170,10 @@ static FILE *spooled(int nrq, int nit, int64_t *len)
     return f;
 }
 
-static store *open_db(const char *name)
-{
-    sim_err err = {{0}};
-    store *s = store_open(path_of(name), &err);
-    if (!s)
-        fail_msg("%s", err.msg);
-    return s;
-}
-
-static int64_t qint(store *s, const char *sql)
-{
-    sim_err err = {{0}};
-    int64_t v = 0;
-    if (store_query_int(s, sql, &v, &err) != 0)
-        fail_msg("%s: %s", sql, err.msg);
-    return v;
-}
-
 /* The replayed run has the same row, rows and metrics as the run written directly. */
 static void replay_equals_direct(void **state)
 {
-    store *s = open_db("a.db");
+    store *s = tstore_open(path_of("a.db"), 0);
     sim_err err = {{0}};
     store_run_info in = info_of(STORE_REQUESTS);
     int64_t direct = 0;
@@ -211,49 +190,54 @@ static void replay_equals_direct(void **state)
     assert_int_equal(sum.n, 3);
     assert_string_equal(sum.m[1].name, "p99_ttft_ms");
     /* the same run row, NULL gpu included, except the id */
-    assert_int_equal(qint(s, "SELECT count(*) FROM (SELECT name, scenario, scheduler, seed, "
-                             "version, profile, model, gpu, dtype, replicas, tensor_parallel, "
-                             "hardware, store_level, offered_rate, num_requests, kv_blocks FROM "
-                             "runs GROUP BY 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16)"),
+    assert_int_equal(tstore_int(s,
+                                "SELECT count(*) FROM (SELECT name, scenario, scheduler, seed, "
+                                "version, profile, model, gpu, dtype, replicas, tensor_parallel, "
+                                "hardware, store_level, offered_rate, num_requests, kv_blocks FROM "
+                                "runs GROUP BY 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16)"),
                      1);
-    assert_int_equal(qint(s, "SELECT count(*) FROM runs WHERE kv_blocks = 4321"), 2);
-    assert_int_equal(qint(s, "SELECT count(*) FROM runs WHERE gpu IS NULL"), 2);
-    assert_int_equal(qint(s, "SELECT count(*) FROM requests"), 2000);
-    assert_int_equal(qint(s, "SELECT count(*) FROM iterations"), 5000);
+    assert_int_equal(tstore_int(s, "SELECT count(*) FROM runs WHERE kv_blocks = 4321"), 2);
+    assert_int_equal(tstore_int(s, "SELECT count(*) FROM runs WHERE gpu IS NULL"), 2);
+    assert_int_equal(tstore_int(s, "SELECT count(*) FROM requests"), 2000);
+    assert_int_equal(tstore_int(s, "SELECT count(*) FROM iterations"), 5000);
     /* row for row: every column but run_id */
-    assert_int_equal(qint(s, "SELECT count(*) FROM requests a JOIN requests b ON b.run_id = 2 AND "
-                             "a.req_id = b.req_id WHERE a.run_id = 1 AND a.replica IS b.replica "
-                             "AND a.arrival_ns IS b.arrival_ns AND a.first_scheduled_ns IS "
-                             "b.first_scheduled_ns AND a.last_scheduled_ns IS b.last_scheduled_ns "
-                             "AND a.first_token_ns IS b.first_token_ns AND a.finish_ns IS "
-                             "b.finish_ns AND a.prompt_tokens IS b.prompt_tokens AND "
-                             "a.output_tokens IS b.output_tokens AND a.preemptions IS "
-                             "b.preemptions AND a.scheduled IS b.scheduled AND a.status IS "
-                             "b.status AND a.reject_reason IS b.reject_reason"),
-                     1000);
-    assert_int_equal(qint(s, "SELECT count(*) FROM iterations a JOIN iterations b ON b.run_id = 2 "
-                             "AND a.replica = b.replica AND a.iter = b.iter WHERE a.run_id = 1 AND "
-                             "a.start_ns IS b.start_ns AND a.duration_ns IS b.duration_ns AND "
-                             "a.cpu_ns IS b.cpu_ns AND a.gpu_ns IS b.gpu_ns AND a.num_seqs IS "
-                             "b.num_seqs AND a.prefill_tokens IS b.prefill_tokens AND "
-                             "a.decode_tokens IS b.decode_tokens AND a.kv_blocks_used IS "
-                             "b.kv_blocks_used AND a.preempted IS b.preempted AND a.prefill_seqs "
-                             "IS b.prefill_seqs AND a.prefill_pairs IS b.prefill_pairs AND "
-                             "a.prefill_kv IS b.prefill_kv AND a.prefill_q2 IS b.prefill_q2 AND "
-                             "a.decode_ctx IS b.decode_ctx AND a.emit_seqs IS b.emit_seqs"),
-                     2500);
-    assert_int_equal(qint(s, "SELECT count(*) FROM metrics a JOIN metrics b ON b.run_id = 2 AND "
-                             "a.name = b.name AND a.value = b.value WHERE a.run_id = 1"),
+    assert_int_equal(
+        tstore_int(s, "SELECT count(*) FROM requests a JOIN requests b ON b.run_id = 2 AND "
+                      "a.req_id = b.req_id WHERE a.run_id = 1 AND a.replica IS b.replica "
+                      "AND a.arrival_ns IS b.arrival_ns AND a.first_scheduled_ns IS "
+                      "b.first_scheduled_ns AND a.last_scheduled_ns IS b.last_scheduled_ns "
+                      "AND a.first_token_ns IS b.first_token_ns AND a.finish_ns IS "
+                      "b.finish_ns AND a.prompt_tokens IS b.prompt_tokens AND "
+                      "a.output_tokens IS b.output_tokens AND a.preemptions IS "
+                      "b.preemptions AND a.scheduled IS b.scheduled AND a.status IS "
+                      "b.status AND a.reject_reason IS b.reject_reason"),
+        1000);
+    assert_int_equal(
+        tstore_int(s, "SELECT count(*) FROM iterations a JOIN iterations b ON b.run_id = 2 "
+                      "AND a.replica = b.replica AND a.iter = b.iter WHERE a.run_id = 1 AND "
+                      "a.start_ns IS b.start_ns AND a.duration_ns IS b.duration_ns AND "
+                      "a.cpu_ns IS b.cpu_ns AND a.gpu_ns IS b.gpu_ns AND a.num_seqs IS "
+                      "b.num_seqs AND a.prefill_tokens IS b.prefill_tokens AND "
+                      "a.decode_tokens IS b.decode_tokens AND a.kv_blocks_used IS "
+                      "b.kv_blocks_used AND a.preempted IS b.preempted AND a.prefill_seqs "
+                      "IS b.prefill_seqs AND a.prefill_pairs IS b.prefill_pairs AND "
+                      "a.prefill_kv IS b.prefill_kv AND a.prefill_q2 IS b.prefill_q2 AND "
+                      "a.decode_ctx IS b.decode_ctx AND a.emit_seqs IS b.emit_seqs"),
+        2500);
+    assert_int_equal(tstore_int(s,
+                                "SELECT count(*) FROM metrics a JOIN metrics b ON b.run_id = 2 AND "
+                                "a.name = b.name AND a.value = b.value WHERE a.run_id = 1"),
                      3);
     /* the scheduled spans (a later row kind: one more spool tag), row for row */
-    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans WHERE run_id = 1"), 2 * 334);
-    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans a JOIN request_spans b ON "
-                             "b.run_id = 2 AND a.req_id = b.req_id AND a.span = b.span WHERE "
-                             "a.run_id = 1 AND a.replica IS b.replica AND a.start_ns IS "
-                             "b.start_ns AND a.decode_ns IS b.decode_ns AND a.end_ns IS b.end_ns "
-                             "AND a.end_reason IS b.end_reason"),
-                     2 * 334);
-    assert_int_equal(qint(s, "SELECT count(*) FROM request_spans WHERE decode_ns IS NULL"),
+    assert_int_equal(tstore_int(s, "SELECT count(*) FROM request_spans WHERE run_id = 1"), 2 * 334);
+    assert_int_equal(
+        tstore_int(s, "SELECT count(*) FROM request_spans a JOIN request_spans b ON "
+                      "b.run_id = 2 AND a.req_id = b.req_id AND a.span = b.span WHERE "
+                      "a.run_id = 1 AND a.replica IS b.replica AND a.start_ns IS "
+                      "b.start_ns AND a.decode_ns IS b.decode_ns AND a.end_ns IS b.end_ns "
+                      "AND a.end_reason IS b.end_reason"),
+        2 * 334);
+    assert_int_equal(tstore_int(s, "SELECT count(*) FROM request_spans WHERE decode_ns IS NULL"),
                      2 * 2 * 167);
     store_close(s);
 }
@@ -267,7 +251,7 @@ static int decline(void *arg, store *s, int64_t run_id, sim_err *err)
 /* A spool cut short anywhere, or with a record that is not one, commits nothing. */
 static void damaged_spool(void **state)
 {
-    store *s = open_db("b.db");
+    store *s = tstore_open(path_of("b.db"), 0);
     sim_err err = {{0}};
     store_run_summary sum;
     int64_t len;
@@ -300,19 +284,19 @@ static void damaged_spool(void **state)
     assert_int_equal(store_run_replay(s, f, len, NULL, NULL, &sum, &err), -1);
     fclose(f);
     free(bytes);
-    assert_int_equal(qint(s, "SELECT count(*) FROM runs"), 0);
-    assert_int_equal(qint(s, "SELECT count(*) FROM requests"), 0);
+    assert_int_equal(tstore_int(s, "SELECT count(*) FROM runs"), 0);
+    assert_int_equal(tstore_int(s, "SELECT count(*) FROM requests"), 0);
     /* a hook that declines the run: a quiet roll-back */
     f = spooled(10, 10, &len);
     int calls = 0;
     assert_int_equal(store_run_replay(s, f, len, decline, &calls, &sum, &err), 1);
     assert_int_equal(calls, 1);
-    assert_int_equal(qint(s, "SELECT count(*) FROM runs"), 0);
+    assert_int_equal(tstore_int(s, "SELECT count(*) FROM runs"), 0);
     /* the statements the connection keeps still work after the roll-backs */
     rewind(f);
     assert_int_equal(store_run_replay(s, f, len, NULL, NULL, &sum, &err), 0);
     fclose(f);
-    assert_int_equal(qint(s, "SELECT count(*) FROM requests"), 10);
+    assert_int_equal(tstore_int(s, "SELECT count(*) FROM requests"), 10);
     store_close(s);
 }
 
@@ -348,7 +332,7 @@ static void spool_memory_is_flat(void **state)
  * saw depended on how many iterations the profile's timings had made. */
 static void replay_shapes_count(void **state)
 {
-    store *s = open_db("c.db");
+    store *s = tstore_open(path_of("c.db"), 0);
     sim_err err = {{0}};
     const int lengths[] = {8, 9, 33, 57, 125, 1000};
     for (int i = 0; i < 6; i++) {

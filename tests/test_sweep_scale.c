@@ -45,24 +45,12 @@ static char scn[300];
 
 static const char *at(const char *name)
 {
-    static char buf[8][320];
-    static int k;
-    char *p = buf[k++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", e2e_dir, name);
-    return p;
+    return scratch_path(e2e_dir, name);
 }
 
 /* Runs `llmsim ARGS`; out/err captured (16 KiB each); returns the exit status. */
 static char out[65536], err[65536];
-static int llmsim(const char *fmt, ...)
-{
-    char args[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    return e2e_sh(out, sizeof out, err, sizeof err, "%s %s", LLMSIM_BINARY, args);
-}
+#define llmsim(...) e2e_llmsim(out, sizeof out, err, sizeof err, __VA_ARGS__)
 
 /* The rows of sql on db, one line each ("a|b|c"), into a malloc'd string. */
 typedef struct text {

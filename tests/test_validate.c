@@ -721,14 +721,9 @@ static void test_operator_rows(void **state)
     assert_int_equal(row_named(&v, "Llama-2-7b-hf tp1")->count, 8 * 9);
     /* the table's size is bytes, priced as NCCL's ring (not the custom all-reduce) */
     const study_vrow *a4 = row_named(&v, "all_reduce 4 GPUs 1048576 bytes");
-    eng_model m;
-    eng_gpu g;
-    eng_predictor p;
-    sim_err err = {{0}};
-    assert_int_equal(cal_model_find("llama-3-8b", &m), 0);
-    assert_int_equal(cal_gpu_find("a100-80gb", &g), 0);
+    eng_model m = catalog_model("llama-3-8b");
     cal_serving sv = cal_serving_tp(m.weight_dtype, 4);
-    assert_int_equal(cal_roofline_new(&m, &g, &sv, &p, &err), 0);
+    eng_predictor p = roofline_of(&m, "a100-80gb", &sv);
     assert_true(fabs(a4->predicted[0] - cal_roofline_allreduce_ns(&p, 1048576, 1) / 1e3) < 1e-9);
     cal_predictor_free(&p);
     study_vset_free(&v);

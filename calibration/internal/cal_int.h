@@ -14,6 +14,16 @@
 #include "predictor.h"
 #include "profile.h"
 
+/* One name standing for another: a row of a lookup table (aliases, another tool's names). */
+typedef struct cal_name_pair {
+    const char *from, *to;
+} cal_name_pair;
+
+/* The `to` of the row of table (n rows) whose `from` is name; NULL when none is (or name is
+ * NULL). alias.c. */
+const char *cal_name_lookup(const cal_name_pair *table, size_t n, const char *name);
+#define CAL_NAME_LOOKUP(table, name) cal_name_lookup(table, sizeof table / sizeof table[0], name)
+
 /* The operators of a pass: the first KERN_OP_COUNT are kernels.h's, the rest are costed only
  * by the roofline (a measured profile has no kernel for them). */
 typedef enum cal_op {

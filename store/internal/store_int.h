@@ -36,6 +36,9 @@ struct store {
 
 /* Prepares sql; returns NULL with err set. */
 sqlite3_stmt *store_prepare(store *s, const char *sql, sim_err *err);
+/* Prepares sql and binds id to its first parameter (the id the statement is about: a run, sweep
+ * or search looked up, or the parent of the rows it inserts); returns NULL with err set. */
+sqlite3_stmt *store_prepare_id(store *s, const char *sql, int64_t id, sim_err *err);
 /* Sets err from the connection's last error, prefixed with what failed; returns -1. */
 int store_fail(store *s, sim_err *err, const char *what);
 /* Steps st once and finalizes it; 0 when it ran (SQLITE_DONE or a row), else -1 with err

@@ -1,7 +1,7 @@
 /*
  * e2e_util.h: helpers for end-to-end tests that drive the llmsim binary: run a shell command
- * capturing its output, query a results database (through the store's read API: tests link
- * llmsim_store).
+ * capturing its output, start llmsim without a shell and wait for it, query a results database
+ * (through the store's read API: tests link llmsim_store).
  */
 #ifndef LLMSIM_TESTS_E2E_UTIL_H
 #define LLMSIM_TESTS_E2E_UTIL_H
@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "proc_util.h"
 #include "scratch.h"
 #include "store.h"
 #include "store_query.h"
@@ -91,15 +92,28 @@ static inline char *e2e_read_all(const char *path)
     return buf;
 }
 
-/* Runs a shell command; returns its exit status and captures stdout and stderr (either buffer
- * may be NULL). */
-static inline int e2e_sh(char *out, size_t outlen, char *err, size_t errlen, const char *fmt, ...)
+/* The width and height of the PNG image at path (from the IHDR chunk right after the signature)
+ * into *w and *h; the test fails unless the file starts as a PNG does. */
+static inline void e2e_png_size(const char *path, uint32_t *w, uint32_t *h)
+{
+    unsigned char b[24];
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(b, 1, sizeof b, f), sizeof b);
+    fclose(f);
+    assert_memory_equal(b, "\x89PNG\r\n\x1a\n", 8);
+    assert_memory_equal(b + 12, "IHDR", 4);
+    *w = (uint32_t)b[16] << 24 | (uint32_t)b[17] << 16 | (uint32_t)b[18] << 8 | b[19];
+    *h = (uint32_t)b[20] << 24 | (uint32_t)b[21] << 16 | (uint32_t)b[22] << 8 | b[23];
+}
+
+/* Runs a shell command (fmt with ap); returns its exit status and captures stdout and stderr
+ * (either buffer may be NULL). */
+static inline int e2e_shv(char *out, size_t outlen, char *err, size_t errlen, const char *fmt,
+                          va_list ap)
 {
     char cmd[2048], full[2800], path_out[300], path_err[300];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
     snprintf(path_out, sizeof path_out, "%s/out.txt", e2e_dir);
     snprintf(path_err, sizeof path_err, "%s/err.txt", e2e_dir);
     snprintf(full, sizeof full, "%s >%s 2>%s", cmd, path_out, path_err);
@@ -119,29 +133,115 @@ static inline int e2e_sh(char *out, size_t outlen, char *err, size_t errlen, con
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The first column of the first row of sql on db (opened read-only through the store), or -1
- * when the database cannot be opened or the query fails. */
-static inline int64_t e2e_query_int(const char *db, const char *sql)
+/* e2e_shv with the arguments after fmt. */
+static inline int e2e_sh(char *out, size_t outlen, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static inline int e2e_sh(char *out, size_t outlen, char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int st = e2e_shv(out, outlen, err, errlen, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* Runs `llmsim ARGS` through the shell, ARGS fmt with the arguments after it: as e2e_sh. */
+static inline int e2e_llmsim(char *out, size_t outlen, char *err, size_t errlen, const char *fmt,
+                             ...) __attribute__((format(printf, 5, 6)));
+static inline int e2e_llmsim(char *out, size_t outlen, char *err, size_t errlen, const char *fmt,
+                             ...)
+{
+    char args[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    return e2e_sh(out, outlen, err, errlen, "%s %s", LLMSIM_BINARY, args);
+}
+
+/* e2e_dir/test.db: the database of a group whose fixtures are e2e_group_setup_db and
+ * e2e_group_teardown. */
+static char e2e_db[320];
+
+/* e2e_group_setup, naming e2e_db in the scratch folder. */
+static inline int e2e_group_setup_db(void **state)
+{
+    if (e2e_mkdir() != 0)
+        return -1;
+    snprintf(e2e_db, sizeof e2e_db, "%s/test.db", e2e_dir);
+    return 0;
+}
+
+/* The first column of the first row of sql on db (opened read-only through the store) into *i,
+ * or into *d when i is NULL: 0, or -1 when the database cannot be opened or the query fails. */
+static inline int e2e_query(const char *db, const char *sql, int64_t *i, double *d)
 {
     sim_err err = {{0}};
-    int64_t v = -1;
     store *s = store_open_readonly(db, &err);
-    if (s && store_query_int(s, sql, &v, &err) != 0)
-        v = -1;
+    int rc = -1;
+    if (s)
+        rc = i ? store_query_int(s, sql, i, &err) : store_query_double(s, sql, d, &err);
     store_close(s);
-    return v;
+    return rc == 0 ? 0 : -1;
+}
+
+/* The first column of the first row of sql on db, or -1 when the database cannot be opened or
+ * the query fails. */
+static inline int64_t e2e_query_int(const char *db, const char *sql)
+{
+    int64_t v;
+    return e2e_query(db, sql, &v, NULL) == 0 ? v : -1;
 }
 
 /* As e2e_query_int, for a double (a NULL value reads as NaN). */
 static inline double e2e_query_double(const char *db, const char *sql)
 {
-    sim_err err = {{0}};
-    double v = -1;
-    store *s = store_open_readonly(db, &err);
-    if (s && store_query_double(s, sql, &v, &err) != 0)
-        v = -1;
-    store_close(s);
-    return v;
+    double v;
+    return e2e_query(db, sql, NULL, &v) == 0 ? v : -1;
+}
+
+/* e2e_dir/err-TAG.txt into buf (len bytes), e2e_dir/err.txt for a NULL tag: where e2e_start
+ * sends a process's stderr. Returns buf. */
+static inline const char *e2e_err_path(char *buf, size_t len, const char *tag)
+{
+    if (tag)
+        snprintf(buf, len, "%s/err-%s.txt", e2e_dir, tag);
+    else
+        snprintf(buf, len, "%s/err.txt", e2e_dir);
+    return buf;
+}
+
+/* Starts the llmsim binary with arg0 and ap's arguments up to a NULL (no shell: they pass
+ * untouched), stdout to /dev/null, stderr to e2e_err_path(tag), in a process group of its own
+ * when own_group (proc_start). Its pid; the test fails when it cannot start. */
+static inline pid_t e2e_startv(const char *tag, int own_group, const char *arg0, va_list ap)
+{
+    char errpath[400];
+    pid_t pid =
+        proc_startv(LLMSIM_BINARY, e2e_err_path(errpath, sizeof errpath, tag), own_group, arg0, ap);
+    assert_true(pid > 0);
+    return pid;
+}
+
+/* e2e_startv with the arguments after arg0 up to a NULL. */
+static inline pid_t e2e_start(const char *tag, int own_group, const char *arg0, ...)
+{
+    va_list ap;
+    va_start(ap, arg0);
+    pid_t pid = e2e_startv(tag, own_group, arg0, ap);
+    va_end(ap);
+    return pid;
+}
+
+/* Waits for pid, started by e2e_start with tag: its exit status (-1 when a signal ended it); its
+ * stderr into errbuf (len bytes) when errbuf is not NULL. */
+static inline int e2e_finish(pid_t pid, const char *tag, char *errbuf, size_t len)
+{
+    int rc = proc_finish(pid);
+    char path[400];
+    if (errbuf)
+        proc_read_text(e2e_err_path(path, sizeof path, tag), errbuf, len);
+    return rc;
 }
 
 #endif

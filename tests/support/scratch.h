@@ -25,6 +25,34 @@ static inline int scratch_remove(const char *dir)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A new file made from path (a pattern ending in XXXXXX, rewritten to the file's name), open for
+ * writing (the caller closes it); NULL when it cannot be made. */
+static inline FILE *scratch_file(char *path)
+{
+    int fd = mkstemp(path);
+    return fd >= 0 ? fdopen(fd, "w") : NULL;
+}
+
+/* scratch_file holding text: 0, or -1 when it cannot be made or written. */
+static inline int scratch_write(char *path, const char *text)
+{
+    FILE *f = scratch_file(path);
+    if (!f)
+        return -1;
+    int bad = fputs(text, f) < 0;
+    return fclose(f) != 0 || bad ? -1 : 0;
+}
+
+/* "dir/name" in one of eight rotating static buffers (a call's result lasts eight calls). */
+static inline const char *scratch_path(const char *dir, const char *name)
+{
+    static char buf[8][320];
+    static int k;
+    char *p = buf[k++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", dir, name);
+    return p;
+}
+
 /* Runs the cmocka group tests in the scratch folder dir (already made), then removes it: the
  * group's result, or 1 when the group passed but the folder could not be removed. */
 #define scratch_run_group_in(tests, dir)                                                           \
