@@ -580,16 +580,94 @@ static inline uint64_t piece(uint64_t id, int32_t off, int32_t take)
     return (id ^ ((uint64_t)off << 32) ^ (uint64_t)take) * UINT64_C(0x9e3779b97f4a7c15);
 }
 
-/* Computes the chained hashes of rq's first n full blocks (n within its content). */
-static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
+/* ---- a conversation's hashes, kept from one turn to the next ---- */
+
+/* Keeps rq's content and the hashes computed for it in ps, for its conversation's next turn
+ * (whose prompt starts with that content). */
+static void memo_stash(eng_pstore *ps, const eng_request *rq)
+{
+    const eng_pcreq *pc = rq->pc;
+    if (!rq->session || pc->nseg == 0 || !pc->out_shared || pc->nbh == 0)
+        return;
+    if (!ps->hm)
+        ps->hm = sim_xcalloc(ENG_HMEMO_SLOTS, sizeof *ps->hm);
+    eng_hmemo *m = &ps->hm[rq->session & (ENG_HMEMO_SLOTS - 1)];
+    if (pc->nseg + 1 > m->capseg) {
+        m->capseg = pc->nseg + 1 > 2 * m->capseg ? pc->nseg + 1 : 2 * m->capseg;
+        m->seg = sim_xrealloc(m->seg, (size_t)m->capseg * sizeof *m->seg);
+    }
+    if (pc->nbh > m->capbh) {
+        m->capbh = pc->nbh > 2 * m->capbh ? pc->nbh : 2 * m->capbh;
+        m->bh = sim_xrealloc(m->bh, (size_t)m->capbh * sizeof *m->bh);
+    }
+    memcpy(m->seg, pc->seg, (size_t)pc->nseg * sizeof *m->seg);
+    m->seg[pc->nseg] = (eng_segment){pc->out_id, rq->output};
+    memcpy(m->bh, pc->bh, (size_t)pc->nbh * sizeof *m->bh);
+    m->session = rq->session;
+    m->nseg = pc->nseg + 1;
+    m->nbh = pc->nbh;
+}
+
+static void memo_free(eng_pstore *ps)
+{
+    for (int32_t i = 0; ps->hm && i < ENG_HMEMO_SLOTS; i++) {
+        free(ps->hm[i].seg);
+        free(ps->hm[i].bh);
+    }
+    free(ps->hm);
+    ps->hm = NULL;
+}
+
+/* rq has no hashes yet: those of its first blocks (at most n) copied from its conversation's
+ * last turn kept in ps, as far as the two contents are the same segments; where the next block
+ * starts set as ensure_hashes would leave it. A block's hash covers its pieces and the blocks
+ * before it, so a block within the common segments hashes alike in both. */
+static void memo_take(const eng_pstore *ps, eng_request *rq, int32_t n, int32_t bs)
 {
     eng_pcreq *pc = rq->pc;
-    if (n <= pc->nbh)
+    if (!ps || !ps->hm || !rq->session || pc->nseg == 0)
         return;
-    if (n > pc->capbh) {
-        pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
-        pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
+    const eng_hmemo *m = &ps->hm[rq->session & (ENG_HMEMO_SLOTS - 1)];
+    if (m->session != rq->session)
+        return;
+    int64_t same = 0; /* tokens of the leading segments both contents have */
+    uint64_t id = 0;
+    int32_t len = 0;
+    for (int32_t k = 0; k < m->nseg && seg_at(rq, k, &id, &len); k++) {
+        if (id != m->seg[k].id || len != m->seg[k].len)
+            break;
+        same += len;
     }
+    int64_t u = same / bs;
+    u = u < m->nbh ? u : m->nbh;
+    u = u < n ? u : n;
+    if (u <= 0)
+        return;
+    memcpy(pc->bh, m->bh, (size_t)u * sizeof *pc->bh);
+    /* the walk ensure_hashes makes over u blocks' tokens, a segment left as its end is reached */
+    int32_t k = 0, off = 0;
+    int64_t rest = u * bs;
+    seg_at(rq, k, &id, &len);
+    while (rest > 0) {
+        int32_t take = (int64_t)(len - off) < rest ? len - off : (int32_t)rest;
+        off += take;
+        rest -= take;
+        if (off == len) {
+            k++;
+            off = 0;
+            if (!seg_at(rq, k, &id, &len))
+                break;
+        }
+    }
+    pc->cur_seg = k;
+    pc->cur_off = off;
+    pc->nbh = (int32_t)u;
+}
+
+/* Hashes rq's blocks nbh .. n - 1 (room for them made, n within its content). */
+static void hash_blocks(const eng_kv *kv, eng_request *rq, int32_t n)
+{
+    eng_pcreq *pc = rq->pc;
     /* the segment the next block starts in, walked with it */
     int32_t k = pc->cur_seg, off = pc->cur_off, len = 0, bs = kv->block_size;
     uint64_t id = 0;
@@ -623,6 +701,44 @@ static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
     pc->cur_seg = k;
     pc->cur_off = off;
     pc->nbh = n;
+}
+
+#ifndef NDEBUG
+/* Debug builds: the hashes memo_take copied are those hash_blocks computes. */
+static void memo_verify(const eng_kv *kv, eng_request *rq)
+{
+    eng_pcreq *pc = rq->pc;
+    int32_t u = pc->nbh, seg = pc->cur_seg, off = pc->cur_off;
+    uint64_t *kept = sim_xmalloc((size_t)u * sizeof *kept);
+    memcpy(kept, pc->bh, (size_t)u * sizeof *kept);
+    pc->nbh = pc->cur_seg = pc->cur_off = 0;
+    hash_blocks(kv, rq, u);
+    SIM_CHECK(NULL, memcmp(kept, pc->bh, (size_t)u * sizeof *kept) == 0 && pc->cur_seg == seg &&
+                        pc->cur_off == off);
+    free(kept);
+}
+#endif
+
+/* Computes the chained hashes of rq's first n full blocks (n within its content). */
+static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
+{
+    eng_pcreq *pc = rq->pc;
+    if (n <= pc->nbh)
+        return;
+    if (n > pc->capbh) {
+        pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
+        pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
+    }
+    if (pc->nbh == 0) {
+        memo_take(kv->ps, rq, n, kv->block_size);
+#ifndef NDEBUG
+        if (pc->nbh > 0)
+            memo_verify(kv, rq);
+#endif
+        if (n <= pc->nbh)
+            return;
+    }
+    hash_blocks(kv, rq, n);
 }
 
 static void ensure_table(eng_pcreq *pc, int32_t n)
@@ -760,6 +876,7 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     }
     if (keep_tokens > 0)
         eng_kv_register(kv, rq, keep_tokens);
+    memo_stash(ps, rq);
     if (own_run_here(kv, pc))
         own_settle(kv, rq);
     /* MODEL: vLLM KVCacheManager.free: blocks are freed in reverse order so that the tail
@@ -805,6 +922,7 @@ void eng_kv_fini(eng_kv *kv)
         return;
     free(ps->b);
     free(ps->tab);
+    memo_free(ps);
     free(ps);
     kv->ps = NULL;
 }

@@ -56,8 +56,22 @@ typedef struct eng_tslot {
     int32_t rec; /* record + 1; 0: empty; -1: a tombstone */
 } eng_tslot;
 
+/* A finished request's content and block hashes, kept for its conversation's next turn, whose
+ * prompt starts with that content: the turn copies the hashes of the blocks they share instead
+ * of computing them again (kv.c, memo_*). */
+typedef struct eng_hmemo {
+    uint64_t session; /* 0: empty */
+    eng_segment *seg; /* its content: the prompt's segments, then its output */
+    int32_t nseg, capseg;
+    uint64_t *bh; /* chained hashes of its first nbh full blocks */
+    int32_t nbh, capbh;
+} eng_hmemo;
+
+#define ENG_HMEMO_SLOTS 512 /* direct-mapped by session id */
+
 typedef struct eng_pstore {
-    int mode; /* ENG_PC_AT_SCHEDULE or ENG_PC_AT_COMPLETION */
+    int mode;      /* ENG_PC_AT_SCHEDULE or ENG_PC_AT_COMPLETION */
+    eng_hmemo *hm; /* ENG_HMEMO_SLOTS, made at the first stash; NULL: none yet */
     eng_pblock *b;
     int32_t nb, capb, freeb; /* records used, allocated, head of the unused ones (-1: none) */
     int32_t qhead, qtail;    /* the free queue (-1: empty) */
