@@ -342,25 +342,33 @@ static void q_push_anon(eng_pstore *ps, int64_t n)
         run_new(ps, ps->qtail, ENG_Q_ANON, n);
 }
 
-/* ---- the table (linear probing; tombstones, swept by a rebuild) ---- */
+/* ---- the table (linear probing, at most a quarter full; backward-shift deletion) ---- */
 
 static inline uint32_t home(const eng_pstore *ps, uint64_t h)
 {
     return (uint32_t)(h ^ (h >> 32)) & ps->tabmask;
 }
 
+/* The record of the cached block with hash h, or -1 with *at the empty slot that ends its probe
+ * sequence (where it would go). The table exists. */
+static inline int32_t tab_probe(const eng_pstore *ps, uint64_t h, uint32_t *at)
+{
+    for (uint32_t i = home(ps, h);; i = (i + 1) & ps->tabmask) {
+        const eng_tslot *t = &ps->tab[i];
+        if (t->rec == 0) {
+            *at = i;
+            return -1;
+        }
+        if (t->hash == h)
+            return t->rec - 1;
+    }
+}
+
 /* The record of the cached block with hash h, or -1. */
 static inline int32_t tab_find(const eng_pstore *ps, uint64_t h)
 {
-    if (!ps->tab)
-        return -1;
-    for (uint32_t i = home(ps, h);; i = (i + 1) & ps->tabmask) {
-        const eng_tslot *t = &ps->tab[i];
-        if (t->rec == 0)
-            return -1;
-        if (t->rec > 0 && t->hash == h)
-            return t->rec - 1;
-    }
+    uint32_t at = 0;
+    return ps->tab ? tab_probe(ps, h, &at) : -1;
 }
 
 int32_t eng_ps_find(const eng_pstore *ps, uint64_t h)
@@ -368,53 +376,75 @@ int32_t eng_ps_find(const eng_pstore *ps, uint64_t h)
     return tab_find(ps, h);
 }
 
-/* Enters record idx (its key the hash, absent from the table) in the first free slot of its
- * probe sequence. */
-static inline void tab_put(eng_pstore *ps, int32_t idx)
+/* Enters record idx (its key the hash) in slot i. */
+static inline void tab_put_at(eng_pstore *ps, int32_t idx, uint32_t i)
 {
-    uint64_t h = ps->b[idx].key;
-    uint32_t i = home(ps, h);
-    while (ps->tab[i].rec > 0)
-        i = (i + 1) & ps->tabmask;
-    ps->tombs -= ps->tab[i].rec < 0;
-    ps->tab[i] = (eng_tslot){h, idx + 1};
+    ps->tab[i] = (eng_tslot){ps->b[idx].key, idx + 1};
     ps->b[idx].slot = i;
     ps->tabn++;
 }
 
-/* Rebuilds the table without its tombstones, twice as large when the live entries need it. */
-static void tab_rebuild(eng_pstore *ps)
+/* The table made, or doubled, to hold one more entry at most a quarter full. */
+static void tab_grow(eng_pstore *ps)
 {
     eng_tslot *old = ps->tab;
-    uint32_t oldcap = old ? ps->tabmask + 1 : 0, cap = oldcap ? oldcap : 4096;
+    uint32_t oldcap = old ? ps->tabmask + 1 : 0, cap = oldcap ? 2 * oldcap : 4096;
     while (4 * ((int64_t)ps->tabn + 1) > (int64_t)cap)
         cap *= 2;
     ps->tab = sim_xcalloc(cap, sizeof *ps->tab);
     ps->tabmask = cap - 1;
-    ps->tabn = ps->tombs = 0;
-    for (uint32_t i = 0; i < oldcap; i++)
-        if (old[i].rec > 0)
-            tab_put(ps, old[i].rec - 1);
+    ps->tabn = 0;
+    for (uint32_t i = 0; i < oldcap; i++) {
+        if (old[i].rec == 0)
+            continue;
+        uint32_t j = home(ps, old[i].hash);
+        while (ps->tab[j].rec)
+            j = (j + 1) & ps->tabmask;
+        tab_put_at(ps, old[i].rec - 1, j);
+    }
     free(old);
 }
 
+/* Makes room for one more entry: the table is kept at most a quarter full (a probe then ends
+ * within a slot or two). */
+static inline void tab_reserve(eng_pstore *ps)
+{
+    if (!ps->tab || 4 * ((int64_t)ps->tabn + 1) > (int64_t)ps->tabmask + 1)
+        tab_grow(ps);
+}
+
+/* Removes record idx's entry; the entries after it in its run move back where their probe
+ * sequences allow, so every probe still ends at the first empty slot. */
 static void tab_erase(eng_pstore *ps, int32_t idx)
 {
-    ps->tab[ps->b[idx].slot].rec = -1;
-    ps->tabn--;
-    ps->tombs++;
+    uint32_t i = ps->b[idx].slot, j = i;
+    for (;;) {
+        ps->tab[i].rec = 0;
+        for (;;) {
+            j = (j + 1) & ps->tabmask;
+            if (ps->tab[j].rec == 0) {
+                ps->tabn--;
+                return;
+            }
+            uint32_t k = home(ps, ps->tab[j].hash);
+            if (i <= j ? (k <= i || k > j) : (k <= i && k > j))
+                break;
+        }
+        ps->tab[i] = ps->tab[j];
+        ps->b[ps->tab[i].rec - 1].slot = i;
+        i = j;
+    }
 }
 
 /* ---- cached blocks ---- */
 
-/* A new cached block of hash h with `ref` holders (0: the caller queues it). */
-static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
+/* A new cached block of hash h with `ref` holders (0: the caller queues it), entered in the
+ * table's empty slot `at` (tab_probe's, after tab_reserve). */
+static int32_t block_add(eng_pstore *ps, uint64_t h, int32_t ref, uint32_t at)
 {
-    if (!ps->tab || 2 * ((int64_t)ps->tabn + ps->tombs + 1) > (int64_t)ps->tabmask + 1)
-        tab_rebuild(ps);
     int32_t idx = rec_new(ps);
     ps->b[idx] = (eng_pblock){h, ref, -1, -1, 0, NULL};
-    tab_put(ps, idx);
+    tab_put_at(ps, idx, at);
     if (ref > 0) {
         ps->inuse++;
         ps->refs += ref;
@@ -423,6 +453,17 @@ static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
     if (ps->off)
         eng_off_computed(ps->off, h);
     return idx;
+}
+
+/* A new cached block of hash h (not in the table) with `ref` holders. */
+static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
+{
+    uint32_t at = 0;
+    tab_reserve(ps);
+    int32_t found = tab_probe(ps, h, &at);
+    SIM_ASSERT(NULL, found < 0);
+    (void)found;
+    return block_add(ps, h, ref, at);
 }
 
 /* MODEL: vLLM block_pool._maybe_evict_cached_block: a block taken from the free queue loses its
@@ -837,11 +878,13 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
         /* MODEL: vLLM block_pool.cache_full_blocks: a full block gets its hash and enters the
          * table; a block whose hash is already there (computed twice at once) stays anonymous
          * here (vLLM keeps both; the first serves the hits) */
-        if (tab_find(ps, pc->bh[j]) >= 0) {
+        uint32_t at = 0;
+        tab_reserve(ps);
+        if (tab_probe(ps, pc->bh[j], &at) >= 0) {
             pc->blk[j] = -1;
             continue;
         }
-        pc->blk[j] = block_new(ps, pc->bh[j], 1);
+        pc->blk[j] = block_add(ps, pc->bh[j], 1, at);
         pc->nident++;
     }
     if (n > t)
@@ -927,6 +970,33 @@ void eng_kv_fini(eng_kv *kv)
     kv->ps = NULL;
 }
 
+/* The table: each entry its record's (hash and slot), found from its home without crossing an
+ * empty slot, entries counted, at most a quarter full. O(slots). */
+static int tab_check(const eng_pstore *ps, int32_t replica, char *buf, size_t len)
+{
+    int64_t n = 0;
+    for (uint32_t i = 0; ps->tab && i <= ps->tabmask; i++) {
+        const eng_tslot *t = &ps->tab[i];
+        if (t->rec == 0)
+            continue;
+        n++;
+        const eng_pblock *b = &ps->b[t->rec - 1];
+        int bad = b->ref < 0 || b->key != t->hash || b->slot != i;
+        for (uint32_t j = home(ps, t->hash); j != i && !bad; j = (j + 1) & ps->tabmask)
+            bad = ps->tab[j].rec == 0;
+        if (bad) {
+            snprintf(buf, len, "replica %d: prefix table slot %u out of place", replica, i);
+            return -1;
+        }
+    }
+    if (n != ps->tabn || (ps->tab && 4 * n > (int64_t)ps->tabmask + 1)) {
+        snprintf(buf, len, "replica %d: prefix table holds %lld entries, counts %d", replica,
+                 (long long)n, ps->tabn);
+        return -1;
+    }
+    return 0;
+}
+
 static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, size_t len)
 {
     const eng_pstore *ps = kv->ps;
@@ -953,7 +1023,7 @@ static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, 
                  (long long)free_blocks, (long long)(kv->total - kv->used));
         return -1;
     }
-    return 0;
+    return kv->total <= 4096 ? tab_check(ps, replica, buf, len) : 0;
 }
 
 /* ================= prefix caching for policies ================= */
