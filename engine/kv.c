@@ -562,16 +562,45 @@ int32_t eng_kv_insert(eng_kv *kv, uint64_t h)
 
 /* ---- a request's content and block hashes ---- */
 
-/* The cached block holding rq's block j: the one the last match remembered if it still holds
- * that content, else a table lookup. */
-static inline int32_t find_block(const eng_pstore *ps, const eng_pcreq *pc, int32_t j)
+/* What a lookup reads of a store, copied out of it: a loop that stores references or block
+ * numbers (int32_t, as some of these fields are) does not make the compiler read them again. */
+typedef struct ps_view {
+    const eng_tslot *tab;
+    const eng_pblock *b;
+    uint32_t mask;
+    int32_t nb;
+} ps_view;
+
+static inline ps_view view_of(const eng_pstore *ps)
 {
-    if (j < pc->nmemo) {
-        int32_t idx = pc->blk[j];
-        if (idx >= 0 && idx < ps->nb && ps->b[idx].ref >= 0 && ps->b[idx].key == pc->bh[j])
+    return (ps_view){ps->tab, ps->b, ps->tabmask, ps->nb};
+}
+
+/* The cached block holding a request's block j (hashes bh, the last match's blocks blk[0..memo)):
+ * the one the match remembered if it still holds that content, else a table lookup; -1. */
+static inline int32_t view_block(ps_view v, const uint64_t *bh, const int32_t *blk, int32_t memo,
+                                 int32_t j)
+{
+    uint64_t h = bh[j];
+    if (j < memo) {
+        int32_t idx = blk[j];
+        if (idx >= 0 && idx < v.nb && v.b[idx].ref >= 0 && v.b[idx].key == h)
             return idx;
     }
-    return tab_find(ps, pc->bh[j]);
+    if (!v.tab)
+        return -1;
+    for (uint32_t i = (uint32_t)(h ^ (h >> 32)) & v.mask;; i = (i + 1) & v.mask) {
+        if (v.tab[i].rec == 0)
+            return -1;
+        if (v.tab[i].hash == h)
+            return v.tab[i].rec - 1;
+    }
+}
+
+/* The cached block holding rq's block j, or -1 (view_block). */
+static inline int32_t find_block(const eng_pstore *ps, const eng_pcreq *pc, int32_t j)
+{
+    return view_block(view_of(ps), pc->bh, pc->blk, pc->nmemo, j);
 }
 
 void eng_pcreq_reset(eng_pcreq *pc)
@@ -929,11 +958,13 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     if (pc->nblk > m)
         own_push(kv, rq, m);
     int64_t freed = 0; /* cached blocks nobody holds any more */
+    const int32_t *blk = pc->blk;
+    eng_pblock *rec = ps->b;
     for (int32_t j = m - 1; j >= 0; j--) {
-        int32_t idx = pc->blk[j];
+        int32_t idx = blk[j];
         if (idx < 0) {
             eng_kv_give(kv, 1);
-        } else if (--ps->b[idx].ref == 0) {
+        } else if (--rec[idx].ref == 0) {
             freed++;
             q_link(ps, idx, ps->qtail);
         }
@@ -1082,12 +1113,15 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
         ensure_hashes(kv, rq, m);
         ensure_table(pc, m);
     }
+    ps_view v = view_of(ps);
+    const uint64_t *bh = pc->bh;
+    int32_t *blk = pc->blk, memo = pc->nmemo;
     for (; j < m; j++) {
-        int32_t idx = find_block(ps, pc, j);
+        int32_t idx = view_block(v, bh, blk, memo, j);
         if (idx < 0)
             break;
-        pc->blk[j] = idx;
-        ev += ps->b[idx].ref == 0;
+        blk[j] = idx;
+        ev += v.b[idx].ref == 0;
     }
     pc->nmemo = j;
     if (j == t && j < most && own_run_here(kv, pc) && (int32_t)ps->b[pc->own_q].slot == j) {
@@ -1123,17 +1157,19 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     SIM_CHECK(r->e->ctx, m <= pc->nbh);
     ensure_table(pc, m);
     int64_t touched = 0; /* cached blocks nobody held */
+    int32_t *blk = pc->blk;
+    for (int32_t j = 0; !known && j < m; j++)
+        blk[j] = find_block(ps, pc, j);
+    eng_pblock *rec = ps->b;
     for (int32_t j = 0; j < m; j++) {
-        int32_t idx = known ? pc->blk[j] : find_block(ps, pc, j);
+        int32_t idx = blk[j];
         SIM_CHECK(r->e->ctx, idx >= 0);
-        eng_pblock *b = &ps->b[idx];
-        if (b->ref == 0) {
+        if (rec[idx].ref == 0) {
             /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue */
             q_unlink(ps, idx);
             touched++;
         }
-        b->ref++;
-        pc->blk[j] = idx;
+        rec[idx].ref++;
     }
     kv->used += touched;
     ps->inuse += touched;
