@@ -650,11 +650,13 @@ static inline uint64_t piece(uint64_t id, int32_t off, int32_t take)
     return (id ^ ((uint64_t)off << 32) ^ (uint64_t)take) * UINT64_C(0x9e3779b97f4a7c15);
 }
 
+static void ensure_table(eng_pcreq *pc, int32_t n);
+
 /* ---- a conversation's hashes, kept from one turn to the next ---- */
 
 /* Keeps rq's content and the hashes computed for it in ps, for its conversation's next turn
  * (whose prompt starts with that content). */
-static void memo_stash(eng_pstore *ps, const eng_request *rq)
+static void memo_stash(eng_pstore *ps, const eng_request *rq, int32_t tabled)
 {
     const eng_pcreq *pc = rq->pc;
     if (!rq->session || pc->nseg == 0 || !pc->out_shared || pc->nbh == 0)
@@ -669,10 +671,16 @@ static void memo_stash(eng_pstore *ps, const eng_request *rq)
     if (pc->nbh > m->capbh) {
         m->capbh = pc->nbh > 2 * m->capbh ? pc->nbh : 2 * m->capbh;
         m->bh = sim_xrealloc(m->bh, (size_t)m->capbh * sizeof *m->bh);
+        m->blk = sim_xrealloc(m->blk, (size_t)m->capbh * sizeof *m->blk);
     }
     memcpy(m->seg, pc->seg, (size_t)pc->nseg * sizeof *m->seg);
     m->seg[pc->nseg] = (eng_segment){pc->out_id, rq->output};
     memcpy(m->bh, pc->bh, (size_t)pc->nbh * sizeof *m->bh);
+    /* the cached blocks holding them, as a match's memory (checked before use) */
+    int32_t nblk = pc->nblk < tabled ? pc->nblk : tabled;
+    nblk = nblk < pc->nbh ? nblk : pc->nbh;
+    memcpy(m->blk, pc->blk, (size_t)(nblk > 0 ? nblk : 0) * sizeof *m->blk);
+    m->nblk = nblk > 0 ? nblk : 0;
     m->session = rq->session;
     m->nseg = pc->nseg + 1;
     m->nbh = pc->nbh;
@@ -683,6 +691,7 @@ static void memo_free(eng_pstore *ps)
     for (int32_t i = 0; ps->hm && i < ENG_HMEMO_SLOTS; i++) {
         free(ps->hm[i].seg);
         free(ps->hm[i].bh);
+        free(ps->hm[i].blk);
     }
     free(ps->hm);
     ps->hm = NULL;
@@ -714,6 +723,12 @@ static void memo_take(const eng_pstore *ps, eng_request *rq, int32_t n, int32_t 
     if (u <= 0)
         return;
     memcpy(pc->bh, m->bh, (size_t)u * sizeof *pc->bh);
+    int32_t nblk = m->nblk < u ? m->nblk : (int32_t)u;
+    if (pc->nblk == 0 && nblk > 0) { /* a match checks each before it uses it */
+        ensure_table(pc, nblk);
+        memcpy(pc->blk, m->blk, (size_t)nblk * sizeof *pc->blk);
+        pc->nmemo = nblk;
+    }
     /* the walk ensure_hashes makes over u blocks' tokens, a segment left as its end is reached */
     int32_t k = 0, off = 0;
     int64_t rest = u * bs;
@@ -948,7 +963,7 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     }
     if (keep_tokens > 0)
         eng_kv_register(kv, rq, keep_tokens);
-    memo_stash(ps, rq);
+    memo_stash(ps, rq, tabled_blocks(kv, rq));
     if (own_run_here(kv, pc))
         own_settle(kv, rq);
     /* MODEL: vLLM KVCacheManager.free: blocks are freed in reverse order so that the tail
@@ -960,15 +975,26 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     int64_t freed = 0; /* cached blocks nobody holds any more */
     const int32_t *blk = pc->blk;
     eng_pblock *rec = ps->b;
+    int32_t tail = ps->qtail; /* the queue's tail as blocks join it (ps->qtail set after) */
     for (int32_t j = m - 1; j >= 0; j--) {
         int32_t idx = blk[j];
         if (idx < 0) {
+            ps->qtail = tail;
             eng_kv_give(kv, 1);
+            tail = ps->qtail;
+            rec = ps->b; /* a new run's record may have moved them */
         } else if (--rec[idx].ref == 0) {
             freed++;
-            q_link(ps, idx, ps->qtail);
+            rec[idx].prev = tail;
+            rec[idx].next = -1;
+            if (tail >= 0)
+                rec[tail].next = idx;
+            else
+                ps->qhead = idx;
+            tail = idx;
         }
     }
+    ps->qtail = tail;
     ps->refs -= pc->nident;
     ps->inuse -= freed;
     kv->used -= freed;

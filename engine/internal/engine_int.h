@@ -66,6 +66,8 @@ typedef struct eng_hmemo {
     int32_t nseg, capseg;
     uint64_t *bh; /* chained hashes of its first nbh full blocks */
     int32_t nbh, capbh;
+    int32_t *blk; /* the cached blocks of its first nblk (<= nbh) as it freed them (-1: none) */
+    int32_t nblk;
 } eng_hmemo;
 
 #define ENG_HMEMO_SLOTS 512 /* direct-mapped by session id */
