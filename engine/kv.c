@@ -1141,7 +1141,14 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
     }
     ps_view v = view_of(ps);
     const uint64_t *bh = pc->bh;
-    int32_t *blk = pc->blk, memo = pc->nmemo;
+    int32_t *blk = pc->blk, memo = pc->nmemo < m ? pc->nmemo : m;
+    /* the blocks the memory still holds (a conversation's turn: most of them), then lookups */
+    for (; j < memo; j++) {
+        int32_t idx = blk[j];
+        if ((uint32_t)idx >= (uint32_t)v.nb || v.b[idx].ref < 0 || v.b[idx].key != bh[j])
+            break;
+        ev += v.b[idx].ref == 0;
+    }
     for (; j < m; j++) {
         int32_t idx = view_block(v, bh, blk, memo, j);
         if (idx < 0)
