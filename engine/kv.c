@@ -344,25 +344,33 @@ static void q_push_anon(eng_pstore *ps, int64_t n)
         run_new(ps, ps->qtail, ENG_Q_ANON, n);
 }
 
-/* ---- the table (linear probing; tombstones, swept by a rebuild) ---- */
+/* ---- the table (linear probing, at most a quarter full; backward-shift deletion) ---- */
 
 static inline uint32_t home(const eng_pstore *ps, uint64_t h)
 {
     return (uint32_t)(h ^ (h >> 32)) & ps->tabmask;
 }
 
+/* The record of the cached block with hash h, or -1 with *at the empty slot that ends its probe
+ * sequence (where it would go). The table exists. */
+static inline int32_t tab_probe(const eng_pstore *ps, uint64_t h, uint32_t *at)
+{
+    for (uint32_t i = home(ps, h);; i = (i + 1) & ps->tabmask) {
+        const eng_tslot *t = &ps->tab[i];
+        if (t->rec == 0) {
+            *at = i;
+            return -1;
+        }
+        if (t->hash == h)
+            return t->rec - 1;
+    }
+}
+
 /* The record of the cached block with hash h, or -1. */
 static inline int32_t tab_find(const eng_pstore *ps, uint64_t h)
 {
-    if (!ps->tab)
-        return -1;
-    for (uint32_t i = home(ps, h);; i = (i + 1) & ps->tabmask) {
-        const eng_tslot *t = &ps->tab[i];
-        if (t->rec == 0)
-            return -1;
-        if (t->rec > 0 && t->hash == h)
-            return t->rec - 1;
-    }
+    uint32_t at = 0;
+    return ps->tab ? tab_probe(ps, h, &at) : -1;
 }
 
 int32_t eng_ps_find(const eng_pstore *ps, uint64_t h)
@@ -370,53 +378,75 @@ int32_t eng_ps_find(const eng_pstore *ps, uint64_t h)
     return tab_find(ps, h);
 }
 
-/* Enters record idx (its key the hash, absent from the table) in the first free slot of its
- * probe sequence. */
-static inline void tab_put(eng_pstore *ps, int32_t idx)
+/* Enters record idx (its key the hash) in slot i. */
+static inline void tab_put_at(eng_pstore *ps, int32_t idx, uint32_t i)
 {
-    uint64_t h = ps->b[idx].key;
-    uint32_t i = home(ps, h);
-    while (ps->tab[i].rec > 0)
-        i = (i + 1) & ps->tabmask;
-    ps->tombs -= ps->tab[i].rec < 0;
-    ps->tab[i] = (eng_tslot){h, idx + 1};
+    ps->tab[i] = (eng_tslot){ps->b[idx].key, idx + 1};
     ps->b[idx].slot = i;
     ps->tabn++;
 }
 
-/* Rebuilds the table without its tombstones, twice as large when the live entries need it. */
-static void tab_rebuild(eng_pstore *ps)
+/* The table made, or doubled, to hold one more entry at most a quarter full. */
+static void tab_grow(eng_pstore *ps)
 {
     eng_tslot *old = ps->tab;
-    uint32_t oldcap = old ? ps->tabmask + 1 : 0, cap = oldcap ? oldcap : 4096;
+    uint32_t oldcap = old ? ps->tabmask + 1 : 0, cap = oldcap ? 2 * oldcap : 4096;
     while (4 * ((int64_t)ps->tabn + 1) > (int64_t)cap)
         cap *= 2;
     ps->tab = sim_xcalloc(cap, sizeof *ps->tab);
     ps->tabmask = cap - 1;
-    ps->tabn = ps->tombs = 0;
-    for (uint32_t i = 0; i < oldcap; i++)
-        if (old[i].rec > 0)
-            tab_put(ps, old[i].rec - 1);
+    ps->tabn = 0;
+    for (uint32_t i = 0; i < oldcap; i++) {
+        if (old[i].rec == 0)
+            continue;
+        uint32_t j = home(ps, old[i].hash);
+        while (ps->tab[j].rec)
+            j = (j + 1) & ps->tabmask;
+        tab_put_at(ps, old[i].rec - 1, j);
+    }
     free(old);
 }
 
+/* Makes room for one more entry: the table is kept at most a quarter full (a probe then ends
+ * within a slot or two). */
+static inline void tab_reserve(eng_pstore *ps)
+{
+    if (!ps->tab || 4 * ((int64_t)ps->tabn + 1) > (int64_t)ps->tabmask + 1)
+        tab_grow(ps);
+}
+
+/* Removes record idx's entry; the entries after it in its run move back where their probe
+ * sequences allow, so every probe still ends at the first empty slot. */
 static void tab_erase(eng_pstore *ps, int32_t idx)
 {
-    ps->tab[ps->b[idx].slot].rec = -1;
-    ps->tabn--;
-    ps->tombs++;
+    uint32_t i = ps->b[idx].slot, j = i;
+    for (;;) {
+        ps->tab[i].rec = 0;
+        for (;;) {
+            j = (j + 1) & ps->tabmask;
+            if (ps->tab[j].rec == 0) {
+                ps->tabn--;
+                return;
+            }
+            uint32_t k = home(ps, ps->tab[j].hash);
+            if (i <= j ? (k <= i || k > j) : (k <= i && k > j))
+                break;
+        }
+        ps->tab[i] = ps->tab[j];
+        ps->b[ps->tab[i].rec - 1].slot = i;
+        i = j;
+    }
 }
 
 /* ---- cached blocks ---- */
 
-/* A new cached block of hash h with `ref` holders (0: the caller queues it). */
-static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
+/* A new cached block of hash h with `ref` holders (0: the caller queues it), entered in the
+ * table's empty slot `at` (tab_probe's, after tab_reserve). */
+static int32_t block_add(eng_pstore *ps, uint64_t h, int32_t ref, uint32_t at)
 {
-    if (!ps->tab || 2 * ((int64_t)ps->tabn + ps->tombs + 1) > (int64_t)ps->tabmask + 1)
-        tab_rebuild(ps);
     int32_t idx = rec_new(ps);
     ps->b[idx] = (eng_pblock){h, ref, -1, -1, 0, NULL};
-    tab_put(ps, idx);
+    tab_put_at(ps, idx, at);
     if (ref > 0) {
         ps->inuse++;
         ps->refs += ref;
@@ -425,6 +455,17 @@ static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
     if (ps->off)
         eng_off_computed(ps->off, h);
     return idx;
+}
+
+/* A new cached block of hash h (not in the table) with `ref` holders. */
+static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
+{
+    uint32_t at = 0;
+    tab_reserve(ps);
+    int32_t found = tab_probe(ps, h, &at);
+    SIM_ASSERT(NULL, found < 0);
+    (void)found;
+    return block_add(ps, h, ref, at);
 }
 
 /* MODEL: vLLM block_pool._maybe_evict_cached_block: a block taken from the free queue loses its
@@ -523,16 +564,45 @@ int32_t eng_kv_insert(eng_kv *kv, uint64_t h)
 
 /* ---- a request's content and block hashes ---- */
 
-/* The cached block holding rq's block j: the one the last match remembered if it still holds
- * that content, else a table lookup. */
-static inline int32_t find_block(const eng_pstore *ps, const eng_pcreq *pc, int32_t j)
+/* What a lookup reads of a store, copied out of it: a loop that stores references or block
+ * numbers (int32_t, as some of these fields are) does not make the compiler read them again. */
+typedef struct ps_view {
+    const eng_tslot *tab;
+    const eng_pblock *b;
+    uint32_t mask;
+    int32_t nb;
+} ps_view;
+
+static inline ps_view view_of(const eng_pstore *ps)
 {
-    if (j < pc->nmemo) {
-        int32_t idx = pc->blk[j];
-        if (idx >= 0 && idx < ps->nb && ps->b[idx].ref >= 0 && ps->b[idx].key == pc->bh[j])
+    return (ps_view){ps->tab, ps->b, ps->tabmask, ps->nb};
+}
+
+/* The cached block holding a request's block j (hashes bh, the last match's blocks blk[0..memo)):
+ * the one the match remembered if it still holds that content, else a table lookup; -1. */
+static inline int32_t view_block(ps_view v, const uint64_t *bh, const int32_t *blk, int32_t memo,
+                                 int32_t j)
+{
+    uint64_t h = bh[j];
+    if (j < memo) {
+        int32_t idx = blk[j];
+        if (idx >= 0 && idx < v.nb && v.b[idx].ref >= 0 && v.b[idx].key == h)
             return idx;
     }
-    return tab_find(ps, pc->bh[j]);
+    if (!v.tab)
+        return -1;
+    for (uint32_t i = (uint32_t)(h ^ (h >> 32)) & v.mask;; i = (i + 1) & v.mask) {
+        if (v.tab[i].rec == 0)
+            return -1;
+        if (v.tab[i].hash == h)
+            return v.tab[i].rec - 1;
+    }
+}
+
+/* The cached block holding rq's block j, or -1 (view_block). */
+static inline int32_t find_block(const eng_pstore *ps, const eng_pcreq *pc, int32_t j)
+{
+    return view_block(view_of(ps), pc->bh, pc->blk, pc->nmemo, j);
 }
 
 void eng_pcreq_reset(eng_pcreq *pc)
@@ -582,16 +652,109 @@ static inline uint64_t piece(uint64_t id, int32_t off, int32_t take)
     return (id ^ ((uint64_t)off << 32) ^ (uint64_t)take) * UINT64_C(0x9e3779b97f4a7c15);
 }
 
-/* Computes the chained hashes of rq's first n full blocks (n within its content). */
-static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
+static void ensure_table(eng_pcreq *pc, int32_t n);
+
+/* ---- a conversation's hashes, kept from one turn to the next ---- */
+
+/* Keeps rq's content and the hashes computed for it in ps, for its conversation's next turn
+ * (whose prompt starts with that content). */
+static void memo_stash(eng_pstore *ps, const eng_request *rq, int32_t tabled)
+{
+    const eng_pcreq *pc = rq->pc;
+    if (!rq->session || pc->nseg == 0 || !pc->out_shared || pc->nbh == 0)
+        return;
+    if (!ps->hm)
+        ps->hm = sim_xcalloc(ENG_HMEMO_SLOTS, sizeof *ps->hm);
+    eng_hmemo *m = &ps->hm[rq->session & (ENG_HMEMO_SLOTS - 1)];
+    if (pc->nseg + 1 > m->capseg) {
+        m->capseg = pc->nseg + 1 > 2 * m->capseg ? pc->nseg + 1 : 2 * m->capseg;
+        m->seg = sim_xrealloc(m->seg, (size_t)m->capseg * sizeof *m->seg);
+    }
+    if (pc->nbh > m->capbh) {
+        m->capbh = pc->nbh > 2 * m->capbh ? pc->nbh : 2 * m->capbh;
+        m->bh = sim_xrealloc(m->bh, (size_t)m->capbh * sizeof *m->bh);
+        m->blk = sim_xrealloc(m->blk, (size_t)m->capbh * sizeof *m->blk);
+    }
+    memcpy(m->seg, pc->seg, (size_t)pc->nseg * sizeof *m->seg);
+    m->seg[pc->nseg] = (eng_segment){pc->out_id, rq->output};
+    memcpy(m->bh, pc->bh, (size_t)pc->nbh * sizeof *m->bh);
+    /* the cached blocks holding them, as a match's memory (checked before use) */
+    int32_t nblk = pc->nblk < tabled ? pc->nblk : tabled;
+    nblk = nblk < pc->nbh ? nblk : pc->nbh;
+    memcpy(m->blk, pc->blk, (size_t)(nblk > 0 ? nblk : 0) * sizeof *m->blk);
+    m->nblk = nblk > 0 ? nblk : 0;
+    m->session = rq->session;
+    m->nseg = pc->nseg + 1;
+    m->nbh = pc->nbh;
+}
+
+static void memo_free(eng_pstore *ps)
+{
+    for (int32_t i = 0; ps->hm && i < ENG_HMEMO_SLOTS; i++) {
+        free(ps->hm[i].seg);
+        free(ps->hm[i].bh);
+        free(ps->hm[i].blk);
+    }
+    free(ps->hm);
+    ps->hm = NULL;
+}
+
+/* rq has no hashes yet: those of its first blocks (at most n) copied from its conversation's
+ * last turn kept in ps, as far as the two contents are the same segments; where the next block
+ * starts set as ensure_hashes would leave it. A block's hash covers its pieces and the blocks
+ * before it, so a block within the common segments hashes alike in both. */
+static void memo_take(const eng_pstore *ps, eng_request *rq, int32_t n, int32_t bs)
 {
     eng_pcreq *pc = rq->pc;
-    if (n <= pc->nbh)
+    if (!ps || !ps->hm || !rq->session || pc->nseg == 0)
         return;
-    if (n > pc->capbh) {
-        pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
-        pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
+    const eng_hmemo *m = &ps->hm[rq->session & (ENG_HMEMO_SLOTS - 1)];
+    if (m->session != rq->session)
+        return;
+    int64_t same = 0; /* tokens of the leading segments both contents have */
+    uint64_t id = 0;
+    int32_t len = 0;
+    for (int32_t k = 0; k < m->nseg && seg_at(rq, k, &id, &len); k++) {
+        if (id != m->seg[k].id || len != m->seg[k].len)
+            break;
+        same += len;
     }
+    int64_t u = same / bs;
+    u = u < m->nbh ? u : m->nbh;
+    u = u < n ? u : n;
+    if (u <= 0)
+        return;
+    memcpy(pc->bh, m->bh, (size_t)u * sizeof *pc->bh);
+    int32_t nblk = m->nblk < u ? m->nblk : (int32_t)u;
+    if (pc->nblk == 0 && nblk > 0) { /* a match checks each before it uses it */
+        ensure_table(pc, nblk);
+        memcpy(pc->blk, m->blk, (size_t)nblk * sizeof *pc->blk);
+        pc->nmemo = nblk;
+    }
+    /* the walk ensure_hashes makes over u blocks' tokens, a segment left as its end is reached */
+    int32_t k = 0, off = 0;
+    int64_t rest = u * bs;
+    seg_at(rq, k, &id, &len);
+    while (rest > 0) {
+        int32_t take = (int64_t)(len - off) < rest ? len - off : (int32_t)rest;
+        off += take;
+        rest -= take;
+        if (off == len) {
+            k++;
+            off = 0;
+            if (!seg_at(rq, k, &id, &len))
+                break;
+        }
+    }
+    pc->cur_seg = k;
+    pc->cur_off = off;
+    pc->nbh = (int32_t)u;
+}
+
+/* Hashes rq's blocks nbh .. n - 1 (room for them made, n within its content). */
+static void hash_blocks(const eng_kv *kv, eng_request *rq, int32_t n)
+{
+    eng_pcreq *pc = rq->pc;
     /* the segment the next block starts in, walked with it */
     int32_t k = pc->cur_seg, off = pc->cur_off, len = 0, bs = kv->block_size;
     uint64_t id = 0;
@@ -625,6 +788,44 @@ static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
     pc->cur_seg = k;
     pc->cur_off = off;
     pc->nbh = n;
+}
+
+#ifndef NDEBUG
+/* Debug builds: the hashes memo_take copied are those hash_blocks computes. */
+static void memo_verify(const eng_kv *kv, eng_request *rq)
+{
+    eng_pcreq *pc = rq->pc;
+    int32_t u = pc->nbh, seg = pc->cur_seg, off = pc->cur_off;
+    uint64_t *kept = sim_xmalloc((size_t)u * sizeof *kept);
+    memcpy(kept, pc->bh, (size_t)u * sizeof *kept);
+    pc->nbh = pc->cur_seg = pc->cur_off = 0;
+    hash_blocks(kv, rq, u);
+    SIM_CHECK(NULL, memcmp(kept, pc->bh, (size_t)u * sizeof *kept) == 0 && pc->cur_seg == seg &&
+                        pc->cur_off == off);
+    free(kept);
+}
+#endif
+
+/* Computes the chained hashes of rq's first n full blocks (n within its content). */
+static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
+{
+    eng_pcreq *pc = rq->pc;
+    if (n <= pc->nbh)
+        return;
+    if (n > pc->capbh) {
+        pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
+        pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
+    }
+    if (pc->nbh == 0) {
+        memo_take(kv->ps, rq, n, kv->block_size);
+#ifndef NDEBUG
+        if (pc->nbh > 0)
+            memo_verify(kv, rq);
+#endif
+        if (n <= pc->nbh)
+            return;
+    }
+    hash_blocks(kv, rq, n);
 }
 
 static void ensure_table(eng_pcreq *pc, int32_t n)
@@ -723,11 +924,13 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
         /* MODEL: vLLM block_pool.cache_full_blocks: a full block gets its hash and enters the
          * table; a block whose hash is already there (computed twice at once) stays anonymous
          * here (vLLM keeps both; the first serves the hits) */
-        if (tab_find(ps, pc->bh[j]) >= 0) {
+        uint32_t at = 0;
+        tab_reserve(ps);
+        if (tab_probe(ps, pc->bh[j], &at) >= 0) {
             pc->blk[j] = -1;
             continue;
         }
-        pc->blk[j] = block_new(ps, pc->bh[j], 1);
+        pc->blk[j] = block_add(ps, pc->bh[j], 1, at);
         pc->nident++;
     }
     if (n > t)
@@ -762,6 +965,7 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     }
     if (keep_tokens > 0)
         eng_kv_register(kv, rq, keep_tokens);
+    memo_stash(ps, rq, tabled_blocks(kv, rq));
     if (own_run_here(kv, pc))
         own_settle(kv, rq);
     /* MODEL: vLLM KVCacheManager.free: blocks are freed in reverse order so that the tail
@@ -771,15 +975,28 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     if (pc->nblk > m)
         own_push(kv, rq, m);
     int64_t freed = 0; /* cached blocks nobody holds any more */
+    const int32_t *blk = pc->blk;
+    eng_pblock *rec = ps->b;
+    int32_t tail = ps->qtail; /* the queue's tail as blocks join it (ps->qtail set after) */
     for (int32_t j = m - 1; j >= 0; j--) {
-        int32_t idx = pc->blk[j];
+        int32_t idx = blk[j];
         if (idx < 0) {
+            ps->qtail = tail;
             eng_kv_give(kv, 1);
-        } else if (--ps->b[idx].ref == 0) {
+            tail = ps->qtail;
+            rec = ps->b; /* a new run's record may have moved them */
+        } else if (--rec[idx].ref == 0) {
             freed++;
-            q_link(ps, idx, ps->qtail);
+            rec[idx].prev = tail;
+            rec[idx].next = -1;
+            if (tail >= 0)
+                rec[tail].next = idx;
+            else
+                ps->qhead = idx;
+            tail = idx;
         }
     }
+    ps->qtail = tail;
     ps->refs -= pc->nident;
     ps->inuse -= freed;
     kv->used -= freed;
@@ -807,8 +1024,36 @@ void eng_kv_fini(eng_kv *kv)
         return;
     free(ps->b);
     free(ps->tab);
+    memo_free(ps);
     free(ps);
     kv->ps = NULL;
+}
+
+/* The table: each entry its record's (hash and slot), found from its home without crossing an
+ * empty slot, entries counted, at most a quarter full. O(slots). */
+static int tab_check(const eng_pstore *ps, int32_t replica, char *buf, size_t len)
+{
+    int64_t n = 0;
+    for (uint32_t i = 0; ps->tab && i <= ps->tabmask; i++) {
+        const eng_tslot *t = &ps->tab[i];
+        if (t->rec == 0)
+            continue;
+        n++;
+        const eng_pblock *b = &ps->b[t->rec - 1];
+        int bad = b->ref < 0 || b->key != t->hash || b->slot != i;
+        for (uint32_t j = home(ps, t->hash); j != i && !bad; j = (j + 1) & ps->tabmask)
+            bad = ps->tab[j].rec == 0;
+        if (bad) {
+            snprintf(buf, len, "replica %d: prefix table slot %u out of place", replica, i);
+            return -1;
+        }
+    }
+    if (n != ps->tabn || (ps->tab && 4 * n > (int64_t)ps->tabmask + 1)) {
+        snprintf(buf, len, "replica %d: prefix table holds %lld entries, counts %d", replica,
+                 (long long)n, ps->tabn);
+        return -1;
+    }
+    return 0;
 }
 
 static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, size_t len)
@@ -837,7 +1082,7 @@ static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, 
                  (long long)free_blocks, (long long)(kv->total - kv->used));
         return -1;
     }
-    return 0;
+    return kv->total <= 4096 ? tab_check(ps, replica, buf, len) : 0;
 }
 
 /* ================= prefix caching for policies ================= */
@@ -896,12 +1141,22 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
         ensure_hashes(kv, rq, m);
         ensure_table(pc, m);
     }
+    ps_view v = view_of(ps);
+    const uint64_t *bh = pc->bh;
+    int32_t *blk = pc->blk, memo = pc->nmemo < m ? pc->nmemo : m;
+    /* the blocks the memory still holds (a conversation's turn: most of them), then lookups */
+    for (; j < memo; j++) {
+        int32_t idx = blk[j];
+        if ((uint32_t)idx >= (uint32_t)v.nb || v.b[idx].ref < 0 || v.b[idx].key != bh[j])
+            break;
+        ev += v.b[idx].ref == 0;
+    }
     for (; j < m; j++) {
-        int32_t idx = find_block(ps, pc, j);
+        int32_t idx = view_block(v, bh, blk, memo, j);
         if (idx < 0)
             break;
-        pc->blk[j] = idx;
-        ev += ps->b[idx].ref == 0;
+        blk[j] = idx;
+        ev += v.b[idx].ref == 0;
     }
     pc->nmemo = j;
     if (j == t && j < most && own_run_here(kv, pc) && (int32_t)ps->b[pc->own_q].slot == j) {
@@ -937,17 +1192,19 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     SIM_CHECK(r->e->ctx, m <= pc->nbh);
     ensure_table(pc, m);
     int64_t touched = 0; /* cached blocks nobody held */
+    int32_t *blk = pc->blk;
+    for (int32_t j = 0; !known && j < m; j++)
+        blk[j] = find_block(ps, pc, j);
+    eng_pblock *rec = ps->b;
     for (int32_t j = 0; j < m; j++) {
-        int32_t idx = known ? pc->blk[j] : find_block(ps, pc, j);
+        int32_t idx = blk[j];
         SIM_CHECK(r->e->ctx, idx >= 0);
-        eng_pblock *b = &ps->b[idx];
-        if (b->ref == 0) {
+        if (rec[idx].ref == 0) {
             /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue */
             q_unlink(ps, idx);
             touched++;
         }
-        b->ref++;
-        pc->blk[j] = idx;
+        rec[idx].ref++;
     }
     kv->used += touched;
     ps->inuse += touched;

@@ -116,22 +116,35 @@ static int32_t new_node(eng_rix *x)
     return x->nnode++;
 }
 
+void eng_rix_refresh(eng_rix *x, int32_t n)
+{
+    if (x->young[x->node[n].rep] != n) {
+        unlink_node(x, n);
+        push_young(x, n);
+    }
+}
+
 int32_t eng_rix_touch(eng_rix *x, uint64_t h, int32_t rep, int *made)
 {
-    int32_t n = eng_rix_find(x, h, rep);
-    *made = n < 0;
-    if (n >= 0) {
-        if (x->young[rep] != n) {
-            unlink_node(x, n);
-            push_young(x, n);
+    if (2 * (x->live + 1) > (int64_t)x->mask + 1 && eng_rix_find(x, h, rep) < 0)
+        grow(x); /* it is made below, and the table would be over half full */
+    /* one probe: the pair's slot, or the empty one that ends its run (where place puts it) */
+    uint32_t i = home(x, h, rep);
+    for (;; i = (i + 1) & x->mask) {
+        const eng_rix_slot *s = &x->slot[i];
+        if (!s->node)
+            break;
+        if (s->hash == h && s->rep == rep) {
+            int32_t n = (int32_t)(s->node - 1);
+            *made = 0;
+            eng_rix_refresh(x, n);
+            return n;
         }
-        return n;
     }
-    if (2 * (x->live + 1) > (int64_t)x->mask + 1)
-        grow(x);
-    n = new_node(x);
+    *made = 1;
+    int32_t n = new_node(x);
     x->node[n] = (eng_rix_node){.hash = h, .rep = rep, .serial = x->serial++};
-    place(x, n);
+    x->slot[i] = (eng_rix_slot){h, rep, (uint32_t)n + 1};
     push_young(x, n);
     x->count[rep]++;
     x->live++;

@@ -247,6 +247,8 @@ typedef struct sgl_state {
     eng_rix tree;      /* the approximate tree: a block per (node, tenant slot) */
     int64_t next_trim; /* ns */
     int32_t *match;    /* per slot */
+    int32_t *nodes;    /* per slot, cap entries each: the nodes of its match, prompt order */
+    int32_t cap;
 } sgl_state;
 
 static int sgl_init(void *st, int32_t nrep, const eng_router_params *p)
@@ -263,6 +265,7 @@ static void sgl_fini(void *st)
 {
     sgl_state *s = st;
     free(s->match);
+    free(s->nodes);
     eng_rix_free(&s->tree);
 }
 
@@ -281,18 +284,30 @@ static void sgl_trim(sgl_state *s, int32_t bs, int64_t now)
     s->next_trim = iv > 0 ? (int64_t)((floor((double)now / iv) + 1) * iv) : now;
 }
 
-/* The prompt's path goes in tenant i's tree (Tree::insert), leaf first. */
-static void sgl_insert(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i)
+/* Blocks at the head of h[0..nb) that slot i holds in its tree, their nodes in s->nodes. */
+static int32_t sgl_match(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i)
+{
+    int32_t *at = s->nodes + (size_t)i * s->cap, m = 0;
+    while (m < nb && (at[m] = eng_rix_find(&s->tree, h[m], i)) >= 0)
+        m++;
+    return m;
+}
+
+/* The prompt's path goes in tenant i's tree (Tree::insert), leaf first; its first `known`
+ * blocks are the nodes sgl_match found (nothing erased since). */
+static void sgl_insert(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i, int32_t known)
 {
     int made;
-    for (int32_t j = nb - 1; j >= 0; j--)
+    const int32_t *at = s->nodes + (size_t)i * s->cap;
+    for (int32_t j = nb - 1; j >= known; j--)
         eng_rix_touch(&s->tree, h[j], i, &made);
+    for (int32_t j = known - 1; j >= 0; j--)
+        eng_rix_refresh(&s->tree, at[j]);
 }
 
 /* Of the ready tenants whose match is m blocks long, the one that reached that node first: the
  * node remembers the tenant that created it (tree.rs last_tenant). Its position in reps. */
-static int32_t sgl_owner(const sgl_state *s, const eng_replica *const *reps, int32_t n,
-                         uint64_t node, int32_t m)
+static int32_t sgl_owner(const sgl_state *s, const eng_replica *const *reps, int32_t n, int32_t m)
 {
     int32_t best = -1;
     int64_t first = INT64_MAX;
@@ -300,7 +315,7 @@ static int32_t sgl_owner(const sgl_state *s, const eng_replica *const *reps, int
         int32_t i = eng_replica_slot(reps[k]);
         if (s->match[i] != m)
             continue;
-        int64_t serial = s->tree.node[eng_rix_find(&s->tree, node, i)].serial;
+        int64_t serial = s->tree.node[s->nodes[(size_t)i * s->cap + m - 1]].serial;
         if (serial < first) {
             first = serial;
             best = k;
@@ -316,7 +331,12 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
     int32_t bs = eng_kv_block_size(reps[0]);
     sgl_trim(s, bs, rq->t_arrival);
     const uint64_t *h;
-    int32_t nb = eng_request_block_hashes(reps[0], rq, INT32_MAX, &h);
+    int32_t nb = eng_request_block_hashes(reps[0], rq, INT32_MAX, &h), known = 0;
+    if (nb > s->cap) {
+        s->cap = nb > 2 * s->cap ? nb : 2 * s->cap;
+        free(s->nodes);
+        s->nodes = sim_xmalloc((size_t)s->nrep * s->cap * sizeof *s->nodes);
+    }
     /* MODEL: sgl-router cache_aware select_worker (sgl-router/src/policies/cache_aware.rs;
      * CacheAwareConfig's defaults 0.5, 32, 1.0001): the load is each worker's count of requests
      * the router sent it and has not seen answered (WorkerLoadGuard); imbalanced when max - min
@@ -346,13 +366,14 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
          * the tenant holding it, else the tenant with the smallest tree (get_smallest_tenant).
          * sgl-router matches characters; here whole blocks of the prompt. */
         int32_t top = 0;
+        known = 1;
         for (int32_t k = 0; k < n; k++) {
             int32_t i = eng_replica_slot(reps[k]);
-            s->match[i] = leading(&s->tree, h, nb, i);
+            s->match[i] = sgl_match(s, h, nb, i);
             top = s->match[i] > top ? s->match[i] : top;
         }
         if (rq->prompt > 0 && (double)top * bs / rq->prompt > s->p.cache_threshold) {
-            best = sgl_owner(s, reps, n, h[top - 1], top);
+            best = sgl_owner(s, reps, n, top);
         } else {
             best = 0;
             for (int32_t k = 1; k < n; k++)
@@ -361,7 +382,8 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
                     best = k;
         }
     }
-    sgl_insert(s, h, nb, eng_replica_slot(reps[best]));
+    int32_t bi = eng_replica_slot(reps[best]);
+    sgl_insert(s, h, nb, bi, known ? s->match[bi] : 0);
     return best;
 }
 

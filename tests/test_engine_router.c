@@ -406,6 +406,50 @@ static void test_rix_bounded(void **state)
     eng_rix_free(&x);
 }
 
+/* The index as it grows: touches of new pairs made in one probe land where a lookup finds them
+ * after every doubling; a touch of a pair present makes no other; refresh moves a pair to its
+ * replica's young end and leaves the rest of the order. */
+static void test_rix_grow_refresh(void **state)
+{
+    enum { NREP = 2, KEYS = 5000 };
+    eng_rix x;
+    eng_rix_init(&x, NREP);
+    int made;
+    for (uint64_t k = 0; k < KEYS; k++)
+        for (int32_t r = 0; r < NREP; r++) {
+            int32_t n = eng_rix_touch(&x, k * 0x9e3779b97f4a7c15ULL, r, &made);
+            assert_int_equal(made, 1);
+            assert_int_equal(x.node[n].serial, (int64_t)(2 * k + (uint64_t)r));
+        }
+    assert_int_equal(eng_rix_check(&x), 0);
+    assert_int_equal(x.live, NREP * KEYS);
+    for (uint64_t k = 0; k < KEYS; k++)
+        for (int32_t r = 0; r < NREP; r++) {
+            int32_t n = eng_rix_find(&x, k * 0x9e3779b97f4a7c15ULL, r);
+            assert_true(n >= 0);
+            assert_int_equal(eng_rix_touch(&x, k * 0x9e3779b97f4a7c15ULL, r, &made), n);
+            assert_int_equal(made, 0);
+        }
+    assert_int_equal(x.live, NREP * KEYS);
+    /* every pair was touched again in key order: the oldest is key 0; refresh key 7 of replica 1
+     * and its list runs 0, 1, .., 6, 8, .., KEYS - 1, 7 */
+    int32_t seven = eng_rix_find(&x, 7 * 0x9e3779b97f4a7c15ULL, 1);
+    eng_rix_refresh(&x, seven);
+    assert_int_equal(x.young[1], seven);
+    uint64_t want = 0;
+    for (int32_t n = x.old[1]; n >= 0; n = x.node[n].next) {
+        want += want == 7;
+        if (n == seven) {
+            assert_int_equal(x.node[n].next, -1);
+            break;
+        }
+        assert_true(x.node[n].hash == want * 0x9e3779b97f4a7c15ULL);
+        want++;
+    }
+    assert_int_equal(eng_rix_check(&x), 0);
+    eng_rix_free(&x);
+}
+
 /* A trace of `n` requests, each a group's shared prefix and a unique tail (content segments),
  * `gap` apart, in `groups` groups (request i in group i mod groups). seg holds 2 x n segments. */
 static void group_trace(eng_arrival *a, eng_segment (*seg)[2], int n, int groups, int32_t shared,
@@ -616,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_weighted_staleness),
         cmocka_unit_test(test_weighted_prefix_index),
         cmocka_unit_test(test_rix_bounded),
+        cmocka_unit_test(test_rix_grow_refresh),
         cmocka_unit_test(test_weighted_long_trace_small_table),
         cmocka_unit_test(test_prefix_affinity_thresholds),
         cmocka_unit_test(test_precise_prefix_reads_caches),

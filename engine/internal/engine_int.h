@@ -38,8 +38,9 @@ int eng_heap_check(const eng_rq_heap *h);
  * blocks (content no other request has, kept unhashed for the request itself after a
  * preemption; cached all the same: taking them from the queue evicts them, head side first).
  * The table keeps each entry's hash beside its record (a probe compares hashes without leaving
- * the table) and each block its slot, so an eviction clears that slot (a tombstone) without
- * probing; tombstones are swept when the table is rebuilt. */
+ * the table) and each block its slot, so an eviction starts at that slot; the table is kept at
+ * most a quarter full, and an eviction moves the few entries after it back (backward-shift
+ * deletion: no tombstones, no rebuild but to grow). */
 enum { ENG_Q_ANON = -2, ENG_Q_OWN = -3, ENG_B_UNUSED = -4 };
 typedef struct eng_pblock {
     uint64_t key;       /* a cached block: its content's hash; a run: its length in blocks */
@@ -53,17 +54,33 @@ typedef struct eng_pblock {
 
 typedef struct eng_tslot {
     uint64_t hash;
-    int32_t rec; /* record + 1; 0: empty; -1: a tombstone */
+    int32_t rec; /* record + 1; 0: empty */
 } eng_tslot;
 
+/* A finished request's content and block hashes, kept for its conversation's next turn, whose
+ * prompt starts with that content: the turn copies the hashes of the blocks they share instead
+ * of computing them again (kv.c, memo_*). */
+typedef struct eng_hmemo {
+    uint64_t session; /* 0: empty */
+    eng_segment *seg; /* its content: the prompt's segments, then its output */
+    int32_t nseg, capseg;
+    uint64_t *bh; /* chained hashes of its first nbh full blocks */
+    int32_t nbh, capbh;
+    int32_t *blk; /* the cached blocks of its first nblk (<= nbh) as it freed them (-1: none) */
+    int32_t nblk;
+} eng_hmemo;
+
+#define ENG_HMEMO_SLOTS 512 /* direct-mapped by session id */
+
 typedef struct eng_pstore {
-    int mode; /* ENG_PC_AT_SCHEDULE or ENG_PC_AT_COMPLETION */
+    int mode;      /* ENG_PC_AT_SCHEDULE or ENG_PC_AT_COMPLETION */
+    eng_hmemo *hm; /* ENG_HMEMO_SLOTS, made at the first stash; NULL: none yet */
     eng_pblock *b;
     int32_t nb, capb, freeb; /* records used, allocated, head of the unused ones (-1: none) */
     int32_t qhead, qtail;    /* the free queue (-1: empty) */
     eng_tslot *tab;          /* open addressing, linear probing */
     uint32_t tabmask;
-    int32_t tabn, tombs;     /* live entries, tombstones */
+    int32_t tabn;            /* entries */
     int64_t inuse;           /* cached blocks with ref > 0 */
     int64_t refs;            /* sum of their refs */
     int64_t evictions;       /* cached blocks evicted */
