@@ -532,13 +532,12 @@ static void free_table(plt_table *t)
     free(t->cells);
 }
 
-static int write_report(rec_state *s, const scn_scenario *scn, sim_err *err)
+/* The confirmed Pareto front, one row per point, with its launch command. */
+static void front_table(plt_table *t, const study_recommend *r)
 {
-    const study_recommend *r = &s->r;
-    plt_table t[2];
     static const char *const fh[] = {"#",         "candidate",  "GPUs",  "rate/unit (req/s)",
                                      "tok/s/GPU", "tok/s/user", "launch"};
-    header(&t[0], "Pareto front (confirmed at fresh seeds)", 7, fh);
+    header(t, "Pareto front (confirmed at fresh seeds)", 7, fh);
     int n;
     const study_rec_point **v = front(r, &n);
     for (int i = 0; i < n; i++) {
@@ -556,12 +555,17 @@ static int write_report(rec_state *s, const scn_scenario *scn, sim_err *err)
                              c[3],
                              c[4],
                              study_launch(k, r->launch_model, launch, sizeof launch)};
-        cell_row(&t[0], row);
+        cell_row(t, row);
     }
     free(v);
+}
+
+/* Every simulated candidate with its screen estimate, its rate and its verdict. */
+static void simulated_table(plt_table *t, const study_recommend *r)
+{
     static const char *const sh[] = {"candidate", "screen tok/s/GPU", "rate/unit (req/s)",
                                      "verdict"};
-    header(&t[1], "Simulated candidates", 4, sh);
+    header(t, "Simulated candidates", 4, sh);
     for (int i = 0; i < r->nc; i++) {
         const study_rec_cand *k = &r->c[i];
         if (k->state != STUDY_REC_SIMULATED)
@@ -572,13 +576,31 @@ static int write_report(rec_state *s, const scn_scenario *scn, sim_err *err)
         snprintf(why, sizeof why, "%s",
                  k->ans.why[0] ? k->ans.why : study_verdict_name(k->ans.verdict));
         const char *row[] = {k->choice.name, a, b, why};
-        cell_row(&t[1], row);
+        cell_row(t, row);
     }
-    char points[1100], title[256], dir[] = "/tmp/llmsim-rec-XXXXXX";
-    int rc = mkdtemp(dir) ? 0 : sim_errf(err, "cannot make a scratch folder");
-    snprintf(points, sizeof points, "%s/front.points", dir);
-    if (rc == 0)
-        rc = write_points(r, front_title(s, scn, title, sizeof title), points, err);
+}
+
+/* The report's title, setting line, footer and the recommended point's validation note. */
+static void report_heading(plt_report *rep, const rec_state *s, const scn_scenario *scn)
+{
+    const study_recommend *r = &s->r;
+    snprintf(rep->title, sizeof rep->title, "Recommendation for %s", scn->engine.model.name);
+    snprintf(rep->setting, sizeof rep->setting,
+             "%d candidates, %d simulated (%lld runs, capacity search %lld); SLOs %.*s", r->nc,
+             r->n_sim, (long long)r->cap.runs, (long long)r->cap.search_id,
+             (int)(sizeof rep->setting / 2), s->slo_text);
+    snprintf(rep->footer, sizeof rep->footer, "llmsim %s recommend", study_version());
+    if (r->best >= 0 && s->validated[0])
+        snprintf(rep->notes[rep->nnotes++], sizeof rep->notes[0],
+                 "Validation of the recommended %.96s: %.380s.",
+                 r->c[r->p[r->best].cand].choice.name, s->validated);
+}
+
+/* Writes the report with tables t and the front drawn from the points file. 0, 3 when the
+ * figure could not be drawn, or -1 with err. */
+static int write_page(rec_state *s, const scn_scenario *scn, plt_table *t, const char *points,
+                      sim_err *err)
+{
     plt_figure f = {.plot = {.kind = PLT_FRONT, .data = points}};
     snprintf(f.caption, sizeof f.caption,
              "Output tokens/s per GPU against tokens/s per user of every simulated point that met "
@@ -589,26 +611,31 @@ static int write_report(rec_state *s, const scn_scenario *scn, sim_err *err)
                       .tables = t,
                       .ntables = 2,
                       .figs = &f,
-                      .nfigs = rc == 0};
-    snprintf(rep.title, sizeof rep.title, "Recommendation for %s", scn->engine.model.name);
-    snprintf(rep.setting, sizeof rep.setting,
-             "%d candidates, %d simulated (%lld runs, capacity search %lld); SLOs %.*s", r->nc,
-             r->n_sim, (long long)r->cap.runs, (long long)r->cap.search_id,
-             (int)(sizeof rep.setting / 2), s->slo_text);
-    snprintf(rep.footer, sizeof rep.footer, "llmsim %s recommend", study_version());
-    if (r->best >= 0 && s->validated[0])
-        snprintf(rep.notes[rep.nnotes++], sizeof rep.notes[0],
-                 "Validation of the recommended %.96s: %.380s.",
-                 r->c[r->p[r->best].cand].choice.name, s->validated);
+                      .nfigs = 1};
+    report_heading(&rep, s, scn);
     plt_report_result res = {0};
+    if (plt_report_write(&rep, &res, err) != 0)
+        return -1;
+    cli_note(&s->c, "llmsim: wrote %s (%d figure%s drawn)\n", s->report, res.drawn,
+             res.drawn == 1 ? "" : "s");
+    return res.missing ? 3 : 0;
+}
+
+static int write_report(rec_state *s, const scn_scenario *scn, sim_err *err)
+{
+    plt_table t[2];
+    front_table(&t[0], &s->r);
+    simulated_table(&t[1], &s->r);
+    char points[1100], title[256], dir[] = "/tmp/llmsim-rec-XXXXXX";
+    int rc = mkdtemp(dir) ? 0 : sim_errf(err, "cannot make a scratch folder");
+    snprintf(points, sizeof points, "%s/front.points", dir);
     if (rc == 0)
-        rc = plt_report_write(&rep, &res, err);
+        rc = write_points(&s->r, front_title(s, scn, title, sizeof title), points, err);
     if (rc == 0)
-        cli_note(&s->c, "llmsim: wrote %s (%d figure%s drawn)\n", s->report, res.drawn,
-                 res.drawn == 1 ? "" : "s");
+        rc = write_page(s, scn, t, points, err);
     remove(points);
     rmdir(dir);
     free_table(&t[0]);
     free_table(&t[1]);
-    return rc != 0 ? -1 : res.missing ? 3 : 0;
+    return rc;
 }
