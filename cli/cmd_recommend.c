@@ -165,12 +165,7 @@ static int parse(int argc, char **argv, rec_state *s)
     st = cli_quick_apply("recommend", &s->q, &s->c, &file, &r->cap.text);
     if (st != CLI_GO)
         return st;
-    r->cap.file = file;
-    r->cap.sets = s->c.sets;
-    r->cap.nsets = s->c.nsets;
-    r->cap.seed = s->c.seed;
-    r->cap.seed_given = s->c.seed_given;
-    r->cap.level = s->c.level;
+    cli_capacity_take(&r->cap, file, &s->c);
     r->note = on_note;
     r->note_arg = s;
     return check_engines(s);
