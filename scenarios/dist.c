@@ -80,6 +80,40 @@ void scn_cache_free(scn_cache *c)
     free(c);
 }
 
+/* Room for cap rows in each column t reads. */
+static void table_reserve(table *t, int64_t cap)
+{
+    if (t->prompt)
+        t->prompt = sim_xrealloc(t->prompt, sizeof *t->prompt * (size_t)cap);
+    if (t->output)
+        t->output = sim_xrealloc(t->output, sizeof *t->output * (size_t)cap);
+}
+
+/* A length as the table keeps it: at most INT32_MAX. */
+static int32_t clamp_len(int64_t v)
+{
+    return (int32_t)(v > INT32_MAX ? INT32_MAX : v);
+}
+
+/* Reads r's rows into t's columns: 0 at the end, -1 with err. */
+static int read_rows(scn_trace_reader *r, table *t, sim_err *err)
+{
+    int64_t cap = 1024;
+    scn_trace_row row;
+    int rc;
+    table_reserve(t, cap);
+    while ((rc = scn_trace_next(r, &row, err)) == 1) {
+        if (t->n == cap)
+            table_reserve(t, cap *= 2);
+        if (t->prompt)
+            t->prompt[t->n] = clamp_len(row.prompt);
+        if (t->output)
+            t->output[t->n] = clamp_len(row.output);
+        t->n++;
+    }
+    return rc;
+}
+
 /* Reads every row of a trace (lengths only) into a new table. NULL with err. */
 static table *read_all(const scn_trace_spec *sp, sim_err *err)
 {
@@ -87,27 +121,9 @@ static table *read_all(const scn_trace_spec *sp, sim_err *err)
     if (!r)
         return NULL;
     table *t = sim_xcalloc(1, sizeof *t);
-    int64_t cap = 1024;
-    scn_trace_row row;
-    int rc;
-    if (sp->want_prompt)
-        t->prompt = sim_xmalloc(sizeof *t->prompt * (size_t)cap);
-    if (sp->want_output)
-        t->output = sim_xmalloc(sizeof *t->output * (size_t)cap);
-    while ((rc = scn_trace_next(r, &row, err)) == 1) {
-        if (t->n == cap) {
-            cap *= 2;
-            if (t->prompt)
-                t->prompt = sim_xrealloc(t->prompt, sizeof *t->prompt * (size_t)cap);
-            if (t->output)
-                t->output = sim_xrealloc(t->output, sizeof *t->output * (size_t)cap);
-        }
-        if (t->prompt)
-            t->prompt[t->n] = (int32_t)(row.prompt > INT32_MAX ? INT32_MAX : row.prompt);
-        if (t->output)
-            t->output[t->n] = (int32_t)(row.output > INT32_MAX ? INT32_MAX : row.output);
-        t->n++;
-    }
+    t->prompt = sp->want_prompt ? sim_xmalloc(sizeof *t->prompt) : NULL;
+    t->output = sp->want_output ? sim_xmalloc(sizeof *t->output) : NULL;
+    int rc = read_rows(r, t, err);
     scn_trace_close(r);
     if (rc == 0 && t->n == 0)
         rc = sim_errf(err, "%s: no rows", sp->path);
@@ -124,32 +140,49 @@ static int same_file(const struct stat *a, const struct stat *b)
            a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
+/* The cache's key of sp's table: format, columns and path (the caller frees it). */
+static char *cache_key(const scn_trace_spec *sp)
+{
+    size_t len = strlen(sp->path) + 200;
+    char *key = sim_xmalloc(len);
+    snprintf(key, len, "%s|%s|%s|%d%d|%s", sp->format, sp->col_prompt ? sp->col_prompt : "-",
+             sp->col_output ? sp->col_output : "-", sp->want_prompt, sp->want_output, sp->path);
+    return key;
+}
+
+/* The table c keeps under key, read from the file now identified by id; NULL when it has
+ * none (a table of the file as it was before is dropped). */
+static table *cached(scn_cache *c, const char *key, const struct stat *id)
+{
+    for (table **pp = &c->tables; *pp; pp = &(*pp)->next) {
+        if (strcmp((*pp)->key, key) != 0)
+            continue;
+        if (same_file(&(*pp)->id, id))
+            return *pp;
+        table *stale = *pp; /* the file changed: read it again */
+        *pp = stale->next;
+        table_free(stale);
+        return NULL;
+    }
+    return NULL;
+}
+
 /* The table of sp: from the cache when it holds one read from the file as it is now, else read
  * (and kept by the cache when there is one: *owned = 0). NULL with err. */
 static table *get_table(scn_cache *c, const scn_trace_spec *sp, int *owned, sim_err *err)
 {
     struct stat id;
     char *key = NULL;
+    table *t;
     *owned = c == NULL;
     if (c && stat(sp->path, &id) == 0) {
-        size_t len = strlen(sp->path) + 200;
-        key = sim_xmalloc(len);
-        snprintf(key, len, "%s|%s|%s|%d%d|%s", sp->format, sp->col_prompt ? sp->col_prompt : "-",
-                 sp->col_output ? sp->col_output : "-", sp->want_prompt, sp->want_output, sp->path);
-        for (table **pp = &c->tables; *pp; pp = &(*pp)->next) {
-            if (strcmp((*pp)->key, key) != 0)
-                continue;
-            if (same_file(&(*pp)->id, &id)) {
-                free(key);
-                return *pp;
-            }
-            table *stale = *pp; /* the file changed: read it again */
-            *pp = stale->next;
-            table_free(stale);
-            break;
+        key = cache_key(sp);
+        if ((t = cached(c, key, &id))) {
+            free(key);
+            return t;
         }
     }
-    table *t = read_all(sp, err);
+    t = read_all(sp, err);
     if (t && key) {
         t->key = key;
         t->id = id;
