@@ -39,6 +39,22 @@ static int v0_only(const char *key)
            !strcmp(key, "num_scheduler_steps");
 }
 
+/* Key kv (at path) that policy ops has no parameter for: unknown to every policy, or a note
+ * that it is not used (naming vLLM V0 for its settings given to V1). */
+static int not_a_param(scn_lctx *c, const scn_node *kv, const char *path, const eng_sched_ops *ops)
+{
+    if (!eng_sched_param_known(kv->key))
+        return scn_fail(c, kv, path, "unknown scheduler key (no registered policy has it)");
+    if (!strcmp(ops->name, "vllm") && v0_only(kv->key))
+        scn_note(c, kv,
+                 "scheduler key '%s' is a vLLM V0 setting, and 'vllm' is the V1 scheduler "
+                 "now (no %s); name 'vllm-v0' for V0",
+                 kv->key, kv->key);
+    else
+        scn_note(c, kv, "scheduler key '%s' is not used by '%s'", kv->key, ops->name);
+    return 0;
+}
+
 /* A policy parameter kv of the scheduler map m: the policy's own rows (eng_param) check it. */
 static int load_sched_key(scn_lctx *c, const scn_node *m, const scn_node *kv, const char *pre,
                           const eng_sched_ops *ops, eng_sched_cfg *cfg)
@@ -49,18 +65,8 @@ static int load_sched_key(scn_lctx *c, const scn_node *m, const scn_node *kv, co
     if (scn_check(c, m, sp.s, kv->key, &text, &v) < 0)
         return -1;
     const eng_param *p = eng_sched_param(ops, kv->key);
-    if (!p) {
-        if (!eng_sched_param_known(kv->key))
-            return scn_fail(c, kv, path.s, "unknown scheduler key (no registered policy has it)");
-        if (!strcmp(ops->name, "vllm") && v0_only(kv->key))
-            scn_note(c, kv,
-                     "scheduler key '%s' is a vLLM V0 setting, and 'vllm' is the V1 scheduler "
-                     "now (no %s); name 'vllm-v0' for V0",
-                     kv->key, kv->key);
-        else
-            scn_note(c, kv, "scheduler key '%s' is not used by '%s'", kv->key, ops->name);
-        return 0;
-    }
+    if (!p)
+        return not_a_param(c, kv, path.s, ops);
     char why[256] = "";
     if (eng_param_validate(p, kv->text, why, sizeof why))
         return scn_fail(c, kv, path.s, "%s", why);
@@ -70,13 +76,27 @@ static int load_sched_key(scn_lctx *c, const scn_node *m, const scn_node *kv, co
     return 0;
 }
 
+/* No policy has the scheduler name: given at node given (of map m, under root at pre), or
+ * missing; the message lists the policies. */
+static int no_scheduler(scn_lctx *c, const scn_node *root, const scn_node *m, const scn_node *given,
+                        const char *pre)
+{
+    char names[400];
+    scn_kpath sp = scn_kp(pre, "scheduler");
+    sched_names(names, sizeof names);
+    if (!given)
+        return scn_missing(c, m ? m : root, m ? sp.s : pre, m ? "name" : "scheduler", names);
+    return scn_fail(c, given, scn_kp(sp.s, "name").s, "unknown scheduler '%s' (valid: %s)",
+                    given->text, names);
+}
+
 /* scheduler: {name, ...} under root (the top level, pre "", or a pool, pre "prefill" /
  * "decode"): the policy's own parameters. A pool that names another policy than the one it
  * inherits starts from that policy's defaults. */
 static int load_scheduler(scn_lctx *c, const scn_node *root, const char *pre, eng_config *e)
 {
     const scn_node *m, *given;
-    char names[400], old[sizeof e->sched.name];
+    char old[sizeof e->sched.name];
     scn_kpath sp = scn_kp(pre, "scheduler"), np = scn_kp(sp.s, "name");
     eng_key_val v;
     snprintf(old, sizeof old, "%s", e->sched.name);
@@ -92,33 +112,35 @@ static int load_scheduler(scn_lctx *c, const scn_node *root, const char *pre, en
     if (*pre && strcmp(old, e->sched.name) != 0)
         e->sched.n = 0;
     const eng_sched_ops *ops = eng_sched_find(e->sched.name);
-    if (!ops) {
-        sched_names(names, sizeof names);
-        if (!given)
-            return scn_missing(c, m ? m : root, m ? sp.s : pre, m ? "name" : "scheduler", names);
-        return scn_fail(c, given, np.s, "unknown scheduler '%s' (valid: %s)", given->text, names);
-    }
+    if (!ops)
+        return no_scheduler(c, root, m, given, pre);
     for (const scn_node *kv = m ? m->first : NULL; kv; kv = kv->next)
         if (strcmp(kv->key, "name") != 0 && load_sched_key(c, m, kv, pre, ops, &e->sched))
             return -1;
     return 0;
 }
 
-/* The preset's policy, its settings, its memory defaults and CPU overhead, into e. */
-static void apply_preset(const eng_preset *p, eng_config *e)
+/* A preset's policy settings ("key=value,key=value") into cfg. */
+static void set_params(eng_sched_cfg *cfg, const char *text)
 {
     char params[256];
-    e->sched.n = 0; /* a pool's own engine starts from its preset alone */
-    snprintf(e->sched.name, sizeof e->sched.name, "%s", p->policy);
-    snprintf(params, sizeof params, "%s", p->params);
+    snprintf(params, sizeof params, "%s", text);
     for (char *save = NULL, *kv = strtok_r(params, ",", &save); kv;
          kv = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(kv, '=');
         if (eq) {
             *eq = '\0';
-            eng_cfg_set(&e->sched, kv, eq + 1);
+            eng_cfg_set(cfg, kv, eq + 1);
         }
     }
+}
+
+/* The preset's policy, its settings, its memory defaults and CPU overhead, into e. */
+static void apply_preset(const eng_preset *p, eng_config *e)
+{
+    e->sched.n = 0; /* a pool's own engine starts from its preset alone */
+    snprintf(e->sched.name, sizeof e->sched.name, "%s", p->policy);
+    set_params(&e->sched, p->params);
     if (p->gpu_utilization > 0)
         e->gpu_utilization = p->gpu_utilization;
     if (p->block_size > 0)
