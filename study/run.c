@@ -86,6 +86,32 @@ static void note_borrowed(const cal_profile *p, const char *gpu, const char *poo
              pool, p->name, p->gpu, gpu, p->gpu);
 }
 
+/* The built-in roofline of the replicas configured as c into *pred. */
+static int roofline_cost(const scn_scenario *scn, const eng_config *c, const char *pool,
+                         const cal_serving *sv, eng_predictor *pred, sim_err *err)
+{
+    if (cal_roofline_new(&c->model, &c->gpu, sv, pred, err) == 0)
+        return 0;
+    return *pool ? sim_err_prefix(err, "%s: %.*s", scn->path, (int)strlen(pool) - 2, pool) : -1;
+}
+
+/* A profile prices c's replicas only without an expert placement's imbalance (which it has
+ * not measured) and with a database to load it from. 0, or -1 with err. */
+static int check_profiled(const scn_scenario *scn, const eng_config *c, const char *pool,
+                          const store *s, sim_err *err)
+{
+    if (c->moe.skew > 0 || c->moe.placement == ENG_MOE_EPLB)
+        return sim_errf(err,
+                        "%s: %smoe: profile '%s' prices the experts as measured, without the "
+                        "expert placement's imbalance (the built-in roofline prices it); drop "
+                        "moe: or the profile",
+                        scn->path, pool, scn->profile);
+    if (!s)
+        return sim_errf(err, "%s: profile '%s' needs a database (drop --no-db)", scn->path,
+                        scn->profile);
+    return 0;
+}
+
 /* The cost model of the replicas configured as c (a pool, or the whole deployment) into
  * *pred; a named profile is loaded into *profile once and shared. "pool: " prefixes messages
  * about one pool. */
@@ -96,21 +122,10 @@ static int cost_of(const scn_scenario *scn, const eng_config *c, const char *poo
     char why[512];
     if (cal_roofline_priced(&c->model, &sv, why, sizeof why) != 0)
         return sim_errf(err, "%s: %s%s", scn->path, pool, why);
-    if (scn->profile[0] == '\0') {
-        if (cal_roofline_new(&c->model, &c->gpu, &sv, pred, err) != 0)
-            return *pool ? sim_err_prefix(err, "%s: %.*s", scn->path, (int)strlen(pool) - 2, pool)
-                         : -1;
-        return 0;
-    }
-    if (c->moe.skew > 0 || c->moe.placement == ENG_MOE_EPLB)
-        return sim_errf(err,
-                        "%s: %smoe: profile '%s' prices the experts as measured, without the "
-                        "expert placement's imbalance (the built-in roofline prices it); drop "
-                        "moe: or the profile",
-                        scn->path, pool, scn->profile);
-    if (!s)
-        return sim_errf(err, "%s: profile '%s' needs a database (drop --no-db)", scn->path,
-                        scn->profile);
+    if (scn->profile[0] == '\0')
+        return roofline_cost(scn, c, pool, &sv, pred, err);
+    if (check_profiled(scn, c, pool, s, err) != 0)
+        return -1;
     if (!out->profile && !(out->profile = store_profile_load(s, scn->profile, err)))
         return sim_err_prefix(err, "%s: profile", scn->path);
     const cal_profile *p = out->profile;
@@ -166,43 +181,51 @@ static int groups_cost(const scn_scenario *scn, store *s, study_cost *out, sim_e
     return 0;
 }
 
+/* One pool of replicas: its cost model and its drafter's; the label is its model's. */
+static int single_cost(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
+{
+    if (cost_of(scn, &scn->engine, "", s, out, &out->pred, err) != 0 ||
+        draft_cost(scn, out, err) != 0)
+        return -1;
+    snprintf(out->label, sizeof out->label, "%s", out->pred.label);
+    return 0;
+}
+
 int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
     const eng_config *c = &scn->engine;
-    if (c->groups.n > 0 || c->pd.enabled) {
-        if (groups_cost(scn, s, out, err) != 0) {
-            study_cost_free(out);
-            return -1;
-        }
-        return 0;
-    }
-    if (cost_of(scn, c, "", s, out, &out->pred, err) != 0 || draft_cost(scn, out, err) != 0) {
+    int rc = c->groups.n > 0 || c->pd.enabled ? groups_cost(scn, s, out, err)
+                                              : single_cost(scn, s, out, err);
+    if (rc != 0)
         study_cost_free(out);
-        return -1;
+    return rc;
+}
+
+/* Whether the cost model can price every pool's model and the drafter (a profile is checked
+ * when it is loaded). 0, or -1 with err. */
+static int check_priced(const scn_scenario *scn, sim_err *err)
+{
+    char why[512];
+    for (int k = 0; k < eng_config_pools(&scn->engine); k++) {
+        eng_config pc;
+        eng_config_pool(&scn->engine, k, &pc);
+        cal_serving sv = serving_of(scn, &pc);
+        if (cal_roofline_priced(&pc.model, &sv, why, sizeof why) != 0)
+            return sim_errf(err, "%s: %s", scn->path, why);
     }
-    snprintf(out->label, sizeof out->label, "%s", out->pred.label);
+    const eng_spec *sp = &scn->engine.spec;
+    cal_serving sv = serving_of(scn, &scn->engine);
+    if (sp->method != ENG_SPEC_NONE && sp->has_draft &&
+        cal_roofline_priced(&sp->draft, &sv, why, sizeof why) != 0)
+        return sim_errf(err, "%s: speculative drafter: %s", scn->path, why);
     return 0;
 }
 
 int study_cost_check(const scn_scenario *scn, sim_err *err)
 {
-    if (scn->profile[0] != '\0') {
-        char why[512];
-        for (int k = 0; k < eng_config_pools(&scn->engine); k++) {
-            eng_config pc;
-            eng_config_pool(&scn->engine, k, &pc);
-            cal_serving sv = serving_of(scn, &pc);
-            if (cal_roofline_priced(&pc.model, &sv, why, sizeof why) != 0)
-                return sim_errf(err, "%s: %s", scn->path, why);
-        }
-        const eng_spec *sp = &scn->engine.spec;
-        cal_serving sv = serving_of(scn, &scn->engine);
-        if (sp->method != ENG_SPEC_NONE && sp->has_draft &&
-            cal_roofline_priced(&sp->draft, &sv, why, sizeof why) != 0)
-            return sim_errf(err, "%s: speculative drafter: %s", scn->path, why);
-        return 0;
-    }
+    if (scn->profile[0] != '\0')
+        return check_priced(scn, err);
     study_cost c;
     int rc = study_cost_new(scn, NULL, &c, err);
     study_cost_free(&c);
