@@ -440,6 +440,20 @@ const char *study_reject_metric(eng_reject_reason why)
     return (unsigned)why < ENG_REJECT_REASON_COUNT && names[why] ? names[why] : "rejected_other";
 }
 
+/* The staged rows into the sink's database in one transaction, with its hook; the run's id into
+ * out. 0, or -1 with err. */
+static int replay_stage(FILE *stage, const study_sink *sink, study_result *out, sim_err *err)
+{
+    off_t len = ftello(stage);
+    if (len < 0 || fseeko(stage, 0, SEEK_SET) != 0)
+        return sim_errf(err, "staging the run's rows: cannot read them back");
+    store_run_summary *sum = sim_xmalloc(sizeof *sum);
+    int rc = store_run_replay(sink->s, stage, (int64_t)len, sink->hook, sink->hook_arg, sum, err);
+    out->run_id = sum->run_id;
+    free(sum);
+    return rc == 0 ? 0 : -1;
+}
+
 /* Finishes w: into the spool or buffered store as begun, or (staged) into the staging file and
  * from there into the database in one transaction with the sink's hook. 0, or -1 with err
  * (nothing committed). */
@@ -453,14 +467,19 @@ static int finish_store(store_run *w, FILE *stage, const study_sink *sink, study
                    : -1;
     if (store_run_finish(w, out->m, out->n, NULL, NULL, NULL, err) != 0)
         return sim_err_prefix(err, "staging the run's rows");
-    off_t len = ftello(stage);
-    if (len < 0 || fseeko(stage, 0, SEEK_SET) != 0)
-        return sim_errf(err, "staging the run's rows: cannot read them back");
-    store_run_summary *sum = sim_xmalloc(sizeof *sum);
-    int rc = store_run_replay(sink->s, stage, (int64_t)len, sink->hook, sink->hook_arg, sum, err);
-    out->run_id = sum->run_id;
-    free(sum);
-    return rc == 0 ? 0 : -1;
+    return replay_stage(stage, sink, out, err);
+}
+
+/* Why requests were turned away, a metric per reason, for tables and reports read from the
+ * store (only the reasons that occurred: a run without rejections has none of these). */
+static void add_rejections(study_result *out)
+{
+    for (int k = 1; k < ENG_REJECT_REASON_COUNT && out->n < ENG_MAX_METRICS; k++)
+        if (out->tot.rejected_by[k]) {
+            snprintf(out->m[out->n].name, sizeof out->m[out->n].name, "%s",
+                     study_reject_metric((eng_reject_reason)k));
+            out->m[out->n++].value = (double)out->tot.rejected_by[k];
+        }
 }
 
 /* Copies what the finished engine and source say into out. */
@@ -472,14 +491,7 @@ static void collect(eng_engine *e, const scn_source *src, sim_ctx *ctx, study_re
     out->saturated = eng_totals_saturated(&out->tot);
     snprintf(out->m[out->n].name, sizeof out->m[out->n].name, "saturated");
     out->m[out->n++].value = out->saturated;
-    /* why requests were turned away, for tables and reports read from the store (only the
-     * reasons that occurred: a run without rejections has none of these) */
-    for (int k = 1; k < ENG_REJECT_REASON_COUNT && out->n < ENG_MAX_METRICS; k++)
-        if (out->tot.rejected_by[k]) {
-            snprintf(out->m[out->n].name, sizeof out->m[out->n].name, "%s",
-                     study_reject_metric((eng_reject_reason)k));
-            out->m[out->n++].value = (double)out->tot.rejected_by[k];
-        }
+    add_rejections(out);
     out->events = sim_events_run(ctx);
     out->clipped = src ? scn_source_clipped(src) : 0;
     out->skipped = src ? scn_source_skipped(src) : 0;
@@ -521,6 +533,17 @@ static int run_engine(sim_ctx *ctx, const scn_scenario *scn, const study_cost *c
     return 0;
 }
 
+/* Stores the fleet's timeline with the run, then finishes its writer w. 0, or -1 with err. */
+static int finish_run(store_run *w, eng_engine *e, FILE *stage, const study_sink *sink,
+                      study_result *out, sim_err *err)
+{
+    eng_fleet_window *win;
+    int64_t nwin = eng_fleet_timeline(e, &win);
+    store_run_fleet(w, win, nwin, eng_get_pool_plan(e, 0)->gpus);
+    free(win);
+    return finish_store(w, stage, sink, out, err);
+}
+
 int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
                    const study_sink *sink, const study_hooks *hooks, study_result *out,
                    sim_err *err)
@@ -547,13 +570,9 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
     if (run_engine(ctx, scn, cost, src, hooks, &t, &e, out, err) != 0)
         goto out;
     if (w) {
-        eng_fleet_window *win;
-        int64_t nwin = eng_fleet_timeline(e, &win);
-        store_run_fleet(w, win, nwin, eng_get_pool_plan(e, 0)->gpus);
-        free(win);
         store_run *done = w;
         w = NULL;
-        if (finish_store(done, stage, sink, out, err) != 0)
+        if (finish_run(done, e, stage, sink, out, err) != 0)
             goto out;
     }
     rc = 0;
