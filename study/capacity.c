@@ -246,6 +246,68 @@ static int at_rate(study_capacity *c, int ci, double rate, study_trial *t, sim_e
     return study_capacity_probe(c, ci, "search", STUDY_LOAD_RATE, rate, 1, NULL, t, err);
 }
 
+/* The verdict when one request at a time already misses an SLO (or no request finishes). */
+static int unreachable(const study_capacity *c, study_answer *a)
+{
+    char why[300];
+    a->verdict = STUDY_UNREACHABLE;
+    why_fails(c, &a->unloaded, "unloaded", why, sizeof why);
+    snprintf(a->why, sizeof a->why, "unreachable: %s", why);
+    return 0;
+}
+
+/* The verdict when Poisson arrivals at the unloaded capacity (lo) miss what one request at a
+ * time met: trial t says how. */
+static int unreachable_under_load(const study_capacity *c, study_answer *a, double lo,
+                                  const study_trial *t)
+{
+    char where[64], why[200], r[32];
+    snprintf(where, sizeof where, "at %s req/s", study_fmt_num(lo, r, sizeof r));
+    why_fails(c, t, where, why, sizeof why);
+    a->verdict = STUDY_UNREACHABLE_LOAD;
+    snprintf(a->why, sizeof a->why,
+             "unreachable under load: met one request at a time, but %s (Poisson arrivals "
+             "at the unloaded capacity)",
+             why);
+    return 0;
+}
+
+/* Doubles the rate from *lo (met) until a rate fails (*hi) or passes 1e5 req/s; *lo is the
+ * last met, its trial in a->at_rate. 0, or -1 with err. */
+static int double_rate(study_capacity *c, int ci, study_answer *a, double *lo, double *hi,
+                       sim_err *err)
+{
+    study_trial t;
+    for (*hi = 2 * *lo; *hi < 1e5; *hi *= 2) {
+        if (at_rate(c, ci, *hi, &t, err) != 0)
+            return -1;
+        if (!t.ok)
+            break;
+        *lo = *hi;
+        a->at_rate = t;
+    }
+    return 0;
+}
+
+/* Bisects [*lo (met), hi (failed)] to the search's precision; *lo is the highest met, its
+ * trial in a->at_rate. 0, or -1 with err. */
+static int bisect_rate(study_capacity *c, int ci, study_answer *a, double *lo, double hi,
+                       sim_err *err)
+{
+    study_trial t;
+    while (hi - *lo > c->precision * hi && *lo < 1e5) {
+        double mid = (*lo + hi) / 2;
+        if (at_rate(c, ci, mid, &t, err) != 0)
+            return -1;
+        if (t.ok) {
+            *lo = mid;
+            a->at_rate = t;
+        } else
+            hi = mid;
+    }
+    return 0;
+}
+
 /* MODEL: the unloaded case bounds what any load can do: TTFT, TPOT and E2E with no other
  * request in the system are the least a request can see (batching only adds), and a request
  * rejected alone is rejected under load. So a miss there is a verdict, and the search starts
@@ -254,52 +316,21 @@ static int at_rate(study_capacity *c, int ci, double rate, study_trial *t, sim_e
  * use. */
 static int search(study_capacity *c, int ci, study_answer *a, sim_err *err)
 {
-    char where[64];
     if (study_capacity_probe(c, ci, "unloaded", STUDY_LOAD_UNLOADED, 0, 1, NULL, &a->unloaded,
                              err) != 0)
         return -1;
     a->unloaded_rate = a->unloaded.throughput > 0 ? a->unloaded.throughput : 0;
-    if (!a->unloaded.ok || !(a->unloaded_rate > 0)) {
-        a->verdict = STUDY_UNREACHABLE;
-        char why[300];
-        why_fails(c, &a->unloaded, "unloaded", why, sizeof why);
-        snprintf(a->why, sizeof a->why, "unreachable: %s", why);
-        return 0;
-    }
+    if (!a->unloaded.ok || !(a->unloaded_rate > 0))
+        return unreachable(c, a);
     double lo = a->unloaded_rate, hi = lo;
     study_trial t;
     if (at_rate(c, ci, lo, &t, err) != 0)
         return -1;
-    if (!t.ok) {
-        char why[200], r[32];
-        snprintf(where, sizeof where, "at %s req/s", study_fmt_num(lo, r, sizeof r));
-        why_fails(c, &t, where, why, sizeof why);
-        a->verdict = STUDY_UNREACHABLE_LOAD;
-        snprintf(a->why, sizeof a->why,
-                 "unreachable under load: met one request at a time, but %s (Poisson arrivals "
-                 "at the unloaded capacity)",
-                 why);
-        return 0;
-    }
+    if (!t.ok)
+        return unreachable_under_load(c, a, lo, &t);
     a->at_rate = t;
-    for (hi = 2 * lo; hi < 1e5; hi *= 2) {
-        if (at_rate(c, ci, hi, &t, err) != 0)
-            return -1;
-        if (!t.ok)
-            break;
-        lo = hi;
-        a->at_rate = t;
-    }
-    while (hi - lo > c->precision * hi && lo < 1e5) {
-        double mid = (lo + hi) / 2;
-        if (at_rate(c, ci, mid, &t, err) != 0)
-            return -1;
-        if (t.ok) {
-            lo = mid;
-            a->at_rate = t;
-        } else
-            hi = mid;
-    }
+    if (double_rate(c, ci, a, &lo, &hi, err) != 0 || bisect_rate(c, ci, a, &lo, hi, err) != 0)
+        return -1;
     a->rate = lo;
     return 0;
 }
