@@ -545,34 +545,85 @@ static int fewest_decode(study_capacity *c, int p, int hi, study_trial *t, sim_e
     return hi;
 }
 
+/* One copy of the scenario's pools, the unit a split counts (its GPUs per pool); -1 with err
+ * when the scenario has no prefill and decode pools. */
+static int pd_unit(study_capacity *c, study_answer *unit, sim_err *err)
+{
+    scn_scenario scn;
+    int rc = study_capacity_load(c, &scn, err);
+    if (rc == 0 && !scn.engine.pd.enabled)
+        rc = sim_errf(err, "%s has no prefill and decode pools to split", c->file);
+    memset(unit, 0, sizeof *unit);
+    if (rc == 0)
+        answer_layout(&scn, unit);
+    scn_free(&scn);
+    return rc != 0 ? -1 : 0;
+}
+
+/* The least split with p prefill replicas: one decode replica. */
+static study_answer least_split(const study_answer *unit, int p)
+{
+    study_answer least = *unit;
+    least.prefill = p;
+    least.decode = 1;
+    least.tp = p * unit->prefill_gpus + unit->decode_gpus;
+    return least;
+}
+
+/* Whether the least split of some prefill count already costs at least the best split found
+ * (best, NULL when none) or passes the GPU cap: more prefill replicas cannot do better. */
+static int past_best(const study_capacity *c, const study_answer *least, const study_answer *best)
+{
+    if (best && study_answer_cost(least, 1, c->minimise) >= study_answer_cost(best, 1, c->minimise))
+        return 1;
+    return c->max_gpus > 0 && least->tp > c->max_gpus;
+}
+
+/* Split a ("P:D") stored as a result of the search (when it is stored). 0, or -1 with err. */
+static int store_split(study_capacity *c, const study_answer *a, sim_err *err)
+{
+    char choice[32];
+    if (!c->search_id)
+        return 0;
+    snprintf(choice, sizeof choice, "%d:%d", a->prefill, a->decode);
+    store_capacity_result res = {choice, 0, a->prefill + a->decode, a->tp};
+    return store_capacity_add_result(c->db, c->search_id, &res, err) != 0 ? -1 : 0;
+}
+
+/* Appends the split of p prefill and d decode replicas of unit (trial t at the target) to
+ * out[*n], the new *best when it costs least, and stores it. 0, or -1 with err. */
+static int add_split(study_capacity *c, study_answer *out, int *n, int *best,
+                     const study_answer *unit, int p, int d, const study_trial *t, sim_err *err)
+{
+    study_answer *a = &out[(*n)++];
+    *a = *unit;
+    a->prefill = p;
+    a->decode = d;
+    a->replicas = 1;
+    a->tp = p * unit->prefill_gpus + d * unit->decode_gpus;
+    a->at_target = *t;
+    a->rate = c->target;
+    if (*best < 0 ||
+        study_answer_cost(a, 1, c->minimise) < study_answer_cost(&out[*best], 1, c->minimise))
+        *best = *n - 1;
+    return store_split(c, a, err);
+}
+
 int study_capacity_pd_search(study_capacity *c, study_answer *out, int max, int *n, int *best,
                              sim_err *err)
 {
-    scn_scenario scn;
+    study_answer unit;
     *n = 0;
     *best = -1;
     if (c->target <= 0)
         return sim_errf(err, "the prefill:decode search needs --target-rate");
-    int rc = study_capacity_load(c, &scn, err);
-    if (rc == 0 && !scn.engine.pd.enabled)
-        rc = sim_errf(err, "%s has no prefill and decode pools to split", c->file);
-    study_answer unit = {0};
-    if (rc == 0)
-        answer_layout(&scn, &unit);
-    scn_free(&scn);
-    if (rc != 0)
+    if (pd_unit(c, &unit, err) != 0)
         return -1;
     int hi = STUDY_PD_MAX;
     for (int p = 1; p <= STUDY_PD_MAX && *n < max; p++) {
-        study_answer least = unit; /* p prefill replicas and one decode replica */
-        least.prefill = p;
-        least.decode = 1;
-        least.tp = p * unit.prefill_gpus + unit.decode_gpus;
-        if (*best >= 0 && study_answer_cost(&least, 1, c->minimise) >=
-                              study_answer_cost(&out[*best], 1, c->minimise))
-            break; /* even one decode replica costs more than the best split */
-        if (c->max_gpus > 0 && least.tp > c->max_gpus)
-            break; /* even one decode replica passes the cap */
+        study_answer least = least_split(&unit, p);
+        if (past_best(c, &least, *best >= 0 ? &out[*best] : NULL))
+            break; /* even one decode replica costs more than the best split, or passes the cap */
         int cap = c->max_gpus > 0 ? (c->max_gpus - p * unit.prefill_gpus) / unit.decode_gpus : hi;
         study_trial t = {0};
         int d = fewest_decode(c, p, cap < hi ? cap : hi, &t, err);
@@ -580,24 +631,8 @@ int study_capacity_pd_search(study_capacity *c, study_answer *out, int max, int 
             return -1;
         if (d == 0)
             continue; /* too few prefill replicas: the decode pool cannot make up for it */
-        study_answer *a = &out[(*n)++];
-        *a = unit;
-        a->prefill = p;
-        a->decode = d;
-        a->replicas = 1;
-        a->tp = p * unit.prefill_gpus + d * unit.decode_gpus;
-        a->at_target = t;
-        a->rate = c->target;
-        if (*best < 0 ||
-            study_answer_cost(a, 1, c->minimise) < study_answer_cost(&out[*best], 1, c->minimise))
-            *best = *n - 1;
-        if (c->search_id) {
-            char choice[32];
-            snprintf(choice, sizeof choice, "%d:%d", p, d);
-            store_capacity_result res = {choice, 0, p + d, a->tp};
-            if (store_capacity_add_result(c->db, c->search_id, &res, err) != 0)
-                return -1;
-        }
+        if (add_split(c, out, n, best, &unit, p, d, &t, err) != 0)
+            return -1;
         hi = d;
         if (d == 1)
             break; /* more prefill replicas can only cost more */
