@@ -534,6 +534,33 @@ static void screen_unit(study_recommend *r, study_rec_cand *k, const pricer *pre
     screen_batches(&sp, k, bmax, tpot_lim, ttft_lim);
 }
 
+/* The np pools of e into pc and their KV cache plans: each must hold the p99 prompt with a
+ * mean output. 0, or -1 with err. */
+static int plan_pools(const study_recommend *r, const eng_config *e, int np, eng_config *pc,
+                      eng_kv_plan *plan, sim_err *err)
+{
+    for (int p = 0; p < np; p++) {
+        eng_config_pool(e, p, &pc[p]);
+        if (eng_kv_plan_compute(&pc[p], &plan[p], err) != 0)
+            return -1;
+        if (plan[p].tokens < (int64_t)(r->isl_p99 + r->osl))
+            return sim_errf(err, "a %.0f-token request does not fit the KV cache (%lld tokens)",
+                            r->isl_p99 + r->osl, (long long)plan[p].tokens);
+    }
+    return 0;
+}
+
+/* The screen of candidate k priced by cost: the prefill (first) pool's and the decode (last)
+ * pool's passes, kv_tokens of the last pool's cache. */
+static void screen_priced(study_recommend *r, study_rec_cand *k, const eng_model *m,
+                          const study_cost *cost, const eng_config *pc, int np, int64_t kv_tokens)
+{
+    int32_t chunked = 0, cap = eng_shape_cap(m, &chunked);
+    pricer pre = {&cost->pred, pc[0].cpu, cap, chunked};
+    pricer dec = np == 2 ? (pricer){&cost->decode_pred, pc[1].cpu, cap, chunked} : pre;
+    screen_unit(r, k, &pre, &dec, kv_tokens, k->seats);
+}
+
 /* Fit: the candidate's scenario loads, its weights fit, one long request's KV fits; then the
  * cost model prices the screen. */
 static void screen(study_recommend *r, study_rec_cand *k)
@@ -548,13 +575,8 @@ static void screen(study_recommend *r, study_rec_cand *k)
     eng_config pc[2];
     eng_kv_plan plan[2];
     int np = rc == 0 ? eng_config_pools(&scn.engine) : 0;
-    for (int p = 0; rc == 0 && p < np; p++) {
-        eng_config_pool(&scn.engine, p, &pc[p]);
-        rc = eng_kv_plan_compute(&pc[p], &plan[p], &err);
-        if (rc == 0 && plan[p].tokens < (int64_t)(r->isl_p99 + r->osl))
-            rc = sim_errf(&err, "a %.0f-token request does not fit the KV cache (%lld tokens)",
-                          r->isl_p99 + r->osl, (long long)plan[p].tokens);
-    }
+    if (np > 0)
+        rc = plan_pools(r, &scn.engine, np, pc, plan, &err);
     if (np > 0)
         k->usd_h = k->gpus * eng_fleet_gpu_price(&scn.engine.fleet, &pc[0].gpu);
     if (rc == 0)
@@ -563,10 +585,7 @@ static void screen(study_recommend *r, study_rec_cand *k)
         k->state = STUDY_REC_FIT;
         snprintf(k->why, sizeof k->why, "%.199s", err.msg);
     } else {
-        int32_t chunked = 0, cap = eng_shape_cap(&scn.engine.model, &chunked);
-        pricer pre = {&cost.pred, pc[0].cpu, cap, chunked};
-        pricer dec = np == 2 ? (pricer){&cost.decode_pred, pc[1].cpu, cap, chunked} : pre;
-        screen_unit(r, k, &pre, &dec, plan[np - 1].tokens, k->seats);
+        screen_priced(r, k, &scn.engine.model, &cost, pc, np, plan[np - 1].tokens);
     }
     study_cost_free(&cost);
     scn_free(&scn);
