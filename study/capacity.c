@@ -30,6 +30,34 @@ static int parse_tps(const char *item, study_slo *out)
     return 0;
 }
 
+/* Whether pct names a percentile an SLO may bound: p50, p90, p95 or p99. */
+static int slo_pct(const char *pct)
+{
+    return !strcmp(pct, "p50") || !strcmp(pct, "p90") || !strcmp(pct, "p95") || !strcmp(pct, "p99");
+}
+
+/* v in unit (ms or s) into *ms. 0, or -1 for another unit. */
+static int limit_ms(double v, const char *unit, double *ms)
+{
+    if (strcmp(unit, "ms") == 0)
+        *ms = v;
+    else if (strcmp(unit, "s") == 0)
+        *ms = v * 1000;
+    else
+        return -1;
+    return 0;
+}
+
+/* The SLO's percentile, latency, metric ("p99_ttft_ms", "median_..." for p50) and label. */
+static void name_slo(study_slo *out, const eng_latency *l, const char *pct)
+{
+    out->pct = atof(pct + 1);
+    snprintf(out->what, sizeof out->what, "%.7s", l->name);
+    snprintf(out->metric, sizeof out->metric, "%s_%s", strcmp(pct, "p50") ? pct : "median",
+             l->stem);
+    snprintf(out->label, sizeof out->label, "%s_%s", l->name, pct);
+}
+
 /* "ttft_p99=1000ms" -> metric p99_ttft_ms, limit 1000. 0, or -1. */
 static int parse_one(const char *item, study_slo *out)
 {
@@ -44,23 +72,10 @@ static int parse_one(const char *item, study_slo *out)
     if (!us)
         return -1;
     *us = '\0';
-    const char *pct = us + 1;
     const eng_latency *l = eng_latency_find(name, ENG_LAT_SLO);
-    if (!l)
+    if (!l || !slo_pct(us + 1) || limit_ms(v, unit, &out->limit_ms) != 0)
         return -1;
-    if (strcmp(pct, "p50") && strcmp(pct, "p90") && strcmp(pct, "p95") && strcmp(pct, "p99"))
-        return -1;
-    if (strcmp(unit, "ms") == 0)
-        out->limit_ms = v;
-    else if (strcmp(unit, "s") == 0)
-        out->limit_ms = v * 1000;
-    else
-        return -1;
-    out->pct = atof(pct + 1);
-    snprintf(out->what, sizeof out->what, "%.7s", l->name);
-    snprintf(out->metric, sizeof out->metric, "%s_%s", strcmp(pct, "p50") ? pct : "median",
-             l->stem);
-    snprintf(out->label, sizeof out->label, "%s_%s", l->name, pct);
+    name_slo(out, l, us + 1);
     return 0;
 }
 
