@@ -299,6 +299,42 @@ int scn_arrival_check(const scn_arrival *a, char *why, size_t len)
     }
 }
 
+scn_trace_spec scn_empirical_spec(const scn_dist *d, int is_out)
+{
+    const char *col = *d->column ? d->column : NULL;
+    scn_trace_spec sp = {.path = d->path,
+                         .format = d->format,
+                         .lengths_only = 1,
+                         .col_prompt = is_out ? NULL : col,
+                         .col_output = is_out ? col : NULL,
+                         .want_prompt = !is_out,
+                         .want_output = is_out};
+    return sp;
+}
+
+/* Zipf's cumulative weights k^-s, k = 1 .. max - min + 1. */
+static void build_zipf(scn_sampler *s)
+{
+    const scn_dist *d = &s->d;
+    double acc = 0;
+    s->n = (int64_t)(d->max - d->min) + 1;
+    s->cdf = sim_xmalloc(sizeof *s->cdf * (size_t)s->n);
+    for (int64_t k = 0; k < s->n; k++)
+        s->cdf[k] = acc += pow((double)(k + 1), -d->s);
+}
+
+/* An empirical distribution's column (the output's when is_out), from the cache or read. */
+static int build_empirical(scn_sampler *s, const char *what, int is_out, scn_cache *cache,
+                           sim_err *err)
+{
+    scn_trace_spec sp = scn_empirical_spec(&s->d, is_out);
+    if (!(s->tab = get_table(cache, &sp, &s->owned, err)))
+        return sim_err_prefix(err, "%s", what);
+    s->vals = is_out ? s->tab->output : s->tab->prompt;
+    s->n = s->tab->n;
+    return 0;
+}
+
 static int build(scn_sampler *s, const char *what, int is_out, scn_cache *cache, sim_err *err)
 {
     const scn_dist *d = &s->d;
@@ -313,28 +349,10 @@ static int build(scn_sampler *s, const char *what, int is_out, scn_cache *cache,
         s->mu = log(d->mean) - d->sigma * d->sigma / 2;
         return 0;
     case SCN_DIST_ZIPF:
-        s->n = (int64_t)(d->max - d->min) + 1;
-        s->cdf = sim_xmalloc(sizeof *s->cdf * (size_t)s->n);
-        double acc = 0;
-        for (int64_t k = 0; k < s->n; k++)
-            s->cdf[k] = acc += pow((double)(k + 1), -d->s);
+        build_zipf(s);
         return 0;
-    case SCN_DIST_EMPIRICAL: {
-        scn_trace_spec sp = {.path = d->path, .format = d->format, .lengths_only = 1};
-        const char *col = *d->column ? d->column : NULL;
-        if (is_out) {
-            sp.col_output = col;
-            sp.want_output = 1;
-        } else {
-            sp.col_prompt = col;
-            sp.want_prompt = 1;
-        }
-        if (!(s->tab = get_table(cache, &sp, &s->owned, err)))
-            return sim_err_prefix(err, "%s", what);
-        s->vals = is_out ? s->tab->output : s->tab->prompt;
-        s->n = s->tab->n;
-        return 0;
-    }
+    case SCN_DIST_EMPIRICAL:
+        return build_empirical(s, what, is_out, cache, err);
     case SCN_DIST_FIXED:
     case SCN_DIST_UNIFORM:
         return 0; /* nothing to prepare */
@@ -368,6 +386,31 @@ void scn_sampler_free(scn_sampler *s)
     free(s);
 }
 
+/* A truncated normal's draw, by inversion of its CDF within the window. */
+static double draw_normal(const scn_sampler *s, gsl_rng *rng)
+{
+    double u = s->plo + (s->phi - s->plo) * gsl_rng_uniform_pos(rng);
+    double x = s->d.mean + gsl_cdf_gaussian_Pinv(u, s->d.std);
+    /* MODEL: the window is widened by half a token on each side so that rounding keeps
+     * every draw inside [lo, hi]; clamp against the last ulp */
+    return fmin(fmax(round(x), s->lo), s->hi);
+}
+
+/* A zipf draw: the first value whose cumulative weight passes a uniform one (binary search). */
+static double draw_zipf(const scn_sampler *s, gsl_rng *rng)
+{
+    double u = gsl_rng_uniform(rng) * s->cdf[s->n - 1];
+    int64_t lo = 0, hi = s->n - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (s->cdf[mid] > u)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return s->d.min + (double)lo;
+}
+
 static double draw_raw(scn_sampler *s, gsl_rng *rng)
 {
     const scn_dist *d = &s->d;
@@ -376,27 +419,12 @@ static double draw_raw(scn_sampler *s, gsl_rng *rng)
         return d->value;
     case SCN_DIST_UNIFORM:
         return d->min + (double)gsl_rng_uniform_int(rng, (unsigned long)(d->max - d->min) + 1);
-    case SCN_DIST_NORMAL: {
-        double u = s->plo + (s->phi - s->plo) * gsl_rng_uniform_pos(rng);
-        double x = d->mean + gsl_cdf_gaussian_Pinv(u, d->std);
-        /* MODEL: the window is widened by half a token on each side so that rounding keeps
-         * every draw inside [lo, hi]; clamp against the last ulp */
-        return fmin(fmax(round(x), s->lo), s->hi);
-    }
+    case SCN_DIST_NORMAL:
+        return draw_normal(s, rng);
     case SCN_DIST_LOGNORMAL:
         return gsl_ran_lognormal(rng, s->mu, d->sigma);
-    case SCN_DIST_ZIPF: {
-        double u = gsl_rng_uniform(rng) * s->cdf[s->n - 1];
-        int64_t lo = 0, hi = s->n - 1;
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (s->cdf[mid] > u)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        return d->min + (double)lo;
-    }
+    case SCN_DIST_ZIPF:
+        return draw_zipf(s, rng);
     case SCN_DIST_EMPIRICAL:
         return (double)s->vals[gsl_rng_uniform_int(rng, (unsigned long)s->n)];
     default:

@@ -298,28 +298,13 @@ static int probe_trace(scn_lctx *c, const scn_node *at, const char *path, const 
     return 0;
 }
 
-/* The trace reader's view of an empirical distribution: its file, read for the output lengths
- * (is_out) or the prompt lengths, from its column (the format's own without one). */
-static scn_trace_spec empirical_spec(const scn_dist *d, int is_out)
-{
-    const char *col = *d->column ? d->column : NULL;
-    scn_trace_spec sp = {.path = d->path,
-                         .format = d->format,
-                         .lengths_only = 1,
-                         .col_prompt = is_out ? NULL : col,
-                         .col_output = is_out ? col : NULL,
-                         .want_prompt = !is_out,
-                         .want_output = is_out};
-    return sp;
-}
-
 static int load_empirical(scn_lctx *c, const scn_node *m, const char *pre, scn_dist *d, int is_out)
 {
     if (scn_get_path(c, m, pre, "path", d->path, sizeof d->path))
         return -1;
     if (!strcmp(d->format, "csv") && !*d->column)
         return scn_missing(c, m, pre, "column", "(format csv names the column to sample)");
-    scn_trace_spec sp = empirical_spec(d, is_out);
+    scn_trace_spec sp = scn_empirical_spec(d, is_out);
     return probe_trace(c, scn_tree_get(m, "path"), scn_kp(pre, "path").s, &sp, NULL);
 }
 
