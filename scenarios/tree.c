@@ -135,45 +135,44 @@ static int build_seq(parse_ctx *c, scn_node *seq, int depth)
     }
 }
 
+/* Why the node that starts with ev at level depth cannot be built: too deep, an alias, not a
+ * node; 0 when it can. */
+static int refuse(parse_ctx *c, const yaml_event_t *ev, int depth, int line)
+{
+    if (depth > c->max_depth)
+        return sim_errf(c->err, "%s:%d: nested more than %d levels deep (a scenario needs a few)",
+                        c->name, line, SCN_MAX_DEPTH);
+    if (ev->type == YAML_ALIAS_EVENT)
+        return sim_errf(c->err, "%s:%d: YAML aliases (*name) are not supported", c->name, line);
+    if (ev->type != YAML_SCALAR_EVENT && ev->type != YAML_MAPPING_START_EVENT &&
+        ev->type != YAML_SEQUENCE_START_EVENT)
+        return sim_errf(c->err, "%s:%d: unexpected YAML structure", c->name, line);
+    return 0;
+}
+
 /* Builds the node that starts with *ev (consumed) at level depth (the root is 1). On failure
  * *out is NULL. */
 static int build(parse_ctx *c, yaml_event_t *ev, int depth, scn_node **out)
 {
-    int line = (int)ev->start_mark.line + 1, rc = 0;
+    int line = (int)ev->start_mark.line + 1, map = ev->type == YAML_MAPPING_START_EVENT;
     *out = NULL;
-    if (depth > c->max_depth) {
+    if (refuse(c, ev, depth, line)) {
         yaml_event_delete(ev);
-        return sim_errf(c->err, "%s:%d: nested more than %d levels deep (a scenario needs a few)",
-                        c->name, line, SCN_MAX_DEPTH);
+        return -1;
     }
-    switch (ev->type) {
-    case YAML_SCALAR_EVENT:
+    if (ev->type == YAML_SCALAR_EVENT) {
         *out = node_new(SCN_NODE_SCALAR, line);
         (*out)->text = sim_xstrdup((const char *)ev->data.scalar.value);
         yaml_event_delete(ev);
         return 0;
-    case YAML_MAPPING_START_EVENT:
-        yaml_event_delete(ev);
-        *out = node_new(SCN_NODE_MAP, line);
-        rc = build_map(c, *out, depth);
-        break;
-    case YAML_SEQUENCE_START_EVENT:
-        yaml_event_delete(ev);
-        *out = node_new(SCN_NODE_SEQ, line);
-        rc = build_seq(c, *out, depth);
-        break;
-    case YAML_ALIAS_EVENT:
-        yaml_event_delete(ev);
-        return sim_errf(c->err, "%s:%d: YAML aliases (*name) are not supported", c->name, line);
-    default:
-        yaml_event_delete(ev);
-        return sim_errf(c->err, "%s:%d: unexpected YAML structure", c->name, line);
     }
-    if (rc) {
-        scn_tree_free(*out);
-        *out = NULL;
-    }
-    return rc;
+    yaml_event_delete(ev);
+    *out = node_new(map ? SCN_NODE_MAP : SCN_NODE_SEQ, line);
+    if ((map ? build_map(c, *out, depth) : build_seq(c, *out, depth)) == 0)
+        return 0;
+    scn_tree_free(*out);
+    *out = NULL;
+    return -1;
 }
 
 /* The parser's events to the stream's end: at most one document's node into *out. */
