@@ -79,22 +79,28 @@ static int parse_one(const char *item, study_slo *out)
     return 0;
 }
 
+/* SLO item t appended to out's *n (at most max). 0, or -1 with err saying what an SLO is. */
+static int add_slo(const char *t, study_slo *out, int max, int *n, sim_err *err)
+{
+    char names[120];
+    if (*n == max)
+        return sim_errf(err, "at most %d SLOs", max);
+    if (parse_one(t, &out[*n]) != 0)
+        return sim_errf(err,
+                        "bad SLO '%s': expected METRIC_PCT=VALUE[ms|s] with METRIC %s and PCT "
+                        "p50, p90, p95 or p99 (e.g. ttft_p99=1000ms), or tps_per_user=N (output "
+                        "tokens/s each user sees)",
+                        t, eng_latency_names(ENG_LAT_SLO, names, sizeof names));
+    (*n)++;
+    return 0;
+}
+
 int study_slo_parse(const char *list, study_slo *out, int max, int *n, sim_err *err)
 {
-    char *copy = sim_xstrdup(list), *save = NULL, names[120];
+    char *copy = sim_xstrdup(list), *save = NULL;
     int rc = 0;
-    for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
-        if (*n == max)
-            rc = sim_errf(err, "at most %d SLOs", max);
-        else if (parse_one(t, &out[*n]) != 0)
-            rc = sim_errf(err,
-                          "bad SLO '%s': expected METRIC_PCT=VALUE[ms|s] with METRIC %s and PCT "
-                          "p50, p90, p95 or p99 (e.g. ttft_p99=1000ms), or tps_per_user=N (output "
-                          "tokens/s each user sees)",
-                          t, eng_latency_names(ENG_LAT_SLO, names, sizeof names));
-        else
-            (*n)++;
-    }
+    for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save))
+        rc = add_slo(t, out, max, n, err);
     free(copy);
     return rc;
 }
