@@ -103,15 +103,19 @@ const char *study_verrors_path(char *buf, size_t len)
     return buf;
 }
 
-/* One line of the table into e; 0, or -1 when it is not a row of the table's form. */
-static int parse_line(char *line, study_verror *e)
+/* The line's comma-separated fields into f (at most 10, in place): their count. */
+static int split_row(char *line, char *f[10])
 {
-    char *f[10], *save = NULL;
+    char *save = NULL;
     int n = 0;
     for (char *t = strtok_r(line, ",\n", &save); t && n < 10; t = strtok_r(NULL, ",\n", &save))
         f[n++] = t;
-    if (n != 10)
-        return -1;
+    return n;
+}
+
+/* A row's ten fields into e: set, group, metric, count and the three errors. */
+static void row_of(char *const f[10], study_verror *e)
+{
     memset(e, 0, sizeof *e);
     snprintf(e->set, sizeof e->set, "%s", f[0]);
     snprintf(e->key.engine, sizeof e->key.engine, "%s", f[1]);
@@ -123,6 +127,15 @@ static int parse_line(char *line, study_verror *e)
     e->median_abs = strtod(f[7], NULL);
     e->p90_abs = strtod(f[8], NULL);
     e->signed_median = strtod(f[9], NULL);
+}
+
+/* One line of the table into e; 0, or -1 when it is not a row of the table's form. */
+static int parse_line(char *line, study_verror *e)
+{
+    char *f[10];
+    if (split_row(line, f) != 10)
+        return -1;
+    row_of(f, e);
     return e->n > 0 ? 0 : -1;
 }
 
