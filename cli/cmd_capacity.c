@@ -155,6 +155,20 @@ static const study_trial *shown_trial(const study_capacity *cap, const study_ans
     return cap->target > 0 && a->replicas ? &a->at_target : &a->at_rate;
 }
 
+/* The quick options as given, and the user's own --set overrides (after the options'). */
+static void print_asked(const cap_state *s)
+{
+    const study_capacity *cap = &s->cap;
+    if (s->q.shown[0])
+        printf("asked: %s\n", s->q.shown);
+    if (cap->nsets > s->q.nbuf) { /* the options' overrides come first: the user's follow */
+        printf("--set:");
+        for (int i = s->q.nbuf; i < cap->nsets; i++)
+            printf(" %s", cap->sets[i]);
+        printf("\n");
+    }
+}
+
 static void print_head(const cap_state *s, const scn_scenario *scn)
 {
     const study_capacity *cap = &s->cap;
@@ -177,14 +191,14 @@ static void print_head(const cap_state *s, const scn_scenario *scn)
     if (cap->fit_note[0])
         printf("pipelined: %s\n", cap->fit_note);
     cli_print_validated(stdout, scn);
-    if (s->q.shown[0])
-        printf("asked: %s\n", s->q.shown);
-    if (cap->nsets > s->q.nbuf) { /* the options' overrides come first: the user's follow */
-        printf("--set:");
-        for (int i = s->q.nbuf; i < cap->nsets; i++)
-            printf(" %s", cap->sets[i]);
-        printf("\n");
-    }
+    print_asked(s);
+}
+
+/* The copies of answer a's replica the table and the JSON count: those the target rate needs,
+ * else one. */
+static int copies(const study_capacity *cap, const study_answer *a)
+{
+    return cap->target > 0 && a->replicas ? a->replicas : 1;
 }
 
 /* A disaggregated answer's GPUs per pool for n copies of its pools. */
@@ -234,6 +248,15 @@ static const char *best_mark(const study_capacity *cap)
     return cap->target > 0 ? "  <- fewest GPUs" : "  <- most req/s per GPU";
 }
 
+/* A disaggregated answer's pools for n copies: "replicas x GPUs each" of prefill and decode. */
+static void print_pools(const study_answer *a, int n)
+{
+    int gp, gd;
+    pool_gpus(a, n, &gp, &gd);
+    printf(" %5dx%-4d %5dx%-4d", gp / a->prefill_gpus, a->prefill_gpus, gd / a->decode_gpus,
+           a->decode_gpus);
+}
+
 static void print_row(const study_capacity *cap, int pd, const char *name, const study_answer *a,
                       const char *mark)
 {
@@ -251,13 +274,9 @@ static void print_row(const study_capacity *cap, int pd, const char *name, const
     else if (cap->target > 0)
         printf(" %9s %6s", "n/a", "n/a");
     if (cap->minimise == STUDY_MIN_COST)
-        printf(" %8.2f", study_answer_usd_h(a, cap->target > 0 && a->replicas ? a->replicas : 1));
-    if (pd) {
-        int gp, gd;
-        pool_gpus(a, cap->target > 0 && a->replicas ? a->replicas : 1, &gp, &gd);
-        printf(" %5dx%-4d %5dx%-4d", gp / a->prefill_gpus, a->prefill_gpus, gd / a->decode_gpus,
-               a->decode_gpus);
-    }
+        printf(" %8.2f", study_answer_usd_h(a, copies(cap, a)));
+    if (pd)
+        print_pools(a, copies(cap, a));
     for (int i = 0; i < cap->nslo; i++)
         print_value(t, i, 16);
     printf(" %10s %9s", study_fmt_num((double)t->completed, done, sizeof done),
@@ -506,14 +525,13 @@ static void json_choice_name(sim_jsonw *j, const study_capacity *cap, int k, con
 /* A choice's size: GPUs per replica, replicas and GPUs at the target rate, cost, pool GPUs. */
 static void json_choice_size(sim_jsonw *j, const study_capacity *cap, const study_answer *a)
 {
-    int copies = cap->target > 0 && a->replicas ? a->replicas : 1;
     sim_jsonw_int(j, "gpus_per_replica", a->tp);
     if (cap->target > 0) {
         sim_jsonw_int(j, "replicas", a->replicas);
         sim_jsonw_int(j, "gpus", (int64_t)a->replicas * a->tp);
     }
     if (cap->minimise == STUDY_MIN_COST)
-        sim_jsonw_num(j, "usd_per_hour", study_answer_usd_h(a, copies));
+        sim_jsonw_num(j, "usd_per_hour", study_answer_usd_h(a, copies(cap, a)));
 }
 
 /* A disaggregated choice's GPUs per pool (nothing for an aggregated one). */
@@ -522,7 +540,7 @@ static void json_choice_pools(sim_jsonw *j, const study_capacity *cap, const stu
     int gp, gd;
     if (!a->prefill)
         return;
-    pool_gpus(a, cap->target > 0 && a->replicas ? a->replicas : 1, &gp, &gd);
+    pool_gpus(a, copies(cap, a), &gp, &gd);
     sim_jsonw_int(j, "prefill_gpus", gp);
     sim_jsonw_int(j, "decode_gpus", gd);
 }
