@@ -303,6 +303,19 @@ static int register_point(study_sweep *sw, store *s, int p, int32_t *pending, in
     return 0;
 }
 
+/* Whether every point's scenario loads (before any run starts). 0, or -1 with err. */
+static int load_each_point(const study_sweep *sw, sim_err *err)
+{
+    for (int p = 0; p < sw->npoints; p++) {
+        scn_scenario one;
+        int bad = study_sweep_load_point(sw, p, &one, err);
+        scn_free(&one);
+        if (bad)
+            return -1;
+    }
+    return 0;
+}
+
 int study_sweep_check(study_sweep *sw, scn_scenario *base, sim_err *err)
 {
     memset(base, 0, sizeof *base);
@@ -315,14 +328,7 @@ int study_sweep_check(study_sweep *sw, scn_scenario *base, sim_err *err)
     if ((int64_t)sw->npoints * sw->reps > STUDY_MAX_TASKS)
         return sim_errf(err, "%d points x %d repetitions: more tasks than a sweep may have (%lld)",
                         sw->npoints, sw->reps, (long long)STUDY_MAX_TASKS);
-    for (int p = 0; p < sw->npoints; p++) {
-        scn_scenario one;
-        int bad = study_sweep_load_point(sw, p, &one, err);
-        scn_free(&one);
-        if (bad)
-            return -1;
-    }
-    return 0;
+    return load_each_point(sw, err);
 }
 
 int study_sweep_prepare(study_sweep *sw, store *s, const scn_scenario *base, int32_t **pending,
