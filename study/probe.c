@@ -133,14 +133,19 @@ static double batch_value(batcher *b, const study_slo *slo, int k)
 
 /* ---- a probe: its overrides, its runs, its judgement ---- */
 
+/* Whether a pool of e mixes groups of replicas (replicas: [...]). */
+static int mixed_pool(const eng_config *e)
+{
+    return e->groups.n > 0 || e->pd.ngroups[0] > 0 || e->pd.ngroups[1] > 0;
+}
+
 static int load(const study_capacity *c, const char *const *sets, int n, scn_scenario *scn,
                 sim_err *err)
 {
     int rc = c->text ? study_load_text(c->file, c->text, sets, n, scn, err)
                      : study_load(c->file, sets, n, scn, err);
     /* a probe's replicas=N would turn the groups into N replicas of the deployment's GPU */
-    if (rc == 0 && (scn->engine.groups.n > 0 || scn->engine.pd.ngroups[0] > 0 ||
-                    scn->engine.pd.ngroups[1] > 0)) {
+    if (rc == 0 && mixed_pool(&scn->engine)) {
         scn_free(scn);
         memset(scn, 0, sizeof *scn); /* the caller may free it again */
         return sim_errf(err,
