@@ -97,6 +97,19 @@ void scn_trace_close(scn_trace_reader *r)
     free(r);
 }
 
+/* Room in r->line past its n bytes (doubling, at most the limit and its line end); -1 when n
+ * already passes SCN_TRACE_MAX_LINE. */
+static int grow_line(scn_trace_reader *r, size_t n)
+{
+    if (n > SCN_TRACE_MAX_LINE)
+        return -1;
+    r->cap = r->cap ? 2 * r->cap : 4096;
+    if (r->cap > SCN_TRACE_MAX_LINE + 2)
+        r->cap = SCN_TRACE_MAX_LINE + 2;
+    r->line = sim_xrealloc(r->line, r->cap);
+    return 0;
+}
+
 /* One line with its '\n' into r->line (NUL-terminated): its length, 0 at the end of the file,
  * -1 on a read error, -2 when it passes SCN_TRACE_MAX_LINE bytes (the rest is not read, so a
  * 1 GB line costs no more memory than the limit). */
@@ -105,14 +118,8 @@ static int64_t get_line(scn_trace_reader *r)
     size_t n = 0;
     int ch = 0;
     while (ch != '\n' && (ch = getc_unlocked(r->f)) != EOF) {
-        if (n + 2 > r->cap) {
-            if (n > SCN_TRACE_MAX_LINE)
-                return -2;
-            r->cap = r->cap ? 2 * r->cap : 4096;
-            if (r->cap > SCN_TRACE_MAX_LINE + 2)
-                r->cap = SCN_TRACE_MAX_LINE + 2;
-            r->line = sim_xrealloc(r->line, r->cap);
-        }
+        if (n + 2 > r->cap && grow_line(r, n) != 0)
+            return -2;
         r->line[n++] = (char)ch;
     }
     if (n && n + 1 <= r->cap)
