@@ -641,6 +641,35 @@ static void lockstep_note(scn_lctx *c, const scn_node *an, const scn_workload *w
                  "(they prefill together every round); arrival.ramp_up_s staggers their starts");
 }
 
+/* The arrival process, unless the trace gives the arrival times (timed: then none is given). */
+static int load_arrivals(scn_lctx *c, const scn_node *m, scn_workload *w, int timed)
+{
+    const scn_node *an = scn_tree_get(m, "arrival");
+    if (timed && an)
+        return scn_fail(c, an, "workload.arrival",
+                        "not used: the trace gives the arrival times (set trace.lengths_only: "
+                        "true to use the trace's lengths with this arrival process)");
+    return timed ? 0 : load_arrival(c, m, &w->arrival);
+}
+
+/* A workload of requests (not sessions): their count and lengths, their arrivals (the trace's
+ * times, timed, or a process), the shared prefix, then the notes and the span's check. */
+static int load_requests(scn_lctx *c, const scn_node *m, scn_workload *w, int timed)
+{
+    const eng_config *e = &c->out->engine;
+    if (w->trace.present && w->lengths.present)
+        return scn_fail(c, scn_tree_get(m, "lengths"), "workload.lengths",
+                        "a trace already gives the lengths; use trace or lengths, not both");
+    if (load_count(c, m, w, w->trace.present ? 0 : 1,
+                   w->trace.present ? NULL : "(an integer >= 1)") ||
+        load_lengths_dists(c, m, w) || load_arrivals(c, m, w, timed) ||
+        load_prefix(c, m, w, e->max_model_len > 0 ? e->max_model_len : e->model.max_context))
+        return -1;
+    if (!timed)
+        lockstep_note(c, scn_tree_get(m, "arrival"), w);
+    return timed ? 0 : check_span(c, m, w);
+}
+
 int scn_load_workload(scn_lctx *c, const scn_node *root, scn_workload *w)
 {
     const scn_node *m;
@@ -655,25 +684,5 @@ int scn_load_workload(scn_lctx *c, const scn_node *root, scn_workload *w)
         return -1;
     if (w->sessions.present)
         return load_sessions_workload(c, m, w);
-    int timed = w->trace.present && has_time;
-    if (w->trace.present && w->lengths.present)
-        return scn_fail(c, scn_tree_get(m, "lengths"), "workload.lengths",
-                        "a trace already gives the lengths; use trace or lengths, not both");
-    if (load_count(c, m, w, w->trace.present ? 0 : 1,
-                   w->trace.present ? NULL : "(an integer >= 1)") ||
-        load_lengths_dists(c, m, w))
-        return -1;
-    const scn_node *an = scn_tree_get(m, "arrival");
-    if (timed && an)
-        return scn_fail(c, an, "workload.arrival",
-                        "not used: the trace gives the arrival times (set trace.lengths_only: "
-                        "true to use the trace's lengths with this arrival process)");
-    if (!timed && load_arrival(c, m, &w->arrival))
-        return -1;
-    const eng_config *e = &c->out->engine;
-    if (load_prefix(c, m, w, e->max_model_len > 0 ? e->max_model_len : e->model.max_context))
-        return -1;
-    if (!timed)
-        lockstep_note(c, an, w);
-    return timed ? 0 : check_span(c, m, w);
+    return load_requests(c, m, w, w->trace.present && has_time);
 }
