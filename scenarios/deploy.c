@@ -319,17 +319,11 @@ static int load_pool(scn_lctx *c, const scn_node *root, const char *pre, const e
     return load_pool_map(c, root, m, pre, dep, eng_pool_keys, out);
 }
 
-/* Group i of `replicas: [...]` at node n (in pool pre: "" at the top level), starting from
- * dep's settings, into *out and its weight (0 when not given). */
-static int load_group(scn_lctx *c, const scn_node *root, const scn_node *n, const char *pre, int i,
-                      const eng_config *dep, eng_pool_config *out, double *weight)
+/* What a group (map n at ip, in pool pre) does not take: replicas (its count is its size) and
+ * a router (one routes the whole pool). */
+static int group_refuses(scn_lctx *c, const scn_node *n, const char *ip, const char *pre)
 {
     static const char *const deployment[] = {"replicas", "router"};
-    char ip[48];
-    eng_key_val v;
-    snprintf(ip, sizeof ip, "%s%sreplicas[%d]", pre, *pre ? "." : "", i);
-    if (n->kind != SCN_NODE_MAP)
-        return scn_fail(c, n, ip, "expected a map {gpu, count, tensor_parallel, ...}");
     for (int k = 0; k < 2; k++)
         if (scn_tree_get(n, deployment[k]))
             return scn_fail(c, scn_tree_get(n, deployment[k]), scn_kp(ip, deployment[k]).s,
@@ -337,6 +331,21 @@ static int load_group(scn_lctx *c, const scn_node *root, const scn_node *n, cons
                             k ? "one router routes the whole pool: set router at the " : "",
                             k ? (*pre ? "pool's level" : "top level") : "",
                             k ? "" : "a group's size is its count");
+    return 0;
+}
+
+/* Group i of `replicas: [...]` at node n (in pool pre: "" at the top level), starting from
+ * dep's settings, into *out and its weight (0 when not given). */
+static int load_group(scn_lctx *c, const scn_node *root, const scn_node *n, const char *pre, int i,
+                      const eng_config *dep, eng_pool_config *out, double *weight)
+{
+    char ip[48];
+    eng_key_val v;
+    snprintf(ip, sizeof ip, "%s%sreplicas[%d]", pre, *pre ? "." : "", i);
+    if (n->kind != SCN_NODE_MAP)
+        return scn_fail(c, n, ip, "expected a map {gpu, count, tensor_parallel, ...}");
+    if (group_refuses(c, n, ip, pre))
+        return -1;
     if (load_pool_map(c, root, n, ip, dep, eng_group_keys, out) ||
         scn_get(c, n, ip, eng_group_keys, "weight", &v) < 0)
         return -1;
@@ -365,6 +374,15 @@ static int load_group_list(scn_lctx *c, const scn_node *root, const scn_node *n,
     return i;
 }
 
+/* The replicas of e's n groups from group first on. */
+static int32_t group_replicas(const eng_config *e, int first, int n)
+{
+    int32_t r = 0;
+    for (int i = 0; i < n; i++)
+        r += e->groups.group[first + i].replicas;
+    return r;
+}
+
 int scn_load_groups(scn_lctx *c, const scn_node *root, eng_config *e)
 {
     const scn_node *n = scn_tree_get(root, "replicas");
@@ -378,9 +396,7 @@ int scn_load_groups(scn_lctx *c, const scn_node *root, eng_config *e)
     int n_groups = load_group_list(c, root, n, "", 0, &dep, e);
     if (n_groups < 0)
         return -1;
-    e->replicas = 0;
-    for (int i = 0; i < n_groups; i++)
-        e->replicas += e->groups.group[i].replicas;
+    e->replicas = group_replicas(e, 0, n_groups);
     e->groups.n = n_groups;
     return 0;
 }
@@ -399,11 +415,22 @@ static int load_pool_groups(scn_lctx *c, const scn_node *root, const char *pre, 
     int n_groups = load_group_list(c, root, n, pre, first, &dep, e);
     if (n_groups < 0)
         return -1;
-    e->pd.pool[k].replicas = 0;
-    for (int i = 0; i < n_groups; i++)
-        e->pd.pool[k].replicas += e->groups.group[first + i].replicas;
+    e->pd.pool[k].replicas = group_replicas(e, first, n_groups);
     e->pd.ngroups[k] = n_groups;
     return 0;
+}
+
+/* Pool p's GPU (a group's, or the prefill or decode pool's), its key's path into at. */
+static const eng_gpu *pool_gpu(const eng_config *e, int p, char *at, size_t len)
+{
+    const eng_pd_config *pd = &e->pd;
+    int k = p >= eng_config_decode_pool(e), g = eng_config_group(e, p);
+    if (g < 0) {
+        snprintf(at, len, "%s.gpu", k ? "decode" : "prefill");
+        return &pd->pool[k].gpu;
+    }
+    snprintf(at, len, "%s.replicas[%d].gpu", k ? "decode" : "prefill", k ? g - pd->ngroups[0] : g);
+    return &e->groups.group[g].gpu;
 }
 
 /* `kv_transfer: {link, bandwidth_gb_s, latency_us, discipline}` (e's pools loaded) */
@@ -419,14 +446,8 @@ static int load_kv_transfer(scn_lctx *c, const scn_node *root, eng_config *e)
     if (!m || !scn_tree_get(m, "latency_us"))
         pd->latency_ns = eng_link_default_latency_us(pd->link) * 1e3;
     for (int p = 0; p < eng_config_pools(e) && pd->link_bw == 0; p++) {
-        int k = p >= eng_config_decode_pool(e), g = eng_config_group(e, p);
-        const eng_gpu *gpu = g >= 0 ? &e->groups.group[g].gpu : &pd->pool[k].gpu;
         char at[48];
-        if (g >= 0)
-            snprintf(at, sizeof at, "%s.replicas[%d].gpu", k ? "decode" : "prefill",
-                     k ? g - pd->ngroups[0] : g);
-        else
-            snprintf(at, sizeof at, "%s.gpu", k ? "decode" : "prefill");
+        const eng_gpu *gpu = pool_gpu(e, p, at, sizeof at);
         if (eng_link_gpu_bw(gpu, pd->link) <= 0)
             return scn_fail(c, m ? m : root, m ? "kv_transfer" : at,
                             "the GPU catalog gives %s%s%s%s no %s bandwidth; set "
