@@ -717,6 +717,7 @@ int cmd_capacity(int argc, char **argv)
     }
     sim_err err = {{0}};
     scn_scenario scn;
+    memset(&scn, 0, sizeof scn); /* freed below even when the search fails before loading it */
     int rc = begin(s, &ca, &scn, &err);
     if (rc == 0)
         rc = scn.engine.pd.enabled && cap->target > 0 && !cap->ncmp ? split_search(s, &scn, &err)
