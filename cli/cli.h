@@ -153,6 +153,9 @@ int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **f
  * to text (len bytes; the SLOs as given, for the store). 0, or -1 after a message naming the
  * command cmd. */
 int cli_slo_add(const char *cmd, study_capacity *cap, char *text, size_t len, const char *v);
+/* After cli_quick_apply: gives cap the scenario file and c's overrides, seed and store level
+ * (cap borrows c's overrides: c must outlive it). */
+void cli_capacity_take(study_capacity *cap, const char *file, const cli_common *c);
 
 /* ---- progress ---- */
 

@@ -155,6 +155,20 @@ static const study_trial *shown_trial(const study_capacity *cap, const study_ans
     return cap->target > 0 && a->replicas ? &a->at_target : &a->at_rate;
 }
 
+/* The quick options as given, and the user's own --set overrides (after the options'). */
+static void print_asked(const cap_state *s)
+{
+    const study_capacity *cap = &s->cap;
+    if (s->q.shown[0])
+        printf("asked: %s\n", s->q.shown);
+    if (cap->nsets > s->q.nbuf) { /* the options' overrides come first: the user's follow */
+        printf("--set:");
+        for (int i = s->q.nbuf; i < cap->nsets; i++)
+            printf(" %s", cap->sets[i]);
+        printf("\n");
+    }
+}
+
 static void print_head(const cap_state *s, const scn_scenario *scn)
 {
     const study_capacity *cap = &s->cap;
@@ -177,14 +191,14 @@ static void print_head(const cap_state *s, const scn_scenario *scn)
     if (cap->fit_note[0])
         printf("pipelined: %s\n", cap->fit_note);
     cli_print_validated(stdout, scn);
-    if (s->q.shown[0])
-        printf("asked: %s\n", s->q.shown);
-    if (cap->nsets > s->q.nbuf) { /* the options' overrides come first: the user's follow */
-        printf("--set:");
-        for (int i = s->q.nbuf; i < cap->nsets; i++)
-            printf(" %s", cap->sets[i]);
-        printf("\n");
-    }
+    print_asked(s);
+}
+
+/* The copies of answer a's replica the table and the JSON count: those the target rate needs,
+ * else one. */
+static int copies(const study_capacity *cap, const study_answer *a)
+{
+    return cap->target > 0 && a->replicas ? a->replicas : 1;
 }
 
 /* A disaggregated answer's GPUs per pool for n copies of its pools. */
@@ -234,6 +248,15 @@ static const char *best_mark(const study_capacity *cap)
     return cap->target > 0 ? "  <- fewest GPUs" : "  <- most req/s per GPU";
 }
 
+/* A disaggregated answer's pools for n copies: "replicas x GPUs each" of prefill and decode. */
+static void print_pools(const study_answer *a, int n)
+{
+    int gp, gd;
+    pool_gpus(a, n, &gp, &gd);
+    printf(" %5dx%-4d %5dx%-4d", gp / a->prefill_gpus, a->prefill_gpus, gd / a->decode_gpus,
+           a->decode_gpus);
+}
+
 static void print_row(const study_capacity *cap, int pd, const char *name, const study_answer *a,
                       const char *mark)
 {
@@ -251,13 +274,9 @@ static void print_row(const study_capacity *cap, int pd, const char *name, const
     else if (cap->target > 0)
         printf(" %9s %6s", "n/a", "n/a");
     if (cap->minimise == STUDY_MIN_COST)
-        printf(" %8.2f", study_answer_usd_h(a, cap->target > 0 && a->replicas ? a->replicas : 1));
-    if (pd) {
-        int gp, gd;
-        pool_gpus(a, cap->target > 0 && a->replicas ? a->replicas : 1, &gp, &gd);
-        printf(" %5dx%-4d %5dx%-4d", gp / a->prefill_gpus, a->prefill_gpus, gd / a->decode_gpus,
-               a->decode_gpus);
-    }
+        printf(" %8.2f", study_answer_usd_h(a, copies(cap, a)));
+    if (pd)
+        print_pools(a, copies(cap, a));
     for (int i = 0; i < cap->nslo; i++)
         print_value(t, i, 16);
     printf(" %10s %9s", study_fmt_num((double)t->completed, done, sizeof done),
@@ -377,6 +396,39 @@ static void print_split(const cap_state *s, const scn_scenario *scn, const study
 
 /* ---- JSON ---- */
 
+/* "sets": the overrides ("key=value") of choice c. */
+static void json_choice_sets(sim_jsonw *j, const study_choice *c)
+{
+    sim_jsonw_open(j, "sets", '[');
+    for (int i = 0; i < c->nsets; i++)
+        sim_jsonw_str(j, NULL, c->set[i]);
+    sim_jsonw_close(j, ']');
+}
+
+/* The pipeline the model was searched on (study_capacity_fit): why, and its overrides. */
+static void json_pipelined(sim_jsonw *j, const study_capacity *cap)
+{
+    sim_jsonw_open(j, "pipelined", '{');
+    sim_jsonw_str(j, "why", cap->fit_note);
+    json_choice_sets(j, &cap->fit);
+    sim_jsonw_close(j, '}');
+}
+
+/* The search's limits: SLOs (ms), target rate, rejections allowed, GPU cap, runs made. */
+static void json_limits(sim_jsonw *j, const study_capacity *cap)
+{
+    sim_jsonw_open(j, "slo_ms", '{');
+    for (int i = 0; i < cap->nslo; i++)
+        sim_jsonw_num(j, cap->slo[i].label, cap->slo[i].limit_ms);
+    sim_jsonw_close(j, '}');
+    if (cap->target > 0)
+        sim_jsonw_num(j, "target_rate", cap->target);
+    sim_jsonw_num(j, "max_rejected", cap->max_rejected);
+    if (cap->max_gpus > 0)
+        sim_jsonw_int(j, "max_gpus", cap->max_gpus);
+    sim_jsonw_int(j, "runs", cap->runs);
+}
+
 static void json_head(sim_jsonw *j, const study_capacity *cap, const scn_scenario *scn)
 {
     if (cap->search_id)
@@ -394,25 +446,9 @@ static void json_head(sim_jsonw *j, const study_capacity *cap, const scn_scenari
     for (int i = 0; i < cap->nsets; i++)
         sim_jsonw_str(j, NULL, cap->sets[i]);
     sim_jsonw_close(j, ']');
-    if (cap->fit.nsets > 0) { /* the pipeline the model was searched on (study_capacity_fit) */
-        sim_jsonw_open(j, "pipelined", '{');
-        sim_jsonw_str(j, "why", cap->fit_note);
-        sim_jsonw_open(j, "sets", '[');
-        for (int i = 0; i < cap->fit.nsets; i++)
-            sim_jsonw_str(j, NULL, cap->fit.set[i]);
-        sim_jsonw_close(j, ']');
-        sim_jsonw_close(j, '}');
-    }
-    sim_jsonw_open(j, "slo_ms", '{');
-    for (int i = 0; i < cap->nslo; i++)
-        sim_jsonw_num(j, cap->slo[i].label, cap->slo[i].limit_ms);
-    sim_jsonw_close(j, '}');
-    if (cap->target > 0)
-        sim_jsonw_num(j, "target_rate", cap->target);
-    sim_jsonw_num(j, "max_rejected", cap->max_rejected);
-    if (cap->max_gpus > 0)
-        sim_jsonw_int(j, "max_gpus", cap->max_gpus);
-    sim_jsonw_int(j, "runs", cap->runs);
+    if (cap->fit.nsets > 0)
+        json_pipelined(j, cap);
+    json_limits(j, cap);
 }
 
 static void json_trial(sim_jsonw *j, const char *key, const study_capacity *cap,
@@ -441,6 +477,26 @@ static void json_trial(sim_jsonw *j, const char *key, const study_capacity *cap,
     sim_jsonw_close(j, '}');
 }
 
+/* One prefill:decode split at the target rate: replicas and GPUs per pool, cost, the mark. */
+static void json_split(sim_jsonw *j, const study_capacity *cap, const study_answer *a, int best)
+{
+    int gp, gd;
+    pool_gpus(a, 1, &gp, &gd);
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_int(j, "prefill_replicas", a->prefill);
+    sim_jsonw_int(j, "decode_replicas", a->decode);
+    sim_jsonw_int(j, "prefill_gpus", gp);
+    sim_jsonw_int(j, "decode_gpus", gd);
+    sim_jsonw_int(j, "gpus", gp + gd);
+    sim_jsonw_bool(j, "fewest_gpus", best && cap->minimise == STUDY_MIN_GPUS);
+    if (cap->minimise == STUDY_MIN_COST) {
+        sim_jsonw_num(j, "usd_per_hour", study_answer_usd_h(a, 1));
+        sim_jsonw_bool(j, "cheapest", best);
+    }
+    json_trial(j, "at_target", cap, &a->at_target);
+    sim_jsonw_close(j, '}');
+}
+
 static void print_split_json(const study_capacity *cap, const scn_scenario *scn,
                              const study_answer *ans, int n, int best)
 {
@@ -449,26 +505,69 @@ static void print_split_json(const study_capacity *cap, const scn_scenario *scn,
     sim_jsonw_open(&j, NULL, '{');
     json_head(&j, cap, scn);
     sim_jsonw_open(&j, "splits", '[');
-    for (int k = 0; k < n; k++) {
-        const study_answer *a = &ans[k];
-        int gp, gd;
-        pool_gpus(a, 1, &gp, &gd);
-        sim_jsonw_open(&j, NULL, '{');
-        sim_jsonw_int(&j, "prefill_replicas", a->prefill);
-        sim_jsonw_int(&j, "decode_replicas", a->decode);
-        sim_jsonw_int(&j, "prefill_gpus", gp);
-        sim_jsonw_int(&j, "decode_gpus", gd);
-        sim_jsonw_int(&j, "gpus", gp + gd);
-        sim_jsonw_bool(&j, "fewest_gpus", k == best && cap->minimise == STUDY_MIN_GPUS);
-        if (cap->minimise == STUDY_MIN_COST) {
-            sim_jsonw_num(&j, "usd_per_hour", study_answer_usd_h(a, 1));
-            sim_jsonw_bool(&j, "cheapest", k == best);
-        }
-        json_trial(&j, "at_target", cap, &a->at_target);
-        sim_jsonw_close(&j, '}');
-    }
+    for (int k = 0; k < n; k++)
+        json_split(&j, cap, &ans[k], k == best);
     sim_jsonw_close(&j, ']');
     sim_jsonw_close(&j, '}');
+}
+
+/* A compared choice's name, overrides and validation (when it differs from the scenario's,
+ * base). */
+static void json_choice_name(sim_jsonw *j, const study_capacity *cap, int k, const char *base)
+{
+    char mine[512];
+    sim_jsonw_str(j, "choice", cap->choice[k].name);
+    json_choice_sets(j, &cap->choice[k]);
+    if (*choice_validated(cap, k, base, mine, sizeof mine))
+        sim_jsonw_str(j, "validated", mine);
+}
+
+/* A choice's size: GPUs per replica, replicas and GPUs at the target rate, cost, pool GPUs. */
+static void json_choice_size(sim_jsonw *j, const study_capacity *cap, const study_answer *a)
+{
+    sim_jsonw_int(j, "gpus_per_replica", a->tp);
+    if (cap->target > 0) {
+        sim_jsonw_int(j, "replicas", a->replicas);
+        sim_jsonw_int(j, "gpus", (int64_t)a->replicas * a->tp);
+    }
+    if (cap->minimise == STUDY_MIN_COST)
+        sim_jsonw_num(j, "usd_per_hour", study_answer_usd_h(a, copies(cap, a)));
+}
+
+/* A disaggregated choice's GPUs per pool (nothing for an aggregated one). */
+static void json_choice_pools(sim_jsonw *j, const study_capacity *cap, const study_answer *a)
+{
+    int gp, gd;
+    if (!a->prefill)
+        return;
+    pool_gpus(a, copies(cap, a), &gp, &gd);
+    sim_jsonw_int(j, "prefill_gpus", gp);
+    sim_jsonw_int(j, "decode_gpus", gd);
+}
+
+/* One choice's answer: verdict, rates, size, mark, and its probes. */
+static void json_choice(sim_jsonw *j, const cap_state *st, const study_answer *a, int k, int best,
+                        const char *base)
+{
+    const study_capacity *cap = &st->cap;
+    sim_jsonw_open(j, NULL, '{');
+    if (cap->ncmp)
+        json_choice_name(j, cap, k, base);
+    sim_jsonw_str(j, "verdict", study_verdict_name(a->verdict));
+    if (a->why[0])
+        sim_jsonw_str(j, "why", a->why);
+    sim_jsonw_num(j, "unloaded_rate", a->unloaded_rate);
+    sim_jsonw_num(j, "rate_per_replica", a->rate);
+    json_choice_size(j, cap, a);
+    if (st->objective)
+        sim_jsonw_bool(j, "best", k == best);
+    json_choice_pools(j, cap, a);
+    json_trial(j, "unloaded", cap, &a->unloaded);
+    if (a->verdict != STUDY_UNREACHABLE)
+        json_trial(j, "at_rate", cap, &a->at_rate);
+    if (cap->target > 0 && a->replicas)
+        json_trial(j, "at_target", cap, &a->at_target);
+    sim_jsonw_close(j, '}');
 }
 
 static void print_json(const cap_state *st, const scn_scenario *scn, const study_answer *ans,
@@ -484,54 +583,26 @@ static void print_json(const cap_state *st, const scn_scenario *scn, const study
         sim_jsonw_str(&j, "compare", cap->compare);
     if (st->objective)
         sim_jsonw_str(&j, "minimise", cap->minimise == STUDY_MIN_COST ? "cost" : "gpus");
-    char base[512], mine[512];
+    char base[512];
     study_verrors_describe(scn, base, sizeof base);
     sim_jsonw_open(&j, "choices", '[');
-    for (int k = 0; k < nchoice; k++) {
-        const study_answer *a = &ans[k];
-        sim_jsonw_open(&j, NULL, '{');
-        if (cap->ncmp) {
-            sim_jsonw_str(&j, "choice", cap->choice[k].name);
-            sim_jsonw_open(&j, "sets", '[');
-            for (int s = 0; s < cap->choice[k].nsets; s++)
-                sim_jsonw_str(&j, NULL, cap->choice[k].set[s]);
-            sim_jsonw_close(&j, ']');
-            if (*choice_validated(cap, k, base, mine, sizeof mine))
-                sim_jsonw_str(&j, "validated", mine);
-        }
-        sim_jsonw_str(&j, "verdict", study_verdict_name(a->verdict));
-        if (a->why[0])
-            sim_jsonw_str(&j, "why", a->why);
-        sim_jsonw_num(&j, "unloaded_rate", a->unloaded_rate);
-        sim_jsonw_num(&j, "rate_per_replica", a->rate);
-        sim_jsonw_int(&j, "gpus_per_replica", a->tp);
-        if (cap->target > 0) {
-            sim_jsonw_int(&j, "replicas", a->replicas);
-            sim_jsonw_int(&j, "gpus", (int64_t)a->replicas * a->tp);
-        }
-        if (cap->minimise == STUDY_MIN_COST)
-            sim_jsonw_num(&j, "usd_per_hour",
-                          study_answer_usd_h(a, cap->target > 0 && a->replicas ? a->replicas : 1));
-        if (st->objective)
-            sim_jsonw_bool(&j, "best", k == best);
-        if (a->prefill) {
-            int gp, gd;
-            pool_gpus(a, cap->target > 0 && a->replicas ? a->replicas : 1, &gp, &gd);
-            sim_jsonw_int(&j, "prefill_gpus", gp);
-            sim_jsonw_int(&j, "decode_gpus", gd);
-        }
-        json_trial(&j, "unloaded", cap, &a->unloaded);
-        if (a->verdict != STUDY_UNREACHABLE)
-            json_trial(&j, "at_rate", cap, &a->at_rate);
-        if (cap->target > 0 && a->replicas)
-            json_trial(&j, "at_target", cap, &a->at_target);
-        sim_jsonw_close(&j, '}');
-    }
+    for (int k = 0; k < nchoice; k++)
+        json_choice(&j, st, &ans[k], k, best, base);
     sim_jsonw_close(&j, ']');
     sim_jsonw_close(&j, '}');
 }
 
 /* ---- the command ---- */
+
+void cli_capacity_take(study_capacity *cap, const char *file, const cli_common *c)
+{
+    cap->file = file;
+    cap->sets = c->sets;
+    cap->nsets = c->nsets;
+    cap->seed = c->seed;
+    cap->seed_given = c->seed_given;
+    cap->level = c->level;
+}
 
 /* The search's options into cap (and ca's SLO text, c); CLI_GO, or the exit status. */
 static int parse(int argc, char **argv, cap_state *s, cap_args *ca)
@@ -577,16 +648,60 @@ static int parse(int argc, char **argv, cap_state *s, cap_args *ca)
         fprintf(stderr, "llmsim capacity: give the SLOs with --slo, e.g. ttft_p99=1000ms\n");
         st = 2;
     }
-    cap->file = file;
-    cap->sets = c->sets;
-    cap->nsets = c->nsets;
-    cap->seed = c->seed;
-    cap->seed_given = c->seed_given;
-    cap->level = c->level;
+    cli_capacity_take(cap, file, c);
     cap->probe = on_probe;
     cap->cluster = on_cluster;
     cap->probe_arg = s;
     return st;
+}
+
+/* Loads the scenario into scn (its notes shown), checks the prices the objective needs and
+ * begins the stored search (or takes up an unfinished one). 0, or -1 with err. */
+static int begin(cap_state *s, const cap_args *ca, scn_scenario *scn, sim_err *err)
+{
+    study_capacity *cap = &s->cap;
+    if (study_capacity_fit(cap, err) != 0 || study_capacity_load(cap, scn, err) != 0)
+        return -1;
+    cli_note(&s->c, "%s", scn->notes);
+    if (study_capacity_priced(cap, err) != 0 || !(cap->db = store_open(s->c.db, err)) ||
+        study_capacity_begin(cap, scn, ca->slo_text, err) != 0)
+        return -1;
+    if (cap->resumed)
+        cli_note(&s->c,
+                 "llmsim capacity: taking up search %lld, which a stopped process left "
+                 "unfinished (its stored probes are read back, not run again)\n",
+                 (long long)cap->search_id);
+    return 0;
+}
+
+/* The prefill:decode split a target rate needs (a disaggregated scenario, no --compare),
+ * printed. 0, or -1 with err. */
+static int split_search(cap_state *s, const scn_scenario *scn, sim_err *err)
+{
+    int n, best;
+    study_answer *ans = sim_xcalloc(STUDY_PD_MAX, sizeof *ans);
+    int rc = study_capacity_pd_search(&s->cap, ans, STUDY_PD_MAX, &n, &best, err);
+    if (rc == 0 && s->c.json)
+        print_split_json(&s->cap, scn, ans, n, best);
+    else if (rc == 0)
+        print_split(s, scn, ans, n, best);
+    free(ans);
+    return rc;
+}
+
+/* Each choice's capacity (the scenario's own without --compare), printed. 0, or -1 with err. */
+static int choice_search(cap_state *s, const scn_scenario *scn, sim_err *err)
+{
+    int nchoice = s->cap.ncmp ? s->cap.ncmp : 1, rc = 0;
+    study_answer *ans = sim_xcalloc((size_t)nchoice, sizeof *ans);
+    for (int k = 0; k < nchoice && rc == 0; k++)
+        rc = study_capacity_find(&s->cap, k, &ans[k], err);
+    if (rc == 0 && s->c.json)
+        print_json(s, scn, ans, nchoice);
+    else if (rc == 0)
+        print_table(s, scn, ans, nchoice);
+    free(ans);
+    return rc;
 }
 
 int cmd_capacity(int argc, char **argv)
@@ -602,50 +717,16 @@ int cmd_capacity(int argc, char **argv)
     }
     sim_err err = {{0}};
     scn_scenario scn;
-    int nchoice = cap->ncmp ? cap->ncmp : 1, rc = 1;
-    study_answer *ans = sim_xcalloc((size_t)nchoice, sizeof *ans);
-    if (study_capacity_fit(cap, &err) != 0 || study_capacity_load(cap, &scn, &err) != 0)
-        goto fail;
-    cli_note(&s->c, "%s", scn.notes);
-    if (study_capacity_priced(cap, &err) != 0)
-        goto fail;
-    if (!(cap->db = store_open(s->c.db, &err)) ||
-        study_capacity_begin(cap, &scn, ca.slo_text, &err) != 0)
-        goto fail;
-    if (cap->resumed)
-        cli_note(&s->c,
-                 "llmsim capacity: taking up search %lld, which a stopped process left "
-                 "unfinished (its stored probes are read back, not run again)\n",
-                 (long long)cap->search_id);
-    if (scn.engine.pd.enabled && cap->target > 0 && !cap->ncmp) {
-        int n, best;
-        free(ans);
-        ans = sim_xcalloc(STUDY_PD_MAX, sizeof *ans);
-        if (study_capacity_pd_search(cap, ans, STUDY_PD_MAX, &n, &best, &err) != 0)
-            goto fail;
-        if (s->c.json)
-            print_split_json(cap, &scn, ans, n, best);
-        else
-            print_split(s, &scn, ans, n, best);
-        rc = 0;
-        goto out;
-    }
-    for (int k = 0; k < nchoice; k++)
-        if (study_capacity_find(cap, k, &ans[k], &err) != 0)
-            goto fail;
-    if (s->c.json)
-        print_json(s, &scn, ans, nchoice);
-    else
-        print_table(s, &scn, ans, nchoice);
-    rc = 0;
-    goto out;
-fail:
-    cli_fail(NULL, &err);
-out:
-    free(ans);
+    memset(&scn, 0, sizeof scn); /* freed below even when the search fails before loading it */
+    int rc = begin(s, &ca, &scn, &err);
+    if (rc == 0)
+        rc = scn.engine.pd.enabled && cap->target > 0 && !cap->ncmp ? split_search(s, &scn, &err)
+                                                                    : choice_search(s, &scn, &err);
+    if (rc != 0)
+        cli_fail(NULL, &err);
     store_close(cap->db);
     scn_free(&scn);
     study_capacity_free(cap);
     free(s);
-    return rc;
+    return rc != 0;
 }

@@ -55,6 +55,19 @@ static void on_input(void *arg, const char *in, const store_merge_stats *st)
              (long long)st->validations_added);
 }
 
+/* A note for each sweep seen before that varies the same values of the same file as row: the
+ * shards of one sweep run with different arguments. */
+static void note_alike(const report *r, const store_sweep_row *row)
+{
+    for (int i = 0; i < r->n; i++)
+        if (!strcmp(r->v[i].file, row->file) && !strcmp(r->v[i].varied, row->varied))
+            fprintf(stderr,
+                    "llmsim merge: note: sweeps %lld and %lld vary the same values of %s but are "
+                    "different sweeps (their scenario text, repetitions, seed or store level "
+                    "differ): were their shards run with the same arguments?\n",
+                    (long long)r->v[i].id, (long long)row->id, row->file);
+}
+
 static void on_sweep(void *arg, const store_sweep_row *row, int64_t expected)
 {
     report *r = arg;
@@ -65,13 +78,7 @@ static void on_sweep(void *arg, const store_sweep_row *row, int64_t expected)
     else
         printf("sweep %lld (%s): %lld runs\n", (long long)row->id, row->key,
                (long long)row->stored);
-    for (int i = 0; i < r->n; i++)
-        if (!strcmp(r->v[i].file, row->file) && !strcmp(r->v[i].varied, row->varied))
-            fprintf(stderr,
-                    "llmsim merge: note: sweeps %lld and %lld vary the same values of %s but are "
-                    "different sweeps (their scenario text, repetitions, seed or store level "
-                    "differ): were their shards run with the same arguments?\n",
-                    (long long)r->v[i].id, (long long)row->id, row->file);
+    note_alike(r, row);
     r->v = sim_xrealloc(r->v, sizeof *r->v * (size_t)(r->n + 1));
     r->v[r->n++] = (seen){row->id, sim_xstrdup(row->file), sim_xstrdup(row->varied)};
 }
@@ -98,6 +105,18 @@ static int count_build(void *arg, const store_run_meta *m)
     return 0;
 }
 
+/* The note that out holds runs of the builds b, each with its number of runs. */
+static void print_builds(const char *out, const builds *b)
+{
+    fprintf(stderr,
+            "llmsim merge: note: %s holds runs of %d builds (a different commit, "
+            "modified tree or cost model may price the same scenario differently):",
+            out, b->n);
+    for (int i = 0; i < b->n; i++)
+        fprintf(stderr, "%s %s (%lld runs)", i ? "," : "", b->version[i], (long long)b->runs[i]);
+    fprintf(stderr, "\n");
+}
+
 /* A note on stderr when out holds runs of more than one build: their figures may differ for
  * that alone. */
 static void note_builds(const char *out)
@@ -105,15 +124,8 @@ static void note_builds(const char *out)
     sim_err err = {{0}};
     store *s = store_open_readonly(out, &err);
     builds b = {0};
-    if (s && store_run_list(s, count_build, &b, &err) == 0 && b.n > 1) {
-        fprintf(stderr,
-                "llmsim merge: note: %s holds runs of %d builds (a different commit, "
-                "modified tree or cost model may price the same scenario differently):",
-                out, b.n);
-        for (int i = 0; i < b.n; i++)
-            fprintf(stderr, "%s %s (%lld runs)", i ? "," : "", b.version[i], (long long)b.runs[i]);
-        fprintf(stderr, "\n");
-    }
+    if (s && store_run_list(s, count_build, &b, &err) == 0 && b.n > 1)
+        print_builds(out, &b);
     if (s)
         store_close(s);
     free(b.version);

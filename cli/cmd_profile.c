@@ -52,30 +52,41 @@ typedef struct list_arg {
     sim_jsonw *j; /* NULL: a table */
 } list_arg;
 
-static void list_row(void *arg, const cal_profile *p)
+/* Profile p's metadata and held-out errors as a JSON object. */
+static void list_json_row(sim_jsonw *j, const cal_profile *p)
 {
-    list_arg *a = arg;
-    a->count++;
-    if (a->j) {
-        sim_jsonw_open(a->j, NULL, '{');
-        sim_jsonw_str(a->j, "name", p->name);
-        sim_jsonw_str(a->j, "kind", p->kind);
-        sim_jsonw_str(a->j, "backend", p->backend);
-        sim_jsonw_str(a->j, "model", p->model);
-        sim_jsonw_str(a->j, "gpu", p->gpu);
-        sim_jsonw_int(a->j, "tp", p->tp);
-        sim_jsonw_int(a->j, "points", p->npts);
-        sim_jsonw_num(a->j, "median_ape", p->med_ape);
-        sim_jsonw_num(a->j, "p95_ape", p->p95_ape);
-        sim_jsonw_str(a->j, "created", p->created);
-        sim_jsonw_close(a->j, '}');
-        return;
-    }
+    sim_jsonw_open(j, NULL, '{');
+    sim_jsonw_str(j, "name", p->name);
+    sim_jsonw_str(j, "kind", p->kind);
+    sim_jsonw_str(j, "backend", p->backend);
+    sim_jsonw_str(j, "model", p->model);
+    sim_jsonw_str(j, "gpu", p->gpu);
+    sim_jsonw_int(j, "tp", p->tp);
+    sim_jsonw_int(j, "points", p->npts);
+    sim_jsonw_num(j, "median_ape", p->med_ape);
+    sim_jsonw_num(j, "p95_ape", p->p95_ape);
+    sim_jsonw_str(j, "created", p->created);
+    sim_jsonw_close(j, '}');
+}
+
+/* Profile p's line of the text listing. */
+static void list_text_row(const cal_profile *p)
+{
     char med[16], p95[16];
     pct(med, sizeof med, p->med_ape);
     pct(p95, sizeof p95, p->p95_ape);
     printf("%-28s %-9s %-6s %-16s %-10s %3d %7d %8s %8s  %s\n", p->name, p->kind, p->backend,
            p->model, p->gpu, p->tp, p->npts, med, p95, p->created);
+}
+
+static void list_row(void *arg, const cal_profile *p)
+{
+    list_arg *a = arg;
+    a->count++;
+    if (a->j)
+        list_json_row(a->j, p);
+    else
+        list_text_row(p);
 }
 
 /* The text listing's header and its first row, the built-in roofline. */
@@ -85,6 +96,15 @@ static void list_head(void)
            "gpu", "tp", "points", "med.err", "p95.err", "created");
     printf("%-28s %-9s %-6s %-16s %-10s %3s %7s %8s %8s  %s\n", "roofline (built in)", "roofline",
            "-", "any", "any", "any", "-", "-", "-", "not measured");
+}
+
+/* The text listing's last line: how many profiles db holds, and what the roofline covers. */
+static void list_foot(int count, const char *db)
+{
+    char names[512];
+    printf("\n%d stored profile%s in %s; the roofline covers every catalog GPU (%s); errors are "
+           "held-out absolute percentage errors\n",
+           count, count == 1 ? "" : "s", db, cal_gpu_names(names, sizeof names));
 }
 
 static int list(int argc, char **argv)
@@ -108,14 +128,10 @@ static int list(int argc, char **argv)
     store_close(s);
     if (rc)
         return cli_fail("profile list", &err);
-    if (c.json) {
+    if (c.json)
         sim_jsonw_close(&j, ']');
-        return 0;
-    }
-    char names[512];
-    printf("\n%d stored profile%s in %s; the roofline covers every catalog GPU (%s); errors are "
-           "held-out absolute percentage errors\n",
-           a.count, a.count == 1 ? "" : "s", c.db, cal_gpu_names(names, sizeof names));
+    else
+        list_foot(a.count, c.db);
     return 0;
 }
 

@@ -165,12 +165,7 @@ static int parse(int argc, char **argv, rec_state *s)
     st = cli_quick_apply("recommend", &s->q, &s->c, &file, &r->cap.text);
     if (st != CLI_GO)
         return st;
-    r->cap.file = file;
-    r->cap.sets = s->c.sets;
-    r->cap.nsets = s->c.nsets;
-    r->cap.seed = s->c.seed;
-    r->cap.seed_given = s->c.seed_given;
-    r->cap.level = s->c.level;
+    cli_capacity_take(&r->cap, file, &s->c);
     r->note = on_note;
     r->note_arg = s;
     return check_engines(s);
@@ -216,13 +211,9 @@ static void print_head(const rec_state *s, const scn_scenario *scn)
         printf("note: %s\n", x);
 }
 
-static void print_front(const rec_state *s)
+/* The front's heading and column names (the cost columns when minimising cost). */
+static void front_heading(const study_recommend *r, int cost)
 {
-    const study_recommend *r = &s->r;
-    int n;
-    const study_rec_point **v = front(r, &n);
-    char launch[2048], a[32], b[32];
-    int cost = r->cap.minimise == STUDY_MIN_COST;
     printf("Pareto front: %s against tokens/s per user (each point met the SLOs, and again at "
            "fresh seeds):\n",
            cost ? "output tokens per USD" : "output tokens/s per GPU");
@@ -233,44 +224,68 @@ static void print_front(const rec_state *s)
     for (int i = 0; i < r->cap.nslo; i++)
         printf(" %12s", r->cap.slo[i].label);
     printf("\n");
-    for (int i = 0; i < n; i++) {
-        const study_rec_point *p = v[i];
-        const study_rec_cand *k = &r->c[p->cand];
-        printf("%-3d %-36s %5d %10.4g %6d %11.4g %10s %10.1f", i + 1, k->choice.name, k->gpus,
-               p->rate, p->units, p->total_rate, study_fmt_num(p->tps_gpu, a, sizeof a),
-               p->tps_user);
-        if (cost)
-            printf(" %8.2f %9s", p->usd_h, study_fmt_num(p->tok_usd, a, sizeof a));
-        for (int j = 0; j < r->cap.nslo; j++)
-            printf(" %12s", study_fmt_num(p->t.value[j], b, sizeof b));
-        printf("\n");
-    }
+}
+
+/* Point p's row, numbered i + 1: candidate, size, rates, cost, SLO values. */
+static void front_row(const study_recommend *r, int i, const study_rec_point *p, int cost)
+{
+    char a[32];
+    const study_rec_cand *k = &r->c[p->cand];
+    printf("%-3d %-36s %5d %10.4g %6d %11.4g %10s %10.1f", i + 1, k->choice.name, k->gpus, p->rate,
+           p->units, p->total_rate, study_fmt_num(p->tps_gpu, a, sizeof a), p->tps_user);
+    if (cost)
+        printf(" %8.2f %9s", p->usd_h, study_fmt_num(p->tok_usd, a, sizeof a));
+    for (int j = 0; j < r->cap.nslo; j++)
+        printf(" %12s", study_fmt_num(p->t.value[j], a, sizeof a));
+    printf("\n");
+}
+
+/* Why the recommended point was picked, in words. */
+static const char *best_because(const study_recommend *r, int cost)
+{
+    return r->target > 0 && cost ? "the cheapest for the target rate"
+           : r->target > 0       ? "the fewest GPUs for the target rate"
+           : r->budget > 0       ? "the most requests/s within the budget"
+           : cost                ? "the most output tokens per USD"
+                                 : "the most tokens/s per GPU";
+}
+
+/* The recommended point p, numbered i + 1: its size, rate, cost, the cluster's check, why it
+ * was picked and its validated error. */
+static void print_best(const rec_state *s, int i, const study_rec_point *p, int cost)
+{
+    const study_recommend *r = &s->r;
+    const study_rec_cand *k = &r->c[p->cand];
+    printf("recommended: [%d] %s, %d unit%s of %d GPU%s (%d GPUs), %.4g req/s in all", i + 1,
+           k->choice.name, p->units, p->units == 1 ? "" : "s", k->gpus, k->gpus == 1 ? "" : "s",
+           p->units * k->gpus, p->total_rate);
+    if (cost)
+        printf(", %.2f USD/h", p->usd_h);
+    if (r->cluster_ok >= 0)
+        printf("; as a cluster at %g req/s: %s", r->target,
+               r->cluster_ok ? "meets the SLOs" : "misses them (more units needed)");
+    printf(" (%s)\n", best_because(r, cost));
+    if (s->validated[0])
+        printf("[%d]: %s\n", i + 1, s->validated);
+}
+
+static void print_front(const rec_state *s)
+{
+    const study_recommend *r = &s->r;
+    int n, cost = r->cap.minimise == STUDY_MIN_COST;
+    const study_rec_point **v = front(r, &n);
+    char launch[2048];
+    front_heading(r, cost);
+    for (int i = 0; i < n; i++)
+        front_row(r, i, v[i], cost);
     if (n == 0)
         printf("(no candidate met the SLOs)\n");
     for (int i = 0; i < n; i++)
         printf("[%d] %s\n", i + 1,
                study_launch(&r->c[v[i]->cand], r->launch_model, launch, sizeof launch));
-    for (int i = 0; i < n; i++) {
-        const study_rec_point *p = v[i];
-        if (r->best < 0 || p != &r->p[r->best])
-            continue;
-        const study_rec_cand *k = &r->c[p->cand];
-        printf("recommended: [%d] %s, %d unit%s of %d GPU%s (%d GPUs), %.4g req/s in all", i + 1,
-               k->choice.name, p->units, p->units == 1 ? "" : "s", k->gpus, k->gpus == 1 ? "" : "s",
-               p->units * k->gpus, p->total_rate);
-        if (cost)
-            printf(", %.2f USD/h", p->usd_h);
-        if (r->cluster_ok >= 0)
-            printf("; as a cluster at %g req/s: %s", r->target,
-                   r->cluster_ok ? "meets the SLOs" : "misses them (more units needed)");
-        printf(" (%s)\n", r->target > 0 && cost ? "the cheapest for the target rate"
-                          : r->target > 0       ? "the fewest GPUs for the target rate"
-                          : r->budget > 0       ? "the most requests/s within the budget"
-                          : cost                ? "the most output tokens per USD"
-                                                : "the most tokens/s per GPU");
-        if (s->validated[0])
-            printf("[%d]: %s\n", i + 1, s->validated);
-    }
+    for (int i = 0; i < n; i++)
+        if (r->best >= 0 && v[i] == &r->p[r->best])
+            print_best(s, i, v[i], cost);
     free(v);
 }
 
@@ -301,6 +316,13 @@ static void print_counts(const rec_state *s)
     cli_note(&s->c, "llmsim recommend: screen %.2f s, simulation %.1f s\n", r->screen_s, r->sim_s);
 }
 
+/* Each SLO's label with its value in v, into the open object. */
+static void json_slo_values(sim_jsonw *j, const study_recommend *r, const double *v)
+{
+    for (int i = 0; i < r->cap.nslo; i++)
+        sim_jsonw_num(j, r->cap.slo[i].label, v[i]);
+}
+
 static void json_point(sim_jsonw *j, const study_recommend *r, const study_rec_point *p)
 {
     const study_rec_cand *k = &r->c[p->cand];
@@ -325,16 +347,73 @@ static void json_point(sim_jsonw *j, const study_recommend *r, const study_rec_p
         sim_jsonw_num(j, "output_tokens_per_usd", p->tok_usd);
     }
     sim_jsonw_open(j, "slo_values", '{');
-    for (int i = 0; i < r->cap.nslo; i++)
-        sim_jsonw_num(j, r->cap.slo[i].label, p->t.value[i]);
+    json_slo_values(j, r, p->t.value);
     sim_jsonw_close(j, '}');
     sim_jsonw_open(j, "confirm", '{');
-    for (int i = 0; i < r->cap.nslo; i++)
-        sim_jsonw_num(j, r->cap.slo[i].label, p->confirm.value[i]);
+    json_slo_values(j, r, p->confirm.value);
     sim_jsonw_bool(j, "ok", p->confirm.ok);
     sim_jsonw_close(j, '}');
     sim_jsonw_str(j, "launch", study_launch(k, r->launch_model, launch, sizeof launch));
     sim_jsonw_close(j, '}');
+}
+
+/* The question: model, GPU types, budget, target rate, objective and SLOs. */
+static void json_question(sim_jsonw *j, const study_recommend *r, const scn_scenario *scn)
+{
+    sim_jsonw_str(j, "model", scn->engine.model.name);
+    const char *x = cli_extrapolated(scn);
+    if (x)
+        sim_jsonw_str(j, "extrapolated", x);
+    sim_jsonw_open(j, "gpus", '[');
+    for (int g = 0; g < r->ngpus; g++)
+        sim_jsonw_str(j, NULL, r->gpus[g]);
+    sim_jsonw_close(j, ']');
+    if (r->budget > 0)
+        sim_jsonw_int(j, "budget_gpus", r->budget);
+    if (r->target > 0)
+        sim_jsonw_num(j, "target_rate", r->target);
+    sim_jsonw_str(j, "minimise", r->cap.minimise == STUDY_MIN_COST ? "cost" : "gpus");
+    sim_jsonw_open(j, "slo_ms", '{');
+    for (int i = 0; i < r->cap.nslo; i++)
+        sim_jsonw_num(j, r->cap.slo[i].label, r->cap.slo[i].limit_ms);
+    sim_jsonw_close(j, '}');
+}
+
+/* "search": how many candidates each stage pruned or simulated, runs, and its time. */
+static void json_search(sim_jsonw *j, const study_recommend *r)
+{
+    sim_jsonw_open(j, "search", '{');
+    sim_jsonw_int(j, "candidates", r->nc);
+    sim_jsonw_int(j, "pruned_fit", r->n_fit);
+    sim_jsonw_int(j, "pruned_roofline", r->n_roofline);
+    sim_jsonw_int(j, "screened_out", r->n_screened);
+    sim_jsonw_int(j, "simulated", r->n_sim);
+    sim_jsonw_int(j, "runs", r->cap.runs);
+    sim_jsonw_int(j, "refined", r->n_refined);
+    sim_jsonw_int(j, "unconfirmed", r->n_unconfirmed);
+    sim_jsonw_num(j, "screen_s", r->screen_s);
+    sim_jsonw_num(j, "simulation_s", r->sim_s);
+    sim_jsonw_close(j, '}');
+}
+
+/* "front": its points; then the recommended one's index and validated error. */
+static void json_front(sim_jsonw *j, const rec_state *s)
+{
+    const study_recommend *r = &s->r;
+    int n, best = -1;
+    const study_rec_point **v = front(r, &n);
+    sim_jsonw_open(j, "front", '[');
+    for (int i = 0; i < n; i++) {
+        json_point(j, r, v[i]);
+        if (r->best >= 0 && v[i] == &r->p[r->best])
+            best = i;
+    }
+    sim_jsonw_close(j, ']');
+    if (best >= 0)
+        sim_jsonw_int(j, "recommended", best);
+    if (best >= 0 && s->validated[0])
+        sim_jsonw_str(j, "recommended_validated", s->validated);
+    free(v);
 }
 
 static void print_json(const rec_state *s, const scn_scenario *scn)
@@ -345,52 +424,11 @@ static void print_json(const rec_state *s, const scn_scenario *scn)
     sim_jsonw_open(&j, NULL, '{');
     if (r->cap.search_id)
         sim_jsonw_int(&j, "search_id", r->cap.search_id);
-    sim_jsonw_str(&j, "model", scn->engine.model.name);
-    const char *x = cli_extrapolated(scn);
-    if (x)
-        sim_jsonw_str(&j, "extrapolated", x);
-    sim_jsonw_open(&j, "gpus", '[');
-    for (int g = 0; g < r->ngpus; g++)
-        sim_jsonw_str(&j, NULL, r->gpus[g]);
-    sim_jsonw_close(&j, ']');
-    if (r->budget > 0)
-        sim_jsonw_int(&j, "budget_gpus", r->budget);
-    if (r->target > 0)
-        sim_jsonw_num(&j, "target_rate", r->target);
-    sim_jsonw_str(&j, "minimise", r->cap.minimise == STUDY_MIN_COST ? "cost" : "gpus");
-    sim_jsonw_open(&j, "slo_ms", '{');
-    for (int i = 0; i < r->cap.nslo; i++)
-        sim_jsonw_num(&j, r->cap.slo[i].label, r->cap.slo[i].limit_ms);
-    sim_jsonw_close(&j, '}');
-    sim_jsonw_open(&j, "search", '{');
-    sim_jsonw_int(&j, "candidates", r->nc);
-    sim_jsonw_int(&j, "pruned_fit", r->n_fit);
-    sim_jsonw_int(&j, "pruned_roofline", r->n_roofline);
-    sim_jsonw_int(&j, "screened_out", r->n_screened);
-    sim_jsonw_int(&j, "simulated", r->n_sim);
-    sim_jsonw_int(&j, "runs", r->cap.runs);
-    sim_jsonw_int(&j, "refined", r->n_refined);
-    sim_jsonw_int(&j, "unconfirmed", r->n_unconfirmed);
-    sim_jsonw_num(&j, "screen_s", r->screen_s);
-    sim_jsonw_num(&j, "simulation_s", r->sim_s);
-    sim_jsonw_close(&j, '}');
-    int n;
-    const study_rec_point **v = front(r, &n);
-    sim_jsonw_open(&j, "front", '[');
-    int best = -1;
-    for (int i = 0; i < n; i++) {
-        json_point(&j, r, v[i]);
-        if (r->best >= 0 && v[i] == &r->p[r->best])
-            best = i;
-    }
-    sim_jsonw_close(&j, ']');
-    if (best >= 0)
-        sim_jsonw_int(&j, "recommended", best);
-    if (best >= 0 && s->validated[0])
-        sim_jsonw_str(&j, "recommended_validated", s->validated);
+    json_question(&j, r, scn);
+    json_search(&j, r);
+    json_front(&j, s);
     if (r->cluster_ok >= 0)
         sim_jsonw_bool(&j, "cluster_meets_slos", r->cluster_ok);
-    free(v);
     sim_jsonw_close(&j, '}');
 }
 
@@ -532,13 +570,12 @@ static void free_table(plt_table *t)
     free(t->cells);
 }
 
-static int write_report(rec_state *s, const scn_scenario *scn, sim_err *err)
+/* The confirmed Pareto front, one row per point, with its launch command. */
+static void front_table(plt_table *t, const study_recommend *r)
 {
-    const study_recommend *r = &s->r;
-    plt_table t[2];
     static const char *const fh[] = {"#",         "candidate",  "GPUs",  "rate/unit (req/s)",
                                      "tok/s/GPU", "tok/s/user", "launch"};
-    header(&t[0], "Pareto front (confirmed at fresh seeds)", 7, fh);
+    header(t, "Pareto front (confirmed at fresh seeds)", 7, fh);
     int n;
     const study_rec_point **v = front(r, &n);
     for (int i = 0; i < n; i++) {
@@ -556,12 +593,17 @@ static int write_report(rec_state *s, const scn_scenario *scn, sim_err *err)
                              c[3],
                              c[4],
                              study_launch(k, r->launch_model, launch, sizeof launch)};
-        cell_row(&t[0], row);
+        cell_row(t, row);
     }
     free(v);
+}
+
+/* Every simulated candidate with its screen estimate, its rate and its verdict. */
+static void simulated_table(plt_table *t, const study_recommend *r)
+{
     static const char *const sh[] = {"candidate", "screen tok/s/GPU", "rate/unit (req/s)",
                                      "verdict"};
-    header(&t[1], "Simulated candidates", 4, sh);
+    header(t, "Simulated candidates", 4, sh);
     for (int i = 0; i < r->nc; i++) {
         const study_rec_cand *k = &r->c[i];
         if (k->state != STUDY_REC_SIMULATED)
@@ -572,13 +614,31 @@ static int write_report(rec_state *s, const scn_scenario *scn, sim_err *err)
         snprintf(why, sizeof why, "%s",
                  k->ans.why[0] ? k->ans.why : study_verdict_name(k->ans.verdict));
         const char *row[] = {k->choice.name, a, b, why};
-        cell_row(&t[1], row);
+        cell_row(t, row);
     }
-    char points[1100], title[256], dir[] = "/tmp/llmsim-rec-XXXXXX";
-    int rc = mkdtemp(dir) ? 0 : sim_errf(err, "cannot make a scratch folder");
-    snprintf(points, sizeof points, "%s/front.points", dir);
-    if (rc == 0)
-        rc = write_points(r, front_title(s, scn, title, sizeof title), points, err);
+}
+
+/* The report's title, setting line, footer and the recommended point's validation note. */
+static void report_heading(plt_report *rep, const rec_state *s, const scn_scenario *scn)
+{
+    const study_recommend *r = &s->r;
+    snprintf(rep->title, sizeof rep->title, "Recommendation for %s", scn->engine.model.name);
+    snprintf(rep->setting, sizeof rep->setting,
+             "%d candidates, %d simulated (%lld runs, capacity search %lld); SLOs %.*s", r->nc,
+             r->n_sim, (long long)r->cap.runs, (long long)r->cap.search_id,
+             (int)(sizeof rep->setting / 2), s->slo_text);
+    snprintf(rep->footer, sizeof rep->footer, "llmsim %s recommend", study_version());
+    if (r->best >= 0 && s->validated[0])
+        snprintf(rep->notes[rep->nnotes++], sizeof rep->notes[0],
+                 "Validation of the recommended %.96s: %.380s.",
+                 r->c[r->p[r->best].cand].choice.name, s->validated);
+}
+
+/* Writes the report with tables t and the front drawn from the points file. 0, 3 when the
+ * figure could not be drawn, or -1 with err. */
+static int write_page(rec_state *s, const scn_scenario *scn, plt_table *t, const char *points,
+                      sim_err *err)
+{
     plt_figure f = {.plot = {.kind = PLT_FRONT, .data = points}};
     snprintf(f.caption, sizeof f.caption,
              "Output tokens/s per GPU against tokens/s per user of every simulated point that met "
@@ -589,26 +649,31 @@ static int write_report(rec_state *s, const scn_scenario *scn, sim_err *err)
                       .tables = t,
                       .ntables = 2,
                       .figs = &f,
-                      .nfigs = rc == 0};
-    snprintf(rep.title, sizeof rep.title, "Recommendation for %s", scn->engine.model.name);
-    snprintf(rep.setting, sizeof rep.setting,
-             "%d candidates, %d simulated (%lld runs, capacity search %lld); SLOs %.*s", r->nc,
-             r->n_sim, (long long)r->cap.runs, (long long)r->cap.search_id,
-             (int)(sizeof rep.setting / 2), s->slo_text);
-    snprintf(rep.footer, sizeof rep.footer, "llmsim %s recommend", study_version());
-    if (r->best >= 0 && s->validated[0])
-        snprintf(rep.notes[rep.nnotes++], sizeof rep.notes[0],
-                 "Validation of the recommended %.96s: %.380s.",
-                 r->c[r->p[r->best].cand].choice.name, s->validated);
+                      .nfigs = 1};
+    report_heading(&rep, s, scn);
     plt_report_result res = {0};
+    if (plt_report_write(&rep, &res, err) != 0)
+        return -1;
+    cli_note(&s->c, "llmsim: wrote %s (%d figure%s drawn)\n", s->report, res.drawn,
+             res.drawn == 1 ? "" : "s");
+    return res.missing ? 3 : 0;
+}
+
+static int write_report(rec_state *s, const scn_scenario *scn, sim_err *err)
+{
+    plt_table t[2];
+    front_table(&t[0], &s->r);
+    simulated_table(&t[1], &s->r);
+    char points[1100], title[256], dir[] = "/tmp/llmsim-rec-XXXXXX";
+    int rc = mkdtemp(dir) ? 0 : sim_errf(err, "cannot make a scratch folder");
+    snprintf(points, sizeof points, "%s/front.points", dir);
     if (rc == 0)
-        rc = plt_report_write(&rep, &res, err);
+        rc = write_points(&s->r, front_title(s, scn, title, sizeof title), points, err);
     if (rc == 0)
-        cli_note(&s->c, "llmsim: wrote %s (%d figure%s drawn)\n", s->report, res.drawn,
-                 res.drawn == 1 ? "" : "s");
+        rc = write_page(s, scn, t, points, err);
     remove(points);
     rmdir(dir);
     free_table(&t[0]);
     free_table(&t[1]);
-    return rc != 0 ? -1 : res.missing ? 3 : 0;
+    return rc;
 }

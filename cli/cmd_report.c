@@ -349,6 +349,16 @@ static int extrapolation_notes(report *rp, store *s, const char *where, sim_err 
     return store_query(s, sql, extrapolated_row, rp, err);
 }
 
+/* Run run's title and setting line: model, GPU, replicas, scheduler and cost model. */
+static void run_heading(report *rp, int64_t run, const store_run_meta *m)
+{
+    snprintf(rp->r.title, sizeof rp->r.title, "Run %lld: %.120s", (long long)run, m->name);
+    snprintf(rp->r.setting, sizeof rp->r.setting,
+             "%.60s on %.40s (%s, %d replica%s x TP %d), scheduler %.40s, cost model: %.160s",
+             m->model, m->gpu, m->dtype, m->replicas, m->replicas == 1 ? "" : "s",
+             m->tensor_parallel, m->scheduler, m->profile);
+}
+
 static int run_report(report *rp, store *s, int64_t run, sim_err *err)
 {
     store_run_meta m;
@@ -357,11 +367,7 @@ static int run_report(report *rp, store *s, int64_t run, sim_err *err)
         (ms.n = store_run_metrics(s, run, ms.m, ENG_MAX_METRICS + 8, err)) < 0 ||
         store_run_scenario(s, run, &rp->scenario, err) != 0)
         return -1;
-    snprintf(rp->r.title, sizeof rp->r.title, "Run %lld: %.120s", (long long)run, m.name);
-    snprintf(rp->r.setting, sizeof rp->r.setting,
-             "%.60s on %.40s (%s, %d replica%s x TP %d), scheduler %.40s, cost model: %.160s",
-             m.model, m.gpu, m.dtype, m.replicas, m.replicas == 1 ? "" : "s", m.tensor_parallel,
-             m.scheduler, m.profile);
+    run_heading(rp, run, &m);
     char where[64];
     snprintf(where, sizeof where, "id = %lld", (long long)run);
     if (extrapolation_notes(rp, s, where, err) != 0)
@@ -610,16 +616,10 @@ static int probes_table(report *rp, store *s, int64_t id, sim_err *err)
     return store_query(s, sql, add_rows, &r, err);
 }
 
-static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
+/* The page of capacity search id, once its tables are read: title, setting (SLOs, choices,
+ * probes), the probes' figure and the footer. */
+static void capacity_page(report *rp, int64_t id)
 {
-    if (question_table(rp, s, id, err) != 0 || answer_table(rp, s, id, err) != 0 ||
-        probes_table(rp, s, id, err) != 0)
-        return -1;
-    char where[128];
-    snprintf(where, sizeof where,
-             "id IN (SELECT run_id FROM capacity_probes WHERE search_id = %lld)", (long long)id);
-    if (extrapolation_notes(rp, s, where, err) != 0)
-        return -1;
     snprintf(rp->r.title, sizeof rp->r.title, "Capacity search %lld", (long long)id);
     snprintf(rp->r.setting, sizeof rp->r.setting, "SLOs %s; %d choices, %d probes",
              rp->t[0].cells[rp->t[0].ncols + 1], rp->t[1].nrows, rp->t[2].nrows);
@@ -631,6 +631,19 @@ static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
              study_version(), (long long)id, rp->r.db);
     rp->r.scenario = rp->scenario;
     validated_note(rp);
+}
+
+static int capacity_report(report *rp, store *s, int64_t id, sim_err *err)
+{
+    if (question_table(rp, s, id, err) != 0 || answer_table(rp, s, id, err) != 0 ||
+        probes_table(rp, s, id, err) != 0)
+        return -1;
+    char where[128];
+    snprintf(where, sizeof where,
+             "id IN (SELECT run_id FROM capacity_probes WHERE search_id = %lld)", (long long)id);
+    if (extrapolation_notes(rp, s, where, err) != 0)
+        return -1;
+    capacity_page(rp, id);
     return 0;
 }
 

@@ -214,20 +214,54 @@ static int simulate(const cli_common *c, const scn_scenario *scn, uint64_t seed,
     return rc;
 }
 
+/* Parses run's command line into c and *no_db, with the quick options in q (whose buffers
+ * c's overrides then point into); *file is the scenario's name and *text its text when the
+ * options describe it (NULL for a file to read). CLI_GO, or the exit status. */
+static int parse(int argc, char **argv, cli_quick *q, cli_common *c, int *no_db, const char **file,
+                 const char **text)
+{
+    memset(q, 0, sizeof *q);
+    cli_option opts[2 + CLI_QUICK_NOPTS] = {{"--no-db", NULL, CLI_FLAG, no_db,
+                                             "simulate without storing anything", NULL, 0, 0, NULL,
+                                             NULL}};
+    opts[cli_quick_options(q, opts, 1)] = (cli_option)CLI_END;
+    int npos, st = cli_parse(&run_cmd, opts, c, argc, argv, file, &npos);
+    if (st == CLI_GO)
+        st = cli_quick_apply("run", q, c, file, text);
+    return st;
+}
+
+/* The closing note: where the run was stored, and how long it took to simulate. */
+static void note_stored(const cli_common *c, const study_result *res)
+{
+    if (res->run_id)
+        cli_note(c, "llmsim: run %lld stored in %s (simulated in %.3f s)\n", (long long)res->run_id,
+                 c->db, res->wall_s);
+    else
+        cli_note(c, "llmsim: simulated in %.3f s (not stored)\n", res->wall_s);
+}
+
+/* Simulates scn (with --seed's seed, or its own) into res, stored in s when not NULL, and
+ * prints its notes and summary. 0, or -1 with err. */
+static int run_and_print(const cli_common *c, const scn_scenario *scn, store *s, study_result *res,
+                         sim_err *err)
+{
+    uint64_t seed = c->seed_given ? c->seed : scn->seed;
+    if (simulate(c, scn, seed, s, res, err) != 0)
+        return -1;
+    report_notes(c, res);
+    print(c, scn, seed, res, s);
+    note_stored(c, res);
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     int no_db = 0;
     cli_quick q;
-    memset(&q, 0, sizeof q);
-    cli_option opts[2 + CLI_QUICK_NOPTS] = {{"--no-db", NULL, CLI_FLAG, &no_db,
-                                             "simulate without storing anything", NULL, 0, 0, NULL,
-                                             NULL}};
-    opts[cli_quick_options(&q, opts, 1)] = (cli_option)CLI_END;
     cli_common c;
     const char *file = NULL, *text;
-    int npos, st = cli_parse(&run_cmd, opts, &c, argc, argv, &file, &npos);
-    if (st == CLI_GO)
-        st = cli_quick_apply("run", &q, &c, &file, &text);
+    int st = parse(argc, argv, &q, &c, &no_db, &file, &text);
     if (st != CLI_GO)
         return st;
     sim_err err = {{0}};
@@ -239,18 +273,10 @@ int cmd_run(int argc, char **argv)
               : study_load(file, c.sets, c.nsets, &scn, &err)) != 0)
         goto fail;
     cli_note(&c, "%s", scn.notes);
-    uint64_t seed = c.seed_given ? c.seed : scn.seed;
     if (!no_db && !(s = store_open(c.db, &err)))
         goto fail;
-    if (simulate(&c, &scn, seed, s, res, &err) != 0)
+    if (run_and_print(&c, &scn, s, res, &err) != 0)
         goto fail;
-    report_notes(&c, res);
-    print(&c, &scn, seed, res, s);
-    if (res->run_id)
-        cli_note(&c, "llmsim: run %lld stored in %s (simulated in %.3f s)\n",
-                 (long long)res->run_id, c.db, res->wall_s);
-    else
-        cli_note(&c, "llmsim: simulated in %.3f s (not stored)\n", res->wall_s);
     rc = 0;
     goto out;
 fail:

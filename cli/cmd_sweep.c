@@ -316,6 +316,19 @@ static int parse(int argc, char **argv, study_sweep *sw, int *jobs, cli_common *
     return st;
 }
 
+/* What the runs did in wall_s seconds: stored, stored meanwhile by another process, failed. */
+static void note_done(const cli_common *c, const study_sweep *sw, const study_sweep_stats *st,
+                      double wall_s)
+{
+    cli_note(c, "llmsim sweep %lld: %d runs in %.2f s", (long long)sw->id, st->stored, wall_s);
+    if (st->skipped)
+        cli_note(c, " (%d stored meanwhile by another process)", st->skipped);
+    cli_note(c, "\n");
+    if (st->failed)
+        fprintf(stderr, "llmsim sweep: %d runs failed; run the same command again to retry them\n",
+                st->failed);
+}
+
 /* Runs the pending tasks with a progress report; the number that failed, or -1 with err when
  * the workers could not start. */
 static int run_pending(const cli_common *c, const study_sweep *sw, store *s, int jobs,
@@ -330,15 +343,23 @@ static int run_pending(const cli_common *c, const study_sweep *sw, store *s, int
     study_sweep_stats st;
     if (study_sweep_run(sw, s, c->db, jobs, pending, n, task_done, &pa, &st, err) != 0)
         return -1;
-    cli_note(c, "llmsim sweep %lld: %d runs in %.2f s", (long long)sw->id, st.stored,
-             sim_wall_seconds() - t0);
-    if (st.skipped)
-        cli_note(c, " (%d stored meanwhile by another process)", st.skipped);
-    cli_note(c, "\n");
-    if (st.failed)
-        fprintf(stderr, "llmsim sweep: %d runs failed; run the same command again to retry them\n",
-                st.failed);
+    note_done(c, sw, &st, sim_wall_seconds() - t0);
     return st.failed;
+}
+
+/* The plan: points, repetitions (and shard), runs already stored and runs to make on how many
+ * jobs. */
+static void note_plan(const cli_common *c, const study_sweep *sw, int stored, int n, int jobs)
+{
+    int used = jobs < n ? jobs : n;
+    if (sw->nshards > 1)
+        cli_note(c,
+                 "llmsim sweep %lld: %d points x %d reps, shard %d/%d; %d stored, %d to run on "
+                 "%d jobs\n",
+                 (long long)sw->id, sw->npoints, sw->reps, sw->shard, sw->nshards, stored, n, used);
+    else
+        cli_note(c, "llmsim sweep %lld: %d points x %d reps; %d stored, %d to run on %d jobs\n",
+                 (long long)sw->id, sw->npoints, sw->reps, stored, n, used);
 }
 
 int cmd_sweep(int argc, char **argv)
@@ -362,15 +383,7 @@ int cmd_sweep(int argc, char **argv)
     if (!(s = store_open(c.db, &err)) ||
         study_sweep_prepare(&sw, s, &base, &pending, &n, &stored, &err) != 0)
         goto fail;
-    if (sw.nshards > 1)
-        cli_note(&c,
-                 "llmsim sweep %lld: %d points x %d reps, shard %d/%d; %d stored, %d to run on "
-                 "%d jobs\n",
-                 (long long)sw.id, sw.npoints, sw.reps, sw.shard, sw.nshards, stored, n,
-                 jobs < n ? jobs : n);
-    else
-        cli_note(&c, "llmsim sweep %lld: %d points x %d reps; %d stored, %d to run on %d jobs\n",
-                 (long long)sw.id, sw.npoints, sw.reps, stored, n, jobs < n ? jobs : n);
+    note_plan(&c, &sw, stored, n, jobs);
     int failed = run_pending(&c, &sw, s, jobs, pending, n, &err);
     if (failed < 0 || summarize(&c, &sw, s, failed, &err) != 0)
         goto fail;

@@ -500,6 +500,19 @@ static int store_set(const char *db, study_vset *v, const study_vstat *st, int n
     return rc;
 }
 
+/* The replayed set v's report (or JSON) with its nst statistics st, stored as validation id. */
+static void print_result(const vopts *o, const cli_common *c, const study_vset *v,
+                         const study_vstat *st, int nst, int64_t id)
+{
+    if (c->json) {
+        print_json(v, st, nst, id);
+        return;
+    }
+    print_report(v, st, nst, o->rows);
+    printf("\nstored as validation %lld in %s (llmsim plot validation --validation %lld)\n",
+           (long long)id, c->db, (long long)id);
+}
+
 static int run_set(const vopts *o, const cli_common *c, study_vset *v)
 {
     sim_err err = {{0}};
@@ -516,13 +529,7 @@ static int run_set(const vopts *o, const cli_common *c, study_vset *v)
         free(st);
         return cli_fail("validate", &err);
     }
-    if (c->json)
-        print_json(v, st, nst, id);
-    else {
-        print_report(v, st, nst, o->rows);
-        printf("\nstored as validation %lld in %s (llmsim plot validation --validation %lld)\n",
-               (long long)id, c->db, (long long)id);
-    }
+    print_result(o, c, v, st, nst, id);
     free(st);
     fflush(stdout);
     return o->out ? draw(c->db, id, o->out, c) : 0;

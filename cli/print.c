@@ -65,6 +65,21 @@ static void progress_decile(cli_progress *p, int done, double el, double eta)
             decile * 10, el, eta);
 }
 
+/* On a terminal: the bar, redrawn at most five times a second and once when done. */
+static void progress_bar(cli_progress *p, int done, double t, double el, double eta)
+{
+    int final = done >= p->total;
+    if (!final && t - p->last < 0.2)
+        return;
+    p->last = t;
+    int width = 30, fill = done * width / p->total;
+    fprintf(stderr, "\r[%.*s%*s] %d/%d %s done, %d left, %.0fs elapsed, ~%.0fs left ", fill,
+            "==============================", width - fill, "", done, p->total, p->what,
+            p->total - done, el, eta);
+    if (final)
+        fputc('\n', stderr);
+}
+
 void cli_progress_update(cli_progress *p, int done)
 {
     if (p->quiet)
@@ -78,20 +93,10 @@ void cli_progress_update(cli_progress *p, int done)
     }
     p->shown = 1;
     double eta = done ? el / done * (p->total - done) : 0;
-    int final = done >= p->total;
-    if (!p->tty) {
+    if (p->tty)
+        progress_bar(p, done, t, el, eta);
+    else
         progress_decile(p, done, el, eta);
-        return;
-    }
-    if (!final && t - p->last < 0.2)
-        return;
-    p->last = t;
-    int width = 30, fill = done * width / p->total;
-    fprintf(stderr, "\r[%.*s%*s] %d/%d %s done, %d left, %.0fs elapsed, ~%.0fs left ", fill,
-            "==============================", width - fill, "", done, p->total, p->what,
-            p->total - done, el, eta);
-    if (final)
-        fputc('\n', stderr);
 }
 
 /* ---- the summary of a run ---- */
@@ -104,6 +109,23 @@ const char *const cli_sweep_loaded[CLI_SWEEP_LOADED] = {
     "p99_tpot_ms",       "p99_itl_ms",     "completed",     "rejected",
     "rejected_context",  "rejected_kv",    "rejected_batch"};
 
+/* One offload tier's line: its hit rate and the GB written to and read from it (nothing for a
+ * tier the run did not have). */
+static void print_tier(FILE *f, const study_result *r, const char *kind)
+{
+    char name[64], label[64];
+    snprintf(name, sizeof name, "kv_offload_%s_hit_rate", kind);
+    if (isnan(study_metric(r, name)))
+        return;
+    double hit = study_metric(r, name);
+    snprintf(name, sizeof name, "kv_offload_%s_write_bytes", kind);
+    double wr = study_metric(r, name);
+    snprintf(name, sizeof name, "kv_offload_%s_read_bytes", kind);
+    snprintf(label, sizeof label, "Loaded from %s (GB written, read):", kind);
+    fprintf(f, "%-38s %11.2f%% (%.1f, %.1f)\n", label, 100 * hit, wr / 1e9,
+            study_metric(r, name) / 1e9);
+}
+
 /* The KV offload tiers' lines (nothing without them). */
 static void print_offload(FILE *f, const study_result *r)
 {
@@ -111,27 +133,15 @@ static void print_offload(FILE *f, const study_result *r)
         return;
     fprintf(f, "%-38s %11.2f%%\n",
             "Prefix hit rate (GPU and tiers):", 100 * study_metric(r, "prefix_hit_rate"));
-    for (int k = 0; k < ENG_TIER_KINDS; k++) {
-        char name[64], label[64];
-        const char *kind = eng_tier_kind_name((eng_tier_kind)k);
-        snprintf(name, sizeof name, "kv_offload_%s_hit_rate", kind);
-        if (isnan(study_metric(r, name)))
-            continue;
-        double hit = study_metric(r, name);
-        snprintf(name, sizeof name, "kv_offload_%s_write_bytes", kind);
-        double wr = study_metric(r, name);
-        snprintf(name, sizeof name, "kv_offload_%s_read_bytes", kind);
-        snprintf(label, sizeof label, "Loaded from %s (GB written, read):", kind);
-        fprintf(f, "%-38s %11.2f%% (%.1f, %.1f)\n", label, 100 * hit, wr / 1e9,
-                study_metric(r, name) / 1e9);
-    }
+    for (int k = 0; k < ENG_TIER_KINDS; k++)
+        print_tier(f, r, eng_tier_kind_name((eng_tier_kind)k));
     fprintf(f, "%-38s %12.0f (mean %.2f ms, p99 %.2f ms)\n",
             "KV loads:", study_metric(r, "kv_offload_loads"),
             study_metric(r, "kv_offload_mean_load_ms"), study_metric(r, "kv_offload_p99_load_ms"));
 }
 
-/* GPU-hours, energy and cost; "-" where the GPU has no price or power figure. */
-static void print_fleet(FILE *f, const study_result *r)
+/* GPU-hours, energy and cost, a line each; "-" where the GPU has no price or power figure. */
+static void print_costs(FILE *f, const study_result *r)
 {
     static const struct {
         const char *label, *metric, *fmt;
@@ -151,16 +161,42 @@ static void print_fleet(FILE *f, const study_result *r)
             fputc('\n', f);
         }
     }
+}
+
+/* The autoscaler's line: mean and peak replicas, scalings, cold start (nothing without it). */
+static void print_autoscale(FILE *f, const study_result *r)
+{
     if (!isnan(study_metric(r, "replicas_mean")))
         fprintf(f, "%-38s %12.2f (at most %.0f; %.0f up, %.0f down; cold start %.1f s)\n",
                 "Replicas (autoscaled, mean):", study_metric(r, "replicas_mean"),
                 study_metric(r, "replicas_max"), study_metric(r, "scale_ups"),
                 study_metric(r, "scale_downs"), study_metric(r, "cold_start_s"));
+}
+
+/* The injected faults' line: crashes and what became of their requests (nothing without). */
+static void print_faults(FILE *f, const study_result *r)
+{
     if (!isnan(study_metric(r, "fault_crashes")))
         fprintf(f, "%-38s %12.0f (%.0f requests retried, %.0f lost, %.0f waited for a replica)\n",
                 "Replica crashes:", study_metric(r, "fault_crashes"),
                 study_metric(r, "fault_retried"), study_metric(r, "fault_lost"),
                 study_metric(r, "fault_held"));
+}
+
+/* The class whose metrics start with prefix ("class.<name>.", len bytes): its completed and
+ * rejected counts, SLO attainment (%), goodput and p99 latencies. */
+static void print_class(FILE *f, const study_result *r, const char *prefix, size_t len)
+{
+    static const char *const cols[] = {"completed",       "rejected",    "slo_attainment",
+                                       "request_goodput", "p99_ttft_ms", "p99_tpot_ms"};
+    fprintf(f, "%-18.*s", (int)(len - 7), prefix + 6);
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
+        char k[64];
+        snprintf(k, sizeof k, "%.*s%s", (int)len, prefix, cols[c]);
+        double v = study_metric(r, k) * (c == 2 ? 100 : 1);
+        fprintf(f, c < 2 ? " %10.0f" : " %10.2f", v);
+    }
+    fputc('\n', f);
 }
 
 /* One line per request class (workload.classes), found by its class.<name>.completed metric;
@@ -170,23 +206,12 @@ static void print_classes(FILE *f, const study_result *r)
     int head = 0;
     for (int i = 0; i < r->n; i++) {
         const char *nm = r->m[i].name, *dot;
-        size_t len;
         if (strncmp(nm, "class.", 6) || !(dot = strchr(nm + 6, '.')) || strcmp(dot, ".completed"))
             continue;
-        len = (size_t)(dot - nm) + 1; /* "class.<name>." */
         if (!head++)
             fprintf(f, "%-18s %10s %10s %10s %10s %10s %10s\n", "(class)", "completed", "rejected",
                     "SLO met %", "goodput/s", "p99 TTFT", "p99 TPOT");
-        fprintf(f, "%-18.*s", (int)(len - 7), nm + 6);
-        static const char *const cols[] = {"completed",       "rejected",    "slo_attainment",
-                                           "request_goodput", "p99_ttft_ms", "p99_tpot_ms"};
-        for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
-            char k[64];
-            snprintf(k, sizeof k, "%.*s%s", (int)len, nm, cols[c]);
-            double v = study_metric(r, k) * (c == 2 ? 100 : 1);
-            fprintf(f, c < 2 ? " %10.0f" : " %10.2f", v);
-        }
-        fputc('\n', f);
+        print_class(f, r, nm, (size_t)(dot - nm) + 1); /* "class.<name>." */
     }
 }
 
@@ -259,7 +284,9 @@ static void print_latencies(FILE *f, const study_result *r, int pd)
 void cli_print_summary(FILE *f, const study_result *r)
 {
     print_counts(f, r);
-    print_fleet(f, r);
+    print_costs(f, r);
+    print_autoscale(f, r);
+    print_faults(f, r);
     int pd = !isnan(study_metric(r, "kv_transfers"));
     if (pd)
         print_pools(f, r);

@@ -10,34 +10,11 @@
  * The file is read whole and checked: one model key, series named thinking_on / thinking_off,
  * keys whole numbers, values lengths of at least 1.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "scn_int.h"
-
-static int read_all(const char *path, char **out, size_t *n, sim_err *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sim_errf(err, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *buf = sim_xmalloc(cap);
-    for (;;) {
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (len + 1 < cap)
-            break;
-        cap *= 2;
-        buf = sim_xrealloc(buf, cap);
-    }
-    fclose(f);
-    buf[len] = '\0';
-    *out = buf;
-    *n = len;
-    return 0;
-}
 
 /* The value of key k in a series map: 0 with *al, 1 when absent, -1 on a bad entry. */
 static int series_value(const char *path, const scn_node *series, int32_t k, double *al, char *keys,
@@ -117,13 +94,12 @@ static int series_length(const char *path, const scn_node *m, const scn_node *se
 int scn_curve_length(const char *path, const char *thinking, int32_t k, double *al, char *model,
                      size_t mlen, sim_err *err)
 {
-    char *text = NULL;
-    size_t n = 0;
-    if (read_all(path, &text, &n, err))
+    char *text = scn_read_text(path, err);
+    if (!text)
         return -1;
     scn_node *root = NULL;
     int rc = -1;
-    if (scn_tree_parse(path, text, n, &root, err))
+    if (scn_tree_parse(path, text, strlen(text), &root, err))
         goto done;
     const scn_node *m = root ? root->first : NULL;
     if (!root || root->kind != SCN_NODE_MAP || !m || m->next || m->kind != SCN_NODE_MAP) {

@@ -39,6 +39,22 @@ static int v0_only(const char *key)
            !strcmp(key, "num_scheduler_steps");
 }
 
+/* Key kv (at path) that policy ops has no parameter for: unknown to every policy, or a note
+ * that it is not used (naming vLLM V0 for its settings given to V1). */
+static int not_a_param(scn_lctx *c, const scn_node *kv, const char *path, const eng_sched_ops *ops)
+{
+    if (!eng_sched_param_known(kv->key))
+        return scn_fail(c, kv, path, "unknown scheduler key (no registered policy has it)");
+    if (!strcmp(ops->name, "vllm") && v0_only(kv->key))
+        scn_note(c, kv,
+                 "scheduler key '%s' is a vLLM V0 setting, and 'vllm' is the V1 scheduler "
+                 "now (no %s); name 'vllm-v0' for V0",
+                 kv->key, kv->key);
+    else
+        scn_note(c, kv, "scheduler key '%s' is not used by '%s'", kv->key, ops->name);
+    return 0;
+}
+
 /* A policy parameter kv of the scheduler map m: the policy's own rows (eng_param) check it. */
 static int load_sched_key(scn_lctx *c, const scn_node *m, const scn_node *kv, const char *pre,
                           const eng_sched_ops *ops, eng_sched_cfg *cfg)
@@ -49,18 +65,8 @@ static int load_sched_key(scn_lctx *c, const scn_node *m, const scn_node *kv, co
     if (scn_check(c, m, sp.s, kv->key, &text, &v) < 0)
         return -1;
     const eng_param *p = eng_sched_param(ops, kv->key);
-    if (!p) {
-        if (!eng_sched_param_known(kv->key))
-            return scn_fail(c, kv, path.s, "unknown scheduler key (no registered policy has it)");
-        if (!strcmp(ops->name, "vllm") && v0_only(kv->key))
-            scn_note(c, kv,
-                     "scheduler key '%s' is a vLLM V0 setting, and 'vllm' is the V1 scheduler "
-                     "now (no %s); name 'vllm-v0' for V0",
-                     kv->key, kv->key);
-        else
-            scn_note(c, kv, "scheduler key '%s' is not used by '%s'", kv->key, ops->name);
-        return 0;
-    }
+    if (!p)
+        return not_a_param(c, kv, path.s, ops);
     char why[256] = "";
     if (eng_param_validate(p, kv->text, why, sizeof why))
         return scn_fail(c, kv, path.s, "%s", why);
@@ -70,13 +76,27 @@ static int load_sched_key(scn_lctx *c, const scn_node *m, const scn_node *kv, co
     return 0;
 }
 
+/* No policy has the scheduler name: given at node given (of map m, under root at pre), or
+ * missing; the message lists the policies. */
+static int no_scheduler(scn_lctx *c, const scn_node *root, const scn_node *m, const scn_node *given,
+                        const char *pre)
+{
+    char names[400];
+    scn_kpath sp = scn_kp(pre, "scheduler");
+    sched_names(names, sizeof names);
+    if (!given)
+        return scn_missing(c, m ? m : root, m ? sp.s : pre, m ? "name" : "scheduler", names);
+    return scn_fail(c, given, scn_kp(sp.s, "name").s, "unknown scheduler '%s' (valid: %s)",
+                    given->text, names);
+}
+
 /* scheduler: {name, ...} under root (the top level, pre "", or a pool, pre "prefill" /
  * "decode"): the policy's own parameters. A pool that names another policy than the one it
  * inherits starts from that policy's defaults. */
 static int load_scheduler(scn_lctx *c, const scn_node *root, const char *pre, eng_config *e)
 {
     const scn_node *m, *given;
-    char names[400], old[sizeof e->sched.name];
+    char old[sizeof e->sched.name];
     scn_kpath sp = scn_kp(pre, "scheduler"), np = scn_kp(sp.s, "name");
     eng_key_val v;
     snprintf(old, sizeof old, "%s", e->sched.name);
@@ -92,33 +112,35 @@ static int load_scheduler(scn_lctx *c, const scn_node *root, const char *pre, en
     if (*pre && strcmp(old, e->sched.name) != 0)
         e->sched.n = 0;
     const eng_sched_ops *ops = eng_sched_find(e->sched.name);
-    if (!ops) {
-        sched_names(names, sizeof names);
-        if (!given)
-            return scn_missing(c, m ? m : root, m ? sp.s : pre, m ? "name" : "scheduler", names);
-        return scn_fail(c, given, np.s, "unknown scheduler '%s' (valid: %s)", given->text, names);
-    }
+    if (!ops)
+        return no_scheduler(c, root, m, given, pre);
     for (const scn_node *kv = m ? m->first : NULL; kv; kv = kv->next)
         if (strcmp(kv->key, "name") != 0 && load_sched_key(c, m, kv, pre, ops, &e->sched))
             return -1;
     return 0;
 }
 
-/* The preset's policy, its settings, its memory defaults and CPU overhead, into e. */
-static void apply_preset(const eng_preset *p, eng_config *e)
+/* A preset's policy settings ("key=value,key=value") into cfg. */
+static void set_params(eng_sched_cfg *cfg, const char *text)
 {
     char params[256];
-    e->sched.n = 0; /* a pool's own engine starts from its preset alone */
-    snprintf(e->sched.name, sizeof e->sched.name, "%s", p->policy);
-    snprintf(params, sizeof params, "%s", p->params);
+    snprintf(params, sizeof params, "%s", text);
     for (char *save = NULL, *kv = strtok_r(params, ",", &save); kv;
          kv = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(kv, '=');
         if (eq) {
             *eq = '\0';
-            eng_cfg_set(&e->sched, kv, eq + 1);
+            eng_cfg_set(cfg, kv, eq + 1);
         }
     }
+}
+
+/* The preset's policy, its settings, its memory defaults and CPU overhead, into e. */
+static void apply_preset(const eng_preset *p, eng_config *e)
+{
+    e->sched.n = 0; /* a pool's own engine starts from its preset alone */
+    snprintf(e->sched.name, sizeof e->sched.name, "%s", p->policy);
+    set_params(&e->sched, p->params);
     if (p->gpu_utilization > 0)
         e->gpu_utilization = p->gpu_utilization;
     if (p->free_memory_fraction > 0)
@@ -299,17 +321,11 @@ static int load_pool(scn_lctx *c, const scn_node *root, const char *pre, const e
     return load_pool_map(c, root, m, pre, dep, eng_pool_keys, out);
 }
 
-/* Group i of `replicas: [...]` at node n (in pool pre: "" at the top level), starting from
- * dep's settings, into *out and its weight (0 when not given). */
-static int load_group(scn_lctx *c, const scn_node *root, const scn_node *n, const char *pre, int i,
-                      const eng_config *dep, eng_pool_config *out, double *weight)
+/* What a group (map n at ip, in pool pre) does not take: replicas (its count is its size) and
+ * a router (one routes the whole pool). */
+static int group_refuses(scn_lctx *c, const scn_node *n, const char *ip, const char *pre)
 {
     static const char *const deployment[] = {"replicas", "router"};
-    char ip[48];
-    eng_key_val v;
-    snprintf(ip, sizeof ip, "%s%sreplicas[%d]", pre, *pre ? "." : "", i);
-    if (n->kind != SCN_NODE_MAP)
-        return scn_fail(c, n, ip, "expected a map {gpu, count, tensor_parallel, ...}");
     for (int k = 0; k < 2; k++)
         if (scn_tree_get(n, deployment[k]))
             return scn_fail(c, scn_tree_get(n, deployment[k]), scn_kp(ip, deployment[k]).s,
@@ -317,6 +333,21 @@ static int load_group(scn_lctx *c, const scn_node *root, const scn_node *n, cons
                             k ? "one router routes the whole pool: set router at the " : "",
                             k ? (*pre ? "pool's level" : "top level") : "",
                             k ? "" : "a group's size is its count");
+    return 0;
+}
+
+/* Group i of `replicas: [...]` at node n (in pool pre: "" at the top level), starting from
+ * dep's settings, into *out and its weight (0 when not given). */
+static int load_group(scn_lctx *c, const scn_node *root, const scn_node *n, const char *pre, int i,
+                      const eng_config *dep, eng_pool_config *out, double *weight)
+{
+    char ip[48];
+    eng_key_val v;
+    snprintf(ip, sizeof ip, "%s%sreplicas[%d]", pre, *pre ? "." : "", i);
+    if (n->kind != SCN_NODE_MAP)
+        return scn_fail(c, n, ip, "expected a map {gpu, count, tensor_parallel, ...}");
+    if (group_refuses(c, n, ip, pre))
+        return -1;
     if (load_pool_map(c, root, n, ip, dep, eng_group_keys, out) ||
         scn_get(c, n, ip, eng_group_keys, "weight", &v) < 0)
         return -1;
@@ -345,6 +376,15 @@ static int load_group_list(scn_lctx *c, const scn_node *root, const scn_node *n,
     return i;
 }
 
+/* The replicas of e's n groups from group first on. */
+static int32_t group_replicas(const eng_config *e, int first, int n)
+{
+    int32_t r = 0;
+    for (int i = 0; i < n; i++)
+        r += e->groups.group[first + i].replicas;
+    return r;
+}
+
 int scn_load_groups(scn_lctx *c, const scn_node *root, eng_config *e)
 {
     const scn_node *n = scn_tree_get(root, "replicas");
@@ -358,9 +398,7 @@ int scn_load_groups(scn_lctx *c, const scn_node *root, eng_config *e)
     int n_groups = load_group_list(c, root, n, "", 0, &dep, e);
     if (n_groups < 0)
         return -1;
-    e->replicas = 0;
-    for (int i = 0; i < n_groups; i++)
-        e->replicas += e->groups.group[i].replicas;
+    e->replicas = group_replicas(e, 0, n_groups);
     e->groups.n = n_groups;
     return 0;
 }
@@ -379,11 +417,22 @@ static int load_pool_groups(scn_lctx *c, const scn_node *root, const char *pre, 
     int n_groups = load_group_list(c, root, n, pre, first, &dep, e);
     if (n_groups < 0)
         return -1;
-    e->pd.pool[k].replicas = 0;
-    for (int i = 0; i < n_groups; i++)
-        e->pd.pool[k].replicas += e->groups.group[first + i].replicas;
+    e->pd.pool[k].replicas = group_replicas(e, first, n_groups);
     e->pd.ngroups[k] = n_groups;
     return 0;
+}
+
+/* Pool p's GPU (a group's, or the prefill or decode pool's), its key's path into at. */
+static const eng_gpu *pool_gpu(const eng_config *e, int p, char *at, size_t len)
+{
+    const eng_pd_config *pd = &e->pd;
+    int k = p >= eng_config_decode_pool(e), g = eng_config_group(e, p);
+    if (g < 0) {
+        snprintf(at, len, "%s.gpu", k ? "decode" : "prefill");
+        return &pd->pool[k].gpu;
+    }
+    snprintf(at, len, "%s.replicas[%d].gpu", k ? "decode" : "prefill", k ? g - pd->ngroups[0] : g);
+    return &e->groups.group[g].gpu;
 }
 
 /* `kv_transfer: {link, bandwidth_gb_s, latency_us, discipline}` (e's pools loaded) */
@@ -399,14 +448,8 @@ static int load_kv_transfer(scn_lctx *c, const scn_node *root, eng_config *e)
     if (!m || !scn_tree_get(m, "latency_us"))
         pd->latency_ns = eng_link_default_latency_us(pd->link) * 1e3;
     for (int p = 0; p < eng_config_pools(e) && pd->link_bw == 0; p++) {
-        int k = p >= eng_config_decode_pool(e), g = eng_config_group(e, p);
-        const eng_gpu *gpu = g >= 0 ? &e->groups.group[g].gpu : &pd->pool[k].gpu;
         char at[48];
-        if (g >= 0)
-            snprintf(at, sizeof at, "%s.replicas[%d].gpu", k ? "decode" : "prefill",
-                     k ? g - pd->ngroups[0] : g);
-        else
-            snprintf(at, sizeof at, "%s.gpu", k ? "decode" : "prefill");
+        const eng_gpu *gpu = pool_gpu(e, p, at, sizeof at);
         if (eng_link_gpu_bw(gpu, pd->link) <= 0)
             return scn_fail(c, m ? m : root, m ? "kv_transfer" : at,
                             "the GPU catalog gives %s%s%s%s no %s bandwidth; set "

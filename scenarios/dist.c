@@ -80,6 +80,40 @@ void scn_cache_free(scn_cache *c)
     free(c);
 }
 
+/* Room for cap rows in each column t reads. */
+static void table_reserve(table *t, int64_t cap)
+{
+    if (t->prompt)
+        t->prompt = sim_xrealloc(t->prompt, sizeof *t->prompt * (size_t)cap);
+    if (t->output)
+        t->output = sim_xrealloc(t->output, sizeof *t->output * (size_t)cap);
+}
+
+/* A length as the table keeps it: at most INT32_MAX. */
+static int32_t clamp_len(int64_t v)
+{
+    return (int32_t)(v > INT32_MAX ? INT32_MAX : v);
+}
+
+/* Reads r's rows into t's columns: 0 at the end, -1 with err. */
+static int read_rows(scn_trace_reader *r, table *t, sim_err *err)
+{
+    int64_t cap = 1024;
+    scn_trace_row row;
+    int rc;
+    table_reserve(t, cap);
+    while ((rc = scn_trace_next(r, &row, err)) == 1) {
+        if (t->n == cap)
+            table_reserve(t, cap *= 2);
+        if (t->prompt)
+            t->prompt[t->n] = clamp_len(row.prompt);
+        if (t->output)
+            t->output[t->n] = clamp_len(row.output);
+        t->n++;
+    }
+    return rc;
+}
+
 /* Reads every row of a trace (lengths only) into a new table. NULL with err. */
 static table *read_all(const scn_trace_spec *sp, sim_err *err)
 {
@@ -87,27 +121,9 @@ static table *read_all(const scn_trace_spec *sp, sim_err *err)
     if (!r)
         return NULL;
     table *t = sim_xcalloc(1, sizeof *t);
-    int64_t cap = 1024;
-    scn_trace_row row;
-    int rc;
-    if (sp->want_prompt)
-        t->prompt = sim_xmalloc(sizeof *t->prompt * (size_t)cap);
-    if (sp->want_output)
-        t->output = sim_xmalloc(sizeof *t->output * (size_t)cap);
-    while ((rc = scn_trace_next(r, &row, err)) == 1) {
-        if (t->n == cap) {
-            cap *= 2;
-            if (t->prompt)
-                t->prompt = sim_xrealloc(t->prompt, sizeof *t->prompt * (size_t)cap);
-            if (t->output)
-                t->output = sim_xrealloc(t->output, sizeof *t->output * (size_t)cap);
-        }
-        if (t->prompt)
-            t->prompt[t->n] = (int32_t)(row.prompt > INT32_MAX ? INT32_MAX : row.prompt);
-        if (t->output)
-            t->output[t->n] = (int32_t)(row.output > INT32_MAX ? INT32_MAX : row.output);
-        t->n++;
-    }
+    t->prompt = sp->want_prompt ? sim_xmalloc(sizeof *t->prompt) : NULL;
+    t->output = sp->want_output ? sim_xmalloc(sizeof *t->output) : NULL;
+    int rc = read_rows(r, t, err);
     scn_trace_close(r);
     if (rc == 0 && t->n == 0)
         rc = sim_errf(err, "%s: no rows", sp->path);
@@ -124,32 +140,49 @@ static int same_file(const struct stat *a, const struct stat *b)
            a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
+/* The cache's key of sp's table: format, columns and path (the caller frees it). */
+static char *cache_key(const scn_trace_spec *sp)
+{
+    size_t len = strlen(sp->path) + 200;
+    char *key = sim_xmalloc(len);
+    snprintf(key, len, "%s|%s|%s|%d%d|%s", sp->format, sp->col_prompt ? sp->col_prompt : "-",
+             sp->col_output ? sp->col_output : "-", sp->want_prompt, sp->want_output, sp->path);
+    return key;
+}
+
+/* The table c keeps under key, read from the file now identified by id; NULL when it has
+ * none (a table of the file as it was before is dropped). */
+static table *cached(scn_cache *c, const char *key, const struct stat *id)
+{
+    for (table **pp = &c->tables; *pp; pp = &(*pp)->next) {
+        if (strcmp((*pp)->key, key) != 0)
+            continue;
+        if (same_file(&(*pp)->id, id))
+            return *pp;
+        table *stale = *pp; /* the file changed: read it again */
+        *pp = stale->next;
+        table_free(stale);
+        return NULL;
+    }
+    return NULL;
+}
+
 /* The table of sp: from the cache when it holds one read from the file as it is now, else read
  * (and kept by the cache when there is one: *owned = 0). NULL with err. */
 static table *get_table(scn_cache *c, const scn_trace_spec *sp, int *owned, sim_err *err)
 {
     struct stat id;
     char *key = NULL;
+    table *t;
     *owned = c == NULL;
     if (c && stat(sp->path, &id) == 0) {
-        size_t len = strlen(sp->path) + 200;
-        key = sim_xmalloc(len);
-        snprintf(key, len, "%s|%s|%s|%d%d|%s", sp->format, sp->col_prompt ? sp->col_prompt : "-",
-                 sp->col_output ? sp->col_output : "-", sp->want_prompt, sp->want_output, sp->path);
-        for (table **pp = &c->tables; *pp; pp = &(*pp)->next) {
-            if (strcmp((*pp)->key, key) != 0)
-                continue;
-            if (same_file(&(*pp)->id, &id)) {
-                free(key);
-                return *pp;
-            }
-            table *stale = *pp; /* the file changed: read it again */
-            *pp = stale->next;
-            table_free(stale);
-            break;
+        key = cache_key(sp);
+        if ((t = cached(c, key, &id))) {
+            free(key);
+            return t;
         }
     }
-    table *t = read_all(sp, err);
+    t = read_all(sp, err);
     if (t && key) {
         t->key = key;
         t->id = id;
@@ -266,6 +299,42 @@ int scn_arrival_check(const scn_arrival *a, char *why, size_t len)
     }
 }
 
+scn_trace_spec scn_empirical_spec(const scn_dist *d, int is_out)
+{
+    const char *col = *d->column ? d->column : NULL;
+    scn_trace_spec sp = {.path = d->path,
+                         .format = d->format,
+                         .lengths_only = 1,
+                         .col_prompt = is_out ? NULL : col,
+                         .col_output = is_out ? col : NULL,
+                         .want_prompt = !is_out,
+                         .want_output = is_out};
+    return sp;
+}
+
+/* Zipf's cumulative weights k^-s, k = 1 .. max - min + 1. */
+static void build_zipf(scn_sampler *s)
+{
+    const scn_dist *d = &s->d;
+    double acc = 0;
+    s->n = (int64_t)(d->max - d->min) + 1;
+    s->cdf = sim_xmalloc(sizeof *s->cdf * (size_t)s->n);
+    for (int64_t k = 0; k < s->n; k++)
+        s->cdf[k] = acc += pow((double)(k + 1), -d->s);
+}
+
+/* An empirical distribution's column (the output's when is_out), from the cache or read. */
+static int build_empirical(scn_sampler *s, const char *what, int is_out, scn_cache *cache,
+                           sim_err *err)
+{
+    scn_trace_spec sp = scn_empirical_spec(&s->d, is_out);
+    if (!(s->tab = get_table(cache, &sp, &s->owned, err)))
+        return sim_err_prefix(err, "%s", what);
+    s->vals = is_out ? s->tab->output : s->tab->prompt;
+    s->n = s->tab->n;
+    return 0;
+}
+
 static int build(scn_sampler *s, const char *what, int is_out, scn_cache *cache, sim_err *err)
 {
     const scn_dist *d = &s->d;
@@ -280,28 +349,10 @@ static int build(scn_sampler *s, const char *what, int is_out, scn_cache *cache,
         s->mu = log(d->mean) - d->sigma * d->sigma / 2;
         return 0;
     case SCN_DIST_ZIPF:
-        s->n = (int64_t)(d->max - d->min) + 1;
-        s->cdf = sim_xmalloc(sizeof *s->cdf * (size_t)s->n);
-        double acc = 0;
-        for (int64_t k = 0; k < s->n; k++)
-            s->cdf[k] = acc += pow((double)(k + 1), -d->s);
+        build_zipf(s);
         return 0;
-    case SCN_DIST_EMPIRICAL: {
-        scn_trace_spec sp = {.path = d->path, .format = d->format, .lengths_only = 1};
-        const char *col = *d->column ? d->column : NULL;
-        if (is_out) {
-            sp.col_output = col;
-            sp.want_output = 1;
-        } else {
-            sp.col_prompt = col;
-            sp.want_prompt = 1;
-        }
-        if (!(s->tab = get_table(cache, &sp, &s->owned, err)))
-            return sim_err_prefix(err, "%s", what);
-        s->vals = is_out ? s->tab->output : s->tab->prompt;
-        s->n = s->tab->n;
-        return 0;
-    }
+    case SCN_DIST_EMPIRICAL:
+        return build_empirical(s, what, is_out, cache, err);
     case SCN_DIST_FIXED:
     case SCN_DIST_UNIFORM:
         return 0; /* nothing to prepare */
@@ -335,6 +386,31 @@ void scn_sampler_free(scn_sampler *s)
     free(s);
 }
 
+/* A truncated normal's draw, by inversion of its CDF within the window. */
+static double draw_normal(const scn_sampler *s, gsl_rng *rng)
+{
+    double u = s->plo + (s->phi - s->plo) * gsl_rng_uniform_pos(rng);
+    double x = s->d.mean + gsl_cdf_gaussian_Pinv(u, s->d.std);
+    /* MODEL: the window is widened by half a token on each side so that rounding keeps
+     * every draw inside [lo, hi]; clamp against the last ulp */
+    return fmin(fmax(round(x), s->lo), s->hi);
+}
+
+/* A zipf draw: the first value whose cumulative weight passes a uniform one (binary search). */
+static double draw_zipf(const scn_sampler *s, gsl_rng *rng)
+{
+    double u = gsl_rng_uniform(rng) * s->cdf[s->n - 1];
+    int64_t lo = 0, hi = s->n - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (s->cdf[mid] > u)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return s->d.min + (double)lo;
+}
+
 static double draw_raw(scn_sampler *s, gsl_rng *rng)
 {
     const scn_dist *d = &s->d;
@@ -343,27 +419,12 @@ static double draw_raw(scn_sampler *s, gsl_rng *rng)
         return d->value;
     case SCN_DIST_UNIFORM:
         return d->min + (double)gsl_rng_uniform_int(rng, (unsigned long)(d->max - d->min) + 1);
-    case SCN_DIST_NORMAL: {
-        double u = s->plo + (s->phi - s->plo) * gsl_rng_uniform_pos(rng);
-        double x = d->mean + gsl_cdf_gaussian_Pinv(u, d->std);
-        /* MODEL: the window is widened by half a token on each side so that rounding keeps
-         * every draw inside [lo, hi]; clamp against the last ulp */
-        return fmin(fmax(round(x), s->lo), s->hi);
-    }
+    case SCN_DIST_NORMAL:
+        return draw_normal(s, rng);
     case SCN_DIST_LOGNORMAL:
         return gsl_ran_lognormal(rng, s->mu, d->sigma);
-    case SCN_DIST_ZIPF: {
-        double u = gsl_rng_uniform(rng) * s->cdf[s->n - 1];
-        int64_t lo = 0, hi = s->n - 1;
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo) / 2;
-            if (s->cdf[mid] > u)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        return d->min + (double)lo;
-    }
+    case SCN_DIST_ZIPF:
+        return draw_zipf(s, rng);
     case SCN_DIST_EMPIRICAL:
         return (double)s->vals[gsl_rng_uniform_int(rng, (unsigned long)s->n)];
     default:

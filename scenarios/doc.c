@@ -1,7 +1,6 @@
 /*
  * doc.c: the read-only YAML document view of scn_doc.h, over tree.c's tree.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,22 +11,10 @@
 int scn_doc_read(const char *path, scn_node **root, sim_err *err)
 {
     *root = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sim_errf(err, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 4096, n = 0, got;
-    char *buf = sim_xmalloc(cap);
-    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0)
-        if ((n += got) + 1 == cap)
-            buf = sim_xrealloc(buf, cap *= 2);
-    int bad = ferror(f);
-    fclose(f);
-    buf[n] = '\0';
-    int rc = -1;
-    if (bad || memchr(buf, '\0', n))
-        sim_errf(err, "%s: cannot read (I/O error or binary file)", path);
-    else
-        rc = scn_tree_parse(path, buf, n, root, err);
+    char *buf = scn_read_text(path, err);
+    if (!buf)
+        return -1;
+    int rc = scn_tree_parse(path, buf, strlen(buf), root, err);
     free(buf);
     return rc;
 }

@@ -9,6 +9,19 @@
 
 #include "scn_int.h"
 
+/* List item n as fault fc->n (its defaults, then its keys). 0, or -1 naming faults[i]. */
+static int read_fault(scn_lctx *c, const scn_node *n, eng_faults_cfg *fc)
+{
+    char ip[32];
+    eng_fault *f = &fc->f[fc->n];
+    snprintf(ip, sizeof ip, "faults[%d]", fc->n);
+    if (n->kind != SCN_NODE_MAP)
+        return scn_fail(c, n, ip, "expected a map {at_s: s, replica: N, kind: crash|slow}");
+    memset(f, 0, sizeof *f);
+    eng_keys_defaults(eng_fault_keys, f);
+    return scn_read_map(c, n, ip, eng_fault_keys, f, NULL);
+}
+
 int scn_load_faults(scn_lctx *c, const scn_node *root, eng_config *e)
 {
     eng_faults_cfg *fc = &e->fleet.faults;
@@ -21,19 +34,21 @@ int scn_load_faults(scn_lctx *c, const scn_node *root, eng_config *e)
                         "expected a list of at most %d {at_s, replica, kind: crash|slow, "
                         "duration_s, factor} maps",
                         ENG_MAX_FAULTS);
-    for (const scn_node *n = list->first; n; n = n->next) {
-        char ip[32];
-        eng_fault *f = &fc->f[fc->n];
-        snprintf(ip, sizeof ip, "faults[%d]", fc->n);
-        if (n->kind != SCN_NODE_MAP)
-            return scn_fail(c, n, ip, "expected a map {at_s: s, replica: N, kind: crash|slow}");
-        memset(f, 0, sizeof *f);
-        eng_keys_defaults(eng_fault_keys, f);
-        if (scn_read_map(c, n, ip, eng_fault_keys, f, NULL))
+    for (const scn_node *n = list->first; n; n = n->next, fc->n++)
+        if (read_fault(c, n, fc))
             return -1;
-        fc->n++;
-    }
     return 0;
+}
+
+/* List item n of path as policy ru->n. 0, or -1 naming path[i]. */
+static int read_policy(scn_lctx *c, const scn_node *n, const char *path, eng_as_rules *ru)
+{
+    char ip[80];
+    snprintf(ip, sizeof ip, "%s[%d]", path, ru->n);
+    if (n->kind != SCN_NODE_MAP)
+        return scn_fail(c, n, ip, "expected a map {type: pods|percent, value, period_s}");
+    memset(&ru->p[ru->n], 0, sizeof ru->p[ru->n]);
+    return scn_read_map(c, n, ip, eng_as_policy_keys, &ru->p[ru->n], NULL);
 }
 
 /* The policies list of autoscale.behavior.<dir> into ru (none: no limit); 0 or -1. */
@@ -49,16 +64,9 @@ static int load_policies(scn_lctx *c, const scn_node *beh, const char *dir, eng_
         return scn_fail(c, list, path,
                         "expected a list of 1 to %d {type: pods|percent, value, period_s} maps",
                         ENG_AS_MAX_POLICIES);
-    for (const scn_node *n = list->first; n; n = n->next) {
-        char ip[80];
-        snprintf(ip, sizeof ip, "%s[%d]", path, ru->n);
-        if (n->kind != SCN_NODE_MAP)
-            return scn_fail(c, n, ip, "expected a map {type: pods|percent, value, period_s}");
-        memset(&ru->p[ru->n], 0, sizeof ru->p[ru->n]);
-        if (scn_read_map(c, n, ip, eng_as_policy_keys, &ru->p[ru->n], NULL))
+    for (const scn_node *n = list->first; n; n = n->next, ru->n++)
+        if (read_policy(c, n, path, ru))
             return -1;
-        ru->n++;
-    }
     return 0;
 }
 

@@ -220,19 +220,26 @@ int scn_get_path(scn_lctx *c, const scn_node *m, const char *pre, const char *ke
 
 /* ---- the scenario's own sections ---- */
 
-static int resolve_model_gpu(scn_lctx *c, const scn_node *root, scn_scenario *s)
+/* model: resolved by the scenario's model catalog (paths from the scenario's folder). */
+static int resolve_model(scn_lctx *c, const scn_node *root, scn_scenario *s)
 {
-    char why[1024], dir[512];
-    const scn_node *mn = scn_tree_get(root, "model"), *gn = scn_tree_get(root, "gpu");
+    char why[1024] = "", dir[512];
+    const scn_node *mn = scn_tree_get(root, "model");
     if (!c->res || !c->res->model)
         return scn_fail(c, mn, "model", "no model catalog was given to resolve '%s'", mn->text);
     scn_base_dir(c->file, dir, sizeof dir);
-    why[0] = '\0';
     if (c->res->model(c->res->st, s->model_name, dir, &s->engine.model, why, sizeof why))
         return scn_fail(c, mn, "model", "%s", *why ? why : "unknown model");
+    return 0;
+}
+
+/* gpu: resolved by the scenario's GPU catalog. */
+static int resolve_gpu(scn_lctx *c, const scn_node *root, scn_scenario *s)
+{
+    char why[1024] = "";
+    const scn_node *gn = scn_tree_get(root, "gpu");
     if (!c->res || !c->res->gpu)
         return scn_fail(c, gn, "gpu", "no GPU catalog was given to resolve '%s'", gn->text);
-    why[0] = '\0';
     if (c->res->gpu(c->res->st, s->gpu_name, &s->engine.gpu, why, sizeof why))
         return scn_fail(c, gn, "gpu", "%s", *why ? why : "unknown GPU");
     return 0;
@@ -249,6 +256,19 @@ static void model_notes(scn_lctx *c, const eng_model *m)
     }
 }
 
+/* The GPU cannot run the dtypes (why): the message names dtype or kv_dtype where the scenario
+ * gives one, else the GPU with the checkpoint's dtype. */
+static int precision_fail(scn_lctx *c, const scn_node *root, const char *why)
+{
+    const scn_node *dn = scn_tree_get(root, "dtype"), *kn = scn_tree_get(root, "kv_dtype");
+    return scn_fail(c,
+                    dn   ? dn
+                    : kn ? kn
+                         : scn_tree_get(root, "gpu"),
+                    dn || !kn ? "dtype" : "kv_dtype", "%s%s", why,
+                    dn ? "" : " (the checkpoint's dtype)");
+}
+
 /* dtype (weights: default the checkpoint's) and kv_dtype (auto: the checkpoint's KV dtype,
  * else its activation dtype), checked against the GPU; notes from the model's reader and from
  * the precision rules. */
@@ -259,7 +279,7 @@ static int load_precision(scn_lctx *c, const scn_node *root, eng_config *e)
     int hk = hd < 0 ? -1 : scn_get(c, root, "", scn_root_keys, "kv_dtype", &k);
     if (hk < 0)
         return -1;
-    const scn_node *dn = scn_tree_get(root, "dtype"), *kn = scn_tree_get(root, "kv_dtype");
+    const scn_node *kn = scn_tree_get(root, "kv_dtype");
     e->dtype = e->model.weight_dtype;
     if (hd && eng_dtype_parse(d.s, &e->dtype) == 1)
         scn_note(c, NULL,
@@ -271,14 +291,19 @@ static int load_precision(scn_lctx *c, const scn_node *root, eng_config *e)
     char note[400], why[400];
     eng_compute comp;
     if (eng_precision(&e->gpu, e->dtype, e->kv_dtype, &comp, note, sizeof note, why, sizeof why))
-        return scn_fail(c,
-                        dn   ? dn
-                        : kn ? kn
-                             : scn_tree_get(root, "gpu"),
-                        dn || !kn ? "dtype" : "kv_dtype", "%s%s", why,
-                        dn ? "" : " (the checkpoint's dtype)");
+        return precision_fail(c, root, why);
     if (*note)
         scn_note(c, NULL, "%s", note);
+    return 0;
+}
+
+/* profile: NAME, the shorthand: read by the profile map's name row. */
+static int profile_name(scn_lctx *c, const scn_node *root, const eng_key *name, scn_scenario *s)
+{
+    eng_key_val v;
+    if (scn_check(c, root, "", "profile", name, &v) < 0)
+        return -1;
+    eng_key_store(name, s, &v);
     return 0;
 }
 
@@ -288,15 +313,10 @@ static int load_profile(scn_lctx *c, const scn_node *root, scn_scenario *s)
 {
     const eng_key *keys = eng_key_sub(scn_root_keys, "profile");
     const scn_node *n = scn_tree_get(root, "profile");
-    eng_key_val v;
     if (!n)
         return 0;
-    if (n->kind == SCN_NODE_SCALAR) {
-        if (scn_check(c, root, "", "profile", &keys[0], &v) < 0)
-            return -1;
-        eng_key_store(&keys[0], s, &v);
-        return 0;
-    }
+    if (n->kind == SCN_NODE_SCALAR)
+        return profile_name(c, root, &keys[0], s);
     if (n->kind != SCN_NODE_MAP)
         return scn_fail(c, n, "profile",
                         "expected a profile name or {name: NAME, borrow_from: GPU}");
@@ -334,6 +354,21 @@ static int gpu_seen(const eng_config *e, int k, const char *name)
     return 0;
 }
 
+/* The notes on gpu when neither the catalog nor the scenario (e) gives its price or power. */
+static void gpu_notes(scn_lctx *c, const eng_config *e, const eng_gpu *gpu)
+{
+    if (gpu->price_per_hour <= 0 && e->fleet.price_per_hour <= 0)
+        scn_note(c, NULL,
+                 "gpu %s has no list price in the catalog: cost_usd and cost_per_mtok_usd are "
+                 "not reported (set price.per_gpu_hour_usd)",
+                 gpu->name);
+    if (gpu->max_w <= 0 && e->fleet.max_w <= 0)
+        scn_note(c, NULL,
+                 "gpu %s has no board power in the catalog: energy_kwh is not reported (set "
+                 "power.max_w)",
+                 gpu->name);
+}
+
 /* A GPU without a list price or a power figure: what the run then leaves out, and how to give
  * it. Always 0. */
 static int fleet_notes(scn_lctx *c, const scn_scenario *s)
@@ -342,18 +377,8 @@ static int fleet_notes(scn_lctx *c, const scn_scenario *s)
     for (int k = 0; k < eng_config_pools(e); k++) {
         eng_config pc;
         eng_config_pool(e, k, &pc);
-        if (gpu_seen(e, k, pc.gpu.name))
-            continue;
-        if (pc.gpu.price_per_hour <= 0 && e->fleet.price_per_hour <= 0)
-            scn_note(c, NULL,
-                     "gpu %s has no list price in the catalog: cost_usd and cost_per_mtok_usd are "
-                     "not reported (set price.per_gpu_hour_usd)",
-                     pc.gpu.name);
-        if (pc.gpu.max_w <= 0 && e->fleet.max_w <= 0)
-            scn_note(c, NULL,
-                     "gpu %s has no board power in the catalog: energy_kwh is not reported (set "
-                     "power.max_w)",
-                     pc.gpu.name);
+        if (!gpu_seen(e, k, pc.gpu.name))
+            gpu_notes(c, e, &pc.gpu);
     }
     return 0;
 }
@@ -390,21 +415,28 @@ static int hybrid_align(scn_lctx *c, eng_config *e)
     return 0;
 }
 
-static int load_top(scn_lctx *c, const scn_node *root, scn_scenario *s)
+/* A model with linear-attention layers and no mamba_cache_mode: no prefix caching for it. */
+static void linear_note(scn_lctx *c, const eng_config *e)
 {
-    eng_config *e = &s->engine;
-    if (scn_load_engine(c, root, "", e) || scn_read_map(c, root, "", scn_root_keys, s, NULL) ||
-        load_profile(c, root, s) || resolve_model_gpu(c, root, s) || load_precision(c, root, e))
-        return -1;
-    legacy_skew(c, root, s);
-    if (scn_load_deployment(c, root, e) || scn_load_spec(c, root, e))
-        return -1;
-    cost_defaults(c, root, s);
     if (e->model.linear_layers > 0 && e->mamba_cache_mode == ENG_MAMBA_NONE)
         scn_note(c, NULL,
                  "%s: linear-attention layers hold a fixed state per sequence; prefix "
                  "caching stays off for it (vLLM's is opt-in: memory.mamba_cache_mode: align)",
                  e->model.name);
+}
+
+static int load_top(scn_lctx *c, const scn_node *root, scn_scenario *s)
+{
+    eng_config *e = &s->engine;
+    if (scn_load_engine(c, root, "", e) || scn_read_map(c, root, "", scn_root_keys, s, NULL) ||
+        load_profile(c, root, s) || resolve_model(c, root, s) || resolve_gpu(c, root, s) ||
+        load_precision(c, root, e))
+        return -1;
+    legacy_skew(c, root, s);
+    if (scn_load_deployment(c, root, e) || scn_load_spec(c, root, e))
+        return -1;
+    cost_defaults(c, root, s);
+    linear_note(c, e);
     if (scn_load_pools(c, root, s) || scn_load_groups(c, root, e) || scn_load_offload(c, root, e) ||
         scn_load_faults(c, root, e) || scn_load_behavior(c, root, e) || fleet_notes(c, s))
         return -1;
@@ -413,14 +445,23 @@ static int load_top(scn_lctx *c, const scn_node *root, scn_scenario *s)
 
 /* ---- entry points ---- */
 
+/* Room for the stored text: a header line naming the file, a line per override, the YAML. */
+static size_t text_length(const scn_lctx *c, const char *yaml, int novr)
+{
+    size_t len = strlen(yaml) + strlen(c->file) + 64;
+    for (int i = 0; i < novr; i++)
+        len += strlen(c->ovr[i]) + 16;
+    return len;
+}
+
+/* The scenario's text as a run stores it: its file and overrides in comments, then the tree
+ * (overrides applied) written back as YAML. */
 static int emit_text(scn_lctx *c, const scn_node *root, int novr, scn_scenario *s)
 {
     char *yaml = scn_tree_emit(root, c->err);
     if (!yaml)
         return -1;
-    size_t len = strlen(yaml) + strlen(c->file) + 64;
-    for (int i = 0; i < novr; i++)
-        len += strlen(c->ovr[i]) + 16;
+    size_t len = text_length(c, yaml, novr);
     s->text = sim_xmalloc(len);
     size_t off = (size_t)snprintf(s->text, len, "# scenario: %s\n", c->file);
     for (int i = 0; i < novr; i++)
@@ -439,24 +480,38 @@ static void default_name(const char *file, char *out, size_t len)
     snprintf(out, len, "%.*s", n, b);
 }
 
-int scn_load_text(const char *name, const char *text, const char *const *overrides, int noverrides,
-                  const scn_resolver *res, scn_scenario *out, sim_err *err)
+/* What a scenario is before its file is read: named after the file, seed 1, the engine's
+ * defaults. */
+static void scenario_defaults(scn_scenario *out, const char *name)
 {
-    scn_lctx c = {.file = name, .ovr = overrides, .res = res, .err = err, .out = out};
-    scn_node *root = NULL;
     memset(out, 0, sizeof *out);
     snprintf(out->path, sizeof out->path, "%s", name);
     out->seed = 1;
     default_name(name, out->name, sizeof out->name);
     eng_config_defaults(&out->engine);
+}
+
+/* The --set overrides, in order, on the tree of file name. 0, or -1 with err naming the file. */
+static int apply_overrides(scn_node *root, const char *name, const char *const *overrides,
+                           int noverrides, sim_err *err)
+{
+    for (int i = 0; i < noverrides; i++)
+        if (scn_tree_set(root, overrides[i], i + 1, err))
+            return sim_err_prefix(err, "%s", name);
+    return 0;
+}
+
+int scn_load_text(const char *name, const char *text, const char *const *overrides, int noverrides,
+                  const scn_resolver *res, scn_scenario *out, sim_err *err)
+{
+    scn_lctx c = {.file = name, .ovr = overrides, .res = res, .err = err, .out = out};
+    scn_node *root = NULL;
+    scenario_defaults(out, name);
     if (scn_tree_parse(name, text, strlen(text), &root, err))
         return -1;
     int rc = -1;
-    for (int i = 0; i < noverrides; i++)
-        if (scn_tree_set(root, overrides[i], i + 1, err)) {
-            sim_err_prefix(err, "%s", name);
-            goto done;
-        }
+    if (apply_overrides(root, name, overrides, noverrides, err))
+        goto done;
     if (load_top(&c, root, out) || scn_load_workload(&c, root, &out->workload) ||
         emit_text(&c, root, noverrides, out))
         goto done;
@@ -466,6 +521,24 @@ done:
     return rc;
 }
 
+/* f's bytes to its end or just past SCN_MAX_TEXT (which scn_tree_parse refuses), NUL-ended,
+ * *n of them (the caller frees them). */
+static char *read_stream(FILE *f, size_t *n)
+{
+    size_t cap = 4096;
+    char *buf = sim_xmalloc(cap);
+    *n = 0;
+    for (;;) {
+        *n += fread(buf + *n, 1, cap - *n - 1, f);
+        if (*n + 1 < cap || *n > SCN_MAX_TEXT)
+            break;
+        cap *= 2;
+        buf = sim_xrealloc(buf, cap);
+    }
+    buf[*n] = '\0';
+    return buf;
+}
+
 char *scn_read_text(const char *path, sim_err *err)
 {
     FILE *f = fopen(path, "rb");
@@ -473,19 +546,10 @@ char *scn_read_text(const char *path, sim_err *err)
         sim_errf(err, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 4096, n = 0;
-    char *buf = sim_xmalloc(cap);
-    for (;;) {
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n + 1 < cap || n > SCN_MAX_TEXT) /* past the limit: scn_tree_parse refuses it */
-            break;
-        cap *= 2;
-        buf = sim_xrealloc(buf, cap);
-    }
+    size_t n;
+    char *buf = read_stream(f, &n);
     int bad = ferror(f);
     fclose(f);
-    buf[n] = '\0';
     if (bad || memchr(buf, '\0', n)) {
         free(buf);
         sim_errf(err, "%s: cannot read (I/O error or binary file)", path);

@@ -66,13 +66,9 @@ static void heap_set(scn_sessions_src *q, int32_t i, int32_t slot)
     q->s[slot].heap_idx = i;
 }
 
-static void heap_push(scn_sessions_src *q, int32_t slot)
+/* Moves slot up from heap position i to its place. */
+static void sift_up(scn_sessions_src *q, int32_t i, int32_t slot)
 {
-    if (q->nheap == q->capheap) {
-        q->capheap = q->capheap ? 2 * q->capheap : 64;
-        q->heap = sim_xrealloc(q->heap, (size_t)q->capheap * sizeof *q->heap);
-    }
-    int32_t i = q->nheap++;
     while (i > 0 && before(q, slot, q->heap[(i - 1) / 2])) {
         heap_set(q, i, q->heap[(i - 1) / 2]);
         i = (i - 1) / 2;
@@ -80,45 +76,64 @@ static void heap_push(scn_sessions_src *q, int32_t slot)
     heap_set(q, i, slot);
 }
 
-static int32_t heap_pop(scn_sessions_src *q)
+/* Moves slot down from heap position i to its place. */
+static void sift_down(scn_sessions_src *q, int32_t i, int32_t slot)
 {
-    int32_t top = q->heap[0], last = q->heap[--q->nheap];
-    q->s[top].heap_idx = -1;
-    if (q->nheap == 0)
-        return top;
-    int32_t i = 0;
     for (;;) {
         int32_t c = 2 * i + 1;
         if (c >= q->nheap)
             break;
         if (c + 1 < q->nheap && before(q, q->heap[c + 1], q->heap[c]))
             c++;
-        if (!before(q, q->heap[c], last))
+        if (!before(q, q->heap[c], slot))
             break;
         heap_set(q, i, q->heap[c]);
         i = c;
     }
-    heap_set(q, i, last);
+    heap_set(q, i, slot);
+}
+
+static void heap_push(scn_sessions_src *q, int32_t slot)
+{
+    if (q->nheap == q->capheap) {
+        q->capheap = q->capheap ? 2 * q->capheap : 64;
+        q->heap = sim_xrealloc(q->heap, (size_t)q->capheap * sizeof *q->heap);
+    }
+    sift_up(q, q->nheap++, slot);
+}
+
+static int32_t heap_pop(scn_sessions_src *q)
+{
+    int32_t top = q->heap[0], last = q->heap[--q->nheap];
+    q->s[top].heap_idx = -1;
+    if (q->nheap > 0)
+        sift_down(q, 0, last);
     return top;
 }
 
 /* ---- slots ---- */
 
+/* A slot's index: a freed one, or a new one (its context empty) at the end of the array. */
+static int32_t slot_alloc(scn_sessions_src *q)
+{
+    if (q->free_slot >= 0) {
+        int32_t i = q->free_slot;
+        q->free_slot = q->s[i].next_free;
+        return i;
+    }
+    if (q->ns == q->caps) {
+        q->caps = q->caps ? 2 * q->caps : 64;
+        q->s = sim_xrealloc(q->s, (size_t)q->caps * sizeof *q->s);
+    }
+    q->s[q->ns].seg = NULL;
+    q->s[q->ns].capseg = 0;
+    return q->ns++;
+}
+
+/* A slot for a session not yet started, out of the heap, run by no client. */
 static int32_t slot_new(scn_sessions_src *q)
 {
-    int32_t i;
-    if (q->free_slot >= 0) {
-        i = q->free_slot;
-        q->free_slot = q->s[i].next_free;
-    } else {
-        if (q->ns == q->caps) {
-            q->caps = q->caps ? 2 * q->caps : 64;
-            q->s = sim_xrealloc(q->s, (size_t)q->caps * sizeof *q->s);
-        }
-        i = q->ns++;
-        q->s[i].seg = NULL;
-        q->s[i].capseg = 0;
-    }
+    int32_t i = slot_alloc(q);
     sess *x = &q->s[i];
     x->nseg = 0;
     x->ctx = 0;
@@ -189,6 +204,39 @@ static int64_t open_start(scn_sessions_src *q)
 
 /* ---- creation ---- */
 
+/* The samplers of w's turns, new tokens, tool output, think times and answers. 0, or -1 with
+ * err. */
+static int new_samplers(scn_sessions_src *q, const scn_workload *w, scn_cache *cache, sim_err *err)
+{
+    const scn_sessions *ss = &w->sessions;
+    if (!(q->turns = scn_sampler_new(&ss->turns, "workload.sessions.turns", 0, cache, err)) ||
+        !(q->user = scn_sampler_new(&ss->user, "workload.sessions.user_tokens", 0, cache, err)) ||
+        (ss->agent &&
+         !(q->tool = scn_sampler_new(&ss->tool, "workload.sessions.tool_tokens", 0, cache, err))) ||
+        (ss->think_fixed_ms < 0 &&
+         !(q->think =
+               scn_sampler_new(&ss->think, "workload.sessions.think_time_ms", 0, cache, err))) ||
+        !(q->out = scn_sampler_new(&w->output, "workload.output_tokens", 1, cache, err)))
+        return -1;
+    return 0;
+}
+
+/* A closed loop's clients, each waiting in the heap to start its first session. */
+static void start_clients(scn_sessions_src *q, const scn_arrival *a)
+{
+    /* MODEL: client i of N starts at i x ramp / N (aiperf's --concurrency-ramp-duration
+     * ramps concurrency over the ramp; vLLM bench serve --ramp-up-strategy linear) */
+    int32_t n = a->concurrency;
+    for (int32_t c = 0; c < n; c++) {
+        int32_t i = slot_new(q);
+        q->s[i].client = c;
+        q->s[i].starting = 1;
+        q->s[i].number = -n + c; /* orders simultaneous starts by client */
+        q->s[i].ready = (int64_t)llround(a->ramp_up_s * 1e9 * c / n);
+        heap_push(q, i);
+    }
+}
+
 scn_sessions_src *scn_sessions_new(const scn_workload *w, int32_t ctx_limit, uint64_t seed,
                                    scn_cache *cache, sim_err *err)
 {
@@ -199,31 +247,12 @@ scn_sessions_src *scn_sessions_new(const scn_workload *w, int32_t ctx_limit, uin
     q->next_open_s = -1;
     q->g = sim_rng_new_stream(seed, SIM_STREAM_CLIENT);
     q->g_arr = sim_rng_new_stream(seed, SIM_STREAM_ARRIVALS);
-    const scn_sessions *ss = &w->sessions;
-    if (!(q->turns = scn_sampler_new(&ss->turns, "workload.sessions.turns", 0, cache, err)) ||
-        !(q->user = scn_sampler_new(&ss->user, "workload.sessions.user_tokens", 0, cache, err)) ||
-        (ss->agent &&
-         !(q->tool = scn_sampler_new(&ss->tool, "workload.sessions.tool_tokens", 0, cache, err))) ||
-        (ss->think_fixed_ms < 0 &&
-         !(q->think =
-               scn_sampler_new(&ss->think, "workload.sessions.think_time_ms", 0, cache, err))) ||
-        !(q->out = scn_sampler_new(&w->output, "workload.output_tokens", 1, cache, err))) {
+    if (new_samplers(q, w, cache, err) != 0) {
         scn_sessions_free(q);
         return NULL;
     }
-    if (w->arrival.kind == SCN_ARR_CLOSED) {
-        /* MODEL: client i of N starts at i x ramp / N (aiperf's --concurrency-ramp-duration
-         * ramps concurrency over the ramp; vLLM bench serve --ramp-up-strategy linear) */
-        int32_t n = w->arrival.concurrency;
-        for (int32_t c = 0; c < n; c++) {
-            int32_t i = slot_new(q);
-            q->s[i].client = c;
-            q->s[i].starting = 1;
-            q->s[i].number = -n + c; /* orders simultaneous starts by client */
-            q->s[i].ready = (int64_t)llround(w->arrival.ramp_up_s * 1e9 * c / n);
-            heap_push(q, i);
-        }
-    }
+    if (w->arrival.kind == SCN_ARR_CLOSED)
+        start_clients(q, &w->arrival);
     return q;
 }
 
@@ -265,6 +294,20 @@ static void end_session(scn_sessions_src *q, int32_t i, int64_t now)
     heap_push(q, i);
 }
 
+/* The arrival of session x's (slot i's) turn just drawn, at time t: its whole context as the
+ * prompt, tagged with its slot and session number. */
+static void put_turn(const sess *x, int32_t i, int64_t t, eng_arrival *out)
+{
+    out->t = t;
+    out->prompt = (int32_t)x->ctx;
+    out->output = x->out_len;
+    out->seg = x->seg;
+    out->nseg = x->nseg;
+    out->out_id = x->out_id;
+    out->tag = (uint64_t)i + 1;
+    out->session = (uint64_t)x->number + 1;
+}
+
 /* Fills out with session i's next turn at time t; 0 when the session cannot go on (its context
  * is full). A session's first turn is always sent, however long: the engine turns away a prompt
  * longer than its context (as a server answers such a request with an error), and every session
@@ -284,27 +327,45 @@ static int emit_turn(scn_sessions_src *q, int32_t i, int64_t t, eng_arrival *out
     x->out_id = content_id((uint64_t)x->number, (uint64_t)x->turn * 2 + 1);
     x->out_len = (int32_t)o;
     x->turn++;
-    out->t = t;
-    out->prompt = (int32_t)x->ctx;
-    out->output = (int32_t)o;
-    out->seg = x->seg;
-    out->nseg = x->nseg;
-    out->out_id = x->out_id;
-    out->tag = (uint64_t)i + 1;
-    out->session = (uint64_t)x->number + 1;
+    put_turn(x, i, t, out);
     return 1;
+}
+
+/* The open process's next session start, ns (drawn the first time); INT64_MAX when the
+ * sessions are not open. */
+static int64_t open_due(scn_sessions_src *q, int open)
+{
+    if (!open)
+        return INT64_MAX;
+    if (q->next_open_s < 0)
+        open_start(q);
+    return (int64_t)llround(q->next_open_s * 1e9);
+}
+
+/* The slot whose turn comes first, the heap's top (at its time) or a new session of the open
+ * process (at t_open), started when it is a session's start; its time into *t. */
+static int32_t take_due(scn_sessions_src *q, int32_t top, int64_t t_open, int64_t *t)
+{
+    int32_t i;
+    if (top >= 0 && q->s[top].ready <= t_open) {
+        i = heap_pop(q);
+        *t = q->s[i].ready;
+        if (q->s[i].starting)
+            start_session(q, i, *t);
+        return i;
+    }
+    i = slot_new(q);
+    *t = t_open;
+    start_session(q, i, *t);
+    open_start(q);
+    return i;
 }
 
 int scn_sessions_next(scn_sessions_src *q, int64_t now, eng_arrival *out)
 {
     int open = q->w.arrival.kind != SCN_ARR_CLOSED;
     for (;;) {
-        int64_t t_open = INT64_MAX;
-        if (open) {
-            if (q->next_open_s < 0)
-                open_start(q);
-            t_open = (int64_t)llround(q->next_open_s * 1e9);
-        }
+        int64_t t_open = open_due(q, open);
         int32_t top = q->nheap ? q->heap[0] : -1;
         if (top < 0 && !open)
             return ENG_SRC_LATER;
@@ -315,19 +376,8 @@ int scn_sessions_next(scn_sessions_src *q, int64_t now, eng_arrival *out)
             out->t = first;
             return ENG_SRC_LATER;
         }
-        int32_t i;
         int64_t t;
-        if (top >= 0 && q->s[top].ready <= t_open) {
-            i = heap_pop(q);
-            t = q->s[i].ready;
-            if (q->s[i].starting)
-                start_session(q, i, t);
-        } else {
-            i = slot_new(q);
-            t = t_open;
-            start_session(q, i, t);
-            open_start(q);
-        }
+        int32_t i = take_due(q, top, t_open, &t);
         if (t < now)
             t = now;
         if (emit_turn(q, i, t, out))

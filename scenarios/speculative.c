@@ -60,6 +60,30 @@ static int read_acceptance(scn_lctx *c, const scn_node *a, const char *pre, eng_
     return 0;
 }
 
+/* acceptance.length (of map a) as sp's mean acceptance length: 1 to k + 1. */
+static int given_length(scn_lctx *c, const scn_node *a, double len, eng_spec *sp)
+{
+    int32_t k = sp->k;
+    if (len < 1 || len > k + 1)
+        return scn_fail(c, scn_tree_get(a, "length"), "speculative.acceptance.length",
+                        "%g: a mean acceptance length is 1 (nothing accepted) to %d (all %d "
+                        "drafts accepted)",
+                        len, k + 1, k);
+    sp->al = len;
+    return 0;
+}
+
+/* How acceptance is drawn: as given, else independent per position for a rate and the least
+ * variance for a length; an independent draw from a length gets the rate that gives it. */
+static void pick_dist(eng_spec *sp, const acceptance *v)
+{
+    sp->dist = v->dist.num >= 0   ? (eng_spec_dist)v->dist.num
+               : v->rate.num >= 0 ? ENG_SPEC_IID
+                                  : ENG_SPEC_MIN_VARIANCE;
+    if (sp->dist == ENG_SPEC_IID && v->rate.num < 0)
+        sp->rate = eng_spec_rate_of_length(sp->al, sp->k);
+}
+
 /* speculative.acceptance: a measured curve (with the thinking series), a mean length or a
  * per-position rate; how it is drawn; the classes. */
 static int load_acceptance(scn_lctx *c, const scn_node *sp_node, eng_spec *sp, const char *dir)
@@ -67,7 +91,6 @@ static int load_acceptance(scn_lctx *c, const scn_node *sp_node, eng_spec *sp, c
     const char *pre = "speculative.acceptance";
     const scn_node *a;
     acceptance v = {.think.num = -1, .len.num = -1, .rate.num = -1, .dist.num = -1};
-    int32_t k = sp->k;
     if (scn_get_map(c, sp_node, "speculative", "acceptance", &a))
         return -1;
     if (!a)
@@ -79,21 +102,13 @@ static int load_acceptance(scn_lctx *c, const scn_node *sp_node, eng_spec *sp, c
         if (load_curve(c, a, pre, v.curve.s, v.think.num >= 0 ? v.think.s : NULL, sp, dir))
             return -1;
     } else if (v.len.num >= 0) {
-        if (v.len.num < 1 || v.len.num > k + 1)
-            return scn_fail(c, scn_tree_get(a, "length"), scn_kp(pre, "length").s,
-                            "%g: a mean acceptance length is 1 (nothing accepted) to %d (all %d "
-                            "drafts accepted)",
-                            v.len.num, k + 1, k);
-        sp->al = v.len.num;
+        if (given_length(c, a, v.len.num, sp))
+            return -1;
     } else {
         sp->rate = v.rate.num;
-        sp->al = eng_spec_length_of_rate(v.rate.num, k);
+        sp->al = eng_spec_length_of_rate(v.rate.num, sp->k);
     }
-    sp->dist = v.dist.num >= 0   ? (eng_spec_dist)v.dist.num
-               : v.rate.num >= 0 ? ENG_SPEC_IID
-                                 : ENG_SPEC_MIN_VARIANCE;
-    if (sp->dist == ENG_SPEC_IID && v.rate.num < 0)
-        sp->rate = eng_spec_rate_of_length(sp->al, k);
+    pick_dist(sp, &v);
     return 0;
 }
 
@@ -110,6 +125,18 @@ static int resolve_draft(scn_lctx *c, const scn_node *dn, const char *name, cons
     return 0;
 }
 
+/* draft_model (node dn) only for the methods that run one, mtp_layers (mn) only for mtp. */
+static int check_drafter_keys(scn_lctx *c, const scn_node *dn, const scn_node *mn,
+                              eng_spec_method method)
+{
+    if (dn && method != ENG_SPEC_DRAFT && method != ENG_SPEC_EAGLE && method != ENG_SPEC_EAGLE3)
+        return scn_fail(c, dn, "speculative.draft_model", "method %s runs no draft model",
+                        eng_spec_method_name(method));
+    if (mn && method != ENG_SPEC_MTP)
+        return scn_fail(c, mn, "speculative.mtp_layers", "only method mtp has MTP layers");
+    return 0;
+}
+
 /* The drafter: a draft model (or head) resolved by name, checked against the method and the
  * target by eng_spec_drafter. */
 static int load_drafter(scn_lctx *c, const scn_node *m, eng_config *e, const char *dir)
@@ -123,12 +150,8 @@ static int load_drafter(scn_lctx *c, const scn_node *m, eng_config *e, const cha
         return -1;
     if (!draft.s || !*draft.s)
         dn = NULL; /* an empty draft_model names none */
-    if (dn && sp->method != ENG_SPEC_DRAFT && sp->method != ENG_SPEC_EAGLE &&
-        sp->method != ENG_SPEC_EAGLE3)
-        return scn_fail(c, dn, "speculative.draft_model", "method %s runs no draft model",
-                        eng_spec_method_name(sp->method));
-    if (mn && sp->method != ENG_SPEC_MTP)
-        return scn_fail(c, mn, "speculative.mtp_layers", "only method mtp has MTP layers");
+    if (check_drafter_keys(c, dn, mn, sp->method))
+        return -1;
     if (dn && resolve_draft(c, dn, draft.s, dir, sp))
         return -1;
     if (eng_spec_drafter(sp, &e->model, (int32_t)mtp.i, why, sizeof why))
@@ -139,6 +162,18 @@ static int load_drafter(scn_lctx *c, const scn_node *m, eng_config *e, const cha
                  "speculative: %d MTP layer assumed (speculative.mtp_layers; DeepSeek-V3, "
                  "GLM and Qwen3.5 ship one)",
                  (int)mtp.i);
+    return 0;
+}
+
+/* vLLM's multi-step scheduling (num_scheduler_steps > 1) does not speculate. */
+static int check_multi_step(scn_lctx *c, const scn_node *m, const eng_sched_cfg *sched)
+{
+    const char *steps = eng_cfg_get(sched, "num_scheduler_steps");
+    if (steps && atoi(steps) > 1)
+        return scn_fail(c, m, "speculative",
+                        "scheduler %s with num_scheduler_steps %s: vLLM's multi-step scheduling "
+                        "does not support speculative decoding",
+                        sched->name, steps);
     return 0;
 }
 
@@ -163,11 +198,7 @@ int scn_load_spec(scn_lctx *c, const scn_node *root, eng_config *e)
         return -1;
     if (sp->method == ENG_SPEC_NGRAM)
         scn_note(c, NULL, "speculative: n-gram drafting runs on the CPU; its time is not modelled");
-    const char *steps = eng_cfg_get(&e->sched, "num_scheduler_steps");
-    if (steps && atoi(steps) > 1)
-        return scn_fail(c, m, "speculative",
-                        "scheduler %s with num_scheduler_steps %s: vLLM's multi-step scheduling "
-                        "does not support speculative decoding",
-                        e->sched.name, steps);
+    if (check_multi_step(c, m, &e->sched))
+        return -1;
     return load_acceptance(c, m, sp, dir);
 }

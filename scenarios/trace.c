@@ -97,6 +97,19 @@ void scn_trace_close(scn_trace_reader *r)
     free(r);
 }
 
+/* Room in r->line past its n bytes (doubling, at most the limit and its line end); -1 when n
+ * already passes SCN_TRACE_MAX_LINE. */
+static int grow_line(scn_trace_reader *r, size_t n)
+{
+    if (n > SCN_TRACE_MAX_LINE)
+        return -1;
+    r->cap = r->cap ? 2 * r->cap : 4096;
+    if (r->cap > SCN_TRACE_MAX_LINE + 2)
+        r->cap = SCN_TRACE_MAX_LINE + 2;
+    r->line = sim_xrealloc(r->line, r->cap);
+    return 0;
+}
+
 /* One line with its '\n' into r->line (NUL-terminated): its length, 0 at the end of the file,
  * -1 on a read error, -2 when it passes SCN_TRACE_MAX_LINE bytes (the rest is not read, so a
  * 1 GB line costs no more memory than the limit). */
@@ -105,19 +118,32 @@ static int64_t get_line(scn_trace_reader *r)
     size_t n = 0;
     int ch = 0;
     while (ch != '\n' && (ch = getc_unlocked(r->f)) != EOF) {
-        if (n + 2 > r->cap) {
-            if (n > SCN_TRACE_MAX_LINE)
-                return -2;
-            r->cap = r->cap ? 2 * r->cap : 4096;
-            if (r->cap > SCN_TRACE_MAX_LINE + 2)
-                r->cap = SCN_TRACE_MAX_LINE + 2;
-            r->line = sim_xrealloc(r->line, r->cap);
-        }
+        if (n + 2 > r->cap && grow_line(r, n) != 0)
+            return -2;
         r->line[n++] = (char)ch;
     }
     if (n && n + 1 <= r->cap)
         r->line[n] = '\0';
     return ferror(r->f) ? -1 : (int64_t)n;
+}
+
+/* r->line (n bytes) without its line end, and the first line without a UTF-8 byte-order mark
+ * (as spreadsheets save CSV): its new length. */
+static int64_t trim_line(scn_trace_reader *r, int64_t n)
+{
+    while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
+        r->line[--n] = '\0';
+    if (r->lineno == 1 && n >= 3 && memcmp(r->line, "\xEF\xBB\xBF", 3) == 0) {
+        memmove(r->line, r->line + 3, (size_t)n - 2);
+        n -= 3;
+    }
+    return n;
+}
+
+/* Whether a line holds only spaces and tabs. */
+static int blank(const char *line)
+{
+    return line[strspn(line, " \t")] == '\0';
 }
 
 /* Reads the next non-blank line into r->line without its line end. 1, 0 at EOF, -2 on error. */
@@ -139,23 +165,24 @@ static int read_line(scn_trace_reader *r, sim_err *err)
             return sim_errf(err, "%s:%lld: a line longer than %d bytes (the limit)", r->path,
                             (long long)r->lineno, SCN_TRACE_MAX_LINE),
                    -2;
-        while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
-            r->line[--n] = '\0';
-        /* a UTF-8 byte-order mark before the first line (as spreadsheets save CSV) */
-        if (r->lineno == 1 && n >= 3 && memcmp(r->line, "\xEF\xBB\xBF", 3) == 0) {
-            memmove(r->line, r->line + 3, (size_t)n - 2);
-            n -= 3;
-        }
+        n = trim_line(r, n);
         if ((size_t)n != strlen(r->line))
             return sim_errf(err, "%s:%lld: NUL byte in a text trace", r->path,
                             (long long)r->lineno),
                    -2;
-        size_t i = 0;
-        while (r->line[i] == ' ' || r->line[i] == '\t')
-            i++;
-        if (r->line[i])
+        if (!blank(r->line))
             return 1;
     }
+}
+
+/* The header's n names f as "a, b, c" in list (len bytes). */
+static const char *column_list(char **f, int n, char *list, size_t len)
+{
+    size_t off = 0;
+    list[0] = '\0';
+    for (int i = 0; i < n && off < len; i++)
+        off += (size_t)snprintf(list + off, len - off, "%s%s", i ? ", " : "", f[i]);
+    return list;
 }
 
 /* Finds column c (by its name) among the header's n names f into r->col[c]; a vidur trace whose
@@ -177,12 +204,8 @@ static int find_column(scn_trace_reader *r, const scn_trace_spec *sp, int c, cha
         return 0;
     }
     char list[512];
-    size_t off = 0;
-    list[0] = '\0';
-    for (int i = 0; i < n && off < sizeof list; i++)
-        off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", f[i]);
     return sim_errf(err, "%s:%lld: no column '%s' in the header (columns: %s)", r->path,
-                    (long long)r->lineno, r->name[c], list);
+                    (long long)r->lineno, r->name[c], column_list(f, n, list, sizeof list));
 }
 
 static int read_header(scn_trace_reader *r, const scn_trace_spec *sp, sim_err *err)
@@ -359,6 +382,35 @@ static int digits(const char **p, int n, int *out)
     return 0;
 }
 
+/* Whether the fields name a time the calendar has: 0, -1 when a field is out of its range, -3
+ * for a day the month does not have (2023-02-30). */
+static int check_date(int y, int mo, int d, int h, int mi, int se)
+{
+    static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || se > 60)
+        return -1;
+    if (d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap))
+        return -3;
+    return 0;
+}
+
+/* The fraction of a second at *p (".fff", digits past nanoseconds ignored) into *frac, ns;
+ * *p moves past it. -1 when no digit follows the point. */
+static int parse_fraction(const char **p, int64_t *frac)
+{
+    int64_t scale = SIM_NS_PER_S;
+    (*p)++;
+    if (**p < '0' || **p > '9')
+        return -1;
+    for (; **p >= '0' && **p <= '9'; (*p)++)
+        if (scale > 1) {
+            scale /= 10;
+            *frac += (**p - '0') * scale;
+        }
+    return 0;
+}
+
 /* "YYYY-MM-DD HH:MM:SS[.fffffffff]" (or with a T) -> ns since 1970-01-01 (no time zone).
  * -1 when malformed, -3 when no such day (2023-02-30), -2 when outside what int64 ns since 1970
  * hold (1970-01-01 00:00:00 to 2262-04-11 23:47:16.854775807), like the non-negative numeric times.
@@ -371,23 +423,12 @@ static int parse_datetime(const char *s, int64_t *out)
         digits(&p, 2, &d) || (*p != ' ' && *p != 'T') || !*p++ || digits(&p, 2, &h) ||
         *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' || digits(&p, 2, &se))
         return -1;
-    static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || se > 60)
+    int64_t frac = 0;
+    int rc = check_date(y, mo, d, h, mi, se);
+    if (rc)
+        return rc;
+    if (*p == '.' && parse_fraction(&p, &frac))
         return -1;
-    if (d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap))
-        return -3;
-    int64_t frac = 0, scale = SIM_NS_PER_S;
-    if (*p == '.') {
-        p++;
-        if (*p < '0' || *p > '9')
-            return -1;
-        for (; *p >= '0' && *p <= '9'; p++)
-            if (scale > 1) {
-                scale /= 10;
-                frac += (*p - '0') * scale;
-            }
-    }
     if (*p)
         return -1;
     int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
@@ -450,6 +491,20 @@ static int scan_object(scn_trace_reader *r, char *vals[C_COUNT])
 
 /* ---- rows ---- */
 
+/* A CSV row's fields split in place; vals[c] points at column c's, NULL past the row's end.
+ * 0, or -1 with err when the row does not split. */
+static int csv_fields(scn_trace_reader *r, char *vals[C_COUNT], sim_err *err)
+{
+    const char *why;
+    int n = sim_csv_split(r->line, SIM_CSV_TRIM, r->fields, r->ncols, &why);
+    if (n < 0)
+        return bad(r, err, "%s%s", why, "");
+    for (int c = 0; c < C_COUNT; c++)
+        if (r->col[c] >= 0 && r->col[c] < n)
+            vals[c] = r->fields[r->col[c]];
+    return 0;
+}
+
 static int fields_of(scn_trace_reader *r, char *vals[C_COUNT], sim_err *err)
 {
     for (int c = 0; c < C_COUNT; c++)
@@ -457,14 +512,8 @@ static int fields_of(scn_trace_reader *r, char *vals[C_COUNT], sim_err *err)
     if (r->fmt == F_MOONCAKE) {
         if (scan_object(r, vals))
             return bad(r, err, "not a JSON object%s%s", "", "");
-    } else {
-        const char *why;
-        int n = sim_csv_split(r->line, SIM_CSV_TRIM, r->fields, r->ncols, &why);
-        if (n < 0)
-            return bad(r, err, "%s%s", why, "");
-        for (int c = 0; c < C_COUNT; c++)
-            if (r->col[c] >= 0 && r->col[c] < n)
-                vals[c] = r->fields[r->col[c]];
+    } else if (csv_fields(r, vals, err)) {
+        return -1;
     }
     for (int c = 0; c < C_COUNT; c++) {
         int read = c == C_TIME ? r->tkind != SCN_TIME_NONE : r->name[c] != NULL;
@@ -501,6 +550,32 @@ static int32_t parse_hashes(scn_trace_reader *r)
     }
 }
 
+/* The row's hash_ids into row (borrowing r's array). 0, or -1 with err when malformed. */
+static int row_hashes(scn_trace_reader *r, scn_trace_row *row, sim_err *err)
+{
+    row->nhash = parse_hashes(r);
+    if (row->nhash < 0)
+        return bad(r, err, "field '%s' is not a list of non-negative integers%s", "hash_ids", "");
+    row->hash = r->hash;
+    return 0;
+}
+
+/* The row's arrival time (field s) into row, never before the previous row's. 0, or -1 with
+ * err. */
+static int row_time(scn_trace_reader *r, const char *s, scn_trace_row *row, sim_err *err)
+{
+    if (parse_time(r, s, &row->t_ns, err))
+        return -1;
+    if (r->have_prev && row->t_ns < r->prev_t)
+        return sim_errf(err,
+                        "%s:%lld: bad row: time goes backwards (%.6f s before the "
+                        "previous row)",
+                        r->path, (long long)r->lineno, (double)(r->prev_t - row->t_ns) / 1e9);
+    r->have_prev = 1;
+    r->prev_t = row->t_ns;
+    return 0;
+}
+
 int scn_trace_next(scn_trace_reader *r, scn_trace_row *row, sim_err *err)
 {
     char *vals[C_COUNT];
@@ -512,27 +587,13 @@ int scn_trace_next(scn_trace_reader *r, scn_trace_row *row, sim_err *err)
     r->hash_val = NULL;
     if (fields_of(r, vals, err))
         return -1;
-    if (r->hash_val) {
-        row->nhash = parse_hashes(r);
-        if (row->nhash < 0)
-            return bad(r, err, "field '%s' is not a list of non-negative integers%s", "hash_ids",
-                       "");
-        row->hash = r->hash;
-    }
+    if (r->hash_val && row_hashes(r, row, err))
+        return -1;
     if (vals[C_PROMPT] && parse_count(r, r->name[C_PROMPT], vals[C_PROMPT], &row->prompt, err))
         return -1;
     if (vals[C_OUTPUT] && parse_count(r, r->name[C_OUTPUT], vals[C_OUTPUT], &row->output, err))
         return -1;
-    if (r->tkind != SCN_TIME_NONE) {
-        if (parse_time(r, vals[C_TIME], &row->t_ns, err))
-            return -1;
-        if (r->have_prev && row->t_ns < r->prev_t)
-            return sim_errf(err,
-                            "%s:%lld: bad row: time goes backwards (%.6f s before the "
-                            "previous row)",
-                            r->path, (long long)r->lineno, (double)(r->prev_t - row->t_ns) / 1e9);
-        r->have_prev = 1;
-        r->prev_t = row->t_ns;
-    }
+    if (r->tkind != SCN_TIME_NONE && row_time(r, vals[C_TIME], row, err))
+        return -1;
     return 1;
 }

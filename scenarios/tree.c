@@ -135,45 +135,44 @@ static int build_seq(parse_ctx *c, scn_node *seq, int depth)
     }
 }
 
+/* Why the node that starts with ev at level depth cannot be built: too deep, an alias, not a
+ * node; 0 when it can. */
+static int refuse(parse_ctx *c, const yaml_event_t *ev, int depth, int line)
+{
+    if (depth > c->max_depth)
+        return sim_errf(c->err, "%s:%d: nested more than %d levels deep (a scenario needs a few)",
+                        c->name, line, SCN_MAX_DEPTH);
+    if (ev->type == YAML_ALIAS_EVENT)
+        return sim_errf(c->err, "%s:%d: YAML aliases (*name) are not supported", c->name, line);
+    if (ev->type != YAML_SCALAR_EVENT && ev->type != YAML_MAPPING_START_EVENT &&
+        ev->type != YAML_SEQUENCE_START_EVENT)
+        return sim_errf(c->err, "%s:%d: unexpected YAML structure", c->name, line);
+    return 0;
+}
+
 /* Builds the node that starts with *ev (consumed) at level depth (the root is 1). On failure
  * *out is NULL. */
 static int build(parse_ctx *c, yaml_event_t *ev, int depth, scn_node **out)
 {
-    int line = (int)ev->start_mark.line + 1, rc = 0;
+    int line = (int)ev->start_mark.line + 1, map = ev->type == YAML_MAPPING_START_EVENT;
     *out = NULL;
-    if (depth > c->max_depth) {
+    if (refuse(c, ev, depth, line)) {
         yaml_event_delete(ev);
-        return sim_errf(c->err, "%s:%d: nested more than %d levels deep (a scenario needs a few)",
-                        c->name, line, SCN_MAX_DEPTH);
+        return -1;
     }
-    switch (ev->type) {
-    case YAML_SCALAR_EVENT:
+    if (ev->type == YAML_SCALAR_EVENT) {
         *out = node_new(SCN_NODE_SCALAR, line);
         (*out)->text = sim_xstrdup((const char *)ev->data.scalar.value);
         yaml_event_delete(ev);
         return 0;
-    case YAML_MAPPING_START_EVENT:
-        yaml_event_delete(ev);
-        *out = node_new(SCN_NODE_MAP, line);
-        rc = build_map(c, *out, depth);
-        break;
-    case YAML_SEQUENCE_START_EVENT:
-        yaml_event_delete(ev);
-        *out = node_new(SCN_NODE_SEQ, line);
-        rc = build_seq(c, *out, depth);
-        break;
-    case YAML_ALIAS_EVENT:
-        yaml_event_delete(ev);
-        return sim_errf(c->err, "%s:%d: YAML aliases (*name) are not supported", c->name, line);
-    default:
-        yaml_event_delete(ev);
-        return sim_errf(c->err, "%s:%d: unexpected YAML structure", c->name, line);
     }
-    if (rc) {
-        scn_tree_free(*out);
-        *out = NULL;
-    }
-    return rc;
+    yaml_event_delete(ev);
+    *out = node_new(map ? SCN_NODE_MAP : SCN_NODE_SEQ, line);
+    if ((map ? build_map(c, *out, depth) : build_seq(c, *out, depth)) == 0)
+        return 0;
+    scn_tree_free(*out);
+    *out = NULL;
+    return -1;
 }
 
 /* The parser's events to the stream's end: at most one document's node into *out. */
@@ -282,36 +281,47 @@ static int parse_index(const char *s, int n, int *out)
     return 0;
 }
 
+/* Item seg (an index) of sequence seq, whose path is `done`; NULL with err when seg is not an
+ * index in it. */
+static scn_node *seq_item(scn_node *seq, const char *seg, const char *done, const char *o,
+                          sim_err *err)
+{
+    int idx;
+    if (parse_index(seg, seq->n, &idx)) {
+        sim_errf(err, "override '%s': '%s' is a list of %d; '%s' is not an index in it", o, done,
+                 seq->n, seg);
+        return NULL;
+    }
+    scn_node *c = seq->first;
+    while (idx--)
+        c = c->next;
+    return c;
+}
+
+/* A new empty map, made by override ovr, as map's child `key`. */
+static scn_node *new_child_map(scn_node *map, const char *key, int ovr)
+{
+    scn_node *c = node_new(SCN_NODE_MAP, 0);
+    c->ovr = ovr;
+    c->key = sim_xstrdup(key);
+    append(map, c);
+    return c;
+}
+
 /* The child of cur (whose path is `done`) named by seg (a key in a map, an index in a
  * sequence), creating a map for a missing key when create is set. NULL with err set when seg
  * cannot be followed (a missing key without create returns NULL with err untouched). */
 static scn_node *step(scn_node *cur, const char *seg, const char *done, int create, int ovr,
                       const char *o, sim_err *err)
 {
-    if (cur->kind == SCN_NODE_SEQ) {
-        int idx;
-        if (parse_index(seg, cur->n, &idx)) {
-            sim_errf(err, "override '%s': '%s' is a list of %d; '%s' is not an index in it", o,
-                     done, cur->n, seg);
-            return NULL;
-        }
-        scn_node *c = cur->first;
-        while (idx--)
-            c = c->next;
-        return c;
-    }
+    if (cur->kind == SCN_NODE_SEQ)
+        return seq_item(cur, seg, done, o, err);
     if (cur->kind != SCN_NODE_MAP) {
         sim_errf(err, "override '%s': '%s' is a value, not a map", o, done);
         return NULL;
     }
     scn_node *c = scn_tree_get(cur, seg);
-    if (!c && create) {
-        c = node_new(SCN_NODE_MAP, 0);
-        c->ovr = ovr;
-        c->key = sim_xstrdup(seg);
-        append(cur, c);
-    }
-    return c;
+    return c || !create ? c : new_child_map(cur, seg, ovr);
 }
 
 /* Walks override o's key path (path: its first klen bytes, split here at '.') to the parent of
@@ -438,28 +448,38 @@ static int emit_scalar(yaml_emitter_t *em, const char *s)
     return yaml_emitter_emit(em, &ev);
 }
 
-static int emit_node(yaml_emitter_t *em, const scn_node *n)
+/* The start of map or sequence n, in block style; 0 when the emitter fails. */
+static int emit_start(yaml_emitter_t *em, const scn_node *n)
 {
     yaml_event_t ev;
-    if (n->kind == SCN_NODE_SCALAR)
-        return emit_scalar(em, n->text);
     if (n->kind == SCN_NODE_MAP)
         yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
     else
         yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
-    if (!yaml_emitter_emit(em, &ev))
-        return 0;
-    for (const scn_node *c = n->first; c; c = c->next) {
-        if (n->kind == SCN_NODE_MAP && !emit_scalar(em, c->key))
-            return 0;
-        if (!emit_node(em, c))
-            return 0;
-    }
+    return yaml_emitter_emit(em, &ev);
+}
+
+/* The end of map or sequence n; 0 when the emitter fails. */
+static int emit_end(yaml_emitter_t *em, const scn_node *n)
+{
+    yaml_event_t ev;
     if (n->kind == SCN_NODE_MAP)
         yaml_mapping_end_event_initialize(&ev);
     else
         yaml_sequence_end_event_initialize(&ev);
     return yaml_emitter_emit(em, &ev);
+}
+
+static int emit_node(yaml_emitter_t *em, const scn_node *n)
+{
+    if (n->kind == SCN_NODE_SCALAR)
+        return emit_scalar(em, n->text);
+    if (!emit_start(em, n))
+        return 0;
+    for (const scn_node *c = n->first; c; c = c->next)
+        if ((n->kind == SCN_NODE_MAP && !emit_scalar(em, c->key)) || !emit_node(em, c))
+            return 0;
+    return emit_end(em, n);
 }
 
 /* One stream of one document holding root; 0 when the emitter fails. */
@@ -479,6 +499,17 @@ static int emit_document(yaml_emitter_t *em, const scn_node *root)
     return yaml_emitter_emit(em, &ev);
 }
 
+/* Why emitter em failed: its text grew past the limit, or its own problem. */
+static void emit_failed(const yaml_emitter_t *em, const outbuf *o, sim_err *err)
+{
+    if (o->full)
+        sim_errf(err, "the scenario written back as YAML (what a run stores) would exceed %d bytes",
+                 SCN_MAX_EMITTED);
+    else
+        sim_errf(err, "cannot write the scenario as YAML: %s",
+                 em->problem ? em->problem : "emitter error");
+}
+
 char *scn_tree_emit(const scn_node *root, sim_err *err)
 {
     yaml_emitter_t em;
@@ -490,15 +521,8 @@ char *scn_tree_emit(const scn_node *root, sim_err *err)
     yaml_emitter_set_output(&em, write_out, &o);
     yaml_emitter_set_unicode(&em, 1);
     yaml_emitter_set_width(&em, -1);
-    int ok = emit_document(&em, root);
-    if (!ok && o.full) {
-        sim_errf(err, "the scenario written back as YAML (what a run stores) would exceed %d bytes",
-                 SCN_MAX_EMITTED);
-        free(o.s);
-        o.s = NULL;
-    } else if (!ok) {
-        sim_errf(err, "cannot write the scenario as YAML: %s",
-                 em.problem ? em.problem : "emitter error");
+    if (!emit_document(&em, root)) {
+        emit_failed(&em, &o, err);
         free(o.s);
         o.s = NULL;
     }

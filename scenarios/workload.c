@@ -251,6 +251,20 @@ static int load_steps(scn_lctx *c, const scn_node *m, const char *pre, scn_arriv
     return 0;
 }
 
+/* The shorthand `arrival: burst` (scalar m of map w): a process that needs no parameters. */
+static int load_burst(scn_lctx *c, const scn_node *w, const scn_node *m, scn_arrival *a)
+{
+    eng_key_val v;
+    if (scn_check(c, w, "workload", "arrival", &arrival_keys[0], &v) < 0)
+        return -1;
+    if (v.num != SCN_ARR_BURST)
+        return scn_fail(c, m, "workload.arrival",
+                        "process '%s' needs parameters: write {process: %s, ...}", m->text,
+                        m->text);
+    a->kind = SCN_ARR_BURST;
+    return 0;
+}
+
 static int load_arrival(scn_lctx *c, const scn_node *w, scn_arrival *a)
 {
     const char *pre = "workload.arrival";
@@ -259,15 +273,8 @@ static int load_arrival(scn_lctx *c, const scn_node *w, scn_arrival *a)
     if (!m)
         return scn_missing(c, w, "workload", "arrival",
                            "(process: poisson, gamma, constant, burst, closed or schedule)");
-    if (m->kind == SCN_NODE_SCALAR) { /* shorthand: `arrival: burst` */
-        if (scn_check(c, w, "workload", "arrival", &arrival_keys[0], &v) < 0)
-            return -1;
-        if (v.num != SCN_ARR_BURST)
-            return scn_fail(c, m, pre, "process '%s' needs parameters: write {process: %s, ...}",
-                            m->text, m->text);
-        a->kind = SCN_ARR_BURST;
-        return 0;
-    }
+    if (m->kind == SCN_NODE_SCALAR)
+        return load_burst(c, w, m, a);
     if (scn_get_map(c, w, "workload", "arrival", &m) ||
         scn_get(c, m, pre, arrival_keys, "process", &v) < 0 ||
         scn_read_map(c, m, pre, arrival_keys, a, v.s) ||
@@ -297,14 +304,7 @@ static int load_empirical(scn_lctx *c, const scn_node *m, const char *pre, scn_d
         return -1;
     if (!strcmp(d->format, "csv") && !*d->column)
         return scn_missing(c, m, pre, "column", "(format csv names the column to sample)");
-    scn_trace_spec sp = {.path = d->path, .format = d->format, .lengths_only = 1};
-    if (is_out) {
-        sp.col_output = *d->column ? d->column : NULL;
-        sp.want_output = 1;
-    } else {
-        sp.col_prompt = *d->column ? d->column : NULL;
-        sp.want_prompt = 1;
-    }
+    scn_trace_spec sp = scn_empirical_spec(d, is_out);
     return probe_trace(c, scn_tree_get(m, "path"), scn_kp(pre, "path").s, &sp, NULL);
 }
 
@@ -320,6 +320,19 @@ static int check_dist(scn_lctx *c, const scn_node *m, const char *pre, scn_dist 
     return d->kind == SCN_DIST_EMPIRICAL ? load_empirical(c, m, pre, d, is_out) : 0;
 }
 
+/* The shorthand `output_tokens: 500`: `key` of map w, whose path is `parent`, is fixed. */
+static int load_fixed(scn_lctx *c, const scn_node *w, const char *parent, const char *key,
+                      scn_dist *d)
+{
+    const eng_key *value = &dist_keys[1]; /* fixed's value */
+    eng_key_val v;
+    if (scn_check(c, w, parent, key, value, &v) < 0)
+        return -1;
+    d->kind = SCN_DIST_FIXED;
+    d->value = v.num;
+    return 0;
+}
+
 /* A distribution `key` of map w, whose path is `parent`: a number (a fixed value) or a map. */
 int scn_load_dist(scn_lctx *c, const scn_node *w, const char *parent, const char *key, scn_dist *d)
 {
@@ -331,14 +344,8 @@ int scn_load_dist(scn_lctx *c, const scn_node *w, const char *parent, const char
         return scn_missing(c, w, parent, key,
                            "({dist: fixed|uniform|normal|lognormal|zipf|"
                            "empirical, ...} or a number of tokens)");
-    if (m->kind == SCN_NODE_SCALAR) {         /* shorthand: `output_tokens: 500` */
-        const eng_key *value = &dist_keys[1]; /* fixed's value */
-        if (scn_check(c, w, parent, key, value, &v) < 0)
-            return -1;
-        d->kind = SCN_DIST_FIXED;
-        d->value = v.num;
-        return 0;
-    }
+    if (m->kind == SCN_NODE_SCALAR)
+        return load_fixed(c, w, parent, key, d);
     if (scn_get_map(c, w, parent, key, &m) || scn_get(c, m, pre.s, dist_keys, "dist", &v) < 0 ||
         scn_read_map(c, m, pre.s, dist_keys, d, v.s) ||
         check_dist(c, m, pre.s, d, !strcmp(key, "output_tokens")))
@@ -389,6 +396,16 @@ static int check_trace(scn_lctx *c, const scn_node *m, const char *pre, scn_trac
     return 0;
 }
 
+/* A trace read for its lengths only has no use for the keys that shape arrival times. */
+static int check_untimed(scn_lctx *c, const scn_node *m, const scn_trace *t)
+{
+    if (t->rate > 0 || t->start_s > 0 || t->duration_s > 0 || scn_tree_get(m, "time_scale"))
+        return scn_fail(c, m, "workload.trace",
+                        "rate, time_scale, start_s and duration_s need arrival times, and this "
+                        "trace is read for its lengths only");
+    return 0;
+}
+
 static int load_trace(scn_lctx *c, const scn_node *w, scn_trace *t, int *has_time)
 {
     const char *pre = "workload.trace";
@@ -405,12 +422,7 @@ static int load_trace(scn_lctx *c, const scn_node *w, scn_trace *t, int *has_tim
     scn_trace_spec sp = scn_trace_spec_of(t);
     if (probe_trace(c, scn_tree_get(m, "path"), scn_kp(pre, "path").s, &sp, has_time))
         return -1;
-    if (!*has_time &&
-        (t->rate > 0 || t->start_s > 0 || t->duration_s > 0 || scn_tree_get(m, "time_scale")))
-        return scn_fail(c, m, pre,
-                        "rate, time_scale, start_s and duration_s need arrival times, and this "
-                        "trace is read for its lengths only");
-    return 0;
+    return *has_time ? 0 : check_untimed(c, m, t);
 }
 
 /* A renewal process's nominal span, (num_requests - 1) / rate, must end inside the simulated
@@ -430,6 +442,18 @@ static int check_span(scn_lctx *c, const scn_node *w, const scn_workload *wl)
                     (long long)wl->num_requests, a->rate, span, SCN_HORIZON_S);
 }
 
+/* shared_prefix.tokens of map m, checked against the context of ctx tokens. */
+static int prefix_tokens(scn_lctx *c, const scn_node *m, scn_prefix *p, int32_t ctx)
+{
+    eng_key tokens = prefix_keys[0]; /* below the context */
+    eng_key_val v;
+    tokens.hi = ctx > 1 ? ctx - 1 : INT32_MAX;
+    if (scn_check(c, m, "workload.shared_prefix", "tokens", &tokens, &v) < 0)
+        return -1;
+    p->tokens = (int32_t)v.i;
+    return 0;
+}
+
 /* `shared_prefix: {tokens, groups}`: the prefix stays below the context of ctx tokens. */
 static int load_prefix(scn_lctx *c, const scn_node *w, scn_workload *wl, int32_t ctx)
 {
@@ -442,13 +466,8 @@ static int load_prefix(scn_lctx *c, const scn_node *w, scn_workload *wl, int32_t
     scn_prefix *p = &wl->prefix;
     p->present = 1;
     eng_keys_defaults(prefix_keys, p);
-    eng_key tokens = prefix_keys[0]; /* below the context */
-    eng_key_val v;
-    tokens.hi = ctx > 1 ? ctx - 1 : INT32_MAX;
-    if (scn_read_map(c, m, pre, prefix_keys, p, NULL) ||
-        scn_check(c, m, pre, "tokens", &tokens, &v) < 0)
+    if (scn_read_map(c, m, pre, prefix_keys, p, NULL) || prefix_tokens(c, m, p, ctx))
         return -1;
-    p->tokens = (int32_t)v.i;
     if (wl->trace.present)
         return scn_fail(c, m, pre,
                         "a trace replays its own prompts; shared_prefix needs drawn lengths");
@@ -473,12 +492,26 @@ static int load_think(scn_lctx *c, const scn_node *m, const char *pre, scn_sessi
     return 0;
 }
 
+/* Workload w's keys that sessions replace: their prompts are the context so far plus new
+ * tokens. 0, or -1 naming the first such key given. */
+static int check_session_clash(scn_lctx *c, const scn_node *w)
+{
+    static const char *const clash[] = {"prompt_tokens", "lengths", "trace", "shared_prefix"};
+    const scn_node *tn;
+    for (int i = 0; i < 4; i++)
+        if ((tn = scn_tree_get(w, clash[i])))
+            return scn_fail(c, tn, scn_kp("workload", clash[i]).s,
+                            "not used with sessions: their prompts are the context so far plus "
+                            "sessions.user_tokens (a shared prefix is "
+                            "sessions.system_prompt_tokens)");
+    return 0;
+}
+
 /* `sessions: {turns, user_tokens, system_prompt_tokens, think_time_ms, kind, tool_tokens}` */
 static int load_sessions(scn_lctx *c, const scn_node *w, scn_workload *wl)
 {
-    static const char *const clash[] = {"prompt_tokens", "lengths", "trace", "shared_prefix"};
     const char *pre = "workload.sessions";
-    const scn_node *m, *tn;
+    const scn_node *m;
     if (scn_get_map(c, w, "workload", "sessions", &m))
         return -1;
     if (!m)
@@ -496,13 +529,7 @@ static int load_sessions(scn_lctx *c, const scn_node *w, scn_workload *wl)
     if (!ss->agent && scn_tree_get(m, "tool_tokens"))
         return scn_fail(c, scn_tree_get(m, "tool_tokens"), scn_kp(pre, "tool_tokens").s,
                         "not used: only kind: agent sessions add tool output");
-    for (int i = 0; i < 4; i++)
-        if ((tn = scn_tree_get(w, clash[i])))
-            return scn_fail(c, tn, scn_kp("workload", clash[i]).s,
-                            "not used with sessions: their prompts are the context so far plus "
-                            "sessions.user_tokens (a shared prefix is "
-                            "sessions.system_prompt_tokens)");
-    return 0;
+    return check_session_clash(c, w);
 }
 
 /* Class i's checks beyond its rows: its name's characters, a name not taken before it. */
@@ -522,6 +549,19 @@ static int check_class(scn_lctx *c, const scn_node *cn, const char *ip, const en
     return 0;
 }
 
+/* List item cn as class cl->n. 0, or -1 naming workload.classes[i]. */
+static int read_class(scn_lctx *c, const scn_node *cn, eng_classes *cl)
+{
+    char ip[200];
+    snprintf(ip, sizeof ip, "workload.classes[%d]", cl->n);
+    if (cn->kind != SCN_NODE_MAP)
+        return scn_fail(c, cn, ip, "expected a map {name: N, share: S, ...}");
+    if (scn_read_map(c, cn, ip, class_keys, &cl->c[cl->n], NULL) ||
+        check_class(c, cn, ip, cl, cl->n))
+        return -1;
+    return 0;
+}
+
 /* `classes: [{name, share, priority, sheddable, slo}]`: into the engine's configuration, whose
  * run draws each arrival's class (engine.c). */
 static int load_classes(scn_lctx *c, const scn_node *w)
@@ -537,12 +577,7 @@ static int load_classes(scn_lctx *c, const scn_node *w)
                         ENG_MAX_CLASSES);
     double sum = 0;
     for (const scn_node *cn = l->first; cn; cn = cn->next, cl->n++) {
-        char ip[200];
-        snprintf(ip, sizeof ip, "%s[%d]", pre, cl->n);
-        if (cn->kind != SCN_NODE_MAP)
-            return scn_fail(c, cn, ip, "expected a map {name: N, share: S, ...}");
-        if (scn_read_map(c, cn, ip, class_keys, &cl->c[cl->n], NULL) ||
-            check_class(c, cn, ip, cl, cl->n))
+        if (read_class(c, cn, cl))
             return -1;
         sum += cl->c[cl->n].share;
     }
@@ -606,6 +641,35 @@ static void lockstep_note(scn_lctx *c, const scn_node *an, const scn_workload *w
                  "(they prefill together every round); arrival.ramp_up_s staggers their starts");
 }
 
+/* The arrival process, unless the trace gives the arrival times (timed: then none is given). */
+static int load_arrivals(scn_lctx *c, const scn_node *m, scn_workload *w, int timed)
+{
+    const scn_node *an = scn_tree_get(m, "arrival");
+    if (timed && an)
+        return scn_fail(c, an, "workload.arrival",
+                        "not used: the trace gives the arrival times (set trace.lengths_only: "
+                        "true to use the trace's lengths with this arrival process)");
+    return timed ? 0 : load_arrival(c, m, &w->arrival);
+}
+
+/* A workload of requests (not sessions): their count and lengths, their arrivals (the trace's
+ * times, timed, or a process), the shared prefix, then the notes and the span's check. */
+static int load_requests(scn_lctx *c, const scn_node *m, scn_workload *w, int timed)
+{
+    const eng_config *e = &c->out->engine;
+    if (w->trace.present && w->lengths.present)
+        return scn_fail(c, scn_tree_get(m, "lengths"), "workload.lengths",
+                        "a trace already gives the lengths; use trace or lengths, not both");
+    if (load_count(c, m, w, w->trace.present ? 0 : 1,
+                   w->trace.present ? NULL : "(an integer >= 1)") ||
+        load_lengths_dists(c, m, w) || load_arrivals(c, m, w, timed) ||
+        load_prefix(c, m, w, e->max_model_len > 0 ? e->max_model_len : e->model.max_context))
+        return -1;
+    if (!timed)
+        lockstep_note(c, scn_tree_get(m, "arrival"), w);
+    return timed ? 0 : check_span(c, m, w);
+}
+
 int scn_load_workload(scn_lctx *c, const scn_node *root, scn_workload *w)
 {
     const scn_node *m;
@@ -620,25 +684,5 @@ int scn_load_workload(scn_lctx *c, const scn_node *root, scn_workload *w)
         return -1;
     if (w->sessions.present)
         return load_sessions_workload(c, m, w);
-    int timed = w->trace.present && has_time;
-    if (w->trace.present && w->lengths.present)
-        return scn_fail(c, scn_tree_get(m, "lengths"), "workload.lengths",
-                        "a trace already gives the lengths; use trace or lengths, not both");
-    if (load_count(c, m, w, w->trace.present ? 0 : 1,
-                   w->trace.present ? NULL : "(an integer >= 1)") ||
-        load_lengths_dists(c, m, w))
-        return -1;
-    const scn_node *an = scn_tree_get(m, "arrival");
-    if (timed && an)
-        return scn_fail(c, an, "workload.arrival",
-                        "not used: the trace gives the arrival times (set trace.lengths_only: "
-                        "true to use the trace's lengths with this arrival process)");
-    if (!timed && load_arrival(c, m, &w->arrival))
-        return -1;
-    const eng_config *e = &c->out->engine;
-    if (load_prefix(c, m, w, e->max_model_len > 0 ? e->max_model_len : e->model.max_context))
-        return -1;
-    if (!timed)
-        lockstep_note(c, an, w);
-    return timed ? 0 : check_span(c, m, w);
+    return load_requests(c, m, w, w->trace.present && has_time);
 }

@@ -15,6 +15,22 @@
 #include "study_calibrate.h"
 #include "vidur.h"
 
+/* The profile's GPU: --gpu (a catalog name), else the catalog's match of the CUDA device
+ * measured ("cuda" without one), or "cpu". */
+static int describe_gpu(const study_calibration *c, cal_profile *p, sim_err *err)
+{
+    const char *gpu = c->gpu;
+    eng_gpu g;
+    char names[512];
+    if (gpu && cal_gpu_find(gpu, &g) != 0)
+        return sim_errf(err, "unknown GPU '%s'; valid: %s", gpu,
+                        cal_gpu_names(names, sizeof names));
+    if (!gpu)
+        gpu = c->be == KERN_BACKEND_CUDA ? cal_gpu_from_device(p->device) : "cpu";
+    snprintf(p->gpu, sizeof p->gpu, "%s", gpu ? gpu : "cuda");
+    return 0;
+}
+
 /* Fills the profile's metadata for a measurement by driver b. */
 static int describe(const study_calibration *c, const eng_model *m, kern_bench *b, cal_profile *p,
                     sim_err *err)
@@ -27,16 +43,8 @@ static int describe(const study_calibration *c, const eng_model *m, kern_bench *
     snprintf(p->model, sizeof p->model, "%s", m->name);
     snprintf(p->dtype, sizeof p->dtype, "%s", c->be == KERN_BACKEND_CUDA ? "bf16" : "fp32");
     snprintf(p->versions, sizeof p->versions, "llmsim %s, GSL %s", study_version(), GSL_VERSION);
-    const char *gpu = c->gpu;
-    eng_gpu g;
-    if (gpu && cal_gpu_find(gpu, &g) != 0) {
-        char names[512];
-        return sim_errf(err, "unknown GPU '%s'; valid: %s", gpu,
-                        cal_gpu_names(names, sizeof names));
-    }
-    if (!gpu)
-        gpu = c->be == KERN_BACKEND_CUDA ? cal_gpu_from_device(p->device) : "cpu";
-    snprintf(p->gpu, sizeof p->gpu, "%s", gpu ? gpu : "cuda");
+    if (describe_gpu(c, p, err))
+        return -1;
     snprintf(p->source, sizeof p->source, "%s", c->command ? c->command : "");
     p->dims = *m;
     p->tp = 1;
@@ -144,6 +152,17 @@ static void import_meta(const study_import *im, const eng_model *m, const char *
     snprintf(p->source, sizeof p->source, "%.250s; %.250s", dir, im->command ? im->command : "");
 }
 
+/* The imported profile's name: --out, else vidur-GPU-MODEL[-tpN]. */
+static void import_name(const study_import *im, const eng_model *m, char *name, size_t len)
+{
+    if (im->out)
+        snprintf(name, len, "%s", im->out);
+    else if (im->tp > 1)
+        snprintf(name, len, "vidur-%.12s-%.30s-tp%d", im->gpu, m->name, im->tp);
+    else
+        snprintf(name, len, "vidur-%.12s-%.40s", im->gpu, m->name);
+}
+
 int study_import_vidur(const study_import *im, const char *db, cal_profile **out, char *note,
                        size_t notelen, sim_err *err)
 {
@@ -153,12 +172,7 @@ int study_import_vidur(const study_import *im, const char *db, cal_profile **out
     if (import_model(im, &m, err) ||
         cal_vidur_find(im->dir, im->gpu, im->model, dir, sizeof dir, err))
         return -1;
-    if (im->out)
-        snprintf(name, sizeof name, "%s", im->out);
-    else if (im->tp > 1)
-        snprintf(name, sizeof name, "vidur-%.12s-%.30s-tp%d", im->gpu, m.name, im->tp);
-    else
-        snprintf(name, sizeof name, "vidur-%.12s-%.40s", im->gpu, m.name);
+    import_name(im, &m, name, sizeof name);
     cal_profile *p = cal_profile_new(name);
     import_meta(im, &m, dir, p);
     store *s = NULL;

@@ -30,6 +30,34 @@ static int parse_tps(const char *item, study_slo *out)
     return 0;
 }
 
+/* Whether pct names a percentile an SLO may bound: p50, p90, p95 or p99. */
+static int slo_pct(const char *pct)
+{
+    return !strcmp(pct, "p50") || !strcmp(pct, "p90") || !strcmp(pct, "p95") || !strcmp(pct, "p99");
+}
+
+/* v in unit (ms or s) into *ms. 0, or -1 for another unit. */
+static int limit_ms(double v, const char *unit, double *ms)
+{
+    if (strcmp(unit, "ms") == 0)
+        *ms = v;
+    else if (strcmp(unit, "s") == 0)
+        *ms = v * 1000;
+    else
+        return -1;
+    return 0;
+}
+
+/* The SLO's percentile, latency, metric ("p99_ttft_ms", "median_..." for p50) and label. */
+static void name_slo(study_slo *out, const eng_latency *l, const char *pct)
+{
+    out->pct = atof(pct + 1);
+    snprintf(out->what, sizeof out->what, "%.7s", l->name);
+    snprintf(out->metric, sizeof out->metric, "%s_%s", strcmp(pct, "p50") ? pct : "median",
+             l->stem);
+    snprintf(out->label, sizeof out->label, "%s_%s", l->name, pct);
+}
+
 /* "ttft_p99=1000ms" -> metric p99_ttft_ms, limit 1000. 0, or -1. */
 static int parse_one(const char *item, study_slo *out)
 {
@@ -44,42 +72,35 @@ static int parse_one(const char *item, study_slo *out)
     if (!us)
         return -1;
     *us = '\0';
-    const char *pct = us + 1;
     const eng_latency *l = eng_latency_find(name, ENG_LAT_SLO);
-    if (!l)
+    if (!l || !slo_pct(us + 1) || limit_ms(v, unit, &out->limit_ms) != 0)
         return -1;
-    if (strcmp(pct, "p50") && strcmp(pct, "p90") && strcmp(pct, "p95") && strcmp(pct, "p99"))
-        return -1;
-    if (strcmp(unit, "ms") == 0)
-        out->limit_ms = v;
-    else if (strcmp(unit, "s") == 0)
-        out->limit_ms = v * 1000;
-    else
-        return -1;
-    out->pct = atof(pct + 1);
-    snprintf(out->what, sizeof out->what, "%.7s", l->name);
-    snprintf(out->metric, sizeof out->metric, "%s_%s", strcmp(pct, "p50") ? pct : "median",
-             l->stem);
-    snprintf(out->label, sizeof out->label, "%s_%s", l->name, pct);
+    name_slo(out, l, us + 1);
+    return 0;
+}
+
+/* SLO item t appended to out's *n (at most max). 0, or -1 with err saying what an SLO is. */
+static int add_slo(const char *t, study_slo *out, int max, int *n, sim_err *err)
+{
+    char names[120];
+    if (*n == max)
+        return sim_errf(err, "at most %d SLOs", max);
+    if (parse_one(t, &out[*n]) != 0)
+        return sim_errf(err,
+                        "bad SLO '%s': expected METRIC_PCT=VALUE[ms|s] with METRIC %s and PCT "
+                        "p50, p90, p95 or p99 (e.g. ttft_p99=1000ms), or tps_per_user=N (output "
+                        "tokens/s each user sees)",
+                        t, eng_latency_names(ENG_LAT_SLO, names, sizeof names));
+    (*n)++;
     return 0;
 }
 
 int study_slo_parse(const char *list, study_slo *out, int max, int *n, sim_err *err)
 {
-    char *copy = sim_xstrdup(list), *save = NULL, names[120];
+    char *copy = sim_xstrdup(list), *save = NULL;
     int rc = 0;
-    for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
-        if (*n == max)
-            rc = sim_errf(err, "at most %d SLOs", max);
-        else if (parse_one(t, &out[*n]) != 0)
-            rc = sim_errf(err,
-                          "bad SLO '%s': expected METRIC_PCT=VALUE[ms|s] with METRIC %s and PCT "
-                          "p50, p90, p95 or p99 (e.g. ttft_p99=1000ms), or tps_per_user=N (output "
-                          "tokens/s each user sees)",
-                          t, eng_latency_names(ENG_LAT_SLO, names, sizeof names));
-        else
-            (*n)++;
-    }
+    for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save))
+        rc = add_slo(t, out, max, n, err);
     free(copy);
     return rc;
 }
@@ -246,6 +267,68 @@ static int at_rate(study_capacity *c, int ci, double rate, study_trial *t, sim_e
     return study_capacity_probe(c, ci, "search", STUDY_LOAD_RATE, rate, 1, NULL, t, err);
 }
 
+/* The verdict when one request at a time already misses an SLO (or no request finishes). */
+static int unreachable(const study_capacity *c, study_answer *a)
+{
+    char why[300];
+    a->verdict = STUDY_UNREACHABLE;
+    why_fails(c, &a->unloaded, "unloaded", why, sizeof why);
+    snprintf(a->why, sizeof a->why, "unreachable: %s", why);
+    return 0;
+}
+
+/* The verdict when Poisson arrivals at the unloaded capacity (lo) miss what one request at a
+ * time met: trial t says how. */
+static int unreachable_under_load(const study_capacity *c, study_answer *a, double lo,
+                                  const study_trial *t)
+{
+    char where[64], why[200], r[32];
+    snprintf(where, sizeof where, "at %s req/s", study_fmt_num(lo, r, sizeof r));
+    why_fails(c, t, where, why, sizeof why);
+    a->verdict = STUDY_UNREACHABLE_LOAD;
+    snprintf(a->why, sizeof a->why,
+             "unreachable under load: met one request at a time, but %s (Poisson arrivals "
+             "at the unloaded capacity)",
+             why);
+    return 0;
+}
+
+/* Doubles the rate from *lo (met) until a rate fails (*hi) or passes 1e5 req/s; *lo is the
+ * last met, its trial in a->at_rate. 0, or -1 with err. */
+static int double_rate(study_capacity *c, int ci, study_answer *a, double *lo, double *hi,
+                       sim_err *err)
+{
+    study_trial t;
+    for (*hi = 2 * *lo; *hi < 1e5; *hi *= 2) {
+        if (at_rate(c, ci, *hi, &t, err) != 0)
+            return -1;
+        if (!t.ok)
+            break;
+        *lo = *hi;
+        a->at_rate = t;
+    }
+    return 0;
+}
+
+/* Bisects [*lo (met), hi (failed)] to the search's precision; *lo is the highest met, its
+ * trial in a->at_rate. 0, or -1 with err. */
+static int bisect_rate(study_capacity *c, int ci, study_answer *a, double *lo, double hi,
+                       sim_err *err)
+{
+    study_trial t;
+    while (hi - *lo > c->precision * hi && *lo < 1e5) {
+        double mid = (*lo + hi) / 2;
+        if (at_rate(c, ci, mid, &t, err) != 0)
+            return -1;
+        if (t.ok) {
+            *lo = mid;
+            a->at_rate = t;
+        } else
+            hi = mid;
+    }
+    return 0;
+}
+
 /* MODEL: the unloaded case bounds what any load can do: TTFT, TPOT and E2E with no other
  * request in the system are the least a request can see (batching only adds), and a request
  * rejected alone is rejected under load. So a miss there is a verdict, and the search starts
@@ -254,52 +337,21 @@ static int at_rate(study_capacity *c, int ci, double rate, study_trial *t, sim_e
  * use. */
 static int search(study_capacity *c, int ci, study_answer *a, sim_err *err)
 {
-    char where[64];
     if (study_capacity_probe(c, ci, "unloaded", STUDY_LOAD_UNLOADED, 0, 1, NULL, &a->unloaded,
                              err) != 0)
         return -1;
     a->unloaded_rate = a->unloaded.throughput > 0 ? a->unloaded.throughput : 0;
-    if (!a->unloaded.ok || !(a->unloaded_rate > 0)) {
-        a->verdict = STUDY_UNREACHABLE;
-        char why[300];
-        why_fails(c, &a->unloaded, "unloaded", why, sizeof why);
-        snprintf(a->why, sizeof a->why, "unreachable: %s", why);
-        return 0;
-    }
+    if (!a->unloaded.ok || !(a->unloaded_rate > 0))
+        return unreachable(c, a);
     double lo = a->unloaded_rate, hi = lo;
     study_trial t;
     if (at_rate(c, ci, lo, &t, err) != 0)
         return -1;
-    if (!t.ok) {
-        char why[200], r[32];
-        snprintf(where, sizeof where, "at %s req/s", study_fmt_num(lo, r, sizeof r));
-        why_fails(c, &t, where, why, sizeof why);
-        a->verdict = STUDY_UNREACHABLE_LOAD;
-        snprintf(a->why, sizeof a->why,
-                 "unreachable under load: met one request at a time, but %s (Poisson arrivals "
-                 "at the unloaded capacity)",
-                 why);
-        return 0;
-    }
+    if (!t.ok)
+        return unreachable_under_load(c, a, lo, &t);
     a->at_rate = t;
-    for (hi = 2 * lo; hi < 1e5; hi *= 2) {
-        if (at_rate(c, ci, hi, &t, err) != 0)
-            return -1;
-        if (!t.ok)
-            break;
-        lo = hi;
-        a->at_rate = t;
-    }
-    while (hi - lo > c->precision * hi && lo < 1e5) {
-        double mid = (lo + hi) / 2;
-        if (at_rate(c, ci, mid, &t, err) != 0)
-            return -1;
-        if (t.ok) {
-            lo = mid;
-            a->at_rate = t;
-        } else
-            hi = mid;
-    }
+    if (double_rate(c, ci, a, &lo, &hi, err) != 0 || bisect_rate(c, ci, a, &lo, hi, err) != 0)
+        return -1;
     a->rate = lo;
     return 0;
 }
@@ -514,34 +566,85 @@ static int fewest_decode(study_capacity *c, int p, int hi, study_trial *t, sim_e
     return hi;
 }
 
+/* One copy of the scenario's pools, the unit a split counts (its GPUs per pool); -1 with err
+ * when the scenario has no prefill and decode pools. */
+static int pd_unit(study_capacity *c, study_answer *unit, sim_err *err)
+{
+    scn_scenario scn;
+    int rc = study_capacity_load(c, &scn, err);
+    if (rc == 0 && !scn.engine.pd.enabled)
+        rc = sim_errf(err, "%s has no prefill and decode pools to split", c->file);
+    memset(unit, 0, sizeof *unit);
+    if (rc == 0)
+        answer_layout(&scn, unit);
+    scn_free(&scn);
+    return rc != 0 ? -1 : 0;
+}
+
+/* The least split with p prefill replicas: one decode replica. */
+static study_answer least_split(const study_answer *unit, int p)
+{
+    study_answer least = *unit;
+    least.prefill = p;
+    least.decode = 1;
+    least.tp = p * unit->prefill_gpus + unit->decode_gpus;
+    return least;
+}
+
+/* Whether the least split of some prefill count already costs at least the best split found
+ * (best, NULL when none) or passes the GPU cap: more prefill replicas cannot do better. */
+static int past_best(const study_capacity *c, const study_answer *least, const study_answer *best)
+{
+    if (best && study_answer_cost(least, 1, c->minimise) >= study_answer_cost(best, 1, c->minimise))
+        return 1;
+    return c->max_gpus > 0 && least->tp > c->max_gpus;
+}
+
+/* Split a ("P:D") stored as a result of the search (when it is stored). 0, or -1 with err. */
+static int store_split(study_capacity *c, const study_answer *a, sim_err *err)
+{
+    char choice[32];
+    if (!c->search_id)
+        return 0;
+    snprintf(choice, sizeof choice, "%d:%d", a->prefill, a->decode);
+    store_capacity_result res = {choice, 0, a->prefill + a->decode, a->tp};
+    return store_capacity_add_result(c->db, c->search_id, &res, err) != 0 ? -1 : 0;
+}
+
+/* Appends the split of p prefill and d decode replicas of unit (trial t at the target) to
+ * out[*n], the new *best when it costs least, and stores it. 0, or -1 with err. */
+static int add_split(study_capacity *c, study_answer *out, int *n, int *best,
+                     const study_answer *unit, int p, int d, const study_trial *t, sim_err *err)
+{
+    study_answer *a = &out[(*n)++];
+    *a = *unit;
+    a->prefill = p;
+    a->decode = d;
+    a->replicas = 1;
+    a->tp = p * unit->prefill_gpus + d * unit->decode_gpus;
+    a->at_target = *t;
+    a->rate = c->target;
+    if (*best < 0 ||
+        study_answer_cost(a, 1, c->minimise) < study_answer_cost(&out[*best], 1, c->minimise))
+        *best = *n - 1;
+    return store_split(c, a, err);
+}
+
 int study_capacity_pd_search(study_capacity *c, study_answer *out, int max, int *n, int *best,
                              sim_err *err)
 {
-    scn_scenario scn;
+    study_answer unit;
     *n = 0;
     *best = -1;
     if (c->target <= 0)
         return sim_errf(err, "the prefill:decode search needs --target-rate");
-    int rc = study_capacity_load(c, &scn, err);
-    if (rc == 0 && !scn.engine.pd.enabled)
-        rc = sim_errf(err, "%s has no prefill and decode pools to split", c->file);
-    study_answer unit = {0};
-    if (rc == 0)
-        answer_layout(&scn, &unit);
-    scn_free(&scn);
-    if (rc != 0)
+    if (pd_unit(c, &unit, err) != 0)
         return -1;
     int hi = STUDY_PD_MAX;
     for (int p = 1; p <= STUDY_PD_MAX && *n < max; p++) {
-        study_answer least = unit; /* p prefill replicas and one decode replica */
-        least.prefill = p;
-        least.decode = 1;
-        least.tp = p * unit.prefill_gpus + unit.decode_gpus;
-        if (*best >= 0 && study_answer_cost(&least, 1, c->minimise) >=
-                              study_answer_cost(&out[*best], 1, c->minimise))
-            break; /* even one decode replica costs more than the best split */
-        if (c->max_gpus > 0 && least.tp > c->max_gpus)
-            break; /* even one decode replica passes the cap */
+        study_answer least = least_split(&unit, p);
+        if (past_best(c, &least, *best >= 0 ? &out[*best] : NULL))
+            break; /* even one decode replica costs more than the best split, or passes the cap */
         int cap = c->max_gpus > 0 ? (c->max_gpus - p * unit.prefill_gpus) / unit.decode_gpus : hi;
         study_trial t = {0};
         int d = fewest_decode(c, p, cap < hi ? cap : hi, &t, err);
@@ -549,24 +652,8 @@ int study_capacity_pd_search(study_capacity *c, study_answer *out, int max, int 
             return -1;
         if (d == 0)
             continue; /* too few prefill replicas: the decode pool cannot make up for it */
-        study_answer *a = &out[(*n)++];
-        *a = unit;
-        a->prefill = p;
-        a->decode = d;
-        a->replicas = 1;
-        a->tp = p * unit.prefill_gpus + d * unit.decode_gpus;
-        a->at_target = t;
-        a->rate = c->target;
-        if (*best < 0 ||
-            study_answer_cost(a, 1, c->minimise) < study_answer_cost(&out[*best], 1, c->minimise))
-            *best = *n - 1;
-        if (c->search_id) {
-            char choice[32];
-            snprintf(choice, sizeof choice, "%d:%d", p, d);
-            store_capacity_result res = {choice, 0, p + d, a->tp};
-            if (store_capacity_add_result(c->db, c->search_id, &res, err) != 0)
-                return -1;
-        }
+        if (add_split(c, out, n, best, &unit, p, d, &t, err) != 0)
+            return -1;
         hi = d;
         if (d == 1)
             break; /* more prefill replicas can only cost more */

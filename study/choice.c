@@ -70,6 +70,21 @@ static int add_pair(study_choice *c, const char *key, const char *val, sim_err *
     return add_set(c, strcmp(key, "scheduler") == 0 ? "scheduler.name" : key, val, err);
 }
 
+/* The choice key=val, named by val, appended to out's *n (at most max). 0, or -1 with err. */
+static int value_choice(const char *key, const char *val, study_choice *out, int max, int *n,
+                        sim_err *err)
+{
+    if (*n == max)
+        return sim_errf(err, "--compare: at most %d choices", max);
+    study_choice *c = &out[*n];
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", val);
+    if (add_pair(c, key, val, err) != 0)
+        return -1;
+    (*n)++;
+    return 0;
+}
+
 /* "KEY=V1,V2,...": one choice per value, named by it. */
 static int parse_values(char *s, study_choice *out, int max, int *n, sim_err *err)
 {
@@ -79,17 +94,9 @@ static int parse_values(char *s, study_choice *out, int max, int *n, sim_err *er
             err, "--compare expects KEY=V1,V2,... or 'NAME: K=V,K=V; NAME2: K=V'; got '%s'", s);
     *eq = '\0';
     char *key = trim(s), *save = NULL;
-    for (char *t = strtok_r(eq + 1, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        t = trim(t);
-        if (*n == max)
-            return sim_errf(err, "--compare: at most %d choices", max);
-        study_choice *c = &out[*n];
-        memset(c, 0, sizeof *c);
-        snprintf(c->name, sizeof c->name, "%s", t);
-        if (add_pair(c, key, t, err) != 0)
+    for (char *t = strtok_r(eq + 1, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (value_choice(key, trim(t), out, max, n, err) != 0)
             return -1;
-        (*n)++;
-    }
     return 0;
 }
 

@@ -153,27 +153,51 @@ static void trtllm_layout(cmd *c, const study_rec_layout *l, const study_rec_can
     }
 }
 
+/* vllm serve, with the NIXL connector for a disaggregated role. */
+static void vllm_cmd(cmd *c, const study_rec_cand *k, const study_rec_layout *l, const char *model,
+                     const char *role)
+{
+    text(c, "vllm serve %s", model);
+    vllm_layout(c, l, k);
+    if (role)
+        flag(c, "--kv-transfer-config",
+             "'{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'");
+}
+
+/* SGLang's launch_server, with its disaggregation mode and Mooncake's transfer for a role. */
+static void sglang_cmd(cmd *c, const study_rec_cand *k, const study_rec_layout *l,
+                       const char *model, const char *role)
+{
+    text(c, "python -m sglang.launch_server");
+    flag(c, "--model-path", model);
+    sglang_layout(c, l, k);
+    if (role) {
+        flag(c, "--disaggregation-mode", role);
+        flag(c, "--disaggregation-transfer-backend", "mooncake");
+    }
+}
+
+/* One server's command for candidate k with layout l; role: its disaggregated role, or NULL. */
 static void one(cmd *c, const study_rec_cand *k, const study_rec_layout *l, const char *model,
                 const char *role)
 {
     if (strcmp(k->engine, "vllm") == 0) {
-        text(c, "vllm serve %s", model);
-        vllm_layout(c, l, k);
-        if (role)
-            flag(c, "--kv-transfer-config",
-                 "'{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'");
+        vllm_cmd(c, k, l, model, role);
     } else if (strcmp(k->engine, "sglang") == 0) {
-        text(c, "python -m sglang.launch_server");
-        flag(c, "--model-path", model);
-        sglang_layout(c, l, k);
-        if (role) {
-            flag(c, "--disaggregation-mode", role);
-            flag(c, "--disaggregation-transfer-backend", "mooncake");
-        }
+        sglang_cmd(c, k, l, model, role);
     } else {
         text(c, "trtllm-serve serve %s", model);
         trtllm_layout(c, l, k);
     }
+}
+
+/* A disaggregated candidate's two commands: its prefill servers', then its decode servers'. */
+static void both_pools(cmd *c, const study_rec_cand *k, const char *model)
+{
+    text(c, "prefill x%d: ", k->nprefill);
+    one(c, k, &k->lay, model, "prefill");
+    text(c, "\ndecode x%d: ", k->ndecode);
+    one(c, k, &k->dec, model, "decode");
 }
 
 const char *study_launch(const study_rec_cand *k, const char *model, char *buf, size_t len)
@@ -181,17 +205,11 @@ const char *study_launch(const study_rec_cand *k, const char *model, char *buf, 
     cmd c = {buf, len, 0, study_launch_flags(k->engine)};
     if (len)
         buf[0] = '\0';
-    if (!c.flags) {
+    if (!c.flags)
         text(&c, "(no launch command for engine %s)", k->engine);
-        return buf;
-    }
-    if (!k->disagg) {
+    else if (!k->disagg)
         one(&c, k, &k->lay, model, NULL);
-        return buf;
-    }
-    text(&c, "prefill x%d: ", k->nprefill);
-    one(&c, k, &k->lay, model, "prefill");
-    text(&c, "\ndecode x%d: ", k->ndecode);
-    one(&c, k, &k->dec, model, "decode");
+    else
+        both_pools(&c, k, model);
     return buf;
 }

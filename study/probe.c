@@ -34,19 +34,24 @@ typedef struct batcher {
     int64_t finished, expect; /* requests done so far; the run's (0: unknown, no ITL batches) */
 } batcher;
 
+/* Room for request id in each value array, the new entries NAN. */
+static void batcher_reserve(batcher *b, size_t id)
+{
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap <= id)
+        cap *= 2;
+    for (int k = 0; k < NV; k++) {
+        b->v[k] = sim_xrealloc(b->v[k], cap * sizeof(double));
+        for (size_t i = b->cap; i < cap; i++)
+            b->v[k][i] = NAN;
+    }
+    b->cap = cap;
+}
+
 static void batcher_grow(batcher *b, size_t id)
 {
-    if (id >= b->cap) {
-        size_t cap = b->cap ? b->cap : 1024;
-        while (cap <= id)
-            cap *= 2;
-        for (int k = 0; k < NV; k++) {
-            b->v[k] = sim_xrealloc(b->v[k], cap * sizeof(double));
-            for (size_t i = b->cap; i < cap; i++)
-                b->v[k][i] = NAN;
-        }
-        b->cap = cap;
-    }
+    if (id >= b->cap)
+        batcher_reserve(b, id);
     if (id >= b->n)
         b->n = id + 1;
 }
@@ -100,6 +105,21 @@ static double stat_of(sim_samples *s, double pct)
     return pct < 0 ? sim_samples_mean(s) : sim_samples_percentile(s, pct);
 }
 
+/* Statistic pct (-1: the mean) of latency `which` over the requests of batch k (by id, one
+ * of BATCHES); NAN when none has one. */
+static double requests_value(const batcher *b, int which, int k, double pct)
+{
+    sim_samples s;
+    sim_samples_init(&s);
+    size_t lo = b->n * (size_t)k / BATCHES, hi = b->n * (size_t)(k + 1) / BATCHES;
+    for (size_t i = lo; i < hi; i++)
+        if (!isnan(b->v[which][i]))
+            sim_samples_add(&s, b->v[which][i]);
+    double v = stat_of(&s, pct);
+    sim_samples_free(&s);
+    return v;
+}
+
 /* SLO slo's estimate in batch k of b (NAN when the batch has no value). */
 static double batch_value(batcher *b, const study_slo *slo, int k)
 {
@@ -108,18 +128,16 @@ static double batch_value(batcher *b, const study_slo *slo, int k)
     int which = strcmp(slo->what, "ttft") == 0   ? V_TTFT
                 : strcmp(slo->what, "tpot") == 0 ? V_TPOT
                                                  : V_E2EL;
-    sim_samples s;
-    sim_samples_init(&s);
-    size_t lo = b->n * (size_t)k / BATCHES, hi = b->n * (size_t)(k + 1) / BATCHES;
-    for (size_t i = lo; i < hi; i++)
-        if (!isnan(b->v[which][i]))
-            sim_samples_add(&s, b->v[which][i]);
-    double v = stat_of(&s, slo->pct);
-    sim_samples_free(&s);
-    return v;
+    return requests_value(b, which, k, slo->pct);
 }
 
 /* ---- a probe: its overrides, its runs, its judgement ---- */
+
+/* Whether a pool of e mixes groups of replicas (replicas: [...]). */
+static int mixed_pool(const eng_config *e)
+{
+    return e->groups.n > 0 || e->pd.ngroups[0] > 0 || e->pd.ngroups[1] > 0;
+}
 
 static int load(const study_capacity *c, const char *const *sets, int n, scn_scenario *scn,
                 sim_err *err)
@@ -127,8 +145,7 @@ static int load(const study_capacity *c, const char *const *sets, int n, scn_sce
     int rc = c->text ? study_load_text(c->file, c->text, sets, n, scn, err)
                      : study_load(c->file, sets, n, scn, err);
     /* a probe's replicas=N would turn the groups into N replicas of the deployment's GPU */
-    if (rc == 0 && (scn->engine.groups.n > 0 || scn->engine.pd.ngroups[0] > 0 ||
-                    scn->engine.pd.ngroups[1] > 0)) {
+    if (rc == 0 && mixed_pool(&scn->engine)) {
         scn_free(scn);
         memset(scn, 0, sizeof *scn); /* the caller may free it again */
         return sim_errf(err,

@@ -399,6 +399,104 @@ static void limits(const study_capacity *c, double *ttft_ms, double *tpot_ms)
     }
 }
 
+/* Candidate k misses an SLO with a single request (TPOT t1 at best, TTFT ttft_lb of the p99
+ * prompt alone): pruned by the roofline bound, saying which. */
+static void roofline_miss(study_rec_cand *k, double t1, double ttft_lb, double tpot_lim,
+                          double ttft_lim)
+{
+    k->state = STUDY_REC_ROOFLINE;
+    snprintf(k->why, sizeof k->why, "%s at best %.1f ms > %.1f ms",
+             t1 > tpot_lim ? "TPOT" : "TTFT of the p99 prompt alone", t1 > tpot_lim ? t1 : ttft_lb,
+             t1 > tpot_lim ? tpot_lim : ttft_lim);
+}
+
+/* Requests/s the prefill pool of disaggregated candidate k serves: its passes of the token
+ * budget (8192 without one, at least a mean prompt), a mean prompt each. */
+static double prefill_rate_of(const study_recommend *r, const study_rec_cand *k, const pricer *pre)
+{
+    int64_t q = k->tokens > 0 ? k->tokens : 8192;
+    if (q < (int64_t)r->isl)
+        q = (int64_t)r->isl;
+    return k->nprefill * ((double)q / pass_s(pre, 0, 0, q)) / r->isl;
+}
+
+/* What each point of a unit's screen shares. */
+typedef struct screen_point {
+    const study_recommend *r;
+    const study_rec_cand *k;
+    const pricer *pre, *dec;
+    double ctx;          /* tokens: the mean context */
+    int pp;              /* pipeline stages */
+    double prefill_rate; /* disaggregated: requests/s of the prefill pool */
+    double pre_alone;    /* ms: the p99 prompt's prefill alone */
+} screen_point;
+
+/* A disaggregated unit at b running requests per decode replica: its step, rate and TTFT. */
+static void disagg_point(const screen_point *sp, int64_t b, double *step, double *rate,
+                         double *ttft)
+{
+    const study_rec_cand *k = sp->k;
+    *step = pass_s(sp->dec, b, sp->ctx, 0);
+    *rate = k->ndecode * (double)b / (sp->r->osl * *step);
+    *rate = *rate < sp->prefill_rate ? *rate : sp->prefill_rate;
+    /* MODEL: the prefill pool as an M/D/1 queue (Poisson arrivals, service of a mean
+     * prompt), its waiting time's tail taken as exponential: p99 = mean x ln 100 */
+    double svc = k->nprefill / sp->prefill_rate, rho = *rate / sp->prefill_rate;
+    double wait = rho < 1 ? rho * svc / (2 * (1 - rho)) * log(100) * 1e3 : INFINITY;
+    *ttft = sp->pre_alone + wait + *step * 1e3;
+}
+
+/* An aggregated unit at b running requests per replica: its step, rate and TTFT; -1 when
+ * the token budget cannot hold the prefill that b's arrivals bring. */
+static int agg_point(const screen_point *sp, int64_t b, double *step, double *rate, double *ttft)
+{
+    const study_recommend *r = sp->r;
+    const study_rec_cand *k = sp->k;
+    int64_t q = (int64_t)ceil((double)b * r->isl / r->osl);
+    if (k->tokens > 0 && q + b > k->tokens)
+        return -1;
+    *step = pass_s(sp->dec, b, sp->ctx, q);
+    *rate = (double)sp->pp * b / (r->osl * *step);
+    /* the longest prompts are chunked over the steps' room for prefill */
+    int64_t room = k->tokens > 0 ? k->tokens - b : 8192 - b;
+    *ttft = ceil(r->isl_p99 / (double)(room > 1 ? room : 1)) * *step * 1e3;
+    if (*ttft < sp->pre_alone)
+        *ttft = sp->pre_alone;
+    return 0;
+}
+
+/* A point within the SLOs: the best throughput per GPU so far, and one of k's points. */
+static void add_screen_point(study_rec_cand *k, double tps_gpu, double tps_user)
+{
+    if (tps_gpu > k->a_tps_gpu) {
+        k->a_tps_gpu = tps_gpu;
+        k->a_tps_user = tps_user;
+    }
+    if (k->a_npts < (int)(sizeof k->a_pts / sizeof k->a_pts[0])) {
+        k->a_pts[k->a_npts][0] = tps_gpu;
+        k->a_pts[k->a_npts++][1] = tps_user;
+    }
+}
+
+/* The unit's points at 1 to bmax running requests per replica (growing by half): those within
+ * the SLOs into k, up to the first whose TPOT passes its limit. */
+static void screen_batches(const screen_point *sp, study_rec_cand *k, int64_t bmax, double tpot_lim,
+                           double ttft_lim)
+{
+    for (int64_t b = 1; b <= bmax; b = b * 3 / 2 + 1) {
+        double step, rate, ttft;
+        if (k->disagg)
+            disagg_point(sp, b, &step, &rate, &ttft);
+        else if (agg_point(sp, b, &step, &rate, &ttft) != 0)
+            break; /* the budget cannot keep up with the arrivals b implies */
+        double tpot = step * 1e3, tps_gpu = rate * sp->r->osl / k->gpus, tps_user = 1000 / tpot;
+        if (tpot > tpot_lim)
+            break;
+        if (ttft <= ttft_lim)
+            add_screen_point(k, tps_gpu, tps_user);
+    }
+}
+
 /* The analytic points of one unit, the best within the SLOs into k. MODEL: a steady state of b
  * running requests per replica: each step decodes b tokens at the mean context (prompt + half
  * the output) and, with chunked prefill, prefills b x prompt / output tokens (the prompts of
@@ -418,61 +516,49 @@ static void screen_unit(study_recommend *r, study_rec_cand *k, const pricer *pre
     double t1 = pass_s(dec, 1, ctx, 0) * 1e3;
     double ttft_lb = pass_s(pre, 0, 0, (int64_t)r->isl_p99) * 1e3 + t1;
     if (t1 > tpot_lim || ttft_lb > ttft_lim) {
-        k->state = STUDY_REC_ROOFLINE;
-        snprintf(k->why, sizeof k->why, "%s at best %.1f ms > %.1f ms",
-                 t1 > tpot_lim ? "TPOT" : "TTFT of the p99 prompt alone",
-                 t1 > tpot_lim ? t1 : ttft_lb, t1 > tpot_lim ? tpot_lim : ttft_lim);
+        roofline_miss(k, t1, ttft_lb, tpot_lim, ttft_lim);
         return;
     }
     int pp = k->lay.pp > 1 ? k->lay.pp : 1;
     int64_t bmax = kv_tokens / pp / (int64_t)(r->isl + r->osl + 1);
     if (seats > 0 && bmax > seats)
         bmax = seats;
-    double prefill_rate = 0; /* disaggregated: requests/s of the prefill pool */
-    if (k->disagg) {
-        int64_t q = k->tokens > 0 ? k->tokens : 8192;
-        if (q < (int64_t)r->isl)
-            q = (int64_t)r->isl;
-        prefill_rate = k->nprefill * ((double)q / pass_s(pre, 0, 0, q)) / r->isl;
+    screen_point sp = {.r = r,
+                       .k = k,
+                       .pre = pre,
+                       .dec = dec,
+                       .ctx = ctx,
+                       .pp = pp,
+                       .prefill_rate = k->disagg ? prefill_rate_of(r, k, pre) : 0,
+                       .pre_alone = pass_s(pre, 0, 0, (int64_t)r->isl_p99) * 1e3};
+    screen_batches(&sp, k, bmax, tpot_lim, ttft_lim);
+}
+
+/* The np pools of e into pc and their KV cache plans: each must hold the p99 prompt with a
+ * mean output. 0, or -1 with err. */
+static int plan_pools(const study_recommend *r, const eng_config *e, int np, eng_config *pc,
+                      eng_kv_plan *plan, sim_err *err)
+{
+    for (int p = 0; p < np; p++) {
+        eng_config_pool(e, p, &pc[p]);
+        if (eng_kv_plan_compute(&pc[p], &plan[p], err) != 0)
+            return -1;
+        if (plan[p].tokens < (int64_t)(r->isl_p99 + r->osl))
+            return sim_errf(err, "a %.0f-token request does not fit the KV cache (%lld tokens)",
+                            r->isl_p99 + r->osl, (long long)plan[p].tokens);
     }
-    double pre_alone = pass_s(pre, 0, 0, (int64_t)r->isl_p99) * 1e3;
-    for (int64_t b = 1; b <= bmax; b = b * 3 / 2 + 1) {
-        double step, rate, ttft;
-        if (k->disagg) {
-            step = pass_s(dec, b, ctx, 0);
-            rate = k->ndecode * (double)b / (r->osl * step);
-            rate = rate < prefill_rate ? rate : prefill_rate;
-            /* MODEL: the prefill pool as an M/D/1 queue (Poisson arrivals, service of a mean
-             * prompt), its waiting time's tail taken as exponential: p99 = mean x ln 100 */
-            double svc = k->nprefill / prefill_rate, rho = rate / prefill_rate;
-            double wait = rho < 1 ? rho * svc / (2 * (1 - rho)) * log(100) * 1e3 : INFINITY;
-            ttft = pre_alone + wait + step * 1e3;
-        } else {
-            int64_t q = (int64_t)ceil((double)b * r->isl / r->osl);
-            if (k->tokens > 0 && q + b > k->tokens)
-                break; /* the budget cannot keep up with the arrivals b implies */
-            step = pass_s(dec, b, ctx, q);
-            rate = (double)pp * b / (r->osl * step);
-            /* the longest prompts are chunked over the steps' room for prefill */
-            int64_t room = k->tokens > 0 ? k->tokens - b : 8192 - b;
-            ttft = ceil(r->isl_p99 / (double)(room > 1 ? room : 1)) * step * 1e3;
-            if (ttft < pre_alone)
-                ttft = pre_alone;
-        }
-        double tpot = step * 1e3, tps_gpu = rate * r->osl / k->gpus, tps_user = 1000 / tpot;
-        if (tpot > tpot_lim)
-            break;
-        if (ttft > ttft_lim)
-            continue;
-        if (tps_gpu > k->a_tps_gpu) {
-            k->a_tps_gpu = tps_gpu;
-            k->a_tps_user = tps_user;
-        }
-        if (k->a_npts < (int)(sizeof k->a_pts / sizeof k->a_pts[0])) {
-            k->a_pts[k->a_npts][0] = tps_gpu;
-            k->a_pts[k->a_npts++][1] = tps_user;
-        }
-    }
+    return 0;
+}
+
+/* The screen of candidate k priced by cost: the prefill (first) pool's and the decode (last)
+ * pool's passes, kv_tokens of the last pool's cache. */
+static void screen_priced(study_recommend *r, study_rec_cand *k, const eng_model *m,
+                          const study_cost *cost, const eng_config *pc, int np, int64_t kv_tokens)
+{
+    int32_t chunked = 0, cap = eng_shape_cap(m, &chunked);
+    pricer pre = {&cost->pred, pc[0].cpu, cap, chunked};
+    pricer dec = np == 2 ? (pricer){&cost->decode_pred, pc[1].cpu, cap, chunked} : pre;
+    screen_unit(r, k, &pre, &dec, kv_tokens, k->seats);
 }
 
 /* Fit: the candidate's scenario loads, its weights fit, one long request's KV fits; then the
@@ -489,13 +575,8 @@ static void screen(study_recommend *r, study_rec_cand *k)
     eng_config pc[2];
     eng_kv_plan plan[2];
     int np = rc == 0 ? eng_config_pools(&scn.engine) : 0;
-    for (int p = 0; rc == 0 && p < np; p++) {
-        eng_config_pool(&scn.engine, p, &pc[p]);
-        rc = eng_kv_plan_compute(&pc[p], &plan[p], &err);
-        if (rc == 0 && plan[p].tokens < (int64_t)(r->isl_p99 + r->osl))
-            rc = sim_errf(&err, "a %.0f-token request does not fit the KV cache (%lld tokens)",
-                          r->isl_p99 + r->osl, (long long)plan[p].tokens);
-    }
+    if (np > 0)
+        rc = plan_pools(r, &scn.engine, np, pc, plan, &err);
     if (np > 0)
         k->usd_h = k->gpus * eng_fleet_gpu_price(&scn.engine.fleet, &pc[0].gpu);
     if (rc == 0)
@@ -504,10 +585,7 @@ static void screen(study_recommend *r, study_rec_cand *k)
         k->state = STUDY_REC_FIT;
         snprintf(k->why, sizeof k->why, "%.199s", err.msg);
     } else {
-        int32_t chunked = 0, cap = eng_shape_cap(&scn.engine.model, &chunked);
-        pricer pre = {&cost.pred, pc[0].cpu, cap, chunked};
-        pricer dec = np == 2 ? (pricer){&cost.decode_pred, pc[1].cpu, cap, chunked} : pre;
-        screen_unit(r, k, &pre, &dec, plan[np - 1].tokens, k->seats);
+        screen_priced(r, k, &scn.engine.model, &cost, pc, np, plan[np - 1].tokens);
     }
     study_cost_free(&cost);
     scn_free(&scn);

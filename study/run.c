@@ -86,6 +86,32 @@ static void note_borrowed(const cal_profile *p, const char *gpu, const char *poo
              pool, p->name, p->gpu, gpu, p->gpu);
 }
 
+/* The built-in roofline of the replicas configured as c into *pred. */
+static int roofline_cost(const scn_scenario *scn, const eng_config *c, const char *pool,
+                         const cal_serving *sv, eng_predictor *pred, sim_err *err)
+{
+    if (cal_roofline_new(&c->model, &c->gpu, sv, pred, err) == 0)
+        return 0;
+    return *pool ? sim_err_prefix(err, "%s: %.*s", scn->path, (int)strlen(pool) - 2, pool) : -1;
+}
+
+/* A profile prices c's replicas only without an expert placement's imbalance (which it has
+ * not measured) and with a database to load it from. 0, or -1 with err. */
+static int check_profiled(const scn_scenario *scn, const eng_config *c, const char *pool,
+                          const store *s, sim_err *err)
+{
+    if (c->moe.skew > 0 || c->moe.placement == ENG_MOE_EPLB)
+        return sim_errf(err,
+                        "%s: %smoe: profile '%s' prices the experts as measured, without the "
+                        "expert placement's imbalance (the built-in roofline prices it); drop "
+                        "moe: or the profile",
+                        scn->path, pool, scn->profile);
+    if (!s)
+        return sim_errf(err, "%s: profile '%s' needs a database (drop --no-db)", scn->path,
+                        scn->profile);
+    return 0;
+}
+
 /* The cost model of the replicas configured as c (a pool, or the whole deployment) into
  * *pred; a named profile is loaded into *profile once and shared. "pool: " prefixes messages
  * about one pool. */
@@ -96,21 +122,10 @@ static int cost_of(const scn_scenario *scn, const eng_config *c, const char *poo
     char why[512];
     if (cal_roofline_priced(&c->model, &sv, why, sizeof why) != 0)
         return sim_errf(err, "%s: %s%s", scn->path, pool, why);
-    if (scn->profile[0] == '\0') {
-        if (cal_roofline_new(&c->model, &c->gpu, &sv, pred, err) != 0)
-            return *pool ? sim_err_prefix(err, "%s: %.*s", scn->path, (int)strlen(pool) - 2, pool)
-                         : -1;
-        return 0;
-    }
-    if (c->moe.skew > 0 || c->moe.placement == ENG_MOE_EPLB)
-        return sim_errf(err,
-                        "%s: %smoe: profile '%s' prices the experts as measured, without the "
-                        "expert placement's imbalance (the built-in roofline prices it); drop "
-                        "moe: or the profile",
-                        scn->path, pool, scn->profile);
-    if (!s)
-        return sim_errf(err, "%s: profile '%s' needs a database (drop --no-db)", scn->path,
-                        scn->profile);
+    if (scn->profile[0] == '\0')
+        return roofline_cost(scn, c, pool, &sv, pred, err);
+    if (check_profiled(scn, c, pool, s, err) != 0)
+        return -1;
     if (!out->profile && !(out->profile = store_profile_load(s, scn->profile, err)))
         return sim_err_prefix(err, "%s: profile", scn->path);
     const cal_profile *p = out->profile;
@@ -166,43 +181,51 @@ static int groups_cost(const scn_scenario *scn, store *s, study_cost *out, sim_e
     return 0;
 }
 
+/* One pool of replicas: its cost model and its drafter's; the label is its model's. */
+static int single_cost(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
+{
+    if (cost_of(scn, &scn->engine, "", s, out, &out->pred, err) != 0 ||
+        draft_cost(scn, out, err) != 0)
+        return -1;
+    snprintf(out->label, sizeof out->label, "%s", out->pred.label);
+    return 0;
+}
+
 int study_cost_new(const scn_scenario *scn, store *s, study_cost *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
     const eng_config *c = &scn->engine;
-    if (c->groups.n > 0 || c->pd.enabled) {
-        if (groups_cost(scn, s, out, err) != 0) {
-            study_cost_free(out);
-            return -1;
-        }
-        return 0;
-    }
-    if (cost_of(scn, c, "", s, out, &out->pred, err) != 0 || draft_cost(scn, out, err) != 0) {
+    int rc = c->groups.n > 0 || c->pd.enabled ? groups_cost(scn, s, out, err)
+                                              : single_cost(scn, s, out, err);
+    if (rc != 0)
         study_cost_free(out);
-        return -1;
+    return rc;
+}
+
+/* Whether the cost model can price every pool's model and the drafter (a profile is checked
+ * when it is loaded). 0, or -1 with err. */
+static int check_priced(const scn_scenario *scn, sim_err *err)
+{
+    char why[512];
+    for (int k = 0; k < eng_config_pools(&scn->engine); k++) {
+        eng_config pc;
+        eng_config_pool(&scn->engine, k, &pc);
+        cal_serving sv = serving_of(scn, &pc);
+        if (cal_roofline_priced(&pc.model, &sv, why, sizeof why) != 0)
+            return sim_errf(err, "%s: %s", scn->path, why);
     }
-    snprintf(out->label, sizeof out->label, "%s", out->pred.label);
+    const eng_spec *sp = &scn->engine.spec;
+    cal_serving sv = serving_of(scn, &scn->engine);
+    if (sp->method != ENG_SPEC_NONE && sp->has_draft &&
+        cal_roofline_priced(&sp->draft, &sv, why, sizeof why) != 0)
+        return sim_errf(err, "%s: speculative drafter: %s", scn->path, why);
     return 0;
 }
 
 int study_cost_check(const scn_scenario *scn, sim_err *err)
 {
-    if (scn->profile[0] != '\0') {
-        char why[512];
-        for (int k = 0; k < eng_config_pools(&scn->engine); k++) {
-            eng_config pc;
-            eng_config_pool(&scn->engine, k, &pc);
-            cal_serving sv = serving_of(scn, &pc);
-            if (cal_roofline_priced(&pc.model, &sv, why, sizeof why) != 0)
-                return sim_errf(err, "%s: %s", scn->path, why);
-        }
-        const eng_spec *sp = &scn->engine.spec;
-        cal_serving sv = serving_of(scn, &scn->engine);
-        if (sp->method != ENG_SPEC_NONE && sp->has_draft &&
-            cal_roofline_priced(&sp->draft, &sv, why, sizeof why) != 0)
-            return sim_errf(err, "%s: speculative drafter: %s", scn->path, why);
-        return 0;
-    }
+    if (scn->profile[0] != '\0')
+        return check_priced(scn, err);
     study_cost c;
     int rc = study_cost_new(scn, NULL, &c, err);
     study_cost_free(&c);
@@ -417,6 +440,20 @@ const char *study_reject_metric(eng_reject_reason why)
     return (unsigned)why < ENG_REJECT_REASON_COUNT && names[why] ? names[why] : "rejected_other";
 }
 
+/* The staged rows into the sink's database in one transaction, with its hook; the run's id into
+ * out. 0, or -1 with err. */
+static int replay_stage(FILE *stage, const study_sink *sink, study_result *out, sim_err *err)
+{
+    off_t len = ftello(stage);
+    if (len < 0 || fseeko(stage, 0, SEEK_SET) != 0)
+        return sim_errf(err, "staging the run's rows: cannot read them back");
+    store_run_summary *sum = sim_xmalloc(sizeof *sum);
+    int rc = store_run_replay(sink->s, stage, (int64_t)len, sink->hook, sink->hook_arg, sum, err);
+    out->run_id = sum->run_id;
+    free(sum);
+    return rc == 0 ? 0 : -1;
+}
+
 /* Finishes w: into the spool or buffered store as begun, or (staged) into the staging file and
  * from there into the database in one transaction with the sink's hook. 0, or -1 with err
  * (nothing committed). */
@@ -430,14 +467,19 @@ static int finish_store(store_run *w, FILE *stage, const study_sink *sink, study
                    : -1;
     if (store_run_finish(w, out->m, out->n, NULL, NULL, NULL, err) != 0)
         return sim_err_prefix(err, "staging the run's rows");
-    off_t len = ftello(stage);
-    if (len < 0 || fseeko(stage, 0, SEEK_SET) != 0)
-        return sim_errf(err, "staging the run's rows: cannot read them back");
-    store_run_summary *sum = sim_xmalloc(sizeof *sum);
-    int rc = store_run_replay(sink->s, stage, (int64_t)len, sink->hook, sink->hook_arg, sum, err);
-    out->run_id = sum->run_id;
-    free(sum);
-    return rc == 0 ? 0 : -1;
+    return replay_stage(stage, sink, out, err);
+}
+
+/* Why requests were turned away, a metric per reason, for tables and reports read from the
+ * store (only the reasons that occurred: a run without rejections has none of these). */
+static void add_rejections(study_result *out)
+{
+    for (int k = 1; k < ENG_REJECT_REASON_COUNT && out->n < ENG_MAX_METRICS; k++)
+        if (out->tot.rejected_by[k]) {
+            snprintf(out->m[out->n].name, sizeof out->m[out->n].name, "%s",
+                     study_reject_metric((eng_reject_reason)k));
+            out->m[out->n++].value = (double)out->tot.rejected_by[k];
+        }
 }
 
 /* Copies what the finished engine and source say into out. */
@@ -449,14 +491,7 @@ static void collect(eng_engine *e, const scn_source *src, sim_ctx *ctx, study_re
     out->saturated = eng_totals_saturated(&out->tot);
     snprintf(out->m[out->n].name, sizeof out->m[out->n].name, "saturated");
     out->m[out->n++].value = out->saturated;
-    /* why requests were turned away, for tables and reports read from the store (only the
-     * reasons that occurred: a run without rejections has none of these) */
-    for (int k = 1; k < ENG_REJECT_REASON_COUNT && out->n < ENG_MAX_METRICS; k++)
-        if (out->tot.rejected_by[k]) {
-            snprintf(out->m[out->n].name, sizeof out->m[out->n].name, "%s",
-                     study_reject_metric((eng_reject_reason)k));
-            out->m[out->n++].value = (double)out->tot.rejected_by[k];
-        }
+    add_rejections(out);
     out->events = sim_events_run(ctx);
     out->clipped = src ? scn_source_clipped(src) : 0;
     out->skipped = src ? scn_source_skipped(src) : 0;
@@ -498,6 +533,17 @@ static int run_engine(sim_ctx *ctx, const scn_scenario *scn, const study_cost *c
     return 0;
 }
 
+/* Stores the fleet's timeline with the run, then finishes its writer w. 0, or -1 with err. */
+static int finish_run(store_run *w, eng_engine *e, FILE *stage, const study_sink *sink,
+                      study_result *out, sim_err *err)
+{
+    eng_fleet_window *win;
+    int64_t nwin = eng_fleet_timeline(e, &win);
+    store_run_fleet(w, win, nwin, eng_get_pool_plan(e, 0)->gpus);
+    free(win);
+    return finish_store(w, stage, sink, out, err);
+}
+
 int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cost,
                    const study_sink *sink, const study_hooks *hooks, study_result *out,
                    sim_err *err)
@@ -524,13 +570,9 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
     if (run_engine(ctx, scn, cost, src, hooks, &t, &e, out, err) != 0)
         goto out;
     if (w) {
-        eng_fleet_window *win;
-        int64_t nwin = eng_fleet_timeline(e, &win);
-        store_run_fleet(w, win, nwin, eng_get_pool_plan(e, 0)->gpus);
-        free(win);
         store_run *done = w;
         w = NULL;
-        if (finish_store(done, stage, sink, out, err) != 0)
+        if (finish_run(done, e, stage, sink, out, err) != 0)
             goto out;
     }
     rc = 0;

@@ -14,6 +14,18 @@
 #include "study_pool.h"
 #include "study_sweep.h"
 
+#define POINT_SET 256 /* bytes of one varied key=value override */
+
+/* Value text appended to v's; -1 with err past STUDY_MAX_VALUES. */
+static int add_value(study_vary *v, const char *text, sim_err *err)
+{
+    if (v->n == STUDY_MAX_VALUES)
+        return sim_errf(err, "--vary %s: more than %d values", v->key, STUDY_MAX_VALUES);
+    v->val[v->n++] = sim_xstrdup(text);
+    return 0;
+}
+
+/* START:STOP:STEP into v's values; 1 when vals is not a range, -1 with err. */
 static int parse_range(const char *vals, study_vary *v, sim_err *err)
 {
     double a, b, step;
@@ -26,11 +38,10 @@ static int parse_range(const char *vals, study_vary *v, sim_err *err)
         double x = a + i * step;
         if (x > b + step * 1e-9)
             break;
-        if (v->n == STUDY_MAX_VALUES)
-            return sim_errf(err, "--vary %s: more than %d values", v->key, STUDY_MAX_VALUES);
         char buf[64];
         snprintf(buf, sizeof buf, "%.10g", x);
-        v->val[v->n++] = sim_xstrdup(buf);
+        if (add_value(v, buf, err) != 0)
+            return -1;
     }
     return 0;
 }
@@ -40,12 +51,8 @@ static int parse_list(const char *vals, study_vary *v, sim_err *err)
 {
     char *copy = sim_xstrdup(vals), *save = NULL;
     int rc = 0;
-    for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save)) {
-        if (v->n == STUDY_MAX_VALUES)
-            rc = sim_errf(err, "--vary %s: more than %d values", v->key, STUDY_MAX_VALUES);
-        else
-            v->val[v->n++] = sim_xstrdup(t);
-    }
+    for (char *t = strtok_r(copy, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save))
+        rc = add_value(v, t, err);
     free(copy);
     return rc != 0 || v->n ? rc : sim_errf(err, "--vary %s: no values", v->key);
 }
@@ -156,10 +163,10 @@ void study_sweep_params(const study_sweep *sw, int p, char *buf, size_t len)
                                 sw->v[k].val[study_sweep_digit(sw, p, k)]);
 }
 
-int study_sweep_load_point(const study_sweep *sw, int p, scn_scenario *scn, sim_err *err)
+/* Point p's overrides into sets (the user's --set, then its values, written in bufs): their
+ * count. */
+static int point_sets(const study_sweep *sw, int p, const char **sets, char (*bufs)[POINT_SET])
 {
-    const char *sets[STUDY_MAX_SETS + STUDY_MAX_KEYS];
-    char bufs[STUDY_MAX_KEYS][256];
     int n = 0;
     for (int i = 0; i < sw->nsets && n < STUDY_MAX_SETS; i++)
         sets[n++] = sw->sets[i];
@@ -168,6 +175,14 @@ int study_sweep_load_point(const study_sweep *sw, int p, scn_scenario *scn, sim_
                  sw->v[k].val[study_sweep_digit(sw, p, k)]);
         sets[n++] = bufs[k];
     }
+    return n;
+}
+
+int study_sweep_load_point(const study_sweep *sw, int p, scn_scenario *scn, sim_err *err)
+{
+    const char *sets[STUDY_MAX_SETS + STUDY_MAX_KEYS];
+    char bufs[STUDY_MAX_KEYS][POINT_SET];
+    int n = point_sets(sw, p, sets, bufs);
     if (sw->text)
         return study_load_text(sw->file, sw->text, sets, n, scn, err);
     return study_load(sw->file, sets, n, scn, err);
@@ -258,6 +273,20 @@ static int store_point_params(const study_sweep *sw, store *s, int p, sim_err *e
     return store_sweep_set_params(s, sw->id, p, sw->nv, keys, vals, err);
 }
 
+/* Repetition r of point p: counted as stored, or added to pending. 0, or -1 with err. */
+static int count_rep(const study_sweep *sw, store *s, int p, int r, int32_t *pending, int *n,
+                     int *stored, sim_err *err)
+{
+    int has = store_sweep_has(s, sw->id, p, r, err);
+    if (has < 0)
+        return -1;
+    if (has)
+        (*stored)++;
+    else
+        pending[(*n)++] = p * sw->reps + r;
+    return 0;
+}
+
 /* Records point p's parameters and adds its repetitions in the shard that are not stored to
  * pending. */
 static int register_point(study_sweep *sw, store *s, int p, int32_t *pending, int *n, int *stored,
@@ -267,16 +296,22 @@ static int register_point(study_sweep *sw, store *s, int p, int32_t *pending, in
         return 0;
     if (store_point_params(sw, s, p, err) != 0)
         return -1;
-    for (int r = 0; r < sw->reps; r++) {
-        if (!study_sweep_in_shard(sw, (int64_t)p * sw->reps + r))
-            continue;
-        int has = store_sweep_has(s, sw->id, p, r, err);
-        if (has < 0)
+    for (int r = 0; r < sw->reps; r++)
+        if (study_sweep_in_shard(sw, (int64_t)p * sw->reps + r) &&
+            count_rep(sw, s, p, r, pending, n, stored, err) != 0)
             return -1;
-        if (has)
-            (*stored)++;
-        else
-            pending[(*n)++] = p * sw->reps + r;
+    return 0;
+}
+
+/* Whether every point's scenario loads (before any run starts). 0, or -1 with err. */
+static int load_each_point(const study_sweep *sw, sim_err *err)
+{
+    for (int p = 0; p < sw->npoints; p++) {
+        scn_scenario one;
+        int bad = study_sweep_load_point(sw, p, &one, err);
+        scn_free(&one);
+        if (bad)
+            return -1;
     }
     return 0;
 }
@@ -293,14 +328,7 @@ int study_sweep_check(study_sweep *sw, scn_scenario *base, sim_err *err)
     if ((int64_t)sw->npoints * sw->reps > STUDY_MAX_TASKS)
         return sim_errf(err, "%d points x %d repetitions: more tasks than a sweep may have (%lld)",
                         sw->npoints, sw->reps, (long long)STUDY_MAX_TASKS);
-    for (int p = 0; p < sw->npoints; p++) {
-        scn_scenario one;
-        int bad = study_sweep_load_point(sw, p, &one, err);
-        scn_free(&one);
-        if (bad)
-            return -1;
-    }
-    return 0;
+    return load_each_point(sw, err);
 }
 
 int study_sweep_prepare(study_sweep *sw, store *s, const scn_scenario *base, int32_t **pending,

@@ -67,15 +67,9 @@ void study_vkey_of(const scn_scenario *scn, study_vkey *k)
     snprintf(k->serving, sizeof k->serving, "%s", c->pd.enabled ? "pd" : "agg");
 }
 
-int study_verrors_write(const study_vset *v, const char *path, sim_err *err)
+/* The header, then a row per validated group's metric of the n statistics st of set v. */
+static void write_rows(FILE *f, const study_vset *v, const study_vstat *st, int n)
 {
-    study_vstat *st = NULL;
-    int n = study_vset_stats_by(v, STUDY_VBY_VALIDATED, &st);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        free(st);
-        return sim_errf(err, "%s: cannot write: %s", path, strerror(errno));
-    }
     fprintf(f, "%s\n", HEADER);
     for (int i = 0; i < n; i++) {
         char e[32], g[32], k[16], sv[16];
@@ -85,6 +79,18 @@ int study_verrors_write(const study_vset *v, const char *path, sim_err *err)
                 v->metric[st[i].metric].label, st[i].n, st[i].median_abs, st[i].p90_abs,
                 st[i].signed_median);
     }
+}
+
+int study_verrors_write(const study_vset *v, const char *path, sim_err *err)
+{
+    study_vstat *st = NULL;
+    int n = study_vset_stats_by(v, STUDY_VBY_VALIDATED, &st);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        free(st);
+        return sim_errf(err, "%s: cannot write: %s", path, strerror(errno));
+    }
+    write_rows(f, v, st, n);
     free(st);
     if (fclose(f) != 0)
         return sim_errf(err, "%s: cannot write: %s", path, strerror(errno));
@@ -97,15 +103,19 @@ const char *study_verrors_path(char *buf, size_t len)
     return buf;
 }
 
-/* One line of the table into e; 0, or -1 when it is not a row of the table's form. */
-static int parse_line(char *line, study_verror *e)
+/* The line's comma-separated fields into f (at most 10, in place): their count. */
+static int split_row(char *line, char *f[10])
 {
-    char *f[10], *save = NULL;
+    char *save = NULL;
     int n = 0;
     for (char *t = strtok_r(line, ",\n", &save); t && n < 10; t = strtok_r(NULL, ",\n", &save))
         f[n++] = t;
-    if (n != 10)
-        return -1;
+    return n;
+}
+
+/* A row's ten fields into e: set, group, metric, count and the three errors. */
+static void row_of(char *const f[10], study_verror *e)
+{
     memset(e, 0, sizeof *e);
     snprintf(e->set, sizeof e->set, "%s", f[0]);
     snprintf(e->key.engine, sizeof e->key.engine, "%s", f[1]);
@@ -117,7 +127,36 @@ static int parse_line(char *line, study_verror *e)
     e->median_abs = strtod(f[7], NULL);
     e->p90_abs = strtod(f[8], NULL);
     e->signed_median = strtod(f[9], NULL);
+}
+
+/* One line of the table into e; 0, or -1 when it is not a row of the table's form. */
+static int parse_line(char *line, study_verror *e)
+{
+    char *f[10];
+    if (split_row(line, f) != 10)
+        return -1;
+    row_of(f, e);
     return e->n > 0 ? 0 : -1;
+}
+
+/* Whether group g has k's engine, GPU generation and serving (of any kind of model). */
+static int near_group(const study_vkey *g, const study_vkey *k)
+{
+    return !strcmp(g->engine, k->engine) && !strcmp(g->generation, k->generation) &&
+           !strcmp(g->serving, k->serving);
+}
+
+/* Adds row e (of k's kind of model when same) to the n rows out keeps (at most max): the
+ * first row of k's kind replaces the other kind's, which then stop being kept. The new n. */
+static int keep_nearest(study_verror *out, int n, int max, const study_verror *e, int same,
+                        int *got_exact)
+{
+    if (same && !*got_exact)
+        n = 0;
+    *got_exact |= same;
+    if ((same || !*got_exact) && n < max)
+        out[n++] = *e;
+    return n;
 }
 
 int study_verrors_nearest(const char *path, const study_vkey *k, study_verror *out, int max,
@@ -136,38 +175,30 @@ int study_verrors_nearest(const char *path, const study_vkey *k, study_verror *o
             fclose(f);
             return sim_errf(err, "%s:%d: expected %s", path, lineno, HEADER);
         }
-        if (strcmp(e.key.engine, k->engine) != 0 || strcmp(e.key.generation, k->generation) != 0 ||
-            strcmp(e.key.serving, k->serving) != 0)
-            continue;
-        int same = strcmp(e.key.kind, k->kind) == 0;
-        if (same && !got_exact) /* an exact group replaces the other kind's */
-            n = 0;
-        got_exact |= same;
-        if ((same || !got_exact) && n < max)
-            out[n++] = e;
+        if (near_group(&e.key, k))
+            n = keep_nearest(out, n, max, &e, !strcmp(e.key.kind, k->kind), &got_exact);
     }
     fclose(f);
     *exact = got_exact;
     return n;
 }
 
-const char *study_verrors_describe(const scn_scenario *scn, char *buf, size_t len)
+/* "not validated: no validated ... rows on ... GPUs", with why the table could not be read
+ * (NULL: it was). */
+static const char *not_validated(const study_vkey *k, const char *why, char *buf, size_t len)
 {
-    char path[1024];
-    study_vkey k;
-    study_verror e[4];
-    int exact = 0;
-    sim_err err = {{0}};
-    study_vkey_of(scn, &k);
-    int n = study_verrors_nearest(study_verrors_path(path, sizeof path), &k, e, 4, &exact, &err);
-    if (n <= 0) {
-        snprintf(buf, len, "not validated: no validated %s%s rows on %s GPUs%s%s", k.engine,
-                 strcmp(k.serving, "pd") == 0 ? " disaggregated" : "", k.generation,
-                 n < 0 ? " (" : "", n < 0 ? err.msg : "");
-        if (n < 0 && strlen(buf) + 2 < len)
-            strcat(buf, ")");
-        return buf;
-    }
+    snprintf(buf, len, "not validated: no validated %s%s rows on %s GPUs%s%s", k->engine,
+             strcmp(k->serving, "pd") == 0 ? " disaggregated" : "", k->generation, why ? " (" : "",
+             why ? why : "");
+    if (why && strlen(buf) + 2 < len)
+        strcat(buf, ")");
+    return buf;
+}
+
+/* The n metrics' validated errors of one group (e[0]'s), said to be of the other kind of model
+ * unless exact. */
+static const char *validated(const study_verror *e, int n, int exact, char *buf, size_t len)
+{
     size_t off = 0;
     for (int i = 0; i < n && off < len; i++)
         off += (size_t)snprintf(buf + off, len - off,
@@ -180,4 +211,18 @@ const char *study_verrors_describe(const scn_scenario *scn, char *buf, size_t le
                  strcmp(e[0].key.serving, "pd") == 0 ? " disaggregated" : "", e[0].set,
                  exact ? "" : " (the nearest group: not this kind of model)");
     return buf;
+}
+
+const char *study_verrors_describe(const scn_scenario *scn, char *buf, size_t len)
+{
+    char path[1024];
+    study_vkey k;
+    study_verror e[4];
+    int exact = 0;
+    sim_err err = {{0}};
+    study_vkey_of(scn, &k);
+    int n = study_verrors_nearest(study_verrors_path(path, sizeof path), &k, e, 4, &exact, &err);
+    if (n <= 0)
+        return not_validated(&k, n < 0 ? err.msg : NULL, buf, len);
+    return validated(e, n, exact, buf, len);
 }

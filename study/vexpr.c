@@ -48,18 +48,24 @@ static int eat(parser *ps, const char *tok)
 
 static double expr(parser *ps);
 
-/* name(args): ceil, floor (one argument), min, max (one or more). */
-static double call(parser *ps, const char *name, size_t len)
+/* A call's arguments to its ')' into v (16 at most): their count, or -1 after fail. */
+static int arguments(parser *ps, double v[16])
 {
-    double v[16];
     int n = 0;
     do {
         if (n == 16)
-            return fail(ps, "more than 16 arguments");
+            return fail(ps, "more than 16 arguments"), -1;
         v[n++] = expr(ps);
     } while (!ps->failed && eat(ps, ","));
     if (!eat(ps, ")"))
-        return fail(ps, "expected ')'");
+        return fail(ps, "expected ')'"), -1;
+    return n;
+}
+
+/* Function name (len bytes) of the n values v: ceil, floor (one argument), min, max (one or
+ * more). */
+static double apply(parser *ps, const char *name, size_t len, const double *v, int n)
+{
     int one = n == 1;
     if (len == 4 && strncmp(name, "ceil", 4) == 0 && one)
         return ceil(v[0]);
@@ -74,6 +80,36 @@ static double call(parser *ps, const char *name, size_t len)
     return r;
 }
 
+/* name(args), after its '('. */
+static double call(parser *ps, const char *name, size_t len)
+{
+    double v[16];
+    int n = arguments(ps, v);
+    return n < 0 ? NAN : apply(ps, name, len, v, n);
+}
+
+/* A function's name (lower-case letters and '_') and its call; NAN after fail when the name
+ * is not followed by '('. */
+static double function(parser *ps)
+{
+    const char *start = ps->p;
+    while ((*ps->p >= 'a' && *ps->p <= 'z') || *ps->p == '_')
+        ps->p++;
+    size_t len = (size_t)(ps->p - start);
+    return eat(ps, "(") ? call(ps, start, len) : fail(ps, "expected '(' after a function");
+}
+
+/* A finite number. */
+static double number(parser *ps)
+{
+    char *end;
+    double v = strtod(ps->p, &end);
+    if (end == ps->p || !isfinite(v))
+        return fail(ps, "expected a number");
+    ps->p = end;
+    return v;
+}
+
 static double primary(parser *ps)
 {
     skip(ps);
@@ -83,19 +119,9 @@ static double primary(parser *ps)
     }
     if (eat(ps, "-"))
         return -primary(ps);
-    const char *start = ps->p;
-    while ((*ps->p >= 'a' && *ps->p <= 'z') || *ps->p == '_')
-        ps->p++;
-    if (ps->p > start) {
-        size_t len = (size_t)(ps->p - start);
-        return eat(ps, "(") ? call(ps, start, len) : fail(ps, "expected '(' after a function");
-    }
-    char *end;
-    double v = strtod(ps->p, &end);
-    if (end == ps->p || !isfinite(v))
-        return fail(ps, "expected a number");
-    ps->p = end;
-    return v;
+    if ((*ps->p >= 'a' && *ps->p <= 'z') || *ps->p == '_')
+        return function(ps);
+    return number(ps);
 }
 
 static double product(parser *ps)

@@ -515,6 +515,14 @@ static void cli_echoes_choices(void **state)
                 LLMSIM_BINARY, scn, db);
     assert_int_equal(st, 2);
     assert_non_null(strstr(err, "two choices are named 'a'"));
+    /* an unknown --set key: its message and status 1, and no scenario freed that was never
+     * loaded (it aborted in free() after the message) */
+    st = e2e_sh(out, sizeof out, err, sizeof err,
+                "%s capacity %s --db %s --slo ttft_p99=1s --set nosuch.key=1", LLMSIM_BINARY, scn,
+                db);
+    assert_int_equal(st, 1);
+    assert_non_null(strstr(err, "nosuch: unknown key"));
+    assert_null(strstr(err, "Sanitizer"));
 }
 
 /* ---- names and questions without YAML ---- */

@@ -142,6 +142,9 @@ void scn_sampler_free(scn_sampler *s);
 typedef struct scn_pairs scn_pairs;
 /* The reader spec of a lengths file: its (prompt, output) columns, lengths only. */
 scn_trace_spec scn_lengths_spec_of(const scn_lengths *l);
+/* The trace reader's view of empirical distribution d: its file, read for the output lengths
+ * (is_out) or the prompt lengths, from its column (the format's own without one). */
+scn_trace_spec scn_empirical_spec(const scn_dist *d, int is_out);
 scn_pairs *scn_pairs_new(const scn_lengths *l, scn_cache *cache, sim_err *err);
 void scn_pairs_draw(const scn_pairs *p, gsl_rng *rng, int64_t *prompt, int64_t *output);
 int64_t scn_pairs_count(const scn_pairs *p);
