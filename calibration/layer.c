@@ -254,6 +254,28 @@ static double dense_once(const eng_shape *s, double (*fn)(const void *st, const 
     return *t + e;
 }
 
+/* A dense layer's prefill attention (the pass has prefill chunks): from the cache's table when
+ * the pass is one chunk alone, every input of the work (tokens, sequences, chunk tokens, pairs,
+ * keys, squares) then matching the entry's. */
+static double dense_prefill(const eng_shape *s, double (*fn)(const void *st, const cal_work *w),
+                            const void *st, cal_walk_cache *c)
+{
+    int64_t q = s->prefill_tokens;
+    if (!c || s->prefill_seqs != 1 || s->num_seqs != 1 || s->tokens != q || q >= CAL_WALK_TAB)
+        return prefill_attn(s, CAL_KIND_FULL, fn, st);
+    if (!c->prefill)
+        c->prefill = sim_xcalloc(CAL_WALK_TAB, sizeof *c->prefill);
+    struct cal_walk_prefill *v = &c->prefill[q];
+    if (v->ns != 0 && v->pairs == s->prefill_pairs && v->kv == s->prefill_kv &&
+        v->q2 == s->prefill_q2) {
+        SIM_ASSERT(NULL, v->ns == prefill_attn(s, CAL_KIND_FULL, fn, st));
+        return v->ns;
+    }
+    double ns = prefill_attn(s, CAL_KIND_FULL, fn, st);
+    *v = (struct cal_walk_prefill){s->prefill_pairs, s->prefill_kv, s->prefill_q2, ns};
+    return ns;
+}
+
 void cal_walk_cache_free(cal_walk_cache *c)
 {
     if (!c)
@@ -261,6 +283,7 @@ void cal_walk_cache_free(cal_walk_cache *c)
     free(c->tok);
     free(c->once_tok);
     free(c->emit);
+    free(c->prefill);
     free(c);
 }
 
@@ -302,7 +325,7 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
              * cache's tables when it has them: steps of equal token counts share them */
             rest = dense_tok(s, p, fn, st, cache, eager);
             if (has_prefill(s))
-                rest += prefill_attn(s, CAL_KIND_FULL, fn, st);
+                rest += dense_prefill(s, fn, st, cache);
             once = dense_once(s, fn, st, cache, eager);
         } else {
             for (int k = 0; k < CAL_KIND_COUNT; k++)

@@ -290,7 +290,7 @@ static double p15(double x)
  * 1.3e-14 of libm's cbrt over 1e-12..1e30 (measured), far below the 1 ns the pass is rounded to.
  * Plain arithmetic, so the result is the same on every machine, and a quarter faster than
  * libm's cbrt, which the smooth maximum needs for every kernel of every pass. */
-static double cube_root(double x)
+static inline double cube_root(double x)
 {
     if (!(x > 0))
         return 0;
@@ -307,7 +307,7 @@ static double cube_root(double x)
 }
 
 /* The smooth maximum given a^1.5 (a constant floor's, formed once by its caller). */
-static double smooth15(double a15, double b, double c)
+static inline double smooth15(double a15, double b, double c)
 {
     double r = cube_root(a15 + p15(b) + p15(c));
     return r * r;
@@ -439,7 +439,7 @@ static double gqa_prefill_ns(const roofline *r, double q, double pairs, double k
  * the one per-step operator of a decode run, so its constant products come from r->dec (see
  * dec_setup), formed once in the order the formula multiplies them: the same result to the bit
  * as kern(r, &K_DECODE, flops, attn_peak, bytes). */
-static double gqa_decode_ns(const roofline *r, double seqs, double pairs, int eager)
+static inline double gqa_decode_ns(const roofline *r, double seqs, double pairs, int eager)
 {
     double flops = r->dec.flops * pairs;                   /* QK^T and PV: 2 FLOPs per MAC */
     double bytes = ACT_BYTES * 2 * seqs * r->nh * r->d     /* Q in, O out */

@@ -864,7 +864,8 @@ static void run_tokens_flush(eng_engine *e, const run_tokens *t)
         eng_metrics_tokens(&e->m, t->from - first, t->end - first, t->n);
 }
 
-static void run_tokens_add(eng_engine *e, run_tokens *t, int64_t start, int64_t end, int64_t n)
+static inline void run_tokens_add(eng_engine *e, run_tokens *t, int64_t start, int64_t end,
+                                  int64_t n)
 {
     int64_t first = e->tot.first_arrival_ns;
     if (t->n > 0 && end >= t->second_end) {
@@ -891,7 +892,8 @@ typedef struct run_ctx {
 
 /* Ends a decode run's step in flight at end (none of its members finishes) and says whether the
  * next step's blocks fit (*need: how many it takes). */
-static int run_step_end(eng_replica *r, const run_ctx *c, int plain, int64_t end, int64_t *need)
+static inline int run_step_end(eng_replica *r, const run_ctx *c, int plain, int64_t end,
+                               int64_t *need)
 {
     if (plain)
         eng_cohort_plain_end(r, end);
@@ -905,7 +907,7 @@ static int run_step_end(eng_replica *r, const run_ctx *c, int plain, int64_t end
 
 /* Forms a decode run's next step (its `need` blocks taken); of a plain cohort whose step was
  * shaped here, only the summed context moves. Returns the step's output tokens. */
-static int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int64_t need)
+static inline int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int64_t need)
 {
     r->batch.pad_ctx += r->batch.pad_seqs; /* padded slots one token longer, as next_batch
                                               counts them */
@@ -925,8 +927,8 @@ static int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int64_t nee
 
 /* Counts a decode run's step from start to end: its record, or, with no recorder, its iteration,
  * busy time and tokens summed. */
-static void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int64_t gpu, int64_t end,
-                           int64_t tokens, int64_t draft)
+static inline void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int64_t gpu,
+                                  int64_t end, int64_t tokens, int64_t draft)
 {
     eng_engine *e = r->e;
     if (e->rec && e->rec->on_iteration) {
@@ -937,6 +939,44 @@ static void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int64_t gp
     e->tot.pool_busy_ns[r->pool->id] += end - start;
     e->tot.pool_gpu_ns[r->pool->id] += gpu;
     run_tokens_add(e, &c->tok, start, end, tokens);
+}
+
+/* Ends a decode run's step in flight at *end and runs the next one (*end its end, *n one more);
+ * 0 when the next one's blocks would not fit (the step ended, nothing run). */
+__attribute__((always_inline)) static inline int run_step(eng_replica *r, run_ctx *c, int plain,
+                                                          int64_t *end, int64_t *n)
+{
+    int64_t need;
+    if (!run_step_end(r, c, plain, *end, &need))
+        return 0;
+    int64_t start = *end, draft;
+    int64_t tokens = run_step_shape(r, c, plain, need);
+    int64_t gpu = step_gpu(r, &c->s, c->k, &draft);
+    *end = place_step(r, start, c->cpu, gpu);
+    (*n)++;
+    run_step_count(r, c, start, gpu, *end, tokens, draft);
+    return 1;
+}
+
+/* A decode run's steps once they are plain (eng_cohort_plain, no drafts) and shaped here, up to
+ * the run's bounds, as decode_run's loop runs them: nothing joins or leaves the cohort between
+ * them, so its next finish is known once (the step that brings the class's t to the top
+ * member's finish) and plainness holds throughout. Returns the last step's end. */
+static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most, int64_t until,
+                           int64_t end, int *ended)
+{
+    const eng_cclass *cl = &r->co.cls[0];
+    const eng_request *top = eng_heap_top(&cl->fin);
+    /* the last t at which the step in flight finishes none (eng_cohort_step_finishes) */
+    int64_t last_t = top ? top->c_fin_t - 2 : INT64_MAX;
+    while (*n < most && end < until && cl->t <= last_t) {
+        SIM_ASSERT(r->e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(&r->co));
+        if (!run_step(r, c, 1, &end, n)) {
+            *ended = 1; /* the policy preempts first: it decides at this step's end */
+            break;
+        }
+    }
+    return end;
 }
 
 /* A decode run: the decode steps after the first that the policy would form the same
@@ -955,20 +995,18 @@ static int64_t decode_run(eng_replica *r, int64_t end, int *ended)
     int64_t most = r->ops->run_steps(r->st, r);
     if (e->cfg.max_run_steps > 0 && most > e->cfg.max_run_steps)
         most = e->cfg.max_run_steps;
-    int64_t until = sim_next_time(e->ctx), n = 1, need;
+    int64_t until = sim_next_time(e->ctx), n = 1;
     run_ctx c = {.k = spec_k(r, &r->batch), .kp = spec_k(r, NULL)};
     while (n < most && end < until && !eng_cohort_step_finishes(&r->co)) {
         int plain = c.k == 0 && c.kp == 0 && eng_cohort_plain(r);
-        if (!run_step_end(r, &c, plain, end, &need)) {
+        if (plain && c.shaped) {
+            end = plain_steps(r, &c, &n, most, until, end, ended);
+            break;
+        }
+        if (!run_step(r, &c, plain, &end, &n)) {
             *ended = 1; /* the policy preempts first: it decides at this step's end */
             break;
         }
-        int64_t start = end, draft;
-        int64_t tokens = run_step_shape(r, &c, plain, need);
-        int64_t gpu = step_gpu(r, &c.s, c.k, &draft);
-        end = place_step(r, start, c.cpu, gpu);
-        n++;
-        run_step_count(r, &c, start, gpu, end, tokens, draft);
     }
     run_tokens_flush(e, &c.tok);
     /* the steps after the first: the same CPU work each (the same sequences) */

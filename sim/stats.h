@@ -64,6 +64,10 @@ typedef struct sim_samples {
      * bucket, which then costs no logarithm */
     int32_t last;
     double last_lo, last_hi;
+    /* the bounds of the buckets bins counts: edge[k] = gamma^(lo - 1 + k), k = 0 .. nbins (each
+     * computed as the bucket's bound always was), so a value that leaves the last bucket finds
+     * its own by comparisons */
+    double *edge;
 } sim_samples;
 
 void sim_samples_init(sim_samples *s);

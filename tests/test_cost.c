@@ -471,6 +471,27 @@ static void test_walk_decode_run_exact(void **state)
     }
 }
 
+/* A pass that is one prefill chunk alone is priced from the walk's table by the chunk's tokens
+ * when its sums match the entry's: chunks of the same length over no context, over cached
+ * contexts of several lengths (other sums: priced afresh, never taken from the entry), and
+ * chunks of one length again after others, each what a fresh predictor gives. */
+static void test_walk_prefill_alone_exact(void **state)
+{
+    static const int64_t q[] = {512, 512, 17, 512, 512, 4000, 17, 512, 512};
+    static const int64_t ctx[] = {0, 0, 0, 1024, 0, 0, 300, 1024, 5};
+    eng_model m = catalog_model("llama-3-8b");
+    eng_predictor warm = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 1));
+    for (size_t j = 0; j < sizeof q / sizeof q[0]; j++) {
+        eng_shape s = {0};
+        eng_shape_add_prefill(&s, q[j], ctx[j]);
+        s.emit_seqs = 1;
+        eng_predictor cold = make(&m, "h100-sxm", cal_serving_tp(ENG_BF16, 1));
+        assert_int_equal(warm.ops->iteration_ns(warm.st, &s), cold.ops->iteration_ns(cold.st, &s));
+        cal_predictor_free(&cold);
+    }
+    cal_predictor_free(&warm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -488,6 +509,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_across_nodes),
         cmocka_unit_test(test_walk_cache_exact),
         cmocka_unit_test(test_walk_decode_run_exact),
+        cmocka_unit_test(test_walk_prefill_alone_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -101,6 +102,76 @@ static void test_percentiles_like_numpy(void **state)
     near(pct_of(one, 1, 0), 7, 0);
     near(pct_of(one, 1, 99), 7, 0);
     near(pct_of(one, 0, 50), 0, 0); /* empty */
+}
+
+/* The sketch's buckets as they were found before the bounds were kept: the previous value's
+ * bucket when it holds the value, else ceil(log(x) / log(gamma)) and that bucket's bounds. */
+typedef struct ref_sketch {
+    double bins[8192];
+    int32_t lo, last; /* bins[i - lo]: bucket i */
+    double last_lo, last_hi, zeros;
+} ref_sketch;
+
+static void ref_add(ref_sketch *r, double x, double w)
+{
+    double lg = log((1 + SIM_SKETCH_ALPHA) / (1 - SIM_SKETCH_ALPHA));
+    if (x <= 1e-9) {
+        r->zeros += w;
+        return;
+    }
+    int32_t i = r->last;
+    if (!(x > r->last_lo && x <= r->last_hi)) {
+        i = (int32_t)ceil(log(x) / lg);
+        r->last = i;
+        r->last_lo = exp((i - 1) * lg);
+        r->last_hi = exp(i * lg);
+    }
+    assert_true(i - r->lo >= 0 && i - r->lo < 8192);
+    r->bins[i - r->lo] += w;
+}
+
+/* The sketch puts every value in the bucket the logarithm gave it, to the bit: values spread
+ * over twelve decades, values on every bucket bound and one ulp either side of it (where the
+ * logarithm and the bounds may disagree), values that jump between far buckets, counted in the
+ * same bins with the same zeros. */
+static void test_sketch_buckets_as_logarithm(void **state)
+{
+    static ref_sketch ref;
+    memset(&ref, 0, sizeof ref);
+    ref.lo = -3500;
+    sim_samples s;
+    sim_samples_init(&s);
+    sim_samples_set_cap(&s, 0);
+    double lg = log((1 + SIM_SKETCH_ALPHA) / (1 - SIM_SKETCH_ALPHA));
+    uint64_t st = 5;
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < 200000; i++) {
+            double x = pow(10.0, -6 + 12 * unif(&st)), w = 1 + floor(unif(&st) * 3);
+            sim_samples_add_n(&s, x, (size_t)w);
+            ref_add(&ref, x, w);
+        }
+        for (int32_t j = -1300; j <= 1300; j++) {
+            double b = exp(j * lg);
+            const double xs[] = {
+                b, nextafter(b, 0), nextafter(b, INFINITY), b * (1 + 2e-9), b * (1 - 2e-9), 1e-12,
+                0};
+            for (size_t k = 0; k < sizeof xs / sizeof xs[0]; k++) {
+                sim_samples_add(&s, xs[k]);
+                ref_add(&ref, xs[k], 1);
+            }
+        }
+    }
+    assert_false(sim_samples_exact(&s));
+    assert_true(s.zeros == ref.zeros);
+    for (int32_t i = 0; i < 8192; i++) {
+        int32_t b = i + ref.lo;
+        double got = b >= s.lo && b < s.lo + s.nbins ? s.bins[b - s.lo] : 0;
+        if (got != ref.bins[i]) {
+            print_message("bucket %d: %.17g, want %.17g\n", b, got, ref.bins[i]);
+            fail();
+        }
+    }
+    sim_samples_free(&s);
 }
 
 /* Percentiles asked in any order of one sample (the walk going on from the last one's stop, or
@@ -286,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_welford_small),
         cmocka_unit_test(test_percentiles_like_numpy),
         cmocka_unit_test(test_samples_percentile_order),
+        cmocka_unit_test(test_sketch_buckets_as_logarithm),
         cmocka_unit_test(test_samples_add_after_query),
         cmocka_unit_test(test_samples_add_n),
     };

@@ -102,6 +102,12 @@ typedef struct cal_walk_cache {
      * CAL_WALK_TAB; 0 = not priced yet (every priced count costs more than 0). Allocated on
      * first use; free with cal_walk_cache_free. */
     double *tok, *once_tok, *emit;
+    /* A dense layer's prefill attention in a pass that is one prefill chunk and nothing else, by
+     * the chunk's tokens (below CAL_WALK_TAB), with the sums it was priced at (a chunk over
+     * cached context has other sums: priced afresh). Allocated on first use. */
+    struct cal_walk_prefill {
+        double pairs, kv, q2, ns; /* ns 0: not priced yet */
+    } * prefill;
 } cal_walk_cache;
 #define CAL_WALK_TAB 65536
 
