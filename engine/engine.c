@@ -100,7 +100,7 @@ static void request_done(eng_replica *r, eng_request *rq)
     e->in_system--;
     if (e->as)
         eng_autoscale_request(e, rq);
-    if (r->fleet == ENG_FLEET_DRAINING && r->outstanding == 0)
+    if (eng_replica_drained(r))
         eng_autoscale_drained(r);
     if (e->rec && e->rec->on_request)
         e->rec->on_request(e->rec_st, rq);

@@ -525,8 +525,9 @@ int study_simulate(const scn_scenario *scn, uint64_t seed, const study_cost *cos
         goto out;
     if (w) {
         eng_fleet_window *win;
-        int64_t nwin = eng_fleet_timeline(e, &win);
-        store_run_fleet(w, win, nwin, eng_get_pool_plan(e, 0)->gpus);
+        eng_fleet_pools pools;
+        int64_t nwin = eng_fleet_timeline(e, &win, &pools);
+        store_run_fleet(w, win, nwin, &pools);
         free(win);
         store_run *done = w;
         w = NULL;

@@ -65,9 +65,11 @@ static void test_timeline_adds_up(void **state)
     store *s = store_open_readonly(db, &e);
     assert_non_null(s);
     eng_fleet_window *w;
-    int64_t gpus, n = store_run_fleet_windows(s, 1, &w, &gpus, &e);
+    eng_fleet_pools pools;
+    int64_t n = store_run_fleet_windows(s, 1, &w, &pools, &e), gpus = pools.gpus[0];
     store_close(s);
     assert_true(n > 100);
+    assert_int_equal(pools.n, 1);
     assert_int_equal(gpus, 1); /* an L4, TP 1 */
     int64_t ns = 0, arrivals = 0, completed = 0, good = 0, starting = 0, draining = 0;
     double ttft_max = 0;

@@ -361,17 +361,17 @@ static void test_create(void **state)
     store *s = open_rw(path);
     assert_string_equal(store_path(s), path);
     assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
-    assert_int_equal(STORE_SCHEMA_VERSION, 5);
+    assert_int_equal(STORE_SCHEMA_VERSION, 6);
     assert_int_equal(qint(s, "PRAGMA application_id"), 0x4C4C4D53);
     assert_int_equal(qint(s, "SELECT count(*) FROM schema_version"), 1);
-    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 5);
+    assert_int_equal(qint(s, "SELECT version FROM schema_version"), 6);
     assert_int_equal(qint(s, "SELECT count(*) FROM sqlite_master WHERE name IN"
                              " ('capacity_searches', 'capacity_probes', 'capacity_results',"
                              " 'run_summary', 'sweep_curve', 'request_spans',"
                              " 'request_spans_all', 'validations', 'validation_rows',"
                              " 'validation_values', 'validation_stats', 'fleet_windows',"
-                             " 'fleet_timeline')"),
-                     13);
+                             " 'fleet_timeline', 'fleet_pools')"),
+                     14);
     int64_t cookie = qint(s, "PRAGMA schema_version");
     store_close(s);
     /* opening again changes nothing (the views are kept when their text is the same) */
