@@ -160,10 +160,15 @@ static void print_fleet(FILE *f, const study_result *r)
                                             "scale_downs", "cold_start_s"};
         for (int i = 0; i < 5; i++)
             snprintf(m[i], sizeof m[i], "%s%s", pools[k][0], names[i]);
-        if (!isnan(study_metric(r, m[0])))
-            fprintf(f, "%-38s %12.2f (at most %.0f; %.0f up, %.0f down; cold start %.1f s)\n",
-                    pools[k][1], study_metric(r, m[0]), study_metric(r, m[1]),
-                    study_metric(r, m[2]), study_metric(r, m[3]), study_metric(r, m[4]));
+        if (isnan(study_metric(r, m[0])))
+            continue;
+        fprintf(f, "%-38s %12.2f (at most %.0f; %.0f up, %.0f down", pools[k][1],
+                study_metric(r, m[0]), study_metric(r, m[1]), study_metric(r, m[2]),
+                study_metric(r, m[3]));
+        if (isnan(study_metric(r, m[4]))) /* a pool that keeps its replicas */
+            fprintf(f, ")\n");
+        else
+            fprintf(f, "; cold start %.1f s)\n", study_metric(r, m[4]));
     }
     if (!isnan(study_metric(r, "fault_crashes")))
         fprintf(f, "%-38s %12.0f (%.0f requests retried, %.0f lost, %.0f waited for a replica)\n",

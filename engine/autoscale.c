@@ -933,7 +933,8 @@ int eng_autoscale_summary(const eng_engine *e, eng_metric *out, int n, double du
         n = put(out, n, p, "replicas_max", (double)q->held_max);
         n = put(out, n, p, "scale_ups", (double)q->ups);
         n = put(out, n, p, "scale_downs", (double)q->downs);
-        n = put(out, n, p, "cold_start_s", (double)q->cold / 1e9);
+        if (q->cfg) /* (a disaggregated pool that keeps its replicas starts none) */
+            n = put(out, n, p, "cold_start_s", (double)q->cold / 1e9);
     }
     return n;
 }
