@@ -4,8 +4,9 @@
  * drawn; the stored replica time is the run's GPU-hours to the bit and the windows' request
  * counts are the run's; a run without a timeline, and a database from before it, are refused
  * saying why. The shipped fleet_pd_diurnal scenario (prefill replicas of 1 GPU, decode replicas
- * of 2; its first 12,000 requests, the decode pool from one replica) stores each pool's share of every window, whose GPU time still sums to its GPU-hours to
- * the bit, and `plot fleet` draws each pool; a database of schema 5 reads and upgrades.
+ * of 2; its first 12,000 requests, the decode pool from one replica) stores each pool's share of
+ * every window, whose GPU time still sums to its GPU-hours to the bit, and `plot fleet` draws each
+ * pool; a database of schema 5 reads and upgrades.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -165,6 +166,19 @@ static void test_plot_fleet(void **state)
     free(gp);
 }
 
+/* A copy of the database named name (its path into old) made as an older llmsim left it by
+ * sql. */
+static void older(char *old, size_t len, const char *name, const char *sql)
+{
+    snprintf(old, len, "%s/%s", e2e_dir, name);
+    assert_int_equal(e2e_sh(NULL, 0, NULL, 0, "cp %s %s", db, old), 0);
+    sim_err e = {{0}};
+    store *s = store_open(old, &e);
+    assert_non_null(s);
+    assert_int_equal(store_exec(s, sql, &e), 0);
+    store_close(s);
+}
+
 /* A run without autoscaling has no timeline: refused, naming the run and what stores one; so is
  * a database written before schema 5. Nothing is left behind. */
 static void test_refusals(void **state)
@@ -182,17 +196,11 @@ static void test_refusals(void **state)
     assert_int_equal(st, 1);
     assert_non_null(strstr(err, "no run 9"));
     char old[400];
-    snprintf(old, sizeof old, "%s/v4.db", e2e_dir);
-    assert_int_equal(e2e_sh(NULL, 0, NULL, 0, "cp %s %s", db, old), 0);
+    older(old, sizeof old, "v4.db",
+          "DROP VIEW fleet_timeline; DROP TABLE fleet_windows; DROP TABLE fleet_pools;"
+          " UPDATE schema_version SET version = 4");
     sim_err e = {{0}};
-    store *s = store_open(old, &e);
-    assert_non_null(s);
-    assert_int_equal(store_exec(s,
-                                "DROP VIEW fleet_timeline; DROP TABLE fleet_windows;"
-                                " UPDATE schema_version SET version = 4",
-                                &e),
-                     0);
-    store_close(s);
+    store *s;
     st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot fleet --run 1 --db %s -o %s/g.png",
                 LLMSIM_BINARY, old, e2e_dir);
     assert_int_equal(st, 1);
@@ -308,19 +316,11 @@ static void test_plot_pools(void **state)
 static void test_schema5(void **state)
 {
     char old[400];
-    snprintf(old, sizeof old, "%s/v5.db", e2e_dir);
-    assert_int_equal(e2e_sh(NULL, 0, NULL, 0, "cp %s %s", db, old), 0);
+    older(old, sizeof old, "v5.db",
+          "DROP VIEW fleet_timeline; DROP TABLE fleet_pools;"
+          " ALTER TABLE fleet_windows DROP COLUMN gpu_ns; UPDATE schema_version SET version = 5");
     sim_err e = {{0}};
-    store *s = store_open(old, &e);
-    assert_non_null(s);
-    assert_int_equal(store_exec(s,
-                                "DROP VIEW fleet_timeline; DROP TABLE fleet_pools;"
-                                " ALTER TABLE fleet_windows DROP COLUMN gpu_ns;"
-                                " UPDATE schema_version SET version = 5",
-                                &e),
-                     0);
-    store_close(s);
-    s = store_open_readonly(old, &e);
+    store *s = store_open_readonly(old, &e);
     assert_non_null(s);
     assert_int_equal(store_schema_version(s), 5);
     eng_fleet_window *w;
