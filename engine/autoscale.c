@@ -888,6 +888,32 @@ void eng_autoscale_free(eng_engine *e)
     e->as = NULL;
 }
 
+int eng_autoscale_walk(const eng_engine *e, char *buf, size_t len)
+{
+    const eng_autoscaler *as = e->as;
+    for (int32_t k = 0; k < as->npl; k++) {
+        const as_pool *q = &as->pl[k];
+        int32_t ready = count(q, ENG_FLEET_READY), off = count(q, ENG_FLEET_OFF);
+        if (q->p->route == q->p && q->p->nact != ready)
+            return snprintf(buf, len, "%sautoscaler: %d replicas routed to, %d ready", q->p->name,
+                            q->p->nact, ready),
+                   -1;
+        if (q->held != q->p->nrep - off)
+            return snprintf(buf, len, "%sautoscaler: %d replicas held, %d not off", q->p->name,
+                            q->held, q->p->nrep - off),
+                   -1;
+        for (int32_t i = 0; i < q->p->nrep; i++) {
+            const eng_replica *r = &q->p->reps[i];
+            if (r->fleet == ENG_FLEET_OFF && (r->outstanding || r->pd_sending))
+                return snprintf(
+                           buf, len, "%sreplica %d is off holding %lld requests, %lld KV transfers",
+                           q->p->name, r->id, (long long)r->outstanding, (long long)r->pd_sending),
+                       -1;
+        }
+    }
+    return 0;
+}
+
 /* The length of [a, b) within [t0, t1), ns. */
 static int64_t within(int64_t a, int64_t b, int64_t t0, int64_t t1)
 {

@@ -1844,5 +1844,7 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
         rc = eng_link_check(e, buf, len);
     if (rc == 0 && e->notiers)
         rc = eng_off_check(e, buf, len);
+    if (rc == 0 && e->as)
+        rc = eng_autoscale_walk(e, buf, len);
     return rc;
 }

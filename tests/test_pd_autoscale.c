@@ -68,7 +68,10 @@ static void on_request(void *st, const eng_request *rq)
         first[rq->pd_src] = rq->t_first_sched;
 }
 
-static outcome run(const char *deploy, const char *work, const char *const *sets, int64_t *first)
+/* A run of deploy and work with sets, the engine's walker every check_every events; first (may
+ * be NULL) gets when each prefill slot first prefilled. */
+static outcome run_at(const char *deploy, const char *work, const char *const *sets, int64_t *first,
+                      int64_t check_every)
 {
     int n = 0;
     while (sets && sets[n])
@@ -82,7 +85,7 @@ static outcome run(const char *deploy, const char *work, const char *const *sets
     for (int i = 0; first && i < 4; i++)
         first[i] = -1;
     static const eng_recorder_ops rec = {.on_request = on_request};
-    study_hooks hooks = {.check_every = 512, .rec = first ? &rec : NULL, .rec_st = first};
+    study_hooks hooks = {.check_every = check_every, .rec = first ? &rec : NULL, .rec_st = first};
     study_result *r = test_calloc(1, sizeof *r);
     if (study_run(&s, s.seed, NULL, NULL, &hooks, r, &err) != 0)
         fail_msg("%s", err.msg);
@@ -94,6 +97,17 @@ static outcome run(const char *deploy, const char *work, const char *const *sets
     test_free(r);
     scn_free(&s);
     return o;
+}
+
+static outcome run(const char *deploy, const char *work, const char *const *sets, int64_t *first)
+{
+    return run_at(deploy, work, sets, first, 512);
+}
+
+static outcome run_checked(const char *deploy, const char *work, const char *const *sets,
+                           int64_t check_every)
+{
+    return run_at(deploy, work, sets, NULL, check_every);
 }
 
 /* Each pool follows its own metric: long prompts scale the prefill pool alone, long answers the
@@ -143,6 +157,26 @@ static void test_one_per_adjustment_and_drain(void **state)
     assert_true(used >= 2);
     assert_true(get(&o, "prefill_scale_downs") >= 1);
     assert_true(get(&o, "completed") == 1700 && get(&o, "rejected") == 0);
+}
+
+/* A steady load of long prompts on four prefill replicas whose planner wants fewer (its queue
+ * below a scale-down threshold of 5): each replica scaled down is holding requests, drains them
+ * and leaves only once their KV has reached the decode side (the engine's walker, run every few
+ * events, refuses a replica off that holds a request or sends KV); nothing is lost. */
+static void test_prefill_drains_under_load(void **state)
+{
+    (void)state;
+    const char *sets[] = {"prefill.replicas=4", "prefill.autoscale.scale_down_threshold=5",
+                          "prefill.autoscale.scale_up_threshold=50", NULL};
+    const char *steady =
+        "workload:\n  num_requests: 8000\n  arrival: {process: poisson, rate: 20}\n"
+        "  prompt_tokens: {dist: uniform, min: 4000, max: 6000}\n"
+        "  output_tokens: {dist: uniform, min: 2, max: 4}\n";
+    outcome o = run_checked(POOLS, steady, sets, 4);
+    print_message("prefill: %g down, mean %.2f replicas\n", get(&o, "prefill_scale_downs"),
+                  get(&o, "prefill_replicas_mean"));
+    assert_true(get(&o, "prefill_scale_downs") >= 2);
+    assert_true(get(&o, "completed") == 8000 && get(&o, "rejected") == 0);
 }
 
 /* The GPU budget (max_gpus, both pools) stops the decode pool's scale-ups: 1 prefill GPU and 2
@@ -215,6 +249,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_pool_its_own_metric),
         cmocka_unit_test(test_one_per_adjustment_and_drain),
+        cmocka_unit_test(test_prefill_drains_under_load),
         cmocka_unit_test(test_budget_and_bounds),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_refusals),

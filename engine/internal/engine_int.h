@@ -687,6 +687,10 @@ static inline int eng_replica_drained(const eng_replica *r)
 void eng_autoscale_drained(eng_replica *r);
 /* rq finished or was rejected: the fleet timeline counts it (e->as set). */
 void eng_autoscale_request(eng_engine *e, const eng_request *rq);
+/* The autoscaler's walker (e->as set): each pool's router lists its ready replicas, its count
+ * of replicas held is those not off, and no replica off holds a request or sends KV. 0, or -1
+ * with a message. */
+int eng_autoscale_walk(const eng_engine *e, char *buf, size_t len);
 /* Replica time (ns) pool p's replicas held GPUs within [t0, t1) (e->as set). */
 int64_t eng_autoscale_held_ns(const eng_engine *e, const eng_pool *p, int64_t t0, int64_t t1);
 /* Appends the autoscaler's metrics (replicas_mean, ...) to out from n; returns the count. */
