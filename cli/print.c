@@ -163,14 +163,29 @@ static void print_costs(FILE *f, const study_result *r)
     }
 }
 
-/* The autoscaler's line: mean and peak replicas, scalings, cold start (nothing without it). */
+/* The autoscalers' lines, one per autoscaled pool (the whole fleet, or prefill and decode):
+ * mean and peak replicas, scalings, cold start (nothing without an autoscaler). */
 static void print_autoscale(FILE *f, const study_result *r)
 {
-    if (!isnan(study_metric(r, "replicas_mean")))
-        fprintf(f, "%-38s %12.2f (at most %.0f; %.0f up, %.0f down; cold start %.1f s)\n",
-                "Replicas (autoscaled, mean):", study_metric(r, "replicas_mean"),
-                study_metric(r, "replicas_max"), study_metric(r, "scale_ups"),
-                study_metric(r, "scale_downs"), study_metric(r, "cold_start_s"));
+    static const char *const pools[3][2] = {{"", "Replicas (autoscaled, mean):"},
+                                            {"prefill_", "Prefill replicas (autoscaled, mean):"},
+                                            {"decode_", "Decode replicas (autoscaled, mean):"}};
+    for (int k = 0; k < 3; k++) {
+        char m[5][40];
+        static const char *const names[] = {"replicas_mean", "replicas_max", "scale_ups",
+                                            "scale_downs", "cold_start_s"};
+        for (int i = 0; i < 5; i++)
+            snprintf(m[i], sizeof m[i], "%s%s", pools[k][0], names[i]);
+        if (isnan(study_metric(r, m[0])))
+            continue;
+        fprintf(f, "%-38s %12.2f (at most %.0f; %.0f up, %.0f down", pools[k][1],
+                study_metric(r, m[0]), study_metric(r, m[1]), study_metric(r, m[2]),
+                study_metric(r, m[3]));
+        if (isnan(study_metric(r, m[4]))) /* a pool that keeps its replicas */
+            fprintf(f, ")\n");
+        else
+            fprintf(f, "; cold start %.1f s)\n", study_metric(r, m[4]));
+    }
 }
 
 /* The injected faults' line: crashes and what became of their requests (nothing without). */

@@ -28,6 +28,10 @@
  * request it holds (Kubernetes removes a terminating pod from the Service's endpoints; the
  * server's graceful shutdown finishes its in-flight requests), and its GPUs are released when
  * the last one is done.
+ *
+ * A disaggregated deployment's prefill and decode pools scale each on its own (prefill.autoscale,
+ * decode.autoscale), as Dynamo's load-based planner scales them (planner_step below cites it);
+ * a pool without an autoscale map keeps its replicas. Every replica pays the same cold start.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -36,7 +40,7 @@
 #include "engine_int.h"
 
 /* the evaluations run after everything else of their instant */
-enum { ENG_PRIO_AUTOSCALE = 30 };
+enum { ENG_PRIO_AUTOSCALE = 30, ENG_PRIO_ADJUST = 31 /* after the sample of its instant */ };
 
 static void set_max(void *obj, double v)
 {
@@ -73,6 +77,19 @@ static const eng_key behavior_keys[] = {
      ENG_KEY_AT(eng_as_behavior, down), .sub = rules_keys},
     ENG_KEY_END};
 
+/* A new replica's cold start (the aggregated deployment's and each pool's). */
+static const eng_key cold_keys[] = {
+    {"startup_s", ENG_KEY_NUM, 0, 0, 86400, "s", "20", NULL,
+     "cold start: container and engine start before the weights load",
+     ENG_KEY_AT(eng_autoscale_cfg, startup_s)},
+    {"load_gb_s", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, 1e4, "GB/s", "2", NULL,
+     "cold start: the storage bandwidth each GPU reads its weights at",
+     ENG_KEY_AT(eng_autoscale_cfg, load_gb_s)},
+    {"graph_capture_s", ENG_KEY_NUM, 0, 0, 86400, "s", "10", NULL,
+     "cold start: CUDA-graph capture and compilation after the weights load",
+     ENG_KEY_AT(eng_autoscale_cfg, graph_capture_s)},
+    ENG_KEY_END};
+
 const eng_key eng_autoscale_keys[] = {
     {"metric", ENG_KEY_ENUM, ENG_KEY_REQUIRED, 0, 0, "", NULL,
      "queue|concurrency|kv_utilisation|rate|ttft_p90",
@@ -98,20 +115,68 @@ const eng_key eng_autoscale_keys[] = {
     {"tolerance", ENG_KEY_NUM, 0, 0, 1, "", "0.1", NULL,
      "no change while the ready replicas' average is within this fraction of the target",
      ENG_KEY_AT(eng_autoscale_cfg, tolerance)},
-    {"startup_s", ENG_KEY_NUM, 0, 0, 86400, "s", "20", NULL,
-     "cold start: container and engine start before the weights load",
-     ENG_KEY_AT(eng_autoscale_cfg, startup_s)},
-    {"load_gb_s", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, 1e4, "GB/s", "2", NULL,
-     "cold start: the storage bandwidth each GPU reads its weights at",
-     ENG_KEY_AT(eng_autoscale_cfg, load_gb_s)},
-    {"graph_capture_s", ENG_KEY_NUM, 0, 0, 86400, "s", "10", NULL,
-     "cold start: CUDA-graph capture and compilation after the weights load",
-     ENG_KEY_AT(eng_autoscale_cfg, graph_capture_s)},
+    {"", ENG_KEY_INCLUDE, 0, 0, 0, "", NULL, NULL, "", ENG_KEY_NOWHERE, .sub = cold_keys},
     {"behavior", ENG_KEY_MAP, 0, 0, 0, "", "(no rate limit)", NULL,
      "the HPA's rate policies: {scale_up: {select_policy, policies}, scale_down: {...}}",
      ENG_KEY_AT(eng_autoscale_cfg, behavior), .sub = behavior_keys},
     ENG_KEY_END};
 
+static void set_pool_max(void *obj, double v)
+{
+    eng_autoscale_cfg *a = obj;
+    a->max_replicas = (int32_t)v;
+    a->enabled = 1;
+    a->planner = 1;
+}
+
+/* MODEL: Dynamo's load-based planner's options and defaults (ai-dynamo/dynamo,
+ * docs/architecture/load_planner.md, examples/llm/components/planner.py): adjustment-interval
+ * 30 s, metric-pulling-interval 1 s, min-endpoint 1 per pool, max-gpu-budget over both pools,
+ * prefill-queue-scale-up/down-threshold 0.5 / 0.2, decode-kv-scale-up/down-threshold 0.9 / 0.5,
+ * NEW_DECODE_WORKER_GRACE_PERIOD 3 and NEW_PREFILL_WORKER_QUEUE_BUFFER_PERIOD 3 intervals, 0.02
+ * KV per request waiting. Later releases changed some defaults (adjustment_interval 180 s,
+ * metric_pulling_interval 10 s, prefill queue threshold 5.0: planner/defaults.py); a scenario
+ * sets its own. */
+const eng_key eng_pool_autoscale_keys[] = {
+    {"metric", ENG_KEY_ENUM, 0, 0, 0, "", "(queue for prefill, kv_utilisation for decode)",
+     "queue|concurrency|kv_utilisation",
+     "what the pool's planner watches: requests waiting on the pool's replicas (the prefill "
+     "queue), requests on them, or each ready replica's KV usage averaged",
+     ENG_KEY_AT(eng_autoscale_cfg, metric)},
+    {"scale_up_threshold", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, 1e9, "", "(0.5 prefill, 0.9 decode)",
+     NULL, "one replica more when the interval's average is above this",
+     ENG_KEY_AT(eng_autoscale_cfg, up_threshold)},
+    {"scale_down_threshold", ENG_KEY_NUM, 0, 0, 1e9, "", "(0.2 prefill, 0.5 decode)", NULL,
+     "one replica fewer when the interval's average is below this",
+     ENG_KEY_AT(eng_autoscale_cfg, down_threshold)},
+    {"min_replicas", ENG_KEY_INT, 0, 1, 1 << 20, "", "1", NULL,
+     "fewest replicas of the pool (the planner's min-endpoint)",
+     ENG_KEY_AT(eng_autoscale_cfg, min_replicas)},
+    {"max_replicas", ENG_KEY_INT, ENG_KEY_REQUIRED, 1, 1 << 16, "", NULL, NULL,
+     "most replicas of the pool (its replicas: how many are ready at the start)",
+     .set = set_pool_max},
+    {"interval_s", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, 86400, "s", "30", NULL,
+     "between two adjustments (adjustment-interval; the same in both pools)",
+     ENG_KEY_AT(eng_autoscale_cfg, interval_s)},
+    {"sample_s", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, 86400, "s", "1", NULL,
+     "between two samples of the metric (metric-pulling-interval; the same in both pools)",
+     ENG_KEY_AT(eng_autoscale_cfg, sample_s)},
+    {"kv_per_waiting", ENG_KEY_NUM, 0, 0, 1, "", "0.02", NULL,
+     "kv_utilisation: added to a replica's KV usage per request waiting there",
+     ENG_KEY_AT(eng_autoscale_cfg, kv_per_waiting)},
+    {"scale_down_grace", ENG_KEY_INT, 0, 0, 1 << 20, "intervals", "(3 for decode, 0 for prefill)",
+     NULL, "adjustments, a scale-up's own included, in which the pool is not scaled down after it",
+     ENG_KEY_AT(eng_autoscale_cfg, grace_intervals)},
+    {"trend_intervals", ENG_KEY_INT, 0, 0, 1 << 20, "intervals", "(3 for prefill, 0 for decode)",
+     NULL,
+     "a scale-up only if the metric's last sample plus its change over the interval times this "
+     "is still above scale_up_threshold",
+     ENG_KEY_AT(eng_autoscale_cfg, trend_intervals)},
+    {"max_gpus", ENG_KEY_INT, 0, 0, 1 << 20, "GPUs", "(no budget)", NULL,
+     "the GPU budget of both pools together (max-gpu-budget): no scale-up past it",
+     ENG_KEY_AT(eng_autoscale_cfg, max_gpus)},
+    {"", ENG_KEY_INCLUDE, 0, 0, 0, "", NULL, NULL, "", ENG_KEY_NOWHERE, .sub = cold_keys},
+    ENG_KEY_END};
 double eng_autoscale_cold_start_s(const eng_autoscale_cfg *a, int64_t weight_bytes)
 {
     return a->startup_s + (double)weight_bytes / (a->load_gb_s * 1e9) + a->graph_capture_s;
@@ -122,10 +187,11 @@ typedef struct as_rec {
     int32_t want;
 } as_rec;
 
-/* A replica changed state (ENG_FLEET_*) at t: the fleet timeline integrates these. */
+/* A replica of pool `pool` (the timeline's index) changed state (ENG_FLEET_*) at t: the fleet
+ * timeline integrates these. */
 typedef struct as_trans {
     int64_t t;
-    int8_t from, to;
+    int8_t from, to, pool;
 } as_trans;
 
 /* What a finished or rejected request adds to the timeline's windows (window indices). */
@@ -136,14 +202,16 @@ typedef struct as_ttft {
     double ms;
 } as_ttft;
 
-typedef struct eng_autoscaler {
-    eng_engine *e;
+/* One pool's autoscaler: the aggregated deployment's (the HPA), or a prefill or decode pool's
+ * (the planner), or a disaggregated pool that keeps its replicas (cfg NULL). */
+typedef struct as_pool {
+    struct eng_autoscaler *as;
     eng_pool *p;
-    const eng_autoscale_cfg *cfg;
-    int64_t interval, cold, up_win, down_win; /* ns */
-    sim_event_id tick, *ready;                /* per replica: its cold start's end */
-    int64_t last_arrived;                     /* arrivals counted at the last evaluation */
-    as_rec *rec;                              /* recommendations, a ring */
+    const eng_autoscale_cfg *cfg;   /* NULL: not scaled */
+    int32_t idx;                    /* in as->pl: the timeline's pool */
+    int64_t cold, up_win, down_win; /* ns */
+    sim_event_id *ready;            /* per replica: its cold start's end */
+    as_rec *rec;                    /* recommendations, a ring */
     int32_t nrec, caprec, headrec;
     int64_t (*spans)[2]; /* closed [on, off) ns of replicas held */
     int64_t nspans, capspans;
@@ -156,6 +224,21 @@ typedef struct eng_autoscaler {
     } * ev;
     int32_t nev, capev, headev;
     int64_t ev_keep; /* ns: the longest period */
+    /* the planner's samples of the current adjustment interval: their sum and count, the first
+     * and the last sample's value */
+    double sum, first, last;
+    int64_t nsum, nsamples;
+    int32_t grace_left; /* adjustments before a scale-down may come again */
+    int32_t endpoints;  /* its workers as the planner counted them at the interval's start */
+} as_pool;
+
+typedef struct eng_autoscaler {
+    eng_engine *e;
+    as_pool pl[ENG_FLEET_POOLS];
+    int32_t npl;
+    int64_t interval, sample; /* ns: evaluations (the timeline's windows), the planner's samples */
+    sim_event_id tick, sample_ev;
+    int64_t last_arrived; /* arrivals counted at the last evaluation */
     /* the fleet timeline: state changes in time order; per window from wbase, the requests'
      * counts; each completed request's TTFT with its window */
     as_trans *trans;
@@ -166,31 +249,112 @@ typedef struct eng_autoscaler {
     int64_t ntt, captt;
 } eng_autoscaler;
 
-/* r enters state `to` at now (logged for the timeline). */
-static void set_state(eng_autoscaler *as, eng_replica *r, int to, int64_t now)
+/* The autoscaler of replica r's pool. */
+static as_pool *pool_of(eng_autoscaler *as, const eng_replica *r)
 {
+    as_pool *q = &as->pl[as->npl > 1 && r->pool != as->pl[0].p];
+    SIM_ASSERT(as->e->ctx, q->p == r->pool);
+    return q;
+}
+
+/* r enters state `to` at now (logged for the timeline). */
+static void set_state(as_pool *q, eng_replica *r, int to, int64_t now)
+{
+    eng_autoscaler *as = q->as;
     if (as->ntrans == as->captrans) {
         as->captrans = as->captrans ? 2 * as->captrans : 64;
         as->trans = sim_xrealloc(as->trans, (size_t)as->captrans * sizeof *as->trans);
     }
-    as->trans[as->ntrans++] = (as_trans){now, (int8_t)r->fleet, (int8_t)to};
+    as->trans[as->ntrans++] = (as_trans){now, (int8_t)r->fleet, (int8_t)to, (int8_t)q->idx};
     r->fleet = to;
+}
+
+/* Pool k's autoscale settings: the deployment's (aggregated), or the pool's own. */
+static const eng_autoscale_cfg *cfg_of(const eng_config *c, int k)
+{
+    if (!c->pd.enabled)
+        return &c->fleet.autoscale;
+    return &c->fleet.pool_autoscale[k >= eng_config_decode_pool(c)];
 }
 
 int32_t eng_autoscale_slots(const eng_engine *e, const eng_pool *p)
 {
-    const eng_autoscale_cfg *a = &e->cfg.fleet.autoscale;
-    return a->enabled && !e->pd ? a->max_replicas : p->cfg.replicas;
+    const eng_autoscale_cfg *a = cfg_of(&e->cfg, p->id);
+    return a->enabled ? a->max_replicas : p->cfg.replicas;
+}
+
+/* A pool's planner settings against its replicas (name: "prefill" or "decode"). */
+static int check_pool(const eng_autoscale_cfg *a, const char *name, int32_t replicas, sim_err *err)
+{
+    if (a->min_replicas > a->max_replicas)
+        return sim_errf(err, "%s.autoscale: min_replicas %d above max_replicas %d", name,
+                        a->min_replicas, a->max_replicas);
+    if (replicas < a->min_replicas || replicas > a->max_replicas)
+        return sim_errf(err,
+                        "%s.autoscale: %s.replicas %d (ready at the start) outside "
+                        "[min_replicas %d, max_replicas %d]",
+                        name, name, replicas, a->min_replicas, a->max_replicas);
+    if (a->down_threshold >= a->up_threshold)
+        return sim_errf(err,
+                        "%s.autoscale: scale_down_threshold %g not below scale_up_threshold %g",
+                        name, a->down_threshold, a->up_threshold);
+    if (a->sample_s > a->interval_s)
+        return sim_errf(err, "%s.autoscale: sample_s %g longer than interval_s %g", name,
+                        a->sample_s, a->interval_s);
+    return 0;
+}
+
+/* The prefill and decode pools' planners: each pool's settings, and what they share. */
+static int check_pools(const eng_config *c, sim_err *err)
+{
+    static const char *const name[2] = {"prefill", "decode"};
+    const eng_autoscale_cfg *pa = c->fleet.pool_autoscale;
+    int64_t gpus = 0, budget = 0;
+    for (int k = 0; k < 2; k++) {
+        if (!pa[k].enabled)
+            continue;
+        if (c->pd.ngroups[k] > 0)
+            return sim_errf(err,
+                            "%s.autoscale: scaling a pool of replica groups (%s.replicas as a "
+                            "list) is not modelled yet",
+                            name[k], name[k]);
+        if (check_pool(&pa[k], name[k], c->pd.pool[k].replicas, err))
+            return -1;
+        if (budget && pa[k].max_gpus && pa[k].max_gpus != budget)
+            return sim_errf(err,
+                            "prefill.autoscale.max_gpus %d and decode.autoscale.max_gpus %d "
+                            "differ: the planner has one GPU budget for both pools",
+                            pa[0].max_gpus, pa[1].max_gpus);
+        budget = pa[k].max_gpus ? pa[k].max_gpus : budget;
+    }
+    if (pa[0].enabled && pa[1].enabled &&
+        (pa[0].interval_s != pa[1].interval_s || pa[0].sample_s != pa[1].sample_s))
+        return sim_errf(err,
+                        "prefill.autoscale and decode.autoscale: interval_s (%g, %g) and sample_s "
+                        "(%g, %g) must agree: the planner samples and adjusts both pools together",
+                        pa[0].interval_s, pa[1].interval_s, pa[0].sample_s, pa[1].sample_s);
+    for (int k = 0; k < eng_config_pools(c); k++) {
+        eng_config pc;
+        eng_config_pool(c, k, &pc);
+        gpus += (int64_t)pc.replicas * pc.tensor_parallel * pc.data_parallel_attention *
+                pc.pipeline_parallel;
+    }
+    if (budget && gpus > budget)
+        return sim_errf(err, "autoscale.max_gpus %lld below the %lld GPUs the pools start with",
+                        (long long)budget, (long long)gpus);
+    return 0;
 }
 
 int eng_autoscale_check(const eng_config *c, sim_err *err)
 {
     const eng_autoscale_cfg *a = &c->fleet.autoscale;
+    if (c->pd.enabled && a->enabled)
+        return sim_errf(err, "autoscale: a disaggregated deployment scales each pool: give "
+                             "prefill.autoscale and decode.autoscale instead");
+    if (c->pd.enabled)
+        return check_pools(c, err);
     if (!a->enabled)
         return 0;
-    if (c->pd.enabled)
-        return sim_errf(err, "autoscale: scaling a disaggregated deployment's prefill and decode "
-                             "pools is not modelled yet");
     if (a->metric == ENG_AS_TTFT_P90)
         return sim_errf(err, "autoscale.metric ttft_p90 is not modelled yet (use queue, "
                              "concurrency, kv_utilisation or rate)");
@@ -206,20 +370,21 @@ int eng_autoscale_check(const eng_config *c, sim_err *err)
 }
 
 /* The metric summed over the ready replicas. */
-static double observe(eng_autoscaler *as)
+static double observe(as_pool *q)
 {
-    const eng_pool *p = as->p;
+    const eng_pool *p = q->p;
+    eng_autoscaler *as = q->as;
     double v = 0;
-    if (as->cfg->metric == ENG_AS_RATE) {
+    if (q->cfg->metric == ENG_AS_RATE) {
         int64_t n = as->e->tot.arrived - as->last_arrived;
         as->last_arrived = as->e->tot.arrived;
         return (double)n / ((double)as->interval / 1e9);
     }
     for (int32_t i = 0; i < p->nact; i++) {
         const eng_replica *r = p->rep_list[i];
-        if (as->cfg->metric == ENG_AS_QUEUE)
+        if (q->cfg->metric == ENG_AS_QUEUE)
             v += (double)r->waiting;
-        else if (as->cfg->metric == ENG_AS_CONCURRENCY)
+        else if (q->cfg->metric == ENG_AS_CONCURRENCY)
             v += (double)r->outstanding;
         else
             v += eng_replica_kv_usage(r);
@@ -227,53 +392,59 @@ static double observe(eng_autoscaler *as)
     return v;
 }
 
-/* Replicas holding GPUs and counted by the HPA: ready and starting (not draining). */
-static int32_t current(const eng_autoscaler *as)
+/* Replicas in state st. */
+static int32_t count(const as_pool *q, int st)
 {
     int32_t n = 0;
-    for (int32_t i = 0; i < as->p->nrep; i++)
-        n += as->p->reps[i].fleet == ENG_FLEET_READY || as->p->reps[i].fleet == ENG_FLEET_STARTING;
+    for (int32_t i = 0; i < q->p->nrep; i++)
+        n += q->p->reps[i].fleet == st;
     return n;
 }
 
-/* The HPA's raw recommendation from the observed sum. */
-static int32_t recommend(const eng_autoscaler *as, double sum, int32_t cur)
+/* Replicas holding GPUs and counted by the HPA: ready and starting (not draining). */
+static int32_t current(const as_pool *q)
 {
-    int32_t ready = as->p->nact;
-    double ratio = ready ? sum / (as->cfg->target * ready) : 0;
-    if (fabs(ratio - 1) <= as->cfg->tolerance)
+    return count(q, ENG_FLEET_READY) + count(q, ENG_FLEET_STARTING);
+}
+
+/* The HPA's raw recommendation from the observed sum. */
+static int32_t recommend(const as_pool *q, double sum, int32_t cur)
+{
+    int32_t ready = q->p->nact;
+    double ratio = ready ? sum / (q->cfg->target * ready) : 0;
+    if (fabs(ratio - 1) <= q->cfg->tolerance)
         return cur;
-    double want = ceil(sum / as->cfg->target - 1e-9);
-    if (want > cur && sum / (as->cfg->target * cur) <= 1) /* starting ones count as 0 */
+    double want = ceil(sum / q->cfg->target - 1e-9);
+    if (want > cur && sum / (q->cfg->target * cur) <= 1) /* starting ones count as 0 */
         return cur;
     return (int32_t)fmin(want, (double)INT32_MAX);
 }
 
-static void remember(eng_autoscaler *as, int64_t now, int32_t want)
+static void remember(as_pool *q, int64_t now, int32_t want)
 {
-    if (as->nrec == as->caprec) { /* the oldest falls out (beyond both windows) */
-        as->headrec = (as->headrec + 1) % as->caprec;
-        as->nrec--;
+    if (q->nrec == q->caprec) { /* the oldest falls out (beyond both windows) */
+        q->headrec = (q->headrec + 1) % q->caprec;
+        q->nrec--;
     }
-    as->rec[(as->headrec + as->nrec++) % as->caprec] = (as_rec){now, want};
+    q->rec[(q->headrec + q->nrec++) % q->caprec] = (as_rec){now, want};
 }
 
 /* Stabilised: the highest recommendation of the down window when scaling down, the lowest of
  * the up window when scaling up. */
-static int32_t stabilise(const eng_autoscaler *as, int64_t now, int32_t cur)
+static int32_t stabilise(const as_pool *q, int64_t now, int32_t cur)
 {
     int32_t up = INT32_MAX, down = 0;
-    for (int32_t k = 0; k < as->nrec; k++) {
-        const as_rec *r = &as->rec[(as->headrec + k) % as->caprec];
-        if (now - r->t <= as->down_win && r->want > down)
+    for (int32_t k = 0; k < q->nrec; k++) {
+        const as_rec *r = &q->rec[(q->headrec + k) % q->caprec];
+        if (now - r->t <= q->down_win && r->want > down)
             down = r->want;
-        if (now - r->t <= as->up_win && r->want < up)
+        if (now - r->t <= q->up_win && r->want < up)
             up = r->want;
     }
     int32_t want = up > cur ? up : down < cur ? down : cur;
-    if (want < as->cfg->min_replicas)
-        want = as->cfg->min_replicas;
-    return want > as->cfg->max_replicas ? as->cfg->max_replicas : want;
+    if (want < q->cfg->min_replicas)
+        want = q->cfg->min_replicas;
+    return want > q->cfg->max_replicas ? q->cfg->max_replicas : want;
 }
 
 /* MODEL: the HPA's rate policies (pkg/controller/podautoscaler/horizontal.go,
@@ -285,13 +456,13 @@ static int32_t stabilise(const eng_autoscaler *as, int64_t now, int32_t cur)
  * the policy allowing the most change, min the least, disabled none. The kubernetes API's
  * default rules (up: 4 pods or 100% per 15 s; down: 100% per 15 s) are not applied unless given:
  * without `behavior` a change is taken at once, as before it was modelled. */
-static void changes(const eng_autoscaler *as, int64_t now, double period_s, int32_t *added,
+static void changes(const as_pool *q, int64_t now, double period_s, int32_t *added,
                     int32_t *removed)
 {
     int64_t cutoff = now - (int64_t)llround(period_s * 1e9);
     *added = *removed = 0;
-    for (int32_t k = 0; k < as->nev; k++) {
-        const struct as_ev *v = &as->ev[(as->headev + k) % as->capev];
+    for (int32_t k = 0; k < q->nev; k++) {
+        const struct as_ev *v = &q->ev[(q->headev + k) % q->capev];
         if (v->t > cutoff) {
             *added += v->added;
             *removed += v->removed;
@@ -300,7 +471,7 @@ static void changes(const eng_autoscaler *as, int64_t now, double period_s, int3
 }
 
 /* The most replicas (up) or the fewest (down) the rules allow from cur at now. */
-static int32_t rate_bound(const eng_autoscaler *as, const eng_as_rules *ru, int up, int64_t now,
+static int32_t rate_bound(const as_pool *q, const eng_as_rules *ru, int up, int64_t now,
                           int32_t cur)
 {
     int most = (ru->select == ENG_AS_SELECT_MAX) == up; /* keep the largest proposal */
@@ -308,7 +479,7 @@ static int32_t rate_bound(const eng_autoscaler *as, const eng_as_rules *ru, int 
     for (int32_t i = 0; i < ru->n; i++) {
         const eng_as_policy *p = &ru->p[i];
         int32_t added, removed;
-        changes(as, now, p->period_s, &added, &removed);
+        changes(q, now, p->period_s, &added, &removed);
         double start = (double)cur - added + removed, v;
         if (p->type == ENG_AS_PODS)
             v = up ? start + p->value : start - p->value;
@@ -320,59 +491,59 @@ static int32_t rate_bound(const eng_autoscaler *as, const eng_as_rules *ru, int 
 }
 
 /* want, within what the rate policies allow from cur. */
-static int32_t rate_limit(const eng_autoscaler *as, int64_t now, int32_t cur, int32_t want)
+static int32_t rate_limit(const as_pool *q, int64_t now, int32_t cur, int32_t want)
 {
-    const eng_as_behavior *b = &as->cfg->behavior;
+    const eng_as_behavior *b = &q->cfg->behavior;
     const eng_as_rules *ru = want > cur ? &b->up : &b->down;
     if (want == cur || (ru->n == 0 && ru->select != ENG_AS_SELECT_DISABLED))
         return want;
     if (ru->select == ENG_AS_SELECT_DISABLED)
         return cur;
-    int32_t bound = rate_bound(as, ru, want > cur, now, cur);
+    int32_t bound = rate_bound(q, ru, want > cur, now, cur);
     if (want > cur)
         return want < bound ? want : bound > cur ? bound : cur;
     return want > bound ? want : bound < cur ? bound : cur;
 }
 
 /* Remembers a scale event for the rate policies (nothing without them). */
-static void scaled(eng_autoscaler *as, int64_t now, int32_t added, int32_t removed)
+static void scaled(as_pool *q, int64_t now, int32_t added, int32_t removed)
 {
-    if (as->ev_keep == 0 || (added == 0 && removed == 0))
+    if (q->ev_keep == 0 || (added == 0 && removed == 0))
         return;
-    while (as->nev > 0 && as->ev[as->headev].t <= now - as->ev_keep) {
-        as->headev = (as->headev + 1) % as->capev;
-        as->nev--;
+    while (q->nev > 0 && q->ev[q->headev].t <= now - q->ev_keep) {
+        q->headev = (q->headev + 1) % q->capev;
+        q->nev--;
     }
-    if (as->nev == as->capev) {
-        int32_t cap = as->capev ? 2 * as->capev : 16;
+    if (q->nev == q->capev) {
+        int32_t cap = q->capev ? 2 * q->capev : 16;
         struct as_ev *ev = sim_xmalloc((size_t)cap * sizeof *ev);
-        for (int32_t k = 0; k < as->nev; k++)
-            ev[k] = as->ev[(as->headev + k) % as->capev];
-        free(as->ev);
-        as->ev = ev;
-        as->capev = cap;
-        as->headev = 0;
+        for (int32_t k = 0; k < q->nev; k++)
+            ev[k] = q->ev[(q->headev + k) % q->capev];
+        free(q->ev);
+        q->ev = ev;
+        q->capev = cap;
+        q->headev = 0;
     }
-    as->ev[(as->headev + as->nev++) % as->capev] = (struct as_ev){now, added, removed};
+    q->ev[(q->headev + q->nev++) % q->capev] = (struct as_ev){now, added, removed};
 }
 
-static void hold(eng_autoscaler *as, eng_replica *r, int64_t now)
+static void hold(as_pool *q, eng_replica *r, int64_t now)
 {
     r->fleet_since = now;
-    if (++as->held > as->held_max)
-        as->held_max = as->held;
+    if (++q->held > q->held_max)
+        q->held_max = q->held;
 }
 
-static void release(eng_autoscaler *as, eng_replica *r, int64_t now)
+static void release(as_pool *q, eng_replica *r, int64_t now)
 {
-    if (as->nspans == as->capspans) {
-        as->capspans = as->capspans ? 2 * as->capspans : 64;
-        as->spans = sim_xrealloc(as->spans, (size_t)as->capspans * sizeof *as->spans);
+    if (q->nspans == q->capspans) {
+        q->capspans = q->capspans ? 2 * q->capspans : 64;
+        q->spans = sim_xrealloc(q->spans, (size_t)q->capspans * sizeof *q->spans);
     }
-    as->spans[as->nspans][0] = r->fleet_since;
-    as->spans[as->nspans++][1] = now;
-    set_state(as, r, ENG_FLEET_OFF, now);
-    as->held--;
+    q->spans[q->nspans][0] = r->fleet_since;
+    q->spans[q->nspans++][1] = now;
+    set_state(q, r, ENG_FLEET_OFF, now);
+    q->held--;
 }
 
 void eng_replica_ready(eng_replica *r)
@@ -387,21 +558,22 @@ void eng_replica_ready(eng_replica *r)
 static void on_ready(sim_ctx *ctx, void *obj, int64_t arg)
 {
     eng_replica *r = obj;
-    r->e->as->ready[r - r->pool->reps] = 0;
-    set_state(r->e->as, r, ENG_FLEET_READY, sim_now(ctx));
+    as_pool *q = pool_of(r->e->as, r);
+    q->ready[r - q->p->reps] = 0;
+    set_state(q, r, ENG_FLEET_READY, sim_now(ctx));
     eng_replica_ready(r);
 }
 
 int eng_autoscale_restart(eng_replica *r, int64_t ready_at)
 {
-    eng_autoscaler *as = r->e->as;
-    if (!as)
+    if (!r->e->as)
         return 0;
-    int32_t i = (int32_t)(r - as->p->reps);
-    if (as->ready[i])
-        sim_cancel(as->e->ctx, as->ready[i]);
-    set_state(as, r, ENG_FLEET_STARTING, sim_now(as->e->ctx));
-    as->ready[i] = sim_schedule(as->e->ctx, ready_at, ENG_PRIO_AUTOSCALE, on_ready, r, 0);
+    as_pool *q = pool_of(r->e->as, r);
+    int32_t i = (int32_t)(r - q->p->reps);
+    if (q->ready[i])
+        sim_cancel(r->e->ctx, q->ready[i]);
+    set_state(q, r, ENG_FLEET_STARTING, sim_now(r->e->ctx));
+    q->ready[i] = sim_schedule(r->e->ctx, ready_at, ENG_PRIO_AUTOSCALE, on_ready, r, 0);
     return 1;
 }
 
@@ -416,124 +588,330 @@ void eng_pool_unlist(eng_pool *p, const eng_replica *r)
     eng_router_gone(r);
 }
 
-static void scale_up(eng_autoscaler *as, int32_t n, int64_t now)
+static void scale_up(as_pool *q, int32_t n, int64_t now)
 {
-    eng_pool *p = as->p;
+    eng_pool *p = q->p;
     for (int32_t i = 0; i < p->nrep && n > 0; i++) {
         eng_replica *r = &p->reps[i];
         if (r->fleet != ENG_FLEET_OFF)
             continue; /* a draining replica's slot is not free until it is off */
-        set_state(as, r, ENG_FLEET_STARTING, now);
-        hold(as, r, now);
-        as->ready[i] = sim_schedule(as->e->ctx, now + as->cold, ENG_PRIO_AUTOSCALE, on_ready, r, 0);
-        as->ups++;
+        set_state(q, r, ENG_FLEET_STARTING, now);
+        hold(q, r, now);
+        q->ready[i] =
+            sim_schedule(q->as->e->ctx, now + q->cold, ENG_PRIO_AUTOSCALE, on_ready, r, 0);
+        q->ups++;
         n--;
     }
 }
 
-static void scale_down(eng_autoscaler *as, int32_t n, int64_t now)
+static void scale_down(as_pool *q, int32_t n, int64_t now)
 {
-    eng_pool *p = as->p;
+    eng_pool *p = q->p;
     for (int32_t i = p->nrep - 1; i >= 0 && n > 0; i--) { /* the newest starting ones */
         eng_replica *r = &p->reps[i];
         if (r->fleet != ENG_FLEET_STARTING)
             continue;
-        sim_cancel(as->e->ctx, as->ready[i]);
-        as->ready[i] = 0;
-        release(as, r, now);
-        as->downs++;
+        sim_cancel(q->as->e->ctx, q->ready[i]);
+        q->ready[i] = 0;
+        release(q, r, now);
+        q->downs++;
         n--;
     }
     while (n > 0 && p->nact > 1) { /* then the ready ones the router saw last */
         eng_replica *r = (eng_replica *)p->rep_list[p->nact - 1];
         eng_pool_unlist(p, r);
-        set_state(as, r, ENG_FLEET_DRAINING, now);
-        as->downs++;
+        set_state(q, r, ENG_FLEET_DRAINING, now);
+        q->downs++;
         n--;
-        if (r->outstanding == 0)
-            release(as, r, now);
+        if (eng_replica_drained(r))
+            release(q, r, now);
     }
 }
 
 void eng_autoscale_drained(eng_replica *r)
 {
-    release(r->e->as, r, sim_now(r->e->ctx));
+    release(pool_of(r->e->as, r), r, sim_now(r->e->ctx));
+}
+
+/* Whether the autoscaler keeps evaluating: as long as anything is left to serve. */
+static int running(const eng_engine *e)
+{
+    /* MODEL: the controller runs as long as anything is left to serve */
+    return e->src_state != ENG_SRC_END || e->in_system > 0;
 }
 
 static void on_tick(sim_ctx *ctx, void *obj, int64_t arg)
 {
     eng_autoscaler *as = obj;
+    as_pool *q = &as->pl[0];
     eng_engine *e = as->e;
     int64_t now = sim_now(ctx);
     as->tick = 0;
     if (e->failed)
         return;
-    int32_t cur = current(as);
-    remember(as, now, recommend(as, observe(as), cur));
-    int32_t want = rate_limit(as, now, cur, stabilise(as, now, cur));
-    int64_t ups = as->ups, downs = as->downs;
+    int32_t cur = current(q);
+    remember(q, now, recommend(q, observe(q), cur));
+    int32_t want = rate_limit(q, now, cur, stabilise(q, now, cur));
+    int64_t ups = q->ups, downs = q->downs;
     if (want > cur)
-        scale_up(as, want - cur, now);
+        scale_up(q, want - cur, now);
     else if (want < cur)
-        scale_down(as, cur - want, now);
-    scaled(as, now, (int32_t)(as->ups - ups), (int32_t)(as->downs - downs));
-    /* MODEL: the controller runs as long as anything is left to serve */
-    if (e->src_state != ENG_SRC_END || e->in_system > 0)
+        scale_down(q, cur - want, now);
+    scaled(q, now, (int32_t)(q->ups - ups), (int32_t)(q->downs - downs));
+    if (running(e))
         as->tick = sim_schedule(ctx, now + as->interval, ENG_PRIO_AUTOSCALE, on_tick, as, 0);
 }
 
-void eng_autoscale_init(eng_engine *e)
+/* ---- the planner of a disaggregated deployment's pools ---- */
+
+/* MODEL: Dynamo's load-based planner (ai-dynamo/dynamo examples/llm/components/planner.py,
+ * collect_metrics; docs/architecture/load_planner.md). Every metric-pulling-interval it reads
+ * the prefill queue's size (the requests no prefill worker has taken yet: here the requests
+ * waiting on the prefill pool's replicas, draining ones included, as llmsim routes each request
+ * to a prefill replica when it arrives) and each decode worker's gpu_cache_usage_perc, plus 0.02
+ * per request waiting on a worker that has requests running (num_requests_waiting, "we assume
+ * each request uses 0.02 kv cache"). A sample adds one value for the queue, one per ready
+ * replica for the KV usage (the workers registered: a decode worker being scaled down has left
+ * the registry). */
+static void planner_sample(as_pool *q)
 {
-    const eng_autoscale_cfg *a = &e->cfg.fleet.autoscale;
-    if (!a->enabled || e->pd)
+    const eng_autoscale_cfg *a = q->cfg;
+    const eng_pool *p = q->p;
+    double v = 0, n = 1;
+    if (a->metric == ENG_AS_KV) {
+        n = p->nact;
+        for (int32_t i = 0; i < p->nact; i++) {
+            const eng_replica *r = p->rep_list[i];
+            v += eng_replica_kv_usage(r);
+            if (r->outstanding > r->waiting)
+                v += a->kv_per_waiting * (double)r->waiting;
+        }
+    } else {
+        for (int32_t i = 0; i < p->nrep; i++)
+            v += (double)(a->metric == ENG_AS_QUEUE ? p->reps[i].waiting : p->reps[i].outstanding);
+    }
+    double value = n > 0 ? v / n : 0;
+    q->first = q->nsamples ? q->first : value;
+    q->last = value;
+    q->nsamples++;
+    q->sum += v;
+    q->nsum += (int64_t)n;
+}
+
+/* The workers the planner sees registered: ready ones, and draining prefill workers (a prefill
+ * worker told to stop stays until its last request is done; a decode worker's lease is revoked
+ * at once). */
+static int32_t endpoints(const as_pool *q)
+{
+    int32_t n = count(q, ENG_FLEET_READY);
+    return q->p->role == ENG_ROLE_PREFILL ? n + count(q, ENG_FLEET_DRAINING) : n;
+}
+
+/* GPUs the planner counts against its budget: the replicas it has asked for (ready and
+ * starting: a starting one holds its GPUs already), both pools. */
+static int64_t gpus_used(const eng_autoscaler *as)
+{
+    int64_t g = 0;
+    for (int32_t k = 0; k < as->npl; k++)
+        g += (int64_t)current(&as->pl[k]) * as->pl[k].p->plan.gpus;
+    return g;
+}
+
+/* Whether pool q may take one replica more: a slot free, the budget not exceeded. */
+static int may_add(const eng_autoscaler *as, const as_pool *q)
+{
+    int32_t budget = q->cfg->max_gpus;
+    if (current(q) >= q->cfg->max_replicas || count(q, ENG_FLEET_OFF) == 0)
+        return 0;
+    return !budget || gpus_used(as) + q->p->plan.gpus <= budget;
+}
+
+/* MODEL: the planner's make_adjustments (planner.py): nothing when either pool's worker count
+ * changed during the interval (a scale-up or scale-down under way); else, with each pool's
+ * interval average, first the scale-downs (prefill below its down threshold, decode below its
+ * own unless a decode worker was added within the last NEW_DECODE_WORKER_GRACE_PERIOD
+ * adjustments), then the scale-ups (prefill above its up threshold when the queue's trend,
+ * last + (last - first) x NEW_PREFILL_WORKER_QUEUE_BUFFER_PERIOD, is above it too; decode above
+ * its own), one worker at most per pool, within min-endpoint and the GPU budget
+ * (max-gpu-budget, over both pools). The grace and trend apply here to either pool as its
+ * settings say (the planner's: grace to decode, trend to prefill). */
+static void planner_adjust(eng_autoscaler *as, int64_t now)
+{
+    for (int32_t k = 0; k < as->npl; k++)
+        if (as->pl[k].cfg && endpoints(&as->pl[k]) != as->pl[k].endpoints)
+            return;
+    double avg[ENG_FLEET_POOLS];
+    for (int32_t k = 0; k < as->npl; k++) {
+        as_pool *q = &as->pl[k];
+        avg[k] = q->nsum ? q->sum / (double)q->nsum : 0;
+        if (q->cfg && avg[k] < q->cfg->down_threshold && current(q) > q->cfg->min_replicas &&
+            q->grace_left == 0)
+            scale_down(q, 1, now);
+    }
+    for (int32_t k = 0; k < as->npl; k++) {
+        as_pool *q = &as->pl[k];
+        if (!q->cfg || avg[k] <= q->cfg->up_threshold || !may_add(as, q))
+            continue;
+        double trend = q->last + (q->last - q->first) * q->cfg->trend_intervals;
+        if (q->cfg->trend_intervals > 0 && trend <= q->cfg->up_threshold)
+            continue;
+        scale_up(q, 1, now);
+        q->grace_left = q->cfg->grace_intervals; /* this adjustment counts as one */
+    }
+    for (int32_t k = 0; k < as->npl; k++)
+        if (as->pl[k].grace_left > 0)
+            as->pl[k].grace_left--;
+}
+
+/* A new adjustment interval: the samples start again, the workers are counted. */
+static void planner_reset(eng_autoscaler *as)
+{
+    for (int32_t k = 0; k < as->npl; k++) {
+        as_pool *q = &as->pl[k];
+        q->sum = q->first = q->last = 0;
+        q->nsum = q->nsamples = 0;
+        q->endpoints = endpoints(q);
+    }
+}
+
+static void on_sample(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_autoscaler *as = obj;
+    int64_t now = sim_now(ctx);
+    as->sample_ev = 0;
+    if (as->e->failed)
         return;
-    eng_autoscaler *as = sim_xcalloc(1, sizeof *as);
-    eng_pool *p = &e->pools[0];
-    as->e = e;
-    as->p = p;
-    as->cfg = a;
-    as->interval = (int64_t)llround(a->interval_s * 1e9);
-    as->up_win = (int64_t)llround(a->up_window_s * 1e9);
-    as->down_win = (int64_t)llround(a->down_window_s * 1e9);
-    as->cold = (int64_t)llround(eng_autoscale_cold_start_s(a, p->plan.weight_bytes) * 1e9);
-    double win = fmax(a->up_window_s, a->down_window_s);
-    as->caprec = (int32_t)fmin(ceil(win / a->interval_s) + 2, 1 << 20);
-    as->rec = sim_xcalloc((size_t)as->caprec, sizeof *as->rec);
+    for (int32_t k = 0; k < as->npl; k++)
+        if (as->pl[k].cfg)
+            planner_sample(&as->pl[k]);
+    if (running(as->e))
+        as->sample_ev = sim_schedule(ctx, now + as->sample, ENG_PRIO_AUTOSCALE, on_sample, as, 0);
+}
+
+/* After the sample of its instant (scheduled later at the same priority). */
+static void on_adjust(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    eng_autoscaler *as = obj;
+    int64_t now = sim_now(ctx);
+    as->tick = 0;
+    if (as->e->failed)
+        return;
+    planner_adjust(as, now);
+    planner_reset(as);
+    if (running(as->e))
+        as->tick = sim_schedule(ctx, now + as->interval, ENG_PRIO_ADJUST, on_adjust, as, 0);
+}
+
+/* ---- set-up ---- */
+
+/* Pool p's autoscaler as timeline pool idx: its first `start` replicas ready, the others off. */
+static void pool_init(eng_autoscaler *as, int32_t idx, eng_pool *p, const eng_autoscale_cfg *a,
+                      int32_t start)
+{
+    as_pool *q = &as->pl[idx];
+    q->as = as;
+    q->idx = idx;
+    q->p = p;
+    q->cfg = a->enabled ? a : NULL;
+    q->up_win = (int64_t)llround(a->up_window_s * 1e9);
+    q->down_win = (int64_t)llround(a->down_window_s * 1e9);
+    q->cold = (int64_t)llround(eng_autoscale_cold_start_s(a, p->plan.weight_bytes) * 1e9);
+    if (q->cfg && !a->planner) {
+        double win = fmax(a->up_window_s, a->down_window_s);
+        q->caprec = (int32_t)fmin(ceil(win / a->interval_s) + 2, 1 << 20);
+        q->rec = sim_xcalloc((size_t)q->caprec, sizeof *q->rec);
+    }
     for (int d = 0; d < 2; d++) {
         const eng_as_rules *ru = d ? &a->behavior.down : &a->behavior.up;
         for (int32_t i = 0; i < ru->n; i++)
-            as->ev_keep = (int64_t)fmax((double)as->ev_keep, llround(ru->p[i].period_s * 1e9));
+            q->ev_keep = (int64_t)fmax((double)q->ev_keep, llround(ru->p[i].period_s * 1e9));
     }
-    as->ready = sim_xcalloc((size_t)p->nrep, sizeof *as->ready);
-    e->as = as;
+    q->ready = sim_xcalloc((size_t)p->nrep, sizeof *q->ready);
     p->nact = 0;
     for (int32_t i = 0; i < p->nrep; i++) {
         eng_replica *r = &p->reps[i];
         r->fleet = ENG_FLEET_OFF;
-        if (i < e->cfg.replicas) {
-            set_state(as, r, ENG_FLEET_READY, 0);
-            hold(as, r, 0);
+        if (i < start) {
+            set_state(q, r, ENG_FLEET_READY, 0);
+            hold(q, r, 0);
             p->rep_list[p->nact++] = r;
         } else {
             eng_router_gone(r); /* its router started with every slot ready */
         }
     }
-    as->tick = sim_schedule(e->ctx, as->interval, ENG_PRIO_AUTOSCALE, on_tick, as, 0);
+}
+
+void eng_autoscale_init(eng_engine *e)
+{
+    const eng_config *c = &e->cfg;
+    const eng_autoscale_cfg *pa = c->fleet.pool_autoscale;
+    if (!(c->pd.enabled ? pa[0].enabled || pa[1].enabled : c->fleet.autoscale.enabled))
+        return;
+    eng_autoscaler *as = sim_xcalloc(1, sizeof *as);
+    as->e = e;
+    e->as = as;
+    if (!e->pd) {
+        as->npl = 1;
+        pool_init(as, 0, &e->pools[0], &c->fleet.autoscale, c->replicas);
+        as->interval = (int64_t)llround(c->fleet.autoscale.interval_s * 1e9);
+        as->tick = sim_schedule(e->ctx, as->interval, ENG_PRIO_AUTOSCALE, on_tick, as, 0);
+        return;
+    }
+    as->npl = 2;
+    for (int k = 0; k < 2; k++)
+        pool_init(as, k, &e->pools[k ? e->dpool : ENG_POOL_PREFILL], &pa[k],
+                  c->pd.pool[k].replicas);
+    const eng_autoscale_cfg *a = pa[0].enabled ? &pa[0] : &pa[1]; /* (their clocks agree) */
+    as->interval = (int64_t)llround(a->interval_s * 1e9);
+    as->sample = (int64_t)llround(a->sample_s * 1e9);
+    planner_reset(as);
+    /* MODEL: the planner samples at once when it starts, then every metric-pulling-interval */
+    as->sample_ev = sim_schedule(e->ctx, 0, ENG_PRIO_AUTOSCALE, on_sample, as, 0);
+    as->tick = sim_schedule(e->ctx, as->interval, ENG_PRIO_ADJUST, on_adjust, as, 0);
 }
 
 void eng_autoscale_free(eng_engine *e)
 {
-    if (!e->as)
+    eng_autoscaler *as = e->as;
+    if (!as)
         return;
-    free(e->as->rec);
-    free(e->as->ev);
-    free(e->as->ready);
-    free(e->as->spans);
-    free(e->as->trans);
-    free(e->as->cnt);
-    free(e->as->tt);
-    free(e->as);
+    for (int32_t k = 0; k < as->npl; k++) {
+        free(as->pl[k].rec);
+        free(as->pl[k].ev);
+        free(as->pl[k].ready);
+        free(as->pl[k].spans);
+    }
+    free(as->trans);
+    free(as->cnt);
+    free(as->tt);
+    free(as);
     e->as = NULL;
+}
+
+int eng_autoscale_walk(const eng_engine *e, char *buf, size_t len)
+{
+    const eng_autoscaler *as = e->as;
+    for (int32_t k = 0; k < as->npl; k++) {
+        const as_pool *q = &as->pl[k];
+        int32_t ready = count(q, ENG_FLEET_READY), off = count(q, ENG_FLEET_OFF);
+        if (q->p->route == q->p && q->p->nact != ready)
+            return snprintf(buf, len, "%sautoscaler: %d replicas routed to, %d ready", q->p->name,
+                            q->p->nact, ready),
+                   -1;
+        if (q->held != q->p->nrep - off)
+            return snprintf(buf, len, "%sautoscaler: %d replicas held, %d not off", q->p->name,
+                            q->held, q->p->nrep - off),
+                   -1;
+        for (int32_t i = 0; i < q->p->nrep; i++) {
+            const eng_replica *r = &q->p->reps[i];
+            if (r->fleet == ENG_FLEET_OFF && (r->outstanding || r->pd_sending))
+                return snprintf(
+                           buf, len, "%sreplica %d is off holding %lld requests, %lld KV transfers",
+                           q->p->name, r->id, (long long)r->outstanding, (long long)r->pd_sending),
+                       -1;
+        }
+    }
+    return 0;
 }
 
 /* The length of [a, b) within [t0, t1), ns. */
@@ -544,30 +922,45 @@ static int64_t within(int64_t a, int64_t b, int64_t t0, int64_t t1)
     return b > a ? b - a : 0;
 }
 
-double eng_autoscale_gpu_s(const eng_engine *e, const eng_pool *p, int64_t t0, int64_t t1)
+int64_t eng_autoscale_held_ns(const eng_engine *e, const eng_pool *p, int64_t t0, int64_t t1)
 {
-    const eng_autoscaler *as = e->as;
+    const as_pool *q = &e->as->pl[e->as->npl > 1 && p != e->as->pl[0].p];
     int64_t ns = 0;
-    for (int64_t k = 0; k < as->nspans; k++)
-        ns += within(as->spans[k][0], as->spans[k][1], t0, t1);
+    SIM_ASSERT(e->ctx, q->p == p);
+    for (int64_t k = 0; k < q->nspans; k++)
+        ns += within(q->spans[k][0], q->spans[k][1], t0, t1);
     for (int32_t i = 0; i < p->nrep; i++)
         if (p->reps[i].fleet != ENG_FLEET_OFF)
             ns += within(p->reps[i].fleet_since, t1, t0, t1);
-    return (double)p->plan.gpus * (double)ns / 1e9;
+    return ns;
+}
+
+/* Appends name (with prefix pre) = v to out[n]; returns the new count. */
+static int put(eng_metric *out, int n, const char *pre, const char *name, double v)
+{
+    if (n >= ENG_MAX_METRICS)
+        return n;
+    snprintf(out[n].name, sizeof out[n].name, "%s%s", pre, name);
+    out[n].value = v;
+    return n + 1;
 }
 
 int eng_autoscale_summary(const eng_engine *e, eng_metric *out, int n, double dur)
 {
+    static const char *const pre[2][2] = {{""}, {"prefill_", "decode_"}};
     const eng_autoscaler *as = e->as;
-    const eng_pool *p = &e->pools[0];
-    double gpu_s = e->m.fleet_gpu_s;
-    double v[] = {dur > 0 ? gpu_s / p->plan.gpus / dur : 0, (double)as->held_max, (double)as->ups,
-                  (double)as->downs, (double)as->cold / 1e9};
-    static const char *const names[] = {"replicas_mean", "replicas_max", "scale_ups", "scale_downs",
-                                        "cold_start_s"};
-    for (int i = 0; i < 5 && n < ENG_MAX_METRICS; i++) {
-        snprintf(out[n].name, sizeof out[n].name, "%s", names[i]);
-        out[n++].value = v[i];
+    int64_t t0 = e->m.t_first_arrival, t1 = e->m.completed ? e->m.t_last_finish : t0;
+    for (int32_t k = 0; k < as->npl; k++) {
+        const as_pool *q = &as->pl[k];
+        const char *p = pre[as->npl > 1][k];
+        int64_t gpus = q->p->plan.gpus;
+        double gpu_s = (double)(gpus * eng_autoscale_held_ns(e, q->p, t0, t1)) / 1e9;
+        n = put(out, n, p, "replicas_mean", dur > 0 ? gpu_s / (double)gpus / dur : 0);
+        n = put(out, n, p, "replicas_max", (double)q->held_max);
+        n = put(out, n, p, "scale_ups", (double)q->ups);
+        n = put(out, n, p, "scale_downs", (double)q->downs);
+        if (q->cfg) /* (a disaggregated pool that keeps its replicas starts none) */
+            n = put(out, n, p, "cold_start_s", (double)q->cold / 1e9);
     }
     return n;
 }
@@ -613,36 +1006,59 @@ void eng_autoscale_request(eng_engine *e, const eng_request *rq)
         (as_ttft){rq->t_first_token / iv, (double)(rq->t_first_token - rq->t_arrival) / 1e6};
 }
 
-/* Adds the replicas in each state (n[ENG_FLEET_*]) over [a, b) to the windows it crosses. */
-static void integrate(eng_fleet_window *win, int64_t w0, int64_t iv, const int32_t *n, int64_t a,
-                      int64_t b)
+/* The timeline's column of state st (serving, starting, draining), or -1 for off. */
+static int column(int st)
+{
+    return st == ENG_FLEET_READY      ? 0
+           : st == ENG_FLEET_STARTING ? 1
+           : st == ENG_FLEET_DRAINING ? 2
+                                      : -1;
+}
+
+/* Adds the replicas of each pool in each state (n[pool][column]) over [a, b) to the windows it
+ * crosses. */
+static void integrate(eng_fleet_window *win, int64_t w0, int64_t iv, int32_t npl, int32_t (*n)[3],
+                      int64_t a, int64_t b)
 {
     while (a < b) {
         int64_t end = (a / iv + 1) * iv;
         end = end < b ? end : b;
         eng_fleet_window *x = &win[a / iv - w0];
-        x->serving_ns += n[ENG_FLEET_READY] * (end - a);
-        x->starting_ns += n[ENG_FLEET_STARTING] * (end - a);
-        x->draining_ns += n[ENG_FLEET_DRAINING] * (end - a);
+        for (int32_t k = 0; k < npl; k++)
+            for (int c = 0; c < 3; c++)
+                x->pool_ns[k][c] += n[k][c] * (end - a);
         a = end;
     }
 }
 
-/* The replica time of each window from the state changes, within [t0, t1). */
-static void replica_time(const eng_autoscaler *as, eng_fleet_window *win, int64_t w0, int64_t t0,
-                         int64_t t1)
+/* The replica time of each window from the state changes, within [t0, t1): each pool's, and
+ * the totals and GPU time. */
+static void replica_time(const eng_autoscaler *as, eng_fleet_window *win, int64_t nw, int64_t w0,
+                         int64_t t0, int64_t t1)
 {
-    int32_t n[4] = {0};
+    int32_t n[ENG_FLEET_POOLS][3] = {{0}};
     int64_t prev = t0;
     for (int64_t k = 0; k < as->ntrans; k++) {
         const as_trans *c = &as->trans[k];
         int64_t t = c->t < t0 ? t0 : c->t > t1 ? t1 : c->t;
-        integrate(win, w0, as->interval, n, prev, t);
+        integrate(win, w0, as->interval, as->npl, n, prev, t);
         prev = t;
-        n[c->from]--;
-        n[c->to]++;
+        if (column(c->from) >= 0)
+            n[c->pool][column(c->from)]--;
+        if (column(c->to) >= 0)
+            n[c->pool][column(c->to)]++;
     }
-    integrate(win, w0, as->interval, n, prev, t1);
+    integrate(win, w0, as->interval, as->npl, n, prev, t1);
+    for (int64_t i = 0; i < nw; i++) {
+        eng_fleet_window *x = &win[i];
+        for (int32_t k = 0; k < as->npl; k++) {
+            const int64_t *ns = x->pool_ns[k];
+            x->serving_ns += ns[0];
+            x->starting_ns += ns[1];
+            x->draining_ns += ns[2];
+            x->gpu_ns += as->pl[k].p->plan.gpus * (ns[0] + ns[1] + ns[2]);
+        }
+    }
 }
 
 /* Each window's p99 TTFT (numpy's linear interpolation, as the summary's) from the samples. */
@@ -674,12 +1090,16 @@ static void window_ttft(const eng_autoscaler *as, eng_fleet_window *win, int64_t
     free(first);
 }
 
-int64_t eng_fleet_timeline(const eng_engine *e, eng_fleet_window **out)
+int64_t eng_fleet_timeline(const eng_engine *e, eng_fleet_window **out, eng_fleet_pools *pools)
 {
     const eng_autoscaler *as = e->as;
     *out = NULL;
+    memset(pools, 0, sizeof *pools);
     if (!as || !e->m.completed || e->m.t_last_finish <= e->m.t_first_arrival)
         return 0;
+    pools->n = as->npl;
+    for (int32_t k = 0; k < as->npl; k++)
+        pools->gpus[k] = as->pl[k].p->plan.gpus;
     int64_t iv = as->interval, t0 = e->m.t_first_arrival, t1 = e->m.t_last_finish;
     int64_t w0 = t0 / iv, nw = (t1 - 1) / iv - w0 + 1;
     eng_fleet_window *win = sim_xcalloc((size_t)nw, sizeof *win);
@@ -687,7 +1107,7 @@ int64_t eng_fleet_timeline(const eng_engine *e, eng_fleet_window **out)
         win[i].start_ns = i ? (w0 + i) * iv : t0;
         win[i].end_ns = i < nw - 1 ? (w0 + i + 1) * iv : t1;
     }
-    replica_time(as, win, w0, t0, t1);
+    replica_time(as, win, nw, w0, t0, t1);
     for (int64_t i = 0; i < as->ncnt; i++) { /* late events count in the last window */
         int64_t w = as->wbase + i - w0;
         eng_fleet_window *x = &win[w < 0 ? 0 : w < nw ? w : nw - 1];

@@ -100,7 +100,7 @@ static void request_done(eng_replica *r, eng_request *rq)
     e->in_system--;
     if (e->as)
         eng_autoscale_request(e, rq);
-    if (r->fleet == ENG_FLEET_DRAINING && r->outstanding == 0)
+    if (eng_replica_drained(r))
         eng_autoscale_drained(r);
     if (e->rec && e->rec->on_request)
         e->rec->on_request(e->rec_st, rq);
@@ -1882,5 +1882,7 @@ int eng_check(const eng_engine *e, char *buf, size_t len)
         rc = eng_link_check(e, buf, len);
     if (rc == 0 && e->notiers)
         rc = eng_off_check(e, buf, len);
+    if (rc == 0 && e->as)
+        rc = eng_autoscale_walk(e, buf, len);
     return rc;
 }

@@ -489,9 +489,10 @@ int eng_summary(eng_engine *e, eng_metric *out);
  * override, else the catalog's list price; 0 when neither states one. */
 double eng_fleet_gpu_price(const eng_fleet_cfg *f, const eng_gpu *g);
 /* The fleet timeline of a finished autoscaled run (fleet.h: eng_fleet_window), in time order,
- * into *out (malloc'd; the caller frees it; NULL when none). Returns the windows: 0 when the run
- * has no autoscaler or completed nothing. GPUs per replica: eng_get_pool_plan(e, 0)->gpus. */
-int64_t eng_fleet_timeline(const eng_engine *e, eng_fleet_window **out);
+ * into *out (malloc'd; the caller frees it; NULL when none), and its pools (one, or prefill and
+ * decode) with the GPUs of a replica of each into *pools. Returns the windows: 0 when the run
+ * has no autoscaler or completed nothing. */
+int64_t eng_fleet_timeline(const eng_engine *e, eng_fleet_window **out, eng_fleet_pools *pools);
 /* SLOs for goodput (0 = none); set before eng_run. */
 void eng_set_slo(eng_engine *e, double ttft_ms, double tpot_ms, double e2e_ms);
 const eng_kv_plan *eng_get_kv_plan(const eng_engine *e);

@@ -49,6 +49,18 @@ void eng_fleet_defaults(eng_fleet_cfg *f)
 {
     eng_keys_defaults(eng_autoscale_keys, &f->autoscale);
     eng_keys_defaults(eng_fault_retry_keys, &f->faults);
+    for (int k = 0; k < 2; k++) {
+        eng_autoscale_cfg *a = &f->pool_autoscale[k];
+        eng_keys_defaults(eng_pool_autoscale_keys, a);
+        /* MODEL: the planner's per-pool defaults (autoscale.c, eng_pool_autoscale_keys): the
+         * prefill queue against 0.5 / 0.2 with the queue's trend over 3 intervals; decode KV
+         * usage against 0.9 / 0.5 with no scale-down for 3 adjustments after a scale-up */
+        a->metric = k ? ENG_AS_KV : ENG_AS_QUEUE;
+        a->up_threshold = k ? 0.9 : 0.5;
+        a->down_threshold = k ? 0.5 : 0.2;
+        a->grace_intervals = k ? 3 : 0;
+        a->trend_intervals = k ? 0 : 3;
+    }
 }
 
 int eng_admission_shed(const eng_engine *e, const eng_pool *p)
@@ -112,6 +124,7 @@ int eng_fleet_check(const eng_config *c, sim_err *err)
 void eng_fleet_fill(eng_engine *e)
 {
     double dur = eng_metrics_duration(&e->m), gpu_s = 0, cost = 0, joules = 0;
+    int64_t gpu_ns = 0; /* autoscaled: the timeline's GPU time, whose sum this is to the bit */
     for (int k = 0; k < e->npools; k++) {
         const eng_pool *p = &e->pools[k];
         double price, idle, max;
@@ -119,16 +132,20 @@ void eng_fleet_fill(eng_engine *e)
         /* a pipelined replica's virtual engines share its GPUs */
         double gpus = (double)p->plan.gpus * p->nrep / eng_pipe_batches(&p->cfg),
                pool_s = gpus * dur;
-        if (e->as) /* autoscaled: the replicas' GPUs while they were held */
-            pool_s =
-                eng_autoscale_gpu_s(e, p, e->m.t_first_arrival,
-                                    e->m.completed ? e->m.t_last_finish : e->m.t_first_arrival);
+        if (e->as) { /* autoscaled: the replicas' GPUs while they were held, summed in ns */
+            int64_t ns =
+                (int64_t)p->plan.gpus *
+                eng_autoscale_held_ns(e, p, e->m.t_first_arrival,
+                                      e->m.completed ? e->m.t_last_finish : e->m.t_first_arrival);
+            gpu_ns += ns;
+            pool_s = (double)ns / 1e9;
+        }
         double busy_s = (double)p->plan.gpus * (double)e->tot.pool_gpu_ns[k] / 1e9;
         gpu_s += pool_s;
         cost += price > 0 ? price * (pool_s / 3600) : NAN;
         joules += max > 0 ? idle * pool_s + (max - idle) * busy_s : NAN;
     }
-    e->m.fleet_gpu_s = gpu_s;
+    e->m.fleet_gpu_s = e->as ? (double)gpu_ns / 1e9 : gpu_s;
     e->m.fleet_cost_usd = cost;
     e->m.fleet_energy_j = joules;
 }

@@ -63,6 +63,16 @@ typedef struct eng_autoscale_cfg {
      * CUDA-graph capture */
     double startup_s, load_gb_s, graph_capture_s;
     eng_as_behavior behavior; /* the HPA's rate policies (none: a change is taken at once) */
+    /* a prefill or decode pool's (prefill.autoscale, decode.autoscale), scaled as Dynamo's
+     * load-based planner scales it (autoscale.c): the metric's average over the adjustment
+     * interval (interval_s) from samples every sample_s against two thresholds */
+    int planner; /* a pool's (the thresholds below); 0: the HPA's (target) */
+    double up_threshold, down_threshold;
+    double sample_s;
+    double kv_per_waiting;   /* kv_utilisation: added per request waiting on a replica */
+    int32_t grace_intervals; /* adjustments after a scale-up with no scale-down */
+    int32_t trend_intervals; /* a scale-up only if the trend stays above the threshold so long */
+    int32_t max_gpus;        /* the GPU budget of both pools together (0: none) */
 } eng_autoscale_cfg;
 
 /* A fault injected into one replica (fault.c): a crash (its requests dropped, a replacement
@@ -98,6 +108,8 @@ typedef struct eng_fleet_cfg {
     double idle_w, max_w;  /* power: {idle_w, max_w} */
     int idle_given;        /* idle_w was given (it may be 0) */
     eng_autoscale_cfg autoscale;
+    /* a disaggregated deployment's: each pool's own (ENG_POOL_PREFILL, ENG_POOL_DECODE) */
+    eng_autoscale_cfg pool_autoscale[2];
     /* admission: {queue_depth, kv_utilisation}: the router sheds an arriving request when every
      * ready replica has at least queue_depth requests waiting or that KV usage (fleet.c) */
     double shed_queue, shed_kv; /* 0: not given */
@@ -119,28 +131,48 @@ extern const eng_key eng_admission_keys[];
  * or scale_down's policies list, relative to eng_as_policy. */
 extern const eng_key eng_autoscale_keys[];
 extern const eng_key eng_as_policy_keys[];
+/* prefill.autoscale and decode.autoscale, relative to eng_autoscale_cfg; the defaults that
+ * differ by pool (metric, thresholds, grace and trend) are eng_fleet_defaults'. */
+extern const eng_key eng_pool_autoscale_keys[];
 
 /* A fault of faults: (relative to eng_fault) and fault_retries: (relative to eng_faults_cfg). */
 extern const eng_key eng_fault_keys[];
 extern const eng_key eng_fault_retry_keys[];
 
-/* The defaults of the tables above; autoscaling off. */
+/* The defaults of the tables above; autoscaling off (each pool's too, with the planner's
+ * defaults of its pool). */
 void eng_fleet_defaults(eng_fleet_cfg *f);
+
+/* Pools a fleet timeline tells apart: an aggregated deployment's one, or a disaggregated one's
+ * prefill and decode pools. */
+#define ENG_FLEET_POOLS 2
 
 /* One window of an autoscaled run's fleet timeline: the autoscaler's evaluation intervals
  * ([k x interval_s, (k + 1) x interval_s)), clipped to the summary's duration (first arrival to
- * last finish), so that the replica time of every window summed, times the GPUs of a replica,
- * is the run's GPU-seconds to the bit (gpu_hours x 3600). Requests are counted in the window of
- * their own event: an arrival when it arrives, a TTFT when its first token comes out (as vLLM's
- * time_to_first_token histogram observes it), a finish or a rejection when it happens; an event
- * after the last finish (a late rejection) counts in the last window. */
+ * last finish), so that the GPU time of every window summed (gpu_ns: each pool's replica time
+ * times the GPUs of its replicas) is the run's GPU-seconds to the bit (gpu_hours x 3600).
+ * Requests are counted in the window of their own event: an arrival when it arrives, a TTFT
+ * when its first token comes out (as vLLM's time_to_first_token histogram observes it), a
+ * finish or a rejection when it happens; an event after the last finish (a late rejection)
+ * counts in the last window. */
 typedef struct eng_fleet_window {
     int64_t start_ns, end_ns;                     /* the window */
-    int64_t serving_ns, starting_ns, draining_ns; /* replica time in each state */
-    int64_t arrivals, completed, good, rejected;  /* good: completed within every SLO */
-    int64_t ttft_count;                           /* first tokens in the window */
-    double p99_ttft_ms;                           /* of those; NaN when none */
+    int64_t serving_ns, starting_ns, draining_ns; /* replica time in each state, every pool */
+    int64_t gpu_ns;                               /* GPU time, every pool */
+    /* each pool's replica time in each state (ENG_FLEET_READY, _STARTING, _DRAINING order:
+     * serving, starting, draining): pool 0 alone when aggregated */
+    int64_t pool_ns[ENG_FLEET_POOLS][3];
+    int64_t arrivals, completed, good, rejected; /* good: completed within every SLO */
+    int64_t ttft_count;                          /* first tokens in the window */
+    double p99_ttft_ms;                          /* of those; NaN when none */
 } eng_fleet_window;
+
+/* What the pools of a timeline are: how many (1, or 2 for prefill and decode), and the GPUs of
+ * one replica of each. */
+typedef struct eng_fleet_pools {
+    int32_t n;
+    int64_t gpus[ENG_FLEET_POOLS];
+} eng_fleet_pools;
 
 /* The cold start of a replica whose GPUs each hold weight_bytes: seconds (autoscale.c). */
 double eng_autoscale_cold_start_s(const eng_autoscale_cfg *a, int64_t weight_bytes);

@@ -72,6 +72,9 @@ const eng_key eng_pool_keys[] = {
     {"gpu", ENG_KEY_STR, ENG_KEY_CODE, 0, 0, "", "(the deployment's)", NULL,
      "the pool's GPU (llmsim list gpus)", .size = 32},
     {"", ENG_KEY_INCLUDE, 0, 0, 0, "", NULL, NULL, "", ENG_KEY_NOWHERE, .sub = eng_deploy_keys},
+    {"autoscale", ENG_KEY_MAP, ENG_KEY_CODE, 0, 0, "", "(a fixed pool)", NULL,
+     "the pool's replicas follow its load, as Dynamo's planner scales a pool (autoscale.c)",
+     ENG_KEY_NOWHERE, .sub = eng_pool_autoscale_keys},
     ENG_KEY_END};
 
 /* MODEL: default latency per transfer, by link: RDMA 2 us (one-way InfiniBand RC latency,
@@ -355,6 +358,7 @@ void eng_pd_prefilled(eng_replica *p, eng_request *rq)
     eng_router_left(p, rq);
     p->outstanding--;
     p->outstanding_tokens -= rq->prompt + rq->output;
+    p->pd_sending++;
     rq->t_prefilled = now;
     /* the token is the client's only once its KV is on the decode side (eng_pd_kick) */
     rq->t_first_token = -1;
@@ -424,7 +428,12 @@ static void on_kv_arrived(sim_ctx *ctx, void *obj, int64_t arg)
      * (vLLM NixlConnector: request_finished delays the free until the notification; SGLang frees
      * on KVPoll.Success); with a prefix cache they stay cached */
     eng_kv_free_rq(&p->kv, rq, p->kv.ps ? rq->prompt : 0);
-    if (!p->busy)
+    /* MODEL: a prefill worker told to stop (Dynamo's planner scaling down, SIGTERM) exits once
+     * its last request is done (planner docs: "no remote prefill request is dropped"); its KV
+     * is done when the decode side has read it */
+    if (--p->pd_sending == 0 && eng_replica_drained(p))
+        eng_autoscale_drained(p);
+    else if (!p->busy)
         eng_replica_wake_at(p, now);
     if (rq->pc && p->kv.block_size != d->kv.block_size) {
         rq->pc->nbh = rq->pc->cur_seg = rq->pc->cur_off = 0; /* hashes were of p's blocks */

@@ -5,9 +5,11 @@
  * that share the time axis (hours past two hours of simulated time).
  *
  * Data file: one block per run ("# series: run N (scheduler)" first, two blank lines between),
- * one row per window "t_mid start end offered_rate serving held p99_ttft_ms slo_attainment",
- * times in the axis' unit, replicas time-averaged over the window, NaN where a window has no
- * first token (p99) or no finished or rejected request (attainment).
+ * one row per window "t_mid start end offered_rate serving held p99_ttft_ms slo_attainment
+ * prefill_serving prefill_held decode_serving decode_held", times in the axis' unit, replicas
+ * time-averaged over the window, NaN where a window has no first token (p99) or no finished or
+ * rejected request (attainment), and in the per-pool columns of a run of one pool (aggregated).
+ * A run of prefill and decode pools gets its pools' serving replicas drawn too.
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,9 +19,10 @@
 #include "store_query.h"
 
 /* A run's windows, refused with what to do when it has none. */
-static int64_t read_windows(store *s, int64_t run, eng_fleet_window **win, sim_err *err)
+static int64_t read_windows(store *s, int64_t run, eng_fleet_window **win, eng_fleet_pools *pools,
+                            sim_err *err)
 {
-    int64_t gpus, n = store_run_fleet_windows(s, run, win, &gpus, err);
+    int64_t n = store_run_fleet_windows(s, run, win, pools, err);
     if (n != 0)
         return n;
     store_run_meta m;
@@ -45,7 +48,8 @@ static void put_num(FILE *dat, double v)
         fprintf(dat, " %.9g", v);
 }
 
-static void write_windows(FILE *dat, const eng_fleet_window *win, int64_t n, double unit)
+static void write_windows(FILE *dat, const eng_fleet_window *win, int64_t n, int32_t pools,
+                          double unit)
 {
     for (int64_t i = 0; i < n; i++) {
         const eng_fleet_window *x = &win[i];
@@ -57,6 +61,11 @@ static void write_windows(FILE *dat, const eng_fleet_window *win, int64_t n, dou
         put_num(dat, (double)(x->serving_ns + x->starting_ns + x->draining_ns) / len);
         put_num(dat, x->ttft_count ? x->p99_ttft_ms : NAN);
         put_num(dat, done > 0 ? (double)x->good / done : NAN);
+        for (int32_t k = 0; k < ENG_FLEET_POOLS; k++) {
+            const int64_t *ns = x->pool_ns[k];
+            put_num(dat, pools > 1 ? (double)ns[0] / len : NAN);
+            put_num(dat, pools > 1 ? (double)(ns[0] + ns[1] + ns[2]) / len : NAN);
+        }
         fputc('\n', dat);
     }
 }
@@ -67,13 +76,15 @@ int plt_fleet_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result
     const char *titles[PLT_MAX_RUNS];
     eng_fleet_window *win[PLT_MAX_RUNS] = {NULL};
     int64_t n[PLT_MAX_RUNS];
-    int rc = -1;
+    eng_fleet_pools pools[PLT_MAX_RUNS];
+    int rc = -1, haspools = 0;
     double tmax = 0;
     if (plt_run_labels(s, o->runs, o->nruns, names, err) != 0)
         return -1;
     for (int i = 0; i < o->nruns; i++) {
-        if ((n[i] = read_windows(s, o->runs[i], &win[i], err)) < 0)
+        if ((n[i] = read_windows(s, o->runs[i], &win[i], &pools[i], err)) < 0)
             goto out;
+        haspools |= pools[i].n > 1;
         double end = (double)win[i][n[i] - 1].end_ns / 1e9;
         tmax = end > tmax ? end : tmax;
         titles[i] = names[i];
@@ -82,12 +93,13 @@ int plt_fleet_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result
     fprintf(dat, "# llmsim fleet: one row per autoscaler interval\n");
     for (int i = 0; i < o->nruns; i++) {
         fprintf(dat, "%s# series: %s\n", i ? "\n\n" : "", names[i]);
-        fprintf(dat, "# t_mid start end offered_rate serving held p99_ttft_ms slo_attainment\n");
-        write_windows(dat, win[i], n[i], unit);
+        fprintf(dat, "# t_mid start end offered_rate serving held p99_ttft_ms slo_attainment"
+                     " prefill_serving prefill_held decode_serving decode_held\n");
+        write_windows(dat, win[i], n[i], pools[i].n, unit);
     }
     plt_gp_str(gp, "plot_title", "offered load, replicas and p99 TTFT over time");
     plt_gp_str(gp, "tunit", unit > 1 ? "h" : "s");
-    fprintf(gp, "nseries = %d\ntmax = %.9g\n", o->nruns, tmax / unit);
+    fprintf(gp, "nseries = %d\ntmax = %.9g\nhaspools = %d\n", o->nruns, tmax / unit, haspools);
     plt_gp_array(gp, "titles", titles, o->nruns);
     res->series = o->nruns;
     if (!res->width)

@@ -2,7 +2,8 @@
  * fleet.c: the fleet's lists: `faults: [{at_s, replica, kind, duration_s, factor}, ...]`, the
  * faults a run injects into its replicas (engine/fault.c models them), and the autoscaler's
  * rate policies, `autoscale.behavior.scale_up.policies: [{type, value, period_s}, ...]` and
- * scale_down's (engine/autoscale.c); each entry read through its settings table.
+ * scale_down's (engine/autoscale.c), each entry read through its settings table; and the
+ * autoscale map of a prefill or decode pool (prefill.autoscale, decode.autoscale).
  */
 #include <stdio.h>
 #include <string.h>
@@ -70,8 +71,30 @@ static int load_policies(scn_lctx *c, const scn_node *beh, const char *dir, eng_
     return 0;
 }
 
+/* prefill.autoscale and decode.autoscale: each pool's planner settings over the defaults of
+ * its pool (eng_fleet_defaults); 0 or -1. */
+static int load_pool_autoscale(scn_lctx *c, const scn_node *root, eng_config *e)
+{
+    static const char *const pool[2] = {"prefill", "decode"};
+    for (int k = 0; k < 2; k++) {
+        const scn_node *m = scn_tree_get(root, pool[k]), *as;
+        char pre[32];
+        snprintf(pre, sizeof pre, "%s.autoscale", pool[k]);
+        if (!m || m->kind != SCN_NODE_MAP)
+            continue;
+        if (scn_get_map(c, m, pool[k], "autoscale", &as))
+            return -1;
+        if (as &&
+            scn_read_map(c, as, pre, eng_pool_autoscale_keys, &e->fleet.pool_autoscale[k], NULL))
+            return -1;
+    }
+    return 0;
+}
+
 int scn_load_behavior(scn_lctx *c, const scn_node *root, eng_config *e)
 {
+    if (load_pool_autoscale(c, root, e))
+        return -1;
     const scn_node *as = scn_tree_get(root, "autoscale");
     const scn_node *beh = as && as->kind == SCN_NODE_MAP ? scn_tree_get(as, "behavior") : NULL;
     eng_as_behavior *b = &e->fleet.autoscale.behavior;

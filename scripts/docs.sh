@@ -88,6 +88,7 @@ FRAGMENTS=(
   "fleet-burst slow sqlite3"
   "fleet-faults slow sqlite3"
   "fleet-routers slow sqlite3"
+  "fleet-pd slow sqlite3"
   "priority-run slow -"
   "priority-classes slow sqlite3"
   "fleet-timeline slow sqlite3"
@@ -556,6 +557,37 @@ gen_fleet_diurnal() {
   show --silent llmsim run scenarios/fleet_diurnal.yaml --store summary \
     --set autoscale.startup_s=600
   show sqlite3 -header -column llmsim.db "$q"
+  fence_close
+}
+
+# docs/fleet.md: the compressed day on prefill and decode pools, each autoscaled by the planner,
+# against fixed pools and a decode pool allowed down to one replica
+gen_fleet_pd() {
+  local m="(SELECT round(value, 2) FROM metrics WHERE run_id = id AND name"
+  local q="SELECT id, round(gpu_hours, 2) AS gpu_hours, round(p99_ttft_ms) AS p99_ttft_ms,
+    round(p99_tpot_ms, 1) AS p99_tpot_ms, round(request_goodput / request_throughput, 4) AS within_slo,
+    $m = 'prefill_replicas_mean') AS prefill_mean, $m = 'decode_replicas_mean') AS decode_mean,
+    $m = 'prefill_scale_ups') AS prefill_ups, $m = 'decode_scale_ups') AS decode_ups FROM run_summary"
+  local p="role = 'prefill'" d="role = 'decode'" h="serving_ns + starting_ns + draining_ns"
+  local t="SELECT win / 10 AS hour,
+    round(sum(CASE WHEN $p THEN serving_ns END) / 300e9, 2) AS prefill_serving,
+    round(max(CASE WHEN $p THEN $h END) / 30e9, 2) AS prefill_held_max,
+    round(sum(CASE WHEN $d THEN serving_ns END) / 300e9, 2) AS decode_serving,
+    round(max(CASE WHEN $d THEN $h END) / 30e9, 2) AS decode_held_max
+    FROM fleet_pools WHERE run_id = 1 AND win < 240 GROUP BY hour"
+  local n
+  fence_open
+  show --silent llmsim run scenarios/fleet_pd_diurnal.yaml --store summary
+  for n in 2 3; do
+    show --silent llmsim run scenarios/fleet_pd_diurnal.yaml --store summary \
+      --set prefill.replicas=$n --set prefill.autoscale.min_replicas=$n \
+      --set prefill.autoscale.max_replicas=$n --set decode.replicas=$n \
+      --set decode.autoscale.min_replicas=$n --set decode.autoscale.max_replicas=$n
+  done
+  show --silent llmsim run scenarios/fleet_pd_diurnal.yaml --store summary \
+    --set decode.autoscale.min_replicas=1
+  show sqlite3 -header -column llmsim.db "$q"
+  show sqlite3 -header -column llmsim.db "$t"
   fence_close
 }
 

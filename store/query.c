@@ -366,9 +366,11 @@ int store_has_fleet(const store *s)
     return s->version >= 5;
 }
 
-/* One fleet_windows row (columns from start_ns on) into *x. */
+/* One fleet_windows row (columns from start_ns on) into *x, as one pool of *gpus GPUs per
+ * replica. */
 static void fleet_row(sqlite3_stmt *st, eng_fleet_window *x, int64_t *gpus)
 {
+    memset(x, 0, sizeof *x);
     x->start_ns = sqlite3_column_int64(st, 0);
     x->end_ns = sqlite3_column_int64(st, 1);
     *gpus = sqlite3_column_int64(st, 2);
@@ -382,20 +384,55 @@ static void fleet_row(sqlite3_stmt *st, eng_fleet_window *x, int64_t *gpus)
     x->ttft_count = sqlite3_column_int64(st, 10);
     x->p99_ttft_ms =
         sqlite3_column_type(st, 11) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 11);
+    int64_t ns[3] = {x->serving_ns, x->starting_ns, x->draining_ns};
+    memcpy(x->pool_ns[0], ns, sizeof ns);
+    x->gpu_ns = sqlite3_column_type(st, 12) == SQLITE_NULL ? *gpus * (ns[0] + ns[1] + ns[2])
+                                                           : sqlite3_column_int64(st, 12);
 }
 
-int64_t store_run_fleet_windows(store *s, int64_t run, eng_fleet_window **out, int64_t *gpus,
-                                sim_err *err)
+/* The run's fleet_pools rows into its n windows (a run of prefill and decode pools); 0, or -1
+ * with err. */
+static int fleet_pool_rows(store *s, int64_t run, eng_fleet_window *w, int64_t n,
+                           eng_fleet_pools *pools, sim_err *err)
+{
+    sqlite3_stmt *st = store_prepare_id(s,
+                                        "SELECT win, pool, gpus, serving_ns, starting_ns,"
+                                        " draining_ns FROM fleet_pools WHERE run_id = ?"
+                                        " ORDER BY win, pool",
+                                        run, err);
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t i = sqlite3_column_int64(st, 0), k = sqlite3_column_int64(st, 1);
+        if (i < 0 || i >= n || k < 0 || k >= ENG_FLEET_POOLS)
+            continue;
+        if (k >= pools->n)
+            pools->n = (int32_t)k + 1;
+        pools->gpus[k] = sqlite3_column_int64(st, 2);
+        for (int c = 0; c < 3; c++)
+            w[i].pool_ns[k][c] = sqlite3_column_int64(st, 3 + c);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : store_fail(s, err, "reading the fleet timeline's pools");
+}
+
+int64_t store_run_fleet_windows(store *s, int64_t run, eng_fleet_window **out,
+                                eng_fleet_pools *pools, sim_err *err)
 {
     *out = NULL;
-    *gpus = 0;
+    memset(pools, 0, sizeof *pools);
     if (!store_has_fleet(s))
         return 0;
+    int v6 = s->version >= 6;
     sqlite3_stmt *st = store_prepare_id(
         s,
-        "SELECT start_ns, end_ns, gpus, serving_ns, starting_ns, draining_ns, arrivals,"
-        " completed, good, rejected, ttft_count, p99_ttft_ms FROM fleet_windows"
-        " WHERE run_id = ? ORDER BY win",
+        v6 ? "SELECT start_ns, end_ns, gpus, serving_ns, starting_ns, draining_ns, arrivals,"
+             " completed, good, rejected, ttft_count, p99_ttft_ms, gpu_ns FROM fleet_windows"
+             " WHERE run_id = ? ORDER BY win"
+           : "SELECT start_ns, end_ns, gpus, serving_ns, starting_ns, draining_ns, arrivals,"
+             " completed, good, rejected, ttft_count, p99_ttft_ms, NULL FROM fleet_windows"
+             " WHERE run_id = ? ORDER BY win",
         run, err);
     if (!st)
         return -1;
@@ -406,13 +443,14 @@ int64_t store_run_fleet_windows(store *s, int64_t run, eng_fleet_window **out, i
             cap = cap ? 2 * cap : 256;
             *out = sim_xrealloc(*out, (size_t)cap * sizeof **out);
         }
-        fleet_row(st, &(*out)[n++], gpus);
+        fleet_row(st, &(*out)[n++], &pools->gpus[0]);
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
+    pools->n = n > 0;
+    if (rc != SQLITE_DONE || (v6 && n > 0 && fleet_pool_rows(s, run, *out, n, pools, err))) {
         free(*out);
         *out = NULL;
-        return store_fail(s, err, "reading the fleet timeline");
+        return rc != SQLITE_DONE ? store_fail(s, err, "reading the fleet timeline") : -1;
     }
     return n;
 }

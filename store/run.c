@@ -13,7 +13,7 @@
  *   SP_ITERATION  one eng_iter_rec
  *   SP_SPAN       one eng_span_rec (a request's scheduled span, as store_run_span keeps it)
  *   SP_METRICS    `u32 n` and n eng_metric
- *   SP_FLEET      `i64 gpus` and the run's eng_fleet_window rows (its fleet timeline)
+ *   SP_FLEET      one eng_fleet_pools and the run's eng_fleet_window rows (its fleet timeline)
  *   SP_END        nothing: the run is whole; always the last record
  * A new kind of row is one more tag: its writer encodes the row in spool mode, and replay
  * hands it to the same row buffer the database mode fills.
@@ -50,7 +50,8 @@ struct store_run {
         sqlite3_stmt *one, *many; /* one row; BATCH rows (the connection's, cached) */
     } held[K_COUNT];
     eng_fleet_window *fw; /* the fleet timeline, written at finish */
-    int64_t nfw, fgpus;
+    int64_t nfw;
+    eng_fleet_pools fpools;
 };
 
 /* Spool record tags. */
@@ -474,40 +475,80 @@ void store_run_span(store_run *w, const eng_span_rec *sp)
     add_row(w, K_SPAN, &r);
 }
 
-void store_run_fleet(store_run *w, const eng_fleet_window *win, int64_t n, int64_t gpus)
+void store_run_fleet(store_run *w, const eng_fleet_window *win, int64_t n,
+                     const eng_fleet_pools *pools)
 {
     if (w->failed || n <= 0)
         return;
     if (w->spool) {
-        sp_put(w, SP_FLEET, &gpus, sizeof gpus, win, (size_t)n * sizeof *win);
+        sp_put(w, SP_FLEET, pools, sizeof *pools, win, (size_t)n * sizeof *win);
         return;
     }
     w->fw = sim_xrealloc(w->fw, (size_t)(w->nfw + n) * sizeof *w->fw);
     memcpy(w->fw + w->nfw, win, (size_t)n * sizeof *win);
     w->nfw += n;
-    w->fgpus = gpus;
+    w->fpools = *pools;
 }
 
-/* The fleet timeline's rows (fleet_windows), inside the run's transaction. */
+/* fleet_windows.gpus: a replica's GPUs, when every pool's replicas have as many; else 0. */
+static int64_t window_gpus(const eng_fleet_pools *p)
+{
+    for (int32_t k = 1; k < p->n; k++)
+        if (p->gpus[k] != p->gpus[0])
+            return 0;
+    return p->gpus[0];
+}
+
+/* Each pool's share of the windows (fleet_pools): a run of prefill and decode pools only. */
+static int insert_fleet_pools(store_run *w, sim_err *err)
+{
+    static const char *const role[ENG_FLEET_POOLS] = {"prefill", "decode"};
+    if (w->fpools.n < 2)
+        return 0;
+    sqlite3_stmt *st = store_prepare(w->s, "INSERT INTO fleet_pools VALUES (?,?,?,?,?,?,?,?)", err);
+    if (!st)
+        return -1;
+    int rc = SQLITE_DONE;
+    for (int64_t i = 0; i < w->nfw && rc == SQLITE_DONE; i++)
+        for (int32_t k = 0; k < w->fpools.n && rc == SQLITE_DONE; k++) {
+            const int64_t *ns = w->fw[i].pool_ns[k];
+            int64_t v[] = {w->id, i, k, 0, w->fpools.gpus[k], ns[0], ns[1], ns[2]};
+            for (int c = 0; c < 8; c++)
+                sqlite3_bind_int64(st, c + 1, v[c]);
+            sqlite3_bind_text(st, 4, role[k], -1, SQLITE_STATIC);
+            rc = sqlite3_step(st);
+            sqlite3_reset(st);
+        }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : store_fail(w->s, err, "inserting the fleet timeline's pools");
+}
+
+/* The fleet timeline's rows (fleet_windows, fleet_pools), inside the run's transaction. */
 static int insert_fleet(store_run *w, sim_err *err)
 {
     if (w->nfw == 0)
         return 0;
     sqlite3_stmt *st = store_prepare(w->s,
                                      "INSERT INTO fleet_windows VALUES "
-                                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                      err);
     if (!st)
         return -1;
     int rc = SQLITE_DONE;
     for (int64_t i = 0; i < w->nfw && rc == SQLITE_DONE; i++) {
         const eng_fleet_window *x = &w->fw[i];
-        int64_t v[] = {w->id,          i,
-                       x->start_ns,    x->end_ns,
-                       w->fgpus,       x->serving_ns,
-                       x->starting_ns, x->draining_ns,
-                       x->arrivals,    x->completed,
-                       x->good,        x->rejected,
+        int64_t v[] = {w->id,
+                       i,
+                       x->start_ns,
+                       x->end_ns,
+                       window_gpus(&w->fpools),
+                       x->serving_ns,
+                       x->starting_ns,
+                       x->draining_ns,
+                       x->arrivals,
+                       x->completed,
+                       x->good,
+                       x->rejected,
                        x->ttft_count};
         for (int c = 0; c < 13; c++)
             sqlite3_bind_int64(st, c + 1, v[c]);
@@ -515,11 +556,14 @@ static int insert_fleet(store_run *w, sim_err *err)
             sqlite3_bind_double(st, 14, x->p99_ttft_ms);
         else
             sqlite3_bind_null(st, 14);
+        sqlite3_bind_int64(st, 15, x->gpu_ns);
         rc = sqlite3_step(st);
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : store_fail(w->s, err, "inserting the fleet timeline");
+    if (rc != SQLITE_DONE)
+        return store_fail(w->s, err, "inserting the fleet timeline");
+    return insert_fleet_pools(w, err);
 }
 
 static void rec_request(void *st, const eng_request *rq)
@@ -707,13 +751,14 @@ static int replay_record(reader *r, store_run *w, store_run_summary *sum, sim_er
             return sim_errf(err, "spool: a malformed metrics record");
         memcpy(sum->m, r->buf + sizeof n, n * sizeof(eng_metric));
         sum->n = (int)n;
-    } else if (r->tag == SP_FLEET && r->len >= sizeof(int64_t) &&
-               (r->len - sizeof(int64_t)) % sizeof(eng_fleet_window) == 0) {
-        int64_t gpus, n = (int64_t)((r->len - sizeof gpus) / sizeof(eng_fleet_window));
-        memcpy(&gpus, r->buf, sizeof gpus);
+    } else if (r->tag == SP_FLEET && r->len >= sizeof(eng_fleet_pools) &&
+               (r->len - sizeof(eng_fleet_pools)) % sizeof(eng_fleet_window) == 0) {
+        eng_fleet_pools pools;
+        int64_t n = (int64_t)((r->len - sizeof pools) / sizeof(eng_fleet_window));
+        memcpy(&pools, r->buf, sizeof pools);
         eng_fleet_window *win = sim_xmalloc((size_t)(n ? n : 1) * sizeof *win);
-        memcpy(win, r->buf + sizeof gpus, (size_t)n * sizeof *win);
-        store_run_fleet(w, win, n, gpus);
+        memcpy(win, r->buf + sizeof pools, (size_t)n * sizeof *win);
+        store_run_fleet(w, win, n, &pools);
         free(win);
     } else if (r->tag == SP_END && r->len == 0 && r->left == 0) {
         return 0;

@@ -10,20 +10,29 @@
  * untouched. Creating and upgrading run in one BEGIN IMMEDIATE transaction, so two processes
  * opening a new database at once create it once.
  *
- * Schema version 5 (this file's runs tables, sweep.c, profile.c, capacity.c, validation.c).
+ * Schema version 6 (this file's runs tables, sweep.c, profile.c, capacity.c, validation.c).
  * Upgrade from 1: ALTER TABLE runs ADD COLUMN offered_rate REAL, ADD COLUMN num_requests
  * INTEGER, the capacity tables; from 2 (and after those, from 1): ALTER TABLE runs ADD COLUMN
  * kv_blocks INTEGER and the request_spans table; from 3 (and after those): the validation
- * tables; from 4 (and after those): the fleet_windows table; then the views, application_id,
- * and schema_version set to 5, all in one transaction.
+ * tables; from 4 (and after those): the fleet_windows table; from 5: ALTER TABLE fleet_windows
+ * ADD COLUMN gpu_ns INTEGER; from 5 and before: the fleet_pools table; then the views,
+ * application_id, and schema_version set to 6, all in one transaction.
  *
  * fleet_windows (version 5): an autoscaled run's fleet timeline (engine/fleet.h,
  * eng_fleet_window), one row per autoscaler interval within the run's duration, stored at every
  * level: run_id, win (0, 1, ...), start_ns, end_ns, gpus (per replica), serving_ns, starting_ns,
  * draining_ns (replica time in each state), arrivals, completed, good (within every SLO),
- * rejected, ttft_count (first tokens in the window), p99_ttft_ms (NULL when none). The replica
- * time summed over a run's rows, times gpus, is its gpu_hours x 3.6e12 ns exactly. The view
- * fleet_timeline gives them per window in seconds, replicas, requests/s and GPU-hours.
+ * rejected, ttft_count (first tokens in the window), p99_ttft_ms (NULL when none), gpu_ns (the
+ * window's GPU time, every pool; version 6, NULL in rows written before: gpus times the replica
+ * time then). gpu_ns summed over a run's rows is its gpu_hours x 3.6e12 ns exactly. For a run
+ * of prefill and decode pools the replica times are both pools' together and gpus is a
+ * replica's GPUs when both pools' replicas have as many, else 0.
+ *
+ * fleet_pools (version 6): each pool's share of a window of a run of prefill and decode pools
+ * (none for an aggregated run, whose one pool is fleet_windows' row): run_id, win, pool (0
+ * prefill, 1 decode), role ('prefill', 'decode'), gpus (per replica of the pool), serving_ns,
+ * starting_ns, draining_ns. The view fleet_timeline gives fleet_windows per window in seconds,
+ * replicas, requests/s and GPU-hours.
  *
  * request_spans (version 3): the scheduled spans (admission or swap-in to preemption, swap-out
  * or finish) of every request preempted at least once: run_id, req_id, span (0, 1, ...),
@@ -114,13 +123,19 @@ const char store_schema_runs[] =
     " serving_ns INTEGER NOT NULL, starting_ns INTEGER NOT NULL, draining_ns INTEGER NOT NULL,"
     " arrivals INTEGER NOT NULL, completed INTEGER NOT NULL, good INTEGER NOT NULL,"
     " rejected INTEGER NOT NULL, ttft_count INTEGER NOT NULL, p99_ttft_ms REAL,"
-    " PRIMARY KEY (run_id, win)) WITHOUT ROWID;";
+    " gpu_ns INTEGER, PRIMARY KEY (run_id, win)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS fleet_pools ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id), win INTEGER NOT NULL, pool INTEGER NOT NULL,"
+    " role TEXT NOT NULL, gpus INTEGER NOT NULL, serving_ns INTEGER NOT NULL,"
+    " starting_ns INTEGER NOT NULL, draining_ns INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, win, pool)) WITHOUT ROWID;";
 
 /* Version 1 -> 2 and 2 -> 3, on top of the CREATE TABLE IF NOT EXISTS of every table (which
  * adds the tables a version lacks: request_spans for 3). */
 static const char upgrade_1_to_2[] = "ALTER TABLE runs ADD COLUMN offered_rate REAL;"
                                      "ALTER TABLE runs ADD COLUMN num_requests INTEGER;";
 static const char upgrade_2_to_3[] = "ALTER TABLE runs ADD COLUMN kv_blocks INTEGER;";
+static const char upgrade_5_to_6[] = "ALTER TABLE fleet_windows ADD COLUMN gpu_ns INTEGER;";
 
 /* Whether the connection's last error is a lock held by another connection. */
 static int locked(store *s)
@@ -454,7 +469,7 @@ static char *fleet_timeline_sql(void)
         " arrivals * 1e9 / (end_ns - start_ns) AS offered_rate, completed, rejected,"
         " p99_ttft_ms, CASE WHEN completed + rejected > 0 THEN CAST(good AS REAL) /"
         " (completed + rejected) END AS slo_attainment,"
-        " gpus * (serving_ns + starting_ns + draining_ns) / 3.6e12 AS gpu_hours"
+        " coalesce(gpu_ns, gpus * (serving_ns + starting_ns + draining_ns)) / 3.6e12 AS gpu_hours"
         " FROM fleet_windows");
 }
 
@@ -498,6 +513,8 @@ static int build_schema(store *s, int64_t v, int64_t app, sim_err *err)
     if (v == 1 && store_exec(s, upgrade_1_to_2, err))
         return -1;
     if (v >= 1 && v <= 2 && store_exec(s, upgrade_2_to_3, err))
+        return -1;
+    if (v == 5 && store_exec(s, upgrade_5_to_6, err))
         return -1;
     if (store_exec(s, store_schema_runs, err) || store_exec(s, store_schema_profiles, err) ||
         store_exec(s, store_schema_sweeps, err) || store_exec(s, store_schema_capacity, err) ||

@@ -17,12 +17,14 @@
 
 #include "sim.h"
 
-/* 5: the fleet_windows table (an autoscaled run's fleet timeline) and the fleet_timeline view.
+/* 6: fleet_windows.gpu_ns and the fleet_pools table (the prefill and decode pools of a
+ * disaggregated run's fleet timeline, whose replicas may differ in GPUs).
+ * 5: the fleet_windows table (an autoscaled run's fleet timeline) and the fleet_timeline view.
  * 4: the validation tables (store_validation.h). 3: the request_spans table (each request's
  * scheduled spans and how each ended) and runs.kv_blocks. 2: runs.offered_rate and
  * runs.num_requests, the capacity tables, the run_summary and sweep_curve views. 1: the first
  * schema (no application_id). */
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 /* PRAGMA application_id of an llmsim database: "LLMS" in ASCII. */
 #define STORE_APPLICATION_ID 0x4C4C4D53
 

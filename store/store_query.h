@@ -94,13 +94,15 @@ void store_spans_close(store_span_cursor *c);
 /* Spans the run has in request_spans_all (0 before version 3); -1 with err. */
 int64_t store_run_count_spans(store *s, int64_t run, sim_err *err);
 
-/* The run's fleet timeline (fleet_windows: an autoscaled run's, engine/fleet.h) in window
- * order into *out (malloc'd, the caller frees; NULL when none) and the GPUs of one replica into
- * *gpus. Returns the windows: 0 when the run has none (not autoscaled, or stored before schema
- * version 5: store_has_fleet says which), or -1 with err. */
+/* The run's fleet timeline (fleet_windows and fleet_pools: an autoscaled run's, engine/fleet.h)
+ * in window order into *out (malloc'd, the caller frees; NULL when none), each window's GPU
+ * time and its pools' replica times filled (a row from before schema 6: gpus times its replica
+ * time, one pool), and its pools with a replica's GPUs each into *pools. Returns the windows:
+ * 0 when the run has none (not autoscaled, or stored before schema version 5:
+ * store_has_fleet says which), or -1 with err. */
 int store_has_fleet(const store *s);
-int64_t store_run_fleet_windows(store *s, int64_t run, eng_fleet_window **out, int64_t *gpus,
-                                sim_err *err);
+int64_t store_run_fleet_windows(store *s, int64_t run, eng_fleet_window **out,
+                                eng_fleet_pools *pools, sim_err *err);
 
 /* Per-request latencies of finished requests, in ms: TTFT = first token - arrival; TPOT =
  * (finish - first token) / (output - 1), requests with more than one output token; E2E =

@@ -44,10 +44,12 @@ store_run *store_run_begin(store *s, const store_run_info *info, int buffered, s
 void store_run_request(store_run *w, const eng_request *rq);
 void store_run_iteration(store_run *w, const eng_iter_rec *it);
 void store_run_span(store_run *w, const eng_span_rec *sp);
-/* The run's fleet timeline (eng_fleet_timeline): n windows of replicas of `gpus` GPUs each,
- * written with the run's row at every level (table fleet_windows) when it finishes; win is
- * copied. A failure is reported by finish. */
-void store_run_fleet(store_run *w, const eng_fleet_window *win, int64_t n, int64_t gpus);
+/* The run's fleet timeline (eng_fleet_timeline): n windows over the pools `pools` says,
+ * written with the run's row at every level (tables fleet_windows, and fleet_pools for a run of
+ * prefill and decode pools) when it finishes; win and pools are copied. A failure is reported
+ * by finish. */
+void store_run_fleet(store_run *w, const eng_fleet_window *win, int64_t n,
+                     const eng_fleet_pools *pools);
 /* The recorder ops that call the writers above (st = the store_run). */
 const eng_recorder_ops *store_run_recorder(void);
 /* Called inside the run's transaction just before it commits (to add rows that must land with

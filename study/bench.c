@@ -156,6 +156,9 @@ static const study_bench_case cases[] = {
     /* the same day with a crash every two hours and two slowdowns: each crash's walk over the
      * requests, its retries and its replacement's cold start */
     {"fleet-faults", "vllm", 172800, 10, STUDY_BENCH_SUMMARY, STUDY_BENCH_FLEET, DAY_FAULTS, NULL},
+    /* the day on prefill and decode pools scaled each by its own planner: a sample a second,
+     * an adjustment every 30 s, each pool's cold starts and drains */
+    {"fleet-pd-day", "vllm", 334000, 6, STUDY_BENCH_SUMMARY, STUDY_BENCH_FLEET_PD, NULL, NULL},
     /* the recommend question docs/capacity.md answers: its screen and every simulation */
     {"recommend-dsv3", "vllm", 1000, 1, STUDY_BENCH_SUMMARY, STUDY_BENCH_RECOMMEND, DSV3, NULL},
     /* two request classes, each engine's priority order and preemption by priority */
@@ -228,10 +231,39 @@ static const double servegen_hourly[24] = {19.31, 22.25, 32.58, 28.64, 17.04, 14
                                            9.54,  10.63, 12.97, 13.29, 7.16,  8.72,  10.96, 11.27,
                                            14.06, 8.86,  12.00, 9.41,  19.86, 25.97, 35.13, 18.91};
 
+/* The hourly steps of the day at `scale` times ServeGen's rates into buf from w; the new w. */
+static int day_steps(char *buf, size_t len, int w, double scale)
+{
+    for (int h = 0; h < 24 && w > 0 && (size_t)w < len; h++)
+        w += snprintf(buf + w, len - (size_t)w, "      - {start_s: %d, rate: %.4f}\n", h * 3600,
+                      servegen_hourly[h] * scale);
+    return w;
+}
+
+/* The day of STUDY_BENCH_FLEET_PD: the rates / 4 on scenarios/fleet_pd_diurnal.yaml's pools. */
+static int fleet_pd_scenario(char *buf, size_t len, const study_bench_case *c, int64_t n)
+{
+    int w =
+        snprintf(buf, len,
+                 "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: {name: %s}\n"
+                 "prefill: {replicas: 2, autoscale: {max_replicas: %d}}\n"
+                 "decode: {replicas: 2, tensor_parallel: 2, router: least_outstanding, autoscale: "
+                 "{min_replicas: 2, max_replicas: %d, max_gpus: %d}}\nkv_transfer: {link: rdma}\n"
+                 "slo: {ttft_ms: 2000, tpot_ms: 50}\nworkload:\n  num_requests: %lld\n"
+                 "  prompt_tokens: {dist: uniform, min: 2000, max: 6000}\n"
+                 "  output_tokens: {dist: uniform, min: 200, max: 1000}\n  arrival:\n    "
+                 "process: schedule\n    steps:\n",
+                 c->policy, c->replicas, c->replicas, 3 * c->replicas, (long long)n);
+    w = day_steps(buf, len, w, 0.25);
+    return w > 0 && (size_t)w < len ? 0 : -1;
+}
+
 /* The autoscaled day of STUDY_BENCH_FLEET: the rates / 8, hour by hour (and the case's setup
  * lines after them). */
 static int fleet_scenario(char *buf, size_t len, const study_bench_case *c, int64_t n)
 {
+    if (c->workload == STUDY_BENCH_FLEET_PD)
+        return fleet_pd_scenario(buf, len, c, n);
     int w = snprintf(buf, len,
                      "name: bench\nseed: 1\nmodel: llama-3-8b\ngpu: l4\nengine: {name: %s}\n"
                      "router: least_outstanding\nreplicas: 2\nautoscale: {metric: concurrency, "
@@ -240,9 +272,7 @@ static int fleet_scenario(char *buf, size_t len, const study_bench_case *c, int6
                      "  output_tokens: {dist: uniform, min: 50, max: 400}\n  arrival:\n    "
                      "process: schedule\n    steps:\n",
                      c->policy, c->replicas, (long long)n);
-    for (int h = 0; h < 24 && w > 0 && (size_t)w < len; h++)
-        w += snprintf(buf + w, len - (size_t)w, "      - {start_s: %d, rate: %.4f}\n", h * 3600,
-                      servegen_hourly[h] / 8);
+    w = day_steps(buf, len, w, 1.0 / 8);
     if (c->setup && w > 0 && (size_t)w < len)
         w += snprintf(buf + w, len - (size_t)w, "%s", c->setup);
     return w > 0 && (size_t)w < len ? 0 : -1;
@@ -253,7 +283,7 @@ static int own_scenario(char *buf, size_t len, const char *data, const study_ben
                         int64_t n)
 {
     int w;
-    if (c->workload == STUDY_BENCH_FLEET)
+    if (c->workload == STUDY_BENCH_FLEET || c->workload == STUDY_BENCH_FLEET_PD)
         return fleet_scenario(buf, len, c, n);
     const char *extra = c->setup ? c->setup : "";
     const char *router = c->workload == STUDY_BENCH_MOONCAKE_WEIGHTED ? "weighted"

@@ -538,8 +538,9 @@ static int finish_run(store_run *w, eng_engine *e, FILE *stage, const study_sink
                       study_result *out, sim_err *err)
 {
     eng_fleet_window *win;
-    int64_t nwin = eng_fleet_timeline(e, &win);
-    store_run_fleet(w, win, nwin, eng_get_pool_plan(e, 0)->gpus);
+    eng_fleet_pools pools;
+    int64_t nwin = eng_fleet_timeline(e, &win, &pools);
+    store_run_fleet(w, win, nwin, &pools);
     free(win);
     return finish_store(w, stage, sink, out, err);
 }

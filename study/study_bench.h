@@ -55,8 +55,12 @@ typedef enum study_bench_workload {
                               p99 TTFT 2 s and p99 TPOT 50 ms; `requests` per run */
     STUDY_BENCH_CLASSES,   /* the Poisson workload in two request classes (30% priority 0, 70%
                               priority 1), for the policies' priority scheduling */
-    STUDY_BENCH_HYBRID     /* the sessions workload on Qwen3.5-397B-A17B (its config from the
+    STUDY_BENCH_HYBRID,    /* the sessions workload on Qwen3.5-397B-A17B (its config from the
                               shared data) on 8 H200s, prefix caching by mamba_cache_mode align */
+    STUDY_BENCH_FLEET_PD   /* the same day (ServeGen's hourly rates / 4) of long prompts and
+                              answers on Llama-3-8B H100s, prefill (1 GPU) and decode (2 GPUs)
+                              pools each autoscaled by the planner up to `replicas`
+                              (scenarios/fleet_pd_diurnal.yaml's deployment), at its own pace */
 } study_bench_workload;
 
 typedef struct study_bench_case {

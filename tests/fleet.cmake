@@ -3,6 +3,9 @@
 llmsim_test(test_fleet SOURCES test_fleet.c LIBS llmsim_study LABELS e2e CPU 120)
 # Autoscaling: a day against fixed fleets, cold starts, draining.
 llmsim_test(test_autoscale SOURCES test_autoscale.c LIBS llmsim_study LABELS e2e CPU 160)
+# Autoscaled prefill and decode pools (Dynamo's planner): each pool on its own metric, one
+# replica per adjustment, draining, the GPU budget, determinism, refusals.
+llmsim_test(test_pd_autoscale SOURCES test_pd_autoscale.c LIBS llmsim_study LABELS e2e CPU 200)
 # Faults: crashes with and without retries, waiting for a replacement, slowdowns, refusals.
 llmsim_test(test_faults SOURCES test_faults.c LIBS llmsim_study LABELS e2e CPU 120)
 # Request classes and priority scheduling: vLLM's and SGLang's priority orders and preemption,

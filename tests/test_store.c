@@ -298,17 +298,17 @@ static void test_create(void **state)
     store *s = tstore_open(path, 0);
     assert_string_equal(store_path(s), path);
     assert_int_equal(store_schema_version(s), STORE_SCHEMA_VERSION);
-    assert_int_equal(STORE_SCHEMA_VERSION, 5);
+    assert_int_equal(STORE_SCHEMA_VERSION, 6);
     assert_int_equal(tstore_intf(s, "PRAGMA application_id"), 0x4C4C4D53);
     assert_int_equal(tstore_intf(s, "SELECT count(*) FROM schema_version"), 1);
-    assert_int_equal(tstore_intf(s, "SELECT version FROM schema_version"), 5);
+    assert_int_equal(tstore_intf(s, "SELECT version FROM schema_version"), 6);
     assert_int_equal(tstore_intf(s, "SELECT count(*) FROM sqlite_master WHERE name IN"
                                     " ('capacity_searches', 'capacity_probes', 'capacity_results',"
                                     " 'run_summary', 'sweep_curve', 'request_spans',"
                                     " 'request_spans_all', 'validations', 'validation_rows',"
                                     " 'validation_values', 'validation_stats', 'fleet_windows',"
-                                    " 'fleet_timeline')"),
-                     13);
+                                    " 'fleet_timeline', 'fleet_pools')"),
+                     14);
     int64_t cookie = tstore_intf(s, "PRAGMA schema_version");
     store_close(s);
     /* opening again changes nothing (the views are kept when their text is the same) */
@@ -587,9 +587,11 @@ static void test_upgrade_is_atomic(void **state)
                      0);
     store_close(s);
     /* a newer schema is refused */
-    const char *newer = path_of("v6.db");
+    const char *newer = path_of("newer.db");
+    char sql[80];
+    snprintf(sql, sizeof sql, "UPDATE schema_version SET version = %d", STORE_SCHEMA_VERSION + 1);
     s = tstore_open(newer, 0);
-    tstore_exec(s, "UPDATE schema_version SET version = 6");
+    tstore_exec(s, sql);
     store_close(s);
     memset(&err, 0, sizeof err);
     assert_null(store_open(newer, &err));

@@ -566,6 +566,7 @@ struct eng_replica {
     eng_port port;
     eng_offload *off;     /* its KV offload tiers, or NULL */
     eng_pipe *pipe;       /* the pipeline it is a virtual engine of, or NULL */
+    int64_t pd_sending;   /* a prefill replica's requests prefilled whose KV has not arrived */
     int32_t fleet;        /* ENG_FLEET_*: autoscaling's state of it (ready otherwise) */
     int64_t fleet_since;  /* ns: when it last left ENG_FLEET_OFF */
     sim_event_id iter_ev; /* the end of the iteration in flight, or 0 */
@@ -687,19 +688,28 @@ void eng_fleet_fill(eng_engine *e);
 /* autoscale.c */
 /* The replicas pool p allocates: its replicas, or autoscale.max_replicas. */
 int32_t eng_autoscale_slots(const eng_engine *e, const eng_pool *p);
-/* Refuses what autoscaling does not model (disaggregated pools, ttft_p90, bounds). */
+/* Refuses what autoscaling does not model (ttft_p90, a disaggregated pool of groups) and
+ * bounds that contradict each other. */
 int eng_autoscale_check(const eng_config *c, sim_err *err);
 /* Sets up the autoscaler of an engine whose configuration asks for one: the starting replicas
  * ready, the others off, the first evaluation scheduled. */
 void eng_autoscale_init(eng_engine *e);
 void eng_autoscale_free(eng_engine *e);
-/* Replica r, draining, has finished its last request. */
+/* Whether replica r, draining, has nothing left: no request, no KV still leaving it. */
+static inline int eng_replica_drained(const eng_replica *r)
+{
+    return r->fleet == ENG_FLEET_DRAINING && r->outstanding == 0 && r->pd_sending == 0;
+}
+/* Replica r, draining, has finished its last request (eng_replica_drained). */
 void eng_autoscale_drained(eng_replica *r);
 /* rq finished or was rejected: the fleet timeline counts it (e->as set). */
 void eng_autoscale_request(eng_engine *e, const eng_request *rq);
-/* GPU-seconds of pool p's replicas within [t0, t1) ns (every replica held throughout without
- * autoscaling). */
-double eng_autoscale_gpu_s(const eng_engine *e, const eng_pool *p, int64_t t0, int64_t t1);
+/* The autoscaler's walker (e->as set): each pool's router lists its ready replicas, its count
+ * of replicas held is those not off, and no replica off holds a request or sends KV. 0, or -1
+ * with a message. */
+int eng_autoscale_walk(const eng_engine *e, char *buf, size_t len);
+/* Replica time (ns) pool p's replicas held GPUs within [t0, t1) (e->as set). */
+int64_t eng_autoscale_held_ns(const eng_engine *e, const eng_pool *p, int64_t t0, int64_t t1);
 /* Appends the autoscaler's metrics (replicas_mean, ...) to out from n; returns the count. */
 int eng_autoscale_summary(const eng_engine *e, eng_metric *out, int n, double dur);
 

@@ -248,7 +248,8 @@ int scn_load_groups(scn_lctx *c, const scn_node *root, eng_config *e);
 int scn_load_offload(scn_lctx *c, const scn_node *root, eng_config *e);
 /* faults: the list of faults a run injects into its replicas (fault.c). 0, or -1. */
 int scn_load_faults(scn_lctx *c, const scn_node *root, eng_config *e);
-/* autoscale.behavior's policy lists (autoscale.c), after the top level is read. 0, or -1. */
+/* autoscale.behavior's policy lists and the pools' autoscale maps (autoscale.c), after the top
+ * level and the pools are read. 0, or -1. */
 int scn_load_behavior(scn_lctx *c, const scn_node *root, eng_config *e);
 /* speculative: {...} of root into e->spec (the drafter resolved and checked against the model
  * and the scheduler, the acceptance read). 0, or -1 with the error set. */
