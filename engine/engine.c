@@ -1027,7 +1027,7 @@ again:
      * them, so that step opens no decode run */
     r->fetched = fetch_now(r, now);
     start_iteration(r, now, 0);
-    if (r->pool->role == ENG_ROLE_PREFILL && r->e->cfg.pd.mode == ENG_XFER_LAYERWISE)
+    if (r->pool->role == ENG_ROLE_PREFILL && r->e->cfg.pd.mode != ENG_XFER_AFTER_PREFILL)
         eng_pd_started(r, now);
     return;
 idle:

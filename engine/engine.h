@@ -132,7 +132,10 @@ typedef enum eng_link_kind {
 typedef enum eng_xfer_mode {
     ENG_XFER_AFTER_PREFILL = 0, /* once the whole prefill is done (vLLM NixlConnector, Dynamo,
                                    TensorRT-LLM) */
-    ENG_XFER_LAYERWISE          /* layer by layer while the prefill computes (SGLang, Mooncake) */
+    ENG_XFER_LAYERWISE,         /* layer by layer while the prefill computes (Mooncake's
+                                   layer-wise prefill, vLLM P2pNcclConnector) */
+    ENG_XFER_PER_CHUNK          /* each prefill chunk's KV once that chunk is computed, into KV
+                                   the decode side reserved at arrival (SGLang) */
 } eng_xfer_mode;
 
 /* The settings a pool of replicas has of its own: the whole deployment's when it is aggregated,

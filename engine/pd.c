@@ -6,13 +6,15 @@
  * asking for one token. Its KV (the prompt's) then goes to a decode replica picked by the decode
  * pool's router, which reserves the blocks that KV needs before a byte moves; it arrives after
  * the transfer and the link's latency, and joins the decode replica's cohort at that replica's
- * next step, when the client gets the first token. Two disciplines (eng_xfer_mode):
+ * next step, when the client gets the first token. Three disciplines (eng_xfer_mode):
  *
  *  - after the prefill: the decode replica is picked and its KV reserved once the prefill is
  *    done; until then the request keeps its prefill-side KV (so a decode pool out of memory
  *    fills the prefill pool's cache and slows its admissions: backpressure, never a drop);
  *  - layer-wise: the decode replica is picked and its KV reserved when the request arrives,
- *    before its prefill may start; each chunk's KV streams while the chunk computes.
+ *    before its prefill may start; each chunk's KV streams while the chunk computes;
+ *  - per chunk: reserved at arrival as layer-wise, but each chunk's KV leaves once the chunk is
+ *    computed (so a prompt of one chunk moves after its prefill, as after the prefill).
  *
  * Invariants: a request holds blocks on its prefill replica (rq->kv_blocks, rq->replica) until
  * its KV has arrived, and, from the reservation until then, rq->pd_blocks on its decode replica
@@ -102,8 +104,9 @@ const eng_key eng_kv_transfer_keys[] = {
      .set = set_bandwidth},
     {"latency_us", ENG_KEY_NUM, 0, 0, INFINITY, "us", "(2 for rdma and nvlink, 4.1 for pcie)", NULL,
      "added to every transfer", .set = set_latency},
-    {"discipline", ENG_KEY_ENUM, 0, 0, 0, "", "after_prefill", "after_prefill|layerwise",
-     "when the KV moves: once the prefill is done, or layer by layer while it computes",
+    {"discipline", ENG_KEY_ENUM, 0, 0, 0, "", "after_prefill", "after_prefill|layerwise|per_chunk",
+     "when the KV moves: once the prefill is done, layer by layer while it computes, or each "
+     "prefill chunk's once that chunk is done (SGLang)",
      ENG_KEY_AT(eng_pd_config, mode)},
     ENG_KEY_END};
 
@@ -115,7 +118,9 @@ const char *eng_link_kind_name(eng_link_kind k)
 
 const char *eng_xfer_mode_name(eng_xfer_mode m)
 {
-    return m == ENG_XFER_LAYERWISE ? "layerwise" : "after_prefill";
+    return m == ENG_XFER_LAYERWISE   ? "layerwise"
+           : m == ENG_XFER_PER_CHUNK ? "per_chunk"
+                                     : "after_prefill";
 }
 
 double eng_link_gpu_bw(const eng_gpu *g, eng_link_kind k)
@@ -354,7 +359,7 @@ void eng_pd_prefilled(eng_replica *p, eng_request *rq)
     /* the token is the client's only once its KV is on the decode side (eng_pd_kick) */
     rq->t_first_token = -1;
     rq->first_unseen = 0;
-    if (e->cfg.pd.mode == ENG_XFER_LAYERWISE)
+    if (e->cfg.pd.mode != ENG_XFER_AFTER_PREFILL)
         return; /* its KV is on its way already */
     /* MODEL: Dynamo's PrefillRouter routes the request to a decode worker once the prefill
      * worker has returned its transfer metadata (Dynamo architecture flow, S5-S7) */
@@ -371,6 +376,12 @@ void eng_pd_started(eng_replica *p, int64_t now)
     const eng_batch *b = &p->batch;
     int64_t t0 = p->gpu_start, t1 = p->gpu_free_at;
     double layers = e->cfg.model.layers > 1 ? e->cfg.model.layers : 1;
+    /* MODEL: SGLang's prefill server sends a chunk's KV when the chunk's forward is done
+     * (sglang/srt/disaggregation/prefill.py: send_kv_chunk, called for each finished chunk of a
+     * chunked prefill and for the last one from process_batch_result_disagg_prefill), not layer
+     * by layer: the whole chunk leaves at its end */
+    if (e->cfg.pd.mode == ENG_XFER_PER_CHUNK)
+        layers = 1;
     for (int32_t i = 0; i < b->nchunks; i++) {
         eng_request *rq = b->chunks[i].rq;
         eng_flow *f = rq->pd_flow;
@@ -420,7 +431,7 @@ static void on_kv_arrived(sim_ctx *ctx, void *obj, int64_t arg)
     }
     double bytes = kv_bytes(d, rq->prompt);
     int64_t ready = rq->t_prefilled > rq->t_reserved ? rq->t_prefilled : rq->t_reserved;
-    int64_t asked = e->cfg.pd.mode == ENG_XFER_LAYERWISE ? rq->t_arrival : rq->t_prefilled;
+    int64_t asked = e->cfg.pd.mode != ENG_XFER_AFTER_PREFILL ? rq->t_arrival : rq->t_prefilled;
     e->tot.transfers++;
     e->tot.transfer_bytes += bytes;
     e->tot.transfers_held += rq->pd_epoch;

@@ -168,7 +168,7 @@ static void make_choice(study_rec_cand *k)
             "data_parallel_attention: %d%s}",
             k->ndecode, k->dec.tp, k->dec.ep, k->dec.dp, sched);
     add_set(ch, "kv_transfer={link: nvlink, discipline: %s}",
-            strcmp(k->engine, "sglang") == 0 ? "layerwise" : "after_prefill");
+            strcmp(k->engine, "sglang") == 0 ? "per_chunk" : "after_prefill");
     char c[32];
     snprintf(ch->name, sizeof ch->name, "%s %s %dx%s:%dx%s%s%s", k->gpu, k->engine, k->nprefill,
              layout_name(&k->lay, a, sizeof a), k->ndecode, layout_name(&k->dec, b, sizeof b),

@@ -235,7 +235,7 @@ static void test_heterogeneous_pools(void **state)
     free(r);
 }
 
-/* ================= the two disciplines ================= */
+/* ================= the three disciplines ================= */
 
 static void test_disciplines(void **state)
 {
@@ -249,6 +249,13 @@ static void test_disciplines(void **state)
     assert_true(fabs(m(rl, "mean_kv_transfer_ms") - (xfer_ns(bytes / layers, 50) + 10000) / 1e6) <
                 1e-9);
     assert_true(m(rl, "mean_ttft_ms") < m(ra, "mean_ttft_ms"));
+    /* per chunk (SGLang), a prompt of one chunk: its whole KV leaves when the prefill is done,
+     * as after the prefill, though its decode side was reserved at arrival */
+    const char *pc[] = {"kv_transfer.discipline=per_chunk"};
+    study_result *rc = run_text(lone, pc, 1, NULL, 64);
+    assert_true(fabs(m(rc, "mean_kv_transfer_ms") - m(ra, "mean_kv_transfer_ms")) < 1e-9);
+    assert_true(fabs(m(rc, "mean_ttft_ms") - m(ra, "mean_ttft_ms")) < 1e-6);
+    free(rc);
     free(ra);
     free(rl);
     /* a slow link: layer by layer the KV leaves from the prefill's start, so it arrives earlier
@@ -271,17 +278,21 @@ static void test_disciplines(void **state)
     free(l);
 }
 
-/* Layer-wise, the decode side's KV is reserved before the prefill may start: a prefill waits
- * at least as long as its reservation did. */
+/* Layer-wise and per chunk, the decode side's KV is reserved before the prefill may start: a
+ * prefill waits at least as long as its reservation did. */
 static void test_layerwise_reserves_first(void **state)
 {
-    const char *sets[] = {"kv_transfer.discipline=layerwise", "decode.memory.gpu_utilization=0.21"};
-    study_result *r = run_text(busy, sets, 2, NULL, 256);
-    assert_int_equal((int)m(r, "completed"), 200);
-    assert_true(m(r, "kv_transfers_held") > 100);
-    assert_true(m(r, "mean_waiting_ms") >= m(r, "mean_kv_wait_ms"));
-    assert_true(m(r, "mean_kv_wait_ms") > 1000);
-    free(r);
+    for (int pc = 0; pc < 2; pc++) {
+        const char *sets[] = {pc ? "kv_transfer.discipline=per_chunk"
+                                 : "kv_transfer.discipline=layerwise",
+                              "decode.memory.gpu_utilization=0.21"};
+        study_result *r = run_text(busy, sets, 2, NULL, 256);
+        assert_int_equal((int)m(r, "completed"), 200);
+        assert_true(m(r, "kv_transfers_held") > 100);
+        assert_true(m(r, "mean_waiting_ms") >= m(r, "mean_kv_wait_ms"));
+        assert_true(m(r, "mean_kv_wait_ms") > 1000);
+        free(r);
+    }
 }
 
 /* ================= every policy in either pool ================= */
@@ -299,17 +310,17 @@ static void test_every_policy(void **state)
                                "  prompt_tokens: {dist: uniform, min: 200, max: 1500}\n"
                                "  output_tokens: {dist: uniform, min: 1, max: 400}\n";
     for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
-        for (int lw = 0; lw < 2; lw++) {
-            char p[64], d[64];
+        for (int lw = 0; lw < 3; lw++) {
+            static const char *const disc[] = {"after_prefill", "layerwise", "per_chunk"};
+            char p[64], d[64], x[64];
             snprintf(p, sizeof p, "prefill.scheduler.name=%s", policies[i]);
             snprintf(d, sizeof d, "decode.scheduler.name=%s", policies[i]);
-            const char *sets[] = {p, d,
-                                  lw ? "kv_transfer.discipline=layerwise"
-                                     : "kv_transfer.discipline=after_prefill"};
+            snprintf(x, sizeof x, "kv_transfer.discipline=%s", disc[lw]);
+            const char *sets[] = {p, d, x};
             study_result *r = run_text(text, sets, 3, NULL, 1);
             if ((int)m(r, "completed") + (int)m(r, "rejected") != 120)
-                fail_msg("%s (%s): %g of 120 requests done", policies[i],
-                         lw ? "layerwise" : "after_prefill", m(r, "completed") + m(r, "rejected"));
+                fail_msg("%s (%s): %g of 120 requests done", policies[i], disc[lw],
+                         m(r, "completed") + m(r, "rejected"));
             assert_int_equal((int)m(r, "kv_transfers"), (int)m(r, "completed"));
             free(r);
         }
