@@ -172,7 +172,8 @@ static void rc_add(eng_rescount *rc, int32_t bs, int32_t i, int32_t d)
  * len: sum of floor(((a + off) mod bs + len) / bs): every member len / bs times, and once more
  * those whose residue lies in the window of the last len mod bs residues before a multiple.
  * O(1). */
-static int64_t cross(const eng_rescount *rc, int64_t total, int32_t bs, int64_t off, int64_t len)
+static inline int64_t cross(const eng_rescount *rc, int64_t total, int32_t bs, int64_t off,
+                            int64_t len)
 {
     int64_t q = (bs & (bs - 1)) == 0 ? len >> __builtin_ctz((unsigned)bs) : len / bs;
     int64_t n = total * q;
@@ -189,6 +190,8 @@ static int64_t cross(const eng_rescount *rc, int64_t total, int32_t bs, int64_t 
  * extends by len slots (the top block index moves: ceil((x + len) / bs) - ceil(x / bs)). */
 static int64_t grow_blocks(const eng_replica *r, const eng_cclass *cl, int64_t len)
 {
+    if (cl->paged == 0) /* an empty class (one of 8 acceptance classes, often) */
+        return 0;
     if (cl->gm_len == len && cl->gm_t == cl->t && cl->gm_ver == cl->gver)
         return cl->gm_val;
     const eng_kvlay *l = &r->kv.lay;
@@ -199,6 +202,23 @@ static int64_t grow_blocks(const eng_replica *r, const eng_cclass *cl, int64_t l
     m->gm_ver = cl->gver;
     m->gm_val = (l->fm + l->wm) * cross(&cl->grow, cl->paged, l->bs, cl->t - 1, len);
     return m->gm_val;
+}
+
+/* Blocks of the step in flight's slots past the n tokens its class accepted (of ahead): they go
+ * back. While the growth counted at the step's start stands (same t, length and members), those
+ * are the boundaries crossed between n and ahead slots: one count, not two. */
+static int64_t rejected_blocks(const eng_replica *r, eng_cclass *cl, int64_t n, int64_t ahead)
+{
+    if (n == ahead)
+        return 0;
+    const eng_kvlay *l = &r->kv.lay;
+    if (cl->paged > 0 && cl->gm_len == ahead && cl->gm_t == cl->t && cl->gm_ver == cl->gver &&
+        cl->gm_val == cl->alloc) {
+        int64_t b = (l->fm + l->wm) * cross(&cl->grow, cl->paged, l->bs, cl->t - 1 + n, ahead - n);
+        SIM_ASSERT(r->e->ctx, b == cl->alloc - grow_blocks(r, cl, n));
+        return b;
+    }
+    return cl->alloc - grow_blocks(r, cl, n);
 }
 
 /* The cap's kind: 0 none, 1 min(context, cap), 2 context mod (cap + 1). */
@@ -439,20 +459,34 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
     eng_heap_remove(&cl->fin, rq);
 }
 
+/* How a step of k drafts draws its acceptance: the minimum-variance schedule's floor(AL) and
+ * frac(AL), set once per step for every class. */
+typedef struct draw_rule {
+    int iid;
+    int32_t k, base;
+    double frac;
+} draw_rule;
+
+static draw_rule draw_rule_of(const eng_spec *sp, int32_t k)
+{
+    draw_rule d = {.iid = sp->dist == ENG_SPEC_IID, .k = k};
+    double al = sp->al < 1 ? 1 : sp->al > k + 1 ? k + 1 : sp->al;
+    d.base = (int32_t)al;
+    d.frac = al - d.base;
+    return d;
+}
+
 /* Tokens a step emits per member: the drafts it accepts, plus one. */
-static int32_t draw_accepted(const eng_spec *sp, gsl_rng *g, int32_t k)
+static int32_t draw_accepted(const eng_spec *sp, const draw_rule *d, gsl_rng *g)
 {
     int32_t n = 1;
-    if (sp->dist == ENG_SPEC_IID) {
-        while (n <= k && gsl_rng_uniform(g) < sp->rate)
+    if (d->iid) {
+        while (n <= d->k && gsl_rng_uniform(g) < sp->rate)
             n++;
         return n;
     }
-    double al = sp->al < 1 ? 1 : sp->al > k + 1 ? k + 1 : sp->al;
-    int32_t base = (int32_t)al;
-    double frac = al - base;
-    n = base;
-    if (frac > 0 && gsl_rng_uniform(g) < frac)
+    n = d->base;
+    if (d->frac > 0 && gsl_rng_uniform(g) < d->frac)
         n++;
     return n;
 }
@@ -473,6 +507,7 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
     eng_cohort *c = &r->co;
     const eng_spec *sp = &r->e->cfg.spec;
     int64_t need = 0, out = 0;
+    draw_rule d = draw_rule_of(sp, k);
     c->step_k = k;
     c->in_step = 1;
     for (int32_t i = 0; i < c->nclass; i++) {
@@ -480,7 +515,11 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
         /* MODEL: vLLM's synthetic rejection sampler draws per request and step; SGLang's
          * SGLANG_SIMULATE_ACC_LEN one length per step for the whole batch: members of a class
          * share a draw (one class is SGLang's rule) */
-        cl->adv = k > 0 ? draw_accepted(sp, c->accept, k) : 1;
+        cl->adv = k > 0 ? draw_accepted(sp, &d, c->accept) : 1;
+        if (cl->n == 0) { /* the draw is made all the same: the stream moves as it did */
+            cl->alloc = 0;
+            continue;
+        }
         cl->alloc = grow_blocks(r, cl, 1 + k);
         need += cl->alloc;
         out += (int64_t)cl->n * cl->adv;
@@ -576,7 +615,7 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
         /* MODEL: rejected draft tokens free their slots: the blocks beyond the accepted tokens
          * go back (vLLM reuses them in the next step's allocate_slots; freeing them here and
          * allocating again then leaves the same blocks free when the next step is formed) */
-        freed += n == ahead ? 0 : cl->alloc - grow_blocks(r, cl, n);
+        freed += rejected_blocks(r, cl, n, ahead);
         if (sliding(r))
             freed += l->wm * cross(&cl->slide, cl->nslide, l->bs, cl->t - l->window + 1, n);
         zeros += (int64_t)cl->n * (n - 1);

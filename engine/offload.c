@@ -66,9 +66,16 @@ const eng_key eng_offload_keys[] = {
 
 /* ---------------- a tier: table and LRU list ---------------- */
 
-static uint32_t home(const eng_otier *t, uint64_t h)
+/* A hash's 32-bit tag: every bit of the hash folded in; the table keeps the tag beside the node
+ * (8 bytes a slot), the node the whole hash. */
+static inline uint32_t tag_of(uint64_t h)
 {
-    return (uint32_t)(h ^ (h >> 29)) & t->mask;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+static inline uint32_t home(const eng_otier *t, uint32_t tag)
+{
+    return tag & t->mask;
 }
 
 /* The node holding hash h, or -1. */
@@ -76,22 +83,22 @@ static int32_t find(const eng_otier *t, uint64_t h)
 {
     if (!t->tab)
         return -1;
-    for (uint32_t i = home(t, h);; i = (i + 1) & t->mask) {
+    uint32_t tag = tag_of(h);
+    for (uint32_t i = home(t, tag);; i = (i + 1) & t->mask) {
         const eng_oslot *v = &t->tab[i];
         if (v->node == 0)
             return -1;
-        if (v->hash == h)
+        if (v->tag == tag && t->nd[v->node - 1].hash == h)
             return v->node - 1;
     }
 }
 
-static void slot_put(eng_otier *t, int32_t idx)
+static void slot_put(eng_otier *t, uint32_t tag, int32_t idx)
 {
-    uint64_t h = t->nd[idx].hash;
-    uint32_t i = home(t, h);
+    uint32_t i = home(t, tag);
     while (t->tab[i].node)
         i = (i + 1) & t->mask;
-    t->tab[i] = (eng_oslot){h, idx + 1};
+    t->tab[i] = (eng_oslot){tag, idx + 1};
 }
 
 static void grow_table(eng_otier *t)
@@ -102,21 +109,21 @@ static void grow_table(eng_otier *t)
     t->mask = cap - 1;
     for (uint32_t i = 0; i < oldcap; i++)
         if (old[i].node)
-            slot_put(t, old[i].node - 1);
+            slot_put(t, old[i].tag, old[i].node - 1);
     free(old);
 }
 
 /* Removes node idx from the table (backward-shift deletion keeps probe runs whole). */
 static void slot_erase(eng_otier *t, int32_t idx)
 {
-    uint32_t i = home(t, t->nd[idx].hash);
+    uint32_t i = home(t, tag_of(t->nd[idx].hash));
     while (t->tab[i].node != idx + 1)
         i = (i + 1) & t->mask;
     for (uint32_t j = i;;) {
         j = (j + 1) & t->mask;
         if (!t->tab[j].node)
             break;
-        uint32_t k = home(t, t->tab[j].hash);
+        uint32_t k = home(t, t->tab[j].tag);
         if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
             continue; /* its home is past the hole: it stays */
         t->tab[i] = t->tab[j];
@@ -165,7 +172,8 @@ static int32_t node_new(eng_otier *t, uint64_t h, int64_t ready)
         t->freen = t->nd[i].next;
     } else {
         if (t->nn == t->capn) {
-            t->capn = t->capn ? 2 * t->capn : 1024;
+            int64_t want = t->capn ? 2 * (int64_t)t->capn : 1024;
+            t->capn = (int32_t)(want < t->cap ? want : t->cap); /* never past its capacity */
             t->nd = sim_xrealloc(t->nd, (size_t)t->capn * sizeof *t->nd);
         }
         i = t->nn++;
@@ -173,7 +181,7 @@ static int32_t node_new(eng_otier *t, uint64_t h, int64_t ready)
     if (!t->tab || 2 * (t->n + 1) > (int64_t)t->mask + 1)
         grow_table(t);
     t->nd[i] = (eng_onode){h, ready, -1, -1};
-    slot_put(t, i);
+    slot_put(t, tag_of(h), i);
     lru_append(t, i);
     t->n++;
     return i;

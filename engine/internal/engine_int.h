@@ -195,7 +195,7 @@ typedef struct eng_onode {
 } eng_onode;
 
 typedef struct eng_oslot {
-    uint64_t hash;
+    uint32_t tag; /* the hash folded to 32 bits (offload.c tag_of): its home, and a filter */
     int32_t node; /* node + 1, 0 empty */
 } eng_oslot;
 
@@ -204,7 +204,7 @@ typedef struct eng_otier {
     int64_t cap; /* blocks (INT64_MAX: unbounded) */
     eng_onode *nd;
     int32_t nn, capn, freen; /* nodes used, allocated, first unused (-1: none) */
-    eng_oslot *tab;          /* open addressing, the hash beside its node */
+    eng_oslot *tab;          /* open addressing, a tag of the hash beside its node */
     uint32_t mask;
     int64_t n; /* blocks held */
     int32_t head, tail;
