@@ -301,8 +301,12 @@ static void routers(const cli_common *c)
 static void engine_text(const eng_preset *p)
 {
     printf("%s %s%s: %s\n", p->engine, p->version, p->is_default ? " (default)" : "", p->summary);
-    printf("    scheduler %s%s%s; gpu_utilization %.2f; block_size %d\n", p->policy,
-           *p->params ? ", " : "", p->params, p->gpu_utilization, p->block_size);
+    printf("    scheduler %s%s%s; gpu_utilization %.2f", p->policy, *p->params ? ", " : "",
+           p->params, p->gpu_utilization);
+    if (p->free_memory_fraction > 0)
+        printf(", the KV cache %.2f of what weights and activations leave",
+               p->free_memory_fraction);
+    printf("; block_size %d\n", p->block_size);
     printf("    cpu_overhead %.0f us + %.1f us per sequence, %s%s; from %s\n",
            p->cpu.per_iteration_us, p->cpu.per_seq_us,
            p->cpu.async ? "overlapped with the GPU" : "before the GPU work",
@@ -319,6 +323,8 @@ static void engine_json(sim_jsonw *j, const eng_preset *p)
     sim_jsonw_str(j, "scheduler", p->policy);
     sim_jsonw_str(j, "params", p->params);
     sim_jsonw_num(j, "gpu_utilization", p->gpu_utilization);
+    sim_jsonw_num(j, "free_gpu_memory_fraction",
+                  p->free_memory_fraction > 0 ? p->free_memory_fraction : 1);
     sim_jsonw_int(j, "block_size", p->block_size);
     sim_jsonw_num(j, "cpu_per_iteration_us", p->cpu.per_iteration_us);
     sim_jsonw_num(j, "cpu_per_seq_us", p->cpu.per_seq_us);

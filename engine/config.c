@@ -22,6 +22,14 @@ static void set_reserve(void *obj, double gib)
 const eng_key eng_memory_keys[] = {
     {"gpu_utilization", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, 1, "", "0.9", NULL,
      "fraction of each GPU's memory the engine may use", ENG_KEY_AT(eng_config, gpu_utilization)},
+    /* MODEL: TensorRT-LLM sizes its KV cache as kv_cache_config.free_gpu_memory_fraction of the
+     * memory a profiling forward pass leaves free (tensorrt_llm/_torch/pyexecutor/_util.py,
+     * KvCacheCreator._cal_max_memory: (total - peak of weights, activations and non-torch
+     * buffers) x fraction); vLLM and SGLang give the cache all of what is left (1) */
+    {"free_gpu_memory_fraction", ENG_KEY_NUM, ENG_KEY_LO_OPEN, 0, 1, "", "1", NULL,
+     "the KV cache's share of the memory the weights and the activation reserve leave of "
+     "gpu_utilization's (TensorRT-LLM's kv_cache_config.free_gpu_memory_fraction)",
+     ENG_KEY_AT(eng_config, free_memory_fraction)},
     {"block_size", ENG_KEY_INT, ENG_KEY_POW2, 1, 256, "tokens", "16", NULL,
      "tokens per KV cache block", ENG_KEY_AT(eng_config, block_size)},
     {"activation_reserve_gb", ENG_KEY_NUM, 0, 0, 1e9, "GiB", "1", NULL,

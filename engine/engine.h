@@ -146,6 +146,8 @@ typedef enum eng_xfer_mode {
 #define ENG_POOL_FIELDS                                                                            \
     eng_gpu gpu;                                                                                   \
     double gpu_utilization;           /* fraction of GPU memory the engine may use */              \
+    double free_memory_fraction;      /* the KV cache's share of what weights and activations      \
+                                         leave of that memory (1: all of it) */                    \
     int32_t block_size;               /* tokens per KV block */                                    \
     int64_t activation_reserve;       /* bytes kept for activations */                             \
     int32_t replicas;                 /* >= 1 */                                                   \
@@ -325,7 +327,7 @@ typedef struct eng_kv_plan {
     int64_t usable_bytes;           /* per GPU: memory x utilisation */
     int64_t weight_bytes;           /* per GPU */
     int64_t activation_bytes;       /* per GPU */
-    int64_t kv_bytes;               /* per GPU: what is left for the cache */
+    int64_t kv_bytes;               /* per GPU: the cache's share of what is left */
     int64_t bytes_per_token;        /* per GPU: full-attention KV (+ index keys) of one token */
     int64_t window_bytes_per_token; /* per GPU: windowed layers' KV of one token */
     int32_t window;                 /* tokens the windowed layers keep (0 = none) */

@@ -109,6 +109,8 @@ int eng_kv_plan_compute(const eng_config *c, eng_kv_plan *p, sim_err *err)
     p->weight_bytes = g.weight_bytes + p->draft_weight_bytes;
     p->activation_bytes = c->activation_reserve;
     p->kv_bytes = p->usable_bytes - p->weight_bytes - p->activation_bytes;
+    if (c->free_memory_fraction < 1 && p->kv_bytes > 0)
+        p->kv_bytes = (int64_t)((double)p->kv_bytes * c->free_memory_fraction);
     p->bytes_per_token = g.kv_per_token + p->draft_bytes_per_token;
     p->window_bytes_per_token = g.window_per_token;
     p->window = c->model.window_layers > 0 ? c->model.window : 0;

@@ -12,16 +12,18 @@
 #include "engine.h"
 
 typedef struct eng_preset {
-    const char *engine;     /* vllm, sglang, trtllm, tgi */
-    const char *version;    /* the version whose code and defaults it follows */
-    int is_default;         /* the version `engine: NAME` alone picks */
-    const char *policy;     /* the scheduler (registry name) */
-    const char *params;     /* policy settings, "key=value,key=value" ("" for none) */
-    double gpu_utilization; /* memory fraction the engine takes by default (0: llmsim's) */
-    int32_t block_size;     /* tokens per KV block by default (0: llmsim's) */
-    eng_cpu_overhead cpu;   /* CPU time per iteration and per sequence, sync or overlapped */
-    const char *cpu_source; /* where those figures come from */
-    const char *summary;    /* one line */
+    const char *engine;          /* vllm, sglang, trtllm, tgi */
+    const char *version;         /* the version whose code and defaults it follows */
+    int is_default;              /* the version `engine: NAME` alone picks */
+    const char *policy;          /* the scheduler (registry name) */
+    const char *params;          /* policy settings, "key=value,key=value" ("" for none) */
+    double gpu_utilization;      /* memory fraction the engine takes by default (0: llmsim's) */
+    int32_t block_size;          /* tokens per KV block by default (0: llmsim's) */
+    eng_cpu_overhead cpu;        /* CPU time per iteration and per sequence, sync or overlapped */
+    const char *cpu_source;      /* where those figures come from */
+    const char *summary;         /* one line */
+    double free_memory_fraction; /* the KV cache's share of the memory left after the weights
+                                    and activations (0: llmsim's, all of it) */
 } eng_preset;
 
 /* Every preset, in listing order; *n gets the count. The table is static. */

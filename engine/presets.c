@@ -51,6 +51,14 @@
 #define V1_CPU "Vidur cpu_overheads.csv (vLLM, A100, Llama-2-7B): schedule+prepare+sample fit"
 #define V0_CPU "Vidur cpu_overheads.csv (vLLM, A100, Llama-2-7B): with output processing"
 
+/* MODEL: TensorRT-LLM's KV cache is kv_cache_config.free_gpu_memory_fraction, 0.9 by default
+ * (tensorrt_llm/llmapi/llm_args.py, KvCacheConfig: "Default is 90%"), of the memory a profiling
+ * pass leaves free: the whole GPU less the peak of weights, activations and buffers outside
+ * torch (tensorrt_llm/_torch/pyexecutor/_util.py, KvCacheCreator._cal_max_memory). So its
+ * presets take the whole memory (gpu_utilization 1) and give the cache 90% of what the weights
+ * and the activation reserve leave. */
+#define TRTLLM_KV_FREE 0.9
+
 static const eng_preset presets[] = {
     {"vllm",
      "0.11",
@@ -62,7 +70,8 @@ static const eng_preset presets[] = {
      {725, 27.0, 0, 0, 0},
      V1_CPU,
      "vLLM V1: token budget for running then waiting requests, chunked prefill, prefix "
-     "caching on; defaults from arg_utils per GPU and entry point"},
+     "caching on; defaults from arg_utils per GPU and entry point",
+     0},
     {"vllm",
      "0.14",
      0,
@@ -73,7 +82,8 @@ static const eng_preset presets[] = {
      {725, 27.0, 1, 1, 1},
      V1_CPU ", overlapped (async scheduling on by default since 0.14, PR #27614)",
      "vLLM V1 0.14: as 0.11, with async scheduling on by default (the CPU work of step n+1 "
-     "overlaps step n)"},
+     "overlaps step n)",
+     0},
     {"vllm",
      "0.18",
      0,
@@ -85,7 +95,8 @@ static const eng_preset presets[] = {
      V1_CPU ", overlapped (async scheduling); borrowed: vLLM publishes no per-step profile of "
             "0.15-0.18",
      "vLLM V1 0.15-0.18: as 0.14 (async scheduling on, the V1 scheduler's token budget and "
-     "defaults unchanged for these runs)"},
+     "defaults unchanged for these runs)",
+     0},
     {"vllm",
      "0.6",
      0,
@@ -96,7 +107,8 @@ static const eng_preset presets[] = {
      {725, 27.0, 0, 0, 0},
      V1_CPU " (output processing async, PR #7049)",
      "vLLM V0 0.6: prefill-first, multi-step scheduling (8 steps, as vLLM PR #7000 "
-     "benchmarked it)"},
+     "benchmarked it)",
+     0},
     {"vllm",
      "0.5",
      0,
@@ -106,7 +118,8 @@ static const eng_preset presets[] = {
      16,
      {790, 42.6, 0, 0, 0},
      V0_CPU,
-     "vLLM V0 0.5: prefill-first, synchronous output processing"},
+     "vLLM V0 0.5: prefill-first, synchronous output processing",
+     0},
     {"sglang",
      "0.4",
      1,
@@ -117,7 +130,8 @@ static const eng_preset presets[] = {
      {725, 27.0, 1, 1, 1},
      V1_CPU ", overlapped (SGLang overlap scheduler)",
      "SGLang 0.4: radix cache, new-token-ratio admission, retraction; mem_fraction_static "
-     "0.88 (TP 1); overlap scheduler on"},
+     "0.88 (TP 1); overlap scheduler on",
+     0},
     {"sglang",
      "0.5",
      0,
@@ -129,24 +143,26 @@ static const eng_preset presets[] = {
      V1_CPU ", overlapped (SGLang's overlap scheduler); borrowed: SGLang publishes no per-step "
             "CPU profile",
      "SGLang 0.5.x: as 0.4 (overlap scheduler on), mixed chunk off unless "
-     "scheduler.enable_mixed_chunk (--enable-mixed-chunk)"},
+     "scheduler.enable_mixed_chunk (--enable-mixed-chunk)",
+     0},
     {"trtllm",
      "0.19",
      1,
      "trtllm",
      "",
-     0.9,
+     1.0,
      32,
      {580, 0, 0, 0, 0},
      "TensorRT-LLM issue #13957: host time exposed per iteration",
      "TensorRT-LLM 0.19: GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token blocks, block "
-     "reuse"},
+     "reuse",
+     TRTLLM_KV_FREE},
     {"trtllm",
      "1.0",
      0,
      "trtllm",
      "overlap_scheduler=true",
-     0.9,
+     1.0,
      32,
      {580, 0, 1, 1, 1},
      "TensorRT-LLM issue #13957: the host time its overlap loop left exposed, standing in for "
@@ -154,13 +170,14 @@ static const eng_preset presets[] = {
      "default)",
      "TensorRT-LLM 1.0: PyTorch backend, overlap scheduler on (a finished request keeps its "
      "seat while the next step forms); GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token "
-     "blocks, block reuse"},
+     "blocks, block reuse",
+     TRTLLM_KV_FREE},
     {"trtllm",
      "1.3",
      0,
      "trtllm",
      "overlap_scheduler=true",
-     0.9,
+     1.0,
      32,
      {580, 0, 1, 1, 1},
      "TensorRT-LLM issue #13957 (its overlap loop's exposed host time), standing in for the "
@@ -168,7 +185,8 @@ static const eng_preset presets[] = {
      "their own",
      "TensorRT-LLM 1.1-1.3: PyTorch backend, overlap scheduler (a finished request keeps its "
      "seat while the next step forms); GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token "
-     "blocks, block reuse"},
+     "blocks, block reuse",
+     TRTLLM_KV_FREE},
     /* MODEL: TGI 3's launcher (launcher/src/main.rs resolve_attention) turns prefix caching
      * on unless the model is a VLM, seq2seq, needs paged attention or has LoRA adapters, and
      * its v3 backend chunks prefills (backends/v3/src/backend.rs, queue.rs); with no
@@ -184,7 +202,8 @@ static const eng_preset presets[] = {
      V0_CPU " (stand-in: no TGI profile)",
      "text-generation-inference 3: prefix caching, chunked prefill within "
      "max_batch_prefill_tokens (the launcher's: card FLOP/s over the model's FLOPs per token, "
-     "else 4096)"},
+     "else 4096)",
+     0},
     {"tgi",
      "2",
      0,
@@ -195,7 +214,8 @@ static const eng_preset presets[] = {
      {790, 42.6, 0, 0, 0},
      V0_CPU " (stand-in: no TGI profile)",
      "text-generation-inference 2: waiting_served_ratio 0.3, max_waiting_tokens 20, "
-     "max_batch_prefill_tokens 4096, no prefix caching"},
+     "max_batch_prefill_tokens 4096, no prefix caching",
+     0},
 };
 
 const eng_preset *eng_preset_all(size_t *n)

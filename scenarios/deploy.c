@@ -121,6 +121,8 @@ static void apply_preset(const eng_preset *p, eng_config *e)
     }
     if (p->gpu_utilization > 0)
         e->gpu_utilization = p->gpu_utilization;
+    if (p->free_memory_fraction > 0)
+        e->free_memory_fraction = p->free_memory_fraction;
     if (p->block_size > 0)
         e->block_size = p->block_size;
     e->cpu = p->cpu;

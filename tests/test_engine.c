@@ -103,6 +103,17 @@ static void test_kv_plan_arithmetic(void **state)
     assert_int_equal(p.tokens, p.blocks * 16);
     print_message("llama-3-8b on 80 GB at 0.9: %lld blocks = %lld tokens of KV\n",
                   (long long)p.blocks, (long long)p.tokens);
+    /* TensorRT-LLM's rule: the whole memory, the cache 0.8 of what weights and activations
+     * leave (KvCacheCreator._cal_max_memory) */
+    c.gpu_utilization = 1.0;
+    c.free_memory_fraction = 0.8;
+    assert_int_equal(eng_kv_plan_compute(&c, &p, &err), 0);
+    kv =
+        (int64_t)((double)(INT64_C(80000000000) - INT64_C(16060522496) - (INT64_C(1) << 30)) * 0.8);
+    assert_int_equal(p.kv_bytes, kv);
+    assert_int_equal(p.blocks, kv / (131072 * 16));
+    c.gpu_utilization = 0.9;
+    c.free_memory_fraction = 1;
     /* weights that do not fit are an error, not a negative cache */
     c.gpu.mem_bytes = INT64_C(16) * 1000000000;
     assert_int_equal(eng_kv_plan_compute(&c, &p, &err), -1);

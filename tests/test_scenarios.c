@@ -277,6 +277,35 @@ static void cost_model_keys(void **state)
                  FRAGS("demo.yaml:3", "skew"));
 }
 
+/* TensorRT-LLM's presets size the KV cache as its KvCacheCreator does: the whole GPU, the cache
+ * 0.9 of what the weights and activations leave; memory.free_gpu_memory_fraction overrides it,
+ * and the other engines give the cache all of it */
+static void free_memory_fraction(void **state)
+{
+    (void)state;
+    static const char *const text = "name: f\nmodel: llama-3-8b\ngpu: h100-sxm\n"
+                                    "workload: {num_requests: 10, arrival: {process: poisson, "
+                                    "rate: 1}, prompt_tokens: 100, output_tokens: 10}\n";
+    scn_scenario s;
+    sim_err e;
+    const char *trt[] = {"engine=trtllm"},
+               *trt8[] = {"engine=trtllm", "memory.free_gpu_memory_fraction=0.8"},
+               *vl[] = {"engine=vllm"}, *bad[] = {"memory.free_gpu_memory_fraction=0"};
+    assert_int_equal(scn_load_text("f.yaml", text, trt, 1, &test_resolver, &s, &e), 0);
+    assert_true(s.engine.gpu_utilization == 1.0);
+    assert_true(s.engine.free_memory_fraction == 0.9);
+    scn_free(&s);
+    assert_int_equal(scn_load_text("f.yaml", text, trt8, 2, &test_resolver, &s, &e), 0);
+    assert_true(s.engine.free_memory_fraction == 0.8);
+    scn_free(&s);
+    assert_int_equal(scn_load_text("f.yaml", text, vl, 1, &test_resolver, &s, &e), 0);
+    assert_true(s.engine.gpu_utilization == 0.9);
+    assert_true(s.engine.free_memory_fraction == 1.0);
+    scn_free(&s);
+    assert_int_equal(scn_load_text("f.yaml", text, bad, 1, &test_resolver, &s, &e), -1);
+    assert_non_null(strstr(e.msg, "memory.free_gpu_memory_fraction"));
+}
+
 static void bad_overrides(void **state)
 {
     const char *o1[] = {"workload.num_requests"};
@@ -594,6 +623,7 @@ int main(void)
         cmocka_unit_test(file_loading),
         cmocka_unit_test(shipped_examples),
         cmocka_unit_test(mangled_inputs),
+        cmocka_unit_test(free_memory_fraction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
