@@ -7,8 +7,10 @@
  * an empty database is new; llmsim's application_id, or application_id 0 with a schema_version
  * table (schema version 1 set no application_id), is llmsim's; anything else (another
  * application_id, or tables without schema_version) is another program's and is refused
- * untouched. Creating and upgrading run in one BEGIN IMMEDIATE transaction, so two processes
- * opening a new database at once create it once.
+ * untouched. Upgrading runs in one BEGIN IMMEDIATE transaction, so two processes opening an
+ * older database at once upgrade it once. A new database is built whole under a private name
+ * and hard-linked into place (create_new), so no process ever finds an empty or half-made one,
+ * and none removes a file another may hold.
  *
  * Schema version 6 (this file's runs tables, sweep.c, profile.c, capacity.c, validation.c).
  * Upgrade from 1: ALTER TABLE runs ADD COLUMN offered_rate REAL, ADD COLUMN num_requests
@@ -77,6 +79,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -563,13 +566,14 @@ fail:
     return -1;
 }
 
-/* Each connection is used by one thread only, so SQLite's per-connection mutex (taken on every
- * bind and step in its default serialized mode) is only cost: open without it. */
-static store *open_with(const char *path, int flags, sim_err *err)
+/* Opens file (a path or a file: URI), named path in messages. Each connection is used by one
+ * thread only, so SQLite's per-connection mutex (taken on every bind and step in its default
+ * serialized mode) is only cost: open without it. */
+static store *open_with(const char *file, const char *path, int flags, sim_err *err)
 {
     store *s = sim_xcalloc(1, sizeof *s);
     snprintf(s->path, sizeof s->path, "%s", path);
-    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(file, &s->db, flags, NULL) != SQLITE_OK) {
         sim_errf(err, "%s: cannot open database: %s", path,
                  s->db ? sqlite3_errmsg(s->db) : "out of memory");
         store_close(s);
@@ -588,18 +592,6 @@ static store *open_with(const char *path, int flags, sim_err *err)
     return s;
 }
 
-/* After a failed store_open: removes the database file (and its -journal, -wal and -shm)
- * when the open created it and nothing was ever written to it (0 bytes: no header page), so a
- * failure (a full disk, a lock never granted) leaves no empty file behind. A file another
- * process is creating has its header page as soon as its journal mode is set, and is kept. */
-static void remove_if_created(const char *path, int existed)
-{
-    struct stat st;
-    if (existed || stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0)
-        return;
-    store_remove_files(path);
-}
-
 void store_remove_files(const char *path)
 {
     static const char *const side[] = {"-journal", "-wal", "-shm"};
@@ -611,16 +603,60 @@ void store_remove_files(const char *path)
     unlink(path);
 }
 
+/* The WAL mode, and the schema when the file is new or older. */
+static int prepare(store *s, int64_t app, sim_err *err)
+{
+    /* WAL lets readers (plots) run beside a writer (a sweep); synchronous=NORMAL is durable at
+     * transaction boundaries in WAL mode, which is what one-transaction-per-run needs. */
+    return store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", err) != 0 ||
+                   create_schema(s, app, err) != 0
+               ? -1
+               : 0;
+}
+
+/* A new database for path, built whole under a name of this process's own beside it and then
+ * hard-linked into place, so path never names an empty or half-made database: a process that
+ * finds path exists opens it as it is, and a failure here removes only files no other process
+ * can know. Creating in place could not be made safe: while one process writes the first page
+ * of a new file (its RESERVED lock held, the file still 0 bytes), another's PRAGMA
+ * journal_mode=WAL fails at once with SQLITE_BUSY, unretried (its lock is an upgrade from a
+ * read transaction, which SQLite refuses at once rather than risk a deadlock:
+ * sqlite.org/c3ref/busy_handler.html), and the empty file that process then removed as its own
+ * took the first one's file and journal from under it (its commit: "disk I/O error"). When
+ * another process links its database first, link fails with EEXIST and that database is the
+ * one opened. 0 (path now exists), 1 when the file system has no hard links (then path is
+ * created in place), or -1 with err. */
+static int create_new(const char *path, sim_err *err)
+{
+    static atomic_uint seq;
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.new-%ld-%u", path, (long)getpid(), atomic_fetch_add(&seq, 1));
+    store_remove_files(tmp); /* a process of this id that died making it */
+    store *s =
+        open_with(tmp, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, err);
+    int rc = s && prepare(s, 0, err) == 0 ? 0 : -1;
+    /* the last connection's close checkpoints the -wal into the file and deletes it */
+    store_close(s);
+    if (rc == 0 && link(tmp, path) != 0 && errno != EEXIST)
+        rc = errno == EPERM || errno == EOPNOTSUPP
+                 ? 1
+                 : sim_errf(err, "%s: cannot create database: %s", path, strerror(errno));
+    store_remove_files(tmp);
+    return rc;
+}
+
 store *store_open(const char *path, sim_err *err)
 {
     struct stat st;
-    int existed = stat(path, &st) == 0;
-    store *s =
-        open_with(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, err);
-    if (!s) {
-        remove_if_created(path, existed);
-        return NULL;
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, made;
+    if (stat(path, &st) != 0 && errno == ENOENT) {
+        if ((made = create_new(path, err)) < 0)
+            return NULL;
+        flags |= made ? SQLITE_OPEN_CREATE : 0;
     }
+    store *s = open_with(path, path, flags, err);
+    if (!s)
+        return NULL;
     db_kind kind;
     int64_t app;
     if (identify(s, &kind, &app, err) != 0)
@@ -629,15 +665,11 @@ store *store_open(const char *path, sim_err *err)
         refuse_foreign(s, app, err);
         goto fail;
     }
-    /* WAL lets readers (plots) run beside a writer (a sweep); synchronous=NORMAL is durable at
-     * transaction boundaries in WAL mode, which is what one-transaction-per-run needs. */
-    if (store_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", err) != 0 ||
-        create_schema(s, app, err) != 0)
+    if (prepare(s, app, err) != 0)
         goto fail;
     return s;
 fail:
     store_close(s);
-    remove_if_created(path, existed);
     return NULL;
 }
 
@@ -678,15 +710,12 @@ static store *open_immutable(const char *path, sim_err *err)
         return NULL;
     }
     immutable_uri(path, uri, sizeof uri);
-    store *s = open_with(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, err);
-    if (s)
-        snprintf(s->path, sizeof s->path, "%s", path);
-    return s;
+    return open_with(uri, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, err);
 }
 
 store *store_open_readonly(const char *path, sim_err *err)
 {
-    store *s = open_with(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, err);
+    store *s = open_with(path, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, err);
     if (!s)
         return NULL;
     db_kind kind;

@@ -16,3 +16,6 @@ add_dependencies(test_killed_work llmsim)
 # a failed merge or a new database on a full disk leaves no file it created
 llmsim_test(test_store_outputs SOURCES test_store_outputs.c LIBS llmsim_store LABELS store e2e)
 add_dependencies(test_store_outputs llmsim)
+# a new database another process is creating at the same path is left to it (the interleaving
+# made with a stat() that lets a child create the file and take SQLite's RESERVED lock)
+llmsim_test(test_store_create_race SOURCES test_store_create_race.c LIBS llmsim_store LABELS store unit)
