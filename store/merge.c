@@ -259,10 +259,17 @@ static int map_sweeps(store *s, const char *in, sim_err *err)
     return map_by_key(s, P_SWEEP, "key", err);
 }
 
-/* Runs: those of a sweep point OUT has, those with an equal row, then the rest. */
+/* Runs: those of a sweep point OUT has, those with an equal row, then the rest. A run of one
+ * of IN's sweep points is the same run only through its point: were it mapped by its row onto a
+ * run that is another sweep's point (the same scenario and seed, `created` in the same second),
+ * its own point could not be inserted (sweep_points.run_id is UNIQUE) and the sweep would lose
+ * it, or not, depending on the clock when the runs were made. */
 static int map_runs(store *s, sim_err *err)
 {
+    const char *lead = "m.seed = s.seed AND m.created = s.created";
     if (src_has(s, "sweep_points")) {
+        lead = "m.seed = s.seed AND m.created = s.created AND s.id NOT IN (SELECT run_id FROM "
+               "src.sweep_points)";
         store_sql b = {0};
         store_sql_add(&b,
                       "INSERT OR IGNORE INTO temp.m_runs SELECT p.run_id, q.run_id, 0 FROM "
@@ -272,10 +279,7 @@ static int map_runs(store *s, sim_err *err)
         if (run(s, &b, "runs of sweep points", err))
             return -1;
     }
-    return map_identical(s, P_RUN, "m.seed = s.seed AND m.created = s.created", err) ||
-                   map_rest(s, P_RUN, err)
-               ? -1
-               : 0;
+    return map_identical(s, P_RUN, lead, err) || map_rest(s, P_RUN, err) ? -1 : 0;
 }
 
 /* Profiles: by name; the same name with another row is refused. */

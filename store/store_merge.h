@@ -9,7 +9,9 @@
  *                       repetitions, base seed and store level); the same key with another
  *                       definition is refused: they are not shards of one sweep
  *   a sweep point's run: OUT has that (sweep, point, repetition); its seed depends on the point
- *                       and repetition only, so it is the same run
+ *                       and repetition only, so it is the same run. Only so: a run of another
+ *                       sweep's point with an equal row (the same scenario and seed) stays that
+ *                       sweep's, and this point gets its own copy
  *   any other run:      a run with every column of its row equal but the id (the same run
  *                       merged twice)
  *   a profile:          one with the same name and an equal row; the same name with another

@@ -11,7 +11,9 @@
  *  - merge refuses a shard of another sweep under the same key, a foreign file, a newer
  *    schema, a conflicting profile, and notes sweeps that differ only in their arguments;
  *    plain runs, capacity searches, profiles and validations merge once however often they are
- *    given.
+ *    given;
+ *  - two sweeps sharing a point's run merge to both complete, whatever second their runs were
+ *    made in.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -196,6 +198,65 @@ static void merge_refusals(void **state)
     assert_non_null(strstr(err, "schema version 99 is newer"));
     assert_int_equal(e2e_query_int(at("rm.db"), "SELECT count(*) FROM runs"), 6);
     assert_int_equal(llmsim("merge"), 2);
+}
+
+/* Two sweeps that share a point (the same scenario and seed, so the same run) merge to both
+ * sweeps complete, each with its own run, whether or not their runs were made in the same
+ * second: `created` pinned to one value makes the rows equal but for the id, and that run was
+ * once taken as already there, its point dropped (sweep_points.run_id is UNIQUE) and the sweep
+ * left "1 of 2 runs" or "2 of 2" by the clock. */
+static void overlapping_sweeps_merge_alike(void **state)
+{
+    const char *few = "--set workload.num_requests=20 --jobs 1 --quiet";
+    assert_int_equal(
+        llmsim("sweep %s --db %s --vary workload.arrival.rate=2,5 %s", scn, at("ov-a.db"), few), 0);
+    assert_int_equal(llmsim("sweep %s --db %s --vary workload.arrival.rate=2,8,5 --shard 1/2 %s",
+                            scn, at("ov-b.db"), few),
+                     0);
+    /* b's shard holds points 0 and 2 (rates 2 and 5): both runs of a, equal but for the id
+     * and perhaps `created` */
+    const char *same = "SELECT count(*) FROM runs r JOIN other.runs o ON o.seed = r.seed AND "
+                       "o.offered_rate = r.offered_rate AND o.scenario = r.scenario";
+    char q[512];
+    snprintf(q, sizeof q, "ATTACH '%s' AS other", at("ov-b.db"));
+    sim_err e = {{0}};
+    store *s = store_open(at("ov-a.db"), &e);
+    assert_non_null(s);
+    int64_t shared = -1;
+    assert_int_equal(store_exec(s, q, &e), 0);
+    assert_int_equal(store_query_int(s, same, &shared, &e), 0);
+    store_close(s);
+    assert_int_equal(shared, 2);
+    for (int pinned = 0; pinned <= 1; pinned++) {
+        if (pinned) /* as if both sweeps ran within one second */
+            for (int i = 0; i < 2; i++) {
+                s = store_open(at(i ? "ov-b.db" : "ov-a.db"), &e);
+                assert_non_null(s);
+                assert_int_equal(
+                    store_exec(s, "UPDATE runs SET created = '2026-01-02T03:04:05Z'", &e), 0);
+                store_close(s);
+            }
+        for (int order = 0; order < 2; order++) {
+            char db[32], first[320], second[320];
+            snprintf(db, sizeof db, "ov-m%d%d.db", pinned, order);
+            snprintf(first, sizeof first, "%s", at(order ? "ov-a.db" : "ov-b.db"));
+            snprintf(second, sizeof second, "%s", at(order ? "ov-b.db" : "ov-a.db"));
+            assert_int_equal(llmsim("merge %s %s %s", at(db), first, second), 0);
+            assert_non_null(strstr(out, "2 of 2 runs, complete")); /* a */
+            assert_non_null(strstr(out, "2 of 3 runs"));           /* b's shard */
+            assert_non_null(strstr(err, ": 2 runs added, 0 already there; 2 sweep points"));
+            assert_null(strstr(err, "already there; 0 sweep points"));
+            assert_int_equal(e2e_query_int(at(db), "SELECT count(*) FROM runs"), 4);
+            assert_int_equal(e2e_query_int(at(db), "SELECT count(*) FROM sweep_points"), 4);
+            assert_int_equal(e2e_query_int(at(db), "SELECT count(*) FROM sweep_points p JOIN runs "
+                                                   "r ON r.id = p.run_id"),
+                             4);
+            /* merged again: nothing added, every run already there through its point */
+            assert_int_equal(llmsim("merge %s %s %s", at(db), second, first), 0);
+            assert_non_null(strstr(err, ": 0 runs added, 2 already there; 0 sweep points"));
+            assert_int_equal(e2e_query_int(at(db), "SELECT count(*) FROM runs"), 4);
+        }
+    }
 }
 
 static void save_profile(const char *db, const char *device)
@@ -406,6 +467,7 @@ int main(void)
         cmocka_unit_test(shards_merge_to_the_whole),
         cmocka_unit_test(merge_refusals),
         cmocka_unit_test(merge_anything),
+        cmocka_unit_test(overlapping_sweeps_merge_alike),
         cmocka_unit_test(two_identical_sweeps_at_once),
         cmocka_unit_test(a_long_lock_loses_nothing),
         cmocka_unit_test(a_thousand_reps),
