@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "engine_int.h"
+#include "otier.h"
 
 /* ---------------- settings ---------------- */
 
@@ -486,6 +487,59 @@ static eng_otier *tier_new(eng_tier_kind kind, int64_t cap)
     return t;
 }
 
+static void tier_free(eng_otier *t)
+{
+    if (!t)
+        return;
+    free(t->nd);
+    free(t->tab);
+    free(t);
+}
+
+/* otier.h: one tier's store on its own. */
+eng_otier *eng_otier_new(int64_t cap)
+{
+    SIM_CHECK(NULL, cap >= 1);
+    return tier_new(ENG_TIER_CPU, cap);
+}
+
+void eng_otier_free(eng_otier *t)
+{
+    tier_free(t);
+}
+
+uint32_t eng_otier_tag(uint64_t h)
+{
+    return tag_of(h);
+}
+
+int32_t eng_otier_find(const eng_otier *t, uint64_t h)
+{
+    return find(t, h);
+}
+
+int32_t eng_otier_add(eng_otier *t, uint64_t h)
+{
+    SIM_CHECK(NULL, find(t, h) < 0 && t->n < t->cap);
+    return node_new(t, h, 0);
+}
+
+int32_t eng_otier_oldest(const eng_otier *t)
+{
+    return t->head;
+}
+
+void eng_otier_remove(eng_otier *t, int32_t i)
+{
+    SIM_CHECK(NULL, i >= 0 && i < t->nn && find(t, t->nd[i].hash) == i);
+    node_free(t, i);
+}
+
+int64_t eng_otier_count(const eng_otier *t)
+{
+    return t->n;
+}
+
 /* MODEL: the host tier's default link is the catalog's host link per GPU (PCIe; NVLink-C2C on
  * Grace parts), the one vLLM's and SGLang's host copies cross; a tier's bandwidth is per GPU,
  * and a replica's GPUs move their shards of a block in parallel */
@@ -600,11 +654,8 @@ int eng_off_init(eng_engine *e, sim_err *err)
 
 void eng_off_fini(eng_engine *e)
 {
-    for (int32_t i = 0; i < e->notiers; i++) {
-        free(e->otiers[i]->nd);
-        free(e->otiers[i]->tab);
-        free(e->otiers[i]);
-    }
+    for (int32_t i = 0; i < e->notiers; i++)
+        tier_free(e->otiers[i]);
     free(e->otiers);
     e->otiers = NULL;
     e->notiers = 0;

@@ -12,7 +12,9 @@
  *  - SGLang (HiCache) and TensorRT-LLM (its host cache) bring back what their GPU caches
  *    evicted within the step that admits the request: the hit rate rises, the TTFT falls, and
  *    a slower host link costs TTFT;
- *  - what is not modelled or not given is refused with the key at fault.
+ *  - what is not modelled or not given is refused with the key at fault;
+ *  - a tier's table (otier.h) tells apart blocks whose hashes share the 32-bit tag it keeps:
+ *    each is found as itself, removing one leaves the other, an absent one is a miss.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -25,6 +27,7 @@
 
 #include <cmocka.h>
 
+#include "otier.h"
 #include "study.h"
 
 #include "scn_runs.h"
@@ -259,9 +262,67 @@ static void test_refusals(void **state)
     refused(scaled, "kv_offload with autoscale is not modelled");
 }
 
+/* A hash whose tag is `tag`: the tag folds the high half onto the low (otier.h), so any high
+ * half with the low half tag ^ high gives it; each hi a different hash. */
+static uint64_t with_tag(uint32_t tag, uint32_t hi)
+{
+    return (uint64_t)hi << 32 | (uint32_t)(tag ^ hi);
+}
+
+static void test_tier_tells_apart_hashes_sharing_a_tag(void **state)
+{
+    const uint32_t tag = 0x9e3779b9u;
+    uint64_t a = with_tag(tag, 1), b = with_tag(tag, 2), c = with_tag(tag, 3);
+    assert_true(a != b && b != c && a != c);
+    assert_int_equal(eng_otier_tag(a), tag);
+    assert_int_equal(eng_otier_tag(b), tag);
+    assert_int_equal(eng_otier_tag(c), tag);
+    eng_otier *t = eng_otier_new(8);
+    int32_t na = eng_otier_add(t, a);
+    assert_int_equal(eng_otier_find(t, b), -1); /* a's tag, not a's hash: a miss */
+    int32_t nb = eng_otier_add(t, b);
+    assert_int_not_equal(na, nb);
+    assert_int_equal(eng_otier_find(t, a), na);
+    assert_int_equal(eng_otier_find(t, b), nb); /* past a's slot, which has b's tag */
+    assert_int_equal(eng_otier_find(t, c), -1); /* the same tag, in no node: a miss */
+    /* the eviction takes the least recently used, a; b stays */
+    assert_int_equal(eng_otier_oldest(t), na);
+    eng_otier_remove(t, na);
+    assert_int_equal(eng_otier_find(t, a), -1);
+    assert_int_equal(eng_otier_find(t, b), nb);
+    assert_int_equal(eng_otier_find(t, c), -1);
+    /* a again, now behind b in the probe run; removing b moves it up and it stays found */
+    na = eng_otier_add(t, a);
+    eng_otier_remove(t, nb);
+    assert_int_equal(eng_otier_find(t, a), na);
+    assert_int_equal(eng_otier_find(t, b), -1);
+    assert_int_equal(eng_otier_count(t), 1);
+    eng_otier_free(t);
+
+    /* many sharing one tag among others, through the table's growth (1,024 slots, then 2,048,
+     * 4,096) and removals from the middle of the run */
+    enum { N = 700 };
+    t = eng_otier_new(2 * N);
+    int32_t same[N], other[N];
+    for (uint32_t i = 0; i < N; i++) {
+        same[i] = eng_otier_add(t, with_tag(tag, 100 + i));
+        other[i] = eng_otier_add(t, with_tag(tag + 1 + i, 7));
+    }
+    for (uint32_t i = 0; i < N; i += 2)
+        eng_otier_remove(t, same[i]);
+    for (uint32_t i = 0; i < N; i++) {
+        assert_int_equal(eng_otier_find(t, with_tag(tag, 100 + i)), i % 2 ? same[i] : -1);
+        assert_int_equal(eng_otier_find(t, with_tag(tag + 1 + i, 7)), other[i]);
+    }
+    assert_int_equal(eng_otier_find(t, with_tag(tag, 100 + N)), -1);
+    assert_int_equal(eng_otier_count(t), N + N / 2);
+    eng_otier_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tier_tells_apart_hashes_sharing_a_tag),
         cmocka_unit_test(test_host_tier_brings_back_evicted_prefixes),
         cmocka_unit_test(test_slower_tier_lowers_benefit),
         cmocka_unit_test(test_no_load_is_no_tier),
