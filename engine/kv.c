@@ -346,9 +346,15 @@ static void q_push_anon(eng_pstore *ps, int64_t n)
 
 /* ---- the table (linear probing, at most a quarter full; backward-shift deletion) ---- */
 
+/* The slot where hash h's probe sequence starts in a table of mask + 1 slots. */
+static inline uint32_t home_slot(uint64_t h, uint32_t mask)
+{
+    return (uint32_t)(h ^ (h >> 32)) & mask;
+}
+
 static inline uint32_t home(const eng_pstore *ps, uint64_t h)
 {
-    return (uint32_t)(h ^ (h >> 32)) & ps->tabmask;
+    return home_slot(h, ps->tabmask);
 }
 
 /* The record of the cached block with hash h, or -1 with *at the empty slot that ends its probe
@@ -591,7 +597,7 @@ static inline int32_t view_block(ps_view v, const uint64_t *bh, const int32_t *b
     }
     if (!v.tab)
         return -1;
-    for (uint32_t i = (uint32_t)(h ^ (h >> 32)) & v.mask;; i = (i + 1) & v.mask) {
+    for (uint32_t i = home_slot(h, v.mask);; i = (i + 1) & v.mask) {
         if (v.tab[i].rec == 0)
             return -1;
         if (v.tab[i].hash == h)
