@@ -44,7 +44,7 @@ static const cli_command validate_cmd = {
     .def_level = "summary"};
 
 typedef struct vopts {
-    int list, ops, rows, jobs;
+    int list, ops, rows, jobs, residuals;
     const char *out, *profile, *match, *errors;
 } vopts;
 
@@ -188,6 +188,31 @@ static void print_more_stats(const study_vset *v)
     free(st);
 }
 
+/* The TTFT residual per group in decode steps and closed-loop gaps (--residuals). */
+static void print_residuals(const study_vresid *rs, int n)
+{
+    printf("\nTTFT residual (measured - predicted) by group: in ms; in decode steps (the row's "
+           "measured TPOT), quartiles; rows 0.75 to 8.5 steps off and how many of them lie "
+           "within a quarter step of a whole number (half would by chance); in closed-loop "
+           "gaps (output tokens x measured TPOT / clients, the mean time between completions)\n");
+    printf("%-40s %5s %10s %8s %8s %8s %12s %8s\n", "group", "n", "median ms", "p25", "steps",
+           "p75", "near whole", "gaps");
+    for (int k = 0; k < n; k++) {
+        const study_vresid *r = &rs[k];
+        char near[32];
+        snprintf(near, sizeof near, "%d of %d", r->near_whole, r->few);
+        if (k > 0 && strcmp(r->group, "all") == 0)
+            printf("\n");
+        char gaps[32] = "-";
+        if (isfinite(r->gaps_median))
+            snprintf(gaps, sizeof gaps, "%.2f", r->gaps_median);
+        printf("%-40.40s %5d %10.1f %8.2f %8.2f %8.2f %12s %8s\n", r->group, r->n, r->median_ms,
+               r->steps_p25, r->steps_median, r->steps_p75, near, gaps);
+    }
+    if (n == 0)
+        printf("(no row has a measured and predicted TTFT and a measured TPOT)\n");
+}
+
 /* The distinct texts of one field over the rows of one status, with their counts. */
 typedef struct tally {
     const char *text;
@@ -299,12 +324,12 @@ static void print_heading(const study_vset *v)
     }
 }
 
-static void print_report(const study_vset *v, const study_vstat *st, int nst, int rows)
+static void print_report(const study_vset *v, const study_vstat *st, int nst, const vopts *o)
 {
     print_heading(v);
     int64_t ok, cannot, failed;
     study_vset_counts(v, &ok, &cannot, &failed);
-    if (rows || ok <= ROWS_SHOWN)
+    if (o->rows || ok <= ROWS_SHOWN)
         print_rows(v);
     else
         printf("\n(%lld predicted rows: --rows lists them, --json gives them all)\n",
@@ -312,6 +337,12 @@ static void print_report(const study_vset *v, const study_vstat *st, int nst, in
     print_stats(v, st, nst);
     if (v->kind == STUDY_V_SERVING)
         print_more_stats(v);
+    if (o->residuals) {
+        study_vresid *rs = NULL;
+        int n = study_vset_residuals(v, &rs);
+        print_residuals(rs, n > 0 ? n : 0);
+        free(rs);
+    }
     print_approx(v);
     print_listing(v, STUDY_V_CANNOT, "cannot be expressed");
     print_listing(v, STUDY_V_FAILED, "failed");
@@ -401,7 +432,34 @@ static void json_stats_by(sim_jsonw *j, const study_vset *v, study_vby by, const
     free(more);
 }
 
-static void print_json(const study_vset *v, const study_vstat *st, int nst, int64_t id)
+/* The residuals (--residuals) as the JSON array "ttft_residuals". */
+static void json_residuals(sim_jsonw *j, const study_vset *v)
+{
+    study_vresid *rs = NULL;
+    int n = study_vset_residuals(v, &rs);
+    sim_jsonw_open(j, "ttft_residuals", '[');
+    for (int k = 0; k < n; k++) {
+        const study_vresid *r = &rs[k];
+        sim_jsonw_open(j, NULL, '{');
+        sim_jsonw_str(j, "group", r->group);
+        sim_jsonw_int(j, "n", r->n);
+        sim_jsonw_num(j, "median_ms", r->median_ms);
+        sim_jsonw_num(j, "steps_p25", r->steps_p25);
+        sim_jsonw_num(j, "steps_median", r->steps_median);
+        sim_jsonw_num(j, "steps_p75", r->steps_p75);
+        sim_jsonw_int(j, "few_steps", r->few);
+        sim_jsonw_int(j, "near_whole_step", r->near_whole);
+        sim_jsonw_int(j, "n_gaps", r->ngap);
+        if (isfinite(r->gaps_median))
+            sim_jsonw_num(j, "gaps_median", r->gaps_median);
+        sim_jsonw_close(j, '}');
+    }
+    sim_jsonw_close(j, ']');
+    free(rs);
+}
+
+static void print_json(const study_vset *v, const study_vstat *st, int nst, int64_t id,
+                       int residuals)
 {
     int64_t ok, cannot, failed;
     study_vset_counts(v, &ok, &cannot, &failed);
@@ -426,6 +484,8 @@ static void print_json(const study_vset *v, const study_vstat *st, int nst, int6
         json_stats_by(&j, v, STUDY_VBY_REGIME, "regimes");
         json_stats_by(&j, v, STUDY_VBY_VALIDATED, "validated_groups");
     }
+    if (residuals)
+        json_residuals(&j, v);
     sim_jsonw_open(&j, "rows", '[');
     for (int i = 0; i < v->nrows; i++)
         json_row(&j, v, &v->rows[i]);
@@ -505,10 +565,10 @@ static void print_result(const vopts *o, const cli_common *c, const study_vset *
                          const study_vstat *st, int nst, int64_t id)
 {
     if (c->json) {
-        print_json(v, st, nst, id);
+        print_json(v, st, nst, id, o->residuals);
         return;
     }
-    print_report(v, st, nst, o->rows);
+    print_report(v, st, nst, o);
     printf("\nstored as validation %lld in %s (llmsim plot validation --validation %lld)\n",
            (long long)id, c->db, (long long)id);
 }
@@ -545,6 +605,10 @@ static int check_options(const vopts *o, const char *set)
     }
     if (o->errors && o->ops) {
         fprintf(stderr, "llmsim validate: --errors FILE goes with a serving set, not --ops\n");
+        return -1;
+    }
+    if (o->residuals && o->ops) {
+        fprintf(stderr, "llmsim validate: --residuals goes with a serving set, not --ops\n");
         return -1;
     }
     if (!set && !o->ops) {
@@ -585,6 +649,12 @@ int cmd_validate(int argc, char **argv)
          "FILE: the table `run`, `capacity` and `report` quote (validation/errors.csv ships the "
          "development set's)",
          NULL, 0, 0, NULL, NULL},
+        {"--residuals", NULL, CLI_FLAG, &o.residuals,
+         "also print the TTFT residual (measured - predicted) per group in decode steps (the "
+         "row's measured TPOT) and in closed-loop gaps (output tokens x TPOT / clients): the "
+         "units a late-counted first token and a wait for another request's completion leave it "
+         "in (a serving set measuring TTFT and TPOT)",
+         NULL, 0, 0, NULL, NULL},
         {"--rows", NULL, CLI_FLAG, &o.rows,
          "list every predicted row (by default only when there are at most 1000)", NULL, 0, 0, NULL,
          NULL},
@@ -603,6 +673,14 @@ int cmd_validate(int argc, char **argv)
     study_vset v;
     memset(&v, 0, sizeof v);
     int rc = load_set(&o, set, &c, &v);
+    study_vresid *none = NULL;
+    if (rc == 0 && o.residuals && study_vset_residuals(&v, &none) < 0) {
+        fprintf(stderr,
+                "llmsim validate: --residuals: %s measures no mean_ttft_ms or no mean_tpot_ms\n",
+                v.path);
+        rc = 1;
+    }
+    free(none);
     if (rc == 0)
         rc = run_set(&o, &c, &v);
     study_vset_free(&v);

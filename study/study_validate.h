@@ -168,6 +168,30 @@ typedef enum study_vby {
 /* Like study_vset_stats, grouped by `by`, without the "all" rows. Free *out with free(). */
 int study_vset_stats_by(const study_vset *v, study_vby by, study_vstat **out);
 
+/* ---- the TTFT residual in decode steps (vresid.c) ---- */
+
+/* What is left of a group's TTFT after the prediction, in the units a mechanism would leave it
+ * in: a harness that counts a later token as the first adds whole decode steps (the row's
+ * measured TPOT); a client that waits for another request to finish adds the closed loop's
+ * time between completions (a gap: output tokens x measured TPOT / clients). */
+typedef struct study_vresid {
+    char group[160];  /* "all" for every row of the set */
+    int n;            /* rows with measured and predicted TTFT and a measured TPOT */
+    double median_ms; /* of measured - predicted TTFT */
+    double steps_p25, steps_median, steps_p75; /* of that residual / measured TPOT */
+    int few;                                   /* rows whose residual is 0.75 to 8.5 steps */
+    int near_whole;     /* of those, within a quarter step of a whole number of steps */
+    int ngap;           /* rows whose clients and output tokens are known */
+    double gaps_median; /* of the residual / (output tokens x measured TPOT / clients) */
+} study_vresid;
+
+/* The residuals of a serving set whose metrics include mean_ttft_ms and mean_tpot_ms, per
+ * group (in order of first appearance) with at least one row, then "all". A row's clients and
+ * output tokens are its last workload.arrival.concurrency and workload.output_tokens overrides.
+ * *out is malloc'd (the caller frees; NULL when none); returns the count, 0 when none, or -1
+ * when the set measures no TTFT or no TPOT. */
+int study_vset_residuals(const study_vset *v, study_vresid **out);
+
 /* ---- the validated error that travels with a prediction (verror.c) ---- */
 
 typedef struct study_verror {

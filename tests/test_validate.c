@@ -139,6 +139,78 @@ static void test_stats_by_hand(void **state)
     study_vset_free(&v);
 }
 
+/* A row of TTFT measured / predicted, TPOT measured, and overrides of the clients and output
+ * tokens (0: none). */
+static void add_resid_row(study_vset *v, const char *id, const char *group, double ttft_m,
+                          double ttft_p, double tpot_m, int clients, int osl)
+{
+    add_row(v, id, group, ttft_m, ttft_p, STUDY_V_OK);
+    study_vrow *r = &v->rows[v->nrows - 1];
+    r->measured[1] = tpot_m;
+    char buf[64];
+    if (clients) {
+        r->sets = realloc(r->sets, (size_t)(r->nsets + 2) * sizeof *r->sets);
+        r->sets[r->nsets++] = strdup("workload.arrival.concurrency=99"); /* overridden below */
+        snprintf(buf, sizeof buf, "workload.arrival.concurrency=%d", clients);
+        r->sets[r->nsets++] = strdup(buf);
+    }
+    if (osl) {
+        r->sets = realloc(r->sets, (size_t)(r->nsets + 1) * sizeof *r->sets);
+        snprintf(buf, sizeof buf, "workload.output_tokens=%d", osl);
+        r->sets[r->nsets++] = strdup(buf);
+    }
+}
+
+/* The TTFT residual in decode steps and closed-loop gaps, against hand computation. */
+static void test_residuals_by_hand(void **state)
+{
+    (void)state;
+    study_vset v;
+    memset(&v, 0, sizeof v);
+    v.nmetrics = 2;
+    snprintf(v.metric[0].name, sizeof v.metric[0].name, "mean_ttft_ms");
+    snprintf(v.metric[1].name, sizeof v.metric[1].name, "mean_tpot_ms");
+    /* group s: residuals of 2, 3.1 and 4.6 steps of 10 ms (20, 31, 46 ms); 8 clients of 80
+     * output tokens make a gap of 80 x 10 / 8 = 100 ms */
+    add_resid_row(&v, "s1", "s", 120, 100, 10, 8, 80);
+    add_resid_row(&v, "s2", "s", 131, 100, 10, 8, 80);
+    add_resid_row(&v, "s3", "s", 146, 100, 10, 8, 80);
+    /* group g: a residual of one gap, 4 clients of 100 tokens at 5 ms (125 ms, 25 steps), and a
+     * row without its clients (no gap); a row without TPOT and one not predicted do not count */
+    add_resid_row(&v, "g1", "g", 300, 175, 5, 4, 100);
+    add_resid_row(&v, "g2", "g", 300, 290, 5, 0, 100);
+    add_resid_row(&v, "g3", "g", 300, 290, NAN, 4, 100);
+    add_row(&v, "x1", "x", 300, 200, STUDY_V_CANNOT);
+    study_vresid *rs;
+    int n = study_vset_residuals(&v, &rs);
+    assert_int_equal(n, 3); /* s, g, all */
+    assert_string_equal(rs[0].group, "s");
+    assert_int_equal(rs[0].n, 3);
+    assert_true(fabs(rs[0].median_ms - 31) < 1e-9);
+    /* steps 2, 3.1, 4.6: quartiles at positions 0.5 and 1.5 */
+    assert_true(fabs(rs[0].steps_p25 - 2.55) < 1e-9 && fabs(rs[0].steps_median - 3.1) < 1e-9 &&
+                fabs(rs[0].steps_p75 - 3.85) < 1e-9);
+    /* 2 and 3.1 lie within a quarter step of a whole number, 4.6 does not */
+    assert_int_equal(rs[0].few, 3);
+    assert_int_equal(rs[0].near_whole, 2);
+    assert_int_equal(rs[0].ngap, 3);
+    assert_true(fabs(rs[0].gaps_median - 0.31) < 1e-9);
+    assert_string_equal(rs[1].group, "g");
+    assert_int_equal(rs[1].n, 2);
+    assert_int_equal(rs[1].few, 1); /* 2 steps (g2); 25 (g1) is more than a few */
+    assert_int_equal(rs[1].ngap, 1);
+    assert_true(fabs(rs[1].gaps_median - 1) < 1e-9);
+    assert_string_equal(rs[2].group, "all");
+    assert_int_equal(rs[2].n, 5);
+    assert_int_equal(rs[2].near_whole, 3);
+    free(rs);
+    /* a set that measures no TPOT has none */
+    v.nmetrics = 1;
+    assert_int_equal(study_vset_residuals(&v, &rs), -1);
+    assert_null(rs);
+    study_vset_free(&v);
+}
+
 /* ---- a serving set ---- */
 
 static void test_serving_rows(void **state)
@@ -782,6 +854,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quantile),
         cmocka_unit_test(test_stats_by_hand),
+        cmocka_unit_test(test_residuals_by_hand),
         cmocka_unit_test(test_serving_rows),
         cmocka_unit_test(test_serving_match),
         cmocka_unit_test(test_serving_run),

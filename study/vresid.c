@@ -1,0 +1,127 @@
+/*
+ * vresid.c: the TTFT residual of a serving set in decode steps and in closed-loop gaps (see
+ * study_validate.h, study_vset_residuals): `llmsim validate SET --residuals`.
+ *
+ * A mechanism that the model lacks leaves its signature in the residual, measured TTFT less
+ * predicted. A harness that takes a later chunk than the first token's as the first response
+ * (an empty role chunk, tokens held back by a reasoning parser or a detokenizer, streamed in
+ * batches) adds a whole number of decode steps, the same for every output length; a client
+ * that waits for another request to finish before its own is served adds the closed loop's
+ * time between completions, which grows with the output length. The report gives the residual
+ * in both units so a reader can tell them apart.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "validate_int.h"
+
+/* A residual of at least FEW_LO and under FEW_HI steps is "a few steps"; within NEAR of a whole
+ * number it is near a whole step (half of such rows are, by chance, when fractions are spread
+ * evenly). */
+#define FEW_LO 0.75
+#define FEW_HI 8.5
+#define NEAR 0.25
+
+static int metric_named(const study_vset *v, const char *name)
+{
+    for (int m = 0; m < v->nmetrics; m++)
+        if (strcmp(v->metric[m].name, name) == 0)
+            return m;
+    return -1;
+}
+
+/* The value of the row's last override of key, NAN when none or not a number. */
+static double override_of(const study_vrow *r, const char *key)
+{
+    size_t kl = strlen(key);
+    for (int i = r->nsets - 1; i >= 0; i--) {
+        const char *s = r->sets[i];
+        if (strncmp(s, key, kl) != 0 || s[kl] != '=')
+            continue;
+        char *end;
+        double x = strtod(s + kl + 1, &end);
+        return end != s + kl + 1 && *end == '\0' ? x : NAN;
+    }
+    return NAN;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The residual of row r in ms, steps and gaps (NAN where unknown); 0 when the row has none. */
+static int residual_of(const study_vrow *r, int ttft, int tpot, double *ms, double *steps,
+                       double *gaps)
+{
+    if (r->status != STUDY_V_OK || !isfinite(r->measured[ttft]) || !isfinite(r->predicted[ttft]) ||
+        !isfinite(r->measured[tpot]) || r->measured[tpot] <= 0)
+        return 0;
+    *ms = r->measured[ttft] - r->predicted[ttft];
+    *steps = *ms / r->measured[tpot];
+    double clients = override_of(r, "workload.arrival.concurrency");
+    double osl = override_of(r, "workload.output_tokens");
+    double gap = osl * r->measured[tpot] / clients;
+    *gaps = isfinite(gap) && gap > 0 ? *ms / gap : NAN;
+    return 1;
+}
+
+/* The residuals of the rows of group g (NULL: every row) into *st; returns its row count. */
+static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, double *buf,
+                    study_vresid *st)
+{
+    memset(st, 0, sizeof *st);
+    snprintf(st->group, sizeof st->group, "%s", g ? g : "all");
+    double *ms = buf, *steps = buf + v->nrows, *gaps = buf + 2 * (size_t)v->nrows;
+    int n = 0;
+    for (int i = 0; i < v->nrows; i++) {
+        const study_vrow *r = &v->rows[i];
+        if ((g && strcmp(r->group, g) != 0) ||
+            !residual_of(r, ttft, tpot, &ms[n], &steps[n], &gaps[st->ngap]))
+            continue;
+        if (steps[n] >= FEW_LO && steps[n] < FEW_HI) {
+            st->few++;
+            st->near_whole += fabs(steps[n] - round(steps[n])) <= NEAR;
+        }
+        st->ngap += !isnan(gaps[st->ngap]);
+        n++;
+    }
+    qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+    qsort(steps, (size_t)n, sizeof *steps, cmp_double);
+    qsort(gaps, (size_t)st->ngap, sizeof *gaps, cmp_double);
+    st->n = n;
+    st->median_ms = study_quantile(ms, n, 0.5);
+    st->steps_p25 = study_quantile(steps, n, 0.25);
+    st->steps_median = study_quantile(steps, n, 0.5);
+    st->steps_p75 = study_quantile(steps, n, 0.75);
+    st->gaps_median = study_quantile(gaps, st->ngap, 0.5);
+    return n;
+}
+
+int study_vset_residuals(const study_vset *v, study_vresid **out)
+{
+    *out = NULL;
+    int ttft = metric_named(v, "mean_ttft_ms"), tpot = metric_named(v, "mean_tpot_ms");
+    if (ttft < 0 || tpot < 0)
+        return -1;
+    double *buf = sim_xmalloc((3 * (size_t)v->nrows + 1) * sizeof *buf);
+    *out = sim_xmalloc(((size_t)v->nrows + 1) * sizeof **out);
+    int n = 0;
+    for (int i = 0; i < v->nrows; i++) {
+        int seen = 0;
+        for (int k = 0; k < n && !seen; k++)
+            seen = strcmp((*out)[k].group, v->rows[i].group) == 0;
+        if (!seen && resid_of(v, v->rows[i].group, ttft, tpot, buf, &(*out)[n]) > 0)
+            n++;
+    }
+    if (n > 0 && resid_of(v, NULL, ttft, tpot, buf, &(*out)[n]) > 0)
+        n++;
+    free(buf);
+    if (n == 0) {
+        free(*out);
+        *out = NULL;
+    }
+    return n;
+}
