@@ -125,6 +125,44 @@ static void test_bad_set(void **state)
     assert_has(err, "is a serving set");
 }
 
+/* --residuals: the TTFT residual per group in the report and the JSON; refused with --ops and
+ * for a set that measures no TPOT, naming it, with nothing stored. */
+static void test_residuals(void **state)
+{
+    (void)state;
+    char db[300], set[300];
+    snprintf(db, sizeof db, "%s/res.db", e2e_dir);
+    int st = e2e_sh(out, sizeof out, err, sizeof err,
+                    BIN " validate " DATA "/small.yaml --db %s --residuals", db);
+    if (st != 0)
+        fail_msg("exit %d: %s", st, err);
+    assert_has(out, "TTFT residual (measured - predicted) by group");
+    assert_has(out, "near whole");
+    assert_has(out, "gaps");
+    st = e2e_sh(out, sizeof out, err, sizeof err,
+                BIN " validate " DATA "/small.yaml --db %s --residuals --json", db);
+    assert_int_equal(st, 0);
+    assert_has(out, "\"ttft_residuals\": [");
+    assert_has(out, "\"steps_median\"");
+    assert_has(out, "\"gaps_median\"");
+    /* without the flag, neither */
+    st = e2e_sh(out, sizeof out, err, sizeof err, BIN " validate " DATA "/small.yaml --db %s", db);
+    assert_int_equal(st, 0);
+    assert_null(strstr(out, "TTFT residual"));
+    st = e2e_sh(out, sizeof out, err, sizeof err, BIN " validate --ops --residuals");
+    assert_int_equal(st, 2);
+    assert_has(err, "--residuals goes with a serving set");
+    snprintf(set, sizeof set, "%s/ttft-only.yaml", e2e_dir);
+    snprintf(db, sizeof db, "%s/res2.db", e2e_dir);
+    e2e_write(set, "name: t\nkind: serving\ndescription: d\nsource: s\n"
+                   "table: " DATA "/small.csv\nscenario: " DATA "/base.yaml\nid: id\n"
+                   "measured: {mean_ttft_ms: ttft_ms}\n");
+    st = e2e_sh(out, sizeof out, err, sizeof err, BIN " validate %s --db %s --residuals", set, db);
+    assert_int_equal(st, 1);
+    assert_has(err, "ttft-only.yaml measures no mean_ttft_ms or no mean_tpot_ms");
+    assert_int_not_equal(access(db, F_OK), 0); /* nothing written */
+}
+
 static void test_ops(void **state)
 {
     (void)state;
@@ -161,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_report_and_store),
         cmocka_unit_test(test_json_repeatable),
         cmocka_unit_test(test_bad_set),
+        cmocka_unit_test(test_residuals),
         cmocka_unit_test(test_ops),
     };
     return cmocka_run_group_tests(tests, e2e_group_setup, e2e_group_teardown);
