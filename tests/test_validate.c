@@ -91,13 +91,20 @@ static void add_row(study_vset *v, const char *id, const char *group, double mea
     r->predicted[0] = pred;
 }
 
+/* An empty set measuring mean_ttft_ms and, when tpot, mean_tpot_ms. */
+static void empty_set(study_vset *v, int tpot)
+{
+    memset(v, 0, sizeof *v);
+    v->nmetrics = 1 + tpot;
+    snprintf(v->metric[0].name, sizeof v->metric[0].name, "mean_ttft_ms");
+    snprintf(v->metric[1].name, sizeof v->metric[1].name, "mean_tpot_ms");
+}
+
 static void test_stats_by_hand(void **state)
 {
     (void)state;
     study_vset v;
-    memset(&v, 0, sizeof v);
-    v.nmetrics = 1;
-    snprintf(v.metric[0].name, sizeof v.metric[0].name, "mean_ttft_ms");
+    empty_set(&v, 0);
     /* group a: errors +10%, -20%, +30%, -5% */
     add_row(&v, "a1", "a", 100, 110, STUDY_V_OK);
     add_row(&v, "a2", "a", 50, 40, STUDY_V_OK);
@@ -166,10 +173,7 @@ static void test_residuals_by_hand(void **state)
 {
     (void)state;
     study_vset v;
-    memset(&v, 0, sizeof v);
-    v.nmetrics = 2;
-    snprintf(v.metric[0].name, sizeof v.metric[0].name, "mean_ttft_ms");
-    snprintf(v.metric[1].name, sizeof v.metric[1].name, "mean_tpot_ms");
+    empty_set(&v, 1);
     /* group s: residuals of 2, 3.1 and 4.6 steps of 10 ms (20, 31, 46 ms); 8 clients of 80
      * output tokens make a gap of 80 x 10 / 8 = 100 ms */
     add_resid_row(&v, "s1", "s", 120, 100, 10, 8, 80);
