@@ -191,10 +191,12 @@ static void print_more_stats(const study_vset *v)
 /* The TTFT residual per group in decode steps and closed-loop gaps (--residuals). */
 static void print_residuals(const study_vresid *rs, int n)
 {
-    printf("\nTTFT residual (measured - predicted) by group: in ms; in decode steps (the row's "
-           "measured TPOT), quartiles; rows 0.75 to 8.5 steps off and how many of them lie "
-           "within a quarter step of a whole number (half would by chance); in closed-loop "
-           "gaps (output tokens x measured TPOT / clients, the mean time between completions)\n");
+    printf("\nTTFT residual (measured - predicted) by group: in ms, and in decode steps of the "
+           "row's measured TPOT (quartiles)\n"
+           "near whole: of the rows 0.75 to 8.5 steps off, those within a quarter step of a whole "
+           "number (half would be, by chance)\n"
+           "gaps: in output tokens x measured TPOT / clients, the closed loop's mean time between "
+           "completions (median)\n");
     printf("%-40s %5s %10s %8s %8s %8s %12s %8s\n", "group", "n", "median ms", "p25", "steps",
            "p75", "near whole", "gaps");
     for (int k = 0; k < n; k++) {
