@@ -198,18 +198,10 @@ static int chunked_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_chunked = {
-    .name = "chunked",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(chunked),
-    .params = chunked_params,
+    ENG_SCHED_OPS_BASE("chunked", chunked, chunked),
     .summary = "Sarathi-Serve / SplitFuse: token budget per iteration, decodes first, prefill "
                "chunks fill the rest; paged KV with preemption",
-    .init = chunked_init,
-    .on_arrival = chunked_on_arrival,
-    .next_batch = chunked_next_batch,
-    .on_finish = chunked_on_finish,
     .fini = chunked_fini,
-    .check = chunked_check,
     .pd_admit = chunked_pd_admit,
     .pd_join = chunked_pd_join,
     .run_steps = chunked_run_steps,

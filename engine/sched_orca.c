@@ -106,17 +106,9 @@ static int orca_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_orca = {
-    .name = "orca",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(orca),
-    .params = orca_params,
+    ENG_SCHED_OPS_BASE("orca", orca, orca),
     .summary = "iteration-level batching; prefill and decode share iterations; KV reserved "
                "for prompt + output up front",
-    .init = orca_init,
-    .on_arrival = orca_on_arrival,
-    .next_batch = orca_next_batch,
-    .on_finish = orca_on_finish,
-    .check = orca_check,
     .pd_admit = orca_pd_admit,
     .pd_join = orca_pd_join,
     .run_steps = orca_run_steps,

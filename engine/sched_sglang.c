@@ -609,19 +609,11 @@ static int sglang_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_sglang = {
-    .name = "sglang",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(sglang),
-    .params = sglang_params,
+    ENG_SCHED_OPS_BASE("sglang", sglang, sglang),
     .summary = "SGLang (0.4): prefill or decode batches, radix prefix cache, admission by a "
                "decaying new-token ratio, one chunked prefill at a time, decode retraction",
-    .init = sglang_init,
-    .on_arrival = sglang_on_arrival,
-    .next_batch = sglang_next_batch,
-    .on_finish = sglang_on_finish,
     .on_batch_end = sglang_on_batch_end,
     .fini = sglang_fini,
-    .check = sglang_check,
     .pd_admit = sglang_pd_admit,
     .pd_join = sglang_pd_join,
     .run_steps = sglang_run_steps,

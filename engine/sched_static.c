@@ -143,16 +143,8 @@ static int static_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_static = {
-    .name = "static",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(stat_batch),
-    .params = static_params,
+    ENG_SCHED_OPS_BASE("static", static, stat_batch),
     .summary = "naive batching: batch_size requests (or max_wait_ms), padded prompts, the "
                "batch runs until its longest output is done; no joining",
-    .init = static_init,
-    .on_arrival = static_on_arrival,
-    .next_batch = static_next_batch,
-    .on_finish = static_on_finish,
-    .check = static_check,
     .run_steps = static_run_steps,
 };

@@ -295,17 +295,9 @@ static int tgi_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_tgi = {
-    .name = "tgi",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(tgi),
-    .params = tgi_params,
+    ENG_SCHED_OPS_BASE("tgi", tgi, tgi),
     .summary = "text-generation-inference router: decoding pauses for a new prefill batch only "
                "when waiting >= waiting_served_ratio x running or after max_waiting_tokens steps",
-    .init = tgi_init,
-    .on_arrival = tgi_on_arrival,
-    .next_batch = tgi_next_batch,
-    .on_finish = tgi_on_finish,
-    .check = tgi_check,
     .pd_admit = tgi_pd_admit,
     .pd_join = tgi_pd_join,
     .run_steps = tgi_run_steps,

@@ -249,19 +249,11 @@ static int trtllm_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_trtllm = {
-    .name = "trtllm",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(trtllm),
-    .params = trtllm_params,
+    ENG_SCHED_OPS_BASE("trtllm", trtllm, trtllm),
     .summary = "TensorRT-LLM (0.17-0.19) in-flight batching: GUARANTEED_NO_EVICT or "
                "MAX_UTILIZATION capacity, max_num_tokens per step, optional chunked context, "
                "KV block reuse",
-    .init = trtllm_init,
-    .on_arrival = trtllm_on_arrival,
-    .next_batch = trtllm_next_batch,
-    .on_finish = trtllm_on_finish,
     .fini = trtllm_fini,
-    .check = trtllm_check,
     .pd_admit = trtllm_pd_admit,
     .pd_join = trtllm_pd_join,
     .run_steps = trtllm_run_steps,

@@ -341,18 +341,10 @@ static int vllm1_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_vllm = {
-    .name = "vllm",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(vllm1),
-    .params = vllm1_params,
+    ENG_SCHED_OPS_BASE("vllm", vllm1, vllm1),
     .summary = "vLLM V1 (0.10-0.11): one token budget per step for running then waiting "
                "requests, chunked prefill, prefix caching, recompute preemption",
-    .init = vllm1_init,
-    .on_arrival = vllm1_on_arrival,
-    .next_batch = vllm1_next_batch,
-    .on_finish = vllm1_on_finish,
     .fini = vllm1_fini,
-    .check = vllm1_check,
     .pd_admit = vllm1_pd_admit,
     .pd_join = vllm1_pd_join,
     .run_steps = vllm1_run_steps,

@@ -201,17 +201,9 @@ static int vllm_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_vllm_v0 = {
-    .name = "vllm-v0",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(vllm),
-    .params = vllm_params,
+    ENG_SCHED_OPS_BASE("vllm-v0", vllm, vllm),
     .summary = "vLLM V0 (0.4-0.6): paged KV, prefill-only or decode-only iterations, watermark, "
                "preemption of the latest-arrived request (recompute or swap), multi-step",
-    .init = vllm_init,
-    .on_arrival = vllm_on_arrival,
-    .next_batch = vllm_next_batch,
-    .on_finish = vllm_on_finish,
-    .check = vllm_check,
     .pd_admit = vllm_pd_admit,
     .pd_join = vllm_pd_join,
     .run_steps = vllm_run_steps,

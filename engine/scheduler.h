@@ -93,6 +93,15 @@ typedef struct eng_sched_ops {
     void (*on_run)(void *st, eng_replica *r, int64_t n);
 } eng_sched_ops;
 
+/* The members every policy declares, named after its prefix P: P_params, P_init, P_on_arrival,
+ * P_next_batch, P_on_finish and P_check, with state STATE and registry key NAME. A policy's
+ * table opens with ENG_SCHED_OPS_BASE("name", prefix, state_type), then gives its summary and
+ * the optional members it has. */
+#define ENG_SCHED_OPS_BASE(NAME, P, STATE)                                                         \
+    .name = NAME, .abi = ENG_SCHED_ABI, .state_size = sizeof(STATE), .params = P##_params,         \
+    .init = P##_init, .on_arrival = P##_on_arrival, .next_batch = P##_next_batch,                  \
+    .on_finish = P##_on_finish, .check = P##_check
+
 /* Registry. */
 const eng_sched_ops *eng_sched_find(const char *name);
 const eng_sched_ops *const *eng_sched_all(size_t *n);
