@@ -27,15 +27,13 @@ static const eng_param static_params[] = {
     {"batch_size", ENG_PARAM_INT, "8", 1, 1e5, NULL, "requests per batch"},
     {"max_wait_ms", ENG_PARAM_DOUBLE, "0", 0, 1e9, NULL,
      "start a smaller batch once the oldest request has waited this long"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
-
-extern const eng_sched_ops eng_sched_static;
+    ENG_PARAM_END};
 
 static int static_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     stat_batch *s = st;
-    s->batch_size = eng_cfg_int(cfg, &eng_sched_static, "batch_size");
-    s->max_wait_ns = (int64_t)(eng_cfg_double(cfg, &eng_sched_static, "max_wait_ms") * 1e6);
+    s->batch_size = eng_cfg_int(cfg, static_params, "batch_size");
+    s->max_wait_ns = (int64_t)(eng_cfg_double(cfg, static_params, "max_wait_ms") * 1e6);
     return 0;
 }
 

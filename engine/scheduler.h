@@ -42,6 +42,11 @@ typedef struct eng_param {
     const char *choices; /* "a|b|c" for ENG_PARAM_ENUM */
     const char *help;
 } eng_param;
+/* Ends a policy's parameter table. */
+#define ENG_PARAM_END                                                                              \
+    {                                                                                              \
+        NULL, 0, NULL, 0, 0, NULL, NULL                                                            \
+    }
 
 /* The scheduler settings of a run: the values given in the scenario, as text. */
 #define ENG_SCHED_MAX_PARAMS 32
@@ -58,7 +63,7 @@ typedef struct eng_sched_ops {
     const char *name;        /* registry key */
     int abi;                 /* ENG_SCHED_ABI */
     size_t state_size;       /* bytes of state the engine allocates (zeroed) */
-    const eng_param *params; /* terminated by {NULL} */
+    const eng_param *params; /* terminated by ENG_PARAM_END */
     const char *summary;     /* one line for `llmsim list schedulers` */
     int (*init)(void *st, const eng_sched_cfg *cfg, eng_replica *r);
     void (*on_arrival)(void *st, eng_replica *r, eng_request *rq, int64_t now);
@@ -115,10 +120,11 @@ int eng_sched_param_known(const char *key);
 /* Checks a value's type and range; 0 when fine, else -1 with the reason in buf. */
 int eng_param_validate(const eng_param *p, const char *val, char *buf, size_t len);
 
-/* Reading settings in init: the scenario's value if given, else the declared default. */
-int64_t eng_cfg_int(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key);
-double eng_cfg_double(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key);
-const char *eng_cfg_str(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key);
+/* Reading settings in init: the scenario's value if given, else the default params (the
+ * policy's table) declares for key. */
+int64_t eng_cfg_int(const eng_sched_cfg *cfg, const eng_param *params, const char *key);
+double eng_cfg_double(const eng_sched_cfg *cfg, const eng_param *params, const char *key);
+const char *eng_cfg_str(const eng_sched_cfg *cfg, const eng_param *params, const char *key);
 /* Sets or replaces key (returns -1 when the table is full). */
 int eng_cfg_set(eng_sched_cfg *cfg, const char *key, const char *val);
 const char *eng_cfg_get(const eng_sched_cfg *cfg, const char *key); /* NULL when unset */
