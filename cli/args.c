@@ -296,6 +296,11 @@ int cli_fail(const char *what, const sim_err *err)
     return 1;
 }
 
+int cli_call_status(const char *what, int rc, const sim_err *err)
+{
+    return rc == 0 ? 0 : -cli_fail(what, err);
+}
+
 void cli_note(const cli_common *c, const char *fmt, ...)
 {
     if (c && c->quiet)

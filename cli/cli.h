@@ -121,6 +121,9 @@ void cli_command_line(const char *prefix, int argc, char **argv, char *buf, size
 
 /* Prints err as "llmsim[ what]: message" on stderr; returns 1 (a user error). */
 int cli_fail(const char *what, const sim_err *err);
+/* What a CLI_CALL option's fn returns after calling a parser that returned rc: 0 when rc is 0,
+ * else -1 after printing err as cli_fail does. */
+int cli_call_status(const char *what, int rc, const sim_err *err);
 /* fprintf to stderr unless quiet. */
 void cli_note(const cli_common *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

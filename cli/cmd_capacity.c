@@ -98,10 +98,7 @@ static int add_slo(void *arg, const char *v)
 static int add_compare(void *arg, const char *v)
 {
     sim_err err = {{0}};
-    if (study_capacity_compare(arg, v, &err) == 0)
-        return 0;
-    fprintf(stderr, "llmsim capacity: %s\n", err.msg);
-    return -1;
+    return cli_call_status("capacity", study_capacity_compare(arg, v, &err), &err);
 }
 
 /* ---- progress ---- */

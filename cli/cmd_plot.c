@@ -16,6 +16,10 @@
 
 #define PLOT_NO_GNUPLOT 3
 
+/* What every plot command writes (its help's details). */
+#define WRITES                                                                                     \
+    "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot script)."
+
 static const cli_command plot_cmds[] = {
     {.name = "plot curve",
      .args = "--sweep ID",
@@ -23,53 +27,46 @@ static const cli_command plot_cmds[] = {
          "Draws a latency percentile against throughput (or offered rate) for a stored sweep: one "
          "line per scheduler or per value of --by, 95% intervals when the sweep has repetitions, "
          "saturated points circled.",
-     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
-                "script).",
+     .details = WRITES,
      .common = CLI_DB},
     {.name = "plot cdf",
      .args = "--run ID[,ID...]",
      .summary = "Draws the latency CDFs of up to 32 stored runs.",
-     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
-                "script).",
+     .details = WRITES,
      .common = CLI_DB},
     {.name = "plot timeline",
      .args = "--run ID[,ID...]",
      .summary =
          "Draws, per iteration, the sequences in the batch and the KV blocks in use: one panel per "
          "run on a shared time axis.",
-     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
-                "script).",
+     .details = WRITES,
      .common = CLI_DB},
     {.name = "plot gantt",
      .args = "--run ID",
      .summary =
          "Draws each request's queued, prefill and decode spans with a tick per iteration (runs of "
          "at most 200 requests).",
-     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
-                "script).",
+     .details = WRITES,
      .common = CLI_DB},
     {.name = "plot probes",
      .args = "--capacity ID",
      .summary = "Draws a capacity search's probes: a latency percentile of each probe of the "
                 "rate search against its rate, one line per choice, filled where the probe met "
                 "the SLOs, with the SLO.",
-     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
-                "script).",
+     .details = WRITES,
      .common = CLI_DB},
     {.name = "plot validation",
      .args = "--validation ID",
      .summary = "Draws predicted against measured for a stored validation (llmsim validate): "
                 "log-log, the line y = x, one panel per metric and one colour per group.",
-     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
-                "script).",
+     .details = WRITES,
      .common = CLI_DB},
     {.name = "plot fleet",
      .args = "--run ID[,ID...]",
      .summary = "Draws autoscaled runs' fleets over time: the offered load, the replicas serving "
                 "and held, and the p99 TTFT and the share of requests within the SLO per "
                 "autoscaler interval.",
-     .details = "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot "
-                "script). Only a run with autoscale: stores a fleet timeline.",
+     .details = WRITES " Only a run with autoscale: stores a fleet timeline.",
      .common = CLI_DB}};
 
 static int parse_id(const char *s, int64_t *out)

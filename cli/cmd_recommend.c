@@ -545,37 +545,12 @@ out:
 
 /* ---- the report ---- */
 
-static void cell_row(plt_table *t, const char *const *cells)
-{
-    t->nrows++;
-    t->cells = sim_xrealloc(t->cells, (size_t)((t->nrows + 1) * t->ncols) * sizeof *t->cells);
-    for (int c = 0; c < t->ncols; c++)
-        t->cells[t->nrows * t->ncols + c] = sim_xstrdup(cells[c]);
-}
-
-static void header(plt_table *t, const char *title, int ncols, const char *const *names)
-{
-    memset(t, 0, sizeof *t);
-    snprintf(t->title, sizeof t->title, "%s", title);
-    t->ncols = ncols;
-    t->cells = sim_xcalloc((size_t)ncols, sizeof *t->cells);
-    for (int c = 0; c < ncols; c++)
-        t->cells[c] = sim_xstrdup(names[c]);
-}
-
-static void free_table(plt_table *t)
-{
-    for (int c = 0; c < (t->nrows + 1) * t->ncols; c++)
-        free(t->cells[c]);
-    free(t->cells);
-}
-
 /* The confirmed Pareto front, one row per point, with its launch command. */
 static void front_table(plt_table *t, const study_recommend *r)
 {
     static const char *const fh[] = {"#",         "candidate",  "GPUs",  "rate/unit (req/s)",
                                      "tok/s/GPU", "tok/s/user", "launch"};
-    header(t, "Pareto front (confirmed at fresh seeds)", 7, fh);
+    plt_table_start(t, "Pareto front (confirmed at fresh seeds)", 7, fh);
     int n;
     const study_rec_point **v = front(r, &n);
     for (int i = 0; i < n; i++) {
@@ -593,7 +568,7 @@ static void front_table(plt_table *t, const study_recommend *r)
                              c[3],
                              c[4],
                              study_launch(k, r->launch_model, launch, sizeof launch)};
-        cell_row(t, row);
+        plt_table_row(t, row);
     }
     free(v);
 }
@@ -603,7 +578,7 @@ static void simulated_table(plt_table *t, const study_recommend *r)
 {
     static const char *const sh[] = {"candidate", "screen tok/s/GPU", "rate/unit (req/s)",
                                      "verdict"};
-    header(t, "Simulated candidates", 4, sh);
+    plt_table_start(t, "Simulated candidates", 4, sh);
     for (int i = 0; i < r->nc; i++) {
         const study_rec_cand *k = &r->c[i];
         if (k->state != STUDY_REC_SIMULATED)
@@ -614,7 +589,7 @@ static void simulated_table(plt_table *t, const study_recommend *r)
         snprintf(why, sizeof why, "%s",
                  k->ans.why[0] ? k->ans.why : study_verdict_name(k->ans.verdict));
         const char *row[] = {k->choice.name, a, b, why};
-        cell_row(t, row);
+        plt_table_row(t, row);
     }
 }
 
@@ -673,7 +648,7 @@ static int write_report(rec_state *s, const scn_scenario *scn, sim_err *err)
         rc = write_page(s, scn, t, points, err);
     remove(points);
     rmdir(dir);
-    free_table(&t[0]);
-    free_table(&t[1]);
+    plt_table_free(&t[0]);
+    plt_table_free(&t[1]);
     return rc;
 }

@@ -13,6 +13,7 @@
  * Figures a run's store level cannot give are named in a note instead. Exit status: 0, 1 on a
  * user error, 2 on bad usage, 3 when gnuplot is missing (the page is written without figures).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@ static const cli_command report_cmd = {
 
 #define MAX_TABLES 8
 #define MAX_FIGS 6
+#define MAX_COLS 16 /* the widest table: the probes' */
 
 typedef struct report {
     plt_report r;
@@ -50,26 +52,16 @@ typedef struct report {
 static plt_table *table(report *rp, const char *title, int ncols, ...)
 {
     plt_table *t = &rp->t[rp->r.ntables++];
-    memset(t, 0, sizeof *t);
-    snprintf(t->title, sizeof t->title, "%s", title);
-    t->ncols = ncols;
-    t->cells = sim_xcalloc((size_t)ncols, sizeof *t->cells);
+    const char *names[MAX_COLS];
+    assert(ncols <= MAX_COLS);
     va_list ap;
     va_start(ap, ncols);
     for (int c = 0; c < ncols; c++)
-        t->cells[c] = sim_xstrdup(va_arg(ap, const char *));
+        names[c] = va_arg(ap, const char *);
     va_end(ap);
+    plt_table_start(t, title, ncols, names);
     rp->r.tables = rp->t;
     return t;
-}
-
-/* Appends a row of t->ncols cells (copied). */
-static void row(plt_table *t, const char *const *cells)
-{
-    t->nrows++;
-    t->cells = sim_xrealloc(t->cells, (size_t)((t->nrows + 1) * t->ncols) * sizeof *t->cells);
-    for (int c = 0; c < t->ncols; c++)
-        t->cells[t->nrows * t->ncols + c] = sim_xstrdup(cells[c]);
 }
 
 static void row2(plt_table *t, const char *what, const char *fmt, ...)
@@ -82,7 +74,7 @@ static void row2(plt_table *t, const char *what, const char *fmt, ...)
     vsnprintf(v, sizeof v, fmt, ap);
     va_end(ap);
     const char *cells[2] = {what, v};
-    row(t, cells);
+    plt_table_row(t, cells);
 }
 
 static plt_figure *figure(report *rp, plt_kind kind, const char *caption)
@@ -116,11 +108,8 @@ static void validated_note(report *rp)
 
 static void free_report(report *rp)
 {
-    for (int i = 0; i < rp->r.ntables; i++) {
-        for (int c = 0; c < (rp->t[i].nrows + 1) * rp->t[i].ncols; c++)
-            free(rp->t[i].cells[c]);
-        free(rp->t[i].cells);
-    }
+    for (int i = 0; i < rp->r.ntables; i++)
+        plt_table_free(&rp->t[i]);
     free(rp->scenario);
 }
 
@@ -223,7 +212,7 @@ static void stat_row(plt_table *t, const metrics *ms, const char *label, const c
         snprintf(name, sizeof name, "%s_%s", pre[j], stem);
         c[j + 1] = num(cells[j + 1], sizeof cells[0], metric(ms, name), 2);
     }
-    row(t, c);
+    plt_table_row(t, c);
 }
 
 /* Each client-side latency's mean, percentiles and deviation. */
@@ -439,7 +428,7 @@ static void points_table(report *rp, const study_sweep *sw, const study_sweep_ta
         cli_saturation(cl, sat, sizeof sat);
         partial += cl->saturated > 0 && cl->saturated < cl->n;
         c[NLOADED + 1] = sat;
-        row(t, c);
+        plt_table_row(t, c);
     }
     points_note(t, partial, rejecting);
 }
@@ -464,7 +453,7 @@ static void paired_table(report *rp, const study_sweep *sw, const study_sweep_ta
         c[0] = params;
         for (int m = 0; m < CLI_SWEEP_SHOWN; m++)
             c[m + 1] = interval(cells[m], sizeof cells[m], study_sweep_paired(tb, m, p, base));
-        row(t, c);
+        plt_table_row(t, c);
     }
     if (unpaired)
         snprintf(t->note, sizeof t->note,
@@ -549,7 +538,7 @@ static int add_rows(void *arg, int ncols, const char *const *names, const char *
     const char *c[16];
     for (int i = 0; i < t->ncols && i < 16; i++)
         c[i] = i < ncols && vals[i] ? vals[i] : "-";
-    row(t, c);
+    plt_table_row(t, c);
     return 0;
 }
 

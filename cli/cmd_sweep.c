@@ -34,19 +34,13 @@ static const cli_command sweep_cmd = {
 static int set_shard(void *arg, const char *v)
 {
     sim_err err = {{0}};
-    if (study_sweep_set_shard(arg, v, &err) == 0)
-        return 0;
-    fprintf(stderr, "llmsim sweep: %s\n", err.msg);
-    return -1;
+    return cli_call_status("sweep", study_sweep_set_shard(arg, v, &err), &err);
 }
 
 static int add_vary(void *arg, const char *v)
 {
     sim_err err = {{0}};
-    if (study_sweep_add_vary(arg, v, &err) == 0)
-        return 0;
-    fprintf(stderr, "llmsim sweep: %s\n", err.msg);
-    return -1;
+    return cli_call_status("sweep", study_sweep_add_vary(arg, v, &err), &err);
 }
 
 static void print_value(sim_interval v)

@@ -166,21 +166,29 @@ static void show_options(cli_quick *q)
     show_num(q, "--requests", (double)q->requests);
 }
 
+/* "KEY=VALUE" when the text option was given (value not NULL). */
+static void put_text(cli_quick *q, const char *key, const char *value)
+{
+    if (value)
+        put(q, "%s=%s", key, value);
+}
+
+/* "KEY=N" when the number option was given (not 0). */
+static void put_int(cli_quick *q, const char *key, int n)
+{
+    if (n)
+        put(q, "%s=%d", key, n);
+}
+
 /* The deployment options as --set overrides. */
 static void put_deployment(cli_quick *q)
 {
-    if (q->model)
-        put(q, "model=%s", q->model);
-    if (q->gpu)
-        put(q, "gpu=%s", q->gpu);
-    if (q->tp)
-        put(q, "tensor_parallel=%d", q->tp);
-    if (q->ep)
-        put(q, "expert_parallel=%d", q->ep);
-    if (q->dp)
-        put(q, "data_parallel_attention=%d", q->dp);
-    if (q->engine)
-        put(q, "engine=%s", q->engine);
+    put_text(q, "model", q->model);
+    put_text(q, "gpu", q->gpu);
+    put_int(q, "tensor_parallel", q->tp);
+    put_int(q, "expert_parallel", q->ep);
+    put_int(q, "data_parallel_attention", q->dp);
+    put_text(q, "engine", q->engine);
 }
 
 /* The workload options as --set overrides. */
@@ -190,10 +198,8 @@ static void put_workload(cli_quick *q)
         put(q, "workload.arrival.rate=%.10g", q->rate);
     if (q->requests > 0)
         put(q, "workload.num_requests=%lld", (long long)q->requests);
-    if (q->isl)
-        put(q, "workload.prompt_tokens=%d", q->isl);
-    if (q->osl)
-        put(q, "workload.output_tokens=%d", q->osl);
+    put_int(q, "workload.prompt_tokens", q->isl);
+    put_int(q, "workload.output_tokens", q->osl);
 }
 
 /* Puts the options' overrides before the user's --set (an explicit --set wins). 0, or 2 after a

@@ -843,7 +843,7 @@ static int run_possible(const eng_replica *r)
         off_pending(r))
         return 0;
     return r->pool->role == ENG_ROLE_MIXED ||
-           (r->pool->role == ENG_ROLE_DECODE && !r->pdq_head && r->njoining == 0);
+           (r->pool->role == ENG_ROLE_DECODE && !r->pdq.head && r->njoining == 0);
 }
 
 static void no_finish(eng_replica *r, eng_request *rq)

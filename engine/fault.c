@@ -73,9 +73,9 @@ const eng_key eng_fault_retry_keys[] = {
 
 typedef struct eng_faulter {
     eng_engine *e;
-    sim_event_id *restart;              /* per replica: its replacement's readiness */
-    eng_request *park_head, *park_tail; /* waiting for a ready replica (through pool_next) */
-    eng_request **buf;                  /* a crashed replica's requests */
+    sim_event_id *restart; /* per replica: its replacement's readiness */
+    eng_rq_fifo park;      /* waiting for a ready replica */
+    eng_request **buf;     /* a crashed replica's requests */
     int32_t nbuf, capbuf;
     int64_t crashes, retried, lost, held; /* held: requests that waited for a ready replica */
 } eng_faulter;
@@ -315,12 +315,7 @@ void eng_fault_park(eng_engine *e, eng_request *rq)
     SIM_CHECK(e->ctx, f != NULL); /* only a crash leaves no replica ready */
     rq->replica = -1;
     rq->status = ENG_RQ_WAITING;
-    rq->pool_next = NULL;
-    if (f->park_tail)
-        f->park_tail->pool_next = rq;
-    else
-        f->park_head = rq;
-    f->park_tail = rq;
+    eng_fifo_push(&f->park, rq);
     f->held++;
     e->in_system++;
 }
@@ -331,12 +326,8 @@ void eng_fault_ready(eng_engine *e)
     if (!f)
         return;
     int64_t now = sim_now(e->ctx);
-    while (f->park_head && e->pools[0].nact > 0) {
-        eng_request *rq = f->park_head;
-        f->park_head = rq->pool_next;
-        if (!f->park_head)
-            f->park_tail = NULL;
-        rq->pool_next = NULL;
+    while (f->park.head && e->pools[0].nact > 0) {
+        eng_request *rq = eng_fifo_pop(&f->park);
         e->in_system--;
         eng_dispatch(e, rq, now);
     }

@@ -205,12 +205,7 @@ static void route_decode(eng_replica *d, eng_request *rq)
  * no prefill replica counts it already). */
 static void enqueue(eng_replica *d, eng_request *rq, int count_total)
 {
-    rq->pool_next = NULL;
-    if (d->pdq_tail)
-        d->pdq_tail->pool_next = rq;
-    else
-        d->pdq_head = rq;
-    d->pdq_tail = rq;
+    eng_fifo_push(&d->pdq, rq);
     rq->pd_epoch = d->pd_fails;
     d->waiting++;
     if (count_total) {
@@ -243,7 +238,7 @@ static void admit_waiting(eng_replica *d, int64_t now)
 {
     eng_engine *e = d->e;
     eng_request *rq;
-    while ((rq = d->pdq_head)) {
+    while ((rq = d->pdq.head)) {
         /* MODEL: vLLM V1's decode instance allocates the blocks of a remote prefill's tokens
          * when its scheduler takes the request from the waiting queue (FCFS; it stops at the
          * first that does not fit) and marks it WAITING_FOR_REMOTE_KVS (vllm/v1/core/sched/
@@ -256,10 +251,7 @@ static void admit_waiting(eng_replica *d, int64_t now)
             d->pd_fails++; /* everyone queued now waits for KV or a seat */
             break;
         }
-        d->pdq_head = rq->pool_next;
-        if (!d->pdq_head)
-            d->pdq_tail = NULL;
-        rq->pool_next = NULL;
+        eng_fifo_pop(&d->pdq);
         d->waiting--;
         if (e->cfg.pd.mode == ENG_XFER_AFTER_PREFILL)
             e->waiting_total--;

@@ -9,12 +9,17 @@
 #include "keys.h"
 #include "scheduler.h"
 
-const eng_param *eng_sched_param(const eng_sched_ops *ops, const char *key)
+static const eng_param *param_in(const eng_param *params, const char *key)
 {
-    for (const eng_param *p = ops->params; p && p->name; p++)
+    for (const eng_param *p = params; p && p->name; p++)
         if (strcmp(p->name, key) == 0)
             return p;
     return NULL;
+}
+
+const eng_param *eng_sched_param(const eng_sched_ops *ops, const char *key)
+{
+    return param_in(ops->params, key);
 }
 
 int eng_sched_param_known(const char *key)
@@ -94,33 +99,45 @@ int eng_cfg_set(eng_sched_cfg *cfg, const char *key, const char *val)
     return 0;
 }
 
+/* The name of the policy that declares params, for messages. */
+static const char *owner(const eng_param *params)
+{
+    size_t n;
+    const eng_sched_ops *const *all = eng_sched_all(&n);
+    for (size_t i = 0; i < n; i++)
+        if (all[i]->params == params)
+            return all[i]->name;
+    return "?";
+}
+
 /* The value a policy sees: the scenario's if given, else the declared default. A key the policy
  * does not declare is a programming error in the policy. */
-static const char *value_of(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key)
+static const char *value_of(const eng_sched_cfg *cfg, const eng_param *params, const char *key)
 {
-    const eng_param *p = eng_sched_param(ops, key);
+    const eng_param *p = param_in(params, key);
     if (!p) {
-        fprintf(stderr, "llmsim: policy '%s' reads undeclared parameter '%s'\n", ops->name, key);
+        fprintf(stderr, "llmsim: policy '%s' reads undeclared parameter '%s'\n", owner(params),
+                key);
         abort();
     }
     const char *v = cfg ? eng_cfg_get(cfg, key) : NULL;
     return v ? v : p->def;
 }
 
-int64_t eng_cfg_int(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key)
+int64_t eng_cfg_int(const eng_sched_cfg *cfg, const eng_param *params, const char *key)
 {
-    const char *v = value_of(cfg, ops, key);
-    if (eng_sched_param(ops, key)->type == ENG_PARAM_BOOL)
+    const char *v = value_of(cfg, params, key);
+    if (param_in(params, key)->type == ENG_PARAM_BOOL)
         return eng_key_bool(v) == 1;
     return strtoll(v, NULL, 10);
 }
 
-double eng_cfg_double(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key)
+double eng_cfg_double(const eng_sched_cfg *cfg, const eng_param *params, const char *key)
 {
-    return strtod(value_of(cfg, ops, key), NULL);
+    return strtod(value_of(cfg, params, key), NULL);
 }
 
-const char *eng_cfg_str(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key)
+const char *eng_cfg_str(const eng_sched_cfg *cfg, const eng_param *params, const char *key)
 {
-    return value_of(cfg, ops, key);
+    return value_of(cfg, params, key);
 }

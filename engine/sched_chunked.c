@@ -25,18 +25,16 @@ static const eng_param chunked_params[] = {
      "fraction of KV blocks kept free when admitting"},
     {"preemption", ENG_PARAM_ENUM, "recompute", 0, 0, "recompute|swap",
      "what happens to a preempted request's KV"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
-
-extern const eng_sched_ops eng_sched_chunked;
+    ENG_PARAM_END};
 
 static int chunked_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     chunked *c = st;
-    const eng_sched_ops *ops = &eng_sched_chunked;
-    c->token_budget = eng_cfg_int(cfg, ops, "token_budget");
-    c->max_num_seqs = eng_cfg_int(cfg, ops, "max_num_seqs");
-    c->watermark_blocks = (int64_t)(eng_cfg_double(cfg, ops, "watermark") * eng_kv_total(r));
-    c->swap = eng_cfg_str(cfg, ops, "preemption")[0] == 's';
+    c->token_budget = eng_cfg_int(cfg, chunked_params, "token_budget");
+    c->max_num_seqs = eng_cfg_int(cfg, chunked_params, "max_num_seqs");
+    c->watermark_blocks =
+        (int64_t)(eng_cfg_double(cfg, chunked_params, "watermark") * eng_kv_total(r));
+    c->swap = eng_cfg_str(cfg, chunked_params, "preemption")[0] == 's';
     return 0;
 }
 
@@ -198,18 +196,10 @@ static int chunked_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_chunked = {
-    .name = "chunked",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(chunked),
-    .params = chunked_params,
+    ENG_SCHED_OPS_BASE("chunked", chunked, chunked),
     .summary = "Sarathi-Serve / SplitFuse: token budget per iteration, decodes first, prefill "
                "chunks fill the rest; paged KV with preemption",
-    .init = chunked_init,
-    .on_arrival = chunked_on_arrival,
-    .next_batch = chunked_next_batch,
-    .on_finish = chunked_on_finish,
     .fini = chunked_fini,
-    .check = chunked_check,
     .pd_admit = chunked_pd_admit,
     .pd_join = chunked_pd_join,
     .run_steps = chunked_run_steps,

@@ -21,15 +21,13 @@ static const eng_param orca_params[] = {
     {"max_num_seqs", ENG_PARAM_INT, "256", 1, 1e6, NULL, "most requests running at once"},
     {"max_num_batched_tokens", ENG_PARAM_INT, "0", 0, 1e9, NULL,
      "most prompt tokens admitted per iteration (0: no limit)"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
-
-extern const eng_sched_ops eng_sched_orca;
+    ENG_PARAM_END};
 
 static int orca_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     orca *o = st;
-    o->max_num_seqs = eng_cfg_int(cfg, &eng_sched_orca, "max_num_seqs");
-    o->max_num_batched_tokens = eng_cfg_int(cfg, &eng_sched_orca, "max_num_batched_tokens");
+    o->max_num_seqs = eng_cfg_int(cfg, orca_params, "max_num_seqs");
+    o->max_num_batched_tokens = eng_cfg_int(cfg, orca_params, "max_num_batched_tokens");
     return 0;
 }
 
@@ -106,17 +104,9 @@ static int orca_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_orca = {
-    .name = "orca",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(orca),
-    .params = orca_params,
+    ENG_SCHED_OPS_BASE("orca", orca, orca),
     .summary = "iteration-level batching; prefill and decode share iterations; KV reserved "
                "for prompt + output up front",
-    .init = orca_init,
-    .on_arrival = orca_on_arrival,
-    .next_batch = orca_next_batch,
-    .on_finish = orca_on_finish,
-    .check = orca_check,
     .pd_admit = orca_pd_admit,
     .pd_join = orca_pd_join,
     .run_steps = orca_run_steps,

@@ -67,17 +67,14 @@ static const eng_param sglang_params[] = {
      "smaller priority values go first (SGLang's default: larger first)"},
     {"priority_scheduling_preemption_threshold", ENG_PARAM_INT, "10", 0, 1e9, NULL,
      "a waiting request preempts running ones whose priority is more than this below its own"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
-
-extern const eng_sched_ops eng_sched_sglang;
+    ENG_PARAM_END};
 
 static int sglang_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     sglang *g = st;
-    const eng_sched_ops *ops = &eng_sched_sglang;
     const eng_config *c = eng_replica_config(r);
     int64_t kv_tokens = eng_kv_total(r) * eng_kv_block_size(r);
-    g->max_running = eng_cfg_int(cfg, ops, "max_running_requests");
+    g->max_running = eng_cfg_int(cfg, sglang_params, "max_running_requests");
     if (g->max_running == 0) {
         /* MODEL: SGLang model_runner.py: the request pool holds
          * min(max(kv_tokens / context_len * 512, 2048), 4096) requests; scheduler.py:
@@ -88,33 +85,33 @@ static int sglang_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
         if (g->max_running < 1)
             g->max_running = 1;
     }
-    g->chunked_prefill_size = eng_cfg_int(cfg, ops, "chunked_prefill_size");
+    g->chunked_prefill_size = eng_cfg_int(cfg, sglang_params, "chunked_prefill_size");
     if (g->chunked_prefill_size == 0)
         /* MODEL: SGLang server_args.py: chunked_prefill_size 2048 below 25 GB of GPU memory,
          * else 8192 */
         g->chunked_prefill_size = c->gpu.mem_bytes < INT64_C(25) * 1000 * 1000 * 1000 ? 2048 : 8192;
-    g->max_prefill_tokens = eng_cfg_int(cfg, ops, "max_prefill_tokens");
-    g->lpm = strcmp(eng_cfg_str(cfg, ops, "schedule_policy"), "lpm") == 0;
-    g->mixed = (int)eng_cfg_int(cfg, ops, "enable_mixed_chunk");
+    g->max_prefill_tokens = eng_cfg_int(cfg, sglang_params, "max_prefill_tokens");
+    g->lpm = strcmp(eng_cfg_str(cfg, sglang_params, "schedule_policy"), "lpm") == 0;
+    g->mixed = (int)eng_cfg_int(cfg, sglang_params, "enable_mixed_chunk");
     /* MODEL: SGLang scheduler.py init: init_new_token_ratio = min(0.7 x conservativeness, 1),
      * min_new_token_ratio = init x 0.14, decay = (init - min) / 600 per decode step
      * (global_config.py defaults) */
-    double cons = eng_cfg_double(cfg, ops, "schedule_conservativeness");
+    double cons = eng_cfg_double(cfg, sglang_params, "schedule_conservativeness");
     g->init_ratio = 0.7 * cons < 1.0 ? 0.7 * cons : 1.0;
     g->min_ratio = g->init_ratio * 0.14 < 1.0 ? g->init_ratio * 0.14 : 1.0;
     g->decay = (g->init_ratio - g->min_ratio) / 600.0;
     g->ratio = g->init_ratio;
-    if (!eng_cfg_int(cfg, ops, "disable_radix_cache"))
+    if (!eng_cfg_int(cfg, sglang_params, "disable_radix_cache"))
         eng_prefix_cache_enable(r, ENG_PC_AT_COMPLETION);
     /* MODEL: SGLang schedule_policy.py _sort_by_priority_and_fcfs: the waiting queue sorted by
      * (priority x sign, wait_queue_entry_time), sign -1 (larger values first) unless
      * --schedule-low-priority-values-first; scheduler.py: try_preemption =
      * enable_priority_scheduling. Priority with lpm sorts by prefix alone there: refused. */
-    g->prio = (int)eng_cfg_int(cfg, ops, "enable_priority_scheduling");
-    int32_t sign = eng_cfg_int(cfg, ops, "schedule_low_priority_values_first") ? 1 : -1;
+    g->prio = (int)eng_cfg_int(cfg, sglang_params, "enable_priority_scheduling");
+    int32_t sign = eng_cfg_int(cfg, sglang_params, "schedule_low_priority_values_first") ? 1 : -1;
     g->wheap = (eng_rq_heap){.sign = sign};
     g->rheap = (eng_rq_heap){.sign = sign, .max = 1};
-    g->prio_threshold = eng_cfg_int(cfg, ops, "priority_scheduling_preemption_threshold");
+    g->prio_threshold = eng_cfg_int(cfg, sglang_params, "priority_scheduling_preemption_threshold");
     return g->prio && g->lpm ? -1 : 0;
 }
 
@@ -609,19 +606,11 @@ static int sglang_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_sglang = {
-    .name = "sglang",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(sglang),
-    .params = sglang_params,
+    ENG_SCHED_OPS_BASE("sglang", sglang, sglang),
     .summary = "SGLang (0.4): prefill or decode batches, radix prefix cache, admission by a "
                "decaying new-token ratio, one chunked prefill at a time, decode retraction",
-    .init = sglang_init,
-    .on_arrival = sglang_on_arrival,
-    .next_batch = sglang_next_batch,
-    .on_finish = sglang_on_finish,
     .on_batch_end = sglang_on_batch_end,
     .fini = sglang_fini,
-    .check = sglang_check,
     .pd_admit = sglang_pd_admit,
     .pd_join = sglang_pd_join,
     .run_steps = sglang_run_steps,

@@ -27,15 +27,13 @@ static const eng_param static_params[] = {
     {"batch_size", ENG_PARAM_INT, "8", 1, 1e5, NULL, "requests per batch"},
     {"max_wait_ms", ENG_PARAM_DOUBLE, "0", 0, 1e9, NULL,
      "start a smaller batch once the oldest request has waited this long"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
-
-extern const eng_sched_ops eng_sched_static;
+    ENG_PARAM_END};
 
 static int static_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     stat_batch *s = st;
-    s->batch_size = eng_cfg_int(cfg, &eng_sched_static, "batch_size");
-    s->max_wait_ns = (int64_t)(eng_cfg_double(cfg, &eng_sched_static, "max_wait_ms") * 1e6);
+    s->batch_size = eng_cfg_int(cfg, static_params, "batch_size");
+    s->max_wait_ns = (int64_t)(eng_cfg_double(cfg, static_params, "max_wait_ms") * 1e6);
     return 0;
 }
 
@@ -143,16 +141,8 @@ static int static_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_static = {
-    .name = "static",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(stat_batch),
-    .params = static_params,
+    ENG_SCHED_OPS_BASE("static", static, stat_batch),
     .summary = "naive batching: batch_size requests (or max_wait_ms), padded prompts, the "
                "batch runs until its longest output is done; no joining",
-    .init = static_init,
-    .on_arrival = static_on_arrival,
-    .next_batch = static_next_batch,
-    .on_finish = static_on_finish,
-    .check = static_check,
     .run_steps = static_run_steps,
 };

@@ -44,9 +44,7 @@ static const eng_param tgi_params[] = {
      "prompt (waiting_served_ratio and max_waiting_tokens then unused)"},
     {"prefix_caching", ENG_PARAM_BOOL, "false", 0, 0, NULL,
      "TGI 3's radix allocator: a prompt starts after its longest cached prefix"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
-
-extern const eng_sched_ops eng_sched_tgi;
+    ENG_PARAM_END};
 
 /* MODEL: TGI 3's launcher (launcher/src/main.rs, main and compute_optimal): with no
  * --max-batch-prefill-tokens it takes the card's f16 FLOP/s times the shards over the model's
@@ -78,24 +76,23 @@ static int64_t launcher_prefill_tokens(const eng_config *c)
 static int tgi_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     tgi *t = st;
-    const eng_sched_ops *ops = &eng_sched_tgi;
     /* MODEL: TGI launcher/src/main.rs (v2-v3): waiting_served_ratio defaults to 0.3 (1.2
      * before), max_waiting_tokens to 20 */
-    t->ratio = eng_cfg_double(cfg, ops, "waiting_served_ratio");
-    t->max_waiting_tokens = eng_cfg_int(cfg, ops, "max_waiting_tokens");
-    t->max_batch_prefill_tokens = eng_cfg_int(cfg, ops, "max_batch_prefill_tokens");
+    t->ratio = eng_cfg_double(cfg, tgi_params, "waiting_served_ratio");
+    t->max_waiting_tokens = eng_cfg_int(cfg, tgi_params, "max_waiting_tokens");
+    t->max_batch_prefill_tokens = eng_cfg_int(cfg, tgi_params, "max_batch_prefill_tokens");
     if (t->max_batch_prefill_tokens == 0)
         t->max_batch_prefill_tokens = launcher_prefill_tokens(eng_replica_config(r));
-    t->chunked = (int)eng_cfg_int(cfg, ops, "chunked_prefill");
+    t->chunked = (int)eng_cfg_int(cfg, tgi_params, "chunked_prefill");
     /* MODEL: TGI's radix allocator (backends/v3/src/radix.rs) inserts a request's blocks into
      * the trie when they are freed; the engine's nearest mode shares them once computed */
-    if (eng_cfg_int(cfg, ops, "prefix_caching"))
+    if (eng_cfg_int(cfg, tgi_params, "prefix_caching"))
         eng_prefix_cache_enable(r, ENG_PC_AT_COMPLETION);
-    t->max_batch_total_tokens = eng_cfg_int(cfg, ops, "max_batch_total_tokens");
+    t->max_batch_total_tokens = eng_cfg_int(cfg, tgi_params, "max_batch_total_tokens");
     /* MODEL: TGI derives max_batch_total_tokens from the memory left after warm-up */
     if (t->max_batch_total_tokens == 0)
         t->max_batch_total_tokens = eng_kv_total(r) * eng_kv_block_size(r);
-    t->max_batch_size = eng_cfg_int(cfg, ops, "max_batch_size");
+    t->max_batch_size = eng_cfg_int(cfg, tgi_params, "max_batch_size");
     return 0;
 }
 
@@ -295,17 +292,9 @@ static int tgi_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_tgi = {
-    .name = "tgi",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(tgi),
-    .params = tgi_params,
+    ENG_SCHED_OPS_BASE("tgi", tgi, tgi),
     .summary = "text-generation-inference router: decoding pauses for a new prefill batch only "
                "when waiting >= waiting_served_ratio x running or after max_waiting_tokens steps",
-    .init = tgi_init,
-    .on_arrival = tgi_on_arrival,
-    .next_batch = tgi_next_batch,
-    .on_finish = tgi_on_finish,
-    .check = tgi_check,
     .pd_admit = tgi_pd_admit,
     .pd_join = tgi_pd_join,
     .run_steps = tgi_run_steps,

@@ -42,23 +42,21 @@ static const eng_param trtllm_params[] = {
     {"overlap_scheduler", ENG_PARAM_BOOL, "false", 0, 0, NULL,
      "the PyTorch backend's overlap scheduler: step n+1 is formed before step n's results are "
      "read, so a request that finished in step n holds its seat through step n+1"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
-
-extern const eng_sched_ops eng_sched_trtllm;
+    ENG_PARAM_END};
 
 static int trtllm_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     trtllm *t = st;
-    const eng_sched_ops *ops = &eng_sched_trtllm;
     /* MODEL: TensorRT-LLM executor defaults (CapacitySchedulerPolicy GUARANTEED_NO_EVICT;
      * BuildConfig max_batch_size 2048, max_num_tokens 8192; chunked context off; KvCacheConfig
      * enable_block_reuse on) */
-    t->no_evict = strcmp(eng_cfg_str(cfg, ops, "capacity_scheduler_policy"), "max_utilization");
-    t->max_batch_size = eng_cfg_int(cfg, ops, "max_batch_size");
-    t->max_num_tokens = eng_cfg_int(cfg, ops, "max_num_tokens");
-    t->chunked = (int)eng_cfg_int(cfg, ops, "enable_chunked_context");
-    t->overlap = (int)eng_cfg_int(cfg, ops, "overlap_scheduler");
-    if (eng_cfg_int(cfg, ops, "enable_block_reuse"))
+    t->no_evict =
+        strcmp(eng_cfg_str(cfg, trtllm_params, "capacity_scheduler_policy"), "max_utilization");
+    t->max_batch_size = eng_cfg_int(cfg, trtllm_params, "max_batch_size");
+    t->max_num_tokens = eng_cfg_int(cfg, trtllm_params, "max_num_tokens");
+    t->chunked = (int)eng_cfg_int(cfg, trtllm_params, "enable_chunked_context");
+    t->overlap = (int)eng_cfg_int(cfg, trtllm_params, "overlap_scheduler");
+    if (eng_cfg_int(cfg, trtllm_params, "enable_block_reuse"))
         eng_prefix_cache_enable(r, ENG_PC_AT_COMPLETION);
     return 0;
 }
@@ -249,19 +247,11 @@ static int trtllm_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_trtllm = {
-    .name = "trtllm",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(trtllm),
-    .params = trtllm_params,
+    ENG_SCHED_OPS_BASE("trtllm", trtllm, trtllm),
     .summary = "TensorRT-LLM (0.17-0.19) in-flight batching: GUARANTEED_NO_EVICT or "
                "MAX_UTILIZATION capacity, max_num_tokens per step, optional chunked context, "
                "KV block reuse",
-    .init = trtllm_init,
-    .on_arrival = trtllm_on_arrival,
-    .next_batch = trtllm_next_batch,
-    .on_finish = trtllm_on_finish,
     .fini = trtllm_fini,
-    .check = trtllm_check,
     .pd_admit = trtllm_pd_admit,
     .pd_join = trtllm_pd_join,
     .run_steps = trtllm_run_steps,

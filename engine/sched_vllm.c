@@ -53,9 +53,7 @@ static const eng_param vllm1_params[] = {
     {"scheduling_policy", ENG_PARAM_ENUM, "fcfs", 0, 0, "fcfs|priority",
      "waiting order: arrival, or (priority, arrival) with the lowest-priority running request "
      "preempted first (--scheduling-policy; priorities from workload.classes)"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
-
-extern const eng_sched_ops eng_sched_vllm;
+    ENG_PARAM_END};
 
 /* MODEL: vLLM engine/arg_utils.py EngineArgs.get_batch_defaults (0.11): GPUs with at least
  * 70 GiB that are not A100s (H100, H200, MI300X) get 8192 batched tokens for `vllm serve` and
@@ -76,20 +74,20 @@ static void batch_defaults(const eng_replica *r, int offline, int64_t *tokens, i
 static int vllm1_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     vllm1 *v = st;
-    const eng_sched_ops *ops = &eng_sched_vllm;
     int64_t tokens, seqs;
-    batch_defaults(r, strcmp(eng_cfg_str(cfg, ops, "entry_point"), "offline") == 0, &tokens, &seqs);
-    v->max_num_seqs = eng_cfg_int(cfg, ops, "max_num_seqs");
-    v->max_num_batched_tokens = eng_cfg_int(cfg, ops, "max_num_batched_tokens");
+    batch_defaults(r, strcmp(eng_cfg_str(cfg, vllm1_params, "entry_point"), "offline") == 0,
+                   &tokens, &seqs);
+    v->max_num_seqs = eng_cfg_int(cfg, vllm1_params, "max_num_seqs");
+    v->max_num_batched_tokens = eng_cfg_int(cfg, vllm1_params, "max_num_batched_tokens");
     if (v->max_num_seqs == 0)
         v->max_num_seqs = seqs;
     if (v->max_num_batched_tokens == 0)
         v->max_num_batched_tokens = tokens;
-    v->long_prefill_threshold = eng_cfg_int(cfg, ops, "long_prefill_token_threshold");
-    v->prefix_caching = (int)eng_cfg_int(cfg, ops, "enable_prefix_caching");
+    v->long_prefill_threshold = eng_cfg_int(cfg, vllm1_params, "long_prefill_token_threshold");
+    v->prefix_caching = (int)eng_cfg_int(cfg, vllm1_params, "enable_prefix_caching");
     /* MODEL: vLLM v1/core/sched/request_queue.py PriorityRequestQueue: a heap of requests
      * ordered by (priority, arrival_time), smaller values first */
-    v->prio = strcmp(eng_cfg_str(cfg, ops, "scheduling_policy"), "priority") == 0;
+    v->prio = strcmp(eng_cfg_str(cfg, vllm1_params, "scheduling_policy"), "priority") == 0;
     v->wheap = (eng_rq_heap){.sign = 1};
     v->rheap = (eng_rq_heap){.sign = 1, .max = 1};
     /* MODEL: vLLM SchedulerConfig refuses max_num_batched_tokens < max_num_seqs */
@@ -341,18 +339,10 @@ static int vllm1_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_vllm = {
-    .name = "vllm",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(vllm1),
-    .params = vllm1_params,
+    ENG_SCHED_OPS_BASE("vllm", vllm1, vllm1),
     .summary = "vLLM V1 (0.10-0.11): one token budget per step for running then waiting "
                "requests, chunked prefill, prefix caching, recompute preemption",
-    .init = vllm1_init,
-    .on_arrival = vllm1_on_arrival,
-    .next_batch = vllm1_next_batch,
-    .on_finish = vllm1_on_finish,
     .fini = vllm1_fini,
-    .check = vllm1_check,
     .pd_admit = vllm1_pd_admit,
     .pd_join = vllm1_pd_join,
     .run_steps = vllm1_run_steps,

@@ -27,25 +27,23 @@ static const eng_param vllm_params[] = {
      "what happens to a preempted request's KV"},
     {"num_scheduler_steps", ENG_PARAM_INT, "1", 1, 1024, NULL,
      "decode steps run per scheduler call (vLLM 0.6 multi-step scheduling)"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
-
-extern const eng_sched_ops eng_sched_vllm_v0;
+    ENG_PARAM_END};
 
 static int vllm_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     vllm *v = st;
-    const eng_sched_ops *ops = &eng_sched_vllm_v0;
-    v->max_num_seqs = eng_cfg_int(cfg, ops, "max_num_seqs");
-    v->max_num_batched_tokens = eng_cfg_int(cfg, ops, "max_num_batched_tokens");
+    v->max_num_seqs = eng_cfg_int(cfg, vllm_params, "max_num_seqs");
+    v->max_num_batched_tokens = eng_cfg_int(cfg, vllm_params, "max_num_batched_tokens");
     if (v->max_num_batched_tokens == 0) {
         /* MODEL: vLLM v0 SchedulerConfig: max(max_model_len, 2048) without chunked prefill */
         int32_t len = eng_replica_max_len(r);
         v->max_num_batched_tokens = len > 2048 ? len : 2048;
     }
     /* MODEL: vLLM v0 BlockSpaceManager: watermark_blocks = watermark x num_gpu_blocks */
-    v->watermark_blocks = (int64_t)(eng_cfg_double(cfg, ops, "watermark") * eng_kv_total(r));
-    v->swap = eng_cfg_str(cfg, ops, "preemption")[0] == 's';
-    v->steps = (int32_t)eng_cfg_int(cfg, ops, "num_scheduler_steps");
+    v->watermark_blocks =
+        (int64_t)(eng_cfg_double(cfg, vllm_params, "watermark") * eng_kv_total(r));
+    v->swap = eng_cfg_str(cfg, vllm_params, "preemption")[0] == 's';
+    v->steps = (int32_t)eng_cfg_int(cfg, vllm_params, "num_scheduler_steps");
     return 0;
 }
 
@@ -201,17 +199,9 @@ static int vllm_check(const void *st, const eng_replica *r)
 }
 
 const eng_sched_ops eng_sched_vllm_v0 = {
-    .name = "vllm-v0",
-    .abi = ENG_SCHED_ABI,
-    .state_size = sizeof(vllm),
-    .params = vllm_params,
+    ENG_SCHED_OPS_BASE("vllm-v0", vllm, vllm),
     .summary = "vLLM V0 (0.4-0.6): paged KV, prefill-only or decode-only iterations, watermark, "
                "preemption of the latest-arrived request (recompute or swap), multi-step",
-    .init = vllm_init,
-    .on_arrival = vllm_on_arrival,
-    .next_batch = vllm_next_batch,
-    .on_finish = vllm_on_finish,
-    .check = vllm_check,
     .pd_admit = vllm_pd_admit,
     .pd_join = vllm_pd_join,
     .run_steps = vllm_run_steps,

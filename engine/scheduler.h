@@ -42,6 +42,11 @@ typedef struct eng_param {
     const char *choices; /* "a|b|c" for ENG_PARAM_ENUM */
     const char *help;
 } eng_param;
+/* Ends a policy's parameter table. */
+#define ENG_PARAM_END                                                                              \
+    {                                                                                              \
+        NULL, 0, NULL, 0, 0, NULL, NULL                                                            \
+    }
 
 /* The scheduler settings of a run: the values given in the scenario, as text. */
 #define ENG_SCHED_MAX_PARAMS 32
@@ -58,7 +63,7 @@ typedef struct eng_sched_ops {
     const char *name;        /* registry key */
     int abi;                 /* ENG_SCHED_ABI */
     size_t state_size;       /* bytes of state the engine allocates (zeroed) */
-    const eng_param *params; /* terminated by {NULL} */
+    const eng_param *params; /* terminated by ENG_PARAM_END */
     const char *summary;     /* one line for `llmsim list schedulers` */
     int (*init)(void *st, const eng_sched_cfg *cfg, eng_replica *r);
     void (*on_arrival)(void *st, eng_replica *r, eng_request *rq, int64_t now);
@@ -93,6 +98,15 @@ typedef struct eng_sched_ops {
     void (*on_run)(void *st, eng_replica *r, int64_t n);
 } eng_sched_ops;
 
+/* The members every policy declares, named after its prefix P: P_params, P_init, P_on_arrival,
+ * P_next_batch, P_on_finish and P_check, with state STATE and registry key NAME. A policy's
+ * table opens with ENG_SCHED_OPS_BASE("name", prefix, state_type), then gives its summary and
+ * the optional members it has. */
+#define ENG_SCHED_OPS_BASE(NAME, P, STATE)                                                         \
+    .name = NAME, .abi = ENG_SCHED_ABI, .state_size = sizeof(STATE), .params = P##_params,         \
+    .init = P##_init, .on_arrival = P##_on_arrival, .next_batch = P##_next_batch,                  \
+    .on_finish = P##_on_finish, .check = P##_check
+
 /* Registry. */
 const eng_sched_ops *eng_sched_find(const char *name);
 const eng_sched_ops *const *eng_sched_all(size_t *n);
@@ -106,10 +120,11 @@ int eng_sched_param_known(const char *key);
 /* Checks a value's type and range; 0 when fine, else -1 with the reason in buf. */
 int eng_param_validate(const eng_param *p, const char *val, char *buf, size_t len);
 
-/* Reading settings in init: the scenario's value if given, else the declared default. */
-int64_t eng_cfg_int(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key);
-double eng_cfg_double(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key);
-const char *eng_cfg_str(const eng_sched_cfg *cfg, const eng_sched_ops *ops, const char *key);
+/* Reading settings in init: the scenario's value if given, else the default params (the
+ * policy's table) declares for key. */
+int64_t eng_cfg_int(const eng_sched_cfg *cfg, const eng_param *params, const char *key);
+double eng_cfg_double(const eng_sched_cfg *cfg, const eng_param *params, const char *key);
+const char *eng_cfg_str(const eng_sched_cfg *cfg, const eng_param *params, const char *key);
 /* Sets or replaces key (returns -1 when the table is full). */
 int eng_cfg_set(eng_sched_cfg *cfg, const char *key, const char *val);
 const char *eng_cfg_get(const eng_sched_cfg *cfg, const char *key); /* NULL when unset */

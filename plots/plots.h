@@ -99,6 +99,13 @@ typedef struct plt_table {
     char note[256]; /* shown under the table ("" none) */
 } plt_table;
 
+/* Building a table: plt_table_start sets t's title and its header row (copies of names[0..ncols
+ * - 1]) and no rows; plt_table_row appends a row of t->ncols cells (copied); plt_table_free
+ * frees the cells. */
+void plt_table_start(plt_table *t, const char *title, int ncols, const char *const *names);
+void plt_table_row(plt_table *t, const char *const *cells);
+void plt_table_free(plt_table *t);
+
 /* A figure: a plot (db and out are set by the report) and its caption. */
 typedef struct plt_figure {
     plt_opts plot;

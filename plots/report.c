@@ -87,6 +87,31 @@ static void put_svg(FILE *f, const char *svg, int fig)
     }
 }
 
+void plt_table_start(plt_table *t, const char *title, int ncols, const char *const *names)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->title, sizeof t->title, "%s", title);
+    t->ncols = ncols;
+    t->cells = sim_xcalloc((size_t)ncols, sizeof *t->cells);
+    for (int c = 0; c < ncols; c++)
+        t->cells[c] = sim_xstrdup(names[c]);
+}
+
+void plt_table_row(plt_table *t, const char *const *cells)
+{
+    t->nrows++;
+    t->cells = sim_xrealloc(t->cells, (size_t)((t->nrows + 1) * t->ncols) * sizeof *t->cells);
+    for (int c = 0; c < t->ncols; c++)
+        t->cells[t->nrows * t->ncols + c] = sim_xstrdup(cells[c]);
+}
+
+void plt_table_free(plt_table *t)
+{
+    for (int c = 0; c < (t->nrows + 1) * t->ncols; c++)
+        free(t->cells[c]);
+    free(t->cells);
+}
+
 static void put_table(FILE *f, const plt_table *t)
 {
     put_elem(f, "<h3>", t->title, "</h3>\n<table>\n<thead><tr>");

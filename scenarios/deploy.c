@@ -248,7 +248,7 @@ static void async_from_scheduler(const scn_node *own, const scn_node *root, eng_
             return;
     }
     if (eng_sched_param(ops, "async_scheduling"))
-        e->cpu.async = eng_cfg_int(&e->sched, ops, "async_scheduling") != 0;
+        e->cpu.async = eng_cfg_int(&e->sched, ops->params, "async_scheduling") != 0;
 }
 
 /* ---- prefill and decode pools ---- */

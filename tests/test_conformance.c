@@ -627,7 +627,7 @@ static void run_one(const variant *v, const workload *w)
         check_request(c, &cfg, reps, &c->rq[id], v, w);
     int64_t grace = 0;
     if (eng_sched_param(v->ops, "max_wait_ms"))
-        grace = (int64_t)(eng_cfg_double(&cfg.sched, v->ops, "max_wait_ms") * 1e6);
+        grace = (int64_t)(eng_cfg_double(&cfg.sched, v->ops->params, "max_wait_ms") * 1e6);
     check_no_starvation(c, reps, grace, v, w);
     if (w->want_preemption && eng_sched_param(v->ops, "preemption"))
         CHECK(t->preemptions > 0, "a paged policy never preempted under overload");

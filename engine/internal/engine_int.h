@@ -518,6 +518,33 @@ struct eng_pool {
     eng_pipe *pipes;     /* one per pipelined replica (cfg.replicas), or NULL */
 };
 
+/* A FIFO of requests linked through their pool_next (a decode replica's transfers waiting for
+ * KV, the requests a crash parks until a replica is ready). */
+typedef struct eng_rq_fifo {
+    eng_request *head, *tail;
+} eng_rq_fifo;
+
+static inline void eng_fifo_push(eng_rq_fifo *q, eng_request *rq)
+{
+    rq->pool_next = NULL;
+    if (q->tail)
+        q->tail->pool_next = rq;
+    else
+        q->head = rq;
+    q->tail = rq;
+}
+
+/* Takes the head off q (which is not empty) and returns it. */
+static inline eng_request *eng_fifo_pop(eng_rq_fifo *q)
+{
+    eng_request *rq = q->head;
+    q->head = rq->pool_next;
+    if (!q->head)
+        q->tail = NULL;
+    rq->pool_next = NULL;
+    return rq;
+}
+
 struct eng_replica {
     eng_engine *e;
     eng_pool *pool;
@@ -558,7 +585,7 @@ struct eng_replica {
     /* disaggregated (pd.c): a decode replica's queue of transfers waiting for its KV (FIFO
      * through pool_next), the transfers admitted and on their way, and those arrived, joining
      * at its next step; every replica's port on the link */
-    eng_request *pdq_head, *pdq_tail;
+    eng_rq_fifo pdq;
     int64_t pd_fails; /* times its queue's head could not be admitted (no seat or blocks) */
     int64_t incoming, incoming_tokens; /* their prompt + output tokens */
     eng_request **joining;
