@@ -303,6 +303,13 @@ static double dense_decode(const eng_shape *s, const cal_plan *p,
     return t;
 }
 
+/* Is plan p dense: one full-attention kind, dense MLPs in every layer (one per-layer sum)? */
+static int plan_dense(const cal_plan *p)
+{
+    return p->attn[CAL_KIND_FULL] == p->dense && p->moe == 0 && p->attn[CAL_KIND_CAPPED] == 0 &&
+           p->attn[CAL_KIND_LINEAR] == 0;
+}
+
 double cal_plan_walk(const eng_shape *s, const cal_plan *p,
                      double (*fn)(const void *st, const cal_work *w), const void *st,
                      cal_walk_cache *cache)
@@ -317,8 +324,7 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
         dense = cache->dense;
     } else {
         /* a dense model (one attention kind, dense MLPs in every layer) keeps one per-layer sum */
-        dense = p->attn[CAL_KIND_FULL] == p->dense && p->moe == 0 &&
-                p->attn[CAL_KIND_CAPPED] == 0 && p->attn[CAL_KIND_LINEAR] == 0;
+        dense = plan_dense(p);
         int eager = s->prefill_tokens > 0;
         if (dense) {
             /* the operators that depend on the token count and eagerness alone come from the
@@ -351,6 +357,37 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
         if (p->attn[k] > 0)
             dep += p->attn[k] * attn_decode(s, p, k, fn, st);
     return rest + dep + once;
+}
+
+int64_t cal_plan_walk_passes(const eng_shape *s, const cal_plan *p,
+                             double (*fn)(const void *st, const cal_work *w), const void *st,
+                             cal_walk_cache *cache, int32_t passes, int64_t dctx, int64_t dcapped)
+{
+    eng_shape q = *s;
+    int64_t ns = 0;
+    if (s->tokens <= 0 || !plan_dense(p)) {
+        for (int32_t j = 0; j < passes; j++) {
+            q.decode_ctx = s->decode_ctx + j * dctx;
+            q.decode_ctx_capped = s->decode_ctx_capped + j * dcapped;
+            ns += cal_ns_round(cal_plan_walk(&q, p, fn, st, cache));
+        }
+        return ns;
+    }
+    /* the passes share every operator but decode attention: cal_plan_walk's dense sum, the
+     * rest priced once */
+    int eager = s->prefill_tokens > 0;
+    double rest = dense_tok(s, p, fn, st, cache, eager);
+    if (has_prefill(s))
+        rest += dense_prefill(s, fn, st, cache);
+    double once = dense_once(s, fn, st, cache, eager);
+    for (int32_t j = 0; j < passes; j++) {
+        q.decode_ctx = s->decode_ctx + j * dctx;
+        q.decode_ctx_capped = s->decode_ctx_capped + j * dcapped;
+        int64_t t = cal_ns_round((rest + dense_decode(&q, p, fn, st, cache)) * p->dense + once);
+        SIM_ASSERT(NULL, t == cal_ns_round(cal_plan_walk(&q, p, fn, st, NULL)));
+        ns += t;
+    }
+    return ns;
 }
 
 double cal_layer_walk(const eng_shape *s, int layers, int tp,

@@ -122,6 +122,13 @@ void cal_walk_cache_free(cal_walk_cache *c);
 double cal_plan_walk(const eng_shape *s, const cal_plan *p,
                      double (*fn)(const void *st, const cal_work *w), const void *st,
                      cal_walk_cache *cache);
+/* The sum over j = 0..passes-1 of cal_ns_round(cal_plan_walk(s_j, p, fn, st, cache)), s_j being
+ * s with decode_ctx + j * dctx and decode_ctx_capped + j * dcapped: passes of one batch whose
+ * contexts grow alike. The same to the bit (debug builds walk every pass to check); a dense plan
+ * prices the operators that do not read contexts once. */
+int64_t cal_plan_walk_passes(const eng_shape *s, const cal_plan *p,
+                             double (*fn)(const void *st, const cal_work *w), const void *st,
+                             cal_walk_cache *cache, int32_t passes, int64_t dctx, int64_t dcapped);
 /* cal_plan_walk of cal_plan_dense(layers, tp). */
 double cal_layer_walk(const eng_shape *s, int layers, int tp,
                       double (*fn)(const void *st, const cal_work *w), const void *st,
