@@ -251,7 +251,7 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
         cl->gm_len = -1;
     }
     if (spec)
-        c->accept = sim_rng(e->ctx, SIM_STREAM_ACCEPT);
+        c->accept = sim_mt_of(e->ctx, SIM_STREAM_ACCEPT);
 }
 
 void eng_cohort_free(eng_cohort *c)
@@ -477,16 +477,16 @@ static draw_rule draw_rule_of(const eng_spec *sp, int32_t k)
 }
 
 /* Tokens a step emits per member: the drafts it accepts, plus one. */
-static int32_t draw_accepted(const eng_spec *sp, const draw_rule *d, gsl_rng *g)
+static int32_t draw_accepted(const eng_spec *sp, const draw_rule *d, sim_mt *g)
 {
     int32_t n = 1;
     if (d->iid) {
-        while (n <= d->k && gsl_rng_uniform(g) < sp->rate)
+        while (n <= d->k && sim_mt_uniform(g) < sp->rate)
             n++;
         return n;
     }
     n = d->base;
-    if (d->frac > 0 && gsl_rng_uniform(g) < d->frac)
+    if (d->frac > 0 && sim_mt_uniform(g) < d->frac)
         n++;
     return n;
 }
