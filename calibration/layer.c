@@ -374,12 +374,25 @@ int64_t cal_plan_walk_passes(const eng_shape *s, const cal_plan *p,
         return ns;
     }
     /* the passes share every operator but decode attention: cal_plan_walk's dense sum, the
-     * rest priced once */
-    int eager = s->prefill_tokens > 0;
-    double rest = dense_tok(s, p, fn, st, cache, eager);
-    if (has_prefill(s))
-        rest += dense_prefill(s, fn, st, cache);
-    double once = dense_once(s, fn, st, cache, eager);
+     * rest priced once (a pass without prefill depends on its token and emitting counts alone) */
+    double rest, once;
+    int plain = s->prefill_seqs == 0 && s->prefill_tokens == 0 && cache;
+    if (plain && cache->pass_tokens == s->tokens && cache->pass_emit == s->emit_seqs) {
+        rest = cache->pass_rest;
+        once = cache->pass_once;
+    } else {
+        int eager = s->prefill_tokens > 0;
+        rest = dense_tok(s, p, fn, st, cache, eager);
+        if (has_prefill(s))
+            rest += dense_prefill(s, fn, st, cache);
+        once = dense_once(s, fn, st, cache, eager);
+        if (plain) {
+            cache->pass_tokens = s->tokens;
+            cache->pass_emit = s->emit_seqs;
+            cache->pass_rest = rest;
+            cache->pass_once = once;
+        }
+    }
     for (int32_t j = 0; j < passes; j++) {
         q.decode_ctx = s->decode_ctx + j * dctx;
         q.decode_ctx_capped = s->decode_ctx_capped + j * dcapped;

@@ -108,6 +108,11 @@ typedef struct cal_walk_cache {
     struct cal_walk_prefill {
         double pairs, kv, q2, ns; /* ns 0: not priced yet */
     } * prefill;
+    /* cal_plan_walk_passes's last dense passes without prefill: their token count and emitting
+     * sequences (0: none yet), a layer without its decode attention and the once-per-pass sum */
+    int64_t pass_tokens;
+    int32_t pass_emit;
+    double pass_rest, pass_once;
 } cal_walk_cache;
 #define CAL_WALK_TAB 65536
 
