@@ -223,9 +223,9 @@ static double *table(double **t)
 }
 
 /* A dense layer without its prefill attention. */
-static double dense_tok(const eng_shape *s, const cal_plan *p,
-                        double (*fn)(const void *st, const cal_work *w), const void *st,
-                        cal_walk_cache *c, int eager)
+static inline double dense_tok(const eng_shape *s, const cal_plan *p,
+                               double (*fn)(const void *st, const cal_work *w), const void *st,
+                               cal_walk_cache *c, int eager)
 {
     if (!c || s->tokens >= CAL_WALK_TAB)
         return attn_rest(s, p, CAL_KIND_FULL, 0, fn, st) + ffn_rest(s, p, 0, fn, st);
@@ -236,8 +236,8 @@ static double dense_tok(const eng_shape *s, const cal_plan *p,
 }
 
 /* A dense model's once-per-pass operators. */
-static double dense_once(const eng_shape *s, double (*fn)(const void *st, const cal_work *w),
-                         const void *st, cal_walk_cache *c, int eager)
+static inline double dense_once(const eng_shape *s, double (*fn)(const void *st, const cal_work *w),
+                                const void *st, cal_walk_cache *c, int eager)
 {
     if (!c || s->tokens >= CAL_WALK_TAB || s->emit_seqs >= CAL_WALK_TAB)
         return once_tok(s, fn, st, eager) + once_emit(s, fn, st, eager);
@@ -289,9 +289,9 @@ void cal_walk_cache_free(cal_walk_cache *c)
 
 /* A dense plan's decode attention of one layer: attn_decode's, through the cache's owner's
  * decode function when it has one (debug builds check that it agrees to the bit). */
-static double dense_decode(const eng_shape *s, const cal_plan *p,
-                           double (*fn)(const void *st, const cal_work *w), const void *st,
-                           const cal_walk_cache *c)
+static inline double dense_decode(const eng_shape *s, const cal_plan *p,
+                                  double (*fn)(const void *st, const cal_work *w), const void *st,
+                                  const cal_walk_cache *c)
 {
     if (!c || !c->decode)
         return attn_decode(s, p, CAL_KIND_FULL, fn, st);
@@ -304,7 +304,7 @@ static double dense_decode(const eng_shape *s, const cal_plan *p,
 }
 
 /* Is plan p dense: one full-attention kind, dense MLPs in every layer (one per-layer sum)? */
-static int plan_dense(const cal_plan *p)
+static inline int plan_dense(const cal_plan *p)
 {
     return p->attn[CAL_KIND_FULL] == p->dense && p->moe == 0 && p->attn[CAL_KIND_CAPPED] == 0 &&
            p->attn[CAL_KIND_LINEAR] == 0;
