@@ -223,9 +223,9 @@ static double *table(double **t)
 }
 
 /* A dense layer without its prefill attention. */
-static double dense_tok(const eng_shape *s, const cal_plan *p,
-                        double (*fn)(const void *st, const cal_work *w), const void *st,
-                        cal_walk_cache *c, int eager)
+static inline double dense_tok(const eng_shape *s, const cal_plan *p,
+                               double (*fn)(const void *st, const cal_work *w), const void *st,
+                               cal_walk_cache *c, int eager)
 {
     if (!c || s->tokens >= CAL_WALK_TAB)
         return attn_rest(s, p, CAL_KIND_FULL, 0, fn, st) + ffn_rest(s, p, 0, fn, st);
@@ -236,8 +236,8 @@ static double dense_tok(const eng_shape *s, const cal_plan *p,
 }
 
 /* A dense model's once-per-pass operators. */
-static double dense_once(const eng_shape *s, double (*fn)(const void *st, const cal_work *w),
-                         const void *st, cal_walk_cache *c, int eager)
+static inline double dense_once(const eng_shape *s, double (*fn)(const void *st, const cal_work *w),
+                                const void *st, cal_walk_cache *c, int eager)
 {
     if (!c || s->tokens >= CAL_WALK_TAB || s->emit_seqs >= CAL_WALK_TAB)
         return once_tok(s, fn, st, eager) + once_emit(s, fn, st, eager);
@@ -289,9 +289,9 @@ void cal_walk_cache_free(cal_walk_cache *c)
 
 /* A dense plan's decode attention of one layer: attn_decode's, through the cache's owner's
  * decode function when it has one (debug builds check that it agrees to the bit). */
-static double dense_decode(const eng_shape *s, const cal_plan *p,
-                           double (*fn)(const void *st, const cal_work *w), const void *st,
-                           const cal_walk_cache *c)
+static inline double dense_decode(const eng_shape *s, const cal_plan *p,
+                                  double (*fn)(const void *st, const cal_work *w), const void *st,
+                                  const cal_walk_cache *c)
 {
     if (!c || !c->decode)
         return attn_decode(s, p, CAL_KIND_FULL, fn, st);
@@ -301,6 +301,13 @@ static double dense_decode(const eng_shape *s, const cal_plan *p,
                        s->prefill_tokens > 0);
     SIM_ASSERT(NULL, t == attn_decode(s, p, CAL_KIND_FULL, fn, st));
     return t;
+}
+
+/* Is plan p dense: one full-attention kind, dense MLPs in every layer (one per-layer sum)? */
+static inline int plan_dense(const cal_plan *p)
+{
+    return p->attn[CAL_KIND_FULL] == p->dense && p->moe == 0 && p->attn[CAL_KIND_CAPPED] == 0 &&
+           p->attn[CAL_KIND_LINEAR] == 0;
 }
 
 double cal_plan_walk(const eng_shape *s, const cal_plan *p,
@@ -317,8 +324,7 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
         dense = cache->dense;
     } else {
         /* a dense model (one attention kind, dense MLPs in every layer) keeps one per-layer sum */
-        dense = p->attn[CAL_KIND_FULL] == p->dense && p->moe == 0 &&
-                p->attn[CAL_KIND_CAPPED] == 0 && p->attn[CAL_KIND_LINEAR] == 0;
+        dense = plan_dense(p);
         int eager = s->prefill_tokens > 0;
         if (dense) {
             /* the operators that depend on the token count and eagerness alone come from the
@@ -351,6 +357,50 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
         if (p->attn[k] > 0)
             dep += p->attn[k] * attn_decode(s, p, k, fn, st);
     return rest + dep + once;
+}
+
+int64_t cal_plan_walk_passes(const eng_shape *s, const cal_plan *p,
+                             double (*fn)(const void *st, const cal_work *w), const void *st,
+                             cal_walk_cache *cache, int32_t passes, int64_t dctx, int64_t dcapped)
+{
+    eng_shape q = *s;
+    int64_t ns = 0;
+    if (s->tokens <= 0 || !plan_dense(p)) {
+        for (int32_t j = 0; j < passes; j++) {
+            q.decode_ctx = s->decode_ctx + j * dctx;
+            q.decode_ctx_capped = s->decode_ctx_capped + j * dcapped;
+            ns += cal_ns_round(cal_plan_walk(&q, p, fn, st, cache));
+        }
+        return ns;
+    }
+    /* the passes share every operator but decode attention: cal_plan_walk's dense sum, the
+     * rest priced once (a pass without prefill depends on its token and emitting counts alone) */
+    double rest, once;
+    int plain = s->prefill_seqs == 0 && s->prefill_tokens == 0 && cache;
+    if (plain && cache->pass_tokens == s->tokens && cache->pass_emit == s->emit_seqs) {
+        rest = cache->pass_rest;
+        once = cache->pass_once;
+    } else {
+        int eager = s->prefill_tokens > 0;
+        rest = dense_tok(s, p, fn, st, cache, eager);
+        if (has_prefill(s))
+            rest += dense_prefill(s, fn, st, cache);
+        once = dense_once(s, fn, st, cache, eager);
+        if (plain) {
+            cache->pass_tokens = s->tokens;
+            cache->pass_emit = s->emit_seqs;
+            cache->pass_rest = rest;
+            cache->pass_once = once;
+        }
+    }
+    for (int32_t j = 0; j < passes; j++) {
+        q.decode_ctx = s->decode_ctx + j * dctx;
+        q.decode_ctx_capped = s->decode_ctx_capped + j * dcapped;
+        int64_t t = cal_ns_round((rest + dense_decode(&q, p, fn, st, cache)) * p->dense + once);
+        SIM_ASSERT(NULL, t == cal_ns_round(cal_plan_walk(&q, p, fn, st, NULL)));
+        ns += t;
+    }
+    return ns;
 }
 
 double cal_layer_walk(const eng_shape *s, int layers, int tp,

@@ -324,6 +324,14 @@ static int64_t fitted_iteration_ns(const void *st, const eng_shape *sh)
     return cal_ns_round(cal_layer_walk(sh, s->m.layers, s->tp, fitted_op_ns, s, s->cache));
 }
 
+static int64_t fitted_passes_ns(const void *st, const eng_shape *sh, int32_t passes, int64_t dctx,
+                                int64_t dcapped)
+{
+    const fitted *s = st;
+    cal_plan p = cal_plan_dense(s->m.layers, s->tp);
+    return cal_plan_walk_passes(sh, &p, fitted_op_ns, s, s->cache, passes, dctx, dcapped);
+}
+
 static int64_t fitted_transfer_ns(const void *st, int64_t bytes)
 {
     const fitted *s = st;
@@ -350,6 +358,7 @@ static const eng_predictor_ops fitted_ops = {
     .iteration_ns = fitted_iteration_ns,
     .transfer_ns = fitted_transfer_ns,
     .fini = fitted_fini,
+    .passes_ns = fitted_passes_ns,
 };
 
 static int check_dims(const cal_profile *p, const eng_model *m, int tp, sim_err *err)

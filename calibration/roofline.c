@@ -793,6 +793,13 @@ static int64_t rl_iteration_ns(const void *st, const eng_shape *s)
     return cal_ns_round(cal_plan_walk(s, &r->plan, op_ns, r, r->cache));
 }
 
+static int64_t rl_passes_ns(const void *st, const eng_shape *s, int32_t passes, int64_t dctx,
+                            int64_t dcapped)
+{
+    const roofline *r = st;
+    return cal_plan_walk_passes(s, &r->plan, op_ns, r, r->cache, passes, dctx, dcapped);
+}
+
 static int64_t rl_transfer_ns(const void *st, int64_t bytes)
 {
     const roofline *r = st;
@@ -815,6 +822,7 @@ static const eng_predictor_ops roofline_ops = {
     .iteration_ns = rl_iteration_ns,
     .transfer_ns = rl_transfer_ns,
     .fini = rl_fini,
+    .passes_ns = rl_passes_ns,
 };
 
 cal_serving cal_serving_tp(eng_dtype dt, int tp)

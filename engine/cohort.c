@@ -186,14 +186,9 @@ static inline int64_t cross(const eng_rescount *rc, int64_t total, int32_t bs, i
     return n + rc->pre[bs] - rc->pre[s] + rc->pre[s + w - bs];
 }
 
-/* Blocks the growing and windowed layers of a class's paged members add when every context
- * extends by len slots (the top block index moves: ceil((x + len) / bs) - ceil(x / bs)). */
-static int64_t grow_blocks(const eng_replica *r, const eng_cclass *cl, int64_t len)
+/* grow_blocks counted afresh (a non-empty class), and kept for the next call. */
+static int64_t grow_count(const eng_replica *r, const eng_cclass *cl, int64_t len)
 {
-    if (cl->paged == 0) /* an empty class (one of 8 acceptance classes, often) */
-        return 0;
-    if (cl->gm_len == len && cl->gm_t == cl->t && cl->gm_ver == cl->gver)
-        return cl->gm_val;
     const eng_kvlay *l = &r->kv.lay;
     /* a cache of the count: the class holds the same members whether it is kept or not */
     eng_cclass *m = (eng_cclass *)cl;
@@ -202,6 +197,17 @@ static int64_t grow_blocks(const eng_replica *r, const eng_cclass *cl, int64_t l
     m->gm_ver = cl->gver;
     m->gm_val = (l->fm + l->wm) * cross(&cl->grow, cl->paged, l->bs, cl->t - 1, len);
     return m->gm_val;
+}
+
+/* Blocks the growing and windowed layers of a class's paged members add when every context
+ * extends by len slots (the top block index moves: ceil((x + len) / bs) - ceil(x / bs)). */
+static inline int64_t grow_blocks(const eng_replica *r, const eng_cclass *cl, int64_t len)
+{
+    if (cl->paged == 0) /* an empty class (one of 8 acceptance classes, often) */
+        return 0;
+    if (cl->gm_len == len && cl->gm_t == cl->t && cl->gm_ver == cl->gver)
+        return cl->gm_val;
+    return grow_count(r, cl, len);
 }
 
 /* Blocks of the step in flight's slots past the n tokens its class accepted (of ahead): they go
@@ -251,7 +257,7 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
         cl->gm_len = -1;
     }
     if (spec)
-        c->accept = sim_rng(e->ctx, SIM_STREAM_ACCEPT);
+        c->accept = sim_mt_of(e->ctx, SIM_STREAM_ACCEPT);
 }
 
 void eng_cohort_free(eng_cohort *c)
@@ -477,16 +483,16 @@ static draw_rule draw_rule_of(const eng_spec *sp, int32_t k)
 }
 
 /* Tokens a step emits per member: the drafts it accepts, plus one. */
-static int32_t draw_accepted(const eng_spec *sp, const draw_rule *d, gsl_rng *g)
+static int32_t draw_accepted(const eng_spec *sp, const draw_rule *d, sim_mt *g)
 {
     int32_t n = 1;
     if (d->iid) {
-        while (n <= d->k && gsl_rng_uniform(g) < sp->rate)
+        while (n <= d->k && sim_mt_uniform(g) < sp->rate)
             n++;
         return n;
     }
     n = d->base;
-    if (d->frac > 0 && gsl_rng_uniform(g) < d->frac)
+    if (d->frac > 0 && sim_mt_uniform(g) < d->frac)
         n++;
     return n;
 }
@@ -650,6 +656,8 @@ int64_t eng_cohort_ctx_sum(const eng_cohort *c)
 int64_t eng_cohort_capped_sum(const eng_cohort *c)
 {
     int64_t s = 0;
+    if (cap_kind(c) == 0)
+        return 0;
     for (int32_t i = 0; i < c->nclass; i++) {
         const eng_cclass *cl = &c->cls[i];
         if (cap_kind(c) == 1)
@@ -663,6 +671,8 @@ int64_t eng_cohort_capped_sum(const eng_cohort *c)
 int64_t eng_cohort_capped_growth(const eng_cohort *c)
 {
     int64_t g = 0;
+    if (cap_kind(c) == 0)
+        return 0;
     for (int32_t i = 0; i < c->nclass; i++)
         g += cap_kind(c) == 1 ? c->cls[i].n_low : cap_kind(c) == 2 ? c->cls[i].n : 0;
     return g;

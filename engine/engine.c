@@ -662,17 +662,16 @@ static int64_t draft_time(eng_replica *r, const eng_shape *s, int32_t k)
     }
     d.emit_seqs = s->num_seqs;
     int64_t ns = drafter->ops->iteration_ns(drafter->st, &d);
+    if (k <= 1)
+        return ns;
+    /* the k - 1 passes, one token each: the j-th over contexts j * n longer */
     int64_t n = s->num_seqs, ctx = s->decode_ctx + (int64_t)s->prefill_kv;
-    int64_t capped = d.cap ? s->decode_ctx_capped : 0;
-    for (int32_t j = 1; j < k; j++) {
-        eng_shape p = {0};
-        eng_shape_set_cap(&p, d.cap, d.cap_chunked);
-        eng_shape_add_decodes_capped(&p, n, ctx + j * n,
-                                     d.cap ? capped + j * eng_cohort_capped_growth(&r->co) : 0);
-        p.emit_seqs = (int32_t)n;
-        ns += drafter->ops->iteration_ns(drafter->st, &p);
-    }
-    return ns;
+    int64_t grow = d.cap ? eng_cohort_capped_growth(&r->co) : 0;
+    eng_shape p = {0};
+    eng_shape_set_cap(&p, d.cap, d.cap_chunked);
+    eng_shape_add_decodes_capped(&p, n, ctx + n, d.cap ? s->decode_ctx_capped + grow : 0);
+    p.emit_seqs = (int32_t)n;
+    return ns + eng_predictor_passes_ns(drafter, &p, k - 1, n, grow);
 }
 
 /* The capped contexts of the padded sequences (eng_shape.decode_ctx_capped): O(1) for a model

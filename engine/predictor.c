@@ -90,3 +90,20 @@ void eng_shape_add_verify(eng_shape *s, int64_t n, int64_t ctx_sum, int64_t capp
     if (n > 0)
         s->decode_verify = k;
 }
+
+int64_t eng_predictor_passes_ns(const eng_predictor *p, const eng_shape *s, int32_t passes,
+                                int64_t dctx, int64_t dcapped)
+{
+    if (passes <= 0)
+        return 0;
+    if (p->ops->passes_ns)
+        return p->ops->passes_ns(p->st, s, passes, dctx, dcapped);
+    eng_shape q = *s;
+    int64_t ns = 0;
+    for (int32_t j = 0; j < passes; j++) {
+        q.decode_ctx = s->decode_ctx + j * dctx;
+        q.decode_ctx_capped = s->decode_ctx_capped + j * dcapped;
+        ns += p->ops->iteration_ns(p->st, &q);
+    }
+    return ns;
+}

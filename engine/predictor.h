@@ -59,6 +59,10 @@ typedef struct eng_predictor_ops {
     /* Host <-> device copy time in ns for `bytes` (swap); optional. */
     int64_t (*transfer_ns)(const void *st, int64_t bytes);
     void (*fini)(void *st); /* optional */
+    /* Optional: eng_predictor_passes_ns's sum, the same to the bit (a predictor prices the part
+     * of the passes that does not read their contexts once). */
+    int64_t (*passes_ns)(const void *st, const eng_shape *s, int32_t passes, int64_t dctx,
+                         int64_t dcapped);
 } eng_predictor_ops;
 
 typedef struct eng_predictor {
@@ -87,6 +91,13 @@ void eng_shape_add_decodes_capped(eng_shape *s, int64_t n, int64_t ctx_sum, int6
 /* The same for n decode sequences that each verify k draft tokens (k + 1 query tokens; 0: plain
  * decodes); every decode sequence of a pass verifies the same k. emit_seqs is the caller's. */
 void eng_shape_add_verify(eng_shape *s, int64_t n, int64_t ctx_sum, int64_t capped_sum, int32_t k);
+
+/* The sum of iteration_ns over `passes` passes: s, then s with its decode contexts' sum grown by
+ * dctx and their capped sum by dcapped each pass (decode passes of one batch whose every
+ * sequence drafts a token per pass). Through ops->passes_ns when the predictor has it, else pass
+ * by pass. 0 for passes <= 0. */
+int64_t eng_predictor_passes_ns(const eng_predictor *p, const eng_shape *s, int32_t passes,
+                                int64_t dctx, int64_t dcapped);
 
 /* Whether the engine fills the capped sums (eng_shape_set_cap, eng_shape_add_prefill_capped,
  * eng_shape_add_decodes_capped) for every pass it prices: a cost model may price a model whose

@@ -16,15 +16,48 @@ uint64_t sim_stream_seed(uint64_t seed, unsigned stream)
     return sim_splitmix64(sim_splitmix64(seed) ^ sim_splitmix64(UINT64_C(0x5EED) + stream));
 }
 
+/* The 32-bit seed of a stream's MT19937. */
+static uint32_t seed32(uint64_t seed, unsigned stream)
+{
+    /* MT19937 takes 32 bits of seed; fold the 64-bit value so both halves count. A seed of 0
+     * is replaced by GSL with its default, so avoid it. */
+    uint64_t s = sim_stream_seed(seed, stream);
+    uint32_t s32 = (uint32_t)((s ^ (s >> 32)) & 0xFFFFFFFFu);
+    return s32 ? s32 : 0x1234567u;
+}
+
 gsl_rng *sim_rng_new_stream(uint64_t seed, unsigned stream)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     if (!r)
         sim_assert_fail(NULL, __FILE__, __LINE__, "gsl_rng_alloc");
-    /* MT19937 takes 32 bits of seed; fold the 64-bit value so both halves count. A seed of 0
-     * is replaced by GSL with its default, so avoid it. */
-    uint64_t s = sim_stream_seed(seed, stream);
-    unsigned long s32 = (unsigned long)((s ^ (s >> 32)) & 0xFFFFFFFFu);
-    gsl_rng_set(r, s32 ? s32 : 0x1234567u);
+    gsl_rng_set(r, seed32(seed, stream));
     return r;
+}
+
+/* MODEL: MT19937 (Matsumoto and Nishimura, 1998) with the 2002 initialization, as GSL's mt.c
+ * (mt_set, mt_get) implements it */
+void sim_mt_stream(sim_mt *g, uint64_t seed, unsigned stream)
+{
+    g->mt[0] = seed32(seed, stream);
+    for (uint32_t i = 1; i < SIM_MT_N; i++)
+        g->mt[i] = UINT32_C(1812433253) * (g->mt[i - 1] ^ (g->mt[i - 1] >> 30)) + i;
+    g->i = SIM_MT_N;
+}
+
+enum { MT_M = 397 };
+#define MT_MIX(a, b, m)                                                                            \
+    ((m) ^ ((((a)&UINT32_C(0x80000000)) | ((b)&UINT32_C(0x7fffffff))) >> 1) ^                      \
+     (((b)&1u) ? UINT32_C(0x9908b0df) : 0))
+
+void sim_mt_twist(sim_mt *g)
+{
+    uint32_t *mt = g->mt;
+    int32_t k = 0;
+    for (; k < SIM_MT_N - MT_M; k++)
+        mt[k] = MT_MIX(mt[k], mt[k + 1], mt[k + MT_M]);
+    for (; k < SIM_MT_N - 1; k++)
+        mt[k] = MT_MIX(mt[k], mt[k + 1], mt[k + MT_M - SIM_MT_N]);
+    mt[SIM_MT_N - 1] = MT_MIX(mt[SIM_MT_N - 1], mt[0], mt[MT_M - 1]);
+    g->i = 0;
 }

@@ -39,4 +39,39 @@ gsl_rng *sim_rng_new_stream(uint64_t seed, unsigned stream);
 /* SplitMix64 step: a well-mixed 64-bit value from x. */
 uint64_t sim_splitmix64(uint64_t x);
 
+/* A stream's generator drawn inline, for a loop that draws once per step (speculative
+ * decoding's acceptance): MT19937 exactly as GSL's gsl_rng_mt19937 runs it, so that a stream
+ * gives the numbers its GSL generator (sim_rng) would, without a call through the generator's
+ * type per draw. A stream is drawn through one of the two, never both. */
+enum { SIM_MT_N = 624 };
+typedef struct sim_mt {
+    uint32_t mt[SIM_MT_N];
+    int32_t i; /* the next word; SIM_MT_N: the words are used up */
+} sim_mt;
+
+/* The generator of one stream of ctx, drawn inline; owned by ctx. */
+sim_mt *sim_mt_of(sim_ctx *ctx, sim_stream s);
+/* Seeds g as sim_rng_new_stream(seed, stream) seeds its GSL generator. */
+void sim_mt_stream(sim_mt *g, uint64_t seed, unsigned stream);
+/* Generates the next SIM_MT_N words (MT19937's twist); sim_mt_u32 calls it. */
+void sim_mt_twist(sim_mt *g);
+
+/* The next 32-bit draw: gsl_rng_get's of the same generator. */
+static inline uint32_t sim_mt_u32(sim_mt *g)
+{
+    if (g->i >= SIM_MT_N)
+        sim_mt_twist(g);
+    uint32_t k = g->mt[g->i++];
+    k ^= k >> 11;
+    k ^= (k << 7) & UINT32_C(0x9d2c5680);
+    k ^= (k << 15) & UINT32_C(0xefc60000);
+    return k ^ (k >> 18);
+}
+
+/* A uniform draw in [0, 1): gsl_rng_uniform's of the same generator (the 32 bits over 2^32). */
+static inline double sim_mt_uniform(sim_mt *g)
+{
+    return sim_mt_u32(g) / 4294967296.0;
+}
+
 #endif

@@ -21,6 +21,7 @@ struct sim_ctx {
     int stop;
     sim_evq *q;
     gsl_rng *rng[SIM_STREAM_COUNT];
+    sim_mt *mt[SIM_STREAM_COUNT]; /* the streams drawn inline (sim_mt_of) */
     void (*check)(void *);
     void *check_arg;
     uint64_t check_every; /* the walkers run after every check_every-th event */
@@ -110,6 +111,8 @@ void sim_free(sim_ctx *ctx)
     for (int i = 0; i < SIM_STREAM_COUNT; i++)
         if (ctx->rng[i])
             gsl_rng_free(ctx->rng[i]);
+    for (int i = 0; i < SIM_STREAM_COUNT; i++)
+        free(ctx->mt[i]);
     sim_evq_free(ctx->q);
     free(ctx);
 }
@@ -140,6 +143,16 @@ gsl_rng *sim_rng(sim_ctx *ctx, sim_stream s)
     if (!ctx->rng[s])
         ctx->rng[s] = sim_rng_new_stream(ctx->seed, (unsigned)s);
     return ctx->rng[s];
+}
+
+sim_mt *sim_mt_of(sim_ctx *ctx, sim_stream s)
+{
+    SIM_CHECK(ctx, (unsigned)s < SIM_STREAM_COUNT);
+    if (!ctx->mt[s]) {
+        ctx->mt[s] = sim_xmalloc(sizeof *ctx->mt[s]);
+        sim_mt_stream(ctx->mt[s], ctx->seed, (unsigned)s);
+    }
+    return ctx->mt[s];
 }
 
 sim_event_id sim_schedule(sim_ctx *ctx, int64_t t, int prio, sim_handler fn, void *obj, int64_t arg)

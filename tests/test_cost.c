@@ -492,6 +492,50 @@ static void test_walk_prefill_alone_exact(void **state)
     cal_predictor_free(&warm);
 }
 
+/* eng_predictor_passes_ns of decode passes whose contexts grow alike (a drafter's passes) is the
+ * sum of the passes priced one by one by a fresh predictor: dense models (priced once but for
+ * decode attention, the rest kept between calls of the same token and emitting counts), an MoE,
+ * an MLA and a windowed model (walked pass by pass), after passes of the same token count but
+ * other emitting sequences or a prefill chunk, which must not lend their parts. */
+static void test_walk_passes_exact(void **state)
+{
+    static const char *const models[] = {"llama-3-8b", "qwen3-30b-a3b", "deepseek-v3",
+                                         "gemma-2-9b"};
+    static const struct {
+        int64_t n, chunk;
+        int32_t emit, passes;
+    } run[] = {{64, 0, 64, 2}, {64, 0, 64, 3}, {64, 0, 65, 2}, {48, 16, 49, 2},
+               {64, 0, 64, 1}, {7, 0, 7, 4},   {64, 0, 64, 2}};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        eng_model m = catalog_model(models[i]);
+        cal_serving sv = cal_serving_tp(m.weight_dtype, strcmp(models[i], "deepseek-v3") ? 1 : 8);
+        sv.capped_sums = 1;
+        const char *gpu = strcmp(models[i], "deepseek-v3") ? "h100-sxm" : "h200";
+        eng_predictor warm = make(&m, gpu, sv);
+        for (size_t j = 0; j < sizeof run / sizeof run[0]; j++) {
+            int32_t ch, cap = eng_shape_cap(&m, &ch);
+            int64_t n = run[j].n, grow = cap > 0 ? n / 2 : 0;
+            eng_shape s = {0};
+            eng_shape_set_cap(&s, cap, ch);
+            if (run[j].chunk)
+                eng_shape_add_prefill_capped(&s, run[j].chunk, 0);
+            eng_shape_add_decodes_capped(&s, n, n * (700 + 10 * (int64_t)j), cap > 0 ? n * 3 : 0);
+            s.emit_seqs = run[j].emit;
+            int64_t want = 0;
+            eng_shape q = s;
+            for (int32_t k = 0; k < run[j].passes; k++) {
+                q.decode_ctx = s.decode_ctx + k * n;
+                q.decode_ctx_capped = s.decode_ctx_capped + k * grow;
+                eng_predictor cold = make(&m, gpu, sv);
+                want += cold.ops->iteration_ns(cold.st, &q);
+                cal_predictor_free(&cold);
+            }
+            assert_int_equal(eng_predictor_passes_ns(&warm, &s, run[j].passes, n, grow), want);
+        }
+        cal_predictor_free(&warm);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -510,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_walk_cache_exact),
         cmocka_unit_test(test_walk_decode_run_exact),
         cmocka_unit_test(test_walk_prefill_alone_exact),
+        cmocka_unit_test(test_walk_passes_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,6 +134,38 @@ static void test_stream_seed_values_differ(void **state)
     }
 }
 
+/* The inline generator draws what the stream's GSL generator draws, 32 bits and uniforms alike,
+ * across several refills of its 624 words, for every stream of a few seeds; and a context's
+ * inline stream is the one its sim_rng would give. */
+static void test_inline_mt_matches_gsl(void **state)
+{
+    enum { MANY = 3 * SIM_MT_N + 7 };
+    uint64_t seeds[] = {0, 1, 42, UINT64_MAX};
+    for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
+        for (unsigned s = 0; s < SIM_STREAM_COUNT; s++) {
+            gsl_rng *r = sim_rng_new_stream(seeds[k], s);
+            sim_mt g;
+            sim_mt_stream(&g, seeds[k], s);
+            for (int i = 0; i < MANY; i++) {
+                if (i % 2) {
+                    double want = gsl_rng_uniform(r), got = sim_mt_uniform(&g);
+                    assert_memory_equal(&want, &got, sizeof want); /* to the bit */
+                } else {
+                    assert_int_equal(gsl_rng_get(r), sim_mt_u32(&g));
+                }
+            }
+            gsl_rng_free(r);
+        }
+        sim_ctx *a = sim_new(seeds[k]), *b = sim_new(seeds[k]);
+        sim_mt *m = sim_mt_of(a, SIM_STREAM_ACCEPT);
+        assert_ptr_equal(m, sim_mt_of(a, SIM_STREAM_ACCEPT)); /* one generator per stream */
+        for (int i = 0; i < MANY; i++)
+            assert_int_equal(gsl_rng_get(sim_rng(b, SIM_STREAM_ACCEPT)), sim_mt_u32(m));
+        sim_free(a);
+        sim_free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -142,6 +174,7 @@ int main(void)
         cmocka_unit_test(test_streams_and_seeds_differ),
         cmocka_unit_test(test_common_random_numbers),
         cmocka_unit_test(test_stream_seed_values_differ),
+        cmocka_unit_test(test_inline_mt_matches_gsl),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,6 +108,11 @@ typedef struct cal_walk_cache {
     struct cal_walk_prefill {
         double pairs, kv, q2, ns; /* ns 0: not priced yet */
     } * prefill;
+    /* cal_plan_walk_passes's last dense passes without prefill: their token count and emitting
+     * sequences (0: none yet), a layer without its decode attention and the once-per-pass sum */
+    int64_t pass_tokens;
+    int32_t pass_emit;
+    double pass_rest, pass_once;
 } cal_walk_cache;
 #define CAL_WALK_TAB 65536
 
@@ -122,6 +127,13 @@ void cal_walk_cache_free(cal_walk_cache *c);
 double cal_plan_walk(const eng_shape *s, const cal_plan *p,
                      double (*fn)(const void *st, const cal_work *w), const void *st,
                      cal_walk_cache *cache);
+/* The sum over j = 0..passes-1 of cal_ns_round(cal_plan_walk(s_j, p, fn, st, cache)), s_j being
+ * s with decode_ctx + j * dctx and decode_ctx_capped + j * dcapped: passes of one batch whose
+ * contexts grow alike. The same to the bit (debug builds walk every pass to check); a dense plan
+ * prices the operators that do not read contexts once. */
+int64_t cal_plan_walk_passes(const eng_shape *s, const cal_plan *p,
+                             double (*fn)(const void *st, const cal_work *w), const void *st,
+                             cal_walk_cache *cache, int32_t passes, int64_t dctx, int64_t dcapped);
 /* cal_plan_walk of cal_plan_dense(layers, tp). */
 double cal_layer_walk(const eng_shape *s, int layers, int tp,
                       double (*fn)(const void *st, const cal_work *w), const void *st,

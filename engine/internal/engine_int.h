@@ -401,7 +401,7 @@ typedef struct eng_cohort {
     int in_step;         /* 1 from a decode step's start to its end: its slots are allocated */
     eng_request **fresh; /* members that joined since the last decode step (own ITL gap) */
     int32_t nfresh, capfresh;
-    gsl_rng *accept; /* acceptance draws (SIM_STREAM_ACCEPT), with speculative decoding */
+    sim_mt *accept; /* acceptance draws (SIM_STREAM_ACCEPT), with speculative decoding */
     /* speculative decoding totals: member-steps that verified drafts, drafts accepted */
     int64_t spec_steps, spec_drafts, spec_accepted;
 } eng_cohort;
