@@ -59,15 +59,15 @@ static void on_input(void *arg, const char *in, const store_merge_stats *st)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-/* The files in dir whose names start with OUT's and go on: what a merge left beside it. */
+/* The files in dir named OUT.something (OUT.merge-PID-N, OUT.new-PID-N): private files a merge
+ * left beside OUT. */
 static int leftovers(void)
 {
     DIR *d = opendir(dir);
     assert_non_null(d);
-    const char *base = strrchr(out, '/') + 1;
     int n = 0;
     for (struct dirent *e; (e = readdir(d));)
-        n += strncmp(e->d_name, base, strlen(base)) == 0 && strcmp(e->d_name, base) != 0;
+        n += strncmp(e->d_name, "out.db.", strlen("out.db.")) == 0;
     closedir(d);
     return n;
 }
