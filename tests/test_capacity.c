@@ -588,8 +588,7 @@ static void question_without_yaml(void **state)
 {
     (void)state;
     char scn[300], a[16384], b[16384], err[8192];
-    snprintf(scn, sizeof scn, "%s/q.yaml", e2e_dir);
-    e2e_write(scn, "name: question\nseed: 1\nengine: sglang\nmodel: llama-3.1-8b\n"
+    e2e_file(scn, sizeof scn, "q.yaml", "name: question\nseed: 1\nengine: sglang\nmodel: llama-3.1-8b\n"
                    "gpu: h100-sxm\ntensor_parallel: 2\n"
                    "workload:\n  num_requests: 120\n  arrival: {process: poisson, rate: 6}\n"
                    "  prompt_tokens: 700\n  output_tokens: 60\n");

@@ -104,8 +104,7 @@ static void test_bad_set(void **state)
     (void)state;
     char db[300], set[300];
     snprintf(db, sizeof db, "%s/b.db", e2e_dir);
-    snprintf(set, sizeof set, "%s/bad.yaml", e2e_dir);
-    e2e_write(set, "name: bad\nkind: serving\ndescription: d\nsource: s\n"
+    e2e_file(set, sizeof set, "bad.yaml", "name: bad\nkind: serving\ndescription: d\nsource: s\n"
                    "table: " DATA "/small.csv\nscenario: " DATA "/base.yaml\nid: id\n"
                    "measured: {mean_ttft_ms: ttft_ms}\nrules:\n  - column: nope\n"
                    "    cases: {a: {}}\n");

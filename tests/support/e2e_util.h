@@ -61,6 +61,13 @@ static inline void e2e_write(const char *path, const char *text)
     fclose(f);
 }
 
+/* Writes text to the file `name` in the scratch folder, its path into path (len bytes). */
+static inline void e2e_file(char *path, size_t len, const char *name, const char *text)
+{
+    snprintf(path, len, "%s/%s", e2e_dir, name);
+    e2e_write(path, text);
+}
+
 /* The text of the file at path (at most max - 1 bytes; malloc'd, the caller frees), or NULL
  * when it cannot be opened. */
 static inline char *e2e_slurp(const char *path, size_t max)
