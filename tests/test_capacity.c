@@ -30,6 +30,7 @@
 #include "catalog.h"
 #include "e2e_util.h"
 #include "study_capacity.h"
+#include "expect_text.h"
 
 #define SHAREGPT                                                                                   \
     LLMSIM_SHARED_DIR                                                                              \
@@ -164,9 +165,8 @@ static void rejections_shown(void **state)
                     LLMSIM_BINARY, scn, db);
     print_message("%s%s", err, out);
     assert_int_equal(st, 0);
-    assert_non_null(strstr(out, " completed  rejected  saturated"));
-    assert_non_null(strstr(out, "(workload.arrival.rate=1: "));
-    assert_non_null(strstr(out, "rejected, not in its latencies: exceeds batch token limit: "));
+    expect_all(out, FRAGS(" completed  rejected  saturated", "(workload.arrival.rate=1: ",
+                          "rejected, not in its latencies: exceeds batch token limit: "));
     int64_t rej = e2e_query_int(db, "SELECT sum(value) FROM metrics WHERE name = 'rejected'");
     assert_int_equal(rej, e2e_query_int(db, "SELECT sum(value) FROM metrics WHERE name = "
                                             "'rejected_batch'"));
@@ -259,10 +259,8 @@ static void reports_scale(void **state)
            "(GPUs)\\|4 prefill : 4 decode\\|KV transfer latency' %s | sort -u",
            path);
     print_message("%s", out);
-    assert_non_null(strstr(out, "Disaggregated pools"));
-    assert_non_null(strstr(out, "prefill 1 x h200 tp4, decode 2 x b200 tp2"));
-    assert_non_null(strstr(out, "4 prefill : 4 decode"));
-    assert_non_null(strstr(out, "KV transfer latency"));
+    expect_all(out, FRAGS("Disaggregated pools", "prefill 1 x h200 tp4, decode 2 x b200 tp2",
+                          "4 prefill : 4 decode", "KV transfer latency"));
 }
 
 /* ---- unreachable ---- */
@@ -467,9 +465,9 @@ static void cli_echoes_choices(void **state)
         snprintf(key, sizeof key, "\"choice\": \"%s\"", names[k]);
         assert_non_null(strstr(out, key));
     }
-    assert_non_null(strstr(out, "\"sets\": [\"workload.num_requests=100\"]"));
-    assert_non_null(strstr(out, "[\"scheduler.max_num_seqs=64\", \"gpu=h200\"]"));
-    assert_non_null(strstr(out, "\"verdict\": \"found\""));
+    expect_all(out,
+               FRAGS("\"sets\": [\"workload.num_requests=100\"]",
+                     "[\"scheduler.max_num_seqs=64\", \"gpu=h200\"]", "\"verdict\": \"found\""));
     /* the scenario's validated error; both GPUs are Hopper: no choice has one of its own */
     assert_non_null(strstr(out, "\"validated\": \"TTFT validated to a median"));
     const char *v = strstr(out, "\"validated\": ");
@@ -485,11 +483,8 @@ static void cli_echoes_choices(void **state)
                 LLMSIM_BINARY, scn, db);
     print_message("%s%s", err, out);
     assert_int_equal(st, 0);
-    assert_non_null(strstr(out, "--set: workload.num_requests=100"));
-    assert_non_null(strstr(out, "\none "));
-    assert_non_null(strstr(out, "\ntwo "));
-    assert_non_null(strstr(out, "(two: scheduler.max_num_seqs=64)"));
-    assert_non_null(strstr(out, "completed"));
+    expect_all(out, FRAGS("--set: workload.num_requests=100", "\none ", "\ntwo ",
+                          "(two: scheduler.max_num_seqs=64)", "completed"));
     assert_non_null(strstr(err, "[cluster] checking"));
     /* the old one-key form still works; stored probes include the unloaded case */
     st = e2e_sh(out, sizeof out, err, sizeof err,
@@ -506,9 +501,8 @@ static void cli_echoes_choices(void **state)
                 LLMSIM_BINARY, scn, db);
     print_message("%s", out);
     assert_int_equal(st, 0);
-    assert_non_null(strstr(out, "\nTTFT validated to a median"));
-    assert_non_null(strstr(out, "(vllm: engine=vllm)\n"));
-    assert_non_null(strstr(out, "(tgi: engine=tgi; not validated: no validated tgi rows"));
+    expect_all(out, FRAGS("\nTTFT validated to a median", "(vllm: engine=vllm)\n",
+                          "(tgi: engine=tgi; not validated: no validated tgi rows"));
     /* bad --compare: a usage error naming the part */
     st = e2e_sh(out, sizeof out, err, sizeof err,
                 "%s capacity %s --db %s --slo ttft_p99=1s --compare 'a: x=1; a: y=2'",
@@ -588,10 +582,11 @@ static void question_without_yaml(void **state)
 {
     (void)state;
     char scn[300], a[16384], b[16384], err[8192];
-    e2e_file(scn, sizeof scn, "q.yaml", "name: question\nseed: 1\nengine: sglang\nmodel: llama-3.1-8b\n"
-                   "gpu: h100-sxm\ntensor_parallel: 2\n"
-                   "workload:\n  num_requests: 120\n  arrival: {process: poisson, rate: 6}\n"
-                   "  prompt_tokens: 700\n  output_tokens: 60\n");
+    e2e_file(scn, sizeof scn, "q.yaml",
+             "name: question\nseed: 1\nengine: sglang\nmodel: llama-3.1-8b\n"
+             "gpu: h100-sxm\ntensor_parallel: 2\n"
+             "workload:\n  num_requests: 120\n  arrival: {process: poisson, rate: 6}\n"
+             "  prompt_tokens: 700\n  output_tokens: 60\n");
     int st = e2e_sh(a, sizeof a, err, sizeof err,
                     "%s run --model meta-llama/Llama-3.1-8B-Instruct --gpu h100 --tp 2 --engine "
                     "sglang --isl 700 --osl 60 --rate 6 --requests 120 --no-db --json",

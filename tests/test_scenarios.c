@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "scenario.h"
+#include "expect_text.h"
 
 /* support/scenarios_resolver.c: fake models llama-3-8b (8192 context), tiny-1b (2048) and
  * qwen2.5-7b (131072), fake GPUs h100-sxm and toy-gpu. */
@@ -126,8 +127,6 @@ static void expect_error(const char *from, const char *to, const char *const *ov
             fail_msg("message '%s' lacks '%s'", e.msg, frags[i]);
     scn_free(&s);
 }
-
-#define FRAGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 /* DEMO with line `from` replaced by `to` (none when from is NULL) and the override `set` (when
  * not NULL), refused with every fragment in the message */
