@@ -136,12 +136,7 @@ static void test_one_group_is_the_scalar_pool(void **state)
 
 #define TWO_D(g1) "decode:\n  replicas:\n    - {gpu: h200, count: 1}\n    - " g1 "\n"
 
-/* A deployment of mixed pools refused, and what the refusal names. */
-typedef struct refusal {
-    const char *text, *says;
-} refusal;
-
-static const refusal refusals[] = {
+static const scn_refusal refusals[] = {
     {HEAD PREFILL TWO_D("{gpu: h900, count: 1}") LONE, "decode.replicas[1].gpu"},
     {HEAD PREFILL TWO_D("{gpu: h200, count: 1, router: round_robin}") LONE,
      "decode.replicas[1].router: one router routes the whole pool"},
@@ -165,8 +160,7 @@ static const refusal refusals[] = {
 
 static void test_refusals(void **state)
 {
-    for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
-        refused_sets(refusals[i].text, NULL, refusals[i].says);
+    refused_all(refusals, sizeof refusals / sizeof refusals[0]);
 }
 
 int main(void)
