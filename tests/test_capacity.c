@@ -504,18 +504,12 @@ static void cli_echoes_choices(void **state)
     expect_all(out, FRAGS("\nTTFT validated to a median", "(vllm: engine=vllm)\n",
                           "(tgi: engine=tgi; not validated: no validated tgi rows"));
     /* bad --compare: a usage error naming the part */
-    st = e2e_sh(out, sizeof out, err, sizeof err,
-                "%s capacity %s --db %s --slo ttft_p99=1s --compare 'a: x=1; a: y=2'",
-                LLMSIM_BINARY, scn, db);
-    assert_int_equal(st, 2);
-    assert_non_null(strstr(err, "two choices are named 'a'"));
+    e2e_llmsim_says(err, sizeof err, 2, "two choices are named 'a'",
+                    "capacity %s --db %s --slo ttft_p99=1s --compare 'a: x=1; a: y=2'", scn, db);
     /* an unknown --set key: its message and status 1, and no scenario freed that was never
      * loaded (it aborted in free() after the message) */
-    st = e2e_sh(out, sizeof out, err, sizeof err,
-                "%s capacity %s --db %s --slo ttft_p99=1s --set nosuch.key=1", LLMSIM_BINARY, scn,
-                db);
-    assert_int_equal(st, 1);
-    assert_non_null(strstr(err, "nosuch: unknown key"));
+    e2e_llmsim_says(err, sizeof err, 1, "nosuch: unknown key",
+                    "capacity %s --db %s --slo ttft_p99=1s --set nosuch.key=1", scn, db);
     assert_null(strstr(err, "Sanitizer"));
 }
 
@@ -606,29 +600,15 @@ static void question_without_yaml(void **state)
     assert_non_null(strstr(a, "\"gpu\": \"h100-sxm\""));
     assert_non_null(strstr(a, "\"verdict\": \"found\""));
     /* what is missing or misspelt is named */
-    assert_int_equal(e2e_sh(NULL, 0, err, sizeof err, "%s run --model llama-3.1-8b --isl 5 --osl 5",
-                            LLMSIM_BINARY),
-                     2);
-    assert_non_null(strstr(err, "needs --gpu"));
-    assert_int_equal(
-        e2e_sh(NULL, 0, err, sizeof err, "%s run --model llama-3.1-8b --gpu h100", LLMSIM_BINARY),
-        2);
-    assert_non_null(strstr(err, "--isl and --osl, or --lengths sharegpt"));
-    assert_int_equal(e2e_sh(NULL, 0, err, sizeof err,
-                            "%s run --model llama-3.1-8b --gpu h100 --isl 5 --osl 5 --engine vlm",
-                            LLMSIM_BINARY),
-                     2);
-    assert_non_null(strstr(err, "unknown engine 'vlm'; nearest: vllm"));
-    assert_int_equal(e2e_sh(NULL, 0, err, sizeof err,
-                            "%s run --model llama-3.1-8b --gpu h100 --lengths sharegtp",
-                            LLMSIM_BINARY),
-                     2);
-    assert_non_null(strstr(err, "nearest: sharegpt"));
-    assert_int_equal(e2e_sh(NULL, 0, err, sizeof err,
-                            "%s run --model llama-3.1-8b --gpu h10 --isl 5 --osl 5 --no-db",
-                            LLMSIM_BINARY),
-                     1);
-    assert_non_null(strstr(err, "nearest: h100-sxm"));
+    e2e_llmsim_says(err, sizeof err, 2, "needs --gpu", "run --model llama-3.1-8b --isl 5 --osl 5");
+    e2e_llmsim_says(err, sizeof err, 2, "--isl and --osl, or --lengths sharegpt",
+                    "run --model llama-3.1-8b --gpu h100");
+    e2e_llmsim_says(err, sizeof err, 2, "unknown engine 'vlm'; nearest: vllm",
+                    "run --model llama-3.1-8b --gpu h100 --isl 5 --osl 5 --engine vlm");
+    e2e_llmsim_says(err, sizeof err, 2, "nearest: sharegpt",
+                    "run --model llama-3.1-8b --gpu h100 --lengths sharegtp");
+    e2e_llmsim_says(err, sizeof err, 1, "nearest: h100-sxm",
+                    "run --model llama-3.1-8b --gpu h10 --isl 5 --osl 5 --no-db");
 }
 
 /* ---- the GPU cap ---- */

@@ -391,12 +391,9 @@ static void cli_prints_front(void **state)
                      "\"recommended_validated\": \"TTFT validated to a median",
                      "vllm hopper dense rows"));
     /* a misspelt engine is named with the nearest */
-    st = e2e_sh(out, sizeof out, err, sizeof err,
-                "%s recommend --model llama-3-8b --gpu h100 --gpus 2 --isl 5 --osl 5 --slo "
-                "ttft_p99=1s --engines sglan",
-                LLMSIM_BINARY);
-    assert_int_equal(st, 2);
-    assert_non_null(strstr(err, "nearest: sglang"));
+    e2e_llmsim_says(err, sizeof err, 2, "nearest: sglang",
+                    "recommend --model llama-3-8b --gpu h100 --gpus 2 --isl 5 --osl 5 --slo "
+                    "ttft_p99=1s --engines sglan");
 }
 
 int main(void)
