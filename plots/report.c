@@ -20,26 +20,15 @@
 /* Text with the five HTML specials escaped. */
 static void esc(FILE *f, const char *s)
 {
-    for (; s && *s; s++)
-        switch (*s) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
+    static const char *const entity[256] = {
+        ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;"};
+    for (; s && *s; s++) {
+        const char *e = entity[(unsigned char)*s];
+        if (e)
+            fputs(e, f);
+        else
             fputc(*s, f);
-        }
+    }
 }
 
 /* open, text with the HTML specials escaped, close. */

@@ -410,6 +410,49 @@ static int stored_run(study_capacity *c, int64_t id, study_result *res, sim_err 
  * alone (NAN after one seed). *shown gets the stored rate (the unloaded probe's throughput).
  * 1, 0 when there is none (the probe is simulated), -1 with err when the stored probe is
  * another one (another llmsim made it). */
+/* Whether stored probe p (its run name `was`) is the probe this search asks for: 0, or -1 with
+ * err when another llmsim made it. */
+static int same_probe(const study_capacity *c, const store_capacity_probe *p, const char *was,
+                      const char *name, const char *phase, study_load_kind kind, double rate,
+                      int replicas, sim_err *err)
+{
+    int cluster = strcmp(phase, "cluster") == 0;
+    if (strcmp(was, name ? name : "") != 0 || (p->phase == STORE_CAPACITY_CLUSTER) != cluster ||
+        (kind != STUDY_LOAD_UNLOADED && p->rate != rate) || p->replicas != replicas)
+        return sim_errf(err,
+                        "capacity search %lld (resumed) stored probe %lld as %s at %.6g req/s on "
+                        "%d replicas, where this search asks for %s at %.6g req/s on %d: another "
+                        "llmsim made it; use another database",
+                        (long long)c->search_id, (long long)c->probes, was, p->rate, p->replicas,
+                        name ? name : "", rate, replicas);
+    return 0;
+}
+
+/* Adds the stored runs of probe p (seeds base, base + 1, ...) to t. 0, or -1 with err. */
+static int add_stored_runs(study_capacity *c, const store_capacity_probe *p, uint64_t base,
+                           study_trial *t, sim_err *err)
+{
+    int max = c->max_seeds > 0 ? c->max_seeds : STUDY_CAPACITY_SEEDS, rc = 0;
+    tally ty;
+    memset(&ty, 0, sizeof ty);
+    study_result *res = sim_xcalloc(1, sizeof *res);
+    for (int s = 0; s < max && p->run_id > 0 && rc == 0; s++) {
+        store_run_meta meta;
+        sim_err none = {{0}};
+        if (store_run_get(c->db, p->run_id + s, &meta, &none) != 0 ||
+            meta.seed != base + (uint64_t)s)
+            break; /* the next probe's first run (seed base again), or the last run */
+        batcher b;
+        batcher_init(&b, 0); /* no requests: no batch estimates */
+        rc = stored_run(c, p->run_id + s, res, err);
+        if (rc == 0)
+            add_run(c, res, &b, &ty, t);
+        batcher_free(&b);
+    }
+    free(res);
+    return rc;
+}
+
 static int stored_probe(study_capacity *c, const char *name, const char *phase,
                         study_load_kind kind, double rate, int replicas, uint64_t base,
                         study_trial *t, double *shown, sim_err *err)
@@ -421,34 +464,8 @@ static int stored_probe(study_capacity *c, const char *name, const char *phase,
     int got = store_capacity_probe_get(c->db, c->search_id, c->probes, &p, was, sizeof was, err);
     if (got <= 0)
         return got;
-    int cluster = strcmp(phase, "cluster") == 0;
-    if (strcmp(was, name ? name : "") != 0 || (p.phase == STORE_CAPACITY_CLUSTER) != cluster ||
-        (kind != STUDY_LOAD_UNLOADED && p.rate != rate) || p.replicas != replicas)
-        return sim_errf(err,
-                        "capacity search %lld (resumed) stored probe %lld as %s at %.6g req/s on "
-                        "%d replicas, where this search asks for %s at %.6g req/s on %d: another "
-                        "llmsim made it; use another database",
-                        (long long)c->search_id, (long long)c->probes, was, p.rate, p.replicas,
-                        name ? name : "", rate, replicas);
-    int max = c->max_seeds > 0 ? c->max_seeds : STUDY_CAPACITY_SEEDS, rc = 0;
-    tally ty;
-    memset(&ty, 0, sizeof ty);
-    study_result *res = sim_xcalloc(1, sizeof *res);
-    for (int s = 0; s < max && p.run_id > 0 && rc == 0; s++) {
-        store_run_meta meta;
-        sim_err none = {{0}};
-        if (store_run_get(c->db, p.run_id + s, &meta, &none) != 0 ||
-            meta.seed != base + (uint64_t)s)
-            break; /* the next probe's first run (seed base again), or the last run */
-        batcher b;
-        batcher_init(&b, 0); /* no requests: no batch estimates */
-        rc = stored_run(c, p.run_id + s, res, err);
-        if (rc == 0)
-            add_run(c, res, &b, &ty, t);
-        batcher_free(&b);
-    }
-    free(res);
-    if (rc != 0)
+    if (same_probe(c, &p, was, name, phase, kind, rate, replicas, err) != 0 ||
+        add_stored_runs(c, &p, base, t, err) != 0)
         return -1;
     t->ok = p.ok;
     t->saturated = p.saturated;

@@ -305,51 +305,73 @@ static void add_disaggregated(study_recommend *r, cands *c, const char *gpu, con
         }
 }
 
-static int enumerate(study_recommend *r, sim_err *err)
+/* What the searched model is: MoE or not, its layers, its KV dtype. 0, or -1 with err. */
+static int model_traits(study_recommend *r, int *moe, int *layers, eng_dtype *kv, sim_err *err)
 {
     scn_scenario scn;
     int rc = study_capacity_load(&r->cap, &scn, err);
-    int moe = rc == 0 && scn.engine.model.moe_layers > 0;
-    int layers = rc == 0 ? scn.engine.model.layers : 0;
-    eng_dtype kv = rc == 0 ? eng_config_kv_dtype(&scn.engine) : ENG_BF16;
+    *moe = rc == 0 && scn.engine.model.moe_layers > 0;
+    *layers = rc == 0 ? scn.engine.model.layers : 0;
+    *kv = rc == 0 ? eng_config_kv_dtype(&scn.engine) : ENG_BF16;
     scn_free(&scn);
-    if (rc != 0)
+    return rc;
+}
+
+/* GPU type g of the search, as the scenario with gpu=<it> resolves it, into *gpu; refused when
+ * minimising cost and it has no price. 0, or -1 with err. */
+static int searched_gpu(study_recommend *r, int g, eng_gpu *gpu, sim_err *err)
+{
+    scn_scenario one;
+    char set[96];
+    snprintf(set, sizeof set, "gpu=%s", r->gpus[g]);
+    const char *sets[STUDY_MAX_SETS + 1];
+    int n = 0;
+    for (int i = 0; i < r->cap.nsets && n < STUDY_MAX_SETS; i++)
+        sets[n++] = r->cap.sets[i];
+    sets[n++] = set;
+    int rc = r->cap.text ? study_load_text(r->cap.file, r->cap.text, sets, n, &one, err)
+                         : study_load(r->cap.file, sets, n, &one, err);
+    *gpu = one.engine.gpu;
+    double price = rc == 0 ? eng_fleet_gpu_price(&one.engine.fleet, gpu) : 0;
+    scn_free(&one);
+    if (rc == 0 && r->cap.minimise == STUDY_MIN_COST && !(price > 0))
+        rc = sim_errf(err,
+                      "recommend: minimising cost: GPU %s has no list price in the catalog "
+                      "(llmsim list gpus); give one with --set price.per_gpu_hour_usd=USD, "
+                      "leave it out, or minimise GPUs",
+                      gpu->name);
+    return rc;
+}
+
+/* Every candidate on one GPU type: each engine aggregated, vLLM's and SGLang's disaggregated. */
+static void add_for_gpu(study_recommend *r, cands *c, const eng_gpu *gpu, int moe, int layers,
+                        eng_dtype kv)
+{
+    /* fp8 KV needs fp8 tensor cores to compute in; a checkpoint already fp8 has nothing to
+     * gain */
+    int kv8_ok = gpu->flops_fp8 > 0 && kv != ENG_FP8;
+    for (int e = 0; e < r->nengines; e++) {
+        add_aggregated(r, c, gpu->name, r->engines[e], moe, layers, kv8_ok);
+        if (!r->no_disagg &&
+            (strcmp(r->engines[e], "vllm") == 0 || strcmp(r->engines[e], "sglang") == 0))
+            add_disaggregated(r, c, gpu->name, r->engines[e], moe, kv8_ok);
+    }
+}
+
+static int enumerate(study_recommend *r, sim_err *err)
+{
+    int moe, layers;
+    eng_dtype kv;
+    if (model_traits(r, &moe, &layers, &kv, err) != 0)
         return -1;
     cands c = {0};
     for (int g = 0; g < r->ngpus; g++) {
         eng_gpu gpu;
-        scn_scenario one;
-        char set[96];
-        snprintf(set, sizeof set, "gpu=%s", r->gpus[g]);
-        const char *sets[STUDY_MAX_SETS + 1];
-        int n = 0;
-        for (int i = 0; i < r->cap.nsets && n < STUDY_MAX_SETS; i++)
-            sets[n++] = r->cap.sets[i];
-        sets[n++] = set;
-        rc = r->cap.text ? study_load_text(r->cap.file, r->cap.text, sets, n, &one, err)
-                         : study_load(r->cap.file, sets, n, &one, err);
-        gpu = one.engine.gpu;
-        double price = rc == 0 ? eng_fleet_gpu_price(&one.engine.fleet, &gpu) : 0;
-        scn_free(&one);
-        if (rc == 0 && r->cap.minimise == STUDY_MIN_COST && !(price > 0))
-            rc = sim_errf(err,
-                          "recommend: minimising cost: GPU %s has no list price in the catalog "
-                          "(llmsim list gpus); give one with --set price.per_gpu_hour_usd=USD, "
-                          "leave it out, or minimise GPUs",
-                          gpu.name);
-        if (rc != 0) {
+        if (searched_gpu(r, g, &gpu, err) != 0) {
             free(c.v);
             return -1;
         }
-        /* fp8 KV needs fp8 tensor cores to compute in; a checkpoint already fp8 has nothing to
-         * gain */
-        int kv8_ok = gpu.flops_fp8 > 0 && kv != ENG_FP8;
-        for (int e = 0; e < r->nengines; e++) {
-            add_aggregated(r, &c, gpu.name, r->engines[e], moe, layers, kv8_ok);
-            if (!r->no_disagg &&
-                (strcmp(r->engines[e], "vllm") == 0 || strcmp(r->engines[e], "sglang") == 0))
-                add_disaggregated(r, &c, gpu.name, r->engines[e], moe, kv8_ok);
-        }
+        add_for_gpu(r, &c, &gpu, moe, layers, kv);
     }
     r->c = c.v;
     r->nc = c.n;
@@ -924,6 +946,56 @@ static int check_cluster(study_recommend *r, sim_err *err)
     return 0;
 }
 
+/* The screen over every candidate, then the scores. */
+static void screen_all(study_recommend *r)
+{
+    double t0 = sim_wall_seconds();
+    for (int i = 0; i < r->nc; i++) {
+        screen(r, &r->c[i]);
+        r->n_fit += r->c[i].state == STUDY_REC_FIT;
+        r->n_roofline += r->c[i].state == STUDY_REC_ROOFLINE;
+    }
+    score(r);
+    r->screen_s = sim_wall_seconds() - t0;
+}
+
+/* Simulates the candidates the screen ranks first. 0, or -1 with err. */
+static int simulate_top(study_recommend *r, sim_err *err)
+{
+    study_rec_cand **top;
+    int first, n = select_top(r, &top, &first);
+    for (int i = 0; i < r->nc; i++)
+        if (r->c[i].state == STUDY_REC_KEPT)
+            r->c[i].state = STUDY_REC_SCREENED;
+    say(r, "recommend: %d do not fit, %d miss a roofline bound, %d ranked by the screen (%.2f s)",
+        r->n_fit, r->n_roofline, n, r->screen_s);
+    int rc = 0, found = 0, want = r->top > 0 ? r->top : DEFAULT_TOP;
+    /* MODEL: the screen knows no queueing tail: candidates it ranks well may prove
+     * unreachable; after the first ones, the next in its order are simulated until `top` have
+     * an answer (at most three times `top` in all) */
+    for (int i = 0; i < n && rc == 0 && (i < first || (found < want && i < 3 * want)); i++) {
+        rc = simulate(r, (int)(top[i] - r->c), err);
+        found += top[i]->ans.verdict == STUDY_FOUND;
+    }
+    free(top);
+    return rc;
+}
+
+/* After the first simulations: refined, confirmed, sized, the best picked and the cluster
+ * checked. 0, or -1 with err. */
+static int conclude(study_recommend *r, sim_err *err)
+{
+    int rc = r->exhaustive ? 0 : refine(r, err);
+    if (rc == 0)
+        rc = confirm(r, err);
+    r->n_screened = r->nc - r->n_fit - r->n_roofline - r->n_sim;
+    if (rc != 0)
+        return rc;
+    size_points(r);
+    r->best = pick(r);
+    return check_cluster(r, err);
+}
+
 int study_recommend_run(study_recommend *r, sim_err *err)
 {
     r->best = -1;
@@ -934,41 +1006,11 @@ int study_recommend_run(study_recommend *r, sim_err *err)
         return -1;
     say(r, "recommend: %d candidates (mean prompt %.0f, p99 %.0f, mean output %.0f tokens)", r->nc,
         r->isl, r->isl_p99, r->osl);
+    screen_all(r);
     double t0 = sim_wall_seconds();
-    for (int i = 0; i < r->nc; i++) {
-        screen(r, &r->c[i]);
-        r->n_fit += r->c[i].state == STUDY_REC_FIT;
-        r->n_roofline += r->c[i].state == STUDY_REC_ROOFLINE;
-    }
-    score(r);
-    r->screen_s = sim_wall_seconds() - t0;
-    study_rec_cand **top;
-    int first, n = select_top(r, &top, &first);
-    for (int i = 0; i < r->nc; i++)
-        if (r->c[i].state == STUDY_REC_KEPT)
-            r->c[i].state = STUDY_REC_SCREENED;
-    say(r, "recommend: %d do not fit, %d miss a roofline bound, %d ranked by the screen (%.2f s)",
-        r->n_fit, r->n_roofline, n, r->screen_s);
-    t0 = sim_wall_seconds();
-    int rc = 0, found = 0, want = r->top > 0 ? r->top : DEFAULT_TOP;
-    /* MODEL: the screen knows no queueing tail: candidates it ranks well may prove
-     * unreachable; after the first ones, the next in its order are simulated until `top` have
-     * an answer (at most three times `top` in all) */
-    for (int i = 0; i < n && rc == 0 && (i < first || (found < want && i < 3 * want)); i++) {
-        rc = simulate(r, (int)(top[i] - r->c), err);
-        found += top[i]->ans.verdict == STUDY_FOUND;
-    }
-    free(top);
-    if (rc == 0 && !r->exhaustive)
-        rc = refine(r, err);
+    int rc = simulate_top(r, err);
     if (rc == 0)
-        rc = confirm(r, err);
-    r->n_screened = r->nc - r->n_fit - r->n_roofline - r->n_sim;
-    if (rc == 0) {
-        size_points(r);
-        r->best = pick(r);
-        rc = check_cluster(r, err);
-    }
+        rc = conclude(r, err);
     r->sim_s = sim_wall_seconds() - t0;
     return rc;
 }

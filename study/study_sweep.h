@@ -125,8 +125,10 @@ typedef struct study_sweep_merge_ops {
  * transaction (store_merge), then reports every sweep of out. Every input is checked (exists,
  * is an llmsim database no newer than this one) before out is opened. 0, or -1 with err at the
  * first input that cannot be merged: the inputs before it stay merged into an out that existed
- * (merging is idempotent, so the same command can be run again); an out this call created is
- * removed. */
+ * (merging is idempotent, so the same command can be run again). A missing out is built whole
+ * under a private name beside it (OUT.merge-PID-N) and linked into place only when every input
+ * merged, so a failure never removes a database at out, which another process may have opened
+ * meanwhile; an out another process created meanwhile gets what was built merged into it. */
 int study_sweep_merge(const char *out, const char *const *in, int n,
                       const study_sweep_merge_ops *ops, void *arg, sim_err *err);
 

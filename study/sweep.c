@@ -3,11 +3,14 @@
  * processes with this process as the one writer, and the per-point table with intervals and
  * paired differences.
  */
+#include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "store_query.h"
 #include "store_sweep.h"
@@ -629,10 +632,14 @@ static int list_sweep(void *arg, const store_sweep_row *row)
     return 0;
 }
 
-/* Merges each input into s in turn, telling ops->input; stops at the first that fails. */
-static int merge_inputs(store *s, const char *const *in, int n, const study_sweep_merge_ops *ops,
-                        void *arg, sim_err *err)
+/* Merges each input into the database at path in turn, telling ops->input; stops at the first
+ * that fails. */
+static int merge_inputs(const char *path, const char *const *in, int n,
+                        const study_sweep_merge_ops *ops, void *arg, sim_err *err)
 {
+    store *s = store_open(path, err);
+    if (!s)
+        return -1;
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         store_merge_stats st;
@@ -640,29 +647,75 @@ static int merge_inputs(store *s, const char *const *in, int n, const study_swee
         if (rc == 0 && ops->input)
             ops->input(arg, in[i], &st);
     }
+    store_close(s);
     return rc;
+}
+
+/* Puts the finished database built at tmp at out: hard-linked into place, or, when out appeared
+ * meanwhile (another process created it) or the file system has no hard links, merged into out,
+ * which keeps whatever that process wrote. 0, or -1 with err. */
+static int place_built(const char *tmp, const char *out, sim_err *err)
+{
+    if (link(tmp, out) == 0)
+        return 0;
+    if (errno != EEXIST && errno != EPERM && errno != EOPNOTSUPP)
+        return sim_errf(err, "%s: cannot create database: %s", out, strerror(errno));
+    store *s = store_open(out, err);
+    if (!s)
+        return -1;
+    store_merge_stats st;
+    int rc = store_merge(s, tmp, &st, err);
+    store_close(s);
+    return rc;
+}
+
+/* Merges the inputs into a new database for out, built whole under a name of this process's own
+ * beside it and put in place only when every input merged (as store_open makes a new database):
+ * a failure removes only that private file, never a database at out, which another process may
+ * have opened meanwhile. */
+static int merge_new(const char *out, const char *const *in, int n,
+                     const study_sweep_merge_ops *ops, void *arg, sim_err *err)
+{
+    static atomic_uint seq;
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.merge-%ld-%u", out, (long)getpid(), atomic_fetch_add(&seq, 1));
+    store_remove_files(tmp); /* a process of this id that died making it */
+    int rc = merge_inputs(tmp, in, n, ops, arg, err) == 0 ? place_built(tmp, out, err) : -1;
+    store_remove_files(tmp);
+    return rc;
+}
+
+/* Tells ops->sweep every sweep of the database at out. */
+static int list_sweeps(const char *out, const study_sweep_merge_ops *ops, void *arg, sim_err *err)
+{
+    store *s = store_open_readonly(out, err);
+    if (!s)
+        return -1;
+    listing l = {ops, arg};
+    int rc = store_sweep_list(s, list_sweep, &l, err);
+    store_close(s);
+    return rc;
+}
+
+/* Every input checked (store_merge_check) before the output is touched: 0, or -1 with err. */
+static int check_inputs(const char *out, const char *const *in, int n, sim_err *err)
+{
+    for (int i = 0; i < n; i++)
+        if (store_merge_check(out, in[i], err) != 0)
+            return -1;
+    return 0;
 }
 
 int study_sweep_merge(const char *out, const char *const *in, int n,
                       const study_sweep_merge_ops *ops, void *arg, sim_err *err)
 {
-    /* every input is checked before the output is touched; an output this merge creates is
-     * removed again when the merge fails */
-    for (int i = 0; i < n; i++)
-        if (store_merge_check(out, in[i], err) != 0)
-            return -1;
-    struct stat sb;
-    int existed = stat(out, &sb) == 0;
-    store *s = store_open(out, err);
-    if (!s)
+    if (check_inputs(out, in, n, err) != 0)
         return -1;
-    int rc = merge_inputs(s, in, n, ops, arg, err);
-    listing l = {ops, arg};
+    struct stat sb;
+    int rc = stat(out, &sb) == 0 ? merge_inputs(out, in, n, ops, arg, err)
+                                 : merge_new(out, in, n, ops, arg, err);
     if (rc == 0 && ops->sweep)
-        rc = store_sweep_list(s, list_sweep, &l, err);
-    store_close(s);
-    if (rc != 0 && !existed)
-        store_remove_files(out);
+        rc = list_sweeps(out, ops, arg, err);
     return rc;
 }
 

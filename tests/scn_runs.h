@@ -1,7 +1,7 @@
 /*
  * scn_runs.h: helpers of the end-to-end tests that run scenario text through study/ with
- * `--set`-style overrides (included by test_offload.c and test_pipeline.c after cmocka.h and
- * study.h).
+ * `--set`-style overrides, and tables of texts that must be refused (included by test_offload.c,
+ * test_pipeline.c, test_mixed.c and test_mixed_pd.c after cmocka.h and study.h).
  */
 #ifndef TESTS_SCN_RUNS_H
 #define TESTS_SCN_RUNS_H
@@ -53,10 +53,23 @@ static inline void refused_sets(const char *text, const char *const *sets, const
 {
     study_result *r = calloc(1, sizeof *r);
     sim_err err;
-    assert_int_equal(run_sets(text, sets, r, &err), -1);
+    if (run_sets(text, sets, r, &err) != -1)
+        fail_msg("accepted, where a refusal naming '%s' was expected:\n%s", want, text);
     if (!strstr(err.msg, want))
         fail_msg("expected '%s' in: %s", want, err.msg);
     free(r);
+}
+
+/* A scenario text that must be refused, and a fragment of the refusal. */
+typedef struct scn_refusal {
+    const char *text, *says;
+} scn_refusal;
+
+/* Each of rows[0..n-1] refused (refused_sets, no overrides). */
+static inline void refused_all(const scn_refusal *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        refused_sets(rows[i].text, NULL, rows[i].says);
 }
 
 #endif

@@ -14,3 +14,6 @@ llmsim_add_test(test_sweep_parallel CPU 1200
 set_tests_properties(test_sweep_parallel PROPERTIES LABELS "e2e" SKIP_RETURN_CODE 77)
 # a sweep's grid: point counts checked, values never cut short, ';' refused
 llmsim_test(test_sweep_grid SOURCES test_sweep_grid.c LIBS llmsim_study LABELS unit)
+# a merge into a new OUT while another process opens OUT: a failed merge leaves that process's
+# database, a finished one adds its runs to it, no private file is left
+llmsim_test(test_merge_output_race SOURCES test_merge_output_race.c LIBS llmsim_study LABELS unit)

@@ -20,6 +20,7 @@
 #include "roofline.h"
 
 #include "models_util.h"
+#include "expect_text.h"
 
 static char tmpdir[256];
 
@@ -282,10 +283,23 @@ static void test_model_catalog(void **state)
     assert_int_equal(cal_model_find("gpt-4", &m), -1);
     char buf[1024];
     cal_model_names(buf, sizeof buf);
-    assert_non_null(strstr(buf, "llama-2-7b, llama-2-13b"));
-    assert_non_null(strstr(buf, "qwen2.5-7b, opt-13b"));
-    assert_non_null(strstr(buf, "deepseek-v3"));
-    assert_non_null(strstr(buf, "gpt-oss-120b"));
+    expect_all(buf, FRAGS("llama-2-7b, llama-2-13b", "qwen2.5-7b, opt-13b", "deepseek-v3",
+                          "gpt-oss-120b"));
+}
+
+/* The config.json at path reads as the catalog's model `catalog` does, named `name` (not
+ * checked when NULL). */
+static void expect_reads_as(const char *path, const char *catalog, const char *name)
+{
+    eng_model m, want;
+    char why[512] = "";
+    if (cal_model_from_config_json(path, &m, why, sizeof why) != 0)
+        fail_msg("%s", why);
+    assert_int_equal(cal_model_find(catalog, &want), 0);
+    if (name)
+        assert_string_equal(m.name, name);
+    memcpy(m.name, want.name, sizeof m.name);
+    assert_memory_equal(&m, &want, sizeof m);
 }
 
 static void test_config_llama(void **state)
@@ -302,13 +316,7 @@ static void test_config_llama(void **state)
         "  \"rope_theta\": 500000.0,\n  \"tie_word_embeddings\": false,\n"
         "  \"torch_dtype\": \"bfloat16\",\n  \"note\": \"esc \\\" \\u00e9\",\n"
         "  \"vocab_size\": 128256\n}\n");
-    eng_model m, want;
-    char why[512] = "";
-    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), 0);
-    assert_int_equal(cal_model_find("llama-3-8b", &want), 0);
-    assert_string_equal(m.name, "Meta-Llama-3-8B");
-    memcpy(m.name, want.name, sizeof m.name);
-    assert_memory_equal(&m, &want, sizeof m);
+    expect_reads_as(path, "llama-3-8b", "Meta-Llama-3-8B");
 }
 
 static void test_config_qwen_and_opt(void **state)
@@ -319,12 +327,7 @@ static void test_config_qwen_and_opt(void **state)
                 "\"num_hidden_layers\": 24, \"num_key_value_heads\": 2, \"rope_scaling\": null, "
                 "\"tie_word_embeddings\": true, \"vocab_size\": 151936, \"sliding_window\": "
                 "32768, \"use_sliding_window\": false, \"torch_dtype\": \"bfloat16\"}");
-    eng_model m, want;
-    char why[512] = "";
-    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), 0);
-    assert_int_equal(cal_model_find("qwen2.5-0.5b", &want), 0);
-    memcpy(m.name, want.name, sizeof m.name);
-    assert_memory_equal(&m, &want, sizeof m);
+    expect_reads_as(path, "qwen2.5-0.5b", NULL);
 
     path = write_config(
         "opt-13b", "{\"_name_or_path\": \"facebook/opt-13b\", \"activation_function\": \"relu\", "
@@ -333,71 +336,64 @@ static void test_config_qwen_and_opt(void **state)
                    "\"num_attention_heads\": 40, \"num_hidden_layers\": 40, "
                    "\"vocab_size\": 50272, \"word_embed_proj_dim\": 5120, "
                    "\"torch_dtype\": \"float16\"}");
-    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), 0);
-    assert_int_equal(cal_model_find("opt-13b", &want), 0);
-    memcpy(m.name, want.name, sizeof m.name);
-    assert_memory_equal(&m, &want, sizeof m);
+    expect_reads_as(path, "opt-13b", NULL);
 }
+
+/* A config.json refused (written to tmpdir/sub), and what the refusal says after naming it. */
+typedef struct bad_config {
+    const char *sub, *text, *says;
+} bad_config;
+
+static const bad_config bad_configs[] = {
+    {"bad", "{\n  \"hidden_size\": 4096\n  \"num_hidden_layers\": 32\n}",
+     ":3:3: expected ',' or '}'"},
+    {"trunc", "{\"hidden_size\": 4096, \"vocab_size\": [1, 2", "expected ',' or ']'"},
+    /* no model_type (and no architectures llmsim maps): never read as a Llama */
+    {"notype",
+     "{\"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+     "\"num_attention_heads\": 32, \"vocab_size\": 32000, "
+     "\"intermediate_size\": 11008, "
+     "\"max_position_embeddings\": 4096}",
+     "missing key \"model_type\""},
+    {"missing",
+     "{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+     "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+     "\"vocab_size\": 32000, \"max_position_embeddings\": 4096}",
+     "missing key \"intermediate_size\""},
+    {"opt-missing",
+     "{\"model_type\": \"opt\", \"hidden_size\": 4096, "
+     "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+     "\"intermediate_size\": 11008, \"vocab_size\": 32000, "
+     "\"max_position_embeddings\": 4096}",
+     "missing key \"ffn_dim\""},
+    {"wrongtype",
+     "{\"model_type\": \"llama\", \"hidden_size\": \"4096\", "
+     "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+     "\"intermediate_size\": 11008, \"vocab_size\": 32000, "
+     "\"max_position_embeddings\": 4096}",
+     ":1: key \"hidden_size\": must be a positive integer"},
+    {"gqa",
+     "{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+     "\"num_hidden_layers\": 32,\n"
+     "\"num_attention_heads\": 32, \"num_key_value_heads\": 5,\n"
+     "\"intermediate_size\": 11008, \"vocab_size\": 32000, "
+     "\"max_position_embeddings\": 4096}",
+     ":2: num_key_value_heads 5 does not divide"},
+    {"notobject", "[1, 2, 3]", ":1:1: expected '{'"},
+    {"trailing", "{\"a\": 1} x", "text after the end of the document"},
+};
 
 static void test_config_errors(void **state)
 {
     eng_model m;
     char why[512];
-    const char *path =
-        write_config("bad", "{\n  \"hidden_size\": 4096\n  \"num_hidden_layers\": 32\n}");
-    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
-    assert_non_null(strstr(why, path));
-    assert_non_null(strstr(why, ":3:3: expected ',' or '}'"));
-
-    path = write_config("trunc", "{\"hidden_size\": 4096, \"vocab_size\": [1, 2");
-    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
-    assert_non_null(strstr(why, "expected ',' or ']'"));
-
-    /* no model_type (and no architectures llmsim maps): never read as a Llama */
-    path = write_config("notype", "{\"hidden_size\": 4096, \"num_hidden_layers\": 32, "
-                                  "\"num_attention_heads\": 32, \"vocab_size\": 32000, "
-                                  "\"intermediate_size\": 11008, "
-                                  "\"max_position_embeddings\": 4096}");
-    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
-    assert_non_null(strstr(why, path));
-    assert_non_null(strstr(why, "missing key \"model_type\""));
-
-    path = write_config("missing", "{\"model_type\": \"llama\", \"hidden_size\": 4096, "
-                                   "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
-                                   "\"vocab_size\": 32000, \"max_position_embeddings\": 4096}");
-    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
-    assert_non_null(strstr(why, path));
-    assert_non_null(strstr(why, "missing key \"intermediate_size\""));
-
-    path = write_config("opt-missing", "{\"model_type\": \"opt\", \"hidden_size\": 4096, "
-                                       "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
-                                       "\"intermediate_size\": 11008, \"vocab_size\": 32000, "
-                                       "\"max_position_embeddings\": 4096}");
-    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
-    assert_non_null(strstr(why, "missing key \"ffn_dim\""));
-
-    path = write_config("wrongtype", "{\"model_type\": \"llama\", \"hidden_size\": \"4096\", "
-                                     "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
-                                     "\"intermediate_size\": 11008, \"vocab_size\": 32000, "
-                                     "\"max_position_embeddings\": 4096}");
-    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
-    assert_non_null(strstr(why, ":1: key \"hidden_size\": must be a positive integer"));
-
-    path = write_config("gqa", "{\"model_type\": \"llama\", \"hidden_size\": 4096, "
-                               "\"num_hidden_layers\": 32,\n"
-                               "\"num_attention_heads\": 32, \"num_key_value_heads\": 5,\n"
-                               "\"intermediate_size\": 11008, \"vocab_size\": 32000, "
-                               "\"max_position_embeddings\": 4096}");
-    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
-    assert_non_null(strstr(why, ":2: num_key_value_heads 5 does not divide"));
-
-    path = write_config("notobject", "[1, 2, 3]");
-    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
-    assert_non_null(strstr(why, ":1:1: expected '{'"));
-
-    path = write_config("trailing", "{\"a\": 1} x");
-    assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
-    assert_non_null(strstr(why, "text after the end of the document"));
+    for (size_t i = 0; i < sizeof bad_configs / sizeof bad_configs[0]; i++) {
+        const char *path = write_config(bad_configs[i].sub, bad_configs[i].text);
+        assert_int_equal(cal_model_from_config_json(path, &m, why, sizeof why), -1);
+        if (strncmp(why, path, strlen(path)) != 0 || !strstr(why, bad_configs[i].says))
+            fail_msg("%s: '%s' does not name the file or lacks '%s'", bad_configs[i].sub, why,
+                     bad_configs[i].says);
+    }
 
     char nowhere[400];
     snprintf(nowhere, sizeof nowhere, "%s/none/config.json", tmpdir);

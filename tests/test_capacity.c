@@ -30,6 +30,7 @@
 #include "catalog.h"
 #include "e2e_util.h"
 #include "study_capacity.h"
+#include "expect_text.h"
 
 #define SHAREGPT                                                                                   \
     LLMSIM_SHARED_DIR                                                                              \
@@ -164,9 +165,8 @@ static void rejections_shown(void **state)
                     LLMSIM_BINARY, scn, db);
     print_message("%s%s", err, out);
     assert_int_equal(st, 0);
-    assert_non_null(strstr(out, " completed  rejected  saturated"));
-    assert_non_null(strstr(out, "(workload.arrival.rate=1: "));
-    assert_non_null(strstr(out, "rejected, not in its latencies: exceeds batch token limit: "));
+    expect_all(out, FRAGS(" completed  rejected  saturated", "(workload.arrival.rate=1: ",
+                          "rejected, not in its latencies: exceeds batch token limit: "));
     int64_t rej = e2e_query_int(db, "SELECT sum(value) FROM metrics WHERE name = 'rejected'");
     assert_int_equal(rej, e2e_query_int(db, "SELECT sum(value) FROM metrics WHERE name = "
                                             "'rejected_batch'"));
@@ -259,10 +259,8 @@ static void reports_scale(void **state)
            "(GPUs)\\|4 prefill : 4 decode\\|KV transfer latency' %s | sort -u",
            path);
     print_message("%s", out);
-    assert_non_null(strstr(out, "Disaggregated pools"));
-    assert_non_null(strstr(out, "prefill 1 x h200 tp4, decode 2 x b200 tp2"));
-    assert_non_null(strstr(out, "4 prefill : 4 decode"));
-    assert_non_null(strstr(out, "KV transfer latency"));
+    expect_all(out, FRAGS("Disaggregated pools", "prefill 1 x h200 tp4, decode 2 x b200 tp2",
+                          "4 prefill : 4 decode", "KV transfer latency"));
 }
 
 /* ---- unreachable ---- */
@@ -467,9 +465,9 @@ static void cli_echoes_choices(void **state)
         snprintf(key, sizeof key, "\"choice\": \"%s\"", names[k]);
         assert_non_null(strstr(out, key));
     }
-    assert_non_null(strstr(out, "\"sets\": [\"workload.num_requests=100\"]"));
-    assert_non_null(strstr(out, "[\"scheduler.max_num_seqs=64\", \"gpu=h200\"]"));
-    assert_non_null(strstr(out, "\"verdict\": \"found\""));
+    expect_all(out,
+               FRAGS("\"sets\": [\"workload.num_requests=100\"]",
+                     "[\"scheduler.max_num_seqs=64\", \"gpu=h200\"]", "\"verdict\": \"found\""));
     /* the scenario's validated error; both GPUs are Hopper: no choice has one of its own */
     assert_non_null(strstr(out, "\"validated\": \"TTFT validated to a median"));
     const char *v = strstr(out, "\"validated\": ");
@@ -485,11 +483,8 @@ static void cli_echoes_choices(void **state)
                 LLMSIM_BINARY, scn, db);
     print_message("%s%s", err, out);
     assert_int_equal(st, 0);
-    assert_non_null(strstr(out, "--set: workload.num_requests=100"));
-    assert_non_null(strstr(out, "\none "));
-    assert_non_null(strstr(out, "\ntwo "));
-    assert_non_null(strstr(out, "(two: scheduler.max_num_seqs=64)"));
-    assert_non_null(strstr(out, "completed"));
+    expect_all(out, FRAGS("--set: workload.num_requests=100", "\none ", "\ntwo ",
+                          "(two: scheduler.max_num_seqs=64)", "completed"));
     assert_non_null(strstr(err, "[cluster] checking"));
     /* the old one-key form still works; stored probes include the unloaded case */
     st = e2e_sh(out, sizeof out, err, sizeof err,
@@ -506,22 +501,15 @@ static void cli_echoes_choices(void **state)
                 LLMSIM_BINARY, scn, db);
     print_message("%s", out);
     assert_int_equal(st, 0);
-    assert_non_null(strstr(out, "\nTTFT validated to a median"));
-    assert_non_null(strstr(out, "(vllm: engine=vllm)\n"));
-    assert_non_null(strstr(out, "(tgi: engine=tgi; not validated: no validated tgi rows"));
+    expect_all(out, FRAGS("\nTTFT validated to a median", "(vllm: engine=vllm)\n",
+                          "(tgi: engine=tgi; not validated: no validated tgi rows"));
     /* bad --compare: a usage error naming the part */
-    st = e2e_sh(out, sizeof out, err, sizeof err,
-                "%s capacity %s --db %s --slo ttft_p99=1s --compare 'a: x=1; a: y=2'",
-                LLMSIM_BINARY, scn, db);
-    assert_int_equal(st, 2);
-    assert_non_null(strstr(err, "two choices are named 'a'"));
+    e2e_llmsim_says(err, sizeof err, 2, "two choices are named 'a'",
+                    "capacity %s --db %s --slo ttft_p99=1s --compare 'a: x=1; a: y=2'", scn, db);
     /* an unknown --set key: its message and status 1, and no scenario freed that was never
      * loaded (it aborted in free() after the message) */
-    st = e2e_sh(out, sizeof out, err, sizeof err,
-                "%s capacity %s --db %s --slo ttft_p99=1s --set nosuch.key=1", LLMSIM_BINARY, scn,
-                db);
-    assert_int_equal(st, 1);
-    assert_non_null(strstr(err, "nosuch: unknown key"));
+    e2e_llmsim_says(err, sizeof err, 1, "nosuch: unknown key",
+                    "capacity %s --db %s --slo ttft_p99=1s --set nosuch.key=1", scn, db);
     assert_null(strstr(err, "Sanitizer"));
 }
 
@@ -588,11 +576,11 @@ static void question_without_yaml(void **state)
 {
     (void)state;
     char scn[300], a[16384], b[16384], err[8192];
-    snprintf(scn, sizeof scn, "%s/q.yaml", e2e_dir);
-    e2e_write(scn, "name: question\nseed: 1\nengine: sglang\nmodel: llama-3.1-8b\n"
-                   "gpu: h100-sxm\ntensor_parallel: 2\n"
-                   "workload:\n  num_requests: 120\n  arrival: {process: poisson, rate: 6}\n"
-                   "  prompt_tokens: 700\n  output_tokens: 60\n");
+    e2e_file(scn, sizeof scn, "q.yaml",
+             "name: question\nseed: 1\nengine: sglang\nmodel: llama-3.1-8b\n"
+             "gpu: h100-sxm\ntensor_parallel: 2\n"
+             "workload:\n  num_requests: 120\n  arrival: {process: poisson, rate: 6}\n"
+             "  prompt_tokens: 700\n  output_tokens: 60\n");
     int st = e2e_sh(a, sizeof a, err, sizeof err,
                     "%s run --model meta-llama/Llama-3.1-8B-Instruct --gpu h100 --tp 2 --engine "
                     "sglang --isl 700 --osl 60 --rate 6 --requests 120 --no-db --json",
@@ -612,29 +600,15 @@ static void question_without_yaml(void **state)
     assert_non_null(strstr(a, "\"gpu\": \"h100-sxm\""));
     assert_non_null(strstr(a, "\"verdict\": \"found\""));
     /* what is missing or misspelt is named */
-    assert_int_equal(e2e_sh(NULL, 0, err, sizeof err, "%s run --model llama-3.1-8b --isl 5 --osl 5",
-                            LLMSIM_BINARY),
-                     2);
-    assert_non_null(strstr(err, "needs --gpu"));
-    assert_int_equal(
-        e2e_sh(NULL, 0, err, sizeof err, "%s run --model llama-3.1-8b --gpu h100", LLMSIM_BINARY),
-        2);
-    assert_non_null(strstr(err, "--isl and --osl, or --lengths sharegpt"));
-    assert_int_equal(e2e_sh(NULL, 0, err, sizeof err,
-                            "%s run --model llama-3.1-8b --gpu h100 --isl 5 --osl 5 --engine vlm",
-                            LLMSIM_BINARY),
-                     2);
-    assert_non_null(strstr(err, "unknown engine 'vlm'; nearest: vllm"));
-    assert_int_equal(e2e_sh(NULL, 0, err, sizeof err,
-                            "%s run --model llama-3.1-8b --gpu h100 --lengths sharegtp",
-                            LLMSIM_BINARY),
-                     2);
-    assert_non_null(strstr(err, "nearest: sharegpt"));
-    assert_int_equal(e2e_sh(NULL, 0, err, sizeof err,
-                            "%s run --model llama-3.1-8b --gpu h10 --isl 5 --osl 5 --no-db",
-                            LLMSIM_BINARY),
-                     1);
-    assert_non_null(strstr(err, "nearest: h100-sxm"));
+    e2e_llmsim_says(err, sizeof err, 2, "needs --gpu", "run --model llama-3.1-8b --isl 5 --osl 5");
+    e2e_llmsim_says(err, sizeof err, 2, "--isl and --osl, or --lengths sharegpt",
+                    "run --model llama-3.1-8b --gpu h100");
+    e2e_llmsim_says(err, sizeof err, 2, "unknown engine 'vlm'; nearest: vllm",
+                    "run --model llama-3.1-8b --gpu h100 --isl 5 --osl 5 --engine vlm");
+    e2e_llmsim_says(err, sizeof err, 2, "nearest: sharegpt",
+                    "run --model llama-3.1-8b --gpu h100 --lengths sharegtp");
+    e2e_llmsim_says(err, sizeof err, 1, "nearest: h100-sxm",
+                    "run --model llama-3.1-8b --gpu h10 --isl 5 --osl 5 --no-db");
 }
 
 /* ---- the GPU cap ---- */

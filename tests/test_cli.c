@@ -165,8 +165,7 @@ static void test_run_states_validated_error(void **state)
 static void test_run_progress(void **state)
 {
     char scn[300], out[8192], err[8192];
-    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
-    e2e_write(scn, small);
+    e2e_file(scn, sizeof scn, "small.yaml", small);
     const char *many = "--set workload.num_requests=5000 --set workload.arrival.rate=20";
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
                             "LLMSIM_PROGRESS_AFTER=0 %s run %s --no-db %s", LLMSIM_BINARY, scn,
@@ -232,8 +231,7 @@ static void test_bad_scenarios_store_nothing(void **state)
     }
     /* with an existing database: the bad run adds no row */
     char good[300], out[8192];
-    snprintf(good, sizeof good, "%s/small.yaml", e2e_dir);
-    e2e_write(good, small);
+    e2e_file(good, sizeof good, "small.yaml", small);
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --db %s --store summary",
                             LLMSIM_BINARY, good, db),
                      0);

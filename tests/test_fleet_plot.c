@@ -183,28 +183,22 @@ static void older(char *old, size_t len, const char *name, const char *sql)
  * a database written before schema 5. Nothing is left behind. */
 static void test_refusals(void **state)
 {
-    int st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot fleet --run 2 --db %s -o %s/g.png",
-                    LLMSIM_BINARY, db, e2e_dir);
-    assert_int_equal(st, 1);
-    assert_non_null(strstr(err, "run 2 has no fleet timeline"));
+    e2e_llmsim_says(err, sizeof err, 1, "run 2 has no fleet timeline",
+                    "plot fleet --run 2 --db %s -o %s/g.png", db, e2e_dir);
     assert_non_null(strstr(err, "autoscale"));
     char path[400];
     snprintf(path, sizeof path, "%s/g.dat", e2e_dir);
     assert_int_not_equal(access(path, F_OK), 0);
-    st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot fleet --run 9 --db %s -o %s/g.png",
-                LLMSIM_BINARY, db, e2e_dir);
-    assert_int_equal(st, 1);
-    assert_non_null(strstr(err, "no run 9"));
+    e2e_llmsim_says(err, sizeof err, 1, "no run 9", "plot fleet --run 9 --db %s -o %s/g.png", db,
+                    e2e_dir);
     char old[400];
     older(old, sizeof old, "v4.db",
           "DROP VIEW fleet_timeline; DROP TABLE fleet_windows; DROP TABLE fleet_pools;"
           " UPDATE schema_version SET version = 4");
     sim_err e = {{0}};
     store *s;
-    st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot fleet --run 1 --db %s -o %s/g.png",
-                LLMSIM_BINARY, old, e2e_dir);
-    assert_int_equal(st, 1);
-    assert_non_null(strstr(err, "before schema version 5"));
+    e2e_llmsim_says(err, sizeof err, 1, "before schema version 5",
+                    "plot fleet --run 1 --db %s -o %s/g.png", old, e2e_dir);
     /* opened for writing, it is upgraded: the table is back, empty for the old runs */
     s = store_open(old, &e);
     assert_non_null(s);

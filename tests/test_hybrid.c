@@ -176,6 +176,19 @@ static eng_kv_plan plan_of(const eng_config *c)
     return p;
 }
 
+/* One request of prompt and output tokens alone under vLLM on the `kind` model with a cache of
+ * 400 blocks, costed by pred: its config, plan and rule into *c, *p and *ru. */
+static rec *one_request(int kind, const eng_predictor *pred, int32_t prompt, int32_t output,
+                        eng_config *c, eng_kv_plan *p, rule *ru)
+{
+    hybrid_config(c, kind, 400);
+    snprintf(c->sched.name, sizeof c->sched.name, "vllm");
+    *p = plan_of(c);
+    *ru = rule_of(p, c->block_size);
+    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0};
+    return run(c, pred, &a, 1, NULL);
+}
+
 static void test_small_layouts(void **state)
 {
     eng_config c;
@@ -353,13 +366,10 @@ static void test_paged_accounting_exact(void **state)
 static void test_state_taken_once(void **state)
 {
     eng_config c;
-    hybrid_config(&c, LINEAR, 400);
-    snprintf(c.sched.name, sizeof c.sched.name, "vllm");
-    eng_kv_plan p = plan_of(&c);
-    rule ru = rule_of(&p, c.block_size);
+    eng_kv_plan p;
+    rule ru;
     const int32_t prompt = 100, output = 300;
-    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0};
-    rec *r = run(&c, &lin, &a, 1, NULL);
+    rec *r = one_request(LINEAR, &lin, prompt, output, &c, &p, &ru);
     assert_int_equal(r->n, output); /* the prefill, then output - 1 decode steps */
     assert_int_equal(r->blocks[0], held(&ru, 0, prompt));
     for (int64_t i = 1; i < r->n; i++) {
@@ -382,13 +392,10 @@ static void test_state_taken_once(void **state)
 static void test_window_cost_flat(void **state)
 {
     eng_config c;
-    hybrid_config(&c, SLIDING, 400);
-    snprintf(c.sched.name, sizeof c.sched.name, "vllm");
-    eng_kv_plan p = plan_of(&c);
-    rule ru = rule_of(&p, c.block_size);
+    eng_kv_plan p;
+    rule ru;
     const int32_t prompt = 10, output = 200;
-    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0};
-    rec *r = run(&c, &capped_pred, &a, 1, NULL);
+    rec *r = one_request(SLIDING, &capped_pred, prompt, output, &c, &p, &ru);
     int64_t flat = -1;
     for (int64_t i = 1; i < r->n; i++) {
         int64_t ctx = prompt + i - 1;
@@ -415,13 +422,10 @@ static void test_window_cost_flat(void **state)
 static void test_chunked_sum(void **state)
 {
     eng_config c;
-    hybrid_config(&c, CHUNKED, 400);
-    snprintf(c.sched.name, sizeof c.sched.name, "vllm");
-    eng_kv_plan p = plan_of(&c);
-    rule ru = rule_of(&p, c.block_size);
+    eng_kv_plan p;
+    rule ru;
     const int32_t prompt = 10, output = 200;
-    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0};
-    rec *r = run(&c, &capped_pred, &a, 1, NULL);
+    rec *r = one_request(CHUNKED, &capped_pred, prompt, output, &c, &p, &ru);
     for (int64_t i = 1; i < r->n; i++) {
         int64_t ctx = prompt + i - 1;
         assert_int_equal(r->capped[i], ctx % 64);

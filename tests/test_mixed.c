@@ -133,38 +133,34 @@ static void test_one_group_is_the_plain_deployment(void **state)
     free(b);
 }
 
-static void refused(const char *text, const char *const *sets, const char *want)
-{
-    refused_sets(text, sets, want);
-}
+/* Llama-3.1-70B's 141 GB of bf16 weights fit two H200s, not one L4 */
+static const char big[] = "name: big\nseed: 1\nmodel: llama-3.1-70b\ngpu: h200\nengine: vllm\n"
+                          "replicas:\n  - {gpu: h200, count: 1, tensor_parallel: 2}\n"
+                          "  - {gpu: l4, count: 2}\n" LOAD(1, 10);
+
+static const scn_refusal refusals[] = {
+    {HEAD "replicas:\n  - {gpu: a100-80gb, count: 2}\n  - {gpu: h900, count: 1}\n" LOAD(10, 10),
+     "replicas[1].gpu"},
+    {big, "replicas[1]"},
+    {big, "does not fit"},
+    {HEAD "replicas:\n  - {gpu: h200, replicas: 2}\n" LOAD(1, 10),
+     "replicas[0].replicas: a group's size is its count"},
+    {HEAD "replicas:\n  - {gpu: h200, count: 1, router: round_robin}\n"
+          "  - {gpu: l4, count: 1}\n" LOAD(1, 10),
+     "set router at the top level"},
+    {HEAD "replicas:\n  - {gpu: h200}\n" LOAD(1, 10), "replicas[0].count: missing"},
+    {HEAD "replicas:\n  - {gpu: h200, count: 1, weight: 2}\n"
+          "  - {gpu: a100-80gb, count: 1}\n" LOAD(1, 10),
+     "weight given for 1 of 2 groups"},
+    {HEAD MIXED "kv_offload: {tiers: [{kind: cpu, capacity_gb: 10}]}\n" LOAD(1, 10),
+     "a mixed pool (a list of groups) with kv_offload is not modelled"},
+    {HEAD MIXED "prefill: {replicas: 1}\ndecode: {replicas: 1}\n" LOAD(1, 10),
+     "replicas are per pool"},
+};
 
 static void test_refusals(void **state)
 {
-    static const char unknown[] = HEAD "replicas:\n  - {gpu: a100-80gb, count: 2}\n"
-                                       "  - {gpu: h900, count: 1}\n" LOAD(10, 10);
-    refused(unknown, NULL, "replicas[1].gpu");
-    /* Llama-3.1-70B's 141 GB of bf16 weights fit two H200s, not one L4 */
-    static const char big[] = "name: big\nseed: 1\nmodel: llama-3.1-70b\ngpu: h200\nengine: vllm\n"
-                              "replicas:\n  - {gpu: h200, count: 1, tensor_parallel: 2}\n"
-                              "  - {gpu: l4, count: 2}\n" LOAD(1, 10);
-    refused(big, NULL, "replicas[1]");
-    refused(big, NULL, "does not fit");
-    static const char count[] = HEAD "replicas:\n  - {gpu: h200, replicas: 2}\n" LOAD(1, 10);
-    refused(count, NULL, "replicas[0].replicas: a group's size is its count");
-    static const char router[] = HEAD "replicas:\n  - {gpu: h200, count: 1, router: round_robin}\n"
-                                      "  - {gpu: l4, count: 1}\n" LOAD(1, 10);
-    refused(router, NULL, "set router at the top level");
-    static const char nocount[] = HEAD "replicas:\n  - {gpu: h200}\n" LOAD(1, 10);
-    refused(nocount, NULL, "replicas[0].count: missing");
-    static const char weight[] = HEAD "replicas:\n  - {gpu: h200, count: 1, weight: 2}\n"
-                                      "  - {gpu: a100-80gb, count: 1}\n" LOAD(1, 10);
-    refused(weight, NULL, "weight given for 1 of 2 groups");
-    static const char offload[] =
-        HEAD MIXED "kv_offload: {tiers: [{kind: cpu, capacity_gb: 10}]}\n" LOAD(1, 10);
-    refused(offload, NULL, "a mixed pool (a list of groups) with kv_offload is not modelled");
-    static const char pd[] =
-        HEAD MIXED "prefill: {replicas: 1}\ndecode: {replicas: 1}\n" LOAD(1, 10);
-    refused(pd, NULL, "replicas are per pool");
+    refused_all(refusals, sizeof refusals / sizeof refusals[0]);
 }
 
 int main(void)

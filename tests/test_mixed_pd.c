@@ -134,34 +134,33 @@ static void test_one_group_is_the_scalar_pool(void **state)
     free(b);
 }
 
+#define TWO_D(g1) "decode:\n  replicas:\n    - {gpu: h200, count: 1}\n    - " g1 "\n"
+
+static const scn_refusal refusals[] = {
+    {HEAD PREFILL TWO_D("{gpu: h900, count: 1}") LONE, "decode.replicas[1].gpu"},
+    {HEAD PREFILL TWO_D("{gpu: h200, count: 1, router: round_robin}") LONE,
+     "decode.replicas[1].router: one router routes the whole pool"},
+    {HEAD PREFILL TWO_D("{gpu: h200, replicas: 2}") LONE,
+     "decode.replicas[1].replicas: a group's size is its count"},
+    {HEAD PREFILL TWO_D("{gpu: a100-80gb, count: 1, weight: 2}") LONE,
+     "decode.replicas: weight given for 1 of 2 groups"},
+    {HEAD PREFILL TWO_D("{gpu: l40s, count: 1}") LONE, "decode.replicas[1].gpu"},
+    {HEAD PREFILL TWO_D("{gpu: l40s, count: 1}") LONE, "no rdma bandwidth"},
+    {HEAD PREFILL TWO_D("{gpu: h200, count: 1, scheduler: {name: static}}") LONE,
+     "decode.replicas[1].scheduler"},
+    {HEAD PREFILL TWO_D("{gpu: h200, count: 1, pipeline_parallel: 2}") LONE,
+     "pipeline_parallel with prefill and decode pools is not modelled"},
+    {HEAD "prefill:\n  replicas: [{count: 1}, {count: 1}, {count: 1}, {count: 1}, {count: 1}]\n"
+          "decode:\n  replicas: [{count: 1}, {count: 1}, {count: 1}, {count: 1}]\n" LONE,
+     "at most 8 groups over the prefill and decode pools"},
+    {HEAD "prefill:\n  replicas: [{count: 1}, {count: 1}, {count: 1}, {count: 1}, {count: 1}, "
+          "{count: 1}, {count: 1}, {count: 1}]\ndecode: {replicas: 1}\n" LONE,
+     "at most 8 pools in all"},
+};
+
 static void test_refusals(void **state)
 {
-#define TWO_D(g1) "decode:\n  replicas:\n    - {gpu: h200, count: 1}\n    - " g1 "\n"
-    static const char unknown[] = HEAD PREFILL TWO_D("{gpu: h900, count: 1}") LONE;
-    refused_sets(unknown, NULL, "decode.replicas[1].gpu");
-    static const char router[] =
-        HEAD PREFILL TWO_D("{gpu: h200, count: 1, router: round_robin}") LONE;
-    refused_sets(router, NULL, "decode.replicas[1].router: one router routes the whole pool");
-    static const char count[] = HEAD PREFILL TWO_D("{gpu: h200, replicas: 2}") LONE;
-    refused_sets(count, NULL, "decode.replicas[1].replicas: a group's size is its count");
-    static const char weight[] = HEAD PREFILL TWO_D("{gpu: a100-80gb, count: 1, weight: 2}") LONE;
-    refused_sets(weight, NULL, "decode.replicas: weight given for 1 of 2 groups");
-    static const char nic[] = HEAD PREFILL TWO_D("{gpu: l40s, count: 1}") LONE;
-    refused_sets(nic, NULL, "decode.replicas[1].gpu");
-    refused_sets(nic, NULL, "no rdma bandwidth");
-    static const char stat[] =
-        HEAD PREFILL TWO_D("{gpu: h200, count: 1, scheduler: {name: static}}") LONE;
-    refused_sets(stat, NULL, "decode.replicas[1].scheduler");
-    static const char pp[] = HEAD PREFILL TWO_D("{gpu: h200, count: 1, pipeline_parallel: 2}") LONE;
-    refused_sets(pp, NULL, "pipeline_parallel with prefill and decode pools is not modelled");
-    static const char many[] =
-        HEAD "prefill:\n  replicas: [{count: 1}, {count: 1}, {count: 1}, {count: 1}, {count: 1}]\n"
-             "decode:\n  replicas: [{count: 1}, {count: 1}, {count: 1}, {count: 1}]\n" LONE;
-    refused_sets(many, NULL, "at most 8 groups over the prefill and decode pools");
-    static const char pools[] = HEAD "prefill:\n  replicas: [{count: 1}, {count: 1}, {count: 1}, "
-                                     "{count: 1}, {count: 1}, {count: 1}, {count: 1}, {count: 1}]\n"
-                                     "decode: {replicas: 1}\n" LONE;
-    refused_sets(pools, NULL, "at most 8 pools in all");
+    refused_all(refusals, sizeof refusals / sizeof refusals[0]);
 }
 
 int main(void)

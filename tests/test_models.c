@@ -86,56 +86,64 @@ static void test_dtype_bytes(void **state)
     assert_true(eng_dtype_is_4bit(ENG_INT4) && !eng_dtype_is_4bit(ENG_FP8));
 }
 
-static void expect_compute(const char *g, eng_dtype d, eng_dtype kv, eng_compute want,
-                           const char *note_frag)
+/* What a GPU computes weights of dtype d with a kv cache of kv in: want, with a note holding
+ * frag (no note when frag is NULL); or, when refused is set, a refusal holding frag. */
+typedef struct precision_case {
+    const char *gpu;
+    eng_dtype d, kv;
+    eng_compute want;
+    const char *frag;
+    int refused;
+} precision_case;
+
+static const precision_case precision_cases[] = {
+    {"h100-sxm", ENG_BF16, ENG_BF16, ENG_COMPUTE_16, NULL, 0},
+    {"h100-sxm", ENG_FP8, ENG_BF16, ENG_COMPUTE_FP8, NULL, 0},
+    /* 4-bit weights on a GPU without FP4 tensor cores run weight-only, with a note */
+    {"h100-sxm", ENG_NVFP4, ENG_BF16, ENG_COMPUTE_16, "weight-only", 0},
+    {"b200", ENG_NVFP4, ENG_BF16, ENG_COMPUTE_FP4, NULL, 0},
+    {"mi355x", ENG_NVFP4, ENG_BF16, ENG_COMPUTE_16, "no NVFP4 tensor cores", 0},
+    {"h100-sxm", ENG_MXFP4, ENG_BF16, ENG_COMPUTE_16, "weight-only", 0},
+    {"b200", ENG_MXFP4, ENG_BF16, ENG_COMPUTE_16, "FP4 tensor cores", 0},
+    /* W4A8: MXFP4 weights on the fp8 tensor cores, refused where there are none */
+    {"h100-sxm", ENG_MXFP4_FP8, ENG_BF16, ENG_COMPUTE_FP8, NULL, 0},
+    {"a100-80gb", ENG_MXFP4_FP8, ENG_BF16, ENG_COMPUTE_16, "no fp8 tensor cores", 1},
+    /* int4 is always weight-only */
+    {"b200", ENG_INT4, ENG_BF16, ENG_COMPUTE_16, "weight-only", 0},
+    {"a100-80gb", ENG_INT4, ENG_BF16, ENG_COMPUTE_16, "weight-only", 0},
+    /* an fp8 KV cache is storage on Ampere */
+    {"a100-80gb", ENG_BF16, ENG_FP8, ENG_COMPUTE_16, "stored in fp8", 0},
+    {"h200", ENG_BF16, ENG_FP8, ENG_COMPUTE_16, NULL, 0},
+    /* fp8 compute without fp8 tensor cores is an error naming the GPU */
+    {"a100-40gb", ENG_FP8, ENG_BF16, ENG_COMPUTE_16, "dtype fp8: gpu a100-40gb", 1},
+    {"a100-40gb", ENG_BF16, ENG_INT4, ENG_COMPUTE_16, "kv_dtype", 1},
+};
+
+static void expect_compute(const precision_case *k)
 {
-    eng_gpu gp = catalog_gpu(g);
+    eng_gpu gp = catalog_gpu(k->gpu);
     eng_compute c;
-    char note[400], why[400];
-    if (eng_precision(&gp, d, kv, &c, note, sizeof note, why, sizeof why) != 0)
-        fail_msg("%s %s refused: %s", g, eng_dtype_name(d), why);
-    assert_int_equal(c, want);
-    if (note_frag && !strstr(note, note_frag))
-        fail_msg("%s %s: note '%s' lacks '%s'", g, eng_dtype_name(d), note, note_frag);
-    if (!note_frag)
+    char note[400] = "", why[400] = "";
+    int rc = eng_precision(&gp, k->d, k->kv, &c, note, sizeof note, why, sizeof why);
+    if (k->refused) {
+        if (rc != -1 || !strstr(why, k->frag))
+            fail_msg("%s %s: not refused with '%s' (%s)", k->gpu, eng_dtype_name(k->d), k->frag,
+                     why);
+        return;
+    }
+    if (rc != 0)
+        fail_msg("%s %s refused: %s", k->gpu, eng_dtype_name(k->d), why);
+    assert_int_equal(c, k->want);
+    if (k->frag && !strstr(note, k->frag))
+        fail_msg("%s %s: note '%s' lacks '%s'", k->gpu, eng_dtype_name(k->d), note, k->frag);
+    if (!k->frag)
         assert_string_equal(note, "");
 }
 
 static void test_precision_rules(void **state)
 {
-    expect_compute("h100-sxm", ENG_BF16, ENG_BF16, ENG_COMPUTE_16, NULL);
-    expect_compute("h100-sxm", ENG_FP8, ENG_BF16, ENG_COMPUTE_FP8, NULL);
-    /* 4-bit weights on a GPU without FP4 tensor cores run weight-only, with a note */
-    expect_compute("h100-sxm", ENG_NVFP4, ENG_BF16, ENG_COMPUTE_16, "weight-only");
-    expect_compute("b200", ENG_NVFP4, ENG_BF16, ENG_COMPUTE_FP4, NULL);
-    expect_compute("mi355x", ENG_NVFP4, ENG_BF16, ENG_COMPUTE_16, "no NVFP4 tensor cores");
-    expect_compute("h100-sxm", ENG_MXFP4, ENG_BF16, ENG_COMPUTE_16, "weight-only");
-    expect_compute("b200", ENG_MXFP4, ENG_BF16, ENG_COMPUTE_16, "FP4 tensor cores");
-    /* W4A8: MXFP4 weights on the fp8 tensor cores, refused where there are none */
-    expect_compute("h100-sxm", ENG_MXFP4_FP8, ENG_BF16, ENG_COMPUTE_FP8, NULL);
-    eng_gpu a100 = catalog_gpu("a100-80gb");
-    eng_compute cc;
-    char refusal[200];
-    assert_int_equal(
-        eng_precision(&a100, ENG_MXFP4_FP8, ENG_BF16, &cc, NULL, 0, refusal, sizeof refusal), -1);
-    assert_non_null(strstr(refusal, "no fp8 tensor cores"));
-    /* int4 is always weight-only */
-    expect_compute("b200", ENG_INT4, ENG_BF16, ENG_COMPUTE_16, "weight-only");
-    expect_compute("a100-80gb", ENG_INT4, ENG_BF16, ENG_COMPUTE_16, "weight-only");
-    /* an fp8 KV cache is storage on Ampere */
-    expect_compute("a100-80gb", ENG_BF16, ENG_FP8, ENG_COMPUTE_16, "stored in fp8");
-    expect_compute("h200", ENG_BF16, ENG_FP8, ENG_COMPUTE_16, NULL);
-    /* fp8 compute without fp8 tensor cores is an error naming the GPU */
-    eng_gpu a = catalog_gpu("a100-40gb");
-    eng_compute c;
-    char note[200], why[400];
-    assert_int_equal(eng_precision(&a, ENG_FP8, ENG_BF16, &c, note, sizeof note, why, sizeof why),
-                     -1);
-    assert_non_null(strstr(why, "a100-40gb"));
-    assert_non_null(strstr(why, "fp8"));
-    assert_int_equal(eng_precision(&a, ENG_BF16, ENG_INT4, &c, note, sizeof note, why, sizeof why),
-                     -1);
-    assert_non_null(strstr(why, "kv_dtype"));
+    for (size_t i = 0; i < sizeof precision_cases / sizeof precision_cases[0]; i++)
+        expect_compute(&precision_cases[i]);
 }
 
 /* ---------------- parameters ---------------- */
@@ -346,23 +354,32 @@ static void test_fits_and_refusals(void **state)
     expect_plan(&c, 0, "does not fit");
 }
 
+/* A layout refused, and what the refusal says. */
+typedef struct bad_layout {
+    const char *model, *gpu;
+    int tp, ep, dp;
+    const char *says;
+} bad_layout;
+
+static const bad_layout bad_layouts[] = {
+    {"llama-3-8b", "h100-sxm", 3, 1, 1, "does not divide model llama-3-8b's 32 query heads"},
+    {"qwen2.5-7b", "h100-sxm", 7, 1, 1, "4 KV heads: one must divide the other"},
+    {"llama-3-8b", "h100-sxm", 2, 2, 1, "has no routed experts"},
+    {"llama-3-8b", "h100-sxm", 1, 1, 2, "needs an MoE model"},
+    {"deepseek-v3", "h200", 8, 3, 1, "must divide tensor_parallel x data_parallel_attention = 8"},
+    {"mixtral-8x7b", "h100-sxm", 16, 16, 1,
+     "does not divide model mixtral-8x7b's 8 routed experts"},
+    {"mixtral-8x22b", "h200", 1, 1, 3, "expert width 16384"},
+};
+
 static void test_layout_checks(void **state)
 {
-    eng_config c = config("llama-3-8b", "h100-sxm", 3, 1, 1);
-    expect_plan(&c, 0, "does not divide model llama-3-8b's 32 query heads");
-    c = config("qwen2.5-7b", "h100-sxm", 7, 1, 1);
-    expect_plan(&c, 0, "4 KV heads: one must divide the other");
-    c = config("llama-3-8b", "h100-sxm", 2, 2, 1);
-    expect_plan(&c, 0, "has no routed experts");
-    c = config("llama-3-8b", "h100-sxm", 1, 1, 2);
-    expect_plan(&c, 0, "needs an MoE model");
-    c = config("deepseek-v3", "h200", 8, 3, 1);
-    expect_plan(&c, 0, "must divide tensor_parallel x data_parallel_attention = 8");
-    c = config("mixtral-8x7b", "h100-sxm", 16, 16, 1);
-    expect_plan(&c, 0, "does not divide model mixtral-8x7b's 8 routed experts");
-    c = config("mixtral-8x22b", "h200", 1, 1, 3);
-    expect_plan(&c, 0, "expert width 16384");
-    c = config("mixtral-8x7b", "h100-sxm", 2, 2, 1);
+    for (size_t i = 0; i < sizeof bad_layouts / sizeof bad_layouts[0]; i++) {
+        const bad_layout *b = &bad_layouts[i];
+        eng_config c = config(b->model, b->gpu, b->tp, b->ep, b->dp);
+        expect_plan(&c, 0, b->says);
+    }
+    eng_config c = config("mixtral-8x7b", "h100-sxm", 2, 2, 1);
     expect_plan(&c, 1, NULL);
     /* experts over EP: each GPU holds experts / EP whole experts */
     eng_model m = catalog_model("mixtral-8x7b");
@@ -696,6 +713,21 @@ static void expect_priced(const eng_model *m, cal_serving s)
     cal_predictor_free(&p);
 }
 
+/* The time of one iteration of shape sh of model m on GPU g served as a, over its time served
+ * as b (roofline predictors). */
+static double time_ratio(const eng_model *m, const eng_gpu *g, const cal_serving *a,
+                         const cal_serving *b, const eng_shape *sh)
+{
+    eng_predictor pa, pb;
+    sim_err err;
+    assert_int_equal(cal_roofline_new(m, g, a, &pa, &err), 0);
+    assert_int_equal(cal_roofline_new(m, g, b, &pb, &err), 0);
+    double r = (double)pa.ops->iteration_ns(pa.st, sh) / (double)pb.ops->iteration_ns(pb.st, sh);
+    cal_predictor_free(&pa);
+    cal_predictor_free(&pb);
+    return r;
+}
+
 static void test_roofline_refusals(void **state)
 {
     eng_model mx = catalog_model("mixtral-8x7b"), ds = config_model(dsv32),
@@ -744,13 +776,10 @@ static void test_roofline_refusals(void **state)
     /* dense models with TP keep working; 4-bit weights read fewer bytes */
     eng_model l = catalog_model("llama-3-8b");
     cal_serving b16 = cal_serving_tp(ENG_BF16, 2), w4 = cal_serving_tp(ENG_INT4, 2);
-    eng_predictor pb, p4;
-    assert_int_equal(cal_roofline_new(&l, &g, &b16, &pb, &err), 0);
-    assert_int_equal(cal_roofline_new(&l, &g, &w4, &p4, &err), 0);
     eng_shape sh = {0};
     eng_shape_add_decodes(&sh, 8, 8 * 1000);
     sh.emit_seqs = 8;
-    double r4 = (double)p4.ops->iteration_ns(p4.st, &sh) / pb.ops->iteration_ns(pb.st, &sh);
+    double r4 = time_ratio(&l, &g, &w4, &b16, &sh);
     print_message("llama-3-8b tp2 h200, 8 decodes: int4 / bf16 step time %.2f\n", r4);
     assert_true(r4 < 0.75);
     /* nvfp4 on a B200 runs at the fp4 peak: a large prefill's GEMMs run 4x faster than
@@ -758,18 +787,14 @@ static void test_roofline_refusals(void **state)
      * takes well under two thirds of the time */
     eng_gpu b = catalog_gpu("b200");
     cal_serving nv = cal_serving_tp(ENG_NVFP4, 1), i4 = cal_serving_tp(ENG_INT4, 1);
-    eng_predictor pn, pi;
-    assert_int_equal(cal_roofline_new(&l, &b, &nv, &pn, &err), 0);
-    assert_int_equal(cal_roofline_new(&l, &b, &i4, &pi, &err), 0);
     eng_shape pf = {0};
     eng_shape_add_prefill(&pf, 8192, 0);
     pf.emit_seqs = 1;
-    assert_true(pn.ops->iteration_ns(pn.st, &pf) < 0.6 * pi.ops->iteration_ns(pi.st, &pf));
+    assert_true(time_ratio(&l, &b, &nv, &i4, &pf) < 0.6);
+    eng_predictor pn;
+    assert_int_equal(cal_roofline_new(&l, &b, &nv, &pn, &err), 0);
     assert_string_equal(pn.label, "roofline b200 nvfp4 (not measured)");
-    cal_predictor_free(&pb);
-    cal_predictor_free(&p4);
     cal_predictor_free(&pn);
-    cal_predictor_free(&pi);
 }
 
 int main(void)

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
+#include "expect_text.h"
 
 static char out[65536], err[8192];
 
@@ -39,21 +40,25 @@ static const char *scenario(const char *model, const char *gpu, const char *extr
     return path;
 }
 
+/* `llmsim VERB S OPTS`: its status, its output in out and err. */
+static int llmsim_on(const char *verb, const char *s, const char *opts)
+{
+    return e2e_sh(out, sizeof out, err, sizeof err, "%s %s %s %s", LLMSIM_BINARY, verb, s, opts);
+}
+
 static void test_list(void **state)
 {
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list models", LLMSIM_BINARY), 0);
-    must(out, "active");
-    must(out, "deepseek-v3       deepseek_v3     671.03B    36.63B");
-    must(out, "gpt-oss-120b      gpt_oss         116.83B     5.13B");
-    must(out, "llama-3-8b        llama             8.03B     7.50B");
+    expect_all(out, FRAGS("active", "deepseek-v3       deepseek_v3     671.03B    36.63B",
+                          "gpt-oss-120b      gpt_oss         116.83B     5.13B",
+                          "llama-3-8b        llama             8.03B     7.50B"));
     assert_int_equal(
         e2e_sh(out, sizeof out, err, sizeof err, "%s list models --json", LLMSIM_BINARY), 0);
     must(out, "\"params_active\": 36625618432");
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list gpus", LLMSIM_BINARY), 0);
-    must(out, "h100-sxm         80 GB   3.35 TB/s");
-    must(out, "a100-80gb        80 GB   2039 GB/s");
-    must(out, "mi355x          288 GB      8 TB/s");
-    must(out, "gb300");
+    expect_all(out,
+               FRAGS("h100-sxm         80 GB   3.35 TB/s", "a100-80gb        80 GB   2039 GB/s",
+                     "mi355x          288 GB      8 TB/s", "gb300"));
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s list gpus --json", LLMSIM_BINARY),
                      0);
     must(out, "\"memory\": 192, \"memory_unit\": \"GB\"");
@@ -63,87 +68,67 @@ static void test_list(void **state)
 static void test_check_dense(void **state)
 {
     const char *s = scenario("llama-3-70b", "h200", "tensor_parallel: 16\n");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s scenario check %s --json", LLMSIM_BINARY, s),
-        0);
-    must(out, "\"ok\": true");
-    must(out, "\"params_total\": 70553706496");
-    must(out, "\"tensor_parallel\": 16, \"expert_parallel\": 1, \"data_parallel_attention\": 1");
-    must(out, "\"gpus_per_replica\": 16");
+    assert_int_equal(llmsim_on("scenario check", s, "--json"), 0);
+    expect_all(
+        out,
+        FRAGS("\"ok\": true", "\"params_total\": 70553706496",
+              "\"tensor_parallel\": 16, \"expert_parallel\": 1, \"data_parallel_attention\": 1",
+              "\"gpus_per_replica\": 16"));
     must(out, "\"kv_bytes_per_token\": 40960"); /* KV heads replicated past 8 */
     must(out, "\"kv_heads_per_gpu\": 1");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s scenario check %s", LLMSIM_BINARY, s), 0);
-    must(out, ": ok (llama-3-70b on h200 bf16");
-    must(out, "70.55 B parameters, 69.50 B active");
-    must(out, "16 GPUs per replica");
+    assert_int_equal(llmsim_on("scenario check", s, ""), 0);
+    expect_all(out, FRAGS(": ok (llama-3-70b on h200 bf16", "70.55 B parameters, 69.50 B active",
+                          "16 GPUs per replica"));
 }
 
 static void test_check_moe(void **state)
 {
     /* DeepSeek-V3 in its fp8 on 8 x H200 fits and is priced as TP8 and as DP8 + EP8 */
     const char *s = scenario("deepseek-v3", "h200", "tensor_parallel: 8\n");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s scenario check %s --json", LLMSIM_BINARY, s),
-        0);
-    must(out, "\"ok\": true");
-    must(out, "\"dtype\": \"fp8\", \"kv_dtype\": \"bf16\"");
-    must(out, "\"params_total\": 671026419200");
-    must(out, "\"kv_bytes_per_token\": 70272");
-    must(out, "\"gpus_per_replica\": 8");
+    assert_int_equal(llmsim_on("scenario check", s, "--json"), 0);
+    expect_all(out, FRAGS("\"ok\": true", "\"dtype\": \"fp8\", \"kv_dtype\": \"bf16\"",
+                          "\"params_total\": 671026419200", "\"kv_bytes_per_token\": 70272",
+                          "\"gpus_per_replica\": 8"));
     s = scenario("deepseek-v3", "h200",
                  "tensor_parallel: 1\nexpert_parallel: 8\ndata_parallel_attention: 8\n");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s scenario check %s --json", LLMSIM_BINARY, s),
-        0);
+    assert_int_equal(llmsim_on("scenario check", s, "--json"), 0);
     must(out, "\"tensor_parallel\": 1, \"expert_parallel\": 8, \"data_parallel_attention\": 8");
     must(out, "\"kv_tokens\": ");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --no-db --json", LLMSIM_BINARY, s), 0);
+    assert_int_equal(llmsim_on("run", s, "--no-db --json"), 0);
     must(out, "\"completed\": 20");
     /* gpt-oss: MXFP4 experts by default, weight-only on an H100, said; its 128-token windows
      * bind, and the engine's capped sums price them: check and a run succeed */
     s = scenario("gpt-oss-20b", "h100-sxm", "");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s scenario check %s --json", LLMSIM_BINARY, s),
-        0);
-    must(out, "\"ok\": true");
-    must(out, "\"dtype\": \"mxfp4\"");
-    must(out, "weight-only");
-    must(out, "\"window\": 128");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --no-db --json", LLMSIM_BINARY, s), 0);
+    assert_int_equal(llmsim_on("scenario check", s, "--json"), 0);
+    expect_all(out,
+               FRAGS("\"ok\": true", "\"dtype\": \"mxfp4\"", "weight-only", "\"window\": 128"));
+    assert_int_equal(llmsim_on("run", s, "--no-db --json"), 0);
     must(out, "\"completed\": 20");
 }
 
 static void test_does_not_fit(void **state)
 {
     const char *s = scenario("deepseek-v3", "h100-sxm", "");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s scenario check %s", LLMSIM_BINARY, s), 1);
+    assert_int_equal(llmsim_on("scenario check", s, ""), 1);
     must(err, "deepseek-v3 does not fit");
     must(err, "GB of weights per GPU (fp8, 1 GPU of h100-sxm");
     s = scenario("mixtral-8x7b", "a100-40gb", "");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s scenario check %s", LLMSIM_BINARY, s), 1);
+    assert_int_equal(llmsim_on("scenario check", s, ""), 1);
     must(err, "mixtral-8x7b does not fit: 93.4 GB of weights per GPU");
     s = scenario("llama-3-8b", "h100-sxm", "expert_parallel: 2\n");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s scenario check %s", LLMSIM_BINARY, s), 1);
+    assert_int_equal(llmsim_on("scenario check", s, ""), 1);
     must(err, "s.yaml:5: expert_parallel: expert_parallel 2: model llama-3-8b has no routed");
 }
 
 static void test_run_weight_only(void **state)
 {
     const char *s = scenario("llama-3-8b", "h100-sxm", "dtype: nvfp4\n");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --no-db --json", LLMSIM_BINARY, s), 0);
+    assert_int_equal(llmsim_on("run", s, "--no-db --json"), 0);
     must(err, "dtype nvfp4 on h100-sxm: no NVFP4 tensor cores");
     must(out, "\"completed\": 20");
     /* on a B200 it runs on the FP4 tensor cores: no note */
     s = scenario("llama-3-8b", "b200", "dtype: nvfp4\n");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --no-db --json", LLMSIM_BINARY, s), 0);
+    assert_int_equal(llmsim_on("run", s, "--no-db --json"), 0);
     assert_null(strstr(err, "weight-only"));
 }
 
@@ -160,8 +145,7 @@ static void test_amd_extrapolated(void **state)
         0);
     must(out, "extrapolated from NVIDIA kernels");
     must(out, "note: extrapolated: AMD Instinct is priced from its datasheet");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --no-db --json", LLMSIM_BINARY, s), 0);
+    assert_int_equal(llmsim_on("run", s, "--no-db --json"), 0);
     must(out, "\"extrapolated\": \"extrapolated: AMD Instinct");
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s report --run 1 --db %s -o %s",
                             LLMSIM_BINARY, db, html),
@@ -175,8 +159,7 @@ static void test_amd_extrapolated(void **state)
     must(out, "\"extrapolated\": \"extrapolated: AMD Instinct");
     /* an NVIDIA GPU's outputs say nothing of it */
     s = scenario("llama-3-8b", "h100-sxm", "");
-    assert_int_equal(
-        e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --no-db --json", LLMSIM_BINARY, s), 0);
+    assert_int_equal(llmsim_on("run", s, "--no-db --json"), 0);
     assert_null(strstr(out, "extrapolated"));
 }
 

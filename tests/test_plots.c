@@ -29,6 +29,7 @@
 #include "json.h"
 #include "store.h"
 #include "store_query.h"
+#include "expect_text.h"
 
 static char db[300];
 static int have_gnuplot;
@@ -225,6 +226,20 @@ static void free_table(table *t)
         free(t->v[i]);
 }
 
+/* Runs a plot (args) that writes NAME.png and NAME.dat in the scratch folder: the picture is
+ * w x h (unchecked when w is 0, or without gnuplot) and the data is read into *t. */
+static void plot_table(const char *args, const char *name, int w, int h, table *t)
+{
+    char path[320];
+    plot(args);
+    if (w > 0) {
+        snprintf(path, sizeof path, "%s/%s.png", e2e_dir, name);
+        check_png(path, w, h);
+    }
+    snprintf(path, sizeof path, "%s/%s.dat", e2e_dir, name);
+    read_table(path, t);
+}
+
 static double cell(const table *t, int b, int row, int col)
 {
     return t->v[b][(size_t)row * (size_t)t->cols[b] + (size_t)col];
@@ -234,12 +249,8 @@ static void test_curve(void **state)
 {
     char args[512], path[320];
     snprintf(args, sizeof args, "curve --sweep 1 -o %s/curve.png --size 800x500", e2e_dir);
-    plot(args);
-    snprintf(path, sizeof path, "%s/curve.png", e2e_dir);
-    check_png(path, 800, 500);
-    snprintf(path, sizeof path, "%s/curve.dat", e2e_dir);
     table t;
-    read_table(path, &t);
+    plot_table(args, "curve", 800, 500, &t);
     assert_int_equal(t.nblocks, 3); /* orca, vllm, then the saturated points */
     assert_string_equal(t.names[0], "orca");
     assert_string_equal(t.names[1], "vllm");
@@ -272,27 +283,21 @@ static void test_curve(void **state)
      * and reported as such */
     assert_true(cell(&t, 2, 0, 3) == 1 && cell(&t, 2, 0, 4) == 2);
     free_table(&t);
-    assert_non_null(strstr(err, "saturated in only some repetitions"));
-    assert_non_null(strstr(err, "orca at x="));
-    assert_non_null(strstr(err, "1 of 2"));
+    expect_all(err, FRAGS("saturated in only some repetitions", "orca at x=", "1 of 2"));
     snprintf(path, sizeof path, "%s/curve.gp", e2e_dir);
     char *gp = e2e_read_all(path);
     /* titles and axes in words, with the setting; plain tick labels */
     assert_non_null(strstr(gp, "plot_title = 'p99 TTFT (ms) vs output throughput (tok/s) — "
                                "llama-3-8b, h100-sxm, demo workload'"));
-    assert_non_null(strstr(gp, "ylabel = 'p99 TTFT (ms)'"));
-    assert_non_null(strstr(gp, "keytitle = 'scheduler'"));
-    assert_non_null(strstr(gp, "nsat_some = 1"));
-    assert_non_null(strstr(gp, "set format y '%.10g'"));
+    expect_all(gp, FRAGS("ylabel = 'p99 TTFT (ms)'", "keytitle = 'scheduler'", "nsat_some = 1",
+                         "set format y '%.10g'"));
     free(gp);
     /* against offered rate, p50 TPOT, lines per scheduler named with --by */
     snprintf(args, sizeof args,
              "curve --sweep 1 -o %s/rate.svg --x rate --metric tpot --pct p50"
              " --by scheduler.name",
              e2e_dir);
-    plot(args);
-    snprintf(path, sizeof path, "%s/rate.dat", e2e_dir);
-    read_table(path, &t);
+    plot_table(args, "rate", 0, 0, &t);
     assert_string_equal(t.names[0], "orca");
     assert_string_equal(t.names[1], "vllm");
     assert_true(cell(&t, 1, 0, 0) == 2.0 && cell(&t, 1, 1, 0) == 8.0);
@@ -350,12 +355,8 @@ static void test_curve_other_keys(void **state)
         exec_sql(sql);
     }
     snprintf(args, sizeof args, "curve --sweep 2 -o %s/budget.png", e2e_dir);
-    plot(args);
-    snprintf(path, sizeof path, "%s/budget.png", e2e_dir);
-    check_png(path, 1000, 600);
-    snprintf(path, sizeof path, "%s/budget.dat", e2e_dir);
     table t;
-    read_table(path, &t);
+    plot_table(args, "budget", 1000, 600, &t);
     assert_int_equal(t.nblocks, 2);
     assert_string_equal(t.names[0], "token_budget=256");
     assert_string_equal(t.names[1], "token_budget=1024");
@@ -373,14 +374,10 @@ static void test_curve_other_keys(void **state)
 
 static void test_cdf(void **state)
 {
-    char args[512], path[320];
+    char args[512];
     snprintf(args, sizeof args, "cdf --run 1,2,3 -o %s/cdf.png", e2e_dir);
-    plot(args);
-    snprintf(path, sizeof path, "%s/cdf.png", e2e_dir);
-    check_png(path, 1000, 600);
-    snprintf(path, sizeof path, "%s/cdf.dat", e2e_dir);
     table t;
-    read_table(path, &t);
+    plot_table(args, "cdf", 1000, 600, &t);
     assert_int_equal(t.nblocks, 3);
     for (int b = 0; b < 3; b++) {
         int run = b + 1;
@@ -402,14 +399,9 @@ static void test_cdf(void **state)
     free_table(&t);
     /* and more than the scheduler when more differs */
     snprintf(args, sizeof args, "cdf --run 1,%lld -o %s/cdf2.png", (long long)preempt_run, e2e_dir);
-    plot(args);
-    snprintf(path, sizeof path, "%s/cdf2.dat", e2e_dir);
-    read_table(path, &t);
+    plot_table(args, "cdf2", 0, 0, &t);
     assert_non_null(strstr(t.names[0], "run 1: orca"));
-    assert_non_null(strstr(t.names[1], "vllm"));
-    assert_non_null(strstr(t.names[1], "6 req/s"));
-    assert_non_null(strstr(t.names[1], "80 requests"));
-    assert_non_null(strstr(t.names[1], "gpu_utilization=0.22"));
+    expect_all(t.names[1], FRAGS("vllm", "6 req/s", "80 requests", "gpu_utilization=0.22"));
     free_table(&t);
     /* per-token gaps are not stored: itl is refused with a pointer to tpot */
     assert_int_equal(
@@ -424,12 +416,8 @@ static void test_timeline(void **state)
 {
     char args[512], path[320];
     snprintf(args, sizeof args, "timeline --run 1,2 -o %s/timeline.png", e2e_dir);
-    plot(args);
-    snprintf(path, sizeof path, "%s/timeline.png", e2e_dir);
-    check_png(path, 1000, 200 + 300 * 2);
-    snprintf(path, sizeof path, "%s/timeline.dat", e2e_dir);
     table t;
-    read_table(path, &t);
+    plot_table(args, "timeline", 1000, 200 + 300 * 2, &t);
     assert_int_equal(t.nblocks, 2);
     for (int b = 0; b < 2; b++) {
         int run = b + 1;
@@ -448,9 +436,7 @@ static void test_timeline(void **state)
     /* the KV capacity and the preemptions of a run that had some */
     snprintf(args, sizeof args, "timeline --run %lld -o %s/timeline-pre.png",
              (long long)preempt_run, e2e_dir);
-    plot(args);
-    snprintf(path, sizeof path, "%s/timeline-pre.dat", e2e_dir);
-    read_table(path, &t);
+    plot_table(args, "timeline-pre", 0, 0, &t);
     assert_int_equal(t.cols[0], 8);
     int64_t pre = 0;
     for (int r = 0; r < t.rows[0]; r++)
@@ -482,15 +468,11 @@ static void test_timeline(void **state)
 
 static void test_gantt(void **state)
 {
-    char args[512], path[320];
+    char args[512];
     snprintf(args, sizeof args, "gantt --run 2 -o %s/gantt.png", e2e_dir);
-    plot(args);
     int64_t nrq = query_int("SELECT count(*) FROM requests WHERE run_id = 2");
-    snprintf(path, sizeof path, "%s/gantt.png", e2e_dir);
-    check_png(path, 1000, (int)nrq * 12 + 160);
-    snprintf(path, sizeof path, "%s/gantt.dat", e2e_dir);
     table t;
-    read_table(path, &t);
+    plot_table(args, "gantt", 1000, (int)nrq * 12 + 160, &t);
     assert_int_equal(t.nblocks, 4); /* requests, iterations, spans, waits after preemption */
     assert_int_equal(t.rows[0], nrq);
     assert_int_equal(t.rows[1], query_int("SELECT count(*) FROM iterations WHERE run_id = 2"));
@@ -523,10 +505,8 @@ static void test_gantt_preemptions(void **state)
     char args[512], path[320];
     long long run = (long long)preempt_run;
     snprintf(args, sizeof args, "gantt --run %lld -o %s/gantt-pre.png", run, e2e_dir);
-    plot(args);
-    snprintf(path, sizeof path, "%s/gantt-pre.dat", e2e_dir);
     table t;
-    read_table(path, &t);
+    plot_table(args, "gantt-pre", 0, 0, &t);
     assert_int_equal(t.nblocks, 4);
     assert_int_equal(t.rows[2],
                      query_int("SELECT count(*) FROM request_spans_all WHERE run_id = %lld", run));

@@ -245,6 +245,9 @@ static void test_every_kind(void **state)
                 fail_msg("report %s drew no figure", reports[i]);
             char *page = slurp(html);
             assert_null(strstr(page, "class=\"missing\"")); /* every figure drawn */
+            /* the hostile names are in the page's own text with their quotes escaped (the
+             * figures' SVG has them as gnuplot writes them) */
+            assert_non_null(strstr(page, MARKER "`&#39;&quot;"));
             free(page);
         }
     }

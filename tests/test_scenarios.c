@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "scenario.h"
+#include "expect_text.h"
 
 /* support/scenarios_resolver.c: fake models llama-3-8b (8192 context), tiny-1b (2048) and
  * qwen2.5-7b (131072), fake GPUs h100-sxm and toy-gpu. */
@@ -121,74 +122,83 @@ static void expect_error(const char *from, const char *to, const char *const *ov
     int rc = scn_load_text("demo.yaml", src, ovr, novr, &test_resolver, &s, &e);
     if (rc == 0)
         fail_msg("expected an error for '%s'", to ? to : ovr[0]);
-    for (int i = 0; frags[i]; i++)
-        if (!strstr(e.msg, frags[i]))
-            fail_msg("message '%s' lacks '%s'", e.msg, frags[i]);
+    expect_all(e.msg, frags);
     scn_free(&s);
 }
 
-#define FRAGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+/* DEMO with line `from` replaced by `to` (none when from is NULL) and the override `set` (when
+ * not NULL), refused with every fragment in the message */
+typedef struct refusal {
+    const char *from, *to, *set;
+    const char *frags[5];
+} refusal;
+
+static void expect_refusal(const refusal *r)
+{
+    expect_error(r->from, r->to, &r->set, r->set != NULL, r->frags);
+}
+
+static const refusal bad_lines[] = {
+    {"seed: 7\n", "seed: 7\nfoo: 1\n",
+     .frags = {"demo.yaml:3: foo: unknown key", "workload", "scheduler"}},
+    {"max_num_seqs: 64", "max_num_seqs: abc",
+     .frags = {"demo.yaml:9: scheduler.max_num_seqs: expected an integer", "'abc'"}},
+    {"rate: 4.0", "rate: -4",
+     .frags = {"demo.yaml:17: workload.arrival.rate: expected a number > 0, got '-4'"}},
+    {"rate: 4.0", "rate: [1]",
+     .frags = {"demo.yaml:17: workload.arrival.rate: expected a value, got a list"}},
+    {"num_requests: 1000", "num_requests: 0",
+     .frags = {"demo.yaml:16: workload.num_requests: expected an integer >= 1, got '0'"}},
+    {"min: 1500, max: 2000", "min: 2500, max: 2000",
+     .frags = {"demo.yaml:18: workload.prompt_tokens.min: min 2500 > max 2000"}},
+    {"model: llama-3-8b", "model: gpt-9",
+     .frags = {"demo.yaml:3: model:", "unknown model 'gpt-9'", "llama-3-8b", "tiny-1b"}},
+    {"gpu: h100-sxm", "gpu: tpu",
+     .frags = {"demo.yaml:4: gpu:", "unknown GPU 'tpu'", "h100-sxm", "toy-gpu"}},
+    {"name: orca", "name: fifo",
+     .frags = {"demo.yaml:9: scheduler.name: unknown scheduler 'fifo' (valid: ", "orca"}},
+    {"dtype: fp16", "dtype: int8",
+     .frags = {"demo.yaml:5: dtype: unknown dtype 'int8' (valid: bf16, fp16, fp8, nvfp4, "
+               "mxfp4, int4, mxfp4-fp8, fp4)"}},
+    {"router: least_tokens", "router: random",
+     .frags = {"demo.yaml:12: router: unknown router 'random'", "power_of_two"}},
+    {"process: poisson", "process: weibull",
+     .frags = {"demo.yaml:17: workload.arrival.process: unknown process 'weibull'", "gamma",
+               "closed"}},
+    {"dist: fixed", "dist: pareto",
+     .frags = {"demo.yaml:19: workload.output_tokens.dist: unknown dist 'pareto'", "lognormal"}},
+    {"gpu_utilization: 0.8", "gpu_utilization: 1.5",
+     .frags = {"demo.yaml:7: memory.gpu_utilization: expected a number in (0, 1]"}},
+    {"block_size: 32", "block_size: 24",
+     .frags = {"demo.yaml:7: memory.block_size: expected a power of two in [1, 256]"}},
+    {"block_size: 32", "block_size: 512", .frags = {"memory.block_size: expected a power of two"}},
+    {"max_model_len: 4096", "max_model_len: 10000",
+     .frags = {"demo.yaml:8: memory.max_model_len: 10000 is beyond"}},
+    {"async: true", "async: maybe",
+     .frags = {"demo.yaml:10: cpu_overhead.async: expected true or false"}},
+    {"replicas: 2", "replicas: 0",
+     .frags = {"demo.yaml:11: replicas: expected an integer in [1, "}},
+    {"scheduler: {name: orca, max_num_seqs: 64}",
+     "scheduler: {name: orca, max_num_seqs: 64, frobnicate: 3}",
+     .frags = {"demo.yaml:9: scheduler.frobnicate: unknown scheduler key"}},
+    {"  num_requests: 1000\n", "  num_requests: 1000\n  rte: 3\n",
+     .frags = {"demo.yaml:17: workload.rte: unknown key (valid: num_requests"}},
+    {"  arrival: {process: poisson, rate: 4.0}\n", "", .frags = {"workload.arrival: missing"}},
+    {"{process: poisson, rate: 4.0}", "{process: gamma, rate: 4.0}",
+     .frags = {"workload.arrival.cv: missing"}},
+    {"{process: poisson, rate: 4.0}", "{process: poisson, rate: 4.0, cv: 2}",
+     .frags = {"demo.yaml:17: workload.arrival.cv: unknown key (valid: process, rate)"}},
+    {"seed: 7", "seed: [", .frags = {"demo.yaml:"}},
+    {"seed: 7\n", "seed: 7\nseed: 8\n", .frags = {"demo.yaml:3: duplicate key 'seed'"}},
+    {"memory: {gpu_utilization: 0.8, block_size: 32,\n"
+     "         activation_reserve_gb: 2.0, max_model_len: 4096}",
+     "memory: 5", .frags = {"demo.yaml:7: memory: expected a map"}},
+};
 
 static void bad_inputs(void **state)
 {
-    expect_error("seed: 7\n", "seed: 7\nfoo: 1\n", NULL, 0,
-                 FRAGS("demo.yaml:3: foo: unknown key", "workload", "scheduler"));
-    expect_error("max_num_seqs: 64", "max_num_seqs: abc", NULL, 0,
-                 FRAGS("demo.yaml:9: scheduler.max_num_seqs: expected an integer", "'abc'"));
-    expect_error("rate: 4.0", "rate: -4", NULL, 0,
-                 FRAGS("demo.yaml:17: workload.arrival.rate: expected a number > 0, got '-4'"));
-    expect_error("rate: 4.0", "rate: [1]", NULL, 0,
-                 FRAGS("demo.yaml:17: workload.arrival.rate: expected a value, got a list"));
-    expect_error("num_requests: 1000", "num_requests: 0", NULL, 0,
-                 FRAGS("demo.yaml:16: workload.num_requests: expected an integer >= 1, got '0'"));
-    expect_error("min: 1500, max: 2000", "min: 2500, max: 2000", NULL, 0,
-                 FRAGS("demo.yaml:18: workload.prompt_tokens.min: min 2500 > max 2000"));
-    expect_error("model: llama-3-8b", "model: gpt-9", NULL, 0,
-                 FRAGS("demo.yaml:3: model:", "unknown model 'gpt-9'", "llama-3-8b", "tiny-1b"));
-    expect_error("gpu: h100-sxm", "gpu: tpu", NULL, 0,
-                 FRAGS("demo.yaml:4: gpu:", "unknown GPU 'tpu'", "h100-sxm", "toy-gpu"));
-    expect_error("name: orca", "name: fifo", NULL, 0,
-                 FRAGS("demo.yaml:9: scheduler.name: unknown scheduler 'fifo' (valid: ", "orca"));
-    expect_error("dtype: fp16", "dtype: int8", NULL, 0,
-                 FRAGS("demo.yaml:5: dtype: unknown dtype 'int8' (valid: bf16, fp16, fp8, nvfp4, "
-                       "mxfp4, int4, mxfp4-fp8, fp4)"));
-    expect_error("router: least_tokens", "router: random", NULL, 0,
-                 FRAGS("demo.yaml:12: router: unknown router 'random'", "power_of_two"));
-    expect_error("process: poisson", "process: weibull", NULL, 0,
-                 FRAGS("demo.yaml:17: workload.arrival.process: unknown process 'weibull'", "gamma",
-                       "closed"));
-    expect_error(
-        "dist: fixed", "dist: pareto", NULL, 0,
-        FRAGS("demo.yaml:19: workload.output_tokens.dist: unknown dist 'pareto'", "lognormal"));
-    expect_error("gpu_utilization: 0.8", "gpu_utilization: 1.5", NULL, 0,
-                 FRAGS("demo.yaml:7: memory.gpu_utilization: expected a number in (0, 1]"));
-    expect_error("block_size: 32", "block_size: 24", NULL, 0,
-                 FRAGS("demo.yaml:7: memory.block_size: expected a power of two in [1, 256]"));
-    expect_error("block_size: 32", "block_size: 512", NULL, 0,
-                 FRAGS("memory.block_size: expected a power of two"));
-    expect_error("max_model_len: 4096", "max_model_len: 10000", NULL, 0,
-                 FRAGS("demo.yaml:8: memory.max_model_len: 10000 is beyond"));
-    expect_error("async: true", "async: maybe", NULL, 0,
-                 FRAGS("demo.yaml:10: cpu_overhead.async: expected true or false"));
-    expect_error("replicas: 2", "replicas: 0", NULL, 0,
-                 FRAGS("demo.yaml:11: replicas: expected an integer in [1, "));
-    expect_error("scheduler: {name: orca, max_num_seqs: 64}",
-                 "scheduler: {name: orca, max_num_seqs: 64, frobnicate: 3}", NULL, 0,
-                 FRAGS("demo.yaml:9: scheduler.frobnicate: unknown scheduler key"));
-    expect_error("  num_requests: 1000\n", "  num_requests: 1000\n  rte: 3\n", NULL, 0,
-                 FRAGS("demo.yaml:17: workload.rte: unknown key (valid: num_requests"));
-    expect_error("  arrival: {process: poisson, rate: 4.0}\n", "", NULL, 0,
-                 FRAGS("workload.arrival: missing"));
-    expect_error("{process: poisson, rate: 4.0}", "{process: gamma, rate: 4.0}", NULL, 0,
-                 FRAGS("workload.arrival.cv: missing"));
-    expect_error("{process: poisson, rate: 4.0}", "{process: poisson, rate: 4.0, cv: 2}", NULL, 0,
-                 FRAGS("demo.yaml:17: workload.arrival.cv: unknown key (valid: process, rate)"));
-    expect_error("seed: 7", "seed: [", NULL, 0, FRAGS("demo.yaml:"));
-    expect_error("seed: 7\n", "seed: 7\nseed: 8\n", NULL, 0,
-                 FRAGS("demo.yaml:3: duplicate key 'seed'"));
-    expect_error("memory: {gpu_utilization: 0.8, block_size: 32,\n"
-                 "         activation_reserve_gb: 2.0, max_model_len: 4096}",
-                 "memory: 5", NULL, 0, FRAGS("demo.yaml:7: memory: expected a map"));
+    for (size_t i = 0; i < sizeof bad_lines / sizeof bad_lines[0]; i++)
+        expect_refusal(&bad_lines[i]);
 }
 
 /* dtype (default: the checkpoint's), kv_dtype and the layout keys, checked against the model
@@ -220,21 +230,28 @@ static void precision_and_layout(void **state)
     assert_int_equal(s.engine.expert_parallel, 1);
     assert_int_equal(s.engine.data_parallel_attention, 1);
     scn_free(&s);
-    expect_error("gpu: h100-sxm", "gpu: toy-gpu", (const char *const[]){"dtype=fp8"}, 1,
-                 FRAGS("demo.yaml: --set dtype=fp8: dtype: dtype fp8: gpu toy-gpu has no fp8 "
-                       "tensor cores"));
-    expect_error("dtype: fp16", "kv_dtype: int4", NULL, 0,
-                 FRAGS("demo.yaml:5: kv_dtype: unknown kv_dtype 'int4' (valid: auto, bf16, "
-                       "fp16, fp8)"));
-    expect_error("tensor_parallel: 2", "tensor_parallel: 3", NULL, 0,
-                 FRAGS("demo.yaml:13: tensor_parallel: tensor_parallel 3 does not divide model "
-                       "llama-3-8b's 32 query heads"));
-    expect_error("tensor_parallel: 2", "tensor_parallel: 2\nexpert_parallel: 2", NULL, 0,
-                 FRAGS("demo.yaml:14: expert_parallel: expert_parallel 2: model llama-3-8b has "
-                       "no routed experts"));
-    expect_error("tensor_parallel: 2", "tensor_parallel: 2\ndata_parallel_attention: 4", NULL, 0,
-                 FRAGS("demo.yaml:14: data_parallel_attention: data_parallel_attention 4 needs "
-                       "an MoE model"));
+    static const refusal layouts[] = {
+        {"gpu: h100-sxm",
+         "gpu: toy-gpu",
+         "dtype=fp8",
+         {"demo.yaml: --set dtype=fp8: dtype: dtype fp8: gpu toy-gpu has no fp8 tensor cores"}},
+        {"dtype: fp16", "kv_dtype: int4",
+         .frags =
+             {"demo.yaml:5: kv_dtype: unknown kv_dtype 'int4' (valid: auto, bf16, fp16, fp8)"}},
+        {"tensor_parallel: 2", "tensor_parallel: 3",
+         .frags =
+             {"demo.yaml:13: tensor_parallel: tensor_parallel 3 does not divide model llama-3-8b's "
+              "32 query heads"}},
+        {"tensor_parallel: 2", "tensor_parallel: 2\nexpert_parallel: 2",
+         .frags =
+             {"demo.yaml:14: expert_parallel: expert_parallel 2: model llama-3-8b has no routed "
+              "experts"}},
+        {"tensor_parallel: 2", "tensor_parallel: 2\ndata_parallel_attention: 4",
+         .frags = {"demo.yaml:14: data_parallel_attention: data_parallel_attention 4 needs an MoE "
+                   "model"}},
+    };
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+        expect_refusal(&layouts[i]);
 }
 
 /* cost_model: {moe_skew, engine}: what the cost model takes from a scenario */
@@ -306,34 +323,44 @@ static void free_memory_fraction(void **state)
     assert_non_null(strstr(e.msg, "memory.free_gpu_memory_fraction"));
 }
 
+/* one --set refused, and what the refusal must say */
+static const refusal bad_sets[] = {
+    {NULL,
+     NULL,
+     "workload.num_requests",
+     {"override 'workload.num_requests': expected KEY.PATH=VALUE"}},
+    {.set = "seed.x=3", .frags = {"override 'seed.x=3': 'seed' is a value, not a map"}},
+    {.set = "workload..rate=3", .frags = {"override 'workload..rate=3': empty key"}},
+    {NULL,
+     NULL,
+     "workload.arrival.rate=-1",
+     {"demo.yaml: --set workload.arrival.rate=-1: workload.arrival.rate: expected a "
+      "number > 0"}},
+    {NULL,
+     NULL,
+     "workload.arrival={process: poisson",
+     {"override 'workload.arrival={process: poisson'"}},
+    {NULL,
+     NULL,
+     "workload.bogus=1",
+     {"demo.yaml: --set workload.bogus=1: workload.bogus: unknown key"}},
+    {.set = "=3", .frags = {"override '=3'"}},
+    /* profile: a name, or {name, borrow_from} */
+    {NULL,
+     NULL,
+     "profile={borrow_from: a100-80gb}",
+     {"profile.name: missing (the stored profile's name)"}},
+    {NULL,
+     NULL,
+     "profile={name: p, lent_by: a100-80gb}",
+     {"profile.lent_by: unknown key (valid: name, borrow_from)"}},
+    {.set = "profile=[p]", .frags = {"profile: expected a profile name or {name: NAME"}},
+};
+
 static void bad_overrides(void **state)
 {
-    const char *o1[] = {"workload.num_requests"};
-    expect_error(NULL, NULL, o1, 1,
-                 FRAGS("override 'workload.num_requests': expected KEY.PATH=VALUE"));
-    const char *o2[] = {"seed.x=3"};
-    expect_error(NULL, NULL, o2, 1, FRAGS("override 'seed.x=3': 'seed' is a value, not a map"));
-    const char *o3[] = {"workload..rate=3"};
-    expect_error(NULL, NULL, o3, 1, FRAGS("override 'workload..rate=3': empty key"));
-    const char *o4[] = {"workload.arrival.rate=-1"};
-    expect_error(NULL, NULL, o4, 1,
-                 FRAGS("demo.yaml: --set workload.arrival.rate=-1: workload.arrival.rate: "
-                       "expected a number > 0"));
-    const char *o5[] = {"workload.arrival={process: poisson"};
-    expect_error(NULL, NULL, o5, 1, FRAGS("override 'workload.arrival={process: poisson'"));
-    const char *o6[] = {"workload.bogus=1"};
-    expect_error(NULL, NULL, o6, 1,
-                 FRAGS("demo.yaml: --set workload.bogus=1: workload.bogus: unknown key"));
-    const char *o7[] = {"=3"};
-    expect_error(NULL, NULL, o7, 1, FRAGS("override '=3'"));
-    /* profile: a name, or {name, borrow_from} */
-    const char *o8[] = {"profile={borrow_from: a100-80gb}"};
-    expect_error(NULL, NULL, o8, 1, FRAGS("profile.name: missing (the stored profile's name)"));
-    const char *o9[] = {"profile={name: p, lent_by: a100-80gb}"};
-    expect_error(NULL, NULL, o9, 1,
-                 FRAGS("profile.lent_by: unknown key (valid: name, borrow_from)"));
-    const char *o10[] = {"profile=[p]"};
-    expect_error(NULL, NULL, o10, 1, FRAGS("profile: expected a profile name or {name: NAME"));
+    for (size_t i = 0; i < sizeof bad_sets / sizeof bad_sets[0]; i++)
+        expect_refusal(&bad_sets[i]);
 }
 
 /* profile: {name, borrow_from} reads both; profile: NAME borrows nothing. */

@@ -164,39 +164,42 @@ static void same(const summary *got, const summary *want, int timed, const char 
     }
 }
 
+/* The whole trace at path replayed in its own format gives, timed, what reading it does: the
+ * replay, and what was read into *read (when not NULL). */
+static summary replays_whole(const char *path, int kind, const char *format, const char *what,
+                             summary *read)
+{
+    char opts[512];
+    snprintf(opts, sizeof opts, "path: %s, format: %s", path, format);
+    summary w = read_file(path, kind, -1, INFINITY), g = replay(opts);
+    same(&g, &w, 1, what);
+    if (read)
+        *read = w;
+    return g;
+}
+
 static void azure(void **state)
 {
-    summary w = read_file(AZ_CONV, AZURE, -1, INFINITY),
-            g = replay("path: " AZ_CONV ", format: azure");
-    same(&g, &w, 1, "azure conv");
-    w = read_file(AZ_CODE, AZURE, -1, INFINITY);
-    g = replay("path: " AZ_CODE ", format: azure");
-    same(&g, &w, 1, "azure code");
+    replays_whole(AZ_CONV, AZURE, "azure", "azure conv", NULL);
+    replays_whole(AZ_CODE, AZURE, "azure", "azure code", NULL);
 }
 
 static void mooncake(void **state)
 {
-    summary w = read_file(MC_CONV, MOONCAKE, -1, INFINITY),
-            g = replay("path: " MC_CONV ", format: mooncake");
-    same(&g, &w, 1, "mooncake conversation");
-    w = read_file(MC_SYN, MOONCAKE, -1, INFINITY);
-    g = replay("path: " MC_SYN ", format: mooncake");
-    same(&g, &w, 1, "mooncake synthetic");
+    replays_whole(MC_CONV, MOONCAKE, "mooncake", "mooncake conversation", NULL);
+    replays_whole(MC_SYN, MOONCAKE, "mooncake", "mooncake synthetic", NULL);
 }
 
 static void vidur(void **state)
 {
-    summary w = read_file(VD_CONV, VIDUR_TIMED, -1, INFINITY),
-            g = replay("path: " VD_CONV ", format: vidur");
-    same(&g, &w, 1, "vidur splitwise_conv");
+    summary g = replays_whole(VD_CONV, VIDUR_TIMED, "vidur", "vidur splitwise_conv", NULL);
     /* the same requests as the Azure original, re-based to seconds */
     summary az = read_file(AZ_CONV, AZURE, -1, INFINITY);
     assert_int_equal(g.n, az.n);
     assert_true(g.sum_prompt == az.sum_prompt && g.sum_output == az.sum_output);
     assert_true(fabs(rate_of(&g) / rate_of(&az) - 1) < 1e-6);
-    w = read_file(VD_CODE, VIDUR_TIMED, -1, INFINITY);
-    g = replay("path: " VD_CODE ", format: vidur");
-    same(&g, &w, 1, "vidur splitwise_code");
+    summary w;
+    replays_whole(VD_CODE, VIDUR_TIMED, "vidur", "vidur splitwise_code", &w);
     /* the same columns through the generic csv mapping */
     g = replay("path: " VD_CODE ", format: csv, columns: {time: arrived_at, prompt: "
                "num_prefill_tokens, output: num_decode_tokens}");

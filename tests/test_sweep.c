@@ -66,10 +66,7 @@ static void test_sweep_stores_each_point_once(void **state)
                      8);
     assert_non_null(strstr(out, "paired differences"));
     /* again: nothing to run, nothing added */
-    st = e2e_sh(out, sizeof out, err, sizeof err, "%s sweep %s --db %s %s", LLMSIM_BINARY, scn, db,
-                args);
-    assert_int_equal(st, 0);
-    assert_non_null(strstr(err, "8 stored, 0 to run"));
+    e2e_llmsim_says(err, sizeof err, 0, "8 stored, 0 to run", "sweep %s --db %s %s", scn, db, args);
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM runs"), 8);
     /* common random numbers: rep 0 of orca and of vllm at rate 2 saw the same requests */
     assert_int_equal(
@@ -88,10 +85,8 @@ static void test_sweep_stores_each_point_once(void **state)
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweeps"), 2);
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweep_params WHERE sweep_id = 2"), 5);
     /* a bad value is refused before anything runs */
-    st = e2e_sh(out, sizeof out, err, sizeof err,
-                "%s sweep %s --db %s --vary scheduler.name=orca,fifo", LLMSIM_BINARY, scn, db);
-    assert_int_equal(st, 1);
-    assert_non_null(strstr(err, "fifo"));
+    e2e_llmsim_says(err, sizeof err, 1, "fifo", "sweep %s --db %s --vary scheduler.name=orca,fifo",
+                    scn, db);
     assert_int_equal(e2e_query_int(db, "SELECT count(*) FROM sweeps"), 2);
 }
 

@@ -461,8 +461,7 @@ int main(void)
 {
     if (e2e_mkdir() != 0)
         return 1;
-    snprintf(scn, sizeof scn, "%s/sc.yaml", e2e_dir);
-    e2e_write(scn, scenario);
+    e2e_file(scn, sizeof scn, "sc.yaml", scenario);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shards_merge_to_the_whole),
         cmocka_unit_test(merge_refusals),

@@ -44,6 +44,15 @@ static void load_ok(const char *path, const char *match, study_vset *v)
         fail_msg("%s", err.msg);
 }
 
+/* Runs v at the summary level in `jobs` workers, storing into db (none when NULL); the test
+ * fails with the message when the run cannot be made. */
+static void run_ok(study_vset *v, const char *db, int jobs)
+{
+    sim_err err = {{0}};
+    if (study_vset_run(v, db, jobs, STORE_SUMMARY, NULL, NULL, &err) != 0)
+        fail_msg("%s", err.msg);
+}
+
 /* The error message of loading path, which must fail. */
 static void load_fails(const char *path, char *msg, size_t len)
 {
@@ -337,8 +346,7 @@ static void test_regimes_and_error_table(void **state)
     assert_string_equal(row_named(&v, "r1")->key.generation, "hopper");
     assert_string_equal(row_named(&v, "r1")->key.kind, "dense");
     assert_string_equal(row_named(&v, "r1")->key.serving, "agg");
-    if (study_vset_run(&v, NULL, 1, STORE_SUMMARY, NULL, NULL, &err))
-        fail_msg("%s", err.msg);
+    run_ok(&v, NULL, 1);
     study_vstat *st = NULL;
     int n = study_vset_stats_by(&v, STUDY_VBY_REGIME, &st);
     int seen_orca = 0;
@@ -433,8 +441,7 @@ static void test_warmup(void **state)
     sim_err err = {{0}};
     load_ok(path, "r1", &v);
     assert_int_equal(v.rows[0].warmup, 2);
-    if (study_vset_run(&v, NULL, 1, STORE_SUMMARY, NULL, NULL, &err))
-        fail_msg("%s", err.msg);
+    run_ok(&v, NULL, 1);
     const study_vrow *r1 = row_named(&v, "r1");
     by_hand h = {.skip = 2};
     eng_recorder_ops ops = {hand_request, NULL, NULL, NULL};
@@ -460,7 +467,6 @@ static void test_transcribed_rows(void **state)
 {
     (void)state;
     study_vset v;
-    sim_err err = {{0}};
     load_ok(DATA "/rows.yaml", NULL, &v);
     assert_int_equal(v.nrows, 2);
     assert_int_equal(v.nmetrics, 2);
@@ -471,8 +477,7 @@ static void test_transcribed_rows(void **state)
     assert_int_equal(t1->nsets, 2);
     assert_string_equal(t1->sets[1], "workload.prompt_tokens=32");
     assert_int_equal(row_named(&v, "t2")->status, STUDY_V_CANNOT);
-    if (study_vset_run(&v, NULL, 1, STORE_SUMMARY, NULL, NULL, &err))
-        fail_msg("%s", err.msg);
+    run_ok(&v, NULL, 1);
     assert_true(row_named(&v, "t1")->predicted[0] > 0);
     study_vset_free(&v);
 }
@@ -483,13 +488,11 @@ static void test_disaggregated_row(void **state)
 {
     (void)state;
     study_vset v;
-    sim_err err = {{0}};
     load_ok(DATA "/pd.yaml", NULL, &v);
     const study_vrow *p1 = row_named(&v, "p1");
     if (p1->status != STUDY_V_OK)
         fail_msg("p1: %s", p1->reason);
-    if (study_vset_run(&v, NULL, 1, STORE_SUMMARY, NULL, NULL, &err))
-        fail_msg("%s", err.msg);
+    run_ok(&v, NULL, 1);
     assert_true(row_named(&v, "p1")->predicted[0] > 0);
     study_vset_free(&v);
 }
@@ -537,8 +540,7 @@ static void test_stored_table(void **state)
     study_vset v;
     sim_err err = {{0}};
     load_ok(DATA "/small.yaml", NULL, &v);
-    if (study_vset_run(&v, db, 2, STORE_SUMMARY, NULL, NULL, &err))
-        fail_msg("%s", err.msg);
+    run_ok(&v, db, 2);
     for (int i = 0; i < v.nrows; i++)
         if (v.rows[i].status == STUDY_V_FAILED)
             fail_msg("%s: %s", v.rows[i].id, v.rows[i].reason);

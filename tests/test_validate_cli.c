@@ -104,11 +104,11 @@ static void test_bad_set(void **state)
     (void)state;
     char db[300], set[300];
     snprintf(db, sizeof db, "%s/b.db", e2e_dir);
-    snprintf(set, sizeof set, "%s/bad.yaml", e2e_dir);
-    e2e_write(set, "name: bad\nkind: serving\ndescription: d\nsource: s\n"
-                   "table: " DATA "/small.csv\nscenario: " DATA "/base.yaml\nid: id\n"
-                   "measured: {mean_ttft_ms: ttft_ms}\nrules:\n  - column: nope\n"
-                   "    cases: {a: {}}\n");
+    e2e_file(set, sizeof set, "bad.yaml",
+             "name: bad\nkind: serving\ndescription: d\nsource: s\n"
+             "table: " DATA "/small.csv\nscenario: " DATA "/base.yaml\nid: id\n"
+             "measured: {mean_ttft_ms: ttft_ms}\nrules:\n  - column: nope\n"
+             "    cases: {a: {}}\n");
     int st = e2e_sh(out, sizeof out, err, sizeof err, BIN " validate %s --db %s", set, db);
     assert_int_equal(st, 1);
     assert_has(err, "bad.yaml:10: rules.0.column: no column 'nope'");

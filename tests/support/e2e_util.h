@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
@@ -59,6 +60,13 @@ static inline void e2e_write(const char *path, const char *text)
     }
     fputs(text, f);
     fclose(f);
+}
+
+/* Writes text to the file `name` in the scratch folder, its path into path (len bytes). */
+static inline void e2e_file(char *path, size_t len, const char *name, const char *text)
+{
+    snprintf(path, len, "%s/%s", e2e_dir, name);
+    e2e_write(path, text);
 }
 
 /* The text of the file at path (at most max - 1 bytes; malloc'd, the caller frees), or NULL
@@ -157,6 +165,25 @@ static inline int e2e_llmsim(char *out, size_t outlen, char *err, size_t errlen,
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     return e2e_sh(out, outlen, err, errlen, "%s %s", LLMSIM_BINARY, args);
+}
+
+/* Runs `llmsim ARGS` (ARGS fmt with the arguments after it), which must exit with status and
+ * say `says` on its standard error (left in err, errlen bytes): a refusal, or a note; the test
+ * fails naming the command, the status and the text. */
+static inline void e2e_llmsim_says(char *err, size_t errlen, int status, const char *says,
+                                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static inline void e2e_llmsim_says(char *err, size_t errlen, int status, const char *says,
+                                   const char *fmt, ...)
+{
+    char args[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    int st = e2e_sh(NULL, 0, err, errlen, "%s %s", LLMSIM_BINARY, args);
+    if (st != status || !strstr(err, says))
+        fail_msg("llmsim %s: status %d (expected %d), expected '%s' in:\n%s", args, st, status,
+                 says, err);
 }
 
 /* e2e_dir/test.db: the database of a group whose fixtures are e2e_group_setup_db and
