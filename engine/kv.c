@@ -297,17 +297,24 @@ static inline void rec_free(eng_pstore *ps, int32_t i)
 
 /* ---- the free queue, through the records ---- */
 
+/* Unlinks records first .. last, neighbours in the queue in that order (the links between them
+ * are left as they were). */
+static inline void q_unlink_stretch(eng_pstore *ps, int32_t first, int32_t last)
+{
+    int32_t before = ps->b[first].prev, after = ps->b[last].next;
+    if (before >= 0)
+        ps->b[before].next = after;
+    else
+        ps->qhead = after;
+    if (after >= 0)
+        ps->b[after].prev = before;
+    else
+        ps->qtail = before;
+}
+
 static inline void q_unlink(eng_pstore *ps, int32_t i)
 {
-    eng_pblock *n = &ps->b[i];
-    if (n->prev >= 0)
-        ps->b[n->prev].next = n->next;
-    else
-        ps->qhead = n->next;
-    if (n->next >= 0)
-        ps->b[n->next].prev = n->prev;
-    else
-        ps->qtail = n->prev;
+    q_unlink_stretch(ps, i, i);
 }
 
 /* Links record i into the queue after record `after` (-1: at the head). */
@@ -330,7 +337,7 @@ static inline void q_link(eng_pstore *ps, int32_t i, int32_t after)
 static int32_t run_new(eng_pstore *ps, int32_t after, int32_t kind, int64_t count)
 {
     int32_t i = rec_new(ps);
-    ps->b[i] = (eng_pblock){(uint64_t)count, kind, -1, -1, 0, NULL};
+    ps->b[i] = (eng_pblock){.key = (uint64_t)count, .ref = kind, .prev = -1, .next = -1};
     q_link(ps, i, after);
     return i;
 }
@@ -392,12 +399,12 @@ static inline void tab_put_at(eng_pstore *ps, int32_t idx, uint32_t i)
     ps->tabn++;
 }
 
-/* The table made, or doubled, to hold one more entry at most a quarter full. */
-static void tab_grow(eng_pstore *ps)
+/* The table made, or doubled, to hold k more entries at most a quarter full. */
+static void tab_grow(eng_pstore *ps, int64_t k)
 {
     eng_tslot *old = ps->tab;
     uint32_t oldcap = old ? ps->tabmask + 1 : 0, cap = oldcap ? 2 * oldcap : 4096;
-    while (4 * ((int64_t)ps->tabn + 1) > (int64_t)cap)
+    while (4 * ((int64_t)ps->tabn + k) > (int64_t)cap)
         cap *= 2;
     ps->tab = sim_xcalloc(cap, sizeof *ps->tab);
     ps->tabmask = cap - 1;
@@ -413,12 +420,12 @@ static void tab_grow(eng_pstore *ps)
     free(old);
 }
 
-/* Makes room for one more entry: the table is kept at most a quarter full (a probe then ends
- * within a slot or two). */
-static inline void tab_reserve(eng_pstore *ps)
+/* Makes room for k more entries: the table is kept at most a quarter full (a probe then ends
+ * within a slot or two). Where it grows changes no result: only where entries sit. */
+static inline void tab_reserve(eng_pstore *ps, int64_t k)
 {
-    if (!ps->tab || 4 * ((int64_t)ps->tabn + 1) > (int64_t)ps->tabmask + 1)
-        tab_grow(ps);
+    if (!ps->tab || 4 * ((int64_t)ps->tabn + k) > (int64_t)ps->tabmask + 1)
+        tab_grow(ps, k);
 }
 
 /* Removes record idx's entry; the entries after it in its run move back where their probe
@@ -448,11 +455,20 @@ static void tab_erase(eng_pstore *ps, int32_t idx)
 
 /* A new cached block of hash h with `ref` holders (0: the caller queues it), entered in the
  * table's empty slot `at` (tab_probe's, after tab_reserve). */
-static int32_t block_add(eng_pstore *ps, uint64_t h, int32_t ref, uint32_t at)
+static inline int32_t block_put(eng_pstore *ps, uint64_t h, int32_t ref, uint32_t at)
 {
     int32_t idx = rec_new(ps);
-    ps->b[idx] = (eng_pblock){h, ref, -1, -1, 0, NULL};
-    tab_put_at(ps, idx, at);
+    ps->b[idx] = (eng_pblock){.key = h, .ref = ref, .prev = -1, .next = -1, .slot = at};
+    ps->tab[at] = (eng_tslot){h, idx + 1};
+    ps->tabn++;
+    return idx;
+}
+
+/* block_put, counted: a block held, or queued by the caller; a new block the offload tiers see
+ * (write-through). */
+static int32_t block_add(eng_pstore *ps, uint64_t h, int32_t ref, uint32_t at)
+{
+    int32_t idx = block_put(ps, h, ref, at);
     if (ref > 0) {
         ps->inuse++;
         ps->refs += ref;
@@ -467,7 +483,7 @@ static int32_t block_add(eng_pstore *ps, uint64_t h, int32_t ref, uint32_t at)
 static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
 {
     uint32_t at = 0;
-    tab_reserve(ps);
+    tab_reserve(ps, 1);
     int32_t found = tab_probe(ps, h, &at);
     SIM_ASSERT(NULL, found < 0);
     (void)found;
@@ -477,16 +493,21 @@ static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
 /* MODEL: vLLM block_pool._maybe_evict_cached_block: a block taken from the free queue loses its
  * hash (SGLang evicts its radix tree's least recently used unreferenced leaves; reverse-order
  * frees keep every cached block behind its cached descendants in the queue, so evicting from the
- * head evicts leaves first here too) */
-static void evict(eng_pstore *ps, int32_t idx)
+ * head evicts leaves first here too). idx is the queue's head. */
+static inline void evict_head(eng_pstore *ps, int32_t idx)
 {
+    eng_pblock *b = &ps->b[idx];
     if (ps->off)
-        eng_off_evicted(ps->off, ps->b[idx].key);
-    q_unlink(ps, idx);
+        eng_off_evicted(ps->off, b->key);
+    if (b->seq > ps->evicted_seq)
+        ps->evicted_seq = b->seq;
+    ps->qhead = b->next;
+    if (b->next >= 0)
+        ps->b[b->next].prev = -1;
+    else
+        ps->qtail = -1;
     tab_erase(ps, idx);
     rec_free(ps, idx);
-    ps->evictions++;
-    ps->epoch++;
 }
 
 /* A request's own run loses its link to the request (consumed, or the request is gone). */
@@ -507,7 +528,9 @@ void eng_ps_take(eng_pstore *ps, int64_t n)
         SIM_ASSERT(NULL, i >= 0);
         eng_pblock *q = &ps->b[i];
         if (q->ref >= 0) {
-            evict(ps, i);
+            evict_head(ps, i);
+            ps->evictions++;
+            ps->epoch++;
             n--;
             continue;
         }
@@ -556,6 +579,7 @@ void eng_kv_unpin(eng_kv *kv, int32_t idx)
         ps->inuse--;
         kv->used--;
         q_link(ps, idx, ps->qtail);
+        ps->b[idx].seq = ps->qseq++;
     }
     ps->epoch++;
 }
@@ -620,6 +644,7 @@ void eng_pcreq_reset(eng_pcreq *pc)
     pc->tabled = 0;
     pc->nbh = pc->cur_seg = pc->cur_off = 0;
     pc->nblk = pc->nident = pc->nmemo = 0;
+    pc->memo_ps = 0;
     pc->m_ps = NULL;
 }
 
@@ -684,11 +709,20 @@ static void memo_stash(eng_pstore *ps, const eng_request *rq, int32_t tabled)
     memcpy(m->seg, pc->seg, (size_t)pc->nseg * sizeof *m->seg);
     m->seg[pc->nseg] = (eng_segment){pc->out_id, rq->output};
     memcpy(m->bh, pc->bh, (size_t)pc->nbh * sizeof *m->bh);
-    /* the cached blocks holding them, as a match's memory (checked before use) */
-    int32_t nblk = pc->nblk < tabled ? pc->nblk : tabled;
-    nblk = nblk < pc->nbh ? nblk : pc->nbh;
-    memcpy(m->blk, pc->blk, (size_t)(nblk > 0 ? nblk : 0) * sizeof *m->blk);
-    m->nblk = nblk > 0 ? nblk : 0;
+    /* the cached blocks holding them, as a match's memory: those before the first computed twice
+     * (anonymous), all held by rq now, so still cached while no block that joins the queue from
+     * now on is evicted */
+    int32_t held = pc->nblk < tabled ? pc->nblk : tabled; /* nident of them cached */
+    int32_t nblk = held < pc->nbh ? held : pc->nbh;
+    nblk = nblk > 0 ? nblk : 0;
+    for (int32_t j = 0; pc->nident < held && j < nblk; j++)
+        if (pc->blk[j] < 0) {
+            nblk = j;
+            break;
+        }
+    memcpy(m->blk, pc->blk, (size_t)nblk * sizeof *m->blk);
+    m->nblk = nblk;
+    m->seq = ps->qseq;
     m->session = rq->session;
     m->nseg = pc->nseg + 1;
     m->nbh = pc->nbh;
@@ -732,10 +766,12 @@ static void memo_take(const eng_pstore *ps, eng_request *rq, int32_t n, int32_t 
         return;
     memcpy(pc->bh, m->bh, (size_t)u * sizeof *pc->bh);
     int32_t nblk = m->nblk < u ? m->nblk : (int32_t)u;
-    if (pc->nblk == 0 && nblk > 0) { /* a match checks each before it uses it */
+    if (pc->nblk == 0 && nblk > 0) { /* a match checks them before it uses them */
         ensure_table(pc, nblk);
         memcpy(pc->blk, m->blk, (size_t)nblk * sizeof *pc->blk);
         pc->nmemo = nblk;
+        pc->memo_ps = ps->serial;
+        pc->mseq = m->seq;
     }
     /* the walk ensure_hashes makes over u blocks' tokens, a segment left as its end is reached */
     int32_t k = 0, off = 0;
@@ -893,12 +929,14 @@ static void own_settle(eng_kv *kv, eng_request *rq)
     }
     if (queued > 0) {
         int32_t at = pc->own_q, before = ps->b[at].prev;
+        uint64_t seq = pc->own_seq; /* they keep the run's place in the queue */
         own_detach(pc);
         q_unlink(ps, at);
         rec_free(ps, at);
         for (int32_t j = first + queued - 1; j >= first; j--) {
             int32_t idx = block_new(ps, pc->bh[j], 0);
             q_link(ps, idx, before);
+            ps->b[idx].seq = seq;
             before = idx;
         }
     }
@@ -925,19 +963,30 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
     if (m > pc->nblk) {
         ensure_hashes(kv, rq, m);
         ensure_table(pc, m);
+        tab_reserve(ps, m - pc->nblk);
     }
+    int32_t added = 0;
+    const uint64_t *bh = pc->bh;
+    int32_t *blk = pc->blk;
     for (int32_t j = pc->nblk; j < m; j++) {
         /* MODEL: vLLM block_pool.cache_full_blocks: a full block gets its hash and enters the
          * table; a block whose hash is already there (computed twice at once) stays anonymous
          * here (vLLM keeps both; the first serves the hits) */
         uint32_t at = 0;
-        tab_reserve(ps);
-        if (tab_probe(ps, pc->bh[j], &at) >= 0) {
-            pc->blk[j] = -1;
+        if (tab_probe(ps, bh[j], &at) >= 0) {
+            blk[j] = -1;
             continue;
         }
-        pc->blk[j] = block_add(ps, pc->bh[j], 1, at);
-        pc->nident++;
+        blk[j] = block_put(ps, bh[j], 1, at);
+        if (ps->off)
+            eng_off_computed(ps->off, bh[j]);
+        added++;
+    }
+    if (added > 0) {
+        pc->nident += added;
+        ps->inuse += added;
+        ps->refs += added;
+        ps->epoch++;
     }
     if (n > t)
         ps->own += n - (pc->nblk > t ? pc->nblk : t);
@@ -955,6 +1004,7 @@ static void own_push(eng_kv *kv, eng_request *rq, int32_t t)
     own_detach(pc);
     pc->own_q = run_new(ps, ps->qtail, ENG_Q_OWN, n);
     pc->own_ps = ps;
+    pc->own_seq = ps->qseq++;
     ps->b[pc->own_q].owner = pc;
     ps->b[pc->own_q].slot = (uint32_t)t;
     ps->epoch++;
@@ -980,29 +1030,33 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     int32_t t = tabled_blocks(kv, rq), m = pc->nblk < t ? pc->nblk : t;
     if (pc->nblk > m)
         own_push(kv, rq, m);
-    int64_t freed = 0; /* cached blocks nobody holds any more */
     const int32_t *blk = pc->blk;
     eng_pblock *rec = ps->b;
-    int32_t tail = ps->qtail; /* the queue's tail as blocks join it (ps->qtail set after) */
+    /* the queue's tail as blocks join it, and where the next one's number goes (ps->qtail and
+     * the last one's next set after) */
+    int32_t tail = ps->qtail, *link = tail >= 0 ? &rec[tail].next : &ps->qhead;
+    uint64_t seq = ps->qseq;
     for (int32_t j = m - 1; j >= 0; j--) {
         int32_t idx = blk[j];
         if (idx < 0) {
+            *link = -1;
             ps->qtail = tail;
-            eng_kv_give(kv, 1);
+            eng_kv_give(kv, 1); /* (takes no seq) */
+            rec = ps->b;        /* a new run's record may have moved them */
             tail = ps->qtail;
-            rec = ps->b; /* a new run's record may have moved them */
+            link = &rec[tail].next;
         } else if (--rec[idx].ref == 0) {
-            freed++;
             rec[idx].prev = tail;
-            rec[idx].next = -1;
-            if (tail >= 0)
-                rec[tail].next = idx;
-            else
-                ps->qhead = idx;
+            rec[idx].seq = seq++;
+            *link = idx;
+            link = &rec[idx].next;
             tail = idx;
         }
     }
+    *link = -1;
     ps->qtail = tail;
+    int64_t freed = (int64_t)(seq - ps->qseq); /* cached blocks nobody holds any more */
+    ps->qseq = seq;
     ps->refs -= pc->nident;
     ps->inuse -= freed;
     kv->used -= freed;
@@ -1108,6 +1162,8 @@ void eng_prefix_cache_enable(eng_replica *r, int mode)
     eng_pstore *ps = sim_xcalloc(1, sizeof *ps);
     ps->mode = mode;
     ps->freeb = ps->qhead = ps->qtail = -1;
+    ps->serial = ++r->e->ps_made;
+    ps->qseq = 1;
     kv->ps = ps;
     q_push_anon(ps, kv->total); /* every block starts free, never used */
 }
@@ -1115,6 +1171,21 @@ void eng_prefix_cache_enable(eng_replica *r, int mode)
 int eng_prefix_cache_mode(const eng_replica *r)
 {
     return r->kv.ps ? r->kv.ps->mode : ENG_PC_OFF;
+}
+
+/* Debug builds: the memory blk[0..n) that a match takes whole (no block of its seq or later
+ * evicted) holds cached blocks of rq's hashes. */
+static void memo_check(const eng_pstore *ps, const eng_pcreq *pc, int32_t n)
+{
+#ifndef NDEBUG
+    for (int32_t j = 0; j < n; j++) {
+        int32_t idx = pc->blk[j];
+        SIM_CHECK(NULL,
+                  idx >= 0 && idx < ps->nb && ps->b[idx].ref >= 0 && ps->b[idx].key == pc->bh[j]);
+    }
+#else
+    (void)ps, (void)pc, (void)n;
+#endif
 }
 
 /* Whether rq's last match still holds: same cache, nothing in it changed, same target. */
@@ -1150,21 +1221,37 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
     ps_view v = view_of(ps);
     const uint64_t *bh = pc->bh;
     int32_t *blk = pc->blk, memo = pc->nmemo < m ? pc->nmemo : m;
-    /* the blocks the memory still holds (a conversation's turn: most of them), then lookups */
+    /* the blocks the memory still holds (a conversation's turn: most of them), then lookups;
+     * seq: the least seq of a block found waiting in the queue outside the memory kept whole */
+    uint64_t seq = ps->qseq;
+    if (memo > 0 && pc->memo_ps == ps->serial && ps->evicted_seq < pc->mseq) {
+        memo_check(ps, pc, memo); /* all still cached: only their holders count */
+        seq = pc->mseq;
+        for (; j < memo; j++)
+            ev += v.b[blk[j]].ref == 0;
+    }
     for (; j < memo; j++) {
         int32_t idx = blk[j];
         if ((uint32_t)idx >= (uint32_t)v.nb || v.b[idx].ref < 0 || v.b[idx].key != bh[j])
             break;
-        ev += v.b[idx].ref == 0;
+        if (v.b[idx].ref == 0) {
+            ev++;
+            seq = v.b[idx].seq < seq ? v.b[idx].seq : seq;
+        }
     }
     for (; j < m; j++) {
         int32_t idx = view_block(v, bh, blk, memo, j);
         if (idx < 0)
             break;
         blk[j] = idx;
-        ev += v.b[idx].ref == 0;
+        if (v.b[idx].ref == 0) {
+            ev++;
+            seq = v.b[idx].seq < seq ? v.b[idx].seq : seq;
+        }
     }
     pc->nmemo = j;
+    pc->memo_ps = ps->serial;
+    pc->mseq = seq;
     if (j == t && j < most && own_run_here(kv, pc) && (int32_t)ps->b[pc->own_q].slot == j) {
         /* its own blocks left in the queue after a preemption: the run's head side is evicted
          * first, so what is left of it is its first blocks */
@@ -1202,16 +1289,27 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     for (int32_t j = 0; !known && j < m; j++)
         blk[j] = find_block(ps, pc, j);
     eng_pblock *rec = ps->b;
+    /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue. A request
+     * freed its blocks tail first, so those leaving here often stand in the queue in reverse
+     * order, each just before the last: they leave as one stretch, from first to last (queue
+     * order), unlinked once (the links inside it are left as they are) */
+    int32_t first = -1, last = -1;
     for (int32_t j = 0; j < m; j++) {
         int32_t idx = blk[j];
-        SIM_CHECK(r->e->ctx, idx >= 0);
-        if (rec[idx].ref == 0) {
-            /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue */
-            q_unlink(ps, idx);
-            touched++;
+        SIM_ASSERT(r->e->ctx, idx >= 0);
+        if (rec[idx].ref++ != 0)
+            continue;
+        touched++;
+        if (rec[idx].next == first && first >= 0) {
+            first = idx;
+            continue;
         }
-        rec[idx].ref++;
+        if (first >= 0)
+            q_unlink_stretch(ps, first, last);
+        first = last = idx;
     }
+    if (first >= 0)
+        q_unlink_stretch(ps, first, last);
     kv->used += touched;
     ps->inuse += touched;
     ps->refs += m;
