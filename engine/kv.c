@@ -290,7 +290,6 @@ static inline int32_t rec_new(eng_pstore *ps)
 static inline void rec_free(eng_pstore *ps, int32_t i)
 {
     ps->b[i].ref = ENG_B_UNUSED;
-    ps->b[i].owner = NULL;
     ps->b[i].next = ps->freeb;
     ps->freeb = i;
 }
@@ -428,25 +427,24 @@ static inline void tab_reserve(eng_pstore *ps, int64_t k)
         tab_grow(ps, k);
 }
 
-/* Removes record idx's entry; the entries after it in its run move back where their probe
- * sequences allow, so every probe still ends at the first empty slot. */
-static void tab_erase(eng_pstore *ps, int32_t idx)
+/* Removes record idx's entry (of table tab, mask, records b; the caller counts it); the entries
+ * after it in its run move back where their probe sequences allow, so every probe still ends at
+ * the first empty slot. */
+static inline void tab_erase(eng_tslot *tab, uint32_t mask, eng_pblock *b, int32_t idx)
 {
-    uint32_t i = ps->b[idx].slot, j = i;
+    uint32_t i = b[idx].slot, j = i;
     for (;;) {
-        ps->tab[i].rec = 0;
+        tab[i].rec = 0;
         for (;;) {
-            j = (j + 1) & ps->tabmask;
-            if (ps->tab[j].rec == 0) {
-                ps->tabn--;
+            j = (j + 1) & mask;
+            if (tab[j].rec == 0)
                 return;
-            }
-            uint32_t k = home(ps, ps->tab[j].hash);
+            uint32_t k = home_slot(tab[j].hash, mask);
             if (i <= j ? (k <= i || k > j) : (k <= i && k > j))
                 break;
         }
-        ps->tab[i] = ps->tab[j];
-        ps->b[ps->tab[i].rec - 1].slot = i;
+        tab[i] = tab[j];
+        b[tab[i].rec - 1].slot = i;
         i = j;
     }
 }
@@ -493,21 +491,39 @@ static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
 /* MODEL: vLLM block_pool._maybe_evict_cached_block: a block taken from the free queue loses its
  * hash (SGLang evicts its radix tree's least recently used unreferenced leaves; reverse-order
  * frees keep every cached block behind its cached descendants in the queue, so evicting from the
- * head evicts leaves first here too). idx is the queue's head. */
-static inline void evict_head(eng_pstore *ps, int32_t idx)
+ * head evicts leaves first here too). Evicts the cached blocks at the queue's head, up to n, and
+ * returns how many; the store's fields are read and written once (through locals). */
+static int64_t evict_head(eng_pstore *ps, int64_t n)
 {
-    eng_pblock *b = &ps->b[idx];
-    if (ps->off)
-        eng_off_evicted(ps->off, b->key);
-    if (b->seq > ps->evicted_seq)
-        ps->evicted_seq = b->seq;
-    ps->qhead = b->next;
-    if (b->next >= 0)
-        ps->b[b->next].prev = -1;
+    eng_pblock *b = ps->b;
+    eng_tslot *tab = ps->tab;
+    uint32_t mask = ps->tabmask;
+    int32_t i = ps->qhead, freeb = ps->freeb;
+    uint64_t top = ps->evicted_seq;
+    int64_t k = 0;
+    /* the offload tiers see them first, in the same order (they keep no link into the store) */
+    for (int32_t j = i; ps->off && k < n && j >= 0 && b[j].ref >= 0; k++, j = b[j].next)
+        eng_off_evicted(ps->off, b[j].key);
+    for (k = 0; k < n && i >= 0 && b[i].ref >= 0; k++) {
+        top = b[i].seq > top ? b[i].seq : top;
+        tab_erase(tab, mask, b, i);
+        int32_t next = b[i].next;
+        b[i].ref = ENG_B_UNUSED; /* rec_free's */
+        b[i].next = freeb;
+        freeb = i;
+        i = next;
+    }
+    ps->qhead = i;
+    if (i >= 0)
+        b[i].prev = -1;
     else
         ps->qtail = -1;
-    tab_erase(ps, idx);
-    rec_free(ps, idx);
+    ps->freeb = freeb;
+    ps->tabn -= (int32_t)k;
+    ps->evicted_seq = top;
+    ps->evictions += k;
+    ps->epoch++;
+    return k;
 }
 
 /* A request's own run loses its link to the request (consumed, or the request is gone). */
@@ -528,10 +544,7 @@ void eng_ps_take(eng_pstore *ps, int64_t n)
         SIM_ASSERT(NULL, i >= 0);
         eng_pblock *q = &ps->b[i];
         if (q->ref >= 0) {
-            evict_head(ps, i);
-            ps->evictions++;
-            ps->epoch++;
-            n--;
+            n -= evict_head(ps, n);
             continue;
         }
         int64_t k = (int64_t)q->key < n ? (int64_t)q->key : n;
@@ -685,6 +698,13 @@ static inline uint64_t piece(uint64_t id, int32_t off, int32_t take)
 
 static void ensure_table(eng_pcreq *pc, int32_t n);
 
+#define SWAP(type, a, b)                                                                           \
+    do {                                                                                           \
+        type swap_ = (a);                                                                          \
+        (a) = (b);                                                                                 \
+        (b) = swap_;                                                                               \
+    } while (0)
+
 /* ---- a conversation's hashes, kept from one turn to the next ---- */
 
 /* Keeps rq's content and the hashes computed for it in ps, for its conversation's next turn
@@ -704,7 +724,10 @@ static void memo_stash(eng_pstore *ps, const eng_request *rq, int32_t tabled)
     if (pc->nbh > m->capbh) {
         m->capbh = pc->nbh > 2 * m->capbh ? pc->nbh : 2 * m->capbh;
         m->bh = sim_xrealloc(m->bh, (size_t)m->capbh * sizeof *m->bh);
-        m->blk = sim_xrealloc(m->blk, (size_t)m->capbh * sizeof *m->blk);
+    }
+    if (pc->nbh > m->capblk) {
+        m->capblk = pc->nbh > 2 * m->capblk ? pc->nbh : 2 * m->capblk;
+        m->blk = sim_xrealloc(m->blk, (size_t)m->capblk * sizeof *m->blk);
     }
     memcpy(m->seg, pc->seg, (size_t)pc->nseg * sizeof *m->seg);
     m->seg[pc->nseg] = (eng_segment){pc->out_id, rq->output};
@@ -739,16 +762,17 @@ static void memo_free(eng_pstore *ps)
     ps->hm = NULL;
 }
 
-/* rq has no hashes yet: those of its first blocks (at most n) copied from its conversation's
+/* rq has no hashes yet: those of its first blocks (at most n) taken from its conversation's
  * last turn kept in ps, as far as the two contents are the same segments; where the next block
  * starts set as ensure_hashes would leave it. A block's hash covers its pieces and the blocks
- * before it, so a block within the common segments hashes alike in both. */
+ * before it, so a block within the common segments hashes alike in both. (ps is const to its
+ * callers, who only read the cache: the memory it keeps is not the cache.) */
 static void memo_take(const eng_pstore *ps, eng_request *rq, int32_t n, int32_t bs)
 {
     eng_pcreq *pc = rq->pc;
     if (!ps || !ps->hm || !rq->session || pc->nseg == 0)
         return;
-    const eng_hmemo *m = &ps->hm[rq->session & (ENG_HMEMO_SLOTS - 1)];
+    eng_hmemo *m = &ps->hm[rq->session & (ENG_HMEMO_SLOTS - 1)];
     if (m->session != rq->session)
         return;
     int64_t same = 0; /* tokens of the leading segments both contents have */
@@ -764,15 +788,19 @@ static void memo_take(const eng_pstore *ps, eng_request *rq, int32_t n, int32_t 
     u = u < n ? u : n;
     if (u <= 0)
         return;
-    memcpy(pc->bh, m->bh, (size_t)u * sizeof *pc->bh);
+    /* the memory's buffers become rq's (rq's, empty, the memory's): a turn is taken once */
+    SWAP(uint64_t *, pc->bh, m->bh);
+    SWAP(int32_t, pc->capbh, m->capbh);
     int32_t nblk = m->nblk < u ? m->nblk : (int32_t)u;
     if (pc->nblk == 0 && nblk > 0) { /* a match checks them before it uses them */
-        ensure_table(pc, nblk);
-        memcpy(pc->blk, m->blk, (size_t)nblk * sizeof *pc->blk);
+        SWAP(int32_t *, pc->blk, m->blk);
+        SWAP(int32_t, pc->capblk, m->capblk);
         pc->nmemo = nblk;
         pc->memo_ps = ps->serial;
         pc->mseq = m->seq;
     }
+    m->session = 0;
+    m->nbh = m->nblk = 0;
     /* the walk ensure_hashes makes over u blocks' tokens, a segment left as its end is reached */
     int32_t k = 0, off = 0;
     int64_t rest = u * bs;
@@ -803,15 +831,18 @@ static void hash_blocks(const eng_kv *kv, eng_request *rq, int32_t n)
     if (!seg_at(rq, k, &id, &len))
         SIM_CHECK(NULL, !"block hashes asked for beyond the request's content");
     uint64_t acc = pc->nbh ? pc->bh[pc->nbh - 1] : UINT64_C(0x6c6c6d73696d5043);
+    uint64_t *bh = pc->bh;
     for (int32_t j = pc->nbh; j < n; j++) {
         /* MODEL: vLLM kv_cache_utils.hash_block_tokens: a block's hash covers the hash of the
          * block before it and its own tokens (here: the content pieces it is made of) */
-        if (len - off > bs) { /* the whole block inside one segment, not its end */
+        /* the whole blocks inside this segment, not at its end: one piece each */
+        int32_t end = len - off > bs ? j + (len - off - 1) / bs : j;
+        for (end = end < n ? end : n; j < end; j++, off += bs) {
             acc = mix64(acc ^ piece(id, off, bs));
-            off += bs;
-            pc->bh[j] = acc;
-            continue;
+            bh[j] = acc;
         }
+        if (j == n)
+            break;
         int32_t need = bs;
         while (need > 0) {
             int32_t take = len - off < need ? len - off : need;
@@ -825,7 +856,7 @@ static void hash_blocks(const eng_kv *kv, eng_request *rq, int32_t n)
                     SIM_CHECK(NULL, !"block hashes asked for beyond the request's content");
             }
         }
-        pc->bh[j] = acc;
+        bh[j] = acc;
     }
     pc->cur_seg = k;
     pc->cur_off = off;
@@ -833,7 +864,7 @@ static void hash_blocks(const eng_kv *kv, eng_request *rq, int32_t n)
 }
 
 #ifndef NDEBUG
-/* Debug builds: the hashes memo_take copied are those hash_blocks computes. */
+/* Debug builds: the hashes memo_take took are those hash_blocks computes. */
 static void memo_verify(const eng_kv *kv, eng_request *rq)
 {
     eng_pcreq *pc = rq->pc;
@@ -854,10 +885,6 @@ static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
     eng_pcreq *pc = rq->pc;
     if (n <= pc->nbh)
         return;
-    if (n > pc->capbh) {
-        pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
-        pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
-    }
     if (pc->nbh == 0) {
         memo_take(kv->ps, rq, n, kv->block_size);
 #ifndef NDEBUG
@@ -866,6 +893,10 @@ static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
 #endif
         if (n <= pc->nbh)
             return;
+    }
+    if (n > pc->capbh) {
+        pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
+        pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
     }
     hash_blocks(kv, rq, n);
 }
@@ -968,6 +999,7 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
     int32_t added = 0;
     const uint64_t *bh = pc->bh;
     int32_t *blk = pc->blk;
+    struct eng_offload *off = ps->off;
     for (int32_t j = pc->nblk; j < m; j++) {
         /* MODEL: vLLM block_pool.cache_full_blocks: a full block gets its hash and enters the
          * table; a block whose hash is already there (computed twice at once) stays anonymous
@@ -978,8 +1010,8 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
             continue;
         }
         blk[j] = block_put(ps, bh[j], 1, at);
-        if (ps->off)
-            eng_off_computed(ps->off, bh[j]);
+        if (off)
+            eng_off_computed(off, bh[j]);
         added++;
     }
     if (added > 0) {
@@ -991,6 +1023,37 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
     if (n > t)
         ps->own += n - (pc->nblk > t ? pc->nblk : t);
     pc->nblk = (int32_t)n;
+}
+
+/* Cached blocks joining the queue's tail one after another, through locals: the records, the
+ * tail, where the next one's number goes, the next seq (the store's fields set at the end). */
+typedef struct q_tailer {
+    eng_pblock *rec;
+    int32_t tail, *link;
+    uint64_t seq;
+} q_tailer;
+
+static inline q_tailer q_tailer_of(eng_pstore *ps)
+{
+    int32_t t = ps->qtail;
+    return (q_tailer){ps->b, t, t >= 0 ? &ps->b[t].next : &ps->qhead, ps->qseq};
+}
+
+/* Cached block idx (no holder left) joins the tail. */
+static inline void q_tailer_add(q_tailer *q, int32_t idx)
+{
+    q->rec[idx].prev = q->tail;
+    q->rec[idx].seq = q->seq++;
+    *q->link = idx;
+    q->link = &q->rec[idx].next;
+    q->tail = idx;
+}
+
+static inline void q_tailer_end(eng_pstore *ps, q_tailer *q)
+{
+    *q->link = -1;
+    ps->qtail = q->tail;
+    ps->qseq = q->seq;
 }
 
 /* rq's own computed blocks [t, nblk), freed: one run at the queue's tail (cached: taking them
@@ -1031,32 +1094,28 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     if (pc->nblk > m)
         own_push(kv, rq, m);
     const int32_t *blk = pc->blk;
-    eng_pblock *rec = ps->b;
-    /* the queue's tail as blocks join it, and where the next one's number goes (ps->qtail and
-     * the last one's next set after) */
-    int32_t tail = ps->qtail, *link = tail >= 0 ? &rec[tail].next : &ps->qhead;
-    uint64_t seq = ps->qseq;
-    for (int32_t j = m - 1; j >= 0; j--) {
-        int32_t idx = blk[j];
-        if (idx < 0) {
-            *link = -1;
-            ps->qtail = tail;
-            eng_kv_give(kv, 1); /* (takes no seq) */
-            rec = ps->b;        /* a new run's record may have moved them */
-            tail = ps->qtail;
-            link = &rec[tail].next;
-        } else if (--rec[idx].ref == 0) {
-            rec[idx].prev = tail;
-            rec[idx].seq = seq++;
-            *link = idx;
-            link = &rec[idx].next;
-            tail = idx;
+    q_tailer q = q_tailer_of(ps);
+    uint64_t seq0 = q.seq;
+    if (pc->nident == m) { /* no block computed twice (anonymous): no test for one */
+        for (const int32_t *p = blk + m; p > blk;) {
+            int32_t idx = *--p;
+            if (--q.rec[idx].ref == 0)
+                q_tailer_add(&q, idx);
+        }
+    } else {
+        for (int32_t j = m - 1; j >= 0; j--) {
+            int32_t idx = blk[j];
+            if (idx < 0) {
+                q_tailer_end(ps, &q);
+                eng_kv_give(kv, 1); /* (takes no seq) */
+                q = q_tailer_of(ps);
+            } else if (--q.rec[idx].ref == 0) {
+                q_tailer_add(&q, idx);
+            }
         }
     }
-    *link = -1;
-    ps->qtail = tail;
-    int64_t freed = (int64_t)(seq - ps->qseq); /* cached blocks nobody holds any more */
-    ps->qseq = seq;
+    int64_t freed = (int64_t)(q.seq - seq0); /* cached blocks nobody holds any more */
+    q_tailer_end(ps, &q);
     ps->refs -= pc->nident;
     ps->inuse -= freed;
     kv->used -= freed;
@@ -1293,22 +1352,22 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
      * freed its blocks tail first, so those leaving here often stand in the queue in reverse
      * order, each just before the last: they leave as one stretch, from first to last (queue
      * order), unlinked once (the links inside it are left as they are) */
-    int32_t first = -1, last = -1;
-    for (int32_t j = 0; j < m; j++) {
-        int32_t idx = blk[j];
+    int32_t first = INT32_MIN, last = -1; /* INT32_MIN: no stretch (and no record's next) */
+    for (const int32_t *p = blk, *end = blk + m; p < end; p++) {
+        int32_t idx = *p;
         SIM_ASSERT(r->e->ctx, idx >= 0);
         if (rec[idx].ref++ != 0)
             continue;
         touched++;
-        if (rec[idx].next == first && first >= 0) {
+        if (rec[idx].next == first) {
             first = idx;
             continue;
         }
-        if (first >= 0)
+        if (first != INT32_MIN)
             q_unlink_stretch(ps, first, last);
         first = last = idx;
     }
-    if (first >= 0)
+    if (first != INT32_MIN)
         q_unlink_stretch(ps, first, last);
     kv->used += touched;
     ps->inuse += touched;

@@ -62,16 +62,16 @@ typedef struct eng_tslot {
 } eng_tslot;
 
 /* A finished request's content and block hashes, kept for its conversation's next turn, whose
- * prompt starts with that content: the turn copies the hashes of the blocks they share instead
- * of computing them again (kv.c, memo_*). */
+ * prompt starts with that content: the turn takes the hashes of the blocks they share (the
+ * buffers move to it, the memory is used up) instead of computing them again (kv.c, memo_*). */
 typedef struct eng_hmemo {
     uint64_t session; /* 0: empty */
     eng_segment *seg; /* its content: the prompt's segments, then its output */
     int32_t nseg, capseg;
     uint64_t *bh; /* chained hashes of its first nbh full blocks */
     int32_t nbh, capbh;
-    int32_t *blk; /* the cached blocks of its first nblk (<= nbh) as it freed them (-1: none) */
-    int32_t nblk;
+    int32_t *blk; /* the cached blocks of its first nblk (<= nbh) as it freed them */
+    int32_t nblk, capblk;
     uint64_t seq; /* the store's qseq when it was kept: blk[0..nblk) all still cached while no
                      block of a later seq was evicted (eng_pcreq.mseq) */
 } eng_hmemo;
