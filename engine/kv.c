@@ -273,6 +273,16 @@ static inline uint64_t mix64(uint64_t x)
 
 /* ---- records: cached blocks and the queue's runs ---- */
 
+/* Room for k more records past the last used (the unused ones aside). */
+static inline void rec_reserve(eng_pstore *ps, int32_t k)
+{
+    if (ps->nb + k > ps->capb) {
+        ps->capb = ps->capb ? 2 * ps->capb : 1024;
+        ps->capb = ps->capb < ps->nb + k ? ps->nb + k : ps->capb;
+        ps->b = sim_xrealloc(ps->b, (size_t)ps->capb * sizeof *ps->b);
+    }
+}
+
 static inline int32_t rec_new(eng_pstore *ps)
 {
     if (ps->freeb >= 0) {
@@ -280,10 +290,7 @@ static inline int32_t rec_new(eng_pstore *ps)
         ps->freeb = ps->b[i].next;
         return i;
     }
-    if (ps->nb == ps->capb) {
-        ps->capb = ps->capb ? 2 * ps->capb : 1024;
-        ps->b = sim_xrealloc(ps->b, (size_t)ps->capb * sizeof *ps->b);
-    }
+    rec_reserve(ps, 1);
     return ps->nb++;
 }
 
@@ -363,19 +370,24 @@ static inline uint32_t home(const eng_pstore *ps, uint64_t h)
     return home_slot(h, ps->tabmask);
 }
 
-/* The record of the cached block with hash h, or -1 with *at the empty slot that ends its probe
- * sequence (where it would go). The table exists. */
-static inline int32_t tab_probe(const eng_pstore *ps, uint64_t h, uint32_t *at)
+/* The record of the cached block with hash h in table tab of mask + 1 slots, or -1 with *at the
+ * empty slot that ends its probe sequence (where it would go). */
+static inline int32_t probe(const eng_tslot *tab, uint32_t mask, uint64_t h, uint32_t *at)
 {
-    for (uint32_t i = home(ps, h);; i = (i + 1) & ps->tabmask) {
-        const eng_tslot *t = &ps->tab[i];
-        if (t->rec == 0) {
+    for (uint32_t i = home_slot(h, mask);; i = (i + 1) & mask) {
+        if (tab[i].rec == 0) {
             *at = i;
             return -1;
         }
-        if (t->hash == h)
-            return t->rec - 1;
+        if (tab[i].hash == h)
+            return tab[i].rec - 1;
     }
+}
+
+/* probe in ps's table (it exists). */
+static inline int32_t tab_probe(const eng_pstore *ps, uint64_t h, uint32_t *at)
+{
+    return probe(ps->tab, ps->tabmask, h, at);
 }
 
 /* The record of the cached block with hash h, or -1. */
@@ -403,7 +415,7 @@ static void tab_grow(eng_pstore *ps, int64_t k)
 {
     eng_tslot *old = ps->tab;
     uint32_t oldcap = old ? ps->tabmask + 1 : 0, cap = oldcap ? 2 * oldcap : 4096;
-    while (4 * ((int64_t)ps->tabn + k) > (int64_t)cap)
+    while (8 * ((int64_t)ps->tabn + k) > (int64_t)cap)
         cap *= 2;
     ps->tab = sim_xcalloc(cap, sizeof *ps->tab);
     ps->tabmask = cap - 1;
@@ -423,7 +435,7 @@ static void tab_grow(eng_pstore *ps, int64_t k)
  * within a slot or two). Where it grows changes no result: only where entries sit. */
 static inline void tab_reserve(eng_pstore *ps, int64_t k)
 {
-    if (!ps->tab || 4 * ((int64_t)ps->tabn + k) > (int64_t)ps->tabmask + 1)
+    if (!ps->tab || 8 * ((int64_t)ps->tabn + k) > (int64_t)ps->tabmask + 1)
         tab_grow(ps, k);
 }
 
@@ -453,20 +465,12 @@ static inline void tab_erase(eng_tslot *tab, uint32_t mask, eng_pblock *b, int32
 
 /* A new cached block of hash h with `ref` holders (0: the caller queues it), entered in the
  * table's empty slot `at` (tab_probe's, after tab_reserve). */
-static inline int32_t block_put(eng_pstore *ps, uint64_t h, int32_t ref, uint32_t at)
+static int32_t block_add(eng_pstore *ps, uint64_t h, int32_t ref, uint32_t at)
 {
     int32_t idx = rec_new(ps);
     ps->b[idx] = (eng_pblock){.key = h, .ref = ref, .prev = -1, .next = -1, .slot = at};
     ps->tab[at] = (eng_tslot){h, idx + 1};
     ps->tabn++;
-    return idx;
-}
-
-/* block_put, counted: a block held, or queued by the caller; a new block the offload tiers see
- * (write-through). */
-static int32_t block_add(eng_pstore *ps, uint64_t h, int32_t ref, uint32_t at)
-{
-    int32_t idx = block_put(ps, h, ref, at);
     if (ref > 0) {
         ps->inuse++;
         ps->refs += ref;
@@ -632,14 +636,8 @@ static inline int32_t view_block(ps_view v, const uint64_t *bh, const int32_t *b
         if (idx >= 0 && idx < v.nb && v.b[idx].ref >= 0 && v.b[idx].key == h)
             return idx;
     }
-    if (!v.tab)
-        return -1;
-    for (uint32_t i = home_slot(h, v.mask);; i = (i + 1) & v.mask) {
-        if (v.tab[i].rec == 0)
-            return -1;
-        if (v.tab[i].hash == h)
-            return v.tab[i].rec - 1;
-    }
+    uint32_t at = 0;
+    return v.tab ? probe(v.tab, v.mask, h, &at) : -1;
 }
 
 /* The cached block holding rq's block j, or -1 (view_block). */
@@ -995,31 +993,43 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
         ensure_hashes(kv, rq, m);
         ensure_table(pc, m);
         tab_reserve(ps, m - pc->nblk);
+        rec_reserve(ps, m - pc->nblk);
     }
-    int32_t added = 0;
+    /* through locals: the stores to blk (int32_t) would make the store's fields be read again */
     const uint64_t *bh = pc->bh;
-    int32_t *blk = pc->blk;
-    struct eng_offload *off = ps->off;
+    int32_t *blk = pc->blk, freeb = ps->freeb, nb = ps->nb, added = 0;
+    eng_pblock *b = ps->b;
+    eng_tslot *tab = ps->tab;
+    uint32_t mask = ps->tabmask;
     for (int32_t j = pc->nblk; j < m; j++) {
         /* MODEL: vLLM block_pool.cache_full_blocks: a full block gets its hash and enters the
          * table; a block whose hash is already there (computed twice at once) stays anonymous
          * here (vLLM keeps both; the first serves the hits) */
         uint32_t at = 0;
-        if (tab_probe(ps, bh[j], &at) >= 0) {
+        if (probe(tab, mask, bh[j], &at) >= 0) {
             blk[j] = -1;
             continue;
         }
-        blk[j] = block_put(ps, bh[j], 1, at);
-        if (off)
-            eng_off_computed(off, bh[j]);
+        int32_t idx = freeb >= 0 ? freeb : nb++; /* rec_new's */
+        freeb = idx == freeb ? b[idx].next : freeb;
+        b[idx] = (eng_pblock){bh[j], 1, -1, -1, at, {NULL}};
+        tab[at] = (eng_tslot){bh[j], idx + 1};
+        blk[j] = idx;
         added++;
     }
+    ps->freeb = freeb;
+    ps->nb = nb;
     if (added > 0) {
+        ps->tabn += added;
         pc->nident += added;
         ps->inuse += added;
         ps->refs += added;
         ps->epoch++;
     }
+    /* the offload tiers see the new blocks, in order (they keep no link into the store) */
+    for (int32_t j = pc->nblk; ps->off && j < m; j++)
+        if (blk[j] >= 0)
+            eng_off_computed(ps->off, bh[j]);
     if (n > t)
         ps->own += n - (pc->nblk > t ? pc->nblk : t);
     pc->nblk = (int32_t)n;
@@ -1167,7 +1177,7 @@ static int tab_check(const eng_pstore *ps, int32_t replica, char *buf, size_t le
             return -1;
         }
     }
-    if (n != ps->tabn || (ps->tab && 4 * n > (int64_t)ps->tabmask + 1)) {
+    if (n != ps->tabn || (ps->tab && 8 * n > (int64_t)ps->tabmask + 1)) {
         snprintf(buf, len, "replica %d: prefix table holds %lld entries, counts %d", replica,
                  (long long)n, ps->tabn);
         return -1;
@@ -1232,6 +1242,20 @@ int eng_prefix_cache_mode(const eng_replica *r)
     return r->kv.ps ? r->kv.ps->mode : ENG_PC_OFF;
 }
 
+/* How many of cached blocks blk[0..n) of records b no request holds (four at a time: the loop
+ * runs over every block of a conversation's context at each turn). */
+static inline int64_t unheld(const eng_pblock *b, const int32_t *blk, int32_t n)
+{
+    int64_t ev = 0;
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4)
+        ev += (b[blk[j]].ref == 0) + (b[blk[j + 1]].ref == 0) + (b[blk[j + 2]].ref == 0) +
+              (b[blk[j + 3]].ref == 0);
+    for (; j < n; j++)
+        ev += b[blk[j]].ref == 0;
+    return ev;
+}
+
 /* Debug builds: the memory blk[0..n) that a match takes whole (no block of its seq or later
  * evicted) holds cached blocks of rq's hashes. */
 static void memo_check(const eng_pstore *ps, const eng_pcreq *pc, int32_t n)
@@ -1286,8 +1310,8 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
     if (memo > 0 && pc->memo_ps == ps->serial && ps->evicted_seq < pc->mseq) {
         memo_check(ps, pc, memo); /* all still cached: only their holders count */
         seq = pc->mseq;
-        for (; j < memo; j++)
-            ev += v.b[blk[j]].ref == 0;
+        ev = unheld(v.b, blk, memo);
+        j = memo;
     }
     for (; j < memo; j++) {
         int32_t idx = blk[j];
