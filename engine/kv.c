@@ -357,7 +357,7 @@ static void q_push_anon(eng_pstore *ps, int64_t n)
         run_new(ps, ps->qtail, ENG_Q_ANON, n);
 }
 
-/* ---- the table (linear probing, at most a quarter full; backward-shift deletion) ---- */
+/* ---- the table (linear probing, at most an eighth full; backward-shift deletion) ---- */
 
 /* The slot where hash h's probe sequence starts in a table of mask + 1 slots. */
 static inline uint32_t home_slot(uint64_t h, uint32_t mask)
@@ -410,7 +410,7 @@ static inline void tab_put_at(eng_pstore *ps, int32_t idx, uint32_t i)
     ps->tabn++;
 }
 
-/* The table made, or doubled, to hold k more entries at most a quarter full. */
+/* The table made, or doubled, to hold k more entries at most an eighth full. */
 static void tab_grow(eng_pstore *ps, int64_t k)
 {
     eng_tslot *old = ps->tab;
@@ -431,7 +431,7 @@ static void tab_grow(eng_pstore *ps, int64_t k)
     free(old);
 }
 
-/* Makes room for k more entries: the table is kept at most a quarter full (a probe then ends
+/* Makes room for k more entries: the table is kept at most an eighth full (a probe then ends
  * within a slot or two). Where it grows changes no result: only where entries sit. */
 static inline void tab_reserve(eng_pstore *ps, int64_t k)
 {
@@ -696,6 +696,15 @@ static inline uint64_t piece(uint64_t id, int32_t off, int32_t take)
 
 static void ensure_table(eng_pcreq *pc, int32_t n);
 
+/* Room for n hashes in pc->bh (those in it kept). */
+static void ensure_room(eng_pcreq *pc, int32_t n)
+{
+    if (n <= pc->capbh)
+        return;
+    pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
+    pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
+}
+
 #define SWAP(type, a, b)                                                                           \
     do {                                                                                           \
         type swap_ = (a);                                                                          \
@@ -707,9 +716,9 @@ static void ensure_table(eng_pcreq *pc, int32_t n);
 
 /* Keeps rq's content and the hashes computed for it in ps, for its conversation's next turn
  * (whose prompt starts with that content). */
-static void memo_stash(eng_pstore *ps, const eng_request *rq, int32_t tabled)
+static void memo_stash(eng_pstore *ps, eng_request *rq, int32_t tabled, uint64_t seq)
 {
-    const eng_pcreq *pc = rq->pc;
+    eng_pcreq *pc = rq->pc;
     if (!rq->session || pc->nseg == 0 || !pc->out_shared || pc->nbh == 0)
         return;
     if (!ps->hm)
@@ -719,20 +728,11 @@ static void memo_stash(eng_pstore *ps, const eng_request *rq, int32_t tabled)
         m->capseg = pc->nseg + 1 > 2 * m->capseg ? pc->nseg + 1 : 2 * m->capseg;
         m->seg = sim_xrealloc(m->seg, (size_t)m->capseg * sizeof *m->seg);
     }
-    if (pc->nbh > m->capbh) {
-        m->capbh = pc->nbh > 2 * m->capbh ? pc->nbh : 2 * m->capbh;
-        m->bh = sim_xrealloc(m->bh, (size_t)m->capbh * sizeof *m->bh);
-    }
-    if (pc->nbh > m->capblk) {
-        m->capblk = pc->nbh > 2 * m->capblk ? pc->nbh : 2 * m->capblk;
-        m->blk = sim_xrealloc(m->blk, (size_t)m->capblk * sizeof *m->blk);
-    }
     memcpy(m->seg, pc->seg, (size_t)pc->nseg * sizeof *m->seg);
     m->seg[pc->nseg] = (eng_segment){pc->out_id, rq->output};
-    memcpy(m->bh, pc->bh, (size_t)pc->nbh * sizeof *m->bh);
     /* the cached blocks holding them, as a match's memory: those before the first computed twice
-     * (anonymous), all held by rq now, so still cached while no block that joins the queue from
-     * now on is evicted */
+     * (anonymous), all held by rq until this free, so still cached while no block that joined
+     * the queue from then on (seq) is evicted */
     int32_t held = pc->nblk < tabled ? pc->nblk : tabled; /* nident of them cached */
     int32_t nblk = held < pc->nbh ? held : pc->nbh;
     nblk = nblk > 0 ? nblk : 0;
@@ -741,12 +741,19 @@ static void memo_stash(eng_pstore *ps, const eng_request *rq, int32_t tabled)
             nblk = j;
             break;
         }
-    memcpy(m->blk, pc->blk, (size_t)nblk * sizeof *m->blk);
+    /* rq's buffers become the memory's (the memory's, rq's): rq is done with its blocks, and its
+     * hashes come back from here if it asks again (memo_take) */
+    SWAP(uint64_t *, pc->bh, m->bh);
+    SWAP(int32_t, pc->capbh, m->capbh);
+    SWAP(int32_t *, pc->blk, m->blk);
+    SWAP(int32_t, pc->capblk, m->capblk);
     m->nblk = nblk;
-    m->seq = ps->qseq;
+    m->seq = seq;
     m->session = rq->session;
+    m->rid = rq->id;
     m->nseg = pc->nseg + 1;
     m->nbh = pc->nbh;
+    pc->nbh = pc->cur_seg = pc->cur_off = 0;
 }
 
 static void memo_free(eng_pstore *ps)
@@ -786,19 +793,32 @@ static void memo_take(const eng_pstore *ps, eng_request *rq, int32_t n, int32_t 
     u = u < n ? u : n;
     if (u <= 0)
         return;
-    /* the memory's buffers become rq's (rq's, empty, the memory's): a turn is taken once */
-    SWAP(uint64_t *, pc->bh, m->bh);
-    SWAP(int32_t, pc->capbh, m->capbh);
+    /* the request that kept them (preempted, or asked after it finished) copies them, the
+     * memory staying for its next turn; a next turn takes the memory's buffers (rq's, empty, go
+     * to the memory): it is used up */
+    int own = m->rid == rq->id;
     int32_t nblk = m->nblk < u ? m->nblk : (int32_t)u;
-    if (pc->nblk == 0 && nblk > 0) { /* a match checks them before it uses them */
-        SWAP(int32_t *, pc->blk, m->blk);
-        SWAP(int32_t, pc->capblk, m->capblk);
+    nblk = pc->nblk == 0 ? nblk : 0; /* a match checks them before it uses them */
+    if (own) {
+        ensure_room(pc, (int32_t)u);
+        memcpy(pc->bh, m->bh, (size_t)u * sizeof *pc->bh);
+        ensure_table(pc, nblk);
+        memcpy(pc->blk, m->blk, (size_t)nblk * sizeof *pc->blk);
+    } else {
+        SWAP(uint64_t *, pc->bh, m->bh);
+        SWAP(int32_t, pc->capbh, m->capbh);
+        if (nblk > 0) {
+            SWAP(int32_t *, pc->blk, m->blk);
+            SWAP(int32_t, pc->capblk, m->capblk);
+        }
+        m->session = 0;
+        m->nbh = m->nblk = 0;
+    }
+    if (nblk > 0) {
         pc->nmemo = nblk;
         pc->memo_ps = ps->serial;
         pc->mseq = m->seq;
     }
-    m->session = 0;
-    m->nbh = m->nblk = 0;
     /* the walk ensure_hashes makes over u blocks' tokens, a segment left as its end is reached */
     int32_t k = 0, off = 0;
     int64_t rest = u * bs;
@@ -892,10 +912,7 @@ static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
         if (n <= pc->nbh)
             return;
     }
-    if (n > pc->capbh) {
-        pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
-        pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
-    }
+    ensure_room(pc, n);
     hash_blocks(kv, rq, n);
 }
 
@@ -1094,7 +1111,8 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     }
     if (keep_tokens > 0)
         eng_kv_register(kv, rq, keep_tokens);
-    memo_stash(ps, rq, tabled_blocks(kv, rq));
+    int32_t stash_t = tabled_blocks(kv, rq); /* (before own_settle) */
+    uint64_t stash_seq = ps->qseq;
     if (own_run_here(kv, pc))
         own_settle(kv, rq);
     /* MODEL: vLLM KVCacheManager.free: blocks are freed in reverse order so that the tail
@@ -1131,6 +1149,7 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     kv->used -= freed;
     if (m > 0)
         ps->epoch++;
+    memo_stash(ps, rq, stash_t, stash_seq);
     pc->nblk = pc->nident = pc->nmemo = 0;
     rq->kv_blocks = 0;
 }
@@ -1159,7 +1178,7 @@ void eng_kv_fini(eng_kv *kv)
 }
 
 /* The table: each entry its record's (hash and slot), found from its home without crossing an
- * empty slot, entries counted, at most a quarter full. O(slots). */
+ * empty slot, entries counted, at most an eighth full. O(slots). */
 static int tab_check(const eng_pstore *ps, int32_t replica, char *buf, size_t len)
 {
     int64_t n = 0;

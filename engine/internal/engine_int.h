@@ -39,7 +39,7 @@ int eng_heap_check(const eng_rq_heap *h);
  * preemption; cached all the same: taking them from the queue evicts them, head side first).
  * The table keeps each entry's hash beside its record (a probe compares hashes without leaving
  * the table) and each block its slot, so an eviction starts at that slot; the table is kept at
- * most a quarter full, and an eviction moves the few entries after it back (backward-shift
+ * most an eighth full, and an eviction moves the few entries after it back (backward-shift
  * deletion: no tombstones, no rebuild but to grow). */
 enum { ENG_Q_ANON = -2, ENG_Q_OWN = -3, ENG_B_UNUSED = -4 };
 typedef struct eng_pblock {
@@ -62,10 +62,12 @@ typedef struct eng_tslot {
 } eng_tslot;
 
 /* A finished request's content and block hashes, kept for its conversation's next turn, whose
- * prompt starts with that content: the turn takes the hashes of the blocks they share (the
- * buffers move to it, the memory is used up) instead of computing them again (kv.c, memo_*). */
+ * prompt starts with that content: the turn takes the hashes of the blocks they share instead of
+ * computing them again (kv.c, memo_*). The buffers move, not their contents: the request's go to
+ * the memory when it frees its blocks, and the memory's to the next turn, which uses it up. */
 typedef struct eng_hmemo {
     uint64_t session; /* 0: empty */
+    int64_t rid;      /* the request that kept it */
     eng_segment *seg; /* its content: the prompt's segments, then its output */
     int32_t nseg, capseg;
     uint64_t *bh; /* chained hashes of its first nbh full blocks */
