@@ -357,7 +357,7 @@ static void q_push_anon(eng_pstore *ps, int64_t n)
         run_new(ps, ps->qtail, ENG_Q_ANON, n);
 }
 
-/* ---- the table (linear probing, at most an eighth full; backward-shift deletion) ---- */
+/* ---- the table (linear probing, at most a sixth full; backward-shift deletion) ---- */
 
 /* The slot where hash h's probe sequence starts in a table of mask + 1 slots. */
 static inline uint32_t home_slot(uint64_t h, uint32_t mask)
@@ -410,12 +410,12 @@ static inline void tab_put_at(eng_pstore *ps, int32_t idx, uint32_t i)
     ps->tabn++;
 }
 
-/* The table made, or doubled, to hold k more entries at most an eighth full. */
+/* The table made, or doubled, to hold k more entries at most a sixth full. */
 static void tab_grow(eng_pstore *ps, int64_t k)
 {
     eng_tslot *old = ps->tab;
     uint32_t oldcap = old ? ps->tabmask + 1 : 0, cap = oldcap ? 2 * oldcap : 4096;
-    while (8 * ((int64_t)ps->tabn + k) > (int64_t)cap)
+    while (6 * ((int64_t)ps->tabn + k) > (int64_t)cap)
         cap *= 2;
     ps->tab = sim_xcalloc(cap, sizeof *ps->tab);
     ps->tabmask = cap - 1;
@@ -431,11 +431,11 @@ static void tab_grow(eng_pstore *ps, int64_t k)
     free(old);
 }
 
-/* Makes room for k more entries: the table is kept at most an eighth full (a probe then ends
+/* Makes room for k more entries: the table is kept at most a sixth full (a probe then ends
  * within a slot or two). Where it grows changes no result: only where entries sit. */
 static inline void tab_reserve(eng_pstore *ps, int64_t k)
 {
-    if (!ps->tab || 8 * ((int64_t)ps->tabn + k) > (int64_t)ps->tabmask + 1)
+    if (!ps->tab || 6 * ((int64_t)ps->tabn + k) > (int64_t)ps->tabmask + 1)
         tab_grow(ps, k);
 }
 
@@ -508,7 +508,7 @@ static int64_t evict_head(eng_pstore *ps, int64_t n)
     /* the offload tiers see them first, in the same order (they keep no link into the store) */
     for (int32_t j = i; ps->off && k < n && j >= 0 && b[j].ref >= 0; k++, j = b[j].next)
         eng_off_evicted(ps->off, b[j].key);
-    for (k = 0; k < n && i >= 0 && b[i].ref >= 0; k++) {
+    for (k = 0; k < n && b[i].ref >= 0; k++) { /* (n blocks are free: i >= 0) */
         top = b[i].seq > top ? b[i].seq : top;
         tab_erase(tab, mask, b, i);
         int32_t next = b[i].next;
@@ -1178,7 +1178,7 @@ void eng_kv_fini(eng_kv *kv)
 }
 
 /* The table: each entry its record's (hash and slot), found from its home without crossing an
- * empty slot, entries counted, at most an eighth full. O(slots). */
+ * empty slot, entries counted, at most a sixth full. O(slots). */
 static int tab_check(const eng_pstore *ps, int32_t replica, char *buf, size_t len)
 {
     int64_t n = 0;
@@ -1196,7 +1196,7 @@ static int tab_check(const eng_pstore *ps, int32_t replica, char *buf, size_t le
             return -1;
         }
     }
-    if (n != ps->tabn || (ps->tab && 8 * n > (int64_t)ps->tabmask + 1)) {
+    if (n != ps->tabn || (ps->tab && 6 * n > (int64_t)ps->tabmask + 1)) {
         snprintf(buf, len, "replica %d: prefix table holds %lld entries, counts %d", replica,
                  (long long)n, ps->tabn);
         return -1;

@@ -39,7 +39,7 @@ int eng_heap_check(const eng_rq_heap *h);
  * preemption; cached all the same: taking them from the queue evicts them, head side first).
  * The table keeps each entry's hash beside its record (a probe compares hashes without leaving
  * the table) and each block its slot, so an eviction starts at that slot; the table is kept at
- * most an eighth full, and an eviction moves the few entries after it back (backward-shift
+ * most a sixth full, and an eviction moves the few entries after it back (backward-shift
  * deletion: no tombstones, no rebuild but to grow). */
 enum { ENG_Q_ANON = -2, ENG_Q_OWN = -3, ENG_B_UNUSED = -4 };
 typedef struct eng_pblock {
