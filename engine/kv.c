@@ -273,6 +273,16 @@ static inline uint64_t mix64(uint64_t x)
 
 /* ---- records: cached blocks and the queue's runs ---- */
 
+/* Room for k more records past the last used (the unused ones aside). */
+static inline void rec_reserve(eng_pstore *ps, int32_t k)
+{
+    if (ps->nb + k > ps->capb) {
+        ps->capb = ps->capb ? 2 * ps->capb : 1024;
+        ps->capb = ps->capb < ps->nb + k ? ps->nb + k : ps->capb;
+        ps->b = sim_xrealloc(ps->b, (size_t)ps->capb * sizeof *ps->b);
+    }
+}
+
 static inline int32_t rec_new(eng_pstore *ps)
 {
     if (ps->freeb >= 0) {
@@ -280,34 +290,37 @@ static inline int32_t rec_new(eng_pstore *ps)
         ps->freeb = ps->b[i].next;
         return i;
     }
-    if (ps->nb == ps->capb) {
-        ps->capb = ps->capb ? 2 * ps->capb : 1024;
-        ps->b = sim_xrealloc(ps->b, (size_t)ps->capb * sizeof *ps->b);
-    }
+    rec_reserve(ps, 1);
     return ps->nb++;
 }
 
 static inline void rec_free(eng_pstore *ps, int32_t i)
 {
     ps->b[i].ref = ENG_B_UNUSED;
-    ps->b[i].owner = NULL;
     ps->b[i].next = ps->freeb;
     ps->freeb = i;
 }
 
 /* ---- the free queue, through the records ---- */
 
+/* Unlinks records first .. last, neighbours in the queue in that order (the links between them
+ * are left as they were). */
+static inline void q_unlink_stretch(eng_pstore *ps, int32_t first, int32_t last)
+{
+    int32_t before = ps->b[first].prev, after = ps->b[last].next;
+    if (before >= 0)
+        ps->b[before].next = after;
+    else
+        ps->qhead = after;
+    if (after >= 0)
+        ps->b[after].prev = before;
+    else
+        ps->qtail = before;
+}
+
 static inline void q_unlink(eng_pstore *ps, int32_t i)
 {
-    eng_pblock *n = &ps->b[i];
-    if (n->prev >= 0)
-        ps->b[n->prev].next = n->next;
-    else
-        ps->qhead = n->next;
-    if (n->next >= 0)
-        ps->b[n->next].prev = n->prev;
-    else
-        ps->qtail = n->prev;
+    q_unlink_stretch(ps, i, i);
 }
 
 /* Links record i into the queue after record `after` (-1: at the head). */
@@ -330,7 +343,7 @@ static inline void q_link(eng_pstore *ps, int32_t i, int32_t after)
 static int32_t run_new(eng_pstore *ps, int32_t after, int32_t kind, int64_t count)
 {
     int32_t i = rec_new(ps);
-    ps->b[i] = (eng_pblock){(uint64_t)count, kind, -1, -1, 0, NULL};
+    ps->b[i] = (eng_pblock){.key = (uint64_t)count, .ref = kind, .prev = -1, .next = -1};
     q_link(ps, i, after);
     return i;
 }
@@ -344,7 +357,7 @@ static void q_push_anon(eng_pstore *ps, int64_t n)
         run_new(ps, ps->qtail, ENG_Q_ANON, n);
 }
 
-/* ---- the table (linear probing, at most a quarter full; backward-shift deletion) ---- */
+/* ---- the table (linear probing, at most a sixth full; backward-shift deletion) ---- */
 
 /* The slot where hash h's probe sequence starts in a table of mask + 1 slots. */
 static inline uint32_t home_slot(uint64_t h, uint32_t mask)
@@ -357,19 +370,24 @@ static inline uint32_t home(const eng_pstore *ps, uint64_t h)
     return home_slot(h, ps->tabmask);
 }
 
-/* The record of the cached block with hash h, or -1 with *at the empty slot that ends its probe
- * sequence (where it would go). The table exists. */
-static inline int32_t tab_probe(const eng_pstore *ps, uint64_t h, uint32_t *at)
+/* The record of the cached block with hash h in table tab of mask + 1 slots, or -1 with *at the
+ * empty slot that ends its probe sequence (where it would go). */
+static inline int32_t probe(const eng_tslot *tab, uint32_t mask, uint64_t h, uint32_t *at)
 {
-    for (uint32_t i = home(ps, h);; i = (i + 1) & ps->tabmask) {
-        const eng_tslot *t = &ps->tab[i];
-        if (t->rec == 0) {
+    for (uint32_t i = home_slot(h, mask);; i = (i + 1) & mask) {
+        if (tab[i].rec == 0) {
             *at = i;
             return -1;
         }
-        if (t->hash == h)
-            return t->rec - 1;
+        if (tab[i].hash == h)
+            return tab[i].rec - 1;
     }
+}
+
+/* probe in ps's table (it exists). */
+static inline int32_t tab_probe(const eng_pstore *ps, uint64_t h, uint32_t *at)
+{
+    return probe(ps->tab, ps->tabmask, h, at);
 }
 
 /* The record of the cached block with hash h, or -1. */
@@ -392,12 +410,12 @@ static inline void tab_put_at(eng_pstore *ps, int32_t idx, uint32_t i)
     ps->tabn++;
 }
 
-/* The table made, or doubled, to hold one more entry at most a quarter full. */
-static void tab_grow(eng_pstore *ps)
+/* The table made, or doubled, to hold k more entries at most a sixth full. */
+static void tab_grow(eng_pstore *ps, int64_t k)
 {
     eng_tslot *old = ps->tab;
     uint32_t oldcap = old ? ps->tabmask + 1 : 0, cap = oldcap ? 2 * oldcap : 4096;
-    while (4 * ((int64_t)ps->tabn + 1) > (int64_t)cap)
+    while (6 * ((int64_t)ps->tabn + k) > (int64_t)cap)
         cap *= 2;
     ps->tab = sim_xcalloc(cap, sizeof *ps->tab);
     ps->tabmask = cap - 1;
@@ -413,33 +431,32 @@ static void tab_grow(eng_pstore *ps)
     free(old);
 }
 
-/* Makes room for one more entry: the table is kept at most a quarter full (a probe then ends
- * within a slot or two). */
-static inline void tab_reserve(eng_pstore *ps)
+/* Makes room for k more entries: the table is kept at most a sixth full (a probe then ends
+ * within a slot or two). Where it grows changes no result: only where entries sit. */
+static inline void tab_reserve(eng_pstore *ps, int64_t k)
 {
-    if (!ps->tab || 4 * ((int64_t)ps->tabn + 1) > (int64_t)ps->tabmask + 1)
-        tab_grow(ps);
+    if (!ps->tab || 6 * ((int64_t)ps->tabn + k) > (int64_t)ps->tabmask + 1)
+        tab_grow(ps, k);
 }
 
-/* Removes record idx's entry; the entries after it in its run move back where their probe
- * sequences allow, so every probe still ends at the first empty slot. */
-static void tab_erase(eng_pstore *ps, int32_t idx)
+/* Removes record idx's entry (of table tab, mask, records b; the caller counts it); the entries
+ * after it in its run move back where their probe sequences allow, so every probe still ends at
+ * the first empty slot. */
+static inline void tab_erase(eng_tslot *tab, uint32_t mask, eng_pblock *b, int32_t idx)
 {
-    uint32_t i = ps->b[idx].slot, j = i;
+    uint32_t i = b[idx].slot, j = i;
     for (;;) {
-        ps->tab[i].rec = 0;
+        tab[i].rec = 0;
         for (;;) {
-            j = (j + 1) & ps->tabmask;
-            if (ps->tab[j].rec == 0) {
-                ps->tabn--;
+            j = (j + 1) & mask;
+            if (tab[j].rec == 0)
                 return;
-            }
-            uint32_t k = home(ps, ps->tab[j].hash);
+            uint32_t k = home_slot(tab[j].hash, mask);
             if (i <= j ? (k <= i || k > j) : (k <= i && k > j))
                 break;
         }
-        ps->tab[i] = ps->tab[j];
-        ps->b[ps->tab[i].rec - 1].slot = i;
+        tab[i] = tab[j];
+        b[tab[i].rec - 1].slot = i;
         i = j;
     }
 }
@@ -451,8 +468,9 @@ static void tab_erase(eng_pstore *ps, int32_t idx)
 static int32_t block_add(eng_pstore *ps, uint64_t h, int32_t ref, uint32_t at)
 {
     int32_t idx = rec_new(ps);
-    ps->b[idx] = (eng_pblock){h, ref, -1, -1, 0, NULL};
-    tab_put_at(ps, idx, at);
+    ps->b[idx] = (eng_pblock){.key = h, .ref = ref, .prev = -1, .next = -1, .slot = at};
+    ps->tab[at] = (eng_tslot){h, idx + 1};
+    ps->tabn++;
     if (ref > 0) {
         ps->inuse++;
         ps->refs += ref;
@@ -467,7 +485,7 @@ static int32_t block_add(eng_pstore *ps, uint64_t h, int32_t ref, uint32_t at)
 static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
 {
     uint32_t at = 0;
-    tab_reserve(ps);
+    tab_reserve(ps, 1);
     int32_t found = tab_probe(ps, h, &at);
     SIM_ASSERT(NULL, found < 0);
     (void)found;
@@ -477,16 +495,39 @@ static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
 /* MODEL: vLLM block_pool._maybe_evict_cached_block: a block taken from the free queue loses its
  * hash (SGLang evicts its radix tree's least recently used unreferenced leaves; reverse-order
  * frees keep every cached block behind its cached descendants in the queue, so evicting from the
- * head evicts leaves first here too) */
-static void evict(eng_pstore *ps, int32_t idx)
+ * head evicts leaves first here too). Evicts the cached blocks at the queue's head, up to n, and
+ * returns how many; the store's fields are read and written once (through locals). */
+static int64_t evict_head(eng_pstore *ps, int64_t n)
 {
-    if (ps->off)
-        eng_off_evicted(ps->off, ps->b[idx].key);
-    q_unlink(ps, idx);
-    tab_erase(ps, idx);
-    rec_free(ps, idx);
-    ps->evictions++;
+    eng_pblock *b = ps->b;
+    eng_tslot *tab = ps->tab;
+    uint32_t mask = ps->tabmask;
+    int32_t i = ps->qhead, freeb = ps->freeb;
+    uint64_t top = ps->evicted_seq;
+    int64_t k = 0;
+    /* the offload tiers see them first, in the same order (they keep no link into the store) */
+    for (int32_t j = i; ps->off && k < n && j >= 0 && b[j].ref >= 0; k++, j = b[j].next)
+        eng_off_evicted(ps->off, b[j].key);
+    for (k = 0; k < n && b[i].ref >= 0; k++) { /* (n blocks are free: i >= 0) */
+        top = b[i].seq > top ? b[i].seq : top;
+        tab_erase(tab, mask, b, i);
+        int32_t next = b[i].next;
+        b[i].ref = ENG_B_UNUSED; /* rec_free's */
+        b[i].next = freeb;
+        freeb = i;
+        i = next;
+    }
+    ps->qhead = i;
+    if (i >= 0)
+        b[i].prev = -1;
+    else
+        ps->qtail = -1;
+    ps->freeb = freeb;
+    ps->tabn -= (int32_t)k;
+    ps->evicted_seq = top;
+    ps->evictions += k;
     ps->epoch++;
+    return k;
 }
 
 /* A request's own run loses its link to the request (consumed, or the request is gone). */
@@ -507,8 +548,7 @@ void eng_ps_take(eng_pstore *ps, int64_t n)
         SIM_ASSERT(NULL, i >= 0);
         eng_pblock *q = &ps->b[i];
         if (q->ref >= 0) {
-            evict(ps, i);
-            n--;
+            n -= evict_head(ps, n);
             continue;
         }
         int64_t k = (int64_t)q->key < n ? (int64_t)q->key : n;
@@ -556,6 +596,7 @@ void eng_kv_unpin(eng_kv *kv, int32_t idx)
         ps->inuse--;
         kv->used--;
         q_link(ps, idx, ps->qtail);
+        ps->b[idx].seq = ps->qseq++;
     }
     ps->epoch++;
 }
@@ -595,14 +636,8 @@ static inline int32_t view_block(ps_view v, const uint64_t *bh, const int32_t *b
         if (idx >= 0 && idx < v.nb && v.b[idx].ref >= 0 && v.b[idx].key == h)
             return idx;
     }
-    if (!v.tab)
-        return -1;
-    for (uint32_t i = home_slot(h, v.mask);; i = (i + 1) & v.mask) {
-        if (v.tab[i].rec == 0)
-            return -1;
-        if (v.tab[i].hash == h)
-            return v.tab[i].rec - 1;
-    }
+    uint32_t at = 0;
+    return v.tab ? probe(v.tab, v.mask, h, &at) : -1;
 }
 
 /* The cached block holding rq's block j, or -1 (view_block). */
@@ -620,6 +655,7 @@ void eng_pcreq_reset(eng_pcreq *pc)
     pc->tabled = 0;
     pc->nbh = pc->cur_seg = pc->cur_off = 0;
     pc->nblk = pc->nident = pc->nmemo = 0;
+    pc->memo_ps = 0;
     pc->m_ps = NULL;
 }
 
@@ -660,13 +696,29 @@ static inline uint64_t piece(uint64_t id, int32_t off, int32_t take)
 
 static void ensure_table(eng_pcreq *pc, int32_t n);
 
+/* Room for n hashes in pc->bh (those in it kept). */
+static void ensure_room(eng_pcreq *pc, int32_t n)
+{
+    if (n <= pc->capbh)
+        return;
+    pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
+    pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
+}
+
+#define SWAP(type, a, b)                                                                           \
+    do {                                                                                           \
+        type swap_ = (a);                                                                          \
+        (a) = (b);                                                                                 \
+        (b) = swap_;                                                                               \
+    } while (0)
+
 /* ---- a conversation's hashes, kept from one turn to the next ---- */
 
 /* Keeps rq's content and the hashes computed for it in ps, for its conversation's next turn
  * (whose prompt starts with that content). */
-static void memo_stash(eng_pstore *ps, const eng_request *rq, int32_t tabled)
+static void memo_stash(eng_pstore *ps, eng_request *rq, int32_t tabled, uint64_t seq)
 {
-    const eng_pcreq *pc = rq->pc;
+    eng_pcreq *pc = rq->pc;
     if (!rq->session || pc->nseg == 0 || !pc->out_shared || pc->nbh == 0)
         return;
     if (!ps->hm)
@@ -676,22 +728,32 @@ static void memo_stash(eng_pstore *ps, const eng_request *rq, int32_t tabled)
         m->capseg = pc->nseg + 1 > 2 * m->capseg ? pc->nseg + 1 : 2 * m->capseg;
         m->seg = sim_xrealloc(m->seg, (size_t)m->capseg * sizeof *m->seg);
     }
-    if (pc->nbh > m->capbh) {
-        m->capbh = pc->nbh > 2 * m->capbh ? pc->nbh : 2 * m->capbh;
-        m->bh = sim_xrealloc(m->bh, (size_t)m->capbh * sizeof *m->bh);
-        m->blk = sim_xrealloc(m->blk, (size_t)m->capbh * sizeof *m->blk);
-    }
     memcpy(m->seg, pc->seg, (size_t)pc->nseg * sizeof *m->seg);
     m->seg[pc->nseg] = (eng_segment){pc->out_id, rq->output};
-    memcpy(m->bh, pc->bh, (size_t)pc->nbh * sizeof *m->bh);
-    /* the cached blocks holding them, as a match's memory (checked before use) */
-    int32_t nblk = pc->nblk < tabled ? pc->nblk : tabled;
-    nblk = nblk < pc->nbh ? nblk : pc->nbh;
-    memcpy(m->blk, pc->blk, (size_t)(nblk > 0 ? nblk : 0) * sizeof *m->blk);
-    m->nblk = nblk > 0 ? nblk : 0;
+    /* the cached blocks holding them, as a match's memory: those before the first computed twice
+     * (anonymous), all held by rq until this free, so still cached while no block that joined
+     * the queue from then on (seq) is evicted */
+    int32_t held = pc->nblk < tabled ? pc->nblk : tabled; /* nident of them cached */
+    int32_t nblk = held < pc->nbh ? held : pc->nbh;
+    nblk = nblk > 0 ? nblk : 0;
+    for (int32_t j = 0; pc->nident < held && j < nblk; j++)
+        if (pc->blk[j] < 0) {
+            nblk = j;
+            break;
+        }
+    /* rq's buffers become the memory's (the memory's, rq's): rq is done with its blocks, and its
+     * hashes come back from here if it asks again (memo_take) */
+    SWAP(uint64_t *, pc->bh, m->bh);
+    SWAP(int32_t, pc->capbh, m->capbh);
+    SWAP(int32_t *, pc->blk, m->blk);
+    SWAP(int32_t, pc->capblk, m->capblk);
+    m->nblk = nblk;
+    m->seq = seq;
     m->session = rq->session;
+    m->rid = rq->id;
     m->nseg = pc->nseg + 1;
     m->nbh = pc->nbh;
+    pc->nbh = pc->cur_seg = pc->cur_off = 0;
 }
 
 static void memo_free(eng_pstore *ps)
@@ -705,16 +767,17 @@ static void memo_free(eng_pstore *ps)
     ps->hm = NULL;
 }
 
-/* rq has no hashes yet: those of its first blocks (at most n) copied from its conversation's
+/* rq has no hashes yet: those of its first blocks (at most n) taken from its conversation's
  * last turn kept in ps, as far as the two contents are the same segments; where the next block
  * starts set as ensure_hashes would leave it. A block's hash covers its pieces and the blocks
- * before it, so a block within the common segments hashes alike in both. */
+ * before it, so a block within the common segments hashes alike in both. (ps is const to its
+ * callers, who only read the cache: the memory it keeps is not the cache.) */
 static void memo_take(const eng_pstore *ps, eng_request *rq, int32_t n, int32_t bs)
 {
     eng_pcreq *pc = rq->pc;
     if (!ps || !ps->hm || !rq->session || pc->nseg == 0)
         return;
-    const eng_hmemo *m = &ps->hm[rq->session & (ENG_HMEMO_SLOTS - 1)];
+    eng_hmemo *m = &ps->hm[rq->session & (ENG_HMEMO_SLOTS - 1)];
     if (m->session != rq->session)
         return;
     int64_t same = 0; /* tokens of the leading segments both contents have */
@@ -730,12 +793,31 @@ static void memo_take(const eng_pstore *ps, eng_request *rq, int32_t n, int32_t 
     u = u < n ? u : n;
     if (u <= 0)
         return;
-    memcpy(pc->bh, m->bh, (size_t)u * sizeof *pc->bh);
+    /* the request that kept them (preempted, or asked after it finished) copies them, the
+     * memory staying for its next turn; a next turn takes the memory's buffers (rq's, empty, go
+     * to the memory): it is used up */
+    int own = m->rid == rq->id;
     int32_t nblk = m->nblk < u ? m->nblk : (int32_t)u;
-    if (pc->nblk == 0 && nblk > 0) { /* a match checks each before it uses it */
+    nblk = pc->nblk == 0 ? nblk : 0; /* a match checks them before it uses them */
+    if (own) {
+        ensure_room(pc, (int32_t)u);
+        memcpy(pc->bh, m->bh, (size_t)u * sizeof *pc->bh);
         ensure_table(pc, nblk);
         memcpy(pc->blk, m->blk, (size_t)nblk * sizeof *pc->blk);
+    } else {
+        SWAP(uint64_t *, pc->bh, m->bh);
+        SWAP(int32_t, pc->capbh, m->capbh);
+        if (nblk > 0) {
+            SWAP(int32_t *, pc->blk, m->blk);
+            SWAP(int32_t, pc->capblk, m->capblk);
+        }
+        m->session = 0;
+        m->nbh = m->nblk = 0;
+    }
+    if (nblk > 0) {
         pc->nmemo = nblk;
+        pc->memo_ps = ps->serial;
+        pc->mseq = m->seq;
     }
     /* the walk ensure_hashes makes over u blocks' tokens, a segment left as its end is reached */
     int32_t k = 0, off = 0;
@@ -767,15 +849,18 @@ static void hash_blocks(const eng_kv *kv, eng_request *rq, int32_t n)
     if (!seg_at(rq, k, &id, &len))
         SIM_CHECK(NULL, !"block hashes asked for beyond the request's content");
     uint64_t acc = pc->nbh ? pc->bh[pc->nbh - 1] : UINT64_C(0x6c6c6d73696d5043);
+    uint64_t *bh = pc->bh;
     for (int32_t j = pc->nbh; j < n; j++) {
         /* MODEL: vLLM kv_cache_utils.hash_block_tokens: a block's hash covers the hash of the
          * block before it and its own tokens (here: the content pieces it is made of) */
-        if (len - off > bs) { /* the whole block inside one segment, not its end */
+        /* the whole blocks inside this segment, not at its end: one piece each */
+        int32_t end = len - off > bs ? j + (len - off - 1) / bs : j;
+        for (end = end < n ? end : n; j < end; j++, off += bs) {
             acc = mix64(acc ^ piece(id, off, bs));
-            off += bs;
-            pc->bh[j] = acc;
-            continue;
+            bh[j] = acc;
         }
+        if (j == n)
+            break;
         int32_t need = bs;
         while (need > 0) {
             int32_t take = len - off < need ? len - off : need;
@@ -789,7 +874,7 @@ static void hash_blocks(const eng_kv *kv, eng_request *rq, int32_t n)
                     SIM_CHECK(NULL, !"block hashes asked for beyond the request's content");
             }
         }
-        pc->bh[j] = acc;
+        bh[j] = acc;
     }
     pc->cur_seg = k;
     pc->cur_off = off;
@@ -797,7 +882,7 @@ static void hash_blocks(const eng_kv *kv, eng_request *rq, int32_t n)
 }
 
 #ifndef NDEBUG
-/* Debug builds: the hashes memo_take copied are those hash_blocks computes. */
+/* Debug builds: the hashes memo_take took are those hash_blocks computes. */
 static void memo_verify(const eng_kv *kv, eng_request *rq)
 {
     eng_pcreq *pc = rq->pc;
@@ -818,10 +903,6 @@ static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
     eng_pcreq *pc = rq->pc;
     if (n <= pc->nbh)
         return;
-    if (n > pc->capbh) {
-        pc->capbh = n > 2 * pc->capbh ? n : 2 * pc->capbh;
-        pc->bh = sim_xrealloc(pc->bh, (size_t)pc->capbh * sizeof *pc->bh);
-    }
     if (pc->nbh == 0) {
         memo_take(kv->ps, rq, n, kv->block_size);
 #ifndef NDEBUG
@@ -831,6 +912,7 @@ static void ensure_hashes(const eng_kv *kv, eng_request *rq, int32_t n)
         if (n <= pc->nbh)
             return;
     }
+    ensure_room(pc, n);
     hash_blocks(kv, rq, n);
 }
 
@@ -893,12 +975,14 @@ static void own_settle(eng_kv *kv, eng_request *rq)
     }
     if (queued > 0) {
         int32_t at = pc->own_q, before = ps->b[at].prev;
+        uint64_t seq = pc->own_seq; /* they keep the run's place in the queue */
         own_detach(pc);
         q_unlink(ps, at);
         rec_free(ps, at);
         for (int32_t j = first + queued - 1; j >= first; j--) {
             int32_t idx = block_new(ps, pc->bh[j], 0);
             q_link(ps, idx, before);
+            ps->b[idx].seq = seq;
             before = idx;
         }
     }
@@ -925,23 +1009,78 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
     if (m > pc->nblk) {
         ensure_hashes(kv, rq, m);
         ensure_table(pc, m);
+        tab_reserve(ps, m - pc->nblk);
+        rec_reserve(ps, m - pc->nblk);
     }
+    /* through locals: the stores to blk (int32_t) would make the store's fields be read again */
+    const uint64_t *bh = pc->bh;
+    int32_t *blk = pc->blk, freeb = ps->freeb, nb = ps->nb, added = 0;
+    eng_pblock *b = ps->b;
+    eng_tslot *tab = ps->tab;
+    uint32_t mask = ps->tabmask;
     for (int32_t j = pc->nblk; j < m; j++) {
         /* MODEL: vLLM block_pool.cache_full_blocks: a full block gets its hash and enters the
          * table; a block whose hash is already there (computed twice at once) stays anonymous
          * here (vLLM keeps both; the first serves the hits) */
         uint32_t at = 0;
-        tab_reserve(ps);
-        if (tab_probe(ps, pc->bh[j], &at) >= 0) {
-            pc->blk[j] = -1;
+        if (probe(tab, mask, bh[j], &at) >= 0) {
+            blk[j] = -1;
             continue;
         }
-        pc->blk[j] = block_add(ps, pc->bh[j], 1, at);
-        pc->nident++;
+        int32_t idx = freeb >= 0 ? freeb : nb++; /* rec_new's */
+        freeb = idx == freeb ? b[idx].next : freeb;
+        b[idx] = (eng_pblock){bh[j], 1, -1, -1, at, {NULL}};
+        tab[at] = (eng_tslot){bh[j], idx + 1};
+        blk[j] = idx;
+        added++;
     }
+    ps->freeb = freeb;
+    ps->nb = nb;
+    if (added > 0) {
+        ps->tabn += added;
+        pc->nident += added;
+        ps->inuse += added;
+        ps->refs += added;
+        ps->epoch++;
+    }
+    /* the offload tiers see the new blocks, in order (they keep no link into the store) */
+    for (int32_t j = pc->nblk; ps->off && j < m; j++)
+        if (blk[j] >= 0)
+            eng_off_computed(ps->off, bh[j]);
     if (n > t)
         ps->own += n - (pc->nblk > t ? pc->nblk : t);
     pc->nblk = (int32_t)n;
+}
+
+/* Cached blocks joining the queue's tail one after another, through locals: the records, the
+ * tail, where the next one's number goes, the next seq (the store's fields set at the end). */
+typedef struct q_tailer {
+    eng_pblock *rec;
+    int32_t tail, *link;
+    uint64_t seq;
+} q_tailer;
+
+static inline q_tailer q_tailer_of(eng_pstore *ps)
+{
+    int32_t t = ps->qtail;
+    return (q_tailer){ps->b, t, t >= 0 ? &ps->b[t].next : &ps->qhead, ps->qseq};
+}
+
+/* Cached block idx (no holder left) joins the tail. */
+static inline void q_tailer_add(q_tailer *q, int32_t idx)
+{
+    q->rec[idx].prev = q->tail;
+    q->rec[idx].seq = q->seq++;
+    *q->link = idx;
+    q->link = &q->rec[idx].next;
+    q->tail = idx;
+}
+
+static inline void q_tailer_end(eng_pstore *ps, q_tailer *q)
+{
+    *q->link = -1;
+    ps->qtail = q->tail;
+    ps->qseq = q->seq;
 }
 
 /* rq's own computed blocks [t, nblk), freed: one run at the queue's tail (cached: taking them
@@ -955,6 +1094,7 @@ static void own_push(eng_kv *kv, eng_request *rq, int32_t t)
     own_detach(pc);
     pc->own_q = run_new(ps, ps->qtail, ENG_Q_OWN, n);
     pc->own_ps = ps;
+    pc->own_seq = ps->qseq++;
     ps->b[pc->own_q].owner = pc;
     ps->b[pc->own_q].slot = (uint32_t)t;
     ps->epoch++;
@@ -971,7 +1111,8 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     }
     if (keep_tokens > 0)
         eng_kv_register(kv, rq, keep_tokens);
-    memo_stash(ps, rq, tabled_blocks(kv, rq));
+    int32_t stash_t = tabled_blocks(kv, rq); /* (before own_settle) */
+    uint64_t stash_seq = ps->qseq;
     if (own_run_here(kv, pc))
         own_settle(kv, rq);
     /* MODEL: vLLM KVCacheManager.free: blocks are freed in reverse order so that the tail
@@ -980,34 +1121,35 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     int32_t t = tabled_blocks(kv, rq), m = pc->nblk < t ? pc->nblk : t;
     if (pc->nblk > m)
         own_push(kv, rq, m);
-    int64_t freed = 0; /* cached blocks nobody holds any more */
     const int32_t *blk = pc->blk;
-    eng_pblock *rec = ps->b;
-    int32_t tail = ps->qtail; /* the queue's tail as blocks join it (ps->qtail set after) */
-    for (int32_t j = m - 1; j >= 0; j--) {
-        int32_t idx = blk[j];
-        if (idx < 0) {
-            ps->qtail = tail;
-            eng_kv_give(kv, 1);
-            tail = ps->qtail;
-            rec = ps->b; /* a new run's record may have moved them */
-        } else if (--rec[idx].ref == 0) {
-            freed++;
-            rec[idx].prev = tail;
-            rec[idx].next = -1;
-            if (tail >= 0)
-                rec[tail].next = idx;
-            else
-                ps->qhead = idx;
-            tail = idx;
+    q_tailer q = q_tailer_of(ps);
+    uint64_t seq0 = q.seq;
+    if (pc->nident == m) { /* no block computed twice (anonymous): no test for one */
+        for (const int32_t *p = blk + m; p > blk;) {
+            int32_t idx = *--p;
+            if (--q.rec[idx].ref == 0)
+                q_tailer_add(&q, idx);
+        }
+    } else {
+        for (int32_t j = m - 1; j >= 0; j--) {
+            int32_t idx = blk[j];
+            if (idx < 0) {
+                q_tailer_end(ps, &q);
+                eng_kv_give(kv, 1); /* (takes no seq) */
+                q = q_tailer_of(ps);
+            } else if (--q.rec[idx].ref == 0) {
+                q_tailer_add(&q, idx);
+            }
         }
     }
-    ps->qtail = tail;
+    int64_t freed = (int64_t)(q.seq - seq0); /* cached blocks nobody holds any more */
+    q_tailer_end(ps, &q);
     ps->refs -= pc->nident;
     ps->inuse -= freed;
     kv->used -= freed;
     if (m > 0)
         ps->epoch++;
+    memo_stash(ps, rq, stash_t, stash_seq);
     pc->nblk = pc->nident = pc->nmemo = 0;
     rq->kv_blocks = 0;
 }
@@ -1036,7 +1178,7 @@ void eng_kv_fini(eng_kv *kv)
 }
 
 /* The table: each entry its record's (hash and slot), found from its home without crossing an
- * empty slot, entries counted, at most a quarter full. O(slots). */
+ * empty slot, entries counted, at most a sixth full. O(slots). */
 static int tab_check(const eng_pstore *ps, int32_t replica, char *buf, size_t len)
 {
     int64_t n = 0;
@@ -1054,7 +1196,7 @@ static int tab_check(const eng_pstore *ps, int32_t replica, char *buf, size_t le
             return -1;
         }
     }
-    if (n != ps->tabn || (ps->tab && 4 * n > (int64_t)ps->tabmask + 1)) {
+    if (n != ps->tabn || (ps->tab && 6 * n > (int64_t)ps->tabmask + 1)) {
         snprintf(buf, len, "replica %d: prefix table holds %lld entries, counts %d", replica,
                  (long long)n, ps->tabn);
         return -1;
@@ -1108,6 +1250,8 @@ void eng_prefix_cache_enable(eng_replica *r, int mode)
     eng_pstore *ps = sim_xcalloc(1, sizeof *ps);
     ps->mode = mode;
     ps->freeb = ps->qhead = ps->qtail = -1;
+    ps->serial = ++r->e->ps_made;
+    ps->qseq = 1;
     kv->ps = ps;
     q_push_anon(ps, kv->total); /* every block starts free, never used */
 }
@@ -1115,6 +1259,35 @@ void eng_prefix_cache_enable(eng_replica *r, int mode)
 int eng_prefix_cache_mode(const eng_replica *r)
 {
     return r->kv.ps ? r->kv.ps->mode : ENG_PC_OFF;
+}
+
+/* How many of cached blocks blk[0..n) of records b no request holds (four at a time: the loop
+ * runs over every block of a conversation's context at each turn). */
+static inline int64_t unheld(const eng_pblock *b, const int32_t *blk, int32_t n)
+{
+    int64_t ev = 0;
+    int32_t j = 0;
+    for (; j + 4 <= n; j += 4)
+        ev += (b[blk[j]].ref == 0) + (b[blk[j + 1]].ref == 0) + (b[blk[j + 2]].ref == 0) +
+              (b[blk[j + 3]].ref == 0);
+    for (; j < n; j++)
+        ev += b[blk[j]].ref == 0;
+    return ev;
+}
+
+/* Debug builds: the memory blk[0..n) that a match takes whole (no block of its seq or later
+ * evicted) holds cached blocks of rq's hashes. */
+static void memo_check(const eng_pstore *ps, const eng_pcreq *pc, int32_t n)
+{
+#ifndef NDEBUG
+    for (int32_t j = 0; j < n; j++) {
+        int32_t idx = pc->blk[j];
+        SIM_CHECK(NULL,
+                  idx >= 0 && idx < ps->nb && ps->b[idx].ref >= 0 && ps->b[idx].key == pc->bh[j]);
+    }
+#else
+    (void)ps, (void)pc, (void)n;
+#endif
 }
 
 /* Whether rq's last match still holds: same cache, nothing in it changed, same target. */
@@ -1150,21 +1323,37 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
     ps_view v = view_of(ps);
     const uint64_t *bh = pc->bh;
     int32_t *blk = pc->blk, memo = pc->nmemo < m ? pc->nmemo : m;
-    /* the blocks the memory still holds (a conversation's turn: most of them), then lookups */
+    /* the blocks the memory still holds (a conversation's turn: most of them), then lookups;
+     * seq: the least seq of a block found waiting in the queue outside the memory kept whole */
+    uint64_t seq = ps->qseq;
+    if (memo > 0 && pc->memo_ps == ps->serial && ps->evicted_seq < pc->mseq) {
+        memo_check(ps, pc, memo); /* all still cached: only their holders count */
+        seq = pc->mseq;
+        ev = unheld(v.b, blk, memo);
+        j = memo;
+    }
     for (; j < memo; j++) {
         int32_t idx = blk[j];
         if ((uint32_t)idx >= (uint32_t)v.nb || v.b[idx].ref < 0 || v.b[idx].key != bh[j])
             break;
-        ev += v.b[idx].ref == 0;
+        if (v.b[idx].ref == 0) {
+            ev++;
+            seq = v.b[idx].seq < seq ? v.b[idx].seq : seq;
+        }
     }
     for (; j < m; j++) {
         int32_t idx = view_block(v, bh, blk, memo, j);
         if (idx < 0)
             break;
         blk[j] = idx;
-        ev += v.b[idx].ref == 0;
+        if (v.b[idx].ref == 0) {
+            ev++;
+            seq = v.b[idx].seq < seq ? v.b[idx].seq : seq;
+        }
     }
     pc->nmemo = j;
+    pc->memo_ps = ps->serial;
+    pc->mseq = seq;
     if (j == t && j < most && own_run_here(kv, pc) && (int32_t)ps->b[pc->own_q].slot == j) {
         /* its own blocks left in the queue after a preemption: the run's head side is evicted
          * first, so what is left of it is its first blocks */
@@ -1183,6 +1372,30 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
     return pc->m_hit * kv->block_size;
 }
 
+/* A stretch of blocks leaving the free queue together, first to last in queue order (first:
+ * INT32_MIN, none, and no record's next), and the blocks that left it so far. */
+typedef struct q_stretch {
+    int32_t first, last;
+    int64_t touched;
+} q_stretch;
+
+/* An attach takes a reference on cached block idx: one nobody held leaves the queue, with the
+ * stretch if it stands just before it, else starting a new one (the last one unlinked). */
+static inline void touch(eng_pstore *ps, eng_pblock *rec, q_stretch *st, int32_t idx)
+{
+    SIM_ASSERT(NULL, idx >= 0);
+    if (rec[idx].ref++ != 0)
+        return;
+    st->touched++;
+    if (rec[idx].next == st->first) {
+        st->first = idx;
+        return;
+    }
+    if (st->first != INT32_MIN)
+        q_unlink_stretch(ps, st->first, st->last);
+    st->first = st->last = idx;
+}
+
 void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
 {
     eng_kv *kv = &r->kv;
@@ -1197,21 +1410,25 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     int known = memo_valid(ps, rq) && n <= pc->m_hit; /* blk[0..m) as the match found them */
     SIM_CHECK(r->e->ctx, m <= pc->nbh);
     ensure_table(pc, m);
-    int64_t touched = 0; /* cached blocks nobody held */
     int32_t *blk = pc->blk;
     for (int32_t j = 0; !known && j < m; j++)
         blk[j] = find_block(ps, pc, j);
     eng_pblock *rec = ps->b;
-    for (int32_t j = 0; j < m; j++) {
-        int32_t idx = blk[j];
-        SIM_CHECK(r->e->ctx, idx >= 0);
-        if (rec[idx].ref == 0) {
-            /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue */
-            q_unlink(ps, idx);
-            touched++;
-        }
-        rec[idx].ref++;
+    /* MODEL: vLLM BlockPool.touch: a cached block with no user leaves the free queue. A request
+     * freed its blocks tail first, so those leaving here often stand in the queue in reverse
+     * order, each just before the last: they leave as one stretch, from first to last (queue
+     * order), unlinked once (the links inside it are left as they are) */
+    q_stretch st = {INT32_MIN, -1, 0};
+    const int32_t *p = blk, *end = blk + m;
+    for (; p + 2 <= end; p += 2) { /* (two at a time: every block of a turn's context) */
+        touch(ps, rec, &st, p[0]);
+        touch(ps, rec, &st, p[1]);
     }
+    if (p < end)
+        touch(ps, rec, &st, p[0]);
+    if (st.first != INT32_MIN)
+        q_unlink_stretch(ps, st.first, st.last);
+    int64_t touched = st.touched; /* cached blocks nobody held */
     kv->used += touched;
     ps->inuse += touched;
     ps->refs += m;

@@ -11,7 +11,7 @@
 #include "rindex.h"
 #include "sim.h"
 
-static uint32_t home(const eng_rix *x, uint64_t h, int32_t rep)
+static inline uint32_t home(const eng_rix *x, uint64_t h, int32_t rep)
 {
     uint64_t k = h ^ ((uint64_t)(rep + 1) * UINT64_C(0x9e3779b97f4a7c15));
     k ^= k >> 33;
@@ -77,7 +77,7 @@ static void grow(eng_rix *x)
             place(x, n);
 }
 
-static void unlink_node(eng_rix *x, int32_t n)
+static inline void unlink_node(eng_rix *x, int32_t n)
 {
     eng_rix_node *e = &x->node[n];
     if (e->prev >= 0)
@@ -90,7 +90,7 @@ static void unlink_node(eng_rix *x, int32_t n)
         x->young[e->rep] = e->prev;
 }
 
-static void push_young(eng_rix *x, int32_t n)
+static inline void push_young(eng_rix *x, int32_t n)
 {
     eng_rix_node *e = &x->node[n];
     e->prev = x->young[e->rep];
@@ -102,7 +102,7 @@ static void push_young(eng_rix *x, int32_t n)
     x->young[e->rep] = n;
 }
 
-static int32_t new_node(eng_rix *x)
+static inline int32_t new_node(eng_rix *x)
 {
     if (x->freel >= 0) {
         int32_t n = x->freel;
@@ -124,11 +124,10 @@ void eng_rix_refresh(eng_rix *x, int32_t n)
     }
 }
 
-int32_t eng_rix_touch(eng_rix *x, uint64_t h, int32_t rep, int *made)
+/* eng_rix_touch with room in the table for the pair. One probe: the pair's slot, or the empty one
+ * that ends its run (where place puts it). */
+static inline int32_t touch_in(eng_rix *x, uint64_t h, int32_t rep, int *made)
 {
-    if (2 * (x->live + 1) > (int64_t)x->mask + 1 && eng_rix_find(x, h, rep) < 0)
-        grow(x); /* it is made below, and the table would be over half full */
-    /* one probe: the pair's slot, or the empty one that ends its run (where place puts it) */
     uint32_t i = home(x, h, rep);
     for (;; i = (i + 1) & x->mask) {
         const eng_rix_slot *s = &x->slot[i];
@@ -149,6 +148,22 @@ int32_t eng_rix_touch(eng_rix *x, uint64_t h, int32_t rep, int *made)
     x->count[rep]++;
     x->live++;
     return n;
+}
+
+int32_t eng_rix_touch(eng_rix *x, uint64_t h, int32_t rep, int *made)
+{
+    if (2 * (x->live + 1) > (int64_t)x->mask + 1 && eng_rix_find(x, h, rep) < 0)
+        grow(x); /* it is made below, and the table would be over half full */
+    return touch_in(x, h, rep, made);
+}
+
+void eng_rix_touch_path(eng_rix *x, const uint64_t *h, int32_t from, int32_t to, int32_t rep)
+{
+    while (2 * (x->live + (to - from)) > (int64_t)x->mask + 1)
+        grow(x); /* room for all of them new (where the table grows changes no result) */
+    int made;
+    for (int32_t j = to - 1; j >= from; j--)
+        touch_in(x, h[j], rep, &made);
 }
 
 void eng_rix_erase(eng_rix *x, int32_t n)

@@ -297,10 +297,8 @@ static int32_t sgl_match(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i)
  * blocks are the nodes sgl_match found (nothing erased since). */
 static void sgl_insert(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i, int32_t known)
 {
-    int made;
     const int32_t *at = s->nodes + (size_t)i * s->cap;
-    for (int32_t j = nb - 1; j >= known; j--)
-        eng_rix_touch(&s->tree, h[j], i, &made);
+    eng_rix_touch_path(&s->tree, h, known, nb, i);
     for (int32_t j = known - 1; j >= 0; j--)
         eng_rix_refresh(&s->tree, at[j]);
 }

@@ -450,6 +450,49 @@ static void test_rix_grow_refresh(void **state)
     eng_rix_free(&x);
 }
 
+/* eng_rix_touch_path is the touches it stands for, one by one: the same pairs, serials and
+ * recency lists, over paths that are partly new, partly there, and erased from. */
+static void test_rix_touch_path(void **state)
+{
+    enum { NREP = 3, PATHS = 400, LEN = 64 };
+    eng_rix a, b;
+    eng_rix_init(&a, NREP);
+    eng_rix_init(&b, NREP);
+    uint64_t h[LEN], seed = 1;
+    int made;
+    for (int p = 0; p < PATHS; p++) {
+        int32_t rep = p % NREP, len = 1 + (int32_t)(seed % LEN), from = (int32_t)(seed / 7 % 8);
+        for (int32_t j = 0; j < len; j++) /* a few hundred distinct pairs: many touched again */
+            h[j] = (seed / 13 % 5) * 1000 + (uint64_t)j;
+        from = from < len ? from : len;
+        eng_rix_touch_path(&a, h, from, len, rep);
+        for (int32_t j = len - 1; j >= from; j--)
+            eng_rix_touch(&b, h[j], rep, &made);
+        if (p % 50 == 49) /* the oldest few go, as a trim takes them */
+            for (int k = 0; k < 10 && a.old[rep] >= 0; k++) {
+                eng_rix_erase(&a, eng_rix_oldest(&a, rep));
+                eng_rix_erase(&b, eng_rix_oldest(&b, rep));
+            }
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    }
+    assert_int_equal(eng_rix_check(&a), 0);
+    assert_int_equal(eng_rix_check(&b), 0);
+    assert_int_equal(a.live, b.live);
+    assert_true(a.live > 100);
+    for (int32_t r = 0; r < NREP; r++) {
+        assert_int_equal(a.count[r], b.count[r]);
+        int32_t na = a.old[r], nb = b.old[r];
+        for (; na >= 0 && nb >= 0; na = a.node[na].next, nb = b.node[nb].next) {
+            assert_true(a.node[na].hash == b.node[nb].hash);
+            assert_int_equal(a.node[na].serial, b.node[nb].serial);
+        }
+        assert_int_equal(na, -1);
+        assert_int_equal(nb, -1);
+    }
+    eng_rix_free(&a);
+    eng_rix_free(&b);
+}
+
 /* A trace of `n` requests, each a group's shared prefix and a unique tail (content segments),
  * `gap` apart, in `groups` groups (request i in group i mod groups). seg holds 2 x n segments. */
 static void group_trace(eng_arrival *a, eng_segment (*seg)[2], int n, int groups, int32_t shared,
@@ -661,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_weighted_prefix_index),
         cmocka_unit_test(test_rix_bounded),
         cmocka_unit_test(test_rix_grow_refresh),
+        cmocka_unit_test(test_rix_touch_path),
         cmocka_unit_test(test_weighted_long_trace_small_table),
         cmocka_unit_test(test_prefix_affinity_thresholds),
         cmocka_unit_test(test_precise_prefix_reads_caches),

@@ -39,7 +39,7 @@ int eng_heap_check(const eng_rq_heap *h);
  * preemption; cached all the same: taking them from the queue evicts them, head side first).
  * The table keeps each entry's hash beside its record (a probe compares hashes without leaving
  * the table) and each block its slot, so an eviction starts at that slot; the table is kept at
- * most a quarter full, and an eviction moves the few entries after it back (backward-shift
+ * most a sixth full, and an eviction moves the few entries after it back (backward-shift
  * deletion: no tombstones, no rebuild but to grow). */
 enum { ENG_Q_ANON = -2, ENG_Q_OWN = -3, ENG_B_UNUSED = -4 };
 typedef struct eng_pblock {
@@ -49,7 +49,11 @@ typedef struct eng_pblock {
     int32_t prev, next; /* free-queue neighbours (-1: none); the next unused record when unused */
     uint32_t slot;      /* a cached block: its table slot; an own run: its request's first block
                            in it (it holds blocks slot .. slot + key - 1) */
-    struct eng_pcreq *owner; /* an own run: its request, NULL once it is gone */
+    union {
+        struct eng_pcreq *owner; /* an own run: its request, NULL once it is gone */
+        uint64_t seq; /* a cached block in the free queue: when it joined the queue's tail
+                         (eng_pstore.qseq then; own_settle's blocks take their run's) */
+    };
 } eng_pblock;
 
 typedef struct eng_tslot {
@@ -58,16 +62,20 @@ typedef struct eng_tslot {
 } eng_tslot;
 
 /* A finished request's content and block hashes, kept for its conversation's next turn, whose
- * prompt starts with that content: the turn copies the hashes of the blocks they share instead
- * of computing them again (kv.c, memo_*). */
+ * prompt starts with that content: the turn takes the hashes of the blocks they share instead of
+ * computing them again (kv.c, memo_*). The buffers move, not their contents: the request's go to
+ * the memory when it frees its blocks, and the memory's to the next turn, which uses it up. */
 typedef struct eng_hmemo {
     uint64_t session; /* 0: empty */
+    int64_t rid;      /* the request that kept it */
     eng_segment *seg; /* its content: the prompt's segments, then its output */
     int32_t nseg, capseg;
     uint64_t *bh; /* chained hashes of its first nbh full blocks */
     int32_t nbh, capbh;
-    int32_t *blk; /* the cached blocks of its first nblk (<= nbh) as it freed them (-1: none) */
-    int32_t nblk;
+    int32_t *blk; /* the cached blocks of its first nblk (<= nbh) as it freed them */
+    int32_t nblk, capblk;
+    uint64_t seq; /* the store's qseq when it was kept: blk[0..nblk) all still cached while no
+                     block of a later seq was evicted (eng_pcreq.mseq) */
 } eng_hmemo;
 
 #define ENG_HMEMO_SLOTS 512 /* direct-mapped by session id */
@@ -87,6 +95,9 @@ typedef struct eng_pstore {
     int64_t own;             /* requests' own computed blocks (not in the table): held or queued */
     uint64_t epoch;          /* bumped whenever a match could change: a block cached, evicted, held
                                 or let go, an own run taken from */
+    uint64_t serial;         /* this store among the engine's (requests' memories name it) */
+    uint64_t qseq;           /* the seq the next block joining the queue's tail gets (from 1) */
+    uint64_t evicted_seq;    /* the largest seq of a cached block evicted (0: none) */
     struct eng_offload *off; /* the replica's offload tiers, or NULL (offload.c) */
 } eng_pstore;
 
@@ -107,6 +118,7 @@ typedef struct eng_pcreq {
     int tabled;      /* its own blocks go through the table too */
     struct eng_pstore *own_ps; /* the cache whose free queue holds its own run, or NULL */
     int32_t own_q;             /* that run's record */
+    uint64_t own_seq;          /* when that run joined the queue's tail (eng_pblock.seq) */
     uint64_t *bh;              /* chained hashes of its leading full blocks */
     int32_t nbh, capbh;
     int32_t cur_seg, cur_off; /* where block nbh starts in the content */
@@ -116,6 +128,11 @@ typedef struct eng_pcreq {
     int32_t nident; /* entries of blk that are cached blocks */
     int32_t nmemo;  /* waiting requests: blk[0..nmemo) remembers the blocks the last match found
                        (checked before use: a block may have been evicted since) */
+    /* blk[0..nmemo) are cached blocks of store memo_ps; each, whenever it waits in the free
+     * queue, has a seq >= mseq (it was held when remembered, or its seq was taken into mseq):
+     * while that store evicted no block of seq >= mseq, all of them are still cached */
+    uint64_t memo_ps; /* that store's serial (0: none) */
+    uint64_t mseq;
     /* the last match, kept while nothing in its cache changed (its epoch): its hit in blocks
      * and how many of them no request holds */
     const struct eng_pstore *m_ps;
@@ -649,6 +666,7 @@ struct eng_engine {
     int64_t in_system;         /* requests arrived and not yet done, every replica */
     struct eng_autoscaler *as; /* autoscale.c, or NULL */
     struct eng_faulter *fault; /* fault.c, or NULL */
+    uint64_t ps_made;          /* prefix caches made (kv.c: each store's serial) */
 };
 
 /* Reports `count` inter-token gaps of gap_ns to the metrics and the recorder. */
