@@ -149,6 +149,17 @@ typedef struct attn_eff {
  * floor for an 8-byte all-reduce over 8 GPUs on PCIe (NCCL issue 1530). */
 #define NCCL_FLOOR_NS 60300.0
 #define NCCL_LINK_EFF 0.503
+/* MODEL: NCCL's all-reduce on Hopper's NVLink 4 with NVSwitch runs well past the A100 fit above:
+ * vLLM's device-communicator benchmark on 8 x H100 (vllm-project/vllm PR #42324, "SM 9.0",
+ * world size 8, pynccl column, benchmarks/kernels/benchmark_device_communicators.py) takes
+ * 0.024 ms at 512 KiB, 0.050 at 4 MiB, 0.121 at 16 MiB, 0.195 at 32 MiB and 0.561 at 128 MiB,
+ * where the A100 constants give 0.061, 0.075, 0.156, 0.279 and 1.047 ms. The same formula
+ * fitted to those twelve points (least squares on log time) gives a 29.5 us floor and 72% of
+ * the per-direction link bandwidth on the ring's bytes, within -21% to +30% of every point
+ * (-16% and -3% at 16 and 32 MiB, a 1,024- and a 2,048-token pass of an 8,192-wide model). Hopper
+ * parts (H100, H200) take these; other architectures keep the A100 fit. */
+#define NCCL_HOPPER_FLOOR_NS 29500.0
+#define NCCL_HOPPER_LINK_EFF 0.72
 #define CAR_FLOOR_NS 9000.0
 #define CAR_LINK_EFF 0.12
 #define CAR_MAX_BYTES (8.0 * 1024 * 1024)
@@ -249,6 +260,7 @@ typedef struct roofline {
     attn_eff prefill;            /* prefill attention of the engine on this GPU */
     int nvlink;                  /* 1: GPUs joined by a link faster than PCIe */
     int xnode;                   /* 1: the TP group spans NVLink domains joined by NICs */
+    double nccl_floor, nccl_eff; /* NCCL's ring over NVLink on this architecture (ns, share) */
     int ar_fused;                /* 1: all-reduce, residual add and norm are one kernel */
     double floor_scale;          /* kernel floors relative to the A100 they were fitted on */
     const kset *k;               /* the GEMM and elementwise classes of this GPU's memory */
@@ -340,7 +352,8 @@ static int nvlink_domain(const eng_gpu *g)
  * the nodes on every GPU's NIC, one channel per NIC (the reference systems give one NIC per GPU,
  * the catalog's nic): besides the ring over NVLink inside a node, each GPU sends its 1/g shard's
  * 2 (N - 1) / N over its NIC for N nodes of g GPUs, at the ring efficiency measured on NVLink
- * (NCCL_LINK_EFF). The floor stays NCCL's. */
+ * (NCCL_LINK_EFF, the A100 fit: the Hopper figures below are of one node). The floor stays NCCL's.
+ */
 static double xnode_ring_ns(const roofline *r, double bytes)
 {
     double g = nvlink_domain(&r->g), nodes = ceil(r->tp / g);
@@ -359,7 +372,7 @@ static double allreduce_ns(const roofline *r, double bytes, int nccl)
         return smooth(PCIE_AR_FLOOR_NS, 0, ring / (r->g.link_bw * PCIE_AR_EFF) * 1e9);
     if (r->xnode)
         return xnode_ring_ns(r, bytes);
-    double nc = smooth(NCCL_FLOOR_NS, 0, ring / (r->g.link_bw * NCCL_LINK_EFF) * 1e9);
+    double nc = smooth(r->nccl_floor, 0, ring / (r->g.link_bw * r->nccl_eff) * 1e9);
     if (nccl || bytes > CAR_MAX_BYTES)
         return nc;
     double car = smooth(CAR_FLOOR_NS, 0, ring / (r->g.link_bw * CAR_LINK_EFF) * 1e9);
@@ -756,8 +769,8 @@ static double op_ns(const void *st, const cal_work *w)
                  r->head.wb * h * r->vocab + ACT_BYTES * n * h + LOGIT_BYTES * n * r->vocab);
         if (r->tp > 1) { /* MODEL: vLLM gathers the vocabulary shards of the logits (NCCL) */
             double bytes = (r->tp - 1.0) / r->tp * LOGIT_BYTES * n * r->vocab * r->tp;
-            double eff = r->nvlink ? NCCL_LINK_EFF : PCIE_AR_EFF;
-            t += smooth(r->nvlink ? NCCL_FLOOR_NS : PCIE_AR_FLOOR_NS, 0,
+            double eff = r->nvlink ? r->nccl_eff : PCIE_AR_EFF;
+            t += smooth(r->nvlink ? r->nccl_floor : PCIE_AR_FLOOR_NS, 0,
                         bytes / (r->g.link_bw * eff) * 1e9);
         }
         return t;
@@ -1037,6 +1050,8 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     r->prefill = arch == CAL_ARCH_HOPPER || arch == CAL_ARCH_BLACKWELL ? ee->fa3 : ee->fa2;
     r->nvlink = g->link_bw > g->pcie_bw;
     r->xnode = r->nvlink && g->nic_bw > 0 && tp > nvlink_domain(g);
+    r->nccl_floor = arch == CAL_ARCH_HOPPER ? NCCL_HOPPER_FLOOR_NS : NCCL_FLOOR_NS;
+    r->nccl_eff = arch == CAL_ARCH_HOPPER ? NCCL_HOPPER_LINK_EFF : NCCL_LINK_EFF;
     r->ar_fused = fuses_allreduce(r, s, arch);
     r->floor_scale = floor_scale(arch);
     r->k = cal_gpu_memory(g->name) == CAL_MEM_GDDR ? &K_GDDR : &K_HBM;

@@ -42,7 +42,7 @@ docs_capacity_run() {
       --lengths sharegpt --slo ttft_p99=2s,tpot_p99=100ms --target-rate 10 \
       --compare engine=vllm,tgi
   run unreachable capacity --model meta-llama/Llama-3.1-70B-Instruct --gpu h100 --tp 2 \
-      --lengths sharegpt --slo ttft_p99=1s --target-rate 10
+      --lengths sharegpt --slo ttft_p99=950ms --target-rate 10
   # layouts compared by name, crossed with engines
   run layouts capacity --model deepseek-ai/DeepSeek-V3 --gpu h200 --isl 1000 --osl 500 \
       --slo ttft_p99=2s,tpot_p99=50ms \

@@ -265,6 +265,8 @@ static void reports_scale(void **state)
 
 /* ---- unreachable ---- */
 
+/* A p99 TTFT limit under what the deployment gives unloaded (about 0.91 s for these prompts on
+ * 70B TP2: the longest ShareGPT prompts' prefill) is unreachable at any rate. */
 static void unreachable_stops_at_unloaded(void **state)
 {
     (void)state;
@@ -274,7 +276,7 @@ static void unreachable_stops_at_unloaded(void **state)
     }
     study_capacity c;
     seen *s = calloc(1, sizeof *s);
-    setup(&c, sharegpt_text, "ttft_p99=1s", s);
+    setup(&c, sharegpt_text, "ttft_p99=700ms", s);
     c.target = 10;
     study_answer a;
     find(&c, 0, &a);
