@@ -13,7 +13,7 @@
 #include "sim.h"
 #include "stats.h"
 
-#define SKETCH_MIN 1e-9
+#define SKETCH_MIN SIM_SKETCH_MIN
 
 void sim_welford_add(sim_welford *w, double x)
 {
@@ -162,14 +162,8 @@ static void to_sketch(sim_samples *s)
     s->n = s->cap = 0;
 }
 
-void sim_samples_add_n(sim_samples *s, double x, size_t count)
+void sim_samples_put(sim_samples *s, double x, double w)
 {
-    if (count == 0)
-        return;
-    double w = (double)count;
-    s->count += w;
-    s->sum += x * w;
-    s->sumsq += x * x * w;
     if (!s->sketch && s->n >= s->max_pairs)
         to_sketch(s);
     if (s->sketch) {
