@@ -886,8 +886,16 @@ typedef struct run_ctx {
     int shaped; /* s is the step in flight's, formed here */
     int32_t k, kp;
     int64_t cpu;
+    int64_t ncpu; /* steps formed at cpu whose CPU samples are not yet added */
     run_tokens tok;
 } run_ctx;
+
+/* Adds the CPU samples of the run's steps formed at c->cpu so far. */
+static void run_cpu_flush(eng_engine *e, run_ctx *c)
+{
+    eng_metrics_iterations_cpu_each(&e->m, c->cpu, c->ncpu);
+    c->ncpu = 0;
+}
 
 /* Ends a decode run's step in flight at end (none of its members finishes) and says whether the
  * next step's blocks fit (*need: how many it takes). */
@@ -919,7 +927,10 @@ static inline int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int6
         return r->co.n;
     }
     int64_t tokens = step_shape(r, c->k, &c->s);
-    c->cpu = step_cpu(r, c->s.num_seqs, 0);
+    int64_t cpu = step_cpu(r, c->s.num_seqs, 0);
+    if (cpu != c->cpu && c->ncpu > 0) /* the samples in the steps' order */
+        run_cpu_flush(r->e, c);
+    c->cpu = cpu;
     c->shaped = 1;
     return tokens;
 }
@@ -940,6 +951,20 @@ static inline void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int
     run_tokens_add(e, &c->tok, start, end, tokens);
 }
 
+/* Forms and runs a decode run's next step from *end, its `need` blocks taken (*end its end, *n
+ * one more). */
+__attribute__((always_inline)) static inline void
+run_step_next(eng_replica *r, run_ctx *c, int plain, int64_t need, int64_t *end, int64_t *n)
+{
+    int64_t start = *end, draft;
+    int64_t tokens = run_step_shape(r, c, plain, need);
+    int64_t gpu = step_gpu(r, &c->s, c->k, &draft);
+    *end = place_step(r, start, c->cpu, gpu);
+    (*n)++;
+    c->ncpu++;
+    run_step_count(r, c, start, gpu, *end, tokens, draft);
+}
+
 /* Ends a decode run's step in flight at *end and runs the next one (*end its end, *n one more);
  * 0 when the next one's blocks would not fit (the step ended, nothing run). */
 __attribute__((always_inline)) static inline int run_step(eng_replica *r, run_ctx *c, int plain,
@@ -948,13 +973,37 @@ __attribute__((always_inline)) static inline int run_step(eng_replica *r, run_ct
     int64_t need;
     if (!run_step_end(r, c, plain, *end, &need))
         return 0;
-    int64_t start = *end, draft;
-    int64_t tokens = run_step_shape(r, c, plain, need);
-    int64_t gpu = step_gpu(r, &c->s, c->k, &draft);
-    *end = place_step(r, start, c->cpu, gpu);
-    (*n)++;
-    run_step_count(r, c, start, gpu, *end, tokens, draft);
+    run_step_next(r, c, plain, need, end, n);
     return 1;
+}
+
+/* Whether a decode run may go on past a step that finishes requests: the step's event would only
+ * finish them and ask the policy for the next batch (no per-batch hook, no count of the run's
+ * steps kept by the policy, no output held back by async processing, no padded slots, no drafts,
+ * no other role's or tier's work a finish would start, no autoscaler counting finishes). */
+static int run_through_finishes(const eng_replica *r)
+{
+    const eng_engine *e = r->e;
+    return r->ops->runs_past_finishes && !r->ops->on_batch_end && !r->ops->on_run &&
+           !r->pool->cfg.cpu.async && r->pool->role == ENG_ROLE_MIXED && r->batch.pad_seqs == 0 &&
+           !r->off && !e->as && e->cfg.spec.method == ENG_SPEC_NONE;
+}
+
+/* Ends a decode run's step in flight at end as its event would: the clock moved to end (nothing
+ * else comes before), the members whose output it completes finished, the policy asked again.
+ * Returns 1 when the policy forms the same decode batch next (the whole cohort, nothing to admit)
+ * and its blocks fit (*need); 0 when the event must ask the policy (the step ended here). */
+static int run_finish_end(eng_replica *r, run_ctx *c, int64_t end, int64_t *need)
+{
+    eng_engine *e = r->e;
+    sim_advance(e->ctx, end);
+    eng_cohort_end_step(r, end, finish);
+    r->iter++;
+    c->shaped = 0; /* members left: the next step is shaped afresh */
+    if (e->failed || r->co.n == 0 || r->ops->run_steps(r->st, r) <= 1)
+        return 0;
+    *need = eng_cohort_need(r, c->k, 1);
+    return *need <= eng_kv_nfree(&r->kv);
 }
 
 /* A decode run's steps once they are plain (eng_cohort_plain, no drafts) and shaped here, up to
@@ -994,13 +1043,27 @@ static int64_t decode_run(eng_replica *r, int64_t end, int *ended)
     int64_t most = r->ops->run_steps(r->st, r);
     if (e->cfg.max_run_steps > 0 && most > e->cfg.max_run_steps)
         most = e->cfg.max_run_steps;
-    int64_t until = sim_next_time(e->ctx), n = 1;
+    int64_t until = sim_next_time(e->ctx), n = 1, need;
+    int through = run_through_finishes(r);
     run_ctx c = {.k = spec_k(r, &r->batch), .kp = spec_k(r, NULL)};
-    while (n < most && end < until && !eng_cohort_step_finishes(&r->co)) {
+    while (n < most && end < until) {
+        if (eng_cohort_step_finishes(&r->co)) {
+            if (!through)
+                break;
+            if (!run_finish_end(r, &c, end, &need)) {
+                *ended = 1; /* the step ended here: its event only asks the policy */
+                break;
+            }
+            run_step_next(r, &c, 0, need, &end, &n);
+            until = sim_next_time(e->ctx); /* a finish may have scheduled an arrival */
+            continue;
+        }
         int plain = c.k == 0 && c.kp == 0 && eng_cohort_plain(r);
         if (plain && c.shaped) {
             end = plain_steps(r, &c, &n, most, until, end, ended);
-            break;
+            if (*ended)
+                break;
+            continue; /* at a bound, or the step in flight finishes requests */
         }
         if (!run_step(r, &c, plain, &end, &n)) {
             *ended = 1; /* the policy preempts first: it decides at this step's end */
@@ -1008,8 +1071,8 @@ static int64_t decode_run(eng_replica *r, int64_t end, int *ended)
         }
     }
     run_tokens_flush(e, &c.tok);
-    /* the steps after the first: the same CPU work each (the same sequences) */
-    eng_metrics_iterations_cpu_each(&e->m, c.cpu, n - 1);
+    /* the steps after the first, each the CPU work of its sequences */
+    run_cpu_flush(e, &c);
     if (n > 1 && r->ops->on_run)
         r->ops->on_run(r->st, r, n);
     return end;

@@ -203,4 +203,5 @@ const eng_sched_ops eng_sched_chunked = {
     .pd_admit = chunked_pd_admit,
     .pd_join = chunked_pd_join,
     .run_steps = chunked_run_steps,
+    .runs_past_finishes = 1,
 };

@@ -346,4 +346,5 @@ const eng_sched_ops eng_sched_vllm = {
     .pd_admit = vllm1_pd_admit,
     .pd_join = vllm1_pd_join,
     .run_steps = vllm1_run_steps,
+    .runs_past_finishes = 1,
 };

@@ -205,4 +205,5 @@ const eng_sched_ops eng_sched_vllm_v0 = {
     .pd_admit = vllm_pd_admit,
     .pd_join = vllm_pd_join,
     .run_steps = vllm_run_steps,
+    .runs_past_finishes = 1,
 };

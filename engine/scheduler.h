@@ -96,6 +96,10 @@ typedef struct eng_sched_ops {
      * have moved nothing); a policy with on_run must declare run_steps. */
     int64_t (*run_steps)(const void *st, const eng_replica *r);
     void (*on_run)(void *st, eng_replica *r, int64_t n);
+    /* 1 when run_steps also answers right after members finished (their on_finish called, the
+     * next batch not yet formed) for the batch of the members left: a run may then go on past
+     * a step that finishes requests, without on_run or on_batch_end. 0: a finish ends a run. */
+    int runs_past_finishes;
 } eng_sched_ops;
 
 /* The members every policy declares, named after its prefix P: P_params, P_init, P_on_arrival,

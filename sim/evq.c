@@ -5,6 +5,13 @@
  * numbers of the heap's live events (inserted at push, removed at pop or cancel), so a heap
  * entry whose number is not in it is a tombstone, and cancelling a number that is not in it
  * (already run, already cancelled, never issued) changes nothing. live = nlive <= n.
+ *
+ * The pending set is two parts. The last RING_BITS numbers issued, [next_seq - RING_BITS,
+ * next_seq), are bits of a ring indexed by the number's low bits: pushing a number reuses the
+ * bit of the one RING_BITS before it, which moves to `old` (a hash set) if it is still pending.
+ * Events are mostly run or cancelled soon after they are pushed, so the ring answers almost
+ * every question with one bit and `old` stays empty or small; together they hold any number of
+ * pending events in memory proportional to them.
  * The queue owns its arrays; events hold borrowed obj pointers.
  */
 #include <stdlib.h>
@@ -13,14 +20,18 @@
 #include "evq.h"
 
 #define SEQ_MASK ((UINT64_C(1) << 48) - 1)
+#define RING_BITS 4096
+#define RING_WORDS (RING_BITS / 64)
 
 struct sim_evq {
     sim_event *heap;
     size_t n, cap;
     uint64_t next_seq;
-    /* pending (live) sequence numbers: open addressing, linear probing, 0 = empty slot */
-    uint64_t *live;
-    size_t nlive, livecap; /* livecap is a power of two, or 0 */
+    size_t nlive; /* pending events: bits set in ring, plus nold */
+    uint64_t ring[RING_WORDS];
+    /* pending numbers older than the ring's: open addressing, linear probing, 0 = empty slot */
+    uint64_t *old;
+    size_t nold, oldcap; /* oldcap is a power of two, or 0 */
 };
 
 static inline bool before(const sim_event *a, const sim_event *b)
@@ -42,7 +53,7 @@ void sim_evq_free(sim_evq *q)
     if (!q)
         return;
     free(q->heap);
-    free(q->live);
+    free(q->old);
     free(q);
 }
 
@@ -76,27 +87,29 @@ static void sift_down(sim_event *h, size_t n, size_t i)
     h[i] = ev;
 }
 
+/* ---- pending numbers older than the ring's (a hash set) ---- */
+
 static inline size_t hash_slot(uint64_t seq, size_t cap)
 {
     seq *= UINT64_C(0x9E3779B97F4A7C15);
     return (size_t)(seq >> 17) & (cap - 1);
 }
 
-static bool live_find(const sim_evq *q, uint64_t seq, size_t *slot)
+static bool old_find(const sim_evq *q, uint64_t seq, size_t *slot)
 {
-    if (q->livecap == 0)
+    if (q->nold == 0)
         return false;
-    for (size_t i = hash_slot(seq, q->livecap);; i = (i + 1) & (q->livecap - 1)) {
-        if (q->live[i] == 0)
+    for (size_t i = hash_slot(seq, q->oldcap);; i = (i + 1) & (q->oldcap - 1)) {
+        if (q->old[i] == 0)
             return false;
-        if (q->live[i] == seq) {
+        if (q->old[i] == seq) {
             *slot = i;
             return true;
         }
     }
 }
 
-static void live_insert_raw(uint64_t *tab, size_t cap, uint64_t seq)
+static void old_insert_raw(uint64_t *tab, size_t cap, uint64_t seq)
 {
     size_t i = hash_slot(seq, cap);
     while (tab[i] != 0)
@@ -104,45 +117,94 @@ static void live_insert_raw(uint64_t *tab, size_t cap, uint64_t seq)
     tab[i] = seq;
 }
 
-static void live_grow(sim_evq *q)
+static void old_grow(sim_evq *q)
 {
-    size_t cap = q->livecap ? q->livecap * 2 : 64;
+    size_t cap = q->oldcap ? q->oldcap * 2 : 64;
     uint64_t *tab = sim_xcalloc(cap, sizeof *tab);
-    for (size_t i = 0; i < q->livecap; i++)
-        if (q->live[i])
-            live_insert_raw(tab, cap, q->live[i]);
-    free(q->live);
-    q->live = tab;
-    q->livecap = cap;
+    for (size_t i = 0; i < q->oldcap; i++)
+        if (q->old[i])
+            old_insert_raw(tab, cap, q->old[i]);
+    free(q->old);
+    q->old = tab;
+    q->oldcap = cap;
 }
 
-static void live_insert(sim_evq *q, uint64_t seq)
+static void old_insert(sim_evq *q, uint64_t seq)
 {
-    if ((q->nlive + 1) * 2 > q->livecap)
-        live_grow(q);
-    live_insert_raw(q->live, q->livecap, seq);
-    q->nlive++;
+    if ((q->nold + 1) * 2 > q->oldcap)
+        old_grow(q);
+    old_insert_raw(q->old, q->oldcap, seq);
+    q->nold++;
 }
 
 /* Backward-shift deletion keeps probe sequences unbroken without tombstones. */
-static void live_remove(sim_evq *q, size_t i)
+static void old_remove(sim_evq *q, size_t i)
 {
-    size_t mask = q->livecap - 1;
+    size_t mask = q->oldcap - 1;
     size_t j = i;
     for (;;) {
         j = (j + 1) & mask;
-        if (q->live[j] == 0)
+        if (q->old[j] == 0)
             break;
-        size_t home = hash_slot(q->live[j], q->livecap);
-        /* move live[j] into the hole at i unless its home lies cyclically in (i, j] */
+        size_t home = hash_slot(q->old[j], q->oldcap);
+        /* move old[j] into the hole at i unless its home lies cyclically in (i, j] */
         bool stays = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
         if (!stays) {
-            q->live[i] = q->live[j];
+            q->old[i] = q->old[j];
             i = j;
         }
     }
-    q->live[i] = 0;
-    q->nlive--;
+    q->old[i] = 0;
+    q->nold--;
+}
+
+/* ---- the pending set ---- */
+
+static inline uint64_t ring_bit(uint64_t seq)
+{
+    return UINT64_C(1) << (seq & 63);
+}
+
+static inline uint64_t *ring_word(sim_evq *q, uint64_t seq)
+{
+    return &q->ring[(seq / 64) % RING_WORDS];
+}
+
+/* Whether seq is pending; if so and remove, it no longer is. */
+static bool pending(sim_evq *q, uint64_t seq, bool remove)
+{
+    if (seq == 0 || seq >= q->next_seq)
+        return false;
+    if (q->next_seq - seq <= RING_BITS) {
+        uint64_t *w = ring_word(q, seq), b = ring_bit(seq);
+        if (!(*w & b))
+            return false;
+        if (remove) {
+            *w &= ~b;
+            q->nlive--;
+        }
+        return true;
+    }
+    size_t slot;
+    if (!old_find(q, seq, &slot))
+        return false;
+    if (remove) {
+        old_remove(q, slot);
+        q->nlive--;
+    }
+    return true;
+}
+
+/* Issues the next number, pending; the one RING_BITS before it, if still pending, moves to old. */
+static uint64_t issue(sim_evq *q)
+{
+    uint64_t seq = q->next_seq++;
+    uint64_t *w = ring_word(q, seq), b = ring_bit(seq);
+    if (*w & b)
+        old_insert(q, seq - RING_BITS);
+    *w |= b;
+    q->nlive++;
+    return seq;
 }
 
 sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void *obj, int64_t arg)
@@ -153,8 +215,7 @@ sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void 
         q->cap *= 2;
         q->heap = sim_xrealloc(q->heap, q->cap * sizeof *q->heap);
     }
-    uint64_t seq = q->next_seq++;
-    live_insert(q, seq);
+    uint64_t seq = issue(q);
     sim_event *ev = &q->heap[q->n];
     ev->t = t;
     ev->key = ((uint64_t)(prio - SIM_PRIO_MIN) << 48) | seq;
@@ -169,9 +230,7 @@ sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void 
  * never issued is not in the pending set, so it leaves no tombstone behind. */
 void sim_evq_cancel(sim_evq *q, sim_event_id id)
 {
-    size_t slot;
-    if (id != 0 && live_find(q, id, &slot))
-        live_remove(q, slot);
+    pending(q, id, true);
 }
 
 static void pop_top(sim_evq *q)
@@ -184,9 +243,8 @@ static void pop_top(sim_evq *q)
 /* Drops tombstones at the top; returns false when nothing live is left. */
 static bool skip_dead(sim_evq *q)
 {
-    size_t slot;
     while (q->n > 0) {
-        if (q->n == q->nlive || live_find(q, q->heap[0].key & SEQ_MASK, &slot))
+        if (q->n == q->nlive || pending(q, q->heap[0].key & SEQ_MASK, false))
             return true;
         pop_top(q);
     }
@@ -197,11 +255,9 @@ bool sim_evq_pop(sim_evq *q, sim_event *ev)
 {
     if (!skip_dead(q))
         return false;
-    size_t slot = 0;
-    bool found = live_find(q, q->heap[0].key & SEQ_MASK, &slot);
+    bool found = pending(q, q->heap[0].key & SEQ_MASK, true);
     SIM_ASSERT(NULL, found);
     (void)found;
-    live_remove(q, slot);
     *ev = q->heap[0];
     pop_top(q);
     return true;
@@ -222,7 +278,10 @@ int sim_evq_check(const sim_evq *q)
     for (size_t i = 1; i < q->n; i++)
         if (before(&q->heap[i], &q->heap[(i - 1) / 2]))
             return -1;
-    if (q->nlive > q->n)
+    size_t bits = 0;
+    for (size_t i = 0; i < RING_WORDS; i++)
+        bits += (size_t)__builtin_popcountll(q->ring[i]);
+    if (q->nlive > q->n || q->nlive != bits + q->nold)
         return -1;
     return 0;
 }

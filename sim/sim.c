@@ -195,6 +195,12 @@ int64_t sim_next_time(sim_ctx *ctx)
     return sim_evq_peek_time(ctx->q);
 }
 
+void sim_advance(sim_ctx *ctx, int64_t t)
+{
+    SIM_CHECK(ctx, t >= ctx->now && t < sim_evq_peek_time(ctx->q));
+    ctx->now = t;
+}
+
 uint64_t sim_run(sim_ctx *ctx, int64_t until)
 {
     uint64_t n = 0;

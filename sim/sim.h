@@ -67,6 +67,12 @@ void sim_cancel(sim_ctx *ctx, sim_event_id id);
  * unless the running handler schedules it. */
 int64_t sim_next_time(sim_ctx *ctx);
 
+/* Moves the clock forward to t, as running an event at t would, for a handler that does at once
+ * the work of an event it would otherwise schedule at t: t must not precede now, and no pending
+ * event may come at or before t (both checked always), so nothing it does can run out of order.
+ * Events scheduled afterwards must be at t or later. */
+void sim_advance(sim_ctx *ctx, int64_t t);
+
 /* Runs events until none is left, sim_stop is called, or the next event is after `until`.
  * Returns the number of events run. */
 uint64_t sim_run(sim_ctx *ctx, int64_t until);

@@ -13,7 +13,7 @@
 #include "sim.h"
 #include "stats.h"
 
-#define SKETCH_MIN 1e-9
+#define SKETCH_MIN SIM_SKETCH_MIN
 
 void sim_welford_add(sim_welford *w, double x)
 {
@@ -162,14 +162,8 @@ static void to_sketch(sim_samples *s)
     s->n = s->cap = 0;
 }
 
-void sim_samples_add_n(sim_samples *s, double x, size_t count)
+void sim_samples_put(sim_samples *s, double x, double w)
 {
-    if (count == 0)
-        return;
-    double w = (double)count;
-    s->count += w;
-    s->sum += x * w;
-    s->sumsq += x * x * w;
     if (!s->sketch && s->n >= s->max_pairs)
         to_sketch(s);
     if (s->sketch) {
@@ -262,9 +256,27 @@ static int cmp_pair(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The value a sort key stands for (sort_key's inverse, to the bit). */
+static inline double key_value(uint64_t k)
+{
+    uint64_t u = (k >> 63) ? k & ~(UINT64_C(1) << 63) : ~k;
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* A pair's value field read as the bits it holds (a key, while the pairs are being sorted). */
+static inline uint64_t bits_of(const sim_pair *p)
+{
+    uint64_t k;
+    memcpy(&k, &p->v, sizeof k);
+    return k;
+}
+
 /* Sorts the pairs by value: qsort when few, else an LSD radix sort (four stable passes of 16
- * bits, O(n)), several times faster than qsort on the million values of a large run. The four
- * passes' digit counts are taken in one read of the pairs. */
+ * bits, O(n)), several times faster than qsort on the million values of a large run. Each value
+ * is replaced by its key once (its bits held in the value field) and restored after the passes;
+ * the four passes' digit counts are taken in that same read of the pairs. */
 static void sort_pairs(sim_pair *p, size_t n)
 {
     if (n < 4096) {
@@ -275,6 +287,7 @@ static void sort_pairs(sim_pair *p, size_t n)
     size_t *count = sim_xcalloc(4 * 65536, sizeof *count);
     for (size_t i = 0; i < n; i++) {
         uint64_t k = sort_key(p[i].v);
+        memcpy(&p[i].v, &k, sizeof k);
         count[k & 0xFFFF]++;
         count[65536 + ((k >> 16) & 0xFFFF)]++;
         count[2 * 65536 + ((k >> 32) & 0xFFFF)]++;
@@ -284,7 +297,7 @@ static void sort_pairs(sim_pair *p, size_t n)
     for (int pass = 0; pass < 4; pass++) {
         int shift = 16 * pass;
         size_t *c = count + (size_t)pass * 65536;
-        if (c[(sort_key(src[0].v) >> shift) & 0xFFFF] == n)
+        if (c[(bits_of(&src[0]) >> shift) & 0xFFFF] == n)
             continue; /* every key has this digit: the pass would change nothing */
         size_t sum = 0;
         for (size_t d = 0; d < 65536; d++) {
@@ -293,13 +306,13 @@ static void sort_pairs(sim_pair *p, size_t n)
             sum += x;
         }
         for (size_t i = 0; i < n; i++)
-            dst[c[(sort_key(src[i].v) >> shift) & 0xFFFF]++] = src[i];
+            dst[c[(bits_of(&src[i]) >> shift) & 0xFFFF]++] = src[i];
         sim_pair *t = src;
         src = dst;
         dst = t;
     }
-    if (src != p)
-        memcpy(p, src, n * sizeof *p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (sim_pair){key_value(bits_of(&src[i])), src[i].w};
     free(count);
     free(tmp);
 }

@@ -75,8 +75,32 @@ void sim_samples_init(sim_samples *s);
 void sim_samples_set_cap(sim_samples *s, size_t max_pairs);
 void sim_samples_free(sim_samples *s);
 void sim_samples_add(sim_samples *s, double x);
-/* Adds x count times in O(1). */
-void sim_samples_add_n(sim_samples *s, double x, size_t count);
+
+/* Values at or below this count as zero once sketched. */
+#define SIM_SKETCH_MIN 1e-9
+/* sim_samples_add_n's weight w (count > 0) once the sums hold it: its pair, or its bucket. */
+void sim_samples_put(sim_samples *s, double x, double w);
+/* Adds x count times in O(1). Inline: a value that lands in the exact pairs' spare room or in the
+ * sketch's last bucket is added here, anything else by sim_samples_put. */
+static inline void sim_samples_add_n(sim_samples *s, double x, size_t count)
+{
+    if (count == 0)
+        return;
+    double w = (double)count;
+    s->count += w;
+    s->sum += x * w;
+    s->sumsq += x * x * w;
+    if (s->sketch && x > SIM_SKETCH_MIN && x > s->last_lo && x <= s->last_hi) {
+        s->bins[s->last - s->lo] += w;
+        return;
+    }
+    if (!s->sketch && s->n < s->max_pairs && s->n < s->cap) {
+        s->p[s->n++] = (sim_pair){x, w};
+        s->sorted = 0;
+        return;
+    }
+    sim_samples_put(s, x, w);
+}
 /* Adds x as count separate samples: exactly what count calls of sim_samples_add(s, x) do (the
  * same sums, to the bit, and the same pairs), in one call. */
 void sim_samples_add_each(sim_samples *s, double x, size_t count);

@@ -8,7 +8,8 @@
  * under a small cache, several replicas behind routers that read the replicas' load and KV usage,
  * an autoscaled fleet with cold starts and admission shedding, prefix hits of multi-turn sessions,
  * speculative decoding in acceptance classes, a sliding-window model, a disaggregated deployment,
- * swap preemption, multi-step scheduling and TGI's waiting steps.
+ * swap preemption, multi-step scheduling, TGI's waiting steps, and requests waiting for the seat
+ * a finish inside a run frees.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -177,6 +178,9 @@ static const variant variants[] = {
      * requests waiting for seats (the value goes into the scheduler's flow map as written) */
     {"overlap", LLAMA POISSON200(12), 0, NULL, "overlap_scheduler", "true, max_batch_size: 12"},
     {"tgi-wait", LLAMA POISSON200(9), 0, NULL, "max_waiting_tokens", "40"},
+    /* few seats, requests waiting for them: a finish inside a run frees a seat, and the next
+     * step admits the head of the queue (runs_past_finishes asks the policy after it) */
+    {"seats", LLAMA POISSON200(12), 0, NULL, "max_num_seqs", "4"},
 };
 
 typedef struct outcome {

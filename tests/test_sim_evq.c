@@ -254,6 +254,60 @@ static void test_interleaved_push_pop_cancel_bruteforce(void **state)
     sim_evq_free(q);
 }
 
+/* Events that stay pending while many more are pushed and run (a timer far ahead among a
+ * stream of short-lived events): the queue's pending set keeps only its most recent numbers as
+ * bits and moves older pending ones aside; they must run in order, cancel once, and a second
+ * cancel, or one of an old number already run, must change nothing. */
+static void test_long_pending_events(void **state)
+{
+    enum { LONG = 8, SHORT = 50000 };
+    sim_evq *q = sim_evq_new();
+    sim_event ev;
+    uint64_t id[LONG];
+    for (int i = 0; i < LONG; i++) /* far ahead: time 1e9 + i, pushed first */
+        id[i] = sim_evq_push(q, 1000000000 + i, 0, nop, NULL, -1 - i);
+    uint64_t ran_short = 0;
+    for (int64_t i = 0; i < SHORT; i++) {
+        uint64_t s = sim_evq_push(q, i, 0, nop, NULL, i);
+        if (i % 3 == 0) { /* some run at once, some are cancelled, some pile up a while */
+            assert_true(sim_evq_pop(q, &ev));
+            assert_true(ev.arg >= 0); /* a short one */
+        } else if (i % 3 == 1) {
+            sim_evq_cancel(q, s);
+            sim_evq_cancel(q, s); /* again: no-op */
+        }
+        if (i == 20000) {
+            ran_short = s;
+            sim_evq_cancel(q, id[1]); /* an old pending number, long out of the recent ones */
+            sim_evq_cancel(q, id[1]);
+        }
+        if (i % 1000 == 0)
+            assert_int_equal(sim_evq_check(q), 0);
+    }
+    /* the short ones left, then the long ones but id[1], in time order */
+    int64_t last = -1;
+    while (sim_evq_size(q) > LONG - 1) {
+        assert_true(sim_evq_pop(q, &ev));
+        assert_true(ev.t > last && ev.t < SHORT);
+        last = ev.t;
+    }
+    sim_evq_cancel(q, ran_short); /* long run or cancelled: no-op */
+    assert_int_equal(sim_evq_size(q), LONG - 1);
+    for (int i = 0; i < LONG; i++) {
+        if (i == 1)
+            continue;
+        assert_int_equal(sim_evq_peek_time(q), 1000000000 + i);
+        assert_true(sim_evq_pop(q, &ev));
+        assert_int_equal(ev.arg, -1 - i);
+        assert_int_equal(sim_event_seq(&ev), id[i]);
+        sim_evq_cancel(q, id[i]); /* already run: no-op */
+        assert_int_equal(sim_evq_check(q), 0);
+    }
+    assert_false(sim_evq_pop(q, &ev));
+    assert_int_equal(sim_evq_size(q), 0);
+    sim_evq_free(q);
+}
+
 /* ---- the run loop ---- */
 
 typedef struct trace {
@@ -546,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_order_interleaved_reference_sort),
         cmocka_unit_test(test_interleaved_push_pop_cancel_bruteforce),
         cmocka_unit_test(test_cancel_semantics),
+        cmocka_unit_test(test_long_pending_events),
         cmocka_unit_test(test_cancel_from_handler),
         cmocka_unit_test(test_cancel_many_then_run),
         cmocka_unit_test(test_run_until),

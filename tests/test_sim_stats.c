@@ -200,6 +200,48 @@ static void test_samples_percentile_order(void **state)
     }
 }
 
+static int cmp_bits_w(const void *a, const void *b)
+{
+    const sim_pair *x = a, *y = b;
+    uint64_t u, v;
+    memcpy(&u, &x->v, sizeof u);
+    memcpy(&v, &y->v, sizeof v);
+    if (u != v)
+        return u < v ? -1 : 1;
+    return (x->w > y->w) - (x->w < y->w);
+}
+
+/* The radix sort (many pairs) leaves the pairs in order of value, each value restored to the bit
+ * from the key it was sorted by (signed zeros, negatives, tiny and huge magnitudes among them),
+ * each with its own weight. */
+static void test_samples_sort_restores_pairs(void **state)
+{
+    enum { N = 50000 };
+    static const double odd[] = {0.0, -0.0, 1e-300, -1e-300, 1e300, -1e300, 4.9e-324, 1.0};
+    sim_samples a;
+    sim_samples_init(&a);
+    uint64_t st = 5;
+    for (size_t i = 0; i < N; i++) {
+        double u = unif(&st);
+        double x = i % 7 == 0 ? odd[i % 8] : (u - 0.3) * pow(10, floor(unif(&st) * 12) - 6);
+        sim_samples_add_n(&a, x, 1 + i % 5);
+    }
+    sim_pair *want = malloc(N * sizeof *want), *got = malloc(N * sizeof *got);
+    assert_non_null(want);
+    assert_non_null(got);
+    memcpy(want, a.p, N * sizeof *want);
+    sim_samples_percentile(&a, 50);
+    memcpy(got, a.p, N * sizeof *got);
+    for (size_t i = 1; i < N; i++)
+        assert_true(got[i - 1].v <= got[i].v);
+    qsort(want, N, sizeof *want, cmp_bits_w);
+    qsort(got, N, sizeof *got, cmp_bits_w);
+    assert_memory_equal(want, got, N * sizeof *want);
+    free(want);
+    free(got);
+    sim_samples_free(&a);
+}
+
 /* Adding after a percentile query re-sorts; the mean tracks every add. */
 static void test_samples_add_after_query(void **state)
 {
@@ -357,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_welford_small),
         cmocka_unit_test(test_percentiles_like_numpy),
         cmocka_unit_test(test_samples_percentile_order),
+        cmocka_unit_test(test_samples_sort_restores_pairs),
         cmocka_unit_test(test_sketch_buckets_as_logarithm),
         cmocka_unit_test(test_samples_add_after_query),
         cmocka_unit_test(test_samples_add_n),
