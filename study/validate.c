@@ -482,6 +482,7 @@ typedef struct serving {
     int nrules;
     vregime *regimes;
     int nregimes;
+    vlayout layout; /* `id_layout`: the layout the ids encode, checked against the columns */
 } serving;
 
 static void take_regime(const serving *sv, const vcsv *c, study_vrow *r);
@@ -890,7 +891,11 @@ static void table_row(study_vset *v, const serving *sv, const vcsv *c)
         validate_row_fail(r, STUDY_V_CANNOT, "nothing measured (the measured columns are empty)");
         return;
     }
-    map_row(v, sv, c, r);
+    char layout[512];
+    if (vlayout_contradicts(&sv->layout, c, sv->idcol, layout, sizeof layout))
+        validate_row_fail(r, STUDY_V_CANNOT, "%s", layout);
+    else
+        map_row(v, sv, c, r);
     if (r->status == STUDY_V_OK)
         check_row(v, r);
     take_regime(sv, c, r);
@@ -1029,6 +1034,7 @@ static int read_mapping(study_vset *v, const scn_node *root, const vcsv *c, serv
     const scn_node *sets = scn_doc_get(root, "set"), *rules = scn_doc_get(root, "rules");
     if (read_measured_columns(v, root, c, err) ||
         read_warmup(v, root, c, sv->warmup, sizeof sv->warmup, err) ||
+        vlayout_read(&sv->layout, v->path, root, c, err) ||
         (sets && read_sets(v, sets, "set", c, 1, &sv->all, err)))
         return -1;
     if (rules && scn_doc_type(rules) != SCN_DOC_SEQ)
@@ -1133,10 +1139,12 @@ static int load_rows(study_vset *v, const scn_node *root, const char *match, sim
     const scn_node *rows = scn_doc_get(root, "rows"), *sets = scn_doc_get(root, "set");
     if (scn_doc_type(rows) != SCN_DOC_SEQ || scn_doc_count(rows) == 0)
         return validate_fail(err, v->path, rows, "rows", "expected a list of transcribed rows");
-    if (scn_doc_get(root, "rules") || scn_doc_get(root, "id") || scn_doc_get(root, "measured"))
-        return validate_fail(err, v->path, root, "rows",
-                             "rules, id and measured map a table's columns; transcribed rows "
-                             "give their own values");
+    if (scn_doc_get(root, "rules") || scn_doc_get(root, "id") || scn_doc_get(root, "measured") ||
+        scn_doc_get(root, "id_layout"))
+        return validate_fail(
+            err, v->path, root, "rows",
+            "rules, id, id_layout and measured map a table's columns; transcribed rows "
+            "give their own values");
     vaction all = {0};
     char warm[64];
     int rc = sets ? read_sets(v, sets, "set", NULL, 1, &all, err) : 0, i = 0;
@@ -1159,9 +1167,10 @@ static int load_rows(study_vset *v, const scn_node *root, const char *match, sim
 
 static int load_serving(study_vset *v, const scn_node *root, const char *match, sim_err *err)
 {
-    static const char *const keys[] = {
-        "name",  "kind",     "description", "source", "notes",  "scenario", "table",   "rows", "id",
-        "group", "measured", "set",         "rules",  "warmup", "regimes",  "repeats", NULL};
+    static const char *const keys[] = {"name",     "kind",      "description", "source", "notes",
+                                       "scenario", "table",     "rows",        "id",     "group",
+                                       "measured", "set",       "rules",       "warmup", "regimes",
+                                       "repeats",  "id_layout", NULL};
     const char *scn;
     if (validate_keys(v->path, root, "", keys, err) ||
         validate_scalar(v->path, root, "scenario", &scn, err))

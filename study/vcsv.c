@@ -218,3 +218,124 @@ void vrepeats_mark(vrepeats *rp, study_vset *v)
     free(it);
     memset(rp, 0, sizeof *rp);
 }
+
+/* ---- the layout a row's id encodes ---- */
+
+/* The columns of list `key` of map m into col[] (-1 for the roles it does not give): 0, or -1
+ * with err. */
+static int layout_list(const char *file, const scn_node *m, const char *key, const vcsv *c,
+                       int *col, int *n, sim_err *err)
+{
+    const scn_node *seq = scn_doc_get(m, key);
+    for (int i = 0; i < VLAYOUT_ROLES; i++)
+        col[i] = -1;
+    *n = 0;
+    if (!seq)
+        return 0;
+    if (scn_doc_type(seq) != SCN_DOC_SEQ || scn_doc_count(seq) > VLAYOUT_ROLES)
+        return validate_fail(err, file, seq, key, "expected a list of up to %d columns, one a role",
+                             VLAYOUT_ROLES);
+    for (const scn_node *t = scn_doc_first(seq); t; t = scn_doc_next(t)) {
+        col[*n] = scn_doc_type(t) == SCN_DOC_SCALAR ? vcsv_col(c, scn_doc_text(t)) : -1;
+        if (col[(*n)++] < 0) {
+            char names[2048];
+            return validate_fail(err, file, t, key, "no column '%s' (columns: %s)",
+                                 scn_doc_type(t) == SCN_DOC_SCALAR ? scn_doc_text(t) : "",
+                                 vcsv_names(c, names, sizeof names));
+        }
+    }
+    return 0;
+}
+
+int vlayout_read(vlayout *l, const char *file, const scn_node *root, const vcsv *c, sim_err *err)
+{
+    static const char *const keys[] = {"tp", "attention_dp", "ep", NULL};
+    memset(l, 0, sizeof *l);
+    const scn_node *m = scn_doc_get(root, "id_layout");
+    if (!m)
+        return 0;
+    int ntp, ndp, nep;
+    if (scn_doc_type(m) != SCN_DOC_MAP)
+        return validate_fail(err, file, m, "id_layout",
+                             "expected {tp: [columns], attention_dp: [columns], ep: [columns]}");
+    if (validate_keys(file, m, "id_layout", keys, err) ||
+        layout_list(file, m, "tp", c, l->tp, &ntp, err) ||
+        layout_list(file, m, "attention_dp", c, l->dp, &ndp, err) ||
+        layout_list(file, m, "ep", c, l->ep, &nep, err))
+        return -1;
+    if (ntp == 0 || nep != ntp || (ndp && ndp != ntp))
+        return validate_fail(err, file, m, "id_layout",
+                             "tp and ep (and attention_dp) need one column each per role, as many");
+    l->nroles = ntp;
+    return 0;
+}
+
+/* Reads a count at s ("<digits>", then "_0" allowed) into *out: the text after it, or NULL. */
+static const char *id_count(const char *s, long *out)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return NULL;
+    *out = strtol(s, &end, 10);
+    return strncmp(end, "_0", 2) == 0 && (end[2] == '_' || !end[2]) ? end + 2 : end;
+}
+
+/* The layout id encodes, _tp<N>[_0]_ep<M|none>[_0] followed by '_' or the end: 1 with *tp and
+ * *ep (-1 for "none"), or 0. */
+static int id_layout(const char *id, long *tp, long *ep)
+{
+    for (const char *p = strstr(id, "_tp"); p; p = strstr(p + 1, "_tp")) {
+        const char *q = id_count(p + 3, tp);
+        if (!q || strncmp(q, "_ep", 3) != 0)
+            continue;
+        q += 3;
+        if (strncmp(q, "none", 4) == 0) {
+            *ep = -1;
+            q += 4;
+        } else if (!(q = id_count(q, ep))) {
+            continue;
+        }
+        if (*q == '_' || !*q)
+            return 1;
+    }
+    return 0;
+}
+
+/* A cell as a count: 1 with *out, 0 when empty or not a count. */
+static int cell_count(const vcsv *c, int col, long *out)
+{
+    const char *s = vcsv_get(c, col);
+    char *end;
+    if (!*s)
+        return 0;
+    *out = strtol(s, &end, 10);
+    return !*end;
+}
+
+int vlayout_contradicts(const vlayout *l, const vcsv *c, int idcol, char *why, size_t len)
+{
+    long tp, ep, v;
+    int stated = 0;
+    size_t off = 0;
+    if (!l->nroles || !id_layout(vcsv_get(c, idcol), &tp, &ep))
+        return 0;
+    off += (size_t)snprintf(why, len, "its id says tp%ld ep", tp);
+    off += (size_t)snprintf(why + off, len - off, ep < 0 ? "none" : "%ld", ep);
+    for (int k = 0; k < l->nroles && off < len; k++) {
+        long ctp, cep = -1;
+        if (!cell_count(c, l->tp[k], &ctp))
+            continue;
+        int has_ep = cell_count(c, l->ep[k], &cep);
+        if (ctp == tp && (ep < 0 || !has_ep || cep == ep))
+            return 0;
+        off += (size_t)snprintf(why + off, len - off, "%s %s %ld", stated++ ? ";" : ", its columns",
+                                c->hdr[l->tp[k]], ctp);
+        if (l->dp[k] >= 0 && cell_count(c, l->dp[k], &v) && off < len)
+            off += (size_t)snprintf(why + off, len - off, " x %s %ld", c->hdr[l->dp[k]], v);
+        if (has_ep && off < len)
+            off += (size_t)snprintf(why + off, len - off, ", %s %ld", c->hdr[l->ep[k]], cep);
+    }
+    if (off < len)
+        snprintf(why + off, len - off, ": the layout is contradictory");
+    return stated > 0;
+}

@@ -61,6 +61,23 @@ void vrepeats_add(vrepeats *rp, const vcsv *c, int32_t row);
  * its reason naming the first) and frees rp. */
 void vrepeats_mark(vrepeats *rp, study_vset *v);
 
+/* The layout a row's id encodes (`id_layout: {tp: [...], attention_dp: [...], ep: [...]}`):
+ * aiconfigurator's names end in _tp<N>[_0]_ep<M|none>[_0]_<n>. Each list names, per role (the
+ * row's own, prefill's, decode's), the column of that reading; a role is stated when its tp
+ * cell is not empty. */
+#define VLAYOUT_ROLES 4
+typedef struct vlayout {
+    int nroles;                                                  /* 0: the set has no id_layout */
+    int tp[VLAYOUT_ROLES], dp[VLAYOUT_ROLES], ep[VLAYOUT_ROLES]; /* columns (dp: -1 = none) */
+} vlayout;
+/* Reads the set's `id_layout` map against c's header into *l (zeroed when absent). 0, or -1
+ * with err naming the set file, line and column. */
+int vlayout_read(vlayout *l, const char *file, const scn_node *root, const vcsv *c, sim_err *err);
+/* 1 when c's current row's id (column idcol) encodes a tp (and ep, unless "none") that no
+ * stated role's columns agree with, with why naming both readings; 0 when the id encodes no
+ * layout, no role is stated, or one role agrees (an id cannot say which role it names). */
+int vlayout_contradicts(const vlayout *l, const vcsv *c, int idcol, char *why, size_t len);
+
 /* ---- validate.c: rows ---- */
 
 /* Appends a row (count 1, nothing measured or predicted) with copies of id and group. */
