@@ -227,19 +227,21 @@ static int layout_list(const char *file, const scn_node *m, const char *key, con
                        int *col, int *n, sim_err *err)
 {
     const scn_node *seq = scn_doc_get(m, key);
+    char where[64];
+    snprintf(where, sizeof where, "id_layout.%s", key);
     for (int i = 0; i < VLAYOUT_ROLES; i++)
         col[i] = -1;
     *n = 0;
     if (!seq)
         return 0;
     if (scn_doc_type(seq) != SCN_DOC_SEQ || scn_doc_count(seq) > VLAYOUT_ROLES)
-        return validate_fail(err, file, seq, key, "expected a list of up to %d columns, one a role",
-                             VLAYOUT_ROLES);
+        return validate_fail(err, file, seq, where,
+                             "expected a list of up to %d columns, one a role", VLAYOUT_ROLES);
     for (const scn_node *t = scn_doc_first(seq); t; t = scn_doc_next(t)) {
         col[*n] = scn_doc_type(t) == SCN_DOC_SCALAR ? vcsv_col(c, scn_doc_text(t)) : -1;
         if (col[(*n)++] < 0) {
             char names[2048];
-            return validate_fail(err, file, t, key, "no column '%s' (columns: %s)",
+            return validate_fail(err, file, t, where, "no column '%s' (columns: %s)",
                                  scn_doc_type(t) == SCN_DOC_SCALAR ? scn_doc_text(t) : "",
                                  vcsv_names(c, names, sizeof names));
         }

@@ -774,6 +774,76 @@ static void test_repeats(void **state)
     assert_has(msg, "rep.yaml:9: repeats.except: no column 'nope'");
 }
 
+/* A row whose id encodes a layout (_tp<N>[_0]_ep<M|none>[_0]) that no stated role's columns
+ * agree with contradicts itself: refused, its reason naming both readings; a row that agrees
+ * (or one role of a disaggregated row does, or the id gives ep none) is predicted as before. */
+static void test_id_layout(void **state)
+{
+    (void)state;
+    char path[300], csv[300], text[2048], msg[1024];
+    snprintf(csv, sizeof csv, "%s/lay.csv", e2e_dir);
+    snprintf(path, sizeof path, "%s/lay.yaml", e2e_dir);
+    e2e_write(csv, "id,mode,tp_size,attention_dp_size,moe_ep_size,p_tp,p_ep,d_tp,d_ep,isl,ttft\n"
+                   "m_agg_c2_tp1_ep1_7,agg,1,,1,,,,,64,20\n"
+                   "m_agg_c2_tp1_ep2_8,agg,1,2,4,,,,,64,20\n"
+                   "m_agg_c2_tp2_ep1_9,agg,1,,1,,,,,64,20\n"
+                   "m_agg_c2_tp1_0_ep1_0_3,agg,1,,1,,,,,64,20\n"
+                   "m_agg_c2_tp1_epnone_4,agg,1,,4,,,,,64,20\n"
+                   "m_agg_c2_tpnone_epnone_5,agg,1,,4,,,,,64,20\n"
+                   "m_dis_c2_tp2_ep1_6,disagg,,,,1,1,2,1,64,20\n"
+                   "m_dis_c2_tp4_0_ep1_0_7,disagg,,,,1,1,2,1,64,20\n");
+    const char *head = "name: lay\nkind: serving\ndescription: d\nsource: s\n"
+                       "table: %s\nscenario: " DATA "/base.yaml\nid: id\n"
+                       "measured: {mean_ttft_ms: ttft}\n%s"
+                       "set: {workload.arrival.concurrency: \"2\", workload.num_requests: \"8\", "
+                       "workload.prompt_tokens: \"{isl}\", workload.output_tokens: \"8\", "
+                       "scheduler.name: chunked, scheduler.token_budget: \"256\"}\n"
+                       "rules:\n  - column: mode\n    cases: {agg: {}, disagg: {cannot: pools}}\n";
+    const char *layout =
+        "id_layout: {tp: [tp_size, p_tp, d_tp], attention_dp: [attention_dp_size"
+        ", attention_dp_size, attention_dp_size], ep: [moe_ep_size, p_ep, d_ep]}\n";
+    snprintf(text, sizeof text, head, csv, layout);
+    e2e_write(path, text);
+    study_vset v;
+    int64_t ok, cannot, failed;
+    load_ok(path, NULL, &v);
+    assert_int_equal(row_named(&v, "m_agg_c2_tp1_ep1_7")->status, STUDY_V_OK);
+    const study_vrow *r = row_named(&v, "m_agg_c2_tp1_ep2_8");
+    assert_int_equal(r->status, STUDY_V_CANNOT);
+    assert_string_equal(r->reason, "its id says tp1 ep2, its columns tp_size 1 x attention_dp_size "
+                                   "2, moe_ep_size 4: the layout is contradictory");
+    r = row_named(&v, "m_agg_c2_tp2_ep1_9");
+    assert_int_equal(r->status, STUDY_V_CANNOT);
+    assert_string_equal(r->reason, "its id says tp2 ep1, its columns tp_size 1, moe_ep_size 1: the "
+                                   "layout is contradictory");
+    assert_int_equal(row_named(&v, "m_agg_c2_tp1_0_ep1_0_3")->status, STUDY_V_OK);
+    assert_int_equal(row_named(&v, "m_agg_c2_tp1_epnone_4")->status, STUDY_V_OK);
+    assert_int_equal(row_named(&v, "m_agg_c2_tpnone_epnone_5")->status, STUDY_V_OK);
+    /* one role agrees: the id may name it; the mapping's own refusal stands */
+    assert_string_equal(row_named(&v, "m_dis_c2_tp2_ep1_6")->reason, "pools");
+    r = row_named(&v, "m_dis_c2_tp4_0_ep1_0_7");
+    assert_string_equal(r->reason, "its id says tp4 ep1, its columns p_tp 1, p_ep 1; d_tp 2, d_ep "
+                                   "1: the layout is contradictory");
+    study_vset_counts(&v, &ok, &cannot, &failed);
+    assert_true(ok == 4 && cannot == 4 && failed == 0);
+    study_vset_free(&v);
+    /* without id_layout the columns are taken as they are */
+    snprintf(text, sizeof text, head, csv, "");
+    e2e_write(path, text);
+    load_ok(path, NULL, &v);
+    assert_int_equal(row_named(&v, "m_agg_c2_tp1_ep2_8")->status, STUDY_V_OK);
+    study_vset_free(&v);
+    /* a column the table does not have; lists of different lengths */
+    snprintf(text, sizeof text, head, csv, "id_layout: {tp: [tp_size], ep: [nope]}\n");
+    e2e_write(path, text);
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "lay.yaml:9: id_layout.ep: no column 'nope'");
+    snprintf(text, sizeof text, head, csv, "id_layout: {tp: [tp_size, p_tp], ep: [moe_ep_size]}\n");
+    e2e_write(path, text);
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, "lay.yaml:9: id_layout: tp and ep");
+}
+
 /* ---- operator sets ---- */
 
 static void test_operator_rows(void **state)
@@ -872,6 +942,7 @@ int main(void)
         cmocka_unit_test(test_regimes_and_error_table),
         cmocka_unit_test(test_bad_sets),
         cmocka_unit_test(test_repeats),
+        cmocka_unit_test(test_id_layout),
         cmocka_unit_test(test_operator_rows),
         cmocka_unit_test(test_operator_kernel_sums),
         cmocka_unit_test(test_shipped_list),
