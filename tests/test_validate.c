@@ -724,20 +724,29 @@ static void test_bad_sets(void **state)
     assert_has(msg, "bad.yaml:2: kind: unknown kind 'service'");
 }
 
+/* A table NAME.csv holding rows and its set's path NAME.yaml, both in e2e_dir (300 bytes
+ * each). */
+static void table_files(const char *name, const char *rows, char *csv, char *path)
+{
+    snprintf(csv, 300, "%s/%s.csv", e2e_dir, name);
+    snprintf(path, 300, "%s/%s.yaml", e2e_dir, name);
+    e2e_write(csv, rows);
+}
+
 /* Rows equal in every column but the set's `repeats.except` are one measurement: the later ones
  * are listed as repeats of the first and counted once, whether the first is predicted or not. */
 static void test_repeats(void **state)
 {
     (void)state;
     char path[300], csv[300], text[2048], msg[1024];
-    snprintf(csv, sizeof csv, "%s/rep.csv", e2e_dir);
-    snprintf(path, sizeof path, "%s/rep.yaml", e2e_dir);
-    e2e_write(csv, "id,backend,conc,isl,osl,ttft_ms,note\n"
-                   "a,chunked,2,64,8,20.5,first file\n"
-                   "b,chunked,2,64,8,20.5,second file\n"
-                   "c,chunked,2,64,8,21,\n"
-                   "d,tgi2,2,64,8,25,x\n"
-                   "e,tgi2,2,64,8,25,y\n");
+    table_files("rep",
+                "id,backend,conc,isl,osl,ttft_ms,note\n"
+                "a,chunked,2,64,8,20.5,first file\n"
+                "b,chunked,2,64,8,20.5,second file\n"
+                "c,chunked,2,64,8,21,\n"
+                "d,tgi2,2,64,8,25,x\n"
+                "e,tgi2,2,64,8,25,y\n",
+                csv, path);
     const char *head = "name: rep\nkind: serving\ndescription: d\nsource: s\n"
                        "table: %s\nscenario: " DATA "/base.yaml\nid: id\n"
                        "measured: {mean_ttft_ms: ttft_ms}\n%s"
@@ -781,17 +790,17 @@ static void test_id_layout(void **state)
 {
     (void)state;
     char path[300], csv[300], text[2048], msg[1024];
-    snprintf(csv, sizeof csv, "%s/lay.csv", e2e_dir);
-    snprintf(path, sizeof path, "%s/lay.yaml", e2e_dir);
-    e2e_write(csv, "id,mode,tp_size,attention_dp_size,moe_ep_size,p_tp,p_ep,d_tp,d_ep,isl,ttft\n"
-                   "m_agg_c2_tp1_ep1_7,agg,1,,1,,,,,64,20\n"
-                   "m_agg_c2_tp1_ep2_8,agg,1,2,4,,,,,64,20\n"
-                   "m_agg_c2_tp2_ep1_9,agg,1,,1,,,,,64,20\n"
-                   "m_agg_c2_tp1_0_ep1_0_3,agg,1,,1,,,,,64,20\n"
-                   "m_agg_c2_tp1_epnone_4,agg,1,,4,,,,,64,20\n"
-                   "m_agg_c2_tpnone_epnone_5,agg,1,,4,,,,,64,20\n"
-                   "m_dis_c2_tp2_ep1_6,disagg,,,,1,1,2,1,64,20\n"
-                   "m_dis_c2_tp4_0_ep1_0_7,disagg,,,,1,1,2,1,64,20\n");
+    table_files("lay",
+                "id,mode,tp_size,attention_dp_size,moe_ep_size,p_tp,p_ep,d_tp,d_ep,isl,ttft\n"
+                "m_agg_c2_tp1_ep1_7,agg,1,,1,,,,,64,20\n"
+                "m_agg_c2_tp1_ep2_8,agg,1,2,4,,,,,64,20\n"
+                "m_agg_c2_tp2_ep1_9,agg,1,,1,,,,,64,20\n"
+                "m_agg_c2_tp1_0_ep1_0_3,agg,1,,1,,,,,64,20\n"
+                "m_agg_c2_tp1_epnone_4,agg,1,,4,,,,,64,20\n"
+                "m_agg_c2_tpnone_epnone_5,agg,1,,4,,,,,64,20\n"
+                "m_dis_c2_tp2_ep1_6,disagg,,,,1,1,2,1,64,20\n"
+                "m_dis_c2_tp4_0_ep1_0_7,disagg,,,,1,1,2,1,64,20\n",
+                csv, path);
     const char *head = "name: lay\nkind: serving\ndescription: d\nsource: s\n"
                        "table: %s\nscenario: " DATA "/base.yaml\nid: id\n"
                        "measured: {mean_ttft_ms: ttft}\n%s"
