@@ -1125,8 +1125,9 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     q_tailer q = q_tailer_of(ps);
     uint64_t seq0 = q.seq;
     if (pc->nident == m) { /* no block computed twice (anonymous): no test for one */
-        for (const int32_t *p = blk + m; p > blk;) {
-            int32_t idx = *--p;
+        /* by index, not pointer: blk is NULL when m is 0 */
+        for (int32_t j = m; j > 0;) {
+            int32_t idx = blk[--j];
             if (--q.rec[idx].ref == 0)
                 q_tailer_add(&q, idx);
         }
