@@ -1420,13 +1420,13 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
      * order, each just before the last: they leave as one stretch, from first to last (queue
      * order), unlinked once (the links inside it are left as they are) */
     q_stretch st = {INT32_MIN, -1, 0};
-    const int32_t *p = blk, *end = blk + m;
-    for (; p + 2 <= end; p += 2) { /* (two at a time: every block of a turn's context) */
-        touch(ps, rec, &st, p[0]);
-        touch(ps, rec, &st, p[1]);
+    int32_t j = 0;               /* (by index, not pointer: blk is NULL when m is 0) */
+    for (; j + 2 <= m; j += 2) { /* (two at a time: every block of a turn's context) */
+        touch(ps, rec, &st, blk[j]);
+        touch(ps, rec, &st, blk[j + 1]);
     }
-    if (p < end)
-        touch(ps, rec, &st, p[0]);
+    if (j < m)
+        touch(ps, rec, &st, blk[j]);
     if (st.first != INT32_MIN)
         q_unlink_stretch(ps, st.first, st.last);
     int64_t touched = st.touched; /* cached blocks nobody held */
