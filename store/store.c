@@ -603,6 +603,13 @@ void store_remove_files(const char *path)
     unlink(path);
 }
 
+void store_private_path(char *buf, size_t len, const char *path, const char *tag)
+{
+    static atomic_uint seq;
+    snprintf(buf, len, "%s.%s-%ld-%u", path, tag, (long)getpid(), atomic_fetch_add(&seq, 1));
+    store_remove_files(buf);
+}
+
 /* The WAL mode, and the schema when the file is new or older. */
 static int prepare(store *s, int64_t app, sim_err *err)
 {
@@ -628,10 +635,8 @@ static int prepare(store *s, int64_t app, sim_err *err)
  * created in place), or -1 with err. */
 static int create_new(const char *path, sim_err *err)
 {
-    static atomic_uint seq;
     char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.new-%ld-%u", path, (long)getpid(), atomic_fetch_add(&seq, 1));
-    store_remove_files(tmp); /* a process of this id that died making it */
+    store_private_path(tmp, sizeof tmp, path, "new");
     store *s =
         open_with(tmp, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, err);
     int rc = s && prepare(s, 0, err) == 0 ? 0 : -1;

@@ -48,6 +48,11 @@ void store_close(store *s);
  * caller): what a command that created it leaves after failing. */
 void store_remove_files(const char *path);
 
+/* Names in buf (len bytes) a database file of this process's own beside path, PATH.TAG-PID-N
+ * (N counts this process's names), and removes what a process of the same id that died left
+ * there, so a database can be built whole where no other process looks for it. */
+void store_private_path(char *buf, size_t len, const char *path, const char *tag);
+
 /* The path the store was opened with (for messages). */
 const char *store_path(const store *s);
 /* The schema version the open database follows (STORE_SCHEMA_VERSION after store_open). */

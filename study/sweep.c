@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -676,10 +675,8 @@ static int place_built(const char *tmp, const char *out, sim_err *err)
 static int merge_new(const char *out, const char *const *in, int n,
                      const study_sweep_merge_ops *ops, void *arg, sim_err *err)
 {
-    static atomic_uint seq;
     char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.merge-%ld-%u", out, (long)getpid(), atomic_fetch_add(&seq, 1));
-    store_remove_files(tmp); /* a process of this id that died making it */
+    store_private_path(tmp, sizeof tmp, out, "merge");
     int rc = merge_inputs(tmp, in, n, ops, arg, err) == 0 ? place_built(tmp, out, err) : -1;
     store_remove_files(tmp);
     return rc;
