@@ -93,6 +93,14 @@ typedef struct cli_command {
     {                                                                                              \
         NULL, NULL, 0, NULL, NULL, NULL, 0, 0, NULL, NULL                                          \
     }
+/* The output file's two spellings, -o FILE and --output FILE, into *out (const char **): two
+ * rows of an option table. help says what the file is; def is its default as --help shows it
+ * (NULL: none shown). */
+#define CLI_OUTPUT(out, help, def)                                                                 \
+    {"-o", "FILE", CLI_STRING, out, help, def, 0, 0, NULL, NULL},                                  \
+    {                                                                                              \
+        "--output", "FILE", CLI_STRING, out, "the same as -o", NULL, 0, 0, NULL, NULL              \
+    }
 
 /* Parses argv[1..argc-1] against cmd's shared options (into c, which gets its defaults first)
  * and opts (terminated by CLI_END; may be NULL); positional arguments go to pos[] (*npos of
