@@ -40,13 +40,15 @@ static int json_list(const cli_common *c, sim_jsonw *j)
     return 1;
 }
 
-/* Lists a registry's n entries (entry i at base + i * size): a JSON array of json's objects with
- * --json, else text's lines. */
-static void list_entries(const cli_common *c, const void *base, size_t size, size_t n,
-                         void (*json)(sim_jsonw *j, const void *e), void (*text)(const void *e))
+/* Lists a table's n entries (entry i at base + i * size): a JSON array of json's objects with
+ * --json, else header's line (when not NULL) and text's lines. */
+static void list_entries(const cli_common *c, void (*header)(void), const void *base, size_t size,
+                         size_t n, void (*json)(sim_jsonw *j, const void *e),
+                         void (*text)(const void *e))
 {
     sim_jsonw j;
-    json_list(c, &j);
+    if (!json_list(c, &j) && header)
+        header();
     for (size_t i = 0; i < n; i++) {
         const void *e = (const char *)base + i * size;
         if (c->json)
@@ -115,26 +117,26 @@ static void gpu_header(void)
            "bf16_TF", "fp8_TF", "fp4_TF", "link_GB/s", "pcie_GB/s", "nic_GB/s", "usd/h", "max_W");
 }
 
-/* The catalog's i-th GPU: a JSON object into j, or a row of the table. */
-static void gpu_entry(const cli_common *c, sim_jsonw *j, int i)
+/* A catalog row (e: a const cal_gpu_sheet *) with the GPU it gives: a row of the table. */
+static void gpu_text(const void *e)
 {
     eng_gpu g;
-    cal_gpu_at(i, &g);
-    if (c->json)
-        gpu_json(j, &g, cal_gpu_sheet_at(i));
-    else
-        gpu_row(&g, cal_gpu_sheet_at(i));
+    cal_gpu_find(((const cal_gpu_sheet *)e)->name, &g);
+    gpu_row(&g, e);
+}
+
+/* The same as a JSON object. */
+static void gpu_entry_json(sim_jsonw *j, const void *e)
+{
+    eng_gpu g;
+    cal_gpu_find(((const cal_gpu_sheet *)e)->name, &g);
+    gpu_json(j, &g, e);
 }
 
 static void gpus(const cli_common *c)
 {
-    sim_jsonw j;
-    if (!json_list(c, &j))
-        gpu_header();
-    for (int i = 0; i < cal_gpu_count(); i++)
-        gpu_entry(c, &j, i);
-    if (c->json)
-        sim_jsonw_close(&j, ']');
+    list_entries(c, gpu_header, cal_gpu_sheet_at(0), sizeof(cal_gpu_sheet), (size_t)cal_gpu_count(),
+                 gpu_entry_json, gpu_text);
 }
 
 /* A model's KV cache bytes per token in dtype, the windowed layers' included. */
@@ -277,7 +279,7 @@ static void schedulers(const cli_common *c)
 {
     size_t n;
     const eng_sched_ops *const *all = eng_sched_all(&n);
-    list_entries(c, all, sizeof *all, n, scheduler_json, scheduler_text);
+    list_entries(c, NULL, all, sizeof *all, n, scheduler_json, scheduler_text);
 }
 
 /* A router of the registry (e: its entry, a const eng_router_ops *): JSON, or its line. */
@@ -300,7 +302,7 @@ static void routers(const cli_common *c)
 {
     size_t n;
     const eng_router_ops *const *all = eng_router_all(&n);
-    list_entries(c, all, sizeof *all, n, router_json, router_text);
+    list_entries(c, NULL, all, sizeof *all, n, router_json, router_text);
 }
 
 /* An engine preset (e: a const eng_preset *): its lines, or a JSON object. */
@@ -348,7 +350,7 @@ static void engines(const cli_common *c)
 {
     size_t n;
     const eng_preset *all = eng_preset_all(&n);
-    list_entries(c, all, sizeof *all, n, engine_json, engine_text);
+    list_entries(c, NULL, all, sizeof *all, n, engine_json, engine_text);
 }
 
 static int markdown;
