@@ -107,18 +107,23 @@ static int insert_row(store *s, sqlite3_stmt *st, const char *what, sim_err *err
     return store_fail(s, err, what);
 }
 
+/* A profile_points row after its profile's id and the operator's name: written by bind_point,
+ * read by read_point_row. */
+#define POINT_FIELD(kind, member) STORE_FIELD(kind, cal_point, member)
+static const store_field point_fields[] = {
+    POINT_FIELD(STORE_F_REAL, x),       POINT_FIELD(STORE_F_REAL, y),
+    POINT_FIELD(STORE_F_REAL, t_ns),    POINT_FIELD(STORE_F_REAL, p10_ns),
+    POINT_FIELD(STORE_F_REAL, p90_ns),  POINT_FIELD(STORE_F_INT, runs),
+    POINT_FIELD(STORE_F_INT, held_out),
+};
+#define N_POINT_FIELDS ((int)(sizeof point_fields / sizeof *point_fields))
+
 static void bind_point(sqlite3_stmt *st, int64_t id, const cal_point *pt)
 {
     sqlite3_reset(st);
     sqlite3_bind_int64(st, 1, id);
     sqlite3_bind_text(st, 2, cal_profile_op_name(pt->op), -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 3, pt->x);
-    sqlite3_bind_double(st, 4, pt->y);
-    sqlite3_bind_double(st, 5, pt->t_ns);
-    sqlite3_bind_double(st, 6, pt->p10_ns);
-    sqlite3_bind_double(st, 7, pt->p90_ns);
-    sqlite3_bind_int(st, 8, pt->runs);
-    sqlite3_bind_int(st, 9, pt->held_out);
+    store_bind_fields(st, 3, point_fields, N_POINT_FIELDS, pt);
 }
 
 static int insert_points(store *s, const cal_profile *p, int64_t id, sim_err *err)
@@ -335,13 +340,7 @@ static int read_point_row(void *ctx, sqlite3_stmt *st)
     if (pt.op < 0)
         return sim_errf(r->err, "%s: profile %s: unknown operator in profile_points", r->s->path,
                         r->p->name);
-    pt.x = sqlite3_column_double(st, 1);
-    pt.y = sqlite3_column_double(st, 2);
-    pt.t_ns = sqlite3_column_double(st, 3);
-    pt.p10_ns = sqlite3_column_double(st, 4);
-    pt.p90_ns = sqlite3_column_double(st, 5);
-    pt.runs = sqlite3_column_int(st, 6);
-    pt.held_out = sqlite3_column_int(st, 7);
+    store_read_fields(st, 1, point_fields, N_POINT_FIELDS, &pt);
     cal_profile_add_point(r->p, &pt);
     return 0;
 }

@@ -31,26 +31,32 @@ static const char *run_cols(const store *s)
                                " NULL";
 }
 
+/* A run's row, in run_cols' order. */
+#define RUN_FIELD(kind, member) STORE_FIELD(kind, store_run_meta, member)
+static const store_field run_fields[] = {
+    RUN_FIELD(STORE_F_I64, id),
+    RUN_FIELD(STORE_F_CHARS, name),
+    RUN_FIELD(STORE_F_CHARS, scheduler),
+    RUN_FIELD(STORE_F_CHARS, version),
+    RUN_FIELD(STORE_F_CHARS, profile),
+    RUN_FIELD(STORE_F_CHARS, model),
+    RUN_FIELD(STORE_F_CHARS, gpu),
+    RUN_FIELD(STORE_F_CHARS, dtype),
+    RUN_FIELD(STORE_F_CHARS, hardware),
+    RUN_FIELD(STORE_F_CHARS, level),
+    RUN_FIELD(STORE_F_CHARS, created),
+    RUN_FIELD(STORE_F_I64, seed),
+    RUN_FIELD(STORE_F_INT, replicas),
+    RUN_FIELD(STORE_F_INT, tensor_parallel),
+    RUN_FIELD(STORE_F_REAL, offered_rate),
+    RUN_FIELD(STORE_F_I64, num_requests),
+    RUN_FIELD(STORE_F_I64, kv_blocks),
+};
+
 static void read_run(sqlite3_stmt *st, store_run_meta *m)
 {
     memset(m, 0, sizeof *m);
-    m->id = sqlite3_column_int64(st, 0);
-    store_col_text(st, 1, m->name, sizeof m->name);
-    store_col_text(st, 2, m->scheduler, sizeof m->scheduler);
-    store_col_text(st, 3, m->version, sizeof m->version);
-    store_col_text(st, 4, m->profile, sizeof m->profile);
-    store_col_text(st, 5, m->model, sizeof m->model);
-    store_col_text(st, 6, m->gpu, sizeof m->gpu);
-    store_col_text(st, 7, m->dtype, sizeof m->dtype);
-    store_col_text(st, 8, m->hardware, sizeof m->hardware);
-    store_col_text(st, 9, m->level, sizeof m->level);
-    store_col_text(st, 10, m->created, sizeof m->created);
-    m->seed = (uint64_t)sqlite3_column_int64(st, 11);
-    m->replicas = sqlite3_column_int(st, 12);
-    m->tensor_parallel = sqlite3_column_int(st, 13);
-    m->offered_rate = sqlite3_column_double(st, 14);
-    m->num_requests = sqlite3_column_int64(st, 15);
-    m->kv_blocks = sqlite3_column_int64(st, 16);
+    store_read_fields(st, 0, run_fields, (int)(sizeof run_fields / sizeof *run_fields), m);
 }
 
 /* A statement reading run_cols from the runs table, with the clause `tail` after it. */
@@ -559,6 +565,15 @@ int64_t store_request_latencies(store *s, int64_t run, store_latency m, double *
 
 /* ---------------- sweeps ---------------- */
 
+/* A sweep's row, in store_sweep_get's order. */
+#define SWEEP_FIELD(kind, member) STORE_FIELD(kind, store_sweep_meta, member)
+static const store_field sweep_fields[] = {
+    SWEEP_FIELD(STORE_F_I64, id),        SWEEP_FIELD(STORE_F_CHARS, key),
+    SWEEP_FIELD(STORE_F_CHARS, file),    SWEEP_FIELD(STORE_F_CHARS, varied),
+    SWEEP_FIELD(STORE_F_INT, reps),      SWEEP_FIELD(STORE_F_I64, base_seed),
+    SWEEP_FIELD(STORE_F_CHARS, created),
+};
+
 int store_sweep_get(store *s, int64_t id, store_sweep_meta *out, sim_err *err)
 {
     sqlite3_stmt *st = store_prepare_id(
@@ -569,13 +584,7 @@ int store_sweep_get(store *s, int64_t id, store_sweep_meta *out, sim_err *err)
     if (store_one_row(s, st, "sweep", id, "reading the sweeps table", err))
         return -1;
     memset(out, 0, sizeof *out);
-    out->id = sqlite3_column_int64(st, 0);
-    store_col_text(st, 1, out->key, sizeof out->key);
-    store_col_text(st, 2, out->file, sizeof out->file);
-    store_col_text(st, 3, out->varied, sizeof out->varied);
-    out->reps = sqlite3_column_int(st, 4);
-    out->base_seed = (uint64_t)sqlite3_column_int64(st, 5);
-    store_col_text(st, 6, out->created, sizeof out->created);
+    store_read_fields(st, 0, sweep_fields, (int)(sizeof sweep_fields / sizeof *sweep_fields), out);
     sqlite3_finalize(st);
     return 0;
 }

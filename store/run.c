@@ -143,29 +143,30 @@ static sqlite3_stmt *insert_stmt(store *s, int which, const char *table, int col
     return s->cached[which] = st;
 }
 
+/* A runs row: the columns before store_level, and those after it (absent figures NULL). */
+#define INFO_FIELD(kind, member) STORE_FIELD(kind, store_run_info, member)
+#define INFO_FIELD_POS(kind, member) STORE_FIELD_POS(kind, store_run_info, member)
+static const store_field run_head[] = {
+    INFO_FIELD(STORE_F_TEXT, name),           INFO_FIELD(STORE_F_TEXT, scenario_text),
+    INFO_FIELD(STORE_F_TEXT, scheduler),      INFO_FIELD(STORE_F_I64, seed),
+    INFO_FIELD(STORE_F_TEXT, version),        INFO_FIELD(STORE_F_TEXT, profile),
+    INFO_FIELD(STORE_F_TEXT, model),          INFO_FIELD(STORE_F_TEXT, gpu),
+    INFO_FIELD(STORE_F_TEXT, dtype),          INFO_FIELD(STORE_F_INT, replicas),
+    INFO_FIELD(STORE_F_INT, tensor_parallel), INFO_FIELD(STORE_F_TEXT, hardware),
+};
+static const store_field run_tail[] = {
+    INFO_FIELD_POS(STORE_F_REAL, offered_rate),
+    INFO_FIELD_POS(STORE_F_I64, num_requests),
+    INFO_FIELD_POS(STORE_F_I64, kv_blocks),
+};
+
 /* Binds a run's row to the INSERT INTO runs statement (absent figures stay NULL). */
 static void bind_run(sqlite3_stmt *st, const store_run_info *in)
 {
     sqlite3_clear_bindings(st);
-    store_bind_text(st, 1, in->name);
-    store_bind_text(st, 2, in->scenario_text);
-    store_bind_text(st, 3, in->scheduler);
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)in->seed);
-    store_bind_text(st, 5, in->version);
-    store_bind_text(st, 6, in->profile);
-    store_bind_text(st, 7, in->model);
-    store_bind_text(st, 8, in->gpu);
-    store_bind_text(st, 9, in->dtype);
-    sqlite3_bind_int(st, 10, in->replicas);
-    sqlite3_bind_int(st, 11, in->tensor_parallel);
-    store_bind_text(st, 12, in->hardware);
+    store_bind_fields(st, 1, run_head, (int)(sizeof run_head / sizeof *run_head), in);
     store_bind_text(st, 13, store_level_name(in->level));
-    if (in->offered_rate > 0)
-        sqlite3_bind_double(st, 14, in->offered_rate);
-    if (in->num_requests > 0)
-        sqlite3_bind_int64(st, 15, in->num_requests);
-    if (in->kv_blocks > 0)
-        sqlite3_bind_int64(st, 16, in->kv_blocks);
+    store_bind_fields(st, 14, run_tail, (int)(sizeof run_tail / sizeof *run_tail), in);
 }
 
 /* BEGIN, the run row, the row statements. */

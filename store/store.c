@@ -76,8 +76,10 @@
  * Example: SELECT scheduler, offered_rate, avg(p99_ttft_ms) FROM sweep_curve WHERE sweep_id = 1
  * GROUP BY point ORDER BY scheduler, offered_rate;
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -274,6 +276,74 @@ void store_col_text(sqlite3_stmt *st, int i, char *out, size_t cap)
 {
     const unsigned char *t = sqlite3_column_text(st, i);
     snprintf(out, cap, "%s", t ? (const char *)t : "");
+}
+
+/* Binds field f at p to parameter i. */
+static void bind_field(sqlite3_stmt *st, int i, const store_field *f, const char *p)
+{
+    switch (f->kind) {
+    case STORE_F_INT:
+        if (f->pos && *(const int *)p <= 0)
+            break;
+        sqlite3_bind_int(st, i, *(const int *)p);
+        return;
+    case STORE_F_I64:
+        if (f->pos && *(const int64_t *)p <= 0)
+            break;
+        sqlite3_bind_int64(st, i, *(const int64_t *)p);
+        return;
+    case STORE_F_REAL:
+        if (f->pos && !(*(const double *)p > 0))
+            break;
+        sqlite3_bind_double(st, i, *(const double *)p);
+        return;
+    case STORE_F_FINITE:
+        if (!isfinite(*(const double *)p))
+            break;
+        sqlite3_bind_double(st, i, *(const double *)p);
+        return;
+    case STORE_F_TEXT:
+        store_bind_text(st, i, *(const char *const *)p);
+        return;
+    case STORE_F_CHARS:
+        sqlite3_bind_text(st, i, p, -1, SQLITE_STATIC);
+        return;
+    }
+    sqlite3_bind_null(st, i);
+}
+
+void store_bind_fields(sqlite3_stmt *st, int first, const store_field *f, int n, const void *obj)
+{
+    for (int k = 0; k < n; k++)
+        bind_field(st, first + k, &f[k], (const char *)obj + f[k].offset);
+}
+
+static void read_field(sqlite3_stmt *st, int i, const store_field *f, char *p)
+{
+    switch (f->kind) {
+    case STORE_F_INT:
+        *(int *)p = sqlite3_column_int(st, i);
+        return;
+    case STORE_F_I64:
+        *(int64_t *)p = sqlite3_column_int64(st, i);
+        return;
+    case STORE_F_REAL:
+    case STORE_F_FINITE:
+        *(double *)p = sqlite3_column_double(st, i);
+        return;
+    case STORE_F_CHARS:
+        store_col_text(st, i, p, f->size);
+        return;
+    case STORE_F_TEXT:
+        break;
+    }
+    assert(!"a column is read into a number or a char array");
+}
+
+void store_read_fields(sqlite3_stmt *st, int first, const store_field *f, int n, void *obj)
+{
+    for (int k = 0; k < n; k++)
+        read_field(st, first + k, &f[k], (char *)obj + f[k].offset);
 }
 
 int store_exec(store *s, const char *sql, sim_err *err)

@@ -163,18 +163,24 @@ int store_validation_value(store_vwriter *w, int64_t seq, const char *metric, in
     return step_reset(w, st, "recording a validation value", err);
 }
 
+/* A validation_stats row after its validation's id. */
+#define STAT_FIELD(kind, member) STORE_FIELD(kind, store_vstat, member)
+static const store_field stat_fields[] = {
+    STAT_FIELD(STORE_F_TEXT, grp),
+    STAT_FIELD(STORE_F_TEXT, metric),
+    STAT_FIELD(STORE_F_INT, n),
+    STAT_FIELD(STORE_F_FINITE, median_abs),
+    STAT_FIELD(STORE_F_FINITE, p90_abs),
+    STAT_FIELD(STORE_F_FINITE, worst_abs),
+    STAT_FIELD(STORE_F_FINITE, signed_median),
+    STAT_FIELD(STORE_F_TEXT, worst_row),
+};
+
 int store_validation_stat(store_vwriter *w, const store_vstat *v, sim_err *err)
 {
     sqlite3_stmt *st = w->stat;
     sqlite3_bind_int64(st, 1, w->id);
-    sqlite3_bind_text(st, 2, v->grp, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, v->metric, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 4, v->n);
-    bind_num(st, 5, v->median_abs);
-    bind_num(st, 6, v->p90_abs);
-    bind_num(st, 7, v->worst_abs);
-    bind_num(st, 8, v->signed_median);
-    store_bind_text(st, 9, v->worst_row);
+    store_bind_fields(st, 2, stat_fields, (int)(sizeof stat_fields / sizeof *stat_fields), v);
     return step_reset(w, st, "recording validation statistics", err);
 }
 
@@ -207,6 +213,17 @@ static int has_tables(store *s, int64_t id, sim_err *err)
                     s->path, (long long)id, s->version);
 }
 
+/* A validations row, in store_validation_get's order. */
+#define META_FIELD(kind, member) STORE_FIELD(kind, store_validation_meta, member)
+static const store_field meta_fields[] = {
+    META_FIELD(STORE_F_I64, id),           META_FIELD(STORE_F_CHARS, name),
+    META_FIELD(STORE_F_CHARS, kind),       META_FIELD(STORE_F_CHARS, file),
+    META_FIELD(STORE_F_CHARS, cost_model), META_FIELD(STORE_F_CHARS, version),
+    META_FIELD(STORE_F_CHARS, created),    META_FIELD(STORE_F_I64, rows),
+    META_FIELD(STORE_F_I64, ok),           META_FIELD(STORE_F_I64, cannot),
+    META_FIELD(STORE_F_I64, failed),
+};
+
 int store_validation_get(store *s, int64_t id, store_validation_meta *out, sim_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -221,17 +238,7 @@ int store_validation_get(store *s, int64_t id, store_validation_meta *out, sim_e
         return -1;
     if (store_one_row(s, st, "validation", id, "reading the validation", err))
         return -1;
-    out->id = sqlite3_column_int64(st, 0);
-    store_col_text(st, 1, out->name, sizeof out->name);
-    store_col_text(st, 2, out->kind, sizeof out->kind);
-    store_col_text(st, 3, out->file, sizeof out->file);
-    store_col_text(st, 4, out->cost_model, sizeof out->cost_model);
-    store_col_text(st, 5, out->version, sizeof out->version);
-    store_col_text(st, 6, out->created, sizeof out->created);
-    out->rows = sqlite3_column_int64(st, 7);
-    out->ok = sqlite3_column_int64(st, 8);
-    out->cannot = sqlite3_column_int64(st, 9);
-    out->failed = sqlite3_column_int64(st, 10);
+    store_read_fields(st, 0, meta_fields, (int)(sizeof meta_fields / sizeof *meta_fields), out);
     sqlite3_finalize(st);
     return 0;
 }

@@ -6,6 +6,7 @@
 #define LLMSIM_STORE_INT_H
 
 #include <sqlite3.h>
+#include <stddef.h>
 
 #include "predictor.h"
 #include "store.h"
@@ -67,6 +68,33 @@ void store_sql_add(store_sql *b, const char *fmt, ...) __attribute__((format(pri
 void store_bind_text(sqlite3_stmt *st, int i, const char *v);
 /* Copies column i's text into out (cap bytes, truncated; "" for NULL). */
 void store_col_text(sqlite3_stmt *st, int i, char *out, size_t cap);
+/* A struct's field as a column: how it is bound and read, and where it lies in the struct.
+ * One table per stored struct serves its writer's binds and its reader's column reads. */
+typedef enum store_field_kind {
+    STORE_F_INT,    /* int */
+    STORE_F_I64,    /* int64_t or uint64_t (stored as its bits) */
+    STORE_F_REAL,   /* double */
+    STORE_F_FINITE, /* double; NULL unless finite */
+    STORE_F_TEXT,   /* const char *; NULL as NULL */
+    STORE_F_CHARS,  /* char[size]: read truncated to fit, "" for NULL */
+} store_field_kind;
+typedef struct store_field {
+    store_field_kind kind;
+    int pos; /* 1: bound as NULL unless the number is > 0 */
+    size_t offset, size;
+} store_field;
+#define STORE_FIELD(kind, type, member)                                                            \
+    {                                                                                              \
+        kind, 0, offsetof(type, member), sizeof(((type *)0)->member)                               \
+    }
+#define STORE_FIELD_POS(kind, type, member)                                                        \
+    {                                                                                              \
+        kind, 1, offsetof(type, member), sizeof(((type *)0)->member)                               \
+    }
+/* Binds the n fields f of obj to the parameters from first on (1-based). */
+void store_bind_fields(sqlite3_stmt *st, int first, const store_field *f, int n, const void *obj);
+/* Reads the n fields f of obj from the columns from first on (0-based). */
+void store_read_fields(sqlite3_stmt *st, int first, const store_field *f, int n, void *obj);
 /* Reads an iteration's shape details from six columns from first on (prefill_seqs,
  * prefill_pairs, prefill_kv, prefill_q2, decode_ctx, emit_seqs), and its tokens from the
  * prefill tokens and decode sequences already in sh (query.c). */
