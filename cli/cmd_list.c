@@ -157,24 +157,23 @@ static void model_row(const eng_model *m)
            eng_dtype_name(m->weight_dtype));
 }
 
+/* A model's sizes, as JSON members named as its fields: those before "attention" and after. */
+#define SIZE(member) SIM_JFIELD(#member, SIM_JF_INT, eng_model, member)
+static const sim_jfield model_widths[] = {
+    SIZE(layers), SIZE(hidden), SIZE(heads), SIZE(kv_heads), SIZE(head_dim),
+};
+static const sim_jfield model_sizes[] = {
+    SIZE(intermediate),    SIZE(moe_layers),    SIZE(experts),
+    SIZE(experts_per_tok), SIZE(window_layers), SIZE(window),
+    SIZE(linear_layers),   SIZE(vocab),         SIZE(max_context),
+};
+
 /* A model's shape: layers, widths, attention, experts, windows, as JSON fields. */
 static void model_json_shape(sim_jsonw *j, const eng_model *m)
 {
-    sim_jsonw_int(j, "layers", m->layers);
-    sim_jsonw_int(j, "hidden", m->hidden);
-    sim_jsonw_int(j, "heads", m->heads);
-    sim_jsonw_int(j, "kv_heads", m->kv_heads);
-    sim_jsonw_int(j, "head_dim", m->head_dim);
+    SIM_JSONW_TABLE(j, model_widths, m);
     sim_jsonw_str(j, "attention", m->attn == ENG_ATTN_MLA ? "mla" : "gqa");
-    sim_jsonw_int(j, "intermediate", m->intermediate);
-    sim_jsonw_int(j, "moe_layers", m->moe_layers);
-    sim_jsonw_int(j, "experts", m->experts);
-    sim_jsonw_int(j, "experts_per_tok", m->experts_per_tok);
-    sim_jsonw_int(j, "window_layers", m->window_layers);
-    sim_jsonw_int(j, "window", m->window);
-    sim_jsonw_int(j, "linear_layers", m->linear_layers);
-    sim_jsonw_int(j, "vocab", m->vocab);
-    sim_jsonw_int(j, "max_context", m->max_context);
+    SIM_JSONW_TABLE(j, model_sizes, m);
 }
 
 static void model_json(sim_jsonw *j, const eng_model *m)
@@ -323,26 +322,35 @@ static void engine_text(const void *e)
            p->cpu_source);
 }
 
+/* An engine preset as JSON members: those before free_gpu_memory_fraction and after. */
+#define PRESET(key, kind, member) SIM_JFIELD(key, kind, eng_preset, member)
+static const sim_jfield preset_head[] = {
+    PRESET("engine", SIM_JF_STR, engine),
+    PRESET("version", SIM_JF_STR, version),
+    PRESET("default", SIM_JF_INT, is_default),
+    PRESET("scheduler", SIM_JF_STR, policy),
+    PRESET("params", SIM_JF_STR, params),
+    PRESET("gpu_utilization", SIM_JF_NUM, gpu_utilization),
+};
+static const sim_jfield preset_tail[] = {
+    PRESET("block_size", SIM_JF_INT, block_size),
+    PRESET("cpu_per_iteration_us", SIM_JF_NUM, cpu.per_iteration_us),
+    PRESET("cpu_per_seq_us", SIM_JF_NUM, cpu.per_seq_us),
+    PRESET("cpu_async", SIM_JF_INT, cpu.async),
+    PRESET("cpu_own_step", SIM_JF_INT, cpu.own_step),
+    PRESET("cpu_form_ahead", SIM_JF_INT, cpu.form_ahead),
+    PRESET("cpu_source", SIM_JF_STR, cpu_source),
+    PRESET("summary", SIM_JF_STR, summary),
+};
+
 static void engine_json(sim_jsonw *j, const void *e)
 {
     const eng_preset *p = e;
     sim_jsonw_open(j, NULL, '{');
-    sim_jsonw_str(j, "engine", p->engine);
-    sim_jsonw_str(j, "version", p->version);
-    sim_jsonw_int(j, "default", p->is_default);
-    sim_jsonw_str(j, "scheduler", p->policy);
-    sim_jsonw_str(j, "params", p->params);
-    sim_jsonw_num(j, "gpu_utilization", p->gpu_utilization);
+    SIM_JSONW_TABLE(j, preset_head, p);
     sim_jsonw_num(j, "free_gpu_memory_fraction",
                   p->free_memory_fraction > 0 ? p->free_memory_fraction : 1);
-    sim_jsonw_int(j, "block_size", p->block_size);
-    sim_jsonw_num(j, "cpu_per_iteration_us", p->cpu.per_iteration_us);
-    sim_jsonw_num(j, "cpu_per_seq_us", p->cpu.per_seq_us);
-    sim_jsonw_int(j, "cpu_async", p->cpu.async);
-    sim_jsonw_int(j, "cpu_own_step", p->cpu.own_step);
-    sim_jsonw_int(j, "cpu_form_ahead", p->cpu.form_ahead);
-    sim_jsonw_str(j, "cpu_source", p->cpu_source);
-    sim_jsonw_str(j, "summary", p->summary);
+    SIM_JSONW_TABLE(j, preset_tail, p);
     sim_jsonw_close(j, '}');
 }
 

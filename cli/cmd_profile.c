@@ -52,20 +52,21 @@ typedef struct list_arg {
     sim_jsonw *j; /* NULL: a table */
 } list_arg;
 
+/* A profile's metadata and held-out errors as JSON members. */
+#define PROFILE(key, kind, member) SIM_JFIELD(key, kind, cal_profile, member)
+static const sim_jfield list_fields[] = {
+    PROFILE("name", SIM_JF_CHARS, name),       PROFILE("kind", SIM_JF_CHARS, kind),
+    PROFILE("backend", SIM_JF_CHARS, backend), PROFILE("model", SIM_JF_CHARS, model),
+    PROFILE("gpu", SIM_JF_CHARS, gpu),         PROFILE("tp", SIM_JF_INT, tp),
+    PROFILE("points", SIM_JF_INT, npts),       PROFILE("median_ape", SIM_JF_NUM, med_ape),
+    PROFILE("p95_ape", SIM_JF_NUM, p95_ape),   PROFILE("created", SIM_JF_CHARS, created),
+};
+
 /* Profile p's metadata and held-out errors as a JSON object. */
 static void list_json_row(sim_jsonw *j, const cal_profile *p)
 {
     sim_jsonw_open(j, NULL, '{');
-    sim_jsonw_str(j, "name", p->name);
-    sim_jsonw_str(j, "kind", p->kind);
-    sim_jsonw_str(j, "backend", p->backend);
-    sim_jsonw_str(j, "model", p->model);
-    sim_jsonw_str(j, "gpu", p->gpu);
-    sim_jsonw_int(j, "tp", p->tp);
-    sim_jsonw_int(j, "points", p->npts);
-    sim_jsonw_num(j, "median_ape", p->med_ape);
-    sim_jsonw_num(j, "p95_ape", p->p95_ape);
-    sim_jsonw_str(j, "created", p->created);
+    SIM_JSONW_TABLE(j, list_fields, p);
     sim_jsonw_close(j, '}');
 }
 

@@ -24,25 +24,35 @@ static const cli_command check_cmd = {
     .max_pos = 1,
     .common = CLI_DB | CLI_SET | CLI_JSON | CLI_QUIET};
 
+/* A pool's layout, and its KV cache's plan, as JSON members. */
+#define LAYOUT(key, kind, member) SIM_JFIELD(key, kind, eng_config, member)
+static const sim_jfield layout_fields[] = {
+    LAYOUT("gpu", SIM_JF_CHARS, gpu.name),
+    LAYOUT("scheduler", SIM_JF_CHARS, sched.name),
+    LAYOUT("replicas", SIM_JF_INT, replicas),
+    LAYOUT("tensor_parallel", SIM_JF_INT, tensor_parallel),
+    LAYOUT("expert_parallel", SIM_JF_INT, expert_parallel),
+    LAYOUT("data_parallel_attention", SIM_JF_INT, data_parallel_attention),
+};
+#define PLAN(key, member) SIM_JFIELD(key, SIM_JF_INT, eng_kv_plan, member)
+static const sim_jfield plan_fields[] = {
+    PLAN("gpus_per_replica", gpus),
+    PLAN("weight_bytes", weight_bytes),
+    PLAN("kv_bytes", kv_bytes),
+    PLAN("kv_bytes_per_token", bytes_per_token),
+    PLAN("kv_heads_per_gpu", kv_heads),
+    PLAN("window_bytes_per_token", window_bytes_per_token),
+    PLAN("window", window),
+    PLAN("state_bytes_per_seq", state_bytes),
+    PLAN("kv_blocks", blocks),
+    PLAN("kv_tokens", tokens),
+};
+
 /* One pool's (or the deployment's) layout and KV cache, as JSON fields. */
 static void json_pool(sim_jsonw *j, const eng_config *e, const eng_kv_plan *plan)
 {
-    sim_jsonw_str(j, "gpu", e->gpu.name);
-    sim_jsonw_str(j, "scheduler", e->sched.name);
-    sim_jsonw_int(j, "replicas", e->replicas);
-    sim_jsonw_int(j, "tensor_parallel", e->tensor_parallel);
-    sim_jsonw_int(j, "expert_parallel", e->expert_parallel);
-    sim_jsonw_int(j, "data_parallel_attention", e->data_parallel_attention);
-    sim_jsonw_int(j, "gpus_per_replica", plan->gpus);
-    sim_jsonw_int(j, "weight_bytes", plan->weight_bytes);
-    sim_jsonw_int(j, "kv_bytes", plan->kv_bytes);
-    sim_jsonw_int(j, "kv_bytes_per_token", plan->bytes_per_token);
-    sim_jsonw_int(j, "kv_heads_per_gpu", plan->kv_heads);
-    sim_jsonw_int(j, "window_bytes_per_token", plan->window_bytes_per_token);
-    sim_jsonw_int(j, "window", plan->window);
-    sim_jsonw_int(j, "state_bytes_per_seq", plan->state_bytes);
-    sim_jsonw_int(j, "kv_blocks", plan->blocks);
-    sim_jsonw_int(j, "kv_tokens", plan->tokens);
+    SIM_JSONW_TABLE(j, layout_fields, e);
+    SIM_JSONW_TABLE(j, plan_fields, plan);
 }
 
 /* A disaggregated deployment's KV transfer: link, bandwidth, latency, discipline. */

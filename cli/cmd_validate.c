@@ -434,6 +434,20 @@ static void json_stats_by(sim_jsonw *j, const study_vset *v, study_vby by, const
     free(more);
 }
 
+/* A group's residuals as JSON members (gaps_median follows when known). */
+#define RESID(key, kind, member) SIM_JFIELD(key, kind, study_vresid, member)
+static const sim_jfield resid_fields[] = {
+    RESID("group", SIM_JF_CHARS, group),
+    RESID("n", SIM_JF_INT, n),
+    RESID("median_ms", SIM_JF_NUM, median_ms),
+    RESID("steps_p25", SIM_JF_NUM, steps_p25),
+    RESID("steps_median", SIM_JF_NUM, steps_median),
+    RESID("steps_p75", SIM_JF_NUM, steps_p75),
+    RESID("few_steps", SIM_JF_INT, few),
+    RESID("near_whole_step", SIM_JF_INT, near_whole),
+    RESID("n_gaps", SIM_JF_INT, ngap),
+};
+
 /* The residuals (--residuals) as the JSON array "ttft_residuals". */
 static void json_residuals(sim_jsonw *j, const study_vset *v)
 {
@@ -443,15 +457,7 @@ static void json_residuals(sim_jsonw *j, const study_vset *v)
     for (int k = 0; k < n; k++) {
         const study_vresid *r = &rs[k];
         sim_jsonw_open(j, NULL, '{');
-        sim_jsonw_str(j, "group", r->group);
-        sim_jsonw_int(j, "n", r->n);
-        sim_jsonw_num(j, "median_ms", r->median_ms);
-        sim_jsonw_num(j, "steps_p25", r->steps_p25);
-        sim_jsonw_num(j, "steps_median", r->steps_median);
-        sim_jsonw_num(j, "steps_p75", r->steps_p75);
-        sim_jsonw_int(j, "few_steps", r->few);
-        sim_jsonw_int(j, "near_whole_step", r->near_whole);
-        sim_jsonw_int(j, "n_gaps", r->ngap);
+        SIM_JSONW_TABLE(j, resid_fields, r);
         if (isfinite(r->gaps_median))
             sim_jsonw_num(j, "gaps_median", r->gaps_median);
         sim_jsonw_close(j, '}');

@@ -5,6 +5,7 @@
  * carried along, so positions in messages cost nothing extra. Nodes and strings are carved from
  * arena chunks owned by the document.
  */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -506,6 +507,34 @@ void sim_jsonw_str(sim_jsonw *j, const char *key, const char *v)
 {
     item(j, key);
     sim_json_write_str(j->f, v);
+}
+
+/* Writes member f of the struct at obj. */
+static void write_field(sim_jsonw *j, const sim_jfield *f, const char *p)
+{
+    switch (f->kind) {
+    case SIM_JF_INT:
+        assert(f->size == sizeof(int32_t) || f->size == sizeof(int64_t));
+        sim_jsonw_int(j, f->key,
+                      f->size == sizeof(int32_t) ? *(const int32_t *)p : *(const int64_t *)p);
+        return;
+    case SIM_JF_NUM:
+        sim_jsonw_num(j, f->key, *(const double *)p);
+        return;
+    case SIM_JF_STR:
+        sim_jsonw_str(j, f->key, *(const char *const *)p);
+        return;
+    case SIM_JF_CHARS:
+        sim_jsonw_str(j, f->key, p);
+        return;
+    }
+    assert(!"unknown JSON field kind");
+}
+
+void sim_jsonw_fields(sim_jsonw *j, const sim_jfield *f, int n, const void *obj)
+{
+    for (int k = 0; k < n; k++)
+        write_field(j, &f[k], (const char *)obj + f[k].offset);
 }
 
 void sim_jsonw_num(sim_jsonw *j, const char *key, double v)

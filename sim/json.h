@@ -84,4 +84,27 @@ void sim_jsonw_bool(sim_jsonw *j, const char *key, int v);
 /* s as a JSON string, quoted and escaped (NULL as ""), to f. */
 void sim_json_write_str(FILE *f, const char *s);
 
+/* A struct's member as a JSON member: its key, how it is written, where it lies in the struct
+ * and its size. One table per struct lets one walker write the members a run of calls wrote. */
+typedef enum sim_jfield_kind {
+    SIM_JF_INT,   /* a signed integer of 4 or 8 bytes (sim_jsonw_int) */
+    SIM_JF_NUM,   /* double (sim_jsonw_num) */
+    SIM_JF_STR,   /* const char * (sim_jsonw_str) */
+    SIM_JF_CHARS, /* char[] (sim_jsonw_str) */
+} sim_jfield_kind;
+typedef struct sim_jfield {
+    const char *key;
+    sim_jfield_kind kind;
+    size_t offset, size;
+} sim_jfield;
+#define SIM_JFIELD(key, kind, type, member)                                                        \
+    {                                                                                              \
+        key, kind, offsetof(type, member), sizeof(((type *)0)->member)                             \
+    }
+/* Writes the n members f of obj, in order, into the open object. */
+void sim_jsonw_fields(sim_jsonw *j, const sim_jfield *f, int n, const void *obj);
+/* sim_jsonw_fields over a whole table (an array, not a pointer). */
+#define SIM_JSONW_TABLE(j, table, obj)                                                             \
+    sim_jsonw_fields(j, table, (int)(sizeof(table) / sizeof *(table)), obj)
+
 #endif
