@@ -231,6 +231,16 @@ static int take_option(const cli_command *cmd, const cli_option *opts, cli_commo
     return 0;
 }
 
+study_run_settings cli_run_settings(const cli_common *c, const char *file)
+{
+    return (study_run_settings){.file = file,
+                                .sets = c->sets,
+                                .nsets = c->nsets,
+                                .seed = c->seed,
+                                .seed_given = c->seed_given,
+                                .level = c->level};
+}
+
 int cli_parse(const cli_command *cmd, const cli_option *opts, cli_common *c, int argc, char **argv,
               const char **pos, int *npos)
 {

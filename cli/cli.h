@@ -117,6 +117,9 @@ typedef struct cli_command {
 #define CLI_GO (-1)
 int cli_parse(const cli_command *cmd, const cli_option *opts, cli_common *c, int argc, char **argv,
               const char **pos, int *npos);
+/* The scenario file and c's overrides, seed and store level, as a sweep's or a capacity
+ * search's run settings (they borrow c's overrides: c must outlive them). */
+study_run_settings cli_run_settings(const cli_common *c, const char *file);
 /* Prints cmd's help: usage, summary, every option with what it does and its default. */
 void cli_help(const cli_command *cmd, const cli_option *opts, FILE *f);
 
@@ -171,9 +174,6 @@ int cli_quick_apply(const char *cmd, cli_quick *q, cli_common *c, const char **f
  * to text (len bytes; the SLOs as given, for the store). 0, or -1 after a message naming the
  * command cmd. */
 int cli_slo_add(const char *cmd, study_capacity *cap, char *text, size_t len, const char *v);
-/* After cli_quick_apply: gives cap the scenario file and c's overrides, seed and store level
- * (cap borrows c's overrides: c must outlive it). */
-void cli_capacity_take(study_capacity *cap, const char *file, const cli_common *c);
 
 /* ---- progress ---- */
 

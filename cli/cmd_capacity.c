@@ -588,16 +588,6 @@ static void print_json(const cap_state *st, const scn_scenario *scn, const study
 
 /* ---- the command ---- */
 
-void cli_capacity_take(study_capacity *cap, const char *file, const cli_common *c)
-{
-    cap->file = file;
-    cap->sets = c->sets;
-    cap->nsets = c->nsets;
-    cap->seed = c->seed;
-    cap->seed_given = c->seed_given;
-    cap->level = c->level;
-}
-
 /* The search's options into cap (and ca's SLO text, c); CLI_GO, or the exit status. */
 static int parse(int argc, char **argv, cap_state *s, cap_args *ca)
 {
@@ -642,7 +632,7 @@ static int parse(int argc, char **argv, cap_state *s, cap_args *ca)
         fprintf(stderr, "llmsim capacity: give the SLOs with --slo, e.g. ttft_p99=1000ms\n");
         st = 2;
     }
-    cli_capacity_take(cap, file, c);
+    cap->run = cli_run_settings(c, file);
     cap->probe = on_probe;
     cap->cluster = on_cluster;
     cap->probe_arg = s;

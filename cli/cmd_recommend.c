@@ -162,7 +162,7 @@ static int parse(int argc, char **argv, rec_state *s)
     st = cli_quick_apply("recommend", &s->q, &s->c, &file, &r->cap.text);
     if (st != CLI_GO)
         return st;
-    cli_capacity_take(&r->cap, file, &s->c);
+    r->cap.run = cli_run_settings(&s->c, file);
     r->note = on_note;
     r->note_arg = s;
     return check_engines(s);

@@ -298,12 +298,7 @@ static int parse(int argc, char **argv, study_sweep *sw, int *jobs, cli_common *
         fprintf(stderr, "llmsim sweep: give at least one --vary KEY=VALUES\n");
         st = 2;
     }
-    sw->file = file;
-    sw->sets = c->sets;
-    sw->nsets = c->nsets;
-    sw->seed = c->seed;
-    sw->seed_given = c->seed_given;
-    sw->level = c->level;
+    sw->run = cli_run_settings(c, file);
     return st;
 }
 

@@ -21,6 +21,22 @@
 /* The most --set overrides one command line may carry. */
 #define STUDY_MAX_SETS 64
 
+/* What a command line gives every study that runs a scenario: the file, its --set overrides,
+ * the seed and the store level. Declared once, here: study_run_settings is these fields, and
+ * study_sweep and study_capacity hold them as anonymous members (sw->file, cap->seed, ...)
+ * overlaid by ->run, so the command line's settings go in whole. */
+#define STUDY_RUN_FIELDS                                                                           \
+    const char *file;                                                                              \
+    const char *const *sets; /* --set overrides, applied first */                                  \
+    int nsets;                                                                                     \
+    uint64_t seed; /* the base seed when seed_given; else the scenario's */                        \
+    int seed_given;                                                                                \
+    store_level level; /* how much of each run is stored */
+
+typedef struct study_run_settings {
+    STUDY_RUN_FIELDS
+} study_run_settings;
+
 /* The program's version with what this build is made of, as every stored run and validation
  * records it: "0.1.0+g<commit, 7 hex digits>[.dirty].cm<cost model hash, 8 hex digits>" (".dirty":
  * tracked files differed from the commit when it was built; "+unknown" for the commit outside a

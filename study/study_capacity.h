@@ -125,10 +125,13 @@ double study_answer_usd_h(const study_answer *a, int n);
 double study_answer_cost(const study_answer *a, int n, study_objective o);
 
 typedef struct study_capacity {
-    const char *file;
+    union {
+        struct {
+            STUDY_RUN_FIELDS /* the level: how much of each probe is stored */
+        };
+        study_run_settings run; /* the same fields, whole */
+    };
     const char *text; /* the scenario's text when not read from file (file then names it) */
-    const char *const *sets;
-    int nsets;
     study_slo slo[STUDY_MAX_SLO];
     int nslo;
     double target;       /* requests/s for the cluster; 0 = per-replica rate only */
@@ -143,11 +146,8 @@ typedef struct study_capacity {
      * what it is in words */
     study_choice fit;
     char fit_note[448];
-    char compare[512]; /* the --compare arguments, "; "-joined (for the store) */
-    int seed_given;
-    uint64_t seed;
+    char compare[512];    /* the --compare arguments, "; "-joined (for the store) */
     store *db;            /* profiles come from here, and probes are stored here (may be NULL) */
-    store_level level;    /* how much of each probe is stored */
     int64_t search_id;    /* set by study_capacity_begin when db is given */
     int64_t probes;       /* probes run so far (their order in the search) */
     int64_t runs;         /* runs made (a probe makes one per seed) */

@@ -46,15 +46,16 @@ typedef struct study_vary {
 } study_vary;
 
 typedef struct study_sweep {
-    const char *file;
-    const char *const *sets; /* --set overrides, applied before the varied keys */
-    int nsets;
+    union {
+        struct {
+            STUDY_RUN_FIELDS /* the --set overrides go before the varied keys; without a seed,
+                                each point runs with its scenario's */
+        };
+        study_run_settings run; /* the same fields, whole */
+    };
     study_vary v[STUDY_MAX_KEYS];
     int nv;
     int reps;
-    uint64_t seed; /* base seed when seed_given; else each point's scenario seed */
-    int seed_given;
-    store_level level;
     int shard, nshards; /* --shard I/N: the tasks t with t % N == I - 1; nshards 0: all tasks */
     int npoints;        /* filled by study_sweep_check */
     int64_t id;         /* the sweep's id in the database */
