@@ -323,6 +323,31 @@ static void free_memory_fraction(void **state)
     assert_non_null(strstr(e.msg, "memory.free_gpu_memory_fraction"));
 }
 
+/* The host time per eagerly launched kernel comes from the `engine:` preset: TensorRT-LLM's
+ * PyTorch backend (1.0 on) states its own, its TensorRT backend (0.19) and vLLM leave the cost
+ * model's (0). */
+static void eager_launch_from_preset(void **state)
+{
+    (void)state;
+    static const char *const text = "name: f\nmodel: llama-3-8b\ngpu: h100-sxm\n"
+                                    "workload: {num_requests: 10, arrival: {process: poisson, "
+                                    "rate: 1}, prompt_tokens: 100, output_tokens: 10}\n";
+    static const struct {
+        const char *set[2];
+        double ns;
+    } cases[] = {{{"engine.name=trtllm", "engine.version=1.3"}, 11670},
+                 {{"engine.name=trtllm", "engine.version=1.0"}, 11670},
+                 {{"engine.name=trtllm", "engine.version=0.19"}, 0},
+                 {{"engine.name=vllm", "engine.version=0.18"}, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        scn_scenario s;
+        sim_err e;
+        assert_int_equal(scn_load_text("f.yaml", text, cases[i].set, 2, &test_resolver, &s, &e), 0);
+        assert_true(s.cost.eager_launch_ns == cases[i].ns);
+        scn_free(&s);
+    }
+}
+
 /* one --set refused, and what the refusal must say */
 static const refusal bad_sets[] = {
     {NULL,
@@ -651,6 +676,7 @@ int main(void)
         cmocka_unit_test(shipped_examples),
         cmocka_unit_test(mangled_inputs),
         cmocka_unit_test(free_memory_fraction),
+        cmocka_unit_test(eager_launch_from_preset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
