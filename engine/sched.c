@@ -141,3 +141,8 @@ const char *eng_cfg_str(const eng_sched_cfg *cfg, const eng_param *params, const
 {
     return value_of(cfg, params, key);
 }
+
+int64_t eng_sched_runs_unbounded(const void *st, const eng_replica *r)
+{
+    return INT64_MAX;
+}

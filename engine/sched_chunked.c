@@ -200,8 +200,6 @@ const eng_sched_ops eng_sched_chunked = {
     .summary = "Sarathi-Serve / SplitFuse: token budget per iteration, decodes first, prefill "
                "chunks fill the rest; paged KV with preemption",
     .fini = chunked_fini,
-    .pd_admit = chunked_pd_admit,
-    .pd_join = chunked_pd_join,
-    .run_steps = chunked_run_steps,
+    ENG_SCHED_OPS_DECODE(chunked),
     .runs_past_finishes = 1,
 };

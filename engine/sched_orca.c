@@ -87,14 +87,6 @@ static void orca_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
     o->running++;
 }
 
-/* Decode runs: every running request reserved its blocks to completion, so nothing the first
- * waiting request's admission reads (seats, free blocks) moves before a finish or an arrival:
- * the next step is the same decode batch. */
-static int64_t orca_run_steps(const void *st, const eng_replica *r)
-{
-    return INT64_MAX;
-}
-
 static int orca_check(const void *st, const eng_replica *r)
 {
     const orca *o = st;
@@ -109,5 +101,8 @@ const eng_sched_ops eng_sched_orca = {
                "for prompt + output up front",
     .pd_admit = orca_pd_admit,
     .pd_join = orca_pd_join,
-    .run_steps = orca_run_steps,
+    /* Decode runs: every running request reserved its blocks to completion, so nothing the
+     * first waiting request's admission reads (seats, free blocks) moves before a finish or an
+     * arrival: the next step is the same decode batch. */
+    .run_steps = eng_sched_runs_unbounded,
 };

@@ -611,8 +611,6 @@ const eng_sched_ops eng_sched_sglang = {
                "decaying new-token ratio, one chunked prefill at a time, decode retraction",
     .on_batch_end = sglang_on_batch_end,
     .fini = sglang_fini,
-    .pd_admit = sglang_pd_admit,
-    .pd_join = sglang_pd_join,
-    .run_steps = sglang_run_steps,
+    ENG_SCHED_OPS_DECODE(sglang),
     .on_run = sglang_on_run,
 };

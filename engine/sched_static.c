@@ -125,13 +125,6 @@ static void static_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t 
     }
 }
 
-/* Decode runs: nothing joins a running batch, so every step up to a finish is the same batch
- * (its padded slots one token longer each step, as next_batch counts them). */
-static int64_t static_run_steps(const void *st, const eng_replica *r)
-{
-    return INT64_MAX;
-}
-
 static int static_check(const void *st, const eng_replica *r)
 {
     const stat_batch *s = st;
@@ -144,5 +137,7 @@ const eng_sched_ops eng_sched_static = {
     ENG_SCHED_OPS_BASE("static", static, stat_batch),
     .summary = "naive batching: batch_size requests (or max_wait_ms), padded prompts, the "
                "batch runs until its longest output is done; no joining",
-    .run_steps = static_run_steps,
+    /* Decode runs: nothing joins a running batch, so every step up to a finish is the same
+     * batch (its padded slots one token longer each step, as next_batch counts them). */
+    .run_steps = eng_sched_runs_unbounded,
 };

@@ -295,8 +295,6 @@ const eng_sched_ops eng_sched_tgi = {
     ENG_SCHED_OPS_BASE("tgi", tgi, tgi),
     .summary = "text-generation-inference router: decoding pauses for a new prefill batch only "
                "when waiting >= waiting_served_ratio x running or after max_waiting_tokens steps",
-    .pd_admit = tgi_pd_admit,
-    .pd_join = tgi_pd_join,
-    .run_steps = tgi_run_steps,
+    ENG_SCHED_OPS_DECODE(tgi),
     .on_run = tgi_on_run,
 };

@@ -252,7 +252,5 @@ const eng_sched_ops eng_sched_trtllm = {
                "MAX_UTILIZATION capacity, max_num_tokens per step, optional chunked context, "
                "KV block reuse",
     .fini = trtllm_fini,
-    .pd_admit = trtllm_pd_admit,
-    .pd_join = trtllm_pd_join,
-    .run_steps = trtllm_run_steps,
+    ENG_SCHED_OPS_DECODE(trtllm),
 };

@@ -343,8 +343,6 @@ const eng_sched_ops eng_sched_vllm = {
     .summary = "vLLM V1 (0.10-0.11): one token budget per step for running then waiting "
                "requests, chunked prefill, prefix caching, recompute preemption",
     .fini = vllm1_fini,
-    .pd_admit = vllm1_pd_admit,
-    .pd_join = vllm1_pd_join,
-    .run_steps = vllm1_run_steps,
+    ENG_SCHED_OPS_DECODE(vllm1),
     .runs_past_finishes = 1,
 };

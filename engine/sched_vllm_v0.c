@@ -202,8 +202,6 @@ const eng_sched_ops eng_sched_vllm_v0 = {
     ENG_SCHED_OPS_BASE("vllm-v0", vllm, vllm),
     .summary = "vLLM V0 (0.4-0.6): paged KV, prefill-only or decode-only iterations, watermark, "
                "preemption of the latest-arrived request (recompute or swap), multi-step",
-    .pd_admit = vllm_pd_admit,
-    .pd_join = vllm_pd_join,
-    .run_steps = vllm_run_steps,
+    ENG_SCHED_OPS_DECODE(vllm),
     .runs_past_finishes = 1,
 };

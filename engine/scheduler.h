@@ -110,6 +110,15 @@ typedef struct eng_sched_ops {
     .name = NAME, .abi = ENG_SCHED_ABI, .state_size = sizeof(STATE), .params = P##_params,         \
     .init = P##_init, .on_arrival = P##_on_arrival, .next_batch = P##_next_batch,                  \
     .on_finish = P##_on_finish, .check = P##_check
+/* The members of a policy that serves a disaggregated decode pool and runs decode steps,
+ * named after its prefix P: P_pd_admit, P_pd_join and P_run_steps. */
+#define ENG_SCHED_OPS_DECODE(P)                                                                    \
+    .pd_admit = P##_pd_admit, .pd_join = P##_pd_join, .run_steps = P##_run_steps
+
+/* run_steps for a policy whose next batch is the same decode batch until a member finishes or a
+ * request arrives (it reserves to completion, or nothing joins a running batch): any number of
+ * steps, INT64_MAX. */
+int64_t eng_sched_runs_unbounded(const void *st, const eng_replica *r);
 
 /* Registry. */
 const eng_sched_ops *eng_sched_find(const char *name);
