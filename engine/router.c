@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "registry_int.h"
 #include "router_int.h"
 
 /* ---- round_robin ---- */
@@ -191,14 +192,17 @@ const eng_router_ops *const *eng_router_all(size_t *n)
     return registry;
 }
 
+static const char *router_name(const void *all, size_t i)
+{
+    return ((const eng_router_ops *const *)all)[i]->name;
+}
+
 const eng_router_ops *eng_router_find(const char *name)
 {
     size_t n;
     const eng_router_ops *const *all = eng_router_all(&n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(all[i]->name, name) == 0)
-            return all[i];
-    return NULL;
+    ptrdiff_t i = eng_registry_index(all, n, router_name, name);
+    return i < 0 ? NULL : all[i];
 }
 
 const char *eng_router_names(char *buf, size_t len)
@@ -228,11 +232,10 @@ int eng_router_registry_check(char *buf, size_t len)
                      ENG_ROUTER_NAME_MAX - 1);
             return -1;
         }
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(all[j]->name, o->name) == 0) {
-                snprintf(buf, len, "router name %s registered twice", o->name);
-                return -1;
-            }
+        if (eng_registry_index(all, i, router_name, o->name) >= 0) {
+            snprintf(buf, len, "router name %s registered twice", o->name);
+            return -1;
+        }
     }
     return 0;
 }
