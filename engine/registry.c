@@ -50,7 +50,7 @@ int eng_sched_registry_check(char *buf, size_t len)
     const eng_sched_ops *const *all = eng_sched_all(&n);
     for (size_t i = 0; i < n; i++) {
         const eng_sched_ops *o = all[i];
-        if (!o->name || !o->init || !o->on_arrival || !o->next_batch || !o->on_finish) {
+        if (!o->name || !o->on_arrival || !o->next_batch || !o->on_finish) {
             snprintf(buf, len, "scheduler #%zu (%s) lacks a required op", i,
                      o->name ? o->name : "?");
             return -1;

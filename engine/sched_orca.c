@@ -17,19 +17,11 @@ typedef struct orca {
     int64_t max_num_batched_tokens; /* 0 = no limit on newcomers' prompt tokens per iteration */
 } orca;
 
-static const eng_param orca_params[] = {
-    {"max_num_seqs", ENG_PARAM_INT, "256", 1, 1e6, NULL, "most requests running at once"},
-    {"max_num_batched_tokens", ENG_PARAM_INT, "0", 0, 1e9, NULL,
-     "most prompt tokens admitted per iteration (0: no limit)"},
-    ENG_PARAM_END};
-
-static int orca_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
-{
-    orca *o = st;
-    o->max_num_seqs = eng_cfg_int(cfg, orca_params, "max_num_seqs");
-    o->max_num_batched_tokens = eng_cfg_int(cfg, orca_params, "max_num_batched_tokens");
-    return 0;
-}
+static const eng_param orca_params[] = {ENG_PARAM_MAX_NUM_SEQS(orca),
+                                        {"max_num_batched_tokens", ENG_PARAM_INT, "0", 0, 1e9, NULL,
+                                         "most prompt tokens admitted per iteration (0: no limit)",
+                                         ENG_PARAM_AT(orca, max_num_batched_tokens)},
+                                        ENG_PARAM_END};
 
 static void orca_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t now)
 {
