@@ -1397,6 +1397,13 @@ void eng_batch_decode_all(eng_replica *r, eng_batch *b)
     b->decode = 1;
 }
 
+int eng_batch_finish(eng_replica *r, eng_batch *b)
+{
+    if (r->co.n > 0)
+        eng_batch_decode_all(r, b);
+    return b->nchunks + r->co.n;
+}
+
 int32_t eng_cohort_size(const eng_replica *r)
 {
     return r->co.n;

@@ -135,9 +135,7 @@ static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
         eng_array_insert_by_id(&c->pf, rq);
         left -= n;
     }
-    if (eng_cohort_size(r) > 0)
-        eng_batch_decode_all(r, out);
-    return out->nchunks + eng_cohort_size(r);
+    return eng_batch_finish(r, out);
 }
 
 static void chunked_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)

@@ -50,9 +50,7 @@ static int orca_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now
         tokens += rq->prompt;
         o->running++;
     }
-    if (eng_cohort_size(r) > 0)
-        eng_batch_decode_all(r, out);
-    return out->nchunks + eng_cohort_size(r);
+    return eng_batch_finish(r, out);
 }
 
 static void orca_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)

@@ -196,9 +196,7 @@ static int chunked_next_batch(tgi *t, eng_replica *r, eng_batch *out)
         admit(t, r, out, rq, hit, (int32_t)(n < budget ? n : budget));
         budget -= n;
     }
-    if (eng_cohort_size(r) > 0)
-        eng_batch_decode_all(r, out);
-    return out->nchunks + eng_cohort_size(r);
+    return eng_batch_finish(r, out);
 }
 
 static int tgi_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now)

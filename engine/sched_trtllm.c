@@ -186,9 +186,7 @@ static int trtllm_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t n
         left -= n;
         seats--;
     }
-    if (eng_cohort_size(r) > 0)
-        eng_batch_decode_all(r, out);
-    return out->nchunks + eng_cohort_size(r);
+    return eng_batch_finish(r, out);
 }
 
 static void trtllm_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)

@@ -278,9 +278,7 @@ static int vllm1_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t no
     int64_t budget = schedule_running(v, r, out);
     v->preempted = budget < 0;
     schedule_waiting(v, r, out, budget);
-    if (eng_cohort_size(r) > 0)
-        eng_batch_decode_all(r, out);
-    return out->nchunks + eng_cohort_size(r);
+    return eng_batch_finish(r, out);
 }
 
 static void vllm1_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
