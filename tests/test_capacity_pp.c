@@ -19,6 +19,7 @@
 
 #include "study_capacity.h"
 #include "study_recommend.h"
+#include "test_main.h"
 
 #define WORKLOAD                                                                                   \
     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 1}\n"                     \
@@ -115,13 +116,5 @@ static void too_big_for_any_pipeline(void **state)
     assert_non_null(strstr(err.msg, "does not fit"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(recommends_pipelines),
-        cmocka_unit_test(big_model_searched_on_a_pipeline),
-        cmocka_unit_test(fitting_model_keeps_its_layout),
-        cmocka_unit_test(too_big_for_any_pipeline),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, recommends_pipelines, big_model_searched_on_a_pipeline,
+                 fitting_model_keeps_its_layout, too_big_for_any_pipeline)

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
+#include "test_main.h"
 
 static const char small[] = "name: small\n"
                             "seed: 3\n"
@@ -395,17 +396,11 @@ static void test_build_identity(void **state)
     assert_non_null(strstr(err, "0.1.0+g0000000.cm00000000 (1 runs)"));
 }
 
+LLMSIM_TESTS(tests, test_run_is_deterministic, test_run_progress, test_run_states_validated_error,
+             test_override_and_store_levels, test_bad_scenarios_store_nothing,
+             test_check_refuses_what_run_refuses, test_list, test_build_identity);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_run_is_deterministic),
-        cmocka_unit_test(test_run_progress),
-        cmocka_unit_test(test_run_states_validated_error),
-        cmocka_unit_test(test_override_and_store_levels),
-        cmocka_unit_test(test_bad_scenarios_store_nothing),
-        cmocka_unit_test(test_check_refuses_what_run_refuses),
-        cmocka_unit_test(test_list),
-        cmocka_unit_test(test_build_identity),
-    };
     return e2e_run_group(tests);
 }

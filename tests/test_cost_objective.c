@@ -17,6 +17,7 @@
 
 #include "e2e_util.h"
 #include "study_recommend.h"
+#include "test_main.h"
 
 static char out[65536], err[8192];
 
@@ -174,12 +175,9 @@ static void test_recommend_objectives(void **state)
     study_recommend_free(&r);
 }
 
+LLMSIM_TESTS(tests, test_capacity_objectives, test_unpriced_refused, test_recommend_objectives);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_capacity_objectives),
-        cmocka_unit_test(test_unpriced_refused),
-        cmocka_unit_test(test_recommend_objectives),
-    };
     return e2e_run_group(tests);
 }

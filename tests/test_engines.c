@@ -17,6 +17,7 @@
 #include "engine_run.h"
 #include "engine_util.h"
 #include "preset.h"
+#include "test_main.h"
 
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, linear_xfer_ns, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
@@ -667,32 +668,13 @@ static void test_trtllm_max_num_tokens(void **state)
     free_rec(r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefix_hit_skips_cached_blocks),
-        cmocka_unit_test(test_prefix_longest_leading_match),
-        cmocka_unit_test(test_prefix_eviction_order),
-        cmocka_unit_test(test_prefix_visible_at_schedule_or_completion),
-        cmocka_unit_test(test_prefix_own_blocks_apart),
-        cmocka_unit_test(test_vllm_defaults_per_gpu_and_entry_point),
-        cmocka_unit_test(test_vllm_running_then_waiting),
-        cmocka_unit_test(test_vllm_preempts_tail_admits_none),
-        cmocka_unit_test(test_vllm_v0_can_allocate_prompt_only),
-        cmocka_unit_test(test_vllm_v0_latest_arrived),
-        cmocka_unit_test(test_vllm_v0_multi_step),
-        cmocka_unit_test(test_tgi_current_defaults),
-        cmocka_unit_test(test_tgi3_chunked_prefix),
-        cmocka_unit_test(test_tgi3_launcher_budget),
-        cmocka_unit_test(test_sglang_ratio_admission_and_decay),
-        cmocka_unit_test(test_sglang_retracts_fewest_outputs),
-        cmocka_unit_test(test_sglang_chunked_prefill),
-        cmocka_unit_test(test_sglang_mixed_chunk),
-        cmocka_unit_test(test_sglang_lpm),
-        cmocka_unit_test(test_trtllm_capacity_policies),
-        cmocka_unit_test(test_trtllm_max_num_tokens),
-        cmocka_unit_test(test_trtllm_overlap_retiring_seat),
-        cmocka_unit_test(test_form_ahead),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_prefix_hit_skips_cached_blocks, test_prefix_longest_leading_match,
+                 test_prefix_eviction_order, test_prefix_visible_at_schedule_or_completion,
+                 test_prefix_own_blocks_apart, test_vllm_defaults_per_gpu_and_entry_point,
+                 test_vllm_running_then_waiting, test_vllm_preempts_tail_admits_none,
+                 test_vllm_v0_can_allocate_prompt_only, test_vllm_v0_latest_arrived,
+                 test_vllm_v0_multi_step, test_tgi_current_defaults, test_tgi3_chunked_prefix,
+                 test_tgi3_launcher_budget, test_sglang_ratio_admission_and_decay,
+                 test_sglang_retracts_fewest_outputs, test_sglang_chunked_prefill,
+                 test_sglang_mixed_chunk, test_sglang_lpm, test_trtllm_capacity_policies,
+                 test_trtllm_max_num_tokens, test_trtllm_overlap_retiring_seat, test_form_ahead)

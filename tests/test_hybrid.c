@@ -22,6 +22,7 @@
 #include "engine_run.h"
 #include "engine_util.h"
 #include "rng.h"
+#include "test_main.h"
 
 /* ---- the rule, written out again ---- */
 
@@ -548,21 +549,8 @@ static void test_qwen35_state(void **state)
     assert_int_equal(p.state_blocks, 196);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_small_layouts),
-        cmocka_unit_test(test_catalog_layouts),
-        cmocka_unit_test(test_windows_hold_more_reserving),
-        cmocka_unit_test(test_windows_hold_more_paged),
-        cmocka_unit_test(test_paged_accounting_exact),
-        cmocka_unit_test(test_state_taken_once),
-        cmocka_unit_test(test_window_cost_flat),
-        cmocka_unit_test(test_chunked_sum),
-        cmocka_unit_test(test_prefill_capped_sums),
-        cmocka_unit_test(test_prefix_cache_windows),
-        cmocka_unit_test(test_static_refused_when_cap_binds),
-        cmocka_unit_test(test_qwen35_state),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_small_layouts, test_catalog_layouts,
+                 test_windows_hold_more_reserving, test_windows_hold_more_paged,
+                 test_paged_accounting_exact, test_state_taken_once, test_window_cost_flat,
+                 test_chunked_sum, test_prefill_capped_sums, test_prefix_cache_windows,
+                 test_static_refused_when_cap_binds, test_qwen35_state)

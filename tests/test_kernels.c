@@ -16,6 +16,7 @@
 
 #include "kernels.h"
 #include "kernels_util.h"
+#include "test_main.h"
 
 static void assert_close(const float *got, const float *want, size_t n, double tol,
                          const char *what)
@@ -69,23 +70,16 @@ static void attn_long_way(const float *q, const float *k, const float *v, float 
 
 static void check_prefill(int chunk, int context, int nh, int nkv, int d)
 {
-    int total = chunk + context;
     float scale = 1.0f / sqrtf((float)d);
-    float *q = rand_vec((size_t)chunk * nh * d), *k = rand_vec((size_t)total * nkv * d);
-    float *v = rand_vec((size_t)total * nkv * d);
-    size_t no = (size_t)chunk * nh * d;
-    float *want = malloc(no * sizeof(float)), *got = malloc(no * sizeof(float));
-    attn_long_way(q, k, v, want, chunk, context, nh, nkv, d, scale);
-    kern_ref_attn_prefill(q, k, v, got, chunk, context, nh, nkv, d, scale);
-    assert_close(got, want, no, 1e-5, "ref prefill");
-    memset(got, 0, no * sizeof(float));
-    kern_cpu_attn_prefill(q, k, v, got, chunk, context, nh, nkv, d, scale);
-    assert_close(got, want, no, 1e-4, "cpu prefill");
-    free(got);
-    free(want);
-    free(v);
-    free(k);
-    free(q);
+    kattn a;
+    size_t no = kattn_prefill(&a, chunk, context, nh, nkv, d);
+    attn_long_way(a.q, a.k, a.v, a.want, chunk, context, nh, nkv, d, scale);
+    kern_ref_attn_prefill(a.q, a.k, a.v, a.got, chunk, context, nh, nkv, d, scale);
+    assert_close(a.got, a.want, no, 1e-5, "ref prefill");
+    memset(a.got, 0, no * sizeof(float));
+    kern_cpu_attn_prefill(a.q, a.k, a.v, a.got, chunk, context, nh, nkv, d, scale);
+    assert_close(a.got, a.want, no, 1e-4, "cpu prefill");
+    kattn_free(&a);
 }
 
 static void test_prefill(void **state)
@@ -108,11 +102,10 @@ static void check_decode(int batch, int nh, int nkv, int d, int bs, const int *l
         used += nb;
     }
     int num_blocks = used + 3; /* a few blocks no table points at */
-    size_t row = (size_t)nkv * d, blk = (size_t)bs * row, qn = (size_t)batch * nh * d;
-    float *kc = rand_vec(num_blocks * blk), *vc = rand_vec(num_blocks * blk);
-    float *q = rand_vec(qn), *want = malloc(qn * sizeof(float)), *got = malloc(qn * sizeof(float));
-    int32_t *tables = calloc((size_t)batch * max_blocks, sizeof(int32_t));
-    int32_t *perm = malloc(sizeof(int32_t) * num_blocks), *clens = malloc(sizeof(int32_t) * batch);
+    size_t row = (size_t)nkv * d, qn = (size_t)batch * nh * d;
+    kattn c;
+    kattn_alloc(&c, qn, num_blocks * row * bs, (size_t)batch * max_blocks, batch);
+    int32_t *perm = malloc(sizeof(int32_t) * num_blocks);
     for (int i = 0; i < num_blocks; i++)
         perm[i] = i;
     for (int i = num_blocks - 1; i > 0; i--) { /* Fisher-Yates: scramble the block order */
@@ -124,33 +117,29 @@ static void check_decode(int batch, int nh, int nkv, int d, int bs, const int *l
     int next = 0;
     for (int b = 0; b < batch; b++) {
         int len = lens[b];
-        clens[b] = len;
+        c.lens[b] = len;
         float *k = malloc(sizeof(float) * len * row), *v = malloc(sizeof(float) * len * row);
         for (int j = 0; j < (len + bs - 1) / bs; j++)
-            tables[(size_t)b * max_blocks + j] = perm[next++];
+            c.tables[(size_t)b * max_blocks + j] = perm[next++];
         for (int p = 0; p < len; p++) { /* contiguous copy of what the table points at */
-            size_t src = ((size_t)tables[(size_t)b * max_blocks + p / bs] * bs + p % bs) * row;
-            memcpy(k + p * row, kc + src, row * sizeof(float));
-            memcpy(v + p * row, vc + src, row * sizeof(float));
+            size_t src = ((size_t)c.tables[(size_t)b * max_blocks + p / bs] * bs + p % bs) * row;
+            memcpy(k + p * row, c.k + src, row * sizeof(float));
+            memcpy(v + p * row, c.v + src, row * sizeof(float));
         }
-        attn_long_way(q + (size_t)b * nh * d, k, v, want + (size_t)b * nh * d, 1, len - 1, nh, nkv,
-                      d, scale);
+        attn_long_way(c.q + (size_t)b * nh * d, k, v, c.want + (size_t)b * nh * d, 1, len - 1, nh,
+                      nkv, d, scale);
         free(v);
         free(k);
     }
-    kern_ref_attn_decode(q, kc, vc, tables, max_blocks, clens, got, batch, nh, nkv, d, bs, scale);
-    assert_close(got, want, qn, 1e-5, "ref decode");
-    memset(got, 0, qn * sizeof(float));
-    kern_cpu_attn_decode(q, kc, vc, tables, max_blocks, clens, got, batch, nh, nkv, d, bs, scale);
-    assert_close(got, want, qn, 1e-4, "cpu decode");
-    free(clens);
+    kern_ref_attn_decode(c.q, c.k, c.v, c.tables, max_blocks, c.lens, c.got, batch, nh, nkv, d, bs,
+                         scale);
+    assert_close(c.got, c.want, qn, 1e-5, "ref decode");
+    memset(c.got, 0, qn * sizeof(float));
+    kern_cpu_attn_decode(c.q, c.k, c.v, c.tables, max_blocks, c.lens, c.got, batch, nh, nkv, d, bs,
+                         scale);
+    assert_close(c.got, c.want, qn, 1e-4, "cpu decode");
     free(perm);
-    free(tables);
-    free(got);
-    free(want);
-    free(q);
-    free(vc);
-    free(kc);
+    kattn_free(&c);
 }
 
 static void test_decode(void **state)
@@ -396,23 +385,13 @@ static void test_cuda_library_missing(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+LLMSIM_TESTS(tests, test_prefill, test_decode, test_linear, test_rmsnorm, test_silu_mul_and_add,
+             test_rope, test_op_names, test_shape_check, test_bench_stats, test_bench_cpu,
+             test_cuda_absent_is_an_error_not_a_crash, test_cuda_library_missing);
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--probe-missing-cuda") == 0)
         return probe_missing_cuda();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefill),
-        cmocka_unit_test(test_decode),
-        cmocka_unit_test(test_linear),
-        cmocka_unit_test(test_rmsnorm),
-        cmocka_unit_test(test_silu_mul_and_add),
-        cmocka_unit_test(test_rope),
-        cmocka_unit_test(test_op_names),
-        cmocka_unit_test(test_shape_check),
-        cmocka_unit_test(test_bench_stats),
-        cmocka_unit_test(test_bench_cpu),
-        cmocka_unit_test(test_cuda_absent_is_an_error_not_a_crash),
-        cmocka_unit_test(test_cuda_library_missing),
-    };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,6 +28,7 @@
 #include "study.h"
 #include "scratch.h"
 #include "study_capacity.h"
+#include "test_main.h"
 
 /* Llama-3-8B's KV in bf16: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes per token */
 #define KV8B 131072.0
@@ -545,21 +546,7 @@ static void test_shipped_deepseek_v3(void **state)
     scn_free(&s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ttft_grows_by_transfer_time),
-        cmocka_unit_test(test_link_shared_per_port),
-        cmocka_unit_test(test_saturated_decode_backs_up_prefill),
-        cmocka_unit_test(test_heterogeneous_pools),
-        cmocka_unit_test(test_disciplines),
-        cmocka_unit_test(test_layerwise_reserves_first),
-        cmocka_unit_test(test_every_policy),
-        cmocka_unit_test(test_loader),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_capacity_split),
-        cmocka_unit_test(test_shipped_dense),
-        cmocka_unit_test(test_shipped_deepseek_v3),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_ttft_grows_by_transfer_time, test_link_shared_per_port,
+                 test_saturated_decode_backs_up_prefill, test_heterogeneous_pools, test_disciplines,
+                 test_layerwise_reserves_first, test_every_policy, test_loader, test_deterministic,
+                 test_capacity_split, test_shipped_dense, test_shipped_deepseek_v3)

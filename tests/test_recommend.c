@@ -23,6 +23,7 @@
 #include "e2e_util.h"
 #include "study_recommend.h"
 #include "expect_text.h"
+#include "test_main.h"
 
 static const char text[] = "name: rec\nseed: 2\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: vllm\n"
                            "workload:\n  num_requests: 120\n"
@@ -396,17 +397,10 @@ static void cli_prints_front(void **state)
                     "ttft_p99=1s --engines sglan");
 }
 
+LLMSIM_TESTS(tests, front_meets_slos, pruned_by_fit, target_rate_cluster, best_siblings_simulated,
+             cli_prints_front, pipeline_past_one_node, pipeline_within_node);
+
 int main(void)
 {
-    if (e2e_mkdir() != 0)
-        return 1;
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(front_meets_slos),     cmocka_unit_test(pruned_by_fit),
-        cmocka_unit_test(target_rate_cluster),  cmocka_unit_test(best_siblings_simulated),
-        cmocka_unit_test(cli_prints_front),     cmocka_unit_test(pipeline_past_one_node),
-        cmocka_unit_test(pipeline_within_node),
-    };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    e2e_rmdir();
-    return rc;
+    return e2e_run_group(tests);
 }

@@ -22,6 +22,7 @@
 #include "scratch.h"
 
 #include "scenario.h"
+#include "test_main.h"
 
 extern const scn_resolver test_resolver;
 
@@ -498,24 +499,12 @@ static void unrepresentable_params(void **state)
     scn_free(&s);
 }
 
+LLMSIM_TESTS(tests, deep_sequences, deep_maps, deep_enough, emitted_text_limit, file_size_limit,
+             deep_overrides, tiny_rate, stretched_trace, azure_far_future, not_a_trace_file,
+             unrepresentable_params, huge_line_not_read_whole, empty_traces, byte_order_mark,
+             calendar_dates);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(deep_sequences),
-        cmocka_unit_test(deep_maps),
-        cmocka_unit_test(deep_enough),
-        cmocka_unit_test(emitted_text_limit),
-        cmocka_unit_test(file_size_limit),
-        cmocka_unit_test(deep_overrides),
-        cmocka_unit_test(tiny_rate),
-        cmocka_unit_test(stretched_trace),
-        cmocka_unit_test(azure_far_future),
-        cmocka_unit_test(not_a_trace_file),
-        cmocka_unit_test(unrepresentable_params),
-        cmocka_unit_test(huge_line_not_read_whole),
-        cmocka_unit_test(empty_traces),
-        cmocka_unit_test(byte_order_mark),
-        cmocka_unit_test(calendar_dates),
-    };
     return scratch_run_group(tests, dir, "/tmp/llmsim-limits-XXXXXX");
 }

@@ -22,6 +22,7 @@
 #include "evq.h"
 #include "rng.h"
 #include "sim.h"
+#include "test_main.h"
 
 /* Deterministic inputs for the tests (the random streams under test are not used for this). */
 static uint64_t rnd_state;
@@ -591,23 +592,9 @@ static void test_check_refuses_past_time(void **state)
     assert_false(aborts_with(schedule_at_now_is_fine, ""));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_order_ties_by_hand),
-        cmocka_unit_test(test_ids_and_key),
-        cmocka_unit_test(test_order_reference_sort_100k),
-        cmocka_unit_test(test_order_interleaved_reference_sort),
-        cmocka_unit_test(test_interleaved_push_pop_cancel_bruteforce),
-        cmocka_unit_test(test_cancel_semantics),
-        cmocka_unit_test(test_long_pending_events),
-        cmocka_unit_test(test_cancel_from_handler),
-        cmocka_unit_test(test_cancel_many_then_run),
-        cmocka_unit_test(test_run_until),
-        cmocka_unit_test(test_stop),
-        cmocka_unit_test(test_schedule_now_from_handler),
-        cmocka_unit_test(test_check_hook),
-        cmocka_unit_test(test_check_refuses_past_time),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_order_ties_by_hand, test_ids_and_key,
+                 test_order_reference_sort_100k, test_order_interleaved_reference_sort,
+                 test_interleaved_push_pop_cancel_bruteforce, test_cancel_semantics,
+                 test_long_pending_events, test_cancel_from_handler, test_cancel_many_then_run,
+                 test_run_until, test_stop, test_schedule_now_from_handler, test_check_hook,
+                 test_check_refuses_past_time)

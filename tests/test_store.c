@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "records.h"
 #include "run_info.h"
 #include "scratch.h"
 #include "store_util.h"
@@ -30,6 +31,7 @@
 #include "store_validation.h"
 #include "store_run.h"
 #include "store_sweep.h"
+#include "test_main.h"
 
 static char dir[256];
 
@@ -713,31 +715,6 @@ static void test_views(void **state)
     store_close(s);
 }
 
-static void check_iteration(const eng_iter_rec *a, const eng_iter_rec *e)
-{
-    assert_int_equal(a->replica, e->replica);
-    assert_int_equal(a->iter, e->iter);
-    assert_int_equal(a->start_ns, e->start_ns);
-    assert_int_equal(a->cpu_ns, e->cpu_ns);
-    assert_int_equal(a->gpu_ns, e->gpu_ns);
-    assert_int_equal(a->duration_ns, e->duration_ns);
-    assert_int_equal(a->num_seqs, e->num_seqs);
-    assert_int_equal(a->prefill_tokens, e->prefill_tokens);
-    assert_int_equal(a->decode_tokens, e->decode_tokens);
-    assert_int_equal(a->kv_blocks_used, e->kv_blocks_used);
-    assert_int_equal(a->preempted, e->preempted);
-    const eng_shape *x = &a->shape, *y = &e->shape;
-    assert_int_equal(x->tokens, y->tokens);
-    assert_int_equal(x->num_seqs, y->num_seqs);
-    assert_int_equal(x->prefill_seqs, y->prefill_seqs);
-    assert_int_equal(x->prefill_tokens, y->prefill_tokens);
-    assert_true(x->prefill_pairs == y->prefill_pairs && x->prefill_kv == y->prefill_kv);
-    assert_true(x->prefill_q2 == y->prefill_q2);
-    assert_int_equal(x->decode_seqs, y->decode_seqs);
-    assert_int_equal(x->decode_ctx, y->decode_ctx);
-    assert_int_equal(x->emit_seqs, y->emit_seqs);
-}
-
 static void test_cursors(void **state)
 {
     const char *path = path_of("cursors.db");
@@ -783,7 +760,9 @@ static void test_cursors(void **state)
     int order[NIT] = {0, 2, 4, 1, 3}, n = 0, rc;
     while ((rc = store_iterations_next(ic, &it, &err)) == 1) {
         assert_true(n < NIT);
-        check_iteration(&it, &its[order[n++]]);
+        rec_check("iteration", n, &it, &its[order[n]], rec_iter_fields,
+                  REC_NFIELDS(rec_iter_fields));
+        n++;
     }
     assert_int_equal(rc, 0);
     assert_int_equal(n, NIT);
@@ -794,20 +773,8 @@ static void test_cursors(void **state)
     eng_request q;
     n = 0;
     while ((rc = store_requests_next(qc, &q, &err)) == 1) {
-        const eng_request *e = &rqs[n++];
-        assert_int_equal(q.id, e->id);
-        assert_int_equal(q.replica, e->replica);
-        assert_int_equal(q.prompt, e->prompt);
-        assert_int_equal(q.output, e->output);
-        assert_int_equal(q.status, e->status);
-        assert_int_equal(q.reject, e->reject);
-        assert_int_equal(q.t_arrival, e->t_arrival);
-        assert_int_equal(q.t_first_sched, e->t_first_sched);
-        assert_int_equal(q.t_last_sched, e->t_last_sched);
-        assert_int_equal(q.t_first_token, e->t_first_token);
-        assert_int_equal(q.t_finish, e->t_finish);
-        assert_int_equal(q.preemptions, e->preemptions);
-        assert_int_equal(q.scheduled, e->scheduled);
+        rec_check("request", n, &q, &rqs[n], rec_request_fields, REC_NFIELDS(rec_request_fields));
+        n++;
     }
     assert_int_equal(rc, 0);
     assert_int_equal(n, NRQ);
@@ -1107,22 +1074,12 @@ static void test_generic_reads(void **state)
     store_close(s);
 }
 
+LLMSIM_TESTS(tests, test_metric_names, test_create, test_foreign_refused, test_upgrade_v1,
+             test_upgrade_v2, test_upgrade_is_atomic, test_upgrade_v2_validation,
+             test_validation_table, test_views, test_cursors, test_sweep_reads, test_capacity,
+             test_generic_reads);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metric_names),
-        cmocka_unit_test(test_create),
-        cmocka_unit_test(test_foreign_refused),
-        cmocka_unit_test(test_upgrade_v1),
-        cmocka_unit_test(test_upgrade_v2),
-        cmocka_unit_test(test_upgrade_is_atomic),
-        cmocka_unit_test(test_upgrade_v2_validation),
-        cmocka_unit_test(test_validation_table),
-        cmocka_unit_test(test_views),
-        cmocka_unit_test(test_cursors),
-        cmocka_unit_test(test_sweep_reads),
-        cmocka_unit_test(test_capacity),
-        cmocka_unit_test(test_generic_reads),
-    };
     return scratch_run_group(tests, dir, "/tmp/llmsim-test-store-XXXXXX");
 }

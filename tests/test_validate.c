@@ -25,6 +25,7 @@
 #include "study_validate.h"
 
 #include "models_util.h"
+#include "test_main.h"
 
 #define DATA LLMSIM_SOURCE_DIR "/tests/data_validate"
 
@@ -932,30 +933,9 @@ static void test_shipped_list(void **state)
     assert_has(err.msg, "aic-silicon-h100, vidur-a100-ops, vidur-h100-ops");
 }
 
-int main(void)
-{
-    /* one test per line */
-    // clang-format off
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_quantile),
-        cmocka_unit_test(test_stats_by_hand),
-        cmocka_unit_test(test_residuals_by_hand),
-        cmocka_unit_test(test_serving_rows),
-        cmocka_unit_test(test_serving_match),
-        cmocka_unit_test(test_serving_run),
-        cmocka_unit_test(test_warmup),
-        cmocka_unit_test(test_transcribed_rows),
-        cmocka_unit_test(test_disaggregated_row),
-        cmocka_unit_test(test_stored_table),
-        cmocka_unit_test(test_template_arithmetic),
-        cmocka_unit_test(test_regimes_and_error_table),
-        cmocka_unit_test(test_bad_sets),
-        cmocka_unit_test(test_repeats),
-        cmocka_unit_test(test_id_layout),
-        cmocka_unit_test(test_operator_rows),
-        cmocka_unit_test(test_operator_kernel_sums),
-        cmocka_unit_test(test_shipped_list),
-    };
-    // clang-format on
-    return cmocka_run_group_tests(tests, e2e_group_setup, e2e_group_teardown);
-}
+LLMSIM_TEST_MAIN(e2e_group_setup, e2e_group_teardown, test_quantile, test_stats_by_hand,
+                 test_residuals_by_hand, test_serving_rows, test_serving_match, test_serving_run,
+                 test_warmup, test_transcribed_rows, test_disaggregated_row, test_stored_table,
+                 test_template_arithmetic, test_regimes_and_error_table, test_bad_sets,
+                 test_repeats, test_id_layout, test_operator_rows, test_operator_kernel_sums,
+                 test_shipped_list)
