@@ -97,15 +97,20 @@ static const eng_segment seg_a1600[] = {{404, 1600}};
 
 /* ================= the prefix cache ================= */
 
+/* Two requests of 1000 prompt and 10 output tokens, 200 ms apart, their contents x and y. */
+static rec *run_pair(eng_config *c, const eng_segment *x, int nx, const eng_segment *y, int ny)
+{
+    eng_arrival a[] = {arrival(0, 1000, 10, x, nx), arrival(200 * SIM_NS_PER_MS, 1000, 10, y, ny)};
+    return run(c, a, 2);
+}
+
 /* A cached prefix is not computed again: the second request with the same content starts after
  * its cached whole blocks, at most prompt - 1 tokens (the last is computed for its logits). */
 static void test_prefix_hit_skips_cached_blocks(void **state)
 {
     eng_config c;
     config(&c, "vllm", 8192);
-    eng_arrival a[] = {arrival(0, 1000, 10, seg_a, 1),
-                       arrival(200 * SIM_NS_PER_MS, 1000, 10, seg_a, 1)};
-    rec *r = run(&c, a, 2);
+    rec *r = run_pair(&c, seg_a, 1, seg_a, 1);
     assert_int_equal(r->t.rq[0].cached_tokens, 0);
     assert_int_equal(r->t.rq[1].cached_tokens, (1000 - 1) / 16 * 16);
     int64_t ttft0 = r->t.rq[0].t_first_token - r->t.rq[0].t_arrival;
@@ -116,7 +121,7 @@ static void test_prefix_hit_skips_cached_blocks(void **state)
     free_rec(r);
     /* off: nothing is reused */
     eng_cfg_set(&c.sched, "enable_prefix_caching", "false");
-    r = run(&c, a, 2);
+    r = run_pair(&c, seg_a, 1, seg_a, 1);
     assert_int_equal(r->t.rq[1].cached_tokens, 0);
     free_rec(r);
 }
@@ -126,9 +131,7 @@ static void test_prefix_longest_leading_match(void **state)
 {
     eng_config c;
     config(&c, "vllm", 8192);
-    eng_arrival a[] = {arrival(0, 1000, 10, seg_a512_b, 2),
-                       arrival(200 * SIM_NS_PER_MS, 1000, 10, seg_a512_c, 2)};
-    rec *r = run(&c, a, 2);
+    rec *r = run_pair(&c, seg_a512_b, 2, seg_a512_c, 2);
     assert_int_equal(r->t.rq[1].cached_tokens, 512);
     free_rec(r);
 }

@@ -916,28 +916,36 @@ static void test_sweep_reads(void **state)
     w.stop_at = 2;
     assert_int_equal(store_run_list(s, list_run, &w, &err), 5);
     assert_int_equal(w.rows, 2);
-    /* the curve: y and x metrics by scheduler; x from the varied rate; series by a key */
-    store_curve_query q = {.sweep = sw, .y_metric = "rejected", .x_metric = "completed"};
-    memset(&w, 0, sizeof w);
-    assert_int_equal(store_sweep_curve(s, &q, curve_row, &w, &err), 0);
-    assert_string_equal(w.text, "0/0 run 1 sat 1 y 1:1 x 1:3 orca;0/1 run 2 sat 1 y 1:1 x 1:3 "
-                                "orca;1/0 run 3 sat 1 y 1:1 x 1:3 vllm;1/1 run 4 sat 1 y 1:1 x "
-                                "1:3 vllm;");
-    q.x_param = "workload.arrival.rate";
-    q.by = "workload.arrival.rate";
-    q.y_metric = "nothing";
-    memset(&w, 0, sizeof w);
-    assert_int_equal(store_sweep_curve(s, &q, curve_row, &w, &err), 0);
-    assert_non_null(strstr(w.text, "0/0 run 1 sat 1 y 0:0 x 1:2 2;"));
-    assert_non_null(strstr(w.text, "1/1 run 4 sat 1 y 0:0 x 1:8 8;"));
-    /* offered_rate: the varied value first, then a metric, then the run's column */
-    q.x_param = NULL;
-    q.x_metric = "offered_rate";
-    q.by = "no.such.key";
-    memset(&w, 0, sizeof w);
-    assert_int_equal(store_sweep_curve(s, &q, curve_row, &w, &err), 0);
-    assert_non_null(strstr(w.text, "0/0 run 1 sat 1 y 0:0 x 1:0.5 (null);"));
-    assert_non_null(strstr(w.text, "1/0 run 3 sat 1 y 0:0 x 1:1.5 (null);"));
+    /* the curve: y and x metrics by scheduler; x from the varied rate; series by a key;
+     * offered_rate: the varied value first, then a metric, then the run's column */
+    static const struct {
+        store_curve_query q;
+        const char *text, *has[2]; /* the whole text, or two rows it holds */
+    } curves[] = {
+        {{.y_metric = "rejected", .x_metric = "completed"},
+         "0/0 run 1 sat 1 y 1:1 x 1:3 orca;0/1 run 2 sat 1 y 1:1 x 1:3 orca;1/0 run 3 sat 1 y 1:1 "
+         "x 1:3 vllm;1/1 run 4 sat 1 y 1:1 x 1:3 vllm;",
+         {NULL, NULL}},
+        {{.y_metric = "nothing",
+          .x_metric = "completed",
+          .x_param = "workload.arrival.rate",
+          .by = "workload.arrival.rate"},
+         NULL,
+         {"0/0 run 1 sat 1 y 0:0 x 1:2 2;", "1/1 run 4 sat 1 y 0:0 x 1:8 8;"}},
+        {{.y_metric = "nothing", .x_metric = "offered_rate", .by = "no.such.key"},
+         NULL,
+         {"0/0 run 1 sat 1 y 0:0 x 1:0.5 (null);", "1/0 run 3 sat 1 y 0:0 x 1:1.5 (null);"}},
+    };
+    for (size_t i = 0; i < sizeof curves / sizeof curves[0]; i++) {
+        store_curve_query q = curves[i].q;
+        q.sweep = sw;
+        memset(&w, 0, sizeof w);
+        assert_int_equal(store_sweep_curve(s, &q, curve_row, &w, &err), 0);
+        if (curves[i].text)
+            assert_string_equal(w.text, curves[i].text);
+        for (int k = 0; k < 2 && curves[i].has[k]; k++)
+            assert_non_null(strstr(w.text, curves[i].has[k]));
+    }
     store_close(s);
 }
 
