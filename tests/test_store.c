@@ -1011,26 +1011,26 @@ static void test_capacity(void **state)
     store_capacity_result none = {0};
     assert_int_equal(store_capacity_add_result(s, id, &none, &err), 0);
     /* what landed */
-    assert_int_equal(tstore_intf(s,
-                                 "SELECT count(*) FROM capacity_searches WHERE file = 'c.yaml' AND"
-                                 " slo = 'ttft_p99=1000ms,tpot_p99=50ms' AND target_rate = 12 AND"
-                                 " compare_key = 'scheduler.name' AND precision = 0.05 AND"
-                                 " base_seed = 5 AND scenario = 'name: c'"),
-                     1);
-    assert_int_equal(tstore_intf(s,
-                                 "SELECT count(*) FROM capacity_probes WHERE search_id = 1 AND"
-                                 " seq = 1 AND choice = 'vllm' AND phase = 'search' AND rate = 8"
-                                 " AND replicas = 1 AND ok = 0 AND saturated = 1 AND run_id = 2"),
-                     1);
-    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM capacity_probes WHERE seq = 2 AND"
-                                    " phase = 'cluster' AND run_id IS NULL AND replicas = 3"),
-                     1);
-    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM capacity_results"), 2);
-    assert_int_equal(tstore_intf(s, "SELECT replicas FROM capacity_results WHERE choice = 'vllm'"),
-                     4);
-    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM capacity_results WHERE choice = '' AND"
-                                    " rate_per_replica IS NULL AND replicas IS NULL"),
-                     1);
+    static const tstore_row landed[] = {
+        {"SELECT count(*) FROM capacity_searches WHERE file = 'c.yaml' AND"
+         " slo = 'ttft_p99=1000ms,tpot_p99=50ms' AND target_rate = 12 AND"
+         " compare_key = 'scheduler.name' AND precision = 0.05 AND"
+         " base_seed = 5 AND scenario = 'name: c'",
+         1},
+        {"SELECT count(*) FROM capacity_probes WHERE search_id = 1 AND"
+         " seq = 1 AND choice = 'vllm' AND phase = 'search' AND rate = 8"
+         " AND replicas = 1 AND ok = 0 AND saturated = 1 AND run_id = 2",
+         1},
+        {"SELECT count(*) FROM capacity_probes WHERE seq = 2 AND"
+         " phase = 'cluster' AND run_id IS NULL AND replicas = 3",
+         1},
+        {"SELECT count(*) FROM capacity_results", 2},
+        {"SELECT replicas FROM capacity_results WHERE choice = 'vllm'", 4},
+        {"SELECT count(*) FROM capacity_results WHERE choice = '' AND"
+         " rate_per_replica IS NULL AND replicas IS NULL",
+         1},
+    };
+    tstore_expect(s, landed, sizeof landed / sizeof landed[0]);
     /* a probe must name a search that exists */
     assert_int_equal(store_capacity_add_probe(s, 99, &c, &err), -1);
     store_close(s);
