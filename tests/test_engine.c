@@ -68,16 +68,7 @@ static void test_kv_plan_arithmetic(void **state)
     eng_config c;
     eng_config_defaults(&c);
     /* llama-3-8b's shape: 32 layers, 8 KV heads of 128 */
-    c.model = (eng_model){.name = "l3",
-                          .layers = 32,
-                          .hidden = 4096,
-                          .heads = 32,
-                          .kv_heads = 8,
-                          .head_dim = 128,
-                          .intermediate = 14336,
-                          .vocab = 128256,
-                          .max_context = 8192,
-                          .gated_mlp = 1};
+    c.model = (eng_model)TEST_DENSE_MODEL("l3", 32, 4096, 32, 8, 128, 14336, 128256, 8192);
     c.gpu.mem_bytes = INT64_C(80) * 1000000000;
     c.gpu_utilization = 0.9;
     c.block_size = 16;
