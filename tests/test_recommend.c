@@ -22,6 +22,7 @@
 
 #include "e2e_util.h"
 #include "study_recommend.h"
+#include "study_util.h"
 #include "expect_text.h"
 #include "test_main.h"
 
@@ -85,29 +86,12 @@ static void check_launch(const char *engine, const char *cmd)
 
 static void setup(study_recommend *r, const char *slo)
 {
-    memset(r, 0, sizeof *r);
-    r->cap.file = "rec.yaml";
-    r->cap.text = text;
-    r->cap.precision = 0.15;
-    r->cap.check_every = 4096;
-    sim_err err;
-    if (study_slo_parse(slo, r->cap.slo, STUDY_MAX_SLO, &r->cap.nslo, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_recommend_setup(r, "rec.yaml", text, slo, 0.15);
     r->gpus[r->ngpus++] = "h100-sxm";
     r->engines[r->nengines++] = "vllm";
     r->engines[r->nengines++] = "sglang";
     r->engines[r->nengines++] = "trtllm";
     r->budget = 2;
-    r->top = 4;
-    r->no_knobs = 1;
-}
-
-/* Runs the recommendation r; the test fails with its message when it fails. */
-static void run_ok(study_recommend *r)
-{
-    sim_err err;
-    if (study_recommend_run(r, &err) != 0)
-        fail_msg("%s", err.msg);
 }
 
 /* setup() narrowed to aggregated vLLM alone. */
@@ -133,7 +117,7 @@ static void front_meets_slos(void **state)
     (void)state;
     study_recommend r;
     setup(&r, "ttft_p99=400ms,tpot_p99=25ms");
-    run_ok(&r);
+    su_recommend_run(&r);
     print_message("%d candidates: %d fit, %d roofline, %d screened, %d simulated (%lld runs)\n",
                   r.nc, r.n_fit, r.n_roofline, r.n_screened, r.n_sim, (long long)r.cap.runs);
     assert_int_equal(r.n_fit + r.n_roofline + r.n_screened + r.n_sim, r.nc);
@@ -183,7 +167,7 @@ static void front_meets_slos(void **state)
     study_recommend x;
     setup(&x, "ttft_p99=400ms,tpot_p99=25ms");
     x.exhaustive = 1;
-    run_ok(&x);
+    su_recommend_run(&x);
     print_message("exhaustive: %d simulated, best %.0f tok/s/GPU; recommend: %d, best %.0f\n",
                   x.n_sim, best_front(&x), r.n_sim, best_front(&r));
     assert_int_equal(x.n_sim, x.nc - x.n_fit - x.n_roofline);
@@ -202,7 +186,7 @@ static void pruned_by_fit(void **state)
     setup_vllm(&r, "ttft_p99=2s,tpot_p99=100ms");
     r.cap.sets = (const char *const[]){"model=llama-3-70b"};
     r.cap.nsets = 1;
-    run_ok(&r);
+    su_recommend_run(&r);
     int one_gpu = 0;
     for (int i = 0; i < r.nc; i++)
         if (r.c[i].gpus == 1) {
@@ -227,7 +211,7 @@ static void pipeline_past_one_node(void **state)
     r.cap.nsets = 1;
     r.budget = 0;
     r.target = 2;
-    run_ok(&r);
+    su_recommend_run(&r);
     int pipelines = 0;
     for (int i = 0; i < r.nc; i++) {
         const study_rec_cand *k = &r.c[i];
@@ -271,7 +255,7 @@ static void pipeline_within_node(void **state)
     setup(&r, "ttft_p99=2s,tpot_p99=100ms");
     r.no_disagg = 1;
     r.top = 1;
-    run_ok(&r);
+    su_recommend_run(&r);
     static const char *const pp_flag[][2] = {{"vllm", "--pipeline-parallel-size 2"},
                                              {"sglang", "--pp-size 2"},
                                              {"trtllm", "--pp_size 2"}};
@@ -302,7 +286,7 @@ static void target_rate_cluster(void **state)
     setup_vllm(&r, "ttft_p99=400ms,tpot_p99=25ms");
     r.budget = 0;
     r.target = 60;
-    run_ok(&r);
+    su_recommend_run(&r);
     assert_true(r.best >= 0);
     const study_rec_point *b = &r.p[r.best];
     print_message("recommended %s: %d units of %d GPUs at %.3g req/s each; cluster %s\n",
@@ -328,7 +312,7 @@ static void best_siblings_simulated(void **state)
     setup_vllm(&r, "ttft_p99=400ms,tpot_p99=25ms");
     r.no_knobs = 0;
     r.top = 2;
-    run_ok(&r);
+    su_recommend_run(&r);
     int best = -1;
     for (int i = 0; i < r.nc; i++)
         if (r.c[i].state == STUDY_REC_SIMULATED && r.c[i].ans.verdict == STUDY_FOUND &&

@@ -53,7 +53,7 @@ const char *fuzz_file(char *buf, size_t len, const char *name)
 
 void fuzz_put(const char *path, const void *b, size_t n)
 {
-    remove_file(path);
+    store_remove_files(path);
     int fd = open(path, O_WRONLY | O_CREAT, 0600);
     fuzz_must(fd >= 0 && (!n || pwrite(fd, b, n, 0) == (ssize_t)n) && ftruncate(fd, (off_t)n) == 0);
     close(fd);

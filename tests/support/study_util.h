@@ -1,7 +1,7 @@
 /*
  * study_util.h: loading and running a scenario as the study-level tests do (through study.h),
  * each step failing the test with the loader's or the run's message, and a run that must be
- * refused naming what it lacks.
+ * refused naming what it lacks, and a recommendation's search set up and run.
  */
 #ifndef LLMSIM_TESTS_STUDY_UTIL_H
 #define LLMSIM_TESTS_STUDY_UTIL_H
@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "study.h"
+#include "study_recommend.h"
 
 /* Loads the scenario file path with the overrides sets (NULL-terminated; NULL for none) into s
  * (the caller frees it with scn_free); the test fails with the loader's message when it cannot. */
@@ -63,6 +64,32 @@ static inline void su_refused(scn_scenario *s, const char *what)
         fail_msg("expected '%s' in: %s", what, err.msg);
     free(r);
     scn_free(s);
+}
+
+/* Clears r to a recommendation for the scenario text (its file named file) under the SLOs slo,
+ * searched to precision, its engine checked every 4096 iterations, knobs not searched, the top 4
+ * kept: the caller names the GPUs and engines. The test fails when slo does not parse. */
+static inline void su_recommend_setup(study_recommend *r, const char *file, const char *text,
+                                      const char *slo, double precision)
+{
+    memset(r, 0, sizeof *r);
+    r->cap.file = file;
+    r->cap.text = text;
+    r->cap.precision = precision;
+    r->cap.check_every = 4096;
+    sim_err err;
+    if (study_slo_parse(slo, r->cap.slo, STUDY_MAX_SLO, &r->cap.nslo, &err) != 0)
+        fail_msg("%s", err.msg);
+    r->top = 4;
+    r->no_knobs = 1;
+}
+
+/* Runs the recommendation r; the test fails with its message when it fails. */
+static inline void su_recommend_run(study_recommend *r)
+{
+    sim_err err;
+    if (study_recommend_run(r, &err) != 0)
+        fail_msg("%s", err.msg);
 }
 
 #endif
