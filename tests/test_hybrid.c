@@ -177,17 +177,25 @@ static eng_kv_plan plan_of(const eng_config *c)
     return p;
 }
 
-/* One request of prompt and output tokens alone under vLLM on the `kind` model with a cache of
- * 400 blocks, costed by pred: its config, plan and rule into *c, *p and *ru. */
-static rec *one_request(int kind, const eng_predictor *pred, int32_t prompt, int32_t output,
-                        eng_config *c, eng_kv_plan *p, rule *ru)
+/* One request alone under vLLM on a model with a cache of 400 blocks: its config, plan, the
+ * rule of its plan, and the run's record (the caller frees it). */
+typedef struct lone {
+    eng_config c;
+    eng_kv_plan p;
+    rule ru;
+    rec *r;
+} lone;
+
+/* Runs one request of prompt and output tokens on the `kind` model, costed by pred, into *o. */
+static void one_request(lone *o, int kind, const eng_predictor *pred, int32_t prompt,
+                        int32_t output)
 {
-    hybrid_config(c, kind, 400);
-    snprintf(c->sched.name, sizeof c->sched.name, "vllm");
-    *p = plan_of(c);
-    *ru = rule_of(p, c->block_size);
+    hybrid_config(&o->c, kind, 400);
+    snprintf(o->c.sched.name, sizeof o->c.sched.name, "vllm");
+    o->p = plan_of(&o->c);
+    o->ru = rule_of(&o->p, o->c.block_size);
     eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0};
-    return run(c, pred, &a, 1, NULL);
+    o->r = run(&o->c, pred, &a, 1, NULL);
 }
 
 static void test_small_layouts(void **state)
@@ -366,43 +374,58 @@ static void test_paged_accounting_exact(void **state)
  * the full-attention blocks grow, one per block_size tokens. */
 static void test_state_taken_once(void **state)
 {
-    eng_config c;
-    eng_kv_plan p;
-    rule ru;
     const int32_t prompt = 100, output = 300;
-    rec *r = one_request(LINEAR, &lin, prompt, output, &c, &p, &ru);
+    lone o;
+    one_request(&o, LINEAR, &lin, prompt, output);
+    const rec *r = o.r;
     assert_int_equal(r->n, output); /* the prefill, then output - 1 decode steps */
-    assert_int_equal(r->blocks[0], held(&ru, 0, prompt));
+    assert_int_equal(r->blocks[0], held(&o.ru, 0, prompt));
     for (int64_t i = 1; i < r->n; i++) {
         int64_t ctx = prompt + i - 1;
         assert_int_equal(r->ctx[i], ctx);
-        assert_int_equal(r->blocks[i], (ctx + 1 + 15) / 16 + p.state_blocks);
+        assert_int_equal(r->blocks[i], (ctx + 1 + 15) / 16 + o.p.state_blocks);
     }
-    free(r);
+    free(o.r);
     /* and a reservation counts it once as well */
-    eng_config o = c;
-    snprintf(o.sched.name, sizeof o.sched.name, "orca");
-    eng_cfg_set(&o.sched, "max_num_seqs", "100000");
-    int64_t want = p.blocks / ((prompt + output + 15) / 16 + p.state_blocks);
-    assert_int_equal(first_batch(&o, (int)want + 20, prompt, output), want);
+    eng_config res = o.c;
+    snprintf(res.sched.name, sizeof res.sched.name, "orca");
+    eng_cfg_set(&res.sched, "max_num_seqs", "100000");
+    int64_t want = o.p.blocks / ((prompt + output + 15) / 16 + o.p.state_blocks);
+    assert_int_equal(first_batch(&res, (int)want + 20, prompt, output), want);
+}
+
+/* One request's decode steps on a model with capped layers: the capped sum is min(context,
+ * W - 1) under a sliding window, and under chunked local attention the context within its
+ * chunk, dropping to 0 at each boundary; the blocks held follow the rule (past the window, or at
+ * a chunk's end, its blocks are freed). */
+static void test_decode_capped_sums(void **state)
+{
+    const int32_t prompt = 10, output = 200;
+    static const int kinds[] = {SLIDING, CHUNKED};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        lone o;
+        one_request(&o, kinds[k], &capped_pred, prompt, output);
+        for (int64_t i = 1; i < o.r->n; i++) {
+            int64_t ctx = prompt + i - 1;
+            int64_t want = kinds[k] == CHUNKED ? ctx % 64 : ctx < 63 ? ctx : 63;
+            assert_int_equal(o.r->capped[i], want);
+            assert_int_equal(o.r->blocks[i], held(&o.ru, ctx, 1));
+        }
+        free(o.r);
+    }
 }
 
 /* One request on a sliding-window model: a decode step's cost grows with its context until the
- * context reaches the window, then stays flat; its capped sum is min(context, W - 1) and its
- * blocks stop growing past the window. */
+ * context reaches the window, then stays flat, and its blocks stop growing past the window. */
 static void test_window_cost_flat(void **state)
 {
-    eng_config c;
-    eng_kv_plan p;
-    rule ru;
     const int32_t prompt = 10, output = 200;
-    rec *r = one_request(SLIDING, &capped_pred, prompt, output, &c, &p, &ru);
+    lone o;
+    one_request(&o, SLIDING, &capped_pred, prompt, output);
+    const rec *r = o.r;
     int64_t flat = -1;
     for (int64_t i = 1; i < r->n; i++) {
-        int64_t ctx = prompt + i - 1;
-        assert_int_equal(r->capped[i], ctx < 63 ? ctx : 63);
-        assert_int_equal(r->blocks[i], held(&ru, ctx, 1));
-        if (ctx < 63) {
+        if (prompt + i - 1 < 63) {
             assert_true(r->gpu[i] > r->gpu[i - 1] || i == 1);
         } else {
             if (flat < 0)
@@ -415,24 +438,7 @@ static void test_window_cost_flat(void **state)
     int64_t last = prompt + output - 2, top = (last + 1 + 15) / 16;
     assert_true(r->blocks[r->n - 1] - top <= 5);
     assert_true(r->blocks[r->n - 1] < 2 * top);
-    free(r);
-}
-
-/* Chunked local attention: the capped sum is the context within its chunk, dropping to 0 at
- * each boundary; the chunk's blocks are freed there. */
-static void test_chunked_sum(void **state)
-{
-    eng_config c;
-    eng_kv_plan p;
-    rule ru;
-    const int32_t prompt = 10, output = 200;
-    rec *r = one_request(CHUNKED, &capped_pred, prompt, output, &c, &p, &ru);
-    for (int64_t i = 1; i < r->n; i++) {
-        int64_t ctx = prompt + i - 1;
-        assert_int_equal(r->capped[i], ctx % 64);
-        assert_int_equal(r->blocks[i], held(&ru, ctx, 1));
-    }
-    free(r);
+    free(o.r);
 }
 
 /* A prompt computed in chunks of 96 tokens: each chunk's capped sums, as the engine gives them
@@ -551,6 +557,6 @@ static void test_qwen35_state(void **state)
 
 LLMSIM_TEST_MAIN(NULL, NULL, test_small_layouts, test_catalog_layouts,
                  test_windows_hold_more_reserving, test_windows_hold_more_paged,
-                 test_paged_accounting_exact, test_state_taken_once, test_window_cost_flat,
-                 test_chunked_sum, test_prefill_capped_sums, test_prefix_cache_windows,
+                 test_paged_accounting_exact, test_state_taken_once, test_decode_capped_sums,
+                 test_window_cost_flat, test_prefill_capped_sums, test_prefix_cache_windows,
                  test_static_refused_when_cap_binds, test_qwen35_state)
