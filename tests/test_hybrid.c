@@ -254,21 +254,30 @@ static void test_catalog_layouts(void **state)
     }
 }
 
-/* A reserving policy (orca) admits as many long requests as whole reservations fit: the
- * windowed model's reservation is its peak under the window rule, the full-attention model of
- * the same bytes per token reserves every token. */
-static int64_t first_batch(const eng_config *c, int n, int32_t prompt, int32_t output)
+/* Runs n requests of prompt and output tokens, gap_ns apart, on c: the most sequences an
+ * iteration ran (or, when decoding, the most decode sequences). */
+static int64_t most_at_once(const eng_config *c, int n, int64_t gap_ns, int32_t prompt,
+                            int32_t output, int decoding)
 {
     eng_arrival *a = calloc((size_t)n, sizeof *a);
     for (int i = 0; i < n; i++)
-        a[i] = (eng_arrival){0, prompt, output, NULL, 0, 0, 0, 0};
+        a[i] = (eng_arrival){(int64_t)i * gap_ns, prompt, output, NULL, 0, 0, 0, 0};
     rec *r = run(c, &lin, a, n, NULL);
+    const int32_t *col = decoding ? r->decodes : r->num_seqs;
     int64_t most = 0;
     for (int64_t i = 0; i < r->n; i++)
-        most = r->num_seqs[i] > most ? r->num_seqs[i] : most;
+        most = col[i] > most ? col[i] : most;
     free(r);
     free(a);
     return most;
+}
+
+/* A reserving policy (orca) admits as many long requests as whole reservations fit: the
+ * windowed model's reservation is its peak under the window rule, the full-attention model of
+ * the same bytes per token reserves every token. The first batch of n arriving at once: */
+static int64_t first_batch(const eng_config *c, int n, int32_t prompt, int32_t output)
+{
+    return most_at_once(c, n, 0, prompt, output, 0);
 }
 
 /* The same model with every windowed layer made a full-attention one: the same KV bytes per
@@ -315,20 +324,6 @@ static void test_windows_hold_more_reserving(void **state)
 }
 
 /* A paged policy (vLLM V1) holds more running requests on the windowed model too. */
-static int64_t most_running_paged(const eng_config *c, int n, int32_t prompt, int32_t output)
-{
-    eng_arrival *a = calloc((size_t)n, sizeof *a);
-    for (int i = 0; i < n; i++)
-        a[i] = (eng_arrival){(int64_t)i * 1000000, prompt, output, NULL, 0, 0, 0, 0};
-    rec *r = run(c, &lin, a, n, NULL);
-    int64_t most = 0;
-    for (int64_t i = 0; i < r->n; i++)
-        most = r->decodes[i] > most ? r->decodes[i] : most;
-    free(r);
-    free(a);
-    return most;
-}
-
 static void test_windows_hold_more_paged(void **state)
 {
     eng_config c;
@@ -339,8 +334,8 @@ static void test_windows_hold_more_paged(void **state)
     snprintf(c.sched.name, sizeof c.sched.name, "vllm");
     eng_config f = c;
     as_full_attention(&f);
-    int64_t w = most_running_paged(&c, 400, 12000, 300);
-    int64_t full = most_running_paged(&f, 400, 12000, 300);
+    int64_t w = most_at_once(&c, 400, 1000000, 12000, 300, 1);
+    int64_t full = most_at_once(&f, 400, 1000000, 12000, 300, 1);
     print_message("gpt-oss-20b under vllm: %lld decoding at once, %lld with full attention\n",
                   (long long)w, (long long)full);
     assert_true(w > full);
