@@ -29,6 +29,28 @@ static void assert_close(const float *got, const float *want, size_t n, double t
     }
 }
 
+/* got's n floats set to init's (NULL: zeros) before a kernel writes them. */
+static void reset_out(float *got, const float *init, size_t n)
+{
+    if (init)
+        memcpy(got, init, n * sizeof(float));
+    else
+        memset(got, 0, n * sizeof(float));
+}
+
+/* Kernel op in both backends on the arguments after tolerances, each writing got (n floats, reset
+ * to init first): the reference's result must be want within tol_ref, the CPU backend's within
+ * tol_cpu. */
+#define CHECK_BOTH(op, got, init, want, n, tol_ref, tol_cpu, ...)                                  \
+    do {                                                                                           \
+        reset_out(got, init, n);                                                                   \
+        kern_ref_##op(__VA_ARGS__);                                                                \
+        assert_close(got, want, n, tol_ref, "ref " #op);                                           \
+        reset_out(got, init, n);                                                                   \
+        kern_cpu_##op(__VA_ARGS__);                                                                \
+        assert_close(got, want, n, tol_cpu, "cpu " #op);                                           \
+    } while (0)
+
 /* Causal attention the long way: the whole [nh][chunk][total] score matrix, masked, softmaxed,
  * multiplied by V. Query i is at position context + i; head h reads kv head h / (nh / nkv). */
 static void attn_long_way(const float *q, const float *k, const float *v, float *o, int chunk,
@@ -74,11 +96,8 @@ static void check_prefill(int chunk, int context, int nh, int nkv, int d)
     kattn a;
     size_t no = kattn_prefill(&a, chunk, context, nh, nkv, d);
     attn_long_way(a.q, a.k, a.v, a.want, chunk, context, nh, nkv, d, scale);
-    kern_ref_attn_prefill(a.q, a.k, a.v, a.got, chunk, context, nh, nkv, d, scale);
-    assert_close(a.got, a.want, no, 1e-5, "ref prefill");
-    memset(a.got, 0, no * sizeof(float));
-    kern_cpu_attn_prefill(a.q, a.k, a.v, a.got, chunk, context, nh, nkv, d, scale);
-    assert_close(a.got, a.want, no, 1e-4, "cpu prefill");
+    CHECK_BOTH(attn_prefill, a.got, NULL, a.want, no, 1e-5, 1e-4, a.q, a.k, a.v, a.got, chunk,
+               context, nh, nkv, d, scale);
     kattn_free(&a);
 }
 
@@ -131,13 +150,8 @@ static void check_decode(int batch, int nh, int nkv, int d, int bs, const int *l
         free(v);
         free(k);
     }
-    kern_ref_attn_decode(c.q, c.k, c.v, c.tables, max_blocks, c.lens, c.got, batch, nh, nkv, d, bs,
-                         scale);
-    assert_close(c.got, c.want, qn, 1e-5, "ref decode");
-    memset(c.got, 0, qn * sizeof(float));
-    kern_cpu_attn_decode(c.q, c.k, c.v, c.tables, max_blocks, c.lens, c.got, batch, nh, nkv, d, bs,
-                         scale);
-    assert_close(c.got, c.want, qn, 1e-4, "cpu decode");
+    CHECK_BOTH(attn_decode, c.got, NULL, c.want, qn, 1e-5, 1e-4, c.q, c.k, c.v, c.tables,
+               max_blocks, c.lens, c.got, batch, nh, nkv, d, bs, scale);
     free(perm);
     kattn_free(&c);
 }
@@ -166,10 +180,7 @@ static void test_linear(void **state)
                     acc += (double)x[i * k + p] * w[j * k + p];
                 want[i * n + j] = (float)acc;
             }
-        kern_ref_linear(x, w, got, m, k, n);
-        assert_close(got, want, (size_t)m * n, 1e-6, "ref linear");
-        kern_cpu_linear(x, w, got, m, k, n);
-        assert_close(got, want, (size_t)m * n, 1e-4, "cpu linear");
+        CHECK_BOTH(linear, got, NULL, want, (size_t)m * n, 1e-6, 1e-4, x, w, got, m, k, n);
         free(got);
         free(want);
         free(w);
@@ -189,10 +200,8 @@ static void test_rmsnorm(void **state)
         for (int i = 0; i < hidden; i++)
             want[t * hidden + i] = (float)(x[t * hidden + i] / sqrt(ms + eps) * w[i]);
     }
-    kern_ref_rmsnorm(x, w, got, tokens, hidden, eps);
-    assert_close(got, want, (size_t)tokens * hidden, 1e-6, "ref rmsnorm");
-    kern_cpu_rmsnorm(x, w, got, tokens, hidden, eps);
-    assert_close(got, want, (size_t)tokens * hidden, 1e-5, "cpu rmsnorm");
+    CHECK_BOTH(rmsnorm, got, NULL, want, (size_t)tokens * hidden, 1e-6, 1e-5, x, w, got, tokens,
+               hidden, eps);
     free(w);
     free(x);
 }
@@ -207,17 +216,11 @@ static void test_silu_mul_and_add(void **state)
             x[t * 2 * inter + i] = (float)g; /* wider range so silu's tails are exercised */
             want[t * inter + i] = (float)(g * (1.0 / (1.0 + exp(-g))) * u);
         }
-    kern_ref_silu_mul(x, got, tokens, inter);
-    assert_close(got, want, 150, 1e-6, "ref silu_mul");
-    kern_cpu_silu_mul(x, got, tokens, inter);
-    assert_close(got, want, 150, 1e-5, "cpu silu_mul");
+    CHECK_BOTH(silu_mul, got, NULL, want, 150, 1e-6, 1e-5, x, got, tokens, inter);
     float *a = rand_vec(150), *b = rand_vec(150);
     for (int i = 0; i < 150; i++)
         want[i] = a[i] + b[i];
-    kern_ref_add(a, b, got, 150);
-    assert_close(got, want, 150, 0.0, "ref add");
-    kern_cpu_add(a, b, got, 150);
-    assert_close(got, want, 150, 0.0, "cpu add");
+    CHECK_BOTH(add, got, NULL, want, 150, 0.0, 0.0, a, b, got, 150);
     free(b);
     free(a);
     free(x);
@@ -238,12 +241,8 @@ static void test_rope(void **state)
                 want[(t * heads + h) * d + i] = (float)(re * cos(ang) - im * sin(ang));
                 want[(t * heads + h) * d + i + d / 2] = (float)(re * sin(ang) + im * cos(ang));
             }
-    memcpy(got, x, sizeof got);
-    kern_ref_rope(got, pos, tokens, heads, d, theta);
-    assert_close(got, want, sizeof got / sizeof got[0], 1e-5, "ref rope");
-    memcpy(got, x, sizeof got);
-    kern_cpu_rope(got, pos, tokens, heads, d, theta);
-    assert_close(got, want, sizeof got / sizeof got[0], 1e-4, "cpu rope");
+    CHECK_BOTH(rope, got, x, want, sizeof got / sizeof got[0], 1e-5, 1e-4, got, pos, tokens, heads,
+               d, theta);
     free(x);
 }
 
