@@ -30,6 +30,7 @@
 #include "catalog.h"
 #include "e2e_util.h"
 #include "study_capacity.h"
+#include "study_util.h"
 #include "expect_text.h"
 #include "test_main.h"
 
@@ -88,14 +89,7 @@ static void on_probe(void *arg, const char *choice, const char *phase, double ra
 /* A search on text (in memory, named path) with slo; probes into *s when s is given. */
 static void setup(study_capacity *c, const char *text, const char *slo, seen *s)
 {
-    memset(c, 0, sizeof *c);
-    c->file = "test.yaml";
-    c->text = text;
-    c->precision = 0.1;
-    c->check_every = 4096;
-    sim_err err;
-    if (study_slo_parse(slo, c->slo, STUDY_MAX_SLO, &c->nslo, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_capacity_setup(c, "test.yaml", text, slo, 0.1);
     if (s) {
         memset(s, 0, sizeof *s);
         c->probe = on_probe;

@@ -19,6 +19,7 @@
 
 #include "study_capacity.h"
 #include "study_recommend.h"
+#include "study_util.h"
 #include "test_main.h"
 
 #define WORKLOAD                                                                                   \
@@ -36,15 +37,8 @@ static const char huge[] = "name: huge\nseed: 1\nmodel: llama-3.1-405b\ngpu: l4\
 
 static void setup(study_capacity *c, const char *text)
 {
-    memset(c, 0, sizeof *c);
-    c->file = "test.yaml";
-    c->text = text;
-    c->precision = 0.2;
+    su_capacity_setup(c, "test.yaml", text, "ttft_p99=10s,tpot_p99=300ms", 0.2);
     c->max_seeds = 1;
-    c->check_every = 4096;
-    sim_err err;
-    if (study_slo_parse("ttft_p99=10s,tpot_p99=300ms", c->slo, STUDY_MAX_SLO, &c->nslo, &err))
-        fail_msg("%s", err.msg);
 }
 
 static int has_set(const study_choice *ch, const char *set)

@@ -227,6 +227,15 @@ static void test_residuals_by_hand(void **state)
 
 /* ---- a serving set ---- */
 
+/* Row id of v, which could not be expressed for a reason holding why. */
+static const study_vrow *row_cannot(const study_vset *v, const char *id, const char *why)
+{
+    const study_vrow *r = row_named(v, id);
+    assert_int_equal(r->status, STUDY_V_CANNOT);
+    assert_has(r->reason, why);
+    return r;
+}
+
 static void test_serving_rows(void **state)
 {
     (void)state;
@@ -253,25 +262,14 @@ static void test_serving_rows(void **state)
      * comes along as an approximation */
     assert_has(row_named(&v, "r2")->approx, "lock-step");
     /* what cannot be expressed, and why */
-    const study_vrow *r;
-    r = row_named(&v, "r3");
-    assert_int_equal(r->status, STUDY_V_CANNOT);
-    assert_string_equal(r->reason, "disaggregated serving is not modelled");
-    r = row_named(&v, "r4");
-    assert_int_equal(r->status, STUDY_V_CANNOT);
-    assert_has(r->reason, "{backend} = 'tgi2' has no mapping");
-    assert_has(r->reason, "small.yaml:24)"); /* the rule's line */
+    assert_string_equal(row_cannot(&v, "r3", "")->reason, "disaggregated serving is not modelled");
+    assert_has(row_cannot(&v, "r4", "{backend} = 'tgi2' has no mapping")->reason,
+               "small.yaml:24)"); /* the rule's line */
+    row_cannot(&v, "r6", "tensor_parallel 3 does not divide");
+    row_cannot(&v, "r7", "nothing measured");
+    row_cannot(&v, "r8", "ttft_ms: 'abc' is not a number");
     /* a sliding window that binds is priced: the engine fills the capped sums */
     assert_int_equal(row_named(&v, "r5")->status, STUDY_V_OK);
-    r = row_named(&v, "r6");
-    assert_int_equal(r->status, STUDY_V_CANNOT);
-    assert_has(r->reason, "tensor_parallel 3 does not divide");
-    r = row_named(&v, "r7");
-    assert_int_equal(r->status, STUDY_V_CANNOT);
-    assert_has(r->reason, "nothing measured");
-    r = row_named(&v, "r8");
-    assert_int_equal(r->status, STUDY_V_CANNOT);
-    assert_has(r->reason, "ttft_ms: 'abc' is not a number");
     int64_t ok, cannot, failed;
     study_vset_counts(&v, &ok, &cannot, &failed);
     assert_true(ok == 3 && cannot == 5 && failed == 0);
