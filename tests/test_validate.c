@@ -64,6 +64,16 @@ static void load_fails(const char *path, char *msg, size_t len)
     study_vset_free(&v);
 }
 
+static void assert_has(const char *text, const char *want);
+
+/* Loading path must fail with a message holding want. */
+static void load_refused(const char *path, const char *want)
+{
+    char msg[1024];
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, want);
+}
+
 static void write_set(const char *path, const char *extra, const char *rules);
 
 static void assert_has(const char *text, const char *want)
@@ -619,7 +629,7 @@ static void write_set(const char *path, const char *extra, const char *rules)
 static void test_template_arithmetic(void **state)
 {
     (void)state;
-    char path[300], msg[1024];
+    char path[300];
     snprintf(path, sizeof path, "%s/arith.yaml", e2e_dir);
     write_set(path,
               "set:\n  workload.arrival.concurrency: \"{conc}\"\n"
@@ -644,13 +654,11 @@ static void test_template_arithmetic(void **state)
     /* a malformed expression is refused when the set is read, naming its line and key */
     write_set(path, "set: {workload.num_requests: \"={conc} +* 2\"}\n",
               "  - column: mode\n    cases: {agg: {}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "arith.yaml:9: set.workload.num_requests: ={conc} +* 2 (its placeholders "
-                    "read as 1: '1 +* 2': expected a number");
+    load_refused(path, "arith.yaml:9: set.workload.num_requests: ={conc} +* 2 (its placeholders "
+                       "read as 1: '1 +* 2': expected a number");
     write_set(path, "set: {workload.num_requests: \"=floor({conc}, 2)\"}\n",
               "  - column: mode\n    cases: {agg: {}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "unknown function or wrong argument count");
+    load_refused(path, "unknown function or wrong argument count");
 }
 
 static void test_bad_sets(void **state)
@@ -665,13 +673,11 @@ static void test_bad_sets(void **state)
     assert_has(msg, "columns: id, mode, backend");
     /* a template naming a column the table does not have */
     write_set(path, "group: \"{backend} {nope}\"\n", "  - column: mode\n    cases: {agg: {}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "bad.yaml:9: group: {nope}: no column 'nope'");
+    load_refused(path, "bad.yaml:9: group: {nope}: no column 'nope'");
     /* an unknown mapping key */
     write_set(path, "", "  - column: mode\n    cases:\n      agg: {sett: {tp: 1}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg,
-               "bad.yaml:12: rules.0.cases.agg.sett: unknown key (valid: set, approx, cannot)");
+    load_refused(path,
+                 "bad.yaml:12: rules.0.cases.agg.sett: unknown key (valid: set, approx, cannot)");
     /* an override the base scenario refuses */
     write_set(path, "",
               "  - column: backend\n    cases:\n      orca: {set: {scheduler.name: nosuch}}\n");
@@ -689,28 +695,23 @@ static void test_bad_sets(void **state)
     study_vset_free(&ok);
     /* a measured metric that is not a summary metric */
     write_set(path, "measured: {mean_ttft: ttft_ms}\n", "  - column: mode\n    cases: {agg: {}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "measured");
+    load_refused(path, "measured");
     /* a warm-up with a metric whose samples are not attributed to requests */
     e2e_write(path, "name: bad\nkind: serving\ndescription: d\nsource: s\n"
                     "table: " DATA "/small.csv\nscenario: " DATA "/base.yaml\nid: id\n"
                     "measured: {mean_itl_ms: ttft_ms}\nwarmup: 2\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "bad.yaml:9: warmup: mean_itl_ms cannot leave a warm-up out");
+    load_refused(path, "bad.yaml:9: warmup: mean_itl_ms cannot leave a warm-up out");
     /* an unknown top-level key, and a malformed template */
     write_set(path, "mapping: {}\n", "  - column: mode\n    cases: {agg: {}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "bad.yaml:9: mapping: unknown key");
+    load_refused(path, "bad.yaml:9: mapping: unknown key");
     write_set(path, "set: {tensor_parallel: \"{tp\"}\n",
               "  - column: mode\n    cases: {agg: {}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "bad.yaml:9: set.tensor_parallel:");
+    load_refused(path, "bad.yaml:9: set.tensor_parallel:");
     /* a transcribed row that does not cite its source */
     e2e_write(path, "name: bad\nkind: serving\ndescription: d\nsource: s\n"
                     "scenario: " DATA "/base.yaml\nrows:\n  - id: x\n"
                     "    measured: {mean_ttft_ms: 1}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "bad.yaml:7: rows.0.source: missing");
+    load_refused(path, "bad.yaml:7: rows.0.source: missing");
     /* a missing table */
     e2e_write(path, "name: bad\nkind: serving\ndescription: d\nsource: s\n"
                     "scenario: " DATA "/base.yaml\ntable: nothere.csv\nid: id\n");
@@ -719,8 +720,7 @@ static void test_bad_sets(void **state)
     assert_has(msg, "nothere.csv: cannot open");
     /* an unknown kind */
     e2e_write(path, "name: bad\nkind: service\ndescription: d\nsource: s\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "bad.yaml:2: kind: unknown kind 'service'");
+    load_refused(path, "bad.yaml:2: kind: unknown kind 'service'");
 }
 
 /* A table NAME.csv holding rows and its set's path NAME.yaml, both in e2e_dir (300 bytes
@@ -737,7 +737,7 @@ static void table_files(const char *name, const char *rows, char *csv, char *pat
 static void test_repeats(void **state)
 {
     (void)state;
-    char path[300], csv[300], text[2048], msg[1024];
+    char path[300], csv[300], text[2048];
     table_files("rep",
                 "id,backend,conc,isl,osl,ttft_ms,note\n"
                 "a,chunked,2,64,8,20.5,first file\n"
@@ -778,8 +778,7 @@ static void test_repeats(void **state)
     /* a column the table does not have */
     snprintf(text, sizeof text, head, csv, "repeats: {except: [id, nope]}\n");
     e2e_write(path, text);
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "rep.yaml:9: repeats.except: no column 'nope'");
+    load_refused(path, "rep.yaml:9: repeats.except: no column 'nope'");
 }
 
 /* A row whose id encodes a layout (_tp<N>[_0]_ep<M|none>[_0]) that no stated role's columns
@@ -788,7 +787,7 @@ static void test_repeats(void **state)
 static void test_id_layout(void **state)
 {
     (void)state;
-    char path[300], csv[300], text[2048], msg[1024];
+    char path[300], csv[300], text[2048];
     table_files("lay",
                 "id,mode,tp_size,attention_dp_size,moe_ep_size,p_tp,p_ep,d_tp,d_ep,isl,ttft\n"
                 "m_agg_c2_tp1_ep1_7,agg,1,,1,,,,,64,20\n"
@@ -844,12 +843,10 @@ static void test_id_layout(void **state)
     /* a column the table does not have; lists of different lengths */
     snprintf(text, sizeof text, head, csv, "id_layout: {tp: [tp_size], ep: [nope]}\n");
     e2e_write(path, text);
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "lay.yaml:9: id_layout.ep: no column 'nope'");
+    load_refused(path, "lay.yaml:9: id_layout.ep: no column 'nope'");
     snprintf(text, sizeof text, head, csv, "id_layout: {tp: [tp_size, p_tp], ep: [moe_ep_size]}\n");
     e2e_write(path, text);
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "lay.yaml:9: id_layout: tp and ep");
+    load_refused(path, "lay.yaml:9: id_layout: tp and ep");
 }
 
 /* ---- operator sets ---- */
