@@ -366,21 +366,29 @@ static void bad_rows_skip(void **state)
     scn_free(&s);
 }
 
+/* A source over a mooncake trace of these rows, written to the scratch file path (a mkstemp
+ * template, filled in). */
+static scn_source *mooncake_src(char *path, const char *rows, scn_scenario *s)
+{
+    assert_int_equal(scratch_write(path, rows), 0);
+    char w[512];
+    snprintf(w, sizeof w, "  trace: {path: %s, format: mooncake}\n", path);
+    return make(w, 1, s);
+}
+
 /* Mooncake hash_ids: one segment per id, 512 tokens each but the last (the prompt's content);
  * ids that do not cover the prompt make a bad row naming the file and line. */
 static void mooncake_hash_ids(void **state)
 {
-    char path[] = "/tmp/llmsim-hash-XXXXXX";
-    assert_int_equal(
-        scratch_write(path, "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, "
-                            "\"hash_ids\": [7, 8]}\n"
-                            "{\"timestamp\": 10, \"input_length\": 600, \"output_length\": 5, "
-                            "\"hash_ids\": [7]}\n"),
-        0);
-    char w[512];
-    snprintf(w, sizeof w, "  trace: {path: %s, format: mooncake}\n", path);
+    char path[] = "/tmp/llmsim-hash-XXXXXX", w[512];
     scn_scenario s;
-    scn_source *src = make(w, 1, &s);
+    scn_source *src =
+        mooncake_src(path,
+                     "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, "
+                     "\"hash_ids\": [7, 8]}\n"
+                     "{\"timestamp\": 10, \"input_length\": 600, \"output_length\": 5, "
+                     "\"hash_ids\": [7]}\n",
+                     &s);
     eng_arrival a;
     sim_err e;
     assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
@@ -512,22 +520,20 @@ static void shared_prefix_segments(void **state)
 static void mooncake_long_hash_ids(void **state)
 {
     char path[] = "/tmp/llmsim-hashlen-XXXXXX";
-    assert_int_equal(
-        scratch_write(path, "{\"timestamp\": 0, \"input_length\": 1500, \"output_length\": 5, "
-                            "\"hash_ids\": [123456789012345678, 9223372036854775807, 5]}\n"
-                            "{\"timestamp\": 0, \"input_length\": 1500, \"output_length\": 5, "
-                            "\"hash_ids\": [ 123456789012345678 ,9223372036854775807,0005]}\n"
-                            "{\"timestamp\": 0, \"input_length\": 1500, \"output_length\": 5, "
-                            "\"hash_ids\": [1234567890123456789, 6, 7]}\n"
-                            "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, "
-                            "\"hash_ids\": [9223372036854775808]}\n"
-                            "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, "
-                            "\"hash_ids\": [-3]}\n"),
-        0);
-    char w[512];
-    snprintf(w, sizeof w, "  trace: {path: %s, format: mooncake}\n", path);
     scn_scenario s;
-    scn_source *src = make(w, 1, &s);
+    scn_source *src =
+        mooncake_src(path,
+                     "{\"timestamp\": 0, \"input_length\": 1500, \"output_length\": 5, "
+                     "\"hash_ids\": [123456789012345678, 9223372036854775807, 5]}\n"
+                     "{\"timestamp\": 0, \"input_length\": 1500, \"output_length\": 5, "
+                     "\"hash_ids\": [ 123456789012345678 ,9223372036854775807,0005]}\n"
+                     "{\"timestamp\": 0, \"input_length\": 1500, \"output_length\": 5, "
+                     "\"hash_ids\": [1234567890123456789, 6, 7]}\n"
+                     "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, "
+                     "\"hash_ids\": [9223372036854775808]}\n"
+                     "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, "
+                     "\"hash_ids\": [-3]}\n",
+                     &s);
     eng_arrival a;
     sim_err e;
     uint64_t first[3];
