@@ -89,6 +89,7 @@ typedef struct eng_pstore {
     eng_tslot *tab;          /* open addressing, linear probing */
     uint32_t tabmask;
     int32_t tabn;            /* entries */
+    int64_t tabhint;         /* entries the table is first made for (the cache's blocks) */
     int64_t inuse;           /* cached blocks with ref > 0 */
     int64_t refs;            /* sum of their refs */
     int64_t evictions;       /* cached blocks evicted */
