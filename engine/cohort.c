@@ -141,6 +141,15 @@ static inline eng_cclass *cls_of(const eng_cohort *c, const eng_request *rq)
     return &c->cls[rq->c_class < c->nclass ? rq->c_class : 0];
 }
 
+/* cl's bit in the cohort's class masks (eng_cohort.live, .begun). */
+static inline uint64_t bit_of(const eng_cohort *c, const eng_cclass *cl)
+{
+    return UINT64_C(1) << (cl - c->cls);
+}
+
+/* The classes of mask m, in index order: for (uint64_t m = mask; m; m &= m - 1) cls[CLASS(m)]. */
+#define CLASS(m) __builtin_ctzll(m)
+
 static inline int paged(const eng_request *rq)
 {
     return !rq->kv_reserved;
@@ -246,6 +255,7 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
     c->cap = eng_shape_cap(&cfg->model, &c->cap_chunked);
     int spec = cfg->spec.method != ENG_SPEC_NONE;
     c->nclass = spec && cfg->spec.classes > 1 ? cfg->spec.classes : 1;
+    SIM_CHECK(e->ctx, c->nclass <= 64); /* a bit each in live and begun */
     c->cls = sim_xcalloc((size_t)c->nclass, sizeof *c->cls);
     for (int32_t i = 0; i < c->nclass; i++) {
         eng_cclass *cl = &c->cls[i];
@@ -409,9 +419,13 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
     rq->c_t0 = cl->t;
     rq->c_gen0 = rq->generated;
     rq->c_fin_t = cl->t + (rq->output - rq->generated);
+    if (cl->n == 0 && !c->in_step)
+        cl->adv = 1; /* as a class a step visited is left (eng_cohort_end_step) */
     cl->a_sum += a_of(rq);
     cl->n++;
     c->n++;
+    c->live |= bit_of(c, cl);
+    c->ctx += a_of(rq) + cl->t;
     eng_heap_push(&cl->fin, rq);
     if (paged(rq)) {
         SIM_ASSERT(r->e->ctx, rq->kv_blocks == member_blocks(r, rq));
@@ -459,8 +473,10 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
         cl->paged--;
         c->paged--;
     }
+    c->ctx -= a_of(rq) + cl->t;
     cl->a_sum -= a_of(rq);
-    cl->n--;
+    if (--cl->n == 0)
+        c->live &= ~bit_of(c, cl);
     c->n--;
     eng_heap_remove(&cl->fin, rq);
 }
@@ -512,44 +528,48 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
 {
     eng_cohort *c = &r->co;
     const eng_spec *sp = &r->e->cfg.spec;
-    int64_t need = 0, out = 0;
-    draw_rule d = draw_rule_of(sp, k);
+    int64_t need = 0, adv = 0, shorts = 0;
     c->step_k = k;
     c->in_step = 1;
-    for (int32_t i = 0; i < c->nclass; i++) {
-        eng_cclass *cl = &c->cls[i];
+    if (k > 0) {
+        draw_rule d = draw_rule_of(sp, k);
         /* MODEL: vLLM's synthetic rejection sampler draws per request and step; SGLang's
          * SGLANG_SIMULATE_ACC_LEN one length per step for the whole batch: members of a class
-         * share a draw (one class is SGLang's rule) */
-        cl->adv = k > 0 ? draw_accepted(sp, &d, c->accept) : 1;
-        if (cl->n == 0) { /* the draw is made all the same: the stream moves as it did */
-            cl->alloc = 0;
-            continue;
-        }
+         * share a draw (one class is SGLang's rule). Every class draws, members or not, so the
+         * stream moves the same whoever holds which class. */
+        for (int32_t i = 0; i < c->nclass; i++)
+            c->cls[i].adv = draw_accepted(sp, &d, c->accept);
+    } else {
+        for (int32_t i = 0; i < c->nclass; i++)
+            c->cls[i].adv = 1;
+    }
+    c->begun = c->live;
+    for (uint64_t m = c->live; m; m &= m - 1) {
+        eng_cclass *cl = &c->cls[CLASS(m)];
         cl->alloc = grow_blocks(r, cl, 1 + k);
         need += cl->alloc;
-        out += (int64_t)cl->n * cl->adv;
+        adv += (int64_t)cl->n * cl->adv;
         const eng_request *top = eng_heap_top(&cl->fin);
-        if (top && top->c_fin_t < cl->t + cl->adv)
-            out -= heap_short(&cl->fin, 0, cl->t + cl->adv);
-        if (k > 0) {
-            c->spec_steps += cl->n;
-            c->spec_drafts += (int64_t)cl->n * k;
-            c->spec_accepted += (int64_t)cl->n * (cl->adv - 1);
-        }
+        if (top->c_fin_t < cl->t + cl->adv)
+            shorts += heap_short(&cl->fin, 0, cl->t + cl->adv);
+    }
+    if (k > 0) { /* every member is in one class */
+        c->spec_steps += c->n;
+        c->spec_drafts += (int64_t)c->n * k;
+        c->spec_accepted += adv - c->n;
     }
     /* MODEL: vLLM KVCacheManager.allocate_slots reserves the step's token and its
      * num_lookahead_tokens (the draft tokens) before the step */
     SIM_CHECK(r->e->ctx, need <= eng_kv_nfree(&r->kv));
     eng_kv_alloc_derived(&r->kv, need);
-    return out;
+    return adv - shorts;
 }
 
 int eng_cohort_step_finishes(const eng_cohort *c)
 {
-    for (int32_t i = 0; i < c->nclass; i++) {
-        const eng_request *rq = eng_heap_top(&c->cls[i].fin);
-        if (rq && rq->c_fin_t <= c->cls[i].t + c->cls[i].adv)
+    for (uint64_t m = c->live; m; m &= m - 1) {
+        const eng_cclass *cl = &c->cls[CLASS(m)];
+        if (eng_heap_top(&cl->fin)->c_fin_t <= cl->t + cl->adv)
             return 1;
     }
     return 0;
@@ -580,6 +600,7 @@ void eng_cohort_plain_end(eng_replica *r, int64_t now)
     c->step++;
     c->last_step_end = now;
     cl->t++;
+    c->ctx += c->n;
 }
 
 void eng_cohort_plain_begin(eng_replica *r, int64_t need)
@@ -593,8 +614,8 @@ int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps)
 {
     const eng_cohort *c = &r->co;
     int64_t need = 0;
-    for (int32_t i = 0; i < c->nclass; i++)
-        need += grow_blocks(r, &c->cls[i], (int64_t)steps * (1 + k));
+    for (uint64_t m = c->live; m; m &= m - 1) /* an empty class grows none */
+        need += grow_blocks(r, &c->cls[CLASS(m)], (int64_t)steps * (1 + k));
     return need;
 }
 
@@ -603,7 +624,10 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     eng_cohort *c = &r->co;
     eng_engine *e = r->e;
     const eng_kvlay *l = &r->kv.lay;
-    int64_t old = c->n - c->nfresh, zeros = 0, freed = 0, ahead = 1 + c->step_k;
+    int64_t old = c->n - c->nfresh, zeros = 0, freed = 0, ahead = 1 + c->step_k, moved = 0;
+    /* the classes with members or with blocks of the step: another holds nothing and moves
+     * nothing (its t stays: a member's context a + t is relative to its class's t alone) */
+    uint64_t visit = c->live | c->begun;
     c->in_step = 0;
     if (old > 0)
         eng_emit_itl(e, now - c->last_step_end, old);
@@ -615,9 +639,11 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     c->nfresh = 0;
     c->step++;
     c->last_step_end = now;
-    for (int32_t i = 0; i < c->nclass; i++) {
-        eng_cclass *cl = &c->cls[i];
+    for (uint64_t m = visit; m; m &= m - 1) {
+        eng_cclass *cl = &c->cls[CLASS(m)];
         int64_t n = cl->adv;
+        if (!(c->begun & bit_of(c, cl)))
+            cl->alloc = 0; /* it had no members when the step began */
         /* MODEL: rejected draft tokens free their slots: the blocks beyond the accepted tokens
          * go back (vLLM reuses them in the next step's allocate_slots; freeing them here and
          * allocating again then leaves the same blocks free when the next step is formed) */
@@ -625,13 +651,16 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
         if (sliding(r))
             freed += l->wm * cross(&cl->slide, cl->nslide, l->bs, cl->t - l->window + 1, n);
         zeros += (int64_t)cl->n * (n - 1);
+        moved += (int64_t)cl->n * n;
         cl->t += n;
         freed += cap_events(r, cl);
     }
+    c->ctx += moved;
+    c->begun = 0;
     eng_kv_give(&r->kv, freed);
     /* a multi-token step is one gap followed by zero gaps, as a client sees it */
-    for (int32_t i = 0; i < c->nclass; i++) {
-        eng_cclass *cl = &c->cls[i];
+    for (uint64_t m = visit; m; m &= m - 1) {
+        eng_cclass *cl = &c->cls[CLASS(m)];
         eng_request *rq;
         while ((rq = eng_heap_top(&cl->fin)) && rq->c_fin_t <= cl->t) {
             zeros -= cl->t - rq->c_fin_t; /* it stopped at its output */
@@ -645,12 +674,19 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     c->step_k = 0;
 }
 
-int64_t eng_cohort_ctx_sum(const eng_cohort *c)
+/* The members' contexts summed over the classes (eng_cohort.ctx, kept as they move). */
+static int64_t ctx_of_classes(const eng_cohort *c)
 {
     int64_t s = 0;
     for (int32_t i = 0; i < c->nclass; i++)
         s += c->cls[i].a_sum + (int64_t)c->cls[i].n * c->cls[i].t;
     return s;
+}
+
+int64_t eng_cohort_ctx_sum(const eng_cohort *c)
+{
+    SIM_ASSERT(NULL, c->ctx == ctx_of_classes(c));
+    return c->ctx;
 }
 
 int64_t eng_cohort_capped_sum(const eng_cohort *c)
@@ -757,9 +793,11 @@ int eng_cohort_check(const eng_replica *r, char *buf, size_t len)
 {
     const eng_cohort *c = &r->co;
     int64_t n = 0, pg = 0, capped = 0;
+    uint64_t live = 0;
     for (int32_t i = 0; i < c->nclass; i++) {
         if (class_check(r, i, buf, len) != 0)
             return -1;
+        live |= c->cls[i].n > 0 ? UINT64_C(1) << i : 0;
         n += c->cls[i].n;
         pg += c->cls[i].paged;
         for (int32_t j = 0; j < c->cls[i].fin.n; j++) {
@@ -770,6 +808,11 @@ int eng_cohort_check(const eng_replica *r, char *buf, size_t len)
     if (n != c->n || pg != c->paged) {
         snprintf(buf, len, "replica %d: cohort has %d members, its classes %lld", r->id, c->n,
                  (long long)n);
+        return -1;
+    }
+    if (live != c->live || c->ctx != ctx_of_classes(c)) {
+        snprintf(buf, len, "replica %d: cohort's classes with members or summed contexts drifted",
+                 r->id);
         return -1;
     }
     /* the capped decode sum the cost model reads, against a brute-force sum over members */
