@@ -426,6 +426,7 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
     c->n++;
     c->live |= bit_of(c, cl);
     c->ctx += a_of(rq) + cl->t;
+    c->fin_known = 0;
     eng_heap_push(&cl->fin, rq);
     if (paged(rq)) {
         SIM_ASSERT(r->e->ctx, rq->kv_blocks == member_blocks(r, rq));
@@ -474,6 +475,7 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
         c->paged--;
     }
     c->ctx -= a_of(rq) + cl->t;
+    c->fin_known = 0;
     cl->a_sum -= a_of(rq);
     if (--cl->n == 0)
         c->live &= ~bit_of(c, cl);
@@ -529,6 +531,7 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
     eng_cohort *c = &r->co;
     const eng_spec *sp = &r->e->cfg.spec;
     int64_t need = 0, adv = 0, shorts = 0;
+    int due = 0;
     c->step_k = k;
     c->in_step = 1;
     if (k > 0) {
@@ -549,10 +552,13 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
         cl->alloc = grow_blocks(r, cl, 1 + k);
         need += cl->alloc;
         adv += (int64_t)cl->n * cl->adv;
-        const eng_request *top = eng_heap_top(&cl->fin);
-        if (top->c_fin_t < cl->t + cl->adv)
-            shorts += heap_short(&cl->fin, 0, cl->t + cl->adv);
+        int64_t to = cl->t + cl->adv, top = eng_heap_top(&cl->fin)->c_fin_t;
+        due |= top <= to;
+        if (top < to)
+            shorts += heap_short(&cl->fin, 0, to);
     }
+    c->fin_due = due;
+    c->fin_known = 1;
     if (k > 0) { /* every member is in one class */
         c->spec_steps += c->n;
         c->spec_drafts += (int64_t)c->n * k;
@@ -565,7 +571,8 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
     return adv - shorts;
 }
 
-int eng_cohort_step_finishes(const eng_cohort *c)
+/* Whether a member of a class with members has its output by the step in flight's end. */
+static int finishes_of_classes(const eng_cohort *c)
 {
     for (uint64_t m = c->live; m; m &= m - 1) {
         const eng_cclass *cl = &c->cls[CLASS(m)];
@@ -573,6 +580,12 @@ int eng_cohort_step_finishes(const eng_cohort *c)
             return 1;
     }
     return 0;
+}
+
+int eng_cohort_step_finishes(const eng_cohort *c)
+{
+    SIM_ASSERT(NULL, !c->fin_known || c->fin_due == finishes_of_classes(c));
+    return c->fin_known ? c->fin_due : finishes_of_classes(c);
 }
 
 int eng_cohort_plain(const eng_replica *r)
@@ -601,6 +614,7 @@ void eng_cohort_plain_end(eng_replica *r, int64_t now)
     c->last_step_end = now;
     cl->t++;
     c->ctx += c->n;
+    c->fin_known = 0;
 }
 
 void eng_cohort_plain_begin(eng_replica *r, int64_t need)
@@ -657,6 +671,7 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     }
     c->ctx += moved;
     c->begun = 0;
+    c->fin_known = 0;
     eng_kv_give(&r->kv, freed);
     /* a multi-token step is one gap followed by zero gaps, as a client sees it */
     for (uint64_t m = visit; m; m &= m - 1) {
