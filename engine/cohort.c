@@ -14,6 +14,7 @@
  * boundary exactly for the members whose residue lies in a window of L values, so a step costs
  * O(L) per class, never O(members).
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -515,6 +516,26 @@ static int32_t draw_accepted(const eng_spec *sp, const draw_rule *d, sim_mt *g)
     return n;
 }
 
+/* Every class's tokens for a step of k > 0 drafts (eng_cclass.adv): each class draws in index
+ * order, members or not. The minimum-variance rule draws one word a class, u < frac(AL), which is
+ * the integer compare x < ceil(frac * 2^32) for u = x / 2^32 (exact: frac * 2^32 is a double with
+ * no rounding); the draws go to a local array, which no store to a class can alias. */
+static void draw_classes(eng_cohort *c, const eng_spec *sp, int32_t k)
+{
+    draw_rule d = draw_rule_of(sp, k);
+    int32_t adv[ENG_SPEC_MAX_CLASSES];
+    if (!d.iid && d.frac > 0) {
+        uint64_t thr = (uint64_t)ceil(d.frac * 4294967296.0);
+        for (int32_t i = 0; i < c->nclass; i++)
+            adv[i] = d.base + (sim_mt_u32(c->accept) < thr);
+    } else {
+        for (int32_t i = 0; i < c->nclass; i++)
+            adv[i] = draw_accepted(sp, &d, c->accept);
+    }
+    for (int32_t i = 0; i < c->nclass; i++)
+        c->cls[i].adv = adv[i];
+}
+
 /* Members of the heap h whose key is below thr: the sum of thr - key over them (O(those)). */
 static int64_t heap_short(const eng_rq_heap *h, int32_t i, int64_t thr)
 {
@@ -535,13 +556,11 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
     c->step_k = k;
     c->in_step = 1;
     if (k > 0) {
-        draw_rule d = draw_rule_of(sp, k);
         /* MODEL: vLLM's synthetic rejection sampler draws per request and step; SGLang's
          * SGLANG_SIMULATE_ACC_LEN one length per step for the whole batch: members of a class
          * share a draw (one class is SGLang's rule). Every class draws, members or not, so the
          * stream moves the same whoever holds which class. */
-        for (int32_t i = 0; i < c->nclass; i++)
-            c->cls[i].adv = draw_accepted(sp, &d, c->accept);
+        draw_classes(c, sp, k);
     } else {
         for (int32_t i = 0; i < c->nclass; i++)
             c->cls[i].adv = 1;
@@ -656,7 +675,7 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     for (uint64_t m = visit; m; m &= m - 1) {
         eng_cclass *cl = &c->cls[CLASS(m)];
         int64_t n = cl->adv;
-        if (!(c->begun & bit_of(c, cl)))
+        if (!(c->begun & m & -m))
             cl->alloc = 0; /* it had no members when the step began */
         /* MODEL: rejected draft tokens free their slots: the blocks beyond the accepted tokens
          * go back (vLLM reuses them in the next step's allocate_slots; freeing them here and
