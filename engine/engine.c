@@ -884,6 +884,7 @@ static inline void run_tokens_add(eng_engine *e, run_tokens *t, int64_t start, i
 typedef struct run_ctx {
     eng_shape s;
     int shaped; /* s is the step in flight's, formed here */
+    int respec; /* and it verifies drafts, with no padded slot of async output in it */
     int32_t k, kp;
     int64_t cpu;
     int64_t ncpu; /* steps formed at cpu whose CPU samples are not yet added */
@@ -926,6 +927,16 @@ static inline int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int6
         run_step_check(r, r->iter, c->k, &c->s, c->cpu);
         return r->co.n;
     }
+    if (c->shaped && c->respec && r->async_pad_seqs == 0) {
+        /* the same members and padded slots, verifying as many drafts: only the summed contexts
+         * move (the cohort's by the tokens its classes accepted) */
+        int64_t tokens = eng_cohort_begin_step(r, c->k);
+        c->s.decode_ctx = eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx + r->run_pad_ctx;
+        c->s.decode_ctx_capped = eng_cohort_capped_sum(&r->co) + pads_capped(r, &r->batch);
+        run_step_check(r, r->iter, c->k, &c->s, c->cpu);
+        return tokens;
+    }
+    c->respec = c->k > 0 && r->async_pad_seqs == 0;
     int64_t tokens = step_shape(r, c->k, &c->s);
     int64_t cpu = step_cpu(r, c->s.num_seqs, 0);
     if (cpu != c->cpu && c->ncpu > 0) /* the samples in the steps' order */
