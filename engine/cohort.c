@@ -137,15 +137,20 @@ static inline int64_t a_of(const eng_request *rq)
     return (int64_t)rq->prompt + rq->c_gen0 - 1 - rq->c_t0;
 }
 
-static inline eng_cclass *cls_of(const eng_cohort *c, const eng_request *rq)
+static inline int32_t class_index(const eng_cohort *c, const eng_request *rq)
 {
-    return &c->cls[rq->c_class < c->nclass ? rq->c_class : 0];
+    return rq->c_class < c->nclass ? rq->c_class : 0;
 }
 
-/* cl's bit in the cohort's class masks (eng_cohort.live, .begun). */
-static inline uint64_t bit_of(const eng_cohort *c, const eng_cclass *cl)
+static inline eng_cclass *cls_of(const eng_cohort *c, const eng_request *rq)
 {
-    return UINT64_C(1) << (cl - c->cls);
+    return &c->cls[class_index(c, rq)];
+}
+
+/* rq's class's bit in the cohort's class masks (eng_cohort.live, .begun). */
+static inline uint64_t bit_of(const eng_cohort *c, const eng_request *rq)
+{
+    return UINT64_C(1) << class_index(c, rq);
 }
 
 /* The classes of mask m, in index order: for (uint64_t m = mask; m; m &= m - 1) cls[CLASS(m)]. */
@@ -425,7 +430,7 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
     cl->a_sum += a_of(rq);
     cl->n++;
     c->n++;
-    c->live |= bit_of(c, cl);
+    c->live |= bit_of(c, rq);
     c->ctx += a_of(rq) + cl->t;
     c->fin_known = 0;
     eng_heap_push(&cl->fin, rq);
@@ -479,7 +484,7 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
     c->fin_known = 0;
     cl->a_sum -= a_of(rq);
     if (--cl->n == 0)
-        c->live &= ~bit_of(c, cl);
+        c->live &= ~bit_of(c, rq);
     c->n--;
     eng_heap_remove(&cl->fin, rq);
 }

@@ -913,6 +913,19 @@ static inline int run_step_end(eng_replica *r, const run_ctx *c, int plain, int6
            (c->kp == c->k || eng_cohort_need(r, c->kp, 1) <= eng_kv_nfree(&r->kv));
 }
 
+/* Forms a decode run's speculative step after one shaped here (run_ctx.respec): the same members
+ * and padded slots verifying as many drafts, so only the summed contexts move (the cohort's by
+ * the tokens its classes accepted). Returns the step's output tokens. Out of line: the plain
+ * runs' loop stays as small as it was. */
+static __attribute__((noinline)) int64_t run_respec_shape(eng_replica *r, run_ctx *c)
+{
+    int64_t tokens = eng_cohort_begin_step(r, c->k);
+    c->s.decode_ctx = eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx + r->run_pad_ctx;
+    c->s.decode_ctx_capped = eng_cohort_capped_sum(&r->co) + pads_capped(r, &r->batch);
+    run_step_check(r, r->iter, c->k, &c->s, c->cpu);
+    return tokens;
+}
+
 /* Forms a decode run's next step (its `need` blocks taken); of a plain cohort whose step was
  * shaped here, only the summed context moves. Returns the step's output tokens. */
 static inline int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int64_t need)
@@ -927,15 +940,8 @@ static inline int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int6
         run_step_check(r, r->iter, c->k, &c->s, c->cpu);
         return r->co.n;
     }
-    if (c->shaped && c->respec && r->async_pad_seqs == 0) {
-        /* the same members and padded slots, verifying as many drafts: only the summed contexts
-         * move (the cohort's by the tokens its classes accepted) */
-        int64_t tokens = eng_cohort_begin_step(r, c->k);
-        c->s.decode_ctx = eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx + r->run_pad_ctx;
-        c->s.decode_ctx_capped = eng_cohort_capped_sum(&r->co) + pads_capped(r, &r->batch);
-        run_step_check(r, r->iter, c->k, &c->s, c->cpu);
-        return tokens;
-    }
+    if (c->shaped && c->respec && r->async_pad_seqs == 0)
+        return run_respec_shape(r, c);
     c->respec = c->k > 0 && r->async_pad_seqs == 0;
     int64_t tokens = step_shape(r, c->k, &c->s);
     int64_t cpu = step_cpu(r, c->s.num_seqs, 0);
