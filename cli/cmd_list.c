@@ -312,6 +312,9 @@ static void engine_text(const eng_preset *p)
            p->cpu.async ? "overlapped with the GPU" : "before the GPU work",
            p->cpu.async && p->cpu.form_ahead ? " (each step formed as the one before starts)" : "",
            p->cpu_source);
+    if (p->eager_launch_ns > 0)
+        printf("    eager passes (no CUDA graph) %.2f us host time per kernel; from %s\n",
+               p->eager_launch_ns / 1000, p->eager_source);
 }
 
 static void engine_json(sim_jsonw *j, const eng_preset *p)
@@ -332,6 +335,10 @@ static void engine_json(sim_jsonw *j, const eng_preset *p)
     sim_jsonw_int(j, "cpu_own_step", p->cpu.own_step);
     sim_jsonw_int(j, "cpu_form_ahead", p->cpu.form_ahead);
     sim_jsonw_str(j, "cpu_source", p->cpu_source);
+    /* 0: the cost model's own figure */
+    sim_jsonw_num(j, "eager_launch_us", p->eager_launch_ns / 1000);
+    if (p->eager_launch_ns > 0)
+        sim_jsonw_str(j, "eager_source", p->eager_source);
     sim_jsonw_str(j, "summary", p->summary);
     sim_jsonw_close(j, '}');
 }

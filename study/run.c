@@ -29,6 +29,7 @@ static cal_serving serving_of(const scn_scenario *scn, const eng_config *c)
                        * and sparse attention whose cap binds are priced */
                       .capped_sums = ENG_SHAPE_CAPPED_SUMS};
     snprintf(sv.engine, sizeof sv.engine, "%s", scn->cost.engine);
+    sv.eager_launch_ns = scn->cost.eager_launch_ns;
     eng_config_layout(c, &sv.layout);
     return sv;
 }
