@@ -224,7 +224,8 @@ typedef struct eng_gpu {
     double flops_fp4;     /* dense fp4 FLOP/s; 0 when the GPU has no fp4 tensor cores */
     uint32_t fp4_formats; /* ENG_FP4_* the fp4 tensor cores compute */
     double nic_bw;        /* scale-out network bytes/s per GPU per direction; 0 = not stated */
-    /* what it costs to run (calibration/price.c; a scenario's price: and power: override) */
+    /* what it costs to run (its catalog row, calibration/catalog.c; a scenario's price: and power:
+     * override) */
     double price_per_hour; /* USD per GPU-hour; 0 = no price stated */
     double max_w;          /* board power at full load, W; 0 = not stated */
     double idle_w;         /* power idle with a model loaded, W */

@@ -219,6 +219,15 @@ static void test_gpu_rows_complete(void **state)
     r.fp4 = CAL_NONE;
     r.fp4_formats = ENG_FP4_MX;
     assert_int_equal(cal_gpu_sheet_check(&r, why, sizeof why), -1);
+    /* the price and the board power: each a figure or CAL_NONE, with where it is stated */
+    r = *cal_gpu_sheet_at(0);
+    r.per_hour = 0;
+    assert_int_equal(cal_gpu_sheet_check(&r, why, sizeof why), -1);
+    assert_non_null(strstr(why, "field .per_hour"));
+    r = *cal_gpu_sheet_at(0);
+    r.power = NULL;
+    assert_int_equal(cal_gpu_sheet_check(&r, why, sizeof why), -1);
+    assert_non_null(strstr(why, "field .max_w"));
 }
 
 /* The catalog's first ten entries, as they were before the catalog became config texts:

@@ -35,7 +35,7 @@ static void test_catalog_rows(void **state)
 {
     (void)state;
     char why[256];
-    if (cal_gpu_cost_check(why, sizeof why) != 0)
+    if (cal_gpu_catalog_check(why, sizeof why) != 0)
         fail_msg("%s", why);
     eng_gpu g;
     assert_int_equal(cal_gpu_find("h100-sxm", &g), 0);
