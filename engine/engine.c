@@ -888,6 +888,10 @@ typedef struct run_ctx {
     int64_t cpu;
     int64_t ncpu; /* steps formed at cpu whose CPU samples are not yet added */
     run_tokens tok;
+    /* plain_steps's steps, whose shapes differ from s only in decode_ctx: priced from base
+     * (eng_predictor_ops.decode_ns) while fast */
+    int fast;
+    eng_decode_base base;
 } run_ctx;
 
 /* Adds the CPU samples of the run's steps formed at c->cpu so far. */
@@ -951,6 +955,22 @@ static inline void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int
     run_tokens_add(e, &c->tok, start, end, tokens);
 }
 
+/* step_gpu of a decode run's step c->s: from the run's base while c->fast (no drafts then;
+ * debug builds price it in full too). */
+static inline int64_t run_step_gpu(eng_replica *r, const run_ctx *c, int64_t *draft)
+{
+    if (!c->fast)
+        return step_gpu(r, &c->s, c->k, draft);
+    const eng_predictor *pred = r->pool->pred;
+    *draft = 0;
+    int64_t gpu = pred->ops->decode_ns(pred->st, &c->base, c->s.decode_ctx);
+    SIM_ASSERT(r->e->ctx, c->k == 0 && gpu == pred->ops->iteration_ns(pred->st, &c->s));
+    if (r->pending_xfer_bytes && pred->ops->transfer_ns)
+        gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
+    r->pending_xfer_bytes = 0;
+    return slowed(r, gpu);
+}
+
 /* Forms and runs a decode run's next step from *end, its `need` blocks taken (*end its end, *n
  * one more). */
 __attribute__((always_inline)) static inline void
@@ -958,7 +978,7 @@ run_step_next(eng_replica *r, run_ctx *c, int plain, int64_t need, int64_t *end,
 {
     int64_t start = *end, draft;
     int64_t tokens = run_step_shape(r, c, plain, need);
-    int64_t gpu = step_gpu(r, &c->s, c->k, &draft);
+    int64_t gpu = run_step_gpu(r, c, &draft);
     *end = place_step(r, start, c->cpu, gpu);
     (*n)++;
     c->ncpu++;
@@ -1017,6 +1037,9 @@ static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most,
     const eng_request *top = eng_heap_top(&cl->fin);
     /* the last t at which the step in flight finishes none (eng_cohort_step_finishes) */
     int64_t last_t = top ? top->c_fin_t - 2 : INT64_MAX;
+    const eng_predictor *pred = r->pool->pred;
+    /* the steps differ from the one in flight only in their summed contexts */
+    c->fast = pred->ops->decode_base && pred->ops->decode_base(pred->st, &c->s, &c->base);
     while (*n < most && end < until && cl->t <= last_t) {
         SIM_ASSERT(r->e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(&r->co));
         if (!run_step(r, c, 1, &end, n)) {
@@ -1024,6 +1047,7 @@ static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most,
             break;
         }
     }
+    c->fast = 0;
     return end;
 }
 

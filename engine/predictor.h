@@ -52,6 +52,12 @@ typedef struct eng_shape {
                               i-th sees c + i + 1 keys), all counted in `tokens`; 0 = plain */
 } eng_shape;
 
+/* A predictor's own sums for decode_ns: the shape's price without its decode attention. */
+typedef struct eng_decode_base {
+    double rest, once, layers, seqs;
+    int eager;
+} eng_decode_base;
+
 typedef struct eng_predictor_ops {
     const char *name;
     /* Iteration time in ns for the shape on one replica; >= 1. */
@@ -63,6 +69,12 @@ typedef struct eng_predictor_ops {
      * of the passes that does not read their contexts once). */
     int64_t (*passes_ns)(const void *st, const eng_shape *s, int32_t passes, int64_t dctx,
                          int64_t dcapped);
+    /* Optional, both or neither: the steps of a decode run, which differ only in their decode
+     * contexts' sum. decode_base fills *b for shape s (what iteration_ns reads but decode_ctx)
+     * and returns 1, or returns 0 when it cannot (then iteration_ns prices every step);
+     * decode_ns(st, b, ctx) is then iteration_ns of s with decode_ctx = ctx, to the bit. */
+    int (*decode_base)(const void *st, const eng_shape *s, eng_decode_base *b);
+    int64_t (*decode_ns)(const void *st, const eng_decode_base *b, int64_t decode_ctx);
 } eng_predictor_ops;
 
 typedef struct eng_predictor {
