@@ -814,11 +814,16 @@ static int64_t fixed_batch_run(eng_replica *r, eng_shape *s, int64_t run, int64_
     }
     r->step_end[0] = end;
     int64_t growth = eng_cohort_capped_growth(&r->co);
+    eng_decode_base base; /* the steps differ only in their summed contexts */
+    int fast = growth == 0 && pred->ops->decode_base && pred->ops->decode_base(pred->st, s, &base);
     for (int64_t j = 1; j < run; j++) {
         s->decode_ctx += s->decode_seqs;
         s->decode_ctx_capped += growth;
         int64_t start = end;
-        gpu = slowed(r, pred->ops->iteration_ns(pred->st, s));
+        int64_t ns = fast ? pred->ops->decode_ns(pred->st, &base, s->decode_ctx)
+                          : pred->ops->iteration_ns(pred->st, s);
+        SIM_ASSERT(e->ctx, !fast || ns == pred->ops->iteration_ns(pred->st, s));
+        gpu = slowed(r, ns);
         end = start + cpu + gpu;
         r->step_end[j] = end;
         eng_metrics_iteration_cpu(&e->m, cpu, 1);
