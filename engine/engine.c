@@ -814,11 +814,16 @@ static int64_t fixed_batch_run(eng_replica *r, eng_shape *s, int64_t run, int64_
     }
     r->step_end[0] = end;
     int64_t growth = eng_cohort_capped_growth(&r->co);
+    eng_decode_base base; /* the steps differ only in their summed contexts */
+    int fast = growth == 0 && pred->ops->decode_base && pred->ops->decode_base(pred->st, s, &base);
     for (int64_t j = 1; j < run; j++) {
         s->decode_ctx += s->decode_seqs;
         s->decode_ctx_capped += growth;
         int64_t start = end;
-        gpu = slowed(r, pred->ops->iteration_ns(pred->st, s));
+        int64_t ns = fast ? pred->ops->decode_ns(pred->st, &base, s->decode_ctx)
+                          : pred->ops->iteration_ns(pred->st, s);
+        SIM_ASSERT(e->ctx, !fast || ns == pred->ops->iteration_ns(pred->st, s));
+        gpu = slowed(r, ns);
         end = start + cpu + gpu;
         r->step_end[j] = end;
         eng_metrics_iteration_cpu(&e->m, cpu, 1);
@@ -889,6 +894,10 @@ typedef struct run_ctx {
     int64_t cpu;
     int64_t ncpu; /* steps formed at cpu whose CPU samples are not yet added */
     run_tokens tok;
+    /* plain_steps's steps, whose shapes differ from s only in decode_ctx: priced from base
+     * (eng_predictor_ops.decode_ns) while fast */
+    int fast;
+    eng_decode_base base;
 } run_ctx;
 
 /* Adds the CPU samples of the run's steps formed at c->cpu so far. */
@@ -968,6 +977,22 @@ static inline void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int
     run_tokens_add(e, &c->tok, start, end, tokens);
 }
 
+/* step_gpu of a decode run's step c->s: from the run's base while c->fast (no drafts then;
+ * debug builds price it in full too). */
+static inline int64_t run_step_gpu(eng_replica *r, const run_ctx *c, int64_t *draft)
+{
+    if (!c->fast)
+        return step_gpu(r, &c->s, c->k, draft);
+    const eng_predictor *pred = r->pool->pred;
+    *draft = 0;
+    int64_t gpu = pred->ops->decode_ns(pred->st, &c->base, c->s.decode_ctx);
+    SIM_ASSERT(r->e->ctx, c->k == 0 && gpu == pred->ops->iteration_ns(pred->st, &c->s));
+    if (r->pending_xfer_bytes && pred->ops->transfer_ns)
+        gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
+    r->pending_xfer_bytes = 0;
+    return slowed(r, gpu);
+}
+
 /* Forms and runs a decode run's next step from *end, its `need` blocks taken (*end its end, *n
  * one more). */
 __attribute__((always_inline)) static inline void
@@ -975,7 +1000,7 @@ run_step_next(eng_replica *r, run_ctx *c, int plain, int64_t need, int64_t *end,
 {
     int64_t start = *end, draft;
     int64_t tokens = run_step_shape(r, c, plain, need);
-    int64_t gpu = step_gpu(r, &c->s, c->k, &draft);
+    int64_t gpu = run_step_gpu(r, c, &draft);
     *end = place_step(r, start, c->cpu, gpu);
     (*n)++;
     c->ncpu++;
@@ -1034,6 +1059,9 @@ static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most,
     const eng_request *top = eng_heap_top(&cl->fin);
     /* the last t at which the step in flight finishes none (eng_cohort_step_finishes) */
     int64_t last_t = top ? top->c_fin_t - 2 : INT64_MAX;
+    const eng_predictor *pred = r->pool->pred;
+    /* the steps differ from the one in flight only in their summed contexts */
+    c->fast = pred->ops->decode_base && pred->ops->decode_base(pred->st, &c->s, &c->base);
     while (*n < most && end < until && cl->t <= last_t) {
         SIM_ASSERT(r->e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(&r->co));
         if (!run_step(r, c, 1, &end, n)) {
@@ -1041,6 +1069,7 @@ static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most,
             break;
         }
     }
+    c->fast = 0;
     return end;
 }
 
