@@ -415,7 +415,10 @@ static void tab_grow(eng_pstore *ps, int64_t k)
 {
     eng_tslot *old = ps->tab;
     uint32_t oldcap = old ? ps->tabmask + 1 : 0, cap = oldcap ? 2 * oldcap : 4096;
-    while (6 * ((int64_t)ps->tabn + k) > (int64_t)cap)
+    /* made first for every block of the cache (the most it can hold, but for a block pinned
+     * past it): no rehash as the cache fills */
+    int64_t want = oldcap ? (int64_t)ps->tabn + k : ps->tabhint + k;
+    while (6 * want > (int64_t)cap)
         cap *= 2;
     ps->tab = sim_xcalloc(cap, sizeof *ps->tab);
     ps->tabmask = cap - 1;
@@ -1253,6 +1256,7 @@ void eng_prefix_cache_enable(eng_replica *r, int mode)
     ps->freeb = ps->qhead = ps->qtail = -1;
     ps->serial = ++r->e->ps_made;
     ps->qseq = 1;
+    ps->tabhint = kv->total;
     kv->ps = ps;
     q_push_anon(ps, kv->total); /* every block starts free, never used */
 }

@@ -11,6 +11,7 @@
 #ifndef ENG_MODEL_H
 #define ENG_MODEL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -204,6 +205,10 @@ void eng_model_gpu_share(const eng_model *m, eng_dtype d, eng_dtype kv, const en
 
 /* Appends a line (printf-style) to m->notes, cut short when full. */
 void eng_model_note(eng_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends a line (fmt with ap, then a newline) to the notes in notes[size], cut short when
+ * full: the appender of eng_model_note and of other notes kept in a fixed buffer. */
+void eng_notes_vadd(char *notes, size_t size, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* FP4 formats a GPU's tensor cores compute (eng_gpu.fp4_formats). */
 enum { ENG_FP4_NV = 1, ENG_FP4_MX = 2 };

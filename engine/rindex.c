@@ -166,6 +166,25 @@ void eng_rix_touch_path(eng_rix *x, const uint64_t *h, int32_t from, int32_t to,
         touch_in(x, h[j], rep, &made);
 }
 
+int32_t eng_rix_add_beside(eng_rix *x, uint64_t h, int32_t rep, int32_t at)
+{
+    int made;
+    if (2 * (x->live + 1) > (int64_t)x->mask + 1)
+        grow(x);
+    int32_t n = touch_in(x, h, rep, &made);
+    SIM_ASSERT(NULL, made && x->node[at].rep == rep);
+    unlink_node(x, n); /* the youngest: next to at's older side instead */
+    eng_rix_node *e = &x->node[n], *a = &x->node[at];
+    e->prev = a->prev;
+    e->next = at;
+    if (e->prev >= 0)
+        x->node[e->prev].next = n;
+    else
+        x->old[rep] = n;
+    a->prev = n;
+    return n;
+}
+
 void eng_rix_erase(eng_rix *x, int32_t n)
 {
     eng_rix_node *e = &x->node[n];

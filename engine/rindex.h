@@ -54,6 +54,9 @@ int32_t eng_rix_find(const eng_rix *x, uint64_t h, int32_t rep);
 int32_t eng_rix_touch(eng_rix *x, uint64_t h, int32_t rep, int *made);
 /* eng_rix_touch of (h[j], rep) for j from to - 1 down to from, in that order. */
 void eng_rix_touch_path(eng_rix *x, const uint64_t *h, int32_t from, int32_t to, int32_t rep);
+/* The node of (h, rep), which must be absent, made (aux 0) and put on rep's recency list just
+ * older than node at (a live node of rep). */
+int32_t eng_rix_add_beside(eng_rix *x, uint64_t h, int32_t rep, int32_t at);
 /* Makes node n (a live node) its replica's most recent. O(1). */
 void eng_rix_refresh(eng_rix *x, int32_t n);
 /* Removes node n (a live node). */

@@ -241,14 +241,36 @@ const eng_router_ops eng_router_precise_prefix = {
 
 /* ---- prefix_affinity: sgl-router's cache_aware policy ---- */
 
+/* The tree holds a tenant's blocks as runs: a run is blocks of one prompt's path that were made
+ * together and touched together since, its blocks' hashes in order. The index keys a run by its
+ * first block's hash (a node of tree per run, aux its length); a tenant's recency list is over
+ * runs. A path touched leaf first leaves each run's blocks together in block recency, the
+ * deepest the oldest; a path ending inside a run splits it there. So a block-by-block tree's
+ * matches, counts, creation order and trims are the runs' exactly (debug builds keep the block
+ * tree beside and compare: sgl_check). */
+typedef struct sgl_run {
+    uint64_t *h; /* its blocks' hashes (aux of its node: how many) */
+    int32_t cap;
+} sgl_run;
+
 typedef struct sgl_state {
     eng_router_params p;
     int32_t nrep;      /* slots */
-    eng_rix tree;      /* the approximate tree: a block per (node, tenant slot) */
+    eng_rix tree;      /* the approximate tree: a run per (node, tenant slot) */
+    sgl_run *run;      /* per node of tree */
+    int32_t caprun;    /* room in run */
+    int64_t *blocks;   /* per slot: the blocks its runs hold */
+    int64_t serial;    /* blocks made: a block's creation order */
     int64_t next_trim; /* ns */
-    int32_t *match;    /* per slot */
-    int32_t *nodes;    /* per slot, cap entries each: the nodes of its match, prompt order */
+    int32_t *match;    /* per slot: blocks matched */
+    int32_t *nmatch;   /* per slot: runs matched */
+    int32_t *tail;     /* per slot: blocks matched in the last of them */
+    int32_t *nodes;    /* per slot, cap entries each: the runs of its match, prompt order */
     int32_t cap;
+#ifndef NDEBUG
+    eng_rix check;     /* the same tree block by block, as sgl-router keeps it */
+    int32_t *check_at; /* cap entries: a match's nodes in it */
+#endif
 } sgl_state;
 
 static int sgl_init(void *st, int32_t nrep, const eng_router_params *p)
@@ -257,51 +279,173 @@ static int sgl_init(void *st, int32_t nrep, const eng_router_params *p)
     s->p = *p;
     s->nrep = nrep;
     s->match = sim_xcalloc((size_t)nrep, sizeof *s->match);
+    s->nmatch = sim_xcalloc((size_t)nrep, sizeof *s->nmatch);
+    s->tail = sim_xcalloc((size_t)nrep, sizeof *s->tail);
+    s->blocks = sim_xcalloc((size_t)nrep, sizeof *s->blocks);
     eng_rix_init(&s->tree, nrep);
+#ifndef NDEBUG
+    eng_rix_init(&s->check, nrep);
+#endif
     return 0;
 }
 
 static void sgl_fini(void *st)
 {
     sgl_state *s = st;
+    for (int32_t n = 0; n < s->caprun; n++)
+        free(s->run[n].h);
+    free(s->run);
     free(s->match);
+    free(s->nmatch);
+    free(s->tail);
+    free(s->blocks);
     free(s->nodes);
     eng_rix_free(&s->tree);
+#ifndef NDEBUG
+    free(s->check_at);
+    eng_rix_free(&s->check);
+#endif
+}
+
+/* Room for node n's run of len blocks (a node number's buffer stays with it for its next run). */
+static uint64_t *run_room(sgl_state *s, int32_t n, int32_t len)
+{
+    if (n >= s->caprun) {
+        int32_t c = s->tree.capnode > n ? s->tree.capnode : n + 1;
+        s->run = sim_xrealloc(s->run, (size_t)c * sizeof *s->run);
+        memset(s->run + s->caprun, 0, (size_t)(c - s->caprun) * sizeof *s->run);
+        s->caprun = c;
+    }
+    sgl_run *r = &s->run[n];
+    if (len > r->cap) {
+        r->cap = len > 2 * r->cap ? len : 2 * r->cap;
+        free(r->h);
+        r->h = sim_xmalloc((size_t)r->cap * sizeof *r->h);
+    }
+    s->tree.node[n].aux = len;
+    return r->h;
+}
+
+/* Removes blocks from slot i's oldest runs, the deepest first, until it holds at most keep. */
+static void sgl_shed(sgl_state *s, int32_t i, int64_t keep)
+{
+    while (s->blocks[i] > keep) {
+        int32_t n = eng_rix_oldest(&s->tree, i);
+        eng_rix_node *e = &s->tree.node[n];
+        int64_t cut = s->blocks[i] - keep < e->aux ? s->blocks[i] - keep : e->aux;
+        e->aux -= (int32_t)cut;
+        s->blocks[i] -= cut;
+        if (e->aux == 0)
+            eng_rix_erase(&s->tree, n);
+    }
 }
 
 /* MODEL: sgl-router's eviction thread wakes every eviction_interval_secs and, for a tenant
  * whose tree holds more than max_tree_size, removes its least recently used leaves until it
  * fits (tree.rs evict_tenant_by_size). A prompt's path is touched leaf first, so within a
- * tenant's recency list a node is always younger than its descendants: the oldest is a leaf. */
+ * tenant's recency a node is always younger than its descendants: the oldest is a leaf. */
 static void sgl_trim(sgl_state *s, int32_t bs, int64_t now)
 {
     if (now < s->next_trim)
         return;
-    for (int32_t i = 0; i < s->nrep; i++)
-        while (s->tree.count[i] * bs > s->p.max_tree_tokens)
-            eng_rix_erase(&s->tree, eng_rix_oldest(&s->tree, i));
+    for (int32_t i = 0; i < s->nrep; i++) {
+        sgl_shed(s, i, s->p.max_tree_tokens / bs); /* blocks x bs <= max_tree_tokens */
+#ifndef NDEBUG
+        while (s->check.count[i] * bs > s->p.max_tree_tokens)
+            eng_rix_erase(&s->check, eng_rix_oldest(&s->check, i));
+#endif
+    }
     double iv = s->p.eviction_interval_s * 1e9;
     s->next_trim = iv > 0 ? (int64_t)((floor((double)now / iv) + 1) * iv) : now;
 }
 
-/* Blocks at the head of h[0..nb) that slot i holds in its tree, their nodes in s->nodes. */
+/* Blocks at the head of h[0..nb) that slot i holds in its tree; their runs in s->nodes, how many
+ * in s->nmatch[i], the blocks matched in the last in s->tail[i]. */
 static int32_t sgl_match(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i)
 {
-    int32_t *at = s->nodes + (size_t)i * s->cap, m = 0;
-    while (m < nb && (at[m] = eng_rix_find(&s->tree, h[m], i)) >= 0)
-        m++;
+    int32_t *at = s->nodes + (size_t)i * s->cap, m = 0, k = 0, c = 0;
+    while (m < nb) {
+        int32_t n = eng_rix_find(&s->tree, h[m], i);
+        if (n < 0)
+            break;
+        const uint64_t *rh = s->run[n].h;
+        int32_t len = s->tree.node[n].aux, lim = nb - m < len ? nb - m : len;
+        for (c = 1; c < lim && rh[c] == h[m + c]; c++)
+            ;
+        at[k++] = n;
+        m += c;
+        if (c < len)
+            break;
+    }
+    s->nmatch[i] = k;
+    s->tail[i] = c;
     return m;
 }
 
-/* The prompt's path goes in tenant i's tree (Tree::insert), leaf first; its first `known`
- * blocks are the nodes sgl_match found (nothing erased since). */
-static void sgl_insert(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i, int32_t known)
+/* The creation order of the last block of slot i's match (s->match[i] > 0). */
+static int64_t sgl_made(const sgl_state *s, int32_t i)
+{
+    int32_t n = s->nodes[(size_t)i * s->cap + s->nmatch[i] - 1];
+    return s->tree.node[n].serial - (s->tail[i] - 1);
+}
+
+/* The prompt's path goes in tenant i's tree (Tree::insert), leaf first: what is new of it made
+ * (block nb - 1 first), then what it matched refreshed, deepest first. */
+static void sgl_insert(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i)
 {
     const int32_t *at = s->nodes + (size_t)i * s->cap;
-    eng_rix_touch_path(&s->tree, h, known, nb, i);
-    for (int32_t j = known - 1; j >= 0; j--)
+    int32_t m = s->match[i], k = s->nmatch[i];
+    if (k > 0 && s->tail[i] < s->tree.node[at[k - 1]].aux) {
+        /* the path ends inside its last run: the rest of that run stays where it was */
+        int32_t a = at[k - 1], c = s->tail[i], len = s->tree.node[a].aux;
+        int32_t b = eng_rix_add_beside(&s->tree, s->run[a].h[c], i, a);
+        uint64_t *bh = run_room(s, b, len - c);
+        memcpy(bh, s->run[a].h + c, (size_t)(len - c) * sizeof *bh);
+        s->tree.node[b].serial = s->tree.node[a].serial - c;
+        s->tree.node[a].aux = c;
+    }
+    if (m < nb) {
+        int made;
+        int32_t b = eng_rix_touch(&s->tree, h[m], i, &made);
+        SIM_ASSERT(NULL, made);
+        uint64_t *bh = run_room(s, b, nb - m);
+        memcpy(bh, h + m, (size_t)(nb - m) * sizeof *bh);
+        s->serial += nb - m;
+        s->tree.node[b].serial = s->serial - 1;
+        s->blocks[i] += nb - m;
+    }
+    for (int32_t j = k - 1; j >= 0; j--)
         eng_rix_refresh(&s->tree, at[j]);
 }
+
+#ifndef NDEBUG
+/* Debug builds: the block tree's match for slot i agrees with the runs' (length and the creation
+ * order of its last block); with insert, the path goes in it as well, and every slot's count
+ * agrees after. */
+static void sgl_check(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i, int insert)
+{
+    eng_rix *x = &s->check;
+    int32_t m = 0;
+    while (m < nb && (s->check_at[m] = eng_rix_find(x, h[m], i)) >= 0)
+        m++;
+    SIM_CHECK(NULL, m == sgl_match(s, h, nb, i));
+    s->match[i] = m;
+    SIM_CHECK(NULL, m == 0 || x->node[s->check_at[m - 1]].serial == sgl_made(s, i));
+    if (!insert)
+        return;
+    int64_t made0 = x->serial;
+    eng_rix_touch_path(x, h, m, nb, i);
+    for (int32_t j = m - 1; j >= 0; j--)
+        eng_rix_refresh(x, s->check_at[j]);
+    SIM_CHECK(NULL, x->serial - made0 == nb - m);
+}
+
+static void sgl_check_counts(const sgl_state *s)
+{
+    for (int32_t i = 0; i < s->nrep; i++)
+        SIM_CHECK(NULL, s->check.count[i] == s->blocks[i]);
+}
+#endif
 
 /* Of the ready tenants whose match is m blocks long, the one that reached that node first: the
  * node remembers the tenant that created it (tree.rs last_tenant). Its position in reps. */
@@ -313,7 +457,7 @@ static int32_t sgl_owner(const sgl_state *s, const eng_replica *const *reps, int
         int32_t i = eng_replica_slot(reps[k]);
         if (s->match[i] != m)
             continue;
-        int64_t serial = s->tree.node[s->nodes[(size_t)i * s->cap + m - 1]].serial;
+        int64_t serial = sgl_made(s, i);
         if (serial < first) {
             first = serial;
             best = k;
@@ -334,6 +478,10 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
         s->cap = nb > 2 * s->cap ? nb : 2 * s->cap;
         free(s->nodes);
         s->nodes = sim_xmalloc((size_t)s->nrep * s->cap * sizeof *s->nodes);
+#ifndef NDEBUG
+        free(s->check_at);
+        s->check_at = sim_xmalloc((size_t)s->cap * sizeof *s->check_at);
+#endif
     }
     /* MODEL: sgl-router cache_aware select_worker (sgl-router/src/policies/cache_aware.rs;
      * CacheAwareConfig's defaults 0.5, 32, 1.0001): the load is each worker's count of requests
@@ -368,6 +516,9 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
         for (int32_t k = 0; k < n; k++) {
             int32_t i = eng_replica_slot(reps[k]);
             s->match[i] = sgl_match(s, h, nb, i);
+#ifndef NDEBUG
+            sgl_check(s, h, nb, i, 0);
+#endif
             top = s->match[i] > top ? s->match[i] : top;
         }
         if (rq->prompt > 0 && (double)top * bs / rq->prompt > s->p.cache_threshold) {
@@ -375,13 +526,20 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
         } else {
             best = 0;
             for (int32_t k = 1; k < n; k++)
-                if (s->tree.count[eng_replica_slot(reps[k])] <
-                    s->tree.count[eng_replica_slot(reps[best])])
+                if (s->blocks[eng_replica_slot(reps[k])] < s->blocks[eng_replica_slot(reps[best])])
                     best = k;
         }
     }
     int32_t bi = eng_replica_slot(reps[best]);
-    sgl_insert(s, h, nb, bi, known ? s->match[bi] : 0);
+    if (!known)
+        s->match[bi] = sgl_match(s, h, nb, bi);
+#ifndef NDEBUG
+    sgl_check(s, h, nb, bi, 1);
+#endif
+    sgl_insert(s, h, nb, bi);
+#ifndef NDEBUG
+    sgl_check_counts(s);
+#endif
     return best;
 }
 
@@ -392,6 +550,10 @@ static void sgl_gone(void *st, int32_t slot)
 {
     sgl_state *s = st;
     forget(&s->tree, slot);
+    s->blocks[slot] = 0;
+#ifndef NDEBUG
+    forget(&s->check, slot);
+#endif
 }
 
 const eng_router_ops eng_router_prefix_affinity = {

@@ -532,11 +532,18 @@ static int32_t parse_hashes(scn_trace_reader *r)
         p = sim_json_skip_blanks(p);
         if (*p == ']' && n == 0)
             return 0;
-        char *end;
-        errno = 0;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || errno || v < 0)
-            return -1;
+        const char *end = p;
+        long long v = 0;
+        while (*end >= '0' && *end <= '9' && end - p < 18) /* no overflow in 18 digits */
+            v = 10 * v + (*end++ - '0');
+        if (end == p || (*end >= '0' && *end <= '9')) { /* not a plain id of at most 18 digits */
+            char *e;
+            errno = 0;
+            v = strtoll(p, &e, 10);
+            if (e == p || errno || v < 0)
+                return -1;
+            end = e;
+        }
         if (n == r->caphash) {
             r->caphash = r->caphash ? 2 * r->caphash : 64;
             r->hash = sim_xrealloc(r->hash, (size_t)r->caphash * sizeof *r->hash);

@@ -21,6 +21,7 @@
 
 #include "models_util.h"
 #include "expect_text.h"
+#include "test_main.h"
 
 static char tmpdir[256];
 
@@ -567,15 +568,11 @@ static void test_roofline_tp(void **state)
     cal_predictor_free(&p16);
 }
 
+LLMSIM_TESTS(tests, test_gpu_catalog, test_gpu_from_device, test_gpu_rows_complete,
+             test_model_catalog, test_config_llama, test_config_qwen_and_opt, test_config_errors,
+             test_roofline_sanity, test_roofline_fp8, test_roofline_monotone, test_roofline_tp);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu_catalog),       cmocka_unit_test(test_gpu_from_device),
-        cmocka_unit_test(test_gpu_rows_complete), cmocka_unit_test(test_model_catalog),
-        cmocka_unit_test(test_config_llama),      cmocka_unit_test(test_config_qwen_and_opt),
-        cmocka_unit_test(test_config_errors),     cmocka_unit_test(test_roofline_sanity),
-        cmocka_unit_test(test_roofline_fp8),      cmocka_unit_test(test_roofline_monotone),
-        cmocka_unit_test(test_roofline_tp),
-    };
     return scratch_run_group(tests, tmpdir, "/tmp/llmsim-cal-XXXXXX");
 }

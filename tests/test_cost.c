@@ -21,6 +21,7 @@
 #include "profile.h"
 #include "models_util.h"
 #include "roofline.h"
+#include "test_main.h"
 
 static eng_predictor make(const eng_model *m, const char *gpu, cal_serving s)
 {
@@ -594,27 +595,9 @@ static void test_walk_passes_exact(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_capped_sums),
-        cmocka_unit_test(test_moe_experts_touched),
-        cmocka_unit_test(test_moe_expert_parallel),
-        cmocka_unit_test(test_moe_skew_and_all2all),
-        cmocka_unit_test(test_data_parallel_attention),
-        cmocka_unit_test(test_mla_decode_reads_latent),
-        cmocka_unit_test(test_dsa),
-        cmocka_unit_test(test_linear_attention),
-        cmocka_unit_test(test_windows),
-        cmocka_unit_test(test_fp8_lm_head_16bit),
-        cmocka_unit_test(test_point_ns),
-        cmocka_unit_test(test_allreduce_across_nodes),
-        cmocka_unit_test(test_allreduce_hopper_nccl),
-        cmocka_unit_test(test_eager_launch_per_engine),
-        cmocka_unit_test(test_walk_cache_exact),
-        cmocka_unit_test(test_walk_decode_run_exact),
-        cmocka_unit_test(test_walk_prefill_alone_exact),
-        cmocka_unit_test(test_walk_passes_exact),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_moe_expert_parallel,
+                 test_moe_skew_and_all2all, test_data_parallel_attention,
+                 test_mla_decode_reads_latent, test_dsa, test_linear_attention, test_windows,
+                 test_fp8_lm_head_16bit, test_point_ns, test_allreduce_across_nodes,
+                 test_allreduce_hopper_nccl, test_eager_launch_per_engine, test_walk_cache_exact,
+                 test_walk_decode_run_exact, test_walk_prefill_alone_exact, test_walk_passes_exact)

@@ -22,6 +22,7 @@
 #include "engine_util.h"
 #include "rindex.h"
 #include "rng.h"
+#include "test_main.h"
 
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
@@ -587,6 +588,58 @@ static void test_prefix_affinity_thresholds(void **state)
     free(p);
 }
 
+/* prefix_affinity's tree keeps a tenant's blocks as runs (router_cache.c); Debug builds keep the
+ * block-by-block tree beside it and check every match, its owner order and every tenant's count
+ * against it. Prompts here walk a tree of 64-token segments (four children each, 1 to 10 deep,
+ * the last segment cut anywhere), so paths end and diverge inside runs (splits) and a tree of a
+ * few hundred tokens, trimmed at every request or every 50 ms, cuts runs part way. Each setting
+ * runs twice: the same placement. */
+static void test_prefix_affinity_runs(void **state)
+{
+    enum { N = 700, R = 3, MAXSEG = 10 };
+    static eng_segment seg[N][MAXSEG];
+    static eng_arrival a[N];
+    uint64_t x = 12345;
+    for (int i = 0; i < N; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int depth = 1 + (int)((x >> 33) % MAXSEG);
+        uint64_t id = 1;
+        int32_t prompt = 0;
+        for (int k = 0; k < depth; k++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            id = id * 4 + (x >> 40) % 4;
+            int32_t len = k + 1 < depth ? 64 : 1 + (int32_t)((x >> 20) % 64);
+            seg[i][k] = (eng_segment){id, len};
+            prompt += len;
+        }
+        a[i] = (eng_arrival){.t = (int64_t)i * 3 * SIM_NS_PER_MS,
+                             .prompt = prompt,
+                             .output = 1 + (int32_t)((x >> 50) % 40),
+                             .seg = seg[i],
+                             .nseg = depth};
+    }
+    const double every[2] = {0, 0.05};
+    const int64_t keep[2] = {300, 1200};
+    for (int k = 0; k < 4; k++) {
+        eng_config c;
+        small_config(&c, 200000, R, "prefix_affinity");
+        snprintf(c.sched.name, sizeof c.sched.name, "vllm");
+        c.router_params.balance_abs = 2;
+        c.router_params.eviction_interval_s = every[k % 2];
+        c.router_params.max_tree_tokens = keep[k / 2];
+        placed *p = run(&c, a, N, 1), *q = run(&c, a, N, 1);
+        int spread[R] = {0};
+        for (int i = 0; i < N; i++) {
+            assert_int_equal(p->replica[i], q->replica[i]);
+            spread[p->replica[i]]++;
+        }
+        for (int r = 0; r < R; r++)
+            assert_true(spread[r] > 0);
+        free(p);
+        free(q);
+    }
+}
+
 /* precise_prefix reads the replicas' own caches: with vLLM's prefix cache each group follows its
  * first request; with no prefix cache there is nothing to follow and the load scorers spread
  * the groups, where weighted, following its own index of what it sent, still keeps them. The
@@ -690,26 +743,10 @@ static void test_session_affinity(void **state)
     free(p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_registry),
-        cmocka_unit_test(test_round_robin_cycles),
-        cmocka_unit_test(test_least_loaded),
-        cmocka_unit_test(test_power_of_two_deterministic),
-        cmocka_unit_test(test_single_replica_draws_nothing),
-        cmocka_unit_test(test_unknown_router_refused),
-        cmocka_unit_test(test_prefix_affinity),
-        cmocka_unit_test(test_weighted_staleness),
-        cmocka_unit_test(test_weighted_prefix_index),
-        cmocka_unit_test(test_rix_bounded),
-        cmocka_unit_test(test_rix_grow_refresh),
-        cmocka_unit_test(test_rix_touch_path),
-        cmocka_unit_test(test_weighted_long_trace_small_table),
-        cmocka_unit_test(test_prefix_affinity_thresholds),
-        cmocka_unit_test(test_precise_prefix_reads_caches),
-        cmocka_unit_test(test_kv_router),
-        cmocka_unit_test(test_session_affinity),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_registry, test_round_robin_cycles, test_least_loaded,
+                 test_power_of_two_deterministic, test_single_replica_draws_nothing,
+                 test_unknown_router_refused, test_prefix_affinity, test_prefix_affinity_runs,
+                 test_weighted_staleness, test_weighted_prefix_index, test_rix_bounded,
+                 test_rix_grow_refresh, test_rix_touch_path, test_weighted_long_trace_small_table,
+                 test_prefix_affinity_thresholds, test_precise_prefix_reads_caches, test_kv_router,
+                 test_session_affinity)

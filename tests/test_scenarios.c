@@ -16,6 +16,7 @@
 
 #include "scenario.h"
 #include "expect_text.h"
+#include "test_main.h"
 
 /* support/scenarios_resolver.c: fake models llama-3-8b (8192 context), tiny-1b (2048) and
  * qwen2.5-7b (131072), fake GPUs h100-sxm and toy-gpu. */
@@ -657,26 +658,8 @@ static void shipped_examples(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(good_scenario),
-        cmocka_unit_test(defaults),
-        cmocka_unit_test(bad_inputs),
-        cmocka_unit_test(bad_overrides),
-        cmocka_unit_test(precision_and_layout),
-        cmocka_unit_test(cost_model_keys),
-        cmocka_unit_test(profile_borrow),
-        cmocka_unit_test(overrides),
-        cmocka_unit_test(scheduler_key_of_another_policy),
-        cmocka_unit_test(same_seed_same_workload),
-        cmocka_unit_test(arrivals_independent_of_scheduler),
-        cmocka_unit_test(context_clipping),
-        cmocka_unit_test(file_loading),
-        cmocka_unit_test(shipped_examples),
-        cmocka_unit_test(mangled_inputs),
-        cmocka_unit_test(free_memory_fraction),
-        cmocka_unit_test(eager_launch_from_preset),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, good_scenario, defaults, bad_inputs, bad_overrides,
+                 precision_and_layout, cost_model_keys, profile_borrow, overrides,
+                 scheduler_key_of_another_policy, same_seed_same_workload,
+                 arrivals_independent_of_scheduler, context_clipping, file_loading,
+                 shipped_examples, mangled_inputs, free_memory_fraction, eager_launch_from_preset)

@@ -20,6 +20,7 @@
 #include "scratch.h"
 #include "scenario.h"
 #include "stats.h"
+#include "test_main.h"
 
 extern const scn_resolver test_resolver; /* support/scenarios_resolver.c */
 
@@ -366,21 +367,29 @@ static void bad_rows_skip(void **state)
     scn_free(&s);
 }
 
+/* A source over a mooncake trace of these rows, written to the scratch file path (a mkstemp
+ * template, filled in). */
+static scn_source *mooncake_src(char *path, const char *rows, scn_scenario *s)
+{
+    assert_int_equal(scratch_write(path, rows), 0);
+    char w[512];
+    snprintf(w, sizeof w, "  trace: {path: %s, format: mooncake}\n", path);
+    return make(w, 1, s);
+}
+
 /* Mooncake hash_ids: one segment per id, 512 tokens each but the last (the prompt's content);
  * ids that do not cover the prompt make a bad row naming the file and line. */
 static void mooncake_hash_ids(void **state)
 {
-    char path[] = "/tmp/llmsim-hash-XXXXXX";
-    assert_int_equal(
-        scratch_write(path, "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, "
-                            "\"hash_ids\": [7, 8]}\n"
-                            "{\"timestamp\": 10, \"input_length\": 600, \"output_length\": 5, "
-                            "\"hash_ids\": [7]}\n"),
-        0);
-    char w[512];
-    snprintf(w, sizeof w, "  trace: {path: %s, format: mooncake}\n", path);
+    char path[] = "/tmp/llmsim-hash-XXXXXX", w[512];
     scn_scenario s;
-    scn_source *src = make(w, 1, &s);
+    scn_source *src =
+        mooncake_src(path,
+                     "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, "
+                     "\"hash_ids\": [7, 8]}\n"
+                     "{\"timestamp\": 10, \"input_length\": 600, \"output_length\": 5, "
+                     "\"hash_ids\": [7]}\n",
+                     &s);
     eng_arrival a;
     sim_err e;
     assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
@@ -507,6 +516,48 @@ static void shared_prefix_segments(void **state)
     scn_free(&s);
 }
 
+/* hash_ids of 1 to 19 digits: the same number is the same content however many digits it has
+ * (18 are read digit by digit, more through strtoll); past INT64_MAX, or signed, a bad row. */
+static void mooncake_long_hash_ids(void **state)
+{
+    char path[] = "/tmp/llmsim-hashlen-XXXXXX";
+    scn_scenario s;
+    scn_source *src =
+        mooncake_src(path,
+                     "{\"timestamp\": 0, \"input_length\": 1500, \"output_length\": 5, "
+                     "\"hash_ids\": [123456789012345678, 9223372036854775807, 5]}\n"
+                     "{\"timestamp\": 0, \"input_length\": 1500, \"output_length\": 5, "
+                     "\"hash_ids\": [ 123456789012345678 ,9223372036854775807,0005]}\n"
+                     "{\"timestamp\": 0, \"input_length\": 1500, \"output_length\": 5, "
+                     "\"hash_ids\": [1234567890123456789, 6, 7]}\n"
+                     "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, "
+                     "\"hash_ids\": [9223372036854775808]}\n"
+                     "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, "
+                     "\"hash_ids\": [-3]}\n",
+                     &s);
+    eng_arrival a;
+    sim_err e;
+    uint64_t first[3];
+    assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+    assert_int_equal(a.nseg, 3);
+    for (int k = 0; k < 3; k++)
+        first[k] = a.seg[k].id;
+    assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+    for (int k = 0; k < 3; k++)
+        assert_true(a.seg[k].id == first[k]);
+    assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+    assert_true(a.seg[0].id != first[0] && a.seg[0].id != first[1]);
+    for (int line = 4; line <= 5; line++) {
+        assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_ERROR);
+        char want[64];
+        snprintf(want, sizeof want, ":%d: bad row: field 'hash_ids'", line);
+        assert_non_null(strstr(e.msg, want));
+    }
+    scn_source_free(src);
+    scn_free(&s);
+    unlink(path);
+}
+
 static void mooncake_and_azure_parsing(void **state)
 {
     scn_scenario s;
@@ -617,24 +668,7 @@ static void streaming(void **state)
     unlink(path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(poisson),
-        cmocka_unit_test(gamma_cv),
-        cmocka_unit_test(constant_and_burst),
-        cmocka_unit_test(schedule),
-        cmocka_unit_test(lengths),
-        cmocka_unit_test(truncation_and_clipping),
-        cmocka_unit_test(closed_loop),
-        cmocka_unit_test(bad_rows_error),
-        cmocka_unit_test(bad_rows_skip),
-        cmocka_unit_test(mooncake_and_azure_parsing),
-        cmocka_unit_test(mooncake_hash_ids),
-        cmocka_unit_test(trace_repeat),
-        cmocka_unit_test(shared_prefix_segments),
-        cmocka_unit_test(trace_errors_at_load),
-        cmocka_unit_test(streaming),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, poisson, gamma_cv, constant_and_burst, schedule, lengths,
+                 truncation_and_clipping, closed_loop, bad_rows_error, bad_rows_skip,
+                 mooncake_and_azure_parsing, mooncake_hash_ids, mooncake_long_hash_ids,
+                 trace_repeat, shared_prefix_segments, trace_errors_at_load, streaming)

@@ -89,6 +89,7 @@ typedef struct eng_pstore {
     eng_tslot *tab;          /* open addressing, linear probing */
     uint32_t tabmask;
     int32_t tabn;            /* entries */
+    int64_t tabhint;         /* entries the table is first made for (the cache's blocks) */
     int64_t inuse;           /* cached blocks with ref > 0 */
     int64_t refs;            /* sum of their refs */
     int64_t evictions;       /* cached blocks evicted */
@@ -441,11 +442,19 @@ typedef struct eng_port {
     eng_flow *head; /* every open flow on it */
 } eng_port;
 
+/* Which of a flow's links (on[]) go with port p's list. */
+static inline int eng_port_side(const eng_port *p)
+{
+    return !p->send;
+}
+
 struct eng_flow {
     eng_engine *e;
     eng_request *rq;
     eng_port *src, *dst;
-    eng_flow *snext, *sprev, *dnext, *dprev; /* on src's and dst's lists */
+    struct {
+        eng_flow *next, *prev;
+    } on[2];        /* its links on src's list ([0]) and dst's ([1]): eng_port_side */
     double cap;     /* bytes/ns: the links of the GPUs holding its request's KV */
     double sent;    /* bytes sent by t_upd */
     double base;    /* bytes released before the current production window */
