@@ -376,6 +376,10 @@ typedef struct eng_arrival {
     uint64_t tag;     /* handed back to on_done (sessions) */
     uint64_t session; /* the conversation it belongs to (a session id a router may key on),
                          from 1; 0: none */
+    /* tokens at the prompt's end that no other request's content holds (a trace row's ids no
+     * other replayed row shares): the engine keeps their blocks as the request's own, unhashed;
+     * 0: not known (every block of seg goes through the prefix table) */
+    int32_t own_tail;
 } eng_arrival;
 
 enum { ENG_SRC_OK = 1, ENG_SRC_LATER = 0, ENG_SRC_END = -1, ENG_SRC_ERROR = -2 };

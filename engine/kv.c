@@ -656,6 +656,7 @@ void eng_pcreq_reset(eng_pcreq *pc)
     pc->uid = pc->out_id = 0;
     pc->out_shared = 0;
     pc->tabled = 0;
+    pc->own_tail = 0;
     pc->nbh = pc->cur_seg = pc->cur_off = 0;
     pc->nblk = pc->nident = pc->nmemo = 0;
     pc->memo_ps = 0;
@@ -937,7 +938,10 @@ static int32_t content_blocks(const eng_kv *kv, const eng_request *rq)
  * block's hash covers every block before it, so once a block holds content of rq's alone (a
  * prompt the workload gave no content, an output without the workload's id), so does every
  * later one: only rq itself can find them again (after a preemption), and they are kept as
- * its own, unhashed (eng_pcreq). All of them once rq's own blocks went to the table. */
+ * its own, unhashed (eng_pcreq). So from the first block that holds a token of a prompt's own tail
+ * (eng_arrival.own_tail), unless offload tiers keep the cache's blocks: they are told of tabled
+ * blocks only, and a request could find its own evicted blocks there again. All of them once
+ * rq's own blocks went to the table. */
 static int32_t tabled_blocks(const eng_kv *kv, const eng_request *rq)
 {
     const eng_pcreq *pc = rq->pc;
@@ -945,6 +949,8 @@ static int32_t tabled_blocks(const eng_kv *kv, const eng_request *rq)
         return INT32_MAX;
     if (pc->nseg == 0)
         return 0;
+    if (pc->own_tail > 0 && !kv->ps->off)
+        return (rq->prompt - pc->own_tail) / kv->block_size;
     return (int32_t)(((int64_t)rq->prompt + (pc->out_shared ? rq->output : 0)) / kv->block_size);
 }
 

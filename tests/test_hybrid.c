@@ -185,7 +185,7 @@ static rec *one_request(int kind, const eng_predictor *pred, int32_t prompt, int
     snprintf(c->sched.name, sizeof c->sched.name, "vllm");
     *p = plan_of(c);
     *ru = rule_of(p, c->block_size);
-    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0};
+    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0, 0};
     return run(c, pred, &a, 1, NULL);
 }
 
@@ -252,7 +252,7 @@ static int64_t first_batch(const eng_config *c, int n, int32_t prompt, int32_t o
 {
     eng_arrival *a = calloc((size_t)n, sizeof *a);
     for (int i = 0; i < n; i++)
-        a[i] = (eng_arrival){0, prompt, output, NULL, 0, 0, 0, 0};
+        a[i] = (eng_arrival){0, prompt, output, NULL, 0, 0, 0, 0, 0};
     rec *r = run(c, &lin, a, n, NULL);
     int64_t most = 0;
     for (int64_t i = 0; i < r->n; i++)
@@ -310,7 +310,7 @@ static int64_t most_running_paged(const eng_config *c, int n, int32_t prompt, in
 {
     eng_arrival *a = calloc((size_t)n, sizeof *a);
     for (int i = 0; i < n; i++)
-        a[i] = (eng_arrival){(int64_t)i * 1000000, prompt, output, NULL, 0, 0, 0, 0};
+        a[i] = (eng_arrival){(int64_t)i * 1000000, prompt, output, NULL, 0, 0, 0, 0, 0};
     rec *r = run(c, &lin, a, n, NULL);
     int64_t most = 0;
     for (int64_t i = 0; i < r->n; i++)
@@ -449,7 +449,7 @@ static void test_prefill_capped_sums(void **state)
         int32_t chunked, cap = eng_shape_cap(&c.model, &chunked);
         const int64_t w = (int64_t)cap + 1, prompt = 700;
         assert_true(cap > 0 && w < prompt);
-        eng_arrival a = {0, (int32_t)prompt, 3, NULL, 0, 0, 0, 0};
+        eng_arrival a = {0, (int32_t)prompt, 3, NULL, 0, 0, 0, 0, 0};
         rec *r = run(&c, &lin, &a, 1, NULL);
         int64_t done = 0, chunks = 0;
         for (int64_t i = 0; i < r->n; i++) {
@@ -490,9 +490,15 @@ static void test_prefix_cache_windows(void **state)
             seg[i][0] = (eng_segment){1, 200};
             seg[i][1] =
                 (eng_segment){(uint64_t)(100 + i), 20 + (int32_t)gsl_rng_uniform_int(g, 200)};
-            a[i] = (eng_arrival){
-                t, 200 + seg[i][1].len, 1 + (int32_t)gsl_rng_uniform_int(g, 300), seg[i], 2, 0, 0,
-                0};
+            a[i] = (eng_arrival){t,
+                                 200 + seg[i][1].len,
+                                 1 + (int32_t)gsl_rng_uniform_int(g, 300),
+                                 seg[i],
+                                 2,
+                                 0,
+                                 0,
+                                 0,
+                                 0};
         }
         gsl_rng_free(g);
         eng_totals tot;
