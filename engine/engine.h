@@ -565,6 +565,12 @@ int32_t eng_replica_prefix_match(const eng_replica *r, const eng_request *rq);
  * owned, valid while rq is); 0 for a request without content. */
 int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, int32_t max,
                                  const uint64_t **out);
+/* As eng_request_block_hashes over the whole prompt, but hashing only the blocks another request
+ * may hold and the first one after them (a prompt's own tail, eng_arrival.own_tail, is no one
+ * else's): returns the prompt's full blocks, *nh the hashes at *out (nh <= the count; 0 and
+ * NULL for a request without content). */
+int32_t eng_request_shared_hashes(const eng_replica *r, const eng_request *rq, int32_t *nh,
+                                  const uint64_t **out);
 
 /* KV blocks. */
 int64_t eng_kv_total(const eng_replica *r);

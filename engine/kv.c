@@ -1501,6 +1501,17 @@ int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, in
     return n;
 }
 
+int32_t eng_request_shared_hashes(const eng_replica *r, const eng_request *rq, int32_t *nh,
+                                  const uint64_t **out)
+{
+    const eng_pcreq *pc = rq->pc;
+    int32_t bs = r->kv.block_size, n = pc && pc->out_id ? rq->prompt / bs : 0, m = n;
+    if (n > 0 && pc->own_tail > 0 && (rq->prompt - pc->own_tail) / bs + 1 < n)
+        m = (rq->prompt - pc->own_tail) / bs + 1;
+    *nh = eng_request_block_hashes(r, rq, m, out);
+    return n;
+}
+
 int64_t eng_prefix_evictions(const eng_replica *r)
 {
     return r->kv.ps ? r->kv.ps->evictions : 0;
