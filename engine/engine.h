@@ -634,6 +634,8 @@ int eng_batch_add_prefill_hit(eng_replica *r, eng_batch *b, eng_request *rq, int
 void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit);
 int64_t eng_prefix_evictions(const eng_replica *r);     /* cached blocks evicted so far */
 int64_t eng_prefix_cached_blocks(const eng_replica *r); /* blocks in the cache's table */
+/* Of those, the ones keyed by their hash (the rest are requests' own blocks, kept unhashed). */
+int64_t eng_prefix_tabled_blocks(const eng_replica *r);
 
 /* Blocks a policy keeps in use on no request's account (static batching keeps a finished
  * sequence's slot, and its memory, until the batch ends). Hold asserts they are free. */

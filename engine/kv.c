@@ -1522,3 +1522,8 @@ int64_t eng_prefix_cached_blocks(const eng_replica *r)
     const eng_pstore *ps = r->kv.ps;
     return ps ? ps->tabn + ps->own : 0;
 }
+
+int64_t eng_prefix_tabled_blocks(const eng_replica *r)
+{
+    return r->kv.ps ? r->kv.ps->tabn : 0;
+}

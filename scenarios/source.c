@@ -52,6 +52,7 @@ struct scn_source {
     uint64_t *pfx;
     uint8_t *pfxn;
     int64_t pfxcap, pfxused;
+    int tails; /* count them: not where offload tiers keep the caches' blocks (no use there) */
     int timed; /* arrivals come from the trace */
     int64_t emitted, clipped, skipped;
     /* synthetic arrivals */
@@ -262,7 +263,7 @@ static int open_trace(scn_source *s, sim_err *err)
             return -1;
         s->factor = native / t->rate;
     }
-    if (scn_trace_has_hashes(s->tr) && t->hash_block > 0)
+    if (s->tails && scn_trace_has_hashes(s->tr) && t->hash_block > 0)
         count_prefixes(s, &sp);
     return 0;
 }
@@ -315,6 +316,7 @@ scn_source *scn_source_new_cached(const scn_scenario *sc, uint64_t seed, scn_cac
     s->g_output = sim_rng_new_stream(seed, SIM_STREAM_OUTPUT);
     s->g_pairs = sim_rng_new_stream(seed, SIM_STREAM_TRACE);
     s->t_s = -1;
+    s->tails = sc->engine.offload.ntiers == 0;
     if (w->sessions.present) {
         if (!(s->ss = scn_sessions_new(w, s->ctx, seed, cache, err)))
             goto fail;
