@@ -31,6 +31,14 @@
  * (nvidia-smi, rocm-smi) that name the GPU, the second (or NULL) a qualifier that must also
  * appear ("H100" and "PCIe"). */
 #define NV_MX (ENG_FP4_NV | ENG_FP4_MX)
+/* Prices change: each row says where its price comes from and when it was stated, and a
+ * scenario overrides it with `price: {per_gpu_hour_usd}`; a GPU with no stated price has none
+ * (CAL_NONE), never a guessed one. The prices: RunPod's on-demand rates per GPU as tabulated by
+ * deploybase.ai ("RunPod GPU Pricing: 2026 Comprehensive Pricing Guide", data as of March 2026):
+ * one provider on one date, so that rows compare with each other. GPUs it does not list have
+ * no price. max_w: the board's maximum power (TDP / TBP) from its datasheet (price.c's power
+ * model). */
+#define RUNPOD "RunPod on-demand, deploybase.ai table, 2026-03"
 #define CAL_FP4_NONE 0u
 
 static const cal_gpu_sheet gpus[] = {
@@ -52,6 +60,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 450,
      .pcie = 64,
      .nic = 50,
+     .per_hour = 4.76,
+     .price = RUNPOD,
+     .max_w = 700,
+     .power = "NVIDIA H100 datasheet, SXM: max TDP up to 700 W",
      .device = {"H100", NULL},
      .source =
          "NVIDIA H100 datasheet, SXM5: 989.4 TF bf16 / 1978.9 TF fp8 dense, 80 GB HBM3 3.35 TB/s, "
@@ -74,6 +86,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 64,
      .pcie = 64,
      .nic = CAL_NONE,
+     .per_hour = 3.51,
+     .price = RUNPOD,
+     .max_w = 350,
+     .power = "NVIDIA H100 datasheet, PCIe: max TDP 300-350 W",
      .device = {"H100", "PCIe"},
      .source =
          "NVIDIA H100 datasheet, PCIe: 756.5 TF bf16 / 1513 TF fp8 dense, 80 GB HBM2e 2.0 TB/s, "
@@ -96,6 +112,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 450,
      .pcie = 64,
      .nic = 50,
+     .per_hour = 6.35,
+     .price = RUNPOD,
+     .max_w = 700,
+     .power = "NVIDIA H200 datasheet, SXM: max TDP up to 700 W",
      .device = {"H200", NULL},
      .source =
          "NVIDIA H200 datasheet, SXM: 989.4 TF bf16 / 1978.9 TF fp8 dense, 141 GB HBM3e 4.8 TB/s, "
@@ -118,6 +138,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 300,
      .pcie = 32,
      .nic = 25,
+     .per_hour = 2.45,
+     .price = RUNPOD " (A100 SXM 80GB)",
+     .max_w = 400,
+     .power = "NVIDIA A100 datasheet, 80GB SXM: max TDP 400 W",
      .device = {"A100", "80GB"},
      .source =
          "NVIDIA A100 datasheet, 80GB SXM: 312 TF bf16 dense, no fp8, 80 GB HBM2e 2,039 GB/s, "
@@ -138,6 +162,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 300,
      .pcie = 32,
      .nic = 25,
+     .per_hour = CAL_NONE,
+     .price = "not listed",
+     .max_w = 400,
+     .power = "NVIDIA A100 datasheet, 40GB SXM: max TDP 400 W",
      .device = {"A100", NULL},
      .source = "NVIDIA A100 datasheet, 40GB SXM: 312 TF bf16 dense, no fp8, 40 GB HBM2 1,555 GB/s, "
                "NVLink 600 GB/s; DGX A100: ConnectX-6 200 Gb/s per GPU"},
@@ -158,6 +186,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 32,
      .pcie = 32,
      .nic = CAL_NONE,
+     .per_hour = 1.40,
+     .price = RUNPOD,
+     .max_w = 350,
+     .power = "NVIDIA L40S datasheet: max power 350 W",
      .device = {"L40S", NULL},
      .source =
          "NVIDIA L40S datasheet: 362.05 TF bf16 / 733 TF fp8 dense, 48 GB GDDR6 864 GB/s, PCIe "
@@ -179,6 +211,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 32,
      .pcie = 32,
      .nic = CAL_NONE,
+     .per_hour = 0.78,
+     .price = RUNPOD,
+     .max_w = 72,
+     .power = "NVIDIA L4 datasheet: max TDP 72 W",
      .device = {"L4", NULL},
      .source =
          "NVIDIA L4 datasheet: 121 TF bf16 / 242.5 TF fp8 dense, 24 GB GDDR6 300 GB/s, PCIe Gen4"},
@@ -200,6 +236,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 32,
      .pcie = 32,
      .nic = CAL_NONE,
+     .per_hour = 0.60,
+     .price = RUNPOD,
+     .max_w = 450,
+     .power = "NVIDIA GeForce RTX 4090 specifications: total graphics power 450 W",
      .device = {"4090", NULL},
      .source =
          "NVIDIA Ada whitepaper, RTX 4090: 165.2 TF bf16 / 330.3 TF fp8 dense (fp32 accumulate), "
@@ -224,6 +264,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 900,
      .pcie = 64,
      .nic = 50,
+     .per_hour = 10.57,
+     .price = RUNPOD,
+     .max_w = 1000,
+     .power = "NVIDIA Blackwell technical brief, HGX B200: 1,000 W per GPU",
      .device = {"B200", NULL},
      .source =
          "NVIDIA Blackwell brief / DGX B200 datasheet: 2.25 PF bf16 / 4.5 PF fp8 / 9 PF fp4 dense, "
@@ -247,6 +291,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 900,
      .pcie = 128,
      .nic = 100,
+     .per_hour = CAL_NONE,
+     .price = "not listed",
+     .max_w = 1100,
+     .power = "NVIDIA HGX B300: 1,100 W per GPU",
      .device = {"B300", NULL},
      .source =
          "NVIDIA HGX/DGX B300: 2.25 PF bf16 / 4.5 PF fp8 / 13.1 PF fp4 dense, 288 GB HBM3e 8 TB/s, "
@@ -270,6 +318,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 900,
      .pcie = 225,
      .nic = 50,
+     .per_hour = CAL_NONE,
+     .price = "not listed",
+     .max_w = 1200,
+     .power = "NVIDIA GB200 NVL72: Blackwell GPU up to 1,200 W",
      .device = {"GB200", NULL},
      .source = "NVIDIA GB200 NVL72 datasheet / 72: 2.5 PF bf16 / 5 PF fp8 / 10 PF fp4 dense, 186 "
                "GB HBM3e "
@@ -292,6 +344,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 900,
      .pcie = 225,
      .nic = 100,
+     .per_hour = CAL_NONE,
+     .price = "not listed",
+     .max_w = 1400,
+     .power = "NVIDIA GB300 NVL72: Blackwell Ultra GPU up to 1,400 W",
      .device = {"GB300", NULL},
      .source =
          "NVIDIA GB300 NVL72 datasheet / 72: 2.5 PF bf16 / 5 PF fp8 / 15 PF fp4 dense, 288 GB "
@@ -314,6 +370,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 450,
      .pcie = 64,
      .nic = CAL_NONE,
+     .per_hour = CAL_NONE,
+     .price = "not listed",
+     .max_w = 400,
+     .power = "NVIDIA H20 specification: max TDP 400 W",
      .device = {"H20", NULL},
      .source =
          "NVIDIA H20: 148 TF bf16 / 296 TF fp8, 96 GB HBM3 4.0 TB/s, NVLink 900 GB/s, PCIe Gen5"},
@@ -334,6 +394,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 200,
      .pcie = 64,
      .nic = CAL_NONE,
+     .per_hour = CAL_NONE,
+     .price = "not listed",
+     .max_w = 700,
+     .power = "NVIDIA H800 SXM5: max TDP 700 W (as H100 SXM)",
      .device = {"H800", NULL},
      .source =
          "NVIDIA H800 SXM5: 989.4 TF bf16 / 1978.9 TF fp8 dense, 80 GB HBM3 3.35 TB/s, NVLink 400 "
@@ -356,6 +420,11 @@ static const cal_gpu_sheet gpus[] = {
      .link = 450,
      .pcie = 450,
      .nic = CAL_NONE,
+     .per_hour = CAL_NONE,
+     .price = "not listed",
+     .max_w = CAL_NONE,
+     .power = "the GH200 superchip's 450-1,000 W module power includes its Grace CPU: no GPU "
+              "figure",
      .device = {"GH200", NULL},
      .source =
          "NVIDIA GH200 datasheet (HBM3e): 989.4 TF bf16 / 1978.9 TF fp8 dense, 144 GB HBM3e 4.9 "
@@ -379,6 +448,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 448,
      .pcie = 64,
      .nic = CAL_NONE,
+     .per_hour = CAL_NONE,
+     .price = "not listed",
+     .max_w = 750,
+     .power = "AMD Instinct MI300X data sheet: TBP 750 W",
      .device = {"MI300X", NULL},
      .source =
          "AMD Instinct MI300X data sheet: 1307.4 TF bf16 / 2614.9 TF fp8 dense, 192 GB HBM3 5.3 "
@@ -400,6 +473,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 448,
      .pcie = 64,
      .nic = CAL_NONE,
+     .per_hour = CAL_NONE,
+     .price = "not listed",
+     .max_w = 1000,
+     .power = "AMD Instinct MI325X data sheet: TBP 1,000 W",
      .device = {"MI325X", NULL},
      .source =
          "AMD Instinct MI325X data sheet: 1307.4 TF bf16 / 2614.9 TF fp8 dense, 256 GB HBM3E 6 "
@@ -423,6 +500,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 537.6,
      .pcie = 64,
      .nic = CAL_NONE,
+     .per_hour = CAL_NONE,
+     .price = "not listed",
+     .max_w = 1400,
+     .power = "AMD Instinct MI355X data sheet: TBP 1,400 W",
      .device = {"MI355X", NULL},
      .source =
          "AMD Instinct MI355X data sheet: 2.5 PF bf16 / 5 PF fp8 / 10 PF mxfp4 dense, 288 GB HBM3E "
@@ -446,6 +527,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 64,
      .pcie = 64,
      .nic = CAL_NONE,
+     .per_hour = 1.57,
+     .price = RUNPOD,
+     .max_w = 600,
+     .power = "NVIDIA RTX PRO 6000 Blackwell datasheet: max power 600 W",
      .device = {"RTX PRO 6000", NULL},
      .source =
          "NVIDIA RTX PRO 6000 Blackwell Server Edition datasheet: 2 PF fp4 dense (4 sparse), fp8 "
@@ -469,6 +554,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 64,
      .pcie = 64,
      .nic = CAL_NONE,
+     .per_hour = 1.22,
+     .price = RUNPOD,
+     .max_w = 575,
+     .power = "NVIDIA GeForce RTX 5090 specifications: total graphics power 575 W",
      .device = {"5090", NULL},
      .source =
          "NVIDIA RTX Blackwell whitepaper, RTX 5090: 209.5 TF bf16 / 419 TF fp8 / 1676 TF fp4 "
@@ -492,6 +581,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 32,
      .pcie = 32,
      .nic = CAL_NONE,
+     .per_hour = CAL_NONE,
+     .price = "not listed",
+     .max_w = CAL_NONE,
+     .power = "no datasheet states the A10G's board power",
      .device = {"A10G", NULL},
      .source =
          "NVIDIA A10G (AWS G5; no NVIDIA datasheet): ~70 TF bf16 dense, no fp8, 24 GB GDDR6 600 "
@@ -513,6 +606,10 @@ static const cal_gpu_sheet gpus[] = {
      .link = 32,
      .pcie = 32,
      .nic = CAL_NONE,
+     .per_hour = CAL_NONE,
+     .price = "not listed",
+     .max_w = 275,
+     .power = "NVIDIA L20 specification: max power 275 W",
      .device = {"L20", NULL},
      .source =
          "NVIDIA L20 datasheet: 119.5 TF bf16 / 239 TF fp8 dense, 48 GB GDDR6 864 GB/s, PCIe Gen4"},
@@ -733,6 +830,12 @@ int cal_gpu_sheet_check(const cal_gpu_sheet *s, char *why, size_t len)
         return row_fail(why, len, s, "pcie", "is missing (GB/s per direction)");
     if (!stated(s->nic))
         return row_fail(why, len, s, "nic", "is missing (GB/s per direction, or CAL_NONE)");
+    if (!(s->per_hour > 0 || s->per_hour == CAL_NONE) || !s->price || !*s->price)
+        return row_fail(why, len, s, "per_hour",
+                        "or .price is missing (USD per GPU-hour, or CAL_NONE; where it is stated)");
+    if (!(s->max_w > 0 || s->max_w == CAL_NONE) || !s->power || !*s->power)
+        return row_fail(why, len, s, "max_w",
+                        "or .power is missing (W at full load, or CAL_NONE; the datasheet)");
     if (!s->device[0] || !*s->device[0])
         return row_fail(why, len, s, "device", "is missing (the word a device description has)");
     if (!s->source || !*s->source)
@@ -785,7 +888,7 @@ static void gpu_of(const cal_gpu_sheet *s, eng_gpu *g)
     g->link_bw = s->link * GB;
     g->pcie_bw = s->pcie * GB;
     g->nic_bw = s->nic > 0 ? s->nic * GB : 0;
-    cal_gpu_cost_of(s->name, g); /* price and power: price.c */
+    cal_gpu_cost_of(s, g); /* price and power (price.c's power model) */
 }
 
 int cal_gpu_at(int i, eng_gpu *out)
@@ -824,6 +927,18 @@ const char *cal_gpu_source(const char *name)
 {
     const cal_gpu_sheet *s = row_named(name);
     return s ? s->source : NULL;
+}
+
+const char *cal_gpu_price_source(const char *name)
+{
+    const cal_gpu_sheet *s = row_named(name);
+    return s ? s->price : NULL;
+}
+
+const char *cal_gpu_power_source(const char *name)
+{
+    const cal_gpu_sheet *s = row_named(name);
+    return s ? s->power : NULL;
 }
 
 cal_arch cal_gpu_arch(const char *name)

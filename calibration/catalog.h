@@ -61,6 +61,10 @@ typedef struct cal_gpu_sheet {
     double link;           /* GB/s per direction between GPUs (NVLink, Infinity Fabric, PCIe) */
     double pcie;           /* GB/s per direction host <-> device */
     double nic;            /* scale-out GB/s per GPU per direction, or CAL_NONE */
+    double per_hour;       /* list price, USD per GPU-hour, or CAL_NONE */
+    const char *price;     /* where the price is stated and when */
+    double max_w;          /* board power at full load (TDP / TBP), W, or CAL_NONE */
+    const char *power;     /* the datasheet stating it */
     const char *device[2]; /* a device description names this GPU when it has device[0] as a word
                               and device[1] (NULL: no qualifier) anywhere */
     const char *source;    /* the datasheets, one line */
@@ -117,12 +121,9 @@ cal_memory cal_gpu_memory(const char *name);
  * Instinct (CDNA) GPUs are extrapolated. Static storage. */
 const char *cal_gpu_extrapolated(const char *name);
 
-/* Price and power (price.c). Every catalog GPU has a row there giving its list price per
- * GPU-hour (or none) with where and when it is stated, and its board power at full load (or
- * none) with the datasheet; eng_gpu.price_per_hour, max_w and idle_w come from it. */
-/* 0 when every row is complete, names a catalog GPU, and every catalog GPU has one; -1 with a
- * message in why naming the row. */
-int cal_gpu_cost_check(char *why, size_t len);
+/* Price and power. Every catalog row gives its GPU's list price per GPU-hour (or none) with
+ * where and when it is stated, and its board power at full load (or none) with the datasheet;
+ * eng_gpu.price_per_hour, max_w and idle_w come from it (idle_w by price.c's power model). */
 /* Where GPU `name`'s price and its power figure come from (static), or NULL for a name not in
  * the catalog. */
 const char *cal_gpu_price_source(const char *name);

@@ -81,22 +81,29 @@ static void attn_sums(const eng_shape *s, int kind, double *pairs, double *kv, d
     *dctx = (double)(capped ? s->decode_ctx_capped : s->decode_ctx);
 }
 
+/* A per-layer operator's work over the pass's tokens: the fields every layer operator sets
+ * (kind: the layer's attention kind, 0 for the MLP's operators). */
+static cal_work layer_op(const eng_shape *s, int op, int kind)
+{
+    return (cal_work){.op = op,
+                      .tokens = (double)s->tokens,
+                      .per_layer = 1,
+                      .kind = kind,
+                      .eager = s->prefill_tokens > 0};
+}
+
 /* One layer's prefill attention of kind `kind` (the pass has prefill chunks). */
 static double prefill_attn(const eng_shape *s, int kind,
                            double (*fn)(const void *st, const cal_work *w), const void *st)
 {
     double pairs, kv, dctx;
     attn_sums(s, kind, &pairs, &kv, &dctx);
-    cal_work w = {.op = KERN_OP_ATTN_PREFILL,
-                  .tokens = (double)s->tokens,
-                  .per_layer = 1,
-                  .kind = kind,
-                  .eager = s->prefill_tokens > 0,
-                  .seqs = s->prefill_seqs,
-                  .q_tokens = (double)s->prefill_tokens,
-                  .pairs = pairs,
-                  .kv = kv,
-                  .causal = (s->prefill_q2 + (double)s->prefill_tokens) / 2};
+    cal_work w = layer_op(s, KERN_OP_ATTN_PREFILL, kind);
+    w.seqs = s->prefill_seqs;
+    w.q_tokens = (double)s->prefill_tokens;
+    w.pairs = pairs;
+    w.kv = kv;
+    w.causal = (s->prefill_q2 + (double)s->prefill_tokens) / 2;
     return fn(st, &w);
 }
 
@@ -114,11 +121,7 @@ static double attn_rest(const eng_shape *s, const cal_plan *p, int kind, int wit
     size_t n = kind == CAL_KIND_LINEAR ? NSEQ(linear_seq) : NSEQ(attn_seq);
     double rest = 0;
     for (size_t i = 0; i < n; i++) {
-        cal_work w = {.op = seq[i],
-                      .tokens = (double)s->tokens,
-                      .per_layer = 1,
-                      .kind = kind,
-                      .eager = s->prefill_tokens > 0};
+        cal_work w = layer_op(s, seq[i], kind);
         if (seq[i] == KERN_OP_ATTN_PREFILL) {
             if (with_prefill && has_prefill(s))
                 rest += prefill_attn(s, kind, fn, st);
@@ -144,27 +147,19 @@ static double attn_decode(const eng_shape *s, const cal_plan *p, int kind,
         return 0;
     attn_sums(s, kind, &pairs, &kv, &dctx);
     if (s->decode_seqs > 0) {
-        cal_work w = {.op = KERN_OP_ATTN_DECODE,
-                      .tokens = (double)s->tokens,
-                      .per_layer = 1,
-                      .kind = kind,
-                      .eager = s->prefill_tokens > 0,
-                      .seqs = s->decode_seqs,
-                      .pairs = dctx + s->decode_seqs};
+        cal_work w = layer_op(s, KERN_OP_ATTN_DECODE, kind);
+        w.seqs = s->decode_seqs;
+        w.pairs = dctx + s->decode_seqs;
         t += fn(st, &w);
     }
     if (p->indexer && kind == CAL_KIND_CAPPED) {
         /* the indexer scores every earlier key of every query, capped or not */
         double dk = (double)s->decode_ctx + s->decode_seqs;
-        cal_work w = {.op = CAL_OP_INDEXER,
-                      .tokens = (double)s->tokens,
-                      .per_layer = 1,
-                      .kind = kind,
-                      .eager = s->prefill_tokens > 0,
-                      .seqs = s->num_seqs,
-                      .q_tokens = (double)s->prefill_tokens,
-                      .pairs = s->prefill_pairs + dk,
-                      .kv = s->prefill_kv + dk};
+        cal_work w = layer_op(s, CAL_OP_INDEXER, kind);
+        w.seqs = s->num_seqs;
+        w.q_tokens = (double)s->prefill_tokens;
+        w.pairs = s->prefill_pairs + dk;
+        w.kv = s->prefill_kv + dk;
         t += fn(st, &w);
     }
     return t;
@@ -178,10 +173,7 @@ static double ffn_rest(const eng_shape *s, const cal_plan *p, int moe,
     double rest = 0;
     int phase = 0;
     for (size_t i = 0; i < n; i++) {
-        cal_work w = {.op = seq[i],
-                      .tokens = (double)s->tokens,
-                      .per_layer = 1,
-                      .eager = s->prefill_tokens > 0};
+        cal_work w = layer_op(s, seq[i], 0);
         if (seq[i] == CAL_OP_ALLREDUCE && p->tp <= 1)
             continue;
         if (seq[i] == CAL_OP_ALL2ALL) {

@@ -230,7 +230,9 @@ static const char *const fused_ar_arch[] = {"deepseek_v3", "kimi_k2", "gpt_oss",
  * graphs for decode batches only; TensorRT-LLM for generation-only batches), so a kernel
  * shorter than its host-side launch costs the launch: the fixed first-token cost of 1.6-7 ms
  * per request issue 13 measures over 450-1,100 kernels per pass (Llama-3-8B to 70B) is 3.6-6.2
- * us per kernel; we take 4.5 us. */
+ * us per kernel; we take 4.5 us (TensorRT-LLM PR #13149 measures 4.72 us for a plain PyTorch op's
+ * call with a minimal kernel). An engine whose preset states its own host time per kernel
+ * (cal_serving.eager_launch_ns: TensorRT-LLM's PyTorch backend, engine/presets.c) uses that. */
 #define EAGER_LAUNCH_NS 4500.0
 
 /* Whose kernels run the pass: prefill attention before Hopper (FlashAttention-2 class) and on
@@ -263,9 +265,10 @@ typedef struct roofline {
     double nccl_floor, nccl_eff; /* NCCL's ring over NVLink on this architecture (ns, share) */
     int ar_fused;                /* 1: all-reduce, residual add and norm are one kernel */
     double floor_scale;          /* kernel floors relative to the A100 they were fitted on */
+    double eager_launch;         /* host time per kernel launched eagerly (ns) */
     const kset *k;               /* the GEMM and elementwise classes of this GPU's memory */
     int *eager;                  /* owned scratch: 1 when the pass being priced launches its kernels
-                                    eagerly (a kernel then costs at least EAGER_LAUNCH_NS), set per
+                                    eagerly (a kernel then costs at least eager_launch), set per
                                     operator from cal_work.eager */
     double floor15[KC_COUNT][2]; /* each class's floor^1.5 (ns^1.5) in a pass launched from a
                                     graph [0] and eagerly [1] (floors_setup) */
@@ -471,13 +474,13 @@ static void dec_setup(roofline *r)
 }
 
 /* roofline.floor15. MODEL: in an eager pass a kernel costs at least its launch (see
- * EAGER_LAUNCH_NS); prefill attention's floor is PREFILL_FLOOR_NS. */
+ * EAGER_LAUNCH_NS; roofline.eager_launch); prefill attention's floor is PREFILL_FLOOR_NS. */
 static void floors_setup(roofline *r)
 {
     const kclass *const classes[] = {&r->k->gemm, &r->k->norm,  &r->k->rope, &r->k->act,
                                      &r->k->add,  &r->k->embed, &K_DECODE,   &K_MLA};
     for (int e = 0; e < 2; e++) {
-        double eager_floor = e ? EAGER_LAUNCH_NS : 0;
+        double eager_floor = e ? r->eager_launch : 0;
         for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
             double f = classes[i]->floor_ns * r->floor_scale;
             r->floor15[classes[i]->id][e] = p15(f < eager_floor ? eager_floor : f);
@@ -840,7 +843,7 @@ static const eng_predictor_ops roofline_ops = {
 
 cal_serving cal_serving_tp(eng_dtype dt, int tp)
 {
-    cal_serving s = {dt, ENG_DTYPE_AUTO, {tp, 1, 1, {0, 0, 0}}, 0, 0, ""};
+    cal_serving s = {dt, ENG_DTYPE_AUTO, {tp, 1, 1, {0, 0, 0}}, 0, 0, "", 0};
     return s;
 }
 
@@ -1054,6 +1057,7 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     r->nccl_eff = arch == CAL_ARCH_HOPPER ? NCCL_HOPPER_LINK_EFF : NCCL_LINK_EFF;
     r->ar_fused = fuses_allreduce(r, s, arch);
     r->floor_scale = floor_scale(arch);
+    r->eager_launch = s->eager_launch_ns > 0 ? s->eager_launch_ns : EAGER_LAUNCH_NS;
     r->k = cal_gpu_memory(g->name) == CAL_MEM_GDDR ? &K_GDDR : &K_HBM;
     r->plan = plan_of(m, l);
     floors_setup(r);

@@ -19,15 +19,17 @@
 
 /* How a model is served: precisions, layout, and what the cost model takes from the scenario. */
 typedef struct cal_serving {
-    eng_dtype dtype;     /* weights; ENG_DTYPE_AUTO = the checkpoint's */
-    eng_dtype kv_dtype;  /* KV cache; ENG_DTYPE_AUTO = the checkpoint's */
-    eng_layout layout;   /* tensor, expert and attention-data parallelism, each >= 1; expert
-                            placement and routing skew (layout.moe) */
-    int32_t max_len;     /* longest sequence served (tokens); 0 = the model's context */
-    int32_t capped_sums; /* 1: the engine fills eng_shape's capped sums (eng_shape_set_cap,
-                            eng_shape_add_*_capped), so windows and DeepSeek sparse attention
-                            whose cap can bind are priced; 0: they are refused */
-    char engine[16];     /* whose kernels run the pass: "vllm", "sglang", "trtllm"; "" = vllm */
+    eng_dtype dtype;        /* weights; ENG_DTYPE_AUTO = the checkpoint's */
+    eng_dtype kv_dtype;     /* KV cache; ENG_DTYPE_AUTO = the checkpoint's */
+    eng_layout layout;      /* tensor, expert and attention-data parallelism, each >= 1; expert
+                               placement and routing skew (layout.moe) */
+    int32_t max_len;        /* longest sequence served (tokens); 0 = the model's context */
+    int32_t capped_sums;    /* 1: the engine fills eng_shape's capped sums (eng_shape_set_cap,
+                               eng_shape_add_*_capped), so windows and DeepSeek sparse attention
+                               whose cap can bind are priced; 0: they are refused */
+    char engine[16];        /* whose kernels run the pass: "vllm", "sglang", "trtllm"; "" = vllm */
+    double eager_launch_ns; /* host time to launch a kernel in a pass without a CUDA graph (ns);
+                               0 = the roofline's own figure (EAGER_LAUNCH_NS) */
 } cal_serving;
 
 /* Weights in dt, the checkpoint's KV dtype, tensor parallelism tp, no other parallelism. */

@@ -46,6 +46,13 @@ enum {
     CLI_QUIET = 1 << 5  /* --quiet */
 };
 
+/* What the commands that simulate a scenario FILE (run, sweep, capacity, recommend) share in their
+ * cli_command: at most one FILE (min_pos 1: FILE required; 0: the quick options may stand in for
+ * it), every shared option, and their runs stored at level unless --store says otherwise. */
+#define CLI_SIMULATES(min, level)                                                                  \
+    .min_pos = (min), .max_pos = 1,                                                                \
+    .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET, .def_level = (level)
+
 typedef struct cli_common {
     const char *db; /* default "llmsim.db" */
     int db_given;   /* 1 when --db was given */
@@ -92,6 +99,14 @@ typedef struct cli_command {
 #define CLI_END                                                                                    \
     {                                                                                              \
         NULL, NULL, 0, NULL, NULL, NULL, 0, 0, NULL, NULL                                          \
+    }
+/* The output file's two spellings, -o FILE and --output FILE, into *out (const char **): two
+ * rows of an option table. help says what the file is; def is its default as --help shows it
+ * (NULL: none shown). */
+#define CLI_OUTPUT(out, help, def)                                                                 \
+    {"-o", "FILE", CLI_STRING, out, help, def, 0, 0, NULL, NULL},                                  \
+    {                                                                                              \
+        "--output", "FILE", CLI_STRING, out, "the same as -o", NULL, 0, 0, NULL, NULL              \
     }
 
 /* Parses argv[1..argc-1] against cmd's shared options (into c, which gets its defaults first)

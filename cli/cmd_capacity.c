@@ -46,10 +46,7 @@ static const cli_command capacity_cmd = {
         "GPUs. A GPU without a price is refused, never priced as another. "
         "Without FILE, --model, --gpu and --isl/--osl (or --lengths sharegpt) describe the "
         "question (vLLM, 1,000 Poisson requests); with FILE they override its keys.",
-    .min_pos = 0,
-    .max_pos = 1,
-    .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET,
-    .def_level = "summary"};
+    CLI_SIMULATES(0, "summary")};
 
 typedef struct cap_args {
     study_capacity *cap;

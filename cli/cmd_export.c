@@ -58,9 +58,7 @@ static int trace(int argc, char **argv)
          9e9, NULL, NULL},
         {"--to", "S", CLI_DOUBLE, &to, "... to S seconds (requests are cut to the window)",
          "the run's end", 0, 9e9, NULL, NULL},
-        {"-o", "FILE", CLI_STRING, &out, "the JSON file (- for stdout)", "trace-run<ID>.json", 0, 0,
-         NULL, NULL},
-        {"--output", "FILE", CLI_STRING, &out, "the same as -o", NULL, 0, 0, NULL, NULL},
+        CLI_OUTPUT(&out, "the JSON file (- for stdout)", "trace-run<ID>.json"),
         CLI_END};
     cli_common c;
     int npos, st = cli_parse(&trace_cmd, opts, &c, argc, argv, NULL, &npos);

@@ -40,6 +40,26 @@ static int json_list(const cli_common *c, sim_jsonw *j)
     return 1;
 }
 
+/* Lists a table's n entries (entry i at base + i * size): a JSON array of json's objects with
+ * --json, else header's line (when not NULL) and text's lines. */
+static void list_entries(const cli_common *c, void (*header)(void), const void *base, size_t size,
+                         size_t n, void (*json)(sim_jsonw *j, const void *e),
+                         void (*text)(const void *e))
+{
+    sim_jsonw j;
+    if (!json_list(c, &j) && header)
+        header();
+    for (size_t i = 0; i < n; i++) {
+        const void *e = (const char *)base + i * size;
+        if (c->json)
+            json(&j, e);
+        else
+            text(e);
+    }
+    if (c->json)
+        sim_jsonw_close(&j, ']');
+}
+
 /* "nvfp4,mxfp4", "mxfp4", "nvfp4" or "": the FP4 formats a GPU's tensor cores compute. */
 static const char *fp4_formats(const eng_gpu *g)
 {
@@ -97,26 +117,26 @@ static void gpu_header(void)
            "bf16_TF", "fp8_TF", "fp4_TF", "link_GB/s", "pcie_GB/s", "nic_GB/s", "usd/h", "max_W");
 }
 
-/* The catalog's i-th GPU: a JSON object into j, or a row of the table. */
-static void gpu_entry(const cli_common *c, sim_jsonw *j, int i)
+/* A catalog row (e: a const cal_gpu_sheet *) with the GPU it gives: a row of the table. */
+static void gpu_text(const void *e)
 {
     eng_gpu g;
-    cal_gpu_at(i, &g);
-    if (c->json)
-        gpu_json(j, &g, cal_gpu_sheet_at(i));
-    else
-        gpu_row(&g, cal_gpu_sheet_at(i));
+    cal_gpu_find(((const cal_gpu_sheet *)e)->name, &g);
+    gpu_row(&g, e);
+}
+
+/* The same as a JSON object. */
+static void gpu_entry_json(sim_jsonw *j, const void *e)
+{
+    eng_gpu g;
+    cal_gpu_find(((const cal_gpu_sheet *)e)->name, &g);
+    gpu_json(j, &g, e);
 }
 
 static void gpus(const cli_common *c)
 {
-    sim_jsonw j;
-    if (!json_list(c, &j))
-        gpu_header();
-    for (int i = 0; i < cal_gpu_count(); i++)
-        gpu_entry(c, &j, i);
-    if (c->json)
-        sim_jsonw_close(&j, ']');
+    list_entries(c, gpu_header, cal_gpu_sheet_at(0), sizeof(cal_gpu_sheet), (size_t)cal_gpu_count(),
+                 gpu_entry_json, gpu_text);
 }
 
 /* A model's KV cache bytes per token in dtype, the windowed layers' included. */
@@ -232,8 +252,10 @@ static void params_json(sim_jsonw *j, const eng_param *params)
     sim_jsonw_close(j, ']');
 }
 
-static void scheduler_json(sim_jsonw *j, const eng_sched_ops *ops)
+/* A policy of the registry (e: its entry, a const eng_sched_ops *) as a JSON object. */
+static void scheduler_json(sim_jsonw *j, const void *e)
 {
+    const eng_sched_ops *ops = *(const eng_sched_ops *const *)e;
     sim_jsonw_open(j, NULL, '{');
     sim_jsonw_str(j, "name", ops->name);
     sim_jsonw_str(j, "summary", ops->summary ? ops->summary : "");
@@ -241,20 +263,10 @@ static void scheduler_json(sim_jsonw *j, const eng_sched_ops *ops)
     sim_jsonw_close(j, '}');
 }
 
-static void schedulers_json(const cli_common *c)
+/* A policy's line, then a line per parameter: default, range, help (e as scheduler_json's). */
+static void scheduler_text(const void *e)
 {
-    size_t n;
-    const eng_sched_ops *const *all = eng_sched_all(&n);
-    sim_jsonw j;
-    json_list(c, &j);
-    for (size_t i = 0; i < n; i++)
-        scheduler_json(&j, all[i]);
-    sim_jsonw_close(&j, ']');
-}
-
-/* A policy's line, then a line per parameter: default, range, help. */
-static void scheduler_text(const eng_sched_ops *ops)
-{
+    const eng_sched_ops *ops = *(const eng_sched_ops *const *)e;
     printf("%s: %s\n", ops->name, ops->summary ? ops->summary : "");
     for (const eng_param *p = ops->params; p && p->name; p++) {
         char range[96];
@@ -265,41 +277,38 @@ static void scheduler_text(const eng_sched_ops *ops)
 
 static void schedulers(const cli_common *c)
 {
-    if (c->json) {
-        schedulers_json(c);
-        return;
-    }
     size_t n;
     const eng_sched_ops *const *all = eng_sched_all(&n);
-    for (size_t i = 0; i < n; i++)
-        scheduler_text(all[i]);
+    list_entries(c, NULL, all, sizeof *all, n, scheduler_json, scheduler_text);
 }
 
-static void router_json(sim_jsonw *j, const eng_router_ops *ops)
+/* A router of the registry (e: its entry, a const eng_router_ops *): JSON, or its line. */
+static void router_json(sim_jsonw *j, const void *e)
 {
+    const eng_router_ops *ops = *(const eng_router_ops *const *)e;
     sim_jsonw_open(j, NULL, '{');
     sim_jsonw_str(j, "name", ops->name);
     sim_jsonw_str(j, "summary", ops->summary);
     sim_jsonw_close(j, '}');
 }
 
+static void router_text(const void *e)
+{
+    const eng_router_ops *ops = *(const eng_router_ops *const *)e;
+    printf("%-18s %s\n", ops->name, ops->summary);
+}
+
 static void routers(const cli_common *c)
 {
     size_t n;
     const eng_router_ops *const *all = eng_router_all(&n);
-    sim_jsonw j;
-    json_list(c, &j);
-    for (size_t i = 0; i < n; i++)
-        if (c->json)
-            router_json(&j, all[i]);
-        else
-            printf("%-18s %s\n", all[i]->name, all[i]->summary);
-    if (c->json)
-        sim_jsonw_close(&j, ']');
+    list_entries(c, NULL, all, sizeof *all, n, router_json, router_text);
 }
 
-static void engine_text(const eng_preset *p)
+/* An engine preset (e: a const eng_preset *): its lines, or a JSON object. */
+static void engine_text(const void *e)
 {
+    const eng_preset *p = e;
     printf("%s %s%s: %s\n", p->engine, p->version, p->is_default ? " (default)" : "", p->summary);
     printf("    scheduler %s%s%s; gpu_utilization %.2f", p->policy, *p->params ? ", " : "",
            p->params, p->gpu_utilization);
@@ -312,10 +321,14 @@ static void engine_text(const eng_preset *p)
            p->cpu.async ? "overlapped with the GPU" : "before the GPU work",
            p->cpu.async && p->cpu.form_ahead ? " (each step formed as the one before starts)" : "",
            p->cpu_source);
+    if (p->eager_launch_ns > 0)
+        printf("    eager passes (no CUDA graph) %.2f us host time per kernel; from %s\n",
+               p->eager_launch_ns / 1000, p->eager_source);
 }
 
-static void engine_json(sim_jsonw *j, const eng_preset *p)
+static void engine_json(sim_jsonw *j, const void *e)
 {
+    const eng_preset *p = e;
     sim_jsonw_open(j, NULL, '{');
     sim_jsonw_str(j, "engine", p->engine);
     sim_jsonw_str(j, "version", p->version);
@@ -332,6 +345,10 @@ static void engine_json(sim_jsonw *j, const eng_preset *p)
     sim_jsonw_int(j, "cpu_own_step", p->cpu.own_step);
     sim_jsonw_int(j, "cpu_form_ahead", p->cpu.form_ahead);
     sim_jsonw_str(j, "cpu_source", p->cpu_source);
+    /* 0: the cost model's own figure */
+    sim_jsonw_num(j, "eager_launch_us", p->eager_launch_ns / 1000);
+    if (p->eager_launch_ns > 0)
+        sim_jsonw_str(j, "eager_source", p->eager_source);
     sim_jsonw_str(j, "summary", p->summary);
     sim_jsonw_close(j, '}');
 }
@@ -340,15 +357,7 @@ static void engines(const cli_common *c)
 {
     size_t n;
     const eng_preset *all = eng_preset_all(&n);
-    sim_jsonw j;
-    json_list(c, &j);
-    for (size_t i = 0; i < n; i++)
-        if (c->json)
-            engine_json(&j, &all[i]);
-        else
-            engine_text(&all[i]);
-    if (c->json)
-        sim_jsonw_close(&j, ']');
+    list_entries(c, NULL, all, sizeof *all, n, engine_json, engine_text);
 }
 
 static int markdown;

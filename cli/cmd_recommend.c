@@ -35,10 +35,7 @@ static const cli_command recommend_cmd = {
         "units of 2 or 4 nodes with TP 8 in each and a stage a node. The "
         "probes are stored as a capacity search (llmsim report --capacity ID). Without FILE, "
         "--model, --gpu and --isl/--osl (or --lengths sharegpt) describe the workload.",
-    .min_pos = 0,
-    .max_pos = 1,
-    .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET,
-    .def_level = "summary"};
+    CLI_SIMULATES(0, "summary")};
 
 typedef struct rec_state {
     cli_common c;

@@ -687,10 +687,8 @@ int cmd_report(int argc, char **argv)
         {"--sweep", "ID", CLI_INT64, &sweep, "a stored sweep", NULL, 1, 9e18, NULL, NULL},
         {"--capacity", "ID", CLI_INT64, &cap, "a stored capacity search", NULL, 1, 9e18, NULL,
          NULL},
-        {"-o", "FILE", CLI_STRING, &out, "the HTML file",
-         "report-run<ID>.html, report-sweep<ID>.html or report-capacity<ID>.html", 0, 0, NULL,
-         NULL},
-        {"--output", "FILE", CLI_STRING, &out, "the same as -o", NULL, 0, 0, NULL, NULL},
+        CLI_OUTPUT(&out, "the HTML file",
+                   "report-run<ID>.html, report-sweep<ID>.html or report-capacity<ID>.html"),
         CLI_END};
     cli_common c;
     int npos, st = cli_parse(&report_cmd, opts, &c, argc, argv, NULL, &npos);

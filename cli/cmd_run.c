@@ -25,10 +25,7 @@ static const cli_command run_cmd = {
         "progress on stderr (not with --quiet). Without FILE, --model, --gpu and --isl/--osl "
         "(or --lengths sharegpt) describe the question: vLLM, 1,000 Poisson requests at "
         "--rate (1 req/s by default); with FILE they override its keys.",
-    .min_pos = 0,
-    .max_pos = 1,
-    .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET,
-    .def_level = "requests"};
+    CLI_SIMULATES(0, "requests")};
 
 static void report_notes(const cli_common *c, const study_result *r)
 {

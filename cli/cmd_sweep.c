@@ -26,10 +26,7 @@ static const cli_command sweep_cmd = {
         "already stored. --vary KEY=START:STOP:STEP gives START, START+STEP, ... <= STOP. "
         "--shard I/N runs the I-th of N deterministic slices of the tasks (task t when t % N == "
         "I - 1) into its own database; `llmsim merge` combines the shards.",
-    .min_pos = 1,
-    .max_pos = 1,
-    .common = CLI_DB | CLI_SET | CLI_SEED | CLI_STORE | CLI_JSON | CLI_QUIET,
-    .def_level = "requests"};
+    CLI_SIMULATES(1, "requests")};
 
 static int set_shard(void *arg, const char *v)
 {

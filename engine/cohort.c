@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "engine_int.h"
+#include "heap.h"
 
 #define KEY(h, rq) (*(int64_t *)((char *)(rq) + (h)->key_off))
 #define IDX(h, rq) (*(int32_t *)((char *)(rq) + (h)->idx_off))
@@ -67,18 +68,7 @@ static void up(eng_rq_heap *h, int32_t i)
 static void down(eng_rq_heap *h, int32_t i)
 {
     eng_request *rq = h->a[i];
-    for (;;) {
-        int32_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && less(h, h->a[c + 1], h->a[c]))
-            c++;
-        if (!less(h, h->a[c], rq))
-            break;
-        place(h, i, h->a[c]);
-        i = c;
-    }
-    place(h, i, rq);
+    ENG_HEAP_SIFT_DOWN(h, h->a, h->n, i, rq, less, place);
 }
 
 void eng_heap_push(eng_rq_heap *h, eng_request *rq)

@@ -1398,6 +1398,13 @@ void eng_batch_decode_all(eng_replica *r, eng_batch *b)
     b->decode = 1;
 }
 
+int eng_batch_finish(eng_replica *r, eng_batch *b)
+{
+    if (r->co.n > 0)
+        eng_batch_decode_all(r, b);
+    return b->nchunks + r->co.n;
+}
+
 int32_t eng_cohort_size(const eng_replica *r)
 {
     return r->co.n;
@@ -1601,7 +1608,7 @@ static int replica_init(eng_engine *e, eng_pool *p, int32_t i, sim_err *err)
     r->wake_at = -1;
     eng_cohort_init(&r->co, e, &p->cfg);
     r->st = sim_xcalloc(1, p->ops->state_size ? p->ops->state_size : 1);
-    if (p->ops->init(r->st, &p->cfg.sched, r) != 0)
+    if (eng_sched_start(p->ops, r->st, &p->cfg.sched, r) != 0)
         return sim_errf(err, "%sscheduler %s: bad settings", p->name, p->ops->name);
     return 0;
 }

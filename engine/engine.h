@@ -657,6 +657,9 @@ int32_t eng_prefill_tokens_fitting(const eng_replica *r, const eng_request *rq, 
 /* Includes every cohort sequence as one decode step. The cohort's block needs must be met:
  * eng_decode_blocks_needed() <= eng_kv_free(), else the engine asserts. */
 void eng_batch_decode_all(eng_replica *r, eng_batch *b);
+/* Ends forming b after its prefill chunks: adds the cohort (when there is one) as
+ * eng_batch_decode_all does; returns the sequences b runs, next_batch's answer. */
+int eng_batch_finish(eng_replica *r, eng_batch *b);
 /* Blocks the next decode step must allocate (sequences crossing a block boundary). */
 int64_t eng_decode_blocks_needed(const eng_replica *r);
 /* Blocks the next k decode steps must allocate, if no member finished on the way. O(k). */

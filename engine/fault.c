@@ -197,7 +197,7 @@ static void reset_replica(eng_replica *r)
     eng_kv_init(&r->kv, &p->plan, p->cfg.block_size,
                 1 + (p->cfg.spec.method != ENG_SPEC_NONE ? p->cfg.spec.k : 0));
     r->kv.table_all = e->cfg.prefix_table_all;
-    int rc = p->ops->init(r->st, &p->cfg.sched, r);
+    int rc = eng_sched_start(p->ops, r->st, &p->cfg.sched, r);
     SIM_CHECK(e->ctx, rc == 0); /* the settings it started with */
     r->busy = 0;
     r->batch.nchunks = 0;

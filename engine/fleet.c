@@ -7,7 +7,8 @@
  * the model and idle_w + (max_w - idle_w) x u, u the fraction of time a forward pass runs on
  * it. All GPUs of a replica run its passes together, so each replica's GPU time (its
  * iterations' GPU work, eng_totals.pool_gpu_ns) counts once per GPU. Figures per GPU come from
- * the catalog (calibration/price.c, cited there) unless the scenario overrides them.
+ * the catalog (calibration/catalog.c, each row citing its source) unless the scenario overrides
+ * them.
  */
 #include <math.h>
 

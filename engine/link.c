@@ -162,26 +162,39 @@ static void reschedule(eng_flow *f, int64_t now)
     f->ev = next == INT64_MAX ? 0 : sim_schedule(e->ctx, next, ENG_PRIO_XFER, on_flow, f, 0);
 }
 
+/* Adds f at the head of port p's list. */
+static void link_on(eng_port *p, eng_flow *f)
+{
+    int s = eng_port_side(p);
+    f->on[s].next = p->head;
+    if (p->head)
+        p->head->on[s].prev = f;
+    p->head = f;
+}
+
+/* Takes f out of port p's list. */
+static void unlink_on(eng_port *p, eng_flow *f)
+{
+    int s = eng_port_side(p);
+    eng_flow *prev = f->on[s].prev, *next = f->on[s].next;
+    if (prev)
+        prev->on[s].next = next;
+    else
+        p->head = next;
+    if (next)
+        next->on[s].prev = prev;
+}
+
 static void unlink_flow(eng_flow *f)
 {
-    if (f->sprev)
-        f->sprev->snext = f->snext;
-    else
-        f->src->head = f->snext;
-    if (f->snext)
-        f->snext->sprev = f->sprev;
-    if (f->dprev)
-        f->dprev->dnext = f->dnext;
-    else
-        f->dst->head = f->dnext;
-    if (f->dnext)
-        f->dnext->dprev = f->dprev;
+    unlink_on(f->src, f);
+    unlink_on(f->dst, f);
 }
 
 /* The next flow after g on port p's list (a sending port's or a receiving port's). */
 static eng_flow *next_on(const eng_port *p, const eng_flow *g)
 {
-    return p->send ? g->snext : g->dnext;
+    return g->on[eng_port_side(p)].next;
 }
 
 static void advance_port(eng_port *p, int64_t now)
@@ -259,14 +272,8 @@ eng_flow *eng_flow_open(eng_engine *e, eng_request *rq, eng_port *src, eng_port 
     SIM_CHECK(e->ctx, cap > 0 && src->cap > 0 && dst->cap > 0 && src->send && !dst->send);
     eng_flow *f = flow_alloc(e);
     *f = (eng_flow){.e = e, .rq = rq, .src = src, .dst = dst, .cap = cap, .t_upd = now};
-    f->snext = src->head;
-    if (src->head)
-        src->head->sprev = f;
-    src->head = f;
-    f->dnext = dst->head;
-    if (dst->head)
-        dst->head->dprev = f;
-    dst->head = f;
+    link_on(src, f);
+    link_on(dst, f);
     rq->pd_flow = f;
     return f;
 }

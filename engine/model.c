@@ -68,24 +68,29 @@ int eng_dtype_parse(const char *s, eng_dtype *out)
     return -1;
 }
 
+void eng_notes_vadd(char *notes, size_t size, const char *fmt, va_list ap)
+{
+    size_t used = strlen(notes);
+    if (used + 1 >= size)
+        return;
+    int w = vsnprintf(notes + used, size - used, fmt, ap);
+    if (w < 0) {
+        notes[used] = '\0';
+        return;
+    }
+    used = strlen(notes);
+    if (used + 1 < size) {
+        notes[used] = '\n';
+        notes[used + 1] = '\0';
+    }
+}
+
 void eng_model_note(eng_model *m, const char *fmt, ...)
 {
-    size_t used = strlen(m->notes);
-    if (used + 1 >= sizeof m->notes)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    int w = vsnprintf(m->notes + used, sizeof m->notes - used, fmt, ap);
+    eng_notes_vadd(m->notes, sizeof m->notes, fmt, ap);
     va_end(ap);
-    if (w < 0) {
-        m->notes[used] = '\0';
-        return;
-    }
-    used = strlen(m->notes);
-    if (used + 1 < sizeof m->notes) {
-        m->notes[used] = '\n';
-        m->notes[used + 1] = '\0';
-    }
 }
 
 /* ---------------- parameters per part ---------------- */

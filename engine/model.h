@@ -11,6 +11,7 @@
 #ifndef ENG_MODEL_H
 #define ENG_MODEL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -204,6 +205,10 @@ void eng_model_gpu_share(const eng_model *m, eng_dtype d, eng_dtype kv, const en
 
 /* Appends a line (printf-style) to m->notes, cut short when full. */
 void eng_model_note(eng_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends a line (fmt with ap, then a newline) to the notes in notes[size], cut short when
+ * full: the appender of eng_model_note and of other notes kept in a fixed buffer. */
+void eng_notes_vadd(char *notes, size_t size, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* FP4 formats a GPU's tensor cores compute (eng_gpu.fp4_formats). */
 enum { ENG_FP4_NV = 1, ENG_FP4_MX = 2 };
@@ -219,7 +224,8 @@ typedef struct eng_gpu {
     double flops_fp4;     /* dense fp4 FLOP/s; 0 when the GPU has no fp4 tensor cores */
     uint32_t fp4_formats; /* ENG_FP4_* the fp4 tensor cores compute */
     double nic_bw;        /* scale-out network bytes/s per GPU per direction; 0 = not stated */
-    /* what it costs to run (calibration/price.c; a scenario's price: and power: override) */
+    /* what it costs to run (its catalog row, calibration/catalog.c; a scenario's price: and power:
+     * override) */
     double price_per_hour; /* USD per GPU-hour; 0 = no price stated */
     double max_w;          /* board power at full load, W; 0 = not stated */
     double idle_w;         /* power idle with a model loaded, W */

@@ -24,6 +24,9 @@ typedef struct eng_preset {
     const char *summary;         /* one line */
     double free_memory_fraction; /* the KV cache's share of the memory left after the weights
                                     and activations (0: llmsim's, all of it) */
+    double eager_launch_ns;      /* host time to launch one kernel in a pass that runs without a
+                                    CUDA graph (0: the cost model's, calibration/roofline.c) */
+    const char *eager_source;    /* where that figure comes from (NULL with 0) */
 } eng_preset;
 
 /* Every preset, in listing order; *n gets the count. The table is static. */

@@ -59,6 +59,21 @@
  * and the activation reserve leave. */
 #define TRTLLM_KV_FREE 0.9
 
+/* MODEL: TensorRT-LLM's PyTorch backend (1.0 on) replays a CUDA graph only for a batch of
+ * generation requests alone (tensorrt_llm/_torch/pyexecutor/model_engine.py,
+ * _maybe_get_cuda_graph: None unless batch.is_generation_only; cuda_graph_runner.py's runner is
+ * the DecodingCUDAGraphRunner), so every step holding a context chunk runs its forward eagerly
+ * from Python, and its model code reaches its kernels through ops registered with
+ * @torch.library.custom_op (tensorrt_llm/_torch/custom_ops/). TensorRT-LLM PR #13149 measures
+ * such an op's host time per call at 11.67 us against 4.72 us for a plain PyTorch op (B200,
+ * PyTorch 2.10, a clone as the kernel); PR #18645 measures the dispatch layer alone at 9.3-27.9
+ * us per call by argument count on an AMD EPYC 7313P. The preset takes 11.67 us a kernel for
+ * every kernel of an eager pass (some of its kernels are plain PyTorch ops, so this is an upper
+ * figure). 0.19's TensorRT backend runs an engine from C++ and keeps the cost model's figure. */
+#define COST_EAGER 0, NULL /* the cost model's host time per eager kernel */
+#define TRTLLM_EAGER                                                                               \
+    11670.0, "TensorRT-LLM PR #13149: a @torch.library.custom_op call, 11.67 us on the host"
+
 static const eng_preset presets[] = {
     {"vllm",
      "0.11",
@@ -71,7 +86,8 @@ static const eng_preset presets[] = {
      V1_CPU,
      "vLLM V1: token budget for running then waiting requests, chunked prefill, prefix "
      "caching on; defaults from arg_utils per GPU and entry point",
-     0},
+     0,
+     COST_EAGER},
     {"vllm",
      "0.14",
      0,
@@ -83,7 +99,8 @@ static const eng_preset presets[] = {
      V1_CPU ", overlapped (async scheduling on by default since 0.14, PR #27614)",
      "vLLM V1 0.14: as 0.11, with async scheduling on by default (the CPU work of step n+1 "
      "overlaps step n)",
-     0},
+     0,
+     COST_EAGER},
     {"vllm",
      "0.18",
      0,
@@ -96,7 +113,8 @@ static const eng_preset presets[] = {
             "0.15-0.18",
      "vLLM V1 0.15-0.18: as 0.14 (async scheduling on, the V1 scheduler's token budget and "
      "defaults unchanged for these runs)",
-     0},
+     0,
+     COST_EAGER},
     {"vllm",
      "0.6",
      0,
@@ -108,7 +126,8 @@ static const eng_preset presets[] = {
      V1_CPU " (output processing async, PR #7049)",
      "vLLM V0 0.6: prefill-first, multi-step scheduling (8 steps, as vLLM PR #7000 "
      "benchmarked it)",
-     0},
+     0,
+     COST_EAGER},
     {"vllm",
      "0.5",
      0,
@@ -119,7 +138,8 @@ static const eng_preset presets[] = {
      {790, 42.6, 0, 0, 0},
      V0_CPU,
      "vLLM V0 0.5: prefill-first, synchronous output processing",
-     0},
+     0,
+     COST_EAGER},
     {"sglang",
      "0.4",
      1,
@@ -131,7 +151,8 @@ static const eng_preset presets[] = {
      V1_CPU ", overlapped (SGLang overlap scheduler)",
      "SGLang 0.4: radix cache, new-token-ratio admission, retraction; mem_fraction_static "
      "0.88 (TP 1); overlap scheduler on",
-     0},
+     0,
+     COST_EAGER},
     {"sglang",
      "0.5",
      0,
@@ -144,7 +165,8 @@ static const eng_preset presets[] = {
             "CPU profile",
      "SGLang 0.5.x: as 0.4 (overlap scheduler on), mixed chunk off unless "
      "scheduler.enable_mixed_chunk (--enable-mixed-chunk)",
-     0},
+     0,
+     COST_EAGER},
     {"trtllm",
      "0.19",
      1,
@@ -156,7 +178,8 @@ static const eng_preset presets[] = {
      "TensorRT-LLM issue #13957: host time exposed per iteration",
      "TensorRT-LLM 0.19: GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token blocks, block "
      "reuse",
-     TRTLLM_KV_FREE},
+     TRTLLM_KV_FREE,
+     COST_EAGER},
     {"trtllm",
      "1.0",
      0,
@@ -171,7 +194,8 @@ static const eng_preset presets[] = {
      "TensorRT-LLM 1.0: PyTorch backend, overlap scheduler on (a finished request keeps its "
      "seat while the next step forms); GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token "
      "blocks, block reuse",
-     TRTLLM_KV_FREE},
+     TRTLLM_KV_FREE,
+     TRTLLM_EAGER},
     {"trtllm",
      "1.3",
      0,
@@ -186,7 +210,8 @@ static const eng_preset presets[] = {
      "TensorRT-LLM 1.1-1.3: PyTorch backend, overlap scheduler (a finished request keeps its "
      "seat while the next step forms); GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token "
      "blocks, block reuse",
-     TRTLLM_KV_FREE},
+     TRTLLM_KV_FREE,
+     TRTLLM_EAGER},
     /* MODEL: TGI 3's launcher (launcher/src/main.rs resolve_attention) turns prefix caching
      * on unless the model is a VLM, seq2seq, needs paged attention or has LoRA adapters, and
      * its v3 backend chunks prefills (backends/v3/src/backend.rs, queue.rs); with no
@@ -203,7 +228,8 @@ static const eng_preset presets[] = {
      "text-generation-inference 3: prefix caching, chunked prefill within "
      "max_batch_prefill_tokens (the launcher's: card FLOP/s over the model's FLOPs per token, "
      "else 4096)",
-     0},
+     0,
+     COST_EAGER},
     {"tgi",
      "2",
      0,
@@ -215,7 +241,8 @@ static const eng_preset presets[] = {
      V0_CPU " (stand-in: no TGI profile)",
      "text-generation-inference 2: waiting_served_ratio 0.3, max_waiting_tokens 20, "
      "max_batch_prefill_tokens 4096, no prefix caching",
-     0},
+     0,
+     COST_EAGER},
 };
 
 const eng_preset *eng_preset_all(size_t *n)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "registry_int.h"
 #include "router_int.h"
 
 /* ---- round_robin ---- */
@@ -66,33 +67,25 @@ static int32_t least_load(const eng_replica *const *reps, int32_t n,
     return best;
 }
 
-static int32_t least_outstanding_pick(void *st, const eng_replica *const *reps, int32_t n,
-                                      const eng_request *rq, gsl_rng *rng)
-{
-    /* MODEL: least connections (nginx's least_conn): the replica with the fewest requests
-     * routed to it and not yet done */
-    return least_load(reps, n, eng_replica_outstanding);
-}
+/* A router sending each request to the replica with the least LOAD: its pick function NAME_pick
+ * and its ops table NAME, registered as "NAME". */
+#define LEAST_LOAD_ROUTER(NAME, LOAD, SUMMARY)                                                     \
+    static int32_t NAME##_pick(void *st, const eng_replica *const *reps, int32_t n,                \
+                               const eng_request *rq, gsl_rng *rng)                                \
+    {                                                                                              \
+        return least_load(reps, n, LOAD);                                                          \
+    }                                                                                              \
+    static const eng_router_ops NAME = {.name = #NAME, .summary = SUMMARY, .pick = NAME##_pick}
 
-static const eng_router_ops least_outstanding = {
-    .name = "least_outstanding",
-    .summary = "the replica with the fewest requests not yet done",
-    .pick = least_outstanding_pick,
-};
+/* MODEL: least connections (nginx's least_conn): the replica with the fewest requests routed to
+ * it and not yet done */
+LEAST_LOAD_ROUTER(least_outstanding, eng_replica_outstanding,
+                  "the replica with the fewest requests not yet done");
 
-static int32_t least_tokens_pick(void *st, const eng_replica *const *reps, int32_t n,
-                                 const eng_request *rq, gsl_rng *rng)
-{
-    /* MODEL: least work, weighed as the prompt + output tokens of the requests routed to each
-     * replica and not yet done (whole requests: tokens already computed still count) */
-    return least_load(reps, n, eng_replica_outstanding_tokens);
-}
-
-static const eng_router_ops least_tokens = {
-    .name = "least_tokens",
-    .summary = "the replica with the fewest prompt + output tokens not yet done",
-    .pick = least_tokens_pick,
-};
+/* MODEL: least work, weighed as the prompt + output tokens of the requests routed to each
+ * replica and not yet done (whole requests: tokens already computed still count) */
+LEAST_LOAD_ROUTER(least_tokens, eng_replica_outstanding_tokens,
+                  "the replica with the fewest prompt + output tokens not yet done");
 
 /* ---- power_of_two ---- */
 
@@ -191,14 +184,17 @@ const eng_router_ops *const *eng_router_all(size_t *n)
     return registry;
 }
 
+static const char *router_name(const void *all, size_t i)
+{
+    return ((const eng_router_ops *const *)all)[i]->name;
+}
+
 const eng_router_ops *eng_router_find(const char *name)
 {
     size_t n;
     const eng_router_ops *const *all = eng_router_all(&n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(all[i]->name, name) == 0)
-            return all[i];
-    return NULL;
+    ptrdiff_t i = eng_registry_index(all, n, router_name, name);
+    return i < 0 ? NULL : all[i];
 }
 
 const char *eng_router_names(char *buf, size_t len)
@@ -228,11 +224,10 @@ int eng_router_registry_check(char *buf, size_t len)
                      ENG_ROUTER_NAME_MAX - 1);
             return -1;
         }
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(all[j]->name, o->name) == 0) {
-                snprintf(buf, len, "router name %s registered twice", o->name);
-                return -1;
-            }
+        if (eng_registry_index(all, i, router_name, o->name) >= 0) {
+            snprintf(buf, len, "router name %s registered twice", o->name);
+            return -1;
+        }
     }
     return 0;
 }

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "heap.h"
 #include "request.h"
 #include "sim.h"
 
@@ -46,28 +47,13 @@ static inline void eng_heap_set(eng_rq_heap *h, int32_t i, eng_request *rq)
 static inline void eng_heap_up(eng_rq_heap *h, int32_t i)
 {
     eng_request *rq = h->a[i];
-    while (i > 0 && eng_heap_before(h, rq, h->a[(i - 1) / 2])) {
-        eng_heap_set(h, i, h->a[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    eng_heap_set(h, i, rq);
+    ENG_HEAP_SIFT_UP(h, h->a, i, rq, eng_heap_before, eng_heap_set);
 }
 
 static inline void eng_heap_down(eng_rq_heap *h, int32_t i)
 {
     eng_request *rq = h->a[i];
-    for (;;) {
-        int32_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && eng_heap_before(h, h->a[c + 1], h->a[c]))
-            c++;
-        if (!eng_heap_before(h, h->a[c], rq))
-            break;
-        eng_heap_set(h, i, h->a[c]);
-        i = c;
-    }
-    eng_heap_set(h, i, rq);
+    ENG_HEAP_SIFT_DOWN(h, h->a, h->n, i, rq, eng_heap_before, eng_heap_set);
 }
 
 /* Adds rq. */

@@ -18,28 +18,31 @@ typedef struct eng_rq_list {
     int64_t n;
 } eng_rq_list;
 
-static inline void eng_list_push_back(eng_rq_list *l, eng_request *rq)
+/* Links rq in right after `after` (a member of l; NULL: at the front). */
+static inline void eng_list_insert_after(eng_rq_list *l, eng_request *after, eng_request *rq)
 {
-    rq->sched_next = NULL;
-    rq->sched_prev = l->tail;
-    if (l->tail)
-        l->tail->sched_next = rq;
+    eng_request *next = after ? after->sched_next : l->head;
+    rq->sched_prev = after;
+    rq->sched_next = next;
+    if (after)
+        after->sched_next = rq;
     else
         l->head = rq;
-    l->tail = rq;
+    if (next)
+        next->sched_prev = rq;
+    else
+        l->tail = rq;
     l->n++;
+}
+
+static inline void eng_list_push_back(eng_rq_list *l, eng_request *rq)
+{
+    eng_list_insert_after(l, l->tail, rq);
 }
 
 static inline void eng_list_push_front(eng_rq_list *l, eng_request *rq)
 {
-    rq->sched_prev = NULL;
-    rq->sched_next = l->head;
-    if (l->head)
-        l->head->sched_prev = rq;
-    else
-        l->tail = rq;
-    l->head = rq;
-    l->n++;
+    eng_list_insert_after(l, NULL, rq);
 }
 
 static inline void eng_list_remove(eng_rq_list *l, eng_request *rq)
@@ -63,18 +66,7 @@ static inline void eng_list_insert_by_id(eng_rq_list *l, eng_request *rq)
     eng_request *after = l->tail;
     while (after && after->id > rq->id)
         after = after->sched_prev;
-    if (!after) {
-        eng_list_push_front(l, rq);
-        return;
-    }
-    rq->sched_prev = after;
-    rq->sched_next = after->sched_next;
-    if (after->sched_next)
-        after->sched_next->sched_prev = rq;
-    else
-        l->tail = rq;
-    after->sched_next = rq;
-    l->n++;
+    eng_list_insert_after(l, after, rq);
 }
 
 static inline eng_request *eng_list_pop_front(eng_rq_list *l)

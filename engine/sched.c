@@ -1,11 +1,13 @@
 /*
  * sched.c: scheduler settings: typed parameters declared by each policy, read with defaults.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "keys.h"
 #include "scheduler.h"
 
@@ -140,4 +142,57 @@ double eng_cfg_double(const eng_sched_cfg *cfg, const eng_param *params, const c
 const char *eng_cfg_str(const eng_sched_cfg *cfg, const eng_param *params, const char *key)
 {
     return value_of(cfg, params, key);
+}
+
+int64_t eng_sched_runs_unbounded(const void *st, const eng_replica *r)
+{
+    return INT64_MAX;
+}
+
+/* Stores row p's value v at its field in st. */
+static void store_param(const eng_param *p, void *st, const char *v)
+{
+    char *at = (char *)st + p->off;
+    switch (p->type) {
+    case ENG_PARAM_INT:
+        assert(p->size == sizeof(int64_t) || p->size == sizeof(int32_t));
+        if (p->size == sizeof(int64_t))
+            *(int64_t *)at = strtoll(v, NULL, 10);
+        else
+            *(int32_t *)at = (int32_t)strtoll(v, NULL, 10);
+        return;
+    case ENG_PARAM_DOUBLE:
+        assert(p->size == sizeof(double));
+        *(double *)at = strtod(v, NULL);
+        return;
+    case ENG_PARAM_BOOL:
+        assert(p->size == sizeof(int));
+        *(int *)at = eng_key_bool(v) == 1;
+        return;
+    case ENG_PARAM_ENUM:
+        assert(p->size == sizeof(int));
+        *(int *)at = eng_key_choice(p->choices, v);
+        return;
+    }
+    assert(!"unknown parameter type");
+}
+
+void eng_cfg_load(const eng_sched_cfg *cfg, const eng_param *params, void *st)
+{
+    for (const eng_param *p = params; p && p->name; p++)
+        if (p->size > 0)
+            store_param(p, st, value_of(cfg, params, p->name));
+}
+
+int64_t eng_cfg_watermark_blocks(const eng_sched_cfg *cfg, const eng_param *params,
+                                 const eng_replica *r)
+{
+    /* MODEL: vLLM v0 BlockSpaceManager: watermark_blocks = watermark x num_gpu_blocks */
+    return (int64_t)(eng_cfg_double(cfg, params, "watermark") * eng_kv_total(r));
+}
+
+int eng_sched_start(const eng_sched_ops *ops, void *st, const eng_sched_cfg *cfg, eng_replica *r)
+{
+    eng_cfg_load(cfg, ops->params, st);
+    return ops->init ? ops->init(st, cfg, r) : 0;
 }

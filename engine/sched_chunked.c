@@ -19,22 +19,17 @@ typedef struct chunked {
 
 static const eng_param chunked_params[] = {
     {"token_budget", ENG_PARAM_INT, "512", 1, 1e7, NULL,
-     "tokens per iteration: decodes first, prefill chunks fill the rest"},
-    {"max_num_seqs", ENG_PARAM_INT, "256", 1, 1e6, NULL, "most requests running at once"},
-    {"watermark", ENG_PARAM_DOUBLE, "0.01", 0, 0.5, NULL,
-     "fraction of KV blocks kept free when admitting"},
-    {"preemption", ENG_PARAM_ENUM, "recompute", 0, 0, "recompute|swap",
-     "what happens to a preempted request's KV"},
+     "tokens per iteration: decodes first, prefill chunks fill the rest",
+     ENG_PARAM_AT(chunked, token_budget)},
+    ENG_PARAM_MAX_NUM_SEQS(chunked),
+    ENG_PARAM_WATERMARK,
+    ENG_PARAM_PREEMPTION(chunked),
     ENG_PARAM_END};
 
 static int chunked_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     chunked *c = st;
-    c->token_budget = eng_cfg_int(cfg, chunked_params, "token_budget");
-    c->max_num_seqs = eng_cfg_int(cfg, chunked_params, "max_num_seqs");
-    c->watermark_blocks =
-        (int64_t)(eng_cfg_double(cfg, chunked_params, "watermark") * eng_kv_total(r));
-    c->swap = eng_cfg_str(cfg, chunked_params, "preemption")[0] == 's';
+    c->watermark_blocks = eng_cfg_watermark_blocks(cfg, chunked_params, r);
     return 0;
 }
 
@@ -140,9 +135,7 @@ static int form_batch(chunked *c, eng_replica *r, eng_batch *out)
         eng_array_insert_by_id(&c->pf, rq);
         left -= n;
     }
-    if (eng_cohort_size(r) > 0)
-        eng_batch_decode_all(r, out);
-    return out->nchunks + eng_cohort_size(r);
+    return eng_batch_finish(r, out);
 }
 
 static void chunked_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
@@ -197,11 +190,10 @@ static int chunked_check(const void *st, const eng_replica *r)
 
 const eng_sched_ops eng_sched_chunked = {
     ENG_SCHED_OPS_BASE("chunked", chunked, chunked),
+    .init = chunked_init,
     .summary = "Sarathi-Serve / SplitFuse: token budget per iteration, decodes first, prefill "
                "chunks fill the rest; paged KV with preemption",
     .fini = chunked_fini,
-    .pd_admit = chunked_pd_admit,
-    .pd_join = chunked_pd_join,
-    .run_steps = chunked_run_steps,
+    ENG_SCHED_OPS_DECODE(chunked),
     .runs_past_finishes = 1,
 };

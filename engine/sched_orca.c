@@ -17,19 +17,11 @@ typedef struct orca {
     int64_t max_num_batched_tokens; /* 0 = no limit on newcomers' prompt tokens per iteration */
 } orca;
 
-static const eng_param orca_params[] = {
-    {"max_num_seqs", ENG_PARAM_INT, "256", 1, 1e6, NULL, "most requests running at once"},
-    {"max_num_batched_tokens", ENG_PARAM_INT, "0", 0, 1e9, NULL,
-     "most prompt tokens admitted per iteration (0: no limit)"},
-    ENG_PARAM_END};
-
-static int orca_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
-{
-    orca *o = st;
-    o->max_num_seqs = eng_cfg_int(cfg, orca_params, "max_num_seqs");
-    o->max_num_batched_tokens = eng_cfg_int(cfg, orca_params, "max_num_batched_tokens");
-    return 0;
-}
+static const eng_param orca_params[] = {ENG_PARAM_MAX_NUM_SEQS(orca),
+                                        {"max_num_batched_tokens", ENG_PARAM_INT, "0", 0, 1e9, NULL,
+                                         "most prompt tokens admitted per iteration (0: no limit)",
+                                         ENG_PARAM_AT(orca, max_num_batched_tokens)},
+                                        ENG_PARAM_END};
 
 static void orca_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t now)
 {
@@ -58,9 +50,7 @@ static int orca_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now
         tokens += rq->prompt;
         o->running++;
     }
-    if (eng_cohort_size(r) > 0)
-        eng_batch_decode_all(r, out);
-    return out->nchunks + eng_cohort_size(r);
+    return eng_batch_finish(r, out);
 }
 
 static void orca_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
@@ -87,14 +77,6 @@ static void orca_pd_join(void *st, eng_replica *r, eng_request *rq, int64_t now)
     o->running++;
 }
 
-/* Decode runs: every running request reserved its blocks to completion, so nothing the first
- * waiting request's admission reads (seats, free blocks) moves before a finish or an arrival:
- * the next step is the same decode batch. */
-static int64_t orca_run_steps(const void *st, const eng_replica *r)
-{
-    return INT64_MAX;
-}
-
 static int orca_check(const void *st, const eng_replica *r)
 {
     const orca *o = st;
@@ -109,5 +91,8 @@ const eng_sched_ops eng_sched_orca = {
                "for prompt + output up front",
     .pd_admit = orca_pd_admit,
     .pd_join = orca_pd_join,
-    .run_steps = orca_run_steps,
+    /* Decode runs: every running request reserved its blocks to completion, so nothing the
+     * first waiting request's admission reads (seats, free blocks) moves before a finish or an
+     * arrival: the next step is the same decode batch. */
+    .run_steps = eng_sched_runs_unbounded,
 };

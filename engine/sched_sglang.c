@@ -47,26 +47,31 @@ typedef struct sglang {
 
 static const eng_param sglang_params[] = {
     {"max_running_requests", ENG_PARAM_INT, "0", 0, 1e6, NULL,
-     "most requests running (0: min(KV tokens / 2, the request pool SGLang sizes))"},
+     "most requests running (0: min(KV tokens / 2, the request pool SGLang sizes))",
+     ENG_PARAM_AT(sglang, max_running)},
     {"chunked_prefill_size", ENG_PARAM_INT, "0", 0, 1e9, NULL,
-     "most tokens one prefill batch takes (0: 8192, 2048 on GPUs under 25 GB)"},
+     "most tokens one prefill batch takes (0: 8192, 2048 on GPUs under 25 GB)",
+     ENG_PARAM_AT(sglang, chunked_prefill_size)},
     {"max_prefill_tokens", ENG_PARAM_INT, "16384", 1, 1e9, NULL,
-     "most new input tokens admitted per prefill batch"},
+     "most new input tokens admitted per prefill batch", ENG_PARAM_AT(sglang, max_prefill_tokens)},
     {"schedule_policy", ENG_PARAM_ENUM, "fcfs", 0, 0, "fcfs|lpm",
-     "waiting order: arrival, or longest cached prefix first (lpm)"},
+     "waiting order: arrival, or longest cached prefix first (lpm)", ENG_PARAM_AT(sglang, lpm)},
     {"schedule_conservativeness", ENG_PARAM_DOUBLE, "1.0", 0, 100, NULL,
-     "scales the new-token ratio that reserves memory for running requests"},
+     "scales the new-token ratio that reserves memory for running requests", ENG_PARAM_NOWHERE},
     {"disable_radix_cache", ENG_PARAM_BOOL, "false", 0, 0, NULL,
-     "turn the radix (prefix) cache off"},
+     "turn the radix (prefix) cache off", ENG_PARAM_NOWHERE},
     {"enable_mixed_chunk", ENG_PARAM_BOOL, "false", 0, 0, NULL,
-     "run the decode batch in the same step as a prefill batch (--enable-mixed-chunk)"},
+     "run the decode batch in the same step as a prefill batch (--enable-mixed-chunk)",
+     ENG_PARAM_AT(sglang, mixed)},
     {"enable_priority_scheduling", ENG_PARAM_BOOL, "false", 0, 0, NULL,
      "waiting order by (priority, arrival), and a full batch preempts running requests of "
-     "much lower priority (--enable-priority-scheduling; priorities from workload.classes)"},
+     "much lower priority (--enable-priority-scheduling; priorities from workload.classes)",
+     ENG_PARAM_AT(sglang, prio)},
     {"schedule_low_priority_values_first", ENG_PARAM_BOOL, "false", 0, 0, NULL,
-     "smaller priority values go first (SGLang's default: larger first)"},
+     "smaller priority values go first (SGLang's default: larger first)", ENG_PARAM_NOWHERE},
     {"priority_scheduling_preemption_threshold", ENG_PARAM_INT, "10", 0, 1e9, NULL,
-     "a waiting request preempts running ones whose priority is more than this below its own"},
+     "a waiting request preempts running ones whose priority is more than this below its own",
+     ENG_PARAM_AT(sglang, prio_threshold)},
     ENG_PARAM_END};
 
 static int sglang_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
@@ -74,7 +79,6 @@ static int sglang_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
     sglang *g = st;
     const eng_config *c = eng_replica_config(r);
     int64_t kv_tokens = eng_kv_total(r) * eng_kv_block_size(r);
-    g->max_running = eng_cfg_int(cfg, sglang_params, "max_running_requests");
     if (g->max_running == 0) {
         /* MODEL: SGLang model_runner.py: the request pool holds
          * min(max(kv_tokens / context_len * 512, 2048), 4096) requests; scheduler.py:
@@ -85,14 +89,10 @@ static int sglang_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
         if (g->max_running < 1)
             g->max_running = 1;
     }
-    g->chunked_prefill_size = eng_cfg_int(cfg, sglang_params, "chunked_prefill_size");
     if (g->chunked_prefill_size == 0)
         /* MODEL: SGLang server_args.py: chunked_prefill_size 2048 below 25 GB of GPU memory,
          * else 8192 */
         g->chunked_prefill_size = c->gpu.mem_bytes < INT64_C(25) * 1000 * 1000 * 1000 ? 2048 : 8192;
-    g->max_prefill_tokens = eng_cfg_int(cfg, sglang_params, "max_prefill_tokens");
-    g->lpm = strcmp(eng_cfg_str(cfg, sglang_params, "schedule_policy"), "lpm") == 0;
-    g->mixed = (int)eng_cfg_int(cfg, sglang_params, "enable_mixed_chunk");
     /* MODEL: SGLang scheduler.py init: init_new_token_ratio = min(0.7 x conservativeness, 1),
      * min_new_token_ratio = init x 0.14, decay = (init - min) / 600 per decode step
      * (global_config.py defaults) */
@@ -107,11 +107,9 @@ static int sglang_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
      * (priority x sign, wait_queue_entry_time), sign -1 (larger values first) unless
      * --schedule-low-priority-values-first; scheduler.py: try_preemption =
      * enable_priority_scheduling. Priority with lpm sorts by prefix alone there: refused. */
-    g->prio = (int)eng_cfg_int(cfg, sglang_params, "enable_priority_scheduling");
     int32_t sign = eng_cfg_int(cfg, sglang_params, "schedule_low_priority_values_first") ? 1 : -1;
     g->wheap = (eng_rq_heap){.sign = sign};
     g->rheap = (eng_rq_heap){.sign = sign, .max = 1};
-    g->prio_threshold = eng_cfg_int(cfg, sglang_params, "priority_scheduling_preemption_threshold");
     return g->prio && g->lpm ? -1 : 0;
 }
 
@@ -607,12 +605,11 @@ static int sglang_check(const void *st, const eng_replica *r)
 
 const eng_sched_ops eng_sched_sglang = {
     ENG_SCHED_OPS_BASE("sglang", sglang, sglang),
+    .init = sglang_init,
     .summary = "SGLang (0.4): prefill or decode batches, radix prefix cache, admission by a "
                "decaying new-token ratio, one chunked prefill at a time, decode retraction",
     .on_batch_end = sglang_on_batch_end,
     .fini = sglang_fini,
-    .pd_admit = sglang_pd_admit,
-    .pd_join = sglang_pd_join,
-    .run_steps = sglang_run_steps,
+    ENG_SCHED_OPS_DECODE(sglang),
     .on_run = sglang_on_run,
 };

@@ -24,15 +24,15 @@ typedef struct stat_batch {
 } stat_batch;
 
 static const eng_param static_params[] = {
-    {"batch_size", ENG_PARAM_INT, "8", 1, 1e5, NULL, "requests per batch"},
+    {"batch_size", ENG_PARAM_INT, "8", 1, 1e5, NULL, "requests per batch",
+     ENG_PARAM_AT(stat_batch, batch_size)},
     {"max_wait_ms", ENG_PARAM_DOUBLE, "0", 0, 1e9, NULL,
-     "start a smaller batch once the oldest request has waited this long"},
+     "start a smaller batch once the oldest request has waited this long", ENG_PARAM_NOWHERE},
     ENG_PARAM_END};
 
 static int static_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     stat_batch *s = st;
-    s->batch_size = eng_cfg_int(cfg, static_params, "batch_size");
     s->max_wait_ns = (int64_t)(eng_cfg_double(cfg, static_params, "max_wait_ms") * 1e6);
     return 0;
 }
@@ -125,13 +125,6 @@ static void static_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t 
     }
 }
 
-/* Decode runs: nothing joins a running batch, so every step up to a finish is the same batch
- * (its padded slots one token longer each step, as next_batch counts them). */
-static int64_t static_run_steps(const void *st, const eng_replica *r)
-{
-    return INT64_MAX;
-}
-
 static int static_check(const void *st, const eng_replica *r)
 {
     const stat_batch *s = st;
@@ -142,7 +135,10 @@ static int static_check(const void *st, const eng_replica *r)
 
 const eng_sched_ops eng_sched_static = {
     ENG_SCHED_OPS_BASE("static", static, stat_batch),
+    .init = static_init,
     .summary = "naive batching: batch_size requests (or max_wait_ms), padded prompts, the "
                "batch runs until its longest output is done; no joining",
-    .run_steps = static_run_steps,
+    /* Decode runs: nothing joins a running batch, so every step up to a finish is the same
+     * batch (its padded slots one token longer each step, as next_batch counts them). */
+    .run_steps = eng_sched_runs_unbounded,
 };

@@ -31,19 +31,24 @@ typedef struct tgi {
 
 static const eng_param tgi_params[] = {
     {"waiting_served_ratio", ENG_PARAM_DOUBLE, "0.3", 0, 1e6, NULL,
-     "prefill during decoding only when waiting >= ratio x running"},
+     "prefill during decoding only when waiting >= ratio x running", ENG_PARAM_AT(tgi, ratio)},
     {"max_waiting_tokens", ENG_PARAM_INT, "20", 0, 1e9, NULL,
-     "decode steps after which waiting requests are prefilled regardless of the ratio"},
+     "decode steps after which waiting requests are prefilled regardless of the ratio",
+     ENG_PARAM_AT(tgi, max_waiting_tokens)},
     {"max_batch_prefill_tokens", ENG_PARAM_INT, "4096", 0, 1e9, NULL,
-     "most prompt tokens in one prefill (0: as TGI 3's launcher computes it, else 4096)"},
+     "most prompt tokens in one prefill (0: as TGI 3's launcher computes it, else 4096)",
+     ENG_PARAM_AT(tgi, max_batch_prefill_tokens)},
     {"max_batch_total_tokens", ENG_PARAM_INT, "0", 0, 1e10, NULL,
-     "most prompt + new tokens reserved by the running batch (0: the KV cache's capacity)"},
-    {"max_batch_size", ENG_PARAM_INT, "0", 0, 1e6, NULL, "most requests running (0: no limit)"},
+     "most prompt + new tokens reserved by the running batch (0: the KV cache's capacity)",
+     ENG_PARAM_AT(tgi, max_batch_total_tokens)},
+    {"max_batch_size", ENG_PARAM_INT, "0", 0, 1e6, NULL, "most requests running (0: no limit)",
+     ENG_PARAM_AT(tgi, max_batch_size)},
     {"chunked_prefill", ENG_PARAM_BOOL, "false", 0, 0, NULL,
      "TGI 3: every step fills the prefill budget the running batch leaves, chunking a longer "
-     "prompt (waiting_served_ratio and max_waiting_tokens then unused)"},
+     "prompt (waiting_served_ratio and max_waiting_tokens then unused)",
+     ENG_PARAM_AT(tgi, chunked)},
     {"prefix_caching", ENG_PARAM_BOOL, "false", 0, 0, NULL,
-     "TGI 3's radix allocator: a prompt starts after its longest cached prefix"},
+     "TGI 3's radix allocator: a prompt starts after its longest cached prefix", ENG_PARAM_NOWHERE},
     ENG_PARAM_END};
 
 /* MODEL: TGI 3's launcher (launcher/src/main.rs, main and compute_optimal): with no
@@ -78,21 +83,15 @@ static int tgi_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
     tgi *t = st;
     /* MODEL: TGI launcher/src/main.rs (v2-v3): waiting_served_ratio defaults to 0.3 (1.2
      * before), max_waiting_tokens to 20 */
-    t->ratio = eng_cfg_double(cfg, tgi_params, "waiting_served_ratio");
-    t->max_waiting_tokens = eng_cfg_int(cfg, tgi_params, "max_waiting_tokens");
-    t->max_batch_prefill_tokens = eng_cfg_int(cfg, tgi_params, "max_batch_prefill_tokens");
     if (t->max_batch_prefill_tokens == 0)
         t->max_batch_prefill_tokens = launcher_prefill_tokens(eng_replica_config(r));
-    t->chunked = (int)eng_cfg_int(cfg, tgi_params, "chunked_prefill");
     /* MODEL: TGI's radix allocator (backends/v3/src/radix.rs) inserts a request's blocks into
      * the trie when they are freed; the engine's nearest mode shares them once computed */
     if (eng_cfg_int(cfg, tgi_params, "prefix_caching"))
         eng_prefix_cache_enable(r, ENG_PC_AT_COMPLETION);
-    t->max_batch_total_tokens = eng_cfg_int(cfg, tgi_params, "max_batch_total_tokens");
     /* MODEL: TGI derives max_batch_total_tokens from the memory left after warm-up */
     if (t->max_batch_total_tokens == 0)
         t->max_batch_total_tokens = eng_kv_total(r) * eng_kv_block_size(r);
-    t->max_batch_size = eng_cfg_int(cfg, tgi_params, "max_batch_size");
     return 0;
 }
 
@@ -197,9 +196,7 @@ static int chunked_next_batch(tgi *t, eng_replica *r, eng_batch *out)
         admit(t, r, out, rq, hit, (int32_t)(n < budget ? n : budget));
         budget -= n;
     }
-    if (eng_cohort_size(r) > 0)
-        eng_batch_decode_all(r, out);
-    return out->nchunks + eng_cohort_size(r);
+    return eng_batch_finish(r, out);
 }
 
 static int tgi_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t now)
@@ -293,10 +290,9 @@ static int tgi_check(const void *st, const eng_replica *r)
 
 const eng_sched_ops eng_sched_tgi = {
     ENG_SCHED_OPS_BASE("tgi", tgi, tgi),
+    .init = tgi_init,
     .summary = "text-generation-inference router: decoding pauses for a new prefill batch only "
                "when waiting >= waiting_served_ratio x running or after max_waiting_tokens steps",
-    .pd_admit = tgi_pd_admit,
-    .pd_join = tgi_pd_join,
-    .run_steps = tgi_run_steps,
+    ENG_SCHED_OPS_DECODE(tgi),
     .on_run = tgi_on_run,
 };

@@ -31,17 +31,22 @@ typedef struct trtllm {
 static const eng_param trtllm_params[] = {
     {"capacity_scheduler_policy", ENG_PARAM_ENUM, "guaranteed_no_evict", 0, 0,
      "guaranteed_no_evict|max_utilization",
-     "reserve blocks to completion, or only for the next step (pausing when short)"},
-    {"max_batch_size", ENG_PARAM_INT, "2048", 1, 1e6, NULL, "most requests in a step"},
+     "reserve blocks to completion, or only for the next step (pausing when short)",
+     ENG_PARAM_NOWHERE},
+    {"max_batch_size", ENG_PARAM_INT, "2048", 1, 1e6, NULL, "most requests in a step",
+     ENG_PARAM_AT(trtllm, max_batch_size)},
     {"max_num_tokens", ENG_PARAM_INT, "8192", 1, 1e9, NULL,
-     "most tokens in a step: context tokens plus one per generation request"},
+     "most tokens in a step: context tokens plus one per generation request",
+     ENG_PARAM_AT(trtllm, max_num_tokens)},
     {"enable_chunked_context", ENG_PARAM_BOOL, "false", 0, 0, NULL,
-     "split contexts into chunks (of whole KV blocks) that fill the step's token budget"},
-    {"enable_block_reuse", ENG_PARAM_BOOL, "true", 0, 0, NULL,
-     "reuse cached KV blocks of prefixes"},
+     "split contexts into chunks (of whole KV blocks) that fill the step's token budget",
+     ENG_PARAM_AT(trtllm, chunked)},
+    {"enable_block_reuse", ENG_PARAM_BOOL, "true", 0, 0, NULL, "reuse cached KV blocks of prefixes",
+     ENG_PARAM_NOWHERE},
     {"overlap_scheduler", ENG_PARAM_BOOL, "false", 0, 0, NULL,
      "the PyTorch backend's overlap scheduler: step n+1 is formed before step n's results are "
-     "read, so a request that finished in step n holds its seat through step n+1"},
+     "read, so a request that finished in step n holds its seat through step n+1",
+     ENG_PARAM_AT(trtllm, overlap)},
     ENG_PARAM_END};
 
 static int trtllm_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
@@ -52,10 +57,6 @@ static int trtllm_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
      * enable_block_reuse on) */
     t->no_evict =
         strcmp(eng_cfg_str(cfg, trtllm_params, "capacity_scheduler_policy"), "max_utilization");
-    t->max_batch_size = eng_cfg_int(cfg, trtllm_params, "max_batch_size");
-    t->max_num_tokens = eng_cfg_int(cfg, trtllm_params, "max_num_tokens");
-    t->chunked = (int)eng_cfg_int(cfg, trtllm_params, "enable_chunked_context");
-    t->overlap = (int)eng_cfg_int(cfg, trtllm_params, "overlap_scheduler");
     if (eng_cfg_int(cfg, trtllm_params, "enable_block_reuse"))
         eng_prefix_cache_enable(r, ENG_PC_AT_COMPLETION);
     return 0;
@@ -185,9 +186,7 @@ static int trtllm_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t n
         left -= n;
         seats--;
     }
-    if (eng_cohort_size(r) > 0)
-        eng_batch_decode_all(r, out);
-    return out->nchunks + eng_cohort_size(r);
+    return eng_batch_finish(r, out);
 }
 
 static void trtllm_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
@@ -248,11 +247,10 @@ static int trtllm_check(const void *st, const eng_replica *r)
 
 const eng_sched_ops eng_sched_trtllm = {
     ENG_SCHED_OPS_BASE("trtllm", trtllm, trtllm),
+    .init = trtllm_init,
     .summary = "TensorRT-LLM (0.17-0.19) in-flight batching: GUARANTEED_NO_EVICT or "
                "MAX_UTILIZATION capacity, max_num_tokens per step, optional chunked context, "
                "KV block reuse",
     .fini = trtllm_fini,
-    .pd_admit = trtllm_pd_admit,
-    .pd_join = trtllm_pd_join,
-    .run_steps = trtllm_run_steps,
+    ENG_SCHED_OPS_DECODE(trtllm),
 };

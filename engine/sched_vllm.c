@@ -38,21 +38,26 @@ typedef struct vllm1 {
 
 static const eng_param vllm1_params[] = {
     {"max_num_seqs", ENG_PARAM_INT, "0", 0, 1e6, NULL,
-     "most requests running at once (0: vLLM's default for the GPU and entry point)"},
+     "most requests running at once (0: vLLM's default for the GPU and entry point)",
+     ENG_PARAM_AT(vllm1, max_num_seqs)},
     {"max_num_batched_tokens", ENG_PARAM_INT, "0", 0, 1e9, NULL,
      "token budget per step, decodes and prefill chunks (0: vLLM's default for the GPU and "
-     "entry point)"},
+     "entry point)",
+     ENG_PARAM_AT(vllm1, max_num_batched_tokens)},
     {"entry_point", ENG_PARAM_ENUM, "server", 0, 0, "server|offline",
-     "which defaults vLLM picks: `vllm serve` (OPENAI_API_SERVER) or the LLM class (LLM_CLASS)"},
+     "which defaults vLLM picks: `vllm serve` (OPENAI_API_SERVER) or the LLM class (LLM_CLASS)",
+     ENG_PARAM_NOWHERE},
     {"enable_prefix_caching", ENG_PARAM_BOOL, "true", 0, 0, NULL,
-     "automatic prefix caching (on by default in V1)"},
+     "automatic prefix caching (on by default in V1)", ENG_PARAM_AT(vllm1, prefix_caching)},
     {"long_prefill_token_threshold", ENG_PARAM_INT, "0", 0, 1e9, NULL,
-     "most prefill tokens one request gets per step (0: no limit)"},
+     "most prefill tokens one request gets per step (0: no limit)",
+     ENG_PARAM_AT(vllm1, long_prefill_threshold)},
     {"async_scheduling", ENG_PARAM_BOOL, "false", 0, 0, NULL,
-     "schedule step n+1 while step n runs (sets cpu_overhead.async)"},
+     "schedule step n+1 while step n runs (sets cpu_overhead.async)", ENG_PARAM_NOWHERE},
     {"scheduling_policy", ENG_PARAM_ENUM, "fcfs", 0, 0, "fcfs|priority",
      "waiting order: arrival, or (priority, arrival) with the lowest-priority running request "
-     "preempted first (--scheduling-policy; priorities from workload.classes)"},
+     "preempted first (--scheduling-policy; priorities from workload.classes)",
+     ENG_PARAM_AT(vllm1, prio)},
     ENG_PARAM_END};
 
 /* MODEL: vLLM engine/arg_utils.py EngineArgs.get_batch_defaults (0.11): GPUs with at least
@@ -77,17 +82,12 @@ static int vllm1_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
     int64_t tokens, seqs;
     batch_defaults(r, strcmp(eng_cfg_str(cfg, vllm1_params, "entry_point"), "offline") == 0,
                    &tokens, &seqs);
-    v->max_num_seqs = eng_cfg_int(cfg, vllm1_params, "max_num_seqs");
-    v->max_num_batched_tokens = eng_cfg_int(cfg, vllm1_params, "max_num_batched_tokens");
     if (v->max_num_seqs == 0)
         v->max_num_seqs = seqs;
     if (v->max_num_batched_tokens == 0)
         v->max_num_batched_tokens = tokens;
-    v->long_prefill_threshold = eng_cfg_int(cfg, vllm1_params, "long_prefill_token_threshold");
-    v->prefix_caching = (int)eng_cfg_int(cfg, vllm1_params, "enable_prefix_caching");
     /* MODEL: vLLM v1/core/sched/request_queue.py PriorityRequestQueue: a heap of requests
      * ordered by (priority, arrival_time), smaller values first */
-    v->prio = strcmp(eng_cfg_str(cfg, vllm1_params, "scheduling_policy"), "priority") == 0;
     v->wheap = (eng_rq_heap){.sign = 1};
     v->rheap = (eng_rq_heap){.sign = 1, .max = 1};
     /* MODEL: vLLM SchedulerConfig refuses max_num_batched_tokens < max_num_seqs */
@@ -278,9 +278,7 @@ static int vllm1_next_batch(void *st, eng_replica *r, eng_batch *out, int64_t no
     int64_t budget = schedule_running(v, r, out);
     v->preempted = budget < 0;
     schedule_waiting(v, r, out, budget);
-    if (eng_cohort_size(r) > 0)
-        eng_batch_decode_all(r, out);
-    return out->nchunks + eng_cohort_size(r);
+    return eng_batch_finish(r, out);
 }
 
 static void vllm1_on_finish(void *st, eng_replica *r, eng_request *rq, int64_t now)
@@ -340,11 +338,10 @@ static int vllm1_check(const void *st, const eng_replica *r)
 
 const eng_sched_ops eng_sched_vllm = {
     ENG_SCHED_OPS_BASE("vllm", vllm1, vllm1),
+    .init = vllm1_init,
     .summary = "vLLM V1 (0.10-0.11): one token budget per step for running then waiting "
                "requests, chunked prefill, prefix caching, recompute preemption",
     .fini = vllm1_fini,
-    .pd_admit = vllm1_pd_admit,
-    .pd_join = vllm1_pd_join,
-    .run_steps = vllm1_run_steps,
+    ENG_SCHED_OPS_DECODE(vllm1),
     .runs_past_finishes = 1,
 };

@@ -18,32 +18,26 @@ typedef struct vllm {
 } vllm;
 
 static const eng_param vllm_params[] = {
-    {"max_num_seqs", ENG_PARAM_INT, "256", 1, 1e6, NULL, "most requests running at once"},
+    ENG_PARAM_MAX_NUM_SEQS(vllm),
     {"max_num_batched_tokens", ENG_PARAM_INT, "0", 0, 1e9, NULL,
-     "most tokens per iteration (0: max(max_model_len, 2048), vLLM's default)"},
-    {"watermark", ENG_PARAM_DOUBLE, "0.01", 0, 0.5, NULL,
-     "fraction of KV blocks kept free when admitting"},
-    {"preemption", ENG_PARAM_ENUM, "recompute", 0, 0, "recompute|swap",
-     "what happens to a preempted request's KV"},
+     "most tokens per iteration (0: max(max_model_len, 2048), vLLM's default)",
+     ENG_PARAM_AT(vllm, max_num_batched_tokens)},
+    ENG_PARAM_WATERMARK,
+    ENG_PARAM_PREEMPTION(vllm),
     {"num_scheduler_steps", ENG_PARAM_INT, "1", 1, 1024, NULL,
-     "decode steps run per scheduler call (vLLM 0.6 multi-step scheduling)"},
+     "decode steps run per scheduler call (vLLM 0.6 multi-step scheduling)",
+     ENG_PARAM_AT(vllm, steps)},
     ENG_PARAM_END};
 
 static int vllm_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     vllm *v = st;
-    v->max_num_seqs = eng_cfg_int(cfg, vllm_params, "max_num_seqs");
-    v->max_num_batched_tokens = eng_cfg_int(cfg, vllm_params, "max_num_batched_tokens");
     if (v->max_num_batched_tokens == 0) {
         /* MODEL: vLLM v0 SchedulerConfig: max(max_model_len, 2048) without chunked prefill */
         int32_t len = eng_replica_max_len(r);
         v->max_num_batched_tokens = len > 2048 ? len : 2048;
     }
-    /* MODEL: vLLM v0 BlockSpaceManager: watermark_blocks = watermark x num_gpu_blocks */
-    v->watermark_blocks =
-        (int64_t)(eng_cfg_double(cfg, vllm_params, "watermark") * eng_kv_total(r));
-    v->swap = eng_cfg_str(cfg, vllm_params, "preemption")[0] == 's';
-    v->steps = (int32_t)eng_cfg_int(cfg, vllm_params, "num_scheduler_steps");
+    v->watermark_blocks = eng_cfg_watermark_blocks(cfg, vllm_params, r);
     return 0;
 }
 
@@ -200,10 +194,9 @@ static int vllm_check(const void *st, const eng_replica *r)
 
 const eng_sched_ops eng_sched_vllm_v0 = {
     ENG_SCHED_OPS_BASE("vllm-v0", vllm, vllm),
+    .init = vllm_init,
     .summary = "vLLM V0 (0.4-0.6): paged KV, prefill-only or decode-only iterations, watermark, "
                "preemption of the latest-arrived request (recompute or swap), multi-step",
-    .pd_admit = vllm_pd_admit,
-    .pd_join = vllm_pd_join,
-    .run_steps = vllm_run_steps,
+    ENG_SCHED_OPS_DECODE(vllm),
     .runs_past_finishes = 1,
 };

@@ -41,11 +41,38 @@ typedef struct eng_param {
     double min, max;     /* inclusive range for numbers */
     const char *choices; /* "a|b|c" for ENG_PARAM_ENUM */
     const char *help;
+    /* The field of the policy's state the engine fills with the value before init (size 0:
+     * none; the policy reads it with eng_cfg_*): INT an int64_t or int32_t, DOUBLE a double,
+     * BOOL an int (1 or 0), ENUM an int (the index of the choice). */
+    size_t off, size;
 } eng_param;
+/* The field f of the policy's state T, for a row. */
+#define ENG_PARAM_AT(T, f) .off = offsetof(T, f), .size = sizeof(((T *)0)->f)
+/* A row whose value the policy reads itself. */
+#define ENG_PARAM_NOWHERE .size = 0
 /* Ends a policy's parameter table. */
 #define ENG_PARAM_END                                                                              \
     {                                                                                              \
-        NULL, 0, NULL, 0, 0, NULL, NULL                                                            \
+        .name = NULL                                                                               \
+    }
+
+/* Rows the paged policies share (vLLM V0's names, ranges and defaults), declared once: a state
+ * T with an int64_t max_num_seqs and an int swap (1: preempted requests are swapped out); the
+ * watermark is read by eng_cfg_watermark_blocks. */
+#define ENG_PARAM_MAX_NUM_SEQS(T)                                                                  \
+    {                                                                                              \
+        "max_num_seqs", ENG_PARAM_INT, "256", 1, 1e6, NULL, "most requests running at once",       \
+            ENG_PARAM_AT(T, max_num_seqs)                                                          \
+    }
+#define ENG_PARAM_WATERMARK                                                                        \
+    {                                                                                              \
+        "watermark", ENG_PARAM_DOUBLE, "0.01", 0, 0.5, NULL,                                       \
+            "fraction of KV blocks kept free when admitting", ENG_PARAM_NOWHERE                    \
+    }
+#define ENG_PARAM_PREEMPTION(T)                                                                    \
+    {                                                                                              \
+        "preemption", ENG_PARAM_ENUM, "recompute", 0, 0, "recompute|swap",                         \
+            "what happens to a preempted request's KV", ENG_PARAM_AT(T, swap)                      \
     }
 
 /* The scheduler settings of a run: the values given in the scenario, as text. */
@@ -65,6 +92,8 @@ typedef struct eng_sched_ops {
     size_t state_size;       /* bytes of state the engine allocates (zeroed) */
     const eng_param *params; /* terminated by ENG_PARAM_END */
     const char *summary;     /* one line for `llmsim list schedulers` */
+    /* Optional: after the engine filled the parameters' fields (eng_sched_start); 0, or -1 when
+     * the settings cannot go together. */
     int (*init)(void *st, const eng_sched_cfg *cfg, eng_replica *r);
     void (*on_arrival)(void *st, eng_replica *r, eng_request *rq, int64_t now);
     /* Fills out (empty on entry); returns the number of sequences it will run, 0 to stay idle. */
@@ -102,14 +131,23 @@ typedef struct eng_sched_ops {
     int runs_past_finishes;
 } eng_sched_ops;
 
-/* The members every policy declares, named after its prefix P: P_params, P_init, P_on_arrival,
+/* The members every policy declares, named after its prefix P: P_params, P_on_arrival,
  * P_next_batch, P_on_finish and P_check, with state STATE and registry key NAME. A policy's
  * table opens with ENG_SCHED_OPS_BASE("name", prefix, state_type), then gives its summary and
- * the optional members it has. */
+ * the optional members it has (init among them). */
 #define ENG_SCHED_OPS_BASE(NAME, P, STATE)                                                         \
     .name = NAME, .abi = ENG_SCHED_ABI, .state_size = sizeof(STATE), .params = P##_params,         \
-    .init = P##_init, .on_arrival = P##_on_arrival, .next_batch = P##_next_batch,                  \
-    .on_finish = P##_on_finish, .check = P##_check
+    .on_arrival = P##_on_arrival, .next_batch = P##_next_batch, .on_finish = P##_on_finish,        \
+    .check = P##_check
+/* The members of a policy that serves a disaggregated decode pool and runs decode steps,
+ * named after its prefix P: P_pd_admit, P_pd_join and P_run_steps. */
+#define ENG_SCHED_OPS_DECODE(P)                                                                    \
+    .pd_admit = P##_pd_admit, .pd_join = P##_pd_join, .run_steps = P##_run_steps
+
+/* run_steps for a policy whose next batch is the same decode batch until a member finishes or a
+ * request arrives (it reserves to completion, or nothing joins a running batch): any number of
+ * steps, INT64_MAX. */
+int64_t eng_sched_runs_unbounded(const void *st, const eng_replica *r);
 
 /* Registry. */
 const eng_sched_ops *eng_sched_find(const char *name);
@@ -129,6 +167,16 @@ int eng_param_validate(const eng_param *p, const char *val, char *buf, size_t le
 int64_t eng_cfg_int(const eng_sched_cfg *cfg, const eng_param *params, const char *key);
 double eng_cfg_double(const eng_sched_cfg *cfg, const eng_param *params, const char *key);
 const char *eng_cfg_str(const eng_sched_cfg *cfg, const eng_param *params, const char *key);
+/* Fills the fields params declare (ENG_PARAM_AT) in the policy's state st from the scenario's
+ * values or the defaults. */
+void eng_cfg_load(const eng_sched_cfg *cfg, const eng_param *params, void *st);
+/* The KV blocks kept free when admitting: the watermark parameter (ENG_PARAM_WATERMARK) of
+ * r's cache. */
+int64_t eng_cfg_watermark_blocks(const eng_sched_cfg *cfg, const eng_param *params,
+                                 const eng_replica *r);
+/* Starts a policy on replica r with its state st (zeroed): fills its parameters' fields, then
+ * calls its init if it has one. 0, or init's -1. */
+int eng_sched_start(const eng_sched_ops *ops, void *st, const eng_sched_cfg *cfg, eng_replica *r);
 /* Sets or replaces key (returns -1 when the table is full). */
 int eng_cfg_set(eng_sched_cfg *cfg, const char *key, const char *val);
 const char *eng_cfg_get(const eng_sched_cfg *cfg, const char *key); /* NULL when unset */

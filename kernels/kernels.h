@@ -99,41 +99,34 @@ int kern_shape_check(const kern_shape *s, char *err, size_t errlen);
 double kern_shape_flops(const kern_shape *s);
 double kern_shape_bytes(const kern_shape *s, int elem_bytes);
 
-/* ---- C reference (fp32, for clarity) ---------------------------------------------------------
- * None of these can fail on valid arguments; sizes are trusted. */
+/* ---- the fp32 kernels: a C reference (for clarity) and the CPU backend ------------------------
+ * Both implement the same seven kernels with the same contracts, declared once below for each
+ * prefix (kern_ref_* and kern_cpu_*). None of them can fail on valid arguments; sizes are
+ * trusted.
+ * - linear: y[m][n] = x[m][k] * w[n][k]^T
+ * - rmsnorm: y = x / sqrt(mean(x^2) + eps) * w, row by row; x, y: [tokens][hidden], w: [hidden]
+ * - silu_mul: y[t][i] = silu(x[t][i]) * x[t][inter + i]; x: [tokens][2 inter], y: [tokens][inter]
+ * - add: y[i] = a[i] + b[i]
+ * - rope: rotary embedding, rotate-half (GPT-NeoX / Llama) form, in place on x[tokens][heads][d]:
+ *   for i < d/2, angle = pos[t] * theta^(-2i/d), (x_i, x_{i+d/2}) is rotated by that angle.
+ * - attn_prefill: causal prefill of one sequence. q, o: [chunk][nh][d]; k, v: [context +
+ *   chunk][nkv][d]. Query row i sits at position context + i and sees keys 0 .. context + i.
+ * - attn_decode: decode over a paged KV cache: q, o: [batch][nh][d]; layout as described at the
+ *   top. */
+#define KERN_FP32_KERNELS(p)                                                                       \
+    void p##_linear(const float *x, const float *w, float *y, int m, int k, int n);                \
+    void p##_rmsnorm(const float *x, const float *w, float *y, int tokens, int hidden, float eps); \
+    void p##_silu_mul(const float *x, float *y, int tokens, int inter);                            \
+    void p##_add(const float *a, const float *b, float *y, size_t n);                              \
+    void p##_rope(float *x, const int32_t *pos, int tokens, int heads, int d, float theta);        \
+    void p##_attn_prefill(const float *q, const float *k, const float *v, float *o, int chunk,     \
+                          int context, int nh, int nkv, int d, float scale);                       \
+    void p##_attn_decode(const float *q, const float *k_cache, const float *v_cache,               \
+                         const int32_t *block_tables, int max_blocks, const int32_t *context_lens, \
+                         float *o, int batch, int nh, int nkv, int d, int block_size, float scale)
 
-/* y[m][n] = x[m][k] * w[n][k]^T */
-void kern_ref_linear(const float *x, const float *w, float *y, int m, int k, int n);
-/* y = x / sqrt(mean(x^2) + eps) * w, row by row; x, y: [tokens][hidden], w: [hidden] */
-void kern_ref_rmsnorm(const float *x, const float *w, float *y, int tokens, int hidden, float eps);
-/* y[t][i] = silu(x[t][i]) * x[t][inter + i]; x: [tokens][2 inter], y: [tokens][inter] */
-void kern_ref_silu_mul(const float *x, float *y, int tokens, int inter);
-/* y[i] = a[i] + b[i] */
-void kern_ref_add(const float *a, const float *b, float *y, size_t n);
-/* Rotary embedding, rotate-half (GPT-NeoX / Llama) form, in place on x[tokens][heads][d]:
- * for i < d/2, angle = pos[t] * theta^(-2i/d), (x_i, x_{i+d/2}) is rotated by that angle. */
-void kern_ref_rope(float *x, const int32_t *pos, int tokens, int heads, int d, float theta);
-/* Causal prefill of one sequence. q, o: [chunk][nh][d]; k, v: [context + chunk][nkv][d].
- * Query row i sits at position context + i and sees keys 0 .. context + i. */
-void kern_ref_attn_prefill(const float *q, const float *k, const float *v, float *o, int chunk,
-                           int context, int nh, int nkv, int d, float scale);
-/* Decode over a paged KV cache: q, o: [batch][nh][d]; layout as described at the top. */
-void kern_ref_attn_decode(const float *q, const float *k_cache, const float *v_cache,
-                          const int32_t *block_tables, int max_blocks, const int32_t *context_lens,
-                          float *o, int batch, int nh, int nkv, int d, int block_size, float scale);
-
-/* ---- CPU backend (fp32, same contracts as kern_ref_*) ---------------------------------------- */
-
-void kern_cpu_linear(const float *x, const float *w, float *y, int m, int k, int n);
-void kern_cpu_rmsnorm(const float *x, const float *w, float *y, int tokens, int hidden, float eps);
-void kern_cpu_silu_mul(const float *x, float *y, int tokens, int inter);
-void kern_cpu_add(const float *a, const float *b, float *y, size_t n);
-void kern_cpu_rope(float *x, const int32_t *pos, int tokens, int heads, int d, float theta);
-void kern_cpu_attn_prefill(const float *q, const float *k, const float *v, float *o, int chunk,
-                           int context, int nh, int nkv, int d, float scale);
-void kern_cpu_attn_decode(const float *q, const float *k_cache, const float *v_cache,
-                          const int32_t *block_tables, int max_blocks, const int32_t *context_lens,
-                          float *o, int batch, int nh, int nkv, int d, int block_size, float scale);
+KERN_FP32_KERNELS(kern_ref);
+KERN_FP32_KERNELS(kern_cpu);
 
 /* Writes "cpu: <model name from /proc/cpuinfo>, <n> cores, blas: <OpenBLAS config>, blas threads
  * <n>" into buf (always NUL-terminated when len > 0). Returns 0. */

@@ -86,10 +86,7 @@ static void keys_free(keyset *k)
 
 static int keys_has(const keyset *k, const char *key)
 {
-    for (int i = 0; i < k->n; i++)
-        if (strcmp(k->v[i], key) == 0)
-            return 1;
-    return 0;
+    return sim_name_index(key, (const char *const *)k->v, k->n) >= 0;
 }
 
 static void keys_add(keyset *k, const char *key)
@@ -100,10 +97,7 @@ static void keys_add(keyset *k, const char *key)
 
 static int is_load_key(const char *key)
 {
-    for (size_t i = 0; i < sizeof load_keys / sizeof load_keys[0]; i++)
-        if (strcmp(key, load_keys[i]) == 0)
-            return 1;
-    return 0;
+    return sim_name_index(key, load_keys, (int)(sizeof load_keys / sizeof load_keys[0])) >= 0;
 }
 
 static void keys_list(const keyset *k, char *buf, size_t len)

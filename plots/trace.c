@@ -123,13 +123,20 @@ static int64_t write_iterations(store *s, int64_t run, const window *w, FILE *f,
     return rc < 0 ? -1 : n;
 }
 
-static void span(FILE *f, const char *ph, const char *name, int64_t id, int64_t pid, int64_t t)
+/* An event of phase ph on request id's track (process pid), up to its time t: the caller ends
+ * the object. */
+static void event(FILE *f, const char *ph, const char *name, int64_t id, int64_t pid, int64_t t)
 {
     fprintf(f,
             "{\"name\":\"%s\",\"cat\":\"request\",\"ph\":\"%s\",\"id\":%lld,\"pid\":%lld,"
             "\"tid\":0,\"ts\":",
             name, ph, (long long)id, (long long)pid);
     us(f, t);
+}
+
+static void span(FILE *f, const char *ph, const char *name, int64_t id, int64_t pid, int64_t t)
+{
+    event(f, ph, name, id, pid, t);
     fputs("},\n", f);
 }
 
@@ -153,11 +160,7 @@ static void mark(FILE *f, const window *w, const char *name, const eng_span_rec 
 {
     if (sp->end_ns < w->from || sp->end_ns > w->to)
         return;
-    fprintf(f,
-            "{\"name\":\"%s\",\"cat\":\"request\",\"ph\":\"n\",\"id\":%lld,\"pid\":%lld,"
-            "\"tid\":0,\"ts\":",
-            name, (long long)sp->req, (long long)sp->replica);
-    us(f, sp->end_ns);
+    event(f, "n", name, sp->req, sp->replica, sp->end_ns);
     fprintf(f, ",\"args\":{\"span\":%d}},\n", sp->span);
 }
 

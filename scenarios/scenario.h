@@ -146,8 +146,10 @@ typedef struct scn_slo {
 
 /* What the cost model takes from a scenario beyond the model, GPU and layout. */
 typedef struct scn_cost {
-    double moe_skew; /* Zipf exponent of expert popularity; 0 = balanced routing */
-    char engine[16]; /* whose kernels price the pass: vllm (default), sglang, trtllm */
+    double moe_skew;        /* Zipf exponent of expert popularity; 0 = balanced routing */
+    char engine[16];        /* whose kernels price the pass: vllm (default), sglang, trtllm */
+    double eager_launch_ns; /* host time per kernel of a pass run without a CUDA graph, from the
+                               `engine:` preset (0: the cost model's own figure) */
 } scn_cost;
 
 typedef struct scn_scenario {

@@ -19,6 +19,7 @@
 
 #include <gsl/gsl_randist.h>
 
+#include "heap.h"
 #include "rng.h"
 #include "scn_int.h"
 
@@ -69,28 +70,13 @@ static void heap_set(scn_sessions_src *q, int32_t i, int32_t slot)
 /* Moves slot up from heap position i to its place. */
 static void sift_up(scn_sessions_src *q, int32_t i, int32_t slot)
 {
-    while (i > 0 && before(q, slot, q->heap[(i - 1) / 2])) {
-        heap_set(q, i, q->heap[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    heap_set(q, i, slot);
+    ENG_HEAP_SIFT_UP(q, q->heap, i, slot, before, heap_set);
 }
 
 /* Moves slot down from heap position i to its place. */
 static void sift_down(scn_sessions_src *q, int32_t i, int32_t slot)
 {
-    for (;;) {
-        int32_t c = 2 * i + 1;
-        if (c >= q->nheap)
-            break;
-        if (c + 1 < q->nheap && before(q, q->heap[c + 1], q->heap[c]))
-            c++;
-        if (!before(q, q->heap[c], slot))
-            break;
-        heap_set(q, i, q->heap[c]);
-        i = c;
-    }
-    heap_set(q, i, slot);
+    ENG_HEAP_SIFT_DOWN(q, q->heap, q->nheap, i, slot, before, heap_set);
 }
 
 static void heap_push(scn_sessions_src *q, int32_t slot)

@@ -151,6 +151,12 @@ show() {
 fence_open() { printf '```console\n'; }
 fence_close() { printf '```\n'; }
 
+# The fragment's runs as the query $1 tables them (sqlite3 on llmsim.db), then the fence's end.
+show_table() {
+  show sqlite3 -header -column llmsim.db "$1"
+  fence_close
+}
+
 # ---- generators: each prints its fragment's markdown ----
 
 gen_quickstart() {
@@ -276,8 +282,7 @@ gen_hybrid_align() {
       --set tensor_parallel=8 --set workload.num_requests=200 --set workload.arrival.rate=2 \
       --set seed=3 --set memory.mamba_cache_mode=$m
   done
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 gen_shared_prefix() {
@@ -287,8 +292,7 @@ gen_shared_prefix() {
   show --silent llmsim run scenarios/shared_prefix.yaml
   show --silent llmsim run scenarios/shared_prefix.yaml \
     --set scheduler.enable_prefix_caching=false
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 gen_prefix_mooncake() {
@@ -297,8 +301,7 @@ gen_prefix_mooncake() {
     FROM run_summary"
   fence_open
   show --silent llmsim run scenarios/mooncake_conv.yaml --store summary
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 gen_offload_h200() {
@@ -310,8 +313,7 @@ gen_offload_h200() {
   show --silent llmsim run scenarios/mooncake_conv.yaml "${s[@]}"
   show --silent llmsim run scenarios/mooncake_conv.yaml "${s[@]}" \
     --set 'kv_offload.tiers=[{kind: cpu}]'
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 gen_routers() {
@@ -324,8 +326,7 @@ gen_routers() {
     session_affinity; do
     show --silent llmsim run scenarios/routers.yaml --store summary --set router=$r
   done
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 gen_mixed_pool() {
@@ -342,8 +343,7 @@ gen_mixed_pool() {
     '{gpu: h200, count: 6}'; do
     show --silent llmsim run $m "${s[@]}" --set workload.arrival.rate=80 --set "replicas=[$r]"
   done
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 gen_offload_mooncake() { fence_open; show llmsim run scenarios/mooncake_offload.yaml; fence_close; }
@@ -375,8 +375,7 @@ gen_pd_mixed() {
   for r in '{gpu: h100-sxm, count: 3}' '{gpu: b200, count: 3}'; do
     show --silent llmsim run $m "${s[@]}" --set "decode.replicas=[$r]"
   done
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 gen_capacity_sweep() {
@@ -515,8 +514,7 @@ gen_fleet_cost() {
   show --silent llmsim run scenarios/demo.yaml
   show --silent llmsim run scenarios/demo.yaml --set price.per_gpu_hour_usd=2.0 \
     --set 'power={idle_w: 70, max_w: 700}'
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 # docs/fleet.md: admission control on an overloaded replica
@@ -529,8 +527,7 @@ gen_fleet_admission() {
   fence_open
   show --silent llmsim run scenarios/demo.yaml "${over[@]}"
   show --silent llmsim run scenarios/demo.yaml "${over[@]}" --set 'admission={queue_depth: 5}'
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 # docs/priorities.md: the shipped two-class scenario, its per-class lines
@@ -553,8 +550,7 @@ gen_priority_classes() {
   show --silent llmsim run scenarios/priority_classes.yaml --set engine=sglang \
     --set 'scheduler={name: sglang}'
   show --silent llmsim run scenarios/priority_classes.yaml --set 'admission={queue_depth: 5}'
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 # docs/fleet.md: the ServeGen day, autoscaled, on fixed fleets, with a long cold start
@@ -573,8 +569,7 @@ gen_fleet_diurnal() {
   done
   show --silent llmsim run scenarios/fleet_diurnal.yaml --store summary \
     --set autoscale.startup_s=600
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 # docs/fleet.md: the compressed day on prefill and decode pools, each autoscaled by the planner,
@@ -619,8 +614,7 @@ gen_fleet_burst() {
   show --silent llmsim run scenarios/fleet_burst.yaml \
     --set 'autoscale.behavior.scale_up={policies: [{type: pods, value: 1, period_s: 60}]}'
   show --silent llmsim run scenarios/fleet_burst.yaml --set 'autoscale.behavior={}'
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 # docs/fleet.md: a crash and a slowdown in a fleet of four, without them, without retries, with a
@@ -636,8 +630,7 @@ gen_fleet_faults() {
   show --silent llmsim run scenarios/fleet_faults.yaml --set 'faults=[]'
   show --silent llmsim run scenarios/fleet_faults.yaml --set fault_retries.enabled=false
   show --silent llmsim run scenarios/fleet_faults.yaml --set replicas=5
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 # docs/fleet.md: the multi-turn chat of sessions.yaml on an autoscaled fleet with a crash, behind
@@ -654,8 +647,7 @@ gen_fleet_routers() {
   for r in least_outstanding prefix_affinity session_affinity kv_router; do
     show --silent llmsim run scenarios/sessions.yaml --set router=$r "${fleet[@]}"
   done
-  show sqlite3 -header -column llmsim.db "$q"
-  fence_close
+  show_table "$q"
 }
 
 # docs/fleet.md: the ServeGen day's fleet timeline, hour by hour, and its replica time against the

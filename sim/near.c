@@ -70,3 +70,11 @@ const char *sim_nearest(const char *name, const char *const *valid, int n, int k
     free(d);
     return buf;
 }
+
+int sim_name_index(const char *name, const char *const *valid, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(valid[i], name) == 0)
+            return i;
+    return -1;
+}

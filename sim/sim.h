@@ -41,6 +41,8 @@ int sim_err_prefix(sim_err *e, const char *fmt, ...) __attribute__((format(print
  * when none is near enough to be a likely misspelling. Returns buf. */
 const char *sim_nearest(const char *name, const char *const *valid, int n, int k, char *buf,
                         size_t len);
+/* The index of `name` among valid[0 .. n) (exact, case-sensitive match), or -1 when absent. */
+int sim_name_index(const char *name, const char *const *valid, int n);
 
 /* Allocation that never returns NULL: out of memory aborts here, in one place. */
 void *sim_xmalloc(size_t n);

@@ -43,10 +43,7 @@ static void names_free(names *n)
 
 static int has(const names *n, const char *x)
 {
-    for (int i = 0; i < n->n; i++)
-        if (strcmp(n->v[i], x) == 0)
-            return 1;
-    return 0;
+    return sim_name_index(x, (const char *const *)n->v, n->n) >= 0;
 }
 
 /* The first column of every row of sql (with ?1 and ?2 bound to a and b when not NULL). */

@@ -322,8 +322,6 @@ static int read_fits(store *s, int64_t id, cal_profile *p, sim_err *err)
                          " roofline_p95_ape, interp_med_ape, interp_p95_ape FROM profile_fits"
                          " WHERE profile_id = ?",
                          id, err);
-    if (!st)
-        return -1;
     profile_read r = {s, p, err};
     return store_each_row(s, st, read_fit_row, &r, "reading profile fits", err);
 }
@@ -433,8 +431,6 @@ int store_profile_list(store *s, void (*fn)(void *arg, const cal_profile *meta),
                        sim_err *err)
 {
     sqlite3_stmt *st = store_prepare(s, "SELECT " META_COLS " FROM profiles ORDER BY name", err);
-    if (!st)
-        return -1;
     profile_visit v = {s, err, fn, arg};
     return store_each_row(s, st, visit_profile, &v, "listing profiles", err);
 }

@@ -91,8 +91,6 @@ static int visit_run(void *ctx, sqlite3_stmt *st)
 int store_run_list(store *s, int (*fn)(void *arg, const store_run_meta *m), void *arg, sim_err *err)
 {
     sqlite3_stmt *st = runs_stmt(s, "ORDER BY id", err);
-    if (!st)
-        return -1;
     run_visit v = {fn, arg};
     return store_each_row(s, st, visit_run, &v, "reading the runs table", err);
 }
@@ -599,8 +597,6 @@ int store_sweep_keys(store *s, int64_t id, int (*fn)(void *arg, const char *key)
 {
     sqlite3_stmt *st = store_prepare_id(
         s, "SELECT DISTINCT key FROM sweep_params WHERE sweep_id = ? ORDER BY key", id, err);
-    if (!st)
-        return -1;
     key_visit v = {fn, arg};
     return store_each_row(s, st, visit_key, &v, "reading the sweep's parameters", err);
 }
@@ -628,8 +624,6 @@ int store_sweep_params(store *s, int64_t id,
                          "SELECT point, key, value FROM sweep_params WHERE sweep_id = ?"
                          " ORDER BY point, key",
                          id, err);
-    if (!st)
-        return -1;
     param_visit v = {fn, arg};
     return store_each_row(s, st, visit_param, &v, "reading the sweep's parameters", err);
 }

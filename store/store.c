@@ -237,6 +237,8 @@ int store_step_once(store *s, sqlite3_stmt *st, const char *what, sim_err *err)
 int store_each_row(store *s, sqlite3_stmt *st, store_stmt_row_fn row, void *ctx, const char *what,
                    sim_err *err)
 {
+    if (!st)
+        return -1; /* its preparation failed, and said so in err */
     int rc, stop = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW && (stop = row(ctx, st)) == 0)
         ;

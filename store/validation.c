@@ -271,8 +271,6 @@ int store_validation_points(store *s, int64_t id,
                                         " AND v.measured IS NOT NULL AND v.predicted IS NOT NULL"
                                         " ORDER BY v.metric_order, v.seq",
                                         id, err);
-    if (!st)
-        return -1;
     point_visit v = {fn, arg};
     return store_each_row(s, st, visit_point, &v, "reading the validation's values", err);
 }

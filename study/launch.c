@@ -92,6 +92,19 @@ static void flag_int(cmd *c, const char *f, int v)
     flag(c, f, b);
 }
 
+/* The candidate's batch limits under the engine's flags (its seats, its token budget) and, where
+ * kv_dtype names the value, an fp8 KV cache as --kv-cache-dtype. */
+static void batch_flags(cmd *c, const study_rec_cand *k, const char *seats, const char *tokens,
+                        const char *kv_dtype)
+{
+    if (k->seats)
+        flag_int(c, seats, k->seats);
+    if (k->tokens)
+        flag_int(c, tokens, k->tokens);
+    if (k->kv_fp8 && kv_dtype)
+        flag(c, "--kv-cache-dtype", kv_dtype);
+}
+
 /* vLLM: TP, then DP ranks with expert parallelism (vLLM's attention DP + EP for MoE). */
 static void vllm_layout(cmd *c, const study_rec_layout *l, const study_rec_cand *k)
 {
@@ -102,12 +115,7 @@ static void vllm_layout(cmd *c, const study_rec_layout *l, const study_rec_cand 
         flag_int(c, "--data-parallel-size", l->dp);
     if (l->ep > 1)
         flag(c, "--enable-expert-parallel", NULL);
-    if (k->seats)
-        flag_int(c, "--max-num-seqs", k->seats);
-    if (k->tokens)
-        flag_int(c, "--max-num-batched-tokens", k->tokens);
-    if (k->kv_fp8)
-        flag(c, "--kv-cache-dtype", "fp8");
+    batch_flags(c, k, "--max-num-seqs", "--max-num-batched-tokens", "fp8");
 }
 
 /* SGLang: --tp-size counts every GPU; DP attention splits them into --dp-size ranks. */
@@ -122,12 +130,7 @@ static void sglang_layout(cmd *c, const study_rec_layout *l, const study_rec_can
     }
     if (l->ep > 1)
         flag_int(c, "--ep-size", l->ep);
-    if (k->seats)
-        flag_int(c, "--max-running-requests", k->seats);
-    if (k->tokens)
-        flag_int(c, "--chunked-prefill-size", k->tokens);
-    if (k->kv_fp8)
-        flag(c, "--kv-cache-dtype", "fp8_e4m3");
+    batch_flags(c, k, "--max-running-requests", "--chunked-prefill-size", "fp8_e4m3");
 }
 
 /* TensorRT-LLM: --tp_size counts every GPU; attention DP and the KV dtype go in the extra
@@ -140,10 +143,7 @@ static void trtllm_layout(cmd *c, const study_rec_layout *l, const study_rec_can
         flag_int(c, "--pp_size", l->pp);
     if (l->ep > 1)
         flag_int(c, "--ep_size", l->ep);
-    if (k->seats)
-        flag_int(c, "--max_batch_size", k->seats);
-    if (k->tokens)
-        flag_int(c, "--max_num_tokens", k->tokens);
+    batch_flags(c, k, "--max_batch_size", "--max_num_tokens", NULL); /* KV dtype: extra.yaml */
     if (k->chunked)
         flag(c, "--enable_chunked_prefill", NULL);
     if (l->dp > 1 || k->kv_fp8) {

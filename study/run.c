@@ -29,6 +29,7 @@ static cal_serving serving_of(const scn_scenario *scn, const eng_config *c)
                        * and sparse attention whose cap binds are priced */
                       .capped_sums = ENG_SHAPE_CAPPED_SUMS};
     snprintf(sv.engine, sizeof sv.engine, "%s", scn->cost.engine);
+    sv.eager_launch_ns = scn->cost.eager_launch_ns;
     eng_config_layout(c, &sv.layout);
     return sv;
 }
@@ -280,40 +281,34 @@ typedef struct tee {
     void *ast, *bst;
 } tee;
 
+/* Calls hook `fn` of each side that has it, with the same arguments (st: the tee). */
+#define TEE(fn, ...)                                                                               \
+    do {                                                                                           \
+        const tee *t = st;                                                                         \
+        if (t->a->fn)                                                                              \
+            t->a->fn(t->ast, __VA_ARGS__);                                                         \
+        if (t->b->fn)                                                                              \
+            t->b->fn(t->bst, __VA_ARGS__);                                                         \
+    } while (0)
+
 static void tee_request(void *st, const eng_request *rq)
 {
-    tee *t = st;
-    if (t->a->on_request)
-        t->a->on_request(t->ast, rq);
-    if (t->b->on_request)
-        t->b->on_request(t->bst, rq);
+    TEE(on_request, rq);
 }
 
 static void tee_iteration(void *st, const eng_iter_rec *it)
 {
-    tee *t = st;
-    if (t->a->on_iteration)
-        t->a->on_iteration(t->ast, it);
-    if (t->b->on_iteration)
-        t->b->on_iteration(t->bst, it);
+    TEE(on_iteration, it);
 }
 
 static void tee_itl(void *st, int64_t gap_ns, int64_t count)
 {
-    tee *t = st;
-    if (t->a->on_itl)
-        t->a->on_itl(t->ast, gap_ns, count);
-    if (t->b->on_itl)
-        t->b->on_itl(t->bst, gap_ns, count);
+    TEE(on_itl, gap_ns, count);
 }
 
 static void tee_span(void *st, const eng_span_rec *sp)
 {
-    tee *t = st;
-    if (t->a->on_span)
-        t->a->on_span(t->ast, sp);
-    if (t->b->on_span)
-        t->b->on_span(t->bst, sp);
+    TEE(on_span, sp);
 }
 
 static const eng_recorder_ops tee_ops = {tee_request, tee_iteration, tee_itl, tee_span};

@@ -89,16 +89,10 @@ void validate_row_approx(study_vrow *r, const char *text)
 
 void validate_note(study_vset *v, const char *fmt, ...)
 {
-    size_t off = strlen(v->notes);
-    if (off + 2 >= sizeof v->notes)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(v->notes + off, sizeof v->notes - off - 1, fmt, ap);
+    eng_notes_vadd(v->notes, sizeof v->notes, fmt, ap);
     va_end(ap);
-    off = strlen(v->notes);
-    v->notes[off] = '\n';
-    v->notes[off + 1] = '\0';
 }
 
 int validate_fail(sim_err *err, const char *file, const scn_node *n, const char *key,

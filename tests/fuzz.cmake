@@ -11,7 +11,7 @@ if(LLMSIM_HAVE_FUZZ)
   set(fuzz_libs_scenario llmsim_scenarios)
   set(fuzz_libs_trace llmsim_scenarios)
   set(fuzz_libs_config llmsim_calibration)
-  set(fuzz_libs_vidur llmsim_calibration)
+  set(fuzz_libs_vidur llmsim_calibration llmsim_store) # store: fuzz_mem removes its files
   set(fuzz_libs_store llmsim_study)
   set(fuzz_libs_plot llmsim_plots llmsim_store)
   set(fuzz_libs_argv llmsim_study llmsim_plots)

@@ -15,6 +15,7 @@
 
 #include "study.h"
 #include "study_util.h"
+#include "test_main.h"
 
 /* A day compressed into an hour (each hour of the day 150 s): the hourly means of ServeGen's
  * DeepSeek-R1 day (scenarios/fleet_diurnal.yaml) divided by 8, 7,200 requests of Llama-3-8B on
@@ -225,15 +226,6 @@ static void test_refusals(void **state)
     su_refused(&s, "disaggregated");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_day_fewer_gpu_hours),
-        cmocka_unit_test(test_cold_start_needs_headroom),
-        cmocka_unit_test(test_cold_start_delays_service),
-        cmocka_unit_test(test_drain_loses_nothing),
-        cmocka_unit_test(test_rate_policy_caps_scale_up),
-        cmocka_unit_test(test_refusals),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_day_fewer_gpu_hours, test_cold_start_needs_headroom,
+                 test_cold_start_delays_service, test_drain_loses_nothing,
+                 test_rate_policy_caps_scale_up, test_refusals)

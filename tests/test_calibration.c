@@ -21,6 +21,7 @@
 
 #include "models_util.h"
 #include "expect_text.h"
+#include "test_main.h"
 
 static char tmpdir[256];
 
@@ -218,6 +219,15 @@ static void test_gpu_rows_complete(void **state)
     r.fp4 = CAL_NONE;
     r.fp4_formats = ENG_FP4_MX;
     assert_int_equal(cal_gpu_sheet_check(&r, why, sizeof why), -1);
+    /* the price and the board power: each a figure or CAL_NONE, with where it is stated */
+    r = *cal_gpu_sheet_at(0);
+    r.per_hour = 0;
+    assert_int_equal(cal_gpu_sheet_check(&r, why, sizeof why), -1);
+    assert_non_null(strstr(why, "field .per_hour"));
+    r = *cal_gpu_sheet_at(0);
+    r.power = NULL;
+    assert_int_equal(cal_gpu_sheet_check(&r, why, sizeof why), -1);
+    assert_non_null(strstr(why, "field .max_w"));
 }
 
 /* The catalog's first ten entries, as they were before the catalog became config texts:
@@ -567,15 +577,11 @@ static void test_roofline_tp(void **state)
     cal_predictor_free(&p16);
 }
 
+LLMSIM_TESTS(tests, test_gpu_catalog, test_gpu_from_device, test_gpu_rows_complete,
+             test_model_catalog, test_config_llama, test_config_qwen_and_opt, test_config_errors,
+             test_roofline_sanity, test_roofline_fp8, test_roofline_monotone, test_roofline_tp);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu_catalog),       cmocka_unit_test(test_gpu_from_device),
-        cmocka_unit_test(test_gpu_rows_complete), cmocka_unit_test(test_model_catalog),
-        cmocka_unit_test(test_config_llama),      cmocka_unit_test(test_config_qwen_and_opt),
-        cmocka_unit_test(test_config_errors),     cmocka_unit_test(test_roofline_sanity),
-        cmocka_unit_test(test_roofline_fp8),      cmocka_unit_test(test_roofline_monotone),
-        cmocka_unit_test(test_roofline_tp),
-    };
     return scratch_run_group(tests, tmpdir, "/tmp/llmsim-cal-XXXXXX");
 }

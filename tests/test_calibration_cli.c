@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "scratch.h"
+#include "test_main.h"
 
 static char tmpdir[256];
 static char out[1 << 16];
@@ -209,6 +210,8 @@ static void test_import_vidur(void **state)
     CONTAINS("no compute/h100/Meta-Llama-3-8B/mlp.csv");
 }
 
+LLMSIM_TESTS(tests, test_calibrate_cpu, test_run_and_validate, test_import_vidur);
+
 int main(void)
 {
     if (access(LLMSIM_BINARY, X_OK) != 0) {
@@ -223,10 +226,5 @@ int main(void)
                 LLMSIM_BINARY);
         return 77;
     }
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_calibrate_cpu),
-        cmocka_unit_test(test_run_and_validate),
-        cmocka_unit_test(test_import_vidur),
-    };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -26,6 +26,7 @@
 #include "vidur.h"
 
 #include "models_util.h"
+#include "test_main.h"
 
 static char tmpdir[256];
 
@@ -451,17 +452,11 @@ static void test_vidur_bad_csv(void **state)
     assert_non_null(strstr(err.msg, "compute/a40/Tiny/mlp.csv"));
 }
 
+LLMSIM_TESTS(tests, test_fit_recovers, test_interp_chosen_for_curves, test_predictor,
+             test_measure_cpu, test_vidur_llama3, test_vidur_network, test_vidur_attention_history,
+             test_vidur_bad_csv);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fit_recovers),
-        cmocka_unit_test(test_interp_chosen_for_curves),
-        cmocka_unit_test(test_predictor),
-        cmocka_unit_test(test_measure_cpu),
-        cmocka_unit_test(test_vidur_llama3),
-        cmocka_unit_test(test_vidur_network),
-        cmocka_unit_test(test_vidur_attention_history),
-        cmocka_unit_test(test_vidur_bad_csv),
-    };
     return scratch_run_group(tests, tmpdir, "/tmp/llmsim-calfit-XXXXXX");
 }

@@ -22,6 +22,7 @@
 #include "vidur.h"
 
 #include "models_util.h"
+#include "test_main.h"
 
 static char dir[128];
 static const char MLP_HEAD[] = "time_stats.add.median,n_head,n_kv_head,n_embd,n_expanded_embd,"
@@ -147,12 +148,9 @@ static void rows_without_times(void **state)
     assert_non_null(strstr(e.msg, "2 rows at tp 1 but no operator time"));
 }
 
+LLMSIM_TESTS(tests, huge_and_non_finite, empty_mlp, rows_without_times);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(huge_and_non_finite),
-        cmocka_unit_test(empty_mlp),
-        cmocka_unit_test(rows_without_times),
-    };
     return scratch_run_group(tests, dir, "/tmp/llmsim-vidur-XXXXXX");
 }

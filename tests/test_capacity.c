@@ -30,7 +30,9 @@
 #include "catalog.h"
 #include "e2e_util.h"
 #include "study_capacity.h"
+#include "study_util.h"
 #include "expect_text.h"
+#include "test_main.h"
 
 #define SHAREGPT                                                                                   \
     LLMSIM_SHARED_DIR                                                                              \
@@ -87,14 +89,7 @@ static void on_probe(void *arg, const char *choice, const char *phase, double ra
 /* A search on text (in memory, named path) with slo; probes into *s when s is given. */
 static void setup(study_capacity *c, const char *text, const char *slo, seen *s)
 {
-    memset(c, 0, sizeof *c);
-    c->file = "test.yaml";
-    c->text = text;
-    c->precision = 0.1;
-    c->check_every = 4096;
-    sim_err err;
-    if (study_slo_parse(slo, c->slo, STUDY_MAX_SLO, &c->nslo, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_capacity_setup(c, "test.yaml", text, slo, 0.1);
     if (s) {
         memset(s, 0, sizeof *s);
         c->probe = on_probe;
@@ -634,25 +629,13 @@ static void cluster_over_budget(void **state)
     free(s);
 }
 
+LLMSIM_TESTS(tests, rejecting_policy_never_meets, rejections_shown, reports_scale,
+             unreachable_stops_at_unloaded, noisy_boundary_stays_above_unloaded,
+             probe_decided_by_interval, choices_named_and_crossed, two_key_layouts_by_name,
+             cli_echoes_choices, cluster_over_budget, names_resolve_and_suggest,
+             question_without_yaml);
+
 int main(void)
 {
-    if (e2e_mkdir() != 0)
-        return 1;
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(rejecting_policy_never_meets),
-        cmocka_unit_test(rejections_shown),
-        cmocka_unit_test(reports_scale),
-        cmocka_unit_test(unreachable_stops_at_unloaded),
-        cmocka_unit_test(noisy_boundary_stays_above_unloaded),
-        cmocka_unit_test(probe_decided_by_interval),
-        cmocka_unit_test(choices_named_and_crossed),
-        cmocka_unit_test(two_key_layouts_by_name),
-        cmocka_unit_test(cli_echoes_choices),
-        cmocka_unit_test(cluster_over_budget),
-        cmocka_unit_test(names_resolve_and_suggest),
-        cmocka_unit_test(question_without_yaml),
-    };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    e2e_rmdir();
-    return rc;
+    return e2e_run_group(tests);
 }

@@ -19,6 +19,8 @@
 
 #include "study_capacity.h"
 #include "study_recommend.h"
+#include "study_util.h"
+#include "test_main.h"
 
 #define WORKLOAD                                                                                   \
     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: 1}\n"                     \
@@ -35,15 +37,8 @@ static const char huge[] = "name: huge\nseed: 1\nmodel: llama-3.1-405b\ngpu: l4\
 
 static void setup(study_capacity *c, const char *text)
 {
-    memset(c, 0, sizeof *c);
-    c->file = "test.yaml";
-    c->text = text;
-    c->precision = 0.2;
+    su_capacity_setup(c, "test.yaml", text, "ttft_p99=10s,tpot_p99=300ms", 0.2);
     c->max_seeds = 1;
-    c->check_every = 4096;
-    sim_err err;
-    if (study_slo_parse("ttft_p99=10s,tpot_p99=300ms", c->slo, STUDY_MAX_SLO, &c->nslo, &err))
-        fail_msg("%s", err.msg);
 }
 
 static int has_set(const study_choice *ch, const char *set)
@@ -115,13 +110,5 @@ static void too_big_for_any_pipeline(void **state)
     assert_non_null(strstr(err.msg, "does not fit"));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(recommends_pipelines),
-        cmocka_unit_test(big_model_searched_on_a_pipeline),
-        cmocka_unit_test(fitting_model_keeps_its_layout),
-        cmocka_unit_test(too_big_for_any_pipeline),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, recommends_pipelines, big_model_searched_on_a_pipeline,
+                 fitting_model_keeps_its_layout, too_big_for_any_pipeline)

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
+#include "test_main.h"
 
 static const char small[] = "name: small\n"
                             "seed: 3\n"
@@ -67,9 +68,8 @@ static uint64_t digest(const char *db, const char *table, int run)
 static void test_run_is_deterministic(void **state)
 {
     char scn[300], db[300], j1[8192], j2[8192], err[4096];
-    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
+    e2e_file(scn, sizeof scn, "small.yaml", small);
     snprintf(db, sizeof db, "%s/det.db", e2e_dir);
-    e2e_write(scn, small);
     assert_int_equal(
         e2e_sh(j1, sizeof j1, err, sizeof err, "%s run %s --db %s --json", LLMSIM_BINARY, scn, db),
         0);
@@ -136,10 +136,9 @@ static void test_run_is_deterministic(void **state)
 static void test_run_states_validated_error(void **state)
 {
     char scn[300], dir[300], table[400], out[8192], err[4096];
-    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
+    e2e_file(scn, sizeof scn, "small.yaml", small);
     snprintf(dir, sizeof dir, "%s/vdir", e2e_dir);
     snprintf(table, sizeof table, "%s/errors.csv", dir);
-    e2e_write(scn, small);
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "mkdir -p %s", dir), 0);
     e2e_write(table, "set,engine,generation,kind,serving,metric,n,median_abs,p90_abs,"
                      "signed_median\n"
@@ -186,9 +185,8 @@ static void test_run_progress(void **state)
 static void test_override_and_store_levels(void **state)
 {
     char scn[300], db[300], out[8192], err[4096];
-    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
+    e2e_file(scn, sizeof scn, "small.yaml", small);
     snprintf(db, sizeof db, "%s/ovr.db", e2e_dir);
-    e2e_write(scn, small);
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err,
                             "%s run %s --db %s --set scheduler.max_num_seqs=4 --store summary",
                             LLMSIM_BINARY, scn, db),
@@ -249,9 +247,8 @@ static void test_bad_scenarios_store_nothing(void **state)
 static void test_check_refuses_what_run_refuses(void **state)
 {
     char scn[300], db[300], out[8192], err[4096];
-    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
+    e2e_file(scn, sizeof scn, "small.yaml", small);
     snprintf(db, sizeof db, "%s/check.db", e2e_dir);
-    e2e_write(scn, small);
     const char *fp8 = "--set dtype=fp8 --set gpu=a100-80gb";
     assert_int_equal(
         e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --no-db %s", LLMSIM_BINARY, scn, fp8),
@@ -363,11 +360,10 @@ static void test_build_identity(void **state)
     }
     assert_string_equal(version, want);
 
-    snprintf(scn, sizeof scn, "%s/small.yaml", e2e_dir);
+    e2e_file(scn, sizeof scn, "small.yaml", small);
     snprintf(a, sizeof a, "%s/build-a.db", e2e_dir);
     snprintf(b, sizeof b, "%s/build-b.db", e2e_dir);
     snprintf(c, sizeof c, "%s/build-c.db", e2e_dir);
-    e2e_write(scn, small);
     assert_int_equal(e2e_sh(out, sizeof out, err, sizeof err, "%s run %s --db %s --quiet",
                             LLMSIM_BINARY, scn, a),
                      0);
@@ -395,17 +391,11 @@ static void test_build_identity(void **state)
     assert_non_null(strstr(err, "0.1.0+g0000000.cm00000000 (1 runs)"));
 }
 
+LLMSIM_TESTS(tests, test_run_is_deterministic, test_run_progress, test_run_states_validated_error,
+             test_override_and_store_levels, test_bad_scenarios_store_nothing,
+             test_check_refuses_what_run_refuses, test_list, test_build_identity);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_run_is_deterministic),
-        cmocka_unit_test(test_run_progress),
-        cmocka_unit_test(test_run_states_validated_error),
-        cmocka_unit_test(test_override_and_store_levels),
-        cmocka_unit_test(test_bad_scenarios_store_nothing),
-        cmocka_unit_test(test_check_refuses_what_run_refuses),
-        cmocka_unit_test(test_list),
-        cmocka_unit_test(test_build_identity),
-    };
     return e2e_run_group(tests);
 }

@@ -17,6 +17,8 @@
 
 #include "e2e_util.h"
 #include "study_recommend.h"
+#include "study_util.h"
+#include "test_main.h"
 
 static char out[65536], err[8192];
 
@@ -118,25 +120,14 @@ static const char text[] = "name: cost\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sx
 
 static const study_rec_point *recommend(study_recommend *r, study_objective o)
 {
-    memset(r, 0, sizeof *r);
-    r->cap.file = "cost.yaml";
-    r->cap.text = text;
-    r->cap.precision = 0.1;
-    r->cap.check_every = 4096;
+    su_recommend_setup(r, "cost.yaml", text, "ttft_p99=2s,tpot_p99=100ms", 0.1);
     r->cap.minimise = o;
-    sim_err e;
-    if (study_slo_parse("ttft_p99=2s,tpot_p99=100ms", r->cap.slo, STUDY_MAX_SLO, &r->cap.nslo,
-                        &e) != 0)
-        fail_msg("%s", e.msg);
     r->gpus[r->ngpus++] = "h100-sxm";
     r->gpus[r->ngpus++] = "l40s";
     r->engines[r->nengines++] = "vllm";
     r->target = 10;
-    r->top = 4;
-    r->no_knobs = 1;
     r->no_disagg = 1;
-    if (study_recommend_run(r, &e) != 0)
-        fail_msg("%s", e.msg);
+    su_recommend_run(r);
     assert_true(r->best >= 0);
     const study_rec_point *b = &r->p[r->best];
     const study_rec_cand *k = &r->c[b->cand];
@@ -174,12 +165,9 @@ static void test_recommend_objectives(void **state)
     study_recommend_free(&r);
 }
 
+LLMSIM_TESTS(tests, test_capacity_objectives, test_unpriced_refused, test_recommend_objectives);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_capacity_objectives),
-        cmocka_unit_test(test_unpriced_refused),
-        cmocka_unit_test(test_recommend_objectives),
-    };
     return e2e_run_group(tests);
 }

@@ -19,6 +19,7 @@
 
 #include "scn_data.h"
 #include "study.h"
+#include "test_main.h"
 
 static void test_folders_name_their_data_set(void **state)
 {
@@ -108,11 +109,5 @@ static void test_shipped_scenarios_name_their_data(void **state)
     assert_true(checked >= 4);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_folders_name_their_data_set),
-        cmocka_unit_test(test_shipped_scenarios_name_their_data),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_folders_name_their_data_set,
+                 test_shipped_scenarios_name_their_data)

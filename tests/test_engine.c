@@ -15,6 +15,8 @@
 #include "engine.h"
 #include "engine_run.h"
 #include "engine_util.h"
+#include "records.h"
+#include "test_main.h"
 
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
@@ -66,16 +68,7 @@ static void test_kv_plan_arithmetic(void **state)
     eng_config c;
     eng_config_defaults(&c);
     /* llama-3-8b's shape: 32 layers, 8 KV heads of 128 */
-    c.model = (eng_model){.name = "l3",
-                          .layers = 32,
-                          .hidden = 4096,
-                          .heads = 32,
-                          .kv_heads = 8,
-                          .head_dim = 128,
-                          .intermediate = 14336,
-                          .vocab = 128256,
-                          .max_context = 8192,
-                          .gated_mlp = 1};
+    c.model = (eng_model)TEST_DENSE_MODEL("l3", 32, 4096, 32, 8, 128, 14336, 128256, 8192);
     c.gpu.mem_bytes = INT64_C(80) * 1000000000;
     c.gpu_utilization = 0.9;
     c.block_size = 16;
@@ -310,29 +303,15 @@ static void test_decode_runs_change_nothing(void **state)
     rec *runs = run(&c, a, 200, NULL);
     assert_int_equal(one->nrq, runs->nrq);
     assert_int_equal(one->nit, runs->nit);
+    static const rec_field progress[] = {RQ_F(t_last_token), RQ_F(generated)};
     for (int i = 0; i < one->nrq; i++) {
-        const eng_request *p = &one->rq[i], *q = &runs->rq[i];
-        assert_int_equal(p->id, q->id);
-        assert_int_equal(p->t_first_sched, q->t_first_sched);
-        assert_int_equal(p->t_first_token, q->t_first_token);
-        assert_int_equal(p->t_last_token, q->t_last_token);
-        assert_int_equal(p->t_finish, q->t_finish);
-        assert_int_equal(p->generated, q->generated);
+        rec_check("request", i, &one->rq[i], &runs->rq[i], rec_request_fields,
+                  REC_NFIELDS(rec_request_fields));
+        rec_check("request", i, &one->rq[i], &runs->rq[i], progress, REC_NFIELDS(progress));
     }
-    for (int i = 0; i < one->nit; i++) {
-        const eng_iter_rec *p = &one->it[i], *q = &runs->it[i];
-        if (p->iter != q->iter || p->start_ns != q->start_ns || p->gpu_ns != q->gpu_ns ||
-            p->cpu_ns != q->cpu_ns || p->duration_ns != q->duration_ns ||
-            p->num_seqs != q->num_seqs || p->decode_tokens != q->decode_tokens ||
-            p->prefill_tokens != q->prefill_tokens || p->kv_blocks_used != q->kv_blocks_used ||
-            p->shape.decode_ctx != q->shape.decode_ctx || p->shape.tokens != q->shape.tokens)
-            fail_msg("iteration %d differs: iter %lld/%lld start %lld/%lld gpu %lld/%lld ctx "
-                     "%lld/%lld kv %lld/%lld",
-                     i, (long long)p->iter, (long long)q->iter, (long long)p->start_ns,
-                     (long long)q->start_ns, (long long)p->gpu_ns, (long long)q->gpu_ns,
-                     (long long)p->shape.decode_ctx, (long long)q->shape.decode_ctx,
-                     (long long)p->kv_blocks_used, (long long)q->kv_blocks_used);
-    }
+    for (int i = 0; i < one->nit; i++)
+        rec_check("iteration", i, &one->it[i], &runs->it[i], rec_iter_fields,
+                  REC_NFIELDS(rec_iter_fields));
     print_message("static: %d iterations, identical with and without decode runs\n", one->nit);
     free(one);
     free(runs);
@@ -351,19 +330,7 @@ static void test_registry_sound(void **state)
     assert_int_equal(eng_param_validate(p, "64", buf, sizeof buf), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kv_plan_arithmetic),
-        cmocka_unit_test(test_orca_joins_and_leaves),
-        cmocka_unit_test(test_orca_max_num_seqs),
-        cmocka_unit_test(test_orca_reserves_up_front),
-        cmocka_unit_test(test_reject_never_fits),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_registry_sound),
-        cmocka_unit_test(test_decode_runs_change_nothing),
-        cmocka_unit_test(test_routers),
-        cmocka_unit_test(test_all_policies_drain),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_kv_plan_arithmetic, test_orca_joins_and_leaves,
+                 test_orca_max_num_seqs, test_orca_reserves_up_front, test_reject_never_fits,
+                 test_deterministic, test_registry_sound, test_decode_runs_change_nothing,
+                 test_routers, test_all_policies_drain)

@@ -22,6 +22,7 @@
 #include "engine_util.h"
 #include "rindex.h"
 #include "rng.h"
+#include "test_main.h"
 
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
@@ -742,27 +743,10 @@ static void test_session_affinity(void **state)
     free(p);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_registry),
-        cmocka_unit_test(test_round_robin_cycles),
-        cmocka_unit_test(test_least_loaded),
-        cmocka_unit_test(test_power_of_two_deterministic),
-        cmocka_unit_test(test_single_replica_draws_nothing),
-        cmocka_unit_test(test_unknown_router_refused),
-        cmocka_unit_test(test_prefix_affinity),
-        cmocka_unit_test(test_prefix_affinity_runs),
-        cmocka_unit_test(test_weighted_staleness),
-        cmocka_unit_test(test_weighted_prefix_index),
-        cmocka_unit_test(test_rix_bounded),
-        cmocka_unit_test(test_rix_grow_refresh),
-        cmocka_unit_test(test_rix_touch_path),
-        cmocka_unit_test(test_weighted_long_trace_small_table),
-        cmocka_unit_test(test_prefix_affinity_thresholds),
-        cmocka_unit_test(test_precise_prefix_reads_caches),
-        cmocka_unit_test(test_kv_router),
-        cmocka_unit_test(test_session_affinity),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_registry, test_round_robin_cycles, test_least_loaded,
+                 test_power_of_two_deterministic, test_single_replica_draws_nothing,
+                 test_unknown_router_refused, test_prefix_affinity, test_prefix_affinity_runs,
+                 test_weighted_staleness, test_weighted_prefix_index, test_rix_bounded,
+                 test_rix_grow_refresh, test_rix_touch_path, test_weighted_long_trace_small_table,
+                 test_prefix_affinity_thresholds, test_precise_prefix_reads_caches, test_kv_router,
+                 test_session_affinity)

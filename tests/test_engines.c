@@ -17,6 +17,7 @@
 #include "engine_run.h"
 #include "engine_util.h"
 #include "preset.h"
+#include "test_main.h"
 
 static const eng_predictor_ops linear_ops = {"linear", linear_ns, linear_xfer_ns, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
@@ -99,15 +100,20 @@ static const eng_segment seg_a1600[] = {{404, 1600}};
 
 /* ================= the prefix cache ================= */
 
+/* Two requests of 1000 prompt and 10 output tokens, 200 ms apart, their contents x and y. */
+static rec *run_pair(eng_config *c, const eng_segment *x, int nx, const eng_segment *y, int ny)
+{
+    eng_arrival a[] = {arrival(0, 1000, 10, x, nx), arrival(200 * SIM_NS_PER_MS, 1000, 10, y, ny)};
+    return run(c, a, 2);
+}
+
 /* A cached prefix is not computed again: the second request with the same content starts after
  * its cached whole blocks, at most prompt - 1 tokens (the last is computed for its logits). */
 static void test_prefix_hit_skips_cached_blocks(void **state)
 {
     eng_config c;
     config(&c, "vllm", 8192);
-    eng_arrival a[] = {arrival(0, 1000, 10, seg_a, 1),
-                       arrival(200 * SIM_NS_PER_MS, 1000, 10, seg_a, 1)};
-    rec *r = run(&c, a, 2);
+    rec *r = run_pair(&c, seg_a, 1, seg_a, 1);
     assert_int_equal(r->t.rq[0].cached_tokens, 0);
     assert_int_equal(r->t.rq[1].cached_tokens, (1000 - 1) / 16 * 16);
     int64_t ttft0 = r->t.rq[0].t_first_token - r->t.rq[0].t_arrival;
@@ -118,7 +124,7 @@ static void test_prefix_hit_skips_cached_blocks(void **state)
     free_rec(r);
     /* off: nothing is reused */
     eng_cfg_set(&c.sched, "enable_prefix_caching", "false");
-    r = run(&c, a, 2);
+    r = run_pair(&c, seg_a, 1, seg_a, 1);
     assert_int_equal(r->t.rq[1].cached_tokens, 0);
     free_rec(r);
 }
@@ -128,9 +134,7 @@ static void test_prefix_longest_leading_match(void **state)
 {
     eng_config c;
     config(&c, "vllm", 8192);
-    eng_arrival a[] = {arrival(0, 1000, 10, seg_a512_b, 2),
-                       arrival(200 * SIM_NS_PER_MS, 1000, 10, seg_a512_c, 2)};
-    rec *r = run(&c, a, 2);
+    rec *r = run_pair(&c, seg_a512_b, 2, seg_a512_c, 2);
     assert_int_equal(r->t.rq[1].cached_tokens, 512);
     free_rec(r);
 }
@@ -690,32 +694,13 @@ static void test_trtllm_max_num_tokens(void **state)
     free_rec(r);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefix_hit_skips_cached_blocks),
-        cmocka_unit_test(test_prefix_longest_leading_match),
-        cmocka_unit_test(test_prefix_eviction_order),
-        cmocka_unit_test(test_prefix_visible_at_schedule_or_completion),
-        cmocka_unit_test(test_prefix_own_blocks_apart),
-        cmocka_unit_test(test_vllm_defaults_per_gpu_and_entry_point),
-        cmocka_unit_test(test_vllm_running_then_waiting),
-        cmocka_unit_test(test_vllm_preempts_tail_admits_none),
-        cmocka_unit_test(test_vllm_v0_can_allocate_prompt_only),
-        cmocka_unit_test(test_vllm_v0_latest_arrived),
-        cmocka_unit_test(test_vllm_v0_multi_step),
-        cmocka_unit_test(test_tgi_current_defaults),
-        cmocka_unit_test(test_tgi3_chunked_prefix),
-        cmocka_unit_test(test_tgi3_launcher_budget),
-        cmocka_unit_test(test_sglang_ratio_admission_and_decay),
-        cmocka_unit_test(test_sglang_retracts_fewest_outputs),
-        cmocka_unit_test(test_sglang_chunked_prefill),
-        cmocka_unit_test(test_sglang_mixed_chunk),
-        cmocka_unit_test(test_sglang_lpm),
-        cmocka_unit_test(test_trtllm_capacity_policies),
-        cmocka_unit_test(test_trtllm_max_num_tokens),
-        cmocka_unit_test(test_trtllm_overlap_retiring_seat),
-        cmocka_unit_test(test_form_ahead),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_prefix_hit_skips_cached_blocks, test_prefix_longest_leading_match,
+                 test_prefix_eviction_order, test_prefix_visible_at_schedule_or_completion,
+                 test_prefix_own_blocks_apart, test_vllm_defaults_per_gpu_and_entry_point,
+                 test_vllm_running_then_waiting, test_vllm_preempts_tail_admits_none,
+                 test_vllm_v0_can_allocate_prompt_only, test_vllm_v0_latest_arrived,
+                 test_vllm_v0_multi_step, test_tgi_current_defaults, test_tgi3_chunked_prefix,
+                 test_tgi3_launcher_budget, test_sglang_ratio_admission_and_decay,
+                 test_sglang_retracts_fewest_outputs, test_sglang_chunked_prefill,
+                 test_sglang_mixed_chunk, test_sglang_lpm, test_trtllm_capacity_policies,
+                 test_trtllm_max_num_tokens, test_trtllm_overlap_retiring_seat, test_form_ahead)

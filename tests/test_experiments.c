@@ -20,6 +20,7 @@
 
 #include "engine_util.h"
 #include "study.h"
+#include "test_main.h"
 
 #define SCN_DIR LLMSIM_SOURCE_DIR "/scenarios/"
 #define SHAREGPT                                                                                   \
@@ -319,16 +320,11 @@ static void test_exp7_async_cpu(void **state)
     assert_true(as.out_tps > sy.out_tps);
 }
 
+LLMSIM_TESTS(tests, test_exp1_static_batch_size, test_exp2_orca_drains_faster,
+             test_exp3_burst_throughput, test_exp4_kv_limits, test_exp5_poisson_latency,
+             test_exp6_chunked_itl, test_exp7_async_cpu);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_exp1_static_batch_size),
-        cmocka_unit_test(test_exp2_orca_drains_faster),
-        cmocka_unit_test(test_exp3_burst_throughput),
-        cmocka_unit_test(test_exp4_kv_limits),
-        cmocka_unit_test(test_exp5_poisson_latency),
-        cmocka_unit_test(test_exp6_chunked_itl),
-        cmocka_unit_test(test_exp7_async_cpu),
-    };
     return cmocka_run_group_tests_name("experiments", tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 
 #include "study.h"
 #include "study_util.h"
+#include "test_main.h"
 
 #define SHARED LLMSIM_SOURCE_DIR "/scenarios/shared_prefix.yaml"
 
@@ -376,20 +377,8 @@ static void test_refusals(void **state)
     refused_in(LLMSIM_SOURCE_DIR "/scenarios/pd_llama70b.yaml", pd, "disaggregated");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_crash_retried_loses_nothing),
-        cmocka_unit_test(test_crash_without_retries_loses),
-        cmocka_unit_test(test_single_replica_waits_for_replacement),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_slow),
-        cmocka_unit_test(test_crash_autoscaled),
-        cmocka_unit_test(test_stateful_routers_crash),
-        cmocka_unit_test(test_stateful_routers_autoscaled),
-        cmocka_unit_test(test_session_ring_survives_crash),
-        cmocka_unit_test(test_crash_mixed_pool),
-        cmocka_unit_test(test_refusals),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_crash_retried_loses_nothing, test_crash_without_retries_loses,
+                 test_single_replica_waits_for_replacement, test_deterministic, test_slow,
+                 test_crash_autoscaled, test_stateful_routers_crash,
+                 test_stateful_routers_autoscaled, test_session_ring_survives_crash,
+                 test_crash_mixed_pool, test_refusals)

@@ -17,6 +17,7 @@
 #include "e2e_util.h"
 #include "study.h"
 #include "study_util.h"
+#include "test_main.h"
 
 #define DEMO LLMSIM_SOURCE_DIR "/scenarios/demo.yaml"
 #define PD70 LLMSIM_SOURCE_DIR "/scenarios/pd_llama70b.yaml"
@@ -34,7 +35,7 @@ static void test_catalog_rows(void **state)
 {
     (void)state;
     char why[256];
-    if (cal_gpu_cost_check(why, sizeof why) != 0)
+    if (cal_gpu_catalog_check(why, sizeof why) != 0)
         fail_msg("%s", why);
     eng_gpu g;
     assert_int_equal(cal_gpu_find("h100-sxm", &g), 0);
@@ -199,13 +200,5 @@ static void test_cli_outputs(void **state)
     e2e_rmdir();
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_catalog_rows),    cmocka_unit_test(test_cost_per_mtok_exact),
-        cmocka_unit_test(test_energy_model),    cmocka_unit_test(test_no_price),
-        cmocka_unit_test(test_pd_pools),        cmocka_unit_test(test_cli_outputs),
-        cmocka_unit_test(test_admission_sheds),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_catalog_rows, test_cost_per_mtok_exact, test_energy_model,
+                 test_no_price, test_pd_pools, test_cli_outputs, test_admission_sheds)

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
+#include "test_main.h"
 
 static char out[65536], err[65536], db[300];
 
@@ -336,12 +337,5 @@ static void test_schema5(void **state)
     assert_int_equal(e2e_query_int(old, "SELECT count(*) FROM fleet_pools"), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_timeline_adds_up), cmocka_unit_test(test_plot_fleet),
-        cmocka_unit_test(test_refusals),         cmocka_unit_test(test_pools_timeline),
-        cmocka_unit_test(test_plot_pools),       cmocka_unit_test(test_schema5),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+LLMSIM_TEST_MAIN(setup, teardown, test_timeline_adds_up, test_plot_fleet, test_refusals,
+                 test_pools_timeline, test_plot_pools, test_schema5)

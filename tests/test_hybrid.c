@@ -22,6 +22,7 @@
 #include "engine_run.h"
 #include "engine_util.h"
 #include "rng.h"
+#include "test_main.h"
 
 /* ---- the rule, written out again ---- */
 
@@ -176,17 +177,25 @@ static eng_kv_plan plan_of(const eng_config *c)
     return p;
 }
 
-/* One request of prompt and output tokens alone under vLLM on the `kind` model with a cache of
- * 400 blocks, costed by pred: its config, plan and rule into *c, *p and *ru. */
-static rec *one_request(int kind, const eng_predictor *pred, int32_t prompt, int32_t output,
-                        eng_config *c, eng_kv_plan *p, rule *ru)
+/* One request alone under vLLM on a model with a cache of 400 blocks: its config, plan, the
+ * rule of its plan, and the run's record (the caller frees it). */
+typedef struct lone {
+    eng_config c;
+    eng_kv_plan p;
+    rule ru;
+    rec *r;
+} lone;
+
+/* Runs one request of prompt and output tokens on the `kind` model, costed by pred, into *o. */
+static void one_request(lone *o, int kind, const eng_predictor *pred, int32_t prompt,
+                        int32_t output)
 {
-    hybrid_config(c, kind, 400);
-    snprintf(c->sched.name, sizeof c->sched.name, "vllm");
-    *p = plan_of(c);
-    *ru = rule_of(p, c->block_size);
+    hybrid_config(&o->c, kind, 400);
+    snprintf(o->c.sched.name, sizeof o->c.sched.name, "vllm");
+    o->p = plan_of(&o->c);
+    o->ru = rule_of(&o->p, o->c.block_size);
     eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0, 0};
-    return run(c, pred, &a, 1, NULL);
+    o->r = run(&o->c, pred, &a, 1, NULL);
 }
 
 static void test_small_layouts(void **state)
@@ -245,21 +254,30 @@ static void test_catalog_layouts(void **state)
     }
 }
 
-/* A reserving policy (orca) admits as many long requests as whole reservations fit: the
- * windowed model's reservation is its peak under the window rule, the full-attention model of
- * the same bytes per token reserves every token. */
-static int64_t first_batch(const eng_config *c, int n, int32_t prompt, int32_t output)
+/* Runs n requests of prompt and output tokens, gap_ns apart, on c: the most sequences an
+ * iteration ran (or, when decoding, the most decode sequences). */
+static int64_t most_at_once(const eng_config *c, int n, int64_t gap_ns, int32_t prompt,
+                            int32_t output, int decoding)
 {
     eng_arrival *a = calloc((size_t)n, sizeof *a);
     for (int i = 0; i < n; i++)
-        a[i] = (eng_arrival){0, prompt, output, NULL, 0, 0, 0, 0, 0};
+        a[i] = (eng_arrival){(int64_t)i * gap_ns, prompt, output, NULL, 0, 0, 0, 0, 0};
     rec *r = run(c, &lin, a, n, NULL);
+    const int32_t *col = decoding ? r->decodes : r->num_seqs;
     int64_t most = 0;
     for (int64_t i = 0; i < r->n; i++)
-        most = r->num_seqs[i] > most ? r->num_seqs[i] : most;
+        most = col[i] > most ? col[i] : most;
     free(r);
     free(a);
     return most;
+}
+
+/* A reserving policy (orca) admits as many long requests as whole reservations fit: the
+ * windowed model's reservation is its peak under the window rule, the full-attention model of
+ * the same bytes per token reserves every token. The first batch of n arriving at once: */
+static int64_t first_batch(const eng_config *c, int n, int32_t prompt, int32_t output)
+{
+    return most_at_once(c, n, 0, prompt, output, 0);
 }
 
 /* The same model with every windowed layer made a full-attention one: the same KV bytes per
@@ -306,20 +324,6 @@ static void test_windows_hold_more_reserving(void **state)
 }
 
 /* A paged policy (vLLM V1) holds more running requests on the windowed model too. */
-static int64_t most_running_paged(const eng_config *c, int n, int32_t prompt, int32_t output)
-{
-    eng_arrival *a = calloc((size_t)n, sizeof *a);
-    for (int i = 0; i < n; i++)
-        a[i] = (eng_arrival){(int64_t)i * 1000000, prompt, output, NULL, 0, 0, 0, 0, 0};
-    rec *r = run(c, &lin, a, n, NULL);
-    int64_t most = 0;
-    for (int64_t i = 0; i < r->n; i++)
-        most = r->decodes[i] > most ? r->decodes[i] : most;
-    free(r);
-    free(a);
-    return most;
-}
-
 static void test_windows_hold_more_paged(void **state)
 {
     eng_config c;
@@ -330,8 +334,8 @@ static void test_windows_hold_more_paged(void **state)
     snprintf(c.sched.name, sizeof c.sched.name, "vllm");
     eng_config f = c;
     as_full_attention(&f);
-    int64_t w = most_running_paged(&c, 400, 12000, 300);
-    int64_t full = most_running_paged(&f, 400, 12000, 300);
+    int64_t w = most_at_once(&c, 400, 1000000, 12000, 300, 1);
+    int64_t full = most_at_once(&f, 400, 1000000, 12000, 300, 1);
     print_message("gpt-oss-20b under vllm: %lld decoding at once, %lld with full attention\n",
                   (long long)w, (long long)full);
     assert_true(w > full);
@@ -365,43 +369,58 @@ static void test_paged_accounting_exact(void **state)
  * the full-attention blocks grow, one per block_size tokens. */
 static void test_state_taken_once(void **state)
 {
-    eng_config c;
-    eng_kv_plan p;
-    rule ru;
     const int32_t prompt = 100, output = 300;
-    rec *r = one_request(LINEAR, &lin, prompt, output, &c, &p, &ru);
+    lone o;
+    one_request(&o, LINEAR, &lin, prompt, output);
+    const rec *r = o.r;
     assert_int_equal(r->n, output); /* the prefill, then output - 1 decode steps */
-    assert_int_equal(r->blocks[0], held(&ru, 0, prompt));
+    assert_int_equal(r->blocks[0], held(&o.ru, 0, prompt));
     for (int64_t i = 1; i < r->n; i++) {
         int64_t ctx = prompt + i - 1;
         assert_int_equal(r->ctx[i], ctx);
-        assert_int_equal(r->blocks[i], (ctx + 1 + 15) / 16 + p.state_blocks);
+        assert_int_equal(r->blocks[i], (ctx + 1 + 15) / 16 + o.p.state_blocks);
     }
-    free(r);
+    free(o.r);
     /* and a reservation counts it once as well */
-    eng_config o = c;
-    snprintf(o.sched.name, sizeof o.sched.name, "orca");
-    eng_cfg_set(&o.sched, "max_num_seqs", "100000");
-    int64_t want = p.blocks / ((prompt + output + 15) / 16 + p.state_blocks);
-    assert_int_equal(first_batch(&o, (int)want + 20, prompt, output), want);
+    eng_config res = o.c;
+    snprintf(res.sched.name, sizeof res.sched.name, "orca");
+    eng_cfg_set(&res.sched, "max_num_seqs", "100000");
+    int64_t want = o.p.blocks / ((prompt + output + 15) / 16 + o.p.state_blocks);
+    assert_int_equal(first_batch(&res, (int)want + 20, prompt, output), want);
+}
+
+/* One request's decode steps on a model with capped layers: the capped sum is min(context,
+ * W - 1) under a sliding window, and under chunked local attention the context within its
+ * chunk, dropping to 0 at each boundary; the blocks held follow the rule (past the window, or at
+ * a chunk's end, its blocks are freed). */
+static void test_decode_capped_sums(void **state)
+{
+    const int32_t prompt = 10, output = 200;
+    static const int kinds[] = {SLIDING, CHUNKED};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        lone o;
+        one_request(&o, kinds[k], &capped_pred, prompt, output);
+        for (int64_t i = 1; i < o.r->n; i++) {
+            int64_t ctx = prompt + i - 1;
+            int64_t want = kinds[k] == CHUNKED ? ctx % 64 : ctx < 63 ? ctx : 63;
+            assert_int_equal(o.r->capped[i], want);
+            assert_int_equal(o.r->blocks[i], held(&o.ru, ctx, 1));
+        }
+        free(o.r);
+    }
 }
 
 /* One request on a sliding-window model: a decode step's cost grows with its context until the
- * context reaches the window, then stays flat; its capped sum is min(context, W - 1) and its
- * blocks stop growing past the window. */
+ * context reaches the window, then stays flat, and its blocks stop growing past the window. */
 static void test_window_cost_flat(void **state)
 {
-    eng_config c;
-    eng_kv_plan p;
-    rule ru;
     const int32_t prompt = 10, output = 200;
-    rec *r = one_request(SLIDING, &capped_pred, prompt, output, &c, &p, &ru);
+    lone o;
+    one_request(&o, SLIDING, &capped_pred, prompt, output);
+    const rec *r = o.r;
     int64_t flat = -1;
     for (int64_t i = 1; i < r->n; i++) {
-        int64_t ctx = prompt + i - 1;
-        assert_int_equal(r->capped[i], ctx < 63 ? ctx : 63);
-        assert_int_equal(r->blocks[i], held(&ru, ctx, 1));
-        if (ctx < 63) {
+        if (prompt + i - 1 < 63) {
             assert_true(r->gpu[i] > r->gpu[i - 1] || i == 1);
         } else {
             if (flat < 0)
@@ -414,24 +433,7 @@ static void test_window_cost_flat(void **state)
     int64_t last = prompt + output - 2, top = (last + 1 + 15) / 16;
     assert_true(r->blocks[r->n - 1] - top <= 5);
     assert_true(r->blocks[r->n - 1] < 2 * top);
-    free(r);
-}
-
-/* Chunked local attention: the capped sum is the context within its chunk, dropping to 0 at
- * each boundary; the chunk's blocks are freed there. */
-static void test_chunked_sum(void **state)
-{
-    eng_config c;
-    eng_kv_plan p;
-    rule ru;
-    const int32_t prompt = 10, output = 200;
-    rec *r = one_request(CHUNKED, &capped_pred, prompt, output, &c, &p, &ru);
-    for (int64_t i = 1; i < r->n; i++) {
-        int64_t ctx = prompt + i - 1;
-        assert_int_equal(r->capped[i], ctx % 64);
-        assert_int_equal(r->blocks[i], held(&ru, ctx, 1));
-    }
-    free(r);
+    free(o.r);
 }
 
 /* A prompt computed in chunks of 96 tokens: each chunk's capped sums, as the engine gives them
@@ -554,21 +556,8 @@ static void test_qwen35_state(void **state)
     assert_int_equal(p.state_blocks, 196);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_small_layouts),
-        cmocka_unit_test(test_catalog_layouts),
-        cmocka_unit_test(test_windows_hold_more_reserving),
-        cmocka_unit_test(test_windows_hold_more_paged),
-        cmocka_unit_test(test_paged_accounting_exact),
-        cmocka_unit_test(test_state_taken_once),
-        cmocka_unit_test(test_window_cost_flat),
-        cmocka_unit_test(test_chunked_sum),
-        cmocka_unit_test(test_prefill_capped_sums),
-        cmocka_unit_test(test_prefix_cache_windows),
-        cmocka_unit_test(test_static_refused_when_cap_binds),
-        cmocka_unit_test(test_qwen35_state),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_small_layouts, test_catalog_layouts,
+                 test_windows_hold_more_reserving, test_windows_hold_more_paged,
+                 test_paged_accounting_exact, test_state_taken_once, test_decode_capped_sums,
+                 test_window_cost_flat, test_prefill_capped_sums, test_prefix_cache_windows,
+                 test_static_refused_when_cap_binds, test_qwen35_state)

@@ -16,6 +16,7 @@
 
 #include "kernels.h"
 #include "kernels_util.h"
+#include "test_main.h"
 
 static void assert_close(const float *got, const float *want, size_t n, double tol,
                          const char *what)
@@ -27,6 +28,28 @@ static void assert_close(const float *got, const float *want, size_t n, double t
         }
     }
 }
+
+/* got's n floats set to init's (NULL: zeros) before a kernel writes them. */
+static void reset_out(float *got, const float *init, size_t n)
+{
+    if (init)
+        memcpy(got, init, n * sizeof(float));
+    else
+        memset(got, 0, n * sizeof(float));
+}
+
+/* Kernel op in both backends on the arguments after tolerances, each writing got (n floats, reset
+ * to init first): the reference's result must be want within tol_ref, the CPU backend's within
+ * tol_cpu. */
+#define CHECK_BOTH(op, got, init, want, n, tol_ref, tol_cpu, ...)                                  \
+    do {                                                                                           \
+        reset_out(got, init, n);                                                                   \
+        kern_ref_##op(__VA_ARGS__);                                                                \
+        assert_close(got, want, n, tol_ref, "ref " #op);                                           \
+        reset_out(got, init, n);                                                                   \
+        kern_cpu_##op(__VA_ARGS__);                                                                \
+        assert_close(got, want, n, tol_cpu, "cpu " #op);                                           \
+    } while (0)
 
 /* Causal attention the long way: the whole [nh][chunk][total] score matrix, masked, softmaxed,
  * multiplied by V. Query i is at position context + i; head h reads kv head h / (nh / nkv). */
@@ -69,23 +92,13 @@ static void attn_long_way(const float *q, const float *k, const float *v, float 
 
 static void check_prefill(int chunk, int context, int nh, int nkv, int d)
 {
-    int total = chunk + context;
     float scale = 1.0f / sqrtf((float)d);
-    float *q = rand_vec((size_t)chunk * nh * d), *k = rand_vec((size_t)total * nkv * d);
-    float *v = rand_vec((size_t)total * nkv * d);
-    size_t no = (size_t)chunk * nh * d;
-    float *want = malloc(no * sizeof(float)), *got = malloc(no * sizeof(float));
-    attn_long_way(q, k, v, want, chunk, context, nh, nkv, d, scale);
-    kern_ref_attn_prefill(q, k, v, got, chunk, context, nh, nkv, d, scale);
-    assert_close(got, want, no, 1e-5, "ref prefill");
-    memset(got, 0, no * sizeof(float));
-    kern_cpu_attn_prefill(q, k, v, got, chunk, context, nh, nkv, d, scale);
-    assert_close(got, want, no, 1e-4, "cpu prefill");
-    free(got);
-    free(want);
-    free(v);
-    free(k);
-    free(q);
+    kattn a;
+    size_t no = kattn_prefill(&a, chunk, context, nh, nkv, d);
+    attn_long_way(a.q, a.k, a.v, a.want, chunk, context, nh, nkv, d, scale);
+    CHECK_BOTH(attn_prefill, a.got, NULL, a.want, no, 1e-5, 1e-4, a.q, a.k, a.v, a.got, chunk,
+               context, nh, nkv, d, scale);
+    kattn_free(&a);
 }
 
 static void test_prefill(void **state)
@@ -108,11 +121,10 @@ static void check_decode(int batch, int nh, int nkv, int d, int bs, const int *l
         used += nb;
     }
     int num_blocks = used + 3; /* a few blocks no table points at */
-    size_t row = (size_t)nkv * d, blk = (size_t)bs * row, qn = (size_t)batch * nh * d;
-    float *kc = rand_vec(num_blocks * blk), *vc = rand_vec(num_blocks * blk);
-    float *q = rand_vec(qn), *want = malloc(qn * sizeof(float)), *got = malloc(qn * sizeof(float));
-    int32_t *tables = calloc((size_t)batch * max_blocks, sizeof(int32_t));
-    int32_t *perm = malloc(sizeof(int32_t) * num_blocks), *clens = malloc(sizeof(int32_t) * batch);
+    size_t row = (size_t)nkv * d, qn = (size_t)batch * nh * d;
+    kattn c;
+    kattn_alloc(&c, qn, num_blocks * row * bs, (size_t)batch * max_blocks, batch);
+    int32_t *perm = malloc(sizeof(int32_t) * num_blocks);
     for (int i = 0; i < num_blocks; i++)
         perm[i] = i;
     for (int i = num_blocks - 1; i > 0; i--) { /* Fisher-Yates: scramble the block order */
@@ -124,33 +136,24 @@ static void check_decode(int batch, int nh, int nkv, int d, int bs, const int *l
     int next = 0;
     for (int b = 0; b < batch; b++) {
         int len = lens[b];
-        clens[b] = len;
+        c.lens[b] = len;
         float *k = malloc(sizeof(float) * len * row), *v = malloc(sizeof(float) * len * row);
         for (int j = 0; j < (len + bs - 1) / bs; j++)
-            tables[(size_t)b * max_blocks + j] = perm[next++];
+            c.tables[(size_t)b * max_blocks + j] = perm[next++];
         for (int p = 0; p < len; p++) { /* contiguous copy of what the table points at */
-            size_t src = ((size_t)tables[(size_t)b * max_blocks + p / bs] * bs + p % bs) * row;
-            memcpy(k + p * row, kc + src, row * sizeof(float));
-            memcpy(v + p * row, vc + src, row * sizeof(float));
+            size_t src = ((size_t)c.tables[(size_t)b * max_blocks + p / bs] * bs + p % bs) * row;
+            memcpy(k + p * row, c.k + src, row * sizeof(float));
+            memcpy(v + p * row, c.v + src, row * sizeof(float));
         }
-        attn_long_way(q + (size_t)b * nh * d, k, v, want + (size_t)b * nh * d, 1, len - 1, nh, nkv,
-                      d, scale);
+        attn_long_way(c.q + (size_t)b * nh * d, k, v, c.want + (size_t)b * nh * d, 1, len - 1, nh,
+                      nkv, d, scale);
         free(v);
         free(k);
     }
-    kern_ref_attn_decode(q, kc, vc, tables, max_blocks, clens, got, batch, nh, nkv, d, bs, scale);
-    assert_close(got, want, qn, 1e-5, "ref decode");
-    memset(got, 0, qn * sizeof(float));
-    kern_cpu_attn_decode(q, kc, vc, tables, max_blocks, clens, got, batch, nh, nkv, d, bs, scale);
-    assert_close(got, want, qn, 1e-4, "cpu decode");
-    free(clens);
+    CHECK_BOTH(attn_decode, c.got, NULL, c.want, qn, 1e-5, 1e-4, c.q, c.k, c.v, c.tables,
+               max_blocks, c.lens, c.got, batch, nh, nkv, d, bs, scale);
     free(perm);
-    free(tables);
-    free(got);
-    free(want);
-    free(q);
-    free(vc);
-    free(kc);
+    kattn_free(&c);
 }
 
 static void test_decode(void **state)
@@ -177,10 +180,7 @@ static void test_linear(void **state)
                     acc += (double)x[i * k + p] * w[j * k + p];
                 want[i * n + j] = (float)acc;
             }
-        kern_ref_linear(x, w, got, m, k, n);
-        assert_close(got, want, (size_t)m * n, 1e-6, "ref linear");
-        kern_cpu_linear(x, w, got, m, k, n);
-        assert_close(got, want, (size_t)m * n, 1e-4, "cpu linear");
+        CHECK_BOTH(linear, got, NULL, want, (size_t)m * n, 1e-6, 1e-4, x, w, got, m, k, n);
         free(got);
         free(want);
         free(w);
@@ -200,10 +200,8 @@ static void test_rmsnorm(void **state)
         for (int i = 0; i < hidden; i++)
             want[t * hidden + i] = (float)(x[t * hidden + i] / sqrt(ms + eps) * w[i]);
     }
-    kern_ref_rmsnorm(x, w, got, tokens, hidden, eps);
-    assert_close(got, want, (size_t)tokens * hidden, 1e-6, "ref rmsnorm");
-    kern_cpu_rmsnorm(x, w, got, tokens, hidden, eps);
-    assert_close(got, want, (size_t)tokens * hidden, 1e-5, "cpu rmsnorm");
+    CHECK_BOTH(rmsnorm, got, NULL, want, (size_t)tokens * hidden, 1e-6, 1e-5, x, w, got, tokens,
+               hidden, eps);
     free(w);
     free(x);
 }
@@ -218,17 +216,11 @@ static void test_silu_mul_and_add(void **state)
             x[t * 2 * inter + i] = (float)g; /* wider range so silu's tails are exercised */
             want[t * inter + i] = (float)(g * (1.0 / (1.0 + exp(-g))) * u);
         }
-    kern_ref_silu_mul(x, got, tokens, inter);
-    assert_close(got, want, 150, 1e-6, "ref silu_mul");
-    kern_cpu_silu_mul(x, got, tokens, inter);
-    assert_close(got, want, 150, 1e-5, "cpu silu_mul");
+    CHECK_BOTH(silu_mul, got, NULL, want, 150, 1e-6, 1e-5, x, got, tokens, inter);
     float *a = rand_vec(150), *b = rand_vec(150);
     for (int i = 0; i < 150; i++)
         want[i] = a[i] + b[i];
-    kern_ref_add(a, b, got, 150);
-    assert_close(got, want, 150, 0.0, "ref add");
-    kern_cpu_add(a, b, got, 150);
-    assert_close(got, want, 150, 0.0, "cpu add");
+    CHECK_BOTH(add, got, NULL, want, 150, 0.0, 0.0, a, b, got, 150);
     free(b);
     free(a);
     free(x);
@@ -249,12 +241,8 @@ static void test_rope(void **state)
                 want[(t * heads + h) * d + i] = (float)(re * cos(ang) - im * sin(ang));
                 want[(t * heads + h) * d + i + d / 2] = (float)(re * sin(ang) + im * cos(ang));
             }
-    memcpy(got, x, sizeof got);
-    kern_ref_rope(got, pos, tokens, heads, d, theta);
-    assert_close(got, want, sizeof got / sizeof got[0], 1e-5, "ref rope");
-    memcpy(got, x, sizeof got);
-    kern_cpu_rope(got, pos, tokens, heads, d, theta);
-    assert_close(got, want, sizeof got / sizeof got[0], 1e-4, "cpu rope");
+    CHECK_BOTH(rope, got, x, want, sizeof got / sizeof got[0], 1e-5, 1e-4, got, pos, tokens, heads,
+               d, theta);
     free(x);
 }
 
@@ -396,23 +384,13 @@ static void test_cuda_library_missing(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+LLMSIM_TESTS(tests, test_prefill, test_decode, test_linear, test_rmsnorm, test_silu_mul_and_add,
+             test_rope, test_op_names, test_shape_check, test_bench_stats, test_bench_cpu,
+             test_cuda_absent_is_an_error_not_a_crash, test_cuda_library_missing);
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--probe-missing-cuda") == 0)
         return probe_missing_cuda();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefill),
-        cmocka_unit_test(test_decode),
-        cmocka_unit_test(test_linear),
-        cmocka_unit_test(test_rmsnorm),
-        cmocka_unit_test(test_silu_mul_and_add),
-        cmocka_unit_test(test_rope),
-        cmocka_unit_test(test_op_names),
-        cmocka_unit_test(test_shape_check),
-        cmocka_unit_test(test_bench_stats),
-        cmocka_unit_test(test_bench_cpu),
-        cmocka_unit_test(test_cuda_absent_is_an_error_not_a_crash),
-        cmocka_unit_test(test_cuda_library_missing),
-    };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

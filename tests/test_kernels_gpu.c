@@ -14,6 +14,7 @@
 
 #include "kernels.h"
 #include "kernels_util.h"
+#include "test_main.h"
 
 /* fp16 keeps 11 significant bits, bf16 8: the tolerance follows the type. */
 static double tol_of(kern_dtype dt)
@@ -121,22 +122,16 @@ static void test_rope(void **state)
 
 static void check_prefill(kern_cuda *c, int chunk, int context, int nh, int nkv, int d)
 {
-    int total = chunk + context;
     float scale = 1.0f / sqrtf((float)d);
-    size_t nq = (size_t)chunk * nh * d, nk = (size_t)total * nkv * d;
-    float *q = rand_vec(nq), *k = rand_vec(nk), *v = rand_vec(nk);
-    float *want = malloc(sizeof(float) * nq), *got = malloc(sizeof(float) * nq);
-    kern_ref_attn_prefill(q, k, v, want, chunk, context, nh, nkv, d, scale);
+    kattn a;
+    size_t nq = kattn_prefill(&a, chunk, context, nh, nkv, d);
+    kern_ref_attn_prefill(a.q, a.k, a.v, a.want, chunk, context, nh, nkv, d, scale);
     for (int i = 0; i < 2; i++) {
-        CK(kern_cuda_attn_prefill(c, dtypes[i], q, k, v, got, chunk, context, nh, nkv, d, scale,
-                                  err, sizeof err));
-        assert_close(got, want, nq, tol_of(dtypes[i]), "attn_prefill", dtypes[i]);
+        CK(kern_cuda_attn_prefill(c, dtypes[i], a.q, a.k, a.v, a.got, chunk, context, nh, nkv, d,
+                                  scale, err, sizeof err));
+        assert_close(a.got, a.want, nq, tol_of(dtypes[i]), "attn_prefill", dtypes[i]);
     }
-    free(got);
-    free(want);
-    free(v);
-    free(k);
-    free(q);
+    kattn_free(&a);
 }
 
 static void test_prefill(void **state)
@@ -152,28 +147,22 @@ static void check_decode(kern_cuda *c, int batch, int nh, int nkv, int d, int bs
 {
     float scale = 1.0f / sqrtf((float)d);
     int max_blocks = (maxlen + bs - 1) / bs, num_blocks = batch * max_blocks + 5;
-    size_t blk = (size_t)bs * nkv * d, nq = (size_t)batch * nh * d;
-    float *kc = rand_vec(num_blocks * blk), *vc = rand_vec(num_blocks * blk), *q = rand_vec(nq);
-    float *want = malloc(sizeof(float) * nq), *got = malloc(sizeof(float) * nq);
-    int32_t *tables = malloc(sizeof(int32_t) * batch * max_blocks), *lens = malloc(4 * batch);
+    size_t nq = (size_t)batch * nh * d;
+    kattn k;
+    kattn_alloc(&k, nq, (size_t)num_blocks * bs * nkv * d, (size_t)batch * max_blocks, batch);
     for (int b = 0; b < batch; b++) { /* lengths 1 .. maxlen, blocks scattered backwards */
-        lens[b] = 1 + (int)((uint32_t)(b * 7919) % (uint32_t)maxlen);
+        k.lens[b] = 1 + (int)((uint32_t)(b * 7919) % (uint32_t)maxlen);
         for (int j = 0; j < max_blocks; j++)
-            tables[b * max_blocks + j] = num_blocks - 1 - (j * batch + b);
+            k.tables[b * max_blocks + j] = num_blocks - 1 - (j * batch + b);
     }
-    kern_ref_attn_decode(q, kc, vc, tables, max_blocks, lens, want, batch, nh, nkv, d, bs, scale);
+    kern_ref_attn_decode(k.q, k.k, k.v, k.tables, max_blocks, k.lens, k.want, batch, nh, nkv, d, bs,
+                         scale);
     for (int i = 0; i < 2; i++) {
-        CK(kern_cuda_attn_decode(c, dtypes[i], q, kc, vc, num_blocks, tables, max_blocks, lens, got,
-                                 batch, nh, nkv, d, bs, scale, err, sizeof err));
-        assert_close(got, want, nq, tol_of(dtypes[i]), "attn_decode", dtypes[i]);
+        CK(kern_cuda_attn_decode(c, dtypes[i], k.q, k.k, k.v, num_blocks, k.tables, max_blocks,
+                                 k.lens, k.got, batch, nh, nkv, d, bs, scale, err, sizeof err));
+        assert_close(k.got, k.want, nq, tol_of(dtypes[i]), "attn_decode", dtypes[i]);
     }
-    free(lens);
-    free(tables);
-    free(got);
-    free(want);
-    free(q);
-    free(vc);
-    free(kc);
+    kattn_free(&k);
 }
 
 static void test_decode(void **state)
@@ -222,17 +211,14 @@ static void test_bench_cuda(void **state)
     kern_bench_free(b);
 }
 
+LLMSIM_TESTS(tests, test_linear, test_elementwise, test_rope, test_prefill, test_decode,
+             test_decode_rejects_bad_table, test_bench_cuda);
+
 int main(void)
 {
     if (!kern_cuda_available()) {
         printf("no GPU: skipped\n");
         return 77;
     }
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_linear),     cmocka_unit_test(test_elementwise),
-        cmocka_unit_test(test_rope),       cmocka_unit_test(test_prefill),
-        cmocka_unit_test(test_decode),     cmocka_unit_test(test_decode_rejects_bad_table),
-        cmocka_unit_test(test_bench_cuda),
-    };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -32,6 +32,7 @@
 #include "engine.h"
 #include "scenario.h"
 #include "study_capacity.h"
+#include "test_main.h"
 
 /* The rows of keys (INCLUDE'd ones in place) checked, then each sub-table once. */
 static void check_table(const eng_key *keys, const char *where, const eng_key **seen, int *nseen)
@@ -266,13 +267,5 @@ static void unknown_arrival_stops(void **state)
     assert_true(WIFSIGNALED(st)); /* aborted by the check, not drawn as Poisson */
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(tables_are_sound),          cmocka_unit_test(rows_check_and_store),
-        cmocka_unit_test(defaults_are_the_tables),   cmocka_unit_test(pools_whole),
-        cmocka_unit_test(docs_keys_md_is_generated), cmocka_unit_test(metric_vocabulary),
-        cmocka_unit_test(unknown_arrival_stops),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, tables_are_sound, rows_check_and_store, defaults_are_the_tables,
+                 pools_whole, docs_keys_md_is_generated, metric_vocabulary, unknown_arrival_stops)

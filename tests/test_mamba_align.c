@@ -20,6 +20,7 @@
 
 #include "study.h"
 #include "study_util.h"
+#include "test_main.h"
 
 /* Qwen3.5-397B-A17B at tensor_parallel 8: 2 KV heads (one per GPU) of 256 in bf16, K and V;
  * a DeltaNet layer's state: 64 / 8 value heads x 128 x 128 in float32 (mamba_ssm_dtype) and a
@@ -239,12 +240,5 @@ static void test_chunks_aligned(void **state)
     assert_int_equal(off.longest, 2048);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_block_size),    cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_capacity),      cmocka_unit_test(test_hits_aligned),
-        cmocka_unit_test(test_deterministic), cmocka_unit_test(test_chunks_aligned),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_block_size, test_refused, test_capacity, test_hits_aligned,
+                 test_deterministic, test_chunks_aligned)

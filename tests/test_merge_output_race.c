@@ -23,6 +23,7 @@
 #include "scratch.h"
 #include "store_util.h"
 #include "study_sweep.h"
+#include "test_main.h"
 
 static char dir[64], out[128], in1[128], in2[128];
 static int drop_second; /* the report of the first input removes the second (it then fails) */
@@ -130,11 +131,5 @@ static void test_merge_adds_to_an_output_made_meanwhile(void **state)
     assert_int_equal(leftovers(), 0);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_failed_merge_keeps_what_another_opened),
-        cmocka_unit_test(test_merge_adds_to_an_output_made_meanwhile),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+LLMSIM_TEST_MAIN(setup, teardown, test_failed_merge_keeps_what_another_opened,
+                 test_merge_adds_to_an_output_made_meanwhile)

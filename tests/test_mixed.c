@@ -24,6 +24,7 @@
 #include "study.h"
 
 #include "scn_runs.h"
+#include "test_main.h"
 
 #define HEAD                                                                                       \
     "name: mixed\nseed: 1\nmodel: llama-3.1-8b\ngpu: a100-80gb\nengine: vllm\n"                    \
@@ -163,15 +164,6 @@ static void test_refusals(void **state)
     refused_all(refusals, sizeof refusals / sizeof refusals[0]);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_throughput_between_its_parts),
-        cmocka_unit_test(test_each_group_its_own_plan),
-        cmocka_unit_test(test_cost_priced_per_group),
-        cmocka_unit_test(test_routing_by_work_beats_round_robin),
-        cmocka_unit_test(test_one_group_is_the_plain_deployment),
-        cmocka_unit_test(test_refusals),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_throughput_between_its_parts, test_each_group_its_own_plan,
+                 test_cost_priced_per_group, test_routing_by_work_beats_round_robin,
+                 test_one_group_is_the_plain_deployment, test_refusals)

@@ -23,6 +23,7 @@
 #include "study.h"
 
 #include "scn_runs.h"
+#include "test_main.h"
 
 #define m(r, name) metric_of(r, name)
 
@@ -163,13 +164,5 @@ static void test_refusals(void **state)
     refused_all(refusals, sizeof refusals / sizeof refusals[0]);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_decode_throughput_between_its_parts),
-        cmocka_unit_test(test_each_pair_its_own_link),
-        cmocka_unit_test(test_one_group_is_the_scalar_pool),
-        cmocka_unit_test(test_refusals),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_decode_throughput_between_its_parts, test_each_pair_its_own_link,
+                 test_one_group_is_the_scalar_pool, test_refusals)

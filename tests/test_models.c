@@ -22,6 +22,7 @@
 #include "engine.h"
 #include "models_util.h"
 #include "roofline.h"
+#include "test_main.h"
 
 static char tmpdir[256];
 
@@ -797,23 +798,13 @@ static void test_roofline_refusals(void **state)
     cal_predictor_free(&pn);
 }
 
+LLMSIM_TESTS(tests, test_dtype_bytes, test_precision_rules, test_catalog_params, test_kv_bytes,
+             test_checkpoint_quantization, test_fits_and_refusals, test_layout_checks,
+             test_experts_split_both_ways, test_gqa_replication, test_reader_families,
+             test_reader_refusals, test_hf_quant_config, test_json_handling,
+             test_roofline_refusals);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dtype_bytes),
-        cmocka_unit_test(test_precision_rules),
-        cmocka_unit_test(test_catalog_params),
-        cmocka_unit_test(test_kv_bytes),
-        cmocka_unit_test(test_checkpoint_quantization),
-        cmocka_unit_test(test_fits_and_refusals),
-        cmocka_unit_test(test_layout_checks),
-        cmocka_unit_test(test_experts_split_both_ways),
-        cmocka_unit_test(test_gqa_replication),
-        cmocka_unit_test(test_reader_families),
-        cmocka_unit_test(test_reader_refusals),
-        cmocka_unit_test(test_hf_quant_config),
-        cmocka_unit_test(test_json_handling),
-        cmocka_unit_test(test_roofline_refusals),
-    };
     return scratch_run_group(tests, tmpdir, "/tmp/llmsim-models-XXXXXX");
 }

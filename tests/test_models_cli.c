@@ -17,6 +17,7 @@
 
 #include "e2e_util.h"
 #include "expect_text.h"
+#include "test_main.h"
 
 static char out[65536], err[8192];
 
@@ -163,15 +164,10 @@ static void test_amd_extrapolated(void **state)
     assert_null(strstr(out, "extrapolated"));
 }
 
+LLMSIM_TESTS(tests, test_list, test_check_dense, test_check_moe, test_does_not_fit,
+             test_run_weight_only, test_amd_extrapolated);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_list),
-        cmocka_unit_test(test_check_dense),
-        cmocka_unit_test(test_check_moe),
-        cmocka_unit_test(test_does_not_fit),
-        cmocka_unit_test(test_run_weight_only),
-        cmocka_unit_test(test_amd_extrapolated),
-    };
     return e2e_run_group(tests);
 }

@@ -16,6 +16,7 @@
 
 #include "catalog.h"
 #include "sim.h"
+#include "test_main.h"
 
 static char dir[512];
 
@@ -173,6 +174,8 @@ static void test_features(void **state)
     }
 }
 
+LLMSIM_TESTS(tests, test_every_config, test_features);
+
 int main(void)
 {
     const char *base = getenv("LLMSIM_SHARED_DIR");
@@ -181,9 +184,5 @@ int main(void)
         printf("skipped: no model configs under %s\n", dir);
         return 77;
     }
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_config),
-        cmocka_unit_test(test_features),
-    };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

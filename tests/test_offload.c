@@ -31,6 +31,7 @@
 #include "study.h"
 
 #include "scn_runs.h"
+#include "test_main.h"
 
 static const char chat[] =
     "name: chat\nseed: 1\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: vllm\n"
@@ -319,19 +320,8 @@ static void test_tier_tells_apart_hashes_sharing_a_tag(void **state)
     eng_otier_free(t);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tier_tells_apart_hashes_sharing_a_tag),
-        cmocka_unit_test(test_host_tier_brings_back_evicted_prefixes),
-        cmocka_unit_test(test_slower_tier_lowers_benefit),
-        cmocka_unit_test(test_no_load_is_no_tier),
-        cmocka_unit_test(test_bounded_host_tier_and_ssd),
-        cmocka_unit_test(test_remote_tier_is_shared),
-        cmocka_unit_test(test_write_through),
-        cmocka_unit_test(test_sglang_and_trtllm_host_tier),
-        cmocka_unit_test(test_names_are_the_views),
-        cmocka_unit_test(test_refusals),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_tier_tells_apart_hashes_sharing_a_tag,
+                 test_host_tier_brings_back_evicted_prefixes, test_slower_tier_lowers_benefit,
+                 test_no_load_is_no_tier, test_bounded_host_tier_and_ssd,
+                 test_remote_tier_is_shared, test_write_through, test_sglang_and_trtllm_host_tier,
+                 test_names_are_the_views, test_refusals)

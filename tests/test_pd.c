@@ -28,6 +28,8 @@
 #include "study.h"
 #include "scratch.h"
 #include "study_capacity.h"
+#include "study_util.h"
+#include "test_main.h"
 
 /* Llama-3-8B's KV in bf16: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes per token */
 #define KV8B 131072.0
@@ -441,16 +443,12 @@ static void test_capacity_split(void **state)
     char path[] = "/tmp/llmsim-test-pd-XXXXXX";
     assert_int_equal(scratch_write(path, cap_text), 0);
     study_capacity c;
-    memset(&c, 0, sizeof c);
-    c.file = path;
-    c.precision = 0.1;
+    su_capacity_setup(&c, path, NULL, "ttft_p99=400ms,tpot_p99=15ms", 0.1);
     c.target = 24;
     probes *pr = calloc(1, sizeof *pr);
     c.probe = on_probe;
     c.probe_arg = pr;
     sim_err err;
-    assert_int_equal(
-        study_slo_parse("ttft_p99=400ms,tpot_p99=15ms", c.slo, STUDY_MAX_SLO, &c.nslo, &err), 0);
     study_answer *ans = calloc(STUDY_PD_MAX, sizeof *ans);
     int n, best;
     if (study_capacity_pd_search(&c, ans, STUDY_PD_MAX, &n, &best, &err) != 0)
@@ -483,11 +481,7 @@ static void test_capacity_split(void **state)
     c.probe = NULL;
     /* --compare pd=P:D: the same split, as a comparison choice */
     study_capacity_free(&c);
-    memset(&c, 0, sizeof c);
-    c.file = path;
-    c.precision = 0.25;
-    assert_int_equal(
-        study_slo_parse("ttft_p99=400ms,tpot_p99=15ms", c.slo, STUDY_MAX_SLO, &c.nslo, &err), 0);
+    su_capacity_setup(&c, path, NULL, "ttft_p99=400ms,tpot_p99=15ms", 0.25);
     assert_int_equal(study_capacity_compare(&c, "pd=1:1,1:3", &err), 0);
     study_answer one, three;
     assert_int_equal(study_capacity_find(&c, 0, &one, &err), 0);
@@ -545,21 +539,7 @@ static void test_shipped_deepseek_v3(void **state)
     scn_free(&s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ttft_grows_by_transfer_time),
-        cmocka_unit_test(test_link_shared_per_port),
-        cmocka_unit_test(test_saturated_decode_backs_up_prefill),
-        cmocka_unit_test(test_heterogeneous_pools),
-        cmocka_unit_test(test_disciplines),
-        cmocka_unit_test(test_layerwise_reserves_first),
-        cmocka_unit_test(test_every_policy),
-        cmocka_unit_test(test_loader),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_capacity_split),
-        cmocka_unit_test(test_shipped_dense),
-        cmocka_unit_test(test_shipped_deepseek_v3),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_ttft_grows_by_transfer_time, test_link_shared_per_port,
+                 test_saturated_decode_backs_up_prefill, test_heterogeneous_pools, test_disciplines,
+                 test_layerwise_reserves_first, test_every_policy, test_loader, test_deterministic,
+                 test_capacity_split, test_shipped_dense, test_shipped_deepseek_v3)

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "study.h"
+#include "test_main.h"
 
 /* Llama-3-8B on H100s, one prefill and one decode replica at the start, each pool autoscaled up
  * to 4 with the planner's defaults (30 s adjustments, 1 s samples; cold start 20 s + 16 GB at
@@ -244,15 +245,6 @@ static void test_refusals(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_each_pool_its_own_metric),
-        cmocka_unit_test(test_one_per_adjustment_and_drain),
-        cmocka_unit_test(test_prefill_drains_under_load),
-        cmocka_unit_test(test_budget_and_bounds),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_refusals),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_each_pool_its_own_metric, test_one_per_adjustment_and_drain,
+                 test_prefill_drains_under_load, test_budget_and_bounds, test_deterministic,
+                 test_refusals)

@@ -23,6 +23,7 @@
 #include "study.h"
 
 #include "scn_runs.h"
+#include "test_main.h"
 
 static const char pp[] = "name: pp\nseed: 1\nmodel: llama-3.1-405b\ngpu: h100-sxm\nengine: vllm\n"
                          "tensor_parallel: 8\npipeline_parallel: 2\n"
@@ -132,14 +133,5 @@ static void test_refusals(void **state)
     refused(scaled, "pipeline_parallel with autoscale is not modelled");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_layers_split_over_stages),
-        cmocka_unit_test(test_one_request_alone),
-        cmocka_unit_test(test_batches_in_flight),
-        cmocka_unit_test(test_one_stage_is_no_pipeline),
-        cmocka_unit_test(test_refusals),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_layers_split_over_stages, test_one_request_alone,
+                 test_batches_in_flight, test_one_stage_is_no_pipeline, test_refusals)

@@ -21,6 +21,7 @@
 #include "roofline.h"
 #include "scenario.h"
 #include "study.h"
+#include "test_main.h"
 
 static const struct {
     int experts, topk;
@@ -266,16 +267,6 @@ static void test_scenario_keys(void **state)
                       NULL, "moe.yaml:3: moe: moe: model llama-3.1-8b has no routed experts");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_static_grows_with_skew),
-        cmocka_unit_test(test_eplb_at_or_below_static),
-        cmocka_unit_test(test_eplb_recovers),
-        cmocka_unit_test(test_step_never_falls_with_skew),
-        cmocka_unit_test(test_redundant_weights),
-        cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_scenario_keys),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_static_grows_with_skew, test_eplb_at_or_below_static,
+                 test_eplb_recovers, test_step_never_falls_with_skew, test_redundant_weights,
+                 test_refusals, test_scenario_keys)

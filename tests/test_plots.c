@@ -30,6 +30,7 @@
 #include "store.h"
 #include "store_query.h"
 #include "expect_text.h"
+#include "test_main.h"
 
 static char db[300];
 static int have_gnuplot;
@@ -720,19 +721,6 @@ static void test_export_trace_preemptions_and_window(void **state)
                      2);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_curve),
-        cmocka_unit_test(test_curve_other_keys),
-        cmocka_unit_test(test_cdf),
-        cmocka_unit_test(test_timeline),
-        cmocka_unit_test(test_gantt),
-        cmocka_unit_test(test_without_gnuplot),
-        cmocka_unit_test(test_bad_usage),
-        cmocka_unit_test(test_export_trace),
-        cmocka_unit_test(test_gantt_preemptions),
-        cmocka_unit_test(test_export_trace_preemptions_and_window),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+LLMSIM_TEST_MAIN(setup, teardown, test_curve, test_curve_other_keys, test_cdf, test_timeline,
+                 test_gantt, test_without_gnuplot, test_bad_usage, test_export_trace,
+                 test_gantt_preemptions, test_export_trace_preemptions_and_window)

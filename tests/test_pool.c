@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "study_pool.h"
+#include "test_main.h"
 
 typedef struct tally {
     int ok, failed, bad_output;
@@ -135,12 +136,4 @@ static void a_worker_dies(void **state)
     free(y.seen);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hundred_thousand_tasks),
-        cmocka_unit_test(failures_and_skips),
-        cmocka_unit_test(a_worker_dies),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, hundred_thousand_tasks, failures_and_skips, a_worker_dies)

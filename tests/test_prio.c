@@ -17,6 +17,7 @@
 #include "rqheap.h"
 #include "study.h"
 #include "study_util.h"
+#include "test_main.h"
 
 #define PRIO LLMSIM_SOURCE_DIR "/scenarios/priority_classes.yaml"
 
@@ -318,19 +319,7 @@ static void test_heap_order(void **state)
     test_free(rq);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_heap_order),
-        cmocka_unit_test(test_keys_refused),
-        cmocka_unit_test(test_vllm_priority_holds_slo),
-        cmocka_unit_test(test_vllm_preempts_low_class),
-        cmocka_unit_test(test_sglang_priority),
-        cmocka_unit_test(test_sglang_preempts_on_full_batch),
-        cmocka_unit_test(test_shed_by_class),
-        cmocka_unit_test(test_class_goodput),
-        cmocka_unit_test(test_determinism),
-        cmocka_unit_test(test_no_classes),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_heap_order, test_keys_refused, test_vllm_priority_holds_slo,
+                 test_vllm_preempts_low_class, test_sglang_priority,
+                 test_sglang_preempts_on_full_batch, test_shed_by_class, test_class_goodput,
+                 test_determinism, test_no_classes)

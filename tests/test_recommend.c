@@ -22,7 +22,9 @@
 
 #include "e2e_util.h"
 #include "study_recommend.h"
+#include "study_util.h"
 #include "expect_text.h"
+#include "test_main.h"
 
 static const char text[] = "name: rec\nseed: 2\nmodel: llama-3-8b\ngpu: h100-sxm\nengine: vllm\n"
                            "workload:\n  num_requests: 120\n"
@@ -84,29 +86,12 @@ static void check_launch(const char *engine, const char *cmd)
 
 static void setup(study_recommend *r, const char *slo)
 {
-    memset(r, 0, sizeof *r);
-    r->cap.file = "rec.yaml";
-    r->cap.text = text;
-    r->cap.precision = 0.15;
-    r->cap.check_every = 4096;
-    sim_err err;
-    if (study_slo_parse(slo, r->cap.slo, STUDY_MAX_SLO, &r->cap.nslo, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_recommend_setup(r, "rec.yaml", text, slo, 0.15);
     r->gpus[r->ngpus++] = "h100-sxm";
     r->engines[r->nengines++] = "vllm";
     r->engines[r->nengines++] = "sglang";
     r->engines[r->nengines++] = "trtllm";
     r->budget = 2;
-    r->top = 4;
-    r->no_knobs = 1;
-}
-
-/* Runs the recommendation r; the test fails with its message when it fails. */
-static void run_ok(study_recommend *r)
-{
-    sim_err err;
-    if (study_recommend_run(r, &err) != 0)
-        fail_msg("%s", err.msg);
 }
 
 /* setup() narrowed to aggregated vLLM alone. */
@@ -132,7 +117,7 @@ static void front_meets_slos(void **state)
     (void)state;
     study_recommend r;
     setup(&r, "ttft_p99=400ms,tpot_p99=25ms");
-    run_ok(&r);
+    su_recommend_run(&r);
     print_message("%d candidates: %d fit, %d roofline, %d screened, %d simulated (%lld runs)\n",
                   r.nc, r.n_fit, r.n_roofline, r.n_screened, r.n_sim, (long long)r.cap.runs);
     assert_int_equal(r.n_fit + r.n_roofline + r.n_screened + r.n_sim, r.nc);
@@ -182,7 +167,7 @@ static void front_meets_slos(void **state)
     study_recommend x;
     setup(&x, "ttft_p99=400ms,tpot_p99=25ms");
     x.exhaustive = 1;
-    run_ok(&x);
+    su_recommend_run(&x);
     print_message("exhaustive: %d simulated, best %.0f tok/s/GPU; recommend: %d, best %.0f\n",
                   x.n_sim, best_front(&x), r.n_sim, best_front(&r));
     assert_int_equal(x.n_sim, x.nc - x.n_fit - x.n_roofline);
@@ -201,7 +186,7 @@ static void pruned_by_fit(void **state)
     setup_vllm(&r, "ttft_p99=2s,tpot_p99=100ms");
     r.cap.sets = (const char *const[]){"model=llama-3-70b"};
     r.cap.nsets = 1;
-    run_ok(&r);
+    su_recommend_run(&r);
     int one_gpu = 0;
     for (int i = 0; i < r.nc; i++)
         if (r.c[i].gpus == 1) {
@@ -226,7 +211,7 @@ static void pipeline_past_one_node(void **state)
     r.cap.nsets = 1;
     r.budget = 0;
     r.target = 2;
-    run_ok(&r);
+    su_recommend_run(&r);
     int pipelines = 0;
     for (int i = 0; i < r.nc; i++) {
         const study_rec_cand *k = &r.c[i];
@@ -270,7 +255,7 @@ static void pipeline_within_node(void **state)
     setup(&r, "ttft_p99=2s,tpot_p99=100ms");
     r.no_disagg = 1;
     r.top = 1;
-    run_ok(&r);
+    su_recommend_run(&r);
     static const char *const pp_flag[][2] = {{"vllm", "--pipeline-parallel-size 2"},
                                              {"sglang", "--pp-size 2"},
                                              {"trtllm", "--pp_size 2"}};
@@ -301,7 +286,7 @@ static void target_rate_cluster(void **state)
     setup_vllm(&r, "ttft_p99=400ms,tpot_p99=25ms");
     r.budget = 0;
     r.target = 60;
-    run_ok(&r);
+    su_recommend_run(&r);
     assert_true(r.best >= 0);
     const study_rec_point *b = &r.p[r.best];
     print_message("recommended %s: %d units of %d GPUs at %.3g req/s each; cluster %s\n",
@@ -327,7 +312,7 @@ static void best_siblings_simulated(void **state)
     setup_vllm(&r, "ttft_p99=400ms,tpot_p99=25ms");
     r.no_knobs = 0;
     r.top = 2;
-    run_ok(&r);
+    su_recommend_run(&r);
     int best = -1;
     for (int i = 0; i < r.nc; i++)
         if (r.c[i].state == STUDY_REC_SIMULATED && r.c[i].ans.verdict == STUDY_FOUND &&
@@ -396,17 +381,10 @@ static void cli_prints_front(void **state)
                     "ttft_p99=1s --engines sglan");
 }
 
+LLMSIM_TESTS(tests, front_meets_slos, pruned_by_fit, target_rate_cluster, best_siblings_simulated,
+             cli_prints_front, pipeline_past_one_node, pipeline_within_node);
+
 int main(void)
 {
-    if (e2e_mkdir() != 0)
-        return 1;
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(front_meets_slos),     cmocka_unit_test(pruned_by_fit),
-        cmocka_unit_test(target_rate_cluster),  cmocka_unit_test(best_siblings_simulated),
-        cmocka_unit_test(cli_prints_front),     cmocka_unit_test(pipeline_past_one_node),
-        cmocka_unit_test(pipeline_within_node),
-    };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    e2e_rmdir();
-    return rc;
+    return e2e_run_group(tests);
 }

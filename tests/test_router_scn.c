@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "study.h"
+#include "test_main.h"
 
 #define SCN LLMSIM_SOURCE_DIR "/scenarios/"
 
@@ -89,12 +90,5 @@ static void test_shipped_routers_scenario(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prefix_affinity_does_not_herd),
-        cmocka_unit_test(test_weighted_long_trace),
-        cmocka_unit_test(test_shipped_routers_scenario),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_prefix_affinity_does_not_herd, test_weighted_long_trace,
+                 test_shipped_routers_scenario)

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "study.h"
+#include "test_main.h"
 
 /* Everything a run hands its recorder, folded into one running hash per kind of record, with
  * the records counted. */
@@ -362,12 +363,5 @@ static void test_offload_runs_change_nothing(void **state)
     test_free(runs);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_runs_change_nothing),
-        cmocka_unit_test(test_own_blocks_change_nothing),
-        cmocka_unit_test(test_offload_runs_change_nothing),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_runs_change_nothing, test_own_blocks_change_nothing,
+                 test_offload_runs_change_nothing)

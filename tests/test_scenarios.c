@@ -16,6 +16,7 @@
 
 #include "scenario.h"
 #include "expect_text.h"
+#include "test_main.h"
 
 /* support/scenarios_resolver.c: fake models llama-3-8b (8192 context), tiny-1b (2048) and
  * qwen2.5-7b (131072), fake GPUs h100-sxm and toy-gpu. */
@@ -321,6 +322,31 @@ static void free_memory_fraction(void **state)
     scn_free(&s);
     assert_int_equal(scn_load_text("f.yaml", text, bad, 1, &test_resolver, &s, &e), -1);
     assert_non_null(strstr(e.msg, "memory.free_gpu_memory_fraction"));
+}
+
+/* The host time per eagerly launched kernel comes from the `engine:` preset: TensorRT-LLM's
+ * PyTorch backend (1.0 on) states its own, its TensorRT backend (0.19) and vLLM leave the cost
+ * model's (0). */
+static void eager_launch_from_preset(void **state)
+{
+    (void)state;
+    static const char *const text = "name: f\nmodel: llama-3-8b\ngpu: h100-sxm\n"
+                                    "workload: {num_requests: 10, arrival: {process: poisson, "
+                                    "rate: 1}, prompt_tokens: 100, output_tokens: 10}\n";
+    static const struct {
+        const char *set[2];
+        double ns;
+    } cases[] = {{{"engine.name=trtllm", "engine.version=1.3"}, 11670},
+                 {{"engine.name=trtllm", "engine.version=1.0"}, 11670},
+                 {{"engine.name=trtllm", "engine.version=0.19"}, 0},
+                 {{"engine.name=vllm", "engine.version=0.18"}, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        scn_scenario s;
+        sim_err e;
+        assert_int_equal(scn_load_text("f.yaml", text, cases[i].set, 2, &test_resolver, &s, &e), 0);
+        assert_true(s.cost.eager_launch_ns == cases[i].ns);
+        scn_free(&s);
+    }
 }
 
 /* one --set refused, and what the refusal must say */
@@ -632,25 +658,8 @@ static void shipped_examples(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(good_scenario),
-        cmocka_unit_test(defaults),
-        cmocka_unit_test(bad_inputs),
-        cmocka_unit_test(bad_overrides),
-        cmocka_unit_test(precision_and_layout),
-        cmocka_unit_test(cost_model_keys),
-        cmocka_unit_test(profile_borrow),
-        cmocka_unit_test(overrides),
-        cmocka_unit_test(scheduler_key_of_another_policy),
-        cmocka_unit_test(same_seed_same_workload),
-        cmocka_unit_test(arrivals_independent_of_scheduler),
-        cmocka_unit_test(context_clipping),
-        cmocka_unit_test(file_loading),
-        cmocka_unit_test(shipped_examples),
-        cmocka_unit_test(mangled_inputs),
-        cmocka_unit_test(free_memory_fraction),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, good_scenario, defaults, bad_inputs, bad_overrides,
+                 precision_and_layout, cost_model_keys, profile_borrow, overrides,
+                 scheduler_key_of_another_policy, same_seed_same_workload,
+                 arrivals_independent_of_scheduler, context_clipping, file_loading,
+                 shipped_examples, mangled_inputs, free_memory_fraction, eager_launch_from_preset)

@@ -21,6 +21,7 @@
 #include "scratch.h"
 
 #include "scenario.h"
+#include "test_main.h"
 
 extern const scn_resolver test_resolver;
 
@@ -131,14 +132,12 @@ static void empirical_columns(void **state)
     kept_and_reread(w);
 }
 
+LLMSIM_TESTS(tests, joint_pairs, empirical_columns);
+
 int main(void)
 {
     if (scratch_make(dir, sizeof dir, "/tmp/llmsim-cache-XXXXXX") != 0)
         return 1;
     snprintf(table, sizeof table, "%s/lengths.csv", dir);
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(joint_pairs),
-        cmocka_unit_test(empirical_columns),
-    };
     return scratch_run_group_in(tests, dir);
 }

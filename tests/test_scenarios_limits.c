@@ -22,6 +22,7 @@
 #include "scratch.h"
 
 #include "scenario.h"
+#include "test_main.h"
 
 extern const scn_resolver test_resolver;
 
@@ -202,6 +203,24 @@ static scn_source *source_of(const char *workload, scn_scenario *s)
     return source_seeded(workload, 1, s);
 }
 
+/* The workload line of the CSV trace at path (columns t, p and o), extra (", key: value"..., or
+ * "") after its columns, into w (len bytes): w. */
+static const char *csv_trace(char *w, size_t len, const char *path, const char *extra)
+{
+    snprintf(w, len,
+             "  trace: {path: %s, format: csv, columns: {time: t, prompt: p, output: o}%s}\n", path,
+             extra);
+    return w;
+}
+
+/* A scenario (HEAD) whose workload is csv_trace's, into text (len bytes): text. */
+static const char *csv_scenario(char *text, size_t len, const char *path, const char *extra)
+{
+    char w[512];
+    snprintf(text, len, "%sworkload:\n%s", HEAD, csv_trace(w, sizeof w, path, extra));
+    return text;
+}
+
 /* Pulls arrivals until the end or an error; returns the last status, e gets the message. */
 static int drain(scn_source *src, int max, sim_err *e)
 {
@@ -210,6 +229,20 @@ static int drain(scn_source *src, int max, sim_err *e)
     for (int i = 0; i < max && rc == ENG_SRC_OK; i++)
         rc = scn_source_ops()->next(src, 0, &a, e);
     return rc;
+}
+
+/* The source of workload (drawn at seed) must stop on an error whose message holds want, and
+ * want2 too unless it is NULL. */
+static void source_fails(const char *workload, uint64_t seed, const char *want, const char *want2)
+{
+    scn_scenario s;
+    scn_source *src = source_seeded(workload, seed, &s);
+    sim_err e = {{0}};
+    assert_int_equal(drain(src, 10, &e), ENG_SRC_ERROR);
+    if (!strstr(e.msg, want) || (want2 && !strstr(e.msg, want2)))
+        fail_msg("expected '%s'%s%s in: %s", want, want2 ? " and " : "", want2 ? want2 : "", e.msg);
+    scn_source_free(src);
+    scn_free(&s);
 }
 
 /* `arrival.rate: 1e-9` put the 2nd request 10^9 s (and the 1000th 10^12 s) out: past int64 ns,
@@ -227,14 +260,8 @@ static void tiny_rate(void **state)
      * seed SEED the two Poisson gaps add up to more than 10^9 s */
     const char *w = "  num_requests: 3\n  arrival: {process: poisson, rate: 2e-9}\n"
                     "  prompt_tokens: 10\n  output_tokens: 10\n";
-    scn_scenario s;
-    scn_source *src = source_seeded(w, SEED, &s);
-    sim_err e = {{0}};
-    assert_int_equal(drain(src, 10, &e), ENG_SRC_ERROR);
-    assert_non_null(strstr(e.msg, "workload.arrival: request 3 would arrive at"));
-    assert_non_null(strstr(e.msg, "past the simulated horizon of 1e+09 s"));
-    scn_source_free(src);
-    scn_free(&s);
+    source_fails(w, SEED, "workload.arrival: request 3 would arrive at",
+                 "past the simulated horizon of 1e+09 s");
     snprintf(text, sizeof text,
              "%sworkload:\n  num_requests: 10\n  arrival: {process: closed, concurrency: 1, "
              "think_time_ms: 1e300}\n  prompt_tokens: 10\n  output_tokens: 10\n",
@@ -256,34 +283,15 @@ static void stretched_trace(void **state)
 {
     char path[128], w[512];
     write_file("t.csv", "t,p,o\n0,10,10\n1000,10,10\n2000,10,10\n", path);
-    snprintf(w, sizeof w,
-             "  trace: {path: %s, format: csv, columns: {time: t, prompt: p, output: o}, "
-             "time_scale: 1e300}\n",
-             path);
-    scn_scenario s;
-    scn_source *src = source_of(w, &s);
-    sim_err e = {{0}};
-    assert_int_equal(drain(src, 10, &e), ENG_SRC_ERROR);
-    assert_non_null(strstr(e.msg, "t.csv:3: workload.trace.time_scale: request 2 would arrive at"));
-    assert_non_null(strstr(e.msg, "past the simulated horizon"));
-    scn_source_free(src);
-    scn_free(&s);
-    snprintf(w, sizeof w,
-             "  trace: {path: %s, format: csv, columns: {time: t, prompt: p, output: o}, "
-             "rate: 1e-20}\n",
-             path);
-    src = source_of(w, &s);
-    assert_int_equal(drain(src, 10, &e), ENG_SRC_ERROR);
-    assert_non_null(strstr(e.msg, "workload.trace.rate (rescaled): request 2"));
-    scn_source_free(src);
-    scn_free(&s);
+    source_fails(csv_trace(w, sizeof w, path, ", time_scale: 1e300"), 1,
+                 "t.csv:3: workload.trace.time_scale: request 2 would arrive at",
+                 "past the simulated horizon");
+    source_fails(csv_trace(w, sizeof w, path, ", rate: 1e-20"), 1,
+                 "workload.trace.rate (rescaled): request 2", NULL);
     /* a window start past the horizon is refused at load time */
     char text[1024];
-    snprintf(text, sizeof text,
-             "%sworkload:\n  trace: {path: %s, format: csv, columns: {time: t, prompt: p, "
-             "output: o}, start_s: 1e20}\n",
-             HEAD, path);
-    expect_error(text, NULL, 0, "workload.trace.start_s: expected a number in [0, 1e+09]");
+    expect_error(csv_scenario(text, sizeof text, path, ", start_s: 1e20"), NULL, 0,
+                 "workload.trace.start_s: expected a number in [0, 1e+09]");
 }
 
 /* Azure timestamps after 2262-04-11 overflowed int64 ns in parse_datetime: a false "time goes
@@ -312,12 +320,10 @@ static void azure_far_future(void **state)
     scn_source_free(src);
     scn_free(&s);
     snprintf(w, sizeof w, "  trace: {path: %s, format: azure}\n", path);
-    src = source_of(w, &s);
-    assert_int_equal(drain(src, 10, &e), ENG_SRC_ERROR);
-    assert_non_null(strstr(e.msg, "az.csv:4: bad row: field 'TIMESTAMP' is outside 1970-01-01 .. "
-                                  "2262-04-11 (int64 nanoseconds): '2262-04-11 23:47:17.0000000'"));
-    scn_source_free(src);
-    scn_free(&s);
+    source_fails(w, 1,
+                 "az.csv:4: bad row: field 'TIMESTAMP' is outside 1970-01-01 .. 2262-04-11 (int64 "
+                 "nanoseconds): '2262-04-11 23:47:17.0000000'",
+                 NULL);
 }
 
 /* /dev/zero as a trace was one endless line read into memory; a device, a directory or a pipe
@@ -327,11 +333,7 @@ static void not_a_trace_file(void **state)
     char text[1024];
     const char *paths[] = {"/dev/zero", "/tmp"};
     for (int i = 0; i < 2; i++) {
-        snprintf(text, sizeof text,
-                 "%sworkload:\n  trace: {path: %s, format: csv, columns: {time: t, prompt: p, "
-                 "output: o}}\n",
-                 HEAD, paths[i]);
-        expect_error(text, NULL, 0, "not a regular file");
+        expect_error(csv_scenario(text, sizeof text, paths[i], ""), NULL, 0, "not a regular file");
     }
     char path[128];
     size_t n = (1 << 20) + 10;
@@ -340,11 +342,8 @@ static void not_a_trace_file(void **state)
     strcpy(line + n, "\n");
     write_file("long.csv", line, path);
     free(line);
-    snprintf(text, sizeof text,
-             "%sworkload:\n  trace: {path: %s, format: csv, columns: {time: t, prompt: p, "
-             "output: o}}\n",
-             HEAD, path);
-    expect_error(text, NULL, 0, "long.csv:1: a line longer than 1048576 bytes (the limit)");
+    expect_error(csv_scenario(text, sizeof text, path, ""), NULL, 0,
+                 "long.csv:1: a line longer than 1048576 bytes (the limit)");
 }
 
 /* A line over the limit was read whole before it was refused: 1 GB of line took 1 GB. A 64 MiB
@@ -358,10 +357,7 @@ static void huge_line_not_read_whole(void **state)
     assert_non_null(f);
     assert_int_equal(ftruncate(fileno(f), (off_t)64 << 20), 0);
     fclose(f);
-    snprintf(text, sizeof text,
-             "%sworkload:\n  trace: {path: %s, format: csv, columns: {time: t, prompt: p, "
-             "output: o}}\n",
-             HEAD, path);
+    csv_scenario(text, sizeof text, path, "");
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -412,8 +408,7 @@ static void byte_order_mark(void **state)
 {
     char path[128], w[512];
     write_file("bom.csv", "\xEF\xBB\xBFt,p,o\n0,10,10\n1,20,20\n", path);
-    snprintf(w, sizeof w,
-             "  trace: {path: %s, format: csv, columns: {time: t, prompt: p, output: o}}\n", path);
+    csv_trace(w, sizeof w, path, "");
     scn_scenario s;
     scn_source *src = source_of(w, &s);
     sim_err e = {{0}};
@@ -498,24 +493,12 @@ static void unrepresentable_params(void **state)
     scn_free(&s);
 }
 
+LLMSIM_TESTS(tests, deep_sequences, deep_maps, deep_enough, emitted_text_limit, file_size_limit,
+             deep_overrides, tiny_rate, stretched_trace, azure_far_future, not_a_trace_file,
+             unrepresentable_params, huge_line_not_read_whole, empty_traces, byte_order_mark,
+             calendar_dates);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(deep_sequences),
-        cmocka_unit_test(deep_maps),
-        cmocka_unit_test(deep_enough),
-        cmocka_unit_test(emitted_text_limit),
-        cmocka_unit_test(file_size_limit),
-        cmocka_unit_test(deep_overrides),
-        cmocka_unit_test(tiny_rate),
-        cmocka_unit_test(stretched_trace),
-        cmocka_unit_test(azure_far_future),
-        cmocka_unit_test(not_a_trace_file),
-        cmocka_unit_test(unrepresentable_params),
-        cmocka_unit_test(huge_line_not_read_whole),
-        cmocka_unit_test(empty_traces),
-        cmocka_unit_test(byte_order_mark),
-        cmocka_unit_test(calendar_dates),
-    };
     return scratch_run_group(tests, dir, "/tmp/llmsim-limits-XXXXXX");
 }

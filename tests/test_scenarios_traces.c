@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "scenario.h"
+#include "test_main.h"
 
 extern const scn_resolver test_resolver; /* support/scenarios_resolver.c */
 
@@ -331,6 +332,8 @@ static void empirical_and_joint(void **state)
     free(pairs);
 }
 
+LLMSIM_TESTS(tests, azure, mooncake, vidur, lengths_only, replay_options, empirical_and_joint);
+
 int main(void)
 {
     if (access(AZ_CONV, R_OK) || access(MC_CONV, R_OK) || access(VD_CONV, R_OK) ||
@@ -338,10 +341,5 @@ int main(void)
         printf("skipped: the shared traces are not at %s\n", TRACES);
         return 77;
     }
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(azure),          cmocka_unit_test(mooncake),
-        cmocka_unit_test(vidur),          cmocka_unit_test(lengths_only),
-        cmocka_unit_test(replay_options), cmocka_unit_test(empirical_and_joint),
-    };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include "scratch.h"
 #include "scenario.h"
 #include "stats.h"
+#include "test_main.h"
 
 extern const scn_resolver test_resolver; /* support/scenarios_resolver.c */
 
@@ -709,26 +710,8 @@ static void streaming(void **state)
     unlink(path);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(poisson),
-        cmocka_unit_test(gamma_cv),
-        cmocka_unit_test(constant_and_burst),
-        cmocka_unit_test(schedule),
-        cmocka_unit_test(lengths),
-        cmocka_unit_test(truncation_and_clipping),
-        cmocka_unit_test(closed_loop),
-        cmocka_unit_test(bad_rows_error),
-        cmocka_unit_test(bad_rows_skip),
-        cmocka_unit_test(mooncake_and_azure_parsing),
-        cmocka_unit_test(mooncake_hash_ids),
-        cmocka_unit_test(mooncake_long_hash_ids),
-        cmocka_unit_test(mooncake_own_tail),
-        cmocka_unit_test(trace_repeat),
-        cmocka_unit_test(shared_prefix_segments),
-        cmocka_unit_test(trace_errors_at_load),
-        cmocka_unit_test(streaming),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, poisson, gamma_cv, constant_and_burst, schedule, lengths,
+                 truncation_and_clipping, closed_loop, bad_rows_error, bad_rows_skip,
+                 mooncake_and_azure_parsing, mooncake_hash_ids, mooncake_long_hash_ids,
+                 mooncake_own_tail, trace_repeat, shared_prefix_segments, trace_errors_at_load,
+                 streaming)

@@ -22,6 +22,7 @@
 #include "evq.h"
 #include "rng.h"
 #include "sim.h"
+#include "test_main.h"
 
 /* Deterministic inputs for the tests (the random streams under test are not used for this). */
 static uint64_t rnd_state;
@@ -52,6 +53,21 @@ static int ref_cmp(const void *a, const void *b)
     if (x->prio != y->prio)
         return x->prio < y->prio ? -1 : 1;
     return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* n reference records (the caller frees them). */
+static ref *refs(size_t n)
+{
+    ref *r = malloc(n * sizeof *r);
+    assert_non_null(r);
+    return r;
+}
+
+/* Pushes an event at (t, prio) carrying arg onto q, and records it in *r. */
+static void push_ref(sim_evq *q, ref *r, int64_t t, int prio, int64_t arg)
+{
+    *r = (ref){.t = t, .prio = prio, .arg = arg};
+    r->seq = sim_evq_push(q, t, prio, nop, NULL, arg);
 }
 
 static void expect_event(const sim_event *ev, const ref *r)
@@ -118,14 +134,11 @@ static void test_ids_and_key(void **state)
 static void test_order_reference_sort_100k(void **state)
 {
     enum { N = 100000 };
-    ref *r = malloc(N * sizeof *r);
-    assert_non_null(r);
+    ref *r = refs(N);
     sim_evq *q = sim_evq_new();
     for (int64_t i = 0; i < N; i++) {
-        r[i].t = rnd_range(-50, 200);
-        r[i].prio = (int)rnd_range(-3, 3);
-        r[i].arg = i;
-        r[i].seq = sim_evq_push(q, r[i].t, r[i].prio, nop, NULL, i);
+        int64_t t = rnd_range(-50, 200);
+        push_ref(q, &r[i], t, (int)rnd_range(-3, 3), i);
     }
     assert_int_equal(sim_evq_check(q), 0);
     assert_int_equal(sim_evq_size(q), N);
@@ -150,32 +163,23 @@ static void test_order_reference_sort_100k(void **state)
 static void test_order_interleaved_reference_sort(void **state)
 {
     enum { N = 100000 };
-    ref *r = malloc(N * sizeof *r);
-    assert_non_null(r);
+    ref *r = refs(N), *out = refs(N);
     sim_evq *q = sim_evq_new();
     size_t pushed = 0, popped = 0;
     int64_t now = 0;
     int now_prio = -3;
-    ref *out = malloc(N * sizeof *out);
-    assert_non_null(out);
     sim_event ev;
     while (popped < N) {
         if (pushed < N && (sim_evq_size(q) == 0 || rnd() % 100 < 55)) {
-            ref *e = &r[pushed];
-            e->t = now + rnd_range(0, 3); /* many ties on time */
-            e->prio = (int)rnd_range(e->t == now ? now_prio : -3, 3);
-            e->arg = (int64_t)pushed;
-            e->seq = sim_evq_push(q, e->t, e->prio, nop, NULL, e->arg);
+            int64_t t = now + rnd_range(0, 3); /* many ties on time */
+            push_ref(q, &r[pushed], t, (int)rnd_range(t == now ? now_prio : -3, 3),
+                     (int64_t)pushed);
             pushed++;
         } else {
             assert_true(sim_evq_pop(q, &ev));
             now = ev.t;
             now_prio = sim_event_prio(&ev);
-            out[popped].t = ev.t;
-            out[popped].prio = now_prio;
-            out[popped].seq = sim_event_seq(&ev);
-            out[popped].arg = ev.arg;
-            popped++;
+            out[popped++] = (ref){ev.t, now_prio, sim_event_seq(&ev), ev.arg};
         }
         if ((pushed + popped) % 1024 == 0)
             assert_int_equal(sim_evq_check(q), 0);
@@ -197,9 +201,8 @@ static void test_order_interleaved_reference_sort(void **state)
 static void test_interleaved_push_pop_cancel_bruteforce(void **state)
 {
     enum { OPS = 200000, CAP = 4096 };
-    ref *live = malloc(CAP * sizeof *live);
+    ref *live = refs(CAP);
     uint64_t *gone = malloc(OPS * sizeof *gone); /* ids popped or cancelled */
-    assert_non_null(live);
     assert_non_null(gone);
     size_t nlive = 0, ngone = 0;
     sim_evq *q = sim_evq_new();
@@ -208,11 +211,8 @@ static void test_interleaved_push_pop_cancel_bruteforce(void **state)
         uint64_t c = rnd() % 100;
         /* keep the live set between a few and a hundred events */
         if (nlive < 100 && (nlive < 5 || c < 45)) {
-            ref *e = &live[nlive++];
-            e->t = rnd_range(0, 40);
-            e->prio = (int)rnd_range(-2, 2);
-            e->arg = op;
-            e->seq = sim_evq_push(q, e->t, e->prio, nop, NULL, op);
+            int64_t t = rnd_range(0, 40);
+            push_ref(q, &live[nlive++], t, (int)rnd_range(-2, 2), op);
         } else if (c < 75) {
             size_t m = 0;
             for (size_t i = 1; i < nlive; i++)
@@ -591,23 +591,9 @@ static void test_check_refuses_past_time(void **state)
     assert_false(aborts_with(schedule_at_now_is_fine, ""));
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_order_ties_by_hand),
-        cmocka_unit_test(test_ids_and_key),
-        cmocka_unit_test(test_order_reference_sort_100k),
-        cmocka_unit_test(test_order_interleaved_reference_sort),
-        cmocka_unit_test(test_interleaved_push_pop_cancel_bruteforce),
-        cmocka_unit_test(test_cancel_semantics),
-        cmocka_unit_test(test_long_pending_events),
-        cmocka_unit_test(test_cancel_from_handler),
-        cmocka_unit_test(test_cancel_many_then_run),
-        cmocka_unit_test(test_run_until),
-        cmocka_unit_test(test_stop),
-        cmocka_unit_test(test_schedule_now_from_handler),
-        cmocka_unit_test(test_check_hook),
-        cmocka_unit_test(test_check_refuses_past_time),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_order_ties_by_hand, test_ids_and_key,
+                 test_order_reference_sort_100k, test_order_interleaved_reference_sort,
+                 test_interleaved_push_pop_cancel_bruteforce, test_cancel_semantics,
+                 test_long_pending_events, test_cancel_from_handler, test_cancel_many_then_run,
+                 test_run_until, test_stop, test_schedule_now_from_handler, test_check_hook,
+                 test_check_refuses_past_time)

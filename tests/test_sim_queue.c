@@ -43,6 +43,7 @@
 
 #include "rng.h"
 #include "sim.h"
+#include "test_main.h"
 
 enum { BATCHES = 50 };
 
@@ -221,6 +222,8 @@ static void test_md1_rho08(void **state)
     run_case(&CASES[3], test_seed + 3);
 }
 
+LLMSIM_TESTS(tests, test_mm1_rho05, test_mm1_rho08, test_md1_rho05, test_md1_rho08);
+
 int main(int argc, char **argv)
 {
     length_div = argc > 1 && strcmp(argv[1], "--full") == 0 ? 1 : 4;
@@ -233,12 +236,6 @@ int main(int argc, char **argv)
         test_seed = sim_splitmix64((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
     }
     printf("queueing validation: LLMSIM_TEST_SEED=%llu\n", (unsigned long long)test_seed);
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mm1_rho05),
-        cmocka_unit_test(test_mm1_rho08),
-        cmocka_unit_test(test_md1_rho05),
-        cmocka_unit_test(test_md1_rho08),
-    };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     printf("worst |relative error| this run: %.3f%% (LLMSIM_TEST_SEED=%llu)\n", 100 * worst_rel_err,
            (unsigned long long)test_seed);

@@ -13,6 +13,7 @@
 
 #include "rng.h"
 #include "sim.h"
+#include "test_main.h"
 
 enum { DRAWS = 1000 };
 
@@ -166,15 +167,6 @@ static void test_inline_mt_matches_gsl(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_splitmix_reference),
-        cmocka_unit_test(test_same_seed_same_draws),
-        cmocka_unit_test(test_streams_and_seeds_differ),
-        cmocka_unit_test(test_common_random_numbers),
-        cmocka_unit_test(test_stream_seed_values_differ),
-        cmocka_unit_test(test_inline_mt_matches_gsl),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_splitmix_reference, test_same_seed_same_draws,
+                 test_streams_and_seeds_differ, test_common_random_numbers,
+                 test_stream_seed_values_differ, test_inline_mt_matches_gsl)

@@ -13,6 +13,7 @@
 
 #include "rng.h"
 #include "stats.h"
+#include "test_main.h"
 
 static void near(double got, double want, double rel)
 {
@@ -389,20 +390,8 @@ static void test_samples_weighted_and_sketch(void **state)
     sim_samples_free(&sk);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_samples_weighted_and_sketch),
-        cmocka_unit_test(test_samples_add_each),
-        cmocka_unit_test(test_samples_std),
-        cmocka_unit_test(test_welford_vs_two_pass),
-        cmocka_unit_test(test_welford_small),
-        cmocka_unit_test(test_percentiles_like_numpy),
-        cmocka_unit_test(test_samples_percentile_order),
-        cmocka_unit_test(test_samples_sort_restores_pairs),
-        cmocka_unit_test(test_sketch_buckets_as_logarithm),
-        cmocka_unit_test(test_samples_add_after_query),
-        cmocka_unit_test(test_samples_add_n),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_samples_weighted_and_sketch, test_samples_add_each,
+                 test_samples_std, test_welford_vs_two_pass, test_welford_small,
+                 test_percentiles_like_numpy, test_samples_percentile_order,
+                 test_samples_sort_restores_pairs, test_sketch_buckets_as_logarithm,
+                 test_samples_add_after_query, test_samples_add_n)

@@ -16,6 +16,7 @@
 
 #include "csv.h"
 #include "json.h"
+#include "test_main.h"
 
 static void csv_fields(void **state)
 {
@@ -94,12 +95,4 @@ static void json_write(void **state)
     free(buf);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(csv_fields),    cmocka_unit_test(csv_trim_and_max),
-        cmocka_unit_test(csv_malformed), cmocka_unit_test(json_scan),
-        cmocka_unit_test(json_write),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, csv_fields, csv_trim_and_max, csv_malformed, json_scan, json_write)

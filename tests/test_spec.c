@@ -20,6 +20,7 @@
 #include "engine_run.h"
 #include "engine_util.h"
 #include "rng.h"
+#include "test_main.h"
 
 /* ---- a recorder keeping iterations, gaps and requests; it checks the engine each step ---- */
 
@@ -393,19 +394,7 @@ static void test_reservation_counts_lookahead(void **state)
     free(a);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_al1_no_better),
-        cmocka_unit_test(test_perfect_acceptance),
-        cmocka_unit_test(test_stops_at_output),
-        cmocka_unit_test(test_realised_length),
-        cmocka_unit_test(test_min_variance_values),
-        cmocka_unit_test(test_lookahead_blocks),
-        cmocka_unit_test(test_disable_by_batch_size),
-        cmocka_unit_test(test_cohort_exact),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_reservation_counts_lookahead),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_al1_no_better, test_perfect_acceptance, test_stops_at_output,
+                 test_realised_length, test_min_variance_values, test_lookahead_blocks,
+                 test_disable_by_batch_size, test_cohort_exact, test_deterministic,
+                 test_reservation_counts_lookahead)

@@ -18,6 +18,7 @@
 
 #include "study.h"
 #include "study_util.h"
+#include "test_main.h"
 
 static const char base[] = "name: spec\nmodel: llama-3.1-8b\ngpu: h100-sxm\nengine: vllm\n"
                            "workload:\n  num_requests: 200\n"
@@ -297,12 +298,5 @@ static void test_shipped_k_scenario(void **state)
     scn_free(&s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_key_errors),       cmocka_unit_test(test_curves),
-        cmocka_unit_test(test_drafters),         cmocka_unit_test(test_end_to_end),
-        cmocka_unit_test(test_shipped_scenario), cmocka_unit_test(test_shipped_k_scenario),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_key_errors, test_curves, test_drafters, test_end_to_end,
+                 test_shipped_scenario, test_shipped_k_scenario)

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "records.h"
 #include "run_info.h"
 #include "scratch.h"
 #include "store_util.h"
@@ -30,6 +31,7 @@
 #include "store_validation.h"
 #include "store_run.h"
 #include "store_sweep.h"
+#include "test_main.h"
 
 static char dir[256];
 
@@ -713,31 +715,6 @@ static void test_views(void **state)
     store_close(s);
 }
 
-static void check_iteration(const eng_iter_rec *a, const eng_iter_rec *e)
-{
-    assert_int_equal(a->replica, e->replica);
-    assert_int_equal(a->iter, e->iter);
-    assert_int_equal(a->start_ns, e->start_ns);
-    assert_int_equal(a->cpu_ns, e->cpu_ns);
-    assert_int_equal(a->gpu_ns, e->gpu_ns);
-    assert_int_equal(a->duration_ns, e->duration_ns);
-    assert_int_equal(a->num_seqs, e->num_seqs);
-    assert_int_equal(a->prefill_tokens, e->prefill_tokens);
-    assert_int_equal(a->decode_tokens, e->decode_tokens);
-    assert_int_equal(a->kv_blocks_used, e->kv_blocks_used);
-    assert_int_equal(a->preempted, e->preempted);
-    const eng_shape *x = &a->shape, *y = &e->shape;
-    assert_int_equal(x->tokens, y->tokens);
-    assert_int_equal(x->num_seqs, y->num_seqs);
-    assert_int_equal(x->prefill_seqs, y->prefill_seqs);
-    assert_int_equal(x->prefill_tokens, y->prefill_tokens);
-    assert_true(x->prefill_pairs == y->prefill_pairs && x->prefill_kv == y->prefill_kv);
-    assert_true(x->prefill_q2 == y->prefill_q2);
-    assert_int_equal(x->decode_seqs, y->decode_seqs);
-    assert_int_equal(x->decode_ctx, y->decode_ctx);
-    assert_int_equal(x->emit_seqs, y->emit_seqs);
-}
-
 static void test_cursors(void **state)
 {
     const char *path = path_of("cursors.db");
@@ -783,7 +760,9 @@ static void test_cursors(void **state)
     int order[NIT] = {0, 2, 4, 1, 3}, n = 0, rc;
     while ((rc = store_iterations_next(ic, &it, &err)) == 1) {
         assert_true(n < NIT);
-        check_iteration(&it, &its[order[n++]]);
+        rec_check("iteration", n, &it, &its[order[n]], rec_iter_fields,
+                  REC_NFIELDS(rec_iter_fields));
+        n++;
     }
     assert_int_equal(rc, 0);
     assert_int_equal(n, NIT);
@@ -794,20 +773,8 @@ static void test_cursors(void **state)
     eng_request q;
     n = 0;
     while ((rc = store_requests_next(qc, &q, &err)) == 1) {
-        const eng_request *e = &rqs[n++];
-        assert_int_equal(q.id, e->id);
-        assert_int_equal(q.replica, e->replica);
-        assert_int_equal(q.prompt, e->prompt);
-        assert_int_equal(q.output, e->output);
-        assert_int_equal(q.status, e->status);
-        assert_int_equal(q.reject, e->reject);
-        assert_int_equal(q.t_arrival, e->t_arrival);
-        assert_int_equal(q.t_first_sched, e->t_first_sched);
-        assert_int_equal(q.t_last_sched, e->t_last_sched);
-        assert_int_equal(q.t_first_token, e->t_first_token);
-        assert_int_equal(q.t_finish, e->t_finish);
-        assert_int_equal(q.preemptions, e->preemptions);
-        assert_int_equal(q.scheduled, e->scheduled);
+        rec_check("request", n, &q, &rqs[n], rec_request_fields, REC_NFIELDS(rec_request_fields));
+        n++;
     }
     assert_int_equal(rc, 0);
     assert_int_equal(n, NRQ);
@@ -949,28 +916,36 @@ static void test_sweep_reads(void **state)
     w.stop_at = 2;
     assert_int_equal(store_run_list(s, list_run, &w, &err), 5);
     assert_int_equal(w.rows, 2);
-    /* the curve: y and x metrics by scheduler; x from the varied rate; series by a key */
-    store_curve_query q = {.sweep = sw, .y_metric = "rejected", .x_metric = "completed"};
-    memset(&w, 0, sizeof w);
-    assert_int_equal(store_sweep_curve(s, &q, curve_row, &w, &err), 0);
-    assert_string_equal(w.text, "0/0 run 1 sat 1 y 1:1 x 1:3 orca;0/1 run 2 sat 1 y 1:1 x 1:3 "
-                                "orca;1/0 run 3 sat 1 y 1:1 x 1:3 vllm;1/1 run 4 sat 1 y 1:1 x "
-                                "1:3 vllm;");
-    q.x_param = "workload.arrival.rate";
-    q.by = "workload.arrival.rate";
-    q.y_metric = "nothing";
-    memset(&w, 0, sizeof w);
-    assert_int_equal(store_sweep_curve(s, &q, curve_row, &w, &err), 0);
-    assert_non_null(strstr(w.text, "0/0 run 1 sat 1 y 0:0 x 1:2 2;"));
-    assert_non_null(strstr(w.text, "1/1 run 4 sat 1 y 0:0 x 1:8 8;"));
-    /* offered_rate: the varied value first, then a metric, then the run's column */
-    q.x_param = NULL;
-    q.x_metric = "offered_rate";
-    q.by = "no.such.key";
-    memset(&w, 0, sizeof w);
-    assert_int_equal(store_sweep_curve(s, &q, curve_row, &w, &err), 0);
-    assert_non_null(strstr(w.text, "0/0 run 1 sat 1 y 0:0 x 1:0.5 (null);"));
-    assert_non_null(strstr(w.text, "1/0 run 3 sat 1 y 0:0 x 1:1.5 (null);"));
+    /* the curve: y and x metrics by scheduler; x from the varied rate; series by a key;
+     * offered_rate: the varied value first, then a metric, then the run's column */
+    static const struct {
+        store_curve_query q;
+        const char *text, *has[2]; /* the whole text, or two rows it holds */
+    } curves[] = {
+        {{.y_metric = "rejected", .x_metric = "completed"},
+         "0/0 run 1 sat 1 y 1:1 x 1:3 orca;0/1 run 2 sat 1 y 1:1 x 1:3 orca;1/0 run 3 sat 1 y 1:1 "
+         "x 1:3 vllm;1/1 run 4 sat 1 y 1:1 x 1:3 vllm;",
+         {NULL, NULL}},
+        {{.y_metric = "nothing",
+          .x_metric = "completed",
+          .x_param = "workload.arrival.rate",
+          .by = "workload.arrival.rate"},
+         NULL,
+         {"0/0 run 1 sat 1 y 0:0 x 1:2 2;", "1/1 run 4 sat 1 y 0:0 x 1:8 8;"}},
+        {{.y_metric = "nothing", .x_metric = "offered_rate", .by = "no.such.key"},
+         NULL,
+         {"0/0 run 1 sat 1 y 0:0 x 1:0.5 (null);", "1/0 run 3 sat 1 y 0:0 x 1:1.5 (null);"}},
+    };
+    for (size_t i = 0; i < sizeof curves / sizeof curves[0]; i++) {
+        store_curve_query q = curves[i].q;
+        q.sweep = sw;
+        memset(&w, 0, sizeof w);
+        assert_int_equal(store_sweep_curve(s, &q, curve_row, &w, &err), 0);
+        if (curves[i].text)
+            assert_string_equal(w.text, curves[i].text);
+        for (int k = 0; k < 2 && curves[i].has[k]; k++)
+            assert_non_null(strstr(w.text, curves[i].has[k]));
+    }
     store_close(s);
 }
 
@@ -1036,26 +1011,26 @@ static void test_capacity(void **state)
     store_capacity_result none = {0};
     assert_int_equal(store_capacity_add_result(s, id, &none, &err), 0);
     /* what landed */
-    assert_int_equal(tstore_intf(s,
-                                 "SELECT count(*) FROM capacity_searches WHERE file = 'c.yaml' AND"
-                                 " slo = 'ttft_p99=1000ms,tpot_p99=50ms' AND target_rate = 12 AND"
-                                 " compare_key = 'scheduler.name' AND precision = 0.05 AND"
-                                 " base_seed = 5 AND scenario = 'name: c'"),
-                     1);
-    assert_int_equal(tstore_intf(s,
-                                 "SELECT count(*) FROM capacity_probes WHERE search_id = 1 AND"
-                                 " seq = 1 AND choice = 'vllm' AND phase = 'search' AND rate = 8"
-                                 " AND replicas = 1 AND ok = 0 AND saturated = 1 AND run_id = 2"),
-                     1);
-    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM capacity_probes WHERE seq = 2 AND"
-                                    " phase = 'cluster' AND run_id IS NULL AND replicas = 3"),
-                     1);
-    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM capacity_results"), 2);
-    assert_int_equal(tstore_intf(s, "SELECT replicas FROM capacity_results WHERE choice = 'vllm'"),
-                     4);
-    assert_int_equal(tstore_intf(s, "SELECT count(*) FROM capacity_results WHERE choice = '' AND"
-                                    " rate_per_replica IS NULL AND replicas IS NULL"),
-                     1);
+    static const tstore_row landed[] = {
+        {"SELECT count(*) FROM capacity_searches WHERE file = 'c.yaml' AND"
+         " slo = 'ttft_p99=1000ms,tpot_p99=50ms' AND target_rate = 12 AND"
+         " compare_key = 'scheduler.name' AND precision = 0.05 AND"
+         " base_seed = 5 AND scenario = 'name: c'",
+         1},
+        {"SELECT count(*) FROM capacity_probes WHERE search_id = 1 AND"
+         " seq = 1 AND choice = 'vllm' AND phase = 'search' AND rate = 8"
+         " AND replicas = 1 AND ok = 0 AND saturated = 1 AND run_id = 2",
+         1},
+        {"SELECT count(*) FROM capacity_probes WHERE seq = 2 AND"
+         " phase = 'cluster' AND run_id IS NULL AND replicas = 3",
+         1},
+        {"SELECT count(*) FROM capacity_results", 2},
+        {"SELECT replicas FROM capacity_results WHERE choice = 'vllm'", 4},
+        {"SELECT count(*) FROM capacity_results WHERE choice = '' AND"
+         " rate_per_replica IS NULL AND replicas IS NULL",
+         1},
+    };
+    tstore_expect(s, landed, sizeof landed / sizeof landed[0]);
     /* a probe must name a search that exists */
     assert_int_equal(store_capacity_add_probe(s, 99, &c, &err), -1);
     store_close(s);
@@ -1107,22 +1082,12 @@ static void test_generic_reads(void **state)
     store_close(s);
 }
 
+LLMSIM_TESTS(tests, test_metric_names, test_create, test_foreign_refused, test_upgrade_v1,
+             test_upgrade_v2, test_upgrade_is_atomic, test_upgrade_v2_validation,
+             test_validation_table, test_views, test_cursors, test_sweep_reads, test_capacity,
+             test_generic_reads);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metric_names),
-        cmocka_unit_test(test_create),
-        cmocka_unit_test(test_foreign_refused),
-        cmocka_unit_test(test_upgrade_v1),
-        cmocka_unit_test(test_upgrade_v2),
-        cmocka_unit_test(test_upgrade_is_atomic),
-        cmocka_unit_test(test_upgrade_v2_validation),
-        cmocka_unit_test(test_validation_table),
-        cmocka_unit_test(test_views),
-        cmocka_unit_test(test_cursors),
-        cmocka_unit_test(test_sweep_reads),
-        cmocka_unit_test(test_capacity),
-        cmocka_unit_test(test_generic_reads),
-    };
     return scratch_run_group(tests, dir, "/tmp/llmsim-test-store-XXXXXX");
 }

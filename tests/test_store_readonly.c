@@ -28,6 +28,7 @@
 #include "store_query.h"
 #include "run_info.h"
 #include "store_run.h"
+#include "test_main.h"
 
 static char dir[64], db[128];
 
@@ -103,13 +104,12 @@ static void wal_database_on_a_read_only_folder(void **state)
     assert_int_equal(chmod(dir, 0755), 0);
 }
 
+LLMSIM_TESTS(tests, wal_database_on_a_read_only_folder);
+
 int main(void)
 {
     if (scratch_make(dir, sizeof dir, "/tmp/llmsim-ro-XXXXXX") != 0)
         return 1;
     snprintf(db, sizeof db, "%s/r.db", dir);
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(wal_database_on_a_read_only_folder),
-    };
     return scratch_run_group_in(tests, dir);
 }

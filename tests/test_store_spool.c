@@ -19,6 +19,7 @@
 
 #include "scratch.h"
 #include "store_util.h"
+#include "test_main.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 /* AddressSanitizer's allocator (its header is not always installed) */
@@ -353,13 +354,9 @@ static void replay_shapes_count(void **state)
     store_close(s);
 }
 
+LLMSIM_TESTS(tests, replay_equals_direct, damaged_spool, spool_memory_is_flat, replay_shapes_count);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(replay_equals_direct),
-        cmocka_unit_test(damaged_spool),
-        cmocka_unit_test(spool_memory_is_flat),
-        cmocka_unit_test(replay_shapes_count),
-    };
     return scratch_run_group(tests, dir, "/tmp/llmsim-spool-test-XXXXXX");
 }

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
+#include "test_main.h"
 
 static const char scenario[] = "name: sw\n"
                                "seed: 5\n"
@@ -288,16 +289,12 @@ static void test_capacity_answer_meets_slos(void **state)
         e2e_sh(NULL, 0, err, sizeof err, "%s capacity %s --slo ttft=fast", LLMSIM_BINARY, scn), 2);
 }
 
+LLMSIM_TESTS(tests, test_sweep_stores_each_point_once, test_sweep_stores_what_run_stores,
+             test_sweep_cost_model_per_point, test_sweep_cost_model_per_pool,
+             test_sweep_saturated_in_k_of_n, test_sweep_resumes_after_kill,
+             test_capacity_answer_meets_slos);
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sweep_stores_each_point_once),
-        cmocka_unit_test(test_sweep_stores_what_run_stores),
-        cmocka_unit_test(test_sweep_cost_model_per_point),
-        cmocka_unit_test(test_sweep_cost_model_per_pool),
-        cmocka_unit_test(test_sweep_saturated_in_k_of_n),
-        cmocka_unit_test(test_sweep_resumes_after_kill),
-        cmocka_unit_test(test_capacity_answer_meets_slos),
-    };
     return e2e_run_group(tests);
 }

@@ -31,6 +31,7 @@
 
 #include "e2e_util.h"
 #include "store_profile.h"
+#include "test_main.h"
 
 static const char scenario[] = "name: sc\n"
                                "seed: 3\n"
@@ -457,20 +458,15 @@ static void a_thousand_reps(void **state)
                      1000);
 }
 
+LLMSIM_TESTS(tests, shards_merge_to_the_whole, merge_refusals, merge_anything,
+             overlapping_sweeps_merge_alike, two_identical_sweeps_at_once,
+             a_long_lock_loses_nothing, a_thousand_reps);
+
 int main(void)
 {
     if (e2e_mkdir() != 0)
         return 1;
     e2e_file(scn, sizeof scn, "sc.yaml", scenario);
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(shards_merge_to_the_whole),
-        cmocka_unit_test(merge_refusals),
-        cmocka_unit_test(merge_anything),
-        cmocka_unit_test(overlapping_sweeps_merge_alike),
-        cmocka_unit_test(two_identical_sweeps_at_once),
-        cmocka_unit_test(a_long_lock_loses_nothing),
-        cmocka_unit_test(a_thousand_reps),
-    };
     if (getenv("LLMSIM_TEST_FILTER")) /* one test while iterating: LLMSIM_TEST_FILTER=name */
         cmocka_set_test_filter(getenv("LLMSIM_TEST_FILTER"));
     return scratch_run_group_in(tests, e2e_dir);

@@ -25,6 +25,7 @@
 #include "study_validate.h"
 
 #include "models_util.h"
+#include "test_main.h"
 
 #define DATA LLMSIM_SOURCE_DIR "/tests/data_validate"
 
@@ -61,6 +62,16 @@ static void load_fails(const char *path, char *msg, size_t len)
     assert_int_equal(study_vset_load(path, NULL, &v, &err), -1);
     snprintf(msg, len, "%s", err.msg);
     study_vset_free(&v);
+}
+
+static void assert_has(const char *text, const char *want);
+
+/* Loading path must fail with a message holding want. */
+static void load_refused(const char *path, const char *want)
+{
+    char msg[1024];
+    load_fails(path, msg, sizeof msg);
+    assert_has(msg, want);
 }
 
 static void write_set(const char *path, const char *extra, const char *rules);
@@ -226,6 +237,15 @@ static void test_residuals_by_hand(void **state)
 
 /* ---- a serving set ---- */
 
+/* Row id of v, which could not be expressed for a reason holding why. */
+static const study_vrow *row_cannot(const study_vset *v, const char *id, const char *why)
+{
+    const study_vrow *r = row_named(v, id);
+    assert_int_equal(r->status, STUDY_V_CANNOT);
+    assert_has(r->reason, why);
+    return r;
+}
+
 static void test_serving_rows(void **state)
 {
     (void)state;
@@ -252,25 +272,14 @@ static void test_serving_rows(void **state)
      * comes along as an approximation */
     assert_has(row_named(&v, "r2")->approx, "lock-step");
     /* what cannot be expressed, and why */
-    const study_vrow *r;
-    r = row_named(&v, "r3");
-    assert_int_equal(r->status, STUDY_V_CANNOT);
-    assert_string_equal(r->reason, "disaggregated serving is not modelled");
-    r = row_named(&v, "r4");
-    assert_int_equal(r->status, STUDY_V_CANNOT);
-    assert_has(r->reason, "{backend} = 'tgi2' has no mapping");
-    assert_has(r->reason, "small.yaml:24)"); /* the rule's line */
+    assert_string_equal(row_cannot(&v, "r3", "")->reason, "disaggregated serving is not modelled");
+    assert_has(row_cannot(&v, "r4", "{backend} = 'tgi2' has no mapping")->reason,
+               "small.yaml:24)"); /* the rule's line */
+    row_cannot(&v, "r6", "tensor_parallel 3 does not divide");
+    row_cannot(&v, "r7", "nothing measured");
+    row_cannot(&v, "r8", "ttft_ms: 'abc' is not a number");
     /* a sliding window that binds is priced: the engine fills the capped sums */
     assert_int_equal(row_named(&v, "r5")->status, STUDY_V_OK);
-    r = row_named(&v, "r6");
-    assert_int_equal(r->status, STUDY_V_CANNOT);
-    assert_has(r->reason, "tensor_parallel 3 does not divide");
-    r = row_named(&v, "r7");
-    assert_int_equal(r->status, STUDY_V_CANNOT);
-    assert_has(r->reason, "nothing measured");
-    r = row_named(&v, "r8");
-    assert_int_equal(r->status, STUDY_V_CANNOT);
-    assert_has(r->reason, "ttft_ms: 'abc' is not a number");
     int64_t ok, cannot, failed;
     study_vset_counts(&v, &ok, &cannot, &failed);
     assert_true(ok == 3 && cannot == 5 && failed == 0);
@@ -620,7 +629,7 @@ static void write_set(const char *path, const char *extra, const char *rules)
 static void test_template_arithmetic(void **state)
 {
     (void)state;
-    char path[300], msg[1024];
+    char path[300];
     snprintf(path, sizeof path, "%s/arith.yaml", e2e_dir);
     write_set(path,
               "set:\n  workload.arrival.concurrency: \"{conc}\"\n"
@@ -645,13 +654,11 @@ static void test_template_arithmetic(void **state)
     /* a malformed expression is refused when the set is read, naming its line and key */
     write_set(path, "set: {workload.num_requests: \"={conc} +* 2\"}\n",
               "  - column: mode\n    cases: {agg: {}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "arith.yaml:9: set.workload.num_requests: ={conc} +* 2 (its placeholders "
-                    "read as 1: '1 +* 2': expected a number");
+    load_refused(path, "arith.yaml:9: set.workload.num_requests: ={conc} +* 2 (its placeholders "
+                       "read as 1: '1 +* 2': expected a number");
     write_set(path, "set: {workload.num_requests: \"=floor({conc}, 2)\"}\n",
               "  - column: mode\n    cases: {agg: {}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "unknown function or wrong argument count");
+    load_refused(path, "unknown function or wrong argument count");
 }
 
 static void test_bad_sets(void **state)
@@ -666,13 +673,11 @@ static void test_bad_sets(void **state)
     assert_has(msg, "columns: id, mode, backend");
     /* a template naming a column the table does not have */
     write_set(path, "group: \"{backend} {nope}\"\n", "  - column: mode\n    cases: {agg: {}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "bad.yaml:9: group: {nope}: no column 'nope'");
+    load_refused(path, "bad.yaml:9: group: {nope}: no column 'nope'");
     /* an unknown mapping key */
     write_set(path, "", "  - column: mode\n    cases:\n      agg: {sett: {tp: 1}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg,
-               "bad.yaml:12: rules.0.cases.agg.sett: unknown key (valid: set, approx, cannot)");
+    load_refused(path,
+                 "bad.yaml:12: rules.0.cases.agg.sett: unknown key (valid: set, approx, cannot)");
     /* an override the base scenario refuses */
     write_set(path, "",
               "  - column: backend\n    cases:\n      orca: {set: {scheduler.name: nosuch}}\n");
@@ -690,28 +695,23 @@ static void test_bad_sets(void **state)
     study_vset_free(&ok);
     /* a measured metric that is not a summary metric */
     write_set(path, "measured: {mean_ttft: ttft_ms}\n", "  - column: mode\n    cases: {agg: {}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "measured");
+    load_refused(path, "measured");
     /* a warm-up with a metric whose samples are not attributed to requests */
     e2e_write(path, "name: bad\nkind: serving\ndescription: d\nsource: s\n"
                     "table: " DATA "/small.csv\nscenario: " DATA "/base.yaml\nid: id\n"
                     "measured: {mean_itl_ms: ttft_ms}\nwarmup: 2\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "bad.yaml:9: warmup: mean_itl_ms cannot leave a warm-up out");
+    load_refused(path, "bad.yaml:9: warmup: mean_itl_ms cannot leave a warm-up out");
     /* an unknown top-level key, and a malformed template */
     write_set(path, "mapping: {}\n", "  - column: mode\n    cases: {agg: {}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "bad.yaml:9: mapping: unknown key");
+    load_refused(path, "bad.yaml:9: mapping: unknown key");
     write_set(path, "set: {tensor_parallel: \"{tp\"}\n",
               "  - column: mode\n    cases: {agg: {}}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "bad.yaml:9: set.tensor_parallel:");
+    load_refused(path, "bad.yaml:9: set.tensor_parallel:");
     /* a transcribed row that does not cite its source */
     e2e_write(path, "name: bad\nkind: serving\ndescription: d\nsource: s\n"
                     "scenario: " DATA "/base.yaml\nrows:\n  - id: x\n"
                     "    measured: {mean_ttft_ms: 1}\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "bad.yaml:7: rows.0.source: missing");
+    load_refused(path, "bad.yaml:7: rows.0.source: missing");
     /* a missing table */
     e2e_write(path, "name: bad\nkind: serving\ndescription: d\nsource: s\n"
                     "scenario: " DATA "/base.yaml\ntable: nothere.csv\nid: id\n");
@@ -720,8 +720,7 @@ static void test_bad_sets(void **state)
     assert_has(msg, "nothere.csv: cannot open");
     /* an unknown kind */
     e2e_write(path, "name: bad\nkind: service\ndescription: d\nsource: s\n");
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "bad.yaml:2: kind: unknown kind 'service'");
+    load_refused(path, "bad.yaml:2: kind: unknown kind 'service'");
 }
 
 /* A table NAME.csv holding rows and its set's path NAME.yaml, both in e2e_dir (300 bytes
@@ -738,7 +737,7 @@ static void table_files(const char *name, const char *rows, char *csv, char *pat
 static void test_repeats(void **state)
 {
     (void)state;
-    char path[300], csv[300], text[2048], msg[1024];
+    char path[300], csv[300], text[2048];
     table_files("rep",
                 "id,backend,conc,isl,osl,ttft_ms,note\n"
                 "a,chunked,2,64,8,20.5,first file\n"
@@ -779,8 +778,7 @@ static void test_repeats(void **state)
     /* a column the table does not have */
     snprintf(text, sizeof text, head, csv, "repeats: {except: [id, nope]}\n");
     e2e_write(path, text);
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "rep.yaml:9: repeats.except: no column 'nope'");
+    load_refused(path, "rep.yaml:9: repeats.except: no column 'nope'");
 }
 
 /* A row whose id encodes a layout (_tp<N>[_0]_ep<M|none>[_0]) that no stated role's columns
@@ -789,7 +787,7 @@ static void test_repeats(void **state)
 static void test_id_layout(void **state)
 {
     (void)state;
-    char path[300], csv[300], text[2048], msg[1024];
+    char path[300], csv[300], text[2048];
     table_files("lay",
                 "id,mode,tp_size,attention_dp_size,moe_ep_size,p_tp,p_ep,d_tp,d_ep,isl,ttft\n"
                 "m_agg_c2_tp1_ep1_7,agg,1,,1,,,,,64,20\n"
@@ -845,12 +843,10 @@ static void test_id_layout(void **state)
     /* a column the table does not have; lists of different lengths */
     snprintf(text, sizeof text, head, csv, "id_layout: {tp: [tp_size], ep: [nope]}\n");
     e2e_write(path, text);
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "lay.yaml:9: id_layout.ep: no column 'nope'");
+    load_refused(path, "lay.yaml:9: id_layout.ep: no column 'nope'");
     snprintf(text, sizeof text, head, csv, "id_layout: {tp: [tp_size, p_tp], ep: [moe_ep_size]}\n");
     e2e_write(path, text);
-    load_fails(path, msg, sizeof msg);
-    assert_has(msg, "lay.yaml:9: id_layout: tp and ep");
+    load_refused(path, "lay.yaml:9: id_layout: tp and ep");
 }
 
 /* ---- operator sets ---- */
@@ -932,30 +928,9 @@ static void test_shipped_list(void **state)
     assert_has(err.msg, "aic-silicon-h100, vidur-a100-ops, vidur-h100-ops");
 }
 
-int main(void)
-{
-    /* one test per line */
-    // clang-format off
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_quantile),
-        cmocka_unit_test(test_stats_by_hand),
-        cmocka_unit_test(test_residuals_by_hand),
-        cmocka_unit_test(test_serving_rows),
-        cmocka_unit_test(test_serving_match),
-        cmocka_unit_test(test_serving_run),
-        cmocka_unit_test(test_warmup),
-        cmocka_unit_test(test_transcribed_rows),
-        cmocka_unit_test(test_disaggregated_row),
-        cmocka_unit_test(test_stored_table),
-        cmocka_unit_test(test_template_arithmetic),
-        cmocka_unit_test(test_regimes_and_error_table),
-        cmocka_unit_test(test_bad_sets),
-        cmocka_unit_test(test_repeats),
-        cmocka_unit_test(test_id_layout),
-        cmocka_unit_test(test_operator_rows),
-        cmocka_unit_test(test_operator_kernel_sums),
-        cmocka_unit_test(test_shipped_list),
-    };
-    // clang-format on
-    return cmocka_run_group_tests(tests, e2e_group_setup, e2e_group_teardown);
-}
+LLMSIM_TEST_MAIN(e2e_group_setup, e2e_group_teardown, test_quantile, test_stats_by_hand,
+                 test_residuals_by_hand, test_serving_rows, test_serving_match, test_serving_run,
+                 test_warmup, test_transcribed_rows, test_disaggregated_row, test_stored_table,
+                 test_template_arithmetic, test_regimes_and_error_table, test_bad_sets,
+                 test_repeats, test_id_layout, test_operator_rows, test_operator_kernel_sums,
+                 test_shipped_list)

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "e2e_util.h"
+#include "test_main.h"
 
 #define DATA LLMSIM_SOURCE_DIR "/tests/data_validate"
 #define BIN "LLMSIM_VALIDATION_DIR=" LLMSIM_SOURCE_DIR "/validation " LLMSIM_BINARY
@@ -195,15 +196,5 @@ static void test_ops(void **state)
     assert_int_equal(st, 1);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_list),
-        cmocka_unit_test(test_report_and_store),
-        cmocka_unit_test(test_json_repeatable),
-        cmocka_unit_test(test_bad_set),
-        cmocka_unit_test(test_residuals),
-        cmocka_unit_test(test_ops),
-    };
-    return cmocka_run_group_tests(tests, e2e_group_setup, e2e_group_teardown);
-}
+LLMSIM_TEST_MAIN(e2e_group_setup, e2e_group_teardown, test_list, test_report_and_store,
+                 test_json_repeatable, test_bad_set, test_residuals, test_ops)

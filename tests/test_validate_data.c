@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "study_validate.h"
+#include "test_main.h"
 
 static void load_ok(const char *path, const char *match, study_vset *v)
 {
@@ -188,6 +189,8 @@ static void test_shipped_operators(void **state)
     study_vset_free(&v);
 }
 
+LLMSIM_TESTS(tests, test_shipped_serving, test_shipped_limits, test_shipped_operators);
+
 int main(void)
 {
     if (access(LLMSIM_SHARED_DIR "/data/validation/aic-silicon-h100.csv", R_OK) != 0 ||
@@ -195,10 +198,5 @@ int main(void)
         printf("skipped: no %s/data/validation or data/vidur\n", LLMSIM_SHARED_DIR);
         return 77;
     }
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shipped_serving),
-        cmocka_unit_test(test_shipped_limits),
-        cmocka_unit_test(test_shipped_operators),
-    };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

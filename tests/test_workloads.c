@@ -21,6 +21,7 @@
 #include "preset.h"
 
 #include "study.h"
+#include "test_main.h"
 
 static int load(const char *text, const char *const *sets, int nsets, scn_scenario *s)
 {
@@ -363,16 +364,6 @@ static void test_engine_presets(void **state)
     }
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shared_system_prompt_ttft),
-        cmocka_unit_test(test_session_turns_grow_the_context),
-        cmocka_unit_test(test_sessions_closed_loop),
-        cmocka_unit_test(test_sessions_first_turn_too_long),
-        cmocka_unit_test(test_agent_and_open_sessions),
-        cmocka_unit_test(test_closed_loop_ramp),
-        cmocka_unit_test(test_engine_presets),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LLMSIM_TEST_MAIN(NULL, NULL, test_shared_system_prompt_ttft, test_session_turns_grow_the_context,
+                 test_sessions_closed_loop, test_sessions_first_turn_too_long,
+                 test_agent_and_open_sessions, test_closed_loop_ramp, test_engine_presets)

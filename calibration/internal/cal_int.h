@@ -10,6 +10,7 @@
 #ifndef CAL_INT_H
 #define CAL_INT_H
 
+#include "catalog.h"
 #include "kernels.h"
 #include "predictor.h"
 #include "profile.h"
@@ -183,9 +184,9 @@ int cal_model_named_from_text(const char *name, const char *text, eng_model *out
 
 /* ---- price.c ---- */
 
-/* Sets g's price per GPU-hour and power figures from price.c's row for catalog GPU `name`
- * (0 where the row states none). */
-void cal_gpu_cost_of(const char *name, eng_gpu *g);
+/* Sets g's price per GPU-hour and power figures from catalog row s (0 where the row states
+ * none), the idle power by the power model. */
+void cal_gpu_cost_of(const cal_gpu_sheet *s, eng_gpu *g);
 
 /* Converts a predicted time in ns to the iteration_ns contract (>= 1, rounded). */
 int64_t cal_ns_round(double ns);

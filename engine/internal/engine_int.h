@@ -443,11 +443,19 @@ typedef struct eng_port {
     eng_flow *head; /* every open flow on it */
 } eng_port;
 
+/* Which of a flow's links (on[]) go with port p's list. */
+static inline int eng_port_side(const eng_port *p)
+{
+    return !p->send;
+}
+
 struct eng_flow {
     eng_engine *e;
     eng_request *rq;
     eng_port *src, *dst;
-    eng_flow *snext, *sprev, *dnext, *dprev; /* on src's and dst's lists */
+    struct {
+        eng_flow *next, *prev;
+    } on[2];        /* its links on src's list ([0]) and dst's ([1]): eng_port_side */
     double cap;     /* bytes/ns: the links of the GPUs holding its request's KV */
     double sent;    /* bytes sent by t_upd */
     double base;    /* bytes released before the current production window */

@@ -47,7 +47,9 @@ int store_step_once(store *s, sqlite3_stmt *st, const char *what, sim_err *err);
 /* One row of a statement, for store_each_row: 0 to go on, non-zero (returned) to stop. */
 typedef int (*store_stmt_row_fn)(void *ctx, sqlite3_stmt *st);
 /* Steps st to its end, calling row per row until one returns non-zero, and finalizes it.
- * Returns that non-zero value, 0 at the end, or -1 with err naming what failed. */
+ * Returns that non-zero value, 0 at the end, or -1 with err naming what failed. A NULL st (a
+ * preparation that failed, err set) returns -1 at once, so a caller can pass store_prepare's
+ * result unchecked. */
 int store_each_row(store *s, sqlite3_stmt *st, store_stmt_row_fn row, void *ctx, const char *what,
                    sim_err *err);
 /* Steps st, looked up by id, to its one row: 0 with the row current; -1 with err and st

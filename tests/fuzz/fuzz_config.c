@@ -27,20 +27,10 @@ static void price(const eng_model *m)
         cal_serving sv = cal_serving_tp(ENG_BF16, tps[i]);
         if (cal_roofline_new(m, &g, &sv, &pred, &err) != 0)
             continue;
-        eng_shape s = {.tokens = 512,
-                       .num_seqs = 1,
-                       .prefill_seqs = 1,
-                       .prefill_tokens = 512,
-                       .prefill_pairs = 512.0 * 513 / 2,
-                       .prefill_kv = 512,
-                       .prefill_q2 = 512.0 * 512,
-                       .emit_seqs = 1};
+        eng_shape s = {.emit_seqs = 1}, d = {.emit_seqs = 64}; /* a prefill; 64 decodes */
+        eng_shape_add_prefill(&s, 512, 0);
         (void)pred.ops->iteration_ns(pred.st, &s);
-        eng_shape d = {.tokens = 64,
-                       .num_seqs = 64,
-                       .decode_seqs = 64,
-                       .decode_ctx = 64 * 2048,
-                       .emit_seqs = 64};
+        eng_shape_add_decodes(&d, 64, 64 * 2048);
         (void)pred.ops->iteration_ns(pred.st, &d);
         cal_predictor_free(&pred);
     }

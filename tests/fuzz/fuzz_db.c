@@ -5,6 +5,7 @@
 
 #include "fuzz_db.h"
 #include "fuzz_mem.h"
+#include "run_info.h"
 #include "store.h"
 #include "store_run.h"
 #include "store_sweep.h"
@@ -15,20 +16,12 @@ void fuzz_db_template(const char *path)
     store *s = store_open(path, &err);
     fuzz_must(s != NULL);
     for (int r = 0; r < 2; r++) {
-        store_run_info info = {.name = "t",
-                               .scenario_text = "name: t\n# --set scheduler.name=orca\n",
-                               .scheduler = r ? "vllm" : "orca",
-                               .version = "fuzz",
-                               .profile = "roofline",
-                               .model = "m",
-                               .gpu = "g",
-                               .dtype = "bf16",
-                               .replicas = 1,
-                               .tensor_parallel = 1,
-                               .level = STORE_REQUESTS,
-                               .offered_rate = 2,
-                               .num_requests = 3,
-                               .kv_blocks = 100};
+        store_run_info info = test_run_info("t", STORE_REQUESTS);
+        info.scenario_text = "name: t\n# --set scheduler.name=orca\n";
+        info.scheduler = r ? "vllm" : "orca";
+        info.offered_rate = 2;
+        info.num_requests = 3;
+        info.kv_blocks = 100;
         store_run *w = store_run_begin(s, &info, 1, &err);
         fuzz_must(w != NULL);
         for (int i = 0; i < 3; i++) {

@@ -10,27 +10,16 @@
 #include <unistd.h>
 
 #include "fuzz_mem.h"
+#include "store.h"
 
 static char dir[128];
 static char *files[16];
 static int nfiles;
 
-/* Removes path and the side files SQLite may have left beside it. */
-static void remove_file(const char *path)
-{
-    static const char *const side[] = {"-journal", "-wal", "-shm"};
-    for (size_t i = 0; i < sizeof side / sizeof side[0]; i++) {
-        char p[600];
-        snprintf(p, sizeof p, "%s%s", path, side[i]);
-        unlink(p);
-    }
-    unlink(path);
-}
-
 static void remove_all(void)
 {
     for (int i = 0; i < nfiles; i++) {
-        remove_file(files[i]);
+        store_remove_files(files[i]); /* and what SQLite left beside it */
         free(files[i]);
     }
     rmdir(dir);
@@ -64,7 +53,7 @@ const char *fuzz_file(char *buf, size_t len, const char *name)
 
 void fuzz_put(const char *path, const void *b, size_t n)
 {
-    remove_file(path);
+    store_remove_files(path);
     int fd = open(path, O_WRONLY | O_CREAT, 0600);
     fuzz_must(fd >= 0 && (!n || pwrite(fd, b, n, 0) == (ssize_t)n) && ftruncate(fd, (off_t)n) == 0);
     close(fd);

@@ -45,16 +45,9 @@ static void price(const cal_profile *p, int tp)
     if (cal_gpu_find("a100-80gb", &g) != 0 ||
         cal_profile_predictor_new(p, &tiny_model, ENG_FP16, tp, &g, &pred, &err) != 0)
         return;
-    eng_shape s = {.tokens = 100,
-                   .num_seqs = 3,
-                   .prefill_seqs = 1,
-                   .prefill_tokens = 97,
-                   .prefill_pairs = 97.0 * 98 / 2,
-                   .prefill_kv = 97,
-                   .prefill_q2 = 97.0 * 97,
-                   .decode_seqs = 2,
-                   .decode_ctx = 300,
-                   .emit_seqs = 3};
+    eng_shape s = {.emit_seqs = 3}; /* a prefill of 97 tokens and two decodes */
+    eng_shape_add_prefill(&s, 97, 0);
+    eng_shape_add_decodes(&s, 2, 300);
     (void)pred.ops->iteration_ns(pred.st, &s);
     cal_predictor_free(&pred);
 }

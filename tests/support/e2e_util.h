@@ -153,6 +153,15 @@ static inline int e2e_sh(char *out, size_t outlen, char *err, size_t errlen, con
     return st;
 }
 
+/* Runs `llmsim ARGS` through the shell, ARGS fmt with the arguments ap, written into args (alen
+ * bytes) for the caller's messages: as e2e_shv. */
+static inline int e2e_llmsimv(char *args, size_t alen, char *out, size_t outlen, char *err,
+                              size_t errlen, const char *fmt, va_list ap)
+{
+    vsnprintf(args, alen, fmt, ap);
+    return e2e_sh(out, outlen, err, errlen, "%s %s", LLMSIM_BINARY, args);
+}
+
 /* Runs `llmsim ARGS` through the shell, ARGS fmt with the arguments after it: as e2e_sh. */
 static inline int e2e_llmsim(char *out, size_t outlen, char *err, size_t errlen, const char *fmt,
                              ...) __attribute__((format(printf, 5, 6)));
@@ -162,9 +171,9 @@ static inline int e2e_llmsim(char *out, size_t outlen, char *err, size_t errlen,
     char args[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
+    int st = e2e_llmsimv(args, sizeof args, out, outlen, err, errlen, fmt, ap);
     va_end(ap);
-    return e2e_sh(out, outlen, err, errlen, "%s %s", LLMSIM_BINARY, args);
+    return st;
 }
 
 /* Runs `llmsim ARGS` (ARGS fmt with the arguments after it), which must exit with status and
@@ -178,9 +187,8 @@ static inline void e2e_llmsim_says(char *err, size_t errlen, int status, const c
     char args[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
+    int st = e2e_llmsimv(args, sizeof args, NULL, 0, err, errlen, fmt, ap);
     va_end(ap);
-    int st = e2e_sh(NULL, 0, err, errlen, "%s %s", LLMSIM_BINARY, args);
     if (st != status || !strstr(err, says))
         fail_msg("llmsim %s: status %d (expected %d), expected '%s' in:\n%s", args, st, status,
                  says, err);

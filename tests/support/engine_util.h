@@ -11,6 +11,7 @@
 
 #include "engine.h"
 #include "rng.h"
+#include "tiny_model.h"
 
 typedef struct list_src {
     const eng_arrival *a;
@@ -43,17 +44,8 @@ static inline int64_t linear_xfer_ns(const void *st, int64_t bytes)
 static inline void tiny_config(eng_config *c, int64_t kv_tokens)
 {
     eng_config_defaults(c);
+    c->model = (eng_model)TEST_DENSE_MODEL("tiny", 2, 1024, 8, 8, 128, 2048, 1000, 4096);
     eng_model *m = &c->model;
-    snprintf(m->name, sizeof m->name, "tiny");
-    m->layers = 2;
-    m->hidden = 1024;
-    m->heads = 8;
-    m->kv_heads = 8;
-    m->head_dim = 128;
-    m->intermediate = 2048;
-    m->vocab = 1000;
-    m->max_context = 4096;
-    m->gated_mlp = 1;
     snprintf(c->gpu.name, sizeof c->gpu.name, "fake");
     c->gpu.pcie_bw = 25e9;
     c->gpu_utilization = 1.0;

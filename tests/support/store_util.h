@@ -74,6 +74,24 @@ static inline int64_t tstore_intf(store *s, const char *fmt, ...)
     return tstore_int(s, sql);
 }
 
+/* A query and the integer its first column must read. */
+typedef struct tstore_row {
+    const char *sql;
+    int64_t want;
+} tstore_row;
+
+/* Runs the n queries on s; the test fails at the first that does not read its integer, quoting
+ * the query and both numbers. */
+static inline void tstore_expect(store *s, const tstore_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t got = tstore_int(s, rows[i].sql);
+        if (got != rows[i].want)
+            fail_msg("%s: %lld, expected %lld", rows[i].sql, (long long)got,
+                     (long long)rows[i].want);
+    }
+}
+
 /* Runs sql on the database at path (opened and closed for it); the test fails when it fails. */
 static inline void tstore_exec_at(const char *path, const char *sql)
 {
