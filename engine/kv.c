@@ -942,7 +942,7 @@ static int32_t content_blocks(const eng_kv *kv, const eng_request *rq)
  * (eng_arrival.own_tail), unless offload tiers keep the cache's blocks: they are told of tabled
  * blocks only, and a request could find its own evicted blocks there again. All of them once
  * rq's own blocks went to the table. */
-static int32_t tabled_blocks(const eng_kv *kv, const eng_request *rq)
+static inline int32_t tabled_blocks(const eng_kv *kv, const eng_request *rq)
 {
     const eng_pcreq *pc = rq->pc;
     if (pc->tabled || kv->table_all)
