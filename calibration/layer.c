@@ -28,18 +28,6 @@ const char *cal_op_name(int op)
     return "?";
 }
 
-int64_t cal_ns_round(double ns)
-{
-    if (!(ns >= 1.0))
-        return 1;
-    if (ns > 9.0e18)
-        return INT64_C(9000000000000000000);
-    /* llround without the libm call (once per pass priced): ns - i is exact, ns being in
-     * [1, 9e18], so halves round away from zero exactly as llround does */
-    int64_t i = (int64_t)ns;
-    return ns - (double)i >= 0.5 ? i + 1 : i;
-}
-
 /* Does the part of a pass other than decode attention (which alone changes from one decode step
  * to the next) match the cache's? */
 static int same_rest(const eng_shape *a, const eng_shape *b)
@@ -349,6 +337,23 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
         if (p->attn[k] > 0)
             dep += p->attn[k] * attn_decode(s, p, k, fn, st);
     return rest + dep + once;
+}
+
+int cal_plan_decode_base(const eng_shape *s, const cal_plan *p,
+                         double (*fn)(const void *st, const cal_work *w), const void *st,
+                         cal_walk_cache *cache, eng_decode_base *b)
+{
+    if (!cache || !cache->decode || s->tokens <= 0 || s->decode_seqs <= 0 || !plan_dense(p))
+        return 0;
+    if (!cache->valid || !same_rest(&cache->key, s))
+        cal_plan_walk(s, p, fn, st, cache); /* the cache's sums are s's now */
+    SIM_ASSERT(NULL, cache->valid && cache->dense && same_rest(&cache->key, s));
+    *b = (eng_decode_base){.rest = cache->rest,
+                           .once = cache->once,
+                           .layers = p->dense,
+                           .seqs = s->decode_seqs,
+                           .eager = s->prefill_tokens > 0};
+    return 1;
 }
 
 int64_t cal_plan_walk_passes(const eng_shape *s, const cal_plan *p,

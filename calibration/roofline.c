@@ -816,6 +816,20 @@ static int64_t rl_passes_ns(const void *st, const eng_shape *s, int32_t passes, 
     return cal_plan_walk_passes(s, &r->plan, op_ns, r, r->cache, passes, dctx, dcapped);
 }
 
+static int rl_decode_base(const void *st, const eng_shape *s, eng_decode_base *b)
+{
+    const roofline *r = st;
+    return cal_plan_decode_base(s, &r->plan, op_ns, r, r->cache, b);
+}
+
+/* A decode run's step: cal_plan_walk's dense sum with its decode attention alone priced. */
+static int64_t rl_decode_step_ns(const void *st, const eng_decode_base *b, int64_t decode_ctx)
+{
+    double t = 0; /* as dense_decode sums it */
+    t += rl_decode_ns(st, b->seqs, (double)decode_ctx + b->seqs, b->eager);
+    return cal_ns_round((b->rest + t) * b->layers + b->once);
+}
+
 static int64_t rl_transfer_ns(const void *st, int64_t bytes)
 {
     const roofline *r = st;
@@ -839,6 +853,8 @@ static const eng_predictor_ops roofline_ops = {
     .transfer_ns = rl_transfer_ns,
     .fini = rl_fini,
     .passes_ns = rl_passes_ns,
+    .decode_base = rl_decode_base,
+    .decode_ns = rl_decode_step_ns,
 };
 
 cal_serving cal_serving_tp(eng_dtype dt, int tp)

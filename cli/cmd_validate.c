@@ -196,9 +196,13 @@ static void print_residuals(const study_vresid *rs, int n)
            "near whole: of the rows 0.75 to 8.5 steps off, those within a quarter step of a whole "
            "number (half would be, by chance)\n"
            "gaps: in output tokens x measured TPOT / clients, the closed loop's mean time between "
-           "completions (median)\n");
-    printf("%-40s %5s %10s %8s %8s %8s %12s %8s\n", "group", "n", "median ms", "p25", "steps",
-           "p75", "near whole", "gaps");
+           "completions (median)\n"
+           "mixed: how much longer a mixed step (prefill with decodes) is than predicted, in ms "
+           "(median over rows with a sibling\n"
+           "  differing only in a longer output: (measured - predicted TPOT difference) / "
+           "((clients - 1) x (1/(OSL1-1) - 1/(OSL2-1))))\n");
+    printf("%-40s %5s %10s %8s %8s %8s %12s %8s %8s\n", "group", "n", "median ms", "p25", "steps",
+           "p75", "near whole", "gaps", "mixed");
     for (int k = 0; k < n; k++) {
         const study_vresid *r = &rs[k];
         char near[32];
@@ -208,8 +212,11 @@ static void print_residuals(const study_vresid *rs, int n)
         char gaps[32] = "-";
         if (isfinite(r->gaps_median))
             snprintf(gaps, sizeof gaps, "%.2f", r->gaps_median);
-        printf("%-40.40s %5d %10.1f %8.2f %8.2f %8.2f %12s %8s\n", r->group, r->n, r->median_ms,
-               r->steps_p25, r->steps_median, r->steps_p75, near, gaps);
+        char mixed[32] = "-";
+        if (isfinite(r->mixed_median))
+            snprintf(mixed, sizeof mixed, "%.1f", r->mixed_median);
+        printf("%-40.40s %5d %10.1f %8.2f %8.2f %8.2f %12s %8s %8s\n", r->group, r->n, r->median_ms,
+               r->steps_p25, r->steps_median, r->steps_p75, near, gaps, mixed);
     }
     if (n == 0)
         printf("(no row has a measured and predicted TTFT and a measured TPOT)\n");
@@ -454,6 +461,9 @@ static void json_residuals(sim_jsonw *j, const study_vset *v)
         sim_jsonw_int(j, "n_gaps", r->ngap);
         if (isfinite(r->gaps_median))
             sim_jsonw_num(j, "gaps_median", r->gaps_median);
+        sim_jsonw_int(j, "n_pairs", r->npairs);
+        if (isfinite(r->mixed_median))
+            sim_jsonw_num(j, "mixed_step_excess_ms", r->mixed_median);
         sim_jsonw_close(j, '}');
     }
     sim_jsonw_close(j, ']');
@@ -653,7 +663,8 @@ int cmd_validate(int argc, char **argv)
          "also print the TTFT residual (measured - predicted) per group in decode steps (the "
          "row's measured TPOT) and in closed-loop gaps (output tokens x TPOT / clients): the "
          "units a late-counted first token and a wait for another request's completion leave it "
-         "in (a serving set measuring TTFT and TPOT)",
+         "in, and how much longer a mixed step is than predicted, from the TPOT of rows that "
+         "differ only in output length (a serving set measuring TTFT and TPOT)",
          NULL, 0, 0, NULL, NULL},
         {"--rows", NULL, CLI_FLAG, &o.rows,
          "list every predicted row (by default only when there are at most 1000)", NULL, 0, 0, NULL,

@@ -14,6 +14,7 @@
  * boundary exactly for the members whose residue lies in a window of L values, so a step costs
  * O(L) per class, never O(members).
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,10 +127,24 @@ static inline int64_t a_of(const eng_request *rq)
     return (int64_t)rq->prompt + rq->c_gen0 - 1 - rq->c_t0;
 }
 
+static inline int32_t class_index(const eng_cohort *c, const eng_request *rq)
+{
+    return rq->c_class < c->nclass ? rq->c_class : 0;
+}
+
 static inline eng_cclass *cls_of(const eng_cohort *c, const eng_request *rq)
 {
-    return &c->cls[rq->c_class < c->nclass ? rq->c_class : 0];
+    return &c->cls[class_index(c, rq)];
 }
+
+/* rq's class's bit in the cohort's class masks (eng_cohort.live, .begun). */
+static inline uint64_t bit_of(const eng_cohort *c, const eng_request *rq)
+{
+    return UINT64_C(1) << class_index(c, rq);
+}
+
+/* The classes of mask m, in index order: for (uint64_t m = mask; m; m &= m - 1) cls[CLASS(m)]. */
+#define CLASS(m) __builtin_ctzll(m)
 
 static inline int paged(const eng_request *rq)
 {
@@ -236,6 +251,7 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
     c->cap = eng_shape_cap(&cfg->model, &c->cap_chunked);
     int spec = cfg->spec.method != ENG_SPEC_NONE;
     c->nclass = spec && cfg->spec.classes > 1 ? cfg->spec.classes : 1;
+    SIM_CHECK(e->ctx, c->nclass <= 64); /* a bit each in live and begun */
     c->cls = sim_xcalloc((size_t)c->nclass, sizeof *c->cls);
     for (int32_t i = 0; i < c->nclass; i++) {
         eng_cclass *cl = &c->cls[i];
@@ -399,9 +415,14 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
     rq->c_t0 = cl->t;
     rq->c_gen0 = rq->generated;
     rq->c_fin_t = cl->t + (rq->output - rq->generated);
+    if (cl->n == 0 && !c->in_step)
+        cl->adv = 1; /* as a class a step visited is left (eng_cohort_end_step) */
     cl->a_sum += a_of(rq);
     cl->n++;
     c->n++;
+    c->live |= bit_of(c, rq);
+    c->ctx += a_of(rq) + cl->t;
+    c->fin_known = 0;
     eng_heap_push(&cl->fin, rq);
     if (paged(rq)) {
         SIM_ASSERT(r->e->ctx, rq->kv_blocks == member_blocks(r, rq));
@@ -449,8 +470,11 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
         cl->paged--;
         c->paged--;
     }
+    c->ctx -= a_of(rq) + cl->t;
+    c->fin_known = 0;
     cl->a_sum -= a_of(rq);
-    cl->n--;
+    if (--cl->n == 0)
+        c->live &= ~bit_of(c, rq);
     c->n--;
     eng_heap_remove(&cl->fin, rq);
 }
@@ -487,6 +511,26 @@ static int32_t draw_accepted(const eng_spec *sp, const draw_rule *d, sim_mt *g)
     return n;
 }
 
+/* Every class's tokens for a step of k > 0 drafts (eng_cclass.adv): each class draws in index
+ * order, members or not. The minimum-variance rule draws one word a class, u < frac(AL), which is
+ * the integer compare x < ceil(frac * 2^32) for u = x / 2^32 (exact: frac * 2^32 is a double with
+ * no rounding); the draws go to a local array, which no store to a class can alias. */
+static void draw_classes(eng_cohort *c, const eng_spec *sp, int32_t k)
+{
+    draw_rule d = draw_rule_of(sp, k);
+    int32_t adv[ENG_SPEC_MAX_CLASSES];
+    if (!d.iid && d.frac > 0) {
+        uint64_t thr = (uint64_t)ceil(d.frac * 4294967296.0);
+        for (int32_t i = 0; i < c->nclass; i++)
+            adv[i] = d.base + (sim_mt_u32(c->accept) < thr);
+    } else {
+        for (int32_t i = 0; i < c->nclass; i++)
+            adv[i] = draw_accepted(sp, &d, c->accept);
+    }
+    for (int32_t i = 0; i < c->nclass; i++)
+        c->cls[i].adv = adv[i];
+}
+
 /* Members of the heap h whose key is below thr: the sum of thr - key over them (O(those)). */
 static int64_t heap_short(const eng_rq_heap *h, int32_t i, int64_t thr)
 {
@@ -502,47 +546,60 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
 {
     eng_cohort *c = &r->co;
     const eng_spec *sp = &r->e->cfg.spec;
-    int64_t need = 0, out = 0;
-    draw_rule d = draw_rule_of(sp, k);
+    int64_t need = 0, adv = 0, shorts = 0;
+    int due = 0;
     c->step_k = k;
     c->in_step = 1;
-    for (int32_t i = 0; i < c->nclass; i++) {
-        eng_cclass *cl = &c->cls[i];
+    if (k > 0) {
         /* MODEL: vLLM's synthetic rejection sampler draws per request and step; SGLang's
          * SGLANG_SIMULATE_ACC_LEN one length per step for the whole batch: members of a class
-         * share a draw (one class is SGLang's rule) */
-        cl->adv = k > 0 ? draw_accepted(sp, &d, c->accept) : 1;
-        if (cl->n == 0) { /* the draw is made all the same: the stream moves as it did */
-            cl->alloc = 0;
-            continue;
-        }
+         * share a draw (one class is SGLang's rule). Every class draws, members or not, so the
+         * stream moves the same whoever holds which class. */
+        draw_classes(c, sp, k);
+    } else {
+        for (int32_t i = 0; i < c->nclass; i++)
+            c->cls[i].adv = 1;
+    }
+    c->begun = c->live;
+    for (uint64_t m = c->live; m; m &= m - 1) {
+        eng_cclass *cl = &c->cls[CLASS(m)];
         cl->alloc = grow_blocks(r, cl, 1 + k);
         need += cl->alloc;
-        out += (int64_t)cl->n * cl->adv;
-        const eng_request *top = eng_heap_top(&cl->fin);
-        if (top && top->c_fin_t < cl->t + cl->adv)
-            out -= heap_short(&cl->fin, 0, cl->t + cl->adv);
-        if (k > 0) {
-            c->spec_steps += cl->n;
-            c->spec_drafts += (int64_t)cl->n * k;
-            c->spec_accepted += (int64_t)cl->n * (cl->adv - 1);
-        }
+        adv += (int64_t)cl->n * cl->adv;
+        int64_t to = cl->t + cl->adv, top = eng_heap_top(&cl->fin)->c_fin_t;
+        due |= top <= to;
+        if (top < to)
+            shorts += heap_short(&cl->fin, 0, to);
+    }
+    c->fin_due = due;
+    c->fin_known = 1;
+    if (k > 0) { /* every member is in one class */
+        c->spec_steps += c->n;
+        c->spec_drafts += (int64_t)c->n * k;
+        c->spec_accepted += adv - c->n;
     }
     /* MODEL: vLLM KVCacheManager.allocate_slots reserves the step's token and its
      * num_lookahead_tokens (the draft tokens) before the step */
     SIM_CHECK(r->e->ctx, need <= eng_kv_nfree(&r->kv));
     eng_kv_alloc_derived(&r->kv, need);
-    return out;
+    return adv - shorts;
+}
+
+/* Whether a member of a class with members has its output by the step in flight's end. */
+static int finishes_of_classes(const eng_cohort *c)
+{
+    for (uint64_t m = c->live; m; m &= m - 1) {
+        const eng_cclass *cl = &c->cls[CLASS(m)];
+        if (eng_heap_top(&cl->fin)->c_fin_t <= cl->t + cl->adv)
+            return 1;
+    }
+    return 0;
 }
 
 int eng_cohort_step_finishes(const eng_cohort *c)
 {
-    for (int32_t i = 0; i < c->nclass; i++) {
-        const eng_request *rq = eng_heap_top(&c->cls[i].fin);
-        if (rq && rq->c_fin_t <= c->cls[i].t + c->cls[i].adv)
-            return 1;
-    }
-    return 0;
+    SIM_ASSERT(NULL, !c->fin_known || c->fin_due == finishes_of_classes(c));
+    return c->fin_known ? c->fin_due : finishes_of_classes(c);
 }
 
 int eng_cohort_plain(const eng_replica *r)
@@ -570,6 +627,8 @@ void eng_cohort_plain_end(eng_replica *r, int64_t now)
     c->step++;
     c->last_step_end = now;
     cl->t++;
+    c->ctx += c->n;
+    c->fin_known = 0;
 }
 
 void eng_cohort_plain_begin(eng_replica *r, int64_t need)
@@ -583,8 +642,8 @@ int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps)
 {
     const eng_cohort *c = &r->co;
     int64_t need = 0;
-    for (int32_t i = 0; i < c->nclass; i++)
-        need += grow_blocks(r, &c->cls[i], (int64_t)steps * (1 + k));
+    for (uint64_t m = c->live; m; m &= m - 1) /* an empty class grows none */
+        need += grow_blocks(r, &c->cls[CLASS(m)], (int64_t)steps * (1 + k));
     return need;
 }
 
@@ -593,7 +652,10 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     eng_cohort *c = &r->co;
     eng_engine *e = r->e;
     const eng_kvlay *l = &r->kv.lay;
-    int64_t old = c->n - c->nfresh, zeros = 0, freed = 0, ahead = 1 + c->step_k;
+    int64_t old = c->n - c->nfresh, zeros = 0, freed = 0, ahead = 1 + c->step_k, moved = 0;
+    /* the classes with members or with blocks of the step: another holds nothing and moves
+     * nothing (its t stays: a member's context a + t is relative to its class's t alone) */
+    uint64_t visit = c->live | c->begun;
     c->in_step = 0;
     if (old > 0)
         eng_emit_itl(e, now - c->last_step_end, old);
@@ -605,9 +667,11 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     c->nfresh = 0;
     c->step++;
     c->last_step_end = now;
-    for (int32_t i = 0; i < c->nclass; i++) {
-        eng_cclass *cl = &c->cls[i];
+    for (uint64_t m = visit; m; m &= m - 1) {
+        eng_cclass *cl = &c->cls[CLASS(m)];
         int64_t n = cl->adv;
+        if (!(c->begun & m & -m))
+            cl->alloc = 0; /* it had no members when the step began */
         /* MODEL: rejected draft tokens free their slots: the blocks beyond the accepted tokens
          * go back (vLLM reuses them in the next step's allocate_slots; freeing them here and
          * allocating again then leaves the same blocks free when the next step is formed) */
@@ -615,13 +679,17 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
         if (sliding(r))
             freed += l->wm * cross(&cl->slide, cl->nslide, l->bs, cl->t - l->window + 1, n);
         zeros += (int64_t)cl->n * (n - 1);
+        moved += (int64_t)cl->n * n;
         cl->t += n;
         freed += cap_events(r, cl);
     }
+    c->ctx += moved;
+    c->begun = 0;
+    c->fin_known = 0;
     eng_kv_give(&r->kv, freed);
     /* a multi-token step is one gap followed by zero gaps, as a client sees it */
-    for (int32_t i = 0; i < c->nclass; i++) {
-        eng_cclass *cl = &c->cls[i];
+    for (uint64_t m = visit; m; m &= m - 1) {
+        eng_cclass *cl = &c->cls[CLASS(m)];
         eng_request *rq;
         while ((rq = eng_heap_top(&cl->fin)) && rq->c_fin_t <= cl->t) {
             zeros -= cl->t - rq->c_fin_t; /* it stopped at its output */
@@ -635,12 +703,19 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     c->step_k = 0;
 }
 
-int64_t eng_cohort_ctx_sum(const eng_cohort *c)
+/* The members' contexts summed over the classes (eng_cohort.ctx, kept as they move). */
+static int64_t ctx_of_classes(const eng_cohort *c)
 {
     int64_t s = 0;
     for (int32_t i = 0; i < c->nclass; i++)
         s += c->cls[i].a_sum + (int64_t)c->cls[i].n * c->cls[i].t;
     return s;
+}
+
+int64_t eng_cohort_ctx_sum(const eng_cohort *c)
+{
+    SIM_ASSERT(NULL, c->ctx == ctx_of_classes(c));
+    return c->ctx;
 }
 
 int64_t eng_cohort_capped_sum(const eng_cohort *c)
@@ -747,9 +822,11 @@ int eng_cohort_check(const eng_replica *r, char *buf, size_t len)
 {
     const eng_cohort *c = &r->co;
     int64_t n = 0, pg = 0, capped = 0;
+    uint64_t live = 0;
     for (int32_t i = 0; i < c->nclass; i++) {
         if (class_check(r, i, buf, len) != 0)
             return -1;
+        live |= c->cls[i].n > 0 ? UINT64_C(1) << i : 0;
         n += c->cls[i].n;
         pg += c->cls[i].paged;
         for (int32_t j = 0; j < c->cls[i].fin.n; j++) {
@@ -760,6 +837,11 @@ int eng_cohort_check(const eng_replica *r, char *buf, size_t len)
     if (n != c->n || pg != c->paged) {
         snprintf(buf, len, "replica %d: cohort has %d members, its classes %lld", r->id, c->n,
                  (long long)n);
+        return -1;
+    }
+    if (live != c->live || c->ctx != ctx_of_classes(c)) {
+        snprintf(buf, len, "replica %d: cohort's classes with members or summed contexts drifted",
+                 r->id);
         return -1;
     }
     /* the capped decode sum the cost model reads, against a brute-force sum over members */

@@ -815,11 +815,16 @@ static int64_t fixed_batch_run(eng_replica *r, eng_shape *s, int64_t run, int64_
     }
     r->step_end[0] = end;
     int64_t growth = eng_cohort_capped_growth(&r->co);
+    eng_decode_base base; /* the steps differ only in their summed contexts */
+    int fast = growth == 0 && pred->ops->decode_base && pred->ops->decode_base(pred->st, s, &base);
     for (int64_t j = 1; j < run; j++) {
         s->decode_ctx += s->decode_seqs;
         s->decode_ctx_capped += growth;
         int64_t start = end;
-        gpu = slowed(r, pred->ops->iteration_ns(pred->st, s));
+        int64_t ns = fast ? pred->ops->decode_ns(pred->st, &base, s->decode_ctx)
+                          : pred->ops->iteration_ns(pred->st, s);
+        SIM_ASSERT(e->ctx, !fast || ns == pred->ops->iteration_ns(pred->st, s));
+        gpu = slowed(r, ns);
         end = start + cpu + gpu;
         r->step_end[j] = end;
         eng_metrics_iteration_cpu(&e->m, cpu, 1);
@@ -885,10 +890,15 @@ static inline void run_tokens_add(eng_engine *e, run_tokens *t, int64_t start, i
 typedef struct run_ctx {
     eng_shape s;
     int shaped; /* s is the step in flight's, formed here */
+    int respec; /* and it verifies drafts, with no padded slot of async output in it */
     int32_t k, kp;
     int64_t cpu;
     int64_t ncpu; /* steps formed at cpu whose CPU samples are not yet added */
     run_tokens tok;
+    /* plain_steps's steps, whose shapes differ from s only in decode_ctx: priced from base
+     * (eng_predictor_ops.decode_ns) while fast */
+    int fast;
+    eng_decode_base base;
 } run_ctx;
 
 /* Adds the CPU samples of the run's steps formed at c->cpu so far. */
@@ -913,6 +923,19 @@ static inline int run_step_end(eng_replica *r, const run_ctx *c, int plain, int6
            (c->kp == c->k || eng_cohort_need(r, c->kp, 1) <= eng_kv_nfree(&r->kv));
 }
 
+/* Forms a decode run's speculative step after one shaped here (run_ctx.respec): the same members
+ * and padded slots verifying as many drafts, so only the summed contexts move (the cohort's by
+ * the tokens its classes accepted). Returns the step's output tokens. Out of line: the plain
+ * runs' loop stays as small as it was. */
+static __attribute__((noinline)) int64_t run_respec_shape(eng_replica *r, run_ctx *c)
+{
+    int64_t tokens = eng_cohort_begin_step(r, c->k);
+    c->s.decode_ctx = eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx + r->run_pad_ctx;
+    c->s.decode_ctx_capped = eng_cohort_capped_sum(&r->co) + pads_capped(r, &r->batch);
+    run_step_check(r, r->iter, c->k, &c->s, c->cpu);
+    return tokens;
+}
+
 /* Forms a decode run's next step (its `need` blocks taken); of a plain cohort whose step was
  * shaped here, only the summed context moves. Returns the step's output tokens. */
 static inline int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int64_t need)
@@ -927,6 +950,9 @@ static inline int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int6
         run_step_check(r, r->iter, c->k, &c->s, c->cpu);
         return r->co.n;
     }
+    if (c->shaped && c->respec && r->async_pad_seqs == 0)
+        return run_respec_shape(r, c);
+    c->respec = c->k > 0 && r->async_pad_seqs == 0;
     int64_t tokens = step_shape(r, c->k, &c->s);
     int64_t cpu = step_cpu(r, c->s.num_seqs, 0);
     if (cpu != c->cpu && c->ncpu > 0) /* the samples in the steps' order */
@@ -952,6 +978,22 @@ static inline void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int
     run_tokens_add(e, &c->tok, start, end, tokens);
 }
 
+/* step_gpu of a decode run's step c->s: from the run's base while c->fast (no drafts then;
+ * debug builds price it in full too). */
+static inline int64_t run_step_gpu(eng_replica *r, const run_ctx *c, int64_t *draft)
+{
+    if (!c->fast)
+        return step_gpu(r, &c->s, c->k, draft);
+    const eng_predictor *pred = r->pool->pred;
+    *draft = 0;
+    int64_t gpu = pred->ops->decode_ns(pred->st, &c->base, c->s.decode_ctx);
+    SIM_ASSERT(r->e->ctx, c->k == 0 && gpu == pred->ops->iteration_ns(pred->st, &c->s));
+    if (r->pending_xfer_bytes && pred->ops->transfer_ns)
+        gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
+    r->pending_xfer_bytes = 0;
+    return slowed(r, gpu);
+}
+
 /* Forms and runs a decode run's next step from *end, its `need` blocks taken (*end its end, *n
  * one more). */
 __attribute__((always_inline)) static inline void
@@ -959,7 +1001,7 @@ run_step_next(eng_replica *r, run_ctx *c, int plain, int64_t need, int64_t *end,
 {
     int64_t start = *end, draft;
     int64_t tokens = run_step_shape(r, c, plain, need);
-    int64_t gpu = step_gpu(r, &c->s, c->k, &draft);
+    int64_t gpu = run_step_gpu(r, c, &draft);
     *end = place_step(r, start, c->cpu, gpu);
     (*n)++;
     c->ncpu++;
@@ -1018,6 +1060,9 @@ static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most,
     const eng_request *top = eng_heap_top(&cl->fin);
     /* the last t at which the step in flight finishes none (eng_cohort_step_finishes) */
     int64_t last_t = top ? top->c_fin_t - 2 : INT64_MAX;
+    const eng_predictor *pred = r->pool->pred;
+    /* the steps differ from the one in flight only in their summed contexts */
+    c->fast = pred->ops->decode_base && pred->ops->decode_base(pred->st, &c->s, &c->base);
     while (*n < most && end < until && cl->t <= last_t) {
         SIM_ASSERT(r->e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(&r->co));
         if (!run_step(r, c, 1, &end, n)) {
@@ -1025,6 +1070,7 @@ static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most,
             break;
         }
     }
+    c->fast = 0;
     return end;
 }
 

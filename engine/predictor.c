@@ -15,14 +15,6 @@ void eng_shape_add_prefill(eng_shape *s, int64_t q, int64_t c)
     s->prefill_q2 += qd * qd;
 }
 
-void eng_shape_add_decodes(eng_shape *s, int64_t n, int64_t ctx_sum)
-{
-    s->tokens += n;
-    s->num_seqs += (int32_t)n;
-    s->decode_seqs += (int32_t)n;
-    s->decode_ctx += ctx_sum;
-}
-
 int32_t eng_shape_cap(const eng_model *m, int32_t *chunked)
 {
     *chunked = 0;
@@ -33,12 +25,6 @@ int32_t eng_shape_cap(const eng_model *m, int32_t *chunked)
         return m->window - 1;
     }
     return 0;
-}
-
-void eng_shape_set_cap(eng_shape *s, int32_t cap, int32_t chunked)
-{
-    s->cap = cap > 0 ? cap : 0;
-    s->cap_chunked = s->cap > 0 && chunked;
 }
 
 /* Sum of min(x, w) for x = a..b (1 <= a <= b). */
@@ -75,20 +61,6 @@ void eng_shape_add_prefill_capped(eng_shape *s, int64_t q, int64_t c)
         s->prefill_pairs_capped += sum_min(cd + 1, cd + qd, w);
         s->prefill_kv_capped += cd + qd - first;
     }
-}
-
-void eng_shape_add_decodes_capped(eng_shape *s, int64_t n, int64_t ctx_sum, int64_t capped_sum)
-{
-    eng_shape_add_decodes(s, n, ctx_sum);
-    s->decode_ctx_capped += capped_sum;
-}
-
-void eng_shape_add_verify(eng_shape *s, int64_t n, int64_t ctx_sum, int64_t capped_sum, int32_t k)
-{
-    eng_shape_add_decodes_capped(s, n, ctx_sum, capped_sum);
-    s->tokens += n * k; /* the k draft tokens beyond each sequence's own */
-    if (n > 0)
-        s->decode_verify = k;
 }
 
 int64_t eng_predictor_passes_ns(const eng_predictor *p, const eng_shape *s, int32_t passes,

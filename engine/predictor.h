@@ -52,6 +52,12 @@ typedef struct eng_shape {
                               i-th sees c + i + 1 keys), all counted in `tokens`; 0 = plain */
 } eng_shape;
 
+/* A predictor's own sums for decode_ns: the shape's price without its decode attention. */
+typedef struct eng_decode_base {
+    double rest, once, layers, seqs;
+    int eager;
+} eng_decode_base;
+
 typedef struct eng_predictor_ops {
     const char *name;
     /* Iteration time in ns for the shape on one replica; >= 1. */
@@ -63,6 +69,12 @@ typedef struct eng_predictor_ops {
      * of the passes that does not read their contexts once). */
     int64_t (*passes_ns)(const void *st, const eng_shape *s, int32_t passes, int64_t dctx,
                          int64_t dcapped);
+    /* Optional, both or neither: the steps of a decode run, which differ only in their decode
+     * contexts' sum. decode_base fills *b for shape s (what iteration_ns reads but decode_ctx)
+     * and returns 1, or returns 0 when it cannot (then iteration_ns prices every step);
+     * decode_ns(st, b, ctx) is then iteration_ns of s with decode_ctx = ctx, to the bit. */
+    int (*decode_base)(const void *st, const eng_shape *s, eng_decode_base *b);
+    int64_t (*decode_ns)(const void *st, const eng_decode_base *b, int64_t decode_ctx);
 } eng_predictor_ops;
 
 typedef struct eng_predictor {
@@ -73,24 +85,47 @@ typedef struct eng_predictor {
 
 /* Adds one prefill chunk of q tokens over context c to s (capped sums untouched). */
 void eng_shape_add_prefill(eng_shape *s, int64_t q, int64_t c);
-/* Adds n decode sequences whose contexts sum to ctx_sum (capped sums untouched). */
-void eng_shape_add_decodes(eng_shape *s, int64_t n, int64_t ctx_sum);
+/* Adds n decode sequences whose contexts sum to ctx_sum (capped sums untouched). Inline, as
+ * the next three: every step's shape is formed with them. */
+static inline void eng_shape_add_decodes(eng_shape *s, int64_t n, int64_t ctx_sum)
+{
+    s->tokens += n;
+    s->num_seqs += (int32_t)n;
+    s->decode_seqs += (int32_t)n;
+    s->decode_ctx += ctx_sum;
+}
 
 /* The cap of model m's capped layers (see eng_shape): window - 1 for sliding windows,
  * chunk - 1 with *chunked = 1 for chunked local attention, index_topk - 1 for DeepSeek sparse
  * attention; 0 when every attention layer sees the whole context. */
 int32_t eng_shape_cap(const eng_model *m, int32_t *chunked);
 /* Sets the cap the capped sums of s use; call on an empty shape, before adding sequences. */
-void eng_shape_set_cap(eng_shape *s, int32_t cap, int32_t chunked);
+static inline void eng_shape_set_cap(eng_shape *s, int32_t cap, int32_t chunked)
+{
+    s->cap = cap > 0 ? cap : 0;
+    s->cap_chunked = s->cap > 0 && chunked;
+}
 /* Adds one prefill chunk of q tokens over context c, its capped sums computed exactly for
  * s->cap (a window, or aligned chunks). */
 void eng_shape_add_prefill_capped(eng_shape *s, int64_t q, int64_t c);
 /* Adds n decode sequences whose contexts sum to ctx_sum and whose capped contexts (see
  * eng_shape.decode_ctx_capped) sum to capped_sum. O(1): the caller keeps the capped sum. */
-void eng_shape_add_decodes_capped(eng_shape *s, int64_t n, int64_t ctx_sum, int64_t capped_sum);
+static inline void eng_shape_add_decodes_capped(eng_shape *s, int64_t n, int64_t ctx_sum,
+                                                int64_t capped_sum)
+{
+    eng_shape_add_decodes(s, n, ctx_sum);
+    s->decode_ctx_capped += capped_sum;
+}
 /* The same for n decode sequences that each verify k draft tokens (k + 1 query tokens; 0: plain
  * decodes); every decode sequence of a pass verifies the same k. emit_seqs is the caller's. */
-void eng_shape_add_verify(eng_shape *s, int64_t n, int64_t ctx_sum, int64_t capped_sum, int32_t k);
+static inline void eng_shape_add_verify(eng_shape *s, int64_t n, int64_t ctx_sum,
+                                        int64_t capped_sum, int32_t k)
+{
+    eng_shape_add_decodes_capped(s, n, ctx_sum, capped_sum);
+    s->tokens += n * k; /* the k draft tokens beyond each sequence's own */
+    if (n > 0)
+        s->decode_verify = k;
+}
 
 /* The sum of iteration_ns over `passes` passes: s, then s with its decode contexts' sum grown by
  * dctx and their capped sum by dcapped each pass (decode passes of one batch whose every

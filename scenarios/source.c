@@ -405,7 +405,12 @@ static int to_ns(const scn_source *s, double ns, const char *what, int64_t *out,
                         "%s: request %lld would arrive at %.6g s, past the simulated horizon of "
                         "%.0e s (time is int64 nanoseconds)",
                         what, (long long)s->emitted + 1, ns / 1e9, SCN_HORIZON_S);
-    *out = (int64_t)llround(ns);
+    if (ns >= 0) { /* llround without the libm call (once per arrival): ns - i is exact */
+        int64_t i = (int64_t)ns;
+        *out = ns - (double)i >= 0.5 ? i + 1 : i;
+    } else {
+        *out = (int64_t)llround(ns);
+    }
     return 0;
 }
 

@@ -488,10 +488,12 @@ gen_fidelity_512() {
 gen_fidelity_residuals() {
   local o
   fence_open
-  for o in 128 256 512; do
-    [ "$o" = 128 ] || echo
-    echo "\$ $SHOWN validate aic-silicon-h100 --match x${o}_c --residuals"
-    "$LLMSIM" validate aic-silicon-h100 --match "x${o}_c" --residuals --quiet | clean |
+  # by output length, then TensorRT-LLM's aggregated rows together (their `mixed` column pairs
+  # rows that differ only in output length)
+  for o in x128_c x256_c x512_c trtllm_agg; do
+    [ "$o" = x128_c ] || echo
+    echo "\$ $SHOWN validate aic-silicon-h100 --match $o --residuals"
+    "$LLMSIM" validate aic-silicon-h100 --match "$o" --residuals --quiet | clean |
       awk '/^TTFT residual/ {on = 1} /^(approximations|cannot be|failed|repeated|stored)/ {on = 0}
            on' | sed -e '${/^$/d}'
   done

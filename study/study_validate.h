@@ -180,14 +180,19 @@ typedef struct study_vresid {
     double median_ms; /* of measured - predicted TTFT */
     double steps_p25, steps_median, steps_p75; /* of that residual / measured TPOT */
     int few;                                   /* rows whose residual is 0.75 to 8.5 steps */
-    int near_whole;     /* of those, within a quarter step of a whole number of steps */
-    int ngap;           /* rows whose clients and output tokens are known */
-    double gaps_median; /* of the residual / (output tokens x measured TPOT / clients) */
+    int near_whole;      /* of those, within a quarter step of a whole number of steps */
+    int ngap;            /* rows whose clients and output tokens are known */
+    double gaps_median;  /* of the residual / (output tokens x measured TPOT / clients) */
+    int npairs;          /* rows with a sibling that differs only in a longer output */
+    double mixed_median; /* of the excess of a mixed step's time over its prediction that each
+                            such pair implies, in ms (vresid.c); NAN when none */
 } study_vresid;
 
 /* The residuals of a serving set whose metrics include mean_ttft_ms and mean_tpot_ms, per
  * group (in order of first appearance) with at least one row, then "all". A row's clients and
- * output tokens are its last workload.arrival.concurrency and workload.output_tokens overrides.
+ * output tokens are its last workload.arrival.concurrency and workload.output_tokens overrides;
+ * its sibling is the row of the longest output whose overrides are the same but for the output
+ * tokens and memory.max_model_len.
  * *out is malloc'd (the caller frees; NULL when none); returns the count, 0 when none, or -1
  * when the set measures no TTFT or no TPOT. */
 int study_vset_residuals(const study_vset *v, study_vresid **out);

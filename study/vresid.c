@@ -9,6 +9,16 @@
  * that waits for another request to finish before its own is served adds the closed loop's
  * time between completions, which grows with the output length. The report gives the residual
  * in both units so a reader can tell them apart.
+ *
+ * It also tells time spent in the steps from time spent outside them. Rows that differ only in
+ * the output length share their prefills: while a request decodes, each of the other clients'
+ * new requests adds one mixed step (a prefill with decodes) to its steps, at any output length,
+ * so a mixed step's extra time shows in TPOT over the output length. From two such rows, the
+ * excess of a mixed step over its prediction is (measured TPOT difference - predicted TPOT
+ * difference) / ((clients - 1) x (1 / (shorter output - 1) - 1 / (longer output - 1))), the
+ * clients' arrivals taken as spread apart (where they come in lock-step rounds, fewer mixed
+ * steps fall within a request's decode and the figure understates the excess). A TTFT residual
+ * that the mixed step does not carry is a wait: steps of others, or time outside the steps.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -68,6 +78,69 @@ static int residual_of(const study_vrow *r, int ttft, int tpot, double *ms, doub
     return 1;
 }
 
+/* Whether an override is one of those that follow the output length (the set derives the
+ * model length from it). */
+static int follows_osl(const char *set)
+{
+    return strncmp(set, "workload.output_tokens=", 23) == 0 ||
+           strncmp(set, "memory.max_model_len=", 21) == 0;
+}
+
+/* Whether rows a and b differ only in their output length: the same overrides in order, but
+ * for those that follow it. */
+static int osl_siblings(const study_vrow *a, const study_vrow *b)
+{
+    if (a->nsets != b->nsets || strcmp(a->group, b->group) != 0)
+        return 0;
+    for (int k = 0; k < a->nsets; k++) {
+        const char *x = a->sets[k], *y = b->sets[k];
+        size_t kl = strcspn(x, "=");
+        if (strcmp(x, y) != 0 && (!follows_osl(x) || strncmp(x, y, kl + 1) != 0))
+            return 0;
+    }
+    return 1;
+}
+
+/* The excess of a mixed step's time over its prediction that rows a and b (b with the longer
+ * output) imply (see the head of this file); NAN when they cannot tell. */
+static double mixed_excess(const study_vrow *a, const study_vrow *b, int tpot)
+{
+    double clients = override_of(a, "workload.arrival.concurrency");
+    double oa = override_of(a, "workload.output_tokens");
+    double ob = override_of(b, "workload.output_tokens");
+    if (!(clients > 1) || !(oa > 1) || !(ob > oa) || b->status != STUDY_V_OK)
+        return NAN;
+    double measured = a->measured[tpot] - b->measured[tpot];
+    double predicted = a->predicted[tpot] - b->predicted[tpot];
+    return (measured - predicted) / ((clients - 1) * (1 / (oa - 1) - 1 / (ob - 1)));
+}
+
+/* For each row of group g (NULL: every row), the excess that it and its sibling of the longest
+ * output imply, into out; returns their count. */
+static int mixed_of(const study_vset *v, const char *g, int tpot, double *out)
+{
+    int n = 0;
+    for (int i = 0; i < v->nrows; i++) {
+        const study_vrow *r = &v->rows[i];
+        if ((g && strcmp(r->group, g) != 0) || r->status != STUDY_V_OK)
+            continue;
+        int best = -1;
+        double longest = override_of(r, "workload.output_tokens");
+        for (int j = 0; j < v->nrows; j++) {
+            double o = override_of(&v->rows[j], "workload.output_tokens");
+            if (j != i && o > longest && osl_siblings(r, &v->rows[j])) {
+                best = j;
+                longest = o;
+            }
+        }
+        double x = best < 0 ? NAN : mixed_excess(r, &v->rows[best], tpot);
+        if (isfinite(x))
+            out[n++] = x;
+    }
+    qsort(out, (size_t)n, sizeof *out, cmp_double);
+    return n;
+}
+
 /* The residuals of the rows of group g (NULL: every row) into *st; returns its row count. */
 static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, double *buf,
                     study_vresid *st)
@@ -97,6 +170,9 @@ static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, doub
     st->steps_median = study_quantile(steps, n, 0.5);
     st->steps_p75 = study_quantile(steps, n, 0.75);
     st->gaps_median = study_quantile(gaps, st->ngap, 0.5);
+    double *mixed = buf + 3 * (size_t)v->nrows;
+    st->npairs = mixed_of(v, g, tpot, mixed);
+    st->mixed_median = study_quantile(mixed, st->npairs, 0.5);
     return n;
 }
 
@@ -106,7 +182,7 @@ int study_vset_residuals(const study_vset *v, study_vresid **out)
     int ttft = metric_named(v, "mean_ttft_ms"), tpot = metric_named(v, "mean_tpot_ms");
     if (ttft < 0 || tpot < 0)
         return -1;
-    double *buf = sim_xmalloc((3 * (size_t)v->nrows + 1) * sizeof *buf);
+    double *buf = sim_xmalloc((4 * (size_t)v->nrows + 1) * sizeof *buf);
     *out = sim_xmalloc(((size_t)v->nrows + 1) * sizeof **out);
     int n = 0;
     for (int i = 0; i < v->nrows; i++) {

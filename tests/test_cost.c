@@ -595,9 +595,54 @@ static void test_walk_passes_exact(void **state)
     }
 }
 
+/* A decode run's base (eng_predictor_ops.decode_base) and its steps (decode_ns): each step what
+ * a fresh predictor gives for the shape with that summed context, whatever the predictor priced
+ * before; a dense model always has a base, a pass with a chunk among its decodes too (eager);
+ * MoE, MLA and windowed models have none (their steps are walked). */
+static void test_decode_base_exact(void **state)
+{
+    static const char *const models[] = {"llama-3-8b", "qwen3-30b-a3b", "deepseek-v3",
+                                         "gemma-2-9b"};
+    static const int64_t ctx[] = {0, 1, 5000, 123457, 9000000};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        eng_model m = catalog_model(models[i]);
+        int dsv3 = strcmp(models[i], "deepseek-v3") == 0;
+        cal_serving sv = cal_serving_tp(m.weight_dtype, dsv3 ? 8 : 1);
+        sv.capped_sums = 1;
+        const char *gpu = dsv3 ? "h200" : "h100-sxm";
+        eng_predictor warm = make(&m, gpu, sv);
+        for (int64_t n = 1; n <= 300; n += 37) {
+            eng_shape s = {0};
+            if (n % 3 == 2) { /* a chunk among the decodes */
+                eng_shape_add_prefill(&s, 200, 50);
+                s.emit_seqs = 1;
+            }
+            eng_shape_add_decodes(&s, n, n * 400);
+            s.emit_seqs += (int32_t)n;
+            eng_decode_base b;
+            int has = warm.ops->decode_base(warm.st, &s, &b);
+            assert_int_equal(has, i == 0);
+            for (size_t j = 0; has && j < sizeof ctx / sizeof ctx[0]; j++) {
+                eng_shape other = s; /* the predictor prices something else in between */
+                other.decode_ctx += 7;
+                other.emit_seqs += 1;
+                warm.ops->iteration_ns(warm.st, &other);
+                eng_shape q = s;
+                q.decode_ctx = ctx[j];
+                eng_predictor cold = make(&m, gpu, sv);
+                assert_int_equal(warm.ops->decode_ns(warm.st, &b, ctx[j]),
+                                 cold.ops->iteration_ns(cold.st, &q));
+                cal_predictor_free(&cold);
+            }
+        }
+        cal_predictor_free(&warm);
+    }
+}
+
 LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_moe_expert_parallel,
                  test_moe_skew_and_all2all, test_data_parallel_attention,
                  test_mla_decode_reads_latent, test_dsa, test_linear_attention, test_windows,
                  test_fp8_lm_head_16bit, test_point_ns, test_allreduce_across_nodes,
                  test_allreduce_hopper_nccl, test_eager_launch_per_engine, test_walk_cache_exact,
-                 test_walk_decode_run_exact, test_walk_prefill_alone_exact, test_walk_passes_exact)
+                 test_walk_decode_run_exact, test_walk_prefill_alone_exact, test_walk_passes_exact,
+                 test_decode_base_exact)

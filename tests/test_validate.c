@@ -188,6 +188,58 @@ static void add_resid_row(study_vset *v, const char *id, const char *group, doub
     }
 }
 
+/* A row of TTFT 100 / 90 ms, TPOT measured / predicted, and the overrides a serving set gives:
+ * clients, input and output tokens and the model length that follows them. */
+static void add_pair_row(study_vset *v, const char *id, int clients, int isl, int osl,
+                         double tpot_m, double tpot_p)
+{
+    add_row(v, id, "m", 100, 90, STUDY_V_OK);
+    study_vrow *r = &v->rows[v->nrows - 1];
+    r->measured[1] = tpot_m;
+    r->predicted[1] = tpot_p;
+    const char *fmt[] = {"workload.arrival.concurrency=%d", "workload.input_tokens=%d",
+                         "workload.output_tokens=%d", "memory.max_model_len=%d"};
+    int val[] = {clients, isl, osl, isl + osl + 1500};
+    r->sets = calloc(4, sizeof *r->sets);
+    for (int k = 0; k < 4; k++) {
+        char buf[64];
+        snprintf(buf, sizeof buf, fmt[k], val[k]);
+        r->sets[r->nsets++] = strdup(buf);
+    }
+}
+
+/* The excess of a mixed step over its prediction, from rows that differ only in their output
+ * length, against hand computation. */
+static void test_residuals_mixed_step(void **state)
+{
+    (void)state;
+    study_vset v;
+    empty_set(&v, 1);
+    /* 5 clients, 512 input tokens: 101 output tokens against the longest sibling, 401: measured
+     * TPOT 1.5 ms apart, predicted 0: 1.5 / (4 x (1/100 - 1/400)) = 50 ms; 201 against 401:
+     * 0.5 and 0.5, 0 ms; 401 has no longer sibling */
+    add_pair_row(&v, "m1", 5, 512, 101, 12, 10);
+    add_pair_row(&v, "m2", 5, 512, 401, 10.5, 10);
+    add_pair_row(&v, "m3", 5, 512, 201, 11, 10.5);
+    /* another input length is no sibling; one client has no other clients' mixed steps */
+    add_pair_row(&v, "m4", 5, 1024, 801, 20, 10);
+    add_pair_row(&v, "m5", 1, 512, 101, 9, 8);
+    add_pair_row(&v, "m6", 1, 512, 401, 8, 8);
+    study_vresid *rs;
+    assert_int_equal(study_vset_residuals(&v, &rs), 2); /* m, all */
+    assert_int_equal(rs[0].npairs, 2);
+    assert_true(fabs(rs[0].mixed_median - 25) < 1e-9);
+    assert_int_equal(rs[1].npairs, 2);
+    free(rs);
+    /* without a predicted TPOT a pair tells nothing */
+    v.rows[1].predicted[1] = NAN;
+    assert_int_equal(study_vset_residuals(&v, &rs), 2);
+    assert_int_equal(rs[0].npairs, 0);
+    assert_true(isnan(rs[0].mixed_median));
+    free(rs);
+    study_vset_free(&v);
+}
+
 /* The TTFT residual in decode steps and closed-loop gaps, against hand computation. */
 static void test_residuals_by_hand(void **state)
 {
@@ -219,6 +271,7 @@ static void test_residuals_by_hand(void **state)
     assert_int_equal(rs[0].near_whole, 2);
     assert_int_equal(rs[0].ngap, 3);
     assert_true(fabs(rs[0].gaps_median - 0.31) < 1e-9);
+    assert_int_equal(rs[0].npairs, 0); /* the same output length: no sibling */
     assert_string_equal(rs[1].group, "g");
     assert_int_equal(rs[1].n, 2);
     assert_int_equal(rs[1].few, 1); /* 2 steps (g2); 25 (g1) is more than a few */
@@ -929,8 +982,8 @@ static void test_shipped_list(void **state)
 }
 
 LLMSIM_TEST_MAIN(e2e_group_setup, e2e_group_teardown, test_quantile, test_stats_by_hand,
-                 test_residuals_by_hand, test_serving_rows, test_serving_match, test_serving_run,
-                 test_warmup, test_transcribed_rows, test_disaggregated_row, test_stored_table,
-                 test_template_arithmetic, test_regimes_and_error_table, test_bad_sets,
-                 test_repeats, test_id_layout, test_operator_rows, test_operator_kernel_sums,
-                 test_shipped_list)
+                 test_residuals_by_hand, test_residuals_mixed_step, test_serving_rows,
+                 test_serving_match, test_serving_run, test_warmup, test_transcribed_rows,
+                 test_disaggregated_row, test_stored_table, test_template_arithmetic,
+                 test_regimes_and_error_table, test_bad_sets, test_repeats, test_id_layout,
+                 test_operator_rows, test_operator_kernel_sums, test_shipped_list)

@@ -135,6 +135,15 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
 int64_t cal_plan_walk_passes(const eng_shape *s, const cal_plan *p,
                              double (*fn)(const void *st, const cal_work *w), const void *st,
                              cal_walk_cache *cache, int32_t passes, int64_t dctx, int64_t dcapped);
+/* A decode run's base for the cache owner's decode function (eng_predictor_ops.decode_base):
+ * fills *b with the sums cal_plan_walk prices s with but its decode attention (the cache takes
+ * them: s is walked) and returns 1; 0 when the walk has no such split (no cache or decode
+ * function, a plan that is not dense, no decode sequences). Then cal_ns_round((b->rest +
+ * decode(st, b->seqs, ctx + b->seqs, b->eager)) * b->layers + b->once) is cal_ns_round of the
+ * walk of s with decode_ctx = ctx, to the bit. */
+int cal_plan_decode_base(const eng_shape *s, const cal_plan *p,
+                         double (*fn)(const void *st, const cal_work *w), const void *st,
+                         cal_walk_cache *cache, eng_decode_base *b);
 /* cal_plan_walk of cal_plan_dense(layers, tp). */
 double cal_layer_walk(const eng_shape *s, int layers, int tp,
                       double (*fn)(const void *st, const cal_work *w), const void *st,
@@ -188,7 +197,18 @@ int cal_model_named_from_text(const char *name, const char *text, eng_model *out
  * none), the idle power by the power model. */
 void cal_gpu_cost_of(const cal_gpu_sheet *s, eng_gpu *g);
 
-/* Converts a predicted time in ns to the iteration_ns contract (>= 1, rounded). */
-int64_t cal_ns_round(double ns);
+/* Converts a predicted time in ns to the iteration_ns contract (>= 1, rounded). Inline: once
+ * per pass priced. */
+static inline int64_t cal_ns_round(double ns)
+{
+    if (!(ns >= 1.0))
+        return 1;
+    if (ns > 9.0e18)
+        return INT64_C(9000000000000000000);
+    /* llround without the libm call: ns - i is exact, ns being in [1, 9e18], so halves round
+     * away from zero exactly as llround does */
+    int64_t i = (int64_t)ns;
+    return ns - (double)i >= 0.5 ? i + 1 : i;
+}
 
 #endif

@@ -413,6 +413,13 @@ typedef struct eng_cohort {
     int32_t bs;            /* block size */
     int32_t nclass;
     eng_cclass *cls;
+    /* the classes a step visits (at most ENG_SPEC_MAX_CLASSES, bit i: class i): those with
+     * members, and those whose blocks the step in flight allocated (members at its start) */
+    uint64_t live, begun;
+    int64_t ctx; /* sum of the members' contexts (eng_cohort_ctx_sum) */
+    /* eng_cohort_step_finishes of the step in flight, as its start found it (fin_known: no
+     * member has joined or left since) */
+    int fin_due, fin_known;
     int32_t cap; /* the model's capped layers' cap (eng_shape_cap), 0: none */
     int32_t cap_chunked;
     int64_t paged;       /* paged members */
