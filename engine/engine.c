@@ -386,6 +386,7 @@ static void set_content(eng_request *rq, const eng_arrival *a)
     pc->uid = unique_id(rq, UINT64_C(0x70726f6d7074));
     pc->out_id = a->out_id ? a->out_id : unique_id(rq, UINT64_C(0x6f7574707574));
     pc->out_shared = a->out_id != 0;
+    pc->own_tail = a->nseg > 0 && a->own_tail > 0 && a->own_tail <= rq->prompt ? a->own_tail : 0;
 }
 
 void eng_ensure_content(eng_replica *r, eng_request *rq)

@@ -376,6 +376,10 @@ typedef struct eng_arrival {
     uint64_t tag;     /* handed back to on_done (sessions) */
     uint64_t session; /* the conversation it belongs to (a session id a router may key on),
                          from 1; 0: none */
+    /* tokens at the prompt's end that no other request's content holds (a trace row's ids no
+     * other replayed row shares): the engine keeps their blocks as the request's own, unhashed;
+     * 0: not known (every block of seg goes through the prefix table) */
+    int32_t own_tail;
 } eng_arrival;
 
 enum { ENG_SRC_OK = 1, ENG_SRC_LATER = 0, ENG_SRC_END = -1, ENG_SRC_ERROR = -2 };
@@ -561,6 +565,12 @@ int32_t eng_replica_prefix_match(const eng_replica *r, const eng_request *rq);
  * owned, valid while rq is); 0 for a request without content. */
 int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, int32_t max,
                                  const uint64_t **out);
+/* As eng_request_block_hashes over the whole prompt, but hashing only the blocks another request
+ * may hold and the first one after them (a prompt's own tail, eng_arrival.own_tail, is no one
+ * else's): returns the prompt's full blocks, *nh the hashes at *out (nh <= the count; 0 and
+ * NULL for a request without content). */
+int32_t eng_request_shared_hashes(const eng_replica *r, const eng_request *rq, int32_t *nh,
+                                  const uint64_t **out);
 
 /* KV blocks. */
 int64_t eng_kv_total(const eng_replica *r);
@@ -624,6 +634,8 @@ int eng_batch_add_prefill_hit(eng_replica *r, eng_batch *b, eng_request *rq, int
 void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit);
 int64_t eng_prefix_evictions(const eng_replica *r);     /* cached blocks evicted so far */
 int64_t eng_prefix_cached_blocks(const eng_replica *r); /* blocks in the cache's table */
+/* Of those, the ones keyed by their hash (the rest are requests' own blocks, kept unhashed). */
+int64_t eng_prefix_tabled_blocks(const eng_replica *r);
 
 /* Blocks a policy keeps in use on no request's account (static batching keeps a finished
  * sequence's slot, and its memory, until the batch ends). Hold asserts they are free. */

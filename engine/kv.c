@@ -656,6 +656,7 @@ void eng_pcreq_reset(eng_pcreq *pc)
     pc->uid = pc->out_id = 0;
     pc->out_shared = 0;
     pc->tabled = 0;
+    pc->own_tail = 0;
     pc->nbh = pc->cur_seg = pc->cur_off = 0;
     pc->nblk = pc->nident = pc->nmemo = 0;
     pc->memo_ps = 0;
@@ -937,14 +938,19 @@ static int32_t content_blocks(const eng_kv *kv, const eng_request *rq)
  * block's hash covers every block before it, so once a block holds content of rq's alone (a
  * prompt the workload gave no content, an output without the workload's id), so does every
  * later one: only rq itself can find them again (after a preemption), and they are kept as
- * its own, unhashed (eng_pcreq). All of them once rq's own blocks went to the table. */
-static int32_t tabled_blocks(const eng_kv *kv, const eng_request *rq)
+ * its own, unhashed (eng_pcreq). So from the first block that holds a token of a prompt's own tail
+ * (eng_arrival.own_tail), unless offload tiers keep the cache's blocks: they are told of tabled
+ * blocks only, and a request could find its own evicted blocks there again. All of them once
+ * rq's own blocks went to the table. */
+static inline int32_t tabled_blocks(const eng_kv *kv, const eng_request *rq)
 {
     const eng_pcreq *pc = rq->pc;
     if (pc->tabled || kv->table_all)
         return INT32_MAX;
     if (pc->nseg == 0)
         return 0;
+    if (pc->own_tail > 0 && !kv->ps->off)
+        return (rq->prompt - pc->own_tail) / kv->block_size;
     return (int32_t)(((int64_t)rq->prompt + (pc->out_shared ? rq->output : 0)) / kv->block_size);
 }
 
@@ -1495,6 +1501,17 @@ int32_t eng_request_block_hashes(const eng_replica *r, const eng_request *rq, in
     return n;
 }
 
+int32_t eng_request_shared_hashes(const eng_replica *r, const eng_request *rq, int32_t *nh,
+                                  const uint64_t **out)
+{
+    const eng_pcreq *pc = rq->pc;
+    int32_t bs = r->kv.block_size, n = pc && pc->out_id ? rq->prompt / bs : 0, m = n;
+    if (n > 0 && pc->own_tail > 0 && (rq->prompt - pc->own_tail) / bs + 1 < n)
+        m = (rq->prompt - pc->own_tail) / bs + 1;
+    *nh = eng_request_block_hashes(r, rq, m, out);
+    return n;
+}
+
 int64_t eng_prefix_evictions(const eng_replica *r)
 {
     return r->kv.ps ? r->kv.ps->evictions : 0;
@@ -1504,4 +1521,9 @@ int64_t eng_prefix_cached_blocks(const eng_replica *r)
 {
     const eng_pstore *ps = r->kv.ps;
     return ps ? ps->tabn + ps->own : 0;
+}
+
+int64_t eng_prefix_tabled_blocks(const eng_replica *r)
+{
+    return r->kv.ps ? r->kv.ps->tabn : 0;
 }

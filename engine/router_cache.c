@@ -249,8 +249,8 @@ const eng_router_ops eng_router_precise_prefix = {
  * matches, counts, creation order and trims are the runs' exactly (debug builds keep the block
  * tree beside and compare: sgl_check). */
 typedef struct sgl_run {
-    uint64_t *h; /* its blocks' hashes (aux of its node: how many) */
-    int32_t cap;
+    uint64_t *h; /* its first nh blocks' hashes (aux of its node: its blocks) */
+    int32_t nh, cap;
 } sgl_run;
 
 typedef struct sgl_state {
@@ -307,8 +307,10 @@ static void sgl_fini(void *st)
 #endif
 }
 
-/* Room for node n's run of len blocks (a node number's buffer stays with it for its next run). */
-static uint64_t *run_room(sgl_state *s, int32_t n, int32_t len)
+/* Room for node n's run of len blocks, the first nh of them hashed (a node number's buffer stays
+ * with it for its next run). A run's blocks past its hashes are a prompt's own tail: no other
+ * prompt holds them, its first own block's hash (the last one kept) ends any other's match. */
+static uint64_t *run_room(sgl_state *s, int32_t n, int32_t len, int32_t nh)
 {
     if (n >= s->caprun) {
         int32_t c = s->tree.capnode > n ? s->tree.capnode : n + 1;
@@ -317,12 +319,13 @@ static uint64_t *run_room(sgl_state *s, int32_t n, int32_t len)
         s->caprun = c;
     }
     sgl_run *r = &s->run[n];
-    if (len > r->cap) {
-        r->cap = len > 2 * r->cap ? len : 2 * r->cap;
+    if (nh > r->cap) {
+        r->cap = nh > 2 * r->cap ? nh : 2 * r->cap;
         free(r->h);
         r->h = sim_xmalloc((size_t)r->cap * sizeof *r->h);
     }
     s->tree.node[n].aux = len;
+    r->nh = nh;
     return r->h;
 }
 
@@ -334,6 +337,7 @@ static void sgl_shed(sgl_state *s, int32_t i, int64_t keep)
         eng_rix_node *e = &s->tree.node[n];
         int64_t cut = s->blocks[i] - keep < e->aux ? s->blocks[i] - keep : e->aux;
         e->aux -= (int32_t)cut;
+        s->run[n].nh = s->run[n].nh < e->aux ? s->run[n].nh : e->aux;
         s->blocks[i] -= cut;
         if (e->aux == 0)
             eng_rix_erase(&s->tree, n);
@@ -359,8 +363,9 @@ static void sgl_trim(sgl_state *s, int32_t bs, int64_t now)
     s->next_trim = iv > 0 ? (int64_t)((floor((double)now / iv) + 1) * iv) : now;
 }
 
-/* Blocks at the head of h[0..nb) that slot i holds in its tree; their runs in s->nodes, how many
- * in s->nmatch[i], the blocks matched in the last in s->tail[i]. */
+/* Blocks at the head of h[0..nb) (a prompt's hashed blocks: its match ends there) that slot i
+ * holds in its tree; their runs in s->nodes, how many in s->nmatch[i], the blocks matched in the
+ * last in s->tail[i]. */
 static int32_t sgl_match(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i)
 {
     int32_t *at = s->nodes + (size_t)i * s->cap, m = 0, k = 0, c = 0;
@@ -369,7 +374,7 @@ static int32_t sgl_match(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i)
         if (n < 0)
             break;
         const uint64_t *rh = s->run[n].h;
-        int32_t len = s->tree.node[n].aux, lim = nb - m < len ? nb - m : len;
+        int32_t len = s->tree.node[n].aux, lim = nb - m < s->run[n].nh ? nb - m : s->run[n].nh;
         for (c = 1; c < lim && rh[c] == h[m + c]; c++)
             ;
         at[k++] = n;
@@ -389,27 +394,31 @@ static int64_t sgl_made(const sgl_state *s, int32_t i)
     return s->tree.node[n].serial - (s->tail[i] - 1);
 }
 
-/* The prompt's path goes in tenant i's tree (Tree::insert), leaf first: what is new of it made
- * (block nb - 1 first), then what it matched refreshed, deepest first. */
-static void sgl_insert(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i)
+/* The prompt's path of nb blocks (h: the first nh hashes, the rest its own) goes in tenant i's
+ * tree (Tree::insert), leaf first: what is new of it made (block nb - 1 first), then what it
+ * matched refreshed, deepest first. */
+static void sgl_insert(sgl_state *s, const uint64_t *h, int32_t nh, int32_t nb, int32_t i)
 {
     const int32_t *at = s->nodes + (size_t)i * s->cap;
     int32_t m = s->match[i], k = s->nmatch[i];
     if (k > 0 && s->tail[i] < s->tree.node[at[k - 1]].aux) {
         /* the path ends inside its last run: the rest of that run stays where it was */
-        int32_t a = at[k - 1], c = s->tail[i], len = s->tree.node[a].aux;
+        int32_t a = at[k - 1], c = s->tail[i], len = s->tree.node[a].aux, ah = s->run[a].nh;
+        SIM_ASSERT(NULL, c < ah); /* a match ends at an own block's hash at the latest */
         int32_t b = eng_rix_add_beside(&s->tree, s->run[a].h[c], i, a);
-        uint64_t *bh = run_room(s, b, len - c);
-        memcpy(bh, s->run[a].h + c, (size_t)(len - c) * sizeof *bh);
+        uint64_t *bh = run_room(s, b, len - c, ah - c);
+        memcpy(bh, s->run[a].h + c, (size_t)(ah - c) * sizeof *bh);
         s->tree.node[b].serial = s->tree.node[a].serial - c;
         s->tree.node[a].aux = c;
+        s->run[a].nh = c;
     }
     if (m < nb) {
         int made;
+        SIM_ASSERT(NULL, m < nh); /* a match ends at an own block's hash at the latest */
         int32_t b = eng_rix_touch(&s->tree, h[m], i, &made);
         SIM_ASSERT(NULL, made);
-        uint64_t *bh = run_room(s, b, nb - m);
-        memcpy(bh, h + m, (size_t)(nb - m) * sizeof *bh);
+        uint64_t *bh = run_room(s, b, nb - m, nh - m);
+        memcpy(bh, h + m, (size_t)(nh - m) * sizeof *bh);
         s->serial += nb - m;
         s->tree.node[b].serial = s->serial - 1;
         s->blocks[i] += nb - m;
@@ -419,16 +428,17 @@ static void sgl_insert(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i)
 }
 
 #ifndef NDEBUG
-/* Debug builds: the block tree's match for slot i agrees with the runs' (length and the creation
- * order of its last block); with insert, the path goes in it as well, and every slot's count
- * agrees after. */
-static void sgl_check(sgl_state *s, const uint64_t *h, int32_t nb, int32_t i, int insert)
+/* Debug builds: the block tree's match for slot i over all nb hashes of the prompt agrees with
+ * the runs' over the first nh (length and the creation order of its last block); with insert,
+ * the path goes in it as well, and every slot's count agrees after. */
+static void sgl_check(sgl_state *s, const uint64_t *h, int32_t nh, int32_t nb, int32_t i,
+                      int insert)
 {
     eng_rix *x = &s->check;
     int32_t m = 0;
     while (m < nb && (s->check_at[m] = eng_rix_find(x, h[m], i)) >= 0)
         m++;
-    SIM_CHECK(NULL, m == sgl_match(s, h, nb, i));
+    SIM_CHECK(NULL, m == sgl_match(s, h, nh, i));
     s->match[i] = m;
     SIM_CHECK(NULL, m == 0 || x->node[s->check_at[m - 1]].serial == sgl_made(s, i));
     if (!insert)
@@ -473,7 +483,10 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
     int32_t bs = eng_kv_block_size(reps[0]);
     sgl_trim(s, bs, rq->t_arrival);
     const uint64_t *h;
-    int32_t nb = eng_request_block_hashes(reps[0], rq, INT32_MAX, &h), known = 0;
+    int32_t nh, nb = eng_request_shared_hashes(reps[0], rq, &nh, &h), known = 0;
+#ifndef NDEBUG
+    eng_request_block_hashes(reps[0], rq, nb, &h); /* every block's, for the block tree */
+#endif
     if (nb > s->cap) {
         s->cap = nb > 2 * s->cap ? nb : 2 * s->cap;
         free(s->nodes);
@@ -515,9 +528,9 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
         known = 1;
         for (int32_t k = 0; k < n; k++) {
             int32_t i = eng_replica_slot(reps[k]);
-            s->match[i] = sgl_match(s, h, nb, i);
+            s->match[i] = sgl_match(s, h, nh, i);
 #ifndef NDEBUG
-            sgl_check(s, h, nb, i, 0);
+            sgl_check(s, h, nh, nb, i, 0);
 #endif
             top = s->match[i] > top ? s->match[i] : top;
         }
@@ -532,11 +545,11 @@ static int32_t sgl_pick(void *st, const eng_replica *const *reps, int32_t n, con
     }
     int32_t bi = eng_replica_slot(reps[best]);
     if (!known)
-        s->match[bi] = sgl_match(s, h, nb, bi);
+        s->match[bi] = sgl_match(s, h, nh, bi);
 #ifndef NDEBUG
-    sgl_check(s, h, nb, bi, 1);
+    sgl_check(s, h, nh, nb, bi, 1);
 #endif
-    sgl_insert(s, h, nb, bi);
+    sgl_insert(s, h, nh, nb, bi);
 #ifndef NDEBUG
     sgl_check_counts(s);
 #endif

@@ -47,6 +47,12 @@ struct scn_source {
     eng_segment seg[2];   /* shared prefix + the request's own part */
     eng_segment *hseg;    /* a trace row's hash_ids as segments */
     int32_t caphseg;
+    /* the replayed rows' hash_ids prefixes (chained hashes, never 0) and how many rows hold each
+     * (2: two or more), open addressing; NULL: not counted (every row's content may be shared) */
+    uint64_t *pfx;
+    uint8_t *pfxn;
+    int64_t pfxcap, pfxused;
+    int tails; /* count them: not where offload tiers keep the caches' blocks (no use there) */
     int timed; /* arrivals come from the trace */
     int64_t emitted, clipped, skipped;
     /* synthetic arrivals */
@@ -147,6 +153,99 @@ static int native_rate(scn_source *s, const scn_trace_spec *sp, double *rate, si
     return 0;
 }
 
+/* The hash of ids[0..k] from that of ids[0..k) (h, 0 for none): never 0. A collision can only
+ * count a prefix as shared that is not (a row's content kept in the table as before). */
+static uint64_t pfx_next(uint64_t h, int64_t id)
+{
+    uint64_t x = (h ^ (uint64_t)id) * UINT64_C(0x9e3779b97f4a7c15) + UINT64_C(0x7f4a7c159e3779b9);
+    x ^= x >> 29;
+    x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 32;
+    return x ? x : 1;
+}
+
+/* The slot of prefix hash h in s->pfx: where it is, or the empty one where it would go. */
+static int64_t pfx_slot(const scn_source *s, uint64_t h)
+{
+    int64_t mask = s->pfxcap - 1, i = (int64_t)(h & (uint64_t)mask);
+    while (s->pfx[i] && s->pfx[i] != h)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static void pfx_grow(scn_source *s)
+{
+    uint64_t *old = s->pfx;
+    uint8_t *oldn = s->pfxn;
+    int64_t oldcap = s->pfxcap;
+    s->pfxcap = oldcap ? 2 * oldcap : 4096;
+    s->pfx = sim_xcalloc((size_t)s->pfxcap, sizeof *s->pfx);
+    s->pfxn = sim_xcalloc((size_t)s->pfxcap, sizeof *s->pfxn);
+    for (int64_t i = 0; i < oldcap; i++)
+        if (old[i]) {
+            int64_t j = pfx_slot(s, old[i]);
+            s->pfx[j] = old[i];
+            s->pfxn[j] = oldn[i];
+        }
+    free(old);
+    free(oldn);
+}
+
+static void pfx_count(scn_source *s, const scn_trace_row *row)
+{
+    uint64_t h = 0;
+    for (int32_t k = 0; k < row->nhash; k++) {
+        if (2 * (s->pfxused + 1) > s->pfxcap)
+            pfx_grow(s);
+        h = pfx_next(h, row->hash[k]);
+        int64_t i = pfx_slot(s, h);
+        s->pfxused += s->pfx[i] == 0;
+        s->pfx[i] = h;
+        s->pfxn[i] += s->pfxn[i] < 2;
+    }
+}
+
+/* Tokens at the end of row's prompt that no other replayed row holds: those from its first id
+ * whose prefix (that id and every one before it) only this row has. 0: none, or not counted. */
+static int32_t pfx_own_tail(const scn_source *s, const scn_trace_row *row)
+{
+    if (!s->pfx)
+        return 0;
+    uint64_t h = 0;
+    for (int32_t k = 0; k < row->nhash; k++) {
+        h = pfx_next(h, row->hash[k]);
+        if (s->pfxn[pfx_slot(s, h)] < 2)
+            return (int32_t)(row->prompt - (int64_t)k * s->w.trace.hash_block);
+    }
+    return 0;
+}
+
+/* Which content the replayed rows share: one streaming pass over the rows a copy replays (as
+ * native_rate's; copies never share content). A row that cannot be read stops the count and
+ * leaves it off (the replay reports it where it comes). */
+static void count_prefixes(scn_source *s, const scn_trace_spec *sp)
+{
+    sim_err ignored = {0};
+    scn_trace_reader *tr = scn_trace_open(sp, &ignored);
+    if (!tr)
+        return;
+    scn_trace_row row;
+    int have_first = 0, rc = 1;
+    int64_t first = 0, skipped = 0, n = 0;
+    while ((s->limit == 0 || n < s->limit) &&
+           (rc = window_row(s, tr, &row, &have_first, &first, &skipped, &ignored)) == 1) {
+        n++;
+        pfx_count(s, &row);
+    }
+    scn_trace_close(tr);
+    if (rc < 0 && (s->limit == 0 || n < s->limit)) {
+        free(s->pfx);
+        free(s->pfxn);
+        s->pfx = NULL;
+        s->pfxn = NULL;
+    }
+}
+
 static int open_trace(scn_source *s, sim_err *err)
 {
     const scn_trace *t = &s->w.trace;
@@ -164,6 +263,8 @@ static int open_trace(scn_source *s, sim_err *err)
             return -1;
         s->factor = native / t->rate;
     }
+    if (s->tails && scn_trace_has_hashes(s->tr) && t->hash_block > 0)
+        count_prefixes(s, &sp);
     return 0;
 }
 
@@ -215,6 +316,7 @@ scn_source *scn_source_new_cached(const scn_scenario *sc, uint64_t seed, scn_cac
     s->g_output = sim_rng_new_stream(seed, SIM_STREAM_OUTPUT);
     s->g_pairs = sim_rng_new_stream(seed, SIM_STREAM_TRACE);
     s->t_s = -1;
+    s->tails = sc->engine.offload.ntiers == 0;
     if (w->sessions.present) {
         if (!(s->ss = scn_sessions_new(w, s->ctx, seed, cache, err)))
             goto fail;
@@ -265,6 +367,8 @@ void scn_source_free(scn_source *s)
     if (s->g_prefix)
         gsl_rng_free(s->g_prefix);
     free(s->hseg);
+    free(s->pfx);
+    free(s->pfxn);
     free(s->ready);
     free(s);
 }
@@ -466,8 +570,10 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
         o = row.output;
         raise_zero(&p, &clipped);
         raise_zero(&o, &clipped);
-        if (row.nhash > 0 && s->w.trace.hash_block > 0 && p == row.prompt)
+        if (row.nhash > 0 && s->w.trace.hash_block > 0 && p == row.prompt) {
             hash_segments(s, &row, s->copy, out);
+            out->own_tail = pfx_own_tail(s, &row);
+        }
     } else {
         if (s->pairs)
             scn_pairs_draw(s->pairs, s->g_pairs, &p, &o);

@@ -77,6 +77,11 @@ int scn_trace_has_time(const scn_trace_reader *r)
     return r->tkind != SCN_TIME_NONE;
 }
 
+int scn_trace_has_hashes(const scn_trace_reader *r)
+{
+    return r->want_hash;
+}
+
 int64_t scn_trace_line(const scn_trace_reader *r)
 {
     return r->lineno;

@@ -27,6 +27,7 @@ static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
 typedef struct rec {
     eu_rec t;
     int64_t evictions;
+    int64_t tabled; /* blocks keyed by hash in the replicas' caches at the end */
     eng_totals tot;
 } rec;
 
@@ -68,6 +69,8 @@ static rec *run(const eng_config *c, const eng_arrival *a, int n)
     r->tot = *eng_get_totals(e);
     for (int32_t i = 0; i < c->replicas; i++)
         r->evictions += eng_prefix_evictions(eng_get_replica(e, i));
+    for (int32_t i = 0; i < c->replicas; i++)
+        r->tabled += eng_prefix_tabled_blocks(eng_get_replica(e, i));
     eng_free(e);
     sim_free(ctx);
     return r;
@@ -176,6 +179,36 @@ static void test_prefix_visible_at_schedule_or_completion(void **state)
     free_rec(r);
 }
 
+/* Run apart gave each of the n requests' records, every iteration record and the evictions
+ * exactly as run all. */
+static void same_run(const rec *all, const rec *apart, int n, const char *name, int round,
+                     const char *what)
+{
+    assert_int_equal(all->evictions, apart->evictions);
+    assert_int_equal(all->tot.preemptions, apart->tot.preemptions);
+    assert_int_equal(all->t.nit, apart->t.nit);
+    for (int i = 0; i < n; i++) {
+        const eng_request *p = &all->t.rq[i], *q = &apart->t.rq[i];
+        if (p->t_finish != q->t_finish || p->t_first_token != q->t_first_token ||
+            p->cached_tokens != q->cached_tokens || p->preemptions != q->preemptions ||
+            p->status != q->status)
+            fail_msg("%s round %d: request %d differs with %s", name, round, i, what);
+    }
+    for (int i = 0; i < all->t.nit; i++) {
+        const eng_iter_rec *p = &all->t.it[i], *q = &apart->t.it[i];
+        if (p->start_ns != q->start_ns || p->duration_ns != q->duration_ns ||
+            p->kv_blocks_used != q->kv_blocks_used || p->num_seqs != q->num_seqs ||
+            p->prefill_tokens != q->prefill_tokens || p->preempted != q->preempted ||
+            p->output_tokens != q->output_tokens || p->shape.tokens != q->shape.tokens ||
+            p->shape.decode_ctx != q->shape.decode_ctx)
+            fail_msg("%s round %d: %s: iteration %d differs: kv %lld/%lld "
+                     "tokens %lld/%lld",
+                     name, round, what, i, (long long)p->kv_blocks_used,
+                     (long long)q->kv_blocks_used, (long long)p->shape.tokens,
+                     (long long)q->shape.tokens);
+    }
+}
+
 /* A request's own blocks (content no other request has) are kept apart from the table, unhashed,
  * and wait in the free queue as one run; that changes nothing: random workloads of prompts that
  * share prefixes (or not) followed by content of their own, outputs shared or not, through tight
@@ -183,7 +216,8 @@ static void test_prefix_visible_at_schedule_or_completion(void **state)
  * prefix at once, so one holds blocks computed twice), preemptions and recomputes that find their
  * blocks again (all, part, or, past a block computed twice, none of their own run), give every
  * request and iteration record and the evictions exactly as with every computed block in the
- * table. */
+ * table; so does each prompt's own part told (eng_arrival.own_tail), whose blocks then stay out
+ * of the table (fewer blocks keyed by hash at the end). */
 static void test_prefix_own_blocks_apart(void **state)
 {
     enum { N = 60 };
@@ -196,6 +230,7 @@ static void test_prefix_own_blocks_apart(void **state)
     eng_segment seg[N][2];
     eng_arrival a[N];
     uint64_t x = 88172645463325252ULL;
+    int64_t tabled_apart = 0, tabled_tail = 0;
     for (int round = 0; round < 48; round++) {
         int64_t t = 0;
         for (int i = 0; i < N; i++) {
@@ -222,32 +257,20 @@ static void test_prefix_own_blocks_apart(void **state)
         rec *all = run(&c, a, N);
         c.prefix_table_all = 0;
         rec *apart = run(&c, a, N);
-        assert_int_equal(all->evictions, apart->evictions);
-        assert_int_equal(all->tot.preemptions, apart->tot.preemptions);
-        assert_int_equal(all->t.nit, apart->t.nit);
-        for (int i = 0; i < N; i++) {
-            const eng_request *p = &all->t.rq[i], *q = &apart->t.rq[i];
-            if (p->t_finish != q->t_finish || p->t_first_token != q->t_first_token ||
-                p->cached_tokens != q->cached_tokens || p->preemptions != q->preemptions ||
-                p->status != q->status)
-                fail_msg("%s round %d: request %d differs with own blocks apart", su[0], round, i);
-        }
-        for (int i = 0; i < all->t.nit; i++) {
-            const eng_iter_rec *p = &all->t.it[i], *q = &apart->t.it[i];
-            if (p->start_ns != q->start_ns || p->duration_ns != q->duration_ns ||
-                p->kv_blocks_used != q->kv_blocks_used || p->num_seqs != q->num_seqs ||
-                p->prefill_tokens != q->prefill_tokens || p->preempted != q->preempted ||
-                p->output_tokens != q->output_tokens || p->shape.tokens != q->shape.tokens ||
-                p->shape.decode_ctx != q->shape.decode_ctx)
-                fail_msg("%s round %d: iteration %d differs with own blocks apart: kv %lld/%lld "
-                         "tokens %lld/%lld",
-                         su[0], round, i, (long long)p->kv_blocks_used,
-                         (long long)q->kv_blocks_used, (long long)p->shape.tokens,
-                         (long long)q->shape.tokens);
-        }
+        same_run(all, apart, N, su[0], round, "own blocks apart");
+        /* the same with each prompt's own part told (eng_arrival.own_tail): its blocks are kept
+         * apart from the first that holds a token of it, never tabled */
+        for (int i = 0; i < N; i++)
+            a[i].own_tail = a[i].nseg > 0 ? a[i].seg[a[i].nseg - 1].len : 0;
+        rec *tail = run(&c, a, N);
+        same_run(all, tail, N, su[0], round, "own tails apart");
+        tabled_apart += apart->tabled;
+        tabled_tail += tail->tabled;
+        free_rec(tail);
         free_rec(all);
         free_rec(apart);
     }
+    assert_true(tabled_tail < tabled_apart);
 }
 
 /* ================= vllm (V1) ================= */

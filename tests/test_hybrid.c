@@ -196,7 +196,7 @@ static void one_request(lone *o, int kind, const eng_predictor *pred, int32_t pr
     snprintf(o->c.sched.name, sizeof o->c.sched.name, "vllm");
     o->p = plan_of(&o->c);
     o->ru = rule_of(&o->p, o->c.block_size);
-    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0};
+    eng_arrival a = {0, prompt, output, NULL, 0, 0, 0, 0, 0};
     o->r = run(&o->c, pred, &a, 1, NULL);
 }
 
@@ -263,7 +263,7 @@ static int64_t most_at_once(const eng_config *c, int n, int64_t gap_ns, int32_t 
 {
     eng_arrival *a = calloc((size_t)n, sizeof *a);
     for (int i = 0; i < n; i++)
-        a[i] = (eng_arrival){(int64_t)i * gap_ns, prompt, output, NULL, 0, 0, 0, 0};
+        a[i] = (eng_arrival){(int64_t)i * gap_ns, prompt, output, NULL, 0, 0, 0, 0, 0};
     rec *r = run(c, &lin, a, n, NULL);
     const int32_t *col = decoding ? r->decodes : r->num_seqs;
     int64_t most = 0;
@@ -453,7 +453,7 @@ static void test_prefill_capped_sums(void **state)
         int32_t chunked, cap = eng_shape_cap(&c.model, &chunked);
         const int64_t w = (int64_t)cap + 1, prompt = 700;
         assert_true(cap > 0 && w < prompt);
-        eng_arrival a = {0, (int32_t)prompt, 3, NULL, 0, 0, 0, 0};
+        eng_arrival a = {0, (int32_t)prompt, 3, NULL, 0, 0, 0, 0, 0};
         rec *r = run(&c, &lin, &a, 1, NULL);
         int64_t done = 0, chunks = 0;
         for (int64_t i = 0; i < r->n; i++) {
@@ -494,9 +494,15 @@ static void test_prefix_cache_windows(void **state)
             seg[i][0] = (eng_segment){1, 200};
             seg[i][1] =
                 (eng_segment){(uint64_t)(100 + i), 20 + (int32_t)gsl_rng_uniform_int(g, 200)};
-            a[i] = (eng_arrival){
-                t, 200 + seg[i][1].len, 1 + (int32_t)gsl_rng_uniform_int(g, 300), seg[i], 2, 0, 0,
-                0};
+            a[i] = (eng_arrival){t,
+                                 200 + seg[i][1].len,
+                                 1 + (int32_t)gsl_rng_uniform_int(g, 300),
+                                 seg[i],
+                                 2,
+                                 0,
+                                 0,
+                                 0,
+                                 0};
         }
         gsl_rng_free(g);
         eng_totals tot;

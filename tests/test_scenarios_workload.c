@@ -368,12 +368,12 @@ static void bad_rows_skip(void **state)
 }
 
 /* A source over a mooncake trace of these rows, written to the scratch file path (a mkstemp
- * template, filled in). */
-static scn_source *mooncake_src(char *path, const char *rows, scn_scenario *s)
+ * template, filled in), with these more keys of workload.trace ("" or ", key: value..."). */
+static scn_source *mooncake_src(char *path, const char *rows, const char *more, scn_scenario *s)
 {
     assert_int_equal(scratch_write(path, rows), 0);
     char w[512];
-    snprintf(w, sizeof w, "  trace: {path: %s, format: mooncake}\n", path);
+    snprintf(w, sizeof w, "  trace: {path: %s, format: mooncake%s}\n", path, more);
     return make(w, 1, s);
 }
 
@@ -389,7 +389,7 @@ static void mooncake_hash_ids(void **state)
                      "\"hash_ids\": [7, 8]}\n"
                      "{\"timestamp\": 10, \"input_length\": 600, \"output_length\": 5, "
                      "\"hash_ids\": [7]}\n",
-                     &s);
+                     "", &s);
     eng_arrival a;
     sim_err e;
     assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
@@ -534,7 +534,7 @@ static void mooncake_long_hash_ids(void **state)
                      "\"hash_ids\": [9223372036854775808]}\n"
                      "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, "
                      "\"hash_ids\": [-3]}\n",
-                     &s);
+                     "", &s);
     eng_arrival a;
     sim_err e;
     uint64_t first[3];
@@ -556,6 +556,48 @@ static void mooncake_long_hash_ids(void **state)
     scn_source_free(src);
     scn_free(&s);
     unlink(path);
+}
+
+/* A row's own tail: its prompt from the first id whose prefix (it and the ids before it) no other
+ * replayed row has; 0 where every prefix is another row's too. Counted over the rows replayed:
+ * with limit 3, row A shares [1, 2] with B only; each copy of repeat has the same tails. */
+static void mooncake_own_tail(void **state)
+{
+    static const char rows[] = "{\"timestamp\": 0, \"input_length\": 1300, \"output_length\": 5, "
+                               "\"hash_ids\": [1, 2, 3]}\n"
+                               "{\"timestamp\": 1, \"input_length\": 1200, \"output_length\": 5, "
+                               "\"hash_ids\": [1, 2, 4]}\n"
+                               "{\"timestamp\": 2, \"input_length\": 600, \"output_length\": 5, "
+                               "\"hash_ids\": [1, 9]}\n"
+                               "{\"timestamp\": 3, \"input_length\": 100, \"output_length\": 5, "
+                               "\"hash_ids\": [5]}\n"
+                               "{\"timestamp\": 4, \"input_length\": 1400, \"output_length\": 5, "
+                               "\"hash_ids\": [1, 2, 3]}\n";
+    static const struct {
+        const char *more;
+        int n;
+        int32_t tail[10];
+    } cases[] = {
+        {"", 5, {0, 176, 88, 100, 0}},
+        {", limit: 3", 3, {276, 176, 88}},
+        {", limit: 6, repeat: 2", 6, {0, 176, 88, 100, 0, 0}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char path[] = "/tmp/llmsim-own-XXXXXX";
+        scn_scenario s;
+        scn_source *src = mooncake_src(path, rows, cases[c].more, &s);
+        eng_arrival a;
+        sim_err e;
+        for (int i = 0; i < cases[c].n; i++) {
+            assert_int_equal(scn_source_ops()->next(src, 0, &a, &e), ENG_SRC_OK);
+            if (a.own_tail != cases[c].tail[i])
+                fail_msg("case %zu row %d: own tail %d, want %d", c, i, a.own_tail,
+                         cases[c].tail[i]);
+        }
+        scn_source_free(src);
+        scn_free(&s);
+        unlink(path);
+    }
 }
 
 static void mooncake_and_azure_parsing(void **state)
@@ -671,4 +713,5 @@ static void streaming(void **state)
 LLMSIM_TEST_MAIN(NULL, NULL, poisson, gamma_cv, constant_and_burst, schedule, lengths,
                  truncation_and_clipping, closed_loop, bad_rows_error, bad_rows_skip,
                  mooncake_and_azure_parsing, mooncake_hash_ids, mooncake_long_hash_ids,
-                 trace_repeat, shared_prefix_segments, trace_errors_at_load, streaming)
+                 mooncake_own_tail, trace_repeat, shared_prefix_segments, trace_errors_at_load,
+                 streaming)

@@ -135,7 +135,7 @@ static eng_arrival *same_requests(int n, int64_t gap_ns, int32_t prompt, int32_t
 {
     eng_arrival *a = calloc((size_t)n, sizeof *a);
     for (int i = 0; i < n; i++)
-        a[i] = (eng_arrival){(int64_t)i * gap_ns, prompt, output, NULL, 0, 0, 0, 0};
+        a[i] = (eng_arrival){(int64_t)i * gap_ns, prompt, output, NULL, 0, 0, 0, 0, 0};
     return a;
 }
 
@@ -172,7 +172,7 @@ static void test_al1_no_better(void **state)
 static void test_perfect_acceptance(void **state)
 {
     const int32_t k = 3, m = 25, output = 1 + m * (k + 1);
-    eng_arrival a = {0, 300, output, NULL, 0, 0, 0, 0};
+    eng_arrival a = {0, 300, output, NULL, 0, 0, 0, 0, 0};
     eng_config c;
     spec_config(&c, 100000, k, k + 1);
     snprintf(c.sched.name, sizeof c.sched.name, "vllm");
@@ -199,7 +199,7 @@ static void test_perfect_acceptance(void **state)
 static void test_stops_at_output(void **state)
 {
     const int32_t k = 4, output = 8; /* the first token, then 5 + 2 */
-    eng_arrival a = {0, 50, output, NULL, 0, 0, 0, 0};
+    eng_arrival a = {0, 50, output, NULL, 0, 0, 0, 0, 0};
     eng_config c;
     spec_config(&c, 100000, k, k + 1);
     snprintf(c.sched.name, sizeof c.sched.name, "vllm");
@@ -283,7 +283,7 @@ static void test_min_variance_values(void **state)
 static void test_lookahead_blocks(void **state)
 {
     const int32_t k = 4;
-    eng_arrival a = {0, 37, 400, NULL, 0, 0, 0, 0};
+    eng_arrival a = {0, 37, 400, NULL, 0, 0, 0, 0, 0};
     eng_config c;
     spec_config(&c, 100000, k, 2.7);
     snprintf(c.sched.name, sizeof c.sched.name, "vllm");

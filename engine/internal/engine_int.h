@@ -113,10 +113,11 @@ typedef struct eng_pstore {
 typedef struct eng_pcreq {
     eng_segment *seg; /* its prompt's content; none: unique content */
     int32_t nseg, capseg;
-    uint64_t uid;    /* content id of a prompt without segments */
-    uint64_t out_id; /* content id of its output tokens */
-    int out_shared;  /* out_id came from the workload (another request may hold that content) */
-    int tabled;      /* its own blocks go through the table too */
+    uint64_t uid;     /* content id of a prompt without segments */
+    uint64_t out_id;  /* content id of its output tokens */
+    int out_shared;   /* out_id came from the workload (another request may hold that content) */
+    int tabled;       /* its own blocks go through the table too */
+    int32_t own_tail; /* eng_arrival.own_tail: the prompt's last tokens that are its alone */
     struct eng_pstore *own_ps; /* the cache whose free queue holds its own run, or NULL */
     int32_t own_q;             /* that run's record */
     uint64_t own_seq;          /* when that run joined the queue's tail (eng_pblock.seq) */

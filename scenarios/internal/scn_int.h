@@ -102,6 +102,8 @@ scn_trace_spec scn_trace_spec_of(const scn_trace *t);
 scn_trace_reader *scn_trace_open(const scn_trace_spec *spec, sim_err *err);
 /* Does the reader produce arrival times? */
 int scn_trace_has_time(const scn_trace_reader *r);
+/* Does it read content ids (mooncake hash_ids, asked for by the spec)? */
+int scn_trace_has_hashes(const scn_trace_reader *r);
 /* Reads the next row: 1 with *row filled, 0 at the end, -1 for a bad row (missing field, not a
  * number, negative, time going backwards) with err naming file:line (the reader stays usable:
  * the next call reads the following line), -2 for an I/O error. Blank lines are ignored. */

@@ -70,6 +70,7 @@ static inline void random_arrivals(eng_arrival *a, int n, uint64_t seed, double 
                              0,
                              0,
                              0,
+                             0,
                              0};
     }
     gsl_rng_free(g);
