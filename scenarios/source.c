@@ -127,32 +127,6 @@ static int window_row(scn_source *s, scn_trace_reader *tr, scn_trace_row *row, i
     }
 }
 
-/* Rescaling to a target rate needs the window's native rate: one streaming pass first. */
-static int native_rate(scn_source *s, const scn_trace_spec *sp, double *rate, sim_err *err)
-{
-    scn_trace_reader *tr = scn_trace_open(sp, err);
-    if (!tr)
-        return -1;
-    scn_trace_row row;
-    int have_first = 0, rc = 1;
-    int64_t first = 0, skipped = 0, n = 0, t0 = 0, t1 = 0;
-    while ((s->limit == 0 || n < s->limit) &&
-           (rc = window_row(s, tr, &row, &have_first, &first, &skipped, err)) == 1) {
-        if (n++ == 0)
-            t0 = row.t_ns;
-        t1 = row.t_ns;
-    }
-    scn_trace_close(tr);
-    if (s->limit == 0 || n < s->limit)
-        if (rc < 0)
-            return -1;
-    if (n < 2 || t1 <= t0)
-        return sim_errf(err, "%s: cannot rescale to a rate: the replayed rows span no time",
-                        sp->path);
-    *rate = (double)(n - 1) / ((double)(t1 - t0) / 1e9);
-    return 0;
-}
-
 /* The hash of ids[0..k] from that of ids[0..k) (h, 0 for none): never 0. A collision can only
  * count a prefix as shared that is not (a row's content kept in the table as before). */
 static uint64_t pfx_next(uint64_t h, int64_t id)
@@ -220,22 +194,28 @@ static int32_t pfx_own_tail(const scn_source *s, const scn_trace_row *row)
     return 0;
 }
 
-/* Which content the replayed rows share: one streaming pass over the rows a copy replays (as
- * native_rate's; copies never share content). A row that cannot be read stops the count and
- * leaves it off (the replay reports it where it comes). */
-static void count_prefixes(scn_source *s, const scn_trace_spec *sp)
+/* One streaming pass over the rows a copy replays (copies never share content), before the
+ * replay: the window's native rate into *rate when rate is not NULL (rescaling to a target rate
+ * needs it), and with count, which content the rows share (pfx_count). A row that cannot be read
+ * is an error where the rate is wanted; otherwise it leaves the count off (the replay reports it
+ * where it comes). */
+static int prepass(scn_source *s, const scn_trace_spec *sp, double *rate, int count, sim_err *err)
 {
     sim_err ignored = {0};
-    scn_trace_reader *tr = scn_trace_open(sp, &ignored);
+    sim_err *e = rate ? err : &ignored;
+    scn_trace_reader *tr = scn_trace_open(sp, e);
     if (!tr)
-        return;
+        return rate ? -1 : 0;
     scn_trace_row row;
     int have_first = 0, rc = 1;
-    int64_t first = 0, skipped = 0, n = 0;
+    int64_t first = 0, skipped = 0, n = 0, t0 = 0, t1 = 0;
     while ((s->limit == 0 || n < s->limit) &&
-           (rc = window_row(s, tr, &row, &have_first, &first, &skipped, &ignored)) == 1) {
-        n++;
-        pfx_count(s, &row);
+           (rc = window_row(s, tr, &row, &have_first, &first, &skipped, e)) == 1) {
+        if (n++ == 0)
+            t0 = row.t_ns;
+        t1 = row.t_ns;
+        if (count)
+            pfx_count(s, &row);
     }
     scn_trace_close(tr);
     if (rc < 0 && (s->limit == 0 || n < s->limit)) {
@@ -243,7 +223,15 @@ static void count_prefixes(scn_source *s, const scn_trace_spec *sp)
         free(s->pfxn);
         s->pfx = NULL;
         s->pfxn = NULL;
+        return rate ? -1 : 0;
     }
+    if (!rate)
+        return 0;
+    if (n < 2 || t1 <= t0)
+        return sim_errf(err, "%s: cannot rescale to a rate: the replayed rows span no time",
+                        sp->path);
+    *rate = (double)(n - 1) / ((double)(t1 - t0) / 1e9);
+    return 0;
 }
 
 static int open_trace(scn_source *s, sim_err *err)
@@ -257,14 +245,13 @@ static int open_trace(scn_source *s, sim_err *err)
     s->win_lo = (int64_t)llround(t->start_s * 1e9);
     s->win_hi = t->duration_s > 0 ? s->win_lo + (int64_t)llround(t->duration_s * 1e9) : -1;
     s->factor = t->time_scale > 0 ? t->time_scale : 1.0;
-    if (s->timed && t->rate > 0) {
-        double native = 0;
-        if (native_rate(s, &sp, &native, err))
-            return -1;
+    int rescale = s->timed && t->rate > 0;
+    int count = s->tails && scn_trace_has_hashes(s->tr) && t->hash_block > 0;
+    double native = 0;
+    if ((rescale || count) && prepass(s, &sp, rescale ? &native : NULL, count, err))
+        return -1;
+    if (rescale)
         s->factor = native / t->rate;
-    }
-    if (s->tails && scn_trace_has_hashes(s->tr) && t->hash_block > 0)
-        count_prefixes(s, &sp);
     return 0;
 }
 
