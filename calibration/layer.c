@@ -258,13 +258,8 @@ static double dense_prefill(const eng_shape *s, double (*fn)(const void *st, con
 
 void cal_walk_cache_free(cal_walk_cache *c)
 {
-    if (!c)
-        return;
-    free(c->tok);
-    free(c->once_tok);
-    free(c->emit);
-    free(c->prefill);
-    free(c);
+    if (c)
+        SIM_FREE_ALL(c->tok, c->once_tok, c->emit, c->prefill, c);
 }
 
 /* A dense plan's decode attention of one layer: attn_decode's, through the cache's owner's

@@ -1836,13 +1836,8 @@ void eng_free(eng_engine *e)
         eng_replica *r = &e->reps[i];
         if (r->st && r->ops && r->ops->fini)
             r->ops->fini(r->st);
-        free(r->st);
-        free(r->batch.chunks);
-        free(r->unseen);
-        free(r->fetch);
-        free(r->step_end);
-        free(r->run_pad_c);
-        free(r->joining);
+        SIM_FREE_ALL(r->st, r->batch.chunks, r->unseen, r->fetch, r->step_end, r->run_pad_c,
+                     r->joining);
         eng_cohort_free(&r->co);
         eng_kv_fini(&r->kv);
     }

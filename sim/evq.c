@@ -50,11 +50,8 @@ sim_evq *sim_evq_new(void)
 
 void sim_evq_free(sim_evq *q)
 {
-    if (!q)
-        return;
-    free(q->heap);
-    free(q->old);
-    free(q);
+    if (q)
+        SIM_FREE_ALL(q->heap, q->old, q);
 }
 
 static void sift_up(sim_event *h, size_t i)
