@@ -19,6 +19,17 @@
  * clients' arrivals taken as spread apart (where they come in lock-step rounds, fewer mixed
  * steps fall within a request's decode and the figure understates the excess). A TTFT residual
  * that the mixed step does not carry is a wait: steps of others, or time outside the steps.
+ *
+ * The same pairs split the closed loop's cycle, the time a client takes per request, TTFT +
+ * (output - 1) x TPOT (no think time), into decode steps and the rest. Each cycle holds one
+ * request of every client, so its prefills (and any time per request outside the steps) are the
+ * same at both output lengths, and the cycles differ by (output difference) decode steps of the
+ * full batch, however the scheduler arranges the prefills (separate prefill steps or mixed
+ * ones, clients in lock-step or spread apart). So one decode step takes (cycle difference) /
+ * (output difference), measured and predicted, and the rest of the shorter row's cycle (the
+ * clients' prefills, the waits between, time per request) is its cycle less (output - 1) such
+ * steps. Their predicted / measured - 1 say whether a TPOT error is the decode step's price or
+ * the prefills' (the longer row's later steps read longer contexts, a small drift).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -101,23 +112,51 @@ static int osl_siblings(const study_vrow *a, const study_vrow *b)
     return 1;
 }
 
-/* The excess of a mixed step's time over its prediction that rows a and b (b with the longer
- * output) imply (see the head of this file); NAN when they cannot tell. */
-static double mixed_excess(const study_vrow *a, const study_vrow *b, int tpot)
+/* What a pair of rows tells (see the head of this file). */
+enum { PAIR_MIXED, PAIR_DECODE, PAIR_REST };
+
+/* The closed loop's cycle of row r, measured (m = 1) or predicted, for out output tokens. */
+static double cycle_of(const study_vrow *r, int m, int ttft, int tpot, double out)
+{
+    const double *x = m ? r->measured : r->predicted;
+    return x[ttft] + (out - 1) * x[tpot];
+}
+
+/* The decode step's (rest 0) or the rest of the cycle's (rest 1) predicted / measured - 1 that
+ * rows a and b (b with the longer output oa < ob) imply; NAN when they cannot tell. */
+static double cycle_error(const study_vrow *a, const study_vrow *b, int ttft, int tpot, double oa,
+                          double ob, int rest)
+{
+    double v[2];
+    for (int m = 0; m < 2; m++) {
+        double ca = cycle_of(a, m, ttft, tpot, oa), cb = cycle_of(b, m, ttft, tpot, ob);
+        double step = (cb - ca) / (ob - oa);
+        v[m] = rest ? ca - (oa - 1) * step : step;
+    }
+    return v[1] > 0 && v[0] > 0 ? v[0] / v[1] - 1 : NAN;
+}
+
+/* What rows a and b (b with the longer output) imply of kind `what`: the excess of a mixed
+ * step's time over its prediction in ms, or a cycle_error; NAN when they cannot tell. */
+static double pair_value(const study_vrow *a, const study_vrow *b, int ttft, int tpot, int what)
 {
     double clients = override_of(a, "workload.arrival.concurrency");
     double oa = override_of(a, "workload.output_tokens");
     double ob = override_of(b, "workload.output_tokens");
-    if (!(clients > 1) || !(oa > 1) || !(ob > oa) || b->status != STUDY_V_OK)
+    if (!(oa > 1) || !(ob > oa) || b->status != STUDY_V_OK)
+        return NAN;
+    if (what != PAIR_MIXED) /* one client's cycle splits as well */
+        return cycle_error(a, b, ttft, tpot, oa, ob, what == PAIR_REST);
+    if (!(clients > 1))
         return NAN;
     double measured = a->measured[tpot] - b->measured[tpot];
     double predicted = a->predicted[tpot] - b->predicted[tpot];
     return (measured - predicted) / ((clients - 1) * (1 / (oa - 1) - 1 / (ob - 1)));
 }
 
-/* For each row of group g (NULL: every row), the excess that it and its sibling of the longest
- * output imply, into out; returns their count. */
-static int mixed_of(const study_vset *v, const char *g, int tpot, double *out)
+/* For each row of group g (NULL: every row), what it and its sibling of the longest output
+ * imply of kind `what`, into out, sorted; returns their count. */
+static int pairs_of(const study_vset *v, const char *g, int ttft, int tpot, int what, double *out)
 {
     int n = 0;
     for (int i = 0; i < v->nrows; i++) {
@@ -133,7 +172,7 @@ static int mixed_of(const study_vset *v, const char *g, int tpot, double *out)
                 longest = o;
             }
         }
-        double x = best < 0 ? NAN : mixed_excess(r, &v->rows[best], tpot);
+        double x = best < 0 ? NAN : pair_value(r, &v->rows[best], ttft, tpot, what);
         if (isfinite(x))
             out[n++] = x;
     }
@@ -170,9 +209,12 @@ static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, doub
     st->steps_median = study_quantile(steps, n, 0.5);
     st->steps_p75 = study_quantile(steps, n, 0.75);
     st->gaps_median = study_quantile(gaps, st->ngap, 0.5);
-    double *mixed = buf + 3 * (size_t)v->nrows;
-    st->npairs = mixed_of(v, g, tpot, mixed);
-    st->mixed_median = study_quantile(mixed, st->npairs, 0.5);
+    double *pair = buf + 3 * (size_t)v->nrows;
+    st->npairs = pairs_of(v, g, ttft, tpot, PAIR_MIXED, pair);
+    st->mixed_median = study_quantile(pair, st->npairs, 0.5);
+    st->ncycles = pairs_of(v, g, ttft, tpot, PAIR_DECODE, pair);
+    st->decode_error = study_quantile(pair, st->ncycles, 0.5);
+    st->rest_error = study_quantile(pair, pairs_of(v, g, ttft, tpot, PAIR_REST, pair), 0.5);
     return n;
 }
 
