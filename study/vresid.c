@@ -154,30 +154,41 @@ static double pair_value(const study_vrow *a, const study_vrow *b, int ttft, int
     return (measured - predicted) / ((clients - 1) * (1 / (oa - 1) - 1 / (ob - 1)));
 }
 
-/* For each row of group g (NULL: every row), what it and its sibling of the longest output
- * imply of kind `what`, into out, sorted; returns their count. */
-static int pairs_of(const study_vset *v, const char *g, int ttft, int tpot, int what, double *out)
+/* The index of row i's sibling of the longest output (osl_siblings), -1 when none. */
+static int sibling_of(const study_vset *v, int i)
 {
-    int n = 0;
+    const study_vrow *r = &v->rows[i];
+    int best = -1;
+    double longest = override_of(r, "workload.output_tokens");
+    for (int j = 0; j < v->nrows; j++) {
+        double o = override_of(&v->rows[j], "workload.output_tokens");
+        if (j != i && o > longest && osl_siblings(r, &v->rows[j])) {
+            best = j;
+            longest = o;
+        }
+    }
+    return best;
+}
+
+/* For each row of group g (NULL: every row) and its sibling of the longest output, what the
+ * pair implies of each kind (PAIR_*) into out[kind], sorted; their counts into n[kind]. */
+static void pairs_of(const study_vset *v, const char *g, int ttft, int tpot, double *out[3],
+                     int n[3])
+{
+    n[0] = n[1] = n[2] = 0;
     for (int i = 0; i < v->nrows; i++) {
         const study_vrow *r = &v->rows[i];
         if ((g && strcmp(r->group, g) != 0) || r->status != STUDY_V_OK)
             continue;
-        int best = -1;
-        double longest = override_of(r, "workload.output_tokens");
-        for (int j = 0; j < v->nrows; j++) {
-            double o = override_of(&v->rows[j], "workload.output_tokens");
-            if (j != i && o > longest && osl_siblings(r, &v->rows[j])) {
-                best = j;
-                longest = o;
-            }
+        int best = sibling_of(v, i);
+        for (int k = 0; best >= 0 && k < 3; k++) {
+            double x = pair_value(r, &v->rows[best], ttft, tpot, k);
+            if (isfinite(x))
+                out[k][n[k]++] = x;
         }
-        double x = best < 0 ? NAN : pair_value(r, &v->rows[best], ttft, tpot, what);
-        if (isfinite(x))
-            out[n++] = x;
     }
-    qsort(out, (size_t)n, sizeof *out, cmp_double);
-    return n;
+    for (int k = 0; k < 3; k++)
+        qsort(out[k], (size_t)n[k], sizeof *out[k], cmp_double);
 }
 
 /* The residuals of the rows of group g (NULL: every row) into *st; returns its row count. */
@@ -209,12 +220,16 @@ static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, doub
     st->steps_median = study_quantile(steps, n, 0.5);
     st->steps_p75 = study_quantile(steps, n, 0.75);
     st->gaps_median = study_quantile(gaps, st->ngap, 0.5);
-    double *pair = buf + 3 * (size_t)v->nrows;
-    st->npairs = pairs_of(v, g, ttft, tpot, PAIR_MIXED, pair);
-    st->mixed_median = study_quantile(pair, st->npairs, 0.5);
-    st->ncycles = pairs_of(v, g, ttft, tpot, PAIR_DECODE, pair);
-    st->decode_error = study_quantile(pair, st->ncycles, 0.5);
-    st->rest_error = study_quantile(pair, pairs_of(v, g, ttft, tpot, PAIR_REST, pair), 0.5);
+    double *pair[3];
+    int np[3];
+    for (int k = 0; k < 3; k++)
+        pair[k] = buf + (3 + (size_t)k) * (size_t)v->nrows;
+    pairs_of(v, g, ttft, tpot, pair, np);
+    st->npairs = np[PAIR_MIXED];
+    st->mixed_median = study_quantile(pair[PAIR_MIXED], np[PAIR_MIXED], 0.5);
+    st->ncycles = np[PAIR_DECODE];
+    st->decode_error = study_quantile(pair[PAIR_DECODE], np[PAIR_DECODE], 0.5);
+    st->rest_error = study_quantile(pair[PAIR_REST], np[PAIR_REST], 0.5);
     return n;
 }
 
@@ -224,7 +239,7 @@ int study_vset_residuals(const study_vset *v, study_vresid **out)
     int ttft = metric_named(v, "mean_ttft_ms"), tpot = metric_named(v, "mean_tpot_ms");
     if (ttft < 0 || tpot < 0)
         return -1;
-    double *buf = sim_xmalloc((4 * (size_t)v->nrows + 1) * sizeof *buf);
+    double *buf = sim_xmalloc((6 * (size_t)v->nrows + 1) * sizeof *buf);
     *out = sim_xmalloc(((size_t)v->nrows + 1) * sizeof **out);
     int n = 0;
     for (int i = 0; i < v->nrows; i++) {
