@@ -29,7 +29,8 @@
  * (output difference), measured and predicted, and the rest of the shorter row's cycle (the
  * clients' prefills, the waits between, time per request) is its cycle less (output - 1) such
  * steps. Their predicted / measured - 1 say whether a TPOT error is the decode step's price or
- * the prefills' (the longer row's later steps read longer contexts, a small drift).
+ * the prefills' (the longer row's later steps read longer contexts, a drift that grows with the
+ * output difference; a rest that comes out negative is not counted).
  */
 #include <math.h>
 #include <stdlib.h>
