@@ -208,8 +208,9 @@ static void add_pair_row(study_vset *v, const char *id, int clients, int isl, in
     }
 }
 
-/* The excess of a mixed step over its prediction, from rows that differ only in their output
- * length, against hand computation. */
+/* The excess of a mixed step over its prediction and the error of the closed loop's cycle split
+ * into a decode step and the rest, from rows that differ only in their output length, against
+ * hand computation. */
 static void test_residuals_mixed_step(void **state)
 {
     (void)state;
@@ -230,12 +231,21 @@ static void test_residuals_mixed_step(void **state)
     assert_int_equal(rs[0].npairs, 2);
     assert_true(fabs(rs[0].mixed_median - 25) < 1e-9);
     assert_int_equal(rs[1].npairs, 2);
+    /* the cycles, TTFT 100 / 90 + (OSL - 1) x TPOT: m1 1300 / 1090 and m2 4300 / 4090 give a
+     * decode step of 10 / 10 and a rest of 300 / 90 (-0.7); m3 2300 / 2190 against m2: 10 / 9.5
+     * (-0.05), 300 / 290; one client's m5 1000 / 890 against m6 3300 / 3290: 7.667 / 8
+     * (+0.0435), 233.3 / 90 (-0.614): decode median 0, rest median -0.614 */
+    assert_int_equal(rs[0].ncycles, 3);
+    assert_true(fabs(rs[0].decode_error) < 1e-9);
+    assert_true(fabs(rs[0].rest_error - (90.0 / (1000 - 100 * 2300.0 / 300) - 1)) < 1e-9);
     free(rs);
     /* without a predicted TPOT a pair tells nothing */
     v.rows[1].predicted[1] = NAN;
     assert_int_equal(study_vset_residuals(&v, &rs), 2);
     assert_int_equal(rs[0].npairs, 0);
     assert_true(isnan(rs[0].mixed_median));
+    assert_int_equal(rs[0].ncycles, 1); /* m5 and m6 */
+    assert_true(fabs(rs[0].decode_error - (8 / (2300.0 / 300) - 1)) < 1e-9);
     free(rs);
     study_vset_free(&v);
 }
