@@ -45,9 +45,7 @@ static char out[65536], err[65536];
  * whose message holds says (the whole message stays in err). */
 static void user_error(const char *cmd, const char *file, const char *says)
 {
-    assert_int_equal(sh("%s %s --db %s -o %s/%s", LLMSIM_BINARY, cmd, db, e2e_dir, file), 1);
-    if (!strstr(err, says))
-        fail_msg("`%s`: expected '%s' in: %s", cmd, says, err);
+    e2e_llmsim_says(err, sizeof err, 1, says, "%s --db %s -o %s/%s", cmd, db, e2e_dir, file);
 }
 
 static double query_double(const char *sql)
