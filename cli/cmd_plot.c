@@ -171,9 +171,7 @@ static int check_source(const plt_opts *o)
 
 static int plot(plt_kind kind, int argc, char **argv)
 {
-    plt_opts o;
-    memset(&o, 0, sizeof o);
-    o.kind = kind;
+    plt_opts o = {.kind = kind};
     int curve = kind == PLT_CURVE;
     char names[120], metrics[200];
     eng_latency_names(ENG_LAT_SLO, names, sizeof names);
