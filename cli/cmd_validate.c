@@ -540,12 +540,7 @@ static void on_row(void *arg, int finished, int total)
 /* Draws validation id of db into out; 0, 3 without gnuplot, 1 on an error. */
 static int draw(const char *db, int64_t id, const char *out, const cli_common *c)
 {
-    plt_opts o;
-    memset(&o, 0, sizeof o);
-    o.kind = PLT_VALIDATION;
-    o.db = db;
-    o.validation = id;
-    o.out = out;
+    plt_opts o = {.kind = PLT_VALIDATION, .db = db, .validation = id, .out = out};
     plt_result res;
     sim_err err = {{0}};
     if (plt_plot(&o, &res, &err) != 0)
