@@ -175,6 +175,44 @@ static void test_sketch_buckets_as_logarithm(void **state)
     sim_samples_free(&s);
 }
 
+/* The bucket held before the last one (sim_samples.prev) takes a value only where the logarithm
+ * would give it that bucket: values that alternate between a far bucket and one near bound j
+ * (inside it, on it, one ulp either side, inside and outside the search's 1e-9 margin) are
+ * counted as the logarithm counts them. */
+static void test_sketch_prev_bucket_as_logarithm(void **state)
+{
+    static ref_sketch ref;
+    memset(&ref, 0, sizeof ref);
+    ref.lo = -3500;
+    sim_samples s;
+    sim_samples_init(&s);
+    sim_samples_set_cap(&s, 0);
+    double lg = log((1 + SIM_SKETCH_ALPHA) / (1 - SIM_SKETCH_ALPHA));
+    for (int32_t j = -1300; j <= 1300; j++) {
+        double b = exp(j * lg), far = exp((j > 0 ? j - 700 : j + 700) * lg);
+        const double xs[] = {
+            b * (1 - 1e-6), nextafter(b, 0), nextafter(b, INFINITY), b,
+            b * (1 - 2e-9), b * (1 + 2e-9),  b * (1 - 5e-10),        b * (1 + 5e-10),
+            b * (1 + 1e-6)};
+        for (size_t k = 0; k < sizeof xs / sizeof xs[0]; k++) {
+            const double ys[] = {xs[k], far, xs[0], far, xs[k], xs[k]};
+            for (size_t i = 0; i < sizeof ys / sizeof ys[0]; i++) {
+                sim_samples_add(&s, ys[i]);
+                ref_add(&ref, ys[i], 1);
+            }
+        }
+    }
+    for (int32_t i = 0; i < 8192; i++) {
+        int32_t b = i + ref.lo;
+        double got = b >= s.lo && b < s.lo + s.nbins ? s.bins[b - s.lo] : 0;
+        if (got != ref.bins[i]) {
+            print_message("bucket %d: %.17g, want %.17g\n", b, got, ref.bins[i]);
+            fail();
+        }
+    }
+    sim_samples_free(&s);
+}
+
 /* Percentiles asked in any order of one sample (the walk going on from the last one's stop, or
  * starting over) equal, to the bit, each asked first of a fresh copy; on 20,000 weighted pairs
  * with repeated values and negatives (the radix sort's path) and on a few (qsort's). */
@@ -394,4 +432,5 @@ LLMSIM_TEST_MAIN(NULL, NULL, test_samples_weighted_and_sketch, test_samples_add_
                  test_samples_std, test_welford_vs_two_pass, test_welford_small,
                  test_percentiles_like_numpy, test_samples_percentile_order,
                  test_samples_sort_restores_pairs, test_sketch_buckets_as_logarithm,
-                 test_samples_add_after_query, test_samples_add_n)
+                 test_sketch_prev_bucket_as_logarithm, test_samples_add_after_query,
+                 test_samples_add_n)
