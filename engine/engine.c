@@ -1061,7 +1061,8 @@ __attribute__((always_inline)) static inline int run_step(eng_replica *r, run_ct
     int64_t need;
     if (!run_step_end(r, c, plain, *end, &need))
         return 0;
-    run_step_next(r, c, plain, need, end, n);
+    /* the step ended may make the cohort plain (its fresh members had their first gap) */
+    run_step_next(r, c, plain || (c->k == 0 && c->kp == 0 && eng_cohort_plain(r)), need, end, n);
     return 1;
 }
 
