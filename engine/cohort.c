@@ -173,7 +173,7 @@ static inline void rc_add(eng_rescount *rc, int32_t i, int32_t d)
 }
 
 /* The running sums of rc's counts (O(bs)), once they moved. */
-static void rc_sums(eng_rescount *rc, int32_t bs)
+static __attribute__((noinline)) void rc_sums(eng_rescount *rc, int32_t bs)
 {
     int64_t sum = 0;
     for (int32_t k = 0; k < bs; k++) {
