@@ -895,8 +895,9 @@ typedef struct run_ctx {
     int64_t cpu;
     int64_t ncpu; /* steps formed at cpu whose CPU samples are not yet added */
     run_tokens tok;
-    /* plain_steps's steps, whose shapes differ from s only in decode_ctx: priced from base
-     * (eng_predictor_ops.decode_ns) while fast */
+    /* the steps of a plain cohort (run_plain_shape's, then plain_steps's, whose shapes differ
+     * from s only in decode_ctx): priced from base (eng_predictor_ops.decode_ns) while fast;
+     * cleared when s is shaped afresh */
     int fast;
     eng_decode_base base;
 } run_ctx;
@@ -959,10 +960,11 @@ static inline int run_plain_shapable(const eng_replica *r)
  * run's first, or one after members finished), its `need` blocks taken: what step_shape forms,
  * the cohort's n sequences over their summed context and nothing else (eng_cohort_begin_step of
  * no drafts moves nothing else that a plain step reads: every class advances 1, none finishes
- * short). Returns the step's output tokens.
+ * short), its base taken for its price (run_ctx.fast). Returns the step's output tokens.
  * Out of line: the plain runs' loop stays as small as it was. */
 static __attribute__((noinline)) int64_t run_plain_shape(eng_replica *r, run_ctx *c, int64_t need)
 {
+    const eng_predictor *pred = r->pool->pred;
     int32_t n = r->co.n;
     eng_cohort_plain_begin(r, need);
     c->s = (eng_shape){.tokens = n,
@@ -976,8 +978,9 @@ static __attribute__((noinline)) int64_t run_plain_shape(eng_replica *r, run_ctx
     SIM_CHECK(r->e->ctx, memcmp(&f, &c->s, sizeof f) == 0);
 #endif
     c->respec = 0;
-    c->fast = 0; /* priced by a walk, which leaves the base of the plain steps after it cached */
     run_step_cpu(r, c);
+    /* priced from its base, which the plain steps after it share (plain_steps) */
+    c->fast = pred->ops->decode_base && pred->ops->decode_base(pred->st, &c->s, &c->base);
     return n;
 }
 
@@ -1107,8 +1110,10 @@ static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most,
     /* the last t at which the step in flight finishes none (eng_cohort_step_finishes) */
     int64_t last_t = top ? top->c_fin_t - 2 : INT64_MAX;
     const eng_predictor *pred = r->pool->pred;
-    /* the steps differ from the one in flight only in their summed contexts */
-    c->fast = pred->ops->decode_base && pred->ops->decode_base(pred->st, &c->s, &c->base);
+    /* the steps differ from the one in flight only in their summed contexts: its base, unless
+     * it was priced from one (run_plain_shape; only the contexts moved since) */
+    if (!c->fast)
+        c->fast = pred->ops->decode_base && pred->ops->decode_base(pred->st, &c->s, &c->base);
     while (*n < most && end < until && cl->t <= last_t) {
         SIM_ASSERT(r->e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(&r->co));
         if (!run_step(r, c, 1, &end, n)) {
@@ -1116,7 +1121,6 @@ static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most,
             break;
         }
     }
-    c->fast = 0;
     return end;
 }
 
