@@ -1024,6 +1024,23 @@ static int read_awq_gptq(rd *r, const sim_json *q, eng_model *m, int awq)
     return apply_exclusions(r, q, "modules_to_not_convert", &m->quant_parts);
 }
 
+/* MODEL: vLLM's Fp8Config: with weight_block_size [block_n, block_k] the weights are scaled per
+ * block and the activations per group of block_k input elements of a token (DeepSeek-style 1x128
+ * groups, quantized at run time: vllm fp8_utils.py per_token_group_quant_fp8); without it, one
+ * scale per tensor. */
+static int read_block_size(rd *r, const sim_json *q, eng_model *m)
+{
+    const sim_json *b = sim_json_get(q, "weight_block_size");
+    if (!b || b->kind == SIM_JSON_NULL)
+        return 0;
+    const sim_json *k = b->kind == SIM_JSON_ARR && b->n == 2 ? b->child->next : NULL;
+    if (!k || k->kind != SIM_JSON_NUM || k->num < 1 || k->num != (int32_t)k->num)
+        return fail_at(r, b, "quantization_config.weight_block_size",
+                       "expected two positive integers [block_n, block_k]");
+    m->act_group = (int32_t)k->num;
+    return 0;
+}
+
 static int read_quant_object(rd *r, const sim_json *q, eng_model *m)
 {
     const sim_json *meth = sim_json_get(q, "quant_method");
@@ -1033,6 +1050,8 @@ static int read_quant_object(rd *r, const sim_json *q, eng_model *m)
         /* MODEL: DeepSeek-style block-wise fp8 checkpoints (vLLM Fp8Config): every linear layer
          * but the embeddings, the LM head and the router is stored in fp8 */
         m->weight_dtype = ENG_FP8;
+        if (read_block_size(r, q, m))
+            return -1;
         return apply_exclusions(r, q, "modules_to_not_convert", &m->quant_parts) ||
                        apply_exclusions(r, q, "ignored_layers", &m->quant_parts)
                    ? -1

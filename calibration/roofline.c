@@ -273,6 +273,7 @@ typedef struct roofline {
     double floor15[KC_COUNT][2]; /* each class's floor^1.5 (ns^1.5) in a pass launched from a
                                     graph [0] and eagerly [1] (floors_setup) */
     int mla;                     /* multi-head latent attention */
+    uint32_t aq;                 /* fp8 GEMM inputs quantized by a kernel of their own (ENG_AQ_*) */
     cal_plan plan;
     /* MoE, on the busiest GPU */
     double e_inter;        /* inner size of one routed expert on this GPU */
@@ -412,6 +413,28 @@ static double gemm_ns(const roofline *r, const lin *l, double n, double k, doubl
 static double elem_ns(const roofline *r, const kclass *k, double bytes)
 {
     return kern(r, k, 0, r->attn_peak, bytes);
+}
+
+/* MODEL: the fp8 quantize of an fp8 GEMM's input of n rows of k elements, where the engine runs
+ * it as a kernel of its own (roofline.aq; which inputs, per engine, version and scheme:
+ * engine/presets.c): one memory-bound pass that reads the 16-bit activation and writes it in
+ * fp8, plus an fp32 scale per group of act_group elements when block-scaled (TensorRT-LLM's
+ * static_quantize_e4m3_per_tensor and fp8_quantize_1x128, SGLang's scaled_fp8_quant and
+ * per_token_group_quant_fp8, an Inductor-generated Triton kernel in vLLM). Such a kernel streams
+ * at close to the bandwidth: vLLM's static_scaled_fp8_quant takes 0.018 ms for 4,096 tokens of
+ * 4,096 elements on H100 (vLLM PR #33918, do_bench_cudagraph), 50.3 MB at 2.8 TB/s, 84% of the
+ * 3.35 TB/s; pytorch/ao issue #4054 measures its 1x128 blockwise quantize kernels above 80% on
+ * H100 SXM. So it takes the class of the other streaming elementwise kernel, the residual add
+ * (89.6% of the bandwidth fitted, 16.8 us for that case, -7%), at its floor or, in an eager
+ * pass, the launch. */
+static double act_quant_ns(const roofline *r, uint32_t bit, double n, double k)
+{
+    if (!(r->aq & bit))
+        return 0;
+    double bytes = (ACT_BYTES + 1.0) * n * k;
+    if (r->m.act_group > 0)
+        bytes += 4.0 * n * k / r->m.act_group;
+    return elem_ns(r, &r->k->add, bytes);
 }
 
 /* ---------------- attention ---------------- */
@@ -735,13 +758,18 @@ static double op_ns(const void *st, const cal_work *w)
     *r->eager = w->eager ? 1 : 0;
     switch (w->op) {
     case KERN_OP_QKV_PROJ:
-        return qkv_ns(r, w);
+        t = w->kind == CAL_KIND_LINEAR ? 0 : act_quant_ns(r, ENG_AQ_QKV, n, h);
+        return qkv_ns(r, w) + t;
     case KERN_OP_O_PROJ:
-        return o_ns(r, w);
+        t = w->kind == CAL_KIND_LINEAR
+                ? 0
+                : act_quant_ns(r, ENG_AQ_O, n, r->nh * (r->mla ? r->m.v_head_dim : r->d));
+        return o_ns(r, w) + t;
     case KERN_OP_MLP_UP_GATE:
-        return gemm_ns(r, &r->mlp, n, h, (r->m.gated_mlp ? 2.0 : 1.0) * r->inter);
+        return gemm_ns(r, &r->mlp, n, h, (r->m.gated_mlp ? 2.0 : 1.0) * r->inter) +
+               act_quant_ns(r, ENG_AQ_UP, n, h);
     case KERN_OP_MLP_DOWN:
-        return gemm_ns(r, &r->mlp, n, r->inter, h);
+        return gemm_ns(r, &r->mlp, n, r->inter, h) + act_quant_ns(r, ENG_AQ_DOWN, n, r->inter);
     case KERN_OP_ATTN_PREFILL:
     case KERN_OP_ATTN_DECODE:
         return attn_ns(r, w);
@@ -859,7 +887,7 @@ static const eng_predictor_ops roofline_ops = {
 
 cal_serving cal_serving_tp(eng_dtype dt, int tp)
 {
-    cal_serving s = {dt, ENG_DTYPE_AUTO, {tp, 1, 1, {0, 0, 0}}, 0, 0, "", 0};
+    cal_serving s = {dt, ENG_DTYPE_AUTO, {tp, 1, 1, {0, 0, 0}}, 0, 0, "", 0, {0, 0}};
     return s;
 }
 
@@ -949,6 +977,20 @@ static lin part_lin(const eng_model *m, const eng_gpu *g, eng_dtype dt, eng_comp
     if (eng_model_quant_parts(m, dt) & part)
         l.peak = c == ENG_COMPUTE_FP8 ? g->flops_fp8 : c == ENG_COMPUTE_FP4 ? g->flops_fp4 : l.peak;
     return l;
+}
+
+/* The fp8 GEMM inputs the engine quantizes by a kernel of their own (cal_serving.act_quant, the
+ * mask of the checkpoint's scheme), of the parts that run on the fp8 tensor cores. */
+static uint32_t act_quant_of(const roofline *r, const cal_serving *s, eng_compute c)
+{
+    if (c != ENG_COMPUTE_FP8 || !(r->g.flops_fp8 > 0))
+        return 0;
+    uint32_t aq = s->act_quant[r->m.act_group > 0 ? ENG_AQ_BLOCK : ENG_AQ_TENSOR];
+    if (r->attn.peak != r->g.flops_fp8)
+        aq &= ~(uint32_t)(ENG_AQ_QKV | ENG_AQ_O);
+    if (r->mlp.peak != r->g.flops_fp8)
+        aq &= ~(uint32_t)(ENG_AQ_UP | ENG_AQ_DOWN);
+    return aq;
 }
 
 /* The layers by kind. */
@@ -1062,6 +1104,7 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     r->linear = part_lin(m, g, dt, c, ENG_PART_LINEAR);
     r->indexer = part_lin(m, g, dt, c, ENG_PART_INDEXER);
     r->attn_peak = g->flops_bf16;
+    r->aq = act_quant_of(r, s, c);
     r->index_peak = g->flops_fp8 > 0 ? g->flops_fp8 : g->flops_bf16;
     /* MODEL: FlashAttention-3 class prefill kernels run on Hopper and data-center Blackwell */
     cal_arch arch = cal_gpu_arch(g->name);

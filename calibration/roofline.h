@@ -30,6 +30,9 @@ typedef struct cal_serving {
     char engine[16];        /* whose kernels run the pass: "vllm", "sglang", "trtllm"; "" = vllm */
     double eager_launch_ns; /* host time to launch a kernel in a pass without a CUDA graph (ns);
                                0 = the roofline's own figure (EAGER_LAUNCH_NS) */
+    uint32_t act_quant[ENG_AQ_SCHEMES]; /* the inputs of fp8 GEMMs the engine quantizes by a
+                                           kernel of their own (ENG_AQ_* bits, engine/presets.c),
+                                           per tensor and per group; 0 = none priced */
 } cal_serving;
 
 /* Weights in dt, the checkpoint's KV dtype, tensor parallelism tp, no other parallelism. */

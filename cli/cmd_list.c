@@ -304,6 +304,18 @@ static void routers(const cli_common *c)
     list_entries(c, NULL, all, sizeof *all, n, router_json, router_text);
 }
 
+/* The GEMM inputs of an ENG_AQ_* mask as "QKV, O, gate/up, down" ("none" when empty), in buf. */
+static const char *act_quant_names(uint32_t aq, char *buf, size_t len)
+{
+    static const char *const names[] = {"QKV", "O", "gate/up", "down"};
+    size_t off = 0;
+    buf[0] = 0;
+    for (int i = 0; i < 4; i++)
+        if (aq & (1u << i) && off < len)
+            off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", names[i]);
+    return off ? buf : "none";
+}
+
 /* An engine preset (e: a const eng_preset *): its lines, or a JSON object. */
 static void engine_text(const void *e)
 {
@@ -323,6 +335,13 @@ static void engine_text(const void *e)
     if (p->eager_launch_ns > 0)
         printf("    eager passes (no CUDA graph) %.2f us host time per kernel; from %s\n",
                p->eager_launch_ns / 1000, p->eager_source);
+    if (p->act_quant_source) {
+        char t[64], b[64];
+        printf("    fp8 GEMM inputs quantized by a kernel of their own: per tensor %s, per group "
+               "%s; from %s\n",
+               act_quant_names(p->act_quant[ENG_AQ_TENSOR], t, sizeof t),
+               act_quant_names(p->act_quant[ENG_AQ_BLOCK], b, sizeof b), p->act_quant_source);
+    }
 }
 
 /* An engine preset as JSON members: those before free_gpu_memory_fraction; its block size and
@@ -358,6 +377,14 @@ static void engine_json(sim_jsonw *j, const void *e)
     sim_jsonw_num(j, "eager_launch_us", p->eager_launch_ns / 1000);
     if (p->eager_launch_ns > 0)
         sim_jsonw_str(j, "eager_source", p->eager_source);
+    if (p->act_quant_source) {
+        char t[64], b[64];
+        sim_jsonw_str(j, "fp8_act_quant_tensor",
+                      act_quant_names(p->act_quant[ENG_AQ_TENSOR], t, sizeof t));
+        sim_jsonw_str(j, "fp8_act_quant_block",
+                      act_quant_names(p->act_quant[ENG_AQ_BLOCK], b, sizeof b));
+        sim_jsonw_str(j, "fp8_act_quant_source", p->act_quant_source);
+    }
     sim_jsonw_str(j, "summary", p->summary);
     sim_jsonw_close(j, '}');
 }

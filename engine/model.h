@@ -126,6 +126,9 @@ typedef struct eng_model {
     uint32_t quant_parts;   /* ENG_PART_* stored in weight_dtype; the rest are 16-bit */
     double quant_bytes;     /* bytes per element of those parts as shipped (group size and
                                scales of this checkpoint); 0 = eng_dtype_bytes(weight_dtype) */
+    int32_t act_group;      /* fp8 activations scaled per group of this many input elements
+                               (block-scaled checkpoints: weight_block_size's input side, 128 for
+                               DeepSeek-style 1x128 groups); 0 = one scale per tensor */
     eng_dtype act_dtype;    /* torch_dtype */
     eng_dtype kv_dtype;     /* the checkpoint's KV cache quantization, else act_dtype */
     char notes[384];        /* approximations the reader made, one per line, for the user */
@@ -238,6 +241,18 @@ typedef enum eng_compute {
     ENG_COMPUTE_FP8,    /* fp8 tensor cores (W8A8) */
     ENG_COMPUTE_FP4     /* fp4 tensor cores (W4A4) */
 } eng_compute;
+
+/* The inputs of a layer's fp8 GEMMs that an engine quantizes with a kernel of its own (a bit set,
+ * engine/presets.c); a bit left out is quantized inside the kernel that produced the input, or
+ * not at all. */
+enum {
+    ENG_AQ_QKV = 1u << 0,  /* the QKV projection's input (the attention norm's output) */
+    ENG_AQ_O = 1u << 1,    /* the output projection's (the attention's output) */
+    ENG_AQ_UP = 1u << 2,   /* the dense MLP's gate/up projection's (the MLP norm's output) */
+    ENG_AQ_DOWN = 1u << 3, /* the down projection's (the activation's output) */
+};
+/* Which of the two masks applies: one scale per tensor, or per group of input elements. */
+enum { ENG_AQ_TENSOR = 0, ENG_AQ_BLOCK = 1, ENG_AQ_SCHEMES = 2 };
 
 /* Decides how GPU g runs weights in d with a KV cache in kv, the way serving engines run them
  * there: fp8 on fp8 tensor cores (an error naming the GPU when it has none); nvfp4 on NVFP4

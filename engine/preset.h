@@ -27,6 +27,11 @@ typedef struct eng_preset {
     double eager_launch_ns;      /* host time to launch one kernel in a pass that runs without a
                                     CUDA graph (0: the cost model's, calibration/roofline.c) */
     const char *eager_source;    /* where that figure comes from (NULL with 0) */
+    uint32_t act_quant[ENG_AQ_SCHEMES]; /* the fp8 GEMM inputs quantized by a kernel of their
+                                           own (ENG_AQ_* bits), with one scale per tensor
+                                           [ENG_AQ_TENSOR] and per group [ENG_AQ_BLOCK] */
+    const char *act_quant_source;       /* what those masks were read from (NULL: both 0, not
+                                           read; the quantize is priced as fused) */
 } eng_preset;
 
 /* Every preset, in listing order; *n gets the count. The table is static. */

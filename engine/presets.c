@@ -74,6 +74,54 @@
 #define TRTLLM_EAGER                                                                               \
     11670.0, "TensorRT-LLM PR #13149: a @torch.library.custom_op call, 11.67 us on the host"
 
+/* MODEL: the fp8 activation quantization before an fp8 GEMM (W8A8). A GEMM on the fp8 tensor
+ * cores takes its input in fp8: the 16-bit activation is quantized first, either inside the
+ * kernel that produced it or by a kernel of its own, which reads the 16-bit activation and
+ * writes it in fp8 (and, block-scaled, an fp32 scale per group). Which inputs get a kernel of
+ * their own depends on the engine, its version and the scheme, as their sources show:
+ * - TensorRT-LLM's PyTorch backend, per-tensor (ModelOpt FP8, FP8QDQLinearMethod.apply in
+ *   tensorrt_llm/_torch/modules/linear.py): static_quantize_e4m3_per_tensor runs before
+ *   cublas_scaled_mm whenever the input is not fp8 already. The attention writes its output in
+ *   fp8 for o_proj (modules/attention.py: out_scale = o_proj.inv_input_scale when o_proj
+ *   has_fp8_qdq), so O has none. Qwen3's decoder layer (models/modeling_qwen3.py, 1.0) runs
+ *   plain RMSNorms (modules/rms_norm.py: flashinfer rmsnorm, 16-bit out), so QKV and gate/up
+ *   take one each. In 1.0 GatedMLP runs swiglu unquantized before down_proj (modules/
+ *   gated_mlp.py); PR #6540 (merged August 2025, after 1.0.0rc3) has swiglu write fp8 with
+ *   down_proj's input_scale (modules/swiglu.py, silu_and_mul with scale), so 1.1 on has none
+ *   before down. Block-scaled (FP8BlockScalesLinearMethod.apply on Hopper):
+ *   fp8_quantize_1x128 before fp8_block_scaling_gemm on every linear, O included.
+ * - vLLM V1 compiles the model with Inductor by default, and with Inductor every custom op is
+ *   off unless asked for (vllm/config/compilation.py, custom_ops: "Inductor generates (fused)
+ *   Triton kernels for disabled custom ops"), QuantFP8 and RMSNorm included (model_executor/
+ *   layers/quantization/input_quant_fp8.py): the quantize is fused into the norm before QKV
+ *   and gate/up and into SiLU-and-mul before down, per tensor or per 1x128 group alike
+ *   (fp8_utils.py W8A8BlockFp8LinearOp runs the same QuantFP8). The attention is a splitting
+ *   op, opaque to Inductor, so the quantize before O is a kernel of its own.
+ * - SGLang runs without torch.compile by default: its fp8 linears quantize their input
+ *   themselves, per tensor with scaled_fp8_quant (SGLang PR #38921: "The split path writes the
+ *   activation output and then launches a separate quantization kernel before the down
+ *   projection") and per group with sglang_per_token_group_quant_fp8 (layers/quantization/
+ *   fp8_utils.py apply_w8a8_block_fp8_linear), before each of the four.
+ * vLLM V0, TGI and TensorRT-LLM's TensorRT backend (0.19) were not read: none is priced, as
+ * before. MoE experts quantize inside their own kernels (not priced here). */
+#define AQ_ALL (ENG_AQ_QKV | ENG_AQ_O | ENG_AQ_UP | ENG_AQ_DOWN)
+#define AQ_NONE {0, 0}, NULL
+#define AQ_VLLM_V1                                                                                 \
+    {ENG_AQ_O, ENG_AQ_O},                                                                          \
+        "vllm/config/compilation.py (custom ops off under Inductor: the quantize fused into the "  \
+        "norm and SiLU-and-mul), the attention a splitting op"
+#define AQ_SGLANG                                                                                  \
+    {AQ_ALL, AQ_ALL}, "sglang fp8_utils.py: scaled_fp8_quant / sglang_per_token_group_quant_fp8 "  \
+                      "before each fp8 linear (no torch.compile by default)"
+#define AQ_TRTLLM_10                                                                               \
+    {ENG_AQ_QKV | ENG_AQ_UP | ENG_AQ_DOWN, AQ_ALL},                                                \
+        "tensorrt_llm/_torch/modules/linear.py: static_quantize_e4m3_per_tensor (attention "       \
+        "writes fp8 for O) / fp8_quantize_1x128"
+#define AQ_TRTLLM_13                                                                               \
+    {ENG_AQ_QKV | ENG_AQ_UP, AQ_ALL},                                                              \
+        "tensorrt_llm/_torch/modules/linear.py as 1.0, and gated_mlp.py: swiglu writes fp8 "       \
+        "for down_proj (PR #6540); fp8_quantize_1x128 on Hopper"
+
 static const eng_preset presets[] = {
     {"vllm",
      "0.11",
@@ -87,7 +135,8 @@ static const eng_preset presets[] = {
      "vLLM V1: token budget for running then waiting requests, chunked prefill, prefix "
      "caching on; defaults from arg_utils per GPU and entry point",
      0,
-     COST_EAGER},
+     COST_EAGER,
+     AQ_VLLM_V1},
     {"vllm",
      "0.14",
      0,
@@ -100,7 +149,8 @@ static const eng_preset presets[] = {
      "vLLM V1 0.14: as 0.11, with async scheduling on by default (the CPU work of step n+1 "
      "overlaps step n)",
      0,
-     COST_EAGER},
+     COST_EAGER,
+     AQ_VLLM_V1},
     {"vllm",
      "0.18",
      0,
@@ -114,7 +164,8 @@ static const eng_preset presets[] = {
      "vLLM V1 0.15-0.18: as 0.14 (async scheduling on, the V1 scheduler's token budget and "
      "defaults unchanged for these runs)",
      0,
-     COST_EAGER},
+     COST_EAGER,
+     AQ_VLLM_V1},
     {"vllm",
      "0.6",
      0,
@@ -127,7 +178,8 @@ static const eng_preset presets[] = {
      "vLLM V0 0.6: prefill-first, multi-step scheduling (8 steps, as vLLM PR #7000 "
      "benchmarked it)",
      0,
-     COST_EAGER},
+     COST_EAGER,
+     AQ_NONE},
     {"vllm",
      "0.5",
      0,
@@ -139,7 +191,8 @@ static const eng_preset presets[] = {
      V0_CPU,
      "vLLM V0 0.5: prefill-first, synchronous output processing",
      0,
-     COST_EAGER},
+     COST_EAGER,
+     AQ_NONE},
     {"sglang",
      "0.4",
      1,
@@ -152,7 +205,8 @@ static const eng_preset presets[] = {
      "SGLang 0.4: radix cache, new-token-ratio admission, retraction; mem_fraction_static "
      "0.88 (TP 1); overlap scheduler on",
      0,
-     COST_EAGER},
+     COST_EAGER,
+     AQ_SGLANG},
     {"sglang",
      "0.5",
      0,
@@ -166,7 +220,8 @@ static const eng_preset presets[] = {
      "SGLang 0.5.x: as 0.4 (overlap scheduler on), mixed chunk off unless "
      "scheduler.enable_mixed_chunk (--enable-mixed-chunk)",
      0,
-     COST_EAGER},
+     COST_EAGER,
+     AQ_SGLANG},
     {"trtllm",
      "0.19",
      1,
@@ -179,7 +234,8 @@ static const eng_preset presets[] = {
      "TensorRT-LLM 0.19: GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token blocks, block "
      "reuse",
      TRTLLM_KV_FREE,
-     COST_EAGER},
+     COST_EAGER,
+     AQ_NONE},
     {"trtllm",
      "1.0",
      0,
@@ -195,7 +251,8 @@ static const eng_preset presets[] = {
      "seat while the next step forms); GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token "
      "blocks, block reuse",
      TRTLLM_KV_FREE,
-     TRTLLM_EAGER},
+     TRTLLM_EAGER,
+     AQ_TRTLLM_10},
     {"trtllm",
      "1.3",
      0,
@@ -205,13 +262,15 @@ static const eng_preset presets[] = {
      32,
      {580, 0, 1, 1, 1},
      "TensorRT-LLM issue #13957 (its overlap loop's exposed host time), standing in for the "
-     "host work per iteration, overlapped; borrowed across 1.1-1.3, which publish no profile of "
+     "host work per iteration, overlapped; borrowed across 1.1-1.3, which publish no profile "
+     "of "
      "their own",
      "TensorRT-LLM 1.1-1.3: PyTorch backend, overlap scheduler (a finished request keeps its "
      "seat while the next step forms); GUARANTEED_NO_EVICT, max_num_tokens 8192, 32-token "
      "blocks, block reuse",
      TRTLLM_KV_FREE,
-     TRTLLM_EAGER},
+     TRTLLM_EAGER,
+     AQ_TRTLLM_13},
     /* MODEL: TGI 3's launcher (launcher/src/main.rs resolve_attention) turns prefix caching
      * on unless the model is a VLM, seq2seq, needs paged attention or has LoRA adapters, and
      * its v3 backend chunks prefills (backends/v3/src/backend.rs, queue.rs); with no
@@ -229,7 +288,8 @@ static const eng_preset presets[] = {
      "max_batch_prefill_tokens (the launcher's: card FLOP/s over the model's FLOPs per token, "
      "else 4096)",
      0,
-     COST_EAGER},
+     COST_EAGER,
+     AQ_NONE},
     {"tgi",
      "2",
      0,
@@ -242,7 +302,8 @@ static const eng_preset presets[] = {
      "text-generation-inference 2: waiting_served_ratio 0.3, max_waiting_tokens 20, "
      "max_batch_prefill_tokens 4096, no prefix caching",
      0,
-     COST_EAGER},
+     COST_EAGER,
+     AQ_NONE},
 };
 
 const eng_preset *eng_preset_all(size_t *n)

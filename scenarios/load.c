@@ -336,8 +336,10 @@ static void cost_defaults(scn_lctx *c, const scn_node *root, scn_scenario *s)
     if (c->preset && !(cm && scn_tree_get(cm, "engine")) &&
         eng_key_choice(engine->choices, c->preset->engine) >= 0)
         snprintf(s->cost.engine, sizeof s->cost.engine, "%s", c->preset->engine);
-    if (c->preset)
+    if (c->preset) {
         s->cost.eager_launch_ns = c->preset->eager_launch_ns;
+        memcpy(s->cost.act_quant, c->preset->act_quant, sizeof s->cost.act_quant);
+    }
     if (s->cost.moe_skew > 0 && s->engine.model.moe_layers == 0)
         scn_note(c, NULL,
                  "cost_model.moe_skew: model %s has no routed experts; the skew does nothing",

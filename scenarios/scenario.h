@@ -150,6 +150,8 @@ typedef struct scn_cost {
     char engine[16];        /* whose kernels price the pass: vllm (default), sglang, trtllm */
     double eager_launch_ns; /* host time per kernel of a pass run without a CUDA graph, from the
                                `engine:` preset (0: the cost model's own figure) */
+    uint32_t act_quant[ENG_AQ_SCHEMES]; /* the fp8 GEMM inputs the `engine:` preset quantizes by
+                                           a kernel of their own (ENG_AQ_*; 0: none) */
 } scn_cost;
 
 typedef struct scn_scenario {

@@ -30,6 +30,7 @@ static cal_serving serving_of(const scn_scenario *scn, const eng_config *c)
                       .capped_sums = ENG_SHAPE_CAPPED_SUMS};
     snprintf(sv.engine, sizeof sv.engine, "%s", scn->cost.engine);
     sv.eager_launch_ns = scn->cost.eager_launch_ns;
+    memcpy(sv.act_quant, scn->cost.act_quant, sizeof sv.act_quant);
     eng_config_layout(c, &sv.layout);
     return sv;
 }

@@ -395,6 +395,7 @@ static void key_of(const scn_scenario *scn, cost_key *k)
     snprintf(k->borrow, sizeof k->borrow, "%s", scn->profile_borrow);
     memcpy(k->cost.engine, scn->cost.engine, sizeof k->cost.engine);
     k->cost.eager_launch_ns = scn->cost.eager_launch_ns;
+    memcpy(k->cost.act_quant, scn->cost.act_quant, sizeof k->cost.act_quant);
     k->pd = c->pd.enabled ? -1 : c->groups.n; /* a mixed pool's groups likewise */
     for (int p = 0; k->pd && p < eng_config_pools(c); p++) {
         eng_config pc;

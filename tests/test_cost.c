@@ -463,6 +463,74 @@ static void test_eager_launch_per_engine(void **state)
     cal_predictor_free(&t);
 }
 
+/* The pass's price with the fp8 GEMM inputs of mask aq (per tensor and per group alike)
+ * quantized by a kernel of their own, less its price without. */
+static double act_quant_delta(const eng_model *m, eng_dtype dt, uint32_t aq, const eng_shape *sh)
+{
+    cal_serving with = cal_serving_tp(dt, 1), without = with;
+    with.eager_launch_ns = without.eager_launch_ns = 11670;
+    with.act_quant[ENG_AQ_TENSOR] = with.act_quant[ENG_AQ_BLOCK] = aq;
+    eng_predictor a = make(m, "h100-sxm", with), b = make(m, "h100-sxm", without);
+    double d = (double)(a.ops->iteration_ns(a.st, sh) - b.ops->iteration_ns(b.st, sh));
+    cal_predictor_free(&a);
+    cal_predictor_free(&b);
+    return d;
+}
+
+/* The bounds of `layers` quantize passes over n rows of each width in w (0-terminated), bytes
+ * per element 3 (16 bits read, fp8 written) plus 4 per group of g: at least the larger of the
+ * 11.67 us launch and the bytes at the full HBM bandwidth, at most the launch plus the bytes at
+ * 80% of it (a quantize kernel streams at 84%: vLLM PR #33918 on H100). */
+static void quant_bounds(double n, const double *w, double g, int layers, double *lo, double *hi)
+{
+    double bw = catalog_gpu("h100-sxm").mem_bw;
+    *lo = *hi = 0;
+    for (; *w > 0; w++) {
+        double bytes = n * *w * (3.0 + (g > 0 ? 4.0 / g : 0)), t = bytes / bw * 1e9;
+        *lo += layers * fmax(11670, t);
+        *hi += layers * (11670 + t / 0.8);
+    }
+}
+
+/* The fp8 activation quantize before an fp8 GEMM, where the engine runs it as a kernel of its
+ * own (engine/presets.c), costs a memory-bound pass over the 16-bit input per layer and GEMM:
+ * Qwen3-32B fp8 on one H100, a 2,048-token prefill at TensorRT-LLM's 11.67 us launch. Per tensor
+ * before QKV, gate/up and down (TensorRT-LLM 1.0: 192 passes) it adds 5.8 ms; before O alone
+ * (vLLM V1) 1.5 ms; per 1x128 group before all four, with the scales, 7.4 ms. A 16-bit model
+ * runs no quantize: not a nanosecond more. A decode step replays a graph: its 192 passes cost
+ * their floors (0.3 ms), under 5 us each, not the launch. */
+static void test_fp8_act_quant(void **state)
+{
+    (void)state;
+    eng_model m = catalog_model("qwen3-32b");
+    const double n = 2048, h = m.hidden, o = (double)m.heads * m.head_dim, in = m.intermediate;
+    eng_shape sh[2];
+    memset(sh, 0, sizeof sh);
+    eng_shape_add_prefill(&sh[0], (int32_t)n, 0);
+    sh[0].emit_seqs = 1;
+    eng_shape_add_decodes(&sh[1], 32, 32 * 2000);
+    sh[1].emit_seqs = 32;
+    const uint32_t trt = ENG_AQ_QKV | ENG_AQ_UP | ENG_AQ_DOWN, all = trt | ENG_AQ_O;
+    struct {
+        uint32_t aq;
+        int32_t group;
+        double w[5];
+    } cases[] = {{trt, 0, {h, h, in, 0}}, {ENG_AQ_O, 0, {o, 0}}, {all, 128, {h, o, h, in, 0}}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        m.act_group = cases[i].group;
+        double d = act_quant_delta(&m, ENG_FP8, cases[i].aq, &sh[0]), lo, hi;
+        quant_bounds(n, cases[i].w, cases[i].group, m.layers, &lo, &hi);
+        print_message("mask %#x group %d: +%.2f ms (bounds %.2f-%.2f)\n", (unsigned)cases[i].aq,
+                      cases[i].group, d / 1e6, lo / 1e6, hi / 1e6);
+        assert_true(d >= lo && d <= hi);
+    }
+    m.act_group = 0;
+    assert_true(act_quant_delta(&m, ENG_BF16, all, &sh[0]) == 0);
+    double dec = act_quant_delta(&m, ENG_FP8, trt, &sh[1]);
+    print_message("decode step of 32: +%.3f ms\n", dec / 1e6);
+    assert_true(dec > 0 && dec < 3 * m.layers * 5000);
+}
+
 /* ---------------- the walk's caches ---------------- */
 
 /* A predictor that has priced other passes (its caches and token tables filled) prices a pass
@@ -649,6 +717,6 @@ LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_mo
                  test_moe_skew_and_all2all, test_data_parallel_attention,
                  test_mla_decode_reads_latent, test_dsa, test_linear_attention, test_windows,
                  test_fp8_lm_head_16bit, test_point_ns, test_allreduce_across_nodes,
-                 test_allreduce_hopper_nccl, test_eager_launch_per_engine, test_walk_cache_exact,
-                 test_walk_decode_run_exact, test_walk_prefill_alone_exact, test_walk_passes_exact,
-                 test_decode_base_exact)
+                 test_allreduce_hopper_nccl, test_eager_launch_per_engine, test_fp8_act_quant,
+                 test_walk_cache_exact, test_walk_decode_run_exact, test_walk_prefill_alone_exact,
+                 test_walk_passes_exact, test_decode_base_exact)

@@ -552,6 +552,18 @@ static void test_reader_refusals(void **state)
     eng_model m = config_model(text);
     assert_int_equal(m.weight_dtype, ENG_FP8);
     assert_int_equal(m.quant_parts, ENG_PART_ATTN);
+    assert_int_equal(m.act_group, 0); /* no weight_block_size: one scale per tensor */
+    /* block-scaled fp8: activations scaled per group of block_k input elements */
+    snprintf(text, sizeof text,
+             "%s\"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": "
+             "[128, 64]}}",
+             llama);
+    assert_int_equal(config_model(text).act_group, 64);
+    snprintf(text, sizeof text,
+             "%s\"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": "
+             "[128]}}",
+             llama);
+    refused(text, "weight_block_size", "two positive integers");
     /* OPT's project_in/out, MiniMax-M1's lightning attention */
     refused("{\"model_type\": \"opt\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
             "\"num_attention_heads\": 4, \"ffn_dim\": 128, \"vocab_size\": 100, "

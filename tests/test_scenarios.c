@@ -326,25 +326,35 @@ static void free_memory_fraction(void **state)
 
 /* The host time per eagerly launched kernel comes from the `engine:` preset: TensorRT-LLM's
  * PyTorch backend (1.0 on) states its own, its TensorRT backend (0.19) and vLLM leave the cost
- * model's (0). */
+ * model's (0). So do the fp8 GEMM inputs quantized by a kernel of their own (engine/presets.c):
+ * per tensor, TensorRT-LLM 1.0 before QKV, gate/up and down (the attention writes fp8 for O),
+ * 1.3 no longer before down (SwiGLU writes fp8), vLLM V1 before O alone (Inductor fuses the
+ * rest), 0.19 none priced; per 1x128 group, TensorRT-LLM before all four. */
 static void eager_launch_from_preset(void **state)
 {
     (void)state;
     static const char *const text = "name: f\nmodel: llama-3-8b\ngpu: h100-sxm\n"
                                     "workload: {num_requests: 10, arrival: {process: poisson, "
                                     "rate: 1}, prompt_tokens: 100, output_tokens: 10}\n";
-    static const struct {
+    const uint32_t all = ENG_AQ_QKV | ENG_AQ_O | ENG_AQ_UP | ENG_AQ_DOWN;
+    const struct {
         const char *set[2];
         double ns;
-    } cases[] = {{{"engine.name=trtllm", "engine.version=1.3"}, 11670},
-                 {{"engine.name=trtllm", "engine.version=1.0"}, 11670},
-                 {{"engine.name=trtllm", "engine.version=0.19"}, 0},
-                 {{"engine.name=vllm", "engine.version=0.18"}, 0}};
+        uint32_t tensor, block;
+    } cases[] = {{{"engine.name=trtllm", "engine.version=1.3"}, 11670, ENG_AQ_QKV | ENG_AQ_UP, all},
+                 {{"engine.name=trtllm", "engine.version=1.0"},
+                  11670,
+                  ENG_AQ_QKV | ENG_AQ_UP | ENG_AQ_DOWN,
+                  all},
+                 {{"engine.name=trtllm", "engine.version=0.19"}, 0, 0, 0},
+                 {{"engine.name=vllm", "engine.version=0.18"}, 0, ENG_AQ_O, ENG_AQ_O}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         scn_scenario s;
         sim_err e;
         assert_int_equal(scn_load_text("f.yaml", text, cases[i].set, 2, &test_resolver, &s, &e), 0);
         assert_true(s.cost.eager_launch_ns == cases[i].ns);
+        assert_int_equal(s.cost.act_quant[ENG_AQ_TENSOR], cases[i].tensor);
+        assert_int_equal(s.cost.act_quant[ENG_AQ_BLOCK], cases[i].block);
         scn_free(&s);
     }
 }
