@@ -188,6 +188,26 @@ static void print_more_stats(const study_vset *v)
     free(st);
 }
 
+/* The median TTFT residual per group at each prompt length (--residuals). */
+static void print_residuals_by_prompt(const study_vresid *rs, int n)
+{
+    printf("\nTTFT residual by prompt length: median ms (rows) at each workload.prompt_tokens\n");
+    for (int k = 0; k < n; k++) {
+        const study_vresid *r = &rs[k];
+        if (k > 0 && strcmp(r->group, "all") == 0)
+            printf("\n");
+        printf("%-40.40s", r->group);
+        for (int i = 0; i < r->nprompt; i++)
+            printf("  %d: %+.1f (%d)", r->by_prompt[i].tokens, r->by_prompt[i].median_ms,
+                   r->by_prompt[i].n);
+        if (r->nprompt == 0)
+            printf("  -");
+        if (r->prompt_more)
+            printf("  (%d rows at longer prompts)", r->prompt_more);
+        printf("\n");
+    }
+}
+
 /* The TTFT residual per group in decode steps and closed-loop gaps (--residuals). */
 static void print_residuals(const study_vresid *rs, int n)
 {
@@ -220,6 +240,8 @@ static void print_residuals(const study_vresid *rs, int n)
     }
     if (n == 0)
         printf("(no row has a measured and predicted TTFT and a measured TPOT)\n");
+    else
+        print_residuals_by_prompt(rs, n);
 }
 
 /* The distinct texts of one field over the rows of one status, with their counts. */
@@ -470,6 +492,17 @@ static void json_residuals(sim_jsonw *j, const study_vset *v)
         sim_jsonw_int(j, "n_pairs", r->npairs);
         if (isfinite(r->mixed_median))
             sim_jsonw_num(j, "mixed_step_excess_ms", r->mixed_median);
+        sim_jsonw_open(j, "by_prompt_tokens", '[');
+        for (int i = 0; i < r->nprompt; i++) {
+            sim_jsonw_open(j, NULL, '{');
+            sim_jsonw_int(j, "prompt_tokens", r->by_prompt[i].tokens);
+            sim_jsonw_int(j, "n", r->by_prompt[i].n);
+            sim_jsonw_num(j, "median_ms", r->by_prompt[i].median_ms);
+            sim_jsonw_close(j, '}');
+        }
+        sim_jsonw_close(j, ']');
+        if (r->prompt_more)
+            sim_jsonw_int(j, "rows_at_longer_prompts", r->prompt_more);
         sim_jsonw_close(j, '}');
     }
     sim_jsonw_close(j, ']');
@@ -669,8 +702,9 @@ int cmd_validate(int argc, char **argv)
          "also print the TTFT residual (measured - predicted) per group in decode steps (the "
          "row's measured TPOT) and in closed-loop gaps (output tokens x TPOT / clients): the "
          "units a late-counted first token and a wait for another request's completion leave it "
-         "in, and how much longer a mixed step is than predicted, from the TPOT of rows that "
-         "differ only in output length (a serving set measuring TTFT and TPOT)",
+         "in, how much longer a mixed step is than predicted, from the TPOT of rows that "
+         "differ only in output length, and its median at each prompt length (a serving set "
+         "measuring TTFT and TPOT)",
          NULL, 0, 0, NULL, NULL},
         {"--rows", NULL, CLI_FLAG, &o.rows,
          "list every predicted row (by default only when there are at most 1000)", NULL, 0, 0, NULL,

@@ -19,6 +19,10 @@
  * clients' arrivals taken as spread apart (where they come in lock-step rounds, fewer mixed
  * steps fall within a request's decode and the figure understates the excess). A TTFT residual
  * that the mixed step does not carry is a wait: steps of others, or time outside the steps.
+ *
+ * The residual is also given by prompt length: time per request outside the engine (a front
+ * end, a submission or response path) is the same at every length, a prefill priced too fast
+ * grows with it, and a prefill priced too slowly shrinks with it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -141,6 +145,43 @@ static int mixed_of(const study_vset *v, const char *g, int tpot, double *out)
     return n;
 }
 
+/* The residual by prompt length of the rows of group g (NULL: every row) into st->by_prompt:
+ * the STUDY_VRESID_NPROMPT shortest lengths, each with its rows' median; buf holds nrows. */
+static void by_prompt(const study_vset *v, const char *g, int ttft, int tpot, double *buf,
+                      study_vresid *st)
+{
+    for (double last = -1;;) {
+        /* the shortest length above the last one, and its rows' residuals */
+        double next = -1;
+        int n = 0;
+        for (int i = 0; i < v->nrows; i++) {
+            const study_vrow *r = &v->rows[i];
+            double ms, steps, gaps, p = override_of(r, "workload.prompt_tokens");
+            if ((g && strcmp(r->group, g) != 0) || !(p > last) ||
+                !residual_of(r, ttft, tpot, &ms, &steps, &gaps))
+                continue;
+            if (next < 0 || p < next) {
+                next = p;
+                n = 0;
+            }
+            if (p == next)
+                buf[n++] = ms;
+        }
+        if (next < 0)
+            return;
+        last = next;
+        if (st->nprompt == STUDY_VRESID_NPROMPT) {
+            st->prompt_more += n;
+            continue;
+        }
+        qsort(buf, (size_t)n, sizeof *buf, cmp_double);
+        st->by_prompt[st->nprompt].tokens = (int)next;
+        st->by_prompt[st->nprompt].n = n;
+        st->by_prompt[st->nprompt].median_ms = study_quantile(buf, n, 0.5);
+        st->nprompt++;
+    }
+}
+
 /* The residuals of the rows of group g (NULL: every row) into *st; returns its row count. */
 static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, double *buf,
                     study_vresid *st)
@@ -173,6 +214,7 @@ static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, doub
     double *mixed = buf + 3 * (size_t)v->nrows;
     st->npairs = mixed_of(v, g, tpot, mixed);
     st->mixed_median = study_quantile(mixed, st->npairs, 0.5);
+    by_prompt(v, g, ttft, tpot, buf, st);
     return n;
 }
 

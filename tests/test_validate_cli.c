@@ -145,11 +145,14 @@ static void test_residuals(void **state)
         assert_has(out, "near whole");
         assert_has(out, "gaps");
         assert_has(out, "mixed: how much longer a mixed step");
+        assert_has(out, "TTFT residual by prompt length");
     }
     assert_has(out, "\"ttft_residuals\": [");
     assert_has(out, "\"steps_median\"");
     assert_has(out, "\"gaps_median\"");
     assert_has(out, "\"n_pairs\"");
+    assert_has(out, "\"by_prompt_tokens\": [");
+    assert_has(out, "\"prompt_tokens\":");
     /* without the flag, neither */
     int st =
         e2e_sh(out, sizeof out, err, sizeof err, BIN " validate " DATA "/small.yaml --db %s", db);
