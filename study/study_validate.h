@@ -192,9 +192,12 @@ typedef struct study_vresid {
     int nprompt;         /* prompt lengths in by_prompt, ascending */
     int prompt_more;     /* rows at prompt lengths past the STUDY_VRESID_NPROMPT shortest */
     struct {
-        int tokens;       /* the rows' workload.prompt_tokens */
-        int n;            /* rows at that length */
-        double median_ms; /* of their residual */
+        int tokens;            /* the rows' workload.prompt_tokens */
+        int n;                 /* rows at that length */
+        double median_ms;      /* of their residual */
+        int nlife;             /* of those, rows with an output length and a predicted TPOT */
+        double life_median_ms; /* of their request time's residual, measured - predicted TTFT +
+                                  (output tokens - 1) x TPOT; NAN when none */
     } by_prompt[STUDY_VRESID_NPROMPT];
 } study_vresid;
 
@@ -203,7 +206,8 @@ typedef struct study_vresid {
  * output tokens are its last workload.arrival.concurrency and workload.output_tokens overrides;
  * its sibling is the row of the longest output whose overrides are the same but for the output
  * tokens and memory.max_model_len; its prompt length, by which the residual is also given, its
- * last workload.prompt_tokens override (rows without one are left out of by_prompt).
+ * last workload.prompt_tokens override (rows without one are left out of by_prompt), with the
+ * residual of the request's whole time, first token and decode together.
  * *out is malloc'd (the caller frees; NULL when none); returns the count, 0 when none, or -1
  * when the set measures no TTFT or no TPOT. */
 int study_vset_residuals(const study_vset *v, study_vresid **out);

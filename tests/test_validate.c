@@ -303,6 +303,42 @@ static void test_residuals_by_prompt(void **state)
     assert_int_equal(rs[2].by_prompt[2].tokens, 256);
     assert_int_equal(rs[2].by_prompt[7].tokens, 700);
     assert_int_equal(rs[2].prompt_more, 6);
+    /* no row has an output length: no request time */
+    assert_int_equal(rs[0].by_prompt[1].nlife, 0);
+    assert_true(isnan(rs[0].by_prompt[1].life_median_ms));
+    free(rs);
+    study_vset_free(&v);
+}
+
+/* The residual of a request's whole time by prompt length, TTFT + (output tokens - 1) x TPOT,
+ * against hand computation: a TTFT residual that the decode phase gives back leaves none. */
+static void test_residuals_request_time(void **state)
+{
+    (void)state;
+    study_vset v;
+    empty_set(&v, 1);
+    /* group p at 4096 tokens, 101 output tokens, measured TPOT 10 ms: r1 measures a TTFT 100 ms
+     * over its prediction and a TPOT 1 ms under it (100 - 100 x 1 = 0); r2 40 ms over, its TPOT
+     * as predicted (+40); r3 60 ms over and 0.5 ms under (60 - 50 = +10) */
+    double ttft[] = {100, 40, 60}, tpot[] = {11, 10, 10.5};
+    for (int k = 0; k < 3; k++) {
+        char id[16];
+        snprintf(id, sizeof id, "r%d", k + 1);
+        add_prompt_row(&v, id, "p", 4096, ttft[k]);
+        study_vrow *r = &v.rows[v.nrows - 1];
+        r->predicted[1] = tpot[k];
+        r->sets = realloc(r->sets, (size_t)(r->nsets + 1) * sizeof *r->sets);
+        r->sets[r->nsets++] = strdup("workload.output_tokens=101");
+    }
+    /* r4 at 4096 without a predicted TPOT counts for TTFT only */
+    add_prompt_row(&v, "r4", "p", 4096, 20);
+    study_vresid *rs;
+    assert_int_equal(study_vset_residuals(&v, &rs), 2);
+    assert_int_equal(rs[0].nprompt, 1);
+    assert_int_equal(rs[0].by_prompt[0].n, 4);
+    assert_true(fabs(rs[0].by_prompt[0].median_ms - 50) < 1e-9); /* of 20, 40, 60, 100 */
+    assert_int_equal(rs[0].by_prompt[0].nlife, 3);
+    assert_true(fabs(rs[0].by_prompt[0].life_median_ms - 10) < 1e-9); /* of 0, 10, 40 */
     free(rs);
     study_vset_free(&v);
 }
@@ -1050,8 +1086,8 @@ static void test_shipped_list(void **state)
 
 LLMSIM_TEST_MAIN(e2e_group_setup, e2e_group_teardown, test_quantile, test_stats_by_hand,
                  test_residuals_by_hand, test_residuals_mixed_step, test_residuals_by_prompt,
-                 test_serving_rows, test_serving_match, test_serving_run, test_warmup,
-                 test_transcribed_rows, test_disaggregated_row, test_stored_table,
-                 test_template_arithmetic, test_regimes_and_error_table, test_bad_sets,
-                 test_repeats, test_id_layout, test_operator_rows, test_operator_kernel_sums,
-                 test_shipped_list)
+                 test_residuals_request_time, test_serving_rows, test_serving_match,
+                 test_serving_run, test_warmup, test_transcribed_rows, test_disaggregated_row,
+                 test_stored_table, test_template_arithmetic, test_regimes_and_error_table,
+                 test_bad_sets, test_repeats, test_id_layout, test_operator_rows,
+                 test_operator_kernel_sums, test_shipped_list)
