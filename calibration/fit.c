@@ -265,12 +265,8 @@ cal_grid2 *cal_fit_grid_new(const cal_fit *f, const cal_point *pts, const int *i
 
 void cal_fit_grid_free(cal_grid2 *g)
 {
-    if (!g)
-        return;
-    free(g->xs);
-    free(g->ys);
-    free(g->v);
-    free(g);
+    if (g)
+        SIM_FREE_ALL(g->xs, g->ys, g->v, g);
 }
 
 static double clamp(double x, double lo, double hi)

@@ -258,13 +258,8 @@ static double dense_prefill(const eng_shape *s, double (*fn)(const void *st, con
 
 void cal_walk_cache_free(cal_walk_cache *c)
 {
-    if (!c)
-        return;
-    free(c->tok);
-    free(c->once_tok);
-    free(c->emit);
-    free(c->prefill);
-    free(c);
+    if (c)
+        SIM_FREE_ALL(c->tok, c->once_tok, c->emit, c->prefill, c);
 }
 
 /* A dense plan's decode attention of one layer: attn_decode's, through the cache's owner's
@@ -290,6 +285,46 @@ static inline int plan_dense(const cal_plan *p)
            p->attn[CAL_KIND_LINEAR] == 0;
 }
 
+/* The part of cal_plan_walk's sum that does not read decode contexts (*rest, *once; *dense: the
+ * plan keeps one per-layer sum), taken into the cache when there is one. */
+static void walk_rest(const eng_shape *s, const cal_plan *p,
+                      double (*fn)(const void *st, const cal_work *w), const void *st,
+                      cal_walk_cache *cache, double *rest_out, double *once_out, int *dense_out)
+{
+    double rest = 0, once = 0;
+    int dense;
+    /* a dense model (one attention kind, dense MLPs in every layer) keeps one per-layer sum */
+    dense = plan_dense(p);
+    int eager = s->prefill_tokens > 0;
+    if (dense) {
+        /* the operators that depend on the token count and eagerness alone come from the
+         * cache's tables when it has them: steps of equal token counts share them */
+        rest = dense_tok(s, p, fn, st, cache, eager);
+        if (has_prefill(s))
+            rest += dense_prefill(s, fn, st, cache);
+        once = dense_once(s, fn, st, cache, eager);
+    } else {
+        for (int k = 0; k < CAL_KIND_COUNT; k++)
+            if (p->attn[k] > 0)
+                rest += p->attn[k] * attn_rest(s, p, k, 1, fn, st);
+        if (p->dense > 0)
+            rest += p->dense * ffn_rest(s, p, 0, fn, st);
+        if (p->moe > 0)
+            rest += p->moe * ffn_rest(s, p, 1, fn, st);
+        once = once_tok(s, fn, st, eager) + once_emit(s, fn, st, eager);
+    }
+    if (cache) {
+        cache->valid = 1;
+        cache->key = *s;
+        cache->rest = rest;
+        cache->once = once;
+        cache->dense = dense;
+    }
+    *rest_out = rest;
+    *once_out = once;
+    *dense_out = dense;
+}
+
 double cal_plan_walk(const eng_shape *s, const cal_plan *p,
                      double (*fn)(const void *st, const cal_work *w), const void *st,
                      cal_walk_cache *cache)
@@ -303,33 +338,7 @@ double cal_plan_walk(const eng_shape *s, const cal_plan *p,
         once = cache->once;
         dense = cache->dense;
     } else {
-        /* a dense model (one attention kind, dense MLPs in every layer) keeps one per-layer sum */
-        dense = plan_dense(p);
-        int eager = s->prefill_tokens > 0;
-        if (dense) {
-            /* the operators that depend on the token count and eagerness alone come from the
-             * cache's tables when it has them: steps of equal token counts share them */
-            rest = dense_tok(s, p, fn, st, cache, eager);
-            if (has_prefill(s))
-                rest += dense_prefill(s, fn, st, cache);
-            once = dense_once(s, fn, st, cache, eager);
-        } else {
-            for (int k = 0; k < CAL_KIND_COUNT; k++)
-                if (p->attn[k] > 0)
-                    rest += p->attn[k] * attn_rest(s, p, k, 1, fn, st);
-            if (p->dense > 0)
-                rest += p->dense * ffn_rest(s, p, 0, fn, st);
-            if (p->moe > 0)
-                rest += p->moe * ffn_rest(s, p, 1, fn, st);
-            once = once_tok(s, fn, st, eager) + once_emit(s, fn, st, eager);
-        }
-        if (cache) {
-            cache->valid = 1;
-            cache->key = *s;
-            cache->rest = rest;
-            cache->once = once;
-            cache->dense = dense;
-        }
+        walk_rest(s, p, fn, st, cache, &rest, &once, &dense);
     }
     if (dense)
         return (rest + dense_decode(s, p, fn, st, cache)) * p->dense + once;
@@ -345,8 +354,11 @@ int cal_plan_decode_base(const eng_shape *s, const cal_plan *p,
 {
     if (!cache || !cache->decode || s->tokens <= 0 || s->decode_seqs <= 0 || !plan_dense(p))
         return 0;
-    if (!cache->valid || !same_rest(&cache->key, s))
-        cal_plan_walk(s, p, fn, st, cache); /* the cache's sums are s's now */
+    if (!cache->valid || !same_rest(&cache->key, s)) {
+        double rest, once;
+        int dense;
+        walk_rest(s, p, fn, st, cache, &rest, &once, &dense); /* the cache's sums are s's now */
+    }
     SIM_ASSERT(NULL, cache->valid && cache->dense && same_rest(&cache->key, s));
     *b = (eng_decode_base){.rest = cache->rest,
                            .once = cache->once,

@@ -111,64 +111,75 @@ static double shape_bytes(const kern_shape *s)
     return kern_shape_bytes(s, 4);
 }
 
-static void push(kern_shape **v, int *n, int *cap, kern_shape s, double limit)
+/* A grid's shapes as they are listed: each in the grid's dtype, those kern_shape_check refuses
+ * or whose largest buffer is over `limit` bytes left out. */
+typedef struct shape_list {
+    kern_shape *v;
+    int n, cap;
+    double limit;
+    kern_dtype dt;
+} shape_list;
+
+static void push(shape_list *l, kern_shape s)
 {
-    if (kern_shape_check(&s, NULL, 0) != 0 || shape_bytes(&s) > limit)
+    s.dtype = l->dt;
+    if (kern_shape_check(&s, NULL, 0) != 0 || shape_bytes(&s) > l->limit)
         return;
-    if (*n == *cap) {
-        *cap = *cap ? 2 * *cap : 128;
-        *v = sim_xrealloc(*v, (size_t)*cap * sizeof **v);
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 128;
+        l->v = sim_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
     }
-    (*v)[(*n)++] = s;
+    l->v[l->n++] = s;
 }
 
-int cal_grid_shapes(const eng_model *m, cal_grid_kind k, kern_backend be, kern_shape **out)
+/* The per-token operators at each of the grid's token counts. */
+static void token_shapes(shape_list *l, const eng_model *m, const grid_def *g)
 {
     static const int token_ops[] = {KERN_OP_RMSNORM, KERN_OP_QKV_PROJ, KERN_OP_ROPE,
                                     KERN_OP_O_PROJ,  KERN_OP_ADD,      KERN_OP_MLP_UP_GATE,
                                     KERN_OP_MLP_ACT, KERN_OP_MLP_DOWN};
-    grid_def g = grid_of(k);
-    double limit = be == KERN_BACKEND_CUDA ? CUDA_SHAPE_CAP : CPU_SHAPE_CAP;
-    kern_dtype dt = be == KERN_BACKEND_CUDA ? KERN_BF16 : KERN_F32;
-    kern_shape *v = NULL;
-    int n = 0, cap = 0;
     for (int o = 0; o < LEN(token_ops); o++)
-        for (int i = 0; i < g.ntokens; i++)
-            push(&v, &n, &cap,
-                 (kern_shape){.op = token_ops[o],
-                              .dims = op_dims(m, token_ops[o]),
-                              .tokens = g.tokens[i],
-                              .dtype = dt},
-                 limit);
-    for (int i = 0; i < g.nchunk; i++)
-        for (int j = 0; j < g.npctx; j++)
-            push(&v, &n, &cap,
-                 (kern_shape){.op = KERN_OP_ATTN_PREFILL,
-                              .dims = op_dims(m, 0),
-                              .tokens = g.chunk[i],
-                              .context = g.pctx[j],
-                              .dtype = dt},
-                 limit);
-    for (int i = 0; i < g.nbatch; i++)
-        for (int j = 0; j < g.ndctx; j++)
-            push(&v, &n, &cap,
-                 (kern_shape){.op = KERN_OP_ATTN_DECODE,
-                              .dims = op_dims(m, 0),
-                              .tokens = 1,
-                              .batch = g.batch[i],
-                              .context = g.dctx[j],
-                              .block_size = 16,
-                              .dtype = dt},
-                 limit);
+        for (int i = 0; i < g->ntokens; i++)
+            push(l, (kern_shape){.op = token_ops[o],
+                                 .dims = op_dims(m, token_ops[o]),
+                                 .tokens = g->tokens[i]});
+}
+
+/* Attention: each prefill chunk after each prior context, then each decode batch at each
+ * context (16-token KV blocks). */
+static void attn_shapes(shape_list *l, const eng_model *m, const grid_def *g)
+{
+    kern_shape pre = {.op = KERN_OP_ATTN_PREFILL, .dims = op_dims(m, 0)};
+    kern_shape dec = {
+        .op = KERN_OP_ATTN_DECODE, .dims = op_dims(m, 0), .tokens = 1, .block_size = 16};
+    for (int i = 0; i < g->nchunk; i++)
+        for (int j = 0; j < g->npctx; j++) {
+            pre.tokens = g->chunk[i];
+            pre.context = g->pctx[j];
+            push(l, pre);
+        }
+    for (int i = 0; i < g->nbatch; i++)
+        for (int j = 0; j < g->ndctx; j++) {
+            dec.batch = g->batch[i];
+            dec.context = g->dctx[j];
+            push(l, dec);
+        }
+}
+
+int cal_grid_shapes(const eng_model *m, cal_grid_kind k, kern_backend be, kern_shape **out)
+{
+    grid_def g = grid_of(k);
+    int cuda = be == KERN_BACKEND_CUDA;
+    shape_list l = {.limit = cuda ? CUDA_SHAPE_CAP : CPU_SHAPE_CAP,
+                    .dt = cuda ? KERN_BF16 : KERN_F32};
+    token_shapes(&l, m, &g);
+    attn_shapes(&l, m, &g);
     for (int i = 0; i < g.nhead; i++)
-        push(&v, &n, &cap,
-             (kern_shape){.op = KERN_OP_LM_HEAD,
-                          .dims = op_dims(m, KERN_OP_LM_HEAD),
-                          .tokens = g.head[i],
-                          .dtype = dt},
-             limit);
-    *out = v;
-    return n;
+        push(&l, (kern_shape){.op = KERN_OP_LM_HEAD,
+                              .dims = op_dims(m, KERN_OP_LM_HEAD),
+                              .tokens = g.head[i]});
+    *out = l.v;
+    return l.n;
 }
 
 void cal_shape_point(const kern_shape *s, cal_point *pt)

@@ -16,58 +16,46 @@
 
 #define PLOT_NO_GNUPLOT 3
 
-/* What every plot command writes (its help's details). */
+/* A plot kind's command: its help's usage, summary and details, each writing the same files from
+ * the database (more: what its details add, after WRITES). */
 #define WRITES                                                                                     \
     "Writes FILE (.png, .svg or .pdf), FILE.dat (the numbers) and FILE.gp (the gnuplot script)."
+#define PLOT_CMD(kind, source, what, more)                                                         \
+    {                                                                                              \
+        .name = "plot " kind, .args = source, .summary = what, .details = WRITES more,             \
+        .common = CLI_DB                                                                           \
+    }
 
+/* In plt_kind's order. */
 static const cli_command plot_cmds[] = {
-    {.name = "plot curve",
-     .args = "--sweep ID",
-     .summary =
-         "Draws a latency percentile against throughput (or offered rate) for a stored sweep: one "
-         "line per scheduler or per value of --by, 95% intervals when the sweep has repetitions, "
-         "saturated points circled.",
-     .details = WRITES,
-     .common = CLI_DB},
-    {.name = "plot cdf",
-     .args = "--run ID[,ID...]",
-     .summary = "Draws the latency CDFs of up to 32 stored runs.",
-     .details = WRITES,
-     .common = CLI_DB},
-    {.name = "plot timeline",
-     .args = "--run ID[,ID...]",
-     .summary =
-         "Draws, per iteration, the sequences in the batch and the KV blocks in use: one panel per "
-         "run on a shared time axis.",
-     .details = WRITES,
-     .common = CLI_DB},
-    {.name = "plot gantt",
-     .args = "--run ID",
-     .summary =
-         "Draws each request's queued, prefill and decode spans with a tick per iteration (runs of "
-         "at most 200 requests).",
-     .details = WRITES,
-     .common = CLI_DB},
-    {.name = "plot probes",
-     .args = "--capacity ID",
-     .summary = "Draws a capacity search's probes: a latency percentile of each probe of the "
-                "rate search against its rate, one line per choice, filled where the probe met "
-                "the SLOs, with the SLO.",
-     .details = WRITES,
-     .common = CLI_DB},
-    {.name = "plot validation",
-     .args = "--validation ID",
-     .summary = "Draws predicted against measured for a stored validation (llmsim validate): "
-                "log-log, the line y = x, one panel per metric and one colour per group.",
-     .details = WRITES,
-     .common = CLI_DB},
-    {.name = "plot fleet",
-     .args = "--run ID[,ID...]",
-     .summary = "Draws autoscaled runs' fleets over time: the offered load, the replicas serving "
-                "and held, and the p99 TTFT and the share of requests within the SLO per "
-                "autoscaler interval.",
-     .details = WRITES " Only a run with autoscale: stores a fleet timeline.",
-     .common = CLI_DB}};
+    PLOT_CMD("curve", "--sweep ID",
+             "Draws a latency percentile against throughput (or offered rate) for a stored sweep: "
+             "one line per scheduler or per value of --by, 95% intervals when the sweep has "
+             "repetitions, saturated points circled.",
+             ""),
+    PLOT_CMD("cdf", "--run ID[,ID...]", "Draws the latency CDFs of up to 32 stored runs.", ""),
+    PLOT_CMD("timeline", "--run ID[,ID...]",
+             "Draws, per iteration, the sequences in the batch and the KV blocks in use: one panel "
+             "per run on a shared time axis.",
+             ""),
+    PLOT_CMD("gantt", "--run ID",
+             "Draws each request's queued, prefill and decode spans with a tick per iteration "
+             "(runs of at most 200 requests).",
+             ""),
+    PLOT_CMD("probes", "--capacity ID",
+             "Draws a capacity search's probes: a latency percentile of each probe of the rate "
+             "search against its rate, one line per choice, filled where the probe met the SLOs, "
+             "with the SLO.",
+             ""),
+    PLOT_CMD("validation", "--validation ID",
+             "Draws predicted against measured for a stored validation (llmsim validate): "
+             "log-log, the line y = x, one panel per metric and one colour per group.",
+             ""),
+    PLOT_CMD("fleet", "--run ID[,ID...]",
+             "Draws autoscaled runs' fleets over time: the offered load, the replicas serving and "
+             "held, and the p99 TTFT and the share of requests within the SLO per autoscaler "
+             "interval.",
+             " Only a run with autoscale: stores a fleet timeline.")};
 
 static int parse_id(const char *s, int64_t *out)
 {
@@ -79,27 +67,18 @@ static int parse_id(const char *s, int64_t *out)
     return 0;
 }
 
-static int take_sweep(void *arg, const char *v)
-{
-    if (parse_id(v, &((plt_opts *)arg)->sweep) == 0)
-        return 0;
-    fprintf(stderr, "llmsim plot: --sweep expects a sweep id; got '%s'\n", v);
-    return -1;
-}
+/* An option that takes one stored id: its flag, what the id names, and where it goes. */
+typedef struct id_option {
+    const char *flag, *what;
+    int64_t *out;
+} id_option;
 
-static int take_capacity(void *arg, const char *v)
+static int take_id(void *arg, const char *v)
 {
-    if (parse_id(v, &((plt_opts *)arg)->sweep) == 0)
+    const id_option *o = arg;
+    if (parse_id(v, o->out) == 0)
         return 0;
-    fprintf(stderr, "llmsim plot: --capacity expects a capacity search id; got '%s'\n", v);
-    return -1;
-}
-
-static int take_validation(void *arg, const char *v)
-{
-    if (parse_id(v, &((plt_opts *)arg)->validation) == 0)
-        return 0;
-    fprintf(stderr, "llmsim plot: --validation expects a validation id; got '%s'\n", v);
+    fprintf(stderr, "llmsim plot: %s expects %s id; got '%s'\n", o->flag, o->what, v);
     return -1;
 }
 
@@ -192,21 +171,22 @@ static int check_source(const plt_opts *o)
 
 static int plot(plt_kind kind, int argc, char **argv)
 {
-    plt_opts o;
-    memset(&o, 0, sizeof o);
-    o.kind = kind;
+    plt_opts o = {.kind = kind};
     int curve = kind == PLT_CURVE;
     char names[120], metrics[200];
     eng_latency_names(ENG_LAT_SLO, names, sizeof names);
     snprintf(metrics, sizeof metrics, "%s%s", names, curve ? "" : " (cdf: not itl)");
+    id_option sweep = {"--sweep", "a sweep", &o.sweep},
+              capacity = {"--capacity", "a capacity search", &o.sweep},
+              validation = {"--validation", "a validation", &o.validation};
     cli_option opts[] = {
-        {"--sweep", "ID", CLI_CALL, NULL, "the sweep to draw", NULL, 0, 0, take_sweep, &o},
+        {"--sweep", "ID", CLI_CALL, NULL, "the sweep to draw", NULL, 0, 0, take_id, &sweep},
         {"--run", "IDS", CLI_CALL, NULL, "the runs to draw, e.g. 3 or 1,2,5", NULL, 0, 0, take_runs,
          &o},
         {"--capacity", "ID", CLI_CALL, NULL, "the capacity search to draw (probes)", NULL, 0, 0,
-         take_capacity, &o},
+         take_id, &capacity},
         {"--validation", "ID", CLI_CALL, NULL, "the validation to draw (llmsim validate)", NULL, 0,
-         0, take_validation, &o},
+         0, take_id, &validation},
         CLI_OUTPUT(&o.out, "the image (.png, .svg or .pdf)",
                    "<kind>-run<ID>.png, <kind>-sweep<ID>.png or validation<ID>.png"),
         {"--metric", "M", CLI_STRING, &o.metric, metrics, "ttft", 0, 0, NULL, NULL},
@@ -238,21 +218,18 @@ static int plot_kind(int argc, char **argv)
 
 int cmd_plot(int argc, char **argv)
 {
-    static const cli_sub subs[] = {
-        {"curve", plot_kind, "latency against throughput or offered rate, from a sweep"},
-        {"cdf", plot_kind, "latency CDFs of runs"},
-        {"timeline", plot_kind, "batch occupancy and KV blocks per iteration of runs"},
-        {"gantt", plot_kind, "each request's spans and the iterations of one run"},
-        {"probes", plot_kind, "a capacity search's probes: latency against rate, per choice"},
-        {"validation", plot_kind, "predicted against measured, from a validation"},
-        {"fleet", plot_kind, "an autoscaled fleet's load, replicas and p99 TTFT over time"},
-    };
+    /* a subcommand per kind but the front, which `llmsim recommend` draws */
+    cli_sub subs[PLT_FRONT];
+    char valid[160];
+    size_t used = 0;
+    for (int k = 0; k < PLT_FRONT; k++) {
+        subs[k] = (cli_sub){plt_kind_name((plt_kind)k), plot_kind, plt_kind_draws((plt_kind)k)};
+        used += (size_t)snprintf(valid + used, sizeof valid - used, "%s%s", k ? ", " : "",
+                                 subs[k].name);
+    }
     if (argc >= 2 && argv[1][0] != '-' && plt_kind_parse(argv[1], &(plt_kind){0}) != 0) {
-        fprintf(stderr,
-                "llmsim plot: unknown kind '%s'; valid: curve, cdf, timeline, gantt, probes, "
-                "validation, fleet\n",
-                argv[1]);
+        fprintf(stderr, "llmsim plot: unknown kind '%s'; valid: %s\n", argv[1], valid);
         return 2;
     }
-    return cli_dispatch("plot", subs, (int)(sizeof subs / sizeof subs[0]), argc, argv);
+    return cli_dispatch("plot", subs, PLT_FRONT, argc, argv);
 }

@@ -230,18 +230,23 @@ static void print_residuals_by_prompt(const study_vresid *rs, int n)
 /* The TTFT residual per group in decode steps and closed-loop gaps (--residuals). */
 static void print_residuals(const study_vresid *rs, int n)
 {
-    printf("\nTTFT residual (measured - predicted) by group: in ms, and in decode steps of the "
-           "row's measured TPOT (quartiles)\n"
-           "near whole: of the rows 0.75 to 8.5 steps off, those within a quarter step of a whole "
-           "number (half would be, by chance)\n"
-           "gaps: in output tokens x measured TPOT / clients, the closed loop's mean time between "
-           "completions (median)\n"
-           "mixed: how much longer a mixed step (prefill with decodes) is than predicted, in ms "
-           "(median over rows with a sibling\n"
-           "  differing only in a longer output: (measured - predicted TPOT difference) / "
-           "((clients - 1) x (1/(OSL1-1) - 1/(OSL2-1))))\n");
-    printf("%-40s %5s %10s %8s %8s %8s %12s %8s %8s\n", "group", "n", "median ms", "p25", "steps",
-           "p75", "near whole", "gaps", "mixed");
+    printf(
+        "\nTTFT residual (measured - predicted) by group: in ms, and in decode steps of the "
+        "row's measured TPOT (quartiles)\n"
+        "near whole: of the rows 0.75 to 8.5 steps off, those within a quarter step of a whole "
+        "number (half would be, by chance)\n"
+        "gaps: in output tokens x measured TPOT / clients, the closed loop's mean time between "
+        "completions (median)\n"
+        "mixed: how much longer a mixed step (prefill with decodes) is than predicted, in ms "
+        "(median over rows with a sibling\n"
+        "  differing only in a longer output: (measured - predicted TPOT difference) / "
+        "((clients - 1) x (1/(OSL1-1) - 1/(OSL2-1))))\n"
+        "decode, rest: the same pairs split the closed loop's cycle, TTFT + (OSL-1) x TPOT, into "
+        "a decode step of the full batch\n"
+        "  (cycle difference / OSL difference) and the rest (prefills, time per request): "
+        "predicted / measured - 1 (median)\n");
+    printf("%-40s %5s %10s %8s %8s %8s %12s %8s %8s %8s %8s\n", "group", "n", "median ms", "p25",
+           "steps", "p75", "near whole", "gaps", "mixed", "decode", "rest");
     for (int k = 0; k < n; k++) {
         const study_vresid *r = &rs[k];
         char near[32];
@@ -254,8 +259,14 @@ static void print_residuals(const study_vresid *rs, int n)
         char mixed[32] = "-";
         if (isfinite(r->mixed_median))
             snprintf(mixed, sizeof mixed, "%.1f", r->mixed_median);
-        printf("%-40.40s %5d %10.1f %8.2f %8.2f %8.2f %12s %8s %8s\n", r->group, r->n, r->median_ms,
-               r->steps_p25, r->steps_median, r->steps_p75, near, gaps, mixed);
+        char dec[32] = "-", rest[32] = "-";
+        if (isfinite(r->decode_error))
+            snprintf(dec, sizeof dec, "%+.1f%%", 100 * r->decode_error);
+        if (isfinite(r->rest_error))
+            snprintf(rest, sizeof rest, "%+.1f%%", 100 * r->rest_error);
+        printf("%-40.40s %5d %10.1f %8.2f %8.2f %8.2f %12s %8s %8s %8s %8s\n", r->group, r->n,
+               r->median_ms, r->steps_p25, r->steps_median, r->steps_p75, near, gaps, mixed, dec,
+               rest);
     }
     if (n == 0)
         printf("(no row has a measured and predicted TTFT and a measured TPOT)\n");
@@ -511,6 +522,11 @@ static void json_residuals(sim_jsonw *j, const study_vset *v)
         sim_jsonw_int(j, "n_pairs", r->npairs);
         if (isfinite(r->mixed_median))
             sim_jsonw_num(j, "mixed_step_excess_ms", r->mixed_median);
+        sim_jsonw_int(j, "n_cycles", r->ncycles);
+        if (isfinite(r->decode_error))
+            sim_jsonw_num(j, "decode_step_error", r->decode_error);
+        if (isfinite(r->rest_error))
+            sim_jsonw_num(j, "cycle_rest_error", r->rest_error);
         sim_jsonw_open(j, "by_prompt_tokens", '[');
         for (int i = 0; i < r->nprompt; i++) {
             sim_jsonw_open(j, NULL, '{');
@@ -579,12 +595,7 @@ static void on_row(void *arg, int finished, int total)
 /* Draws validation id of db into out; 0, 3 without gnuplot, 1 on an error. */
 static int draw(const char *db, int64_t id, const char *out, const cli_common *c)
 {
-    plt_opts o;
-    memset(&o, 0, sizeof o);
-    o.kind = PLT_VALIDATION;
-    o.db = db;
-    o.validation = id;
-    o.out = out;
+    plt_opts o = {.kind = PLT_VALIDATION, .db = db, .validation = id, .out = out};
     plt_result res;
     sim_err err = {{0}};
     if (plt_plot(&o, &res, &err) != 0)
@@ -724,10 +735,10 @@ int cmd_validate(int argc, char **argv)
          "also print the TTFT residual (measured - predicted) per group in decode steps (the "
          "row's measured TPOT) and in closed-loop gaps (output tokens x TPOT / clients): the "
          "units a late-counted first token and a wait for another request's completion leave it "
-         "in, how much longer a mixed step is than predicted, from the TPOT of rows that "
-         "differ only in output length, and its median at each prompt length beside that of the "
-         "request's whole time, TTFT + (output tokens - 1) x TPOT (a serving set measuring TTFT "
-         "and TPOT)",
+         "in, how much longer a mixed step is than predicted and the error of a decode step "
+         "and of the rest of the closed loop's cycle, from rows that differ only in output "
+         "length, and the residual's median at each prompt length beside that of the request's "
+         "whole time, TTFT + (output tokens - 1) x TPOT (a serving set measuring TTFT and TPOT)",
          NULL, 0, 0, NULL, NULL},
         {"--rows", NULL, CLI_FLAG, &o.rows,
          "list every predicted row (by default only when there are at most 1000)", NULL, 0, 0, NULL,

@@ -875,16 +875,9 @@ void eng_autoscale_free(eng_engine *e)
     eng_autoscaler *as = e->as;
     if (!as)
         return;
-    for (int32_t k = 0; k < as->npl; k++) {
-        free(as->pl[k].rec);
-        free(as->pl[k].ev);
-        free(as->pl[k].ready);
-        free(as->pl[k].spans);
-    }
-    free(as->trans);
-    free(as->cnt);
-    free(as->tt);
-    free(as);
+    for (int32_t k = 0; k < as->npl; k++)
+        SIM_FREE_ALL(as->pl[k].rec, as->pl[k].ev, as->pl[k].ready, as->pl[k].spans);
+    SIM_FREE_ALL(as->trans, as->cnt, as->tt, as);
     e->as = NULL;
 }
 

@@ -165,20 +165,31 @@ static void rc_free(eng_rescount *rc)
     rc->pre = NULL;
 }
 
-/* d more members with residue i (O(bs): the running sums above it move). */
-static void rc_add(eng_rescount *rc, int32_t bs, int32_t i, int32_t d)
+/* d more members with residue i (O(1): the running sums are summed again when read). */
+static inline void rc_add(eng_rescount *rc, int32_t i, int32_t d)
 {
     rc->cnt[i] += d;
-    for (int32_t k = i + 1; k <= bs; k++)
-        rc->pre[k] += d;
+    rc->stale = 1;
+}
+
+/* The running sums of rc's counts (O(bs)), once they moved. */
+static __attribute__((noinline)) void rc_sums(eng_rescount *rc, int32_t bs)
+{
+    int64_t sum = 0;
+    for (int32_t k = 0; k < bs; k++) {
+        rc->pre[k] = sum;
+        sum += rc->cnt[k];
+    }
+    rc->pre[bs] = sum;
+    rc->stale = 0;
 }
 
 /* Members counted in rc by a mod bs whose (a + off) crosses a multiple of bs when it grows by
  * len: sum of floor(((a + off) mod bs + len) / bs): every member len / bs times, and once more
  * those whose residue lies in the window of the last len mod bs residues before a multiple.
- * O(1). */
-static inline int64_t cross(const eng_rescount *rc, int64_t total, int32_t bs, int64_t off,
-                            int64_t len)
+ * O(1) (a window of one residue, as a plain decode step's, is its count; a wider one reads the
+ * running sums, summed again in O(bs) when members joined or left since). */
+static inline int64_t cross(eng_rescount *rc, int64_t total, int32_t bs, int64_t off, int64_t len)
 {
     int64_t q = (bs & (bs - 1)) == 0 ? len >> __builtin_ctz((unsigned)bs) : len / bs;
     int64_t n = total * q;
@@ -186,6 +197,10 @@ static inline int64_t cross(const eng_rescount *rc, int64_t total, int32_t bs, i
     if (w == 0)
         return n;
     int32_t s = res(bs - w - off, bs); /* the window's first residue: a + off = bs - w mod bs */
+    if (w == 1)
+        return n + rc->cnt[s];
+    if (rc->stale)
+        rc_sums(rc, bs);
     if (s + w <= bs)
         return n + rc->pre[s + w] - rc->pre[s];
     return n + rc->pre[bs] - rc->pre[s] + rc->pre[s + w - bs];
@@ -200,7 +215,7 @@ static int64_t grow_count(const eng_replica *r, const eng_cclass *cl, int64_t le
     m->gm_len = len;
     m->gm_t = cl->t;
     m->gm_ver = cl->gver;
-    m->gm_val = (l->fm + l->wm) * cross(&cl->grow, cl->paged, l->bs, cl->t - 1, len);
+    m->gm_val = (l->fm + l->wm) * cross(&m->grow, cl->paged, l->bs, cl->t - 1, len);
     return m->gm_val;
 }
 
@@ -326,7 +341,7 @@ static void cap_enter(eng_replica *r, eng_cclass *cl, eng_request *rq)
             rq->c_ev_t = c->cap - a;
             eng_heap_push(&cl->ev, rq);
         } else if (sliding(r) && paged(rq)) {
-            rc_add(&cl->slide, c->bs, res(a, c->bs), 1);
+            rc_add(&cl->slide, res(a, c->bs), 1);
             cl->nslide++;
         }
         break;
@@ -356,7 +371,7 @@ static void cap_leave(eng_replica *r, eng_cclass *cl, eng_request *rq)
             cl->n_low--;
             cl->a_low -= a;
         } else if (sliding(r) && paged(rq)) {
-            rc_add(&cl->slide, c->bs, res(a, c->bs), -1);
+            rc_add(&cl->slide, res(a, c->bs), -1);
             cl->nslide--;
         }
         break;
@@ -398,7 +413,7 @@ static int64_t cap_events(eng_replica *r, eng_cclass *cl)
                 /* MODEL: vLLM SlidingWindowManager.remove_skipped_blocks: blocks wholly before
                  * the window of the next token (c - W + 1 tokens skipped) are freed */
                 freed += l->wm * ((a + cl->t - l->window + 1) / l->bs);
-                rc_add(&cl->slide, c->bs, res(a, c->bs), 1);
+                rc_add(&cl->slide, res(a, c->bs), 1);
                 cl->nslide++;
             }
         }
@@ -426,7 +441,7 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
     eng_heap_push(&cl->fin, rq);
     if (paged(rq)) {
         SIM_ASSERT(r->e->ctx, rq->kv_blocks == member_blocks(r, rq));
-        rc_add(&cl->grow, c->bs, res(a_of(rq), c->bs), 1);
+        rc_add(&cl->grow, res(a_of(rq), c->bs), 1);
         cl->gver++;
         cl->paged++;
         c->paged++;
@@ -465,7 +480,7 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
     cap_leave(r, cl, rq);
     if (paged(rq)) {
         rq->kv_blocks = member_blocks(r, rq);
-        rc_add(&cl->grow, c->bs, res(a_of(rq), c->bs), -1);
+        rc_add(&cl->grow, res(a_of(rq), c->bs), -1);
         cl->gver++;
         cl->paged--;
         c->paged--;
@@ -799,9 +814,9 @@ static int class_check(const eng_replica *r, int32_t ci, char *buf, size_t len)
     }
     for (int32_t b = 0; rc == 0 && b < c->bs; b++)
         if (grow[b] != cl->grow.cnt[b] || slide[b] != cl->slide.cnt[b] ||
-            cl->grow.pre[b + 1] - cl->grow.pre[b] != grow[b] ||
-            cl->slide.pre[b + 1] - cl->slide.pre[b] != slide[b] || cl->grow.pre[0] != 0 ||
-            cl->slide.pre[0] != 0) {
+            (!cl->grow.stale && cl->grow.pre[b + 1] - cl->grow.pre[b] != grow[b]) ||
+            (!cl->slide.stale && cl->slide.pre[b + 1] - cl->slide.pre[b] != slide[b]) ||
+            cl->grow.pre[0] != 0 || cl->slide.pre[0] != 0) {
             snprintf(buf, len, "replica %d: cohort class %d block residue %d miscounted", r->id, ci,
                      b);
             rc = -1;

@@ -895,8 +895,9 @@ typedef struct run_ctx {
     int64_t cpu;
     int64_t ncpu; /* steps formed at cpu whose CPU samples are not yet added */
     run_tokens tok;
-    /* plain_steps's steps, whose shapes differ from s only in decode_ctx: priced from base
-     * (eng_predictor_ops.decode_ns) while fast */
+    /* the steps of a plain cohort (run_plain_shape's, then plain_steps's, whose shapes differ
+     * from s only in decode_ctx): priced from base (eng_predictor_ops.decode_ns) while fast;
+     * cleared when s is shaped afresh */
     int fast;
     eng_decode_base base;
 } run_ctx;
@@ -936,9 +937,57 @@ static __attribute__((noinline)) int64_t run_respec_shape(eng_replica *r, run_ct
     return tokens;
 }
 
+/* The CPU time of a decode run's step of c->s, its samples kept in the steps' order. */
+static inline void run_step_cpu(eng_replica *r, run_ctx *c)
+{
+    int64_t cpu = step_cpu(r, c->s.num_seqs, 0);
+    if (cpu != c->cpu && c->ncpu > 0) /* the samples in the steps' order */
+        run_cpu_flush(r->e, c);
+    c->cpu = cpu;
+    c->shaped = 1;
+}
+
+/* Whether a plain cohort's step (eng_cohort_plain, no drafts) is shaped by run_plain_shape: no
+ * padded slot of any kind and no prefill chunk beside it. */
+static inline int run_plain_shapable(const eng_replica *r)
+{
+    const eng_batch *b = &r->batch;
+    return b->nchunks == 0 && b->pad_seqs == 0 && b->pad_ctx == 0 && r->async_pad_seqs == 0 &&
+           r->async_pad_ctx == 0 && r->run_pad_seqs == 0 && r->run_pad_ctx == 0;
+}
+
+/* Forms a decode run's step of a plain cohort (run_plain_shapable) that was not shaped here (the
+ * run's first, or one after members finished), its `need` blocks taken: what step_shape forms,
+ * the cohort's n sequences over their summed context and nothing else (eng_cohort_begin_step of
+ * no drafts moves nothing else that a plain step reads: every class advances 1, none finishes
+ * short), its base taken for its price (run_ctx.fast). Returns the step's output tokens.
+ * Out of line: the plain runs' loop stays as small as it was. */
+static __attribute__((noinline)) int64_t run_plain_shape(eng_replica *r, run_ctx *c, int64_t need)
+{
+    const eng_predictor *pred = r->pool->pred;
+    int32_t n = r->co.n;
+    eng_cohort_plain_begin(r, need);
+    c->s = (eng_shape){.tokens = n,
+                       .num_seqs = n,
+                       .decode_seqs = n,
+                       .decode_ctx = eng_cohort_ctx_sum(&r->co),
+                       .emit_seqs = n};
+#ifdef SIM_DEBUG
+    eng_shape f;
+    shape_of(r, 0, &f);
+    SIM_CHECK(r->e->ctx, memcmp(&f, &c->s, sizeof f) == 0);
+#endif
+    c->respec = 0;
+    run_step_cpu(r, c);
+    /* priced from its base, which the plain steps after it share (plain_steps) */
+    c->fast = pred->ops->decode_base && pred->ops->decode_base(pred->st, &c->s, &c->base);
+    return n;
+}
+
 /* Forms a decode run's next step (its `need` blocks taken); of a plain cohort whose step was
  * shaped here, only the summed context moves. Returns the step's output tokens. */
-static inline int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int64_t need)
+__attribute__((always_inline)) static inline int64_t run_step_shape(eng_replica *r, run_ctx *c,
+                                                                    int plain, int64_t need)
 {
     r->batch.pad_ctx += r->batch.pad_seqs; /* padded slots one token longer, as next_batch
                                               counts them */
@@ -950,15 +999,14 @@ static inline int64_t run_step_shape(eng_replica *r, run_ctx *c, int plain, int6
         run_step_check(r, r->iter, c->k, &c->s, c->cpu);
         return r->co.n;
     }
+    if (plain && run_plain_shapable(r))
+        return run_plain_shape(r, c, need);
+    c->fast = 0;
     if (c->shaped && c->respec && r->async_pad_seqs == 0)
         return run_respec_shape(r, c);
     c->respec = c->k > 0 && r->async_pad_seqs == 0;
     int64_t tokens = step_shape(r, c->k, &c->s);
-    int64_t cpu = step_cpu(r, c->s.num_seqs, 0);
-    if (cpu != c->cpu && c->ncpu > 0) /* the samples in the steps' order */
-        run_cpu_flush(r->e, c);
-    c->cpu = cpu;
-    c->shaped = 1;
+    run_step_cpu(r, c);
     return tokens;
 }
 
@@ -1016,7 +1064,8 @@ __attribute__((always_inline)) static inline int run_step(eng_replica *r, run_ct
     int64_t need;
     if (!run_step_end(r, c, plain, *end, &need))
         return 0;
-    run_step_next(r, c, plain, need, end, n);
+    /* the step ended may make the cohort plain (its fresh members had their first gap) */
+    run_step_next(r, c, plain || (c->k == 0 && c->kp == 0 && eng_cohort_plain(r)), need, end, n);
     return 1;
 }
 
@@ -1061,8 +1110,10 @@ static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most,
     /* the last t at which the step in flight finishes none (eng_cohort_step_finishes) */
     int64_t last_t = top ? top->c_fin_t - 2 : INT64_MAX;
     const eng_predictor *pred = r->pool->pred;
-    /* the steps differ from the one in flight only in their summed contexts */
-    c->fast = pred->ops->decode_base && pred->ops->decode_base(pred->st, &c->s, &c->base);
+    /* the steps differ from the one in flight only in their summed contexts: its base, unless
+     * it was priced from one (run_plain_shape; only the contexts moved since) */
+    if (!c->fast)
+        c->fast = pred->ops->decode_base && pred->ops->decode_base(pred->st, &c->s, &c->base);
     while (*n < most && end < until && cl->t <= last_t) {
         SIM_ASSERT(r->e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(&r->co));
         if (!run_step(r, c, 1, &end, n)) {
@@ -1070,7 +1121,6 @@ static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most,
             break;
         }
     }
-    c->fast = 0;
     return end;
 }
 
@@ -1101,7 +1151,9 @@ static int64_t decode_run(eng_replica *r, int64_t end, int *ended)
                 *ended = 1; /* the step ended here: its event only asks the policy */
                 break;
             }
-            run_step_next(r, &c, 0, need, &end, &n);
+            /* the members left: a plain cohort's step is shaped afresh (run_plain_shape) */
+            int plain = c.k == 0 && c.kp == 0 && eng_cohort_plain(r);
+            run_step_next(r, &c, plain, need, &end, &n);
             until = sim_next_time(e->ctx); /* a finish may have scheduled an arrival */
             continue;
         }
@@ -1836,13 +1888,8 @@ void eng_free(eng_engine *e)
         eng_replica *r = &e->reps[i];
         if (r->st && r->ops && r->ops->fini)
             r->ops->fini(r->st);
-        free(r->st);
-        free(r->batch.chunks);
-        free(r->unseen);
-        free(r->fetch);
-        free(r->step_end);
-        free(r->run_pad_c);
-        free(r->joining);
+        SIM_FREE_ALL(r->st, r->batch.chunks, r->unseen, r->fetch, r->step_end, r->run_pad_c,
+                     r->joining);
         eng_cohort_free(&r->co);
         eng_kv_fini(&r->kv);
     }

@@ -303,9 +303,7 @@ void eng_fault_free(eng_engine *e)
 {
     if (!e->fault)
         return;
-    free(e->fault->restart);
-    free(e->fault->buf);
-    free(e->fault);
+    SIM_FREE_ALL(e->fault->restart, e->fault->buf, e->fault);
     e->fault = NULL;
 }
 

@@ -665,12 +665,8 @@ void eng_pcreq_reset(eng_pcreq *pc)
 
 void eng_pcreq_free(eng_pcreq *pc)
 {
-    if (!pc)
-        return;
-    free(pc->seg);
-    free(pc->bh);
-    free(pc->blk);
-    free(pc);
+    if (pc)
+        SIM_FREE_ALL(pc->seg, pc->bh, pc->blk, pc);
 }
 
 /* Segment k of rq's content (its prompt's segments, then its output): 0 past the end. */
@@ -762,11 +758,8 @@ static void memo_stash(eng_pstore *ps, eng_request *rq, int32_t tabled, uint64_t
 
 static void memo_free(eng_pstore *ps)
 {
-    for (int32_t i = 0; ps->hm && i < ENG_HMEMO_SLOTS; i++) {
-        free(ps->hm[i].seg);
-        free(ps->hm[i].bh);
-        free(ps->hm[i].blk);
-    }
+    for (int32_t i = 0; ps->hm && i < ENG_HMEMO_SLOTS; i++)
+        SIM_FREE_ALL(ps->hm[i].seg, ps->hm[i].bh, ps->hm[i].blk);
     free(ps->hm);
     ps->hm = NULL;
 }

@@ -489,11 +489,8 @@ static eng_otier *tier_new(eng_tier_kind kind, int64_t cap)
 
 static void tier_free(eng_otier *t)
 {
-    if (!t)
-        return;
-    free(t->nd);
-    free(t->tab);
-    free(t);
+    if (t)
+        SIM_FREE_ALL(t->nd, t->tab, t);
 }
 
 /* otier.h: one tier's store on its own. */

@@ -36,11 +36,7 @@ void eng_rix_init(eng_rix *x, int32_t nrep)
 
 void eng_rix_free(eng_rix *x)
 {
-    free(x->slot);
-    free(x->node);
-    free(x->old);
-    free(x->young);
-    free(x->count);
+    SIM_FREE_ALL(x->slot, x->node, x->old, x->young, x->count);
     memset(x, 0, sizeof *x);
 }
 

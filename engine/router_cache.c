@@ -86,10 +86,7 @@ static int llmd_init(void *st, int32_t nrep, const eng_router_params *p)
 static void llmd_fini(void *st)
 {
     llmd_state *w = st;
-    free(w->queue);
-    free(w->kv);
-    free(w->score);
-    free(w->pre);
+    SIM_FREE_ALL(w->queue, w->kv, w->score, w->pre);
     eng_rix_free(&w->ix);
 }
 
@@ -294,12 +291,7 @@ static void sgl_fini(void *st)
     sgl_state *s = st;
     for (int32_t n = 0; n < s->caprun; n++)
         free(s->run[n].h);
-    free(s->run);
-    free(s->match);
-    free(s->nmatch);
-    free(s->tail);
-    free(s->blocks);
-    free(s->nodes);
+    SIM_FREE_ALL(s->run, s->match, s->nmatch, s->tail, s->blocks, s->nodes);
     eng_rix_free(&s->tree);
 #ifndef NDEBUG
     free(s->check_at);
@@ -613,11 +605,7 @@ static int dyn_init(void *st, int32_t nrep, const eng_router_params *p)
 static void dyn_fini(void *st)
 {
     dyn_state *d = st;
-    free(d->pending);
-    free(d->anon);
-    free(d->gone);
-    free(d->logit);
-    free(d->tied);
+    SIM_FREE_ALL(d->pending, d->anon, d->gone, d->logit, d->tied);
     eng_rix_free(&d->active);
     eng_rix_free(&d->reqs);
 }
@@ -856,12 +844,7 @@ static int sess_init(void *st, int32_t nrep, const eng_router_params *p)
 static void sess_fini(void *st)
 {
     sess_state *s = st;
-    free(s->ring);
-    free(s->seen);
-    free(s->live);
-    free(s->stale);
-    free(s->t);
-    free(s->rep);
+    SIM_FREE_ALL(s->ring, s->seen, s->live, s->stale, s->t, s->rep);
 }
 
 /* The ring's node for a session: the first point of a ready slot at or after its hash, round

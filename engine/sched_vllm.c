@@ -319,10 +319,7 @@ static int64_t vllm1_run_steps(const void *st, const eng_replica *r)
 static void vllm1_fini(void *st)
 {
     vllm1 *v = st;
-    free(v->pf.rq);
-    free(v->wheap.a);
-    free(v->rheap.a);
-    free(v->skip);
+    SIM_FREE_ALL(v->pf.rq, v->wheap.a, v->rheap.a, v->skip);
 }
 
 static int vllm1_check(const void *st, const eng_replica *r)

@@ -14,14 +14,38 @@
 #include "metrics.h"
 #include "store_query.h"
 
-static const char *const kind_names[] = {"curve",  "cdf",        "timeline", "gantt",
-                                         "probes", "validation", "fleet",    "front"};
-#define NKINDS (int)(sizeof kind_names / sizeof kind_names[0])
+/* A kind's writer: the data file and the body of the gnuplot script of plot o. */
+typedef int (*kind_writer)(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+                           sim_err *err);
+
+/* The front is drawn from the points file `llmsim recommend` wrote, not from the database. */
+static int front_write(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
+                       sim_err *err)
+{
+    (void)s;
+    return plt_front_write(o, dat, gp, res, err);
+}
+
+/* Each kind, in plt_kind's order: its name, what it draws, and its writer. */
+static const struct {
+    const char *name, *draws;
+    kind_writer write;
+} kinds[] = {
+    {"curve", "latency against throughput or offered rate, from a sweep", plt_curve_write},
+    {"cdf", "latency CDFs of runs", plt_cdf_write},
+    {"timeline", "batch occupancy and KV blocks per iteration of runs", plt_timeline_write},
+    {"gantt", "each request's spans and the iterations of one run", plt_gantt_write},
+    {"probes", "a capacity search's probes: latency against rate, per choice", plt_probes_write},
+    {"validation", "predicted against measured, from a validation", plt_validation_write},
+    {"fleet", "an autoscaled fleet's load, replicas and p99 TTFT over time", plt_fleet_write},
+    {"front", "a recommendation's Pareto front, from the points file it wrote", front_write},
+};
+#define NKINDS (int)(sizeof kinds / sizeof kinds[0])
 
 int plt_kind_parse(const char *s, plt_kind *out)
 {
     for (int i = 0; i < NKINDS; i++)
-        if (strcmp(s, kind_names[i]) == 0) {
+        if (strcmp(s, kinds[i].name) == 0) {
             *out = (plt_kind)i;
             return 0;
         }
@@ -30,7 +54,12 @@ int plt_kind_parse(const char *s, plt_kind *out)
 
 const char *plt_kind_name(plt_kind k)
 {
-    return (unsigned)k < (unsigned)NKINDS ? kind_names[k] : "?";
+    return (unsigned)k < (unsigned)NKINDS ? kinds[k].name : "?";
+}
+
+const char *plt_kind_draws(plt_kind k)
+{
+    return (unsigned)k < (unsigned)NKINDS ? kinds[k].draws : "?";
 }
 
 const char *plt_default_name(const plt_opts *o, char *buf, size_t len)
@@ -92,6 +121,8 @@ static int pct_known(const char *pct)
 
 static int check_opts(const plt_opts *o, sim_err *err)
 {
+    if ((unsigned)o->kind >= (unsigned)NKINDS)
+        return sim_errf(err, "unknown plot kind %d", (int)o->kind);
     /* a validation and a front take no other option */
     if (o->kind == PLT_VALIDATION)
         return o->validation > 0 ? 0
@@ -378,30 +409,6 @@ out:
     return rc;
 }
 
-static int write_kind(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
-                      sim_err *err)
-{
-    switch (o->kind) {
-    case PLT_CURVE:
-        return plt_curve_write(s, o, dat, gp, res, err);
-    case PLT_CDF:
-        return plt_cdf_write(s, o, dat, gp, res, err);
-    case PLT_TIMELINE:
-        return plt_timeline_write(s, o, dat, gp, res, err);
-    case PLT_GANTT:
-        return plt_gantt_write(s, o, dat, gp, res, err);
-    case PLT_PROBES:
-        return plt_probes_write(s, o, dat, gp, res, err);
-    case PLT_VALIDATION:
-        return plt_validation_write(s, o, dat, gp, res, err);
-    case PLT_FLEET:
-        return plt_fleet_write(s, o, dat, gp, res, err);
-    case PLT_FRONT:
-        return plt_front_write(o, dat, gp, res, err);
-    }
-    return sim_errf(err, "unknown plot kind %d", (int)o->kind);
-}
-
 /* Writes the data file and the gnuplot script of plot o into the open dat and gp. */
 static int write_files(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_result *res,
                        sim_err *err)
@@ -412,7 +419,7 @@ static int write_files(store *s, const plt_opts *o, FILE *dat, FILE *gp, plt_res
             "# the numbers plotted are in the data file below\n",
             plt_kind_name(o->kind), o->kind == PLT_FRONT ? o->data : o->db, res->script);
     plt_gp_str(gp, "datafile", res->data);
-    if (write_kind(s, o, dat, gp, res, err) != 0 ||
+    if (kinds[o->kind].write(s, o, dat, gp, res, err) != 0 ||
         plt_gp_finish(gp, plt_kind_name(o->kind), res, err) != 0)
         return -1;
     if (ferror(dat) || ferror(gp))

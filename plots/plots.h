@@ -66,7 +66,10 @@ typedef struct plt_result {
 /* Parses "curve", "cdf", "timeline", "gantt", "probes", "validation", "fleet" or "front". 0, or -1
  * for an unknown name. */
 int plt_kind_parse(const char *s, plt_kind *out);
+/* The kind's name ("curve"); "?" for a value outside plt_kind. */
 const char *plt_kind_name(plt_kind k);
+/* What the kind draws, in one line (its subcommand's summary); "?" outside plt_kind. */
+const char *plt_kind_draws(plt_kind k);
 
 /* Writes the data and script files for o and runs gnuplot on them; fills res. Returns 0 (also
  * when gnuplot is missing: res->rendered = 0), or -1 with err naming the database, run or file

@@ -41,6 +41,18 @@ static void us(FILE *f, int64_t ns)
     fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
 }
 
+/* Opens a trace event on process pid's thread 0 at time t: its name, category, phase and the
+ * members between the phase and the process (each with its leading comma; "" for none). The
+ * caller writes the rest and closes the object. */
+static void open_event(FILE *f, const char *name, const char *cat, const char *ph, const char *more,
+                       int64_t pid, int64_t t)
+{
+    fprintf(f,
+            "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"%s\"%s,\"pid\":%lld,\"tid\":0,\"ts\":", name,
+            cat, ph, more, (long long)pid);
+    us(f, t);
+}
+
 /* The window's bounds in the header, when it has any. */
 static void write_window(FILE *f, const window *w)
 {
@@ -84,11 +96,7 @@ static void write_iteration(FILE *f, const eng_iter_rec *it)
     const char *name = it->prefill_tokens == 0  ? "decode"
                        : it->decode_tokens == 0 ? "prefill"
                                                 : "mixed";
-    fprintf(f,
-            "{\"name\":\"%s\",\"cat\":\"iteration\",\"ph\":\"X\",\"pid\":%lld,\"tid\":0,"
-            "\"ts\":",
-            name, (long long)it->replica);
-    us(f, it->start_ns);
+    open_event(f, name, "iteration", "X", "", it->replica, it->start_ns);
     fputs(",\"dur\":", f);
     us(f, it->duration_ns);
     fprintf(f,
@@ -127,11 +135,9 @@ static int64_t write_iterations(store *s, int64_t run, const window *w, FILE *f,
  * the object. */
 static void event(FILE *f, const char *ph, const char *name, int64_t id, int64_t pid, int64_t t)
 {
-    fprintf(f,
-            "{\"name\":\"%s\",\"cat\":\"request\",\"ph\":\"%s\",\"id\":%lld,\"pid\":%lld,"
-            "\"tid\":0,\"ts\":",
-            name, ph, (long long)id, (long long)pid);
-    us(f, t);
+    char more[32];
+    snprintf(more, sizeof more, ",\"id\":%lld", (long long)id);
+    open_event(f, name, "request", ph, more, pid, t);
 }
 
 static void span(FILE *f, const char *ph, const char *name, int64_t id, int64_t pid, int64_t t)
@@ -175,11 +181,9 @@ static void write_rejected(FILE *f, const eng_request *q, const char *name, cons
 {
     if (q->t_arrival < w->from || q->t_arrival > w->to)
         return;
-    fprintf(f,
-            "{\"name\":\"%s rejected\",\"cat\":\"request\",\"ph\":\"i\",\"s\":\"p\","
-            "\"pid\":%lld,\"tid\":0,\"ts\":",
-            name, (long long)q->replica);
-    us(f, q->t_arrival);
+    char rejected[64];
+    snprintf(rejected, sizeof rejected, "%s rejected", name);
+    open_event(f, rejected, "request", "i", ",\"s\":\"p\"", q->replica, q->t_arrival);
     fputs(",\"args\":{\"reason\":", f);
     sim_json_write_str(f, eng_reject_reason_name(q->reject));
     fputs("}},\n", f);
@@ -218,11 +222,7 @@ static void write_request(FILE *f, const eng_request *q, const rq_spans *sp, int
         return;
     }
     int64_t end = q->t_finish >= 0 ? q->t_finish : tend > q->t_arrival ? tend : q->t_arrival;
-    fprintf(f,
-            "{\"name\":\"%s\",\"cat\":\"request\",\"ph\":\"b\",\"id\":%lld,\"pid\":%lld,"
-            "\"tid\":0,\"ts\":",
-            name, (long long)id, (long long)pid);
-    us(f, clip(w, q->t_arrival));
+    event(f, "b", name, id, pid, clip(w, q->t_arrival));
     fprintf(f,
             ",\"args\":{\"prompt_tokens\":%lld,\"output_tokens\":%lld,\"preemptions\":%lld,"
             "\"status\":",

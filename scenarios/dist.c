@@ -56,12 +56,8 @@ struct scn_sampler {
 
 static void table_free(table *t)
 {
-    if (!t)
-        return;
-    free(t->prompt);
-    free(t->output);
-    free(t->key);
-    free(t);
+    if (t)
+        SIM_FREE_ALL(t->prompt, t->output, t->key, t);
 }
 
 scn_cache *scn_cache_new(void)

@@ -353,11 +353,7 @@ void scn_source_free(scn_source *s)
     scn_sessions_free(s->ss);
     if (s->g_prefix)
         gsl_rng_free(s->g_prefix);
-    free(s->hseg);
-    free(s->pfx);
-    free(s->pfxn);
-    free(s->ready);
-    free(s);
+    SIM_FREE_ALL(s->hseg, s->pfx, s->pfxn, s->ready, s);
 }
 
 /* ---- arrival times ---- */

@@ -95,11 +95,7 @@ void scn_trace_close(scn_trace_reader *r)
         fclose(r->f);
     for (int i = 0; i < C_COUNT; i++)
         free(r->name[i]);
-    free(r->fields);
-    free(r->hash);
-    free(r->line);
-    free(r->path);
-    free(r);
+    SIM_FREE_ALL(r->fields, r->hash, r->line, r->path, r);
 }
 
 /* Room in r->line past its n bytes (doubling, at most the limit and its line end); -1 when n

@@ -32,9 +32,7 @@ void scn_tree_free(scn_node *n)
     while (n) {
         scn_node *next = n->next;
         scn_tree_free(n->first);
-        free(n->key);
-        free(n->text);
-        free(n);
+        SIM_FREE_ALL(n->key, n->text, n);
         n = next;
     }
 }

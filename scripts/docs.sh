@@ -488,9 +488,9 @@ gen_fidelity_512() {
 gen_fidelity_residuals() {
   local o
   fence_open
-  # by output length, then TensorRT-LLM's aggregated rows together (their `mixed` column pairs
-  # rows that differ only in output length)
-  for o in x128_c x256_c x512_c trtllm_agg; do
+  # by output length, then TensorRT-LLM's and SGLang's aggregated rows together (their `mixed`,
+  # `decode` and `rest` columns pair rows that differ only in output length)
+  for o in x128_c x256_c x512_c trtllm_agg sglang_agg; do
     [ "$o" = x128_c ] || echo
     echo "\$ $SHOWN validate aic-silicon-h100 --match $o --residuals"
     "$LLMSIM" validate aic-silicon-h100 --match "$o" --residuals --quiet | clean |

@@ -50,11 +50,8 @@ sim_evq *sim_evq_new(void)
 
 void sim_evq_free(sim_evq *q)
 {
-    if (!q)
-        return;
-    free(q->heap);
-    free(q->old);
-    free(q);
+    if (q)
+        SIM_FREE_ALL(q->heap, q->old, q);
 }
 
 static void sift_up(sim_event *h, size_t i)
@@ -255,9 +252,16 @@ bool sim_evq_pop(sim_evq *q, sim_event *ev)
 {
     if (!skip_dead(q))
         return false;
-    bool found = pending(q, q->heap[0].key & SEQ_MASK, true);
-    SIM_ASSERT(NULL, found);
-    (void)found;
+    uint64_t seq = q->heap[0].key & SEQ_MASK;
+    if (q->next_seq - seq <= RING_BITS) { /* pending (skip_dead): its bit in the ring */
+        SIM_ASSERT(NULL, *ring_word(q, seq) & ring_bit(seq));
+        *ring_word(q, seq) &= ~ring_bit(seq);
+        q->nlive--;
+    } else {
+        bool found = pending(q, seq, true);
+        SIM_ASSERT(NULL, found);
+        (void)found;
+    }
     *ev = q->heap[0];
     pop_top(q);
     return true;

@@ -95,6 +95,12 @@ char *sim_xstrdup(const char *s)
     return memcpy(sim_xmalloc(n), s, n);
 }
 
+void sim_free_all(void *const *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
+}
+
 sim_ctx *sim_new(uint64_t seed)
 {
     sim_ctx *ctx = sim_xcalloc(1, sizeof *ctx);

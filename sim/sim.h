@@ -49,6 +49,13 @@ void *sim_xmalloc(size_t n);
 void *sim_xcalloc(size_t n, size_t size);
 void *sim_xrealloc(void *p, size_t n);
 char *sim_xstrdup(const char *s);
+/* Frees each of the n pointers in p[] (a NULL one is skipped, as free skips it), in order. For
+ * a destructor that is a run of free() calls: SIM_FREE_ALL(o->a, o->b, o) frees the members,
+ * then the object. */
+void sim_free_all(void *const *p, size_t n);
+#define SIM_FREE_ALL(...)                                                                          \
+    sim_free_all((void *const[]){__VA_ARGS__},                                                     \
+                 sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
 /* Creates a context whose random streams derive from seed. Never returns NULL. Free with
  * sim_free. */

@@ -142,12 +142,24 @@ static void sketch_add(sim_samples *s, double x, double w)
     if (x > s->last_lo && x <= s->last_hi) {
         i = s->last;
     } else {
-        i = bucket_of(s, x);
-        if (s->nbins == 0 || i < s->lo || i >= s->lo + s->nbins)
-            sketch_cover(s, i);
+        int32_t was = s->last;
+        double was_lo = s->last_lo, was_hi = s->last_hi; /* 0, 0 before any bucket */
+        if (x > s->prev_in_lo && x < s->prev_in_hi) {
+            /* bucket_of's answer: inside the bucket's bounds by more than its margin */
+            i = s->prev;
+            SIM_ASSERT(NULL, i == bucket_of(s, x));
+        } else {
+            i = bucket_of(s, x);
+            if (s->nbins == 0 || i < s->lo || i >= s->lo + s->nbins)
+                sketch_cover(s, i);
+        }
         s->last = i;
         s->last_lo = s->edge[i - s->lo];
         s->last_hi = s->edge[i - s->lo + 1];
+        /* the bounds bucket_of compares with, computed as it computes them */
+        s->prev = was;
+        s->prev_in_lo = was_lo * (1 + 1e-9);
+        s->prev_in_hi = was_hi * (1 - 1e-9);
     }
     s->bins[i - s->lo] += w;
 }

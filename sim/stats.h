@@ -64,6 +64,12 @@ typedef struct sim_samples {
      * bucket, which then costs no logarithm */
     int32_t last;
     double last_lo, last_hi;
+    /* the bucket last held before it, and its bounds drawn in by bucket_of's relative 1e-9
+     * margin: a value strictly inside them is in that bucket as bucket_of finds it (values that
+     * alternate between two buckets, such as a step's gap and a longer one after a prefill, then
+     * cost no search); both 0 (no value inside) until there is one */
+    int32_t prev;
+    double prev_in_lo, prev_in_hi;
     /* the bounds of the buckets bins counts: edge[k] = gamma^(lo - 1 + k), k = 0 .. nbins (each
      * computed as the bucket's bound always was), so a value that leaves the last bucket finds
      * its own by comparisons */

@@ -189,6 +189,11 @@ typedef struct study_vresid {
     int npairs;          /* rows with a sibling that differs only in a longer output */
     double mixed_median; /* of the excess of a mixed step's time over its prediction that each
                             such pair implies, in ms (vresid.c); NAN when none */
+    int ncycles;         /* of those pairs, the ones whose measured decode step is positive */
+    double decode_error; /* median predicted / measured - 1 of a decode step of the closed loop's
+                            cycle that each pair implies (vresid.c); NAN when none */
+    double rest_error;   /* the same of the rest of the cycle: the clients' prefills and the time
+                            per request outside the decode steps; NAN when none */
     int nprompt;         /* prompt lengths in by_prompt, ascending */
     int prompt_more;     /* rows at prompt lengths past the STUDY_VRESID_NPROMPT shortest */
     struct {

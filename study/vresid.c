@@ -20,18 +20,30 @@
  * steps fall within a request's decode and the figure understates the excess). A TTFT residual
  * that the mixed step does not carry is a wait: steps of others, or time outside the steps.
  *
+ * The same pairs split the closed loop's cycle, the time a client takes per request, TTFT +
+ * (output - 1) x TPOT (no think time), into decode steps and the rest. Each cycle holds one
+ * request of every client, so its prefills (and any time per request outside the steps) are the
+ * same at both output lengths, and the cycles differ by (output difference) decode steps of the
+ * full batch, however the scheduler arranges the prefills (separate prefill steps or mixed
+ * ones, clients in lock-step or spread apart). So one decode step takes (cycle difference) /
+ * (output difference), measured and predicted, and the rest of the shorter row's cycle (the
+ * clients' prefills, the waits between, time per request) is its cycle less (output - 1) such
+ * steps. Their predicted / measured - 1 say whether a TPOT error is the decode step's price or
+ * the prefills' (the longer row's later steps read longer contexts, a drift that grows with the
+ * output difference; a rest that comes out negative is not counted).
+ *
  * The residual is also given by prompt length: time per request outside the engine (a front
  * end, a submission or response path) is the same at every length, a prefill priced too fast
  * grows with it, and a prefill priced too slowly shrinks with it. Beside it goes the residual of
- * the request's whole time, TTFT + (output tokens - 1) x TPOT, arrival to last token. Time the
- * model leaves out adds to both: a wait before the engine lengthens the request as much as its
- * first token, a prefill priced too fast more (the other clients' prefills within its decode
- * too). In a closed loop whose GPU never idles, a request's
- * whole time is one round of the loop, every client's prefill and the decode steps between; how
- * many of the other clients' prefills come before a request's own and how many during its
- * decode moves time between its TTFT and its TPOT and leaves the whole unchanged. Where the
- * decode steps are priced right (TPOT's own error is in the whole too), a TTFT residual with no
- * residual of the whole is therefore the order of the prefills, not time left out.
+ * the request's whole time, arrival to last token: the cycle above, TTFT + (output tokens - 1) x
+ * TPOT. Time the model leaves out adds to both: a wait before the engine lengthens the request as
+ * much as its first token, a prefill priced too fast more (the other clients' prefills within its
+ * decode too). In a closed loop whose GPU never idles, a request's whole time is one round of the
+ * loop, every client's prefill and the decode steps between; how many of the other clients'
+ * prefills come before a request's own and how many during its decode moves time between its
+ * TTFT and its TPOT and leaves the whole unchanged. Where the decode steps are priced right
+ * (TPOT's own error is in the whole too), a TTFT residual with no residual of the whole is
+ * therefore the order of the prefills, not time left out.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -114,44 +126,83 @@ static int osl_siblings(const study_vrow *a, const study_vrow *b)
     return 1;
 }
 
-/* The excess of a mixed step's time over its prediction that rows a and b (b with the longer
- * output) imply (see the head of this file); NAN when they cannot tell. */
-static double mixed_excess(const study_vrow *a, const study_vrow *b, int tpot)
+/* What a pair of rows tells (see the head of this file). */
+enum { PAIR_MIXED, PAIR_DECODE, PAIR_REST };
+
+/* The closed loop's cycle of row r, measured (m = 1) or predicted, for out output tokens. */
+static double cycle_of(const study_vrow *r, int m, int ttft, int tpot, double out)
+{
+    const double *x = m ? r->measured : r->predicted;
+    return x[ttft] + (out - 1) * x[tpot];
+}
+
+/* The decode step's (rest 0) or the rest of the cycle's (rest 1) predicted / measured - 1 that
+ * rows a and b (b with the longer output oa < ob) imply; NAN when they cannot tell. */
+static double cycle_error(const study_vrow *a, const study_vrow *b, int ttft, int tpot, double oa,
+                          double ob, int rest)
+{
+    double v[2];
+    for (int m = 0; m < 2; m++) {
+        double ca = cycle_of(a, m, ttft, tpot, oa), cb = cycle_of(b, m, ttft, tpot, ob);
+        double step = (cb - ca) / (ob - oa);
+        v[m] = rest ? ca - (oa - 1) * step : step;
+    }
+    return v[1] > 0 && v[0] > 0 ? v[0] / v[1] - 1 : NAN;
+}
+
+/* What rows a and b (b with the longer output) imply of kind `what`: the excess of a mixed
+ * step's time over its prediction in ms, or a cycle_error; NAN when they cannot tell. */
+static double pair_value(const study_vrow *a, const study_vrow *b, int ttft, int tpot, int what)
 {
     double clients = override_of(a, "workload.arrival.concurrency");
     double oa = override_of(a, "workload.output_tokens");
     double ob = override_of(b, "workload.output_tokens");
-    if (!(clients > 1) || !(oa > 1) || !(ob > oa) || b->status != STUDY_V_OK)
+    if (!(oa > 1) || !(ob > oa) || b->status != STUDY_V_OK)
+        return NAN;
+    if (what != PAIR_MIXED) /* one client's cycle splits as well */
+        return cycle_error(a, b, ttft, tpot, oa, ob, what == PAIR_REST);
+    if (!(clients > 1))
         return NAN;
     double measured = a->measured[tpot] - b->measured[tpot];
     double predicted = a->predicted[tpot] - b->predicted[tpot];
     return (measured - predicted) / ((clients - 1) * (1 / (oa - 1) - 1 / (ob - 1)));
 }
 
-/* For each row of group g (NULL: every row), the excess that it and its sibling of the longest
- * output imply, into out; returns their count. */
-static int mixed_of(const study_vset *v, const char *g, int tpot, double *out)
+/* The index of row i's sibling of the longest output (osl_siblings), -1 when none. */
+static int sibling_of(const study_vset *v, int i)
 {
-    int n = 0;
+    const study_vrow *r = &v->rows[i];
+    int best = -1;
+    double longest = override_of(r, "workload.output_tokens");
+    for (int j = 0; j < v->nrows; j++) {
+        double o = override_of(&v->rows[j], "workload.output_tokens");
+        if (j != i && o > longest && osl_siblings(r, &v->rows[j])) {
+            best = j;
+            longest = o;
+        }
+    }
+    return best;
+}
+
+/* For each row of group g (NULL: every row) and its sibling of the longest output, what the
+ * pair implies of each kind (PAIR_*) into out[kind], sorted; their counts into n[kind]. */
+static void pairs_of(const study_vset *v, const char *g, int ttft, int tpot, double *out[3],
+                     int n[3])
+{
+    n[0] = n[1] = n[2] = 0;
     for (int i = 0; i < v->nrows; i++) {
         const study_vrow *r = &v->rows[i];
         if ((g && strcmp(r->group, g) != 0) || r->status != STUDY_V_OK)
             continue;
-        int best = -1;
-        double longest = override_of(r, "workload.output_tokens");
-        for (int j = 0; j < v->nrows; j++) {
-            double o = override_of(&v->rows[j], "workload.output_tokens");
-            if (j != i && o > longest && osl_siblings(r, &v->rows[j])) {
-                best = j;
-                longest = o;
-            }
+        int best = sibling_of(v, i);
+        for (int k = 0; best >= 0 && k < 3; k++) {
+            double x = pair_value(r, &v->rows[best], ttft, tpot, k);
+            if (isfinite(x))
+                out[k][n[k]++] = x;
         }
-        double x = best < 0 ? NAN : mixed_excess(r, &v->rows[best], tpot);
-        if (isfinite(x))
-            out[n++] = x;
     }
-    qsort(out, (size_t)n, sizeof *out, cmp_double);
-    return n;
+    for (int k = 0; k < 3; k++)
+        qsort(out[k], (size_t)n[k], sizeof *out[k], cmp_double);
 }
 
 /* The residual of row r's whole time in ms, measured - predicted TTFT + (output tokens - 1) x
@@ -238,9 +289,18 @@ static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, doub
     st->steps_median = study_quantile(steps, n, 0.5);
     st->steps_p75 = study_quantile(steps, n, 0.75);
     st->gaps_median = study_quantile(gaps, st->ngap, 0.5);
-    double *mixed = buf + 3 * (size_t)v->nrows;
-    st->npairs = mixed_of(v, g, tpot, mixed);
-    st->mixed_median = study_quantile(mixed, st->npairs, 0.5);
+    /* buf holds 6 x nrows: ms, steps and gaps above, whose medians are taken, then the pairs'
+     * three kinds; by_prompt reuses the first 2 x nrows */
+    double *pair[3];
+    int np[3];
+    for (int k = 0; k < 3; k++)
+        pair[k] = buf + (3 + (size_t)k) * (size_t)v->nrows;
+    pairs_of(v, g, ttft, tpot, pair, np);
+    st->npairs = np[PAIR_MIXED];
+    st->mixed_median = study_quantile(pair[PAIR_MIXED], np[PAIR_MIXED], 0.5);
+    st->ncycles = np[PAIR_DECODE];
+    st->decode_error = study_quantile(pair[PAIR_DECODE], np[PAIR_DECODE], 0.5);
+    st->rest_error = study_quantile(pair[PAIR_REST], np[PAIR_REST], 0.5);
     by_prompt(v, g, ttft, tpot, buf, st);
     return n;
 }
@@ -251,7 +311,7 @@ int study_vset_residuals(const study_vset *v, study_vresid **out)
     int ttft = metric_named(v, "mean_ttft_ms"), tpot = metric_named(v, "mean_tpot_ms");
     if (ttft < 0 || tpot < 0)
         return -1;
-    double *buf = sim_xmalloc((4 * (size_t)v->nrows + 1) * sizeof *buf);
+    double *buf = sim_xmalloc((6 * (size_t)v->nrows + 1) * sizeof *buf);
     *out = sim_xmalloc(((size_t)v->nrows + 1) * sizeof **out);
     int n = 0;
     for (int i = 0; i < v->nrows; i++) {

@@ -61,18 +61,12 @@ static void on_request(void *st, const eng_request *rq)
 
 static outcome run_text(const char *text, const char *const *sets, late_rec *late)
 {
-    int n = 0;
-    while (sets && sets[n])
-        n++;
     scn_scenario s;
-    sim_err err;
-    if (study_load_text(LLMSIM_SOURCE_DIR "/tests/day.yaml", text, sets, n, &s, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_load_text(LLMSIM_SOURCE_DIR "/tests/day.yaml", text, sets, &s);
     study_result *r = test_calloc(1, sizeof *r);
     static const eng_recorder_ops rec = {.on_request = on_request};
     study_hooks hooks = {.check_every = 4096, .rec = late ? &rec : NULL, .rec_st = late};
-    if (study_run(&s, s.seed, NULL, NULL, &hooks, r, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_run(&s, &hooks, r);
     outcome o = {.gpu_hours = study_metric(r, "gpu_hours"),
                  .attained =
                      study_metric(r, "request_goodput") / study_metric(r, "request_throughput"),

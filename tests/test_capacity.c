@@ -204,6 +204,29 @@ static int64_t data_lines(const char *path)
     return f ? n : -1;
 }
 
+/* `llmsim run SCENARIO --db DB --quiet SETS` (a shipped scenario), which must succeed. */
+static void stored_run(const char *db, const char *scenario, const char *sets)
+{
+    char err[16384];
+    int st = e2e_llmsim(NULL, 0, err, sizeof err, "run %s/scenarios/%s --db %s --quiet %s",
+                        LLMSIM_SOURCE_DIR, scenario, db, sets);
+    if (st != 0)
+        fail_msg("run %s: status %d: %s", scenario, st, err);
+}
+
+/* `llmsim plot KIND --run 1 --db DB -o (scratch)/STEM.png` (drawn, or not for want of gnuplot):
+ * the lines of data STEM.dat holds; stderr into err (errlen bytes). */
+static int64_t drawn_lines(const char *db, const char *kind, const char *stem, char *err,
+                           size_t errlen)
+{
+    int st = e2e_llmsim(NULL, 0, err, errlen, "plot %s --run 1 --db %s -o %s/%s.png", kind, db,
+                        e2e_dir, stem);
+    assert_true(st == 0 || st == 3);
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s.dat", e2e_dir, stem);
+    return data_lines(path);
+}
+
 /* A run's plots and report stay small however long the run: the CDF keeps 2,000 order
  * statistics and the top 0.1% of values, the timeline 10,000 bars of grouped iterations. A
  * disaggregated run's report shows its pools, split and transfers. */
@@ -212,42 +235,24 @@ static void reports_scale(void **state)
     (void)state;
     char out[16384], err[16384], db[400], path[600];
     snprintf(db, sizeof db, "%s/big.db", e2e_dir);
-    int st = e2e_sh(out, sizeof out, err, sizeof err,
-                    "%s run %s/scenarios/demo.yaml --db %s --quiet --set scheduler.name=vllm "
-                    "--set workload.num_requests=2200 --set workload.arrival.rate=10 --set "
-                    "workload.output_tokens=40",
-                    LLMSIM_BINARY, LLMSIM_SOURCE_DIR, db);
-    assert_int_equal(st, 0);
+    stored_run(db, "demo.yaml",
+               "--set scheduler.name=vllm --set workload.num_requests=2200 --set "
+               "workload.arrival.rate=10 --set workload.output_tokens=40");
     int64_t iters = e2e_query_int(db, "SELECT count(*) FROM iterations");
     print_message("2,200 requests, %lld iterations\n", (long long)iters);
     assert_true(iters > 10000);
-    snprintf(path, sizeof path, "%s/cdf.png", e2e_dir);
-    st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot cdf --run 1 --db %s -o %s",
-                LLMSIM_BINARY, db, path);
-    assert_true(st == 0 || st == 3);
-    snprintf(path, sizeof path, "%s/cdf.dat", e2e_dir);
-    int64_t n = data_lines(path);
+    int64_t n = drawn_lines(db, "cdf", "cdf", err, sizeof err);
     print_message("cdf: %lld points for 2,200 requests\n", (long long)n);
     assert_true(n >= 2000 && n <= 2000 + 3);
-    snprintf(path, sizeof path, "%s/tl.png", e2e_dir);
-    st = e2e_sh(out, sizeof out, err, sizeof err, "%s plot timeline --run 1 --db %s -o %s",
-                LLMSIM_BINARY, db, path);
-    assert_true(st == 0 || st == 3);
+    n = drawn_lines(db, "timeline", "tl", err, sizeof err);
     assert_non_null(strstr(err, "drawn in groups"));
-    snprintf(path, sizeof path, "%s/tl.dat", e2e_dir);
-    n = data_lines(path);
     print_message("timeline: %lld rows for %lld iterations\n", (long long)n, (long long)iters);
     assert_true(n > 5000 && n <= 10000);
     /* a disaggregated run's report */
     snprintf(db, sizeof db, "%s/pd.db", e2e_dir);
-    st = e2e_sh(out, sizeof out, err, sizeof err,
-                "%s run %s/scenarios/pd_llama70b.yaml --db %s --quiet --set "
-                "workload.num_requests=150",
-                LLMSIM_BINARY, LLMSIM_SOURCE_DIR, db);
-    assert_int_equal(st, 0);
+    stored_run(db, "pd_llama70b.yaml", "--set workload.num_requests=150");
     snprintf(path, sizeof path, "%s/pd.html", e2e_dir);
-    st = e2e_sh(out, sizeof out, err, sizeof err, "%s report --run 1 --db %s -o %s", LLMSIM_BINARY,
-                db, path);
+    int st = e2e_llmsim(out, sizeof out, err, sizeof err, "report --run 1 --db %s -o %s", db, path);
     assert_true(st == 0 || st == 3);
     e2e_sh(out, sizeof out, NULL, 0,
            "grep -o 'Disaggregated pools\\|prefill 1 x h200 tp4, decode 2 x b200 tp2\\|split "

@@ -41,6 +41,31 @@ static void setup(study_capacity *c, const char *text)
     c->max_seeds = 1;
 }
 
+/* Fits c's layout to its GPUs (study_capacity_fit); the test fails when fitting does. */
+static void fit(study_capacity *c)
+{
+    sim_err err;
+    if (study_capacity_fit(c, &err) != 0)
+        fail_msg("%s", err.msg);
+}
+
+/* c set up for text and fitted, the fit adding no layout (no pipeline, no tensor parallel). */
+static void fit_adds_nothing(study_capacity *c, const char *text)
+{
+    setup(c, text);
+    fit(c);
+    assert_int_equal(c->fit.nsets, 0);
+}
+
+/* The search of c fails on the weights. */
+static void does_not_fit(study_capacity *c)
+{
+    study_answer a;
+    sim_err err;
+    assert_int_equal(study_capacity_find(c, 0, &a, &err), -1);
+    assert_non_null(strstr(err.msg, "does not fit"));
+}
+
 static int has_set(const study_choice *ch, const char *set)
 {
     for (int k = 0; k < ch->nsets; k++)
@@ -67,17 +92,15 @@ static void big_model_searched_on_a_pipeline(void **state)
 {
     (void)state;
     study_capacity c;
-    study_answer a;
-    sim_err err;
     setup(&c, big);
-    /* without a pipeline the search fails on the weights */
-    assert_int_equal(study_capacity_find(&c, 0, &a, &err), -1);
-    assert_non_null(strstr(err.msg, "does not fit"));
-    assert_int_equal(study_capacity_fit(&c, &err), 0);
+    does_not_fit(&c); /* without a pipeline */
+    fit(&c);
     print_message("%s\n", c.fit_note);
     assert_true(has_set(&c.fit, "tensor_parallel=8"));
     assert_true(has_set(&c.fit, "pipeline_parallel=2"));
     assert_non_null(strstr(c.fit_note, "pipeline_parallel 2"));
+    study_answer a;
+    sim_err err;
     if (study_capacity_find(&c, 0, &a, &err) != 0)
         fail_msg("%s", err.msg);
     print_message("TP8 PP2: %.3f req/s a replica of %d GPUs\n", a.rate, a.tp);
@@ -90,10 +113,7 @@ static void fitting_model_keeps_its_layout(void **state)
 {
     (void)state;
     study_capacity c;
-    sim_err err;
-    setup(&c, small);
-    assert_int_equal(study_capacity_fit(&c, &err), 0);
-    assert_int_equal(c.fit.nsets, 0);
+    fit_adds_nothing(&c, small);
     assert_string_equal(c.fit_note, "");
 }
 
@@ -101,13 +121,8 @@ static void too_big_for_any_pipeline(void **state)
 {
     (void)state;
     study_capacity c;
-    study_answer a;
-    sim_err err;
-    setup(&c, huge);
-    assert_int_equal(study_capacity_fit(&c, &err), 0);
-    assert_int_equal(c.fit.nsets, 0);
-    assert_int_equal(study_capacity_find(&c, 0, &a, &err), -1);
-    assert_non_null(strstr(err.msg, "does not fit"));
+    fit_adds_nothing(&c, huge);
+    does_not_fit(&c);
 }
 
 LLMSIM_TEST_MAIN(NULL, NULL, recommends_pipelines, big_model_searched_on_a_pipeline,

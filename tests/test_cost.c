@@ -258,6 +258,18 @@ static void test_mla_decode_reads_latent(void **state)
     cal_predictor_free(&p);
 }
 
+/* An operator's time for n decodes (decodes()) at a short and at a long context, in ns. */
+typedef struct growth {
+    double at_short, at_long;
+} growth;
+
+static growth op_growth(const eng_predictor *p, const eng_model *m, int64_t n, int64_t short_ctx,
+                        int64_t long_ctx, const char *op)
+{
+    eng_shape a = decodes(m, n, short_ctx), b = decodes(m, n, long_ctx);
+    return (growth){cal_roofline_op_ns(p, &a, op), cal_roofline_op_ns(p, &b, op)};
+}
+
 static void test_dsa(void **state)
 {
     eng_model m = config_model(dsv32);
@@ -267,21 +279,18 @@ static void test_dsa(void **state)
     /* beyond the top-2048 keys, attention stops growing while the indexer keeps reading every
      * key: from 16k to 128k of context the indexer grows several fold (its projections do
      * not), attention stays flat */
-    eng_shape a = decodes(&m, 32, 16000), b = decodes(&m, 32, 128000);
-    double at_a = cal_roofline_op_ns(&p, &a, "attn_decode"),
-           at_b = cal_roofline_op_ns(&p, &b, "attn_decode");
-    double ix_a = cal_roofline_op_ns(&p, &a, "dsa_indexer"),
-           ix_b = cal_roofline_op_ns(&p, &b, "dsa_indexer");
+    growth at = op_growth(&p, &m, 32, 16000, 128000, "attn_decode"),
+           ix = op_growth(&p, &m, 32, 16000, 128000, "dsa_indexer");
     print_message("deepseek-v3.2 tp8 h200, 32 decodes: attention %.3f -> %.3f ms, indexer "
                   "%.3f -> %.3f ms (16k -> 128k)\n",
-                  at_a / 1e6, at_b / 1e6, ix_a / 1e6, ix_b / 1e6);
-    assert_true(at_b == at_a);
-    assert_true(ix_b > 3 * ix_a);
+                  at.at_short / 1e6, at.at_long / 1e6, ix.at_short / 1e6, ix.at_long / 1e6);
+    assert_true(at.at_long == at.at_short);
+    assert_true(ix.at_long > 3 * ix.at_short);
     /* the same shapes without a cap (a cost model that ignored it) would grow attention */
     eng_shape c = {0};
     eng_shape_add_decodes(&c, 32, 32 * 128000);
     c.emit_seqs = 32;
-    assert_true(cal_roofline_op_ns(&p, &c, "attn_decode") > 3 * at_b);
+    assert_true(cal_roofline_op_ns(&p, &c, "attn_decode") > 3 * at.at_long);
     cal_predictor_free(&p);
 }
 
@@ -293,16 +302,13 @@ static void test_linear_attention(void **state)
      * 15 full-attention layers' does. */
     eng_model m = config_model(qwen35);
     eng_predictor p = make(&m, "h200", cal_serving_tp(ENG_BF16, 8));
-    eng_shape a = decodes(&m, 64, 1000), b = decodes(&m, 64, 100000);
-    double la = cal_roofline_op_ns(&p, &a, "linear_attn"),
-           lb = cal_roofline_op_ns(&p, &b, "linear_attn");
-    double fa = cal_roofline_op_ns(&p, &a, "attn_decode"),
-           fb = cal_roofline_op_ns(&p, &b, "attn_decode");
+    growth lin = op_growth(&p, &m, 64, 1000, 100000, "linear_attn"),
+           full = op_growth(&p, &m, 64, 1000, 100000, "attn_decode");
     print_message("qwen3.5 tp8 h200, 64 decodes: linear attention %.3f ms at 1k and 100k; full "
                   "attention %.3f -> %.3f ms\n",
-                  la / 1e6, fa / 1e6, fb / 1e6);
-    assert_true(la > 0 && la == lb);
-    assert_true(fb > 10 * fa);
+                  lin.at_short / 1e6, full.at_short / 1e6, full.at_long / 1e6);
+    assert_true(lin.at_short > 0 && lin.at_short == lin.at_long);
+    assert_true(full.at_long > 10 * full.at_short);
     cal_predictor_free(&p);
 }
 

@@ -26,35 +26,31 @@
 static char out[65536], err[65536], db[300];
 
 /* The shipped day, cut to its first 6,000 requests (about 40 minutes of it), stored at the
- * summary level (run 1), and the demo scenario without autoscaling (run 2). */
+ * summary level (run 1), the demo scenario without autoscaling (run 2), and the shipped
+ * disaggregated day from one decode replica (run 3). */
 static int setup(void **state)
 {
+    static const struct {
+        const char *scenario, *options;
+    } runs[] = {
+        {"fleet_diurnal", "--set workload.num_requests=6000 --store summary"},
+        {"demo", "--set workload.num_requests=50"},
+        {"fleet_pd_diurnal", "--set workload.num_requests=12000 --set decode.replicas=1 --set "
+                             "decode.autoscale.min_replicas=1 --store summary"},
+    };
     if (e2e_mkdir() != 0)
         return -1;
     snprintf(db, sizeof db, "%s/fleet.db", e2e_dir);
-    int st = e2e_sh(out, sizeof out, err, sizeof err,
-                    "%s run %s/scenarios/fleet_diurnal.yaml --set workload.num_requests=6000 "
-                    "--store summary --db %s --quiet",
-                    LLMSIM_BINARY, LLMSIM_SOURCE_DIR, db);
-    if (st != 0) {
-        fprintf(stderr, "run fleet_diurnal: %d: %s\n", st, err);
-        return -1;
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        int st = e2e_sh(out, sizeof out, err, sizeof err,
+                        "%s run %s/scenarios/%s.yaml %s --db %s --quiet", LLMSIM_BINARY,
+                        LLMSIM_SOURCE_DIR, runs[i].scenario, runs[i].options, db);
+        if (st != 0) {
+            fprintf(stderr, "run %s: %d: %s\n", runs[i].scenario, st, err);
+            return -1;
+        }
     }
-    st = e2e_sh(out, sizeof out, err, sizeof err,
-                "%s run %s/scenarios/demo.yaml --set workload.num_requests=50 --db %s --quiet",
-                LLMSIM_BINARY, LLMSIM_SOURCE_DIR, db);
-    if (st != 0) {
-        fprintf(stderr, "run demo: %d: %s\n", st, err);
-        return -1;
-    }
-    st = e2e_sh(out, sizeof out, err, sizeof err,
-                "%s run %s/scenarios/fleet_pd_diurnal.yaml --set workload.num_requests=12000 "
-                "--set decode.replicas=1 --set decode.autoscale.min_replicas=1 "
-                "--store summary --db %s --quiet",
-                LLMSIM_BINARY, LLMSIM_SOURCE_DIR, db);
-    if (st != 0)
-        fprintf(stderr, "run fleet_pd_diurnal: %d: %s\n", st, err);
-    return st == 0 ? 0 : -1;
+    return 0;
 }
 
 static int teardown(void **state)
@@ -75,18 +71,29 @@ static double metric(const char *name)
     return run_metric(1, name);
 }
 
+/* Run run's fleet windows (*w, the caller frees them) and pools, read from the database at path
+ * opened read-only; its schema version into *version when not NULL. */
+static int64_t read_windows(const char *path, int run, eng_fleet_window **w, eng_fleet_pools *pools,
+                            int *version)
+{
+    sim_err e = {{0}};
+    store *s = store_open_readonly(path, &e);
+    assert_non_null(s);
+    if (version)
+        *version = store_schema_version(s);
+    int64_t n = store_run_fleet_windows(s, run, w, pools, &e);
+    store_close(s);
+    return n;
+}
+
 /* The windows: the autoscaler's 15 s intervals over the run's duration, replica time summed
  * times the GPUs of a replica is gpu_hours exactly; arrivals, completions and good requests add
  * up to the run's. */
 static void test_timeline_adds_up(void **state)
 {
-    sim_err e = {{0}};
-    store *s = store_open_readonly(db, &e);
-    assert_non_null(s);
     eng_fleet_window *w;
     eng_fleet_pools pools;
-    int64_t n = store_run_fleet_windows(s, 1, &w, &pools, &e), gpus = pools.gpus[0];
-    store_close(s);
+    int64_t n = read_windows(db, 1, &w, &pools, NULL), gpus = pools.gpus[0];
     assert_true(n > 100);
     assert_int_equal(pools.n, 1);
     assert_int_equal(gpus, 1); /* an L4, TP 1 */
@@ -214,13 +221,9 @@ static void test_refusals(void **state)
  * (draining first). */
 static void test_pools_timeline(void **state)
 {
-    sim_err e = {{0}};
-    store *s = store_open_readonly(db, &e);
-    assert_non_null(s);
     eng_fleet_window *w;
     eng_fleet_pools pools;
-    int64_t n = store_run_fleet_windows(s, 3, &w, &pools, &e);
-    store_close(s);
+    int64_t n = read_windows(db, 3, &w, &pools, NULL);
     assert_true(n > 15);
     assert_int_equal(pools.n, 2);
     assert_int_equal(pools.gpus[0], 1);
@@ -314,21 +317,19 @@ static void test_schema5(void **state)
     older(old, sizeof old, "v5.db",
           "DROP VIEW fleet_timeline; DROP TABLE fleet_pools;"
           " ALTER TABLE fleet_windows DROP COLUMN gpu_ns; UPDATE schema_version SET version = 5");
-    sim_err e = {{0}};
-    store *s = store_open_readonly(old, &e);
-    assert_non_null(s);
-    assert_int_equal(store_schema_version(s), 5);
     eng_fleet_window *w;
     eng_fleet_pools pools;
-    int64_t n = store_run_fleet_windows(s, 1, &w, &pools, &e), gpu_ns = 0;
-    store_close(s);
+    int version;
+    int64_t n = read_windows(old, 1, &w, &pools, &version), gpu_ns = 0;
+    assert_int_equal(version, 5);
     assert_true(n > 100);
     assert_int_equal(pools.n, 1);
     for (int64_t i = 0; i < n; i++)
         gpu_ns += w[i].gpu_ns;
     free(w);
     assert_true((double)gpu_ns / 1e9 / 3600 == metric("gpu_hours"));
-    s = store_open(old, &e);
+    sim_err e = {{0}};
+    store *s = store_open(old, &e);
     assert_non_null(s);
     assert_int_equal(store_schema_version(s), 6);
     store_close(s);

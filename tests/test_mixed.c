@@ -23,7 +23,7 @@
 
 #include "study.h"
 
-#include "scn_runs.h"
+#include "study_util.h"
 #include "test_main.h"
 
 #define HEAD                                                                                       \
@@ -46,12 +46,12 @@ static const char mixed[] = HEAD MIXED LOAD(40, 3000);
 static const char mixed_equal[] = HEAD "replicas:\n  - {gpu: a100-80gb, count: 4, weight: 1}\n"
                                        "  - {gpu: h200, count: 2, weight: 1}\n" LOAD(40, 3000);
 
-#define m(r, name) metric_of(r, name)
+#define m(r, name) su_metric(r, name)
 
 static void test_throughput_between_its_parts(void **state)
 {
-    study_result *s = must_run_sets(over_slow, NULL), *x = must_run_sets(over_mixed, NULL),
-                 *f = must_run_sets(over_fast, NULL);
+    study_result *s = su_must_run_text(over_slow, NULL), *x = su_must_run_text(over_mixed, NULL),
+                 *f = su_must_run_text(over_fast, NULL);
     print_message("6 x A100 %.2f req/s, 4 x A100 + 2 x H200 %.2f req/s, 6 x H200 %.2f req/s\n",
                   m(s, "request_throughput"), m(x, "request_throughput"),
                   m(f, "request_throughput"));
@@ -70,7 +70,7 @@ static void test_each_group_its_own_plan(void **state)
                                     "  - {gpu: h200, count: 1, tensor_parallel: 2}\n" LOAD(10, 10);
     scn_scenario s;
     sim_err err;
-    assert_int_equal(load_sets(text, NULL, &s, &err), 0);
+    su_load_text("test.yaml", text, NULL, &s);
     assert_int_equal(eng_config_pools(&s.engine), 2);
     assert_int_equal(s.engine.replicas, 3);
     eng_config a, b;
@@ -95,7 +95,7 @@ static void test_each_group_its_own_plan(void **state)
 
 static void test_cost_priced_per_group(void **state)
 {
-    study_result *x = must_run_sets(mixed, NULL);
+    study_result *x = su_must_run_text(mixed, NULL);
     /* catalog list prices: A100-80GB 2.45, H200 6.35 USD per GPU-hour */
     double hours = m(x, "duration") / 3600;
     double want = (4 * 2.45 + 2 * 6.35) * hours;
@@ -109,8 +109,8 @@ static void test_cost_priced_per_group(void **state)
 static void test_routing_by_work_beats_round_robin(void **state)
 {
     const char *rr[] = {"router=round_robin", NULL};
-    study_result *w = must_run_sets(mixed, NULL), *r = must_run_sets(mixed, rr),
-                 *e = must_run_sets(mixed_equal, NULL);
+    study_result *w = su_must_run_text(mixed, NULL), *r = su_must_run_text(mixed, rr),
+                 *e = su_must_run_text(mixed_equal, NULL);
     print_message("p99 TTFT: least_tokens by capacity %.1f ms, weighed alike %.1f ms, round robin "
                   "%.1f ms\n",
                   m(w, "p99_ttft_ms"), m(e, "p99_ttft_ms"), m(r, "p99_ttft_ms"));
@@ -125,7 +125,7 @@ static void test_one_group_is_the_plain_deployment(void **state)
 {
     static const char one[] = HEAD "replicas:\n  - {gpu: a100-80gb, count: 3}\n" LOAD(20, 500);
     static const char plain[] = HEAD "replicas: 3\n" LOAD(20, 500);
-    study_result *a = must_run_sets(one, NULL), *b = must_run_sets(plain, NULL);
+    study_result *a = su_must_run_text(one, NULL), *b = su_must_run_text(plain, NULL);
     assert_true(m(a, "p99_ttft_ms") == m(b, "p99_ttft_ms"));
     assert_true(m(a, "mean_tpot_ms") == m(b, "mean_tpot_ms"));
     assert_true(m(a, "duration") == m(b, "duration"));
@@ -139,7 +139,7 @@ static const char big[] = "name: big\nseed: 1\nmodel: llama-3.1-70b\ngpu: h200\n
                           "replicas:\n  - {gpu: h200, count: 1, tensor_parallel: 2}\n"
                           "  - {gpu: l4, count: 2}\n" LOAD(1, 10);
 
-static const scn_refusal refusals[] = {
+static const su_refusal refusals[] = {
     {HEAD "replicas:\n  - {gpu: a100-80gb, count: 2}\n  - {gpu: h900, count: 1}\n" LOAD(10, 10),
      "replicas[1].gpu"},
     {big, "replicas[1]"},
@@ -161,7 +161,7 @@ static const scn_refusal refusals[] = {
 
 static void test_refusals(void **state)
 {
-    refused_all(refusals, sizeof refusals / sizeof refusals[0]);
+    su_refused_all(refusals, sizeof refusals / sizeof refusals[0]);
 }
 
 LLMSIM_TEST_MAIN(NULL, NULL, test_throughput_between_its_parts, test_each_group_its_own_plan,

@@ -22,10 +22,10 @@
 
 #include "study.h"
 
-#include "scn_runs.h"
+#include "study_util.h"
 #include "test_main.h"
 
-#define m(r, name) metric_of(r, name)
+#define m(r, name) su_metric(r, name)
 
 #define HEAD "name: mixedpd\nseed: 1\nmodel: llama-3.1-8b\ngpu: h200\nengine: vllm\n"
 #define OVERLOAD                                                                                   \
@@ -44,8 +44,8 @@ static const char fast[] = HEAD PREFILL "decode:\n  router: least_tokens\n  repl
 
 static void test_decode_throughput_between_its_parts(void **state)
 {
-    study_result *s = must_run_sets(slow, NULL), *x = must_run_sets(mixed, NULL),
-                 *f = must_run_sets(fast, NULL);
+    study_result *s = su_must_run_text(slow, NULL), *x = su_must_run_text(mixed, NULL),
+                 *f = su_must_run_text(fast, NULL);
     print_message("decode 3 x A100 %.2f req/s, 2 x A100 + 1 x H200 %.2f req/s, 3 x H200 %.2f "
                   "req/s (output %.0f / %.0f / %.0f tok/s)\n",
                   m(s, "request_throughput"), m(x, "request_throughput"),
@@ -82,8 +82,8 @@ static void test_each_pair_its_own_link(void **state)
     double bytes = 2000 * 131072.0;
     /* the H200 prefill's NIC is 50 GB/s; an A100-80GB's 25 GB/s: the slower end sets the pace */
     double t25 = (ceil(bytes / 25) + 10000) / 1e6, t50 = (ceil(bytes / 50) + 10000) / 1e6;
-    study_result *s = must_run_sets(lone_slow, NULL), *f = must_run_sets(lone_fast, NULL),
-                 *x = must_run_sets(lone_mixed, NULL);
+    study_result *s = su_must_run_text(lone_slow, NULL), *f = su_must_run_text(lone_fast, NULL),
+                 *x = su_must_run_text(lone_mixed, NULL);
     print_message("KV transfer: A100 decode %.4f ms, H200 decode %.4f ms, round robin over both "
                   "%.4f ms (p99 %.4f ms)\n",
                   m(s, "mean_kv_transfer_ms"), m(f, "mean_kv_transfer_ms"),
@@ -124,12 +124,12 @@ static void test_one_group_is_the_scalar_pool(void **state)
                                      "decode: {replicas: 3, gpu: a100-80gb}\n" OVERLOAD;
     static const char plain_p[] =
         HEAD "prefill: {replicas: 2}\ndecode: {replicas: 3, gpu: a100-80gb}\n" OVERLOAD;
-    study_result *a = must_run_sets(one_d, NULL), *b = must_run_sets(plain_d, NULL);
+    study_result *a = su_must_run_text(one_d, NULL), *b = su_must_run_text(plain_d, NULL);
     same(a, b);
     free(a);
     free(b);
-    a = must_run_sets(one_p, NULL);
-    b = must_run_sets(plain_p, NULL);
+    a = su_must_run_text(one_p, NULL);
+    b = su_must_run_text(plain_p, NULL);
     same(a, b);
     free(a);
     free(b);
@@ -137,7 +137,7 @@ static void test_one_group_is_the_scalar_pool(void **state)
 
 #define TWO_D(g1) "decode:\n  replicas:\n    - {gpu: h200, count: 1}\n    - " g1 "\n"
 
-static const scn_refusal refusals[] = {
+static const su_refusal refusals[] = {
     {HEAD PREFILL TWO_D("{gpu: h900, count: 1}") LONE, "decode.replicas[1].gpu"},
     {HEAD PREFILL TWO_D("{gpu: h200, count: 1, router: round_robin}") LONE,
      "decode.replicas[1].router: one router routes the whole pool"},
@@ -161,7 +161,7 @@ static const scn_refusal refusals[] = {
 
 static void test_refusals(void **state)
 {
-    refused_all(refusals, sizeof refusals / sizeof refusals[0]);
+    su_refused_all(refusals, sizeof refusals / sizeof refusals[0]);
 }
 
 LLMSIM_TEST_MAIN(NULL, NULL, test_decode_throughput_between_its_parts, test_each_pair_its_own_link,

@@ -107,18 +107,32 @@ static void test_check_moe(void **state)
     must(out, "\"completed\": 20");
 }
 
+/* Weights that do not fit, and a layout the model has no use for: `scenario check` exits 1 with
+ * the sizes or the key at fault. */
 static void test_does_not_fit(void **state)
 {
-    const char *s = scenario("deepseek-v3", "h100-sxm", "");
-    assert_int_equal(llmsim_on("scenario check", s, ""), 1);
-    must(err, "deepseek-v3 does not fit");
-    must(err, "GB of weights per GPU (fp8, 1 GPU of h100-sxm");
-    s = scenario("mixtral-8x7b", "a100-40gb", "");
-    assert_int_equal(llmsim_on("scenario check", s, ""), 1);
-    must(err, "mixtral-8x7b does not fit: 93.4 GB of weights per GPU");
-    s = scenario("llama-3-8b", "h100-sxm", "expert_parallel: 2\n");
-    assert_int_equal(llmsim_on("scenario check", s, ""), 1);
-    must(err, "s.yaml:5: expert_parallel: expert_parallel 2: model llama-3-8b has no routed");
+    static const struct {
+        const char *model, *gpu, *extra, *says[2];
+    } cases[] = {
+        {"deepseek-v3",
+         "h100-sxm",
+         "",
+         {"deepseek-v3 does not fit", "GB of weights per GPU (fp8, 1 GPU of h100-sxm"}},
+        {"mixtral-8x7b",
+         "a100-40gb",
+         "",
+         {"mixtral-8x7b does not fit: 93.4 GB of weights per GPU"}},
+        {"llama-3-8b",
+         "h100-sxm",
+         "expert_parallel: 2\n",
+         {"s.yaml:5: expert_parallel: expert_parallel 2: model llama-3-8b has no routed"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *s = scenario(cases[i].model, cases[i].gpu, cases[i].extra);
+        assert_int_equal(llmsim_on("scenario check", s, ""), 1);
+        for (int k = 0; k < 2 && cases[i].says[k]; k++)
+            must(err, cases[i].says[k]);
+    }
 }
 
 static void test_run_weight_only(void **state)

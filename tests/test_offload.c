@@ -30,7 +30,7 @@
 #include "otier.h"
 #include "study.h"
 
-#include "scn_runs.h"
+#include "study_util.h"
 #include "test_main.h"
 
 static const char chat[] =
@@ -47,10 +47,10 @@ static const char chat[] =
 
 static study_result *must_run(const char *const *sets)
 {
-    return must_run_sets(chat, sets);
+    return su_must_run_text(chat, sets);
 }
 
-#define m(r, name) metric_of(r, name)
+#define m(r, name) su_metric(r, name)
 
 static void test_host_tier_brings_back_evicted_prefixes(void **state)
 {
@@ -234,7 +234,7 @@ static void test_write_through(void **state)
 
 static void refused(const char *const *sets, const char *want)
 {
-    refused_sets(chat, sets, want);
+    su_refused_text(chat, sets, want);
 }
 
 static void test_refusals(void **state)
@@ -248,10 +248,10 @@ static void test_refusals(void **state)
     const char *zero[] = {"kv_offload.tiers=[{kind: cpu, bandwidth_gb_s: 0}]", NULL};
     refused(zero, "bandwidth_gb_s");
     const char *orca[] = {"kv_offload.tiers=[{kind: cpu}]", NULL};
-    refused_sets("model: llama-3-8b\ngpu: h100-sxm\nscheduler: {name: orca}\n"
-                 "workload: {num_requests: 10, arrival: {process: burst}, prompt_tokens: 100, "
-                 "output_tokens: 10}\n",
-                 orca, "without a prefix cache");
+    su_refused_text("model: llama-3-8b\ngpu: h100-sxm\nscheduler: {name: orca}\n"
+                    "workload: {num_requests: 10, arrival: {process: burst}, prompt_tokens: 100, "
+                    "output_tokens: 10}\n",
+                    orca, "without a prefix cache");
     const char *sglang[] = {"engine=sglang",
                             "kv_offload.tiers=[{kind: cpu}, {kind: ssd, bandwidth_gb_s: 7}]", NULL};
     refused(sglang, "kv_offload with scheduler sglang: one cpu tier only");

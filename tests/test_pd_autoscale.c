@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "study.h"
+#include "study_util.h"
 #include "test_main.h"
 
 /* Llama-3-8B on H100s, one prefill and one decode replica at the start, each pool autoscaled up
@@ -74,22 +75,16 @@ static void on_request(void *st, const eng_request *rq)
 static outcome run_at(const char *deploy, const char *work, const char *const *sets, int64_t *first,
                       int64_t check_every)
 {
-    int n = 0;
-    while (sets && sets[n])
-        n++;
     char text[4096];
     snprintf(text, sizeof text, "%s%s", deploy, work);
     scn_scenario s;
-    sim_err err;
-    if (study_load_text("pd.yaml", text, sets, n, &s, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_load_text("pd.yaml", text, sets, &s);
     for (int i = 0; first && i < 4; i++)
         first[i] = -1;
     static const eng_recorder_ops rec = {.on_request = on_request};
     study_hooks hooks = {.check_every = check_every, .rec = first ? &rec : NULL, .rec_st = first};
     study_result *r = test_calloc(1, sizeof *r);
-    if (study_run(&s, s.seed, NULL, NULL, &hooks, r, &err) != 0)
-        fail_msg("%s", err.msg);
+    su_run(&s, &hooks, r);
     outcome o = {.n = r->n};
     for (int i = 0; i < r->n; i++) {
         o.m[i] = r->m[i].value;
@@ -226,22 +221,11 @@ static void test_refusals(void **state)
         {"decode.replicas=[{count: 1}]", "groups"},
         {"decode.autoscale.target=3", "unknown key"},
     };
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", POOLS, PREFILL_BURST);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *sets[] = {cases[i].set, i == 5 ? "prefill.autoscale.max_gpus=6" : NULL, NULL};
-        char text[4096];
-        snprintf(text, sizeof text, "%s%s", POOLS, PREFILL_BURST);
-        scn_scenario s;
-        sim_err err = {{0}};
-        int rc = study_load_text("pd.yaml", text, sets, i == 5 ? 2 : 1, &s, &err);
-        if (rc == 0) {
-            study_result *r = test_calloc(1, sizeof *r);
-            rc = study_run(&s, s.seed, NULL, NULL, NULL, r, &err);
-            test_free(r);
-            scn_free(&s);
-        }
-        print_message("%s: %s\n", cases[i].set, err.msg);
-        assert_int_not_equal(rc, 0);
-        assert_non_null(strstr(err.msg, cases[i].says));
+        su_refused_text(text, sets, cases[i].says);
     }
 }
 

@@ -22,7 +22,7 @@
 
 #include "study.h"
 
-#include "scn_runs.h"
+#include "study_util.h"
 #include "test_main.h"
 
 static const char pp[] = "name: pp\nseed: 1\nmodel: llama-3.1-405b\ngpu: h100-sxm\nengine: vllm\n"
@@ -31,17 +31,7 @@ static const char pp[] = "name: pp\nseed: 1\nmodel: llama-3.1-405b\ngpu: h100-sx
                          "  prompt_tokens: {dist: uniform, min: 500, max: 2000}\n"
                          "  output_tokens: {dist: uniform, min: 100, max: 400}\n";
 
-static int load(const char *const *sets, scn_scenario *s, sim_err *err)
-{
-    return load_sets(pp, sets, s, err);
-}
-
-static study_result *must_run(const char *const *sets)
-{
-    return must_run_sets(pp, sets);
-}
-
-#define m(r, name) metric_of(r, name)
+#define m(r, name) su_metric(r, name)
 
 static void test_layers_split_over_stages(void **state)
 {
@@ -49,12 +39,12 @@ static void test_layers_split_over_stages(void **state)
     sim_err err;
     eng_kv_plan p1, p2;
     const char *one[] = {"pipeline_parallel=1", NULL};
-    assert_int_equal(load(one, &s, &err), 0);
+    su_load_text("test.yaml", pp, one, &s);
     assert_int_equal(eng_kv_plan_compute(&s.engine, &p1, &err), -1);
     print_message("TP8: %s\n", err.msg);
     assert_non_null(strstr(err.msg, "does not fit"));
     scn_free(&s);
-    assert_int_equal(load(NULL, &s, &err), 0);
+    su_load_text("test.yaml", pp, NULL, &s);
     assert_int_equal(eng_kv_plan_compute(&s.engine, &p2, &err), 0);
     print_message("TP8 PP2: %d GPUs, %d layers a stage, %.1f GB of weights and %lld KV bytes a "
                   "token per GPU, %lld blocks\n",
@@ -73,7 +63,7 @@ static void test_one_request_alone(void **state)
 {
     const char *two[] = {"workload.num_requests=1", NULL};
     const char *one[] = {"workload.num_requests=1", "pipeline_batches=1", NULL};
-    study_result *a = must_run(two), *b = must_run(one);
+    study_result *a = su_must_run_text(pp, two), *b = su_must_run_text(pp, one);
     print_message("one request: TPOT %.2f ms with two batches in flight, %.2f ms with one\n",
                   m(a, "mean_tpot_ms"), m(b, "mean_tpot_ms"));
     assert_true(m(a, "mean_tpot_ms") == m(b, "mean_tpot_ms"));
@@ -86,7 +76,8 @@ static void test_batches_in_flight(void **state)
 {
     const char *alone[] = {"workload.num_requests=1", NULL};
     const char *one[] = {"pipeline_batches=1", NULL};
-    study_result *a = must_run(NULL), *b = must_run(one), *c = must_run(alone);
+    study_result *a = su_must_run_text(pp, NULL), *b = su_must_run_text(pp, one),
+                 *c = su_must_run_text(pp, alone);
     print_message("burst of 200: %.1f output tokens/s with two batches in flight (TPOT %.1f ms), "
                   "%.1f with one (TPOT %.1f ms); one request alone: TPOT %.2f ms\n",
                   m(a, "output_throughput"), m(a, "mean_tpot_ms"), m(b, "output_throughput"),
@@ -108,7 +99,7 @@ static void test_one_stage_is_no_pipeline(void **state)
                                 "  prompt_tokens: {dist: uniform, min: 500, max: 2000}\n"
                                 "  output_tokens: {dist: uniform, min: 100, max: 400}\n";
     static const char *const one[] = {"pipeline_parallel=1", "pipeline_batches=4", NULL};
-    study_result *x = must_run_sets(plain, one), *y = must_run_sets(plain, NULL);
+    study_result *x = su_must_run_text(plain, one), *y = su_must_run_text(plain, NULL);
     for (int i = 0; i < y->n; i++)
         if (y->m[i].value != m(x, y->m[i].name))
             fail_msg("%s: %.17g and %.17g", y->m[i].name, y->m[i].value, m(x, y->m[i].name));
@@ -118,7 +109,7 @@ static void test_one_stage_is_no_pipeline(void **state)
 
 static void refused(const char *const *sets, const char *want)
 {
-    refused_sets(pp, sets, want);
+    su_refused_text(pp, sets, want);
 }
 
 static void test_refusals(void **state)

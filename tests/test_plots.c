@@ -41,6 +41,13 @@ static char out[65536], err[65536];
 /* Runs a shell command; returns its exit status with stdout and stderr in out and err. */
 #define sh(...) e2e_sh(out, sizeof out, err, sizeof err, __VA_ARGS__)
 
+/* `llmsim CMD --db (the test database) -o (the scratch folder)/FILE` is a user error (exit 1)
+ * whose message holds says (the whole message stays in err). */
+static void user_error(const char *cmd, const char *file, const char *says)
+{
+    e2e_llmsim_says(err, sizeof err, 1, says, "%s --db %s -o %s/%s", cmd, db, e2e_dir, file);
+}
+
 static double query_double(const char *sql)
 {
     return tstore_double_at(db, sql);
@@ -308,11 +315,8 @@ static void test_curve(void **state)
     assert_non_null(strstr(gp, "'median TPOT (ms) vs offered rate (req/s)"));
     free(gp);
     /* lines by rate would join orca and vllm points: refused, naming --by */
-    assert_int_equal(sh("%s plot curve --sweep 1 --db %s --x rate --by workload.arrival.rate"
-                        " -o %s/x.png",
-                        LLMSIM_BINARY, db, e2e_dir),
-                     1);
-    assert_non_null(strstr(err, "also varies scheduler.name"));
+    user_error("plot curve --sweep 1 --x rate --by workload.arrival.rate", "x.png",
+               "also varies scheduler.name");
     assert_non_null(strstr(err, "--by workload.arrival.rate,scheduler.name"));
     if (have_gnuplot) {
         snprintf(path, sizeof path, "%s/rate.svg", e2e_dir);
@@ -324,12 +328,8 @@ static void test_curve(void **state)
         assert_non_null(strstr(out, "<svg"));
     }
     /* a key the sweep does not vary is a user error that lists the varied ones */
-    assert_int_equal(
-        sh("%s plot curve --sweep 1 --db %s --by foo -o %s/x.png", LLMSIM_BINARY, db, e2e_dir), 1);
-    assert_non_null(strstr(err, "scheduler.name, workload.arrival.rate"));
-    assert_int_equal(sh("%s plot curve --sweep 9 --db %s -o %s/x.png", LLMSIM_BINARY, db, e2e_dir),
-                     1);
-    assert_non_null(strstr(err, "no sweep 9"));
+    user_error("plot curve --sweep 1 --by foo", "x.png", "scheduler.name, workload.arrival.rate");
+    user_error("plot curve --sweep 9", "x.png", "no sweep 9");
 }
 
 /* A sweep of one scheduler over two token budgets: one line per budget, not one zig-zag line
@@ -405,12 +405,9 @@ static void test_cdf(void **state)
     expect_all(t.names[1], FRAGS("vllm", "6 req/s", "80 requests", "gpu_utilization=0.22"));
     free_table(&t);
     /* per-token gaps are not stored: itl is refused with a pointer to tpot */
-    assert_int_equal(
-        sh("%s plot cdf --run 1 --metric itl --db %s -o %s/x.png", LLMSIM_BINARY, db, e2e_dir), 1);
-    assert_non_null(strstr(err, "tpot"));
+    user_error("plot cdf --run 1 --metric itl", "x.png", "tpot");
     /* runs stored without requests say how to store them */
-    assert_int_equal(sh("%s plot cdf --run 4 --db %s -o %s/x.png", LLMSIM_BINARY, db, e2e_dir), 1);
-    assert_non_null(strstr(err, "--store requests"));
+    user_error("plot cdf --run 4", "x.png", "--store requests");
 }
 
 static void test_timeline(void **state)
@@ -460,11 +457,26 @@ static void test_timeline(void **state)
                      have_gnuplot ? 0 : 3);
     snprintf(path, sizeof path, "%s/timeline-run3.png", e2e_dir);
     check_png(path, 1000, 500);
-    assert_int_equal(
-        sh("%s plot timeline --run 99 --db %s -o %s/x.png", LLMSIM_BINARY, db, e2e_dir), 1);
-    assert_non_null(strstr(err, "no run 99"));
+    user_error("plot timeline --run 99", "x.png", "no run 99");
     snprintf(path, sizeof path, "%s/x.dat", e2e_dir);
     assert_int_not_equal(access(path, F_OK), 0); /* a failed plot leaves no data file */
+}
+
+/* Each request's ticks in gantt table t (block 0, column 8): the iterations of its replica that
+ * start inside its scheduled time, the rows of spans (a table or view of run's requests) from
+ * column from to column to. */
+static void check_ticks(const table *t, long long run, const char *spans, const char *from,
+                        const char *to)
+{
+    for (int r = 0; r < t->rows[0]; r++) {
+        int req = (int)cell(t, 0, r, 0);
+        assert_int_equal((int64_t)cell(t, 0, r, 8),
+                         query_int("SELECT count(*) FROM iterations i JOIN %s q ON"
+                                   " q.run_id = i.run_id AND q.replica = i.replica WHERE"
+                                   " q.run_id = %lld AND q.req_id = %d AND i.start_ns >="
+                                   " q.%s AND i.start_ns < q.%s",
+                                   spans, run, req, from, to));
+    }
 }
 
 static void test_gantt(void **state)
@@ -479,23 +491,15 @@ static void test_gantt(void **state)
     assert_int_equal(t.rows[1], query_int("SELECT count(*) FROM iterations WHERE run_id = 2"));
     assert_int_equal(t.rows[2], nrq); /* static batching never preempts: one span each */
     assert_true(isnan(cell(&t, 3, 0, 1)));
-    for (int r = 0; r < t.rows[0]; r++) {
-        int req = (int)cell(&t, 0, r, 0);
-        assert_int_equal((int64_t)cell(&t, 0, r, 8),
-                         query_int("SELECT count(*) FROM iterations i JOIN requests q ON"
-                                   " q.run_id = i.run_id AND q.replica = i.replica WHERE"
-                                   " q.run_id = 2 AND q.req_id = %d AND i.start_ns >="
-                                   " q.first_scheduled_ns AND i.start_ns < q.finish_ns",
-                                   req));
+    check_ticks(&t, 2, "requests", "first_scheduled_ns", "finish_ns");
+    for (int r = 0; r < t.rows[0]; r++)
         assert_true(cell(&t, 0, r, 8) > 0);
-    }
     free_table(&t);
     /* more than 200 requests: refused with a suggestion */
     int64_t big = run_demo("--set workload.num_requests=201 --set workload.output_tokens.value=4");
-    assert_int_equal(sh("%s plot gantt --run %lld --db %s -o %s/x.png", LLMSIM_BINARY,
-                        (long long)big, db, e2e_dir),
-                     1);
-    assert_non_null(strstr(err, "at most 200"));
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "plot gantt --run %lld", (long long)big);
+    user_error(cmd, "x.png", "at most 200");
     assert_int_equal(sh("%s plot gantt --run 1,2 --db %s", LLMSIM_BINARY, db), 1);
 }
 
@@ -540,15 +544,7 @@ static void test_gantt_preemptions(void **state)
                                    run, req, llround(cell(&t, 3, r, 2) * 1e9)),
                          1);
     }
-    for (int r = 0; r < t.rows[0]; r++) {
-        int req = (int)cell(&t, 0, r, 0);
-        assert_int_equal((int64_t)cell(&t, 0, r, 8),
-                         query_int("SELECT count(*) FROM iterations i JOIN request_spans_all q"
-                                   " ON q.run_id = i.run_id AND q.replica = i.replica WHERE"
-                                   " q.run_id = %lld AND q.req_id = %d AND i.start_ns >="
-                                   " q.start_ns AND i.start_ns < q.end_ns",
-                                   run, req));
-    }
+    check_ticks(&t, run, "request_spans_all", "start_ns", "end_ns");
     free_table(&t);
     /* a database from before schema 3 has no spans: drawn unbroken, and the note says so */
     char old[320];
@@ -609,8 +605,7 @@ static void test_bad_usage(void **state)
         sh("%s plot cdf --run 1 --db %s/missing.db -o %s/x.png", LLMSIM_BINARY, e2e_dir, e2e_dir),
         1);
     assert_non_null(strstr(err, "missing.db"));
-    assert_int_equal(sh("%s plot cdf --run 1 --db %s -o %s/x.gif", LLMSIM_BINARY, db, e2e_dir), 1);
-    assert_non_null(strstr(err, ".gif"));
+    user_error("plot cdf --run 1", "x.gif", ".gif");
 }
 
 /* The members "ph": "X" (complete events) at any depth of the JSON value v. */
@@ -650,12 +645,8 @@ static void test_export_trace(void **state)
         assert_non_null(strstr(text, "\"name\":\"decode\",\"cat\":\"request\",\"ph\":\"b\""));
         free(text);
     }
-    assert_int_equal(
-        sh("%s export trace --run 77 --db %s -o %s/t.json", LLMSIM_BINARY, db, e2e_dir), 1);
-    assert_non_null(strstr(err, "no run 77"));
-    assert_int_equal(sh("%s export trace --run 4 --db %s -o %s/t.json", LLMSIM_BINARY, db, e2e_dir),
-                     1);
-    assert_non_null(strstr(err, "no iteration rows"));
+    user_error("export trace --run 77", "t.json", "no run 77");
+    user_error("export trace --run 4", "t.json", "no iteration rows");
     assert_int_equal(sh("%s export chrome --run 1 --db %s", LLMSIM_BINARY, db), 2);
 }
 
@@ -712,10 +703,9 @@ static void test_export_trace_preemptions_and_window(void **state)
     assert_non_null(strstr(text, "\"window_from_us\""));
     free(text);
     /* a window with nothing in it, and one that ends before it starts */
-    assert_int_equal(sh("%s export trace --run %lld --db %s -o %s/t.json --from 1e6 --to 2e6",
-                        LLMSIM_BINARY, run, db, e2e_dir),
-                     1);
-    assert_non_null(strstr(err, "no iteration between"));
+    char cmd[96];
+    snprintf(cmd, sizeof cmd, "export trace --run %lld --from 1e6 --to 2e6", run);
+    user_error(cmd, "t.json", "no iteration between");
     assert_int_equal(sh("%s export trace --run %lld --db %s -o %s/t.json --from 5 --to 2",
                         LLMSIM_BINARY, run, db, e2e_dir),
                      2);

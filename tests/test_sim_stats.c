@@ -131,6 +131,30 @@ static void ref_add(ref_sketch *r, double x, double w)
     r->bins[i - r->lo] += w;
 }
 
+/* A sketch-only sample and its reference, empty. */
+static void sketch_and_ref(sim_samples *s, ref_sketch *ref)
+{
+    memset(ref, 0, sizeof *ref);
+    ref->lo = -3500;
+    sim_samples_init(s);
+    sim_samples_set_cap(s, 0);
+}
+
+/* s counted what ref counted, bucket by bucket and in its zeros; frees s. */
+static void check_as_ref(sim_samples *s, const ref_sketch *ref)
+{
+    assert_true(s->zeros == ref->zeros);
+    for (int32_t i = 0; i < 8192; i++) {
+        int32_t b = i + ref->lo;
+        double got = b >= s->lo && b < s->lo + s->nbins ? s->bins[b - s->lo] : 0;
+        if (got != ref->bins[i]) {
+            print_message("bucket %d: %.17g, want %.17g\n", b, got, ref->bins[i]);
+            fail();
+        }
+    }
+    sim_samples_free(s);
+}
+
 /* The sketch puts every value in the bucket the logarithm gave it, to the bit: values spread
  * over twelve decades, values on every bucket bound and one ulp either side of it (where the
  * logarithm and the bounds may disagree), values that jump between far buckets, counted in the
@@ -138,11 +162,8 @@ static void ref_add(ref_sketch *r, double x, double w)
 static void test_sketch_buckets_as_logarithm(void **state)
 {
     static ref_sketch ref;
-    memset(&ref, 0, sizeof ref);
-    ref.lo = -3500;
     sim_samples s;
-    sim_samples_init(&s);
-    sim_samples_set_cap(&s, 0);
+    sketch_and_ref(&s, &ref);
     double lg = log((1 + SIM_SKETCH_ALPHA) / (1 - SIM_SKETCH_ALPHA));
     uint64_t st = 5;
     for (int round = 0; round < 3; round++) {
@@ -163,16 +184,34 @@ static void test_sketch_buckets_as_logarithm(void **state)
         }
     }
     assert_false(sim_samples_exact(&s));
-    assert_true(s.zeros == ref.zeros);
-    for (int32_t i = 0; i < 8192; i++) {
-        int32_t b = i + ref.lo;
-        double got = b >= s.lo && b < s.lo + s.nbins ? s.bins[b - s.lo] : 0;
-        if (got != ref.bins[i]) {
-            print_message("bucket %d: %.17g, want %.17g\n", b, got, ref.bins[i]);
-            fail();
+    check_as_ref(&s, &ref);
+}
+
+/* The bucket held before the last one (sim_samples.prev) takes a value only where the logarithm
+ * would give it that bucket: values that alternate between a far bucket and one near bound j
+ * (inside it, on it, one ulp either side, inside and outside the search's 1e-9 margin) are
+ * counted as the logarithm counts them. */
+static void test_sketch_prev_bucket_as_logarithm(void **state)
+{
+    static ref_sketch ref;
+    sim_samples s;
+    sketch_and_ref(&s, &ref);
+    double lg = log((1 + SIM_SKETCH_ALPHA) / (1 - SIM_SKETCH_ALPHA));
+    for (int32_t j = -1300; j <= 1300; j++) {
+        double b = exp(j * lg), far = exp((j > 0 ? j - 700 : j + 700) * lg);
+        const double xs[] = {
+            b * (1 - 1e-6), nextafter(b, 0), nextafter(b, INFINITY), b,
+            b * (1 - 2e-9), b * (1 + 2e-9),  b * (1 - 5e-10),        b * (1 + 5e-10),
+            b * (1 + 1e-6)};
+        for (size_t k = 0; k < sizeof xs / sizeof xs[0]; k++) {
+            const double ys[] = {xs[k], far, xs[0], far, xs[k], xs[k]};
+            for (size_t i = 0; i < sizeof ys / sizeof ys[0]; i++) {
+                sim_samples_add(&s, ys[i]);
+                ref_add(&ref, ys[i], 1);
+            }
         }
     }
-    sim_samples_free(&s);
+    check_as_ref(&s, &ref);
 }
 
 /* Percentiles asked in any order of one sample (the walk going on from the last one's stop, or
@@ -394,4 +433,5 @@ LLMSIM_TEST_MAIN(NULL, NULL, test_samples_weighted_and_sketch, test_samples_add_
                  test_samples_std, test_welford_vs_two_pass, test_welford_small,
                  test_percentiles_like_numpy, test_samples_percentile_order,
                  test_samples_sort_restores_pairs, test_sketch_buckets_as_logarithm,
-                 test_samples_add_after_query, test_samples_add_n)
+                 test_sketch_prev_bucket_as_logarithm, test_samples_add_after_query,
+                 test_samples_add_n)

@@ -958,6 +958,14 @@ static int probe_hook(void *arg, store *s, int64_t run_id, sim_err *err)
     return p->ok < 0 ? sim_errf(err, "hook refuses") : 0;
 }
 
+/* Probe seq of vllm in phase at rate on replicas, which met the SLOs. */
+static store_capacity_probe met_probe(int64_t seq, store_capacity_phase phase, double rate,
+                                      int replicas)
+{
+    return (store_capacity_probe){
+        .seq = seq, .choice = "vllm", .phase = phase, .rate = rate, .replicas = replicas, .ok = 1};
+}
+
 static void test_capacity(void **state)
 {
     store *s = tstore_open(path_of("capacity.db"), 0);
@@ -975,12 +983,7 @@ static void test_capacity(void **state)
     assert_int_equal(id, 1);
     /* probes written in their runs' transactions */
     store_run_info in = run_info();
-    store_capacity_probe p = {.seq = 0,
-                              .choice = "vllm",
-                              .phase = STORE_CAPACITY_SEARCH,
-                              .rate = 4,
-                              .replicas = 1,
-                              .ok = 1};
+    store_capacity_probe p = met_probe(0, STORE_CAPACITY_SEARCH, 4, 1);
     int64_t run = write_run(s, &in, probe_hook, &p);
     assert_int_equal(run, 1);
     p.seq = 1;
@@ -995,12 +998,7 @@ static void test_capacity(void **state)
     assert_int_equal(tstore_intf(s, "SELECT count(*) FROM runs"), 2);
     assert_int_equal(tstore_intf(s, "SELECT count(*) FROM capacity_probes"), 2);
     /* a cluster probe without a stored run; a duplicate seq is an error */
-    store_capacity_probe c = {.seq = 2,
-                              .choice = "vllm",
-                              .phase = STORE_CAPACITY_CLUSTER,
-                              .rate = 12,
-                              .replicas = 3,
-                              .ok = 1};
+    store_capacity_probe c = met_probe(2, STORE_CAPACITY_CLUSTER, 12, 3);
     assert_int_equal(store_capacity_add_probe(s, id, &c, &err), 0);
     assert_int_equal(store_capacity_add_probe(s, id, &c, &err), -1);
     assert_non_null(strstr(err.msg, "capacity probe"));

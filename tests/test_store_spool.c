@@ -30,6 +30,7 @@ size_t __sanitizer_get_current_allocated_bytes(void);
 #define HEAP_IN_USE() ((long)mallinfo2().uordblks)
 #endif
 
+#include "run_info.h"
 #include "store.h"
 #include "store_profile.h"
 #include "store_query.h"
@@ -42,24 +43,20 @@ static const char *path_of(const char *name)
     return scratch_path(dir, name);
 }
 
+/* The store's test run, with what a spool must carry besides: a scenario of two lines, a NULL
+ * string, and the figures it leaves unset. */
 static store_run_info info_of(store_level level)
 {
-    store_run_info in = {.name = "spooled",
-                         .scenario_text = "name: spooled\n# a second line\n",
-                         .scheduler = "vllm",
-                         .version = "test",
-                         .profile = "roofline",
-                         .model = "llama-3-8b",
-                         .gpu = NULL, /* a NULL string travels as NULL */
-                         .dtype = "bf16",
-                         .hardware = "cpu",
-                         .seed = 77,
-                         .replicas = 3,
-                         .tensor_parallel = 2,
-                         .level = level,
-                         .offered_rate = 2.5,
-                         .num_requests = 1000,
-                         .kv_blocks = 4321};
+    store_run_info in = test_run_info("spooled", level);
+    in.scenario_text = "name: spooled\n# a second line\n";
+    in.gpu = NULL; /* a NULL string travels as NULL */
+    in.dtype = "bf16";
+    in.seed = 77;
+    in.replicas = 3;
+    in.tensor_parallel = 2;
+    in.offered_rate = 2.5;
+    in.num_requests = 1000;
+    in.kv_blocks = 4321;
     return in;
 }
 

@@ -120,6 +120,26 @@ static void empty_set(study_vset *v, int tpot)
     snprintf(v->metric[1].name, sizeof v->metric[1].name, "mean_tpot_ms");
 }
 
+/* A group's statistics as worked out by hand: its name, rows, |error| median, p90 and worst,
+ * signed median, and the worst row's id. */
+typedef struct want_stat {
+    const char *group;
+    int n;
+    double median_abs, p90_abs, worst_abs, signed_median;
+    const char *worst;
+} want_stat;
+
+static void check_stat(const study_vset *v, const study_vstat *st, const want_stat *w)
+{
+    assert_string_equal(st->group, w->group);
+    assert_int_equal(st->n, w->n);
+    assert_true(fabs(st->median_abs - w->median_abs) < 1e-12);
+    assert_true(fabs(st->p90_abs - w->p90_abs) < 1e-12);
+    assert_true(fabs(st->worst_abs - w->worst_abs) < 1e-12);
+    assert_true(fabs(st->signed_median - w->signed_median) < 1e-12);
+    assert_string_equal(v->rows[st->worst_row].id, w->worst);
+}
+
 static void test_stats_by_hand(void **state)
 {
     (void)state;
@@ -138,27 +158,14 @@ static void test_stats_by_hand(void **state)
     int n = study_vset_stats(&v, &st);
     assert_int_equal(n, 3); /* a, b, all (c has no predicted row) */
     /* a: |e| sorted .05 .1 .2 .3: median (.1 + .2) / 2 = .15, p90 at position 2.7: .2 + .7 x
-     * .1 = .27, worst .3 (a3); signed sorted -.2 -.05 .1 .3: median (-.05 + .1) / 2 = .025 */
-    assert_string_equal(st[0].group, "a");
-    assert_int_equal(st[0].n, 4);
-    assert_true(fabs(st[0].median_abs - 0.15) < 1e-12);
-    assert_true(fabs(st[0].p90_abs - 0.27) < 1e-12);
-    assert_true(fabs(st[0].worst_abs - 0.3) < 1e-12);
-    assert_true(fabs(st[0].signed_median - 0.025) < 1e-12);
-    assert_string_equal(v.rows[st[0].worst_row].id, "a3");
-    /* b: one row, +50% */
-    assert_string_equal(st[1].group, "b");
-    assert_int_equal(st[1].n, 1);
-    assert_true(fabs(st[1].median_abs - 0.5) < 1e-12 && fabs(st[1].signed_median - 0.5) < 1e-12);
-    /* all: |e| .05 .1 .2 .3 .5: median .2, p90 at 3.6: .3 + .6 x .2 = .42, worst .5 (b1);
-     * signed -.2 -.05 .1 .3 .5: median .1 */
-    assert_string_equal(st[2].group, "all");
-    assert_int_equal(st[2].n, 5);
-    assert_true(fabs(st[2].median_abs - 0.2) < 1e-12);
-    assert_true(fabs(st[2].p90_abs - 0.42) < 1e-12);
-    assert_true(fabs(st[2].worst_abs - 0.5) < 1e-12);
-    assert_true(fabs(st[2].signed_median - 0.1) < 1e-12);
-    assert_string_equal(v.rows[st[2].worst_row].id, "b1");
+     * .1 = .27, worst .3 (a3); signed sorted -.2 -.05 .1 .3: median (-.05 + .1) / 2 = .025.
+     * b: one row, +50%. all: |e| .05 .1 .2 .3 .5: median .2, p90 at 3.6: .3 + .6 x .2 = .42,
+     * worst .5 (b1); signed -.2 -.05 .1 .3 .5: median .1 */
+    static const want_stat want[] = {{"a", 4, 0.15, 0.27, 0.3, 0.025, "a3"},
+                                     {"b", 1, 0.5, 0.5, 0.5, 0.5, "b1"},
+                                     {"all", 5, 0.2, 0.42, 0.5, 0.1, "b1"}};
+    for (int i = 0; i < 3; i++)
+        check_stat(&v, &st[i], &want[i]);
     int64_t ok, cannot, failed;
     study_vset_counts(&v, &ok, &cannot, &failed);
     assert_true(ok == 6 && cannot == 1 && failed == 0);
@@ -208,8 +215,9 @@ static void add_pair_row(study_vset *v, const char *id, int clients, int isl, in
     }
 }
 
-/* The excess of a mixed step over its prediction, from rows that differ only in their output
- * length, against hand computation. */
+/* The excess of a mixed step over its prediction and the error of the closed loop's cycle split
+ * into a decode step and the rest, from rows that differ only in their output length, against
+ * hand computation. */
 static void test_residuals_mixed_step(void **state)
 {
     (void)state;
@@ -230,12 +238,21 @@ static void test_residuals_mixed_step(void **state)
     assert_int_equal(rs[0].npairs, 2);
     assert_true(fabs(rs[0].mixed_median - 25) < 1e-9);
     assert_int_equal(rs[1].npairs, 2);
+    /* the cycles, TTFT 100 / 90 + (OSL - 1) x TPOT: m1 1300 / 1090 and m2 4300 / 4090 give a
+     * decode step of 10 / 10 and a rest of 300 / 90 (-0.7); m3 2300 / 2190 against m2: 10 / 9.5
+     * (-0.05), 300 / 290; one client's m5 1000 / 890 against m6 3300 / 3290: 7.667 / 8
+     * (+0.0435), 233.3 / 90 (-0.614): decode median 0, rest median -0.614 */
+    assert_int_equal(rs[0].ncycles, 3);
+    assert_true(fabs(rs[0].decode_error) < 1e-9);
+    assert_true(fabs(rs[0].rest_error - (90.0 / (1000 - 100 * 2300.0 / 300) - 1)) < 1e-9);
     free(rs);
     /* without a predicted TPOT a pair tells nothing */
     v.rows[1].predicted[1] = NAN;
     assert_int_equal(study_vset_residuals(&v, &rs), 2);
     assert_int_equal(rs[0].npairs, 0);
     assert_true(isnan(rs[0].mixed_median));
+    assert_int_equal(rs[0].ncycles, 1); /* m5 and m6 */
+    assert_true(fabs(rs[0].decode_error - (8 / (2300.0 / 300) - 1)) < 1e-9);
     free(rs);
     study_vset_free(&v);
 }

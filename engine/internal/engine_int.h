@@ -377,6 +377,7 @@ static inline int32_t eng_kv_ident(const eng_request *rq)
 typedef struct eng_rescount {
     int32_t *cnt; /* by residue */
     int64_t *pre; /* pre[i]: members with a residue below i (block size + 1 entries) */
+    int stale;    /* cnt moved since pre was summed (summed again when a count reads it) */
 } eng_rescount;
 
 /* A class of the decode cohort: members that advance by the same number of tokens each step

@@ -1,11 +1,13 @@
 /*
  * study_util.h: loading and running a scenario as the study-level tests do (through study.h),
  * each step failing the test with the loader's or the run's message, and a run that must be
- * refused naming what it lacks, and a capacity search or a recommendation set up and run.
+ * refused naming what it lacks, and a capacity search or a recommendation set up and run; and
+ * scenario text run with `--set`-style overrides, and tables of texts that must be refused.
  */
 #ifndef LLMSIM_TESTS_STUDY_UTIL_H
 #define LLMSIM_TESTS_STUDY_UTIL_H
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,15 +20,21 @@
 #include "study.h"
 #include "study_recommend.h"
 
-/* Loads the scenario file path with the overrides sets (NULL-terminated; NULL for none) into s
- * (the caller frees it with scn_free); the test fails with the loader's message when it cannot. */
-static inline void su_load(const char *path, const char *const *sets, scn_scenario *s)
+/* How many overrides sets (NULL-terminated; NULL for none) holds. */
+static inline int su_nsets(const char *const *sets)
 {
     int n = 0;
     while (sets && sets[n])
         n++;
+    return n;
+}
+
+/* Loads the scenario file path with the overrides sets (NULL-terminated; NULL for none) into s
+ * (the caller frees it with scn_free); the test fails with the loader's message when it cannot. */
+static inline void su_load(const char *path, const char *const *sets, scn_scenario *s)
+{
     sim_err err = {{0}};
-    if (study_load(path, sets, n, s, &err) != 0)
+    if (study_load(path, sets, su_nsets(sets), s, &err) != 0)
         fail_msg("%s", err.msg);
 }
 
@@ -35,11 +43,8 @@ static inline void su_load(const char *path, const char *const *sets, scn_scenar
 static inline void su_load_text(const char *path, const char *text, const char *const *sets,
                                 scn_scenario *s)
 {
-    int n = 0;
-    while (sets && sets[n])
-        n++;
     sim_err err = {{0}};
-    if (study_load_text(path, text, sets, n, s, &err) != 0)
+    if (study_load_text(path, text, sets, su_nsets(sets), s, &err) != 0)
         fail_msg("%s", err.msg);
 }
 
@@ -65,6 +70,67 @@ static inline void su_refused(scn_scenario *s, const char *what)
     free(r);
     scn_free(s);
 }
+
+/* ---- scenario text ("test.yaml") with overrides ---- */
+
+/* Runs text with sets (NULL-terminated), every 1024th event checked, into *r; -1 with the
+ * message in err when it does not load or run. */
+static inline int su_run_text(const char *text, const char *const *sets, study_result *r,
+                              sim_err *err)
+{
+    scn_scenario s;
+    if (study_load_text("test.yaml", text, sets, su_nsets(sets), &s, err) != 0)
+        return -1;
+    study_hooks h = {.check_every = 1024};
+    int rc = study_run(&s, s.seed, NULL, NULL, &h, r, err);
+    scn_free(&s);
+    return rc;
+}
+
+/* The result of a run of text with sets that must succeed (the caller frees it). */
+static inline study_result *su_must_run_text(const char *text, const char *const *sets)
+{
+    study_result *r = calloc(1, sizeof *r);
+    sim_err err;
+    if (su_run_text(text, sets, r, &err) != 0)
+        fail_msg("run: %s", err.msg);
+    return r;
+}
+
+/* Metric name of r, which must have it. */
+static inline double su_metric(const study_result *r, const char *name)
+{
+    double v = study_metric(r, name);
+    if (isnan(v))
+        fail_msg("no metric %s", name);
+    return v;
+}
+
+/* Text with sets refused, at load or at run, with a message holding want. */
+static inline void su_refused_text(const char *text, const char *const *sets, const char *want)
+{
+    study_result *r = calloc(1, sizeof *r);
+    sim_err err;
+    if (su_run_text(text, sets, r, &err) != -1)
+        fail_msg("accepted, where a refusal naming '%s' was expected:\n%s", want, text);
+    if (!strstr(err.msg, want))
+        fail_msg("expected '%s' in: %s", want, err.msg);
+    free(r);
+}
+
+/* A scenario text that must be refused, and a fragment of the refusal. */
+typedef struct su_refusal {
+    const char *text, *says;
+} su_refusal;
+
+/* Each of rows[0..n-1] refused (su_refused_text, no overrides). */
+static inline void su_refused_all(const su_refusal *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        su_refused_text(rows[i].text, NULL, rows[i].says);
+}
+
+/* ---- capacity searches and recommendations ---- */
 
 /* Clears c to a capacity search of the scenario text (NULL: read from file; file names it in
  * messages) under the SLOs slo, searched to precision, its engine checked every 4096
