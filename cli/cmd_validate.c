@@ -188,6 +188,45 @@ static void print_more_stats(const study_vset *v)
     free(st);
 }
 
+/* The median TTFT residual per group at each prompt length, or with life that of the request's
+ * whole time (--residuals). */
+static void print_by_prompt(const study_vresid *rs, int n, int life)
+{
+    for (int k = 0; k < n; k++) {
+        const study_vresid *r = &rs[k];
+        if (k > 0 && strcmp(r->group, "all") == 0)
+            printf("\n");
+        printf("%-40.40s", r->group);
+        for (int i = 0; i < r->nprompt; i++) {
+            double ms = life ? r->by_prompt[i].life_median_ms : r->by_prompt[i].median_ms;
+            int rows = life ? r->by_prompt[i].nlife : r->by_prompt[i].n;
+            if (isfinite(ms))
+                printf("  %d: %+.1f (%d)", r->by_prompt[i].tokens, ms, rows);
+            else
+                printf("  %d: - (0)", r->by_prompt[i].tokens);
+        }
+        if (r->nprompt == 0)
+            printf("  -");
+        if (r->prompt_more)
+            printf("  (%d rows at longer prompts)", r->prompt_more);
+        printf("\n");
+    }
+}
+
+static void print_residuals_by_prompt(const study_vresid *rs, int n)
+{
+    printf("\nTTFT residual by prompt length: median ms (rows) at each workload.prompt_tokens\n");
+    print_by_prompt(rs, n, 0);
+    printf(
+        "\nrequest time residual by prompt length: median ms (rows) of measured - predicted TTFT "
+        "+ (output tokens - 1) x TPOT,\n"
+        "  arrival to last token (where the decode steps are priced right, a TTFT residual "
+        "that this one does not carry is the order\n"
+        "  of the closed loop's prefills, which come before a request's first token and which "
+        "during its decode, not time left out)\n");
+    print_by_prompt(rs, n, 1);
+}
+
 /* The TTFT residual per group in decode steps and closed-loop gaps (--residuals). */
 static void print_residuals(const study_vresid *rs, int n)
 {
@@ -231,6 +270,8 @@ static void print_residuals(const study_vresid *rs, int n)
     }
     if (n == 0)
         printf("(no row has a measured and predicted TTFT and a measured TPOT)\n");
+    else
+        print_residuals_by_prompt(rs, n);
 }
 
 /* The distinct texts of one field over the rows of one status, with their counts. */
@@ -486,6 +527,20 @@ static void json_residuals(sim_jsonw *j, const study_vset *v)
             sim_jsonw_num(j, "decode_step_error", r->decode_error);
         if (isfinite(r->rest_error))
             sim_jsonw_num(j, "cycle_rest_error", r->rest_error);
+        sim_jsonw_open(j, "by_prompt_tokens", '[');
+        for (int i = 0; i < r->nprompt; i++) {
+            sim_jsonw_open(j, NULL, '{');
+            sim_jsonw_int(j, "prompt_tokens", r->by_prompt[i].tokens);
+            sim_jsonw_int(j, "n", r->by_prompt[i].n);
+            sim_jsonw_num(j, "median_ms", r->by_prompt[i].median_ms);
+            sim_jsonw_int(j, "n_request_time", r->by_prompt[i].nlife);
+            if (isfinite(r->by_prompt[i].life_median_ms))
+                sim_jsonw_num(j, "request_time_median_ms", r->by_prompt[i].life_median_ms);
+            sim_jsonw_close(j, '}');
+        }
+        sim_jsonw_close(j, ']');
+        if (r->prompt_more)
+            sim_jsonw_int(j, "rows_at_longer_prompts", r->prompt_more);
         sim_jsonw_close(j, '}');
     }
     sim_jsonw_close(j, ']');
@@ -680,9 +735,10 @@ int cmd_validate(int argc, char **argv)
          "also print the TTFT residual (measured - predicted) per group in decode steps (the "
          "row's measured TPOT) and in closed-loop gaps (output tokens x TPOT / clients): the "
          "units a late-counted first token and a wait for another request's completion leave it "
-         "in, and how much longer a mixed step is than predicted and the error of a decode step "
+         "in, how much longer a mixed step is than predicted and the error of a decode step "
          "and of the rest of the closed loop's cycle, from rows that differ only in output "
-         "length (a serving set measuring TTFT and TPOT)",
+         "length, and the residual's median at each prompt length beside that of the request's "
+         "whole time, TTFT + (output tokens - 1) x TPOT (a serving set measuring TTFT and TPOT)",
          NULL, 0, 0, NULL, NULL},
         {"--rows", NULL, CLI_FLAG, &o.rows,
          "list every predicted row (by default only when there are at most 1000)", NULL, 0, 0, NULL,

@@ -170,6 +170,9 @@ int study_vset_stats_by(const study_vset *v, study_vby by, study_vstat **out);
 
 /* ---- the TTFT residual in decode steps (vresid.c) ---- */
 
+/* Prompt lengths a group's residual is broken down by (the shortest; the rest are counted). */
+#define STUDY_VRESID_NPROMPT 8
+
 /* What is left of a group's TTFT after the prediction, in the units a mechanism would leave it
  * in: a harness that counts a later token as the first adds whole decode steps (the row's
  * measured TPOT); a client that waits for another request to finish adds the closed loop's
@@ -191,13 +194,25 @@ typedef struct study_vresid {
                             cycle that each pair implies (vresid.c); NAN when none */
     double rest_error;   /* the same of the rest of the cycle: the clients' prefills and the time
                             per request outside the decode steps; NAN when none */
+    int nprompt;         /* prompt lengths in by_prompt, ascending */
+    int prompt_more;     /* rows at prompt lengths past the STUDY_VRESID_NPROMPT shortest */
+    struct {
+        int tokens;            /* the rows' workload.prompt_tokens */
+        int n;                 /* rows at that length */
+        double median_ms;      /* of their residual */
+        int nlife;             /* of those, rows with an output length and a predicted TPOT */
+        double life_median_ms; /* of their request time's residual, measured - predicted TTFT +
+                                  (output tokens - 1) x TPOT; NAN when none */
+    } by_prompt[STUDY_VRESID_NPROMPT];
 } study_vresid;
 
 /* The residuals of a serving set whose metrics include mean_ttft_ms and mean_tpot_ms, per
  * group (in order of first appearance) with at least one row, then "all". A row's clients and
  * output tokens are its last workload.arrival.concurrency and workload.output_tokens overrides;
  * its sibling is the row of the longest output whose overrides are the same but for the output
- * tokens and memory.max_model_len.
+ * tokens and memory.max_model_len; its prompt length, by which the residual is also given, its
+ * last workload.prompt_tokens override (rows without one are left out of by_prompt), with the
+ * residual of the request's whole time, first token and decode together.
  * *out is malloc'd (the caller frees; NULL when none); returns the count, 0 when none, or -1
  * when the set measures no TTFT or no TPOT. */
 int study_vset_residuals(const study_vset *v, study_vresid **out);

@@ -31,6 +31,19 @@
  * steps. Their predicted / measured - 1 say whether a TPOT error is the decode step's price or
  * the prefills' (the longer row's later steps read longer contexts, a drift that grows with the
  * output difference; a rest that comes out negative is not counted).
+ *
+ * The residual is also given by prompt length: time per request outside the engine (a front
+ * end, a submission or response path) is the same at every length, a prefill priced too fast
+ * grows with it, and a prefill priced too slowly shrinks with it. Beside it goes the residual of
+ * the request's whole time, arrival to last token: the cycle above, TTFT + (output tokens - 1) x
+ * TPOT. Time the model leaves out adds to both: a wait before the engine lengthens the request as
+ * much as its first token, a prefill priced too fast more (the other clients' prefills within its
+ * decode too). In a closed loop whose GPU never idles, a request's whole time is one round of the
+ * loop, every client's prefill and the decode steps between; how many of the other clients'
+ * prefills come before a request's own and how many during its decode moves time between its
+ * TTFT and its TPOT and leaves the whole unchanged. Where the decode steps are priced right
+ * (TPOT's own error is in the whole too), a TTFT residual with no residual of the whole is
+ * therefore the order of the prefills, not time left out.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -192,6 +205,61 @@ static void pairs_of(const study_vset *v, const char *g, int ttft, int tpot, dou
         qsort(out[k], (size_t)n[k], sizeof *out[k], cmp_double);
 }
 
+/* The residual of row r's whole time in ms, measured - predicted TTFT + (output tokens - 1) x
+ * TPOT (see the head of this file), given its TTFT residual ms; NAN when its output length or
+ * predicted TPOT is unknown. */
+static double life_of(const study_vrow *r, int tpot, double ms)
+{
+    double osl = override_of(r, "workload.output_tokens");
+    if (!(osl >= 1) || !isfinite(r->predicted[tpot]))
+        return NAN;
+    return ms + (osl - 1) * (r->measured[tpot] - r->predicted[tpot]);
+}
+
+/* The residual by prompt length of the rows of group g (NULL: every row) into st->by_prompt:
+ * the STUDY_VRESID_NPROMPT shortest lengths, each with its rows' medians; buf holds 2 x nrows. */
+static void by_prompt(const study_vset *v, const char *g, int ttft, int tpot, double *buf,
+                      study_vresid *st)
+{
+    double *life = buf + v->nrows;
+    for (double last = -1;;) {
+        /* the shortest length above the last one, and its rows' residuals */
+        double next = -1;
+        int n = 0, nl = 0;
+        for (int i = 0; i < v->nrows; i++) {
+            const study_vrow *r = &v->rows[i];
+            double ms, steps, gaps, p = override_of(r, "workload.prompt_tokens");
+            if ((g && strcmp(r->group, g) != 0) || !(p > last) ||
+                !residual_of(r, ttft, tpot, &ms, &steps, &gaps))
+                continue;
+            if (next < 0 || p < next) {
+                next = p;
+                n = nl = 0;
+            }
+            if (p != next)
+                continue;
+            buf[n++] = ms;
+            life[nl] = life_of(r, tpot, ms);
+            nl += !isnan(life[nl]);
+        }
+        if (next < 0)
+            return;
+        last = next;
+        if (st->nprompt == STUDY_VRESID_NPROMPT) {
+            st->prompt_more += n;
+            continue;
+        }
+        qsort(buf, (size_t)n, sizeof *buf, cmp_double);
+        qsort(life, (size_t)nl, sizeof *life, cmp_double);
+        st->by_prompt[st->nprompt].tokens = (int)next;
+        st->by_prompt[st->nprompt].n = n;
+        st->by_prompt[st->nprompt].median_ms = study_quantile(buf, n, 0.5);
+        st->by_prompt[st->nprompt].nlife = nl;
+        st->by_prompt[st->nprompt].life_median_ms = study_quantile(life, nl, 0.5);
+        st->nprompt++;
+    }
+}
+
 /* The residuals of the rows of group g (NULL: every row) into *st; returns its row count. */
 static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, double *buf,
                     study_vresid *st)
@@ -221,6 +289,8 @@ static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, doub
     st->steps_median = study_quantile(steps, n, 0.5);
     st->steps_p75 = study_quantile(steps, n, 0.75);
     st->gaps_median = study_quantile(gaps, st->ngap, 0.5);
+    /* buf holds 6 x nrows: ms, steps and gaps above, whose medians are taken, then the pairs'
+     * three kinds; by_prompt reuses the first 2 x nrows */
     double *pair[3];
     int np[3];
     for (int k = 0; k < 3; k++)
@@ -231,6 +301,7 @@ static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, doub
     st->ncycles = np[PAIR_DECODE];
     st->decode_error = study_quantile(pair[PAIR_DECODE], np[PAIR_DECODE], 0.5);
     st->rest_error = study_quantile(pair[PAIR_REST], np[PAIR_REST], 0.5);
+    by_prompt(v, g, ttft, tpot, buf, st);
     return n;
 }
 

@@ -257,6 +257,109 @@ static void test_residuals_mixed_step(void **state)
     study_vset_free(&v);
 }
 
+/* A row of group g whose TTFT residual is ms at prompt length isl (0: no prompt override), 10 ms
+ * of measured TPOT. */
+static void add_prompt_row(study_vset *v, const char *id, const char *g, int isl, double ms)
+{
+    add_row(v, id, g, 100 + ms, 100, STUDY_V_OK);
+    study_vrow *r = &v->rows[v->nrows - 1];
+    r->measured[1] = 10;
+    if (isl == 0)
+        return;
+    char buf[64];
+    r->sets = calloc(2, sizeof *r->sets);
+    r->sets[r->nsets++] = strdup("workload.prompt_tokens=7"); /* overridden below */
+    snprintf(buf, sizeof buf, "workload.prompt_tokens=%d", isl);
+    r->sets[r->nsets++] = strdup(buf);
+}
+
+/* The TTFT residual by prompt length: each length's median, shortest first, against hand
+ * computation; rows without a prompt length left out, lengths past the shortest eight counted. */
+static void test_residuals_by_prompt(void **state)
+{
+    (void)state;
+    study_vset v;
+    empty_set(&v, 1);
+    /* group p: 40 and 60 ms at 1024 tokens (median 50), -20 ms at 256, 90 ms at 4096, and a row
+     * without a prompt length */
+    add_prompt_row(&v, "p1", "p", 1024, 40);
+    add_prompt_row(&v, "p2", "p", 4096, 90);
+    add_prompt_row(&v, "p3", "p", 256, -20);
+    add_prompt_row(&v, "p4", "p", 1024, 60);
+    add_prompt_row(&v, "p5", "p", 0, 500);
+    /* group q: ten lengths, 100 to 1000 tokens, one row each: the two longest are counted */
+    for (int k = 1; k <= 10; k++) {
+        char id[16];
+        snprintf(id, sizeof id, "q%d", k);
+        add_prompt_row(&v, id, "q", 1100 - 100 * k, k);
+    }
+    study_vresid *rs;
+    assert_int_equal(study_vset_residuals(&v, &rs), 3); /* p, q, all */
+    assert_string_equal(rs[0].group, "p");
+    assert_int_equal(rs[0].n, 5);
+    assert_int_equal(rs[0].nprompt, 3);
+    assert_int_equal(rs[0].prompt_more, 0);
+    int tokens[] = {256, 1024, 4096}, rows[] = {1, 2, 1};
+    double median[] = {-20, 50, 90};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rs[0].by_prompt[i].tokens, tokens[i]);
+        assert_int_equal(rs[0].by_prompt[i].n, rows[i]);
+        assert_true(fabs(rs[0].by_prompt[i].median_ms - median[i]) < 1e-9);
+    }
+    assert_int_equal(rs[1].nprompt, STUDY_VRESID_NPROMPT);
+    assert_int_equal(rs[1].prompt_more, 2);
+    /* 100 tokens is q10's (10 ms), 800 tokens q3's (3 ms) */
+    assert_int_equal(rs[1].by_prompt[0].tokens, 100);
+    assert_true(fabs(rs[1].by_prompt[0].median_ms - 10) < 1e-9);
+    assert_int_equal(rs[1].by_prompt[7].tokens, 800);
+    assert_true(fabs(rs[1].by_prompt[7].median_ms - 3) < 1e-9);
+    /* all: 100 to 700 tokens with p's 256 among them; 800, 900, 1000, 1024 (two rows) and 4096
+     * counted */
+    assert_string_equal(rs[2].group, "all");
+    assert_int_equal(rs[2].nprompt, STUDY_VRESID_NPROMPT);
+    assert_int_equal(rs[2].by_prompt[2].tokens, 256);
+    assert_int_equal(rs[2].by_prompt[7].tokens, 700);
+    assert_int_equal(rs[2].prompt_more, 6);
+    /* no row has an output length: no request time */
+    assert_int_equal(rs[0].by_prompt[1].nlife, 0);
+    assert_true(isnan(rs[0].by_prompt[1].life_median_ms));
+    free(rs);
+    study_vset_free(&v);
+}
+
+/* The residual of a request's whole time by prompt length, TTFT + (output tokens - 1) x TPOT,
+ * against hand computation: a TTFT residual that the decode phase gives back leaves none. */
+static void test_residuals_request_time(void **state)
+{
+    (void)state;
+    study_vset v;
+    empty_set(&v, 1);
+    /* group p at 4096 tokens, 101 output tokens, measured TPOT 10 ms: r1 measures a TTFT 100 ms
+     * over its prediction and a TPOT 1 ms under it (100 - 100 x 1 = 0); r2 40 ms over, its TPOT
+     * as predicted (+40); r3 60 ms over and 0.5 ms under (60 - 50 = +10) */
+    double ttft[] = {100, 40, 60}, tpot[] = {11, 10, 10.5};
+    for (int k = 0; k < 3; k++) {
+        char id[16];
+        snprintf(id, sizeof id, "r%d", k + 1);
+        add_prompt_row(&v, id, "p", 4096, ttft[k]);
+        study_vrow *r = &v.rows[v.nrows - 1];
+        r->predicted[1] = tpot[k];
+        r->sets = realloc(r->sets, (size_t)(r->nsets + 1) * sizeof *r->sets);
+        r->sets[r->nsets++] = strdup("workload.output_tokens=101");
+    }
+    /* r4 at 4096 without a predicted TPOT counts for TTFT only */
+    add_prompt_row(&v, "r4", "p", 4096, 20);
+    study_vresid *rs;
+    assert_int_equal(study_vset_residuals(&v, &rs), 2);
+    assert_int_equal(rs[0].nprompt, 1);
+    assert_int_equal(rs[0].by_prompt[0].n, 4);
+    assert_true(fabs(rs[0].by_prompt[0].median_ms - 50) < 1e-9); /* of 20, 40, 60, 100 */
+    assert_int_equal(rs[0].by_prompt[0].nlife, 3);
+    assert_true(fabs(rs[0].by_prompt[0].life_median_ms - 10) < 1e-9); /* of 0, 10, 40 */
+    free(rs);
+    study_vset_free(&v);
+}
+
 /* The TTFT residual in decode steps and closed-loop gaps, against hand computation. */
 static void test_residuals_by_hand(void **state)
 {
@@ -999,8 +1102,9 @@ static void test_shipped_list(void **state)
 }
 
 LLMSIM_TEST_MAIN(e2e_group_setup, e2e_group_teardown, test_quantile, test_stats_by_hand,
-                 test_residuals_by_hand, test_residuals_mixed_step, test_serving_rows,
-                 test_serving_match, test_serving_run, test_warmup, test_transcribed_rows,
-                 test_disaggregated_row, test_stored_table, test_template_arithmetic,
-                 test_regimes_and_error_table, test_bad_sets, test_repeats, test_id_layout,
-                 test_operator_rows, test_operator_kernel_sums, test_shipped_list)
+                 test_residuals_by_hand, test_residuals_mixed_step, test_residuals_by_prompt,
+                 test_residuals_request_time, test_serving_rows, test_serving_match,
+                 test_serving_run, test_warmup, test_transcribed_rows, test_disaggregated_row,
+                 test_stored_table, test_template_arithmetic, test_regimes_and_error_table,
+                 test_bad_sets, test_repeats, test_id_layout, test_operator_rows,
+                 test_operator_kernel_sums, test_shipped_list)

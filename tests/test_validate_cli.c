@@ -146,12 +146,17 @@ static void test_residuals(void **state)
         assert_has(out, "gaps");
         assert_has(out, "mixed: how much longer a mixed step");
         assert_has(out, "decode, rest: the same pairs split the closed loop's cycle");
+        assert_has(out, "TTFT residual by prompt length");
+        assert_has(out, "request time residual by prompt length");
     }
     assert_has(out, "\"ttft_residuals\": [");
     assert_has(out, "\"steps_median\"");
     assert_has(out, "\"gaps_median\"");
     assert_has(out, "\"n_pairs\"");
     assert_has(out, "\"n_cycles\"");
+    assert_has(out, "\"by_prompt_tokens\": [");
+    assert_has(out, "\"prompt_tokens\":");
+    assert_has(out, "\"n_request_time\":");
     /* without the flag, neither */
     int st =
         e2e_sh(out, sizeof out, err, sizeof err, BIN " validate " DATA "/small.yaml --db %s", db);
