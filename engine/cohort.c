@@ -25,6 +25,15 @@
 
 #define KEY(h, rq) (*(int64_t *)((char *)(rq) + (h)->key_off))
 #define IDX(h, rq) (*(int32_t *)((char *)(rq) + (h)->idx_off))
+/* A heap's moves take its offsets as arguments (ko: the key's, io: the index's): the two heaps of
+ * a class get them as constants (FIN_KO..., push_as/remove_as inlined), so a compare reads the key
+ * with no load of the offset, which a store to an element would make the compiler read again. */
+#define KEY_AT(ko, rq) (*(int64_t *)((char *)(rq) + (ko)))
+#define IDX_AT(io, rq) (*(int32_t *)((char *)(rq) + (io)))
+#define FIN_KO offsetof(eng_request, c_fin_t)
+#define FIN_IO offsetof(eng_request, c_fin_idx)
+#define EV_KO offsetof(eng_request, c_ev_t)
+#define EV_IO offsetof(eng_request, c_ev_idx)
 
 void eng_heap_init(eng_rq_heap *h, size_t key_off, size_t idx_off)
 {
@@ -47,54 +56,97 @@ static inline int less(const eng_rq_heap *h, const eng_request *x, const eng_req
     return kx < ky || (kx == ky && x->id < y->id);
 }
 
-static inline void place(eng_rq_heap *h, int32_t i, eng_request *rq)
+static inline __attribute__((always_inline)) int less_at(size_t ko, const eng_request *x,
+                                                         const eng_request *y)
+{
+    int64_t kx = KEY_AT(ko, x), ky = KEY_AT(ko, y);
+    return kx < ky || (kx == ky && x->id < y->id);
+}
+
+static inline __attribute__((always_inline)) void place_at(eng_rq_heap *h, size_t io, int32_t i,
+                                                           eng_request *rq)
 {
     h->a[i] = rq;
-    IDX(h, rq) = i;
+    IDX_AT(io, rq) = i;
 }
 
-static void up(eng_rq_heap *h, int32_t i)
+/* set(ko, i, p) for heap.h's moves: stores p at i of the array a, its index at io. */
+#define SET_AT(ko, i, p) (a[(i)] = (p), IDX_AT(io, a[(i)]) = (i))
+
+static inline __attribute__((always_inline)) void up_at(eng_rq_heap *h, size_t ko, size_t io,
+                                                        int32_t i)
 {
-    eng_request *rq = h->a[i];
-    while (i > 0) {
-        int32_t p = (i - 1) / 2;
-        if (!less(h, rq, h->a[p]))
-            break;
-        place(h, i, h->a[p]);
-        i = p;
-    }
-    place(h, i, rq);
+    eng_request **a = h->a, *rq = a[i];
+    ENG_HEAP_SIFT_UP(ko, a, i, rq, less_at, SET_AT);
 }
 
-static void down(eng_rq_heap *h, int32_t i)
+static inline __attribute__((always_inline)) void down_at(eng_rq_heap *h, size_t ko, size_t io,
+                                                          int32_t i)
 {
-    eng_request *rq = h->a[i];
-    ENG_HEAP_SIFT_DOWN(h, h->a, h->n, i, rq, less, place);
+    eng_request **a = h->a, *rq = a[i];
+    ENG_HEAP_SIFT_DOWN(ko, a, h->n, i, rq, less_at, SET_AT);
 }
 
-void eng_heap_push(eng_rq_heap *h, eng_request *rq)
+static inline __attribute__((always_inline)) void push_as(eng_rq_heap *h, size_t ko, size_t io,
+                                                          eng_request *rq)
 {
     if (h->n == h->cap) {
         h->cap = h->cap ? 2 * h->cap : 64;
         h->a = sim_xrealloc(h->a, (size_t)h->cap * sizeof *h->a);
     }
     h->a[h->n] = rq;
-    up(h, h->n++);
+    up_at(h, ko, io, h->n++);
+}
+
+static inline __attribute__((always_inline)) void remove_as(eng_rq_heap *h, size_t ko, size_t io,
+                                                            eng_request *rq)
+{
+    int32_t i = IDX_AT(io, rq);
+    SIM_CHECK(NULL, i >= 0 && i < h->n && h->a[i] == rq);
+    IDX_AT(io, rq) = -1;
+    eng_request *last = h->a[--h->n];
+    if (i == h->n)
+        return;
+    place_at(h, io, i, last);
+    if (i > 0 && less_at(ko, last, h->a[(i - 1) / 2]))
+        up_at(h, ko, io, i);
+    else
+        down_at(h, ko, io, i);
+}
+
+void eng_heap_push(eng_rq_heap *h, eng_request *rq)
+{
+    push_as(h, h->key_off, h->idx_off, rq);
 }
 
 void eng_heap_remove(eng_rq_heap *h, eng_request *rq)
 {
-    int32_t i = IDX(h, rq);
-    SIM_CHECK(NULL, i >= 0 && i < h->n && h->a[i] == rq);
-    IDX(h, rq) = -1;
-    eng_request *last = h->a[--h->n];
-    if (i == h->n)
-        return;
-    place(h, i, last);
-    if (i > 0 && less(h, last, h->a[(i - 1) / 2]))
-        up(h, i);
-    else
-        down(h, i);
+    remove_as(h, h->key_off, h->idx_off, rq);
+}
+
+/* The class's finish heap (by c_fin_t) and event heap (by c_ev_t), their offsets constants. */
+static void fin_push(eng_cclass *cl, eng_request *rq)
+{
+    SIM_ASSERT(NULL, cl->fin.key_off == FIN_KO && cl->fin.idx_off == FIN_IO);
+    push_as(&cl->fin, FIN_KO, FIN_IO, rq);
+}
+
+static void fin_remove(eng_cclass *cl, eng_request *rq)
+{
+    SIM_ASSERT(NULL, cl->fin.key_off == FIN_KO && cl->fin.idx_off == FIN_IO);
+    remove_as(&cl->fin, FIN_KO, FIN_IO, rq);
+}
+
+static void ev_push(eng_cclass *cl, eng_request *rq)
+{
+    SIM_ASSERT(NULL, cl->ev.key_off == EV_KO && cl->ev.idx_off == EV_IO);
+    push_as(&cl->ev, EV_KO, EV_IO, rq);
+}
+
+static void ev_remove(eng_cclass *cl, eng_request *rq)
+{
+    SIM_ASSERT(NULL, cl->ev.key_off == EV_KO && cl->ev.idx_off == EV_IO);
+    remove_as(&cl->ev, EV_KO, EV_IO, rq);
 }
 
 eng_request *eng_heap_top(const eng_rq_heap *h)
@@ -339,7 +391,7 @@ static void cap_enter(eng_replica *r, eng_cclass *cl, eng_request *rq)
             cl->n_low++;
             cl->a_low += a;
             rq->c_ev_t = c->cap - a;
-            eng_heap_push(&cl->ev, rq);
+            ev_push(cl, rq);
         } else if (sliding(r) && paged(rq)) {
             rc_add(&cl->slide, res(a, c->bs), 1);
             cl->nslide++;
@@ -349,7 +401,7 @@ static void cap_enter(eng_replica *r, eng_cclass *cl, eng_request *rq)
         int64_t w = (int64_t)c->cap + 1;
         cl->wraps += ctx / w;
         rq->c_ev_t = (ctx / w + 1) * w - a;
-        eng_heap_push(&cl->ev, rq);
+        ev_push(cl, rq);
         break;
     }
     case 0:
@@ -364,7 +416,7 @@ static void cap_leave(eng_replica *r, eng_cclass *cl, eng_request *rq)
     eng_cohort *c = &r->co;
     int64_t a = a_of(rq), ctx = a + cl->t;
     if (rq->c_ev_idx >= 0)
-        eng_heap_remove(&cl->ev, rq);
+        ev_remove(cl, rq);
     switch (cap_kind(c)) {
     case 1:
         if (ctx < c->cap) {
@@ -402,13 +454,13 @@ static int64_t cap_events(eng_replica *r, eng_cclass *cl)
             cl->wraps++;
             if (l->wm && paged(rq))
                 freed += l->wm * (edge / l->bs - (edge - w) / l->bs);
-            eng_heap_remove(&cl->ev, rq);
+            ev_remove(cl, rq);
             rq->c_ev_t += w;
-            eng_heap_push(&cl->ev, rq);
+            ev_push(cl, rq);
         } else {
             cl->n_low--;
             cl->a_low -= a;
-            eng_heap_remove(&cl->ev, rq);
+            ev_remove(cl, rq);
             if (sliding(r) && paged(rq)) {
                 /* MODEL: vLLM SlidingWindowManager.remove_skipped_blocks: blocks wholly before
                  * the window of the next token (c - W + 1 tokens skipped) are freed */
@@ -438,7 +490,7 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
     c->live |= bit_of(c, rq);
     c->ctx += a_of(rq) + cl->t;
     c->fin_known = 0;
-    eng_heap_push(&cl->fin, rq);
+    fin_push(cl, rq);
     if (paged(rq)) {
         SIM_ASSERT(r->e->ctx, rq->kv_blocks == member_blocks(r, rq));
         rc_add(&cl->grow, res(a_of(rq), c->bs), 1);
@@ -491,7 +543,7 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
     if (--cl->n == 0)
         c->live &= ~bit_of(c, rq);
     c->n--;
-    eng_heap_remove(&cl->fin, rq);
+    fin_remove(cl, rq);
 }
 
 /* How a step of k drafts draws its acceptance: the minimum-variance schedule's floor(AL) and
