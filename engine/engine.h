@@ -583,6 +583,9 @@ int64_t eng_kv_align_chunk(const eng_replica *r, const eng_request *rq, int64_t 
 /* The most blocks a sequence of `tokens` tokens holds on its way, its windows, state and
  * speculative lookahead included (ceil(tokens / block size) for a plain model). */
 int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens);
+/* The most tokens whose eng_kv_blocks_for is at most `blocks` (-1: none), when that count grows
+ * with the tokens (a layout with no sliding window); -2 when it is not known that it does. */
+int64_t eng_kv_tokens_within(const eng_replica *r, int64_t blocks);
 /* The blocks a request prefilled elsewhere takes when it joins `running` sequences under
  * max_seqs with its prompt's blocks above `watermark` free blocks (vLLM V0's can_allocate for a
  * disaggregated decode instance), or -1 when it cannot join now. */

@@ -223,6 +223,26 @@ int64_t eng_kv_blocks_for(const eng_replica *r, int64_t tokens)
     return eng_lay_peak(&r->kv.lay, tokens, r->kv.ahead);
 }
 
+int64_t eng_kv_tokens_within(const eng_replica *r, int64_t blocks)
+{
+    const eng_kvlay *l = &r->kv.lay;
+    if (l->wm != 0 && l->window > 0)
+        return -2; /* a window's blocks come and go: eng_lay_peak is no plain ceiling */
+    /* eng_lay_peak is then eng_lay_held(tokens - 1): fm ceilings of the slots, plus state, which
+     * never falls as the tokens grow: bisect for the last count within `blocks` */
+    int64_t lo = -1, hi = (int64_t)1 << 40; /* lo fits (or -1), hi is past any context */
+    if (eng_kv_blocks_for(r, hi) <= blocks)
+        return INT64_MAX;
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (eng_kv_blocks_for(r, mid) <= blocks)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* MODEL: vLLM V0's disaggregated decode instance (0.6 KV connectors) takes a request like a
  * prefill: a seat under max_num_seqs and can_allocate's watermark for the prompt's blocks */
 int64_t eng_kv_seat_blocks(const eng_replica *r, const eng_request *rq, int64_t running,

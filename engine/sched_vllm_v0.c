@@ -15,6 +15,7 @@ typedef struct vllm {
     int64_t max_num_seqs, max_num_batched_tokens, watermark_blocks;
     int32_t steps; /* num_scheduler_steps */
     int swap;
+    int64_t fit_most; /* the most tokens never_fits lets through; -2: not known (vllm_init) */
 } vllm;
 
 static const eng_param vllm_params[] = {
@@ -38,6 +39,7 @@ static int vllm_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
         v->max_num_batched_tokens = len > 2048 ? len : 2048;
     }
     v->watermark_blocks = eng_cfg_watermark_blocks(cfg, vllm_params, r);
+    v->fit_most = eng_kv_tokens_within(r, eng_kv_total(r) - v->watermark_blocks);
     return 0;
 }
 
@@ -45,6 +47,14 @@ static int vllm_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
  * (the tokens to prefill, not prompt + output) exceed the cache less the watermark */
 static int never_fits(const vllm *v, const eng_replica *r, int64_t tokens)
 {
+    /* the cache's size and the layout stay as vllm_init saw them (a restarted replica starts
+     * its policy again): the blocks grow with the tokens, so a count is over fit_most exactly
+     * when its blocks are over the cache less the watermark */
+    if (v->fit_most >= -1) {
+        SIM_ASSERT(NULL, (tokens > v->fit_most) == (eng_kv_blocks_for(r, tokens) >
+                                                    eng_kv_total(r) - v->watermark_blocks));
+        return tokens > v->fit_most;
+    }
     return eng_kv_blocks_for(r, tokens) > eng_kv_total(r) - v->watermark_blocks;
 }
 
