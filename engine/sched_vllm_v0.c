@@ -30,6 +30,25 @@ static const eng_param vllm_params[] = {
      ENG_PARAM_AT(vllm, steps)},
     ENG_PARAM_END};
 
+/* MODEL: vLLM v0 BlockSpaceManager.can_allocate: AllocStatus.NEVER when the prompt's blocks
+ * (the tokens to prefill, not prompt + output) exceed the cache less the watermark */
+static int never_fits_blocks(const vllm *v, const eng_replica *r, int64_t tokens)
+{
+    return eng_kv_blocks_for(r, tokens) > eng_kv_total(r) - v->watermark_blocks;
+}
+
+static int never_fits(const vllm *v, const eng_replica *r, int64_t tokens)
+{
+    /* the cache's size and the layout stay as vllm_init saw them (a restarted replica starts
+     * its policy again): the blocks grow with the tokens, so a count is over fit_most exactly
+     * when its blocks are over the cache less the watermark */
+    if (v->fit_most >= -1) {
+        SIM_ASSERT(NULL, (tokens > v->fit_most) == never_fits_blocks(v, r, tokens));
+        return tokens > v->fit_most;
+    }
+    return never_fits_blocks(v, r, tokens);
+}
+
 static int vllm_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
 {
     vllm *v = st;
@@ -40,22 +59,11 @@ static int vllm_init(void *st, const eng_sched_cfg *cfg, eng_replica *r)
     }
     v->watermark_blocks = eng_cfg_watermark_blocks(cfg, vllm_params, r);
     v->fit_most = eng_kv_tokens_within(r, eng_kv_total(r) - v->watermark_blocks);
+    /* the boundary: fit_most fits (or is -1), one token more does not */
+    SIM_ASSERT(NULL, v->fit_most < -1 || v->fit_most == INT64_MAX ||
+                         ((v->fit_most < 0 || !never_fits_blocks(v, r, v->fit_most)) &&
+                          never_fits_blocks(v, r, v->fit_most + 1)));
     return 0;
-}
-
-/* MODEL: vLLM v0 BlockSpaceManager.can_allocate: AllocStatus.NEVER when the prompt's blocks
- * (the tokens to prefill, not prompt + output) exceed the cache less the watermark */
-static int never_fits(const vllm *v, const eng_replica *r, int64_t tokens)
-{
-    /* the cache's size and the layout stay as vllm_init saw them (a restarted replica starts
-     * its policy again): the blocks grow with the tokens, so a count is over fit_most exactly
-     * when its blocks are over the cache less the watermark */
-    if (v->fit_most >= -1) {
-        SIM_ASSERT(NULL, (tokens > v->fit_most) == (eng_kv_blocks_for(r, tokens) >
-                                                    eng_kv_total(r) - v->watermark_blocks));
-        return tokens > v->fit_most;
-    }
-    return eng_kv_blocks_for(r, tokens) > eng_kv_total(r) - v->watermark_blocks;
 }
 
 static void vllm_on_arrival(void *st, eng_replica *r, eng_request *rq, int64_t now)
