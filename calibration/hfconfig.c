@@ -952,6 +952,18 @@ static int read_kv_scheme(rd *r, const sim_json *q, eng_model *m)
     return 0;
 }
 
+/* MODEL: compressed-tensors' fp8 block scheme (weights strategy "block") quantizes its input
+ * activations per token group ("strategy": "group", "group_size": 128), as Fp8Config's
+ * weight_block_size does (vllm compressed_tensors_w8a8_fp8.py: per_token_group_quant_fp8). */
+static int act_group_of(const sim_json *a)
+{
+    const sim_json *st = sim_json_get(a, "strategy"), *gs = sim_json_get(a, "group_size");
+    if (!st || st->kind != SIM_JSON_STR || strcmp(st->str, "group") != 0 || !gs ||
+        gs->kind != SIM_JSON_NUM || gs->num < 1 || gs->num != (int32_t)gs->num)
+        return 0;
+    return (int32_t)gs->num;
+}
+
 /* compressed-tensors: every config group must share one weights scheme. */
 static int read_compressed(rd *r, const sim_json *q, eng_model *m)
 {
@@ -972,6 +984,7 @@ static int read_compressed(rd *r, const sim_json *q, eng_model *m)
         m->quant_bytes = group ? 0.5 + (2.0 + (zero ? 0.5 : 0)) / group : 0.5;
     } else if (nb == 8 && strcmp(ty, "float") == 0 && acts) {
         m->weight_dtype = ENG_FP8;
+        m->act_group = act_group_of(a0);
     } else if (nb == 4 && strcmp(ty, "float") == 0 && group == 16) {
         m->weight_dtype = ENG_NVFP4;
     } else {
@@ -1033,11 +1046,13 @@ static int read_block_size(rd *r, const sim_json *q, eng_model *m)
     const sim_json *b = sim_json_get(q, "weight_block_size");
     if (!b || b->kind == SIM_JSON_NULL)
         return 0;
-    const sim_json *k = b->kind == SIM_JSON_ARR && b->n == 2 ? b->child->next : NULL;
-    if (!k || k->kind != SIM_JSON_NUM || k->num < 1 || k->num != (int32_t)k->num)
+    int ok = b->kind == SIM_JSON_ARR && b->n == 2;
+    for (const sim_json *e = ok ? b->child : NULL; e; e = e->next)
+        ok &= e->kind == SIM_JSON_NUM && e->num >= 1 && e->num == (int32_t)e->num;
+    if (!ok)
         return fail_at(r, b, "quantization_config.weight_block_size",
                        "expected two positive integers [block_n, block_k]");
-    m->act_group = (int32_t)k->num;
+    m->act_group = (int32_t)b->child->next->num;
     return 0;
 }
 

@@ -564,6 +564,11 @@ static void test_reader_refusals(void **state)
              "[128]}}",
              llama);
     refused(text, "weight_block_size", "two positive integers");
+    snprintf(text, sizeof text,
+             "%s\"quantization_config\": {\"quant_method\": \"fp8\", \"weight_block_size\": "
+             "[0, 128]}}",
+             llama);
+    refused(text, "weight_block_size", "two positive integers");
     /* OPT's project_in/out, MiniMax-M1's lightning attention */
     refused("{\"model_type\": \"opt\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
             "\"num_attention_heads\": 4, \"ffn_dim\": 128, \"vocab_size\": 100, "
@@ -595,6 +600,16 @@ static void test_reader_refusals(void **state)
     m = config_model(text);
     assert_int_equal(m.weight_dtype, ENG_FP8);
     assert_int_equal(m.kv_dtype, ENG_FP8);
+    assert_int_equal(m.act_group, 0); /* activations scaled per tensor */
+    /* the fp8 block scheme: activations quantized per token group of 128 */
+    snprintf(text, sizeof text,
+             "%s\"quantization_config\": {\"quant_method\": \"compressed-tensors\", "
+             "\"config_groups\": {\"g\": {\"targets\": [\"Linear\"], \"weights\": "
+             "{\"num_bits\": 8, \"type\": \"float\", \"strategy\": \"block\"}, "
+             "\"input_activations\": {\"num_bits\": 8, \"type\": \"float\", \"strategy\": "
+             "\"group\", \"group_size\": 128}}}}}",
+             llama);
+    assert_int_equal(config_model(text).act_group, 128);
     snprintf(text, sizeof text,
              "%s\"quantization_config\": {\"quant_method\": \"modelopt\", \"quant_algo\": "
              "\"NVFP4\", \"kv_cache_quant_algo\": \"FP8\", \"exclude_modules\": "
