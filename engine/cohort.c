@@ -331,6 +331,8 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
     }
     if (spec)
         c->accept = sim_mt_of(e->ctx, SIM_STREAM_ACCEPT);
+    c->next_k = -1;
+    c->rule_k = -1;
 }
 
 void eng_cohort_free(eng_cohort *c)
@@ -487,6 +489,7 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
     cl->a_sum += a_of(rq);
     cl->n++;
     c->n++;
+    c->mver++;
     c->live |= bit_of(c, rq);
     c->ctx += a_of(rq) + cl->t;
     c->fin_known = 0;
@@ -539,6 +542,7 @@ void eng_cohort_leave(eng_replica *r, eng_request *rq)
     }
     c->ctx -= a_of(rq) + cl->t;
     c->fin_known = 0;
+    c->mver++;
     cl->a_sum -= a_of(rq);
     if (--cl->n == 0)
         c->live &= ~bit_of(c, rq);
@@ -581,19 +585,26 @@ static int32_t draw_accepted(const eng_spec *sp, const draw_rule *d, sim_mt *g)
 /* Every class's tokens for a step of k > 0 drafts (eng_cclass.adv): each class draws in index
  * order, members or not. The minimum-variance rule draws one word a class, u < frac(AL), which is
  * the integer compare x < ceil(frac * 2^32) for u = x / 2^32 (exact: frac * 2^32 is a double with
- * no rounding); the draws go to a local array, which no store to a class can alias. */
+ * no rounding), found once for each k (eng_cohort.rule_k) and made on the classes' words at once
+ * (sim_mt_below); the draws go to a local array, which no store to a class can alias. */
 static void draw_classes(eng_cohort *c, const eng_spec *sp, int32_t k)
 {
-    draw_rule d = draw_rule_of(sp, k);
     int32_t adv[ENG_SPEC_MAX_CLASSES];
-    if (!d.iid && d.frac > 0) {
-        uint64_t thr = (uint64_t)ceil(d.frac * 4294967296.0);
-        for (int32_t i = 0; i < c->nclass; i++)
-            adv[i] = d.base + (sim_mt_u32(c->accept) < thr);
-    } else {
-        for (int32_t i = 0; i < c->nclass; i++)
-            adv[i] = draw_accepted(sp, &d, c->accept);
+    if (k != c->rule_k) {
+        draw_rule d = draw_rule_of(sp, k);
+        c->rule_k = k;
+        c->rule_base = d.base;
+        c->rule_thr = !d.iid && d.frac > 0 ? (uint64_t)ceil(d.frac * 4294967296.0) : 0;
     }
+    if (c->rule_thr > 0) {
+        sim_mt_below(c->accept, c->rule_thr, c->nclass, adv);
+        for (int32_t i = 0; i < c->nclass; i++)
+            c->cls[i].adv = c->rule_base + adv[i];
+        return;
+    }
+    draw_rule d = draw_rule_of(sp, k);
+    for (int32_t i = 0; i < c->nclass; i++)
+        adv[i] = draw_accepted(sp, &d, c->accept);
     for (int32_t i = 0; i < c->nclass; i++)
         c->cls[i].adv = adv[i];
 }
@@ -628,9 +639,13 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
             c->cls[i].adv = 1;
     }
     c->begun = c->live;
+    c->begun_ver = c->mver;
+    /* the blocks eng_cohort_end_need counted for this step, while they stand */
+    int counted = c->next_k == k && c->next_ver == c->mver && c->next_step == c->step;
     for (uint64_t m = c->live; m; m &= m - 1) {
         eng_cclass *cl = &c->cls[CLASS(m)];
-        cl->alloc = grow_blocks(r, cl, 1 + k);
+        cl->alloc = counted ? cl->next : grow_blocks(r, cl, 1 + k);
+        SIM_ASSERT(r->e->ctx, cl->alloc == grow_blocks(r, cl, 1 + k));
         need += cl->alloc;
         adv += (int64_t)cl->n * cl->adv;
         int64_t to = cl->t + cl->adv, top = eng_heap_top(&cl->fin)->c_fin_t;
@@ -768,6 +783,83 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     if (zeros > 0)
         eng_emit_itl(e, 0, zeros);
     c->step_k = 0;
+}
+
+/* Members counted in rc whose residue lies in the w residues from s on, mod bs (0 < w <= bs):
+ * what cross counts for a growth of w < bs slots, from the running sums alone. */
+static inline int64_t window(eng_rescount *rc, int32_t bs, int32_t s, int32_t w)
+{
+    if (rc->stale)
+        rc_sums(rc, bs);
+    const int64_t *p = rc->pre;
+    return s + w <= bs ? p[s + w] - p[s] : p[bs] - p[s] + p[s + w - bs];
+}
+
+/* eng_cohort_end_need's visit of a class with members (no cap, no window, its members those of
+ * the step's start, a power-of-two block size above 1 + k and the step's lookahead): the blocks
+ * of its rejected drafts' slots go back, its members advance, and the blocks of the next step's
+ * 1 + k slots are counted (eng_cclass.next). Returns the blocks given back. */
+static inline int64_t end_class(eng_replica *r, eng_cclass *cl, int32_t ahead, int32_t k)
+{
+    const eng_kvlay *l = &r->kv.lay;
+    int32_t bs = l->bs, n = cl->adv;
+    int64_t back = 0, t = cl->t;
+    if (cl->paged == 0) {
+        cl->t = t + n;
+        cl->next = 0;
+        return 0;
+    }
+    /* cross's window: the first residue s with a + off = bs - w mod bs, off = t - 1 (+ n) */
+    if (n < ahead) /* rejected_blocks's count while the step's growth stands */
+        back = (l->fm + l->wm) * window(&cl->grow, bs,
+                                        (int32_t)((bs - (ahead - n) - (t - 1 + n)) & (bs - 1)),
+                                        ahead - n);
+    SIM_ASSERT(r->e->ctx, back == cl->alloc - grow_blocks(r, cl, n));
+    cl->t = t += n;
+    cl->next = (l->fm + l->wm) *
+               window(&cl->grow, bs, (int32_t)((bs - (1 + k) - (t - 1)) & (bs - 1)), 1 + k);
+    SIM_ASSERT(r->e->ctx, cl->next == grow_blocks(r, cl, 1 + k));
+    return back;
+}
+
+int64_t eng_cohort_end_need(eng_replica *r, int64_t now, int32_t k,
+                            void (*fin)(eng_replica *, eng_request *))
+{
+    eng_cohort *c = &r->co;
+    int32_t ahead = 1 + c->step_k;
+    if (c->nfresh > 0 || cap_kind(c) != 0 || sliding(r) || c->begun != c->live ||
+        c->begun_ver != c->mver || (c->bs & (c->bs - 1)) != 0 || ahead >= c->bs || k + 1 >= c->bs) {
+        eng_cohort_end_step(r, now, fin);
+        return eng_cohort_need(r, k, 1);
+    }
+    SIM_ASSERT(r->e->ctx, !eng_cohort_step_finishes(c));
+    int64_t zeros = 0, back = 0, moved = 0, need = 0;
+    c->in_step = 0;
+    if (c->n > 0)
+        eng_emit_itl(r->e, now - c->last_step_end, c->n);
+    c->step++;
+    c->last_step_end = now;
+    for (uint64_t m = c->live; m; m &= m - 1) {
+        eng_cclass *cl = &c->cls[CLASS(m)];
+        int64_t n = cl->adv;
+        back += end_class(r, cl, ahead, k);
+        need += cl->next;
+        zeros += (int64_t)cl->n * (n - 1);
+        moved += (int64_t)cl->n * n;
+        cl->adv = 1;
+    }
+    c->ctx += moved;
+    c->begun = 0;
+    c->fin_known = 0;
+    eng_kv_give(&r->kv, back);
+    if (zeros > 0)
+        eng_emit_itl(r->e, 0, zeros);
+    c->step_k = 0;
+    c->next_k = k;
+    c->next_ver = c->mver;
+    c->next_step = c->step;
+    SIM_ASSERT(r->e->ctx, need == eng_cohort_need(r, k, 1));
+    return need;
 }
 
 /* The members' contexts summed over the classes (eng_cohort.ctx, kept as they move). */

@@ -914,12 +914,13 @@ static void run_cpu_flush(eng_engine *e, run_ctx *c)
 static inline int run_step_end(eng_replica *r, const run_ctx *c, int plain, int64_t end,
                                int64_t *need)
 {
-    if (plain)
+    if (plain) {
         eng_cohort_plain_end(r, end);
-    else
-        eng_cohort_end_step(r, end, no_finish);
+        *need = eng_cohort_plain_need(r);
+    } else {
+        *need = eng_cohort_end_need(r, end, c->k, no_finish);
+    }
     r->iter++;
-    *need = plain ? eng_cohort_plain_need(r) : eng_cohort_need(r, c->k, 1);
     return *need <= eng_kv_nfree(&r->kv) &&
            (c->kp == c->k || eng_cohort_need(r, c->kp, 1) <= eng_kv_nfree(&r->kv));
 }

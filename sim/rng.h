@@ -9,6 +9,9 @@
 #define SIM_RNG_H
 
 #include <gsl/gsl_rng.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include "sim.h"
 
 typedef enum sim_stream {
@@ -66,6 +69,33 @@ static inline uint32_t sim_mt_u32(sim_mt *g)
     k ^= (k << 7) & UINT32_C(0x9d2c5680);
     k ^= (k << 15) & UINT32_C(0xefc60000);
     return k ^ (k >> 18);
+}
+
+/* The next n draws compared with thr: out[j] = (sim_mt_u32(g) < thr) for j = 0 .. n - 1, the
+ * stream moved as those n calls move it. With SSE2, four words are tempered and compared at
+ * once (an unsigned compare: both sides' sign bits flipped, then a signed one). */
+static inline void sim_mt_below(sim_mt *g, uint64_t thr, int32_t n, int32_t *out)
+{
+    int32_t j = 0;
+#ifdef __SSE2__
+    if (thr <= UINT32_MAX) {
+        const __m128i m1 = _mm_set1_epi32((int32_t)UINT32_C(0x9d2c5680));
+        const __m128i m2 = _mm_set1_epi32((int32_t)UINT32_C(0xefc60000));
+        const __m128i sign = _mm_set1_epi32(INT32_MIN);
+        const __m128i t = _mm_set1_epi32((int32_t)((uint32_t)thr ^ UINT32_C(0x80000000)));
+        for (; j + 4 <= n && g->i + 4 <= SIM_MT_N; j += 4, g->i += 4) {
+            __m128i k = _mm_loadu_si128((const __m128i *)(const void *)(g->mt + g->i));
+            k = _mm_xor_si128(k, _mm_srli_epi32(k, 11));
+            k = _mm_xor_si128(k, _mm_and_si128(_mm_slli_epi32(k, 7), m1));
+            k = _mm_xor_si128(k, _mm_and_si128(_mm_slli_epi32(k, 15), m2));
+            k = _mm_xor_si128(k, _mm_srli_epi32(k, 18));
+            __m128i lt = _mm_cmplt_epi32(_mm_xor_si128(k, sign), t); /* -1 where below */
+            _mm_storeu_si128((__m128i *)(void *)(out + j), _mm_sub_epi32(_mm_setzero_si128(), lt));
+        }
+    }
+#endif
+    for (; j < n; j++)
+        out[j] = sim_mt_u32(g) < thr;
 }
 
 /* A uniform draw in [0, 1): gsl_rng_uniform's of the same generator (the 32 bits over 2^32). */

@@ -167,6 +167,36 @@ static void test_inline_mt_matches_gsl(void **state)
     }
 }
 
+/* sim_mt_below gives the compares of as many sim_mt_u32 calls and moves the stream as they do,
+ * across the twist, for thresholds at the ends of the range and between. */
+static void test_mt_below_matches_draws(void **state)
+{
+    (void)state;
+    uint64_t thr[] = {0,
+                      1,
+                      UINT64_C(0x80000000),
+                      UINT64_C(0x80000001),
+                      UINT64_C(2147483648) + 7,
+                      UINT32_MAX,
+                      UINT64_C(4294967296),
+                      UINT64_C(1234567891)};
+    for (size_t t = 0; t < sizeof thr / sizeof thr[0]; t++) {
+        for (int32_t n = 1; n <= 13; n++) {
+            sim_mt a, b;
+            sim_mt_stream(&a, 7, SIM_STREAM_ACCEPT);
+            sim_mt_stream(&b, 7, SIM_STREAM_ACCEPT);
+            int32_t out[13];
+            for (int step = 0; step < 3 * SIM_MT_N / n + 5; step++) {
+                sim_mt_below(&a, thr[t], n, out);
+                for (int32_t j = 0; j < n; j++)
+                    assert_int_equal(out[j], sim_mt_u32(&b) < thr[t]);
+                assert_int_equal(a.i, b.i);
+            }
+        }
+    }
+}
+
 LLMSIM_TEST_MAIN(NULL, NULL, test_splitmix_reference, test_same_seed_same_draws,
                  test_streams_and_seeds_differ, test_common_random_numbers,
-                 test_stream_seed_values_differ, test_inline_mt_matches_gsl)
+                 test_stream_seed_values_differ, test_inline_mt_matches_gsl,
+                 test_mt_below_matches_draws)

@@ -393,6 +393,8 @@ typedef struct eng_cclass {
     /* the last growth counted (grow_blocks): at t, for len tokens, with the residues as of
      * version gver (bumped when a paged member joins or leaves) */
     int64_t gm_t, gm_len, gm_val, gver, gm_ver;
+    int64_t next;       /* blocks the next step takes for 1 + eng_cohort.next_k slots
+                           (eng_cohort_spec_end), while next_ver is the cohort's mver */
     eng_rq_heap fin;    /* by c_fin_t: the t at which a member has generated its output */
     eng_rq_heap ev;     /* by c_ev_t: the t at which a member's context reaches the cap or its
                            next chunk boundary */
@@ -431,6 +433,15 @@ typedef struct eng_cohort {
     sim_mt *accept; /* acceptance draws (SIM_STREAM_ACCEPT), with speculative decoding */
     /* speculative decoding totals: member-steps that verified drafts, drafts accepted */
     int64_t spec_steps, spec_drafts, spec_accepted;
+    /* membership's version (bumped at each join and leave), as the step in flight's start saw
+     * it, and as eng_cohort_spec_end counted the next step's blocks (eng_cclass.next) for
+     * next_k drafts (-1: not counted) */
+    int64_t mver, begun_ver, next_ver, next_step;
+    int32_t next_k;
+    /* the acceptance rule of steps of rule_k drafts (-1: none yet): the minimum-variance rule's
+     * floor(AL) and its compare's threshold (0: the draws go through draw_accepted) */
+    int32_t rule_k, rule_base;
+    uint64_t rule_thr;
 } eng_cohort;
 
 /* ---- the link between the pools (link.c) ----
@@ -836,6 +847,13 @@ int eng_cohort_plain(const eng_replica *r);
 int64_t eng_cohort_plain_need(const eng_replica *r);
 void eng_cohort_plain_end(eng_replica *r, int64_t now);
 void eng_cohort_plain_begin(eng_replica *r, int64_t need);
+/* eng_cohort_end_step(r, now, fin) of a step that finishes no member, then
+ * eng_cohort_need(r, k, 1): returns the blocks the next step of k drafts takes, and keeps each
+ * class's for eng_cohort_begin_step while no member joins or leaves. With no member joined or
+ * left since the step began and no cap or window, each class's blocks given back and taken come
+ * from its residue counts at once, in one visit of the classes with members. */
+int64_t eng_cohort_end_need(eng_replica *r, int64_t now, int32_t k,
+                            void (*fin)(eng_replica *, eng_request *));
 /* Whether a member reaches its output in the decode step in flight (its draws made). */
 int eng_cohort_step_finishes(const eng_cohort *c);
 /* Blocks the next decode step needs when each member verifies k draft tokens, if nothing
