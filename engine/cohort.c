@@ -628,20 +628,22 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
     int due = 0;
     c->step_k = k;
     c->in_step = 1;
+    int counted = 0; /* the blocks eng_cohort_end_need counted for this step stand */
     if (k > 0) {
         /* MODEL: vLLM's synthetic rejection sampler draws per request and step; SGLang's
          * SGLANG_SIMULATE_ACC_LEN one length per step for the whole batch: members of a class
          * share a draw (one class is SGLang's rule). Every class draws, members or not, so the
          * stream moves the same whoever holds which class. */
         draw_classes(c, sp, k);
+        counted = c->next_k == k && c->next_ver == c->mver && c->next_step == c->step;
+        /* (a step of no drafts leaves it: mver only grows, so an older start's version that
+         * still stands says as much for this start) */
+        c->begun_ver = c->mver;
     } else {
         for (int32_t i = 0; i < c->nclass; i++)
             c->cls[i].adv = 1;
     }
     c->begun = c->live;
-    c->begun_ver = c->mver;
-    /* the blocks eng_cohort_end_need counted for this step, while they stand */
-    int counted = c->next_k == k && c->next_ver == c->mver && c->next_step == c->step;
     for (uint64_t m = c->live; m; m &= m - 1) {
         eng_cclass *cl = &c->cls[CLASS(m)];
         cl->alloc = counted ? cl->next : grow_blocks(r, cl, 1 + k);

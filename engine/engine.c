@@ -917,8 +917,11 @@ static inline int run_step_end(eng_replica *r, const run_ctx *c, int plain, int6
     if (plain) {
         eng_cohort_plain_end(r, end);
         *need = eng_cohort_plain_need(r);
-    } else {
+    } else if (c->k > 0) {
         *need = eng_cohort_end_need(r, end, c->k, no_finish);
+    } else {
+        eng_cohort_end_step(r, end, no_finish);
+        *need = eng_cohort_need(r, c->k, 1);
     }
     r->iter++;
     return *need <= eng_kv_nfree(&r->kv) &&

@@ -386,9 +386,9 @@ typedef struct eng_rescount {
  * O(1) plus the members that change (cohort.c). */
 typedef struct eng_cclass {
     int32_t n;     /* members */
+    int32_t adv;   /* tokens the step in flight advances its members (1 .. 1 + K) */
     int64_t t;     /* tokens each member has advanced since the cohort began */
     int64_t a_sum; /* sum of (context - t) over members */
-    int32_t adv;   /* tokens the step in flight advances its members (1 .. 1 + K) */
     int64_t alloc; /* blocks the step in flight allocated for them */
     /* the last growth counted (grow_blocks): at t, for len tokens, with the residues as of
      * version gver (bumped when a paged member joins or leaves) */
