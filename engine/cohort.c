@@ -206,7 +206,7 @@ static inline int paged(const eng_request *rq)
 static void rc_init(eng_rescount *rc, int32_t bs)
 {
     rc->cnt = sim_xcalloc((size_t)bs, sizeof *rc->cnt);
-    rc->pre = sim_xcalloc((size_t)bs + 1, sizeof *rc->pre);
+    rc->pre = sim_xcalloc(2 * (size_t)bs + 1, sizeof *rc->pre);
 }
 
 static void rc_free(eng_rescount *rc)
@@ -233,6 +233,8 @@ static __attribute__((noinline)) void rc_sums(eng_rescount *rc, int32_t bs)
         sum += rc->cnt[k];
     }
     rc->pre[bs] = sum;
+    for (int32_t k = 1; k <= bs; k++)
+        rc->pre[bs + k] = sum + rc->pre[k];
     rc->stale = 0;
 }
 
@@ -793,8 +795,7 @@ static inline int64_t window(eng_rescount *rc, int32_t bs, int32_t s, int32_t w)
 {
     if (rc->stale)
         rc_sums(rc, bs);
-    const int64_t *p = rc->pre;
-    return s + w <= bs ? p[s + w] - p[s] : p[bs] - p[s] + p[s + w - bs];
+    return rc->pre[s + w] - rc->pre[s];
 }
 
 /* eng_cohort_end_need's visit of a class with members (no cap, no window, its members those of
@@ -805,21 +806,28 @@ static inline int64_t end_class(eng_replica *r, eng_cclass *cl, int32_t ahead, i
 {
     const eng_kvlay *l = &r->kv.lay;
     int32_t bs = l->bs, n = cl->adv;
-    int64_t back = 0, t = cl->t;
+    int64_t back = 0, t = cl->t, per = l->fm + l->wm;
     if (cl->paged == 0) {
         cl->t = t + n;
         cl->next = 0;
         return 0;
     }
-    /* cross's window: the first residue s with a + off = bs - w mod bs, off = t - 1 (+ n) */
-    if (n < ahead) /* rejected_blocks's count while the step's growth stands */
-        back = (l->fm + l->wm) * window(&cl->grow, bs,
-                                        (int32_t)((bs - (ahead - n) - (t - 1 + n)) & (bs - 1)),
-                                        ahead - n);
+    /* cross's windows end at the residue e with a + off = bs - 1 mod bs (off = t - 1 + n for the
+     * rejected slots past the n accepted, t' - 1 for the next step's, t' = t + n: the same) */
+    int32_t e1 = (int32_t)((bs - 1 - (t - 1 + n)) & (bs - 1)) + 1;
+    if (ahead == 1 + k) { /* the next step's window holds the rejected slots' (a run's steps) */
+        if (cl->grow.stale)
+            rc_sums(&cl->grow, bs);
+        const int64_t *p = cl->grow.pre + bs; /* e1 + bs - w >= 1 */
+        back = per * (p[e1] - p[e1 - (ahead - n)]);
+        cl->next = per * (p[e1] - p[e1 - ahead]);
+    } else {
+        if (n < ahead) /* rejected_blocks's count while the step's growth stands */
+            back = per * window(&cl->grow, bs, e1 + bs - (ahead - n), ahead - n);
+        cl->next = per * window(&cl->grow, bs, e1 + bs - (1 + k), 1 + k);
+    }
     SIM_ASSERT(r->e->ctx, back == cl->alloc - grow_blocks(r, cl, n));
-    cl->t = t += n;
-    cl->next = (l->fm + l->wm) *
-               window(&cl->grow, bs, (int32_t)((bs - (1 + k) - (t - 1)) & (bs - 1)), 1 + k);
+    cl->t = t + n;
     SIM_ASSERT(r->e->ctx, cl->next == grow_blocks(r, cl, 1 + k));
     return back;
 }

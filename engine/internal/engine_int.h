@@ -376,8 +376,10 @@ static inline int32_t eng_kv_ident(const eng_request *rq)
  * residue lies in a window of consecutive residues are counted in O(1) (cohort.c). */
 typedef struct eng_rescount {
     int32_t *cnt; /* by residue */
-    int64_t *pre; /* pre[i]: members with a residue below i (block size + 1 entries) */
-    int stale;    /* cnt moved since pre was summed (summed again when a count reads it) */
+    /* pre[i]: members with a residue below i, and pre[bs + i] = pre[bs] + pre[i] for the residues
+     * counted twice over (2 x block size + 1 entries: a window that wraps is one difference) */
+    int64_t *pre;
+    int stale; /* cnt moved since pre was summed (summed again when a count reads it) */
 } eng_rescount;
 
 /* A class of the decode cohort: members that advance by the same number of tokens each step
