@@ -50,10 +50,37 @@ enum { MT_M = 397 };
     ((m) ^ ((((a)&UINT32_C(0x80000000)) | ((b)&UINT32_C(0x7fffffff))) >> 1) ^                      \
      (((b)&1u) ? UINT32_C(0x9908b0df) : 0))
 
+#ifdef __SSE2__
+/* MT_MIX of the four words from mt + k, their next ones and m (unaligned). */
+static inline __m128i mt_mix4(const uint32_t *a, const uint32_t *m)
+{
+    const __m128i upper = _mm_set1_epi32(INT32_MIN), one = _mm_set1_epi32(1);
+    const __m128i lower = _mm_set1_epi32(INT32_MAX);
+    const __m128i mat = _mm_set1_epi32((int32_t)UINT32_C(0x9908b0df));
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)a);
+    __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(a + 1));
+    __m128i v = _mm_or_si128(_mm_and_si128(x, upper), _mm_and_si128(y, lower));
+    __m128i odd = _mm_sub_epi32(_mm_setzero_si128(), _mm_and_si128(y, one)); /* -1 where odd */
+    __m128i w = _mm_loadu_si128((const __m128i *)(const void *)m);
+    return _mm_xor_si128(_mm_xor_si128(w, _mm_srli_epi32(v, 1)), _mm_and_si128(odd, mat));
+}
+#endif
+
 void sim_mt_twist(sim_mt *g)
 {
     uint32_t *mt = g->mt;
     int32_t k = 0;
+#ifdef __SSE2__
+    /* four words at a time, as the scalar loops below take them: a word's inputs are its next
+     * word (not yet twisted: it is read before the store) and one M words ahead (not yet
+     * twisted) or N - M behind (twisted already, as the scalar loop reads it) */
+    for (; k + 4 <= SIM_MT_N - MT_M; k += 4)
+        _mm_storeu_si128((__m128i *)(void *)(mt + k), mt_mix4(mt + k, mt + k + MT_M));
+    for (; k < SIM_MT_N - MT_M; k++)
+        mt[k] = MT_MIX(mt[k], mt[k + 1], mt[k + MT_M]);
+    for (; k + 4 <= SIM_MT_N - 1; k += 4)
+        _mm_storeu_si128((__m128i *)(void *)(mt + k), mt_mix4(mt + k, mt + k + MT_M - SIM_MT_N));
+#endif
     for (; k < SIM_MT_N - MT_M; k++)
         mt[k] = MT_MIX(mt[k], mt[k + 1], mt[k + MT_M]);
     for (; k < SIM_MT_N - 1; k++)
