@@ -486,8 +486,9 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
     rq->c_t0 = cl->t;
     rq->c_gen0 = rq->generated;
     rq->c_fin_t = cl->t + (rq->output - rq->generated);
-    if (cl->n == 0 && !c->in_step)
-        cl->adv = 1; /* as a class a step visited is left (eng_cohort_end_step) */
+    if (cl->n == 0) /* as a class a step visited is left (eng_cohort_end_step), or as the step
+                       in flight drew it */
+        cl->adv = !c->in_step || c->step_k == 0 ? 1 : c->drawn_base + c->drawn[class_index(c, rq)];
     cl->a_sum += a_of(rq);
     cl->n++;
     c->n++;
@@ -584,14 +585,13 @@ static int32_t draw_accepted(const eng_spec *sp, const draw_rule *d, sim_mt *g)
     return n;
 }
 
-/* Every class's tokens for a step of k > 0 drafts (eng_cclass.adv): each class draws in index
+/* Every class's tokens for a step of k > 0 drafts (eng_cohort.drawn): each class draws in index
  * order, members or not. The minimum-variance rule draws one word a class, u < frac(AL), which is
  * the integer compare x < ceil(frac * 2^32) for u = x / 2^32 (exact: frac * 2^32 is a double with
  * no rounding), found once for each k (eng_cohort.rule_k) and made on the classes' words at once
- * (sim_mt_below); the draws go to a local array, which no store to a class can alias. */
+ * (sim_mt_below). */
 static void draw_classes(eng_cohort *c, const eng_spec *sp, int32_t k)
 {
-    int32_t adv[ENG_SPEC_MAX_CLASSES];
     if (k != c->rule_k) {
         draw_rule d = draw_rule_of(sp, k);
         c->rule_k = k;
@@ -599,16 +599,16 @@ static void draw_classes(eng_cohort *c, const eng_spec *sp, int32_t k)
         c->rule_thr = !d.iid && d.frac > 0 ? (uint64_t)ceil(d.frac * 4294967296.0) : 0;
     }
     if (c->rule_thr > 0) {
-        sim_mt_below(c->accept, c->rule_thr, c->nclass, adv);
-        for (int32_t i = 0; i < c->nclass; i++)
-            c->cls[i].adv = c->rule_base + adv[i];
+        sim_mt_below(c->accept, c->rule_thr, c->nclass, c->drawn);
+        c->drawn_base = c->rule_base;
         return;
     }
     draw_rule d = draw_rule_of(sp, k);
+    int32_t adv[ENG_SPEC_MAX_CLASSES]; /* a local array, which no store to drawn can alias */
     for (int32_t i = 0; i < c->nclass; i++)
         adv[i] = draw_accepted(sp, &d, c->accept);
-    for (int32_t i = 0; i < c->nclass; i++)
-        c->cls[i].adv = adv[i];
+    memcpy(c->drawn, adv, (size_t)c->nclass * sizeof *adv);
+    c->drawn_base = 0;
 }
 
 /* Members of the heap h whose key is below thr: the sum of thr - key over them (O(those)). */
@@ -641,13 +641,11 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
         /* (a step of no drafts leaves it: mver only grows, so an older start's version that
          * still stands says as much for this start) */
         c->begun_ver = c->mver;
-    } else {
-        for (int32_t i = 0; i < c->nclass; i++)
-            c->cls[i].adv = 1;
     }
     c->begun = c->live;
     for (uint64_t m = c->live; m; m &= m - 1) {
         eng_cclass *cl = &c->cls[CLASS(m)];
+        cl->adv = k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1;
         cl->alloc = counted ? cl->next : grow_blocks(r, cl, 1 + k);
         SIM_ASSERT(r->e->ctx, cl->alloc == grow_blocks(r, cl, 1 + k));
         need += cl->alloc;

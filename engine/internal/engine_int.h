@@ -444,6 +444,10 @@ typedef struct eng_cohort {
      * floor(AL) and its compare's threshold (0: the draws go through draw_accepted) */
     int32_t rule_k, rule_base;
     uint64_t rule_thr;
+    /* the step in flight's draws (a step of drafts): class i advances drawn_base + drawn[i],
+     * set in a class's record (eng_cclass.adv) when it has members or gains one */
+    int32_t drawn_base;
+    int32_t drawn[ENG_SPEC_MAX_CLASSES];
 } eng_cohort;
 
 /* ---- the link between the pools (link.c) ----
