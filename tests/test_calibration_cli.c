@@ -253,6 +253,12 @@ static void test_profile_text(void **state)
     CONTAINS("already exists");
     EXPECT(0, "profile import '%s' --db p.db --out other --quiet", SHIPPED);
     CONTAINS("profile other saved to p.db");
+    /* every shipped profile imports */
+    assert_int_equal(
+        shell("for f in '%s'/profiles/*.csv; do '%s' profile import \"$f\" --db all.db "
+              "--quiet || exit 1; done",
+              LLMSIM_SOURCE_DIR, LLMSIM_BINARY),
+        0);
     EXPECT(0, "validate --ops --profile cuda-h100-llama-3.1-8b --db p.db");
     CONTAINS("measurements: 537: 537 predicted");
     assert_null_msg(strstr(out, "      0.000   -100.0% | llama-3.1-8b tp1 lm_head"));
