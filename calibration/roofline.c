@@ -80,9 +80,10 @@ static const kset K_HBM = {
 };
 /* MODEL: Hopper's GEMMs reach a larger fraction of the tensor peak than the A100 fit gives them:
  * cuBLAS 13's bf16 GEMMs on one H100 80GB HBM3 (llmsim calibrate --backend cuda --grid full:
- * profiles/cuda-h100-*.csv and nine tensor-parallel shard layers of Llama-3.1-8B/70B/405B and
- * Qwen3-32B measured the same way) at 1,280-8,192 rows, where the compute term dominates, give
- * e_c = 0.771 (least |log error|, the A100 floor scaled to Hopper's clock and e_m kept); with
+ * profiles/cuda-h100-*.csv and the nine tensor-parallel shard layers of Llama-3.1-8B/70B/405B
+ * and Qwen3-32B in profiles/shards/) at 1,280-8,192 rows, where the compute term dominates, give
+ * e_c = 0.771 (tests/fidelity/fit_h100_gemm.py: least mean |log error|, the A100 floor scaled to
+ * Hopper's clock and e_m kept); with
  * 0.728 the roofline was 5.5% slow there (median), and the two held-out layers (Qwen3-8B,
  * Llama-3.1-405B's TP8 shard) go from +9.2% to +4.0%. aiconfigurator's H100 tables (validate
  * --ops) and SGLang's fp8 GEMM figures (test_h100_fp8_gemm) found the same 5-10% excess; fp8

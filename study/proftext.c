@@ -213,6 +213,23 @@ int study_profile_read(const char *path, cal_profile **out, sim_err *err)
     return 0;
 }
 
+/* The model a profile text names: a catalog model, else the config.json folder of that name
+ * beside the text (a layer measured from a config.json travels with it). */
+static int text_model(const char *path, const char *model, eng_model *m, sim_err *err)
+{
+    if (study_model(model, m, NULL) == 0)
+        return 0;
+    const char *slash = strrchr(path, '/');
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, model);
+    if (!strchr(model, '/') && study_model(dir, m, NULL) == 0)
+        return 0;
+    return sim_errf(err,
+                    "model '%s' is neither in the catalog nor a config.json folder beside the "
+                    "profile (%s)",
+                    model, dir);
+}
+
 int study_profile_import(const study_profile_in *in, cal_profile **out, sim_err *err)
 {
     cal_profile *p;
@@ -223,7 +240,7 @@ int study_profile_import(const study_profile_in *in, cal_profile **out, sim_err 
         snprintf(p->name, sizeof p->name, "%s", in->out);
     store *s = NULL;
     /* the points are read and fitted before the database is opened: a bad file writes nothing */
-    if (study_model(p->model, &p->dims, err) || cal_profile_fit(p, p->seed, err) ||
+    if (text_model(in->path, p->model, &p->dims, err) || cal_profile_fit(p, p->seed, err) ||
         !(s = store_open(in->db, err)) || store_profile_save(s, p, in->replace, err)) {
         sim_err_prefix(err, "%s", in->path);
         store_close(s);

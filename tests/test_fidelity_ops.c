@@ -402,7 +402,7 @@ static void test_h100_prefill_sum(void **state)
  * 21504 in 1,351.1 us, gate/up 8320 x 5376 x 14336 (TP2) in 896.4 us, gate/up 23216 and 15760 x
  * 5376 x 28672 (TP1) in 5,295.9 and 3,570.9 us, down 8320 x 14336 x 5376 in 843.9 us: 1,351 to
  * 1,520 TFLOPS, 68-77% of the datasheet's 1,978.9. The roofline's W8A8 GEMM (the Hopper GEMM
- * class at 77.1% of the fp8 peak) lands within -9% to +5% of each: at prefill sizes fp8 GEMMs
+ * class at 77.1% of the fp8 peak) lands within -8% to +5% of each: at prefill sizes fp8 GEMMs
  * reach the same fraction of their peak as 16-bit ones do of theirs (Vidur's H100 Llama-2-70B
  * TP1 GEMMs at 4,096 tokens: 679-727 TFLOPS, 69-73% of 989.4). */
 static void test_h100_fp8_gemm(void **state)
