@@ -420,103 +420,128 @@ static size_t fd_smem(int G, int d, int esize)
            sizeof(float) * ((size_t)G * d + G * FD_TK + 3 * G);
 }
 
+/* fd_decode's shared memory, carved from the dynamic allocation (see fd_smem). */
+template <typename T> struct fd_shared {
+    T *ks, *vs;          /* [FD_TK][d + 8] */
+    float *qs, *ps;      /* [G][d] queries (scaled to log2 units), [G][FD_TK] scores/probs */
+    float *ms, *ls, *cs; /* [G] running max, running sum, last tile's correction */
+    __device__ fd_shared(unsigned char *mem, int G, int d)
+    {
+        ks = reinterpret_cast<T *>(mem);
+        vs = ks + FD_TK * (d + 8);
+        qs = reinterpret_cast<float *>(vs + FD_TK * (d + 8));
+        ps = qs + G * d;
+        ms = ps + G * FD_TK;
+        ls = ms + G;
+        cs = ls + G;
+    }
+};
+
+/* Keys j0 .. j0 + FD_TK of sequence b, kv head kvh, into shared memory with 128-bit loads
+ * through the block table; rows at or past j_end are zeros. */
+template <typename T>
+__device__ __forceinline__ void fd_load(const attn_args &a, const fd_shared<T> &sh, int b, int kvh,
+                                        int j0, int j_end)
+{
+    const int LD = a.d + 8, CH = a.d / 8;
+    const T *k = (const T *)a.k, *v = (const T *)a.v;
+    for (int i = threadIdx.x; i < FD_TK * CH; i += FD_THREADS) {
+        const int r = i / CH, c = i % CH * 8, j = j0 + r;
+        uint4 kx = make_uint4(0, 0, 0, 0), vx = kx;
+        if (j < j_end) {
+            const size_t off = kv_offset<true>(a, b, j, kvh) + c;
+            kx = *reinterpret_cast<const uint4 *>(k + off);
+            vx = *reinterpret_cast<const uint4 *>(v + off);
+        }
+        *reinterpret_cast<uint4 *>(sh.ks + r * LD + c) = kx;
+        *reinterpret_cast<uint4 *>(sh.vs + r * LD + c) = vx;
+    }
+}
+
+/* Scores of the tile's keys for every group head (-inf past n valid keys), then each head's
+ * online-softmax step: probabilities in ps, the correction of earlier tiles in cs. */
+template <typename T>
+__device__ __forceinline__ void fd_softmax(const fd_shared<T> &sh, int G, int d, int n)
+{
+    const int LD = d + 8, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (int i = threadIdx.x; i < G * FD_TK; i += FD_THREADS) { /* a warp: one head, 32 keys */
+        const int hh = i / FD_TK, r = i % FD_TK;
+        float s = -INFINITY;
+        if (r < n) {
+            s = 0.0f;
+            const float *qh = sh.qs + hh * d;
+            for (int c = 0; c < d; c += 8) {
+                float kf[8];
+                kern_cu_unpack8<T>(*reinterpret_cast<const uint4 *>(sh.ks + r * LD + c), kf);
+#pragma unroll
+                for (int e = 0; e < 8; e++)
+                    s += qh[c + e] * kf[e];
+            }
+        }
+        sh.ps[i] = s;
+    }
+    __syncthreads();
+    for (int hh = warp; hh < G; hh += FD_THREADS / 32) { /* FD_TK == 32: a score a lane */
+        const float s = sh.ps[hh * FD_TK + lane], m_old = sh.ms[hh];
+        float mx = s;
+        for (int off = 16; off > 0; off >>= 1)
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+        const float m_new = fmaxf(m_old, mx); /* finite: n >= 1 */
+        const float p = exp2f(s - m_new);
+        float sum = p;
+        for (int off = 16; off > 0; off >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, off);
+        sh.ps[hh * FD_TK + lane] = p;
+        __syncwarp();
+        if (lane == 0) {
+            const float corr = exp2f(m_old - m_new);
+            sh.cs[hh] = corr;
+            sh.ls[hh] = sh.ls[hh] * corr + sum;
+            sh.ms[hh] = m_new;
+        }
+    }
+}
+
 /* Grid: x = context slice, y = kv head, z = sequence; R = 8-wide output chunks a thread owns
- * (G d <= 1024 R). splits == 1 writes o; otherwise the unnormalised partial output, max and sum
+ * (G d <= 1024 R): chunk tid + 128 r is head (tid + 128 r) / (d / 8), dims 8 ((tid + 128 r) %
+ * (d / 8)) onwards. splits == 1 writes o; otherwise the unnormalised partial output, max and sum
  * of each (sequence, head, slice) go to wo, wm, wl for fd_reduce. */
 template <typename T, int R>
 __global__ void __launch_bounds__(FD_THREADS)
     fd_decode(attn_args a, int split_len, int splits, float *wo, float *wm, float *wl)
 {
     extern __shared__ __align__(16) unsigned char fd_mem[];
-    const int d = a.d, LD = d + 8, CH = d / 8, G = a.nh / a.nkv;
-    T *ks = reinterpret_cast<T *>(fd_mem), *vs = ks + FD_TK * LD;
-    float *qs = reinterpret_cast<float *>(vs + FD_TK * LD), *ps = qs + G * d;
-    float *ms = ps + G * FD_TK, *ls = ms + G, *cs = ls + G;
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int d = a.d, CH = d / 8, G = a.nh / a.nkv, tid = threadIdx.x;
+    const fd_shared<T> sh(fd_mem, G, d);
     const int kvh = blockIdx.y, b = blockIdx.z, split = blockIdx.x;
     const int j_begin = split * split_len, j_end = min(a.lens[b], j_begin + split_len);
     const size_t head0 = (size_t)b * a.nh + (size_t)kvh * G; /* the group's first query head */
-    const T *q = (const T *)a.q, *k = (const T *)a.k, *v = (const T *)a.v;
     const float sl2 = a.scale * 1.4426950408889634f;
 
     for (int i = tid; i < G * d; i += FD_THREADS)
-        qs[i] = kern_cu_tof(q[head0 * d + i]) * sl2;
+        sh.qs[i] = kern_cu_tof(((const T *)a.q)[head0 * d + i]) * sl2;
     for (int i = tid; i < G; i += FD_THREADS) {
-        ms[i] = -INFINITY;
-        ls[i] = 0.0f;
+        sh.ms[i] = -INFINITY;
+        sh.ls[i] = 0.0f;
     }
-    float acc[R][8];
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int e = 0; e < 8; e++)
-            acc[r][e] = 0.0f;
+    float acc[R][8] = {};
     __syncthreads();
-
     for (int j0 = j_begin; j0 < j_end; j0 += FD_TK) {
-        for (int i = tid; i < FD_TK * CH; i += FD_THREADS) {
-            const int r = i / CH, c = i % CH * 8, j = j0 + r;
-            uint4 kx = make_uint4(0, 0, 0, 0), vx = kx;
-            if (j < j_end) {
-                const size_t off = kv_offset<true>(a, b, j, kvh) + c;
-                kx = *reinterpret_cast<const uint4 *>(k + off);
-                vx = *reinterpret_cast<const uint4 *>(v + off);
-            }
-            *reinterpret_cast<uint4 *>(ks + r * LD + c) = kx;
-            *reinterpret_cast<uint4 *>(vs + r * LD + c) = vx;
-        }
+        fd_load<T>(a, sh, b, kvh, j0, j_end);
         __syncthreads();
-        for (int i = tid; i < G * FD_TK; i += FD_THREADS) { /* a warp: one head, 32 keys */
-            const int hh = i / FD_TK, r = i % FD_TK;
-            float s = -INFINITY;
-            if (j0 + r < j_end) {
-                s = 0.0f;
-                const float *qh = qs + hh * d;
-                for (int c = 0; c < d; c += 8) {
-                    float kf[8];
-                    kern_cu_unpack8<T>(*reinterpret_cast<const uint4 *>(ks + r * LD + c), kf);
-#pragma unroll
-                    for (int e = 0; e < 8; e++)
-                        s += qh[c + e] * kf[e];
-                }
-            }
-            ps[i] = s;
-        }
-        __syncthreads();
-        for (int hh = warp; hh < G; hh += FD_THREADS / 32) { /* FD_TK == 32: a score a lane */
-            const float s = ps[hh * FD_TK + lane], m_old = ms[hh];
-            float mx = s;
-            for (int off = 16; off > 0; off >>= 1)
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-            const float m_new = fmaxf(m_old, mx); /* finite: key j0 is visible */
-            const float p = exp2f(s - m_new);
-            float sum = p;
-            for (int off = 16; off > 0; off >>= 1)
-                sum += __shfl_xor_sync(0xffffffffu, sum, off);
-            ps[hh * FD_TK + lane] = p;
-            __syncwarp();
-            if (lane == 0) {
-                const float corr = exp2f(m_old - m_new);
-                cs[hh] = corr;
-                ls[hh] = ls[hh] * corr + sum;
-                ms[hh] = m_new;
-            }
-        }
+        fd_softmax<T>(sh, G, d, j_end - j0);
         __syncthreads();
 #pragma unroll
-        for (int r = 0; r < R; r++) {
-            const int i = tid + r * FD_THREADS;
-            if (i >= G * CH)
-                break;
-            const int hh = i / CH, c = i % CH * 8;
-            const float corr = cs[hh];
+        for (int r = 0; r < R && tid + r * FD_THREADS < G * CH; r++) {
+            const int hh = (tid + r * FD_THREADS) / CH, c = (tid + r * FD_THREADS) % CH * 8;
+            const float corr = sh.cs[hh];
 #pragma unroll
             for (int e = 0; e < 8; e++)
                 acc[r][e] *= corr;
             for (int jj = 0; jj < FD_TK; jj++) {
-                const float p = ps[hh * FD_TK + jj];
+                const float p = sh.ps[hh * FD_TK + jj];
                 float vf[8];
-                kern_cu_unpack8<T>(*reinterpret_cast<const uint4 *>(vs + jj * LD + c), vf);
+                kern_cu_unpack8<T>(*reinterpret_cast<const uint4 *>(sh.vs + jj * (d + 8) + c), vf);
 #pragma unroll
                 for (int e = 0; e < 8; e++)
                     acc[r][e] += p * vf[e];
@@ -524,30 +549,26 @@ __global__ void __launch_bounds__(FD_THREADS)
         }
         __syncthreads();
     }
-
 #pragma unroll
-    for (int r = 0; r < R; r++) {
-        const int i = tid + r * FD_THREADS;
-        if (i >= G * CH)
-            break;
-        const int hh = i / CH, c = i % CH * 8;
-        if (splits == 1) {
-            const float inv = 1.0f / ls[hh];
-#pragma unroll
-            for (int e = 0; e < 8; e++)
-                acc[r][e] *= inv;
-            *reinterpret_cast<uint4 *>((T *)a.o + (head0 + hh) * d + c) = kern_cu_pack8<T>(acc[r]);
-        } else {
+    for (int r = 0; r < R && tid + r * FD_THREADS < G * CH; r++) {
+        const int hh = (tid + r * FD_THREADS) / CH, c = (tid + r * FD_THREADS) % CH * 8;
+        if (splits > 1) {
             float *dst = wo + ((head0 + hh) * splits + split) * d + c;
 #pragma unroll
             for (int e = 0; e < 8; e++)
                 dst[e] = acc[r][e];
+        } else {
+            const float inv = 1.0f / sh.ls[hh];
+#pragma unroll
+            for (int e = 0; e < 8; e++)
+                acc[r][e] *= inv;
+            *reinterpret_cast<uint4 *>((T *)a.o + (head0 + hh) * d + c) = kern_cu_pack8<T>(acc[r]);
         }
     }
     if (splits > 1)
         for (int i = tid; i < G; i += FD_THREADS) { /* an empty slice leaves max -inf, sum 0 */
-            wm[(head0 + i) * splits + split] = ms[i];
-            wl[(head0 + i) * splits + split] = ls[i];
+            wm[(head0 + i) * splits + split] = sh.ms[i];
+            wl[(head0 + i) * splits + split] = sh.ls[i];
         }
 }
 
