@@ -13,7 +13,8 @@
  *
  * Decode (fd_decode + fd_reduce): flash-decoding. A CTA owns one kv head of one sequence, all
  * the query heads of its GQA group, and one slice of the context; each K/V row is fetched once
- * with 128-bit loads through the block table and used by every group head. When batch x kv heads
+ * with 16-byte cp.async copies through the block table (double-buffered, 32 keys a tile) and used
+ * by every group head. When batch x kv heads
  * CTAs would not fill the GPU, the context is split into slices whose partial (max, sum, output)
  * a second kernel combines.
  * MODEL: vLLM csrc/attention/paged_attention_v2.cu (partitions of 512 tokens and a reduce kernel);
@@ -411,25 +412,25 @@ template <typename T, int D> static cudaError_t fa_launch(const attn_args &a, cu
 
 enum { FD_THREADS = 128, FD_TK = 32, FD_MAX_SPLITS = 128, FD_MIN_SPLIT = 256 };
 
-/* Shared memory of fd_decode: K and V tiles [FD_TK][d + 8] (16-bit), the group's queries
- * [G][d], the tile's scores [G][FD_TK], and per head the running max, sum and last correction
- * (fp32). */
+/* Shared memory of fd_decode: K and V tiles, two buffers each, [FD_TK][d + 8] (16-bit), the
+ * group's queries [G][d], the tile's scores [G][FD_TK], and per head the running max, sum and
+ * last correction (fp32). */
 static size_t fd_smem(int G, int d, int esize)
 {
-    return (size_t)2 * FD_TK * (d + 8) * esize +
+    return (size_t)4 * FD_TK * (d + 8) * esize +
            sizeof(float) * ((size_t)G * d + G * FD_TK + 3 * G);
 }
 
 /* fd_decode's shared memory, carved from the dynamic allocation (see fd_smem). */
 template <typename T> struct fd_shared {
-    T *ks, *vs;          /* [FD_TK][d + 8] */
+    T *ks, *vs;          /* [2][FD_TK][d + 8]: two buffers */
     float *qs, *ps;      /* [G][d] queries (scaled to log2 units), [G][FD_TK] scores/probs */
     float *ms, *ls, *cs; /* [G] running max, running sum, last tile's correction */
     __device__ fd_shared(unsigned char *mem, int G, int d)
     {
         ks = reinterpret_cast<T *>(mem);
-        vs = ks + FD_TK * (d + 8);
-        qs = reinterpret_cast<float *>(vs + FD_TK * (d + 8));
+        vs = ks + 2 * FD_TK * (d + 8);
+        qs = reinterpret_cast<float *>(vs + 2 * FD_TK * (d + 8));
         ps = qs + G * d;
         ms = ps + G * FD_TK;
         ls = ms + G;
@@ -437,33 +438,32 @@ template <typename T> struct fd_shared {
     }
 };
 
-/* Keys j0 .. j0 + FD_TK of sequence b, kv head kvh, into shared memory with 128-bit loads
- * through the block table; rows at or past j_end are zeros. */
+/* Starts copying keys j0 .. j0 + FD_TK of sequence b, kv head kvh, into buffer buf with 16-byte
+ * cp.async through the block table; rows at or past j_end are zero-filled. */
 template <typename T>
-__device__ __forceinline__ void fd_load(const attn_args &a, const fd_shared<T> &sh, int b, int kvh,
-                                        int j0, int j_end)
+__device__ __forceinline__ void fd_load(const attn_args &a, const fd_shared<T> &sh, int buf, int b,
+                                        int kvh, int j0, int j_end)
 {
     const int LD = a.d + 8, CH = a.d / 8;
     const T *k = (const T *)a.k, *v = (const T *)a.v;
+    T *ks = sh.ks + buf * FD_TK * LD, *vs = sh.vs + buf * FD_TK * LD;
     for (int i = threadIdx.x; i < FD_TK * CH; i += FD_THREADS) {
         const int r = i / CH, c = i % CH * 8, j = j0 + r;
-        uint4 kx = make_uint4(0, 0, 0, 0), vx = kx;
-        if (j < j_end) {
-            const size_t off = kv_offset<true>(a, b, j, kvh) + c;
-            kx = *reinterpret_cast<const uint4 *>(k + off);
-            vx = *reinterpret_cast<const uint4 *>(v + off);
-        }
-        *reinterpret_cast<uint4 *>(sh.ks + r * LD + c) = kx;
-        *reinterpret_cast<uint4 *>(sh.vs + r * LD + c) = vx;
+        const bool ok = j < j_end;
+        const size_t off = ok ? kv_offset<true>(a, b, j, kvh) + c : 0;
+        cp_async16(ks + r * LD + c, k + off, ok);
+        cp_async16(vs + r * LD + c, v + off, ok);
     }
+    cp_async_commit();
 }
 
 /* Scores of the tile's keys for every group head (-inf past n valid keys), then each head's
  * online-softmax step: probabilities in ps, the correction of earlier tiles in cs. */
 template <typename T>
-__device__ __forceinline__ void fd_softmax(const fd_shared<T> &sh, int G, int d, int n)
+__device__ __forceinline__ void fd_softmax(const fd_shared<T> &sh, int buf, int G, int d, int n)
 {
     const int LD = d + 8, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const T *ks = sh.ks + buf * FD_TK * LD;
     for (int i = threadIdx.x; i < G * FD_TK; i += FD_THREADS) { /* a warp: one head, 32 keys */
         const int hh = i / FD_TK, r = i % FD_TK;
         float s = -INFINITY;
@@ -472,7 +472,7 @@ __device__ __forceinline__ void fd_softmax(const fd_shared<T> &sh, int G, int d,
             const float *qh = sh.qs + hh * d;
             for (int c = 0; c < d; c += 8) {
                 float kf[8];
-                kern_cu_unpack8<T>(*reinterpret_cast<const uint4 *>(sh.ks + r * LD + c), kf);
+                kern_cu_unpack8<T>(*reinterpret_cast<const uint4 *>(ks + r * LD + c), kf);
 #pragma unroll
                 for (int e = 0; e < 8; e++)
                     s += qh[c + e] * kf[e];
@@ -526,10 +526,20 @@ __global__ void __launch_bounds__(FD_THREADS)
     }
     float acc[R][8] = {};
     __syncthreads();
-    for (int j0 = j_begin; j0 < j_end; j0 += FD_TK) {
-        fd_load<T>(a, sh, b, kvh, j0, j_end);
+    const int ntiles = j_end > j_begin ? (j_end - j_begin + FD_TK - 1) / FD_TK : 0;
+    if (ntiles > 0)
+        fd_load<T>(a, sh, 0, b, kvh, j_begin, j_end);
+    for (int tile = 0; tile < ntiles; tile++) {
+        const int buf = tile & 1, j0 = j_begin + tile * FD_TK;
+        const T *vs = sh.vs + buf * FD_TK * (d + 8);
+        if (tile + 1 < ntiles) { /* the other buffer was released by the last barrier */
+            fd_load<T>(a, sh, buf ^ 1, b, kvh, j0 + FD_TK, j_end);
+            cp_async_wait<1>();
+        } else {
+            cp_async_wait<0>();
+        }
         __syncthreads();
-        fd_softmax<T>(sh, G, d, j_end - j0);
+        fd_softmax<T>(sh, buf, G, d, j_end - j0);
         __syncthreads();
 #pragma unroll
         for (int r = 0; r < R && tid + r * FD_THREADS < G * CH; r++) {
@@ -541,7 +551,7 @@ __global__ void __launch_bounds__(FD_THREADS)
             for (int jj = 0; jj < FD_TK; jj++) {
                 const float p = sh.ps[hh * FD_TK + jj];
                 float vf[8];
-                kern_cu_unpack8<T>(*reinterpret_cast<const uint4 *>(sh.vs + jj * (d + 8) + c), vf);
+                kern_cu_unpack8<T>(*reinterpret_cast<const uint4 *>(vs + jj * (d + 8) + c), vf);
 #pragma unroll
                 for (int e = 0; e < 8; e++)
                     acc[r][e] += p * vf[e];
@@ -595,7 +605,7 @@ __global__ void fd_reduce(attn_args a, int splits, const float *wo, const float 
     }
 }
 
-/* Context slices per sequence: enough CTAs for about two waves on the device, each slice at
+/* Context slices per sequence: enough CTAs for about four per SM, each slice at
  * least FD_MIN_SPLIT keys, and at most FD_MAX_SPLITS. */
 static int fd_splits(int batch, int nkv, int max_len, int *split_len)
 {
@@ -604,7 +614,7 @@ static int fd_splits(int batch, int nkv, int max_len, int *split_len)
         cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || nsm < 1)
         nsm = 1;
     const long ctas = (long)batch * nkv, by_len = (max_len + FD_MIN_SPLIT - 1) / FD_MIN_SPLIT;
-    long n = (2L * nsm + ctas - 1) / ctas;
+    long n = (4L * nsm + ctas - 1) / ctas;
     n = std::min(n, std::min(by_len, (long)FD_MAX_SPLITS));
     n = std::max(n, 1L);
     int len = (int)((max_len + n - 1) / n);
