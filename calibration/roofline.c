@@ -78,25 +78,6 @@ static const kset K_HBM = {
     .add = {1890, 1, 0.896, KC_ADD},
     .embed = {4000, 1, 0.150, KC_EMBED},
 };
-/* MODEL: Hopper's GEMMs reach a larger fraction of the tensor peak than the A100 fit gives them:
- * cuBLAS 13's bf16 GEMMs on one H100 80GB HBM3 (llmsim calibrate --backend cuda --grid full:
- * profiles/cuda-h100-*.csv and the nine tensor-parallel shard layers of Llama-3.1-8B/70B/405B
- * and Qwen3-32B in profiles/shards/) at 1,280-8,192 rows, where the compute term dominates, give
- * e_c = 0.771 (tests/fidelity/fit_h100_gemm.py: least mean |log error|, the A100 floor scaled to
- * Hopper's clock and e_m kept); with
- * 0.728 the roofline was 5.5% slow there (median), and the two held-out layers (Qwen3-8B,
- * Llama-3.1-405B's TP8 shard) go from +9.2% to +4.0%. aiconfigurator's H100 tables (validate
- * --ops) and SGLang's fp8 GEMM figures (test_h100_fp8_gemm) found the same 5-10% excess; fp8
- * GEMMs take the bf16 fraction (not measured here). The memory term and the floors keep the A100
- * fit: the measurement times eager launches, engines replay decode passes from CUDA graphs. */
-static const kset K_HBM_HOPPER = {
-    .gemm = {9930, 0.771, 0.770, KC_GEMM},
-    .norm = {3940, 1, 0.352, KC_NORM},
-    .rope = {3120, 1, 0.428, KC_ROPE},
-    .act = {3070, 1, 0.485, KC_ACT},
-    .add = {1890, 1, 0.896, KC_ADD},
-    .embed = {4000, 1, 0.150, KC_EMBED},
-};
 /* MODEL: GDDR GPUs, fitted the same way on Vidur's A40 tables (GDDR6, 696 GB/s, 149.7 TFLOPS
  * bf16 dense: 21,756 GEMM and 32,375 elementwise points; fit_vidur_ops.py --gpu a40, median
  * |error| 4.0%). The same kernels reach a larger fraction of a GDDR part's bandwidth, whose SMs
@@ -1136,9 +1117,7 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     r->ar_fused = fuses_allreduce(r, s, arch);
     r->floor_scale = floor_scale(arch);
     r->eager_launch = s->eager_launch_ns > 0 ? s->eager_launch_ns : EAGER_LAUNCH_NS;
-    r->k = cal_gpu_memory(g->name) == CAL_MEM_GDDR ? &K_GDDR
-           : arch == CAL_ARCH_HOPPER               ? &K_HBM_HOPPER
-                                                   : &K_HBM;
+    r->k = cal_gpu_memory(g->name) == CAL_MEM_GDDR ? &K_GDDR : &K_HBM;
     r->plan = plan_of(m, l);
     floors_setup(r);
     dec_setup(r);

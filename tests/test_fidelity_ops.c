@@ -401,8 +401,8 @@ static void test_h100_prefill_sum(void **state)
  * warm-ups, on the dense shapes of a 5,376-wide model with a 14,336-wide MLP: QKV 8320 x 5376 x
  * 21504 in 1,351.1 us, gate/up 8320 x 5376 x 14336 (TP2) in 896.4 us, gate/up 23216 and 15760 x
  * 5376 x 28672 (TP1) in 5,295.9 and 3,570.9 us, down 8320 x 14336 x 5376 in 843.9 us: 1,351 to
- * 1,520 TFLOPS, 68-77% of the datasheet's 1,978.9. The roofline's W8A8 GEMM (the Hopper GEMM
- * class at 77.1% of the fp8 peak) lands within -8% to +5% of each: at prefill sizes fp8 GEMMs
+ * 1,520 TFLOPS, 68-77% of the datasheet's 1,978.9. The roofline's W8A8 GEMM (the A100-fitted
+ * class at 72.8% of the fp8 peak) lands within -3% to +11% of each: at prefill sizes fp8 GEMMs
  * reach the same fraction of their peak as 16-bit ones do of theirs (Vidur's H100 Llama-2-70B
  * TP1 GEMMs at 4,096 tokens: 679-727 TFLOPS, 69-73% of 989.4). */
 static void test_h100_fp8_gemm(void **state)
@@ -470,8 +470,9 @@ static int profile_gemm_errors(const char *path, double rows, double *e, int cap
 
 /* H100 bf16 GEMMs of prefill size as cuBLAS 13 runs them, measured on an H100 80GB HBM3 with
  * `llmsim calibrate --backend cuda --grid full` (profiles/cuda-h100-*.csv, the QKV, O, gate/up
- * and down linears of four models at 1,280-8,192 rows): the roofline's Hopper GEMM class holds
- * within 3% at the median (the A100 fit's compute fraction, 0.728, gave +5.3%). */
+ * and down linears of four models at 1,280-8,192 rows): the A100-fitted GEMM class holds within
+ * 4% at the median (+2.3% on these; tests/fidelity/fit_h100_gemm.py gives the fraction the
+ * points ask for, 0.747 against 0.728, and another H100 gave 0.771). */
 static void test_h100_cublas_gemm(void **state)
 {
     (void)state;
@@ -488,7 +489,7 @@ static void test_h100_cublas_gemm(void **state)
                   "%.1f%%, signed median %+.1f%%\n",
                   n, 100 * st[0], 100 * st[1], 100 * st[3]);
     assert_int_equal(n, 4 * 4 * 8);
-    assert_true(fabs(st[3]) <= 0.03);
+    assert_true(fabs(st[3]) <= 0.04);
     assert_true(st[0] <= 0.08);
 }
 
