@@ -71,7 +71,7 @@ typedef struct cal_profile {
     char device[256];   /* the device as the benchmark driver or the source describes it */
     char versions[256]; /* program and library versions */
     char source[512];   /* command line or imported files */
-    char created[32];   /* ISO 8601 UTC, set by the store */
+    char created[32];   /* ISO 8601 UTC; set by the store when empty */
     char dtype[8];      /* element type measured: "fp32", "fp16", "bf16" */
     eng_model dims;     /* the model measured (sizes of one GPU's shard when tp > 1) */
     int tp;             /* tensor-parallel degree the timings were taken at */

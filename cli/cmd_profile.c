@@ -1,7 +1,8 @@
 /*
- * cmd_profile.c: `llmsim profile list|show NAME|import-vidur DIR`: the profiles a database
- * holds, one profile's metadata, fits and held-out errors, and the import of Vidur's profiling
- * tables as a fitted profile (study/calibrate.c).
+ * cmd_profile.c: `llmsim profile list|show NAME|export NAME|import FILE|import-vidur DIR`: the
+ * profiles a database holds, one profile's metadata, fits and held-out errors, a profile as text
+ * and back (study/proftext.c), and the import of Vidur's profiling tables as a fitted profile
+ * (study/calibrate.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +29,23 @@ static const cli_command show_cmd = {
     .min_pos = 1,
     .max_pos = 1,
     .common = CLI_DB | CLI_JSON};
+static const cli_command export_cmd = {
+    .name = "profile export",
+    .args = "NAME",
+    .summary = "Prints a stored profile as text on stdout: its metadata (model, GPU, device, "
+               "versions, the command that measured it, when) and every measured point, for "
+               "`llmsim profile import` to fit and store in another database.",
+    .min_pos = 1,
+    .max_pos = 1,
+    .common = CLI_DB};
+static const cli_command import_text_cmd = {
+    .name = "profile import",
+    .args = "FILE",
+    .summary = "Reads a profile text (as `llmsim profile export` writes it; profiles/ ships the "
+               "measured ones), fits its points with the recorded seed and stores the profile.",
+    .min_pos = 1,
+    .max_pos = 1,
+    .common = CLI_DB | CLI_QUIET};
 static const cli_command import_cmd = {
     .name = "profile import-vidur",
     .args = "DIR --gpu G --model M",
@@ -252,6 +270,52 @@ static int show(int argc, char **argv)
     return 0;
 }
 
+static int export_text(int argc, char **argv)
+{
+    cli_common c;
+    const char *name;
+    int npos, st = cli_parse(&export_cmd, NULL, &c, argc, argv, &name, &npos);
+    if (st != CLI_GO)
+        return st;
+    sim_err err = {{0}};
+    store *s = store_open_readonly(c.db, &err);
+    cal_profile *p = s ? store_profile_load(s, name, &err) : NULL;
+    store_close(s);
+    if (!p)
+        return cli_fail("profile export", &err);
+    st = study_profile_write(p, stdout) || fflush(stdout) ? 1 : 0;
+    if (st)
+        fprintf(stderr, "llmsim profile export: writing to stdout failed\n");
+    cal_profile_free(p);
+    return st;
+}
+
+static int import_text(int argc, char **argv)
+{
+    study_profile_in in = {0};
+    const cli_option opts[] = {{"--out", "NAME", CLI_STRING, &in.out, "the profile's name",
+                                "the text's", 0, 0, NULL, NULL},
+                               {"--replace", NULL, CLI_FLAG, &in.replace,
+                                "replace a stored profile of the same name", NULL, 0, 0, NULL,
+                                NULL},
+                               CLI_END};
+    cli_common c;
+    int npos, st = cli_parse(&import_text_cmd, opts, &c, argc, argv, &in.path, &npos);
+    if (st != CLI_GO)
+        return st;
+    in.db = c.db;
+    sim_err err = {{0}};
+    cal_profile *p = NULL;
+    if (study_profile_import(&in, &p, &err) != 0)
+        return cli_fail("profile import", &err);
+    if (!c.quiet)
+        cal_profile_report(p, stdout);
+    printf("profile %s saved to %s: %d points, %s %s on %s, created %s\n", p->name, c.db, p->npts,
+           p->kind, p->backend, p->device, p->created);
+    cal_profile_free(p);
+    return 0;
+}
+
 /* Imports the tables im names as a profile stored in db, and prints its report. The exit status. */
 static int run_import(study_import *im, const char *db)
 {
@@ -314,7 +378,9 @@ int cmd_profile(int argc, char **argv)
     static const cli_sub subs[] = {
         {"list", list, "the profiles a database holds"},
         {"show", show, "one profile's metadata, fits and held-out errors"},
+        {"export", export_text, "a stored profile as text"},
+        {"import", import_text, "a profile text, fitted and stored"},
         {"import-vidur", import_vidur, "Vidur's profiling tables as a fitted profile"},
     };
-    return cli_dispatch("profile", subs, 3, argc, argv);
+    return cli_dispatch("profile", subs, 5, argc, argv);
 }

@@ -24,7 +24,8 @@ static const struct {
     {"calibrate", cmd_calibrate,
      "calibrate --backend cpu|cuda --model M: measure, fit and store a profile; calibrate "
      "validate --run ID"},
-    {"profile", cmd_profile, "profile list|show NAME|import-vidur DIR: stored cost profiles"},
+    {"profile", cmd_profile,
+     "profile list|show|export NAME|import FILE|import-vidur DIR: stored cost profiles"},
     {"plot", cmd_plot,
      "plot curve|cdf|timeline|gantt|probes|validation|fleet (--sweep|--run|--capacity|--validation "
      "ID): gnuplot charts"},

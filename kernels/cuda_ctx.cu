@@ -280,9 +280,9 @@ extern "C" int kern_cuda_attn_decode(kern_cuda *c, kern_dtype dt, const float *q
                                      int nkv, int d, int block_size, float scale, char *err,
                                      size_t errlen)
 {
-    void *dq = NULL, *dk = NULL, *dv = NULL, *dout = NULL;
+    void *dq = NULL, *dk = NULL, *dv = NULL, *dout = NULL, *dwork = NULL;
     int32_t *dtab = NULL, *dlen = NULL;
-    size_t nq = (size_t)batch * nh * d, nc = (size_t)num_blocks * block_size * nkv * d;
+    size_t nq = (size_t)batch * nh * d, nc = (size_t)num_blocks * block_size * nkv * d, nwork = 0;
     int rc = no_ctx(c, err, errlen);
     rc = rc ? rc : attn_dims_ok(nh, nkv, d, err, errlen);
     if (!rc && (batch <= 0 || max_blocks <= 0 || block_size <= 0 || num_blocks <= 0))
@@ -305,17 +305,19 @@ extern "C" int kern_cuda_attn_decode(kern_cuda *c, kern_dtype dt, const float *q
     rc = rc ? rc : upload_ints(c, block_tables, (size_t)batch * max_blocks, &dtab, err, errlen);
     rc = rc ? rc : upload_ints(c, context_lens, (size_t)batch, &dlen, err, errlen);
     rc = rc ? rc : cuerr(cudaMalloc(&dout, nq * 2), "cudaMalloc", err, errlen);
+    if (!rc && (nwork = kern_cu_attn_decode_work(batch, nh, nkv, d, max_blocks, block_size)) > 0)
+        rc = cuerr(cudaMalloc(&dwork, nwork), "cudaMalloc", err, errlen);
     rc = rc ? rc
             : cuerr(kern_cu_attn_decode(dt, dq, dk, dv, dtab, max_blocks, dlen, dout, batch, nh,
-                                        nkv, d, block_size, scale, c->stream),
+                                        nkv, d, block_size, scale, dwork, nwork, c->stream),
                     "attn_decode", err, errlen);
     rc = rc ? rc : download(c, dt, dout, o, nq, err, errlen);
-    return release(rc, dq, dk, dv, dout, dtab, dlen);
+    return release(rc, dq, dk, dv, dout, dtab, dlen, dwork);
 }
 
 /* ---- benchmark ---------------------------------------------------------------------------- */
 
-enum { S_A, S_B, S_C, S_Q, S_K, S_V, S_INT };
+enum { S_A, S_B, S_C, S_Q, S_K, S_V, S_INT, S_WORK }; /* S_WORK: decode's split workspace */
 
 /* Device buffer `id` of at least `bytes`; fresh memory is filled with the pattern (as dt, or
  * left to the caller for the integer slot). */
@@ -343,7 +345,8 @@ static int slot(kern_cuda *c, int id, size_t bytes, kern_dtype dt, void **out, c
 typedef struct cu_call {
     const kern_shape *s;
     kern_dtype dt;
-    void *a, *b, *c, *q, *k, *v;
+    void *a, *b, *c, *q, *k, *v, *work;
+    size_t work_bytes;
     int32_t *tbl, *lens, *pos;
     int m, k_dim, n, max_blocks, block_size;
     float scale;
@@ -408,6 +411,10 @@ static int prepare(kern_cuda *c, const kern_shape *s, cu_call *a, char *err, siz
         a->block_size = kern_shape_block_size(s);
         a->max_blocks = (s->context + a->block_size - 1) / a->block_size;
         size_t cache = e * (size_t)s->batch * a->max_blocks * a->block_size * kv;
+        a->work_bytes = kern_cu_attn_decode_work(s->batch, d->heads, d->kv_heads, d->head_dim,
+                                                 a->max_blocks, a->block_size);
+        if (a->work_bytes && slot(c, S_WORK, a->work_bytes, dt, &a->work, err, errlen))
+            return -1;
         return slot(c, S_Q, e * s->batch * hd, dt, &a->q, err, errlen) ||
                slot(c, S_K, cache, dt, &a->k, err, errlen) ||
                slot(c, S_V, cache, dt, &a->v, err, errlen) ||
@@ -440,7 +447,7 @@ static int run_once(kern_cuda *c, const cu_call *a, char *err, size_t errlen)
     case KERN_OP_ATTN_DECODE:
         e = kern_cu_attn_decode(a->dt, a->q, a->k, a->v, a->tbl, a->max_blocks, a->lens, a->c,
                                 s->batch, d->heads, d->kv_heads, d->head_dim, a->block_size,
-                                a->scale, c->stream);
+                                a->scale, a->work, a->work_bytes, c->stream);
         break;
     case KERN_OP_ROPE:
         e = kern_cu_rope(a->dt, a->q, a->pos, s->tokens, d->heads, d->head_dim, 1e6f, c->stream);

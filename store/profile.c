@@ -73,8 +73,9 @@ static int insert_meta(store *s, const cal_profile *p, int64_t *id, sim_err *err
         s,
         "INSERT INTO profiles (name, kind, backend, model, gpu, device, versions, source, dtype,"
         " tp, layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, max_context,"
-        " gated_mlp, tied_embeddings, qkv_bias, seed, med_ape, p95_ape)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " gated_mlp, tied_embeddings, qkv_bias, seed, med_ape, p95_ape, created)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+        " COALESCE(NULLIF(?, ''), strftime('%Y-%m-%dT%H:%M:%SZ','now')))",
         err);
     if (!st)
         return -1;
@@ -91,6 +92,7 @@ static int insert_meta(store *s, const cal_profile *p, int64_t *id, sim_err *err
     sqlite3_bind_int64(st, 22, (sqlite3_int64)p->seed);
     bind_real(st, 23, p->med_ape);
     bind_real(st, 24, p->p95_ape);
+    sqlite3_bind_text(st, 25, p->created, -1, SQLITE_STATIC); /* "": now */
     if (step_done(s, st, err, "inserting the profile"))
         return -1;
     *id = sqlite3_last_insert_rowid(s->db);

@@ -75,4 +75,29 @@ typedef struct study_replay {
  * compares the measured pass times with the profile's predictions. 0, or -1 with err. */
 int study_replay(const study_replay_spec *r, store *s, study_replay_out *out, sim_err *err);
 
+/* A profile as text (study/proftext.c), to ship a measured profile with the code and use it on
+ * another machine: the metadata as "# key: value" lines after the line
+ * "# llmsim profile, text format 1", then the CSV columns op,x,y,t_ns,p10_ns,p90_ns,runs and one
+ * row per point (numbers that read back to the bit). No fits: importing refits the points with
+ * the recorded seed. */
+
+/* Writes p as text to f. 0, or -1 when writing failed. */
+int study_profile_write(const cal_profile *p, FILE *f);
+
+/* Reads a profile text: metadata and points, no fits, dims unset. *out gets it (free with
+ * cal_profile_free). 0, or -1 with err naming the file, the line and what was expected. */
+int study_profile_read(const char *path, cal_profile **out, sim_err *err);
+
+typedef struct study_profile_in {
+    const char *path; /* the profile text */
+    const char *db;   /* the database to store it in (opened once the text is read and fitted) */
+    const char *out;  /* the stored name; NULL: the text's */
+    int replace;      /* replace a stored profile of the same name */
+} study_profile_in;
+
+/* Reads the text, takes the model's sizes from the catalog (or config.json path) it names, fits
+ * the points with the recorded seed and stores the profile, its creation time kept. *out gets
+ * it (free with cal_profile_free). 0, or -1 with err; nothing is written on failure. */
+int study_profile_import(const study_profile_in *in, cal_profile **out, sim_err *err);
+
 #endif

@@ -49,17 +49,20 @@ static eng_shape shape_of(int op, double x, double y)
         eng_shape_add_decodes(&s, n, n * (c > 0 ? c - 1 : 0));
     else if (op == KERN_OP_ATTN_PREFILL) /* a chunk of x tokens after y cached ones */
         eng_shape_add_prefill(&s, n, c);
-    else /* x rows as decodes: a pass launched from a graph, whose kernels pay no host-side
-            launch (the tables time kernels on the GPU; a pass with prefill would add
-            roofline.c's eager launch floor to every kernel) */
+    else { /* x rows as decodes: a pass launched from a graph, whose kernels pay no host-side
+              launch (the tables time kernels on the GPU; a pass with prefill would add
+              roofline.c's eager launch floor to every kernel); each row goes through the LM
+              head */
         eng_shape_add_decodes(&s, n, 0);
+        s.emit_seqs = (int32_t)n;
+    }
     return s;
 }
 
 /* Per-layer runs of an operator class in the roofline's walk (0: once per pass). */
 static int per_layer(const char *op)
 {
-    if (!strcmp(op, "embed"))
+    if (!strcmp(op, "embed") || !strcmp(op, "lm_head"))
         return 0;
     return !strcmp(op, "rmsnorm") || !strcmp(op, "add") || !strcmp(op, "allreduce") ? 2 : 1;
 }

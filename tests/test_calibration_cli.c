@@ -23,16 +23,15 @@
 static char tmpdir[256];
 static char out[1 << 16];
 
-/* Runs `llmsim ARGS` with stdout and stderr captured into out; returns the exit status. */
-static int llmsim(const char *fmt, ...)
+/* Runs the shell command `prefix ARGS` in the scratch directory with stdout and stderr captured
+ * into out; returns the exit status. */
+__attribute__((format(printf, 2, 0))) static int vrun(const char *prefix, const char *fmt,
+                                                      va_list ap)
 {
     char args[2048], cmd[4096], path[300];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
     snprintf(path, sizeof path, "%s/out.txt", tmpdir);
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s > out.txt 2>&1", tmpdir, LLMSIM_BINARY, args);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s %s > out.txt 2>&1", tmpdir, prefix, args);
     int st = system(cmd);
     FILE *f = fopen(path, "r");
     size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
@@ -40,6 +39,26 @@ static int llmsim(const char *fmt, ...)
     if (f)
         fclose(f);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Runs `llmsim ARGS`, as vrun. */
+__attribute__((format(printf, 1, 2))) static int llmsim(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int st = vrun("'" LLMSIM_BINARY "'", fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* Runs a shell command, as vrun. */
+__attribute__((format(printf, 1, 2))) static int shell(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int st = vrun("", fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 static void write_file(const char *name, const char *text)
@@ -89,6 +108,11 @@ static int teardown(void **state)
             fail_msg("exit %d, expected %d:\n%s", got_, (status), out);                            \
     } while (0)
 #define CONTAINS(s) assert_non_null_msg(strstr(out, (s)), (s))
+#define assert_null_msg(p)                                                                         \
+    do {                                                                                           \
+        if (p)                                                                                     \
+            fail_msg("output has what it should not:\n%s", out);                                   \
+    } while (0)
 #define assert_non_null_msg(p, what)                                                               \
     do {                                                                                           \
         if (!(p))                                                                                  \
@@ -210,7 +234,72 @@ static void test_import_vidur(void **state)
     CONTAINS("no compute/h100/Meta-Llama-3-8B/mlp.csv");
 }
 
-LLMSIM_TESTS(tests, test_calibrate_cpu, test_run_and_validate, test_import_vidur);
+#define SHIPPED LLMSIM_SOURCE_DIR "/profiles/cuda-h100-llama-3.1-8b.csv"
+
+/* A shipped measured profile imports with its provenance and creation time, exports back to
+ * the same bytes, and validate --ops prices each of its operators, the LM head too. */
+static void test_profile_text(void **state)
+{
+    (void)state;
+    EXPECT(0, "profile import '%s' --db p.db", SHIPPED);
+    CONTAINS("profile cuda-h100-llama-3.1-8b saved to p.db: 537 points");
+    EXPECT(0, "profile show cuda-h100-llama-3.1-8b --db p.db");
+    CONTAINS("device    cuda: NVIDIA H100 80GB HBM3, sm_90");
+    CONTAINS("created   2026-11-27T20:48:01Z");
+    assert_int_equal(
+        shell("('%s' profile export cuda-h100-llama-3.1-8b --db p.db > x.csv)", LLMSIM_BINARY), 0);
+    assert_int_equal(shell("cmp x.csv '%s'", SHIPPED), 0);
+    EXPECT(1, "profile import '%s' --db p.db", SHIPPED);
+    CONTAINS("already exists");
+    EXPECT(0, "profile import '%s' --db p.db --out other --quiet", SHIPPED);
+    CONTAINS("profile other saved to p.db");
+    /* every shipped profile imports */
+    assert_int_equal(
+        shell("for f in '%s'/profiles/*.csv; do '%s' profile import \"$f\" --db all.db "
+              "--quiet || exit 1; done",
+              LLMSIM_SOURCE_DIR, LLMSIM_BINARY),
+        0);
+    EXPECT(0, "validate --ops --profile cuda-h100-llama-3.1-8b --db p.db");
+    CONTAINS("measurements: 537: 537 predicted");
+    assert_null_msg(strstr(out, "      0.000   -100.0% | llama-3.1-8b tp1 lm_head"));
+}
+
+/* A profile text that is not one, or is cut or spoiled, is refused naming the file and line,
+ * and no database is written. */
+static void test_profile_text_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *says;
+    } bad[] = {
+        {"op,x\n", "bad.csv:1: not a profile text"},
+        {"# llmsim profile, text format 1\n# name: n\n", "bad.csv:2: no columns line"},
+        {"# llmsim profile, text format 1\n# colour: red\n", "bad.csv:2: unknown key 'colour'"},
+        {"# llmsim profile, text format 1\n# tp: 0\n", "bad.csv:2: '0' is not an integer"},
+        {"# llmsim profile, text format 1\nop,x,y,t_ns,p10_ns,p90_ns,runs\n",
+         "bad.csv: no '# name:' line"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_file("bad.csv", bad[i].text);
+        EXPECT(1, "profile import bad.csv --db bad.db");
+        CONTAINS(bad[i].says);
+        assert_int_equal(shell("test -e bad.db"), 1);
+    }
+    /* the shipped file with one point spoiled, then with its model unknown */
+    assert_int_equal(
+        shell("(sed '15s/^rmsnorm,1,0,[0-9]*/rmsnorm,1,0,-5/' '%s' > bad.csv)", SHIPPED), 0);
+    EXPECT(1, "profile import bad.csv --db bad.db");
+    CONTAINS("bad.csv:15: t_ns '-5' is not a number");
+    assert_int_equal(
+        shell("(sed 's/^# model: .*/# model: no-such-model/' '%s' > bad.csv)", SHIPPED), 0);
+    EXPECT(1, "profile import bad.csv --db bad.db");
+    CONTAINS("bad.csv: ");
+    CONTAINS("no-such-model");
+    assert_int_equal(shell("test -e bad.db"), 1);
+}
+
+LLMSIM_TESTS(tests, test_calibrate_cpu, test_run_and_validate, test_import_vidur, test_profile_text,
+             test_profile_text_refused);
 
 int main(void)
 {

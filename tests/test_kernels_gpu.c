@@ -74,13 +74,14 @@ static void test_linear(void **state)
     free(x);
 }
 
-static void test_elementwise(void **state)
+/* RMSNorm, add and SiLU-and-mul at one size: the kernels take 128-bit chunks where hidden or inter
+ * is a multiple of 8 and scalar elements otherwise; add takes chunks, then a scalar tail. */
+static void check_elementwise(kern_cuda *c, int tokens, int hidden, int inter)
 {
-    kern_cuda *c = *state;
-    int tokens = 7, hidden = 896, inter = 300;
     size_t nh = (size_t)tokens * hidden, ni = (size_t)tokens * inter;
+    size_t nmax = nh > ni ? nh : ni;
     float *x = rand_vec(nh), *w = rand_vec(hidden), *b = rand_vec(nh), *g = rand_vec(2 * ni);
-    float *want = malloc(sizeof(float) * nh), *got = malloc(sizeof(float) * nh);
+    float *want = malloc(sizeof(float) * nmax), *got = malloc(sizeof(float) * nmax);
     for (int i = 0; i < 2; i++) {
         kern_dtype dt = dtypes[i];
         kern_ref_rmsnorm(x, w, want, tokens, hidden, 1e-6f);
@@ -101,11 +102,17 @@ static void test_elementwise(void **state)
     free(x);
 }
 
-static void test_rope(void **state)
+static void test_elementwise(void **state)
 {
-    kern_cuda *c = *state;
-    int tokens = 6, heads = 5, d = 64;
-    int32_t pos[6] = {0, 1, 2, 31, 500, 4095};
+    check_elementwise(*state, 7, 896, 304);  /* 128-bit paths throughout */
+    check_elementwise(*state, 7, 896, 300);  /* silu_mul scalar: inter % 8 = 4 */
+    check_elementwise(*state, 3, 1001, 300); /* scalar rows; add: 375 chunks and a tail of 3 */
+    check_elementwise(*state, 1, 5, 3);      /* add: no chunk, tail only */
+    check_elementwise(*state, 2, 4096, 11008);
+}
+
+static void check_rope(kern_cuda *c, int tokens, int heads, int d, const int32_t *pos)
+{
     size_t n = (size_t)tokens * heads * d;
     float *x = rand_vec(n), *want = malloc(sizeof(float) * n), *got = malloc(sizeof(float) * n);
     for (int i = 0; i < 2; i++) {
@@ -118,6 +125,15 @@ static void test_rope(void **state)
     free(got);
     free(want);
     free(x);
+}
+
+static void test_rope(void **state)
+{
+    int32_t pos[6] = {0, 1, 2, 31, 500, 4095};
+    check_rope(*state, 6, 5, 64, pos); /* 128-bit: d % 16 == 0 */
+    check_rope(*state, 6, 32, 128, pos);
+    check_rope(*state, 6, 3, 24, pos); /* scalar: d % 16 = 8 */
+    check_rope(*state, 6, 1, 6, pos);
 }
 
 static void check_prefill(kern_cuda *c, int chunk, int context, int nh, int nkv, int d)
@@ -134,16 +150,26 @@ static void check_prefill(kern_cuda *c, int chunk, int context, int nh, int nkv,
     kattn_free(&a);
 }
 
+/* head_dim 64 and 128 run on tensor cores in tiles of 64 query rows and 64 keys; the others on
+ * the generic kernel. */
 static void test_prefill(void **state)
 {
+    check_prefill(*state, 70, 45, 14, 2, 64);  /* GQA 7; a partial row tile and key tile */
+    check_prefill(*state, 1, 300, 8, 8, 128);  /* one row: a warp of 16 with 15 past the chunk */
+    check_prefill(*state, 64, 64, 4, 4, 64);   /* tiles exactly full */
+    check_prefill(*state, 130, 77, 8, 2, 128); /* GQA 4; three row tiles, the last of 2 rows */
+    check_prefill(*state, 200, 0, 8, 1, 128);  /* GQA 8, no context: masks on the diagonal */
+    check_prefill(*state, 17, 1000, 4, 1, 64); /* long context, a short chunk */
+    check_prefill(*state, 129, 3, 2, 2, 64);   /* a row tile holding one row */
+    /* the generic kernel */
     check_prefill(*state, 37, 0, 4, 2, 16);
-    check_prefill(*state, 70, 45, 14, 2, 64);
-    check_prefill(*state, 1, 300, 8, 8, 128);
     check_prefill(*state, 33, 31, 4, 1, 256);
     check_prefill(*state, 9, 2, 6, 3, 24); /* head_dim not a multiple of 32 */
 }
 
-static void check_decode(kern_cuda *c, int batch, int nh, int nkv, int d, int bs, int maxlen)
+/* Sequence lengths: `len` for every one when len > 0, else spread over 1 .. maxlen. */
+static void check_decode(kern_cuda *c, int batch, int nh, int nkv, int d, int bs, int maxlen,
+                         int len)
 {
     float scale = 1.0f / sqrtf((float)d);
     int max_blocks = (maxlen + bs - 1) / bs, num_blocks = batch * max_blocks + 5;
@@ -151,7 +177,7 @@ static void check_decode(kern_cuda *c, int batch, int nh, int nkv, int d, int bs
     kattn k;
     kattn_alloc(&k, nq, (size_t)num_blocks * bs * nkv * d, (size_t)batch * max_blocks, batch);
     for (int b = 0; b < batch; b++) { /* lengths 1 .. maxlen, blocks scattered backwards */
-        k.lens[b] = 1 + (int)((uint32_t)(b * 7919) % (uint32_t)maxlen);
+        k.lens[b] = len > 0 ? len : 1 + (int)((uint32_t)(b * 7919) % (uint32_t)maxlen);
         for (int j = 0; j < max_blocks; j++)
             k.tables[b * max_blocks + j] = num_blocks - 1 - (j * batch + b);
     }
@@ -165,11 +191,19 @@ static void check_decode(kern_cuda *c, int batch, int nh, int nkv, int d, int bs
     kattn_free(&k);
 }
 
+/* Few sequences and kv heads with a long context: the context is split across CTAs (slices of at
+ * least 256 keys) and a second kernel combines them; mixed lengths leave some slices empty. */
 static void test_decode(void **state)
 {
-    check_decode(*state, 9, 14, 2, 64, 16, 300);
-    check_decode(*state, 3, 32, 8, 128, 16, 1000);
-    check_decode(*state, 4, 16, 1, 32, 8, 65);
+    check_decode(*state, 9, 14, 2, 64, 16, 300, 0);
+    check_decode(*state, 3, 32, 8, 128, 16, 1000, 0);
+    check_decode(*state, 4, 16, 1, 32, 8, 65, 0);       /* GQA 16 */
+    check_decode(*state, 1, 8, 2, 128, 16, 5000, 5000); /* split */
+    check_decode(*state, 1, 8, 1, 64, 16, 200, 200);    /* short: one slice */
+    check_decode(*state, 2, 28, 4, 64, 32, 3001, 3001); /* GQA 7, split, a partial last tile */
+    check_decode(*state, 1, 4, 4, 128, 16, 777, 777);   /* GQA 1 */
+    check_decode(*state, 2, 64, 2, 128, 16, 2500, 0);   /* GQA 32: 4 output chunks a thread */
+    check_decode(*state, 1, 2, 1, 20, 16, 40, 40);      /* head_dim % 8 != 0: generic kernel */
 }
 
 static void test_decode_rejects_bad_table(void **state)

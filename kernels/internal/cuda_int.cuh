@@ -47,6 +47,30 @@ template <> __device__ __forceinline__ __nv_bfloat16 kern_cu_fromf<__nv_bfloat16
     return __float2bfloat16_rn(x);
 }
 
+/* 8 consecutive 16-bit elements moved as one 128-bit access, unpacked to or packed from fp32. */
+template <typename T> __device__ __forceinline__ void kern_cu_unpack8(const uint4 &u, float f[8])
+{
+    const T *e = reinterpret_cast<const T *>(&u);
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        f[i] = kern_cu_tof(e[i]);
+}
+template <typename T> __device__ __forceinline__ uint4 kern_cu_pack8(const float f[8])
+{
+    uint4 u;
+    T *e = reinterpret_cast<T *>(&u);
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        e[i] = kern_cu_fromf<T>(f[i]);
+    return u;
+}
+
+/* 1 when every pointer given is 16-byte aligned, so 128-bit accesses from it are legal. */
+static inline bool kern_cu_aligned16(const void *a, const void *b = NULL, const void *c = NULL)
+{
+    return (((uintptr_t)a | (uintptr_t)b | (uintptr_t)c) & 15u) == 0;
+}
+
 /* Grid size for a grid-stride loop over n elements with 256 threads a block. */
 static inline unsigned kern_cu_blocks(size_t n)
 {
@@ -71,9 +95,15 @@ cudaError_t kern_cu_rope(kern_dtype dt, void *x, const int32_t *pos, int tokens,
 cudaError_t kern_cu_attn_prefill(kern_dtype dt, const void *q, const void *k, const void *v,
                                  void *o, int chunk, int context, int nh, int nkv, int d,
                                  float scale, cudaStream_t st);
+/* Decode splits each sequence's context across CTAs when batch x kv heads alone would leave the
+ * GPU idle; the partial results go to a caller-owned fp32 workspace of
+ * kern_cu_attn_decode_work() bytes (0: no split wanted, work may be NULL). A smaller workspace
+ * than asked for is not an error: the launch then runs unsplit. */
+size_t kern_cu_attn_decode_work(int batch, int nh, int nkv, int d, int max_blocks, int block_size);
 cudaError_t kern_cu_attn_decode(kern_dtype dt, const void *q, const void *k_cache,
                                 const void *v_cache, const int32_t *block_tables, int max_blocks,
                                 const int32_t *context_lens, void *o, int batch, int nh, int nkv,
-                                int d, int block_size, float scale, cudaStream_t st);
+                                int d, int block_size, float scale, void *work, size_t work_bytes,
+                                cudaStream_t st);
 
 #endif /* CUDA_INT_CUH */
