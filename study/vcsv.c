@@ -86,11 +86,24 @@ int vcsv_col(const vcsv *c, const char *name)
     for (int i = 0; i < c->nhdr; i++)
         if (strcmp(c->hdr[i], name) == 0)
             return i;
+    for (int k = 0; k < c->nderived; k++)
+        if (strcmp(c->dname[k], name) == 0)
+            return c->nhdr + k;
     return -1;
+}
+
+int vcsv_derive(vcsv *c, const char *name)
+{
+    SIM_CHECK(NULL, c->nderived < VCSV_DERIVED);
+    c->dname[c->nderived] = name;
+    c->dval[c->nderived][0] = '\0';
+    return c->nhdr + c->nderived++;
 }
 
 const char *vcsv_get(const vcsv *c, int i)
 {
+    if (i >= c->nhdr && i < c->nhdr + c->nderived)
+        return c->dval[i - c->nhdr];
     return i >= 0 && i < c->nfield ? c->field[i] : "";
 }
 
@@ -249,10 +262,11 @@ static int layout_list(const char *file, const scn_node *m, const char *key, con
     return 0;
 }
 
-int vlayout_read(vlayout *l, const char *file, const scn_node *root, const vcsv *c, sim_err *err)
+int vlayout_read(vlayout *l, const char *file, const scn_node *root, vcsv *c, sim_err *err)
 {
     static const char *const keys[] = {"tp", "attention_dp", "ep", NULL};
     memset(l, 0, sizeof *l);
+    l->cell = -1;
     const scn_node *m = scn_doc_get(root, "id_layout");
     if (!m)
         return 0;
@@ -269,6 +283,9 @@ int vlayout_read(vlayout *l, const char *file, const scn_node *root, const vcsv 
         return validate_fail(err, file, m, "id_layout",
                              "tp and ep (and attention_dp) need one column each per role, as many");
     l->nroles = ntp;
+    l->cell = vcsv_derive(c, "id_layout");
+    vcsv_derive(c, "id_tp");
+    vcsv_derive(c, "id_ep");
     return 0;
 }
 
@@ -340,4 +357,29 @@ int vlayout_contradicts(const vlayout *l, const vcsv *c, int idcol, char *why, s
     if (off < len)
         snprintf(why + off, len - off, ": the layout is contradictory");
     return stated > 0;
+}
+
+int vlayout_derive(const vlayout *l, vcsv *c, int idcol, char *why, size_t len)
+{
+    long tp, ep;
+    int contra = vlayout_contradicts(l, c, idcol, why, len);
+    if (l->cell < 0)
+        return contra;
+    char *st = c->dval[l->cell - c->nhdr], *t = c->dval[l->cell + 1 - c->nhdr],
+         *e = c->dval[l->cell + 2 - c->nhdr];
+    st[0] = t[0] = e[0] = '\0';
+    if (!id_layout(vcsv_get(c, idcol), &tp, &ep))
+        return contra;
+    snprintf(t, sizeof c->dval[0], "%ld", tp);
+    if (ep < 0)
+        snprintf(e, sizeof c->dval[0], "none");
+    else
+        snprintf(e, sizeof c->dval[0], "%ld", ep);
+    long ctp;
+    for (int k = 0; k < l->nroles && !contra; k++)
+        if (cell_count(c, l->tp[k], &ctp))
+            snprintf(st, sizeof c->dval[0], "agrees");
+    if (contra)
+        snprintf(st, sizeof c->dval[0], "contradicts");
+    return contra;
 }

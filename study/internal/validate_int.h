@@ -13,6 +13,8 @@
 
 /* ---- vcsv.c: a measurement table (CSV with a header row) read one row at a time ---- */
 
+#define VCSV_DERIVED 4
+
 /* Fields are comma-separated; a field in double quotes may hold commas and doubled quotes ("")
  * but no line break. Every row must have as many fields as the header. */
 typedef struct vcsv {
@@ -25,6 +27,11 @@ typedef struct vcsv {
     int nfield, fcap;
     char **hdr; /* the header's names (owned) */
     int nhdr;
+    /* derived columns, after the header's: names (static strings) and the current row's values,
+     * set by whoever derives them (the id's layout: vlayout_derive) */
+    const char *dname[VCSV_DERIVED];
+    char dval[VCSV_DERIVED][32];
+    int nderived;
 } vcsv;
 
 /* Opens path and reads its header. 0, or -1 with err naming the file. Close with vcsv_close
@@ -34,9 +41,12 @@ int vcsv_open(vcsv *c, const char *path, sim_err *err);
  * count that differs from the header's, an unbalanced quote, an I/O error). Blank lines are
  * skipped. */
 int vcsv_next(vcsv *c, sim_err *err);
-/* The index of column name, or -1. */
+/* The index of column name (a header's, else a derived column's), or -1. */
 int vcsv_col(const vcsv *c, const char *name);
-/* Field i of the current row ("" when out of range). */
+/* Adds a derived column name (a static string; its value "" until set in c->dval): its index.
+ * Templates read it as any column; repeats and the header's listings do not see it. */
+int vcsv_derive(vcsv *c, const char *name);
+/* Field i of the current row, a header's or a derived column's ("" when out of range). */
 const char *vcsv_get(const vcsv *c, int i);
 /* The header's names as "a, b, c" into buf; returns buf. */
 const char *vcsv_names(const vcsv *c, char *buf, size_t len);
@@ -69,14 +79,19 @@ void vrepeats_mark(vrepeats *rp, study_vset *v);
 typedef struct vlayout {
     int nroles;                                                  /* 0: the set has no id_layout */
     int tp[VLAYOUT_ROLES], dp[VLAYOUT_ROLES], ep[VLAYOUT_ROLES]; /* columns (dp: -1 = none) */
+    int cell; /* the first of the derived columns id_layout, id_tp, id_ep (-1: none) */
 } vlayout;
-/* Reads the set's `id_layout` map against c's header into *l (zeroed when absent). 0, or -1
- * with err naming the set file, line and column. */
-int vlayout_read(vlayout *l, const char *file, const scn_node *root, const vcsv *c, sim_err *err);
+/* Reads the set's `id_layout` map against c's header into *l (zeroed when absent) and adds the
+ * derived columns templates may read: id_layout ("contradicts", "agrees", or "" when the id
+ * names no layout or no role is stated), id_tp and id_ep (the id's counts; id_ep "none" for
+ * epnone). 0, or -1 with err naming the set file, line and column. */
+int vlayout_read(vlayout *l, const char *file, const scn_node *root, vcsv *c, sim_err *err);
 /* 1 when c's current row's id (column idcol) encodes a tp (and ep, unless "none") that no
  * stated role's columns agree with, with why naming both readings; 0 when the id encodes no
  * layout, no role is stated, or one role agrees (an id cannot say which role it names). */
 int vlayout_contradicts(const vlayout *l, const vcsv *c, int idcol, char *why, size_t len);
+/* vlayout_contradicts, also setting c's current row's derived id_layout, id_tp and id_ep. */
+int vlayout_derive(const vlayout *l, vcsv *c, int idcol, char *why, size_t len);
 
 /* ---- validate.c: rows ---- */
 
