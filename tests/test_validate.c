@@ -955,12 +955,13 @@ static void test_repeats(void **state)
 }
 
 /* A row whose id encodes a layout (_tp<N>[_0]_ep<M|none>[_0]) that no stated role's columns
- * agree with contradicts itself: refused, its reason naming both readings; a row that agrees
- * (or one role of a disaggregated row does, or the id gives ep none) is predicted as before. */
+ * agree with contradicts itself: refused, its reason naming both readings, unless the set's
+ * rules read {id_layout} and map it; a row that agrees (or one role of a disaggregated row
+ * does, or the id gives ep none) is predicted as before. */
 static void test_id_layout(void **state)
 {
     (void)state;
-    char path[300], csv[300], text[2048];
+    char path[300], csv[300], text[4096];
     table_files("lay",
                 "id,mode,tp_size,attention_dp_size,moe_ep_size,p_tp,p_ep,d_tp,d_ep,isl,ttft\n"
                 "m_agg_c2_tp1_ep1_7,agg,1,,1,,,,,64,20\n"
@@ -1013,6 +1014,46 @@ static void test_id_layout(void **state)
     load_ok(path, NULL, &v);
     assert_int_equal(row_named(&v, "m_agg_c2_tp1_ep2_8")->status, STUDY_V_OK);
     study_vset_free(&v);
+    /* rules that read {id_layout} map a contradictory row themselves, with the id's counts
+     * ({id_tp}, {id_ep}; id_ep "none" for epnone); a row whose id names no layout reads "" */
+    char both[2600];
+    snprintf(both, sizeof both, "%s%s", head,
+             "  - value: \"{id_layout|0} {id_tp|0} {id_ep|0}\"\n"
+             "    cases:\n"
+             "      contradicts 1 2: {set: {scheduler.token_budget: \"={id_ep} * 100\"}, "
+             "approx: read as the id}\n"
+             "      contradicts 2 1: {cannot: neither reading}\n"
+             "    otherwise: {}\n");
+    snprintf(text, sizeof text, both, csv, layout);
+    e2e_write(path, text);
+    load_ok(path, NULL, &v);
+    r = row_named(&v, "m_agg_c2_tp1_ep2_8");
+    assert_int_equal(r->status, STUDY_V_OK);
+    assert_string_equal(r->sets[r->nsets - 1], "scheduler.token_budget=200");
+    assert_has(r->approx, "read as the id");
+    assert_string_equal(row_named(&v, "m_agg_c2_tp2_ep1_9")->reason, "neither reading");
+    assert_int_equal(row_named(&v, "m_agg_c2_tp1_ep1_7")->status, STUDY_V_OK);
+    assert_int_equal(row_named(&v, "m_agg_c2_tpnone_epnone_5")->status, STUDY_V_OK);
+    /* the disaggregated row no role agrees with is the rules' too: its mode's refusal stands */
+    assert_string_equal(row_named(&v, "m_dis_c2_tp4_0_ep1_0_7")->reason, "pools");
+    study_vset_free(&v);
+    /* ... and the derived cells read as the id gives them */
+    snprintf(both, sizeof both, "%s%s", head,
+             "  - value: \"{id_layout|0}/{id_tp|0}/{id_ep|0}\"\n"
+             "    cases:\n"
+             "      agrees/1/1: {}\n      contradicts/1/2: {}\n      contradicts/2/1: {}\n"
+             "      agrees/1/none: {}\n      0/0/0: {}\n      agrees/2/1: {}\n"
+             "      contradicts/4/1: {}\n");
+    snprintf(text, sizeof text, both, csv, layout);
+    e2e_write(path, text);
+    load_ok(path, NULL, &v);
+    study_vset_counts(&v, &ok, &cannot, &failed);
+    assert_true(ok == 6 && cannot == 2 && failed == 0); /* the two disaggregated rows: pools */
+    study_vset_free(&v);
+    /* {id_layout} without id_layout: no such column */
+    snprintf(text, sizeof text, both, csv, "");
+    e2e_write(path, text);
+    load_refused(path, "no column 'id_layout'");
     /* a column the table does not have; lists of different lengths */
     snprintf(text, sizeof text, head, csv, "id_layout: {tp: [tp_size], ep: [nope]}\n");
     e2e_write(path, text);
