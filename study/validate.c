@@ -1059,7 +1059,7 @@ static int load_table(study_vset *v, const scn_node *root, const char *match, si
         sim_err_prefix(err, "%s:%d: table", v->path, scn_doc_line(scn_doc_get(root, "table")));
         goto done;
     }
-    if (read_mapping(v, root, &c, &sv, err) || vrepeats_read(&rp, v->path, root, &c, err))
+    if (read_mapping(v, root, &c, &sv, err) || vrepeats_read(&rp, v, root, &c, err))
         goto done;
     for (;;) {
         int got = vcsv_next(&c, err);

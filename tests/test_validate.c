@@ -954,6 +954,68 @@ static void test_repeats(void **state)
     load_refused(path, "rep.yaml:9: repeats.except: no column 'nope'");
 }
 
+/* `repeats: {measured: {digits, same}}`: rows whose measured values agree to that many
+ * significant digits and whose `same` columns are equal are one measurement whatever else they
+ * say, compared through the first of them that can be expressed (here a later row: the first
+ * one's engine has no mapping), the others listed with the columns they differ in. */
+static void test_repeats_measured(void **state)
+{
+    (void)state;
+    char path[300], csv[300], text[2048];
+    table_files("mrep",
+                "id,backend,conc,isl,osl,ttft_ms,note\n"
+                "f,tgi2,,64,8,30.000000000000004,no clients\n"
+                "g,chunked,2,64,8,30,config\n"
+                "h,chunked,2,64,8,30.0001,\n"
+                "i,chunked,2,128,8,30,\n"
+                "j,chunked,2,128,8,30,again\n",
+                csv, path);
+    const char *head = "name: mrep\nkind: serving\ndescription: d\nsource: s\n"
+                       "table: %s\nscenario: " DATA "/base.yaml\nid: id\n"
+                       "measured: {mean_ttft_ms: ttft_ms}\n%s"
+                       "rules:\n  - column: backend\n    cases: {chunked: {}}\n";
+    snprintf(text, sizeof text, head, csv,
+             "repeats: {except: [id, note], measured: {digits: 12, same: [isl, osl]}}\n");
+    e2e_write(path, text);
+    study_vset v;
+    int64_t ok, cannot, failed;
+    load_ok(path, NULL, &v);
+    const study_vrow *f = row_named(&v, "f");
+    assert_int_equal(f->status, STUDY_V_REPEAT);
+    assert_string_equal(f->reason, "g (line 3): the same measured values to 12 digits; the "
+                                   "columns differ in backend, conc, ttft_ms");
+    assert_int_equal(row_named(&v, "g")->status, STUDY_V_OK);
+    assert_int_equal(row_named(&v, "h")->status, STUDY_V_OK);      /* differs in the 6th digit */
+    assert_int_equal(row_named(&v, "i")->status, STUDY_V_OK);      /* another length */
+    assert_string_equal(row_named(&v, "j")->reason, "i (line 5)"); /* equal but the note */
+    study_vset_counts(&v, &ok, &cannot, &failed);
+    assert_true(ok == 3 && cannot == 0 && failed == 0);
+    assert_has(v.notes, "1 rows repeat another row's measured values to 12 significant digits "
+                        "with the same isl, osl");
+    study_vset_free(&v);
+    /* without `measured` the first row is refused and the second predicted on its own */
+    snprintf(text, sizeof text, head, csv, "repeats: {except: [id, note]}\n");
+    e2e_write(path, text);
+    load_ok(path, NULL, &v);
+    study_vset_counts(&v, &ok, &cannot, &failed);
+    assert_true(ok == 3 && cannot == 1 && failed == 0);
+    assert_int_equal(row_named(&v, "f")->status, STUDY_V_CANNOT);
+    study_vset_free(&v);
+    /* bad criteria */
+    snprintf(text, sizeof text, head, csv,
+             "repeats: {except: [id], measured: {digits: 3, same: [isl]}}\n");
+    e2e_write(path, text);
+    load_refused(path, "repeats.measured.digits: expected the significant digits");
+    snprintf(text, sizeof text, head, csv,
+             "repeats: {except: [id], measured: {digits: 12, same: [nope]}}\n");
+    e2e_write(path, text);
+    load_refused(path, "repeats.measured.same: no column 'nope'");
+    snprintf(text, sizeof text, head, csv,
+             "repeats: {except: [id], measured: {digits: 12, same: [isl], x: 1}}\n");
+    e2e_write(path, text);
+    load_refused(path, "repeats.measured");
+}
+
 /* A row whose id encodes a layout (_tp<N>[_0]_ep<M|none>[_0]) that no stated role's columns
  * agree with contradicts itself: refused, its reason naming both readings, unless the set's
  * rules read {id_layout} and map it; a row that agrees (or one role of a disaggregated row
@@ -1147,5 +1209,5 @@ LLMSIM_TEST_MAIN(e2e_group_setup, e2e_group_teardown, test_quantile, test_stats_
                  test_residuals_request_time, test_serving_rows, test_serving_match,
                  test_serving_run, test_warmup, test_transcribed_rows, test_disaggregated_row,
                  test_stored_table, test_template_arithmetic, test_regimes_and_error_table,
-                 test_bad_sets, test_repeats, test_id_layout, test_operator_rows,
-                 test_operator_kernel_sums, test_shipped_list)
+                 test_bad_sets, test_repeats, test_repeats_measured, test_id_layout,
+                 test_operator_rows, test_operator_kernel_sums, test_shipped_list)

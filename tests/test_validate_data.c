@@ -34,15 +34,18 @@ static void test_shipped_serving(void **state)
     int64_t ok, cannot, failed, disagg = 0, gptoss = 0;
     study_vset_counts(&v, &ok, &cannot, &failed);
     assert_int_equal(v.nrows, 917); /* every row of the table, none dropped */
-    /* 38 of them repeat an earlier row's measurement (the same runs in two source files):
-     * 879 measurements */
-    assert_int_equal(ok + cannot + failed, 879);
+    /* 57 of them repeat another row's measurement: 35 the same run in two source files, every
+     * other column equal; 22 the same measured values to 12 digits under other columns (10
+     * disaggregated TensorRT-LLM rows without worker counts carry configs 494's and 503's
+     * measurements, whose rows give the deployment; 9 pairs differ in a measured value's last
+     * digit; 3 repeat those): 860 measurements */
+    assert_int_equal(ok + cannot + failed, 860);
     assert_int_equal(failed, 0);
-    /* refused, each with its reason: 34 disaggregated TensorRT-LLM rows whose deployment is
-     * not given (not the defaults'; 12 more repeat such rows), 7 rows without a client count;
+    /* refused, each with its reason: 20 disaggregated TensorRT-LLM rows whose deployment is
+     * not given (not the defaults'; 13 more repeat such rows), 7 rows without a client count;
      * the 15 MiniMax-M2.5 rows whose id (tp4 ep4) contradicts their columns (16 GPUs) are
      * priced as their id's layout */
-    assert_int_equal(cannot, 41);
+    assert_int_equal(cannot, 27);
     int64_t no_layout = 0, no_clients = 0, repeats = 0, contradictory = 0, read_as_id = 0;
     for (int i = 0; i < v.nrows; i++) {
         const study_vrow *r = &v.rows[i];
@@ -65,15 +68,15 @@ static void test_shipped_serving(void **state)
             fail_msg("%s: %s", r->group, r->approx);
         gptoss += r->status == STUDY_V_OK && strstr(r->group, "gpt-oss") != NULL;
     }
-    assert_int_equal(repeats, 38);
-    assert_int_equal(no_layout, 34);
+    assert_int_equal(repeats, 57);
+    assert_int_equal(no_layout, 20);
     assert_int_equal(no_clients, 7);
     assert_int_equal(contradictory, 0);
     assert_int_equal(read_as_id, 15);
-    assert_int_equal(disagg, 41); /* 107 less those 41 and 25 repeats */
+    assert_int_equal(disagg, 38); /* 107 less those 27, and 42 repeats */
     /* its 128-token windows bind: priced with the capped sums; 5 of them TensorRT-LLM's W4A8
-     * (13 more repeat earlier rows) */
-    assert_int_equal(gptoss, 61);
+     * (15 more repeat earlier rows) */
+    assert_int_equal(gptoss, 59);
     study_vset_free(&v);
     /* the MoE rows (125 of Qwen3-235B-A22B, 30 of MiniMax-M2.5) are priced now */
     int64_t moe_ok = 0;
@@ -169,6 +172,13 @@ static void test_shipped_limits(void **state)
     assert_string_equal(set_of(r, "tensor_parallel"), "1");
     assert_string_equal(set_of(r, "scheduler.max_batch_size"), "192");
     assert_string_equal(set_of(r, "dtype"), "mxfp4-fp8");
+    /* a disaggregated row without worker counts that carries config 494's measurement is
+     * compared through the configured row */
+    r = row_like(
+        &v, "2026_03_25_deepseek_r1_h100_sxm_trtllm_fp8_disagg_8192x1024_c6_tp16_0_ep16_0_878");
+    assert_int_equal(r->status, STUDY_V_REPEAT);
+    assert_non_null(strstr(r->reason, "dsr1_h100_trtllm_fp8_disagg_8192x1024_c6_cfg494 (line 2): "
+                                      "the same measured values to 12 digits"));
     /* a disaggregated row with its deployment: its pools, workers and batch limits */
     r = row_like(&v, "dsr1_h100_trtllm_fp8_disagg_1024x1024_c6_cfg494");
     assert_int_equal(r->status, STUDY_V_OK);
@@ -177,8 +187,14 @@ static void test_shipped_limits(void **state)
     assert_string_equal(set_of(r, "decode.scheduler.max_batch_size"), "2");
     assert_string_equal(set_of(r, "prefill.data_parallel_attention"), "16");
     assert_string_equal(set_of(r, "prefill.scheduler.max_num_tokens"), "40448"); /* 2528 x 16 */
-    /* the same measurement without its deployment: refused (it is not the defaults' 1 x 128) */
+    /* the same measurement without its deployment: compared through it */
     r = row_like(&v, "2026_03_25_deepseek_r1_h100_sxm_trtllm_fp8_disagg_1024x1024_c6_");
+    assert_int_equal(r->status, STUDY_V_REPEAT);
+    assert_non_null(strstr(r->reason, "dsr1_h100_trtllm_fp8_disagg_1024x1024_c6_cfg494"));
+    /* another measurement at 6 clients without its deployment: refused (it is not the
+     * defaults' 1 x 128, and 6 clients may be 3 x 2, 2 x 3 or 6 x 1) */
+    r = row_like(
+        &v, "2026_03_25_deepseek_r1_h100_sxm_trtllm_fp8_disagg_1024x1024_c6_tp16_0_ep16_0_869");
     assert_int_equal(r->status, STUDY_V_CANNOT);
     /* an SGLang row without worker counts: one worker per pool, the columns' layout */
     r = row_like(&v, "2026_03_25_deepseek_r1_h100_sxm_sglang_fp8_disagg_1024x1024_c16_");

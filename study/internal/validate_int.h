@@ -52,23 +52,36 @@ const char *vcsv_get(const vcsv *c, int i);
 const char *vcsv_names(const vcsv *c, char *buf, size_t len);
 void vcsv_close(vcsv *c);
 
-/* Repeated measurements: rows of a table equal in every column but a few (`repeats: {except:
- * [...]}`) are one measurement published twice. */
+/* ---- vrepeat.c: repeated measurements ---- */
+
+/* Rows of a table equal in every column but a few (`repeats: {except: [...]}`) are one
+ * measurement published twice; with `measured: {digits: N, same: [...]}` so are rows whose
+ * measured values agree to N significant digits and whose `same` columns are equal, whatever
+ * their other columns say (listed with the columns they differ in). */
 typedef struct vrepeats {
     char *skip;       /* per header column: 1 when it may differ between repeats (owned) */
     char except[512]; /* those columns' names, ", "-separated */
     char **key;       /* per row read: its other cells joined (owned) */
+    char **mkey;      /* per row read: its measured values and `same` cells (owned; NULL: none) */
     int32_t *row;     /* per row read: its index in the set's rows */
     int n, cap;
+    int digits;                       /* 0: no `measured` criterion */
+    int mcol[STUDY_VMAX_METRICS], nm; /* the measured columns */
+    int same[64], nsame;              /* the `same` columns */
+    char same_names[512];             /* their names, ", "-separated */
+    const char *const *hdr;           /* the header's names (the table's, borrowed) */
+    int nhdr;
 } vrepeats;
-/* Reads the set's `repeats` map against c's header into *rp (zeroed when absent). 0, or -1
- * with err naming the set file, line and column. */
-int vrepeats_read(vrepeats *rp, const char *file, const scn_node *root, const vcsv *c,
+/* Reads the set's `repeats` map against c's header and v's measured columns into *rp (zeroed
+ * when absent). 0, or -1 with err naming the set file, line and column. */
+int vrepeats_read(vrepeats *rp, const study_vset *v, const scn_node *root, const vcsv *c,
                   sim_err *err);
 /* Notes c's current row as the set's row `row` (a no-op without `repeats`). */
 void vrepeats_add(vrepeats *rp, const vcsv *c, int32_t row);
-/* Marks each row that repeats an earlier one's cells STUDY_V_REPEAT (counted as no measurement,
- * its reason naming the first) and frees rp. */
+/* Marks each row that repeats another's measurement STUDY_V_REPEAT (counted as no
+ * measurement, its reason naming the row it is compared through: of each measurement's rows
+ * the first that can be expressed, else the first) and frees rp. Call before closing the
+ * table (the header's names are borrowed). */
 void vrepeats_mark(vrepeats *rp, study_vset *v);
 
 /* The layout a row's id encodes (`id_layout: {tp: [...], attention_dp: [...], ep: [...]}`):
