@@ -74,7 +74,7 @@ static void test_shipped_serving(void **state)
     assert_int_equal(contradictory, 0);
     assert_int_equal(read_as_id, 15);
     assert_int_equal(disagg, 38); /* 107 less those 27, and 42 repeats */
-    /* its 128-token windows bind: priced with the capped sums; 5 of them TensorRT-LLM's W4A8
+    /* its 128-token windows bind: priced with the capped sums; 5 of them TensorRT-LLM's
      * (15 more repeat earlier rows) */
     assert_int_equal(gptoss, 59);
     study_vset_free(&v);
@@ -166,12 +166,13 @@ static void test_shipped_limits(void **state)
     assert_string_equal(set_of(twin, "scheduler.max_num_seqs"), "64");
     assert_string_equal(set_of(twin, "scheduler.max_num_batched_tokens"), "2588");
     /* batch_size a quarter of the 192 clients with no attention DP stated: attention DP over
-     * 4 ranks of the 4 GPUs, the experts W4A8 */
+     * 4 ranks of the 4 GPUs; its "fp8" is the MXFP4 checkpoint TensorRT-LLM runs as W4A16 on
+     * Hopper (weight-only mxfp4), not W4A8 */
     r = row_like(&v, "openai_gpt_oss_120b_h100_sxm_trtllm_agg_4000x1000_c192_tp4_");
     assert_string_equal(set_of(r, "data_parallel_attention"), "4");
     assert_string_equal(set_of(r, "tensor_parallel"), "1");
     assert_string_equal(set_of(r, "scheduler.max_batch_size"), "192");
-    assert_string_equal(set_of(r, "dtype"), "mxfp4-fp8");
+    assert_string_equal(set_of(r, "dtype"), "mxfp4");
     /* a disaggregated row without worker counts that carries config 494's measurement is
      * compared through the configured row */
     r = row_like(
