@@ -540,17 +540,23 @@ int eng_precision(const eng_gpu *g, eng_dtype d, eng_dtype kv, eng_compute *out,
     case ENG_MXFP4:
         /* MODEL: vLLM serves MXFP4 (gpt-oss) weight-only: Marlin or Triton kernels before
          * Blackwell (as on H100) and FlashInfer's MXFP4 x BF16 MoE by default on SM100
-         * (mxfp4.py, get_mxfp4_backend; MXFP8 activations only when asked for). */
+         * (mxfp4.py, get_mxfp4_backend; MXFP8 activations only when asked for). TensorRT-LLM
+         * runs an MXFP4 checkpoint as W4A16_MXFP4 below SM100, MXFP4 weights with 16-bit
+         * activations (tensorrt_llm/_torch/model_config.py, get_mxfp4_quant_algo). */
         if (notelen)
             snprintf(note, notelen,
                      "dtype mxfp4 on %s: 4-bit weights read, 16-bit compute (weight-only, as "
-                     "vLLM's default MXFP4 kernels run them%s)",
+                     "vLLM's default MXFP4 kernels and TensorRT-LLM's below Blackwell run them%s)",
                      g->name, g->flops_fp4 > 0 ? ", although this GPU has FP4 tensor cores" : "");
         break;
     case ENG_MXFP4_FP8:
         /* MODEL: TensorRT-LLM's W4A8_MXFP4_FP8 MoE (tensorrt_llm/_torch/modules/fused_moe,
-         * quant algo W4A8_MXFP4_FP8; the CUTLASS MoE backend on Hopper): MXFP4 weights are
-         * read and the activations quantized to fp8, computed on the fp8 tensor cores */
+         * quant algo W4A8_MXFP4_FP8): MXFP4 weights are read and the activations quantized to
+         * fp8, computed on the fp8 tensor cores. TensorRT-LLM picks W4A8 for an MXFP4
+         * checkpoint by default only on SM100 and up (W4A8_MXFP4_FP8 with its Triton MoE,
+         * W4A8_MXFP4_MXFP8 otherwise) and W4A16 below, unless OVERRIDE_QUANT_ALGO asks
+         * (tensorrt_llm/_torch/model_config.py, get_mxfp4_quant_algo): on Hopper this dtype is
+         * that override, not the default. */
         if (!(g->flops_fp8 > 0))
             return refuse(why, len, "dtype mxfp4-fp8: gpu %s has no fp8 tensor cores; use mxfp4",
                           g->name);

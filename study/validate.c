@@ -476,7 +476,8 @@ typedef struct serving {
     int nrules;
     vregime *regimes;
     int nregimes;
-    vlayout layout; /* `id_layout`: the layout the ids encode, checked against the columns */
+    vlayout layout;    /* `id_layout`: the layout the ids encode, checked against the columns */
+    int layout_mapped; /* a rule reads {id_layout}: the rules map contradictory rows */
 } serving;
 
 static void take_regime(const serving *sv, const vcsv *c, study_vrow *r);
@@ -864,7 +865,7 @@ static int parse_measured(const char *s, double *out)
 }
 
 /* One row of the table. */
-static void table_row(study_vset *v, const serving *sv, const vcsv *c)
+static void table_row(study_vset *v, const serving *sv, vcsv *c)
 {
     char group[512], why[256];
     if (expand(sv->group, c, 0, group, sizeof group, why, sizeof why) != 0)
@@ -886,7 +887,7 @@ static void table_row(study_vset *v, const serving *sv, const vcsv *c)
         return;
     }
     char layout[512];
-    if (vlayout_contradicts(&sv->layout, c, sv->idcol, layout, sizeof layout))
+    if (vlayout_derive(&sv->layout, c, sv->idcol, layout, sizeof layout) && !sv->layout_mapped)
         validate_row_fail(r, STUDY_V_CANNOT, "%s", layout);
     else
         map_row(v, sv, c, r);
@@ -1005,8 +1006,7 @@ static void take_regime(const serving *sv, const vcsv *c, study_vrow *r)
     }
 }
 
-static int read_mapping(study_vset *v, const scn_node *root, const vcsv *c, serving *sv,
-                        sim_err *err)
+static int read_mapping(study_vset *v, const scn_node *root, vcsv *c, serving *sv, sim_err *err)
 {
     const char *id, *group;
     char names[2048];
@@ -1038,6 +1038,8 @@ static int read_mapping(study_vset *v, const scn_node *root, const vcsv *c, serv
     for (const scn_node *r = scn_doc_first(rules); r; r = scn_doc_next(r), i++)
         if (read_rule(v, r, i, c, &sv->rules[sv->nrules++], err))
             return -1;
+    for (int k = 0; k < sv->nrules; k++)
+        sv->layout_mapped |= strstr(sv->rules[k].value, "{id_layout") != NULL;
     return read_regimes(v, scn_doc_get(root, "regimes"), c, sv, err);
 }
 
@@ -1057,7 +1059,7 @@ static int load_table(study_vset *v, const scn_node *root, const char *match, si
         sim_err_prefix(err, "%s:%d: table", v->path, scn_doc_line(scn_doc_get(root, "table")));
         goto done;
     }
-    if (read_mapping(v, root, &c, &sv, err) || vrepeats_read(&rp, v->path, root, &c, err))
+    if (read_mapping(v, root, &c, &sv, err) || vrepeats_read(&rp, v, root, &c, err))
         goto done;
     for (;;) {
         int got = vcsv_next(&c, err);

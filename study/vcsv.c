@@ -86,11 +86,24 @@ int vcsv_col(const vcsv *c, const char *name)
     for (int i = 0; i < c->nhdr; i++)
         if (strcmp(c->hdr[i], name) == 0)
             return i;
+    for (int k = 0; k < c->nderived; k++)
+        if (strcmp(c->dname[k], name) == 0)
+            return c->nhdr + k;
     return -1;
+}
+
+int vcsv_derive(vcsv *c, const char *name)
+{
+    SIM_CHECK(NULL, c->nderived < VCSV_DERIVED);
+    c->dname[c->nderived] = name;
+    c->dval[c->nderived][0] = '\0';
+    return c->nhdr + c->nderived++;
 }
 
 const char *vcsv_get(const vcsv *c, int i)
 {
+    if (i >= c->nhdr && i < c->nhdr + c->nderived)
+        return c->dval[i - c->nhdr];
     return i >= 0 && i < c->nfield ? c->field[i] : "";
 }
 
@@ -115,108 +128,6 @@ void vcsv_close(vcsv *c)
     free(c->buf);
     free(c->field);
     memset(c, 0, sizeof *c);
-}
-
-/* ---- repeated measurements ---- */
-
-int vrepeats_read(vrepeats *rp, const char *file, const scn_node *root, const vcsv *c, sim_err *err)
-{
-    memset(rp, 0, sizeof *rp);
-    const scn_node *m = scn_doc_get(root, "repeats");
-    if (!m)
-        return 0;
-    const scn_node *ex = scn_doc_type(m) == SCN_DOC_MAP ? scn_doc_get(m, "except") : NULL;
-    if (!ex || scn_doc_type(ex) != SCN_DOC_SEQ || scn_doc_count(m) != 1)
-        return validate_fail(err, file, m, "repeats",
-                             "expected {except: [columns]}: the columns repeats may differ in");
-    rp->skip = sim_xcalloc((size_t)c->nhdr + 1, 1);
-    for (const scn_node *t = scn_doc_first(ex); t; t = scn_doc_next(t)) {
-        int col = scn_doc_type(t) == SCN_DOC_SCALAR ? vcsv_col(c, scn_doc_text(t)) : -1;
-        if (col < 0) {
-            char names[2048];
-            free(rp->skip);
-            rp->skip = NULL;
-            return validate_fail(err, file, t, "repeats.except", "no column '%s' (columns: %s)",
-                                 scn_doc_type(t) == SCN_DOC_SCALAR ? scn_doc_text(t) : "",
-                                 vcsv_names(c, names, sizeof names));
-        }
-        rp->skip[col] = 1;
-        size_t off = strlen(rp->except);
-        snprintf(rp->except + off, sizeof rp->except - off, "%s%s", off ? ", " : "",
-                 scn_doc_text(t));
-    }
-    return 0;
-}
-
-void vrepeats_add(vrepeats *rp, const vcsv *c, int32_t row)
-{
-    if (!rp->skip)
-        return;
-    size_t len = 1;
-    for (int i = 0; i < c->nfield; i++)
-        len += i < c->nhdr && rp->skip[i] ? 0 : strlen(c->field[i]) + 1;
-    char *k = sim_xmalloc(len), *p = k;
-    for (int i = 0; i < c->nfield; i++) {
-        if (i < c->nhdr && rp->skip[i])
-            continue;
-        size_t l = strlen(c->field[i]);
-        memcpy(p, c->field[i], l);
-        p += l;
-        *p++ = '\x1f'; /* the unit separator: no cell of a table holds it */
-    }
-    *p = '\0';
-    if (rp->n == rp->cap) {
-        rp->cap = rp->cap ? 2 * rp->cap : 256;
-        rp->key = sim_xrealloc(rp->key, (size_t)rp->cap * sizeof *rp->key);
-        rp->row = sim_xrealloc(rp->row, (size_t)rp->cap * sizeof *rp->row);
-    }
-    rp->key[rp->n] = k;
-    rp->row[rp->n++] = row;
-}
-
-typedef struct vrep_item {
-    const char *key;
-    int32_t row;
-} vrep_item;
-
-static int by_key_then_row(const void *a, const void *b)
-{
-    const vrep_item *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    return c ? c : (x->row > y->row) - (x->row < y->row);
-}
-
-void vrepeats_mark(vrepeats *rp, study_vset *v)
-{
-    vrep_item *it = sim_xmalloc(((size_t)rp->n + 1) * sizeof *it);
-    for (int32_t i = 0; i < rp->n; i++)
-        it[i] = (vrep_item){rp->key[i], rp->row[i]};
-    qsort(it, (size_t)rp->n, sizeof *it, by_key_then_row);
-    int32_t repeats = 0;
-    for (int32_t i = 1, first = 0; i < rp->n; i++) {
-        if (strcmp(it[i].key, it[first].key) != 0) {
-            first = i;
-            continue;
-        }
-        const study_vrow *o = &v->rows[it[first].row];
-        study_vrow *r = &v->rows[it[i].row];
-        validate_row_fail(r, STUDY_V_REPEAT, "%s (line %d)", o->id, o->line);
-        r->count = 0;
-        repeats++;
-    }
-    if (repeats > 0)
-        validate_note(v,
-                      "%d rows repeat an earlier row's measurement (every column equal but %s): "
-                      "each measurement is compared once; the repeats are listed with the row "
-                      "they repeat",
-                      repeats, rp->except);
-    for (int i = 0; i < rp->n; i++)
-        free(rp->key[i]);
-    free(rp->key);
-    free(rp->row);
-    free(rp->skip);
-    free(it);
-    memset(rp, 0, sizeof *rp);
 }
 
 /* ---- the layout a row's id encodes ---- */
@@ -249,10 +160,11 @@ static int layout_list(const char *file, const scn_node *m, const char *key, con
     return 0;
 }
 
-int vlayout_read(vlayout *l, const char *file, const scn_node *root, const vcsv *c, sim_err *err)
+int vlayout_read(vlayout *l, const char *file, const scn_node *root, vcsv *c, sim_err *err)
 {
     static const char *const keys[] = {"tp", "attention_dp", "ep", NULL};
     memset(l, 0, sizeof *l);
+    l->cell = -1;
     const scn_node *m = scn_doc_get(root, "id_layout");
     if (!m)
         return 0;
@@ -269,6 +181,9 @@ int vlayout_read(vlayout *l, const char *file, const scn_node *root, const vcsv 
         return validate_fail(err, file, m, "id_layout",
                              "tp and ep (and attention_dp) need one column each per role, as many");
     l->nroles = ntp;
+    l->cell = vcsv_derive(c, "id_layout");
+    vcsv_derive(c, "id_tp");
+    vcsv_derive(c, "id_ep");
     return 0;
 }
 
@@ -340,4 +255,29 @@ int vlayout_contradicts(const vlayout *l, const vcsv *c, int idcol, char *why, s
     if (off < len)
         snprintf(why + off, len - off, ": the layout is contradictory");
     return stated > 0;
+}
+
+int vlayout_derive(const vlayout *l, vcsv *c, int idcol, char *why, size_t len)
+{
+    long tp, ep;
+    int contra = vlayout_contradicts(l, c, idcol, why, len);
+    if (l->cell < 0)
+        return contra;
+    char *st = c->dval[l->cell - c->nhdr], *t = c->dval[l->cell + 1 - c->nhdr],
+         *e = c->dval[l->cell + 2 - c->nhdr];
+    st[0] = t[0] = e[0] = '\0';
+    if (!id_layout(vcsv_get(c, idcol), &tp, &ep))
+        return contra;
+    snprintf(t, sizeof c->dval[0], "%ld", tp);
+    if (ep < 0)
+        snprintf(e, sizeof c->dval[0], "none");
+    else
+        snprintf(e, sizeof c->dval[0], "%ld", ep);
+    long ctp;
+    for (int k = 0; k < l->nroles && !contra; k++)
+        if (cell_count(c, l->tp[k], &ctp))
+            snprintf(st, sizeof c->dval[0], "agrees");
+    if (contra)
+        snprintf(st, sizeof c->dval[0], "contradicts");
+    return contra;
 }

@@ -954,13 +954,76 @@ static void test_repeats(void **state)
     load_refused(path, "rep.yaml:9: repeats.except: no column 'nope'");
 }
 
-/* A row whose id encodes a layout (_tp<N>[_0]_ep<M|none>[_0]) that no stated role's columns
- * agree with contradicts itself: refused, its reason naming both readings; a row that agrees
- * (or one role of a disaggregated row does, or the id gives ep none) is predicted as before. */
-static void test_id_layout(void **state)
+/* `repeats: {measured: {digits, same}}`: rows whose measured values agree to that many
+ * significant digits and whose `same` columns are equal are one measurement whatever else they
+ * say, compared through the first of them that can be expressed (here a later row: the first
+ * one's engine has no mapping), the others listed with the columns they differ in. */
+static void test_repeats_measured(void **state)
 {
     (void)state;
     char path[300], csv[300], text[2048];
+    table_files("mrep",
+                "id,backend,conc,isl,osl,ttft_ms,note\n"
+                "f,tgi2,,64,8,30.000000000000004,no clients\n"
+                "g,chunked,2,64,8,30,config\n"
+                "h,chunked,2,64,8,30.0001,\n"
+                "i,chunked,2,128,8,30,\n"
+                "j,chunked,2,128,8,30,again\n",
+                csv, path);
+    const char *head = "name: mrep\nkind: serving\ndescription: d\nsource: s\n"
+                       "table: %s\nscenario: " DATA "/base.yaml\nid: id\n"
+                       "measured: {mean_ttft_ms: ttft_ms}\n%s"
+                       "rules:\n  - column: backend\n    cases: {chunked: {}}\n";
+    snprintf(text, sizeof text, head, csv,
+             "repeats: {except: [id, note], measured: {digits: 12, same: [isl, osl]}}\n");
+    e2e_write(path, text);
+    study_vset v;
+    int64_t ok, cannot, failed;
+    load_ok(path, NULL, &v);
+    const study_vrow *f = row_named(&v, "f");
+    assert_int_equal(f->status, STUDY_V_REPEAT);
+    assert_string_equal(f->reason, "g (line 3): the same measured values to 12 digits; the "
+                                   "columns differ in backend, conc, ttft_ms");
+    assert_int_equal(row_named(&v, "g")->status, STUDY_V_OK);
+    assert_int_equal(row_named(&v, "h")->status, STUDY_V_OK);      /* differs in the 6th digit */
+    assert_int_equal(row_named(&v, "i")->status, STUDY_V_OK);      /* another length */
+    assert_string_equal(row_named(&v, "j")->reason, "i (line 5)"); /* equal but the note */
+    study_vset_counts(&v, &ok, &cannot, &failed);
+    assert_true(ok == 3 && cannot == 0 && failed == 0);
+    assert_has(v.notes, "1 rows repeat another row's measured values to 12 significant digits "
+                        "with the same isl, osl");
+    study_vset_free(&v);
+    /* without `measured` the first row is refused and the second predicted on its own */
+    snprintf(text, sizeof text, head, csv, "repeats: {except: [id, note]}\n");
+    e2e_write(path, text);
+    load_ok(path, NULL, &v);
+    study_vset_counts(&v, &ok, &cannot, &failed);
+    assert_true(ok == 3 && cannot == 1 && failed == 0);
+    assert_int_equal(row_named(&v, "f")->status, STUDY_V_CANNOT);
+    study_vset_free(&v);
+    /* bad criteria */
+    snprintf(text, sizeof text, head, csv,
+             "repeats: {except: [id], measured: {digits: 3, same: [isl]}}\n");
+    e2e_write(path, text);
+    load_refused(path, "repeats.measured.digits: expected the significant digits");
+    snprintf(text, sizeof text, head, csv,
+             "repeats: {except: [id], measured: {digits: 12, same: [nope]}}\n");
+    e2e_write(path, text);
+    load_refused(path, "repeats.measured.same: no column 'nope'");
+    snprintf(text, sizeof text, head, csv,
+             "repeats: {except: [id], measured: {digits: 12, same: [isl], x: 1}}\n");
+    e2e_write(path, text);
+    load_refused(path, "repeats.measured");
+}
+
+/* A row whose id encodes a layout (_tp<N>[_0]_ep<M|none>[_0]) that no stated role's columns
+ * agree with contradicts itself: refused, its reason naming both readings, unless the set's
+ * rules read {id_layout} and map it; a row that agrees (or one role of a disaggregated row
+ * does, or the id gives ep none) is predicted as before. */
+static void test_id_layout(void **state)
+{
+    (void)state;
+    char path[300], csv[300], text[4096];
     table_files("lay",
                 "id,mode,tp_size,attention_dp_size,moe_ep_size,p_tp,p_ep,d_tp,d_ep,isl,ttft\n"
                 "m_agg_c2_tp1_ep1_7,agg,1,,1,,,,,64,20\n"
@@ -1013,6 +1076,46 @@ static void test_id_layout(void **state)
     load_ok(path, NULL, &v);
     assert_int_equal(row_named(&v, "m_agg_c2_tp1_ep2_8")->status, STUDY_V_OK);
     study_vset_free(&v);
+    /* rules that read {id_layout} map a contradictory row themselves, with the id's counts
+     * ({id_tp}, {id_ep}; id_ep "none" for epnone); a row whose id names no layout reads "" */
+    char both[2600];
+    snprintf(both, sizeof both, "%s%s", head,
+             "  - value: \"{id_layout|0} {id_tp|0} {id_ep|0}\"\n"
+             "    cases:\n"
+             "      contradicts 1 2: {set: {scheduler.token_budget: \"={id_ep} * 100\"}, "
+             "approx: read as the id}\n"
+             "      contradicts 2 1: {cannot: neither reading}\n"
+             "    otherwise: {}\n");
+    snprintf(text, sizeof text, both, csv, layout);
+    e2e_write(path, text);
+    load_ok(path, NULL, &v);
+    r = row_named(&v, "m_agg_c2_tp1_ep2_8");
+    assert_int_equal(r->status, STUDY_V_OK);
+    assert_string_equal(r->sets[r->nsets - 1], "scheduler.token_budget=200");
+    assert_has(r->approx, "read as the id");
+    assert_string_equal(row_named(&v, "m_agg_c2_tp2_ep1_9")->reason, "neither reading");
+    assert_int_equal(row_named(&v, "m_agg_c2_tp1_ep1_7")->status, STUDY_V_OK);
+    assert_int_equal(row_named(&v, "m_agg_c2_tpnone_epnone_5")->status, STUDY_V_OK);
+    /* the disaggregated row no role agrees with is the rules' too: its mode's refusal stands */
+    assert_string_equal(row_named(&v, "m_dis_c2_tp4_0_ep1_0_7")->reason, "pools");
+    study_vset_free(&v);
+    /* ... and the derived cells read as the id gives them */
+    snprintf(both, sizeof both, "%s%s", head,
+             "  - value: \"{id_layout|0}/{id_tp|0}/{id_ep|0}\"\n"
+             "    cases:\n"
+             "      agrees/1/1: {}\n      contradicts/1/2: {}\n      contradicts/2/1: {}\n"
+             "      agrees/1/none: {}\n      0/0/0: {}\n      agrees/2/1: {}\n"
+             "      contradicts/4/1: {}\n");
+    snprintf(text, sizeof text, both, csv, layout);
+    e2e_write(path, text);
+    load_ok(path, NULL, &v);
+    study_vset_counts(&v, &ok, &cannot, &failed);
+    assert_true(ok == 6 && cannot == 2 && failed == 0); /* the two disaggregated rows: pools */
+    study_vset_free(&v);
+    /* {id_layout} without id_layout: no such column */
+    snprintf(text, sizeof text, both, csv, "");
+    e2e_write(path, text);
+    load_refused(path, "no column 'id_layout'");
     /* a column the table does not have; lists of different lengths */
     snprintf(text, sizeof text, head, csv, "id_layout: {tp: [tp_size], ep: [nope]}\n");
     e2e_write(path, text);
@@ -1106,5 +1209,5 @@ LLMSIM_TEST_MAIN(e2e_group_setup, e2e_group_teardown, test_quantile, test_stats_
                  test_residuals_request_time, test_serving_rows, test_serving_match,
                  test_serving_run, test_warmup, test_transcribed_rows, test_disaggregated_row,
                  test_stored_table, test_template_arithmetic, test_regimes_and_error_table,
-                 test_bad_sets, test_repeats, test_id_layout, test_operator_rows,
-                 test_operator_kernel_sums, test_shipped_list)
+                 test_bad_sets, test_repeats, test_repeats_measured, test_id_layout,
+                 test_operator_rows, test_operator_kernel_sums, test_shipped_list)

@@ -13,6 +13,8 @@
 
 /* ---- vcsv.c: a measurement table (CSV with a header row) read one row at a time ---- */
 
+#define VCSV_DERIVED 4
+
 /* Fields are comma-separated; a field in double quotes may hold commas and doubled quotes ("")
  * but no line break. Every row must have as many fields as the header. */
 typedef struct vcsv {
@@ -25,6 +27,11 @@ typedef struct vcsv {
     int nfield, fcap;
     char **hdr; /* the header's names (owned) */
     int nhdr;
+    /* derived columns, after the header's: names (static strings) and the current row's values,
+     * set by whoever derives them (the id's layout: vlayout_derive) */
+    const char *dname[VCSV_DERIVED];
+    char dval[VCSV_DERIVED][32];
+    int nderived;
 } vcsv;
 
 /* Opens path and reads its header. 0, or -1 with err naming the file. Close with vcsv_close
@@ -34,31 +41,47 @@ int vcsv_open(vcsv *c, const char *path, sim_err *err);
  * count that differs from the header's, an unbalanced quote, an I/O error). Blank lines are
  * skipped. */
 int vcsv_next(vcsv *c, sim_err *err);
-/* The index of column name, or -1. */
+/* The index of column name (a header's, else a derived column's), or -1. */
 int vcsv_col(const vcsv *c, const char *name);
-/* Field i of the current row ("" when out of range). */
+/* Adds a derived column name (a static string; its value "" until set in c->dval): its index.
+ * Templates read it as any column; repeats and the header's listings do not see it. */
+int vcsv_derive(vcsv *c, const char *name);
+/* Field i of the current row, a header's or a derived column's ("" when out of range). */
 const char *vcsv_get(const vcsv *c, int i);
 /* The header's names as "a, b, c" into buf; returns buf. */
 const char *vcsv_names(const vcsv *c, char *buf, size_t len);
 void vcsv_close(vcsv *c);
 
-/* Repeated measurements: rows of a table equal in every column but a few (`repeats: {except:
- * [...]}`) are one measurement published twice. */
+/* ---- vrepeat.c: repeated measurements ---- */
+
+/* Rows of a table equal in every column but a few (`repeats: {except: [...]}`) are one
+ * measurement published twice; with `measured: {digits: N, same: [...]}` so are rows whose
+ * measured values agree to N significant digits and whose `same` columns are equal, whatever
+ * their other columns say (listed with the columns they differ in). */
 typedef struct vrepeats {
     char *skip;       /* per header column: 1 when it may differ between repeats (owned) */
     char except[512]; /* those columns' names, ", "-separated */
     char **key;       /* per row read: its other cells joined (owned) */
+    char **mkey;      /* per row read: its measured values and `same` cells (owned; NULL: none) */
     int32_t *row;     /* per row read: its index in the set's rows */
     int n, cap;
+    int digits;                       /* 0: no `measured` criterion */
+    int mcol[STUDY_VMAX_METRICS], nm; /* the measured columns */
+    int same[64], nsame;              /* the `same` columns */
+    char same_names[512];             /* their names, ", "-separated */
+    const char *const *hdr;           /* the header's names (the table's, borrowed) */
+    int nhdr;
 } vrepeats;
-/* Reads the set's `repeats` map against c's header into *rp (zeroed when absent). 0, or -1
- * with err naming the set file, line and column. */
-int vrepeats_read(vrepeats *rp, const char *file, const scn_node *root, const vcsv *c,
+/* Reads the set's `repeats` map against c's header and v's measured columns into *rp (zeroed
+ * when absent). 0, or -1 with err naming the set file, line and column. */
+int vrepeats_read(vrepeats *rp, const study_vset *v, const scn_node *root, const vcsv *c,
                   sim_err *err);
 /* Notes c's current row as the set's row `row` (a no-op without `repeats`). */
 void vrepeats_add(vrepeats *rp, const vcsv *c, int32_t row);
-/* Marks each row that repeats an earlier one's cells STUDY_V_REPEAT (counted as no measurement,
- * its reason naming the first) and frees rp. */
+/* Marks each row that repeats another's measurement STUDY_V_REPEAT (counted as no
+ * measurement, its reason naming the row it is compared through: of each measurement's rows
+ * the first that can be expressed, else the first) and frees rp. Call before closing the
+ * table (the header's names are borrowed). */
 void vrepeats_mark(vrepeats *rp, study_vset *v);
 
 /* The layout a row's id encodes (`id_layout: {tp: [...], attention_dp: [...], ep: [...]}`):
@@ -69,14 +92,19 @@ void vrepeats_mark(vrepeats *rp, study_vset *v);
 typedef struct vlayout {
     int nroles;                                                  /* 0: the set has no id_layout */
     int tp[VLAYOUT_ROLES], dp[VLAYOUT_ROLES], ep[VLAYOUT_ROLES]; /* columns (dp: -1 = none) */
+    int cell; /* the first of the derived columns id_layout, id_tp, id_ep (-1: none) */
 } vlayout;
-/* Reads the set's `id_layout` map against c's header into *l (zeroed when absent). 0, or -1
- * with err naming the set file, line and column. */
-int vlayout_read(vlayout *l, const char *file, const scn_node *root, const vcsv *c, sim_err *err);
+/* Reads the set's `id_layout` map against c's header into *l (zeroed when absent) and adds the
+ * derived columns templates may read: id_layout ("contradicts", "agrees", or "" when the id
+ * names no layout or no role is stated), id_tp and id_ep (the id's counts; id_ep "none" for
+ * epnone). 0, or -1 with err naming the set file, line and column. */
+int vlayout_read(vlayout *l, const char *file, const scn_node *root, vcsv *c, sim_err *err);
 /* 1 when c's current row's id (column idcol) encodes a tp (and ep, unless "none") that no
  * stated role's columns agree with, with why naming both readings; 0 when the id encodes no
  * layout, no role is stated, or one role agrees (an id cannot say which role it names). */
 int vlayout_contradicts(const vlayout *l, const vcsv *c, int idcol, char *why, size_t len);
+/* vlayout_contradicts, also setting c's current row's derived id_layout, id_tp and id_ep. */
+int vlayout_derive(const vlayout *l, vcsv *c, int idcol, char *why, size_t len);
 
 /* ---- validate.c: rows ---- */
 
