@@ -97,6 +97,10 @@ static int calibrate(int argc, char **argv)
         {"--runs", "N", CLI_INT, &cal.runs,
          "timed calls per shape (a rough, quicker profile with few; the medians need several)",
          "5 to 30, until they add up to 20 ms", 1, 1000, NULL, NULL},
+        {"--graph", "N", CLI_INT, &cal.graph_calls,
+         "cuda: time N calls captured into one CUDA graph, each point a replay's time / N (as "
+         "engines replay decode passes); 0 times each call alone, an eager launch",
+         "0", 0, 1000, NULL, NULL},
         CLI_END};
     cli_common c;
     int npos, st = cli_parse(&calibrate_cmd, opts, &c, argc, argv, NULL, &npos);
@@ -104,6 +108,11 @@ static int calibrate(int argc, char **argv)
         return st;
     if ((int)cal.be < 0 || !cal.model) {
         fprintf(stderr, "llmsim calibrate: give --backend cpu|cuda and --model M\n");
+        return 2;
+    }
+    if (cal.graph_calls > 0 && cal.be != KERN_BACKEND_CUDA) {
+        fprintf(stderr,
+                "llmsim calibrate: --graph times CUDA graphs: it goes with --backend cuda\n");
         return 2;
     }
     char cmdline[512];

@@ -28,6 +28,7 @@ void kern_bench_cfg_default(kern_bench_cfg *cfg)
     cfg->min_runs = 3;
     cfg->max_runs = 30;
     cfg->target_ns = 20 * 1000 * 1000;
+    cfg->graph_calls = 0;
 }
 
 int kern_bench_new(kern_backend be, kern_bench **out, char *err, size_t errlen)
@@ -266,11 +267,16 @@ int kern_bench_run(kern_bench *b, const kern_shape *s, const kern_bench_cfg *cfg
         cfg = &def;
     }
     if (cfg->warmup < 0 || cfg->min_runs < 1 || cfg->max_runs < cfg->min_runs ||
-        cfg->max_runs > 1000000 || cfg->target_ns < 0)
+        cfg->max_runs > 1000000 || cfg->target_ns < 0 || cfg->graph_calls < 0 ||
+        cfg->graph_calls > 1000)
         return kern_seterr(err, errlen,
                            "bad benchmark settings: warmup %d, min_runs %d, max_runs %d, "
-                           "target_ns %lld",
-                           cfg->warmup, cfg->min_runs, cfg->max_runs, (long long)cfg->target_ns);
+                           "target_ns %lld, graph_calls %d",
+                           cfg->warmup, cfg->min_runs, cfg->max_runs, (long long)cfg->target_ns,
+                           cfg->graph_calls);
+    if (cfg->graph_calls > 0 && b->be != KERN_BACKEND_CUDA)
+        return kern_seterr(err, errlen, "graph timing (graph_calls %d) is the CUDA backend's",
+                           cfg->graph_calls);
     if (kern_shape_check(s, err, errlen) != 0)
         return -1;
     int64_t *samples = kern_xmalloc(sizeof(int64_t) * (size_t)cfg->max_runs);

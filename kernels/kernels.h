@@ -185,6 +185,9 @@ typedef struct kern_bench_cfg {
     int min_runs;      /* timed calls at least (default 3) */
     int max_runs;      /* timed calls at most (default 30) */
     int64_t target_ns; /* stop once timed calls sum to this, after min_runs (default 20 ms) */
+    int graph_calls;   /* CUDA only: 0 times each call alone (an eager launch, its gap included);
+                          N > 0 captures N calls into one CUDA graph and times its replays, each
+                          sample a replay's time / N (how engines replay decode passes) */
 } kern_bench_cfg;
 
 typedef struct kern_bench_result {

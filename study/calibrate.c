@@ -43,6 +43,9 @@ static int describe(const study_calibration *c, const eng_model *m, kern_bench *
     snprintf(p->model, sizeof p->model, "%s", m->name);
     snprintf(p->dtype, sizeof p->dtype, "%s", c->be == KERN_BACKEND_CUDA ? "bf16" : "fp32");
     snprintf(p->versions, sizeof p->versions, "llmsim %s, GSL %s", study_version(), GSL_VERSION);
+    if (c->graph_calls > 0) /* how each point was timed is part of what the device measured */
+        snprintf(p->device + strlen(p->device), sizeof p->device - strlen(p->device),
+                 "; timed as CUDA-graph replays of %d calls", c->graph_calls);
     if (describe_gpu(c, p, err))
         return -1;
     snprintf(p->source, sizeof p->source, "%s", c->command ? c->command : "");
@@ -83,6 +86,7 @@ static kern_bench_cfg timing_of(const study_calibration *c)
     cfg.min_runs = 5;
     if (c->runs > 0)
         cfg.min_runs = cfg.max_runs = c->runs;
+    cfg.graph_calls = c->graph_calls;
     return cfg;
 }
 

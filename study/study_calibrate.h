@@ -25,6 +25,7 @@ typedef struct study_calibration {
     const char *command; /* the command line, recorded as the profile's source */
     FILE *progress;      /* measuring progress (NULL: none) */
     int runs; /* timed calls per shape; 0: 5 to 30, until they add up to 20 ms (the default) */
+    int graph_calls; /* cuda: N > 0 times replays of N calls captured in one graph; 0: eager */
 } study_calibration;
 
 /* Measures, fits and saves the profile into s. *out gets it (free with cal_profile_free) for

@@ -339,6 +339,11 @@ static void test_bench_cpu(void **state)
     bad.tokens = 1;
     assert_int_equal(kern_bench_run(b, &bad, &cfg, &r, err, sizeof err), -1);
     assert_non_null(strstr(err, "min_runs"));
+    /* graph timing is the CUDA backend's */
+    kern_bench_cfg_default(&cfg);
+    cfg.graph_calls = 4;
+    assert_int_equal(kern_bench_run(b, &bad, &cfg, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "graph timing"));
     kern_bench_free(b);
     kern_bench_free(NULL);
 }

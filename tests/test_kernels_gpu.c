@@ -245,8 +245,42 @@ static void test_bench_cuda(void **state)
     kern_bench_free(b);
 }
 
+/* Every operator timed as CUDA-graph replays of 10 captured calls: each point a replay / 10,
+ * never above the eager call's time by more than noise (a graph saves the launch gaps). */
+static void test_bench_cuda_graph(void **state)
+{
+    const kern_dims d = {.hidden = 1024,
+                         .heads = 16,
+                         .kv_heads = 4,
+                         .head_dim = 64,
+                         .intermediate = 2816,
+                         .vocab = 32000};
+    kern_bench *b;
+    CK(kern_bench_new(KERN_BACKEND_CUDA, &b, err, sizeof err));
+    kern_bench_cfg eager, graph;
+    kern_bench_cfg_default(&eager);
+    eager.min_runs = 10;
+    graph = eager;
+    graph.graph_calls = 10;
+    for (int op = 0; op < KERN_OP_COUNT; op++) {
+        kern_shape s = {.op = (kern_op)op,
+                        .dims = d,
+                        .tokens = 16,
+                        .context = 512,
+                        .batch = 4,
+                        .dtype = KERN_BF16};
+        kern_bench_result e, g;
+        CK(kern_bench_run(b, &s, &eager, &e, err, sizeof err));
+        CK(kern_bench_run(b, &s, &graph, &g, err, sizeof err));
+        printf("  %-12s eager %8lld ns, graph %8lld ns\n", kern_op_name((kern_op)op),
+               (long long)e.median_ns, (long long)g.median_ns);
+        assert_true(g.median_ns > 0 && g.median_ns <= e.median_ns * 1.5);
+    }
+    kern_bench_free(b);
+}
+
 LLMSIM_TESTS(tests, test_linear, test_elementwise, test_rope, test_prefill, test_decode,
-             test_decode_rejects_bad_table, test_bench_cuda);
+             test_decode_rejects_bad_table, test_bench_cuda, test_bench_cuda_graph);
 
 int main(void)
 {

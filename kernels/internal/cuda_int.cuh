@@ -21,6 +21,7 @@ struct kern_cuda {
     cudaEvent_t start, stop;
     void *slot[KERN_CU_SLOTS];      /* benchmark buffers, grown on demand */
     size_t slot_cap[KERN_CU_SLOTS]; /* bytes */
+    void *blas_ws;                  /* cuBLAS's workspace under graph capture (NULL: its own) */
 };
 
 /* KERN_F32 is served as fp16: the device kernels take 16-bit inputs only. */
