@@ -245,7 +245,7 @@ static void test_profile_text(void **state)
     CONTAINS("profile cuda-h100-llama-3.1-8b saved to p.db: 537 points");
     EXPECT(0, "profile show cuda-h100-llama-3.1-8b --db p.db");
     CONTAINS("device    cuda: NVIDIA H100 80GB HBM3, sm_90");
-    CONTAINS("created   2026-11-27T20:48:01Z");
+    CONTAINS("created   2026-11-27T21:39:19Z");
     assert_int_equal(
         shell("('%s' profile export cuda-h100-llama-3.1-8b --db p.db > x.csv)", LLMSIM_BINARY), 0);
     assert_int_equal(shell("cmp x.csv '%s'", SHIPPED), 0);
