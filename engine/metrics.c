@@ -175,11 +175,6 @@ int eng_metrics_good(const eng_metrics *m, const eng_request *rq)
     return meets(ttft, tpot, e2el, m->slo_ttft_ms, m->slo_tpot_ms, m->slo_e2e_ms);
 }
 
-void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count)
-{
-    sim_samples_add_n(&m->itl, ms(gap_ns), (size_t)count);
-}
-
 void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count)
 {
     sim_samples_add_n(&m->sched, ms(cpu_ns), (size_t)count);

@@ -114,7 +114,11 @@ void eng_metrics_classes(eng_metrics *m, const eng_classes *cl);
 void eng_metrics_request(eng_metrics *m, const eng_request *rq);
 /* 1 when rq (finished) met every SLO of m (goodput counts it), 0 otherwise (rejected too). */
 int eng_metrics_good(const eng_metrics *m, const eng_request *rq);
-void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count);
+/* count inter-token gaps of gap_ns. Inline: every decode step adds its members' gap. */
+static inline void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count)
+{
+    sim_samples_add_n(&m->itl, (double)gap_ns / 1e6, (size_t)count);
+}
 /* count iterations, each with cpu_ns of CPU time */
 void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count);
 /* The same, the count iterations recorded one by one (to the bit as count calls with 1). */
