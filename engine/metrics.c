@@ -203,7 +203,7 @@ static void tokens_advance(eng_metrics *m, int64_t b)
     m->tok_base = b;
 }
 
-void eng_metrics_tokens(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count)
+void eng_metrics_tokens_put(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count)
 {
     if (count <= 0 || end_ns < 0)
         return;

@@ -125,7 +125,20 @@ void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count);
 void eng_metrics_iterations_cpu_each(eng_metrics *m, int64_t cpu_ns, int64_t count);
 /* count output tokens come out at end_ns after the first arrival (max_output_tokens_per_s),
  * recorded at now_ns (<= end_ns) after it: no later record ends before now_ns. */
-void eng_metrics_tokens(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count);
+void eng_metrics_tokens_put(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count);
+/* Inline: a count whose bucket the window holds, recorded while the window starts at now_ns's
+ * bucket, is added here; anything else by eng_metrics_tokens_put (which moves the window). */
+static inline void eng_metrics_tokens(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count)
+{
+    if (count <= 0 || end_ns < 0)
+        return;
+    int64_t b = end_ns / 1000000000 - m->tok_base;
+    if (now_ns / 1000000000 <= m->tok_base && b < m->tok_cap) {
+        m->tok_win[b] += count;
+        return;
+    }
+    eng_metrics_tokens_put(m, now_ns, end_ns, count);
+}
 /* n requests are in the system now, a request having just joined (max_concurrent_requests) */
 void eng_metrics_concurrency(eng_metrics *m, int64_t n);
 /* A KV transfer of `bytes` arrived xfer_ns after its prefill ended (or after decode-side KV was
