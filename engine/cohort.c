@@ -722,13 +722,26 @@ void eng_cohort_plain_begin(eng_replica *r, int64_t need)
     eng_kv_alloc_derived(&r->kv, need);
 }
 
-int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps)
+/* eng_cohort_need over the classes with members (grow_blocks of each). */
+static int64_t need_of_classes(const eng_replica *r, int32_t k, int32_t steps)
 {
     const eng_cohort *c = &r->co;
     int64_t need = 0;
     for (uint64_t m = c->live; m; m &= m - 1) /* an empty class grows none */
         need += grow_blocks(r, &c->cls[CLASS(m)], (int64_t)steps * (1 + k));
     return need;
+}
+
+int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps)
+{
+    /* one token of one class whose blocks only grow: a window of one residue, its count (as
+     * eng_cohort_plain_need counts it, members that joined since the last step or not) */
+    if (k == 0 && steps == 1 && r->co.nclass == 1 && r->kv.lay.wm == 0) {
+        int64_t need = eng_cohort_plain_need(r);
+        SIM_ASSERT(r->e->ctx, need == need_of_classes(r, k, steps));
+        return need;
+    }
+    return need_of_classes(r, k, steps);
 }
 
 void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *))

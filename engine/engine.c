@@ -731,6 +731,94 @@ static int64_t step_shape(eng_replica *r, int32_t k, eng_shape *s)
     return tokens;
 }
 
+/* ---------------- the prices a pool keeps ---------------- */
+
+/* A predictor's price is a function of the shape alone (predictor.h), so a pool keeps the ones
+ * its steps ask for again: a plain decode pass's base by its sequences, and a pass without
+ * decodes (every vllm-v0 prefill step) by its prefill tokens. Debug builds price each kept one
+ * again in full and compare. */
+
+/* Whether s decodes its num_seqs sequences one token each and does nothing else (no prefill
+ * chunk, padded slot, draft or cap): its price is its base's (price_base) at its contexts. */
+static inline int shape_plain_decode(const eng_shape *s)
+{
+    int32_t n = s->num_seqs;
+    return s->tokens == n && s->decode_seqs == n && s->emit_seqs == n && s->prefill_seqs == 0 &&
+           s->prefill_tokens == 0 && s->prefill_pairs == 0 && s->prefill_kv == 0 &&
+           s->prefill_q2 == 0 && s->cap == 0 && s->cap_chunked == 0 &&
+           s->prefill_pairs_capped == 0 && s->prefill_kv_capped == 0 && s->decode_ctx_capped == 0 &&
+           s->decode_verify == 0;
+}
+
+static int shape_same(const eng_shape *a, const eng_shape *b)
+{
+    return a->tokens == b->tokens && a->num_seqs == b->num_seqs &&
+           a->prefill_seqs == b->prefill_seqs && a->prefill_tokens == b->prefill_tokens &&
+           a->prefill_pairs == b->prefill_pairs && a->prefill_kv == b->prefill_kv &&
+           a->prefill_q2 == b->prefill_q2 && a->decode_seqs == b->decode_seqs &&
+           a->decode_ctx == b->decode_ctx && a->emit_seqs == b->emit_seqs && a->cap == b->cap &&
+           a->cap_chunked == b->cap_chunked && a->prefill_pairs_capped == b->prefill_pairs_capped &&
+           a->prefill_kv_capped == b->prefill_kv_capped &&
+           a->decode_ctx_capped == b->decode_ctx_capped && a->decode_verify == b->decode_verify;
+}
+
+/* The decode base of pool p's plain decode pass of n sequences (shape_plain_decode): asked of the
+ * predictor once per n and kept. NULL when the predictor has none for it. */
+static const eng_decode_base *price_base(eng_pool *p, int32_t n)
+{
+    eng_price_memo *m = &p->memo;
+    if (n >= m->nbase) {
+        int32_t cap = m->nbase ? 2 * m->nbase : 64;
+        while (cap <= n)
+            cap *= 2;
+        m->base = sim_xrealloc(m->base, (size_t)cap * sizeof *m->base);
+        m->base_st = sim_xrealloc(m->base_st, (size_t)cap * sizeof *m->base_st);
+        memset(m->base_st + m->nbase, 0, (size_t)(cap - m->nbase) * sizeof *m->base_st);
+        m->nbase = cap;
+    }
+    if (m->base_st[n] == 0) {
+        const eng_predictor *pred = p->pred;
+        eng_shape s = {.tokens = n, .num_seqs = n, .decode_seqs = n, .emit_seqs = n};
+        m->base_st[n] =
+            pred->ops->decode_base && pred->ops->decode_base(pred->st, &s, &m->base[n]) ? 1 : -1;
+    }
+    return m->base_st[n] > 0 ? &m->base[n] : NULL;
+}
+
+/* The predictor's price of a pass of shape s on pool p (iteration_ns), from what p kept when it
+ * can be. */
+static int64_t price_of(eng_pool *p, const eng_shape *s)
+{
+    const eng_predictor *pred = p->pred;
+    int64_t ns;
+    if (s->decode_seqs == 0 && s->prefill_tokens > 0) {
+        eng_price_memo *m = &p->memo;
+        if (!m->slot)
+            m->slot = sim_xcalloc(ENG_PRICE_SLOTS, sizeof *m->slot);
+        struct eng_price_slot *e = &m->slot[s->prefill_tokens % ENG_PRICE_SLOTS];
+        if (e->ns > 0 && shape_same(&e->s, s)) {
+            SIM_ASSERT(NULL, e->ns == pred->ops->iteration_ns(pred->st, s));
+            return e->ns;
+        }
+        ns = pred->ops->iteration_ns(pred->st, s);
+        *e = (struct eng_price_slot){*s, ns};
+        return ns;
+    }
+    const eng_decode_base *b;
+    if (shape_plain_decode(s) && (b = price_base(p, s->num_seqs))) {
+        ns = pred->ops->decode_ns(pred->st, b, s->decode_ctx);
+        SIM_ASSERT(NULL, ns == pred->ops->iteration_ns(pred->st, s));
+        return ns;
+    }
+    return pred->ops->iteration_ns(pred->st, s);
+}
+
+static void price_memo_free(eng_price_memo *m)
+{
+    SIM_FREE_ALL(m->base, m->base_st, m->slot);
+    memset(m, 0, sizeof *m);
+}
+
 /* GPU time gpu on r, under a `slow` fault (fault.c) longer by its factor. */
 static inline int64_t slowed(const eng_replica *r, int64_t gpu)
 {
@@ -743,7 +831,7 @@ static int64_t step_gpu(eng_replica *r, const eng_shape *s, int32_t k, int64_t *
 {
     const eng_predictor *pred = r->pool->pred;
     *draft = draft_time(r, s, k);
-    int64_t gpu = pred->ops->iteration_ns(pred->st, s) + *draft;
+    int64_t gpu = price_of(r->pool, s) + *draft;
     if (r->pending_xfer_bytes && pred->ops->transfer_ns)
         gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
     r->pending_xfer_bytes = 0;
@@ -778,8 +866,10 @@ static void run_step_check(const eng_replica *r, int64_t iter, int32_t k, const 
 #endif
 }
 
-/* Places a step formed at now, with cpu and gpu ns of work, on r's GPU; returns its end. */
-static int64_t place_step(eng_replica *r, int64_t now, int64_t cpu, int64_t gpu)
+/* place_step of a replica whose CPU work overlaps the GPU's (async) or whose steps wait for
+ * offloaded KV: out of line, so the steps of the others stay short. */
+static __attribute__((noinline)) int64_t place_step_slow(eng_replica *r, int64_t now, int64_t cpu,
+                                                         int64_t gpu)
 {
     int64_t gpu_start;
     if (r->pool->cfg.cpu.async) {
@@ -794,6 +884,17 @@ static int64_t place_step(eng_replica *r, int64_t now, int64_t cpu, int64_t gpu)
     }
     int64_t end = r->off ? eng_off_step_end(r, gpu_start, gpu) : gpu_start + gpu;
     r->gpu_start = end - gpu;
+    r->gpu_free_at = end;
+    return end;
+}
+
+/* Places a step formed at now, with cpu and gpu ns of work, on r's GPU; returns its end. */
+static inline int64_t place_step(eng_replica *r, int64_t now, int64_t cpu, int64_t gpu)
+{
+    if (r->pool->cfg.cpu.async || r->off)
+        return place_step_slow(r, now, cpu, gpu);
+    int64_t gpu_start = now + cpu, end = gpu_start + gpu;
+    r->gpu_start = gpu_start;
     r->gpu_free_at = end;
     return end;
 }
@@ -968,7 +1069,6 @@ static inline int run_plain_shapable(const eng_replica *r)
  * Out of line: the plain runs' loop stays as small as it was. */
 static __attribute__((noinline)) int64_t run_plain_shape(eng_replica *r, run_ctx *c, int64_t need)
 {
-    const eng_predictor *pred = r->pool->pred;
     int32_t n = r->co.n;
     eng_cohort_plain_begin(r, need);
     c->s = (eng_shape){.tokens = n,
@@ -984,7 +1084,10 @@ static __attribute__((noinline)) int64_t run_plain_shape(eng_replica *r, run_ctx
     c->respec = 0;
     run_step_cpu(r, c);
     /* priced from its base, which the plain steps after it share (plain_steps) */
-    c->fast = pred->ops->decode_base && pred->ops->decode_base(pred->st, &c->s, &c->base);
+    const eng_decode_base *b = price_base(r->pool, n);
+    c->fast = b != NULL;
+    if (b)
+        c->base = *b;
     return n;
 }
 
@@ -1905,6 +2008,7 @@ void eng_free(eng_engine *e)
         free(p->router_st);
         free(p->rep_list);
         eng_pipe_fini(p);
+        price_memo_free(&p->memo);
     }
     eng_link_fini(e);
     eng_autoscale_free(e);

@@ -175,11 +175,6 @@ int eng_metrics_good(const eng_metrics *m, const eng_request *rq)
     return meets(ttft, tpot, e2el, m->slo_ttft_ms, m->slo_tpot_ms, m->slo_e2e_ms);
 }
 
-void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count)
-{
-    sim_samples_add_n(&m->itl, ms(gap_ns), (size_t)count);
-}
-
 void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count)
 {
     sim_samples_add_n(&m->sched, ms(cpu_ns), (size_t)count);
@@ -208,7 +203,7 @@ static void tokens_advance(eng_metrics *m, int64_t b)
     m->tok_base = b;
 }
 
-void eng_metrics_tokens(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count)
+void eng_metrics_tokens_put(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count)
 {
     if (count <= 0 || end_ns < 0)
         return;

@@ -114,14 +114,31 @@ void eng_metrics_classes(eng_metrics *m, const eng_classes *cl);
 void eng_metrics_request(eng_metrics *m, const eng_request *rq);
 /* 1 when rq (finished) met every SLO of m (goodput counts it), 0 otherwise (rejected too). */
 int eng_metrics_good(const eng_metrics *m, const eng_request *rq);
-void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count);
+/* count inter-token gaps of gap_ns. Inline: every decode step adds its members' gap. */
+static inline void eng_metrics_itl(eng_metrics *m, int64_t gap_ns, int64_t count)
+{
+    sim_samples_add_n(&m->itl, (double)gap_ns / 1e6, (size_t)count);
+}
 /* count iterations, each with cpu_ns of CPU time */
 void eng_metrics_iteration_cpu(eng_metrics *m, int64_t cpu_ns, int64_t count);
 /* The same, the count iterations recorded one by one (to the bit as count calls with 1). */
 void eng_metrics_iterations_cpu_each(eng_metrics *m, int64_t cpu_ns, int64_t count);
 /* count output tokens come out at end_ns after the first arrival (max_output_tokens_per_s),
  * recorded at now_ns (<= end_ns) after it: no later record ends before now_ns. */
-void eng_metrics_tokens(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count);
+void eng_metrics_tokens_put(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count);
+/* Inline: a count whose bucket the window holds, recorded while the window starts at now_ns's
+ * bucket, is added here; anything else by eng_metrics_tokens_put (which moves the window). */
+static inline void eng_metrics_tokens(eng_metrics *m, int64_t now_ns, int64_t end_ns, int64_t count)
+{
+    if (count <= 0 || end_ns < 0)
+        return;
+    int64_t b = end_ns / 1000000000 - m->tok_base;
+    if (now_ns / 1000000000 <= m->tok_base && b < m->tok_cap) {
+        m->tok_win[b] += count;
+        return;
+    }
+    eng_metrics_tokens_put(m, now_ns, end_ns, count);
+}
 /* n requests are in the system now, a request having just joined (max_concurrent_requests) */
 void eng_metrics_concurrency(eng_metrics *m, int64_t n);
 /* A KV transfer of `bytes` arrived xfer_ns after its prefill ended (or after decode-side KV was

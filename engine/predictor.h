@@ -60,7 +60,9 @@ typedef struct eng_decode_base {
 
 typedef struct eng_predictor_ops {
     const char *name;
-    /* Iteration time in ns for the shape on one replica; >= 1. */
+    /* Iteration time in ns for the shape on one replica; >= 1. A function of the shape alone:
+     * the engine keeps prices it was given and asks again only for shapes it has not kept
+     * (engine.c price_of), as it keeps decode_base's by sequences. */
     int64_t (*iteration_ns)(const void *st, const eng_shape *s);
     /* Host <-> device copy time in ns for `bytes` (swap); optional. */
     int64_t (*transfer_ns)(const void *st, int64_t bytes);

@@ -27,6 +27,7 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 
+#include "rng.h"
 #include "scn_int.h"
 
 /* One or two length columns of a trace, read whole. */
@@ -480,6 +481,19 @@ scn_pairs *scn_pairs_new(const scn_lengths *l, scn_cache *cache, sim_err *err)
 void scn_pairs_draw(const scn_pairs *p, gsl_rng *rng, int64_t *prompt, int64_t *output)
 {
     unsigned long i = gsl_rng_uniform_int(rng, (unsigned long)p->tab->n);
+    *prompt = p->tab->prompt[i];
+    *output = p->tab->output[i];
+}
+
+void scn_pairs_draw_mt(const scn_pairs *p, sim_mt *g, int64_t *prompt, int64_t *output)
+{
+    /* gsl_rng_uniform_int(rng, n) of MT19937 (min 0, max 2^32 - 1): a word over the range / n,
+     * drawn again while it is n or more */
+    uint32_t n = (uint32_t)p->tab->n, scale = UINT32_C(0xffffffff) / n, i;
+    SIM_CHECK(NULL, p->tab->n > 0 && p->tab->n <= UINT32_MAX);
+    do
+        i = sim_mt_u32(g) / scale;
+    while (i >= n);
     *prompt = p->tab->prompt[i];
     *output = p->tab->output[i];
 }

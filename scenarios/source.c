@@ -39,6 +39,9 @@ struct scn_source {
     int32_t ctx;   /* context limit for synthetic lengths; 0 = none */
     int64_t limit; /* requests to emit; 0 = until the trace ends */
     gsl_rng *g_arr, *g_prompt, *g_output, *g_pairs;
+    /* the Poisson arrivals' and the pairs' streams drawn inline (their GSL generators above are
+     * then never drawn: in debug builds they draw beside them, to compare) */
+    sim_mt m_arr, m_pairs;
     scn_sampler *ps, *os;
     scn_pairs *pairs;
     scn_trace_reader *tr;
@@ -302,6 +305,8 @@ scn_source *scn_source_new_cached(const scn_scenario *sc, uint64_t seed, scn_cac
     s->g_prompt = sim_rng_new_stream(seed, SIM_STREAM_PROMPT);
     s->g_output = sim_rng_new_stream(seed, SIM_STREAM_OUTPUT);
     s->g_pairs = sim_rng_new_stream(seed, SIM_STREAM_TRACE);
+    sim_mt_stream(&s->m_arr, seed, SIM_STREAM_ARRIVALS);
+    sim_mt_stream(&s->m_pairs, seed, SIM_STREAM_TRACE);
     s->t_s = -1;
     s->tails = sc->engine.offload.ntiers == 0;
     if (w->sessions.present) {
@@ -397,6 +402,14 @@ static int to_ns(const scn_source *s, double ns, const char *what, int64_t *out,
     return 0;
 }
 
+/* gsl_ran_exponential(g_arr, mu) drawn inline: -mu log1p(-u) of a uniform u, as GSL draws it. */
+static double exponential(scn_source *s, double mu)
+{
+    double e = -mu * log1p(-sim_mt_uniform(&s->m_arr));
+    SIM_ASSERT(NULL, e == gsl_ran_exponential(s->g_arr, mu));
+    return e;
+}
+
 /* The next synthetic arrival (ns): ENG_SRC_OK, ENG_SRC_LATER (closed loop, every client
  * waiting), ENG_SRC_END (a schedule whose rate stays 0) or ENG_SRC_ERROR (past the horizon). */
 static int next_time(scn_source *s, int64_t now, int64_t *t, sim_err *err)
@@ -433,7 +446,7 @@ static int next_time(scn_source *s, int64_t now, int64_t *t, sim_err *err)
         }
         break;
     case SCN_ARR_POISSON:
-        s->t_s = s->t_s < 0 ? 0 : s->t_s + gsl_ran_exponential(s->g_arr, 1.0 / a->rate);
+        s->t_s = s->t_s < 0 ? 0 : s->t_s + exponential(s, 1.0 / a->rate);
         break;
     default: /* the loader knows no other process: never priced as another one */
         SIM_CHECK(NULL, !"an arrival process the source does not know");
@@ -558,9 +571,14 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
             out->own_tail = pfx_own_tail(s, &row);
         }
     } else {
-        if (s->pairs)
-            scn_pairs_draw(s->pairs, s->g_pairs, &p, &o);
-        else {
+        if (s->pairs) {
+            scn_pairs_draw_mt(s->pairs, &s->m_pairs, &p, &o);
+#ifdef SIM_DEBUG
+            int64_t dp, dout;
+            scn_pairs_draw(s->pairs, s->g_pairs, &dp, &dout);
+            SIM_CHECK(NULL, dp == p && dout == o);
+#endif
+        } else {
             p = scn_sampler_draw(s->ps, s->g_prompt, &clipped);
             o = scn_sampler_draw(s->os, s->g_output, &clipped);
         }

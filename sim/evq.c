@@ -250,7 +250,12 @@ static bool skip_dead(sim_evq *q)
 
 bool sim_evq_pop(sim_evq *q, sim_event *ev)
 {
-    if (!skip_dead(q))
+    return sim_evq_pop_until(q, SIM_TIME_MAX, ev);
+}
+
+bool sim_evq_pop_until(sim_evq *q, int64_t until, sim_event *ev)
+{
+    if (!skip_dead(q) || q->heap[0].t > until)
         return false;
     uint64_t seq = q->heap[0].key & SEQ_MASK;
     if (q->next_seq - seq <= RING_BITS) { /* pending (skip_dead): its bit in the ring */

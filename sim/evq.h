@@ -32,6 +32,9 @@ void sim_evq_free(sim_evq *q);
 sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void *obj, int64_t arg);
 /* Pops the first live event into *ev; returns false when the queue holds no live event. */
 bool sim_evq_pop(sim_evq *q, sim_event *ev);
+/* The same for an event due at or before until: false (nothing popped) when the first live one is
+ * later or there is none. */
+bool sim_evq_pop_until(sim_evq *q, int64_t until, sim_event *ev);
 /* Time of the first live event, or SIM_TIME_MAX when empty (drops tombstones it meets). */
 int64_t sim_evq_peek_time(sim_evq *q);
 /* Cancels a pending event; an id that already ran, was cancelled or was never issued: no-op. */

@@ -212,7 +212,7 @@ uint64_t sim_run(sim_ctx *ctx, int64_t until)
     uint64_t n = 0;
     sim_event ev;
     ctx->stop = 0;
-    while (!ctx->stop && sim_evq_peek_time(ctx->q) <= until && sim_evq_pop(ctx->q, &ev)) {
+    while (!ctx->stop && sim_evq_pop_until(ctx->q, until, &ev)) {
         SIM_ASSERT(ctx, ev.t >= ctx->now);
         ctx->now = ev.t;
         ctx->events_run++;

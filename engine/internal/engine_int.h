@@ -543,6 +543,20 @@ void eng_pipe_fini(eng_pool *p);
  * leaves the last stage. */
 int64_t eng_pipe_place(eng_pipe *q, int64_t start, int64_t gpu, int64_t tokens);
 
+/* The prices a pool's predictor gave that its steps ask for again (engine.c price_of): the decode
+ * base of a plain decode pass by its sequences (eng_predictor_ops.decode_base reads no context),
+ * and the price of a pass without decodes by its prefill tokens, with the shape it priced. */
+#define ENG_PRICE_SLOTS 8192
+typedef struct eng_price_memo {
+    eng_decode_base *base;
+    int8_t *base_st; /* per n: 0 not asked, 1 base[n] holds it, -1 the predictor has none */
+    int32_t nbase;
+    struct eng_price_slot {
+        eng_shape s;
+        int64_t ns; /* 0: empty (a price is >= 1) */
+    } * slot;       /* ENG_PRICE_SLOTS, by prefill tokens mod their count */
+} eng_price_memo;
+
 /* One pool of replicas: all of them in an aggregated deployment, or the prefill or the decode
  * ones of a disaggregated one. */
 struct eng_pool {
@@ -568,6 +582,7 @@ struct eng_pool {
     gsl_rng *router_rng; /* the run's SIM_STREAM_ROUTER (NULL with one replica) */
     double gpu_bw;       /* bytes/ns per GPU on the link (disaggregated) */
     eng_pipe *pipes;     /* one per pipelined replica (cfg.replicas), or NULL */
+    eng_price_memo memo; /* pred's prices kept (engine.c price_of) */
 };
 
 /* A FIFO of requests linked through their pool_next (a decode replica's transfers waiting for

@@ -142,6 +142,7 @@ void scn_sampler_free(scn_sampler *s);
 /* Joint (prompt, output) pairs read from a trace (or borrowed from cache when not NULL),
  * sampled with replacement. */
 typedef struct scn_pairs scn_pairs;
+struct sim_mt; /* rng.h */
 /* The reader spec of a lengths file: its (prompt, output) columns, lengths only. */
 scn_trace_spec scn_lengths_spec_of(const scn_lengths *l);
 /* The trace reader's view of empirical distribution d: its file, read for the output lengths
@@ -149,6 +150,9 @@ scn_trace_spec scn_lengths_spec_of(const scn_lengths *l);
 scn_trace_spec scn_empirical_spec(const scn_dist *d, int is_out);
 scn_pairs *scn_pairs_new(const scn_lengths *l, scn_cache *cache, sim_err *err);
 void scn_pairs_draw(const scn_pairs *p, gsl_rng *rng, int64_t *prompt, int64_t *output);
+/* The same draw from the stream drawn inline (sim_mt, rng.h): the pair scn_pairs_draw gives with
+ * the GSL generator of that stream. */
+void scn_pairs_draw_mt(const scn_pairs *p, struct sim_mt *g, int64_t *prompt, int64_t *output);
 int64_t scn_pairs_count(const scn_pairs *p);
 void scn_pairs_free(scn_pairs *p);
 
