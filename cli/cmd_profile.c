@@ -247,19 +247,32 @@ static void show_text(const cal_profile *p, const char *un)
     print_fit_coefficients(p);
 }
 
-static int show(int argc, char **argv)
+/* Parses `cmd NAME` and loads the profile NAME from the database; *out NULL with the exit
+ * status in *st when there is nothing to do or it failed. */
+static cal_profile *load_named(const cli_command *cmd, int argc, char **argv, cli_common *c,
+                               int *st)
 {
-    cli_common c;
     const char *name;
-    int npos, st = cli_parse(&show_cmd, NULL, &c, argc, argv, &name, &npos);
-    if (st != CLI_GO)
-        return st;
+    int npos;
+    *st = cli_parse(cmd, NULL, c, argc, argv, &name, &npos);
+    if (*st != CLI_GO)
+        return NULL;
     sim_err err = {{0}};
-    store *s = store_open_readonly(c.db, &err);
+    store *s = store_open_readonly(c->db, &err);
     cal_profile *p = s ? store_profile_load(s, name, &err) : NULL;
     store_close(s);
     if (!p)
-        return cli_fail("profile show", &err);
+        *st = cli_fail(cmd->name, &err);
+    return p;
+}
+
+static int show(int argc, char **argv)
+{
+    cli_common c;
+    int st;
+    cal_profile *p = load_named(&show_cmd, argc, argv, &c, &st);
+    if (!p)
+        return st;
     char un[256];
     cal_profile_unmeasured(p, un, sizeof un);
     if (c.json)
@@ -273,16 +286,10 @@ static int show(int argc, char **argv)
 static int export_text(int argc, char **argv)
 {
     cli_common c;
-    const char *name;
-    int npos, st = cli_parse(&export_cmd, NULL, &c, argc, argv, &name, &npos);
-    if (st != CLI_GO)
-        return st;
-    sim_err err = {{0}};
-    store *s = store_open_readonly(c.db, &err);
-    cal_profile *p = s ? store_profile_load(s, name, &err) : NULL;
-    store_close(s);
+    int st;
+    cal_profile *p = load_named(&export_cmd, argc, argv, &c, &st);
     if (!p)
-        return cli_fail("profile export", &err);
+        return st;
     st = study_profile_write(p, stdout) || fflush(stdout) ? 1 : 0;
     if (st)
         fprintf(stderr, "llmsim profile export: writing to stdout failed\n");
