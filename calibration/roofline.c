@@ -287,6 +287,7 @@ typedef struct roofline {
     double e_pairs;        /* token-expert pairs per routed token on the busiest GPU */
     double e_q0;           /* per-token selection probability of one slot: k / (E + R) */
     double e_f;            /* placement's imbalance factor (1: balanced) */
+    int e_sort;            /* the routing sort is a kernel of its own (experts_glue_ns) */
     int e_permute;         /* the engine gathers the experts' rows by a kernel (moe_permute) */
     int e_block_quant;     /* the experts' fp8 inputs are quantized per group by kernels of their
                               own (block-scaled fp8 experts on fp8 tensor cores) */
@@ -743,13 +744,18 @@ static double experts_quant_ns(const roofline *r, double rows, double k)
  *   quantizes A by a kernel of its own (internal_quantize_a) before its grouped GEMM, for FC1
  *   and FC2 alike; vLLM's and SGLang's fused_experts run per_token_group_quant_fp8 before each
  *   of the two (moe_kernel_quantize_input).
+ * On data-center Blackwell the engines run 4-bit experts through trtllm-gen's fused MoE
+ * (FlashInfer csrc/trtllm_fused_moe_runner.cu: Routing, PermuteGemm1, Gemm2, Finalize; SGLang's
+ * flashinfer_mxfp4 backend, TensorRT-LLM's TRTLLMGenFusedMoE), whose routing kernel sorts the
+ * pairs with the top-k (the router's top-k kernel above stands for it) and whose first GEMM
+ * gathers the rows: there only the finalize is added.
  * The sort is priced as an activation-class kernel, the others as the streaming class (as the
  * quantize of act_quant_ns). Per-tensor fp8 experts quantize inside the permute and activation
  * kernels in TensorRT-LLM; that case is left unpriced here, as before. */
 static double experts_glue_ns(const roofline *r, double T, double pairs)
 {
     double h = r->h, k = r->m.experts_per_tok;
-    double t = elem_ns(r, &r->k->act, 4.0 * T * k + 8.0 * pairs);
+    double t = r->e_sort ? elem_ns(r, &r->k->act, 4.0 * T * k + 8.0 * pairs) : 0;
     if (r->e_permute)
         t += elem_ns(r, &r->k->add, 2.0 * ACT_BYTES * pairs * h);
     t += elem_ns(r, &r->k->add, ACT_BYTES * (pairs + T) * h);
@@ -1179,7 +1185,9 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     r->disp_bytes = r->experts.peak == g->flops_fp8 && g->flops_fp8 > 0 ? 1.0 : ACT_BYTES;
     if (m->moe_layers > 0) {
         moe_setup(r, m, l);
-        r->e_permute = ee->moe_permute;
+        int gen = arch == CAL_ARCH_BLACKWELL && r->experts.wb < 1.0; /* trtllm-gen's MoE */
+        r->e_sort = !gen;
+        r->e_permute = ee->moe_permute && !gen;
         r->e_block_quant = r->experts.peak == g->flops_fp8 && g->flops_fp8 > 0 && m->act_group > 0;
     }
     out->ops = &roofline_ops;

@@ -560,7 +560,8 @@ static double moe_layer_ns(const char *eng, int32_t group, int32_t n, eng_dtype 
  * tokens the gather and the quantizes move bytes: TensorRT-LLM's layer exceeds vLLM's by at
  * least the gather's traffic at the full bandwidth (a 16-bit row read and written per
  * token-expert pair: 16,384 x 8 / 4 pairs on the busiest GPU), and the block-scaled layer exceeds
- * a per-tensor one by at least the quantizes' (3 bytes per element and a 4-byte scale per 128). */
+ * a per-tensor one by at least the quantizes' (3 bytes per element and a 4-byte scale per 128).
+ * On B200, 4-bit experts run trtllm-gen's fused MoE: only the finalize is added. */
 static void test_moe_glue_kernels(void **state)
 {
     (void)state;
@@ -578,6 +579,25 @@ static void test_moe_glue_kernels(void **state)
                       cases[i].eng, cases[i].group, t / 1e3, cases[i].kernels,
                       cases[i].kernels * launch / 1e3);
         assert_true(t >= cases[i].kernels * launch && t < (cases[i].kernels + 0.5) * launch);
+    }
+    /* gpt-oss-120b's MXFP4 experts on B200 run trtllm-gen's fused MoE, whose routing kernel
+     * sorts and whose first GEMM gathers: the finalize alone is added, 4 kernels; on H200 the
+     * Triton path's sort too, 5 (a 1 ms launch makes every kernel launch-bound) */
+    eng_model g = catalog_model("gpt-oss-120b");
+    cal_serving gs = layout(ENG_DTYPE_AUTO, 8, 1, 8);
+    strcpy(gs.engine, "sglang");
+    gs.capped_sums = 1;
+    gs.eager_launch_ns = 1e6;
+    const char *gpus[] = {"b200", "h200"};
+    for (int i = 0; i < 2; i++) {
+        eng_predictor gp = make(&g, gpus[i], gs);
+        eng_shape one = {0};
+        eng_shape_add_prefill(&one, 1, 0);
+        one.emit_seqs = 1;
+        double gt = cal_roofline_op_ns(&gp, &one, "moe_experts") / g.moe_layers / 1e6;
+        print_message("gpt-oss-120b %s sglang, 1 token: %.3f launches a layer\n", gpus[i], gt);
+        assert_true(gt >= 4 + i && gt < 4.1 + i);
+        cal_predictor_free(&gp);
     }
     eng_model m = catalog_model("qwen3-30b-a3b");
     double bw = catalog_gpu("h100-sxm").mem_bw, n = 16384, h = m.hidden;
