@@ -437,14 +437,18 @@ static double elem_ns(const roofline *r, const kclass *k, double bytes)
  * H100 SXM. So it takes the class of the other streaming elementwise kernel, the residual add
  * (89.6% of the bandwidth fitted, 16.8 us for that case, -7%), at its floor or, in an eager
  * pass, the launch. */
-static double act_quant_ns(const roofline *r, uint32_t bit, double n, double k)
+static double quant_pass_ns(const roofline *r, double n, double k)
 {
-    if (!(r->aq & bit))
-        return 0;
     double bytes = (ACT_BYTES + 1.0) * n * k;
     if (r->m.act_group > 0)
         bytes += 4.0 * n * k / r->m.act_group;
     return elem_ns(r, &r->k->add, bytes);
+}
+
+/* quant_pass_ns where the engine quantizes the input of `bit` (ENG_AQ_*) by a kernel of its own. */
+static double act_quant_ns(const roofline *r, uint32_t bit, double n, double k)
+{
+    return r->aq & bit ? quant_pass_ns(r, n, k) : 0;
 }
 
 /* ---------------- attention ---------------- */
@@ -719,14 +723,6 @@ static double touched(const roofline *r, double T)
     return r->e_local * (r->e_q0 >= 1 ? 1 : -expm1(T * r->e_f * log1p(-r->e_q0)));
 }
 
-/* The fp8 quantize of a grouped GEMM's input of `rows` rows of k elements, per group of
- * act_group, by a kernel of its own: act_quant_ns's pass. */
-static double experts_quant_ns(const roofline *r, double rows, double k)
-{
-    double bytes = (ACT_BYTES + 1.0) * rows * k + 4.0 * rows * k / r->m.act_group;
-    return elem_ns(r, &r->k->add, bytes);
-}
-
 /* MODEL: the kernels a grouped-GEMM MoE layer launches besides its two GEMMs and activation, on
  * T routed tokens with `pairs` token-expert pairs on the busiest GPU; each is a kernel of its
  * own, so in an eager pass each pays the launch (issue 21: TensorRT-LLM's prefill passes are not
@@ -750,7 +746,7 @@ static double experts_quant_ns(const roofline *r, double rows, double k)
  * pairs with the top-k (the router's top-k kernel above stands for it) and whose first GEMM
  * gathers the rows: there only the finalize is added.
  * The sort is priced as an activation-class kernel, the others as the streaming class (as the
- * quantize of act_quant_ns). Per-tensor fp8 experts quantize inside the permute and activation
+ * quantize of quant_pass_ns). Per-tensor fp8 experts quantize inside the permute and activation
  * kernels in TensorRT-LLM; that case is left unpriced here, as before. */
 static double experts_glue_ns(const roofline *r, double T, double pairs)
 {
@@ -760,7 +756,7 @@ static double experts_glue_ns(const roofline *r, double T, double pairs)
         t += elem_ns(r, &r->k->add, 2.0 * ACT_BYTES * pairs * h);
     t += elem_ns(r, &r->k->add, ACT_BYTES * (pairs + T) * h);
     if (r->e_block_quant)
-        t += experts_quant_ns(r, pairs, h) + experts_quant_ns(r, pairs, r->e_inter);
+        t += quant_pass_ns(r, pairs, h) + quant_pass_ns(r, pairs, r->e_inter);
     return t;
 }
 
