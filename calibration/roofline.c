@@ -240,12 +240,18 @@ static const char *const fused_ar_arch[] = {"deepseek_v3", "kimi_k2", "gpt_oss",
 typedef struct engine_eff {
     const char *name;
     attn_eff fa2, fa3;
+    int moe_permute; /* 1: the routed experts' tokens are gathered by a kernel of their own */
 } engine_eff;
 
+/* MODEL: moe_permute. TensorRT-LLM's fused MoE (cpp/tensorrt_llm/kernels/cutlass_kernels/
+ * moe_gemm/moe_kernels.cu, CutlassMoeFCRunner::runMoe) copies each token's row to its experts'
+ * places in expert order (expandInputRowsKernel) before the first grouped GEMM; the Triton
+ * fused_moe of vLLM and SGLang (fused_moe.py, invoke_fused_moe_kernel) reads the rows in place
+ * through the sorted token ids and has no such kernel. */
 static const engine_eff engines[] = {
-    {"vllm", {2.0, 0.467, 812}, {1.0, 0.650, 278}},
-    {"sglang", {2.0, 0.467, 812}, {1.0, 0.650, 278}},
-    {"trtllm", {1.0, 0.50, 198}, {1.0, 0.650, 278}},
+    {"vllm", {2.0, 0.467, 812}, {1.0, 0.650, 278}, 0},
+    {"sglang", {2.0, 0.467, 812}, {1.0, 0.650, 278}, 0},
+    {"trtllm", {1.0, 0.50, 198}, {1.0, 0.650, 278}, 1},
 };
 #define NENGINES ((int)(sizeof engines / sizeof engines[0]))
 
@@ -281,6 +287,10 @@ typedef struct roofline {
     double e_pairs;        /* token-expert pairs per routed token on the busiest GPU */
     double e_q0;           /* per-token selection probability of one slot: k / (E + R) */
     double e_f;            /* placement's imbalance factor (1: balanced) */
+    int e_sort;            /* the routing sort is a kernel of its own (experts_glue_ns) */
+    int e_permute;         /* the engine gathers the experts' rows by a kernel (moe_permute) */
+    int e_block_quant;     /* the experts' fp8 inputs are quantized per group by kernels of their
+                              own (block-scaled fp8 experts on fp8 tensor cores) */
     double disp_bytes;     /* bytes per element dispatched (fp8 when the experts compute fp8) */
     double hot_recv;       /* probability that a token has an expert on the busiest GPU */
     int only;              /* cal_roofline_op_ns: the one op to count, or -1 */
@@ -427,14 +437,18 @@ static double elem_ns(const roofline *r, const kclass *k, double bytes)
  * H100 SXM. So it takes the class of the other streaming elementwise kernel, the residual add
  * (89.6% of the bandwidth fitted, 16.8 us for that case, -7%), at its floor or, in an eager
  * pass, the launch. */
-static double act_quant_ns(const roofline *r, uint32_t bit, double n, double k)
+static double quant_pass_ns(const roofline *r, double n, double k)
 {
-    if (!(r->aq & bit))
-        return 0;
     double bytes = (ACT_BYTES + 1.0) * n * k;
     if (r->m.act_group > 0)
         bytes += 4.0 * n * k / r->m.act_group;
     return elem_ns(r, &r->k->add, bytes);
+}
+
+/* quant_pass_ns where the engine quantizes the input of `bit` (ENG_AQ_*) by a kernel of its own. */
+static double act_quant_ns(const roofline *r, uint32_t bit, double n, double k)
+{
+    return r->aq & bit ? quant_pass_ns(r, n, k) : 0;
 }
 
 /* ---------------- attention ---------------- */
@@ -709,6 +723,43 @@ static double touched(const roofline *r, double T)
     return r->e_local * (r->e_q0 >= 1 ? 1 : -expm1(T * r->e_f * log1p(-r->e_q0)));
 }
 
+/* MODEL: the kernels a grouped-GEMM MoE layer launches besides its two GEMMs and activation, on
+ * T routed tokens with `pairs` token-expert pairs on the busiest GPU; each is a kernel of its
+ * own, so in an eager pass each pays the launch (issue 21: TensorRT-LLM's prefill passes are not
+ * graph-captured):
+ * - the routing sort: the token-expert pairs ordered by expert and each expert's first row
+ *   (TensorRT-LLM fusedBuildExpertMapsSortFirstToken, moe_kernels.cu; vLLM's and SGLang's
+ *   moe_align_block_size): the k expert ids of each token read, two int32 maps per pair written;
+ * - the gather of each pair's row in expert order, where the engine runs one (moe_permute):
+ *   a 16-bit row read and written per pair;
+ * - the finalize: the k outputs of each token scaled by its routing weights and summed
+ *   (TensorRT-LLM finalizeMoeRoutingKernel, vLLM's and SGLang's moe_sum): a 16-bit row read per
+ *   pair, one written per token;
+ * - with block-scaled fp8 experts, the 1x128 quantize of each GEMM's input: TensorRT-LLM's
+ *   fp8_grouped_gemm_run (cutlass_kernels/fp8_blockscale_gemm/fp8_blockscale_gemm_kernel.cuh)
+ *   quantizes A by a kernel of its own (internal_quantize_a) before its grouped GEMM, for FC1
+ *   and FC2 alike; vLLM's and SGLang's fused_experts run per_token_group_quant_fp8 before each
+ *   of the two (moe_kernel_quantize_input).
+ * On data-center Blackwell the engines run 4-bit experts through trtllm-gen's fused MoE
+ * (FlashInfer csrc/trtllm_fused_moe_runner.cu: Routing, PermuteGemm1, Gemm2, Finalize; SGLang's
+ * flashinfer_mxfp4 backend, TensorRT-LLM's TRTLLMGenFusedMoE), whose routing kernel sorts the
+ * pairs with the top-k (the router's top-k kernel above stands for it) and whose first GEMM
+ * gathers the rows: there only the finalize is added.
+ * The sort is priced as an activation-class kernel, the others as the streaming class (as the
+ * quantize of quant_pass_ns). Per-tensor fp8 experts quantize inside the permute and activation
+ * kernels in TensorRT-LLM; that case is left unpriced here, as before. */
+static double experts_glue_ns(const roofline *r, double T, double pairs)
+{
+    double h = r->h, k = r->m.experts_per_tok;
+    double t = r->e_sort ? elem_ns(r, &r->k->act, 4.0 * T * k + 8.0 * pairs) : 0;
+    if (r->e_permute)
+        t += elem_ns(r, &r->k->add, 2.0 * ACT_BYTES * pairs * h);
+    t += elem_ns(r, &r->k->add, ACT_BYTES * (pairs + T) * h);
+    if (r->e_block_quant)
+        t += quant_pass_ns(r, pairs, h) + quant_pass_ns(r, pairs, r->e_inter);
+    return t;
+}
+
 /* MODEL: the routed experts of one MoE layer on the busiest GPU, as a grouped GEMM (vLLM's
  * fused_moe: w13 then w2 over the tokens sorted by expert, with the activation between):
  * FLOPs of its token-expert pairs, and the weights of the experts the step touches (at small
@@ -724,7 +775,8 @@ static double experts_ns(const roofline *r, double T)
                      wb * used * h * g * in + ACT_BYTES * pairs * (h + g * in));
     double down = kern(r, &r->k->gemm, 2.0 * pairs * in * h, peak,
                        wb * used * in * h + ACT_BYTES * pairs * (in + h));
-    return up + elem_ns(r, &r->k->act, ACT_BYTES * pairs * (g * in + in)) + down;
+    return up + elem_ns(r, &r->k->act, ACT_BYTES * pairs * (g * in + in)) + down +
+           experts_glue_ns(r, T, pairs);
 }
 
 /* MODEL: the expert-parallel exchange of one MoE layer with attention data parallelism.
@@ -1127,8 +1179,13 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
      * 3.3.2: "we quantize the activation before MoE up-projections into FP8 and then apply
      * dispatch components"); otherwise the 16-bit activations */
     r->disp_bytes = r->experts.peak == g->flops_fp8 && g->flops_fp8 > 0 ? 1.0 : ACT_BYTES;
-    if (m->moe_layers > 0)
+    if (m->moe_layers > 0) {
         moe_setup(r, m, l);
+        int gen = arch == CAL_ARCH_BLACKWELL && r->experts.wb < 1.0; /* trtllm-gen's MoE */
+        r->e_sort = !gen;
+        r->e_permute = ee->moe_permute && !gen;
+        r->e_block_quant = r->experts.peak == g->flops_fp8 && g->flops_fp8 > 0 && m->act_group > 0;
+    }
     out->ops = &roofline_ops;
     out->st = r;
     label_of(r, s, out->label, sizeof out->label);

@@ -244,9 +244,13 @@ static void print_residuals(const study_vresid *rs, int n)
         "decode, rest: the same pairs split the closed loop's cycle, TTFT + (OSL-1) x TPOT, into "
         "a decode step of the full batch\n"
         "  (cycle difference / OSL difference) and the rest (prefills, time per request): "
-        "predicted / measured - 1 (median)\n");
-    printf("%-40s %5s %10s %8s %8s %8s %12s %8s %8s %8s %8s\n", "group", "n", "median ms", "p25",
-           "steps", "p75", "near whole", "gaps", "mixed", "decode", "rest");
+        "predicted / measured - 1 (median)\n"
+        "seats: the same pairs' TTFT residual growth / (measured cycle growth / clients): the "
+        "places to run the loop is short of its\n"
+        "  clients (1: one client always waits for another to finish; 0: none, or a wait that "
+        "does not grow with the output) (median)\n");
+    printf("%-40s %5s %10s %8s %8s %8s %12s %8s %8s %8s %8s %6s\n", "group", "n", "median ms",
+           "p25", "steps", "p75", "near whole", "gaps", "mixed", "decode", "rest", "seats");
     for (int k = 0; k < n; k++) {
         const study_vresid *r = &rs[k];
         char near[32];
@@ -264,9 +268,12 @@ static void print_residuals(const study_vresid *rs, int n)
             snprintf(dec, sizeof dec, "%+.1f%%", 100 * r->decode_error);
         if (isfinite(r->rest_error))
             snprintf(rest, sizeof rest, "%+.1f%%", 100 * r->rest_error);
-        printf("%-40.40s %5d %10.1f %8.2f %8.2f %8.2f %12s %8s %8s %8s %8s\n", r->group, r->n,
+        char seats[32] = "-";
+        if (isfinite(r->seats_median))
+            snprintf(seats, sizeof seats, "%.2f", r->seats_median);
+        printf("%-40.40s %5d %10.1f %8.2f %8.2f %8.2f %12s %8s %8s %8s %8s %6s\n", r->group, r->n,
                r->median_ms, r->steps_p25, r->steps_median, r->steps_p75, near, gaps, mixed, dec,
-               rest);
+               rest, seats);
     }
     if (n == 0)
         printf("(no row has a measured and predicted TTFT and a measured TPOT)\n");
@@ -527,6 +534,9 @@ static void json_residuals(sim_jsonw *j, const study_vset *v)
             sim_jsonw_num(j, "decode_step_error", r->decode_error);
         if (isfinite(r->rest_error))
             sim_jsonw_num(j, "cycle_rest_error", r->rest_error);
+        sim_jsonw_int(j, "n_seat_pairs", r->nseats);
+        if (isfinite(r->seats_median))
+            sim_jsonw_num(j, "seats_short", r->seats_median);
         sim_jsonw_open(j, "by_prompt_tokens", '[');
         for (int i = 0; i < r->nprompt; i++) {
             sim_jsonw_open(j, NULL, '{');
@@ -736,8 +746,9 @@ int cmd_validate(int argc, char **argv)
          "row's measured TPOT) and in closed-loop gaps (output tokens x TPOT / clients): the "
          "units a late-counted first token and a wait for another request's completion leave it "
          "in, how much longer a mixed step is than predicted and the error of a decode step "
-         "and of the rest of the closed loop's cycle, from rows that differ only in output "
-         "length, and the residual's median at each prompt length beside that of the request's "
+         "and of the rest of the closed loop's cycle and the seats the loop is short of its "
+         "clients, from rows that differ only in output length, and the residual's median at each "
+         "prompt length beside that of the request's "
          "whole time, TTFT + (output tokens - 1) x TPOT (a serving set measuring TTFT and TPOT)",
          NULL, 0, 0, NULL, NULL},
         {"--rows", NULL, CLI_FLAG, &o.rows,

@@ -194,6 +194,10 @@ typedef struct study_vresid {
                             cycle that each pair implies (vresid.c); NAN when none */
     double rest_error;   /* the same of the rest of the cycle: the clients' prefills and the time
                             per request outside the decode steps; NAN when none */
+    int nseats;          /* pairs whose clients are known and whose measured cycle grows */
+    double seats_median; /* of the seats short of the clients that each such pair implies: its
+                            TTFT residual's growth / (measured cycle growth / clients), 1 where
+                            one client always waits for a place (vresid.c); NAN when none */
     int nprompt;         /* prompt lengths in by_prompt, ascending */
     int prompt_more;     /* rows at prompt lengths past the STUDY_VRESID_NPROMPT shortest */
     struct {

@@ -32,6 +32,16 @@
  * the prefills' (the longer row's later steps read longer contexts, a drift that grows with the
  * output difference; a rest that comes out negative is not counted).
  *
+ * The same pairs count the seats a closed loop is short of its clients. With C clients and C - k
+ * places to run (a batch limit, a request that holds a place, KV for fewer), k clients wait at
+ * any time: a request waits k / C of the cycle for a place, however long the output (cycle = C x
+ * (time running) / (C - k), wait = cycle - time running = k x cycle / C). So between two rows
+ * that differ only in the output length, the TTFT residual grows by k x (measured cycle
+ * difference) / C: the pair's (measured - predicted TTFT difference) / (measured cycle
+ * difference / C) reads k, 0 where the prediction has the places the engine had. A wait of a
+ * fixed time, a whole number of decode steps or a prefill priced wrong is the same at both output
+ * lengths and reads 0.
+ *
  * The residual is also given by prompt length: time per request outside the engine (a front
  * end, a submission or response path) is the same at every length, a prefill priced too fast
  * grows with it, and a prefill priced too slowly shrinks with it. Beside it goes the residual of
@@ -127,7 +137,7 @@ static int osl_siblings(const study_vrow *a, const study_vrow *b)
 }
 
 /* What a pair of rows tells (see the head of this file). */
-enum { PAIR_MIXED, PAIR_DECODE, PAIR_REST };
+enum { PAIR_MIXED, PAIR_DECODE, PAIR_REST, PAIR_SEATS, NPAIR };
 
 /* The closed loop's cycle of row r, measured (m = 1) or predicted, for out output tokens. */
 static double cycle_of(const study_vrow *r, int m, int ttft, int tpot, double out)
@@ -150,8 +160,20 @@ static double cycle_error(const study_vrow *a, const study_vrow *b, int ttft, in
     return v[1] > 0 && v[0] > 0 ? v[0] / v[1] - 1 : NAN;
 }
 
+/* The seats short of the clients that rows a and b (b with the longer output ob > oa) imply
+ * (see the head of this file); NAN when they cannot tell. */
+static double seats_short(const study_vrow *a, const study_vrow *b, int ttft, int tpot, double oa,
+                          double ob, double clients)
+{
+    double cycle = cycle_of(b, 1, ttft, tpot, ob) - cycle_of(a, 1, ttft, tpot, oa);
+    double grown =
+        (b->measured[ttft] - a->measured[ttft]) - (b->predicted[ttft] - a->predicted[ttft]);
+    return cycle > 0 ? grown / (cycle / clients) : NAN;
+}
+
 /* What rows a and b (b with the longer output) imply of kind `what`: the excess of a mixed
- * step's time over its prediction in ms, or a cycle_error; NAN when they cannot tell. */
+ * step's time over its prediction in ms, a cycle_error or the seats short; NAN when they cannot
+ * tell. */
 static double pair_value(const study_vrow *a, const study_vrow *b, int ttft, int tpot, int what)
 {
     double clients = override_of(a, "workload.arrival.concurrency");
@@ -159,10 +181,12 @@ static double pair_value(const study_vrow *a, const study_vrow *b, int ttft, int
     double ob = override_of(b, "workload.output_tokens");
     if (!(oa > 1) || !(ob > oa) || b->status != STUDY_V_OK)
         return NAN;
-    if (what != PAIR_MIXED) /* one client's cycle splits as well */
+    if (what == PAIR_DECODE || what == PAIR_REST) /* one client's cycle splits as well */
         return cycle_error(a, b, ttft, tpot, oa, ob, what == PAIR_REST);
     if (!(clients > 1))
         return NAN;
+    if (what == PAIR_SEATS)
+        return seats_short(a, b, ttft, tpot, oa, ob, clients);
     double measured = a->measured[tpot] - b->measured[tpot];
     double predicted = a->predicted[tpot] - b->predicted[tpot];
     return (measured - predicted) / ((clients - 1) * (1 / (oa - 1) - 1 / (ob - 1)));
@@ -186,22 +210,22 @@ static int sibling_of(const study_vset *v, int i)
 
 /* For each row of group g (NULL: every row) and its sibling of the longest output, what the
  * pair implies of each kind (PAIR_*) into out[kind], sorted; their counts into n[kind]. */
-static void pairs_of(const study_vset *v, const char *g, int ttft, int tpot, double *out[3],
-                     int n[3])
+static void pairs_of(const study_vset *v, const char *g, int ttft, int tpot, double *out[NPAIR],
+                     int n[NPAIR])
 {
-    n[0] = n[1] = n[2] = 0;
+    memset(n, 0, NPAIR * sizeof *n);
     for (int i = 0; i < v->nrows; i++) {
         const study_vrow *r = &v->rows[i];
         if ((g && strcmp(r->group, g) != 0) || r->status != STUDY_V_OK)
             continue;
         int best = sibling_of(v, i);
-        for (int k = 0; best >= 0 && k < 3; k++) {
+        for (int k = 0; best >= 0 && k < NPAIR; k++) {
             double x = pair_value(r, &v->rows[best], ttft, tpot, k);
             if (isfinite(x))
                 out[k][n[k]++] = x;
         }
     }
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < NPAIR; k++)
         qsort(out[k], (size_t)n[k], sizeof *out[k], cmp_double);
 }
 
@@ -289,11 +313,11 @@ static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, doub
     st->steps_median = study_quantile(steps, n, 0.5);
     st->steps_p75 = study_quantile(steps, n, 0.75);
     st->gaps_median = study_quantile(gaps, st->ngap, 0.5);
-    /* buf holds 6 x nrows: ms, steps and gaps above, whose medians are taken, then the pairs'
-     * three kinds; by_prompt reuses the first 2 x nrows */
-    double *pair[3];
-    int np[3];
-    for (int k = 0; k < 3; k++)
+    /* buf holds (3 + NPAIR) x nrows: ms, steps and gaps above, whose medians are taken, then the
+     * pairs' kinds; by_prompt reuses the first 2 x nrows */
+    double *pair[NPAIR];
+    int np[NPAIR];
+    for (int k = 0; k < NPAIR; k++)
         pair[k] = buf + (3 + (size_t)k) * (size_t)v->nrows;
     pairs_of(v, g, ttft, tpot, pair, np);
     st->npairs = np[PAIR_MIXED];
@@ -301,6 +325,8 @@ static int resid_of(const study_vset *v, const char *g, int ttft, int tpot, doub
     st->ncycles = np[PAIR_DECODE];
     st->decode_error = study_quantile(pair[PAIR_DECODE], np[PAIR_DECODE], 0.5);
     st->rest_error = study_quantile(pair[PAIR_REST], np[PAIR_REST], 0.5);
+    st->nseats = np[PAIR_SEATS];
+    st->seats_median = study_quantile(pair[PAIR_SEATS], np[PAIR_SEATS], 0.5);
     by_prompt(v, g, ttft, tpot, buf, st);
     return n;
 }
@@ -311,7 +337,7 @@ int study_vset_residuals(const study_vset *v, study_vresid **out)
     int ttft = metric_named(v, "mean_ttft_ms"), tpot = metric_named(v, "mean_tpot_ms");
     if (ttft < 0 || tpot < 0)
         return -1;
-    double *buf = sim_xmalloc((6 * (size_t)v->nrows + 1) * sizeof *buf);
+    double *buf = sim_xmalloc(((3 + NPAIR) * (size_t)v->nrows + 1) * sizeof *buf);
     *out = sim_xmalloc(((size_t)v->nrows + 1) * sizeof **out);
     int n = 0;
     for (int i = 0; i < v->nrows; i++) {

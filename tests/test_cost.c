@@ -531,6 +531,89 @@ static void test_fp8_act_quant(void **state)
     assert_true(dec > 0 && dec < 3 * m.layers * 5000);
 }
 
+/* The routed experts' time per MoE layer of Qwen3-30B-A3B in fp8 (1x128 activation groups) on
+ * 4 x H100 with expert parallelism 4, in a pass with prefill tokens (no CUDA graph: each kernel
+ * costs at least the engine's 11.67 us launch), under engine `eng`, with `group` activation
+ * groups, over `n` prefill tokens. */
+static double moe_layer_ns(const char *eng, int32_t group, int32_t n, eng_dtype dt)
+{
+    eng_model m = catalog_model("qwen3-30b-a3b");
+    m.act_group = group;
+    cal_serving s = layout(dt, 4, 1, 4);
+    strcpy(s.engine, eng);
+    s.eager_launch_ns = 11670;
+    eng_predictor p = make(&m, "h100-sxm", s);
+    eng_shape sh = {0};
+    eng_shape_add_prefill(&sh, n, 0);
+    sh.emit_seqs = 1;
+    double t = cal_roofline_op_ns(&p, &sh, "moe_experts") / m.moe_layers;
+    cal_predictor_free(&p);
+    return t;
+}
+
+/* A grouped-GEMM MoE layer launches more than its two GEMMs and activation: the routing sort,
+ * the finalize (the k outputs of a token weighted and summed), in TensorRT-LLM the gather of the
+ * rows in expert order (expandInputRowsKernel), and with block-scaled fp8 experts a 1x128
+ * quantize before each grouped GEMM (fp8_grouped_gemm_run's internal_quantize_a). In an eager
+ * pass of one token each kernel is launch-bound: TensorRT-LLM fp8 block-scaled 8 kernels, vLLM 7
+ * (no gather), TensorRT-LLM bf16 6 (no quantize); the three counted before were 35 us. At 16,384
+ * tokens the gather and the quantizes move bytes: TensorRT-LLM's layer exceeds vLLM's by at
+ * least the gather's traffic at the full bandwidth (a 16-bit row read and written per
+ * token-expert pair: 16,384 x 8 / 4 pairs on the busiest GPU), and the block-scaled layer exceeds
+ * a per-tensor one by at least the quantizes' (3 bytes per element and a 4-byte scale per 128).
+ * On B200, 4-bit experts run trtllm-gen's fused MoE: only the finalize is added. */
+static void test_moe_glue_kernels(void **state)
+{
+    (void)state;
+    const double launch = 11670;
+    struct {
+        const char *eng;
+        int32_t group;
+        eng_dtype dt;
+        int kernels;
+    } cases[] = {
+        {"trtllm", 128, ENG_FP8, 8}, {"vllm", 128, ENG_FP8, 7}, {"trtllm", 0, ENG_BF16, 6}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double t = moe_layer_ns(cases[i].eng, cases[i].group, 1, cases[i].dt);
+        print_message("%s group %d, 1 token: %.1f us a layer (%d launches: %.1f us)\n",
+                      cases[i].eng, cases[i].group, t / 1e3, cases[i].kernels,
+                      cases[i].kernels * launch / 1e3);
+        assert_true(t >= cases[i].kernels * launch && t < (cases[i].kernels + 0.5) * launch);
+    }
+    /* gpt-oss-120b's MXFP4 experts on B200 run trtllm-gen's fused MoE, whose routing kernel
+     * sorts and whose first GEMM gathers: the finalize alone is added, 4 kernels; on H200 the
+     * Triton path's sort too, 5 (a 1 ms launch makes every kernel launch-bound) */
+    eng_model g = catalog_model("gpt-oss-120b");
+    cal_serving gs = layout(ENG_DTYPE_AUTO, 8, 1, 8);
+    strcpy(gs.engine, "sglang");
+    gs.capped_sums = 1;
+    gs.eager_launch_ns = 1e6;
+    const char *gpus[] = {"b200", "h200"};
+    for (int i = 0; i < 2; i++) {
+        eng_predictor gp = make(&g, gpus[i], gs);
+        eng_shape one = {0};
+        eng_shape_add_prefill(&one, 1, 0);
+        one.emit_seqs = 1;
+        double gt = cal_roofline_op_ns(&gp, &one, "moe_experts") / g.moe_layers / 1e6;
+        print_message("gpt-oss-120b %s sglang, 1 token: %.3f launches a layer\n", gpus[i], gt);
+        assert_true(gt >= 4 + i && gt < 4.1 + i);
+        cal_predictor_free(&gp);
+    }
+    eng_model m = catalog_model("qwen3-30b-a3b");
+    double bw = catalog_gpu("h100-sxm").mem_bw, n = 16384, h = m.hidden;
+    double pairs = n * m.experts_per_tok / 4, in = m.expert_inter;
+    double trt = moe_layer_ns("trtllm", 128, (int32_t)n, ENG_FP8);
+    double vll = moe_layer_ns("vllm", 128, (int32_t)n, ENG_FP8);
+    double tensor = moe_layer_ns("trtllm", 0, (int32_t)n, ENG_FP8);
+    double gather = 2.0 * 2 * pairs * h / bw * 1e9;
+    double quant = pairs * (h + in) * (3.0 + 4.0 / 128) / bw * 1e9;
+    print_message("16,384 tokens: trtllm %.3f ms, vllm %.3f ms (gather >= %.3f ms); per tensor "
+                  "%.3f ms (quantizes >= %.3f ms)\n",
+                  trt / 1e6, vll / 1e6, gather / 1e6, tensor / 1e6, quant / 1e6);
+    assert_true(trt - vll >= gather);
+    assert_true(trt - tensor >= quant);
+}
+
 /* ---------------- the walk's caches ---------------- */
 
 /* A predictor that has priced other passes (its caches and token tables filled) prices a pass
@@ -718,5 +801,5 @@ LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_mo
                  test_mla_decode_reads_latent, test_dsa, test_linear_attention, test_windows,
                  test_fp8_lm_head_16bit, test_point_ns, test_allreduce_across_nodes,
                  test_allreduce_hopper_nccl, test_eager_launch_per_engine, test_fp8_act_quant,
-                 test_walk_cache_exact, test_walk_decode_run_exact, test_walk_prefill_alone_exact,
-                 test_walk_passes_exact, test_decode_base_exact)
+                 test_moe_glue_kernels, test_walk_cache_exact, test_walk_decode_run_exact,
+                 test_walk_prefill_alone_exact, test_walk_passes_exact, test_decode_base_exact)

@@ -257,6 +257,42 @@ static void test_residuals_mixed_step(void **state)
     study_vset_free(&v);
 }
 
+/* The seats a closed loop is short of its clients, from rows that differ only in their output
+ * length, against hand computation. */
+static void test_residuals_seats(void **state)
+{
+    (void)state;
+    study_vset v;
+    empty_set(&v, 1);
+    /* 5 clients, 512 input tokens, 10 ms of TPOT measured and predicted: 101 output tokens at
+     * TTFT 100 / 90 and 401 at 850 / 90; the cycles, TTFT + (OSL - 1) x TPOT, 1100 and 4850
+     * measured: the residual grows by 750, (4850 - 1100) / 5 = 750 a seat: one seat short */
+    add_pair_row(&v, "s1", 5, 512, 101, 10, 10);
+    add_pair_row(&v, "s2", 5, 512, 401, 10, 10);
+    v.rows[1].measured[0] = 850;
+    /* 1024 input tokens: a TTFT that grows as much as predicted is no seat short (0); one client
+     * cannot be short of a place (not counted) */
+    add_pair_row(&v, "s3", 5, 1024, 101, 10, 10);
+    add_pair_row(&v, "s4", 5, 1024, 401, 10, 10);
+    v.rows[3].measured[0] = 400;
+    v.rows[3].predicted[0] = 390;
+    add_pair_row(&v, "s5", 1, 512, 101, 10, 10);
+    add_pair_row(&v, "s6", 1, 512, 401, 10, 10);
+    v.rows[5].measured[0] = 850;
+    study_vresid *rs;
+    assert_int_equal(study_vset_residuals(&v, &rs), 2); /* m, all */
+    assert_int_equal(rs[0].nseats, 2);
+    assert_true(fabs(rs[0].seats_median - 0.5) < 1e-9); /* the median of 0 and 1 */
+    free(rs);
+    /* alone, the first pair reads one seat */
+    v.rows[3].status = STUDY_V_FAILED;
+    assert_int_equal(study_vset_residuals(&v, &rs), 2);
+    assert_int_equal(rs[0].nseats, 1);
+    assert_true(fabs(rs[0].seats_median - 1) < 1e-9);
+    free(rs);
+    study_vset_free(&v);
+}
+
 /* A row of group g whose TTFT residual is ms at prompt length isl (0: no prompt override), 10 ms
  * of measured TPOT. */
 static void add_prompt_row(study_vset *v, const char *id, const char *g, int isl, double ms)
@@ -1205,9 +1241,9 @@ static void test_shipped_list(void **state)
 }
 
 LLMSIM_TEST_MAIN(e2e_group_setup, e2e_group_teardown, test_quantile, test_stats_by_hand,
-                 test_residuals_by_hand, test_residuals_mixed_step, test_residuals_by_prompt,
-                 test_residuals_request_time, test_serving_rows, test_serving_match,
-                 test_serving_run, test_warmup, test_transcribed_rows, test_disaggregated_row,
-                 test_stored_table, test_template_arithmetic, test_regimes_and_error_table,
-                 test_bad_sets, test_repeats, test_repeats_measured, test_id_layout,
-                 test_operator_rows, test_operator_kernel_sums, test_shipped_list)
+                 test_residuals_by_hand, test_residuals_mixed_step, test_residuals_seats,
+                 test_residuals_by_prompt, test_residuals_request_time, test_serving_rows,
+                 test_serving_match, test_serving_run, test_warmup, test_transcribed_rows,
+                 test_disaggregated_row, test_stored_table, test_template_arithmetic,
+                 test_regimes_and_error_table, test_bad_sets, test_repeats, test_repeats_measured,
+                 test_id_layout, test_operator_rows, test_operator_kernel_sums, test_shipped_list)

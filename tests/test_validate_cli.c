@@ -146,6 +146,7 @@ static void test_residuals(void **state)
         assert_has(out, "gaps");
         assert_has(out, "mixed: how much longer a mixed step");
         assert_has(out, "decode, rest: the same pairs split the closed loop's cycle");
+        assert_has(out, "seats: the same pairs' TTFT residual growth");
         assert_has(out, "TTFT residual by prompt length");
         assert_has(out, "request time residual by prompt length");
     }
@@ -154,6 +155,7 @@ static void test_residuals(void **state)
     assert_has(out, "\"gaps_median\"");
     assert_has(out, "\"n_pairs\"");
     assert_has(out, "\"n_cycles\"");
+    assert_has(out, "\"n_seat_pairs\"");
     assert_has(out, "\"by_prompt_tokens\": [");
     assert_has(out, "\"prompt_tokens\":");
     assert_has(out, "\"n_request_time\":");
