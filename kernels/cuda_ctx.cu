@@ -473,8 +473,7 @@ static int run_once(kern_cuda *c, const cu_call *a, char *err, size_t errlen)
 }
 
 /* The calls one sample times: one eager call, or one replay of the captured graph. */
-static int run_timed(kern_cuda *c, const cu_call *a, cudaGraphExec_t exec, char *err,
-                     size_t errlen)
+static int run_timed(kern_cuda *c, const cu_call *a, cudaGraphExec_t exec, char *err, size_t errlen)
 {
     if (exec)
         return cuerr(cudaGraphLaunch(exec, c->stream), "cudaGraphLaunch", err, errlen);

@@ -4,7 +4,8 @@
  *
  * A profile is saved in one transaction: its metadata row, every measured point with its
  * held-out flag, and one fit row per operator (form, coefficients, held-out errors). Loading
- * gives back a cal_profile equal to the one saved (created filled in by the database when the profile had none).
+ * gives back a cal_profile equal to the one saved (created filled in by the database when the
+ * profile had none).
  */
 #ifndef LLMSIM_STORE_PROFILE_H
 #define LLMSIM_STORE_PROFILE_H
