@@ -738,8 +738,10 @@ static double touched(const roofline *r, double T)
  * - with block-scaled fp8 experts, the 1x128 quantize of each GEMM's input: TensorRT-LLM's
  *   fp8_grouped_gemm_run (cutlass_kernels/fp8_blockscale_gemm/fp8_blockscale_gemm_kernel.cuh)
  *   quantizes A by a kernel of its own (internal_quantize_a) before its grouped GEMM, for FC1
- *   and FC2 alike; vLLM's and SGLang's fused_experts run per_token_group_quant_fp8 before each
- *   of the two (moe_kernel_quantize_input).
+ *   and FC2 alike, FC1's on the rows it has gathered (one per pair); vLLM's and SGLang's
+ *   fused_experts run per_token_group_quant_fp8 before each of the two
+ *   (moe_kernel_quantize_input), the first on the hidden states before any expansion (one row
+ *   per token), the second on the pairs' intermediate rows.
  * On data-center Blackwell the engines run 4-bit experts through trtllm-gen's fused MoE
  * (FlashInfer csrc/trtllm_fused_moe_runner.cu: Routing, PermuteGemm1, Gemm2, Finalize; SGLang's
  * flashinfer_mxfp4 backend, TensorRT-LLM's TRTLLMGenFusedMoE), whose routing kernel sorts the
@@ -756,7 +758,7 @@ static double experts_glue_ns(const roofline *r, double T, double pairs)
         t += elem_ns(r, &r->k->add, 2.0 * ACT_BYTES * pairs * h);
     t += elem_ns(r, &r->k->add, ACT_BYTES * (pairs + T) * h);
     if (r->e_block_quant)
-        t += quant_pass_ns(r, pairs, h) + quant_pass_ns(r, pairs, r->e_inter);
+        t += quant_pass_ns(r, r->e_permute ? pairs : T, h) + quant_pass_ns(r, pairs, r->e_inter);
     return t;
 }
 

@@ -318,7 +318,7 @@ static int import_text(int argc, char **argv)
     if (!c.quiet)
         cal_profile_report(p, stdout);
     printf("profile %s saved to %s: %d points, %s %s on %s, created %s\n", p->name, c.db, p->npts,
-           p->kind, p->backend, p->device, p->created);
+           p->kind, p->backend, p->device, p->created[0] ? p->created : "now");
     cal_profile_free(p);
     return 0;
 }

@@ -103,8 +103,9 @@
  *   projection") and per group with sglang_per_token_group_quant_fp8 (layers/quantization/
  *   fp8_utils.py apply_w8a8_block_fp8_linear), before each of the four.
  * vLLM V0, TGI and TensorRT-LLM's TensorRT backend (0.19) were not read: none is priced, as
- * before. MoE experts are not in these masks: the roofline prices their quantizes with the
- * experts (calibration/roofline.c, experts_glue_ns). */
+ * before. MoE experts are not in these masks: the roofline prices the routed experts'
+ * quantizes with them (calibration/roofline.c, experts_glue_ns); a shared expert's input
+ * quantize is not priced. */
 #define AQ_ALL (ENG_AQ_QKV | ENG_AQ_O | ENG_AQ_UP | ENG_AQ_DOWN)
 #define AQ_NONE {0, 0}, NULL
 #define AQ_VLLM_V1                                                                                 \

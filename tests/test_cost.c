@@ -610,8 +610,13 @@ static void test_moe_glue_kernels(void **state)
     print_message("16,384 tokens: trtllm %.3f ms, vllm %.3f ms (gather >= %.3f ms); per tensor "
                   "%.3f ms (quantizes >= %.3f ms)\n",
                   trt / 1e6, vll / 1e6, gather / 1e6, tensor / 1e6, quant / 1e6);
-    assert_true(trt - vll >= gather);
     assert_true(trt - tensor >= quant);
+    /* and vLLM quantizes the hidden states before expanding them: its first quantize reads a
+     * row per token (at most n here), TensorRT-LLM's a row per gathered pair */
+    double first = (pairs - n) * h * (3.0 + 4.0 / 128) / bw * 1e9;
+    print_message("  trtllm - vllm %.3f ms >= gather + first quantize's extra rows %.3f ms\n",
+                  (trt - vll) / 1e6, (gather + first) / 1e6);
+    assert_true(trt - vll >= gather + first);
 }
 
 /* ---------------- the walk's caches ---------------- */
