@@ -489,8 +489,8 @@ void scn_pairs_draw_mt(const scn_pairs *p, sim_mt *g, int64_t *prompt, int64_t *
 {
     /* gsl_rng_uniform_int(rng, n) of MT19937 (min 0, max 2^32 - 1): a word over the range / n,
      * drawn again while it is n or more */
-    uint32_t n = (uint32_t)p->tab->n, scale = UINT32_C(0xffffffff) / n, i;
     SIM_CHECK(NULL, p->tab->n > 0 && p->tab->n <= UINT32_MAX);
+    uint32_t n = (uint32_t)p->tab->n, scale = UINT32_C(0xffffffff) / n, i;
     do
         i = sim_mt_u32(g) / scale;
     while (i >= n);

@@ -161,8 +161,11 @@ static int next_line(FILE *f, pt_reader *r, char *buf, size_t len, sim_err *err)
         return 0;
     r->line++;
     size_t n = strcspn(buf, "\r\n");
-    if (buf[n] == '\0' && !feof(f))
-        return bad(r, err, "line too long");
+    if (buf[n] == '\0' && n + 1 == len) { /* full: too long unless the file ends here */
+        int c = fgetc(f);
+        if (c != EOF)
+            return bad(r, err, "line too long");
+    }
     buf[n] = '\0';
     return 1;
 }
