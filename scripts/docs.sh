@@ -77,6 +77,7 @@ FRAGMENTS=(
   "schema cheap sqlite3"
   "validate-list cheap -"
   "validated-error slow -"
+  "readme-fidelity slow data"
   "fidelity-aic slow data"
   "validation-errors slow data validation/errors.csv"
   "fidelity-512 slow data"
@@ -455,6 +456,42 @@ gen_validated_error() {
     [ $f = demo ] || echo
   done
   fence_close
+}
+
+# README's Fidelity table: the development set per engine (the rows whose id names it) and per
+# regime, now, beside the figures of main at 071b4f2 (the set as it stood when the first-token
+# work began: the engines' stock limits, 803 aggregated rows, the same command), then the rows
+# the set cannot express, by reason.
+gen_readme_fidelity() {
+  local v="$SCRATCH/.fid" e
+  "$LLMSIM" validate aic-silicon-h100 --jobs 2 --quiet >"$v.all"
+  for e in vllm sglang trtllm; do
+    "$LLMSIM" validate aic-silicon-h100 --jobs 2 --quiet --match "_${e}_" >"$v.$e"
+  done
+  echo '| rows | before: n | TTFT median / p90 / signed | TPOT median | now: n | TTFT median / p90 / signed | TPOT median / signed |'
+  echo '|---|---|---|---|---|---|---|'
+  # label, file, the line's first word, the figures before
+  while IFS='|' read -r label file key before; do
+    awk -v label="$label" -v key="$key" -v before="$before" '
+      $1 == key && $2 == "TTFT" && !t {t = $3 " | " $4 " / " $5 " / " $7}
+      $1 == key && $2 == "TPOT" && !p {p = $4 " / " $7}
+      END {if (!t) exit 1; printf "| %s | %s | %s | %s |\n", label, before, t, p}' "$v.$file"
+  done <<'ROWS'
+all|all|all|803 | 52.0% / 177.6% / +27.8% | 9.2%
+vLLM|vllm|all|237 | 65.3% / 246.5% / +48.8% | 9.6%
+SGLang|sglang|all|84 | 35.4% / 75.5% / +33.6% | 8.4%
+TensorRT-LLM|trtllm|all|482 | 54.0% / 138.8% / +13.5% | 9.3%
+regime engine-staggered|all|engine-staggered|502 | 67.2% / 207.8% / +66.0% | 8.0%
+regime slot-bound|all|slot-bound|102 | 34.7% / 94.4% / +6.1% | 13.8%
+regime long-prompt|all|long-prompt|199 | 33.8% / 83.9% / -23.3% | 10.7%
+regime disaggregated|all|disaggregated|- | - | -
+ROWS
+  echo
+  awk '/^measurements:/ {sub(/^measurements: /, ""); sub(/:/, " distinct measurements:");
+                         print $0 "; those that cannot:"}
+       /^cannot be expressed/ {on = 1; next}
+       on && /^$/ {exit}
+       on && /^ +[0-9]+  / {n = $1; sub(/^ +[0-9]+  /, ""); print "- " n ": " $0 "."}' "$v.all"
 }
 
 gen_fidelity_aic() {
