@@ -133,9 +133,27 @@ static void test_shipped_limits(void **state)
     assert_string_equal(set_of(r, "scheduler.max_num_seqs"), "8");
     assert_string_equal(set_of(r, "scheduler.max_num_batched_tokens"), "2532");
     assert_string_equal(set_of(r, "memory.max_model_len"), "2652");
-    /* the protocol: 20C requests from a fresh burst of C, none left out */
-    assert_string_equal(set_of(r, "workload.num_requests"), "160");
+    /* the protocol: a fresh burst of C, none left out; the requests each run measured, as its
+     * means' whole nanoseconds give them: vLLM 0.12's 10C, at 128 clients too */
+    assert_string_equal(set_of(r, "workload.num_requests"), "80");
     assert_int_equal(r->warmup, 0);
+    r = row_like(&v, "qwen3_32b_h100_sxm_vllm_agg_1024x128_c128_tp2_");
+    assert_string_equal(set_of(r, "workload.num_requests"), "1280");
+    /* vLLM 0.12.0 rows of another harness (no silicon_concurrency, whose means give no count)
+     * keep 20C */
+    r = row_like(&v, "qwen3_32b_qwen3_32b_h100_sxm_vllm_agg_4000x1000_c_tp2_0_epnone_3");
+    assert_string_equal(set_of(r, "workload.num_requests"), "960");
+    /* TensorRT-LLM 1.0.0rc3's and SGLang 0.5.1.post1's, as their means' whole nanoseconds give
+     * them: 20C, but 2,000 at 128 clients */
+    r = row_like(&v, "llama_3_1_8b_instruct_h100_sxm_trtllm_agg_2048x256_c64_tp2_");
+    assert_string_equal(set_of(r, "workload.num_requests"), "1280");
+    r = row_like(&v, "llama_3_1_8b_instruct_h100_sxm_trtllm_agg_2048x256_c128_tp2_");
+    assert_string_equal(set_of(r, "workload.num_requests"), "2000");
+    r = row_like(&v, "sglang_agg_1024x128_c128_");
+    assert_string_equal(set_of(r, "workload.num_requests"), "2000");
+    /* a source whose means do not give the count keeps the template's 20C */
+    r = row_like(&v, "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x1024_c64_tp4_ep4_");
+    assert_string_equal(set_of(r, "workload.num_requests"), "1280");
     /* TensorRT-LLM: the same budget rounded up to 32 tokens */
     r = row_like(&v, "llama_3_1_8b_instruct_h100_sxm_trtllm_agg_1024x128_c8_tp1_");
     assert_string_equal(set_of(r, "scheduler.max_batch_size"), "8");
