@@ -813,9 +813,85 @@ static int64_t price_of(eng_pool *p, const eng_shape *s)
     return pred->ops->iteration_ns(pred->st, s);
 }
 
+/* Whether s is a step of its num_seqs sequences each verifying k > 0 drafts and nothing else (no
+ * prefill chunk, padded slot or cap): its passes' prices are their bases' (spec_base) at its
+ * contexts. */
+static inline int shape_plain_verify(const eng_shape *s, int32_t k)
+{
+    int64_t n = s->num_seqs;
+    return k > 0 && s->decode_verify == k && s->decode_seqs == n && s->tokens == n * (k + 1) &&
+           s->emit_seqs == n * (k + 1) && s->prefill_seqs == 0 && s->prefill_tokens == 0 &&
+           s->prefill_pairs == 0 && s->prefill_kv == 0 && s->prefill_q2 == 0 && s->cap == 0 &&
+           s->cap_chunked == 0 && s->prefill_pairs_capped == 0 && s->prefill_kv_capped == 0 &&
+           s->decode_ctx_capped == 0;
+}
+
+/* The decode bases of pool p's passes for a step of n sequences verifying k drafts
+ * (shape_plain_verify): the target's pass, and the drafter's passes as draft_time forms them
+ * (its first over the target's tokens, emitting one token per sequence, then one token per
+ * sequence). 0 when a predictor has none for them or the drafter has a cap. */
+static int spec_bases(const eng_pool *p, int32_t n, int32_t k, struct eng_spec_base *b)
+{
+    const eng_predictor *pred = p->pred, *dr = p->draft;
+    eng_shape s = {0};
+    eng_shape_add_verify(&s, n, 0, 0, k);
+    s.emit_seqs = n * (k + 1);
+    if (!pred->ops->decode_base || !pred->ops->decode_base(pred->st, &s, &b->target))
+        return 0;
+    if (!dr)
+        return 1;
+    int32_t chunked;
+    if (eng_shape_cap(&p->cfg.spec.draft, &chunked) != 0 || !dr->ops->decode_base)
+        return 0;
+    s.emit_seqs = n;
+    eng_shape q = {.tokens = n, .num_seqs = n, .decode_seqs = n, .emit_seqs = n};
+    return dr->ops->decode_base(dr->st, &s, &b->first) &&
+           (k <= 1 || dr->ops->decode_base(dr->st, &q, &b->draft));
+}
+
+/* Pool p's bases for a step of n sequences verifying k drafts: asked of the predictors once per
+ * n (and k) and kept. NULL when they have none for it. */
+static const struct eng_spec_base *spec_base(eng_pool *p, int32_t n, int32_t k)
+{
+    eng_price_memo *m = &p->memo;
+    if (n >= m->nspec) {
+        int32_t cap = m->nspec ? 2 * m->nspec : 64;
+        while (cap <= n)
+            cap *= 2;
+        m->spec = sim_xrealloc(m->spec, (size_t)cap * sizeof *m->spec);
+        memset(m->spec + m->nspec, 0, (size_t)(cap - m->nspec) * sizeof *m->spec);
+        m->nspec = cap;
+    }
+    struct eng_spec_base *b = &m->spec[n];
+    if (b->k != k) {
+        b->k = k;
+        b->st = spec_bases(p, n, k, b) ? 1 : -1;
+    }
+    return b->st > 0 ? b : NULL;
+}
+
+/* The target's and the drafter's passes of a step s of plain verifies (shape_plain_verify) from
+ * their bases b: each pass priced and rounded on its own, as iteration_ns and
+ * eng_predictor_passes_ns price them (draft_time: the drafter's j-th one-token pass over
+ * contexts j * n longer). *draft: the drafter's. */
+static inline int64_t spec_gpu(const eng_pool *p, const struct eng_spec_base *b, const eng_shape *s,
+                               int32_t k, int64_t *draft)
+{
+    const eng_predictor *pred = p->pred, *dr = p->draft;
+    int64_t ctx = s->decode_ctx, n = s->num_seqs, d = 0;
+    int64_t gpu = pred->ops->decode_ns(pred->st, &b->target, ctx);
+    if (dr) {
+        d = dr->ops->decode_ns(dr->st, &b->first, ctx);
+        for (int32_t j = 1; j < k; j++)
+            d += dr->ops->decode_ns(dr->st, &b->draft, ctx + j * n);
+    }
+    *draft = d;
+    return gpu + d;
+}
+
 static void price_memo_free(eng_price_memo *m)
 {
-    SIM_FREE_ALL(m->base, m->base_st, m->slot);
+    SIM_FREE_ALL(m->base, m->base_st, m->slot, m->spec);
     memset(m, 0, sizeof *m);
 }
 
@@ -830,8 +906,16 @@ static inline int64_t slowed(const eng_replica *r, int64_t gpu)
 static int64_t step_gpu(eng_replica *r, const eng_shape *s, int32_t k, int64_t *draft)
 {
     const eng_predictor *pred = r->pool->pred;
-    *draft = draft_time(r, s, k);
-    int64_t gpu = price_of(r->pool, s) + *draft;
+    const struct eng_spec_base *b;
+    int64_t gpu;
+    if (shape_plain_verify(s, k) && (b = spec_base(r->pool, s->num_seqs, k))) {
+        gpu = spec_gpu(r->pool, b, s, k, draft);
+        SIM_ASSERT(r->e->ctx, *draft == draft_time(r, s, k) &&
+                                  gpu == pred->ops->iteration_ns(pred->st, s) + *draft);
+    } else {
+        *draft = draft_time(r, s, k);
+        gpu = price_of(r->pool, s) + *draft;
+    }
     if (r->pending_xfer_bytes && pred->ops->transfer_ns)
         gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
     r->pending_xfer_bytes = 0;
