@@ -492,13 +492,27 @@ static double gqa_prefill_ns(const roofline *r, double q, double pairs, double k
  * the one per-step operator of a decode run, so its constant products come from r->dec (see
  * dec_setup), formed once in the order the formula multiplies them: the same result to the bit
  * as kern(r, &K_DECODE, flops, attn_peak, bytes). */
-static inline double gqa_decode_ns(const roofline *r, double seqs, double pairs, int eager)
+static inline void gqa_decode_seq_terms(const roofline *r, double seqs, double t[2])
 {
-    double flops = r->dec.flops * pairs;                   /* QK^T and PV: 2 FLOPs per MAC */
-    double bytes = ACT_BYTES * 2 * seqs * r->nh * r->d     /* Q in, O out */
-                   + r->dec.kv * pairs + r->dec.kv * seqs; /* K and V read; new K and V */
+    t[0] = ACT_BYTES * 2 * seqs * r->nh * r->d; /* Q in, O out */
+    t[1] = r->dec.kv * seqs;                    /* new K and V */
+}
+
+/* gqa_decode_ns given its terms of the sequences alone (gqa_decode_seq_terms), summed in the
+ * formula's order. */
+static inline double gqa_decode_at(const roofline *r, const double t[2], double pairs, int eager)
+{
+    double flops = r->dec.flops * pairs;            /* QK^T and PV: 2 FLOPs per MAC */
+    double bytes = t[0] + r->dec.kv * pairs + t[1]; /* K and V read */
     double tc = flops > 0 ? flops / r->dec.peak * 1e9 : 0;
     return smooth15(r->floor15[KC_DECODE][eager], tc, bytes / r->dec.bw * 1e9);
+}
+
+static inline double gqa_decode_ns(const roofline *r, double seqs, double pairs, int eager)
+{
+    double t[2];
+    gqa_decode_seq_terms(r, seqs, t);
+    return gqa_decode_at(r, t, pairs, eager);
 }
 
 /* The constants of gqa_decode_ns. */
@@ -898,17 +912,25 @@ static int64_t rl_passes_ns(const void *st, const eng_shape *s, int32_t passes, 
     return cal_plan_walk_passes(s, &r->plan, op_ns, r, r->cache, passes, dctx, dcapped);
 }
 
+/* The base of a decode run's steps, with the terms of their decode attention that read the
+ * sequences alone (b->own: gqa_decode_seq_terms of rl_decode_ns's sequences per rank). */
 static int rl_decode_base(const void *st, const eng_shape *s, eng_decode_base *b)
 {
     const roofline *r = st;
-    return cal_plan_decode_base(s, &r->plan, op_ns, r, r->cache, b);
+    if (!cal_plan_decode_base(s, &r->plan, op_ns, r, r->cache, b))
+        return 0;
+    gqa_decode_seq_terms(r, b->seqs / (double)r->dp, b->own);
+    return 1;
 }
 
-/* A decode run's step: cal_plan_walk's dense sum with its decode attention alone priced. */
+/* A decode run's step: cal_plan_walk's dense sum with its decode attention alone priced
+ * (rl_decode_ns's, its terms of the sequences from the base). */
 static int64_t rl_decode_step_ns(const void *st, const eng_decode_base *b, int64_t decode_ctx)
 {
+    const roofline *r = st;
     double t = 0; /* as dense_decode sums it */
-    t += rl_decode_ns(st, b->seqs, (double)decode_ctx + b->seqs, b->eager);
+    t += gqa_decode_at(r, b->own, ((double)decode_ctx + b->seqs) / (double)r->dp, b->eager);
+    SIM_ASSERT(NULL, t == rl_decode_ns(st, b->seqs, (double)decode_ctx + b->seqs, b->eager));
     return cal_ns_round((b->rest + t) * b->layers + b->once);
 }
 

@@ -52,9 +52,11 @@ typedef struct eng_shape {
                               i-th sees c + i + 1 keys), all counted in `tokens`; 0 = plain */
 } eng_shape;
 
-/* A predictor's own sums for decode_ns: the shape's price without its decode attention. */
+/* A predictor's own sums for decode_ns: the shape's price without its decode attention, and the
+ * terms of its decode attention that read the sequences alone (own: the predictor's). */
 typedef struct eng_decode_base {
     double rest, once, layers, seqs;
+    double own[2];
     int eager;
 } eng_decode_base;
 
