@@ -901,14 +901,15 @@ static inline int64_t slowed(const eng_replica *r, int64_t gpu)
     return r->slow > 0 ? (int64_t)((double)gpu * r->slow + 0.5) : gpu;
 }
 
-/* The GPU time of a step of shape s whose decodes verify k drafts: the target's forward pass,
- * the drafter's (*draft, included) and the swap traffic charged to it. */
-static int64_t step_gpu(eng_replica *r, const eng_shape *s, int32_t k, int64_t *draft)
+/* step_gpu of s, its passes priced from the bases b when s is a step of plain verifies
+ * (shape_plain_verify; b: spec_base's for it), else (b NULL) from its shape. */
+static inline int64_t step_gpu_of(eng_replica *r, const eng_shape *s, int32_t k,
+                                  const struct eng_spec_base *b, int64_t *draft)
 {
     const eng_predictor *pred = r->pool->pred;
-    const struct eng_spec_base *b;
     int64_t gpu;
-    if (shape_plain_verify(s, k) && (b = spec_base(r->pool, s->num_seqs, k))) {
+    if (b) {
+        SIM_ASSERT(r->e->ctx, shape_plain_verify(s, k) && b == spec_base(r->pool, s->num_seqs, k));
         gpu = spec_gpu(r->pool, b, s, k, draft);
         SIM_ASSERT(r->e->ctx, *draft == draft_time(r, s, k) &&
                                   gpu == pred->ops->iteration_ns(pred->st, s) + *draft);
@@ -920,6 +921,15 @@ static int64_t step_gpu(eng_replica *r, const eng_shape *s, int32_t k, int64_t *
         gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
     r->pending_xfer_bytes = 0;
     return slowed(r, gpu);
+}
+
+/* The GPU time of a step of shape s whose decodes verify k drafts: the target's forward pass,
+ * the drafter's (*draft, included) and the swap traffic charged to it. */
+static int64_t step_gpu(eng_replica *r, const eng_shape *s, int32_t k, int64_t *draft)
+{
+    const struct eng_spec_base *b =
+        shape_plain_verify(s, k) ? spec_base(r->pool, s->num_seqs, k) : NULL;
+    return step_gpu_of(r, s, k, b, draft);
 }
 
 /* The CPU time of a step of num_seqs sequences; cont: a continuation of a fixed multi-step run.
@@ -1085,6 +1095,10 @@ typedef struct run_ctx {
      * cleared when s is shaped afresh */
     int fast;
     eng_decode_base base;
+    /* the bases of a speculative step of plain verifies (spec_base) while s is one, found at the
+     * first step after it that moves only the contexts (run_respec_shape); sb_known: found */
+    const struct eng_spec_base *sb;
+    int sb_known;
 } run_ctx;
 
 /* Adds the CPU samples of the run's steps formed at c->cpu so far. */
@@ -1123,6 +1137,10 @@ static __attribute__((noinline)) int64_t run_respec_shape(eng_replica *r, run_ct
     c->s.decode_ctx = eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx + r->run_pad_ctx;
     c->s.decode_ctx_capped = eng_cohort_capped_sum(&r->co) + pads_capped(r, &r->batch);
     run_step_check(r, r->iter, c->k, &c->s, c->cpu);
+    if (!c->sb_known) { /* the steps after it share them: only the contexts move */
+        c->sb = shape_plain_verify(&c->s, c->k) ? spec_base(r->pool, c->s.num_seqs, c->k) : NULL;
+        c->sb_known = 1;
+    }
     return tokens;
 }
 
@@ -1166,6 +1184,8 @@ static __attribute__((noinline)) int64_t run_plain_shape(eng_replica *r, run_ctx
     SIM_CHECK(r->e->ctx, memcmp(&f, &c->s, sizeof f) == 0);
 #endif
     c->respec = 0;
+    c->sb = NULL;
+    c->sb_known = 0;
     run_step_cpu(r, c);
     /* priced from its base, which the plain steps after it share (plain_steps) */
     const eng_decode_base *b = price_base(r->pool, n);
@@ -1196,6 +1216,8 @@ __attribute__((always_inline)) static inline int64_t run_step_shape(eng_replica 
     if (c->shaped && c->respec && r->async_pad_seqs == 0)
         return run_respec_shape(r, c);
     c->respec = c->k > 0 && r->async_pad_seqs == 0;
+    c->sb = NULL;
+    c->sb_known = 0;
     int64_t tokens = step_shape(r, c->k, &c->s);
     run_step_cpu(r, c);
     return tokens;
@@ -1221,8 +1243,8 @@ static inline void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int
  * debug builds price it in full too). */
 static inline int64_t run_step_gpu(eng_replica *r, const run_ctx *c, int64_t *draft)
 {
-    if (!c->fast)
-        return step_gpu(r, &c->s, c->k, draft);
+    if (!c->fast) /* (c->sb: only the contexts moved since its bases were found) */
+        return c->sb ? step_gpu_of(r, &c->s, c->k, c->sb, draft) : step_gpu(r, &c->s, c->k, draft);
     const eng_predictor *pred = r->pool->pred;
     *draft = 0;
     int64_t gpu = pred->ops->decode_ns(pred->st, &c->base, c->s.decode_ctx);
