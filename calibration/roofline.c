@@ -20,6 +20,9 @@
  * at a time.
  */
 #include <math.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -912,6 +915,45 @@ static int64_t rl_passes_ns(const void *st, const eng_shape *s, int32_t passes, 
     return cal_plan_walk_passes(s, &r->plan, op_ns, r, r->cache, passes, dctx, dcapped);
 }
 
+#ifdef __SSE2__
+/* cube_root of both lanes, each lane by cube_root's operations (IEEE operations give the same
+ * result in either lane as alone). */
+static inline __m128d cube_root2(__m128d x)
+{
+    __m128d pos = _mm_cmpgt_pd(x, _mm_setzero_pd()); /* !(x > 0): 0 */
+    uint64_t b0 = (uint64_t)_mm_cvtsi128_si64(_mm_castpd_si128(x));
+    uint64_t b1 = (uint64_t)_mm_cvtsi128_si64(_mm_castpd_si128(_mm_unpackhi_pd(x, x)));
+    b0 = b0 / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    b1 = b1 / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    __m128d y = _mm_castsi128_pd(_mm_set_epi64x((long long)b1, (long long)b0));
+    for (int i = 0; i < 2; i++) {
+        __m128d y3 = _mm_mul_pd(_mm_mul_pd(y, y), y);
+        y = _mm_div_pd(_mm_mul_pd(y, _mm_add_pd(y3, _mm_add_pd(x, x))),
+                       _mm_add_pd(_mm_add_pd(y3, y3), x));
+    }
+    return _mm_and_pd(y, pos);
+}
+
+/* gqa_decode_at of base b's sequences at pairs pa (the low lane) and pb (the high), each lane by
+ * gqa_decode_at's operations in its order. */
+static inline __m128d gqa_decode_at2(const roofline *r, const eng_decode_base *b, __m128d pairs)
+{
+    __m128d flops = _mm_mul_pd(_mm_set1_pd(r->dec.flops), pairs);
+    __m128d bytes =
+        _mm_add_pd(_mm_add_pd(_mm_set1_pd(b->own[0]), _mm_mul_pd(_mm_set1_pd(r->dec.kv), pairs)),
+                   _mm_set1_pd(b->own[1]));
+    __m128d e9 = _mm_set1_pd(1e9);
+    __m128d tc = _mm_and_pd(_mm_mul_pd(_mm_div_pd(flops, _mm_set1_pd(r->dec.peak)), e9),
+                            _mm_cmpgt_pd(flops, _mm_setzero_pd()));
+    __m128d tm = _mm_mul_pd(_mm_div_pd(bytes, _mm_set1_pd(r->dec.bw)), e9);
+    __m128d s = _mm_add_pd(
+        _mm_add_pd(_mm_set1_pd(r->floor15[KC_DECODE][b->eager]), _mm_mul_pd(tc, _mm_sqrt_pd(tc))),
+        _mm_mul_pd(tm, _mm_sqrt_pd(tm)));
+    __m128d c = cube_root2(s);
+    return _mm_mul_pd(c, c);
+}
+#endif
+
 /* The base of a decode run's steps, with the terms of their decode attention that read the
  * sequences alone (b->own: gqa_decode_seq_terms of rl_decode_ns's sequences per rank). */
 static int rl_decode_base(const void *st, const eng_shape *s, eng_decode_base *b)
@@ -923,15 +965,53 @@ static int rl_decode_base(const void *st, const eng_shape *s, eng_decode_base *b
     return 1;
 }
 
+/* A pass of base b given its decode attention t (ns per layer): cal_plan_walk's dense sum. */
+static inline int64_t decode_pass_ns(const eng_decode_base *b, double t)
+{
+    double d = 0; /* as dense_decode sums it */
+    d += t;
+    return cal_ns_round((b->rest + d) * b->layers + b->once);
+}
+
 /* A decode run's step: cal_plan_walk's dense sum with its decode attention alone priced
  * (rl_decode_ns's, its terms of the sequences from the base). */
 static int64_t rl_decode_step_ns(const void *st, const eng_decode_base *b, int64_t decode_ctx)
 {
     const roofline *r = st;
-    double t = 0; /* as dense_decode sums it */
-    t += gqa_decode_at(r, b->own, ((double)decode_ctx + b->seqs) / (double)r->dp, b->eager);
+    double t = gqa_decode_at(r, b->own, ((double)decode_ctx + b->seqs) / (double)r->dp, b->eager);
     SIM_ASSERT(NULL, t == rl_decode_ns(st, b->seqs, (double)decode_ctx + b->seqs, b->eager));
-    return cal_ns_round((b->rest + t) * b->layers + b->once);
+    return decode_pass_ns(b, t);
+}
+
+#ifdef __SSE2__
+/* rl_decode_step_ns of base b at contexts c0 and c1, summed: their decode attention at once. */
+static __attribute__((noinline)) int64_t decode_pair_ns(const roofline *r, const eng_decode_base *b,
+                                                        int64_t c0, int64_t c1)
+{
+    double D = r->dp, t[2];
+    __m128d pairs = _mm_set_pd(((double)c1 + b->seqs) / D, ((double)c0 + b->seqs) / D);
+    _mm_storeu_pd(t, gqa_decode_at2(r, b, pairs));
+    SIM_ASSERT(NULL, decode_pass_ns(b, t[0]) == rl_decode_step_ns(r, b, c0) &&
+                         decode_pass_ns(b, t[1]) == rl_decode_step_ns(r, b, c1));
+    return decode_pass_ns(b, t[0]) + decode_pass_ns(b, t[1]);
+}
+#endif
+
+/* rl_decode_step_ns of first at ctx and of next at ctx + j * dctx, 0 < j < passes, summed; with
+ * SSE2 two of next's passes at once. */
+static int64_t rl_decode_passes_ns(const void *st, const eng_decode_base *first,
+                                   const eng_decode_base *next, int32_t passes, int64_t ctx,
+                                   int64_t dctx)
+{
+    int64_t ns = rl_decode_step_ns(st, first, ctx);
+    int32_t j = 1;
+#ifdef __SSE2__
+    for (; j + 1 < passes; j += 2)
+        ns += decode_pair_ns(st, next, ctx + j * dctx, ctx + (j + 1) * dctx);
+#endif
+    for (; j < passes; j++)
+        ns += rl_decode_step_ns(st, next, ctx + j * dctx);
+    return ns;
 }
 
 static int64_t rl_transfer_ns(const void *st, int64_t bytes)
@@ -959,6 +1039,7 @@ static const eng_predictor_ops roofline_ops = {
     .passes_ns = rl_passes_ns,
     .decode_base = rl_decode_base,
     .decode_ns = rl_decode_step_ns,
+    .decode_passes_ns = rl_decode_passes_ns,
 };
 
 cal_serving cal_serving_tp(eng_dtype dt, int tp)

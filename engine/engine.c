@@ -880,7 +880,9 @@ static inline int64_t spec_gpu(const eng_pool *p, const struct eng_spec_base *b,
     const eng_predictor *pred = p->pred, *dr = p->draft;
     int64_t ctx = s->decode_ctx, n = s->num_seqs, d = 0;
     int64_t gpu = pred->ops->decode_ns(pred->st, &b->target, ctx);
-    if (dr) {
+    if (dr && dr->ops->decode_passes_ns) {
+        d = dr->ops->decode_passes_ns(dr->st, &b->first, &b->draft, k, ctx, n);
+    } else if (dr) {
         d = dr->ops->decode_ns(dr->st, &b->first, ctx);
         for (int32_t j = 1; j < k; j++)
             d += dr->ops->decode_ns(dr->st, &b->draft, ctx + j * n);
