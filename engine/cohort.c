@@ -643,17 +643,35 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
         c->begun_ver = c->mver;
     }
     c->begun = c->live;
-    for (uint64_t m = c->live; m; m &= m - 1) {
-        eng_cclass *cl = &c->cls[CLASS(m)];
-        cl->adv = k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1;
-        cl->alloc = counted ? cl->next : grow_blocks(r, cl, 1 + k);
-        SIM_ASSERT(r->e->ctx, cl->alloc == grow_blocks(r, cl, 1 + k));
-        need += cl->alloc;
-        adv += (int64_t)cl->n * cl->adv;
-        int64_t to = cl->t + cl->adv, top = eng_heap_top(&cl->fin)->c_fin_t;
-        due |= top <= to;
-        if (top < to)
-            shorts += heap_short(&cl->fin, 0, to);
+    if (counted) {
+        /* a decode run's step after one ended by eng_cohort_end_need: the blocks it counted and
+         * each class's draw and top finish read into locals before a store to the class */
+        const int32_t *drawn = c->drawn, base = c->drawn_base;
+        for (uint64_t m = c->live; m; m &= m - 1) {
+            eng_cclass *cl = &c->cls[CLASS(m)];
+            int32_t a = base + drawn[CLASS(m)];
+            int64_t next = cl->next, to = cl->t + a, top = cl->fin.a[0]->c_fin_t;
+            SIM_ASSERT(r->e->ctx, cl->fin.n > 0 && next == grow_blocks(r, cl, 1 + k));
+            cl->adv = a;
+            cl->alloc = next;
+            need += next;
+            adv += (int64_t)cl->n * a;
+            due |= top <= to;
+            if (top < to)
+                shorts += heap_short(&cl->fin, 0, to);
+        }
+    } else {
+        for (uint64_t m = c->live; m; m &= m - 1) {
+            eng_cclass *cl = &c->cls[CLASS(m)];
+            cl->adv = k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1;
+            cl->alloc = grow_blocks(r, cl, 1 + k);
+            need += cl->alloc;
+            adv += (int64_t)cl->n * cl->adv;
+            int64_t to = cl->t + cl->adv, top = eng_heap_top(&cl->fin)->c_fin_t;
+            due |= top <= to;
+            if (top < to)
+                shorts += heap_short(&cl->fin, 0, to);
+        }
     }
     c->fin_due = due;
     c->fin_known = 1;
