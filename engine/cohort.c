@@ -585,6 +585,19 @@ static int32_t draw_accepted(const eng_spec *sp, const draw_rule *d, sim_mt *g)
     return n;
 }
 
+/* draw_classes of a rule that draws class by class (the iid rule, or an integer AL): out of line,
+ * so the minimum-variance rule's draws keep a small frame. */
+static __attribute__((noinline)) void draw_classes_each(eng_cohort *c, const eng_spec *sp,
+                                                        int32_t k)
+{
+    draw_rule d = draw_rule_of(sp, k);
+    int32_t adv[ENG_SPEC_MAX_CLASSES]; /* a local array, which no store to drawn can alias */
+    for (int32_t i = 0; i < c->nclass; i++)
+        adv[i] = draw_accepted(sp, &d, c->accept);
+    memcpy(c->drawn, adv, (size_t)c->nclass * sizeof *adv);
+    c->drawn_base = 0;
+}
+
 /* Every class's tokens for a step of k > 0 drafts (eng_cohort.drawn): each class draws in index
  * order, members or not. The minimum-variance rule draws one word a class, u < frac(AL), which is
  * the integer compare x < ceil(frac * 2^32) for u = x / 2^32 (exact: frac * 2^32 is a double with
@@ -603,12 +616,7 @@ static void draw_classes(eng_cohort *c, const eng_spec *sp, int32_t k)
         c->drawn_base = c->rule_base;
         return;
     }
-    draw_rule d = draw_rule_of(sp, k);
-    int32_t adv[ENG_SPEC_MAX_CLASSES]; /* a local array, which no store to drawn can alias */
-    for (int32_t i = 0; i < c->nclass; i++)
-        adv[i] = draw_accepted(sp, &d, c->accept);
-    memcpy(c->drawn, adv, (size_t)c->nclass * sizeof *adv);
-    c->drawn_base = 0;
+    draw_classes_each(c, sp, k);
 }
 
 /* Members of the heap h whose key is below thr: the sum of thr - key over them (O(those)). */
