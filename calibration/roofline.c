@@ -20,7 +20,8 @@
  * at a time.
  */
 #include <math.h>
-#ifdef __SSE2__
+#if defined(__SSE2__) && defined(__x86_64__) /* _mm_cvtsi128_si64 is x86-64's */
+#define RL_SSE2 1
 #include <emmintrin.h>
 #endif
 #include <stdio.h>
@@ -915,7 +916,7 @@ static int64_t rl_passes_ns(const void *st, const eng_shape *s, int32_t passes, 
     return cal_plan_walk_passes(s, &r->plan, op_ns, r, r->cache, passes, dctx, dcapped);
 }
 
-#ifdef __SSE2__
+#ifdef RL_SSE2
 /* cube_root of both lanes, each lane by cube_root's operations (IEEE operations give the same
  * result in either lane as alone). */
 static inline __m128d cube_root2(__m128d x)
@@ -983,7 +984,7 @@ static int64_t rl_decode_step_ns(const void *st, const eng_decode_base *b, int64
     return decode_pass_ns(b, t);
 }
 
-#ifdef __SSE2__
+#ifdef RL_SSE2
 /* rl_decode_step_ns of base b at contexts c0 and c1, summed: their decode attention at once. */
 static __attribute__((noinline)) int64_t decode_pair_ns(const roofline *r, const eng_decode_base *b,
                                                         int64_t c0, int64_t c1)
@@ -1005,7 +1006,7 @@ static int64_t rl_decode_passes_ns(const void *st, const eng_decode_base *first,
 {
     int64_t ns = rl_decode_step_ns(st, first, ctx);
     int32_t j = 1;
-#ifdef __SSE2__
+#ifdef RL_SSE2
     for (; j + 1 < passes; j += 2)
         ns += decode_pair_ns(st, next, ctx + j * dctx, ctx + (j + 1) * dctx);
 #endif
