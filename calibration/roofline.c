@@ -20,6 +20,10 @@
  * at a time.
  */
 #include <math.h>
+#if defined(__SSE2__) && defined(__x86_64__) /* _mm_cvtsi128_si64 is x86-64's */
+#define RL_SSE2 1
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -492,13 +496,27 @@ static double gqa_prefill_ns(const roofline *r, double q, double pairs, double k
  * the one per-step operator of a decode run, so its constant products come from r->dec (see
  * dec_setup), formed once in the order the formula multiplies them: the same result to the bit
  * as kern(r, &K_DECODE, flops, attn_peak, bytes). */
-static inline double gqa_decode_ns(const roofline *r, double seqs, double pairs, int eager)
+static inline void gqa_decode_seq_terms(const roofline *r, double seqs, double t[2])
 {
-    double flops = r->dec.flops * pairs;                   /* QK^T and PV: 2 FLOPs per MAC */
-    double bytes = ACT_BYTES * 2 * seqs * r->nh * r->d     /* Q in, O out */
-                   + r->dec.kv * pairs + r->dec.kv * seqs; /* K and V read; new K and V */
+    t[0] = ACT_BYTES * 2 * seqs * r->nh * r->d; /* Q in, O out */
+    t[1] = r->dec.kv * seqs;                    /* new K and V */
+}
+
+/* gqa_decode_ns given its terms of the sequences alone (gqa_decode_seq_terms), summed in the
+ * formula's order. */
+static inline double gqa_decode_at(const roofline *r, const double t[2], double pairs, int eager)
+{
+    double flops = r->dec.flops * pairs;            /* QK^T and PV: 2 FLOPs per MAC */
+    double bytes = t[0] + r->dec.kv * pairs + t[1]; /* K and V read */
     double tc = flops > 0 ? flops / r->dec.peak * 1e9 : 0;
     return smooth15(r->floor15[KC_DECODE][eager], tc, bytes / r->dec.bw * 1e9);
+}
+
+static inline double gqa_decode_ns(const roofline *r, double seqs, double pairs, int eager)
+{
+    double t[2];
+    gqa_decode_seq_terms(r, seqs, t);
+    return gqa_decode_at(r, t, pairs, eager);
 }
 
 /* The constants of gqa_decode_ns. */
@@ -898,18 +916,103 @@ static int64_t rl_passes_ns(const void *st, const eng_shape *s, int32_t passes, 
     return cal_plan_walk_passes(s, &r->plan, op_ns, r, r->cache, passes, dctx, dcapped);
 }
 
+#ifdef RL_SSE2
+/* cube_root of both lanes, each lane by cube_root's operations (IEEE operations give the same
+ * result in either lane as alone). */
+static inline __m128d cube_root2(__m128d x)
+{
+    __m128d pos = _mm_cmpgt_pd(x, _mm_setzero_pd()); /* !(x > 0): 0 */
+    uint64_t b0 = (uint64_t)_mm_cvtsi128_si64(_mm_castpd_si128(x));
+    uint64_t b1 = (uint64_t)_mm_cvtsi128_si64(_mm_castpd_si128(_mm_unpackhi_pd(x, x)));
+    b0 = b0 / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    b1 = b1 / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    __m128d y = _mm_castsi128_pd(_mm_set_epi64x((long long)b1, (long long)b0));
+    for (int i = 0; i < 2; i++) {
+        __m128d y3 = _mm_mul_pd(_mm_mul_pd(y, y), y);
+        y = _mm_div_pd(_mm_mul_pd(y, _mm_add_pd(y3, _mm_add_pd(x, x))),
+                       _mm_add_pd(_mm_add_pd(y3, y3), x));
+    }
+    return _mm_and_pd(y, pos);
+}
+
+/* gqa_decode_at of base b's sequences at pairs pa (the low lane) and pb (the high), each lane by
+ * gqa_decode_at's operations in its order. */
+static inline __m128d gqa_decode_at2(const roofline *r, const eng_decode_base *b, __m128d pairs)
+{
+    __m128d flops = _mm_mul_pd(_mm_set1_pd(r->dec.flops), pairs);
+    __m128d bytes =
+        _mm_add_pd(_mm_add_pd(_mm_set1_pd(b->own[0]), _mm_mul_pd(_mm_set1_pd(r->dec.kv), pairs)),
+                   _mm_set1_pd(b->own[1]));
+    __m128d e9 = _mm_set1_pd(1e9);
+    __m128d tc = _mm_and_pd(_mm_mul_pd(_mm_div_pd(flops, _mm_set1_pd(r->dec.peak)), e9),
+                            _mm_cmpgt_pd(flops, _mm_setzero_pd()));
+    __m128d tm = _mm_mul_pd(_mm_div_pd(bytes, _mm_set1_pd(r->dec.bw)), e9);
+    __m128d s = _mm_add_pd(
+        _mm_add_pd(_mm_set1_pd(r->floor15[KC_DECODE][b->eager]), _mm_mul_pd(tc, _mm_sqrt_pd(tc))),
+        _mm_mul_pd(tm, _mm_sqrt_pd(tm)));
+    __m128d c = cube_root2(s);
+    return _mm_mul_pd(c, c);
+}
+#endif
+
+/* The base of a decode run's steps, with the terms of their decode attention that read the
+ * sequences alone (b->own: gqa_decode_seq_terms of rl_decode_ns's sequences per rank). */
 static int rl_decode_base(const void *st, const eng_shape *s, eng_decode_base *b)
 {
     const roofline *r = st;
-    return cal_plan_decode_base(s, &r->plan, op_ns, r, r->cache, b);
+    if (!cal_plan_decode_base(s, &r->plan, op_ns, r, r->cache, b))
+        return 0;
+    gqa_decode_seq_terms(r, b->seqs / (double)r->dp, b->own);
+    return 1;
 }
 
-/* A decode run's step: cal_plan_walk's dense sum with its decode attention alone priced. */
+/* A pass of base b given its decode attention t (ns per layer): cal_plan_walk's dense sum. */
+static inline int64_t decode_pass_ns(const eng_decode_base *b, double t)
+{
+    double d = 0; /* as dense_decode sums it */
+    d += t;
+    return cal_ns_round((b->rest + d) * b->layers + b->once);
+}
+
+/* A decode run's step: cal_plan_walk's dense sum with its decode attention alone priced
+ * (rl_decode_ns's, its terms of the sequences from the base). */
 static int64_t rl_decode_step_ns(const void *st, const eng_decode_base *b, int64_t decode_ctx)
 {
-    double t = 0; /* as dense_decode sums it */
-    t += rl_decode_ns(st, b->seqs, (double)decode_ctx + b->seqs, b->eager);
-    return cal_ns_round((b->rest + t) * b->layers + b->once);
+    const roofline *r = st;
+    double t = gqa_decode_at(r, b->own, ((double)decode_ctx + b->seqs) / (double)r->dp, b->eager);
+    SIM_ASSERT(NULL, t == rl_decode_ns(st, b->seqs, (double)decode_ctx + b->seqs, b->eager));
+    return decode_pass_ns(b, t);
+}
+
+#ifdef RL_SSE2
+/* rl_decode_step_ns of base b at contexts c0 and c1, summed: their decode attention at once. */
+static __attribute__((noinline)) int64_t decode_pair_ns(const roofline *r, const eng_decode_base *b,
+                                                        int64_t c0, int64_t c1)
+{
+    double D = r->dp, t[2];
+    __m128d pairs = _mm_set_pd(((double)c1 + b->seqs) / D, ((double)c0 + b->seqs) / D);
+    _mm_storeu_pd(t, gqa_decode_at2(r, b, pairs));
+    SIM_ASSERT(NULL, decode_pass_ns(b, t[0]) == rl_decode_step_ns(r, b, c0) &&
+                         decode_pass_ns(b, t[1]) == rl_decode_step_ns(r, b, c1));
+    return decode_pass_ns(b, t[0]) + decode_pass_ns(b, t[1]);
+}
+#endif
+
+/* rl_decode_step_ns of first at ctx and of next at ctx + j * dctx, 0 < j < passes, summed; with
+ * SSE2 two of next's passes at once. */
+static int64_t rl_decode_passes_ns(const void *st, const eng_decode_base *first,
+                                   const eng_decode_base *next, int32_t passes, int64_t ctx,
+                                   int64_t dctx)
+{
+    int64_t ns = rl_decode_step_ns(st, first, ctx);
+    int32_t j = 1;
+#ifdef RL_SSE2
+    for (; j + 1 < passes; j += 2)
+        ns += decode_pair_ns(st, next, ctx + j * dctx, ctx + (j + 1) * dctx);
+#endif
+    for (; j < passes; j++)
+        ns += rl_decode_step_ns(st, next, ctx + j * dctx);
+    return ns;
 }
 
 static int64_t rl_transfer_ns(const void *st, int64_t bytes)
@@ -937,6 +1040,7 @@ static const eng_predictor_ops roofline_ops = {
     .passes_ns = rl_passes_ns,
     .decode_base = rl_decode_base,
     .decode_ns = rl_decode_step_ns,
+    .decode_passes_ns = rl_decode_passes_ns,
 };
 
 cal_serving cal_serving_tp(eng_dtype dt, int tp)

@@ -585,6 +585,19 @@ static int32_t draw_accepted(const eng_spec *sp, const draw_rule *d, sim_mt *g)
     return n;
 }
 
+/* draw_classes of a rule that draws class by class (the iid rule, or an integer AL): out of line,
+ * so the minimum-variance rule's draws keep a small frame. */
+static __attribute__((noinline)) void draw_classes_each(eng_cohort *c, const eng_spec *sp,
+                                                        int32_t k)
+{
+    draw_rule d = draw_rule_of(sp, k);
+    int32_t adv[ENG_SPEC_MAX_CLASSES]; /* a local array, which no store to drawn can alias */
+    for (int32_t i = 0; i < c->nclass; i++)
+        adv[i] = draw_accepted(sp, &d, c->accept);
+    memcpy(c->drawn, adv, (size_t)c->nclass * sizeof *adv);
+    c->drawn_base = 0;
+}
+
 /* Every class's tokens for a step of k > 0 drafts (eng_cohort.drawn): each class draws in index
  * order, members or not. The minimum-variance rule draws one word a class, u < frac(AL), which is
  * the integer compare x < ceil(frac * 2^32) for u = x / 2^32 (exact: frac * 2^32 is a double with
@@ -603,12 +616,7 @@ static void draw_classes(eng_cohort *c, const eng_spec *sp, int32_t k)
         c->drawn_base = c->rule_base;
         return;
     }
-    draw_rule d = draw_rule_of(sp, k);
-    int32_t adv[ENG_SPEC_MAX_CLASSES]; /* a local array, which no store to drawn can alias */
-    for (int32_t i = 0; i < c->nclass; i++)
-        adv[i] = draw_accepted(sp, &d, c->accept);
-    memcpy(c->drawn, adv, (size_t)c->nclass * sizeof *adv);
-    c->drawn_base = 0;
+    draw_classes_each(c, sp, k);
 }
 
 /* Members of the heap h whose key is below thr: the sum of thr - key over them (O(those)). */
@@ -643,17 +651,35 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
         c->begun_ver = c->mver;
     }
     c->begun = c->live;
-    for (uint64_t m = c->live; m; m &= m - 1) {
-        eng_cclass *cl = &c->cls[CLASS(m)];
-        cl->adv = k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1;
-        cl->alloc = counted ? cl->next : grow_blocks(r, cl, 1 + k);
-        SIM_ASSERT(r->e->ctx, cl->alloc == grow_blocks(r, cl, 1 + k));
-        need += cl->alloc;
-        adv += (int64_t)cl->n * cl->adv;
-        int64_t to = cl->t + cl->adv, top = eng_heap_top(&cl->fin)->c_fin_t;
-        due |= top <= to;
-        if (top < to)
-            shorts += heap_short(&cl->fin, 0, to);
+    if (counted) {
+        /* a decode run's step after one ended by eng_cohort_end_need: the blocks it counted and
+         * each class's draw and top finish read into locals before a store to the class */
+        const int32_t *drawn = c->drawn, base = c->drawn_base;
+        for (uint64_t m = c->live; m; m &= m - 1) {
+            eng_cclass *cl = &c->cls[CLASS(m)];
+            int32_t a = base + drawn[CLASS(m)];
+            int64_t next = cl->next, to = cl->t + a, top = cl->fin.a[0]->c_fin_t;
+            SIM_ASSERT(r->e->ctx, cl->fin.n > 0 && next == grow_blocks(r, cl, 1 + k));
+            cl->adv = a;
+            cl->alloc = next;
+            need += next;
+            adv += (int64_t)cl->n * a;
+            due |= top <= to;
+            if (top < to)
+                shorts += heap_short(&cl->fin, 0, to);
+        }
+    } else {
+        for (uint64_t m = c->live; m; m &= m - 1) {
+            eng_cclass *cl = &c->cls[CLASS(m)];
+            cl->adv = k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1;
+            cl->alloc = grow_blocks(r, cl, 1 + k);
+            need += cl->alloc;
+            adv += (int64_t)cl->n * cl->adv;
+            int64_t to = cl->t + cl->adv, top = eng_heap_top(&cl->fin)->c_fin_t;
+            due |= top <= to;
+            if (top < to)
+                shorts += heap_short(&cl->fin, 0, to);
+        }
     }
     c->fin_due = due;
     c->fin_known = 1;

@@ -813,9 +813,87 @@ static int64_t price_of(eng_pool *p, const eng_shape *s)
     return pred->ops->iteration_ns(pred->st, s);
 }
 
+/* Whether s is a step of its num_seqs sequences each verifying k > 0 drafts and nothing else (no
+ * prefill chunk, padded slot or cap): its passes' prices are their bases' (spec_base) at its
+ * contexts. */
+static inline int shape_plain_verify(const eng_shape *s, int32_t k)
+{
+    int64_t n = s->num_seqs;
+    return k > 0 && s->decode_verify == k && s->decode_seqs == n && s->tokens == n * (k + 1) &&
+           s->emit_seqs == n * (k + 1) && s->prefill_seqs == 0 && s->prefill_tokens == 0 &&
+           s->prefill_pairs == 0 && s->prefill_kv == 0 && s->prefill_q2 == 0 && s->cap == 0 &&
+           s->cap_chunked == 0 && s->prefill_pairs_capped == 0 && s->prefill_kv_capped == 0 &&
+           s->decode_ctx_capped == 0;
+}
+
+/* The decode bases of pool p's passes for a step of n sequences verifying k drafts
+ * (shape_plain_verify): the target's pass, and the drafter's passes as draft_time forms them
+ * (its first over the target's tokens, emitting one token per sequence, then one token per
+ * sequence). 0 when a predictor has none for them or the drafter has a cap. */
+static int spec_bases(const eng_pool *p, int32_t n, int32_t k, struct eng_spec_base *b)
+{
+    const eng_predictor *pred = p->pred, *dr = p->draft;
+    eng_shape s = {0};
+    eng_shape_add_verify(&s, n, 0, 0, k);
+    s.emit_seqs = n * (k + 1);
+    if (!pred->ops->decode_base || !pred->ops->decode_base(pred->st, &s, &b->target))
+        return 0;
+    if (!dr)
+        return 1;
+    int32_t chunked;
+    if (eng_shape_cap(&p->cfg.spec.draft, &chunked) != 0 || !dr->ops->decode_base)
+        return 0;
+    s.emit_seqs = n;
+    eng_shape q = {.tokens = n, .num_seqs = n, .decode_seqs = n, .emit_seqs = n};
+    return dr->ops->decode_base(dr->st, &s, &b->first) &&
+           (k <= 1 || dr->ops->decode_base(dr->st, &q, &b->draft));
+}
+
+/* Pool p's bases for a step of n sequences verifying k drafts: asked of the predictors once per
+ * n (and k) and kept. NULL when they have none for it. */
+static const struct eng_spec_base *spec_base(eng_pool *p, int32_t n, int32_t k)
+{
+    eng_price_memo *m = &p->memo;
+    if (n >= m->nspec) {
+        int32_t cap = m->nspec ? 2 * m->nspec : 64;
+        while (cap <= n)
+            cap *= 2;
+        m->spec = sim_xrealloc(m->spec, (size_t)cap * sizeof *m->spec);
+        memset(m->spec + m->nspec, 0, (size_t)(cap - m->nspec) * sizeof *m->spec);
+        m->nspec = cap;
+    }
+    struct eng_spec_base *b = &m->spec[n];
+    if (b->k != k) {
+        b->k = k;
+        b->st = spec_bases(p, n, k, b) ? 1 : -1;
+    }
+    return b->st > 0 ? b : NULL;
+}
+
+/* The target's and the drafter's passes of a step s of plain verifies (shape_plain_verify) from
+ * their bases b: each pass priced and rounded on its own, as iteration_ns and
+ * eng_predictor_passes_ns price them (draft_time: the drafter's j-th one-token pass over
+ * contexts j * n longer). *draft: the drafter's. */
+static inline int64_t spec_gpu(const eng_pool *p, const struct eng_spec_base *b, const eng_shape *s,
+                               int32_t k, int64_t *draft)
+{
+    const eng_predictor *pred = p->pred, *dr = p->draft;
+    int64_t ctx = s->decode_ctx, n = s->num_seqs, d = 0;
+    int64_t gpu = pred->ops->decode_ns(pred->st, &b->target, ctx);
+    if (dr && dr->ops->decode_passes_ns) {
+        d = dr->ops->decode_passes_ns(dr->st, &b->first, &b->draft, k, ctx, n);
+    } else if (dr) {
+        d = dr->ops->decode_ns(dr->st, &b->first, ctx);
+        for (int32_t j = 1; j < k; j++)
+            d += dr->ops->decode_ns(dr->st, &b->draft, ctx + j * n);
+    }
+    *draft = d;
+    return gpu + d;
+}
+
 static void price_memo_free(eng_price_memo *m)
 {
-    SIM_FREE_ALL(m->base, m->base_st, m->slot);
+    SIM_FREE_ALL(m->base, m->base_st, m->slot, m->spec);
     memset(m, 0, sizeof *m);
 }
 
@@ -825,17 +903,35 @@ static inline int64_t slowed(const eng_replica *r, int64_t gpu)
     return r->slow > 0 ? (int64_t)((double)gpu * r->slow + 0.5) : gpu;
 }
 
-/* The GPU time of a step of shape s whose decodes verify k drafts: the target's forward pass,
- * the drafter's (*draft, included) and the swap traffic charged to it. */
-static int64_t step_gpu(eng_replica *r, const eng_shape *s, int32_t k, int64_t *draft)
+/* step_gpu of s, its passes priced from the bases b when s is a step of plain verifies
+ * (shape_plain_verify; b: spec_base's for it), else (b NULL) from its shape. */
+static inline int64_t step_gpu_of(eng_replica *r, const eng_shape *s, int32_t k,
+                                  const struct eng_spec_base *b, int64_t *draft)
 {
     const eng_predictor *pred = r->pool->pred;
-    *draft = draft_time(r, s, k);
-    int64_t gpu = price_of(r->pool, s) + *draft;
+    int64_t gpu;
+    if (b) {
+        SIM_ASSERT(r->e->ctx, shape_plain_verify(s, k) && b == spec_base(r->pool, s->num_seqs, k));
+        gpu = spec_gpu(r->pool, b, s, k, draft);
+        SIM_ASSERT(r->e->ctx, *draft == draft_time(r, s, k) &&
+                                  gpu == pred->ops->iteration_ns(pred->st, s) + *draft);
+    } else {
+        *draft = draft_time(r, s, k);
+        gpu = price_of(r->pool, s) + *draft;
+    }
     if (r->pending_xfer_bytes && pred->ops->transfer_ns)
         gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
     r->pending_xfer_bytes = 0;
     return slowed(r, gpu);
+}
+
+/* The GPU time of a step of shape s whose decodes verify k drafts: the target's forward pass,
+ * the drafter's (*draft, included) and the swap traffic charged to it. */
+static int64_t step_gpu(eng_replica *r, const eng_shape *s, int32_t k, int64_t *draft)
+{
+    const struct eng_spec_base *b =
+        shape_plain_verify(s, k) ? spec_base(r->pool, s->num_seqs, k) : NULL;
+    return step_gpu_of(r, s, k, b, draft);
 }
 
 /* The CPU time of a step of num_seqs sequences; cont: a continuation of a fixed multi-step run.
@@ -1001,6 +1097,10 @@ typedef struct run_ctx {
      * cleared when s is shaped afresh */
     int fast;
     eng_decode_base base;
+    /* the bases of a speculative step of plain verifies (spec_base) while s is one, found at the
+     * first step after it that moves only the contexts (run_respec_shape); sb_known: found */
+    const struct eng_spec_base *sb;
+    int sb_known;
 } run_ctx;
 
 /* Adds the CPU samples of the run's steps formed at c->cpu so far. */
@@ -1039,6 +1139,10 @@ static __attribute__((noinline)) int64_t run_respec_shape(eng_replica *r, run_ct
     c->s.decode_ctx = eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx + r->run_pad_ctx;
     c->s.decode_ctx_capped = eng_cohort_capped_sum(&r->co) + pads_capped(r, &r->batch);
     run_step_check(r, r->iter, c->k, &c->s, c->cpu);
+    if (!c->sb_known) { /* the steps after it share them: only the contexts move */
+        c->sb = shape_plain_verify(&c->s, c->k) ? spec_base(r->pool, c->s.num_seqs, c->k) : NULL;
+        c->sb_known = 1;
+    }
     return tokens;
 }
 
@@ -1082,6 +1186,8 @@ static __attribute__((noinline)) int64_t run_plain_shape(eng_replica *r, run_ctx
     SIM_CHECK(r->e->ctx, memcmp(&f, &c->s, sizeof f) == 0);
 #endif
     c->respec = 0;
+    c->sb = NULL;
+    c->sb_known = 0;
     run_step_cpu(r, c);
     /* priced from its base, which the plain steps after it share (plain_steps) */
     const eng_decode_base *b = price_base(r->pool, n);
@@ -1112,6 +1218,8 @@ __attribute__((always_inline)) static inline int64_t run_step_shape(eng_replica 
     if (c->shaped && c->respec && r->async_pad_seqs == 0)
         return run_respec_shape(r, c);
     c->respec = c->k > 0 && r->async_pad_seqs == 0;
+    c->sb = NULL;
+    c->sb_known = 0;
     int64_t tokens = step_shape(r, c->k, &c->s);
     run_step_cpu(r, c);
     return tokens;
@@ -1137,8 +1245,8 @@ static inline void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int
  * debug builds price it in full too). */
 static inline int64_t run_step_gpu(eng_replica *r, const run_ctx *c, int64_t *draft)
 {
-    if (!c->fast)
-        return step_gpu(r, &c->s, c->k, draft);
+    if (!c->fast) /* (c->sb: only the contexts moved since its bases were found) */
+        return c->sb ? step_gpu_of(r, &c->s, c->k, c->sb, draft) : step_gpu(r, &c->s, c->k, draft);
     const eng_predictor *pred = r->pool->pred;
     *draft = 0;
     int64_t gpu = pred->ops->decode_ns(pred->st, &c->base, c->s.decode_ctx);

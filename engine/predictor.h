@@ -52,9 +52,11 @@ typedef struct eng_shape {
                               i-th sees c + i + 1 keys), all counted in `tokens`; 0 = plain */
 } eng_shape;
 
-/* A predictor's own sums for decode_ns: the shape's price without its decode attention. */
+/* A predictor's own sums for decode_ns: the shape's price without its decode attention, and the
+ * terms of its decode attention that read the sequences alone (own: the predictor's). */
 typedef struct eng_decode_base {
     double rest, once, layers, seqs;
+    double own[2];
     int eager;
 } eng_decode_base;
 
@@ -77,6 +79,12 @@ typedef struct eng_predictor_ops {
      * decode_ns(st, b, ctx) is then iteration_ns of s with decode_ctx = ctx, to the bit. */
     int (*decode_base)(const void *st, const eng_shape *s, eng_decode_base *b);
     int64_t (*decode_ns)(const void *st, const eng_decode_base *b, int64_t decode_ctx);
+    /* Optional, with decode_base: decode_ns(st, first, ctx) plus decode_ns(st, next,
+     * ctx + j * dctx) for 0 < j < passes, to the bit (a drafter's first pass and its one-token
+     * passes, each priced and rounded on its own). */
+    int64_t (*decode_passes_ns)(const void *st, const eng_decode_base *first,
+                                const eng_decode_base *next, int32_t passes, int64_t ctx,
+                                int64_t dctx);
 } eng_predictor_ops;
 
 typedef struct eng_predictor {

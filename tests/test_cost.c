@@ -801,10 +801,48 @@ static void test_decode_base_exact(void **state)
     }
 }
 
+/* A drafter's passes from two bases (eng_predictor_ops.decode_passes_ns: its first pass over
+ * the target's tokens, then one-token passes over contexts dctx longer each): the sum of what a
+ * fresh predictor gives for each pass's shape, for odd and even counts of passes. */
+static void test_decode_passes_exact(void **state)
+{
+    static const int64_t ctx[] = {0, 1, 5000, 123457, 9000000};
+    eng_model m = catalog_model("llama-3-8b");
+    cal_serving sv = cal_serving_tp(m.weight_dtype, 1);
+    eng_predictor warm = make(&m, "h100-sxm", sv);
+    assert_non_null(warm.ops->decode_passes_ns);
+    for (int64_t n = 1; n <= 300; n += 37) {
+        eng_shape first = {0}, next = {0};
+        eng_shape_add_verify(&first, n, 0, 0, 3);
+        first.emit_seqs = (int32_t)n;
+        eng_shape_add_decodes(&next, n, 0);
+        next.emit_seqs = (int32_t)n;
+        eng_decode_base bf, bn;
+        assert_int_equal(warm.ops->decode_base(warm.st, &first, &bf), 1);
+        assert_int_equal(warm.ops->decode_base(warm.st, &next, &bn), 1);
+        for (int32_t passes = 1; passes <= 5; passes++) {
+            for (size_t j = 0; j < sizeof ctx / sizeof ctx[0]; j++) {
+                eng_predictor cold = make(&m, "h100-sxm", sv);
+                int64_t want = 0;
+                for (int32_t p = 0; p < passes; p++) {
+                    eng_shape q = p == 0 ? first : next;
+                    q.decode_ctx = ctx[j] + p * n;
+                    want += cold.ops->iteration_ns(cold.st, &q);
+                }
+                assert_int_equal(warm.ops->decode_passes_ns(warm.st, &bf, &bn, passes, ctx[j], n),
+                                 want);
+                cal_predictor_free(&cold);
+            }
+        }
+    }
+    cal_predictor_free(&warm);
+}
+
 LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_moe_expert_parallel,
                  test_moe_skew_and_all2all, test_data_parallel_attention,
                  test_mla_decode_reads_latent, test_dsa, test_linear_attention, test_windows,
                  test_fp8_lm_head_16bit, test_point_ns, test_allreduce_across_nodes,
                  test_allreduce_hopper_nccl, test_eager_launch_per_engine, test_fp8_act_quant,
                  test_moe_glue_kernels, test_walk_cache_exact, test_walk_decode_run_exact,
-                 test_walk_prefill_alone_exact, test_walk_passes_exact, test_decode_base_exact)
+                 test_walk_prefill_alone_exact, test_walk_passes_exact, test_decode_base_exact,
+                 test_decode_passes_exact)

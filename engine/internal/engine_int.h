@@ -545,12 +545,21 @@ int64_t eng_pipe_place(eng_pipe *q, int64_t start, int64_t gpu, int64_t tokens);
 
 /* The prices a pool's predictor gave that its steps ask for again (engine.c price_of): the decode
  * base of a plain decode pass by its sequences (eng_predictor_ops.decode_base reads no context),
+ * the bases of a speculative step of n sequences verifying k drafts each (engine.c spec_gpu),
  * and the price of a pass without decodes by its prefill tokens, with the shape it priced. */
 #define ENG_PRICE_SLOTS 8192
 typedef struct eng_price_memo {
     eng_decode_base *base;
     int8_t *base_st; /* per n: 0 not asked, 1 base[n] holds it, -1 the predictor has none */
     int32_t nbase;
+    struct eng_spec_base {
+        int32_t k;              /* the drafts the bases are for (0: not asked) */
+        int32_t st;             /* 1: the bases hold; -1: a predictor has none for them */
+        eng_decode_base target; /* the target's pass */
+        eng_decode_base first;  /* the drafter's first pass (over the target's tokens) */
+        eng_decode_base draft;  /* the drafter's one-token passes */
+    } * spec;                   /* per n */
+    int32_t nspec;
     struct eng_price_slot {
         eng_shape s;
         int64_t ns; /* 0: empty (a price is >= 1) */
