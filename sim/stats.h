@@ -52,6 +52,7 @@ typedef struct sim_samples {
      * the weight before it), so increasing percentiles walk the pairs once */
     size_t walk_i;
     double walk_below;
+    int unit; /* sorted with every weight 1 (and at least 4,096 pairs): pair k is the k-th value */
     double count; /* total weight */
     double sum;   /* sum of value x weight */
     double sumsq; /* sum of value^2 x weight (the standard deviation once sketched) */
