@@ -1308,6 +1308,12 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
         end = fixed_batch_run(r, &s, run, cpu, gpu, end);
     else
         end = decode_run(r, end, &ended);
+    if (r->ending) { /* on_iteration_end runs or schedules it (iteration_ends) */
+        r->end_due = 1;
+        r->end_at = end;
+        r->end_ended = ended;
+        return;
+    }
     r->iter_ev = sim_schedule(e->ctx, end, ENG_PRIO_ITER_END, on_iteration_end, r, ended);
 }
 
@@ -1408,11 +1414,9 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
         eng_cohort_join(r, rq, now);
 }
 
-/* The end of an iteration (ended: a decode run's steps all ended already, decode_run). */
-static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t ended)
+/* The end of an iteration at now (ended: a decode run's steps all ended already, decode_run). */
+static void iteration_end(eng_replica *r, int64_t now, int64_t ended)
 {
-    eng_replica *r = obj;
-    int64_t now = sim_now(ctx);
     eng_batch *b = &r->batch;
     r->busy = 0;
     r->iter_ev = 0;
@@ -1443,6 +1447,33 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t ended)
     r->run_pad_seqs = 0;
     r->run_pad_ctx = 0;
     kick(r);
+}
+
+/* An iteration's end event, and the ends of the iterations started from it that come before any
+ * other event: each such end would be the next event run (nothing pending comes at or before its
+ * time, and nothing else happens in between), so the clock moves there and it runs at once, as
+ * run_finish_end ends a run's steps. Events keep their order (later ones take the next numbers);
+ * only the queue's push and pop are saved (a prefill's step, alone, mostly ends before the next
+ * arrival). Not with max_run_steps 1, where each step is its own event (the reference runs of
+ * tests/test_runs.c). */
+static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t ended)
+{
+    eng_replica *r = obj;
+    int64_t now = sim_now(ctx);
+    for (;;) {
+        r->ending = r->e->cfg.max_run_steps != 1; /* not where every step is to be an event */
+        iteration_end(r, now, ended);
+        r->ending = 0;
+        if (!r->end_due)
+            return;
+        r->end_due = 0;
+        now = r->end_at;
+        ended = r->end_ended;
+        if (r->e->failed || !sim_advance_before(ctx, now)) {
+            r->iter_ev = sim_schedule(ctx, now, ENG_PRIO_ITER_END, on_iteration_end, r, ended);
+            return;
+        }
+    }
 }
 
 /* ---------------- primitives for policies ---------------- */

@@ -664,7 +664,12 @@ struct eng_replica {
     int32_t fleet;        /* ENG_FLEET_*: autoscaling's state of it (ready otherwise) */
     int64_t fleet_since;  /* ns: when it last left ENG_FLEET_OFF */
     sim_event_id iter_ev; /* the end of the iteration in flight, or 0 */
-    double slow;          /* its steps' GPU time is multiplied by this (a `slow` fault), or 0 */
+    /* while its iteration's end is handled (on_iteration_end), the end of an iteration started
+     * there is held here (end_due) instead of being scheduled: the handler runs it at once
+     * when no event comes first */
+    int ending, end_due, end_ended;
+    int64_t end_at; /* ns */
+    double slow;    /* its steps' GPU time is multiplied by this (a `slow` fault), or 0 */
 };
 
 /* A replica under autoscaling: off (no GPUs held), starting (cold start: paid, not routed
