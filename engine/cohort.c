@@ -820,6 +820,49 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     c->step_k = 0;
 }
 
+void eng_cohort_end(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *))
+{
+    eng_cohort *c = &r->co;
+    eng_cclass *cl = &c->cls[0];
+    if (c->nclass != 1 || c->step_k != 0 || cap_kind(c) != 0 || sliding(r) || cl->adv != 1) {
+        eng_cohort_end_step(r, now, fin);
+        return;
+    }
+    /* eng_cohort_end_step's moves where they do something: no rejected slots (1 accepted of 1),
+     * no cap events, so no block goes back; no zero gaps (one token each, and a finishing
+     * member only takes some away) */
+    eng_engine *e = r->e;
+    int64_t old = c->n - c->nfresh;
+    int visit = (c->live | c->begun) != 0;
+    c->in_step = 0;
+    if (old > 0)
+        eng_emit_itl(e, now - c->last_step_end, old);
+    for (int32_t i = 0; i < c->nfresh; i++) {
+        eng_request *rq = c->fresh[i];
+        eng_emit_itl(e, now - rq->t_last_token, 1);
+        rq->c_new = 0;
+    }
+    c->nfresh = 0;
+    c->step++;
+    c->last_step_end = now;
+    if (visit) {
+        if (!(c->begun & 1))
+            cl->alloc = 0; /* it had no members when the step began */
+        c->ctx += cl->n;
+        cl->t++;
+    }
+    c->begun = 0;
+    c->fin_known = 0;
+    if (visit) {
+        eng_request *rq;
+        while ((rq = eng_heap_top(&cl->fin)) && rq->c_fin_t <= cl->t) {
+            eng_cohort_leave(r, rq);
+            fin(r, rq);
+        }
+    }
+    c->step_k = 0;
+}
+
 /* Members counted in rc whose residue lies in the w residues from s on, mod bs (0 < w <= bs):
  * what cross counts for a growth of w < bs slots, from the running sums alone. */
 static inline int64_t window(eng_rescount *rc, int32_t bs, int32_t s, int32_t w)

@@ -1021,7 +1021,7 @@ static inline int run_step_end(eng_replica *r, const run_ctx *c, int plain, int6
     } else if (c->k > 0) {
         *need = eng_cohort_end_need(r, end, c->k, no_finish);
     } else {
-        eng_cohort_end_step(r, end, no_finish);
+        eng_cohort_end(r, end, no_finish);
         *need = eng_cohort_need(r, c->k, 1);
     }
     r->iter++;
@@ -1196,7 +1196,7 @@ static int run_finish_end(eng_replica *r, run_ctx *c, int64_t end, int64_t *need
 {
     eng_engine *e = r->e;
     sim_advance(e->ctx, end);
-    eng_cohort_end_step(r, end, finish);
+    eng_cohort_end(r, end, finish);
     r->iter++;
     c->shaped = 0; /* members left: the next step is shaped afresh */
     if (e->failed || r->co.n == 0 || r->ops->run_steps(r->st, r) <= 1)
@@ -1427,8 +1427,8 @@ static void iteration_end(eng_replica *r, int64_t now, int64_t ended)
     if (!ended) {
         if (b->decode) {
             for (int32_t j = 0; j + 1 < r->nsteps; j++)
-                eng_cohort_end_step(r, r->step_end[j], finish);
-            eng_cohort_end_step(r, now, finish);
+                eng_cohort_end(r, r->step_end[j], finish);
+            eng_cohort_end(r, now, finish);
         }
         for (int32_t i = 0; i < b->nchunks; i++)
             complete_chunk(r, &b->chunks[i], now);
