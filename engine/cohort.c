@@ -713,14 +713,6 @@ int eng_cohort_plain(const eng_replica *r)
            c->step_k == 0;
 }
 
-int64_t eng_cohort_plain_need(const eng_replica *r)
-{
-    const eng_cohort *c = &r->co;
-    const eng_cclass *cl = &c->cls[0];
-    /* grow_blocks(cl, 1): the paged members whose context a + t is a multiple of bs */
-    return (int64_t)r->kv.lay.fm * cl->grow.cnt[res(c->bs - cl->t, c->bs)];
-}
-
 void eng_cohort_plain_end(eng_replica *r, int64_t now)
 {
     eng_cohort *c = &r->co;

@@ -1010,6 +1010,18 @@ static void run_cpu_flush(eng_engine *e, run_ctx *c)
     c->ncpu = 0;
 }
 
+/* eng_cohort_need(r, k, 1), its one-class, no-draft answer (eng_cohort_plain_need) taken here
+ * without the call. */
+static inline int64_t next_need(const eng_replica *r, int32_t k)
+{
+    if (k == 0 && r->co.nclass == 1 && r->kv.lay.wm == 0) {
+        int64_t need = eng_cohort_plain_need(r);
+        SIM_ASSERT(r->e->ctx, need == eng_cohort_need(r, 0, 1));
+        return need;
+    }
+    return eng_cohort_need(r, k, 1);
+}
+
 /* Ends a decode run's step in flight at end (none of its members finishes) and says whether the
  * next step's blocks fit (*need: how many it takes). */
 static inline int run_step_end(eng_replica *r, const run_ctx *c, int plain, int64_t end,
@@ -1022,11 +1034,11 @@ static inline int run_step_end(eng_replica *r, const run_ctx *c, int plain, int6
         *need = eng_cohort_end_need(r, end, c->k, no_finish);
     } else {
         eng_cohort_end(r, end, no_finish);
-        *need = eng_cohort_need(r, c->k, 1);
+        *need = next_need(r, c->k);
     }
     r->iter++;
     return *need <= eng_kv_nfree(&r->kv) &&
-           (c->kp == c->k || eng_cohort_need(r, c->kp, 1) <= eng_kv_nfree(&r->kv));
+           (c->kp == c->k || next_need(r, c->kp) <= eng_kv_nfree(&r->kv));
 }
 
 /* Forms a decode run's speculative step after one shaped here (run_ctx.respec): the same members
@@ -1201,7 +1213,7 @@ static int run_finish_end(eng_replica *r, run_ctx *c, int64_t end, int64_t *need
     c->shaped = 0; /* members left: the next step is shaped afresh */
     if (e->failed || r->co.n == 0 || r->ops->run_steps(r->st, r) <= 1)
         return 0;
-    *need = eng_cohort_need(r, c->k, 1);
+    *need = next_need(r, c->k);
     return *need <= eng_kv_nfree(&r->kv);
 }
 
@@ -1620,12 +1632,12 @@ int eng_batch_add_prefill_hit(eng_replica *r, eng_batch *b, eng_request *rq, int
 
 int64_t eng_decode_blocks_needed(const eng_replica *r)
 {
-    return eng_cohort_need(r, spec_k(r, NULL), 1);
+    return next_need(r, spec_k(r, NULL));
 }
 
 int64_t eng_decode_blocks_needed_steps(const eng_replica *r, int32_t k)
 {
-    return eng_cohort_need(r, spec_k(r, NULL), k);
+    return k == 1 ? next_need(r, spec_k(r, NULL)) : eng_cohort_need(r, spec_k(r, NULL), k);
 }
 
 void eng_batch_decode_all(eng_replica *r, eng_batch *b)

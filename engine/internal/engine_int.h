@@ -873,7 +873,23 @@ void eng_cohort_end(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_
  * eng_cohort_plain_need says it takes (free: the caller checked) -- what eng_cohort_end_step
  * and eng_cohort_begin_step do for such a cohort, in O(1). */
 int eng_cohort_plain(const eng_replica *r);
-int64_t eng_cohort_plain_need(const eng_replica *r);
+/* Inline (every step of a run asks it): grow_blocks(cl, 1) of the one class, the paged members
+ * whose context a + t is a multiple of bs (their residue bs - t mod bs, as cohort.c's res finds
+ * it). */
+static inline int64_t eng_cohort_plain_need(const eng_replica *r)
+{
+    const eng_cohort *c = &r->co;
+    const eng_cclass *cl = &c->cls[0];
+    int64_t x = c->bs - cl->t;
+    int32_t m = c->bs, i;
+    if ((m & (m - 1)) == 0)
+        i = (int32_t)(x & (m - 1));
+    else {
+        int64_t q = x % m;
+        i = (int32_t)(q < 0 ? q + m : q);
+    }
+    return (int64_t)r->kv.lay.fm * cl->grow.cnt[i];
+}
 void eng_cohort_plain_end(eng_replica *r, int64_t now);
 void eng_cohort_plain_begin(eng_replica *r, int64_t need);
 /* eng_cohort_end_step(r, now, fin) of a step that finishes no member, then
