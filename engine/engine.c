@@ -830,7 +830,8 @@ static inline int64_t slowed(const eng_replica *r, int64_t gpu)
 static int64_t step_gpu(eng_replica *r, const eng_shape *s, int32_t k, int64_t *draft)
 {
     const eng_predictor *pred = r->pool->pred;
-    *draft = draft_time(r, s, k);
+    /* draft_time's own first answer, without its call where nothing is drafted */
+    *draft = r->pool->draft && k > 0 ? draft_time(r, s, k) : 0;
     int64_t gpu = price_of(r->pool, s) + *draft;
     if (r->pending_xfer_bytes && pred->ops->transfer_ns)
         gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
