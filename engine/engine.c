@@ -1436,7 +1436,8 @@ static void iteration_end(eng_replica *r, int64_t now, int64_t ended)
     r->run_pad_ctx += r->run_pad_seqs; /* padded slots grew one token this step */
     for (int32_t i = 0; r->co.cap > 0 && i < r->run_pad_seqs; i++)
         r->run_pad_c[i]++;
-    deliver_deferred(r, now);
+    if (r->nunseen > 0) /* (deliver_deferred of none does nothing) */
+        deliver_deferred(r, now);
     if (!ended) {
         if (b->decode) {
             for (int32_t j = 0; j + 1 < r->nsteps; j++)
