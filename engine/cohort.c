@@ -80,13 +80,6 @@ static inline __attribute__((always_inline)) void up_at(eng_rq_heap *h, size_t k
     ENG_HEAP_SIFT_UP(ko, a, i, rq, less_at, SET_AT);
 }
 
-static inline __attribute__((always_inline)) void down_at(eng_rq_heap *h, size_t ko, size_t io,
-                                                          int32_t i)
-{
-    eng_request **a = h->a, *rq = a[i];
-    ENG_HEAP_SIFT_DOWN(ko, a, h->n, i, rq, less_at, SET_AT);
-}
-
 static inline __attribute__((always_inline)) void push_as(eng_rq_heap *h, size_t ko, size_t io,
                                                           eng_request *rq)
 {
@@ -98,6 +91,32 @@ static inline __attribute__((always_inline)) void push_as(eng_rq_heap *h, size_t
     up_at(h, ko, io, h->n++);
 }
 
+/* Fills the hole at i with x, x going no higher than i: the hole sinks to a leaf past the
+ * smaller child at each level (one compare a level), then x rises from there to its place. x is
+ * the heap's last element, which mostly belongs near the leaves, so this takes about half the
+ * compares of sinking x from i (two a level). The order of the heap's elements (each key with
+ * its id's tie-break, a total order) is the same whatever places they take. */
+static inline __attribute__((always_inline)) void fill_at(eng_rq_heap *h, size_t ko, size_t io,
+                                                          int32_t i, eng_request *x)
+{
+    eng_request **a = h->a;
+    int32_t n = h->n, top = i;
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && less_at(ko, a[c + 1], a[c]))
+            c++;
+        SET_AT(ko, i, a[c]);
+        i = c;
+    }
+    while (i > top && less_at(ko, x, a[(i - 1) / 2])) {
+        SET_AT(ko, i, a[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    SET_AT(ko, i, x);
+}
+
 static inline __attribute__((always_inline)) void remove_as(eng_rq_heap *h, size_t ko, size_t io,
                                                             eng_request *rq)
 {
@@ -107,11 +126,12 @@ static inline __attribute__((always_inline)) void remove_as(eng_rq_heap *h, size
     eng_request *last = h->a[--h->n];
     if (i == h->n)
         return;
-    place_at(h, io, i, last);
-    if (i > 0 && less_at(ko, last, h->a[(i - 1) / 2]))
+    if (i > 0 && less_at(ko, last, h->a[(i - 1) / 2])) {
+        place_at(h, io, i, last);
         up_at(h, ko, io, i);
-    else
-        down_at(h, ko, io, i);
+    } else {
+        fill_at(h, ko, io, i, last);
+    }
 }
 
 void eng_heap_push(eng_rq_heap *h, eng_request *rq)
@@ -719,14 +739,6 @@ int eng_cohort_plain(const eng_replica *r)
            c->step_k == 0;
 }
 
-int64_t eng_cohort_plain_need(const eng_replica *r)
-{
-    const eng_cohort *c = &r->co;
-    const eng_cclass *cl = &c->cls[0];
-    /* grow_blocks(cl, 1): the paged members whose context a + t is a multiple of bs */
-    return (int64_t)r->kv.lay.fm * cl->grow.cnt[res(c->bs - cl->t, c->bs)];
-}
-
 void eng_cohort_plain_end(eng_replica *r, int64_t now)
 {
     eng_cohort *c = &r->co;
@@ -823,6 +835,49 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     }
     if (zeros > 0)
         eng_emit_itl(e, 0, zeros);
+    c->step_k = 0;
+}
+
+void eng_cohort_end(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *))
+{
+    eng_cohort *c = &r->co;
+    eng_cclass *cl = &c->cls[0];
+    if (c->nclass != 1 || c->step_k != 0 || cap_kind(c) != 0 || sliding(r) || cl->adv != 1) {
+        eng_cohort_end_step(r, now, fin);
+        return;
+    }
+    /* eng_cohort_end_step's moves where they do something: no rejected slots (1 accepted of 1),
+     * no cap events, so no block goes back; no zero gaps (one token each, and a finishing
+     * member only takes some away) */
+    eng_engine *e = r->e;
+    int64_t old = c->n - c->nfresh;
+    int visit = (c->live | c->begun) != 0;
+    c->in_step = 0;
+    if (old > 0)
+        eng_emit_itl(e, now - c->last_step_end, old);
+    for (int32_t i = 0; i < c->nfresh; i++) {
+        eng_request *rq = c->fresh[i];
+        eng_emit_itl(e, now - rq->t_last_token, 1);
+        rq->c_new = 0;
+    }
+    c->nfresh = 0;
+    c->step++;
+    c->last_step_end = now;
+    if (visit) {
+        if (!(c->begun & 1))
+            cl->alloc = 0; /* it had no members when the step began */
+        c->ctx += cl->n;
+        cl->t++;
+    }
+    c->begun = 0;
+    c->fin_known = 0;
+    if (visit) {
+        eng_request *rq;
+        while ((rq = eng_heap_top(&cl->fin)) && rq->c_fin_t <= cl->t) {
+            eng_cohort_leave(r, rq);
+            fin(r, rq);
+        }
+    }
     c->step_k = 0;
 }
 

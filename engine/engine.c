@@ -916,7 +916,8 @@ static inline int64_t step_gpu_of(eng_replica *r, const eng_shape *s, int32_t k,
         SIM_ASSERT(r->e->ctx, *draft == draft_time(r, s, k) &&
                                   gpu == pred->ops->iteration_ns(pred->st, s) + *draft);
     } else {
-        *draft = draft_time(r, s, k);
+        /* draft_time's own first answer, without its call where nothing is drafted */
+        *draft = r->pool->draft && k > 0 ? draft_time(r, s, k) : 0;
         gpu = price_of(r->pool, s) + *draft;
     }
     if (r->pending_xfer_bytes && pred->ops->transfer_ns)
@@ -1110,6 +1111,18 @@ static void run_cpu_flush(eng_engine *e, run_ctx *c)
     c->ncpu = 0;
 }
 
+/* eng_cohort_need(r, k, 1), its one-class, no-draft answer (eng_cohort_plain_need) taken here
+ * without the call. */
+static inline int64_t next_need(const eng_replica *r, int32_t k)
+{
+    if (k == 0 && r->co.nclass == 1 && r->kv.lay.wm == 0) {
+        int64_t need = eng_cohort_plain_need(r);
+        SIM_ASSERT(r->e->ctx, need == eng_cohort_need(r, 0, 1));
+        return need;
+    }
+    return eng_cohort_need(r, k, 1);
+}
+
 /* Ends a decode run's step in flight at end (none of its members finishes) and says whether the
  * next step's blocks fit (*need: how many it takes). */
 static inline int run_step_end(eng_replica *r, const run_ctx *c, int plain, int64_t end,
@@ -1121,12 +1134,12 @@ static inline int run_step_end(eng_replica *r, const run_ctx *c, int plain, int6
     } else if (c->k > 0) {
         *need = eng_cohort_end_need(r, end, c->k, no_finish);
     } else {
-        eng_cohort_end_step(r, end, no_finish);
-        *need = eng_cohort_need(r, c->k, 1);
+        eng_cohort_end(r, end, no_finish);
+        *need = next_need(r, c->k);
     }
     r->iter++;
     return *need <= eng_kv_nfree(&r->kv) &&
-           (c->kp == c->k || eng_cohort_need(r, c->kp, 1) <= eng_kv_nfree(&r->kv));
+           (c->kp == c->k || next_need(r, c->kp) <= eng_kv_nfree(&r->kv));
 }
 
 /* Forms a decode run's speculative step after one shaped here (run_ctx.respec): the same members
@@ -1304,12 +1317,12 @@ static int run_finish_end(eng_replica *r, run_ctx *c, int64_t end, int64_t *need
 {
     eng_engine *e = r->e;
     sim_advance(e->ctx, end);
-    eng_cohort_end_step(r, end, finish);
+    eng_cohort_end(r, end, finish);
     r->iter++;
     c->shaped = 0; /* members left: the next step is shaped afresh */
     if (e->failed || r->co.n == 0 || r->ops->run_steps(r->st, r) <= 1)
         return 0;
-    *need = eng_cohort_need(r, c->k, 1);
+    *need = next_need(r, c->k);
     return *need <= eng_kv_nfree(&r->kv);
 }
 
@@ -1416,6 +1429,12 @@ static void start_iteration(eng_replica *r, int64_t now, int cont)
         end = fixed_batch_run(r, &s, run, cpu, gpu, end);
     else
         end = decode_run(r, end, &ended);
+    if (r->ending) { /* on_iteration_end runs or schedules it (iteration_ends) */
+        r->end_due = 1;
+        r->end_at = end;
+        r->end_ended = ended;
+        return;
+    }
     r->iter_ev = sim_schedule(e->ctx, end, ENG_PRIO_ITER_END, on_iteration_end, r, ended);
 }
 
@@ -1516,23 +1535,22 @@ static void complete_chunk(eng_replica *r, const struct eng_chunk *ch, int64_t n
         eng_cohort_join(r, rq, now);
 }
 
-/* The end of an iteration (ended: a decode run's steps all ended already, decode_run). */
-static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t ended)
+/* The end of an iteration at now (ended: a decode run's steps all ended already, decode_run). */
+static void iteration_end(eng_replica *r, int64_t now, int64_t ended)
 {
-    eng_replica *r = obj;
-    int64_t now = sim_now(ctx);
     eng_batch *b = &r->batch;
     r->busy = 0;
     r->iter_ev = 0;
     r->run_pad_ctx += r->run_pad_seqs; /* padded slots grew one token this step */
     for (int32_t i = 0; r->co.cap > 0 && i < r->run_pad_seqs; i++)
         r->run_pad_c[i]++;
-    deliver_deferred(r, now);
+    if (r->nunseen > 0) /* (deliver_deferred of none does nothing) */
+        deliver_deferred(r, now);
     if (!ended) {
         if (b->decode) {
             for (int32_t j = 0; j + 1 < r->nsteps; j++)
-                eng_cohort_end_step(r, r->step_end[j], finish);
-            eng_cohort_end_step(r, now, finish);
+                eng_cohort_end(r, r->step_end[j], finish);
+            eng_cohort_end(r, now, finish);
         }
         for (int32_t i = 0; i < b->nchunks; i++)
             complete_chunk(r, &b->chunks[i], now);
@@ -1551,6 +1569,33 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t ended)
     r->run_pad_seqs = 0;
     r->run_pad_ctx = 0;
     kick(r);
+}
+
+/* An iteration's end event, and the ends of the iterations started from it that come before any
+ * other event: each such end would be the next event run (nothing pending comes at or before its
+ * time, and nothing else happens in between), so the clock moves there and it runs at once, as
+ * run_finish_end ends a run's steps. Events keep their order (later ones take the next numbers);
+ * only the queue's push and pop are saved (a prefill's step, alone, mostly ends before the next
+ * arrival). Not with max_run_steps 1, where each step is its own event (the reference runs of
+ * tests/test_runs.c). */
+static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t ended)
+{
+    eng_replica *r = obj;
+    int64_t now = sim_now(ctx);
+    for (;;) {
+        r->ending = r->e->cfg.max_run_steps != 1; /* not where every step is to be an event */
+        iteration_end(r, now, ended);
+        r->ending = 0;
+        if (!r->end_due)
+            return;
+        r->end_due = 0;
+        now = r->end_at;
+        ended = r->end_ended;
+        if (r->e->failed || !sim_advance_before(ctx, now)) {
+            r->iter_ev = sim_schedule(ctx, now, ENG_PRIO_ITER_END, on_iteration_end, r, ended);
+            return;
+        }
+    }
 }
 
 /* ---------------- primitives for policies ---------------- */
@@ -1697,12 +1742,12 @@ int eng_batch_add_prefill_hit(eng_replica *r, eng_batch *b, eng_request *rq, int
 
 int64_t eng_decode_blocks_needed(const eng_replica *r)
 {
-    return eng_cohort_need(r, spec_k(r, NULL), 1);
+    return next_need(r, spec_k(r, NULL));
 }
 
 int64_t eng_decode_blocks_needed_steps(const eng_replica *r, int32_t k)
 {
-    return eng_cohort_need(r, spec_k(r, NULL), k);
+    return k == 1 ? next_need(r, spec_k(r, NULL)) : eng_cohort_need(r, spec_k(r, NULL), k);
 }
 
 void eng_batch_decode_all(eng_replica *r, eng_batch *b)

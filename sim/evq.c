@@ -54,19 +54,6 @@ void sim_evq_free(sim_evq *q)
         SIM_FREE_ALL(q->heap, q->old, q);
 }
 
-static void sift_up(sim_event *h, size_t i)
-{
-    sim_event ev = h[i];
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!before(&ev, &h[p]))
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = ev;
-}
-
 static void sift_down(sim_event *h, size_t n, size_t i)
 {
     sim_event ev = h[i];
@@ -213,13 +200,18 @@ sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void 
         q->heap = sim_xrealloc(q->heap, q->cap * sizeof *q->heap);
     }
     uint64_t seq = issue(q);
-    sim_event *ev = &q->heap[q->n];
-    ev->t = t;
-    ev->key = ((uint64_t)(prio - SIM_PRIO_MIN) << 48) | seq;
-    ev->fn = fn;
-    ev->obj = obj;
-    ev->arg = arg;
-    sift_up(q->heap, q->n++);
+    uint64_t key = ((uint64_t)(prio - SIM_PRIO_MIN) << 48) | seq;
+    /* the hole at the end rises past the parents the new event goes before */
+    sim_event *h = q->heap;
+    size_t i = q->n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!(t < h[p].t || (t == h[p].t && key < h[p].key)))
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = (sim_event){.t = t, .key = key, .fn = fn, .obj = obj, .arg = arg};
     return seq;
 }
 
@@ -237,8 +229,8 @@ static void pop_top(sim_evq *q)
         sift_down(q->heap, q->n, 0);
 }
 
-/* Drops tombstones at the top; returns false when nothing live is left. */
-static bool skip_dead(sim_evq *q)
+/* skip_dead where the heap holds a tombstone. */
+static __attribute__((noinline)) bool skip_dead_slow(sim_evq *q)
 {
     while (q->n > 0) {
         if (q->n == q->nlive || pending(q, q->heap[0].key & SEQ_MASK, false))
@@ -246,6 +238,15 @@ static bool skip_dead(sim_evq *q)
         pop_top(q);
     }
     return false;
+}
+
+/* Drops tombstones at the top; returns false when nothing live is left. Inline: with none in
+ * the heap (every event live), there is nothing to drop. */
+static inline bool skip_dead(sim_evq *q)
+{
+    if (q->n == q->nlive)
+        return q->n > 0;
+    return skip_dead_slow(q);
 }
 
 bool sim_evq_pop(sim_evq *q, sim_event *ev)
@@ -268,7 +269,26 @@ bool sim_evq_pop_until(sim_evq *q, int64_t until, sim_event *ev)
         (void)found;
     }
     *ev = q->heap[0];
-    pop_top(q);
+    /* pop_top without its copy of the last event to the top: the hole there sinks past the
+     * children that go before the last event, which fills it */
+    sim_event *h = q->heap;
+    size_t n = --q->n;
+    if (n > 0) {
+        sim_event last = h[n];
+        size_t i = 0;
+        for (;;) {
+            size_t c = 2 * i + 1;
+            if (c >= n)
+                break;
+            if (c + 1 < n && before(&h[c + 1], &h[c]))
+                c++;
+            if (!before(&h[c], &last))
+                break;
+            h[i] = h[c];
+            i = c;
+        }
+        h[i] = last;
+    }
     return true;
 }
 

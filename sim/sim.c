@@ -207,6 +207,15 @@ void sim_advance(sim_ctx *ctx, int64_t t)
     ctx->now = t;
 }
 
+int sim_advance_before(sim_ctx *ctx, int64_t t)
+{
+    SIM_CHECK(ctx, t >= ctx->now);
+    if (t >= sim_evq_peek_time(ctx->q))
+        return 0;
+    ctx->now = t;
+    return 1;
+}
+
 uint64_t sim_run(sim_ctx *ctx, int64_t until)
 {
     uint64_t n = 0;

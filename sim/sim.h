@@ -81,6 +81,9 @@ int64_t sim_next_time(sim_ctx *ctx);
  * event may come at or before t (both checked always), so nothing it does can run out of order.
  * Events scheduled afterwards must be at t or later. */
 void sim_advance(sim_ctx *ctx, int64_t t);
+/* sim_advance(ctx, t) when no pending event comes at or before t, returning 1; 0 (the clock
+ * left) otherwise. t must not precede now (checked always). */
+int sim_advance_before(sim_ctx *ctx, int64_t t);
 
 /* Runs events until none is left, sim_stop is called, or the next event is after `until`.
  * Returns the number of events run. */

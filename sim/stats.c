@@ -114,7 +114,7 @@ static inline double approx_log2(double x)
  * buckets for any double, against the 1e-7 that margin keeps between the quotient and a whole
  * number; only nearer a bound (or outside the bins) is the logarithm taken. The bounds are
  * searched from a guess within a bucket of the right one. */
-static int32_t bucket_of(const sim_samples *s, double x)
+static inline __attribute__((always_inline)) int32_t bucket_of(const sim_samples *s, double x)
 {
     const double *e = s->edge;
     int32_t nb = s->nbins;
@@ -132,7 +132,9 @@ static int32_t bucket_of(const sim_samples *s, double x)
     return (int32_t)ceil(log(x) / log_gamma());
 }
 
-static void sketch_add(sim_samples *s, double x, double w)
+/* Counts x of weight w in its bucket (the last value's when it holds x, else bucket_of's) or among
+ * the zeros. Inline in its callers: sim_samples_put, and to_sketch's loop over every pair. */
+static inline __attribute__((always_inline)) void sketch_add(sim_samples *s, double x, double w)
 {
     if (x <= SKETCH_MIN) {
         s->zeros += w;
@@ -214,6 +216,14 @@ void sim_samples_add_each(sim_samples *s, double x, size_t count)
     if (!s->sketch)
         to_sketch(s);
     /* every one lands in x's bucket: its count grows by count, exactly (whole numbers) */
+    if (x == 0 && !signbit(x) && !signbit(s->sum) && !signbit(s->sumsq) &&
+        s->count + (double)count < 9007199254740992.0) {
+        /* adding +0 to a sum that is not -0 leaves it, and the count's ones add exactly up to
+         * 2^53: what the loop below gives, in one step (a zero CPU time each iteration) */
+        s->count += (double)count;
+        sketch_add(s, x, (double)count);
+        return;
+    }
     for (size_t i = 0; i < count; i++) {
         s->count += 1.0;
         s->sum += x;
@@ -329,6 +339,57 @@ static void sort_pairs(sim_pair *p, size_t n)
     free(tmp);
 }
 
+/* Whether every pair has weight 1 (each value added once): then the pairs sort as their keys
+ * alone, and the k-th value of the expanded sample is pair k's. */
+static int unit_weights(const sim_pair *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i].w != 1.0)
+            return 0;
+    return 1;
+}
+
+/* sort_pairs of n >= 4096 pairs of weight 1: the same passes over the keys alone (8 bytes a move,
+ * not 16), each value's key formed as it is read and its value restored as the last pass writes
+ * it back. Equal values are alike, so the order is sort_pairs's to the bit. */
+static void sort_unit(sim_pair *p, size_t n)
+{
+    uint64_t *a = sim_xmalloc(2 * n * sizeof *a), *b = a + n;
+    size_t *count = sim_xcalloc(4 * 65536, sizeof *count);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = sort_key(p[i].v);
+        a[i] = k;
+        count[k & 0xFFFF]++;
+        count[65536 + ((k >> 16) & 0xFFFF)]++;
+        count[2 * 65536 + ((k >> 32) & 0xFFFF)]++;
+        count[3 * 65536 + (k >> 48)]++;
+    }
+    uint64_t *src = a, *dst = b;
+    for (int pass = 0; pass < 4; pass++) {
+        int shift = 16 * pass;
+        size_t *c = count + (size_t)pass * 65536;
+        if (c[(src[0] >> shift) & 0xFFFF] == n)
+            continue; /* every key has this digit: the pass would change nothing */
+        size_t sum = 0;
+        for (size_t d = 0; d < 65536; d++) {
+            size_t x = c[d];
+            c[d] = sum;
+            sum += x;
+        }
+        for (size_t i = 0; i < n; i++) {
+            uint64_t k = src[i];
+            dst[c[(k >> shift) & 0xFFFF]++] = k;
+        }
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    for (size_t i = 0; i < n; i++)
+        p[i].v = key_value(src[i]); /* every weight is 1 already */
+    free(count);
+    free(a);
+}
+
 /* The k-th (0-based) value of the expanded, sorted sample; *i walks forward with *below the
  * weight before pair *i, so successive calls with growing k are cheap. */
 static double kth(const sim_samples *s, double k, size_t *i, double *below)
@@ -364,10 +425,18 @@ double sim_samples_percentile(sim_samples *s, double p)
     if (s->sketch)
         return sketch_kth(s, lo) + (sketch_kth(s, hi) - sketch_kth(s, lo)) * frac;
     if (!s->sorted) {
-        sort_pairs(s->p, s->n);
+        s->unit = s->n >= 4096 && unit_weights(s->p, s->n);
+        if (s->unit)
+            sort_unit(s->p, s->n);
+        else
+            sort_pairs(s->p, s->n);
         s->sorted = 1;
         s->walk_i = 0;
         s->walk_below = 0;
+    }
+    if (s->unit) { /* pair k is the k-th value: what the walk below stops at, without it */
+        double a = s->p[(size_t)lo].v, b = s->p[(size_t)hi].v;
+        return a + (b - a) * frac;
     }
     /* every pair before the last walk's stop ends at or below lo: the walk goes on from there
      * (the same additions in the same order as from the first pair) */

@@ -52,6 +52,7 @@ typedef struct sim_samples {
      * the weight before it), so increasing percentiles walk the pairs once */
     size_t walk_i;
     double walk_below;
+    int unit; /* sorted with every weight 1 (and at least 4,096 pairs): pair k is the k-th value */
     double count; /* total weight */
     double sum;   /* sum of value x weight */
     double sumsq; /* sum of value^2 x weight (the standard deviation once sketched) */
@@ -86,8 +87,8 @@ void sim_samples_add(sim_samples *s, double x);
 #define SIM_SKETCH_MIN 1e-9
 /* sim_samples_add_n's weight w (count > 0) once the sums hold it: its pair, or its bucket. */
 void sim_samples_put(sim_samples *s, double x, double w);
-/* Adds x count times in O(1). Inline: a value that lands in the exact pairs' spare room or in the
- * sketch's last bucket is added here, anything else by sim_samples_put. */
+/* Adds x count times in O(1). Inline: a value that lands in the exact pairs' spare room, in the
+ * sketch's last bucket or among its zeros is added here, anything else by sim_samples_put. */
 static inline void sim_samples_add_n(sim_samples *s, double x, size_t count)
 {
     if (count == 0)
@@ -98,6 +99,10 @@ static inline void sim_samples_add_n(sim_samples *s, double x, size_t count)
     s->sumsq += x * x * w;
     if (s->sketch && x > SIM_SKETCH_MIN && x > s->last_lo && x <= s->last_hi) {
         s->bins[s->last - s->lo] += w;
+        return;
+    }
+    if (s->sketch && x <= SIM_SKETCH_MIN) {
+        s->zeros += w;
         return;
     }
     if (!s->sketch && s->n < s->max_pairs && s->n < s->cap) {

@@ -591,9 +591,27 @@ static void test_check_refuses_past_time(void **state)
     assert_false(aborts_with(schedule_at_now_is_fine, ""));
 }
 
+/* sim_advance_before moves the clock to t only while no pending event comes at or before t (a
+ * cancelled one does not count), and leaves it otherwise. */
+static void test_advance_before(void **state)
+{
+    sim_ctx *ctx = sim_new(1);
+    sim_event_id a = sim_schedule(ctx, 10, 0, nop, NULL, 0);
+    assert_int_equal(sim_advance_before(ctx, 5), 1);
+    assert_int_equal(sim_now(ctx), 5);
+    assert_int_equal(sim_advance_before(ctx, 10), 0); /* the event at 10 comes first */
+    assert_int_equal(sim_now(ctx), 5);
+    assert_int_equal(sim_advance_before(ctx, 12), 0);
+    sim_cancel(ctx, a);
+    assert_int_equal(sim_advance_before(ctx, 12), 1);
+    assert_int_equal(sim_now(ctx), 12);
+    assert_int_equal(sim_advance_before(ctx, SIM_TIME_MAX - 1), 1); /* nothing pending */
+    sim_free(ctx);
+}
+
 LLMSIM_TEST_MAIN(NULL, NULL, test_order_ties_by_hand, test_ids_and_key,
                  test_order_reference_sort_100k, test_order_interleaved_reference_sort,
                  test_interleaved_push_pop_cancel_bruteforce, test_cancel_semantics,
                  test_long_pending_events, test_cancel_from_handler, test_cancel_many_then_run,
                  test_run_until, test_stop, test_schedule_now_from_handler, test_check_hook,
-                 test_check_refuses_past_time)
+                 test_check_refuses_past_time, test_advance_before)

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -240,6 +241,43 @@ static void test_samples_percentile_order(void **state)
     }
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Many values added once each (sorted as their keys alone, percentiles read by index) give the
+ * percentiles of the sorted array as numpy.percentile interpolates them and the standard
+ * deviation summed over it in that order, to the bit; with repeats, negatives and signed zeros. */
+static void test_samples_unit_weights(void **state)
+{
+    enum { N = 30000 };
+    static double v[N];
+    static const double ps[] = {0, 1, 37.5, 50, 90, 95, 99, 99.9, 100};
+    sim_samples a;
+    sim_samples_init(&a);
+    uint64_t st = 21;
+    double sum = 0;
+    for (size_t i = 0; i < N; i++) {
+        v[i] = i % 97 == 0 ? (i % 2 ? 0.0 : -0.0) : floor(unif(&st) * 5000) / 7 - 100;
+        sim_samples_add(&a, v[i]);
+        sum += v[i];
+    }
+    qsort(v, N, sizeof v[0], cmp_double);
+    for (size_t j = 0; j < sizeof ps / sizeof ps[0]; j++) {
+        double rank = ps[j] / 100.0 * (N - 1), lo = floor(rank), frac = rank - lo;
+        double hi = lo + 1 < N ? lo + 1 : lo;
+        double want = v[(size_t)lo] + (v[(size_t)hi] - v[(size_t)lo]) * frac;
+        assert_true(sim_samples_percentile(&a, ps[j]) == want);
+    }
+    double mean = sum / N, acc = 0;
+    for (size_t i = 0; i < N; i++)
+        acc += 1.0 * (v[i] - mean) * (v[i] - mean);
+    assert_true(sim_samples_std(&a) == sqrt(acc / N));
+    sim_samples_free(&a);
+}
+
 static int cmp_bits_w(const void *a, const void *b)
 {
     const sim_pair *x = a, *y = b;
@@ -434,4 +472,4 @@ LLMSIM_TEST_MAIN(NULL, NULL, test_samples_weighted_and_sketch, test_samples_add_
                  test_percentiles_like_numpy, test_samples_percentile_order,
                  test_samples_sort_restores_pairs, test_sketch_buckets_as_logarithm,
                  test_sketch_prev_bucket_as_logarithm, test_samples_add_after_query,
-                 test_samples_add_n)
+                 test_samples_add_n, test_samples_unit_weights)

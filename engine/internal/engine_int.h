@@ -673,7 +673,12 @@ struct eng_replica {
     int32_t fleet;        /* ENG_FLEET_*: autoscaling's state of it (ready otherwise) */
     int64_t fleet_since;  /* ns: when it last left ENG_FLEET_OFF */
     sim_event_id iter_ev; /* the end of the iteration in flight, or 0 */
-    double slow;          /* its steps' GPU time is multiplied by this (a `slow` fault), or 0 */
+    /* while its iteration's end is handled (on_iteration_end), the end of an iteration started
+     * there is held here (end_due) instead of being scheduled: the handler runs it at once
+     * when no event comes first */
+    int ending, end_due, end_ended;
+    int64_t end_at; /* ns */
+    double slow;    /* its steps' GPU time is multiplied by this (a `slow` fault), or 0 */
 };
 
 /* A replica under autoscaling: off (no GPUs held), starting (cold start: paid, not routed
@@ -867,6 +872,9 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k);
 /* Ends a decode step at now: advances the members, frees the blocks they no longer hold,
  * counts ITL gaps; returns finished members through fn. */
 void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *));
+/* eng_cohort_end_step, by a shorter path where the step has no drafts, the cohort one class, no
+ * cap and no sliding window (every member one token further, no block given back). */
+void eng_cohort_end(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *));
 /* Plain decode steps: one class, no drafts, no cap or window, no member that joined since the
  * last step (eng_cohort_plain). Between two such steps only the class's t, the step count and
  * the blocks in use move: eng_cohort_plain_end ends the step in flight at now (one ITL gap for
@@ -874,7 +882,23 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
  * eng_cohort_plain_need says it takes (free: the caller checked) -- what eng_cohort_end_step
  * and eng_cohort_begin_step do for such a cohort, in O(1). */
 int eng_cohort_plain(const eng_replica *r);
-int64_t eng_cohort_plain_need(const eng_replica *r);
+/* Inline (every step of a run asks it): grow_blocks(cl, 1) of the one class, the paged members
+ * whose context a + t is a multiple of bs (their residue bs - t mod bs, as cohort.c's res finds
+ * it). */
+static inline int64_t eng_cohort_plain_need(const eng_replica *r)
+{
+    const eng_cohort *c = &r->co;
+    const eng_cclass *cl = &c->cls[0];
+    int64_t x = c->bs - cl->t;
+    int32_t m = c->bs, i;
+    if ((m & (m - 1)) == 0)
+        i = (int32_t)(x & (m - 1));
+    else {
+        int64_t q = x % m;
+        i = (int32_t)(q < 0 ? q + m : q);
+    }
+    return (int64_t)r->kv.lay.fm * cl->grow.cnt[i];
+}
 void eng_cohort_plain_end(eng_replica *r, int64_t now);
 void eng_cohort_plain_begin(eng_replica *r, int64_t need);
 /* eng_cohort_end_step(r, now, fin) of a step that finishes no member, then
