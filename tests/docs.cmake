@@ -10,6 +10,11 @@ set_tests_properties(test_docs PROPERTIES LABELS "docs")
 if(CMAKE_BUILD_TYPE STREQUAL "Release")
   llmsim_add_test(test_docs_slow CPU 2400 ${CMAKE_COMMAND} -E env LLMSIM=$<TARGET_FILE:llmsim>
                   ${PROJECT_SOURCE_DIR}/scripts/docs.sh --check --class slow)
+  # every block of docs/capacity.md (test_docs_capacity checks two cheap ones in any build): the
+  # searches simulate whole workloads, a minute of CPU in a Release build
+  llmsim_add_test(test_docs_capacity_slow CPU 2400 bash ${PROJECT_SOURCE_DIR}/scripts/docs-capacity.sh
+                  --check ${CMAKE_BINARY_DIR})
+  set_tests_properties(test_docs_capacity_slow PROPERTIES LABELS "docs-slow")
 else()
   llmsim_add_test(test_docs_slow CPU 60 sh -c "echo 'test_docs_slow: the slow fragments are \
 checked in a Release build (ctest --test-dir build -L docs, as .ci/run does): this is a \
