@@ -1299,14 +1299,17 @@ __attribute__((always_inline)) static inline int run_step(eng_replica *r, run_ct
 
 /* Whether a decode run may go on past a step that finishes requests: the step's event would only
  * finish them and ask the policy for the next batch (no per-batch hook, no count of the run's
- * steps kept by the policy, no output held back by async processing, no padded slots, no drafts,
- * no other role's or tier's work a finish would start, no autoscaler counting finishes). */
+ * steps kept by the policy, no output held back by async processing, no padded slots, no other
+ * role's or tier's work a finish would start, no autoscaler counting finishes). Drafts may: the
+ * finishing step's end is eng_cohort_end_step on both paths (its rejected drafts' blocks given
+ * back, every class advanced by its draw), and the next step's drafts are the engine's rule
+ * (spec_k, no policy's choice), asked again for the members left (run_finish_end). */
 static int run_through_finishes(const eng_replica *r)
 {
     const eng_engine *e = r->e;
     return r->ops->runs_past_finishes && !r->ops->on_batch_end && !r->ops->on_run &&
            !r->pool->cfg.cpu.async && r->pool->role == ENG_ROLE_MIXED && r->batch.pad_seqs == 0 &&
-           !r->off && !e->as && e->cfg.spec.method == ENG_SPEC_NONE;
+           r->batch.speculate < 0 && !r->off && !e->as;
 }
 
 /* Ends a decode run's step in flight at end as its event would: the clock moved to end (nothing
@@ -1322,6 +1325,11 @@ static int run_finish_end(eng_replica *r, run_ctx *c, int64_t end, int64_t *need
     c->shaped = 0; /* members left: the next step is shaped afresh */
     if (e->failed || r->co.n == 0 || r->ops->run_steps(r->st, r) <= 1)
         return 0;
+    /* the drafts of the step the event would form, the engine's rule for the members left
+     * (run_through_finishes: no policy's choice): fewer may speculate again (spec.disable_batch);
+     * the policy's block check (eng_decode_blocks_needed) counts the same */
+    if (e->cfg.spec.method != ENG_SPEC_NONE)
+        c->k = c->kp = spec_k(r, NULL);
     *need = next_need(r, c->k);
     return *need <= eng_kv_nfree(&r->kv);
 }

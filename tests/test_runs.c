@@ -9,7 +9,7 @@
  * an autoscaled fleet with cold starts and admission shedding, prefix hits of multi-turn sessions,
  * speculative decoding in acceptance classes, a sliding-window model, a disaggregated deployment,
  * swap preemption, multi-step scheduling, TGI's waiting steps, and requests waiting for the seat
- * a finish inside a run frees.
+ * a finish inside a run frees, with drafts too (a small cache, a batch size that turns them off).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -110,6 +110,11 @@ typedef struct variant {
 #define POISSON200(rate)                                                                           \
     "workload:\n  num_requests: 200\n  arrival: {process: poisson, rate: " #rate "}\n" LENGTHS
 
+/* speculative decoding as in the "speculative" variant, with extra settings */
+#define SPEC(extra)                                                                                \
+    "speculative: {method: eagle3, num_speculative_tokens: 3, acceptance: {length: 2.4, classes: " \
+    "4}" extra "}\n"
+
 static const variant variants[] = {
     {"poisson",
      LLAMA "cpu_overhead: {per_iteration_us: 150, per_seq_us: 3, async: false}\n"
@@ -182,6 +187,14 @@ static const variant variants[] = {
     /* few seats, requests waiting for them: a finish inside a run frees a seat, and the next
      * step admits the head of the queue (runs_past_finishes asks the policy after it) */
     {"seats", LLAMA POISSON200(12), 0, NULL, "max_num_seqs", "4"},
+    /* drafts past finishes (runs_past_finishes with speculative decoding): requests waiting for
+     * the seats a finish inside a run frees, a small cache (preemption, the rejected drafts'
+     * blocks given back at each step's end, the next step's 1 + K slots), and a cohort that
+     * speculates again once finishes bring it under disable_by_batch_size */
+    {"spec-seats", LLAMA SPEC("") POISSON200(12), 0, NULL, "max_num_seqs", "4"},
+    {"spec-tight", LLAMA "memory: {gpu_utilization: 0.215}\n" SPEC("") POISSON200(9), 0, NULL, NULL,
+     NULL},
+    {"spec-off", LLAMA SPEC(", disable_by_batch_size: 6") POISSON200(5), 0, NULL, NULL, NULL},
 };
 
 typedef struct outcome {
