@@ -549,7 +549,8 @@ static void pull_arrival(eng_engine *e)
     rq->t_arrival = a.t;
     if (e->tot.arrived++ == 0)
         e->tot.first_arrival_ns = a.t;
-    sim_schedule(e->ctx, a.t, ENG_PRIO_ARRIVAL, on_arrival, e, (int64_t)(intptr_t)rq);
+    /* one arrival pending at a time: the next is pulled when it runs */
+    sim_schedule_side(e->ctx, a.t, ENG_PRIO_ARRIVAL, on_arrival, e, (int64_t)(intptr_t)rq);
 }
 
 /* ---------------- iterations ---------------- */

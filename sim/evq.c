@@ -13,6 +13,12 @@
  * every question with one bit and `old` stays empty or small; together they hold any number of
  * pending events in memory proportional to them.
  * The queue owns its arrays; events hold borrowed obj pointers.
+ *
+ * Beside the heap the queue keeps at most one event, `side` (sim_evq_push_side): a stream whose
+ * events come one at a time, each scheduling the next (a source's arrivals), has its pending
+ * one there, where it costs no sift. The first event is the earlier of side and heap[0], by the
+ * same (t, key) order, so the order of events is the same as with the side event in the heap.
+ * Its number is in the pending set like any other: entries n + has_side, live nlive of them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +32,8 @@
 struct sim_evq {
     sim_event *heap;
     size_t n, cap;
+    sim_event side;
+    size_t has_side; /* 0 or 1 */
     uint64_t next_seq;
     size_t nlive; /* pending events: bits set in ring, plus nold */
     uint64_t ring[RING_WORDS];
@@ -180,7 +188,7 @@ static bool pending(sim_evq *q, uint64_t seq, bool remove)
 }
 
 /* Issues the next number, pending; the one RING_BITS before it, if still pending, moves to old. */
-static uint64_t issue(sim_evq *q)
+static inline __attribute__((always_inline)) uint64_t issue(sim_evq *q)
 {
     uint64_t seq = q->next_seq++;
     uint64_t *w = ring_word(q, seq), b = ring_bit(seq);
@@ -188,6 +196,20 @@ static uint64_t issue(sim_evq *q)
         old_insert(q, seq - RING_BITS);
     *w |= b;
     q->nlive++;
+    return seq;
+}
+
+sim_event_id sim_evq_push_side(sim_evq *q, int64_t t, int prio, sim_handler fn, void *obj,
+                               int64_t arg)
+{
+    if (q->has_side)
+        return sim_evq_push(q, t, prio, fn, obj, arg);
+    SIM_CHECK(NULL, prio >= SIM_PRIO_MIN && prio <= SIM_PRIO_MAX);
+    SIM_CHECK(NULL, q->next_seq <= SEQ_MASK);
+    uint64_t seq = issue(q);
+    uint64_t key = ((uint64_t)(prio - SIM_PRIO_MIN) << 48) | seq;
+    q->side = (sim_event){.t = t, .key = key, .fn = fn, .obj = obj, .arg = arg};
+    q->has_side = 1;
     return seq;
 }
 
@@ -229,24 +251,46 @@ static void pop_top(sim_evq *q)
         sift_down(q->heap, q->n, 0);
 }
 
-/* skip_dead where the heap holds a tombstone. */
+/* skip_dead where the side event or the heap is a tombstone. */
 static __attribute__((noinline)) bool skip_dead_slow(sim_evq *q)
 {
+    if (q->has_side && !pending(q, q->side.key & SEQ_MASK, false))
+        q->has_side = 0;
     while (q->n > 0) {
-        if (q->n == q->nlive || pending(q, q->heap[0].key & SEQ_MASK, false))
+        if (q->n + q->has_side == q->nlive || pending(q, q->heap[0].key & SEQ_MASK, false))
             return true;
         pop_top(q);
     }
-    return false;
+    return q->has_side != 0;
 }
 
-/* Drops tombstones at the top; returns false when nothing live is left. Inline: with none in
- * the heap (every event live), there is nothing to drop. */
+/* Drops tombstones at the side and the heap's top; returns false when nothing live is left.
+ * Inline: with every entry live, there is nothing to drop. */
 static inline bool skip_dead(sim_evq *q)
 {
-    if (q->n == q->nlive)
-        return q->n > 0;
+    if (q->n + q->has_side == q->nlive)
+        return q->nlive > 0;
     return skip_dead_slow(q);
+}
+
+/* After skip_dead: whether the side event is the first. */
+static inline bool side_first(const sim_evq *q)
+{
+    return q->has_side && (q->n == 0 || before(&q->side, &q->heap[0]));
+}
+
+/* Takes seq, the number of an event known to be pending, out of the pending set. */
+static inline void unpend(sim_evq *q, uint64_t seq)
+{
+    if (q->next_seq - seq <= RING_BITS) { /* its bit in the ring */
+        SIM_ASSERT(NULL, *ring_word(q, seq) & ring_bit(seq));
+        *ring_word(q, seq) &= ~ring_bit(seq);
+        q->nlive--;
+    } else {
+        bool found = pending(q, seq, true);
+        SIM_ASSERT(NULL, found);
+        (void)found;
+    }
 }
 
 bool sim_evq_pop(sim_evq *q, sim_event *ev)
@@ -256,18 +300,19 @@ bool sim_evq_pop(sim_evq *q, sim_event *ev)
 
 bool sim_evq_pop_until(sim_evq *q, int64_t until, sim_event *ev)
 {
-    if (!skip_dead(q) || q->heap[0].t > until)
+    if (!skip_dead(q))
         return false;
-    uint64_t seq = q->heap[0].key & SEQ_MASK;
-    if (q->next_seq - seq <= RING_BITS) { /* pending (skip_dead): its bit in the ring */
-        SIM_ASSERT(NULL, *ring_word(q, seq) & ring_bit(seq));
-        *ring_word(q, seq) &= ~ring_bit(seq);
-        q->nlive--;
-    } else {
-        bool found = pending(q, seq, true);
-        SIM_ASSERT(NULL, found);
-        (void)found;
+    if (side_first(q)) {
+        if (q->side.t > until)
+            return false;
+        unpend(q, q->side.key & SEQ_MASK);
+        *ev = q->side;
+        q->has_side = 0;
+        return true;
     }
+    if (q->heap[0].t > until)
+        return false;
+    unpend(q, q->heap[0].key & SEQ_MASK); /* pending (skip_dead) */
     *ev = q->heap[0];
     /* pop_top without its copy of the last event to the top: the hole there sinks past the
      * children that go before the last event, which fills it */
@@ -292,9 +337,12 @@ bool sim_evq_pop_until(sim_evq *q, int64_t until, sim_event *ev)
     return true;
 }
 
-int64_t sim_evq_peek_time(sim_evq *q)
+/* Inlined into its callers in the clock's checks (with link-time optimisation). */
+__attribute__((always_inline)) inline int64_t sim_evq_peek_time(sim_evq *q)
 {
-    return skip_dead(q) ? q->heap[0].t : SIM_TIME_MAX;
+    if (!skip_dead(q))
+        return SIM_TIME_MAX;
+    return side_first(q) ? q->side.t : q->heap[0].t;
 }
 
 size_t sim_evq_size(const sim_evq *q)
@@ -310,7 +358,7 @@ int sim_evq_check(const sim_evq *q)
     size_t bits = 0;
     for (size_t i = 0; i < RING_WORDS; i++)
         bits += (size_t)__builtin_popcountll(q->ring[i]);
-    if (q->nlive > q->n || q->nlive != bits + q->nold)
+    if (q->nlive > q->n + q->has_side || q->nlive != bits + q->nold)
         return -1;
     return 0;
 }

@@ -1,5 +1,6 @@
 /*
- * evq.h: the event queue, a binary min-heap ordered by (time, priority, sequence number).
+ * evq.h: the event queue, a binary min-heap ordered by (time, priority, sequence number), and
+ * one event kept beside it (sim_evq_push_side).
  *
  * Every operation is O(log n). The sequence number is assigned by the queue at push time and
  * grows by one per push, so events pushed earlier at the same (time, priority) come out first:
@@ -30,6 +31,11 @@ sim_evq *sim_evq_new(void);
 void sim_evq_free(sim_evq *q);
 /* Pushes an event; prio must lie in [SIM_PRIO_MIN, SIM_PRIO_MAX]. Returns its sequence number. */
 sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void *obj, int64_t arg);
+/* The same, for a stream whose events come one at a time, each scheduled by the one before (a
+ * source's arrivals): the queue keeps one such event beside its heap, where it costs no sift
+ * (with one there already, the event goes into the heap). The order of events is the same. */
+sim_event_id sim_evq_push_side(sim_evq *q, int64_t t, int prio, sim_handler fn, void *obj,
+                               int64_t arg);
 /* Pops the first live event into *ev; returns false when the queue holds no live event. */
 bool sim_evq_pop(sim_evq *q, sim_event *ev);
 /* The same for an event due at or before until: false (nothing popped) when the first live one is

@@ -168,6 +168,14 @@ sim_event_id sim_schedule(sim_ctx *ctx, int64_t t, int prio, sim_handler fn, voi
     return sim_evq_push(ctx->q, t, prio, fn, obj, arg);
 }
 
+sim_event_id sim_schedule_side(sim_ctx *ctx, int64_t t, int prio, sim_handler fn, void *obj,
+                               int64_t arg)
+{
+    SIM_CHECK(ctx, t >= ctx->now);
+    SIM_CHECK(ctx, fn != NULL);
+    return sim_evq_push_side(ctx->q, t, prio, fn, obj, arg);
+}
+
 void sim_cancel(sim_ctx *ctx, sim_event_id id)
 {
     sim_evq_cancel(ctx->q, id);

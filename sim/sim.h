@@ -70,6 +70,11 @@ size_t sim_events_pending(const sim_ctx *ctx); /* live events queued */
 /* Schedules fn(ctx, obj, arg) at absolute time t >= now (checked always). Returns its id. */
 sim_event_id sim_schedule(sim_ctx *ctx, int64_t t, int prio, sim_handler fn, void *obj,
                           int64_t arg);
+/* sim_schedule for a stream whose events come one at a time, each scheduled by the one before
+ * (a source's arrivals): the queue keeps one such event beside its heap, which spares the heap's
+ * sifts. The events run in the same order, with the same ids, as with sim_schedule. */
+sim_event_id sim_schedule_side(sim_ctx *ctx, int64_t t, int prio, sim_handler fn, void *obj,
+                               int64_t arg);
 /* Cancels a pending event; cancelling one that already ran or was cancelled is a no-op. */
 void sim_cancel(sim_ctx *ctx, sim_event_id id);
 /* Time of the next live event (SIM_TIME_MAX when none is queued): nothing happens before it

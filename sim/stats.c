@@ -57,6 +57,7 @@ void sim_samples_free(sim_samples *s)
     free(s->p);
     free(s->bins);
     free(s->edge);
+    free(s->cell);
     sim_samples_init(s);
     s->max_pairs = cap;
 }
@@ -72,7 +73,16 @@ static double bound(int32_t j)
     return exp(j * log_gamma());
 }
 
-/* Widens bins (and edge) to cover bucket i. */
+#define CELL_SHIFT (52 - 7) /* a cell: the exponent and the top 7 mantissa bits */
+
+static inline int64_t cell_of(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return (int64_t)(u >> CELL_SHIFT);
+}
+
+/* Widens bins (and edge) to cover bucket i, and remakes the cells' guesses. */
 static void sketch_cover(sim_samples *s, int32_t i)
 {
     int32_t lo = s->nbins == 0 ? i : i < s->lo ? i : s->lo;
@@ -92,20 +102,19 @@ static void sketch_cover(sim_samples *s, int32_t i)
     s->edge = e;
     s->lo = lo;
     s->nbins = hi - lo;
-}
-
-/* log2(x) within 0.008 for a positive normal x: its exponent plus a quadratic in its mantissa
- * m in [0, 1) (m + 0.346 m (1 - m) against log2(1 + m)). */
-static inline double approx_log2(double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    double ex = (double)((int64_t)(u >> 52) - 1023);
-    u = (u & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1023) << 52);
-    double m;
-    memcpy(&m, &u, sizeof m);
-    m -= 1;
-    return ex + m + 0.346 * m * (1 - m);
+    int64_t c0 = cell_of(e[0]), c1 = cell_of(e[s->nbins]);
+    free(s->cell);
+    s->cell = sim_xmalloc((size_t)(c1 - c0 + 1) * sizeof *s->cell);
+    s->cell_lo = c0;
+    int32_t a = 0;
+    for (int64_t c = c0; c <= c1; c++) {
+        uint64_t u = (uint64_t)c << CELL_SHIFT;
+        double least;
+        memcpy(&least, &u, sizeof least);
+        while (a + 1 < s->nbins && e[a + 1] < least)
+            a++;
+        s->cell[c - c0] = a;
+    }
 }
 
 /* The bucket of x > SKETCH_MIN: ceil(log(x) / log(gamma)), as computed. Within the bounds the
@@ -113,16 +122,14 @@ static inline double approx_log2(double x)
  * 1e-9 inside them: log, the division and the bounds themselves err by under 1e-12 in units of
  * buckets for any double, against the 1e-7 that margin keeps between the quotient and a whole
  * number; only nearer a bound (or outside the bins) is the logarithm taken. The bounds are
- * searched from a guess within a bucket of the right one. */
+ * searched from a guess within a bucket of the right one (the cell's). */
 static inline __attribute__((always_inline)) int32_t bucket_of(const sim_samples *s, double x)
 {
     const double *e = s->edge;
     int32_t nb = s->nbins;
     if (nb > 0 && x > e[0] && x <= e[nb]) {
-        double q = approx_log2(x) * (0.69314718055994530942 / log_gamma());
-        int32_t a = (int32_t)q + 1 - s->lo; /* bucket (int)q + 1 from the guess */
-        a = a < 0 ? 0 : a >= nb ? nb - 1 : a;
-        while (x <= e[a]) /* e[0] < x: stops at 0 */
+        int32_t a = s->cell[cell_of(x) - s->cell_lo]; /* the bucket, or the one below */
+        while (x <= e[a])                             /* e[0] < x: stops at 0 */
             a--;
         while (x > e[a + 1]) /* x <= e[nb]: stops at nb - 1 */
             a++;

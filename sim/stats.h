@@ -75,6 +75,11 @@ typedef struct sim_samples {
      * computed as the bucket's bound always was), so a value that leaves the last bucket finds
      * its own by comparisons */
     double *edge;
+    /* a guess at the bucket of a value, by its exponent and top 7 mantissa bits (128 cells an
+     * octave, against about 69 buckets): cell[c - cell_lo] is the bins index of the bucket that
+     * holds the cell's smallest double, for the cells from edge[0]'s to edge[nbins]'s */
+    int32_t *cell;
+    int64_t cell_lo;
 } sim_samples;
 
 void sim_samples_init(sim_samples *s);

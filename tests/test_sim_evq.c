@@ -4,7 +4,8 @@
  *
  * The order is checked three ways: hand-written ties; 100k random events with many ties against
  * a reference sort (qsort on the documented key); and random interleaved push/pop/cancel against
- * a brute-force minimum over the live set, with sim_evq_check along the way.
+ * a brute-force minimum over the live set, with sim_evq_check along the way (once with some
+ * events kept beside the heap by sim_evq_push_side).
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -198,7 +199,7 @@ static void test_order_interleaved_reference_sort(void **state)
 /* Arbitrary interleaving (times may precede the last pop) with cancellations, against a
  * brute-force reference: every pop must return the minimum of the live set; cancelling a
  * popped, already-cancelled, zero or never-issued id must change nothing. */
-static void test_interleaved_push_pop_cancel_bruteforce(void **state)
+static void interleaved_bruteforce(int use_side)
 {
     enum { OPS = 200000, CAP = 4096 };
     ref *live = refs(CAP);
@@ -212,7 +213,12 @@ static void test_interleaved_push_pop_cancel_bruteforce(void **state)
         /* keep the live set between a few and a hundred events */
         if (nlive < 100 && (nlive < 5 || c < 45)) {
             int64_t t = rnd_range(0, 40);
-            push_ref(q, &live[nlive++], t, (int)rnd_range(-2, 2), op);
+            ref *r = &live[nlive++];
+            push_ref(q, r, t, (int)rnd_range(-2, 2), op);
+            if (use_side && c % 3 == 0) { /* the same event again, beside the heap if free */
+                sim_evq_cancel(q, r->seq);
+                r->seq = sim_evq_push_side(q, t, r->prio, nop, NULL, op);
+            }
         } else if (c < 75) {
             size_t m = 0;
             for (size_t i = 1; i < nlive; i++)
@@ -252,6 +258,64 @@ static void test_interleaved_push_pop_cancel_bruteforce(void **state)
     free(gone);
     free(live);
     sim_evq_free(q);
+}
+
+static void test_interleaved_push_pop_cancel_bruteforce(void **state)
+{
+    interleaved_bruteforce(0);
+}
+
+/* The same with a third of the events pushed by sim_evq_push_side (beside the heap while no
+ * other event is there): the order, the cancellations and the live count are the same as with
+ * every event in the heap. */
+static void test_interleaved_side_bruteforce(void **state)
+{
+    interleaved_bruteforce(1);
+}
+
+/* The side event keeps its place among the heap's by (time, priority, sequence): an arrival
+ * stream beside the heap runs in the order of sim_schedule, ties included, and with the same
+ * ids; a cancelled side event does not run, and the slot takes the next one. */
+static int64_t side_log[16];
+static int side_nlog;
+static void log_arg(sim_ctx *ctx, void *obj, int64_t arg)
+{
+    side_log[side_nlog++] = arg;
+}
+
+static void test_side_event_order(void **state)
+{
+    sim_ctx *ctx = sim_new(1);
+    side_nlog = 0;
+    sim_schedule(ctx, 10, 0, log_arg, NULL, 1);
+    sim_event_id s = sim_schedule_side(ctx, 10, 0, log_arg, NULL, 2); /* after 1: pushed later */
+    assert_int_equal(s, 2);
+    sim_schedule(ctx, 10, 0, log_arg, NULL, 3);
+    sim_schedule_side(ctx, 5, 1, log_arg, NULL, 4); /* the slot is taken: into the heap */
+    sim_schedule(ctx, 10, -1, log_arg, NULL, 5);
+    assert_int_equal(sim_events_pending(ctx), 5);
+    assert_int_equal(sim_next_time(ctx), 5);
+    sim_run(ctx, SIM_TIME_MAX);
+    int64_t want[] = {4, 5, 1, 2, 3};
+    assert_int_equal(side_nlog, 5);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(side_log[i], want[i]);
+
+    side_nlog = 0;
+    s = sim_schedule_side(ctx, 20, 0, log_arg, NULL, 6);
+    sim_schedule(ctx, 30, 0, log_arg, NULL, 7);
+    sim_cancel(ctx, s);
+    assert_int_equal(sim_events_pending(ctx), 1);
+    assert_int_equal(sim_next_time(ctx), 30); /* the cancelled side event is dropped */
+    sim_schedule_side(ctx, 25, 0, log_arg, NULL, 8);
+    assert_int_equal(sim_advance_before(ctx, 25), 0);
+    assert_int_equal(sim_run(ctx, 25), 1); /* until: the side event at 25, not the one at 30 */
+    assert_int_equal(side_nlog, 1);
+    assert_int_equal(side_log[0], 8);
+    sim_run(ctx, SIM_TIME_MAX);
+    assert_int_equal(side_nlog, 2);
+    assert_int_equal(side_log[1], 7);
+    sim_free(ctx);
 }
 
 /* Events that stay pending while many more are pushed and run (a timer far ahead among a
@@ -614,4 +678,5 @@ LLMSIM_TEST_MAIN(NULL, NULL, test_order_ties_by_hand, test_ids_and_key,
                  test_interleaved_push_pop_cancel_bruteforce, test_cancel_semantics,
                  test_long_pending_events, test_cancel_from_handler, test_cancel_many_then_run,
                  test_run_until, test_stop, test_schedule_now_from_handler, test_check_hook,
-                 test_check_refuses_past_time, test_advance_before)
+                 test_check_refuses_past_time, test_advance_before,
+                 test_interleaved_side_bruteforce, test_side_event_order)
