@@ -1591,10 +1591,12 @@ static void on_iteration_end(sim_ctx *ctx, void *obj, int64_t ended)
 {
     eng_replica *r = obj;
     int64_t now = sim_now(ctx);
-    for (;;) {
+    for (int in_place = 0;; in_place = 1) {
         r->ending = r->e->cfg.max_run_steps != 1; /* not where every step is to be an event */
         iteration_end(r, now, ended);
         r->ending = 0;
+        if (in_place) /* what sim_run checks after an event, after an end run here */
+            sim_check_as_event(ctx);
         if (!r->end_due)
             return;
         r->end_due = 0;

@@ -24,7 +24,8 @@ struct sim_ctx {
     sim_mt *mt[SIM_STREAM_COUNT]; /* the streams drawn inline (sim_mt_of) */
     void (*check)(void *);
     void *check_arg;
-    uint64_t check_every; /* the walkers run after every check_every-th event */
+    uint64_t check_every;    /* the walkers run after every check_every-th event */
+    uint64_t checked_inline; /* work run in place of an event (sim_check_as_event) */
 };
 
 int sim_errf(sim_err *e, const char *fmt, ...)
@@ -223,6 +224,15 @@ int sim_advance_before(sim_ctx *ctx, int64_t t)
     ctx->now = t;
     return 1;
 }
+
+#ifdef SIM_DEBUG
+void sim_check_as_event(sim_ctx *ctx)
+{
+    SIM_ASSERT(ctx, sim_evq_check(ctx->q) == 0 || !"event queue out of order");
+    if (ctx->check && ++ctx->checked_inline % ctx->check_every == 0)
+        ctx->check(ctx->check_arg);
+}
+#endif
 
 uint64_t sim_run(sim_ctx *ctx, int64_t until)
 {

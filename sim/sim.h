@@ -89,6 +89,17 @@ void sim_advance(sim_ctx *ctx, int64_t t);
 /* sim_advance(ctx, t) when no pending event comes at or before t, returning 1; 0 (the clock
  * left) otherwise. t must not precede now (checked always). */
 int sim_advance_before(sim_ctx *ctx, int64_t t);
+/* In debug builds, the checks sim_run makes after each event (the queue's order, the walkers
+ * every check_every-th time), for work a handler ran at once in place of an event it would have
+ * scheduled (after sim_advance_before); nothing in other builds. */
+#ifdef SIM_DEBUG
+void sim_check_as_event(sim_ctx *ctx);
+#else
+static inline void sim_check_as_event(sim_ctx *ctx)
+{
+    (void)ctx;
+}
+#endif
 
 /* Runs events until none is left, sim_stop is called, or the next event is after `until`.
  * Returns the number of events run. */

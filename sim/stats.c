@@ -441,8 +441,12 @@ double sim_samples_percentile(sim_samples *s, double p)
         s->walk_i = 0;
         s->walk_below = 0;
     }
-    if (s->unit) { /* pair k is the k-th value: what the walk below stops at, without it */
-        double a = s->p[(size_t)lo].v, b = s->p[(size_t)hi].v;
+    if (s->unit) { /* pair k is the k-th value: what the walk below stops at, without it (a p
+                    * outside [0, 100] reads the first or the last, as the walk stops there) */
+        size_t last = s->n - 1;
+        size_t i = lo <= 0 ? 0 : lo >= (double)last ? last : (size_t)lo;
+        size_t j = hi <= 0 ? 0 : hi >= (double)last ? last : (size_t)hi;
+        double a = s->p[i].v, b = s->p[j].v;
         return a + (b - a) * frac;
     }
     /* every pair before the last walk's stop ends at or below lo: the walk goes on from there
