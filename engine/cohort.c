@@ -782,16 +782,12 @@ int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps)
     return need_of_classes(r, k, steps);
 }
 
-void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *))
+/* A step's end for its inter-token gaps: one since the last step's end for each member that was
+ * in it, one since its first token for each member that joined with it; the step counted. */
+static inline __attribute__((always_inline)) void close_step_gaps(eng_engine *e, eng_cohort *c,
+                                                                  int64_t now)
 {
-    eng_cohort *c = &r->co;
-    eng_engine *e = r->e;
-    const eng_kvlay *l = &r->kv.lay;
-    int64_t old = c->n - c->nfresh, zeros = 0, freed = 0, ahead = 1 + c->step_k, moved = 0;
-    /* the classes with members or with blocks of the step: another holds nothing and moves
-     * nothing (its t stays: a member's context a + t is relative to its class's t alone) */
-    uint64_t visit = c->live | c->begun;
-    c->in_step = 0;
+    int64_t old = c->n - c->nfresh;
     if (old > 0)
         eng_emit_itl(e, now - c->last_step_end, old);
     for (int32_t i = 0; i < c->nfresh; i++) {
@@ -802,6 +798,19 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     c->nfresh = 0;
     c->step++;
     c->last_step_end = now;
+}
+
+void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_request *))
+{
+    eng_cohort *c = &r->co;
+    eng_engine *e = r->e;
+    const eng_kvlay *l = &r->kv.lay;
+    int64_t zeros = 0, freed = 0, ahead = 1 + c->step_k, moved = 0;
+    /* the classes with members or with blocks of the step: another holds nothing and moves
+     * nothing (its t stays: a member's context a + t is relative to its class's t alone) */
+    uint64_t visit = c->live | c->begun;
+    c->in_step = 0;
+    close_step_gaps(e, c, now);
     for (uint64_t m = visit; m; m &= m - 1) {
         eng_cclass *cl = &c->cls[CLASS(m)];
         int64_t n = cl->adv;
@@ -850,19 +859,9 @@ void eng_cohort_end(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_
      * no cap events, so no block goes back; no zero gaps (one token each, and a finishing
      * member only takes some away) */
     eng_engine *e = r->e;
-    int64_t old = c->n - c->nfresh;
     int visit = (c->live | c->begun) != 0;
     c->in_step = 0;
-    if (old > 0)
-        eng_emit_itl(e, now - c->last_step_end, old);
-    for (int32_t i = 0; i < c->nfresh; i++) {
-        eng_request *rq = c->fresh[i];
-        eng_emit_itl(e, now - rq->t_last_token, 1);
-        rq->c_new = 0;
-    }
-    c->nfresh = 0;
-    c->step++;
-    c->last_step_end = now;
+    close_step_gaps(e, c, now);
     if (visit) {
         if (!(c->begun & 1))
             cl->alloc = 0; /* it had no members when the step began */

@@ -62,9 +62,10 @@ void sim_evq_free(sim_evq *q)
         SIM_FREE_ALL(q->heap, q->old, q);
 }
 
-static void sift_down(sim_event *h, size_t n, size_t i)
+/* Fills the hole at i with ev: the hole sinks past the children that go before ev. */
+static inline __attribute__((always_inline)) void sink_hole(sim_event *h, size_t n, size_t i,
+                                                            sim_event ev)
 {
-    sim_event ev = h[i];
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n)
@@ -77,6 +78,11 @@ static void sift_down(sim_event *h, size_t n, size_t i)
         i = c;
     }
     h[i] = ev;
+}
+
+static void sift_down(sim_event *h, size_t n, size_t i)
+{
+    sink_hole(h, n, i, h[i]);
 }
 
 /* ---- pending numbers older than the ring's (a hash set) ---- */
@@ -316,24 +322,9 @@ bool sim_evq_pop_until(sim_evq *q, int64_t until, sim_event *ev)
     *ev = q->heap[0];
     /* pop_top without its copy of the last event to the top: the hole there sinks past the
      * children that go before the last event, which fills it */
-    sim_event *h = q->heap;
     size_t n = --q->n;
-    if (n > 0) {
-        sim_event last = h[n];
-        size_t i = 0;
-        for (;;) {
-            size_t c = 2 * i + 1;
-            if (c >= n)
-                break;
-            if (c + 1 < n && before(&h[c + 1], &h[c]))
-                c++;
-            if (!before(&h[c], &last))
-                break;
-            h[i] = h[c];
-            i = c;
-        }
-        h[i] = last;
-    }
+    if (n > 0)
+        sink_hole(q->heap, n, 0, q->heap[n]);
     return true;
 }
 
