@@ -302,6 +302,27 @@ static inline uint64_t bits_of(const sim_pair *p)
     return k;
 }
 
+/* The radix sorts' digit counts: key k counted under each of its four 16-bit digits, in the
+ * four passes' tables of 65,536 counts. */
+static inline void count_digits(size_t *count, uint64_t k)
+{
+    count[k & 0xFFFF]++;
+    count[65536 + ((k >> 16) & 0xFFFF)]++;
+    count[2 * 65536 + ((k >> 32) & 0xFFFF)]++;
+    count[3 * 65536 + (k >> 48)]++;
+}
+
+/* A pass's digit counts turned into where each digit's keys start. */
+static inline void digit_starts(size_t *c)
+{
+    size_t sum = 0;
+    for (size_t d = 0; d < 65536; d++) {
+        size_t x = c[d];
+        c[d] = sum;
+        sum += x;
+    }
+}
+
 /* Sorts the pairs by value: qsort when few, else an LSD radix sort (four stable passes of 16
  * bits, O(n)), several times faster than qsort on the million values of a large run. Each value
  * is replaced by its key once (its bits held in the value field) and restored after the passes;
@@ -317,10 +338,7 @@ static void sort_pairs(sim_pair *p, size_t n)
     for (size_t i = 0; i < n; i++) {
         uint64_t k = sort_key(p[i].v);
         memcpy(&p[i].v, &k, sizeof k);
-        count[k & 0xFFFF]++;
-        count[65536 + ((k >> 16) & 0xFFFF)]++;
-        count[2 * 65536 + ((k >> 32) & 0xFFFF)]++;
-        count[3 * 65536 + (k >> 48)]++;
+        count_digits(count, k);
     }
     sim_pair *src = p, *dst = tmp;
     for (int pass = 0; pass < 4; pass++) {
@@ -328,12 +346,7 @@ static void sort_pairs(sim_pair *p, size_t n)
         size_t *c = count + (size_t)pass * 65536;
         if (c[(bits_of(&src[0]) >> shift) & 0xFFFF] == n)
             continue; /* every key has this digit: the pass would change nothing */
-        size_t sum = 0;
-        for (size_t d = 0; d < 65536; d++) {
-            size_t x = c[d];
-            c[d] = sum;
-            sum += x;
-        }
+        digit_starts(c);
         for (size_t i = 0; i < n; i++)
             dst[c[(bits_of(&src[i]) >> shift) & 0xFFFF]++] = src[i];
         sim_pair *t = src;
@@ -366,10 +379,7 @@ static void sort_unit(sim_pair *p, size_t n)
     for (size_t i = 0; i < n; i++) {
         uint64_t k = sort_key(p[i].v);
         a[i] = k;
-        count[k & 0xFFFF]++;
-        count[65536 + ((k >> 16) & 0xFFFF)]++;
-        count[2 * 65536 + ((k >> 32) & 0xFFFF)]++;
-        count[3 * 65536 + (k >> 48)]++;
+        count_digits(count, k);
     }
     uint64_t *src = a, *dst = b;
     for (int pass = 0; pass < 4; pass++) {
@@ -377,12 +387,7 @@ static void sort_unit(sim_pair *p, size_t n)
         size_t *c = count + (size_t)pass * 65536;
         if (c[(src[0] >> shift) & 0xFFFF] == n)
             continue; /* every key has this digit: the pass would change nothing */
-        size_t sum = 0;
-        for (size_t d = 0; d < 65536; d++) {
-            size_t x = c[d];
-            c[d] = sum;
-            sum += x;
-        }
+        digit_starts(c);
         for (size_t i = 0; i < n; i++) {
             uint64_t k = src[i];
             dst[c[(k >> shift) & 0xFFFF]++] = k;
