@@ -256,8 +256,12 @@ double sim_samples_std(const sim_samples *s)
     double mean = s->sum / s->count, var;
     if (!s->sketch) {
         double acc = 0;
-        for (size_t i = 0; i < s->n; i++)
-            acc += s->p[i].w * (s->p[i].v - mean) * (s->p[i].v - mean);
+        if (s->unit && s->sorted) /* every weight 1: w * d is d, exactly */
+            for (size_t i = 0; i < s->n; i++)
+                acc += (s->p[i].v - mean) * (s->p[i].v - mean);
+        else
+            for (size_t i = 0; i < s->n; i++)
+                acc += s->p[i].w * (s->p[i].v - mean) * (s->p[i].v - mean);
         var = acc / s->count;
     } else {
         var = s->sumsq / s->count - mean * mean;
