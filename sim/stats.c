@@ -256,12 +256,14 @@ double sim_samples_std(const sim_samples *s)
     double mean = s->sum / s->count, var;
     if (!s->sketch) {
         double acc = 0;
-        if (s->unit && s->sorted) /* every weight 1: w * d is d, exactly */
+        if (s->unit && s->sorted) { /* every weight 1: w * d is d, exactly */
+#pragma GCC unroll 4
             for (size_t i = 0; i < s->n; i++)
                 acc += (s->p[i].v - mean) * (s->p[i].v - mean);
-        else
+        } else {
             for (size_t i = 0; i < s->n; i++)
                 acc += s->p[i].w * (s->p[i].v - mean) * (s->p[i].v - mean);
+        }
         var = acc / s->count;
     } else {
         var = s->sumsq / s->count - mean * mean;
@@ -280,7 +282,10 @@ static inline uint64_t sort_key(double v)
 {
     uint64_t u;
     memcpy(&u, &v, sizeof u);
-    return (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
+    /* the sign spread over the word: all ones for a negative (every bit flips), else none (the
+     * sign bit alone flips, from 0) */
+    uint64_t neg = (uint64_t)0 - (u >> 63);
+    return u ^ (neg | (UINT64_C(1) << 63));
 }
 
 static int cmp_pair(const void *a, const void *b)
@@ -292,7 +297,8 @@ static int cmp_pair(const void *a, const void *b)
 /* The value a sort key stands for (sort_key's inverse, to the bit). */
 static inline double key_value(uint64_t k)
 {
-    uint64_t u = (k >> 63) ? k & ~(UINT64_C(1) << 63) : ~k;
+    uint64_t neg = (k >> 63) - 1; /* all ones where the key's top bit is 0: a negative's */
+    uint64_t u = k ^ (neg | (UINT64_C(1) << 63));
     double v;
     memcpy(&v, &u, sizeof v);
     return v;
@@ -368,6 +374,7 @@ static void sort_pairs(sim_pair *p, size_t n)
 static inline __attribute__((always_inline)) void scatter_keys(const uint64_t *src, size_t n,
                                                                uint64_t **b, int shift)
 {
+#pragma GCC unroll 4
     for (size_t i = 0; i < n; i++) {
         uint64_t k = src[i];
         *b[(k >> shift) & 0xFFFF]++ = k;
@@ -378,6 +385,7 @@ static inline __attribute__((always_inline)) void scatter_keys(const uint64_t *s
 static inline __attribute__((always_inline)) void scatter_values(const uint64_t *src, size_t n,
                                                                  sim_pair **b, int shift)
 {
+#pragma GCC unroll 4
     for (size_t i = 0; i < n; i++) {
         uint64_t k = src[i];
         (b[(k >> shift) & 0xFFFF]++)->v = key_value(k);
@@ -394,6 +402,7 @@ static int sort_unit(sim_pair *p, size_t n)
 {
     uint64_t *a = sim_xmalloc(2 * n * sizeof *a), *tmp = a + n;
     size_t *count = sim_xcalloc(4 * 65536, sizeof *count);
+#pragma GCC unroll 4
     for (size_t i = 0; i < n; i++) {
         if (p[i].w != 1.0) {
             free(count);
@@ -416,6 +425,7 @@ static int sort_unit(sim_pair *p, size_t n)
         const size_t *c = count + (size_t)d * 65536;
         size_t at = 0;
         if (j + 1 < npass) {
+#pragma GCC unroll 4
             for (size_t x = 0; x < 65536; x++) {
                 bk[x] = dst + at;
                 at += c[x];
@@ -438,6 +448,7 @@ static int sort_unit(sim_pair *p, size_t n)
             src = dst;
             dst = t;
         } else {
+#pragma GCC unroll 4
             for (size_t x = 0; x < 65536; x++) {
                 bp[x] = p + at;
                 at += c[x];
