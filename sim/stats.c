@@ -326,6 +326,7 @@ static inline void count_digits(size_t *count, uint64_t k)
 static inline void digit_starts(size_t *c)
 {
     size_t sum = 0;
+#pragma GCC unroll 4
     for (size_t d = 0; d < 65536; d++) {
         size_t x = c[d];
         c[d] = sum;
@@ -345,6 +346,7 @@ static void sort_pairs(sim_pair *p, size_t n)
     }
     sim_pair *tmp = sim_xmalloc(n * sizeof *tmp);
     size_t *count = sim_xcalloc(4 * 65536, sizeof *count);
+#pragma GCC unroll 4
     for (size_t i = 0; i < n; i++) {
         uint64_t k = sort_key(p[i].v);
         memcpy(&p[i].v, &k, sizeof k);
@@ -357,12 +359,14 @@ static void sort_pairs(sim_pair *p, size_t n)
         if (c[(bits_of(&src[0]) >> shift) & 0xFFFF] == n)
             continue; /* every key has this digit: the pass would change nothing */
         digit_starts(c);
+#pragma GCC unroll 4
         for (size_t i = 0; i < n; i++)
             dst[c[(bits_of(&src[i]) >> shift) & 0xFFFF]++] = src[i];
         sim_pair *t = src;
         src = dst;
         dst = t;
     }
+#pragma GCC unroll 4
     for (size_t i = 0; i < n; i++)
         p[i] = (sim_pair){key_value(bits_of(&src[i])), src[i].w};
     free(count);
