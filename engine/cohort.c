@@ -739,27 +739,6 @@ int eng_cohort_plain(const eng_replica *r)
            c->step_k == 0;
 }
 
-void eng_cohort_plain_end(eng_replica *r, int64_t now)
-{
-    eng_cohort *c = &r->co;
-    eng_cclass *cl = &c->cls[0];
-    SIM_ASSERT(r->e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(c));
-    c->in_step = 0;
-    eng_emit_itl(r->e, now - c->last_step_end, c->n);
-    c->step++;
-    c->last_step_end = now;
-    cl->t++;
-    c->ctx += c->n;
-    c->fin_known = 0;
-}
-
-void eng_cohort_plain_begin(eng_replica *r, int64_t need)
-{
-    SIM_ASSERT(r->e->ctx, need == eng_cohort_need(r, 0, 1) && need <= eng_kv_nfree(&r->kv));
-    r->co.in_step = 1;
-    eng_kv_alloc_derived(&r->kv, need);
-}
-
 /* eng_cohort_need over the classes with members (grow_blocks of each). */
 static int64_t need_of_classes(const eng_replica *r, int32_t k, int32_t steps)
 {

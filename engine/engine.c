@@ -1335,6 +1335,73 @@ static int run_finish_end(eng_replica *r, run_ctx *c, int64_t end, int64_t *need
     return *need <= eng_kv_nfree(&r->kv);
 }
 
+/* Whether plain_steps' steps, priced from their base (run_ctx.fast), may run as
+ * plain_steps_lean runs them: what run_step checks at each step and none of them moves is
+ * checked once (no padded slot, no transfer to price, no slowed GPU, no async CPU or offload
+ * tier placing the step, no prefix store told of blocks taken, no recorder of iterations or
+ * ITL gaps). */
+static inline int plain_lean(const eng_replica *r)
+{
+    const eng_engine *e = r->e;
+    return r->batch.pad_seqs == 0 && r->pending_xfer_bytes == 0 && !(r->slow > 0) &&
+           !r->pool->cfg.cpu.async && !r->off && !r->kv.ps &&
+           !(e->rec && (e->rec->on_iteration || e->rec->on_itl));
+}
+
+/* plain_steps' loop where plain_lean holds: each step what run_step does there (its end, its
+ * blocks, its price from the base, its place on the GPU, its count), the run's state in locals.
+ * Returns the last step's end. */
+static __attribute__((noinline)) int64_t plain_steps_lean(eng_replica *r, run_ctx *c, int64_t *n,
+                                                          int64_t most, int64_t until, int64_t end,
+                                                          int64_t last_t, int *ended)
+{
+    eng_engine *e = r->e;
+    const eng_cclass *cl = &r->co.cls[0];
+    const eng_predictor *pred = r->pool->pred;
+    int64_t (*decode_ns)(const void *, const eng_decode_base *, int64_t) = pred->ops->decode_ns;
+    const void *st = pred->st;
+    int64_t steps = *n, cpu = c->cpu, ncpu = c->ncpu;
+    int32_t pool = r->pool->id;
+    SIM_ASSERT(e->ctx, c->fast && c->k == 0 && c->kp == 0 && c->shaped);
+    /* the class's t goes up by one a step: it passes last_t at the step stop, if before most */
+    int64_t room = last_t - cl->t, stop = room < most - steps ? steps + room + 1 : most;
+    while (steps < stop && end < until) {
+        SIM_ASSERT(e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(&r->co));
+        SIM_ASSERT(e->ctx, steps < most && cl->t <= last_t);
+        /* run_step_end: the step in flight ends, the next one's blocks */
+        eng_cohort_plain_end_as(r, end, 0);
+        int64_t need = eng_cohort_plain_need(r);
+        r->iter++;
+        if (need > eng_kv_nfree(&r->kv)) {
+            *ended = 1; /* the policy preempts first: it decides at this step's end */
+            break;
+        }
+        /* run_step_next: every member one token further, priced from the base */
+        int64_t start = end;
+        eng_cohort_plain_begin_as(r, need, 0);
+        c->s.decode_ctx += c->s.decode_seqs;
+        SIM_ASSERT(e->ctx, c->s.decode_ctx == eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx);
+        run_step_check(r, r->iter, c->k, &c->s, cpu);
+        int64_t tokens = r->co.n;
+        int64_t gpu = decode_ns(st, &c->base, c->s.decode_ctx);
+        SIM_ASSERT(e->ctx, gpu == pred->ops->iteration_ns(pred->st, &c->s));
+        SIM_ASSERT(e->ctx, gpu == slowed(r, gpu));
+        int64_t gpu_start = start + cpu;
+        end = gpu_start + gpu;
+        r->gpu_start = gpu_start;
+        r->gpu_free_at = end;
+        steps++;
+        ncpu++;
+        e->tot.iterations++;
+        e->tot.pool_busy_ns[pool] += end - start;
+        e->tot.pool_gpu_ns[pool] += gpu;
+        run_tokens_add(e, &c->tok, start, end, tokens);
+    }
+    *n = steps;
+    c->ncpu = ncpu;
+    return end;
+}
+
 /* A decode run's steps once they are plain (eng_cohort_plain, no drafts) and shaped here, up to
  * the run's bounds, as decode_run's loop runs them: nothing joins or leaves the cohort between
  * them, so its next finish is known once (the step that brings the class's t to the top
@@ -1351,6 +1418,8 @@ static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most,
      * it was priced from one (run_plain_shape; only the contexts moved since) */
     if (!c->fast)
         c->fast = pred->ops->decode_base && pred->ops->decode_base(pred->st, &c->s, &c->base);
+    if (c->fast && plain_lean(r))
+        return plain_steps_lean(r, c, n, most, until, end, last_t, ended);
     while (*n < most && end < until && cl->t <= last_t) {
         SIM_ASSERT(r->e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(&r->co));
         if (!run_step(r, c, 1, &end, n)) {

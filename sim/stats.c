@@ -256,8 +256,14 @@ double sim_samples_std(const sim_samples *s)
     double mean = s->sum / s->count, var;
     if (!s->sketch) {
         double acc = 0;
-        for (size_t i = 0; i < s->n; i++)
-            acc += s->p[i].w * (s->p[i].v - mean) * (s->p[i].v - mean);
+        if (s->unit && s->sorted) { /* every weight 1: w * d is d, exactly */
+#pragma GCC unroll 4
+            for (size_t i = 0; i < s->n; i++)
+                acc += (s->p[i].v - mean) * (s->p[i].v - mean);
+        } else {
+            for (size_t i = 0; i < s->n; i++)
+                acc += s->p[i].w * (s->p[i].v - mean) * (s->p[i].v - mean);
+        }
         var = acc / s->count;
     } else {
         var = s->sumsq / s->count - mean * mean;
@@ -276,7 +282,10 @@ static inline uint64_t sort_key(double v)
 {
     uint64_t u;
     memcpy(&u, &v, sizeof u);
-    return (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
+    /* the sign spread over the word: all ones for a negative (every bit flips), else none (the
+     * sign bit alone flips, from 0) */
+    uint64_t neg = (uint64_t)0 - (u >> 63);
+    return u ^ (neg | (UINT64_C(1) << 63));
 }
 
 static int cmp_pair(const void *a, const void *b)
@@ -288,7 +297,8 @@ static int cmp_pair(const void *a, const void *b)
 /* The value a sort key stands for (sort_key's inverse, to the bit). */
 static inline double key_value(uint64_t k)
 {
-    uint64_t u = (k >> 63) ? k & ~(UINT64_C(1) << 63) : ~k;
+    uint64_t neg = (k >> 63) - 1; /* all ones where the key's top bit is 0: a negative's */
+    uint64_t u = k ^ (neg | (UINT64_C(1) << 63));
     double v;
     memcpy(&v, &u, sizeof v);
     return v;
@@ -316,6 +326,7 @@ static inline void count_digits(size_t *count, uint64_t k)
 static inline void digit_starts(size_t *c)
 {
     size_t sum = 0;
+#pragma GCC unroll 4
     for (size_t d = 0; d < 65536; d++) {
         size_t x = c[d];
         c[d] = sum;
@@ -335,6 +346,7 @@ static void sort_pairs(sim_pair *p, size_t n)
     }
     sim_pair *tmp = sim_xmalloc(n * sizeof *tmp);
     size_t *count = sim_xcalloc(4 * 65536, sizeof *count);
+#pragma GCC unroll 4
     for (size_t i = 0; i < n; i++) {
         uint64_t k = sort_key(p[i].v);
         memcpy(&p[i].v, &k, sizeof k);
@@ -347,59 +359,126 @@ static void sort_pairs(sim_pair *p, size_t n)
         if (c[(bits_of(&src[0]) >> shift) & 0xFFFF] == n)
             continue; /* every key has this digit: the pass would change nothing */
         digit_starts(c);
+#pragma GCC unroll 4
         for (size_t i = 0; i < n; i++)
             dst[c[(bits_of(&src[i]) >> shift) & 0xFFFF]++] = src[i];
         sim_pair *t = src;
         src = dst;
         dst = t;
     }
+#pragma GCC unroll 4
     for (size_t i = 0; i < n; i++)
         p[i] = (sim_pair){key_value(bits_of(&src[i])), src[i].w};
     free(count);
     free(tmp);
 }
 
-/* Whether every pair has weight 1 (each value added once): then the pairs sort as their keys
- * alone, and the k-th value of the expanded sample is pair k's. */
-static int unit_weights(const sim_pair *p, size_t n)
+/* One pass of sort_unit's over the keys src (digit at shift, a constant where it is inlined):
+ * each key to where its digit's keys go next, b[digit]. */
+static inline __attribute__((always_inline)) void scatter_keys(const uint64_t *src, size_t n,
+                                                               uint64_t **b, int shift)
 {
-    for (size_t i = 0; i < n; i++)
-        if (p[i].w != 1.0)
-            return 0;
-    return 1;
+#pragma GCC unroll 4
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = src[i];
+        *b[(k >> shift) & 0xFFFF]++ = k;
+    }
 }
 
-/* sort_pairs of n >= 4096 pairs of weight 1: the same passes over the keys alone (8 bytes a move,
- * not 16), each value's key formed as it is read and its value restored as the last pass writes
- * it back. Equal values are alike, so the order is sort_pairs's to the bit. */
-static void sort_unit(sim_pair *p, size_t n)
+/* sort_unit's last pass: each key's value to the pair where its digit's values go next. */
+static inline __attribute__((always_inline)) void scatter_values(const uint64_t *src, size_t n,
+                                                                 sim_pair **b, int shift)
 {
-    uint64_t *a = sim_xmalloc(2 * n * sizeof *a), *b = a + n;
-    size_t *count = sim_xcalloc(4 * 65536, sizeof *count);
+#pragma GCC unroll 4
     for (size_t i = 0; i < n; i++) {
+        uint64_t k = src[i];
+        (b[(k >> shift) & 0xFFFF]++)->v = key_value(k);
+    }
+}
+
+/* sort_pairs of n >= 4096 pairs when every weight is 1 (each value added once, so the k-th value
+ * of the expanded sample is pair k's); returns 0, the pairs untouched, at the first other weight.
+ * The same passes over the keys alone (8 bytes a move, not 16): each value's key is formed, its
+ * weight checked and its digits counted in one read of the pairs, and the last pass that moves
+ * anything writes the values back into the pairs (their weights are 1 already). Equal values are
+ * alike, so the order is sort_pairs's to the bit. */
+static int sort_unit(sim_pair *p, size_t n)
+{
+    uint64_t *a = sim_xmalloc(2 * n * sizeof *a), *tmp = a + n;
+    size_t *count = sim_xcalloc(4 * 65536, sizeof *count);
+#pragma GCC unroll 4
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].w != 1.0) {
+            free(count);
+            free(a);
+            return 0;
+        }
         uint64_t k = sort_key(p[i].v);
         a[i] = k;
         count_digits(count, k);
     }
-    uint64_t *src = a, *dst = b;
-    for (int pass = 0; pass < 4; pass++) {
-        int shift = 16 * pass;
-        size_t *c = count + (size_t)pass * 65536;
-        if (c[(src[0] >> shift) & 0xFFFF] == n)
-            continue; /* every key has this digit: the pass would change nothing */
-        digit_starts(c);
-        for (size_t i = 0; i < n; i++) {
-            uint64_t k = src[i];
-            dst[c[(k >> shift) & 0xFFFF]++] = k;
+    int pass[4], npass = 0;
+    for (int d = 0; d < 4; d++)
+        if (count[(size_t)d * 65536 + ((a[0] >> (16 * d)) & 0xFFFF)] != n)
+            pass[npass++] = d; /* else every key has this digit: the pass would change nothing */
+    uint64_t **bk = sim_xmalloc(65536 * sizeof *bk);
+    sim_pair **bp = sim_xmalloc(65536 * sizeof *bp);
+    uint64_t *src = a, *dst = tmp;
+    for (int j = 0; j < npass; j++) {
+        int d = pass[j];
+        const size_t *c = count + (size_t)d * 65536;
+        size_t at = 0;
+        if (j + 1 < npass) {
+#pragma GCC unroll 4
+            for (size_t x = 0; x < 65536; x++) {
+                bk[x] = dst + at;
+                at += c[x];
+            }
+            switch (d) { /* the digit's shift a constant in each */
+            case 0:
+                scatter_keys(src, n, bk, 0);
+                break;
+            case 1:
+                scatter_keys(src, n, bk, 16);
+                break;
+            case 2:
+                scatter_keys(src, n, bk, 32);
+                break;
+            default:
+                scatter_keys(src, n, bk, 48);
+                break;
+            }
+            uint64_t *t = src;
+            src = dst;
+            dst = t;
+        } else {
+#pragma GCC unroll 4
+            for (size_t x = 0; x < 65536; x++) {
+                bp[x] = p + at;
+                at += c[x];
+            }
+            switch (d) {
+            case 0:
+                scatter_values(src, n, bp, 0);
+                break;
+            case 1:
+                scatter_values(src, n, bp, 16);
+                break;
+            case 2:
+                scatter_values(src, n, bp, 32);
+                break;
+            default:
+                scatter_values(src, n, bp, 48);
+                break;
+            }
         }
-        uint64_t *t = src;
-        src = dst;
-        dst = t;
     }
-    for (size_t i = 0; i < n; i++)
-        p[i].v = key_value(src[i]); /* every weight is 1 already */
+    /* with no pass, every value is the same and the pairs stand as sorted */
+    free(bp);
+    free(bk);
     free(count);
     free(a);
+    return 1;
 }
 
 /* The k-th (0-based) value of the expanded, sorted sample; *i walks forward with *below the
@@ -437,10 +516,8 @@ double sim_samples_percentile(sim_samples *s, double p)
     if (s->sketch)
         return sketch_kth(s, lo) + (sketch_kth(s, hi) - sketch_kth(s, lo)) * frac;
     if (!s->sorted) {
-        s->unit = s->n >= 4096 && unit_weights(s->p, s->n);
-        if (s->unit)
-            sort_unit(s->p, s->n);
-        else
+        s->unit = s->n >= 4096 && sort_unit(s->p, s->n);
+        if (!s->unit)
             sort_pairs(s->p, s->n);
         s->sorted = 1;
         s->walk_i = 0;

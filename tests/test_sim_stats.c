@@ -278,6 +278,51 @@ static void test_samples_unit_weights(void **state)
     sim_samples_free(&a);
 }
 
+/* The percentiles of n values added once each, checked against the sorted copy v (sorted here). */
+static void check_unit_percentiles(sim_samples *a, double *v, size_t n)
+{
+    static const double ps[] = {0, 1, 37.5, 50, 90, 95, 99, 99.9, 100};
+    qsort(v, n, sizeof v[0], cmp_double);
+    for (size_t j = 0; j < sizeof ps / sizeof ps[0]; j++) {
+        double rank = ps[j] / 100.0 * (double)(n - 1), lo = floor(rank), frac = rank - lo;
+        double hi = lo + 1 < (double)n ? lo + 1 : lo;
+        double want = v[(size_t)lo] + (v[(size_t)hi] - v[(size_t)lo]) * frac;
+        assert_true(sim_samples_percentile(a, ps[j]) == want);
+    }
+}
+
+/* The unit-weight sort where its passes are skipped (a digit every key shares: the last, the
+ * first, or all four, so the values are written back by another pass or by none) and where a
+ * weight other than 1 comes last (the pairs then sort with their weights, as before). */
+static void test_samples_unit_sort_passes(void **state)
+{
+    enum { N = 9000 };
+    static double v[N + 2];
+    uint64_t st = 5;
+    for (int kind = 0; kind < 4; kind++) {
+        sim_samples a;
+        sim_samples_init(&a);
+        for (size_t i = 0; i < N; i++) {
+            double u = unif(&st);
+            /* 0: every top digit alike (values in [1, 1.0625)); 1: every low digit 0 (sixteenths);
+             * 2: one value throughout; 3: random, with a weight of 2 last */
+            v[i] = kind == 0 ? 1 + u / 16 : kind == 1 ? floor(u * 4000) / 16 : kind == 2 ? 2.5 : u;
+            sim_samples_add(&a, v[i]);
+        }
+        size_t n = N;
+        if (kind == 3) {
+            sim_samples_add_n(&a, 0.375, 2);
+            v[n++] = 0.375;
+            v[n++] = 0.375;
+        }
+        check_unit_percentiles(&a, v, n);
+        if (kind == 2)
+            assert_true(sim_samples_std(&a) == 0);
+        sim_samples_free(&a);
+    }
+    (void)state;
+}
+
 static int cmp_bits_w(const void *a, const void *b)
 {
     const sim_pair *x = a, *y = b;
@@ -472,4 +517,4 @@ LLMSIM_TEST_MAIN(NULL, NULL, test_samples_weighted_and_sketch, test_samples_add_
                  test_percentiles_like_numpy, test_samples_percentile_order,
                  test_samples_sort_restores_pairs, test_sketch_buckets_as_logarithm,
                  test_sketch_prev_bucket_as_logarithm, test_samples_add_after_query,
-                 test_samples_add_n, test_samples_unit_weights)
+                 test_samples_add_n, test_samples_unit_weights, test_samples_unit_sort_passes)

@@ -899,8 +899,6 @@ static inline int64_t eng_cohort_plain_need(const eng_replica *r)
     }
     return (int64_t)r->kv.lay.fm * cl->grow.cnt[i];
 }
-void eng_cohort_plain_end(eng_replica *r, int64_t now);
-void eng_cohort_plain_begin(eng_replica *r, int64_t need);
 /* eng_cohort_end_step(r, now, fin) of a step that finishes no member, then
  * eng_cohort_need(r, k, 1): returns the blocks the next step of k drafts takes, and keeps each
  * class's for eng_cohort_begin_step while no member joins or leaves. With no member joined or
@@ -913,6 +911,45 @@ int eng_cohort_step_finishes(const eng_cohort *c);
 /* Blocks the next decode step needs when each member verifies k draft tokens, if nothing
  * finishes first; over `steps` steps. */
 int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps);
+/* eng_cohort_plain_end, its gap given to the metrics alone where rec_itl is 0 (the caller found
+ * no recorder of ITL gaps). Inline: a plain run's every step. */
+static inline void eng_cohort_plain_end_as(eng_replica *r, int64_t now, int rec_itl)
+{
+    eng_cohort *c = &r->co;
+    eng_cclass *cl = &c->cls[0];
+    SIM_ASSERT(r->e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(c));
+    SIM_ASSERT(r->e->ctx, rec_itl || !(r->e->rec && r->e->rec->on_itl));
+    c->in_step = 0;
+    if (rec_itl)
+        eng_emit_itl(r->e, now - c->last_step_end, c->n);
+    else
+        eng_metrics_itl(&r->e->m, now - c->last_step_end, c->n);
+    c->step++;
+    c->last_step_end = now;
+    cl->t++;
+    c->ctx += c->n;
+    c->fin_known = 0;
+}
+static inline void eng_cohort_plain_end(eng_replica *r, int64_t now)
+{
+    eng_cohort_plain_end_as(r, now, 1);
+}
+/* eng_cohort_plain_begin, the blocks counted in use alone where ps is 0 (the caller found no
+ * prefix store to tell). */
+static inline void eng_cohort_plain_begin_as(eng_replica *r, int64_t need, int ps)
+{
+    SIM_ASSERT(r->e->ctx, need == eng_cohort_need(r, 0, 1) && need <= eng_kv_nfree(&r->kv));
+    SIM_ASSERT(r->e->ctx, ps || !r->kv.ps);
+    r->co.in_step = 1;
+    if (ps)
+        eng_kv_alloc_derived(&r->kv, need);
+    else
+        r->kv.used += need;
+}
+static inline void eng_cohort_plain_begin(eng_replica *r, int64_t need)
+{
+    eng_cohort_plain_begin_as(r, need, 1);
+}
 /* Sum of the members' contexts, and of their capped contexts (eng_shape.decode_ctx_capped). */
 int64_t eng_cohort_ctx_sum(const eng_cohort *c);
 int64_t eng_cohort_capped_sum(const eng_cohort *c);
