@@ -419,6 +419,7 @@ static inline int32_t tab_find(const eng_pstore *ps, uint64_t h)
 
 int32_t eng_ps_find(const eng_pstore *ps, uint64_t h)
 {
+    SIM_ASSERT(NULL, ps->pend == 0); /* (the offload tiers' store: takes leave at once) */
     return tab_find(ps, h);
 }
 
@@ -564,8 +565,10 @@ static void own_detach(eng_pcreq *pc)
     pc->own_q = -1;
 }
 
-void eng_ps_take(eng_pstore *ps, int64_t n)
+void eng_ps_take(eng_pstore *ps)
 {
+    int64_t n = ps->pend;
+    ps->pend = 0;
     while (n > 0) {
         int32_t i = ps->qhead;
         SIM_ASSERT(NULL, i >= 0);
@@ -596,9 +599,27 @@ void eng_ps_give(eng_pstore *ps, int64_t n)
     q_push_anon(ps, n);
 }
 
+/* The blocks taken since the queue was last read leave it (eng_kv_take): before anything that
+ * reads the queue, the table, or what taking from them changes (the epoch, the evictions, the
+ * own blocks, a request's own run). */
+static inline void ps_settle(eng_pstore *ps)
+{
+    if (ps->pend > 0)
+        eng_ps_take(ps);
+}
+
+/* ps_settle for the store holding rq's own run, if it has one (taking from the run could end
+ * it, and with it its link). */
+static inline void own_settle_run(eng_pcreq *pc)
+{
+    if (pc->own_q >= 0 && pc->own_ps)
+        ps_settle(pc->own_ps);
+}
+
 void eng_kv_pin(eng_kv *kv, int32_t idx)
 {
     eng_pstore *ps = kv->ps;
+    ps_settle(ps);
     eng_pblock *b = &ps->b[idx];
     if (b->ref == 0) {
         /* as a hit's attach: it leaves the free queue */
@@ -614,6 +635,7 @@ void eng_kv_pin(eng_kv *kv, int32_t idx)
 void eng_kv_unpin(eng_kv *kv, int32_t idx)
 {
     eng_pstore *ps = kv->ps;
+    ps_settle(ps);
     ps->refs--;
     if (--ps->b[idx].ref == 0) {
         ps->inuse--;
@@ -629,6 +651,7 @@ int32_t eng_kv_insert(eng_kv *kv, uint64_t h)
     if (eng_kv_nfree(kv) < 1)
         return -1;
     eng_kv_take(kv, 1); /* the least recently used free block holds it now */
+    ps_settle(kv->ps);
     return block_new(kv->ps, h, 1);
 }
 
@@ -1025,10 +1048,13 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
         n = content_blocks(kv, rq);
     if (n <= pc->nblk)
         return;
+    if (pc->own_ps == ps)
+        ps_settle(ps);
     if (own_run_here(kv, pc))
         own_settle(kv, rq); /* its copies in the queue: the new ones may be computed twice */
     int32_t t = tabled_blocks(kv, rq), m = n < t ? (int32_t)n : t;
     if (m > pc->nblk) {
+        ps_settle(ps);
         ensure_hashes(kv, rq, m);
         ensure_table(pc, m);
         tab_reserve(ps, m - pc->nblk);
@@ -1133,6 +1159,7 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     }
     if (keep_tokens > 0)
         eng_kv_register(kv, rq, keep_tokens);
+    own_settle_run(pc);
     int32_t stash_t = tabled_blocks(kv, rq); /* (before own_settle) */
     uint64_t stash_seq = ps->qseq;
     if (own_run_here(kv, pc))
@@ -1182,6 +1209,8 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
 void eng_kv_drop(eng_kv *kv)
 {
     eng_pstore *ps = kv->ps;
+    if (ps)
+        ps_settle(ps);
     for (int32_t i = 0; ps && i < ps->nb; i++)
         if (ps->b[i].ref == ENG_Q_OWN && ps->b[i].owner)
             own_detach(ps->b[i].owner); /* a request gone keeps no link into a freed cache */
@@ -1248,6 +1277,7 @@ static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, 
              (q->owner->own_q != i || q->owner->own_ps != ps || q->key == 0)))
             bad = 1;
     }
+    free_blocks -= ps->pend; /* taken, not yet off the queue */
     if (free_blocks != kv->total - kv->used || bad) {
         snprintf(buf, len, "replica %d: free queue holds %lld blocks, %lld are free", replica,
                  (long long)free_blocks, (long long)(kv->total - kv->used));
@@ -1330,6 +1360,14 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
     if (!ps || !rq->pc || !rq->pc->out_id || rq->kv_blocks > 0)
         return 0;
     eng_pcreq *pc = rq->pc;
+    if (pc->nseg == 0 && !pc->tabled && !kv->table_all && pc->own_ps != ps) {
+        /* nothing it can hit (no block through the table, no run of its own here): what the
+         * match below finds, without reading the cache (its memo left unset: the next looks) */
+        pc->nmemo = 0;
+        pc->m_ps = NULL;
+        return 0;
+    }
+    ps_settle(ps);
     if (memo_valid(ps, rq)) {
         if (evictable)
             *evictable = pc->m_ev;
@@ -1430,6 +1468,7 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
                              (n == 0 || (ps && pc && pc->nblk == 0)));
     if (n == 0)
         return;
+    ps_settle(ps);
     int32_t t = tabled_blocks(kv, rq), m = n < t ? n : t;
     int known = memo_valid(ps, rq) && n <= pc->m_hit; /* blk[0..m) as the match found them */
     SIM_CHECK(r->e->ctx, m <= pc->nbh);
@@ -1490,6 +1529,7 @@ int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *r
     int64_t need = eng_lay_held(&kv->lay, hit, tokens) - n;
     if (n == 0)
         return need;
+    ps_settle(kv->ps);
     /* MODEL: vLLM get_num_blocks_to_allocate counts the hit's blocks no request holds: touching
      * them takes them out of the free queue (its own blocks all wait in the queue) */
     if (memo_valid(kv->ps, rq) && n == rq->pc->m_hit)
@@ -1527,16 +1567,25 @@ int32_t eng_request_shared_hashes(const eng_replica *r, const eng_request *rq, i
 
 int64_t eng_prefix_evictions(const eng_replica *r)
 {
-    return r->kv.ps ? r->kv.ps->evictions : 0;
+    if (!r->kv.ps)
+        return 0;
+    ps_settle(r->kv.ps);
+    return r->kv.ps->evictions;
 }
 
 int64_t eng_prefix_cached_blocks(const eng_replica *r)
 {
-    const eng_pstore *ps = r->kv.ps;
-    return ps ? ps->tabn + ps->own : 0;
+    eng_pstore *ps = r->kv.ps;
+    if (!ps)
+        return 0;
+    ps_settle(ps);
+    return ps->tabn + ps->own;
 }
 
 int64_t eng_prefix_tabled_blocks(const eng_replica *r)
 {
-    return r->kv.ps ? r->kv.ps->tabn : 0;
+    if (!r->kv.ps)
+        return 0;
+    ps_settle(r->kv.ps);
+    return r->kv.ps->tabn;
 }
