@@ -359,22 +359,32 @@ static inline void q_link(eng_pstore *ps, int32_t i, int32_t after)
         ps->qtail = i;
 }
 
-/* A new run of count blocks of kind ENG_Q_ANON or ENG_Q_OWN, linked after `after`. */
-static int32_t run_new(eng_pstore *ps, int32_t after, int32_t kind, int64_t count)
+/* A new run of count blocks of kind ENG_Q_ANON or ENG_Q_OWN at the queue's tail (q_link's, for
+ * the tail, with rec_new's). */
+static inline int32_t run_new(eng_pstore *ps, int32_t kind, int64_t count)
 {
-    int32_t i = rec_new(ps);
-    ps->b[i] = (eng_pblock){.key = (uint64_t)count, .ref = kind, .prev = -1, .next = -1};
-    q_link(ps, i, after);
+    int32_t i = ps->freeb, t = ps->qtail;
+    if (i >= 0)
+        ps->freeb = ps->b[i].next;
+    else
+        i = rec_new(ps);
+    eng_pblock *b = ps->b;
+    b[i] = (eng_pblock){.key = (uint64_t)count, .ref = kind, .prev = t, .next = -1};
+    if (t >= 0)
+        b[t].next = i;
+    else
+        ps->qhead = i;
+    ps->qtail = i;
     return i;
 }
 
 /* n anonymous blocks join the queue's tail (merged into a tail run of them). */
-static void q_push_anon(eng_pstore *ps, int64_t n)
+static inline void q_push_anon(eng_pstore *ps, int64_t n)
 {
     if (ps->qtail >= 0 && ps->b[ps->qtail].ref == ENG_Q_ANON)
         ps->b[ps->qtail].key += (uint64_t)n;
     else
-        run_new(ps, ps->qtail, ENG_Q_ANON, n);
+        run_new(ps, ENG_Q_ANON, n);
 }
 
 /* ---- the table (linear probing, at most a sixth full; backward-shift deletion) ---- */
@@ -567,30 +577,44 @@ static void own_detach(eng_pcreq *pc)
 
 void eng_ps_take(eng_pstore *ps)
 {
-    int64_t n = ps->pend;
+    int64_t n = ps->pend, own = 0; /* own: blocks of own runs taken (evicted) */
     ps->pend = 0;
+    eng_pblock *b = ps->b;
+    int32_t i = ps->qhead;
     while (n > 0) {
-        int32_t i = ps->qhead;
         SIM_ASSERT(NULL, i >= 0);
-        eng_pblock *q = &ps->b[i];
+        eng_pblock *q = &b[i];
         if (q->ref >= 0) {
+            ps->qhead = i;
+            b[i].prev = -1;
             n -= evict_head(ps, n);
+            i = ps->qhead;
             continue;
         }
         int64_t k = (int64_t)q->key < n ? (int64_t)q->key : n;
         q->key -= (uint64_t)k;
         n -= k;
-        if (q->ref == ENG_Q_OWN) { /* its blocks are evicted, tail blocks first */
-            ps->evictions += k;
-            ps->own -= k;
-            ps->epoch++;
-        }
-        if (q->key == 0) {
-            if (q->owner)
-                own_detach(q->owner);
-            q_unlink(ps, i);
-            rec_free(ps, i);
-        }
+        if (q->ref == ENG_Q_OWN) /* its blocks are evicted, tail blocks first */
+            own += k;
+        if (q->key != 0)
+            break;
+        if (q->ref == ENG_Q_OWN && q->owner)
+            own_detach(q->owner);
+        int32_t next = q->next; /* it leaves the head (q_unlink's, rec_free's) */
+        q->ref = ENG_B_UNUSED;
+        q->next = ps->freeb;
+        ps->freeb = i;
+        i = next;
+    }
+    ps->qhead = i;
+    if (i >= 0)
+        b[i].prev = -1;
+    else
+        ps->qtail = -1;
+    if (own > 0) {
+        ps->evictions += own;
+        ps->own -= own;
+        ps->epoch++;
     }
 }
 
@@ -1035,6 +1059,8 @@ static void own_settle(eng_kv *kv, eng_request *rq)
     ps->epoch++;
 }
 
+static void register_blocks(eng_kv *kv, eng_request *rq, int64_t n);
+
 void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
 {
     eng_pstore *ps = kv->ps;
@@ -1048,6 +1074,21 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
         n = content_blocks(kv, rq);
     if (n <= pc->nblk)
         return;
+    if (pc->nseg == 0 && !pc->tabled && !kv->table_all && pc->own_ps != ps) {
+        /* no block through the table (tabled_blocks 0), no run of its own here: the new blocks
+         * are its own, counted (what register_blocks does for them) */
+        ps->own += n - pc->nblk;
+        pc->nblk = (int32_t)n;
+        return;
+    }
+    register_blocks(kv, rq, n);
+}
+
+/* eng_kv_register's blocks nblk .. n - 1 of rq (n > nblk). */
+static void register_blocks(eng_kv *kv, eng_request *rq, int64_t n)
+{
+    eng_pstore *ps = kv->ps;
+    eng_pcreq *pc = rq->pc;
     if (pc->own_ps == ps)
         ps_settle(ps);
     if (own_run_here(kv, pc))
@@ -1140,7 +1181,7 @@ static void own_push(eng_kv *kv, eng_request *rq, int32_t t)
     int64_t n = pc->nblk - t;
     kv->used -= n;
     own_detach(pc);
-    pc->own_q = run_new(ps, ps->qtail, ENG_Q_OWN, n);
+    pc->own_q = run_new(ps, ENG_Q_OWN, n);
     pc->own_ps = ps;
     pc->own_seq = ps->qseq++;
     ps->b[pc->own_q].owner = pc;
