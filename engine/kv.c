@@ -1061,22 +1061,34 @@ static void own_settle(eng_kv *kv, eng_request *rq)
 
 static void register_blocks(eng_kv *kv, eng_request *rq, int64_t n);
 
+/* Whether rq's blocks are all its own (tabled_blocks 0: none through the table) and no run of
+ * its own waits in a free queue: its blocks are counted, not tabled. */
+static inline int own_only(const eng_kv *kv, const eng_pcreq *pc)
+{
+    return pc->nseg == 0 && !pc->tabled && !kv->table_all && !pc->own_ps;
+}
+
+/* The full blocks of rq's content that `tokens` tokens fill, of those it holds. */
+static inline int64_t filled_blocks(const eng_kv *kv, const eng_request *rq, int64_t tokens)
+{
+    int64_t n = tokens / kv->block_size;
+    if (n > rq->kv_blocks)
+        n = rq->kv_blocks;
+    if (n > content_blocks(kv, rq))
+        n = content_blocks(kv, rq);
+    return n;
+}
+
 void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
 {
     eng_pstore *ps = kv->ps;
     eng_pcreq *pc = rq->pc;
     if (!ps || !pc)
         return;
-    int64_t n = tokens / kv->block_size;
-    if (n > rq->kv_blocks)
-        n = rq->kv_blocks;
-    if (n > content_blocks(kv, rq))
-        n = content_blocks(kv, rq);
+    int64_t n = filled_blocks(kv, rq, tokens);
     if (n <= pc->nblk)
         return;
-    if (pc->nseg == 0 && !pc->tabled && !kv->table_all && pc->own_ps != ps) {
-        /* no block through the table (tabled_blocks 0), no run of its own here: the new blocks
-         * are its own, counted (what register_blocks does for them) */
+    if (own_only(kv, pc)) { /* the new blocks are its own, counted (register_blocks's) */
         ps->own += n - pc->nblk;
         pc->nblk = (int32_t)n;
         return;
@@ -1174,7 +1186,7 @@ static inline void q_tailer_end(eng_pstore *ps, q_tailer *q)
 
 /* rq's own computed blocks [t, nblk), freed: one run at the queue's tail (cached: taking them
  * from it evicts them, tail blocks first), linked to rq. */
-static void own_push(eng_kv *kv, eng_request *rq, int32_t t)
+static inline void own_push(eng_kv *kv, eng_request *rq, int32_t t)
 {
     eng_pstore *ps = kv->ps;
     eng_pcreq *pc = rq->pc;
@@ -1195,6 +1207,21 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
     eng_pcreq *pc = rq->pc;
     if (!ps || !pc) {
         eng_kv_give(kv, rq->kv_blocks);
+        rq->kv_blocks = 0;
+        return;
+    }
+    if (own_only(kv, pc)) {
+        /* what the path below does for such a request: its blocks past its content anonymous,
+         * then its own blocks as one run (no cached block, no memory kept) */
+        int64_t n = keep_tokens > 0 ? filled_blocks(kv, rq, keep_tokens) : 0;
+        if (n > pc->nblk) { /* eng_kv_register's */
+            ps->own += n - pc->nblk;
+            pc->nblk = (int32_t)n;
+        }
+        eng_kv_give(kv, rq->kv_blocks - pc->nblk);
+        if (pc->nblk > 0)
+            own_push(kv, rq, 0);
+        pc->nblk = pc->nident = pc->nmemo = 0;
         rq->kv_blocks = 0;
         return;
     }
@@ -1392,6 +1419,8 @@ static inline int memo_valid(const eng_pstore *ps, const eng_request *rq)
     return pc->m_ps == ps && pc->m_epoch == ps->epoch && pc->m_target == rq->prefill_target;
 }
 
+static int32_t match_blocks(eng_replica *r, eng_request *rq, int64_t *evictable);
+
 int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
 {
     eng_kv *kv = &r->kv;
@@ -1402,12 +1431,22 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
         return 0;
     eng_pcreq *pc = rq->pc;
     if (pc->nseg == 0 && !pc->tabled && !kv->table_all && pc->own_ps != ps) {
-        /* nothing it can hit (no block through the table, no run of its own here): what the
-         * match below finds, without reading the cache (its memo left unset: the next looks) */
+        /* nothing it can hit (no block through the table, no run of its own here): what
+         * match_blocks finds, without reading the cache (its memo left unset: the next looks) */
         pc->nmemo = 0;
         pc->m_ps = NULL;
         return 0;
     }
+    return match_blocks(r, rq, evictable);
+}
+
+/* eng_prefix_match past its first tests (kept out of line: the caller above stays small). */
+static __attribute__((noinline)) int32_t match_blocks(eng_replica *r, eng_request *rq,
+                                                      int64_t *evictable)
+{
+    eng_kv *kv = &r->kv;
+    eng_pstore *ps = kv->ps;
+    eng_pcreq *pc = rq->pc;
     ps_settle(ps);
     if (memo_valid(ps, rq)) {
         if (evictable)
@@ -1504,6 +1543,10 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     eng_kv *kv = &r->kv;
     eng_pstore *ps = kv->ps;
     eng_pcreq *pc = rq->pc;
+    if (hit == 0) { /* (the check below, for no hit) */
+        SIM_CHECK(r->e->ctx, rq->kv_blocks == 0);
+        return;
+    }
     int32_t n = hit / kv->block_size;
     SIM_CHECK(r->e->ctx, hit % kv->block_size == 0 && rq->kv_blocks == 0 &&
                              (n == 0 || (ps && pc && pc->nblk == 0)));
