@@ -359,22 +359,32 @@ static inline void q_link(eng_pstore *ps, int32_t i, int32_t after)
         ps->qtail = i;
 }
 
-/* A new run of count blocks of kind ENG_Q_ANON or ENG_Q_OWN, linked after `after`. */
-static int32_t run_new(eng_pstore *ps, int32_t after, int32_t kind, int64_t count)
+/* A new run of count blocks of kind ENG_Q_ANON or ENG_Q_OWN at the queue's tail (q_link's, for
+ * the tail, with rec_new's). */
+static inline int32_t run_new(eng_pstore *ps, int32_t kind, int64_t count)
 {
-    int32_t i = rec_new(ps);
-    ps->b[i] = (eng_pblock){.key = (uint64_t)count, .ref = kind, .prev = -1, .next = -1};
-    q_link(ps, i, after);
+    int32_t i = ps->freeb, t = ps->qtail;
+    if (i >= 0)
+        ps->freeb = ps->b[i].next;
+    else
+        i = rec_new(ps);
+    eng_pblock *b = ps->b;
+    b[i] = (eng_pblock){.key = (uint64_t)count, .ref = kind, .prev = t, .next = -1};
+    if (t >= 0)
+        b[t].next = i;
+    else
+        ps->qhead = i;
+    ps->qtail = i;
     return i;
 }
 
 /* n anonymous blocks join the queue's tail (merged into a tail run of them). */
-static void q_push_anon(eng_pstore *ps, int64_t n)
+static inline void q_push_anon(eng_pstore *ps, int64_t n)
 {
     if (ps->qtail >= 0 && ps->b[ps->qtail].ref == ENG_Q_ANON)
         ps->b[ps->qtail].key += (uint64_t)n;
     else
-        run_new(ps, ps->qtail, ENG_Q_ANON, n);
+        run_new(ps, ENG_Q_ANON, n);
 }
 
 /* ---- the table (linear probing, at most a sixth full; backward-shift deletion) ---- */
@@ -419,6 +429,7 @@ static inline int32_t tab_find(const eng_pstore *ps, uint64_t h)
 
 int32_t eng_ps_find(const eng_pstore *ps, uint64_t h)
 {
+    SIM_ASSERT(NULL, ps->pend == 0); /* (the offload tiers' store: takes leave at once) */
     return tab_find(ps, h);
 }
 
@@ -564,30 +575,46 @@ static void own_detach(eng_pcreq *pc)
     pc->own_q = -1;
 }
 
-void eng_ps_take(eng_pstore *ps, int64_t n)
+void eng_ps_take(eng_pstore *ps)
 {
+    int64_t n = ps->pend, own = 0; /* own: blocks of own runs taken (evicted) */
+    ps->pend = 0;
+    eng_pblock *b = ps->b;
+    int32_t i = ps->qhead;
     while (n > 0) {
-        int32_t i = ps->qhead;
         SIM_ASSERT(NULL, i >= 0);
-        eng_pblock *q = &ps->b[i];
+        eng_pblock *q = &b[i];
         if (q->ref >= 0) {
+            ps->qhead = i;
+            b[i].prev = -1;
             n -= evict_head(ps, n);
+            i = ps->qhead;
             continue;
         }
         int64_t k = (int64_t)q->key < n ? (int64_t)q->key : n;
         q->key -= (uint64_t)k;
         n -= k;
-        if (q->ref == ENG_Q_OWN) { /* its blocks are evicted, tail blocks first */
-            ps->evictions += k;
-            ps->own -= k;
-            ps->epoch++;
-        }
-        if (q->key == 0) {
-            if (q->owner)
-                own_detach(q->owner);
-            q_unlink(ps, i);
-            rec_free(ps, i);
-        }
+        if (q->ref == ENG_Q_OWN) /* its blocks are evicted, tail blocks first */
+            own += k;
+        if (q->key != 0)
+            break;
+        if (q->ref == ENG_Q_OWN && q->owner)
+            own_detach(q->owner);
+        int32_t next = q->next; /* it leaves the head (q_unlink's, rec_free's) */
+        q->ref = ENG_B_UNUSED;
+        q->next = ps->freeb;
+        ps->freeb = i;
+        i = next;
+    }
+    ps->qhead = i;
+    if (i >= 0)
+        b[i].prev = -1;
+    else
+        ps->qtail = -1;
+    if (own > 0) {
+        ps->evictions += own;
+        ps->own -= own;
+        ps->epoch++;
     }
 }
 
@@ -596,9 +623,27 @@ void eng_ps_give(eng_pstore *ps, int64_t n)
     q_push_anon(ps, n);
 }
 
+/* The blocks taken since the queue was last read leave it (eng_kv_take): before anything that
+ * reads the queue, the table, or what taking from them changes (the epoch, the evictions, the
+ * own blocks, a request's own run). */
+static inline void ps_settle(eng_pstore *ps)
+{
+    if (ps->pend > 0)
+        eng_ps_take(ps);
+}
+
+/* ps_settle for the store holding rq's own run, if it has one (taking from the run could end
+ * it, and with it its link). */
+static inline void own_settle_run(eng_pcreq *pc)
+{
+    if (pc->own_q >= 0 && pc->own_ps)
+        ps_settle(pc->own_ps);
+}
+
 void eng_kv_pin(eng_kv *kv, int32_t idx)
 {
     eng_pstore *ps = kv->ps;
+    ps_settle(ps);
     eng_pblock *b = &ps->b[idx];
     if (b->ref == 0) {
         /* as a hit's attach: it leaves the free queue */
@@ -614,6 +659,7 @@ void eng_kv_pin(eng_kv *kv, int32_t idx)
 void eng_kv_unpin(eng_kv *kv, int32_t idx)
 {
     eng_pstore *ps = kv->ps;
+    ps_settle(ps);
     ps->refs--;
     if (--ps->b[idx].ref == 0) {
         ps->inuse--;
@@ -629,6 +675,7 @@ int32_t eng_kv_insert(eng_kv *kv, uint64_t h)
     if (eng_kv_nfree(kv) < 1)
         return -1;
     eng_kv_take(kv, 1); /* the least recently used free block holds it now */
+    ps_settle(kv->ps);
     return block_new(kv->ps, h, 1);
 }
 
@@ -1012,23 +1059,55 @@ static void own_settle(eng_kv *kv, eng_request *rq)
     ps->epoch++;
 }
 
+static void register_blocks(eng_kv *kv, eng_request *rq, int64_t n);
+
+/* Whether rq's blocks are all its own (tabled_blocks 0: none through the table) and no run of
+ * its own waits in a free queue: its blocks are counted, not tabled. */
+static inline int own_only(const eng_kv *kv, const eng_pcreq *pc)
+{
+    return pc->nseg == 0 && !pc->tabled && !kv->table_all && !pc->own_ps;
+}
+
+/* The full blocks of rq's content that `tokens` tokens fill, of those it holds. */
+static inline int64_t filled_blocks(const eng_kv *kv, const eng_request *rq, int64_t tokens)
+{
+    int64_t n = tokens / kv->block_size;
+    if (n > rq->kv_blocks)
+        n = rq->kv_blocks;
+    if (n > content_blocks(kv, rq))
+        n = content_blocks(kv, rq);
+    return n;
+}
+
 void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
 {
     eng_pstore *ps = kv->ps;
     eng_pcreq *pc = rq->pc;
     if (!ps || !pc)
         return;
-    int64_t n = tokens / kv->block_size;
-    if (n > rq->kv_blocks)
-        n = rq->kv_blocks;
-    if (n > content_blocks(kv, rq))
-        n = content_blocks(kv, rq);
+    int64_t n = filled_blocks(kv, rq, tokens);
     if (n <= pc->nblk)
         return;
+    if (own_only(kv, pc)) { /* the new blocks are its own, counted (register_blocks's) */
+        ps->own += n - pc->nblk;
+        pc->nblk = (int32_t)n;
+        return;
+    }
+    register_blocks(kv, rq, n);
+}
+
+/* eng_kv_register's blocks nblk .. n - 1 of rq (n > nblk). */
+static void register_blocks(eng_kv *kv, eng_request *rq, int64_t n)
+{
+    eng_pstore *ps = kv->ps;
+    eng_pcreq *pc = rq->pc;
+    if (pc->own_ps == ps)
+        ps_settle(ps);
     if (own_run_here(kv, pc))
         own_settle(kv, rq); /* its copies in the queue: the new ones may be computed twice */
     int32_t t = tabled_blocks(kv, rq), m = n < t ? (int32_t)n : t;
     if (m > pc->nblk) {
+        ps_settle(ps);
         ensure_hashes(kv, rq, m);
         ensure_table(pc, m);
         tab_reserve(ps, m - pc->nblk);
@@ -1107,14 +1186,14 @@ static inline void q_tailer_end(eng_pstore *ps, q_tailer *q)
 
 /* rq's own computed blocks [t, nblk), freed: one run at the queue's tail (cached: taking them
  * from it evicts them, tail blocks first), linked to rq. */
-static void own_push(eng_kv *kv, eng_request *rq, int32_t t)
+static inline void own_push(eng_kv *kv, eng_request *rq, int32_t t)
 {
     eng_pstore *ps = kv->ps;
     eng_pcreq *pc = rq->pc;
     int64_t n = pc->nblk - t;
     kv->used -= n;
     own_detach(pc);
-    pc->own_q = run_new(ps, ps->qtail, ENG_Q_OWN, n);
+    pc->own_q = run_new(ps, ENG_Q_OWN, n);
     pc->own_ps = ps;
     pc->own_seq = ps->qseq++;
     ps->b[pc->own_q].owner = pc;
@@ -1131,8 +1210,24 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
         rq->kv_blocks = 0;
         return;
     }
+    if (own_only(kv, pc)) {
+        /* what the path below does for such a request: its blocks past its content anonymous,
+         * then its own blocks as one run (no cached block, no memory kept) */
+        int64_t n = keep_tokens > 0 ? filled_blocks(kv, rq, keep_tokens) : 0;
+        if (n > pc->nblk) { /* eng_kv_register's */
+            ps->own += n - pc->nblk;
+            pc->nblk = (int32_t)n;
+        }
+        eng_kv_give(kv, rq->kv_blocks - pc->nblk);
+        if (pc->nblk > 0)
+            own_push(kv, rq, 0);
+        pc->nblk = pc->nident = pc->nmemo = 0;
+        rq->kv_blocks = 0;
+        return;
+    }
     if (keep_tokens > 0)
         eng_kv_register(kv, rq, keep_tokens);
+    own_settle_run(pc);
     int32_t stash_t = tabled_blocks(kv, rq); /* (before own_settle) */
     uint64_t stash_seq = ps->qseq;
     if (own_run_here(kv, pc))
@@ -1182,6 +1277,8 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
 void eng_kv_drop(eng_kv *kv)
 {
     eng_pstore *ps = kv->ps;
+    if (ps)
+        ps_settle(ps);
     for (int32_t i = 0; ps && i < ps->nb; i++)
         if (ps->b[i].ref == ENG_Q_OWN && ps->b[i].owner)
             own_detach(ps->b[i].owner); /* a request gone keeps no link into a freed cache */
@@ -1248,6 +1345,7 @@ static int ps_check(const eng_kv *kv, int32_t replica, int64_t refs, char *buf, 
              (q->owner->own_q != i || q->owner->own_ps != ps || q->key == 0)))
             bad = 1;
     }
+    free_blocks -= ps->pend; /* taken, not yet off the queue */
     if (free_blocks != kv->total - kv->used || bad) {
         snprintf(buf, len, "replica %d: free queue holds %lld blocks, %lld are free", replica,
                  (long long)free_blocks, (long long)(kv->total - kv->used));
@@ -1321,6 +1419,8 @@ static inline int memo_valid(const eng_pstore *ps, const eng_request *rq)
     return pc->m_ps == ps && pc->m_epoch == ps->epoch && pc->m_target == rq->prefill_target;
 }
 
+static int32_t match_blocks(eng_replica *r, eng_request *rq, int64_t *evictable);
+
 int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
 {
     eng_kv *kv = &r->kv;
@@ -1330,6 +1430,24 @@ int32_t eng_prefix_match(eng_replica *r, eng_request *rq, int64_t *evictable)
     if (!ps || !rq->pc || !rq->pc->out_id || rq->kv_blocks > 0)
         return 0;
     eng_pcreq *pc = rq->pc;
+    if (pc->nseg == 0 && !pc->tabled && !kv->table_all && pc->own_ps != ps) {
+        /* nothing it can hit (no block through the table, no run of its own here): what
+         * match_blocks finds, without reading the cache (its memo left unset: the next looks) */
+        pc->nmemo = 0;
+        pc->m_ps = NULL;
+        return 0;
+    }
+    return match_blocks(r, rq, evictable);
+}
+
+/* eng_prefix_match past its first tests (kept out of line: the caller above stays small). */
+static __attribute__((noinline)) int32_t match_blocks(eng_replica *r, eng_request *rq,
+                                                      int64_t *evictable)
+{
+    eng_kv *kv = &r->kv;
+    eng_pstore *ps = kv->ps;
+    eng_pcreq *pc = rq->pc;
+    ps_settle(ps);
     if (memo_valid(ps, rq)) {
         if (evictable)
             *evictable = pc->m_ev;
@@ -1425,11 +1543,16 @@ void eng_prefix_attach(eng_replica *r, eng_request *rq, int32_t hit)
     eng_kv *kv = &r->kv;
     eng_pstore *ps = kv->ps;
     eng_pcreq *pc = rq->pc;
+    if (hit == 0) { /* (the check below, for no hit) */
+        SIM_CHECK(r->e->ctx, rq->kv_blocks == 0);
+        return;
+    }
     int32_t n = hit / kv->block_size;
     SIM_CHECK(r->e->ctx, hit % kv->block_size == 0 && rq->kv_blocks == 0 &&
                              (n == 0 || (ps && pc && pc->nblk == 0)));
     if (n == 0)
         return;
+    ps_settle(ps);
     int32_t t = tabled_blocks(kv, rq), m = n < t ? n : t;
     int known = memo_valid(ps, rq) && n <= pc->m_hit; /* blk[0..m) as the match found them */
     SIM_CHECK(r->e->ctx, m <= pc->nbh);
@@ -1490,6 +1613,7 @@ int64_t eng_prefill_hit_blocks_needed(const eng_replica *r, const eng_request *r
     int64_t need = eng_lay_held(&kv->lay, hit, tokens) - n;
     if (n == 0)
         return need;
+    ps_settle(kv->ps);
     /* MODEL: vLLM get_num_blocks_to_allocate counts the hit's blocks no request holds: touching
      * them takes them out of the free queue (its own blocks all wait in the queue) */
     if (memo_valid(kv->ps, rq) && n == rq->pc->m_hit)
@@ -1527,16 +1651,25 @@ int32_t eng_request_shared_hashes(const eng_replica *r, const eng_request *rq, i
 
 int64_t eng_prefix_evictions(const eng_replica *r)
 {
-    return r->kv.ps ? r->kv.ps->evictions : 0;
+    if (!r->kv.ps)
+        return 0;
+    ps_settle(r->kv.ps);
+    return r->kv.ps->evictions;
 }
 
 int64_t eng_prefix_cached_blocks(const eng_replica *r)
 {
-    const eng_pstore *ps = r->kv.ps;
-    return ps ? ps->tabn + ps->own : 0;
+    eng_pstore *ps = r->kv.ps;
+    if (!ps)
+        return 0;
+    ps_settle(ps);
+    return ps->tabn + ps->own;
 }
 
 int64_t eng_prefix_tabled_blocks(const eng_replica *r)
 {
-    return r->kv.ps ? r->kv.ps->tabn : 0;
+    if (!r->kv.ps)
+        return 0;
+    ps_settle(r->kv.ps);
+    return r->kv.ps->tabn;
 }

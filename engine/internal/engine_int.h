@@ -98,6 +98,7 @@ typedef struct eng_pstore {
                                 or let go, an own run taken from */
     uint64_t serial;         /* this store among the engine's (requests' memories name it) */
     uint64_t qseq;           /* the seq the next block joining the queue's tail gets (from 1) */
+    int64_t pend;            /* blocks taken, still on the queue's head (eng_kv_take) */
     uint64_t evicted_seq;    /* the largest seq of a cached block evicted (0: none) */
     struct eng_offload *off; /* the replica's offload tiers, or NULL (offload.c) */
 } eng_pstore;
@@ -196,8 +197,9 @@ typedef struct eng_kv {
     int table_all;      /* eng_config.prefix_table_all */
 } eng_kv;
 
-/* Prefix cache internals (kv.c): blocks leave and join the free queue. */
-void eng_ps_take(eng_pstore *ps, int64_t n);
+/* Prefix cache internals (kv.c): blocks leave and join the free queue. eng_ps_take takes the
+ * pending blocks (pend) off the queue's head. */
+void eng_ps_take(eng_pstore *ps);
 void eng_ps_give(eng_pstore *ps, int64_t n);
 /* The cached block with hash h, or -1. */
 int32_t eng_ps_find(const eng_pstore *ps, uint64_t h);
@@ -320,13 +322,21 @@ static inline int64_t eng_kv_nblocks(const eng_kv *kv, int64_t tokens)
     return (tokens + bs - 1) / bs;
 }
 
-/* n free blocks go into use (from the prefix cache's free queue when it is on). */
+/* n free blocks go into use (from the prefix cache's free queue when it is on). The queue is
+ * first-in first-out (takes from its head, frees join its tail, at most the free blocks are
+ * taken), so blocks taken one allocation after another, with frees between, are the same blocks
+ * when taken at once: they are counted here (pend) and leave the queue when kv.c next reads it
+ * (an allocation that needs no lookup costs an addition). Where offload tiers keep the cache's
+ * blocks they leave at once: the tiers see each eviction as it happens. */
 static inline void eng_kv_take(eng_kv *kv, int64_t n)
 {
     SIM_ASSERT(NULL, n >= 0 && n <= eng_kv_nfree(kv));
     kv->used += n;
-    if (kv->ps && n > 0)
-        eng_ps_take(kv->ps, n);
+    if (kv->ps) {
+        kv->ps->pend += n;
+        if (kv->ps->off && n > 0)
+            eng_ps_take(kv->ps);
+    }
 }
 
 /* n anonymous blocks in use become free. */
