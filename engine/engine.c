@@ -1151,7 +1151,8 @@ static __attribute__((noinline)) int64_t run_respec_shape(eng_replica *r, run_ct
 {
     int64_t tokens = eng_cohort_begin_step(r, c->k);
     c->s.decode_ctx = eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx + r->run_pad_ctx;
-    c->s.decode_ctx_capped = eng_cohort_capped_sum(&r->co) + pads_capped(r, &r->batch);
+    if (r->co.cap > 0) /* (else both 0, as the step shaped afresh had them) */
+        c->s.decode_ctx_capped = eng_cohort_capped_sum(&r->co) + pads_capped(r, &r->batch);
     run_step_check(r, r->iter, c->k, &c->s, c->cpu);
     if (!c->sb_known) { /* the steps after it share them: only the contexts move */
         c->sb = shape_plain_verify(&c->s, c->k) ? spec_base(r->pool, c->s.num_seqs, c->k) : NULL;

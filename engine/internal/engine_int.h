@@ -448,6 +448,9 @@ typedef struct eng_cohort {
      * set in a class's record (eng_cclass.adv) when it has members or gains one */
     int32_t drawn_base;
     int32_t drawn[ENG_SPEC_MAX_CLASSES];
+    /* tokens the step in flight advances its members, summed (sum of n * adv over the classes
+     * at its start) */
+    int64_t step_adv;
 } eng_cohort;
 
 /* ---- the link between the pools (link.c) ----
