@@ -835,6 +835,7 @@ static int spec_bases(const eng_pool *p, int32_t n, int32_t k, struct eng_spec_b
 {
     const eng_predictor *pred = p->pred, *dr = p->draft;
     eng_shape s = {0};
+    b->packed = 0;
     eng_shape_add_verify(&s, n, 0, 0, k);
     s.emit_seqs = n * (k + 1);
     if (!pred->ops->decode_base || !pred->ops->decode_base(pred->st, &s, &b->target))
@@ -846,8 +847,15 @@ static int spec_bases(const eng_pool *p, int32_t n, int32_t k, struct eng_spec_b
         return 0;
     s.emit_seqs = n;
     eng_shape q = {.tokens = n, .num_seqs = n, .decode_seqs = n, .emit_seqs = n};
-    return dr->ops->decode_base(dr->st, &s, &b->first) &&
-           (k <= 1 || dr->ops->decode_base(dr->st, &q, &b->draft));
+    if (!dr->ops->decode_base(dr->st, &s, &b->first) ||
+        (k > 1 && !dr->ops->decode_base(dr->st, &q, &b->draft)))
+        return 0;
+    if (k <= 1)
+        b->draft = b->first; /* (not read) */
+    b->packed =
+        dr->ops == pred->ops && pred->ops->verify_pack && dr->ops->decode_passes_ns &&
+        pred->ops->verify_pack(pred->st, &b->target, dr->st, &b->first, &b->draft, k, &b->vp);
+    return 1;
 }
 
 /* Pool p's bases for a step of n sequences verifying k drafts: asked of the predictors once per
@@ -880,6 +888,11 @@ static inline int64_t spec_gpu(const eng_pool *p, const struct eng_spec_base *b,
 {
     const eng_predictor *pred = p->pred, *dr = p->draft;
     int64_t ctx = s->decode_ctx, n = s->num_seqs, d = 0;
+    if (b->packed) { /* the passes at once */
+        int64_t gpu = pred->ops->verify_ns(pred->st, &b->target, dr->st, &b->first, &b->draft,
+                                           &b->vp, k, ctx, n, draft);
+        return gpu + *draft;
+    }
     int64_t gpu = pred->ops->decode_ns(pred->st, &b->target, ctx);
     if (dr && dr->ops->decode_passes_ns) {
         d = dr->ops->decode_passes_ns(dr->st, &b->first, &b->draft, k, ctx, n);

@@ -561,7 +561,9 @@ typedef struct eng_price_memo {
         eng_decode_base target; /* the target's pass */
         eng_decode_base first;  /* the drafter's first pass (over the target's tokens) */
         eng_decode_base draft;  /* the drafter's one-token passes */
-    } * spec;                   /* per n */
+        int32_t packed;         /* vp holds the predictor's constants (verify_pack) */
+        eng_verify_pack vp;
+    } * spec; /* per n */
     int32_t nspec;
     struct eng_price_slot {
         eng_shape s;
