@@ -1027,8 +1027,10 @@ __attribute__((target("avx"))) static inline __m256d cube_root4(__m256d x)
     __m256d pos = _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_GT_OQ); /* !(x > 0): 0 */
     uint64_t b[4];
     _mm256_storeu_pd((double *)(void *)b, x);
-    for (int i = 0; i < 4; i++)
-        b[i] = b[i] / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    b[0] = b[0] / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    b[1] = b[1] / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    b[2] = b[2] / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    b[3] = b[3] / 3 + UINT64_C(0x2A9F7893782DA1CE);
     __m256d y = _mm256_loadu_pd((const double *)(const void *)b);
     for (int i = 0; i < 2; i++) {
         __m256d y3 = _mm256_mul_pd(_mm256_mul_pd(y, y), y);
@@ -1058,8 +1060,8 @@ enum {
 
 /* The four lanes' passes of pack p at contexts c (lane i: c[i]), each lane by
  * rl_decode_step_ns's operations in its order, rounded as cal_ns_round rounds (ns[i]). */
-__attribute__((target("avx"))) static void verify4(const double *p, const int64_t c[4],
-                                                   int64_t ns[4])
+__attribute__((target("avx"))) static inline void verify4(const double *p, const int64_t c[4],
+                                                          int64_t ns[4])
 {
 #define VP(f) _mm256_loadu_pd(p + 4 * (f))
     __m256d ctx = _mm256_set_pd((double)c[3], (double)c[2], (double)c[1], (double)c[0]);
@@ -1084,12 +1086,15 @@ __attribute__((target("avx"))) static void verify4(const double *p, const int64_
     __m256d i = _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
     __m256d up = _mm256_cmp_pd(_mm256_sub_pd(x, i), _mm256_set1_pd(0.5), _CMP_GE_OQ);
     __m256d r = _mm256_add_pd(i, _mm256_and_pd(up, one));
-    r = _mm256_blendv_pd(r, top, _mm256_cmp_pd(x, top, _CMP_GT_OQ));
-    r = _mm256_blendv_pd(one, r, _mm256_cmp_pd(x, one, _CMP_GE_OQ));
+    __m256d hi = _mm256_cmp_pd(x, top, _CMP_GT_OQ), lo = _mm256_cmp_pd(x, one, _CMP_GE_OQ);
+    r = _mm256_or_pd(_mm256_andnot_pd(hi, r), _mm256_and_pd(hi, top));
+    r = _mm256_or_pd(_mm256_and_pd(lo, r), _mm256_andnot_pd(lo, one));
     double d[4];
     _mm256_storeu_pd(d, r);
-    for (int j = 0; j < 4; j++)
-        ns[j] = (int64_t)d[j];
+    ns[0] = (int64_t)d[0];
+    ns[1] = (int64_t)d[1];
+    ns[2] = (int64_t)d[2];
+    ns[3] = (int64_t)d[3];
 }
 #endif
 
@@ -1131,11 +1136,14 @@ static int rl_verify_pack(const void *st, const eng_decode_base *target, const v
 
 /* eng_predictor_ops.verify_ns from pack p (rl_verify_pack's): the target's pass, the drafter's
  * first and its next two at once, each still rounded on its own; its passes past those as
- * rl_decode_passes_ns prices them. */
-static int64_t rl_verify_ns(const void *st, const eng_decode_base *target, const void *dst,
-                            const eng_decode_base *first, const eng_decode_base *next,
-                            const eng_verify_pack *p, int32_t passes, int64_t ctx, int64_t dctx,
-                            int64_t *draft)
+ * rl_decode_passes_ns prices them. Asked only after a pack (so of a CPU with AVX). */
+#ifdef RL_AVX
+__attribute__((target("avx")))
+#endif
+static int64_t
+rl_verify_ns(const void *st, const eng_decode_base *target, const void *dst,
+             const eng_decode_base *first, const eng_decode_base *next, const eng_verify_pack *p,
+             int32_t passes, int64_t ctx, int64_t dctx, int64_t *draft)
 {
     const roofline *d = dst;
     (void)st, (void)target, (void)first;
