@@ -23,6 +23,10 @@
 #if defined(__SSE2__) && defined(__x86_64__) /* _mm_cvtsi128_si64 is x86-64's */
 #define RL_SSE2 1
 #include <emmintrin.h>
+#if defined(__GNUC__) /* four lanes where the CPU has AVX (asked at run time: rl_verify_ns) */
+#define RL_AVX 1
+#include <immintrin.h>
+#endif
 #endif
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,6 +311,7 @@ typedef struct roofline {
         double peak;  /* attn_peak x K_DECODE.ceff */
         double bw;    /* mem_bw x K_DECODE.meff */
     } dec;
+    int avx; /* the CPU has AVX (rl_verify_ns prices four passes' decode attention at once) */
 } roofline;
 
 /* x^1.5 and the smooth maximum of three times (ns) with p = 1.5: (a^p + b^p + c^p)^(1/p). */
@@ -1015,6 +1020,156 @@ static int64_t rl_decode_passes_ns(const void *st, const eng_decode_base *first,
     return ns;
 }
 
+#ifdef RL_AVX
+/* cube_root of four lanes, each lane by cube_root's operations. */
+__attribute__((target("avx"))) static inline __m256d cube_root4(__m256d x)
+{
+    __m256d pos = _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_GT_OQ); /* !(x > 0): 0 */
+    uint64_t b[4];
+    _mm256_storeu_pd((double *)(void *)b, x);
+    b[0] = b[0] / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    b[1] = b[1] / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    b[2] = b[2] / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    b[3] = b[3] / 3 + UINT64_C(0x2A9F7893782DA1CE);
+    __m256d y = _mm256_loadu_pd((const double *)(const void *)b);
+    for (int i = 0; i < 2; i++) {
+        __m256d y3 = _mm256_mul_pd(_mm256_mul_pd(y, y), y);
+        y = _mm256_div_pd(_mm256_mul_pd(y, _mm256_add_pd(y3, _mm256_add_pd(x, x))),
+                          _mm256_add_pd(_mm256_add_pd(y3, y3), x));
+    }
+    return _mm256_and_pd(y, pos);
+}
+
+/* eng_verify_pack's layout: four lanes (the target's pass, the drafter's first, its next two)
+ * of each of these, in this order. */
+enum {
+    VP_SEQS,
+    VP_DP,
+    VP_FLOPS,
+    VP_KV,
+    VP_OWN0,
+    VP_OWN1,
+    VP_PEAK,
+    VP_BW,
+    VP_FLOOR,
+    VP_REST,
+    VP_LAYERS,
+    VP_ONCE,
+    VP_N
+};
+
+/* The four lanes' passes of pack p at contexts c (lane i: c[i]), each lane by
+ * rl_decode_step_ns's operations in its order, rounded as cal_ns_round rounds (ns[i]). */
+__attribute__((target("avx"))) static inline void verify4(const double *p, const int64_t c[4],
+                                                          int64_t ns[4])
+{
+#define VP(f) _mm256_loadu_pd(p + 4 * (f))
+    __m256d ctx = _mm256_set_pd((double)c[3], (double)c[2], (double)c[1], (double)c[0]);
+    __m256d pairs = _mm256_div_pd(_mm256_add_pd(ctx, VP(VP_SEQS)), VP(VP_DP));
+    __m256d flops = _mm256_mul_pd(VP(VP_FLOPS), pairs);
+    __m256d bytes =
+        _mm256_add_pd(_mm256_add_pd(VP(VP_OWN0), _mm256_mul_pd(VP(VP_KV), pairs)), VP(VP_OWN1));
+    __m256d e9 = _mm256_set1_pd(1e9), zero = _mm256_setzero_pd();
+    __m256d tc = _mm256_and_pd(_mm256_mul_pd(_mm256_div_pd(flops, VP(VP_PEAK)), e9),
+                               _mm256_cmp_pd(flops, zero, _CMP_GT_OQ));
+    __m256d tm = _mm256_mul_pd(_mm256_div_pd(bytes, VP(VP_BW)), e9);
+    __m256d s = _mm256_add_pd(_mm256_add_pd(VP(VP_FLOOR), _mm256_mul_pd(tc, _mm256_sqrt_pd(tc))),
+                              _mm256_mul_pd(tm, _mm256_sqrt_pd(tm)));
+    __m256d cr = cube_root4(s);
+    __m256d t = _mm256_add_pd(zero, _mm256_mul_pd(cr, cr)); /* decode_pass_ns's d */
+    __m256d x =
+        _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(VP(VP_REST), t), VP(VP_LAYERS)), VP(VP_ONCE));
+#undef VP
+    /* cal_ns_round: below 1 (or NaN) 1, above 9e18 9e18, else the integer part, one more from a
+     * fraction of one half (the part and the fraction exact: x < 2^63) */
+    __m256d one = _mm256_set1_pd(1.0), top = _mm256_set1_pd(9.0e18);
+    __m256d i = _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    __m256d up = _mm256_cmp_pd(_mm256_sub_pd(x, i), _mm256_set1_pd(0.5), _CMP_GE_OQ);
+    __m256d r = _mm256_add_pd(i, _mm256_and_pd(up, one));
+    __m256d hi = _mm256_cmp_pd(x, top, _CMP_GT_OQ), lo = _mm256_cmp_pd(x, one, _CMP_GE_OQ);
+    r = _mm256_or_pd(_mm256_andnot_pd(hi, r), _mm256_and_pd(hi, top));
+    r = _mm256_or_pd(_mm256_and_pd(lo, r), _mm256_andnot_pd(lo, one));
+    double d[4];
+    _mm256_storeu_pd(d, r);
+    ns[0] = (int64_t)d[0];
+    ns[1] = (int64_t)d[1];
+    ns[2] = (int64_t)d[2];
+    ns[3] = (int64_t)d[3];
+}
+#endif
+
+/* eng_predictor_ops.verify_pack: the lanes of verify4 (lanes past the drafter's passes repeat
+ * its first, computed and not counted). 0 without AVX. */
+static int rl_verify_pack(const void *st, const eng_decode_base *target, const void *dst,
+                          const eng_decode_base *first, const eng_decode_base *next, int32_t passes,
+                          eng_verify_pack *p)
+{
+    const roofline *r = st, *d = dst;
+#ifdef RL_AVX
+    _Static_assert(4 * VP_N <= sizeof((eng_verify_pack *)0)->v / sizeof(double), "pack size");
+    if (!r->avx || passes < 1)
+        return 0;
+    const roofline *const rl[4] = {r, d, d, d};
+    const eng_decode_base *const bl[4] = {target, first, passes > 1 ? next : first,
+                                          passes > 2 ? next : first};
+    for (int i = 0; i < 4; i++) {
+        double *v = p->v + i;
+        v[4 * VP_SEQS] = bl[i]->seqs;
+        v[4 * VP_DP] = (double)rl[i]->dp;
+        v[4 * VP_FLOPS] = rl[i]->dec.flops;
+        v[4 * VP_KV] = rl[i]->dec.kv;
+        v[4 * VP_OWN0] = bl[i]->own[0];
+        v[4 * VP_OWN1] = bl[i]->own[1];
+        v[4 * VP_PEAK] = rl[i]->dec.peak;
+        v[4 * VP_BW] = rl[i]->dec.bw;
+        v[4 * VP_FLOOR] = rl[i]->floor15[KC_DECODE][bl[i]->eager];
+        v[4 * VP_REST] = bl[i]->rest;
+        v[4 * VP_LAYERS] = bl[i]->layers;
+        v[4 * VP_ONCE] = bl[i]->once;
+    }
+    return 1;
+#else
+    (void)r, (void)d, (void)target, (void)first, (void)next, (void)passes;
+    return 0;
+#endif
+}
+
+/* eng_predictor_ops.verify_ns from pack p (rl_verify_pack's): the target's pass, the drafter's
+ * first and its next two at once, each still rounded on its own; its passes past those as
+ * rl_decode_passes_ns prices them. Asked only after a pack (so of a CPU with AVX). */
+#ifdef RL_AVX
+__attribute__((target("avx")))
+#endif
+static int64_t
+rl_verify_ns(const void *st, const eng_decode_base *target, const void *dst,
+             const eng_decode_base *first, const eng_decode_base *next, const eng_verify_pack *p,
+             int32_t passes, int64_t ctx, int64_t dctx, int64_t *draft)
+{
+    const roofline *d = dst;
+    (void)st, (void)target, (void)first;
+#ifdef RL_AVX
+    const int64_t c[4] = {ctx, ctx, ctx + dctx, ctx + 2 * dctx};
+    int64_t t[4];
+    verify4(p->v, c, t);
+    int64_t ns = t[1] + (passes > 1 ? t[2] : 0) + (passes > 2 ? t[3] : 0);
+    int32_t j = 3;
+#ifdef RL_SSE2
+    for (; j + 1 < passes; j += 2)
+        ns += decode_pair_ns(d, next, ctx + j * dctx, ctx + (j + 1) * dctx);
+#endif
+    for (; j < passes; j++)
+        ns += rl_decode_step_ns(d, next, ctx + j * dctx);
+    *draft = ns;
+    SIM_ASSERT(NULL, t[0] == rl_decode_step_ns(st, target, ctx) &&
+                         ns == rl_decode_passes_ns(d, first, next, passes, ctx, dctx));
+    return t[0];
+#else
+    (void)p;
+    *draft = rl_decode_passes_ns(d, first, next, passes, ctx, dctx);
+    return rl_decode_step_ns(st, target, ctx);
+#endif
+}
+
 static int64_t rl_transfer_ns(const void *st, int64_t bytes)
 {
     const roofline *r = st;
@@ -1041,6 +1196,8 @@ static const eng_predictor_ops roofline_ops = {
     .decode_base = rl_decode_base,
     .decode_ns = rl_decode_step_ns,
     .decode_passes_ns = rl_decode_passes_ns,
+    .verify_pack = rl_verify_pack,
+    .verify_ns = rl_verify_ns,
 };
 
 cal_serving cal_serving_tp(eng_dtype dt, int tp)
@@ -1279,6 +1436,9 @@ int cal_roofline_new(const eng_model *m, const eng_gpu *g, const cal_serving *s,
     r->plan = plan_of(m, l);
     floors_setup(r);
     dec_setup(r);
+#ifdef RL_AVX
+    r->avx = __builtin_cpu_supports("avx");
+#endif
     if (!r->mla)
         r->cache->decode = rl_decode_ns;
     /* MODEL: DeepEP dispatches fp8 when the experts run W8A8 (DeepSeek-V3 paper, section

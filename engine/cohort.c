@@ -703,6 +703,7 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
     }
     c->fin_due = due;
     c->fin_known = 1;
+    c->step_adv = adv;
     if (k > 0) { /* every member is in one class */
         c->spec_steps += c->n;
         c->spec_drafts += (int64_t)c->n * k;
@@ -871,35 +872,48 @@ static inline int64_t window(eng_rescount *rc, int32_t bs, int32_t s, int32_t w)
 /* eng_cohort_end_need's visit of a class with members (no cap, no window, its members those of
  * the step's start, a power-of-two block size above 1 + k and the step's lookahead): the blocks
  * of its rejected drafts' slots go back, its members advance, and the blocks of the next step's
- * 1 + k slots are counted (eng_cclass.next). Returns the blocks given back. */
-static inline int64_t end_class(eng_replica *r, eng_cclass *cl, int32_t ahead, int32_t k)
+ * 1 + k slots are counted (eng_cclass.next). Returns the blocks given back over per (blocks a
+ * member's slot adds per boundary crossed: the growing and windowed layers). */
+static inline int64_t end_class(eng_replica *r, eng_cclass *cl, int32_t ahead, int32_t k,
+                                int64_t per)
 {
     const eng_kvlay *l = &r->kv.lay;
     int32_t bs = l->bs, n = cl->adv;
-    int64_t back = 0, t = cl->t, per = l->fm + l->wm;
+    int64_t back = 0, t = cl->t + n; /* the class's t after the step */
     if (cl->paged == 0) {
-        cl->t = t + n;
+        cl->t = t;
         cl->next = 0;
         return 0;
     }
     /* cross's windows end at the residue e with a + off = bs - 1 mod bs (off = t - 1 + n for the
-     * rejected slots past the n accepted, t' - 1 for the next step's, t' = t + n: the same) */
-    int32_t e1 = (int32_t)((bs - 1 - (t - 1 + n)) & (bs - 1)) + 1;
+     * rejected slots past the n accepted, t' - 1 for the next step's, t' = t + n: the same, so
+     * e = -t' mod bs) */
+    int32_t e1 = (int32_t)(-t & (bs - 1)) + 1;
     if (ahead == 1 + k) { /* the next step's window holds the rejected slots' (a run's steps) */
         if (cl->grow.stale)
             rc_sums(&cl->grow, bs);
         const int64_t *p = cl->grow.pre + bs; /* e1 + bs - w >= 1 */
-        back = per * (p[e1] - p[e1 - (ahead - n)]);
+        back = p[e1] - p[e1 - (ahead - n)];
         cl->next = per * (p[e1] - p[e1 - ahead]);
     } else {
         if (n < ahead) /* rejected_blocks's count while the step's growth stands */
-            back = per * window(&cl->grow, bs, e1 + bs - (ahead - n), ahead - n);
+            back = window(&cl->grow, bs, e1 + bs - (ahead - n), ahead - n);
         cl->next = per * window(&cl->grow, bs, e1 + bs - (1 + k), 1 + k);
     }
-    SIM_ASSERT(r->e->ctx, back == cl->alloc - grow_blocks(r, cl, n));
-    cl->t = t + n;
+    SIM_ASSERT(r->e->ctx, per * back == cl->alloc - grow_blocks(r, cl, n));
+    cl->t = t;
     SIM_ASSERT(r->e->ctx, cl->next == grow_blocks(r, cl, 1 + k));
     return back;
+}
+
+/* The tokens the step in flight advances the members of the classes with members, summed (what
+ * its start kept in eng_cohort.step_adv while the same members hold them). */
+static inline int64_t adv_of_classes(const eng_cohort *c)
+{
+    int64_t s = 0;
+    for (uint64_t m = c->live; m; m &= m - 1)
+        s += (int64_t)c->cls[CLASS(m)].n * c->cls[CLASS(m)].adv;
+    return s;
 }
 
 int64_t eng_cohort_end_need(eng_replica *r, int64_t now, int32_t k,
@@ -912,8 +926,11 @@ int64_t eng_cohort_end_need(eng_replica *r, int64_t now, int32_t k,
         eng_cohort_end_step(r, now, fin);
         return eng_cohort_need(r, k, 1);
     }
-    SIM_ASSERT(r->e->ctx, !eng_cohort_step_finishes(c));
-    int64_t zeros = 0, back = 0, moved = 0, need = 0;
+    SIM_ASSERT(r->e->ctx, !eng_cohort_step_finishes(c) && c->step_adv == adv_of_classes(c));
+    /* the tokens the step moves its members, as its start summed them (the same members); a
+     * member's tokens past its first are zero gaps */
+    int64_t moved = c->step_adv, zeros = moved - c->n, back = 0, need = 0;
+    int64_t per = r->kv.lay.fm + r->kv.lay.wm;
     c->in_step = 0;
     if (c->n > 0)
         eng_emit_itl(r->e, now - c->last_step_end, c->n);
@@ -921,17 +938,14 @@ int64_t eng_cohort_end_need(eng_replica *r, int64_t now, int32_t k,
     c->last_step_end = now;
     for (uint64_t m = c->live; m; m &= m - 1) {
         eng_cclass *cl = &c->cls[CLASS(m)];
-        int64_t n = cl->adv;
-        back += end_class(r, cl, ahead, k);
+        back += end_class(r, cl, ahead, k, per);
         need += cl->next;
-        zeros += (int64_t)cl->n * (n - 1);
-        moved += (int64_t)cl->n * n;
         cl->adv = 1;
     }
     c->ctx += moved;
     c->begun = 0;
     c->fin_known = 0;
-    eng_kv_give(&r->kv, back);
+    eng_kv_give(&r->kv, per * back);
     if (zeros > 0)
         eng_emit_itl(r->e, 0, zeros);
     c->step_k = 0;

@@ -835,6 +835,7 @@ static int spec_bases(const eng_pool *p, int32_t n, int32_t k, struct eng_spec_b
 {
     const eng_predictor *pred = p->pred, *dr = p->draft;
     eng_shape s = {0};
+    b->packed = 0;
     eng_shape_add_verify(&s, n, 0, 0, k);
     s.emit_seqs = n * (k + 1);
     if (!pred->ops->decode_base || !pred->ops->decode_base(pred->st, &s, &b->target))
@@ -846,8 +847,15 @@ static int spec_bases(const eng_pool *p, int32_t n, int32_t k, struct eng_spec_b
         return 0;
     s.emit_seqs = n;
     eng_shape q = {.tokens = n, .num_seqs = n, .decode_seqs = n, .emit_seqs = n};
-    return dr->ops->decode_base(dr->st, &s, &b->first) &&
-           (k <= 1 || dr->ops->decode_base(dr->st, &q, &b->draft));
+    if (!dr->ops->decode_base(dr->st, &s, &b->first) ||
+        (k > 1 && !dr->ops->decode_base(dr->st, &q, &b->draft)))
+        return 0;
+    if (k <= 1)
+        b->draft = b->first; /* (not read) */
+    b->packed =
+        dr->ops == pred->ops && pred->ops->verify_pack && dr->ops->decode_passes_ns &&
+        pred->ops->verify_pack(pred->st, &b->target, dr->st, &b->first, &b->draft, k, &b->vp);
+    return 1;
 }
 
 /* Pool p's bases for a step of n sequences verifying k drafts: asked of the predictors once per
@@ -875,11 +883,18 @@ static const struct eng_spec_base *spec_base(eng_pool *p, int32_t n, int32_t k)
  * their bases b: each pass priced and rounded on its own, as iteration_ns and
  * eng_predictor_passes_ns price them (draft_time: the drafter's j-th one-token pass over
  * contexts j * n longer). *draft: the drafter's. */
-static inline int64_t spec_gpu(const eng_pool *p, const struct eng_spec_base *b, const eng_shape *s,
-                               int32_t k, int64_t *draft)
+__attribute__((always_inline)) static inline int64_t spec_gpu_in(const eng_pool *p,
+                                                                 const struct eng_spec_base *b,
+                                                                 const eng_shape *s, int32_t k,
+                                                                 int64_t *draft)
 {
     const eng_predictor *pred = p->pred, *dr = p->draft;
     int64_t ctx = s->decode_ctx, n = s->num_seqs, d = 0;
+    if (b->packed) { /* the passes at once */
+        int64_t gpu = pred->ops->verify_ns(pred->st, &b->target, dr->st, &b->first, &b->draft,
+                                           &b->vp, k, ctx, n, draft);
+        return gpu + *draft;
+    }
     int64_t gpu = pred->ops->decode_ns(pred->st, &b->target, ctx);
     if (dr && dr->ops->decode_passes_ns) {
         d = dr->ops->decode_passes_ns(dr->st, &b->first, &b->draft, k, ctx, n);
@@ -890,6 +905,14 @@ static inline int64_t spec_gpu(const eng_pool *p, const struct eng_spec_base *b,
     }
     *draft = d;
     return gpu + d;
+}
+
+/* spec_gpu_in out of line, for the steps priced afresh (step_gpu_of); a decode run's steps
+ * inline it (run_spec_gpu). */
+static __attribute__((noinline)) int64_t spec_gpu(const eng_pool *p, const struct eng_spec_base *b,
+                                                  const eng_shape *s, int32_t k, int64_t *draft)
+{
+    return spec_gpu_in(p, b, s, k, draft);
 }
 
 static void price_memo_free(eng_price_memo *m)
@@ -921,6 +944,22 @@ static inline int64_t step_gpu_of(eng_replica *r, const eng_shape *s, int32_t k,
         *draft = r->pool->draft && k > 0 ? draft_time(r, s, k) : 0;
         gpu = price_of(r->pool, s) + *draft;
     }
+    if (r->pending_xfer_bytes && pred->ops->transfer_ns)
+        gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
+    r->pending_xfer_bytes = 0;
+    return slowed(r, gpu);
+}
+
+/* step_gpu_of of a decode run's step of plain verifies from its bases b (run_ctx.sb), the
+ * passes' pricing inlined. Out of line: the plain runs' loop stays as small as it was. */
+static __attribute__((noinline)) int64_t run_spec_gpu(eng_replica *r, const eng_shape *s, int32_t k,
+                                                      const struct eng_spec_base *b, int64_t *draft)
+{
+    const eng_predictor *pred = r->pool->pred;
+    SIM_ASSERT(r->e->ctx, shape_plain_verify(s, k) && b == spec_base(r->pool, s->num_seqs, k));
+    int64_t gpu = spec_gpu_in(r->pool, b, s, k, draft);
+    SIM_ASSERT(r->e->ctx, *draft == draft_time(r, s, k) &&
+                              gpu == pred->ops->iteration_ns(pred->st, s) + *draft);
     if (r->pending_xfer_bytes && pred->ops->transfer_ns)
         gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
     r->pending_xfer_bytes = 0;
@@ -1151,7 +1190,8 @@ static __attribute__((noinline)) int64_t run_respec_shape(eng_replica *r, run_ct
 {
     int64_t tokens = eng_cohort_begin_step(r, c->k);
     c->s.decode_ctx = eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx + r->run_pad_ctx;
-    c->s.decode_ctx_capped = eng_cohort_capped_sum(&r->co) + pads_capped(r, &r->batch);
+    if (r->co.cap > 0) /* (else both 0, as the step shaped afresh had them) */
+        c->s.decode_ctx_capped = eng_cohort_capped_sum(&r->co) + pads_capped(r, &r->batch);
     run_step_check(r, r->iter, c->k, &c->s, c->cpu);
     if (!c->sb_known) { /* the steps after it share them: only the contexts move */
         c->sb = shape_plain_verify(&c->s, c->k) ? spec_base(r->pool, c->s.num_seqs, c->k) : NULL;
@@ -1260,7 +1300,7 @@ static inline void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int
 static inline int64_t run_step_gpu(eng_replica *r, const run_ctx *c, int64_t *draft)
 {
     if (!c->fast) /* (c->sb: only the contexts moved since its bases were found) */
-        return c->sb ? step_gpu_of(r, &c->s, c->k, c->sb, draft) : step_gpu(r, &c->s, c->k, draft);
+        return c->sb ? run_spec_gpu(r, &c->s, c->k, c->sb, draft) : step_gpu(r, &c->s, c->k, draft);
     const eng_predictor *pred = r->pool->pred;
     *draft = 0;
     int64_t gpu = pred->ops->decode_ns(pred->st, &c->base, c->s.decode_ctx);

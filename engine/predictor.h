@@ -60,6 +60,11 @@ typedef struct eng_decode_base {
     int eager;
 } eng_decode_base;
 
+/* A predictor's constants for verify_ns, in its own layout (eng_predictor_ops.verify_pack). */
+typedef struct eng_verify_pack {
+    double v[48];
+} eng_verify_pack;
+
 typedef struct eng_predictor_ops {
     const char *name;
     /* Iteration time in ns for the shape on one replica; >= 1. A function of the shape alone:
@@ -85,6 +90,18 @@ typedef struct eng_predictor_ops {
     int64_t (*decode_passes_ns)(const void *st, const eng_decode_base *first,
                                 const eng_decode_base *next, int32_t passes, int64_t ctx,
                                 int64_t dctx);
+    /* Optional, both or neither, with decode_passes_ns: a speculative step's target pass and
+     * its drafter's passes. verify_pack fills *p with what verify_ns reads of the bases (target
+     * of st; first and next of dst, the state of another predictor of these same ops) and
+     * returns 1, or returns 0 when it cannot. verify_ns is then decode_ns(st, target, ctx), and
+     * in *draft decode_passes_ns(dst, first, next, passes, ctx, dctx), to the bit. */
+    int (*verify_pack)(const void *st, const eng_decode_base *target, const void *dst,
+                       const eng_decode_base *first, const eng_decode_base *next, int32_t passes,
+                       eng_verify_pack *p);
+    int64_t (*verify_ns)(const void *st, const eng_decode_base *target, const void *dst,
+                         const eng_decode_base *first, const eng_decode_base *next,
+                         const eng_verify_pack *p, int32_t passes, int64_t ctx, int64_t dctx,
+                         int64_t *draft);
 } eng_predictor_ops;
 
 typedef struct eng_predictor {

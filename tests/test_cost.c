@@ -838,6 +838,50 @@ static void test_decode_passes_exact(void **state)
     cal_predictor_free(&warm);
 }
 
+/* A speculative step's target pass and its drafter's passes at once (verify_pack, verify_ns;
+ * the target and the drafter of different models and layouts): decode_ns of the target's base
+ * and decode_passes_ns of the drafter's, to the bit, for 1 to 5 passes (the lanes past the
+ * passes not counted, the passes past the lanes priced as before). Where the CPU lacks the
+ * lanes (verify_pack 0) the engine prices the passes apart. */
+static void test_verify_exact(void **state)
+{
+    (void)state;
+    static const int64_t ctx[] = {0, 1, 5000, 123457, 9000000};
+    eng_model tm = catalog_model("llama-3-70b"), dm = catalog_model("llama-3-8b");
+    eng_predictor tg = make(&tm, "h100-sxm", cal_serving_tp(tm.weight_dtype, 2));
+    eng_predictor dr = make(&dm, "h100-sxm", cal_serving_tp(dm.weight_dtype, 1));
+    assert_non_null(tg.ops->verify_pack);
+    assert_non_null(tg.ops->verify_ns);
+    for (int64_t n = 1; n <= 300; n += 37) {
+        for (int32_t passes = 1; passes <= 5; passes++) {
+            eng_shape ts = {0}, first = {0}, next = {0};
+            eng_shape_add_verify(&ts, n, 0, 0, passes);
+            ts.emit_seqs = (int32_t)(n * (passes + 1));
+            eng_shape_add_verify(&first, n, 0, 0, passes);
+            first.emit_seqs = (int32_t)n;
+            eng_shape_add_decodes(&next, n, 0);
+            next.emit_seqs = (int32_t)n;
+            eng_decode_base bt, bf, bn;
+            assert_int_equal(tg.ops->decode_base(tg.st, &ts, &bt), 1);
+            assert_int_equal(dr.ops->decode_base(dr.st, &first, &bf), 1);
+            assert_int_equal(dr.ops->decode_base(dr.st, &next, &bn), 1);
+            eng_verify_pack vp;
+            if (!tg.ops->verify_pack(tg.st, &bt, dr.st, &bf, &bn, passes, &vp))
+                continue; /* no lanes on this CPU */
+            for (size_t j = 0; j < sizeof ctx / sizeof ctx[0]; j++) {
+                int64_t draft = -1;
+                int64_t gpu =
+                    tg.ops->verify_ns(tg.st, &bt, dr.st, &bf, &bn, &vp, passes, ctx[j], n, &draft);
+                assert_int_equal(gpu, tg.ops->decode_ns(tg.st, &bt, ctx[j]));
+                assert_int_equal(draft,
+                                 dr.ops->decode_passes_ns(dr.st, &bf, &bn, passes, ctx[j], n));
+            }
+        }
+    }
+    cal_predictor_free(&tg);
+    cal_predictor_free(&dr);
+}
+
 LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_moe_expert_parallel,
                  test_moe_skew_and_all2all, test_data_parallel_attention,
                  test_mla_decode_reads_latent, test_dsa, test_linear_attention, test_windows,
@@ -845,4 +889,4 @@ LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_mo
                  test_allreduce_hopper_nccl, test_eager_launch_per_engine, test_fp8_act_quant,
                  test_moe_glue_kernels, test_walk_cache_exact, test_walk_decode_run_exact,
                  test_walk_prefill_alone_exact, test_walk_passes_exact, test_decode_base_exact,
-                 test_decode_passes_exact)
+                 test_decode_passes_exact, test_verify_exact)

@@ -24,8 +24,8 @@
 #include "rng.h"
 #include "test_main.h"
 
-static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL,
-                                             NULL,     NULL,      NULL, NULL};
+static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL, NULL,
+                                             NULL,     NULL,      NULL, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
 
 static const char *const names[] = {"round_robin",    "least_outstanding", "least_tokens",

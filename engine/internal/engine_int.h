@@ -458,6 +458,9 @@ typedef struct eng_cohort {
      * set in a class's record (eng_cclass.adv) when it has members or gains one */
     int32_t drawn_base;
     int32_t drawn[ENG_SPEC_MAX_CLASSES];
+    /* tokens the step in flight advances its members, summed (sum of n * adv over the classes
+     * at its start) */
+    int64_t step_adv;
 } eng_cohort;
 
 /* ---- the link between the pools (link.c) ----
@@ -568,7 +571,9 @@ typedef struct eng_price_memo {
         eng_decode_base target; /* the target's pass */
         eng_decode_base first;  /* the drafter's first pass (over the target's tokens) */
         eng_decode_base draft;  /* the drafter's one-token passes */
-    } * spec;                   /* per n */
+        int32_t packed;         /* vp holds the predictor's constants (verify_pack) */
+        eng_verify_pack vp;
+    } * spec; /* per n */
     int32_t nspec;
     struct eng_price_slot {
         eng_shape s;
