@@ -1003,14 +1003,13 @@ static __attribute__((noinline)) int64_t decode_pair_ns(const roofline *r, const
 }
 #endif
 
-/* rl_decode_step_ns of first at ctx and of next at ctx + j * dctx, 0 < j < passes, summed; with
- * SSE2 two of next's passes at once. */
-static int64_t rl_decode_passes_ns(const void *st, const eng_decode_base *first,
-                                   const eng_decode_base *next, int32_t passes, int64_t ctx,
-                                   int64_t dctx)
+/* ns plus rl_decode_step_ns of next at ctx + k * dctx for k from j to passes - 1; with SSE2
+ * two passes at once. */
+static inline __attribute__((always_inline)) int64_t decode_passes_from(int64_t ns, const void *st,
+                                                                        const eng_decode_base *next,
+                                                                        int32_t j, int32_t passes,
+                                                                        int64_t ctx, int64_t dctx)
 {
-    int64_t ns = rl_decode_step_ns(st, first, ctx);
-    int32_t j = 1;
 #ifdef RL_SSE2
     for (; j + 1 < passes; j += 2)
         ns += decode_pair_ns(st, next, ctx + j * dctx, ctx + (j + 1) * dctx);
@@ -1018,6 +1017,15 @@ static int64_t rl_decode_passes_ns(const void *st, const eng_decode_base *first,
     for (; j < passes; j++)
         ns += rl_decode_step_ns(st, next, ctx + j * dctx);
     return ns;
+}
+
+/* rl_decode_step_ns of first at ctx and of next at ctx + j * dctx, 0 < j < passes, summed; with
+ * SSE2 two of next's passes at once. */
+static int64_t rl_decode_passes_ns(const void *st, const eng_decode_base *first,
+                                   const eng_decode_base *next, int32_t passes, int64_t ctx,
+                                   int64_t dctx)
+{
+    return decode_passes_from(rl_decode_step_ns(st, first, ctx), st, next, 1, passes, ctx, dctx);
 }
 
 #ifdef RL_AVX
@@ -1153,12 +1161,7 @@ rl_verify_ns(const void *st, const eng_decode_base *target, const void *dst,
     verify4(p->v, c, t);
     int64_t ns = t[1] + (passes > 1 ? t[2] : 0) + (passes > 2 ? t[3] : 0);
     int32_t j = 3;
-#ifdef RL_SSE2
-    for (; j + 1 < passes; j += 2)
-        ns += decode_pair_ns(d, next, ctx + j * dctx, ctx + (j + 1) * dctx);
-#endif
-    for (; j < passes; j++)
-        ns += rl_decode_step_ns(d, next, ctx + j * dctx);
+    ns = decode_passes_from(ns, d, next, j, passes, ctx, dctx);
     *draft = ns;
     SIM_ASSERT(NULL, t[0] == rl_decode_step_ns(st, target, ctx) &&
                          ns == rl_decode_passes_ns(d, first, next, passes, ctx, dctx));

@@ -526,6 +526,16 @@ static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
     return block_add(ps, h, ref, at);
 }
 
+/* The free queue starts at i now (-1: it is empty). */
+static inline void queue_from(eng_pstore *ps, int32_t i)
+{
+    ps->qhead = i;
+    if (i >= 0)
+        ps->b[i].prev = -1;
+    else
+        ps->qtail = -1;
+}
+
 /* MODEL: vLLM block_pool._maybe_evict_cached_block: a block taken from the free queue loses its
  * hash (SGLang evicts its radix tree's least recently used unreferenced leaves; reverse-order
  * frees keep every cached block behind its cached descendants in the queue, so evicting from the
@@ -551,11 +561,7 @@ static int64_t evict_head(eng_pstore *ps, int64_t n)
         freeb = i;
         i = next;
     }
-    ps->qhead = i;
-    if (i >= 0)
-        b[i].prev = -1;
-    else
-        ps->qtail = -1;
+    queue_from(ps, i);
     ps->freeb = freeb;
     ps->tabn -= (int32_t)k;
     ps->evicted_seq = top;
@@ -606,11 +612,7 @@ void eng_ps_take(eng_pstore *ps)
         ps->freeb = i;
         i = next;
     }
-    ps->qhead = i;
-    if (i >= 0)
-        b[i].prev = -1;
-    else
-        ps->qtail = -1;
+    queue_from(ps, i);
     if (own > 0) {
         ps->evictions += own;
         ps->own -= own;
