@@ -938,6 +938,52 @@ static void test_verify_exact_layouts(void **state)
     assert_true(checked == 0 || checked == 4 * 400);
 }
 
+/* verify_ns where the passes' times leave the rounding's range: below 1 ns, above 9e18 ns, NaN
+ * and infinite (bases edited past any model's), each lane as decode_ns and decode_passes_ns
+ * round them. */
+static void test_verify_rounding_edges(void **state)
+{
+    (void)state;
+    eng_model tm = catalog_model("llama-3-70b"), dm = catalog_model("llama-3-8b");
+    eng_predictor tg = make(&tm, "h100-sxm", cal_serving_tp(tm.weight_dtype, 2));
+    eng_predictor dr = make(&dm, "h100-sxm", cal_serving_tp(dm.weight_dtype, 1));
+    static const double rest[] = {-1e6, 0, 0.25, 0.5, 4.4e18, 1e30, NAN, INFINITY, -INFINITY};
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) {
+        for (int32_t passes = 1; passes <= 4; passes++) {
+            eng_shape ts = {0}, first = {0}, next = {0};
+            eng_shape_add_verify(&ts, 8, 0, 0, passes);
+            ts.emit_seqs = 8 * (passes + 1);
+            eng_shape_add_verify(&first, 8, 0, 0, passes);
+            first.emit_seqs = 8;
+            eng_shape_add_decodes(&next, 8, 0);
+            next.emit_seqs = 8;
+            eng_decode_base bt, bf, bn;
+            assert_int_equal(tg.ops->decode_base(tg.st, &ts, &bt), 1);
+            assert_int_equal(dr.ops->decode_base(dr.st, &first, &bf), 1);
+            assert_int_equal(dr.ops->decode_base(dr.st, &next, &bn), 1);
+            /* the target's sum below 1 or past the top (rest per layer, once 0 or less), the
+             * drafter's passes alike but past the top (their sum would overflow) */
+            bt.rest = rest[i];
+            bt.once = rest[i] < 1 ? -1e9 : 0;
+            if (!(rest[i] >
+                  1e12)) { /* (the drafter's passes past the top would overflow the sum) */
+                bf.rest = bn.rest = rest[i];
+                bf.once = bn.once = bt.once;
+            }
+            eng_verify_pack vp;
+            if (!tg.ops->verify_pack(tg.st, &bt, dr.st, &bf, &bn, passes, &vp))
+                continue; /* no lanes on this CPU */
+            int64_t draft = -1;
+            int64_t gpu =
+                tg.ops->verify_ns(tg.st, &bt, dr.st, &bf, &bn, &vp, passes, 1000, 8, &draft);
+            assert_int_equal(gpu, tg.ops->decode_ns(tg.st, &bt, 1000));
+            assert_int_equal(draft, dr.ops->decode_passes_ns(dr.st, &bf, &bn, passes, 1000, 8));
+        }
+    }
+    cal_predictor_free(&tg);
+    cal_predictor_free(&dr);
+}
+
 LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_moe_expert_parallel,
                  test_moe_skew_and_all2all, test_data_parallel_attention,
                  test_mla_decode_reads_latent, test_dsa, test_linear_attention, test_windows,
@@ -945,4 +991,5 @@ LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_mo
                  test_allreduce_hopper_nccl, test_eager_launch_per_engine, test_fp8_act_quant,
                  test_moe_glue_kernels, test_walk_cache_exact, test_walk_decode_run_exact,
                  test_walk_prefill_alone_exact, test_walk_passes_exact, test_decode_base_exact,
-                 test_decode_passes_exact, test_verify_exact, test_verify_exact_layouts)
+                 test_decode_passes_exact, test_verify_exact, test_verify_exact_layouts,
+                 test_verify_rounding_edges)
