@@ -882,6 +882,108 @@ static void test_verify_exact(void **state)
     cal_predictor_free(&dr);
 }
 
+/* verify_ns against decode_ns and decode_passes_ns over more layouts (tensor parallel 4 and 8,
+ * other GPUs, a drafter of the target's own model) and random contexts and passes up to 9 (the
+ * lanes and the pairs after them), base by base as the engine packs them (next the first's where
+ * one pass). Every case is checked where the CPU has the lanes. */
+static void test_verify_exact_layouts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *tm, *dm, *gpu;
+        int tp, dp, dtp;
+    } cases[] = {{"llama-3-8b", "llama-3-8b", "a100-80gb", 1, 1, 1},
+                 {"llama-3-70b", "llama-3-8b", "h200", 4, 1, 1},
+                 {"llama-3-70b", "llama-3-8b", "gb200", 2, 1, 2},
+                 {"llama-3-70b", "llama-3-70b", "h100-sxm", 8, 1, 8}};
+    uint64_t st = 12345;
+    int checked = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        eng_model tm = catalog_model(cases[c].tm), dm = catalog_model(cases[c].dm);
+        eng_predictor tg =
+            make(&tm, cases[c].gpu, layout(tm.weight_dtype, cases[c].tp, cases[c].dp, cases[c].dp));
+        eng_predictor dr = make(&dm, cases[c].gpu, cal_serving_tp(dm.weight_dtype, cases[c].dtp));
+        for (int it = 0; it < 400; it++) {
+            st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+            int64_t n = 1 + (int64_t)((st >> 33) % 512);
+            int32_t passes = 1 + (int32_t)((st >> 20) % 9);
+            st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+            int64_t ctx = it % 7 == 0 ? 0 : (int64_t)((st >> 11) % 4000000000ULL);
+            eng_shape ts = {0}, first = {0}, next = {0};
+            eng_shape_add_verify(&ts, n, 0, 0, passes);
+            ts.emit_seqs = (int32_t)(n * (passes + 1));
+            eng_shape_add_verify(&first, n, 0, 0, passes);
+            first.emit_seqs = (int32_t)n;
+            eng_shape_add_decodes(&next, n, 0);
+            next.emit_seqs = (int32_t)n;
+            eng_decode_base bt, bf, bn;
+            if (!tg.ops->decode_base(tg.st, &ts, &bt) || !dr.ops->decode_base(dr.st, &first, &bf) ||
+                !dr.ops->decode_base(dr.st, &next, &bn))
+                continue;
+            if (passes == 1)
+                bn = bf;
+            eng_verify_pack vp;
+            if (!tg.ops->verify_pack(tg.st, &bt, dr.st, &bf, &bn, passes, &vp))
+                continue; /* no lanes on this CPU */
+            int64_t draft = -1;
+            int64_t gpu =
+                tg.ops->verify_ns(tg.st, &bt, dr.st, &bf, &bn, &vp, passes, ctx, n, &draft);
+            assert_int_equal(gpu, tg.ops->decode_ns(tg.st, &bt, ctx));
+            assert_int_equal(draft, dr.ops->decode_passes_ns(dr.st, &bf, &bn, passes, ctx, n));
+            checked++;
+        }
+        cal_predictor_free(&tg);
+        cal_predictor_free(&dr);
+    }
+    assert_true(checked == 0 || checked == 4 * 400);
+}
+
+/* verify_ns where the passes' times leave the rounding's range: below 1 ns, above 9e18 ns, NaN
+ * and infinite (bases edited past any model's), each lane as decode_ns and decode_passes_ns
+ * round them. */
+static void test_verify_rounding_edges(void **state)
+{
+    (void)state;
+    eng_model tm = catalog_model("llama-3-70b"), dm = catalog_model("llama-3-8b");
+    eng_predictor tg = make(&tm, "h100-sxm", cal_serving_tp(tm.weight_dtype, 2));
+    eng_predictor dr = make(&dm, "h100-sxm", cal_serving_tp(dm.weight_dtype, 1));
+    static const double rest[] = {-1e6, 0, 0.25, 0.5, 4.4e18, 1e30, NAN, INFINITY, -INFINITY};
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) {
+        for (int32_t passes = 1; passes <= 4; passes++) {
+            eng_shape ts = {0}, first = {0}, next = {0};
+            eng_shape_add_verify(&ts, 8, 0, 0, passes);
+            ts.emit_seqs = 8 * (passes + 1);
+            eng_shape_add_verify(&first, 8, 0, 0, passes);
+            first.emit_seqs = 8;
+            eng_shape_add_decodes(&next, 8, 0);
+            next.emit_seqs = 8;
+            eng_decode_base bt, bf, bn;
+            assert_int_equal(tg.ops->decode_base(tg.st, &ts, &bt), 1);
+            assert_int_equal(dr.ops->decode_base(dr.st, &first, &bf), 1);
+            assert_int_equal(dr.ops->decode_base(dr.st, &next, &bn), 1);
+            /* the target's sum below 1 or past the top (rest per layer, once 0 or less), the
+             * drafter's passes alike but past the top (their sum would overflow) */
+            bt.rest = rest[i];
+            bt.once = rest[i] < 1 ? -1e9 : 0;
+            if (!(rest[i] >
+                  1e12)) { /* (the drafter's passes past the top would overflow the sum) */
+                bf.rest = bn.rest = rest[i];
+                bf.once = bn.once = bt.once;
+            }
+            eng_verify_pack vp;
+            if (!tg.ops->verify_pack(tg.st, &bt, dr.st, &bf, &bn, passes, &vp))
+                continue; /* no lanes on this CPU */
+            int64_t draft = -1;
+            int64_t gpu =
+                tg.ops->verify_ns(tg.st, &bt, dr.st, &bf, &bn, &vp, passes, 1000, 8, &draft);
+            assert_int_equal(gpu, tg.ops->decode_ns(tg.st, &bt, 1000));
+            assert_int_equal(draft, dr.ops->decode_passes_ns(dr.st, &bf, &bn, passes, 1000, 8));
+        }
+    }
+    cal_predictor_free(&tg);
+    cal_predictor_free(&dr);
+}
+
 LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_moe_expert_parallel,
                  test_moe_skew_and_all2all, test_data_parallel_attention,
                  test_mla_decode_reads_latent, test_dsa, test_linear_attention, test_windows,
@@ -889,4 +991,5 @@ LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_mo
                  test_allreduce_hopper_nccl, test_eager_launch_per_engine, test_fp8_act_quant,
                  test_moe_glue_kernels, test_walk_cache_exact, test_walk_decode_run_exact,
                  test_walk_prefill_alone_exact, test_walk_passes_exact, test_decode_base_exact,
-                 test_decode_passes_exact, test_verify_exact)
+                 test_decode_passes_exact, test_verify_exact, test_verify_exact_layouts,
+                 test_verify_rounding_edges)
