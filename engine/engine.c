@@ -1525,10 +1525,8 @@ static int64_t decode_run(eng_replica *r, int64_t end, int *ended)
 
 /* Forms and prices the batch's step (cont: a continuation of a fixed multi-step run: no
  * scheduler call, no CPU charged), records it and schedules its end: with the steps a run adds
- * (fixed_batch_run, decode_run), the end of the last. Flattened (every call it makes that can be
- * inlined is, down the call tree): the frames of the shaping, pricing and run calls of each
- * iteration go; the operations and their order stay, floating point contraction being off. */
-static __attribute__((flatten)) void start_iteration(eng_replica *r, int64_t now, int cont)
+ * (fixed_batch_run, decode_run), the end of the last. */
+static void start_iteration(eng_replica *r, int64_t now, int cont)
 {
     eng_engine *e = r->e;
     eng_shape s;
