@@ -440,7 +440,9 @@ static int32_t fetch_now(eng_replica *r, int64_t now)
     return n;
 }
 
-void eng_dispatch(eng_engine *e, eng_request *rq, int64_t now)
+/* Once per request: flattened as finish is (its routing, its counts and the policy's wake-up
+ * inline where they can be). */
+__attribute__((flatten)) void eng_dispatch(eng_engine *e, eng_request *rq, int64_t now)
 {
     if (e->pools[0].nact == 0) { /* every replica crashed: it waits for one (fault.c) */
         eng_fault_park(e, rq);
