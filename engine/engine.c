@@ -177,7 +177,9 @@ static void deliver_deferred(eng_replica *r, int64_t now)
     r->nunseen = 0;
 }
 
-static void finish(eng_replica *r, eng_request *rq)
+/* Once per request: flattened (its calls inlined down the tree, the metrics' and the delivery's
+ * among them), the operations and their order unchanged, contraction being off. */
+static __attribute__((flatten)) void finish(eng_replica *r, eng_request *rq)
 {
     eng_engine *e = r->e;
     if (r->pool->role == ENG_ROLE_PREFILL) {
@@ -438,7 +440,9 @@ static int32_t fetch_now(eng_replica *r, int64_t now)
     return n;
 }
 
-void eng_dispatch(eng_engine *e, eng_request *rq, int64_t now)
+/* Once per request: flattened as finish is (its routing, its counts and the policy's wake-up
+ * inline where they can be). */
+__attribute__((flatten)) void eng_dispatch(eng_engine *e, eng_request *rq, int64_t now)
 {
     if (e->pools[0].nact == 0) { /* every replica crashed: it waits for one (fault.c) */
         eng_fault_park(e, rq);
@@ -504,7 +508,9 @@ static void pull_at(eng_engine *e, int64_t t)
     e->pull_ev = sim_schedule(e->ctx, t, ENG_PRIO_ARRIVAL, on_pull, e, 0);
 }
 
-static void pull_arrival(eng_engine *e)
+/* Once per request: flattened as finish is (the request's setup, its routing and the arrival's
+ * event inline where they can be). */
+static __attribute__((flatten)) void pull_arrival(eng_engine *e)
 {
     if (e->failed || e->src_state == ENG_SRC_END)
         return;
