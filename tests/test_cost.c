@@ -838,6 +838,22 @@ static void test_decode_passes_exact(void **state)
     cal_predictor_free(&warm);
 }
 
+/* A speculative step's shapes for n sequences and `passes` drafts: the target's verify, the
+ * drafter's first pass and its one-token passes. */
+static void verify_shapes(int64_t n, int32_t passes, eng_shape *ts, eng_shape *first,
+                          eng_shape *next)
+{
+    *ts = (eng_shape){0};
+    *first = (eng_shape){0};
+    *next = (eng_shape){0};
+    eng_shape_add_verify(ts, n, 0, 0, passes);
+    ts->emit_seqs = (int32_t)(n * (passes + 1));
+    eng_shape_add_verify(first, n, 0, 0, passes);
+    first->emit_seqs = (int32_t)n;
+    eng_shape_add_decodes(next, n, 0);
+    next->emit_seqs = (int32_t)n;
+}
+
 /* A speculative step's target pass and its drafter's passes at once (verify_pack, verify_ns;
  * the target and the drafter of different models and layouts): decode_ns of the target's base
  * and decode_passes_ns of the drafter's, to the bit, for 1 to 5 passes (the lanes past the
@@ -854,13 +870,8 @@ static void test_verify_exact(void **state)
     assert_non_null(tg.ops->verify_ns);
     for (int64_t n = 1; n <= 300; n += 37) {
         for (int32_t passes = 1; passes <= 5; passes++) {
-            eng_shape ts = {0}, first = {0}, next = {0};
-            eng_shape_add_verify(&ts, n, 0, 0, passes);
-            ts.emit_seqs = (int32_t)(n * (passes + 1));
-            eng_shape_add_verify(&first, n, 0, 0, passes);
-            first.emit_seqs = (int32_t)n;
-            eng_shape_add_decodes(&next, n, 0);
-            next.emit_seqs = (int32_t)n;
+            eng_shape ts, first, next;
+            verify_shapes(n, passes, &ts, &first, &next);
             eng_decode_base bt, bf, bn;
             assert_int_equal(tg.ops->decode_base(tg.st, &ts, &bt), 1);
             assert_int_equal(dr.ops->decode_base(dr.st, &first, &bf), 1);
@@ -909,13 +920,8 @@ static void test_verify_exact_layouts(void **state)
             int32_t passes = 1 + (int32_t)((st >> 20) % 9);
             st = st * 6364136223846793005ULL + 1442695040888963407ULL;
             int64_t ctx = it % 7 == 0 ? 0 : (int64_t)((st >> 11) % 4000000000ULL);
-            eng_shape ts = {0}, first = {0}, next = {0};
-            eng_shape_add_verify(&ts, n, 0, 0, passes);
-            ts.emit_seqs = (int32_t)(n * (passes + 1));
-            eng_shape_add_verify(&first, n, 0, 0, passes);
-            first.emit_seqs = (int32_t)n;
-            eng_shape_add_decodes(&next, n, 0);
-            next.emit_seqs = (int32_t)n;
+            eng_shape ts, first, next;
+            verify_shapes(n, passes, &ts, &first, &next);
             eng_decode_base bt, bf, bn;
             if (!tg.ops->decode_base(tg.st, &ts, &bt) || !dr.ops->decode_base(dr.st, &first, &bf) ||
                 !dr.ops->decode_base(dr.st, &next, &bn))
