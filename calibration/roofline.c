@@ -1160,8 +1160,7 @@ rl_verify_ns(const void *st, const eng_decode_base *target, const void *dst,
     int64_t t[4];
     verify4(p->v, c, t);
     int64_t ns = t[1] + (passes > 1 ? t[2] : 0) + (passes > 2 ? t[3] : 0);
-    int32_t j = 3;
-    ns = decode_passes_from(ns, d, next, j, passes, ctx, dctx);
+    ns = decode_passes_from(ns, d, next, 3, passes, ctx, dctx); /* the passes past the lanes */
     *draft = ns;
     SIM_ASSERT(NULL, t[0] == rl_decode_step_ns(st, target, ctx) &&
                          ns == rl_decode_passes_ns(d, first, next, passes, ctx, dctx));

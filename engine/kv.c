@@ -1081,6 +1081,13 @@ static inline int64_t filled_blocks(const eng_kv *kv, const eng_request *rq, int
     return n;
 }
 
+/* rq's blocks nblk .. n - 1 (n > nblk), its own, counted on the store's account. */
+static inline void own_count(eng_pstore *ps, eng_pcreq *pc, int64_t n)
+{
+    ps->own += n - pc->nblk;
+    pc->nblk = (int32_t)n;
+}
+
 void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
 {
     eng_pstore *ps = kv->ps;
@@ -1091,8 +1098,7 @@ void eng_kv_register(eng_kv *kv, eng_request *rq, int64_t tokens)
     if (n <= pc->nblk)
         return;
     if (own_only(kv, pc)) { /* the new blocks are its own, counted (register_blocks's) */
-        ps->own += n - pc->nblk;
-        pc->nblk = (int32_t)n;
+        own_count(ps, pc, n);
         return;
     }
     register_blocks(kv, rq, n);
@@ -1216,10 +1222,8 @@ void eng_kv_free_rq(eng_kv *kv, eng_request *rq, int64_t keep_tokens)
         /* what the path below does for such a request: its blocks past its content anonymous,
          * then its own blocks as one run (no cached block, no memory kept) */
         int64_t n = keep_tokens > 0 ? filled_blocks(kv, rq, keep_tokens) : 0;
-        if (n > pc->nblk) { /* eng_kv_register's */
-            ps->own += n - pc->nblk;
-            pc->nblk = (int32_t)n;
-        }
+        if (n > pc->nblk) /* eng_kv_register's */
+            own_count(ps, pc, n);
         eng_kv_give(kv, rq->kv_blocks - pc->nblk);
         if (pc->nblk > 0)
             own_push(kv, rq, 0);

@@ -205,30 +205,32 @@ static inline __attribute__((always_inline)) uint64_t issue(sim_evq *q)
     return seq;
 }
 
+/* A new event's key: its priority over the next number, issued (pending). */
+static inline __attribute__((always_inline)) uint64_t new_key(sim_evq *q, int prio)
+{
+    SIM_CHECK(NULL, prio >= SIM_PRIO_MIN && prio <= SIM_PRIO_MAX);
+    SIM_CHECK(NULL, q->next_seq <= SEQ_MASK);
+    return ((uint64_t)(prio - SIM_PRIO_MIN) << 48) | issue(q);
+}
+
 sim_event_id sim_evq_push_side(sim_evq *q, int64_t t, int prio, sim_handler fn, void *obj,
                                int64_t arg)
 {
     if (q->has_side)
         return sim_evq_push(q, t, prio, fn, obj, arg);
-    SIM_CHECK(NULL, prio >= SIM_PRIO_MIN && prio <= SIM_PRIO_MAX);
-    SIM_CHECK(NULL, q->next_seq <= SEQ_MASK);
-    uint64_t seq = issue(q);
-    uint64_t key = ((uint64_t)(prio - SIM_PRIO_MIN) << 48) | seq;
+    uint64_t key = new_key(q, prio);
     q->side = (sim_event){.t = t, .key = key, .fn = fn, .obj = obj, .arg = arg};
     q->has_side = 1;
-    return seq;
+    return key & SEQ_MASK;
 }
 
 sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void *obj, int64_t arg)
 {
-    SIM_CHECK(NULL, prio >= SIM_PRIO_MIN && prio <= SIM_PRIO_MAX);
-    SIM_CHECK(NULL, q->next_seq <= SEQ_MASK);
+    uint64_t key = new_key(q, prio);
     if (q->n == q->cap) {
         q->cap *= 2;
         q->heap = sim_xrealloc(q->heap, q->cap * sizeof *q->heap);
     }
-    uint64_t seq = issue(q);
-    uint64_t key = ((uint64_t)(prio - SIM_PRIO_MIN) << 48) | seq;
     /* the hole at the end rises past the parents the new event goes before */
     sim_event *h = q->heap;
     size_t i = q->n++;
@@ -240,7 +242,7 @@ sim_event_id sim_evq_push(sim_evq *q, int64_t t, int prio, sim_handler fn, void 
         i = p;
     }
     h[i] = (sim_event){.t = t, .key = key, .fn = fn, .obj = obj, .arg = arg};
-    return seq;
+    return key & SEQ_MASK;
 }
 
 /* Only a pending event can be cancelled: an id that already ran, was already cancelled or was
