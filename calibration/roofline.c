@@ -990,16 +990,34 @@ static int64_t rl_decode_step_ns(const void *st, const eng_decode_base *b, int64
 }
 
 #ifdef RL_SSE2
-/* rl_decode_step_ns of base b at contexts c0 and c1, summed: their decode attention at once. */
-static __attribute__((noinline)) int64_t decode_pair_ns(const roofline *r, const eng_decode_base *b,
-                                                        int64_t c0, int64_t c1)
+/* rl_decode_step_ns of base b at contexts c0 (ns[0]) and c1 (ns[1]): their decode attention at
+ * once, each lane by rl_decode_step_ns's operations in its order. */
+static inline __attribute__((always_inline)) void
+decode_pair(const roofline *r, const eng_decode_base *b, int64_t c0, int64_t c1, int64_t ns[2])
 {
     double D = r->dp, t[2];
     __m128d pairs = _mm_set_pd(((double)c1 + b->seqs) / D, ((double)c0 + b->seqs) / D);
     _mm_storeu_pd(t, gqa_decode_at2(r, b, pairs));
-    SIM_ASSERT(NULL, decode_pass_ns(b, t[0]) == rl_decode_step_ns(r, b, c0) &&
-                         decode_pass_ns(b, t[1]) == rl_decode_step_ns(r, b, c1));
-    return decode_pass_ns(b, t[0]) + decode_pass_ns(b, t[1]);
+    ns[0] = decode_pass_ns(b, t[0]);
+    ns[1] = decode_pass_ns(b, t[1]);
+    SIM_ASSERT(NULL, ns[0] == rl_decode_step_ns(r, b, c0) && ns[1] == rl_decode_step_ns(r, b, c1));
+}
+
+/* rl_decode_step_ns of base b at contexts c0 and c1, summed (decode_pair). */
+static __attribute__((noinline)) int64_t decode_pair_ns(const roofline *r, const eng_decode_base *b,
+                                                        int64_t c0, int64_t c1)
+{
+    int64_t ns[2];
+    decode_pair(r, b, c0, c1, ns);
+    return ns[0] + ns[1];
+}
+
+/* eng_predictor_ops.decode_ns2: rl_decode_step_ns of base b at ctx and at ctx + dctx at once
+ * (decode_pair). Only where the build has SSE2; elsewhere the engine prices step by step. */
+static void rl_decode_ns2(const void *st, const eng_decode_base *b, int64_t ctx, int64_t dctx,
+                          int64_t ns[2])
+{
+    decode_pair(st, b, ctx, ctx + dctx, ns);
 }
 #endif
 
@@ -1197,6 +1215,9 @@ static const eng_predictor_ops roofline_ops = {
     .passes_ns = rl_passes_ns,
     .decode_base = rl_decode_base,
     .decode_ns = rl_decode_step_ns,
+#ifdef RL_SSE2
+    .decode_ns2 = rl_decode_ns2,
+#endif
     .decode_passes_ns = rl_decode_passes_ns,
     .verify_pack = rl_verify_pack,
     .verify_ns = rl_verify_ns,

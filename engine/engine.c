@@ -1405,8 +1405,13 @@ static __attribute__((noinline)) int64_t plain_steps_lean(eng_replica *r, run_ct
     const eng_cclass *cl = &r->co.cls[0];
     const eng_predictor *pred = r->pool->pred;
     int64_t (*decode_ns)(const void *, const eng_decode_base *, int64_t) = pred->ops->decode_ns;
+    void (*decode_ns2)(const void *, const eng_decode_base *, int64_t, int64_t, int64_t[2]) =
+        pred->ops->decode_ns2;
     const void *st = pred->st;
     int64_t steps = *n, cpu = c->cpu, ncpu = c->ncpu;
+    /* the next step's price when it was priced with this one (decode_ns2), else 0 (a price is
+     * >= 1); dropped where the next step does not run */
+    int64_t ahead = 0, pair[2];
     int32_t pool = r->pool->id;
     SIM_ASSERT(e->ctx, c->fast && c->k == 0 && c->kp == 0 && c->shaped);
     /* the class's t goes up by one a step: it passes last_t at the step stop, if before most */
@@ -1429,7 +1434,17 @@ static __attribute__((noinline)) int64_t plain_steps_lean(eng_replica *r, run_ct
         SIM_ASSERT(e->ctx, c->s.decode_ctx == eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx);
         run_step_check(r, r->iter, c->k, &c->s, cpu);
         int64_t tokens = r->co.n;
-        int64_t gpu = decode_ns(st, &c->base, c->s.decode_ctx);
+        int64_t gpu = ahead;
+        ahead = 0;
+        if (gpu > 0) {
+            /* priced with the step before: its contexts one token further each */
+        } else if (decode_ns2 && steps + 1 < stop) {
+            decode_ns2(st, &c->base, c->s.decode_ctx, c->s.decode_seqs, pair);
+            gpu = pair[0];
+            ahead = pair[1];
+        } else {
+            gpu = decode_ns(st, &c->base, c->s.decode_ctx);
+        }
         SIM_ASSERT(e->ctx, gpu == pred->ops->iteration_ns(pred->st, &c->s));
         SIM_ASSERT(e->ctx, gpu == slowed(r, gpu));
         int64_t gpu_start = start + cpu;

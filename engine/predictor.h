@@ -84,6 +84,11 @@ typedef struct eng_predictor_ops {
      * decode_ns(st, b, ctx) is then iteration_ns of s with decode_ctx = ctx, to the bit. */
     int (*decode_base)(const void *st, const eng_shape *s, eng_decode_base *b);
     int64_t (*decode_ns)(const void *st, const eng_decode_base *b, int64_t decode_ctx);
+    /* Optional, with decode_base: decode_ns(st, b, ctx) in ns[0] and decode_ns(st, b, ctx + dctx)
+     * in ns[1], each to the bit (two steps of a decode run priced at once; the engine drops the
+     * second's where it does not run it). */
+    void (*decode_ns2)(const void *st, const eng_decode_base *b, int64_t ctx, int64_t dctx,
+                       int64_t ns[2]);
     /* Optional, with decode_base: decode_ns(st, first, ctx) plus decode_ns(st, next,
      * ctx + j * dctx) for 0 < j < passes, to the bit (a drafter's first pass and its one-token
      * passes, each priced and rounded on its own). */
