@@ -67,16 +67,20 @@ static eng_request *rq_new(eng_engine *e)
     eng_request *rq = e->free_rq;
     e->free_rq = rq->pool_next;
     eng_pcreq *pc = rq->pc; /* its buffers are kept for reuse */
-    memset(rq, 0, sizeof *rq);
-    if (pc) {
+    if (pc)
         eng_pcreq_reset(pc);
-        rq->pc = pc;
-    }
-    rq->t_first_sched = rq->t_last_sched = rq->t_first_token = rq->t_finish = -1;
-    rq->t_span_decode = -1;
-    rq->c_fin_idx = -1;
-    rq->pd_src = rq->pd_dst = -1;
-    rq->t_prefilled = rq->t_reserved = -1;
+    /* one initializer: every other field zero, written once (no clear, then the -1s over it) */
+    *rq = (eng_request){.t_first_sched = -1,
+                        .t_last_sched = -1,
+                        .t_first_token = -1,
+                        .t_finish = -1,
+                        .t_span_decode = -1,
+                        .c_fin_idx = -1,
+                        .pd_src = -1,
+                        .pd_dst = -1,
+                        .t_prefilled = -1,
+                        .t_reserved = -1,
+                        .pc = pc};
     return rq;
 }
 
