@@ -990,17 +990,28 @@ static int64_t rl_decode_step_ns(const void *st, const eng_decode_base *b, int64
 }
 
 #ifdef RL_SSE2
-/* rl_decode_step_ns of base b at contexts c0 and c1, summed: their decode attention at once. */
-static __attribute__((noinline)) int64_t decode_pair_ns(const roofline *r, const eng_decode_base *b,
-                                                        int64_t c0, int64_t c1)
+/* rl_decode_step_ns of base b at contexts c0 (ns[0]) and c1 (ns[1]): their decode attention at
+ * once, each lane by rl_decode_step_ns's operations in its order. */
+static inline __attribute__((always_inline)) void
+decode_pair(const roofline *r, const eng_decode_base *b, int64_t c0, int64_t c1, int64_t ns[2])
 {
     double D = r->dp, t[2];
     __m128d pairs = _mm_set_pd(((double)c1 + b->seqs) / D, ((double)c0 + b->seqs) / D);
     _mm_storeu_pd(t, gqa_decode_at2(r, b, pairs));
-    SIM_ASSERT(NULL, decode_pass_ns(b, t[0]) == rl_decode_step_ns(r, b, c0) &&
-                         decode_pass_ns(b, t[1]) == rl_decode_step_ns(r, b, c1));
-    return decode_pass_ns(b, t[0]) + decode_pass_ns(b, t[1]);
+    ns[0] = decode_pass_ns(b, t[0]);
+    ns[1] = decode_pass_ns(b, t[1]);
+    SIM_ASSERT(NULL, ns[0] == rl_decode_step_ns(r, b, c0) && ns[1] == rl_decode_step_ns(r, b, c1));
 }
+
+/* rl_decode_step_ns of base b at contexts c0 and c1, summed (decode_pair). */
+static __attribute__((noinline)) int64_t decode_pair_ns(const roofline *r, const eng_decode_base *b,
+                                                        int64_t c0, int64_t c1)
+{
+    int64_t ns[2];
+    decode_pair(r, b, c0, c1, ns);
+    return ns[0] + ns[1];
+}
+
 #endif
 
 /* ns plus rl_decode_step_ns of next at ctx + k * dctx for k from j to passes - 1; with SSE2
@@ -1066,28 +1077,26 @@ enum {
     VP_N
 };
 
-/* The four lanes' passes of pack p at contexts c (lane i: c[i]), each lane by
- * rl_decode_step_ns's operations in its order, rounded as cal_ns_round rounds (ns[i]). */
-__attribute__((target("avx"))) static inline void verify4(const double *p, const int64_t c[4],
-                                                          int64_t ns[4])
+/* The four lanes' passes at contexts ctx, each lane by rl_decode_step_ns's operations in its
+ * order, rounded as cal_ns_round rounds (ns[i]): the lanes' bases' and predictors' sums given
+ * lane by lane (eng_verify_pack's layout, VP_*). */
+__attribute__((target("avx"))) static inline __attribute__((always_inline)) void
+lanes4(__m256d ctx, __m256d seqs, __m256d dp, __m256d flops_c, __m256d kv, __m256d own0,
+       __m256d own1, __m256d peak, __m256d bw, __m256d floor, __m256d rest, __m256d layers,
+       __m256d once, int64_t ns[4])
 {
-#define VP(f) _mm256_loadu_pd(p + 4 * (f))
-    __m256d ctx = _mm256_set_pd((double)c[3], (double)c[2], (double)c[1], (double)c[0]);
-    __m256d pairs = _mm256_div_pd(_mm256_add_pd(ctx, VP(VP_SEQS)), VP(VP_DP));
-    __m256d flops = _mm256_mul_pd(VP(VP_FLOPS), pairs);
-    __m256d bytes =
-        _mm256_add_pd(_mm256_add_pd(VP(VP_OWN0), _mm256_mul_pd(VP(VP_KV), pairs)), VP(VP_OWN1));
+    __m256d pairs = _mm256_div_pd(_mm256_add_pd(ctx, seqs), dp);
+    __m256d flops = _mm256_mul_pd(flops_c, pairs);
+    __m256d bytes = _mm256_add_pd(_mm256_add_pd(own0, _mm256_mul_pd(kv, pairs)), own1);
     __m256d e9 = _mm256_set1_pd(1e9), zero = _mm256_setzero_pd();
-    __m256d tc = _mm256_and_pd(_mm256_mul_pd(_mm256_div_pd(flops, VP(VP_PEAK)), e9),
+    __m256d tc = _mm256_and_pd(_mm256_mul_pd(_mm256_div_pd(flops, peak), e9),
                                _mm256_cmp_pd(flops, zero, _CMP_GT_OQ));
-    __m256d tm = _mm256_mul_pd(_mm256_div_pd(bytes, VP(VP_BW)), e9);
-    __m256d s = _mm256_add_pd(_mm256_add_pd(VP(VP_FLOOR), _mm256_mul_pd(tc, _mm256_sqrt_pd(tc))),
+    __m256d tm = _mm256_mul_pd(_mm256_div_pd(bytes, bw), e9);
+    __m256d s = _mm256_add_pd(_mm256_add_pd(floor, _mm256_mul_pd(tc, _mm256_sqrt_pd(tc))),
                               _mm256_mul_pd(tm, _mm256_sqrt_pd(tm)));
     __m256d cr = cube_root4(s);
     __m256d t = _mm256_add_pd(zero, _mm256_mul_pd(cr, cr)); /* decode_pass_ns's d */
-    __m256d x =
-        _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(VP(VP_REST), t), VP(VP_LAYERS)), VP(VP_ONCE));
-#undef VP
+    __m256d x = _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(rest, t), layers), once);
     /* cal_ns_round: below 1 (or NaN) 1, above 9e18 9e18, else the integer part, one more from a
      * fraction of one half (the part and the fraction exact: x < 2^63) */
     __m256d one = _mm256_set1_pd(1.0), top = _mm256_set1_pd(9.0e18);
@@ -1103,6 +1112,36 @@ __attribute__((target("avx"))) static inline void verify4(const double *p, const
     ns[1] = (int64_t)d[1];
     ns[2] = (int64_t)d[2];
     ns[3] = (int64_t)d[3];
+}
+
+/* The four lanes' passes of pack p at contexts c (lane i: c[i]), each lane by
+ * rl_decode_step_ns's operations in its order (lanes4). */
+__attribute__((target("avx"))) static inline void verify4(const double *p, const int64_t c[4],
+                                                          int64_t ns[4])
+{
+#define VP(f) _mm256_loadu_pd(p + 4 * (f))
+    __m256d ctx = _mm256_set_pd((double)c[3], (double)c[2], (double)c[1], (double)c[0]);
+    lanes4(ctx, VP(VP_SEQS), VP(VP_DP), VP(VP_FLOPS), VP(VP_KV), VP(VP_OWN0), VP(VP_OWN1),
+           VP(VP_PEAK), VP(VP_BW), VP(VP_FLOOR), VP(VP_REST), VP(VP_LAYERS), VP(VP_ONCE), ns);
+#undef VP
+}
+
+/* rl_decode_step_ns of base b at contexts ctx + i * dctx (ns[i], i < 4), four at once (lanes4,
+ * every lane of b and r). */
+__attribute__((target("avx"))) static void decode4(const roofline *r, const eng_decode_base *b,
+                                                   int64_t ctx, int64_t dctx, int64_t ns[4])
+{
+    __m256d c = _mm256_set_pd((double)(ctx + 3 * dctx), (double)(ctx + 2 * dctx),
+                              (double)(ctx + dctx), (double)ctx);
+    lanes4(c, _mm256_set1_pd(b->seqs), _mm256_set1_pd((double)r->dp), _mm256_set1_pd(r->dec.flops),
+           _mm256_set1_pd(r->dec.kv), _mm256_set1_pd(b->own[0]), _mm256_set1_pd(b->own[1]),
+           _mm256_set1_pd(r->dec.peak), _mm256_set1_pd(r->dec.bw),
+           _mm256_set1_pd(r->floor15[KC_DECODE][b->eager]), _mm256_set1_pd(b->rest),
+           _mm256_set1_pd(b->layers), _mm256_set1_pd(b->once), ns);
+    SIM_ASSERT(NULL, ns[0] == rl_decode_step_ns(r, b, ctx) &&
+                         ns[1] == rl_decode_step_ns(r, b, ctx + dctx) &&
+                         ns[2] == rl_decode_step_ns(r, b, ctx + 2 * dctx) &&
+                         ns[3] == rl_decode_step_ns(r, b, ctx + 3 * dctx));
 }
 #endif
 
@@ -1189,6 +1228,31 @@ static void rl_fini(void *st)
     free(r);
 }
 
+#ifdef RL_SSE2
+/* eng_predictor_ops.decode_steps_ns: four steps at once where the CPU has AVX and k > 2
+ * (decode4), else two where k > 1 (decode_pair), else one; each lane rl_decode_step_ns's
+ * operations in its order. Only where the build has SSE2: elsewhere the engine prices step by
+ * step. */
+static int32_t rl_decode_steps_ns(const void *st, const eng_decode_base *b, int64_t ctx,
+                                  int64_t dctx, int32_t k, int64_t ns[ENG_DECODE_STEPS])
+{
+    const roofline *r = st;
+    _Static_assert(ENG_DECODE_STEPS == 4, "decode4's lanes");
+#ifdef RL_AVX
+    if (r->avx && k > 2) {
+        decode4(r, b, ctx, dctx, ns);
+        return k < 4 ? k : 4;
+    }
+#endif
+    if (k < 2) {
+        ns[0] = rl_decode_step_ns(r, b, ctx);
+        return 1;
+    }
+    decode_pair(r, b, ctx, ctx + dctx, ns);
+    return 2;
+}
+#endif
+
 static const eng_predictor_ops roofline_ops = {
     .name = "roofline",
     .iteration_ns = rl_iteration_ns,
@@ -1197,6 +1261,9 @@ static const eng_predictor_ops roofline_ops = {
     .passes_ns = rl_passes_ns,
     .decode_base = rl_decode_base,
     .decode_ns = rl_decode_step_ns,
+#ifdef RL_SSE2
+    .decode_steps_ns = rl_decode_steps_ns,
+#endif
     .decode_passes_ns = rl_decode_passes_ns,
     .verify_pack = rl_verify_pack,
     .verify_ns = rl_verify_ns,

@@ -91,6 +91,11 @@ static inline __attribute__((always_inline)) void push_as(eng_rq_heap *h, size_t
     up_at(h, ko, io, h->n++);
 }
 
+/* What fill_at reads past a heap's last element, so a level's second child needs no test of the
+ * size: no key goes after it (a member's keys are class steps, below INT64_MAX), and its id
+ * breaks a tie the same way. */
+static const eng_request heap_end = {.c_fin_t = INT64_MAX, .c_ev_t = INT64_MAX, .id = INT64_MAX};
+
 /* Fills the hole at i with x, x going no higher than i: the hole sinks to a leaf past the
  * smaller child at each level (one compare a level), then x rises from there to its place. x is
  * the heap's last element, which mostly belongs near the leaves, so this takes about half the
@@ -101,11 +106,12 @@ static inline __attribute__((always_inline)) void fill_at(eng_rq_heap *h, size_t
 {
     eng_request **a = h->a;
     int32_t n = h->n, top = i;
+    a[n] = (eng_request *)&heap_end; /* the slot x left (n < cap): a child past the last */
     for (;;) {
         int32_t c = 2 * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && less_at(ko, a[c + 1], a[c]))
+        if (less_at(ko, a[c + 1], a[c]))
             c++;
         SET_AT(ko, i, a[c]);
         i = c;

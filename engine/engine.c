@@ -67,16 +67,20 @@ static eng_request *rq_new(eng_engine *e)
     eng_request *rq = e->free_rq;
     e->free_rq = rq->pool_next;
     eng_pcreq *pc = rq->pc; /* its buffers are kept for reuse */
-    memset(rq, 0, sizeof *rq);
-    if (pc) {
+    if (pc)
         eng_pcreq_reset(pc);
-        rq->pc = pc;
-    }
-    rq->t_first_sched = rq->t_last_sched = rq->t_first_token = rq->t_finish = -1;
-    rq->t_span_decode = -1;
-    rq->c_fin_idx = -1;
-    rq->pd_src = rq->pd_dst = -1;
-    rq->t_prefilled = rq->t_reserved = -1;
+    /* one initializer: every other field zero, written once (no clear, then the -1s over it) */
+    *rq = (eng_request){.t_first_sched = -1,
+                        .t_last_sched = -1,
+                        .t_first_token = -1,
+                        .t_finish = -1,
+                        .t_span_decode = -1,
+                        .c_fin_idx = -1,
+                        .pd_src = -1,
+                        .pd_dst = -1,
+                        .t_prefilled = -1,
+                        .t_reserved = -1,
+                        .pc = pc};
     return rq;
 }
 
@@ -769,9 +773,9 @@ static int shape_same(const eng_shape *a, const eng_shape *b)
            a->decode_ctx_capped == b->decode_ctx_capped && a->decode_verify == b->decode_verify;
 }
 
-/* The decode base of pool p's plain decode pass of n sequences (shape_plain_decode): asked of the
- * predictor once per n and kept. NULL when the predictor has none for it. */
-static const eng_decode_base *price_base(eng_pool *p, int32_t n)
+/* price_base's n not yet asked: grows what pool p keeps to hold n and asks the predictor. Out of
+ * line: price_base's kept answer stays a few instructions where it is inlined. */
+static __attribute__((noinline)) void price_base_ask(eng_pool *p, int32_t n)
 {
     eng_price_memo *m = &p->memo;
     if (n >= m->nbase) {
@@ -789,6 +793,15 @@ static const eng_decode_base *price_base(eng_pool *p, int32_t n)
         m->base_st[n] =
             pred->ops->decode_base && pred->ops->decode_base(pred->st, &s, &m->base[n]) ? 1 : -1;
     }
+}
+
+/* The decode base of pool p's plain decode pass of n sequences (shape_plain_decode): asked of the
+ * predictor once per n and kept (price_base_ask). NULL when the predictor has none for it. */
+static inline const eng_decode_base *price_base(eng_pool *p, int32_t n)
+{
+    eng_price_memo *m = &p->memo;
+    if (n >= m->nbase || m->base_st[n] == 0)
+        price_base_ask(p, n);
     return m->base_st[n] > 0 ? &m->base[n] : NULL;
 }
 
@@ -1405,8 +1418,14 @@ static __attribute__((noinline)) int64_t plain_steps_lean(eng_replica *r, run_ct
     const eng_cclass *cl = &r->co.cls[0];
     const eng_predictor *pred = r->pool->pred;
     int64_t (*decode_ns)(const void *, const eng_decode_base *, int64_t) = pred->ops->decode_ns;
+    int32_t (*decode_steps_ns)(const void *, const eng_decode_base *, int64_t, int64_t, int32_t,
+                               int64_t[ENG_DECODE_STEPS]) = pred->ops->decode_steps_ns;
     const void *st = pred->st;
     int64_t steps = *n, cpu = c->cpu, ncpu = c->ncpu;
+    /* the prices of this step and the next ones, priced at once (decode_steps_ns): ahead[i] of
+     * i < nahead; those left when the loop ends are dropped (their steps do not run) */
+    int64_t ahead[ENG_DECODE_STEPS];
+    int32_t iahead = 0, nahead = 0;
     int32_t pool = r->pool->id;
     SIM_ASSERT(e->ctx, c->fast && c->k == 0 && c->kp == 0 && c->shaped);
     /* the class's t goes up by one a step: it passes last_t at the step stop, if before most */
@@ -1429,7 +1448,18 @@ static __attribute__((noinline)) int64_t plain_steps_lean(eng_replica *r, run_ct
         SIM_ASSERT(e->ctx, c->s.decode_ctx == eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx);
         run_step_check(r, r->iter, c->k, &c->s, cpu);
         int64_t tokens = r->co.n;
-        int64_t gpu = decode_ns(st, &c->base, c->s.decode_ctx);
+        int64_t gpu;
+        if (iahead < nahead) { /* priced with a step before: every context a token further each */
+            gpu = ahead[iahead++];
+        } else if (decode_steps_ns) { /* this step and up to the loop's bound past it */
+            int64_t k = stop - steps;
+            nahead = decode_steps_ns(st, &c->base, c->s.decode_ctx, c->s.decode_seqs,
+                                     k < ENG_DECODE_STEPS ? (int32_t)k : ENG_DECODE_STEPS, ahead);
+            gpu = ahead[0];
+            iahead = 1;
+        } else {
+            gpu = decode_ns(st, &c->base, c->s.decode_ctx);
+        }
         SIM_ASSERT(e->ctx, gpu == pred->ops->iteration_ns(pred->st, &c->s));
         SIM_ASSERT(e->ctx, gpu == slowed(r, gpu));
         int64_t gpu_start = start + cpu;

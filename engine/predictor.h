@@ -60,6 +60,9 @@ typedef struct eng_decode_base {
     int eager;
 } eng_decode_base;
 
+/* The most steps eng_predictor_ops.decode_steps_ns prices at once. */
+#define ENG_DECODE_STEPS 4
+
 /* A predictor's constants for verify_ns, in its own layout (eng_predictor_ops.verify_pack). */
 typedef struct eng_verify_pack {
     double v[48];
@@ -102,6 +105,11 @@ typedef struct eng_predictor_ops {
                          const eng_decode_base *first, const eng_decode_base *next,
                          const eng_verify_pack *p, int32_t passes, int64_t ctx, int64_t dctx,
                          int64_t *draft);
+    /* Optional, with decode_base: decode_ns(st, b, ctx + i * dctx) in ns[i] for i below what it
+     * returns, from 1 to k (k >= 1) and at most ENG_DECODE_STEPS, each to the bit: steps of a
+     * decode run priced at once (the engine drops those it priced and does not run). */
+    int32_t (*decode_steps_ns)(const void *st, const eng_decode_base *b, int64_t ctx, int64_t dctx,
+                               int32_t k, int64_t ns[ENG_DECODE_STEPS]);
 } eng_predictor_ops;
 
 typedef struct eng_predictor {

@@ -147,7 +147,7 @@ static eng_arrival *make_arrivals(const workload *w, int32_t block)
 /* ---------------- source, cost, recorder ---------------- */
 
 /* Tiny model: the linear cost of engine_util.h, with swap traffic. */
-static const eng_predictor_ops linear_ops = {"linear", linear_ns, linear_xfer_ns, NULL, NULL,
+static const eng_predictor_ops linear_ops = {"linear", linear_ns, linear_xfer_ns, NULL, NULL, NULL,
                                              NULL,     NULL,      NULL,           NULL, NULL};
 
 typedef struct conf_rec {

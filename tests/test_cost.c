@@ -990,6 +990,65 @@ static void test_verify_rounding_edges(void **state)
     cal_predictor_free(&dr);
 }
 
+/* Steps of a decode run priced at once (eng_predictor_ops.decode_steps_ns, k = 1 to 5): each lane
+ * decode_ns of the base at its own context, to the bit, from 1 to k lanes and at most
+ * ENG_DECODE_STEPS, over layouts (tensor parallel, other GPUs, eager), random sequences
+ * and contexts, and bases edited so the sums leave the rounding's range (below 1 ns, past 9e18
+ * ns, NaN, infinite). Where the build lacks the lanes (decode_steps_ns NULL) the engine prices
+ * step by step and nothing is checked. */
+static void test_decode_steps_exact(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *m, *gpu;
+        int tp;
+    } cases[] = {{"llama-3-8b", "h100-sxm", 1},
+                 {"llama-3-8b", "a100-80gb", 1},
+                 {"llama-3-70b", "h200", 4},
+                 {"llama-3-70b", "gb200", 2},
+                 {"llama-3-70b", "h100-sxm", 8}};
+    static const double rest[] = {-1e6, 0.25, 0.5, 4.4e17, 1e30, NAN, INFINITY, -INFINITY};
+    uint64_t st = 4242;
+    int checked = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        eng_model m = catalog_model(cases[c].m);
+        eng_predictor p = make(&m, cases[c].gpu, cal_serving_tp(m.weight_dtype, cases[c].tp));
+        if (!p.ops->decode_steps_ns) {
+            cal_predictor_free(&p);
+            continue; /* no lanes in this build */
+        }
+        for (int it = 0; it < 400; it++) {
+            st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+            int64_t n = 1 + (int64_t)((st >> 33) % 1024);
+            st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+            int64_t ctx = it % 7 == 0 ? 0 : (int64_t)((st >> 11) % 4000000000ULL);
+            eng_shape s = {0};
+            if (it % 5 == 4) { /* a chunk among the decodes */
+                eng_shape_add_prefill(&s, 200, 50);
+                s.emit_seqs = 1;
+            }
+            eng_shape_add_decodes(&s, n, 0);
+            s.emit_seqs += (int32_t)n;
+            eng_decode_base b;
+            assert_int_equal(p.ops->decode_base(p.st, &s, &b), 1);
+            if (it % 9 == 8) { /* the sums past the rounding's range */
+                double x = rest[(it / 9) % (sizeof rest / sizeof rest[0])];
+                b.rest = x;
+                b.once = x < 1 ? -1e9 : 0;
+            }
+            int32_t k = 1 + it % 5;
+            int64_t ns[ENG_DECODE_STEPS] = {-1, -1, -1, -1};
+            int32_t got = p.ops->decode_steps_ns(p.st, &b, ctx, n, k, ns);
+            assert_true(got >= 1 && got <= k && got <= ENG_DECODE_STEPS);
+            for (int32_t i = 0; i < got; i++)
+                assert_int_equal(ns[i], p.ops->decode_ns(p.st, &b, ctx + i * n));
+            checked++;
+        }
+        cal_predictor_free(&p);
+    }
+    assert_true(checked == 0 || checked == 5 * 400);
+}
+
 LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_moe_expert_parallel,
                  test_moe_skew_and_all2all, test_data_parallel_attention,
                  test_mla_decode_reads_latent, test_dsa, test_linear_attention, test_windows,
@@ -998,4 +1057,4 @@ LLMSIM_TEST_MAIN(NULL, NULL, test_capped_sums, test_moe_experts_touched, test_mo
                  test_moe_glue_kernels, test_walk_cache_exact, test_walk_decode_run_exact,
                  test_walk_prefill_alone_exact, test_walk_passes_exact, test_decode_base_exact,
                  test_decode_passes_exact, test_verify_exact, test_verify_exact_layouts,
-                 test_verify_rounding_edges)
+                 test_verify_rounding_edges, test_decode_steps_exact)

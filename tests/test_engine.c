@@ -18,7 +18,7 @@
 #include "records.h"
 #include "test_main.h"
 
-static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL, NULL,
+static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL, NULL, NULL,
                                              NULL,     NULL,      NULL, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
 

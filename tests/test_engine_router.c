@@ -24,7 +24,7 @@
 #include "rng.h"
 #include "test_main.h"
 
-static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL, NULL,
+static const eng_predictor_ops linear_ops = {"linear", linear_ns, NULL, NULL, NULL, NULL,
                                              NULL,     NULL,      NULL, NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
 

@@ -19,7 +19,7 @@
 #include "preset.h"
 #include "test_main.h"
 
-static const eng_predictor_ops linear_ops = {"linear", linear_ns, linear_xfer_ns, NULL, NULL,
+static const eng_predictor_ops linear_ops = {"linear", linear_ns, linear_xfer_ns, NULL, NULL, NULL,
                                              NULL,     NULL,      NULL,           NULL, NULL};
 static const eng_predictor linear = {&linear_ops, NULL, "linear test cost"};
 

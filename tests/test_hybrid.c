@@ -100,10 +100,10 @@ static int64_t capped_cost_ns(const void *st, const eng_shape *s)
     return 1000000 + 1000 * s->tokens + 1000 * s->decode_ctx_capped;
 }
 
-static const eng_predictor_ops lin_ops = {"linear", linear_ns, linear_xfer_ns, NULL, NULL,
+static const eng_predictor_ops lin_ops = {"linear", linear_ns, linear_xfer_ns, NULL, NULL, NULL,
                                           NULL,     NULL,      NULL,           NULL, NULL};
 static const eng_predictor lin = {&lin_ops, NULL, "linear test cost"};
-static const eng_predictor_ops capped_ops = {"capped", capped_cost_ns, NULL, NULL, NULL,
+static const eng_predictor_ops capped_ops = {"capped", capped_cost_ns, NULL, NULL, NULL, NULL,
                                              NULL,     NULL,           NULL, NULL, NULL};
 static const eng_predictor capped_pred = {&capped_ops, NULL, "capped test cost"};
 

@@ -78,10 +78,10 @@ static int64_t draft_cost_ns(const void *st, const eng_shape *s)
     return 100000 + 500 * s->tokens;
 }
 
-static const eng_predictor_ops lin_ops = {"linear", linear_ns, linear_xfer_ns, NULL, NULL,
+static const eng_predictor_ops lin_ops = {"linear", linear_ns, linear_xfer_ns, NULL, NULL, NULL,
                                           NULL,     NULL,      NULL,           NULL, NULL};
 static const eng_predictor lin = {&lin_ops, NULL, "linear test cost"};
-static const eng_predictor_ops draft_ops = {"draft", draft_cost_ns, NULL, NULL, NULL,
+static const eng_predictor_ops draft_ops = {"draft", draft_cost_ns, NULL, NULL, NULL, NULL,
                                             NULL,    NULL,          NULL, NULL, NULL};
 static const eng_predictor drafter = {&draft_ops, NULL, "drafter test cost"};
 
