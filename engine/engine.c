@@ -1397,22 +1397,22 @@ static int run_finish_end(eng_replica *r, run_ctx *c, int64_t end, int64_t *need
 /* Whether plain_steps' steps, priced from their base (run_ctx.fast), may run as
  * plain_steps_lean runs them: what run_step checks at each step and none of them moves is
  * checked once (no padded slot, no transfer to price, no slowed GPU, no async CPU or offload
- * tier placing the step, no prefix store told of blocks taken, no recorder of iterations or
- * ITL gaps). */
+ * tier placing the step, no recorder of iterations or ITL gaps; a prefix store is told of the
+ * blocks taken as run_step tells it). */
 static inline int plain_lean(const eng_replica *r)
 {
     const eng_engine *e = r->e;
     return r->batch.pad_seqs == 0 && r->pending_xfer_bytes == 0 && !(r->slow > 0) &&
-           !r->pool->cfg.cpu.async && !r->off && !r->kv.ps &&
+           !r->pool->cfg.cpu.async && !r->off &&
            !(e->rec && (e->rec->on_iteration || e->rec->on_itl));
 }
 
 /* plain_steps' loop where plain_lean holds: each step what run_step does there (its end, its
- * blocks, its price from the base, its place on the GPU, its count), the run's state in locals.
- * Returns the last step's end. */
-static __attribute__((noinline)) int64_t plain_steps_lean(eng_replica *r, run_ctx *c, int64_t *n,
-                                                          int64_t most, int64_t until, int64_t end,
-                                                          int64_t last_t, int *ended)
+ * blocks, its price from the base, its place on the GPU, its count), the run's state in locals;
+ * ps: r has a prefix store, told of the blocks each step takes. Returns the last step's end. */
+static inline __attribute__((always_inline)) int64_t
+plain_steps_lean_as(eng_replica *r, run_ctx *c, int64_t *n, int64_t most, int64_t until,
+                    int64_t end, int64_t last_t, int *ended, int ps)
 {
     eng_engine *e = r->e;
     const eng_cclass *cl = &r->co.cls[0];
@@ -1443,7 +1443,7 @@ static __attribute__((noinline)) int64_t plain_steps_lean(eng_replica *r, run_ct
         }
         /* run_step_next: every member one token further, priced from the base */
         int64_t start = end;
-        eng_cohort_plain_begin_as(r, need, 0);
+        eng_cohort_plain_begin_as(r, need, ps);
         c->s.decode_ctx += c->s.decode_seqs;
         SIM_ASSERT(e->ctx, c->s.decode_ctx == eng_cohort_ctx_sum(&r->co) + r->batch.pad_ctx);
         run_step_check(r, r->iter, c->k, &c->s, cpu);
@@ -1478,6 +1478,22 @@ static __attribute__((noinline)) int64_t plain_steps_lean(eng_replica *r, run_ct
     return end;
 }
 
+/* plain_steps_lean_as of a replica without a prefix store, and of one with (told of the blocks
+ * each step takes, eng_kv_alloc_derived): each its own loop. */
+static __attribute__((noinline)) int64_t plain_steps_lean(eng_replica *r, run_ctx *c, int64_t *n,
+                                                          int64_t most, int64_t until, int64_t end,
+                                                          int64_t last_t, int *ended)
+{
+    return plain_steps_lean_as(r, c, n, most, until, end, last_t, ended, 0);
+}
+static __attribute__((noinline)) int64_t plain_steps_lean_ps(eng_replica *r, run_ctx *c, int64_t *n,
+                                                             int64_t most, int64_t until,
+                                                             int64_t end, int64_t last_t,
+                                                             int *ended)
+{
+    return plain_steps_lean_as(r, c, n, most, until, end, last_t, ended, 1);
+}
+
 /* A decode run's steps once they are plain (eng_cohort_plain, no drafts) and shaped here, up to
  * the run's bounds, as decode_run's loop runs them: nothing joins or leaves the cohort between
  * them, so its next finish is known once (the step that brings the class's t to the top
@@ -1495,7 +1511,8 @@ static int64_t plain_steps(eng_replica *r, run_ctx *c, int64_t *n, int64_t most,
     if (!c->fast)
         c->fast = pred->ops->decode_base && pred->ops->decode_base(pred->st, &c->s, &c->base);
     if (c->fast && plain_lean(r))
-        return plain_steps_lean(r, c, n, most, until, end, last_t, ended);
+        return r->kv.ps ? plain_steps_lean_ps(r, c, n, most, until, end, last_t, ended)
+                        : plain_steps_lean(r, c, n, most, until, end, last_t, ended);
     while (*n < most && end < until && cl->t <= last_t) {
         SIM_ASSERT(r->e->ctx, eng_cohort_plain(r) && !eng_cohort_step_finishes(&r->co));
         if (!run_step(r, c, 1, &end, n)) {
