@@ -384,22 +384,31 @@ static int schedule_next(scn_source *s)
     }
 }
 
-/* ns (a double, as computed) rounded into *out; -1 with err when it lies past the horizon
- * (`what` names the cause). */
-static int to_ns(const scn_source *s, double ns, const char *what, int64_t *out, sim_err *err)
+/* to_ns of a negative time, or -1 with err for one past the horizon (or not a number). */
+static __attribute__((noinline)) int to_ns_rest(const scn_source *s, double ns, const char *what,
+                                                int64_t *out, sim_err *err)
 {
     if (!(ns <= SCN_HORIZON_S * 1e9))
         return sim_errf(err,
                         "%s: request %lld would arrive at %.6g s, past the simulated horizon of "
                         "%.0e s (time is int64 nanoseconds)",
                         what, (long long)s->emitted + 1, ns / 1e9, SCN_HORIZON_S);
-    if (ns >= 0) { /* llround without the libm call (once per arrival): ns - i is exact */
+    *out = (int64_t)llround(ns);
+    return 0;
+}
+
+/* ns (a double, as computed) rounded into *out, halves away from zero; -1 with err when it lies
+ * past the horizon (`what` names the cause). A time from 0 to the horizon (every arrival's) is
+ * rounded here inline, without the libm call (ns - i is exact); the rest by to_ns_rest. */
+static inline int to_ns(const scn_source *s, double ns, const char *what, int64_t *out,
+                        sim_err *err)
+{
+    if (ns >= 0 && ns <= SCN_HORIZON_S * 1e9) {
         int64_t i = (int64_t)ns;
         *out = ns - (double)i >= 0.5 ? i + 1 : i;
-    } else {
-        *out = (int64_t)llround(ns);
+        return 0;
     }
-    return 0;
+    return to_ns_rest(s, ns, what, out, err);
 }
 
 /* gsl_ran_exponential(g_arr, mu) drawn inline: -mu log1p(-u) of a uniform u, as GSL draws it. */
@@ -495,7 +504,7 @@ static uint64_t seg_id(uint64_t kind, uint64_t n)
  * leading ids mean a shared prefix): the prompt is one segment per id, the last one the rest.
  * Each copy of trace.repeat has content of its own (copy 0 the ids as recorded): prefixes are
  * shared within a copy as in the trace, never across copies. */
-static void hash_segments(scn_source *s, const scn_trace_row *row, int64_t copy, eng_arrival *out)
+static void hash_segments(scn_source *s, const scn_trace_row *row, int64_t copy)
 {
     if (row->nhash > s->caphseg) {
         s->caphseg = row->nhash;
@@ -508,8 +517,6 @@ static void hash_segments(scn_source *s, const scn_trace_row *row, int64_t copy,
         s->hseg[i] = (eng_segment){seg_id(kind, (uint64_t)row->hash[i]), (int32_t)len};
         left -= len;
     }
-    out->seg = s->hseg;
-    out->nseg = row->nhash;
 }
 
 static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
@@ -528,11 +535,10 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
         s->emitted += rc == ENG_SRC_OK;
         return rc;
     }
-    /* a fresh arrival: content fields cleared; out is left alone unless one is returned */
-    eng_arrival res;
-    memset(&res, 0, sizeof res);
-    eng_arrival *caller = out;
-    out = &res;
+    /* a fresh arrival's content (none unless set below); out is left alone unless one is
+     * returned, and then written whole */
+    const eng_segment *seg = NULL;
+    int32_t nseg = 0, own_tail = 0;
     if (!s->timed) {
         int rc = next_time(s, now, &t, err);
         if (rc != ENG_SRC_OK)
@@ -567,8 +573,10 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
         raise_zero(&p, &clipped);
         raise_zero(&o, &clipped);
         if (row.nhash > 0 && s->w.trace.hash_block > 0 && p == row.prompt) {
-            hash_segments(s, &row, s->copy, out);
-            out->own_tail = pfx_own_tail(s, &row);
+            hash_segments(s, &row, s->copy);
+            seg = s->hseg;
+            nseg = row.nhash;
+            own_tail = pfx_own_tail(s, &row);
         }
     } else {
         if (s->pairs) {
@@ -596,16 +604,18 @@ static int src_next(void *st, int64_t now, eng_arrival *out, sim_err *err)
                 (eng_segment){seg_id(UINT64_C(0x707265666978), (uint64_t)g), s->w.prefix.tokens};
             s->seg[1] =
                 (eng_segment){seg_id(UINT64_C(0x6f776e), (uint64_t)s->emitted), (int32_t)own};
-            out->seg = s->seg;
-            out->nseg = 2;
+            seg = s->seg;
+            nseg = 2;
         }
     }
     s->clipped += clipped;
     s->emitted++;
-    out->t = t > now ? t : now;
-    out->prompt = (int32_t)p;
-    out->output = (int32_t)o;
-    *caller = res;
+    *out = (eng_arrival){.t = t > now ? t : now,
+                         .prompt = (int32_t)p,
+                         .output = (int32_t)o,
+                         .seg = seg,
+                         .nseg = nseg,
+                         .own_tail = own_tail};
     return ENG_SRC_OK;
 }
 
