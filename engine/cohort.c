@@ -701,6 +701,24 @@ static int64_t heap_short(const eng_rq_heap *h, int32_t i, int64_t thr)
     return thr - key + heap_short(h, 2 * i + 1, thr) + heap_short(h, 2 * i + 2, thr);
 }
 
+/* eng_cohort_begin_step's visit of a class with members, a step of k drafts advancing them by
+ * a tokens, where no count of its blocks stands: its blocks counted, and its tokens, whether a
+ * member finishes and the tokens short of a (members that finish before) added up. */
+static inline __attribute__((always_inline)) void begin_class(const eng_replica *r, eng_cclass *cl,
+                                                              int32_t a, int32_t k, int64_t *need,
+                                                              int64_t *adv, int *due,
+                                                              int64_t *shorts)
+{
+    cl->adv = a;
+    cl->alloc = grow_blocks(r, cl, 1 + k);
+    *need += cl->alloc;
+    *adv += (int64_t)cl->n * cl->adv;
+    int64_t to = cl->t + cl->adv, top = eng_heap_top(&cl->fin)->c_fin_t;
+    *due |= top <= to;
+    if (top < to)
+        *shorts += heap_short(&cl->fin, 0, to);
+}
+
 int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
 {
     eng_cohort *c = &r->co;
@@ -720,6 +738,13 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
         /* (a step of no drafts leaves it: mver only grows, so an older start's version that
          * still stands says as much for this start) */
         c->begun_ver = c->mver;
+    } else if (c->one) {
+        /* no drafts, one class: the visit below of class 0 alone, if it has members */
+        SIM_ASSERT(r->e->ctx, c->live <= 1);
+        c->begun = c->live;
+        if (c->live)
+            begin_class(r, &c->cls[0], 1, 0, &need, &adv, &due, &shorts);
+        goto sums;
     }
     c->begun = c->live;
     if (counted) {
@@ -740,18 +765,11 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
                 shorts += heap_short(&cl->fin, 0, to);
         }
     } else {
-        for (uint64_t m = c->live; m; m &= m - 1) {
-            eng_cclass *cl = &c->cls[CLASS(m)];
-            cl->adv = k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1;
-            cl->alloc = grow_blocks(r, cl, 1 + k);
-            need += cl->alloc;
-            adv += (int64_t)cl->n * cl->adv;
-            int64_t to = cl->t + cl->adv, top = eng_heap_top(&cl->fin)->c_fin_t;
-            due |= top <= to;
-            if (top < to)
-                shorts += heap_short(&cl->fin, 0, to);
-        }
+        for (uint64_t m = c->live; m; m &= m - 1)
+            begin_class(r, &c->cls[CLASS(m)], k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1, k,
+                        &need, &adv, &due, &shorts);
     }
+sums:
     c->fin_due = due;
     c->fin_known = 1;
     c->step_adv = adv;
