@@ -1157,6 +1157,11 @@ typedef struct run_ctx {
      * cleared when s is shaped afresh */
     int fast;
     eng_decode_base base;
+    /* while fast, the prices of the steps after the one in flight, priced with it or a step
+     * before (eng_predictor_ops.decode_steps_ns): ahead[i] for iahead <= i < nahead, the next
+     * step's first, each step's contexts a token further per member; cleared with fast */
+    int64_t ahead[ENG_DECODE_STEPS];
+    int32_t iahead, nahead;
     /* the bases of a speculative step of plain verifies (spec_base) while s is one, found at the
      * first step after it that moves only the contexts (run_respec_shape); sb_known: found */
     const struct eng_spec_base *sb;
@@ -1238,6 +1243,27 @@ static inline int run_plain_shapable(const eng_replica *r)
            r->async_pad_ctx == 0 && r->run_pad_seqs == 0 && r->run_pad_ctx == 0;
 }
 
+/* The price of run_plain_shape's step c->s (from c->base) with those of the plain steps after it
+ * up to where plain_steps stops at the cohort's next finish, at once (decode_steps_ns), kept in
+ * c->ahead for run_step_gpu and plain_steps_lean to take in their order: where the step is the
+ * last before a finish (or the predictor has no decode_steps_ns), nothing is kept and
+ * run_step_gpu prices it alone. A price kept for a step that does not run is dropped. */
+static inline void plain_shape_ahead(const eng_replica *r, run_ctx *c)
+{
+    const eng_predictor *pred = r->pool->pred;
+    const eng_cclass *cl = &r->co.cls[0];
+    const eng_request *top = eng_heap_top(&cl->fin);
+    if (!pred->ops->decode_steps_ns || !top)
+        return;
+    /* plain_steps' bound: the step in flight finishes none while t <= the top's finish - 2 */
+    int64_t room = top->c_fin_t - 2 - cl->t;
+    if (room < 0)
+        return;
+    int32_t k = room + 2 < ENG_DECODE_STEPS ? (int32_t)room + 2 : ENG_DECODE_STEPS;
+    c->nahead = pred->ops->decode_steps_ns(pred->st, &c->base, c->s.decode_ctx, c->s.decode_seqs, k,
+                                           c->ahead);
+}
+
 /* Forms a decode run's step of a plain cohort (run_plain_shapable) that was not shaped here (the
  * run's first, or one after members finished), its `need` blocks taken: what step_shape forms,
  * the cohort's n sequences over their summed context and nothing else (eng_cohort_begin_step of
@@ -1265,8 +1291,11 @@ static __attribute__((noinline)) int64_t run_plain_shape(eng_replica *r, run_ctx
     /* priced from its base, which the plain steps after it share (plain_steps) */
     const eng_decode_base *b = price_base(r->pool, n);
     c->fast = b != NULL;
-    if (b)
+    c->iahead = c->nahead = 0;
+    if (b) {
         c->base = *b;
+        plain_shape_ahead(r, c);
+    }
     return n;
 }
 
@@ -1288,6 +1317,7 @@ __attribute__((always_inline)) static inline int64_t run_step_shape(eng_replica 
     if (plain && run_plain_shapable(r))
         return run_plain_shape(r, c, need);
     c->fast = 0;
+    c->nahead = 0;
     if (c->shaped && c->respec && r->async_pad_seqs == 0)
         return run_respec_shape(r, c);
     c->respec = c->k > 0 && r->async_pad_seqs == 0;
@@ -1315,14 +1345,15 @@ static inline void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int
 }
 
 /* step_gpu of a decode run's step c->s: from the run's base while c->fast (no drafts then;
- * debug builds price it in full too). */
-static inline int64_t run_step_gpu(eng_replica *r, const run_ctx *c, int64_t *draft)
+ * debug builds price it in full too), priced ahead when c->ahead has it. */
+static inline int64_t run_step_gpu(eng_replica *r, run_ctx *c, int64_t *draft)
 {
     if (!c->fast) /* (c->sb: only the contexts moved since its bases were found) */
         return c->sb ? run_spec_gpu(r, &c->s, c->k, c->sb, draft) : step_gpu(r, &c->s, c->k, draft);
     const eng_predictor *pred = r->pool->pred;
     *draft = 0;
-    int64_t gpu = pred->ops->decode_ns(pred->st, &c->base, c->s.decode_ctx);
+    int64_t gpu = c->iahead < c->nahead ? c->ahead[c->iahead++]
+                                        : pred->ops->decode_ns(pred->st, &c->base, c->s.decode_ctx);
     SIM_ASSERT(r->e->ctx, c->k == 0 && gpu == pred->ops->iteration_ns(pred->st, &c->s));
     if (r->pending_xfer_bytes && pred->ops->transfer_ns)
         gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
@@ -1422,10 +1453,10 @@ static __attribute__((noinline)) int64_t plain_steps_lean(eng_replica *r, run_ct
                                int64_t[ENG_DECODE_STEPS]) = pred->ops->decode_steps_ns;
     const void *st = pred->st;
     int64_t steps = *n, cpu = c->cpu, ncpu = c->ncpu;
-    /* the prices of this step and the next ones, priced at once (decode_steps_ns): ahead[i] of
-     * i < nahead; those left when the loop ends are dropped (their steps do not run) */
-    int64_t ahead[ENG_DECODE_STEPS];
-    int32_t iahead = 0, nahead = 0;
+    /* the prices of the next steps priced at once (decode_steps_ns) with this one or a step
+     * before (run_plain_shape's): c->ahead[i] of iahead <= i < nahead */
+    int64_t *ahead = c->ahead;
+    int32_t iahead = c->iahead, nahead = c->nahead;
     int32_t pool = r->pool->id;
     SIM_ASSERT(e->ctx, c->fast && c->k == 0 && c->kp == 0 && c->shaped);
     /* the class's t goes up by one a step: it passes last_t at the step stop, if before most */
@@ -1475,6 +1506,8 @@ static __attribute__((noinline)) int64_t plain_steps_lean(eng_replica *r, run_ct
     }
     *n = steps;
     c->ncpu = ncpu;
+    c->iahead = iahead;
+    c->nahead = nahead;
     return end;
 }
 
