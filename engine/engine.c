@@ -1156,6 +1156,7 @@ typedef struct run_ctx {
      * from s only in decode_ctx): priced from base (eng_predictor_ops.decode_ns) while fast;
      * cleared when s is shaped afresh */
     int fast;
+    int plain_s; /* s is run_plain_shape's: no field but those it sets is non-zero */
     eng_decode_base base;
     /* while fast, the prices of the steps after the one in flight, priced with it or a step
      * before (eng_predictor_ops.decode_steps_ns): ahead[i] for iahead <= i < nahead, the next
@@ -1167,6 +1168,22 @@ typedef struct run_ctx {
     const struct eng_spec_base *sb;
     int sb_known;
 } run_ctx;
+
+/* A decode run's context before its first step, k and kp its drafts: the fields read before a
+ * step writes them (s, base and ahead are read only once a step shaped them: c->shaped,
+ * c->fast, c->nahead), not the whole struct. */
+static inline void run_ctx_init(run_ctx *c, int32_t k, int32_t kp)
+{
+    c->shaped = c->respec = 0;
+    c->k = k;
+    c->kp = kp;
+    c->cpu = c->ncpu = 0;
+    c->tok = (run_tokens){0};
+    c->fast = c->plain_s = 0;
+    c->iahead = c->nahead = 0;
+    c->sb = NULL;
+    c->sb_known = 0;
+}
 
 /* Adds the CPU samples of the run's steps formed at c->cpu so far. */
 static void run_cpu_flush(eng_engine *e, run_ctx *c)
@@ -1274,11 +1291,20 @@ static __attribute__((noinline)) int64_t run_plain_shape(eng_replica *r, run_ctx
 {
     int32_t n = r->co.n;
     eng_cohort_plain_begin(r, need);
-    c->s = (eng_shape){.tokens = n,
-                       .num_seqs = n,
-                       .decode_seqs = n,
-                       .decode_ctx = eng_cohort_ctx_sum(&r->co),
-                       .emit_seqs = n};
+    if (c->plain_s) { /* the rest of s is 0 already */
+        c->s.tokens = n;
+        c->s.num_seqs = n;
+        c->s.decode_seqs = n;
+        c->s.decode_ctx = eng_cohort_ctx_sum(&r->co);
+        c->s.emit_seqs = n;
+    } else {
+        c->s = (eng_shape){.tokens = n,
+                           .num_seqs = n,
+                           .decode_seqs = n,
+                           .decode_ctx = eng_cohort_ctx_sum(&r->co),
+                           .emit_seqs = n};
+        c->plain_s = 1;
+    }
 #ifdef SIM_DEBUG
     eng_shape f;
     shape_of(r, 0, &f);
@@ -1318,6 +1344,7 @@ __attribute__((always_inline)) static inline int64_t run_step_shape(eng_replica 
         return run_plain_shape(r, c, need);
     c->fast = 0;
     c->nahead = 0;
+    c->plain_s = 0;
     if (c->shaped && c->respec && r->async_pad_seqs == 0)
         return run_respec_shape(r, c);
     c->respec = c->k > 0 && r->async_pad_seqs == 0;
@@ -1557,7 +1584,8 @@ static int64_t decode_run(eng_replica *r, int64_t end, int *ended)
         most = e->cfg.max_run_steps;
     int64_t until = sim_next_time(e->ctx), n = 1, need;
     int through = run_through_finishes(r);
-    run_ctx c = {.k = spec_k(r, &r->batch), .kp = spec_k(r, NULL)};
+    run_ctx c;
+    run_ctx_init(&c, spec_k(r, &r->batch), spec_k(r, NULL));
     while (n < most && end < until) {
         if (eng_cohort_step_finishes(&r->co)) {
             if (!through)
