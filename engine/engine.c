@@ -735,8 +735,10 @@ static int64_t shape_of(const eng_replica *r, int32_t k, eng_shape *s)
          * logits of all k + 1 positions (RejectionSampler over target_logits) */
         s->emit_seqs += r->co.n * (vk + 1);
     }
-    eng_shape_add_verify(s, b->pad_seqs + r->async_pad_seqs + r->run_pad_seqs,
-                         b->pad_ctx + r->async_pad_ctx + r->run_pad_ctx, pads_capped(r, b), vk);
+    int32_t pads = b->pad_seqs + r->async_pad_seqs + r->run_pad_seqs;
+    int64_t pads_ctx = b->pad_ctx + r->async_pad_ctx + r->run_pad_ctx;
+    if (pads != 0 || pads_ctx != 0 || r->co.cap > 0) /* (else it adds nothing) */
+        eng_shape_add_verify(s, pads, pads_ctx, pads_capped(r, b), vk);
     return tokens;
 }
 
