@@ -102,25 +102,30 @@ static const eng_request heap_end = {.c_fin_t = INT64_MAX, .c_ev_t = INT64_MAX, 
  * compares of sinking x from i (two a level). The order of the heap's elements (each key with
  * its id's tie-break, a total order) is the same whatever places they take. */
 static inline __attribute__((always_inline)) void fill_at(eng_rq_heap *h, size_t ko, size_t io,
-                                                          int32_t i, eng_request *x)
+                                                          int32_t at, eng_request *x)
 {
     eng_request **a = h->a;
-    int32_t n = h->n, top = i;
+    /* positions as wide as a pointer, so an element's address needs no widening of them */
+    intptr_t n = h->n, top = at, i = at, c;
     a[n] = (eng_request *)&heap_end; /* the slot x left (n < cap): a child past the last */
-    for (;;) {
-        int32_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (less_at(ko, a[c + 1], a[c]))
+    while ((c = 2 * i + 1) < n) {
+        eng_request *p = a[c], *q = a[c + 1];
+        if (less_at(ko, q, p)) {
+            p = q;
             c++;
-        SET_AT(ko, i, a[c]);
+        }
+        a[i] = p;
+        IDX_AT(io, p) = (int32_t)i;
         i = c;
     }
     while (i > top && less_at(ko, x, a[(i - 1) / 2])) {
-        SET_AT(ko, i, a[(i - 1) / 2]);
+        eng_request *p = a[(i - 1) / 2];
+        a[i] = p;
+        IDX_AT(io, p) = (int32_t)i;
         i = (i - 1) / 2;
     }
-    SET_AT(ko, i, x);
+    a[i] = x;
+    IDX_AT(io, x) = (int32_t)i;
 }
 
 static inline __attribute__((always_inline)) void remove_as(eng_rq_heap *h, size_t ko, size_t io,
@@ -161,6 +166,18 @@ static void fin_remove(eng_cclass *cl, eng_request *rq)
 {
     SIM_ASSERT(NULL, cl->fin.key_off == FIN_KO && cl->fin.idx_off == FIN_IO);
     remove_as(&cl->fin, FIN_KO, FIN_IO, rq);
+}
+
+/* fin_remove of the heap's top rq: remove_as at 0, its place known. */
+static inline __attribute__((always_inline)) void fin_pop(eng_cclass *cl, eng_request *rq)
+{
+    eng_rq_heap *h = &cl->fin;
+    SIM_ASSERT(NULL, h->key_off == FIN_KO && h->idx_off == FIN_IO);
+    SIM_ASSERT(NULL, h->n > 0 && h->a[0] == rq && rq->c_fin_idx == 0);
+    rq->c_fin_idx = -1;
+    eng_request *last = h->a[--h->n];
+    if (h->n > 0)
+        fill_at(h, FIN_KO, FIN_IO, 0, last);
 }
 
 static void ev_push(eng_cclass *cl, eng_request *rq)
@@ -330,7 +347,8 @@ static int64_t rejected_blocks(const eng_replica *r, eng_cclass *cl, int64_t n, 
 /* The cap's kind: 0 none, 1 min(context, cap), 2 context mod (cap + 1). */
 static inline int cap_kind(const eng_cohort *c)
 {
-    return c->cap <= 0 ? 0 : c->cap_chunked ? 2 : 1;
+    SIM_ASSERT(NULL, c->cap_kind == (c->cap <= 0 ? 0 : c->cap_chunked ? 2 : 1));
+    return c->cap_kind;
 }
 
 /* Do the windowed layers free blocks as a sliding window (members past it in `slide`)? */
@@ -346,6 +364,8 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
     c->cap = eng_shape_cap(&cfg->model, &c->cap_chunked);
     int spec = cfg->spec.method != ENG_SPEC_NONE;
     c->nclass = spec && cfg->spec.classes > 1 ? cfg->spec.classes : 1;
+    c->cap_kind = c->cap <= 0 ? 0 : c->cap_chunked ? 2 : 1;
+    c->one = c->nclass == 1 && c->cap_kind == 0;
     SIM_CHECK(e->ctx, c->nclass <= 64); /* a bit each in live and begun */
     c->cls = sim_xcalloc((size_t)c->nclass, sizeof *c->cls);
     for (int32_t i = 0; i < c->nclass; i++) {
@@ -410,10 +430,11 @@ int64_t eng_cohort_capped_of(const eng_cohort *c, int64_t ctx)
 
 /* Puts rq (context a + t) into its class's cap bookkeeping: below the cap or past it (and past
  * its sliding window), or in its chunk; with its next event. */
-static void cap_enter(eng_replica *r, eng_cclass *cl, eng_request *rq)
+static inline __attribute__((always_inline)) void cap_enter(eng_replica *r, eng_cclass *cl,
+                                                            eng_request *rq, int64_t a)
 {
     eng_cohort *c = &r->co;
-    int64_t a = a_of(rq), ctx = a + cl->t;
+    int64_t ctx = a + cl->t;
     rq->c_ev_idx = -1;
     switch (cap_kind(c)) {
     case 1:
@@ -441,10 +462,11 @@ static void cap_enter(eng_replica *r, eng_cclass *cl, eng_request *rq)
     }
 }
 
-static void cap_leave(eng_replica *r, eng_cclass *cl, eng_request *rq)
+static inline __attribute__((always_inline)) void cap_leave(eng_replica *r, eng_cclass *cl,
+                                                            eng_request *rq, int64_t a)
 {
     eng_cohort *c = &r->co;
-    int64_t a = a_of(rq), ctx = a + cl->t;
+    int64_t ctx = a + cl->t;
     if (rq->c_ev_idx >= 0)
         ev_remove(cl, rq);
     switch (cap_kind(c)) {
@@ -507,30 +529,33 @@ void eng_cohort_join(eng_replica *r, eng_request *rq, int64_t now)
 {
     eng_cohort *c = &r->co;
     SIM_ASSERT(r->e->ctx, rq->generated < rq->output);
-    eng_cclass *cl = cls_of(c, rq);
+    int32_t ci = class_index(c, rq);
+    eng_cclass *cl = &c->cls[ci];
+    int64_t t = cl->t; /* read once: the stores to rq below leave it */
     rq->status = ENG_RQ_DECODE;
-    rq->c_t0 = cl->t;
+    rq->c_t0 = t;
     rq->c_gen0 = rq->generated;
-    rq->c_fin_t = cl->t + (rq->output - rq->generated);
+    rq->c_fin_t = t + (rq->output - rq->generated);
+    int64_t a = a_of(rq);
     if (cl->n == 0) /* as a class a step visited is left (eng_cohort_end_step), or as the step
                        in flight drew it */
-        cl->adv = !c->in_step || c->step_k == 0 ? 1 : c->drawn_base + c->drawn[class_index(c, rq)];
-    cl->a_sum += a_of(rq);
+        cl->adv = !c->in_step || c->step_k == 0 ? 1 : c->drawn_base + c->drawn[ci];
+    cl->a_sum += a;
     cl->n++;
     c->n++;
     c->mver++;
-    c->live |= bit_of(c, rq);
-    c->ctx += a_of(rq) + cl->t;
+    c->live |= UINT64_C(1) << ci;
+    c->ctx += a + t;
     c->fin_known = 0;
     fin_push(cl, rq);
     if (paged(rq)) {
         SIM_ASSERT(r->e->ctx, rq->kv_blocks == member_blocks(r, rq));
-        rc_add(&cl->grow, res(a_of(rq), c->bs), 1);
+        rc_add(&cl->grow, res(a, c->bs), 1);
         cl->gver++;
         cl->paged++;
         c->paged++;
     }
-    cap_enter(r, cl, rq);
+    cap_enter(r, cl, rq, a);
     if (c->nfresh == c->capfresh) {
         c->capfresh = c->capfresh ? 2 * c->capfresh : 64;
         c->fresh = sim_xrealloc(c->fresh, (size_t)c->capfresh * sizeof *c->fresh);
@@ -551,32 +576,52 @@ static void drop_fresh(eng_cohort *c, eng_request *rq)
     rq->c_new = 0;
 }
 
-void eng_cohort_leave(eng_replica *r, eng_request *rq)
+/* eng_cohort_leave; top: rq is its class's first to finish (the top of its finish heap), taken
+ * off the heap's top with no look-up of its place. */
+static inline __attribute__((always_inline)) void leave_as(eng_replica *r, eng_request *rq, int top)
 {
     eng_cohort *c = &r->co;
     SIM_ASSERT(r->e->ctx, rq->status == ENG_RQ_DECODE);
     eng_cclass *cl = cls_of(c, rq);
-    int64_t gen = rq->c_gen0 + (cl->t - rq->c_t0);
+    int64_t a = a_of(rq), t = cl->t; /* read once: the stores to rq below leave them */
+    int64_t gen = rq->c_gen0 + (t - rq->c_t0);
     rq->generated = (int32_t)(gen < rq->output ? gen : rq->output);
     if (!rq->c_new)
         rq->t_last_token = c->last_step_end;
     drop_fresh(c, rq);
-    cap_leave(r, cl, rq);
+    cap_leave(r, cl, rq, a);
     if (paged(rq)) {
-        rq->kv_blocks = member_blocks(r, rq);
-        rc_add(&cl->grow, res(a_of(rq), c->bs), -1);
+        SIM_ASSERT(r->e->ctx, a == a_of(rq) && t == cls_of(c, rq)->t);
+        rq->kv_blocks = (int32_t)eng_lay_held(&r->kv.lay, a + t, c->in_step ? 1 + c->step_k : 0);
+        SIM_ASSERT(r->e->ctx, rq->kv_blocks == member_blocks(r, rq));
+        rc_add(&cl->grow, res(a, c->bs), -1);
         cl->gver++;
         cl->paged--;
         c->paged--;
     }
-    c->ctx -= a_of(rq) + cl->t;
+    c->ctx -= a + t;
     c->fin_known = 0;
     c->mver++;
-    cl->a_sum -= a_of(rq);
+    cl->a_sum -= a;
     if (--cl->n == 0)
         c->live &= ~bit_of(c, rq);
     c->n--;
-    fin_remove(cl, rq);
+    if (top)
+        fin_pop(cl, rq);
+    else
+        fin_remove(cl, rq);
+}
+
+void eng_cohort_leave(eng_replica *r, eng_request *rq)
+{
+    leave_as(r, rq, 0);
+}
+
+/* leave_as of a heap's top, out of line for eng_cohort_end_step (whose frame, every step's, it
+ * would make larger). */
+static __attribute__((noinline)) void leave_top(eng_replica *r, eng_request *rq)
+{
+    leave_as(r, rq, 1);
 }
 
 /* How a step of k drafts draws its acceptance: the minimum-variance schedule's floor(AL) and
@@ -656,6 +701,24 @@ static int64_t heap_short(const eng_rq_heap *h, int32_t i, int64_t thr)
     return thr - key + heap_short(h, 2 * i + 1, thr) + heap_short(h, 2 * i + 2, thr);
 }
 
+/* eng_cohort_begin_step's visit of a class with members, a step of k drafts advancing them by
+ * a tokens, where no count of its blocks stands: its blocks counted, and its tokens, whether a
+ * member finishes and the tokens short of a (members that finish before) added up. */
+static inline __attribute__((always_inline)) void begin_class(const eng_replica *r, eng_cclass *cl,
+                                                              int32_t a, int32_t k, int64_t *need,
+                                                              int64_t *adv, int *due,
+                                                              int64_t *shorts)
+{
+    cl->adv = a;
+    cl->alloc = grow_blocks(r, cl, 1 + k);
+    *need += cl->alloc;
+    *adv += (int64_t)cl->n * cl->adv;
+    int64_t to = cl->t + cl->adv, top = eng_heap_top(&cl->fin)->c_fin_t;
+    *due |= top <= to;
+    if (top < to)
+        *shorts += heap_short(&cl->fin, 0, to);
+}
+
 int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
 {
     eng_cohort *c = &r->co;
@@ -675,6 +738,13 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
         /* (a step of no drafts leaves it: mver only grows, so an older start's version that
          * still stands says as much for this start) */
         c->begun_ver = c->mver;
+    } else if (c->one) {
+        /* no drafts, one class: the visit below of class 0 alone, if it has members */
+        SIM_ASSERT(r->e->ctx, c->live <= 1);
+        c->begun = c->live;
+        if (c->live)
+            begin_class(r, &c->cls[0], 1, 0, &need, &adv, &due, &shorts);
+        goto sums;
     }
     c->begun = c->live;
     if (counted) {
@@ -695,18 +765,11 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
                 shorts += heap_short(&cl->fin, 0, to);
         }
     } else {
-        for (uint64_t m = c->live; m; m &= m - 1) {
-            eng_cclass *cl = &c->cls[CLASS(m)];
-            cl->adv = k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1;
-            cl->alloc = grow_blocks(r, cl, 1 + k);
-            need += cl->alloc;
-            adv += (int64_t)cl->n * cl->adv;
-            int64_t to = cl->t + cl->adv, top = eng_heap_top(&cl->fin)->c_fin_t;
-            due |= top <= to;
-            if (top < to)
-                shorts += heap_short(&cl->fin, 0, to);
-        }
+        for (uint64_t m = c->live; m; m &= m - 1)
+            begin_class(r, &c->cls[CLASS(m)], k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1, k,
+                        &need, &adv, &due, &shorts);
     }
+sums:
     c->fin_due = due;
     c->fin_known = 1;
     c->step_adv = adv;
@@ -742,8 +805,8 @@ int eng_cohort_step_finishes(const eng_cohort *c)
 int eng_cohort_plain(const eng_replica *r)
 {
     const eng_cohort *c = &r->co;
-    return c->nclass == 1 && cap_kind(c) == 0 && r->kv.lay.wm == 0 && c->nfresh == 0 &&
-           c->step_k == 0;
+    SIM_ASSERT(NULL, c->one == (c->nclass == 1 && cap_kind(c) == 0));
+    return c->one && r->kv.lay.wm == 0 && c->nfresh == 0 && c->step_k == 0;
 }
 
 /* eng_cohort_need over the classes with members (grow_blocks of each). */
@@ -823,7 +886,7 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
         eng_request *rq;
         while ((rq = eng_heap_top(&cl->fin)) && rq->c_fin_t <= cl->t) {
             zeros -= cl->t - rq->c_fin_t; /* it stopped at its output */
-            eng_cohort_leave(r, rq);
+            leave_top(r, rq);
             fin(r, rq);
         }
         cl->adv = 1;
@@ -837,7 +900,8 @@ void eng_cohort_end(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_
 {
     eng_cohort *c = &r->co;
     eng_cclass *cl = &c->cls[0];
-    if (c->nclass != 1 || c->step_k != 0 || cap_kind(c) != 0 || sliding(r) || cl->adv != 1) {
+    SIM_ASSERT(NULL, c->one == (c->nclass == 1 && cap_kind(c) == 0));
+    if (!c->one || c->step_k != 0 || sliding(r) || cl->adv != 1) {
         eng_cohort_end_step(r, now, fin);
         return;
     }
@@ -859,7 +923,7 @@ void eng_cohort_end(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_
     if (visit) {
         eng_request *rq;
         while ((rq = eng_heap_top(&cl->fin)) && rq->c_fin_t <= cl->t) {
-            eng_cohort_leave(r, rq);
+            leave_as(r, rq, 1);
             fin(r, rq);
         }
     }

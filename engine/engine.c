@@ -578,19 +578,14 @@ static void batch_reset(eng_batch *b)
     b->speculate = -1;
 }
 
-/* Counts an iteration formed at now (its tokens in their second) and hands its record to the
- * recorder. */
-static void record_iteration(eng_replica *r, int64_t iter, int64_t now, int64_t start, int64_t cpu,
-                             int64_t gpu, int64_t end, const eng_shape *s, int64_t tokens,
-                             int64_t draft)
+/* The record of an iteration (record_iteration) handed to the recorder. Out of line: without
+ * one, record_iteration's counts stay a few instructions where it is inlined. */
+static __attribute__((noinline)) void iteration_rec(eng_replica *r, int64_t iter, int64_t start,
+                                                    int64_t cpu, int64_t gpu, int64_t end,
+                                                    const eng_shape *s, int64_t tokens,
+                                                    int64_t draft)
 {
     eng_engine *e = r->e;
-    e->tot.iterations++;
-    e->tot.pool_busy_ns[r->pool->id] += end - start;
-    e->tot.pool_gpu_ns[r->pool->id] += gpu;
-    eng_metrics_tokens(&e->m, now - e->tot.first_arrival_ns, end - e->tot.first_arrival_ns, tokens);
-    if (!e->rec || !e->rec->on_iteration)
-        return;
     eng_iter_rec it = {.replica = r->id,
                        .iter = iter,
                        .start_ns = start,
@@ -606,6 +601,31 @@ static void record_iteration(eng_replica *r, int64_t iter, int64_t now, int64_t 
                        .output_tokens = tokens,
                        .draft_ns = draft};
     e->rec->on_iteration(e->rec_st, &it);
+}
+
+/* Counts an iteration formed at now (its tokens in their second) and hands its record to the
+ * recorder. */
+static inline void record_iteration(eng_replica *r, int64_t iter, int64_t now, int64_t start,
+                                    int64_t cpu, int64_t gpu, int64_t end, const eng_shape *s,
+                                    int64_t tokens, int64_t draft)
+{
+    eng_engine *e = r->e;
+    e->tot.iterations++;
+    e->tot.pool_busy_ns[r->pool->id] += end - start;
+    e->tot.pool_gpu_ns[r->pool->id] += gpu;
+    eng_metrics_tokens(&e->m, now - e->tot.first_arrival_ns, end - e->tot.first_arrival_ns, tokens);
+    if (e->rec && e->rec->on_iteration)
+        iteration_rec(r, iter, start, cpu, gpu, end, s, tokens, draft);
+}
+
+/* record_iteration out of line, for the steps a run adds (fixed_batch_run, run_step_count with a
+ * recorder): their loops stay as small as they were. */
+static __attribute__((noinline)) void record_step(eng_replica *r, int64_t iter, int64_t now,
+                                                  int64_t start, int64_t cpu, int64_t gpu,
+                                                  int64_t end, const eng_shape *s, int64_t tokens,
+                                                  int64_t draft)
+{
+    record_iteration(r, iter, now, start, cpu, gpu, end, s, tokens, draft);
 }
 
 /* Whether offloaded KV is on its way into r's cache or loaded and waiting for its request's
@@ -725,8 +745,10 @@ static int64_t shape_of(const eng_replica *r, int32_t k, eng_shape *s)
          * logits of all k + 1 positions (RejectionSampler over target_logits) */
         s->emit_seqs += r->co.n * (vk + 1);
     }
-    eng_shape_add_verify(s, b->pad_seqs + r->async_pad_seqs + r->run_pad_seqs,
-                         b->pad_ctx + r->async_pad_ctx + r->run_pad_ctx, pads_capped(r, b), vk);
+    int32_t pads = b->pad_seqs + r->async_pad_seqs + r->run_pad_seqs;
+    int64_t pads_ctx = b->pad_ctx + r->async_pad_ctx + r->run_pad_ctx;
+    if (pads != 0 || pads_ctx != 0 || r->co.cap > 0) /* (else it adds nothing) */
+        eng_shape_add_verify(s, pads, pads_ctx, pads_capped(r, b), vk);
     return tokens;
 }
 
@@ -1085,7 +1107,7 @@ static int64_t fixed_batch_run(eng_replica *r, eng_shape *s, int64_t run, int64_
         end = start + cpu + gpu;
         r->step_end[j] = end;
         eng_metrics_iteration_cpu(&e->m, cpu, 1);
-        record_iteration(r, r->iter + j, now, start, cpu, gpu, end, s, s->emit_seqs, 0);
+        record_step(r, r->iter + j, now, start, cpu, gpu, end, s, s->emit_seqs, 0);
     }
     r->nsteps = (int32_t)run;
     r->gpu_start = end - gpu;
@@ -1156,12 +1178,34 @@ typedef struct run_ctx {
      * from s only in decode_ctx): priced from base (eng_predictor_ops.decode_ns) while fast;
      * cleared when s is shaped afresh */
     int fast;
+    int plain_s; /* s is run_plain_shape's: no field but those it sets is non-zero */
     eng_decode_base base;
+    /* while fast, the prices of the steps after the one in flight, priced with it or a step
+     * before (eng_predictor_ops.decode_steps_ns): ahead[i] for iahead <= i < nahead, the next
+     * step's first, each step's contexts a token further per member; cleared with fast */
+    int64_t ahead[ENG_DECODE_STEPS];
+    int32_t iahead, nahead;
     /* the bases of a speculative step of plain verifies (spec_base) while s is one, found at the
      * first step after it that moves only the contexts (run_respec_shape); sb_known: found */
     const struct eng_spec_base *sb;
     int sb_known;
 } run_ctx;
+
+/* A decode run's context before its first step, k and kp its drafts: the fields read before a
+ * step writes them (s, base and ahead are read only once a step shaped them: c->shaped,
+ * c->fast, c->nahead), not the whole struct. */
+static inline void run_ctx_init(run_ctx *c, int32_t k, int32_t kp)
+{
+    c->shaped = c->respec = 0;
+    c->k = k;
+    c->kp = kp;
+    c->cpu = c->ncpu = 0;
+    c->tok = (run_tokens){0};
+    c->fast = c->plain_s = 0;
+    c->iahead = c->nahead = 0;
+    c->sb = NULL;
+    c->sb_known = 0;
+}
 
 /* Adds the CPU samples of the run's steps formed at c->cpu so far. */
 static void run_cpu_flush(eng_engine *e, run_ctx *c)
@@ -1238,6 +1282,27 @@ static inline int run_plain_shapable(const eng_replica *r)
            r->async_pad_ctx == 0 && r->run_pad_seqs == 0 && r->run_pad_ctx == 0;
 }
 
+/* The price of run_plain_shape's step c->s (from c->base) with those of the plain steps after it
+ * up to where plain_steps stops at the cohort's next finish, at once (decode_steps_ns), kept in
+ * c->ahead for run_step_gpu and plain_steps_lean to take in their order: where the step is the
+ * last before a finish (or the predictor has no decode_steps_ns), nothing is kept and
+ * run_step_gpu prices it alone. A price kept for a step that does not run is dropped. */
+static inline void plain_shape_ahead(const eng_replica *r, run_ctx *c)
+{
+    const eng_predictor *pred = r->pool->pred;
+    const eng_cclass *cl = &r->co.cls[0];
+    const eng_request *top = eng_heap_top(&cl->fin);
+    if (!pred->ops->decode_steps_ns || !top)
+        return;
+    /* plain_steps' bound: the step in flight finishes none while t <= the top's finish - 2 */
+    int64_t room = top->c_fin_t - 2 - cl->t;
+    if (room < 0)
+        return;
+    int32_t k = room + 2 < ENG_DECODE_STEPS ? (int32_t)room + 2 : ENG_DECODE_STEPS;
+    c->nahead = pred->ops->decode_steps_ns(pred->st, &c->base, c->s.decode_ctx, c->s.decode_seqs, k,
+                                           c->ahead);
+}
+
 /* Forms a decode run's step of a plain cohort (run_plain_shapable) that was not shaped here (the
  * run's first, or one after members finished), its `need` blocks taken: what step_shape forms,
  * the cohort's n sequences over their summed context and nothing else (eng_cohort_begin_step of
@@ -1248,11 +1313,20 @@ static __attribute__((noinline)) int64_t run_plain_shape(eng_replica *r, run_ctx
 {
     int32_t n = r->co.n;
     eng_cohort_plain_begin(r, need);
-    c->s = (eng_shape){.tokens = n,
-                       .num_seqs = n,
-                       .decode_seqs = n,
-                       .decode_ctx = eng_cohort_ctx_sum(&r->co),
-                       .emit_seqs = n};
+    if (c->plain_s) { /* the rest of s is 0 already */
+        c->s.tokens = n;
+        c->s.num_seqs = n;
+        c->s.decode_seqs = n;
+        c->s.decode_ctx = eng_cohort_ctx_sum(&r->co);
+        c->s.emit_seqs = n;
+    } else {
+        c->s = (eng_shape){.tokens = n,
+                           .num_seqs = n,
+                           .decode_seqs = n,
+                           .decode_ctx = eng_cohort_ctx_sum(&r->co),
+                           .emit_seqs = n};
+        c->plain_s = 1;
+    }
 #ifdef SIM_DEBUG
     eng_shape f;
     shape_of(r, 0, &f);
@@ -1265,8 +1339,11 @@ static __attribute__((noinline)) int64_t run_plain_shape(eng_replica *r, run_ctx
     /* priced from its base, which the plain steps after it share (plain_steps) */
     const eng_decode_base *b = price_base(r->pool, n);
     c->fast = b != NULL;
-    if (b)
+    c->iahead = c->nahead = 0;
+    if (b) {
         c->base = *b;
+        plain_shape_ahead(r, c);
+    }
     return n;
 }
 
@@ -1288,6 +1365,8 @@ __attribute__((always_inline)) static inline int64_t run_step_shape(eng_replica 
     if (plain && run_plain_shapable(r))
         return run_plain_shape(r, c, need);
     c->fast = 0;
+    c->nahead = 0;
+    c->plain_s = 0;
     if (c->shaped && c->respec && r->async_pad_seqs == 0)
         return run_respec_shape(r, c);
     c->respec = c->k > 0 && r->async_pad_seqs == 0;
@@ -1305,7 +1384,7 @@ static inline void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int
 {
     eng_engine *e = r->e;
     if (e->rec && e->rec->on_iteration) {
-        record_iteration(r, r->iter, start, start, c->cpu, gpu, end, &c->s, tokens, draft);
+        record_step(r, r->iter, start, start, c->cpu, gpu, end, &c->s, tokens, draft);
         return;
     }
     e->tot.iterations++;
@@ -1315,14 +1394,15 @@ static inline void run_step_count(eng_replica *r, run_ctx *c, int64_t start, int
 }
 
 /* step_gpu of a decode run's step c->s: from the run's base while c->fast (no drafts then;
- * debug builds price it in full too). */
-static inline int64_t run_step_gpu(eng_replica *r, const run_ctx *c, int64_t *draft)
+ * debug builds price it in full too), priced ahead when c->ahead has it. */
+static inline int64_t run_step_gpu(eng_replica *r, run_ctx *c, int64_t *draft)
 {
     if (!c->fast) /* (c->sb: only the contexts moved since its bases were found) */
         return c->sb ? run_spec_gpu(r, &c->s, c->k, c->sb, draft) : step_gpu(r, &c->s, c->k, draft);
     const eng_predictor *pred = r->pool->pred;
     *draft = 0;
-    int64_t gpu = pred->ops->decode_ns(pred->st, &c->base, c->s.decode_ctx);
+    int64_t gpu = c->iahead < c->nahead ? c->ahead[c->iahead++]
+                                        : pred->ops->decode_ns(pred->st, &c->base, c->s.decode_ctx);
     SIM_ASSERT(r->e->ctx, c->k == 0 && gpu == pred->ops->iteration_ns(pred->st, &c->s));
     if (r->pending_xfer_bytes && pred->ops->transfer_ns)
         gpu += pred->ops->transfer_ns(pred->st, r->pending_xfer_bytes);
@@ -1422,10 +1502,10 @@ plain_steps_lean_as(eng_replica *r, run_ctx *c, int64_t *n, int64_t most, int64_
                                int64_t[ENG_DECODE_STEPS]) = pred->ops->decode_steps_ns;
     const void *st = pred->st;
     int64_t steps = *n, cpu = c->cpu, ncpu = c->ncpu;
-    /* the prices of this step and the next ones, priced at once (decode_steps_ns): ahead[i] of
-     * i < nahead; those left when the loop ends are dropped (their steps do not run) */
-    int64_t ahead[ENG_DECODE_STEPS];
-    int32_t iahead = 0, nahead = 0;
+    /* the prices of the next steps priced at once (decode_steps_ns) with this one or a step
+     * before (run_plain_shape's): c->ahead[i] of iahead <= i < nahead */
+    int64_t *ahead = c->ahead;
+    int32_t iahead = c->iahead, nahead = c->nahead;
     int32_t pool = r->pool->id;
     SIM_ASSERT(e->ctx, c->fast && c->k == 0 && c->kp == 0 && c->shaped);
     /* the class's t goes up by one a step: it passes last_t at the step stop, if before most */
@@ -1475,6 +1555,8 @@ plain_steps_lean_as(eng_replica *r, run_ctx *c, int64_t *n, int64_t most, int64_
     }
     *n = steps;
     c->ncpu = ncpu;
+    c->iahead = iahead;
+    c->nahead = nahead;
     return end;
 }
 
@@ -1541,7 +1623,8 @@ static int64_t decode_run(eng_replica *r, int64_t end, int *ended)
         most = e->cfg.max_run_steps;
     int64_t until = sim_next_time(e->ctx), n = 1, need;
     int through = run_through_finishes(r);
-    run_ctx c = {.k = spec_k(r, &r->batch), .kp = spec_k(r, NULL)};
+    run_ctx c;
+    run_ctx_init(&c, spec_k(r, &r->batch), spec_k(r, NULL));
     while (n < most && end < until) {
         if (eng_cohort_step_finishes(&r->co)) {
             if (!through)

@@ -3,18 +3,6 @@
  */
 #include "predictor.h"
 
-void eng_shape_add_prefill(eng_shape *s, int64_t q, int64_t c)
-{
-    double qd = (double)q, cd = (double)c;
-    s->tokens += q;
-    s->num_seqs++;
-    s->prefill_seqs++;
-    s->prefill_tokens += q;
-    s->prefill_pairs += qd * cd + qd * (qd + 1) / 2;
-    s->prefill_kv += cd + qd;
-    s->prefill_q2 += qd * qd;
-}
-
 int32_t eng_shape_cap(const eng_model *m, int32_t *chunked)
 {
     *chunked = 0;
@@ -45,11 +33,8 @@ static double chunk_prefix(double n, double w)
     return full * w * (w + 1) / 2 + r * (r + 1) / 2;
 }
 
-void eng_shape_add_prefill_capped(eng_shape *s, int64_t q, int64_t c)
+void eng_shape_add_prefill_capsums(eng_shape *s, int64_t q, int64_t c)
 {
-    eng_shape_add_prefill(s, q, c);
-    if (s->cap <= 0 || q <= 0)
-        return;
     double w = (double)s->cap + 1, qd = (double)q, cd = (double)c;
     if (s->cap_chunked) {
         double start = (double)(int64_t)(cd / w) * w; /* first key of the chunk c falls in */

@@ -118,8 +118,19 @@ typedef struct eng_predictor {
     char label[128]; /* what produced it, e.g. "roofline h100-sxm (not measured)" */
 } eng_predictor;
 
-/* Adds one prefill chunk of q tokens over context c to s (capped sums untouched). */
-void eng_shape_add_prefill(eng_shape *s, int64_t q, int64_t c);
+/* Adds one prefill chunk of q tokens over context c to s (capped sums untouched). Inline, as
+ * the ones below: every step's shape is formed with them. */
+static inline void eng_shape_add_prefill(eng_shape *s, int64_t q, int64_t c)
+{
+    double qd = (double)q, cd = (double)c;
+    s->tokens += q;
+    s->num_seqs++;
+    s->prefill_seqs++;
+    s->prefill_tokens += q;
+    s->prefill_pairs += qd * cd + qd * (qd + 1) / 2;
+    s->prefill_kv += cd + qd;
+    s->prefill_q2 += qd * qd;
+}
 /* Adds n decode sequences whose contexts sum to ctx_sum (capped sums untouched). Inline, as
  * the next three: every step's shape is formed with them. */
 static inline void eng_shape_add_decodes(eng_shape *s, int64_t n, int64_t ctx_sum)
@@ -140,9 +151,17 @@ static inline void eng_shape_set_cap(eng_shape *s, int32_t cap, int32_t chunked)
     s->cap = cap > 0 ? cap : 0;
     s->cap_chunked = s->cap > 0 && chunked;
 }
+/* The capped sums of one prefill chunk of q > 0 tokens over context c added to s, whose cap is
+ * above 0 (eng_shape_add_prefill_capped's part out of line). */
+void eng_shape_add_prefill_capsums(eng_shape *s, int64_t q, int64_t c);
 /* Adds one prefill chunk of q tokens over context c, its capped sums computed exactly for
  * s->cap (a window, or aligned chunks). */
-void eng_shape_add_prefill_capped(eng_shape *s, int64_t q, int64_t c);
+static inline void eng_shape_add_prefill_capped(eng_shape *s, int64_t q, int64_t c)
+{
+    eng_shape_add_prefill(s, q, c);
+    if (s->cap > 0 && q > 0)
+        eng_shape_add_prefill_capsums(s, q, c);
+}
 /* Adds n decode sequences whose contexts sum to ctx_sum and whose capped contexts (see
  * eng_shape.decode_ctx_capped) sum to capped_sum. O(1): the caller keeps the capped sum. */
 static inline void eng_shape_add_decodes_capped(eng_shape *s, int64_t n, int64_t ctx_sum,

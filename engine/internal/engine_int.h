@@ -437,6 +437,9 @@ typedef struct eng_cohort {
     int fin_due, fin_known;
     int32_t cap; /* the model's capped layers' cap (eng_shape_cap), 0: none */
     int32_t cap_chunked;
+    /* set once with them: the cap's kind (0 none, 1 min(context, cap), 2 context mod (cap +
+     * 1)), and whether the cohort is one class with no cap (a step's shorter paths) */
+    int32_t cap_kind, one;
     int64_t paged;       /* paged members */
     int32_t step_k;      /* draft tokens each member verifies in the step in flight */
     int in_step;         /* 1 from a decode step's start to its end: its slots are allocated */
