@@ -574,13 +574,13 @@ static void sort_few(uint64_t *a, size_t n)
 
 #define SELECT_FEW 32 /* keys sorted outright rather than selected from */
 
-static void select_keys(uint64_t *a, uint64_t *tmp, size_t n, int shift, const size_t *r, size_t m,
+static void select_keys(uint64_t *a, uint64_t *tmp, size_t n, const size_t *r, size_t m,
                         uint64_t *out);
 
-/* The buckets of one selection level: keys a[0 .. n) counted by their digit (bits at shift, of
- * width 2^bits) in c[], every key moved to tmp in its bucket's place unless *only* (then just the
- * keys of the buckets holding a wanted rank); each such bucket's ranks then selected from within it
- * at the next (8-bit) digit below, with a (free now) as its scratch. */
+/* One level of selection: the keys a[0 .. n), counted in c[] by their digit at shift (nb values),
+ * of the buckets that hold a wanted rank r[] are moved to tmp, each bucket in its place in the
+ * keys' order; each such bucket's ranks are then selected within it (select_keys), with a (free
+ * now) as its scratch. */
 static void select_buckets(uint64_t *a, uint64_t *tmp, size_t n, int shift, size_t *c, size_t nb,
                            const size_t *r, size_t m, uint64_t *out)
 {
@@ -621,39 +621,42 @@ static void select_buckets(uint64_t *a, uint64_t *tmp, size_t n, int shift, size
         size_t b = start[lo], e = start[lo + 1], k = 0;
         for (; j + k < m && r[j + k] < e; k++)
             rr[k] = r[j + k] - b;
-        select_keys(tmp + b, a + b, e - b, shift - 8, rr, k, out + j);
+        select_keys(tmp + b, a + b, e - b, rr, k, out + j);
         j += k;
     }
     free(rr);
     free(start);
 }
 
-/* The keys at ranks r[0 .. m) (ascending, each < n; repeats allowed) of the n keys a[], which
- * agree above bit shift + 8, into out[0 .. m), by radix selection on the 8-bit digits from shift
- * down: a level counts the keys' digits and goes on only within the buckets that hold a wanted
- * rank; a level where every key has the same digit goes on in place; keys alike to the last digit
- * are all the answer. a is reordered; tmp has room for n. */
-static void select_keys(uint64_t *a, uint64_t *tmp, size_t n, int shift, const size_t *r, size_t m,
+/* The keys at ranks r[0 .. m) (ascending, each < n; repeats allowed) of the n keys a[] into
+ * out[0 .. m), by radix selection on 8-bit digits: the highest digit on which the keys differ is
+ * counted, and the selection goes on only within the buckets that hold a wanted rank; keys all
+ * alike are each the answer. a is reordered; tmp has room for n. */
+static void select_keys(uint64_t *a, uint64_t *tmp, size_t n, const size_t *r, size_t m,
                         uint64_t *out)
 {
-    size_t c[256];
-    for (; shift >= 0 && n > SELECT_FEW; shift -= 8) {
-        memset(c, 0, sizeof c);
-        for (size_t i = 0; i < n; i++)
-            c[(a[i] >> shift) & 255]++;
-        if (c[(a[0] >> shift) & 255] != n) {
-            select_buckets(a, tmp, n, shift, c, 256, r, m, out);
-            return;
-        }
-    }
-    if (n > SELECT_FEW) { /* every digit alike: every key is the same */
+    if (n <= SELECT_FEW) {
+        sort_few(a, n);
         for (size_t j = 0; j < m; j++)
-            out[j] = a[0];
+            out[j] = a[r[j]];
         return;
     }
-    sort_few(a, n);
-    for (size_t j = 0; j < m; j++)
-        out[j] = a[r[j]];
+    uint64_t diff = 0, k0 = a[0];
+#pragma GCC unroll 4
+    for (size_t i = 0; i < n; i++)
+        diff |= a[i] ^ k0;
+    if (diff == 0) {
+        for (size_t j = 0; j < m; j++)
+            out[j] = k0;
+        return;
+    }
+    /* the digit of the highest bit that differs */
+    int shift = (63 - __builtin_clzll(diff)) / 8 * 8;
+    size_t c[256];
+    memset(c, 0, sizeof c);
+    for (size_t i = 0; i < n; i++)
+        c[(a[i] >> shift) & 255]++;
+    select_buckets(a, tmp, n, shift, c, 256, r, m, out);
 }
 
 /* Where the unit path of a percentile reads: the pair of rank lo or hi, clamped to the pairs (a p
@@ -704,7 +707,7 @@ static int select_percentiles(const sim_samples *s, const double *ps, size_t k, 
         if (u == 0 || r[u - 1] != r[i])
             r[u++] = r[i];
     if (c[a[0] >> 48] == n)
-        select_keys(a, a + n, n, 40, r, u, got);
+        select_keys(a, a + n, n, r, u, got);
     else
         select_buckets(a, a + n, n, 48, c, 65536, r, u, got);
     for (size_t i = 0; i < k; i++) {
