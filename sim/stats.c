@@ -177,9 +177,11 @@ static inline __attribute__((always_inline)) void sketch_add(sim_samples *s, dou
                 sketch_cover(s, i);
         }
         s->last = i;
-        s->last_lo = s->edge[i - s->lo];
+        double lo = s->edge[i - s->lo];
+        s->last_lo = lo > SKETCH_MIN ? lo : SKETCH_MIN; /* (sim_samples.last_lo) */
         s->last_hi = s->edge[i - s->lo + 1];
-        /* the bounds bucket_of compares with, computed as it computes them */
+        /* the bounds bucket_of compares with, computed as it computes them (a lower bound
+         * raised to SKETCH_MIN only narrows them: what is inside is inside the bucket's own) */
         s->prev = was;
         s->prev_in_lo = was_lo * (1 + 1e-9);
         s->prev_in_hi = was_hi * (1 - 1e-9);
@@ -218,26 +220,39 @@ static void to_sketch(sim_samples *s)
     s->n = s->cap = s->sq_n = s->sorted_n = 0;
 }
 
-/* Room for one more pair (exact mode, below max_pairs). */
-static void grow(sim_samples *s)
+static __attribute__((noinline)) void grow_pairs(sim_samples *s)
 {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        s->p = sim_xrealloc(s->p, s->cap * sizeof *s->p);
-        set_room(s);
+    s->cap = s->cap ? 2 * s->cap : 64;
+    s->p = sim_xrealloc(s->p, s->cap * sizeof *s->p);
+    set_room(s);
+}
+
+/* Room for one more pair (exact mode, below max_pairs). */
+static inline void grow(sim_samples *s)
+{
+    if (s->n == s->cap)
+        grow_pairs(s);
+}
+
+/* sim_samples_put in exact mode: x's pair, or the switch to the sketch and x's bucket. Out of
+ * line, so that the sketch's path (put's usual one) saves no registers for it. */
+static __attribute__((noinline)) void put_exact(sim_samples *s, double x, double w)
+{
+    if (s->n < s->max_pairs) {
+        grow(s);
+        s->p[s->n++] = (sim_pair){x, w};
+        return;
     }
+    to_sketch(s); /* sumsq then holds every pair, and takes x's term after them */
+    s->sumsq += x * x * w;
+    sketch_add(s, x, w);
 }
 
 void sim_samples_put(sim_samples *s, double x, double w)
 {
     if (!s->sketch) {
-        if (s->n < s->max_pairs) {
-            grow(s);
-            s->p[s->n++] = (sim_pair){x, w};
-            return;
-        }
-        to_sketch(s); /* sumsq then holds every pair, and takes x's term after them */
-        s->sumsq += x * x * w;
+        put_exact(s, x, w);
+        return;
     }
     sketch_add(s, x, w);
 }

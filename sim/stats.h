@@ -71,7 +71,8 @@ typedef struct sim_samples {
     int32_t lo, nbins;
     double zeros; /* values <= the smallest tracked magnitude */
     /* the previous value's bucket and its bounds (lo, hi]: consecutive values mostly share a
-     * bucket, which then costs no logarithm */
+     * bucket, which then costs no logarithm; lo is SIM_SKETCH_MIN where the bucket's bound is
+     * below it (values at or below it are zeros), so that one test excludes them */
     int32_t last;
     double last_lo, last_hi;
     /* the bucket last held before it, and its bounds drawn in by bucket_of's relative 1e-9
@@ -117,7 +118,7 @@ static inline void sim_samples_add_n(sim_samples *s, double x, size_t count)
     }
     if (s->sketch) {
         s->sumsq += x * x * w;
-        if (x > SIM_SKETCH_MIN && x > s->last_lo && x <= s->last_hi) {
+        if (x > s->last_lo && x <= s->last_hi) { /* (last_lo >= SIM_SKETCH_MIN) */
             s->bins[s->last - s->lo] += w;
             return;
         }
