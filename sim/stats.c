@@ -161,11 +161,8 @@ static inline __attribute__((always_inline)) void sketch_add(sim_samples *s, dou
         s->zeros += w;
         return;
     }
-    int32_t i;
-    if (x > s->last_lo && x <= s->last_hi) {
-        i = s->last;
-    } else {
-        int32_t was = s->last;
+    if (!(x > s->last_lo && x <= s->last_hi)) { /* else the last bucket's */
+        int32_t i, was = s->last;
         double was_lo = s->last_lo, was_hi = s->last_hi; /* 0, 0 before any bucket */
         if (x > s->prev_in_lo && x < s->prev_in_hi) {
             /* bucket_of's answer: inside the bucket's bounds by more than its margin */
@@ -177,6 +174,7 @@ static inline __attribute__((always_inline)) void sketch_add(sim_samples *s, dou
                 sketch_cover(s, i);
         }
         s->last = i;
+        s->last_bin = &s->bins[i - s->lo];
         double lo = s->edge[i - s->lo];
         s->last_lo = lo > SKETCH_MIN ? lo : SKETCH_MIN; /* (sim_samples.last_lo) */
         s->last_hi = s->edge[i - s->lo + 1];
@@ -186,7 +184,7 @@ static inline __attribute__((always_inline)) void sketch_add(sim_samples *s, dou
         s->prev_in_lo = was_lo * (1 + 1e-9);
         s->prev_in_hi = was_hi * (1 - 1e-9);
     }
-    s->bins[i - s->lo] += w;
+    *s->last_bin += w;
 }
 
 /* Adds the pairs not yet in sumsq to it, in the order they were added (each x * x * w, as an

@@ -75,6 +75,7 @@ typedef struct sim_samples {
      * below it (values at or below it are zeros), so that one test excludes them */
     int32_t last;
     double last_lo, last_hi;
+    double *last_bin; /* bins[last - lo] (set with last, after any widening of bins) */
     /* the bucket last held before it, and its bounds drawn in by bucket_of's relative 1e-9
      * margin: a value strictly inside them is in that bucket as bucket_of finds it (values that
      * alternate between two buckets, such as a step's gap and a longer one after a prefill, then
@@ -119,7 +120,7 @@ static inline void sim_samples_add_n(sim_samples *s, double x, size_t count)
     if (s->sketch) {
         s->sumsq += x * x * w;
         if (x > s->last_lo && x <= s->last_hi) { /* (last_lo >= SIM_SKETCH_MIN) */
-            s->bins[s->last - s->lo] += w;
+            *s->last_bin += w;
             return;
         }
         if (x <= SIM_SKETCH_MIN) {
