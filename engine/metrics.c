@@ -63,8 +63,11 @@ static sim_samples *samples_of(eng_metrics *m, eng_lat_id id)
 void eng_metrics_init(eng_metrics *m)
 {
     memset(m, 0, sizeof *m);
-    for (int i = 0; i < ENG_LAT_COUNT; i++)
+    for (int i = 0; i < ENG_LAT_COUNT; i++) {
         sim_samples_init(samples_of(m, (eng_lat_id)i));
+        if (!(latencies[i].flags & ENG_LAT_SLO)) /* no std_ in the summary */
+            sim_samples_no_std(samples_of(m, (eng_lat_id)i));
+    }
     m->t_first_arrival = -1;
 }
 
@@ -251,12 +254,17 @@ static int put_dist(eng_metric *out, int n, const char *what, sim_samples *s)
         const char *prefix;
         double p;
     } pct[] = {{"median", 50}, {"p90", 90}, {"p95", 95}, {"p99", 99}};
+    enum { NPCT = sizeof pct / sizeof pct[0] };
+    double ps[NPCT], v[NPCT];
     char name[40];
     snprintf(name, sizeof name, "mean_%s", what);
     n = put(out, n, name, sim_samples_mean(s));
-    for (size_t i = 0; i < sizeof pct / sizeof pct[0]; i++) {
+    for (size_t i = 0; i < NPCT; i++)
+        ps[i] = pct[i].p;
+    sim_samples_percentiles(s, ps, NPCT, v);
+    for (size_t i = 0; i < NPCT; i++) {
         snprintf(name, sizeof name, "%s_%s", pct[i].prefix, what);
-        n = put(out, n, name, sim_samples_percentile(s, pct[i].p));
+        n = put(out, n, name, v[i]);
     }
     return n;
 }

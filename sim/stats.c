@@ -42,24 +42,38 @@ sim_interval sim_t_interval(double sum, double sum_sq, int64_t n, double level)
 void sim_samples_init(sim_samples *s)
 {
     memset(s, 0, sizeof *s);
-    s->sorted = 1;
     s->max_pairs = SIM_SAMPLES_DEFAULT_CAP;
+}
+
+/* The pairs add_n may hold as things stand (sim_samples.room). */
+static void set_room(sim_samples *s)
+{
+    s->room = s->sketch ? 0 : s->cap < s->max_pairs ? s->cap : s->max_pairs;
 }
 
 void sim_samples_set_cap(sim_samples *s, size_t max_pairs)
 {
     s->max_pairs = max_pairs;
+    set_room(s);
+}
+
+void sim_samples_no_std(sim_samples *s)
+{
+    SIM_CHECK(NULL, s->count == 0 && !s->sketch);
+    s->no_std = 1;
 }
 
 void sim_samples_free(sim_samples *s)
 {
     size_t cap = s->max_pairs;
+    int no_std = s->no_std;
     free(s->p);
     free(s->bins);
     free(s->edge);
     free(s->cell);
     sim_samples_init(s);
     s->max_pairs = cap;
+    s->no_std = no_std;
 }
 
 static double log_gamma(void)
@@ -147,11 +161,8 @@ static inline __attribute__((always_inline)) void sketch_add(sim_samples *s, dou
         s->zeros += w;
         return;
     }
-    int32_t i;
-    if (x > s->last_lo && x <= s->last_hi) {
-        i = s->last;
-    } else {
-        int32_t was = s->last;
+    if (!(x > s->last_lo && x <= s->last_hi)) { /* else the last bucket's */
+        int32_t i, was = s->last;
         double was_lo = s->last_lo, was_hi = s->last_hi; /* 0, 0 before any bucket */
         if (x > s->prev_in_lo && x < s->prev_in_hi) {
             /* bucket_of's answer: inside the bucket's bounds by more than its margin */
@@ -163,40 +174,85 @@ static inline __attribute__((always_inline)) void sketch_add(sim_samples *s, dou
                 sketch_cover(s, i);
         }
         s->last = i;
-        s->last_lo = s->edge[i - s->lo];
+        s->last_bin = &s->bins[i - s->lo];
+        double lo = s->edge[i - s->lo];
+        s->last_lo = lo > SKETCH_MIN ? lo : SKETCH_MIN; /* (sim_samples.last_lo) */
         s->last_hi = s->edge[i - s->lo + 1];
-        /* the bounds bucket_of compares with, computed as it computes them */
+        /* the bounds bucket_of compares with, computed as it computes them (a lower bound
+         * raised to SKETCH_MIN only narrows them: what is inside is inside the bucket's own) */
         s->prev = was;
         s->prev_in_lo = was_lo * (1 + 1e-9);
         s->prev_in_hi = was_hi * (1 - 1e-9);
     }
-    s->bins[i - s->lo] += w;
+    *s->last_bin += w;
+}
+
+/* Adds the pairs not yet in sumsq to it, in the order they were added (each x * x * w, as an
+ * add would have). */
+static void fold_sumsq(sim_samples *s)
+{
+    double q = s->sumsq;
+    for (size_t i = s->sq_n; i < s->n; i++)
+        q += s->p[i].v * s->p[i].v * s->p[i].w;
+    s->sumsq = q;
+    s->sq_n = s->n;
 }
 
 static void to_sketch(sim_samples *s)
 {
     s->sketch = 1;
-    for (size_t i = 0; i < s->n; i++)
+    s->room = 0;
+    size_t i = 0;
+    for (; i < s->sq_n; i++)
         sketch_add(s, s->p[i].v, s->p[i].w);
+    double q = s->sumsq; /* fold_sumsq's terms, in the same read of the pairs */
+    for (; i < s->n; i++) {
+        double v = s->p[i].v, w = s->p[i].w;
+        q += v * v * w;
+        sketch_add(s, v, w);
+    }
+    s->sumsq = q;
+    s->sq_n = s->n;
     free(s->p);
     s->p = NULL;
-    s->n = s->cap = 0;
+    s->n = s->cap = s->sq_n = s->sorted_n = 0;
+}
+
+static __attribute__((noinline)) void grow_pairs(sim_samples *s)
+{
+    s->cap = s->cap ? 2 * s->cap : 64;
+    s->p = sim_xrealloc(s->p, s->cap * sizeof *s->p);
+    set_room(s);
+}
+
+/* Room for one more pair (exact mode, below max_pairs). */
+static inline void grow(sim_samples *s)
+{
+    if (s->n == s->cap)
+        grow_pairs(s);
+}
+
+/* sim_samples_put in exact mode: x's pair, or the switch to the sketch and x's bucket. Out of
+ * line, so that the sketch's path (put's usual one) saves no registers for it. */
+static __attribute__((noinline)) void put_exact(sim_samples *s, double x, double w)
+{
+    if (s->n < s->max_pairs) {
+        grow(s);
+        s->p[s->n++] = (sim_pair){x, w};
+        return;
+    }
+    to_sketch(s); /* sumsq then holds every pair, and takes x's term after them */
+    s->sumsq += x * x * w;
+    sketch_add(s, x, w);
 }
 
 void sim_samples_put(sim_samples *s, double x, double w)
 {
-    if (!s->sketch && s->n >= s->max_pairs)
-        to_sketch(s);
-    if (s->sketch) {
-        sketch_add(s, x, w);
+    if (!s->sketch) {
+        put_exact(s, x, w);
         return;
     }
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        s->p = sim_xrealloc(s->p, s->cap * sizeof *s->p);
-    }
-    s->p[s->n++] = (sim_pair){x, w};
-    s->sorted = 0;
+    sketch_add(s, x, w);
 }
 
 void sim_samples_add(sim_samples *s, double x)
@@ -208,14 +264,9 @@ void sim_samples_add_each(sim_samples *s, double x, size_t count)
 {
     while (count > 0 && !s->sketch && s->n < s->max_pairs) {
         s->count += 1.0;
-        s->sum += x;
-        s->sumsq += x * x;
-        if (s->n == s->cap) {
-            s->cap = s->cap ? 2 * s->cap : 64;
-            s->p = sim_xrealloc(s->p, s->cap * sizeof *s->p);
-        }
+        s->sum += x; /* sumsq takes x * x * 1 later (sim_samples.sumsq) */
+        grow(s);
         s->p[s->n++] = (sim_pair){x, 1.0};
-        s->sorted = 0;
         count--;
     }
     if (count == 0)
@@ -251,12 +302,13 @@ double sim_samples_mean(const sim_samples *s)
 
 double sim_samples_std(const sim_samples *s)
 {
+    SIM_CHECK(NULL, !s->no_std);
     if (s->count <= 0)
         return 0.0;
     double mean = s->sum / s->count, var;
     if (!s->sketch) {
         double acc = 0;
-        if (s->unit && s->sorted) { /* every weight 1: w * d is d, exactly */
+        if (s->unit && s->sorted_n == s->n) { /* every weight 1: w * d is d, exactly */
 #pragma GCC unroll 4
             for (size_t i = 0; i < s->n; i++)
                 acc += (s->p[i].v - mean) * (s->p[i].v - mean);
@@ -401,22 +453,33 @@ static inline __attribute__((always_inline)) void scatter_values(const uint64_t 
  * The same passes over the keys alone (8 bytes a move, not 16): each value's key is formed, its
  * weight checked and its digits counted in one read of the pairs, and the last pass that moves
  * anything writes the values back into the pairs (their weights are 1 already). Equal values are
- * alike, so the order is sort_pairs's to the bit. */
-static int sort_unit(sim_pair *p, size_t n)
+ * alike, so the order is sort_pairs's to the bit. That read also adds the terms of the pairs from
+ * `from` on to *sumsq, in their order (fold_sumsq's), where it returns 1. */
+static int sort_unit(sim_pair *p, size_t n, size_t from, double *sumsq)
 {
     uint64_t *a = sim_xmalloc(2 * n * sizeof *a), *tmp = a + n;
     size_t *count = sim_xcalloc(4 * 65536, sizeof *count);
+    double q = *sumsq;
+    size_t i = 0;
 #pragma GCC unroll 4
-    for (size_t i = 0; i < n; i++) {
-        if (p[i].w != 1.0) {
-            free(count);
-            free(a);
-            return 0;
-        }
+    for (; i < from; i++) { /* (from <= n) */
+        if (p[i].w != 1.0)
+            goto other;
         uint64_t k = sort_key(p[i].v);
         a[i] = k;
         count_digits(count, k);
     }
+#pragma GCC unroll 4
+    for (; i < n; i++) {
+        if (p[i].w != 1.0)
+            goto other;
+        double v = p[i].v;
+        q += v * v; /* fold_sumsq's v * v * w, w being 1 */
+        uint64_t k = sort_key(v);
+        a[i] = k;
+        count_digits(count, k);
+    }
+    *sumsq = q;
     int pass[4], npass = 0;
     for (int d = 0; d < 4; d++)
         if (count[(size_t)d * 65536 + ((a[0] >> (16 * d)) & 0xFFFF)] != n)
@@ -479,6 +542,10 @@ static int sort_unit(sim_pair *p, size_t n)
     free(count);
     free(a);
     return 1;
+other:
+    free(count);
+    free(a);
+    return 0;
 }
 
 /* The k-th (0-based) value of the expanded, sorted sample; *i walks forward with *below the
@@ -506,7 +573,177 @@ static double sketch_kth(const sim_samples *s, double k)
     return 2.0 * pow(g, s->lo + s->nbins - 1) / (g + 1.0);
 }
 
-double sim_samples_percentile(sim_samples *s, double p)
+/* Sorts the few keys a[0 .. n) (insertion sort). */
+static void sort_few(uint64_t *a, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        uint64_t k = a[i];
+        size_t j = i;
+        for (; j > 0 && a[j - 1] > k; j--)
+            a[j] = a[j - 1];
+        a[j] = k;
+    }
+}
+
+#define SELECT_FEW 32 /* keys sorted outright rather than selected from */
+
+static void select_keys(uint64_t *a, uint64_t *tmp, size_t n, const size_t *r, size_t m,
+                        uint64_t *out);
+
+/* One level of selection: the keys a[0 .. n), counted in c[] by their digit at shift (nb values),
+ * of the buckets that hold a wanted rank r[] are moved to tmp, each bucket in its place in the
+ * keys' order; each such bucket's ranks are then selected within it (select_keys), with a (free
+ * now) as its scratch. */
+static void select_buckets(uint64_t *a, uint64_t *tmp, size_t n, int shift, size_t *c, size_t nb,
+                           const size_t *r, size_t m, uint64_t *out)
+{
+    /* c[d] becomes the start of bucket d; a wanted one is marked in want[] by its first rank */
+    size_t *start = sim_xmalloc((nb + 1) * sizeof *start);
+    size_t at = 0;
+    for (size_t d = 0; d < nb; d++) {
+        start[d] = at;
+        at += c[d];
+    }
+    start[nb] = at;
+    /* the keys of each bucket holding a wanted rank go to tmp from its start (c[d] then counts
+     * them); the rest, SIZE_MAX, stay */
+    size_t j = 0;
+    for (size_t d = 0; d < nb; d++) {
+        int wanted = j < m && r[j] < start[d + 1];
+        while (j < m && r[j] < start[d + 1])
+            j++;
+        c[d] = wanted ? start[d] : SIZE_MAX;
+    }
+    size_t mask = nb - 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = a[i];
+        size_t *to = &c[(k >> shift) & mask];
+        if (*to != SIZE_MAX)
+            tmp[(*to)++] = k;
+    }
+    size_t *rr = sim_xmalloc(m * sizeof *rr);
+    for (j = 0; j < m;) {
+        size_t lo = 0, hi = nb; /* the bucket of rank r[j]: start[d] <= r[j] < start[d + 1] */
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (start[mid] <= r[j])
+                lo = mid;
+            else
+                hi = mid;
+        }
+        size_t b = start[lo], e = start[lo + 1], k = 0;
+        for (; j + k < m && r[j + k] < e; k++)
+            rr[k] = r[j + k] - b;
+        select_keys(tmp + b, a + b, e - b, rr, k, out + j);
+        j += k;
+    }
+    free(rr);
+    free(start);
+}
+
+/* The keys at ranks r[0 .. m) (ascending, each < n; repeats allowed) of the n keys a[] into
+ * out[0 .. m), by radix selection on 8-bit digits: the highest digit on which the keys differ is
+ * counted, and the selection goes on only within the buckets that hold a wanted rank; keys all
+ * alike are each the answer. a is reordered; tmp has room for n. */
+static void select_keys(uint64_t *a, uint64_t *tmp, size_t n, const size_t *r, size_t m,
+                        uint64_t *out)
+{
+    if (n <= SELECT_FEW) {
+        sort_few(a, n);
+        for (size_t j = 0; j < m; j++)
+            out[j] = a[r[j]];
+        return;
+    }
+    uint64_t diff = 0, k0 = a[0];
+#pragma GCC unroll 4
+    for (size_t i = 0; i < n; i++)
+        diff |= a[i] ^ k0;
+    if (diff == 0) {
+        for (size_t j = 0; j < m; j++)
+            out[j] = k0;
+        return;
+    }
+    /* the digit of the highest bit that differs */
+    int shift = (63 - __builtin_clzll(diff)) / 8 * 8;
+    size_t c[256];
+    memset(c, 0, sizeof c);
+    for (size_t i = 0; i < n; i++)
+        c[(a[i] >> shift) & 255]++;
+    select_buckets(a, tmp, n, shift, c, 256, r, m, out);
+}
+
+/* Where the unit path of a percentile reads: the pair of rank lo or hi, clamped to the pairs (a p
+ * outside [0, 100] reads the first or the last). */
+static size_t unit_index(double rank, size_t last)
+{
+    return rank <= 0 ? 0 : rank >= (double)last ? last : (size_t)rank;
+}
+
+/* sim_samples_percentiles by selection, for n >= 4096 pairs of weight 1 unsorted: the order
+ * statistics the unit path reads from the sorted pairs, found among their keys by radix selection
+ * (16 bits at the top, then 8) and interpolated as it does; the pairs stay as they are. Returns 0,
+ * nothing done, at a weight other than 1. */
+static int select_percentiles(const sim_samples *s, const double *ps, size_t k, double *out)
+{
+    size_t n = s->n;
+    uint64_t *a = sim_xmalloc(2 * n * sizeof *a);
+    size_t *c = sim_xcalloc(65536, sizeof *c);
+#pragma GCC unroll 4
+    for (size_t i = 0; i < n; i++) {
+        if (s->p[i].w != 1.0) {
+            free(c);
+            free(a);
+            return 0;
+        }
+        uint64_t key = sort_key(s->p[i].v);
+        a[i] = key;
+        c[key >> 48]++;
+    }
+    /* the ranks read, ascending and each once */
+    size_t *r = sim_xmalloc(2 * k * sizeof *r), m = 0;
+    uint64_t *got = sim_xmalloc(2 * k * sizeof *got);
+    for (size_t i = 0; i < k; i++) {
+        double rank = ps[i] / 100.0 * (s->count - 1);
+        double lo = floor(rank);
+        double hi = lo + 1 < s->count ? lo + 1 : lo;
+        r[m++] = unit_index(lo, n - 1);
+        r[m++] = unit_index(hi, n - 1);
+    }
+    for (size_t i = 1; i < m; i++) { /* insertion sort of the few ranks */
+        size_t x = r[i], j = i;
+        for (; j > 0 && r[j - 1] > x; j--)
+            r[j] = r[j - 1];
+        r[j] = x;
+    }
+    size_t u = 0;
+    for (size_t i = 0; i < m; i++)
+        if (u == 0 || r[u - 1] != r[i])
+            r[u++] = r[i];
+    if (c[a[0] >> 48] == n)
+        select_keys(a, a + n, n, r, u, got);
+    else
+        select_buckets(a, a + n, n, 48, c, 65536, r, u, got);
+    for (size_t i = 0; i < k; i++) {
+        double rank = ps[i] / 100.0 * (s->count - 1);
+        double lo = floor(rank), frac = rank - lo;
+        double hi = lo + 1 < s->count ? lo + 1 : lo;
+        size_t ri = unit_index(lo, n - 1), rj = unit_index(hi, n - 1), x = 0, y = 0;
+        while (r[x] != ri)
+            x++;
+        while (r[y] != rj)
+            y++;
+        double va = key_value(got[x]), vb = key_value(got[y]);
+        out[i] = va + (vb - va) * frac;
+    }
+    free(got);
+    free(r);
+    free(c);
+    free(a);
+    return 1;
+}
+
+/* One percentile from the sorted pairs (sorting them first) or the sketch. */
+static double percentile(sim_samples *s, double p)
 {
     if (s->count <= 0)
         return 0.0;
@@ -515,19 +752,22 @@ double sim_samples_percentile(sim_samples *s, double p)
     double hi = lo + 1 < s->count ? lo + 1 : lo;
     if (s->sketch)
         return sketch_kth(s, lo) + (sketch_kth(s, hi) - sketch_kth(s, lo)) * frac;
-    if (!s->sorted) {
-        s->unit = s->n >= 4096 && sort_unit(s->p, s->n);
-        if (!s->unit)
+    if (s->sorted_n != s->n) {
+        /* sumsq takes the pairs' terms first: the order they came in is lost to the sort */
+        s->unit = s->n >= 4096 && sort_unit(s->p, s->n, s->sq_n, &s->sumsq);
+        if (s->unit) {
+            s->sq_n = s->n;
+        } else {
+            fold_sumsq(s);
             sort_pairs(s->p, s->n);
-        s->sorted = 1;
+        }
+        s->sorted_n = s->n;
         s->walk_i = 0;
         s->walk_below = 0;
     }
-    if (s->unit) { /* pair k is the k-th value: what the walk below stops at, without it (a p
-                    * outside [0, 100] reads the first or the last, as the walk stops there) */
+    if (s->unit) { /* pair k is the k-th value: what the walk below stops at, without it */
         size_t last = s->n - 1;
-        size_t i = lo <= 0 ? 0 : lo >= (double)last ? last : (size_t)lo;
-        size_t j = hi <= 0 ? 0 : hi >= (double)last ? last : (size_t)hi;
+        size_t i = unit_index(lo, last), j = unit_index(hi, last);
         double a = s->p[i].v, b = s->p[j].v;
         return a + (b - a) * frac;
     }
@@ -544,4 +784,20 @@ double sim_samples_percentile(sim_samples *s, double p)
     s->walk_below = below;
     double b = kth(s, hi, &i, &below);
     return a + (b - a) * frac;
+}
+
+void sim_samples_percentiles(sim_samples *s, const double *ps, size_t k, double *out)
+{
+    if (s->no_std && !s->sketch && s->count > 0 && s->sorted_n != s->n && s->n >= 4096 &&
+        select_percentiles(s, ps, k, out))
+        return;
+    for (size_t i = 0; i < k; i++)
+        out[i] = percentile(s, ps[i]);
+}
+
+double sim_samples_percentile(sim_samples *s, double p)
+{
+    double v;
+    sim_samples_percentiles(s, &p, 1, &v);
+    return v;
 }

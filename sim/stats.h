@@ -47,7 +47,11 @@ typedef struct sim_samples {
     sim_pair *p;      /* exact mode: the pairs */
     size_t n, cap;    /* pairs held, allocated */
     size_t max_pairs; /* beyond this, switch to the sketch */
-    int sorted;
+    /* exact mode: the pairs add_n may hold without growing them or switching to the sketch,
+     * min(cap, max_pairs); 0 once sketched */
+    size_t room;
+    size_t sorted_n; /* exact mode: the pairs are sorted while n == sorted_n */
+    int no_std;      /* sim_samples_no_std: its standard deviation is never asked */
     /* exact mode, sorted: where the last percentile's walk stopped (pair walk_i, with walk_below
      * the weight before it), so increasing percentiles walk the pairs once */
     size_t walk_i;
@@ -55,16 +59,23 @@ typedef struct sim_samples {
     int unit; /* sorted with every weight 1 (and at least 4,096 pairs): pair k is the k-th value */
     double count; /* total weight */
     double sum;   /* sum of value x weight */
-    double sumsq; /* sum of value^2 x weight (the standard deviation once sketched) */
+    /* sum of value^2 x weight (the standard deviation once sketched): in exact mode it holds the
+     * first sq_n pairs, in the order they were added; the rest are added (in that order) when the
+     * sketch takes over or before the pairs are sorted, so it has the bits of adding each value's
+     * term as it came */
+    double sumsq;
+    size_t sq_n;
     /* sketch mode (p == NULL, sketch != 0) */
     int sketch;
     double *bins; /* counts of bucket index lo .. lo + nbins - 1 */
     int32_t lo, nbins;
     double zeros; /* values <= the smallest tracked magnitude */
     /* the previous value's bucket and its bounds (lo, hi]: consecutive values mostly share a
-     * bucket, which then costs no logarithm */
+     * bucket, which then costs no logarithm; lo is SIM_SKETCH_MIN where the bucket's bound is
+     * below it (values at or below it are zeros), so that one test excludes them */
     int32_t last;
     double last_lo, last_hi;
+    double *last_bin; /* bins[last - lo] (set with last, after any widening of bins) */
     /* the bucket last held before it, and its bounds drawn in by bucket_of's relative 1e-9
      * margin: a value strictly inside them is in that bucket as bucket_of finds it (values that
      * alternate between two buckets, such as a step's gap and a longer one after a prefill, then
@@ -90,7 +101,8 @@ void sim_samples_add(sim_samples *s, double x);
 
 /* Values at or below this count as zero once sketched. */
 #define SIM_SKETCH_MIN 1e-9
-/* sim_samples_add_n's weight w (count > 0) once the sums hold it: its pair, or its bucket. */
+/* sim_samples_add_n's weight w (count > 0) once the count and the sum hold it (and sumsq, when
+ * sketched): its pair, or its bucket. */
 void sim_samples_put(sim_samples *s, double x, double w);
 /* Adds x count times in O(1). Inline: a value that lands in the exact pairs' spare room, in the
  * sketch's last bucket or among its zeros is added here, anything else by sim_samples_put. */
@@ -101,19 +113,20 @@ static inline void sim_samples_add_n(sim_samples *s, double x, size_t count)
     double w = (double)count;
     s->count += w;
     s->sum += x * w;
-    s->sumsq += x * x * w;
-    if (s->sketch && x > SIM_SKETCH_MIN && x > s->last_lo && x <= s->last_hi) {
-        s->bins[s->last - s->lo] += w;
-        return;
-    }
-    if (s->sketch && x <= SIM_SKETCH_MIN) {
-        s->zeros += w;
-        return;
-    }
-    if (!s->sketch && s->n < s->max_pairs && s->n < s->cap) {
+    if (s->n < s->room) { /* exact, with room: sumsq takes its term later (sim_samples.sumsq) */
         s->p[s->n++] = (sim_pair){x, w};
-        s->sorted = 0;
         return;
+    }
+    if (s->sketch) {
+        s->sumsq += x * x * w;
+        if (x > s->last_lo && x <= s->last_hi) { /* (last_lo >= SIM_SKETCH_MIN) */
+            *s->last_bin += w;
+            return;
+        }
+        if (x <= SIM_SKETCH_MIN) {
+            s->zeros += w;
+            return;
+        }
     }
     sim_samples_put(s, x, w);
 }
@@ -125,8 +138,18 @@ double sim_samples_mean(const sim_samples *s); /* 0 when empty */
 /* The population standard deviation (numpy.std's default, ddof = 0); 0 when empty. Exact (two
  * passes over the pairs) in exact mode, from the sums once sketched. */
 double sim_samples_std(const sim_samples *s);
-/* p in [0, 100]; 0 when empty. Exact in exact mode (sorts in place on first use). */
+/* p in [0, 100]; 0 when empty. Exact in exact mode (sorts in place on first use, or selects:
+ * sim_samples_no_std). */
 double sim_samples_percentile(sim_samples *s, double p);
+/* The percentiles ps[0 .. k) into out[0 .. k): to the bit what k calls of sim_samples_percentile
+ * give, in one selection where s may be selected from (sim_samples_no_std). */
+void sim_samples_percentiles(sim_samples *s, const double *ps, size_t k, double *out);
+/* Declares that s's standard deviation is never asked (sim_samples_std then fails an always-on
+ * check). Its exact percentiles may then be found by selecting the wanted order statistics, with
+ * the pairs left as they are, in place of sorting them: the standard deviation of exact mode sums
+ * over the pairs in their order, which a sort decides, so only a sample whose deviation is never
+ * asked may skip it. Call it on an empty s, before any add. */
+void sim_samples_no_std(sim_samples *s);
 /* 1 while percentiles are exact, 0 once the sketch took over. */
 int sim_samples_exact(const sim_samples *s);
 

@@ -461,8 +461,9 @@ static void test_samples_add_each(void **state)
         sim_samples_add_each(&b, xs[i], ns[i]);
         assert_true(sim_samples_count(&a) == sim_samples_count(&b));
         assert_memory_equal(&a.sum, &b.sum, sizeof a.sum);
-        assert_memory_equal(&a.sumsq, &b.sumsq, sizeof a.sumsq);
         assert_int_equal(sim_samples_exact(&a), sim_samples_exact(&b));
+        if (!sim_samples_exact(&a)) /* (exact mode takes sumsq's terms when the sketch does) */
+            assert_memory_equal(&a.sumsq, &b.sumsq, sizeof a.sumsq);
     }
     assert_false(sim_samples_exact(&b)); /* the sketch took over inside the fourth call */
     for (double p = 0; p <= 100; p += 12.5) {
@@ -473,6 +474,112 @@ static void test_samples_add_each(void **state)
     assert_memory_equal(&sa, &sb, sizeof sa);
     sim_samples_free(&a);
     sim_samples_free(&b);
+}
+
+/* A set whose standard deviation is never asked (sim_samples_no_std) answers its percentiles by
+ * selection, to the bit what sorting gives, its pairs left as added: over random values spread
+ * over decades, repeats of a few values (buckets of one key many times), one value throughout,
+ * negatives and signed zeros, values sharing their top digits, the fewest pairs selected from, p
+ * outside [0, 100], and a weight other than 1 (then sorted). */
+static void test_samples_select_as_sort(void **state)
+{
+    enum { N = 70000 };
+    static const double ps[] = {50, 90, 95, 99, 0, 100, 37.5, 99.9, 1, -5, 105, 50};
+    enum { K = sizeof ps / sizeof ps[0] };
+    static const double odd[] = {0.0, -0.0, 1e-300, -1e-300, 1e300, -1e300, 4.9e-324, -7.5};
+    static sim_pair before[N + 1];
+    uint64_t st = 17;
+    for (int kind = 0; kind < 7; kind++) {
+        size_t n = kind == 5 ? 4096 : N;
+        sim_samples a, b;
+        sim_samples_init(&a);
+        sim_samples_init(&b);
+        sim_samples_no_std(&a);
+        for (size_t i = 0; i < n; i++) {
+            double u = unif(&st), x;
+            switch (kind) {
+            case 0: /* spread over decades */
+                x = pow(10, -3 + 8 * u);
+                break;
+            case 1: /* a few values, each many times */
+                x = floor(u * 5) * 0.1;
+                break;
+            case 2: /* one value */
+                x = 12.25;
+                break;
+            case 3: /* negatives, signed zeros, extremes */
+                x = i % 5 == 0 ? odd[i % 8] : (u - 0.6) * 1e3;
+                break;
+            case 4: /* every top digit alike, low digits close */
+                x = 1 + floor(u * 300) * 0x1p-40;
+                break;
+            default: /* 5: the fewest pairs; 6: a weight of 3 last */
+                x = u * 40;
+                break;
+            }
+            sim_samples_add(&a, x);
+            sim_samples_add(&b, x);
+        }
+        if (kind == 6) {
+            sim_samples_add_n(&a, 2.5, 3);
+            sim_samples_add_n(&b, 2.5, 3);
+        }
+        memcpy(before, a.p, a.n * sizeof *before);
+        double got[K], want[K];
+        sim_samples_percentiles(&a, ps, K, got);
+        for (size_t j = 0; j < K; j++)
+            want[j] = sim_samples_percentile(&b, ps[j]);
+        assert_memory_equal(got, want, sizeof got);
+        if (kind != 6) { /* selected: the pairs stay as added, and again give the same */
+            assert_memory_equal(before, a.p, a.n * sizeof *before);
+            for (size_t j = 0; j < K; j++) {
+                double one = sim_samples_percentile(&a, ps[j]);
+                assert_memory_equal(&one, &want[j], sizeof one);
+            }
+        }
+        sim_samples_free(&a);
+        sim_samples_free(&b);
+    }
+    (void)state;
+}
+
+/* sumsq is taken from the pairs when the sketch takes over (and before they are sorted), in the
+ * order they came: the bits of adding each term as it was added, through add, add_n and
+ * add_each, a percentile query (which sorts) in the middle, and the switch inside add_n's put
+ * and inside add_each. */
+static void test_samples_sumsq_as_added(void **state)
+{
+    for (int way = 0; way < 3; way++) {
+        /* 0: add and add_n; 1: add_each too; 2: weights of 1 alone (sorted by keys), queried
+         * twice, the second time with sorted pairs before the new ones */
+        size_t n = way == 2 ? 25000 : 9000;
+        sim_samples s;
+        sim_samples_init(&s);
+        sim_samples_set_cap(&s, way == 2 ? 20000 : 5000);
+        uint64_t st = 3;
+        double q = 0;
+        for (size_t i = 0; i < n; i++) {
+            double x = (unif(&st) - 0.2) * 37.0;
+            size_t k = 1 + i % 4;
+            if (i % 3 == 0 && way < 2) {
+                sim_samples_add_n(&s, x, k);
+                q += x * x * (double)k;
+            } else if (i % 3 == 1 || way != 1) {
+                sim_samples_add(&s, x);
+                q += x * x * 1.0;
+            } else {
+                sim_samples_add_each(&s, x, k);
+                for (size_t j = 0; j < k; j++)
+                    q += x * x;
+            }
+            if (i == 2000 || i == 5000 || i == 9000)
+                sim_samples_percentile(&s, 50); /* sorts the pairs so far */
+        }
+        assert_false(sim_samples_exact(&s));
+        assert_memory_equal(&s.sumsq, &q, sizeof q);
+        sim_samples_free(&s);
+    }
+    (void)state;
 }
 
 static void test_samples_weighted_and_sketch(void **state)
@@ -517,4 +624,5 @@ LLMSIM_TEST_MAIN(NULL, NULL, test_samples_weighted_and_sketch, test_samples_add_
                  test_percentiles_like_numpy, test_samples_percentile_order,
                  test_samples_sort_restores_pairs, test_sketch_buckets_as_logarithm,
                  test_sketch_prev_bucket_as_logarithm, test_samples_add_after_query,
-                 test_samples_add_n, test_samples_unit_weights, test_samples_unit_sort_passes)
+                 test_samples_add_n, test_samples_unit_weights, test_samples_unit_sort_passes,
+                 test_samples_select_as_sort, test_samples_sumsq_as_added)
