@@ -293,10 +293,22 @@ static inline uint64_t mix64(uint64_t x)
 
 /* ---- records: cached blocks and the queue's runs ---- */
 
-/* Room for k more records past the last used (the unused ones aside). */
+/* The blocks taken since the queue was last read leave it (eng_kv_take): before anything that
+ * reads the queue, the table, or what taking from them changes (the epoch, the evictions, the
+ * own blocks, a request's own run). */
+static inline void ps_settle(eng_pstore *ps)
+{
+    if (ps->pend > 0)
+        eng_ps_take(ps);
+}
+
+/* Room for k more records past the last used (the unused ones aside). The records grow only for
+ * live ones: every path that takes new ones settles first (run_new, block_new, register_blocks),
+ * so none waits to be freed (a run taken whole, still on the queue's head) when they grow. */
 static inline void rec_reserve(eng_pstore *ps, int32_t k)
 {
     if (ps->nb + k > ps->capb) {
+        SIM_ASSERT(NULL, ps->pend == 0);
         ps->capb = ps->capb ? 2 * ps->capb : 1024;
         ps->capb = ps->capb < ps->nb + k ? ps->nb + k : ps->capb;
         ps->b = sim_xrealloc(ps->b, (size_t)ps->capb * sizeof *ps->b);
@@ -360,9 +372,14 @@ static inline void q_link(eng_pstore *ps, int32_t i, int32_t after)
 }
 
 /* A new run of count blocks of kind ENG_Q_ANON or ENG_Q_OWN at the queue's tail (q_link's, for
- * the tail, with rec_new's). */
+ * the tail, with rec_new's). Where every record is in use and blocks taken wait to leave the
+ * queue's head (eng_pstore.pend), they leave first, their records freed: else a store nothing
+ * reads (content no one shares) would keep a run for every request it ever freed, its memory
+ * growing with the requests. The same blocks leave whenever they do (first in, first out). */
 static inline int32_t run_new(eng_pstore *ps, int32_t kind, int64_t count)
 {
+    if (ps->freeb < 0 && ps->nb == ps->capb)
+        ps_settle(ps);
     int32_t i = ps->freeb, t = ps->qtail;
     if (i >= 0)
         ps->freeb = ps->b[i].next;
@@ -518,6 +535,7 @@ static int32_t block_add(eng_pstore *ps, uint64_t h, int32_t ref, uint32_t at)
 /* A new cached block of hash h (not in the table) with `ref` holders. */
 static int32_t block_new(eng_pstore *ps, uint64_t h, int32_t ref)
 {
+    ps_settle(ps); /* (rec_reserve) */
     uint32_t at = 0;
     tab_reserve(ps, 1);
     int32_t found = tab_probe(ps, h, &at);
@@ -623,15 +641,6 @@ void eng_ps_take(eng_pstore *ps)
 void eng_ps_give(eng_pstore *ps, int64_t n)
 {
     q_push_anon(ps, n);
-}
-
-/* The blocks taken since the queue was last read leave it (eng_kv_take): before anything that
- * reads the queue, the table, or what taking from them changes (the epoch, the evictions, the
- * own blocks, a request's own run). */
-static inline void ps_settle(eng_pstore *ps)
-{
-    if (ps->pend > 0)
-        eng_ps_take(ps);
 }
 
 /* ps_settle for the store holding rq's own run, if it has one (taking from the run could end
