@@ -976,6 +976,46 @@ static inline int64_t end_class(eng_replica *r, eng_cclass *cl, int32_t ahead, i
     return back;
 }
 
+/* end_class of every class with members where the step's lookahead is the next step's (ahead ==
+ * 1 + k, a run's steps), the loop's invariants (block size, per, ahead) read once: returns the
+ * blocks given back over per, and the next step's blocks in *need (each class's in its next).
+ * Each class's t moves by its adv, which goes back to 1. */
+static __attribute__((noinline)) int64_t end_run_classes(eng_replica *r, int32_t ahead, int64_t per,
+                                                         int64_t *need)
+{
+    eng_cohort *c = &r->co;
+    eng_cclass *cls = c->cls;
+    const int32_t bs = r->kv.lay.bs;
+    /* indices as wide as a pointer, so an address needs no widening of them */
+    const intptr_t mask = bs - 1, ah = ahead, off = (intptr_t)bs + 1;
+    int64_t back = 0, sum = 0;
+    for (uint64_t m = c->live; m; m &= m - 1) {
+        eng_cclass *cl = &cls[(unsigned)CLASS(m)];
+        intptr_t n = cl->adv;
+        int64_t t = cl->t + n; /* the class's t after the step */
+        if (cl->paged == 0) {
+            cl->t = t;
+            cl->next = 0;
+            cl->adv = 1;
+            continue;
+        }
+        if (cl->grow.stale)
+            rc_sums(&cl->grow, bs);
+        /* end_class's windows, both ending at bs + e1 - 1 of the running sums (bs + e1 - w >= 1) */
+        const int64_t *p = cl->grow.pre + ((intptr_t)(-t & mask) + off);
+        int64_t top = p[0], b = top - p[n - ah], next = per * (top - p[-ah]);
+        SIM_ASSERT(r->e->ctx, per * b == cl->alloc - grow_blocks(r, cl, n));
+        back += b;
+        cl->t = t;
+        cl->next = next;
+        cl->adv = 1;
+        sum += next;
+        SIM_ASSERT(r->e->ctx, next == grow_blocks(r, cl, ahead));
+    }
+    *need = sum;
+    return back;
+}
+
 /* The tokens the step in flight advances the members of the classes with members, summed (what
  * its start kept in eng_cohort.step_adv while the same members hold them). */
 static inline int64_t adv_of_classes(const eng_cohort *c)
@@ -1006,12 +1046,15 @@ int64_t eng_cohort_end_need(eng_replica *r, int64_t now, int32_t k,
         eng_emit_itl(r->e, now - c->last_step_end, c->n);
     c->step++;
     c->last_step_end = now;
-    for (uint64_t m = c->live; m; m &= m - 1) {
-        eng_cclass *cl = &c->cls[CLASS(m)];
-        back += end_class(r, cl, ahead, k, per);
-        need += cl->next;
-        cl->adv = 1;
-    }
+    if (ahead == 1 + k)
+        back = end_run_classes(r, ahead, per, &need);
+    else
+        for (uint64_t m = c->live; m; m &= m - 1) {
+            eng_cclass *cl = &c->cls[CLASS(m)];
+            back += end_class(r, cl, ahead, k, per);
+            need += cl->next;
+            cl->adv = 1;
+        }
     c->ctx += moved;
     c->begun = 0;
     c->fin_known = 0;
