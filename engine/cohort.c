@@ -751,19 +751,27 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
         /* a decode run's step after one ended by eng_cohort_end_need: the blocks it counted and
          * each class's draw and top finish read into locals before a store to the class */
         const int32_t *drawn = c->drawn, base = c->drawn_base;
+        eng_cclass *cls = c->cls;
+        int64_t lo = INT64_MAX; /* the least (top finish - to) over the classes */
         for (uint64_t m = c->live; m; m &= m - 1) {
-            eng_cclass *cl = &c->cls[CLASS(m)];
-            int32_t a = base + drawn[CLASS(m)];
-            int64_t next = cl->next, to = cl->t + a, top = cl->fin.a[0]->c_fin_t;
+            eng_cclass *cl = &cls[(unsigned)CLASS(m)];
+            int32_t a = base + drawn[(unsigned)CLASS(m)];
+            int64_t next = cl->next, gap = cl->fin.a[0]->c_fin_t - (cl->t + a);
             SIM_ASSERT(r->e->ctx, cl->fin.n > 0 && next == grow_blocks(r, cl, 1 + k));
             cl->adv = a;
             cl->alloc = next;
             need += next;
             adv += (int64_t)cl->n * a;
-            due |= top <= to;
-            if (top < to)
-                shorts += heap_short(&cl->fin, 0, to);
+            lo = gap < lo ? gap : lo;
         }
+        due = lo <= 0;
+        if (lo < 0) /* a member finishes short of its class's tokens: the shorts, class by class */
+            for (uint64_t m = c->live; m; m &= m - 1) {
+                eng_cclass *cl = &cls[CLASS(m)];
+                int64_t to = cl->t + cl->adv;
+                if (cl->fin.a[0]->c_fin_t < to)
+                    shorts += heap_short(&cl->fin, 0, to);
+            }
     } else {
         for (uint64_t m = c->live; m; m &= m - 1)
             begin_class(r, &c->cls[CLASS(m)], k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1, k,
