@@ -381,6 +381,7 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
         c->accept = sim_mt_of(e->ctx, SIM_STREAM_ACCEPT);
     c->next_k = -1;
     c->rule_k = -1;
+    c->nm_len = -1;
 }
 
 void eng_cohort_free(eng_cohort *c)
@@ -818,13 +819,32 @@ int eng_cohort_plain(const eng_replica *r)
 }
 
 /* eng_cohort_need over the classes with members (grow_blocks of each). */
-static int64_t need_of_classes(const eng_replica *r, int32_t k, int32_t steps)
+static int64_t count_of_classes(const eng_replica *r, int64_t len)
 {
     const eng_cohort *c = &r->co;
     int64_t need = 0;
     for (uint64_t m = c->live; m; m &= m - 1) /* an empty class grows none */
-        need += grow_blocks(r, &c->cls[CLASS(m)], (int64_t)steps * (1 + k));
+        need += grow_blocks(r, &c->cls[CLASS(m)], len);
     return need;
+}
+
+/* count_of_classes, kept for the next call while it stands: the classes' t move only with a
+ * step's end (eng_cohort.step) and their members only with a join or leave (eng_cohort.mver), so
+ * a scheduler that asks again before either gets the count it had. */
+static int64_t need_of_classes(const eng_replica *r, int32_t k, int32_t steps)
+{
+    /* a cache of the count: the cohort holds the same members whether it is kept or not */
+    eng_cohort *c = (eng_cohort *)&r->co;
+    int64_t len = (int64_t)steps * (1 + k);
+    if (c->nm_len == len && c->nm_ver == c->mver && c->nm_step == c->step) {
+        SIM_ASSERT(r->e->ctx, c->nm_val == count_of_classes(r, len));
+        return c->nm_val;
+    }
+    c->nm_val = count_of_classes(r, len);
+    c->nm_len = len;
+    c->nm_ver = c->mver;
+    c->nm_step = c->step;
+    return c->nm_val;
 }
 
 int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps)
