@@ -381,6 +381,7 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
         c->accept = sim_mt_of(e->ctx, SIM_STREAM_ACCEPT);
     c->next_k = -1;
     c->rule_k = -1;
+    c->nm_len = -1;
 }
 
 void eng_cohort_free(eng_cohort *c)
@@ -751,19 +752,27 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
         /* a decode run's step after one ended by eng_cohort_end_need: the blocks it counted and
          * each class's draw and top finish read into locals before a store to the class */
         const int32_t *drawn = c->drawn, base = c->drawn_base;
+        eng_cclass *cls = c->cls;
+        int64_t lo = INT64_MAX; /* the least (top finish - to) over the classes */
         for (uint64_t m = c->live; m; m &= m - 1) {
-            eng_cclass *cl = &c->cls[CLASS(m)];
-            int32_t a = base + drawn[CLASS(m)];
-            int64_t next = cl->next, to = cl->t + a, top = cl->fin.a[0]->c_fin_t;
+            eng_cclass *cl = &cls[(unsigned)CLASS(m)];
+            int32_t a = base + drawn[(unsigned)CLASS(m)];
+            int64_t next = cl->next, gap = cl->fin.a[0]->c_fin_t - (cl->t + a);
             SIM_ASSERT(r->e->ctx, cl->fin.n > 0 && next == grow_blocks(r, cl, 1 + k));
             cl->adv = a;
             cl->alloc = next;
             need += next;
             adv += (int64_t)cl->n * a;
-            due |= top <= to;
-            if (top < to)
-                shorts += heap_short(&cl->fin, 0, to);
+            lo = gap < lo ? gap : lo;
         }
+        due = lo <= 0;
+        if (lo < 0) /* a member finishes short of its class's tokens: the shorts, class by class */
+            for (uint64_t m = c->live; m; m &= m - 1) {
+                eng_cclass *cl = &cls[CLASS(m)];
+                int64_t to = cl->t + cl->adv;
+                if (cl->fin.a[0]->c_fin_t < to)
+                    shorts += heap_short(&cl->fin, 0, to);
+            }
     } else {
         for (uint64_t m = c->live; m; m &= m - 1)
             begin_class(r, &c->cls[CLASS(m)], k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1, k,
@@ -810,13 +819,32 @@ int eng_cohort_plain(const eng_replica *r)
 }
 
 /* eng_cohort_need over the classes with members (grow_blocks of each). */
-static int64_t need_of_classes(const eng_replica *r, int32_t k, int32_t steps)
+static int64_t count_of_classes(const eng_replica *r, int64_t len)
 {
     const eng_cohort *c = &r->co;
     int64_t need = 0;
     for (uint64_t m = c->live; m; m &= m - 1) /* an empty class grows none */
-        need += grow_blocks(r, &c->cls[CLASS(m)], (int64_t)steps * (1 + k));
+        need += grow_blocks(r, &c->cls[CLASS(m)], len);
     return need;
+}
+
+/* count_of_classes, kept for the next call while it stands: the classes' t move only with a
+ * step's end (eng_cohort.step) and their members only with a join or leave (eng_cohort.mver), so
+ * a scheduler that asks again before either gets the count it had. */
+static int64_t need_of_classes(const eng_replica *r, int32_t k, int32_t steps)
+{
+    /* a cache of the count: the cohort holds the same members whether it is kept or not */
+    eng_cohort *c = (eng_cohort *)&r->co;
+    int64_t len = (int64_t)steps * (1 + k);
+    if (c->nm_len == len && c->nm_ver == c->mver && c->nm_step == c->step) {
+        SIM_ASSERT(r->e->ctx, c->nm_val == count_of_classes(r, len));
+        return c->nm_val;
+    }
+    c->nm_val = count_of_classes(r, len);
+    c->nm_len = len;
+    c->nm_ver = c->mver;
+    c->nm_step = c->step;
+    return c->nm_val;
 }
 
 int64_t eng_cohort_need(const eng_replica *r, int32_t k, int32_t steps)
@@ -976,6 +1004,46 @@ static inline int64_t end_class(eng_replica *r, eng_cclass *cl, int32_t ahead, i
     return back;
 }
 
+/* end_class of every class with members where the step's lookahead is the next step's (ahead ==
+ * 1 + k, a run's steps), the loop's invariants (block size, per, ahead) read once: returns the
+ * blocks given back over per, and the next step's blocks in *need (each class's in its next).
+ * Each class's t moves by its adv, which goes back to 1. */
+static __attribute__((noinline)) int64_t end_run_classes(eng_replica *r, int32_t ahead, int64_t per,
+                                                         int64_t *need)
+{
+    eng_cohort *c = &r->co;
+    eng_cclass *cls = c->cls;
+    const int32_t bs = r->kv.lay.bs;
+    /* indices as wide as a pointer, so an address needs no widening of them */
+    const intptr_t mask = bs - 1, ah = ahead, off = (intptr_t)bs + 1;
+    int64_t back = 0, sum = 0;
+    for (uint64_t m = c->live; m; m &= m - 1) {
+        eng_cclass *cl = &cls[(unsigned)CLASS(m)];
+        intptr_t n = cl->adv;
+        int64_t t = cl->t + n; /* the class's t after the step */
+        if (cl->paged == 0) {
+            cl->t = t;
+            cl->next = 0;
+            cl->adv = 1;
+            continue;
+        }
+        if (cl->grow.stale)
+            rc_sums(&cl->grow, bs);
+        /* end_class's windows, both ending at bs + e1 - 1 of the running sums (bs + e1 - w >= 1) */
+        const int64_t *p = cl->grow.pre + ((intptr_t)(-t & mask) + off);
+        int64_t top = p[0], b = top - p[n - ah], next = per * (top - p[-ah]);
+        SIM_ASSERT(r->e->ctx, per * b == cl->alloc - grow_blocks(r, cl, n));
+        back += b;
+        cl->t = t;
+        cl->next = next;
+        cl->adv = 1;
+        sum += next;
+        SIM_ASSERT(r->e->ctx, next == grow_blocks(r, cl, ahead));
+    }
+    *need = sum;
+    return back;
+}
+
 /* The tokens the step in flight advances the members of the classes with members, summed (what
  * its start kept in eng_cohort.step_adv while the same members hold them). */
 static inline int64_t adv_of_classes(const eng_cohort *c)
@@ -1006,12 +1074,15 @@ int64_t eng_cohort_end_need(eng_replica *r, int64_t now, int32_t k,
         eng_emit_itl(r->e, now - c->last_step_end, c->n);
     c->step++;
     c->last_step_end = now;
-    for (uint64_t m = c->live; m; m &= m - 1) {
-        eng_cclass *cl = &c->cls[CLASS(m)];
-        back += end_class(r, cl, ahead, k, per);
-        need += cl->next;
-        cl->adv = 1;
-    }
+    if (ahead == 1 + k)
+        back = end_run_classes(r, ahead, per, &need);
+    else
+        for (uint64_t m = c->live; m; m &= m - 1) {
+            eng_cclass *cl = &c->cls[CLASS(m)];
+            back += end_class(r, cl, ahead, k, per);
+            need += cl->next;
+            cl->adv = 1;
+        }
     c->ctx += moved;
     c->begun = 0;
     c->fin_known = 0;

@@ -464,6 +464,9 @@ typedef struct eng_cohort {
     /* tokens the step in flight advances its members, summed (sum of n * adv over the classes
      * at its start) */
     int64_t step_adv;
+    /* the last eng_cohort_need counted over the classes: for growth nm_len (-1: none), at step
+     * nm_step and membership version nm_ver */
+    int64_t nm_len, nm_step, nm_ver, nm_val;
 } eng_cohort;
 
 /* ---- the link between the pools (link.c) ----
