@@ -49,8 +49,17 @@ uint64_t sim_splitmix64(uint64_t x);
 enum { SIM_MT_N = 624 };
 typedef struct sim_mt {
     uint32_t mt[SIM_MT_N];
-    int32_t i; /* the next word; SIM_MT_N: the words are used up */
+    int32_t i;    /* the next word; SIM_MT_N: the words are used up */
+    int32_t wide; /* the CPU has AVX2 (sim_mt_stream asks): twist and compare eight words at once */
 } sim_mt;
+
+#if defined(__GNUC__) && defined(__SSE2__) && defined(__x86_64__)
+#define SIM_MT_AVX2 1
+/* sim_mt_below's compares eight words at a time while n and the words left allow, with AVX2
+ * (only where g->wide): returns how many it made (a multiple of eight), the stream moved by as
+ * many. */
+int32_t sim_mt_below8(sim_mt *g, uint32_t thr, int32_t n, int32_t *out);
+#endif
 
 /* The generator of one stream of ctx, drawn inline; owned by ctx. */
 sim_mt *sim_mt_of(sim_ctx *ctx, sim_stream s);
@@ -73,12 +82,17 @@ static inline uint32_t sim_mt_u32(sim_mt *g)
 
 /* The next n draws compared with thr: out[j] = (sim_mt_u32(g) < thr) for j = 0 .. n - 1, the
  * stream moved as those n calls move it. With SSE2, four words are tempered and compared at
- * once (an unsigned compare: both sides' sign bits flipped, then a signed one). */
+ * once (an unsigned compare: both sides' sign bits flipped, then a signed one); eight with AVX2
+ * (sim_mt_below8). */
 static inline void sim_mt_below(sim_mt *g, uint64_t thr, int32_t n, int32_t *out)
 {
     int32_t j = 0;
 #ifdef __SSE2__
     if (thr <= UINT32_MAX) {
+#ifdef SIM_MT_AVX2
+        if (g->wide && n >= 8)
+            j = sim_mt_below8(g, (uint32_t)thr, n, out);
+#endif
         const __m128i m1 = _mm_set1_epi32((int32_t)UINT32_C(0x9d2c5680));
         const __m128i m2 = _mm_set1_epi32((int32_t)UINT32_C(0xefc60000));
         const __m128i sign = _mm_set1_epi32(INT32_MIN);

@@ -143,10 +143,15 @@ static void test_inline_mt_matches_gsl(void **state)
     enum { MANY = 3 * SIM_MT_N + 7 };
     uint64_t seeds[] = {0, 1, 42, UINT64_MAX};
     for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
-        for (unsigned s = 0; s < SIM_STREAM_COUNT; s++) {
-            gsl_rng *r = sim_rng_new_stream(seeds[k], s);
+        for (unsigned s = 0; s < 2 * SIM_STREAM_COUNT; s++) {
+            /* each stream twisted four words at a time, then eight where the CPU has AVX2 */
             sim_mt g;
-            sim_mt_stream(&g, seeds[k], s);
+            sim_mt_stream(&g, seeds[k], s % SIM_STREAM_COUNT);
+            int wide = s >= SIM_STREAM_COUNT;
+            if (wide && !g.wide)
+                continue;
+            g.wide = wide;
+            gsl_rng *r = sim_rng_new_stream(seeds[k], s % SIM_STREAM_COUNT);
             for (int i = 0; i < MANY; i++) {
                 if (i % 2) {
                     double want = gsl_rng_uniform(r), got = sim_mt_uniform(&g);
@@ -168,7 +173,8 @@ static void test_inline_mt_matches_gsl(void **state)
 }
 
 /* sim_mt_below gives the compares of as many sim_mt_u32 calls and moves the stream as they do,
- * across the twist, for thresholds at the ends of the range and between. */
+ * across the twist, for thresholds at the ends of the range and between; four words at a time,
+ * and eight where the CPU has AVX2 (the draws it is checked against four at a time). */
 static void test_mt_below_matches_draws(void **state)
 {
     (void)state;
@@ -181,10 +187,15 @@ static void test_mt_below_matches_draws(void **state)
                       UINT64_C(4294967296),
                       UINT64_C(1234567891)};
     for (size_t t = 0; t < sizeof thr / sizeof thr[0]; t++) {
-        for (int32_t n = 1; n <= 13; n++) {
+        for (int32_t v = 1; v <= 2 * 13; v++) {
             sim_mt a, b;
             sim_mt_stream(&a, 7, SIM_STREAM_ACCEPT);
             sim_mt_stream(&b, 7, SIM_STREAM_ACCEPT);
+            if (v > 13 && !a.wide) /* eight at a time: only with AVX2 */
+                break;
+            a.wide = v > 13;
+            b.wide = 0;
+            int32_t n = v > 13 ? v - 13 : v;
             int32_t out[13];
             for (int step = 0; step < 3 * SIM_MT_N / n + 5; step++) {
                 sim_mt_below(&a, thr[t], n, out);
