@@ -14,6 +14,7 @@
  * boundary exactly for the members whose residue lies in a window of L values, so a step costs
  * O(L) per class, never O(members).
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -30,6 +31,8 @@
  * with no load of the offset, which a store to an element would make the compiler read again. */
 #define KEY_AT(ko, rq) (*(int64_t *)((char *)(rq) + (ko)))
 #define IDX_AT(io, rq) (*(int32_t *)((char *)(rq) + (io)))
+_Static_assert((sizeof(eng_cclass) & (sizeof(eng_cclass) - 1)) == 0,
+               "eng_cclass.pad: a power of two in all");
 #define FIN_KO offsetof(eng_request, c_fin_t)
 #define FIN_IO offsetof(eng_request, c_fin_idx)
 #define EV_KO offsetof(eng_request, c_ev_t)
@@ -156,16 +159,24 @@ void eng_heap_remove(eng_rq_heap *h, eng_request *rq)
 }
 
 /* The class's finish heap (by c_fin_t) and event heap (by c_ev_t), their offsets constants. */
+/* The class's finish heap's top key as the heap now has it (eng_cclass.top). */
+static inline void fin_top(eng_cclass *cl)
+{
+    cl->top = cl->fin.n ? cl->fin.a[0]->c_fin_t : INT64_MAX;
+}
+
 static void fin_push(eng_cclass *cl, eng_request *rq)
 {
     SIM_ASSERT(NULL, cl->fin.key_off == FIN_KO && cl->fin.idx_off == FIN_IO);
     push_as(&cl->fin, FIN_KO, FIN_IO, rq);
+    fin_top(cl);
 }
 
 static void fin_remove(eng_cclass *cl, eng_request *rq)
 {
     SIM_ASSERT(NULL, cl->fin.key_off == FIN_KO && cl->fin.idx_off == FIN_IO);
     remove_as(&cl->fin, FIN_KO, FIN_IO, rq);
+    fin_top(cl);
 }
 
 /* fin_remove of the heap's top rq: remove_as at 0, its place known. */
@@ -178,6 +189,7 @@ static inline __attribute__((always_inline)) void fin_pop(eng_cclass *cl, eng_re
     eng_request *last = h->a[--h->n];
     if (h->n > 0)
         fill_at(h, FIN_KO, FIN_IO, 0, last);
+    fin_top(cl);
 }
 
 static void ev_push(eng_cclass *cl, eng_request *rq)
@@ -371,6 +383,7 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
     for (int32_t i = 0; i < c->nclass; i++) {
         eng_cclass *cl = &c->cls[i];
         eng_heap_init(&cl->fin, offsetof(eng_request, c_fin_t), offsetof(eng_request, c_fin_idx));
+        cl->top = INT64_MAX;
         eng_heap_init(&cl->ev, offsetof(eng_request, c_ev_t), offsetof(eng_request, c_ev_idx));
         rc_init(&cl->grow, c->bs);
         rc_init(&cl->slide, c->bs);
@@ -380,6 +393,7 @@ void eng_cohort_init(eng_cohort *c, const eng_engine *e, const eng_config *cfg)
     if (spec)
         c->accept = sim_mt_of(e->ctx, SIM_STREAM_ACCEPT);
     c->next_k = -1;
+    c->run_layout = -1;
     c->rule_k = -1;
     c->nm_len = -1;
 }
@@ -714,71 +728,19 @@ static inline __attribute__((always_inline)) void begin_class(const eng_replica 
     cl->alloc = grow_blocks(r, cl, 1 + k);
     *need += cl->alloc;
     *adv += (int64_t)cl->n * cl->adv;
-    int64_t to = cl->t + cl->adv, top = eng_heap_top(&cl->fin)->c_fin_t;
+    int64_t to = cl->t + cl->adv, top = cl->top;
     *due |= top <= to;
     if (top < to)
         *shorts += heap_short(&cl->fin, 0, to);
 }
 
-int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
+/* A step's start's sums kept (need: the blocks it takes; adv: the tokens it advances its
+ * members; shorts: the tokens short of that of members that finish before; due: whether a
+ * member finishes) and its blocks taken: the tokens it emits. */
+static inline __attribute__((always_inline)) int64_t
+begin_sums(eng_replica *r, int32_t k, int64_t need, int64_t adv, int64_t shorts, int due)
 {
     eng_cohort *c = &r->co;
-    const eng_spec *sp = &r->e->cfg.spec;
-    int64_t need = 0, adv = 0, shorts = 0;
-    int due = 0;
-    c->step_k = k;
-    c->in_step = 1;
-    int counted = 0; /* the blocks eng_cohort_end_need counted for this step stand */
-    if (k > 0) {
-        /* MODEL: vLLM's synthetic rejection sampler draws per request and step; SGLang's
-         * SGLANG_SIMULATE_ACC_LEN one length per step for the whole batch: members of a class
-         * share a draw (one class is SGLang's rule). Every class draws, members or not, so the
-         * stream moves the same whoever holds which class. */
-        draw_classes(c, sp, k);
-        counted = c->next_k == k && c->next_ver == c->mver && c->next_step == c->step;
-        /* (a step of no drafts leaves it: mver only grows, so an older start's version that
-         * still stands says as much for this start) */
-        c->begun_ver = c->mver;
-    } else if (c->one) {
-        /* no drafts, one class: the visit below of class 0 alone, if it has members */
-        SIM_ASSERT(r->e->ctx, c->live <= 1);
-        c->begun = c->live;
-        if (c->live)
-            begin_class(r, &c->cls[0], 1, 0, &need, &adv, &due, &shorts);
-        goto sums;
-    }
-    c->begun = c->live;
-    if (counted) {
-        /* a decode run's step after one ended by eng_cohort_end_need: the blocks it counted and
-         * each class's draw and top finish read into locals before a store to the class */
-        const int32_t *drawn = c->drawn, base = c->drawn_base;
-        eng_cclass *cls = c->cls;
-        int64_t lo = INT64_MAX; /* the least (top finish - to) over the classes */
-        for (uint64_t m = c->live; m; m &= m - 1) {
-            eng_cclass *cl = &cls[(unsigned)CLASS(m)];
-            int32_t a = base + drawn[(unsigned)CLASS(m)];
-            int64_t next = cl->next, gap = cl->fin.a[0]->c_fin_t - (cl->t + a);
-            SIM_ASSERT(r->e->ctx, cl->fin.n > 0 && next == grow_blocks(r, cl, 1 + k));
-            cl->adv = a;
-            cl->alloc = next;
-            need += next;
-            adv += (int64_t)cl->n * a;
-            lo = gap < lo ? gap : lo;
-        }
-        due = lo <= 0;
-        if (lo < 0) /* a member finishes short of its class's tokens: the shorts, class by class */
-            for (uint64_t m = c->live; m; m &= m - 1) {
-                eng_cclass *cl = &cls[CLASS(m)];
-                int64_t to = cl->t + cl->adv;
-                if (cl->fin.a[0]->c_fin_t < to)
-                    shorts += heap_short(&cl->fin, 0, to);
-            }
-    } else {
-        for (uint64_t m = c->live; m; m &= m - 1)
-            begin_class(r, &c->cls[CLASS(m)], k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1, k,
-                        &need, &adv, &due, &shorts);
-    }
-sums:
     c->fin_due = due;
     c->fin_known = 1;
     c->step_adv = adv;
@@ -794,12 +756,88 @@ sums:
     return adv - shorts;
 }
 
+/* eng_cohort_begin_step where no count of the classes' blocks stands (a step after an event,
+ * or of no drafts): each class with members visited afresh. Out of line, so that a run's
+ * counted steps keep a small frame. */
+static __attribute__((noinline)) int64_t begin_uncounted(eng_replica *r, int32_t k)
+{
+    eng_cohort *c = &r->co;
+    int64_t need = 0, adv = 0, shorts = 0;
+    int due = 0;
+    if (k == 0 && c->one) {
+        /* no drafts, one class: class 0 alone, if it has members */
+        SIM_ASSERT(r->e->ctx, c->live <= 1);
+        if (c->live)
+            begin_class(r, &c->cls[0], 1, 0, &need, &adv, &due, &shorts);
+    } else {
+        for (uint64_t m = c->live; m; m &= m - 1)
+            begin_class(r, &c->cls[CLASS(m)], k > 0 ? c->drawn_base + c->drawn[CLASS(m)] : 1, k,
+                        &need, &adv, &due, &shorts);
+    }
+    return begin_sums(r, k, need, adv, shorts, due);
+}
+
+/* The tokens short of their classes' of the members that finish before the step in flight's
+ * end, class by class (a counted step whose least finish gap is below zero). */
+static __attribute__((noinline)) int64_t shorts_of_classes(const eng_cohort *c)
+{
+    int64_t shorts = 0;
+    for (uint64_t m = c->live; m; m &= m - 1) {
+        const eng_cclass *cl = &c->cls[CLASS(m)];
+        int64_t to = cl->t + cl->adv;
+        if (cl->top < to)
+            shorts += heap_short(&cl->fin, 0, to);
+    }
+    return shorts;
+}
+
+int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
+{
+    eng_cohort *c = &r->co;
+    c->step_k = k;
+    c->in_step = 1;
+    int counted = 0; /* the blocks eng_cohort_end_need counted for this step stand */
+    if (k > 0) {
+        /* MODEL: vLLM's synthetic rejection sampler draws per request and step; SGLang's
+         * SGLANG_SIMULATE_ACC_LEN one length per step for the whole batch: members of a class
+         * share a draw (one class is SGLang's rule). Every class draws, members or not, so the
+         * stream moves the same whoever holds which class. */
+        draw_classes(c, &r->e->cfg.spec, k);
+        counted = c->next_k == k && c->next_ver == c->mver && c->next_step == c->step;
+        /* (a step of no drafts leaves it: mver only grows, so an older start's version that
+         * still stands says as much for this start) */
+        c->begun_ver = c->mver;
+    }
+    c->begun = c->live;
+    if (!counted)
+        return begin_uncounted(r, k);
+    /* a decode run's step after one ended by eng_cohort_end_need: the blocks it counted and each
+     * class's draw and top finish read into locals before a store to the class */
+    const int32_t *drawn = c->drawn, base = c->drawn_base;
+    eng_cclass *cls = c->cls;
+    int64_t lo = INT64_MAX; /* the least (top finish - to) over the classes */
+    int64_t adv = 0;
+    for (uint64_t m = c->live; m; m &= m - 1) {
+        eng_cclass *cl = &cls[(unsigned)CLASS(m)];
+        int32_t a = base + drawn[(unsigned)CLASS(m)];
+        int64_t next = cl->next, gap = cl->top - (cl->t + a);
+        SIM_ASSERT(r->e->ctx, cl->fin.n > 0 && cl->top == cl->fin.a[0]->c_fin_t &&
+                                  next == grow_blocks(r, cl, 1 + k));
+        cl->adv = a;
+        cl->alloc = next;
+        adv += (int64_t)cl->n * a;
+        lo = gap < lo ? gap : lo;
+    }
+    /* (a member finishing short of its class's tokens: lo below zero) */
+    return begin_sums(r, k, c->next_need, adv, lo < 0 ? shorts_of_classes(c) : 0, lo <= 0);
+}
+
 /* Whether a member of a class with members has its output by the step in flight's end. */
 static int finishes_of_classes(const eng_cohort *c)
 {
     for (uint64_t m = c->live; m; m &= m - 1) {
         const eng_cclass *cl = &c->cls[CLASS(m)];
-        if (eng_heap_top(&cl->fin)->c_fin_t <= cl->t + cl->adv)
+        if (cl->top <= cl->t + cl->adv)
             return 1;
     }
     return 0;
@@ -912,7 +950,8 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     for (uint64_t m = visit; m; m &= m - 1) {
         eng_cclass *cl = &c->cls[CLASS(m)];
         eng_request *rq;
-        while ((rq = eng_heap_top(&cl->fin)) && rq->c_fin_t <= cl->t) {
+        while (cl->top <= cl->t) {
+            rq = cl->fin.a[0];
             zeros -= cl->t - rq->c_fin_t; /* it stopped at its output */
             leave_top(r, rq);
             fin(r, rq);
@@ -950,7 +989,8 @@ void eng_cohort_end(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_
     c->fin_known = 0;
     if (visit) {
         eng_request *rq;
-        while ((rq = eng_heap_top(&cl->fin)) && rq->c_fin_t <= cl->t) {
+        while (cl->top <= cl->t) {
+            rq = cl->fin.a[0];
             leave_as(r, rq, 1);
             fin(r, rq);
         }
@@ -1054,13 +1094,30 @@ static inline int64_t adv_of_classes(const eng_cohort *c)
     return s;
 }
 
+/* eng_cohort.run_layout, found at its first asking (the layout is the replica's KV cache's,
+ * which may be set after the cohort). */
+static int32_t run_layout_of(eng_replica *r)
+{
+    eng_cohort *c = &r->co;
+    c->run_layout = cap_kind(c) == 0 && !sliding(r) && (c->bs & (c->bs - 1)) == 0;
+    return c->run_layout;
+}
+
+static inline int32_t run_layout(eng_replica *r)
+{
+    SIM_ASSERT(r->e->ctx,
+               r->co.run_layout < 0 || r->co.run_layout == (cap_kind(&r->co) == 0 && !sliding(r) &&
+                                                            (r->co.bs & (r->co.bs - 1)) == 0));
+    return r->co.run_layout >= 0 ? r->co.run_layout : run_layout_of(r);
+}
+
 int64_t eng_cohort_end_need(eng_replica *r, int64_t now, int32_t k,
                             void (*fin)(eng_replica *, eng_request *))
 {
     eng_cohort *c = &r->co;
     int32_t ahead = 1 + c->step_k;
-    if (c->nfresh > 0 || cap_kind(c) != 0 || sliding(r) || c->begun != c->live ||
-        c->begun_ver != c->mver || (c->bs & (c->bs - 1)) != 0 || ahead >= c->bs || k + 1 >= c->bs) {
+    if (c->nfresh > 0 || run_layout(r) == 0 || c->begun != c->live || c->begun_ver != c->mver ||
+        ahead >= c->bs || k + 1 >= c->bs) {
         eng_cohort_end_step(r, now, fin);
         return eng_cohort_need(r, k, 1);
     }
@@ -1093,6 +1150,7 @@ int64_t eng_cohort_end_need(eng_replica *r, int64_t now, int32_t k,
     c->next_k = k;
     c->next_ver = c->mver;
     c->next_step = c->step;
+    c->next_need = need;
     SIM_ASSERT(r->e->ctx, need == eng_cohort_need(r, k, 1));
     return need;
 }
@@ -1159,6 +1217,10 @@ static int class_check(const eng_replica *r, int32_t ci, char *buf, size_t len)
     int rc = 0;
     if (eng_heap_check(&cl->fin) || eng_heap_check(&cl->ev)) {
         snprintf(buf, len, "replica %d: cohort class %d heap out of order", r->id, ci);
+        rc = -1;
+    } else if (cl->top != (cl->fin.n ? cl->fin.a[0]->c_fin_t : INT64_MAX)) {
+        snprintf(buf, len, "replica %d: cohort class %d top finish %" PRId64 " kept, %" PRId64,
+                 r->id, ci, cl->top, cl->fin.n ? cl->fin.a[0]->c_fin_t : INT64_MAX);
         rc = -1;
     }
     for (int32_t i = 0; rc == 0 && i < cl->fin.n; i++) {

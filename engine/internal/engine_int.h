@@ -400,6 +400,7 @@ typedef struct eng_cclass {
     int32_t n;     /* members */
     int32_t adv;   /* tokens the step in flight advances its members (1 .. 1 + K) */
     int64_t t;     /* tokens each member has advanced since the cohort began */
+    int64_t top;   /* the c_fin_t of fin's top (INT64_MAX: no member), kept as fin changes */
     int64_t a_sum; /* sum of (context - t) over members */
     int64_t alloc; /* blocks the step in flight allocated for them */
     /* the last growth counted (grow_blocks): at t, for len tokens, with the residues as of
@@ -417,6 +418,9 @@ typedef struct eng_cclass {
     int32_t n_low;      /* members whose context is below the cap (windows, top-k) */
     int64_t a_low;      /* sum of a over them */
     int64_t wraps;      /* chunked local attention: sum of floor(context / (cap + 1)) */
+    /* to a power of two in all (cohort.c asserts it): a class's record is found from its index
+     * by a shift, in every visit of a step's classes */
+    char pad[16];
 } eng_cclass;
 
 /* The decoding sequences of one replica, advanced together: one token per decode step, or with
@@ -453,6 +457,10 @@ typedef struct eng_cohort {
      * next_k drafts (-1: not counted) */
     int64_t mver, begun_ver, next_ver, next_step;
     int32_t next_k;
+    int64_t next_need; /* the blocks of those counts, summed */
+    /* whether the cohort's layout lets eng_cohort_end_need end a run's step on its running sums
+     * (no cap, no sliding window, a block size that is a power of two; -1: not asked yet) */
+    int32_t run_layout;
     /* the acceptance rule of steps of rule_k drafts (-1: none yet): the minimum-variance rule's
      * floor(AL) and its compare's threshold (0: the draws go through draw_accepted) */
     int32_t rule_k, rule_base;
