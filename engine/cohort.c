@@ -756,10 +756,9 @@ begin_sums(eng_replica *r, int32_t k, int64_t need, int64_t adv, int64_t shorts,
     return adv - shorts;
 }
 
-/* eng_cohort_begin_step where no count of the classes' blocks stands (a step after an event,
- * or of no drafts): each class with members visited afresh. Out of line, so that a run's
- * counted steps keep a small frame. */
-static __attribute__((noinline)) int64_t begin_uncounted(eng_replica *r, int32_t k)
+/* eng_cohort_begin_step where no count of the classes' blocks stands (a step of no drafts, or
+ * one after an event): each class with members visited afresh. */
+static inline __attribute__((always_inline)) int64_t begin_classes(eng_replica *r, int32_t k)
 {
     eng_cohort *c = &r->co;
     int64_t need = 0, adv = 0, shorts = 0;
@@ -777,6 +776,13 @@ static __attribute__((noinline)) int64_t begin_uncounted(eng_replica *r, int32_t
     return begin_sums(r, k, need, adv, shorts, due);
 }
 
+/* begin_classes of a step of drafts, out of line, so that a run's counted steps (begin_drafts)
+ * keep a small frame. */
+static __attribute__((noinline)) int64_t begin_uncounted(eng_replica *r, int32_t k)
+{
+    return begin_classes(r, k);
+}
+
 /* The tokens short of their classes' of the members that finish before the step in flight's
  * end, class by class (a counted step whose least finish gap is below zero). */
 static __attribute__((noinline)) int64_t shorts_of_classes(const eng_cohort *c)
@@ -791,23 +797,20 @@ static __attribute__((noinline)) int64_t shorts_of_classes(const eng_cohort *c)
     return shorts;
 }
 
-int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
+/* eng_cohort_begin_step of a step of k > 0 drafts: the classes' draws, then their visit. */
+static __attribute__((noinline)) int64_t begin_drafts(eng_replica *r, int32_t k)
 {
     eng_cohort *c = &r->co;
-    c->step_k = k;
-    c->in_step = 1;
-    int counted = 0; /* the blocks eng_cohort_end_need counted for this step stand */
-    if (k > 0) {
-        /* MODEL: vLLM's synthetic rejection sampler draws per request and step; SGLang's
-         * SGLANG_SIMULATE_ACC_LEN one length per step for the whole batch: members of a class
-         * share a draw (one class is SGLang's rule). Every class draws, members or not, so the
-         * stream moves the same whoever holds which class. */
-        draw_classes(c, &r->e->cfg.spec, k);
-        counted = c->next_k == k && c->next_ver == c->mver && c->next_step == c->step;
-        /* (a step of no drafts leaves it: mver only grows, so an older start's version that
-         * still stands says as much for this start) */
-        c->begun_ver = c->mver;
-    }
+    /* MODEL: vLLM's synthetic rejection sampler draws per request and step; SGLang's
+     * SGLANG_SIMULATE_ACC_LEN one length per step for the whole batch: members of a class share
+     * a draw (one class is SGLang's rule). Every class draws, members or not, so the stream moves
+     * the same whoever holds which class. */
+    draw_classes(c, &r->e->cfg.spec, k);
+    /* the blocks eng_cohort_end_need counted for this step stand */
+    int counted = c->next_k == k && c->next_ver == c->mver && c->next_step == c->step;
+    /* (a step of no drafts leaves it: mver only grows, so an older start's version that still
+     * stands says as much for this start) */
+    c->begun_ver = c->mver;
     c->begun = c->live;
     if (!counted)
         return begin_uncounted(r, k);
@@ -830,6 +833,22 @@ int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
     }
     /* (a member finishing short of its class's tokens: lo below zero) */
     return begin_sums(r, k, c->next_need, adv, lo < 0 ? shorts_of_classes(c) : 0, lo <= 0);
+}
+
+/* eng_cohort_begin_step of a step of no drafts. */
+static __attribute__((noinline)) int64_t begin_plain(eng_replica *r)
+{
+    r->co.begun = r->co.live;
+    return begin_classes(r, 0);
+}
+
+/* (each kind of step in a function of its own: the frame of the one does not cost the other) */
+int64_t eng_cohort_begin_step(eng_replica *r, int32_t k)
+{
+    eng_cohort *c = &r->co;
+    c->step_k = k;
+    c->in_step = 1;
+    return k > 0 ? begin_drafts(r, k) : begin_plain(r);
 }
 
 /* Whether a member of a class with members has its output by the step in flight's end. */
