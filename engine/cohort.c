@@ -158,13 +158,13 @@ void eng_heap_remove(eng_rq_heap *h, eng_request *rq)
     remove_as(h, h->key_off, h->idx_off, rq);
 }
 
-/* The class's finish heap (by c_fin_t) and event heap (by c_ev_t), their offsets constants. */
 /* The class's finish heap's top key as the heap now has it (eng_cclass.top). */
 static inline void fin_top(eng_cclass *cl)
 {
     cl->top = cl->fin.n ? cl->fin.a[0]->c_fin_t : INT64_MAX;
 }
 
+/* The class's finish heap (by c_fin_t) and event heap (by c_ev_t), their offsets constants. */
 static void fin_push(eng_cclass *cl, eng_request *rq)
 {
     SIM_ASSERT(NULL, cl->fin.key_off == FIN_KO && cl->fin.idx_off == FIN_IO);
@@ -968,9 +968,8 @@ void eng_cohort_end_step(eng_replica *r, int64_t now, void (*fin)(eng_replica *,
     /* a multi-token step is one gap followed by zero gaps, as a client sees it */
     for (uint64_t m = visit; m; m &= m - 1) {
         eng_cclass *cl = &c->cls[CLASS(m)];
-        eng_request *rq;
         while (cl->top <= cl->t) {
-            rq = cl->fin.a[0];
+            eng_request *rq = cl->fin.a[0];
             zeros -= cl->t - rq->c_fin_t; /* it stopped at its output */
             leave_top(r, rq);
             fin(r, rq);
@@ -1007,9 +1006,8 @@ void eng_cohort_end(eng_replica *r, int64_t now, void (*fin)(eng_replica *, eng_
     c->begun = 0;
     c->fin_known = 0;
     if (visit) {
-        eng_request *rq;
         while (cl->top <= cl->t) {
-            rq = cl->fin.a[0];
+            eng_request *rq = cl->fin.a[0];
             leave_as(r, rq, 1);
             fin(r, rq);
         }
@@ -1113,20 +1111,23 @@ static inline int64_t adv_of_classes(const eng_cohort *c)
     return s;
 }
 
-/* eng_cohort.run_layout, found at its first asking (the layout is the replica's KV cache's,
- * which may be set after the cohort). */
+/* Whether the cohort's layout lets eng_cohort_end_need end a run's step on its running sums. */
+static int32_t layout_runs(const eng_replica *r)
+{
+    return cap_kind(&r->co) == 0 && !sliding(r) && (r->co.bs & (r->co.bs - 1)) == 0;
+}
+
+/* layout_runs, kept at its first asking (eng_cohort.run_layout: the layout is the replica's KV
+ * cache's, which may be set after the cohort). */
 static int32_t run_layout_of(eng_replica *r)
 {
-    eng_cohort *c = &r->co;
-    c->run_layout = cap_kind(c) == 0 && !sliding(r) && (c->bs & (c->bs - 1)) == 0;
-    return c->run_layout;
+    r->co.run_layout = layout_runs(r);
+    return r->co.run_layout;
 }
 
 static inline int32_t run_layout(eng_replica *r)
 {
-    SIM_ASSERT(r->e->ctx,
-               r->co.run_layout < 0 || r->co.run_layout == (cap_kind(&r->co) == 0 && !sliding(r) &&
-                                                            (r->co.bs & (r->co.bs - 1)) == 0));
+    SIM_ASSERT(r->e->ctx, r->co.run_layout < 0 || r->co.run_layout == layout_runs(r));
     return r->co.run_layout >= 0 ? r->co.run_layout : run_layout_of(r);
 }
 
